@@ -1,0 +1,3 @@
+from agentgauge.cli import main
+
+main()

@@ -1,0 +1,32 @@
+"""Options and output helpers shared by the commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from agentgauge.store import DEFAULT_STORE
+
+StoreOption = Annotated[str, typer.Option("--store", help="SQLite store file.", show_default=True)]
+DEFAULT_STORE_PATH = DEFAULT_STORE
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+
+
+def console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def err_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False, default=str) + "\n")
+
+
+def split_list(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]

@@ -1,0 +1,29 @@
+"""``agentgauge import FORMAT PATH``: store results another tool produced."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agentgauge.cli import app
+from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
+from agentgauge.importers import import_file
+from agentgauge.store import Store
+
+
+@app.command("import")
+def import_cmd(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="jsonl, taubench, metr, ...")],
+    path: Annotated[str, typer.Argument(metavar="PATH")],
+    store: StoreOption = DEFAULT_STORE_PATH,
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="Run id (default: file name + hash).")
+    ] = None,
+) -> None:
+    """Import a results file as one run, in one transaction (nothing is written on error)."""
+    with Store(store) as db:
+        run = import_file(fmt, path, db, run_id)
+    console().print(
+        f"imported {run.n_trials} trials from {path} as run [bold]{run.run_id}[/] in {store}"
+    )

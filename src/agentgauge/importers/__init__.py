@@ -1,0 +1,104 @@
+"""Importers: foreign result formats -> `Trial` records -> one run in the store.
+
+Each format module exposes ``read(path) -> ImportedRun``; `import_file` reads
+the whole file first (validating every record) and only then writes the run in
+one transaction, so bad input leaves the store unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentgauge._version import __version__
+from agentgauge.errors import InputError
+from agentgauge.schema import Run, Task, Trial
+from agentgauge.store import Store, utc_now
+
+__all__ = ["FORMATS", "ImportedRun", "file_sha256", "import_file", "register"]
+
+
+@dataclass
+class ImportedRun:
+    """What a format reader returns: trials plus whatever run header it knows."""
+
+    trials: list[Trial]
+    agent: str | None = None
+    model: str | None = None
+    suite: str | None = None
+    tasks: list[Task] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+Reader = Callable[[Path], ImportedRun]
+FORMATS: dict[str, Reader] = {}
+
+
+def register(name: str) -> Callable[[Reader], Reader]:
+    """Register a reader under a format name (``agentgauge import NAME``)."""
+
+    def deco(fn: Reader) -> Reader:
+        FORMATS[name] = fn
+        return fn
+
+    return deco
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _single(values: set[str | None]) -> str | None:
+    return next(iter(values)) if len(values) == 1 else None
+
+
+def import_file(fmt: str, path: str | Path, store: Store, run_id: str | None = None) -> Run:
+    """Read ``path`` in format ``fmt`` and store it as one run, atomically."""
+    _load_builtin_formats()
+    if fmt not in FORMATS:
+        raise InputError(
+            f"unknown import format {fmt!r}; choose from {', '.join(sorted(FORMATS))}",
+            field="FORMAT",
+        )
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file", file=path)
+    imported = FORMATS[fmt](path)
+    if not imported.trials:
+        raise InputError("no trials found", file=path)
+    sha = file_sha256(path)
+    if run_id is None:
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem)
+        run_id = f"{stem}-{sha[:8]}"
+    run = Run(
+        run_id=run_id,
+        agent=imported.agent or _single({t.agent for t in imported.trials}),
+        model=imported.model or _single({t.model for t in imported.trials}),
+        suite=imported.suite or str(path),
+        created_at=utc_now(),
+        source=f"import:{fmt}:{path.resolve()}",
+        source_sha256=sha,
+        agentgauge_version=__version__,
+        config=imported.config,
+        n_trials=len(imported.trials),
+    )
+    with store.transaction():
+        store.create_run(run)
+        if imported.tasks:
+            store.add_tasks(run_id, imported.tasks)
+        for trial in imported.trials:
+            store.add_trial(run_id, trial)
+    return run
+
+
+def _load_builtin_formats() -> None:
+    # Importing the modules registers them.
+    from agentgauge.importers import jsonl, taubench  # noqa: F401

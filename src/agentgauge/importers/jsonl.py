@@ -1,0 +1,13 @@
+"""The native interchange format: one SPEC 3.1 trial record per line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentgauge.importers import ImportedRun, register
+from agentgauge.loading import load_trials
+
+
+@register("jsonl")
+def read(path: Path) -> ImportedRun:
+    return ImportedRun(trials=load_trials(path))

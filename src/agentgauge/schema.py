@@ -1,0 +1,438 @@
+"""The data model: events, grades, trials, tasks and runs (SPEC sections 1 and 3).
+
+These pydantic models are the one shape every adapter converts into and every
+later stage reads. They validate at the edge (loading, importing, the harness)
+and are then turned into columnar numpy arrays (`agentgauge.table`) for the
+metrics, which never see a pydantic object.
+
+Unknown keys are rejected everywhere (``extra="forbid"``): a typo such as
+``sucess`` must fail loudly rather than silently drop a field. Free-form data
+belongs under ``metadata``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "SUCCESS_TOLERANCE",
+    "AnswerSpec",
+    "ControlDecision",
+    "ControlEvent",
+    "Criterion",
+    "Event",
+    "Expectations",
+    "Grade",
+    "MessageEvent",
+    "Milestone",
+    "Minefield",
+    "ModelCallEvent",
+    "Run",
+    "StateAssertion",
+    "Task",
+    "ToolCallEvent",
+    "ToolCallSpec",
+    "ToolResultEvent",
+    "TrajectorySpec",
+    "Trial",
+    "TrialStatus",
+]
+
+#: A score counts as success when it is within this of 1 (tau-bench's rule:
+#: ``reward >= 1 - 1e-6``).
+SUCCESS_TOLERANCE = 1e-6
+
+TrialStatus = Literal["completed", "error", "timeout"]
+ControlDecision = Literal["act", "ask", "refuse", "stop", "confirm", "recover", "transfer"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=False)
+
+
+# --------------------------------------------------------------------------- events
+
+
+class _EventBase(_Strict):
+    t: float | None = Field(default=None, ge=0)
+    """Seconds from the start of the trial, when known."""
+
+
+class MessageEvent(_EventBase):
+    """A message in the conversation (system, user, assistant or tool text)."""
+
+    type: Literal["message"] = "message"
+    role: str
+    """Who spoke: ``system``, ``user``, ``assistant`` or ``tool``."""
+    content: str | None = None
+    """The text. ``None`` for an assistant turn that only made tool calls."""
+
+
+class ModelCallEvent(_EventBase):
+    """One call to a model, with what it used."""
+
+    type: Literal["model_call"] = "model_call"
+    model: str | None = None
+    """The model's name as the provider reported it."""
+    input_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens billed for the call."""
+    output_tokens: int | None = Field(default=None, ge=0)
+    """Completion tokens billed for the call."""
+    cost_usd: float | None = Field(default=None, ge=0)
+    """Price of the call in US dollars; ``None`` when the price is unknown."""
+    latency_s: float | None = Field(default=None, ge=0)
+    """Wall-clock seconds the call took, retries included."""
+    attempts: int | None = Field(default=None, ge=1)
+    """How many HTTP attempts the call needed (retries + 1)."""
+
+
+class ToolCallEvent(_EventBase):
+    """The agent asked for a tool to be run."""
+
+    type: Literal["tool_call"] = "tool_call"
+    name: str
+    """The tool's name."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Arguments as a JSON object (already parsed, never evaluated as code)."""
+    call_id: str | None = None
+    """Identifier linking the call to its result."""
+
+
+class ToolResultEvent(_EventBase):
+    """What a tool returned."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str | None = None
+    """The call this result answers."""
+    name: str | None = None
+    """The tool's name, when the source records it."""
+    content: Any = None
+    """The result as the agent saw it (text or JSON)."""
+    is_error: bool = False
+    """Whether the tool reported an error (including injected faults)."""
+
+
+class ControlEvent(_EventBase):
+    """A control decision: hand off, ask, refuse, stop, confirm or recover."""
+
+    type: Literal["control"] = "control"
+    decision: ControlDecision
+    """The decision taken."""
+    reason: str | None = None
+    """Why, in the agent's or the harness's words."""
+
+
+Event = Annotated[
+    MessageEvent | ModelCallEvent | ToolCallEvent | ToolResultEvent | ControlEvent,
+    Field(discriminator="type"),
+]
+"""One transcript event (SPEC 3.3), discriminated by ``type``."""
+
+
+# --------------------------------------------------------------------------- grades
+
+
+class Grade(_Strict):
+    """The verdict of one grader on one trial (SPEC 1)."""
+
+    grader: str
+    """Which grader produced it, e.g. ``state``, ``tool_calls``, ``rubric:politeness``."""
+    score: float | None = Field(default=None, ge=0, le=1)
+    """Score in [0, 1]; ``None`` when unknown."""
+    passed: bool | None = None
+    """``True``/``False``, or ``None`` for *unknown* — never silently counted."""
+    status: str | None = None
+    """Namespaced status or error type, e.g. ``value_error:string``."""
+    evidence: Any = None
+    """What the grader saw: differing keys, quoted transcript, judge output."""
+    judge_model: str | None = None
+    """For model-graded criteria, the judge model that produced the grade."""
+
+
+# --------------------------------------------------------------------------- trials
+
+
+class Trial(_Strict):
+    """One attempt at one task by one agent configuration (SPEC 3.1).
+
+    Exactly the JSONL interchange record: one of ``success`` or ``score`` is
+    required; when only ``score`` is given, success is ``score >= 1 - 1e-6``;
+    when only ``success`` is given, score is 1.0 or 0.0.
+    """
+
+    task_id: str = Field(min_length=1)
+    """The task this trial attempted."""
+    success: bool | None = None
+    """Whether the trial succeeded (derived from ``score`` when absent)."""
+    score: float | None = Field(default=None, ge=0, le=1)
+    """Score in [0, 1], partial credit allowed (derived from ``success`` when absent)."""
+    trial: int | None = Field(default=None, ge=0)
+    """Index of the trial within its task and group; order of appearance when absent."""
+    agent: str | None = None
+    """The agent (configuration) that ran the trial."""
+    model: str | None = None
+    """The model behind the agent."""
+    variant: str = "base"
+    """What was changed: ``base``, ``paraphrase:N``, ``fault:KIND``, ``env:KIND``."""
+    family: str | None = None
+    """Cluster of related tasks, used for clustered errors and the bootstrap."""
+    split: Literal["dev", "heldout"] | None = None
+    """``dev`` or ``heldout``."""
+    capability: str | None = None
+    """Capability label for per-capability reporting."""
+    human_minutes: float | None = Field(default=None, gt=0)
+    """Minutes a professional needs for the task (for the time horizon)."""
+    cost_usd: float | None = Field(default=None, ge=0)
+    """The agent's spend on this trial in US dollars; ``None`` when unknown."""
+    judge_cost_usd: float | None = Field(default=None, ge=0)
+    """Spend on model judges grading this trial, kept apart from the agent's."""
+    input_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens over the trial."""
+    output_tokens: int | None = Field(default=None, ge=0)
+    """Completion tokens over the trial."""
+    latency_s: float | None = Field(default=None, ge=0)
+    """Wall-clock seconds for the trial."""
+    tool_calls: int | None = Field(default=None, ge=0)
+    """Number of tool calls the agent made."""
+    model_calls: int | None = Field(default=None, ge=0)
+    """Number of model calls the agent made."""
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    """The agent's own confidence that it succeeded, in [0, 1]."""
+    expected_control: ControlDecision | None = None
+    """The control decision the task expects."""
+    control: ControlDecision | None = None
+    """The control decision the agent took."""
+    status: TrialStatus = "completed"
+    """``completed``, or ``error``/``timeout`` when the trial did not finish."""
+    error: str | None = None
+    """Error class and message when the trial did not finish cleanly."""
+    error_kind: Literal["infra", "agent"] | None = None
+    """Who caused an error: ``infra`` (harness, provider: excluded only on request)
+    or ``agent`` (the agent raised, hung or sent malformed calls: always a failure).
+    Defaults to ``infra`` for trials with status ``error`` or ``timeout``."""
+    seed: int | None = None
+    """Seed used for the trial's randomness, when any."""
+    events: list[Event] = Field(default_factory=list)
+    """The transcript (SPEC 3.3)."""
+    grades: list[Grade] = Field(default_factory=list)
+    """Grades already given to the trial."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything else; the only place unknown keys may go."""
+
+    @field_validator(
+        "score", "cost_usd", "judge_cost_usd", "latency_s", "confidence", mode="before"
+    )
+    @classmethod
+    def _reject_bool_numbers(cls, value: Any) -> Any:
+        # JSON ``true`` would otherwise pass as 1.0: a bool where a number belongs is a typo.
+        if isinstance(value, bool):
+            raise ValueError("expected a number, got a boolean")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    @model_validator(mode="after")
+    def _outcome(self) -> Trial:
+        if self.success is None and self.score is None:
+            raise ValueError("one of 'success' or 'score' is required")
+        if self.success is None:
+            assert self.score is not None
+            self.success = self.score >= 1 - SUCCESS_TOLERANCE
+        if self.score is None:
+            self.score = 1.0 if self.success else 0.0
+        if self.status != "completed" and self.error_kind is None:
+            self.error_kind = "infra"
+        return self
+
+    @property
+    def is_infra_error(self) -> bool:
+        """True when the trial failed for a reason outside the agent (SPEC 5.1)."""
+        return self.status != "completed" and self.error_kind != "agent"
+
+
+# --------------------------------------------------------------------------- runs
+
+
+class Run(_Strict):
+    """A set of trials by one agent configuration over a suite, with provenance."""
+
+    run_id: str
+    """Unique identifier of the run within its store."""
+    agent: str | None = None
+    """The agent, or ``None`` when the run holds several."""
+    model: str | None = None
+    """The model, or ``None`` when unknown or several."""
+    suite: str | None = None
+    """Suite name (``builtin:retail``, a path, or the source file for imports)."""
+    suite_version: str | None = None
+    """Hash of the suite's normalised content."""
+    n_trials: int = 0
+    """Trials stored in the run."""
+    created_at: str
+    """ISO-8601 UTC time the run was created."""
+    source: str | None = None
+    """Where the trials came from: ``harness``, or ``import:FORMAT:PATH``."""
+    source_sha256: str | None = None
+    """SHA-256 of the imported file, for provenance."""
+    agentgauge_version: str | None = None
+    """The agentgauge version that wrote the run."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Run settings (trials, variants, seed, concurrency, grader versions...)."""
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+class ToolCallSpec(_Strict):
+    """A reference tool call: a name and its arguments."""
+
+    name: str
+    """The tool's name."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Expected arguments (for ``ast`` argument mode, lists of acceptable values)."""
+
+
+class TrajectorySpec(_Strict):
+    """How the transcript's tool calls are compared with ``reference_calls``."""
+
+    mode: Literal["exact", "in_order", "any_order", "subset", "superset"] = "in_order"
+    """Sequence mode (SPEC 4)."""
+    arguments: Literal["exact", "ignore", "subset", "ast"] = "subset"
+    """Argument mode (SPEC 4)."""
+    allow_empty: bool = False
+    """Whether an empty reference passes in ``in_order``/``any_order`` modes."""
+
+
+class Milestone(_Strict):
+    """A required event (ToolSandbox); ``after`` lists milestones that must come first."""
+
+    id: str
+    """Identifier used by ``after``."""
+    tool: str | None = None
+    """Tool call that satisfies the milestone."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Arguments the call should carry (similarity is the share that match)."""
+    answer_contains: str | None = None
+    """Alternatively, text the agent's messages should contain."""
+    after: list[str] = Field(default_factory=list)
+    """Milestones that must be satisfied earlier (the DAG's edges)."""
+
+
+class Minefield(_Strict):
+    """An event that must never happen; a hit zeroes the trial (ToolSandbox)."""
+
+    tool: str
+    """Tool call that triggers the minefield."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Arguments that must all match for a hit (empty: any call to ``tool``)."""
+    severity: float = Field(default=1.0, ge=0, le=1)
+    """Harm severity in [0, 1] for the safety metrics."""
+    reason: str | None = None
+    """Why this is unsafe, shown in reports."""
+
+
+class AnswerSpec(_Strict):
+    """Checks on the agent's final answer text."""
+
+    contains: list[str] = Field(default_factory=list)
+    """Case-insensitive substrings that must all appear."""
+    regex: str | None = None
+    """A regular expression that must match somewhere."""
+    exact: str | None = None
+    """The whole answer, compared after stripping whitespace."""
+    number: float | None = None
+    """A number that must appear, within ``tolerance``."""
+    tolerance: float = 0.0
+    """Absolute tolerance for ``number``."""
+
+
+class StateAssertion(_Strict):
+    """One assertion on the final state: the value at ``path`` compared with ``equals``."""
+
+    path: str
+    """Dotted path into the canonical state, e.g. ``orders.W100.status``."""
+    equals: Any = None
+    """Expected value."""
+    exists: bool | None = None
+    """Assert only that the path exists (``True``) or not (``False``)."""
+
+
+class Criterion(_Strict):
+    """One rubric criterion for the model judge."""
+
+    id: str
+    """Stable identifier."""
+    text: str
+    """What the judge checks, phrased as a yes/no question or statement."""
+    weight: float = Field(default=1.0, ge=0)
+    """Weight in the cumulative score."""
+    blocking: bool = False
+    """A failed blocking criterion sets the case's score to 0."""
+
+
+class Expectations(_Strict):
+    """What a task expects (SPEC 4). Each present field enables a grader."""
+
+    final_state: dict[str, Any] | None = None
+    """Expected canonical final state (compared by hash, as tau2-bench does)."""
+    state_assertions: list[StateAssertion] = Field(default_factory=list)
+    """Assertions on the final state, as an alternative to the whole state."""
+    answer: AnswerSpec | None = None
+    """Checks on the final answer."""
+    reference_calls: list[ToolCallSpec] = Field(default_factory=list)
+    """The reference plan's tool calls."""
+    trajectory: TrajectorySpec | None = None
+    """How to compare tool calls with the reference."""
+    functions: list[dict[str, Any]] = Field(default_factory=list)
+    """JSON-schema function docs (function-calling tasks)."""
+    answer_key: list[dict[str, Any]] | None = None
+    """BFCL-style ground truth ``[{name: {arg: [acceptable values]}}]``."""
+    call_category: (
+        Literal["simple", "multiple", "parallel", "parallel_multiple", "irrelevance"] | None
+    ) = None
+    """BFCL category for AST matching."""
+    milestones: list[Milestone] = Field(default_factory=list)
+    """Required events with their partial order."""
+    minefields: list[Minefield] = Field(default_factory=list)
+    """Events that must never happen."""
+    control: ControlDecision | None = None
+    """The control decision the task expects."""
+    rubric: list[Criterion] = Field(default_factory=list)
+    """Criteria for the model judge."""
+    required: list[str] | None = None
+    """Graders whose pass makes up success (all must pass). Default: every
+    enabled code grader (state, answer, tool_calls, control, minefields)."""
+    partial_credit: list[str] = Field(default_factory=list)
+    """Graders whose scores are averaged into the trial's score."""
+
+
+class Task(_Strict):
+    """One test with defined inputs and success criteria (SPEC 1)."""
+
+    id: str = Field(min_length=1)
+    """Unique within the suite."""
+    family: str | None = None
+    """Cluster of related tasks."""
+    split: Literal["dev", "heldout"] = "dev"
+    """``heldout`` tasks are excluded unless asked for."""
+    capability: str | None = None
+    """Capability label."""
+    human_minutes: float | None = Field(default=None, gt=0)
+    """Minutes a professional needs."""
+    environment: str | None = None
+    """Environment the task runs in, e.g. ``retail`` or ``functions``."""
+    instruction: str
+    """What the user asks."""
+    paraphrases: list[str] = Field(default_factory=list)
+    """Rewordings of the instruction, for the ``paraphrase`` variant."""
+    user_scenario: dict[str, Any] = Field(default_factory=dict)
+    """What the simulated user knows and how it answers."""
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    """Changes to the environment's default initial state."""
+    expectations: Expectations = Field(default_factory=Expectations)
+    """Success criteria."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything else."""

@@ -1,0 +1,179 @@
+"""Columnar trials: the shape the metrics read.
+
+`TrialTable` holds one numpy array per field, one row per trial. Missing
+numbers are NaN; missing labels are ``None`` in object arrays. Metrics never
+touch pydantic objects (SPEC 2): build a table once, then compute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.schema import Trial
+
+__all__ = ["GROUP_KEYS", "TrialTable"]
+
+#: Labels a table can be grouped by.
+GROUP_KEYS = ("agent", "model", "variant", "capability", "split", "family")
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+ObjArray = npt.NDArray[np.object_]
+
+
+def _floats(values: Iterable[float | int | None]) -> FloatArray:
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def _objects(values: Iterable[Any]) -> ObjArray:
+    out = np.empty(0, dtype=object)
+    values = list(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class TrialTable:
+    """One row per trial, one array per field (all of equal length)."""
+
+    task_id: ObjArray
+    """Task identifier of each trial."""
+    trial: npt.NDArray[np.int64]
+    """Trial index within its task."""
+    success: BoolArray
+    """Outcome."""
+    score: FloatArray
+    """Score in [0, 1]."""
+    agent: ObjArray
+    model: ObjArray
+    variant: ObjArray
+    family: ObjArray
+    """Cluster label or ``None``."""
+    split: ObjArray
+    capability: ObjArray
+    human_minutes: FloatArray
+    cost_usd: FloatArray
+    """Agent spend; NaN when the price is unknown."""
+    judge_cost_usd: FloatArray
+    input_tokens: FloatArray
+    output_tokens: FloatArray
+    latency_s: FloatArray
+    tool_calls: FloatArray
+    model_calls: FloatArray
+    confidence: FloatArray
+    infra_error: BoolArray
+    """Trial ended in an error or timeout not caused by the agent."""
+    expected_control: ObjArray
+    control: ObjArray
+
+    def __post_init__(self) -> None:
+        n = len(self.task_id)
+        for f in fields(self):
+            if len(getattr(self, f.name)) != n:
+                raise ValueError(
+                    f"column {f.name!r} has length {len(getattr(self, f.name))} != {n}"
+                )
+
+    def __len__(self) -> int:
+        return len(self.task_id)
+
+    # ------------------------------------------------------------------ build
+
+    @classmethod
+    def from_trials(cls, trials: Sequence[Trial]) -> TrialTable:
+        """Build a table from validated trials."""
+        return cls(
+            task_id=_objects(t.task_id for t in trials),
+            trial=np.array([t.trial or 0 for t in trials], dtype=np.int64),
+            success=np.array([bool(t.success) for t in trials], dtype=bool),
+            score=np.array([t.score for t in trials], dtype=np.float64),
+            agent=_objects(t.agent for t in trials),
+            model=_objects(t.model for t in trials),
+            variant=_objects(t.variant for t in trials),
+            family=_objects(t.family for t in trials),
+            split=_objects(t.split for t in trials),
+            capability=_objects(t.capability for t in trials),
+            human_minutes=_floats(t.human_minutes for t in trials),
+            cost_usd=_floats(t.cost_usd for t in trials),
+            judge_cost_usd=_floats(t.judge_cost_usd for t in trials),
+            input_tokens=_floats(t.input_tokens for t in trials),
+            output_tokens=_floats(t.output_tokens for t in trials),
+            latency_s=_floats(t.latency_s for t in trials),
+            tool_calls=_floats(t.tool_calls for t in trials),
+            model_calls=_floats(t.model_calls for t in trials),
+            confidence=_floats(t.confidence for t in trials),
+            infra_error=np.array([t.is_infra_error for t in trials], dtype=bool),
+            expected_control=_objects(t.expected_control for t in trials),
+            control=_objects(t.control for t in trials),
+        )
+
+    @classmethod
+    def from_columns(cls, n: int, **columns: Any) -> TrialTable:
+        """Build a table from arrays, filling omitted columns with missing values.
+
+        ``task_id`` and ``success`` are required; ``score`` defaults to success.
+        Used by importers, the store and benchmarks that already hold arrays.
+        """
+        if "task_id" not in columns or "success" not in columns:
+            raise ValueError("task_id and success are required columns")
+        success = np.asarray(columns.pop("success"), dtype=bool)
+        full: dict[str, Any] = {"success": success}
+        if "score" not in columns:
+            full["score"] = success.astype(np.float64)
+        for f in fields(cls):
+            if f.name in full:
+                continue
+            if f.name in columns:
+                value = columns.pop(f.name)
+                if f.type in ("ObjArray",):
+                    full[f.name] = value if isinstance(value, np.ndarray) else _objects(value)
+                else:
+                    full[f.name] = np.asarray(value)
+            elif f.name == "trial":
+                full[f.name] = np.zeros(n, dtype=np.int64)
+            elif f.name == "infra_error":
+                full[f.name] = np.zeros(n, dtype=bool)
+            elif f.name == "variant":
+                full[f.name] = _objects(["base"] * n)
+            elif f.type == "ObjArray":
+                full[f.name] = np.full(n, None, dtype=object)
+            else:
+                full[f.name] = np.full(n, np.nan)
+        if columns:
+            raise ValueError(f"unknown columns: {sorted(columns)}")
+        return cls(**full)
+
+    # ------------------------------------------------------------------ select
+
+    def take(self, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp]) -> TrialTable:
+        """The rows selected by a boolean mask or an index array."""
+        return TrialTable(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+
+    def groups(self, by: Sequence[str]) -> Iterator[tuple[dict[str, Any], TrialTable]]:
+        """Split by label columns, in order of first appearance.
+
+        Yields ``({label: value}, subtable)``; with ``by`` empty, the whole table.
+        """
+        for key in by:
+            if key not in GROUP_KEYS:
+                raise ValueError(f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}")
+        if not by:
+            yield {}, self
+            return
+        labels = list(zip(*(getattr(self, key) for key in by), strict=True))
+        order: dict[tuple[Any, ...], list[int]] = {}
+        for i, label in enumerate(labels):
+            order.setdefault(label, []).append(i)
+        for label, rows in order.items():
+            yield dict(zip(by, label, strict=True)), self.take(np.array(rows, dtype=np.intp))
+
+    def task_index(self) -> tuple[ObjArray, npt.NDArray[np.intp]]:
+        """Unique task ids (sorted) and each trial's index into them."""
+        uniq, inverse = np.unique(self.task_id.astype(str), return_inverse=True)
+        return uniq.astype(object), inverse.astype(np.intp)

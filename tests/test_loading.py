@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentgauge.errors import InputError
+from agentgauge.loading import load_trials
+
+
+def write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "trials.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def good(**kw: object) -> str:
+    rec = {"task_id": "t1", "success": True} | kw
+    return json.dumps(rec)
+
+
+def test_score_only_derives_success_with_tolerance(tmp_path: Path) -> None:
+    path = write(tmp_path, [good(success=None, score=1 - 1e-7), good(success=None, score=0.5)])
+    # Raw JSON null for success is not "absent": rewrite without it.
+    path.write_text('{"task_id":"t1","score":0.9999999}\n{"task_id":"t1","score":0.5}\n')
+    trials = load_trials(path)
+    assert [t.success for t in trials] == [True, False]
+    assert [t.trial for t in trials] == [0, 1]  # order of appearance
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "reason"),
+    [
+        ('{"task_id": "t1", "success": tru}', None, "invalid JSON"),
+        ('{"task_id": "t1", "score": "high"}', "score", "valid number"),
+        ('{"task_id": "t1", "success": true, "sucess": true}', "sucess", "unknown key"),
+        ('{"task_id": "t1", "score": 1.5}', "score", "less than or equal to 1"),
+        ('{"task_id": "t1", "score": NaN}', None, "NaN is not allowed"),
+        ('{"task_id": "t1"}', None, "one of 'success' or 'score' is required"),
+        ('{"success": true}', "task_id", "required field is missing"),
+        ('{"task_id": "t1", "success": true, "cost_usd": true}', "cost_usd", "boolean"),
+        ("[1, 2]", None, "expected a JSON object"),
+    ],
+)
+def test_bad_line_names_file_line_field(
+    tmp_path: Path, line: str, field: str | None, reason: str
+) -> None:
+    lines = [good(trial=i) for i in range(6)] + [line]
+    path = write(tmp_path, lines)
+    with pytest.raises(InputError) as info:
+        load_trials(path)
+    err = info.value
+    assert err.file == str(path)
+    assert err.line == 7
+    assert err.field == field
+    assert reason in err.reason
+    assert str(err).startswith(f"{path}:7: ")
+
+
+def test_duplicate_task_trial_within_group_is_rejected(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        [
+            good(trial=0, agent="a"),
+            good(trial=0, agent="b"),  # other group: fine
+            good(trial=0, agent="a", variant="paraphrase:1"),  # other variant: fine
+            good(trial=0, agent="a"),
+        ],
+    )
+    with pytest.raises(InputError) as info:
+        load_trials(path)
+    assert info.value.line == 4
+    assert info.value.field == "trial"
+    assert "first seen on line 1" in info.value.reason
+
+
+def test_events_are_validated_by_type(tmp_path: Path) -> None:
+    events = [
+        {"type": "message", "role": "user", "content": "hi"},
+        {"type": "tool_call", "name": "f", "arguments": {"x": 1}, "call_id": "c1"},
+        {"type": "tool_result", "call_id": "c1", "content": "ok"},
+        {"type": "control", "decision": "transfer"},
+    ]
+    path = write(tmp_path, [good(events=events)])
+    (trial,) = load_trials(path)
+    assert [e.type for e in trial.events] == ["message", "tool_call", "tool_result", "control"]
+    bad = [{"type": "control", "decision": "shrug"}]
+    path = write(tmp_path, [good(events=bad)])
+    with pytest.raises(InputError) as info:
+        load_trials(path)
+    assert info.value.field is not None and info.value.field.startswith("events.0")
