@@ -1,0 +1,108 @@
+"""The agent protocol: an agent is an async function of a `Session`.
+
+The harness gives each trial a `Session` wrapping a fresh environment. The
+agent reads ``session.policy``, ``session.tools`` and ``session.instruction``,
+then acts through the session, which records every step as a transcript event
+(SPEC 3.3):
+
+- ``await session.call_tool(name, arguments)`` runs a tool;
+- ``await session.say(text)`` sends a message to the (simulated) user and
+  returns the reply, or ``None`` when the user has ended the conversation;
+- ``session.control(decision, reason)`` records a control decision (ask,
+  refuse, stop, confirm, recover, transfer) — ``transfer_to_human`` tool calls
+  record ``transfer`` automatically;
+- ``session.answer(text)`` records the final answer;
+- ``session.record_model_call(...)`` records a model call's tokens, cost and latency.
+
+A plain Python function ``fn(session)`` (sync or async) is an agent; so are the
+adapters for OpenAI-compatible endpoints and external commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from agentgauge.schema import ControlDecision, Event
+
+__all__ = ["Agent", "AgentError", "Session", "TransientError"]
+
+
+class AgentError(Exception):
+    """The agent misbehaved (malformed tool call, protocol violation): its failure."""
+
+
+class TransientError(Exception):
+    """A provider hiccup worth retrying (429, 5xx, connection reset).
+
+    When retries are exhausted the trial is recorded as an infra error, not as
+    the agent's failure.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@runtime_checkable
+class Session(Protocol):
+    """A trial as the agent sees it."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def policy(self) -> str: ...
+
+    @property
+    def tools(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def instruction(self) -> str:
+        """The user's opening message."""
+        ...
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """Seeded randomness for this trial (reference agents use it)."""
+        ...
+
+    @property
+    def events(self) -> list[Event]:
+        """The transcript so far."""
+        ...
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...
+
+    async def say(self, text: str) -> str | None: ...
+
+    def control(self, decision: ControlDecision, reason: str | None = None) -> None: ...
+
+    def answer(self, text: str) -> None: ...
+
+    def record_model_call(
+        self,
+        *,
+        model: str | None,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        cost_usd: float | None,
+        latency_s: float | None,
+        attempts: int | None = None,
+    ) -> None: ...
+
+
+class Agent(Protocol):
+    """Anything the harness can run: called once per trial with a fresh session."""
+
+    name: str
+    """Label recorded on every trial (``builtin:careful``, ``openai:gpt-4o``...)."""
+    model: str | None
+    """The model behind the agent, when there is one."""
+
+    def __call__(self, session: Session) -> Awaitable[None]: ...
+
+
+AgentFunction = Callable[[Session], Awaitable[None] | None]

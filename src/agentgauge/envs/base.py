@@ -1,0 +1,70 @@
+"""The environment protocol: what a trial's world offers an agent.
+
+An environment is created fresh for every trial (pass^k assumes independent
+trials, so no state may leak between them) from a task. It exposes tools with
+JSON-schema signatures, executes calls against its own state, simulates the
+user, and exports its final state canonically for the state grader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from agentgauge.schema import Task
+
+__all__ = ["EnvFactory", "Environment", "ToolOutcome"]
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a tool call returned."""
+
+    content: Any
+    """The result as the agent sees it (JSON-serialisable)."""
+    is_error: bool = False
+    """The tool refused or failed (bad arguments, policy, injected fault)."""
+    irreversible: bool = False
+    """The call changed the world in a way that cannot be undone (needs confirmation)."""
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """One trial's world. Methods are synchronous and cheap; the harness owns time."""
+
+    @property
+    def policy(self) -> str:
+        """The written policy the agent must follow (its system prompt)."""
+        ...
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """Tool signatures in OpenAI function-calling form:
+        ``{"type": "function", "function": {"name", "description", "parameters"}}``."""
+        ...
+
+    def first_message(self) -> str:
+        """The user's opening message (the task's instruction or a paraphrase)."""
+        ...
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Execute one tool call against this trial's state."""
+        ...
+
+    def user_reply(self, message: str) -> str | None:
+        """The simulated user's answer to the agent's message; ``None`` ends the conversation."""
+        ...
+
+    def final_state(self) -> dict[str, Any]:
+        """The state at the end, as canonical JSON-able data (sorted keys, no volatile ids)."""
+        ...
+
+    def close(self) -> None:
+        """Release resources (database connections, temp files)."""
+        ...
+
+
+class EnvFactory(Protocol):
+    """Builds a fresh environment for one trial of a task."""
+
+    def __call__(self, task: Task, *, variant: str, seed: int) -> Environment: ...
