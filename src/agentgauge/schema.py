@@ -217,6 +217,10 @@ class Trial(_Strict):
     """Seed used for the trial's randomness, when any."""
     events: list[Event] = Field(default_factory=list)
     """The transcript (SPEC 3.3)."""
+    answer: str | None = None
+    """The agent's final answer text, when it gave one."""
+    final_state: dict[str, Any] | None = None
+    """The environment's final state (canonical JSON), kept so trials can be re-graded."""
     grades: list[Grade] = Field(default_factory=list)
     """Grades already given to the trial."""
     metadata: dict[str, Any] = Field(default_factory=dict)

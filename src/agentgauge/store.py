@@ -88,6 +88,8 @@ CREATE TABLE IF NOT EXISTS trials (
     expected_control TEXT,
     control          TEXT,
     seed             INTEGER,
+    answer           TEXT,
+    final_state      TEXT,
     metadata         TEXT NOT NULL DEFAULT '{}',
     created_at       TEXT NOT NULL
 );
@@ -353,11 +355,13 @@ class Store:
 
     def _insert_trial(self, run_id: str, t: Trial) -> int:
         values = [getattr(t, c) for c in _TRIAL_COLUMNS]
+        state = None if t.final_state is None else _dumps(t.final_state)
         try:
             cur = self.conn.execute(
-                f"INSERT INTO trials(run_id, {', '.join(_TRIAL_COLUMNS)}, metadata, created_at)"
-                f" VALUES (?, {', '.join('?' * len(_TRIAL_COLUMNS))}, ?, ?)",
-                (run_id, *values, _dumps(t.metadata), utc_now()),
+                f"INSERT INTO trials(run_id, {', '.join(_TRIAL_COLUMNS)}, answer, final_state,"
+                f" metadata, created_at) VALUES (?, {', '.join('?' * len(_TRIAL_COLUMNS))},"
+                " ?, ?, ?, ?)",
+                (run_id, *values, t.answer, state, _dumps(t.metadata), utc_now()),
             )
         except sqlite3.IntegrityError as exc:
             if "UNIQUE" in str(exc):
@@ -411,15 +415,17 @@ class Store:
     def trials(self, run_id: str, *, events: bool = True) -> list[Trial]:
         """The run's trials as models, in insertion order, with events and latest grades."""
         cur = self.conn.execute(
-            f"SELECT id, {', '.join(_TRIAL_COLUMNS)}, metadata FROM trials WHERE run_id = ?"
-            " ORDER BY id",
+            f"SELECT id, {', '.join(_TRIAL_COLUMNS)}, answer, final_state, metadata"
+            " FROM trials WHERE run_id = ? ORDER BY id",
             (run_id,),
         )
         out: list[Trial] = []
         pks: list[int] = []
         for row in cur.fetchall():
-            data = dict(zip(_TRIAL_COLUMNS, row[1:-1], strict=True))
+            data = dict(zip(_TRIAL_COLUMNS, row[1:-3], strict=True))
             data["success"] = bool(data["success"])
+            data["answer"] = row[-3]
+            data["final_state"] = None if row[-2] is None else json.loads(row[-2])
             data["metadata"] = json.loads(row[-1])
             clean = {k: v for k, v in data.items() if v is not None}
             out.append(Trial.model_validate(clean))

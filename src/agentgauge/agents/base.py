@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from agentgauge.envs.base import ToolOutcome
 from agentgauge.schema import ControlDecision, Event
 
 __all__ = ["Agent", "AgentError", "Session", "TransientError"]
@@ -74,7 +75,9 @@ class Session(Protocol):
         """The transcript so far."""
         ...
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run a tool; the outcome carries the content and whether it is an error."""
+        ...
 
     async def say(self, text: str) -> str | None: ...
 

@@ -1,0 +1,215 @@
+"""`TrialSession`: one trial's bridge between an agent and its environment.
+
+It implements the `agentgauge.agents.base.Session` protocol and records every
+step as a transcript event (SPEC 3.3), so whatever the agent is — a Python
+function, an endpoint adapter, a reference policy — the transcript has the same
+shape. At the end, `TrialSession.outcome` gathers the transcript, the final
+answer, the final state and the usage totals for the trial record.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agentgauge.agents.base import AgentError
+from agentgauge.envs.base import Environment, ToolOutcome
+from agentgauge.schema import (
+    ControlDecision,
+    ControlEvent,
+    Event,
+    MessageEvent,
+    ModelCallEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+
+__all__ = ["TRANSFER_TOOLS", "SessionOutcome", "TrialSession"]
+
+#: Tool names that hand the conversation to a human (recorded as ``transfer``).
+TRANSFER_TOOLS = frozenset({"transfer_to_human", "transfer_to_human_agents"})
+
+
+@dataclass
+class SessionOutcome:
+    """What a finished session contributes to its trial record."""
+
+    events: list[Event]
+    answer: str | None
+    final_state: dict[str, Any] | None
+    tool_calls: int
+    model_calls: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    """Sum of model-call costs; ``None`` when any call's price is unknown
+    (a missing price is never counted as 0, SPEC 5.3). 0.0 when no model was called."""
+
+
+class TrialSession:
+    """A `Session` over one fresh environment, recording the transcript."""
+
+    def __init__(
+        self,
+        task_id: str,
+        env: Environment,
+        *,
+        seed: int,
+        max_steps: int = 200,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._task_id = task_id
+        self._env = env
+        self._rng = np.random.default_rng(seed)
+        self._clock = clock
+        self._t0 = clock()
+        self._events: list[Event] = []
+        self._ids = itertools.count(1)
+        self._steps = 0
+        self._max_steps = max_steps
+        self._tool_names = {t["function"]["name"] for t in env.tools}
+        self._answer: str | None = None
+        self.user_done = False
+        """True once the simulated user has ended the conversation."""
+        self._instruction = env.first_message()
+        self._events.append(MessageEvent(role="user", content=self._instruction, t=0.0))
+
+    # ------------------------------------------------------------------ Session protocol
+
+    @property
+    def task_id(self) -> str:
+        return self._task_id
+
+    @property
+    def policy(self) -> str:
+        return self._env.policy
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self._env.tools
+
+    @property
+    def instruction(self) -> str:
+        return self._instruction
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return self._rng
+
+    @property
+    def events(self) -> list[Event]:
+        return self._events
+
+    def _t(self) -> float:
+        return max(0.0, self._clock() - self._t0)
+
+    def _step(self) -> None:
+        self._steps += 1
+        if self._steps > self._max_steps:
+            raise AgentError(f"exceeded {self._max_steps} steps without finishing")
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run one tool call and record it with its result."""
+        self._step()
+        if not isinstance(arguments, dict):
+            raise AgentError(f"tool {name!r} called with non-object arguments: {arguments!r}")
+        call_id = f"call_{next(self._ids)}"
+        self._events.append(
+            ToolCallEvent(name=name, arguments=arguments, call_id=call_id, t=self._t())
+        )
+        if name not in self._tool_names:
+            outcome = ToolOutcome(content=f"Error: unknown tool {name!r}", is_error=True)
+        else:
+            outcome = self._env.call_tool(name, arguments)
+        self._events.append(
+            ToolResultEvent(
+                call_id=call_id,
+                name=name,
+                content=outcome.content,
+                is_error=outcome.is_error,
+                t=self._t(),
+            )
+        )
+        if name in TRANSFER_TOOLS and not outcome.is_error:
+            self.control("transfer", f"called {name}")
+        return outcome
+
+    async def say(self, text: str) -> str | None:
+        """Send a message to the user; the reply, or ``None`` once the user has left."""
+        self._step()
+        self._events.append(MessageEvent(role="assistant", content=text, t=self._t()))
+        if self.user_done:
+            return None
+        reply = self._env.user_reply(text)
+        if reply is None:
+            self.user_done = True
+            return None
+        self._events.append(MessageEvent(role="user", content=reply, t=self._t()))
+        return reply
+
+    def control(self, decision: ControlDecision, reason: str | None = None) -> None:
+        self._events.append(ControlEvent(decision=decision, reason=reason, t=self._t()))
+
+    def answer(self, text: str) -> None:
+        """Record the final answer (also as the last assistant message)."""
+        self._answer = text
+        last = self._events[-1] if self._events else None
+        if not (
+            isinstance(last, MessageEvent) and last.role == "assistant" and last.content == text
+        ):
+            self._events.append(MessageEvent(role="assistant", content=text, t=self._t()))
+
+    def record_model_call(
+        self,
+        *,
+        model: str | None,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        cost_usd: float | None,
+        latency_s: float | None,
+        attempts: int | None = None,
+    ) -> None:
+        self._events.append(
+            ModelCallEvent(
+                model=model,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost_usd=cost_usd,
+                latency_s=latency_s,
+                attempts=attempts,
+                t=self._t(),
+            )
+        )
+
+    # ------------------------------------------------------------------ results
+
+    def outcome(self, *, with_state: bool = True) -> SessionOutcome:
+        """Transcript, answer, final state and usage totals."""
+        calls = [e for e in self._events if isinstance(e, ModelCallEvent)]
+        answer = self._answer
+        if answer is None:
+            said = [
+                e for e in self._events if isinstance(e, MessageEvent) and e.role == "assistant"
+            ]
+            answer = said[-1].content if said else None
+
+        def total(attr: str) -> int | None:
+            values = [getattr(c, attr) for c in calls]
+            return None if any(v is None for v in values) else sum(values)
+
+        costs = [c.cost_usd for c in calls]
+        return SessionOutcome(
+            events=list(self._events),
+            answer=answer,
+            final_state=self._env.final_state() if with_state else None,
+            tool_calls=sum(1 for e in self._events if isinstance(e, ToolCallEvent)),
+            model_calls=len(calls),
+            input_tokens=total("input_tokens"),
+            output_tokens=total("output_tokens"),
+            cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c)),
+        )
