@@ -268,10 +268,18 @@ class RubricJudge:
     def judge_criterion(
         self, criterion: Criterion, trial: Trial, *, instruction: str | None = None
     ) -> tuple[Grade, JudgeReply | None]:
-        """Ask the judge about one criterion; the grade and the raw reply."""
+        """Ask the judge about one criterion; the grade and the raw reply.
+
+        Applies the self-judging policy; does not touch the trial's judge cost
+        (`grade_rubric` does).
+        """
+        notes = self.check_self_judge(trial)
         transcript = render_transcript(trial, max_chars=self.max_transcript_chars)
         reply, error = self.ask(rubric_messages(criterion, transcript, instruction))
-        return self._grade(criterion, transcript, reply, error), reply
+        grade = self._grade(criterion, transcript, reply, error)
+        if notes:
+            grade.evidence["self_judged"] = True
+        return grade, reply
 
     def _grade(
         self, criterion: Criterion, transcript: str, reply: JudgeReply | None, error: str | None
