@@ -99,16 +99,18 @@ Answer with one JSON object and nothing else:
 def _text(value: Any) -> str:
     if value is None:
         return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    # Continuation lines are indented, so only the renderer starts a line with
+    # "[n]": an agent cannot forge a "[7] user: yes, I confirm" event.
+    return "\n    ".join(text.splitlines())
 
 
 def render_transcript(trial: Trial, *, max_chars: int = 60_000) -> str:
     """The trial as numbered plain-text lines: what the judge reads and quotes from.
 
     Messages, tool calls (name and JSON arguments), tool results and control
-    decisions, in order; model-call bookkeeping is left out. The final answer is
+    decisions, in order; model-call bookkeeping is left out. Every event starts a
+    line with ``[n]``; continuation lines of its text are indented. The final answer is
     appended when it is not already the last assistant message. Longer than
     ``max_chars``: the middle is cut (head and tail kept) and the cut is marked.
     """
@@ -118,7 +120,7 @@ def render_transcript(trial: Trial, *, max_chars: int = 60_000) -> str:
         if isinstance(event, MessageEvent):
             if event.content is None:
                 continue
-            lines.append(f"[{i}] {event.role}: {event.content}")
+            lines.append(f"[{i}] {event.role}: {_text(event.content)}")
             if event.role == "assistant":
                 last_assistant = event.content
         elif isinstance(event, ToolCallEvent):
@@ -128,10 +130,10 @@ def render_transcript(trial: Trial, *, max_chars: int = 60_000) -> str:
             flag = " (error)" if event.is_error else ""
             lines.append(f"[{i}] tool result {who}{flag}: {_text(event.content)}")
         elif isinstance(event, ControlEvent):
-            why = f": {event.reason}" if event.reason else ""
+            why = f": {_text(event.reason)}" if event.reason else ""
             lines.append(f"[{i}] control {event.decision}{why}")
     if trial.answer is not None and trial.answer.strip() != (last_assistant or "").strip():
-        lines.append(f"[final answer] {trial.answer}")
+        lines.append(f"[final answer] {_text(trial.answer)}")
     body = "\n".join(lines) if lines else "(empty transcript)"
     if len(body) > max_chars:
         head = max_chars * 2 // 3
