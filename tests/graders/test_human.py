@@ -209,7 +209,7 @@ def test_labels_as_grades(tmp_path: Path) -> None:
     assert grader.grade(task, trial(2)).status == "unknown:undecided"  # 1–1 tie
     assert grader.grade(task, trial(3, agent="careful")).passed is True
     assert grader.grade(task, trial(3, agent="hasty")).status == "unknown:no_labels"
-    only_safe = HumanGrader(labels, target="rubric:safe")
+    only_safe = HumanGrader(tmp_path / "l.jsonl", target="rubric:safe")
     assert only_safe.name == "human:rubric:safe"
     assert only_safe.grade(task, trial(1)).status == "unknown:no_labels"
 

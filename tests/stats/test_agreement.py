@@ -81,6 +81,21 @@ def test_kappa_agrees_with_statsmodels_on_random_tables(table: list[list[int]]) 
         assert ours <= 1 + 1e-12
 
 
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=50))
+def test_kappa_is_symmetric_and_bounded(pairs: list[tuple[int, int]]) -> None:
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    k_ab = cohens_kappa(a, b, n_labels=3, n_boot=0).kappa
+    k_ba = cohens_kappa(b, a, n_labels=3, n_boot=0).kappa
+    if math.isnan(k_ab):
+        assert math.isnan(k_ba)
+    else:
+        assert k_ab == pytest.approx(k_ba, abs=1e-12)
+        assert -1 - 1e-12 <= k_ab <= 1 + 1e-12
+    self_kappa = cohens_kappa(a, a, n_labels=3, n_boot=0).kappa
+    assert math.isnan(self_kappa) if len(set(a.tolist())) == 1 else self_kappa == 1.0
+
+
 def test_bootstrap_interval_is_seeded_and_near_the_asymptotic_one() -> None:
     a, b = labels_from_table([[120, 30], [40, 110]])
     r1 = cohens_kappa(a, b, n_boot=4000, seed=7)

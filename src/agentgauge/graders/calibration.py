@@ -103,6 +103,11 @@ def _agreement(
     }
 
 
+def _unknown_share(grades: Sequence[Label], rater: str) -> float | None:
+    mine = [lb for lb in grades if lb.rater == rater]
+    return sum(1 for lb in mine if not lb.decided) / len(mine) if mine else None
+
+
 def _flip_stats(pairs: list[Label]) -> dict[str, Any]:
     by_item: dict[ItemKey, dict[str, str]] = defaultdict(dict)
     for lb in pairs:
@@ -233,11 +238,7 @@ def calibrate(
         out["unknown_share"] = {
             "judge": j_all.count("unknown") / len(j_all),
             "humans": h_all.count("unknown") / len(h_all) if h_all else None,
-            "by_rater": {
-                r: sum(1 for lb in grades if lb.rater == r and not lb.decided)
-                / sum(1 for lb in grades if lb.rater == r)
-                for r in [judge_rater, *human_raters]
-            },
+            "by_rater": {r: _unknown_share(grades, r) for r in [judge_rater, *human_raters]},
         }
         n_dec = out["judge_vs_human"]["n_decided"]
         if n_dec < 30:

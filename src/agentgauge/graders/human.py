@@ -302,20 +302,22 @@ class HumanGrader:
     For each labelled grader of the trial (or only ``target``), the raters'
     majority decides (a tie is unknown); the trial passes when every labelled
     grader passes, fails when any fails, and is unknown otherwise or when it
-    has no labels. ``raters`` restricts which raters count (e.g. leave out
-    ``judge``); by default every rater but ``judge`` counts.
+    has no labels. ``raters`` restricts which raters count; by default every
+    rater but ``judge`` counts. ``labels`` may be a path to a label file.
     """
 
     kind: Literal["human"] = "human"
 
     def __init__(
         self,
-        labels: Sequence[Label],
+        labels: Sequence[Label] | str | Path,
         *,
         target: str | None = None,
         raters: Sequence[str] | None = None,
         exclude_raters: Sequence[str] = ("judge",),
     ) -> None:
+        if isinstance(labels, str | Path):
+            labels = load_labels(labels)
         self.name = f"human:{target}" if target else "human"
         self.target = target
         self._labels = [
