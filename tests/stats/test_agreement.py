@@ -93,7 +93,10 @@ def test_kappa_is_symmetric_and_bounded(pairs: list[tuple[int, int]]) -> None:
         assert k_ab == pytest.approx(k_ba, abs=1e-12)
         assert -1 - 1e-12 <= k_ab <= 1 + 1e-12
     self_kappa = cohens_kappa(a, a, n_labels=3, n_boot=0).kappa
-    assert math.isnan(self_kappa) if len(set(a.tolist())) == 1 else self_kappa == 1.0
+    if len(set(a.tolist())) == 1:
+        assert math.isnan(self_kappa)  # p_e = 1
+    else:
+        assert self_kappa == pytest.approx(1.0)
 
 
 def test_bootstrap_interval_is_seeded_and_near_the_asymptotic_one() -> None:
