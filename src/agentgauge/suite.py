@@ -6,6 +6,7 @@ holds either a list of tasks or a mapping::
 
     name: my-suite            # optional
     defaults: {environment: retail, family: returns}   # merged into every task
+    x-shared: &anchor {...}   # keys starting with x- are ignored (anchors live here)
     tasks: [...]
 
 Errors name the file and line (``FILE:LINE: field: reason``): the YAML is
@@ -161,7 +162,8 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         return
     defaults: dict[str, Any] = {}
     if isinstance(data, dict):
-        unknown = set(data) - {"name", "defaults", "tasks"}
+        # ``x-`` keys hold YAML anchors shared by tasks (as in docker-compose files).
+        unknown = {k for k in data if not str(k).startswith("x-")} - {"name", "defaults", "tasks"}
         if unknown:
             key = sorted(unknown)[0]
             raise InputError(
@@ -186,11 +188,11 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         try:
             yield Task.model_validate(merged), str(path), _line(node)
         except ValidationError as exc:
-            err = exc.errors()[0]
+            err = _pick(exc)
             loc = [str(p) for p in err.get("loc", ())]
             extra = err.get("type") == "extra_forbidden"
             target = _locate(node, loc, key_node=extra)
-            fld, reason = first_error(exc)
+            fld, reason = _describe(exc, err)
             task_id = obj.get("id")
             prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
             raise InputError(prefix + reason, file=path, line=_line(target), field=fld) from None
@@ -227,8 +229,21 @@ def _validate(obj: dict[str, Any], path: Path, line: int) -> Task:
     try:
         return Task.model_validate(obj)
     except ValidationError as exc:
-        fld, reason = first_error(exc)
+        fld, reason = _describe(exc, _pick(exc))
         raise InputError(reason, file=path, line=line, field=fld) from None
+
+
+def _pick(exc: ValidationError) -> Any:
+    """The error to report: an unknown key first, since a typo also causes a 'missing'."""
+    errors = exc.errors()
+    return next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
+
+
+def _describe(exc: ValidationError, err: Any) -> tuple[str | None, str]:
+    if err.get("type") != "extra_forbidden":
+        return first_error(exc)
+    loc = [str(part) for part in err.get("loc", ())]
+    return ".".join(loc) or None, "unknown key (put free-form data under 'metadata')"
 
 
 # --------------------------------------------------------------------------- finishing

@@ -77,7 +77,11 @@ JSON_COLUMNS = frozenset({"item_ids", "new_item_ids"})
 _NOT_EXPORTED = frozenset({("transfers", "customer_id")})
 
 #: Tables the agent can change, exported by `export_state`.
-MUTABLE = ("customers", "payment_methods", "orders", "returns", "exchanges", "refunds", "transfers")
+MUTABLE = tuple(
+    sorted(
+        ("customers", "payment_methods", "orders", "returns", "exchanges", "refunds", "transfers")
+    )
+)
 
 
 def _create(conn: sqlite3.Connection) -> None:
