@@ -149,6 +149,13 @@ def test_yaml_syntax_error_and_bad_reference_call(tmp_path: Path) -> None:
     assert error_of(tmp_path, "oops: 1\ntasks: []\n").startswith("FILE:1: oops: unknown key")
 
 
+def test_yaml_duplicate_key_is_an_error(tmp_path: Path) -> None:
+    bad = GOOD.replace(
+        '    instruction: "Hello"', '    instruction: "Hello"\n    instruction: "Bye"'
+    )
+    assert error_of(tmp_path, bad) == "FILE:12: instruction: key appears twice in the same mapping"
+
+
 def test_duplicate_ids_are_an_error(tmp_path: Path) -> None:
     write(tmp_path, GOOD, "one.yaml")
     write(tmp_path, "- {id: a, instruction: again}\n", "two.yaml")

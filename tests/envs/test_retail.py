@@ -154,10 +154,24 @@ def test_final_state_is_canonical_json() -> None:
         return True
 
     assert sorted_keys(state)
-    # The incremental export (clean tables copied from the template) equals a full read.
+    # The incremental export (clean tables copied from the template) equals a full read,
+    # and the SQL-rendered JSON equals the row-by-row Python export.
     from agentgauge.envs.retail import db
 
-    assert state == db.export_state(e._conn)
+    assert state == db.export_state(e._conn) == db.export_state_reference(e._conn)
+    for action in (
+        ("cancel_pending_order", {"order_id": "W1001", "reason": "no longer needed"}),
+        ("return_delivered_order_items",
+         {"order_id": "W1018", "item_ids": ["1002"], "payment_id": "card_2020"}),
+        ("exchange_delivered_order_items",
+         {"order_id": "W1002", "item_ids": ["2002"], "new_item_ids": ["2004"],
+          "payment_id": "gift_ana"}),
+    ):  # fmt: skip
+        assert not e.call_tool(*action).is_error
+    state = e.final_state()
+    assert state == db.export_state_reference(e._conn)
+    assert state["exchanges"]["X1"]["new_item_ids"] == ["2004"]
+    assert json.dumps(state) == json.dumps(db.export_state_reference(e._conn))  # same key order
 
 
 def test_initial_state_overrides() -> None:
@@ -187,6 +201,13 @@ def test_scripted_user() -> None:
     no = user({"confirm": False})
     assert (no.reply("Please confirm (yes/no)?") or "").startswith("No")
     assert no.confirmations == [False]
+    # Real models phrase things freely.
+    u = user({"known": {"email": "a@b.c", "reason": "ordered by mistake", "item": "the lamp"}})
+    assert (u.reply("I can cancel it now. Would you like me to go ahead?") or "").startswith("Yes")
+    assert u.reply("Which item would you like me to return?") == "My item is the lamp."
+    assert u.reply("Got it. Why do you want to cancel?") == "My reason is ordered by mistake."
+    assert u.reply("Please confirm your email address?") == "My email is a@b.c."
+    assert (u.reply("A refund of $35 to your Visa. Is that correct?") or "").startswith("Yes")
     capped = user({"max_turns": 2})
     assert capped.reply("a?") and capped.reply("b?") and capped.reply("c?") is None
 
@@ -203,3 +224,26 @@ def test_policy_is_shipped() -> None:
     assert "30 days" in policy and "transfer_to_human" in policy
     for tool in IRREVERSIBLE:
         assert tool in policy
+
+
+def test_incremental_export_matches_full_read_on_every_plan() -> None:
+    """Tools note the rows they write; a missed note would silently drop a change."""
+    import asyncio
+
+    from agentgauge.agents.reference import reference_agent
+    from agentgauge.envs.retail import db
+    from agentgauge.harness.session import TrialSession
+    from agentgauge.suite import load_suite
+
+    tasks = load_suite("builtin:retail", include_heldout=True).tasks
+    for task in tasks:
+        e = RetailEnv(task)
+        for call in task.expectations.reference_calls:
+            e.call_tool(call.name, call.arguments)
+            assert e.final_state() == db.export_state_reference(e._conn), task.id
+    hasty = reference_agent("builtin:hasty", tasks)  # its slips write unusual rows
+    for seed in range(3):
+        for task in tasks:
+            e = RetailEnv(task, seed=seed)
+            asyncio.run(hasty(TrialSession(task.id, e, seed=seed)))
+            assert e.final_state() == db.export_state_reference(e._conn), task.id

@@ -88,6 +88,15 @@ def _create(conn: sqlite3.Connection) -> None:
     for table, (columns, key) in TABLES.items():
         cols = ", ".join(columns)
         conn.execute(f"CREATE TABLE {table} ({cols}, PRIMARY KEY ({', '.join(key)}))")
+    # Rows a trial wrote, noted by the tools in the same transaction as the write (so a
+    # failed tool notes nothing). Triggers would do it too, but parsing them costs each
+    # fresh connection more than a whole trial.
+    conn.execute("CREATE TABLE _dirty (tbl TEXT, key TEXT, PRIMARY KEY (tbl, key)) WITHOUT ROWID")
+
+
+def touch(conn: sqlite3.Connection, table: str, key: str) -> None:
+    """Note that a row of a mutable table changed (or was added)."""
+    conn.execute("INSERT OR IGNORE INTO _dirty VALUES (?, ?)", (table, key))
 
 
 def _populate(conn: sqlite3.Connection) -> None:
@@ -191,21 +200,76 @@ def fresh_connection(base: Template) -> sqlite3.Connection:
 
 
 def export_state(
-    conn: sqlite3.Connection, *, base: Template | None = None, dirty: set[str] | None = None
+    conn: sqlite3.Connection, *, base: Template | None = None, clean: bool = False
 ) -> dict[str, Any]:
     """The mutable tables as canonical JSON-able data.
 
     ``{table: {primary key: {column: value}}}`` with keys sorted; an order also
     lists its ``items`` by line. Free text the agent writes (reasons, summaries)
     is not part of the state, so two correct trials export the same state.
-    With ``base`` and ``dirty``, tables not in ``dirty`` are copied from the
-    template's export instead of read again (most trials touch one or two tables).
+
+    With ``base`` (the template the connection was copied from), the template's
+    export is copied and only the rows the trial wrote (noted by triggers) are
+    read again: a trial touches a handful of rows. Rows are rendered to JSON
+    inside SQLite (JSON1), which is faster than building dicts in Python.
+    ``clean=True`` (with ``base``) promises nothing was written: no query at all.
     """
-    if base is not None and dirty is not None:
-        return {
-            t: _export_table(conn, t) if t in dirty else json.loads(base.exported[t])
-            for t in MUTABLE
-        }
+    if base is None:
+        return {t: json.loads(conn.execute(_TABLE_SQL[t]).fetchone()[0]) for t in MUTABLE}
+    dirty: dict[str, list[str]] = {}
+    if not clean:
+        for tbl, key in conn.execute("SELECT tbl, key FROM _dirty"):
+            dirty.setdefault(tbl, []).append(key)
+    out: dict[str, Any] = {}
+    for table in MUTABLE:
+        rows: dict[str, Any] = json.loads(base.exported[table])
+        if table in dirty:
+            for key in dirty[table]:
+                rows.pop(key, None)  # deleted rows stay gone; changed ones are re-read
+            for key, text in conn.execute(_ROWS_SQL[table], (table,)):
+                rows[str(key)] = json.loads(text)
+            rows = dict(sorted(rows.items()))
+        out[table] = rows
+    return out
+
+
+def _row_json(table: str) -> tuple[str, str]:
+    """SQL for the primary key and the row's JSON object (columns sorted) of table ``t``."""
+    columns, key = TABLES[table]
+    fields = [c for c in columns if c != key[0] and (table, c) not in _NOT_EXPORTED]
+    exprs = {c: f"json(t.{c})" if c in JSON_COLUMNS else f"t.{c}" for c in fields}
+    if table == "orders":
+        # order_items is keyed (order_id, line): the index walk yields lines in order.
+        exprs["items"] = (
+            "json((SELECT json_group_array(json_object('item_id', i.item_id, 'line', i.line, "
+            "'price', i.price, 'status', i.status)) FROM order_items i "
+            "WHERE i.order_id = t.order_id))"
+        )
+    pairs = ", ".join(f"'{c}', {exprs[c]}" for c in sorted(exprs))
+    return f"t.{key[0]}", f"json_object({pairs})"
+
+
+def _table_sql(table: str) -> str:
+    key, obj = _row_json(table)
+    return (
+        f"SELECT json_group_object({key}, {obj}) "
+        f"FROM (SELECT * FROM {table} ORDER BY {TABLES[table][1][0]}) t"
+    )
+
+
+def _rows_sql(table: str) -> str:
+    key, obj = _row_json(table)
+    return (
+        f"SELECT {key}, {obj} FROM {table} t WHERE {key} IN (SELECT key FROM _dirty WHERE tbl = ?)"
+    )
+
+
+_TABLE_SQL = {table: _table_sql(table) for table in MUTABLE}
+_ROWS_SQL = {table: _rows_sql(table) for table in MUTABLE}
+
+
+def export_state_reference(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The same export built row by row in Python: a cross-check for the SQL version."""
     return {t: _export_table(conn, t) for t in MUTABLE}
 
 

@@ -33,7 +33,7 @@ class RetailEnv:
         self._task = task
         self._base = db.template(task.initial_state)
         self._conn = db.fresh_connection(self._base)
-        self._dirty: set[str] = set()
+        self._touched = False  # no tool call yet: the state is the template's
         self._user = ScriptedUser(task.user_scenario, np.random.default_rng([seed, 2]))
         if paraphrase is None:
             self._first = task.instruction
@@ -57,16 +57,14 @@ class RetailEnv:
         return self._first
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        outcome = tools.call(self._conn, name, arguments)
-        if not outcome.is_error:
-            self._dirty |= tools.WRITES.get(name, frozenset())
-        return outcome
+        self._touched = True
+        return tools.call(self._conn, name, arguments)
 
     def user_reply(self, message: str) -> str | None:
         return self._user.reply(message)
 
     def final_state(self) -> dict[str, Any]:
-        return db.export_state(self._conn, base=self._base, dirty=self._dirty)
+        return db.export_state(self._conn, base=self._base, clean=not self._touched)
 
     def close(self) -> None:
         self._conn.close()

@@ -17,8 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from agentgauge.envs.base import ToolOutcome
+from agentgauge.envs.retail.db import touch
 
-__all__ = ["CANCEL_REASONS", "IRREVERSIBLE", "REFUND_REASONS", "TOOLS", "WRITES", "call"]
+__all__ = ["CANCEL_REASONS", "IRREVERSIBLE", "REFUND_REASONS", "TOOLS", "call"]
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 REFUND_REASONS = ("damaged", "missing", "late")
@@ -28,19 +29,6 @@ IRREVERSIBLE = frozenset(
     {"cancel_pending_order", "return_delivered_order_items", "exchange_delivered_order_items",
      "issue_refund"}
 )  # fmt: skip
-
-
-#: Tables each write tool may change (so a trial's export re-reads only those).
-WRITES: dict[str, frozenset[str]] = {
-    "cancel_pending_order": frozenset({"orders", "refunds", "payment_methods"}),
-    "return_delivered_order_items": frozenset({"orders", "returns", "payment_methods"}),
-    "exchange_delivered_order_items": frozenset({"orders", "exchanges", "payment_methods"}),
-    "modify_pending_order_address": frozenset({"orders"}),
-    "modify_pending_order_payment": frozenset({"orders", "payment_methods"}),
-    "update_customer_address": frozenset({"customers"}),
-    "issue_refund": frozenset({"refunds", "payment_methods"}),
-    "transfer_to_human": frozenset({"transfers"}),
-}
 
 
 class ToolError(Exception):
@@ -192,6 +180,7 @@ def _credit(conn: sqlite3.Connection, payment: sqlite3.Row, amount: float) -> No
             "UPDATE payment_methods SET balance = ? WHERE payment_id = ?",
             (round(payment["balance"] + amount, 2), payment["payment_id"]),
         )
+        touch(conn, "payment_methods", payment["payment_id"])
 
 
 def _charge(conn: sqlite3.Connection, payment: sqlite3.Row, amount: float) -> None:
@@ -205,11 +194,15 @@ def _charge(conn: sqlite3.Connection, payment: sqlite3.Row, amount: float) -> No
             "UPDATE payment_methods SET balance = ? WHERE payment_id = ?",
             (round(payment["balance"] - amount, 2), payment["payment_id"]),
         )
+        touch(conn, "payment_methods", payment["payment_id"])
 
 
 def _next_id(conn: sqlite3.Connection, table: str, prefix: str) -> str:
+    """The id of a row about to be inserted (noted as written)."""
     (n,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
-    return f"{prefix}{n + 1}"
+    new_id = f"{prefix}{n + 1}"
+    touch(conn, table, new_id)
+    return new_id
 
 
 def _lines(conn: sqlite3.Connection, order_id: str, item_ids: list[str]) -> list[sqlite3.Row]:
@@ -327,6 +320,7 @@ def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
     (total,) = conn.execute("SELECT SUM(price) FROM order_items WHERE order_id = ?",
                             (order["order_id"],)).fetchone()  # fmt: skip
     payment = _payment_of(conn, order["payment_id"], order["customer_id"])
+    touch(conn, "orders", order["order_id"])
     conn.execute("UPDATE orders SET status = 'cancelled' WHERE order_id = ?", (order["order_id"],))
     conn.execute("UPDATE order_items SET status = 'cancelled' WHERE order_id = ?",
                  (order["order_id"],))  # fmt: skip
@@ -354,6 +348,7 @@ def _return(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
     for r in lines:
         conn.execute("UPDATE order_items SET status = 'returned' WHERE order_id = ? AND line = ?",
                      (order["order_id"], r["line"]))  # fmt: skip
+    touch(conn, "orders", order["order_id"])
     conn.execute("UPDATE orders SET status = 'return requested' WHERE order_id = ?",
                  (order["order_id"],))  # fmt: skip
     return_id = _next_id(conn, "returns", "R")
@@ -396,6 +391,7 @@ def _exchange(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
     for r in lines:
         conn.execute("UPDATE order_items SET status = 'exchanged' WHERE order_id = ? AND line = ?",
                      (order["order_id"], r["line"]))  # fmt: skip
+    touch(conn, "orders", order["order_id"])
     conn.execute("UPDATE orders SET status = 'exchange requested' WHERE order_id = ?",
                  (order["order_id"],))  # fmt: skip
     exchange_id = _next_id(conn, "exchanges", "X")
@@ -415,6 +411,7 @@ def _pending(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row:
 
 def _modify_address(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
     order = _pending(conn, a["order_id"])
+    touch(conn, "orders", order["order_id"])
     conn.execute("UPDATE orders SET street = ?, city = ?, state = ?, zip = ? WHERE order_id = ?",
                  (a["street"], a["city"], a["state"], a["zip"], order["order_id"]))  # fmt: skip
     return _order_view(conn, _order(conn, order["order_id"]))
@@ -430,6 +427,7 @@ def _modify_payment(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
                             (order["order_id"],)).fetchone()  # fmt: skip
     _charge(conn, new, total)
     _credit(conn, old, total)
+    touch(conn, "orders", order["order_id"])
     conn.execute("UPDATE orders SET payment_id = ? WHERE order_id = ?",
                  (new["payment_id"], order["order_id"]))  # fmt: skip
     return _order_view(conn, _order(conn, order["order_id"]))
@@ -438,6 +436,7 @@ def _modify_payment(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
 def _update_customer_address(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
     if _row(conn, "SELECT 1 FROM customers WHERE customer_id = ?", a["customer_id"]) is None:
         raise ToolError(f"customer {a['customer_id']!r} not found")
+    touch(conn, "customers", a["customer_id"])
     conn.execute(
         "UPDATE customers SET street = ?, city = ?, state = ?, zip = ? WHERE customer_id = ?",
         (a["street"], a["city"], a["state"], a["zip"], a["customer_id"]),

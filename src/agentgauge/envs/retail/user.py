@@ -2,11 +2,14 @@
 
 No model is involved, so a trial is fast and exactly repeatable. The rules:
 
-1. A request for confirmation ("... shall I proceed? (yes/no)") gets the
-   scenario's ``confirm`` answer (default yes).
+1. A request for confirmation ("... shall I proceed? (yes/no)", "would you like
+   me to go ahead?") gets the scenario's ``confirm`` answer (default yes).
 2. A question that mentions something the user knows (``known``: email, name,
-   zip, order id, new address...) gets those facts.
-3. Any other question gets ``default_reply`` ("I don't know").
+   zip, order id, reason, new address...) gets those facts. A question that
+   opens with a wh-word ("Which item ...?") is always a request for facts.
+3. A weaker confirmation ("Can you confirm ...?", "Is that correct?") that asks
+   for no fact gets the ``confirm`` answer; any other question gets
+   ``default_reply`` ("I don't know").
 4. A statement (no question mark) ends the conversation: the user takes it as
    the agent's final answer and leaves (``None``).
 5. After ``max_turns`` replies the user leaves, so a looping agent cannot run forever.
@@ -40,10 +43,13 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "item": ("item", "which product"),
     "address": ("address",),
     "payment": ("payment", "card", "refund to", "pay with"),
+    "reason": ("reason", "why"),
 }
 _LABELS = {"order_id": "order id", "zip": "ZIP code"}
-_CONFIRM_CUES = ("yes/no", "(yes", "shall i proceed", "should i proceed", "go ahead?",
-                 "do you confirm", "please confirm", "confirm that")  # fmt: skip
+_CONFIRM_CUES = ("yes/no", "(yes", "proceed", "go ahead", "would you like me to",
+                 "do you want me to", "shall i", "should i", "do you confirm")  # fmt: skip
+_WEAK_CONFIRM_CUES = ("confirm", "is that correct", "is that right", "is this correct")
+_WH = ("which", "what", "where", "when", "who", "how", "could you tell", "can you tell")
 _YES = ("Yes, please go ahead.", "Yes, I confirm.", "Yes.")
 _NO = ("No, please don't do that.", "No, I've changed my mind.", "No.")
 
@@ -71,19 +77,31 @@ class ScriptedUser:
         if "?" not in text:
             return None
         self.turns += 1
-        if any(cue in text for cue in _CONFIRM_CUES):
-            self.confirmations.append(self._confirm)
-            return self._pick(_YES if self._confirm else _NO)
+        question = _last_question(text)
+        asks_facts = question.startswith(_WH)
+        if not asks_facts and any(cue in text for cue in _CONFIRM_CUES):
+            return self._answer_confirmation()
         facts = [key for key in self._known if any(a in text for a in _aliases(key))]
         if facts:
             return " ".join(
                 f"My {_LABELS.get(k, k.replace('_', ' '))} is {_say(self._known[k])}."
                 for k in facts
             )
-        if "confirm" in text:
-            self.confirmations.append(self._confirm)
-            return self._pick(_YES if self._confirm else _NO)
+        if not asks_facts and any(cue in text for cue in _WEAK_CONFIRM_CUES):
+            return self._answer_confirmation()
         return self._default
+
+    def _answer_confirmation(self) -> str:
+        self.confirmations.append(self._confirm)
+        return self._pick(_YES if self._confirm else _NO)
+
+
+def _last_question(text: str) -> str:
+    """The sentence holding the last question mark, stripped."""
+    head = text[: text.rfind("?")]
+    for stop in (". ", "! ", "? ", "\n"):
+        head = head.rsplit(stop, 1)[-1]
+    return head.strip()
 
 
 def _aliases(key: str) -> tuple[str, ...]:
