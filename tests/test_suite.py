@@ -194,3 +194,17 @@ def test_version_stable_and_sensitive(tmp_path: Path) -> None:
     assert load_suite(write(tmp_path, GOOD.replace("W1001, reason: no longer needed",
                                                    "W1006, reason: no longer needed"))
                       ).version != v1  # fmt: skip
+
+
+def test_examples_in_the_task_guide_load(tmp_path: Path) -> None:
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "writing-tasks.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in guide.split("```yaml\n")[1:]]
+    assert len(blocks) == 2
+    full = load_suite(write(tmp_path, blocks[0], "full.yaml"))
+    task = full.task("cancel_W1001")
+    assert full.name.endswith("full.yaml") and task.family == "cancellations"
+    state = task.expectations.final_state
+    assert state is not None and state["orders"]["W1001"]["status"] == "cancelled"
+    assert state["payment_methods"]["card_4242"]["description"].endswith("(expires 2025)")
+    fns = load_suite(write(tmp_path, blocks[1], "fns.yaml"))
+    assert fns.tasks[0].expectations.call_category == "simple"

@@ -47,7 +47,7 @@ class Suite:
     """A named, versioned list of tasks."""
 
     name: str
-    """``builtin:retail``, or the path it was loaded from (or the file's ``name:``)."""
+    """``builtin:retail``, or the path it was loaded from."""
     version: str
     """SHA-256 (hex) of the normalised content of all tasks, held-out ones included."""
     tasks: list[Task]

@@ -229,9 +229,12 @@ class _Trial:
             await self._act_anyway(calls)
             return
 
-        first_write = next((i for i, c in enumerate(calls) if _is_write(c.name)), len(calls))
+        # Ask for the missing fact before the first write, or before the last read when
+        # the task only looks something up.
+        first_write = next((i for i, c in enumerate(calls) if _is_write(c.name)), None)
+        ask_at = first_write if first_write is not None else max(len(calls) - 1, 0)
         for i, call in enumerate(calls):
-            if i == first_write and control == "ask" and "ask" in meta:
+            if i == ask_at and control == "ask" and "ask" in meta:
                 if self.chance(self.p.guess if self.p else 0.0):
                     call = self._corrupt(call)  # a guess is usually wrong
                 else:
