@@ -266,7 +266,7 @@ class _Trial:
             spec = ToolCallSpec.model_validate(declined)
             if self.chance(self.p.skip_confirm if self.p else 0.0):
                 await self.call(spec.name, spec.arguments)
-                await self.finish("Done: the order is cancelled.")
+                await self.finish("Done.")
                 return
             if not await self._confirm(spec):
                 await self.finish(answer)
