@@ -1,0 +1,432 @@
+"""Tool-call AST matching with BFCL semantics (SPEC 4; Patil et al., Berkeley
+Function-Calling Leaderboard, ``bfcl_eval/eval_checker/ast_eval/ast_checker.py``).
+
+A model's calls ``[{name: {arg: value}}]`` are checked against JSON-schema
+function docs and a BFCL answer key ``[{name: {arg: [acceptable values]}}]``
+(``""`` among the acceptable values means the argument may be omitted):
+
+- the function name is exact (optionally ``.`` and ``_`` are equivalent);
+- every required parameter is present; no parameter lies outside the schema
+  *and* the answer key; a key parameter without ``""`` must be given;
+- types are strict (``bool`` is never an ``int``), except that an ``int`` is
+  accepted where a ``float`` is declared; a value whose JSON type is that of an
+  acceptable value which itself contradicts the schema is compared against the
+  key as is (BFCL's "variable" rule: the key's author accepted that type);
+- strings compare after removing spaces and ``,./-_*^``, turning ``'`` into
+  ``"`` and case-folding; lists compare in order; dicts key by key;
+- parallel calls are paired by a maximum bipartite matching (augmenting paths,
+  Kuhn 1955), so a valid pairing is always found; BFCL pairs greedily and can
+  reject one (a deliberate divergence, see docs/graders.md);
+- irrelevance passes only with no call; relevance only with at least one.
+
+Model output is data: it is never passed to ``eval``. Java and JavaScript
+literals (``"5L"``, ``"new int[]{1, 2}"``, ``"{a: 1}"``) are read by the small
+parser in `agentgauge.graders._literals`.
+
+Every failure has a namespaced error type (``wrong_func_name``,
+``missing_required``, ``unexpected_param``, ``missing_optional``,
+``type_error:simple``, ``type_error:nested``, ``value_error:string``,
+``value_error:list``, ``value_error:dict_key``, ``value_error:dict_value``,
+``value_error:others``, ``wrong_count``, ``irrelevance:called``,
+``relevance:no_call``, ``malformed_call``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from agentgauge.graders._literals import parse_literal
+
+__all__ = [
+    "CATEGORIES",
+    "AstResult",
+    "ast_match",
+    "check_call",
+    "literal_eq",
+    "max_bipartite_matching",
+    "normalize_string",
+]
+
+Category = Literal[
+    "simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "relevance"
+]
+Language = Literal["python", "java", "javascript"]
+CATEGORIES: tuple[str, ...] = (
+    "simple",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "relevance",
+)
+
+AstResult = tuple[bool, str | None, str]
+"""``(valid, error_type, detail)``: ``error_type`` is ``None`` exactly when valid."""
+
+_PUNCT = re.compile(r"[ ,./\-_*^]")
+
+# Declared type -> the JSON kind it must have. BFCL names, JSON-schema names,
+# and the Java / JavaScript names used by BFCL's simple_java / simple_javascript.
+_KIND: dict[str, str] = {
+    "string": "str",
+    "String": "str",
+    "char": "str",
+    "integer": "int",
+    "int": "int",
+    "byte": "int",
+    "short": "int",
+    "long": "int",
+    "Bigint": "int",
+    "float": "float",
+    "double": "float",
+    "number": "float",
+    "boolean": "bool",
+    "bool": "bool",
+    "Boolean": "bool",
+    "array": "list",
+    "list": "list",
+    "tuple": "list",
+    "Array": "list",
+    "ArrayList": "list",
+    "Queue": "list",
+    "Stack": "list",
+    "Set": "list",
+    "dict": "dict",
+    "object": "dict",
+    "HashMap": "dict",
+    "Hashtable": "dict",
+    "null": "null",
+    "any": "any",
+    "Any": "any",
+}
+
+
+def normalize_string(text: str) -> str:
+    """BFCL's string standardisation: drop spaces and ``,./-_*^``, ``'`` -> ``"``,
+    case-fold (BFCL lowers; case-folding also equates e.g. ``ß`` and ``ss``)."""
+    return _PUNCT.sub("", text).replace("'", '"').casefold()
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    return type(value).__name__
+
+
+def _declared(schema: Mapping[str, Any] | None) -> str:
+    if not schema:
+        return "any"
+    t = schema.get("type")
+    if isinstance(t, list):  # JSON schema ["string", "null"]: take the first non-null
+        t = next((x for x in t if x != "null"), "any")
+    return _KIND.get(str(t), "any") if t is not None else "any"
+
+
+def _type_ok(value: Any, schema: Mapping[str, Any] | None) -> bool:
+    """Strict JSON typing, recursive through ``items``; int is accepted for float
+    at every depth (BFCL only does so at the top level)."""
+    want = _declared(schema)
+    got = _kind(value)
+    if want == "any":
+        return True
+    if want == "float":
+        return got in ("float", "int")
+    if got != want:
+        return False
+    if want == "list" and schema is not None and isinstance(schema.get("items"), Mapping):
+        return all(_type_ok(v, schema["items"]) for v in value)
+    return True
+
+
+def literal_eq(value: Any, expected: Any) -> bool:
+    """Equality with BFCL's string normalisation, strict bools, and ints equal to
+    floats of the same value (JSON does not distinguish ``1`` from ``1.0``)."""
+    vk, ek = _kind(value), _kind(expected)
+    if vk == "str" and ek == "str":
+        return bool(normalize_string(value) == normalize_string(expected))
+    if vk in ("int", "float") and ek in ("int", "float"):
+        return bool(value == expected)
+    if vk != ek:
+        return False
+    if vk == "list":
+        return len(value) == len(expected) and all(
+            literal_eq(a, b) for a, b in zip(value, expected, strict=True)
+        )
+    if vk == "dict":
+        return value.keys() == expected.keys() and all(
+            literal_eq(value[k], expected[k]) for k in value
+        )
+    return bool(value == expected)
+
+
+def _acceptables(options: Any) -> list[Any]:
+    return list(options) if isinstance(options, list) else [options]
+
+
+def _dict_match(value: Mapping[str, Any], key: Mapping[str, Any]) -> tuple[str | None, str]:
+    """A dict against one acceptable dict whose values are lists of acceptables."""
+    for k, v in value.items():
+        if k not in key:
+            return "value_error:dict_key", f"unexpected dict key {k!r}"
+        opts = _acceptables(key[k])
+        if not any(o != "" and _value_match(v, o) for o in opts):
+            return "value_error:dict_value", f"dict key {k!r}: {v!r} not in {opts!r}"
+    for k, opts in key.items():
+        if k not in value and "" not in _acceptables(opts):
+            return "value_error:dict_key", f"missing dict key {k!r}"
+    return None, ""
+
+
+def _value_match(value: Any, acceptable: Any) -> bool:
+    """One value against one acceptable value (recursive key structure)."""
+    if isinstance(acceptable, dict) and isinstance(value, dict):
+        return _dict_match(value, acceptable)[0] is None
+    if isinstance(acceptable, list) and isinstance(value, list | tuple):
+        return len(value) == len(acceptable) and all(
+            _value_match(v, a) if isinstance(a, dict) else literal_eq(v, a)
+            for v, a in zip(value, acceptable, strict=True)
+        )
+    return literal_eq(value, acceptable)
+
+
+def _check_param(
+    param: str, value: Any, schema: Mapping[str, Any], options: list[Any], language: Language
+) -> tuple[str | None, str]:
+    if language != "python" and isinstance(value, str):
+        # Java/JS values arrive as source literals; ``any`` keeps the text as BFCL does.
+        declared = _declared(schema)
+        if declared == "str":
+            value = _unquote(value)
+        elif declared != "any":
+            value = parse_literal(value, language)
+    non_empty = [o for o in options if o != ""]
+    want = _declared(schema)
+    if not _type_ok(value, schema):
+        # BFCL's "variable" rule: the key lists a value of another type than the
+        # schema says (a variable name for an int, null for an optional, ...).
+        variable = [o for o in non_empty if _kind(o) == _kind(value) and not _type_ok(o, schema)]
+        if variable:
+            if any(_strict_eq(value, o) for o in variable):
+                return None, ""
+            return "value_error:others", f"{param!r}: {value!r} not in {non_empty!r}"
+        nested = want == "list" and _kind(value) == "list"
+        return (
+            "type_error:nested" if nested else "type_error:simple",
+            f"{param!r}: expected {schema.get('type')}, got {_kind(value)} ({value!r})",
+        )
+    if any(_value_match(value, o) for o in non_empty):
+        return None, ""
+    kind = _kind(value)
+    if kind == "dict":
+        errors = [_dict_match(value, o) for o in non_empty if isinstance(o, dict)] or [
+            ("value_error:dict_value", "no acceptable dict")
+        ]
+        err, why = errors[0]
+        return err, f"{param!r}: {why}"
+    error = {"str": "value_error:string", "list": "value_error:list"}.get(
+        kind, "value_error:others"
+    )
+    return error, f"{param!r}: {value!r} not in {non_empty!r}"
+
+
+def _strict_eq(a: Any, b: Any) -> bool:
+    return _kind(a) == _kind(b) and bool(a == b)
+
+
+def _unquote(text: str) -> str:
+    s = text.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        return s[1:-1]
+    return text
+
+
+def _names_equal(a: str, b: str, name_equivalence: bool) -> bool:
+    if a == b:
+        return True
+    return name_equivalence and a.replace(".", "_") == b.replace(".", "_")
+
+
+def check_call(
+    function: Mapping[str, Any],
+    call: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    *,
+    name_equivalence: bool = False,
+    language: Language = "python",
+) -> AstResult:
+    """One call ``{name: {arg: value}}`` against one key entry ``{name: {arg: [..]}}``
+    and the function's schema ``function`` (BFCL's simple function check)."""
+    parsed = _split_call(call)
+    if isinstance(parsed, str):
+        return False, "malformed_call", parsed
+    name, args = parsed
+    (expected_name, key), *_ = expected.items()
+    if not _names_equal(name, expected_name, name_equivalence):
+        return False, "wrong_func_name", f"expected {expected_name!r}, got {name!r}"
+    params = function.get("parameters") or {}
+    props: Mapping[str, Any] = params.get("properties") or {}
+    for req in params.get("required") or ():
+        if req not in args:
+            return False, "missing_required", f"missing required parameter {req!r}"
+    for param, value in args.items():
+        if param not in props or param not in key:
+            return False, "unexpected_param", f"unexpected parameter {param!r}"
+        err, why = _check_param(param, value, props[param], _acceptables(key[param]), language)
+        if err is not None:
+            return False, err, why
+    for param, options in key.items():
+        if param not in args and "" not in _acceptables(options):
+            return False, "missing_optional", f"parameter {param!r} is not optional in the key"
+    return True, None, ""
+
+
+def _split_call(call: Any) -> tuple[str, dict[str, Any]] | str:
+    if not isinstance(call, Mapping) or len(call) != 1:
+        return f"a call must be a one-key object {{name: {{arg: value}}}}, got {call!r}"
+    ((name, args),) = call.items()
+    if isinstance(args, str):  # arguments as a JSON text, as OpenAI sends them
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return f"arguments of {name!r} are not valid JSON"
+    if not isinstance(args, Mapping):
+        return f"arguments of {name!r} must be an object"
+    return str(name), dict(args)
+
+
+def _find_function(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any]:
+    for f in functions:
+        if f.get("name") == name:
+            return f
+    # A key naming a function absent from the docs is a defective task: check
+    # against an empty schema, which reports every argument as unexpected.
+    return {"name": name, "parameters": {"properties": {}, "required": []}}
+
+
+def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
+    """Maximum bipartite matching by augmenting paths (Kuhn 1955).
+
+    ``ok[i][j]``: expected call i can pair with actual call j. Returns, for each
+    expected call, the actual call it is matched to, or -1. Exact (not greedy):
+    an earlier pairing is undone whenever that frees a path for a later one.
+    """
+    n_exp = len(ok)
+    n_act = len(ok[0]) if ok else 0
+    owner = [-1] * n_act
+
+    def augment(i: int, seen: list[bool]) -> bool:
+        for j in range(n_act):
+            if ok[i][j] and not seen[j]:
+                seen[j] = True
+                if owner[j] == -1 or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    for i in range(n_exp):
+        augment(i, [False] * n_act)
+    match = [-1] * n_exp
+    for j, i in enumerate(owner):
+        if i >= 0:
+            match[i] = j
+    return match
+
+
+def ast_match(
+    functions: Sequence[Mapping[str, Any]],
+    calls: Sequence[Mapping[str, Any]],
+    answer: Sequence[Mapping[str, Any]],
+    category: str = "simple",
+    *,
+    name_equivalence: bool = False,
+    language: Language = "python",
+) -> AstResult:
+    """Whether ``calls`` match the BFCL answer key ``answer`` (see module doc).
+
+    ``functions`` are JSON-schema function docs (``{name, parameters: {type,
+    properties, required}}``), ``calls`` a list of ``{name: {arg: value}}``,
+    ``answer`` a list of ``{name: {arg: [acceptable values]}}``. ``category`` is
+    one of `CATEGORIES` (BFCL's ``live_*`` and language prefixes are accepted and
+    mapped, e.g. ``live_parallel`` -> ``parallel``, ``simple_java`` -> ``simple``
+    with ``language="java"``). Returns ``(valid, error_type, detail)``.
+    """
+    category, language = _resolve_category(category, language)
+    if category == "irrelevance":
+        if calls:
+            return False, "irrelevance:called", f"{len(calls)} call(s) where none was due"
+        return True, None, ""
+    if category == "relevance":
+        if not calls:
+            return False, "relevance:no_call", "no call where one was due"
+        return True, None, ""
+    if len(calls) != len(answer):
+        return False, "wrong_count", f"expected {len(answer)} call(s), got {len(calls)}"
+    if category in ("simple", "multiple"):
+        if not answer:
+            return True, None, ""
+        (name,) = answer[0].keys()
+        return check_call(
+            _find_function(functions, name),
+            calls[0],
+            answer[0],
+            name_equivalence=name_equivalence,
+            language=language,
+        )
+    if category not in ("parallel", "parallel_multiple"):
+        raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
+    results = [
+        [
+            check_call(
+                _find_function(functions, next(iter(exp))),
+                call,
+                exp,
+                name_equivalence=name_equivalence,
+                language=language,
+            )
+            for call in calls
+        ]
+        for exp in answer
+    ]
+    ok = [[r[0] for r in row] for row in results]
+    match = max_bipartite_matching(ok)
+    if all(j >= 0 for j in match):
+        return True, None, ""
+    i = match.index(-1)
+    (exp_name,) = answer[i].keys()
+    # Explain with the most telling candidate: a call of the expected name if any.
+    row = results[i]
+    same = [r for r, c in zip(row, calls, strict=True) if _call_name(c) == exp_name]
+    _, err, why = (same or row)[0]
+    return False, err, f"no call matches expected call {i} ({exp_name}): {why}"
+
+
+def _call_name(call: Any) -> str | None:
+    if isinstance(call, Mapping) and len(call) == 1:
+        return str(next(iter(call)))
+    return None
+
+
+def _resolve_category(category: str, language: Language) -> tuple[str, Language]:
+    cat = category.removeprefix("live_")
+    if cat == "simple_java":
+        return "simple", "java"
+    if cat == "simple_javascript":
+        return "simple", "javascript"
+    if cat == "simple_python":
+        return "simple", language
+    return cat, language
