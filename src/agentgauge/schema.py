@@ -113,6 +113,8 @@ class ToolResultEvent(_EventBase):
     """The result as the agent saw it (text or JSON)."""
     is_error: bool = False
     """Whether the tool reported an error (including injected faults)."""
+    irreversible: bool = False
+    """The call changed the world irreversibly (policy requires prior confirmation)."""
 
 
 class ControlEvent(_EventBase):

@@ -132,6 +132,7 @@ class TrialSession:
                 name=name,
                 content=outcome.content,
                 is_error=outcome.is_error,
+                irreversible=outcome.irreversible,
                 t=self._t(),
             )
         )

@@ -1,0 +1,1 @@
+"""Test support that ships with agentgauge: a loopback OpenAI-compatible server."""

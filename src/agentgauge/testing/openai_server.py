@@ -1,0 +1,212 @@
+"""A real chat-completions server on 127.0.0.1, for tests and benchmarks.
+
+A hosted model is the one boundary tests cannot reach, so they talk to this
+instead: a real HTTP/1.1 server (asyncio, keep-alive) speaking the OpenAI
+chat-completions protocol over a real socket. What it answers is decided by a
+*responder*, a function of the parsed request body:
+
+    def responder(request: dict) -> Reply: ...
+
+A `Reply` carries an HTTP status, a JSON body (or raw text, to test parsers)
+and an optional delay. Helpers build the common bodies: `completion` (text
+and/or tool calls with usage) and `error_body`.
+
+    with OpenAIServer(responder) as server:
+        client = httpx.Client(base_url=server.base_url)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["OpenAIServer", "Reply", "completion", "error_body", "tool_call"]
+
+
+@dataclass
+class Reply:
+    """What the server sends for one request."""
+
+    status: int = 200
+    body: Any = None
+    """A JSON-able object, or a ``str`` sent verbatim (for malformed responses)."""
+    delay_s: float = 0.0
+    """Seconds to wait before answering (latency, or a hang past a client timeout)."""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+_ids = itertools.count(1)
+
+
+def tool_call(
+    name: str, arguments: dict[str, Any] | str, call_id: str | None = None
+) -> dict[str, Any]:
+    """One tool call in the assistant message (``arguments`` may be raw text)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {
+        "id": call_id or f"call_{next(_ids)}",
+        "type": "function",
+        "function": {"name": name, "arguments": args},
+    }
+
+
+def completion(
+    content: str | None = None,
+    *,
+    tool_calls: list[dict[str, Any]] | None = None,
+    model: str = "fake-model",
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+) -> dict[str, Any]:
+    """A chat-completions response body with usage."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": f"chatcmpl-{next(_ids)}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def error_body(message: str, kind: str = "server_error") -> dict[str, Any]:
+    """An OpenAI-style error object."""
+    return {"error": {"message": message, "type": kind, "code": None}}
+
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
+
+
+class OpenAIServer:
+    """Serve ``responder`` on ``127.0.0.1`` in a background thread.
+
+    ``requests`` keeps every parsed request body in arrival order, so tests can
+    check what a client sent (retries included).
+    """
+
+    def __init__(self, responder: Responder, *, port: int = 0) -> None:
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self._port = port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def base_url(self) -> str:
+        """Base URL for an OpenAI client (ends in ``/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> OpenAIServer:
+        self._thread = threading.Thread(target=self._run, name="openai-server", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        if self._server is None:
+            raise RuntimeError("fake OpenAI server failed to start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._server is not None:
+            self._loop.call_soon_threadsafe(self._server.close)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        self._server = loop.run_until_complete(
+            asyncio.start_server(self._handle, "127.0.0.1", self._port, backlog=1024)
+        )
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {
+                    k.strip().lower(): v.strip()
+                    for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)
+                }
+                length = int(headers.get("content-length", "0"))
+                raw = await reader.readexactly(length) if length else b""
+                reply = self._dispatch(method, path, raw)
+                if reply.delay_s:
+                    await asyncio.sleep(reply.delay_s)
+                body = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+                data = body.encode()
+                extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
+                writer.write(
+                    f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                    f"{extra}Connection: keep-alive\r\n\r\n".encode()
+                    + data
+                )
+                await writer.drain()
+                if headers.get("connection", "").lower() == "close":
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+    def _dispatch(self, method: str, path: str, raw: bytes) -> Reply:
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            return Reply(body={"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+            return Reply(status=404, body=error_body(f"no route {method} {path}", "not_found"))
+        try:
+            request = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            return Reply(status=400, body=error_body("request body is not JSON", "invalid_request"))
+        with self._lock:
+            self.requests.append(request)
+        return self.responder(request)
