@@ -137,14 +137,16 @@ def reference_calls(answer: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
 def key_defects(
     functions: Sequence[Mapping[str, Any]], answer: Sequence[Mapping[str, Any]]
 ) -> list[str]:
-    """Why no output can satisfy this answer key (empty when it can).
+    """Why this answer key is defective (empty when it is sound): no output can
+    satisfy it, or values it lists can never be accepted.
 
     Found by reading the key against the schema: a required parameter whose
     acceptable list is empty or holds only ``""`` (it must be given, yet no
     value is accepted); values accepted for a parameter absent from the schema
     (the grader rejects any parameter outside the schema, so only omission
     could pass); a required parameter missing from the key (it must be given,
-    yet any value is unexpected); a function the docs do not describe.
+    yet any value is unexpected); a function the docs do not describe. The
+    output `reference_calls` builds fails on exactly these keys.
     """
     docs = {f.get("name"): f for f in functions}
     reasons: list[str] = []
@@ -160,9 +162,10 @@ def key_defects(
         for param, options in args.items():
             opts = options if isinstance(options, list) else [options]
             if param not in props and [o for o in opts if o != ""]:
+                tail = "only omission passes" if "" in opts else "no output passes"
                 reasons.append(
-                    f"{name}.{param}: the key accepts values for a parameter the schema "
-                    "lacks (any value is unexpected)"
+                    f"{name}.{param}: the key lists values for a parameter the schema "
+                    f"lacks, which the grader always rejects ({tail})"
                 )
             elif param in required and not [o for o in opts if o != ""]:
                 reasons.append(f"{name}.{param}: required, but the key accepts no value")

@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from agentgauge.graders.answer import answer_text
 from agentgauge.graders.ast import literal_eq
 from agentgauge.graders.base import fail, pass_, register, unknown
 from agentgauge.schema import (
@@ -173,19 +172,19 @@ def best_assignment(sim: list[list[float]], ancestors: list[int]) -> tuple[float
     return total, assign
 
 
-def _events(trial: Trial) -> list[Event | str]:
-    events: list[Event | str] = [
-        e
-        for e in trial.events
-        if isinstance(e, ToolCallEvent) or (isinstance(e, MessageEvent) and e.role == "assistant")
-    ]
+def _events(trial: Trial) -> tuple[list[Event | str], list[int | None]]:
+    """Candidate events (tool calls, assistant messages, then the final answer)
+    and their transcript indices (``None`` for the final answer)."""
+    events: list[Event | str] = []
+    where: list[int | None] = []
+    for idx, e in enumerate(trial.events):
+        if isinstance(e, ToolCallEvent) or (isinstance(e, MessageEvent) and e.role == "assistant"):
+            events.append(e)
+            where.append(idx)
     if trial.answer is not None:
         events.append(trial.answer)
-    elif not events:
-        text = answer_text(trial)
-        if text is not None:
-            events.append(text)
-    return events
+        where.append(None)
+    return events, where
 
 
 @register("milestones")
@@ -206,7 +205,7 @@ class MilestonesGrader:
             ancestors = _ancestors(ms)
         except ValueError as exc:
             return unknown(self.name, "bad_milestones", str(exc))
-        events = _events(trial)
+        events, where = _events(trial)
         sim = [[milestone_similarity(m, e) for e in events] for m in ms]
         total, assign = best_assignment(sim, ancestors)
         score = total / len(ms)
@@ -215,7 +214,8 @@ class MilestonesGrader:
             "milestones": [
                 {
                     "id": m.id,
-                    "event": None if j < 0 else j,
+                    "event_index": None if j < 0 else where[j],
+                    "final_answer": j >= 0 and where[j] is None,
                     "similarity": 0.0 if j < 0 else sim[i][j],
                 }
                 for i, (m, j) in enumerate(zip(ms, assign, strict=True))

@@ -1,0 +1,197 @@
+"""Perturbations of a correct call, each with the verdict BFCL's checker gives.
+
+The BFCL verdicts were read off ``ast_checker.py`` (bfcl_eval v4): e.g. a bool
+for an integer fails ``type(value) == int``; an int for a float is converted
+first. Our error types drop BFCL's checker prefixes
+(``simple_function_checker:missing_required`` -> ``missing_required``) and
+write ``value_error:list/tuple`` as ``value_error:list``. The benchmark
+``benchmarks/bench_graders.py`` runs these same cases through BFCL's own
+checker when bfcl-eval is installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linear_sum_assignment
+
+from agentgauge.graders import ast_match
+from agentgauge.graders.ast import check_call, max_bipartite_matching, normalize_string
+
+AREA = {
+    "name": "geo.area",
+    "parameters": {
+        "type": "dict",
+        "properties": {
+            "base": {"type": "integer"},
+            "height": {"type": "float"},
+            "unit": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "opts": {"type": "dict", "properties": {"precise": {"type": "boolean"}}},
+            "ref": {"type": "integer"},
+        },
+        "required": ["base", "height"],
+    },
+}
+KEY = {
+    "geo.area": {
+        "base": [10],
+        "height": [5.0],
+        "unit": ["meters", "m", ""],
+        "tags": [["a", "b"], ""],
+        "opts": [{"precise": [True]}, ""],
+        "ref": ["x_var", ""],  # a variable name where the schema says integer
+    }
+}
+GOOD = {"base": 10, "height": 5.0, "unit": "meters"}
+
+
+def _simple(args: dict[str, Any], name: str = "geo.area", **kw: Any) -> tuple[bool, str | None]:
+    valid, error, _ = ast_match([AREA], [{name: args}], [KEY], "simple", **kw)
+    return valid, error
+
+
+# (case, arguments, BFCL's verdict, our error type)
+CASES: list[tuple[str, dict[str, Any], bool, str | None]] = [
+    ("reference", GOOD, True, None),
+    ("optional omitted", {"base": 10, "height": 5.0}, True, None),
+    ("wrong value", {**GOOD, "base": 11}, False, "value_error:others"),
+    ("missing required", {"height": 5.0, "unit": "m"}, False, "missing_required"),
+    ("unknown parameter", {**GOOD, "color": "red"}, False, "unexpected_param"),
+    ("int for float (accepted)", {**GOOD, "height": 5}, True, None),
+    ("float for int (rejected)", {**GOOD, "base": 10.0}, False, "type_error:simple"),
+    ("bool for int", {**GOOD, "base": True}, False, "type_error:simple"),
+    ("string for int", {**GOOD, "base": "10"}, False, "type_error:simple"),
+    ("null for string", {**GOOD, "unit": None}, False, "type_error:simple"),
+    ("string case", {**GOOD, "unit": "METERS"}, True, None),
+    ("string punctuation and spaces", {**GOOD, "unit": " Me-ters."}, True, None),
+    ("string wrong", {**GOOD, "unit": "meter"}, False, "value_error:string"),
+    ("list in order", {**GOOD, "tags": ["A", "b"]}, True, None),
+    ("list order", {**GOOD, "tags": ["b", "a"]}, False, "value_error:list"),
+    ("list item type", {**GOOD, "tags": [1, 2]}, False, "type_error:nested"),
+    ("dict key by key", {**GOOD, "opts": {"precise": True}}, True, None),
+    ("dict wrong value", {**GOOD, "opts": {"precise": False}}, False, "value_error:dict_value"),
+    ("dict unknown key", {**GOOD, "opts": {"fast": True}}, False, "value_error:dict_key"),
+    ("dict missing key", {**GOOD, "opts": {}}, False, "value_error:dict_key"),
+    ("variable name (BFCL rule)", {**GOOD, "ref": "x_var"}, True, None),
+    ("variable name, other case", {**GOOD, "ref": "X_VAR"}, False, "value_error:others"),
+]
+
+
+@pytest.mark.parametrize(("case", "args", "bfcl_valid", "error"), CASES, ids=[c[0] for c in CASES])
+def test_perturbation_verdicts(
+    case: str, args: dict[str, Any], bfcl_valid: bool, error: str | None
+) -> None:
+    assert _simple(args) == (bfcl_valid, error)
+
+
+def test_wrong_name_and_name_equivalence() -> None:
+    assert _simple(GOOD, name="geo.volume") == (False, "wrong_func_name")
+    # Providers that forbid dots in names send geo_area: BFCL maps . to _ per model.
+    assert _simple(GOOD, name="geo_area") == (False, "wrong_func_name")
+    assert _simple(GOOD, name="geo_area", name_equivalence=True) == (True, None)
+
+
+def test_missing_optional_not_marked_optional() -> None:
+    key = {"geo.area": {"base": [10], "height": [5.0], "unit": ["m"]}}
+    valid, error, _ = ast_match([AREA], [{"geo.area": {"base": 10, "height": 5.0}}], [key])
+    assert (valid, error) == (False, "missing_optional")
+
+
+def test_wrong_count() -> None:
+    calls = [{"geo.area": GOOD}, {"geo.area": GOOD}]
+    assert ast_match([AREA], calls, [KEY], "simple")[1] == "wrong_count"
+    assert ast_match([AREA], [], [KEY], "simple")[1] == "wrong_count"
+    assert ast_match([AREA], calls[:1], [KEY, KEY], "parallel")[1] == "wrong_count"
+
+
+def test_irrelevance_and_malformed() -> None:
+    assert ast_match([AREA], [], [], "irrelevance") == (True, None, "")
+    assert ast_match([AREA], [{"geo.area": GOOD}], [], "irrelevance")[1] == "irrelevance:called"
+    assert ast_match([AREA], [{"a": {}, "b": {}}], [KEY])[1] == "malformed_call"
+    assert ast_match([AREA], [{"geo.area": "{not json"}], [KEY])[1] == "malformed_call"
+    # Arguments as JSON text (OpenAI's wire format) are parsed, never evaluated.
+    assert ast_match([AREA], [{"geo.area": '{"base": 10, "height": 5}'}], [KEY])[0]
+    assert not ast_match([AREA], [{"geo.area": {"base": "__import__('os')", "height": 5}}], [KEY])[
+        0
+    ]
+
+
+PAIR = {
+    "name": "pick",
+    "parameters": {"type": "dict", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+}
+
+
+def test_reordered_parallel_calls_pass() -> None:
+    key = [{"pick": {"x": [1]}}, {"pick": {"x": [2]}}, {"pick": {"x": [3]}}]
+    calls = [{"pick": {"x": 3}}, {"pick": {"x": 1}}, {"pick": {"x": 2}}]
+    assert ast_match([PAIR], calls, key, "parallel") == (True, None, "")
+    assert ast_match([PAIR], [*calls[:2], {"pick": {"x": 4}}], key, "parallel")[0] is False
+
+
+def test_pairing_greedy_matching_misses_is_accepted() -> None:
+    """Deliberate divergence from BFCL.
+
+    Expected call 0 accepts x in {1, 2}, expected call 1 only x = 1; the model
+    calls x = 1 then x = 2. BFCL walks the key in order and gives expected 0
+    the first call that fits (x = 1), leaving x = 2 for expected 1, which
+    fails: BFCL rejects. Pairing expected 0 with x = 2 and expected 1 with
+    x = 1 is valid, and a maximum bipartite matching finds it: we accept.
+    """
+    key = [{"pick": {"x": [1, 2]}}, {"pick": {"x": [1]}}]
+    calls = [{"pick": {"x": 1}}, {"pick": {"x": 2}}]
+    assert ast_match([PAIR], calls, key, "parallel") == (True, None, "")
+    # Greedy (first fit in key order), for contrast: expected 1 finds nothing.
+    used: set[int] = set()
+    greedy_ok = True
+    for exp in key:
+        j = next(
+            (j for j, c in enumerate(calls) if j not in used and check_call(PAIR, c, exp)[0]), None
+        )
+        if j is None:
+            greedy_ok = False
+            break
+        used.add(j)
+    assert greedy_ok is False
+
+
+def test_parallel_failure_names_the_telling_error() -> None:
+    key = [{"pick": {"x": [1]}}, {"pick": {"x": [2]}}]
+    valid, error, detail = ast_match(
+        [PAIR], [{"pick": {"x": 1}}, {"pick": {"x": 5}}], key, "parallel"
+    )
+    assert (valid, error) == (False, "value_error:others")
+    assert "expected call 1" in detail
+
+
+def test_normalize_string() -> None:
+    # BFCL removes spaces and ,./-_*^, maps ' to ", and lowers (we case-fold).
+    assert normalize_string("April 1, 2024") == normalize_string("april 1 2024")
+    assert normalize_string("It's") == 'it"s'
+    assert normalize_string("STRASSE") == normalize_string("straße")
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(st.booleans(), min_size=4, max_size=4), min_size=4, max_size=4))
+def test_matching_is_maximum(ok: list[list[bool]]) -> None:
+    """Kuhn's matching has the size of scipy's optimal assignment (property)."""
+    match = max_bipartite_matching(ok)
+    used = [j for j in match if j >= 0]
+    assert len(used) == len(set(used))
+    assert all(ok[i][j] for i, j in enumerate(match) if j >= 0)
+    cost = -np.array(ok, dtype=float)
+    rows, cols = linear_sum_assignment(cost)
+    assert len(used) == int(-cost[rows, cols].sum())
+
+
+@settings(deadline=None)
+@given(st.permutations(list(range(5))))
+def test_parallel_order_never_matters(order: list[int]) -> None:
+    key = [{"pick": {"x": [i, i + 1]}} for i in range(5)]
+    calls = [{"pick": {"x": i + (i % 2)}} for i in range(5)]
+    assert ast_match([PAIR], [calls[i] for i in order], key, "parallel")[0]
