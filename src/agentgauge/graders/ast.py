@@ -34,8 +34,7 @@ Every failure has a namespaced error type (``wrong_func_name``,
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from agentgauge.graders._literals import parse_literal
@@ -43,8 +42,10 @@ from agentgauge.graders._literals import parse_literal
 __all__ = [
     "CATEGORIES",
     "AstResult",
+    "CompiledKey",
     "ast_match",
     "check_call",
+    "compile_key",
     "literal_eq",
     "max_bipartite_matching",
     "normalize_string",
@@ -66,7 +67,8 @@ CATEGORIES: tuple[str, ...] = (
 AstResult = tuple[bool, str | None, str]
 """``(valid, error_type, detail)``: ``error_type`` is ``None`` exactly when valid."""
 
-_PUNCT = re.compile(r"[ ,./\-_*^]")
+# BFCL's regex [ ,./\-_*^] as a translation table (one C pass instead of a regex).
+_TABLE = str.maketrans({**dict.fromkeys(" ,./-_*^"), "'": '"'})
 
 # Declared type -> the JSON kind it must have. BFCL names, JSON-schema names,
 # and the Java / JavaScript names used by BFCL's simple_java / simple_javascript.
@@ -107,7 +109,7 @@ _KIND: dict[str, str] = {
 def normalize_string(text: str) -> str:
     """BFCL's string standardisation: drop spaces and ``,./-_*^``, ``'`` -> ``"``,
     case-fold (BFCL lowers; case-folding also equates e.g. ``ß`` and ``ss``)."""
-    return _PUNCT.sub("", text).replace("'", '"').casefold()
+    return text.translate(_TABLE).casefold()
 
 
 def _kind(value: Any) -> str:
@@ -205,7 +207,12 @@ def _value_match(value: Any, acceptable: Any) -> bool:
 
 
 def _check_param(
-    param: str, value: Any, schema: Mapping[str, Any], options: list[Any], language: Language
+    param: str,
+    value: Any,
+    schema: Mapping[str, Any],
+    options: list[Any],
+    language: Language,
+    explain: bool = True,
 ) -> tuple[str | None, str]:
     if language != "python" and isinstance(value, str):
         # Java/JS values arrive as source literals; ``any`` keeps the text as BFCL does.
@@ -223,12 +230,15 @@ def _check_param(
         if variable:
             if any(_strict_eq(value, o) for o in variable):
                 return None, ""
-            return "value_error:others", f"{param!r}: {value!r} not in {non_empty!r}"
+            why = f"{param!r}: {value!r} not in {non_empty!r}" if explain else ""
+            return "value_error:others", why
         nested = want == "list" and _kind(value) == "list"
-        return (
-            "type_error:nested" if nested else "type_error:simple",
-            f"{param!r}: expected {schema.get('type')}, got {_kind(value)} ({value!r})",
+        why = (
+            f"{param!r}: expected {schema.get('type')}, got {_kind(value)} ({value!r})"
+            if explain
+            else ""
         )
+        return ("type_error:nested" if nested else "type_error:simple"), why
     if any(_value_match(value, o) for o in non_empty):
         return None, ""
     kind = _kind(value)
@@ -241,7 +251,7 @@ def _check_param(
     error = {"str": "value_error:string", "list": "value_error:list"}.get(
         kind, "value_error:others"
     )
-    return error, f"{param!r}: {value!r} not in {non_empty!r}"
+    return error, f"{param!r}: {value!r} not in {non_empty!r}" if explain else ""
 
 
 def _strict_eq(a: Any, b: Any) -> bool:
@@ -261,6 +271,85 @@ def _names_equal(a: str, b: str, name_equivalence: bool) -> bool:
     return name_equivalence and a.replace(".", "_") == b.replace(".", "_")
 
 
+class _Param:
+    """One parameter of one expected call, with its acceptable values pre-read."""
+
+    __slots__ = ("bools", "kind", "nums", "options", "schema", "strs")
+
+    def __init__(self, schema: Mapping[str, Any], options: list[Any]) -> None:
+        self.schema = schema
+        self.kind = _declared(schema)
+        self.options = options
+        non_empty = [o for o in options if o != ""]
+        self.strs = frozenset(normalize_string(o) for o in non_empty if type(o) is str)
+        self.nums = frozenset(o for o in non_empty if type(o) is int or type(o) is float)
+        self.bools = frozenset(o for o in non_empty if type(o) is bool)
+
+
+class _Expected:
+    """One key entry compiled against its function's schema."""
+
+    __slots__ = ("key_name", "mandatory", "params", "raw", "required")
+
+    def __init__(self, function: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
+        (self.key_name, key), *_ = expected.items()
+        params = function.get("parameters") or {}
+        props: Mapping[str, Any] = params.get("properties") or {}
+        self.required: tuple[str, ...] = tuple(params.get("required") or ())
+        # Only parameters in both the schema and the key may be given; each is
+        # compiled the first time an output uses it.
+        self.raw = {p: (props[p], opts) for p, opts in key.items() if p in props}
+        self.params: dict[str, _Param] = {}
+        self.mandatory = tuple(p for p, o in key.items() if "" not in _acceptables(o))
+
+    def check(
+        self,
+        parsed: tuple[str, dict[str, Any]] | str,
+        name_equivalence: bool,
+        language: Language,
+        explain: bool = True,
+    ) -> AstResult:
+        if isinstance(parsed, str):
+            return False, "malformed_call", parsed
+        name, args = parsed
+        if name != self.key_name and not _names_equal(name, self.key_name, name_equivalence):
+            return False, "wrong_func_name", f"expected {self.key_name!r}, got {name!r}"
+        for req in self.required:
+            if req not in args:
+                return False, "missing_required", f"missing required parameter {req!r}"
+        python = language == "python"
+        params = self.params
+        for param, value in args.items():
+            p = params.get(param)
+            if p is None:
+                raw = self.raw.get(param)
+                if raw is None:
+                    return False, "unexpected_param", f"unexpected parameter {param!r}"
+                p = params[param] = _Param(raw[0] or {}, _acceptables(raw[1]))
+            if python:
+                # Fast paths for scalars that are acceptable as given; anything
+                # else (and every failure) takes the full check for its error.
+                t = type(value)
+                if t is str:
+                    if p.kind == "str" and value.translate(_TABLE).casefold() in p.strs:
+                        continue
+                elif t is int:
+                    if (p.kind == "int" or p.kind == "float") and value in p.nums:
+                        continue
+                elif t is float:
+                    if p.kind == "float" and value in p.nums:
+                        continue
+                elif t is bool and p.kind == "bool" and value in p.bools:
+                    continue
+            err, why = _check_param(param, value, p.schema, p.options, language, explain)
+            if err is not None:
+                return False, err, why
+        for param in self.mandatory:
+            if param not in args:
+                return False, "missing_optional", f"parameter {param!r} is not optional in the key"
+        return True, None, ""
+
+
 def check_call(
     function: Mapping[str, Any],
     call: Mapping[str, Any],
@@ -271,28 +360,7 @@ def check_call(
 ) -> AstResult:
     """One call ``{name: {arg: value}}`` against one key entry ``{name: {arg: [..]}}``
     and the function's schema ``function`` (BFCL's simple function check)."""
-    parsed = _split_call(call)
-    if isinstance(parsed, str):
-        return False, "malformed_call", parsed
-    name, args = parsed
-    (expected_name, key), *_ = expected.items()
-    if not _names_equal(name, expected_name, name_equivalence):
-        return False, "wrong_func_name", f"expected {expected_name!r}, got {name!r}"
-    params = function.get("parameters") or {}
-    props: Mapping[str, Any] = params.get("properties") or {}
-    for req in params.get("required") or ():
-        if req not in args:
-            return False, "missing_required", f"missing required parameter {req!r}"
-    for param, value in args.items():
-        if param not in props or param not in key:
-            return False, "unexpected_param", f"unexpected parameter {param!r}"
-        err, why = _check_param(param, value, props[param], _acceptables(key[param]), language)
-        if err is not None:
-            return False, err, why
-    for param, options in key.items():
-        if param not in args and "" not in _acceptables(options):
-            return False, "missing_optional", f"parameter {param!r} is not optional in the key"
-    return True, None, ""
+    return _Expected(function, expected).check(_split_call(call), name_equivalence, language)
 
 
 def _split_call(call: Any) -> tuple[str, dict[str, Any]] | str:
@@ -306,7 +374,7 @@ def _split_call(call: Any) -> tuple[str, dict[str, Any]] | str:
             return f"arguments of {name!r} are not valid JSON"
     if not isinstance(args, Mapping):
         return f"arguments of {name!r} must be an object"
-    return str(name), dict(args)
+    return str(name), args if type(args) is dict else dict(args)
 
 
 def _find_function(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any]:
@@ -318,20 +386,14 @@ def _find_function(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping
     return {"name": name, "parameters": {"properties": {}, "required": []}}
 
 
-def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
-    """Maximum bipartite matching by augmenting paths (Kuhn 1955).
-
-    ``ok[i][j]``: expected call i can pair with actual call j. Returns, for each
-    expected call, the actual call it is matched to, or -1. Exact (not greedy):
-    an earlier pairing is undone whenever that frees a path for a later one.
-    """
-    n_exp = len(ok)
-    n_act = len(ok[0]) if ok else 0
+def _kuhn(n_exp: int, n_act: int, ok: Callable[[int, int], bool]) -> list[int]:
     owner = [-1] * n_act
 
     def augment(i: int, seen: list[bool]) -> bool:
-        for j in range(n_act):
-            if ok[i][j] and not seen[j]:
+        # Try the call in the same position first: outputs usually follow the
+        # key's order. The order of trials does not change the matching's size.
+        for j in (*range(i, n_act), *range(min(i, n_act))):
+            if not seen[j] and ok(i, j):
                 seen[j] = True
                 if owner[j] == -1 or augment(owner[j], seen):
                     owner[j] = i
@@ -345,6 +407,92 @@ def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
         if i >= 0:
             match[i] = j
     return match
+
+
+def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
+    """Maximum bipartite matching by augmenting paths (Kuhn 1955).
+
+    ``ok[i][j]``: expected call i can pair with actual call j. Returns, for each
+    expected call, the actual call it is matched to, or -1. Exact (not greedy):
+    an earlier pairing is undone whenever that frees a path for a later one.
+    """
+    n_act = len(ok[0]) if ok else 0
+    return _kuhn(len(ok), n_act, lambda i, j: ok[i][j])
+
+
+class CompiledKey:
+    """An answer key compiled against its function docs, to match many outputs.
+
+    `ast_match` compiles the key on every call; a grader that checks many
+    trials of one task can compile once (``compile_key``) and call `match`.
+    The key and docs are read at compile time: later changes to them are not seen.
+    """
+
+    __slots__ = ("expected", "language", "name_equivalence")
+
+    def __init__(
+        self,
+        functions: Sequence[Mapping[str, Any]],
+        answer: Sequence[Mapping[str, Any]],
+        *,
+        language: Language = "python",
+        name_equivalence: bool = False,
+    ) -> None:
+        self.expected = [_Expected(_find_function(functions, next(iter(a))), a) for a in answer]
+        self.language: Language = language
+        self.name_equivalence = name_equivalence
+
+    def match(self, calls: Sequence[Mapping[str, Any]], category: str = "simple") -> AstResult:
+        """`ast_match` against the compiled key (see there)."""
+        category, language = _resolve_category(category, self.language)
+        if category == "irrelevance":
+            if calls:
+                return False, "irrelevance:called", f"{len(calls)} call(s) where none was due"
+            return True, None, ""
+        if category == "relevance":
+            if not calls:
+                return False, "relevance:no_call", "no call where one was due"
+            return True, None, ""
+        expected = self.expected
+        if len(calls) != len(expected):
+            return False, "wrong_count", f"expected {len(expected)} call(s), got {len(calls)}"
+        equiv = self.name_equivalence
+        if category == "simple" or category == "multiple":
+            if not expected:
+                return True, None, ""
+            return expected[0].check(_split_call(calls[0]), equiv, language)
+        if category not in ("parallel", "parallel_multiple"):
+            raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
+        parsed = [_split_call(c) for c in calls]
+        memo: dict[tuple[int, int], AstResult] = {}
+
+        def result(i: int, j: int) -> AstResult:
+            r = memo.get((i, j))
+            if r is None:
+                r = memo[i, j] = expected[i].check(parsed[j], equiv, language, explain=False)
+            return r
+
+        match = _kuhn(len(expected), len(parsed), lambda i, j: result(i, j)[0])
+        if -1 not in match:
+            return True, None, ""
+        i = match.index(-1)
+        exp_name = expected[i].key_name
+        # Explain with the most telling candidate: a call of the expected name if any.
+        row = [expected[i].check(p, equiv, language) for p in parsed]
+        same = [r for r, c in zip(row, calls, strict=True) if _call_name(c) == exp_name]
+        _, err, why = (same or row)[0]
+        return False, err, f"no call matches expected call {i} ({exp_name}): {why}"
+
+
+def compile_key(
+    functions: Sequence[Mapping[str, Any]],
+    answer: Sequence[Mapping[str, Any]],
+    *,
+    language: Language = "python",
+    name_equivalence: bool = False,
+) -> CompiledKey:
+    """Compile ``answer`` against ``functions`` once, to match many outputs."""
+    return CompiledKey(functions, answer, language=language, name_equivalence=name_equivalence)
 
 
 def ast_match(
@@ -366,53 +514,12 @@ def ast_match(
     with ``language="java"``). Returns ``(valid, error_type, detail)``.
     """
     category, language = _resolve_category(category, language)
-    if category == "irrelevance":
-        if calls:
-            return False, "irrelevance:called", f"{len(calls)} call(s) where none was due"
-        return True, None, ""
-    if category == "relevance":
-        if not calls:
-            return False, "relevance:no_call", "no call where one was due"
-        return True, None, ""
+    if category == "irrelevance" or category == "relevance":
+        return CompiledKey((), (), language=language).match(calls, category)
     if len(calls) != len(answer):
         return False, "wrong_count", f"expected {len(answer)} call(s), got {len(calls)}"
-    if category in ("simple", "multiple"):
-        if not answer:
-            return True, None, ""
-        (name,) = answer[0].keys()
-        return check_call(
-            _find_function(functions, name),
-            calls[0],
-            answer[0],
-            name_equivalence=name_equivalence,
-            language=language,
-        )
-    if category not in ("parallel", "parallel_multiple"):
-        raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
-    results = [
-        [
-            check_call(
-                _find_function(functions, next(iter(exp))),
-                call,
-                exp,
-                name_equivalence=name_equivalence,
-                language=language,
-            )
-            for call in calls
-        ]
-        for exp in answer
-    ]
-    ok = [[r[0] for r in row] for row in results]
-    match = max_bipartite_matching(ok)
-    if all(j >= 0 for j in match):
-        return True, None, ""
-    i = match.index(-1)
-    (exp_name,) = answer[i].keys()
-    # Explain with the most telling candidate: a call of the expected name if any.
-    row = results[i]
-    same = [r for r, c in zip(row, calls, strict=True) if _call_name(c) == exp_name]
-    _, err, why = (same or row)[0]
-    return False, err, f"no call matches expected call {i} ({exp_name}): {why}"
+    key = CompiledKey(functions, answer, language=language, name_equivalence=name_equivalence)
+    return key.match(calls, category)
 
 
 def _call_name(call: Any) -> str | None:
@@ -421,12 +528,17 @@ def _call_name(call: Any) -> str | None:
     return None
 
 
+_CATEGORY_ALIASES: dict[str, tuple[str, str | None]] = {
+    "simple_java": ("simple", "java"),
+    "simple_javascript": ("simple", "javascript"),
+    "simple_python": ("simple", None),
+}
+
+
 def _resolve_category(category: str, language: Language) -> tuple[str, Language]:
-    cat = category.removeprefix("live_")
-    if cat == "simple_java":
-        return "simple", "java"
-    if cat == "simple_javascript":
-        return "simple", "javascript"
-    if cat == "simple_python":
-        return "simple", language
-    return cat, language
+    cat = category[5:] if category.startswith("live_") else category
+    alias = _CATEGORY_ALIASES.get(cat)
+    if alias is None:
+        return cat, language
+    lang = alias[1]
+    return alias[0], language if lang is None else lang  # type: ignore[return-value]
