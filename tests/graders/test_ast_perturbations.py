@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from agentgauge.graders import ast_match
-from agentgauge.graders.ast import check_call, max_bipartite_matching, normalize_string
+from agentgauge.graders.ast import (
+    _check_param,
+    check_call,
+    compile_key,
+    max_bipartite_matching,
+    normalize_string,
+)
 
 AREA = {
     "name": "geo.area",
@@ -195,3 +201,73 @@ def test_parallel_order_never_matters(order: list[int]) -> None:
     key = [{"pick": {"x": [i, i + 1]}} for i in range(5)]
     calls = [{"pick": {"x": i + (i % 2)}} for i in range(5)]
     assert ast_match([PAIR], [calls[i] for i in order], key, "parallel")[0]
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, 1.0, 2.5, -1.0]),
+    st.sampled_from(["a", "A", "b-", "B", "x y", ""]),
+)
+_VALUES = st.one_of(_SCALARS, st.lists(_SCALARS, max_size=3))
+_SCHEMAS = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": "float"},
+        {"type": "boolean"},
+        {"type": "any"},
+        {"type": "array", "items": {"type": "string"}},
+        {"type": "array", "items": {"type": "float"}},
+        {"type": "array"},
+    ]
+)
+
+
+@settings(deadline=None, max_examples=400)
+@given(_SCHEMAS, st.lists(_VALUES, min_size=1, max_size=3), _VALUES)
+def test_fast_paths_agree_with_the_full_check(
+    schema: dict[str, Any], options: list[Any], value: Any
+) -> None:
+    """The scalar/list fast paths accept exactly what the full check accepts."""
+    doc = {"name": "f", "parameters": {"properties": {"p": schema}, "required": []}}
+    fast = check_call(doc, {"f": {"p": value}}, {"f": {"p": options}})[0]
+    full = _check_param("p", value, schema, options, "python")[0] is None
+    assert fast == full
+
+
+@settings(deadline=None, max_examples=300)
+@given(_SCHEMAS, st.lists(_VALUES, min_size=1, max_size=3), _VALUES)
+def test_compiled_and_single_use_keys_agree(
+    schema: dict[str, Any], options: list[Any], value: Any
+) -> None:
+    """ast_match (checks directly) and compile_key (builds lookup sets) agree."""
+    docs = [{"name": "f", "parameters": {"properties": {"p": schema}, "required": []}}]
+    key = [{"f": {"p": options}}]
+    calls = [{"f": {"p": value}}]
+    assert ast_match(docs, calls, key) == compile_key(docs, key).match(calls)
+
+
+def test_parallel_failure_explanations() -> None:
+    # Expected x=1 twice; calls x=1 and x=2: the second x=1 finds only x=2, which
+    # fails on its value (x=1 fits it but is taken).
+    key = [{"pick": {"x": [1]}}, {"pick": {"x": [1]}}]
+    res = ast_match([PAIR], [{"pick": {"x": 1}}, {"pick": {"x": 2}}], key, "parallel")
+    assert res[:2] == (False, "value_error:others")
+    # Every call fits expected call 2, but Hall's condition fails elsewhere:
+    # three expected calls all need x=1 or x=2, and only two such calls exist.
+    wide = {"name": "pick", "parameters": {"properties": {"x": {}}, "required": []}}
+    key = [{"pick": {"x": [1]}}, {"pick": {"x": [1]}}, {"pick": {"x": [1, 2, 3]}}]
+    res = ast_match(
+        [wide], [{"pick": {"x": 1}}, {"pick": {"x": 1}}, {"pick": {"x": 9}}], key, "parallel"
+    )
+    assert res[:2] == (False, "value_error:others")
+
+
+def test_empty_string_where_omission_is_allowed() -> None:
+    # BFCL compares the value with every option, "" included: unit="" passes
+    # where the key allows omitting unit; base="" still fails its type.
+    assert _simple({**GOOD, "unit": ""}) == (True, None)
+    assert _simple({**GOOD, "unit": " - "}) == (True, None)
+    assert _simple({**GOOD, "base": ""}) == (False, "type_error:simple")

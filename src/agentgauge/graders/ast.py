@@ -186,7 +186,7 @@ def _dict_match(value: Mapping[str, Any], key: Mapping[str, Any]) -> tuple[str |
         if k not in key:
             return "value_error:dict_key", f"unexpected dict key {k!r}"
         opts = _acceptables(key[k])
-        if not any(o != "" and _value_match(v, o) for o in opts):
+        if not any((o != "" or type(v) is str) and _value_match(v, o) for o in opts):
             return "value_error:dict_value", f"dict key {k!r}: {v!r} not in {opts!r}"
     for k, opts in key.items():
         if k not in value and "" not in _acceptables(opts):
@@ -239,7 +239,10 @@ def _check_param(
             else ""
         )
         return ("type_error:nested" if nested else "type_error:simple"), why
-    if any(_value_match(value, o) for o in non_empty):
+    # A string may also equal "" itself (as BFCL compares it): giving an empty
+    # string where omission is allowed is accepted.
+    candidates = options if type(value) is str else non_empty
+    if any(_value_match(value, o) for o in candidates):
         return None, ""
     kind = _kind(value)
     if kind == "dict":
@@ -274,24 +277,82 @@ def _names_equal(a: str, b: str, name_equivalence: bool) -> bool:
 class _Param:
     """One parameter of one expected call, with its acceptable values pre-read."""
 
-    __slots__ = ("bools", "kind", "nums", "options", "schema", "strs")
+    __slots__ = ("bools", "items_kind", "kind", "lists", "nums", "options", "schema", "strs")
 
     def __init__(self, schema: Mapping[str, Any], options: list[Any]) -> None:
         self.schema = schema
         self.kind = _declared(schema)
         self.options = options
         non_empty = [o for o in options if o != ""]
-        self.strs = frozenset(normalize_string(o) for o in non_empty if type(o) is str)
+        self.strs = frozenset(normalize_string(o) for o in options if type(o) is str)
         self.nums = frozenset(o for o in non_empty if type(o) is int or type(o) is float)
         self.bools = frozenset(o for o in non_empty if type(o) is bool)
+        items = schema.get("items") if self.kind == "list" else None
+        self.items_kind = _declared(items) if isinstance(items, Mapping) else "any"
+        tagged = [_tag_list(o) for o in non_empty if type(o) is list]
+        self.lists = frozenset(t for t in tagged if t is not None)
+
+
+def _direct_ok(value: Any, schema: Mapping[str, Any], options: list[Any]) -> bool:
+    """A scalar acceptable as given (the compiled fast path, without compiling):
+    ``True`` only when the full check would accept; ``False`` means "run it"."""
+    t = type(value)
+    if t is str:
+        if _declared(schema) != "str":
+            return False
+        norm = value.translate(_TABLE).casefold()
+        return any(type(o) is str and o.translate(_TABLE).casefold() == norm for o in options)
+    if t is int or t is float:
+        kind = _declared(schema)
+        if not (kind == "float" or (kind == "int" and t is int)):
+            return False
+        return any((type(o) is int or type(o) is float) and o == value for o in options)
+    if t is bool:
+        return _declared(schema) == "bool" and any(o is value for o in options)
+    return False
+
+
+def _tag_list(values: list[Any]) -> tuple[tuple[str, Any], ...] | None:
+    """A flat list as a hashable tuple that compares as `literal_eq` does (strings
+    normalised, ints equal to floats, bools apart); ``None`` when not flat."""
+    out = []
+    for v in values:
+        t = type(v)
+        if t is str:
+            out.append(("s", v.translate(_TABLE).casefold()))
+        elif t is int or t is float:
+            out.append(("n", v))
+        elif t is bool or v is None:
+            out.append(("b", v))
+        else:
+            return None
+    return tuple(out)
+
+
+_SCALAR_KIND = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null"}
+
+
+def _items_ok(values: list[Any], kind: str) -> bool:
+    if kind == "any":
+        return True
+    for v in values:
+        k = _SCALAR_KIND.get(type(v))
+        if k != kind and not (kind == "float" and k == "int"):
+            return False
+    return True
 
 
 class _Expected:
     """One key entry compiled against its function's schema."""
 
-    __slots__ = ("key_name", "mandatory", "params", "raw", "required")
+    __slots__ = ("cold", "key_name", "mandatory", "params", "raw", "required")
 
-    def __init__(self, function: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
+    def __init__(
+        self, function: Mapping[str, Any], expected: Mapping[str, Any], cold: bool = True
+    ) -> None:
+        # cold: checked once (ast_match), so parameters are checked directly
+        # instead of compiled into lookup sets.
+        self.cold = cold
         (self.key_name, key), *_ = expected.items()
         params = function.get("parameters") or {}
         props: Mapping[str, Any] = params.get("properties") or {}
@@ -325,6 +386,14 @@ class _Expected:
                 raw = self.raw.get(param)
                 if raw is None:
                     return False, "unexpected_param", f"unexpected parameter {param!r}"
+                if self.cold:
+                    schema, opts = raw[0] or {}, _acceptables(raw[1])
+                    if python and _direct_ok(value, schema, opts):
+                        continue
+                    err, why = _check_param(param, value, schema, opts, language, explain)
+                    if err is not None:
+                        return False, err, why
+                    continue
                 p = params[param] = _Param(raw[0] or {}, _acceptables(raw[1]))
             if python:
                 # Fast paths for scalars that are acceptable as given; anything
@@ -339,8 +408,13 @@ class _Expected:
                 elif t is float:
                     if p.kind == "float" and value in p.nums:
                         continue
-                elif t is bool and p.kind == "bool" and value in p.bools:
-                    continue
+                elif t is bool:
+                    if p.kind == "bool" and value in p.bools:
+                        continue
+                elif t is list and p.kind == "list" and p.lists:
+                    tagged = _tag_list(value)
+                    if tagged in p.lists and _items_ok(value, p.items_kind):
+                        continue
             err, why = _check_param(param, value, p.schema, p.options, language, explain)
             if err is not None:
                 return False, err, why
@@ -364,6 +438,10 @@ def check_call(
 
 
 def _split_call(call: Any) -> tuple[str, dict[str, Any]] | str:
+    if type(call) is dict and len(call) == 1:  # the common shape, without ABC checks
+        ((name, args),) = call.items()
+        if type(args) is dict and type(name) is str:
+            return name, args
     if not isinstance(call, Mapping) or len(call) != 1:
         return f"a call must be a one-key object {{name: {{arg: value}}}}, got {call!r}"
     ((name, args),) = call.items()
@@ -386,7 +464,12 @@ def _find_function(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping
     return {"name": name, "parameters": {"properties": {}, "required": []}}
 
 
-def _kuhn(n_exp: int, n_act: int, ok: Callable[[int, int], bool]) -> list[int]:
+def _kuhn(
+    n_exp: int, n_act: int, ok: Callable[[int, int], bool], *, perfect: bool = False
+) -> list[int]:
+    """Augmenting-path matching. With ``perfect``, stop at the first expected call
+    that cannot be matched: in Kuhn's algorithm a vertex that finds no augmenting
+    path on its turn is never matched later, so no perfect matching exists."""
     owner = [-1] * n_act
 
     def augment(i: int, seen: list[bool]) -> bool:
@@ -401,7 +484,8 @@ def _kuhn(n_exp: int, n_act: int, ok: Callable[[int, int], bool]) -> list[int]:
         return False
 
     for i in range(n_exp):
-        augment(i, [False] * n_act)
+        if not augment(i, [False] * n_act) and perfect:
+            break
     match = [-1] * n_exp
     for j, i in enumerate(owner):
         if i >= 0:
@@ -437,14 +521,22 @@ class CompiledKey:
         *,
         language: Language = "python",
         name_equivalence: bool = False,
+        _cold: bool = False,
     ) -> None:
-        self.expected = [_Expected(_find_function(functions, next(iter(a))), a) for a in answer]
+        self.expected = [
+            _Expected(_find_function(functions, next(iter(a))), a, cold=_cold) for a in answer
+        ]
         self.language: Language = language
         self.name_equivalence = name_equivalence
 
     def match(self, calls: Sequence[Mapping[str, Any]], category: str = "simple") -> AstResult:
         """`ast_match` against the compiled key (see there)."""
         category, language = _resolve_category(category, self.language)
+        return self._match(calls, category, language)
+
+    def _match(
+        self, calls: Sequence[Mapping[str, Any]], category: str, language: Language
+    ) -> AstResult:
         if category == "irrelevance":
             if calls:
                 return False, "irrelevance:called", f"{len(calls)} call(s) where none was due"
@@ -472,15 +564,18 @@ class CompiledKey:
                 r = memo[i, j] = expected[i].check(parsed[j], equiv, language, explain=False)
             return r
 
-        match = _kuhn(len(expected), len(parsed), lambda i, j: result(i, j)[0])
+        match = _kuhn(len(expected), len(parsed), lambda i, j: result(i, j)[0], perfect=True)
         if -1 not in match:
             return True, None, ""
         i = match.index(-1)
         exp_name = expected[i].key_name
-        # Explain with the most telling candidate: a call of the expected name if any.
-        row = [expected[i].check(p, equiv, language) for p in parsed]
-        same = [r for r, c in zip(row, calls, strict=True) if _call_name(c) == exp_name]
-        _, err, why = (same or row)[0]
+        # Explain with the most telling candidate: a call of the expected name that
+        # does not fit it, else any call that does not fit it.
+        order = sorted(range(len(calls)), key=lambda j: _call_name(calls[j]) != exp_name)
+        # Some call does not fit it: when call i failed, fewer than n calls were
+        # taken, so a call it fitted would still have been free.
+        j = next(j for j in order if not result(i, j)[0])
+        _, err, why = expected[i].check(parsed[j], equiv, language)
         return False, err, f"no call matches expected call {i} ({exp_name}): {why}"
 
 
@@ -518,8 +613,10 @@ def ast_match(
         return CompiledKey((), (), language=language).match(calls, category)
     if len(calls) != len(answer):
         return False, "wrong_count", f"expected {len(answer)} call(s), got {len(calls)}"
-    key = CompiledKey(functions, answer, language=language, name_equivalence=name_equivalence)
-    return key.match(calls, category)
+    key = CompiledKey(
+        functions, answer, language=language, name_equivalence=name_equivalence, _cold=True
+    )
+    return key._match(calls, category, language)
 
 
 def _call_name(call: Any) -> str | None:
