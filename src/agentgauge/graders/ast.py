@@ -345,23 +345,19 @@ def _items_ok(values: list[Any], kind: str) -> bool:
 class _Expected:
     """One key entry compiled against its function's schema."""
 
-    __slots__ = ("cold", "key_name", "mandatory", "params", "raw", "required")
+    __slots__ = ("cold", "key", "key_name", "params", "props", "required")
 
     def __init__(
         self, function: Mapping[str, Any], expected: Mapping[str, Any], cold: bool = True
     ) -> None:
-        # cold: checked once (ast_match), so parameters are checked directly
-        # instead of compiled into lookup sets.
+        # cold: checked once (ast_match), so parameters are checked directly;
+        # otherwise each is compiled into lookup sets the first time it is used.
         self.cold = cold
-        (self.key_name, key), *_ = expected.items()
+        (self.key_name, self.key), *_ = expected.items()
         params = function.get("parameters") or {}
-        props: Mapping[str, Any] = params.get("properties") or {}
+        self.props: Mapping[str, Any] = params.get("properties") or {}
         self.required: tuple[str, ...] = tuple(params.get("required") or ())
-        # Only parameters in both the schema and the key may be given; each is
-        # compiled the first time an output uses it.
-        self.raw = {p: (props[p], opts) for p, opts in key.items() if p in props}
         self.params: dict[str, _Param] = {}
-        self.mandatory = tuple(p for p, o in key.items() if "" not in _acceptables(o))
 
     def check(
         self,
@@ -379,22 +375,22 @@ class _Expected:
             if req not in args:
                 return False, "missing_required", f"missing required parameter {req!r}"
         python = language == "python"
-        params = self.params
+        params, key, props = self.params, self.key, self.props
         for param, value in args.items():
             p = params.get(param)
             if p is None:
-                raw = self.raw.get(param)
-                if raw is None:
+                # Only parameters in both the schema and the key may be given.
+                if param not in key or param not in props:
                     return False, "unexpected_param", f"unexpected parameter {param!r}"
                 if self.cold:
-                    schema, opts = raw[0] or {}, _acceptables(raw[1])
+                    schema, opts = props[param] or {}, _acceptables(key[param])
                     if python and _direct_ok(value, schema, opts):
                         continue
                     err, why = _check_param(param, value, schema, opts, language, explain)
                     if err is not None:
                         return False, err, why
                     continue
-                p = params[param] = _Param(raw[0] or {}, _acceptables(raw[1]))
+                p = params[param] = _Param(props[param] or {}, _acceptables(key[param]))
             if python:
                 # Fast paths for scalars that are acceptable as given; anything
                 # else (and every failure) takes the full check for its error.
@@ -418,9 +414,14 @@ class _Expected:
             err, why = _check_param(param, value, p.schema, p.options, language, explain)
             if err is not None:
                 return False, err, why
-        for param in self.mandatory:
-            if param not in args:
-                return False, "missing_optional", f"parameter {param!r} is not optional in the key"
+        if len(args) < len(key):
+            for param, options in key.items():
+                if param not in args and "" not in _acceptables(options):
+                    return (
+                        False,
+                        "missing_optional",
+                        f"parameter {param!r} is not optional in the key",
+                    )
         return True, None, ""
 
 
@@ -557,6 +558,14 @@ class CompiledKey:
             raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
         parsed = [_split_call(c) for c in calls]
         memo: dict[tuple[int, int], AstResult] = {}
+        # Outputs usually follow the key's order: try that pairing first, keeping
+        # each verdict for the full matching when it fails.
+        for i, exp in enumerate(expected):
+            r = memo[i, i] = exp.check(parsed[i], equiv, language, explain=False)
+            if not r[0]:
+                break
+        else:
+            return True, None, ""
 
         def result(i: int, j: int) -> AstResult:
             r = memo.get((i, j))

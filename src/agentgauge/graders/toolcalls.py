@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgauge.graders.ast import Language, ast_match
+from agentgauge.graders.ast import CompiledKey, Language, compile_key
 from agentgauge.graders.base import fail, pass_, register, tool_calls_of
-from agentgauge.schema import Grade, Task, Trial
+from agentgauge.schema import Expectations, Grade, Task, Trial
 
 __all__ = ["ToolCallsGrader", "infer_category"]
 
@@ -40,6 +40,23 @@ class ToolCallsGrader:
     def __init__(self, *, name_equivalence: bool = False, language: Language | None = None):
         self.name_equivalence = name_equivalence
         self.language = language
+        # One compiled key per task, reused across its trials (a re-grade sees the
+        # same Task object for every trial of a task).
+        self._keys: dict[str, tuple[Expectations, str, CompiledKey]] = {}
+
+    def _key(self, task: Task, language: Language) -> CompiledKey:
+        hit = self._keys.get(task.id)
+        if hit is not None and hit[0] is task.expectations and hit[1] == language:
+            return hit[2]
+        exp = task.expectations
+        key = compile_key(
+            exp.functions,
+            exp.answer_key or [],
+            language=language,
+            name_equivalence=self.name_equivalence,
+        )
+        self._keys[task.id] = (exp, language, key)
+        return key
 
     def enabled(self, task: Task) -> bool:
         exp = task.expectations
@@ -51,14 +68,7 @@ class ToolCallsGrader:
         category = exp.call_category or infer_category(exp.functions, answer)
         language = self.language or task.metadata.get("language", "python")
         calls = [{c.name: c.arguments} for c in tool_calls_of(trial)]
-        valid, error, detail = ast_match(
-            exp.functions,
-            calls,
-            answer,
-            category,
-            name_equivalence=self.name_equivalence,
-            language=language,
-        )
+        valid, error, detail = self._key(task, language).match(calls, category)
         evidence = {
             "category": category,
             "n_calls": len(calls),
