@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -161,6 +162,34 @@ def main() -> None:
     print(f"verdicts agree on {len(a) - len(differ)} of {len(a)} outputs")
     for c, i, x, y in differ[:20]:
         print(f"  {c} {i}: agentgauge {'pass' if x else 'fail'}, BFCL {'pass' if y else 'fail'}")
+    perturbations(bfcl_checker())
+
+
+def bfcl_checker() -> Callable[..., dict[str, Any]]:
+    from bfcl_eval.constants.enums import Language
+    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+
+    def check(functions: Any, calls: Any, key: Any, category: str) -> dict[str, Any]:
+        out: dict[str, Any] = ast_checker(
+            functions, calls, key, Language.PYTHON, category, "gorilla-openfunctions-v2"
+        )
+        return out
+
+    return check
+
+
+def perturbations(check: Callable[..., dict[str, Any]]) -> None:
+    """Re-run the perturbation suite through BFCL's checker and compare verdicts."""
+    data = json.loads((ROOT / "tests" / "graders" / "data" / "bfcl_perturbations.json").read_text())
+    print("perturbation suite (tests/graders/data/bfcl_perturbations.json):")
+    for case in data["cases"]:
+        functions = [data["AREA"]] if case["functions"] == "AREA" else case["functions"]
+        key = [data["KEY"]] if case["key"] == "KEY" else case["key"]
+        theirs = bool(check(functions, case["calls"], key, case["category"])["valid"])
+        ours_ = ast_match(functions, case["calls"], key, case["category"])[0]
+        same = "same" if theirs == ours_ else "DIFFERENT"
+        recorded = "" if theirs == case["bfcl_valid"] else " (BFCL changed since recorded!)"
+        print(f"  {case['case']:<62} BFCL {theirs!s:<5} ours {ours_!s:<5} {same}{recorded}")
 
 
 if __name__ == "__main__":
