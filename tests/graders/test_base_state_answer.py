@@ -170,3 +170,22 @@ def test_custom_grader_instance() -> None:
 
     r = grade_trial(_task(required=["always"]), _trial(), [Always()])
     assert (r.success, r.unknown) == (False, ["always"])
+
+
+def test_model_graders_are_not_built_by_default() -> None:
+    @register("needs_endpoint")
+    class NeedsEndpoint:
+        name = "needs_endpoint"
+        kind = "model"
+
+        def __init__(self, endpoint: str) -> None:  # no default: building it would fail
+            self.endpoint = endpoint
+
+        def enabled(self, task: Task) -> bool:
+            return True
+
+        def grade(self, task: Task, trial: Trial) -> Grade:
+            raise AssertionError("not called by default")
+
+    r = grade_trial(_task(answer=AnswerSpec(contains=["x"])), _trial(answer="x"))
+    assert [g.grader for g in r.grades] == ["answer"]

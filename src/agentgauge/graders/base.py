@@ -73,7 +73,8 @@ G = TypeVar("G", bound=Callable[..., Grader])
 
 
 def register(name: str) -> Callable[[G], G]:
-    """Class decorator: make a grader available as ``name``."""
+    """Class decorator: make a grader available as ``name``. The class's ``kind``
+    attribute is read without building it (``code`` graders run by default)."""
 
     def deco(factory: G) -> G:
         if name in _REGISTRY and _REGISTRY[name] is not factory:
@@ -160,10 +161,10 @@ def grade_trial(
     to False and the score to 0 (ToolSandbox).
     """
     if graders is None:
-        chosen: list[Grader] = [
-            g for g in (get_grader(n) for n in available_graders()) if g.kind == "code"
-        ]
-        chosen = [g for g in chosen if g.enabled(task)]
+        # Only code graders run by default; judge and human graders may need
+        # options (an endpoint, a labels file), so they are not even built.
+        code = [n for n in available_graders() if getattr(_REGISTRY[n], "kind", None) == "code"]
+        chosen: list[Grader] = [g for g in (get_grader(n) for n in code) if g.enabled(task)]
     else:
         chosen = [get_grader(g) if isinstance(g, str) else g for g in graders]
     grades = [g.grade(task, trial) for g in chosen]
