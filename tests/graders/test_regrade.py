@@ -72,6 +72,9 @@ def _store(path: Path) -> Store:
             grades=[Grade(grader="old", passed=True)],
         ),
         Trial(task_id="zzz", trial=0, success=True),
+        # An infra error with an empty transcript: "say hi" cannot pass, but even a
+        # "do nothing" expectation must not turn it into a success.
+        Trial(task_id="a", trial=1, success=False, status="error", answer="hi"),
     ]
     db.add_trials("r1", trials)
     return db
@@ -80,14 +83,15 @@ def _store(path: Path) -> Store:
 def test_regrade_writes_a_new_version(tmp_path: Path) -> None:
     with _store(tmp_path / "s.db") as db:
         res = regrade(db, "r1")
-        assert (res.version, res.n_trials, res.n_changed, res.skipped) == (2, 3, 2, ["zzz"])
+        assert (res.version, res.n_trials, res.n_changed, res.skipped) == (2, 4, 2, ["zzz"])
         trials = db.trials("r1")
-        assert [t.success for t in trials] == [True, False, True, True]
+        assert [t.success for t in trials] == [True, False, True, True, False]
+        assert {g.grader for g in trials[4].grades} == {"answer"}  # graded, outcome kept
         latest = {g.grader: g for g in trials[1].grades}
         assert latest["tool_calls"].status == "value_error:string"
         rows = db.conn.execute(
             "SELECT version, grader FROM grades g JOIN trials t ON t.id = g.trial_pk"
-            " WHERE t.task_id = 'a' ORDER BY version"
+            " WHERE t.task_id = 'a' AND t.trial = 0 ORDER BY version"
         ).fetchall()
         assert rows == [(1, "old"), (2, "answer")]  # the old grade is kept beside the new
         res = regrade(db, "r1", ["answer"])
@@ -115,7 +119,7 @@ def test_regrade_is_atomic(tmp_path: Path) -> None:
         with pytest.raises(RuntimeError):
             regrade(db, "r1", ["explodes_on_second"])
         assert db.conn.execute("SELECT COUNT(*) FROM grade_versions").fetchone() == before
-        assert [t.success for t in db.trials("r1")] == [False, True, True, True]
+        assert [t.success for t in db.trials("r1")] == [False, True, True, True, False]
 
 
 def test_regrade_errors(tmp_path: Path) -> None:

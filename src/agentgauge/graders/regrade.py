@@ -3,8 +3,9 @@
 The run's tasks come from the store's ``tasks`` table (the expectations as the
 run saw them). Every trial is graded again from its stored events, answer and
 final state; the grades are written as a new grade version beside the old
-ones, and each trial's outcome is updated — all in one transaction, so a
-failure leaves the store as it was.
+ones, and each finished trial's outcome is updated (trials with status
+``error`` or ``timeout`` keep theirs) — all in one transaction, so a failure
+leaves the store as it was.
 """
 
 from __future__ import annotations
@@ -91,8 +92,11 @@ def regrade(
             graded = grade_trial(task, trial, chosen)
             store.add_grades(pk, result.version, graded.grades)
             old = bool(trial.success)
-            new = old if graded.success is None else graded.success
-            if graded.success is not None:
+            # A trial that did not finish (error, timeout) keeps its recorded
+            # outcome: an empty transcript must not pass a "do nothing" check.
+            finished = trial.status == "completed"
+            new = old if graded.success is None or not finished else graded.success
+            if graded.success is not None and finished:
                 score = graded.score if graded.score is not None else float(graded.success)
                 store.set_outcome(pk, graded.success, score)
             result.n_trials += 1
