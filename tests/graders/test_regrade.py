@@ -72,8 +72,8 @@ def _store(path: Path) -> Store:
             grades=[Grade(grader="old", passed=True)],
         ),
         Trial(task_id="zzz", trial=0, success=True),
-        # An infra error with an empty transcript: "say hi" cannot pass, but even a
-        # "do nothing" expectation must not turn it into a success.
+        # A trial that did not finish: its answer would pass "say hi", but it keeps
+        # its recorded failure.
         Trial(task_id="a", trial=1, success=False, status="error", answer="hi"),
     ]
     db.add_trials("r1", trials)
