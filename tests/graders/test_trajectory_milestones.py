@@ -153,8 +153,8 @@ def test_hand_worked_dag() -> None:
 
 
 def test_order_is_enforced_transitively() -> None:
-    # C after B after A; events in order C, A: only one of A, C can count... A then C would
-    # need A before C (through B, transitively): C@0, A@1 violates it.
+    # A -> B -> C; C's event (0) comes before A's event (1). A and C cannot both
+    # count, even with B unmatched: C needs A earlier, through B.
     sim = [[0.0, 1.0], [0.0, 0.0], [1.0, 0.0]]  # rows A, B, C; columns events 0, 1
     ancestors = [0b000, 0b001, 0b011]
     total, assign = best_assignment(sim, ancestors)
