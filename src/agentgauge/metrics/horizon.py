@@ -264,7 +264,9 @@ def _fit_group(
                 f"(C = {regularization:g})"
             )
         for qq, h in horizons.items():
-            if h < lo_min or h > hi_min:
+            # A relative slack of 1e-9 keeps a horizon that lands on an end from
+            # being called an extrapolation because of rounding.
+            if h < lo_min * (1 - 1e-9) or h > hi_min * (1 + 1e-9):
                 side = "below the shortest" if h < lo_min else "above the longest"
                 warnings.append(
                     f"p{qq * 100:g} = {_fmt(h)} lies {side} task "
