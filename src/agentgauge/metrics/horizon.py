@@ -149,6 +149,8 @@ class HorizonReport:
 def percentile_with_inf(values: FloatArray, pcts: Sequence[float]) -> list[float]:
     """Linear-interpolation percentiles that keep ±∞ (numpy gives NaN for ∞ − ∞)."""
     v = np.sort(np.asarray(values, dtype=np.float64))
+    if v.size == 0:
+        return [float("nan")] * len(pcts)
     out: list[float] = []
     for p in pcts:
         pos = (v.size - 1) * p / 100.0

@@ -94,8 +94,56 @@ def logistic_loss(
     unpenalised (``LogisticRegression(C=C)`` with lbfgs).
     """
     eta = b0[:, None] + b1[:, None] * x[None, :]
-    nll = pos * np.logaddexp(0.0, -eta) + neg * np.logaddexp(0.0, eta)
+    # pos·softplus(−η) + neg·softplus(η) = (pos + neg)·softplus(η) − pos·η: one log per cell.
+    nll = (pos + neg) * _softplus(eta) - pos * eta
     return np.asarray(nll.sum(axis=1) + 0.5 * b1**2 / c, dtype=np.float64)
+
+
+def _softplus(eta: FloatArray) -> FloatArray:
+    # ln(1 + e^η) = max(η, 0) + ln(1 + e^−|η|): no overflow, and several times
+    # faster than np.logaddexp, which matters inside the bootstrap.
+    return np.asarray(np.maximum(eta, 0.0) + np.log1p(np.exp(-np.abs(eta))), dtype=np.float64)
+
+
+@dataclass
+class _State:
+    """Loss, gradient and Hessian of `logistic_loss` at (a, b) for a set of replicates."""
+
+    loss: FloatArray
+    g0: FloatArray
+    g1: FloatArray
+    h00: FloatArray
+    h01: FloatArray
+    h11: FloatArray
+
+
+def _evaluate(
+    xc: FloatArray, pos: FloatArray, neg: FloatArray, a: FloatArray, b: FloatArray, c: float
+) -> _State:
+    eta = a[:, None] + b[:, None] * xc[None, :]
+    e = np.exp(-np.abs(eta))
+    mass = pos + neg
+    loss = (mass * (np.maximum(eta, 0.0) + np.log1p(e)) - pos * eta).sum(axis=1) + 0.5 * b**2 / c
+    prob = np.where(eta >= 0, 1.0, e) / (1.0 + e)  # σ(η), stable on both sides
+    resid = mass * prob - pos
+    hw = mass * prob * (1.0 - prob)
+    return _State(
+        loss=loss,
+        g0=resid.sum(axis=1),
+        g1=resid @ xc + b / c,
+        h00=hw.sum(axis=1),
+        h01=hw @ xc,
+        h11=hw @ (xc * xc) + 1.0 / c,
+    )
+
+
+def _take(st: _State, rows: npt.NDArray[np.intp]) -> _State:
+    return _State(*(getattr(st, f)[rows] for f in ("loss", "g0", "g1", "h00", "h01", "h11")))
+
+
+def _put(st: _State, rows: npt.NDArray[np.intp], new: _State) -> None:
+    for f in ("loss", "g0", "g1", "h00", "h01", "h11"):
+        getattr(st, f)[rows] = getattr(new, f)
 
 
 def fit_logistic(
@@ -147,54 +195,72 @@ def fit_logistic(
     a = np.where(live, a, 0.0)
     converged = ~live
 
-    idx = np.flatnonzero(live)
-    p_, n_, a_, b_ = pos[idx], neg[idx], a[idx], b1[idx]
-    loss = logistic_loss(xc, p_, n_, a_, b_, c)
-    conv = np.zeros(idx.size, dtype=bool)
-    mass = p_ + n_
-    for _ in range(max_iter):
-        active = ~conv
-        if not active.any():
-            break
-        eta = a_[:, None] + b_[:, None] * xc[None, :]
-        prob = 0.5 * (1.0 + np.tanh(0.5 * eta))  # σ(η) without overflow
-        resid = mass * prob - p_
-        g0 = resid.sum(axis=1)
-        g1 = resid @ xc + b_ / c
-        hw = mass * prob * (1.0 - prob)
-        h00 = hw.sum(axis=1)
-        h01 = hw @ xc
-        h11 = hw @ (xc * xc) + 1.0 / c
-        det = h00 * h11 - h01 * h01
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s0 = (h11 * g0 - h01 * g1) / det
-            s1 = (h00 * g1 - h01 * g0) / det
-        bad = ~np.isfinite(s0) | ~np.isfinite(s1)
-        # A singular Hessian (e.g. all mass saturated) falls back to a gradient step.
-        s0 = np.where(bad, g0, s0)
-        s1 = np.where(bad, g1, s1)
-        s0 = np.where(active, s0, 0.0)
-        s1 = np.where(active, s1, 0.0)
-        step = np.ones(idx.size)
-        new_a, new_b = a_ - s0, b_ - s1
-        new_loss = logistic_loss(xc, p_, n_, new_a, new_b, c)
-        for _halving in range(40):
-            worse = active & (new_loss > loss + 1e-15 * np.abs(loss))
-            if not worse.any():
-                break
-            step = np.where(worse, step * 0.5, step)
-            new_a = np.where(worse, a_ - step * s0, new_a)
-            new_b = np.where(worse, b_ - step * s1, new_b)
-            new_loss = np.where(worse, logistic_loss(xc, p_, n_, new_a, new_b, c), new_loss)
-        moved = np.maximum(np.abs(step * s0), np.abs(step * s1))
-        a_, b_, loss = new_a, new_b, np.minimum(new_loss, loss)
-        conv |= active & (moved < tol * (1.0 + np.maximum(np.abs(a_), np.abs(b_))))
-    a[idx], b1[idx] = a_, b_
-    converged = converged.copy()
-    converged[idx] = conv
+    # Blocks of replicates keep the temporaries (block × cells) in cache; within a
+    # block every replicate still advances in the same array operations.
+    live_rows = np.flatnonzero(live)
+    for lo in range(0, live_rows.size, _BLOCK):
+        rows = live_rows[lo : lo + _BLOCK]
+        a[rows], b1[rows], converged[rows] = _newton(
+            xc, pos[rows], neg[rows], a[rows], b1[rows], c, max_iter, tol
+        )
     b0 = a - b1 * centre
     b0 = np.where(degenerate == 1, np.inf, np.where(degenerate == -1, -np.inf, b0))
     return LogisticFit(intercept=b0, slope=b1, converged=converged, degenerate=degenerate)
+
+
+#: Replicates per block in `fit_logistic` (256 × ~100 cells × 8 bytes ≈ 200 kB per temporary).
+_BLOCK = 256
+
+
+def _newton(
+    xc: FloatArray,
+    pos: FloatArray,
+    neg: FloatArray,
+    a: FloatArray,
+    b1: FloatArray,
+    c: float,
+    max_iter: int,
+    tol: float,
+) -> tuple[FloatArray, FloatArray, BoolArray]:
+    """Damped Newton on (a, b1) for a block of replicates, all with both outcomes present."""
+    a, b1 = a.copy(), b1.copy()
+    conv = np.zeros(a.size, dtype=bool)
+    # Work only on replicates still moving: most converge in a few steps, and the
+    # stragglers (nearly separable resamples) should not make every row iterate.
+    act = np.arange(a.size)
+    st = _evaluate(xc, pos[act], neg[act], a[act], b1[act], c)
+    for _ in range(max_iter):
+        if act.size == 0:
+            break
+        det = st.h00 * st.h11 - st.h01 * st.h01
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s0 = (st.h11 * st.g0 - st.h01 * st.g1) / det
+            s1 = (st.h00 * st.g1 - st.h01 * st.g0) / det
+        bad = ~np.isfinite(s0) | ~np.isfinite(s1)
+        # A singular Hessian (e.g. all mass saturated) falls back to a gradient step.
+        s0 = np.where(bad, st.g0, s0)
+        s1 = np.where(bad, st.g1, s1)
+        p_, n_, a_, b_ = pos[act], neg[act], a[act], b1[act]
+        step = np.ones(act.size)
+        new_a, new_b = a_ - s0, b_ - s1
+        new = _evaluate(xc, p_, n_, new_a, new_b, c)
+        for _halving in range(40):
+            # Damping: a replicate whose loss would rise halves its step (rare for
+            # logistic losses; it guards nearly separable resamples).
+            worse = np.flatnonzero(new.loss > st.loss + 1e-12 * (1.0 + np.abs(st.loss)))
+            if worse.size == 0:
+                break
+            step[worse] *= 0.5
+            new_a[worse] = a_[worse] - step[worse] * s0[worse]
+            new_b[worse] = b_[worse] - step[worse] * s1[worse]
+            _put(new, worse, _evaluate(xc, p_[worse], n_[worse], new_a[worse], new_b[worse], c))
+        moved = np.maximum(np.abs(step * s0), np.abs(step * s1))
+        a[act], b1[act] = new_a, new_b
+        done = moved < tol * (1.0 + np.maximum(np.abs(new_a), np.abs(new_b)))
+        conv[act[done]] = True
+        keep = np.flatnonzero(~done)
+        act, st = act[keep], _take(new, keep)
+    return a, b1, conv
 
 
 def horizon_from_coefficients(b0: FloatArray, b1: FloatArray, q: float) -> FloatArray:
@@ -224,7 +290,8 @@ def _draw_within(
     size: IntArray,
 ) -> tuple[IntArray, IntArray]:
     """For each (replicate b, group g), draw ``counts[b, g]`` members uniformly with
-    replacement from the ``size[g]`` members starting at ``start[g]``.
+    replacement from the ``size[g]`` members starting at ``start[g]`` (used for
+    tasks within families, where the draws are few).
 
     Returns one entry per draw: its replicate and the member drawn."""
     n_groups = counts.shape[1]
@@ -259,9 +326,10 @@ def bootstrap_masses(
     shape (B, n_cells): Σ over runs in the cell of m·pos_run and m·neg_run.
 
     Tasks must be coded 0..T−1 in family order (each family's tasks contiguous)
-    and runs sorted by task. Drawing n tasks for each of K copies of a family is
-    the same distribution as drawing K·n tasks from it at once, so each level is
-    one vectorised draw over all replicates.
+    and cells numbered in task order (each task's cells contiguous). Drawing n
+    tasks for each of K copies of a family is the same distribution as drawing
+    K·n tasks from it at once, so each level is one vectorised draw over all
+    replicates.
     """
     family_of_task = np.asarray(family_of_task, dtype=np.intp)
     task_of_run = np.asarray(task_of_run, dtype=np.intp)
@@ -277,14 +345,52 @@ def bootstrap_masses(
     rep, task = _draw_within(rng, fam_count * tasks_per_fam, _starts(tasks_per_fam), tasks_per_fam)
     task_count = np.bincount(rep * n_task + task, minlength=n_boot * n_task)
     task_count = task_count.reshape(n_boot, n_task)
-    # Level 3: runs within each drawn task, summed straight into cell masses.
+    # Level 3: runs within each drawn task. A task drawn M times contributes M·r
+    # draws from its r runs; only how many land in each class of interchangeable
+    # runs (same cell, same masses) matters, and those counts are multinomial. A
+    # multinomial is a chain of binomials (count of class j given what is left),
+    # so one binomial draw per class position covers every replicate and task.
     runs_per_task = np.bincount(task_of_run, minlength=n_task).astype(np.intp)
-    rep, run = _draw_within(rng, task_count * runs_per_task, _starts(runs_per_task), runs_per_task)
-    key = rep * n_cells + cell_of_run[run]
-    size = n_boot * n_cells
-    out_pos = np.bincount(key, weights=pos[run], minlength=size).astype(np.float64)
-    out_neg = np.bincount(key, weights=neg[run], minlength=size).astype(np.float64)
-    return out_pos.reshape(n_boot, n_cells), out_neg.reshape(n_boot, n_cells)
+    keys = np.stack([cell_of_run.astype(np.float64), pos, neg], axis=1)
+    classes, class_size = np.unique(keys, axis=0, return_counts=True)
+    class_cell = classes[:, 0].astype(np.intp)
+    cell_task = np.zeros(n_cells, dtype=np.intp)
+    cell_task[cell_of_run] = task_of_run
+    class_task = cell_task[class_cell]
+    # Position of each class among its task's classes (classes are sorted by cell,
+    # hence by task).
+    first = np.searchsorted(class_task, class_task, side="left")
+    position = np.arange(class_task.size) - first
+    depth = int(position.max()) + 1
+    size = np.zeros((depth, n_task))
+    cell_at = np.full((depth, n_task), n_cells, dtype=np.intp)  # n_cells: padding column
+    pos_at = np.zeros((depth, n_task))
+    neg_at = np.zeros((depth, n_task))
+    size[position, class_task] = class_size
+    cell_at[position, class_task] = class_cell
+    pos_at[position, class_task] = classes[:, 1]
+    neg_at[position, class_task] = classes[:, 2]
+    left = task_count * runs_per_task  # draws still to place, (B, T)
+    runs_left = runs_per_task.astype(np.float64)
+    out_pos = np.zeros((n_boot, n_cells + 1))
+    out_neg = np.zeros((n_boot, n_cells + 1))
+    for j in range(depth):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prob = np.where(runs_left > 0, size[j] / runs_left, 0.0)
+        # Only classes that share their task with runs still unplaced need a draw;
+        # a task's last class takes what is left, an empty slot takes nothing.
+        prob = np.clip(prob, 0.0, 1.0)
+        count = np.where(prob >= 1.0, left, 0)
+        mixed = np.flatnonzero((prob > 0.0) & (prob < 1.0))
+        if mixed.size:
+            count[:, mixed] = rng.binomial(left[:, mixed], prob[mixed])
+        left = left - count
+        runs_left = runs_left - size[j]
+        # Within one position j every task's class sits in a different cell, so
+        # the fancy-index update has no repeated real columns.
+        out_pos[:, cell_at[j]] += count * pos_at[j]
+        out_neg[:, cell_at[j]] += count * neg_at[j]
+    return out_pos[:, :n_cells], out_neg[:, :n_cells]
 
 
 # --------------------------------------------------------------------------- losses, Ord
