@@ -222,9 +222,11 @@ def _fit_group(
     rank[task_order] = np.arange(task_order.size)
     task = rank[task_code]
     fam_of_task = fam_of_task[task_order]
-    x_run = np.log2(sub.human_minutes)
-    run_order = np.lexsort((x_run, task))
-    task, fam, x_run, y = task[run_order], fam_code[run_order], x_run[run_order], y[run_order]
+    minutes_run = sub.human_minutes
+    run_order = np.lexsort((minutes_run, task))
+    task, fam, y = task[run_order], fam_code[run_order], y[run_order]
+    minutes_run = minutes_run[run_order]
+    x_run = np.log2(minutes_run)
 
     w = metr_weights(task, fam)
     pos_run, neg_run = w * y, w * (1.0 - y)
@@ -236,7 +238,7 @@ def _fit_group(
     x = x_run[new_cell]
     pos = np.bincount(cell, weights=pos_run, minlength=n_cells).astype(np.float64)
     neg = np.bincount(cell, weights=neg_run, minlength=n_cells).astype(np.float64)
-    minutes = np.exp2(x)
+    minutes = minutes_run[new_cell]
     lo_min, hi_min = float(minutes.min()), float(minutes.max())
 
     fit = fit_logistic(x, pos, neg, regularization=regularization)
