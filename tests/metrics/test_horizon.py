@@ -291,6 +291,49 @@ def test_bootstrap_multiplicities_are_unbiased() -> None:
     np.testing.assert_allclose(bn.mean(axis=0), expect_neg, atol=0.01)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=3), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_bootstrap_places_every_run_draw(sizes: list[list[int]], seed: int) -> None:
+    # sizes[f][k] = runs of the k-th task of family f; scores fractional, so a task
+    # has several classes of runs and the binomial chain has several links.
+    rng = np.random.default_rng(seed)
+    family_of_task = np.array([f for f, fam in enumerate(sizes) for _ in fam])
+    runs = [r for fam in sizes for r in fam]
+    task_of_run = np.repeat(np.arange(len(runs)), runs)
+    y = rng.choice([0.0, 0.25, 1.0], size=task_of_run.size)
+    w = metr_weights(task_of_run, family_of_task[task_of_run])
+    bp, bn = bootstrap_masses(
+        rng, 50, family_of_task, task_of_run, task_of_run, len(runs), w * y, w * (1 - y)
+    )
+    assert (bp >= 0).all() and (bn >= 0).all()
+    # A task drawn M times receives exactly M·r run draws, each of weight w_t:
+    # its total mass divided by w_t·r is a whole number.
+    w_task = np.bincount(task_of_run, weights=w) / np.array(runs)
+    draws_per_r = (bp + bn) / (w_task * np.array(runs))
+    np.testing.assert_allclose(draws_per_r, np.round(draws_per_r), atol=1e-9)
+    # Family level: a family's tasks together get K·n task draws (K its draw count).
+    for f, fam in enumerate(sizes):
+        cols = np.flatnonzero(family_of_task == f)
+        per_family = np.round(draws_per_r[:, cols]).sum(axis=1)
+        assert (per_family % len(fam) == 0).all()
+
+
+def test_bootstrap_with_fractional_scores_is_unbiased() -> None:
+    rng = np.random.default_rng(11)
+    family_of_task = np.array([0, 0, 1])
+    task_of_run = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    y = np.array([0.3, 1.0, 0.3, 0.0, 0.6, 0.9, 0.1, 0.1, 1.0])
+    w = metr_weights(task_of_run, family_of_task[task_of_run])
+    bp, bn = bootstrap_masses(
+        rng, 40_000, family_of_task, task_of_run, task_of_run, 3, w * y, w * (1 - y)
+    )
+    np.testing.assert_allclose(bp.mean(axis=0), np.bincount(task_of_run, w * y), atol=0.01)
+    np.testing.assert_allclose(bn.mean(axis=0), np.bincount(task_of_run, w * (1 - y)), atol=0.01)
+
+
 def test_bootstrap_resamples_whole_families() -> None:
     # Two families of two tasks each, one run per task. A family not drawn
     # removes both its tasks at once, so "task 0 absent" implies "task 1 absent"
@@ -373,9 +416,10 @@ def test_unbounded_horizon_is_null_in_json() -> None:
 
 @pytest.fixture(scope="module")
 def metr_trials() -> list[Any]:
-    from tests.conftest import SHARED_DATA
-
-    path = SHARED_DATA / "metr" / "all_runs.jsonl"
+    # Module scope (loaded once for the two tests): the same path as the shared_data fixture.
+    path = (
+        Path(__file__).resolve().parents[2].parent / "shared" / "data" / "metr" / "all_runs.jsonl"
+    )
     if not path.is_file():
         pytest.skip(f"reference data not found at {path}")
     return read_metr(path).trials
