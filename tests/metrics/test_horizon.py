@@ -79,6 +79,25 @@ def test_metr_weights_match_metr_own_column(shared_data: Path) -> None:
         np.testing.assert_allclose(ours, theirs, atol=1e-9, err_msg=alias)
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 5)), min_size=1, max_size=8))
+def test_metr_weights_properties(tasks: list[tuple[int, int]]) -> None:
+    # tasks[k] = (family, runs). Weights sum to 1; within a family every task
+    # carries the same total; a family's total is proportional to √(its tasks).
+    family_of_task = np.array([f for f, _ in tasks])
+    task = np.repeat(np.arange(len(tasks)), [r for _, r in tasks])
+    w = metr_weights(task, family_of_task[task])
+    assert w.sum() == pytest.approx(1.0)
+    per_task = np.bincount(task, weights=w)
+    for f in set(family_of_task.tolist()):
+        in_f = per_task[family_of_task == f]
+        np.testing.assert_allclose(in_f, in_f[0])
+        n_f = in_f.size
+        # total of family f = n_f · (1/√n_f) / Z = √n_f / Z
+        z = sum(math.sqrt(int((family_of_task == g).sum())) for g in set(family_of_task.tolist()))
+        assert in_f.sum() == pytest.approx(math.sqrt(n_f) / z)
+
+
 # --------------------------------------------------------------------------- fit
 
 
@@ -172,6 +191,19 @@ def test_extrapolation_is_warned() -> None:
     assert g.horizons[0.5] == pytest.approx(2**3.255324, rel=1e-5)
     assert any("p50" in w and "above the longest task" in w for w in g.warnings)
     assert not any("p80" in w for w in g.warnings)  # p80 lies inside [1, 4] min
+
+
+def test_groups_are_fitted_apart_and_can_be_pooled() -> None:
+    a = table([("s", None, 1.0, 1.0), ("l", None, 4.0, 0.0), ("m", None, 2.0, 1.0)], agent="a")
+    rows_b = [("s", None, 1.0, 1.0), ("l", None, 4.0, 1.0), ("m", None, 2.0, 0.0)]
+    b = table(rows_b, agent="b")
+    both = TrialTable(**{k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in vars(a)})
+    per_agent = horizon(both, bootstrap=0)
+    assert [g.labels["agent"] for g in per_agent.groups] == ["a", "b"]
+    assert per_agent.groups[0].n_runs == 3
+    pooled = horizon(both, bootstrap=0, by=None)
+    assert len(pooled.groups) == 1 and pooled.groups[0].n_runs == 6
+    assert pooled.groups[0].labels == {"agent": None}  # two agents: no single name
 
 
 def test_missing_minutes_are_left_out_with_a_warning() -> None:

@@ -54,7 +54,8 @@ def render(report: HorizonReport) -> Table:
         table.add_column(key, min_width=10)
     table.add_column("runs/\ntasks", justify="right", no_wrap=True)
     for q in report.q:
-        table.add_column(f"p{q * 100:g}\n[95% CI]", justify="right")
+        ci_head = "\n[95% CI]" if report.bootstrap > 0 else ""
+        table.add_column(f"p{q * 100:g}{ci_head}", justify="right")
     table.add_column("slope", justify="right", no_wrap=True)
     table.add_column("T½", justify="right", no_wrap=True)
     table.add_column("log-loss\nlogit/T½", justify="right", no_wrap=True)
