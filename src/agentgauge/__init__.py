@@ -6,6 +6,7 @@ Public API (SPEC 7). Import from here; submodules are the engine.
 from agentgauge._version import __version__
 from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.loading import load_trials
+from agentgauge.metrics.horizon import HorizonReport, horizon
 from agentgauge.schema import Event, Grade, Run, Task, Trial
 from agentgauge.store import Store
 from agentgauge.table import TrialTable
@@ -14,6 +15,7 @@ __all__ = [
     "AgentgaugeError",
     "Event",
     "Grade",
+    "HorizonReport",
     "InputError",
     "Run",
     "Store",
@@ -21,5 +23,6 @@ __all__ = [
     "Trial",
     "TrialTable",
     "__version__",
+    "horizon",
     "load_trials",
 ]
