@@ -209,7 +209,12 @@ def _cell_counts(
         pair = task if n_groups == 1 else group.astype(np.int64) * n_tasks + task
         size = n_groups * n_tasks
         n_pair = np.bincount(pair, minlength=size).reshape(n_groups, n_tasks)
-        c_pair = np.bincount(pair[success], minlength=size).reshape(n_groups, n_tasks)
+        # Successes as 0/1 weights (a uint8 view: no copy); float sums of 0/1 are exact.
+        c_pair = (
+            np.bincount(pair, weights=success.view(np.uint8), minlength=size)
+            .astype(np.int64)
+            .reshape(n_groups, n_tasks)
+        )
         return [(np.flatnonzero(n_pair[g]), n_pair[g], c_pair[g]) for g in range(n_groups)]
     # Many groups × many tasks: count only the cells that occur.
     pair = group.astype(np.int64) * n_tasks + task
