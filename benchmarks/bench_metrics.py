@@ -13,7 +13,7 @@ in this one run:
 - ``python loop``: a straightforward per-task loop with ``math.comb`` computing
   the same figures from plain Python lists (the list conversion is not timed).
 
-Every timing is the best of several repeats. The loop's figures are checked
+Every timing is the best of three interleaved rounds. The loop's figures are checked
 against the vectorised ones before any time is printed.
 """
 
@@ -165,13 +165,13 @@ def check(ref: dict[str, Any], got: dict[str, Any]) -> None:
     assert sr["ci_method"] == "normal" and got["n_clusters"] == N_TASKS // TASKS_PER_FAMILY
 
 
-def best_of(repeats: int, fn: Callable[[], Any]) -> tuple[float, Any]:
-    best, result = math.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+ROUNDS = 3
 
 
 def main() -> None:
@@ -181,16 +181,6 @@ def main() -> None:
           f"{N_TASKS // TASKS_PER_FAMILY:,} families, k = {KS}")  # fmt: skip
 
     cached = make_table(cols, seeded=True)
-    t_cached, report = best_of(5, lambda: compute_metrics(cached, k=KS))
-
-    def cold() -> Any:
-        return compute_metrics(make_table(cols, seeded=False), k=KS)
-
-    # make_table alone (no coding) is not part of the metric: time it to subtract it.
-    t_build, _ = best_of(3, lambda: make_table(cols, seeded=False))
-    t_cold_total, _ = best_of(3, cold)
-    t_cold = t_cold_total - t_build
-
     rows = {
         key: cols[key].tolist()
         for key in (
@@ -198,7 +188,21 @@ def main() -> None:
             "latency_s", "input_tokens", "output_tokens",
         )
     }  # fmt: skip
-    t_loop, ref = best_of(2, lambda: python_loop(rows))
+
+    # Rounds interleave the three measurements so that load from other processes
+    # weighs on all of them alike; each figure is the best of its rounds.
+    t_cached = t_cold = t_loop = math.inf
+    report: Any = None
+    ref: Any = None
+    for _ in range(ROUNDS):
+        for _ in range(2):
+            t, report = timed(lambda: compute_metrics(cached, k=KS))
+            t_cached = min(t_cached, t)
+        fresh = make_table(cols, seeded=False)  # building the table is not timed
+        t, _ = timed(lambda: compute_metrics(fresh, k=KS))  # noqa: B023
+        t_cold = min(t_cold, t)
+        t, ref = timed(lambda: python_loop(rows))
+        t_loop = min(t_loop, t)
     check(ref, report.to_dict()["groups"][0])
 
     print("figures agree (rel. 1e-9) between the loop and the vectorised engine")

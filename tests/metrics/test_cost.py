@@ -4,8 +4,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentgauge.metrics import cost_metrics, cost_of_pass
+from agentgauge.metrics.cost import quantiles
 
 NAN = float("nan")
 
@@ -91,3 +94,15 @@ def test_cost_of_pass_validates() -> None:
         cost_of_pass(1.0, 1.5)
     with pytest.raises(ValueError):
         cost_of_pass(-1.0, 0.5)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.sampled_from([0.0, 0.5, 1.25, 3.0, 7.5]) | st.floats(0, 100), min_size=1),
+    st.lists(st.floats(0, 1), min_size=1, max_size=4),
+)
+def test_quantiles_equal_numpy_linear(values: list[float], qs: list[float]) -> None:
+    arr = np.array(values)
+    got = quantiles(arr, tuple(qs))
+    np.testing.assert_allclose(got, np.quantile(arr, qs), rtol=1e-12, atol=1e-12)
+    assert arr.tolist() == values  # input untouched

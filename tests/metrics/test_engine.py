@@ -277,3 +277,14 @@ def test_sparse_cell_counting_equals_dense() -> None:
     finally:
         engine._DENSE_LIMIT = old
     assert dense == sparse
+
+
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=40))
+def test_first_rows_any_code_order(codes: list[int]) -> None:
+    from agentgauge.metrics.engine import _first_rows
+
+    # relabel to 0..K-1 in arbitrary (sorted) order and in first-appearance order
+    for labels in (sorted(set(codes)), list(dict.fromkeys(codes))):
+        arr = np.array([labels.index(c) for c in codes], dtype=np.intp)
+        expected = [int(np.flatnonzero(arr == j)[0]) for j in range(len(labels))]
+        assert _first_rows(arr, len(labels)).tolist() == expected

@@ -148,3 +148,15 @@ def test_vectorised_equals_elementwise(pairs: list[tuple[int, int]], k: int) -> 
     ref_hat = [pass_hat_k(int(a), int(b), k) for a, b in pairs]
     np.testing.assert_allclose(at, ref_at, rtol=0, atol=1e-12)
     np.testing.assert_allclose(hat, ref_hat, rtol=0, atol=1e-12)
+
+
+def test_mixed_tasks_raise_no_numpy_warnings() -> None:
+    # n=3, c=0 sits beside n=10, c=4: the masked factor for the first would divide by 0.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = pass_at_k(np.array([3, 10, 2]), np.array([0, 4, 1]), 3)
+    assert isinstance(out, np.ndarray)
+    # 0 successes -> 0; 1 - C(6,3)/C(10,3) = 1 - 20/120; k=3 > n=2 -> NaN
+    assert out[0] == 0.0 and out[1] == pytest.approx(1 - 20 / 120) and math.isnan(out[2])

@@ -152,6 +152,13 @@ def _group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpA
 
 def _first_rows(codes: IntpArray, size: int) -> IntpArray:
     """The first row holding each code."""
+    if codes.size:
+        # Codes numbered in order of first appearance (as `factorize` gives them): the
+        # first rows are where the running maximum steps up.
+        running = np.maximum.accumulate(codes)
+        steps = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
+        if steps.size == size and bool(np.all(codes[steps] == np.arange(size))):
+            return steps.astype(np.intp)
     first = np.full(size, codes.size, dtype=np.intp)
     np.minimum.at(first, codes, np.arange(codes.size, dtype=np.intp))
     return first

@@ -65,18 +65,16 @@ def pass_at_k(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> FloatArray | float:
     out[defined & (n_i - c_i < k)] = 1.0
     need = defined & (n_i - c_i >= k)
 
-    # Tasks with few successes: HumanEval's c-factor product, as one ragged array.
+    # Tasks with at most k successes: HumanEval's c factors, i = n, n−1, …, n−c+1,
+    # taken as one array pass per factor position (a task with fewer factors gets 1s).
     few = np.flatnonzero(need & (c_i <= k))
     if few.size:
-        lens = c_i[few]
-        starts = np.cumsum(lens) - lens
-        total = int(lens.sum())
+        n_few = n_i[few].astype(np.float64)
+        c_few = c_i[few]
         prod = np.ones(few.size)
-        if total:
-            # i runs over n−c+1 … n for each task: a ragged range built without a loop.
-            i = np.repeat(n_i[few] - lens + 1 - starts, lens) + np.arange(total)
-            has = lens > 0
-            prod[has] = np.multiply.reduceat(1.0 - k / i, starts[has])
+        with np.errstate(divide="ignore", invalid="ignore"):  # masked positions may hit n − j = 0
+            for j in range(int(c_few.max(initial=0))):
+                prod *= np.where(j < c_few, 1.0 - k / (n_few - j), 1.0)
         out[few] = 1.0 - prod
 
     # Tasks with more successes than k: the k-factor form, one array pass per factor.
