@@ -40,21 +40,12 @@ def _objects(values: Iterable[Any]) -> ObjArray:
 
 IntpArray = npt.NDArray[np.intp]
 
-#: Below this many distinct labels in a sample, vectorised equality passes beat hashing.
+#: Below this many distinct labels in a sample, vectorised equality passes beat a dict pass.
 _FEW_LABELS = 8
 
 
-def _factorize_hashed(values: ObjArray) -> tuple[ObjArray, IntpArray]:
-    """Codes by Python hash, sorted with numpy, then verified (a collision falls back to a dict)."""
-    hashes = np.fromiter(map(hash, values.tolist()), dtype=np.int64, count=len(values))
-    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    # Equal hashes must mean equal values; check every row against its representative.
-    if bool(np.all(values[first][inverse] == values)):
-        order = np.argsort(first, kind="stable")  # first appearance, not hash order
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        return values[first[order]], rank[inverse].astype(np.intp)
+def _factorize_dict(values: ObjArray) -> tuple[ObjArray, IntpArray]:
+    """Codes from one dict pass (faster than hashing into numpy and sorting, measured)."""
     seen: dict[Any, int] = {}
     codes = np.array([seen.setdefault(v, len(seen)) for v in values.tolist()], dtype=np.intp)
     return _objects(seen), codes
@@ -66,7 +57,7 @@ def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
     The integer codes let metrics count per task and per group with
     ``np.bincount`` instead of Python loops. Label columns with a handful of
     values (agent, model, variant) are coded by vectorised equality passes;
-    many-valued ones (task ids) by hashing, verified against collisions.
+    many-valued ones (task ids) by one dict pass.
     ``None`` is a value like any other.
     """
     n = len(values)
@@ -75,7 +66,7 @@ def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
     # A strided sample: a column sorted by label (tasks in order) must not look few-valued.
     sample = values[:: max(1, n // 512)]
     if len(set(sample.tolist())) > _FEW_LABELS:
-        return _factorize_hashed(values)
+        return _factorize_dict(values)
     codes = np.full(n, -1, dtype=np.intp)
     uniques: list[Any] = []
     free = np.arange(n)
@@ -86,8 +77,8 @@ def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
         codes[free[same]] = len(uniques)
         uniques.append(value)
         free = free[~same]
-    if free.size:  # more labels than expected: hash the rest
-        rest_uniques, rest_codes = _factorize_hashed(values[free])
+    if free.size:  # more labels than expected: a dict for the rest
+        rest_uniques, rest_codes = _factorize_dict(values[free])
         codes[free] = rest_codes + len(uniques)
         uniques.extend(rest_uniques.tolist())
     return _objects(uniques), codes
