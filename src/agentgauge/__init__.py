@@ -6,6 +6,7 @@ Public API (SPEC 7). Import from here; submodules are the engine.
 from agentgauge._version import __version__
 from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.loading import load_trials
+from agentgauge.metrics import MetricsReport, pass_at_k, pass_hat_k
 from agentgauge.metrics.horizon import HorizonReport, horizon
 from agentgauge.schema import Event, Grade, Run, Task, Trial
 from agentgauge.store import Store
@@ -17,6 +18,7 @@ __all__ = [
     "Grade",
     "HorizonReport",
     "InputError",
+    "MetricsReport",
     "Run",
     "Store",
     "Task",
@@ -25,4 +27,11 @@ __all__ = [
     "__version__",
     "horizon",
     "load_trials",
+    "metrics",
+    "pass_at_k",
+    "pass_hat_k",
 ]
+
+# The `metrics` function (SPEC 7) shares its name with the subpackage: bind it last,
+# after every submodule import above, so `agentgauge.metrics` is the function.
+from agentgauge.metrics.api import metrics  # noqa: E402
