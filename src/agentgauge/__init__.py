@@ -34,4 +34,4 @@ __all__ = [
 
 # The `metrics` function (SPEC 7) shares its name with the subpackage: bind it last,
 # after every submodule import above, so `agentgauge.metrics` is the function.
-from agentgauge.metrics.api import metrics  # noqa: E402
+from agentgauge.metrics.api import metrics
