@@ -6,6 +6,8 @@ Public API (SPEC 7). Import from here; submodules are the engine.
 from agentgauge._version import __version__
 from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.loading import load_trials
+from agentgauge.metrics import MetricsReport, pass_at_k, pass_hat_k
+from agentgauge.metrics.api import metrics
 from agentgauge.schema import Event, Grade, Run, Task, Trial
 from agentgauge.store import Store
 from agentgauge.table import TrialTable
@@ -15,6 +17,7 @@ __all__ = [
     "Event",
     "Grade",
     "InputError",
+    "MetricsReport",
     "Run",
     "Store",
     "Task",
@@ -22,4 +25,7 @@ __all__ = [
     "TrialTable",
     "__version__",
     "load_trials",
+    "metrics",
+    "pass_at_k",
+    "pass_hat_k",
 ]

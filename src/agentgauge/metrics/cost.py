@@ -1,0 +1,134 @@
+"""Cost, latency and tokens per trial (SPEC 5.3), and the cost of a success.
+
+Inputs are per-trial arrays with NaN for unknown values. An unknown price is
+never read as free: a figure that would need it is ``None`` with the count of
+trials whose price is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["CostMetrics", "cost_metrics", "cost_of_pass"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def cost_of_pass(cost_per_trial: float, success_rate: float) -> float:
+    """Expected spend per success: mean cost per trial (failures included) / success rate.
+
+    Erol et al. 2025, "Cost-of-Pass: An Economic Framework for Evaluating
+    Language Models" (arXiv:2504.13359): C_p = E[cost] / R. Infinite when the
+    rate is 0 (no number of attempts buys a success). $0.50 per trial at 40%
+    costs $1.25 per success; $2.00 at 90% costs $2.22.
+    """
+    if not 0 <= success_rate <= 1:
+        raise ValueError(f"success_rate must be in [0, 1], got {success_rate}")
+    if cost_per_trial < 0:
+        raise ValueError(f"cost_per_trial must be >= 0, got {cost_per_trial}")
+    return float("inf") if success_rate == 0 else cost_per_trial / success_rate
+
+
+@dataclass(frozen=True)
+class CostMetrics:
+    """Spend, latency and tokens of one group of trials."""
+
+    per_trial: float | None
+    total: float | None
+    cost_of_pass: float | None
+    judge_total: float | None
+    missing: int
+    """Trials whose agent price is unknown."""
+    latency_p50: float | None
+    latency_p95: float | None
+    latency_mean: float | None
+    input_tokens: float | None
+    """Mean input tokens per trial (over trials that report them)."""
+    output_tokens: float | None
+    input_tokens_total: float | None
+    output_tokens_total: float | None
+    tool_calls: float | None
+    """Mean tool calls per trial."""
+    model_calls: float | None
+    reasons: dict[str, str] = field(default_factory=dict)
+
+
+def _known(values: FloatArray) -> FloatArray:
+    return values[~np.isnan(values)]
+
+
+def _mean(values: FloatArray) -> float | None:
+    known = _known(values)
+    return float(known.mean()) if known.size else None
+
+
+def _total(values: FloatArray) -> float | None:
+    known = _known(values)
+    return float(known.sum()) if known.size else None
+
+
+def cost_metrics(
+    *,
+    success_rate: float | None,
+    cost_usd: FloatArray,
+    judge_cost_usd: FloatArray,
+    latency_s: FloatArray,
+    input_tokens: FloatArray,
+    output_tokens: FloatArray,
+    tool_calls: FloatArray,
+    model_calls: FloatArray,
+) -> CostMetrics:
+    """Cost per trial and in total, cost of pass, judge cost, latency, tokens.
+
+    - per_trial = Σ cost / N over all N trials; total = Σ cost. Both ``None``
+      when any trial's price is unknown (``missing`` counts them).
+    - cost_of_pass = per_trial / success_rate (`cost_of_pass`); ``None`` with
+      reason ``no successes`` when the rate is 0, or with the missing count.
+    - judge_total: the graders' spend, never added to the agent's.
+    - latency p50 and p95 (linear interpolation between order statistics,
+      numpy's default) and mean, over trials that report a latency.
+    """
+    n = cost_usd.size
+    reasons: dict[str, str] = {}
+    missing = int(np.count_nonzero(np.isnan(cost_usd)))
+    total: float | None = None
+    per_trial: float | None = None
+    if n and not missing:
+        total = float(cost_usd.sum())
+        per_trial = total / n
+    elif missing:
+        reasons["per_trial"] = reasons["total"] = f"price unknown for {missing} of {n} trials"
+
+    cop: float | None = None
+    if success_rate == 0:
+        reasons["cost_of_pass"] = "no successes"
+    elif missing:
+        reasons["cost_of_pass"] = f"price unknown for {missing} of {n} trials"
+    elif per_trial is not None and success_rate is not None:
+        cop = cost_of_pass(per_trial, success_rate)
+
+    lat = _known(latency_s)
+    p50 = p95 = None
+    if lat.size:
+        q = np.quantile(lat, [0.5, 0.95])
+        p50, p95 = float(q[0]), float(q[1])
+    return CostMetrics(
+        per_trial=per_trial,
+        total=total,
+        cost_of_pass=cop,
+        judge_total=_total(judge_cost_usd),
+        missing=missing,
+        latency_p50=p50,
+        latency_p95=p95,
+        latency_mean=float(lat.mean()) if lat.size else None,
+        input_tokens=_mean(input_tokens),
+        output_tokens=_mean(output_tokens),
+        input_tokens_total=_total(input_tokens),
+        output_tokens_total=_total(output_tokens),
+        tool_calls=_mean(tool_calls),
+        model_calls=_mean(model_calls),
+        reasons=reasons,
+    )
