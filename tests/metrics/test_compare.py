@@ -206,7 +206,7 @@ def test_selection_shared_tasks_variants_heldout_and_cost() -> None:
     assert c.tasks == ["t1", "t2"] and c.tasks_only_a == ["only_a"] and c.tasks_only_b == ["only_b"]
     assert c.trials_a.tolist() == [1, 1]
     assert c.cost_of_pass_a == pytest.approx(0.1)  # 0.1 per trial / rate 1.0
-    assert c.cost_of_pass_b is None and c.cost_reason_b == "2 trials with unknown price"
+    assert c.cost_of_pass_b is None and c.cost_reason_b == "price unknown for 2 of 2 trials"
     assert compare(a, b, include_heldout=True).tasks == ["t1", "t2", "t3"]
     with pytest.raises(ValueError, match="no task in common"):
         compare(_table({"x": [1]}), _table({"y": [1]}))

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from agentgauge.metrics.cost import cost_of_pass
 from agentgauge.stats.bootstrap import cluster_bootstrap_ci
 from agentgauge.stats.se import se_clustered, se_mean
 from agentgauge.table import TrialTable
@@ -153,7 +154,8 @@ def _per_task(table: TrialTable) -> dict[str, tuple[int, int]]:
     """task → (trials, successes)."""
     ids, idx = table.task_index()
     n = np.bincount(idx, minlength=len(ids))
-    c = np.bincount(idx[table.success], minlength=len(ids))
+    # An infra error is a failure (SPEC 5.1), whatever its success flag says.
+    c = np.bincount(idx[table.success & ~table.infra_error], minlength=len(ids))
     return {str(t): (int(n[i]), int(c[i])) for i, t in enumerate(ids)}
 
 
@@ -169,19 +171,16 @@ def _families(tables: tuple[TrialTable, ...], tasks: list[str]) -> list[str] | N
 
 
 def _cost_of_pass(table: TrialTable, rate: float) -> tuple[float | None, str | None]:
-    """Mean cost per trial / success rate (Erol et al. 2025; SPEC 5.3).
-
-    Private minimum for the comparison; `metrics.cost` holds the full metric.
-    """
+    """Mean cost per trial / success rate on the shared tasks (`metrics.cost.cost_of_pass`)."""
     cost = table.cost_usd
     missing = int(np.isnan(cost).sum())
     if len(cost) == 0:
         return None, "no trials"
     if missing:
-        return None, f"{missing} trial{'s' if missing != 1 else ''} with unknown price"
+        return None, f"price unknown for {missing} of {len(cost)} trials"
     if rate == 0:
         return None, "no successes"
-    return float(cost.mean() / rate), None
+    return cost_of_pass(float(cost.mean()), rate), None
 
 
 def _none_if_nan(x: float) -> float | None:
