@@ -220,6 +220,9 @@ def test_degenerate_inputs() -> None:
     shift = compare(_table({"a": [0], "b": [0]}), _table({"a": [1], "b": [1]}))
     assert shift.se_paired == 0 and shift.p_value == 0.0 and shift.verdict == "B is better"
     json.dumps(one.to_dict(), allow_nan=False)
+    # Two tasks, huge spread: the t interval would pass ±1; it is clipped to [−1, 1].
+    wide = compare(_table({"a": [0], "b": [1]}), _table({"a": [1], "b": [0]}))
+    assert wide.ci95 == (-1.0, 1.0)
 
 
 def test_to_dict_has_the_spec_fields() -> None:

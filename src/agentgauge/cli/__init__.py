@@ -26,7 +26,7 @@ app = typer.Typer(
 def main() -> None:
     """Console entry point."""
     # Importing the command modules registers them on `app`.
-    from agentgauge.cli import imports, metrics, runs  # noqa: F401
+    from agentgauge.cli import compare, imports, metrics, plan, runs  # noqa: F401
 
     try:
         app()  # standalone: click reports usage errors itself, with exit code 2

@@ -337,7 +337,9 @@ def _interval(
     if se is None or df is None:
         return None
     q = float(stats.t.ppf(0.5 + level / 2, df))
-    return mean - q * se, mean + q * se
+    # A difference of two rates lies in [−1, 1]; an interval reaching past it
+    # only advertises that the approximation is poor there (STYLE: no such bars).
+    return max(mean - q * se, -1.0), min(mean + q * se, 1.0)
 
 
 def _p_value(mean: float, se: float | None, df: int | None) -> float | None:
@@ -366,7 +368,7 @@ def compare(
     d_t = p_B,t − p_A,t; mean d; SE = sd(d, ddof=1)/√T, or Miller's clustered SE
     (C/(C−1) correction) when every shared task has a family and there are at
     least two families; (1 − α) interval and two-sided p from Student's t with
-    T − 1 (or C − 1) df; unpaired SE √(SE_A² + SE_B²) of the two rates on the
+    T − 1 (or C − 1) df, clipped to [−1, 1]; unpaired SE √(SE_A² + SE_B²) of the two rates on the
     same tasks and by the same method. Raises ``ValueError`` when the runs share
     no task.
     """
