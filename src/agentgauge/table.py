@@ -72,7 +72,9 @@ def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
     n = len(values)
     if n == 0:
         return np.empty(0, dtype=object), np.empty(0, dtype=np.intp)
-    if len(set(values[:256].tolist())) > _FEW_LABELS:
+    # A strided sample: a column sorted by label (tasks in order) must not look few-valued.
+    sample = values[:: max(1, n // 512)]
+    if len(set(sample.tolist())) > _FEW_LABELS:
         return _factorize_hashed(values)
     codes = np.full(n, -1, dtype=np.intp)
     uniques: list[Any] = []
@@ -238,6 +240,11 @@ class TrialTable:
                 raise ValueError(f"{name!r} is not a label column")
             cache[name] = factorize(column)
         return cache[name]
+
+    def cached_codes(self, name: str) -> tuple[ObjArray, IntpArray] | None:
+        """The coding of a column if already computed or seeded, else ``None`` (no work)."""
+        cache: dict[str, tuple[ObjArray, IntpArray]] = self.__dict__.get("_codes", {})
+        return cache.get(name)
 
     def seed_codes(self, name: str, uniques: ObjArray, codes: IntpArray) -> None:
         """Record an encoding the caller already holds (a generator's or the store's keys).

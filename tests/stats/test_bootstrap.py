@@ -60,3 +60,19 @@ def test_inputs_not_mutated_and_validated() -> None:
         cluster_bootstrap_means([], [])
     with pytest.raises(ValueError):
         cluster_bootstrap_means([0.1], [0, 1])
+
+
+@pytest.mark.parametrize("sizes", [[40, *[1] * 20], [3, 3, 5, 1, 2]])
+def test_padded_and_ragged_draws_agree(sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The two ways of drawing tasks within clusters sample the same distribution.
+    from agentgauge.stats import bootstrap
+
+    rng = np.random.default_rng(4)
+    clusters = np.repeat(np.arange(len(sizes)), sizes)
+    v = rng.random(clusters.size)
+    monkeypatch.setattr(bootstrap, "_PAD_WASTE", 10**9)
+    padded = cluster_bootstrap_means(v, clusters, n_boot=40_000, seed=1)
+    monkeypatch.setattr(bootstrap, "_PAD_WASTE", 0)
+    ragged = cluster_bootstrap_means(v, clusters, n_boot=40_000, seed=2)
+    assert padded.mean() == pytest.approx(ragged.mean(), abs=4 * padded.std() / 200)
+    assert padded.var() == pytest.approx(ragged.var(), rel=0.05)

@@ -63,9 +63,10 @@ def metrics_cmd(
     report = compute_metrics(
         src.table, k=ks, by=keys, exclude_infra_errors=exclude_infra_errors, seed=seed
     )
+    # Warnings go to stderr so that stdout stays the table or the JSON alone.
+    for w in report.warnings:
+        err_console().print(f"[yellow]warning:[/] {w}")
     if json_out:
-        for w in report.warnings:
-            err_console().print(f"[yellow]warning:[/] {w}")
         print_json(report.to_dict())
         return
-    print_metrics(report, console(), title=f"metrics for {src.label}")
+    print_metrics(report, console(), title=f"metrics for {src.label}", warnings=False)

@@ -57,7 +57,8 @@ class CostMetrics:
 
 
 def _known(values: FloatArray) -> FloatArray:
-    return values[~np.isnan(values)]
+    missing = np.isnan(values)
+    return values[~missing] if missing.any() else values
 
 
 def _mean(values: FloatArray) -> float | None:
@@ -93,7 +94,7 @@ def cost_metrics(
     """
     n = cost_usd.size
     reasons: dict[str, str] = {}
-    missing = int(np.count_nonzero(np.isnan(cost_usd)))
+    missing = int(np.count_nonzero(np.isnan(cost_usd)))  # NaN = price unknown
     total: float | None = None
     per_trial: float | None = None
     if n and not missing:

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from agentgauge.metrics.cost import CostMetrics, cost_metrics
 from agentgauge.metrics.outcome import OutcomeMetrics, PassK, outcome_metrics
-from agentgauge.table import GROUP_KEYS, TrialTable
+from agentgauge.table import GROUP_KEYS, TrialTable, factorize
 
 __all__ = ["SCHEMA", "GroupMetrics", "MetricsReport", "compute_metrics"]
 
@@ -135,9 +135,11 @@ def _group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpA
     n = len(table)
     if not by or n == 0:
         return np.zeros(n, dtype=np.intp), np.zeros(min(n, 1), dtype=np.intp)
+    coded = [table.codes(key) for key in by]
+    if all(len(uniques) == 1 for uniques, _ in coded):  # the usual case: one run, one group
+        return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
     combined = np.zeros(n, dtype=np.int64)
-    for key in by:
-        uniques, codes = table.codes(key)
+    for uniques, codes in coded:
         combined = combined * len(uniques) + codes
     if combined.min() == combined.max():
         return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
@@ -155,18 +157,28 @@ def _first_rows(codes: IntpArray, size: int) -> IntpArray:
     return first
 
 
-def _task_clusters(table: TrialTable, task_codes: IntpArray, n_tasks: int) -> IntpArray | None:
+def _task_clusters(
+    table: TrialTable, task_codes: IntpArray, n_tasks: int
+) -> tuple[IntpArray | None, int]:
     """One cluster code per task: its family, or its own singleton when it has none.
 
+    Also the number of family codes (singletons are coded from there up).
     ``None`` when no trial names a family (tasks are then the clusters).
     """
-    fam_uniques, fam_codes = table.codes("family")
+    first = _first_rows(task_codes, n_tasks)
+    cached = table.cached_codes("family")
+    if cached is not None:
+        fam_uniques, fam_codes = cached
+        task_fam = fam_codes[first]
+    else:  # code the families of tasks, not of rows: ten times fewer values to hash
+        fam_uniques, task_fam = factorize(table.family[first])
     is_none = np.array([u is None for u in fam_uniques.tolist()], dtype=bool)
     if is_none.all():
-        return None
-    task_fam = fam_codes[_first_rows(task_codes, n_tasks)]
+        return None, 0
     singleton = is_none[task_fam]
-    return np.where(singleton, len(fam_uniques) + np.arange(n_tasks), task_fam).astype(np.intp)
+    # A task without a family is its own cluster: codes above every family's code.
+    codes = np.where(singleton, len(fam_uniques) + np.arange(n_tasks), task_fam)
+    return codes.astype(np.intp), len(fam_uniques)
 
 
 def _label_value(table: TrialTable, key: str, rows: IntpArray | None) -> Any:
@@ -224,21 +236,17 @@ def compute_metrics(
 
     task_uniques, task_codes = table.codes("task_id")
     n_tasks_all = len(task_uniques)
-    clusters = _task_clusters(table, task_codes, n_tasks_all)
+    clusters, n_families = _task_clusters(table, task_codes, n_tasks_all)
 
     rows_g, codes_g, succ_g = group, task_codes, success
     if keep is not None:
         rows_g, codes_g, succ_g = group[keep], task_codes[keep], success[keep]
     if n_groups * n_tasks_all <= _DENSE_LIMIT:
-        pair = rows_g.astype(np.int64) * n_tasks_all + codes_g
+        # Cell (group, task) as one integer; with one group it is the task code itself.
+        pair = codes_g if n_groups == 1 else rows_g.astype(np.int64) * n_tasks_all + codes_g
         size = n_groups * n_tasks_all
         n_pair = np.bincount(pair, minlength=size).reshape(n_groups, n_tasks_all)
-        c_pair = (
-            np.bincount(pair, weights=succ_g, minlength=size)
-            .round()
-            .astype(np.int64)
-            .reshape(n_groups, n_tasks_all)
-        )
+        c_pair = np.bincount(pair[succ_g], minlength=size).reshape(n_groups, n_tasks_all)
         per_group = [(np.flatnonzero(n_pair[g]), n_pair[g], c_pair[g]) for g in range(n_groups)]
     else:  # many groups × many tasks: count only the pairs that occur
         pair = rows_g.astype(np.int64) * n_tasks_all + codes_g
@@ -271,7 +279,7 @@ def compute_metrics(
         task_cl = None
         if clusters is not None:
             task_cl = clusters[tasks]
-            if bool(np.all(task_cl >= len(table.codes("family")[0]))):
+            if bool(np.all(task_cl >= n_families)):
                 task_cl = None  # this group's tasks name no family: tasks are the clusters
         outcome = outcome_metrics(
             n_full[tasks],

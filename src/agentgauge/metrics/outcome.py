@@ -17,6 +17,7 @@ import numpy.typing as npt
 from agentgauge.metrics.passk import pass_at_k, pass_hat_k
 from agentgauge.stats import (
     cluster_bootstrap_ci,
+    cluster_codes,
     normal_interval,
     se_clustered,
     se_mean,
@@ -105,7 +106,7 @@ def success_interval(
         lo, hi = wilson_interval(int(c.sum()), t)
         return (float(lo), float(hi)), "wilson", None
     units = np.arange(t) if clusters is None else clusters
-    n_units = int(np.unique(units).size)
+    n_units = t if clusters is None else cluster_codes(clusters)[1]
     if n_units < 2:
         return None, None, "fewer than 2 clusters: no interval can be estimated"
     if n_units < NORMAL_FROM_CLUSTERS:
@@ -185,7 +186,7 @@ def outcome_metrics(
     ci, method, why = success_interval(p, n_arr, c_arr, cl, task_ids=ids, seed=seed, n_boot=n_boot)
     if why:
         reasons["ci95"] = why
-    n_clusters = int(np.unique(cl).size) if cl is not None else t
+    n_clusters = cluster_codes(cl)[1] if cl is not None else t
 
     at_k: dict[int, PassK] = {}
     hat_k: dict[int, PassK] = {}
@@ -219,6 +220,6 @@ def outcome_metrics(
         pass_at_k=at_k,
         pass_hat_k=hat_k,
         outcome_consistency=consistency,
-        flaky_tasks=[str(x) for x in flaky.tolist()],
+        flaky_tasks=flaky.tolist(),
         reasons=reasons,
     )

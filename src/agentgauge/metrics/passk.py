@@ -50,27 +50,44 @@ def pass_at_k(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> FloatArray | float:
         pass@k = 1 − ∏_{i=n−c+1}^{n} (1 − k/i),
 
     and 1.0 when n − c < k (every k-subset holds a success). NaN where k > n.
-    The plug-in 1 − (1 − c/n)^k is biased and is not what this returns.
-    Scalar inputs give a float; arrays give an array of their broadcast shape.
+    The product has c factors; where c > k the same ratio is taken as the
+    k-factor product ∏_{j=0}^{k−1} (n−c−j)/(n−j) (both telescope to
+    C(n−c, k)/C(n, k), and every factor of either lies in [0, 1], so neither
+    overflows nor cancels). The plug-in 1 − (1 − c/n)^k is biased and is not
+    what this returns. Scalar inputs give a float; arrays give an array of
+    their broadcast shape.
     """
     n_b, c_b = _validate(n, c, k)
     shape = n_b.shape
-    n_f, c_f = n_b.ravel(), c_b.ravel()
-    out = np.ones(n_f.size, dtype=np.float64)
-    # The product has c factors; it is needed only where n - c >= k (else pass@k = 1).
-    need = (n_f - c_f >= k) & (k <= n_f)
-    lens = np.where(need, c_f, 0)
-    starts = np.cumsum(lens) - lens
-    total = int(lens.sum())
-    if total:
-        # i runs over n−c+1 … n for each task: a ragged range built without a loop.
-        offsets = np.arange(total) - np.repeat(starts, lens)
-        i = np.repeat(n_f - c_f + 1, lens) + offsets
-        factors = 1.0 - k / i
-        has = lens > 0
-        out[has] = 1.0 - np.multiply.reduceat(factors, starts[has])
-    out[need & (lens == 0)] = 0.0  # no successes: the product is empty (=1), pass@k = 0
-    out[k > n_f] = np.nan
+    n_i, c_i = n_b.ravel(), c_b.ravel()
+    out = np.full(n_i.size, np.nan)
+    defined = k <= n_i
+    out[defined & (n_i - c_i < k)] = 1.0
+    need = defined & (n_i - c_i >= k)
+
+    # Tasks with few successes: HumanEval's c-factor product, as one ragged array.
+    few = np.flatnonzero(need & (c_i <= k))
+    if few.size:
+        lens = c_i[few]
+        starts = np.cumsum(lens) - lens
+        total = int(lens.sum())
+        prod = np.ones(few.size)
+        if total:
+            # i runs over n−c+1 … n for each task: a ragged range built without a loop.
+            i = np.repeat(n_i[few] - lens + 1 - starts, lens) + np.arange(total)
+            has = lens > 0
+            prod[has] = np.multiply.reduceat(1.0 - k / i, starts[has])
+        out[few] = 1.0 - prod
+
+    # Tasks with more successes than k: the k-factor form, one array pass per factor.
+    many = np.flatnonzero(need & (c_i > k))
+    if many.size:
+        fail = (n_i[many] - c_i[many]).astype(np.float64)
+        tot = n_i[many].astype(np.float64)
+        prod = np.ones(many.size)
+        for j in range(k):
+            prod *= (fail - j) / (tot - j)
+        out[many] = 1.0 - prod
     result = out.reshape(shape)
     return float(result) if result.ndim == 0 else result
 

@@ -15,6 +15,8 @@ __all__ = ["cluster_bootstrap_ci", "cluster_bootstrap_means"]
 
 #: Most resampled tasks drawn in one block (bounds memory at a few tens of MB).
 _BLOCK_DRAWS = 1 << 22
+#: Padded draws are used while clusters × widest cluster ≤ this × tasks.
+_PAD_WASTE = 4
 
 
 def cluster_bootstrap_means(
@@ -50,17 +52,35 @@ def cluster_bootstrap_means(
 
     rng = np.random.default_rng(seed)
     means = np.empty(n_boot, dtype=np.float64)
-    block = max(1, _BLOCK_DRAWS // max(1, v.size))
+    widest = int(size.max())
+    # Padded draws (a fixed grid of clusters × widest, masked) avoid ragged index building;
+    # they waste little unless family sizes are very unequal, when ragged draws are used.
+    padded = n_clusters * widest <= _PAD_WASTE * v.size
+    per_rep_draws = n_clusters * widest if padded else v.size
+    block = max(1, _BLOCK_DRAWS // max(1, per_rep_draws))
     for b0 in range(0, n_boot, block):
         nb = min(block, n_boot - b0)
         picked = rng.integers(0, n_clusters, size=(nb, n_clusters))
-        m = size[picked].ravel()  # tasks to draw from each picked cluster
-        per_rep = m.reshape(nb, n_clusters).sum(axis=1)
-        # Within-cluster draws: for every picked cluster, m uniform positions in it.
-        offset = rng.integers(0, np.repeat(m, m))
-        idx = np.repeat(start[picked].ravel(), m) + offset
-        rep = np.repeat(np.arange(nb), per_rep)
-        means[b0 : b0 + nb] = np.bincount(rep, weights=v_sorted[idx], minlength=nb) / per_rep
+        m = size[picked]  # tasks to draw from each picked cluster, shape (nb, C)
+        per_rep = m.sum(axis=1)
+        if padded:
+            m3 = m[:, :, None]
+            # floor(u·m) is uniform on 0..m-1; the clip guards u·m rounding up to m.
+            offset = (rng.random((nb, n_clusters, widest)) * m3).astype(np.intp)
+            np.minimum(offset, m3 - 1, out=offset)
+            offset += start[picked][:, :, None]
+            drawn = v_sorted[offset]
+            if widest > 1:
+                drawn[np.arange(widest) >= m3] = 0.0  # slots beyond a cluster's size
+            sums = drawn.reshape(nb, -1).sum(axis=1)
+        else:
+            flat = m.ravel()
+            counts = np.repeat(flat, flat)
+            offset = np.minimum((rng.random(counts.size) * counts).astype(np.intp), counts - 1)
+            idx = np.repeat(start[picked].ravel(), flat) + offset
+            rep = np.repeat(np.arange(nb), per_rep)
+            sums = np.bincount(rep, weights=v_sorted[idx], minlength=nb)
+        means[b0 : b0 + nb] = sums / per_rep
     return means
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["se_clustered", "se_mean"]
+__all__ = ["cluster_codes", "se_clustered", "se_mean"]
 
 ArrayLike = npt.ArrayLike
 
@@ -22,6 +22,20 @@ def _values(values: ArrayLike) -> npt.NDArray[np.float64]:
     if not np.all(np.isfinite(v)):
         raise ValueError("task values must be finite")
     return v
+
+
+def cluster_codes(labels: ArrayLike) -> tuple[npt.NDArray[np.intp], int]:
+    """Non-negative integer codes for cluster labels, and the number of distinct labels.
+
+    Small non-negative integer labels (codes already) are used as they are, so
+    codes may have gaps; anything else is coded with ``np.unique``.
+    """
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "iu" and arr.size and arr.min() >= 0 and arr.max() < 4 * arr.size + 16:
+        codes = arr.reshape(-1).astype(np.intp, copy=False)
+        return codes, int(np.count_nonzero(np.bincount(codes)))
+    uniques, inverse = np.unique(arr, return_inverse=True)
+    return inverse.reshape(-1).astype(np.intp), int(uniques.size)
 
 
 def se_mean(values: ArrayLike) -> float:
@@ -55,12 +69,10 @@ def se_clustered(values: ArrayLike, clusters: ArrayLike) -> float:
     labels = np.asarray(clusters)
     if labels.shape != v.shape:
         raise ValueError(f"clusters has shape {labels.shape}, values {v.shape}")
-    _, codes = np.unique(labels, return_inverse=True)
-    codes = codes.reshape(-1)
-    n_clusters = int(codes.max()) + 1 if codes.size else 0
+    codes, n_clusters = cluster_codes(labels)
     if n_clusters < 2:
         return float("nan")
     resid = v - v.mean()
-    sums = np.bincount(codes, weights=resid, minlength=n_clusters)
+    sums = np.bincount(codes, weights=resid)  # labels not present contribute 0
     meat = float(np.dot(sums, sums))
     return float(np.sqrt(n_clusters / (n_clusters - 1) * meat) / v.size)
