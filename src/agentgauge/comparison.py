@@ -112,16 +112,22 @@ def _store_of(spec: str) -> tuple[Path, str] | None:
 
 
 def _audit_heldout(specs: Sequence[tuple[str, SystemInfo]]) -> HeldoutUsage | None:
-    """Log this use of held-out tasks in each store, and return the usage of the last store."""
+    """Log this use of held-out tasks once per store involved; return the usage in B's store."""
     from agentgauge.store import Store
 
-    usage = None
+    by_store: dict[Path, list[str]] = {}
     for spec, info in specs:
         where = _store_of(spec)
-        if where is None or info.run is None:
-            continue
-        with Store(where[0], create=False) as db:
-            db.audit(HELDOUT_ACTION, run_id=info.run.run_id, detail={"command": "compare"})
+        if where is not None and info.run is not None:
+            by_store.setdefault(where[0].resolve(), []).append(info.run.run_id)
+    usage = None
+    for path, run_ids in by_store.items():
+        with Store(path, create=False) as db:
+            db.audit(
+                HELDOUT_ACTION,
+                run_id=run_ids[-1],
+                detail={"command": "compare", "runs": run_ids},
+            )
             usage = heldout_usage(db.audit_log(HELDOUT_ACTION))
     return usage
 

@@ -182,9 +182,15 @@ def test_record_from_a_store(tmp_path: Path) -> None:
     # Including held-out tasks is logged in the store and shown in the record.
     res = run_cli("compare", f"{db}:base", f"{db}:cand", "--include-heldout")
     assert res.returncode == 0, res.stderr
-    assert "6 tasks compared" in res.stdout and "held-out tasks used 2 times" in res.stdout
+    assert "6 tasks compared" in res.stdout and "held-out tasks used once" in res.stdout
+    res = run_cli("compare", f"{db}:base", f"{db}:cand", "--include-heldout")
+    assert "held-out tasks used 2 times" in res.stdout
     with Store(db, create=False) as s:
-        assert len(s.audit_log(HELDOUT_ACTION)) == 2
+        log = s.audit_log(HELDOUT_ACTION)
+    assert len(log) == 2 and log[0]["detail"] == {"command": "compare", "runs": ["base", "cand"]}
+    # Without --include-heldout the record still reports the usage so far.
+    res = run_cli("compare", f"{db}:base", f"{db}:cand")
+    assert "(held-out excluded); held-out tasks used 2 times" in res.stdout
 
 
 def test_plan_textbook_size() -> None:

@@ -52,9 +52,9 @@ def test_heldout_usage_from_store_audit(tmp_path: Path) -> None:
         db.create_run(Run(run_id="r1", created_at="2026-01-01T00:00:00Z"))
         db.audit(HELDOUT_ACTION, run_id="r1", detail={"command": "compare"})
         db.audit("something_else", run_id="r1")
-        db.audit(HELDOUT_ACTION, run_id="r1", detail={"command": "metrics"})
+        db.audit(HELDOUT_ACTION, run_id="r1", detail={"command": "compare", "runs": ["r0", "r1"]})
         log = db.audit_log()
     use = heldout_usage(log)
-    assert use.uses == 2 and use.runs == ["r1"]
+    assert use.uses == 2 and use.runs == ["r1", "r0"]
     assert use.sentence().startswith("held-out tasks used 2 times")
     assert heldout_usage([]).sentence() == "held-out tasks never used"

@@ -129,9 +129,11 @@ def heldout_usage(
     hits = [e for e in audit_log if e.get("action") == action]
     runs: list[str] = []
     for e in hits:
-        rid = e.get("run_id")
-        if rid is not None and rid not in runs:
-            runs.append(str(rid))
+        detail = e.get("detail")
+        named = detail.get("runs", []) if isinstance(detail, Mapping) else []
+        for rid in [*named, e.get("run_id")]:
+            if rid is not None and str(rid) not in runs:
+                runs.append(str(rid))
     times = [str(e["at"]) for e in hits if e.get("at")]
     return HeldoutUsage(
         uses=len(hits),
