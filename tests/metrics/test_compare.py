@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
+from agentgauge.importers import import_file
 from agentgauge.metrics.compare import (
     compare,
     design_phrase,
@@ -18,6 +20,7 @@ from agentgauge.metrics.compare import (
     verdict_sentence,
 )
 from agentgauge.stats.se import se_clustered
+from agentgauge.store import Store
 from agentgauge.table import TrialTable
 
 
@@ -252,3 +255,22 @@ def test_swap_negates(pairs: list[tuple[int, int]]) -> None:
     assert ab.p_value == pytest.approx(ba.p_value)
     same = compare(a, a)
     assert same.mean_diff == 0 and same.superiority == "noise"
+
+
+def test_taubench_halves_are_noise(shared_data: Path, tmp_path: Path) -> None:
+    # gpt-4o on tau-bench airline, 50 tasks × 4 trials: trials 0–1 as A, 2–3 as B. The same
+    # agent twice: 43 vs 41 successes of 100 → −0.02, which pairing (r = 0.69) cannot
+    # tell from noise. Pairing shrinks the SE from 0.080 (unpaired) to 0.045.
+    with Store(tmp_path / "s.db") as db:
+        import_file(
+            "taubench", shared_data / "taubench" / "taubench_v1_gpt-4o-airline.json", db, "tb"
+        )
+        t = db.table("tb")
+    c = compare(t.take(t.trial < 2), t.take(t.trial >= 2))
+    assert c.verdict == "not distinguishable from noise with 50 tasks × 2 trials"
+    assert c.rate_a == pytest.approx(0.43) and c.rate_b == pytest.approx(0.41)
+    assert c.mean_diff == pytest.approx(-0.02)
+    assert c.p_value == pytest.approx(stats.ttest_rel(c.p_b, c.p_a).pvalue)
+    assert c.se_paired == pytest.approx(0.04508, abs=1e-5)
+    assert c.se_unpaired == pytest.approx(0.08043, abs=1e-5)
+    assert c.correlation == pytest.approx(0.6868, abs=1e-4)
