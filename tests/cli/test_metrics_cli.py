@@ -145,3 +145,12 @@ def test_cli_runner_smoke() -> None:
     result = CliRunner().invoke(app, ["metrics", str(SAMPLE), "--json", "--k", "1"])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["k"] == [1]
+
+
+def test_many_groups_render_one_row_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    code, out, err = run(["metrics", str(SAMPLE), "--by", "agent,capability"], monkeypatch)
+    assert code == 0, err
+    assert "careful / refunds" in out and "hasty / orders" in out
+    # one family per capability here: no interval, and the reason is printed once
+    assert out.count("fewer than 2 clusters") == 1 and "(8 groups)" in out

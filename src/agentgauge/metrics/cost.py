@@ -56,19 +56,13 @@ class CostMetrics:
     reasons: dict[str, str] = field(default_factory=dict)
 
 
-def _known(values: FloatArray) -> FloatArray:
-    missing = np.isnan(values)
-    return values[~missing] if missing.any() else values
-
-
-def _mean(values: FloatArray) -> float | None:
-    known = _known(values)
-    return float(known.mean()) if known.size else None
-
-
-def _total(values: FloatArray) -> float | None:
-    known = _known(values)
-    return float(known.sum()) if known.size else None
+def _count_sum(values: FloatArray) -> tuple[int, float]:
+    """How many values are known (not NaN) and their sum, in one pass over the mask."""
+    missing = int(np.count_nonzero(np.isnan(values)))
+    if missing == values.size:
+        return 0, 0.0
+    total = values.sum() if not missing else values[~np.isnan(values)].sum()
+    return values.size - missing, float(total)
 
 
 def cost_metrics(
@@ -111,25 +105,31 @@ def cost_metrics(
     elif per_trial is not None and success_rate is not None:
         cop = cost_of_pass(per_trial, success_rate)
 
-    lat = _known(latency_s)
+    n_lat, lat_sum = _count_sum(latency_s)
     p50 = p95 = None
-    if lat.size:
+    if n_lat:
+        lat = latency_s if n_lat == n else latency_s[~np.isnan(latency_s)]
         q = np.quantile(lat, [0.5, 0.95])
         p50, p95 = float(q[0]), float(q[1])
+    n_in, in_sum = _count_sum(input_tokens)
+    n_out, out_sum = _count_sum(output_tokens)
+    n_tool, tool_sum = _count_sum(tool_calls)
+    n_model, model_sum = _count_sum(model_calls)
+    n_judge, judge_sum = _count_sum(judge_cost_usd)
     return CostMetrics(
         per_trial=per_trial,
         total=total,
         cost_of_pass=cop,
-        judge_total=_total(judge_cost_usd),
+        judge_total=judge_sum if n_judge else None,
         missing=missing,
         latency_p50=p50,
         latency_p95=p95,
-        latency_mean=float(lat.mean()) if lat.size else None,
-        input_tokens=_mean(input_tokens),
-        output_tokens=_mean(output_tokens),
-        input_tokens_total=_total(input_tokens),
-        output_tokens_total=_total(output_tokens),
-        tool_calls=_mean(tool_calls),
-        model_calls=_mean(model_calls),
+        latency_mean=lat_sum / n_lat if n_lat else None,
+        input_tokens=in_sum / n_in if n_in else None,
+        output_tokens=out_sum / n_out if n_out else None,
+        input_tokens_total=in_sum if n_in else None,
+        output_tokens_total=out_sum if n_out else None,
+        tool_calls=tool_sum / n_tool if n_tool else None,
+        model_calls=model_sum / n_model if n_model else None,
         reasons=reasons,
     )

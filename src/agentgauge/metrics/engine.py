@@ -190,6 +190,58 @@ def _label_value(table: TrialTable, key: str, rows: IntpArray | None) -> Any:
     return None
 
 
+_Cells = tuple[IntpArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
+def _cell_counts(
+    group: IntpArray,
+    task: IntpArray,
+    success: npt.NDArray[np.bool_],
+    keep: IntpArray | None,
+    n_groups: int,
+    n_tasks: int,
+) -> list[_Cells]:
+    """Per group: the task codes it holds, and trials and successes per task code."""
+    if keep is not None:
+        group, task, success = group[keep], task[keep], success[keep]
+    if n_groups * n_tasks <= _DENSE_LIMIT:
+        # Cell (group, task) as one integer; with one group it is the task code itself.
+        pair = task if n_groups == 1 else group.astype(np.int64) * n_tasks + task
+        size = n_groups * n_tasks
+        n_pair = np.bincount(pair, minlength=size).reshape(n_groups, n_tasks)
+        # Successes as 0/1 weights (a uint8 view: no copy); float sums of 0/1 are exact.
+        c_pair = (
+            np.bincount(pair, weights=success.view(np.uint8), minlength=size)
+            .astype(np.int64)
+            .reshape(n_groups, n_tasks)
+        )
+        return [(np.flatnonzero(n_pair[g]), n_pair[g], c_pair[g]) for g in range(n_groups)]
+    # Many groups × many tasks: count only the cells that occur.
+    pair = group.astype(np.int64) * n_tasks + task
+    cells, inverse = np.unique(pair, return_inverse=True)
+    n_cell = np.bincount(inverse.reshape(-1))
+    c_cell = np.bincount(inverse.reshape(-1)[success], minlength=cells.size)
+    out: list[_Cells] = []
+    for g in range(n_groups):
+        lo, hi = np.searchsorted(cells, [g * n_tasks, (g + 1) * n_tasks])
+        tasks = (cells[lo:hi] - g * n_tasks).astype(np.intp)
+        n_full = np.zeros(n_tasks, dtype=np.int64)
+        c_full = np.zeros(n_tasks, dtype=np.int64)
+        n_full[tasks], c_full[tasks] = n_cell[lo:hi], c_cell[lo:hi]
+        out.append((tasks, n_full, c_full))
+    return out
+
+
+def _group_rows(group: IntpArray, keep: IntpArray | None, n_groups: int) -> list[IntpArray | None]:
+    """Row indices of each group (``None`` = all rows: no copy for the usual single group)."""
+    if n_groups == 1:
+        return [keep]
+    base = group if keep is None else group[keep]
+    order = np.argsort(base, kind="stable")
+    parts = np.split(order, np.cumsum(np.bincount(base, minlength=n_groups))[:-1])
+    return [p.astype(np.intp) if keep is None else keep[p] for p in parts]
+
+
 def compute_metrics(
     table: TrialTable,
     *,
@@ -238,40 +290,8 @@ def compute_metrics(
     n_tasks_all = len(task_uniques)
     clusters, n_families = _task_clusters(table, task_codes, n_tasks_all)
 
-    rows_g, codes_g, succ_g = group, task_codes, success
-    if keep is not None:
-        rows_g, codes_g, succ_g = group[keep], task_codes[keep], success[keep]
-    if n_groups * n_tasks_all <= _DENSE_LIMIT:
-        # Cell (group, task) as one integer; with one group it is the task code itself.
-        pair = codes_g if n_groups == 1 else rows_g.astype(np.int64) * n_tasks_all + codes_g
-        size = n_groups * n_tasks_all
-        n_pair = np.bincount(pair, minlength=size).reshape(n_groups, n_tasks_all)
-        c_pair = np.bincount(pair[succ_g], minlength=size).reshape(n_groups, n_tasks_all)
-        per_group = [(np.flatnonzero(n_pair[g]), n_pair[g], c_pair[g]) for g in range(n_groups)]
-    else:  # many groups × many tasks: count only the pairs that occur
-        pair = rows_g.astype(np.int64) * n_tasks_all + codes_g
-        up, inv = np.unique(pair, return_inverse=True)
-        n_up = np.bincount(inv.reshape(-1))
-        c_up = np.bincount(inv.reshape(-1), weights=succ_g).round().astype(np.int64)
-        per_group = []
-        for g in range(n_groups):
-            lo, hi = np.searchsorted(up, [g * n_tasks_all, (g + 1) * n_tasks_all])
-            tasks = (up[lo:hi] - g * n_tasks_all).astype(np.intp)
-            n_full = np.zeros(n_tasks_all, dtype=np.int64)
-            c_full = np.zeros(n_tasks_all, dtype=np.int64)
-            n_full[tasks], c_full[tasks] = n_up[lo:hi], c_up[lo:hi]
-            per_group.append((tasks, n_full, c_full))
-
-    # Rows of each group, for costs and latencies (no copy when there is one group).
-    sel_rows: IntpArray | None = keep
-    if n_groups == 1:
-        group_rows: list[IntpArray | None] = [sel_rows]
-    else:
-        base = group if keep is None else group[keep]
-        order = np.argsort(base, kind="stable")
-        bounds = np.cumsum(np.bincount(base, minlength=n_groups))
-        parts = np.split(order, bounds[:-1])
-        group_rows = [p.astype(np.intp) if keep is None else keep[p] for p in parts]
+    per_group = _cell_counts(group, task_codes, success, keep, n_groups, n_tasks_all)
+    group_rows = _group_rows(group, keep, n_groups)
 
     groups: list[GroupMetrics] = []
     for g in range(n_groups):
