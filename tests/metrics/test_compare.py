@@ -274,3 +274,44 @@ def test_taubench_halves_are_noise(shared_data: Path, tmp_path: Path) -> None:
     assert c.se_paired == pytest.approx(0.04508, abs=1e-5)
     assert c.se_unpaired == pytest.approx(0.08043, abs=1e-5)
     assert c.correlation == pytest.approx(0.6868, abs=1e-4)
+
+
+def _clustered_theta(rng: np.random.Generator, n_fam: int, per_fam: int) -> tuple[np.ndarray, ...]:
+    """True task rates of A and B with family-level effects on both the level and the gap."""
+    u = np.repeat(rng.normal(0, 0.15, n_fam), per_fam)
+    v = np.repeat(rng.normal(0, 0.15, n_fam), per_fam)
+    theta_a = np.clip(0.5 + u + rng.normal(0, 0.1, u.size), 0, 1)
+    theta_b = np.clip(theta_a + 0.05 + v, 0, 1)
+    return theta_a, theta_b
+
+
+def test_clustered_interval_covers_the_true_difference() -> None:
+    # SPEC 9: 95% intervals should cover a known value 93–97% of the time on clustered
+    # data. The estimand is the population mean of θ_B − θ_A (after clipping), found by
+    # a large Monte Carlo draw of families. 1000 runs × 15 families × 4 tasks × 2 trials.
+    # Measured: 95.0% clustered; 91.7% when the same data are analysed without families,
+    # which is why the families matter.
+    truth_a, truth_b = _clustered_theta(np.random.default_rng(99), 200_000, 1)
+    truth = float(np.mean(truth_b - truth_a))
+    rng = np.random.default_rng(123)
+    n_fam, per_fam, k = 15, 4, 2
+    ids = np.repeat([f"t{i}" for i in range(n_fam * per_fam)], k)
+    fams = np.repeat([f"f{i // per_fam}" for i in range(n_fam * per_fam)], k)
+    hits = naive = 0
+    reps = 1000
+    for _ in range(reps):
+        ta, tb = _clustered_theta(rng, n_fam, per_fam)
+        ya = rng.random((ta.size, k)) < ta[:, None]
+        yb = rng.random((tb.size, k)) < tb[:, None]
+        a = TrialTable.from_columns(ids.size, task_id=ids, success=ya.ravel(), family=fams)
+        b = TrialTable.from_columns(ids.size, task_id=ids, success=yb.ravel(), family=fams)
+        c = compare(a, b, n_boot=10)
+        assert c.ci95 is not None and c.se_method == "clustered"
+        hits += c.ci95[0] <= truth <= c.ci95[1]
+        a1 = TrialTable.from_columns(ids.size, task_id=ids, success=ya.ravel())
+        b1 = TrialTable.from_columns(ids.size, task_id=ids, success=yb.ravel())
+        plain = compare(a1, b1, n_boot=10).ci95
+        assert plain is not None
+        naive += plain[0] <= truth <= plain[1]
+    assert 0.93 <= hits / reps <= 0.97, hits / reps
+    assert naive / reps < 0.93, naive / reps
