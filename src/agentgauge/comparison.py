@@ -32,15 +32,19 @@ __all__ = ["CompareResult", "compare", "compare_sources", "system_info"]
 TrialsLike = Sequence[Trial] | TrialTable | str | PathLike[str]
 
 
-def system_info(trials: TrialsLike, label: str) -> SystemInfo:
-    """Resolve trials in any accepted form to a `SystemInfo` (with run header when stored)."""
+def system_info(trials: TrialsLike, label: str, *, events: bool = True) -> SystemInfo:
+    """Resolve trials in any accepted form to a `SystemInfo` (with run header when stored).
+
+    ``events=False`` skips a store's transcripts and grades (the comparison needs
+    neither; the record reads grades).
+    """
     if isinstance(trials, TrialTable):
         return SystemInfo(label=label, table=trials)
     if isinstance(trials, str | PathLike):
         # Imported here: sources pulls in the store, which pure metric users do not need.
         from agentgauge.sources import open_source
 
-        src = open_source(str(trials))
+        src = open_source(str(trials), events=events)
         return SystemInfo(
             label=str(trials), table=src.table, run=src.run, tasks=src.tasks, trials=src.trials
         )
@@ -64,7 +68,7 @@ def compare(
     non-inferiority form); ``to_dict()`` is ``agentgauge.compare/1``. Gates read
     ``non_inferior_at(margin)``.
     """
-    sa, sb = system_info(a, "A"), system_info(b, "B")
+    sa, sb = system_info(a, "A", events=False), system_info(b, "B", events=False)
     return _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
 
 
