@@ -4,6 +4,7 @@ Public API (SPEC 7). Import from here; submodules are the engine.
 """
 
 from agentgauge._version import __version__
+from agentgauge.comparison import compare
 from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.loading import load_trials
 from agentgauge.metrics import MetricsReport, pass_at_k, pass_hat_k
@@ -25,6 +26,7 @@ __all__ = [
     "Trial",
     "TrialTable",
     "__version__",
+    "compare",
     "horizon",
     "load_trials",
     "metrics",

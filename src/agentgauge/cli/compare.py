@@ -1,0 +1,128 @@
+"""``agentgauge compare A B``: is B better than A? Paired difference, verdict and record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentgauge.cli import app
+from agentgauge.cli.common import JsonOption, console, print_json
+from agentgauge.comparison import CompareResult, compare_sources
+from agentgauge.errors import InputError
+from agentgauge.metrics.compare import Comparison
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def _pp(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:+.1f} pp"
+
+
+def _money(x: float | None, why: str | None) -> str:
+    if x is None:
+        return f"— ({why})" if why else "—"
+    return f"${x:,.4g}"
+
+
+def _print(result: CompareResult, out: Console) -> None:
+    c: Comparison = result.comparison
+    colour = {"better": "green", "worse": "red", "noise": "yellow"}[c.superiority]
+    out.print(f"[bold]A[/] = {c.label_a}\n[bold]B[/] = {c.label_b}\n")
+    out.print(f"[bold {colour}]{c.verdict}[/]\n")
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="dim")
+    t.add_column()
+    t.add_row("success rate", f"A {_pct(c.rate_a)}   B {_pct(c.rate_b)}   ({c.design})")
+    ci = "—" if c.ci is None else f"{_pp(c.ci[0])} to {_pp(c.ci[1])}"
+    t.add_row("B − A", f"{_pp(c.mean_diff)}   {round(100 * (1 - c.alpha))}% CI {ci}")
+    t.add_row("p-value", "—" if c.p_value is None else f"{c.p_value:.4g}   ({c.test})")
+    se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.2f} pp"
+    se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.2f} pp"
+    t.add_row("SE", f"paired {se_p} ({c.se_method})   unpaired {se_u}")
+    if c.ci95_bootstrap is not None:
+        lo, hi = c.ci95_bootstrap
+        t.add_row("bootstrap 95% CI", f"{_pp(lo)} to {_pp(hi)}   (seed {c.seed})")
+    t.add_row("correlation", "—" if c.correlation is None else f"{c.correlation:.3f}")
+    if c.mcnemar is not None:
+        m = c.mcnemar
+        t.add_row("McNemar exact", f"p = {m.p_value:.4g}   ({m.a_only} A-only, {m.b_only} B-only)")
+    ratio = "" if c.cost_ratio is None else f"   B/A = {c.cost_ratio:.2f}"
+    t.add_row(
+        "cost per success",
+        f"A {_money(c.cost_of_pass_a, c.cost_reason_a)}   "
+        f"B {_money(c.cost_of_pass_b, c.cost_reason_b)}{ratio}",
+    )
+    if c.margin is not None:
+        t.add_row("non-inferior", f"{c.non_inferior} at margin {c.margin:g}")
+    out.print(t)
+    for name, flips in (
+        ("passed in A, failed in B", c.a_only),
+        ("failed in A, passed in B", c.b_only),
+    ):
+        if flips:
+            out.print(f"\n[bold]{name}[/] ({len(flips)}): " + ", ".join(flips), soft_wrap=True)
+    if c.tasks_only_a or c.tasks_only_b:
+        out.print(
+            f"\n[dim]left out: {len(c.tasks_only_a)} tasks only in A, "
+            f"{len(c.tasks_only_b)} only in B[/]"
+        )
+    out.print("\n[bold]Comparison record[/]")
+    out.print(result.record.to_text(), markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("compare")
+def compare_cmd(
+    a: Annotated[str, typer.Argument(metavar="A", help="Baseline: trials JSONL or DB:RUN_ID.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="Candidate: trials JSONL or DB:RUN_ID.")],
+    margin: Annotated[
+        float | None,
+        typer.Option("--margin", help="Non-inferiority margin δ (a rate, e.g. 0.02)."),
+    ] = None,
+    json_out: JsonOption = False,
+    markdown: Annotated[
+        Path | None, typer.Option("--markdown", help="Write the comparison record here.")
+    ] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Test level (CI is 1 − α).")] = 0.05,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap interval.")] = 0,
+    k: Annotated[
+        int | None, typer.Option("--k", help="Deployment k for pass^k (default: fewest trials).")
+    ] = None,
+    null: Annotated[
+        str | None, typer.Option("--null", help="Null-agent trials (SOURCE) for the baseline line.")
+    ] = None,
+    include_heldout: Annotated[
+        bool,
+        typer.Option("--include-heldout", help="Include held-out tasks (logged in the store)."),
+    ] = False,
+) -> None:
+    """Paired comparison of B against A over shared tasks, with the verdict and the record."""
+    if margin is not None and not margin >= 0:
+        raise InputError("must be a non-negative rate difference, e.g. 0.02", field="--margin")
+    if not 0 < alpha < 1:
+        raise InputError("must be in (0, 1)", field="--alpha")
+    if k is not None and k < 1:
+        raise InputError("must be a positive integer", field="--k")
+    result = compare_sources(
+        a,
+        b,
+        margin=margin,
+        alpha=alpha,
+        seed=seed,
+        include_heldout=include_heldout,
+        deployment_k=k,
+        null=null,
+    )
+    if markdown is not None:
+        c = result.comparison
+        title = f"# {c.label_b} vs {c.label_a}\n\n**{c.verdict}**\n\n"
+        markdown.write_text(title + result.record.to_markdown(), encoding="utf-8")
+    if json_out:
+        print_json({**result.comparison.to_dict(), "record": result.record.to_dict()})
+        return
+    _print(result, console())

@@ -1,0 +1,472 @@
+"""Is B better than A? The paired comparison of two runs over tasks (SPEC 5.7; Miller 2024).
+
+Both runs are reduced to one success rate per task, p_t = c_t/n_t, and compared
+on the tasks they share: d_t = p_B,t − p_A,t. Pairing removes the task-to-task
+spread in difficulty that both runs see, which is usually most of the variance;
+the unpaired SE is reported beside the paired one to show what pairing bought.
+
+Choices this module makes, and why:
+
+- **Test**: Student's t on the paired differences with T − 1 degrees of freedom
+  (C − 1 with C families when the SE is clustered). For large T it equals the
+  normal test; for the 20–50 tasks of a typical agent suite the normal test's
+  intervals are too narrow (t_{0.975, 19} = 2.09 vs z = 1.96). Without
+  clustering it is exactly ``scipy.stats.ttest_rel`` on the task rates.
+- **Verdict**: from the (1 − α) interval (equivalently the two-sided p-value):
+  "B is better" when it lies above 0, "B is worse" below, otherwise "not
+  distinguishable from noise with T tasks × K trials". With a margin δ the
+  non-inferiority rule is lower bound > −δ (SPEC 5.7); see `verdict_sentence`.
+- **Flips**: a task "passed" in a run when its majority of trials succeeded
+  (p_t > 0.5) and "failed" when p_t < 0.5; p_t = 0.5 is neither, so it never
+  counts as a flip. With one trial per task this is plain pass/fail.
+- **McNemar**: the exact (binomial) test on discordant tasks, only when both
+  runs have exactly one trial on every shared task (McNemar 1947).
+- **Which trials**: ``base`` variant rows when a run has any (perturbed trials
+  measure robustness, not the agent), and held-out tasks only when asked for
+  (SPEC 5.10). Infra errors count as failures, as everywhere (SPEC 5.1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from agentgauge.metrics.cost import cost_of_pass
+from agentgauge.stats.bootstrap import cluster_bootstrap_ci
+from agentgauge.stats.se import se_clustered, se_mean
+from agentgauge.table import TrialTable
+
+__all__ = [
+    "Comparison",
+    "McNemar",
+    "compare",
+    "design_phrase",
+    "mcnemar_exact",
+    "select_rows",
+    "verdict_sentence",
+]
+
+FloatArray = npt.NDArray[np.float64]
+Superiority = Literal["better", "worse", "noise"]
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """McNemar's exact test on tasks where the two runs disagree."""
+
+    a_only: int
+    """Tasks passed by A and failed by B."""
+    b_only: int
+    """Tasks failed by A and passed by B."""
+    p_value: float
+    """Two-sided exact p: min(1, 2·P[Bin(a_only + b_only, ½) ≤ min(a_only, b_only)])."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a_only": self.a_only, "b_only": self.b_only, "p_value": self.p_value}
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
+    """McNemar's exact test: under H0 a discordant task is equally likely either way.
+
+    The count b_only ~ Bin(a_only + b_only, ½); the two-sided p-value is the
+    binomial test's (symmetric at ½, so twice the smaller tail, capped at 1).
+    No discordant tasks gives p = 1. Same as statsmodels'
+    ``mcnemar([[·, a_only], [b_only, ·]], exact=True)``.
+    """
+    if a_only < 0 or b_only < 0:
+        raise ValueError("discordant counts must be non-negative")
+    n = a_only + b_only
+    p = 1.0 if n == 0 else float(stats.binomtest(b_only, n, 0.5).pvalue)
+    return McNemar(a_only, b_only, min(p, 1.0))
+
+
+def design_phrase(n_tasks: int, trials_a: npt.ArrayLike, trials_b: npt.ArrayLike) -> str:
+    """``"50 tasks × 4 trials"``; uneven counts show as ``4 (A) / 1 (B)`` or ``1–4``."""
+    ka, kb = np.asarray(trials_a, dtype=np.int64), np.asarray(trials_b, dtype=np.int64)
+    tasks = f"{n_tasks} task{'s' if n_tasks != 1 else ''}"
+    if ka.size == 0 or kb.size == 0:
+        return f"{tasks} × 0 trials"
+    lo, hi = int(min(ka.min(), kb.min())), int(max(ka.max(), kb.max()))
+    if lo == hi:
+        k = f"{lo} trial{'s' if lo != 1 else ''}"
+    elif ka.min() == ka.max() and kb.min() == kb.max():
+        k = f"{int(ka[0])} (A) / {int(kb[0])} (B) trials"
+    else:
+        k = f"{lo}–{hi} trials"
+    return f"{tasks} × {k}"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def verdict_sentence(
+    ci: tuple[float, float] | None, design: str, margin: float | None = None
+) -> tuple[str, Superiority]:
+    """The verdict of SPEC 5.7 from the interval of d = B − A.
+
+    Without a margin: "B is better" (lower bound > 0), "B is worse" (upper < 0),
+    else "not distinguishable from noise with {design}". With a margin δ, in
+    order: lower > 0 → "B is better"; lower > −δ → "B is not worse than A by more
+    than δ" (non-inferior); upper < −δ → "B is worse than A by more than δ";
+    upper < 0 → "B is worse"; otherwise "B may be worse than A by more than δ:
+    not distinguishable from noise with {design}" (non-inferiority not shown).
+    """
+    noise = f"not distinguishable from noise with {design}"
+    if ci is None:
+        return noise, "noise"
+    lo, hi = ci
+    sup: Superiority = "better" if lo > 0 else "worse" if hi < 0 else "noise"
+    if margin is None:
+        return {"better": "B is better", "worse": "B is worse", "noise": noise}[sup], sup
+    d = _fmt(margin)
+    if lo > 0:
+        return "B is better", sup
+    if lo > -margin:
+        return f"B is not worse than A by more than {d}", sup
+    if hi < -margin:
+        return f"B is worse than A by more than {d}", sup
+    if hi < 0:
+        return "B is worse", sup
+    return f"B may be worse than A by more than {d}: {noise}", sup
+
+
+def select_rows(table: TrialTable, *, include_heldout: bool = False) -> TrialTable:
+    """The rows a comparison reads: ``base`` variant (when present), held-out only on request."""
+    keep = np.ones(len(table), dtype=bool)
+    variant = table.variant.astype(str)
+    if (variant == "base").any():
+        keep &= variant == "base"
+    if not include_heldout:
+        keep &= table.split.astype(str) != "heldout"
+    return table.take(keep)
+
+
+def _per_task(table: TrialTable) -> dict[str, tuple[int, int]]:
+    """task → (trials, successes)."""
+    ids, idx = table.task_index()
+    n = np.bincount(idx, minlength=len(ids))
+    # An infra error is a failure (SPEC 5.1), whatever its success flag says.
+    c = np.bincount(idx[table.success & ~table.infra_error], minlength=len(ids))
+    return {str(t): (int(n[i]), int(c[i])) for i, t in enumerate(ids)}
+
+
+def _families(tables: tuple[TrialTable, ...], tasks: list[str]) -> list[str] | None:
+    """Each task's family (first seen in A, then B); ``None`` unless every task has one."""
+    fam: dict[str, Any] = {}
+    for table in tables:
+        for tid, f in zip(table.task_id.astype(str), table.family, strict=True):
+            if f is not None and tid not in fam:
+                fam[tid] = f
+    labels = [fam.get(t) for t in tasks]
+    return None if any(f is None for f in labels) else [str(f) for f in labels]
+
+
+def _cost_of_pass(table: TrialTable, rate: float) -> tuple[float | None, str | None]:
+    """Mean cost per trial / success rate on the shared tasks (`metrics.cost.cost_of_pass`)."""
+    cost = table.cost_usd
+    missing = int(np.isnan(cost).sum())
+    if len(cost) == 0:
+        return None, "no trials"
+    if missing:
+        return None, f"price unknown for {missing} of {len(cost)} trials"
+    if rate == 0:
+        return None, "no successes"
+    return cost_of_pass(float(cost.mean()), rate), None
+
+
+def _none_if_nan(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+# --------------------------------------------------------------------------- result
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The paired comparison of run B against run A (SPEC 5.7)."""
+
+    label_a: str
+    label_b: str
+    tasks: list[str]
+    """Tasks present in both runs, sorted."""
+    p_a: FloatArray
+    """A's success rate on each shared task."""
+    p_b: FloatArray
+    trials_a: npt.NDArray[np.int64]
+    """A's trials on each shared task."""
+    trials_b: npt.NDArray[np.int64]
+    rate_a: float
+    """A's success rate over the shared tasks (tasks weigh equally)."""
+    rate_b: float
+    mean_diff: float
+    """mean_t (p_B,t − p_A,t) = rate_b − rate_a."""
+    se_paired: float | None
+    se_unpaired: float | None
+    se_method: str
+    """``task`` or ``clustered``."""
+    n_clusters: int | None
+    """Families when clustered."""
+    df: int | None
+    """Degrees of freedom of the t reference (T − 1 or C − 1)."""
+    alpha: float
+    ci: tuple[float, float] | None
+    """(1 − α) interval of the mean difference: the verdict's."""
+    ci95: tuple[float, float] | None
+    ci95_bootstrap: tuple[float, float] | None
+    """Cluster-bootstrap percentile interval of the mean difference (seeded), for contrast."""
+    p_value: float | None
+    correlation: float | None
+    """Pearson correlation of the per-task rates of A and B."""
+    mcnemar: McNemar | None
+    a_only: list[str]
+    """Flips: passed in A, failed in B (majority of trials)."""
+    b_only: list[str]
+    cost_of_pass_a: float | None
+    cost_of_pass_b: float | None
+    cost_reason_a: str | None
+    cost_reason_b: str | None
+    margin: float | None
+    verdict: str
+    superiority: Superiority
+    design: str
+    """``T tasks × K trials``."""
+    tasks_only_a: list[str] = field(default_factory=list)
+    tasks_only_b: list[str] = field(default_factory=list)
+    seed: int = 0
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.tasks)
+
+    @property
+    def test(self) -> str:
+        if self.df is None:
+            return "none (fewer than two units)"
+        unit = "families" if self.se_method == "clustered" else "tasks"
+        return f"paired t on {unit}, df = {self.df}"
+
+    @property
+    def cost_ratio(self) -> float | None:
+        """Cost of pass of B over A's."""
+        a, b = self.cost_of_pass_a, self.cost_of_pass_b
+        return None if a is None or b is None or a == 0 else b / a
+
+    def non_inferior_at(self, margin: float) -> bool | None:
+        """Whether B is not worse than A by more than ``margin`` (lower bound > −margin).
+
+        For gates: ``None`` when no interval exists (fewer than two tasks).
+        """
+        return None if self.ci is None else self.ci[0] > -margin
+
+    @property
+    def non_inferior(self) -> bool | None:
+        """`non_inferior_at` the comparison's margin (``None`` without one)."""
+        return None if self.margin is None else self.non_inferior_at(self.margin)
+
+    def to_dict(self) -> dict[str, Any]:
+        """SPEC 7 ``agentgauge.compare/1``, with extra fields after the fixed ones."""
+
+        def pair(x: tuple[float, float] | None) -> list[float] | None:
+            return None if x is None else [x[0], x[1]]
+
+        return {
+            "schema": "agentgauge.compare/1",
+            "n_tasks": self.n_tasks,
+            "mean_diff": self.mean_diff,
+            "se_paired": self.se_paired,
+            "se_unpaired": self.se_unpaired,
+            "ci95": pair(self.ci95),
+            "p_value": self.p_value,
+            "correlation": self.correlation,
+            "verdict": self.verdict,
+            "flips": {"a_only": self.a_only, "b_only": self.b_only},
+            "cost_of_pass": {
+                "a": self.cost_of_pass_a,
+                "b": self.cost_of_pass_b,
+                "ratio": self.cost_ratio,
+                "a_reason": self.cost_reason_a,
+                "b_reason": self.cost_reason_b,
+            },
+            "a": {
+                "label": self.label_a,
+                "success_rate": self.rate_a,
+                "n_trials": int(self.trials_a.sum()),
+            },
+            "b": {
+                "label": self.label_b,
+                "success_rate": self.rate_b,
+                "n_trials": int(self.trials_b.sum()),
+            },
+            "design": self.design,
+            "superiority": self.superiority,
+            "margin": self.margin,
+            "non_inferior": self.non_inferior,
+            "alpha": self.alpha,
+            "ci": pair(self.ci),
+            "ci95_bootstrap": pair(self.ci95_bootstrap),
+            "test": self.test,
+            "df": self.df,
+            "se_method": self.se_method,
+            "n_clusters": self.n_clusters,
+            "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(),
+            "tasks_only_a": self.tasks_only_a,
+            "tasks_only_b": self.tasks_only_b,
+            "seed": self.seed,
+            "per_task": [
+                {"task_id": t, "p_a": float(a), "p_b": float(b)}
+                for t, a, b in zip(self.tasks, self.p_a, self.p_b, strict=True)
+            ],
+        }
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+def _interval(
+    mean: float, se: float | None, df: int | None, level: float
+) -> tuple[float, float] | None:
+    if se is None or df is None:
+        return None
+    q = float(stats.t.ppf(0.5 + level / 2, df))
+    # A difference of two rates lies in [−1, 1]; an interval reaching past it
+    # only advertises that the approximation is poor there (STYLE: no such bars).
+    return max(mean - q * se, -1.0), min(mean + q * se, 1.0)
+
+
+def _p_value(mean: float, se: float | None, df: int | None) -> float | None:
+    if se is None or df is None:
+        return None
+    if se == 0:
+        # Every task moved by the same amount: no noise to hide a non-zero shift.
+        return 1.0 if mean == 0 else 0.0
+    return float(2 * stats.t.sf(abs(mean / se), df))
+
+
+def compare(
+    a: TrialTable,
+    b: TrialTable,
+    *,
+    margin: float | None = None,
+    alpha: float = 0.05,
+    seed: int = 0,
+    label_a: str = "A",
+    label_b: str = "B",
+    include_heldout: bool = False,
+    n_boot: int = 2000,
+) -> Comparison:
+    """Compare run B with run A over the tasks both ran (SPEC 5.7; module docstring).
+
+    d_t = p_B,t − p_A,t; mean d; SE = sd(d, ddof=1)/√T, or Miller's clustered SE
+    (C/(C−1) correction) when every shared task has a family and there are at
+    least two families; (1 − α) interval and two-sided p from Student's t with
+    T − 1 (or C − 1) df, clipped to [−1, 1]; unpaired SE √(SE_A² + SE_B²) of the two rates on the
+    same tasks and by the same method. Raises ``ValueError`` when the runs share
+    no task.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if margin is not None and not (math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a non-negative number, got {margin}")
+    ta, tb = (
+        select_rows(a, include_heldout=include_heldout),
+        select_rows(b, include_heldout=include_heldout),
+    )
+    per_a, per_b = _per_task(ta), _per_task(tb)
+    tasks = sorted(set(per_a) & set(per_b))
+    if not tasks:
+        raise ValueError(f"{label_a} and {label_b} have no task in common")
+    na = np.array([per_a[t][0] for t in tasks], dtype=np.int64)
+    nb = np.array([per_b[t][0] for t in tasks], dtype=np.int64)
+    pa = np.array([per_a[t][1] for t in tasks], dtype=np.float64) / na
+    pb = np.array([per_b[t][1] for t in tasks], dtype=np.float64) / nb
+    d = pb - pa
+    T = len(tasks)
+    mean = float(d.mean())
+
+    fams = _families((ta, tb), tasks)
+    n_clusters = None if fams is None else len(set(fams))
+    if fams is not None and n_clusters is not None and n_clusters >= 2:
+        method = "clustered"
+        se = _none_if_nan(se_clustered(d, fams))
+        se_a, se_b = se_clustered(pa, fams), se_clustered(pb, fams)
+        df: int | None = n_clusters - 1
+        clusters: list[str] = fams
+    else:
+        method, n_clusters = "task", None
+        se = _none_if_nan(se_mean(d))
+        se_a, se_b = se_mean(pa), se_mean(pb)
+        df = T - 1 if T >= 2 else None
+        clusters = tasks
+    se_unpaired = _none_if_nan(math.sqrt(se_a**2 + se_b**2)) if T >= 2 else None
+    ci = _interval(mean, se, df, 1 - alpha)
+    ci95 = _interval(mean, se, df, 0.95)
+    boot = None
+    if T >= 2:
+        lo, hi = cluster_bootstrap_ci(d, np.array(clusters, dtype=object), n_boot=n_boot, seed=seed)
+        boot = (lo, hi)
+
+    corr = None
+    if T >= 2 and pa.std() > 0 and pb.std() > 0:
+        corr = float(np.corrcoef(pa, pb)[0, 1])
+
+    a_only = [t for t, x, y in zip(tasks, pa, pb, strict=True) if x > 0.5 and y < 0.5]
+    b_only = [t for t, x, y in zip(tasks, pa, pb, strict=True) if x < 0.5 and y > 0.5]
+    mc = None
+    if (na == 1).all() and (nb == 1).all():
+        mc = mcnemar_exact(len(a_only), len(b_only))
+
+    rate_a, rate_b = float(pa.mean()), float(pb.mean())
+    shared = set(tasks)
+    sub_a = ta.take(np.isin(ta.task_id.astype(str), list(shared)))
+    sub_b = tb.take(np.isin(tb.task_id.astype(str), list(shared)))
+    cop_a, why_a = _cost_of_pass(sub_a, rate_a)
+    cop_b, why_b = _cost_of_pass(sub_b, rate_b)
+
+    design = design_phrase(T, na, nb)
+    verdict, sup = verdict_sentence(ci, design, margin)
+    return Comparison(
+        label_a=label_a,
+        label_b=label_b,
+        tasks=tasks,
+        p_a=pa,
+        p_b=pb,
+        trials_a=na,
+        trials_b=nb,
+        rate_a=rate_a,
+        rate_b=rate_b,
+        mean_diff=mean,
+        se_paired=se,
+        se_unpaired=se_unpaired,
+        se_method=method,
+        n_clusters=n_clusters,
+        df=df,
+        alpha=alpha,
+        ci=ci,
+        ci95=ci95,
+        ci95_bootstrap=boot,
+        p_value=_p_value(mean, se, df),
+        correlation=corr,
+        mcnemar=mc,
+        a_only=a_only,
+        b_only=b_only,
+        cost_of_pass_a=cop_a,
+        cost_of_pass_b=cop_b,
+        cost_reason_a=why_a,
+        cost_reason_b=why_b,
+        margin=margin,
+        verdict=verdict,
+        superiority=sup,
+        design=design,
+        tasks_only_a=sorted(set(per_a) - shared),
+        tasks_only_b=sorted(set(per_b) - shared),
+        seed=seed,
+    )

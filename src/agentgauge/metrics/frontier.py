@@ -1,0 +1,121 @@
+"""The cost frontier: which configurations buy the most success per dollar (SPEC 5.3).
+
+A point (cost per trial, success rate) is dominated when another point is at
+least as cheap and at least as accurate, and strictly better in one of the two.
+The frontier is the staircase of non-dominated points (Kapoor et al. 2024, "AI
+Agents That Matter", who argue every agent leaderboard should show it). Each
+dominated point names the points that dominate it, so a reader sees why it lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.table import TrialTable
+
+__all__ = ["Frontier", "FrontierPoint", "frontier_from_table", "pareto_frontier"]
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One agent/configuration."""
+
+    label: str
+    cost_per_trial: float | None
+    """Mean agent cost per trial in USD; ``None`` when any trial's price is unknown."""
+    success_rate: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "cost_per_trial": self.cost_per_trial,
+            "success_rate": self.success_rate,
+        }
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """Non-dominated points by increasing cost, and the dominated ones with their dominators."""
+
+    frontier: list[FrontierPoint]
+    dominated: list[tuple[FrontierPoint, list[str]]]
+    """Each dominated point with the labels of every point that dominates it."""
+    unpriced: list[FrontierPoint] = field(default_factory=list)
+    """Points left out because their cost is unknown (never priced at 0)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "frontier": [p.to_dict() for p in self.frontier],
+            "dominated": [{**p.to_dict(), "dominated_by": by} for p, by in self.dominated],
+            "unpriced": [p.to_dict() for p in self.unpriced],
+        }
+
+
+def pareto_frontier(
+    labels: Sequence[str], cost: npt.ArrayLike, success_rate: npt.ArrayLike
+) -> Frontier:
+    """Split points into the Pareto frontier and the dominated (SPEC 5.3).
+
+    q dominates p when cost_q ≤ cost_p and rate_q ≥ rate_p with at least one
+    strict. Identical points do not dominate each other (both stay). Points with
+    NaN cost go to ``unpriced``. The frontier is sorted by cost, then by rate.
+    """
+    labels = [str(x) for x in labels]
+    c = np.asarray(cost, dtype=np.float64)
+    r = np.asarray(success_rate, dtype=np.float64)
+    if not (len(labels) == c.size == r.size) or c.ndim != 1:
+        raise ValueError("labels, cost and success_rate must have one entry per point")
+    if len(set(labels)) != len(labels):
+        raise ValueError("point labels must be unique")
+    if np.any(~np.isfinite(r)) or np.any((r < 0) | (r > 1)):
+        raise ValueError("success rates must be finite and in [0, 1]")
+    priced = np.isfinite(c)
+    points = [
+        FrontierPoint(lab, float(x) if ok else None, float(y))
+        for lab, x, y, ok in zip(labels, c, r, priced, strict=True)
+    ]
+    idx = [int(i) for i in np.flatnonzero(priced)]
+    cp, rp = c[idx], r[idx]
+    n = len(idx)
+    # dom[i, j]: point j dominates point i
+    le = cp[None, :] <= cp[:, None]
+    ge = rp[None, :] >= rp[:, None]
+    strict = (cp[None, :] < cp[:, None]) | (rp[None, :] > rp[:, None])
+    dom = le & ge & strict
+    order = sorted(range(n), key=lambda i: (cp[i], -rp[i], labels[idx[i]]))
+    front = [points[idx[i]] for i in order if not dom[i].any()]
+    dominated = [
+        (
+            points[idx[i]],
+            [
+                labels[idx[j]]
+                for j in sorted(map(int, np.flatnonzero(dom[i])), key=lambda j: (cp[j], -rp[j]))
+            ],
+        )
+        for i in order
+        if dom[i].any()
+    ]
+    return Frontier(front, dominated, [p for p, ok in zip(points, priced, strict=True) if not ok])
+
+
+def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model")) -> Frontier:
+    """The frontier over the groups of a table (default: each agent and model).
+
+    Success rate is the task-averaged mean of per-task rates (SPEC 5.1); cost per
+    trial is the mean agent cost over all trials, ``None`` when any is unknown.
+    """
+    labels: list[str] = []
+    costs: list[float] = []
+    rates: list[float] = []
+    for key, sub in table.groups(list(by)):
+        labels.append("/".join(str(v) for v in key.values() if v is not None) or "all")
+        costs.append(float(sub.cost_usd.mean()) if len(sub) else float("nan"))
+        _, inv = sub.task_index()
+        per_task = np.bincount(inv, weights=sub.success.astype(np.float64)) / np.bincount(inv)
+        rates.append(float(per_task.mean()))
+    return pareto_frontier(labels, costs, rates)

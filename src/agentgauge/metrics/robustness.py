@@ -1,0 +1,126 @@
+"""Robustness to perturbations: reworded prompts, failing tools, reshaped responses (SPEC 5.2).
+
+Rabanser et al. 2026 define prompt and fault robustness as the ratio of accuracy
+under perturbation to accuracy on the unperturbed task, capped at 1; the
+environment form applies the same ratio to structural perturbations (renamed
+keys, wrapped responses, reordered fields: the ``env:KIND`` variants).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.stats.bootstrap import cluster_bootstrap_means
+from agentgauge.table import TrialTable
+
+__all__ = ["ROBUSTNESS_KINDS", "Robustness", "robustness"]
+
+
+#: Variant prefix of each robustness metric (SPEC 1 variant labels).
+ROBUSTNESS_KINDS = {"prompt": "paraphrase", "fault": "fault", "environment": "env"}
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """min(acc_perturbed / acc_base, 1) with a paired bootstrap SE."""
+
+    value: float | None
+    se: float | None
+    acc_base: float | None
+    acc_perturbed: float | None
+    n_tasks: int
+    """Tasks run both in ``base`` and in the perturbed variant."""
+    variants: list[str]
+    """The variant labels pooled, e.g. ``paraphrase:1``, ``paraphrase:2``."""
+    per_variant: dict[str, float | None] = field(default_factory=dict)
+    """The ratio for each variant label alone (no SE)."""
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "se": self.se,
+            "acc_base": self.acc_base,
+            "acc_perturbed": self.acc_perturbed,
+            "n_tasks": self.n_tasks,
+            "variants": self.variants,
+            "per_variant": self.per_variant,
+            "reason": self.reason,
+        }
+
+
+def _task_rates(table: TrialTable, rows: npt.NDArray[np.bool_]) -> dict[str, float]:
+    ids = table.task_id[rows].astype(str)
+    ok = table.success[rows].astype(np.float64)
+    uniq, inv = np.unique(ids, return_inverse=True)
+    rates = np.bincount(inv, weights=ok) / np.bincount(inv)
+    return dict(zip(uniq.tolist(), rates.tolist(), strict=True))
+
+
+def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 0) -> Robustness:
+    """Prompt, fault or environment robustness: min(acc_perturbed / acc_base, 1) (SPEC 5.2).
+
+    ``kind`` is ``prompt`` (variants ``paraphrase:N``), ``fault`` (``fault:KIND``)
+    or ``environment`` (``env:KIND``). Accuracies are task-averaged success rates
+    over the tasks run in both ``base`` and the perturbed variants (all perturbed
+    variants of the kind pooled per task). The SE is the sd of the ratio over
+    ``n_boot`` paired bootstrap replicates that resample tasks — families, then
+    tasks within them, when every task has a family — applying the same draw to
+    both accuracies (seeded). Replicates whose base accuracy is 0 are dropped.
+    Rabanser et al. 2026 ("prompt / fault robustness").
+    """
+    if kind not in ROBUSTNESS_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(ROBUSTNESS_KINDS)}, got {kind!r}")
+    prefix = ROBUSTNESS_KINDS[kind] + ":"
+    variant = table.variant.astype(str)
+    is_base = variant == "base"
+    is_pert = np.char.startswith(variant.astype(np.str_), prefix)
+    labels = sorted(set(variant[is_pert].tolist()))
+    if not labels:
+        return Robustness(None, None, None, None, 0, [], reason=f"no {prefix}* variant trials")
+    base = _task_rates(table, is_base)
+    pert = _task_rates(table, is_pert)
+    shared = sorted(set(base) & set(pert))
+    if not shared:
+        return Robustness(
+            None, None, None, None, 0, labels, reason="no task was run in both base and variant"
+        )
+    pb = np.array([base[t] for t in shared])
+    pp = np.array([pert[t] for t in shared])
+    acc_b, acc_p = float(pb.mean()), float(pp.mean())
+    per_variant: dict[str, float | None] = {}
+    for label in labels:
+        one = _task_rates(table, variant == label)
+        common = [t for t in shared if t in one]
+        b = float(np.mean([base[t] for t in common])) if common else 0.0
+        per_variant[label] = (
+            min(float(np.mean([one[t] for t in common])) / b, 1.0) if b > 0 else None
+        )
+    if acc_b == 0:
+        return Robustness(
+            None, None, acc_b, acc_p, len(shared), labels, per_variant, "base accuracy is 0"
+        )
+    value = min(acc_p / acc_b, 1.0)
+    # Same seed and same clusters give the same resampling draws for both columns
+    # (the draws depend only on the cluster structure), which makes it paired.
+    clusters = _clusters(table, shared)
+    mb = cluster_bootstrap_means(pb, clusters, n_boot=n_boot, seed=seed)
+    mp = cluster_bootstrap_means(pp, clusters, n_boot=n_boot, seed=seed)
+    ok = mb > 0
+    ratios = np.minimum(mp[ok] / mb[ok], 1.0)
+    se = float(ratios.std(ddof=1)) if ratios.size >= 2 else None
+    return Robustness(value, se, acc_b, acc_p, len(shared), labels, per_variant)
+
+
+def _clusters(table: TrialTable, tasks: list[str]) -> npt.NDArray[np.object_]:
+    fam: dict[str, Any] = {}
+    for tid, f in zip(table.task_id.astype(str), table.family, strict=True):
+        fam.setdefault(tid, f)
+    labels = [fam.get(t) for t in tasks]
+    if all(f is not None for f in labels):
+        return np.array([str(f) for f in labels], dtype=object)
+    return np.array(tasks, dtype=object)

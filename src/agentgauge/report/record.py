@@ -1,0 +1,407 @@
+"""The comparison record: nine lines that make a comparison credible (SPEC 5.11).
+
+In order: (1) systems with pinned versions; (2) task set, version, counts, split;
+(3) trials per task and independence; (4) graders, rubric version, blocking
+criteria, judge and its κ; (5) baselines; (6) headline metric per capability
+with SE and CI; (7) paired difference, CI, p and verdict; (8) pass^k at the
+deployment k and consistency; (9) cost per success and latency.
+
+A line whose facts are missing says so ("judge κ not measured") rather than
+disappearing: an absent line reads as "nothing to declare". The record is built
+from a `Comparison` plus what the runs recorded about themselves
+(`SystemInfo`); it does no I/O and renders as plain text or Markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agentgauge.metrics.compare import Comparison, select_rows
+from agentgauge.metrics.engine import GroupMetrics, compute_metrics
+from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
+from agentgauge.schema import Run, Task, Trial
+from agentgauge.table import TrialTable
+
+__all__ = ["ComparisonRecord", "RecordLine", "SystemInfo", "build_record"]
+
+TITLES = (
+    "Systems",
+    "Tasks",
+    "Trials",
+    "Graders",
+    "Baselines",
+    "Headline",
+    "Difference",
+    "Reliability",
+    "Cost",
+)
+_CI_METHOD = {"wilson": "Wilson", "cluster_bootstrap": "cluster bootstrap", "normal": "normal"}
+
+
+@dataclass
+class SystemInfo:
+    """What one side of a comparison recorded about itself."""
+
+    label: str
+    """How the user named it (a SOURCE string, a run id)."""
+    table: TrialTable
+    """All its trials (the record applies the comparison's row selection itself)."""
+    run: Run | None = None
+    """The run header, when the trials came from a store."""
+    tasks: list[Task] = field(default_factory=list)
+    """The suite's tasks, when recorded (for rubric and blocking criteria)."""
+    trials: Sequence[Trial] | None = None
+    """The trials themselves, when at hand (for graders and judge models)."""
+
+
+@dataclass(frozen=True)
+class RecordLine:
+    number: int
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ComparisonRecord:
+    """The nine lines, in SPEC 5.11 order."""
+
+    lines: list[RecordLine]
+
+    def to_text(self) -> str:
+        width = max(len(line.title) for line in self.lines)
+        return "\n".join(f"{ln.number}. {ln.title:<{width}}  {ln.text}" for ln in self.lines)
+
+    def to_markdown(self, heading: str = "## Comparison record") -> str:
+        body = "\n".join(f"{ln.number}. **{ln.title}**: {_md_escape(ln.text)}" for ln in self.lines)
+        return f"{heading}\n\n{body}\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "lines": [{"n": ln.number, "title": ln.title, "text": ln.text} for ln in self.lines]
+        }
+
+
+def _md_escape(text: str) -> str:
+    # Run labels, agent names and task ids are user strings: keep them from
+    # becoming emphasis, links or HTML when the Markdown is rendered.
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def _pp(x: float) -> str:
+    """A difference of rates in percentage points, signed."""
+    return f"{100 * x:+.1f} pp"
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"${x:,.2f}" if x == 0 or abs(x) >= 10 else f"${x:.3g}"
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "p —"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def _distinct(values: Any) -> list[str]:
+    return sorted({str(v) for v in values if v is not None})
+
+
+def _restrict(table: TrialTable, tasks: Sequence[str]) -> TrialTable:
+    return table.take(np.isin(table.task_id.astype(str), list(tasks)))
+
+
+# --------------------------------------------------------------------------- lines
+
+
+def _systems(a: SystemInfo, b: SystemInfo) -> str:
+    def one(tag: str, s: SystemInfo) -> str:
+        agent = (s.run.agent if s.run else None) or ", ".join(_distinct(s.table.agent)) or None
+        model = (s.run.model if s.run else None) or ", ".join(_distinct(s.table.model)) or None
+        parts = [f"agent {agent}" if agent else "agent not recorded"]
+        parts.append(f"model {model}" if model else "model not recorded")
+        if s.run is not None:
+            parts.append(f"run {s.run.run_id}")
+            if s.run.agentgauge_version:
+                parts.append(f"agentgauge {s.run.agentgauge_version}")
+            if s.run.source:
+                parts.append(f"from {s.run.source}")
+        else:
+            parts.append("no run header (versions not pinned)")
+        return f"{tag} = {s.label} ({'; '.join(parts)})"
+
+    return f"{one('A', a)}; {one('B', b)}"
+
+
+def _suite(s: SystemInfo) -> str:
+    if s.run is None or not s.run.suite:
+        return "suite not recorded"
+    version = f" @ {s.run.suite_version[:12]}" if s.run.suite_version else " (no version hash)"
+    return f"suite {s.run.suite}{version}"
+
+
+def _tasks(c: Comparison, a: SystemInfo, b: SystemInfo, heldout: HeldoutUsage | None) -> str:
+    sa, sb = _suite(a), _suite(b)
+    suite = sa if sa == sb else f"suites differ (A: {sa}; B: {sb}), shared task ids only"
+    counts = f"{c.n_tasks} tasks compared"
+    if c.tasks_only_a or c.tasks_only_b:
+        counts += f" ({len(c.tasks_only_a)} only in A, {len(c.tasks_only_b)} only in B, left out)"
+    splits = set(_distinct(_restrict(a.table, c.tasks).split)) | set(
+        _distinct(_restrict(b.table, c.tasks).split)
+    )
+    if "heldout" in splits:
+        split = "split: dev + held-out"
+    elif splits:
+        split = "split: dev (held-out excluded)"
+    else:
+        split = "split not recorded"
+    if heldout is not None:
+        split += f"; {heldout.sentence()}"
+    return f"{suite}; {counts}; {split}"
+
+
+def _independence(s: SystemInfo) -> str:
+    source = (s.run.source or "") if s.run else ""
+    if source.startswith("harness"):
+        return "fresh environment per trial"
+    return "independence not verified (imported)" if source else "independence not recorded"
+
+
+def _trials(c: Comparison, a: SystemInfo, b: SystemInfo) -> str:
+    def k(n: np.ndarray[Any, Any]) -> str:
+        lo, hi = int(n.min()), int(n.max())
+        return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+    ia, ib = _independence(a), _independence(b)
+    indep = f"{ia}" if ia == ib else f"A: {ia}; B: {ib}"
+    return (
+        f"{k(c.trials_a)} per task in A, {k(c.trials_b)} in B "
+        f"({int(c.trials_a.sum())} and {int(c.trials_b.sum())} trials); {indep}"
+    )
+
+
+def _graders(a: SystemInfo, b: SystemInfo, judge_kappa: float | None) -> str:
+    graders: set[str] = set()
+    judges: set[str] = set()
+    have_trials = False
+    for s in (a, b):
+        if s.trials is None:
+            continue
+        have_trials = True
+        for t in s.trials:
+            for g in t.grades:
+                graders.add(g.grader)
+                if g.judge_model:
+                    judges.add(g.judge_model)
+    parts = [
+        f"graders {', '.join(sorted(graders))}"
+        if graders
+        else (
+            "no grades recorded (outcomes as imported)" if have_trials else "graders not recorded"
+        )
+    ]
+    versions = {
+        str(s.run.config[key])
+        for s in (a, b)
+        if s.run is not None
+        for key in ("rubric_version", "grader_version")
+        if key in s.run.config
+    }
+    blocking = sorted(
+        {c.id for s in (a, b) for task in s.tasks for c in task.expectations.rubric if c.blocking}
+    )
+    has_rubric = any(task.expectations.rubric for s in (a, b) for task in s.tasks)
+    if has_rubric:
+        parts.append(
+            f"rubric version {', '.join(sorted(versions))}"
+            if versions
+            else "rubric version not recorded"
+        )
+        parts.append(
+            f"blocking criteria: {', '.join(blocking)}" if blocking else "no blocking criteria"
+        )
+    else:
+        parts.append("no rubric")
+    if judges:
+        kappa = (
+            f"κ = {judge_kappa:.2f}"
+            if judge_kappa is not None
+            else "κ not measured (run agentgauge calibrate)"
+        )
+        parts.append(f"judge {', '.join(sorted(judges))}, {kappa}")
+    else:
+        parts.append("no model judge")
+    return "; ".join(parts)
+
+
+def _baselines(c: Comparison, null: NullAgentCheck | None) -> str:
+    if null is None or null.score is None:
+        nul = "null agent not run (its score would show what doing nothing earns)"
+    else:
+        defects = len(null.tasks_passed)
+        nul = f"null agent {_pct(null.score)}, passes {defects} task{'s' if defects != 1 else ''}"
+        if defects:
+            shown = ", ".join(null.tasks_passed[:5]) + (" …" if defects > 5 else "")
+            nul += f" (outcome-validity defects: {shown})"
+    return f"{nul}; previous system: A ({c.label_a}) at {_pct(c.rate_a)} on the shared tasks"
+
+
+def _rate(o: Any) -> str:
+    se = o.se_clustered if o.cluster_unit == "family" and o.se_clustered is not None else o.se
+    se_txt = "" if se is None else f" ±{100 * se:.1f}"
+    ci = "" if o.ci95 is None else f" [{100 * o.ci95[0]:.1f}, {100 * o.ci95[1]:.1f}]"
+    return f"{_pct(o.success_rate)}{se_txt}{ci}"
+
+
+def _method(o: Any) -> str:
+    method = _CI_METHOD.get(o.ci_method or "", o.ci_method or "no interval")
+    unit = "families" if o.cluster_unit == "family" else "tasks"
+    return f"{method} over {o.n_clusters} {unit}"
+
+
+def _system_rates(tag: str, whole: list[GroupMetrics], caps: list[GroupMetrics]) -> str:
+    text = f"{tag} {_rate(whole[0].outcome)} ({_method(whole[0].outcome)})"
+    if len(caps) > 1 or (caps and caps[0].labels.get("capability") is not None):
+        per = "; ".join(
+            f"{g.labels.get('capability') or 'unlabelled'} {_rate(g.outcome)}" for g in caps
+        )
+        text += f", by capability: {per}"
+    return text
+
+
+def _headline(
+    wa: list[GroupMetrics], ca: list[GroupMetrics], wb: list[GroupMetrics], cb: list[GroupMetrics]
+) -> str:
+    return (
+        f"success rate ±SE pp [95% CI]: {_system_rates('B', wb, cb)}; {_system_rates('A', wa, ca)}"
+    )
+
+
+def _difference(c: Comparison) -> str:
+    if c.ci is None:
+        return f"B − A = {_pp(c.mean_diff)}, no interval with one task: {c.verdict}"
+    level = round(100 * (1 - c.alpha))
+    mc = ""
+    if c.mcnemar is not None:
+        m = c.mcnemar
+        mc = f"; McNemar exact {_p(m.p_value)} ({m.a_only} vs {m.b_only} flips)"
+    se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.1f}"
+    se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.1f}"
+    return (
+        f"B − A = {_pp(c.mean_diff)} ({level}% CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
+        f"{_p(c.p_value)}, {c.test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
+    )
+
+
+def _reliability(
+    c: Comparison, ra: list[GroupMetrics], rb: list[GroupMetrics], k: int | None
+) -> str:
+    kmin = int(min(c.trials_a.min(), c.trials_b.min()))
+    if k is None:
+        k = kmin
+    if k < 2:
+        return (
+            "pass^k not measurable: it needs ≥ 2 trials per task, "
+            f"and the runs have {kmin} on some task; outcome consistency likewise"
+        )
+
+    def one(groups: list[GroupMetrics]) -> tuple[str, str]:
+        o = groups[0].outcome
+        pk = o.pass_hat_k.get(k)
+        v = pk.value if pk is not None else None
+        text = _pct(v) if v is not None else f"— ({(pk.reason if pk else None) or 'undefined'})"
+        return text, _num(o.outcome_consistency)
+
+    (pa, ca), (pb, cb) = one(ra), one(rb)
+    return (
+        f"pass^{k} (deployment k = {k}): A {pa}, B {pb}; "
+        f"outcome consistency (2p−1)²: A {ca}, B {cb}"
+    )
+
+
+def _cost(c: Comparison, ra: list[GroupMetrics], rb: list[GroupMetrics]) -> str:
+    def cop(value: float | None, reason: str | None) -> str:
+        return _money(value) if value is not None else f"unknown ({reason})"
+
+    ratio = "" if c.cost_ratio is None else f" (B/A = {c.cost_ratio:.2f})"
+
+    def lat(groups: list[GroupMetrics]) -> str:
+        g = groups[0].cost
+        if g.latency_p50 is None:
+            return "not recorded"
+        return f"{g.latency_p50:.1f}/{g.latency_p95:.1f} s"
+
+    return (
+        f"cost per success A {cop(c.cost_of_pass_a, c.cost_reason_a)}, "
+        f"B {cop(c.cost_of_pass_b, c.cost_reason_b)}{ratio}; "
+        f"latency p50/p95 A {lat(ra)}, B {lat(rb)}"
+    )
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build_record(
+    comparison: Comparison,
+    a: SystemInfo,
+    b: SystemInfo,
+    *,
+    deployment_k: int | None = None,
+    null_agent: NullAgentCheck | None = None,
+    judge_kappa: float | None = None,
+    heldout: HeldoutUsage | None = None,
+    include_heldout: bool = False,
+    seed: int = 0,
+) -> ComparisonRecord:
+    """The nine lines of SPEC 5.11 for ``comparison`` of ``b`` against ``a``.
+
+    ``deployment_k`` is the k at which pass^k is reported (default: the fewest
+    trials any shared task has, so the value is defined). ``null_agent``,
+    ``judge_kappa`` and ``heldout`` fill lines 5, 4 and 2 when known; each says
+    so when not. Headline figures are computed on the shared tasks with the
+    comparison's row selection, per capability when tasks carry one.
+    """
+    c = comparison
+    ta = _restrict(select_rows(a.table, include_heldout=include_heldout), c.tasks)
+    tb = _restrict(select_rows(b.table, include_heldout=include_heldout), c.tasks)
+    kmin = int(min(c.trials_a.min(), c.trials_b.min()))
+    k = deployment_k if deployment_k is not None else max(kmin, 1)
+    by_cap = ("capability",) if _distinct(ta.capability) or _distinct(tb.capability) else ()
+    ca = compute_metrics(ta, k=k, by=by_cap, seed=seed).groups
+    cb = compute_metrics(tb, k=k, by=by_cap, seed=seed).groups
+    whole_a = compute_metrics(ta, k=k, by=(), seed=seed).groups if by_cap else ca
+    whole_b = compute_metrics(tb, k=k, by=(), seed=seed).groups if by_cap else cb
+    texts = [
+        _systems(a, b),
+        _tasks(c, a, b, heldout),
+        _trials(c, a, b),
+        _graders(a, b, judge_kappa),
+        _baselines(c, null_agent),
+        _headline(whole_a, ca, whole_b, cb),
+        _difference(c),
+        _reliability(c, whole_a, whole_b, deployment_k),
+        _cost(c, whole_a, whole_b),
+    ]
+    return ComparisonRecord(
+        [
+            RecordLine(i + 1, title, text)
+            for i, (title, text) in enumerate(zip(TITLES, texts, strict=True))
+        ]
+    )

@@ -1,0 +1,239 @@
+"""``agentgauge compare`` and ``agentgauge plan`` end to end: verdicts, schemas, records."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agentgauge.metrics.validity import HELDOUT_ACTION
+from agentgauge.schema import Criterion, Expectations, Grade, Run, Task, Trial
+from agentgauge.store import Store
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def write_run(
+    path: Path,
+    theta: np.ndarray,
+    *,
+    trials: int,
+    seed: int,
+    agent: str,
+    cost: float | None = 0.01,
+) -> Path:
+    """A seeded noisy agent's trials as JSONL: task t succeeds with probability theta[t]."""
+    rng = np.random.default_rng(seed)
+    with path.open("w") as fh:
+        for t, th in enumerate(theta):
+            for k in range(trials):
+                rec = {
+                    "task_id": f"t{t:02d}",
+                    "trial": k,
+                    "success": bool(rng.random() < th),
+                    "agent": agent,
+                    "family": f"f{t % 6}",
+                    "latency_s": 1.0 + k,
+                }
+                if cost is not None:
+                    rec["cost_usd"] = cost
+                fh.write(json.dumps(rec) + "\n")
+    return path
+
+
+@pytest.fixture
+def theta() -> np.ndarray:
+    return np.random.default_rng(2024).beta(2, 2, size=36)
+
+
+def test_same_agent_different_seeds_is_noise(tmp_path: Path, theta: np.ndarray) -> None:
+    a = write_run(tmp_path / "a.jsonl", theta, trials=3, seed=1, agent="careful")
+    b = write_run(tmp_path / "b.jsonl", theta, trials=3, seed=2, agent="careful")
+    res = run_cli("compare", str(a), str(b), "--markdown", str(tmp_path / "rec.md"))
+    assert res.returncode == 0, res.stderr
+    assert "not distinguishable from noise with 36 tasks × 3 trials" in res.stdout
+    assert "Comparison record" in res.stdout
+    for n in range(1, 10):
+        assert f"\n{n}. " in "\n" + res.stdout.split("Comparison record", 1)[1]
+    md = (tmp_path / "rec.md").read_text()
+    assert md.count("\n") > 10 and "9. **Cost**" in md and "## Comparison record" in md
+
+
+def test_json_has_the_spec_schema(tmp_path: Path, theta: np.ndarray) -> None:
+    a = write_run(tmp_path / "a.jsonl", theta, trials=2, seed=1, agent="a")
+    b = write_run(tmp_path / "b.jsonl", np.minimum(theta + 0.3, 1), trials=2, seed=2, agent="b")
+    res = run_cli("compare", str(a), str(b), "--json", "--margin", "0.05")
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    assert d["schema"] == "agentgauge.compare/1"
+    assert d["verdict"] == "B is better" and d["non_inferior"] is True
+    assert d["n_tasks"] == 36 and len(d["ci95"]) == 2
+    for key in ("mean_diff", "se_paired", "se_unpaired", "p_value", "correlation"):
+        assert isinstance(d[key], float)
+    assert set(d["flips"]) == {"a_only", "b_only"}
+    # 0.01 per trial; cost of pass = 0.01 / success rate
+    assert d["cost_of_pass"]["a"] == d["cost_of_pass"]["a"] and d["cost_of_pass"]["a"] > 0.01
+    assert len(d["record"]["lines"]) == 9
+
+
+def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
+    a = write_run(tmp_path / "a.jsonl", theta, trials=1, seed=1, agent="a")
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"task_id": "zzz", "success": true}\n')
+    res = run_cli("compare", str(a), str(other))
+    assert res.returncode == 2 and "no task in common" in res.stderr
+    res = run_cli("compare", str(a), str(tmp_path / "missing.jsonl"))
+    assert res.returncode == 2 and "missing.jsonl" in res.stderr
+    res = run_cli("compare", str(a), str(a), "--margin", "-1")
+    assert res.returncode == 2 and "--margin" in res.stderr
+
+
+def _store(path: Path) -> None:
+    rubric = [
+        Criterion(id="polite", text="Is the reply polite?"),
+        Criterion(id="no_pii", text="Does it avoid leaking PII?", blocking=True),
+    ]
+    tasks = [
+        Task(
+            id=f"t{i}",
+            instruction="do it",
+            family=f"f{i % 3}",
+            split="heldout" if i == 5 else "dev",
+            capability="refunds" if i % 2 else "orders",
+            expectations=Expectations(rubric=rubric),
+        )
+        for i in range(6)
+    ]
+    rng = np.random.default_rng(0)
+    with Store(path) as db:
+        for run_id, agent, p in (("base", "careful", 0.6), ("cand", "careful-v2", 0.6)):
+            db.create_run(
+                Run(
+                    run_id=run_id,
+                    agent=agent,
+                    model="m-1",
+                    suite="builtin:retail",
+                    suite_version="abcdef0123456789",
+                    created_at="2026-01-01T00:00:00Z",
+                    source="harness",
+                    config={"rubric_version": "r3"},
+                )
+            )
+            db.add_tasks(run_id, tasks)
+            trials = [
+                Trial(
+                    task_id=t.id,
+                    trial=k,
+                    success=bool(rng.random() < p),
+                    agent=agent,
+                    family=t.family,
+                    split=t.split,
+                    capability=t.capability,
+                    cost_usd=0.02,
+                    grades=[Grade(grader="rubric:polite", passed=True, judge_model="judge-7b")],
+                )
+                for t in tasks
+                for k in range(2)
+            ]
+            db.add_trials(run_id, trials)
+        db.create_run(
+            Run(
+                run_id="nothing",
+                agent="null",
+                suite="builtin:retail",
+                suite_version="abcdef0123456789",
+                created_at="2026-01-01T00:00:00Z",
+            )
+        )
+        db.add_trials(
+            "nothing",
+            [Trial(task_id=f"t{i}", trial=0, success=i == 2, agent="null") for i in range(6)],
+        )
+
+
+def test_record_from_a_store(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    _store(db)
+    res = run_cli("compare", f"{db}:base", f"{db}:cand", "--k", "2")
+    assert res.returncode == 0, res.stderr
+    rec = res.stdout.split("Comparison record", 1)[1]
+    assert "run base" in rec and "careful-v2" in rec and "model m-1" in rec
+    assert "suite builtin:retail @ abcdef012345" in rec
+    assert "5 tasks compared" in rec and "held-out excluded" in rec
+    assert "fresh environment per trial" in rec
+    assert "rubric version r3" in rec and "blocking criteria: no_pii" in rec
+    assert "judge judge-7b, κ not measured" in rec
+    # null agent: passes t2 only → score 1/6
+    assert "null agent 16.7%, passes 1 task (outcome-validity defects: t2)" in rec
+    assert "pass^2 (deployment k = 2)" in rec
+    assert "held-out tasks never used" in rec
+    # Including held-out tasks is logged in the store and shown in the record.
+    res = run_cli("compare", f"{db}:base", f"{db}:cand", "--include-heldout")
+    assert res.returncode == 0, res.stderr
+    assert "6 tasks compared" in res.stdout and "held-out tasks used once" in res.stdout
+    res = run_cli("compare", f"{db}:base", f"{db}:cand", "--include-heldout")
+    assert "held-out tasks used 2 times" in res.stdout
+    with Store(db, create=False) as s:
+        log = s.audit_log(HELDOUT_ACTION)
+    assert len(log) == 2 and log[0]["detail"] == {"command": "compare", "runs": ["base", "cand"]}
+    # Without --include-heldout the record still reports the usage so far.
+    res = run_cli("compare", f"{db}:base", f"{db}:cand")
+    assert "(held-out excluded); held-out tasks used 2 times" in res.stdout
+
+
+def test_plan_textbook_size() -> None:
+    # (1.959964 + 0.841621)² · (0.8·0.2 + 0.83·0.17) / 0.03² = 7.848880 · 0.3011 / 0.0009
+    #   = 2625.89 → 2626 (see tests/stats/test_power.py for the derivation)
+    res = run_cli("plan", "--baseline", "0.8", "--delta", "0.03")
+    assert res.returncode == 0, res.stderr
+    assert "2626 tasks" in res.stdout and "= 2625.9 → 2626 tasks" in res.stdout
+    d = json.loads(run_cli("plan", "--baseline", "0.8", "--delta", "0.03", "--json").stdout)
+    assert d["schema"] == "agentgauge.plan/1" and d["n_tasks"] == 2626
+    assert d["baseline"] == 0.8 and d["delta"] == 0.03 and d["trials"] == 1
+
+
+def test_plan_mde() -> None:
+    d = json.loads(run_cli("plan", "--baseline", "0.8", "--tasks", "2626", "--json").stdout)
+    assert d["mde"] == pytest.approx(0.03, abs=1e-4) and "n_tasks" not in d
+
+
+def test_plan_from_pilot(tmp_path: Path) -> None:
+    theta = np.random.default_rng(1).beta(1, 1, size=50)
+    pilot = write_run(tmp_path / "p.jsonl", theta, trials=4, seed=3, agent="p")
+    res = run_cli("plan", "--pilot", str(pilot), "--delta", "0.05", "--trials", "4", "--json")
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    assert d["method"] == "pilot" and d["pilot_tasks"] == 50 and d["n_tasks"] > 10
+    pilot_b = write_run(tmp_path / "q.jsonl", theta, trials=4, seed=4, agent="q")
+    res = run_cli(
+        "plan", "--pilot", str(pilot), "--pilot-b", str(pilot_b), "--delta", "0.05", "--json"
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["variance"]["source"] == "pilot-pair"
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--delta", "0.03"], "--baseline"),
+        (["--baseline", "0.8"], "--delta"),
+        (["--baseline", "1.5", "--delta", "0.03"], "--baseline"),
+        (["--baseline", "0.8", "--delta", "0.03", "--power", "1"], "--power"),
+        (["--baseline", "0.95", "--delta", "0.1"], "--delta"),
+    ],
+)
+def test_plan_bad_input_exits_2(args: list[str], field: str) -> None:
+    res = run_cli("plan", *args)
+    assert res.returncode == 2 and field in res.stderr, res.stderr

@@ -1,0 +1,111 @@
+"""Prompt, fault and environment robustness (SPEC 5.2) with the paired bootstrap SE."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agentgauge.metrics.robustness import robustness
+from agentgauge.table import TrialTable
+
+
+def _table(rows: list[tuple[str, str, int]], family: list[str | None] | None = None) -> TrialTable:
+    return TrialTable.from_columns(
+        len(rows),
+        task_id=[r[0] for r in rows],
+        variant=[r[1] for r in rows],
+        success=[bool(r[2]) for r in rows],
+        family=family if family is not None else [None] * len(rows),
+    )
+
+
+ROWS = [
+    # base, two trials each: t1 = 1, t2 = 1, t3 = 0.5, t4 = 0 → acc_base = 2.5/4 = 0.625
+    *[("t1", "base", 1), ("t1", "base", 1), ("t2", "base", 1), ("t2", "base", 1)],
+    *[("t3", "base", 1), ("t3", "base", 0), ("t4", "base", 0), ("t4", "base", 0)],
+    # paraphrase:1: 1, 0, 1, 0 (0.5) ; paraphrase:2: 1, 0, 0, 0 (0.25)
+    *[("t1", "paraphrase:1", 1), ("t2", "paraphrase:1", 0)],
+    *[("t3", "paraphrase:1", 1), ("t4", "paraphrase:1", 0)],
+    *[("t1", "paraphrase:2", 1), ("t2", "paraphrase:2", 0)],
+    *[("t3", "paraphrase:2", 0), ("t4", "paraphrase:2", 0)],
+    # fault:timeout on t1 and t2 only: 0 and 1
+    ("t1", "fault:timeout", 0),
+    ("t2", "fault:timeout", 1),
+]
+
+
+def test_prompt_robustness_by_hand() -> None:
+    # Pooled paraphrases per task: t1 = 1, t2 = 0, t3 = 0.5, t4 = 0 → acc = 1.5/4 = 0.375
+    # value = min(0.375 / 0.625, 1) = 0.6; paraphrase:1 alone 0.5/0.625 = 0.8, :2 0.25/0.625 = 0.4
+    r = robustness(_table(ROWS), "prompt")
+    assert r.acc_base == pytest.approx(0.625) and r.acc_perturbed == pytest.approx(0.375)
+    assert r.value == pytest.approx(0.6)
+    assert r.per_variant == {"paraphrase:1": pytest.approx(0.8), "paraphrase:2": pytest.approx(0.4)}
+    assert r.variants == ["paraphrase:1", "paraphrase:2"] and r.n_tasks == 4
+    assert r.se is not None and r.se > 0
+
+
+def test_fault_robustness_uses_tasks_run_both_ways() -> None:
+    # Shared tasks t1, t2: base (1 + 1)/2 = 1, fault (0 + 1)/2 = 0.5 → 0.5
+    r = robustness(_table(ROWS), "fault")
+    assert r.value == pytest.approx(0.5) and r.n_tasks == 2
+
+
+def test_missing_variant_and_zero_base() -> None:
+    r = robustness(_table(ROWS), "environment")
+    assert r.value is None and r.reason == "no env:* variant trials"
+    zero = robustness(_table([("a", "base", 0), ("a", "env:rename", 1)]), "environment")
+    assert zero.value is None and zero.reason == "base accuracy is 0"
+    with pytest.raises(ValueError, match="kind"):
+        robustness(_table(ROWS), "typo")
+
+
+def test_bootstrap_is_paired() -> None:
+    # The perturbed column equals the base one task by task: every paired replicate
+    # has ratio exactly 1, so the SE is 0. An unpaired resampling would scatter it.
+    rng = np.random.default_rng(3)
+    ok = rng.random(40) < 0.6
+    rows = [(f"t{i}", "base", int(o)) for i, o in enumerate(ok)]
+    rows += [(f"t{i}", "env:rename", int(o)) for i, o in enumerate(ok)]
+    r = robustness(_table(rows), "environment", n_boot=500)
+    assert r.value == 1.0 and r.se == 0.0
+
+
+def test_bootstrap_se_agrees_with_delta_method() -> None:
+    # Ratio R = P̄/B̄ over T tasks; delta method: Var(R) ≈ Var(P − R·B)/(T·B̄²) with the
+    # task-level sd (ddof = 1). The bootstrap SE (plug-in) should agree within ~10%.
+    rng = np.random.default_rng(7)
+    t = 300
+    theta = rng.beta(2, 1.5, size=t)
+    base = rng.binomial(4, theta)
+    pert = rng.binomial(4, 0.7 * theta)
+    rows = []
+    for i in range(t):
+        rows += [(f"t{i}", "base", int(k < base[i])) for k in range(4)]
+        rows += [(f"t{i}", "fault:rate_limit", int(k < pert[i])) for k in range(4)]
+    r = robustness(_table(rows), "fault", n_boot=4000, seed=1)
+    pb, pp = base / 4, pert / 4
+    ratio = pp.mean() / pb.mean()
+    delta_se = np.std(pp - ratio * pb, ddof=1) / np.sqrt(t) / pb.mean()
+    assert r.value == pytest.approx(ratio)
+    assert r.se == pytest.approx(delta_se, rel=0.1)
+    # Reproducible from its seed, different under another seed.
+    assert robustness(_table(rows), "fault", n_boot=4000, seed=1).se == r.se
+    assert robustness(_table(rows), "fault", n_boot=4000, seed=2).se != r.se
+
+
+def test_families_are_resampled_when_every_task_has_one() -> None:
+    # Families of perfectly correlated tasks: clustering makes the SE larger than
+    # pretending the tasks are independent.
+    rng = np.random.default_rng(5)
+    rows, fams = [], []
+    for f in range(30):
+        b, p = int(rng.random() < 0.7), int(rng.random() < 0.5)
+        for j in range(4):
+            rows += [(f"f{f}t{j}", "base", b), (f"f{f}t{j}", "paraphrase:1", p)]
+            fams += [f"f{f}", f"f{f}"]
+    clustered = robustness(_table(rows, fams), "prompt", n_boot=2000)
+    plain = robustness(_table(rows), "prompt", n_boot=2000)
+    assert clustered.value == plain.value
+    assert clustered.se is not None and plain.se is not None
+    assert clustered.se > 1.5 * plain.se

@@ -1,0 +1,44 @@
+"""Safety (SPEC 5.2): compliance and harm from minefield grades, reported apart."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agentgauge.metrics.safety import safety, safety_from_trials
+from agentgauge.schema import Grade, Trial
+
+
+def test_safety_by_hand() -> None:
+    # 4 trials, violations in 2 with severity 0.5 and 1.0:
+    # compliance = 2/4 = 0.5; harm = 1 − (0.5 + 1.0)/2 = 0.25
+    s = safety([False, True, False, True], [np.nan, 0.5, np.nan, 1.0])
+    assert s.compliance == 0.5 and s.harm == pytest.approx(0.25)
+    assert s.n_violations == 2 and s.n_trials == 4
+    clean = safety([False, False], [np.nan, np.nan])
+    assert clean.compliance == 1.0 and clean.harm == 1.0
+    with pytest.raises(ValueError, match="severity"):
+        safety([True], [np.nan])
+
+
+def test_safety_from_minefield_grades() -> None:
+    hit = Grade(
+        grader="minefields",
+        passed=False,
+        status="minefield:hit",
+        evidence={"hits": [{"severity": 0.4}, {"severity": 0.8}], "max_severity": 0.8},
+    )
+    bare = Grade(grader="minefields", passed=False, evidence={"hits": [{"severity": 0.3}]})
+    ok = Grade(grader="minefields", passed=True, evidence={"hits": []})
+    trials = [
+        Trial(task_id="a", success=False, grades=[hit]),
+        Trial(task_id="b", success=False, grades=[bare]),
+        Trial(task_id="c", success=True, grades=[ok]),
+        Trial(task_id="d", success=True),
+    ]
+    flags, sev = safety_from_trials(trials)
+    assert flags.tolist() == [True, True, False, False]
+    assert sev[:2].tolist() == [0.8, 0.3]
+    # compliance 2/4; harm = 1 − (0.8 + 0.3)/2 = 0.45
+    s = safety(flags, sev)
+    assert s.compliance == 0.5 and s.harm == pytest.approx(0.45)

@@ -1,0 +1,213 @@
+"""Power analysis (SPEC 5.8): textbook sizes, pilots, and a simulation of the promised power."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from statsmodels.stats.power import NormalIndPower
+
+from agentgauge.importers import import_file
+from agentgauge.stats.power import (
+    VarianceComponents,
+    components_from_assumptions,
+    components_from_pilot,
+    components_from_pilot_pair,
+    mde_from_assumptions,
+    minimum_detectable_effect,
+    pilot_variance,
+    plan_from_assumptions,
+    tasks_needed,
+    z_sum,
+)
+from agentgauge.store import Store
+
+
+def test_textbook_two_proportion_sample_size() -> None:
+    # Classic unpooled two-proportion size, independent systems, one trial per task:
+    #   n = (z_{0.975} + z_{0.80})² · (p_A(1−p_A) + p_B(1−p_B)) / δ²
+    #   z_{0.975} = 1.959964, z_{0.80} = 0.841621, sum = 2.801585, squared = 7.848880
+    #   p_A = 0.80 → 0.80·0.20 = 0.1600;  p_B = 0.83 → 0.83·0.17 = 0.1411;  sum = 0.3011
+    #   n = 7.848880 · 0.3011 / 0.03² = 2.363298 / 0.0009 = 2625.89  → 2626 tasks
+    p = plan_from_assumptions(0.8, delta=0.03, trials=1, correlation=0.0)
+    assert p.n_tasks == 2626
+    assert p.n_tasks_exact == pytest.approx(2625.886, abs=1e-3)
+    assert p.z == pytest.approx(2.801585, abs=1e-6)
+    # The within-task share is irrelevant for independent systems with one trial:
+    # ω² + σ_A² + σ_B² = (1−s)(V_A+V_B) + s(V_A+V_B) = V_A + V_B.
+    for s in (0.0, 0.3, 1.0):
+        q = plan_from_assumptions(0.8, delta=0.03, within_share=s)
+        assert q.n_tasks_exact == pytest.approx(p.n_tasks_exact, rel=1e-12)
+    d = p.to_dict()
+    assert d["schema"] == "agentgauge.plan/1" and d["n_tasks"] == 2626
+    assert d["baseline"] == 0.8 and d["delta"] == 0.03 and d["correlation"] == 0.0
+
+
+def test_textbook_matches_statsmodels_normal_power() -> None:
+    # statsmodels' NormalIndPower with a standardized effect δ/√((V_A+V_B)/2) and equal
+    # groups solves the same normal approximation (it also counts the far tail's
+    # rejections, which shifts n by far less than one task here).
+    va, vb = 0.8 * 0.2, 0.83 * 0.17
+    effect = 0.03 / math.sqrt((va + vb) / 2)
+    ref = NormalIndPower().solve_power(effect_size=effect, alpha=0.05, power=0.8, ratio=1.0)
+    ours = tasks_needed(0.03, components_from_assumptions(0.8, 0.03))
+    assert ours == pytest.approx(ref, abs=0.01)
+
+
+def test_correlation_and_trials_reduce_the_tasks_needed() -> None:
+    # baseline 0.5, δ = 0.1, s = 0.5: V_A = 0.25, V_B = 0.24, τ² = 0.125/0.12, σ² = 0.125/0.12
+    # r = 0.5: ω² = 0.125 + 0.12 − 2·0.5·√(0.125·0.12) = 0.245 − 0.122474 = 0.122526
+    # K = 4: per-task variance = 0.122526 + 0.125/4 + 0.12/4 = 0.183776
+    # n = 7.848880 · 0.183776 / 0.01 = 144.24 → 145
+    comp = components_from_assumptions(0.5, 0.1, correlation=0.5, within_share=0.5)
+    assert comp.omega2 == pytest.approx(0.122526, abs=1e-6)
+    p = plan_from_assumptions(0.5, delta=0.1, trials=4, correlation=0.5, within_share=0.5)
+    assert p.n_tasks_exact == pytest.approx(144.245, abs=1e-2)
+    assert p.n_tasks == 145
+    indep = plan_from_assumptions(0.5, delta=0.1)
+    assert indep.n_tasks is not None and indep.n_tasks > p.n_tasks
+
+
+def test_minimum_detectable_effect_inverts_the_size() -> None:
+    comp = VarianceComponents(omega2=0.05, sigma2_a=0.1, sigma2_b=0.1, source="pilot")
+    # δ = 2.801585 · √((0.05 + 0.1/2 + 0.1/2)/100) = 2.801585 · √0.0015 = 0.108505
+    mde = minimum_detectable_effect(100, comp, trials_a=2, trials_b=2)
+    assert mde == pytest.approx(0.108505, abs=1e-6)
+    assert tasks_needed(mde, comp, trials_a=2, trials_b=2) == pytest.approx(100)
+    # With assumption-based variance the MDE solves δ = z·√(V(δ)/n).
+    p = plan_from_assumptions(0.8, tasks=2626)
+    assert p.mde is not None and p.mde == pytest.approx(0.03, abs=2e-5)
+    assert p.to_dict()["mde"] == p.mde and "n_tasks" not in p.to_dict()
+
+
+def test_mde_none_when_nothing_is_detectable() -> None:
+    assert mde_from_assumptions(3, 0.9) is None
+    p = plan_from_assumptions(0.9, tasks=3)
+    assert p.mde is None and p.mde_reason and "3 tasks" in p.mde_reason
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    base=st.floats(0.05, 0.9),
+    n=st.integers(10, 5000),
+    r=st.floats(-0.9, 0.9),
+    s=st.floats(0.0, 1.0),
+    k=st.integers(1, 8),
+)
+def test_mde_round_trip(base: float, n: int, r: float, s: float, k: int) -> None:
+    mde = mde_from_assumptions(n, base, correlation=r, within_share=s, trials_a=k, trials_b=k)
+    if mde is None:
+        return
+    comp = components_from_assumptions(base, mde, correlation=r, within_share=s)
+    if comp.per_task(k, k) == 0:
+        return
+    assert tasks_needed(mde, comp, trials_a=k, trials_b=k) == pytest.approx(n, rel=1e-6)
+
+
+def test_pilot_variance_by_hand() -> None:
+    # task 0: 1,1,0,0 → p = 0.5, s² = 0.25·4/3 = 1/3;  task 1: 1,1,1,1 → p = 1, s² = 0;
+    # task 2: 0,0,0,0 → p = 0, s² = 0.  σ² = (1/3)/3 = 1/9.
+    # Var(p) ddof=1: mean 0.5, squares 0, 0.25, 0.25 → 0.5/2 = 0.25.
+    # τ² = 0.25 − mean(s²/n) = 0.25 − (1/12)/3 = 0.25 − 1/36 = 2/9.
+    idx = np.repeat([0, 1, 2], 4)
+    y = np.array([1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0])
+    pv = pilot_variance(idx, y)
+    assert pv.sigma2 == pytest.approx(1 / 9)
+    assert pv.tau2 == pytest.approx(2 / 9)
+    assert pv.total == pytest.approx(0.25)
+    comp = components_from_pilot(pv, correlation=0.25)
+    # ω² = 2·(1 − 0.25)·2/9 = 1/3
+    assert comp.omega2 == pytest.approx(1 / 3) and comp.sigma2_a == pytest.approx(1 / 9)
+
+
+def test_pilot_with_one_trial_per_task_splits_by_share() -> None:
+    pv = pilot_variance(np.arange(4), np.array([1, 0, 1, 1]))
+    # p = 1,0,1,1: mean 0.75, Var ddof=1 = (3·0.0625 + 0.5625)/3 = 0.25
+    assert pv.sigma2 is None and pv.total == pytest.approx(0.25)
+    comp = components_from_pilot(pv, within_share=0.4)
+    # σ² = 0.4·0.25 = 0.1, τ² = 0.15, ω² = 2·0.15 = 0.3
+    assert comp.sigma2_a == pytest.approx(0.1) and comp.omega2 == pytest.approx(0.3)
+
+
+def test_paired_pilot_by_hand() -> None:
+    # Two trials per task. A: p = 0.5, 1, 0;  B: p = 1, 1, 0.5.  d = 0.5, 0, 0.5
+    # Var(d) ddof=1: mean 1/3, squares 1/36, 1/9, 1/36 → (6/36)/2 = 1/12
+    # s_A² = 0.25·2/1 = 0.5, 0, 0;  s_B² = 0, 0, 0.5
+    # correction = mean_t(s_A²/2 + s_B²/2) = (0.25 + 0 + 0.25)/3 = 1/6
+    # ω² = max(1/12 − 1/6, 0) = 0;  σ_A² = σ_B² = 0.5/3 = 1/6
+    n = np.full(3, 2.0)
+    comp = components_from_pilot_pair(
+        n, np.array([0.5, 1, 0]), n, np.array([1, 1, 0.5]), within_share=0.5
+    )
+    assert comp.omega2 == 0.0
+    assert comp.sigma2_a == pytest.approx(1 / 6) and comp.sigma2_b == pytest.approx(1 / 6)
+
+
+def _simulated_power(
+    n: int, p_a: float, delta: float, r: float, s: float, k: int, reps: int, seed: int
+) -> float:
+    """Share of paired t-tests rejecting at 5% on data with the planned moments.
+
+    True per-task rates are p ± τ (Rademacher signs), B's sign equal to A's with
+    probability r and independent otherwise: mean p, variance τ² = (1−s)p(1−p),
+    corr r, and E[θ(1−θ)] = p(1−p) − τ² = s·p(1−p), as the assumptions say.
+    """
+    rng = np.random.default_rng(seed)
+    p_b = p_a + delta
+    tau_a = math.sqrt((1 - s) * p_a * (1 - p_a))
+    tau_b = math.sqrt((1 - s) * p_b * (1 - p_b))
+    za = rng.choice([-1.0, 1.0], size=(reps, n))
+    same = rng.random((reps, n)) < r
+    zb = np.where(same, za, rng.choice([-1.0, 1.0], size=(reps, n)))
+    theta_a, theta_b = p_a + tau_a * za, p_b + tau_b * zb
+    pa = rng.binomial(k, theta_a) / k
+    pb = rng.binomial(k, theta_b) / k
+    d = pb - pa
+    t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n))
+    return float(np.mean(np.abs(t) > stats.t.ppf(0.975, n - 1)))
+
+
+@pytest.mark.parametrize(
+    ("p_a", "delta", "r", "s", "k"),
+    [(0.5, 0.1, 0.0, 0.5, 1), (0.5, 0.1, 0.5, 0.5, 4), (0.6, 0.15, 0.8, 0.7, 2)],
+)
+def test_planned_size_delivers_the_power(
+    p_a: float, delta: float, r: float, s: float, k: int
+) -> None:
+    plan = plan_from_assumptions(p_a, delta=delta, trials=k, correlation=r, within_share=s)
+    assert plan.n_tasks is not None
+    power = _simulated_power(plan.n_tasks, p_a, delta, r, s, k, reps=4000, seed=11)
+    # 4000 replicates: binomial SE of a 0.80 rate is 0.0063; allow ±3 SE.
+    assert abs(power - 0.8) < 0.02, power
+
+
+def test_bad_inputs() -> None:
+    with pytest.raises(ValueError, match="baseline"):
+        components_from_assumptions(1.2, 0.1)
+    with pytest.raises(ValueError, match="not a rate"):
+        components_from_assumptions(0.95, 0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        z_sum(0.0, 0.8)
+    with pytest.raises(ValueError, match="give delta"):
+        plan_from_assumptions(0.5)
+
+
+def test_pilot_on_taubench_gpt4o(shared_data: Path, tmp_path: Path) -> None:
+    # 50 airline tasks × 4 trials of gpt-4o (tau-bench's published file): the figures the
+    # DEFAULT_WITHIN_SHARE comment quotes. Mean rate 0.42 (84 of 200 trials).
+    with Store(tmp_path / "s.db") as db:
+        import_file(
+            "taubench", shared_data / "taubench" / "taubench_v1_gpt-4o-airline.json", db, "tb"
+        )
+        table = db.table("tb")
+    _, idx = table.task_index()
+    pv = pilot_variance(idx, table.success)
+    assert pv.mean_rate == pytest.approx(0.42) and pv.n_tasks == 50
+    assert pv.sigma2 == pytest.approx(0.14667, abs=1e-4)
+    assert pv.tau2 == pytest.approx(0.09966, abs=1e-4)
+    assert pv.sigma2 / (pv.sigma2 + pv.tau2) == pytest.approx(0.595, abs=1e-3)
