@@ -139,10 +139,16 @@ def test_public_api_accepts_trials_table_and_source(tmp_path: Any) -> None:
     trials = sample()
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(t.model_dump_json(exclude_defaults=True) for t in trials))
-    a = agentgauge.metrics(trials).to_dict()
+    a = agentgauge.metrics(trials, behaviour=False).to_dict()
     b = agentgauge.metrics(TrialTable.from_trials(trials)).to_dict()
-    c = agentgauge.metrics(str(path)).to_dict()
+    c = agentgauge.metrics(str(path), behaviour=False).to_dict()
     assert a == b == c
+    # Trials carry transcripts, so the default adds behaviour sections a table cannot have.
+    full = agentgauge.metrics(trials).to_dict()
+    assert "reliability" in full and "reliability" not in b
+    assert {k: v for k, v in full.items() if k != "reliability"}["groups"][0]["success_rate"] == (
+        b["groups"][0]["success_rate"]
+    )
 
 
 def test_rejects_bad_options() -> None:

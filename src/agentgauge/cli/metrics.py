@@ -9,9 +9,8 @@ import typer
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, err_console, print_json, split_list
 from agentgauge.errors import InputError
-from agentgauge.metrics import compute_metrics
-from agentgauge.report.terminal import print_metrics
-from agentgauge.sources import open_source
+from agentgauge.metrics.api import metrics as compute
+from agentgauge.report.terminal import print_behaviour, print_metrics
 from agentgauge.table import GROUP_KEYS
 
 
@@ -59,14 +58,13 @@ def metrics_cmd(
 ) -> None:
     """Success rate with error bars, pass@k and pass^k, consistency, cost and latency."""
     ks, keys = parse_ks(k), parse_by(by)
-    src = open_source(source, events=False)
-    report = compute_metrics(
-        src.table, k=ks, by=keys, exclude_infra_errors=exclude_infra_errors, seed=seed
-    )
+    report = compute(source, k=ks, by=keys, exclude_infra_errors=exclude_infra_errors, seed=seed)
     # Warnings go to stderr so that stdout stays the table or the JSON alone.
     for w in report.warnings:
         err_console().print(f"[yellow]warning:[/] {w}")
     if json_out:
         print_json(report.to_dict())
         return
-    print_metrics(report, console(), title=f"metrics for {src.label}", warnings=False)
+    out = console()
+    print_metrics(report, out, title=f"metrics for {source}", warnings=False)
+    print_behaviour(report, out)

@@ -107,12 +107,24 @@ class MetricsReport:
     infra_excluded: int
     seed: int
     warnings: list[str] = field(default_factory=list)
+    behaviour: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+    """Per group (keyed by its labels in ``by`` order): ``tool_use`` and ``control``
+    sections, when the trials' transcripts and grades were available."""
+    reliability: list[dict[str, Any]] | None = None
+    """Reliability per (agent, model) configuration, when transcripts were available."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``agentgauge.metrics/1`` object of SPEC 7 (JSON-ready: no NaN, no inf)."""
-        return {
+        groups = []
+        for g in self.groups:
+            d = g.to_dict()
+            extra = self.behaviour.get(tuple(g.labels.get(key) for key in self.by))
+            if extra is not None:
+                d.update(extra)
+            groups.append(d)
+        out: dict[str, Any] = {
             "schema": SCHEMA,
-            "groups": [g.to_dict() for g in self.groups],
+            "groups": groups,
             "k": list(self.k),
             "by": list(self.by),
             "exclude_infra_errors": self.exclude_infra_errors,
@@ -120,6 +132,9 @@ class MetricsReport:
             "seed": self.seed,
             "warnings": list(self.warnings),
         }
+        if self.reliability is not None:
+            out["reliability"] = self.reliability
+        return out
 
 
 def _validate_k(k: int | Iterable[int]) -> tuple[int, ...]:

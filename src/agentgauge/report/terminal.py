@@ -15,7 +15,7 @@ from rich.table import Table
 
 from agentgauge.metrics import MetricsReport
 
-__all__ = ["metrics_table", "print_metrics"]
+__all__ = ["behaviour_tables", "metrics_table", "print_behaviour", "print_metrics"]
 
 _DASH = "—"
 _METHOD = {"wilson": "Wilson", "cluster_bootstrap": "cluster bootstrap", "normal": "normal"}
@@ -190,3 +190,114 @@ def print_metrics(
         console.print(f"[dim]— {note}{where}[/]")
     for w in report.warnings if warnings else []:
         console.print(f"[yellow]warning:[/] {w}")
+
+
+# --------------------------------------------------------------------------- behaviour
+
+
+def _top_errors(errors: dict[str, int], n: int = 3) -> str:
+    if not errors:
+        return _DASH
+    top = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return ", ".join(f"{k} {v}" for k, v in top)
+
+
+def _estimate(d: dict[str, Any] | None) -> str:
+    if not d or d.get("value") is None:
+        return _DASH
+    se = d.get("se")
+    return f"{d['value']:.3f}" if se is None else f"{d['value']:.3f} ± {se:.3f}"
+
+
+def _transposed(title: str, columns: list[str], rows: list[tuple[str, list[str]]]) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD)
+    table.add_column("metric", justify="left")
+    for col in columns:
+        table.add_column(col, justify="right")
+    for name, cells in rows:
+        if any(c != _DASH for c in cells):
+            table.add_row(name, *cells)
+    return table
+
+
+def behaviour_tables(report: MetricsReport) -> list[Table]:
+    """Tool use and control per group, reliability per configuration (when present)."""
+    data = report.to_dict()
+    groups = data["groups"]
+    keys = _title_keys(groups, list(report.by))
+    tables: list[Table] = []
+    shown = [g for g in groups if g.get("tool_use") or g.get("control")]
+    if shown:
+        tools = [g.get("tool_use") or {} for g in shown]
+        ctls = [g.get("control") or {} for g in shown]
+        modes = sorted({m for t in tools for m in (t.get("trajectory_match_rate") or {})})
+        rows: list[tuple[str, list[str]]] = [
+            (
+                "AST match (per trial)",
+                [_pct((t.get("ast_match_rate") or {}).get("per_trial")) for t in tools],
+            ),
+            ("irrelevance pass", [_pct(t.get("irrelevance_pass_rate")) for t in tools]),
+            *[
+                (
+                    f"trajectory {m}",
+                    [_pct((t.get("trajectory_match_rate") or {}).get(m)) for t in tools],
+                )
+                for m in modes
+            ],
+            ("action precision", [_num(t.get("action_precision"), digits=3) for t in tools]),
+            ("action recall", [_num(t.get("action_recall"), digits=3) for t in tools]),
+            ("milestone score", [_num(t.get("milestone_score"), digits=3) for t in tools]),
+            ("minefield hit rate", [_pct(t.get("minefield_hit_rate")) for t in tools]),
+            ("top tool-call errors", [_top_errors(t.get("error_types") or {}, 2) for t in tools]),
+            ("control accuracy", [_pct(c.get("accuracy")) for c in ctls]),
+            ("over-refusal", [_pct(c.get("over_refusal")) for c in ctls]),
+            ("under-refusal", [_pct(c.get("under_refusal")) for c in ctls]),
+            ("unnecessary ask", [_pct(c.get("unnecessary_ask")) for c in ctls]),
+            ("missed confirmation", [_pct(c.get("missed_confirmation")) for c in ctls]),
+        ]
+        tables.append(
+            _transposed(
+                "tool use and control decisions (SPEC 5.5, 5.6)",
+                [_group_title(g, keys) for g in shown],
+                rows,
+            )
+        )
+    rel = data.get("reliability") or []
+    if rel:
+        preds = [r.get("predictability") or {} for r in rel]
+        safes = [r.get("safety") or {} for r in rel]
+        rows = [
+            (
+                "trajectory consistency (dist)",
+                [_estimate(r["trajectory_consistency_dist"]) for r in rel],
+            ),
+            (
+                "trajectory consistency (seq)",
+                [_estimate(r["trajectory_consistency_seq"]) for r in rel],
+            ),
+            ("resource consistency", [_estimate(r["resource_consistency"]) for r in rel]),
+            ("prompt robustness", [_estimate(r["prompt_robustness"]) for r in rel]),
+            ("fault robustness", [_estimate(r["fault_robustness"]) for r in rel]),
+            ("environment robustness", [_estimate(r["environment_robustness"]) for r in rel]),
+            ("calibration (1 − ECE)", [_num(p.get("calibration"), digits=3) for p in preds]),
+            ("AUROC of confidence", [_num(p.get("auroc"), digits=3) for p in preds]),
+            ("safety compliance", [_pct(s.get("compliance")) for s in safes]),
+            ("harm given violation", [_num(s.get("harm"), digits=3) for s in safes]),
+        ]
+        tables.append(
+            _transposed(
+                "reliability per configuration (SPEC 5.2)",
+                [
+                    " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all"
+                    for r in rel
+                ],
+                rows,
+            )
+        )
+    return tables
+
+
+def print_behaviour(report: MetricsReport, console: Console) -> None:
+    """Print the behaviour tables, if the report has them."""
+    for table in behaviour_tables(report):
+        console.print(table)

@@ -1,0 +1,103 @@
+"""Metrics that need transcripts and grades, not just outcomes.
+
+The outcome engine (`agentgauge.metrics.engine`) reads only columns. What an
+agent *did* — its tool calls (SPEC 5.5), its control decisions (5.6) and how
+consistently and robustly it behaved (5.2) — needs each trial's events and
+grades. This module gathers those per metrics group and per configuration:
+
+- ``tool_use`` and ``control`` per group (same grouping as the outcome table);
+- ``reliability`` per configuration (agent, model), across its variants,
+  because robustness compares a configuration's base trials with its
+  perturbed ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agentgauge.metrics.control import control_metrics
+from agentgauge.metrics.reliability import reliability_from_trials
+from agentgauge.metrics.toolcalls import toolcall_metrics
+from agentgauge.schema import MessageEvent, Trial
+
+__all__ = ["behaviour_by_group", "reliability_by_configuration"]
+
+_TOOL_GRADERS = frozenset({"tool_calls", "trajectory", "milestones", "minefields"})
+
+
+def _turns(trial: Trial) -> int:
+    return sum(1 for e in trial.events if isinstance(e, MessageEvent) and e.role == "assistant")
+
+
+def _control_counts(trial: Trial) -> tuple[int | None, int | None]:
+    for g in trial.grades:
+        if g.grader == "control" and isinstance(g.evidence, dict):
+            irr = g.evidence.get("irreversible_calls")
+            unc = g.evidence.get("unconfirmed_irreversible")
+            return (
+                None if irr is None else int(irr),
+                None if unc is None else int(unc),
+            )
+    return None, None
+
+
+def _tool_use(trials: Sequence[Trial]) -> dict[str, Any] | None:
+    if not any(g.grader in _TOOL_GRADERS for t in trials for g in t.grades):
+        return None
+    return toolcall_metrics(
+        [t.grades for t in trials],
+        task_ids=[t.task_id for t in trials],
+        tool_calls=np.array([t.tool_calls or 0 for t in trials], dtype=float),
+        turns=np.array([_turns(t) for t in trials], dtype=float),
+    )
+
+
+def _control(trials: Sequence[Trial]) -> dict[str, Any] | None:
+    graded = [t for t in trials if t.expected_control is not None]
+    if not graded:
+        return None
+    counts = [_control_counts(t) for t in graded]
+    have_counts = all(c[0] is not None for c in counts)
+    return control_metrics(
+        [t.expected_control for t in graded],
+        [t.control for t in graded],
+        irreversible=[c[0] or 0 for c in counts] if have_counts else None,
+        unconfirmed=[c[1] or 0 for c in counts] if have_counts else None,
+    )
+
+
+def _keep(trials: Sequence[Trial], exclude_infra_errors: bool) -> list[Trial]:
+    return [t for t in trials if not (exclude_infra_errors and t.is_infra_error)]
+
+
+def behaviour_by_group(
+    trials: Sequence[Trial], by: Sequence[str], *, exclude_infra_errors: bool = False
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """``{group labels: {"tool_use": ..., "control": ...}}`` for each group in ``by``.
+
+    Labels are the values of ``by`` in order, as the outcome engine groups.
+    A section is ``None`` when no trial of the group carries what it needs.
+    """
+    groups: dict[tuple[Any, ...], list[Trial]] = {}
+    for t in _keep(trials, exclude_infra_errors):
+        groups.setdefault(tuple(getattr(t, key) for key in by), []).append(t)
+    return {
+        key: {"tool_use": _tool_use(members), "control": _control(members)}
+        for key, members in groups.items()
+    }
+
+
+def reliability_by_configuration(
+    trials: Sequence[Trial], *, exclude_infra_errors: bool = False, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Reliability (SPEC 5.2) per (agent, model), over all its variants."""
+    configs: dict[tuple[str | None, str | None], list[Trial]] = {}
+    for t in _keep(trials, exclude_infra_errors):
+        configs.setdefault((t.agent, t.model), []).append(t)
+    return [
+        {"agent": agent, "model": model, **reliability_from_trials(members, seed=seed).to_dict()}
+        for (agent, model), members in configs.items()
+    ]
