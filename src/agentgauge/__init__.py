@@ -5,6 +5,7 @@ Public API (SPEC 7). Import from here; submodules are the engine.
 
 from agentgauge._version import __version__
 from agentgauge.errors import AgentgaugeError, InputError
+from agentgauge.harness.runner import run
 from agentgauge.loading import load_trials
 from agentgauge.schema import Event, Grade, Run, Task, Trial
 from agentgauge.store import Store
@@ -22,4 +23,5 @@ __all__ = [
     "TrialTable",
     "__version__",
     "load_trials",
+    "run",
 ]

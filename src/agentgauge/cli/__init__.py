@@ -27,6 +27,7 @@ def main() -> None:
     """Console entry point."""
     # Importing the command modules registers them on `app`.
     from agentgauge.cli import imports, metrics, runs  # noqa: F401
+    from agentgauge.cli import run as _run  # noqa: F401
 
     try:
         app()  # standalone: click reports usage errors itself, with exit code 2
