@@ -105,5 +105,6 @@ def run_cmd(
     rate = f"{passed / n:.1%}" if n else "-"
     console().print(
         f"run [bold]{header.run_id}[/] in {store}: {n} trials, success {rate}, "
-        f"{infra} infra errors, {agent_err} agent errors, spend {spend}"
+        f"{infra} infra errors, {agent_err} agent errors, spend {spend}",
+        soft_wrap=True,
     )

@@ -115,6 +115,8 @@ class OpenAIServer:
     def __init__(self, responder: Responder, *, port: int = 0) -> None:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        """Each request's headers (lower-case names), parallel to ``requests``."""
         self._port = port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -164,6 +166,12 @@ class OpenAIServer:
         try:
             loop.run_forever()
         finally:
+            # Handlers still sleeping (slow replies) are cancelled and finished
+            # before the loop closes, so stopping never leaves a half-dead coroutine.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -178,7 +186,7 @@ class OpenAIServer:
                 }
                 length = int(headers.get("content-length", "0"))
                 raw = await reader.readexactly(length) if length else b""
-                reply = self._dispatch(method, path, raw)
+                reply = self._dispatch(method, path, raw, headers)
                 if reply.delay_s:
                     await asyncio.sleep(reply.delay_s)
                 body = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
@@ -198,7 +206,7 @@ class OpenAIServer:
         finally:
             writer.close()
 
-    def _dispatch(self, method: str, path: str, raw: bytes) -> Reply:
+    def _dispatch(self, method: str, path: str, raw: bytes, headers: dict[str, str]) -> Reply:
         if method == "GET" and path.rstrip("/").endswith("/models"):
             return Reply(body={"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
@@ -209,4 +217,5 @@ class OpenAIServer:
             return Reply(status=400, body=error_body("request body is not JSON", "invalid_request"))
         with self._lock:
             self.requests.append(request)
+            self.headers.append(headers)
         return self.responder(request)

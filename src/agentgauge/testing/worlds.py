@@ -7,13 +7,14 @@ state is ``{"counter": n}``, so a task expecting ``{"counter": 3}`` is solved
 by adding 3. Point a task at it with ``environment:
 agentgauge.testing.worlds:make_counter_env``.
 
-`counting_agent` solves such tasks when the instruction ends in the amount
-("add 3"); `noop_agent` does nothing.
+`counting_agent` solves such tasks when the last number in the instruction is
+the amount ("add 3"); `noop_agent` does nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from agentgauge.agents.base import Session
@@ -114,7 +115,7 @@ async def counting_agent(session: Session) -> None:
     """Adds the number that ends the instruction, then says so. Sleeps a seeded
     few milliseconds first, so concurrent trials interleave like real ones."""
     await asyncio.sleep(float(session.rng.uniform(0.0, 0.02)))
-    amount = int(session.instruction.rstrip(".").split()[-1])
+    amount = int(re.findall(r"-?\d+", session.instruction)[-1])
     await session.call_tool("add", {"amount": amount})
     await session.say(f"Added {amount}.")
 
