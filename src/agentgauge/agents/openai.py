@@ -33,9 +33,11 @@ context but not sent to the user (the turn's action is the tool calls).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import random
+import sys
 import time
 from typing import Any, Literal
 
@@ -54,6 +56,16 @@ from agentgauge.agents.provider import (
 __all__ = ["DEFAULT_BASE_URL", "MalformedToolCall", "OpenAIAgent"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+# httpcore 1.0 runs `import sniffio` each time it creates a lock (several times per
+# request). When sniffio is not installed every attempt is a failed import, which
+# searches sys.path again: about a millisecond per request on a loaded machine,
+# more than everything else the harness does. A ``None`` entry in sys.modules is
+# Python's own "known missing" marker and makes the failure instant; it is set
+# only when the module cannot be found at all, so nothing that could import it is
+# affected.
+if importlib.util.find_spec("sniffio") is None:
+    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 _RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
 
 
@@ -99,42 +111,36 @@ class OpenAIAgent:
         self.max_turns = max_turns
         self.on_malformed = on_malformed
         self.params = dict(params or {})
-        self._client: httpx.AsyncClient | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._pool: _ClientPool | None = None
+        self._pool_loop: asyncio.AbstractEventLoop | None = None
         self._rng = random.Random()
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _http(self) -> httpx.AsyncClient:
-        # One pooled client per event loop: a client cannot outlive its loop, and
+    def _clients(self) -> _ClientPool:
+        # One pool per event loop: a client cannot outlive its loop, and
         # `agentgauge.run` starts a new loop per call.
         loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
+        if self._pool is None or self._pool_loop is not loop:
             headers = {"Content-Type": "application/json"}
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
-            self._client = httpx.AsyncClient(
-                base_url=self.base_url,
-                headers=headers,
-                timeout=self.request_timeout,
-                # The harness's semaphore bounds concurrency; the pool must not.
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
-            )
-            self._client_loop = loop
-        return self._client
+            self._pool = _ClientPool(self.base_url, headers, self.request_timeout)
+            self._pool_loop = loop
+        return self._pool
 
     async def aclose(self) -> None:
-        """Close the HTTP pool (the harness calls this when a run ends)."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
+        """Close the HTTP connections (the harness calls this when a run ends)."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.aclose()
 
     # ------------------------------------------------------------------ one call
 
     async def _post_once(self, body: dict[str, Any]) -> dict[str, Any]:
         try:
             with provider_call():
-                response = await self._http().post("/chat/completions", json=body)
+                response = await self._clients().post("/chat/completions", body)
         except httpx.TransportError as exc:  # connect/read errors, resets, request timeouts
             raise TransientError(f"{type(exc).__name__}: {exc}") from exc
         status = response.status_code
@@ -224,6 +230,50 @@ class OpenAIAgent:
         content = outcome.content
         text = content if isinstance(content, str) else json.dumps(content, default=str)
         return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+class _ClientPool:
+    """httpx clients of one connection each, an idle one picked per request.
+
+    httpx's own pool re-scans every connection for every queued request on each
+    state change (httpcore 1.0), which costs milliseconds per request at tens of
+    concurrent requests; many single-connection clients keep that scan at one
+    entry. Clients are created on demand, so their number never exceeds the
+    peak number of concurrent requests (bounded by the harness's concurrency).
+    """
+
+    def __init__(self, base_url: str, headers: dict[str, str], timeout: float) -> None:
+        self._base_url = base_url
+        self._headers = headers
+        self._timeout = timeout
+        self._idle: list[httpx.AsyncClient] = []
+        self._all: list[httpx.AsyncClient] = []
+        # Loading the CA bundle takes tens of milliseconds and httpx does it for every
+        # client (even for http:// URLs): do it once per pool.
+        self._ssl = httpx.create_ssl_context()
+
+    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        if self._idle:
+            client = self._idle.pop()
+        else:
+            client = httpx.AsyncClient(
+                base_url=self._base_url,
+                headers=self._headers,
+                timeout=self._timeout,
+                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+                verify=self._ssl,
+            )
+            self._all.append(client)
+        try:
+            return await client.post(path, json=body)
+        finally:
+            self._idle.append(client)
+
+    async def aclose(self) -> None:
+        for client in self._all:
+            await client.aclose()
+        self._all.clear()
+        self._idle.clear()
 
 
 def _parse_tool_call(call: Any, names: set[Any]) -> tuple[str, dict[str, Any]]:

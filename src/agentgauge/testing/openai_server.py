@@ -203,6 +203,8 @@ class OpenAIServer:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            pass  # the server is stopping; end quietly (asyncio logs cancelled handlers)
         finally:
             writer.close()
 
@@ -219,3 +221,32 @@ class OpenAIServer:
             self.requests.append(request)
             self.headers.append(headers)
         return self.responder(request)
+
+
+def fixed_latency(latency_s: float, content: str = "Done.") -> Responder:
+    """A responder answering every request with the same text after ``latency_s``."""
+    reply = Reply(body=completion(content), delay_s=latency_s)
+    return lambda request: reply
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve `fixed_latency` in its own process (benchmarks keep the server off the
+    harness's interpreter, so the two do not contend for one GIL). Prints the base
+    URL on the first line of stdout, then serves until killed."""
+    import argparse
+    import sys
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m agentgauge.testing.openai_server")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per reply")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    with OpenAIServer(fixed_latency(args.latency), port=args.port) as server:
+        print(server.base_url, flush=True)
+        sys.stdout.close()
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
