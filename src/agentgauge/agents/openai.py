@@ -37,12 +37,14 @@ import importlib.util
 import json
 import os
 import random
+import ssl
 import sys
 import time
 from typing import Any, Literal
 
 import httpx
 
+from agentgauge.agents._http import StreamTransport
 from agentgauge.agents.base import AgentError, Session, TransientError
 from agentgauge.agents.prices import PriceTable, default_prices
 from agentgauge.agents.provider import (
@@ -233,13 +235,16 @@ class OpenAIAgent:
 
 
 class _ClientPool:
-    """httpx clients of one connection each, an idle one picked per request.
+    """HTTP clients for one endpoint.
 
-    httpx's own pool re-scans every connection for every queued request on each
-    state change (httpcore 1.0), which costs milliseconds per request at tens of
-    concurrent requests; many single-connection clients keep that scan at one
-    entry. Clients are created on demand, so their number never exceeds the
-    peak number of concurrent requests (bounded by the harness's concurrency).
+    ``http://`` endpoints (local servers, where speed matters) go through one
+    client on `StreamTransport`. ``https://`` endpoints use httpx's own
+    transport (TLS, proxies), as many single-connection clients, an idle one
+    picked per request: httpcore 1.0's pool re-scans every connection for every
+    queued request on each state change, which costs milliseconds per request at
+    tens of concurrent requests, while a one-connection pool scans one entry.
+    Those clients are created on demand, so there are never more than the peak
+    number of concurrent requests (bounded by the harness's concurrency).
     """
 
     def __init__(self, base_url: str, headers: dict[str, str], timeout: float) -> None:
@@ -248,11 +253,21 @@ class _ClientPool:
         self._timeout = timeout
         self._idle: list[httpx.AsyncClient] = []
         self._all: list[httpx.AsyncClient] = []
-        # Loading the CA bundle takes tens of milliseconds and httpx does it for every
-        # client (even for http:// URLs): do it once per pool.
-        self._ssl = httpx.create_ssl_context()
+        self._native: httpx.AsyncClient | None = None
+        self._ssl: ssl.SSLContext | None = None
+        if base_url.startswith("http://"):
+            self._native = httpx.AsyncClient(
+                base_url=base_url, headers=headers, timeout=timeout, transport=StreamTransport()
+            )
+            self._all.append(self._native)
+        else:
+            # Loading the CA bundle takes tens of milliseconds and httpx does it for
+            # every client: do it once per pool.
+            self._ssl = httpx.create_ssl_context()
 
     async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        if self._native is not None:
+            return await self._native.post(path, json=body)
         if self._idle:
             client = self._idle.pop()
         else:
@@ -261,7 +276,7 @@ class _ClientPool:
                 headers=self._headers,
                 timeout=self._timeout,
                 limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-                verify=self._ssl,
+                verify=self._ssl or True,
             )
             self._all.append(client)
         try:
