@@ -209,6 +209,7 @@ def test_resume_runs_only_missing_cells_and_checks_settings(tmp_path: Path) -> N
     assert again.n_trials == 6 and len(seen) == 6  # nothing left to run
     more = go(tmp_path, agent, run_id="r1", trials=3)
     assert more.n_trials == 9 and len(seen) == 9
+    assert more.config["trials"] == 3 and more.config["seed"] == 3  # the header follows
     trials = stored(tmp_path, "r1")
     assert sorted((t.task_id, t.trial) for t in trials) == [
         (f"t{i}", k) for i in range(3) for k in range(3)

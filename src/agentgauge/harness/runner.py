@@ -272,6 +272,10 @@ def _open_run(
             field="concurrency",
         )
     if existing is not None:
+        merged = {**existing.config, **cfg}
+        if merged != existing.config:  # extended (more trials, more variants): say so
+            db.update_run_config(existing.run_id, merged)
+            existing = existing.model_copy(update={"config": merged})
         return existing, cfg
     header = Run(
         run_id=run_id or new_run_id(),
