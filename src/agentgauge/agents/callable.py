@@ -140,7 +140,7 @@ class CallableAgent:
         *,
         name: str | None = None,
         model: str | None = None,
-        max_threads: int = 64,
+        max_threads: int = 256,
     ) -> None:
         self.fn = fn
         self.name = name or _label(fn)
