@@ -38,10 +38,17 @@ def test_fault_kinds_default_covers_the_spec() -> None:
     assert set(DEFAULT_FAULT_KINDS) == {"tool_error", "timeout", "rate_limit"}
 
 
-@pytest.mark.parametrize("bad", ["paraphrase:0", "paraphrase:x", "fault:meteor", "typo", ""])
+@pytest.mark.parametrize(
+    "bad", ["paraphrase:0", "paraphrase:x", "fault:meteor", "fault:timeout@2", "typo", ""]
+)
 def test_unknown_variants_are_rejected(bad: str) -> None:
-    with pytest.raises(InputError, match="unknown variant"):
+    with pytest.raises(InputError, match=r"unknown variant|fault rate"):
         check_variants(["base", bad])
+
+
+def test_known_variants_pass() -> None:
+    ok = ["base", "paraphrase", "paraphrase:3", "fault", "fault:tool_error", "fault:timeout@0.5"]
+    assert check_variants(ok) == ok
 
 
 def test_grid_is_trial_major_and_complete() -> None:

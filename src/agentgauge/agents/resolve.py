@@ -6,7 +6,8 @@ Specs:
   ``prices``, ``retry``, ``params``...);
 - ``cmd:PROGRAM ARGS`` -> `CommandAgent` (the rest of the string is split like a
   shell would, without running one);
-- ``builtin:NAME`` -> a reference agent from `agentgauge.agents.reference`;
+- ``builtin:NAME`` -> a reference agent, `agentgauge.agents.reference.reference_agent`
+  (given the suite's tasks, whose reference plans it follows);
 - ``package.module:function`` -> that function, wrapped as a callable agent;
 - a Python callable (sync or async) -> `CallableAgent`; an object that already
   has ``name`` and ``model`` attributes and is callable is used as it is.
@@ -15,7 +16,7 @@ Specs:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +26,19 @@ from agentgauge.agents.cmd import CommandAgent
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.agents.prices import PriceTable, default_prices
 from agentgauge.errors import InputError
+from agentgauge.schema import Task
 
 __all__ = ["resolve_agent"]
 
 
-def resolve_agent(spec: str | Callable[..., Any] | Agent, **options: Any) -> Agent:
-    """The `Agent` a spec names. Unknown options for the chosen adapter are an error."""
+def resolve_agent(
+    spec: str | Callable[..., Any] | Agent,
+    *,
+    tasks: Sequence[Task] | None = None,
+    **options: Any,
+) -> Agent:
+    """The `Agent` a spec names. ``tasks`` (the suite's) are handed to agents that need
+    them (the reference agents); unknown options for the chosen adapter are an error."""
     if not isinstance(spec, str):
         if _is_agent(spec):
             return spec  # type: ignore[return-value]
@@ -59,7 +67,7 @@ def resolve_agent(spec: str | Callable[..., Any] | Agent, **options: Any) -> Age
     except TypeError as exc:
         raise InputError(f"bad option for {kind}: agents: {exc}", field="agent") from None
     if kind == "builtin":
-        return _builtin(rest, options)
+        return _builtin(rest, {**options, "tasks": tasks})
     return _imported(spec, kind, rest, options)
 
 
@@ -79,10 +87,9 @@ def _builtin(name: str, options: dict[str, Any]) -> Agent:
         raise InputError(
             f"builtin agents are not available in this installation ({exc})", field="agent"
         ) from None
-    make = getattr(reference, "make_agent", None)
-    if make is None:
-        raise InputError("agentgauge.agents.reference has no make_agent()", field="agent")
-    agent: Agent = make(name, **_drop_none(options))
+    # Reference agents follow each task's reference plan, so they need the tasks.
+    tasks = options.pop("tasks", None) or []
+    agent: Agent = reference.reference_agent(f"builtin:{name}", tasks, **_drop_none(options))
     return agent
 
 

@@ -9,8 +9,8 @@ task:
   for tasks that have fewer than N.
 - ``fault`` -> ``fault:KIND`` for every fault kind the environments support.
 
-``base``, ``fault:KIND`` and ``env:KIND`` are taken as they are (kinds are
-checked against the known ones when the environment module declares them).
+``base``, ``fault:KIND[@RATE]`` and ``env:KIND`` are taken as they are (and
+checked by the environments' variant parser when it is installed).
 
 Cells are ordered trial-major (all tasks' trial 0, then trial 1, ...), so a run
 that stops early still has a balanced first few trials for every task.
@@ -105,27 +105,47 @@ def expand_variants(
 
 
 def check_variants(variants: Sequence[str]) -> list[str]:
-    """Validate variant names once, before anything runs (`InputError` names the bad one)."""
+    """Validate variant names once, before anything runs (`InputError` names the bad one).
+
+    Concrete names go to the environments' own parser
+    (`agentgauge.envs.faults.parse_variant`, which also knows ``fault:KIND@RATE``)
+    when it is installed; otherwise to the same grammar checked here."""
     if not variants:
         raise InputError("at least one variant is needed (e.g. base)", field="variants")
-    faults = fault_kinds()
-    envs = _declared("ENV_KINDS")
+    try:
+        parse = importlib.import_module("agentgauge.envs.faults").parse_variant
+    except (ImportError, AttributeError):
+        parse = _parse_variant
     for v in variants:
-        kind, _, arg = v.partition(":")
-        ok = v in ("base", "paraphrase", "fault")
-        if kind == "paraphrase" and arg:
-            ok = arg.isdigit() and int(arg) >= 1
-        elif kind == "fault" and arg:
-            ok = arg in faults
-        elif kind == "env" and arg:
-            ok = envs is None or arg in envs
-        if not ok:
-            raise InputError(
-                f"unknown variant {v!r}: use base, paraphrase, paraphrase:N, fault, "
-                f"fault:KIND (KIND in {', '.join(faults)}) or env:KIND",
-                field="variants",
-            )
+        if v not in ("paraphrase", "fault"):
+            parse(v)
     return list(variants)
+
+
+def _parse_variant(variant: str) -> None:
+    kind, _, arg = variant.partition(":")
+    name, _, rate = arg.partition("@")
+    ok = variant == "base"
+    if kind == "paraphrase":
+        ok = arg.isdigit() and int(arg) >= 1
+    elif kind == "fault":
+        ok = name in fault_kinds() and (not rate or _is_rate(rate))
+    elif kind == "env":
+        envs = _declared("ENV_KINDS")
+        ok = bool(arg) and (envs is None or arg in envs)
+    if not ok:
+        raise InputError(
+            f"unknown variant {variant!r}: use base, paraphrase, paraphrase:N, fault, "
+            f"fault:KIND[@RATE] (KIND in {', '.join(fault_kinds())}) or env:KIND",
+            field="variants",
+        )
+
+
+def _is_rate(text: str) -> bool:
+    try:
+        return 0.0 <= float(text) <= 1.0
+    except ValueError:
+        return False
 
 
 def plan(

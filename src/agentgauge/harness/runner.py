@@ -160,7 +160,7 @@ async def arun(
     if isinstance(variants, str):
         variants = [v.strip() for v in variants.split(",") if v.strip()]
     the_suite = as_suite(suite)
-    the_agent = resolve_agent(agent, **(agent_options or {}))
+    the_agent = resolve_agent(agent, tasks=the_suite.tasks, **(agent_options or {}))
     factory = env_factory or default_env_factory(the_suite.tasks)
     owns_store = not isinstance(store, Store)
     db = Store(store) if not isinstance(store, Store) else store

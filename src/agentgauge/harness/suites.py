@@ -92,9 +92,7 @@ def _load_tasks_file(path: Path) -> InlineSuite:
         raise InputError(f"cannot read suite: {exc.strerror}", file=path) from None
     except yaml.YAMLError as exc:
         raise InputError(f"not valid YAML: {exc}", file=path) from None
-    name = path.stem
     if isinstance(data, dict):
-        name = str(data.get("name", name))
         data = data.get("tasks")
     if not isinstance(data, list) or not data:
         raise InputError("expected a non-empty list of tasks", file=path, field="tasks")
@@ -106,4 +104,4 @@ def _load_tasks_file(path: Path) -> InlineSuite:
             field, reason = first_error(exc)
             raise InputError(reason, file=path, field=f"tasks[{i}].{field}") from None
     _check_unique(tasks, str(path))
-    return InlineSuite(name=name, version=suite_version(tasks), tasks=tasks)
+    return InlineSuite(name=str(path), version=suite_version(tasks), tasks=tasks)
