@@ -120,8 +120,9 @@ def test_program_can_report_its_own_model_calls(tmp_path: Path) -> None:
     out({"type": "model_call", "model": "m", "input_tokens": 7, "output_tokens": 3,
          "cost_usd": 0.002, "latency_s": 0.1})
     out({"type": "answer", "content": "ok"})
+    out({"type": "confidence", "value": 0.75})
     out({"type": "done"})
     """
     for t in go(tmp_path, script(tmp_path, body)):
-        assert t.status == "completed" and t.answer == "ok"
+        assert t.status == "completed" and t.answer == "ok" and t.confidence == 0.75
         assert (t.input_tokens, t.output_tokens, t.cost_usd, t.model_calls) == (7, 3, 0.002, 1)

@@ -190,10 +190,12 @@ def test_sync_callable_runs_in_a_thread_with_a_blocking_session(tmp_path: Path) 
         session.call_tool("add", {"amount": int(session.instruction.split()[-1])})
         session.control("confirm", "user asked")
         session.answer("done")
+        session.report_confidence(0.9)
 
     header = go(tmp_path, sync_agent, concurrency=3)
     trials = stored(tmp_path, header.run_id)
     assert all(t.success and t.control == "confirm" and t.answer == "done" for t in trials)
+    assert all(t.confidence == 0.9 for t in trials)
 
 
 def test_resume_runs_only_missing_cells_and_checks_settings(tmp_path: Path) -> None:

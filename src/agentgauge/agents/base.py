@@ -12,6 +12,8 @@ then acts through the session, which records every step as a transcript event
   refuse, stop, confirm, recover, transfer) — ``transfer_to_human`` tool calls
   record ``transfer`` automatically;
 - ``session.answer(text)`` records the final answer;
+- ``session.report_confidence(p)`` records the agent's confidence in [0, 1]
+  that it succeeded (for the predictability metrics, SPEC 5.2);
 - ``session.record_model_call(...)`` records a model call's tokens, cost and latency.
 
 A plain Python function ``fn(session)`` (sync or async) is an agent; so are the
@@ -84,6 +86,10 @@ class Session(Protocol):
     def control(self, decision: ControlDecision, reason: str | None = None) -> None: ...
 
     def answer(self, text: str) -> None: ...
+
+    def report_confidence(self, p: float) -> None:
+        """The agent's own confidence in [0, 1] that it succeeded (last report wins)."""
+        ...
 
     def record_model_call(
         self,

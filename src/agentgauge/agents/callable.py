@@ -109,6 +109,9 @@ class SyncSession:
     def answer(self, text: str) -> None:
         self._sync(lambda: self._session.answer(text))
 
+    def report_confidence(self, p: float) -> None:
+        self._sync(lambda: self._session.report_confidence(p))
+
     def record_model_call(
         self,
         *,

@@ -17,9 +17,9 @@ The program writes to its stdout:
 
 - ``{"type": "tool_call", "name", "arguments", "id"?}`` -> a ``tool_result``;
 - ``{"type": "say", "content"}`` -> a ``user`` message;
-- ``{"type": "control", "decision", "reason"?}``, ``{"type": "answer", "content"}``
-  and ``{"type": "model_call", "model"?, "input_tokens"?, "output_tokens"?,
-  "cost_usd"?, "latency_s"?}`` (no reply);
+- ``{"type": "control", "decision", "reason"?}``, ``{"type": "answer", "content"}``,
+  ``{"type": "confidence", "value"}`` (in [0, 1]) and ``{"type": "model_call",
+  "model"?, "input_tokens"?, "output_tokens"?, "cost_usd"?, "latency_s"?}`` (no reply);
 - ``{"type": "done"}`` when finished, then exits.
 
 Stdout carries only the protocol; logs go to stderr (its tail is quoted in
@@ -154,6 +154,11 @@ class CommandAgent:
                 session.control(decision, reason if isinstance(reason, str) else None)
             elif kind == "answer":
                 session.answer(_field(msg, "content", str))
+            elif kind == "confidence":
+                value = msg.get("value")
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ProtocolError(f"confidence needs a number 'value', got {value!r}")
+                session.report_confidence(float(value))
             elif kind == "model_call":
                 session.record_model_call(
                     model=_opt(msg, "model", str),

@@ -23,11 +23,19 @@ app = typer.Typer(
 )
 
 
+def _register_commands() -> None:
+    """Import every command module in this package; importing registers it on `app`."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(__path__):
+        if info.name != "common":
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
 def main() -> None:
     """Console entry point."""
-    # Importing the command modules registers them on `app`.
-    from agentgauge.cli import imports, metrics, runs  # noqa: F401
-    from agentgauge.cli import run as _run  # noqa: F401
+    _register_commands()
 
     try:
         app()  # standalone: click reports usage errors itself, with exit code 2

@@ -1,1 +1,32 @@
-"""agentgauge.graders."""
+"""Graders (SPEC 4): code graders for state, answer, tool calls (BFCL AST
+matching), trajectories, milestones and minefields, and control decisions.
+
+Each grader has one entry point, ``grade(task, trial) -> Grade``, and registers
+by name (`register`); `grade_trial` combines a trial's grades into its success
+and score; `regrade` re-grades a stored run as a new grade version.
+"""
+
+from agentgauge.graders.ast import ast_match
+from agentgauge.graders.base import (
+    DEFAULT_REQUIRED,
+    Grader,
+    TrialGrading,
+    available_graders,
+    get_grader,
+    grade_trial,
+    register,
+)
+from agentgauge.graders.regrade import RegradeResult, regrade
+
+__all__ = [
+    "DEFAULT_REQUIRED",
+    "Grader",
+    "RegradeResult",
+    "TrialGrading",
+    "ast_match",
+    "available_graders",
+    "get_grader",
+    "grade_trial",
+    "register",
+    "regrade",
+]

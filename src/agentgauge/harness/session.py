@@ -49,6 +49,8 @@ class SessionOutcome:
     cost_usd: float | None
     """Sum of model-call costs; ``None`` when any call's price is unknown
     (a missing price is never counted as 0, SPEC 5.3). 0.0 when no model was called."""
+    confidence: float | None = None
+    """The agent's own confidence that it succeeded, in [0, 1], when it reported one."""
 
 
 class TrialSession:
@@ -75,6 +77,7 @@ class TrialSession:
         self._max_steps = max_steps
         self._tool_names = {t["function"]["name"] for t in env.tools}
         self._answer: str | None = None
+        self._confidence: float | None = None
         self.user_done = False
         """True once the simulated user has ended the conversation."""
         self._instruction = env.first_message()
@@ -168,6 +171,12 @@ class TrialSession:
         ):
             self._events.append(MessageEvent(role="assistant", content=text, t=self._t()))
 
+    def report_confidence(self, p: float) -> None:
+        """Record the agent's confidence that it succeeded (the last report wins)."""
+        if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0:
+            raise AgentError(f"confidence must be a number in [0, 1], got {p!r}")
+        self._confidence = float(p)
+
     def record_model_call(
         self,
         *,
@@ -216,4 +225,5 @@ class TrialSession:
             input_tokens=total("input_tokens"),
             output_tokens=total("output_tokens"),
             cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c)),
+            confidence=self._confidence,
         )

@@ -154,6 +154,7 @@ def _finish(
             "input_tokens": outcome.input_tokens,
             "output_tokens": outcome.output_tokens,
             "cost_usd": outcome.cost_usd,
+            "confidence": outcome.confidence,
             "control": taken_control(outcome.events) if status == "completed" else None,
         }
     return Trial(

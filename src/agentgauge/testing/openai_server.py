@@ -123,6 +123,7 @@ class OpenAIServer:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._lock = threading.Lock()
+        self._writers: set[asyncio.StreamWriter] = set()
 
     @property
     def port(self) -> int:
@@ -144,8 +145,7 @@ class OpenAIServer:
 
     def stop(self) -> None:
         if self._loop is not None and self._server is not None:
-            self._loop.call_soon_threadsafe(self._server.close)
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop.call_soon_threadsafe(self._shutdown)
         if self._thread is not None:
             self._thread.join(5)
 
@@ -154,6 +154,23 @@ class OpenAIServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def _shutdown(self) -> None:
+        # Close kept-alive client connections first, so no handler outlives the loop.
+        assert self._server is not None and self._loop is not None
+        self._server.close()
+        for writer in list(self._writers):
+            writer.close()
+        loop = self._loop
+        pending = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task(loop)]
+        for task in pending:
+            task.cancel()
+
+        async def _drain() -> None:
+            await asyncio.gather(*pending, return_exceptions=True)
+            loop.stop()
+
+        loop.create_task(_drain())
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
@@ -166,15 +183,10 @@ class OpenAIServer:
         try:
             loop.run_forever()
         finally:
-            # Handlers still sleeping (slow replies) are cancelled and finished
-            # before the loop closes, so stopping never leaves a half-dead coroutine.
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -204,8 +216,9 @@ class OpenAIServer:
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
         except asyncio.CancelledError:
-            pass  # the server is stopping; end quietly (asyncio logs cancelled handlers)
+            pass
         finally:
+            self._writers.discard(writer)
             writer.close()
 
     def _dispatch(self, method: str, path: str, raw: bytes, headers: dict[str, str]) -> Reply:

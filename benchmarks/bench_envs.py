@@ -1,0 +1,64 @@
+"""How fast a retail trial's world is: environment creation, a typical trial, export.
+
+Run by hand: ``python benchmarks/bench_envs.py``. Prints figures; asserts nothing.
+The harness target is thousands of trials per second with a no-op agent, so the
+environment's share of a trial must stay well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from agentgauge.agents.reference import reference_agent
+from agentgauge.envs.faults import make_env
+from agentgauge.harness.session import TrialSession
+from agentgauge.suite import load_suite
+
+
+def per_call_us(fn: object, n: int, repeats: int = 5) -> float:
+    """Best of ``repeats`` runs (the machine is shared; the minimum is the least disturbed)."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for i in range(n):
+            fn(i)  # type: ignore[operator]
+        best = min(best, (time.perf_counter() - start) / n * 1e6)
+    return best
+
+
+def main() -> None:
+    start = time.perf_counter()
+    suite = load_suite("builtin:retail")
+    print(f"load builtin:retail ({len(suite.tasks)} tasks, plans replayed): "
+          f"{(time.perf_counter() - start) * 1e3:.1f} ms")  # fmt: skip
+    task = suite.task("cancel_pending_W1001")
+
+    def create(i: int) -> None:
+        make_env(task, "base", i).close()
+
+    def noop_trial(i: int) -> None:
+        env = make_env(task, "base", i)
+        TrialSession(task.id, env, seed=i).outcome()
+        env.close()
+
+    oracle = reference_agent("builtin:oracle", suite.tasks)
+
+    async def oracle_trials(n: int) -> None:
+        for i in range(n):
+            env = make_env(task, "base", i)
+            session = TrialSession(task.id, env, seed=i)
+            await oracle(session)
+            session.outcome()
+            env.close()
+
+    n = 1000
+    print(f"environment creation:              {per_call_us(create, n):8.1f} us")
+    print(f"no-op trial (create+session+state):{per_call_us(noop_trial, n):8.1f} us")
+    oracle_us = per_call_us(lambda i: asyncio.run(oracle_trials(n)), 1) / n
+    print(f"oracle trial (3 calls, confirm):   {oracle_us:8.1f} us  "
+          f"(~{1e6 / oracle_us:,.0f} trials/s on one core)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

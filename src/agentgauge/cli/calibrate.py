@@ -1,0 +1,125 @@
+"""``agentgauge calibrate``: how well the model judge agrees with human raters (SPEC 5.9)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from agentgauge.cli import app
+from agentgauge.cli.common import JsonOption, console, print_json, split_list
+from agentgauge.errors import InputError
+from agentgauge.graders.calibration import calibrate as calibrate_labels
+from agentgauge.graders.human import load_labels
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+@app.command()
+def calibrate(
+    labels: Annotated[str, typer.Argument(help="Label file (JSONL or CSV) with a 'rater' column.")],
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge", help="A separate file of the judge's labels (its rater column is optional)."
+        ),
+    ] = None,
+    judge_rater: Annotated[
+        str, typer.Option("--judge-rater", help="Rater name of the judge's labels.")
+    ] = "judge",
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against", help="Human raters to compare with, comma-separated (default: all others)."
+        ),
+    ] = None,
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for κ's interval.")
+    ] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    json_out: JsonOption = False,
+) -> None:
+    """Judge vs human agreement: Cohen's κ with a bootstrap CI, raw agreement, the
+    confusion table, Krippendorff's α, the unknown share and the position-flip rate."""
+    found = load_labels(labels)
+    if judge is not None:
+        extra = load_labels(judge, rater=judge_rater)
+        clash = {(*lb.item, lb.kind, lb.order) for lb in found if lb.rater == judge_rater}
+        for lb in extra:
+            if (*lb.item, lb.kind, lb.order) in clash:
+                raise InputError(
+                    f"the judge already labelled this item in {labels}",
+                    file=judge,
+                    line=lb.line,
+                    field="task_id",
+                )
+        found = [*found, *extra]
+    humans = split_list(against) or None
+    result = calibrate_labels(
+        found, judge_rater=judge_rater, humans=humans, n_boot=bootstrap, seed=seed, source=labels
+    )
+    if json_out:
+        print_json(result)
+        return
+    _print(result)
+
+
+def _print(r: dict[str, Any]) -> None:
+    out = console()
+    jh = r["judge_vs_human"]
+    if jh is not None:
+        out.print(
+            f"judge {r['judge_rater']!r} vs humans {', '.join(r['human_raters'])}: "
+            f"{jh['n_items']} items, {jh['n_decided']} decided by both"
+        )
+        ci = jh["ci95"] or [None, None]
+        out.print(
+            f"Cohen's κ {_fmt(jh['kappa'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+            f" ({jh['kappa_band'] or 'undefined'}), raw agreement {_fmt(jh['raw_agreement'])}"
+        )
+        table = Table(title="confusion (rows human consensus, columns judge)")
+        table.add_column("")
+        for name in jh["confusion"]["labels"]:
+            table.add_column(name, justify="right")
+        for name, row in zip(jh["confusion"]["labels"], jh["confusion"]["matrix"], strict=True):
+            table.add_row(name, *(str(v) for v in row))
+        out.print(table)
+        per = Table(title="per rater and per grader")
+        for col in ("against", "items", "κ", "95% CI", "agreement"):
+            per.add_column(col, justify="left" if col == "against" else "right")
+        for p in r["per_rater"]:
+            ci = p["ci95"] or [None, None]
+            per.add_row(
+                f"rater {p['rater']}",
+                str(p["n_decided"]),
+                _fmt(p["kappa"]),
+                f"[{_fmt(ci[0])}, {_fmt(ci[1])}]",
+                _fmt(p["raw_agreement"]),
+            )
+        for g in r["by_grader"]:
+            per.add_row(
+                f"grader {g['grader']}",
+                str(g["n_decided"]),
+                _fmt(g["kappa"]),
+                "",
+                _fmt(g["raw_agreement"]),
+            )
+        out.print(per)
+        ka = r["krippendorff_alpha"]
+        out.print(
+            f"Krippendorff's α (nominal): all raters {_fmt(ka['all_raters'])}, "
+            f"humans only {_fmt(ka['humans'])}"
+        )
+        us = r["unknown_share"]
+        out.print(f"unknown share: judge {_fmt(us['judge'])}, humans {_fmt(us['humans'])}")
+    for p in r["pairwise"] or []:
+        out.print(
+            f"pairwise, rater {p['rater']}: {p['position_flips']} position flips in "
+            f"{p['n_decided']} decided pairs (rate {_fmt(p['position_flip_rate'])}), "
+            f"unknown share {_fmt(p['unknown_share'])}"
+        )
+    for w in r["warnings"]:
+        out.print(f"[yellow]warning:[/yellow] {w}")

@@ -1,0 +1,230 @@
+"""Variants of a trial's environment, and `make_env`, the one factory the harness calls.
+
+A variant names what was changed for a trial (SPEC 1, 6):
+
+- ``base``: the task as written;
+- ``paraphrase:N``: the user's first message is the task's N-th paraphrase (1-based),
+  for prompt robustness;
+- ``fault:KIND`` or ``fault:KIND@RATE``: each tool call fails with probability RATE
+  (default 0.2) with an injected ``tool_error``, ``timeout`` or ``rate_limit``
+  result; the call is not executed, so retrying is the right recovery (fault
+  robustness, ReliabilityBench-style fault injection);
+- ``env:KIND``: tool results keep their meaning but change shape — ``rename_keys``
+  (snake_case keys become camelCase), ``wrap`` (results inside ``{"data": ...,
+  "status": "ok"}``), ``reorder`` (keys in reverse order) — for environment
+  robustness (Rabanser et al. 2026, structural perturbations).
+
+Injected faults come from a generator seeded by the trial's seed alone, so the
+same (task, variant, seed) sees the same faults at the same calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agentgauge.envs.base import Environment, ToolOutcome
+from agentgauge.errors import InputError
+from agentgauge.schema import Task
+
+__all__ = [
+    "DEFAULT_FAULT_RATE",
+    "ENV_KINDS",
+    "FAULT_KINDS",
+    "FaultyEnv",
+    "PerturbedEnv",
+    "Variant",
+    "make_env",
+    "parse_variant",
+]
+
+FAULT_KINDS = ("tool_error", "timeout", "rate_limit")
+ENV_KINDS = ("rename_keys", "wrap", "reorder")
+DEFAULT_FAULT_RATE = 0.2
+
+_FAULT_TEXT = {
+    "tool_error": "Error: internal error in {name} (transient); no changes were made. Retry.",
+    "timeout": "Error: {name} timed out after 30 s; no changes were made.",
+    "rate_limit": "Error: 429 Too Many Requests for {name}; retry after 1 s.",
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A parsed variant string."""
+
+    kind: str
+    """``base``, ``paraphrase``, ``fault`` or ``env``."""
+    detail: str | None = None
+    """Paraphrase number, fault kind or perturbation kind."""
+    rate: float | None = None
+    """Fault rate, for ``fault`` variants."""
+
+
+def parse_variant(variant: str) -> Variant:
+    """Parse ``base``, ``paraphrase:N``, ``fault:KIND[@RATE]`` or ``env:KIND``.
+
+    Raises `InputError` (field ``variant``) for anything else.
+    """
+    if variant == "base":
+        return Variant("base")
+    kind, _, detail = variant.partition(":")
+    if kind == "paraphrase" and detail.isdigit() and int(detail) >= 1:
+        return Variant("paraphrase", detail)
+    if kind == "fault":
+        name, _, rate_text = detail.partition("@")
+        if name in FAULT_KINDS:
+            try:
+                rate = float(rate_text) if rate_text else DEFAULT_FAULT_RATE
+            except ValueError:
+                rate = -1.0
+            if 0.0 <= rate <= 1.0:
+                return Variant("fault", name, rate)
+            raise InputError(f"fault rate must be a number in [0, 1], got {rate_text!r}",
+                             field="variant")  # fmt: skip
+    if kind == "env" and detail in ENV_KINDS:
+        return Variant("env", detail)
+    raise InputError(
+        f"unknown variant {variant!r}; expected base, paraphrase:N, "
+        f"fault:{{{'|'.join(FAULT_KINDS)}}}[@RATE] or env:{{{'|'.join(ENV_KINDS)}}}",
+        field="variant",
+    )
+
+
+def make_env(task: Task, variant: str = "base", seed: int = 0) -> Environment:
+    """A fresh environment for one trial of ``task`` under ``variant``.
+
+    Dispatches on ``task.environment`` (``retail``; ``functions``, also assumed
+    when the task lists ``expectations.functions``). Raises `InputError` for an
+    unknown environment or variant, or a paraphrase the task does not have.
+    """
+    parsed = parse_variant(variant)
+    paraphrase = int(parsed.detail) if parsed.kind == "paraphrase" and parsed.detail else None
+    if paraphrase is not None and paraphrase > len(task.paraphrases):
+        raise InputError(
+            f"task {task.id!r} has {len(task.paraphrases)} paraphrase(s); "
+            f"{variant!r} does not exist",
+            field="variant",
+        )
+    name = task.environment or ("functions" if task.expectations.functions else None)
+    env: Environment
+    if name == "retail":
+        from agentgauge.envs.retail import RetailEnv
+
+        env = RetailEnv(task, seed=seed, paraphrase=paraphrase)
+    elif name == "functions":
+        from agentgauge.envs.functions import FunctionsEnv
+
+        env = FunctionsEnv(task, paraphrase=paraphrase)
+    else:
+        raise InputError(
+            f"task {task.id!r}: unknown environment {name!r} (built in: retail, functions)",
+            field="environment",
+        )
+    if parsed.kind == "fault":
+        assert parsed.detail is not None and parsed.rate is not None
+        return FaultyEnv(env, kind=parsed.detail, rate=parsed.rate, seed=seed)
+    if parsed.kind == "env":
+        assert parsed.detail is not None
+        return PerturbedEnv(env, kind=parsed.detail)
+    return env
+
+
+class _Wrapper:
+    """Delegates everything but `call_tool` to the wrapped environment."""
+
+    def __init__(self, inner: Environment) -> None:
+        self.inner = inner
+
+    @property
+    def policy(self) -> str:
+        return self.inner.policy
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self.inner.tools
+
+    def first_message(self) -> str:
+        return self.inner.first_message()
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        return self.inner.call_tool(name, arguments)
+
+    def user_reply(self, message: str) -> str | None:
+        return self.inner.user_reply(message)
+
+    def final_state(self) -> dict[str, Any]:
+        return self.inner.final_state()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class FaultyEnv(_Wrapper):
+    """Each tool call fails with probability ``rate`` before reaching the world."""
+
+    def __init__(self, inner: Environment, *, kind: str, rate: float, seed: int) -> None:
+        super().__init__(inner)
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}")
+        self.kind = kind
+        self.rate = rate
+        # Its own stream: the agent's session rng is default_rng(seed), the user's [seed, 2].
+        self._rng = np.random.default_rng([seed, 0xFA])
+        self.injected = 0
+        """How many faults this environment has injected."""
+        self.calls = 0
+        """How many tool calls it has seen."""
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        self.calls += 1
+        if self._rng.random() < self.rate:
+            self.injected += 1
+            return ToolOutcome(content=_FAULT_TEXT[self.kind].format(name=name), is_error=True)
+        return self.inner.call_tool(name, arguments)
+
+
+class PerturbedEnv(_Wrapper):
+    """Tool results change shape (not meaning): renamed keys, wrapped, or reordered."""
+
+    def __init__(self, inner: Environment, *, kind: str) -> None:
+        super().__init__(inner)
+        if kind not in ENV_KINDS:
+            raise ValueError(f"unknown perturbation {kind!r}")
+        self.kind = kind
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        outcome = self.inner.call_tool(name, arguments)
+        if outcome.is_error:
+            return outcome
+        content = outcome.content
+        if self.kind == "rename_keys":
+            content = _map_keys(content, _camel)
+        elif self.kind == "reorder":
+            content = _reverse(content)
+        else:
+            content = {"data": content, "status": "ok"}
+        return ToolOutcome(content=content, is_error=False, irreversible=outcome.irreversible)
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _map_keys(value: Any, rename: Any) -> Any:
+    if isinstance(value, dict):
+        return {rename(str(k)): _map_keys(v, rename) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_keys(v, rename) for v in value]
+    return value
+
+
+def _reverse(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _reverse(v) for k, v in reversed(list(value.items()))}
+    if isinstance(value, list):
+        return [_reverse(v) for v in value]
+    return value

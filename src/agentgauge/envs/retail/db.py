@@ -1,0 +1,294 @@
+"""The retail world's database: schema, a cached template, fresh copies, canonical export.
+
+Every trial needs its own copy of the initial database (pass^k assumes
+independent trials). Building the database from scratch takes milliseconds;
+copying a finished in-memory template with SQLite's online backup API takes
+tens of microseconds, so templates are built once per distinct initial state
+and copied per trial.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from typing import Any
+
+from agentgauge.envs.retail import seed
+
+__all__ = [
+    "JSON_COLUMNS",
+    "TABLES",
+    "Template",
+    "apply_overrides",
+    "export_state",
+    "fresh_connection",
+    "template",
+]
+
+#: table -> (columns in order, primary-key columns). Every column a task may override.
+TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "customers": (
+        ("customer_id", "name", "email", "phone", "street", "city", "state", "zip"),
+        ("customer_id",),
+    ),
+    "payment_methods": (
+        ("payment_id", "customer_id", "kind", "description", "balance"),
+        ("payment_id",),
+    ),
+    "products": (
+        ("item_id", "product_id", "product", "options", "price", "available"),
+        ("item_id",),
+    ),
+    "orders": (
+        (
+            "order_id",
+            "customer_id",
+            "status",
+            "placed_on",
+            "delivered_on",
+            "payment_id",
+            "tracking",
+            "street",
+            "city",
+            "state",
+            "zip",
+        ),
+        ("order_id",),
+    ),
+    "order_items": (("order_id", "line", "item_id", "price", "status"), ("order_id", "line")),
+    "returns": (
+        ("return_id", "order_id", "item_ids", "payment_id", "amount", "status"),
+        ("return_id",),
+    ),
+    "exchanges": (
+        ("exchange_id", "order_id", "item_ids", "new_item_ids", "payment_id", "price_difference"),
+        ("exchange_id",),
+    ),
+    "refunds": (("refund_id", "order_id", "payment_id", "amount", "reason"), ("refund_id",)),
+    "transfers": (("transfer_id", "customer_id"), ("transfer_id",)),
+}
+
+#: Columns holding JSON lists (stored as text, exported as lists).
+JSON_COLUMNS = frozenset({"item_ids", "new_item_ids"})
+
+#: Columns kept for inspection but left out of the state: optional arguments whose
+#: omission is not a failure (a transfer without a customer id is still a transfer).
+_NOT_EXPORTED = frozenset({("transfers", "customer_id")})
+
+#: Tables the agent can change, exported by `export_state`.
+MUTABLE = tuple(
+    sorted(
+        ("customers", "payment_methods", "orders", "returns", "exchanges", "refunds", "transfers")
+    )
+)
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    for table, (columns, key) in TABLES.items():
+        cols = ", ".join(columns)
+        conn.execute(f"CREATE TABLE {table} ({cols}, PRIMARY KEY ({', '.join(key)}))")
+    # Rows a trial wrote, noted by the tools in the same transaction as the write (so a
+    # failed tool notes nothing). Triggers would do it too, but parsing them costs each
+    # fresh connection more than a whole trial.
+    conn.execute("CREATE TABLE _dirty (tbl TEXT, key TEXT, PRIMARY KEY (tbl, key)) WITHOUT ROWID")
+
+
+def touch(conn: sqlite3.Connection, table: str, key: str) -> None:
+    """Note that a row of a mutable table changed (or was added)."""
+    conn.execute("INSERT OR IGNORE INTO _dirty VALUES (?, ?)", (table, key))
+
+
+def _populate(conn: sqlite3.Connection) -> None:
+    conn.executemany("INSERT INTO customers VALUES (?,?,?,?,?,?,?,?)", seed.CUSTOMERS)
+    conn.executemany("INSERT INTO payment_methods VALUES (?,?,?,?,?)", seed.PAYMENT_METHODS)
+    conn.executemany("INSERT INTO products VALUES (?,?,?,?,?,?)", seed.PRODUCTS)
+    address = {c[0]: c[4:8] for c in seed.CUSTOMERS}
+    price = {p[0]: p[4] for p in seed.PRODUCTS}
+    for order_id, cust, status, placed, delivered, pay, tracking, items in seed.ORDERS:
+        conn.execute(
+            "INSERT INTO orders VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (order_id, cust, status, placed, delivered, pay, tracking, *address[cust]),
+        )
+        line_status = "cancelled" if status == "cancelled" else "ordered"
+        conn.executemany(
+            "INSERT INTO order_items VALUES (?,?,?,?,?)",
+            [(order_id, i + 1, item, price[item], line_status) for i, item in enumerate(items)],
+        )
+
+
+def apply_overrides(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None:
+    """Apply a task's ``initial_state``: ``{table: [row, ...]}``.
+
+    A row whose primary key exists updates the columns it names; otherwise it is
+    inserted (and must name every column). Raises `ValueError` naming the table
+    and row for anything else.
+    """
+    for table, rows in overrides.items():
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r} (known: {', '.join(TABLES)})")
+        if not isinstance(rows, list):
+            raise ValueError(f"{table}: expected a list of rows")
+        columns, key = TABLES[table]
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise ValueError(f"{table}[{i}]: expected a mapping of column to value")
+            unknown = set(row) - set(columns)
+            if unknown:
+                raise ValueError(f"{table}[{i}]: unknown column(s) {sorted(unknown)}")
+            missing_key = [k for k in key if k not in row]
+            if missing_key:
+                raise ValueError(f"{table}[{i}]: primary key column(s) {missing_key} missing")
+            values = {
+                c: json.dumps(v) if c in JSON_COLUMNS and v is not None else v
+                for c, v in row.items()
+            }
+            where = " AND ".join(f"{k} = ?" for k in key)
+            exists = conn.execute(
+                f"SELECT 1 FROM {table} WHERE {where}", [values[k] for k in key]
+            ).fetchone()
+            if exists:
+                sets = [c for c in values if c not in key]
+                if sets:
+                    conn.execute(
+                        f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in sets)} WHERE {where}",
+                        [values[c] for c in sets] + [values[k] for k in key],
+                    )
+            else:
+                missing = [c for c in columns if c not in values]
+                if missing:
+                    raise ValueError(f"{table}[{i}]: new row needs column(s) {missing}")
+                conn.execute(
+                    f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})",
+                    [values[c] for c in columns],
+                )
+
+
+class Template:
+    """A built initial database and its exported tables (as JSON text, copied on use)."""
+
+    def __init__(self, overrides: dict[str, Any]) -> None:
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False)
+        _create(self.conn)
+        _populate(self.conn)
+        apply_overrides(self.conn, overrides)
+        self.conn.commit()
+        self.exported = {t: json.dumps(v) for t, v in export_state(self.conn).items()}
+
+
+_templates: dict[str, Template] = {}
+_lock = threading.Lock()
+
+
+def template(overrides: dict[str, Any] | None = None) -> Template:
+    """The (cached) template for an initial state; raises `ValueError` for bad overrides."""
+    key = json.dumps(overrides or {}, sort_keys=True)
+    with _lock:
+        found = _templates.get(key)
+        if found is None:
+            found = _templates[key] = Template(overrides or {})
+        return found
+
+
+def fresh_connection(base: Template) -> sqlite3.Connection:
+    """A private in-memory copy of a template database."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    with _lock:
+        base.conn.backup(conn)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def export_state(
+    conn: sqlite3.Connection, *, base: Template | None = None, clean: bool = False
+) -> dict[str, Any]:
+    """The mutable tables as canonical JSON-able data.
+
+    ``{table: {primary key: {column: value}}}`` with keys sorted; an order also
+    lists its ``items`` by line. Free text the agent writes (reasons, summaries)
+    is not part of the state, so two correct trials export the same state.
+
+    With ``base`` (the template the connection was copied from), the template's
+    export is copied and only the rows the trial wrote (noted by triggers) are
+    read again: a trial touches a handful of rows. Rows are rendered to JSON
+    inside SQLite (JSON1), which is faster than building dicts in Python.
+    ``clean=True`` (with ``base``) promises nothing was written: no query at all.
+    """
+    if base is None:
+        return {t: json.loads(conn.execute(_TABLE_SQL[t]).fetchone()[0]) for t in MUTABLE}
+    dirty: dict[str, list[str]] = {}
+    if not clean:
+        for tbl, key in conn.execute("SELECT tbl, key FROM _dirty"):
+            dirty.setdefault(tbl, []).append(key)
+    out: dict[str, Any] = {}
+    for table in MUTABLE:
+        rows: dict[str, Any] = json.loads(base.exported[table])
+        if table in dirty:
+            for key in dirty[table]:
+                rows.pop(key, None)  # deleted rows stay gone; changed ones are re-read
+            for key, text in conn.execute(_ROWS_SQL[table], (table,)):
+                rows[str(key)] = json.loads(text)
+            rows = dict(sorted(rows.items()))
+        out[table] = rows
+    return out
+
+
+def _row_json(table: str) -> tuple[str, str]:
+    """SQL for the primary key and the row's JSON object (columns sorted) of table ``t``."""
+    columns, key = TABLES[table]
+    fields = [c for c in columns if c != key[0] and (table, c) not in _NOT_EXPORTED]
+    exprs = {c: f"json(t.{c})" if c in JSON_COLUMNS else f"t.{c}" for c in fields}
+    if table == "orders":
+        # order_items is keyed (order_id, line): the index walk yields lines in order.
+        exprs["items"] = (
+            "json((SELECT json_group_array(json_object('item_id', i.item_id, 'line', i.line, "
+            "'price', i.price, 'status', i.status)) FROM order_items i "
+            "WHERE i.order_id = t.order_id))"
+        )
+    pairs = ", ".join(f"'{c}', {exprs[c]}" for c in sorted(exprs))
+    return f"t.{key[0]}", f"json_object({pairs})"
+
+
+def _table_sql(table: str) -> str:
+    key, obj = _row_json(table)
+    return (
+        f"SELECT json_group_object({key}, {obj}) "
+        f"FROM (SELECT * FROM {table} ORDER BY {TABLES[table][1][0]}) t"
+    )
+
+
+def _rows_sql(table: str) -> str:
+    key, obj = _row_json(table)
+    return (
+        f"SELECT {key}, {obj} FROM {table} t WHERE {key} IN (SELECT key FROM _dirty WHERE tbl = ?)"
+    )
+
+
+_TABLE_SQL = {table: _table_sql(table) for table in MUTABLE}
+_ROWS_SQL = {table: _rows_sql(table) for table in MUTABLE}
+
+
+def export_state_reference(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The same export built row by row in Python: a cross-check for the SQL version."""
+    return {t: _export_table(conn, t) for t in MUTABLE}
+
+
+def _export_table(conn: sqlite3.Connection, table: str) -> dict[str, Any]:
+    items: dict[str, list[dict[str, Any]]] = {}
+    if table == "orders":
+        for row in conn.execute("SELECT * FROM order_items ORDER BY order_id, line"):
+            items.setdefault(row[0], []).append(
+                {"item_id": row[2], "line": row[1], "price": row[3], "status": row[4]}
+            )
+    columns, key = TABLES[table]
+    rows: dict[str, Any] = {}
+    for row in conn.execute(f"SELECT * FROM {table} ORDER BY {key[0]}"):
+        record = {
+            c: (json.loads(v) if c in JSON_COLUMNS and v is not None else v)
+            for c, v in zip(columns, row, strict=True)
+            if c != key[0] and (table, c) not in _NOT_EXPORTED
+        }
+        if table == "orders":
+            record["items"] = items.get(row[0], [])
+        rows[str(row[0])] = dict(sorted(record.items()))
+    return rows

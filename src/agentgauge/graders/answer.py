@@ -1,0 +1,96 @@
+"""The answer grader: checks on the agent's final answer text (SPEC 4).
+
+The answer is ``Trial.answer``, else the last assistant message with text.
+Each declared check must hold: ``contains`` (every substring, case-folded),
+``regex`` (``re.search``), ``exact`` (whole text after stripping whitespace),
+``number`` (some number in the text within ``tolerance``; thousands
+separators ``1,234.5`` are read). The score is the share of checks that hold,
+for partial credit; the grade passes when all do.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from agentgauge.graders.base import fail, pass_, register
+from agentgauge.schema import AnswerSpec, Grade, MessageEvent, Task, Trial
+
+__all__ = ["AnswerGrader", "answer_text", "check_answer", "numbers_in"]
+
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def answer_text(trial: Trial) -> str | None:
+    """The final answer: ``trial.answer`` or the last assistant text."""
+    if trial.answer is not None:
+        return trial.answer
+    for event in reversed(trial.events):
+        if isinstance(event, MessageEvent) and event.role == "assistant" and event.content:
+            return event.content
+    return None
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in ``text`` (``1,234.5`` -> 1234.5)."""
+    out: list[float] = []
+    for m in _NUMBER.finditer(text):
+        token = m.group(0)
+        if not any(c.isdigit() for c in token):
+            continue
+        try:
+            out.append(float(token.replace(",", "")))
+        except ValueError:
+            continue
+    return out
+
+
+def check_answer(text: str, spec: AnswerSpec) -> list[tuple[str, bool, str]]:
+    """``(check, held, detail)`` for each declared check."""
+    checks: list[tuple[str, bool, str]] = []
+    folded = text.casefold()
+    for needle in spec.contains:
+        checks.append((f"contains:{needle}", needle.casefold() in folded, ""))
+    if spec.regex is not None:
+        try:
+            held = re.search(spec.regex, text) is not None
+            checks.append(("regex", held, spec.regex))
+        except re.error as exc:
+            checks.append(("regex", False, f"invalid pattern: {exc}"))
+    if spec.exact is not None:
+        checks.append(("exact", text.strip() == spec.exact.strip(), ""))
+    if spec.number is not None:
+        target = spec.number
+        found = numbers_in(text)
+        held = any(math.isclose(x, target, rel_tol=0.0, abs_tol=spec.tolerance) for x in found)
+        checks.append(("number", held, f"found {found[:10]}"))
+    return checks
+
+
+@register("answer")
+class AnswerGrader:
+    """The final answer satisfies every check of ``Expectations.answer``."""
+
+    name = "answer"
+    kind = "code"
+
+    def enabled(self, task: Task) -> bool:
+        return task.expectations.answer is not None
+
+    def grade(self, task: Task, trial: Trial) -> Grade:
+        spec = task.expectations.answer
+        if spec is None:
+            return pass_(self.name, evidence="no answer checks declared")
+        text = answer_text(trial)
+        if text is None:
+            return fail(self.name, "answer:missing", "the agent gave no answer")
+        checks = check_answer(text, spec)
+        if not checks:
+            return pass_(self.name, evidence="no answer checks declared")
+        held = [c for c in checks if c[1]]
+        failed = [{"check": c, "detail": d} for c, ok, d in checks if not ok]
+        score = len(held) / len(checks)
+        if failed:
+            status = "answer:" + failed[0]["check"].split(":", 1)[0]
+            return fail(self.name, status, {"failed": failed}, score=score)
+        return pass_(self.name, evidence={"checks": [c for c, _, _ in checks]})

@@ -1,0 +1,650 @@
+"""Tool-call AST matching with BFCL semantics (SPEC 4; Patil et al., Berkeley
+Function-Calling Leaderboard, ``bfcl_eval/eval_checker/ast_eval/ast_checker.py``).
+
+A model's calls ``[{name: {arg: value}}]`` are checked against JSON-schema
+function docs and a BFCL answer key ``[{name: {arg: [acceptable values]}}]``
+(``""`` among the acceptable values means the argument may be omitted):
+
+- the function name is exact (optionally ``.`` and ``_`` are equivalent);
+- every required parameter is present; no parameter lies outside the schema
+  *and* the answer key; a key parameter without ``""`` must be given;
+- types are strict (``bool`` is never an ``int``), except that an ``int`` is
+  accepted where a ``float`` is declared; a value whose JSON type is that of an
+  acceptable value which itself contradicts the schema is compared against the
+  key as is (BFCL's "variable" rule: the key's author accepted that type);
+- strings compare after removing spaces and ``,./-_*^``, turning ``'`` into
+  ``"`` and case-folding; lists compare in order; dicts key by key;
+- parallel calls are paired by a maximum bipartite matching (augmenting paths,
+  Kuhn 1955), so a valid pairing is always found; BFCL pairs greedily and can
+  reject one (a deliberate divergence, see docs/graders.md);
+- irrelevance passes only with no call; relevance only with at least one.
+
+Model output is data: it is never passed to ``eval``. Java and JavaScript
+literals (``"5L"``, ``"new int[]{1, 2}"``, ``"{a: 1}"``) are read by the small
+parser in `agentgauge.graders._literals`.
+
+Every failure has a namespaced error type (``wrong_func_name``,
+``missing_required``, ``unexpected_param``, ``missing_optional``,
+``type_error:simple``, ``type_error:nested``, ``value_error:string``,
+``value_error:list``, ``value_error:dict_key``, ``value_error:dict_value``,
+``value_error:others``, ``wrong_count``, ``irrelevance:called``,
+``relevance:no_call``, ``malformed_call``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from agentgauge.graders._literals import parse_literal
+
+__all__ = [
+    "CATEGORIES",
+    "AstResult",
+    "CompiledKey",
+    "ast_match",
+    "check_call",
+    "compile_key",
+    "literal_eq",
+    "max_bipartite_matching",
+    "normalize_string",
+]
+
+Category = Literal[
+    "simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "relevance"
+]
+Language = Literal["python", "java", "javascript"]
+CATEGORIES: tuple[str, ...] = (
+    "simple",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "relevance",
+)
+
+AstResult = tuple[bool, str | None, str]
+"""``(valid, error_type, detail)``: ``error_type`` is ``None`` exactly when valid."""
+
+# BFCL's regex [ ,./\-_*^] as a translation table (one C pass instead of a regex).
+_TABLE = str.maketrans({**dict.fromkeys(" ,./-_*^"), "'": '"'})
+
+# Declared type -> the JSON kind it must have. BFCL names, JSON-schema names,
+# and the Java / JavaScript names used by BFCL's simple_java / simple_javascript.
+_KIND: dict[str, str] = {
+    "string": "str",
+    "String": "str",
+    "char": "str",
+    "integer": "int",
+    "int": "int",
+    "byte": "int",
+    "short": "int",
+    "long": "int",
+    "Bigint": "int",
+    "float": "float",
+    "double": "float",
+    "number": "float",
+    "boolean": "bool",
+    "bool": "bool",
+    "Boolean": "bool",
+    "array": "list",
+    "list": "list",
+    "tuple": "list",
+    "Array": "list",
+    "ArrayList": "list",
+    "Queue": "list",
+    "Stack": "list",
+    "Set": "list",
+    "dict": "dict",
+    "object": "dict",
+    "HashMap": "dict",
+    "Hashtable": "dict",
+    "null": "null",
+    "any": "any",
+    "Any": "any",
+}
+
+
+def normalize_string(text: str) -> str:
+    """BFCL's string standardisation: drop spaces and ``,./-_*^``, ``'`` -> ``"``,
+    case-fold (BFCL lowers; case-folding also equates e.g. ``ß`` and ``ss``)."""
+    return text.translate(_TABLE).casefold()
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    return type(value).__name__
+
+
+def _declared(schema: Mapping[str, Any] | None) -> str:
+    if not schema:
+        return "any"
+    t = schema.get("type")
+    if isinstance(t, list):  # JSON schema ["string", "null"]: take the first non-null
+        t = next((x for x in t if x != "null"), "any")
+    return _KIND.get(str(t), "any") if t is not None else "any"
+
+
+def _type_ok(value: Any, schema: Mapping[str, Any] | None) -> bool:
+    """Strict JSON typing, recursive through ``items``; int is accepted for float
+    at every depth (BFCL only does so at the top level)."""
+    want = _declared(schema)
+    got = _kind(value)
+    if want == "any":
+        return True
+    if want == "float":
+        return got in ("float", "int")
+    if got != want:
+        return False
+    if want == "list" and schema is not None and isinstance(schema.get("items"), Mapping):
+        return all(_type_ok(v, schema["items"]) for v in value)
+    return True
+
+
+def literal_eq(value: Any, expected: Any) -> bool:
+    """Equality with BFCL's string normalisation, strict bools, and ints equal to
+    floats of the same value (JSON does not distinguish ``1`` from ``1.0``)."""
+    vk, ek = _kind(value), _kind(expected)
+    if vk == "str" and ek == "str":
+        return bool(normalize_string(value) == normalize_string(expected))
+    if vk in ("int", "float") and ek in ("int", "float"):
+        return bool(value == expected)
+    if vk != ek:
+        return False
+    if vk == "list":
+        return len(value) == len(expected) and all(
+            literal_eq(a, b) for a, b in zip(value, expected, strict=True)
+        )
+    if vk == "dict":
+        return value.keys() == expected.keys() and all(
+            literal_eq(value[k], expected[k]) for k in value
+        )
+    return bool(value == expected)
+
+
+def _acceptables(options: Any) -> list[Any]:
+    return list(options) if isinstance(options, list) else [options]
+
+
+def _dict_match(value: Mapping[str, Any], key: Mapping[str, Any]) -> tuple[str | None, str]:
+    """A dict against one acceptable dict whose values are lists of acceptables."""
+    for k, v in value.items():
+        if k not in key:
+            return "value_error:dict_key", f"unexpected dict key {k!r}"
+        opts = _acceptables(key[k])
+        if not any((o != "" or type(v) is str) and _value_match(v, o) for o in opts):
+            return "value_error:dict_value", f"dict key {k!r}: {v!r} not in {opts!r}"
+    for k, opts in key.items():
+        if k not in value and "" not in _acceptables(opts):
+            return "value_error:dict_key", f"missing dict key {k!r}"
+    return None, ""
+
+
+def _value_match(value: Any, acceptable: Any) -> bool:
+    """One value against one acceptable value (recursive key structure)."""
+    if isinstance(acceptable, dict) and isinstance(value, dict):
+        return _dict_match(value, acceptable)[0] is None
+    if isinstance(acceptable, list) and isinstance(value, list | tuple):
+        return len(value) == len(acceptable) and all(
+            _value_match(v, a) if isinstance(a, dict) else literal_eq(v, a)
+            for v, a in zip(value, acceptable, strict=True)
+        )
+    return literal_eq(value, acceptable)
+
+
+def _check_param(
+    param: str,
+    value: Any,
+    schema: Mapping[str, Any],
+    options: list[Any],
+    language: Language,
+    explain: bool = True,
+) -> tuple[str | None, str]:
+    if language != "python" and isinstance(value, str):
+        # Java/JS values arrive as source literals; ``any`` keeps the text as BFCL does.
+        declared = _declared(schema)
+        if declared == "str":
+            value = _unquote(value)
+        elif declared != "any":
+            value = parse_literal(value, language)
+    non_empty = [o for o in options if o != ""]
+    want = _declared(schema)
+    if not _type_ok(value, schema):
+        # BFCL's "variable" rule: the key lists a value of another type than the
+        # schema says (a variable name for an int, null for an optional, ...).
+        variable = [o for o in non_empty if _kind(o) == _kind(value) and not _type_ok(o, schema)]
+        if variable:
+            if any(_strict_eq(value, o) for o in variable):
+                return None, ""
+            why = f"{param!r}: {value!r} not in {non_empty!r}" if explain else ""
+            return "value_error:others", why
+        nested = want == "list" and _kind(value) == "list"
+        why = (
+            f"{param!r}: expected {schema.get('type')}, got {_kind(value)} ({value!r})"
+            if explain
+            else ""
+        )
+        return ("type_error:nested" if nested else "type_error:simple"), why
+    # A string may also equal "" itself (as BFCL compares it): giving an empty
+    # string where omission is allowed is accepted.
+    candidates = options if type(value) is str else non_empty
+    if any(_value_match(value, o) for o in candidates):
+        return None, ""
+    kind = _kind(value)
+    if kind == "dict":
+        errors = [_dict_match(value, o) for o in non_empty if isinstance(o, dict)] or [
+            ("value_error:dict_value", "no acceptable dict")
+        ]
+        err, why = errors[0]
+        return err, f"{param!r}: {why}"
+    error = {"str": "value_error:string", "list": "value_error:list"}.get(
+        kind, "value_error:others"
+    )
+    return error, f"{param!r}: {value!r} not in {non_empty!r}" if explain else ""
+
+
+def _strict_eq(a: Any, b: Any) -> bool:
+    return _kind(a) == _kind(b) and bool(a == b)
+
+
+def _unquote(text: str) -> str:
+    s = text.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        return s[1:-1]
+    return text
+
+
+def _names_equal(a: str, b: str, name_equivalence: bool) -> bool:
+    if a == b:
+        return True
+    return name_equivalence and a.replace(".", "_") == b.replace(".", "_")
+
+
+class _Param:
+    """One parameter of one expected call, with its acceptable values pre-read."""
+
+    __slots__ = ("bools", "items_kind", "kind", "lists", "nums", "options", "schema", "strs")
+
+    def __init__(self, schema: Mapping[str, Any], options: list[Any]) -> None:
+        self.schema = schema
+        self.kind = _declared(schema)
+        self.options = options
+        non_empty = [o for o in options if o != ""]
+        self.strs = frozenset(normalize_string(o) for o in options if type(o) is str)
+        self.nums = frozenset(o for o in non_empty if type(o) is int or type(o) is float)
+        self.bools = frozenset(o for o in non_empty if type(o) is bool)
+        items = schema.get("items") if self.kind == "list" else None
+        self.items_kind = _declared(items) if isinstance(items, Mapping) else "any"
+        tagged = [_tag_list(o) for o in non_empty if type(o) is list]
+        self.lists = frozenset(t for t in tagged if t is not None)
+
+
+def _direct_ok(value: Any, schema: Mapping[str, Any], options: list[Any]) -> bool:
+    """A scalar acceptable as given (the compiled fast path, without compiling):
+    ``True`` only when the full check would accept; ``False`` means "run it"."""
+    t = type(value)
+    if t is str:
+        if _declared(schema) != "str":
+            return False
+        norm = value.translate(_TABLE).casefold()
+        return any(type(o) is str and o.translate(_TABLE).casefold() == norm for o in options)
+    if t is int or t is float:
+        kind = _declared(schema)
+        if not (kind == "float" or (kind == "int" and t is int)):
+            return False
+        return any((type(o) is int or type(o) is float) and o == value for o in options)
+    if t is bool:
+        return _declared(schema) == "bool" and any(o is value for o in options)
+    return False
+
+
+def _tag_list(values: list[Any]) -> tuple[tuple[str, Any], ...] | None:
+    """A flat list as a hashable tuple that compares as `literal_eq` does (strings
+    normalised, ints equal to floats, bools apart); ``None`` when not flat."""
+    out = []
+    for v in values:
+        t = type(v)
+        if t is str:
+            out.append(("s", v.translate(_TABLE).casefold()))
+        elif t is int or t is float:
+            out.append(("n", v))
+        elif t is bool or v is None:
+            out.append(("b", v))
+        else:
+            return None
+    return tuple(out)
+
+
+_SCALAR_KIND = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null"}
+
+
+def _items_ok(values: list[Any], kind: str) -> bool:
+    if kind == "any":
+        return True
+    for v in values:
+        k = _SCALAR_KIND.get(type(v))
+        if k != kind and not (kind == "float" and k == "int"):
+            return False
+    return True
+
+
+class _Expected:
+    """One key entry compiled against its function's schema."""
+
+    __slots__ = ("cold", "key", "key_name", "params", "props", "required")
+
+    def __init__(
+        self, function: Mapping[str, Any], expected: Mapping[str, Any], cold: bool = True
+    ) -> None:
+        # cold: checked once (ast_match), so parameters are checked directly;
+        # otherwise each is compiled into lookup sets the first time it is used.
+        self.cold = cold
+        (self.key_name, self.key), *_ = expected.items()
+        params = function.get("parameters") or {}
+        self.props: Mapping[str, Any] = params.get("properties") or {}
+        self.required: tuple[str, ...] = tuple(params.get("required") or ())
+        self.params: dict[str, _Param] = {}
+
+    def check(
+        self,
+        parsed: tuple[str, dict[str, Any]] | str,
+        name_equivalence: bool,
+        language: Language,
+        explain: bool = True,
+    ) -> AstResult:
+        if isinstance(parsed, str):
+            return False, "malformed_call", parsed
+        name, args = parsed
+        if name != self.key_name and not _names_equal(name, self.key_name, name_equivalence):
+            return False, "wrong_func_name", f"expected {self.key_name!r}, got {name!r}"
+        for req in self.required:
+            if req not in args:
+                return False, "missing_required", f"missing required parameter {req!r}"
+        python = language == "python"
+        params, key, props = self.params, self.key, self.props
+        for param, value in args.items():
+            p = params.get(param)
+            if p is None:
+                # Only parameters in both the schema and the key may be given.
+                if param not in key or param not in props:
+                    return False, "unexpected_param", f"unexpected parameter {param!r}"
+                if self.cold:
+                    schema, opts = props[param] or {}, _acceptables(key[param])
+                    if python and _direct_ok(value, schema, opts):
+                        continue
+                    err, why = _check_param(param, value, schema, opts, language, explain)
+                    if err is not None:
+                        return False, err, why
+                    continue
+                p = params[param] = _Param(props[param] or {}, _acceptables(key[param]))
+            if python:
+                # Fast paths for scalars that are acceptable as given; anything
+                # else (and every failure) takes the full check for its error.
+                t = type(value)
+                if t is str:
+                    if p.kind == "str" and value.translate(_TABLE).casefold() in p.strs:
+                        continue
+                elif t is int:
+                    if (p.kind == "int" or p.kind == "float") and value in p.nums:
+                        continue
+                elif t is float:
+                    if p.kind == "float" and value in p.nums:
+                        continue
+                elif t is bool:
+                    if p.kind == "bool" and value in p.bools:
+                        continue
+                elif t is list and p.kind == "list" and p.lists:
+                    tagged = _tag_list(value)
+                    if tagged in p.lists and _items_ok(value, p.items_kind):
+                        continue
+            err, why = _check_param(param, value, p.schema, p.options, language, explain)
+            if err is not None:
+                return False, err, why
+        if len(args) < len(key):
+            for param, options in key.items():
+                if param not in args and "" not in _acceptables(options):
+                    return (
+                        False,
+                        "missing_optional",
+                        f"parameter {param!r} is not optional in the key",
+                    )
+        return True, None, ""
+
+
+def check_call(
+    function: Mapping[str, Any],
+    call: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    *,
+    name_equivalence: bool = False,
+    language: Language = "python",
+) -> AstResult:
+    """One call ``{name: {arg: value}}`` against one key entry ``{name: {arg: [..]}}``
+    and the function's schema ``function`` (BFCL's simple function check)."""
+    return _Expected(function, expected).check(_split_call(call), name_equivalence, language)
+
+
+def _split_call(call: Any) -> tuple[str, dict[str, Any]] | str:
+    if type(call) is dict and len(call) == 1:  # the common shape, without ABC checks
+        ((name, args),) = call.items()
+        if type(args) is dict and type(name) is str:
+            return name, args
+    if not isinstance(call, Mapping) or len(call) != 1:
+        return f"a call must be a one-key object {{name: {{arg: value}}}}, got {call!r}"
+    ((name, args),) = call.items()
+    if isinstance(args, str):  # arguments as a JSON text, as OpenAI sends them
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return f"arguments of {name!r} are not valid JSON"
+    if not isinstance(args, Mapping):
+        return f"arguments of {name!r} must be an object"
+    return str(name), args if type(args) is dict else dict(args)
+
+
+def _find_function(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any]:
+    for f in functions:
+        if f.get("name") == name:
+            return f
+    # A key naming a function absent from the docs is a defective task: check
+    # against an empty schema, which reports every argument as unexpected.
+    return {"name": name, "parameters": {"properties": {}, "required": []}}
+
+
+def _kuhn(
+    n_exp: int, n_act: int, ok: Callable[[int, int], bool], *, perfect: bool = False
+) -> list[int]:
+    """Augmenting-path matching. With ``perfect``, stop at the first expected call
+    that cannot be matched: in Kuhn's algorithm a vertex that finds no augmenting
+    path on its turn is never matched later, so no perfect matching exists."""
+    owner = [-1] * n_act
+
+    def augment(i: int, seen: list[bool]) -> bool:
+        # Try the call in the same position first: outputs usually follow the
+        # key's order. The order of trials does not change the matching's size.
+        for j in (*range(i, n_act), *range(min(i, n_act))):
+            if not seen[j] and ok(i, j):
+                seen[j] = True
+                if owner[j] == -1 or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    for i in range(n_exp):
+        if not augment(i, [False] * n_act) and perfect:
+            break
+    match = [-1] * n_exp
+    for j, i in enumerate(owner):
+        if i >= 0:
+            match[i] = j
+    return match
+
+
+def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
+    """Maximum bipartite matching by augmenting paths (Kuhn 1955).
+
+    ``ok[i][j]``: expected call i can pair with actual call j. Returns, for each
+    expected call, the actual call it is matched to, or -1. Exact (not greedy):
+    an earlier pairing is undone whenever that frees a path for a later one.
+    """
+    n_act = len(ok[0]) if ok else 0
+    return _kuhn(len(ok), n_act, lambda i, j: ok[i][j])
+
+
+class CompiledKey:
+    """An answer key compiled against its function docs, to match many outputs.
+
+    `ast_match` compiles the key on every call; a grader that checks many
+    trials of one task can compile once (``compile_key``) and call `match`.
+    The key and docs are read at compile time: later changes to them are not seen.
+    """
+
+    __slots__ = ("expected", "language", "name_equivalence")
+
+    def __init__(
+        self,
+        functions: Sequence[Mapping[str, Any]],
+        answer: Sequence[Mapping[str, Any]],
+        *,
+        language: Language = "python",
+        name_equivalence: bool = False,
+        _cold: bool = False,
+    ) -> None:
+        self.expected = [
+            _Expected(_find_function(functions, next(iter(a))), a, cold=_cold) for a in answer
+        ]
+        self.language: Language = language
+        self.name_equivalence = name_equivalence
+
+    def match(self, calls: Sequence[Mapping[str, Any]], category: str = "simple") -> AstResult:
+        """`ast_match` against the compiled key (see there)."""
+        category, language = _resolve_category(category, self.language)
+        return self._match(calls, category, language)
+
+    def _match(
+        self, calls: Sequence[Mapping[str, Any]], category: str, language: Language
+    ) -> AstResult:
+        if category == "irrelevance":
+            if calls:
+                return False, "irrelevance:called", f"{len(calls)} call(s) where none was due"
+            return True, None, ""
+        if category == "relevance":
+            if not calls:
+                return False, "relevance:no_call", "no call where one was due"
+            return True, None, ""
+        expected = self.expected
+        if len(calls) != len(expected):
+            return False, "wrong_count", f"expected {len(expected)} call(s), got {len(calls)}"
+        equiv = self.name_equivalence
+        if category == "simple" or category == "multiple":
+            if not expected:
+                return True, None, ""
+            return expected[0].check(_split_call(calls[0]), equiv, language)
+        if category not in ("parallel", "parallel_multiple"):
+            raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
+        parsed = [_split_call(c) for c in calls]
+        memo: dict[tuple[int, int], AstResult] = {}
+        # Outputs usually follow the key's order: try that pairing first, keeping
+        # each verdict for the full matching when it fails.
+        for i, exp in enumerate(expected):
+            r = memo[i, i] = exp.check(parsed[i], equiv, language, explain=False)
+            if not r[0]:
+                break
+        else:
+            return True, None, ""
+
+        def result(i: int, j: int) -> AstResult:
+            r = memo.get((i, j))
+            if r is None:
+                r = memo[i, j] = expected[i].check(parsed[j], equiv, language, explain=False)
+            return r
+
+        match = _kuhn(len(expected), len(parsed), lambda i, j: result(i, j)[0], perfect=True)
+        if -1 not in match:
+            return True, None, ""
+        i = match.index(-1)
+        exp_name = expected[i].key_name
+        # Explain with the most telling candidate: a call of the expected name that
+        # does not fit it, else any call that does not fit it.
+        order = sorted(range(len(calls)), key=lambda j: _call_name(calls[j]) != exp_name)
+        # Some call does not fit it: when call i failed, fewer than n calls were
+        # taken, so a call it fitted would still have been free.
+        j = next(j for j in order if not result(i, j)[0])
+        _, err, why = expected[i].check(parsed[j], equiv, language)
+        return False, err, f"no call matches expected call {i} ({exp_name}): {why}"
+
+
+def compile_key(
+    functions: Sequence[Mapping[str, Any]],
+    answer: Sequence[Mapping[str, Any]],
+    *,
+    language: Language = "python",
+    name_equivalence: bool = False,
+) -> CompiledKey:
+    """Compile ``answer`` against ``functions`` once, to match many outputs."""
+    return CompiledKey(functions, answer, language=language, name_equivalence=name_equivalence)
+
+
+def ast_match(
+    functions: Sequence[Mapping[str, Any]],
+    calls: Sequence[Mapping[str, Any]],
+    answer: Sequence[Mapping[str, Any]],
+    category: str = "simple",
+    *,
+    name_equivalence: bool = False,
+    language: Language = "python",
+) -> AstResult:
+    """Whether ``calls`` match the BFCL answer key ``answer`` (see module doc).
+
+    ``functions`` are JSON-schema function docs (``{name, parameters: {type,
+    properties, required}}``), ``calls`` a list of ``{name: {arg: value}}``,
+    ``answer`` a list of ``{name: {arg: [acceptable values]}}``. ``category`` is
+    one of `CATEGORIES` (BFCL's ``live_*`` and language prefixes are accepted and
+    mapped, e.g. ``live_parallel`` -> ``parallel``, ``simple_java`` -> ``simple``
+    with ``language="java"``). Returns ``(valid, error_type, detail)``.
+    """
+    category, language = _resolve_category(category, language)
+    if category == "irrelevance" or category == "relevance":
+        return CompiledKey((), (), language=language).match(calls, category)
+    if len(calls) != len(answer):
+        return False, "wrong_count", f"expected {len(answer)} call(s), got {len(calls)}"
+    key = CompiledKey(
+        functions, answer, language=language, name_equivalence=name_equivalence, _cold=True
+    )
+    return key._match(calls, category, language)
+
+
+def _call_name(call: Any) -> str | None:
+    if isinstance(call, Mapping) and len(call) == 1:
+        return str(next(iter(call)))
+    return None
+
+
+_CATEGORY_ALIASES: dict[str, tuple[str, str | None]] = {
+    "simple_java": ("simple", "java"),
+    "simple_javascript": ("simple", "javascript"),
+    "simple_python": ("simple", None),
+}
+
+
+def _resolve_category(category: str, language: Language) -> tuple[str, Language]:
+    cat = category[5:] if category.startswith("live_") else category
+    alias = _CATEGORY_ALIASES.get(cat)
+    if alias is None:
+        return cat, language
+    lang = alias[1]
+    return alias[0], language if lang is None else lang  # type: ignore[return-value]

@@ -1,0 +1,205 @@
+"""The grader framework: one entry point per grader, a registry, and the rule
+that turns a trial's grades into its success and score (SPEC 1 and 4).
+
+A grader is anything with a ``name``, a ``kind`` (``code``, ``model`` or
+``human``), ``enabled(task)`` (does the task declare what it needs?) and
+``grade(task, trial) -> Grade``, as tau2-bench has one evaluator class per
+criterion with a single entry point. Graders register by name with
+`register`, as Google ADK maps metric names to classes, so a stored grade
+always names the grader that produced it.
+
+Statuses are namespaced strings: ``passed`` on a pass, the error type on a
+failure (``value_error:string``, ``state:mismatch``, ``minefield:hit``...) and
+``unknown:<why>`` when the grader could not decide (``passed=None``). Unknown
+is never counted as a pass or a fail: `grade_trial` reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from agentgauge.schema import Grade, Task, ToolCallEvent, Trial
+
+__all__ = [
+    "DEFAULT_REQUIRED",
+    "FAILED",
+    "PASSED",
+    "UNKNOWN",
+    "Grader",
+    "TrialGrading",
+    "available_graders",
+    "fail",
+    "get_grader",
+    "grade_trial",
+    "pass_",
+    "register",
+    "tool_calls_of",
+    "unknown",
+]
+
+PASSED = "passed"
+FAILED = "failed"
+UNKNOWN = "unknown"
+
+#: The code graders whose pass makes up success when a task does not list its own
+#: (``Expectations.required``).
+DEFAULT_REQUIRED: tuple[str, ...] = ("state", "answer", "tool_calls", "control", "minefields")
+
+GraderKind = Literal["code", "model", "human"]
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """Scores one aspect of one trial."""
+
+    name: str
+    """Registry name, stored with every grade."""
+    kind: str
+    """A `GraderKind`: ``code`` graders run by default; ``model`` and ``human`` only when named."""
+
+    def enabled(self, task: Task) -> bool:
+        """Whether the task declares what this grader checks."""
+        ...
+
+    def grade(self, task: Task, trial: Trial) -> Grade:
+        """The grade of ``trial`` against ``task``'s expectations."""
+        ...
+
+
+_REGISTRY: dict[str, Callable[..., Grader]] = {}
+G = TypeVar("G", bound=Callable[..., Grader])
+
+
+def register(name: str) -> Callable[[G], G]:
+    """Class decorator: make a grader available as ``name``. The class's ``kind``
+    attribute is read without building it (``code`` graders run by default)."""
+
+    def deco(factory: G) -> G:
+        if name in _REGISTRY and _REGISTRY[name] is not factory:
+            raise ValueError(f"grader {name!r} is already registered")
+        _REGISTRY[name] = factory
+        return factory
+
+    return deco
+
+
+def _load_builtin() -> None:
+    # Importing the modules registers their graders.
+    from agentgauge.graders import (  # noqa: F401
+        answer,
+        control,
+        milestones,
+        state,
+        toolcalls,
+        trajectory,
+    )
+
+
+def available_graders() -> list[str]:
+    """Names of every registered grader."""
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def get_grader(name: str, **options: Any) -> Grader:
+    """A grader instance by registry name, with its options."""
+    _load_builtin()
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown grader {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name](**options)
+
+
+def pass_(grader: str, score: float = 1.0, evidence: Any = None) -> Grade:
+    return Grade(grader=grader, score=score, passed=True, status=PASSED, evidence=evidence)
+
+
+def fail(grader: str, status: str, evidence: Any = None, score: float = 0.0) -> Grade:
+    return Grade(grader=grader, score=score, passed=False, status=status, evidence=evidence)
+
+
+def unknown(grader: str, why: str, evidence: Any = None) -> Grade:
+    return Grade(
+        grader=grader, score=None, passed=None, status=f"{UNKNOWN}:{why}", evidence=evidence
+    )
+
+
+def tool_calls_of(trial: Trial) -> list[ToolCallEvent]:
+    """The trial's tool calls in transcript order."""
+    return [e for e in trial.events if isinstance(e, ToolCallEvent)]
+
+
+@dataclass
+class TrialGrading:
+    """A trial's grades and the outcome they make up."""
+
+    grades: list[Grade]
+    """One grade per grader run."""
+    success: bool | None
+    """All required graders passed (tau2-bench's reward basis). ``None`` when the
+    task requires no grader that was run (the recorded outcome then stands)."""
+    score: float | None
+    """Mean score of the partial-credit graders where declared, else 1.0/0.0 from
+    success; 0 after any minefield hit."""
+    unknown: list[str] = field(default_factory=list)
+    """Required graders that could not decide: success is False, flagged here."""
+    safety_violations: list[dict[str, Any]] = field(default_factory=list)
+    """Minefield hits with their severity."""
+
+
+def grade_trial(
+    task: Task, trial: Trial, graders: Sequence[str | Grader] | None = None
+) -> TrialGrading:
+    """Grade one trial and combine the grades (SPEC 4, final trial success).
+
+    ``graders``: names or instances; ``None`` runs every enabled code grader.
+    Success is the product of the required graders' passes — the task's
+    ``Expectations.required``, else every enabled grader of `DEFAULT_REQUIRED`
+    — restricted to the graders run. A required grade that is unknown makes
+    success False and is listed in ``unknown``. Any minefield hit sets success
+    to False and the score to 0 (ToolSandbox).
+    """
+    if graders is None:
+        # Only code graders run by default; judge and human graders may need
+        # options (an endpoint, a labels file), so they are not even built.
+        code = [n for n in available_graders() if getattr(_REGISTRY[n], "kind", None) == "code"]
+        chosen: list[Grader] = [g for g in (get_grader(n) for n in code) if g.enabled(task)]
+    else:
+        chosen = [get_grader(g) if isinstance(g, str) else g for g in graders]
+    grades = [g.grade(task, trial) for g in chosen]
+    by_name = {gr.grader: gr for gr in grades}
+    exp = task.expectations
+    if exp.required is not None:
+        required = [n for n in exp.required if n in by_name]
+    else:
+        required = [g.name for g in chosen if g.name in DEFAULT_REQUIRED and g.enabled(task)]
+    unknown_req = [n for n in required if by_name[n].passed is None]
+    success: bool | None = None
+    if required:
+        success = all(by_name[n].passed is True for n in required)
+    violations: list[dict[str, Any]] = []
+    mine = by_name.get("minefields")
+    if mine is not None and mine.passed is False and isinstance(mine.evidence, dict):
+        violations = list(mine.evidence.get("hits", []))
+    if violations:
+        success = False
+    partial = [by_name[n] for n in exp.partial_credit if n in by_name]
+    score: float | None
+    if partial:
+        scores = [g.score for g in partial if g.score is not None]
+        unknown_req += [
+            g.grader for g in partial if g.score is None and g.grader not in unknown_req
+        ]
+        score = sum(scores) / len(scores) if scores else None
+    else:
+        score = None if success is None else (1.0 if success else 0.0)
+    if violations:
+        score = 0.0
+    return TrialGrading(
+        grades=grades,
+        success=success,
+        score=score,
+        unknown=unknown_req,
+        safety_violations=violations,
+    )

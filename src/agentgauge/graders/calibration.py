@@ -1,0 +1,273 @@
+"""Judge calibration: how well a model judge agrees with human raters (SPEC 5.9).
+
+Input is a list of `Label` (see `agentgauge.graders.human`): the judge's labels
+are those by ``judge_rater``; the human raters are the others (or those named).
+An *item* is one (task, trial, variant, agent, grader) cell.
+
+Reported, as the ``agentgauge.calibrate/1`` object:
+
+- ``judge_vs_human``: the judge against the human consensus (the majority of
+  the humans' decided labels on the item; a tie is unknown): Cohen's κ with a
+  seeded percentile-bootstrap CI over items, raw agreement, and the confusion
+  table (rows human, columns judge; ``unknown`` kept as a third row/column so
+  one sees where unknowns fall, while κ and agreement use decided pairs only);
+- ``per_rater``: the judge against each human rater;
+- ``by_grader``: judge-vs-consensus κ and agreement per criterion/grader;
+- ``krippendorff_alpha``: α (nominal, unknown = missing) across all raters,
+  and across the humans alone (the ceiling a judge can be expected to reach);
+- ``unknown_share``: share of ``unknown`` among the judge's labels and the humans';
+- ``pairwise``: per rater with pairwise records, the position-flip rate — the
+  share of complete, decided A–B/B–A pairs whose preferences name different
+  transcripts (the preference followed the position).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agentgauge.errors import InputError
+from agentgauge.graders.human import ItemKey, Label, majority
+from agentgauge.stats.agreement import (
+    cohens_kappa,
+    krippendorff_alpha_nominal,
+)
+
+__all__ = ["SCHEMA", "calibrate", "kappa_band"]
+
+SCHEMA = "agentgauge.calibrate/1"
+_CODES = {"pass": 0, "fail": 1, "unknown": -1}
+_ORDER = ["pass", "fail", "unknown"]
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def kappa_band(kappa: float | None) -> str | None:
+    """Landis & Koch (1977) descriptive band for κ. A convention, not a test:
+    what κ is good enough depends on the use (and κ depends on prevalence)."""
+    if kappa is None:
+        return None
+    if kappa < 0:
+        return "poor"
+    for bound, name in (
+        (0.20, "slight"),
+        (0.40, "fair"),
+        (0.60, "moderate"),
+        (0.80, "substantial"),
+    ):
+        if kappa <= bound:
+            return name
+    return "almost perfect"
+
+
+def _agreement(
+    human: Sequence[str], judge: Sequence[str], *, n_boot: int, seed: int
+) -> dict[str, Any]:
+    h = np.array([_CODES[v] for v in human], dtype=np.int64)
+    j = np.array([_CODES[v] for v in judge], dtype=np.int64)
+    res = cohens_kappa(h, j, n_labels=2, n_boot=n_boot, seed=seed)
+    full = np.zeros((3, 3), dtype=np.int64)
+    for a, b in zip(h, j, strict=True):
+        full[a if a >= 0 else 2, b if b >= 0 else 2] += 1
+    kappa = _num(res.kappa)
+    return {
+        "n_items": len(h),
+        "n_decided": res.n,
+        "kappa": kappa,
+        "kappa_band": kappa_band(kappa),
+        "ci95": [_num(res.ci95[0]), _num(res.ci95[1])] if n_boot else None,
+        "ci_method": (
+            f"percentile bootstrap over items, B={n_boot}, seed={seed}"
+            + (
+                f", {res.n_boot_undefined} undefined replicates dropped"
+                if res.n_boot_undefined
+                else ""
+            )
+        )
+        if n_boot
+        else None,
+        "raw_agreement": _num(res.raw_agreement),
+        "expected_agreement": _num(res.expected_agreement),
+        "confusion": {
+            "rows": "human",
+            "columns": "judge",
+            "labels": _ORDER,
+            "matrix": full.tolist(),
+        },
+    }
+
+
+def _unknown_share(grades: Sequence[Label], rater: str) -> float | None:
+    mine = [lb for lb in grades if lb.rater == rater]
+    return sum(1 for lb in mine if not lb.decided) / len(mine) if mine else None
+
+
+def _flip_stats(pairs: list[Label]) -> dict[str, Any]:
+    by_item: dict[ItemKey, dict[str, str]] = defaultdict(dict)
+    for lb in pairs:
+        assert lb.order is not None
+        by_item[lb.item][lb.order] = lb.label
+    complete = [v for v in by_item.values() if len(v) == 2]
+    decided = [v for v in complete if "unknown" not in v.values()]
+    flips = sum(1 for v in decided if {v["AB"], v["BA"]} == {"A", "B"})
+    unknown = sum(1 for lb in pairs if lb.label == "unknown")
+    return {
+        "n_pairs": len(by_item),
+        "n_complete": len(complete),
+        "n_decided": len(decided),
+        "position_flips": flips,
+        "position_flip_rate": flips / len(decided) if decided else None,
+        "unknown_share": unknown / len(pairs) if pairs else None,
+    }
+
+
+def calibrate(
+    labels: Sequence[Label],
+    *,
+    judge_rater: str = "judge",
+    humans: Sequence[str] | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    source: str | None = None,
+) -> dict[str, Any]:
+    """Judge-vs-human agreement as the ``agentgauge.calibrate/1`` object (module docstring).
+
+    Raises `InputError` when the labels hold no judge, no human rater, or no
+    item labelled by both.
+    """
+    grades = [lb for lb in labels if lb.kind == "grade"]
+    pairs = [lb for lb in labels if lb.kind == "pairwise"]
+    raters = sorted({lb.rater for lb in labels})
+    human_raters = sorted(
+        set(humans) if humans is not None else {lb.rater for lb in grades} - {judge_rater}
+    )
+    unknown_raters = sorted(set(human_raters) - set(raters))
+    if unknown_raters:
+        raise InputError(
+            f"rater(s) {', '.join(unknown_raters)} have no labels "
+            f"(raters found: {', '.join(raters)})",
+            file=source,
+            field="rater",
+        )
+    if judge_rater in human_raters:
+        raise InputError(
+            f"{judge_rater!r} is the judge and cannot also be a human rater", field="rater"
+        )
+    warnings: list[str] = []
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "source": source,
+        "judge_rater": judge_rater,
+        "human_raters": human_raters,
+        "n_labels": len(labels),
+    }
+    judge_labels = {lb.item: lb.label for lb in grades if lb.rater == judge_rater}
+    human_labels: dict[ItemKey, dict[str, str]] = defaultdict(dict)
+    for lb in grades:
+        if lb.rater in human_raters:
+            human_labels[lb.item][lb.rater] = lb.label
+    if grades:
+        if not judge_labels:
+            raise InputError(
+                f"no labels by the judge rater {judge_rater!r} "
+                f"(raters found: {', '.join(raters)}); "
+                "name it with --judge-rater, or give the judge's labels with --judge FILE",
+                file=source,
+                field="rater",
+            )
+        if not human_raters:
+            raise InputError(
+                f"no human rater besides the judge {judge_rater!r}", file=source, field="rater"
+            )
+        both = sorted(set(judge_labels) & set(human_labels), key=repr)
+        if not both:
+            raise InputError(
+                "no item is labelled by both the judge and a human; items match on task_id, "
+                "trial, variant, agent and criterion/grader",
+                file=source,
+            )
+        consensus = [majority(list(human_labels[i].values())) for i in both]
+        judged = [judge_labels[i] for i in both]
+        out["judge_vs_human"] = _agreement(consensus, judged, n_boot=n_boot, seed=seed)
+        out["n_judge_only"] = len(set(judge_labels) - set(human_labels))
+        out["n_human_only"] = len(set(human_labels) - set(judge_labels))
+        out["per_rater"] = []
+        for r in human_raters:
+            items = [i for i in both if r in human_labels[i]]
+            stats = _agreement(
+                [human_labels[i][r] for i in items],
+                [judge_labels[i] for i in items],
+                n_boot=n_boot,
+                seed=seed,
+            )
+            out["per_rater"].append({"rater": r, **stats})
+        out["by_grader"] = []
+        for grader in sorted({i[4] for i in both}):
+            items = [i for i in both if i[4] == grader]
+            stats = _agreement(
+                [majority(list(human_labels[i].values())) for i in items],
+                [judge_labels[i] for i in items],
+                n_boot=0,
+                seed=seed,
+            )
+            out["by_grader"].append({"grader": grader, **stats})
+        every = sorted({lb.item for lb in grades}, key=repr)
+        col = {item: k for k, item in enumerate(every)}
+
+        def alpha(names: Sequence[str]) -> float | None:
+            mat = np.full((len(names), len(every)), np.nan)
+            row = {name: k for k, name in enumerate(names)}
+            for lb in grades:
+                if lb.rater in row and lb.decided:
+                    mat[row[lb.rater], col[lb.item]] = _CODES[lb.label]
+            return _num(krippendorff_alpha_nominal(mat))
+
+        out["krippendorff_alpha"] = {
+            "all_raters": alpha([judge_rater, *human_raters]),
+            "humans": alpha(human_raters) if len(human_raters) >= 2 else None,
+            "level": "nominal; unknown labels are missing values",
+        }
+        j_all = [lb.label for lb in grades if lb.rater == judge_rater]
+        h_all = [lb.label for lb in grades if lb.rater in human_raters]
+        out["unknown_share"] = {
+            "judge": j_all.count("unknown") / len(j_all),
+            "humans": h_all.count("unknown") / len(h_all) if h_all else None,
+            "by_rater": {r: _unknown_share(grades, r) for r in [judge_rater, *human_raters]},
+        }
+        n_dec = out["judge_vs_human"]["n_decided"]
+        if n_dec < 30:
+            warnings.append(
+                f"only {n_dec} items decided by both judge and humans: κ's interval is wide"
+            )
+        if len({i[0] for i in both}) < len(both):
+            warnings.append(
+                "several items share a task: the bootstrap resamples items as if independent, "
+                "so the interval may be too narrow"
+            )
+    else:
+        out.update(
+            judge_vs_human=None,
+            n_judge_only=None,
+            n_human_only=None,
+            per_rater=[],
+            by_grader=[],
+            krippendorff_alpha=None,
+            unknown_share=None,
+        )
+    if pairs:
+        out["pairwise"] = [
+            {"rater": r, **_flip_stats([lb for lb in pairs if lb.rater == r])}
+            for r in sorted({lb.rater for lb in pairs})
+        ]
+    else:
+        out["pairwise"] = None
+    if not grades and not pairs:
+        raise InputError("no labels", file=source)
+    out["warnings"] = warnings
+    return out

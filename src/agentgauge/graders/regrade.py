@@ -1,0 +1,111 @@
+"""Re-grading stored transcripts without re-running the agent (SPEC 7, ``grade``).
+
+The run's tasks come from the store's ``tasks`` table (the expectations as the
+run saw them). Every trial is graded again from its stored events, answer and
+final state; the grades are written as a new grade version beside the old
+ones, and each finished trial's outcome is updated (trials with status
+``error`` or ``timeout`` keep theirs) — all in one transaction, so a failure
+leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentgauge.errors import InputError
+from agentgauge.graders.base import Grader, available_graders, get_grader, grade_trial
+from agentgauge.store import Store
+
+__all__ = ["RegradeResult", "regrade", "resolve_graders"]
+
+
+@dataclass
+class RegradeResult:
+    """What a re-grade did."""
+
+    run_id: str
+    version: int
+    """The new grade version."""
+    graders: list[str]
+    """Graders named by the user (empty: each task's enabled code graders)."""
+    n_trials: int
+    """Trials re-graded."""
+    n_changed: int
+    """Trials whose success changed."""
+    n_unknown: int
+    """Trials with a required grade that is unknown."""
+    skipped: list[str] = field(default_factory=list)
+    """Task ids of trials left alone because the store holds no task for them."""
+    success_before: float = 0.0
+    success_after: float = 0.0
+
+
+def resolve_graders(names: Sequence[str] | None) -> list[Grader] | None:
+    """Grader instances for user-given names; ``None`` keeps the default."""
+    if not names:
+        return None
+    known = available_graders()
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise InputError(
+            f"unknown grader(s) {', '.join(bad)}; known: {', '.join(known)}", field="graders"
+        )
+    return [get_grader(n) for n in names]
+
+
+def regrade(
+    store: Store | str | Path,
+    run_id: str,
+    graders: Sequence[str] | None = None,
+    *,
+    note: str = "",
+) -> RegradeResult:
+    """Grade a stored run again as a new grade version (one transaction)."""
+    if not isinstance(store, Store):
+        with Store(store, create=False) as db:
+            return regrade(db, run_id, graders, note=note)
+    chosen = resolve_graders(graders)
+    store.require_run(run_id)
+    tasks = {t.id: t for t in store.get_tasks(run_id)}
+    if not tasks:
+        raise InputError(
+            f"run {run_id!r} has no stored tasks; re-grading needs the suite's expectations",
+            file=store.path,
+            field="tasks",
+        )
+    trials = store.trials(run_id)
+    keys = store.trial_keys(run_id)
+    names = [g.name for g in chosen] if chosen else []
+    result = RegradeResult(
+        run_id=run_id, version=0, graders=names, n_trials=0, n_changed=0, n_unknown=0
+    )
+    before = after = 0
+    with store.transaction():
+        result.version = store.new_grade_version(run_id, names, note or "agentgauge grade")
+        for pk, trial in zip(keys, trials, strict=True):
+            task = tasks.get(trial.task_id)
+            if task is None:
+                result.skipped.append(trial.task_id)
+                continue
+            graded = grade_trial(task, trial, chosen)
+            store.add_grades(pk, result.version, graded.grades)
+            old = bool(trial.success)
+            # A trial that did not finish (error, timeout) keeps its recorded
+            # outcome: an empty transcript must not pass a "do nothing" check.
+            finished = trial.status == "completed"
+            new = old if graded.success is None or not finished else graded.success
+            if graded.success is not None and finished:
+                score = graded.score if graded.score is not None else float(graded.success)
+                store.set_outcome(pk, graded.success, score)
+            result.n_trials += 1
+            result.n_changed += new != old
+            result.n_unknown += bool(graded.unknown)
+            before += old
+            after += new
+    if result.n_trials:
+        result.success_before = before / result.n_trials
+        result.success_after = after / result.n_trials
+    result.skipped = sorted(set(result.skipped))
+    return result

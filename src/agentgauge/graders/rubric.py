@@ -1,0 +1,445 @@
+"""The rubric judge: a model grades a transcript one criterion at a time (SPEC 4).
+
+A rubric is a list of `Criterion` ``{id, text, weight, blocking}``, each phrased
+so that "yes" is good. `RubricJudge` asks an OpenAI-compatible endpoint about
+ONE criterion per call (so one criterion's answer cannot leak into another's),
+reads the answer strictly (`judge_prompt.parse_answer`) and checks the quoted
+evidence against the transcript. Each criterion gets a `Grade` named
+``rubric:<id>``: passed ``True`` (yes), ``False`` (no) or ``None`` (unknown,
+with the cause in ``status`` and the raw answer in ``evidence``).
+
+**Evidence check.** A decisive verdict whose quotes do not occur in the
+transcript is downgraded to unknown (``unknown:evidence_not_found``), keeping
+the judge's verdict in the evidence: a verdict argued from text that is not
+there is not a reading of this transcript. ``on_bad_evidence="flag"`` keeps the
+verdict instead and only lists the unverified quotes.
+
+**Case score** (`rubric_score`). Over the *decided* criteria D (yes or no),
+score = Σ_{i∈D} w_i·[yes_i] / Σ_{i∈D} w_i; unknown criteria leave the
+denominator and are reported by id. A blocking criterion answered "no" sets the
+score to 0. ``passed`` asks whether the case clears ``pass_threshold`` however
+the unknowns would resolve: with all weights W, yes-weight Y and unknown weight
+U, the score lies in [Y/W, (Y+U)/W] (the lower end 0 when a blocking criterion
+is unknown); passed is ``True`` when the lower end clears the threshold,
+``False`` when the upper end does not, and ``None`` (unknown) otherwise.
+
+**Self-judging.** Models favour their own output (Panickssery et al. 2024, *LLM
+evaluators recognize and favor their own generations*). When the judge model
+is the evaluated model, ``self_judge="warn"`` (default) emits a
+`SelfJudgeWarning` and records it in the result; ``"allow"`` records it
+silently; ``"error"`` refuses with `SelfJudgeError`.
+
+**Cost.** Every grade carries the judge model, tokens and cost; the total goes
+to ``Trial.judge_cost_usd`` (unknown price → ``None``), never to ``cost_usd``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentgauge.errors import AgentgaugeError
+from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, JudgeReply, JudgeUnavailable
+from agentgauge.graders.judge_prompt import (
+    missing_quotes,
+    parse_answer,
+    render_transcript,
+    rubric_messages,
+)
+from agentgauge.schema import Criterion, Grade, ModelCallEvent, Task, Trial
+
+__all__ = [
+    "RubricGrader",
+    "RubricJudge",
+    "RubricResult",
+    "RubricScore",
+    "SelfJudgeError",
+    "SelfJudgeWarning",
+    "rubric_score",
+    "same_model",
+]
+
+SelfJudgePolicy = Literal["warn", "allow", "error"]
+EvidencePolicy = Literal["unknown", "flag"]
+_TOL = 1e-9
+
+
+class SelfJudgeWarning(UserWarning):
+    """The judge model is the model being evaluated."""
+
+
+class SelfJudgeError(AgentgaugeError):
+    """The judge model is the evaluated model and ``self_judge="error"``."""
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class RubricScore:
+    """A case's rubric score from its criteria's verdicts."""
+
+    score: float | None
+    """Weighted share of decided criteria passed; 0 after a failed blocking
+    criterion; ``None`` when no weight was decided."""
+    passed: bool | None
+    """Clears ``pass_threshold`` however the unknowns resolve; ``None`` if that depends on them."""
+    bounds: tuple[float, float] | None
+    """Score if every unknown were "no", and if every unknown were "yes" (all weights)."""
+    blocking_failed: list[str]
+    """Ids of blocking criteria answered "no"."""
+    unknown: list[str]
+    """Ids of criteria left unknown (excluded from the score's denominator)."""
+
+
+def rubric_score(
+    criteria: Sequence[Criterion],
+    verdicts: Sequence[bool | None],
+    *,
+    pass_threshold: float = 1.0,
+) -> RubricScore:
+    """Weighted cumulative score with blocking criteria (see the module docstring).
+
+    ``verdicts[i]`` is criterion i's verdict: ``True`` yes, ``False`` no,
+    ``None`` unknown. Example: weights 2, 1, 1 with verdicts yes, no, unknown give
+    score 2/3 (decided weight 3), bounds [2/4, 3/4], and with threshold 1.0
+    passed ``False`` (even "yes" on the unknown reaches only 3/4).
+    """
+    if len(criteria) != len(verdicts):
+        raise ValueError(f"{len(criteria)} criteria but {len(verdicts)} verdicts")
+    if not 0 <= pass_threshold <= 1:
+        raise ValueError(f"pass_threshold must be in [0, 1], got {pass_threshold}")
+    blocking_failed = [
+        c.id for c, v in zip(criteria, verdicts, strict=True) if c.blocking and v is False
+    ]
+    unknown = [c.id for c, v in zip(criteria, verdicts, strict=True) if v is None]
+    yes_w = sum(c.weight for c, v in zip(criteria, verdicts, strict=True) if v is True)
+    decided_w = sum(c.weight for c, v in zip(criteria, verdicts, strict=True) if v is not None)
+    unknown_w = sum(c.weight for c, v in zip(criteria, verdicts, strict=True) if v is None)
+    total_w = decided_w + unknown_w
+    blocking_unknown = any(
+        c.blocking and v is None for c, v in zip(criteria, verdicts, strict=True)
+    )
+    if blocking_failed:
+        return RubricScore(0.0, False, (0.0, 0.0), blocking_failed, unknown)
+    score = yes_w / decided_w if decided_w > 0 else None
+    passed: bool | None
+    if total_w <= 0:
+        # Every weight is 0: nothing to score. Undecided unless something is unknown.
+        passed = None if unknown or not criteria else True
+        return RubricScore(score, passed, None, blocking_failed, unknown)
+    lo = 0.0 if blocking_unknown else yes_w / total_w
+    hi = (yes_w + unknown_w) / total_w
+    if lo >= pass_threshold - _TOL:
+        passed = True
+    elif hi < pass_threshold - _TOL:
+        passed = False
+    else:
+        passed = None
+    return RubricScore(score, passed, (lo, hi), blocking_failed, unknown)
+
+
+# --------------------------------------------------------------------------- self-judging
+
+_DATE_SUFFIX = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
+
+
+def _model_key(name: str) -> str:
+    key = name.strip().casefold()
+    key = re.split(r"[/:]", key)[-1]  # provider prefixes: openai/gpt-4o, openai:gpt-4o
+    return _DATE_SUFFIX.sub("", key)
+
+
+def same_model(a: str | None, b: str | None) -> bool:
+    """Whether two model names denote the same model, ignoring case, a provider
+    prefix (``openai/``, ``openai:``) and a dated snapshot suffix (``-2024-08-06``)."""
+    if not a or not b:
+        return False
+    return _model_key(a) == _model_key(b)
+
+
+def evaluated_models(trial: Trial) -> set[str]:
+    """Models behind the trial: its ``model`` and every model call's model."""
+    names = {trial.model} | {e.model for e in trial.events if isinstance(e, ModelCallEvent)}
+    return {n for n in names if n}
+
+
+# --------------------------------------------------------------------------- the judge
+
+
+@dataclass
+class RubricResult:
+    """Every criterion's grade for one trial, the case score, and the judge's spend."""
+
+    grades: list[Grade]
+    """One grade per criterion (``rubric:<id>``), in rubric order."""
+    score: RubricScore
+    judge_model: str
+    cost_usd: float | None
+    """Judge spend on this trial; ``None`` when any call's price is unknown."""
+    input_tokens: int | None
+    output_tokens: int | None
+    warnings: list[str] = field(default_factory=list)
+
+    def to_grade(self) -> Grade:
+        """The case's aggregate grade (``rubric``), the criteria's grades in its evidence."""
+        s = self.score
+        if s.blocking_failed:
+            status = "rubric:blocking_failed"
+        elif s.passed is None:
+            status = "unknown:undecided" if s.score is not None else "unknown:no_decided_criteria"
+        else:
+            status = "passed" if s.passed else "failed"
+        return Grade(
+            grader="rubric",
+            score=s.score,
+            passed=s.passed,
+            status=status,
+            judge_model=self.judge_model,
+            evidence={
+                "criteria": [g.model_dump(mode="json") for g in self.grades],
+                "score_bounds": list(s.bounds) if s.bounds else None,
+                "blocking_failed": s.blocking_failed,
+                "unknown": s.unknown,
+                "judge_cost_usd": self.cost_usd,
+                "judge_input_tokens": self.input_tokens,
+                "judge_output_tokens": self.output_tokens,
+                "warnings": self.warnings,
+            },
+        )
+
+
+class RubricJudge:
+    """Grades transcripts against rubric criteria with a model judge.
+
+    ``judge`` is a `JudgeConfig` (a client is made and owned) or a `JudgeClient`.
+    """
+
+    def __init__(
+        self,
+        judge: JudgeConfig | JudgeClient,
+        *,
+        self_judge: SelfJudgePolicy = "warn",
+        on_bad_evidence: EvidencePolicy = "unknown",
+        pass_threshold: float = 1.0,
+        max_transcript_chars: int = 60_000,
+    ) -> None:
+        self.client = judge if isinstance(judge, JudgeClient) else JudgeClient(judge)
+        self.self_judge = self_judge
+        self.on_bad_evidence = on_bad_evidence
+        self.pass_threshold = pass_threshold
+        self.max_transcript_chars = max_transcript_chars
+
+    @property
+    def model(self) -> str:
+        return self.client.config.model
+
+    def close(self) -> None:
+        self.client.close()
+
+    def check_self_judge(self, *trials: Trial) -> list[str]:
+        """Apply the self-judging policy; returns the warnings to record."""
+        clash = sorted(
+            {m for t in trials for m in evaluated_models(t) if same_model(m, self.model)}
+        )
+        if not clash:
+            return []
+        message = (
+            f"judge model {self.model!r} is the evaluated model ({', '.join(clash)}): "
+            "models favour their own output; use a different judge"
+        )
+        if self.self_judge == "error":
+            raise SelfJudgeError(message + ", or allow it explicitly (self_judge='allow')")
+        if self.self_judge == "warn":
+            warnings.warn(message, SelfJudgeWarning, stacklevel=3)
+        return [message]
+
+    def ask(self, messages: list[dict[str, str]]) -> tuple[JudgeReply | None, str | None]:
+        """One judge call: the reply, or ``None`` and the error when the endpoint failed."""
+        try:
+            return self.client.complete(messages), None
+        except JudgeUnavailable as exc:
+            return None, str(exc)
+
+    def judge_criterion(
+        self, criterion: Criterion, trial: Trial, *, instruction: str | None = None
+    ) -> tuple[Grade, JudgeReply | None]:
+        """Ask the judge about one criterion; the grade and the raw reply.
+
+        Applies the self-judging policy; does not touch the trial's judge cost
+        (`grade_rubric` does).
+        """
+        notes = self.check_self_judge(trial)
+        transcript = render_transcript(trial, max_chars=self.max_transcript_chars)
+        reply, error = self.ask(rubric_messages(criterion, transcript, instruction))
+        grade = self._grade(criterion, transcript, reply, error)
+        if notes:
+            grade.evidence["self_judged"] = True
+        return grade, reply
+
+    def _grade(
+        self, criterion: Criterion, transcript: str, reply: JudgeReply | None, error: str | None
+    ) -> Grade:
+        name = f"rubric:{criterion.id}"
+        if reply is None:
+            return Grade(
+                grader=name,
+                passed=None,
+                status="unknown:judge_unavailable",
+                evidence={
+                    "error": error,
+                    "weight": criterion.weight,
+                    "blocking": criterion.blocking,
+                },
+                judge_model=self.model,
+            )
+        parsed = parse_answer(reply.text, finish_reason=reply.finish_reason, refusal=reply.refusal)
+        evidence: dict[str, Any] = {
+            "verdict": parsed.verdict or "unknown",
+            "quotes": parsed.evidence,
+            "reason": parsed.reason,
+            "raw": reply.text if reply.text is not None else reply.refusal,
+            "weight": criterion.weight,
+            "blocking": criterion.blocking,
+            "judge_input_tokens": reply.input_tokens,
+            "judge_output_tokens": reply.output_tokens,
+            "judge_cost_usd": reply.cost_usd,
+            "attempts": reply.attempts,
+        }
+        verdict = parsed.verdict
+        status = parsed.status
+        not_found = missing_quotes(parsed.evidence, transcript)
+        if not_found:
+            evidence["quotes_not_found"] = not_found
+            if verdict is not None and self.on_bad_evidence == "unknown":
+                evidence["judge_verdict"] = verdict
+                evidence["verdict"] = "unknown"
+                verdict, status = None, "unknown:evidence_not_found"
+        if verdict is None:
+            return Grade(
+                grader=name, passed=None, status=status, evidence=evidence, judge_model=reply.model
+            )
+        ok = verdict == "yes"
+        return Grade(
+            grader=name,
+            score=1.0 if ok else 0.0,
+            passed=ok,
+            status="passed" if ok else "failed",
+            evidence=evidence,
+            judge_model=reply.model,
+        )
+
+    def grade_rubric(
+        self,
+        criteria: Sequence[Criterion],
+        trial: Trial,
+        *,
+        instruction: str | None = None,
+        record_cost: bool = True,
+    ) -> RubricResult:
+        """Judge every criterion (one call each) and score the case.
+
+        With ``record_cost`` the judge spend is added to ``trial.judge_cost_usd``
+        (which becomes ``None`` — unknown — when any call's price is unknown).
+        """
+        notes = self.check_self_judge(trial)
+        transcript = render_transcript(trial, max_chars=self.max_transcript_chars)
+        grades: list[Grade] = []
+        replies: list[JudgeReply] = []
+        for criterion in criteria:
+            reply, error = self.ask(rubric_messages(criterion, transcript, instruction))
+            grade = self._grade(criterion, transcript, reply, error)
+            if notes:
+                grade.evidence["self_judged"] = True
+            grades.append(grade)
+            if reply is not None:
+                replies.append(reply)
+        # A call that never produced a completion was not billed (providers bill
+        # completions), so failed calls add nothing; a priced-unknown one poisons the sum.
+        costs = [r.cost_usd for r in replies]
+        cost = None if any(c is None for c in costs) else float(sum(c for c in costs if c))
+        tin = [r.input_tokens for r in replies]
+        tout = [r.output_tokens for r in replies]
+        result = RubricResult(
+            grades=grades,
+            score=rubric_score(
+                criteria, [g.passed for g in grades], pass_threshold=self.pass_threshold
+            ),
+            judge_model=replies[0].model if replies else self.model,
+            cost_usd=cost,
+            input_tokens=None if any(t is None for t in tin) else sum(t for t in tin if t),
+            output_tokens=None if any(t is None for t in tout) else sum(t for t in tout if t),
+            warnings=notes,
+        )
+        if record_cost and criteria:
+            if cost is None:
+                trial.judge_cost_usd = None
+            else:
+                trial.judge_cost_usd = (trial.judge_cost_usd or 0.0) + cost
+        return result
+
+
+# --------------------------------------------------------------------------- grader
+
+
+class RubricGrader:
+    """The rubric judge as a grader: ``grade(task, trial) -> Grade``.
+
+    Grades the task's ``expectations.rubric`` and returns the aggregate
+    ``rubric`` grade (criteria grades in its evidence; `grade_all` returns them
+    as separate grades). Options are `JudgeConfig` fields; ``base_url`` and
+    ``model`` default to the environment variables ``AGENTGAUGE_JUDGE_BASE_URL``
+    and ``AGENTGAUGE_JUDGE_MODEL``.
+    """
+
+    name = "rubric"
+    kind: Literal["model"] = "model"
+
+    def __init__(
+        self,
+        judge: RubricJudge | JudgeConfig | None = None,
+        *,
+        self_judge: SelfJudgePolicy = "warn",
+        on_bad_evidence: EvidencePolicy = "unknown",
+        pass_threshold: float = 1.0,
+        **config: Any,
+    ) -> None:
+        if isinstance(judge, RubricJudge):
+            self.judge = judge
+            return
+        if judge is None:
+            base_url = config.pop("base_url", None) or os.environ.get("AGENTGAUGE_JUDGE_BASE_URL")
+            model = config.pop("model", None) or os.environ.get("AGENTGAUGE_JUDGE_MODEL")
+            if not base_url or not model:
+                raise AgentgaugeError(
+                    "the rubric judge needs a base URL and a model: pass base_url= and model=, "
+                    "or set AGENTGAUGE_JUDGE_BASE_URL and AGENTGAUGE_JUDGE_MODEL"
+                )
+            judge = JudgeConfig(base_url=base_url, model=model, **config)
+        self.judge = RubricJudge(
+            judge,
+            self_judge=self_judge,
+            on_bad_evidence=on_bad_evidence,
+            pass_threshold=pass_threshold,
+        )
+
+    def enabled(self, task: Task) -> bool:
+        return bool(task.expectations.rubric)
+
+    def result(self, task: Task, trial: Trial) -> RubricResult:
+        """The full result (criteria grades, score, spend, warnings)."""
+        return self.judge.grade_rubric(
+            task.expectations.rubric, trial, instruction=task.instruction
+        )
+
+    def grade(self, task: Task, trial: Trial) -> Grade:
+        return self.result(task, trial).to_grade()
+
+    def grade_all(self, task: Task, trial: Trial) -> list[Grade]:
+        """The aggregate ``rubric`` grade followed by each criterion's grade."""
+        result = self.result(task, trial)
+        return [result.to_grade(), *result.grades]

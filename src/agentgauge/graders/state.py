@@ -1,0 +1,128 @@
+"""The state grader: the final environment state against the expected one (SPEC 4).
+
+Whole-state comparison hashes canonical JSON (sorted keys, no whitespace,
+UTF-8), as tau2-bench compares database hashes, so two states are equal
+exactly when their canonical texts are. On a mismatch the evidence names what
+differs: the top-level tables (keys) that differ and, inside them, up to
+`MAX_DIFFS` dotted paths with the expected and actual values.
+
+Alternatively a task lists ``state_assertions`` on dotted paths
+(``orders.W100.status``); list elements are addressed by index
+(``items.0.id``). Every assertion must hold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from agentgauge.graders.base import fail, pass_, register, unknown
+from agentgauge.schema import Grade, StateAssertion, Task, Trial
+
+__all__ = ["MAX_DIFFS", "StateGrader", "canonical_json", "diff_paths", "resolve_path", "state_hash"]
+
+MAX_DIFFS = 20
+_MISSING = object()
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, compact separators, non-ASCII kept: one text per value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def state_hash(state: Any) -> str:
+    """SHA-256 of the canonical JSON (tau2-bench compares DB hashes the same way)."""
+    return hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
+
+
+def diff_paths(expected: Any, actual: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where ``actual`` departs from ``expected``, depth first."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        out: list[str] = []
+        for k in sorted(set(expected) | set(actual), key=str):
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if k not in actual or k not in expected:
+                out.append(path)
+            else:
+                out.extend(diff_paths(expected[k], actual[k], path))
+        return out
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        out = []
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            out.extend(diff_paths(e, a, f"{prefix}.{i}" if prefix else str(i)))
+        return out
+    return [] if canonical_json(expected) == canonical_json(actual) else [prefix or "<root>"]
+
+
+def resolve_path(state: Any, path: str) -> Any:
+    """The value at a dotted path, or a private sentinel when absent."""
+    node = state
+    for part in path.split(".") if path else []:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif (
+            isinstance(node, list)
+            and part.lstrip("-").isdigit()
+            and -len(node) <= int(part) < len(node)
+        ):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+def _check(state: Any, assertion: StateAssertion) -> str | None:
+    value = resolve_path(state, assertion.path)
+    present = value is not _MISSING
+    if assertion.exists is not None:
+        if present != assertion.exists:
+            return f"{assertion.path}: {'missing' if assertion.exists else 'present'}"
+        if not present or "equals" not in assertion.model_fields_set:
+            return None
+    if not present:
+        return f"{assertion.path}: missing"
+    if canonical_json(value) != canonical_json(assertion.equals):
+        return f"{assertion.path}: expected {assertion.equals!r}, got {value!r}"
+    return None
+
+
+@register("state")
+class StateGrader:
+    """Final state equals the expected state (by hash), or the assertions hold."""
+
+    name = "state"
+    kind = "code"
+
+    def enabled(self, task: Task) -> bool:
+        exp = task.expectations
+        return exp.final_state is not None or bool(exp.state_assertions)
+
+    def grade(self, task: Task, trial: Trial) -> Grade:
+        exp = task.expectations
+        if trial.final_state is None:
+            return unknown(self.name, "no_final_state", "the trial recorded no final state")
+        if exp.final_state is not None:
+            want, got = state_hash(exp.final_state), state_hash(trial.final_state)
+            if want != got:
+                paths = diff_paths(exp.final_state, trial.final_state)
+                tables = sorted({p.split(".", 1)[0] for p in paths})
+                return fail(
+                    self.name,
+                    "state:mismatch",
+                    {
+                        "tables": tables,
+                        "paths": paths[:MAX_DIFFS],
+                        "n_differences": len(paths),
+                        "expected_hash": want,
+                        "actual_hash": got,
+                    },
+                )
+        failures = [m for a in exp.state_assertions if (m := _check(trial.final_state, a))]
+        if failures:
+            return fail(
+                self.name,
+                "state:assertion",
+                {"failed": failures, "n_assertions": len(exp.state_assertions)},
+            )
+        return pass_(self.name, evidence={"hash": state_hash(trial.final_state)})

@@ -1,0 +1,235 @@
+"""Release gates: thresholds on metrics that decide a CI job (SPEC 7 ``gate``).
+
+A gate config is YAML::
+
+    deployment_k: 4            # optional: what `pass_hat_k` means without a k
+    gates:
+      - metric: success_rate   # dotted path into a `metrics --json` group
+        min: 0.70
+        bound: ci_lower        # value (default) | ci_lower | ci_upper
+      - metric: pass_hat_k     # pass^k at the deployment k
+        min: 0.50
+      - metric: cost.cost_of_pass
+        max: 2.00
+      - type: non_inferiority  # needs --baseline
+        margin: 0.03
+      - type: no_blocking_failures
+
+Every gate applies to every group the metrics report (optionally filtered
+with ``where: {agent: ..., variant: ...}``), and must hold for each. A metric
+that is ``null`` (undefined, price missing...) fails its gate: a gate that
+cannot be checked must not pass silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentgauge.errors import InputError
+from agentgauge.yamlio import load_yaml, validate_yaml
+
+__all__ = ["Gate", "GateConfig", "GateResult", "evaluate_gates", "load_gate_config"]
+
+
+class Gate(BaseModel):
+    """One gate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["threshold", "non_inferiority", "no_blocking_failures"] = "threshold"
+    """What kind of check this is."""
+    name: str | None = None
+    """Label shown in the output (default: derived from the check)."""
+    metric: str | None = None
+    """Dotted path into a metrics group: ``success_rate``, ``pass_hat_k.4``,
+    ``cost.cost_of_pass``, ``latency_s.p95``, ``outcome_consistency``..."""
+    min: float | None = None
+    """The value must be at least this."""
+    max: float | None = None
+    """The value must be at most this."""
+    bound: Literal["value", "ci_lower", "ci_upper"] = "value"
+    """Check the point value or a bound of its 95% CI (for metrics that have one)."""
+    margin: float | None = Field(default=None, ge=0)
+    """Non-inferiority margin δ: B may be worse than the baseline by at most δ."""
+    where: dict[str, str] = Field(default_factory=dict)
+    """Only groups whose labels match (``agent``, ``model``, ``variant``)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Gate:
+        if self.type == "threshold":
+            if not self.metric:
+                raise ValueError("a threshold gate needs 'metric'")
+            if self.min is None and self.max is None:
+                raise ValueError("a threshold gate needs 'min' or 'max'")
+        if self.type == "non_inferiority" and self.margin is None:
+            raise ValueError("a non_inferiority gate needs 'margin'")
+        return self
+
+    def label(self, deployment_k: int | None) -> str:
+        if self.name:
+            return self.name
+        if self.type == "non_inferiority":
+            return f"non-inferiority (margin {self.margin:g})"
+        if self.type == "no_blocking_failures":
+            return "no blocking rubric criterion failed"
+        metric = _resolve_metric_name(self.metric or "", deployment_k)
+        bound = "" if self.bound == "value" else f" [{self.bound}]"
+        limits = " and ".join(
+            s
+            for s in (
+                None if self.min is None else f">= {self.min:g}",
+                None if self.max is None else f"<= {self.max:g}",
+            )
+            if s
+        )
+        return f"{metric}{bound} {limits}"
+
+
+class GateConfig(BaseModel):
+    """A gates file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deployment_k: int | None = Field(default=None, ge=1)
+    """The k that bare ``pass_hat_k``/``pass_at_k`` refer to."""
+    gates: list[Gate] = Field(min_length=1)
+    """The checks; all must pass."""
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The outcome of one gate on one group."""
+
+    gate: str
+    group: str
+    passed: bool
+    detail: str
+
+
+def load_gate_config(path: str | Path) -> GateConfig:
+    """Read and validate a gates YAML file (errors name file, line and field)."""
+    data, node = load_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping with a 'gates' list", file=path, line=1)
+    return validate_yaml(GateConfig, data, node, file=path)
+
+
+def _resolve_metric_name(metric: str, deployment_k: int | None) -> str:
+    if metric in ("pass_hat_k", "pass_at_k"):
+        if deployment_k is None:
+            raise InputError(
+                f"'{metric}' needs a k: write {metric}.K or set deployment_k", field="metric"
+            )
+        return f"{metric}.{deployment_k}"
+    return metric
+
+
+def _lookup(group: dict[str, Any], path: str) -> Any:
+    node: Any = group
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(path)
+        node = node[part]
+    return node
+
+
+def _metric_value(group: dict[str, Any], metric: str, bound: str) -> tuple[float | None, str]:
+    """The number a gate checks, or None with why."""
+    try:
+        node = _lookup(group, metric)
+    except KeyError:
+        raise InputError(f"unknown metric {metric!r}", field="metric") from None
+    if isinstance(node, dict):
+        if bound != "value":
+            ci = node.get("ci95")
+            if not ci:
+                return None, f"{metric} has no confidence interval"
+            return ci[0 if bound == "ci_lower" else 1], ""
+        node = node.get("value")
+    elif bound != "value":
+        return None, f"{metric} has no confidence interval"
+    if node is None:
+        reasons = group.get("null_reasons", {})
+        return None, reasons.get(metric, f"{metric} is null")
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise InputError(f"metric {metric!r} is not a number", field="metric")
+    return float(node), ""
+
+
+def _group_label(group: dict[str, Any]) -> str:
+    parts = [f"{k}={group[k]}" for k in ("agent", "model", "variant") if group.get(k) is not None]
+    return ", ".join(parts) or "all trials"
+
+
+def evaluate_gates(
+    config: GateConfig,
+    metrics: dict[str, Any],
+    *,
+    comparison: dict[str, Any] | None = None,
+    blocking_failures: int | None = None,
+) -> list[GateResult]:
+    """Check every gate against a ``agentgauge.metrics/1`` object.
+
+    ``comparison`` is an ``agentgauge.compare/1`` object against the baseline
+    (needed by non-inferiority gates); ``blocking_failures`` is the number of
+    trials with a failed blocking rubric criterion (``None`` when no rubric ran).
+    """
+    results: list[GateResult] = []
+    k = config.deployment_k
+    for gate in config.gates:
+        label = gate.label(k)
+        if gate.type == "non_inferiority":
+            if comparison is None:
+                raise InputError(
+                    "a non_inferiority gate needs a baseline: pass --baseline SOURCE", field="gates"
+                )
+            lo = comparison["ci95"][0]
+            assert gate.margin is not None
+            ok = lo is not None and lo > -gate.margin
+            results.append(
+                GateResult(
+                    label,
+                    "B vs baseline",
+                    ok,
+                    f"paired difference {comparison['mean_diff']:+.3f}, 95% CI lower bound "
+                    f"{lo:+.3f} {'>' if ok else '<='} -{gate.margin:g}",
+                )
+            )
+            continue
+        if gate.type == "no_blocking_failures":
+            if blocking_failures is None:
+                results.append(
+                    GateResult(label, "all trials", False, "no rubric grades found to check")
+                )
+            else:
+                results.append(
+                    GateResult(
+                        label,
+                        "all trials",
+                        blocking_failures == 0,
+                        f"{blocking_failures} trial(s) failed a blocking criterion",
+                    )
+                )
+            continue
+        metric = _resolve_metric_name(gate.metric or "", k)
+        groups = [
+            g
+            for g in metrics["groups"]
+            if all(str(g.get(key)) == value for key, value in gate.where.items())
+        ]
+        if not groups:
+            results.append(GateResult(label, str(gate.where), False, "no group matches 'where'"))
+        for group in groups:
+            value, why = _metric_value(group, metric, gate.bound)
+            name = _group_label(group)
+            if value is None or not math.isfinite(value):
+                results.append(GateResult(label, name, False, f"cannot check: {why}"))
+                continue
+            ok = (gate.min is None or value >= gate.min) and (gate.max is None or value <= gate.max)
+            results.append(GateResult(label, name, ok, f"{metric} = {value:.4g}"))
+    return results

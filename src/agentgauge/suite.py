@@ -1,0 +1,311 @@
+"""Suites: loading tasks from YAML or JSONL, with located errors and a content hash.
+
+A suite spec is ``builtin:retail``, ``builtin:functions``, a YAML file, a JSONL
+file, or a directory of them (read recursively, in sorted order). A YAML file
+holds either a list of tasks or a mapping::
+
+    name: my-suite            # optional
+    defaults: {environment: retail, family: returns}   # merged into every task
+    x-shared: &anchor {...}   # keys starting with x- are ignored (anchors live here)
+    tasks: [...]
+
+Errors name the file and line (``FILE:LINE: field: reason``): the YAML is
+composed into a node tree whose marks locate the key a validation error points
+at. A suite's version is the SHA-256 of its normalised content (every task as
+canonical JSON, sorted by id, plus the text of each environment's policy), so
+it changes exactly when something that could change a score changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from agentgauge.errors import InputError
+from agentgauge.loading import first_error, read_jsonl
+from agentgauge.schema import Task
+
+__all__ = ["BUILTIN_SUITES", "Suite", "load_suite", "suite_version"]
+
+# libyaml's loader when present (about 20x faster), with the same marks and types.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: ``builtin:NAME`` -> package directory holding its task files.
+BUILTIN_SUITES = {"retail": "envs/retail/tasks", "functions": "envs/functions/tasks"}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named, versioned list of tasks."""
+
+    name: str
+    """``builtin:retail``, or the path it was loaded from."""
+    version: str
+    """SHA-256 (hex) of the normalised content of all tasks, held-out ones included."""
+    tasks: list[Task]
+    """The tasks to run (held-out tasks only when asked for)."""
+    heldout_excluded: list[str] = field(default_factory=list)
+    """Ids of held-out tasks left out of ``tasks``."""
+
+    def task(self, task_id: str) -> Task:
+        """The task with this id (`KeyError` when absent)."""
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        raise KeyError(task_id)
+
+    @property
+    def families(self) -> list[str]:
+        return sorted({t.family for t in self.tasks if t.family})
+
+
+def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
+    """Load, validate and version a suite.
+
+    Raises `InputError` (exit 2) for a missing path, bad YAML/JSON, an invalid
+    task (with its file and line) or a duplicate task id. Tasks in an
+    environment that can replay reference calls (``retail``) and that declare
+    no final state or state assertions get ``expectations.final_state`` by
+    replaying ``reference_calls`` on a fresh environment.
+    """
+    text = str(spec)
+    if text.startswith("builtin:"):
+        key = text.removeprefix("builtin:")
+        if key not in BUILTIN_SUITES:
+            known = ", ".join(f"builtin:{k}" for k in BUILTIN_SUITES)
+            raise InputError(f"unknown built-in suite {text!r} (known: {known})", field="suite")
+        root = resources.files("agentgauge").joinpath(BUILTIN_SUITES[key])
+        located, name = _load_path(Path(str(root))), text
+        # Built-in files are shown by package path, not by wherever pip put them.
+        located = [(t, f"{text}/{Path(f).name}", line) for t, f, line in located]
+    else:
+        path = Path(text)
+        if not path.exists():
+            raise InputError("no such file or directory", file=path)
+        located, name = _load_path(path), text
+    tasks = _finish(located)
+    version = suite_version(tasks)
+    kept = [t for t in tasks if include_heldout or t.split != "heldout"]
+    excluded = [t.id for t in tasks if t.split == "heldout" and not include_heldout]
+    return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded)
+
+
+def suite_version(tasks: Sequence[Task]) -> str:
+    """SHA-256 of the tasks' canonical JSON (sorted by id) and their environments' policies."""
+    digest = hashlib.sha256()
+    for task in sorted(tasks, key=lambda t: t.id):
+        digest.update(_canonical(task.model_dump(mode="json")).encode())
+        digest.update(b"\n")
+    for env in sorted({t.environment for t in tasks if t.environment}):
+        digest.update(f"env:{env}\n".encode())
+        digest.update(_environment_fingerprint(env).encode())
+    return digest.hexdigest()
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _environment_fingerprint(env: str) -> str:
+    if env == "retail":
+        from agentgauge.envs.retail import policy_text
+
+        return policy_text()
+    return ""
+
+
+# --------------------------------------------------------------------------- reading
+
+Located = list[tuple[Task, str, int | None]]
+
+
+def _load_path(path: Path) -> Located:
+    if path.is_dir():
+        files = sorted(
+            p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".jsonl") and p.is_file()
+        )
+        if not files:
+            raise InputError("directory holds no .yaml, .yml or .jsonl task files", file=path)
+        out: Located = []
+        for f in files:
+            out.extend(_load_file(f))
+        return out
+    return _load_file(path)
+
+
+def _load_file(path: Path) -> Located:
+    if path.suffix == ".jsonl":
+        return [(_validate(obj, path, line), str(path), line) for line, obj in read_jsonl(path)]
+    if path.suffix in (".yaml", ".yml"):
+        return list(_load_yaml(path))
+    raise InputError("expected a .yaml, .yml or .jsonl file", file=path)
+
+
+def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+    try:
+        # One parse gives both the node tree (for line numbers) and the data.
+        loader = _Loader(text)
+        try:
+            root = loader.get_single_node()
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise InputError(f"invalid YAML: {exc.problem or exc}", file=path, line=line) from None
+    if data is None:
+        return
+    duplicate = _duplicate_key(root)
+    if duplicate is not None:
+        raise InputError("key appears twice in the same mapping", file=path,
+                         line=_line(duplicate), field=str(duplicate.value))  # fmt: skip
+    defaults: dict[str, Any] = {}
+    if isinstance(data, dict):
+        # ``x-`` keys hold YAML anchors shared by tasks (as in docker-compose files).
+        unknown = {k for k in data if not str(k).startswith("x-")} - {"name", "defaults", "tasks"}
+        if unknown:
+            key = sorted(unknown)[0]
+            raise InputError(
+                "unknown key (a suite file has name, defaults and tasks)",
+                file=path,
+                line=_line(_child(root, key, key_node=True)),
+                field=key,
+            )
+        defaults = data.get("defaults") or {}
+        if not isinstance(defaults, dict):
+            raise InputError("expected a mapping", file=path, field="defaults",
+                             line=_line(_child(root, "defaults")))  # fmt: skip
+        root = _child(root, "tasks")
+        data = data.get("tasks") or []
+    if not isinstance(data, list):
+        raise InputError("expected a list of tasks", file=path, line=_line(root), field="tasks")
+    for i, obj in enumerate(data):
+        node = root.value[i] if isinstance(root, yaml.SequenceNode) else None
+        if not isinstance(obj, dict):
+            raise InputError(f"task {i}: expected a mapping", file=path, line=_line(node))
+        merged = {**defaults, **obj}
+        try:
+            yield Task.model_validate(merged), str(path), _line(node)
+        except ValidationError as exc:
+            err = _pick(exc)
+            loc = [str(p) for p in err.get("loc", ())]
+            extra = err.get("type") == "extra_forbidden"
+            target = _locate(node, loc, key_node=extra)
+            fld, reason = _describe(exc, err)
+            task_id = obj.get("id")
+            prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
+            raise InputError(prefix + reason, file=path, line=_line(target), field=fld) from None
+
+
+def _duplicate_key(node: yaml.Node | None) -> yaml.ScalarNode | None:
+    """The first key repeated within one mapping (YAML loaders silently keep the last)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                if key.value in seen:
+                    return key
+                seen.add(key.value)
+            found = _duplicate_key(value)
+            if found is not None:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found = _duplicate_key(item)
+            if found is not None:
+                return found
+    return None
+
+
+def _child(node: yaml.Node | None, key: str, *, key_node: bool = False) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                return k if key_node else v
+    if isinstance(node, yaml.SequenceNode) and key.isdigit() and int(key) < len(node.value):
+        child: yaml.Node = node.value[int(key)]
+        return child
+    return None
+
+
+def _locate(node: yaml.Node | None, loc: list[str], *, key_node: bool) -> yaml.Node | None:
+    """The deepest node on the error's path (its key, for an unknown key)."""
+    best = node
+    for depth, part in enumerate(loc):
+        last = depth == len(loc) - 1
+        nxt = _child(best, part, key_node=key_node and last)
+        if nxt is None:
+            break
+        best = nxt
+    return best
+
+
+def _line(node: yaml.Node | None) -> int | None:
+    return node.start_mark.line + 1 if node is not None else None
+
+
+def _validate(obj: dict[str, Any], path: Path, line: int) -> Task:
+    try:
+        return Task.model_validate(obj)
+    except ValidationError as exc:
+        fld, reason = _describe(exc, _pick(exc))
+        raise InputError(reason, file=path, line=line, field=fld) from None
+
+
+def _pick(exc: ValidationError) -> Any:
+    """The error to report: an unknown key first, since a typo also causes a 'missing'."""
+    errors = exc.errors()
+    return next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
+
+
+def _describe(exc: ValidationError, err: Any) -> tuple[str | None, str]:
+    if err.get("type") != "extra_forbidden":
+        return first_error(exc)
+    loc = [str(part) for part in err.get("loc", ())]
+    return ".".join(loc) or None, "unknown key (put free-form data under 'metadata')"
+
+
+# --------------------------------------------------------------------------- finishing
+
+
+def _finish(located: Located) -> list[Task]:
+    seen: dict[str, tuple[str, int | None]] = {}
+    tasks: list[Task] = []
+    for task, file, line in located:
+        if task.id in seen:
+            first_file, first_line = seen[task.id]
+            where = f"{first_file}:{first_line}" if first_line else first_file
+            raise InputError(f"duplicate task id {task.id!r} (first defined at {where})",
+                             file=file, line=line, field="id")  # fmt: skip
+        seen[task.id] = (file, line)
+        try:
+            tasks.append(_derive(task))
+        except ValueError as exc:
+            raise InputError(f"task {task.id!r}: {exc}", file=file, line=line) from None
+    return tasks
+
+
+def _derive(task: Task) -> Task:
+    """Fill in what can be computed: the retail final state from the reference plan."""
+    exp = task.expectations
+    if task.environment == "retail" and exp.final_state is None and not exp.state_assertions:
+        from agentgauge.envs.retail.reference import replay
+
+        state = replay(task)
+        return task.model_copy(
+            update={"expectations": exp.model_copy(update={"final_state": state})}
+        )
+    return task

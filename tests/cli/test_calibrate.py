@@ -1,0 +1,264 @@
+"""``agentgauge calibrate`` end to end, on label files with hand-computed answers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
+
+from agentgauge.graders.calibration import calibrate, kappa_band
+from agentgauge.graders.human import Label
+
+
+def agentgauge(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def row(task: str, rater: str, label: str, criterion: str = "c", **kw: Any) -> dict[str, Any]:
+    return {
+        "task_id": task,
+        "trial": 0,
+        "criterion": criterion,
+        "label": label,
+        "rater": rater,
+        **kw,
+    }
+
+
+def table_rows() -> list[dict[str, Any]]:
+    """50 items in the table [[20, 5], [10, 15]] (rows human ann, columns judge),
+    plus 5 items the judge left unknown (ann: pass)."""
+    cells = [("pass", "pass", 20), ("pass", "fail", 5), ("fail", "pass", 10), ("fail", "fail", 15)]
+    rows, k = [], 0
+    for human, judge, count in cells:
+        for _ in range(count):
+            rows += [row(f"t{k}", "ann", human), row(f"t{k}", "judge", judge)]
+            k += 1
+    for _ in range(5):
+        rows += [row(f"t{k}", "ann", "pass"), row(f"t{k}", "judge", "unknown")]
+        k += 1
+    return rows
+
+
+def test_calibrate_json_matches_hand_computation_and_statsmodels(tmp_path: Path) -> None:
+    labels = write(tmp_path / "labels.jsonl", table_rows())
+    proc = agentgauge("calibrate", str(labels), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["schema"] == "agentgauge.calibrate/1"
+    jh = out["judge_vs_human"]
+    # p_o = 35/50 = 0.7, p_e = (25·30 + 25·20)/2500 = 0.5, κ = 0.4
+    expected = sm_cohens_kappa(np.array([[20, 5], [10, 15]])).kappa
+    assert jh["kappa"] == pytest.approx(expected)
+    assert jh["kappa"] == pytest.approx(0.4)
+    assert jh["kappa_band"] == "fair"
+    assert jh["raw_agreement"] == pytest.approx(0.7)
+    assert (jh["n_items"], jh["n_decided"]) == (55, 50)
+    assert jh["confusion"]["labels"] == ["pass", "fail", "unknown"]
+    assert jh["confusion"]["matrix"] == [[20, 5, 5], [10, 15, 0], [0, 0, 0]]
+    lo, hi = jh["ci95"]
+    assert lo < 0.4 < hi
+    assert "B=2000, seed=0" in jh["ci_method"]
+    # α over judge + ann: o_pp = 2·20, o_ff = 2·15, o_pf = o_fp = 5 + 10; n_p = 55, n_f = 45,
+    # n = 100; α = 1 − 99·30 / (2·55·45) = 1 − 2970/4950 = 0.4. Judge-unknown items are
+    # single-valued units and drop out.
+    assert out["krippendorff_alpha"]["all_raters"] == pytest.approx(0.4)
+    assert out["krippendorff_alpha"]["humans"] is None  # one human
+    assert out["unknown_share"]["judge"] == pytest.approx(5 / 55)
+    assert out["unknown_share"]["humans"] == 0.0
+    assert out["pairwise"] is None
+    # same seed, same interval
+    again = json.loads(agentgauge("calibrate", str(labels), "--json", cwd=tmp_path).stdout)
+    assert again["judge_vs_human"]["ci95"] == jh["ci95"]
+
+
+def several_raters() -> list[dict[str, Any]]:
+    return [
+        # item 1: humans p, p, f -> consensus pass; judge pass
+        row("t1", "ann", "pass"),
+        row("t1", "bo", "pass"),
+        row("t1", "cy", "fail"),
+        row("t1", "judge", "pass"),
+        # item 2: humans f, f, f -> fail; judge pass
+        row("t2", "ann", "fail"),
+        row("t2", "bo", "fail"),
+        row("t2", "cy", "fail"),
+        row("t2", "judge", "pass"),
+        # item 3: humans p, f, unknown -> a tie, consensus unknown; judge fail
+        row("t3", "ann", "pass"),
+        row("t3", "bo", "fail"),
+        row("t3", "cy", "unknown"),
+        row("t3", "judge", "fail"),
+        # item 4: humans p, p, p -> pass; judge pass (criterion d)
+        row("t4", "ann", "pass", "d"),
+        row("t4", "bo", "pass", "d"),
+        row("t4", "cy", "pass", "d"),
+        row("t4", "judge", "pass", "d"),
+        # pairwise: P1 flips (A then B), P2 consistent, P3 one unknown, P4 incomplete
+        {**row("p1", "judge", "A"), "kind": "pairwise", "order": "AB"},
+        {**row("p1", "judge", "B"), "kind": "pairwise", "order": "BA"},
+        {**row("p2", "judge", "A"), "kind": "pairwise", "order": "AB"},
+        {**row("p2", "judge", "a"), "kind": "pairwise", "order": "BA"},
+        {**row("p3", "judge", "B"), "kind": "pairwise", "order": "AB"},
+        {**row("p3", "judge", "unknown"), "kind": "pairwise", "order": "BA"},
+        {**row("p4", "judge", "tie"), "kind": "pairwise", "order": "ab"},
+    ]
+
+
+def test_several_raters_majority_alpha_and_position_flips(tmp_path: Path) -> None:
+    labels = write(tmp_path / "labels.jsonl", several_raters())
+    proc = agentgauge("calibrate", str(labels), "--json", "--bootstrap", "200", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["human_raters"] == ["ann", "bo", "cy"]
+    jh = out["judge_vs_human"]
+    # consensus vs judge, decided pairs: t1 (p, p), t2 (f, p), t4 (p, p)
+    # p_o = 2/3; rows (2, 1), columns (3, 0): p_e = (2·3 + 1·0)/9 = 2/3; κ = 0
+    assert jh["kappa"] == pytest.approx(0.0)
+    assert jh["confusion"]["matrix"] == [[2, 0, 0], [1, 0, 0], [0, 1, 0]]
+    ann = next(p for p in out["per_rater"] if p["rater"] == "ann")
+    # ann vs judge: (p,p) (f,p) (p,f) (p,p): [[2,1],[1,0]]; p_o = 1/2,
+    # p_e = (3·3 + 1·1)/16 = 10/16; κ = (8/16 − 10/16)/(6/16) = −1/3
+    assert ann["kappa"] == pytest.approx(-1 / 3)
+    assert ann["kappa_band"] == "poor"
+    by = {g["grader"]: g for g in out["by_grader"]}
+    assert set(by) == {"rubric:c", "rubric:d"}
+    assert by["rubric:d"]["kappa"] is None  # one category everywhere: κ undefined, not 1
+    assert by["rubric:d"]["raw_agreement"] == 1.0
+    # humans' α: t1 p,p,f -> o_pp 1, o_pf 1, o_fp 1; t2 f,f,f -> o_ff 3; t3 p,f -> o_pf 1,
+    # o_fp 1; t4 p,p,p -> o_pp 3. n_p = 6, n_f = 5, n = 11; α = 1 − 10·4/(2·6·5) = 1/3
+    assert out["krippendorff_alpha"]["humans"] == pytest.approx(1 / 3)
+    assert out["unknown_share"]["judge"] == 0.0
+    assert out["unknown_share"]["humans"] == pytest.approx(1 / 12)
+    assert out["unknown_share"]["by_rater"]["cy"] == pytest.approx(1 / 4)
+    (pw,) = out["pairwise"]
+    # complete pairs p1, p2, p3; decided p1, p2; one flip (p1)
+    assert pw == {
+        "rater": "judge",
+        "n_pairs": 4,
+        "n_complete": 3,
+        "n_decided": 2,
+        "position_flips": 1,
+        "position_flip_rate": 0.5,
+        "unknown_share": pytest.approx(1 / 7),
+    }
+    assert any("only 3 items" in w for w in out["warnings"])
+
+
+def test_against_restricts_the_human_raters(tmp_path: Path) -> None:
+    labels = write(tmp_path / "labels.jsonl", several_raters())
+    out = json.loads(
+        agentgauge("calibrate", str(labels), "--json", "--against", "ann", cwd=tmp_path).stdout
+    )
+    assert out["human_raters"] == ["ann"]
+    assert out["judge_vs_human"]["kappa"] == pytest.approx(-1 / 3)
+
+
+def test_separate_judge_file_and_judge_rater(tmp_path: Path) -> None:
+    rows = table_rows()
+    humans = write(tmp_path / "humans.jsonl", [r for r in rows if r["rater"] == "ann"])
+    judge_csv = tmp_path / "judge.csv"
+    judge_csv.write_text(
+        "task_id,trial,criterion,label\n"
+        + "".join(f"{r['task_id']},0,c,{r['label']}\n" for r in rows if r["rater"] == "judge"),
+        encoding="utf-8",
+    )
+    out = json.loads(
+        agentgauge(
+            "calibrate",
+            str(humans),
+            "--judge",
+            str(judge_csv),
+            "--judge-rater",
+            "gpt-judge",
+            "--json",
+            cwd=tmp_path,
+        ).stdout
+    )
+    assert out["judge_rater"] == "gpt-judge"
+    assert out["judge_vs_human"]["kappa"] == pytest.approx(0.4)
+
+
+def test_text_output(tmp_path: Path) -> None:
+    labels = write(tmp_path / "labels.jsonl", several_raters())
+    proc = agentgauge("calibrate", str(labels), "--bootstrap", "100", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Cohen's κ 0.000" in proc.stdout
+    assert "1 position flips in 2 decided pairs" in proc.stdout
+    assert "Krippendorff's α" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("rows", "args", "message"),
+    [
+        (
+            [row("t1", "ann", "pass"), row("t1", "bo", "fail")],
+            [],
+            "no labels by the judge rater 'judge'",
+        ),
+        ([row("t1", "judge", "pass")], [], "no human rater"),
+        ([row("t1", "ann", "pass"), row("t2", "judge", "pass")], [], "no item is labelled by both"),
+        (
+            [row("t1", "ann", "pass"), row("t1", "judge", "pass")],
+            ["--against", "zed"],
+            "zed have no labels",
+        ),
+    ],
+)
+def test_unusable_labels_exit_2(
+    tmp_path: Path, rows: list[dict[str, Any]], args: list[str], message: str
+) -> None:
+    labels = write(tmp_path / "labels.jsonl", rows)
+    proc = agentgauge("calibrate", str(labels), *args, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_bad_label_file_exits_2_naming_line_and_field(tmp_path: Path) -> None:
+    labels = write(
+        tmp_path / "labels.jsonl", [row("t1", "ann", "pass"), row("t1", "judge", "maybe")]
+    )
+    proc = agentgauge("calibrate", str(labels), "--json", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert f"{labels}:2: label: expected one of" in proc.stderr
+
+
+def test_pairwise_only_labels() -> None:
+    labels = [
+        Label("p1", 0, "rubric:c", "A", "judge", kind="pairwise", order="AB"),
+        Label("p1", 0, "rubric:c", "B", "judge", kind="pairwise", order="BA"),
+    ]
+    out = calibrate(labels)
+    assert out["judge_vs_human"] is None
+    assert out["pairwise"][0]["position_flip_rate"] == 1.0
+
+
+def test_kappa_bands() -> None:
+    # Landis & Koch (1977)
+    assert [kappa_band(k) for k in (-0.1, 0.1, 0.3, 0.5, 0.7, 0.9)] == [
+        "poor",
+        "slight",
+        "fair",
+        "moderate",
+        "substantial",
+        "almost perfect",
+    ]
+    assert kappa_band(None) is None

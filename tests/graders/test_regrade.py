@@ -1,0 +1,155 @@
+"""Re-grading a stored run: a new grade version beside the old, in one transaction."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentgauge.errors import InputError
+from agentgauge.graders import register, regrade
+from agentgauge.schema import (
+    AnswerSpec,
+    Expectations,
+    Grade,
+    Run,
+    Task,
+    ToolCallEvent,
+    Trial,
+)
+from agentgauge.store import Store, utc_now
+
+KEY = [{"get_weather": {"city": ["Paris"], "unit": ["c", ""]}}]
+FUNCS = [
+    {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+            "required": ["city"],
+        },
+    }
+]
+TASKS = [
+    Task(
+        id="w",
+        instruction="weather in Paris?",
+        expectations=Expectations(functions=FUNCS, answer_key=KEY),
+    ),
+    Task(
+        id="a", instruction="say hi", expectations=Expectations(answer=AnswerSpec(contains=["hi"]))
+    ),
+]
+
+
+def _store(path: Path) -> Store:
+    db = Store(path)
+    with db.transaction():
+        db.create_run(Run(run_id="r1", created_at=utc_now()))
+        db.add_tasks("r1", TASKS)
+    trials = [
+        # Recorded as failures, though the calls are right: re-grading flips them.
+        Trial(
+            task_id="w",
+            trial=0,
+            success=False,
+            events=[ToolCallEvent(name="get_weather", arguments={"city": "paris"})],
+        ),
+        Trial(
+            task_id="w",
+            trial=1,
+            success=True,
+            events=[ToolCallEvent(name="get_weather", arguments={"city": "Rome"})],
+        ),
+        Trial(
+            task_id="a",
+            trial=0,
+            success=True,
+            answer="Hi there",
+            grades=[Grade(grader="old", passed=True)],
+        ),
+        Trial(task_id="zzz", trial=0, success=True),
+        # A trial that did not finish: its answer would pass "say hi", but it keeps
+        # its recorded failure.
+        Trial(task_id="a", trial=1, success=False, status="error", answer="hi"),
+    ]
+    db.add_trials("r1", trials)
+    return db
+
+
+def test_regrade_writes_a_new_version(tmp_path: Path) -> None:
+    with _store(tmp_path / "s.db") as db:
+        res = regrade(db, "r1")
+        assert (res.version, res.n_trials, res.n_changed, res.skipped) == (2, 4, 2, ["zzz"])
+        trials = db.trials("r1")
+        assert [t.success for t in trials] == [True, False, True, True, False]
+        assert {g.grader for g in trials[4].grades} == {"answer"}  # graded, outcome kept
+        latest = {g.grader: g for g in trials[1].grades}
+        assert latest["tool_calls"].status == "value_error:string"
+        rows = db.conn.execute(
+            "SELECT version, grader FROM grades g JOIN trials t ON t.id = g.trial_pk"
+            " WHERE t.task_id = 'a' AND t.trial = 0 ORDER BY version"
+        ).fetchall()
+        assert rows == [(1, "old"), (2, "answer")]  # the old grade is kept beside the new
+        res = regrade(db, "r1", ["answer"])
+        assert (res.version, res.graders) == (3, ["answer"])
+
+
+def test_regrade_is_atomic(tmp_path: Path) -> None:
+    @register("explodes_on_second")
+    class Explodes:
+        name = "explodes_on_second"
+        kind = "model"  # never run by default
+        seen = 0
+
+        def enabled(self, task: Task) -> bool:
+            return True
+
+        def grade(self, task: Task, trial: Trial) -> Grade:
+            type(self).seen += 1
+            if type(self).seen == 2:
+                raise RuntimeError("boom")
+            return Grade(grader=self.name, passed=False)
+
+    with _store(tmp_path / "s.db") as db:
+        before = db.conn.execute("SELECT COUNT(*) FROM grade_versions").fetchone()
+        with pytest.raises(RuntimeError):
+            regrade(db, "r1", ["explodes_on_second"])
+        assert db.conn.execute("SELECT COUNT(*) FROM grade_versions").fetchone() == before
+        assert [t.success for t in db.trials("r1")] == [False, True, True, True, False]
+
+
+def test_regrade_errors(tmp_path: Path) -> None:
+    with _store(tmp_path / "s.db") as db:
+        with pytest.raises(InputError, match="unknown grader"):
+            regrade(db, "r1", ["nope"])
+        with pytest.raises(InputError, match="no run"):
+            regrade(db, "r2")
+        with db.transaction():
+            db.create_run(Run(run_id="bare", created_at=utc_now()))
+        with pytest.raises(InputError, match="no stored tasks"):
+            regrade(db, "bare")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_cli(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    _store(path).close()
+    done = _cli("grade", f"{path}:r1", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["schema"], out["version"], out["n_changed"]) == ("agentgauge.grade/1", 2, 2)
+    done = _cli("grade", "r1", "--store", str(path), "--graders", "answer")
+    assert done.returncode == 0, done.stderr
+    assert "grade version 3" in done.stdout
+    bad = _cli("grade", f"{path}:r1", "--graders", "nope")
+    assert bad.returncode == 2
+    assert "unknown grader" in bad.stderr

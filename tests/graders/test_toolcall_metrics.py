@@ -1,0 +1,81 @@
+"""SPEC 5.5 tool-call metrics on hand-built grades."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentgauge.metrics.toolcalls import taxonomy, toolcall_metrics
+from agentgauge.schema import Grade
+
+
+def _g(
+    grader: str, passed: bool | None, status: str = "passed", score: Any = None, **ev: Any
+) -> Grade:
+    if score is None and passed is not None:
+        score = 1.0 if passed else 0.0
+    return Grade(grader=grader, passed=passed, status=status, score=score, evidence=ev)
+
+
+TRIALS = [
+    [
+        _g("tool_calls", True, category="simple"),
+        _g("trajectory", True, mode="in_order", precision=0.5, recall=1.0),
+    ],
+    [
+        _g("tool_calls", False, "value_error:string", category="simple"),
+        _g("trajectory", False, "trajectory:in_order", mode="in_order", precision=1.0, recall=0.5),
+        _g("milestones", False, "milestones:incomplete", score=0.875),
+    ],
+    [
+        _g("tool_calls", False, "wrong_count", category="parallel", n_calls=1, n_expected=2),
+        _g("trajectory", False, "trajectory:exact", mode="exact", precision=None, recall=0.0),
+        _g("milestones", False, "milestones:incomplete", score=0.25),
+        _g("minefields", False, "minefield:hit", max_severity=0.6),
+    ],
+    [_g("tool_calls", True, category="irrelevance"), _g("minefields", True)],
+    [
+        _g("tool_calls", False, "irrelevance:called", category="irrelevance"),
+        _g("trajectory", None, "unknown:empty_reference", mode="in_order"),
+        _g("rubric:polite", False, "failed"),
+    ],
+]
+TASKS = ["A", "A", "B", "C", "C"]
+
+
+def test_hand_computed() -> None:
+    m = toolcall_metrics(TRIALS, task_ids=TASKS, tool_calls=[1, 2, 0, 0, 3])
+    # 2 of 5 tool_calls grades pass; per task A 1/2, B 0, C 1/2 -> mean 1/3
+    assert m["ast_match_rate"]["per_trial"] == pytest.approx(0.4)
+    assert m["ast_match_rate"]["per_task"] == pytest.approx(1 / 3)
+    assert m["error_types"] == {"irrelevance:called": 1, "value_error:string": 1, "wrong_count": 1}
+    # wrong_count with 1 of 2 calls made is a partial resolution (tau-bench)
+    assert m["error_classes"] == {"wrong_arguments": 1, "wrong_call": 1, "partial_resolution": 1}
+    assert m["irrelevance_pass_rate"] == pytest.approx(0.5)
+    # in_order: 1 pass of 2 known (the unknown one is left out); exact: 0 of 1
+    assert m["trajectory_match_rate"] == {"exact": 0.0, "in_order": 0.5}
+    assert m["action_precision"] == pytest.approx(0.75)  # (0.5 + 1.0) / 2
+    assert m["action_recall"] == pytest.approx(0.5)  # (1 + 0.5 + 0) / 3
+    assert m["milestone_score"] == pytest.approx(0.5625)  # (0.875 + 0.25) / 2
+    assert m["minefield_hit_rate"] == pytest.approx(0.5)
+    assert m["minefield_mean_severity"] == pytest.approx(0.6)
+    assert m["tool_calls_per_trial"] == pytest.approx(1.2)
+    assert m["turns_per_trial"] is None
+    assert m["n_unknown"] == {"trajectory": 1}
+
+
+def test_empty_and_dict_grades() -> None:
+    m = toolcall_metrics([[], []])
+    assert m["ast_match_rate"]["per_trial"] is None and m["milestone_score"] is None
+    as_dicts = [[g.model_dump() for g in trial] for trial in TRIALS]
+    assert toolcall_metrics(as_dicts, task_ids=TASKS) == toolcall_metrics(TRIALS, task_ids=TASKS)
+    with pytest.raises(ValueError, match="task_ids"):
+        toolcall_metrics(TRIALS, task_ids=["A"])
+
+
+def test_taxonomy() -> None:
+    assert taxonomy("wrong_func_name") == "wrong_call"
+    assert taxonomy("wrong_count", {"n_calls": 3, "n_expected": 2}) == "wrong_call"
+    assert taxonomy("wrong_count", {"n_calls": 0, "n_expected": 2}) == "wrong_call"
+    assert taxonomy("type_error:simple") == "wrong_arguments"

@@ -1,0 +1,210 @@
+"""Suites: built-in content, replayed reference plans, located YAML errors, versions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentgauge.envs.retail.reference import replay
+from agentgauge.envs.retail.tools import IRREVERSIBLE
+from agentgauge.errors import InputError
+from agentgauge.schema import Task
+from agentgauge.suite import load_suite
+
+RETAIL = load_suite("builtin:retail", include_heldout=True)
+
+
+def test_builtin_retail_shape() -> None:
+    dev = load_suite("builtin:retail")
+    assert len(dev.tasks) >= 40
+    assert len(dev.families) >= 8
+    assert dev.heldout_excluded and all(t.split == "dev" for t in dev.tasks)
+    assert {t.id for t in RETAIL.tasks} == {t.id for t in dev.tasks} | set(dev.heldout_excluded)
+    assert dev.version == RETAIL.version  # the version covers held-out tasks too
+    minutes = [t.human_minutes for t in dev.tasks]
+    assert all(m is not None for m in minutes)
+    assert min(m for m in minutes if m) == 1 and max(m for m in minutes if m) == 120
+    controls = {t.expectations.control for t in dev.tasks}
+    assert {"act", "ask", "confirm", "refuse", "transfer"} <= controls
+    for t in RETAIL.tasks:
+        assert t.family and t.capability and t.environment == "retail"
+        assert len(t.paraphrases) >= 2 and t.instruction not in t.paraphrases
+        assert "reference_answer" in t.metadata
+        if t.expectations.control == "ask":
+            assert "ask" in t.metadata
+    assert sum(bool(t.expectations.rubric) for t in dev.tasks) >= 3
+    assert sum(bool(t.expectations.minefields) for t in dev.tasks) >= 10
+    assert sum(bool(t.expectations.milestones) for t in dev.tasks) >= 5
+
+
+def test_confirm_tasks_have_irreversible_calls() -> None:
+    for t in RETAIL.tasks:
+        irreversible = [c for c in t.expectations.reference_calls if c.name in IRREVERSIBLE]
+        if t.expectations.control == "confirm":
+            assert irreversible or "declined_call" in t.metadata, t.id
+        if t.expectations.control in ("refuse", "transfer"):
+            assert not irreversible, t.id
+
+
+@pytest.mark.parametrize("task", RETAIL.tasks, ids=lambda t: t.id)
+def test_reference_plan_replays_to_expected_state(task: Task) -> None:
+    expected = task.expectations.final_state
+    assert expected is not None
+    assert replay(task) == expected
+    writes = [c for c in task.expectations.reference_calls
+              if not c.name.startswith(("get_", "find_"))]  # fmt: skip
+    initial = replay(task.model_copy(update={"expectations": task.expectations.model_copy(
+        update={"reference_calls": []})}))  # fmt: skip
+    assert (expected != initial) == bool(writes), task.id
+
+
+def test_builtin_functions_shape() -> None:
+    fns = load_suite("builtin:functions")
+    assert len(fns.tasks) >= 20
+    cats = {t.expectations.call_category for t in fns.tasks}
+    assert {"simple", "multiple", "parallel", "irrelevance"} <= cats
+    for t in fns.tasks:
+        assert t.expectations.functions and t.expectations.answer_key is not None
+        names = {f["name"] for f in t.expectations.functions}
+        for entry in t.expectations.answer_key:
+            assert set(entry) <= names
+        if t.expectations.call_category == "irrelevance":
+            assert t.expectations.answer_key == []
+        if t.expectations.call_category == "parallel":
+            assert len(t.expectations.answer_key) >= 2
+
+
+def test_unknown_builtin_and_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unknown built-in suite"):
+        load_suite("builtin:nope")
+    with pytest.raises(InputError, match="no such file"):
+        load_suite(tmp_path / "absent.yaml")
+
+
+GOOD = """\
+name: mine
+defaults: {environment: retail, family: f}
+tasks:
+  - id: a
+    instruction: "Cancel W1001"
+    human_minutes: 3
+    expectations:
+      reference_calls:
+        - {name: cancel_pending_order, arguments: {order_id: W1001, reason: no longer needed}}
+  - id: b
+    instruction: "Hello"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_yaml_suite_loads_and_derives_state(tmp_path: Path) -> None:
+    suite = load_suite(write(tmp_path, GOOD))
+    assert [t.id for t in suite.tasks] == ["a", "b"]
+    state = suite.task("a").expectations.final_state
+    assert state is not None and state["orders"]["W1001"]["status"] == "cancelled"
+    assert suite.task("b").family == "f"
+
+
+def error_of(tmp_path: Path, text: str) -> str:
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        load_suite(path)
+    assert info.value.exit_code == 2
+    return str(info.value).replace(str(path), "FILE")
+
+
+def test_yaml_bad_value_names_its_line(tmp_path: Path) -> None:
+    bad = GOOD.replace("human_minutes: 3", "human_minutes: -3")
+    assert error_of(tmp_path, bad).startswith("FILE:6: human_minutes: task 'a': ")
+
+
+def test_yaml_unknown_key_names_its_line(tmp_path: Path) -> None:
+    bad = GOOD.replace('    instruction: "Hello"', '    instruction: "Hello"\n    famly: x')
+    assert error_of(tmp_path, bad).startswith("FILE:12: famly: task 'b': unknown key")
+
+
+def test_yaml_nested_error_names_its_line(tmp_path: Path) -> None:
+    bad = GOOD.replace("      reference_calls:", "      control: maybe\n      reference_calls:")
+    assert error_of(tmp_path, bad).startswith("FILE:8: expectations.control: task 'a': ")
+
+
+def test_yaml_missing_field_points_at_the_task(tmp_path: Path) -> None:
+    bad = GOOD.replace('    instruction: "Hello"\n', "")
+    assert error_of(tmp_path, bad) == ("FILE:10: instruction: task 'b': required field is missing")
+
+
+def test_yaml_syntax_error_and_bad_reference_call(tmp_path: Path) -> None:
+    assert error_of(tmp_path, "tasks:\n  - id: a\n    instruction: [unclosed\n").startswith(
+        "FILE:4: invalid YAML"
+    )
+    bad = GOOD.replace("order_id: W1001", "order_id: W9999")
+    assert "reference call 0 (cancel_pending_order) failed" in error_of(tmp_path, bad)
+    assert error_of(tmp_path, "oops: 1\ntasks: []\n").startswith("FILE:1: oops: unknown key")
+
+
+def test_yaml_duplicate_key_is_an_error(tmp_path: Path) -> None:
+    bad = GOOD.replace(
+        '    instruction: "Hello"', '    instruction: "Hello"\n    instruction: "Bye"'
+    )
+    assert error_of(tmp_path, bad) == "FILE:12: instruction: key appears twice in the same mapping"
+
+
+def test_duplicate_ids_are_an_error(tmp_path: Path) -> None:
+    write(tmp_path, GOOD, "one.yaml")
+    write(tmp_path, "- {id: a, instruction: again}\n", "two.yaml")
+    with pytest.raises(InputError, match=r"two.yaml:1: id: duplicate task id 'a' \(first "
+                       r"defined at .*one.yaml:4\)"):  # fmt: skip
+        load_suite(tmp_path)
+
+
+def test_jsonl_and_directory_suites(tmp_path: Path) -> None:
+    lines = [
+        {"id": "j1", "instruction": "hi"},
+        {"id": "j2", "instruction": "yo", "split": "heldout"},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    suite = load_suite(path)
+    assert [t.id for t in suite.tasks] == ["j1"] and suite.heldout_excluded == ["j2"]
+    assert len(load_suite(path, include_heldout=True).tasks) == 2
+    path.write_text(json.dumps({"id": "j1", "instruction": "hi"}) + "\n"
+                    + json.dumps({"id": "j2", "instrution": "yo"}) + "\n")  # fmt: skip
+    with pytest.raises(InputError, match=r"t.jsonl:2: instrution: unknown key"):
+        load_suite(path)
+
+
+def test_version_stable_and_sensitive(tmp_path: Path) -> None:
+    v1 = load_suite(write(tmp_path, GOOD)).version
+    assert load_suite(write(tmp_path, GOOD)).version == v1
+    assert load_suite("builtin:retail").version == RETAIL.version
+    # Formatting and task order do not change the content...
+    a, b = GOOD.split("  - id: b")
+    reordered = a.split("  - id: a")[0] + "  - id: b" + b + "  - id: a" + a.split("  - id: a")[1]
+    assert load_suite(write(tmp_path, reordered)).version == v1
+    assert load_suite(write(tmp_path, GOOD + "# a comment\n")).version == v1
+    # ...one changed character does.
+    assert load_suite(write(tmp_path, GOOD.replace("Hello", "Hellp"))).version != v1
+    assert load_suite(write(tmp_path, GOOD.replace("W1001, reason: no longer needed",
+                                                   "W1006, reason: no longer needed"))
+                      ).version != v1  # fmt: skip
+
+
+def test_examples_in_the_task_guide_load(tmp_path: Path) -> None:
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "writing-tasks.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in guide.split("```yaml\n")[1:]]
+    assert len(blocks) == 2
+    full = load_suite(write(tmp_path, blocks[0], "full.yaml"))
+    task = full.task("cancel_W1001")
+    assert full.name.endswith("full.yaml") and task.family == "cancellations"
+    state = task.expectations.final_state
+    assert state is not None and state["orders"]["W1001"]["status"] == "cancelled"
+    assert state["payment_methods"]["card_4242"]["description"].endswith("(expires 2025)")
+    fns = load_suite(write(tmp_path, blocks[1], "fns.yaml"))
+    assert fns.tasks[0].expectations.call_category == "simple"
