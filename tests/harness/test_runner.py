@@ -13,6 +13,7 @@ from agentgauge.agents.provider import provider_call
 from agentgauge.errors import InputError
 from agentgauge.harness.plan import cell_seed
 from agentgauge.harness.runner import run
+from agentgauge.harness.trial import state_grader
 from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
 from agentgauge.testing.worlds import counting_agent, make_counter_env
@@ -62,7 +63,8 @@ def test_grid_of_trials_and_variants_is_run_graded_and_stored(tmp_path: Path) ->
     assert (t.family, t.capability, t.human_minutes) == ("f1", "arith", 2.0)
     assert t.final_state == {"counter": 2}
     assert t.tool_calls == 1 and t.control == "act" and t.expected_control == "act"
-    assert t.grades[0].grader == "state" and t.grades[0].passed is True
+    grades = {g.grader: g for g in t.grades}
+    assert grades["state"].passed is True and grades["control"].passed is True
     assert [e.type for e in t.events] == ["message", "tool_call", "tool_result", "message"]
     with Store(tmp_path / "s.db") as db:
         assert [task.id for task in db.get_tasks(header.run_id)] == ["t0", "t1", "t2"]
@@ -81,7 +83,21 @@ def test_wrong_final_state_fails_with_evidence(tmp_path: Path) -> None:
     header = go(tmp_path, off_by_one, tasks=counter_tasks(1))
     (t,) = stored(tmp_path, header.run_id)
     assert t.status == "completed" and not t.success and t.score == 0.0
-    assert t.grades[0].passed is False and t.grades[0].evidence == ["counter"]
+    grades = {g.grader: g for g in t.grades}
+    assert grades["state"].passed is False and "counter" in str(grades["state"].evidence)
+    assert grades["control"].passed is True  # it acted, as expected: only the state is wrong
+    # The state-only grader (no grader package) gives the differing keys.
+    header = go(tmp_path, off_by_one, tasks=counter_tasks(1), grader=state_grader)
+    (t,) = stored(tmp_path, header.run_id)
+    assert not t.success and t.grades[0].evidence == ["counter"]
+
+
+def test_task_without_expectations_is_not_evaluated(tmp_path: Path) -> None:
+    bare = [Task(id="x", instruction="add 1")]
+    header = go(tmp_path, counting_agent, tasks=bare)
+    (t,) = stored(tmp_path, header.run_id)
+    assert not t.success and t.grades[-1].passed is None
+    assert t.grades[-1].status == "not_evaluated"
 
 
 async def raises(session: Session) -> None:
@@ -194,7 +210,12 @@ def test_sync_callable_runs_in_a_thread_with_a_blocking_session(tmp_path: Path) 
 
     header = go(tmp_path, sync_agent, concurrency=3)
     trials = stored(tmp_path, header.run_id)
-    assert all(t.success and t.control == "confirm" and t.answer == "done" for t in trials)
+    assert all(t.control == "confirm" and t.answer == "done" for t in trials)
+    # The state is right, but the tasks expected the agent to act, not to confirm.
+    for t in trials:
+        grades = {g.grader: g for g in t.grades}
+        assert grades["state"].passed is True and grades["control"].passed is False
+        assert not t.success
     assert all(t.confidence == 0.9 for t in trials)
 
 

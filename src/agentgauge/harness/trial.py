@@ -35,9 +35,9 @@ from agentgauge.agents.provider import ProviderError, trial_in_flight
 from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.harness.plan import Cell
 from agentgauge.harness.session import SessionOutcome, TrialSession
-from agentgauge.schema import ControlDecision, ControlEvent, Event, Grade, Task, Trial, TrialStatus
+from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
-__all__ = ["Grader", "default_grader", "run_cell", "taken_control"]
+__all__ = ["Grader", "default_grader", "run_cell", "state_grader", "taken_control"]
 
 Grader = Callable[[Task, Trial], tuple[bool, float, list[Grade]]]
 """``grader(task, trial) -> (success, score, grades)`` for a completed trial."""
@@ -46,9 +46,23 @@ ErrorKind = Literal["infra", "agent"]
 
 
 def default_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
-    """Final-state equality against ``task.expectations.final_state`` (until the full
-    graders are wired in). Without an expected state the trial is not evaluated:
-    the grade's ``passed`` is ``None`` and the trial does not count as a success."""
+    """Every enabled code grader (`agentgauge.graders.grade_trial`: state, answer,
+    tool calls, trajectory, milestones and minefields, control), combined as SPEC 4
+    says. A task that enables none is not evaluated: success false, with an
+    ``unknown`` grade saying so."""
+    from agentgauge.graders import grade_trial
+
+    graded = grade_trial(task, trial)
+    if graded.success is None:
+        note = Grade(grader="harness", passed=None, status="not_evaluated")
+        return False, 0.0, [*graded.grades, note]
+    score = graded.score if graded.score is not None else float(graded.success)
+    return graded.success, score, graded.grades
+
+
+def state_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
+    """Final-state equality against ``task.expectations.final_state`` only (no grader
+    package needed). Without an expected state the trial is not evaluated."""
     expected = task.expectations.final_state
     if expected is None:
         return False, 0.0, [Grade(grader="state", passed=None, status="not_evaluated")]
@@ -59,13 +73,14 @@ def default_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
     return False, 0.0, [Grade(grader="state", score=0.0, passed=False, evidence=differing)]
 
 
-def taken_control(events: list[Event]) -> ControlDecision | None:
-    """The trial's control decision: the last one recorded, or ``act`` when the agent
-    recorded none (it went ahead)."""
-    for event in reversed(events):
-        if isinstance(event, ControlEvent):
-            return event.decision
-    return "act"
+def taken_control(trial: Trial, task: Task) -> ControlDecision:
+    """The trial's control decision as the control grader reads it
+    (`agentgauge.graders.control.detect_control`: the first control event, a
+    transfer call, a text cue before the first write, a write call...), so the
+    recorded field and the grade never disagree."""
+    from agentgauge.graders.control import detect_control
+
+    return detect_control(trial, task).decision
 
 
 async def run_cell(
@@ -120,6 +135,8 @@ async def run_cell(
     finally:
         _close(env)
     trial = _finish(cell, agent, outcome, start, status, error, kind, None)
+    if status == "completed":
+        trial.control = taken_control(trial, task)
     if status == "completed" and grader is not None:
         try:
             success, score, grades = grader(task, trial)
@@ -155,7 +172,6 @@ def _finish(
             "output_tokens": outcome.output_tokens,
             "cost_usd": outcome.cost_usd,
             "confidence": outcome.confidence,
-            "control": taken_control(outcome.events) if status == "completed" else None,
         }
     return Trial(
         task_id=task.id,
