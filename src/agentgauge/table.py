@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from agentgauge.schema import Trial
 
-__all__ = ["GROUP_KEYS", "TrialTable"]
+__all__ = ["GROUP_KEYS", "TrialTable", "factorize"]
 
 #: Labels a table can be grouped by.
 GROUP_KEYS = ("agent", "model", "variant", "capability", "split", "family")
@@ -36,6 +36,52 @@ def _objects(values: Iterable[Any]) -> ObjArray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+IntpArray = npt.NDArray[np.intp]
+
+#: Below this many distinct labels in a sample, vectorised equality passes beat a dict pass.
+_FEW_LABELS = 8
+
+
+def _factorize_dict(values: ObjArray) -> tuple[ObjArray, IntpArray]:
+    """Codes from one dict pass (faster than hashing into numpy and sorting, measured)."""
+    seen: dict[Any, int] = {}
+    codes = np.array([seen.setdefault(v, len(seen)) for v in values.tolist()], dtype=np.intp)
+    return _objects(seen), codes
+
+
+def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
+    """Distinct values in order of first appearance, and each row's index into them.
+
+    The integer codes let metrics count per task and per group with
+    ``np.bincount`` instead of Python loops. Label columns with a handful of
+    values (agent, model, variant) are coded by vectorised equality passes;
+    many-valued ones (task ids) by one dict pass.
+    ``None`` is a value like any other.
+    """
+    n = len(values)
+    if n == 0:
+        return np.empty(0, dtype=object), np.empty(0, dtype=np.intp)
+    # A strided sample: a column sorted by label (tasks in order) must not look few-valued.
+    sample = values[:: max(1, n // 512)]
+    if len(set(sample.tolist())) > _FEW_LABELS:
+        return _factorize_dict(values)
+    codes = np.full(n, -1, dtype=np.intp)
+    uniques: list[Any] = []
+    free = np.arange(n)
+    while free.size and len(uniques) < 4 * _FEW_LABELS:
+        value = values[free[0]]
+        same = np.asarray(values[free] == value, dtype=bool)
+        same[0] = True  # a value unequal to itself (NaN) still gets its own code
+        codes[free[same]] = len(uniques)
+        uniques.append(value)
+        free = free[~same]
+    if free.size:  # more labels than expected: a dict for the rest
+        rest_uniques, rest_codes = _factorize_dict(values[free])
+        codes[free] = rest_codes + len(uniques)
+        uniques.extend(rest_uniques.tolist())
+    return _objects(uniques), codes
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,6 +218,39 @@ class TrialTable:
             order.setdefault(label, []).append(i)
         for label, rows in order.items():
             yield dict(zip(by, label, strict=True)), self.take(np.array(rows, dtype=np.intp))
+
+    def codes(self, name: str) -> tuple[ObjArray, IntpArray]:
+        """`factorize` of a label column (``task_id``, ``agent``, ``family``...), cached.
+
+        Computed once per table; metrics, reliability and horizon share it.
+        """
+        cache: dict[str, tuple[ObjArray, IntpArray]] = self.__dict__.setdefault("_codes", {})
+        if name not in cache:
+            column = getattr(self, name)
+            if column.dtype != object:
+                raise ValueError(f"{name!r} is not a label column")
+            cache[name] = factorize(column)
+        return cache[name]
+
+    def cached_codes(self, name: str) -> tuple[ObjArray, IntpArray] | None:
+        """The coding of a column if already computed or seeded, else ``None`` (no work)."""
+        cache: dict[str, tuple[ObjArray, IntpArray]] = self.__dict__.get("_codes", {})
+        return cache.get(name)
+
+    def seed_codes(self, name: str, uniques: ObjArray, codes: IntpArray) -> None:
+        """Record an encoding the caller already holds (a generator's or the store's keys).
+
+        Checked once (``uniques[codes]`` must reproduce the column, and the
+        uniques must be distinct), so later `codes` calls are free.
+        """
+        column = getattr(self, name)
+        codes = np.asarray(codes, dtype=np.intp)
+        uniques = uniques if uniques.dtype == object else _objects(uniques.tolist())
+        if codes.shape != column.shape or not bool(np.all(uniques[codes] == column)):
+            raise ValueError(f"codes do not reproduce column {name!r}")
+        if len(set(uniques.tolist())) != len(uniques):
+            raise ValueError(f"uniques of {name!r} are not distinct")
+        self.__dict__.setdefault("_codes", {})[name] = (uniques, codes)
 
     def task_index(self) -> tuple[ObjArray, npt.NDArray[np.intp]]:
         """Unique task ids (sorted) and each trial's index into them."""

@@ -2,4 +2,71 @@
 
 from __future__ import annotations
 
-from agentgauge.cli import app  # noqa: F401  (the metrics command is added in issue 2's metrics work)
+from typing import Annotated
+
+import typer
+
+from agentgauge.cli import app
+from agentgauge.cli.common import JsonOption, console, err_console, print_json, split_list
+from agentgauge.errors import InputError
+from agentgauge.metrics import compute_metrics
+from agentgauge.report.terminal import print_metrics
+from agentgauge.sources import open_source
+from agentgauge.table import GROUP_KEYS
+
+
+def parse_ks(value: str) -> list[int]:
+    """``"1,2,4"`` → ``[1, 2, 4]``; anything else is a usage error naming ``--k``."""
+    ks: list[int] = []
+    for part in split_list(value):
+        if not part.isdigit() or int(part) < 1:
+            raise InputError(f"expected positive integers like 1,2,4, got {part!r}", field="--k")
+        ks.append(int(part))
+    if not ks:
+        raise InputError("give at least one k, like 1,2,4", field="--k")
+    return ks
+
+
+def parse_by(value: str) -> list[str]:
+    """``"agent,model"`` → labels; an empty value means one group for all trials."""
+    keys = split_list(value)
+    for key in keys:
+        if key not in GROUP_KEYS:
+            raise InputError(
+                f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}", field="--by"
+            )
+    return keys
+
+
+@app.command("metrics")
+def metrics_cmd(
+    source: Annotated[
+        str, typer.Argument(metavar="SOURCE", help="Trials JSONL file or DB:RUN_ID.")
+    ],
+    k: Annotated[str, typer.Option("--k", help="Values of k for pass@k and pass^k.")] = "1,2,4",
+    by: Annotated[
+        str, typer.Option("--by", help="Group by these labels (empty: one group).")
+    ] = "agent,model,variant",
+    json_out: JsonOption = False,
+    exclude_infra_errors: Annotated[
+        bool,
+        typer.Option(
+            "--exclude-infra-errors",
+            help="Drop infra-error trials instead of counting them as failures (warns).",
+        ),
+    ] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
+) -> None:
+    """Success rate with error bars, pass@k and pass^k, consistency, cost and latency."""
+    ks, keys = parse_ks(k), parse_by(by)
+    src = open_source(source, events=False)
+    report = compute_metrics(
+        src.table, k=ks, by=keys, exclude_infra_errors=exclude_infra_errors, seed=seed
+    )
+    # Warnings go to stderr so that stdout stays the table or the JSON alone.
+    for w in report.warnings:
+        err_console().print(f"[yellow]warning:[/] {w}")
+    if json_out:
+        print_json(report.to_dict())
+        return
+    print_metrics(report, console(), title=f"metrics for {src.label}", warnings=False)

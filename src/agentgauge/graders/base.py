@@ -54,10 +54,16 @@ GraderKind = Literal["code", "model", "human"]
 class Grader(Protocol):
     """Scores one aspect of one trial."""
 
-    name: str
-    """Registry name, stored with every grade."""
-    kind: str
-    """A `GraderKind`: ``code`` graders run by default; ``model`` and ``human`` only when named."""
+    @property
+    def name(self) -> str:
+        """Registry name, stored with every grade."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """A `GraderKind`: ``code`` graders run by default; ``model`` and ``human`` only when
+        named."""
+        ...
 
     def enabled(self, task: Task) -> bool:
         """Whether the task declares what this grader checks."""
@@ -90,7 +96,9 @@ def _load_builtin() -> None:
     from agentgauge.graders import (  # noqa: F401
         answer,
         control,
+        human,
         milestones,
+        rubric,
         state,
         toolcalls,
         trajectory,

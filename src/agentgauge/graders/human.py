@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentgauge.errors import InputError
+from agentgauge.graders.base import register
 from agentgauge.loading import read_jsonl
 from agentgauge.schema import Grade, Task, Trial
 
@@ -296,6 +297,7 @@ def majority(values: Sequence[str]) -> str:
     return counts[0][0]
 
 
+@register("human")
 class HumanGrader:
     """Human labels as a grader: ``grade(task, trial) -> Grade`` (SPEC 4, human).
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentgauge.errors import AgentgaugeError
+from agentgauge.graders.base import register
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import (
     missing_quotes,
@@ -386,6 +387,7 @@ class RubricJudge:
 # --------------------------------------------------------------------------- grader
 
 
+@register("rubric")
 class RubricGrader:
     """The rubric judge as a grader: ``grade(task, trial) -> Grade``.
 

@@ -101,4 +101,4 @@ def import_file(fmt: str, path: str | Path, store: Store, run_id: str | None = N
 
 def _load_builtin_formats() -> None:
     # Importing the modules registers them.
-    from agentgauge.importers import jsonl, taubench  # noqa: F401
+    from agentgauge.importers import jsonl, metr, taubench  # noqa: F401

@@ -1,1 +1,20 @@
-"""agentgauge.stats."""
+"""Pure numerics for error bars: standard errors, intervals, the cluster bootstrap.
+
+Functions take numpy arrays, validate once, never mutate their inputs, and cite
+the formula they implement.
+"""
+
+from agentgauge.stats.bootstrap import cluster_bootstrap_ci, cluster_bootstrap_means
+from agentgauge.stats.intervals import normal_interval, wilson_interval, z_value
+from agentgauge.stats.se import cluster_codes, se_clustered, se_mean
+
+__all__ = [
+    "cluster_bootstrap_ci",
+    "cluster_bootstrap_means",
+    "cluster_codes",
+    "normal_interval",
+    "se_clustered",
+    "se_mean",
+    "wilson_interval",
+    "z_value",
+]

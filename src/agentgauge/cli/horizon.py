@@ -1,0 +1,126 @@
+"""``agentgauge horizon SOURCE``: time horizons per agent with bootstrap intervals (SPEC 5.4)."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from agentgauge.cli import app
+from agentgauge.cli.common import JsonOption, console, print_json, split_list
+from agentgauge.errors import InputError
+from agentgauge.metrics.horizon import HorizonReport, horizon
+from agentgauge.sources import open_source
+
+
+def parse_q(value: str) -> list[float]:
+    """``"0.5,0.8"`` -> ``[0.5, 0.8]``; each must lie in (0, 1)."""
+    out: list[float] = []
+    for part in split_list(value):
+        try:
+            q = float(part)
+        except ValueError:
+            raise InputError(f"not a number: {part!r}", field="--q") from None
+        if not 0 < q < 1:
+            raise InputError(f"each q must lie strictly between 0 and 1, got {part}", field="--q")
+        out.append(q)
+    if not out:
+        raise InputError("give at least one q, e.g. --q 0.5,0.8", field="--q")
+    return out
+
+
+def fmt_minutes(m: float | None) -> str:
+    """Minutes with three significant digits; ∞ for unbounded, — for undefined."""
+    if m is None or math.isnan(m):
+        return "—"
+    if math.isinf(m):
+        return "∞"
+    return f"{m:.3g}"
+
+
+def render(report: HorizonReport) -> Table:
+    """The report as a rich table: one row per group, horizons in minutes."""
+    table = Table(
+        title=f"Time horizon in human minutes (bootstrap B={report.bootstrap}, "
+        f"seed {report.seed}, C={report.regularization:g})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    label_keys = list(dict.fromkeys(k for g in report.groups for k in g.labels))
+    for key in label_keys:
+        table.add_column(key, min_width=10)
+    table.add_column("runs/\ntasks", justify="right", no_wrap=True)
+    for q in report.q:
+        ci_head = "\n[95% CI]" if report.bootstrap > 0 else ""
+        table.add_column(f"p{q * 100:g}{ci_head}", justify="right")
+    table.add_column("slope", justify="right", no_wrap=True)
+    table.add_column("T½", justify="right", no_wrap=True)
+    table.add_column("log-loss\nlogit/T½", justify="right", no_wrap=True)
+    for g in report.groups:
+        row = [str(g.labels.get(k)) for k in label_keys]
+        row.append(f"{g.n_runs}/{g.n_tasks}")
+        for q in report.q:
+            cell = fmt_minutes(g.horizons[q])
+            if g.ci95 is not None:
+                # The interval goes on a second line so the table fits 80 columns.
+                lo, hi = g.ci95[q]
+                cell += f"\n[{fmt_minutes(lo)}, {fmt_minutes(hi)}]"
+            row.append(cell)
+        row.append(f"{g.slope:.2f}")
+        row.append(fmt_minutes(g.half_life_minutes))
+        row.append(f"{g.log_loss['logistic']:.2f}/{g.log_loss['half_life']:.2f}")
+        table.add_row(*row)
+    return table
+
+
+@app.command("horizon")
+def horizon_cmd(
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="Trials JSONL or DB:RUN_ID.")],
+    q: Annotated[str, typer.Option("--q", help="Success probabilities, comma-separated.")] = (
+        "0.5,0.8"
+    ),
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates (0: no interval).")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    regularization: Annotated[
+        float, typer.Option("--regularization", help="C of the slope penalty ½·b1²/C.")
+    ] = 1e5,
+    outcome: Annotated[
+        str,
+        typer.Option("--outcome", help="auto, score (split fractional scores) or success."),
+    ] = "auto",
+    by: Annotated[str, typer.Option("--by", help="Fit separately per these labels.")] = "agent",
+    as_json: JsonOption = False,
+) -> None:
+    """Time horizon: the task length (human minutes) an agent completes with probability q."""
+    qs = parse_q(q)
+    if outcome not in ("auto", "score", "success"):
+        raise InputError(f"choose auto, score or success, got {outcome!r}", field="--outcome")
+    src = open_source(source, events=False)
+    report = horizon(
+        src.table,
+        q=qs,
+        bootstrap=bootstrap,
+        seed=seed,
+        regularization=regularization,
+        by=split_list(by),
+        outcome=outcome,  # type: ignore[arg-type]  # checked above
+    )
+    if as_json:
+        print_json(report.to_dict())
+        return
+    out = console()
+    out.print(render(report))
+    for g in report.groups:
+        name = ", ".join(f"{k}={v}" for k, v in g.labels.items())
+        for w in g.warnings:
+            out.print(f"[yellow]warning[/] ({name}): {w}")
+    out.print(
+        "p<q>: task length at which the fitted success probability is q. T½: Ord's "
+        "constant-hazard half-life. loss: weighted log-loss of the two fits "
+        "(lower fits better). See docs/horizon.md."
+    )

@@ -1,0 +1,170 @@
+"""Cost, latency and tokens per trial (SPEC 5.3), and the cost of a success.
+
+Inputs are per-trial arrays with NaN for unknown values. An unknown price is
+never read as free: a figure that would need it is ``None`` with the count of
+trials whose price is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["CostMetrics", "cost_metrics", "cost_of_pass", "quantiles"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def cost_of_pass(cost_per_trial: float, success_rate: float) -> float:
+    """Expected spend per success: mean cost per trial (failures included) / success rate.
+
+    Erol et al. 2025, "Cost-of-Pass: An Economic Framework for Evaluating
+    Language Models" (arXiv:2504.13359): C_p = E[cost] / R. Infinite when the
+    rate is 0 (no number of attempts buys a success). $0.50 per trial at 40%
+    costs $1.25 per success; $2.00 at 90% costs $2.22.
+    """
+    if not 0 <= success_rate <= 1:
+        raise ValueError(f"success_rate must be in [0, 1], got {success_rate}")
+    if cost_per_trial < 0:
+        raise ValueError(f"cost_per_trial must be >= 0, got {cost_per_trial}")
+    return float("inf") if success_rate == 0 else cost_per_trial / success_rate
+
+
+@dataclass(frozen=True)
+class CostMetrics:
+    """Spend, latency and tokens of one group of trials."""
+
+    per_trial: float | None
+    total: float | None
+    cost_of_pass: float | None
+    judge_total: float | None
+    missing: int
+    """Trials whose agent price is unknown."""
+    latency_p50: float | None
+    latency_p95: float | None
+    latency_mean: float | None
+    input_tokens: float | None
+    """Mean input tokens per trial (over trials that report them)."""
+    output_tokens: float | None
+    input_tokens_total: float | None
+    output_tokens_total: float | None
+    tool_calls: float | None
+    """Mean tool calls per trial."""
+    model_calls: float | None
+    reasons: dict[str, str] = field(default_factory=dict)
+
+
+def quantiles(values: FloatArray, qs: tuple[float, ...]) -> list[float]:
+    """Sample quantiles by linear interpolation between order statistics.
+
+    Hyndman & Fan (1996) type 7, numpy's default: with h = (n−1)·q,
+    Q(q) = x_(⌊h⌋) + (h − ⌊h⌋)·(x_(⌊h⌋+1) − x_(⌊h⌋)). Same values as
+    ``np.quantile``; selected one quantile at a time, from the highest down, each
+    within the part left of the previous one, because numpy's multi-index
+    partition is several times slower than single ones on a million values.
+    """
+    x = np.array(values, dtype=np.float64)  # a copy: partitioning reorders it
+    n = x.size
+    if n == 0:
+        raise ValueError("no values")
+    found: dict[float, float] = {}
+    hi = n
+    for q in sorted(qs, reverse=True):
+        if not 0 <= q <= 1:
+            raise ValueError(f"quantile must be in [0, 1], got {q}")
+        h = (n - 1) * q
+        k = int(h)
+        part = x[: max(hi, k + 1)]
+        part.partition(k)
+        low = float(x[k])
+        # Everything right of k is >= x[k]: the next order statistic is their minimum.
+        high = float(x[k + 1 :].min()) if k + 1 < n else low
+        found[q] = low + (high - low) * (h - k)
+        hi = k + 1
+    return [found[q] for q in qs]
+
+
+def _count_sum(values: FloatArray) -> tuple[int, float]:
+    """How many values are known (not NaN) and their sum.
+
+    A complete column costs one pass: NaN propagates through the sum, so only a
+    column with gaps is scanned again.
+    """
+    total = float(values.sum())
+    if not np.isnan(total):
+        return values.size, total
+    known = ~np.isnan(values)
+    count = int(np.count_nonzero(known))
+    return count, float(values[known].sum()) if count else 0.0
+
+
+def cost_metrics(
+    *,
+    success_rate: float | None,
+    cost_usd: FloatArray,
+    judge_cost_usd: FloatArray,
+    latency_s: FloatArray,
+    input_tokens: FloatArray,
+    output_tokens: FloatArray,
+    tool_calls: FloatArray,
+    model_calls: FloatArray,
+) -> CostMetrics:
+    """Cost per trial and in total, cost of pass, judge cost, latency, tokens.
+
+    - per_trial = Σ cost / N over all N trials; total = Σ cost. Both ``None``
+      when any trial's price is unknown (``missing`` counts them).
+    - cost_of_pass = per_trial / success_rate (`cost_of_pass`); ``None`` with
+      reason ``no successes`` when the rate is 0, or with the missing count.
+    - judge_total: the graders' spend, never added to the agent's.
+    - latency p50 and p95 (linear interpolation between order statistics,
+      numpy's default) and mean, over trials that report a latency.
+    """
+    n = cost_usd.size
+    reasons: dict[str, str] = {}
+    priced, cost_sum = _count_sum(cost_usd)
+    missing = n - priced  # NaN = price unknown
+    total: float | None = None
+    per_trial: float | None = None
+    if n and not missing:
+        total = cost_sum
+        per_trial = total / n
+    elif missing:
+        reasons["per_trial"] = reasons["total"] = f"price unknown for {missing} of {n} trials"
+
+    cop: float | None = None
+    if success_rate == 0:
+        reasons["cost_of_pass"] = "no successes"
+    elif missing:
+        reasons["cost_of_pass"] = f"price unknown for {missing} of {n} trials"
+    elif per_trial is not None and success_rate is not None:
+        cop = cost_of_pass(per_trial, success_rate)
+
+    n_lat, lat_sum = _count_sum(latency_s)
+    p50 = p95 = None
+    if n_lat:
+        lat = latency_s if n_lat == n else latency_s[~np.isnan(latency_s)]
+        p50, p95 = quantiles(lat, (0.5, 0.95))
+    n_in, in_sum = _count_sum(input_tokens)
+    n_out, out_sum = _count_sum(output_tokens)
+    n_tool, tool_sum = _count_sum(tool_calls)
+    n_model, model_sum = _count_sum(model_calls)
+    n_judge, judge_sum = _count_sum(judge_cost_usd)
+    return CostMetrics(
+        per_trial=per_trial,
+        total=total,
+        cost_of_pass=cop,
+        judge_total=judge_sum if n_judge else None,
+        missing=missing,
+        latency_p50=p50,
+        latency_p95=p95,
+        latency_mean=lat_sum / n_lat if n_lat else None,
+        input_tokens=in_sum / n_in if n_in else None,
+        output_tokens=out_sum / n_out if n_out else None,
+        input_tokens_total=in_sum if n_in else None,
+        output_tokens_total=out_sum if n_out else None,
+        tool_calls=tool_sum / n_tool if n_tool else None,
+        model_calls=model_sum / n_model if n_model else None,
+        reasons=reasons,
+    )

@@ -1,0 +1,360 @@
+"""From a `TrialTable` to the metrics object of SPEC 7 (``agentgauge.metrics/1``).
+
+The table is coded once into integers (groups, tasks, families); every per-task
+and per-group count is then an ``np.bincount``, so a million trials take a
+fraction of a second. The per-task and per-group formulas live in `outcome`,
+`passk` and `cost`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.metrics.cost import CostMetrics, cost_metrics
+from agentgauge.metrics.outcome import OutcomeMetrics, PassK, outcome_metrics
+from agentgauge.table import GROUP_KEYS, TrialTable, factorize
+
+__all__ = ["SCHEMA", "GroupMetrics", "MetricsReport", "compute_metrics"]
+
+SCHEMA = "agentgauge.metrics/1"
+#: Labels every group reports, grouped by or not (SPEC 7).
+_LABELS = ("agent", "model", "variant")
+#: Largest groups × tasks grid counted densely with one bincount.
+_DENSE_LIMIT = 50_000_000
+
+IntpArray = npt.NDArray[np.intp]
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _passk_dict(values: dict[int, PassK], attr: str) -> dict[str, float | None]:
+    return {str(k): _num(getattr(v, attr)) for k, v in values.items()}
+
+
+@dataclass(frozen=True)
+class GroupMetrics:
+    """Metrics of one (agent, model, variant) group."""
+
+    labels: dict[str, Any]
+    outcome: OutcomeMetrics
+    cost: CostMetrics
+    infra_errors: int
+    """Trials that ended in an infrastructure error or timeout (counted, excluded or not)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The group object of SPEC 7, plus SEs of pass@k/pass^k and null reasons."""
+        o, c = self.outcome, self.cost
+        reasons = {**o.reasons, **{f"cost.{k}": v for k, v in c.reasons.items()}}
+        return {
+            **self.labels,
+            "n_tasks": o.n_tasks,
+            "n_trials": o.n_trials,
+            "n_clusters": o.n_clusters if o.n_tasks else None,
+            "cluster_unit": o.cluster_unit,
+            "n_successes": o.n_successes,
+            "success_rate": {
+                "value": _num(o.success_rate),
+                "se": _num(o.se),
+                "se_clustered": _num(o.se_clustered),
+                "ci95": None if o.ci95 is None else [float(o.ci95[0]), float(o.ci95[1])],
+                "ci_method": o.ci_method,
+            },
+            "pass_at_k": _passk_dict(o.pass_at_k, "value"),
+            "pass_hat_k": _passk_dict(o.pass_hat_k, "value"),
+            "pass_at_k_se": _passk_dict(o.pass_at_k, "se"),
+            "pass_hat_k_se": _passk_dict(o.pass_hat_k, "se"),
+            "outcome_consistency": _num(o.outcome_consistency),
+            "flaky_tasks": list(o.flaky_tasks),
+            "infra_errors": self.infra_errors,
+            "cost": {
+                "per_trial": _num(c.per_trial),
+                "total": _num(c.total),
+                "cost_of_pass": _num(c.cost_of_pass),
+                "judge_total": _num(c.judge_total),
+                "missing": c.missing,
+            },
+            "latency_s": {
+                "p50": _num(c.latency_p50),
+                "p95": _num(c.latency_p95),
+                "mean": _num(c.latency_mean),
+            },
+            "tokens": {
+                "input": _num(c.input_tokens),
+                "output": _num(c.output_tokens),
+                "input_total": _num(c.input_tokens_total),
+                "output_total": _num(c.output_tokens_total),
+            },
+            "calls": {"tool": _num(c.tool_calls), "model": _num(c.model_calls)},
+            "null_reasons": reasons,
+        }
+
+
+@dataclass(frozen=True)
+class MetricsReport:
+    """All groups' metrics, with the settings that produced them and any warnings."""
+
+    groups: list[GroupMetrics]
+    k: tuple[int, ...]
+    by: tuple[str, ...]
+    exclude_infra_errors: bool
+    infra_excluded: int
+    seed: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``agentgauge.metrics/1`` object of SPEC 7 (JSON-ready: no NaN, no inf)."""
+        return {
+            "schema": SCHEMA,
+            "groups": [g.to_dict() for g in self.groups],
+            "k": list(self.k),
+            "by": list(self.by),
+            "exclude_infra_errors": self.exclude_infra_errors,
+            "infra_excluded": self.infra_excluded,
+            "seed": self.seed,
+            "warnings": list(self.warnings),
+        }
+
+
+def _validate_k(k: int | Iterable[int]) -> tuple[int, ...]:
+    ks = (k,) if isinstance(k, int) else tuple(k)
+    for v in ks:
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+            raise ValueError(f"k must be positive integers, got {v!r}")
+    return tuple(sorted({int(v) for v in ks}))
+
+
+def _group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpArray]:
+    """Each row's group code (first-appearance order) and each group's first row."""
+    n = len(table)
+    if not by or n == 0:
+        return np.zeros(n, dtype=np.intp), np.zeros(min(n, 1), dtype=np.intp)
+    coded = [table.codes(key) for key in by]
+    if all(len(uniques) == 1 for uniques, _ in coded):  # the usual case: one run, one group
+        return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
+    combined = np.zeros(n, dtype=np.int64)
+    for uniques, codes in coded:
+        combined = combined * len(uniques) + codes
+    if combined.min() == combined.max():
+        return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.reshape(-1)].astype(np.intp), first[order].astype(np.intp)
+
+
+def _first_rows(codes: IntpArray, size: int) -> IntpArray:
+    """The first row holding each code."""
+    if codes.size:
+        # Codes numbered in order of first appearance (as `factorize` gives them): the
+        # first rows are where the running maximum steps up.
+        running = np.maximum.accumulate(codes)
+        steps = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
+        if steps.size == size and bool(np.all(codes[steps] == np.arange(size))):
+            return steps.astype(np.intp)
+    first = np.full(size, codes.size, dtype=np.intp)
+    np.minimum.at(first, codes, np.arange(codes.size, dtype=np.intp))
+    return first
+
+
+def _task_clusters(
+    table: TrialTable, task_codes: IntpArray, n_tasks: int
+) -> tuple[IntpArray | None, int]:
+    """One cluster code per task: its family, or its own singleton when it has none.
+
+    Also the number of family codes (singletons are coded from there up).
+    ``None`` when no trial names a family (tasks are then the clusters).
+    """
+    first = _first_rows(task_codes, n_tasks)
+    cached = table.cached_codes("family")
+    if cached is not None:
+        fam_uniques, fam_codes = cached
+        task_fam = fam_codes[first]
+    else:  # code the families of tasks, not of rows: ten times fewer values to hash
+        fam_uniques, task_fam = factorize(table.family[first])
+    is_none = np.array([u is None for u in fam_uniques.tolist()], dtype=bool)
+    if is_none.all():
+        return None, 0
+    singleton = is_none[task_fam]
+    # A task without a family is its own cluster: codes above every family's code.
+    codes = np.where(singleton, len(fam_uniques) + np.arange(n_tasks), task_fam)
+    return codes.astype(np.intp), len(fam_uniques)
+
+
+def _label_value(table: TrialTable, key: str, rows: IntpArray | None) -> Any:
+    """The group's value of a label it was not grouped by: shown if constant, else None."""
+    uniques, codes = table.codes(key)
+    sel = codes if rows is None else codes[rows]
+    if sel.size and sel.min() == sel.max():
+        return uniques[sel[0]]
+    return None
+
+
+_Cells = tuple[IntpArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
+def _cell_counts(
+    group: IntpArray,
+    task: IntpArray,
+    success: npt.NDArray[np.bool_],
+    keep: IntpArray | None,
+    n_groups: int,
+    n_tasks: int,
+) -> list[_Cells]:
+    """Per group: the task codes it holds, and trials and successes per task code."""
+    if keep is not None:
+        group, task, success = group[keep], task[keep], success[keep]
+    if n_groups * n_tasks <= _DENSE_LIMIT:
+        # Cell (group, task) as one integer; with one group it is the task code itself.
+        pair = task if n_groups == 1 else group.astype(np.int64) * n_tasks + task
+        size = n_groups * n_tasks
+        n_pair = np.bincount(pair, minlength=size).reshape(n_groups, n_tasks)
+        # Successes as 0/1 weights (a uint8 view: no copy); float sums of 0/1 are exact.
+        c_pair = (
+            np.bincount(pair, weights=success.view(np.uint8), minlength=size)
+            .astype(np.int64)
+            .reshape(n_groups, n_tasks)
+        )
+        return [(np.flatnonzero(n_pair[g]), n_pair[g], c_pair[g]) for g in range(n_groups)]
+    # Many groups × many tasks: count only the cells that occur.
+    pair = group.astype(np.int64) * n_tasks + task
+    cells, inverse = np.unique(pair, return_inverse=True)
+    n_cell = np.bincount(inverse.reshape(-1))
+    c_cell = np.bincount(inverse.reshape(-1)[success], minlength=cells.size)
+    out: list[_Cells] = []
+    for g in range(n_groups):
+        lo, hi = np.searchsorted(cells, [g * n_tasks, (g + 1) * n_tasks])
+        tasks = (cells[lo:hi] - g * n_tasks).astype(np.intp)
+        n_full = np.zeros(n_tasks, dtype=np.int64)
+        c_full = np.zeros(n_tasks, dtype=np.int64)
+        n_full[tasks], c_full[tasks] = n_cell[lo:hi], c_cell[lo:hi]
+        out.append((tasks, n_full, c_full))
+    return out
+
+
+def _group_rows(group: IntpArray, keep: IntpArray | None, n_groups: int) -> list[IntpArray | None]:
+    """Row indices of each group (``None`` = all rows: no copy for the usual single group)."""
+    if n_groups == 1:
+        return [keep]
+    base = group if keep is None else group[keep]
+    order = np.argsort(base, kind="stable")
+    parts = np.split(order, np.cumsum(np.bincount(base, minlength=n_groups))[:-1])
+    return [p.astype(np.intp) if keep is None else keep[p] for p in parts]
+
+
+def compute_metrics(
+    table: TrialTable,
+    *,
+    k: int | Iterable[int] = (1, 2, 4),
+    by: Sequence[str] = _LABELS,
+    exclude_infra_errors: bool = False,
+    seed: int = 0,
+) -> MetricsReport:
+    """Outcome, pass@k/pass^k, cost and latency per group (SPEC 5.1, 5.3, 7).
+
+    Infrastructure errors (status ``error``/``timeout`` not caused by the agent)
+    count as failures unless ``exclude_infra_errors`` drops them, which adds a
+    warning with their count (silently dropping them inflates scores:
+    tau2-bench issue #493). ``seed`` seeds the bootstrap intervals.
+    """
+    ks = _validate_k(k)
+    by = tuple(by)
+    for key in by:
+        if key not in GROUP_KEYS:
+            raise ValueError(f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}")
+    warnings: list[str] = []
+    n_rows = len(table)
+    infra = table.infra_error
+    n_infra = int(np.count_nonzero(infra))
+    # An infra error is a failure unless excluded: a crashed trial is not a success.
+    success = table.success & ~infra if n_infra else table.success
+
+    group, group_first = _group_codes(table, by)
+    n_groups = int(group_first.size)
+    infra_by_group = np.bincount(group[infra], minlength=n_groups) if n_infra else None
+
+    keep: IntpArray | None = None
+    if exclude_infra_errors and n_infra:
+        keep = np.flatnonzero(~infra).astype(np.intp)
+        warnings.append(
+            f"excluded {n_infra} infra-error trial{'s' if n_infra != 1 else ''} "
+            f"(of {n_rows}); scores without them can look better than the system is"
+        )
+    elif n_infra:
+        warnings.append(
+            f"{n_infra} infra-error trial{'s' if n_infra != 1 else ''} counted as failures "
+            "(--exclude-infra-errors drops them)"
+        )
+
+    task_uniques, task_codes = table.codes("task_id")
+    n_tasks_all = len(task_uniques)
+    clusters, n_families = _task_clusters(table, task_codes, n_tasks_all)
+
+    per_group = _cell_counts(group, task_codes, success, keep, n_groups, n_tasks_all)
+    group_rows = _group_rows(group, keep, n_groups)
+
+    groups: list[GroupMetrics] = []
+    for g in range(n_groups):
+        tasks, n_full, c_full = per_group[g]
+        task_cl = None
+        if clusters is not None:
+            task_cl = clusters[tasks]
+            if bool(np.all(task_cl >= n_families)):
+                task_cl = None  # this group's tasks name no family: tasks are the clusters
+        outcome = outcome_metrics(
+            n_full[tasks],
+            c_full[tasks],
+            task_ids=task_uniques[tasks],
+            clusters=task_cl,
+            ks=ks,
+            seed=seed,
+        )
+        rows = group_rows[g]
+
+        def col(name: str, rows: IntpArray | None = rows) -> npt.NDArray[np.float64]:
+            values: npt.NDArray[np.float64] = getattr(table, name)
+            return values if rows is None else values[rows]
+
+        cost = cost_metrics(
+            success_rate=outcome.success_rate,
+            cost_usd=col("cost_usd"),
+            judge_cost_usd=col("judge_cost_usd"),
+            latency_s=col("latency_s"),
+            input_tokens=col("input_tokens"),
+            output_tokens=col("output_tokens"),
+            tool_calls=col("tool_calls"),
+            model_calls=col("model_calls"),
+        )
+        first = int(group_first[g])
+        labels: dict[str, Any] = {}
+        for key in (*_LABELS, *(b for b in by if b not in _LABELS)):
+            if key in by:
+                labels[key] = getattr(table, key)[first]
+            else:
+                labels[key] = _label_value(table, key, rows)
+        if outcome.n_tasks == 0:
+            warnings.append(f"group {labels} has no trials left after excluding infra errors")
+        groups.append(
+            GroupMetrics(
+                labels=labels,
+                outcome=outcome,
+                cost=cost,
+                infra_errors=int(infra_by_group[g]) if infra_by_group is not None else 0,
+            )
+        )
+    return MetricsReport(
+        groups=groups,
+        k=ks,
+        by=by,
+        exclude_infra_errors=exclude_infra_errors,
+        infra_excluded=n_infra if keep is not None else 0,
+        seed=seed,
+        warnings=warnings,
+    )

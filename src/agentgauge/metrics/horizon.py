@@ -1,0 +1,423 @@
+"""Time horizon (SPEC 5.4): how long a task, in human minutes, an agent completes
+with a given probability.
+
+Method (Kwa et al. 2025, "Measuring AI Ability to Complete Long Tasks"; METR's
+Time Horizon 1.1): per agent, fit P(success) = σ(b0 + b1·log2 human_minutes) by
+weighted logistic regression with weights 1/(runs in task · √tasks in family)
+normalised to sum to 1, and an L2 penalty ½·b1²/C on the slope. The horizon at
+success probability q is 2^((ln(q/(1−q)) − b0)/b1). The 95% interval is the
+2.5/97.5 percentile of a hierarchical bootstrap (families, then tasks, then
+runs); the point estimate is the full-data fit. Beside it, Ord's constant-hazard
+model S(t) = 2^(−t/T_half), with both fits' weighted log-loss.
+
+The numerics live in `agentgauge.metrics.horizon_fit`; this module groups the
+trials, chooses the outcome, collects warnings and shapes the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.errors import InputError
+from agentgauge.metrics.horizon_fit import (
+    bootstrap_masses,
+    fit_half_life,
+    fit_logistic,
+    half_life_probability,
+    horizon_from_coefficients,
+    metr_weights,
+    weighted_log_loss,
+)
+from agentgauge.schema import SUCCESS_TOLERANCE, Trial
+from agentgauge.table import TrialTable
+
+__all__ = ["SCHEMA", "HorizonGroup", "HorizonReport", "horizon"]
+
+SCHEMA = "agentgauge.horizon/1"
+Outcome = Literal["auto", "score", "success"]
+FloatArray = npt.NDArray[np.float64]
+
+
+def _qkey(q: float) -> str:
+    return f"{q:g}"
+
+
+def _finite(v: float) -> float | None:
+    # JSON has no infinity: unbounded or undefined values become null (warnings say why).
+    return float(v) if np.isfinite(v) else None
+
+
+@dataclass
+class HorizonGroup:
+    """The horizon of one group of trials (by default, one agent)."""
+
+    labels: dict[str, Any]
+    """Group labels, e.g. ``{"agent": "o1"}``."""
+    q: tuple[float, ...]
+    """Success probabilities the horizons are reported at."""
+    horizons: dict[float, float]
+    """Point estimate (full-data fit) of the horizon in minutes, per q."""
+    ci95: dict[float, tuple[float, float]] | None
+    """2.5/97.5 bootstrap percentiles per q; ``None`` when the bootstrap was off."""
+    intercept: float
+    """b0 of the logistic fit."""
+    slope: float
+    """b1: change in log-odds of success per doubling of task length."""
+    n_runs: int
+    n_tasks: int
+    n_families: int
+    minutes_range: tuple[float, float]
+    """Shortest and longest task length in the group (minutes)."""
+    outcome: str
+    """``score`` (fractional scores split) or ``success`` (binary outcome)."""
+    half_life_minutes: float
+    """Ord's T_half: the task length at which the constant-hazard model gives 50%."""
+    half_life_horizons: dict[float, float]
+    """Horizons from the half-life model: T_half · log2(1/q)."""
+    log_loss: dict[str, float]
+    """Weighted log-loss of the ``logistic`` and ``half_life`` fits (lower is better)."""
+    warnings: list[str] = field(default_factory=list)
+    bootstrap_horizons: dict[float, FloatArray] | None = None
+    """The B replicate horizons per q, for users who want more than the interval."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The group object of ``agentgauge.horizon/1`` (SPEC 7), with extra fields."""
+        p50, p80 = (
+            _finite(
+                horizon_from_coefficients(np.array([self.intercept]), np.array([self.slope]), q)[0]
+            )
+            for q in (0.5, 0.8)
+        )
+        out: dict[str, Any] = {"agent": self.labels.get("agent")}
+        out.update({k: v for k, v in self.labels.items() if k != "agent"})
+        out.update(
+            {
+                "p50_minutes": p50,
+                "p80_minutes": p80,
+                "horizons": {_qkey(q): _finite(v) for q, v in self.horizons.items()},
+                "ci95": None
+                if self.ci95 is None
+                else {_qkey(q): [_finite(lo), _finite(hi)] for q, (lo, hi) in self.ci95.items()},
+                "slope": _finite(self.slope),
+                "intercept": _finite(self.intercept),
+                "n_runs": self.n_runs,
+                "n_tasks": self.n_tasks,
+                "n_families": self.n_families,
+                "task_minutes": [self.minutes_range[0], self.minutes_range[1]],
+                "outcome": self.outcome,
+                "half_life": {
+                    "t_half_minutes": _finite(self.half_life_minutes),
+                    "horizons": {_qkey(q): _finite(v) for q, v in self.half_life_horizons.items()},
+                },
+                "log_loss": {k: _finite(v) for k, v in self.log_loss.items()},
+                "warnings": list(self.warnings),
+            }
+        )
+        return out
+
+
+@dataclass
+class HorizonReport:
+    """Time horizons per group, with the settings that produced them."""
+
+    groups: list[HorizonGroup]
+    q: tuple[float, ...]
+    bootstrap: int
+    seed: int
+    regularization: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``agentgauge.horizon/1`` object (SPEC 7)."""
+        return {
+            "schema": SCHEMA,
+            "q": list(self.q),
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "regularization": self.regularization,
+            "groups": [g.to_dict() for g in self.groups],
+        }
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def percentile_with_inf(values: FloatArray, pcts: Sequence[float]) -> list[float]:
+    """Linear-interpolation percentiles that keep ±∞ (numpy gives NaN for ∞ − ∞)."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    if v.size == 0:
+        return [float("nan")] * len(pcts)
+    out: list[float] = []
+    for p in pcts:
+        pos = (v.size - 1) * p / 100.0
+        lo, hi = v[int(np.floor(pos))], v[int(np.ceil(pos))]
+        frac = pos - np.floor(pos)
+        out.append(float(lo if lo == hi or frac == 0 else lo + (hi - lo) * frac))
+    return out
+
+
+def _choose_outcome(success: npt.NDArray[np.bool_], score: FloatArray, outcome: Outcome) -> str:
+    if outcome != "auto":
+        return outcome
+    # Fractional credit is a probability of success only when success was derived
+    # from the score (success ⇔ score ≥ 1 − 1e-6, SPEC 3.1). When a source set
+    # success by another rule (METR's per-task thresholds in score_binarized),
+    # the score is on a different scale and the binary outcome is the truth.
+    consistent = success == (score >= 1 - SUCCESS_TOLERANCE)
+    return "score" if bool(np.all(consistent)) else "success"
+
+
+def _codes(labels: npt.NDArray[np.object_]) -> tuple[npt.NDArray[np.intp], int]:
+    uniq, inv = np.unique(labels.astype(str), return_inverse=True)
+    return inv.astype(np.intp), len(uniq)
+
+
+def _fmt(m: float) -> str:
+    return f"{m:.3g} min"
+
+
+# --------------------------------------------------------------------------- one group
+
+
+def _fit_group(
+    labels: dict[str, Any],
+    table: TrialTable,
+    *,
+    q: tuple[float, ...],
+    n_boot: int,
+    rng: np.random.Generator,
+    regularization: float,
+    outcome: str,
+) -> HorizonGroup:
+    warnings: list[str] = []
+    minutes_all = table.human_minutes
+    keep = np.isfinite(minutes_all) & (minutes_all > 0)
+    if not keep.all():
+        warnings.append(
+            f"{int((~keep).sum())} trials without human_minutes were left out of the fit"
+        )
+    sub = table.take(keep)
+    task_id = sub.task_id.astype(str)
+    # A task without a family is its own family (a cluster of one).
+    family = np.array(
+        [f if f is not None else "\0" + t for f, t in zip(sub.family, task_id, strict=True)]
+    )
+    chosen = outcome
+    y = sub.score if chosen == "score" else sub.success.astype(np.float64)
+
+    fam_code, n_fam = _codes(family.astype(object))
+    # Order tasks by family and runs by task, as the bootstrap expects.
+    task_uniq, task_code = np.unique(task_id, return_inverse=True)
+    fam_of_task = np.zeros(task_uniq.size, dtype=np.intp)
+    fam_of_task[task_code] = fam_code
+    if np.any(fam_of_task[task_code] != fam_code):
+        bad = task_uniq[task_code[fam_of_task[task_code] != fam_code][0]]
+        raise InputError(f"task {bad!r} appears under more than one family", field="family")
+    task_order = np.lexsort((np.arange(task_uniq.size), fam_of_task))
+    rank = np.empty_like(task_order)
+    rank[task_order] = np.arange(task_order.size)
+    task = rank[task_code]
+    fam_of_task = fam_of_task[task_order]
+    minutes_run = sub.human_minutes
+    run_order = np.lexsort((minutes_run, task))
+    task, fam, y = task[run_order], fam_code[run_order], y[run_order]
+    minutes_run = minutes_run[run_order]
+    x_run = np.log2(minutes_run)
+
+    w = metr_weights(task, fam)
+    pos_run, neg_run = w * y, w * (1.0 - y)
+    # Cells: runs sharing a task and a task length fit as one row with summed masses.
+    new_cell = np.ones(task.size, dtype=bool)
+    new_cell[1:] = (task[1:] != task[:-1]) | (x_run[1:] != x_run[:-1])
+    cell = np.cumsum(new_cell) - 1
+    n_cells = int(cell[-1]) + 1
+    x = x_run[new_cell]
+    pos = np.bincount(cell, weights=pos_run, minlength=n_cells).astype(np.float64)
+    neg = np.bincount(cell, weights=neg_run, minlength=n_cells).astype(np.float64)
+    minutes = minutes_run[new_cell]
+    lo_min, hi_min = float(minutes.min()), float(minutes.max())
+
+    fit = fit_logistic(x, pos, neg, regularization=regularization)
+    b0, b1 = float(fit.intercept[0]), float(fit.slope[0])
+    horizons = {qq: float(horizon_from_coefficients(fit.intercept, fit.slope, qq)[0]) for qq in q}
+
+    if fit.degenerate[0] == -1:
+        warnings.append("no successes: the horizon is 0 at every q")
+    elif fit.degenerate[0] == 1:
+        warnings.append("no failures: the horizon is unbounded at every q")
+    else:
+        if not fit.converged[0]:
+            warnings.append("the logistic fit did not converge in 100 Newton steps")
+        if b1 >= 0:
+            warnings.append(
+                f"slope b1 = {b1:.3g} ≥ 0: success does not fall with task length, "
+                "so the horizons do not mean 'tasks up to this length'"
+            )
+        if np.unique(x).size < 2:
+            warnings.append("all tasks have the same length: the slope is not identified")
+        succ_x, fail_x = x[pos > 0], x[neg > 0]
+        if succ_x.max() < fail_x.min():
+            warnings.append(
+                "successes and failures are perfectly separated by task length "
+                f"(longest success {_fmt(2 ** succ_x.max())}, shortest failure "
+                f"{_fmt(2 ** fail_x.min())}): the slope is bounded only by the penalty "
+                f"(C = {regularization:g})"
+            )
+        for qq, h in horizons.items():
+            # A relative slack of 1e-9 keeps a horizon that lands on an end from
+            # being called an extrapolation because of rounding.
+            if h < lo_min * (1 - 1e-9) or h > hi_min * (1 + 1e-9):
+                side = "below the shortest" if h < lo_min else "above the longest"
+                warnings.append(
+                    f"p{qq * 100:g} = {_fmt(h)} lies {side} task "
+                    f"({_fmt(lo_min if h < lo_min else hi_min)}): extrapolated beyond the data"
+                )
+
+    ci95: dict[float, tuple[float, float]] | None = None
+    boot_h: dict[float, FloatArray] | None = None
+    if n_boot > 0:
+        bpos, bneg = bootstrap_masses(
+            rng, n_boot, fam_of_task, task, cell, n_cells, pos_run, neg_run
+        )
+        init = (b0, b1) if fit.degenerate[0] == 0 else None
+        bfit = fit_logistic(x, bpos, bneg, regularization=regularization, init=init)
+        boot_h = {qq: horizon_from_coefficients(bfit.intercept, bfit.slope, qq) for qq in q}
+        ci95 = {}
+        for qq, hs in boot_h.items():
+            lo, hi = percentile_with_inf(hs, (2.5, 97.5))
+            ci95[qq] = (lo, hi)
+        n_deg = int(np.count_nonzero(bfit.degenerate))
+        if n_deg and fit.degenerate[0] == 0:
+            warnings.append(
+                f"{n_deg} of {n_boot} bootstrap replicates drew only failures or only "
+                "successes (horizon 0 or unbounded in those)"
+            )
+        n_pos = int(np.count_nonzero((bfit.slope >= 0) & (bfit.degenerate == 0)))
+        if n_pos and b1 < 0:
+            warnings.append(f"{n_pos} of {n_boot} bootstrap replicates had slope ≥ 0")
+        n_nc = int(np.count_nonzero(~bfit.converged))
+        if n_nc:
+            warnings.append(f"{n_nc} of {n_boot} bootstrap fits did not converge")
+
+    t_half = fit_half_life(minutes, pos, neg)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_logit = 1.0 / (1.0 + np.exp(-(b0 + b1 * x))) if fit.degenerate[0] == 0 else None
+        p_half = half_life_probability(minutes, t_half) if 0 < t_half < np.inf else None
+    log_loss = {
+        "logistic": weighted_log_loss(p_logit, pos, neg) if p_logit is not None else 0.0,
+        "half_life": weighted_log_loss(p_half, pos, neg) if p_half is not None else 0.0,
+    }
+    return HorizonGroup(
+        labels=labels,
+        q=q,
+        horizons=horizons,
+        ci95=ci95,
+        intercept=b0,
+        slope=b1,
+        n_runs=int(task.size),
+        n_tasks=int(task_uniq.size),
+        n_families=n_fam,
+        minutes_range=(lo_min, hi_min),
+        outcome=chosen,
+        half_life_minutes=t_half,
+        half_life_horizons={qq: t_half * float(np.log2(1.0 / qq)) for qq in q},
+        log_loss=log_loss,
+        warnings=warnings,
+        bootstrap_horizons=boot_h,
+    )
+
+
+# --------------------------------------------------------------------------- public
+
+
+def horizon(
+    trials_or_table: TrialTable | Sequence[Trial],
+    q: float | Sequence[float] = (0.5, 0.8),
+    bootstrap: int = 1000,
+    seed: int = 0,
+    regularization: float = 1e5,
+    by: str | Sequence[str] | None = "agent",
+    outcome: Outcome = "auto",
+) -> HorizonReport:
+    """Time horizons per group (SPEC 5.4), with hierarchical bootstrap intervals.
+
+    Args:
+        trials_or_table: trials, or a `TrialTable`; trials need ``human_minutes``
+            (those without are left out, with a warning) and ideally ``family``
+            (a task without one is its own family).
+        q: success probabilities to report horizons at (each in (0, 1)).
+        bootstrap: replicates B of the families → tasks → runs bootstrap; 0 skips it.
+        seed: seeds the bootstrap; the same seed and data give the same interval.
+        regularization: C in the slope penalty ½·b1²/C (default 1e5: practically none).
+        by: label column(s) to fit separately (``agent`` by default); None for one fit.
+        outcome: ``score`` splits fractional scores into weighted 0/1 rows;
+            ``success`` uses the binary outcome; ``auto`` uses scores unless some
+            trial's success disagrees with score ≥ 1 − 1e-6 (then success).
+
+    Each group is fitted on its own; groups are seeded from ``seed`` in order.
+    """
+    table = (
+        trials_or_table
+        if isinstance(trials_or_table, TrialTable)
+        else TrialTable.from_trials(list(trials_or_table))
+    )
+    qs = (float(q),) if isinstance(q, int | float) else tuple(float(v) for v in q)
+    if not qs or any(not 0 < v < 1 for v in qs):
+        raise InputError(f"each q must lie strictly between 0 and 1, got {list(qs)}", field="q")
+    if bootstrap < 0:
+        raise InputError(f"bootstrap must be ≥ 0, got {bootstrap}", field="bootstrap")
+    if not regularization > 0 or not np.isfinite(regularization):
+        raise InputError(
+            f"regularization (C) must be a positive number, got {regularization}",
+            field="regularization",
+        )
+    if outcome not in ("auto", "score", "success"):
+        raise InputError(
+            f"outcome must be auto, score or success, got {outcome!r}", field="outcome"
+        )
+    keys = [by] if isinstance(by, str) else list(by or [])
+    has_minutes = np.isfinite(table.human_minutes) & (table.human_minutes > 0)
+    if not has_minutes.any():
+        raise InputError(
+            "no trial has human_minutes; the time horizon needs each task's length in "
+            "human minutes",
+            field="human_minutes",
+        )
+    try:
+        grouped = list(table.groups(keys))
+    except ValueError as exc:
+        raise InputError(str(exc), field="by") from None
+    # A group none of whose trials has a task length has nothing to fit.
+    grouped = [
+        (labels, sub)
+        for labels, sub in grouped
+        if bool((np.isfinite(sub.human_minutes) & (sub.human_minutes > 0)).any())
+    ]
+    if "agent" not in keys:
+        # The SPEC 7 object names each group's agent; give it when the group has one.
+        for labels, sub in grouped:
+            agents = set(sub.agent)
+            labels["agent"] = next(iter(agents)) if len(agents) == 1 else None
+    # One outcome rule for the whole table, so groups stay comparable (a group
+    # with no disagreement must not switch to scores while the others use success).
+    chosen = _choose_outcome(table.success[has_minutes], table.score[has_minutes], outcome)
+    seeds = np.random.SeedSequence(seed).spawn(len(grouped))
+    groups = [
+        _fit_group(
+            labels,
+            sub,
+            q=qs,
+            n_boot=int(bootstrap),
+            rng=np.random.default_rng(s),
+            regularization=float(regularization),
+            outcome=chosen,
+        )
+        for (labels, sub), s in zip(grouped, seeds, strict=True)
+    ]
+    return HorizonReport(
+        groups=groups, q=qs, bootstrap=int(bootstrap), seed=seed, regularization=regularization
+    )

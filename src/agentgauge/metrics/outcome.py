@@ -1,0 +1,225 @@
+"""Outcome metrics over tasks (SPEC 5.1): success rate with honest error bars,
+pass@k and pass^k, outcome consistency and flaky tasks.
+
+Inputs are per-task arrays (trials n_t, successes c_t, cluster labels), built by
+`agentgauge.metrics.compute_metrics` from a `TrialTable` with ``np.bincount``.
+Every task weighs the same, whatever its number of trials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.metrics.passk import pass_at_k, pass_hat_k
+from agentgauge.stats import (
+    cluster_bootstrap_ci,
+    cluster_codes,
+    normal_interval,
+    se_clustered,
+    se_mean,
+    wilson_interval,
+)
+
+__all__ = [
+    "BOOTSTRAP_REPLICATES",
+    "NORMAL_FROM_CLUSTERS",
+    "OutcomeMetrics",
+    "PassK",
+    "outcome_metrics",
+    "success_interval",
+]
+
+#: From this many clusters up the CLT interval is accurate and a bootstrap only costs
+#: time; below it, intervals on the SE under-cover (Bowyer et al. 2025; SPEC 5.1).
+NORMAL_FROM_CLUSTERS = 200
+#: Bootstrap replicates for the success-rate interval (SPEC 5.1).
+BOOTSTRAP_REPLICATES = 2000
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class PassK:
+    """pass@k or pass^k for one k: the task average, its SE, or why it is missing."""
+
+    value: float | None
+    se: float | None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class OutcomeMetrics:
+    """Outcome of one group of trials (SPEC 5.1, 7)."""
+
+    n_tasks: int
+    n_trials: int
+    n_successes: int
+    n_clusters: int
+    """Independent units behind the interval: families, or tasks when there are none."""
+    cluster_unit: str
+    """``family`` or ``task``."""
+    success_rate: float | None
+    se: float | None
+    se_clustered: float | None
+    ci95: tuple[float, float] | None
+    ci_method: str | None
+    """``wilson``, ``cluster_bootstrap`` or ``normal``."""
+    pass_at_k: dict[int, PassK]
+    pass_hat_k: dict[int, PassK]
+    outcome_consistency: float | None
+    flaky_tasks: list[str]
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Why a figure is null, keyed by its name (``ci95``, ``outcome_consistency``...)."""
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def success_interval(
+    p: FloatArray,
+    n: IntArray,
+    c: IntArray,
+    clusters: npt.NDArray[np.intp] | None,
+    *,
+    task_ids: npt.NDArray[np.object_] | None = None,
+    seed: int = 0,
+    n_boot: int = BOOTSTRAP_REPLICATES,
+) -> tuple[tuple[float, float] | None, str | None, str | None]:
+    """The 95% interval of the success rate by SPEC 5.1's rule: ``(ci, method, reason)``.
+
+    - every task has one trial and there are no families: Wilson on (Σc, T);
+    - fewer than 200 clusters (families, or tasks when there are none): the
+      two-stage cluster bootstrap percentile interval (B = 2000, seeded);
+    - from 200 clusters up: the normal interval on the clustered SE (the plain
+      task SE when every task is its own cluster), clipped to [0, 1].
+    """
+    t = p.size
+    if t == 0:
+        return None, None, "no tasks"
+    if clusters is None and bool(np.all(n == 1)):
+        lo, hi = wilson_interval(int(c.sum()), t)
+        return (float(lo), float(hi)), "wilson", None
+    units = np.arange(t) if clusters is None else clusters
+    n_units = t if clusters is None else cluster_codes(clusters)[1]
+    if n_units < 2:
+        return None, None, "fewer than 2 clusters: no interval can be estimated"
+    if n_units < NORMAL_FROM_CLUSTERS:
+        values = p
+        if task_ids is not None:
+            order = np.argsort(task_ids.astype(str), kind="stable")
+            values, units = p[order], units[order]
+            _, first, inverse = np.unique(units, return_index=True, return_inverse=True)
+            rank = np.empty_like(first)
+            rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+            units = rank[inverse.reshape(-1)]
+        ci = cluster_bootstrap_ci(values, units, n_boot=n_boot, seed=seed)
+        return ci, "cluster_bootstrap", None
+    se = se_mean(p) if clusters is None else se_clustered(p, clusters)
+    lo, hi = normal_interval(float(p.mean()), se)
+    return (float(lo), float(hi)), "normal", None
+
+
+def _pass_aggregate(per_task: FloatArray, n: IntArray, k: int) -> PassK:
+    if n.size == 0:
+        return PassK(None, None, "no tasks")
+    undefined = int(np.count_nonzero(np.isnan(per_task)))
+    if undefined:
+        # Averaging only the tasks with enough trials would change the task set; say why instead.
+        return PassK(
+            None,
+            None,
+            f"k={k} exceeds the trials of {undefined} of {n.size} tasks (fewest: {int(n.min())})",
+        )
+    return PassK(float(per_task.mean()), _finite(se_mean(per_task)))
+
+
+def outcome_metrics(
+    n: npt.ArrayLike,
+    c: npt.ArrayLike,
+    *,
+    task_ids: Sequence[str] | npt.NDArray[np.object_] | None = None,
+    clusters: npt.ArrayLike | None = None,
+    ks: Sequence[int] = (1, 2, 4),
+    seed: int = 0,
+    n_boot: int = BOOTSTRAP_REPLICATES,
+) -> OutcomeMetrics:
+    """Outcome metrics from per-task trial counts ``n`` and success counts ``c``.
+
+    - success_rate = mean_t p_t, p_t = c_t/n_t; ``se`` = sd_t(p_t, ddof=1)/√T;
+      ``se_clustered`` (Miller 2024) when ``clusters`` (one family code per task)
+      is given; ``ci95`` and ``ci_method`` by `success_interval`.
+    - pass@k (Chen et al. 2021) and pass^k (Yao et al. 2024) per task, averaged
+      over tasks with their SE across tasks; ``None`` with a reason when k > n_t
+      for any task.
+    - outcome_consistency = mean_t (2p_t − 1)² (Rabanser et al. 2026, corrected
+      form): 1 when every task always or never succeeds, 0 for coin flips;
+      ``None`` when a task has fewer than 2 trials.
+    - flaky tasks: 0 < c_t < n_t.
+    """
+    n_arr = np.asarray(n, dtype=np.int64)
+    c_arr = np.asarray(c, dtype=np.int64)
+    if n_arr.ndim != 1 or n_arr.shape != c_arr.shape:
+        raise ValueError("n and c must be 1-D arrays of equal length")
+    if np.any(n_arr < 1) or np.any(c_arr < 0) or np.any(c_arr > n_arr):
+        raise ValueError("need n_t >= 1 and 0 <= c_t <= n_t for every task")
+    t = n_arr.size
+    ids = np.asarray(task_ids if task_ids is not None else np.arange(t).astype(str), dtype=object)
+    cl = None if clusters is None else np.asarray(clusters).reshape(-1)
+    if cl is not None and cl.size != t:
+        raise ValueError("clusters needs one label per task")
+    reasons: dict[str, str] = {}
+
+    p = c_arr / n_arr if t else np.empty(0)
+    rate = float(p.mean()) if t else None
+    se = _finite(se_mean(p)) if t else None
+    if t and se is None:
+        reasons["se"] = "one task: no spread to estimate"
+    se_cl = _finite(se_clustered(p, cl)) if cl is not None and t else None
+    if cl is not None and t and se_cl is None:
+        reasons["se_clustered"] = "fewer than 2 families"
+    ci, method, why = success_interval(p, n_arr, c_arr, cl, task_ids=ids, seed=seed, n_boot=n_boot)
+    if why:
+        reasons["ci95"] = why
+    n_clusters = cluster_codes(cl)[1] if cl is not None else t
+
+    at_k: dict[int, PassK] = {}
+    hat_k: dict[int, PassK] = {}
+    for k in ks:
+        at_k[k] = _pass_aggregate(np.asarray(pass_at_k(n_arr, c_arr, k)), n_arr, k)
+        hat_k[k] = _pass_aggregate(np.asarray(pass_hat_k(n_arr, c_arr, k)), n_arr, k)
+        if at_k[k].reason:
+            reasons[f"pass_at_k.{k}"] = reasons[f"pass_hat_k.{k}"] = str(at_k[k].reason)
+
+    consistency: float | None = None
+    single = int(np.count_nonzero(n_arr < 2))
+    if t and not single:
+        consistency = float(np.mean((2 * p - 1) ** 2))
+    elif t:
+        reasons["outcome_consistency"] = f"needs >= 2 trials per task; {single} tasks have 1"
+    else:
+        reasons["outcome_consistency"] = "no tasks"
+
+    flaky = ids[(c_arr > 0) & (c_arr < n_arr)]
+    return OutcomeMetrics(
+        n_tasks=t,
+        n_trials=int(n_arr.sum()),
+        n_successes=int(c_arr.sum()),
+        n_clusters=n_clusters,
+        cluster_unit="task" if cl is None else "family",
+        success_rate=rate,
+        se=se,
+        se_clustered=se_cl,
+        ci95=ci,
+        ci_method=method,
+        pass_at_k=at_k,
+        pass_hat_k=hat_k,
+        outcome_consistency=consistency,
+        flaky_tasks=flaky.tolist(),
+        reasons=reasons,
+    )

@@ -1,0 +1,119 @@
+"""Unbiased pass@k and pass^k from n trials with c successes per task.
+
+Both are per-task estimators; averages over tasks live in `outcome`. They take
+scalars or numpy arrays (broadcast together) and return NaN where k > n: with
+fewer than k trials the quantity is not estimable, and reporting 1.0 or raising
+would both mislead (SPEC 5.1).
+"""
+
+from __future__ import annotations
+
+from typing import overload
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["pass_at_k", "pass_hat_k"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _validate(
+    n: npt.ArrayLike, c: npt.ArrayLike, k: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    n_arr = np.asarray(n)
+    c_arr = np.asarray(c)
+    for name, arr in (("n", n_arr), ("c", c_arr)):
+        if arr.dtype.kind not in "iub" and not (
+            arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+        ):
+            raise ValueError(f"{name} must hold whole numbers")
+    n_b, c_b = np.broadcast_arrays(n_arr.astype(np.int64), c_arr.astype(np.int64))
+    if np.any(n_b < 0) or np.any(c_b < 0) or np.any(c_b > n_b):
+        raise ValueError("need 0 <= c <= n")
+    return n_b, c_b
+
+
+@overload
+def pass_at_k(n: int, c: int, k: int) -> float: ...
+@overload
+def pass_at_k(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> FloatArray | float: ...
+def pass_at_k(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> FloatArray | float:
+    """Unbiased pass@k: the chance that at least one of k trials succeeds.
+
+    pass@k = 1 − C(n−c, k)/C(n, k)   (Chen et al. 2021, "Evaluating Large
+    Language Models Trained on Code", HumanEval, eq. 1), evaluated as in their
+    numerically stable form
+
+        pass@k = 1 − ∏_{i=n−c+1}^{n} (1 − k/i),
+
+    and 1.0 when n − c < k (every k-subset holds a success). NaN where k > n.
+    The product has c factors; where c > k the same ratio is taken as the
+    k-factor product ∏_{j=0}^{k−1} (n−c−j)/(n−j) (both telescope to
+    C(n−c, k)/C(n, k), and every factor of either lies in [0, 1], so neither
+    overflows nor cancels). The plug-in 1 − (1 − c/n)^k is biased and is not
+    what this returns. Scalar inputs give a float; arrays give an array of
+    their broadcast shape.
+    """
+    n_b, c_b = _validate(n, c, k)
+    shape = n_b.shape
+    n_i, c_i = n_b.ravel(), c_b.ravel()
+    out = np.full(n_i.size, np.nan)
+    defined = k <= n_i
+    out[defined & (n_i - c_i < k)] = 1.0
+    need = defined & (n_i - c_i >= k)
+
+    # Tasks with at most k successes: HumanEval's c factors, i = n, n−1, …, n−c+1,
+    # taken as one array pass per factor position (a task with fewer factors gets 1s).
+    few = np.flatnonzero(need & (c_i <= k))
+    if few.size:
+        n_few = n_i[few].astype(np.float64)
+        c_few = c_i[few]
+        prod = np.ones(few.size)
+        with np.errstate(divide="ignore", invalid="ignore"):  # masked positions may hit n − j = 0
+            for j in range(int(c_few.max(initial=0))):
+                prod *= np.where(j < c_few, 1.0 - k / (n_few - j), 1.0)
+        out[few] = 1.0 - prod
+
+    # Tasks with more successes than k: the k-factor form, one array pass per factor.
+    many = np.flatnonzero(need & (c_i > k))
+    if many.size:
+        fail = (n_i[many] - c_i[many]).astype(np.float64)
+        tot = n_i[many].astype(np.float64)
+        prod = np.ones(many.size)
+        for j in range(k):
+            prod *= (fail - j) / (tot - j)
+        out[many] = 1.0 - prod
+    result = out.reshape(shape)
+    return float(result) if result.ndim == 0 else result
+
+
+@overload
+def pass_hat_k(n: int, c: int, k: int) -> float: ...
+@overload
+def pass_hat_k(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> FloatArray | float: ...
+def pass_hat_k(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> FloatArray | float:
+    """Unbiased pass^k: the chance that all of k trials succeed.
+
+    pass^k = C(c, k)/C(n, k)   (Yao et al. 2024, "τ-bench", §4), evaluated as the
+    product of k factors each in [0, 1], so it neither overflows nor cancels:
+
+        pass^k = ∏_{j=0}^{k−1} (c − j)/(n − j),
+
+    which is 0 when c < k. NaN where k > n. The plug-in (c/n)^k is biased
+    upwards for k ≥ 2 and is not what this returns (6 of 8: 20/56 ≈ 0.357, not
+    0.75³ ≈ 0.42). Scalar inputs give a float; arrays give an array.
+    """
+    n_b, c_b = _validate(n, c, k)
+    n_f = n_b.astype(np.float64)
+    c_f = c_b.astype(np.float64)
+    defined = k <= n_b
+    out = np.ones(n_b.shape, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for j in range(k):
+            # Once c − j hits 0 the product is 0 and stays 0 (clip avoids negative factors).
+            out *= np.clip(c_f - j, 0.0, None) / (n_f - j)
+    out = np.where(defined, out, np.nan)
+    return float(out) if out.ndim == 0 else out

@@ -1,0 +1,192 @@
+"""Terminal rendering of a metrics report: one column per group, one row per figure.
+
+Every rate is shown with its standard error and every interval with the method
+that produced it; a figure that cannot be computed shows a dash and its reason
+below the table, never a zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from agentgauge.metrics import MetricsReport
+
+__all__ = ["metrics_table", "print_metrics"]
+
+_DASH = "—"
+_METHOD = {"wilson": "Wilson", "cluster_bootstrap": "cluster bootstrap", "normal": "normal"}
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return _DASH if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _pm(value: float | None, se: float | None) -> str:
+    if value is None:
+        return _DASH
+    return _pct(value) if se is None else f"{_pct(value)} ± {100 * se:.1f}"
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return _DASH
+    if x == 0 or abs(x) >= 1:
+        return f"${x:,.2f}"
+    return f"${x:.3g}" if abs(x) >= 1e-4 else f"${x:.2e}"
+
+
+def _num(x: float | None, unit: str = "", digits: int = 1) -> str:
+    return _DASH if x is None else f"{x:,.{digits}f}{unit}"
+
+
+def _group_title(group: dict[str, Any], keys: list[str]) -> str:
+    parts = [str(group[k]) for k in keys if group.get(k) is not None]
+    return " / ".join(parts) or "all trials"
+
+
+def _title_keys(groups: list[dict[str, Any]], by: list[str]) -> list[str]:
+    """Labels that tell the groups apart (all of them when there is only one group)."""
+    keys = by or ["agent", "model", "variant"]
+    if len(groups) < 2:
+        return keys
+    varying = [k for k in keys if len({str(g.get(k)) for g in groups}) > 1]
+    return varying or keys
+
+
+def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
+    sr = g["success_rate"]
+    unit = "families" if g["cluster_unit"] == "family" else "tasks"
+    clusters = _DASH if g["n_clusters"] is None else f"{g['n_clusters']} {unit}"
+    ci = _DASH
+    if sr["ci95"] is not None:
+        lo, hi = sr["ci95"]
+        ci = f"{100 * lo:.1f} – {100 * hi:.1f}%"
+    se_cl = _DASH if sr["se_clustered"] is None else f"± {100 * sr['se_clustered']:.1f}"
+    cells = [
+        f"{g['n_tasks']} / {g['n_trials']} / {clusters}",
+        _pm(sr["value"], sr["se"]),
+        se_cl,
+        ci,
+        _METHOD.get(sr["ci_method"], sr["ci_method"] or _DASH),
+    ]
+    cells += [_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks]
+    cells += [_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks]
+    cost, lat, tok = g["cost"], g["latency_s"], g["tokens"]
+    missing = f" ({cost['missing']} unpriced)" if cost["missing"] else ""
+    cells += [
+        _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.3f}",
+        str(len(g["flaky_tasks"])),
+        str(g["infra_errors"]),
+        _money(cost["per_trial"]) + missing,
+        _money(cost["total"]),
+        _money(cost["cost_of_pass"]),
+        _money(cost["judge_total"]),
+        f"{_num(lat['p50'], ' s')} / {_num(lat['p95'], ' s')}",
+        f"{_num(tok['input'], digits=0)} / {_num(tok['output'], digits=0)}",
+        _num(g["calls"]["tool"]),
+    ]
+    return cells
+
+
+#: Above this many groups, one row per group (figures across) reads better.
+_MAX_COLUMN_GROUPS = 3
+
+
+def _rows_table(report: MetricsReport, title: str | None) -> Table:
+    """Many groups: one row each, with the headline figures (``--json`` has them all)."""
+    data = report.to_dict()
+    keys = _title_keys(data["groups"], data["by"])
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    top = max(report.k)
+    headers = ["group", "T/N", "success ± se", "95% CI", f"pass^{top}"]
+    headers += ["consist.", "infra", "$/pass"]
+    table.add_column("group", no_wrap=True)
+    for h in headers[1:]:
+        table.add_column(h, justify="right", no_wrap=True)
+    for g in data["groups"]:
+        sr, cost = g["success_rate"], g["cost"]
+        ci = (
+            _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
+        )
+        table.add_row(
+            _group_title(g, keys),
+            f"{g['n_tasks']}/{g['n_trials']}",
+            _pm(sr["value"], sr["se"]),
+            ci,
+            _pct(g["pass_hat_k"][str(top)]),
+            _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
+            str(g["infra_errors"]),
+            _money(cost["cost_of_pass"]),
+        )
+    return table
+
+
+def metrics_table(report: MetricsReport, *, title: str | None = None) -> Table:
+    """The report as a rich table: figures down and groups across, or one row per group
+    when there are more than three groups."""
+    if len(report.groups) > _MAX_COLUMN_GROUPS:
+        return _rows_table(report, title)
+    data = report.to_dict()
+    ks = list(report.k)
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("metric", style="bold", no_wrap=True)
+    keys = _title_keys(data["groups"], data["by"])
+    for g in data["groups"]:
+        table.add_column(_group_title(g, keys), justify="right")
+    rows = [
+        "tasks / trials / clusters",
+        "success rate ± se",
+        "  se clustered",
+        "  95% CI",
+        "  CI method",
+        *[f"pass@{k}" for k in ks],
+        *[f"pass^{k}" for k in ks],
+        "consistency",
+        "flaky tasks",
+        "infra errors" + (" (excluded)" if report.exclude_infra_errors else " (as failures)"),
+        "cost / trial",
+        "cost total",
+        "cost of pass",
+        "judge cost",
+        "latency p50 / p95",
+        "tokens in / out",
+        "tool calls / trial",
+    ]
+    columns = [_column(g, ks) for g in data["groups"]]
+    for i, name in enumerate(rows):
+        table.add_row(name, *(col[i] for col in columns))
+    return table
+
+
+def print_metrics(
+    report: MetricsReport, console: Console, *, title: str | None = None, warnings: bool = True
+) -> None:
+    """Print the table, then why any figure is missing, then (unless told not to) the warnings."""
+    console.print(metrics_table(report, title=title))
+    data = report.to_dict()
+    keys = _title_keys(data["groups"], data["by"])
+    # Each distinct reason once, with the groups it applies to.
+    notes: dict[str, list[str]] = {}
+    for g in data["groups"]:
+        by_reason: dict[str, list[str]] = {}
+        for key, reason in g["null_reasons"].items():
+            by_reason.setdefault(reason, []).append(key.removeprefix("cost."))
+        for reason, names in by_reason.items():
+            notes.setdefault(f"{', '.join(names)}: {reason}", []).append(_group_title(g, keys))
+    for note, who in notes.items():
+        where = ""
+        if len(data["groups"]) > 1:
+            where = f" ({who[0]})" if len(who) == 1 else f" ({len(who)} groups)"
+        console.print(f"[dim]— {note}{where}[/]")
+    for w in report.warnings if warnings else []:
+        console.print(f"[yellow]warning:[/] {w}")

@@ -1,0 +1,78 @@
+"""Standard errors of a mean over tasks, plain and clustered.
+
+Tasks are the independent units of an evaluation: the trials of one task share
+its difficulty, so they are not independent draws (Miller 2024, "Adding Error
+Bars to Evals", arXiv:2411.00640). Both functions take one value per task.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["cluster_codes", "se_clustered", "se_mean"]
+
+ArrayLike = npt.ArrayLike
+
+
+def _values(values: ArrayLike) -> npt.NDArray[np.float64]:
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1:
+        raise ValueError(f"expected one value per task (a 1-D array), got shape {v.shape}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("task values must be finite")
+    return v
+
+
+def cluster_codes(labels: ArrayLike) -> tuple[npt.NDArray[np.intp], int]:
+    """Non-negative integer codes for cluster labels, and the number of distinct labels.
+
+    Small non-negative integer labels (codes already) are used as they are, so
+    codes may have gaps; anything else is coded with ``np.unique``.
+    """
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "iu" and arr.size and arr.min() >= 0 and arr.max() < 4 * arr.size + 16:
+        codes = arr.reshape(-1).astype(np.intp, copy=False)
+        return codes, int(np.count_nonzero(np.bincount(codes)))
+    uniques, inverse = np.unique(arr, return_inverse=True)
+    return inverse.reshape(-1).astype(np.intp), int(uniques.size)
+
+
+def se_mean(values: ArrayLike) -> float:
+    """Standard error of the mean of task values.
+
+    SE = sd(x, ddof=1) / √T over the T task values (SPEC 5.1; Miller 2024, eq. 1
+    with tasks as the sampling unit). NaN when T < 2: one task says nothing
+    about the spread.
+    """
+    v = _values(values)
+    if v.size < 2:
+        return float("nan")
+    return float(np.std(v, ddof=1) / np.sqrt(v.size))
+
+
+def se_clustered(values: ArrayLike, clusters: ArrayLike) -> float:
+    """Cluster-robust standard error of the mean of task values.
+
+    With e_t = x_t − x̄ and C clusters (task families),
+
+        SE = √( C/(C−1) · Σ_c (Σ_{t∈c} e_t)² ) / T,
+
+    Miller's clustered form (Miller 2024, §2.2; the Liang–Zeger sandwich for an
+    intercept-only regression with the small-sample factor C/(C−1), which is
+    what statsmodels' ``cov_type="cluster"`` computes for one regressor).
+    ``clusters`` holds one label per task (any hashable values or integer
+    codes). NaN when C < 2: one cluster cannot estimate between-cluster spread.
+    With every task in its own cluster it equals `se_mean`.
+    """
+    v = _values(values)
+    labels = np.asarray(clusters)
+    if labels.shape != v.shape:
+        raise ValueError(f"clusters has shape {labels.shape}, values {v.shape}")
+    codes, n_clusters = cluster_codes(labels)
+    if n_clusters < 2:
+        return float("nan")
+    resid = v - v.mean()
+    sums = np.bincount(codes, weights=resid)  # labels not present contribute 0
+    meat = float(np.dot(sums, sums))
+    return float(np.sqrt(n_clusters / (n_clusters - 1) * meat) / v.size)

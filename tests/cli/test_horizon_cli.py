@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def agentgauge(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+@pytest.fixture
+def trials_file(tmp_path: Path) -> Path:
+    # Two agents over 4 task lengths; "good" succeeds longer than "weak".
+    lines = []
+    for agent, cutoff in (("good", 8.0), ("weak", 2.0)):
+        for minutes in (1.0, 2.0, 4.0, 8.0, 16.0):
+            for k in range(4):
+                ok = minutes < cutoff or (minutes == cutoff and k < 2)
+                lines.append(
+                    {
+                        "task_id": f"t{minutes:g}",
+                        "family": f"f{minutes:g}",
+                        "agent": agent,
+                        "human_minutes": minutes,
+                        "success": ok,
+                    }
+                )
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def test_horizon_json(trials_file: Path, tmp_path: Path) -> None:
+    res = agentgauge("horizon", str(trials_file), "--bootstrap", "200", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["schema"] == "agentgauge.horizon/1"
+    groups = {g["agent"]: g for g in out["groups"]}
+    assert set(groups) == {"good", "weak"}
+    # Successes and failures meet at 8 min (half succeed there) for "good": p50 = 8 min.
+    assert groups["good"]["p50_minutes"] == pytest.approx(8.0, rel=1e-3)
+    assert groups["weak"]["p50_minutes"] == pytest.approx(2.0, rel=1e-3)
+    lo, hi = groups["good"]["ci95"]["0.5"]
+    # With 5 families some replicates draw no failing task: the upper bound is then
+    # unbounded, which JSON carries as null.
+    assert lo <= 8.0 and (hi is None or hi >= 8.0)
+
+
+def test_horizon_table_and_custom_q(trials_file: Path, tmp_path: Path) -> None:
+    res = agentgauge(
+        "horizon", str(trials_file), "--q", "0.5,0.9", "--bootstrap", "50", cwd=tmp_path
+    )
+    assert res.returncode == 0, res.stderr
+    assert "good" in res.stdout and "p90" in res.stdout and "95% CI" in res.stdout
+
+
+def test_horizon_bad_q_exits_2(trials_file: Path, tmp_path: Path) -> None:
+    res = agentgauge("horizon", str(trials_file), "--q", "1.5", cwd=tmp_path)
+    assert res.returncode == 2
+    assert "--q" in res.stderr and "between 0 and 1" in res.stderr
+
+
+def test_horizon_without_minutes_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"task_id": "a", "success": true}\n')
+    res = agentgauge("horizon", str(path), cwd=tmp_path)
+    assert res.returncode == 2 and "human_minutes" in res.stderr
+
+
+def test_import_metr_then_horizon(shared_data: Path, tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    src = shared_data / "metr" / "all_runs.jsonl"
+    res = agentgauge(
+        "import", "metr", str(src), "--store", str(db), "--run-id", "metr", cwd=tmp_path
+    )
+    assert res.returncode == 0, res.stderr
+    res = agentgauge("horizon", f"{db}:metr", "--bootstrap", "100", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    groups = {g["agent"]: g for g in json.loads(res.stdout)["groups"]}
+    assert len(groups) == 11
+    # Claude 3.5 Sonnet (New): p50 = 60.9 min in our fit, which the sklearn test pins.
+    assert groups["Claude 3.5 Sonnet (New)"]["p50_minutes"] == pytest.approx(60.94, rel=1e-3)
+    assert groups["davinci-002"]["p50_minutes"] == 0.0

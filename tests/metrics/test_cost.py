@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentgauge.metrics import cost_metrics, cost_of_pass
+from agentgauge.metrics.cost import quantiles
+
+NAN = float("nan")
+
+
+def arrays(**over: list[float]) -> dict[str, np.ndarray]:
+    n = len(next(iter(over.values())))
+    base = {
+        name: np.full(n, NAN)
+        for name in (
+            "cost_usd",
+            "judge_cost_usd",
+            "latency_s",
+            "input_tokens",
+            "output_tokens",
+            "tool_calls",
+            "model_calls",
+        )
+    }
+    base.update({k: np.asarray(v, dtype=float) for k, v in over.items()})
+    return base
+
+
+def test_cost_of_pass_examples() -> None:
+    # $0.50 per trial at 40%: .50/.40 = $1.25 per success; $2.00 at 90%: 2/.9 = $2.22
+    assert cost_of_pass(0.50, 0.40) == pytest.approx(1.25)
+    assert cost_of_pass(2.00, 0.90) == pytest.approx(2.2222222)
+    assert math.isinf(cost_of_pass(1.0, 0.0))
+
+
+def test_per_trial_counts_failures_too() -> None:
+    # 4 trials costing 1 + 0 + .5 + .5 = 2 -> $.50 per trial; at 40% -> $1.25 per success
+    m = cost_metrics(success_rate=0.4, **arrays(cost_usd=[1, 0, 0.5, 0.5]))
+    assert m.total == pytest.approx(2.0)
+    assert m.per_trial == pytest.approx(0.5)
+    assert m.cost_of_pass == pytest.approx(1.25)
+    assert m.missing == 0 and not m.reasons
+
+
+def test_unknown_price_is_never_free() -> None:
+    m = cost_metrics(success_rate=0.5, **arrays(cost_usd=[1, NAN, 0.5]))
+    assert m.per_trial is None and m.total is None and m.cost_of_pass is None
+    assert m.missing == 1
+    assert m.reasons["cost_of_pass"] == "price unknown for 1 of 3 trials"
+
+
+def test_no_successes() -> None:
+    m = cost_metrics(success_rate=0.0, **arrays(cost_usd=[1, 1]))
+    assert m.per_trial == 1.0 and m.cost_of_pass is None
+    assert m.reasons["cost_of_pass"] == "no successes"
+
+
+def test_judge_cost_kept_apart() -> None:
+    m = cost_metrics(
+        success_rate=1.0, **arrays(cost_usd=[1, 1, 1, 1], judge_cost_usd=[0.1, NAN, 0.2, NAN])
+    )
+    assert m.judge_total == pytest.approx(0.3)
+    assert m.per_trial == 1.0 and m.cost_of_pass == 1.0
+    assert cost_metrics(success_rate=1.0, **arrays(cost_usd=[1.0])).judge_total is None
+
+
+def test_latency_quantiles_and_tokens() -> None:
+    # sorted [1, 2, 3, 4, 100]: p50 = 3; p95 at position .95·4 = 3.8 -> 4 + .8·96 = 80.8
+    m = cost_metrics(
+        success_rate=1.0,
+        **arrays(
+            cost_usd=[0] * 6,
+            latency_s=[4, 1, 100, 3, 2, NAN],
+            input_tokens=[100, 200, 300, NAN, NAN, NAN],
+            output_tokens=[10, 20, 30, 40, 50, 60],
+            tool_calls=[1, 2, 3, 4, 5, 6],
+        ),
+    )
+    assert m.latency_p50 == pytest.approx(3.0)
+    assert m.latency_p95 == pytest.approx(80.8)
+    assert m.latency_mean == pytest.approx(22.0)
+    assert m.input_tokens == pytest.approx(200.0) and m.input_tokens_total == 600
+    assert m.output_tokens == pytest.approx(35.0) and m.output_tokens_total == 210
+    assert m.tool_calls == pytest.approx(3.5) and m.model_calls is None
+
+
+def test_cost_of_pass_validates() -> None:
+    with pytest.raises(ValueError):
+        cost_of_pass(1.0, 1.5)
+    with pytest.raises(ValueError):
+        cost_of_pass(-1.0, 0.5)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.sampled_from([0.0, 0.5, 1.25, 3.0, 7.5]) | st.floats(0, 100), min_size=1),
+    st.lists(st.floats(0, 1), min_size=1, max_size=4),
+)
+def test_quantiles_equal_numpy_linear(values: list[float], qs: list[float]) -> None:
+    arr = np.array(values)
+    got = quantiles(arr, tuple(qs))
+    np.testing.assert_allclose(got, np.quantile(arr, qs), rtol=1e-12, atol=1e-12)
+    assert arr.tolist() == values  # input untouched

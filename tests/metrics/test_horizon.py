@@ -1,0 +1,497 @@
+"""Time horizon (SPEC 5.4): hand-computed cases, properties, and METR's data
+cross-checked against scikit-learn."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentgauge
+from agentgauge.errors import InputError
+from agentgauge.importers.metr import read as read_metr
+from agentgauge.metrics.horizon import horizon, percentile_with_inf
+from agentgauge.metrics.horizon_fit import (
+    bootstrap_masses,
+    fit_half_life,
+    fit_logistic,
+    horizon_from_coefficients,
+    metr_weights,
+    weighted_log_loss,
+)
+from agentgauge.table import TrialTable
+
+LN4 = math.log(4.0)
+
+
+def table(
+    rows: list[tuple[str, str | None, float, float]], agent: str = "a", success: Any = None
+) -> TrialTable:
+    """Rows of (task_id, family, human_minutes, score); success = score ≥ 1 − 1e-6 unless given."""
+    score = np.array([r[3] for r in rows], dtype=float)
+    return TrialTable.from_columns(
+        len(rows),
+        task_id=[r[0] for r in rows],
+        family=[r[1] for r in rows],
+        human_minutes=np.array([r[2] for r in rows], dtype=float),
+        score=score,
+        success=score >= 1 - 1e-6 if success is None else np.asarray(success, dtype=bool),
+        agent=[agent] * len(rows),
+    )
+
+
+def two_lengths(successes_short: int, successes_long: int, n: int = 5) -> TrialTable:
+    """Task s (1 min, x = 0) and task l (4 min, x = 2), n runs each, own families."""
+    rows = [("s", None, 1.0, float(i < successes_short)) for i in range(n)]
+    rows += [("l", None, 4.0, float(i < successes_long)) for i in range(n)]
+    return table(rows)
+
+
+# --------------------------------------------------------------------------- weights
+
+
+def test_metr_weights_hand_computed() -> None:
+    # Family A: task 0 (2 runs), task 1 (1 run); family B: task 2 (1 run).
+    # Raw w = 1/(runs in task · √tasks in family):
+    #   task 0 runs: 1/(2·√2) = 0.353553 each; task 1: 1/(1·√2) = 0.707107; task 2: 1/(1·1) = 1
+    #   sum = 2·0.353553 + 0.707107 + 1 = 2.414214
+    # Normalised: 0.146447, 0.146447, 0.292893, 0.414214.
+    w = metr_weights(np.array([0, 0, 1, 2]), np.array([0, 0, 0, 1]))
+    np.testing.assert_allclose(w, [0.146447, 0.146447, 0.292893, 0.414214], atol=1e-6)
+    assert w.sum() == pytest.approx(1.0)
+
+
+def test_metr_weights_match_metr_own_column(shared_data: Path) -> None:
+    # METR ships its own normalised weights (invsqrt_task_weight) per agent.
+    rows = [json.loads(line) for line in (shared_data / "metr" / "all_runs.jsonl").open()]
+    for alias in {r["alias"] for r in rows}:
+        rs = [r for r in rows if r["alias"] == alias]
+        _, task = np.unique([r["task_id"] for r in rs], return_inverse=True)
+        _, fam = np.unique([r["task_family"] for r in rs], return_inverse=True)
+        ours = metr_weights(task, fam)
+        theirs = np.array([r["invsqrt_task_weight"] for r in rs])
+        np.testing.assert_allclose(ours, theirs, atol=1e-9, err_msg=alias)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 5)), min_size=1, max_size=8))
+def test_metr_weights_properties(tasks: list[tuple[int, int]]) -> None:
+    # tasks[k] = (family, runs). Weights sum to 1; within a family every task
+    # carries the same total; a family's total is proportional to √(its tasks).
+    family_of_task = np.array([f for f, _ in tasks])
+    task = np.repeat(np.arange(len(tasks)), [r for _, r in tasks])
+    w = metr_weights(task, family_of_task[task])
+    assert w.sum() == pytest.approx(1.0)
+    per_task = np.bincount(task, weights=w)
+    for f in set(family_of_task.tolist()):
+        in_f = per_task[family_of_task == f]
+        np.testing.assert_allclose(in_f, in_f[0])
+        n_f = in_f.size
+        # total of family f = n_f · (1/√n_f) / Z = √n_f / Z
+        z = sum(math.sqrt(int((family_of_task == g).sum())) for g in set(family_of_task.tolist()))
+        assert in_f.sum() == pytest.approx(math.sqrt(n_f) / z)
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def test_known_coefficients_from_symmetric_data() -> None:
+    # 4/5 succeed at 1 min (x = 0), 1/5 at 4 min (x = 2). Two lengths, two
+    # parameters: the unpenalised fit reproduces both rates exactly:
+    #   σ(b0) = 0.8        -> b0 = ln(0.8/0.2) = ln 4 = 1.386294
+    #   σ(b0 + 2·b1) = 0.2 -> b0 + 2·b1 = −ln 4     -> b1 = −ln 4 = −1.386294
+    # p50: log2 h = (0 − ln 4)/(−ln 4) = 1 -> 2 min; p80: (ln 4 − ln 4)/b1 = 0 -> 1 min.
+    report = horizon(two_lengths(4, 1), bootstrap=0, regularization=1e12)
+    g = report.groups[0]
+    assert g.intercept == pytest.approx(LN4, abs=1e-8)
+    assert g.slope == pytest.approx(-LN4, abs=1e-8)
+    assert g.horizons[0.5] == pytest.approx(2.0, abs=1e-8)
+    assert g.horizons[0.8] == pytest.approx(1.0, abs=1e-8)
+    assert g.warnings == []
+    # The default C = 1e5 shrinks the slope by a relative ~1e-5 only.
+    default = horizon(two_lengths(4, 1), bootstrap=0).groups[0]
+    assert default.slope == pytest.approx(-LN4, rel=1e-4)
+    # A strong penalty (C small) pulls the slope towards 0.
+    strong = horizon(two_lengths(4, 1), bootstrap=0, regularization=0.1).groups[0]
+    assert -LN4 < strong.slope < 0
+
+
+def test_fractional_scores_split_into_weighted_rows() -> None:
+    # One run scoring 0.8 at 1 min and one scoring 0.2 at 4 min: split into
+    # (1-row, weight 0.8·w) + (0-row, 0.2·w), the data are those of the 4/5 and
+    # 1/5 case above, so b0 = ln 4, b1 = −ln 4 again.
+    t = table([("s", None, 1.0, 0.8), ("l", None, 4.0, 0.2)])
+    g = horizon(t, bootstrap=0, regularization=1e12).groups[0]
+    assert g.outcome == "score"
+    assert g.intercept == pytest.approx(LN4, abs=1e-8)
+    assert g.slope == pytest.approx(-LN4, abs=1e-8)
+    # Binarised, neither run succeeded: no successes, horizon 0 with a warning.
+    b = horizon(t, bootstrap=0, outcome="success").groups[0]
+    assert b.outcome == "success"
+    assert b.horizons[0.5] == 0.0
+    assert any("no successes" in w for w in b.warnings)
+
+
+def test_auto_outcome_uses_success_when_scores_are_on_another_scale() -> None:
+    # Run 1 succeeded with score 0.7 (a threshold below 1, as METR's binarised
+    # AI R&D scores): scores are not success probabilities, so auto -> success.
+    t = table(
+        [("s", None, 1.0, 0.7), ("s", None, 1.0, 0.0), ("l", None, 4.0, 0.1)],
+        success=[True, False, False],
+    )
+    assert horizon(t, bootstrap=0).groups[0].outcome == "success"
+    assert horizon(t, bootstrap=0, outcome="score").groups[0].outcome == "score"
+
+
+def test_horizon_formula_hand_computed() -> None:
+    # b0 = 1, b1 = −0.5, q = 0.8: log2 h = (ln 4 − 1)/(−0.5) = (1.386294 − 1)/(−0.5)
+    # = −0.772589, h = 2^−0.772589 = e^(−0.772589·0.693147) = e^−0.535515 = 0.585366 min.
+    h = horizon_from_coefficients(np.array([1.0]), np.array([-0.5]), 0.8)
+    assert h[0] == pytest.approx(0.585366, abs=1e-6)
+    # Limits: only successes (b0 = +∞) -> ∞; only failures -> 0; flat slope by σ(b0) vs q.
+    lim = horizon_from_coefficients(
+        np.array([np.inf, -np.inf, 2.0, -2.0]), np.array([0.0, 0.0, 0.0, 0.0]), 0.5
+    )
+    assert lim.tolist() == [np.inf, 0.0, np.inf, 0.0]
+
+
+def test_perfectly_separable_is_warned_and_bounded_by_the_penalty() -> None:
+    # Successes at 1 and 2 min (x = 0, 1), failures at 8 and 16 min (x = 3, 4):
+    # symmetric about x = 2, so the p50 is 2^2 = 4 min whatever the slope; the
+    # slope itself is limited only by the penalty and grows with C.
+    rows = [("t1", "f1", 1.0, 1.0), ("t2", "f2", 2.0, 1.0)]
+    rows += [("t3", "f3", 8.0, 0.0), ("t4", "f4", 16.0, 0.0)]
+    t = table(rows)
+    g = horizon(t, bootstrap=0).groups[0]
+    assert g.horizons[0.5] == pytest.approx(4.0, rel=1e-6)
+    assert any("perfectly separated" in w for w in g.warnings)
+    weaker = horizon(t, bootstrap=0, regularization=1e7).groups[0]
+    assert weaker.slope < g.slope < 0
+
+
+def test_positive_slope_is_warned() -> None:
+    report = horizon(two_lengths(1, 4), bootstrap=0)
+    g = report.groups[0]
+    assert g.slope > 0
+    assert any("slope b1" in w and "≥ 0" in w for w in g.warnings)
+
+
+def test_extrapolation_is_warned() -> None:
+    # 0.9 at x = 0 and 0.7 at x = 2 (n = 10): b0 = ln 9 = 2.197225,
+    # b0 + 2·b1 = ln(7/3) = 0.847298 -> b1 = −0.674963;
+    # p50: log2 h = −b0/b1 = 2.197225/0.674963 = 3.255324 -> h = 9.5488 min,
+    # above the longest task (4 min).
+    g = horizon(two_lengths(9, 7, n=10), bootstrap=0, regularization=1e12).groups[0]
+    assert g.horizons[0.5] == pytest.approx(2**3.255324, rel=1e-5)
+    assert any("p50" in w and "above the longest task" in w for w in g.warnings)
+    assert not any("p80" in w for w in g.warnings)  # p80 lies inside [1, 4] min
+
+
+def test_groups_are_fitted_apart_and_can_be_pooled() -> None:
+    a = table([("s", None, 1.0, 1.0), ("l", None, 4.0, 0.0), ("m", None, 2.0, 1.0)], agent="a")
+    rows_b = [("s", None, 1.0, 1.0), ("l", None, 4.0, 1.0), ("m", None, 2.0, 0.0)]
+    b = table(rows_b, agent="b")
+    both = TrialTable(**{k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in vars(a)})
+    per_agent = horizon(both, bootstrap=0)
+    assert [g.labels["agent"] for g in per_agent.groups] == ["a", "b"]
+    assert per_agent.groups[0].n_runs == 3
+    pooled = horizon(both, bootstrap=0, by=None)
+    assert len(pooled.groups) == 1 and pooled.groups[0].n_runs == 6
+    assert pooled.groups[0].labels == {"agent": None}  # two agents: no single name
+
+
+def test_missing_minutes_are_left_out_with_a_warning() -> None:
+    t = table([("s", None, 1.0, 1.0), ("l", None, 4.0, 0.0), ("n", None, float("nan"), 1.0)])
+    g = horizon(t, bootstrap=0).groups[0]
+    assert g.n_runs == 2
+    assert any("without human_minutes" in w for w in g.warnings)
+
+
+def test_input_errors() -> None:
+    t = two_lengths(4, 1)
+    with pytest.raises(InputError, match="q"):
+        horizon(t, q=(0.5, 1.0))
+    with pytest.raises(InputError, match="bootstrap"):
+        horizon(t, bootstrap=-1)
+    with pytest.raises(InputError, match="regularization"):
+        horizon(t, regularization=0)
+    with pytest.raises(InputError, match="human_minutes"):
+        horizon(table([("s", None, float("nan"), 1.0)]))
+    two_families = table([("s", "A", 1.0, 1.0), ("s", "B", 1.0, 0.0), ("l", "A", 4.0, 0.0)])
+    with pytest.raises(InputError, match="more than one family"):
+        horizon(two_families, bootstrap=0)
+
+
+# --------------------------------------------------------------------------- batched Newton
+
+
+def random_masses(rng: np.random.Generator, n_rep: int, n_cells: int) -> tuple[Any, Any, Any]:
+    x = rng.uniform(0, 10, n_cells)
+    p_true = 1 / (1 + np.exp(-(3 - 0.6 * x)))
+    w = rng.uniform(0.1, 1, (n_rep, n_cells))
+    y = rng.uniform(size=(n_rep, n_cells)) < p_true
+    return x, w * y, w * ~y
+
+
+def test_batched_fit_equals_one_fit_per_replicate_and_sklearn() -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    x, pos, neg = random_masses(rng, 6, 40)
+    batched = fit_logistic(x, pos, neg, regularization=10.0)
+    assert batched.converged.all()
+    for b in range(6):
+        one = fit_logistic(x, pos[b], neg[b], regularization=10.0)
+        assert one.intercept[0] == pytest.approx(batched.intercept[b], abs=1e-9)
+        assert one.slope[0] == pytest.approx(batched.slope[b], abs=1e-9)
+        # scikit-learn minimises C·Σ w·loss + ½·β², the same optimum as ours.
+        xx = np.concatenate([x, x])[:, None]
+        yy = np.concatenate([np.ones_like(x), np.zeros_like(x)])
+        sk = LogisticRegression(C=10.0, tol=1e-12, max_iter=10_000)
+        sk.fit(xx, yy, sample_weight=np.concatenate([pos[b], neg[b]]))
+        assert sk.coef_[0, 0] == pytest.approx(batched.slope[b], abs=1e-5)
+        assert sk.intercept_[0] == pytest.approx(batched.intercept[b], abs=1e-5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), c=st.sampled_from([0.5, 10.0, 1e5]))
+def test_fit_is_a_stationary_point(seed: int, c: float) -> None:
+    # At the optimum the penalised gradient vanishes:
+    #   Σ(n·p − pos) = 0 and Σ(n·p − pos)·x + b1/C = 0.
+    rng = np.random.default_rng(seed)
+    x, pos, neg = random_masses(rng, 1, 12)
+    if pos.sum() == 0 or neg.sum() == 0:
+        return
+    fit = fit_logistic(x, pos[0], neg[0], regularization=c)
+    b0, b1 = fit.intercept[0], fit.slope[0]
+    p = 1 / (1 + np.exp(-(b0 + b1 * x)))
+    resid = (pos[0] + neg[0]) * p - pos[0]
+    scale = (pos + neg).sum()
+    assert abs(resid.sum()) < 1e-7 * scale
+    assert abs(resid @ x + b1 / c) < 1e-6 * scale * (1 + abs(b1))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    b0=st.floats(-5, 5), b1=st.floats(-3, -0.01), q=st.floats(0.01, 0.98), dq=st.floats(0.001, 0.01)
+)
+def test_horizon_falls_as_q_rises_when_slope_is_negative(
+    b0: float, b1: float, q: float, dq: float
+) -> None:
+    lo = horizon_from_coefficients(np.array([b0]), np.array([b1]), q)[0]
+    hi = horizon_from_coefficients(np.array([b0]), np.array([b1]), q + dq)[0]
+    assert hi <= lo
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def test_bootstrap_single_task_keeps_total_mass() -> None:
+    # One family, one task, 4 runs: each replicate draws the family once, the
+    # task once and 4 runs, so the total mass is Σ draws·w = 4·0.25 = 1.
+    rng = np.random.default_rng(0)
+    pos = np.array([0.25, 0.25, 0.0, 0.0])
+    neg = 0.25 - pos
+    bp, bn = bootstrap_masses(
+        rng, 500, np.array([0]), np.zeros(4, np.intp), np.zeros(4, np.intp), 1, pos, neg
+    )
+    np.testing.assert_allclose(bp + bn, 1.0)
+    # Successes drawn ~ Binomial(4, 0.5): masses are multiples of 0.25, mean 0.5.
+    assert set(np.round(bp[:, 0] * 4).astype(int)) <= {0, 1, 2, 3, 4}
+    assert bp.mean() == pytest.approx(0.5, abs=0.05)
+
+
+def test_bootstrap_multiplicities_are_unbiased() -> None:
+    # E[K_family] = 1, E[M_task | K] = K, E[m_run | M] = M, so every run's
+    # expected multiplicity is 1 and mean replicate masses equal the data's.
+    rng = np.random.default_rng(3)
+    family_of_task = np.array([0, 0, 0, 1, 2, 2])
+    task_of_run = np.array([0, 0, 1, 2, 2, 2, 3, 4, 5, 5])
+    w = metr_weights(task_of_run, family_of_task[task_of_run])
+    y = np.array([1, 0, 1, 0, 0, 1, 1, 0, 1, 1], dtype=float)
+    cell = task_of_run
+    bp, bn = bootstrap_masses(rng, 40_000, family_of_task, task_of_run, cell, 6, w * y, w * (1 - y))
+    expect_pos = np.bincount(cell, weights=w * y)
+    expect_neg = np.bincount(cell, weights=w * (1 - y))
+    np.testing.assert_allclose(bp.mean(axis=0), expect_pos, atol=0.01)
+    np.testing.assert_allclose(bn.mean(axis=0), expect_neg, atol=0.01)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=3), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_bootstrap_places_every_run_draw(sizes: list[list[int]], seed: int) -> None:
+    # sizes[f][k] = runs of the k-th task of family f; scores fractional, so a task
+    # has several classes of runs and the binomial chain has several links.
+    rng = np.random.default_rng(seed)
+    family_of_task = np.array([f for f, fam in enumerate(sizes) for _ in fam])
+    runs = [r for fam in sizes for r in fam]
+    task_of_run = np.repeat(np.arange(len(runs)), runs)
+    y = rng.choice([0.0, 0.25, 1.0], size=task_of_run.size)
+    w = metr_weights(task_of_run, family_of_task[task_of_run])
+    bp, bn = bootstrap_masses(
+        rng, 50, family_of_task, task_of_run, task_of_run, len(runs), w * y, w * (1 - y)
+    )
+    assert (bp >= 0).all() and (bn >= 0).all()
+    # A task drawn M times receives exactly M·r run draws, each of weight w_t:
+    # its total mass divided by w_t·r is a whole number.
+    w_task = np.bincount(task_of_run, weights=w) / np.array(runs)
+    draws_per_r = (bp + bn) / (w_task * np.array(runs))
+    np.testing.assert_allclose(draws_per_r, np.round(draws_per_r), atol=1e-9)
+    # Family level: a family's tasks together get K·n task draws (K its draw count).
+    for f, fam in enumerate(sizes):
+        cols = np.flatnonzero(family_of_task == f)
+        per_family = np.round(draws_per_r[:, cols]).sum(axis=1)
+        assert (per_family % len(fam) == 0).all()
+
+
+def test_bootstrap_with_fractional_scores_is_unbiased() -> None:
+    rng = np.random.default_rng(11)
+    family_of_task = np.array([0, 0, 1])
+    task_of_run = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    y = np.array([0.3, 1.0, 0.3, 0.0, 0.6, 0.9, 0.1, 0.1, 1.0])
+    w = metr_weights(task_of_run, family_of_task[task_of_run])
+    bp, bn = bootstrap_masses(
+        rng, 40_000, family_of_task, task_of_run, task_of_run, 3, w * y, w * (1 - y)
+    )
+    np.testing.assert_allclose(bp.mean(axis=0), np.bincount(task_of_run, w * y), atol=0.01)
+    np.testing.assert_allclose(bn.mean(axis=0), np.bincount(task_of_run, w * (1 - y)), atol=0.01)
+
+
+def test_bootstrap_resamples_whole_families() -> None:
+    # Two families of two tasks each, one run per task. A family not drawn
+    # removes both its tasks at once, so "task 0 absent" implies "task 1 absent"
+    # far more often than independent task sampling would give.
+    rng = np.random.default_rng(5)
+    family_of_task = np.array([0, 0, 1, 1])
+    task_of_run = np.arange(4)
+    w = np.full(4, 0.25)
+    bp, _ = bootstrap_masses(rng, 20_000, family_of_task, task_of_run, task_of_run, 4, w, 0 * w)
+    absent = bp == 0
+    # P(family 0 not drawn) = (1/2)^2 = 0.25; both tasks absent then. Given the family
+    # drawn once (p = 0.5), P(both absent) = 0; drawn twice (0.25): 4 task draws from 2,
+    # never both absent. So P(task 0 and task 1 both absent) = 0.25, against
+    # (2/4)^4 = 0.0625 if the 4 tasks were drawn ignoring families.
+    assert (absent[:, 0] & absent[:, 1]).mean() == pytest.approx(0.25, abs=0.015)
+
+
+def test_percentile_keeps_infinity() -> None:
+    assert percentile_with_inf(np.array([1.0, 2.0, np.inf, np.inf]), [97.5]) == [np.inf]
+    # Linear interpolation at 50%: position 1.5 between 2 and 3 -> 2.5.
+    assert percentile_with_inf(np.array([3.0, 1.0, 2.0, 4.0]), [50]) == [2.5]
+
+
+# --------------------------------------------------------------------------- Ord, log-loss
+
+
+def test_half_life_hand_computed() -> None:
+    # One length t = 8 min, 1 success in 4: the MLE sets S(8) = 1/4 = 2^(−8/T),
+    # so T_half = 8 / log2(4) = 4 min.
+    t = np.array([8.0])
+    assert fit_half_life(t, np.array([1.0]), np.array([3.0])) == pytest.approx(4.0, rel=1e-6)
+    assert fit_half_life(t, np.array([1.0]), np.array([0.0])) == math.inf
+    assert fit_half_life(t, np.array([0.0]), np.array([1.0])) == 0.0
+
+
+def test_weighted_log_loss_hand_computed() -> None:
+    # p = 0.8 against masses 0.8 / 0.2: −(0.8·ln 0.8 + 0.2·ln 0.2) = 0.178515 + 0.321888 = 0.500402
+    assert weighted_log_loss(np.array([0.8]), np.array([0.8]), np.array([0.2])) == pytest.approx(
+        0.500402, abs=1e-6
+    )
+
+
+def test_both_models_reported_with_log_loss() -> None:
+    g = horizon(two_lengths(4, 1), bootstrap=0).groups[0]
+    # The logistic fit is saturated here (two lengths, two parameters), so it cannot
+    # lose to the one-parameter half-life model.
+    assert g.log_loss["logistic"] <= g.log_loss["half_life"]
+    assert 1.0 < g.half_life_minutes < 16.0
+    assert g.half_life_horizons[0.5] == pytest.approx(g.half_life_minutes)
+
+
+# --------------------------------------------------------------------------- report
+
+
+def test_report_object_matches_spec_7() -> None:
+    rows = [("s", "f", 1.0, 1.0), ("s", "f", 1.0, 0.0), ("l", "g", 4.0, 0.0), ("m", "g", 2.0, 1.0)]
+    report = agentgauge.horizon(table(rows), bootstrap=50, seed=1)
+    d = report.to_dict()
+    json.dumps(d, allow_nan=False)  # no NaN or Infinity reaches JSON
+    assert d["schema"] == "agentgauge.horizon/1"
+    g = d["groups"][0]
+    for key in ("agent", "p50_minutes", "p80_minutes", "ci95", "slope", "intercept"):
+        assert key in g
+    assert g["agent"] == "a" and g["n_runs"] == 4 and g["n_tasks"] == 3
+    assert set(g["ci95"]) == {"0.5", "0.8"}
+    assert isinstance(g["warnings"], list)
+    assert set(g["log_loss"]) == {"logistic", "half_life"}
+
+
+def test_unbounded_horizon_is_null_in_json() -> None:
+    g = horizon(table([("s", None, 1.0, 1.0), ("l", None, 4.0, 1.0)]), bootstrap=0).groups[0]
+    assert g.horizons[0.5] == math.inf
+    d = g.to_dict()
+    assert d["p50_minutes"] is None and d["horizons"]["0.5"] is None
+    assert any("no failures" in w for w in d["warnings"])
+
+
+# --------------------------------------------------------------------------- METR data
+
+
+@pytest.fixture(scope="module")
+def metr_trials() -> list[Any]:
+    # Module scope (loaded once for the two tests): the same path as the shared_data fixture.
+    path = (
+        Path(__file__).resolve().parents[2].parent / "shared" / "data" / "metr" / "all_runs.jsonl"
+    )
+    if not path.is_file():
+        pytest.skip(f"reference data not found at {path}")
+    return read_metr(path).trials
+
+
+def test_metr_horizons_agree_with_sklearn(shared_data: Path, metr_trials: list[Any]) -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    ours = {g.labels["agent"]: g for g in horizon(metr_trials, bootstrap=0).groups}
+    # Independent side: METR's own weight column, straight from the file.
+    rows = [json.loads(line) for line in (shared_data / "metr" / "all_runs.jsonl").open()]
+    checked = 0
+    for alias in sorted({r["alias"] for r in rows}):
+        rs = [r for r in rows if r["alias"] == alias]
+        y = np.array([r["score_binarized"] for r in rs])
+        if y.min() == y.max():  # davinci-002 never succeeds: sklearn cannot fit one class
+            assert ours[alias].horizons[0.5] == 0.0
+            continue
+        x = np.log2([r["human_minutes"] for r in rs])[:, None]
+        w = np.array([r["invsqrt_task_weight"] for r in rs])
+        sk = LogisticRegression(C=1e5, tol=1e-12, max_iter=100_000).fit(x, y, sample_weight=w)
+        for q in (0.5, 0.8):
+            expected = 2 ** ((math.log(q / (1 - q)) - sk.intercept_[0]) / sk.coef_[0, 0])
+            assert ours[alias].horizons[q] == pytest.approx(expected, rel=0.01), (alias, q)
+        assert ours[alias].outcome == "success"
+        checked += 1
+    assert checked == 10
+
+
+def test_metr_bootstrap_is_reproducible_from_its_seed(metr_trials: list[Any]) -> None:
+    sonnet = [t for t in metr_trials if t.agent == "Claude 3.5 Sonnet (New)"]
+    a = horizon(sonnet, bootstrap=1000, seed=7).groups[0]
+    b = horizon(sonnet, bootstrap=1000, seed=7).groups[0]
+    c = horizon(sonnet, bootstrap=1000, seed=8).groups[0]
+    assert a.ci95 == b.ci95
+    assert a.ci95 != c.ci95
+    assert a.ci95 is not None and c.ci95 is not None
+    lo, hi = a.ci95[0.5]
+    assert lo < a.horizons[0.5] < hi
+    # Two seeds of 1000 replicates agree on the interval to within a few percent... of a
+    # log-scale width: the interval is a property of the data, not of the seed.
+    assert math.log(c.ci95[0.5][0]) == pytest.approx(math.log(lo), abs=0.25)
+    assert math.log(c.ci95[0.5][1]) == pytest.approx(math.log(hi), abs=0.25)

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from statsmodels.stats.proportion import proportion_confint
+
+from agentgauge.stats import normal_interval, wilson_interval, z_value
+
+
+def test_wilson_hand_computed_8_of_10() -> None:
+    # z = 1.9599640, z² = 3.8414588, p = .8, denom = 1 + z²/10 = 1.3841459
+    # centre = (.8 + z²/20) / denom = .9920729 / 1.3841459 = .7167402
+    # half = z/denom · √(.8·.2/10 + z²/400) = 1.4160097 · √.0256036 = .2265777
+    # -> (.7167402 - .2265777, .7167402 + .2265777) = (.4901625, .9433179)
+    lo, hi = wilson_interval(8, 10)
+    assert float(lo) == pytest.approx(0.4901625, abs=1e-6)
+    assert float(hi) == pytest.approx(0.9433179, abs=1e-6)
+
+
+def test_wilson_extremes_stay_in_unit_interval() -> None:
+    lo, hi = wilson_interval(0, 5)
+    assert float(lo) == 0.0 and 0 < float(hi) < 1
+    lo, hi = wilson_interval(5, 5)
+    assert 0 < float(lo) < 1 and float(hi) == 1.0
+
+
+def test_wilson_zero_trials_is_nan() -> None:
+    lo, hi = wilson_interval(0, 0)
+    assert np.isnan(lo) and np.isnan(hi)
+
+
+@given(st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_matches_statsmodels(xn: tuple[int, int]) -> None:
+    x, n = xn
+    lo, hi = wilson_interval(x, n)
+    ref_lo, ref_hi = proportion_confint(x, n, alpha=0.05, method="wilson")
+    assert float(lo) == pytest.approx(ref_lo, abs=1e-12)
+    assert float(hi) == pytest.approx(ref_hi, abs=1e-12)
+
+
+def test_wilson_vectorised() -> None:
+    lo, hi = wilson_interval(np.array([1, 2, 3]), np.array([4, 4, 4]))
+    for i, x in enumerate([1, 2, 3]):
+        ref = proportion_confint(x, 4, method="wilson")
+        assert (lo[i], hi[i]) == pytest.approx(ref)
+
+
+def test_normal_interval_is_clipped() -> None:
+    # .95 ± 1.959964·.05 = (.852, 1.048) -> upper clipped to 1
+    lo, hi = normal_interval(0.95, 0.05)
+    assert float(lo) == pytest.approx(0.95 - 1.959964 * 0.05, abs=1e-6)
+    assert float(hi) == 1.0
+
+
+def test_z_value() -> None:
+    assert z_value(0.95) == pytest.approx(1.959963985)
+    with pytest.raises(ValueError):
+        z_value(1.0)

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentgauge import TrialTable
+from agentgauge.table import factorize
+
+
+def obj(values: list[object]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def test_first_appearance_order_and_none() -> None:
+    uniques, codes = factorize(obj(["b", "a", "b", None, "c", None]))
+    assert uniques.tolist() == ["b", "a", None, "c"]
+    assert codes.tolist() == [0, 1, 0, 2, 3, 2]
+
+
+@given(st.lists(st.one_of(st.none(), st.text(max_size=3)), max_size=400))
+def test_round_trip_both_paths(values: list[str | None]) -> None:
+    arr = obj(values)
+    uniques, codes = factorize(arr)
+    assert len(set(uniques.tolist())) == len(uniques)
+    assert [uniques[c] for c in codes] == values
+    # first appearance: code i appears before code i + 1
+    firsts = [values.index(u) for u in uniques.tolist()]
+    assert firsts == sorted(firsts)
+
+
+def test_many_labels_after_few_in_the_sample() -> None:
+    # The first 256 rows show one label; the rest hold hundreds: both paths meet.
+    values = ["x"] * 300 + [f"t{i}" for i in range(500)] + ["x"]
+    uniques, codes = factorize(obj(values))
+    assert uniques[0] == "x" and len(uniques) == 501
+    assert [uniques[c] for c in codes] == values
+
+
+def test_table_codes_cached_and_seeded() -> None:
+    table = TrialTable.from_columns(
+        4, task_id=obj(["a", "b", "a", "c"]), success=np.array([1, 0, 1, 1], dtype=bool)
+    )
+    first = table.codes("task_id")
+    assert table.codes("task_id") is first
+    t2 = TrialTable.from_columns(4, task_id=table.task_id, success=table.success)
+    t2.seed_codes("task_id", obj(["c", "a", "b"]), np.array([1, 2, 1, 0]))
+    assert t2.codes("task_id")[0].tolist() == ["c", "a", "b"]
+    with pytest.raises(ValueError):
+        t2.seed_codes("task_id", obj(["a", "b", "c"]), np.array([0, 0, 0, 2]))
+    with pytest.raises(ValueError):
+        table.codes("success")
