@@ -6,6 +6,7 @@ Public API (SPEC 7). Import from here; submodules are the engine.
 from agentgauge._version import __version__
 from agentgauge.comparison import compare
 from agentgauge.errors import AgentgaugeError, InputError
+from agentgauge.harness.runner import run
 from agentgauge.loading import load_trials
 from agentgauge.metrics import MetricsReport, pass_at_k, pass_hat_k
 from agentgauge.metrics.horizon import HorizonReport, horizon
@@ -32,6 +33,7 @@ __all__ = [
     "metrics",
     "pass_at_k",
     "pass_hat_k",
+    "run",
 ]
 
 # The `metrics` function (SPEC 7) shares its name with the subpackage: bind it last,

@@ -302,6 +302,10 @@ class Store:
             )
         return run
 
+    def update_run_config(self, run_id: str, config: dict[str, Any]) -> None:
+        """Replace a run's recorded settings (a resumed run that was extended)."""
+        self.conn.execute("UPDATE runs SET config = ? WHERE run_id = ?", (_dumps(config), run_id))
+
     def delete_run(self, run_id: str) -> None:
         with self.transaction():
             self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))

@@ -67,7 +67,8 @@ class TrialSession:
     ) -> None:
         self._task_id = task_id
         self._env = env
-        self._rng = np.random.default_rng(seed)
+        self._seed = seed
+        self._rng: np.random.Generator | None = None  # built on first use: it costs ~50 µs
         self._clock = clock
         self._t0 = clock()
         self._events: list[Event] = []
@@ -102,6 +103,8 @@ class TrialSession:
 
     @property
     def rng(self) -> np.random.Generator:
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._seed)
         return self._rng
 
     @property

@@ -115,6 +115,8 @@ class OpenAIServer:
     def __init__(self, responder: Responder, *, port: int = 0) -> None:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        """Each request's headers (lower-case names), parallel to ``requests``."""
         self._port = port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -196,7 +198,7 @@ class OpenAIServer:
                 }
                 length = int(headers.get("content-length", "0"))
                 raw = await reader.readexactly(length) if length else b""
-                reply = self._dispatch(method, path, raw)
+                reply = self._dispatch(method, path, raw, headers)
                 if reply.delay_s:
                     await asyncio.sleep(reply.delay_s)
                 body = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
@@ -219,7 +221,7 @@ class OpenAIServer:
             self._writers.discard(writer)
             writer.close()
 
-    def _dispatch(self, method: str, path: str, raw: bytes) -> Reply:
+    def _dispatch(self, method: str, path: str, raw: bytes, headers: dict[str, str]) -> Reply:
         if method == "GET" and path.rstrip("/").endswith("/models"):
             return Reply(body={"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
@@ -230,4 +232,34 @@ class OpenAIServer:
             return Reply(status=400, body=error_body("request body is not JSON", "invalid_request"))
         with self._lock:
             self.requests.append(request)
+            self.headers.append(headers)
         return self.responder(request)
+
+
+def fixed_latency(latency_s: float, content: str = "Done.") -> Responder:
+    """A responder answering every request with the same text after ``latency_s``."""
+    reply = Reply(body=completion(content), delay_s=latency_s)
+    return lambda request: reply
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve `fixed_latency` in its own process (benchmarks keep the server off the
+    harness's interpreter, so the two do not contend for one GIL). Prints the base
+    URL on the first line of stdout, then serves until killed."""
+    import argparse
+    import sys
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m agentgauge.testing.openai_server")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per reply")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    with OpenAIServer(fixed_latency(args.latency), port=args.port) as server:
+        print(server.base_url, flush=True)
+        sys.stdout.close()
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Harness throughput (SPEC 9): trials per second, persistence included.
+
+(a) A no-op in-process agent in a trivial environment: the harness's own
+    overhead — session, transcript, grading, one SQLite transaction per trial.
+    Target: >= 2,000 trials/s.
+(b) The ``openai:`` adapter against the loopback chat-completions server
+    answering after a fixed 50 ms, at concurrency 64: one model call per trial,
+    so the ceiling is 64 / 0.05 s = 1,280 trials/s. Target: >= 90% of it.
+(c) For reference, Inspect AI's per-sample overhead on a comparable no-op task
+    (mockllm model, a solver that does nothing, one epoch), measured in the same
+    run when ``inspect-ai`` is installed in a separate venv (``INSPECT_PYTHON``,
+    default ``/tmp/inspectvenv/bin/python``); skipped with the reason otherwise.
+
+Run: ``python benchmarks/bench_harness.py [--quick]``. Figures depend on the
+machine and its load; the script prints the load average beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from agentgauge.agents.provider import RetryPolicy
+from agentgauge.harness.runner import run
+from agentgauge.schema import Task
+from agentgauge.testing.worlds import make_counter_env, noop_agent
+
+INSPECT_PYTHON = os.environ.get("INSPECT_PYTHON", "/tmp/inspectvenv/bin/python")
+
+
+def tasks(n: int) -> list[Task]:
+    return [
+        Task(id=f"t{i}", instruction=f"add {i}", expectations={"final_state": {"counter": 0}})
+        for i in range(n)
+    ]
+
+
+def timed_run(agent: Any, n_tasks: int, trials: int, **kw: Any) -> tuple[float, float, int]:
+    """Wall seconds, this process's CPU seconds, and trials stored."""
+    with tempfile.TemporaryDirectory() as tmp:
+        start, cpu = time.perf_counter(), time.process_time()
+        header = run(
+            tasks(n_tasks),
+            agent,
+            trials=trials,
+            store=Path(tmp) / "bench.db",
+            env_factory=make_counter_env,
+            progress=False,
+            **kw,
+        )
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed, cpu, header.n_trials
+
+
+def bench_noop(n_trials: int) -> float:
+    elapsed, cpu, n = timed_run(noop_agent, n_trials // 10, 10, concurrency=16)
+    rate = n / elapsed
+    print(
+        f"(a) no-op agent, SQLite persistence: {n} trials in {elapsed:.2f} s = "
+        f"{rate:,.0f} trials/s ({1e3 / rate:.3f} ms/trial wall, {cpu / n * 1e3:.3f} ms CPU; "
+        f"{n / cpu:,.0f}/s per busy core; target >= 2,000/s: "
+        f"{'met' if rate >= 2000 else 'NOT met'})"
+    )
+    return 1e3 / rate
+
+
+def bench_endpoint(n_trials: int, latency: float = 0.05, concurrency: int = 64) -> None:
+    # The server runs in its own process, as a real endpoint would: in-process it
+    # would share the harness's GIL and measure the contention, not the harness.
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agentgauge.testing.openai_server", "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()
+        elapsed, cpu, n = timed_run(
+            "openai:fake-model",
+            n_trials // 8,
+            8,
+            concurrency=concurrency,
+            agent_options={"base_url": base_url, "retry": RetryPolicy(max_retries=0)},
+        )
+    finally:
+        server.kill()
+        server.wait()
+    ceiling = concurrency / latency
+    rate = n / elapsed
+    print(
+        f"(b) loopback endpoint, {latency * 1e3:.0f} ms latency, concurrency {concurrency}: "
+        f"{n} trials (1 model call each) in {elapsed:.2f} s = {rate:,.0f} trials/s = "
+        f"{rate / ceiling:.1%} of the {ceiling:,.0f}/s ceiling (target >= 90%: "
+        f"{'met' if rate >= 0.9 * ceiling else 'NOT met'}); harness CPU "
+        f"{cpu / n * 1e3:.3f} ms/trial, so one busy core sustains {n / cpu:,.0f}/s"
+    )
+
+
+_INSPECT_SCRIPT = textwrap.dedent(
+    """
+    import sys, tempfile, time
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import solver
+
+    @solver
+    def noop():
+        async def solve(state, generate):
+            return state
+        return solve
+
+    n = int(sys.argv[1])
+    task = Task(dataset=[Sample(input=f"q{i}", target="x") for i in range(n)],
+                solver=[noop()], scorer=match())
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        eval(task, model="mockllm/model", display="none", log_dir=d, max_samples=16)
+        print(time.perf_counter() - t0)
+    """
+)
+
+
+def bench_inspect(n_samples: int, ours_ms: float) -> None:
+    if not Path(INSPECT_PYTHON).exists():
+        print(f"(c) Inspect: skipped ({INSPECT_PYTHON} not found; set INSPECT_PYTHON)")
+        return
+    proc = subprocess.run(
+        [INSPECT_PYTHON, "-c", _INSPECT_SCRIPT, str(n_samples)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        print(f"(c) Inspect: skipped (failed: {proc.stderr.strip().splitlines()[-1:]})")
+        return
+    elapsed = float(proc.stdout.strip().splitlines()[-1])
+    per = elapsed / n_samples * 1e3
+    print(
+        f"(c) Inspect AI no-op task (mockllm, 1 epoch, log written): {n_samples} samples in "
+        f"{elapsed:.2f} s = {per:.3f} ms/sample-epoch; agentgauge (a) = {ours_ms:.3f} ms/trial, "
+        f"{per / ours_ms:.1f}x less overhead per trial"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller runs (smoke test)")
+    args = parser.parse_args()
+    scale = 0.2 if args.quick else 1.0
+    print(
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
+        f"Python {sys.version.split()[0]}"
+    )
+    ours = bench_noop(int(10_000 * scale))
+    bench_endpoint(int(6_400 * scale))
+    bench_inspect(int(1_000 * scale), ours)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""``cmd:PROGRAM ARGS``: an external program as an agent, speaking JSON lines.
+
+Each trial starts the program afresh (no state carries over between trials)
+and talks to it over its standard input and output, one JSON object per line
+(protocol ``agentgauge.cmd/1``; ``docs/running-agents.md`` has the full
+description and ``examples/cmd_agent.py`` a working program).
+
+The harness writes to the program's stdin:
+
+- ``{"type": "start", "protocol": "agentgauge.cmd/1", "task_id", "policy",
+  "tools", "instruction", "seed"}`` once, first;
+- ``{"type": "tool_result", "id", "content", "is_error"}`` after each tool call;
+- ``{"type": "user", "content"}`` after each ``say``: the user's reply, or
+  ``null`` when the user has left.
+
+The program writes to its stdout:
+
+- ``{"type": "tool_call", "name", "arguments", "id"?}`` -> a ``tool_result``;
+- ``{"type": "say", "content"}`` -> a ``user`` message;
+- ``{"type": "control", "decision", "reason"?}``, ``{"type": "answer", "content"}``,
+  ``{"type": "confidence", "value"}`` (in [0, 1]) and ``{"type": "model_call",
+  "model"?, "input_tokens"?, "output_tokens"?, "cost_usd"?, "latency_s"?}`` (no reply);
+- ``{"type": "done"}`` when finished, then exits.
+
+Stdout carries only the protocol; logs go to stderr (its tail is quoted in
+errors). A line that is not a JSON object, an unknown ``type``, a missing
+field, or an exit before ``done`` is a `ProtocolError` — the agent's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+from collections.abc import Sequence
+from typing import Any, get_args
+
+from agentgauge.agents.base import AgentError, Session
+from agentgauge.schema import ControlDecision
+
+__all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
+
+PROTOCOL = "agentgauge.cmd/1"
+_DECISIONS = frozenset(get_args(ControlDecision))
+_LINE_LIMIT = 16 * 1024 * 1024
+
+
+class ProtocolError(AgentError):
+    """The program broke the JSON-lines protocol."""
+
+
+class CommandAgent:
+    """Run ``argv`` once per trial and relay its JSON-lines messages to the session."""
+
+    def __init__(
+        self,
+        argv: Sequence[str] | str,
+        *,
+        name: str | None = None,
+        model: str | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        self.argv = shlex.split(argv) if isinstance(argv, str) else list(argv)
+        if not self.argv:
+            raise ValueError("cmd: needs a program, e.g. cmd:python examples/cmd_agent.py")
+        self.name = name or "cmd:" + shlex.join(self.argv)
+        self.model = model
+        self.env = env
+        self.cwd = cwd
+
+    async def __call__(self, session: Session) -> None:
+        proc = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self.env,
+            cwd=self.cwd,
+            limit=_LINE_LIMIT,
+        )
+        stderr_tail = bytearray()
+        drain = asyncio.create_task(_drain(proc.stderr, stderr_tail))
+        try:
+            await self._converse(proc, session, stderr_tail)
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            # Reap the child even when the trial was cancelled (no zombies).
+            with contextlib.suppress(Exception):
+                await asyncio.shield(proc.wait())
+            drain.cancel()
+
+    async def _converse(
+        self, proc: asyncio.subprocess.Process, session: Session, stderr_tail: bytearray
+    ) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        seed = int(session.rng.integers(0, 2**31 - 1))
+        await _send(
+            proc,
+            {
+                "type": "start",
+                "protocol": PROTOCOL,
+                "task_id": session.task_id,
+                "policy": session.policy,
+                "tools": session.tools,
+                "instruction": session.instruction,
+                "seed": seed,
+            },
+        )
+        while True:
+            line = await proc.stdout.readline()
+            if not line:
+                code = await proc.wait()
+                raise ProtocolError(
+                    f"program exited with code {code} before sending 'done'" + _tail(stderr_tail)
+                )
+            msg = _parse(line)
+            kind = msg["type"]
+            if kind == "done":
+                with contextlib.suppress(ConnectionError):
+                    proc.stdin.close()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), 5.0)
+                return
+            if kind == "tool_call":
+                name = _field(msg, "name", str)
+                args = msg.get("arguments", {})
+                if not isinstance(args, dict):
+                    raise ProtocolError(f"tool_call arguments must be an object, got {args!r}")
+                outcome = await session.call_tool(name, args)
+                await _send(
+                    proc,
+                    {
+                        "type": "tool_result",
+                        "id": msg.get("id"),
+                        "content": outcome.content,
+                        "is_error": outcome.is_error,
+                    },
+                )
+            elif kind == "say":
+                reply = await session.say(_field(msg, "content", str))
+                await _send(proc, {"type": "user", "content": reply})
+            elif kind == "control":
+                decision = _field(msg, "decision", str)
+                if decision not in _DECISIONS:
+                    raise ProtocolError(
+                        f"unknown control decision {decision!r} "
+                        f"(one of {', '.join(sorted(_DECISIONS))})"
+                    )
+                reason = msg.get("reason")
+                session.control(decision, reason if isinstance(reason, str) else None)
+            elif kind == "answer":
+                session.answer(_field(msg, "content", str))
+            elif kind == "confidence":
+                value = msg.get("value")
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ProtocolError(f"confidence needs a number 'value', got {value!r}")
+                session.report_confidence(float(value))
+            elif kind == "model_call":
+                session.record_model_call(
+                    model=_opt(msg, "model", str),
+                    input_tokens=_opt(msg, "input_tokens", int),
+                    output_tokens=_opt(msg, "output_tokens", int),
+                    cost_usd=_opt_number(msg, "cost_usd"),
+                    latency_s=_opt_number(msg, "latency_s"),
+                )
+            else:
+                raise ProtocolError(f"unknown message type {kind!r}")
+
+
+async def _send(proc: asyncio.subprocess.Process, msg: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps(msg, default=str).encode() + b"\n")
+        await proc.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        raise ProtocolError("program closed its input before the conversation ended") from None
+
+
+async def _drain(stream: asyncio.StreamReader | None, tail: bytearray) -> None:
+    # Read stderr continuously so a chatty program never blocks on a full pipe;
+    # keep only the last few KB for error messages.
+    if stream is None:
+        return
+    while chunk := await stream.read(65536):
+        tail.extend(chunk)
+        del tail[:-4096]
+
+
+def _tail(buf: bytearray) -> str:
+    text = buf.decode("utf-8", "replace").strip()
+    return f"; stderr: ...{text[-500:]}" if text else ""
+
+
+def _parse(line: bytes) -> dict[str, Any]:
+    try:
+        msg = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ProtocolError(f"stdout line is not JSON: {line[:120]!r}") from None
+    if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
+        raise ProtocolError(f"expected an object with a 'type', got {line[:120]!r}")
+    return msg
+
+
+def _field(msg: dict[str, Any], key: str, kind: type) -> Any:
+    value = msg.get(key)
+    if not isinstance(value, kind):
+        raise ProtocolError(f"{msg['type']} needs {key!r} ({kind.__name__}), got {value!r}")
+    return value
+
+
+def _opt(msg: dict[str, Any], key: str, kind: type) -> Any:
+    value: Any = msg.get(key)
+    if value is None:
+        return None
+    negative = isinstance(value, int) and value < 0
+    if not isinstance(value, kind) or isinstance(value, bool) or negative:
+        raise ProtocolError(f"{msg['type']}.{key} must be a valid {kind.__name__}, got {value!r}")
+    return value
+
+
+def _opt_number(msg: dict[str, Any], key: str) -> float | None:
+    value = msg.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ProtocolError(f"{msg['type']}.{key} must be a non-negative number, got {value!r}")
+    return float(value)

@@ -1,0 +1,208 @@
+"""Running one cell: fresh environment, the agent under a timeout, a graded `Trial`.
+
+Who is to blame when a trial does not finish (``error_kind``, SPEC 5.1):
+
+============================================  ==========  ============
+what happened                                 status      error_kind
+============================================  ==========  ============
+the agent raised (incl. malformed tool calls,  ``error``    ``agent``
+protocol violations, too many steps)
+the timeout fired while no provider call was   ``timeout``  ``agent``
+in flight (the agent hung)
+the timeout fired during a provider call       ``timeout``  ``infra``
+(the provider was slow)
+transient provider errors outlasted retries,   ``error``    ``infra``
+or the provider refused the request
+the environment failed to build or export      ``error``    ``infra``
+its state
+============================================  ==========  ============
+
+Infra errors are excluded from success rates only when the user asks; agent
+errors are always failures. Only completed trials are graded; the others are
+recorded with success false and score 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+from agentgauge.agents.base import Agent, TransientError
+from agentgauge.agents.provider import ProviderError, trial_in_flight
+from agentgauge.envs.base import EnvFactory, Environment
+from agentgauge.harness.plan import Cell
+from agentgauge.harness.session import SessionOutcome, TrialSession
+from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
+
+__all__ = ["Grader", "default_grader", "run_cell", "state_grader", "taken_control"]
+
+Grader = Callable[[Task, Trial], tuple[bool, float, list[Grade]]]
+"""``grader(task, trial) -> (success, score, grades)`` for a completed trial."""
+
+ErrorKind = Literal["infra", "agent"]
+
+
+def default_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
+    """Every enabled code grader (`agentgauge.graders.grade_trial`: state, answer,
+    tool calls, trajectory, milestones and minefields, control), combined as SPEC 4
+    says. A task that enables none is not evaluated: success false, with an
+    ``unknown`` grade saying so."""
+    from agentgauge.graders import grade_trial
+
+    graded = grade_trial(task, trial)
+    if graded.success is None:
+        note = Grade(grader="harness", passed=None, status="not_evaluated")
+        return False, 0.0, [*graded.grades, note]
+    score = graded.score if graded.score is not None else float(graded.success)
+    return graded.success, score, graded.grades
+
+
+def state_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
+    """Final-state equality against ``task.expectations.final_state`` only (no grader
+    package needed). Without an expected state the trial is not evaluated."""
+    expected = task.expectations.final_state
+    if expected is None:
+        return False, 0.0, [Grade(grader="state", passed=None, status="not_evaluated")]
+    actual = trial.final_state or {}
+    if actual == expected:
+        return True, 1.0, [Grade(grader="state", score=1.0, passed=True)]
+    differing = sorted(k for k in set(expected) | set(actual) if expected.get(k) != actual.get(k))
+    return False, 0.0, [Grade(grader="state", score=0.0, passed=False, evidence=differing)]
+
+
+def taken_control(trial: Trial, task: Task) -> ControlDecision:
+    """The trial's control decision as the control grader reads it
+    (`agentgauge.graders.control.detect_control`: the first control event, a
+    transfer call, a text cue before the first write, a write call...), so the
+    recorded field and the grade never disagree."""
+    from agentgauge.graders.control import detect_control
+
+    return detect_control(trial, task).decision
+
+
+async def run_cell(
+    cell: Cell,
+    agent: Agent,
+    env_factory: EnvFactory,
+    *,
+    timeout: float | None,
+    grader: Grader | None,
+    max_steps: int = 200,
+) -> Trial:
+    """Run one cell and return its graded trial; never raises for agent or provider faults."""
+    task = cell.task
+    start = time.monotonic()
+    status: TrialStatus = "completed"
+    error: str | None = None
+    kind: ErrorKind | None = None
+    env: Environment | None = None
+    outcome: SessionOutcome | None = None
+    try:
+        env = env_factory(task, variant=cell.variant, seed=cell.seed)
+        session = TrialSession(task.id, env, seed=cell.seed, max_steps=max_steps)
+    except Exception as exc:  # the world failed to build: not the agent's doing
+        if env is not None:
+            _close(env)
+        return _finish(cell, agent, None, start, "error", _describe(exc), "infra", None)
+    try:
+        with trial_in_flight() as in_flight:
+            scope = asyncio.timeout(timeout)
+            try:
+                async with scope:
+                    await agent(session)
+            except TimeoutError as exc:
+                if not scope.expired():
+                    status, error, kind = "error", _describe(exc), "agent"
+                else:
+                    blame: ErrorKind = (
+                        "infra" if in_flight.count > 0 or in_flight.interrupted else "agent"
+                    )
+                    where = "a provider call" if blame == "infra" else "the agent"
+                    status, error, kind = "timeout", f"timed out after {timeout}s in {where}", blame
+            except (TransientError, ProviderError) as exc:
+                status, error, kind = "error", _describe(exc), "infra"
+            except Exception as exc:  # everything else the agent raised is its failure
+                status, error, kind = "error", _describe(exc), "agent"
+        try:
+            outcome = session.outcome(with_state=True)
+        except Exception as exc:
+            outcome = session.outcome(with_state=False)
+            if status == "completed":
+                status, error, kind = "error", "final state: " + _describe(exc), "infra"
+    finally:
+        _close(env)
+    trial = _finish(cell, agent, outcome, start, status, error, kind, None)
+    if status == "completed":
+        trial.control = taken_control(trial, task)
+    if status == "completed" and grader is not None:
+        try:
+            success, score, grades = grader(task, trial)
+        except Exception as exc:  # a grader bug must not lose the transcript
+            trial.grades = [
+                Grade(grader="harness", passed=None, status="grader_error", evidence=_describe(exc))
+            ]
+        else:
+            trial.success, trial.score, trial.grades = bool(success), float(score), list(grades)
+    return trial
+
+
+def _finish(
+    cell: Cell,
+    agent: Agent,
+    outcome: SessionOutcome | None,
+    start: float,
+    status: TrialStatus,
+    error: str | None,
+    kind: ErrorKind | None,
+    metadata: dict[str, Any] | None,
+) -> Trial:
+    task = cell.task
+    fields: dict[str, Any] = {}
+    if outcome is not None:
+        fields = {
+            "events": outcome.events,
+            "answer": outcome.answer,
+            "final_state": outcome.final_state,
+            "tool_calls": outcome.tool_calls,
+            "model_calls": outcome.model_calls,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "cost_usd": outcome.cost_usd,
+            "confidence": outcome.confidence,
+        }
+    return Trial(
+        task_id=task.id,
+        trial=cell.trial,
+        variant=cell.variant,
+        agent=agent.name,
+        model=agent.model,
+        success=False,
+        score=0.0,
+        status=status,
+        error=error,
+        error_kind=kind,
+        family=task.family,
+        split=task.split,
+        capability=task.capability,
+        human_minutes=task.human_minutes,
+        expected_control=task.expectations.control,
+        latency_s=time.monotonic() - start,
+        seed=cell.seed,
+        metadata=metadata or {},
+        **fields,
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _close(env: Environment | None) -> None:
+    if env is None:
+        return
+    with contextlib.suppress(Exception):  # best effort; the trial is recorded anyway
+        env.close()

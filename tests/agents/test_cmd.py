@@ -1,0 +1,128 @@
+"""The cmd: adapter: external programs speaking JSON lines, well and badly."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentgauge.harness.runner import run
+from agentgauge.schema import Task, Trial
+from agentgauge.store import Store
+from agentgauge.testing.worlds import make_counter_env
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "cmd_agent.py"
+
+
+def tasks() -> list[Task]:
+    return [
+        Task(
+            id="a",
+            instruction="Add 250 to the counter",
+            user_scenario={"replies": ["thanks"]},
+            expectations={"final_state": {"counter": 250}},
+        ),
+        Task(id="b", instruction="please add 4", expectations={"final_state": {"counter": 4}}),
+        Task(id="c", instruction="hello", expectations={"final_state": {"counter": 0}}),
+    ]
+
+
+def go(tmp_path: Path, program: str, **kw: object) -> list[Trial]:
+    header = run(
+        tasks(),
+        f"cmd:{sys.executable} {program}",
+        store=tmp_path / "s.db",
+        env_factory=make_counter_env,
+        progress=False,
+        concurrency=3,
+        **kw,  # type: ignore[arg-type]
+    )
+    with Store(tmp_path / "s.db") as db:
+        return sorted(db.trials(header.run_id), key=lambda t: t.task_id)
+
+
+def script(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "agent.py"
+    path.write_text("import json, sys, time\n" + textwrap.dedent(body))
+    return str(path)
+
+
+def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
+    trials = go(tmp_path, str(EXAMPLE), variants=["base", "fault:tool_error"])
+    a, b, c = [t for t in trials if t.variant == "base"]
+    assert a.success and b.success and c.success
+    assert a.answer == "Added 250." and a.control == "act"
+    kinds = [e.type for e in a.events]
+    assert kinds == [
+        "message",
+        "tool_call",
+        "tool_result",
+        "message",
+        "message",
+        "message",
+        "message",
+    ]
+    assert c.control == "refuse" and c.tool_calls == 0
+    faulted = [t for t in trials if t.variant != "base"]
+    # Injected tool errors reach the program, which reports them; state is unchanged.
+    assert all(not t.success and t.status == "completed" for t in faulted if t.task_id != "c")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error"),
+    [
+        (
+            'print("hello, I am not JSON", flush=True)\n',
+            "error",
+            "ProtocolError: stdout line is not JSON",
+        ),
+        (
+            'sys.stdin.readline(); print("crashing", file=sys.stderr); sys.exit(3)\n',
+            "error",
+            "ProtocolError: program exited with code 3 before sending 'done'; stderr: ...crashing",
+        ),
+        (
+            'sys.stdin.readline(); print(json.dumps({"type": "dance"}), flush=True)\n',
+            "error",
+            "ProtocolError: unknown message type 'dance'",
+        ),
+        (
+            "sys.stdin.readline()\n"
+            'print(json.dumps({"type": "tool_call", "name": "add", "arguments": [1]}))\n'
+            "sys.stdout.flush()\n",
+            "error",
+            "ProtocolError: tool_call arguments must be an object",
+        ),
+        (
+            "sys.stdin.readline()\n"
+            'print(json.dumps({"type": "control", "decision": "panic"}), flush=True)\n',
+            "error",
+            "ProtocolError: unknown control decision 'panic'",
+        ),
+        ("sys.stdin.readline(); time.sleep(60)\n", "timeout", "timed out after 1.0s in the agent"),
+    ],
+)
+def test_misbehaving_programs_are_the_agents_error(
+    tmp_path: Path, body: str, status: str, error: str
+) -> None:
+    for t in go(tmp_path, script(tmp_path, body), timeout=1.0):
+        assert t.status == status and t.error_kind == "agent"
+        assert t.error is not None and t.error.startswith(error), t.error
+
+
+def test_program_can_report_its_own_model_calls(tmp_path: Path) -> None:
+    body = """
+    start = json.loads(sys.stdin.readline())
+    out = lambda m: print(json.dumps(m), flush=True)
+    out({"type": "model_call", "model": "m", "input_tokens": 7, "output_tokens": 3,
+         "cost_usd": 0.002, "latency_s": 0.1})
+    out({"type": "answer", "content": "ok"})
+    out({"type": "confidence", "value": 0.75})
+    out({"type": "done"})
+    """
+    for t in go(tmp_path, script(tmp_path, body)):
+        assert t.status == "completed" and t.answer == "ok" and t.confidence == 0.75
+        assert (t.input_tokens, t.output_tokens, t.cost_usd, t.model_calls) == (7, 3, 0.002, 1)

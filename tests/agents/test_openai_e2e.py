@@ -1,0 +1,199 @@
+"""The openai: adapter end to end against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgauge.agents.provider import RetryPolicy
+from agentgauge.harness.runner import run
+from agentgauge.schema import ModelCallEvent, Task, Trial
+from agentgauge.store import Store
+from agentgauge.testing.openai_server import (
+    OpenAIServer,
+    Reply,
+    completion,
+    error_body,
+    tool_call,
+)
+from agentgauge.testing.worlds import make_counter_env
+
+FAST = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05)
+
+
+def tasks() -> list[Task]:
+    return [
+        Task(
+            id=f"t{i}",
+            instruction=f"task t{i}: please add {i + 1}",
+            expectations={"final_state": {"counter": i + 1}},
+        )
+        for i in range(3)
+    ]
+
+
+class Scripted:
+    """Plays a model that adds the instruction's number, then reports; task t0's first
+    request meets a 429 then a 500, task t2's first request is slower than the timeout."""
+
+    def __init__(self, slow_task: str | None = "t2", model: str = "fake-model") -> None:
+        self.seen: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.slow_task = slow_task
+        self.model = model
+
+    def __call__(self, req: dict[str, Any]) -> Reply:
+        msgs = req["messages"]
+        instruction = msgs[1]["content"]
+        task = instruction.split()[1].rstrip(":")
+        with self.lock:
+            key = json.dumps(msgs, sort_keys=True)
+            self.seen[key] += 1
+            n = self.seen[key]
+        if len(msgs) == 2:
+            if task == "t0" and n == 1:
+                return Reply(
+                    429, error_body("slow down", "rate_limit"), headers={"Retry-After": "0"}
+                )
+            if task == "t0" and n == 2:
+                return Reply(500, error_body("oops"))
+            if task == self.slow_task:
+                return Reply(body=completion("late"), delay_s=5.0)
+            amount = int(instruction.split()[-1])
+            return Reply(
+                body=completion(
+                    tool_calls=[tool_call("add", {"amount": amount})],
+                    model=self.model,
+                    prompt_tokens=100,
+                    completion_tokens=20,
+                )
+            )
+        assert msgs[-1]["role"] == "tool"
+        return Reply(
+            body=completion("Done.", model=self.model, prompt_tokens=130, completion_tokens=5)
+        )
+
+
+def go(server: OpenAIServer, tmp_path: Path, **options: Any) -> list[Trial]:
+    options.setdefault("retry", FAST)
+    header = run(
+        tasks(),
+        "openai:fake-model",
+        store=tmp_path / "s.db",
+        env_factory=make_counter_env,
+        timeout=1.0,
+        concurrency=3,
+        progress=False,
+        agent_options={"base_url": server.base_url, **options},
+    )
+    with Store(tmp_path / "s.db") as db:
+        return sorted(db.trials(header.run_id), key=lambda t: t.task_id)
+
+
+def test_tool_loop_usage_cost_retries_and_a_slow_response(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-test")
+    script = Scripted()
+    with OpenAIServer(script) as server:
+        t0, t1, t2 = go(
+            server,
+            tmp_path,
+            api_key_env="MY_KEY",
+            prices={"fake-model": {"input": 1.0, "output": 2.0}},
+        )
+    # The run completed: every task has its trial.
+    assert [t.task_id for t in (t0, t1, t2)] == ["t0", "t1", "t2"]
+    # t0 succeeded after a 429 and a 500: the server saw the first request three times.
+    first_t0 = next(k for k in script.seen if "task t0" in k and k.count('"role"') == 2)
+    assert script.seen[first_t0] == 3
+    assert t0.success and t0.status == "completed"
+    calls = [e for e in t0.events if isinstance(e, ModelCallEvent)]
+    assert [c.attempts for c in calls] == [3, 1]
+    assert [(c.input_tokens, c.output_tokens) for c in calls] == [(100, 20), (130, 5)]
+    # cost = (100*1 + 20*2)/1e6 + (130*1 + 5*2)/1e6 = 140e-6 + 140e-6
+    assert t0.cost_usd == pytest.approx(280e-6)
+    assert (t0.input_tokens, t0.output_tokens, t0.model_calls) == (230, 25, 2)
+    assert t1.success and t1.model_calls == 2 and t1.answer == "Done."
+    assert [e.type for e in t1.events] == [
+        "message",
+        "model_call",
+        "tool_call",
+        "tool_result",
+        "model_call",
+        "message",
+    ]
+    # t2's first response came after the trial's 1 s timeout: the provider's fault.
+    assert t2.status == "timeout" and t2.error_kind == "infra" and t2.is_infra_error
+    # What the adapter sent: policy as system, tools offered, tool result sent back, key.
+    second = next(r for r in server.requests if len(r["messages"]) == 4)
+    assert second["messages"][0]["role"] == "system"
+    assert [t["function"]["name"] for t in second["tools"]] == ["get", "add", "transfer_to_human"]
+    assert second["messages"][2]["tool_calls"][0]["function"]["name"] == "add"
+    assert second["messages"][3]["role"] == "tool"
+    assert json.loads(second["messages"][3]["content"])["counter"] >= 1
+    assert all(h.get("authorization") == "Bearer sk-test" for h in server.headers)
+
+
+def test_unknown_price_is_recorded_as_missing_not_zero(tmp_path: Path) -> None:
+    with OpenAIServer(Scripted(slow_task=None, model="mystery-model-7")) as server:
+        trials = go(server, tmp_path)
+    assert all(t.success for t in trials)
+    assert all(t.cost_usd is None and t.input_tokens == 230 for t in trials)
+
+
+def test_an_endpoint_that_always_fails_gives_infra_errors(tmp_path: Path) -> None:
+    with OpenAIServer(lambda req: Reply(500, error_body("down"))) as server:
+        trials = go(server, tmp_path)
+        requests = len(server.requests)
+    assert requests == 3 * (FAST.max_retries + 1)  # bounded retries for each trial
+    for t in trials:
+        assert t.status == "error" and t.error_kind == "infra" and t.is_infra_error
+        assert t.error == "ProviderExhausted: gave up after 4 attempts: HTTP 500: down"
+
+
+def test_client_errors_are_not_retried_and_are_infra(tmp_path: Path) -> None:
+    with OpenAIServer(lambda req: Reply(401, error_body("bad key", "auth"))) as server:
+        trials = go(server, tmp_path)
+        assert len(server.requests) == 3
+    assert all(t.error == "ProviderError: HTTP 401: bad key" and t.is_infra_error for t in trials)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (tool_call("add", '{"amount": 1'), "arguments of 'add' are not valid JSON"),
+        (tool_call("add", "[1, 2]"), "arguments of 'add' are not a JSON object"),
+        (tool_call("delete_everything", {}), "call to unknown tool 'delete_everything'"),
+    ],
+)
+def test_malformed_tool_calls_are_the_agents_error(
+    tmp_path: Path, call: dict[str, Any], message: str
+) -> None:
+    with OpenAIServer(lambda req: Reply(body=completion(tool_calls=[call]))) as server:
+        trials = go(server, tmp_path)
+    for t in trials:
+        assert t.status == "error" and t.error_kind == "agent"
+        assert t.error is not None and t.error.startswith("MalformedToolCall: " + message)
+        assert t.model_calls == 1  # the call that produced it is on the record
+
+
+def test_feedback_mode_returns_the_error_to_the_model(tmp_path: Path) -> None:
+    def responder(req: dict[str, Any]) -> Reply:
+        msgs = req["messages"]
+        if len(msgs) == 2:
+            return Reply(body=completion(tool_calls=[tool_call("add", "{oops")]))
+        if len(msgs) == 4:
+            assert msgs[3]["content"].startswith("Error: arguments of 'add' are not valid JSON")
+            amount = int(msgs[1]["content"].split()[-1])
+            return Reply(body=completion(tool_calls=[tool_call("add", {"amount": amount})]))
+        return Reply(body=completion("Done."))
+
+    with OpenAIServer(responder) as server:
+        trials = go(server, tmp_path, on_malformed="feedback")
+    assert all(t.success and t.model_calls == 3 for t in trials)

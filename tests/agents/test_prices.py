@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentgauge.agents.prices import Price, PriceTable, default_prices
+from agentgauge.errors import InputError
+
+
+def test_cost_is_tokens_times_price_per_million() -> None:
+    table = PriceTable({"m": Price(input=3.0, output=15.0)})
+    # 1000 * 3 / 1e6 + 500 * 15 / 1e6 = 0.003 + 0.0075 = 0.0105
+    assert table.cost(("m",), 1000, 500) == pytest.approx(0.0105)
+
+
+def test_unknown_model_or_tokens_give_none_never_zero() -> None:
+    table = PriceTable({"m": Price(1.0, 1.0)})
+    assert table.cost(("other",), 10, 10) is None
+    assert table.cost(("m",), None, 10) is None
+    assert table.cost((None,), 10, 10) is None
+
+
+def test_lookup_strips_date_stamps_but_never_matches_prefixes() -> None:
+    table = PriceTable()
+    assert table.lookup("gpt-4o-2024-08-06") == table.lookup("gpt-4o")
+    assert table.lookup("gpt-4o-mini") != table.lookup("gpt-4o")
+    assert table.lookup("gpt-4o-turbo-preview") is None
+    # the reported name wins over the requested one
+    assert table.lookup("gpt-4o-mini", "gpt-4o") == Price(0.15, 0.60)
+
+
+def test_files_and_environment_extend_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yaml_file = tmp_path / "p.yaml"
+    yaml_file.write_text("local-llama: {input: 0, output: 0}\ngpt-4o: {input: 1, output: 2}\n")
+    json_file = tmp_path / "p.json"
+    json_file.write_text('{"mine": {"input": 0.5, "output": 1.5}}')
+    monkeypatch.setenv("AGENTGAUGE_PRICES", str(json_file))
+    table = default_prices(yaml_file)
+    assert table.lookup("local-llama") == Price(0.0, 0.0)  # a known zero price is a price
+    assert table.lookup("gpt-4o") == Price(1.0, 2.0)
+    assert table.lookup("mine") == Price(0.5, 1.5)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("m: {input: 1}\n", r"p.yaml: m: expected \{input"),
+        ("m: {input: -1, output: 1}\n", "p.yaml: m.input: price must be a non-negative number"),
+        ("m: {input: true, output: 1}\n", "m.input"),
+        ("- 1\n", "expected a mapping"),
+    ],
+)
+def test_bad_price_files_name_the_field(tmp_path: Path, text: str, match: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=match):
+        PriceTable().load(path)

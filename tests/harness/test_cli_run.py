@@ -1,0 +1,75 @@
+"""`agentgauge run` on the command line: success, resume, and bad input (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "examples" / "counter-suite.yaml"
+
+
+def agentgauge(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_run_the_example_suite_with_the_cmd_example_then_resume(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    agent = f"cmd:{sys.executable} {ROOT / 'examples' / 'cmd_agent.py'}"
+    args = ["run", str(SUITE), "--agent", agent, "--store", db, "--run-id", "r"]
+    first = agentgauge(*args, "--trials", "2", "--variants", "base,paraphrase:1")
+    assert first.returncode == 0, first.stderr
+    # 3 tasks x 2 trials x 2 variants; the example solves all of them
+    assert "run r in" in first.stdout and "12 trials, success 100.0%" in first.stdout
+    again = agentgauge(*args)
+    assert again.returncode == 0 and "12 trials" in again.stdout
+    listed = json.loads(agentgauge("runs", "--store", db, "--json").stdout)
+    (entry,) = listed["runs"]
+    assert entry["suite"] == str(SUITE) and entry["n_trials"] == 12 and entry["suite_version"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--backend", "ray"], "the Ray backend is not available yet"),
+        (["--base-url", "http://127.0.0.1:1/v1"], "--base-url, --api-key-env and --prices apply"),
+        (["--variants", "base,fault:gremlins"], "unknown variant 'fault:gremlins'"),
+        (["--trials", "0"], "trials must be a positive integer"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(tmp_path: Path, extra: list[str], message: str) -> None:
+    db = tmp_path / "s.db"
+    out = agentgauge(
+        "run",
+        str(SUITE),
+        "--agent",
+        "agentgauge.testing.worlds:counting_agent",
+        "--store",
+        str(db),
+        *extra,
+    )
+    assert out.returncode == 2
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bad_suite_file_names_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tasks:\n  - id: a\n    instruction: hi\n  - id: b\n    instrution: typo\n")
+    out = agentgauge(
+        "run",
+        str(bad),
+        "--agent",
+        "agentgauge.testing.worlds:noop_agent",
+        "--store",
+        str(tmp_path / "s.db"),
+    )
+    assert out.returncode == 2
+    # The file and the offending field are named (the exact wording is the loader's).
+    assert str(bad) in out.stderr and "instru" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
