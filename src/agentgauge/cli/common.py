@@ -23,7 +23,8 @@ def console() -> Console:
 
 
 def err_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    """Standard error, never wrapped: one message stays one line for CI logs and grep."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(obj: Any) -> None:
