@@ -32,7 +32,7 @@ from agentgauge.suite import load_suite
 __all__ = ["REFERENCE_AGENTS", "DemoResult", "run_demo"]
 
 REFERENCE_AGENTS = ("null", "oracle", "careful", "hasty")
-VARIANTS = ("base", "paraphrase", "fault:tool_error", "fault:rate_limit")
+VARIANTS = ("base", "paraphrase", "fault:tool_error", "fault:rate_limit", "env:rename_keys")
 SIMULATED_NOTE = (
     "The agents in this demo are SIMULATED reference policies (builtin:null, oracle, careful, "
     "hasty): they read each task's reference plan and make seeded errors. Their numbers show "

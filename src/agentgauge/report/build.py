@@ -192,6 +192,23 @@ def build_report(inputs: ReportInputs) -> ReportData:
                 "rows": control_rows,
             }
         )
+    states = ("act", "ask", "refuse", "stop", "confirm", "recover", "transfer")
+    confusion_rows = [
+        [label(g), expected, *[g["control"]["confusion"][expected][t] for t in states]]
+        for g in data["groups"]
+        if g.get("control")
+        for expected in states
+        if sum(g["control"]["confusion"][expected].values())
+    ]
+    if confusion_rows:
+        sections.append(
+            {
+                "title": "Control confusion matrix (expected × taken)",
+                "note": "Rows: the decision the task expects; columns: the decision taken.",
+                "columns": ["agent", "expected", *states],
+                "rows": confusion_rows,
+            }
+        )
     rel = data.get("reliability") or []
     if rel:
         sections.append(
