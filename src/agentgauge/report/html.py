@@ -85,6 +85,7 @@ def _passk_figure(metrics: dict[str, Any]) -> str:
     fig.update_layout(
         title="pass^k: succeeds on all k attempts (falls with k when an agent is inconsistent)",
         xaxis_title="k",
+        xaxis_dtick=1,
         yaxis_title="pass^k",
         yaxis_range=[0, 1.02],
         height=380,
