@@ -180,7 +180,16 @@ def items_ok(values: list[Any], kind: str) -> bool:
 class Spec:
     """One parameter's schema and acceptable values, read once (module doc)."""
 
-    __slots__ = ("_variables", "accept", "items_kind", "non_empty", "param", "post", "schema")
+    __slots__ = (
+        "_variables",
+        "accept",
+        "items_kind",
+        "non_empty",
+        "param",
+        "post",
+        "raw",
+        "schema",
+    )
 
     def __init__(
         self,
@@ -194,6 +203,8 @@ class Spec:
         self.schema = schema
         self.non_empty = non_empty
         self.accept = accept
+        # The acceptable strings as written: a value found here needs no normalising.
+        self.raw = frozenset(o for o in non_empty if type(o) is str)
         self.items_kind = items_kind
         self.post: str | None = None
         self._variables: dict[type, frozenset[Any] | None] | None = None
@@ -301,6 +312,9 @@ def direct(
     if t is str:
         if kind != "str" and kind != "any":
             return SLOW
+        for o in options:
+            if type(o) is str and o == value:  # the very text: no need to normalise
+                return None
         norm = value.encode().translate(QUOTE, DELETE).lower() if value.isascii() else canon(value)
         for o in options:
             to = type(o)

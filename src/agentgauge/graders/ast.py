@@ -240,10 +240,7 @@ class _Expected:
     def __init__(
         self, function: Mapping[str, Any], expected: Mapping[str, Any], eager: bool = False
     ) -> None:
-        for self.key_name, self.key in expected.items():
-            break
-        else:
-            raise ValueError("an answer-key entry needs a function name")
+        (self.key_name, self.key), *_ = expected.items()
         params = function.get("parameters") or {}
         self.props: Mapping[str, Any] = params.get("properties") or {}
         self.required: tuple[str, ...] = tuple(params.get("required") or ())
@@ -304,6 +301,8 @@ class _Expected:
                 acc = spec.accept.get(t)
                 if acc is not None:
                     if t is str:
+                        if value in spec.raw:
+                            continue
                         norm = (
                             value.encode().translate(QUOTE, DELETE).lower()
                             if value.isascii()
@@ -450,7 +449,17 @@ class CompiledKey:
 
     def match(self, calls: Sequence[Mapping[str, Any]], category: str = "simple") -> AstResult:
         """`ast_match` against the compiled key (see there)."""
-        category, language = _resolve_category(category, self.language)
+        resolved = _RESOLVED.get((category, self.language))
+        if resolved is None:
+            resolved = _resolve_category(category, self.language)
+        category, language = resolved
+        expected = self.expected
+        if (category == "simple" or category == "multiple") and len(calls) == len(expected) == 1:
+            call = calls[0]  # the common case, without _match and _split_call
+            if type(call) is dict and len(call) == 1:
+                ((name, args),) = call.items()
+                if type(args) is dict and type(name) is str:
+                    return expected[0].check((name, args), self.name_equivalence, language)
         return self._match(calls, category, language)
 
     def _match(
@@ -521,8 +530,10 @@ class CompiledKey:
         call that does not fit it (``misfit``), one of the expected name first."""
         exp = self.expected[i]
         exp_name = exp.key_name
-        order = sorted(range(len(calls)), key=lambda j: _call_name(calls[j]) != exp_name)
-        j = next(j for j in order if misfit(j))
+        names = [_call_name(c) == exp_name for c in calls]
+        j = next((j for j, same in enumerate(names) if same and misfit(j)), None)
+        if j is None:
+            j = next(j for j, same in enumerate(names) if not same and misfit(j))
         _, err, why = exp.check(parsed[j], self.name_equivalence, language)
         return False, err, f"no call matches expected call {i} ({exp_name}): {why}"
 
@@ -565,7 +576,12 @@ def ast_match(
         # One expected call: check it directly, without a CompiledKey.
         entry = answer[0]
         exp = _Expected(_find_function(functions, next(iter(entry))), entry)
-        return exp.check(_split_call(calls[0]), name_equivalence, language)
+        call = calls[0]
+        if type(call) is dict and len(call) == 1:
+            ((name, args),) = call.items()
+            if type(args) is dict and type(name) is str:
+                return exp.check((name, args), name_equivalence, language)
+        return exp.check(_split_call(call), name_equivalence, language)
     key = CompiledKey(
         functions, answer, language=language, name_equivalence=name_equivalence, _eager=False
     )
