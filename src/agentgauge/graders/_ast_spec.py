@@ -181,7 +181,6 @@ class Spec:
     """One parameter's schema and acceptable values, read once (module doc)."""
 
     __slots__ = (
-        "_variables",
         "accept",
         "items_kind",
         "non_empty",
@@ -189,6 +188,7 @@ class Spec:
         "post",
         "raw",
         "schema",
+        "var_cache",
     )
 
     def __init__(
@@ -207,21 +207,21 @@ class Spec:
         self.raw = frozenset(o for o in non_empty if type(o) is str)
         self.items_kind = items_kind
         self.post: str | None = None
-        self._variables: dict[type, frozenset[Any] | None] | None = None
+        self.var_cache: dict[type, frozenset[Any] | None] | None = None
 
     @property
     def variables(self) -> dict[type, frozenset[Any] | None]:
         """Per scalar type the schema rejects: the acceptable values of that type
         (BFCL's "variable" rule compares them exactly), ``None`` when there are
         none (a type error). Built on the first value of a rejected type."""
-        found = self._variables
+        found = self.var_cache
         if found is None:
             found = {}
             for t in _SCALARS:
                 if t not in self.accept:
                     same = [o for o in self.non_empty if type(o) is t]
                     found[t] = frozenset(same) if same else None
-            self._variables = found
+            self.var_cache = found
         return found
 
     def miss(self, value: Any) -> str:

@@ -240,7 +240,11 @@ class _Expected:
     def __init__(
         self, function: Mapping[str, Any], expected: Mapping[str, Any], eager: bool = False
     ) -> None:
-        (self.key_name, self.key), *_ = expected.items()
+        if type(expected) is dict and len(expected) == 1:  # the usual shape, no list built
+            self.key_name = next(iter(expected))
+            self.key = expected[self.key_name]
+        else:
+            (self.key_name, self.key), *_ = expected.items()
         params = function.get("parameters") or {}
         self.props: Mapping[str, Any] = params.get("properties") or {}
         self.required: tuple[str, ...] = tuple(params.get("required") or ())
@@ -319,7 +323,9 @@ class _Expected:
                     else:
                         return False, "value_error:others", spec.miss(value) if explain else ""
                 else:
-                    var = spec.variables.get(t, _SLOW)
+                    var = (spec.var_cache if spec.var_cache is not None else spec.variables).get(
+                        t, _SLOW
+                    )
                     if var is not _SLOW:
                         if var is None:
                             why = spec.type_miss(value) if explain else ""
