@@ -10,6 +10,12 @@ and JavaScript checks require source-literal strings, its irrelevance check
 lives outside ``ast_checker``). Verdict agreement is printed with the ids of
 any disagreement.
 
+Side by side, in alternating runs on the same outputs: BFCL timed on its
+``ast_checker`` call; our public ``ast_match`` (single use, nothing cached
+between calls); our compiled keys timed on ``match`` alone, with
+``compile_key`` timed on its own (one key per output) and the compile + match
+ratio printed as well.
+
 Run: ``python benchmarks/bench_graders.py [--data DIR] [--repeat N]``.
 bfcl-eval drags in every provider SDK, so it belongs in a throwaway virtual
 environment: ``PYTHONPATH=src /tmp/bfclvenv/bin/python benchmarks/bench_graders.py``.
