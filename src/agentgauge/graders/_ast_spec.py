@@ -188,6 +188,7 @@ class Spec:
         "post",
         "raw",
         "schema",
+        "type_head",
         "var_cache",
     )
 
@@ -203,10 +204,13 @@ class Spec:
         self.schema = schema
         self.non_empty = non_empty
         self.accept = accept
-        # The acceptable strings as written: a value found here needs no normalising.
+        # The non-empty acceptable strings as written: a string found here passes
+        # whatever the schema says (literal_eq, or BFCL's variable rule, which
+        # compares strings of a rejected type exactly), with no normalising.
         self.raw = frozenset(o for o in non_empty if type(o) is str)
         self.items_kind = items_kind
         self.post: str | None = None
+        self.type_head: str | None = None
         self.var_cache: dict[type, frozenset[Any] | None] | None = None
 
     @property
@@ -233,7 +237,10 @@ class Spec:
 
     def type_miss(self, value: Any) -> str:
         """`ast._check_param`'s detail for a value of the wrong type."""
-        return type_detail(self.param, self.schema, value)
+        head = self.type_head
+        if head is None:
+            head = self.type_head = f"{self.param!r}: expected {self.schema.get('type')}, got "
+        return f"{head}{kind_of(value)} ({value!r})"
 
 
 def type_detail(param: str, schema: Mapping[str, Any], value: Any) -> str:

@@ -287,6 +287,15 @@ class _Expected:
                     if type(options) is not list:
                         options = _acceptables(options)
                     if python:
+                        # The first equal option, if a plain string, is this very
+                        # text: acceptable whatever the type (as Spec.raw).
+                        if (
+                            type(value) is str
+                            and value
+                            and value in options
+                            and type(options[options.index(value)]) is str
+                        ):
+                            continue
                         verdict = direct(param, value, schema, options, explain)
                         if verdict is None:
                             continue
@@ -302,11 +311,11 @@ class _Expected:
                 # cannot judge (a container that is not found, an unusual type)
                 # falls through to the full check, which also explains it.
                 t = type(value)
+                if t is str and value in spec.raw:
+                    continue  # as written: acceptable whatever the type (Spec.raw)
                 acc = spec.accept.get(t)
                 if acc is not None:
                     if t is str:
-                        if value in spec.raw:
-                            continue
                         norm = (
                             value.encode().translate(QUOTE, DELETE).lower()
                             if value.isascii()
@@ -436,7 +445,7 @@ class CompiledKey:
     The key and docs are read at compile time: later changes to them are not seen.
     """
 
-    __slots__ = ("expected", "language", "name_equivalence")
+    __slots__ = ("categories", "expected", "language", "name_equivalence")
 
     def __init__(
         self,
@@ -452,12 +461,16 @@ class CompiledKey:
         ]
         self.language: Language = language
         self.name_equivalence = name_equivalence
+        # category name -> (category, language), resolved once per name
+        self.categories: dict[str, tuple[str, Language]] = {}
 
     def match(self, calls: Sequence[Mapping[str, Any]], category: str = "simple") -> AstResult:
         """`ast_match` against the compiled key (see there)."""
-        resolved = _RESOLVED.get((category, self.language))
+        resolved = self.categories.get(category)
         if resolved is None:
             resolved = _resolve_category(category, self.language)
+            if len(self.categories) < 64:
+                self.categories[category] = resolved
         category, language = resolved
         expected = self.expected
         if (category == "simple" or category == "multiple") and len(calls) == len(expected) == 1:
