@@ -232,13 +232,14 @@ _SLOW: Any = SLOW  # a value only the full check can judge
 
 
 class _Expected:
-    """One key entry against its function's schema, with a `Spec` per parameter
-    (built on first use, or all at once by `CompiledKey`)."""
+    """One key entry against its function's schema. Compiled (``compiled``, for
+    `CompiledKey`), it keeps a `Spec` per parameter, built when the parameter is
+    first given; else (`ast_match`, a key used once) it checks values directly."""
 
-    __slots__ = ("eager", "key", "key_name", "props", "required", "specs")
+    __slots__ = ("compiled", "key", "key_name", "props", "required", "specs")
 
     def __init__(
-        self, function: Mapping[str, Any], expected: Mapping[str, Any], eager: bool = False
+        self, function: Mapping[str, Any], expected: Mapping[str, Any], compiled: bool = False
     ) -> None:
         if type(expected) is dict and len(expected) == 1:  # the usual shape, no list built
             self.key_name = next(iter(expected))
@@ -249,12 +250,7 @@ class _Expected:
         self.props: Mapping[str, Any] = params.get("properties") or {}
         self.required: tuple[str, ...] = tuple(params.get("required") or ())
         self.specs: dict[str, Spec | None] = {}
-        # eager: compiled to match many outputs; else checked once, directly.
-        self.eager = eager
-        if eager:
-            for param in self.key:
-                if param in self.props:
-                    self.specs[param] = self._spec(param)
+        self.compiled = compiled
 
     def _spec(self, param: str) -> Spec | None:
         return build_spec(param, self.props[param] or {}, _acceptables(self.key[param]))
@@ -282,7 +278,7 @@ class _Expected:
                 # Only parameters in both the schema and the key may be given.
                 if param not in key or param not in self.props:
                     return False, "unexpected_param", f"unexpected parameter {param!r}"
-                if not self.eager:
+                if not self.compiled:
                     schema, options = self.props[param] or {}, key[param]
                     if type(options) is not list:
                         options = _acceptables(options)
@@ -440,9 +436,12 @@ def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
 class CompiledKey:
     """An answer key compiled against its function docs, to match many outputs.
 
-    `ast_match` compiles the key on every call; a grader that checks many
-    trials of one task can compile once (``compile_key``) and call `match`.
-    The key and docs are read at compile time: later changes to them are not seen.
+    `ast_match` reads the key afresh on every call; a grader that checks many
+    trials of one task can compile once (``compile_key``) and call `match`,
+    which returns exactly what `ast_match` returns. Each parameter's acceptable
+    values are turned into lookup sets (`_ast_spec.Spec`) when an output first
+    gives that parameter, so the key and docs must not be changed while the
+    compiled key is in use.
     """
 
     __slots__ = ("categories", "expected", "language", "name_equivalence")
@@ -454,10 +453,11 @@ class CompiledKey:
         *,
         language: Language = "python",
         name_equivalence: bool = False,
-        _eager: bool = True,
+        _compiled: bool = True,
     ) -> None:
         self.expected = [
-            _Expected(_find_function(functions, next(iter(a))), a, eager=_eager) for a in answer
+            _Expected(_find_function(functions, next(iter(a))), a, compiled=_compiled)
+            for a in answer
         ]
         self.language: Language = language
         self.name_equivalence = name_equivalence
@@ -602,7 +602,7 @@ def ast_match(
                 return exp.check((name, args), name_equivalence, language)
         return exp.check(_split_call(call), name_equivalence, language)
     key = CompiledKey(
-        functions, answer, language=language, name_equivalence=name_equivalence, _eager=False
+        functions, answer, language=language, name_equivalence=name_equivalence, _compiled=False
     )
     return key._match(calls, category, language)
 
