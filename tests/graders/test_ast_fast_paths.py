@@ -10,6 +10,7 @@ equal only after normalisation).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -73,6 +74,13 @@ def test_direct_and_compiled_checks_equal_the_reference(
 @given(st.text(max_size=12), st.text(max_size=12))
 def test_canonical_strings_meet_exactly_when_normalised_strings_do(a: str, b: str) -> None:
     assert (canon(a) == canon(b)) == (normalize_string(a) == normalize_string(b))
+
+
+@given(st.text(max_size=16))
+def test_normalize_string_is_bfcl_normalisation_case_folded(text: str) -> None:
+    # BFCL: re.sub(r"[ ,./\-_*^]", "", s).lower().replace("'", '"'); we case-fold.
+    bfcl = re.sub(r"[ ,./\-_*^]", "", text).replace("'", '"').casefold()
+    assert normalize_string(text) == bfcl
 
 
 def test_int_float_bool_stay_apart() -> None:
