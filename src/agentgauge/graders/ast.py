@@ -37,6 +37,19 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from agentgauge.graders._ast_spec import (
+    DELETE,
+    QUOTE,
+    SLOW,
+    Spec,
+    build_spec,
+    canon,
+    declared,
+    direct,
+    items_ok,
+    kind_of,
+    tag_list,
+)
 from agentgauge.graders._literals import parse_literal
 
 __all__ = [
@@ -67,76 +80,18 @@ CATEGORIES: tuple[str, ...] = (
 AstResult = tuple[bool, str | None, str]
 """``(valid, error_type, detail)``: ``error_type`` is ``None`` exactly when valid."""
 
-# BFCL's regex [ ,./\-_*^] as a translation table (one C pass instead of a regex).
-_TABLE = str.maketrans({**dict.fromkeys(" ,./-_*^"), "'": '"'})
-
-# Declared type -> the JSON kind it must have. BFCL names, JSON-schema names,
-# and the Java / JavaScript names used by BFCL's simple_java / simple_javascript.
-_KIND: dict[str, str] = {
-    "string": "str",
-    "String": "str",
-    "char": "str",
-    "integer": "int",
-    "int": "int",
-    "byte": "int",
-    "short": "int",
-    "long": "int",
-    "Bigint": "int",
-    "float": "float",
-    "double": "float",
-    "number": "float",
-    "boolean": "bool",
-    "bool": "bool",
-    "Boolean": "bool",
-    "array": "list",
-    "list": "list",
-    "tuple": "list",
-    "Array": "list",
-    "ArrayList": "list",
-    "Queue": "list",
-    "Stack": "list",
-    "Set": "list",
-    "dict": "dict",
-    "object": "dict",
-    "HashMap": "dict",
-    "Hashtable": "dict",
-    "null": "null",
-    "any": "any",
-    "Any": "any",
-}
-
 
 def normalize_string(text: str) -> str:
     """BFCL's string standardisation: drop spaces and ``,./-_*^``, ``'`` -> ``"``,
     case-fold (BFCL lowers; case-folding also equates e.g. ``ß`` and ``ss``)."""
+    if text.isascii():  # one bytes.translate: str.translate deletes slowly
+        return text.encode().translate(QUOTE, DELETE).lower().decode()
     return text.translate(_TABLE).casefold()
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, list | tuple):
-        return "list"
-    if isinstance(value, dict):
-        return "dict"
-    return type(value).__name__
-
-
-def _declared(schema: Mapping[str, Any] | None) -> str:
-    if not schema:
-        return "any"
-    t = schema.get("type")
-    if isinstance(t, list):  # JSON schema ["string", "null"]: take the first non-null
-        t = next((x for x in t if x != "null"), "any")
-    return _KIND.get(str(t), "any") if t is not None else "any"
+_TABLE = str.maketrans({**dict.fromkeys(" ,./-_*^"), "'": '"'})
+_kind = kind_of
+_declared = declared
 
 
 def _type_ok(value: Any, schema: Mapping[str, Any] | None) -> bool:
@@ -274,90 +229,33 @@ def _names_equal(a: str, b: str, name_equivalence: bool) -> bool:
     return name_equivalence and a.replace(".", "_") == b.replace(".", "_")
 
 
-class _Param:
-    """One parameter of one expected call, with its acceptable values pre-read."""
-
-    __slots__ = ("bools", "items_kind", "kind", "lists", "nums", "options", "schema", "strs")
-
-    def __init__(self, schema: Mapping[str, Any], options: list[Any]) -> None:
-        self.schema = schema
-        self.kind = _declared(schema)
-        self.options = options
-        non_empty = [o for o in options if o != ""]
-        self.strs = frozenset(normalize_string(o) for o in options if type(o) is str)
-        self.nums = frozenset(o for o in non_empty if type(o) is int or type(o) is float)
-        self.bools = frozenset(o for o in non_empty if type(o) is bool)
-        items = schema.get("items") if self.kind == "list" else None
-        self.items_kind = _declared(items) if isinstance(items, Mapping) else "any"
-        tagged = [_tag_list(o) for o in non_empty if type(o) is list]
-        self.lists = frozenset(t for t in tagged if t is not None)
-
-
-def _direct_ok(value: Any, schema: Mapping[str, Any], options: list[Any]) -> bool:
-    """A scalar acceptable as given (the compiled fast path, without compiling):
-    ``True`` only when the full check would accept; ``False`` means "run it"."""
-    t = type(value)
-    if t is str:
-        if _declared(schema) != "str":
-            return False
-        norm = value.translate(_TABLE).casefold()
-        return any(type(o) is str and o.translate(_TABLE).casefold() == norm for o in options)
-    if t is int or t is float:
-        kind = _declared(schema)
-        if not (kind == "float" or (kind == "int" and t is int)):
-            return False
-        return any((type(o) is int or type(o) is float) and o == value for o in options)
-    if t is bool:
-        return _declared(schema) == "bool" and any(o is value for o in options)
-    return False
-
-
-def _tag_list(values: list[Any]) -> tuple[tuple[str, Any], ...] | None:
-    """A flat list as a hashable tuple that compares as `literal_eq` does (strings
-    normalised, ints equal to floats, bools apart); ``None`` when not flat."""
-    out = []
-    for v in values:
-        t = type(v)
-        if t is str:
-            out.append(("s", v.translate(_TABLE).casefold()))
-        elif t is int or t is float:
-            out.append(("n", v))
-        elif t is bool or v is None:
-            out.append(("b", v))
-        else:
-            return None
-    return tuple(out)
-
-
-_SCALAR_KIND = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null"}
-
-
-def _items_ok(values: list[Any], kind: str) -> bool:
-    if kind == "any":
-        return True
-    for v in values:
-        k = _SCALAR_KIND.get(type(v))
-        if k != kind and not (kind == "float" and k == "int"):
-            return False
-    return True
+_UNSEEN: Any = object()  # a parameter whose spec is not built yet
+_SLOW: Any = SLOW  # a value only the full check can judge
 
 
 class _Expected:
-    """One key entry compiled against its function's schema."""
+    """One key entry against its function's schema. Compiled (``compiled``, for
+    `CompiledKey`), it keeps a `Spec` per parameter, built when the parameter is
+    first given; else (`ast_match`, a key used once) it checks values directly."""
 
-    __slots__ = ("cold", "key", "key_name", "params", "props", "required")
+    __slots__ = ("compiled", "key", "key_name", "props", "required", "specs")
 
     def __init__(
-        self, function: Mapping[str, Any], expected: Mapping[str, Any], cold: bool = True
+        self, function: Mapping[str, Any], expected: Mapping[str, Any], compiled: bool = False
     ) -> None:
-        # cold: checked once (ast_match), so parameters are checked directly;
-        # otherwise each is compiled into lookup sets the first time it is used.
-        self.cold = cold
-        (self.key_name, self.key), *_ = expected.items()
+        if type(expected) is dict and len(expected) == 1:  # the usual shape, no list built
+            self.key_name = next(iter(expected))
+            self.key = expected[self.key_name]
+        else:
+            (self.key_name, self.key), *_ = expected.items()
         params = function.get("parameters") or {}
         self.props: Mapping[str, Any] = params.get("properties") or {}
         self.required: tuple[str, ...] = tuple(params.get("required") or ())
-        self.params: dict[str, _Param] = {}
+        self.specs: dict[str, Spec | None] = {}
+        self.compiled = compiled
+
+    def _spec(self, param: str) -> Spec | None:
+        return build_spec(param, self.props[param] or {}, _acceptables(self.key[param]))
 
     def check(
         self,
@@ -375,43 +273,75 @@ class _Expected:
             if req not in args:
                 return False, "missing_required", f"missing required parameter {req!r}"
         python = language == "python"
-        params, key, props = self.params, self.key, self.props
+        specs, key = self.specs, self.key
         for param, value in args.items():
-            p = params.get(param)
-            if p is None:
+            spec = specs.get(param, _UNSEEN)
+            if spec is _UNSEEN:
                 # Only parameters in both the schema and the key may be given.
-                if param not in key or param not in props:
+                if param not in key or param not in self.props:
                     return False, "unexpected_param", f"unexpected parameter {param!r}"
-                if self.cold:
-                    schema, opts = props[param] or {}, _acceptables(key[param])
-                    if python and _direct_ok(value, schema, opts):
-                        continue
-                    err, why = _check_param(param, value, schema, opts, language, explain)
+                if not self.compiled:
+                    schema, options = self.props[param] or {}, key[param]
+                    if type(options) is not list:
+                        options = _acceptables(options)
+                    if python:
+                        # The first equal option, if a plain string, is this very
+                        # text: acceptable whatever the type (as Spec.raw).
+                        if (
+                            type(value) is str
+                            and value
+                            and value in options
+                            and type(options[options.index(value)]) is str
+                        ):
+                            continue
+                        verdict = direct(param, value, schema, options, explain)
+                        if verdict is None:
+                            continue
+                        if verdict is not SLOW:
+                            return False, verdict[0], verdict[1]
+                    err, why = _check_param(param, value, schema, options, language, explain)
                     if err is not None:
                         return False, err, why
                     continue
-                p = params[param] = _Param(props[param] or {}, _acceptables(key[param]))
-            if python:
-                # Fast paths for scalars that are acceptable as given; anything
-                # else (and every failure) takes the full check for its error.
+                spec = specs[param] = self._spec(param)
+            if python and spec is not None:
+                # The verdict from the spec's sets (see _ast_spec); a value they
+                # cannot judge (a container that is not found, an unusual type)
+                # falls through to the full check, which also explains it.
                 t = type(value)
-                if t is str:
-                    if p.kind == "str" and value.translate(_TABLE).casefold() in p.strs:
+                if t is str and value in spec.raw:
+                    continue  # as written: acceptable whatever the type (Spec.raw)
+                acc = spec.accept.get(t)
+                if acc is not None:
+                    if t is str:
+                        norm = (
+                            value.encode().translate(QUOTE, DELETE).lower()
+                            if value.isascii()
+                            else canon(value)
+                        )
+                        if norm in acc:
+                            continue
+                        return False, "value_error:string", spec.miss(value) if explain else ""
+                    if t is list:
+                        if tag_list(value) in acc and items_ok(value, spec.items_kind):
+                            continue
+                    elif value in acc:
                         continue
-                elif t is int:
-                    if (p.kind == "int" or p.kind == "float") and value in p.nums:
-                        continue
-                elif t is float:
-                    if p.kind == "float" and value in p.nums:
-                        continue
-                elif t is bool:
-                    if p.kind == "bool" and value in p.bools:
-                        continue
-                elif t is list and p.kind == "list" and p.lists:
-                    tagged = _tag_list(value)
-                    if tagged in p.lists and _items_ok(value, p.items_kind):
-                        continue
-            err, why = _check_param(param, value, p.schema, p.options, language, explain)
+                    else:
+                        return False, "value_error:others", spec.miss(value) if explain else ""
+                else:
+                    var = (spec.var_cache if spec.var_cache is not None else spec.variables).get(
+                        t, _SLOW
+                    )
+                    if var is not _SLOW:
+                        if var is None:
+                            why = spec.type_miss(value) if explain else ""
+                            return False, "type_error:simple", why
+                        if value in var:
+                            continue
+                        return False, "value_error:others", spec.miss(value) if explain else ""
+            schema, options = self.props[param] or {}, _acceptables(key[param])
+            err, why = _check_param(param, value, schema, options, language, explain)
             if err is not None:
                 return False, err, why
         if len(args) < len(key):
@@ -508,12 +438,15 @@ def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
 class CompiledKey:
     """An answer key compiled against its function docs, to match many outputs.
 
-    `ast_match` compiles the key on every call; a grader that checks many
-    trials of one task can compile once (``compile_key``) and call `match`.
-    The key and docs are read at compile time: later changes to them are not seen.
+    `ast_match` reads the key afresh on every call; a grader that checks many
+    trials of one task can compile once (``compile_key``) and call `match`,
+    which returns exactly what `ast_match` returns. Each parameter's acceptable
+    values are turned into lookup sets (`_ast_spec.Spec`) when an output first
+    gives that parameter, so the key and docs must not be changed while the
+    compiled key is in use.
     """
 
-    __slots__ = ("expected", "language", "name_equivalence")
+    __slots__ = ("categories", "expected", "language", "name_equivalence")
 
     def __init__(
         self,
@@ -522,17 +455,32 @@ class CompiledKey:
         *,
         language: Language = "python",
         name_equivalence: bool = False,
-        _cold: bool = False,
+        _compiled: bool = True,
     ) -> None:
         self.expected = [
-            _Expected(_find_function(functions, next(iter(a))), a, cold=_cold) for a in answer
+            _Expected(_find_function(functions, next(iter(a))), a, compiled=_compiled)
+            for a in answer
         ]
         self.language: Language = language
         self.name_equivalence = name_equivalence
+        # category name -> (category, language), resolved once per name
+        self.categories: dict[str, tuple[str, Language]] = {}
 
     def match(self, calls: Sequence[Mapping[str, Any]], category: str = "simple") -> AstResult:
         """`ast_match` against the compiled key (see there)."""
-        category, language = _resolve_category(category, self.language)
+        resolved = self.categories.get(category)
+        if resolved is None:
+            resolved = _resolve_category(category, self.language)
+            if len(self.categories) < 64:
+                self.categories[category] = resolved
+        category, language = resolved
+        expected = self.expected
+        if (category == "simple" or category == "multiple") and len(calls) == len(expected) == 1:
+            call = calls[0]  # the common case, without _match and _split_call
+            if type(call) is dict and len(call) == 1:
+                ((name, args),) = call.items()
+                if type(args) is dict and type(name) is str:
+                    return expected[0].check((name, args), self.name_equivalence, language)
         return self._match(calls, category, language)
 
     def _match(
@@ -566,6 +514,16 @@ class CompiledKey:
                 break
         else:
             return True, None, ""
+        # Expected calls before i fit the calls in their own positions. When no
+        # call fits expected call i either, Kuhn's algorithm (below) would leave
+        # exactly i unmatched: say so without running it.
+        first = i
+        if not any(
+            expected[first].check(parsed[j], equiv, language, explain=False)[0]
+            for j in range(len(parsed))
+            if j != first
+        ):
+            return self._explain(calls, parsed, first, language, lambda j: True)
 
         def result(i: int, j: int) -> AstResult:
             r = memo.get((i, j))
@@ -577,14 +535,27 @@ class CompiledKey:
         if -1 not in match:
             return True, None, ""
         i = match.index(-1)
-        exp_name = expected[i].key_name
-        # Explain with the most telling candidate: a call of the expected name that
-        # does not fit it, else any call that does not fit it.
-        order = sorted(range(len(calls)), key=lambda j: _call_name(calls[j]) != exp_name)
         # Some call does not fit it: when call i failed, fewer than n calls were
         # taken, so a call it fitted would still have been free.
-        j = next(j for j in order if not result(i, j)[0])
-        _, err, why = expected[i].check(parsed[j], equiv, language)
+        return self._explain(calls, parsed, i, language, lambda j: not result(i, j)[0])
+
+    def _explain(
+        self,
+        calls: Sequence[Mapping[str, Any]],
+        parsed: list[tuple[str, dict[str, Any]] | str],
+        i: int,
+        language: Language,
+        misfit: Callable[[int], bool],
+    ) -> AstResult:
+        """Why expected call ``i`` has no call: explained with the most telling
+        call that does not fit it (``misfit``), one of the expected name first."""
+        exp = self.expected[i]
+        exp_name = exp.key_name
+        names = [_call_name(c) == exp_name for c in calls]
+        j = next((j for j, same in enumerate(names) if same and misfit(j)), None)
+        if j is None:
+            j = next(j for j, same in enumerate(names) if not same and misfit(j))
+        _, err, why = exp.check(parsed[j], self.name_equivalence, language)
         return False, err, f"no call matches expected call {i} ({exp_name}): {why}"
 
 
@@ -622,14 +593,24 @@ def ast_match(
         return CompiledKey((), (), language=language).match(calls, category)
     if len(calls) != len(answer):
         return False, "wrong_count", f"expected {len(answer)} call(s), got {len(calls)}"
+    if (category == "simple" or category == "multiple") and answer:
+        # One expected call: check it directly, without a CompiledKey.
+        entry = answer[0]
+        exp = _Expected(_find_function(functions, next(iter(entry))), entry)
+        call = calls[0]
+        if type(call) is dict and len(call) == 1:
+            ((name, args),) = call.items()
+            if type(args) is dict and type(name) is str:
+                return exp.check((name, args), name_equivalence, language)
+        return exp.check(_split_call(call), name_equivalence, language)
     key = CompiledKey(
-        functions, answer, language=language, name_equivalence=name_equivalence, _cold=True
+        functions, answer, language=language, name_equivalence=name_equivalence, _compiled=False
     )
     return key._match(calls, category, language)
 
 
 def _call_name(call: Any) -> str | None:
-    if isinstance(call, Mapping) and len(call) == 1:
+    if (type(call) is dict or isinstance(call, Mapping)) and len(call) == 1:
         return str(next(iter(call)))
     return None
 
@@ -642,9 +623,19 @@ _CATEGORY_ALIASES: dict[str, tuple[str, str | None]] = {
 
 
 def _resolve_category(category: str, language: Language) -> tuple[str, Language]:
+    hit = _RESOLVED.get((category, language))
+    if hit is not None:
+        return hit
     cat = category[5:] if category.startswith("live_") else category
     alias = _CATEGORY_ALIASES.get(cat)
     if alias is None:
-        return cat, language
-    lang = alias[1]
-    return alias[0], language if lang is None else lang  # type: ignore[return-value]
+        out: tuple[str, Language] = (cat, language)
+    else:
+        lang = alias[1]
+        out = (alias[0], language if lang is None else lang)  # type: ignore[assignment]
+    if len(_RESOLVED) < 1024:  # a few dozen names in practice; bounded all the same
+        _RESOLVED[category, language] = out
+    return out
+
+
+_RESOLVED: dict[tuple[str, str], tuple[str, Language]] = {}
