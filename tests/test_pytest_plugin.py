@@ -9,10 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from agentgauge.graders import available_graders
 from agentgauge.schema import Grade, Trial
 from agentgauge.testing.pytest_eval import blocking_failures
 
 pytest_plugins = ["pytester"]
+
+# Inner sessions run in this process, and pytester drops the modules they import when
+# each ends; a grader module imported again would register its grader twice. Load the
+# registered graders here, before pytester's snapshot of sys.modules, so they persist.
+available_graders()
 
 ROOT = Path(__file__).resolve().parents[1]
 
