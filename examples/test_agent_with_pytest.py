@@ -50,7 +50,7 @@ TASKS = [
 ]
 
 
-def my_agent(session):  # type: ignore[no-untyped-def]
+def my_agent(session):
     """Stands in for your agent: reads the amount and adds it.
 
     Like a real model it is not perfectly reliable: it drops a digit of a large
@@ -63,7 +63,7 @@ def my_agent(session):  # type: ignore[no-untyped-def]
     session.say(f"Added {amount}.")
 
 
-def careless_agent(session):  # type: ignore[no-untyped-def]
+def careless_agent(session):
     """A "new version" that forgets the starting value on the from-ten task."""
     amount = int(re.findall(r"-?\d+", session.instruction)[0])
     session.call_tool("add", {"amount": amount})
@@ -72,12 +72,12 @@ def careless_agent(session):  # type: ignore[no-untyped-def]
 # 1. Thresholds on the marker: checked on the result once the test body has run.
 #    The gate is on the lower bound of the 95% CI, not on the point estimate.
 @pytest.mark.agentgauge(trials=8, min_success_rate=0.6, bound="ci_lower", pass_hat_k={2: 0.6})
-def test_agent_meets_the_bar(agentgauge_eval):  # type: ignore[no-untyped-def]
+def test_agent_meets_the_bar(agentgauge_eval):
     agentgauge_eval.run(TASKS, my_agent)
 
 
 # 2. The same checks written out, plus a cost ceiling; the result is yours to inspect.
-def test_agent_checks(agentgauge_eval):  # type: ignore[no-untyped-def]
+def test_agent_checks(agentgauge_eval):
     result = agentgauge_eval.run(TASKS, my_agent, trials=8)
     group = result.metrics["groups"][0]
     assert group["n_tasks"] == 4
@@ -90,7 +90,7 @@ def test_agent_checks(agentgauge_eval):  # type: ignore[no-untyped-def]
 #    more than 5 points (paired over the same tasks). `careless_agent` is, so this
 #    test is expected to fail; it shows what the failure says.
 @pytest.mark.xfail(reason="careless_agent fails from-ten: a real regression", strict=True)
-def test_new_version_is_not_worse(agentgauge_eval):  # type: ignore[no-untyped-def]
+def test_new_version_is_not_worse(agentgauge_eval):
     current = agentgauge_eval.run(TASKS, my_agent, trials=4)
     candidate = agentgauge_eval.run(TASKS, careless_agent, trials=4)
     candidate.assert_not_worse_than(current, margin=0.05)

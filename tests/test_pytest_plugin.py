@@ -151,6 +151,35 @@ def test_null_metric_fails_closed(pytester: pytest.Pytester) -> None:
     out.stdout.fnmatch_lines(["FAIL pass_hat_k.4 >= 0 (*): cannot check: k=4 exceeds the trials*"])
 
 
+def test_check_mistakes_are_named(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        def test_no_limits(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("success_rate")
+
+        def test_unknown_metric(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("sucess_rate", min=0)
+
+        def test_bad_k(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("pass_hat_k", k=0, min=0)
+
+        def test_k_on_a_rate(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("success_rate", k=2, min=0)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=4)
+    out.stdout.fnmatch_lines_random(
+        [
+            "*agentgauge: error: a threshold gate needs 'min' or 'max'",
+            "*agentgauge: error: metric: unknown metric 'sucess_rate'",
+            "*agentgauge: error: k: k must be a positive integer, got 0",
+            "*agentgauge: error: k applies to pass_hat_k and pass_at_k, not 'success_rate'",
+        ]
+    )
+
+
 def test_malformed_gate_file_is_a_clear_error(pytester: pytest.Pytester) -> None:
     pytester.makefile(
         ".yaml",

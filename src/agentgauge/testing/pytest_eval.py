@@ -71,12 +71,17 @@ def _error(exc: AgentgaugeError) -> NoReturn:
     _fail(f"agentgauge: error: {exc}")
 
 
+def _invalid(exc: ValidationError, file: str | None = None) -> NoReturn:
+    name, reason = first_error(exc)
+    # A model validator's message comes prefixed by pydantic; the sentence is ours.
+    _error(InputError(reason.removeprefix("Value error, "), file=file, field=name))
+
+
 def _gate(**fields: Any) -> Gate:
     try:
         return Gate.model_validate(fields)
     except ValidationError as exc:
-        name, reason = first_error(exc)
-        _error(InputError(reason, field=name))
+        _invalid(exc)
 
 
 def _config(spec: GateSpec) -> GateConfig:
@@ -88,8 +93,7 @@ def _config(spec: GateSpec) -> GateConfig:
             return load_gate_config(spec)
         return GateConfig.model_validate(dict(spec))
     except ValidationError as exc:
-        name, reason = first_error(exc)
-        _error(InputError(reason, file="<gates>", field=name))
+        _invalid(exc, file="<gates>")
     except AgentgaugeError as exc:
         _error(exc)
 
@@ -198,6 +202,8 @@ class EvalResult:
         if k is not None:
             if metric not in ("pass_hat_k", "pass_at_k"):
                 _error(InputError(f"k applies to pass_hat_k and pass_at_k, not {metric!r}"))
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                _error(InputError(f"k must be a positive integer, got {k!r}", field="k"))
             metric = f"{metric}.{k}"
         gate = _gate(metric=metric, min=min, max=max, bound=bound, where=dict(where or {}))
         return self.check_gates(GateConfig(gates=[gate]))
@@ -236,7 +242,7 @@ def _gate_ks(config: GateConfig) -> set[int]:
         metric = gate.metric or ""
         head, _, tail = metric.partition(".")
         if head in ("pass_hat_k", "pass_at_k", "pass_hat_k_se", "pass_at_k_se"):
-            if tail.isdigit():
+            if tail.isdigit() and int(tail) >= 1:
                 ks.add(int(tail))
             elif not tail and config.deployment_k is not None:
                 ks.add(config.deployment_k)
