@@ -156,7 +156,10 @@ def _null_from_store(spec: str, info: SystemInfo) -> NullAgentCheck | None:
         return None
     with Store(where[0], create=False) as db:
         for run in reversed(db.list_runs()):
-            if run.agent == "null" and run.suite_version == info.run.suite_version:
+            if (
+                run.agent in ("null", "builtin:null")
+                and run.suite_version == info.run.suite_version
+            ):
                 return null_agent_check(db.table(run.run_id))
     return None
 

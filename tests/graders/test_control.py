@@ -147,3 +147,19 @@ def test_metrics_validate_and_leave_inputs() -> None:
         control_metrics(["act"], ["act"], [1, 2])
     empty = control_metrics([], [])
     assert empty["over_refusal"] is None and empty["accuracy"] is None
+
+
+def test_recover_does_not_mask_the_task_decision() -> None:
+    # An agent retries after an injected fault (recover), then asks for confirmation:
+    # its decision on the task is to confirm; recover is incidental.
+    from agentgauge.graders.control import detect_control
+    from agentgauge.schema import ControlEvent, Expectations, Task, Trial
+
+    events = [ControlEvent(decision="recover"), ControlEvent(decision="confirm")]
+    trial = Trial(task_id="t", success=True, events=events)
+    confirm_task = Task(id="t", instruction="x", expectations=Expectations(control="confirm"))
+    assert detect_control(trial, confirm_task).decision == "confirm"
+    recover_task = Task(id="t", instruction="x", expectations=Expectations(control="recover"))
+    assert detect_control(trial, recover_task).decision == "recover"
+    only = Trial(task_id="t", success=True, events=[ControlEvent(decision="recover")])
+    assert detect_control(only, confirm_task).decision == "recover"

@@ -1,11 +1,35 @@
 """A lean HTTP/1.1 transport for httpx, used for plain-``http://`` endpoints.
 
 Local model servers (vLLM, llama.cpp server, Ollama) answer in milliseconds and
-are where a harness's own overhead shows: httpcore spends close to a
-millisecond of CPU per request on its pool bookkeeping and anyio locks. This
-transport speaks HTTP/1.1 straight over asyncio streams, with a keep-alive pool
-per host, in about a third of that. It is an `httpx.AsyncBaseTransport`, so
-requests, responses, headers and errors stay httpx's.
+are where a harness's own overhead shows. This transport speaks HTTP/1.1
+straight over asyncio streams, with a keep-alive pool per host. It is an
+`httpx.AsyncBaseTransport`, so requests, responses, headers and errors stay
+httpx's.
+
+Why not httpx's own transport (the project prefers libraries for HTTP): measured
+with ``benchmarks/bench_harness.py`` part (b) — 50 ms loopback endpoint,
+concurrency 64, ceiling 1,280 trials/s, target 90% — interleaved best of 3 on
+2 cores shared with other work (load average 1.9-2.5), httpx 0.28.1, httpcore
+1.0.9, sniffio installed:
+
+==================================================  ===========  ======  ===============
+client                                              trials/s     of N/L  CPU per trial
+==================================================  ===========  ======  ===============
+this transport (one httpx client around it)         912          71.2%   0.71 ms
+ONE shared ``httpx.AsyncClient``, 64 connections,   87           6.8%    9.2-11.4 ms
+HTTP/1.1, CA bundle loaded once, reused by all
+==================================================  ===========  ======  ===============
+
+Raw requests at concurrency 64 (no harness), CPU per request: this transport
+0.5-0.6 ms; httpx sharded into 8 clients x 8 connections 1.5 ms, 16 x 4 1.4 ms,
+one-connection clients 1.4 ms; the ``httpx2`` fork (2.16.2), one shared client,
+1.3-1.7 ms. So httpx used as recommended is 10x slower here, and even its best
+arrangement costs over a millisecond per request, which caps one core below
+the 1,152 trials/s target. The profile of the shared client is dominated by
+httpcore's pool: ``AsyncConnectionPool._assign_requests_to_connections`` re-scans
+every connection for every queued request on each state change (2.4 million
+``is_idle`` calls for 640 requests); see encode/httpcore#1035 (open) and the
+httpx2 fixes pydantic/httpx2#974 and #1075. Revisit when httpcore ships those.
 
 Scope, on purpose: plain HTTP only (``https://`` endpoints — hosted providers,
 with TLS and proxies — keep httpx's default transport), ``Content-Length`` and

@@ -33,12 +33,10 @@ context but not sent to the user (the turn's action is the tool calls).
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import random
 import ssl
-import sys
 import time
 from typing import Any, Literal
 
@@ -59,15 +57,6 @@ __all__ = ["DEFAULT_BASE_URL", "MalformedToolCall", "OpenAIAgent"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
-# httpcore 1.0 runs `import sniffio` each time it creates a lock (several times per
-# request). When sniffio is not installed every attempt is a failed import, which
-# searches sys.path again: about a millisecond per request on a loaded machine,
-# more than everything else the harness does. A ``None`` entry in sys.modules is
-# Python's own "known missing" marker and makes the failure instant; it is set
-# only when the module cannot be found at all, so nothing that could import it is
-# affected.
-if importlib.util.find_spec("sniffio") is None:
-    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 _RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
 
 
@@ -244,7 +233,8 @@ class _ClientPool:
     queued request on each state change, which costs milliseconds per request at
     tens of concurrent requests, while a one-connection pool scans one entry.
     Those clients are created on demand, so there are never more than the peak
-    number of concurrent requests (bounded by the harness's concurrency).
+    number of concurrent requests (bounded by the harness's concurrency). The
+    measurements behind both choices are in `agentgauge.agents._http`.
     """
 
     def __init__(self, base_url: str, headers: dict[str, str], timeout: float) -> None:

@@ -21,6 +21,13 @@ real system.
 
 Each reports a confidence with ``session.report_confidence``: ``careful``'s
 tracks its own slips; ``hasty`` is over-confident.
+
+So that cost and token metrics have something to show, each step (a tool call
+or a message) is recorded as a *simulated* model call (model ``sim:NAME``):
+input tokens grow with the transcript, output tokens are drawn, and the price
+comes from `SIM_PRICES` — careful's per-token price is that of a large model,
+hasty's of a small one. The draws use their own random stream, so they never
+change what the agent does. The figures are illustrative, not measurements.
 """
 
 from __future__ import annotations
@@ -43,6 +50,46 @@ from agentgauge.schema import Task, ToolCallSpec
 __all__ = ["PROFILES", "REFERENCE_AGENTS", "NoiseProfile", "ReferenceAgent", "reference_agent"]
 
 REFERENCE_AGENTS = ("builtin:null", "builtin:oracle", "builtin:careful", "builtin:hasty")
+
+#: Simulated prices in USD per 1M (input, output) tokens, and seconds per output token.
+SIM_PRICES: dict[str, tuple[float, float, float]] = {
+    "oracle": (2.50, 10.00, 0.012),
+    "careful": (2.50, 10.00, 0.012),
+    "hasty": (0.15, 0.60, 0.005),
+}
+
+
+class _MeteredSession:
+    """Records a simulated model call before each step the agent takes."""
+
+    def __init__(self, session: Session, name: str, rng: np.random.Generator) -> None:
+        self._s = session
+        self._model = f"sim:{name}"
+        self._price = SIM_PRICES[name]
+        self._rng = rng
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._s, attr)
+
+    def _think(self) -> None:
+        prompt = 900 + 120 * len(self._s.events)
+        completion = int(self._rng.integers(30, 160))
+        p_in, p_out, per_token = self._price
+        self._s.record_model_call(
+            model=self._model,
+            input_tokens=prompt,
+            output_tokens=completion,
+            cost_usd=(prompt * p_in + completion * p_out) / 1e6,
+            latency_s=0.25 + completion * per_token * float(self._rng.uniform(0.8, 1.25)),
+        )
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        self._think()
+        return await self._s.call_tool(name, arguments)
+
+    async def say(self, text: str) -> str | None:
+        self._think()
+        return await self._s.say(text)
 
 
 @dataclass(frozen=True)
@@ -120,7 +167,7 @@ class ReferenceAgent:
         task = self._tasks.get(session.task_id)
         if task is None:
             raise InputError(f"{self.name} has no reference plan for task {session.task_id!r}")
-        run = _Trial(session, task, self.profile)
+        run = _Trial(session, task, self.profile, self.name.removeprefix("builtin:"))
         if task.expectations.call_category is not None or task.environment == "functions":
             await run.functions()
         else:
@@ -141,14 +188,18 @@ def reference_agent(name: str, tasks: Iterable[Task]) -> ReferenceAgent:
 class _Trial:
     """One trial's execution of a plan, with the profile's noise (none for the oracle)."""
 
-    def __init__(self, session: Session, task: Task, profile: NoiseProfile | None) -> None:
-        self.s = session
+    def __init__(
+        self, session: Session, task: Task, profile: NoiseProfile | None, name: str
+    ) -> None:
         self.task = task
         self.p = profile
         # A child stream keyed by the task: if a harness gives trial k of every task the
         # same seed, the agents' slips must still be independent across tasks.
         base = int(session.rng.integers(2**32))
         self.rng = np.random.default_rng([base, zlib.crc32(task.id.encode())])
+        # Usage draws come from a sibling stream so metering never changes behaviour.
+        usage = np.random.default_rng([base, zlib.crc32(task.id.encode()), 1])
+        self.s: Session = _MeteredSession(session, name, usage)
         self.slipped = False
         self.reshaped = False
         minutes = task.human_minutes or 1.0

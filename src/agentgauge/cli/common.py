@@ -17,11 +17,14 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machine
 
 
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    """Standard output; 120 columns when it is not a terminal (logs, CI, pipes)."""
+    width = None if sys.stdout.isatty() else 120
+    return Console(highlight=False, soft_wrap=False, width=width)
 
 
 def err_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    """Standard error, never wrapped: one message stays one line for CI logs and grep."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(obj: Any) -> None:

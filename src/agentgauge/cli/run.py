@@ -66,6 +66,12 @@ def run_cmd(
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help="Progress bar [on a TTY].")
     ] = None,
+    include_heldout: Annotated[
+        bool,
+        typer.Option(
+            "--include-heldout", help="Also run the suite's held-out tasks (logged in the store)."
+        ),
+    ] = False,
 ) -> None:
     """Run an agent over a suite: trials x variants per task, each in a fresh environment."""
     from agentgauge.harness.runner import run
@@ -78,8 +84,13 @@ def run_cmd(
         raise InputError(
             "--base-url, --api-key-env and --prices apply to openai: agents", field="agent"
         )
+    the_suite: Any = suite
+    if include_heldout:
+        from agentgauge.suite import load_suite
+
+        the_suite = load_suite(suite, include_heldout=True)
     header = run(
-        suite,
+        the_suite,
         agent,
         trials=trials,
         variants=split_list(variants) if variants else None,

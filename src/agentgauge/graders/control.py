@@ -4,7 +4,10 @@
 The decision taken is read in this order, the first that applies winning:
 
 1. the trial's recorded ``control`` field, else its first ``control`` event
-   (the harness or an instrumented agent said what it decided);
+   other than ``recover`` (the harness or an instrumented agent said what it
+   decided; recovering from a failed tool call is incidental to the task's
+   decision, so ``recover`` is read only when the task expects it, or when
+   nothing else below applies);
 2. a call to a transfer tool (name matching `TRANSFER_TOOL`) -> ``transfer``;
 3. a text cue (`CUES`) in an assistant message *before the first write call*
    -> that cue's decision (``confirm``, ``ask``, ``refuse``, ``transfer``,
@@ -218,9 +221,16 @@ def detect_control(
 
     if trial.control is not None:
         return reading(trial.control, "field")
-    for e in trial.events:
-        if isinstance(e, ControlEvent):
-            return reading(e.decision, "control_event")
+    controls = [e.decision for e in trial.events if isinstance(e, ControlEvent)]
+    # Recovering from a failed tool call is incidental to the task's decision (an agent
+    # that retries after a fault and then confirms has decided to confirm): `recover`
+    # is the reading only when the task expects it or nothing else is found.
+    expected = task.expectations.control if task is not None else trial.expected_control
+    if "recover" in controls and expected == "recover":
+        return reading("recover", "control_event")
+    primary = [d for d in controls if d != "recover"]
+    if primary:
+        return reading(primary[0], "control_event")
     calls = [e for e in trial.events if isinstance(e, ToolCallEvent)]
     if any(TRANSFER_TOOL.search(c.name) for c in calls):
         return reading("transfer", "transfer_tool")
@@ -238,6 +248,8 @@ def detect_control(
         return reading(cue, "text_cue")
     if calls or trial.answer or last_text:
         return reading("act", "activity")
+    if controls:
+        return reading("recover", "control_event")
     return reading("stop", "nothing")
 
 

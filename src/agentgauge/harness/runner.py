@@ -179,6 +179,16 @@ async def arun(
                 "max_paraphrases": max_paraphrases,
             },
         )
+        heldout = [t.id for t in the_suite.tasks if t.split == "heldout"]
+        if heldout:
+            # Every use of the held-out set is logged; reports say how often (SPEC 5.10).
+            from agentgauge.metrics.validity import HELDOUT_ACTION
+
+            db.audit(
+                HELDOUT_ACTION,
+                run_id=header.run_id,
+                detail={"command": "run", "runs": [header.run_id], "tasks": heldout},
+            )
         done = {
             (t, i, v)
             for t, i, v, a, m in db.existing_cells(header.run_id)

@@ -29,10 +29,13 @@ from agentgauge.schema import (
     ToolResultEvent,
 )
 
-__all__ = ["TRANSFER_TOOLS", "SessionOutcome", "TrialSession"]
+__all__ = ["SIMULATED_TOOL_LATENCY", "TRANSFER_TOOLS", "SessionOutcome", "TrialSession"]
 
 #: Tool names that hand the conversation to a human (recorded as ``transfer``).
 TRANSFER_TOOLS = frozenset({"transfer_to_human", "transfer_to_human_agents"})
+
+#: Seconds a tool call takes in virtual time (simulated agents).
+SIMULATED_TOOL_LATENCY = 0.05
 
 
 @dataclass
@@ -50,6 +53,8 @@ class SessionOutcome:
     """Sum of model-call costs; ``None`` when any call's price is unknown
     (a missing price is never counted as 0, SPEC 5.3). 0.0 when no model was called."""
     confidence: float | None = None
+    elapsed_s: float | None = None
+    """Simulated seconds the trial took, for sessions in virtual time; else ``None``."""
     """The agent's own confidence that it succeeded, in [0, 1], when it reported one."""
 
 
@@ -64,11 +69,19 @@ class TrialSession:
         seed: int,
         max_steps: int = 200,
         clock: Callable[[], float] = time.monotonic,
+        virtual_time: bool = False,
     ) -> None:
         self._task_id = task_id
         self._env = env
         self._seed = seed
         self._rng: np.random.Generator | None = None  # built on first use: it costs ~50 µs
+        # Simulated agents run in virtual time: the clock advances by each model call's
+        # reported latency and a fixed SIMULATED_TOOL_LATENCY per tool call, so their
+        # latencies are reproducible rather than this machine's scheduling noise.
+        self._virtual = virtual_time
+        self._vt = 0.0
+        if virtual_time:
+            clock = self._virtual_now
         self._clock = clock
         self._t0 = clock()
         self._events: list[Event] = []
@@ -111,6 +124,9 @@ class TrialSession:
     def events(self) -> list[Event]:
         return self._events
 
+    def _virtual_now(self) -> float:
+        return self._vt
+
     def _t(self) -> float:
         return max(0.0, self._clock() - self._t0)
 
@@ -124,6 +140,8 @@ class TrialSession:
         self._step()
         if not isinstance(arguments, dict):
             raise AgentError(f"tool {name!r} called with non-object arguments: {arguments!r}")
+        if self._virtual:
+            self._vt += SIMULATED_TOOL_LATENCY
         call_id = f"call_{next(self._ids)}"
         self._events.append(
             ToolCallEvent(name=name, arguments=arguments, call_id=call_id, t=self._t())
@@ -187,6 +205,8 @@ class TrialSession:
         latency_s: float | None,
         attempts: int | None = None,
     ) -> None:
+        if self._virtual and latency_s:
+            self._vt += latency_s
         self._events.append(
             ModelCallEvent(
                 model=model,
@@ -226,4 +246,5 @@ class TrialSession:
             output_tokens=total("output_tokens"),
             cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c)),
             confidence=self._confidence,
+            elapsed_s=self._vt if self._virtual else None,
         )

@@ -102,7 +102,13 @@ async def run_cell(
     outcome: SessionOutcome | None = None
     try:
         env = env_factory(task, variant=cell.variant, seed=cell.seed)
-        session = TrialSession(task.id, env, seed=cell.seed, max_steps=max_steps)
+        session = TrialSession(
+            task.id,
+            env,
+            seed=cell.seed,
+            max_steps=max_steps,
+            virtual_time=bool(getattr(agent, "simulated", False)),
+        )
     except Exception as exc:  # the world failed to build: not the agent's doing
         if env is not None:
             _close(env)
@@ -189,7 +195,11 @@ def _finish(
         capability=task.capability,
         human_minutes=task.human_minutes,
         expected_control=task.expectations.control,
-        latency_s=time.monotonic() - start,
+        latency_s=(
+            outcome.elapsed_s
+            if outcome is not None and outcome.elapsed_s is not None
+            else time.monotonic() - start
+        ),
         seed=cell.seed,
         metadata=metadata or {},
         **fields,

@@ -3,6 +3,7 @@
 A gate config is YAML::
 
     deployment_k: 4            # optional: what `pass_hat_k` means without a k
+    variants: [base]           # optional: which variants' trials count (default base; [all])
     gates:
       - metric: success_rate   # dotted path into a `metrics --json` group
         min: 0.70
@@ -104,6 +105,9 @@ class GateConfig(BaseModel):
 
     deployment_k: int | None = Field(default=None, ge=1)
     """The k that bare ``pass_hat_k``/``pass_at_k`` refer to."""
+    variants: list[str] = Field(default_factory=lambda: ["base"])
+    """Which variants' trials the gates read: ``[base]`` by default (perturbed trials
+    are for robustness, not the headline); ``[all]`` for every trial."""
     gates: list[Gate] = Field(min_length=1)
     """The checks; all must pass."""
 
@@ -248,5 +252,6 @@ def evaluate_gates(
                 results.append(GateResult(label, name, False, f"cannot check: {why}"))
                 continue
             ok = (gate.min is None or value >= gate.min) and (gate.max is None or value <= gate.max)
-            results.append(GateResult(label, name, ok, f"{metric} = {value:.4g}"))
+            what = metric if gate.bound == "value" else f"{metric} {gate.bound}"
+            results.append(GateResult(label, name, ok, f"{what} = {value:.4g}"))
     return results

@@ -93,7 +93,7 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
 
 
 #: Above this many groups, one row per group (figures across) reads better.
-_MAX_COLUMN_GROUPS = 3
+_MAX_COLUMN_GROUPS = 4
 
 
 def _rows_table(report: MetricsReport, title: str | None) -> Table:
