@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from agentgauge.graders import available_graders
-from agentgauge.schema import Grade, Trial
-from agentgauge.testing.pytest_eval import blocking_failures
 
 pytest_plugins = ["pytester"]
 
@@ -86,9 +84,10 @@ def test_passing_gates_and_the_summary(pytester: pytest.Pytester) -> None:
             "test_inner.py::test_counting  *agentgauge.db:test_counting-*",
             "*variant=base: success 1.000 ± 0.000 (95% CI 1.000–1.000; 2 tasks, 6 trials)"
             "  pass^1 1.00  pass^2 1.00  pass^4 -",
-            "  PASS success_rate [[]ci_lower[]] >= 0.9 (*): success_rate = 1",
-            "  PASS pass_hat_k.2 >= 0.9 (*): pass_hat_k.2 = 1",
-            "  PASS cost.cost_of_pass <= 0.01 (*): cost.cost_of_pass = 0",
+            "  PASS success_rate [[]ci_lower[]] >= 0.9 — agent=python:agentgauge.testing.worlds"
+            ".counting_agent, variant=base: success_rate ci_lower = 1",
+            "  PASS pass_hat_k.2 >= 0.9 — *: pass_hat_k.2 = 1",
+            "  PASS cost.cost_of_pass <= 0.01 — *: cost.cost_of_pass = 0",
         ]
     )
 
@@ -108,12 +107,12 @@ def test_failing_gate_names_each_failed_gate(pytester: pytest.Pytester) -> None:
     # passes, so exactly one line follows the header.
     out.stdout.fnmatch_lines(
         [
-            "*agentgauge gate failed (1 of 2):",
-            "FAIL success_rate >= 0.9 (agent=python:test_inner.fails_b, variant=base): "
+            "*1 of 2 gate checks failed",
+            "gate failed: success_rate >= 0.9 (agent=python:test_inner.fails_b, variant=base): "
             "success_rate = 0.5",
         ]
     )
-    out.stdout.no_fnmatch_line("FAIL pass_hat_k*")
+    out.stdout.no_fnmatch_line("gate failed: pass_hat_k*")
 
 
 def test_hand_computed_pass_hat_k_and_explicit_checks(pytester: pytest.Pytester) -> None:
@@ -135,7 +134,7 @@ def test_hand_computed_pass_hat_k_and_explicit_checks(pytester: pytest.Pytester)
     )
     out = pytester.runpytest()
     out.assert_outcomes(failed=1)
-    out.stdout.fnmatch_lines(["FAIL pass_hat_k.3 >= 0.7 (*): pass_hat_k.3 = 0.625"])
+    out.stdout.fnmatch_lines(["gate failed: pass_hat_k.3 >= 0.7 (*): pass_hat_k.3 = 0.625"])
 
 
 def test_null_metric_fails_closed(pytester: pytest.Pytester) -> None:
@@ -148,7 +147,9 @@ def test_null_metric_fails_closed(pytester: pytest.Pytester) -> None:
     )
     out = pytester.runpytest()
     out.assert_outcomes(failed=1)
-    out.stdout.fnmatch_lines(["FAIL pass_hat_k.4 >= 0 (*): cannot check: k=4 exceeds the trials*"])
+    out.stdout.fnmatch_lines(
+        ["gate failed: pass_hat_k.4 >= 0 (*): cannot check: k=4 exceeds the trials*"]
+    )
 
 
 def test_check_mistakes_are_named(pytester: pytest.Pytester) -> None:
@@ -305,8 +306,9 @@ def test_non_inferiority_and_gates_dict(pytester: pytest.Pytester) -> None:
     # Paired over 2 tasks: differences 0 (a) and -1 (b), mean -0.5. pass^2 = 0.5 passes 0.4.
     out.stdout.fnmatch_lines_random(
         [
-            "*agentgauge gate failed (1 of 2):",
-            "FAIL non-inferiority (margin 0.1) (B vs baseline): paired difference -0.500, *",
+            "*1 of 2 gate checks failed",
+            "gate failed: non-inferiority (margin 0.1) (B vs baseline): "
+            "paired difference -0.500, *",
             "*a non_inferiority gate needs a baseline: pass baseline=...",
         ]
     )
@@ -332,19 +334,3 @@ def test_plugin_module_imports_no_engine() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "['agentgauge.pytest_plugin']"
-
-
-def _trial(*grades: Grade) -> Trial:
-    return Trial(task_id="t", agent="a", success=True, grades=list(grades))
-
-
-def test_blocking_failures_counts_trials_not_grades() -> None:
-    failed = Grade(grader="rubric", passed=False, status="rubric:blocking_failed")
-    by_evidence = Grade(grader="rubric", passed=False, evidence={"blocking_failed": ["safe"]})
-    ok = Grade(grader="rubric", passed=True, evidence={"blocking_failed": []})
-    state = Grade(grader="state", passed=False)
-    # Trials 1 and 2 each have a failed blocking criterion (trial 1 twice): 2.
-    assert blocking_failures([_trial(failed, by_evidence), _trial(by_evidence), _trial(ok)]) == 2
-    assert blocking_failures([_trial(ok), _trial(ok, state)]) == 0
-    # No rubric ran: None, which the gate reports as "cannot check" rather than a pass.
-    assert blocking_failures([_trial(state), _trial()]) is None

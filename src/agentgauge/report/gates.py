@@ -34,14 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agentgauge.errors import InputError
 from agentgauge.yamlio import load_yaml, validate_yaml
 
-__all__ = [
-    "Gate",
-    "GateConfig",
-    "GateResult",
-    "evaluate_gates",
-    "format_gate_result",
-    "load_gate_config",
-]
+__all__ = ["Gate", "GateConfig", "GateResult", "evaluate_gates", "load_gate_config"]
 
 
 class Gate(BaseModel):
@@ -120,16 +113,6 @@ class GateResult:
     group: str
     passed: bool
     detail: str
-
-
-def format_gate_result(result: GateResult) -> str:
-    """One gate's outcome as one line: ``FAIL success_rate [ci_lower] >= 0.7 (agent=a): ...``.
-
-    The wording every gate front end prints (``agentgauge gate``, the pytest plugin),
-    so a failure reads the same in a CI log whichever one produced it.
-    """
-    verdict = "PASS" if result.passed else "FAIL"
-    return f"{verdict} {result.gate} ({result.group}): {result.detail}"
 
 
 def load_gate_config(path: str | Path) -> GateConfig:

@@ -4,15 +4,12 @@ An `Evaluator` (the ``agentgauge_eval`` fixture) runs an agent over tasks with
 `agentgauge.run` into a store, computes `agentgauge.metrics` on the run, and
 returns an `EvalResult`. Every check on a result — `EvalResult.check`,
 `EvalResult.check_gates`, `EvalResult.assert_not_worse_than`, and the
-thresholds of an ``@pytest.mark.agentgauge`` marker — is a gate of
-`agentgauge.report.gates`, evaluated by the same `evaluate_gates` as
-``agentgauge gate`` and failing the test with one `format_gate_result` line per
-failed gate. A metric that is null (k larger than the trials, a missing price)
-fails its gate: a threshold that cannot be checked must not pass.
+thresholds of an ``@pytest.mark.agentgauge`` marker — is a gate config handed
+to `agentgauge.gating.run_gates`, the engine of ``agentgauge gate``: same
+groups, same variants, same null-fails-closed rule, and failures worded as
+that command words them (``gate failed: GATE (GROUP): DETAIL``, one line each).
 
-The plugin module imports this one only when a test uses the fixture, so
-installing agentgauge costs pytest sessions that never evaluate an agent
-nothing beyond the plugin's own few lines.
+The plugin module imports this one only when a test uses the fixture.
 """
 
 from __future__ import annotations
@@ -30,14 +27,7 @@ from pydantic import ValidationError
 
 from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.loading import first_error
-from agentgauge.report.gates import (
-    Gate,
-    GateConfig,
-    GateResult,
-    evaluate_gates,
-    format_gate_result,
-    load_gate_config,
-)
+from agentgauge.report.gates import Gate, GateConfig, GateResult, load_gate_config
 from agentgauge.schema import Trial
 
 __all__ = [
@@ -45,7 +35,6 @@ __all__ = [
     "EvalResult",
     "Evaluator",
     "MarkerSettings",
-    "blocking_failures",
     "marker_settings",
     "summary_lines",
 ]
@@ -98,28 +87,6 @@ def _config(spec: GateSpec) -> GateConfig:
         _error(exc)
 
 
-def blocking_failures(trials: Iterable[Trial]) -> int | None:
-    """Trials with a failed blocking rubric criterion; ``None`` when no rubric grade exists.
-
-    The rubric grader records its case grade as ``rubric`` with status
-    ``rubric:blocking_failed`` and the failed criteria's ids in
-    ``evidence["blocking_failed"]``; either marks the trial.
-    """
-    seen_rubric = False
-    failed = 0
-    for trial in trials:
-        hit = False
-        for grade in trial.grades:
-            if not grade.grader.startswith("rubric"):
-                continue
-            seen_rubric = True
-            evidence = grade.evidence if isinstance(grade.evidence, dict) else {}
-            if grade.status == "rubric:blocking_failed" or evidence.get("blocking_failed"):
-                hit = True
-        failed += hit
-    return failed if seen_rubric else None
-
-
 @dataclass
 class EvalResult:
     """One evaluation run by the fixture: where it is stored and what it measured."""
@@ -156,21 +123,14 @@ class EvalResult:
         self, config: GateSpec, baseline: EvalResult | str | None = None
     ) -> list[GateResult]:
         """The gate results without failing the test (recorded for the summary)."""
+        from agentgauge.gating import run_gates
+
         cfg = _config(config)
-        self._ensure_k(_gate_ks(cfg))
-        comparison = None
-        margins = [g.margin for g in cfg.gates if g.type == "non_inferiority" and g.margin]
-        if any(g.type == "non_inferiority" for g in cfg.gates):
-            if baseline is None:
-                _error(InputError("a non_inferiority gate needs a baseline: pass baseline=..."))
-            comparison = self._compare(baseline, max(margins, default=0.0))
-        blocking = None
-        if any(g.type == "no_blocking_failures" for g in cfg.gates):
-            blocking = blocking_failures(self.trials)
+        if baseline is None and any(g.type == "non_inferiority" for g in cfg.gates):
+            _error(InputError("a non_inferiority gate needs a baseline: pass baseline=..."))
+        base = baseline.source if isinstance(baseline, EvalResult) else baseline
         try:
-            results = evaluate_gates(
-                cfg, self.metrics, comparison=comparison, blocking_failures=blocking
-            )
+            results = run_gates(self.source, cfg, baseline=base)
         except AgentgaugeError as exc:
             _error(exc)
         self.gate_results.extend(results)
@@ -217,24 +177,6 @@ class EvalResult:
         gate = _gate(type="non_inferiority", margin=margin)
         return self.check_gates(GateConfig(gates=[gate]), baseline=baseline)
 
-    # -- internals ------------------------------------------------------------------------
-
-    def _compare(self, baseline: EvalResult | str, margin: float) -> dict[str, Any]:
-        from agentgauge.comparison import compare
-
-        a = baseline.source if isinstance(baseline, EvalResult) else baseline
-        try:
-            return compare(a, self.source, margin=margin or None).to_dict()
-        except AgentgaugeError as exc:
-            _error(exc)
-
-    def _ensure_k(self, ks: Iterable[int]) -> None:
-        """Recompute the metrics when a gate asks for a pass^k not yet reported."""
-        have = set(self.metrics.get("k", ()))
-        want = set(ks) - have
-        if want:
-            self.metrics = _metrics(self.source, have | want)
-
 
 def _gate_ks(config: GateConfig) -> set[int]:
     ks: set[int] = set()
@@ -252,8 +194,18 @@ def _gate_ks(config: GateConfig) -> set[int]:
 def _raise_failed(results: Sequence[GateResult]) -> None:
     failed = [r for r in results if not r.passed]
     if failed:
-        lines = "\n".join(format_gate_result(r) for r in failed)
-        _fail(f"agentgauge gate failed ({len(failed)} of {len(results)}):\n{lines}")
+        lines = "\n".join(_failed_line(r) for r in failed)
+        _fail(f"{len(failed)} of {len(results)} gate checks failed\n{lines}")
+
+
+def _failed_line(r: GateResult) -> str:
+    # As `agentgauge gate` prints a failed gate (agentgauge.cli.gate).
+    return f"gate failed: {r.gate} ({r.group}): {r.detail}"
+
+
+def _summary_line(r: GateResult) -> str:
+    # As `agentgauge gate` prints every gate.
+    return f"{'PASS' if r.passed else 'FAIL'} {r.gate} — {r.group}: {r.detail}"
 
 
 def _metrics(source: str, ks: Iterable[int]) -> dict[str, Any]:
@@ -445,5 +397,5 @@ def summary_lines(results: Sequence[EvalResult]) -> list[str]:
                 f"(95% CI {_fmt(ci[0])}–{_fmt(ci[1])}; {tasks} tasks, {trials} trials)  {pass_hat}"
             )
         for gr in res.gate_results:
-            lines.append(f"  {format_gate_result(gr)}")
+            lines.append(f"  {_summary_line(gr)}")
     return lines
