@@ -314,6 +314,32 @@ def test_non_inferiority_and_gates_dict(pytester: pytest.Pytester) -> None:
     )
 
 
+def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        WORDED = [dict(t, paraphrases=["plus some"]) for t in TASKS]
+        VARIANTS = ("base", "paraphrase:1")
+
+        # counting_agent needs a number in the instruction: it errors on every paraphrase.
+        # base: 2/2 = 1.0; all trials: 2/4 = 0.5.
+        @pytest.mark.agentgauge(trials=1, min_success_rate=0.9)
+        def test_base_only(agentgauge_eval):
+            agentgauge_eval.run(WORDED, counting_agent, variants=VARIANTS)
+
+        @pytest.mark.agentgauge(
+            trials=1,
+            gates={"variants": ["all"], "gates": [{"metric": "success_rate", "min": 0.9}]},
+        )
+        def test_all_variants(agentgauge_eval):
+            agentgauge_eval.run(WORDED, counting_agent, variants=VARIANTS)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1, failed=1)
+    out.stdout.fnmatch_lines(["gate failed: success_rate >= 0.9 (*): success_rate = 0.5"])
+
+
 def test_the_example_file_runs(pytester: pytest.Pytester) -> None:
     example = ROOT / "examples" / "test_agent_with_pytest.py"
     pytester.makepyfile(test_agent_with_pytest=example.read_text(encoding="utf-8"))

@@ -264,11 +264,14 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
         gates.append(_gate(metric=f"pass_hat_k.{k}", min=minimum))
     if kwargs.get("max_cost_of_pass") is not None:
         gates.append(_gate(metric="cost.cost_of_pass", max=kwargs["max_cost_of_pass"]))
+    variants = ["base"]
     if kwargs.get("gates") is not None:
         extra = _config(kwargs["gates"])
         gates.extend(extra.gates)
-        deployment_k = extra.deployment_k
-    config = GateConfig(gates=gates, deployment_k=deployment_k) if gates else None
+        deployment_k, variants = extra.deployment_k, extra.variants
+    config = (
+        GateConfig(gates=gates, deployment_k=deployment_k, variants=variants) if gates else None
+    )
     return MarkerSettings(trials=trials, gates=config)
 
 
