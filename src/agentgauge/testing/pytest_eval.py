@@ -1,0 +1,404 @@
+"""Agent evaluations inside pytest: the engine behind `agentgauge.pytest_plugin`.
+
+An `Evaluator` (the ``agentgauge_eval`` fixture) runs an agent over tasks with
+`agentgauge.run` into a store, computes `agentgauge.metrics` on the run, and
+returns an `EvalResult`. Every check on a result — `EvalResult.check`,
+`EvalResult.check_gates`, `EvalResult.assert_not_worse_than`, and the
+thresholds of an ``@pytest.mark.agentgauge`` marker — is a gate config handed
+to `agentgauge.gating.run_gates`, the engine of ``agentgauge gate``: same
+groups, same variants, same null-fails-closed rule, and failures worded as
+that command words them (``gate failed: GATE (GROUP): DETAIL``, one line each).
+
+The plugin module imports this one only when a test uses the fixture.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+from pydantic import ValidationError
+
+from agentgauge.errors import AgentgaugeError, InputError
+from agentgauge.loading import first_error
+from agentgauge.report.gates import Gate, GateConfig, GateResult, load_gate_config
+from agentgauge.schema import Trial
+
+__all__ = [
+    "DEFAULT_TRIALS",
+    "EvalResult",
+    "Evaluator",
+    "MarkerSettings",
+    "marker_settings",
+    "summary_lines",
+]
+
+DEFAULT_TRIALS = 5
+"""Trials per task when neither the call, the marker nor ``--agentgauge-trials`` says."""
+
+#: pass^k is always reported at these k (as ``agentgauge metrics`` does), plus any k asked for.
+_BASE_K = (1, 2, 4)
+
+_MARKER_ARGS = ("trials", "min_success_rate", "bound", "pass_hat_k", "max_cost_of_pass", "gates")
+
+GateSpec = GateConfig | Mapping[str, Any] | str | Path
+"""A gate config: the model, its dict form, or the path of a gates YAML file."""
+
+
+def _fail(message: str) -> NoReturn:
+    # pytrace=False: the message is the whole story; a traceback into the plugin is noise.
+    pytest.fail(message, pytrace=False)
+
+
+def _error(exc: AgentgaugeError) -> NoReturn:
+    _fail(f"agentgauge: error: {exc}")
+
+
+def _invalid(exc: ValidationError, file: str | None = None) -> NoReturn:
+    name, reason = first_error(exc)
+    # A model validator's message comes prefixed by pydantic; the sentence is ours.
+    _error(InputError(reason.removeprefix("Value error, "), file=file, field=name))
+
+
+def _gate(**fields: Any) -> Gate:
+    try:
+        return Gate.model_validate(fields)
+    except ValidationError as exc:
+        _invalid(exc)
+
+
+def _config(spec: GateSpec) -> GateConfig:
+    """A `GateConfig` from any accepted form; bad input becomes a one-line test failure."""
+    if isinstance(spec, GateConfig):
+        return spec
+    try:
+        if isinstance(spec, str | Path):
+            return load_gate_config(spec)
+        return GateConfig.model_validate(dict(spec))
+    except ValidationError as exc:
+        _invalid(exc, file="<gates>")
+    except AgentgaugeError as exc:
+        _error(exc)
+
+
+@dataclass
+class EvalResult:
+    """One evaluation run by the fixture: where it is stored and what it measured."""
+
+    run_id: str
+    """The run's id in the store."""
+    store: Path
+    """The SQLite store holding the run."""
+    metrics: dict[str, Any]
+    """The ``agentgauge.metrics/1`` object of the run (``metrics --json``)."""
+    nodeid: str = ""
+    """The test that produced it."""
+    gate_results: list[GateResult] = field(default_factory=list)
+    """Every gate checked on this result so far (shown in the terminal summary)."""
+    _trials: list[Trial] | None = field(default=None, repr=False)
+
+    @property
+    def source(self) -> str:
+        """``DB:RUN_ID``, the SOURCE that ``agentgauge metrics/report/gate`` accept."""
+        return f"{self.store}:{self.run_id}"
+
+    @property
+    def trials(self) -> list[Trial]:
+        """The stored trials, with transcripts and grades (read once, on first use)."""
+        if self._trials is None:
+            from agentgauge.sources import open_source
+
+            self._trials = open_source(self.source).trials
+        return self._trials
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def evaluate(
+        self, config: GateSpec, baseline: EvalResult | str | None = None
+    ) -> list[GateResult]:
+        """The gate results without failing the test (recorded for the summary)."""
+        from agentgauge.gating import run_gates
+
+        cfg = _config(config)
+        if baseline is None and any(g.type == "non_inferiority" for g in cfg.gates):
+            _error(InputError("a non_inferiority gate needs a baseline: pass baseline=..."))
+        base = baseline.source if isinstance(baseline, EvalResult) else baseline
+        try:
+            results = run_gates(self.source, cfg, baseline=base)
+        except AgentgaugeError as exc:
+            _error(exc)
+        self.gate_results.extend(results)
+        return results
+
+    def check_gates(self, config: GateSpec, baseline: EvalResult | str | None = None) -> EvalResult:
+        """Fail the test with one line per failed gate of ``config`` (a gates file or its dict).
+
+        ``baseline`` (another result or a SOURCE) is what non-inferiority gates compare with.
+        """
+        _raise_failed(self.evaluate(config, baseline))
+        return self
+
+    def check(
+        self,
+        metric: str,
+        min: float | None = None,  # the gate file's own words
+        max: float | None = None,
+        bound: str = "value",
+        k: int | None = None,
+        where: Mapping[str, str] | None = None,
+    ) -> EvalResult:
+        """Fail the test unless ``metric`` (its point value or a CI bound) is within limits.
+
+        ``metric`` is a dotted path into a metrics group (``success_rate``,
+        ``cost.cost_of_pass``, ``latency_s.p95``); ``k`` picks pass^k or pass@k
+        (``check("pass_hat_k", min=0.5, k=4)``). Returns the result, so checks chain.
+        """
+        if k is not None:
+            if metric not in ("pass_hat_k", "pass_at_k"):
+                _error(InputError(f"k applies to pass_hat_k and pass_at_k, not {metric!r}"))
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                _error(InputError(f"k must be a positive integer, got {k!r}", field="k"))
+            metric = f"{metric}.{k}"
+        gate = _gate(metric=metric, min=min, max=max, bound=bound, where=dict(where or {}))
+        return self.check_gates(GateConfig(gates=[gate]))
+
+    def assert_not_worse_than(self, baseline: EvalResult | str, margin: float = 0.05) -> EvalResult:
+        """Fail unless this run is non-inferior to ``baseline`` by ``margin`` (SPEC 5.7).
+
+        The paired difference B − A over the tasks both ran must have its 95%
+        CI lower bound above −margin, the rule of `agentgauge.compare`.
+        """
+        gate = _gate(type="non_inferiority", margin=margin)
+        return self.check_gates(GateConfig(gates=[gate]), baseline=baseline)
+
+
+def _gate_ks(config: GateConfig) -> set[int]:
+    ks: set[int] = set()
+    for gate in config.gates:
+        metric = gate.metric or ""
+        head, _, tail = metric.partition(".")
+        if head in ("pass_hat_k", "pass_at_k", "pass_hat_k_se", "pass_at_k_se"):
+            if tail.isdigit() and int(tail) >= 1:
+                ks.add(int(tail))
+            elif not tail and config.deployment_k is not None:
+                ks.add(config.deployment_k)
+    return ks
+
+
+def _raise_failed(results: Sequence[GateResult]) -> None:
+    failed = [r for r in results if not r.passed]
+    if failed:
+        lines = "\n".join(_failed_line(r) for r in failed)
+        _fail(f"{len(failed)} of {len(results)} gate checks failed\n{lines}")
+
+
+def _failed_line(r: GateResult) -> str:
+    # As `agentgauge gate` prints a failed gate (agentgauge.cli.gate).
+    return f"gate failed: {r.gate} ({r.group}): {r.detail}"
+
+
+def _summary_line(r: GateResult) -> str:
+    # As `agentgauge gate` prints every gate.
+    return f"{'PASS' if r.passed else 'FAIL'} {r.gate} — {r.group}: {r.detail}"
+
+
+def _metrics(source: str, ks: Iterable[int]) -> dict[str, Any]:
+    from agentgauge.metrics.api import metrics
+
+    return metrics(source, k=sorted(ks)).to_dict()
+
+
+# --------------------------------------------------------------------------- the marker
+
+
+@dataclass(frozen=True)
+class MarkerSettings:
+    """What ``@pytest.mark.agentgauge(...)`` asks for."""
+
+    trials: int | None
+    gates: GateConfig | None
+
+    @property
+    def ks(self) -> set[int]:
+        return set() if self.gates is None else _gate_ks(self.gates)
+
+
+def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSettings:
+    """Validate the marker's arguments and turn its thresholds into one `GateConfig`.
+
+    ``min_success_rate`` (on ``bound``: value, ci_lower or ci_upper),
+    ``pass_hat_k={k: min}``, ``max_cost_of_pass`` and the gates of ``gates``
+    (a gates file, dict or `GateConfig`) all apply to every result the test
+    produces. A mistake is a one-line failure naming the argument.
+    """
+    where = "@pytest.mark.agentgauge"
+    if args:
+        _fail(f"{where}: takes keyword arguments only ({', '.join(_MARKER_ARGS)})")
+    unknown = sorted(set(kwargs) - set(_MARKER_ARGS))
+    if unknown:
+        _fail(f"{where}: unknown argument {unknown[0]!r} (known: {', '.join(_MARKER_ARGS)})")
+    trials = kwargs.get("trials")
+    if trials is not None and (
+        not isinstance(trials, int) or isinstance(trials, bool) or trials < 1
+    ):
+        _fail(f"{where}: trials must be a positive integer, got {trials!r}")
+    bound = kwargs.get("bound", "value")
+    gates: list[Gate] = []
+    deployment_k = None
+    if kwargs.get("min_success_rate") is not None:
+        gates.append(_gate(metric="success_rate", min=kwargs["min_success_rate"], bound=bound))
+    elif "bound" in kwargs:
+        _fail(f"{where}: bound applies to min_success_rate, which is not given")
+    pass_hat = kwargs.get("pass_hat_k") or {}
+    if not isinstance(pass_hat, Mapping):
+        _fail(f"{where}: pass_hat_k must be a dict {{k: minimum}}, got {pass_hat!r}")
+    for k, minimum in pass_hat.items():
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            _fail(f"{where}: pass_hat_k keys are k >= 1, got {k!r}")
+        gates.append(_gate(metric=f"pass_hat_k.{k}", min=minimum))
+    if kwargs.get("max_cost_of_pass") is not None:
+        gates.append(_gate(metric="cost.cost_of_pass", max=kwargs["max_cost_of_pass"]))
+    variants = ["base"]
+    if kwargs.get("gates") is not None:
+        extra = _config(kwargs["gates"])
+        gates.extend(extra.gates)
+        deployment_k, variants = extra.deployment_k, extra.variants
+    config = (
+        GateConfig(gates=gates, deployment_k=deployment_k, variants=variants) if gates else None
+    )
+    return MarkerSettings(trials=trials, gates=config)
+
+
+# --------------------------------------------------------------------------- the fixture
+
+
+class Evaluator:
+    """The ``agentgauge_eval`` fixture: runs evaluations for one test and keeps their results."""
+
+    def __init__(
+        self,
+        *,
+        store: Callable[[], Path],
+        nodeid: str,
+        name: str,
+        trials_override: int | None = None,
+        marker: MarkerSettings | None = None,
+        registry: list[EvalResult] | None = None,
+    ) -> None:
+        self._store = store
+        self.nodeid = nodeid
+        self.name = name
+        self.trials_override = trials_override
+        self.marker = marker
+        self.results: list[EvalResult] = []
+        self._registry = registry if registry is not None else []
+
+    def run(
+        self,
+        tasks_or_suite: Any,
+        agent: Any,
+        trials: int | None = None,
+        variants: Sequence[str] | str = ("base",),
+        seed: int = 0,
+        **kwargs: Any,
+    ) -> EvalResult:
+        """Run ``agent`` over ``tasks_or_suite`` and return the measured `EvalResult`.
+
+        ``tasks_or_suite``: a list of `Task` objects or dicts, a suite, or a
+        suite path/spec (as `agentgauge.run` takes). ``agent``: a Python
+        function of a session, or an agent spec. Trials per task:
+        ``--agentgauge-trials`` if given, else ``trials``, else the marker's,
+        else 5. Other keyword arguments go to `agentgauge.run` (``timeout``,
+        ``concurrency``, ``grader``, ``env_factory``, ``run_id``, ``store``...).
+        """
+        from agentgauge.harness.runner import run
+        from agentgauge.harness.suites import InlineSuite, as_suite
+
+        n = self.trials_override or trials
+        if n is None:
+            n = (self.marker.trials if self.marker else None) or DEFAULT_TRIALS
+        store = Path(kwargs.pop("store", None) or self._store())
+        run_id = kwargs.pop("run_id", None) or self._new_run_id()
+        try:
+            suite = as_suite(tasks_or_suite)
+            if isinstance(suite, InlineSuite) and suite.name == "python":
+                # Tasks written in the test: name the suite after it (`agentgauge runs` shows it).
+                suite = replace(suite, name=self.name)
+            run(
+                suite,
+                agent,
+                trials=n,
+                variants=variants,
+                seed=seed,
+                store=store,
+                run_id=run_id,
+                progress=False,
+                **kwargs,
+            )
+            ks = set(_BASE_K) | (self.marker.ks if self.marker else set())
+            measured = _metrics(f"{store}:{run_id}", ks)
+        except AgentgaugeError as exc:
+            _error(exc)
+        result = EvalResult(run_id=run_id, store=store, metrics=measured, nodeid=self.nodeid)
+        self.results.append(result)
+        self._registry.append(result)
+        return result
+
+    def apply_marker(self) -> None:
+        """Check the marker's thresholds on every result of the test (after its body passed)."""
+        if self.marker is None or self.marker.gates is None:
+            return
+        if not self.results:
+            _fail(
+                "marked @pytest.mark.agentgauge with thresholds but ran no evaluation: "
+                "call agentgauge_eval.run(...) in the test"
+            )
+        results: list[GateResult] = []
+        for result in self.results:
+            results.extend(result.evaluate(self.marker.gates))
+        _raise_failed(results)
+
+    def _new_run_id(self) -> str:
+        # The test's name, then time and randomness: unique across sessions sharing a
+        # --agentgauge-store, where a repeated id would resume (and skip) an old run.
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name).strip("-")[:60] or "test"
+        return f"{slug}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+# --------------------------------------------------------------------------- the summary
+
+
+def _fmt(x: Any, spec: str = ".3f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def summary_lines(results: Sequence[EvalResult]) -> list[str]:
+    """The terminal summary: per result and group, success ± SE, CI, pass^k and gates."""
+    lines: list[str] = []
+    for res in results:
+        lines.append(f"{res.nodeid}  {res.source}")
+        for g in res.metrics.get("groups", []):
+            sr = g.get("success_rate", {})
+            ci = sr.get("ci95") or [None, None]
+            labels = ", ".join(
+                f"{key}={g[key]}" for key in ("agent", "model", "variant") if g.get(key) is not None
+            )
+            pass_hat = "  ".join(
+                f"pass^{k} {_fmt(v, '.2f')}"
+                for k, v in sorted(g.get("pass_hat_k", {}).items(), key=lambda kv: int(kv[0]))
+            )
+            trials = g.get("n_trials")
+            tasks = g.get("n_tasks")
+            lines.append(
+                f"  {labels}: success {_fmt(sr.get('value'))} ± {_fmt(sr.get('se'))} "
+                f"(95% CI {_fmt(ci[0])}–{_fmt(ci[1])}; {tasks} tasks, {trials} trials)  {pass_hat}"
+            )
+        for gr in res.gate_results:
+            lines.append(f"  {_summary_line(gr)}")
+    return lines

@@ -1,0 +1,362 @@
+"""The pytest plugin, exercised by running real inner test files with pytester."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentgauge.graders import available_graders
+
+pytest_plugins = ["pytester"]
+
+# Inner sessions run in this process, and pytester drops the modules they import when
+# each ends; a grader module imported again would register its grader twice. Load the
+# registered graders here, before pytester's snapshot of sys.modules, so they persist.
+available_graders()
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Inner test files start with this: two counter tasks and agents whose outcomes are
+# known exactly, so every figure below is computed by hand.
+PRELUDE = '''
+import re
+import threading
+
+import pytest
+
+from agentgauge.testing.worlds import counting_agent
+
+ENV = "agentgauge.testing.worlds:make_counter_env"
+TASKS = [
+    {"id": "a", "environment": ENV, "instruction": "add 3",
+     "expectations": {"final_state": {"counter": 3}}},
+    {"id": "b", "environment": ENV, "instruction": "add 4",
+     "expectations": {"final_state": {"counter": 4}}},
+]
+
+def fails_b(session):
+    """Solves task a always, task b never."""
+    if session.task_id == "a":
+        session.call_tool("add", {"amount": 3})
+
+_calls = {}
+_lock = threading.Lock()
+
+def fails_first_b(session):
+    """Fails only the first trial of task b that it is given."""
+    with _lock:
+        _calls[session.task_id] = n = _calls.get(session.task_id, 0) + 1
+    amount = int(re.findall(r"\\d+", session.instruction)[-1])
+    if session.task_id == "b" and n == 1:
+        amount += 1
+    session.call_tool("add", {"amount": amount})
+'''
+
+
+def _inner(pytester: pytest.Pytester, body: str) -> None:
+    pytester.makepyfile(test_inner=PRELUDE + textwrap.dedent(body))
+
+
+def test_passing_gates_and_the_summary(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        @pytest.mark.agentgauge(trials=3, min_success_rate=0.9, bound="ci_lower",
+                                pass_hat_k={2: 0.9}, max_cost_of_pass=0.01)
+        def test_counting(agentgauge_eval):
+            result = agentgauge_eval.run(TASKS, counting_agent)
+            assert result.metrics["groups"][0]["n_trials"] == 6  # 2 tasks x 3 trials
+            assert len(result.trials) == 6
+            assert result.source == f"{result.store}:{result.run_id}"
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1)
+    # Every trial succeeds: rate 6/6 = 1, SE 0, CI [1, 1], pass^1 = pass^2 = 1;
+    # pass^4 is null (k = 4 > 3 trials).
+    out.stdout.fnmatch_lines(
+        [
+            "*= agentgauge =*",
+            "test_inner.py::test_counting  *agentgauge.db:test_counting-*",
+            "*variant=base: success 1.000 ± 0.000 (95% CI 1.000–1.000; 2 tasks, 6 trials)"
+            "  pass^1 1.00  pass^2 1.00  pass^4 -",
+            "  PASS success_rate [[]ci_lower[]] >= 0.9 — agent=python:agentgauge.testing.worlds"
+            ".counting_agent, variant=base: success_rate ci_lower = 1",
+            "  PASS pass_hat_k.2 >= 0.9 — *: pass_hat_k.2 = 1",
+            "  PASS cost.cost_of_pass <= 0.01 — *: cost.cost_of_pass = 0",
+        ]
+    )
+
+
+def test_failing_gate_names_each_failed_gate(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        @pytest.mark.agentgauge(trials=2, min_success_rate=0.9, pass_hat_k={2: 0.4})
+        def test_half(agentgauge_eval):
+            agentgauge_eval.run(TASKS, fails_b)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    # Task a 2/2, task b 0/2: success 2/4 = 0.5 < 0.9 fails; pass^2 = (1 + 0)/2 = 0.5 >= 0.4
+    # passes, so exactly one line follows the header.
+    out.stdout.fnmatch_lines(
+        [
+            "*1 of 2 gate checks failed",
+            "gate failed: success_rate >= 0.9 (agent=python:test_inner.fails_b, variant=base): "
+            "success_rate = 0.5",
+        ]
+    )
+    out.stdout.no_fnmatch_line("gate failed: pass_hat_k*")
+
+
+def test_hand_computed_pass_hat_k_and_explicit_checks(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        def test_checks(agentgauge_eval):
+            r = agentgauge_eval.run(TASKS, fails_first_b, trials=4, concurrency=1)
+            g = r.metrics["groups"][0]
+            # a: 4/4; b: 3/4. success = 7/8 = 0.875.
+            assert g["success_rate"]["value"] == 0.875
+            # pass^2 = mean(C(4,2)/C(4,2), C(3,2)/C(4,2)) = (1 + 3/6)/2 = 0.75
+            assert g["pass_hat_k"]["2"] == 0.75
+            r.check("success_rate", min=0.875).check("pass_hat_k", k=2, min=0.75, max=0.75)
+            # pass^3 was not computed at run time: the check adds it.
+            # pass^3 = (1 + C(3,3)/C(4,3))/2 = (1 + 1/4)/2 = 0.625
+            r.check("pass_hat_k", k=3, min=0.7)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(["gate failed: pass_hat_k.3 >= 0.7 (*): pass_hat_k.3 = 0.625"])
+
+
+def test_null_metric_fails_closed(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        def test_k_too_large(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=2).check("pass_hat_k", k=4, min=0)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(
+        ["gate failed: pass_hat_k.4 >= 0 (*): cannot check: k=4 exceeds the trials*"]
+    )
+
+
+def test_check_mistakes_are_named(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        def test_no_limits(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("success_rate")
+
+        def test_unknown_metric(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("sucess_rate", min=0)
+
+        def test_bad_k(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("pass_hat_k", k=0, min=0)
+
+        def test_k_on_a_rate(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("success_rate", k=2, min=0)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=4)
+    out.stdout.fnmatch_lines_random(
+        [
+            "*agentgauge: error: a threshold gate needs 'min' or 'max'",
+            "*agentgauge: error: metric: unknown metric 'sucess_rate'",
+            "*agentgauge: error: k: k must be a positive integer, got 0",
+            "*agentgauge: error: k applies to pass_hat_k and pass_at_k, not 'success_rate'",
+        ]
+    )
+
+
+def test_malformed_gate_file_is_a_clear_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(
+        ".yaml",
+        gates="""\
+        gates:
+          - metric: success_rate
+            min: 0.5
+          - metric: pass_hat_k.2
+            minimum: 0.5
+        """.replace("        ", ""),
+    )
+    _inner(
+        pytester,
+        """
+        @pytest.mark.agentgauge(trials=1, gates="gates.yaml")
+        def test_marked(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
+        def test_explicit(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check_gates("gates.yaml")
+        """,
+    )
+    out = pytester.runpytest()
+    # The marker's config is read when the fixture is set up (an error, before any
+    # run); the explicit call fails the test. Both name file, line 5 and the field.
+    out.assert_outcomes(errors=1, failed=1)
+    msg = "agentgauge: error: gates.yaml:5: gates.1.minimum: *"
+    out.stdout.fnmatch_lines([msg, msg])
+
+
+def test_marker_mistakes_are_named(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        @pytest.mark.agentgauge(min_sucess_rate=0.5)
+        def test_typo(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
+        @pytest.mark.agentgauge(min_success_rate=0.5)
+        def test_forgot_to_run():
+            pass
+
+        @pytest.mark.agentgauge(min_success_rate=0.5, bound="ci_low")
+        def test_bad_bound(agentgauge_eval):
+            pass
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(errors=2, failed=1)
+    out.stdout.fnmatch_lines_random(
+        [
+            "*@pytest.mark.agentgauge: unknown argument 'min_sucess_rate' (known: trials, *",
+            "*marked @pytest.mark.agentgauge with thresholds but ran no evaluation*",
+            "*agentgauge: error: bound: *",
+        ]
+    )
+
+
+def test_trials_option_and_kept_store(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    _inner(
+        pytester,
+        """
+        @pytest.mark.agentgauge(trials=5, min_success_rate=0.5)
+        def test_one(agentgauge_eval):
+            r = agentgauge_eval.run(TASKS, counting_agent)
+            assert r.metrics["groups"][0]["n_trials"] == 4  # 2 tasks x 2, not 5
+
+        def test_two(agentgauge_eval):
+            r = agentgauge_eval.run(TASKS, fails_b, trials=7)
+            assert r.metrics["groups"][0]["n_trials"] == 4
+        """,
+    )
+    store = tmp_path / "kept.db"
+    out = pytester.runpytest("--agentgauge-trials", "2", "--agentgauge-store", str(store))
+    out.assert_outcomes(passed=2)
+
+    import agentgauge
+    from agentgauge.store import Store
+
+    with Store(store, create=False) as db:
+        runs = db.list_runs()
+    assert sorted(r.run_id.split("-")[0] for r in runs) == ["test_one", "test_two"]
+    assert {r.suite for r in runs} == {"test_one", "test_two"}
+    # The kept runs are ordinary sources for the CLI and the API later.
+    by_name = {r.run_id.split("-")[0]: r.run_id for r in runs}
+    rate = agentgauge.metrics(f"{store}:{by_name['test_two']}").to_dict()["groups"][0]
+    assert rate["success_rate"]["value"] == 0.5  # a 2/2, b 0/2
+
+
+def test_trials_option_rejects_zero(pytester: pytest.Pytester) -> None:
+    _inner(pytester, "def test_x():\n    pass\n")
+    out = pytester.runpytest("--agentgauge-trials", "0")
+    assert out.ret == pytest.ExitCode.USAGE_ERROR
+    out.stderr.fnmatch_lines(["*--agentgauge-trials must be at least 1, got 0*"])
+
+
+def test_non_inferiority_and_gates_dict(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        GATES = {"deployment_k": 2, "gates": [
+            {"metric": "pass_hat_k", "min": 0.4},
+            {"type": "non_inferiority", "margin": 0.1},
+        ]}
+
+        def test_same_agent_is_not_worse(agentgauge_eval):
+            base = agentgauge_eval.run(TASKS, counting_agent, trials=2)
+            new = agentgauge_eval.run(TASKS, counting_agent, trials=2, seed=1)
+            new.assert_not_worse_than(base, margin=0.05)
+            new.check_gates(GATES, baseline=base.source)
+
+        def test_worse_agent_fails(agentgauge_eval):
+            base = agentgauge_eval.run(TASKS, counting_agent, trials=2)
+            new = agentgauge_eval.run(TASKS, fails_b, trials=2)
+            new.check_gates(GATES, baseline=base)
+
+        def test_non_inferiority_needs_a_baseline(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check_gates(GATES)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1, failed=2)
+    # Paired over 2 tasks: differences 0 (a) and -1 (b), mean -0.5. pass^2 = 0.5 passes 0.4.
+    out.stdout.fnmatch_lines_random(
+        [
+            "*1 of 2 gate checks failed",
+            "gate failed: non-inferiority (margin 0.1) (B vs baseline): "
+            "paired difference -0.500, *",
+            "*a non_inferiority gate needs a baseline: pass baseline=...",
+        ]
+    )
+
+
+def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> None:
+    _inner(
+        pytester,
+        """
+        WORDED = [dict(t, paraphrases=["plus some"]) for t in TASKS]
+        VARIANTS = ("base", "paraphrase:1")
+
+        # counting_agent needs a number in the instruction: it errors on every paraphrase.
+        # base: 2/2 = 1.0; all trials: 2/4 = 0.5.
+        @pytest.mark.agentgauge(trials=1, min_success_rate=0.9)
+        def test_base_only(agentgauge_eval):
+            agentgauge_eval.run(WORDED, counting_agent, variants=VARIANTS)
+
+        @pytest.mark.agentgauge(
+            trials=1,
+            gates={"variants": ["all"], "gates": [{"metric": "success_rate", "min": 0.9}]},
+        )
+        def test_all_variants(agentgauge_eval):
+            agentgauge_eval.run(WORDED, counting_agent, variants=VARIANTS)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1, failed=1)
+    out.stdout.fnmatch_lines(["gate failed: success_rate >= 0.9 (*): success_rate = 0.5"])
+
+
+def test_the_example_file_runs(pytester: pytest.Pytester) -> None:
+    example = ROOT / "examples" / "test_agent_with_pytest.py"
+    pytester.makepyfile(test_agent_with_pytest=example.read_text(encoding="utf-8"))
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=2, xfailed=1)
+    out.stdout.fnmatch_lines(["*= agentgauge =*", "*PASS success_rate [[]ci_lower[]] >= 0.6*"])
+
+
+def test_plugin_module_imports_no_engine() -> None:
+    # pytest imports the plugin in every session: it must add nothing of agentgauge's
+    # engine (numpy, the harness, metrics) beyond what the package itself imports.
+    code = (
+        "import sys, agentgauge; before = set(sys.modules);"
+        "import agentgauge.pytest_plugin;"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('agentgauge')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "['agentgauge.pytest_plugin']"
