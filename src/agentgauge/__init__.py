@@ -1,18 +1,32 @@
 """agentgauge: measure AI agents honestly.
 
 Public API (SPEC 7). Import from here; submodules are the engine.
+
+Names are loaded on first use (PEP 562): importing ``agentgauge`` — which pytest
+does for every session once the plugin is installed — costs milliseconds, not
+the second it takes to load scipy. ``agentgauge.metrics`` is both the metrics
+subpackage and the callable of SPEC 7 (see `agentgauge.metrics`).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from agentgauge._version import __version__
-from agentgauge.comparison import compare
 from agentgauge.errors import AgentgaugeError, InputError
-from agentgauge.harness.runner import run
-from agentgauge.loading import load_trials
-from agentgauge.metrics import MetricsReport, pass_at_k, pass_hat_k
-from agentgauge.metrics.horizon import HorizonReport, horizon
-from agentgauge.schema import Event, Grade, Run, Task, Trial
-from agentgauge.store import Store
-from agentgauge.table import TrialTable
+
+if TYPE_CHECKING:
+    from agentgauge.comparison import compare
+    from agentgauge.harness.runner import run
+    from agentgauge.loading import load_trials
+    from agentgauge.metrics.api import metrics
+    from agentgauge.metrics.engine import MetricsReport
+    from agentgauge.metrics.horizon import HorizonReport, horizon
+    from agentgauge.metrics.passk import pass_at_k, pass_hat_k
+    from agentgauge.schema import Event, Grade, Run, Task, Trial
+    from agentgauge.store import Store
+    from agentgauge.table import TrialTable
 
 __all__ = [
     "AgentgaugeError",
@@ -36,6 +50,36 @@ __all__ = [
     "run",
 ]
 
-# The `metrics` function (SPEC 7) shares its name with the subpackage: bind it last,
-# after every submodule import above, so `agentgauge.metrics` is the function.
-from agentgauge.metrics.api import metrics
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "Event": ("agentgauge.schema", "Event"),
+    "Grade": ("agentgauge.schema", "Grade"),
+    "Run": ("agentgauge.schema", "Run"),
+    "Task": ("agentgauge.schema", "Task"),
+    "Trial": ("agentgauge.schema", "Trial"),
+    "Store": ("agentgauge.store", "Store"),
+    "TrialTable": ("agentgauge.table", "TrialTable"),
+    "load_trials": ("agentgauge.loading", "load_trials"),
+    "MetricsReport": ("agentgauge.metrics.engine", "MetricsReport"),
+    "pass_at_k": ("agentgauge.metrics.passk", "pass_at_k"),
+    "pass_hat_k": ("agentgauge.metrics.passk", "pass_hat_k"),
+    "HorizonReport": ("agentgauge.metrics.horizon", "HorizonReport"),
+    "horizon": ("agentgauge.metrics.horizon", "horizon"),
+    "compare": ("agentgauge.comparison", "compare"),
+    "run": ("agentgauge.harness.runner", "run"),
+    # The subpackage itself: it is callable as `agentgauge.metrics(...)`.
+    "metrics": ("agentgauge.metrics", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'agentgauge' has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    loaded = importlib.import_module(module)
+    value = loaded if attr is None else getattr(loaded, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -19,8 +19,11 @@ from agentgauge.schema import Trial
 __all__ = ["assign_trial_indices", "first_error", "load_trials", "parse_trial", "read_jsonl"]
 
 
-def first_error(exc: ValidationError) -> tuple[str | None, str]:
-    """The first validation error as ``(dotted field path, reason)``."""
+def first_error(exc: ValidationError, *, metadata_hint: bool = True) -> tuple[str | None, str]:
+    """The first validation error as ``(dotted field path, reason)``.
+
+    ``metadata_hint``: point unknown keys at ``metadata`` (for models that have one).
+    """
     err = exc.errors()[0]
     loc = [str(part) for part in err.get("loc", ())]
     # Discriminated unions put the tag in the path (``events.3.tool_call.name``):
@@ -28,11 +31,12 @@ def first_error(exc: ValidationError) -> tuple[str | None, str]:
     field = ".".join(loc) if loc else None
     kind = err.get("type", "")
     if kind == "extra_forbidden":
-        reason = "unknown key (put free-form data under 'metadata')"
+        reason = "unknown key" + (" (put free-form data under 'metadata')" if metadata_hint else "")
     elif kind == "missing":
         reason = "required field is missing"
     else:
-        reason = str(err.get("msg", "invalid value"))
+        # pydantic prefixes messages raised by validators with "Value error, ".
+        reason = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
         if "input" in err and kind not in ("value_error",):
             shown = json.dumps(err["input"], default=str)
             if len(shown) > 60:

@@ -83,7 +83,7 @@ def validate_yaml(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        field, reason = first_error(exc)
+        field, reason = first_error(exc, metadata_hint="metadata" in model.model_fields)
         loc = [*prefix, *exc.errors()[0].get("loc", ())]
         dotted = ".".join(str(p) for p in loc) if loc else field
         raise InputError(reason, file=file, line=line_of(node, loc), field=dotted) from None

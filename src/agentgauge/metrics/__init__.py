@@ -3,7 +3,17 @@
 `compute_metrics` turns a `TrialTable` into the ``agentgauge.metrics/1`` report;
 the per-task estimators (`pass_at_k`, `pass_hat_k`), the outcome aggregates and
 the cost figures are usable on their own.
+
+SPEC 7 names a function ``agentgauge.metrics(trials, ...)``, and this subpackage
+has the same dotted name. Python binds a package's name to the subpackage as
+soon as any submodule is imported, so rather than race it, the subpackage is
+made callable: ``agentgauge.metrics(...)`` calls `agentgauge.metrics.api.metrics`
+whatever was imported first.
 """
+
+import sys
+import types
+from typing import Any
 
 from agentgauge.metrics.cost import CostMetrics, cost_metrics, cost_of_pass
 from agentgauge.metrics.engine import SCHEMA, GroupMetrics, MetricsReport, compute_metrics
@@ -25,3 +35,13 @@ __all__ = [
     "pass_hat_k",
     "success_interval",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from agentgauge.metrics.api import metrics
+
+        return metrics(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
