@@ -54,6 +54,8 @@ BUILTIN_PRICES: dict[str, Price] = {
     "gpt-4.1-nano": Price(0.10, 0.40),
     "o3-mini": Price(1.10, 4.40),
     "o4-mini": Price(1.10, 4.40),
+    "claude-3-5-haiku": Price(0.80, 4.00),
+    "claude-sonnet-4": Price(3.00, 15.00),
 }
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
