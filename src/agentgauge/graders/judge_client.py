@@ -124,8 +124,8 @@ class JudgeConfig:
     """Upper bound on the judge's answer length."""
     json_mode: bool = True
     """Request ``response_format: json_object`` (dropped if the server rejects it)."""
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """Overrides of the shared price table (USD per 1M input and output tokens)."""
+    prices: dict[str, PriceOverride] = field(default_factory=dict)
+    """Overrides of the shared price table: ``{model: (USD per 1M input, per 1M output)}``."""
     seed: int | None = None
     """Passed to servers that support a sampling seed."""
     headers: dict[str, str] = field(default_factory=dict)
