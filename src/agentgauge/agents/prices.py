@@ -3,8 +3,9 @@
 A cost nobody knows is recorded as ``None``, never as 0 (SPEC 5.3): a free
 model would otherwise look like the cheapest per success. The built-in table
 holds a few common hosted models at list prices (as published by the
-providers, late 2025); prices change, so users extend or override it with
-`PriceTable.update`, a JSON/YAML file (``--prices FILE``), or the
+providers, late 2025) and prices the rubric judge's calls too; prices
+change, so users extend or override it with `PriceTable.update`, a
+JSON/YAML file (``--prices FILE``), or the
 ``AGENTGAUGE_PRICES`` environment variable naming such a file. The file maps a
 model name to ``{"input": USD per 1M prompt tokens, "output": USD per 1M
 completion tokens}``.
