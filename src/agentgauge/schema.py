@@ -13,11 +13,12 @@ belongs under ``metadata``.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "CONTROL_DECISIONS",
     "SUCCESS_TOLERANCE",
     "AnswerSpec",
     "ControlDecision",
@@ -47,6 +48,8 @@ SUCCESS_TOLERANCE = 1e-6
 
 TrialStatus = Literal["completed", "error", "timeout"]
 ControlDecision = Literal["act", "ask", "refuse", "stop", "confirm", "recover", "transfer"]
+#: The decisions of `ControlDecision`, in its order (graders and metrics iterate this).
+CONTROL_DECISIONS: tuple[ControlDecision, ...] = get_args(ControlDecision)
 
 
 class _Strict(BaseModel):

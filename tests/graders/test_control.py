@@ -163,3 +163,14 @@ def test_recover_does_not_mask_the_task_decision() -> None:
     assert detect_control(trial, recover_task).decision == "recover"
     only = Trial(task_id="t", success=True, events=[ControlEvent(decision="recover")])
     assert detect_control(only, confirm_task).decision == "recover"
+
+
+def test_grader_and_metrics_share_the_schema_decisions() -> None:
+    from typing import get_args
+
+    from agentgauge.graders import control as grader
+    from agentgauge.metrics import control as metric
+    from agentgauge.schema import CONTROL_DECISIONS, ControlDecision
+
+    assert grader.CONTROL_STATES is metric.CONTROL_STATES is CONTROL_DECISIONS
+    assert get_args(ControlDecision) == CONTROL_DECISIONS

@@ -3,8 +3,9 @@
 A cost nobody knows is recorded as ``None``, never as 0 (SPEC 5.3): a free
 model would otherwise look like the cheapest per success. The built-in table
 holds a few common hosted models at list prices (as published by the
-providers, late 2025); prices change, so users extend or override it with
-`PriceTable.update`, a JSON/YAML file (``--prices FILE``), or the
+providers, late 2025) and prices the rubric judge's calls too; prices
+change, so users extend or override it with `PriceTable.update`, a
+JSON/YAML file (``--prices FILE``), or the
 ``AGENTGAUGE_PRICES`` environment variable naming such a file. The file maps a
 model name to ``{"input": USD per 1M prompt tokens, "output": USD per 1M
 completion tokens}``.
@@ -54,6 +55,8 @@ BUILTIN_PRICES: dict[str, Price] = {
     "gpt-4.1-nano": Price(0.10, 0.40),
     "o3-mini": Price(1.10, 4.40),
     "o4-mini": Price(1.10, 4.40),
+    "claude-3-5-haiku": Price(0.80, 4.00),
+    "claude-sonnet-4": Price(3.00, 15.00),
 }
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")

@@ -11,6 +11,7 @@ from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json
 from agentgauge.errors import InputError
 from agentgauge.metrics.compare import select_rows
+from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.sources import open_source
 from agentgauge.stats.power import (
     DEFAULT_WITHIN_SHARE,
@@ -32,10 +33,9 @@ def _pilot_table(spec: str) -> TrialTable:
 
 
 def _rates(table: TrialTable) -> dict[str, tuple[int, float]]:
-    ids, idx = table.task_index()
-    n = np.bincount(idx, minlength=len(ids))
-    c = np.bincount(idx[table.success & ~table.infra_error], minlength=len(ids))
-    return {str(t): (int(n[i]), c[i] / n[i]) for i, t in enumerate(ids)}
+    """task → (trials, success rate); an infra error is a failure (SPEC 5.1)."""
+    ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
+    return {t: (int(n[i]), c[i] / n[i]) for i, t in enumerate(ids)}
 
 
 def _from_pilot(

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agentgauge.schema import Task
 
-__all__ = ["EnvFactory", "Environment", "ToolOutcome"]
+__all__ = ["EnvFactory", "Environment", "ToolOutcome", "opening_message"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +68,19 @@ class EnvFactory(Protocol):
     """Builds a fresh environment for one trial of a task."""
 
     def __call__(self, task: Task, *, variant: str, seed: int) -> Environment: ...
+
+
+def opening_message(task: Task, paraphrase: int | None = None) -> str:
+    """The user's first message: the task's instruction, or paraphrase ``paraphrase`` (1-based).
+
+    Raises `ValueError` for a paraphrase the task does not have (variant
+    ``paraphrase:N`` with N out of range), so a bad variant fails before the trial.
+    """
+    if paraphrase is None:
+        return task.instruction
+    if not 1 <= paraphrase <= len(task.paraphrases):
+        raise ValueError(
+            f"task {task.id!r} has {len(task.paraphrases)} paraphrases; "
+            f"paraphrase:{paraphrase} does not exist"
+        )
+    return task.paraphrases[paraphrase - 1]

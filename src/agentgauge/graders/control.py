@@ -39,6 +39,7 @@ from typing import Any
 
 from agentgauge.graders.base import fail, pass_, register, unknown
 from agentgauge.schema import (
+    CONTROL_DECISIONS,
     ControlDecision,
     ControlEvent,
     Event,
@@ -61,15 +62,7 @@ __all__ = [
     "text_cue",
 ]
 
-CONTROL_STATES: tuple[ControlDecision, ...] = (
-    "act",
-    "ask",
-    "refuse",
-    "stop",
-    "confirm",
-    "recover",
-    "transfer",
-)
+CONTROL_STATES: tuple[ControlDecision, ...] = CONTROL_DECISIONS
 
 TRANSFER_TOOL = re.compile(r"transfer|escalat|hand_?off|human_agent|to_human", re.IGNORECASE)
 READ_PREFIXES: tuple[str, ...] = (

@@ -2,10 +2,13 @@
 
 One synchronous `JudgeClient.complete` per judge call, over httpx, with bounded
 retries for transient failures (HTTP 429 and 5xx, connection errors, request
-timeouts). Attempt ``n`` (0-based) waits ``min(max_backoff_s, backoff_s · 2**n)``
-scaled by a uniform factor in [0.5, 1] ("equal jitter", AWS Architecture Blog,
-*Exponential Backoff and Jitter*, 2015); a ``Retry-After`` header in seconds
-replaces the delay (capped at ``max_backoff_s``). When the retries are spent the
+timeouts). The waits are the agents' `RetryPolicy` with ``base_delay=backoff_s``
+and ``max_delay=max_backoff_s``: attempt ``n`` (0-based) waits
+``min(max_backoff_s, backoff_s · 2**n)`` scaled by a uniform factor in [0.5, 1]
+("equal jitter", AWS Architecture Blog, *Exponential Backoff and Jitter*, 2015);
+a ``Retry-After`` header (seconds or an HTTP date, `parse_retry_after`) replaces
+the delay (capped at ``max_backoff_s``). The loop itself stays synchronous (the
+judge runs inside synchronous graders). When the retries are spent the
 call raises `JudgeUnavailable`, which the rubric grader records as an
 ``unknown`` verdict — a provider outage is never read as the agent's failure.
 
@@ -14,9 +17,10 @@ call raises `JudgeUnavailable`, which the rubric grader records as an
 it (HTTP 400 naming ``response_format``) is asked again without it, and the
 parser accepts JSON however it arrives.
 
-Judge spend is priced from `JUDGE_PRICES` (USD per million tokens, overridable
-per call site); a model missing from the table has an unknown cost (``None``),
-never 0 (SPEC 5.3).
+Judge spend is priced from the same `PriceTable` as the agents' model calls
+(`agentgauge.agents.prices`: the built-in list prices, extended by
+``AGENTGAUGE_PRICES``), with ``JudgeConfig.prices`` as overrides; a model
+missing from the table has an unknown cost (``None``), never 0 (SPEC 5.3).
 """
 
 from __future__ import annotations
@@ -24,53 +28,68 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
+from agentgauge.agents.prices import Price, PriceTable, default_prices
+from agentgauge.agents.provider import RetryPolicy, parse_retry_after
+
 __all__ = [
-    "JUDGE_PRICES",
     "JudgeClient",
     "JudgeConfig",
     "JudgeReply",
     "JudgeUnavailable",
     "judge_cost_usd",
+    "judge_price_table",
 ]
 
-#: USD per 1M tokens as (input, output), list prices of late 2025. A small table
-#: for common judge models; pass ``prices=`` to add or override entries. Prices
-#: change: check your provider before trusting a cost figure built from these.
-JUDGE_PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "o4-mini": (1.10, 4.40),
-    "claude-3-5-haiku": (0.80, 4.00),
-    "claude-sonnet-4": (3.00, 15.00),
-}
+#: A price override: ``(input, output)`` USD per 1M tokens, or a `Price`.
+PriceOverride = tuple[float, float] | Sequence[float] | Price | Mapping[str, float]
+
+
+def judge_price_table(
+    prices: Mapping[str, PriceOverride] | None = None, *, base: PriceTable | None = None
+) -> PriceTable:
+    """``base`` (default: the built-in `PriceTable`) with ``prices`` entries laid over it."""
+    table = PriceTable() if base is None else base
+    if prices:
+        table.update({name: _as_override(value) for name, value in prices.items()})
+    return table
+
+
+def _as_override(value: PriceOverride) -> Price | Mapping[str, Any]:
+    # ``(input, output)`` pairs (tuples in Python, lists from YAML) become `Price`s;
+    # mappings go through the table's own validation.
+    if isinstance(value, Price | Mapping):
+        return value
+    pair = list(value)
+    if len(pair) != 2:
+        raise ValueError(f"a judge price is (input, output) USD per 1M tokens, got {value!r}")
+    return {"input": pair[0], "output": pair[1]}
+
+
+def _price_names(model: str) -> tuple[str, str]:
+    """The model as given, then without a ``provider/`` prefix (``openai/gpt-4o``)."""
+    return model, model.rsplit("/", 1)[-1]
 
 
 def judge_cost_usd(
     model: str,
     input_tokens: int | None,
     output_tokens: int | None,
-    prices: Mapping[str, tuple[float, float]] | None = None,
+    prices: Mapping[str, PriceOverride] | None = None,
 ) -> float | None:
     """Cost of one judge call: (in · p_in + out · p_out) / 1e6, or ``None`` when unknown.
 
-    ``prices`` entries override `JUDGE_PRICES`. The model is looked up as given,
-    then without a ``provider/`` prefix. Unknown model or missing token counts
-    give ``None``: a missing price is never counted as 0.
+    ``prices`` entries override the built-in table. The model is looked up as
+    given, then without a ``provider/`` prefix (then each without a date stamp,
+    `PriceTable.lookup`). Unknown model or missing token counts give ``None``:
+    a missing price is never counted as 0.
     """
-    table = {**JUDGE_PRICES, **(prices or {})}
-    price = table.get(model) or table.get(model.rsplit("/", 1)[-1])
-    if price is None or input_tokens is None or output_tokens is None:
-        return None
-    return (input_tokens * price[0] + output_tokens * price[1]) / 1e6
+    return judge_price_table(prices).cost(_price_names(model), input_tokens, output_tokens)
 
 
 class JudgeUnavailable(Exception):
@@ -105,8 +124,8 @@ class JudgeConfig:
     """Upper bound on the judge's answer length."""
     json_mode: bool = True
     """Request ``response_format: json_object`` (dropped if the server rejects it)."""
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """Overrides of `JUDGE_PRICES` (USD per 1M input and output tokens)."""
+    prices: dict[str, PriceOverride] = field(default_factory=dict)
+    """Overrides of the shared price table: ``{model: (USD per 1M input, per 1M output)}``."""
     seed: int | None = None
     """Passed to servers that support a sampling seed."""
     headers: dict[str, str] = field(default_factory=dict)
@@ -135,15 +154,6 @@ class JudgeReply:
     """Wall-clock seconds, retries and waits included."""
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None  # HTTP-date form: fall back to our own backoff
-
-
 class JudgeClient:
     """Calls the judge endpoint; reusable across criteria and trials (keeps the connection)."""
 
@@ -159,6 +169,12 @@ class JudgeClient:
         self._sleep = sleep
         self._rng = rng or random.Random(0)
         self._json_mode = config.json_mode
+        self._retry = RetryPolicy(
+            max_retries=config.max_retries,
+            base_delay=config.backoff_s,
+            max_delay=config.max_backoff_s,
+        )
+        self._prices = judge_price_table(config.prices, base=default_prices())
         self._http = httpx.Client(
             base_url=config.base_url.rstrip("/"), timeout=config.timeout_s, transport=transport
         )
@@ -193,12 +209,8 @@ class JudgeClient:
         return body
 
     def _wait(self, attempt: int, response: httpx.Response | None) -> None:
-        cfg = self.config
-        delay = min(cfg.max_backoff_s, cfg.backoff_s * 2**attempt) * self._rng.uniform(0.5, 1.0)
-        hinted = _retry_after(response.headers.get("retry-after")) if response else None
-        if hinted is not None:
-            delay = min(cfg.max_backoff_s, hinted)
-        self._sleep(delay)
+        hinted = parse_retry_after(response.headers.get("retry-after")) if response else None
+        self._sleep(self._retry.delay(attempt, self._rng, hinted))
 
     def complete(self, messages: list[dict[str, str]]) -> JudgeReply:
         """Send one chat-completions request; retry transient failures.
@@ -206,7 +218,6 @@ class JudgeClient:
         Raises `JudgeUnavailable` when retries are spent, on a non-retryable
         HTTP status (401, 404, ...), or when the body is not a chat completion.
         """
-        cfg = self.config
         start = time.monotonic()
         attempts = 0
         retries = 0
@@ -232,7 +243,7 @@ class JudgeClient:
                     continue
                 if status != 429 and status < 500:
                     raise JudgeUnavailable(f"judge endpoint refused: {last}", attempts=attempts)
-            if retries >= cfg.max_retries:
+            if retries >= self._retry.max_retries:
                 raise JudgeUnavailable(
                     f"judge endpoint failed after {attempts} attempts: {last}", attempts=attempts
                 )
@@ -259,7 +270,7 @@ class JudgeClient:
         refusal = message.get("refusal")
         # Price by the configured name: servers often answer with a dated snapshot
         # ("gpt-4o-2024-08-06") that the price table does not list.
-        cost = judge_cost_usd(self.config.model, tin, tout, self.config.prices)
+        cost = self._prices.cost(_price_names(self.config.model), tin, tout)
         return JudgeReply(
             text=content if isinstance(content, str) else None,
             model=str(body.get("model") or self.config.model),

@@ -37,6 +37,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from agentgauge.metrics.cost import cost_of_pass
+from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.stats.bootstrap import cluster_bootstrap_ci
 from agentgauge.stats.se import se_clustered, se_mean
 from agentgauge.table import TrialTable
@@ -152,11 +153,9 @@ def select_rows(table: TrialTable, *, include_heldout: bool = False) -> TrialTab
 
 def _per_task(table: TrialTable) -> dict[str, tuple[int, int]]:
     """task → (trials, successes)."""
-    ids, idx = table.task_index()
-    n = np.bincount(idx, minlength=len(ids))
     # An infra error is a failure (SPEC 5.1), whatever its success flag says.
-    c = np.bincount(idx[table.success & ~table.infra_error], minlength=len(ids))
-    return {str(t): (int(n[i]), int(c[i])) for i, t in enumerate(ids)}
+    ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
+    return {t: (int(n[i]), int(c[i])) for i, t in enumerate(ids)}
 
 
 def _families(tables: tuple[TrialTable, ...], tasks: list[str]) -> list[str] | None:

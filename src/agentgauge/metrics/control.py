@@ -28,17 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from agentgauge.schema import CONTROL_DECISIONS
+
 __all__ = ["CONTROL_STATES", "control_metrics"]
 
-CONTROL_STATES: tuple[str, ...] = (
-    "act",
-    "ask",
-    "refuse",
-    "stop",
-    "confirm",
-    "recover",
-    "transfer",
-)
+CONTROL_STATES: tuple[str, ...] = CONTROL_DECISIONS
 
 
 def _rate(num: int, den: int) -> float | None:

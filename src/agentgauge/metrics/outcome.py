@@ -31,6 +31,7 @@ __all__ = [
     "PassK",
     "outcome_metrics",
     "success_interval",
+    "task_success_counts",
 ]
 
 #: From this many clusters up the CLT interval is accurate and a bootstrap only costs
@@ -75,6 +76,24 @@ class OutcomeMetrics:
     flaky_tasks: list[str]
     reasons: dict[str, str] = field(default_factory=dict)
     """Why a figure is null, keyed by its name (``ci95``, ``outcome_consistency``...)."""
+
+
+def task_success_counts(
+    task_id: npt.NDArray[np.object_] | npt.NDArray[np.str_], success: npt.NDArray[np.bool_]
+) -> tuple[list[str], IntArray, IntArray]:
+    """Per task, in sorted id order: trials n_t and successes c_t = Σ success.
+
+    The one place per-task rates p_t = c_t / n_t start from (compare, plan,
+    robustness, validity). ``success`` is the caller's choice of success column:
+    ``table.success & ~table.infra_error`` where an infra error counts as a
+    failure (SPEC 5.1), ``table.success`` where the flag is read as recorded.
+    Counting by ``np.bincount`` over the task codes keeps it one pass.
+    """
+    uniq, idx = np.unique(np.asarray(task_id).astype(str), return_inverse=True)
+    idx = idx.reshape(-1).astype(np.intp)
+    n = np.bincount(idx, minlength=len(uniq)).astype(np.int64)
+    c = np.bincount(idx[np.asarray(success, dtype=bool)], minlength=len(uniq)).astype(np.int64)
+    return [str(t) for t in uniq], n, c
 
 
 def _finite(x: float) -> float | None:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.stats.bootstrap import cluster_bootstrap_means
 from agentgauge.table import TrialTable
 
@@ -54,11 +55,8 @@ class Robustness:
 
 
 def _task_rates(table: TrialTable, rows: npt.NDArray[np.bool_]) -> dict[str, float]:
-    ids = table.task_id[rows].astype(str)
-    ok = table.success[rows].astype(np.float64)
-    uniq, inv = np.unique(ids, return_inverse=True)
-    rates = np.bincount(inv, weights=ok) / np.bincount(inv)
-    return dict(zip(uniq.tolist(), rates.tolist(), strict=True))
+    ids, n, c = task_success_counts(table.task_id[rows], table.success[rows])
+    return dict(zip(ids, (c / n).tolist(), strict=True))
 
 
 def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 0) -> Robustness:

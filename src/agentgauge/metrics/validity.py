@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.table import TrialTable
 
 __all__ = [
@@ -38,10 +39,8 @@ HELDOUT_ACTION = "heldout_included"
 
 
 def _task_rates(table: TrialTable) -> tuple[list[str], np.ndarray[Any, np.dtype[np.float64]]]:
-    ids, inv = table.task_index()
-    n = np.bincount(inv, minlength=len(ids))
-    c = np.bincount(inv[table.success], minlength=len(ids))
-    return [str(t) for t in ids], c / np.maximum(n, 1)
+    ids, n, c = task_success_counts(table.task_id, table.success)
+    return ids, c / np.maximum(n, 1)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentgauge.envs.base import ToolOutcome
+from agentgauge.envs.base import ToolOutcome, opening_message
 from agentgauge.schema import Task
 
 __all__ = ["FUNCTIONS_POLICY", "FunctionsEnv"]
@@ -30,15 +30,7 @@ class FunctionsEnv:
         self._functions = task.expectations.functions
         self._tools = [{"type": "function", "function": f} for f in self._functions]
         self._names = {f.get("name") for f in self._functions}
-        if paraphrase is None:
-            self._first = task.instruction
-        else:
-            if not 1 <= paraphrase <= len(task.paraphrases):
-                raise ValueError(
-                    f"task {task.id!r} has {len(task.paraphrases)} paraphrases; "
-                    f"paraphrase:{paraphrase} does not exist"
-                )
-            self._first = task.paraphrases[paraphrase - 1]
+        self._first = opening_message(task, paraphrase)
         self._calls: list[dict[str, Any]] = []
 
     @property

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgauge.envs.base import ToolOutcome
+from agentgauge.envs.base import ToolOutcome, opening_message
 from agentgauge.envs.retail import db, tools
 from agentgauge.envs.retail.user import ScriptedUser
 from agentgauge.schema import Task
@@ -35,15 +35,7 @@ class RetailEnv:
         self._conn = db.fresh_connection(self._base)
         self._touched = False  # no tool call yet: the state is the template's
         self._user = ScriptedUser(task.user_scenario, np.random.default_rng([seed, 2]))
-        if paraphrase is None:
-            self._first = task.instruction
-        else:
-            if not 1 <= paraphrase <= len(task.paraphrases):
-                raise ValueError(
-                    f"task {task.id!r} has {len(task.paraphrases)} paraphrases; "
-                    f"paraphrase:{paraphrase} does not exist"
-                )
-            self._first = task.paraphrases[paraphrase - 1]
+        self._first = opening_message(task, paraphrase)
 
     @property
     def policy(self) -> str:

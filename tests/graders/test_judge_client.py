@@ -1,0 +1,95 @@
+"""The judge client's retries and prices come from the shared provider helpers."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agentgauge.graders.judge_client import (
+    JudgeClient,
+    JudgeConfig,
+    JudgeUnavailable,
+    judge_cost_usd,
+)
+from agentgauge.testing.openai_server import completion
+
+MESSAGES = [{"role": "user", "content": "judge this"}]
+
+
+def client_for(
+    replies: list[httpx.Response], config: JudgeConfig, sleeps: list[float]
+) -> JudgeClient:
+    queue = iter(replies)
+    return JudgeClient(
+        config, sleep=sleeps.append, transport=httpx.MockTransport(lambda request: next(queue))
+    )
+
+
+def config(**kw: Any) -> JudgeConfig:
+    return JudgeConfig(base_url="http://judge.invalid/v1", model="judge-x", api_key_env=None, **kw)
+
+
+def test_retry_after_as_http_date_is_honoured() -> None:
+    # 100 s from now as an HTTP date (RFC 9110 10.2.3), under a 1000 s cap. Our own
+    # backoff would wait at most backoff_s = 0.5 s, so anything near 100 s is the header.
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=100), usegmt=True)
+    sleeps: list[float] = []
+    replies = [
+        httpx.Response(503, headers={"Retry-After": when}, json={"error": "busy"}),
+        httpx.Response(200, json=completion("ok", model="judge-x")),
+    ]
+    with client_for(replies, config(max_backoff_s=1000.0), sleeps) as client:
+        reply = client.complete(MESSAGES)
+    assert reply.attempts == 2
+    assert len(sleeps) == 1 and 50.0 <= sleeps[0] <= 100.0
+
+
+def test_retry_after_is_capped_and_retries_are_bounded() -> None:
+    sleeps: list[float] = []
+    replies = [httpx.Response(429, headers={"Retry-After": "600"}, json={})] * 3
+    with (
+        client_for(replies, config(max_retries=2, max_backoff_s=3.0), sleeps) as client,
+        pytest.raises(JudgeUnavailable, match="3 attempts") as err,
+    ):
+        client.complete(MESSAGES)
+    assert err.value.attempts == 3
+    assert sleeps == [3.0, 3.0]  # min(max_backoff_s = 3, 600)
+
+
+def test_prices_from_config_yaml_lists_and_env_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env_file = tmp_path / "prices.json"
+    env_file.write_text(json.dumps({"judge-x": {"input": 1.0, "output": 1.0}}))
+    monkeypatch.setenv("AGENTGAUGE_PRICES", str(env_file))
+    body = completion("ok", model="judge-x", prompt_tokens=1000, completion_tokens=500)
+
+    # The shared table with AGENTGAUGE_PRICES: (1000·1 + 500·1) / 1e6 = 1.5e-3.
+    with client_for([httpx.Response(200, json=body)], config(), []) as client:
+        assert client.complete(MESSAGES).cost_usd == pytest.approx(1.5e-3)
+    # JudgeConfig.prices wins, given as a YAML list: (1000·2 + 500·4) / 1e6 = 4e-3.
+    cfg = config(prices={"judge-x": [2.0, 4.0]})
+    with client_for([httpx.Response(200, json=body)], cfg, []) as client:
+        assert client.complete(MESSAGES).cost_usd == pytest.approx(4e-3)
+
+
+def test_unknown_price_is_none_and_names_are_normalised() -> None:
+    assert judge_cost_usd("nobody/unknown-model", 10, 10) is None
+    assert judge_cost_usd("gpt-4o-mini", None, 10) is None
+    # provider prefix dropped: claude-sonnet-4 at (3, 15) USD per 1M, (1e6·3 + 0·15) / 1e6 = 3.
+    assert judge_cost_usd("anthropic/claude-sonnet-4", 1_000_000, 0) == pytest.approx(3.0)
+    # prefix and date stamp dropped: gpt-4o at (2.50, 10), (1e6·2.5) / 1e6 = 2.5.
+    assert judge_cost_usd("openai/gpt-4o-2024-08-06", 1_000_000, 0) == pytest.approx(2.5)
+    # gpt-4o-mini must not be billed as gpt-4o: 1e6 output tokens · 0.60 / 1e6.
+    assert judge_cost_usd("gpt-4o-mini", 0, 1_000_000) == pytest.approx(0.60)
+
+
+def test_bad_price_override_is_rejected() -> None:
+    with pytest.raises(ValueError, match="input, output"):
+        JudgeClient(config(prices={"judge-x": (1.0, 2.0, 3.0)}))
