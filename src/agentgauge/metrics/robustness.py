@@ -55,7 +55,9 @@ class Robustness:
 
 
 def _task_rates(table: TrialTable, rows: npt.NDArray[np.bool_]) -> dict[str, float]:
-    ids, n, c = task_success_counts(table.task_id[rows], table.success[rows])
+    # Infra errors count as failures, as in the headline success rate (SPEC 5.1).
+    ok = table.success & ~table.infra_error
+    ids, n, c = task_success_counts(table.task_id[rows], ok[rows])
     return dict(zip(ids, (c / n).tolist(), strict=True))
 
 

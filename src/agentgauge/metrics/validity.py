@@ -39,7 +39,8 @@ HELDOUT_ACTION = "heldout_included"
 
 
 def _task_rates(table: TrialTable) -> tuple[list[str], np.ndarray[Any, np.dtype[np.float64]]]:
-    ids, n, c = task_success_counts(table.task_id, table.success)
+    # Infra errors count as failures, as in the headline success rate (SPEC 5.1).
+    ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
     return ids, c / np.maximum(n, 1)
 
 
