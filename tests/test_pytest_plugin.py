@@ -9,13 +9,20 @@ from pathlib import Path
 
 import pytest
 
+import agentgauge.comparison
+import agentgauge.gating
+import agentgauge.harness.runner
+import agentgauge.metrics.api
+import agentgauge.testing.pytest_eval
+import agentgauge.testing.worlds  # noqa: F401
 from agentgauge.graders import available_graders
 
 pytest_plugins = ["pytester"]
 
 # Inner sessions run in this process, and pytester drops the modules they import when
-# each ends; a grader module imported again would register its grader twice. Load the
-# registered graders here, before pytester's snapshot of sys.modules, so they persist.
+# each ends; extension modules (numpy's, scipy's) cannot be loaded twice in a process.
+# Import what the inner sessions use here, before pytester's snapshot of sys.modules,
+# so it persists (agentgauge itself loads its engine lazily).
 available_graders()
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -318,7 +318,8 @@ class Evaluator:
         ``concurrency``, ``grader``, ``env_factory``, ``run_id``, ``store``...).
         """
         from agentgauge.harness.runner import run
-        from agentgauge.harness.suites import InlineSuite, as_suite
+        from agentgauge.harness.suites import as_suite
+        from agentgauge.suite import Suite
 
         n = self.trials_override or trials
         if n is None:
@@ -327,7 +328,7 @@ class Evaluator:
         run_id = kwargs.pop("run_id", None) or self._new_run_id()
         try:
             suite = as_suite(tasks_or_suite)
-            if isinstance(suite, InlineSuite) and suite.name == "python":
+            if isinstance(suite, Suite) and suite.name == "python":
                 # Tasks written in the test: name the suite after it (`agentgauge runs` shows it).
                 suite = replace(suite, name=self.name)
             run(
