@@ -163,6 +163,21 @@ class TrialGrading:
     """Minefield hits with their severity."""
 
 
+_DEFAULTS: dict[tuple[str, ...], tuple[Grader, ...]] = {}
+
+
+def _default_code_graders() -> tuple[Grader, ...]:
+    """One instance of each registered code grader with default options, built once
+    per registry state (code graders hold no per-trial state; rebuilding them for every
+    trial was a measurable share of the harness's per-trial cost)."""
+    names = tuple(available_graders())
+    if names not in _DEFAULTS:
+        code = [n for n in names if getattr(_REGISTRY[n], "kind", None) == "code"]
+        _DEFAULTS.clear()
+        _DEFAULTS[names] = tuple(get_grader(n) for n in code)
+    return _DEFAULTS[names]
+
+
 def grade_trial(
     task: Task, trial: Trial, graders: Sequence[str | Grader] | None = None
 ) -> TrialGrading:
@@ -178,8 +193,7 @@ def grade_trial(
     if graders is None:
         # Only code graders run by default; judge and human graders may need
         # options (an endpoint, a labels file), so they are not even built.
-        code = [n for n in available_graders() if getattr(_REGISTRY[n], "kind", None) == "code"]
-        chosen: list[Grader] = [g for g in (get_grader(n) for n in code) if g.enabled(task)]
+        chosen: list[Grader] = [g for g in _default_code_graders() if g.enabled(task)]
     else:
         chosen = [get_grader(g) if isinstance(g, str) else g for g in graders]
     grades = [g.grade(task, trial) for g in chosen]
