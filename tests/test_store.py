@@ -11,7 +11,7 @@ import pytest
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file
 from agentgauge.schema import Grade, Run, ToolCallEvent, Trial
-from agentgauge.store import Store, utc_now
+from agentgauge.store import Store, TrialWriter, utc_now
 
 
 def test_round_trip_trials_events_grades(tmp_path: Path) -> None:
@@ -82,3 +82,61 @@ def test_cli_import_bad_file_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     with Store(db_path) as db:
         assert db.list_runs() == []
+
+
+def _trials(n: int) -> list[Trial]:
+    return [
+        Trial(
+            task_id=f"t{i % 7}",
+            trial=i // 7,
+            success=i % 3 == 0,
+            final_state={"n": i},
+            events=[ToolCallEvent(name="f", arguments={"i": i}, call_id=f"c{i}")],
+            grades=[Grade(grader="state", passed=i % 3 == 0, score=float(i % 3 == 0))],
+        )
+        for i in range(n)
+    ]
+
+
+def test_trial_writer_commits_each_trial_from_its_thread(tmp_path: Path) -> None:
+    db = Store(tmp_path / "s.db")
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    writer = TrialWriter(db, "r")
+    assert writer._thread is not None  # a file store: written on the writer's thread
+    for t in _trials(50):
+        writer.submit(t)
+    writer.close()
+    # The same rows as the direct path writes (a second store, written synchronously).
+    ref = Store(tmp_path / "ref.db")
+    ref.create_run(Run(run_id="r", created_at=utc_now()))
+    for t in _trials(50):
+        ref.add_trial("r", t)
+    assert [t.model_dump() for t in db.trials("r")] == [t.model_dump() for t in ref.trials("r")]
+    assert db.get_run("r").n_trials == 50  # type: ignore[union-attr]
+    assert db.integrity_check() == "ok"
+
+
+def test_trial_writer_raises_the_first_write_error_and_stops(tmp_path: Path) -> None:
+    db = Store(tmp_path / "s.db")
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    first, second = _trials(2)
+    writer = TrialWriter(db, "r")
+    # The same cell twice is a UNIQUE violation in the thread; it surfaces at the
+    # next submit or at close, whichever comes first, and nothing after it is written.
+    with pytest.raises(InputError, match="already stored"):
+        try:
+            for t in (first, first, second):
+                writer.submit(t)
+        finally:
+            writer.close()
+    assert [(t.task_id, t.trial) for t in db.trials("r")] == [("t0", 0)]
+
+
+def test_trial_writer_on_an_in_memory_store_writes_in_the_callers_thread() -> None:
+    db = Store(":memory:")  # a second connection would open another, empty database
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    writer = TrialWriter(db, "r")
+    assert writer._thread is None
+    writer.submit(_trials(1)[0])
+    assert len(db.trials("r")) == 1  # already written, before close
+    writer.close()

@@ -14,7 +14,9 @@ needs; each harness trial is committed in its own transaction.
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -167,6 +169,51 @@ def utc_now() -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+_INSERT_TRIAL = (
+    f"INSERT INTO trials(run_id, {', '.join(_TRIAL_COLUMNS)}, answer, final_state, metadata,"
+    f" created_at) VALUES (?, {', '.join('?' * len(_TRIAL_COLUMNS))}, ?, ?, ?, ?)"
+)
+_INSERT_GRADE = (
+    "INSERT OR REPLACE INTO grades(trial_pk, version, grader, score, passed, status,"
+    " evidence, judge_model) VALUES (?,?,?,?,?,?,?,?)"
+)
+
+TrialRows = tuple[tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+"""One trial as SQL parameters: its ``trials`` row, its events (without the
+trial's key) and its grades (without key and version)."""
+
+
+def trial_rows(run_id: str, t: Trial) -> TrialRows:
+    """``t`` as the parameters of its SQL rows (all the Python work of writing it)."""
+    state = None if t.final_state is None else _dumps(t.final_state)
+    trial_row = (
+        run_id,
+        *[getattr(t, c) for c in _TRIAL_COLUMNS],
+        t.answer,
+        state,
+        _dumps(t.metadata),
+        utc_now(),
+    )
+    events = [
+        (i, e.type, e.t, e.model_dump_json(exclude_none=True)) for i, e in enumerate(t.events)
+    ]
+    return trial_row, events, _grade_rows(t.grades)
+
+
+def _grade_rows(grades: Sequence[Grade]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            g.grader,
+            g.score,
+            None if g.passed is None else int(g.passed),
+            g.status,
+            None if g.evidence is None else _dumps(g.evidence),
+            g.judge_model,
+        )
+        for g in grades
+    ]
 
 
 class Store:
@@ -358,55 +405,36 @@ class Store:
         return n
 
     def _insert_trial(self, run_id: str, t: Trial) -> int:
-        values = [getattr(t, c) for c in _TRIAL_COLUMNS]
-        state = None if t.final_state is None else _dumps(t.final_state)
+        return self._write_rows(trial_rows(run_id, t))
+
+    def _write_rows(self, rows: TrialRows) -> int:
+        """Insert one trial's prepared rows (`trial_rows`); returns its primary key."""
+        trial_row, event_rows, grade_rows = rows
         try:
-            cur = self.conn.execute(
-                f"INSERT INTO trials(run_id, {', '.join(_TRIAL_COLUMNS)}, answer, final_state,"
-                f" metadata, created_at) VALUES (?, {', '.join('?' * len(_TRIAL_COLUMNS))},"
-                " ?, ?, ?, ?)",
-                (run_id, *values, t.answer, state, _dumps(t.metadata), utc_now()),
-            )
+            cur = self.conn.execute(_INSERT_TRIAL, trial_row)
         except sqlite3.IntegrityError as exc:
             if "UNIQUE" in str(exc):
                 raise InputError(
-                    f"trial {t.trial} of task {t.task_id!r} (variant {t.variant!r}) is already "
-                    f"stored in run {run_id!r}",
+                    f"trial {trial_row[2]} of task {trial_row[1]!r} (variant {trial_row[3]!r}) "
+                    f"is already stored in run {trial_row[0]!r}",
                     file=self.path,
                     field="trial",
                 ) from None
             raise
         pk = cur.lastrowid
         assert pk is not None
-        if t.events:
+        if event_rows:
             self.conn.executemany(
                 "INSERT INTO events(trial_pk, seq, type, t, data) VALUES (?,?,?,?,?)",
-                [
-                    (pk, i, e.type, e.t, e.model_dump_json(exclude_none=True))
-                    for i, e in enumerate(t.events)
-                ],
+                [(pk, *row) for row in event_rows],
             )
-        if t.grades:
-            self._insert_grades(pk, 1, t.grades)
+        if grade_rows:
+            self.conn.executemany(_INSERT_GRADE, [(pk, 1, *row) for row in grade_rows])
         return pk
 
     def _insert_grades(self, trial_pk: int, version: int, grades: Sequence[Grade]) -> None:
         self.conn.executemany(
-            "INSERT OR REPLACE INTO grades(trial_pk, version, grader, score, passed, status,"
-            " evidence, judge_model) VALUES (?,?,?,?,?,?,?,?)",
-            [
-                (
-                    trial_pk,
-                    version,
-                    g.grader,
-                    g.score,
-                    None if g.passed is None else int(g.passed),
-                    g.status,
-                    None if g.evidence is None else _dumps(g.evidence),
-                    g.judge_model,
-                )
-                for g in grades
-            ],
+            _INSERT_GRADE, [(trial_pk, version, *row) for row in _grade_rows(grades)]
         )
 
     def existing_cells(self, run_id: str) -> set[tuple[str, int, str, str | None, str | None]]:
@@ -572,6 +600,79 @@ class Store:
 
     def integrity_check(self) -> str:
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+class TrialWriter:
+    """Writes one run's trials from a background thread, each trial in its own
+    transaction, so that SQLite's work overlaps the harness's event loop (the
+    ``sqlite3`` module releases the GIL while SQLite runs).
+
+    The thread has its own connection to the store's file (WAL lets the main
+    connection read meanwhile). An in-memory store cannot be opened twice:
+    there `submit` writes at once, in the caller's thread. The first error
+    (a duplicate cell, a full disk) stops the writing and is raised by the
+    next `submit` or by `close`, which waits until everything submitted is
+    committed. A crash loses only trials not yet committed, which a resumed
+    run (``--run-id``) runs again.
+    """
+
+    def __init__(self, store: Store, run_id: str, *, max_pending: int = 4096) -> None:
+        self.run_id = run_id
+        self.max_pending = max_pending
+        self._store = store
+        self._queue: queue.SimpleQueue[TrialRows | None] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if store.path != ":memory:" and not store.conn.in_transaction:
+            self._thread = threading.Thread(
+                target=self._loop, name="agentgauge-trial-writer", daemon=True
+            )
+            self._thread.start()
+
+    @property
+    def pending(self) -> int:
+        """Trials submitted and not yet committed (an estimate, for back-pressure)."""
+        return self._queue.qsize()
+
+    def submit(self, trial: Trial) -> None:
+        """Queue ``trial`` for writing (or write it now, for an in-memory store).
+        Its rows are made here, so the writer's thread spends its time in SQLite
+        (with the GIL released), not in Python."""
+        self._raise_if_failed()
+        if self._thread is None:
+            self._store.add_trial(self.run_id, trial)
+        else:
+            self._queue.put(trial_rows(self.run_id, trial))
+
+    def close(self) -> None:
+        """Wait until every submitted trial is committed; raise the first error."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        self._raise_if_failed()
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _loop(self) -> None:
+        try:
+            own = Store(self._store.path)
+        except BaseException as exc:
+            self._error = exc
+            return
+        try:
+            while (rows := self._queue.get()) is not None:
+                if self._error is None:
+                    try:
+                        with own.transaction():
+                            own._write_rows(rows)
+                    except BaseException as exc:  # raised in the caller's thread
+                        self._error = exc
+        finally:
+            own.close()
 
 
 _EVENT_ADAPTER: Any = None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
+import zlib
 from collections.abc import Awaitable, Callable
 
 import httpx
 import pytest
 
-from agentgauge.agents._http import StreamTransport
+from agentgauge.agents._http import HttpPool, Reply, StreamTransport
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
 
@@ -162,3 +163,62 @@ def test_refused_connection_is_a_connect_error() -> None:
 
         with pytest.raises(httpx.ConnectError):
             asyncio.run(main())
+
+
+async def close_delimited(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int
+) -> None:
+    await read_request(reader)
+    # No Content-Length, not chunked: the body runs to the end of the connection,
+    # here in two writes, raw-deflate-compressed.
+    deflater = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    body = deflater.compress(b'{"n": %d}' % n) + deflater.flush()
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\n\r\n" + body[:3])
+    await writer.drain()
+    await asyncio.sleep(0.01)
+    writer.write(body[3:])
+    await writer.drain()
+
+
+def test_a_body_delimited_by_the_connection_closing() -> None:
+    responses, connections = serve(close_delimited, 2)
+    assert [r.json() for r in responses] == [{"n": 1}, {"n": 2}]  # type: ignore[union-attr]
+    assert connections == 2  # such a connection is never reused
+
+
+def test_the_pool_answers_with_replies_and_times_out_per_request() -> None:
+    async def main() -> tuple[Reply, Exception, int]:
+        served = 0
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal served
+            try:
+                while True:
+                    _, _, body = await read_request(reader)
+                    served += 1
+                    if body == b"slow":
+                        await asyncio.sleep(1)
+                    writer.write(
+                        b"HTTP/1.1 429 Too Many\r\nRetry-After: 3\r\nContent-Length: 2\r\n\r\n{}"
+                    )
+                    await writer.drain()
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+
+        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        pool = HttpPool()
+        head = b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\n"
+        reply = await pool.request("127.0.0.1", port, head, b"fast", timeout=1.0)
+        try:
+            await pool.request("127.0.0.1", port, head, b"slow", timeout=0.05)
+        except httpx.ReadTimeout as exc:
+            late: Exception = exc
+        await pool.aclose()
+        server.close()
+        return reply, late, served
+
+    reply, late, served = asyncio.run(main())
+    assert (reply.status_code, reply.reason_phrase) == (429, "Too Many")
+    assert reply.headers["retry-after"] == "3" and reply.json() == {}
+    assert isinstance(late, httpx.ReadTimeout) and served == 2

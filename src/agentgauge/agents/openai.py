@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 import httpx
 
-from agentgauge.agents._http import StreamTransport
+from agentgauge.agents._http import HttpPool, Reply
 from agentgauge.agents.base import AgentError, Session, TransientError
 from agentgauge.agents.prices import PriceTable, default_prices
 from agentgauge.agents.provider import (
@@ -227,7 +227,7 @@ class _ClientPool:
     """HTTP clients for one endpoint.
 
     ``http://`` endpoints (local servers, where speed matters) go through one
-    client on `StreamTransport`. ``https://`` endpoints use httpx's own
+    lean client, `agentgauge.agents._http.HttpPool`. ``https://`` endpoints use httpx's own
     transport (TLS, proxies), as many single-connection clients, an idle one
     picked per request: httpcore 1.0's pool re-scans every connection for every
     queued request on each state change, which costs milliseconds per request at
@@ -243,36 +243,32 @@ class _ClientPool:
         self._timeout = timeout
         self._idle: list[httpx.AsyncClient] = []
         self._all: list[httpx.AsyncClient] = []
-        self._native: StreamTransport | None = None
+        self._native: HttpPool | None = None
         self._ssl: ssl.SSLContext | None = None
         if base_url.startswith("http://"):
-            # Requests go straight to the transport: httpx's client layer (URL merging,
-            # auth, redirects, cookies) would add a sixth of a millisecond per call.
-            self._native = StreamTransport()
-            self._url = httpx.URL(base_url)
-            self._native_headers = {**headers, "Host": self._url.netloc.decode("ascii")}
-            self._urls: dict[str, httpx.URL] = {}
+            # Requests go straight to the lean client: httpx's request and response
+            # objects alone would cost a fifth of a millisecond per call.
+            url = httpx.URL(base_url)
+            self._native = HttpPool()
+            self._host, self._port = url.host, url.port or 80
+            self._prefix = url.raw_path.rstrip(b"/").decode("ascii")
+            lines = [f"{k}: {v}" for k, v in headers.items()]
+            self._head_tail = "\r\n".join([f"Host: {url.netloc.decode('ascii')}", *lines])
         else:
             # Loading the CA bundle takes tens of milliseconds and httpx does it for
             # every client: do it once per pool.
             self._ssl = httpx.create_ssl_context()
 
-    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response | Reply:
         if self._native is not None:
-            url = self._urls.get(path)
-            if url is None:  # parse once per path: URL parsing is a tenth of a millisecond
-                raw_path = self._url.raw_path.rstrip(b"/") + path.encode()
-                url = self._urls[path] = self._url.copy_with(raw_path=raw_path)
-            request = httpx.Request(
-                "POST",
-                url,
-                headers=self._native_headers,
-                content=json.dumps(body).encode(),
-                extensions={"timeout": {"read": self._timeout}},
+            content = json.dumps(body).encode()
+            head = (
+                f"POST {self._prefix}{path} HTTP/1.1\r\n{self._head_tail}\r\n"
+                f"Content-Length: {len(content)}\r\n\r\n"
+            ).encode("latin-1")
+            return await self._native.request(
+                self._host, self._port, head, content, timeout=self._timeout
             )
-            response = await self._native.handle_async_request(request)
-            await response.aread()
-            return response
         if self._idle:
             client = self._idle.pop()
         else:
@@ -333,7 +329,7 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _error_message(response: httpx.Response) -> str:
+def _error_message(response: httpx.Response | Reply) -> str:
     try:
         err = response.json().get("error")
         if isinstance(err, dict) and err.get("message"):

@@ -40,7 +40,7 @@ from agentgauge.harness.progress import RunProgress
 from agentgauge.harness.suites import SuiteLike, as_suite
 from agentgauge.harness.trial import Grader, default_grader, run_cell
 from agentgauge.schema import Run, Task, Trial
-from agentgauge.store import DEFAULT_STORE, Store, utc_now
+from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
 
 __all__ = ["DEFAULTS", "arun", "default_env_factory", "new_run_id", "run"]
 
@@ -317,6 +317,9 @@ async def _execute(
     on_done: Callable[[Trial], None],
 ) -> None:
     queue = iter(cells)
+    # Each trial is committed in its own transaction, on the writer's thread: a
+    # crash loses only trials in flight or not yet committed.
+    writer = TrialWriter(db, run_id)
 
     async def worker() -> None:
         # Workers pull from one iterator: bounded concurrency without one task per cell.
@@ -328,7 +331,9 @@ async def _execute(
                 trial = await run_cell(cell, agent, factory, timeout=timeout, grader=grader)
             if attempt > 1:
                 trial.metadata["attempts"] = attempt
-            db.add_trial(run_id, trial)  # its own transaction: a crash loses only trials in flight
+            while writer.pending > writer.max_pending:  # the disk is slower than the agent
+                await asyncio.sleep(0.005)
+            writer.submit(trial)
             on_done(trial)
 
     workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(cells)))]
@@ -338,3 +343,4 @@ async def _execute(
         for w in workers:
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+        writer.close()  # waits for the last commits; raises a write error

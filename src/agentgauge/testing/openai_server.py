@@ -38,6 +38,8 @@ class Reply:
     delay_s: float = 0.0
     """Seconds to wait before answering (latency, or a hang past a client timeout)."""
     headers: dict[str, str] = field(default_factory=dict)
+    constant: bool = False
+    """Never changed once made: the server may encode it once and resend the bytes."""
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -124,6 +126,7 @@ class OpenAIServer:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._wire: dict[int, tuple[Reply, bytes]] = {}
 
     @property
     def port(self) -> int:
@@ -188,8 +191,10 @@ class OpenAIServer:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
         try:
+            loop = asyncio.get_running_loop()
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                arrived = loop.time()
                 lines = head.decode("latin-1").split("\r\n")
                 method, path, _ = lines[0].split(" ", 2)
                 headers = {
@@ -200,16 +205,10 @@ class OpenAIServer:
                 raw = await reader.readexactly(length) if length else b""
                 reply = self._dispatch(method, path, raw, headers)
                 if reply.delay_s:
-                    await asyncio.sleep(reply.delay_s)
-                body = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
-                data = body.encode()
-                extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
-                writer.write(
-                    f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-                    f"{extra}Connection: keep-alive\r\n\r\n".encode()
-                    + data
-                )
+                    # The latency runs from the request's arrival: the server's own
+                    # parsing is part of it, not added to it.
+                    await asyncio.sleep(max(0.0, arrived + reply.delay_s - loop.time()))
+                writer.write(self._encoded(reply))
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
                     break
@@ -220,6 +219,26 @@ class OpenAIServer:
         finally:
             self._writers.discard(writer)
             writer.close()
+
+    def _encoded(self, reply: Reply) -> bytes:
+        """The reply as bytes on the wire (a ``constant`` one encoded once)."""
+        hit = self._wire.get(id(reply)) if reply.constant else None
+        if hit is not None and hit[0] is reply:
+            return hit[1]
+        body = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+        data = body.encode()
+        extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
+        wire = (
+            f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+            f"{extra}Connection: keep-alive\r\n\r\n".encode()
+            + data
+        )
+        if reply.constant:
+            if len(self._wire) > 64:
+                self._wire.clear()
+            self._wire[id(reply)] = (reply, wire)
+        return wire
 
     def _dispatch(self, method: str, path: str, raw: bytes, headers: dict[str, str]) -> Reply:
         if method == "GET" and path.rstrip("/").endswith("/models"):
@@ -238,7 +257,7 @@ class OpenAIServer:
 
 def fixed_latency(latency_s: float, content: str = "Done.") -> Responder:
     """A responder answering every request with the same text after ``latency_s``."""
-    reply = Reply(body=completion(content), delay_s=latency_s)
+    reply = Reply(body=completion(content), delay_s=latency_s, constant=True)
     return lambda request: reply
 
 
