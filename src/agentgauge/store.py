@@ -17,6 +17,7 @@ import json
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -162,13 +163,24 @@ _TRIAL_COLUMNS = (
 )
 
 
+_LAST_NOW: tuple[int, str] = (-1, "")
+
+
 def utc_now() -> str:
     """The current UTC time, ISO-8601 with seconds."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    global _LAST_NOW
+    second = int(time.time())
+    if _LAST_NOW[0] != second:  # formatted once per second: the harness asks per trial
+        _LAST_NOW = (second, datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds"))
+    return _LAST_NOW[1]
+
+
+# One encoder, built once (json.dumps with options builds one per call).
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return "{}" if type(value) is dict and not value else _ENCODE(value)
 
 
 _INSERT_TRIAL = (

@@ -75,6 +75,8 @@ class Grader(Protocol):
 
 
 _REGISTRY: dict[str, Callable[..., Grader]] = {}
+_REGISTRY_VERSION = 0  # bumped on every change, so caches of the registry know
+_BUILTIN_LOADED = False
 G = TypeVar("G", bound=Callable[..., Grader])
 
 
@@ -92,7 +94,10 @@ def register(name: str) -> Callable[[G], G]:
         # class: only a different class under a taken name is a conflict.
         if known is not None and _qualname(known) != _qualname(factory):
             raise ValueError(f"grader {name!r} is already registered")
-        _REGISTRY[name] = factory
+        if known is not factory:
+            global _REGISTRY_VERSION
+            _REGISTRY[name] = factory
+            _REGISTRY_VERSION += 1
         return factory
 
     return deco
@@ -100,6 +105,9 @@ def register(name: str) -> Callable[[G], G]:
 
 def _load_builtin() -> None:
     # Importing the modules registers their graders.
+    global _BUILTIN_LOADED
+    if _BUILTIN_LOADED:
+        return
     from agentgauge.graders import (  # noqa: F401
         answer,
         control,
@@ -110,6 +118,8 @@ def _load_builtin() -> None:
         toolcalls,
         trajectory,
     )
+
+    _BUILTIN_LOADED = True
 
 
 def available_graders() -> list[str]:
@@ -163,19 +173,20 @@ class TrialGrading:
     """Minefield hits with their severity."""
 
 
-_DEFAULTS: dict[tuple[str, ...], tuple[Grader, ...]] = {}
+_DEFAULTS: tuple[int, tuple[Grader, ...]] = (-1, ())
 
 
 def _default_code_graders() -> tuple[Grader, ...]:
     """One instance of each registered code grader with default options, built once
     per registry state (code graders hold no per-trial state; rebuilding them for every
     trial was a measurable share of the harness's per-trial cost)."""
-    names = tuple(available_graders())
-    if names not in _DEFAULTS:
+    global _DEFAULTS
+    _load_builtin()
+    if _DEFAULTS[0] != _REGISTRY_VERSION:
+        names = sorted(_REGISTRY)
         code = [n for n in names if getattr(_REGISTRY[n], "kind", None) == "code"]
-        _DEFAULTS.clear()
-        _DEFAULTS[names] = tuple(get_grader(n) for n in code)
-    return _DEFAULTS[names]
+        _DEFAULTS = (_REGISTRY_VERSION, tuple(get_grader(n) for n in code))
+    return _DEFAULTS[1]
 
 
 def grade_trial(

@@ -33,7 +33,7 @@ previous irreversible call and before it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,16 +140,18 @@ def text_cue(text: str | None) -> ControlDecision | None:
     return None
 
 
-def _is_read(name: str, reads: set[str], writes: set[str]) -> bool:
+_READ_SNAKE = re.compile(r"^(?:" + "|".join(READ_PREFIXES) + r")(?:_|$)")
+_READ_CAMEL = re.compile(r"^(?:" + "|".join(READ_PREFIXES) + r")[A-Z0-9]")
+
+
+def _is_read(name: str, reads: Set[str], writes: Set[str]) -> bool:
     if name in writes:
         return False
     if name in reads:
         return True
     # ``get_order``, ``getOrder``, ``get``: a read; ``getaway_booking`` is not.
     base = name.rsplit(".", 1)[-1]
-    return bool(re.match(r"^(?:" + "|".join(READ_PREFIXES) + r")(?:_|$)", base.lower())) or bool(
-        re.match(r"^(?:" + "|".join(READ_PREFIXES) + r")[A-Z0-9]", base)
-    )
+    return bool(_READ_SNAKE.match(base.lower())) or bool(_READ_CAMEL.match(base))
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,35 @@ def _names(meta: dict[str, Any], key: str) -> set[str]:
     return {str(v) for v in value} if isinstance(value, Iterable) else set()
 
 
-def _irreversible(events: Sequence[Event], declared: set[str]) -> tuple[int, int]:
+_SETS: dict[int, tuple[Task, frozenset[str], frozenset[str], frozenset[str]]] = {}
+_NO_TOOLS: tuple[frozenset[str], frozenset[str], frozenset[str]] = (
+    frozenset(),
+    frozenset(),
+    frozenset(),
+)
+
+
+def _tool_sets(task: Task | None) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The task's read, write and irreversible tool names (from its metadata), read
+    once per task object: the harness asks for every trial."""
+    if task is None:
+        return _NO_TOOLS
+    hit = _SETS.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1], hit[2], hit[3]
+    meta = task.metadata
+    sets = (
+        frozenset(_names(meta, "read_tools")),
+        frozenset(_names(meta, "write_tools")),
+        frozenset(_names(meta, "irreversible_tools")),
+    )
+    if len(_SETS) > 4096:
+        _SETS.clear()
+    _SETS[id(task)] = (task, *sets)
+    return sets
+
+
+def _irreversible(events: Sequence[Event], declared: Set[str]) -> tuple[int, int]:
     """(irreversible calls, of which unconfirmed), see module doc."""
     flagged_ids = {
         e.call_id
@@ -204,10 +234,9 @@ def detect_control(
     trial: Trial, task: Task | None = None, *, irreversible_tools: Iterable[str] = ()
 ) -> ControlReading:
     """Read the decision taken in ``trial`` (see module doc for the order)."""
-    meta = task.metadata if task is not None else {}
-    reads, writes = _names(meta, "read_tools"), _names(meta, "write_tools")
-    declared = set(irreversible_tools) | _names(meta, "irreversible_tools")
-    n_irr, n_unconf = _irreversible(trial.events, declared)
+    reads, writes, declared = _tool_sets(task)
+    extra = set(irreversible_tools)
+    n_irr, n_unconf = _irreversible(trial.events, declared | extra if extra else declared)
 
     def reading(decision: ControlDecision, source: str) -> ControlReading:
         return ControlReading(decision, source, n_irr, n_unconf)

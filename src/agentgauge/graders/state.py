@@ -26,9 +26,12 @@ MAX_DIFFS = 20
 _MISSING = object()
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, compact separators, non-ASCII kept: one text per value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL(value)
 
 
 def state_hash(state: Any) -> str:

@@ -21,6 +21,7 @@ import asyncio
 import itertools
 import json
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,8 +115,10 @@ class OpenAIServer:
     check what a client sent (retries included).
     """
 
-    def __init__(self, responder: Responder, *, port: int = 0) -> None:
+    def __init__(self, responder: Responder, *, port: int = 0, record: bool = True) -> None:
         self.responder = responder
+        self.record = record
+        """Keep each request in `requests` (off for long benchmark runs)."""
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         """Each request's headers (lower-case names), parallel to ``requests``."""
@@ -125,7 +128,7 @@ class OpenAIServer:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._lock = threading.Lock()
-        self._writers: set[asyncio.StreamWriter] = set()
+        self._conns: set[_Connection] = set()
         self._wire: dict[int, tuple[Reply, bytes]] = {}
 
     @property
@@ -159,66 +162,26 @@ class OpenAIServer:
         self.stop()
 
     def _shutdown(self) -> None:
-        # Close kept-alive client connections first, so no handler outlives the loop.
+        # Close kept-alive client connections first, so no reply outlives the loop.
         assert self._server is not None and self._loop is not None
         self._server.close()
-        for writer in list(self._writers):
-            writer.close()
+        for conn in list(self._conns):
+            conn.close()
         loop = self._loop
-        pending = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task(loop)]
-        for task in pending:
-            task.cancel()
-
-        async def _drain() -> None:
-            await asyncio.gather(*pending, return_exceptions=True)
-            loop.stop()
-
-        loop.create_task(_drain())
+        loop.call_later(0.05, loop.stop)  # let the transports finish closing
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)
         self._server = loop.run_until_complete(
-            asyncio.start_server(self._handle, "127.0.0.1", self._port, backlog=1024)
+            loop.create_server(lambda: _Connection(self), "127.0.0.1", self._port, backlog=1024)
         )
         self._ready.set()
         try:
             loop.run_forever()
         finally:
             loop.close()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
-        try:
-            loop = asyncio.get_running_loop()
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                arrived = loop.time()
-                lines = head.decode("latin-1").split("\r\n")
-                method, path, _ = lines[0].split(" ", 2)
-                headers = {
-                    k.strip().lower(): v.strip()
-                    for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)
-                }
-                length = int(headers.get("content-length", "0"))
-                raw = await reader.readexactly(length) if length else b""
-                reply = self._dispatch(method, path, raw, headers)
-                if reply.delay_s:
-                    # The latency runs from the request's arrival: the server's own
-                    # parsing is part of it, not added to it.
-                    await asyncio.sleep(max(0.0, arrived + reply.delay_s - loop.time()))
-                writer.write(self._encoded(reply))
-                await writer.drain()
-                if headers.get("connection", "").lower() == "close":
-                    break
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
-            pass
-        except asyncio.CancelledError:
-            pass
-        finally:
-            self._writers.discard(writer)
-            writer.close()
 
     def _encoded(self, reply: Reply) -> bytes:
         """The reply as bytes on the wire (a ``constant`` one encoded once)."""
@@ -249,10 +212,86 @@ class OpenAIServer:
             request = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             return Reply(status=400, body=error_body("request body is not JSON", "invalid_request"))
-        with self._lock:
-            self.requests.append(request)
-            self.headers.append(headers)
+        if self.record:
+            with self._lock:
+                self.requests.append(request)
+                self.headers.append(headers)
         return self.responder(request)
+
+
+_MAX_HEAD = 64 * 1024
+
+
+class _Connection(asyncio.Protocol):
+    """One client connection: requests parsed as they arrive, each reply written
+    when its delay (counted from the request's arrival) has passed, in order."""
+
+    def __init__(self, server: OpenAIServer) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.buf = bytearray()
+        self.due: deque[tuple[float, bytes, bool]] = deque()  # (when, bytes, close after)
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server._conns.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server._conns.discard(self)
+        if self.timer is not None:
+            self.timer.cancel()
+        self.due.clear()
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        loop = asyncio.get_running_loop()
+        while True:
+            end = self.buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self.buf) > _MAX_HEAD:
+                    self.close()
+                return
+            lines = self.buf[:end].decode("latin-1").split("\r\n")
+            try:
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {
+                    k.strip().lower(): v.strip()
+                    for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)
+                }
+                length = int(headers.get("content-length", "0"))
+            except ValueError:
+                self.close()
+                return
+            if len(self.buf) < end + 4 + length:
+                return  # the body is still coming
+            raw = bytes(self.buf[end + 4 : end + 4 + length])
+            del self.buf[: end + 4 + length]
+            arrived = loop.time()
+            reply = self.server._dispatch(method, path, raw, headers)
+            close = headers.get("connection", "").lower() == "close"
+            self.due.append((arrived + reply.delay_s, self.server._encoded(reply), close))
+            if self.timer is None:
+                self._send_due()
+
+    def _send_due(self) -> None:
+        self.timer = None
+        loop = asyncio.get_running_loop()
+        while self.due and self.transport is not None and not self.transport.is_closing():
+            when, wire, close = self.due[0]
+            if when > loop.time():
+                self.timer = loop.call_at(when, self._send_due)
+                return
+            self.due.popleft()
+            self.transport.write(wire)
+            if close:
+                self.close()
+                return
 
 
 def fixed_latency(latency_s: float, content: str = "Done.") -> Responder:
@@ -273,7 +312,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per reply")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    with OpenAIServer(fixed_latency(args.latency), port=args.port) as server:
+    # Nothing reads the requests of a standalone server: keeping thousands of them
+    # would only slow its garbage collector.
+    with OpenAIServer(fixed_latency(args.latency), port=args.port, record=False) as server:
         print(server.base_url, flush=True)
         sys.stdout.close()
         while True:
