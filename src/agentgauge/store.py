@@ -628,9 +628,12 @@ class TrialWriter:
     run (``--run-id``) runs again.
     """
 
-    def __init__(self, store: Store, run_id: str, *, max_pending: int = 4096) -> None:
+    def __init__(
+        self, store: Store, run_id: str, *, max_pending: int = 4096, pause_s: float = 0.005
+    ) -> None:
         self.run_id = run_id
         self.max_pending = max_pending
+        self.pause_s = pause_s
         self._store = store
         self._queue: queue.SimpleQueue[TrialRows | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -676,13 +679,25 @@ class TrialWriter:
             self._error = exc
             return
         try:
-            while (rows := self._queue.get()) is not None:
-                if self._error is None:
+            while True:
+                rows = self._queue.get()
+                while rows is not None:
+                    if self._error is None:
+                        try:
+                            with own.transaction():
+                                own._write_rows(rows)
+                        except BaseException as exc:  # raised in the caller's thread
+                            self._error = exc
                     try:
-                        with own.transaction():
-                            own._write_rows(rows)
-                    except BaseException as exc:  # raised in the caller's thread
-                        self._error = exc
+                        rows = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                else:
+                    return  # None: closed
+                # Let trials gather before blocking again: a put to a queue nobody
+                # waits on wakes no thread, and waking one costs far more than
+                # this pause in a virtual machine.
+                time.sleep(self.pause_s)
         finally:
             own.close()
 
