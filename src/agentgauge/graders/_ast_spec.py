@@ -18,8 +18,8 @@ lookup, at most one string normalisation and one set lookup:
   found takes the full check, which explains it.
 
 A parameter whose acceptable values are not plain JSON (another type, or a
-NaN, which equals nothing yet is found in a set by identity) gets no spec:
-the full check handles it. Only Python-language values use specs: Java and
+NaN, which equals nothing yet is found in a set by identity) gets a spec with
+no sets: the full check handles every value. Only Python-language values use specs: Java and
 JavaScript values are source text the full check parses.
 """
 
@@ -31,13 +31,16 @@ from typing import Any
 __all__ = [
     "KIND",
     "SLOW",
+    "Alternatives",
     "Spec",
     "build_spec",
     "canon",
+    "canon_value",
     "declared",
     "direct",
     "items_ok",
     "kind_of",
+    "same_flat_list",
     "tag_list",
     "type_detail",
 ]
@@ -166,6 +169,23 @@ def tag_list(values: list[Any]) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+_FLAT = frozenset(_SCALARS)
+
+
+def same_flat_list(value: list[Any], option: list[Any]) -> bool:
+    """``value`` is ``option`` as written: the same scalars of the same types,
+    none a NaN. Then `literal_eq` holds item by item (and the item kinds are
+    the option's), without normalising anything."""
+    if value != option:  # == alone equates 1, 1.0 and True, and a NaN with itself
+        return False
+    types = list(map(type, value))
+    if types != list(map(type, option)):
+        return False
+    if not _FLAT.issuperset(types):
+        return False
+    return float not in types or not any(type(v) is float and v != v for v in value)
+
+
 def items_ok(values: list[Any], kind: str) -> bool:
     """Every item of a flat list has the declared item kind (int for float)."""
     if kind == "any":
@@ -182,12 +202,17 @@ class Spec:
 
     __slots__ = (
         "accept",
+        "head",
         "items_kind",
         "non_empty",
+        "options",
         "param",
         "post",
         "raw",
+        "raw_lists",
         "schema",
+        "str_accept",
+        "structured",
         "type_head",
         "var_cache",
     )
@@ -195,29 +220,56 @@ class Spec:
     def __init__(
         self,
         param: str,
-        schema: Mapping[str, Any],
-        non_empty: list[Any],
-        accept: dict[type, frozenset[Any]],
-        items_kind: str,
+        schema: Any,
+        options: list[Any],
+        accept: dict[type, frozenset[Any]] | None,
+        items_kind: str = "any",
     ) -> None:
         self.param = param
+        self.head = f"{param!r}: "
         self.schema = schema
-        self.non_empty = non_empty
-        self.accept = accept
-        # The non-empty acceptable strings as written: a string found here passes
-        # whatever the schema says (literal_eq, or BFCL's variable rule, which
-        # compares strings of a rejected type exactly), with no normalising.
-        self.raw = frozenset(o for o in non_empty if type(o) is str)
+        self.options = options
+        self.non_empty = [o for o in options if o != ""]
         self.items_kind = items_kind
         self.post: str | None = None
         self.type_head: str | None = None
-        self.var_cache: dict[type, frozenset[Any] | None] | None = None
+        if accept is None:
+            # No spec fits (see build_spec): no set answers, every value takes
+            # the full check.
+            self.accept: dict[type, frozenset[Any]] = {}
+            self.raw: frozenset[Any] = frozenset()
+            self.var_cache: dict[type, frozenset[Any] | None] | None = {}
+        else:
+            self.accept = accept
+            # The non-empty acceptable strings as written: a string found here
+            # passes whatever the schema says (literal_eq, or BFCL's variable
+            # rule, which compares strings of a rejected type exactly), with no
+            # normalising.
+            self.raw = frozenset(o for o in self.non_empty if type(o) is str)
+            self.var_cache = None
+        self.str_accept = self.accept.get(str)
+        # Dicts and lists judged by structure (a dict against acceptable dicts
+        # key by key); None where the full check must judge them.
+        self.structured: Alternatives | None = None
+        if accept is not None and declared(schema) in ("dict", "list", "any"):
+            self.structured = alternatives(self.non_empty)
+        # Flat acceptable lists as written (a tuple of their items) -> the item
+        # types each was written with: a list with the same items of the same
+        # types is found without normalising anything (see same_flat_list).
+        self.raw_lists: dict[tuple[Any, ...], set[tuple[type, ...]]] = {}
+        if list in self.accept:
+            for o in options:
+                if type(o) is list and tag_list(o) is not None and items_ok(o, items_kind):
+                    types = tuple(map(type, o))
+                    self.raw_lists.setdefault(tuple(o), set()).add(types)
 
     @property
     def variables(self) -> dict[type, frozenset[Any] | None]:
         """Per scalar type the schema rejects: the acceptable values of that type
         (BFCL's "variable" rule compares them exactly), ``None`` when there are
-        none (a type error). Built on the first value of a rejected type."""
+        none (a type error); ``None`` also for a list or dict the schema rejects
+        when no acceptable value is one. Built on the first value of a rejected
+        type."""
         found = self.var_cache
         if found is None:
             found = {}
@@ -225,6 +277,14 @@ class Spec:
                 if t not in self.accept:
                     same = [o for o in self.non_empty if type(o) is t]
                     found[t] = frozenset(same) if same else None
+            # A list or dict where the schema declares another kind, and no
+            # acceptable value of its kind: a type error.
+            kind = declared(self.schema)
+            if kind != "any":
+                containers: tuple[tuple[type, str], ...] = ((list, "list"), (dict, "dict"))
+                for container, k in containers:
+                    if k != kind and not any(kind_of(o) == k for o in self.non_empty):
+                        found[container] = None
             self.var_cache = found
         return found
 
@@ -233,13 +293,13 @@ class Spec:
         post = self.post
         if post is None:
             post = self.post = f" not in {self.non_empty!r}"
-        return f"{self.param!r}: {value!r}{post}"
+        return f"{self.head}{value!r}{post}"
 
     def type_miss(self, value: Any) -> str:
         """`ast._check_param`'s detail for a value of the wrong type."""
         head = self.type_head
         if head is None:
-            head = self.type_head = f"{self.param!r}: expected {self.schema.get('type')}, got "
+            head = self.type_head = f"{self.head}expected {self.schema.get('type')}, got "
         return f"{head}{kind_of(value)} ({value!r})"
 
 
@@ -248,10 +308,11 @@ def type_detail(param: str, schema: Mapping[str, Any], value: Any) -> str:
     return f"{param!r}: expected {schema.get('type')}, got {kind_of(value)} ({value!r})"
 
 
-def build_spec(param: str, schema: Any, options: list[Any]) -> Spec | None:
-    """The `Spec` of one parameter, or ``None`` when only the full check fits."""
+def build_spec(param: str, schema: Any, options: list[Any]) -> Spec:
+    """The `Spec` of one parameter; one with no sets (every value takes the full
+    check) when the schema is not a mapping or an option is not plain JSON."""
     if not isinstance(schema, Mapping):
-        return None
+        return Spec(param, schema, options, None)
     strs: list[Any] = []
     nums: list[Any] = []
     bools: list[Any] = []
@@ -264,7 +325,7 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec | None:
             strs.append(canon(o))
         elif t is int or t is float:
             if o != o:  # NaN: equals nothing, yet a set finds it by identity
-                return None
+                return Spec(param, schema, options, None)
             nums.append(o)
         elif t is bool:
             bools.append(o)
@@ -275,7 +336,7 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec | None:
             if tagged is not None:
                 lists.append(tagged)
         elif t is not dict:
-            return None
+            return Spec(param, schema, options, None)
     kind = declared(schema)
     items_kind = "any"
     accept: dict[type, frozenset[Any]]
@@ -300,7 +361,7 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec | None:
         accept = {_NONE: frozenset(nones)}
     else:  # dict
         accept = {}
-    return Spec(param, schema, [o for o in options if o != ""], accept, items_kind)
+    return Spec(param, schema, options, accept, items_kind)
 
 
 def _miss(param: str, value: Any, options: list[Any]) -> str:
@@ -365,6 +426,11 @@ def direct(
             return "value_error:others", _miss(param, value, options) if explain else ""
         return "type_error:simple", type_detail(param, schema, value) if explain else ""
     if t is list and kind == "list":
+        items = schema.get("items")
+        items_kind = declared(items) if isinstance(items, Mapping) else "any"
+        for o in options:
+            if type(o) is list and same_flat_list(value, o) and items_ok(o, items_kind):
+                return None
         tagged = tag_list(value)
         if tagged is not None:
             items = schema.get("items")
@@ -376,3 +442,117 @@ def direct(
 
 
 SLOW: Any = object()
+
+
+_UNKNOWN: Any = object()  # a value canonical forms cannot represent
+_DICT = object()
+
+
+def canon_value(value: Any) -> Any:
+    """A hashable form equal for two values exactly when `ast.literal_eq` holds:
+    strings normalised (`canon`), ints and floats as numbers, bools and null
+    apart, lists (and tuples) item by item, dicts key by key. `_UNKNOWN` for a
+    value of another type."""
+    t = type(value)
+    if t is str:
+        return canon(value)
+    if t is int or t is float:
+        return value
+    if t is bool:
+        return _TRUE if value else _FALSE
+    if value is None:
+        return _NULL
+    if t is list or t is tuple:
+        items = tuple(map(canon_value, value))
+        return _UNKNOWN if _UNKNOWN in items else items
+    if t is dict:
+        pairs = [(k, canon_value(v)) for k, v in value.items()]
+        if any(c is _UNKNOWN for _, c in pairs):
+            return _UNKNOWN
+        return (_DICT, frozenset(pairs))
+    return _UNKNOWN
+
+
+def _has_nan(value: Any) -> bool:
+    if type(value) is float:
+        return value != value
+    if type(value) is list:
+        return any(map(_has_nan, value))
+    if type(value) is dict:
+        return any(map(_has_nan, value.values()))
+    return False
+
+
+class Alternatives:
+    """A list of acceptable values in BFCL's key structure, read once: `accepts`
+    mirrors ``any((o != "" or type(v) is str) and ast._value_match(v, o) for o
+    in options)`` (a dict against an acceptable dict key by key, each of its
+    values against that key's own list of acceptable values; a list against an
+    acceptable list item by item; anything else by `ast.literal_eq`)."""
+
+    __slots__ = ("dicts", "lists", "literals")
+
+    def __init__(self, options: list[Any]) -> None:
+        # Acceptable values compared by literal_eq, as canonical forms.
+        self.literals = frozenset(canon_value(o) for o in options if not _structured(o))
+        self.dicts = [DictPattern(o) for o in options if type(o) is dict]
+        # Lists with a dict item: one pattern per position.
+        self.lists = [
+            [DictPattern(a) if type(a) is dict else canon_value(a) for a in o]
+            for o in options
+            if type(o) is list and _structured(o)
+        ]
+
+    def accepts(self, value: Any) -> bool:
+        t = type(value)
+        if t is dict:
+            return any(d.accepts(value) for d in self.dicts)
+        if canon_value(value) in self.literals:
+            return True
+        if (t is list or t is tuple) and self.lists:
+            n = len(value)
+            for pattern in self.lists:
+                if len(pattern) == n and all(
+                    (type(v) is dict and p.accepts(v))
+                    if type(p) is DictPattern
+                    else canon_value(v) == p
+                    for v, p in zip(value, pattern, strict=True)
+                ):
+                    return True
+        return False
+
+
+def _structured(option: Any) -> bool:
+    """An acceptable value matched by structure, not literally: a dict, or a
+    list with a dict item."""
+    return type(option) is dict or (type(option) is list and any(type(a) is dict for a in option))
+
+
+class DictPattern:
+    """One acceptable dict: each key's acceptable values (`ast._dict_match`)."""
+
+    __slots__ = ("keys", "needed")
+
+    def __init__(self, option: dict[str, Any]) -> None:
+        self.keys = {k: Alternatives(v if isinstance(v, list) else [v]) for k, v in option.items()}
+        # Keys whose acceptable values do not include "" (omission).
+        self.needed = [
+            k for k, v in option.items() if "" not in (v if isinstance(v, list) else [v])
+        ]
+
+    def accepts(self, value: dict[str, Any]) -> bool:
+        keys = self.keys
+        for k, v in value.items():
+            alt = keys.get(k)
+            if alt is None or not alt.accepts(v):
+                return False
+        return all(k in value for k in self.needed)
+
+
+def alternatives(options: list[Any]) -> Alternatives | None:
+    """`Alternatives` for a parameter's non-empty options, or ``None`` when one
+    holds a NaN or a value of another type than JSON's (the full check then)."""
+    for o in options:
+        if _has_nan(o) or canon_value(o) is _UNKNOWN:
+            return None
+    return Alternatives(options)
