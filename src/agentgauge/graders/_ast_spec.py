@@ -170,6 +170,9 @@ def tag_list(values: list[Any]) -> tuple[Any, ...] | None:
 
 
 _FLAT = frozenset(_SCALARS)
+# The raw_lists of every spec not declared a list (shared, never filled: one
+# dict fewer per parameter for the garbage collector to track).
+_NO_LISTS: dict[tuple[Any, ...], set[tuple[type, ...]]] = {}
 
 
 def same_flat_list(value: list[Any], option: list[Any]) -> bool:
@@ -202,8 +205,9 @@ class Spec:
 
     __slots__ = (
         "accept",
-        "head",
+        "full_only",
         "items_kind",
+        "kind",
         "non_empty",
         "options",
         "param",
@@ -213,6 +217,7 @@ class Spec:
         "schema",
         "str_accept",
         "structured",
+        "structured_built",
         "type_head",
         "var_cache",
     )
@@ -224,15 +229,17 @@ class Spec:
         options: list[Any],
         accept: dict[type, frozenset[Any]] | None,
         items_kind: str = "any",
+        kind: str = "any",
     ) -> None:
         self.param = param
-        self.head = f"{param!r}: "
         self.schema = schema
         self.options = options
         self.non_empty = [o for o in options if o != ""]
         self.items_kind = items_kind
         self.post: str | None = None
         self.type_head: str | None = None
+        self.full_only = accept is None
+        self.kind = kind  # the declared kind (`declared`)
         if accept is None:
             # No spec fits (see build_spec): no set answers, every value takes
             # the full check.
@@ -248,20 +255,22 @@ class Spec:
             self.raw = frozenset(o for o in self.non_empty if type(o) is str)
             self.var_cache = None
         self.str_accept = self.accept.get(str)
-        # Dicts and lists judged by structure (a dict against acceptable dicts
-        # key by key); None where the full check must judge them.
+        # The flat acceptable lists as written (a tuple of their items) -> the
+        # item types each was written with (filled by build_spec): a list with
+        # the same items of the same types is found without normalising.
+        self.raw_lists: dict[tuple[Any, ...], set[tuple[type, ...]]] = _NO_LISTS
+        # Built on first use (see build_structured).
         self.structured: Alternatives | None = None
-        if accept is not None and declared(schema) in ("dict", "list", "any"):
+        self.structured_built = False
+
+    def build_structured(self) -> Alternatives | None:
+        """``structured``, built on the first dict or list the sets cannot
+        judge: the acceptable values matched by structure (a dict against the
+        acceptable dicts key by key), or None where only the full check can."""
+        if not self.full_only and self.kind in ("dict", "list", "any"):
             self.structured = alternatives(self.non_empty)
-        # Flat acceptable lists as written (a tuple of their items) -> the item
-        # types each was written with: a list with the same items of the same
-        # types is found without normalising anything (see same_flat_list).
-        self.raw_lists: dict[tuple[Any, ...], set[tuple[type, ...]]] = {}
-        if list in self.accept:
-            for o in options:
-                if type(o) is list and tag_list(o) is not None and items_ok(o, items_kind):
-                    types = tuple(map(type, o))
-                    self.raw_lists.setdefault(tuple(o), set()).add(types)
+        self.structured_built = True
+        return self.structured
 
     @property
     def variables(self) -> dict[type, frozenset[Any] | None]:
@@ -279,12 +288,13 @@ class Spec:
                     found[t] = frozenset(same) if same else None
             # A list or dict where the schema declares another kind, and no
             # acceptable value of its kind: a type error.
-            kind = declared(self.schema)
+            kind = self.kind
             if kind != "any":
-                containers: tuple[tuple[type, str], ...] = ((list, "list"), (dict, "dict"))
-                for container, k in containers:
-                    if k != kind and not any(kind_of(o) == k for o in self.non_empty):
-                        found[container] = None
+                kinds = set(map(kind_of, self.non_empty))
+                if kind != "list" and "list" not in kinds:
+                    found[list] = None
+                if kind != "dict" and "dict" not in kinds:
+                    found[dict] = None
             self.var_cache = found
         return found
 
@@ -293,13 +303,13 @@ class Spec:
         post = self.post
         if post is None:
             post = self.post = f" not in {self.non_empty!r}"
-        return f"{self.head}{value!r}{post}"
+        return f"{self.param!r}: {value!r}{post}"
 
     def type_miss(self, value: Any) -> str:
         """`ast._check_param`'s detail for a value of the wrong type."""
         head = self.type_head
         if head is None:
-            head = self.type_head = f"{self.head}expected {self.schema.get('type')}, got "
+            head = self.type_head = f"{self.param!r}: expected {self.schema.get('type')}, got "
         return f"{head}{kind_of(value)} ({value!r})"
 
 
@@ -318,6 +328,7 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec:
     bools: list[Any] = []
     nones: list[Any] = []
     lists: list[Any] = []
+    flat: list[list[Any]] = []  # flat acceptable lists, as written
     for o in options:
         t = type(o)
         if t is str:
@@ -335,6 +346,7 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec:
             tagged = tag_list(o)
             if tagged is not None:
                 lists.append(tagged)
+                flat.append(o)
         elif t is not dict:
             return Spec(param, schema, options, None)
     kind = declared(schema)
@@ -361,7 +373,13 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec:
         accept = {_NONE: frozenset(nones)}
     else:  # dict
         accept = {}
-    return Spec(param, schema, options, accept, items_kind)
+    spec = Spec(param, schema, options, accept, items_kind, kind)
+    if kind == "list":
+        raw_lists = spec.raw_lists = {}
+        for o in flat:
+            if items_ok(o, items_kind):
+                raw_lists.setdefault(tuple(o), set()).add(tuple(map(type, o)))
+    return spec
 
 
 def _miss(param: str, value: Any, options: list[Any]) -> str:

@@ -237,7 +237,7 @@ class _Expected:
     `CompiledKey`), it keeps a `Spec` per parameter, built when the parameter is
     first given; else (`ast_match`, a key used once) it checks values directly."""
 
-    __slots__ = ("compiled", "key", "key_name", "props", "required", "specs")
+    __slots__ = ("compiled", "key", "key_name", "props", "required", "required_in_key", "specs")
 
     def __init__(
         self, function: Mapping[str, Any], expected: Mapping[str, Any], compiled: bool = False
@@ -253,6 +253,9 @@ class _Expected:
         self.required: Sequence[str] = required if type(required) is list else tuple(required)
         self.specs: dict[str, Spec] = {}
         self.compiled = compiled
+        # Whether an output giving every key parameter gives every required
+        # one (None: not yet known).
+        self.required_in_key: bool | None = None
 
     def check(
         self,
@@ -275,16 +278,20 @@ class _Expected:
         from each parameter's `Spec` (see _ast_spec): a value the sets cannot
         judge (a container that is not found, an unusual type) takes the full
         check, which also explains it."""
-        for req in self.required:
-            if req not in args:
-                return False, "missing_required", f"missing required parameter {req!r}"
+        # A missing required parameter is reported before any argument's error:
+        # looked for when an argument fails, or when they all pass and some
+        # parameter was left out (see the end).
         specs = self.specs
         for param, value in args.items():
             spec = specs.get(param)
             if spec is None:
                 # Only parameters in both the schema and the key may be given.
                 if param not in self.key or param not in self.props:
-                    return False, "unexpected_param", f"unexpected parameter {param!r}"
+                    return self._first_missing(args) or (
+                        False,
+                        "unexpected_param",
+                        f"unexpected parameter {param!r}",
+                    )
                 spec = specs[param] = build_spec(
                     param, self.props[param] or {}, _acceptables(self.key[param])
                 )
@@ -300,7 +307,11 @@ class _Expected:
                         not value.isascii() and canon(value) in acc
                     ):
                         continue
-                    return False, "value_error:string", spec.miss(value) if explain else ""
+                    return self._first_missing(args) or (
+                        False,
+                        "value_error:string",
+                        spec.miss(value) if explain else "",
+                    )
             else:
                 acc = spec.accept.get(t)
                 if acc is not None:
@@ -318,81 +329,121 @@ class _Expected:
                             # option, or one with a NaN).
                             if tagged in acc:
                                 continue
-                            return False, "value_error:list", spec.miss(value) if explain else ""
+                            return self._first_missing(args) or (
+                                False,
+                                "value_error:list",
+                                spec.miss(value) if explain else "",
+                            )
                     elif value in acc:
                         continue
                     else:
-                        return False, "value_error:others", spec.miss(value) if explain else ""
+                        return self._first_missing(args) or (
+                            False,
+                            "value_error:others",
+                            spec.miss(value) if explain else "",
+                        )
             if acc is None:
                 var = (spec.var_cache if spec.var_cache is not None else spec.variables).get(
                     t, _SLOW
                 )
                 if var is not _SLOW:
                     if var is None:
-                        return False, "type_error:simple", spec.type_miss(value) if explain else ""
+                        return self._first_missing(args) or (
+                            False,
+                            "type_error:simple",
+                            spec.type_miss(value) if explain else "",
+                        )
                     if value in var:
                         continue
-                    return False, "value_error:others", spec.miss(value) if explain else ""
-            structured = spec.structured
-            if (
-                structured is not None
-                and (t is dict or t is list)
-                and _type_ok(value, spec.schema)
-                and structured.accepts(value)
-            ):
-                continue  # found by structure (what the full check does, read once)
+                    return self._first_missing(args) or (
+                        False,
+                        "value_error:others",
+                        spec.miss(value) if explain else "",
+                    )
+            if t is dict or t is list:
+                # Found by structure (what the full check does, read once)?
+                structured = spec.structured if spec.structured_built else spec.build_structured()
+                if (
+                    structured is not None
+                    and _type_ok(value, spec.schema)
+                    and structured.accepts(value)
+                ):
+                    continue
             err, why = _check_param(param, value, spec.schema, spec.options, "python", explain)
             if err is not None:
-                return False, err, why
+                return self._first_missing(args) or (False, err, why)
         if len(args) < len(self.key):
-            return self._omitted(args)
+            return self._first_missing(args) or _omitted(self.key, args)
+        if self.required_in_key is not True:  # a required parameter the key may lack
+            self.required_in_key = all(r in self.key for r in self.required)
+            return self._first_missing(args) or (True, None, "")
         return True, None, ""
+
+    def _first_missing(self, args: Mapping[str, Any]) -> AstResult | None:
+        """The error for the first required parameter ``args`` lacks, if any."""
+        for req in self.required:
+            if req not in args:
+                return False, "missing_required", f"missing required parameter {req!r}"
+        return None
 
     def check_direct(
         self, args: dict[str, Any], language: Language, explain: bool = True
     ) -> AstResult:
         """The arguments of a call whose name matched, read straight from the key
         and schema (a key used once, or Java / JavaScript source literals)."""
-        for req in self.required:
-            if req not in args:
-                return False, "missing_required", f"missing required parameter {req!r}"
-        python = language == "python"
-        key, props = self.key, self.props
-        for param, value in args.items():
-            # Only parameters in both the schema and the key may be given.
-            if param not in key or param not in props:
-                return False, "unexpected_param", f"unexpected parameter {param!r}"
-            schema, options = props[param] or {}, key[param]
-            if type(options) is not list:
-                options = _acceptables(options)
-            if python:
-                # The first equal option, if a plain string, is this very
-                # text: acceptable whatever the type (as Spec.raw).
-                if (
-                    type(value) is str
-                    and value
-                    and value in options
-                    and type(options[options.index(value)]) is str
-                ):
-                    continue
-                verdict = direct(param, value, schema, options, explain)
-                if verdict is None:
-                    continue
-                if verdict is not SLOW:
-                    return False, verdict[0], verdict[1]
-            err, why = _check_param(param, value, schema, options, language, explain)
-            if err is not None:
-                return False, err, why
-        if len(args) < len(key):
-            return self._omitted(args)
-        return True, None, ""
+        return _check_direct(self.key, self.props, self.required, args, language, explain)
 
-    def _omitted(self, args: Mapping[str, Any]) -> AstResult:
-        """A key parameter left out that the key does not let be omitted."""
-        for param, options in self.key.items():
-            if param not in args and "" not in _acceptables(options):
-                return False, "missing_optional", f"parameter {param!r} is not optional in the key"
-        return True, None, ""
+
+def _check_direct(
+    key: Mapping[str, Any],
+    props: Mapping[str, Any],
+    required: Sequence[str],
+    args: dict[str, Any],
+    language: Language,
+    explain: bool = True,
+) -> AstResult:
+    """`_Expected.check_direct`, as a function: `ast_match` checks a simple
+    call without building an `_Expected`."""
+    for req in required:
+        if req not in args:
+            return False, "missing_required", f"missing required parameter {req!r}"
+    python = language == "python"
+    for param, value in args.items():
+        # Only parameters in both the schema and the key may be given.
+        if param not in key or param not in props:
+            return False, "unexpected_param", f"unexpected parameter {param!r}"
+        schema, options = props[param] or {}, key[param]
+        if type(options) is not list:
+            options = _acceptables(options)
+        if python:
+            # The first equal option, if a plain string, is this very text:
+            # acceptable whatever the type (as Spec.raw).
+            if (
+                type(value) is str
+                and value
+                and value in options
+                and type(options[options.index(value)]) is str
+            ):
+                continue
+            verdict = direct(param, value, schema, options, explain)
+            if verdict is None:
+                continue
+            if verdict is not SLOW:
+                return False, verdict[0], verdict[1]
+        err, why = _check_param(param, value, schema, options, language, explain)
+        if err is not None:
+            return False, err, why
+    if len(args) < len(key):
+        return _omitted(key, args)
+    return True, None, ""
+
+
+def _omitted(key: Mapping[str, Any], args: Mapping[str, Any]) -> AstResult:
+    """A key parameter left out that the key does not let be omitted."""
+    for param, options in key.items():
+        if param not in args and "" not in _acceptables(options):
+            return False, "missing_optional", f"parameter {param!r} is not optional in the key"
+    return True, None, ""
 
 
 def check_call(
@@ -704,12 +755,21 @@ def ast_match(
     if (category == "simple" or category == "multiple") and answer:
         # One expected call: check it directly, without a CompiledKey.
         entry = answer[0]
-        exp = _Expected(_find_function(functions, next(iter(entry))), entry)
         call = calls[0]
-        if type(call) is dict and len(call) == 1:
-            args = call.get(exp.key_name)  # found: the call has the expected name
-            if type(args) is dict:
-                return exp.check_direct(args, language)
+        if type(entry) is dict and len(entry) == 1 and type(call) is dict and len(call) == 1:
+            for name in entry:
+                args = call.get(name)  # found: the call has the expected name
+                if type(args) is dict:
+                    params = _find_function(functions, name).get("parameters") or {}
+                    required = params.get("required") or ()
+                    return _check_direct(
+                        entry[name],
+                        params.get("properties") or {},
+                        required if type(required) is list else tuple(required),
+                        args,
+                        language,
+                    )
+        exp = _Expected(_find_function(functions, next(iter(entry))), entry)
         return exp.check(_split_call(call), name_equivalence, language)
     key = CompiledKey(
         functions, answer, language=language, name_equivalence=name_equivalence, _compiled=False
@@ -731,7 +791,10 @@ _CATEGORY_ALIASES: dict[str, tuple[str, str | None]] = {
 
 
 def _resolve_category(category: str, language: Language) -> tuple[str, Language]:
-    hit = _RESOLVED.get((category, language))
+    by_name = _RESOLVED.get(language)
+    if by_name is None:
+        by_name = _RESOLVED.setdefault(language, {})
+    hit = by_name.get(category)
     if hit is not None:
         return hit
     cat = category[5:] if category.startswith("live_") else category
@@ -741,9 +804,10 @@ def _resolve_category(category: str, language: Language) -> tuple[str, Language]
     else:
         lang = alias[1]
         out = (alias[0], language if lang is None else lang)  # type: ignore[assignment]
-    if len(_RESOLVED) < 1024:  # a few dozen names in practice; bounded all the same
-        _RESOLVED[category, language] = out
+    if len(by_name) < 1024:  # a few dozen names in practice; bounded all the same
+        by_name[category] = out
     return out
 
 
-_RESOLVED: dict[tuple[str, str], tuple[str, Language]] = {}
+# language -> category name -> (category, language), resolved once per name
+_RESOLVED: dict[str, dict[str, tuple[str, Language]]] = {}
