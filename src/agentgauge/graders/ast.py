@@ -538,7 +538,7 @@ class CompiledKey:
     compiled key is in use.
     """
 
-    __slots__ = ("categories", "expected", "first", "first_name", "language", "name_equivalence")
+    __slots__ = ("expected", "first", "first_name", "language", "name_equivalence")
 
     def __init__(
         self,
@@ -555,40 +555,24 @@ class CompiledKey:
         ]
         self.language: Language = language
         self.name_equivalence = name_equivalence
-        # category name -> (category, language, whether `match` may take its
-        # one-call shortcut), resolved once per name
-        self.categories: dict[str, tuple[str, Language, bool]] = {}
-        # The one expected call of a simple or multiple key, for that shortcut.
-        single = len(self.expected) == 1 and _compiled
+        # The one expected call of a Python-language key, for match's shortcut
+        # (taken for the category names in _ONE_CALL).
+        single = len(self.expected) == 1 and _compiled and language == "python"
         self.first = self.expected[0] if single else None
         self.first_name = self.expected[0].key_name if single else None
 
     def match(self, calls: Sequence[Mapping[str, Any]], category: str = "simple") -> AstResult:
         """`ast_match` against the compiled key (see there)."""
-        resolved = self.categories.get(category)
-        if resolved is None:
-            resolved = self._resolve(category)
-        if resolved[2] and len(calls) == 1:
+        first = self.first
+        if first is not None and category in _ONE_CALL and len(calls) == 1:
             # The common case: one call of a dict named as expected (its name is
             # the key found), without _match and _split_call.
             call = calls[0]
             if type(call) is dict:
                 args = call.get(self.first_name)
                 if type(args) is dict and len(call) == 1:
-                    return self.first.check_compiled(args)  # type: ignore[union-attr]
-        return self._match(calls, resolved[0], resolved[1])
-
-    def _resolve(self, category: str) -> tuple[str, Language, bool]:
-        cat, language = _resolve_category(category, self.language)
-        shortcut = (
-            self.first is not None
-            and (cat == "simple" or cat == "multiple")
-            and language == "python"
-        )
-        resolved = (cat, language, shortcut)
-        if len(self.categories) < 64:
-            self.categories[category] = resolved
-        return resolved
+                    return first.check_compiled(args)
+        return self._match(calls, *_resolve_category(category, self.language))
 
     def _match(
         self, calls: Sequence[Mapping[str, Any]], category: str, language: Language
@@ -808,6 +792,22 @@ def _resolve_category(category: str, language: Language) -> tuple[str, Language]
         by_name[category] = out
     return out
 
+
+# The category names that resolve to simple or multiple and leave the language
+# as it is (so a Python-language key stays one): BFCL's with and without live_.
+_ONE_CALL = frozenset(
+    f"{live}{name}"
+    for live in ("", "live_")
+    for name in (
+        "simple",
+        "multiple",
+        *(
+            a
+            for a, (c, lang) in _CATEGORY_ALIASES.items()
+            if lang is None and c in ("simple", "multiple")
+        ),
+    )
+)
 
 # language -> category name -> (category, language), resolved once per name
 _RESOLVED: dict[str, dict[str, tuple[str, Language]]] = {}
