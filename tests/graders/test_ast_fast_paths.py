@@ -22,7 +22,9 @@ from scipy.optimize import linear_sum_assignment
 from agentgauge.graders import ast as ast_module
 from agentgauge.graders._ast_spec import canon
 from agentgauge.graders.ast import (
+    _ONE_CALL,
     _check_param,
+    _resolve_category,
     ast_match,
     check_call,
     compile_key,
@@ -172,6 +174,7 @@ _NESTED_DOCS = [
                 "cond": {"type": "dict"},
                 "rows": {"type": "array", "items": {"type": "dict"}},
                 "tags": {"type": "array", "items": {"type": "string"}},
+                "n": {"type": "integer"},
             },
             "required": [],
         },
@@ -183,35 +186,50 @@ _NESTED_KEY = [
             "cond": [{"city": ["Paris", "paris, fr"], "days": [3, ""]}, ""],
             "rows": [[{"k": [1]}, {"k": [2], "j": ["x", ""]}], ""],
             "tags": [["a", "b"], ["b", "a"], ""],
+            "n": [1, ""],
         }
     }
 ]
 
 
+def _nested_reference(param: str, value: Any) -> tuple[Any, ...]:
+    schema = _NESTED_DOCS[0]["parameters"]["properties"][param]  # type: ignore[index]
+    err, why = _check_param(param, value, schema, _NESTED_KEY[0]["f"][param], "python")
+    return (err is None, err, why)
+
+
 @pytest.mark.parametrize(
-    ("args", "expected"),
+    ("param", "value", "expected"),
     [
         # found by structure: a normalised string, an omitted optional dict key
-        ({"cond": {"city": "PARIS, FR"}}, (True, None, "")),
-        ({"rows": [{"k": 1}, {"k": 2.0, "j": "X"}]}, (True, None, "")),
-        ({"tags": ["b", "a"]}, (True, None, "")),
+        ("cond", {"city": "PARIS, FR"}, (True, None, "")),
+        ("rows", [{"k": 1}, {"k": 2.0, "j": "X"}], (True, None, "")),
+        # a flat list found as written, or not found at all
+        ("tags", ["b", "a"], (True, None, "")),
+        (
+            "tags",
+            ["c"],
+            (False, "value_error:list", "'tags': ['c'] not in [['a', 'b'], ['b', 'a']]"),
+        ),
+        # a list or a dict where the schema declares an integer
+        ("n", ["x"], (False, "type_error:simple", "'n': expected integer, got list (['x'])")),
+        ("n", {"k": 1}, (False, "type_error:simple", "'n': expected integer, got dict ({'k': 1})")),
     ],
 )
-def test_structured_fast_path_skips_the_full_check(
-    monkeypatch: pytest.MonkeyPatch, args: dict[str, Any], expected: tuple[Any, ...]
+def test_container_fast_paths_skip_the_full_check(
+    monkeypatch: pytest.MonkeyPatch, param: str, value: Any, expected: tuple[Any, ...]
 ) -> None:
-    """An acceptable dict or list is found without the full check; one that is
-    not takes it and gets its explanation (the fallback, same inputs)."""
+    """These dicts and lists are judged without the full check, with the
+    verdict, error type and detail the full check gives them."""
+    assert _nested_reference(param, value) == expected
     compiled = compile_key(_NESTED_DOCS, _NESTED_KEY)
-    reference = ast_match(_NESTED_DOCS, [{"f": args}], _NESTED_KEY)
-    assert reference == expected
 
     def forbidden(*_: Any, **__: Any) -> Any:
         raise AssertionError("the full check was called")
 
     monkeypatch.setattr(ast_module, "_check_param", forbidden)
-    assert compiled.match([{"f": args}]) == expected
-    assert compiled.match([{"f": args}]) == expected
+    assert compiled.match([{"f": {param: value}}]) == expected
+    assert compiled.match([{"f": {param: value}}]) == expected
 
 
 @pytest.mark.parametrize(
@@ -225,13 +243,24 @@ def test_structured_fast_path_skips_the_full_check(
     ],
 )
 def test_structured_misses_take_the_full_check(args: dict[str, Any]) -> None:
+    """A dict or list of dicts not found by structure is explained by the full
+    check (the fallback), on first use and on reuse."""
     compiled = compile_key(_NESTED_DOCS, _NESTED_KEY)
     ((param, value),) = args.items()
-    schema = _NESTED_DOCS[0]["parameters"]["properties"][param]  # type: ignore[index]
-    err, why = _check_param(param, value, schema, _NESTED_KEY[0]["f"][param], "python")
-    assert err is not None
-    assert compiled.match([{"f": args}]) == (False, err, why)
-    assert ast_match(_NESTED_DOCS, [{"f": args}], _NESTED_KEY) == (False, err, why)
+    expected = _nested_reference(param, value)
+    assert expected[0] is False
+    assert compiled.match([{"f": args}]) == expected
+    assert compiled.match([{"f": args}]) == expected
+    assert ast_match(_NESTED_DOCS, [{"f": args}], _NESTED_KEY) == expected
+
+
+def test_one_call_names_keep_the_language() -> None:
+    """match's one-call shortcut is taken for exactly these names: each resolves
+    to simple or multiple and leaves a Python-language key Python."""
+    assert {"simple", "multiple", "live_simple", "live_multiple", "simple_python"} <= _ONE_CALL
+    for name in _ONE_CALL:
+        assert _resolve_category(name, "python") in (("simple", "python"), ("multiple", "python"))
+    assert "simple_java" not in _ONE_CALL
 
 
 # Parallel calls: `CompiledKey._match` tries the key's order first, reports a
