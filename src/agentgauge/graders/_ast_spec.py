@@ -206,6 +206,7 @@ class Spec:
     __slots__ = (
         "accept",
         "full_only",
+        "head",
         "items_kind",
         "kind",
         "non_empty",
@@ -236,6 +237,7 @@ class Spec:
         self.options = options
         self.non_empty = [o for o in options if o != ""]
         self.items_kind = items_kind
+        self.head = ""  # f"{param!r}: ", written with post
         self.post: str | None = None
         self.type_head: str | None = None
         self.full_only = accept is None
@@ -303,7 +305,8 @@ class Spec:
         post = self.post
         if post is None:
             post = self.post = f" not in {self.non_empty!r}"
-        return f"{self.param!r}: {value!r}{post}"
+            self.head = f"{self.param!r}: "
+        return f"{self.head}{value!r}{post}"
 
     def type_miss(self, value: Any) -> str:
         """`ast._check_param`'s detail for a value of the wrong type."""

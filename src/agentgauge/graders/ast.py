@@ -688,13 +688,18 @@ class CompiledKey:
         ``own`` is call ``i``'s own verdict against it, when already explained."""
         exp = self.expected[i]
         exp_name = exp.key_name
-        same = [
-            (p[0] if type(p) is tuple else _call_name(c)) == exp_name
-            for p, c in zip(parsed, calls, strict=True)
-        ]
-        j = next((j for j, s in enumerate(same) if s and (misfit is None or misfit(j))), None)
-        if j is None:
-            j = next(j for j, s in enumerate(same) if not s and (misfit is None or misfit(j)))
+        # The first misfit of the expected name, else the first misfit at all.
+        j = other = -1
+        for k, (p, c) in enumerate(zip(parsed, calls, strict=True)):
+            if misfit is not None and not misfit(k):
+                continue
+            if (p[0] if type(p) is tuple else _call_name(c)) == exp_name:
+                j = k
+                break
+            if other < 0:
+                other = k
+        if j < 0:
+            j = other
         if j == i and own is not None:
             _, err, why = own
         else:
