@@ -271,7 +271,7 @@ class _Expected:
             return False, "wrong_func_name", f"expected {self.key_name!r}, got {name!r}"
         if self.compiled and language == "python":
             return self.check_compiled(args, explain)
-        return self.check_direct(args, language, explain)
+        return _check_direct(self.key, self.props, self.required, args, language, explain)
 
     def check_compiled(self, args: dict[str, Any], explain: bool = True) -> AstResult:
         """The arguments of a Python-language call whose name matched, judged
@@ -386,13 +386,6 @@ class _Expected:
                 return False, "missing_required", f"missing required parameter {req!r}"
         return None
 
-    def check_direct(
-        self, args: dict[str, Any], language: Language, explain: bool = True
-    ) -> AstResult:
-        """The arguments of a call whose name matched, read straight from the key
-        and schema (a key used once, or Java / JavaScript source literals)."""
-        return _check_direct(self.key, self.props, self.required, args, language, explain)
-
 
 def _check_direct(
     key: Mapping[str, Any],
@@ -402,8 +395,9 @@ def _check_direct(
     language: Language,
     explain: bool = True,
 ) -> AstResult:
-    """`_Expected.check_direct`, as a function: `ast_match` checks a simple
-    call without building an `_Expected`."""
+    """The arguments of a call whose name matched, read straight from the key
+    and schema (a key used once, or Java / JavaScript source literals). A
+    function, so that `ast_match` checks a simple call without an `_Expected`."""
     for req in required:
         if req not in args:
             return False, "missing_required", f"missing required parameter {req!r}"
