@@ -304,10 +304,15 @@ class Spec:
             # acceptable value of its kind: a type error.
             kind = self.kind
             if kind != "any":
-                kinds = set(map(kind_of, self.non_empty))
-                if kind != "list" and "list" not in kinds:
+                has_list = has_dict = False  # as kind_of tells lists and dicts
+                for o in self.non_empty:
+                    if isinstance(o, list | tuple):
+                        has_list = True
+                    elif isinstance(o, dict):
+                        has_dict = True
+                if kind != "list" and not has_list:
                     found[list] = None
-                if kind != "dict" and "dict" not in kinds:
+                if kind != "dict" and not has_dict:
                     found[dict] = None
             self.var_cache = found
         return found

@@ -375,8 +375,12 @@ class _Expected:
         if len(args) < len(self.key):
             return self._first_missing(args) or _omitted(self.key, args)
         if self.required_in_key is not True:  # a required parameter the key may lack
-            self.required_in_key = all(r in self.key for r in self.required)
-            return self._first_missing(args) or (True, None, "")
+            key = self.key
+            self.required_in_key = True
+            for req in self.required:
+                if req not in key:
+                    self.required_in_key = False
+                    return self._first_missing(args) or (True, None, "")
         return True, None, ""
 
     def _first_missing(self, args: Mapping[str, Any]) -> AstResult | None:
