@@ -15,6 +15,9 @@ Side by side, in alternating runs on the same outputs: BFCL timed on its
 between calls); our compiled keys reused (timed on ``match``
 after a first use has built their lookup sets), and used once (a fresh key per
 output: ``compile_key`` and the first ``match``, set building included).
+Every timed run checks a fresh copy of the outputs, parsed anew from JSON
+before the clock starts (see `fresh`), so no run gains from string hashes
+computed by an earlier one; garbage collection is left as Python sets it.
 
 Run: ``python benchmarks/bench_graders.py [--data DIR] [--repeat N]``.
 bfcl-eval drags in every provider SDK, so it belongs in a throwaway virtual
