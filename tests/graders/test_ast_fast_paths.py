@@ -344,3 +344,54 @@ def test_parallel_shortcuts_equal_brute_force_pairing(
     compiled = compile_key(_PAR_DOCS, key, **kw)
     assert compiled.match(calls, category) == expected
     assert compiled.match(calls, category) == expected
+
+
+_MULTI_DOC = {
+    "name": "f",
+    "parameters": {
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "string"},
+            "c": {"type": "array", "items": {"type": "string"}},
+            "d": {"type": "dict"},
+        },
+        "required": ["a", "zz"],
+    },
+}
+
+
+@settings(deadline=None, max_examples=1500)
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "a": st.lists(st.sampled_from([1, 2, "x", ""]), min_size=1, max_size=2),
+            "b": st.lists(st.sampled_from(["x", " X", "y", ""]), min_size=1, max_size=2),
+            "c": st.lists(st.one_of(st.just(""), st.lists(_LEAF, max_size=2)), max_size=2),
+            "d": st.lists(st.one_of(st.just(""), _KEY_DICT), min_size=1, max_size=2),
+            "e": st.just([1]),
+        },
+    ),
+    st.dictionaries(
+        st.sampled_from(["a", "b", "c", "d", "e", "zz"]),
+        st.one_of(_LEAF, st.lists(_LEAF, max_size=2), _FLAT_DICT),
+        max_size=4,
+    ),
+    st.booleans(),
+)
+def test_one_call_shortcut_equals_the_direct_check(
+    key_args: dict[str, Any], args: dict[str, Any], require_all: bool
+) -> None:
+    """Several arguments: which error comes first (a missing required
+    parameter, then the arguments in the output's order, then a parameter the
+    key does not let be omitted) is the same on the compiled path (which looks
+    for required parameters only when needed) as on the direct one."""
+    doc = _MULTI_DOC
+    if not require_all:  # no required parameter outside the key
+        doc = {**doc, "parameters": {**doc["parameters"], "required": ["a"]}}  # type: ignore[dict-item]
+    key = [{"f": key_args}]
+    expected = check_call(doc, {"f": args}, key[0])
+    compiled = compile_key([doc], key)
+    assert compiled.match([{"f": args}]) == expected
+    assert compiled.match([{"f": args}], "live_multiple") == expected
+    assert ast_match([doc], [{"f": args}], key) == expected
