@@ -780,7 +780,9 @@ _CATEGORY_ALIASES: dict[str, tuple[str, str | None]] = {
 def _resolve_category(category: str, language: Language) -> tuple[str, Language]:
     by_name = _RESOLVED.get(language)
     if by_name is None:
-        by_name = _RESOLVED.setdefault(language, {})
+        by_name = {}
+        if len(_RESOLVED) < 8:  # three languages in practice; bounded all the same
+            _RESOLVED[language] = by_name
     hit = by_name.get(category)
     if hit is not None:
         return hit
