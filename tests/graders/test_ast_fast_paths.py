@@ -13,11 +13,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import linear_sum_assignment
 
+from agentgauge.graders import ast as ast_module
 from agentgauge.graders._ast_spec import canon
-from agentgauge.graders.ast import _check_param, ast_match, compile_key, normalize_string
+from agentgauge.graders.ast import (
+    _ONE_CALL,
+    _check_param,
+    _resolve_category,
+    ast_match,
+    check_call,
+    compile_key,
+    normalize_string,
+)
 
 _SCALARS = st.one_of(
     st.none(),
@@ -91,3 +103,295 @@ def test_int_float_bool_stay_apart() -> None:
     for value, valid in ((1, True), (True, False), (1.0, False)):
         assert ast_match(docs, [{"f": {"p": value}}], key)[0] is valid
         assert compiled.match([{"f": {"p": value}}])[0] is valid
+
+
+# Dicts and lists judged by structure (`_ast_spec.Alternatives`): acceptable
+# values in BFCL's key structure (a dict's values are lists of acceptable
+# values, "" allowing omission; lists may hold such dicts).
+_LEAF = st.sampled_from([0, 1, 1.0, True, None, "a", " A", "b", "", float("nan")])
+_DICT_KEYS = st.sampled_from(["k", "j"])
+_KEY_DICT = st.dictionaries(_DICT_KEYS, st.lists(_LEAF, min_size=1, max_size=2), max_size=2)
+_NESTED_KEY_DICT = st.dictionaries(
+    _DICT_KEYS, st.lists(st.one_of(_LEAF, _KEY_DICT), min_size=1, max_size=2), max_size=2
+)
+_STRUCTURED_OPTIONS = st.one_of(
+    _LEAF,
+    st.lists(_LEAF, max_size=2),
+    _NESTED_KEY_DICT,
+    st.lists(st.one_of(_KEY_DICT, _LEAF, st.lists(_LEAF, max_size=2)), max_size=2),
+)
+_FLAT_DICT = st.dictionaries(_DICT_KEYS, st.one_of(_LEAF, st.lists(_LEAF, max_size=2)), max_size=2)
+_STRUCTURED_VALUES = st.one_of(
+    _LEAF,
+    st.lists(_LEAF, max_size=2),
+    _FLAT_DICT,
+    st.dictionaries(_DICT_KEYS, st.one_of(_LEAF, _FLAT_DICT), max_size=2),
+    st.lists(st.one_of(_FLAT_DICT, _LEAF, st.lists(_LEAF, max_size=2)), max_size=2),
+    st.tuples(_LEAF, _LEAF),
+)
+_STRUCTURED_SCHEMAS = st.sampled_from(
+    [
+        {"type": "dict"},
+        {"type": "object", "properties": {"k": {"type": "integer"}}},
+        {"type": "any"},
+        {},
+        {"type": "array"},
+        {"type": "array", "items": {"type": "dict"}},
+        {"type": "array", "items": {"type": "array"}},
+        {"type": "array", "items": {"type": "integer"}},
+        {"type": "string"},
+        {"type": "integer"},
+    ]
+)
+
+
+@settings(deadline=None, max_examples=2000)
+@given(
+    _STRUCTURED_SCHEMAS,
+    st.lists(_STRUCTURED_OPTIONS, min_size=1, max_size=3),
+    _STRUCTURED_VALUES,
+)
+def test_structured_values_equal_the_reference(
+    schema: dict[str, Any], options: list[Any], value: Any
+) -> None:
+    """Dicts, lists of dicts, nested and flat lists: the compiled key's verdict,
+    error type and detail are the full check's, on first use and on reuse."""
+    docs = [{"name": "f", "parameters": {"properties": {"p": schema}, "required": []}}]
+    key = [{"f": {"p": options}}]
+    calls = [{"f": {"p": value}}]
+    expected = _reference(schema, options, value)
+    compiled = compile_key(docs, key)
+    assert compiled.match(calls) == expected
+    assert compiled.match(calls) == expected
+    assert ast_match(docs, calls, key) == expected
+
+
+_NESTED_DOCS = [
+    {
+        "name": "f",
+        "parameters": {
+            "properties": {
+                "cond": {"type": "dict"},
+                "rows": {"type": "array", "items": {"type": "dict"}},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "n": {"type": "integer"},
+            },
+            "required": [],
+        },
+    }
+]
+_NESTED_KEY = [
+    {
+        "f": {
+            "cond": [{"city": ["Paris", "paris, fr"], "days": [3, ""]}, ""],
+            "rows": [[{"k": [1]}, {"k": [2], "j": ["x", ""]}], ""],
+            "tags": [["a", "b"], ["b", "a"], ""],
+            "n": [1, ""],
+        }
+    }
+]
+
+
+def _nested_reference(param: str, value: Any) -> tuple[Any, ...]:
+    schema = _NESTED_DOCS[0]["parameters"]["properties"][param]  # type: ignore[index]
+    err, why = _check_param(param, value, schema, _NESTED_KEY[0]["f"][param], "python")
+    return (err is None, err, why)
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "expected"),
+    [
+        # found by structure: a normalised string, an omitted optional dict key
+        ("cond", {"city": "PARIS, FR"}, (True, None, "")),
+        ("rows", [{"k": 1}, {"k": 2.0, "j": "X"}], (True, None, "")),
+        # a flat list found as written, or not found at all
+        ("tags", ["b", "a"], (True, None, "")),
+        (
+            "tags",
+            ["c"],
+            (False, "value_error:list", "'tags': ['c'] not in [['a', 'b'], ['b', 'a']]"),
+        ),
+        # a list or a dict where the schema declares an integer
+        ("n", ["x"], (False, "type_error:simple", "'n': expected integer, got list (['x'])")),
+        ("n", {"k": 1}, (False, "type_error:simple", "'n': expected integer, got dict ({'k': 1})")),
+    ],
+)
+def test_container_fast_paths_skip_the_full_check(
+    monkeypatch: pytest.MonkeyPatch, param: str, value: Any, expected: tuple[Any, ...]
+) -> None:
+    """These dicts and lists are judged without the full check, with the
+    verdict, error type and detail the full check gives them."""
+    assert _nested_reference(param, value) == expected
+    compiled = compile_key(_NESTED_DOCS, _NESTED_KEY)
+
+    def forbidden(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the full check was called")
+
+    monkeypatch.setattr(ast_module, "_check_param", forbidden)
+    assert compiled.match([{"f": {param: value}}]) == expected
+    assert compiled.match([{"f": {param: value}}]) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"cond": {"city": "Lyon"}},
+        {"cond": {"city": "Paris", "unit": "C"}},
+        {"cond": {"days": 3}},
+        {"rows": [{"k": 1}, {"k": 3}]},
+        {"rows": [{"k": 1}]},
+    ],
+)
+def test_structured_misses_take_the_full_check(args: dict[str, Any]) -> None:
+    """A dict or list of dicts not found by structure is explained by the full
+    check (the fallback), on first use and on reuse."""
+    compiled = compile_key(_NESTED_DOCS, _NESTED_KEY)
+    ((param, value),) = args.items()
+    expected = _nested_reference(param, value)
+    assert expected[0] is False
+    assert compiled.match([{"f": args}]) == expected
+    assert compiled.match([{"f": args}]) == expected
+    assert ast_match(_NESTED_DOCS, [{"f": args}], _NESTED_KEY) == expected
+
+
+def test_one_call_names_keep_the_language() -> None:
+    """match's one-call shortcut is taken for exactly these names: each resolves
+    to simple or multiple and leaves a Python-language key Python."""
+    assert {"simple", "multiple", "live_simple", "live_multiple", "simple_python"} <= _ONE_CALL
+    for name in _ONE_CALL:
+        assert _resolve_category(name, "python") in (("simple", "python"), ("multiple", "python"))
+    assert "simple_java" not in _ONE_CALL
+
+
+# Parallel calls: `CompiledKey._match` tries the key's order first, reports a
+# call that no output fits without running the matching, and reuses the
+# explanation it already built. The reference below pairs by brute force.
+_PAR_DOCS = [
+    {
+        "name": "f",
+        "parameters": {
+            "properties": {"x": {"type": "integer"}, "s": {"type": "string"}},
+            "required": ["x"],
+        },
+    },
+    {"name": "g.h", "parameters": {"properties": {"x": {"type": "integer"}}, "required": []}},
+]
+_PAR_KEYS = st.sampled_from(
+    [
+        {"f": {"x": [1], "s": ["a", ""]}},
+        {"f": {"x": [2], "s": ["b"]}},
+        {"f": {"x": [1, 2], "s": [""]}},
+        {"g.h": {"x": [1]}},
+        {"g.h": {"x": [2, ""]}},
+    ]
+)
+_PAR_CALLS = st.one_of(
+    st.builds(
+        lambda name, args: {name: args},
+        st.sampled_from(["f", "g.h", "g_h"]),
+        st.dictionaries(
+            st.sampled_from(["x", "s"]), st.sampled_from([1, 2, "a", " B", None]), max_size=2
+        ),
+    ),
+    st.sampled_from([{"f": "not json"}, {"f": {"x": 1}, "g.h": {}}, "f(x=1)"]),
+)
+
+
+def _brute_force(
+    calls: list[Any], key: list[dict[str, Any]], name_equivalence: bool
+) -> tuple[bool, str | None, str]:
+    """The verdict by definition: expected call i fails when calls 0..i of the
+    key cannot all be paired (a maximum matching, scipy's assignment solver),
+    explained with the first output of its name that does not fit it, else the
+    first output of another name that does not."""
+    if len(calls) != len(key):
+        return False, "wrong_count", f"expected {len(key)} call(s), got {len(calls)}"
+    docs = {d["name"]: d for d in _PAR_DOCS}
+    verdicts = [
+        [check_call(docs[next(iter(k))], c, k, name_equivalence=name_equivalence) for c in calls]
+        for k in key
+    ]
+    for i in range(len(key)):
+        fit = np.array([[v[0] for v in row] for row in verdicts[: i + 1]], dtype=float)
+        rows, cols = linear_sum_assignment(-fit)
+        if fit[rows, cols].sum() < i + 1:
+            break
+    else:
+        return True, None, ""
+    name = next(iter(key[i]))
+    same = [isinstance(c, dict) and len(c) == 1 and next(iter(c)) == name for c in calls]
+    misfits = [j for j in range(len(calls)) if not verdicts[i][j][0]]
+    j = next((j for j in misfits if same[j]), None)
+    if j is None:
+        j = next(j for j in misfits if not same[j])
+    _, err, why = verdicts[i][j]
+    return False, err, f"no call matches expected call {i} ({name}): {why}"
+
+
+@settings(deadline=None, max_examples=1500)
+@given(
+    st.lists(_PAR_KEYS, min_size=1, max_size=4),
+    st.lists(_PAR_CALLS, min_size=1, max_size=4),
+    st.booleans(),
+    st.sampled_from(["parallel", "live_parallel_multiple"]),
+)
+def test_parallel_shortcuts_equal_brute_force_pairing(
+    key: list[dict[str, Any]], calls: list[Any], name_equivalence: bool, category: str
+) -> None:
+    expected = _brute_force(calls, key, name_equivalence)
+    kw: dict[str, Any] = {"name_equivalence": name_equivalence}
+    assert ast_match(_PAR_DOCS, calls, key, category, **kw) == expected
+    compiled = compile_key(_PAR_DOCS, key, **kw)
+    assert compiled.match(calls, category) == expected
+    assert compiled.match(calls, category) == expected
+
+
+_MULTI_DOC = {
+    "name": "f",
+    "parameters": {
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "string"},
+            "c": {"type": "array", "items": {"type": "string"}},
+            "d": {"type": "dict"},
+        },
+        "required": ["a", "zz"],
+    },
+}
+
+
+@settings(deadline=None, max_examples=1500)
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "a": st.lists(st.sampled_from([1, 2, "x", ""]), min_size=1, max_size=2),
+            "b": st.lists(st.sampled_from(["x", " X", "y", ""]), min_size=1, max_size=2),
+            "c": st.lists(st.one_of(st.just(""), st.lists(_LEAF, max_size=2)), max_size=2),
+            "d": st.lists(st.one_of(st.just(""), _KEY_DICT), min_size=1, max_size=2),
+            "e": st.just([1]),
+        },
+    ),
+    st.dictionaries(
+        st.sampled_from(["a", "b", "c", "d", "e", "zz"]),
+        st.one_of(_LEAF, st.lists(_LEAF, max_size=2), _FLAT_DICT),
+        max_size=4,
+    ),
+    st.booleans(),
+)
+def test_one_call_shortcut_equals_the_direct_check(
+    key_args: dict[str, Any], args: dict[str, Any], require_all: bool
+) -> None:
+    """Several arguments: which error comes first (a missing required
+    parameter, then the arguments in the output's order, then a parameter the
+    key does not let be omitted) is the same on the compiled path (which looks
+    for required parameters only when needed) as on the direct one."""
+    doc = _MULTI_DOC
+    if not require_all:  # no required parameter outside the key
+        doc = {**doc, "parameters": {**doc["parameters"], "required": ["a"]}}  # type: ignore[dict-item]
+    key = [{"f": key_args}]
+    expected = check_call(doc, {"f": args}, key[0])
+    compiled = compile_key([doc], key)
+    assert compiled.match([{"f": args}]) == expected
+    assert compiled.match([{"f": args}], "live_multiple") == expected
+    assert ast_match([doc], [{"f": args}], key) == expected

@@ -13,20 +13,31 @@ lookup, at most one string normalisation and one set lookup:
   verdict, so failures are reported without the full check.
 - ``variables``: for each scalar type the schema rejects, the acceptable
   values of that very type (BFCL's "variable" rule, exact equality), or
-  ``None`` when there are none (a type error).
-- flat lists, as tuples of canonical forms (`tag_list`); a list that is not
-  found takes the full check, which explains it.
+  ``None`` when there are none (a type error); lists and dicts of a rejected
+  kind with no acceptable value of their kind are type errors too.
+- flat lists: as written (``raw_lists``: the items and their types, no
+  normalising), else as tuples of canonical forms (`tag_list`); a flat list
+  of the declared item kinds that is not found is a ``value_error:list``.
+- dicts, and lists holding dicts, by structure (`_ast_structured`: a dict
+  against each acceptable dict key by key, each value against that key's own
+  acceptable values), built on the first such value; one not found takes the
+  full check, which explains it.
 
 A parameter whose acceptable values are not plain JSON (another type, or a
-NaN, which equals nothing yet is found in a set by identity) gets no spec:
-the full check handles it. Only Python-language values use specs: Java and
-JavaScript values are source text the full check parses.
+NaN, which equals nothing yet is found in a set by identity) gets a spec with
+no sets: the full check handles every value. Only Python-language values use
+specs: Java and JavaScript values are source text the full check parses.
+`tests/graders/test_ast_fast_paths.py` checks every path against the full
+check (property tests: verdict, error type and detail).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentgauge.graders._ast_structured import Alternatives
 
 __all__ = [
     "KIND",
@@ -38,6 +49,7 @@ __all__ = [
     "direct",
     "items_ok",
     "kind_of",
+    "same_flat_list",
     "tag_list",
     "type_detail",
 ]
@@ -166,6 +178,26 @@ def tag_list(values: list[Any]) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+_FLAT = frozenset(_SCALARS)
+# The raw_lists of every spec not declared a list (shared, never filled: one
+# dict fewer per parameter for the garbage collector to track).
+_NO_LISTS: dict[tuple[Any, ...], set[tuple[type, ...]]] = {}
+
+
+def same_flat_list(value: list[Any], option: list[Any]) -> bool:
+    """``value`` is ``option`` as written: the same scalars of the same types,
+    none a NaN. Then `literal_eq` holds item by item (and the item kinds are
+    the option's), without normalising anything."""
+    if value != option:  # == alone equates 1, 1.0 and True, and a NaN with itself
+        return False
+    types = list(map(type, value))
+    if types != list(map(type, option)):
+        return False
+    if not _FLAT.issuperset(types):
+        return False
+    return float not in types or not any(type(v) is float and v != v for v in value)
+
+
 def items_ok(values: list[Any], kind: str) -> bool:
     """Every item of a flat list has the declared item kind (int for float)."""
     if kind == "any":
@@ -182,12 +214,20 @@ class Spec:
 
     __slots__ = (
         "accept",
+        "full_only",
+        "head",
         "items_kind",
+        "kind",
         "non_empty",
+        "options",
         "param",
         "post",
         "raw",
+        "raw_lists",
         "schema",
+        "str_accept",
+        "structured",
+        "structured_built",
         "type_head",
         "var_cache",
     )
@@ -195,29 +235,64 @@ class Spec:
     def __init__(
         self,
         param: str,
-        schema: Mapping[str, Any],
-        non_empty: list[Any],
-        accept: dict[type, frozenset[Any]],
-        items_kind: str,
+        schema: Any,
+        options: list[Any],
+        accept: dict[type, frozenset[Any]] | None,
+        items_kind: str = "any",
+        kind: str = "any",
     ) -> None:
         self.param = param
         self.schema = schema
-        self.non_empty = non_empty
-        self.accept = accept
-        # The non-empty acceptable strings as written: a string found here passes
-        # whatever the schema says (literal_eq, or BFCL's variable rule, which
-        # compares strings of a rejected type exactly), with no normalising.
-        self.raw = frozenset(o for o in non_empty if type(o) is str)
+        self.options = options
+        self.non_empty = [o for o in options if o != ""]
         self.items_kind = items_kind
+        self.head = ""  # f"{param!r}: ", written with post
         self.post: str | None = None
         self.type_head: str | None = None
-        self.var_cache: dict[type, frozenset[Any] | None] | None = None
+        self.full_only = accept is None
+        self.kind = kind  # the declared kind (`declared`)
+        if accept is None:
+            # No spec fits (see build_spec): no set answers, every value takes
+            # the full check.
+            self.accept: dict[type, frozenset[Any]] = {}
+            self.raw: frozenset[Any] = frozenset()
+            self.var_cache: dict[type, frozenset[Any] | None] | None = {}
+        else:
+            self.accept = accept
+            # The non-empty acceptable strings as written: a string found here
+            # passes whatever the schema says (literal_eq, or BFCL's variable
+            # rule, which compares strings of a rejected type exactly), with no
+            # normalising.
+            self.raw = frozenset(o for o in self.non_empty if type(o) is str)
+            self.var_cache = None
+        self.str_accept = self.accept.get(str)
+        # The flat acceptable lists as written (a tuple of their items) -> the
+        # item types each was written with (filled by build_spec): a list with
+        # the same items of the same types is found without normalising.
+        self.raw_lists: dict[tuple[Any, ...], set[tuple[type, ...]]] = _NO_LISTS
+        # Built on first use (see build_structured).
+        self.structured: Alternatives | None = None
+        self.structured_built = False
+
+    def build_structured(self) -> Alternatives | None:
+        """``structured``, built on the first dict or list the sets cannot
+        judge: the acceptable values matched by structure (a dict against the
+        acceptable dicts key by key), or None where only the full check can."""
+        if not self.full_only and self.kind in ("dict", "list", "any"):
+            # Imported here: _ast_structured builds on this module's canon.
+            from agentgauge.graders._ast_structured import alternatives
+
+            self.structured = alternatives(self.non_empty)
+        self.structured_built = True
+        return self.structured
 
     @property
     def variables(self) -> dict[type, frozenset[Any] | None]:
         """Per scalar type the schema rejects: the acceptable values of that type
         (BFCL's "variable" rule compares them exactly), ``None`` when there are
-        none (a type error). Built on the first value of a rejected type."""
+        none (a type error); ``None`` also for a list or dict the schema rejects
+        when no acceptable value is one. Built on the first value of a rejected
+        type."""
         found = self.var_cache
         if found is None:
             found = {}
@@ -225,6 +300,20 @@ class Spec:
                 if t not in self.accept:
                     same = [o for o in self.non_empty if type(o) is t]
                     found[t] = frozenset(same) if same else None
+            # A list or dict where the schema declares another kind, and no
+            # acceptable value of its kind: a type error.
+            kind = self.kind
+            if kind != "any":
+                has_list = has_dict = False  # as kind_of tells lists and dicts
+                for o in self.non_empty:
+                    if isinstance(o, list | tuple):
+                        has_list = True
+                    elif isinstance(o, dict):
+                        has_dict = True
+                if kind != "list" and not has_list:
+                    found[list] = None
+                if kind != "dict" and not has_dict:
+                    found[dict] = None
             self.var_cache = found
         return found
 
@@ -233,7 +322,8 @@ class Spec:
         post = self.post
         if post is None:
             post = self.post = f" not in {self.non_empty!r}"
-        return f"{self.param!r}: {value!r}{post}"
+            self.head = f"{self.param!r}: "
+        return f"{self.head}{value!r}{post}"
 
     def type_miss(self, value: Any) -> str:
         """`ast._check_param`'s detail for a value of the wrong type."""
@@ -248,15 +338,17 @@ def type_detail(param: str, schema: Mapping[str, Any], value: Any) -> str:
     return f"{param!r}: expected {schema.get('type')}, got {kind_of(value)} ({value!r})"
 
 
-def build_spec(param: str, schema: Any, options: list[Any]) -> Spec | None:
-    """The `Spec` of one parameter, or ``None`` when only the full check fits."""
+def build_spec(param: str, schema: Any, options: list[Any]) -> Spec:
+    """The `Spec` of one parameter; one with no sets (every value takes the full
+    check) when the schema is not a mapping or an option is not plain JSON."""
     if not isinstance(schema, Mapping):
-        return None
+        return Spec(param, schema, options, None)
     strs: list[Any] = []
     nums: list[Any] = []
     bools: list[Any] = []
     nones: list[Any] = []
     lists: list[Any] = []
+    flat: list[list[Any]] = []  # flat acceptable lists, as written
     for o in options:
         t = type(o)
         if t is str:
@@ -264,7 +356,7 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec | None:
             strs.append(canon(o))
         elif t is int or t is float:
             if o != o:  # NaN: equals nothing, yet a set finds it by identity
-                return None
+                return Spec(param, schema, options, None)
             nums.append(o)
         elif t is bool:
             bools.append(o)
@@ -274,8 +366,9 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec | None:
             tagged = tag_list(o)
             if tagged is not None:
                 lists.append(tagged)
+                flat.append(o)
         elif t is not dict:
-            return None
+            return Spec(param, schema, options, None)
     kind = declared(schema)
     items_kind = "any"
     accept: dict[type, frozenset[Any]]
@@ -300,7 +393,13 @@ def build_spec(param: str, schema: Any, options: list[Any]) -> Spec | None:
         accept = {_NONE: frozenset(nones)}
     else:  # dict
         accept = {}
-    return Spec(param, schema, [o for o in options if o != ""], accept, items_kind)
+    spec = Spec(param, schema, options, accept, items_kind, kind)
+    if kind == "list":
+        raw_lists = spec.raw_lists = {}
+        for o in flat:
+            if items_ok(o, items_kind):
+                raw_lists.setdefault(tuple(o), set()).add(tuple(map(type, o)))
+    return spec
 
 
 def _miss(param: str, value: Any, options: list[Any]) -> str:
@@ -365,6 +464,11 @@ def direct(
             return "value_error:others", _miss(param, value, options) if explain else ""
         return "type_error:simple", type_detail(param, schema, value) if explain else ""
     if t is list and kind == "list":
+        items = schema.get("items")
+        items_kind = declared(items) if isinstance(items, Mapping) else "any"
+        for o in options:
+            if type(o) is list and same_flat_list(value, o) and items_ok(o, items_kind):
+                return None
         tagged = tag_list(value)
         if tagged is not None:
             items = schema.get("items")
