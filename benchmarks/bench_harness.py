@@ -150,11 +150,13 @@ def bench_endpoint(
         ("one shared httpx.AsyncClient", SharedHttpxAgent, max(64, n_trials // 5)),
     ]
     best: dict[str, tuple[float, float, float, int]] = {}
+    every: dict[str, list[float]] = {}
     for r in range(repeat):
         for label, cls, n in kinds if r % 2 == 0 else kinds[::-1]:
             agent = cls("fake-model", base_url="http://unset", retry=RetryPolicy(max_retries=0))
             got = endpoint_run(agent, n, latency, concurrency)
             best[label] = max(best.get(label, got), got)
+            every.setdefault(label, []).append(got[0] / ceiling)
     print(
         f"(b) loopback endpoint, {latency * 1e3:.0f} ms latency, concurrency {concurrency}, "
         f"ceiling N/L = {ceiling:,.0f} trials/s (1 model call per trial), best of {repeat} "
@@ -164,7 +166,8 @@ def bench_endpoint(
         print(
             f"    {label:34s} {n:5d} trials: {rate:7,.0f} trials/s = {rate / ceiling:6.1%} of "
             f"N/L; harness CPU {cpu_ms:.3f} ms/trial, {loop_ms:.3f} ms in the event loop's "
-            f"thread ({1e3 / loop_ms:,.0f}/s per busy loop)"
+            f"thread ({1e3 / loop_ms:,.0f}/s per busy loop); every run: "
+            + ", ".join(f"{x:.1%}" for x in every[label])
         )
     ours, ref = (best[label][0] for label, _, _ in kinds)
     print(
