@@ -9,17 +9,20 @@ httpx's request and response objects can have them.
 
 Why not httpx (the project prefers libraries for HTTP): measured with
 ``benchmarks/bench_harness.py`` part (b) — 50 ms loopback endpoint,
-concurrency 64, ceiling 1,280 trials/s, target 90% — interleaved, httpx 0.28.1,
-httpcore 1.0.9:
+concurrency 64, ceiling 1,280 trials/s, target 90% — on this project's 2-core
+machine, httpx 0.28.1, httpcore 1.0.9, in one session (2026-11-30):
 
-===================================================  ========  ======  =============
-client                                               trials/s  of N/L  CPU per trial
-===================================================  ========  ======  =============
-ONE shared ``httpx.AsyncClient``, 64 connections,    87        6.8%    9.2-11.4 ms
+===================================================  ========  ======  ==============
+client (whole harness: agent, grading, SQLite)       trials/s  of N/L  CPU per trial
+===================================================  ========  ======  ==============
+ONE shared ``httpx.AsyncClient``, 64 connections,    93-125    7-10%   8-12 ms
 HTTP/1.1, CA bundle loaded once, reused by all
-httpx request/response around an asyncio-streams     1,089     85.1%   0.83 ms
-transport (this module's previous design)
-===================================================  ========  ======  =============
+httpx request/response objects around an asyncio-    1,081-    84-86%  0.78-0.84 ms
+streams transport (this module's previous design;    1,097
+SQLite written on the loop)
+this module (and the store's writer thread)          1,158-    90-94%  0.51-0.65 ms
+                                                     1,203
+===================================================  ========  ======  ==============
 
 The profile of the shared client is dominated by httpcore's pool:
 ``AsyncConnectionPool._assign_requests_to_connections`` re-scans every
@@ -28,9 +31,7 @@ connection for every queued request on each state change (2.4 million
 httpx2 fixes pydantic/httpx2#974 and #1075. Revisit when httpcore ships those.
 Even httpx's best arrangement (sharded one-connection clients) cost over a
 millisecond per request, and building httpx's request and response objects
-around a raw transport still cost about a fifth of a millisecond: one core
-could not reach the 1,152 trials/s target. The current figures are in the
-benchmark's output and the changelog.
+around a raw transport still cost about a fifth of a millisecond.
 
 Scope, on purpose: plain HTTP only (``https://`` endpoints — hosted providers,
 with TLS and proxies — keep httpx), ``Content-Length``, ``chunked`` and
