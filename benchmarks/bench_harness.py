@@ -95,8 +95,8 @@ class _SharedClient:
             verify=httpx.create_ssl_context(),
         )
 
-    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
-        return await self._client.post(path, json=body)
+    async def post(self, path: str, content: bytes) -> httpx.Response:
+        return await self._client.post(path, content=content)
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.agents.provider import RetryPolicy
 from agentgauge.harness.runner import run
 from agentgauge.schema import ModelCallEvent, Task, Trial
@@ -197,3 +198,18 @@ def test_feedback_mode_returns_the_error_to_the_model(tmp_path: Path) -> None:
     with OpenAIServer(responder) as server:
         trials = go(server, tmp_path, on_malformed="feedback")
     assert all(t.success and t.model_calls == 3 for t in trials)
+
+
+def test_request_bodies_splice_the_tool_list_json_made_once_per_list() -> None:
+    agent = OpenAIAgent("m-1", base_url="http://127.0.0.1:9/v1", params={"temperature": 0.2})
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}]
+    messages = [{"role": "user", "content": 'say "hi" — ünïcode'}]
+    first = json.loads(agent._body(messages, tools))
+    assert first == {"model": "m-1", "temperature": 0.2, "messages": messages, "tools": tools}
+    made = agent._tools_json
+    messages.append({"role": "assistant", "content": "hi"})
+    second = json.loads(agent._body(messages, tools))
+    assert second["messages"] == messages and agent._tools_json is made  # reused
+    other = [{"type": "function", "function": {"name": "sub", "parameters": {}}}]
+    assert json.loads(agent._body(messages, other))["tools"] == other  # another list: new JSON
+    assert "tools" not in json.loads(agent._body(messages, []))

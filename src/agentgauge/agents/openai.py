@@ -105,6 +105,7 @@ class OpenAIAgent:
         self._pool: _ClientPool | None = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
         self._rng = random.Random()
+        self._tools_json: tuple[list[dict[str, Any]], int, str] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -128,7 +129,7 @@ class OpenAIAgent:
 
     # ------------------------------------------------------------------ one call
 
-    async def _post_once(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post_once(self, body: bytes) -> dict[str, Any]:
         try:
             with provider_call():
                 response = await self._clients().post("/chat/completions", body)
@@ -157,9 +158,7 @@ class OpenAIAgent:
         self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> dict[str, Any]:
         """One chat completion with retries; records the model call on the session."""
-        body: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
-        if tools:
-            body["tools"] = tools
+        body = self._body(messages, tools)
         start = time.monotonic()
         data, attempts = await with_retries(
             lambda: self._post_once(body), self.retry, rng=self._rng
@@ -178,6 +177,20 @@ class OpenAIAgent:
         )
         message: dict[str, Any] = data["choices"][0]["message"]
         return message
+
+    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bytes:
+        """The request as JSON bytes. An environment offers the same tool list on
+        every call of a trial, often several kilobytes of JSON schema: its JSON
+        is made once per list and spliced in (environments do not change their
+        tool lists while a trial runs)."""
+        fixed = json.dumps({"model": self.model, **self.params})
+        text = fixed[:-1] + ', "messages": ' + json.dumps(messages)
+        if tools:
+            cached = self._tools_json
+            if cached is None or cached[0] is not tools or cached[1] != len(tools):
+                cached = self._tools_json = (tools, len(tools), json.dumps(tools))
+            text += ', "tools": ' + cached[2]
+        return (text + "}").encode()
 
     # ------------------------------------------------------------------ the tool loop
 
@@ -259,9 +272,9 @@ class _ClientPool:
             # every client: do it once per pool.
             self._ssl = httpx.create_ssl_context()
 
-    async def post(self, path: str, body: dict[str, Any]) -> httpx.Response | Reply:
+    async def post(self, path: str, content: bytes) -> httpx.Response | Reply:
+        """POST a JSON body (already encoded) to ``path`` under the base URL."""
         if self._native is not None:
-            content = json.dumps(body).encode()
             head = (
                 f"POST {self._prefix}{path} HTTP/1.1\r\n{self._head_tail}\r\n"
                 f"Content-Length: {len(content)}\r\n\r\n"
@@ -281,7 +294,7 @@ class _ClientPool:
             )
             self._all.append(client)
         try:
-            return await client.post(path, json=body)
+            return await client.post(path, content=content)
         finally:
             self._idle.append(client)
 
