@@ -1,6 +1,6 @@
 """Per-parameter acceptance structures for `agentgauge.graders.ast` (its fast path).
 
-`ast._check_param` is the reference: it reads a parameter's schema and its
+`_ast_reference._check_param` is the reference: it reads a parameter's schema and its
 acceptable values on every check. A `Spec` reads them once and turns them
 into what a check needs, so that checking one scalar argument is one type
 lookup, at most one string normalisation and one set lookup:
@@ -318,7 +318,7 @@ class Spec:
         return found
 
     def miss(self, value: Any) -> str:
-        """`ast._check_param`'s detail for a value not among the acceptable ones."""
+        """`_ast_reference._check_param`'s detail for a value not among the acceptable ones."""
         post = self.post
         if post is None:
             post = self.post = f" not in {self.non_empty!r}"
@@ -326,7 +326,7 @@ class Spec:
         return f"{self.head}{value!r}{post}"
 
     def type_miss(self, value: Any) -> str:
-        """`ast._check_param`'s detail for a value of the wrong type."""
+        """`_ast_reference._check_param`'s detail for a value of the wrong type."""
         head = self.type_head
         if head is None:
             head = self.type_head = f"{self.param!r}: expected {self.schema.get('type')}, got "
@@ -334,7 +334,7 @@ class Spec:
 
 
 def type_detail(param: str, schema: Mapping[str, Any], value: Any) -> str:
-    """`ast._check_param`'s detail for a value of the wrong type."""
+    """`_ast_reference._check_param`'s detail for a value of the wrong type."""
     return f"{param!r}: expected {schema.get('type')}, got {kind_of(value)} ({value!r})"
 
 

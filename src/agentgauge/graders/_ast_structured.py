@@ -3,7 +3,7 @@
 BFCL's key gives a dict parameter's acceptable values as dicts whose values
 are themselves lists of acceptable values (``""`` allowing a key's
 omission), and a list parameter's as lists that may hold such dicts.
-`ast._check_param` walks that structure on every check (``_dict_match``,
+`_ast_reference._check_param` walks that structure on every check (``_dict_match``,
 ``_value_match``); `Alternatives` reads it once: literal values become
 canonical forms in one set (`canon_value`), each acceptable dict a
 `DictPattern` with one `Alternatives` per key.
