@@ -149,11 +149,7 @@ class _Expected:
             if spec is None:
                 # Only parameters in both the schema and the key may be given.
                 if param not in self.key or param not in self.props:
-                    return self._first_missing(args) or (
-                        False,
-                        "unexpected_param",
-                        f"unexpected parameter {param!r}",
-                    )
+                    return self._reject(args, "unexpected_param", f"unexpected parameter {param!r}")
                 spec = specs[param] = build_spec(
                     param, self.props[param] or {}, _acceptables(self.key[param])
                 )
@@ -169,10 +165,8 @@ class _Expected:
                         not value.isascii() and canon(value) in acc
                     ):
                         continue
-                    return self._first_missing(args) or (
-                        False,
-                        "value_error:string",
-                        spec.miss(value) if explain else "",
+                    return self._reject(
+                        args, "value_error:string", spec.miss(value) if explain else ""
                     )
             else:
                 acc = spec.accept.get(t)
@@ -191,18 +185,14 @@ class _Expected:
                             # option, or one with a NaN).
                             if tagged in acc:
                                 continue
-                            return self._first_missing(args) or (
-                                False,
-                                "value_error:list",
-                                spec.miss(value) if explain else "",
+                            return self._reject(
+                                args, "value_error:list", spec.miss(value) if explain else ""
                             )
                     elif value in acc:
                         continue
                     else:
-                        return self._first_missing(args) or (
-                            False,
-                            "value_error:others",
-                            spec.miss(value) if explain else "",
+                        return self._reject(
+                            args, "value_error:others", spec.miss(value) if explain else ""
                         )
             if acc is None:
                 var = (spec.var_cache if spec.var_cache is not None else spec.variables).get(
@@ -210,17 +200,13 @@ class _Expected:
                 )
                 if var is not _SLOW:
                     if var is None:
-                        return self._first_missing(args) or (
-                            False,
-                            "type_error:simple",
-                            spec.type_miss(value) if explain else "",
+                        return self._reject(
+                            args, "type_error:simple", spec.type_miss(value) if explain else ""
                         )
                     if value in var:
                         continue
-                    return self._first_missing(args) or (
-                        False,
-                        "value_error:others",
-                        spec.miss(value) if explain else "",
+                    return self._reject(
+                        args, "value_error:others", spec.miss(value) if explain else ""
                     )
             if t is dict or t is list:
                 # Found by structure (what the full check does, read once)?
@@ -233,7 +219,7 @@ class _Expected:
                     continue
             err, why = _check_param(param, value, spec.schema, spec.options, "python", explain)
             if err is not None:
-                return self._first_missing(args) or (False, err, why)
+                return self._reject(args, err, why)
         if len(args) < len(self.key):
             return self._first_missing(args) or _omitted(self.key, args)
         if self.required_in_key is not True:  # a required parameter the key may lack
@@ -244,6 +230,11 @@ class _Expected:
                     self.required_in_key = False
                     return self._first_missing(args) or (True, None, "")
         return True, None, ""
+
+    def _reject(self, args: Mapping[str, Any], error: str, detail: str) -> AstResult:
+        """The failure for an argument, unless a required parameter is missing:
+        that error comes first, as in the reference check."""
+        return self._first_missing(args) or (False, error, detail)
 
     def _first_missing(self, args: Mapping[str, Any]) -> AstResult | None:
         """The error for the first required parameter ``args`` lacks, if any."""
