@@ -679,25 +679,18 @@ class TrialWriter:
             self._error = exc
             return
         try:
-            while True:
-                rows = self._queue.get()
-                while rows is not None:
-                    if self._error is None:
-                        try:
-                            with own.transaction():
-                                own._write_rows(rows)
-                        except BaseException as exc:  # raised in the caller's thread
-                            self._error = exc
+            while (rows := self._queue.get()) is not None:
+                if self._error is None:
                     try:
-                        rows = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                else:
-                    return  # None: closed
-                # Let trials gather before blocking again: a put to a queue nobody
-                # waits on wakes no thread, and waking one costs far more than
-                # this pause in a virtual machine.
-                time.sleep(self.pause_s)
+                        with own.transaction():
+                            own._write_rows(rows)
+                    except BaseException as exc:  # raised in the caller's thread
+                        self._error = exc
+                if self._queue.empty():
+                    # Let trials gather before blocking again: a put to a queue
+                    # nobody waits on wakes no thread, and waking one costs far
+                    # more than this pause in a virtual machine.
+                    time.sleep(self.pause_s)
         finally:
             own.close()
 
