@@ -34,6 +34,7 @@ Every failure has a namespaced error type (``wrong_func_name``,
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -94,6 +95,24 @@ def _names_equal(a: str, b: str, name_equivalence: bool) -> bool:
 _SLOW: Any = SLOW  # a value only the full check can judge
 
 
+def _native_module() -> Any:
+    """The optional native checks (``_ast_native.c``), or None where they are not
+    built or ``AGENTGAUGE_PURE_PYTHON`` is set: the results are the same."""
+    if os.environ.get("AGENTGAUGE_PURE_PYTHON"):
+        return None
+    try:
+        from agentgauge.graders import _ast_native
+    except ImportError:
+        return None
+    return _ast_native
+
+
+_native_mod = _native_module()
+_native: Callable[..., AstResult | None] | None = _native_mod and _native_mod.check
+NATIVE = _native_mod is not None
+"""Whether AST matching uses the native argument check (``_ast_native.c``)."""
+
+
 class _Expected:
     """One key entry against its function's schema. Compiled (``compiled``, for
     `CompiledKey`), it keeps a `Spec` per parameter, built when the parameter is
@@ -144,6 +163,12 @@ class _Expected:
         # looked for when an argument fails, or when they all pass and some
         # parameter was left out (see the end).
         specs = self.specs
+        if _native is not None:
+            # What the sets alone decide, decided natively (_ast_native.c);
+            # None where only this loop can.
+            out = _native(args, specs, self.key, self.required, self.required_in_key, explain)
+            if out is not None:
+                return out
         for param, value in args.items():
             spec = specs.get(param)
             if spec is None:
@@ -448,6 +473,10 @@ class CompiledKey:
             raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
         if not expected:
             return True, None, ""
+        # Python-language calls against a compiled key are judged by
+        # check_compiled directly when their name is the expected one (what
+        # _Expected.check would do, one call less per pair).
+        fast = expected[0].compiled and language == "python"
         parsed: list[tuple[str, dict[str, Any]] | str] = []
         for c in calls:
             p: tuple[str, dict[str, Any]] | str | None = None
@@ -457,10 +486,6 @@ class CompiledKey:
                     if type(args) is dict and type(name) is str:
                         p = (name, args)
             parsed.append(_split_call(c) if p is None else p)
-        # Python-language calls against a compiled key are judged by
-        # check_compiled directly when their name is the expected one (what
-        # _Expected.check would do, one call less per pair).
-        fast = expected[0].compiled and language == "python"
         # Outputs usually follow the key's order: try that pairing first. At
         # most one of these checks fails; its explanation is the one most often
         # reported, so it is built here and kept.
@@ -669,3 +694,17 @@ _ONE_CALL = frozenset(
 
 # language -> category name -> (category, language), resolved once per name
 _RESOLVED: dict[str, dict[str, tuple[str, Language]]] = {}
+
+
+# The category names a Python-language key takes as parallel calls.
+_PARALLEL = frozenset(
+    f"{live}{name}" for live in ("", "live_") for name in ("parallel", "parallel_multiple")
+)
+
+if _native_mod is not None:
+    # CompiledKey.match decided natively where the sets decide (the one-call
+    # shortcut, and parallel calls in order or with an expected call no call
+    # fits); this Python `match` for the rest.
+    _python_match = CompiledKey.match
+    _native_mod.configure(_ONE_CALL, _PARALLEL, _python_match, CompiledKey, _Expected, Spec)
+    CompiledKey.match = _native_mod.match  # type: ignore[method-assign]

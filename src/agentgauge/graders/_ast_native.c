@@ -1,0 +1,665 @@
+/* Native AST matching for agentgauge.graders.ast (optional; see docs/graders.md).
+
+   `CompiledKey.match` decides here what the lookup sets of its compiled
+   `Spec`s decide (graders/_ast_spec.py), with the same result as the Python
+   code in graders/ast.py, and hands everything else to that Python code:
+
+   - one call named as expected (the simple and multiple categories): its
+     arguments, as `_Expected.check_compiled` judges them;
+   - parallel calls: every call fits the expected call in its own position, or
+     an expected call fits no call at all (reported as `CompiledKey._explain`
+     does). When a pairing has to be searched, Python's matching runs.
+
+   An argument is decided when it is
+   - a string found as written in `spec.raw`, or ASCII text whose BFCL normal
+     form (drop " ,./-_*^", ' -> ", lower case) is or is not in `spec.str_accept`;
+   - an int, float, bool or None in or not in `spec.accept[type(value)]`;
+   - a flat list found as written in `spec.raw_lists`, with the same item types;
+   - a value of a type the schema rejects: among the acceptable values of that
+     very type (`spec.var_cache`, BFCL's "variable" rule), or a type error.
+   After an argument fails, a missing required parameter is reported first (as
+   `_Expected._reject`); after all pass, a key parameter left out that the key
+   does not let be omitted. Details are Python's text: the spec's cached head
+   and tail around the value's repr, or the spec's own `miss` / `type_miss`.
+
+   Everything else goes to Python: a parameter with no spec yet, non-ASCII
+   text, dicts and lists the sets cannot judge, a rejected type whose table is
+   not built, a key whose required parameters are not yet known to lie in it,
+   objects of other classes than those configure() was given.
+
+   The classes' attributes are read from their __slots__ at the offsets their
+   member descriptors give, for an object whose type is exactly that class.
+   The pure-Python path is the reference and runs wherever this module is not
+   built; tests/graders/test_ast_native.py compares the two. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* Interned strings: error types, attribute names, constants. */
+static PyObject *e_string, *e_others, *e_type, *e_required, *e_optional, *e_name;
+static PyObject *s_miss, *s_type_miss, *s_empty, *s_python, *s_simple;
+static PyObject *ok; /* (True, None, "") */
+
+/* Set by configure(). */
+static PyObject *one_call_names, *parallel_names, *python_match;
+static PyTypeObject *key_type, *expected_type, *spec_type;
+static Py_ssize_t o_first, o_first_name, o_expected, o_language, o_name_equivalence;
+static Py_ssize_t o_key_name, o_key, o_specs, o_required, o_required_in_key, o_compiled;
+static Py_ssize_t o_raw, o_str_accept, o_accept, o_var_cache, o_raw_lists, o_head, o_post,
+    o_type_head;
+
+/* A slot's value (borrowed; NULL when unset). */
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+enum { GIVE_UP = 0, ACCEPTED = 1, MISS = 2, TYPE_MISS = 3, ERROR = -1 };
+
+#define MAX_CALLS 64 /* parallel outputs with more calls go to Python */
+
+/* Whether the BFCL normal form of ASCII text `value` is in `acc`. */
+static int
+normal_form_in(PyObject *value, PyObject *acc)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    const Py_UCS1 *src = PyUnicode_1BYTE_DATA(value);
+    char small[256];
+    char *buf = n <= (Py_ssize_t)sizeof small ? small : PyMem_Malloc((size_t)n);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char c = (char)src[i];
+        switch (c) {
+        case ' ': case ',': case '.': case '/': case '-': case '_': case '*': case '^':
+            continue;
+        case '\'':
+            c = '"';
+            break;
+        default:
+            if (c >= 'A' && c <= 'Z')
+                c = (char)(c + ('a' - 'A'));
+        }
+        buf[m++] = c;
+    }
+    PyObject *norm = PyBytes_FromStringAndSize(buf, m);
+    if (buf != small)
+        PyMem_Free(buf);
+    if (norm == NULL)
+        return -1;
+    int r = PySet_Contains(acc, norm);
+    Py_DECREF(norm);
+    return r;
+}
+
+static int
+is_scalar(PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(v);
+    return t == &PyUnicode_Type || t == &PyLong_Type || t == &PyFloat_Type ||
+           t == &PyBool_Type || v == Py_None;
+}
+
+/* A flat list found as written in `spec.raw_lists`, with the same item types. */
+static int
+raw_list_found(PyObject *spec, PyObject *value)
+{
+    PyObject *raw_lists = SLOT(spec, o_raw_lists);
+    if (raw_lists == NULL || !PyDict_CheckExact(raw_lists) || PyDict_GET_SIZE(raw_lists) == 0)
+        return GIVE_UP;
+    Py_ssize_t n = PyList_GET_SIZE(value);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!is_scalar(PyList_GET_ITEM(value, i)))
+            return GIVE_UP; /* only scalars hash without running Python code */
+    PyObject *items = PyList_AsTuple(value);
+    if (items == NULL)
+        return ERROR;
+    int r = GIVE_UP;
+    PyObject *types = PyDict_GetItemWithError(raw_lists, items); /* borrowed */
+    if (types != NULL && PyAnySet_Check(types)) {
+        PyObject *item_types = PyTuple_New(n);
+        if (item_types == NULL) {
+            r = ERROR;
+        }
+        else {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *t = (PyObject *)Py_TYPE(PyTuple_GET_ITEM(items, i));
+                PyTuple_SET_ITEM(item_types, i, Py_NewRef(t));
+            }
+            int found = PySet_Contains(types, item_types);
+            r = found < 0 ? ERROR : found ? ACCEPTED : GIVE_UP;
+            Py_DECREF(item_types);
+        }
+    }
+    else if (types == NULL && PyErr_Occurred()) {
+        r = ERROR;
+    }
+    Py_DECREF(items);
+    return r;
+}
+
+/* 1 / 0 / -1 for `value in set`, where `set` must be a set (else GIVE_UP). */
+static int
+in_set(PyObject *set, PyObject *value, int *r)
+{
+    if (set == NULL || !PyAnySet_Check(set)) {
+        *r = GIVE_UP;
+        return 0;
+    }
+    int found = PySet_Contains(set, value);
+    *r = found < 0 ? ERROR : found ? ACCEPTED : MISS;
+    return 1;
+}
+
+/* One argument against its spec (`_Expected.check_compiled`'s loop body):
+   ACCEPTED, MISS (value_error, `*error` says which), TYPE_MISS
+   (type_error:simple), GIVE_UP (Python judges the call) or ERROR. */
+static int
+judge(PyObject *spec, PyObject *value, PyObject **error)
+{
+    if (Py_TYPE(spec) != spec_type)
+        return GIVE_UP;
+    PyTypeObject *t = Py_TYPE(value);
+    int r;
+    if (t == &PyUnicode_Type) {
+        PyObject *raw = SLOT(spec, o_raw);
+        if (raw == NULL || !PyAnySet_Check(raw))
+            return GIVE_UP;
+        r = PySet_Contains(raw, value);
+        if (r != 0)
+            return r < 0 ? ERROR : ACCEPTED;
+        PyObject *acc = SLOT(spec, o_str_accept);
+        if (acc == NULL)
+            return GIVE_UP;
+        if (acc != Py_None) {
+            if (!PyUnicode_IS_ASCII(value) || !PyAnySet_Check(acc))
+                return GIVE_UP; /* text that is not ASCII: Python case-folds it */
+            r = normal_form_in(value, acc);
+            *error = e_string;
+            return r < 0 ? ERROR : r ? ACCEPTED : MISS;
+        }
+    }
+    else if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type || value == Py_None ||
+             t == &PyList_Type) {
+        PyObject *accept = SLOT(spec, o_accept);
+        if (accept == NULL || !PyDict_CheckExact(accept))
+            return GIVE_UP;
+        PyObject *acc = PyDict_GetItemWithError(accept, (PyObject *)t); /* borrowed */
+        if (acc != NULL) {
+            if (t == &PyList_Type)
+                return raw_list_found(spec, value);
+            in_set(acc, value, &r);
+            *error = e_others;
+            return r;
+        }
+        if (PyErr_Occurred())
+            return ERROR;
+    }
+    else {
+        return GIVE_UP; /* dicts, other types */
+    }
+    /* A type the schema rejects: BFCL's variable rule, if its table is built. */
+    PyObject *cache = SLOT(spec, o_var_cache);
+    if (cache == NULL || !PyDict_CheckExact(cache))
+        return GIVE_UP;
+    PyObject *var = PyDict_GetItemWithError(cache, (PyObject *)t); /* borrowed */
+    if (var == Py_None)
+        return TYPE_MISS;
+    if (var == NULL)
+        return PyErr_Occurred() ? ERROR : GIVE_UP;
+    if (t == &PyList_Type)
+        return GIVE_UP;
+    in_set(var, value, &r);
+    *error = e_others;
+    return r;
+}
+
+/* `Spec.miss(value)`: the spec's cached head and tail around the value's repr. */
+static PyObject *
+miss(PyObject *spec, PyObject *value)
+{
+    PyObject *head = SLOT(spec, o_head), *post = SLOT(spec, o_post);
+    if (head != NULL && post != NULL && PyUnicode_CheckExact(head) && PyUnicode_CheckExact(post))
+        return PyUnicode_FromFormat("%U%R%U", head, value, post);
+    return PyObject_CallMethodOneArg(spec, s_miss, value);
+}
+
+/* `Spec.type_miss(value)`, with `kind_of` for the plain JSON types. */
+static PyObject *
+type_miss(PyObject *spec, PyObject *value)
+{
+    PyObject *head = SLOT(spec, o_type_head);
+    PyTypeObject *t = Py_TYPE(value);
+    const char *kind = value == Py_None            ? "null"
+                       : t == &PyBool_Type         ? "bool"
+                       : t == &PyLong_Type         ? "int"
+                       : t == &PyFloat_Type        ? "float"
+                       : t == &PyUnicode_Type      ? "str"
+                       : t == &PyList_Type         ? "list"
+                       : t == &PyTuple_Type        ? "list"
+                       : t == &PyDict_Type         ? "dict"
+                                                   : NULL;
+    if (head != NULL && PyUnicode_CheckExact(head) && kind != NULL)
+        return PyUnicode_FromFormat("%U%s (%R)", head, kind, value);
+    return PyObject_CallMethodOneArg(spec, s_type_miss, value);
+}
+
+static PyObject *
+result(PyObject *error, PyObject *detail)
+{
+    return PyTuple_Pack(3, Py_False, error, detail);
+}
+
+/* The error for the first required parameter `args` lacks: a new tuple; NULL
+   with no error set when none is missing; NULL with an error set on failure. */
+static PyObject *
+first_missing(PyObject *args, PyObject *required)
+{
+    PyObject *seq = PySequence_Fast(required, "required must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *req = PySequence_Fast_GET_ITEM(seq, i);
+        int has = PyDict_Contains(args, req);
+        if (has < 0)
+            break;
+        if (!has) {
+            PyObject *detail = PyUnicode_FromFormat("missing required parameter %R", req);
+            if (detail != NULL) {
+                out = result(e_required, detail);
+                Py_DECREF(detail);
+            }
+            break;
+        }
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+/* After every argument passed, with fewer arguments than the key has
+   parameters: a missing required parameter, else a key parameter the key does
+   not let be omitted (`_omitted`), else the pass. None for an unusual key. */
+static PyObject *
+left_out(PyObject *args, PyObject *key, PyObject *required)
+{
+    PyObject *out = first_missing(args, required);
+    if (out != NULL || PyErr_Occurred())
+        return out;
+    PyObject *param, *options;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(key, &pos, &param, &options)) {
+        int has = PyDict_Contains(args, param);
+        if (has < 0)
+            return NULL;
+        if (has)
+            continue;
+        int omissible;
+        if (PyList_CheckExact(options))
+            omissible = PySequence_Contains(options, s_empty);
+        else if (PyUnicode_CheckExact(options))
+            omissible = PyUnicode_GET_LENGTH(options) == 0;
+        else
+            Py_RETURN_NONE; /* an unusual key: Python */
+        if (omissible < 0)
+            return NULL;
+        if (!omissible) {
+            PyObject *detail =
+                PyUnicode_FromFormat("parameter %R is not optional in the key", param);
+            if (detail == NULL)
+                return NULL;
+            out = result(e_optional, detail);
+            Py_DECREF(detail);
+            return out;
+        }
+    }
+    return Py_NewRef(ok);
+}
+
+/* The arguments `args` of a call named as expected: a new result tuple, None
+   (Python must judge), or NULL on error. */
+static PyObject *
+check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *required,
+           PyObject *required_in_key, int explain)
+{
+    if (!PyDict_CheckExact(args) || !PyDict_CheckExact(specs) || !PyDict_CheckExact(key) ||
+        required == NULL || required_in_key == NULL)
+        Py_RETURN_NONE; /* unusual containers: Python */
+    PyObject *param, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(args, &pos, &param, &value)) {
+        PyObject *spec = PyDict_GetItemWithError(specs, param); /* borrowed */
+        if (spec == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            Py_RETURN_NONE; /* an unexpected parameter, or a spec not yet built */
+        }
+        PyObject *error = NULL;
+        int r = judge(spec, value, &error);
+        if (r == ACCEPTED)
+            continue;
+        if (r == ERROR)
+            return NULL;
+        if (r == GIVE_UP)
+            Py_RETURN_NONE;
+        /* Rejected: a missing required parameter is reported first. */
+        PyObject *out = first_missing(args, required);
+        if (out != NULL || PyErr_Occurred())
+            return out;
+        Py_INCREF(spec);
+        Py_INCREF(value);
+        PyObject *detail = !explain    ? Py_NewRef(s_empty)
+                           : r == MISS ? miss(spec, value)
+                                       : type_miss(spec, value);
+        Py_DECREF(value);
+        Py_DECREF(spec);
+        if (detail == NULL)
+            return NULL;
+        out = result(r == MISS ? error : e_type, detail);
+        Py_DECREF(detail);
+        return out;
+    }
+    if (PyDict_GET_SIZE(args) < PyDict_GET_SIZE(key))
+        return left_out(args, key, required);
+    if (required_in_key != Py_True)
+        Py_RETURN_NONE; /* whether the key holds every required parameter: Python finds out */
+    return Py_NewRef(ok);
+}
+
+/* A call named `name` with arguments `args` against `expected` (an `_Expected`
+   of a compiled Python-language key), names compared exactly: `_Expected.check`. */
+static PyObject *
+check_expected(PyObject *expected, PyObject *name, PyObject *args, int explain)
+{
+    if (Py_TYPE(expected) != expected_type)
+        Py_RETURN_NONE;
+    PyObject *key_name = SLOT(expected, o_key_name);
+    if (key_name == NULL || !PyUnicode_CheckExact(key_name) || !PyUnicode_CheckExact(name))
+        Py_RETURN_NONE;
+    if (PyUnicode_Compare(name, key_name) != 0) {
+        PyObject *detail = PyUnicode_FromFormat("expected %R, got %R", key_name, name);
+        if (detail == NULL)
+            return NULL;
+        PyObject *out = result(e_name, detail);
+        Py_DECREF(detail);
+        return out;
+    }
+    return check_args(args, SLOT(expected, o_specs), SLOT(expected, o_key),
+                      SLOT(expected, o_required), SLOT(expected, o_required_in_key), explain);
+}
+
+/* `CompiledKey._match` for parallel calls: in their own positions, or an
+   expected call no call fits (see the top of this file); None otherwise. The
+   caller has checked that `expected` is a list of compiled `_Expected`. */
+static PyObject *
+parallel_calls(PyObject *calls, PyObject *expected)
+{
+    Py_ssize_t n = PyList_GET_SIZE(expected);
+    if (!PyList_CheckExact(calls) || PyList_GET_SIZE(calls) != n || n == 0 || n > MAX_CALLS)
+        Py_RETURN_NONE;
+    PyObject *names[MAX_CALLS], *argss[MAX_CALLS];
+    Py_ssize_t got = 0, i;
+    PyObject *out = NULL, *failed = NULL;
+    for (; got < n; got++) {
+        /* Only calls of the usual shape {name: {arg: value}}. */
+        PyObject *call = PyList_GET_ITEM(calls, got), *name, *args;
+        Py_ssize_t pos = 0;
+        if (!PyDict_CheckExact(call) || PyDict_GET_SIZE(call) != 1 ||
+            !PyDict_Next(call, &pos, &name, &args) || !PyUnicode_CheckExact(name) ||
+            !PyDict_CheckExact(args))
+            goto give_up;
+        names[got] = Py_NewRef(name);
+        argss[got] = Py_NewRef(args);
+    }
+    /* Outputs usually follow the key's order: that pairing first. */
+    for (i = 0; i < n; i++) {
+        failed = check_expected(PyList_GET_ITEM(expected, i), names[i], argss[i], 1);
+        if (failed == NULL)
+            goto done;
+        if (failed == Py_None)
+            goto give_up;
+        if (PyTuple_GET_ITEM(failed, 0) != Py_True)
+            break;
+        Py_CLEAR(failed);
+    }
+    if (i == n) {
+        out = Py_NewRef(ok);
+        goto done;
+    }
+    /* Does any other call of its name fit expected call i? */
+    PyObject *exp = PyList_GET_ITEM(expected, i);
+    PyObject *key_name = SLOT(exp, o_key_name); /* a str: check_expected saw it */
+    Py_ssize_t first_named = -1;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (PyUnicode_Compare(names[j], key_name) != 0)
+            continue;
+        if (first_named < 0)
+            first_named = j;
+        if (j == i)
+            continue;
+        PyObject *r = check_expected(exp, names[j], argss[j], 0);
+        if (r == NULL)
+            goto done;
+        int fits_or_unknown = r == Py_None || PyTuple_GET_ITEM(r, 0) == Py_True;
+        Py_DECREF(r);
+        if (fits_or_unknown)
+            goto give_up; /* a pairing to look for: Python's matching */
+    }
+    /* None does: explained by the first call of its name, else the first call. */
+    Py_ssize_t j = first_named >= 0 ? first_named : 0;
+    PyObject *why = j == i ? Py_NewRef(failed) : check_expected(exp, names[j], argss[j], 1);
+    if (why == NULL)
+        goto done;
+    if (why == Py_None) {
+        Py_DECREF(why);
+        goto give_up;
+    }
+    PyObject *detail = PyUnicode_FromFormat("no call matches expected call %zd (%U): %U", i,
+                                            key_name, PyTuple_GET_ITEM(why, 2));
+    if (detail != NULL) {
+        out = result(PyTuple_GET_ITEM(why, 1), detail);
+        Py_DECREF(detail);
+    }
+    Py_DECREF(why);
+    goto done;
+give_up:
+    out = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(failed);
+    for (Py_ssize_t k = 0; k < got; k++) {
+        Py_DECREF(names[k]);
+        Py_DECREF(argss[k]);
+    }
+    return out;
+}
+
+/* 1 when `category` (a str) is in `names`, 0 when not, -1 on error. */
+static int
+named(PyObject *names, PyObject *category)
+{
+    return PyUnicode_CheckExact(category) ? PySet_Contains(names, category) : 0;
+}
+
+/* `CompiledKey.match` for `self`: a new result tuple, None when Python must
+   decide, NULL on error. */
+static PyObject *
+decide(PyObject *self, PyObject *calls, PyObject *category)
+{
+    if (Py_TYPE(self) != key_type)
+        Py_RETURN_NONE;
+    PyObject *first = SLOT(self, o_first);
+    if (first == NULL)
+        Py_RETURN_NONE;
+    if (first != Py_None) {
+        /* One call of a dict named as expected. */
+        int one = named(one_call_names, category);
+        if (one <= 0)
+            return one < 0 ? NULL : Py_NewRef(Py_None);
+        if (!PyList_CheckExact(calls) || PyList_GET_SIZE(calls) != 1)
+            Py_RETURN_NONE;
+        PyObject *call = PyList_GET_ITEM(calls, 0), *name, *args;
+        Py_ssize_t pos = 0;
+        if (!PyDict_CheckExact(call) || PyDict_GET_SIZE(call) != 1)
+            Py_RETURN_NONE;
+        PyDict_Next(call, &pos, &name, &args);
+        PyObject *key_name = SLOT(first, o_key_name);
+        if (key_name == NULL || !PyUnicode_CheckExact(name) || !PyUnicode_CheckExact(key_name) ||
+            PyUnicode_Compare(name, key_name) != 0)
+            Py_RETURN_NONE; /* another name: Python says so */
+        Py_INCREF(first);
+        PyObject *out = check_expected(first, name, args, 1);
+        Py_DECREF(first);
+        return out;
+    }
+    /* Parallel calls against a compiled Python-language key, names exact. */
+    int par = named(parallel_names, category);
+    if (par <= 0)
+        return par < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *language = SLOT(self, o_language), *expected = SLOT(self, o_expected);
+    if (language == NULL || expected == NULL || !PyUnicode_CheckExact(language) ||
+        PyUnicode_Compare(language, s_python) != 0 ||
+        SLOT(self, o_name_equivalence) != Py_False || !PyList_CheckExact(expected) ||
+        PyList_GET_SIZE(expected) == 0)
+        Py_RETURN_NONE;
+    PyObject *exp0 = PyList_GET_ITEM(expected, 0);
+    if (Py_TYPE(exp0) != expected_type || SLOT(exp0, o_compiled) != Py_True)
+        Py_RETURN_NONE;
+    Py_INCREF(expected);
+    PyObject *out = parallel_calls(calls, expected);
+    Py_DECREF(expected);
+    return out;
+}
+
+/* CompiledKey.match(self, calls, category="simple"), bound as a method: what
+   decide() decides, else CompiledKey's Python `match`. */
+static PyObject *
+match(PyObject *Py_UNUSED(module), PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (python_match == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ast_native.configure was not called");
+        return NULL;
+    }
+    if (kwnames == NULL && (n == 2 || n == 3)) {
+        PyObject *out = decide(argv[0], argv[1], n == 3 ? argv[2] : s_simple);
+        if (out != Py_None)
+            return out; /* a result, or NULL on error */
+        Py_DECREF(out);
+    }
+    return PyObject_Vectorcall(python_match, argv, n, kwnames);
+}
+
+/* The offset of slot `name` of class `cls` (a T_OBJECT_EX member descriptor). */
+static int
+slot_offset(PyObject *cls, const char *name, Py_ssize_t *offset)
+{
+    PyObject *d = PyObject_GetAttrString(cls, name);
+    if (d == NULL)
+        return -1;
+    int fine = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+               ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+    if (fine)
+        *offset = ((PyMemberDescrObject *)d)->d_member->offset;
+    else
+        PyErr_Format(PyExc_TypeError, "%R.%s is not a __slots__ attribute", cls, name);
+    Py_DECREF(d);
+    return fine ? 0 : -1;
+}
+
+static PyObject *
+configure(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 6 || !PyAnySet_Check(argv[0]) || !PyAnySet_Check(argv[1]) ||
+        !PyCallable_Check(argv[2]) || !PyType_Check(argv[3]) || !PyType_Check(argv[4]) ||
+        !PyType_Check(argv[5])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "configure(one_call: set, parallel: set, python_match, "
+                        "CompiledKey, _Expected, Spec)");
+        return NULL;
+    }
+    PyObject *k = argv[3], *e = argv[4], *s = argv[5];
+    if (slot_offset(k, "first", &o_first) || slot_offset(k, "first_name", &o_first_name) ||
+        slot_offset(k, "expected", &o_expected) || slot_offset(k, "language", &o_language) ||
+        slot_offset(k, "name_equivalence", &o_name_equivalence) ||
+        slot_offset(e, "key_name", &o_key_name) || slot_offset(e, "key", &o_key) ||
+        slot_offset(e, "specs", &o_specs) || slot_offset(e, "required", &o_required) ||
+        slot_offset(e, "required_in_key", &o_required_in_key) ||
+        slot_offset(e, "compiled", &o_compiled) || slot_offset(s, "raw", &o_raw) ||
+        slot_offset(s, "str_accept", &o_str_accept) || slot_offset(s, "accept", &o_accept) ||
+        slot_offset(s, "var_cache", &o_var_cache) || slot_offset(s, "raw_lists", &o_raw_lists) ||
+        slot_offset(s, "head", &o_head) || slot_offset(s, "post", &o_post) ||
+        slot_offset(s, "type_head", &o_type_head))
+        return NULL;
+    Py_XSETREF(one_call_names, Py_NewRef(argv[0]));
+    Py_XSETREF(parallel_names, Py_NewRef(argv[1]));
+    Py_XSETREF(python_match, Py_NewRef(argv[2]));
+    Py_XSETREF(key_type, (PyTypeObject *)Py_NewRef(k));
+    Py_XSETREF(expected_type, (PyTypeObject *)Py_NewRef(e));
+    Py_XSETREF(spec_type, (PyTypeObject *)Py_NewRef(s));
+    Py_RETURN_NONE;
+}
+
+/* check(args, specs, key, required, required_in_key, explain): the arguments
+   of a call named as expected, for `_Expected.check_compiled`. */
+static PyObject *
+check(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "check(args, specs, key, required, required_in_key, explain)");
+        return NULL;
+    }
+    int explain = PyObject_IsTrue(argv[5]);
+    if (explain < 0)
+        return NULL;
+    return check_args(argv[0], argv[1], argv[2], argv[3], argv[4], explain);
+}
+
+static PyMethodDef methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
+     "configure(one_call_names, parallel_names, python_match, CompiledKey, _Expected, Spec)"},
+    {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL,
+     "check(args, specs, key, required, required_in_key, explain) -> "
+     "(valid, error_type, detail) or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMethodDef match_def = {
+    "match", (PyCFunction)(void (*)(void))match, METH_FASTCALL | METH_KEYWORDS,
+    "match(calls, category='simple'): `ast_match` against the compiled key (decided "
+    "natively where the lookup sets decide; see agentgauge.graders.ast)."};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_ast_native", "Native AST matching for agentgauge.graders.ast.",
+    -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__ast_native(void)
+{
+    PyObject **strings[] = {&e_string, &e_others, &e_type, &e_required, &e_optional, &e_name,
+                            &s_miss, &s_type_miss, &s_empty, &s_python, &s_simple};
+    const char *texts[] = {"value_error:string", "value_error:others", "type_error:simple",
+                           "missing_required", "missing_optional", "wrong_func_name",
+                           "miss", "type_miss", "", "python", "simple"};
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
+        if ((*strings[i] = PyUnicode_InternFromString(texts[i])) == NULL)
+            return NULL;
+    if ((ok = PyTuple_Pack(3, Py_True, Py_None, s_empty)) == NULL)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    /* `match` as a method: bound to the instance it is looked up on. */
+    PyObject *fn = PyCFunction_New(&match_def, NULL);
+    PyObject *method = fn ? PyInstanceMethod_New(fn) : NULL;
+    Py_XDECREF(fn);
+    if (method == NULL || PyModule_AddObject(m, "match", method) < 0) {
+        Py_XDECREF(method);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
