@@ -34,20 +34,26 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <structmember.h>
 
 /* Interned strings: error types, attribute names, constants. */
-static PyObject *e_string, *e_others, *e_type, *e_required, *e_optional, *e_name;
+static PyObject *e_list, *e_string, *e_others, *e_type, *e_required, *e_optional, *e_name;
 static PyObject *s_miss, *s_type_miss, *s_empty, *s_python, *s_simple;
 static PyObject *ok; /* (True, None, "") */
 
 /* Set by configure(). */
 static PyObject *one_call_names, *parallel_names, *python_match;
 static PyTypeObject *key_type, *expected_type, *spec_type;
+/* _ast_spec.canon, ast._structured_ok, and tag_list's stand-ins for True,
+   False and None. */
+static PyObject *canon_fn, *structured_ok_fn, *tag_true, *tag_false, *tag_null;
+static PyObject *k_any, *k_str, *k_int, *k_float, *k_bool, *k_null, *k_list, *k_dict, *s_open,
+    *s_close;
 static Py_ssize_t o_first, o_first_name, o_expected, o_language, o_name_equivalence;
 static Py_ssize_t o_key_name, o_key, o_specs, o_required, o_required_in_key, o_compiled;
 static Py_ssize_t o_raw, o_str_accept, o_accept, o_var_cache, o_raw_lists, o_head, o_post,
-    o_type_head;
+    o_type_head, o_items_kind;
 
 /* A slot's value (borrowed; NULL when unset). */
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -56,10 +62,13 @@ enum { GIVE_UP = 0, ACCEPTED = 1, MISS = 2, TYPE_MISS = 3, ERROR = -1 };
 
 #define MAX_CALLS 64 /* parallel outputs with more calls go to Python */
 
-/* Whether the BFCL normal form of ASCII text `value` is in `acc`. */
-static int
-normal_form_in(PyObject *value, PyObject *acc)
+/* `_ast_spec.canon(value)`: for ASCII text its BFCL normal form as bytes, made
+   here; for other text, canon's own answer. */
+static PyObject *
+canonical(PyObject *value)
 {
+    if (!PyUnicode_IS_ASCII(value))
+        return PyObject_CallOneArg(canon_fn, value);
     Py_ssize_t n = PyUnicode_GET_LENGTH(value);
     const Py_UCS1 *src = PyUnicode_1BYTE_DATA(value);
     char small[256];
@@ -86,11 +95,93 @@ normal_form_in(PyObject *value, PyObject *acc)
     PyObject *norm = PyBytes_FromStringAndSize(buf, m);
     if (buf != small)
         PyMem_Free(buf);
+    return norm;
+}
+
+/* Whether the canonical form of text `value` is in the set `acc`. */
+static int
+canonical_in(PyObject *value, PyObject *acc)
+{
+    PyObject *norm = canonical(value);
     if (norm == NULL)
         return -1;
     int r = PySet_Contains(acc, norm);
     Py_DECREF(norm);
     return r;
+}
+
+/* `_ast_spec.tag_list(value)`: a new tuple; NULL without an error where
+   tag_list gives None (an item that is not a plain scalar, or a NaN). */
+static PyObject *
+tag_list(PyObject *value)
+{
+    Py_ssize_t n = PyList_GET_SIZE(value);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(value, i), *tag;
+        PyTypeObject *t = Py_TYPE(v);
+        if (t == &PyUnicode_Type)
+            tag = canonical(v);
+        else if (t == &PyLong_Type || (t == &PyFloat_Type && !isnan(PyFloat_AS_DOUBLE(v))))
+            tag = Py_NewRef(v);
+        else if (t == &PyBool_Type)
+            tag = Py_NewRef(v == Py_True ? tag_true : tag_false);
+        else if (v == Py_None)
+            tag = Py_NewRef(tag_null);
+        else {
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (tag == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, tag);
+    }
+    return out;
+}
+
+/* `_ast_spec.items_ok(value, kind)`: every item has the declared item kind. */
+static int
+items_ok(PyObject *value, PyObject *declared)
+{
+    /* The declared kind as one of the interned names (NULL: another kind, which
+       no scalar item has). */
+    PyObject *kinds[] = {k_any, k_str, k_int, k_float, k_bool, k_null}, *kind = NULL;
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds && kind == NULL; i++)
+        if (declared == kinds[i] ||
+            (PyUnicode_CheckExact(declared) && PyUnicode_Compare(declared, kinds[i]) == 0))
+            kind = kinds[i];
+    if (kind == k_any)
+        return 1;
+    Py_ssize_t n = PyList_GET_SIZE(value);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(value, i);
+        PyTypeObject *t = Py_TYPE(v);
+        PyObject *k = t == &PyUnicode_Type ? k_str
+                      : t == &PyLong_Type  ? k_int
+                      : t == &PyFloat_Type ? k_float
+                      : t == &PyBool_Type  ? k_bool
+                      : v == Py_None       ? k_null
+                                           : NULL;
+        if (k == NULL || !(k == kind || (kind == k_float && k == k_int)))
+            return 0;
+    }
+    return 1;
+}
+
+/* `ast._structured_ok(spec, value)`: a dict or list found by structure. */
+static int
+structured_ok(PyObject *spec, PyObject *value)
+{
+    PyObject *r = PyObject_CallFunctionObjArgs(structured_ok_fn, spec, value, NULL);
+    if (r == NULL)
+        return ERROR;
+    int found = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return found < 0 ? ERROR : found ? ACCEPTED : GIVE_UP;
 }
 
 static int
@@ -152,6 +243,36 @@ in_set(PyObject *set, PyObject *value, int *r)
     return 1;
 }
 
+/* A list where the schema admits lists (`acc`: the tagged acceptable lists):
+   as written, else by its tagged form when its items have the declared kind
+   (value_error:list when not found), else by structure. */
+static int
+judge_list(PyObject *spec, PyObject *value, PyObject *acc, PyObject **error)
+{
+    int r = raw_list_found(spec, value);
+    if (r != GIVE_UP)
+        return r;
+    PyObject *kind = SLOT(spec, o_items_kind);
+    if (kind == NULL || !PyAnySet_Check(acc))
+        return GIVE_UP;
+    PyObject *tagged = tag_list(value);
+    if (tagged == NULL) {
+        if (PyErr_Occurred())
+            return ERROR;
+    }
+    else {
+        int fits = items_ok(value, kind);
+        if (fits) {
+            r = PySet_Contains(acc, tagged);
+            Py_DECREF(tagged);
+            *error = e_list;
+            return r < 0 ? ERROR : r ? ACCEPTED : MISS;
+        }
+        Py_DECREF(tagged);
+    }
+    return structured_ok(spec, value);
+}
+
 /* One argument against its spec (`_Expected.check_compiled`'s loop body):
    ACCEPTED, MISS (value_error, `*error` says which), TYPE_MISS
    (type_error:simple), GIVE_UP (Python judges the call) or ERROR. */
@@ -173,9 +294,9 @@ judge(PyObject *spec, PyObject *value, PyObject **error)
         if (acc == NULL)
             return GIVE_UP;
         if (acc != Py_None) {
-            if (!PyUnicode_IS_ASCII(value) || !PyAnySet_Check(acc))
-                return GIVE_UP; /* text that is not ASCII: Python case-folds it */
-            r = normal_form_in(value, acc);
+            if (!PyAnySet_Check(acc))
+                return GIVE_UP;
+            r = canonical_in(value, acc);
             *error = e_string;
             return r < 0 ? ERROR : r ? ACCEPTED : MISS;
         }
@@ -188,7 +309,7 @@ judge(PyObject *spec, PyObject *value, PyObject **error)
         PyObject *acc = PyDict_GetItemWithError(accept, (PyObject *)t); /* borrowed */
         if (acc != NULL) {
             if (t == &PyList_Type)
-                return raw_list_found(spec, value);
+                return judge_list(spec, value, acc, error);
             in_set(acc, value, &r);
             *error = e_others;
             return r;
@@ -196,8 +317,8 @@ judge(PyObject *spec, PyObject *value, PyObject **error)
         if (PyErr_Occurred())
             return ERROR;
     }
-    else {
-        return GIVE_UP; /* dicts, other types */
+    else if (t != &PyDict_Type) {
+        return GIVE_UP; /* other types */
     }
     /* A type the schema rejects: BFCL's variable rule, if its table is built. */
     PyObject *cache = SLOT(spec, o_var_cache);
@@ -206,13 +327,61 @@ judge(PyObject *spec, PyObject *value, PyObject **error)
     PyObject *var = PyDict_GetItemWithError(cache, (PyObject *)t); /* borrowed */
     if (var == Py_None)
         return TYPE_MISS;
-    if (var == NULL)
-        return PyErr_Occurred() ? ERROR : GIVE_UP;
-    if (t == &PyList_Type)
+    if (var == NULL) {
+        if (PyErr_Occurred())
+            return ERROR;
+        return t == &PyList_Type || t == &PyDict_Type ? structured_ok(spec, value) : GIVE_UP;
+    }
+    if (t == &PyList_Type || t == &PyDict_Type)
         return GIVE_UP;
     in_set(var, value, &r);
     *error = e_others;
     return r;
+}
+
+/* The texts `parts` (exact str) one after another, in one allocation. */
+static PyObject *
+concat(PyObject *const *parts, int n)
+{
+    Py_ssize_t length = 0;
+    Py_UCS4 widest = 0;
+    for (int i = 0; i < n; i++) {
+        length += PyUnicode_GET_LENGTH(parts[i]);
+        Py_UCS4 w = PyUnicode_MAX_CHAR_VALUE(parts[i]);
+        widest = w > widest ? w : widest;
+    }
+    PyObject *out = PyUnicode_New(length, widest);
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t at = 0;
+    for (int i = 0; i < n; i++) {
+        Py_ssize_t len = PyUnicode_GET_LENGTH(parts[i]);
+        if (PyUnicode_CopyCharacters(out, at, parts[i], 0, len) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        at += len;
+    }
+    return out;
+}
+
+/* head + repr(value) + tail, the texts exact str. */
+static PyObject *
+around_repr(PyObject *head, PyObject *value, PyObject *tail)
+{
+    PyObject *repr = PyObject_Repr(value);
+    if (repr == NULL)
+        return NULL;
+    PyObject *out = NULL;
+    if (PyUnicode_CheckExact(repr)) {
+        PyObject *parts[] = {head, repr, tail};
+        out = concat(parts, 3);
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError, "__repr__ returned a str subclass");
+    }
+    Py_DECREF(repr);
+    return out;
 }
 
 /* `Spec.miss(value)`: the spec's cached head and tail around the value's repr. */
@@ -221,7 +390,7 @@ miss(PyObject *spec, PyObject *value)
 {
     PyObject *head = SLOT(spec, o_head), *post = SLOT(spec, o_post);
     if (head != NULL && post != NULL && PyUnicode_CheckExact(head) && PyUnicode_CheckExact(post))
-        return PyUnicode_FromFormat("%U%R%U", head, value, post);
+        return around_repr(head, value, post);
     return PyObject_CallMethodOneArg(spec, s_miss, value);
 }
 
@@ -231,18 +400,24 @@ type_miss(PyObject *spec, PyObject *value)
 {
     PyObject *head = SLOT(spec, o_type_head);
     PyTypeObject *t = Py_TYPE(value);
-    const char *kind = value == Py_None            ? "null"
-                       : t == &PyBool_Type         ? "bool"
-                       : t == &PyLong_Type         ? "int"
-                       : t == &PyFloat_Type        ? "float"
-                       : t == &PyUnicode_Type      ? "str"
-                       : t == &PyList_Type         ? "list"
-                       : t == &PyTuple_Type        ? "list"
-                       : t == &PyDict_Type         ? "dict"
-                                                   : NULL;
-    if (head != NULL && PyUnicode_CheckExact(head) && kind != NULL)
-        return PyUnicode_FromFormat("%U%s (%R)", head, kind, value);
-    return PyObject_CallMethodOneArg(spec, s_type_miss, value);
+    PyObject *kind = value == Py_None       ? k_null
+                     : t == &PyBool_Type    ? k_bool
+                     : t == &PyLong_Type    ? k_int
+                     : t == &PyFloat_Type   ? k_float
+                     : t == &PyUnicode_Type ? k_str
+                     : t == &PyList_Type    ? k_list
+                     : t == &PyTuple_Type   ? k_list
+                     : t == &PyDict_Type    ? k_dict
+                                            : NULL;
+    if (head == NULL || !PyUnicode_CheckExact(head) || kind == NULL)
+        return PyObject_CallMethodOneArg(spec, s_type_miss, value);
+    PyObject *parts[] = {head, kind, s_open};
+    PyObject *front = concat(parts, 3);
+    if (front == NULL)
+        return NULL;
+    PyObject *out = around_repr(front, value, s_close);
+    Py_DECREF(front);
+    return out;
 }
 
 static PyObject *
@@ -532,10 +707,10 @@ decide(PyObject *self, PyObject *calls, PyObject *category)
     return out;
 }
 
-/* CompiledKey.match(self, calls, category="simple"), bound as a method: what
-   decide() decides, else CompiledKey's Python `match`. */
+/* CompiledKey.match(self, calls, category="simple"): what decide() decides,
+   else CompiledKey's Python `match`. */
 static PyObject *
-match(PyObject *Py_UNUSED(module), PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+match(PyObject *Py_UNUSED(callable), PyObject *const *argv, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (python_match == NULL) {
@@ -571,12 +746,12 @@ slot_offset(PyObject *cls, const char *name, Py_ssize_t *offset)
 static PyObject *
 configure(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
 {
-    if (argc != 6 || !PyAnySet_Check(argv[0]) || !PyAnySet_Check(argv[1]) ||
+    if (argc != 7 || !PyAnySet_Check(argv[0]) || !PyAnySet_Check(argv[1]) ||
         !PyCallable_Check(argv[2]) || !PyType_Check(argv[3]) || !PyType_Check(argv[4]) ||
-        !PyType_Check(argv[5])) {
+        !PyType_Check(argv[5]) || !PyTuple_Check(argv[6]) || PyTuple_GET_SIZE(argv[6]) != 5) {
         PyErr_SetString(PyExc_TypeError,
-                        "configure(one_call: set, parallel: set, python_match, "
-                        "CompiledKey, _Expected, Spec)");
+                        "configure(one_call: set, parallel: set, python_match, CompiledKey, "
+                        "_Expected, Spec, (canon, structured_ok, tag_true, tag_false, tag_null))");
         return NULL;
     }
     PyObject *k = argv[3], *e = argv[4], *s = argv[5];
@@ -590,8 +765,14 @@ configure(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
         slot_offset(s, "str_accept", &o_str_accept) || slot_offset(s, "accept", &o_accept) ||
         slot_offset(s, "var_cache", &o_var_cache) || slot_offset(s, "raw_lists", &o_raw_lists) ||
         slot_offset(s, "head", &o_head) || slot_offset(s, "post", &o_post) ||
-        slot_offset(s, "type_head", &o_type_head))
+        slot_offset(s, "type_head", &o_type_head) || slot_offset(s, "items_kind", &o_items_kind))
         return NULL;
+    PyObject *helpers = argv[6];
+    Py_XSETREF(canon_fn, Py_NewRef(PyTuple_GET_ITEM(helpers, 0)));
+    Py_XSETREF(structured_ok_fn, Py_NewRef(PyTuple_GET_ITEM(helpers, 1)));
+    Py_XSETREF(tag_true, Py_NewRef(PyTuple_GET_ITEM(helpers, 2)));
+    Py_XSETREF(tag_false, Py_NewRef(PyTuple_GET_ITEM(helpers, 3)));
+    Py_XSETREF(tag_null, Py_NewRef(PyTuple_GET_ITEM(helpers, 4)));
     Py_XSETREF(one_call_names, Py_NewRef(argv[0]));
     Py_XSETREF(parallel_names, Py_NewRef(argv[1]));
     Py_XSETREF(python_match, Py_NewRef(argv[2]));
@@ -626,10 +807,32 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyMethodDef match_def = {
-    "match", (PyCFunction)(void (*)(void))match, METH_FASTCALL | METH_KEYWORDS,
-    "match(calls, category='simple'): `ast_match` against the compiled key (decided "
-    "natively where the lookup sets decide; see agentgauge.graders.ast)."};
+/* `match` as a method descriptor (as a Python function is one): a call
+   `key.match(...)` passes the key first, without making a bound method. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+} Method;
+
+static PyObject *
+method_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyTypeObject MethodType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "agentgauge.graders._ast_native.Method",
+    .tp_basicsize = sizeof(Method),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Method, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = method_get,
+    .tp_doc = "match(calls, category='simple'): `ast_match` against the compiled key "
+              "(decided natively where the lookup sets decide; see agentgauge.graders.ast).",
+};
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_ast_native", "Native AST matching for agentgauge.graders.ast.",
@@ -639,9 +842,12 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__ast_native(void)
 {
-    PyObject **strings[] = {&e_string, &e_others, &e_type, &e_required, &e_optional, &e_name,
+    PyObject **strings[] = {&e_list, &k_any, &k_str, &k_int, &k_float, &k_bool, &k_null,
+                            &k_list, &k_dict, &s_open, &s_close, &e_string, &e_others, &e_type, &e_required, &e_optional, &e_name,
                             &s_miss, &s_type_miss, &s_empty, &s_python, &s_simple};
-    const char *texts[] = {"value_error:string", "value_error:others", "type_error:simple",
+    const char *texts[] = {"value_error:list", "any", "str", "int", "float", "bool", "null",
+                           "list", "dict", " (", ")",
+                           "value_error:string", "value_error:others", "type_error:simple",
                            "missing_required", "missing_optional", "wrong_func_name",
                            "miss", "type_miss", "", "python", "simple"};
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
@@ -652,11 +858,10 @@ PyInit__ast_native(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    /* `match` as a method: bound to the instance it is looked up on. */
-    PyObject *fn = PyCFunction_New(&match_def, NULL);
-    PyObject *method = fn ? PyInstanceMethod_New(fn) : NULL;
-    Py_XDECREF(fn);
-    if (method == NULL || PyModule_AddObject(m, "match", method) < 0) {
+    Method *method = PyType_Ready(&MethodType) < 0 ? NULL : PyObject_New(Method, &MethodType);
+    if (method != NULL)
+        method->vectorcall = match;
+    if (method == NULL || PyModule_AddObject(m, "match", (PyObject *)method) < 0) {
         Py_XDECREF(method);
         Py_DECREF(m);
         return NULL;

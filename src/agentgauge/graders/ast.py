@@ -113,6 +113,12 @@ NATIVE = _native_mod is not None
 """Whether AST matching uses the native argument check (``_ast_native.c``)."""
 
 
+def _structured_ok(spec: Spec, value: Any) -> bool:
+    """A dict or list found by structure (what the full check does, read once)."""
+    structured = spec.structured if spec.structured_built else spec.build_structured()
+    return structured is not None and _type_ok(value, spec.schema) and structured.accepts(value)
+
+
 class _Expected:
     """One key entry against its function's schema. Compiled (``compiled``, for
     `CompiledKey`), it keeps a `Spec` per parameter, built when the parameter is
@@ -233,15 +239,8 @@ class _Expected:
                     return self._reject(
                         args, "value_error:others", spec.miss(value) if explain else ""
                     )
-            if t is dict or t is list:
-                # Found by structure (what the full check does, read once)?
-                structured = spec.structured if spec.structured_built else spec.build_structured()
-                if (
-                    structured is not None
-                    and _type_ok(value, spec.schema)
-                    and structured.accepts(value)
-                ):
-                    continue
+            if (t is dict or t is list) and _structured_ok(spec, value):
+                continue
             err, why = _check_param(param, value, spec.schema, spec.options, "python", explain)
             if err is not None:
                 return self._reject(args, err, why)
@@ -706,5 +705,8 @@ if _native_mod is not None:
     # shortcut, and parallel calls in order or with an expected call no call
     # fits); this Python `match` for the rest.
     _python_match = CompiledKey.match
-    _native_mod.configure(_ONE_CALL, _PARALLEL, _python_match, CompiledKey, _Expected, Spec)
+    _NATIVE_HELPERS = (canon, _structured_ok, *tag_list([True, False, None]))
+    _native_mod.configure(
+        _ONE_CALL, _PARALLEL, _python_match, CompiledKey, _Expected, Spec, _NATIVE_HELPERS
+    )
     CompiledKey.match = _native_mod.match  # type: ignore[method-assign]
