@@ -35,12 +35,14 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdint.h>
 #include <structmember.h>
 
 /* Interned strings: error types, attribute names, constants. */
 static PyObject *e_list, *e_string, *e_others, *e_type, *e_required, *e_optional, *e_name;
 static PyObject *s_miss, *s_type_miss, *s_empty, *s_python, *s_simple;
-static PyObject *ok; /* (True, None, "") */
+static PyObject *ok;       /* (True, None, "") */
+static PyObject *rejected; /* (False, None, ""): a verdict without its reason */
 
 /* Set by configure(). */
 static PyObject *one_call_names, *parallel_names, *python_match;
@@ -49,9 +51,10 @@ static PyTypeObject *key_type, *expected_type, *spec_type;
    False and None. */
 static PyObject *canon_fn, *structured_ok_fn, *tag_true, *tag_false, *tag_null;
 static PyObject *k_any, *k_str, *k_int, *k_float, *k_bool, *k_null, *k_list, *k_dict, *s_open,
-    *s_close;
+    *s_close, *s_no_call, *s_colon;
 static Py_ssize_t o_first, o_first_name, o_expected, o_language, o_name_equivalence;
-static Py_ssize_t o_key_name, o_key, o_specs, o_required, o_required_in_key, o_compiled;
+static Py_ssize_t o_key_name, o_key, o_specs, o_required, o_required_in_key, o_compiled,
+    o_strings;
 static Py_ssize_t o_raw, o_str_accept, o_accept, o_var_cache, o_raw_lists, o_head, o_post,
     o_type_head, o_items_kind;
 
@@ -61,6 +64,7 @@ static Py_ssize_t o_raw, o_str_accept, o_accept, o_var_cache, o_raw_lists, o_hea
 enum { GIVE_UP = 0, ACCEPTED = 1, MISS = 2, TYPE_MISS = 3, ERROR = -1 };
 
 #define MAX_CALLS 64 /* parallel outputs with more calls go to Python */
+#define VERDICT (-1)  /* `explain` for check_args: only whether it passes */
 
 /* `_ast_spec.canon(value)`: for ASCII text its BFCL normal form as bytes, made
    here; for other text, canon's own answer. */
@@ -354,6 +358,15 @@ concat(PyObject *const *parts, int n)
     if (out == NULL)
         return NULL;
     Py_ssize_t at = 0;
+    if (widest < 256) { /* one byte a character throughout: copied as bytes */
+        Py_UCS1 *to = PyUnicode_1BYTE_DATA(out);
+        for (int i = 0; i < n; i++) {
+            Py_ssize_t len = PyUnicode_GET_LENGTH(parts[i]);
+            memcpy(to + at, PyUnicode_1BYTE_DATA(parts[i]), (size_t)len);
+            at += len;
+        }
+        return out;
+    }
     for (int i = 0; i < n; i++) {
         Py_ssize_t len = PyUnicode_GET_LENGTH(parts[i]);
         if (PyUnicode_CopyCharacters(out, at, parts[i], 0, len) < 0) {
@@ -493,11 +506,150 @@ left_out(PyObject *args, PyObject *key, PyObject *required)
     return Py_NewRef(ok);
 }
 
+/* The strings table of an `_Expected` (its `strings` slot): the acceptable
+   strings as written (`Spec.raw`) of every parameter with a spec, packed in
+   one bytes object, so that an argument given as written is found without
+   touching the spec, its sets and their strings (each a cache miss when the
+   key is cold). ASCII parameters and strings only; others are not in it and
+   take the sets. Layout, little-endian uint32 lengths:
+   [number of specs] then per parameter [block length][name length][name]
+   [number of strings] and per string [length][bytes]. */
+
+static void
+put_u32(char **at, uint32_t v)
+{
+    memcpy(*at, &v, 4);
+    *at += 4;
+}
+
+static uint32_t
+get_u32(const char **at)
+{
+    uint32_t v;
+    memcpy(&v, *at, 4);
+    *at += 4;
+    return v;
+}
+
+/* The table for `specs` (borrowed from the slot, rebuilt when specs grew);
+   NULL without an error when it cannot be made, NULL with one on failure. */
+static PyObject *
+strings_table(PyObject *expected, PyObject *specs)
+{
+    PyObject *table = SLOT(expected, o_strings);
+    Py_ssize_t n_specs = PyDict_GET_SIZE(specs);
+    if (table != NULL && PyBytes_CheckExact(table)) {
+        const char *at = PyBytes_AS_STRING(table);
+        if ((Py_ssize_t)get_u32(&at) == n_specs)
+            return table;
+    }
+    /* Size it, then fill it. */
+    Py_ssize_t size = 4;
+    PyObject *param, *spec, *raw, *item;
+    Py_ssize_t pos = 0;
+    for (int fill = 0; fill < 2; fill++) {
+        char *at = NULL;
+        PyObject *made = NULL;
+        if (fill) {
+            made = PyBytes_FromStringAndSize(NULL, size);
+            if (made == NULL)
+                return NULL;
+            at = PyBytes_AS_STRING(made);
+            put_u32(&at, (uint32_t)n_specs);
+        }
+        pos = 0;
+        while (PyDict_Next(specs, &pos, &param, &spec)) {
+            if (!PyUnicode_CheckExact(param) || !PyUnicode_IS_ASCII(param) ||
+                Py_TYPE(spec) != spec_type || (raw = SLOT(spec, o_raw)) == NULL ||
+                !PyFrozenSet_CheckExact(raw))
+                continue;
+            Py_ssize_t name_len = PyUnicode_GET_LENGTH(param), block = 4 + name_len + 4;
+            char *block_at = at;
+            if (fill) {
+                put_u32(&at, 0); /* the block length, written below */
+                put_u32(&at, (uint32_t)name_len);
+                memcpy(at, PyUnicode_1BYTE_DATA(param), (size_t)name_len);
+                at += name_len;
+            }
+            uint32_t count = 0;
+            char *count_at = at;
+            if (fill)
+                put_u32(&at, 0);
+            PyObject *it = PyObject_GetIter(raw);
+            if (it == NULL) {
+                Py_XDECREF(made);
+                return NULL;
+            }
+            while ((item = PyIter_Next(it)) != NULL) {
+                if (PyUnicode_CheckExact(item) && PyUnicode_IS_ASCII(item)) {
+                    Py_ssize_t len = PyUnicode_GET_LENGTH(item);
+                    block += 4 + len;
+                    count++;
+                    if (fill) {
+                        put_u32(&at, (uint32_t)len);
+                        memcpy(at, PyUnicode_1BYTE_DATA(item), (size_t)len);
+                        at += len;
+                    }
+                }
+                Py_DECREF(item);
+            }
+            Py_DECREF(it);
+            if (PyErr_Occurred()) {
+                Py_XDECREF(made);
+                return NULL;
+            }
+            if (fill) {
+                put_u32(&block_at, (uint32_t)(4 + block));
+                put_u32(&count_at, count);
+            }
+            else {
+                size += 4 + block;
+            }
+        }
+        if (fill) {
+            PyObject *old = SLOT(expected, o_strings);
+            SLOT(expected, o_strings) = made;
+            Py_XDECREF(old);
+            return made;
+        }
+    }
+    return NULL; /* not reached */
+}
+
+/* 1 when `value` (ASCII text) is among the strings the table holds for
+   `param` (ASCII text), 0 when not or when `param` is not in it. */
+static int
+in_strings_table(PyObject *table, PyObject *param, PyObject *value)
+{
+    const char *at = PyBytes_AS_STRING(table), *end = at + PyBytes_GET_SIZE(table);
+    Py_ssize_t name_len = PyUnicode_GET_LENGTH(param), len = PyUnicode_GET_LENGTH(value);
+    const void *name = PyUnicode_1BYTE_DATA(param), *text = PyUnicode_1BYTE_DATA(value);
+    at += 4;
+    while (at < end) {
+        const char *block = at;
+        uint32_t block_len = get_u32(&at);
+        if (get_u32(&at) == (uint32_t)name_len && memcmp(at, name, (size_t)name_len) == 0) {
+            at += name_len;
+            uint32_t count = get_u32(&at);
+            for (uint32_t i = 0; i < count; i++) {
+                uint32_t l = get_u32(&at);
+                if (l == (uint32_t)len && memcmp(at, text, (size_t)len) == 0)
+                    return 1;
+                at += l;
+            }
+            return 0;
+        }
+        at = block + block_len;
+    }
+    return 0;
+}
+
 /* The arguments `args` of a call named as expected: a new result tuple, None
-   (Python must judge), or NULL on error. */
+   (Python must judge), or NULL on error. `table`: the expected call's strings
+   table, or NULL. */
 static PyObject *
 check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *required,
-           PyObject *required_in_key, int explain)
+           PyObject *required_in_key, int explain, PyObject *table)
 {
     if (!PyDict_CheckExact(args) || !PyDict_CheckExact(specs) || !PyDict_CheckExact(key) ||
         required == NULL || required_in_key == NULL)
@@ -505,6 +657,10 @@ check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *required,
     PyObject *param, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(args, &pos, &param, &value)) {
+        if (table != NULL && PyUnicode_CheckExact(value) && PyUnicode_IS_ASCII(value) &&
+            PyUnicode_CheckExact(param) && PyUnicode_IS_ASCII(param) &&
+            in_strings_table(table, param, value))
+            continue; /* as written, whatever the type (Spec.raw) */
         PyObject *spec = PyDict_GetItemWithError(specs, param); /* borrowed */
         if (spec == NULL) {
             if (PyErr_Occurred())
@@ -519,6 +675,8 @@ check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *required,
             return NULL;
         if (r == GIVE_UP)
             Py_RETURN_NONE;
+        if (explain < 0)
+            return Py_NewRef(rejected); /* the verdict alone */
         /* Rejected: a missing required parameter is reported first. */
         PyObject *out = first_missing(args, required);
         if (out != NULL || PyErr_Occurred())
@@ -561,8 +719,14 @@ check_expected(PyObject *expected, PyObject *name, PyObject *args, int explain)
         Py_DECREF(detail);
         return out;
     }
-    return check_args(args, SLOT(expected, o_specs), SLOT(expected, o_key),
-                      SLOT(expected, o_required), SLOT(expected, o_required_in_key), explain);
+    PyObject *specs = SLOT(expected, o_specs), *table = NULL;
+    if (specs != NULL && PyDict_CheckExact(specs) && PyDict_GET_SIZE(specs) > 0) {
+        table = strings_table(expected, specs);
+        if (table == NULL && PyErr_Occurred())
+            return NULL;
+    }
+    return check_args(args, specs, SLOT(expected, o_key), SLOT(expected, o_required),
+                      SLOT(expected, o_required_in_key), explain, table);
 }
 
 /* `CompiledKey._match` for parallel calls: in their own positions, or an
@@ -614,7 +778,7 @@ parallel_calls(PyObject *calls, PyObject *expected)
             first_named = j;
         if (j == i)
             continue;
-        PyObject *r = check_expected(exp, names[j], argss[j], 0);
+        PyObject *r = check_expected(exp, names[j], argss[j], VERDICT);
         if (r == NULL)
             goto done;
         int fits_or_unknown = r == Py_None || PyTuple_GET_ITEM(r, 0) == Py_True;
@@ -631,12 +795,21 @@ parallel_calls(PyObject *calls, PyObject *expected)
         Py_DECREF(why);
         goto give_up;
     }
-    PyObject *detail = PyUnicode_FromFormat("no call matches expected call %zd (%U): %U", i,
-                                            key_name, PyTuple_GET_ITEM(why, 2));
+    PyObject *number = PyUnicode_FromFormat("%d", (int)i), *detail = NULL;
+    PyObject *because = PyTuple_GET_ITEM(why, 2);
+    if (number != NULL && PyUnicode_CheckExact(because)) {
+        PyObject *parts[] = {s_no_call, number, s_open, key_name, s_colon, because};
+        detail = concat(parts, 6);
+    }
+    else if (number != NULL) {
+        detail = PyUnicode_FromFormat("no call matches expected call %U (%U): %S", number,
+                                      key_name, because);
+    }
     if (detail != NULL) {
         out = result(PyTuple_GET_ITEM(why, 1), detail);
         Py_DECREF(detail);
     }
+    Py_XDECREF(number);
     Py_DECREF(why);
     goto done;
 give_up:
@@ -761,7 +934,7 @@ configure(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
         slot_offset(e, "key_name", &o_key_name) || slot_offset(e, "key", &o_key) ||
         slot_offset(e, "specs", &o_specs) || slot_offset(e, "required", &o_required) ||
         slot_offset(e, "required_in_key", &o_required_in_key) ||
-        slot_offset(e, "compiled", &o_compiled) || slot_offset(s, "raw", &o_raw) ||
+        slot_offset(e, "compiled", &o_compiled) || slot_offset(e, "strings", &o_strings) || slot_offset(s, "raw", &o_raw) ||
         slot_offset(s, "str_accept", &o_str_accept) || slot_offset(s, "accept", &o_accept) ||
         slot_offset(s, "var_cache", &o_var_cache) || slot_offset(s, "raw_lists", &o_raw_lists) ||
         slot_offset(s, "head", &o_head) || slot_offset(s, "post", &o_post) ||
@@ -795,7 +968,7 @@ check(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
     int explain = PyObject_IsTrue(argv[5]);
     if (explain < 0)
         return NULL;
-    return check_args(argv[0], argv[1], argv[2], argv[3], argv[4], explain);
+    return check_args(argv[0], argv[1], argv[2], argv[3], argv[4], explain, NULL);
 }
 
 static PyMethodDef methods[] = {
@@ -843,17 +1016,19 @@ PyMODINIT_FUNC
 PyInit__ast_native(void)
 {
     PyObject **strings[] = {&e_list, &k_any, &k_str, &k_int, &k_float, &k_bool, &k_null,
-                            &k_list, &k_dict, &s_open, &s_close, &e_string, &e_others, &e_type, &e_required, &e_optional, &e_name,
+                            &k_list, &k_dict, &s_open, &s_close, &s_no_call, &s_colon,
+                            &e_string, &e_others, &e_type, &e_required, &e_optional, &e_name,
                             &s_miss, &s_type_miss, &s_empty, &s_python, &s_simple};
     const char *texts[] = {"value_error:list", "any", "str", "int", "float", "bool", "null",
-                           "list", "dict", " (", ")",
+                           "list", "dict", " (", ")", "no call matches expected call ", "): ",
                            "value_error:string", "value_error:others", "type_error:simple",
                            "missing_required", "missing_optional", "wrong_func_name",
                            "miss", "type_miss", "", "python", "simple"};
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         if ((*strings[i] = PyUnicode_InternFromString(texts[i])) == NULL)
             return NULL;
-    if ((ok = PyTuple_Pack(3, Py_True, Py_None, s_empty)) == NULL)
+    if ((ok = PyTuple_Pack(3, Py_True, Py_None, s_empty)) == NULL ||
+        (rejected = PyTuple_Pack(3, Py_False, Py_None, s_empty)) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)

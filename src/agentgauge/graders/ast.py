@@ -124,7 +124,16 @@ class _Expected:
     `CompiledKey`), it keeps a `Spec` per parameter, built when the parameter is
     first given; else (`ast_match`, a key used once) it checks values directly."""
 
-    __slots__ = ("compiled", "key", "key_name", "props", "required", "required_in_key", "specs")
+    __slots__ = (
+        "compiled",
+        "key",
+        "key_name",
+        "props",
+        "required",
+        "required_in_key",
+        "specs",
+        "strings",
+    )
 
     def __init__(
         self, function: Mapping[str, Any], expected: Mapping[str, Any], compiled: bool = False
@@ -143,6 +152,9 @@ class _Expected:
         # Whether an output giving every key parameter gives every required
         # one (None: not yet known).
         self.required_in_key: bool | None = None
+        # The native path's packed copy of the specs' acceptable strings as
+        # written (_ast_native.c, `strings_table`), rebuilt when specs grow.
+        self.strings: bytes | None = None
 
     def check(
         self,
