@@ -39,7 +39,7 @@
 #include <structmember.h>
 
 /* Interned strings: error types, attribute names, constants. */
-static PyObject *e_list, *e_string, *e_others, *e_type, *e_required, *e_optional, *e_name;
+static PyObject *e_unexpected, *e_list, *e_string, *e_others, *e_type, *e_required, *e_optional, *e_name;
 static PyObject *s_miss, *s_type_miss, *s_empty, *s_python, *s_simple;
 static PyObject *ok;       /* (True, None, "") */
 static PyObject *rejected; /* (False, None, ""): a verdict without its reason */
@@ -50,10 +50,16 @@ static PyTypeObject *key_type, *expected_type, *spec_type;
 /* _ast_spec.canon, ast._structured_ok, and tag_list's stand-ins for True,
    False and None. */
 static PyObject *canon_fn, *structured_ok_fn, *tag_true, *tag_false, *tag_null;
+/* _ast_spec.KIND; _ast_structured's Alternatives, DictPattern, _DICT, _UNKNOWN. */
+static PyObject *kinds, *dict_tag, *unknown_value;
+static PyTypeObject *alternatives_type, *pattern_type;
+static Py_ssize_t o_structured, o_structured_built, o_schema, o_alt_dicts, o_alt_lists,
+    o_alt_literals, o_pattern_keys, o_pattern_needed;
+static PyObject *s_type, *s_items;
 static PyObject *k_any, *k_str, *k_int, *k_float, *k_bool, *k_null, *k_list, *k_dict, *s_open,
     *s_close, *s_no_call, *s_colon;
 static Py_ssize_t o_first, o_first_name, o_expected, o_language, o_name_equivalence;
-static Py_ssize_t o_key_name, o_key, o_specs, o_required, o_required_in_key, o_compiled,
+static Py_ssize_t o_props, o_key_name, o_key, o_specs, o_required, o_required_in_key, o_compiled,
     o_strings;
 static Py_ssize_t o_raw, o_str_accept, o_accept, o_var_cache, o_raw_lists, o_head, o_post,
     o_type_head, o_items_kind;
@@ -77,10 +83,8 @@ canonical(PyObject *value)
     const Py_UCS1 *src = PyUnicode_1BYTE_DATA(value);
     char small[256];
     char *buf = n <= (Py_ssize_t)sizeof small ? small : PyMem_Malloc((size_t)n);
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (buf == NULL)
+        return PyErr_NoMemory();
     Py_ssize_t m = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         char c = (char)src[i];
@@ -176,16 +180,262 @@ items_ok(PyObject *value, PyObject *declared)
     return 1;
 }
 
-/* `ast._structured_ok(spec, value)`: a dict or list found by structure. */
+/* Dicts and lists by structure (_ast_structured.py): `_type_ok` against the
+   schema, then `Alternatives.accepts`. Each returns 1 or 0, ERROR, or UNSURE
+   where only Python can tell (an unusual schema or value); then the Python
+   `_structured_ok` answers. */
+#define UNSURE (-2)
+
+/* `_ast_spec.declared(schema)` as one of the interned kind names; NULL when
+   unsure (no error set). */
+static PyObject *
+declared(PyObject *schema)
+{
+    if (schema == Py_None || (PyDict_CheckExact(schema) && PyDict_GET_SIZE(schema) == 0))
+        return k_any;
+    if (!PyDict_CheckExact(schema))
+        return NULL;
+    PyObject *t = PyDict_GetItemWithError(schema, s_type); /* borrowed */
+    if (t == NULL)
+        return PyErr_Occurred() ? NULL : k_any;
+    if (PyList_CheckExact(t)) { /* ["string", "null"]: the first that is not null */
+        PyObject *first = NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(t) && first == NULL; i++) {
+            PyObject *x = PyList_GET_ITEM(t, i);
+            if (!PyUnicode_CheckExact(x))
+                return NULL;
+            if (PyUnicode_Compare(x, k_null) != 0)
+                first = x;
+        }
+        if (first == NULL)
+            return k_any;
+        t = first;
+    }
+    if (!PyUnicode_CheckExact(t))
+        return NULL;
+    PyObject *kind = PyDict_GetItemWithError(kinds, t); /* borrowed */
+    if (kind == NULL)
+        return PyErr_Occurred() ? NULL : k_any;
+    PyObject *names[] = {k_any, k_str, k_int, k_float, k_bool, k_null, k_list, k_dict};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (kind == names[i] || PyUnicode_Compare(kind, names[i]) == 0)
+            return names[i];
+    return NULL;
+}
+
+/* `_ast_spec.kind_of(value)` for exact JSON types; NULL for any other type. */
+static PyObject *
+kind_of(PyObject *value)
+{
+    PyTypeObject *t = Py_TYPE(value);
+    return value == Py_None         ? k_null
+           : t == &PyBool_Type      ? k_bool
+           : t == &PyLong_Type      ? k_int
+           : t == &PyFloat_Type     ? k_float
+           : t == &PyUnicode_Type   ? k_str
+           : t == &PyList_Type      ? k_list
+           : t == &PyTuple_Type     ? k_list
+           : t == &PyDict_Type      ? k_dict
+                                    : NULL;
+}
+
+/* `_ast_reference._type_ok(value, schema)`. */
+static int
+type_ok(PyObject *value, PyObject *schema)
+{
+    PyObject *want = declared(schema);
+    if (want == NULL)
+        return PyErr_Occurred() ? ERROR : UNSURE;
+    if (want == k_any)
+        return 1;
+    PyObject *got = kind_of(value);
+    if (got == NULL)
+        return 0; /* another type: its name is no declared kind */
+    if (want == k_float)
+        return got == k_float || got == k_int;
+    if (got != want)
+        return 0;
+    if (want == k_list) {
+        PyObject *items = PyDict_GetItemWithError(schema, s_items); /* borrowed */
+        if (items == NULL)
+            return PyErr_Occurred() ? ERROR : 1;
+        if (!PyDict_Check(items))
+            return PyMapping_Check(items) ? UNSURE : 1;
+        if (!PyList_CheckExact(value))
+            return UNSURE; /* a tuple */
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
+            int r = type_ok(PyList_GET_ITEM(value, i), items);
+            if (r != 1)
+                return r;
+        }
+    }
+    return 1;
+}
+
+/* `_ast_structured.canon_value(value)`: a new reference; `unknown_value`
+   (new reference) for a value canonical forms cannot represent. */
+static PyObject *
+canon_value(PyObject *value)
+{
+    PyTypeObject *t = Py_TYPE(value);
+    if (t == &PyUnicode_Type)
+        return canonical(value);
+    if (t == &PyLong_Type || t == &PyFloat_Type)
+        return Py_NewRef(value);
+    if (t == &PyBool_Type)
+        return Py_NewRef(value == Py_True ? tag_true : tag_false);
+    if (value == Py_None)
+        return Py_NewRef(tag_null);
+    if (t == &PyList_Type || t == &PyTuple_Type) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+        PyObject *out = PyTuple_New(n);
+        if (out == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *c = canon_value(PySequence_Fast_GET_ITEM(value, i));
+            if (c == NULL || c == unknown_value) {
+                Py_DECREF(out);
+                return c;
+            }
+            PyTuple_SET_ITEM(out, i, c);
+        }
+        return out;
+    }
+    if (t == &PyDict_Type) {
+        PyObject *pairs = PyFrozenSet_New(NULL), *k, *v;
+        if (pairs == NULL)
+            return NULL;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(value, &pos, &k, &v)) {
+            PyObject *c = canon_value(v);
+            if (c == NULL || c == unknown_value) {
+                Py_DECREF(pairs);
+                return c;
+            }
+            PyObject *pair = PyTuple_Pack(2, k, c);
+            Py_DECREF(c);
+            if (pair == NULL || PySet_Add(pairs, pair) < 0) {
+                Py_XDECREF(pair);
+                Py_DECREF(pairs);
+                return NULL;
+            }
+            Py_DECREF(pair);
+        }
+        PyObject *out = PyTuple_Pack(2, dict_tag, pairs);
+        Py_DECREF(pairs);
+        return out;
+    }
+    return Py_NewRef(unknown_value);
+}
+
+static int alternatives_accept(PyObject *alternatives, PyObject *value);
+
+/* `DictPattern.accepts(value)`, value a dict. */
+static int
+pattern_accepts(PyObject *pattern, PyObject *value)
+{
+    if (Py_TYPE(pattern) != pattern_type)
+        return UNSURE;
+    PyObject *keys = SLOT(pattern, o_pattern_keys), *needed = SLOT(pattern, o_pattern_needed);
+    if (keys == NULL || needed == NULL || !PyDict_CheckExact(keys) || !PyList_CheckExact(needed))
+        return UNSURE;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(value, &pos, &k, &v)) {
+        PyObject *alt = PyDict_GetItemWithError(keys, k); /* borrowed */
+        if (alt == NULL)
+            return PyErr_Occurred() ? ERROR : 0;
+        int r = alternatives_accept(alt, v);
+        if (r != 1)
+            return r;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(needed); i++) {
+        int has = PyDict_Contains(value, PyList_GET_ITEM(needed, i));
+        if (has != 1)
+            return has < 0 ? ERROR : 0;
+    }
+    return 1;
+}
+
+/* `Alternatives.accepts(value)`. */
+static int
+alternatives_accept(PyObject *alternatives, PyObject *value)
+{
+    if (Py_TYPE(alternatives) != alternatives_type)
+        return UNSURE;
+    PyObject *dicts = SLOT(alternatives, o_alt_dicts), *lists = SLOT(alternatives, o_alt_lists),
+             *literals = SLOT(alternatives, o_alt_literals);
+    if (dicts == NULL || lists == NULL || literals == NULL || !PyList_CheckExact(dicts) ||
+        !PyList_CheckExact(lists) || !PyAnySet_Check(literals))
+        return UNSURE;
+    PyTypeObject *t = Py_TYPE(value);
+    if (t == &PyDict_Type) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dicts); i++) {
+            int r = pattern_accepts(PyList_GET_ITEM(dicts, i), value);
+            if (r != 0)
+                return r;
+        }
+        return 0;
+    }
+    PyObject *c = canon_value(value);
+    if (c == NULL)
+        return ERROR;
+    int found = PySet_Contains(literals, c);
+    Py_DECREF(c);
+    if (found != 0)
+        return found < 0 ? ERROR : 1;
+    if ((t != &PyList_Type && t != &PyTuple_Type) || PyList_GET_SIZE(lists) == 0)
+        return 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(lists); i++) {
+        PyObject *pattern = PyList_GET_ITEM(lists, i);
+        if (!PyList_CheckExact(pattern))
+            return UNSURE;
+        if (PyList_GET_SIZE(pattern) != n)
+            continue;
+        int all = 1;
+        for (Py_ssize_t j = 0; j < n && all == 1; j++) {
+            PyObject *v = PySequence_Fast_GET_ITEM(value, j), *p = PyList_GET_ITEM(pattern, j);
+            if (Py_TYPE(p) == pattern_type) {
+                all = Py_TYPE(v) == &PyDict_Type ? pattern_accepts(p, v) : 0;
+            }
+            else {
+                PyObject *cv = canon_value(v);
+                if (cv == NULL)
+                    return ERROR;
+                all = PyObject_RichCompareBool(cv, p, Py_EQ);
+                Py_DECREF(cv);
+            }
+        }
+        if (all != 0)
+            return all == 1 ? 1 : all == -1 ? ERROR : all;
+    }
+    return 0;
+}
+
+/* `ast._structured_ok(spec, value)` for a dict or list: ACCEPTED, else
+   GIVE_UP (the full check explains it), or ERROR. */
 static int
 structured_ok(PyObject *spec, PyObject *value)
 {
-    PyObject *r = PyObject_CallFunctionObjArgs(structured_ok_fn, spec, value, NULL);
-    if (r == NULL)
-        return ERROR;
-    int found = PyObject_IsTrue(r);
-    Py_DECREF(r);
-    return found < 0 ? ERROR : found ? ACCEPTED : GIVE_UP;
+    PyObject *built = SLOT(spec, o_structured_built), *structured = SLOT(spec, o_structured),
+             *schema = SLOT(spec, o_schema);
+    int r = UNSURE;
+    if (built == Py_True && structured != NULL && schema != NULL) {
+        if (structured == Py_None)
+            return GIVE_UP;
+        r = type_ok(value, schema);
+        if (r == 1)
+            r = alternatives_accept(structured, value);
+    }
+    if (r == UNSURE) { /* not built yet, or beyond what is read here: Python */
+        PyObject *answer = PyObject_CallFunctionObjArgs(structured_ok_fn, spec, value, NULL);
+        if (answer == NULL)
+            return ERROR;
+        r = PyObject_IsTrue(answer);
+        Py_DECREF(answer);
+    }
+    return r < 0 ? ERROR : r ? ACCEPTED : GIVE_UP;
 }
 
 static int
@@ -648,7 +898,7 @@ in_strings_table(PyObject *table, PyObject *param, PyObject *value)
    (Python must judge), or NULL on error. `table`: the expected call's strings
    table, or NULL. */
 static PyObject *
-check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *required,
+check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *props, PyObject *required,
            PyObject *required_in_key, int explain, PyObject *table)
 {
     if (!PyDict_CheckExact(args) || !PyDict_CheckExact(specs) || !PyDict_CheckExact(key) ||
@@ -665,7 +915,27 @@ check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *required,
         if (spec == NULL) {
             if (PyErr_Occurred())
                 return NULL;
-            Py_RETURN_NONE; /* an unexpected parameter, or a spec not yet built */
+            /* Only parameters in both the schema and the key may be given. */
+            int in_key = PyDict_Contains(key, param);
+            int in_props = props != NULL && PyDict_CheckExact(props) && in_key == 1
+                               ? PyDict_Contains(props, param)
+                               : -2;
+            if (in_key < 0 || in_props == -1)
+                return NULL;
+            if (in_props == 1 || (in_key == 1 && in_props == -2))
+                Py_RETURN_NONE; /* a spec not yet built (or unusual props): Python */
+            if (explain < 0)
+                return Py_NewRef(rejected);
+            PyObject *out = first_missing(args, required);
+            if (out != NULL || PyErr_Occurred())
+                return out;
+            PyObject *detail =
+                explain ? PyUnicode_FromFormat("unexpected parameter %R", param) : Py_NewRef(s_empty);
+            if (detail == NULL)
+                return NULL;
+            out = result(e_unexpected, detail);
+            Py_DECREF(detail);
+            return out;
         }
         PyObject *error = NULL;
         int r = judge(spec, value, &error);
@@ -696,6 +966,11 @@ check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *required,
     }
     if (PyDict_GET_SIZE(args) < PyDict_GET_SIZE(key))
         return left_out(args, key, required);
+    if (required_in_key == Py_False) {
+        /* The key lacks a required parameter: it must be given all the same. */
+        PyObject *out = first_missing(args, required);
+        return out != NULL || PyErr_Occurred() ? out : Py_NewRef(ok);
+    }
     if (required_in_key != Py_True)
         Py_RETURN_NONE; /* whether the key holds every required parameter: Python finds out */
     return Py_NewRef(ok);
@@ -725,8 +1000,9 @@ check_expected(PyObject *expected, PyObject *name, PyObject *args, int explain)
         if (table == NULL && PyErr_Occurred())
             return NULL;
     }
-    return check_args(args, specs, SLOT(expected, o_key), SLOT(expected, o_required),
-                      SLOT(expected, o_required_in_key), explain, table);
+    return check_args(args, specs, SLOT(expected, o_key), SLOT(expected, o_props),
+                      SLOT(expected, o_required), SLOT(expected, o_required_in_key), explain,
+                      table);
 }
 
 /* `CompiledKey._match` for parallel calls: in their own positions, or an
@@ -921,17 +1197,28 @@ configure(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
 {
     if (argc != 7 || !PyAnySet_Check(argv[0]) || !PyAnySet_Check(argv[1]) ||
         !PyCallable_Check(argv[2]) || !PyType_Check(argv[3]) || !PyType_Check(argv[4]) ||
-        !PyType_Check(argv[5]) || !PyTuple_Check(argv[6]) || PyTuple_GET_SIZE(argv[6]) != 5) {
+        !PyType_Check(argv[5]) || !PyTuple_Check(argv[6]) || PyTuple_GET_SIZE(argv[6]) != 10 ||
+        !PyDict_CheckExact(PyTuple_GET_ITEM(argv[6], 5)) ||
+        !PyType_Check(PyTuple_GET_ITEM(argv[6], 6)) ||
+        !PyType_Check(PyTuple_GET_ITEM(argv[6], 7))) {
         PyErr_SetString(PyExc_TypeError,
                         "configure(one_call: set, parallel: set, python_match, CompiledKey, "
-                        "_Expected, Spec, (canon, structured_ok, tag_true, tag_false, tag_null))");
+                        "_Expected, Spec, (canon, structured_ok, tag_true, tag_false, tag_null, "
+                        "KIND, Alternatives, DictPattern, _DICT, _UNKNOWN))");
         return NULL;
     }
     PyObject *k = argv[3], *e = argv[4], *s = argv[5];
+    PyObject *alt = PyTuple_GET_ITEM(argv[6], 6), *pat = PyTuple_GET_ITEM(argv[6], 7);
+    if (slot_offset(s, "structured", &o_structured) ||
+        slot_offset(s, "structured_built", &o_structured_built) ||
+        slot_offset(s, "schema", &o_schema) || slot_offset(alt, "dicts", &o_alt_dicts) ||
+        slot_offset(alt, "lists", &o_alt_lists) || slot_offset(alt, "literals", &o_alt_literals) ||
+        slot_offset(pat, "keys", &o_pattern_keys) || slot_offset(pat, "needed", &o_pattern_needed))
+        return NULL;
     if (slot_offset(k, "first", &o_first) || slot_offset(k, "first_name", &o_first_name) ||
         slot_offset(k, "expected", &o_expected) || slot_offset(k, "language", &o_language) ||
         slot_offset(k, "name_equivalence", &o_name_equivalence) ||
-        slot_offset(e, "key_name", &o_key_name) || slot_offset(e, "key", &o_key) ||
+        slot_offset(e, "key_name", &o_key_name) || slot_offset(e, "props", &o_props) || slot_offset(e, "key", &o_key) ||
         slot_offset(e, "specs", &o_specs) || slot_offset(e, "required", &o_required) ||
         slot_offset(e, "required_in_key", &o_required_in_key) ||
         slot_offset(e, "compiled", &o_compiled) || slot_offset(e, "strings", &o_strings) || slot_offset(s, "raw", &o_raw) ||
@@ -946,6 +1233,11 @@ configure(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
     Py_XSETREF(tag_true, Py_NewRef(PyTuple_GET_ITEM(helpers, 2)));
     Py_XSETREF(tag_false, Py_NewRef(PyTuple_GET_ITEM(helpers, 3)));
     Py_XSETREF(tag_null, Py_NewRef(PyTuple_GET_ITEM(helpers, 4)));
+    Py_XSETREF(kinds, Py_NewRef(PyTuple_GET_ITEM(helpers, 5)));
+    Py_XSETREF(alternatives_type, (PyTypeObject *)Py_NewRef(alt));
+    Py_XSETREF(pattern_type, (PyTypeObject *)Py_NewRef(pat));
+    Py_XSETREF(dict_tag, Py_NewRef(PyTuple_GET_ITEM(helpers, 8)));
+    Py_XSETREF(unknown_value, Py_NewRef(PyTuple_GET_ITEM(helpers, 9)));
     Py_XSETREF(one_call_names, Py_NewRef(argv[0]));
     Py_XSETREF(parallel_names, Py_NewRef(argv[1]));
     Py_XSETREF(python_match, Py_NewRef(argv[2]));
@@ -968,7 +1260,7 @@ check(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
     int explain = PyObject_IsTrue(argv[5]);
     if (explain < 0)
         return NULL;
-    return check_args(argv[0], argv[1], argv[2], argv[3], argv[4], explain, NULL);
+    return check_args(argv[0], argv[1], argv[2], NULL, argv[3], argv[4], explain, NULL);
 }
 
 static PyMethodDef methods[] = {
@@ -1009,17 +1301,17 @@ static PyTypeObject MethodType = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_ast_native", "Native AST matching for agentgauge.graders.ast.",
-    -1, methods,
+    -1, methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
 PyInit__ast_native(void)
 {
-    PyObject **strings[] = {&e_list, &k_any, &k_str, &k_int, &k_float, &k_bool, &k_null,
+    PyObject **strings[] = {&s_type, &s_items, &e_unexpected, &e_list, &k_any, &k_str, &k_int, &k_float, &k_bool, &k_null,
                             &k_list, &k_dict, &s_open, &s_close, &s_no_call, &s_colon,
                             &e_string, &e_others, &e_type, &e_required, &e_optional, &e_name,
                             &s_miss, &s_type_miss, &s_empty, &s_python, &s_simple};
-    const char *texts[] = {"value_error:list", "any", "str", "int", "float", "bool", "null",
+    const char *texts[] = {"type", "items", "unexpected_param", "value_error:list", "any", "str", "int", "float", "bool", "null",
                            "list", "dict", " (", ")", "no call matches expected call ", "): ",
                            "value_error:string", "value_error:others", "type_error:simple",
                            "missing_required", "missing_optional", "wrong_func_name",

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -46,8 +47,10 @@ from agentgauge.graders._ast_reference import (
     literal_eq,
     normalize_string,
 )
+from agentgauge.graders import _ast_structured
 from agentgauge.graders._ast_spec import (
     DELETE,
+    KIND,
     QUOTE,
     SLOW,
     Spec,
@@ -96,13 +99,28 @@ _SLOW: Any = SLOW  # a value only the full check can judge
 
 
 def _native_module() -> Any:
-    """The optional native checks (``_ast_native.c``), or None where they are not
-    built or ``AGENTGAUGE_PURE_PYTHON`` is set: the results are the same."""
+    """The optional native path (``_ast_native.c``), or None where it is not built
+    or ``AGENTGAUGE_PURE_PYTHON`` is set: the results are the same. A build that
+    does not load is reported; with ``AGENTGAUGE_REQUIRE_NATIVE`` set (as CI
+    sets it), a missing or broken build is an error."""
     if os.environ.get("AGENTGAUGE_PURE_PYTHON"):
         return None
+    required = bool(os.environ.get("AGENTGAUGE_REQUIRE_NATIVE"))
     try:
         from agentgauge.graders import _ast_native
-    except ImportError:
+    except ModuleNotFoundError:
+        if required:
+            raise
+        return None
+    except ImportError as exc:  # built, but it does not load
+        if required:
+            raise
+        warnings.warn(
+            f"agentgauge: the native AST matcher does not load ({exc}); "
+            "using the pure-Python path",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
     return _ast_native
 
@@ -717,7 +735,16 @@ if _native_mod is not None:
     # shortcut, and parallel calls in order or with an expected call no call
     # fits); this Python `match` for the rest.
     _python_match = CompiledKey.match
-    _NATIVE_HELPERS = (canon, _structured_ok, *tag_list([True, False, None]))
+    _NATIVE_HELPERS = (
+        canon,
+        _structured_ok,
+        *tag_list([True, False, None]),
+        KIND,
+        _ast_structured.Alternatives,
+        _ast_structured.DictPattern,
+        _ast_structured._DICT,
+        _ast_structured._UNKNOWN,
+    )
     _native_mod.configure(
         _ONE_CALL, _PARALLEL, _python_match, CompiledKey, _Expected, Spec, _NATIVE_HELPERS
     )
