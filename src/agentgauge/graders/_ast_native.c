@@ -43,6 +43,7 @@ static PyObject *e_unexpected, *e_list, *e_string, *e_others, *e_type, *e_requir
 static PyObject *s_miss, *s_type_miss, *s_empty, *s_python, *s_simple;
 static PyObject *ok;       /* (True, None, "") */
 static PyObject *rejected; /* (False, None, ""): a verdict without its reason */
+static PyObject *numbers[64]; /* "0" to "63", for the details of parallel calls */
 
 /* Set by configure(). */
 static PyObject *one_call_names, *parallel_names, *python_match;
@@ -482,6 +483,18 @@ raw_list_found(PyObject *spec, PyObject *value)
     }
     Py_DECREF(items);
     return r;
+}
+
+/* Whether two exact str objects hold the same text. */
+static int
+same_text(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+    int kind = PyUnicode_KIND(a);
+    return n == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b) &&
+           memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)(n * kind)) == 0;
 }
 
 /* 1 / 0 / -1 for `value in set`, where `set` must be a set (else GIVE_UP). */
@@ -977,16 +990,18 @@ check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *props, PyOb
 }
 
 /* A call named `name` with arguments `args` against `expected` (an `_Expected`
-   of a compiled Python-language key), names compared exactly: `_Expected.check`. */
+   of a compiled Python-language key), names compared exactly: `_Expected.check`.
+   `checked_name`: `name` when the caller has found it equal to the key's. */
 static PyObject *
-check_expected(PyObject *expected, PyObject *name, PyObject *args, int explain)
+check_expected(PyObject *expected, PyObject *name, PyObject *args, int explain,
+               PyObject *checked_name)
 {
     if (Py_TYPE(expected) != expected_type)
         Py_RETURN_NONE;
     PyObject *key_name = SLOT(expected, o_key_name);
     if (key_name == NULL || !PyUnicode_CheckExact(key_name) || !PyUnicode_CheckExact(name))
         Py_RETURN_NONE;
-    if (PyUnicode_Compare(name, key_name) != 0) {
+    if (name != checked_name && !same_text(name, key_name)) {
         PyObject *detail = PyUnicode_FromFormat("expected %R, got %R", key_name, name);
         if (detail == NULL)
             return NULL;
@@ -1030,7 +1045,7 @@ parallel_calls(PyObject *calls, PyObject *expected)
     }
     /* Outputs usually follow the key's order: that pairing first. */
     for (i = 0; i < n; i++) {
-        failed = check_expected(PyList_GET_ITEM(expected, i), names[i], argss[i], 1);
+        failed = check_expected(PyList_GET_ITEM(expected, i), names[i], argss[i], 1, NULL);
         if (failed == NULL)
             goto done;
         if (failed == Py_None)
@@ -1048,13 +1063,13 @@ parallel_calls(PyObject *calls, PyObject *expected)
     PyObject *key_name = SLOT(exp, o_key_name); /* a str: check_expected saw it */
     Py_ssize_t first_named = -1;
     for (Py_ssize_t j = 0; j < n; j++) {
-        if (PyUnicode_Compare(names[j], key_name) != 0)
+        if (!same_text(names[j], key_name))
             continue;
         if (first_named < 0)
             first_named = j;
         if (j == i)
             continue;
-        PyObject *r = check_expected(exp, names[j], argss[j], VERDICT);
+        PyObject *r = check_expected(exp, names[j], argss[j], VERDICT, names[j]);
         if (r == NULL)
             goto done;
         int fits_or_unknown = r == Py_None || PyTuple_GET_ITEM(r, 0) == Py_True;
@@ -1064,14 +1079,15 @@ parallel_calls(PyObject *calls, PyObject *expected)
     }
     /* None does: explained by the first call of its name, else the first call. */
     Py_ssize_t j = first_named >= 0 ? first_named : 0;
-    PyObject *why = j == i ? Py_NewRef(failed) : check_expected(exp, names[j], argss[j], 1);
+    PyObject *why = j == i ? Py_NewRef(failed) : check_expected(exp, names[j], argss[j], 1, NULL);
     if (why == NULL)
         goto done;
     if (why == Py_None) {
         Py_DECREF(why);
         goto give_up;
     }
-    PyObject *number = PyUnicode_FromFormat("%d", (int)i), *detail = NULL;
+    PyObject *number = i < MAX_CALLS ? Py_NewRef(numbers[i]) : PyUnicode_FromFormat("%zd", i);
+    PyObject *detail = NULL;
     PyObject *because = PyTuple_GET_ITEM(why, 2);
     if (number != NULL && PyUnicode_CheckExact(because)) {
         PyObject *parts[] = {s_no_call, number, s_open, key_name, s_colon, because};
@@ -1130,10 +1146,10 @@ decide(PyObject *self, PyObject *calls, PyObject *category)
         PyDict_Next(call, &pos, &name, &args);
         PyObject *key_name = SLOT(first, o_key_name);
         if (key_name == NULL || !PyUnicode_CheckExact(name) || !PyUnicode_CheckExact(key_name) ||
-            PyUnicode_Compare(name, key_name) != 0)
+            !same_text(name, key_name))
             Py_RETURN_NONE; /* another name: Python says so */
         Py_INCREF(first);
-        PyObject *out = check_expected(first, name, args, 1);
+        PyObject *out = check_expected(first, name, args, 1, name);
         Py_DECREF(first);
         return out;
     }
@@ -1318,6 +1334,9 @@ PyInit__ast_native(void)
                            "miss", "type_miss", "", "python", "simple"};
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         if ((*strings[i] = PyUnicode_InternFromString(texts[i])) == NULL)
+            return NULL;
+    for (int i = 0; i < MAX_CALLS; i++)
+        if ((numbers[i] = PyUnicode_FromFormat("%d", i)) == NULL)
             return NULL;
     if ((ok = PyTuple_Pack(3, Py_True, Py_None, s_empty)) == NULL ||
         (rejected = PyTuple_Pack(3, Py_False, Py_None, s_empty)) == NULL)
