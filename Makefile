@@ -6,7 +6,9 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean
 
-$(STAMP): pyproject.toml
+# The native AST matcher (graders/_ast_native.c) is compiled on install: a
+# changed source reinstalls.
+$(STAMP): pyproject.toml src/agentgauge/graders/_ast_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

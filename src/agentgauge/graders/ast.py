@@ -39,6 +39,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from agentgauge.graders import _ast_spec, _ast_structured
 from agentgauge.graders._ast_reference import Language as Language
 from agentgauge.graders._ast_reference import (
     _acceptables,
@@ -47,7 +48,6 @@ from agentgauge.graders._ast_reference import (
     literal_eq,
     normalize_string,
 )
-from agentgauge.graders import _ast_structured
 from agentgauge.graders._ast_spec import (
     DELETE,
     KIND,
@@ -116,8 +116,7 @@ def _native_module() -> Any:
         if required:
             raise
         warnings.warn(
-            f"agentgauge: the native AST matcher does not load ({exc}); "
-            "using the pure-Python path",
+            f"agentgauge: the native AST matcher does not load ({exc}); using the pure-Python path",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -730,15 +729,20 @@ _PARALLEL = frozenset(
     f"{live}{name}" for live in ("", "live_") for name in ("parallel", "parallel_multiple")
 )
 
+# The Python `match`: the whole of it without the native path, the rest of it
+# with (see below).
+_python_match = CompiledKey.match
+
 if _native_mod is not None:
     # CompiledKey.match decided natively where the sets decide (the one-call
     # shortcut, and parallel calls in order or with an expected call no call
-    # fits); this Python `match` for the rest.
-    _python_match = CompiledKey.match
+    # fits); the Python `match` for the rest.
     _NATIVE_HELPERS = (
         canon,
         _structured_ok,
-        *tag_list([True, False, None]),
+        _ast_spec._TRUE,
+        _ast_spec._FALSE,
+        _ast_spec._NULL,
         KIND,
         _ast_structured.Alternatives,
         _ast_structured.DictPattern,
