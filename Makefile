@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 # The native AST matcher (graders/_ast_native.c) is compiled on install: a
 # changed source reinstalls.
-$(STAMP): pyproject.toml src/agentgauge/graders/_ast_native.c
+$(STAMP): pyproject.toml setup.py src/agentgauge/graders/_ast_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

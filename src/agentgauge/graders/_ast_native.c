@@ -665,9 +665,14 @@ static PyObject *
 miss(PyObject *spec, PyObject *value)
 {
     PyObject *head = SLOT(spec, o_head), *post = SLOT(spec, o_post);
-    if (head != NULL && post != NULL && PyUnicode_CheckExact(head) && PyUnicode_CheckExact(post))
-        return around_repr(head, value, post);
-    return PyObject_CallMethodOneArg(spec, s_miss, value);
+    if (head == NULL || post == NULL || !PyUnicode_CheckExact(head) || !PyUnicode_CheckExact(post))
+        return PyObject_CallMethodOneArg(spec, s_miss, value);
+    Py_INCREF(head); /* a repr may run Python code */
+    Py_INCREF(post);
+    PyObject *out = around_repr(head, value, post);
+    Py_DECREF(head);
+    Py_DECREF(post);
+    return out;
 }
 
 /* `Spec.type_miss(value)`, with `kind_of` for the plain JSON types. */
@@ -688,7 +693,7 @@ type_miss(PyObject *spec, PyObject *value)
     if (head == NULL || !PyUnicode_CheckExact(head) || kind == NULL)
         return PyObject_CallMethodOneArg(spec, s_type_miss, value);
     PyObject *parts[] = {head, kind, s_open};
-    PyObject *front = concat(parts, 3);
+    PyObject *front = concat(parts, 3); /* a new object: safe across the repr */
     if (front == NULL)
         return NULL;
     PyObject *out = around_repr(front, value, s_close);
@@ -951,7 +956,11 @@ check_args(PyObject *args, PyObject *specs, PyObject *key, PyObject *props, PyOb
             return out;
         }
         PyObject *error = NULL;
+        Py_INCREF(spec); /* judge may run Python code (canon, _structured_ok) */
+        Py_INCREF(value);
         int r = judge(spec, value, &error);
+        Py_DECREF(value);
+        Py_DECREF(spec);
         if (r == ACCEPTED)
             continue;
         if (r == ERROR)
