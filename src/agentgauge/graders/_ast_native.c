@@ -679,17 +679,7 @@ miss(PyObject *spec, PyObject *value)
 static PyObject *
 type_miss(PyObject *spec, PyObject *value)
 {
-    PyObject *head = SLOT(spec, o_type_head);
-    PyTypeObject *t = Py_TYPE(value);
-    PyObject *kind = value == Py_None       ? k_null
-                     : t == &PyBool_Type    ? k_bool
-                     : t == &PyLong_Type    ? k_int
-                     : t == &PyFloat_Type   ? k_float
-                     : t == &PyUnicode_Type ? k_str
-                     : t == &PyList_Type    ? k_list
-                     : t == &PyTuple_Type   ? k_list
-                     : t == &PyDict_Type    ? k_dict
-                                            : NULL;
+    PyObject *head = SLOT(spec, o_type_head), *kind = kind_of(value);
     if (head == NULL || !PyUnicode_CheckExact(head) || kind == NULL)
         return PyObject_CallMethodOneArg(spec, s_type_miss, value);
     PyObject *parts[] = {head, kind, s_open};
