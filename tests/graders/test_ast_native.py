@@ -28,7 +28,7 @@ from agentgauge.graders import ast as ast_module
 from agentgauge.graders.ast import CompiledKey, ast_match, compile_key
 from agentgauge.graders.bfcl_data import SINGLE_TURN, load_category, reference_calls
 
-pytestmark = pytest.mark.skipif(
+needs_native = pytest.mark.skipif(
     not ast_module.NATIVE and not os.environ.get("AGENTGAUGE_REQUIRE_NATIVE"),
     reason="the native AST matcher is not built here (no C compiler when installed?); "
     "the pure-Python path is tested everywhere else",
@@ -39,6 +39,7 @@ _KEYED = [
 ]
 
 
+@needs_native
 def test_the_native_path_is_in_use() -> None:
     assert ast_module.NATIVE
     assert CompiledKey.match is not ast_module._python_match
@@ -115,6 +116,7 @@ def _outputs(calls: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
         yield calls[1:]
 
 
+@needs_native
 @pytest.mark.parametrize("category", _KEYED)
 def test_bfcl_outputs_give_the_python_result(shared_data: Path, category: str) -> None:
     """Every BFCL single-turn entry: its reference output and ~30 perturbations
@@ -181,6 +183,7 @@ _OPTIONS = st.lists(
 )
 
 
+@needs_native
 @settings(deadline=None, max_examples=1500)
 @given(
     st.dictionaries(st.sampled_from(["a", "b", "c"]), st.tuples(_SCHEMA, _OPTIONS), max_size=3),
@@ -229,6 +232,7 @@ _DOC = {
 _ANSWER = [{"f": {"city": ["Paris"], "n": [1, ""]}}]
 
 
+@needs_native
 @pytest.mark.parametrize(
     "calls",
     [
@@ -250,6 +254,7 @@ def test_unusual_shapes_are_left_to_python(calls: Any) -> None:
         assert _pure(key, calls, category) == expected
 
 
+@needs_native
 def test_subclasses_and_bound_methods_keep_the_result() -> None:
     class Key(CompiledKey):
         pass
@@ -280,3 +285,26 @@ def test_pure_python_can_be_chosen() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False (True, None, '')"
+
+
+def test_a_missing_build_is_silent_and_a_broken_one_is_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing(name: str) -> Any:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    def broken(name: str) -> Any:
+        raise ImportError("undefined symbol: f")
+
+    monkeypatch.delenv("AGENTGAUGE_REQUIRE_NATIVE", raising=False)
+    monkeypatch.setattr(ast_module.importlib, "import_module", missing)
+    assert ast_module._native_module() is None
+    monkeypatch.setattr(ast_module.importlib, "import_module", broken)
+    with pytest.warns(RuntimeWarning, match="undefined symbol"):
+        assert ast_module._native_module() is None
+    monkeypatch.setenv("AGENTGAUGE_REQUIRE_NATIVE", "1")
+    with pytest.raises(ImportError, match="undefined symbol"):
+        ast_module._native_module()
+    monkeypatch.setattr(ast_module.importlib, "import_module", missing)
+    with pytest.raises(ModuleNotFoundError):
+        ast_module._native_module()

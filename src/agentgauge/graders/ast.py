@@ -33,6 +33,7 @@ Every failure has a namespaced error type (``wrong_func_name``,
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import warnings
@@ -107,11 +108,11 @@ def _native_module() -> Any:
         return None
     required = bool(os.environ.get("AGENTGAUGE_REQUIRE_NATIVE"))
     try:
-        from agentgauge.graders import _ast_native
-    except ModuleNotFoundError:
-        if required:
+        native = importlib.import_module("agentgauge.graders._ast_native")
+    except ModuleNotFoundError as exc:
+        if required or exc.name != "agentgauge.graders._ast_native":
             raise
-        return None
+        return None  # not built: no C compiler when installed
     except ImportError as exc:  # built, but it does not load
         if required:
             raise
@@ -121,7 +122,7 @@ def _native_module() -> Any:
             stacklevel=2,
         )
         return None
-    return _ast_native
+    return native
 
 
 _native_mod = _native_module()
