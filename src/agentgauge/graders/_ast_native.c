@@ -1262,28 +1262,9 @@ configure(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
     Py_RETURN_NONE;
 }
 
-/* check(args, specs, key, required, required_in_key, explain): the arguments
-   of a call named as expected, for `_Expected.check_compiled`. */
-static PyObject *
-check(PyObject *Py_UNUSED(module), PyObject *const *argv, Py_ssize_t argc)
-{
-    if (argc != 6) {
-        PyErr_SetString(PyExc_TypeError,
-                        "check(args, specs, key, required, required_in_key, explain)");
-        return NULL;
-    }
-    int explain = PyObject_IsTrue(argv[5]);
-    if (explain < 0)
-        return NULL;
-    return check_args(argv[0], argv[1], argv[2], NULL, argv[3], argv[4], explain, NULL);
-}
-
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "configure(one_call_names, parallel_names, python_match, CompiledKey, _Expected, Spec)"},
-    {"check", (PyCFunction)(void (*)(void))check, METH_FASTCALL,
-     "check(args, specs, key, required, required_in_key, explain) -> "
-     "(valid, error_type, detail) or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,4 +1,4 @@
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 def configure(
@@ -8,16 +8,8 @@ def configure(
     compiled_key: type,
     expected: type,
     spec: type,
+    helpers: tuple[Any, ...],
     /,
 ) -> None: ...
-def check(
-    args: dict[str, Any],
-    specs: dict[str, Any],
-    key: Any,
-    required: Sequence[str],
-    required_in_key: bool | None,
-    explain: bool,
-    /,
-) -> tuple[bool, str | None, str] | None: ...
 
 match: Any

@@ -126,9 +126,8 @@ def _native_module() -> Any:
 
 
 _native_mod = _native_module()
-_native: Callable[..., AstResult | None] | None = _native_mod and _native_mod.check
 NATIVE = _native_mod is not None
-"""Whether AST matching uses the native argument check (``_ast_native.c``)."""
+"""Whether `CompiledKey.match` takes the native path (``_ast_native.c``)."""
 
 
 def _structured_ok(spec: Spec, value: Any) -> bool:
@@ -199,12 +198,6 @@ class _Expected:
         # looked for when an argument fails, or when they all pass and some
         # parameter was left out (see the end).
         specs = self.specs
-        if _native is not None:
-            # What the sets alone decide, decided natively (_ast_native.c);
-            # None where only this loop can.
-            out = _native(args, specs, self.key, self.required, self.required_in_key, explain)
-            if out is not None:
-                return out
         for param, value in args.items():
             spec = specs.get(param)
             if spec is None:
@@ -502,10 +495,6 @@ class CompiledKey:
             raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
         if not expected:
             return True, None, ""
-        # Python-language calls against a compiled key are judged by
-        # check_compiled directly when their name is the expected one (what
-        # _Expected.check would do, one call less per pair).
-        fast = expected[0].compiled and language == "python"
         parsed: list[tuple[str, dict[str, Any]] | str] = []
         for c in calls:
             p: tuple[str, dict[str, Any]] | str | None = None
@@ -515,6 +504,10 @@ class CompiledKey:
                     if type(args) is dict and type(name) is str:
                         p = (name, args)
             parsed.append(_split_call(c) if p is None else p)
+        # Python-language calls against a compiled key are judged by
+        # check_compiled directly when their name is the expected one (what
+        # _Expected.check would do, one call less per pair).
+        fast = expected[0].compiled and language == "python"
         # Outputs usually follow the key's order: try that pairing first. At
         # most one of these checks fails; its explanation is the one most often
         # reported, so it is built here and kept.
@@ -730,8 +723,8 @@ _PARALLEL = frozenset(
     f"{live}{name}" for live in ("", "live_") for name in ("parallel", "parallel_multiple")
 )
 
-# The Python `match`: the whole of it without the native path, the rest of it
-# with (see below).
+# The Python `match`: all of matching without the native path, what the native
+# path leaves with it (see below).
 _python_match = CompiledKey.match
 
 if _native_mod is not None:
