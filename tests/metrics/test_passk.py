@@ -160,3 +160,34 @@ def test_mixed_tasks_raise_no_numpy_warnings() -> None:
     assert isinstance(out, np.ndarray)
     # 0 successes -> 0; 1 - C(6,3)/C(10,3) = 1 - 20/120; k=3 > n=2 -> NaN
     assert out[0] == 0.0 and out[1] == pytest.approx(1 - 20 / 120) and math.isnan(out[2])
+
+
+@pytest.mark.parametrize(
+    "n_max", [10, 2_000], ids=["grid of every pair (few trial counts)", "distinct pairs only"]
+)
+def test_many_tasks_gather_the_per_pair_values(n_max: int) -> None:
+    # Above a few hundred tasks the estimators are evaluated once per distinct
+    # (n, c) pair and gathered: on a dense grid of all pairs when n is small
+    # next to the task count, else on the distinct pairs. Either way each task
+    # gets exactly (bit for bit) what the scalar call gives for its pair.
+    rng = np.random.default_rng(7)
+    n = rng.integers(1, n_max + 1, 5_000)
+    c = rng.binomial(n, rng.random(n.size))
+    n[:3], c[:3] = (n_max, n_max, 1), (0, n_max, 1)  # the grid's corners, and n = 1
+    for k in (1, 3, 8):
+        at, hat = pass_at_k(n, c, k), pass_hat_k(n, c, k)
+        assert isinstance(at, np.ndarray) and isinstance(hat, np.ndarray)
+        for i in [*rng.choice(n.size, 300, replace=False).tolist(), 0, 1, 2]:
+            a, h = pass_at_k(int(n[i]), int(c[i]), k), pass_hat_k(int(n[i]), int(c[i]), k)
+            assert (math.isnan(a) and math.isnan(at[i])) or at[i] == a
+            assert (math.isnan(h) and math.isnan(hat[i])) or hat[i] == h
+        assert bool(np.isnan(at[n < k]).all()) and bool(np.isnan(hat[n < k]).all())
+
+
+def test_many_tasks_keep_the_input_shape() -> None:
+    n = np.full((40, 25), 6)
+    c = np.tile(np.arange(7), 1000)[:1000].reshape(40, 25)
+    out = pass_hat_k(n, c, 2)
+    assert isinstance(out, np.ndarray) and out.shape == (40, 25)
+    # C(c, 2) / C(6, 2) = c (c - 1) / 30 for the top-left task's c = 0, and c = 4 -> 12/30
+    assert out[0, 0] == 0.0 and out[0, 4] == pytest.approx(12 / 30)
