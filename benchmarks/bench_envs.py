@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from agentgauge.agents.reference import reference_agent
 from agentgauge.envs.faults import make_env
+from agentgauge.envs.reference_agents import reference_agent
 from agentgauge.harness.session import TrialSession
 from agentgauge.suite import load_suite
 

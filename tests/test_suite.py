@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentgauge.envs.retail.reference import replay
+from agentgauge.envs.retail.expected import replay
 from agentgauge.envs.retail.tools import IRREVERSIBLE
 from agentgauge.errors import InputError
 from agentgauge.schema import Task

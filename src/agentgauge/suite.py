@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from agentgauge.envs.builtin import builtin_environment
 from agentgauge.errors import InputError
 from agentgauge.loading import first_error, read_jsonl
 from agentgauge.schema import Task
@@ -71,10 +72,11 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
     """Load, validate and version a suite.
 
     Raises `InputError` (exit 2) for a missing path, bad YAML/JSON, an invalid
-    task (with its file and line) or a duplicate task id. Tasks in an
-    environment that can replay reference calls (``retail``) and that declare
-    no final state or state assertions get ``expectations.final_state`` by
-    replaying ``reference_calls`` on a fresh environment.
+    task (with its file and line) or a duplicate task id. Each task's world
+    fills in what it can compute (`agentgauge.envs.builtin`): a retail task
+    that declares no final state or state assertions gets
+    ``expectations.final_state`` by replaying ``reference_calls`` on a fresh
+    environment.
     """
     text = str(spec)
     if text.startswith("builtin:"):
@@ -106,20 +108,13 @@ def suite_version(tasks: Sequence[Task]) -> str:
         digest.update(b"\n")
     for env in sorted({t.environment for t in tasks if t.environment}):
         digest.update(f"env:{env}\n".encode())
-        digest.update(_environment_fingerprint(env).encode())
+        world = builtin_environment(env)
+        digest.update((world.fingerprint() if world is not None else "").encode())
     return digest.hexdigest()
 
 
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _environment_fingerprint(env: str) -> str:
-    if env == "retail":
-        from agentgauge.envs.retail import policy_text
-
-        return policy_text()
-    return ""
 
 
 # --------------------------------------------------------------------------- reading
@@ -299,13 +294,6 @@ def _finish(located: Located) -> list[Task]:
 
 
 def _derive(task: Task) -> Task:
-    """Fill in what can be computed: the retail final state from the reference plan."""
-    exp = task.expectations
-    if task.environment == "retail" and exp.final_state is None and not exp.state_assertions:
-        from agentgauge.envs.retail.reference import replay
-
-        state = replay(task)
-        return task.model_copy(
-            update={"expectations": exp.model_copy(update={"final_state": state})}
-        )
-    return task
+    """Fill in what the task's world can compute (`BuiltinEnvironment.complete`)."""
+    world = builtin_environment(task)
+    return task if world is None else world.complete(task)

@@ -230,7 +230,7 @@ def test_incremental_export_matches_full_read_on_every_plan() -> None:
     """Tools note the rows they write; a missed note would silently drop a change."""
     import asyncio
 
-    from agentgauge.agents.reference import reference_agent
+    from agentgauge.envs.reference_agents import reference_agent
     from agentgauge.envs.retail import db
     from agentgauge.harness.session import TrialSession
     from agentgauge.suite import load_suite

@@ -6,8 +6,9 @@ Specs:
   ``prices``, ``retry``, ``params``...);
 - ``cmd:PROGRAM ARGS`` -> `CommandAgent` (the rest of the string is split like a
   shell would, without running one);
-- ``builtin:NAME`` -> a reference agent, `agentgauge.agents.reference.reference_agent`
-  (given the suite's tasks, whose reference plans it follows);
+- ``builtin:NAME`` -> a simulated reference agent
+  (`agentgauge.envs.reference_agents.reference_agent`, given the suite's tasks,
+  whose reference plans it follows);
 - ``package.module:function`` -> that function, wrapped as a callable agent;
 - a Python callable (sync or async) -> `CallableAgent`; an object that already
   has ``name`` and ``model`` attributes and is callable is used as it is.
@@ -82,7 +83,7 @@ def _is_agent(obj: object) -> bool:
 
 def _builtin(name: str, options: dict[str, Any]) -> Agent:
     try:
-        reference = importlib.import_module("agentgauge.agents.reference")
+        reference = importlib.import_module("agentgauge.envs.reference_agents")
     except ImportError as exc:
         raise InputError(
             f"builtin agents are not available in this installation ({exc})", field="agent"

@@ -1,6 +1,6 @@
 """Variants of a trial's environment, and `make_env`, the one factory the harness calls.
 
-A variant names what was changed for a trial (SPEC 1, 6):
+A variant names what was changed for a trial:
 
 - ``base``: the task as written;
 - ``paraphrase:N``: the user's first message is the task's N-th paraphrase (1-based),
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge.envs.base import Environment, ToolOutcome
+from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 from agentgauge.errors import InputError
 from agentgauge.schema import Task
 
@@ -96,9 +97,9 @@ def parse_variant(variant: str) -> Variant:
 def make_env(task: Task, variant: str = "base", seed: int = 0) -> Environment:
     """A fresh environment for one trial of ``task`` under ``variant``.
 
-    Dispatches on ``task.environment`` (``retail``; ``functions``, also assumed
-    when the task lists ``expectations.functions``). Raises `InputError` for an
-    unknown environment or variant, or a paraphrase the task does not have.
+    The world is the task's built-in environment (`agentgauge.envs.builtin`).
+    Raises `InputError` for an unknown environment or variant, or a paraphrase
+    the task does not have.
     """
     parsed = parse_variant(variant)
     paraphrase = int(parsed.detail) if parsed.kind == "paraphrase" and parsed.detail else None
@@ -108,21 +109,14 @@ def make_env(task: Task, variant: str = "base", seed: int = 0) -> Environment:
             f"{variant!r} does not exist",
             field="variant",
         )
-    name = task.environment or ("functions" if task.expectations.functions else None)
-    env: Environment
-    if name == "retail":
-        from agentgauge.envs.retail import RetailEnv
-
-        env = RetailEnv(task, seed=seed, paraphrase=paraphrase)
-    elif name == "functions":
-        from agentgauge.envs.functions import FunctionsEnv
-
-        env = FunctionsEnv(task, paraphrase=paraphrase)
-    else:
+    world = builtin_environment(task)
+    if world is None:
         raise InputError(
-            f"task {task.id!r}: unknown environment {name!r} (built in: retail, functions)",
+            f"task {task.id!r}: unknown environment {task.environment!r} "
+            f"(built in: {', '.join(BUILTIN_ENVIRONMENTS)})",
             field="environment",
         )
+    env = world.make(task, seed, paraphrase)
     if parsed.kind == "fault":
         assert parsed.detail is not None and parsed.rate is not None
         return FaultyEnv(env, kind=parsed.detail, rate=parsed.rate, seed=seed)

@@ -1,4 +1,4 @@
-"""Reference agents — SIMULATED, no model involved (SPEC 8).
+"""Reference agents — SIMULATED, no model involved.
 
 They exist so that the whole method can be shown and tested on a machine with
 no model: every metric has something to move. They read the task's reference
@@ -6,7 +6,7 @@ plan (which a real agent never sees), so their scores say nothing about any
 real system.
 
 - ``builtin:null`` does nothing: no tool call, no message. Whatever it passes
-  is a validity defect of the suite (SPEC 5.10).
+  is a validity defect of the suite (docs/metrics.md, "Validity checks").
 - ``builtin:oracle`` follows the reference plan exactly: verifies identity, asks
   for missing facts, asks for an explicit yes before irreversible calls, refuses
   or transfers as the task expects, retries injected faults, and answers.
@@ -28,6 +28,12 @@ input tokens grow with the transcript, output tokens are drawn, and the price
 comes from `SIM_PRICES` — careful's per-token price is that of a large model,
 hasty's of a small one. The draws use their own random stream, so they never
 change what the agent does. The figures are illustrative, not measurements.
+
+The agents read each task's reference plan, so each built-in world says how its
+plans are followed (`agentgauge.envs.builtin`: ``play``, in
+``envs/retail/agent.py`` and ``envs/functions/agent.py``); this module holds
+what they share: the noise profiles, the metering, and `PlanRun`, one trial's
+execution of a plan.
 """
 
 from __future__ import annotations
@@ -36,18 +42,29 @@ import math
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agentgauge.agents.base import Session
 from agentgauge.envs.base import ToolOutcome
-from agentgauge.envs.retail import seed as retail_seed
-from agentgauge.envs.retail.tools import IRREVERSIBLE
 from agentgauge.errors import InputError
 from agentgauge.schema import Task, ToolCallSpec
 
-__all__ = ["PROFILES", "REFERENCE_AGENTS", "NoiseProfile", "ReferenceAgent", "reference_agent"]
+if TYPE_CHECKING:  # the agent-facing session the harness implements
+    from agentgauge.agents.base import Session
+
+__all__ = [
+    "FILL",
+    "PROFILES",
+    "REFERENCE_AGENTS",
+    "GaveUp",
+    "NoiseProfile",
+    "PlanRun",
+    "ReferenceAgent",
+    "reference_agent",
+    "schema_required",
+    "typo",
+]
 
 REFERENCE_AGENTS = ("builtin:null", "builtin:oracle", "builtin:careful", "builtin:hasty")
 
@@ -140,12 +157,12 @@ PROFILES: dict[str, NoiseProfile] = {
 }  # fmt: skip
 
 #: Defaults for required arguments a plan step leaves out (under-refusal calls).
-_FILL = {"reason": "no longer needed", "amount": 50.0, "payment_id": "card_4242",
+FILL = {"reason": "no longer needed", "amount": 50.0, "payment_id": "card_4242",
          "item_ids": [], "summary": "customer request"}  # fmt: skip
 _TRANSIENT = ("timed out", "429", "transient", "too many requests")
 
 
-class _GaveUp(Exception):
+class GaveUp(Exception):
     """The agent stopped after a tool fault."""
 
 
@@ -167,11 +184,16 @@ class ReferenceAgent:
         task = self._tasks.get(session.task_id)
         if task is None:
             raise InputError(f"{self.name} has no reference plan for task {session.task_id!r}")
-        run = _Trial(session, task, self.profile, self.name.removeprefix("builtin:"))
-        if task.expectations.call_category is not None or task.environment == "functions":
-            await run.functions()
-        else:
-            await run.retail()
+        # Imported here: the worlds' players import this module.
+        from agentgauge.envs.builtin import builtin_environment
+
+        world = builtin_environment(task)
+        if world is None:
+            raise InputError(
+                f"{self.name} plays the built-in worlds (retail, functions); task "
+                f"{session.task_id!r} has environment {task.environment!r}"
+            )
+        await world.play(PlanRun(session, task, self.profile, self.name.removeprefix("builtin:")))
 
 
 def reference_agent(name: str, tasks: Iterable[Task]) -> ReferenceAgent:
@@ -185,7 +207,7 @@ def reference_agent(name: str, tasks: Iterable[Task]) -> ReferenceAgent:
     return ReferenceAgent(f"builtin:{short}", tasks, PROFILES.get(short))
 
 
-class _Trial:
+class PlanRun:
     """One trial's execution of a plan, with the profile's noise (none for the oracle)."""
 
     def __init__(
@@ -230,13 +252,22 @@ class _Trial:
             if retries >= limit or gives_up:
                 self.slipped = True
                 self.s.control("stop", "the tool keeps failing")
-                raise _GaveUp
+                raise GaveUp
             retries += 1
             self.s.control("recover", f"retrying {name} after a transient error")
             outcome = await self.s.call_tool(name, args)
         if not outcome.is_error and _unfamiliar(outcome.content):
             self.reshaped = True
         return outcome
+
+    async def confirm(self, call: ToolCallSpec) -> bool:
+        """Ask the user for an explicit yes before ``call``; whether they gave it."""
+        self.s.control("confirm", f"asking before {call.name}")
+        described = ", ".join(f"{k}={v}" for k, v in call.arguments.items())
+        reply = await self.s.say(
+            f"To confirm, I will run {call.name} with {described}. Shall I proceed (yes/no)?"
+        )
+        return reply is not None and reply.strip().lower().startswith("yes")
 
     async def finish(self, text: str) -> None:
         await self.s.say(text)
@@ -250,187 +281,8 @@ class _Trial:
             conf = 0.9 - (0.1 if self.slipped else 0.0) + 0.05 * self.rng.standard_normal()
             self.s.report_confidence(float(min(1.0, max(0.0, conf))))
 
-    # ------------------------------------------------------------------ retail
-
-    async def retail(self) -> None:
-        try:
-            await self._retail()
-        except _GaveUp:
-            await self.finish("I'm sorry, our system is not responding; please try again later.")
-
-    async def _retail(self) -> None:
-        exp = self.task.expectations
-        meta = self.task.metadata
-        control = exp.control
-        answer = str(meta.get("reference_answer", "Done."))
-        calls = list(exp.reference_calls)
-        acting = control in ("act", "confirm", "ask", None)
-
-        if acting and self.chance(self.p.over_refuse if self.p else 0.0):
-            if self.rng.random() < 0.5:
-                self.s.control("refuse", "unsure this is allowed")
-                await self.finish("I'm sorry, I can't help with that request.")
-            else:
-                await self.call("transfer_to_human", {"summary": "unsure how to proceed"})
-                await self.finish("I've transferred you to a human agent.")
-            return
-        if control in ("refuse", "transfer") and self.chance(
-            self.p.under_refuse if self.p else 0.0
-        ):
-            await self._act_anyway(calls)
-            return
-
-        # Ask for the missing fact before the first write, or before the last read when
-        # the task only looks something up.
-        first_write = next((i for i, c in enumerate(calls) if _is_write(c.name)), None)
-        ask_at = first_write if first_write is not None else max(len(calls) - 1, 0)
-        for i, call in enumerate(calls):
-            if i == ask_at and control == "ask" and "ask" in meta:
-                if self.chance(self.p.guess if self.p else 0.0):
-                    call = self._corrupt(call)  # a guess is usually wrong
-                else:
-                    self.s.control("ask", "a fact needed for the request is missing")
-                    await self.s.say(str(meta["ask"]))
-            if self.chance(self.p.early_stop if self.p else 0.0):
-                self.s.control("stop", "stopping early")
-                await self.finish("I've looked into it; is there anything else?")
-                return
-            if call.name == "transfer_to_human":
-                await self.call(call.name, call.arguments)
-                continue
-            if _is_write(call.name):
-                if self.chance(self.p.wrong_call if self.p else 0.0):
-                    await self._read_instead(call)
-                    continue
-                if self.chance(self.p.wrong_args if self.p else 0.0):
-                    call = self._corrupt(call)
-                if (
-                    call.name in IRREVERSIBLE
-                    and not self.chance(self.p.skip_confirm if self.p else 0.0)
-                    and not await self._confirm(call)
-                ):
-                    break
-            await self.call(call.name, call.arguments)
-
-        declined = meta.get("declined_call")
-        if isinstance(declined, dict):
-            spec = ToolCallSpec.model_validate(declined)
-            if self.chance(self.p.skip_confirm if self.p else 0.0):
-                await self.call(spec.name, spec.arguments)
-                await self.finish("Done.")
-                return
-            if not await self._confirm(spec):
-                await self.finish(answer)
-                return
-        if control == "refuse":
-            self.s.control("refuse", "the policy does not allow this request")
-        await self.finish(answer)
-
-    async def _confirm(self, call: ToolCallSpec) -> bool:
-        self.s.control("confirm", f"asking before {call.name}")
-        described = ", ".join(f"{k}={v}" for k, v in call.arguments.items())
-        reply = await self.s.say(
-            f"To confirm, I will run {call.name} with {described}. Shall I proceed (yes/no)?"
-        )
-        return reply is not None and reply.strip().lower().startswith("yes")
-
-    async def _read_instead(self, call: ToolCallSpec) -> None:
-        order = call.arguments.get("order_id")
-        if isinstance(order, str):
-            await self.call("get_order_details", {"order_id": order})
-
-    async def _act_anyway(self, calls: list[ToolCallSpec]) -> None:
-        """Under-refusal: do the forbidden thing (a minefield) or skip the hand-off."""
-        for call in calls:
-            if call.name == "transfer_to_human" or _is_write(call.name):
-                continue
-            await self.call(call.name, call.arguments)
-        mines = self.task.expectations.minefields
-        if mines:
-            mine = mines[0]
-            schema = _required(self.s.tools, mine.tool)
-            args = {k: _FILL.get(k, "") for k in schema if k not in mine.arguments}
-            args.update(mine.arguments)
-            if "order_id" in schema and "order_id" not in mine.arguments:
-                args["order_id"] = _first_order(self.task.instruction)
-            if "payment_id" in args and "payment_id" not in mine.arguments:
-                order = next((o for o in retail_seed.ORDERS if o[0] == args.get("order_id")), None)
-                args["payment_id"] = order[5] if order else "card_4242"
-            await self.call(mine.tool, args)
-        await self.finish("I've taken care of that for you.")
-
-    def _corrupt(self, call: ToolCallSpec) -> ToolCallSpec:
-        """A plausible wrong argument: another payment method, item, reason, ZIP or amount."""
-        args = dict(call.arguments)
-        keys: list[str] = [
-            k for k in ("item_ids", "payment_id", "reason", "zip", "amount") if k in args
-        ]
-        if not keys:
-            keys = [k for k in args if k != "summary"] or list(args)
-        if not keys:
-            return call
-        key = keys[int(self.rng.integers(len(keys)))]
-        value = args[key]
-        if key == "payment_id":
-            owner = next((p[1] for p in retail_seed.PAYMENT_METHODS if p[0] == value), None)
-            others = [p[0] for p in retail_seed.PAYMENT_METHODS if p[1] == owner and p[0] != value]
-            args[key] = others[0] if others else "card_4242"
-        elif key == "item_ids":
-            order = next((o for o in retail_seed.ORDERS if o[0] == args.get("order_id")), None)
-            items = list(order[7]) if order else []
-            args[key] = items if items != list(value) else items[:1] or value
-            if args[key] == value:
-                args[key] = [*value, "1001"]
-        elif key == "reason":
-            args[key] = (
-                "ordered by mistake" if value != "ordered by mistake" else "no longer needed"
-            )
-        elif key == "amount":
-            args[key] = float(value) * 2 + 5
-        elif key == "order_id":
-            args[key] = f"W{int(str(value)[1:]) + 1}" if str(value)[1:].isdigit() else value
-        else:
-            args[key] = _typo(str(value))
-        return ToolCallSpec(name=call.name, arguments=args)
-
-    # ------------------------------------------------------------------ functions
-
-    async def functions(self) -> None:
-        exp = self.task.expectations
-        category = exp.call_category
-        key = exp.answer_key or []
-        if category == "irrelevance" or not key:
-            if exp.functions and self.chance(0.25 if self.p and self.p.guess > 0.2 else 0.05):
-                fn = exp.functions[0]
-                args = {k: _FILL.get(k, "x") for k in _schema_required(fn)}
-                await self.call(str(fn.get("name")), args)
-                await self.finish("Done.")
-                return
-            await self.finish("None of the available functions can do that.")
-            return
-        if self.chance(self.p.over_refuse if self.p else 0.0):
-            await self.finish("I can't help with that.")
-            return
-        names = [str(f.get("name")) for f in exp.functions]
-        for entry in key:
-            ((name, params),) = entry.items()
-            args = {p: values[0] for p, values in params.items() if values and values[0] != ""}
-            if len(key) > 1 and self.chance(self.p.early_stop * 5 if self.p else 0.0):
-                continue  # a parallel call left out
-            if self.chance(self.p.wrong_args if self.p else 0.0) and args:
-                p = sorted(args)[int(self.rng.integers(len(args)))]
-                args[p] = _perturb(args[p])
-            if len(names) > 1 and self.chance(self.p.wrong_call if self.p else 0.0):
-                name = next(n for n in names if n != name)
-            await self.call(name, args)
-        await self.finish("Done.")
-
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _is_write(name: str) -> bool:
-    return not name.startswith(("get_", "find_")) and name != "transfer_to_human"
 
 
 def _transient(content: Any) -> bool:
@@ -450,39 +302,14 @@ def _unfamiliar(content: Any) -> bool:
     return len(keys) > 1 and not keys[0].endswith("_id")
 
 
-def _required(tools: list[dict[str, Any]], name: str) -> list[str]:
-    for tool in tools:
-        fn = tool.get("function", {})
-        if fn.get("name") == name:
-            return _schema_required(fn)
-    return []
-
-
-def _schema_required(fn: dict[str, Any]) -> list[str]:
+def schema_required(fn: dict[str, Any]) -> list[str]:
+    """The required parameters of a JSON-schema function doc."""
     required = fn.get("parameters", {}).get("required", [])
     return [str(r) for r in required]
 
 
-def _first_order(text: str) -> str:
-    for word in text.replace(",", " ").replace(".", " ").split():
-        if word.startswith("W") and word[1:].isdigit():
-            return word
-    return "W1001"
-
-
-def _typo(value: str) -> str:
+def typo(value: str) -> str:
+    """A plausible mistyping: the last digit off by one, else an extra letter."""
     if value and value[-1].isdigit():
         return value[:-1] + str((int(value[-1]) + 1) % 10)
     return value + "x"
-
-
-def _perturb(value: Any) -> Any:
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int | float):
-        return value + 1
-    if isinstance(value, str):
-        return _typo(value)
-    if isinstance(value, list):
-        return value[:-1] if len(value) > 1 else [*value, "x"]
-    return value

@@ -1,4 +1,4 @@
-"""Replaying a task's reference plan to compute its expected final state.
+"""A retail task's expected final state, from its reference plan.
 
 Task authors write the reference calls, not whole database states: the
 expected state is whatever the reference plan produces on a fresh copy of the
@@ -13,7 +13,17 @@ from typing import Any
 from agentgauge.envs.retail.env import RetailEnv
 from agentgauge.schema import Task
 
-__all__ = ["replay"]
+__all__ = ["complete", "replay"]
+
+
+def complete(task: Task) -> Task:
+    """``task`` with ``expectations.final_state`` computed by `replay`, when it
+    declares neither a final state nor state assertions."""
+    exp = task.expectations
+    if exp.final_state is not None or exp.state_assertions:
+        return task
+    state = replay(task)
+    return task.model_copy(update={"expectations": exp.model_copy(update={"final_state": state})})
 
 
 def replay(task: Task) -> dict[str, Any]:

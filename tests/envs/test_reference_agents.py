@@ -9,8 +9,8 @@ from functools import cache
 import numpy as np
 import pytest
 
-from agentgauge.agents.reference import reference_agent
 from agentgauge.envs.faults import make_env
+from agentgauge.envs.reference_agents import reference_agent
 from agentgauge.errors import InputError
 from agentgauge.harness.session import SessionOutcome, TrialSession
 from agentgauge.schema import ControlEvent, Task, ToolResultEvent
