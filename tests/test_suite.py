@@ -1,4 +1,5 @@
-"""Suites: built-in content, replayed reference plans, located YAML errors, versions."""
+"""Suites: built-in content, replayed reference plans, located YAML errors, versions,
+and `as_suite` (what the harness accepts as a suite)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from agentgauge.envs.retail.expected import replay
 from agentgauge.envs.retail.tools import IRREVERSIBLE
 from agentgauge.errors import InputError
 from agentgauge.schema import Task
-from agentgauge.suite import load_suite
+from agentgauge.suite import Suite, as_suite, load_suite, suite_version
 
 RETAIL = load_suite("builtin:retail", include_heldout=True)
 
@@ -208,3 +209,31 @@ def test_examples_in_the_task_guide_load(tmp_path: Path) -> None:
     assert state["payment_methods"]["card_4242"]["description"].endswith("(expires 2025)")
     fns = load_suite(write(tmp_path, blocks[1], "fns.yaml"))
     assert fns.tasks[0].expectations.call_category == "simple"
+
+
+# --------------------------------------------------------------------------- as_suite
+# Specs go to the suite loader; in-memory tasks get the loader's version hash.
+
+PY_TASKS = [Task(id="b", instruction="two"), Task(id="a", instruction="one")]
+
+
+def test_in_memory_tasks_are_versioned_like_a_loaded_suite(tmp_path: Path) -> None:
+    suite = as_suite(PY_TASKS)
+    assert (suite.name, [t.id for t in suite.tasks]) == ("python", ["b", "a"])
+    assert suite.version == suite_version(PY_TASKS)
+    path = tmp_path / "suite.yaml"
+    path.write_text("tasks:\n  - {id: a, instruction: one}\n  - {id: b, instruction: two}\n")
+    # Same tasks, other order, from a file: the same hash (tasks are sorted by id).
+    assert load_suite(path).version == suite.version
+    assert isinstance(as_suite(path), Suite) and as_suite(str(path)).version == suite.version
+
+
+def test_dicts_are_validated_and_duplicates_rejected() -> None:
+    assert [t.id for t in as_suite([{"id": "x", "instruction": "go"}]).tasks] == ["x"]
+    with pytest.raises(InputError, match="duplicate task id 'a'"):
+        as_suite([PY_TASKS[1], PY_TASKS[1]])
+
+
+def test_missing_suite_file_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        as_suite(tmp_path / "absent.yaml")

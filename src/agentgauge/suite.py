@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import yaml
 from pydantic import ValidationError
@@ -34,7 +34,7 @@ from agentgauge.errors import InputError
 from agentgauge.loading import first_error, read_jsonl
 from agentgauge.schema import Task
 
-__all__ = ["BUILTIN_SUITES", "Suite", "load_suite", "suite_version"]
+__all__ = ["BUILTIN_SUITES", "Suite", "SuiteLike", "as_suite", "load_suite", "suite_version"]
 
 # libyaml's loader when present (about 20x faster), with the same marks and types.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -98,6 +98,41 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
     kept = [t for t in tasks if include_heldout or t.split != "heldout"]
     excluded = [t.id for t in tasks if t.split == "heldout" and not include_heldout]
     return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded)
+
+
+@runtime_checkable
+class SuiteLike(Protocol):
+    """What the harness needs of a suite: a name, a version and tasks."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def tasks(self) -> Sequence[Task]: ...
+
+
+def as_suite(obj: SuiteLike | str | Path | Sequence[Any]) -> SuiteLike:
+    """The suite ``obj`` stands for: a `SuiteLike` as it is, a list of tasks (or
+    task dicts) versioned by `suite_version` (the hash a loaded suite gets), or
+    a spec or path, which `load_suite` reads."""
+    if isinstance(obj, str | Path):
+        return load_suite(obj)
+    if isinstance(obj, SuiteLike):
+        return obj
+    tasks = [t if isinstance(t, Task) else Task.model_validate(t) for t in obj]
+    _check_unique(tasks, "tasks")
+    return Suite(name="python", version=suite_version(tasks), tasks=tasks)
+
+
+def _check_unique(tasks: Sequence[Task], where: str) -> None:
+    seen: set[str] = set()
+    for i, t in enumerate(tasks):
+        if t.id in seen:
+            raise InputError(f"duplicate task id {t.id!r}", file=where, field=f"tasks[{i}].id")
+        seen.add(t.id)
 
 
 def suite_version(tasks: Sequence[Task]) -> str:

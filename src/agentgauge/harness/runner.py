@@ -37,10 +37,10 @@ from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import InputError
 from agentgauge.harness.plan import Cell, check_variants, plan
 from agentgauge.harness.progress import RunProgress
-from agentgauge.harness.suites import SuiteLike, as_suite
 from agentgauge.harness.trial import Grader, default_grader, run_cell
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
+from agentgauge.suite import SuiteLike, as_suite
 
 __all__ = ["DEFAULTS", "arun", "default_env_factory", "new_run_id", "run"]
 

@@ -318,8 +318,7 @@ class Evaluator:
         ``concurrency``, ``grader``, ``env_factory``, ``run_id``, ``store``...).
         """
         from agentgauge.harness.runner import run
-        from agentgauge.harness.suites import as_suite
-        from agentgauge.suite import Suite
+        from agentgauge.suite import Suite, as_suite
 
         n = self.trials_override or trials
         if n is None:
