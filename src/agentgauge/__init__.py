@@ -19,12 +19,12 @@ from agentgauge.errors import AgentgaugeError, InputError
 if TYPE_CHECKING:
     from agentgauge.comparison import compare
     from agentgauge.harness.runner import run
-    from agentgauge.loading import load_trials
     from agentgauge.metrics.api import metrics
     from agentgauge.metrics.engine import MetricsReport
     from agentgauge.metrics.horizon import HorizonReport, horizon
     from agentgauge.metrics.passk import pass_at_k, pass_hat_k
     from agentgauge.schema import Event, Grade, Run, Task, Trial
+    from agentgauge.sources import load_trials
     from agentgauge.store import Store
     from agentgauge.table import TrialTable
 
@@ -58,7 +58,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Trial": ("agentgauge.schema", "Trial"),
     "Store": ("agentgauge.store", "Store"),
     "TrialTable": ("agentgauge.table", "TrialTable"),
-    "load_trials": ("agentgauge.loading", "load_trials"),
+    "load_trials": ("agentgauge.sources", "load_trials"),
     "MetricsReport": ("agentgauge.metrics.engine", "MetricsReport"),
     "pass_at_k": ("agentgauge.metrics.passk", "pass_at_k"),
     "pass_hat_k": ("agentgauge.metrics.passk", "pass_hat_k"),

@@ -6,9 +6,14 @@ file, line and field, and the CLI exits with code 2. Tracebacks are for bugs.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["AgentgaugeError", "GateFailed", "InputError"]
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+__all__ = ["AgentgaugeError", "GateFailed", "InputError", "first_error"]
 
 
 class AgentgaugeError(Exception):
@@ -52,3 +57,29 @@ class GateFailed(AgentgaugeError):
     """A release gate failed (exit code 1)."""
 
     exit_code = 1
+
+
+def first_error(exc: ValidationError, *, metadata_hint: bool = True) -> tuple[str | None, str]:
+    """The first validation error as ``(dotted field path, reason)``.
+
+    ``metadata_hint``: point unknown keys at ``metadata`` (for models that have one).
+    """
+    err = exc.errors()[0]
+    loc = [str(part) for part in err.get("loc", ())]
+    # Discriminated unions put the tag in the path (``events.3.tool_call.name``):
+    # that is noise for a user, who wrote ``events[3].name``.
+    field = ".".join(loc) if loc else None
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        reason = "unknown key" + (" (put free-form data under 'metadata')" if metadata_hint else "")
+    elif kind == "missing":
+        reason = "required field is missing"
+    else:
+        # pydantic prefixes messages raised by validators with "Value error, ".
+        reason = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if "input" in err and kind not in ("value_error",):
+            shown = json.dumps(err["input"], default=str)
+            if len(shown) > 60:
+                shown = shown[:57] + "..."
+            reason += f" (got {shown})"
+    return field, reason

@@ -1,21 +1,36 @@
-"""Where trials come from: a JSONL file, or ``DB:RUN_ID`` in a store (SPEC 7).
+"""Where trials come from: a JSONL file of trial records, or ``DB:RUN_ID`` in a store.
 
-Every command that reads trials takes a SOURCE string and resolves it here, so
-the same spelling works everywhere.
+Every command that reads trials takes a SOURCE string and resolves it here
+(`open_source`), so the same spelling works everywhere. Trial records
+(docs/metrics.md, "The trial record") are read with errors a user can act on:
+the first bad line stops the load with ``FILE:LINE: field: reason``, and
+callers write nothing until the whole file has validated.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from agentgauge.errors import InputError
-from agentgauge.loading import load_trials
+from pydantic import ValidationError
+
+from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import Store
 from agentgauge.table import TrialTable
 
-__all__ = ["TrialSource", "open_source", "parse_source"]
+__all__ = [
+    "TrialSource",
+    "assign_trial_indices",
+    "load_trials",
+    "open_source",
+    "parse_source",
+    "parse_trial",
+    "read_jsonl",
+]
 
 
 @dataclass
@@ -37,6 +52,89 @@ class TrialSource:
         if self._table is None:
             self._table = TrialTable.from_trials(self.trials)
         return self._table
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for each non-blank line of a JSONL file."""
+    path = Path(path)
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+    with handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line, parse_constant=_reject_constant)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"invalid JSON: {exc.msg} at column {exc.colno}", file=path, line=lineno
+                ) from None
+            except ValueError as exc:
+                raise InputError(str(exc), file=path, line=lineno) from None
+            if not isinstance(obj, dict):
+                raise InputError(
+                    f"expected a JSON object, got {type(obj).__name__}", file=path, line=lineno
+                )
+            yield lineno, obj
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json accepts NaN/Infinity, which are not JSON and not scores.
+    raise ValueError(f"{name} is not allowed (not valid JSON, and not a number we can score)")
+
+
+def parse_trial(obj: dict[str, Any], *, file: str | Path | None, line: int | None) -> Trial:
+    """Validate one record, raising `InputError` with its location."""
+    try:
+        return Trial.model_validate(obj)
+    except ValidationError as exc:
+        field, reason = first_error(exc)
+        raise InputError(reason, file=file, line=line, field=field) from None
+
+
+def assign_trial_indices(
+    trials: Iterable[tuple[int | None, Trial]], *, file: str | Path | None = None
+) -> list[Trial]:
+    """Fill missing ``trial`` indices by order of appearance and reject duplicates.
+
+    A (task, trial) pair must be unique within its group (agent, model, variant):
+    two records claiming to be the same attempt mean a merge went wrong.
+    """
+    out: list[Trial] = []
+    next_index: dict[tuple[Any, ...], int] = {}
+    seen: dict[tuple[Any, ...], int | None] = {}
+    for line, trial in trials:
+        cell = (trial.agent, trial.model, trial.variant, trial.task_id)
+        if trial.trial is None:
+            trial.trial = next_index.get(cell, 0)
+        next_index[cell] = max(next_index.get(cell, 0), trial.trial + 1)
+        key = (*cell, trial.trial)
+        if key in seen:
+            first = seen[key]
+            where = f" (first seen on line {first})" if first is not None else ""
+            raise InputError(
+                f"duplicate trial {trial.trial} of task {trial.task_id!r} for "
+                f"agent={trial.agent!r} model={trial.model!r} variant={trial.variant!r}{where}",
+                file=file,
+                line=line,
+                field="trial",
+            )
+        seen[key] = line
+        out.append(trial)
+    return out
+
+
+def load_trials(path: str | Path) -> list[Trial]:
+    """Load and validate a trials JSONL file (one trial record per line).
+
+    Raises `InputError` (``FILE:LINE: field: reason``) on the first bad line:
+    bad JSON, unknown keys, wrong types, scores outside [0, 1], NaN, or a
+    duplicate (task, trial) within a group.
+    """
+    parsed = ((line, parse_trial(obj, file=path, line=line)) for line, obj in read_jsonl(path))
+    return assign_trial_indices(parsed, file=path)
 
 
 def parse_source(spec: str) -> tuple[Path, str | None]:

@@ -30,9 +30,9 @@ import yaml
 from pydantic import ValidationError
 
 from agentgauge.envs.builtin import builtin_environment
-from agentgauge.errors import InputError
-from agentgauge.loading import first_error, read_jsonl
+from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Task
+from agentgauge.sources import read_jsonl
 
 __all__ = ["BUILTIN_SUITES", "Suite", "SuiteLike", "as_suite", "load_suite", "suite_version"]
 

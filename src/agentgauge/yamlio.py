@@ -15,8 +15,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from agentgauge.errors import InputError
-from agentgauge.loading import first_error
+from agentgauge.errors import InputError, first_error
 
 __all__ = ["line_of", "load_yaml", "validate_yaml"]
 

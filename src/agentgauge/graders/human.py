@@ -39,8 +39,8 @@ from typing import Any, Literal
 
 from agentgauge.errors import InputError
 from agentgauge.graders.base import register
-from agentgauge.loading import read_jsonl
 from agentgauge.schema import Grade, Task, Trial
+from agentgauge.sources import read_jsonl
 
 __all__ = [
     "HumanGrader",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentgauge.importers import ImportedRun, register
-from agentgauge.loading import load_trials
+from agentgauge.sources import load_trials
 
 
 @register("jsonl")

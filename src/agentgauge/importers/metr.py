@@ -38,8 +38,8 @@ from typing import Any
 
 from agentgauge.errors import InputError
 from agentgauge.importers import ImportedRun, register
-from agentgauge.loading import assign_trial_indices, parse_trial, read_jsonl
 from agentgauge.schema import Trial
+from agentgauge.sources import assign_trial_indices, parse_trial, read_jsonl
 
 __all__ = ["HUMAN_ALIAS", "read"]
 

@@ -135,7 +135,7 @@ def read(path: Path) -> ImportedRun:
                 ),
                 metadata={"user_id": task.get("user_id"), "outputs": task.get("outputs", [])},
             )
-    from agentgauge.loading import assign_trial_indices
+    from agentgauge.sources import assign_trial_indices
 
     trials = assign_trial_indices([(None, t) for t in trials], file=path)
     return ImportedRun(trials=trials, suite=f"taubench:{path.stem}", tasks=list(tasks.values()))

@@ -25,8 +25,7 @@ from typing import Any, NoReturn
 import pytest
 from pydantic import ValidationError
 
-from agentgauge.errors import AgentgaugeError, InputError
-from agentgauge.loading import first_error
+from agentgauge.errors import AgentgaugeError, InputError, first_error
 from agentgauge.report.gates import Gate, GateConfig, GateResult, load_gate_config
 from agentgauge.schema import Trial
 

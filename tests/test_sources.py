@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from agentgauge.errors import InputError
-from agentgauge.loading import load_trials
+from agentgauge.sources import load_trials
 
 
 def write(tmp_path: Path, lines: list[str]) -> Path:
