@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import agentgauge.comparison
-import agentgauge.gating
+import agentgauge.api
 import agentgauge.harness.runner
-import agentgauge.metrics.api
 import agentgauge.testing.pytest_eval
 import agentgauge.testing.worlds  # noqa: F401
 from agentgauge.graders import available_graders

@@ -1,11 +1,14 @@
 """agentgauge: measure AI agents honestly.
 
-Public API (SPEC 7). Import from here; submodules are the engine.
+The public API: import from here; submodules are the engine. Every command has
+a Python twin here (`agentgauge.api`: ``metrics``, ``compare``, ``horizon``,
+``run_gates``, ``plan``, ``regrade``, ``calibrate``; ``run`` from the harness).
 
 Names are loaded on first use (PEP 562): importing ``agentgauge`` — which pytest
 does for every session once the plugin is installed — costs milliseconds, not
 the second it takes to load scipy. ``agentgauge.metrics`` is both the metrics
-subpackage and the callable of SPEC 7 (see `agentgauge.metrics`).
+subpackage and the callable ``agentgauge.metrics(trials, ...)`` (see
+`agentgauge.metrics`).
 """
 
 from __future__ import annotations
@@ -17,11 +20,10 @@ from agentgauge._version import __version__
 from agentgauge.errors import AgentgaugeError, InputError
 
 if TYPE_CHECKING:
-    from agentgauge.comparison import compare
+    from agentgauge.api import calibrate, compare, horizon, metrics, plan, regrade, run_gates
     from agentgauge.harness.runner import run
-    from agentgauge.metrics.api import metrics
     from agentgauge.metrics.engine import MetricsReport
-    from agentgauge.metrics.horizon import HorizonReport, horizon
+    from agentgauge.metrics.horizon import HorizonReport
     from agentgauge.metrics.passk import pass_at_k, pass_hat_k
     from agentgauge.schema import Event, Grade, Run, Task, Trial
     from agentgauge.sources import load_trials
@@ -41,13 +43,17 @@ __all__ = [
     "Trial",
     "TrialTable",
     "__version__",
+    "calibrate",
     "compare",
     "horizon",
     "load_trials",
     "metrics",
     "pass_at_k",
     "pass_hat_k",
+    "plan",
+    "regrade",
     "run",
+    "run_gates",
 ]
 
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -63,8 +69,12 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "pass_at_k": ("agentgauge.metrics.passk", "pass_at_k"),
     "pass_hat_k": ("agentgauge.metrics.passk", "pass_hat_k"),
     "HorizonReport": ("agentgauge.metrics.horizon", "HorizonReport"),
-    "horizon": ("agentgauge.metrics.horizon", "horizon"),
-    "compare": ("agentgauge.comparison", "compare"),
+    "horizon": ("agentgauge.api", "horizon"),
+    "compare": ("agentgauge.api", "compare"),
+    "plan": ("agentgauge.api", "plan"),
+    "run_gates": ("agentgauge.api", "run_gates"),
+    "regrade": ("agentgauge.api", "regrade"),
+    "calibrate": ("agentgauge.api", "calibrate"),
     "run": ("agentgauge.harness.runner", "run"),
     # The subpackage itself: it is callable as `agentgauge.metrics(...)`.
     "metrics": ("agentgauge.metrics", None),

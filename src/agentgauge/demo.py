@@ -19,9 +19,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.rule import Rule
 
-from agentgauge.comparison import compare_sources
+from agentgauge.api import compare_sources
+from agentgauge.api import metrics as compute_metrics
 from agentgauge.harness.runner import run
-from agentgauge.metrics.api import metrics as compute_metrics
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
 from agentgauge.report.html import render_html
 from agentgauge.report.terminal import print_behaviour, print_metrics

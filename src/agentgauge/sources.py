@@ -25,11 +25,13 @@ from agentgauge.table import TrialTable
 __all__ = [
     "TrialSource",
     "assign_trial_indices",
+    "is_store",
     "load_trials",
     "open_source",
     "parse_source",
     "parse_trial",
     "read_jsonl",
+    "resolve_run",
 ]
 
 
@@ -153,12 +155,36 @@ def parse_source(spec: str) -> tuple[Path, str | None]:
     )
 
 
-def _is_sqlite(path: Path) -> bool:
+def is_store(path: Path) -> bool:
+    """Whether ``path`` is a SQLite file (a store), by its header."""
     try:
         with path.open("rb") as fh:
             return fh.read(16) == b"SQLite format 3\x00"
     except OSError:
         return False
+
+
+def resolve_run(spec: str) -> tuple[Path, str]:
+    """The store and run a ``DB:RUN_ID`` (or a store holding one run) names.
+
+    Raises `InputError` when the file is not a store or a store given without a
+    run id holds other than one run (naming the most recent ones).
+    """
+    path, run_id = parse_source(spec)
+    if not is_store(path):
+        raise InputError("not an agentgauge store (a SQLite file)", file=path, field="SOURCE")
+    if run_id is None:
+        with Store(path, create=False) as store:
+            runs = store.list_runs()
+        if len(runs) != 1:
+            names = ", ".join(r.run_id for r in runs[-5:]) or "none"
+            raise InputError(
+                f"this store holds {len(runs)} runs; name one as {path}:RUN_ID (recent: {names})",
+                file=path,
+                field="SOURCE",
+            )
+        run_id = runs[0].run_id
+    return path, run_id
 
 
 def open_source(spec: str, *, events: bool = True) -> TrialSource:
@@ -170,20 +196,10 @@ def open_source(spec: str, *, events: bool = True) -> TrialSource:
             file=path,
             field="SOURCE",
         )
-    if run_id is None and not _is_sqlite(path):
+    if run_id is None and not is_store(path):
         return TrialSource(label=spec, trials=load_trials(path))
+    path, run_id = resolve_run(spec)
     with Store(path, create=False) as store:
-        if run_id is None:
-            runs = store.list_runs()
-            if len(runs) != 1:
-                names = ", ".join(r.run_id for r in runs[-5:]) or "none"
-                raise InputError(
-                    f"this store holds {len(runs)} runs; name one as {path}:RUN_ID "
-                    f"(recent: {names})",
-                    file=path,
-                    field="SOURCE",
-                )
-            run_id = runs[0].run_id
         run = store.require_run(run_id)
         trials = store.trials(run_id, events=events)
         tasks = store.get_tasks(run_id)

@@ -1,4 +1,4 @@
-"""``agentgauge calibrate``: how well the model judge agrees with human raters (SPEC 5.9)."""
+"""``agentgauge calibrate``: how well the model judge agrees with human raters."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from agentgauge.api import calibrate as calibrate_files
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
-from agentgauge.errors import InputError
-from agentgauge.graders.calibration import calibrate as calibrate_labels
-from agentgauge.graders.human import load_labels
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -44,22 +42,13 @@ def calibrate(
 ) -> None:
     """Judge vs human agreement: Cohen's κ with a bootstrap CI, raw agreement, the
     confusion table, Krippendorff's α, the unknown share and the position-flip rate."""
-    found = load_labels(labels)
-    if judge is not None:
-        extra = load_labels(judge, rater=judge_rater)
-        clash = {(*lb.item, lb.kind, lb.order) for lb in found if lb.rater == judge_rater}
-        for lb in extra:
-            if (*lb.item, lb.kind, lb.order) in clash:
-                raise InputError(
-                    f"the judge already labelled this item in {labels}",
-                    file=judge,
-                    line=lb.line,
-                    field="task_id",
-                )
-        found = [*found, *extra]
-    humans = split_list(against) or None
-    result = calibrate_labels(
-        found, judge_rater=judge_rater, humans=humans, n_boot=bootstrap, seed=seed, source=labels
+    result = calibrate_files(
+        labels,
+        judge=judge,
+        judge_rater=judge_rater,
+        against=split_list(against) or None,
+        n_boot=bootstrap,
+        seed=seed,
     )
     if json_out:
         print_json(result)

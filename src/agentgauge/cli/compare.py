@@ -9,9 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from agentgauge.api import CompareResult, compare_sources
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json
-from agentgauge.comparison import CompareResult, compare_sources
 from agentgauge.errors import InputError
 from agentgauge.metrics.compare import Comparison
 

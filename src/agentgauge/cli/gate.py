@@ -31,8 +31,8 @@ def gate(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
 ) -> None:
     """Check release gates on a run; exit 1 naming each gate that fails."""
+    from agentgauge.api import run_gates
     from agentgauge.cli.metrics import parse_by
-    from agentgauge.gating import run_gates
 
     cfg = load_gate_config(config)
     results = run_gates(source, cfg, baseline=baseline, by=parse_by(by), seed=seed)

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from agentgauge.api import regrade
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
-from agentgauge.errors import InputError
-from agentgauge.graders.regrade import regrade
-from agentgauge.sources import parse_source
-from agentgauge.store import Store
 
 GradersOption = Annotated[
     str | None,
@@ -34,22 +30,7 @@ def grade(
     json_out: JsonOption = False,
 ) -> None:
     """Re-grade stored transcripts without re-running the agent (a new grade version)."""
-    if store is not None and not Path(source).exists() and ":" not in source:
-        db_path, run_id = Path(store), source
-    else:
-        db_path, maybe_run = parse_source(source)
-        with Store(db_path, create=False) as db:
-            if maybe_run is None:
-                runs = db.list_runs()
-                if len(runs) != 1:
-                    raise InputError(
-                        f"this store holds {len(runs)} runs; name one as {db_path}:RUN_ID",
-                        file=db_path,
-                        field="SOURCE",
-                    )
-                maybe_run = runs[0].run_id
-        run_id = maybe_run
-    result = regrade(db_path, run_id, split_list(graders) or None)
+    result = regrade(source, split_list(graders) or None, store=store)
     if json_out:
         print_json(
             {

@@ -9,11 +9,11 @@ import typer
 from rich import box
 from rich.table import Table
 
+from agentgauge.api import horizon
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
 from agentgauge.errors import InputError
-from agentgauge.metrics.horizon import HorizonReport, horizon
-from agentgauge.sources import open_source
+from agentgauge.metrics.horizon import HorizonReport
 
 
 def parse_q(value: str) -> list[float]:
@@ -100,9 +100,8 @@ def horizon_cmd(
     qs = parse_q(q)
     if outcome not in ("auto", "score", "success"):
         raise InputError(f"choose auto, score or success, got {outcome!r}", field="--outcome")
-    src = open_source(source, events=False)
     report = horizon(
-        src.table,
+        source,
         q=qs,
         bootstrap=bootstrap,
         seed=seed,

@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
+from agentgauge.api import metrics as compute
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, err_console, print_json, split_list
 from agentgauge.errors import InputError
-from agentgauge.metrics.api import metrics as compute
 from agentgauge.report.terminal import print_behaviour, print_metrics
 from agentgauge.table import GROUP_KEYS
 

@@ -1,96 +1,15 @@
-"""``agentgauge plan``: tasks needed for a difference δ, or what N tasks can detect (SPEC 5.8)."""
+"""``agentgauge plan``: tasks needed for a difference δ, or what N tasks can detect."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-import numpy as np
 import typer
 
+from agentgauge.api import plan
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json
-from agentgauge.errors import InputError
-from agentgauge.metrics.compare import select_rows
-from agentgauge.metrics.outcome import task_success_counts
-from agentgauge.sources import open_source
-from agentgauge.stats.power import (
-    DEFAULT_WITHIN_SHARE,
-    Plan,
-    components_from_pilot,
-    components_from_pilot_pair,
-    pilot_variance,
-    plan,
-    plan_from_assumptions,
-)
-from agentgauge.table import TrialTable
-
-
-def _pilot_table(spec: str) -> TrialTable:
-    table = select_rows(open_source(spec, events=False).table)
-    if len(table) == 0:
-        raise InputError("the pilot has no trials (base variant, dev split)", file=spec)
-    return table
-
-
-def _rates(table: TrialTable) -> dict[str, tuple[int, float]]:
-    """task → (trials, success rate); an infra error is a failure (SPEC 5.1)."""
-    ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
-    return {t: (int(n[i]), c[i] / n[i]) for i, t in enumerate(ids)}
-
-
-def _from_pilot(
-    pilot: str,
-    pilot_b: str | None,
-    *,
-    delta: float | None,
-    tasks: int | None,
-    trials: int,
-    correlation: float,
-    within_share: float,
-    alpha: float,
-    power: float,
-) -> Plan:
-    ta = _pilot_table(pilot)
-    inputs: dict[str, Any] = {"method": "pilot", "pilot": pilot, "within_share": within_share}
-    if pilot_b is None:
-        _, idx = ta.task_index()
-        try:
-            pv = pilot_variance(idx, ta.success & ~ta.infra_error)
-        except ValueError as exc:
-            raise InputError(str(exc), file=pilot, field="--pilot") from exc
-        comp = components_from_pilot(pv, correlation=correlation, within_share=within_share)
-        inputs.update(
-            correlation=correlation,
-            pilot_tasks=pv.n_tasks,
-            pilot_trials_per_task=pv.mean_trials,
-            pilot_rate=pv.mean_rate,
-            tau2=pv.tau2,
-            sigma2=pv.sigma2,
-        )
-    else:
-        ra, rb = _rates(ta), _rates(_pilot_table(pilot_b))
-        shared = sorted(set(ra) & set(rb))
-        if len(shared) < 2:
-            raise InputError("the two pilots share fewer than two tasks", field="--pilot-b")
-        arr = {
-            key: np.array([src[t][i] for t in shared], dtype=np.float64)
-            for key, src, i in (("na", ra, 0), ("pa", ra, 1), ("nb", rb, 0), ("pb", rb, 1))
-        }
-        comp = components_from_pilot_pair(
-            arr["na"], arr["pa"], arr["nb"], arr["pb"], within_share=within_share
-        )
-        inputs.update(method="pilot-pair", pilot_b=pilot_b, pilot_tasks=len(shared))
-    inputs["trials"] = trials
-    return plan(
-        comp,
-        delta=delta,
-        tasks=tasks,
-        trials_a=trials,
-        trials_b=trials,
-        alpha=alpha,
-        power=power,
-        inputs=inputs,
-    )
+from agentgauge.stats.power import DEFAULT_WITHIN_SHARE, Plan
 
 
 def _explain(p: Plan) -> str:
@@ -152,49 +71,18 @@ def plan_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Tasks needed to detect a difference δ (or, with --tasks, the smallest detectable δ)."""
-    checks = [
-        (not 0 < alpha < 1, "--alpha", "must be in (0, 1)"),
-        (not 0 < power < 1, "--power", "must be in (0, 1)"),
-        (trials < 1, "--trials", "must be at least 1"),
-        (not -1 <= correlation <= 1, "--correlation", "must be in [-1, 1]"),
-        (not 0 <= within_share <= 1, "--within-share", "must be in [0, 1]"),
-        (tasks is not None and tasks < 2, "--tasks", "must be at least 2"),
-        (delta is None and tasks is None, "--delta", "give --delta D, or --tasks N for the MDE"),
-        (delta is not None and (delta == 0 or abs(delta) >= 1), "--delta", "must be in (0, 1)"),
-        (pilot_b is not None and pilot is None, "--pilot-b", "needs --pilot"),
-        (pilot is None and baseline is None, "--baseline", "give --baseline P or --pilot SOURCE"),
-        (baseline is not None and not 0 <= baseline <= 1, "--baseline", "must be in [0, 1]"),
-    ]
-    for bad, name, why in checks:
-        if bad:
-            raise InputError(why, field=name)
-    try:
-        if pilot is not None:
-            result = _from_pilot(
-                pilot,
-                pilot_b,
-                delta=delta,
-                tasks=tasks,
-                trials=trials,
-                correlation=correlation,
-                within_share=within_share,
-                alpha=alpha,
-                power=power,
-            )
-        else:
-            assert baseline is not None
-            result = plan_from_assumptions(
-                baseline,
-                delta=None if tasks is not None else delta,
-                tasks=tasks,
-                trials=trials,
-                correlation=correlation,
-                within_share=within_share,
-                alpha=alpha,
-                power=power,
-            )
-    except ValueError as exc:
-        raise InputError(str(exc), field="--delta" if delta is not None else "--tasks") from exc
+    result = plan(
+        baseline=baseline,
+        delta=delta,
+        tasks=tasks,
+        trials=trials,
+        correlation=correlation,
+        within_share=within_share,
+        alpha=alpha,
+        power=power,
+        pilot=pilot,
+        pilot_b=pilot_b,
+    )
     if json_out:
         print_json(result.to_dict())
         return

@@ -32,7 +32,7 @@ def report(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
 ) -> None:
     """Write an HTML report and/or a Markdown summary of one or more runs."""
-    from agentgauge.comparison import compare_sources
+    from agentgauge.api import compare_sources
     from agentgauge.report.build import ReportInputs, build_report, markdown_summary
     from agentgauge.report.html import render_html
     from agentgauge.sources import open_source

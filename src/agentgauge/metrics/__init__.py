@@ -7,7 +7,7 @@ the cost figures are usable on their own.
 SPEC 7 names a function ``agentgauge.metrics(trials, ...)``, and this subpackage
 has the same dotted name. Python binds a package's name to the subpackage as
 soon as any submodule is imported, so rather than race it, the subpackage is
-made callable: ``agentgauge.metrics(...)`` calls `agentgauge.metrics.api.metrics`
+made callable: ``agentgauge.metrics(...)`` calls `agentgauge.api.metrics`
 whatever was imported first.
 """
 
@@ -39,7 +39,7 @@ __all__ = [
 
 class _CallableModule(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from agentgauge.metrics.api import metrics
+        from agentgauge.api import metrics
 
         return metrics(*args, **kwargs)
 

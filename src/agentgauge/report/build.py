@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentgauge.metrics.api import metrics as compute_metrics
+from agentgauge.api import metrics as compute_metrics
 from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.html import ReportData

@@ -5,7 +5,7 @@ An `Evaluator` (the ``agentgauge_eval`` fixture) runs an agent over tasks with
 returns an `EvalResult`. Every check on a result — `EvalResult.check`,
 `EvalResult.check_gates`, `EvalResult.assert_not_worse_than`, and the
 thresholds of an ``@pytest.mark.agentgauge`` marker — is a gate config handed
-to `agentgauge.gating.run_gates`, the engine of ``agentgauge gate``: same
+to `agentgauge.api.run_gates`, the engine of ``agentgauge gate``: same
 groups, same variants, same null-fails-closed rule, and failures worded as
 that command words them (``gate failed: GATE (GROUP): DETAIL``, one line each).
 
@@ -122,7 +122,7 @@ class EvalResult:
         self, config: GateSpec, baseline: EvalResult | str | None = None
     ) -> list[GateResult]:
         """The gate results without failing the test (recorded for the summary)."""
-        from agentgauge.gating import run_gates
+        from agentgauge.api import run_gates
 
         cfg = _config(config)
         if baseline is None and any(g.type == "non_inferiority" for g in cfg.gates):
@@ -208,7 +208,7 @@ def _summary_line(r: GateResult) -> str:
 
 
 def _metrics(source: str, ks: Iterable[int]) -> dict[str, Any]:
-    from agentgauge.metrics.api import metrics
+    from agentgauge.api import metrics
 
     return metrics(source, k=sorted(ks)).to_dict()
 

@@ -1,0 +1,601 @@
+"""The Python twin of every ``agentgauge`` command that reads trials.
+
+Each function does what its command does, short of printing: it reads its
+inputs in any form a user holds them (a list of `Trial`, a `TrialTable`, or a
+SOURCE: a trials JSONL file or ``DB:RUN_ID``), runs the pure engine
+(`agentgauge.metrics`, `agentgauge.stats`), and logs in the store what must be
+logged (every use of held-out tasks). The CLI (`agentgauge.cli`) parses
+arguments and prints what these return; it holds no logic of its own.
+
+=============  ==============================================================
+command        twin
+=============  ==============================================================
+``metrics``    `metrics` (also ``agentgauge.metrics(...)``)
+``compare``    `compare`; `compare_sources` adds the nine-line record
+``horizon``    `horizon`
+``gate``       `run_gates`
+``plan``       `plan`
+``grade``      `regrade`
+``calibrate``  `calibrate`
+``run``        `agentgauge.run` (`agentgauge.harness.runner`)
+``report``     `agentgauge.report.build.build_report`
+=============  ==============================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agentgauge.errors import InputError
+from agentgauge.metrics.compare import Comparison, select_rows
+from agentgauge.metrics.compare import compare as compare_tables
+from agentgauge.metrics.engine import MetricsReport, compute_metrics
+from agentgauge.metrics.horizon import HorizonReport, Outcome
+from agentgauge.metrics.horizon import horizon as fit_horizon
+from agentgauge.metrics.outcome import task_success_counts
+from agentgauge.metrics.validity import (
+    HELDOUT_ACTION,
+    HeldoutUsage,
+    NullAgentCheck,
+    heldout_usage,
+    null_agent_check,
+)
+from agentgauge.report.gates import GateConfig, GateResult, evaluate_gates, load_gate_config
+from agentgauge.report.record import ComparisonRecord, SystemInfo, build_record
+from agentgauge.schema import Trial
+from agentgauge.stats.power import (
+    DEFAULT_WITHIN_SHARE,
+    Plan,
+    components_from_pilot,
+    components_from_pilot_pair,
+    pilot_variance,
+    plan_from_assumptions,
+)
+from agentgauge.stats.power import plan as plan_from_components
+from agentgauge.table import TrialTable
+
+if TYPE_CHECKING:
+    from agentgauge.graders.regrade import RegradeResult
+
+__all__ = [
+    "CompareResult",
+    "TrialsLike",
+    "blocking_failures",
+    "calibrate",
+    "compare",
+    "compare_sources",
+    "horizon",
+    "metrics",
+    "plan",
+    "regrade",
+    "run_gates",
+    "system_info",
+]
+
+TrialsLike = Sequence[Trial] | TrialTable | str | PathLike[str]
+"""Trials as a user holds them: a list of `Trial`, a `TrialTable`, or a SOURCE."""
+
+
+def system_info(trials: TrialsLike, label: str, *, events: bool = True) -> SystemInfo:
+    """Resolve trials in any accepted form to a `SystemInfo` (with its run header
+    and tasks when stored; ``trials`` is ``None`` for a bare `TrialTable`).
+
+    ``events=False`` skips a store's transcripts and grades (what only the
+    outcomes need).
+    """
+    if isinstance(trials, TrialTable):
+        return SystemInfo(label=label, table=trials)
+    if isinstance(trials, str | PathLike):
+        # Imported here: sources pulls in the store, which pure metric users do not need.
+        from agentgauge.sources import open_source
+
+        src = open_source(str(trials), events=events)
+        return SystemInfo(
+            label=str(trials), table=src.table, run=src.run, tasks=src.tasks, trials=src.trials
+        )
+    items = list(trials)
+    return SystemInfo(label=label, table=TrialTable.from_trials(items), trials=items)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def metrics(
+    trials: TrialsLike,
+    *,
+    k: int | Iterable[int] = (1, 2, 4),
+    by: Sequence[str] = ("agent", "model", "variant"),
+    exclude_infra_errors: bool = False,
+    seed: int = 0,
+    behaviour: bool = True,
+) -> MetricsReport:
+    """``agentgauge metrics``: the metrics of trials in any form (`TrialsLike`).
+
+    See `compute_metrics` for the figures and options; ``report.to_dict()`` is
+    the ``agentgauge.metrics/1`` object.
+
+    With ``behaviour`` (the default) and trials that carry transcripts and
+    grades (a list of `Trial` or a SOURCE), the report adds per-group
+    ``tool_use`` and ``control`` sections and per-configuration
+    ``reliability`` (`agentgauge.metrics.behaviour`). A bare `TrialTable` has
+    only outcomes, so those sections are absent.
+    """
+    info = system_info(trials, "trials", events=behaviour)
+    report = compute_metrics(
+        info.table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed
+    )
+    if not behaviour or info.trials is None:
+        return report
+    from agentgauge.metrics.behaviour import behaviour_by_group, reliability_by_configuration
+
+    return dataclasses.replace(
+        report,
+        behaviour=behaviour_by_group(info.trials, by, exclude_infra_errors=exclude_infra_errors),
+        reliability=reliability_by_configuration(
+            info.trials, exclude_infra_errors=exclude_infra_errors, seed=seed
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- horizon
+
+
+def horizon(
+    trials: TrialsLike,
+    q: float | Sequence[float] = (0.5, 0.8),
+    bootstrap: int = 1000,
+    seed: int = 0,
+    regularization: float = 1e5,
+    by: str | Sequence[str] | None = "agent",
+    outcome: Outcome = "auto",
+) -> HorizonReport:
+    """``agentgauge horizon``: time horizons of trials in any form (`TrialsLike`);
+    see `agentgauge.metrics.horizon.horizon` for the fit and every option."""
+    info = system_info(trials, "trials", events=False)
+    return fit_horizon(
+        info.table,
+        q=q,
+        bootstrap=bootstrap,
+        seed=seed,
+        regularization=regularization,
+        by=by,
+        outcome=outcome,
+    )
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def compare(
+    a: TrialsLike,
+    b: TrialsLike,
+    *,
+    margin: float | None = None,
+    alpha: float = 0.05,
+    seed: int = 0,
+    include_heldout: bool = False,
+) -> Comparison:
+    """``agentgauge compare``: the paired comparison of B against A over the tasks
+    both ran (Miller 2024; docs/compare-and-plan.md).
+
+    ``verdict`` is the sentence ("B is better", "B is worse", "not
+    distinguishable from noise with T tasks × K trials", or with ``margin`` the
+    non-inferiority form); ``to_dict()`` is ``agentgauge.compare/1``. Gates read
+    ``non_inferior_at(margin)``.
+    """
+    sa, sb = system_info(a, "A", events=False), system_info(b, "B", events=False)
+    return _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
+
+
+def _compare(
+    sa: SystemInfo,
+    sb: SystemInfo,
+    *,
+    margin: float | None,
+    alpha: float,
+    seed: int,
+    include_heldout: bool,
+) -> Comparison:
+    try:
+        return compare_tables(
+            sa.table,
+            sb.table,
+            margin=margin,
+            alpha=alpha,
+            seed=seed,
+            label_a=sa.label,
+            label_b=sb.label,
+            include_heldout=include_heldout,
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), field="B") from exc
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """A comparison with its nine-line record."""
+
+    comparison: Comparison
+    record: ComparisonRecord
+    a: SystemInfo
+    b: SystemInfo
+
+
+def _store_of(spec: str) -> tuple[Path, str] | None:
+    from agentgauge.sources import is_store, parse_source
+
+    path, run_id = parse_source(spec)
+    if not is_store(path):
+        return None
+    return path, (run_id or "")
+
+
+def _audit_heldout(specs: Sequence[tuple[str, SystemInfo]]) -> HeldoutUsage | None:
+    """Log this use of held-out tasks once per store involved; return the usage in B's store."""
+    from agentgauge.store import Store
+
+    by_store: dict[Path, list[str]] = {}
+    for spec, info in specs:
+        where = _store_of(spec)
+        if where is not None and info.run is not None:
+            by_store.setdefault(where[0].resolve(), []).append(info.run.run_id)
+    usage = None
+    for path, run_ids in by_store.items():
+        with Store(path, create=False) as db:
+            db.audit(
+                HELDOUT_ACTION,
+                run_id=run_ids[-1],
+                detail={"command": "compare", "runs": run_ids},
+            )
+            usage = heldout_usage(db.audit_log(HELDOUT_ACTION))
+    return usage
+
+
+def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
+    from agentgauge.store import Store
+
+    for spec in specs:
+        where = _store_of(spec)
+        if where is not None:
+            with Store(where[0], create=False) as db:
+                return heldout_usage(db.audit_log(HELDOUT_ACTION))
+    return None
+
+
+def _null_from_store(spec: str, info: SystemInfo) -> NullAgentCheck | None:
+    """A ``null`` agent's run on the same suite version in B's store, when there is one."""
+    from agentgauge.store import Store
+
+    where = _store_of(spec)
+    if where is None or info.run is None:
+        return None
+    with Store(where[0], create=False) as db:
+        for run in reversed(db.list_runs()):
+            if (
+                run.agent in ("null", "builtin:null")
+                and run.suite_version == info.run.suite_version
+            ):
+                return null_agent_check(db.table(run.run_id))
+    return None
+
+
+def compare_sources(
+    a: str,
+    b: str,
+    *,
+    margin: float | None = None,
+    alpha: float = 0.05,
+    seed: int = 0,
+    include_heldout: bool = False,
+    deployment_k: int | None = None,
+    null: str | None = None,
+    judge_kappa: float | None = None,
+) -> CompareResult:
+    """What ``agentgauge compare A B`` does: the comparison and its record from two SOURCEs.
+
+    The null-agent line reads ``null`` (a SOURCE) or else a ``null`` agent's run
+    on the same suite version in B's store. Including held-out tasks writes an
+    audit entry in each store involved.
+    """
+    sa, sb = system_info(a, "A"), system_info(b, "B")
+    comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
+    heldout = _audit_heldout([(a, sa), (b, sb)]) if include_heldout else _heldout_usage([b, a])
+    if null is not None:
+        null_check: NullAgentCheck | None = null_agent_check(system_info(null, "null").table)
+    else:
+        null_check = _null_from_store(b, sb)
+    record = build_record(
+        comp,
+        sa,
+        sb,
+        deployment_k=deployment_k,
+        null_agent=null_check,
+        judge_kappa=judge_kappa,
+        heldout=heldout,
+        include_heldout=include_heldout,
+        seed=seed,
+    )
+    return CompareResult(comp, record, sa, sb)
+
+
+# --------------------------------------------------------------------------- gate
+
+
+_K = re.compile(r"^pass_(?:hat|at)_k\.(\d+)$")
+
+
+def _ks(config: GateConfig) -> list[int]:
+    ks = {1, 2, 4}
+    if config.deployment_k is not None:
+        ks.add(config.deployment_k)
+    for g in config.gates:
+        m = _K.match(g.metric or "")
+        if m:
+            ks.add(int(m.group(1)))
+    return sorted(ks)
+
+
+def blocking_failures(trials: Sequence[Trial]) -> int | None:
+    """Trials with a failed blocking rubric criterion; ``None`` when no rubric was graded."""
+    graded = [t for t in trials if any(g.grader == "rubric" for g in t.grades)]
+    if not graded:
+        return None
+    return sum(
+        1
+        for t in graded
+        for g in t.grades
+        if g.grader == "rubric"
+        and isinstance(g.evidence, dict)
+        and g.evidence.get("blocking_failed")
+    )
+
+
+def run_gates(
+    source: str,
+    config: GateConfig | str | Path,
+    *,
+    baseline: str | None = None,
+    by: Sequence[str] = ("agent", "model"),
+    seed: int = 0,
+) -> list[GateResult]:
+    """``agentgauge gate``: every gate of a config on SOURCE (and BASELINE for the
+    non-inferiority gates): metrics with the k values the config names, the
+    paired comparison against the baseline when a gate asks for one, and the
+    count of trials whose blocking rubric criterion failed."""
+    cfg = config if isinstance(config, GateConfig) else load_gate_config(config)
+    # Imported here: sources pulls in the store, which pure metric users do not need.
+    from agentgauge.sources import open_source
+
+    src = open_source(source)
+    trials = src.trials
+    if "all" not in cfg.variants:
+        trials = [t for t in trials if t.variant in cfg.variants]
+        if not trials:
+            found = sorted({t.variant for t in src.trials})
+            raise InputError(
+                f"no trials of variants {cfg.variants} in {source} (it has {found})",
+                field="variants",
+            )
+    report = metrics(trials, k=_ks(cfg), by=by, seed=seed, behaviour=False)
+    comparison = None
+    margins = [g.margin for g in cfg.gates if g.type == "non_inferiority"]
+    if baseline is not None and margins:
+        # compare() reads each run's base variant, as the gates do by default.
+        comparison = compare(baseline, source, margin=max(m or 0.0 for m in margins), seed=seed)
+        comparison_dict = comparison.to_dict()
+    else:
+        comparison_dict = None
+    needs_rubric = any(g.type == "no_blocking_failures" for g in cfg.gates)
+    return evaluate_gates(
+        cfg,
+        report.to_dict(),
+        comparison=comparison_dict,
+        blocking_failures=blocking_failures(trials) if needs_rubric else None,
+    )
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def _pilot_table(spec: str) -> TrialTable:
+    table = select_rows(system_info(spec, spec, events=False).table)
+    if len(table) == 0:
+        raise InputError("the pilot has no trials (base variant, dev split)", file=spec)
+    return table
+
+
+def _rates(table: TrialTable) -> dict[str, tuple[int, float]]:
+    """task → (trials, success rate); an infra error is a failure."""
+    ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
+    return {t: (int(n[i]), c[i] / n[i]) for i, t in enumerate(ids)}
+
+
+def _from_pilot(
+    pilot: str,
+    pilot_b: str | None,
+    *,
+    delta: float | None,
+    tasks: int | None,
+    trials: int,
+    correlation: float,
+    within_share: float,
+    alpha: float,
+    power: float,
+) -> Plan:
+    ta = _pilot_table(pilot)
+    inputs: dict[str, Any] = {"method": "pilot", "pilot": pilot, "within_share": within_share}
+    if pilot_b is None:
+        _, idx = ta.task_index()
+        try:
+            pv = pilot_variance(idx, ta.success & ~ta.infra_error)
+        except ValueError as exc:
+            raise InputError(str(exc), file=pilot, field="--pilot") from exc
+        comp = components_from_pilot(pv, correlation=correlation, within_share=within_share)
+        inputs.update(
+            correlation=correlation,
+            pilot_tasks=pv.n_tasks,
+            pilot_trials_per_task=pv.mean_trials,
+            pilot_rate=pv.mean_rate,
+            tau2=pv.tau2,
+            sigma2=pv.sigma2,
+        )
+    else:
+        ra, rb = _rates(ta), _rates(_pilot_table(pilot_b))
+        shared = sorted(set(ra) & set(rb))
+        if len(shared) < 2:
+            raise InputError("the two pilots share fewer than two tasks", field="--pilot-b")
+        arr = {
+            key: np.array([src[t][i] for t in shared], dtype=np.float64)
+            for key, src, i in (("na", ra, 0), ("pa", ra, 1), ("nb", rb, 0), ("pb", rb, 1))
+        }
+        comp = components_from_pilot_pair(
+            arr["na"], arr["pa"], arr["nb"], arr["pb"], within_share=within_share
+        )
+        inputs.update(method="pilot-pair", pilot_b=pilot_b, pilot_tasks=len(shared))
+    inputs["trials"] = trials
+    return plan_from_components(
+        comp,
+        delta=delta,
+        tasks=tasks,
+        trials_a=trials,
+        trials_b=trials,
+        alpha=alpha,
+        power=power,
+        inputs=inputs,
+    )
+
+
+def plan(
+    *,
+    baseline: float | None = None,
+    delta: float | None = None,
+    tasks: int | None = None,
+    trials: int = 1,
+    correlation: float = 0.0,
+    within_share: float = DEFAULT_WITHIN_SHARE,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    pilot: str | None = None,
+    pilot_b: str | None = None,
+) -> Plan:
+    """``agentgauge plan``: the tasks needed to detect a difference ``delta`` (or,
+    with ``tasks``, the smallest detectable difference), from assumptions (a
+    ``baseline`` rate and a ``correlation``) or from the variance of a ``pilot``
+    SOURCE (and a second system's ``pilot_b``, for a paired estimate). See
+    `agentgauge.stats.power` and docs/compare-and-plan.md for the formula.
+    Bad inputs raise `InputError` naming the option."""
+    checks = [
+        (not 0 < alpha < 1, "--alpha", "must be in (0, 1)"),
+        (not 0 < power < 1, "--power", "must be in (0, 1)"),
+        (trials < 1, "--trials", "must be at least 1"),
+        (not -1 <= correlation <= 1, "--correlation", "must be in [-1, 1]"),
+        (not 0 <= within_share <= 1, "--within-share", "must be in [0, 1]"),
+        (tasks is not None and tasks < 2, "--tasks", "must be at least 2"),
+        (delta is None and tasks is None, "--delta", "give --delta D, or --tasks N for the MDE"),
+        (delta is not None and (delta == 0 or abs(delta) >= 1), "--delta", "must be in (0, 1)"),
+        (pilot_b is not None and pilot is None, "--pilot-b", "needs --pilot"),
+        (pilot is None and baseline is None, "--baseline", "give --baseline P or --pilot SOURCE"),
+        (baseline is not None and not 0 <= baseline <= 1, "--baseline", "must be in [0, 1]"),
+    ]
+    for bad, name, why in checks:
+        if bad:
+            raise InputError(why, field=name)
+    try:
+        if pilot is not None:
+            return _from_pilot(
+                pilot,
+                pilot_b,
+                delta=delta,
+                tasks=tasks,
+                trials=trials,
+                correlation=correlation,
+                within_share=within_share,
+                alpha=alpha,
+                power=power,
+            )
+        assert baseline is not None
+        return plan_from_assumptions(
+            baseline,
+            delta=None if tasks is not None else delta,
+            tasks=tasks,
+            trials=trials,
+            correlation=correlation,
+            within_share=within_share,
+            alpha=alpha,
+            power=power,
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), field="--delta" if delta is not None else "--tasks") from exc
+
+
+# --------------------------------------------------------------------------- grade
+
+
+def regrade(
+    source: str,
+    graders: Sequence[str] | None = None,
+    *,
+    store: str | Path | None = None,
+) -> RegradeResult:
+    """``agentgauge grade``: re-grade a stored run's transcripts as a new grade
+    version (`agentgauge.graders.regrade.regrade`). ``source`` is ``DB:RUN_ID``,
+    a store that holds exactly one run, or (with ``store``) a run id."""
+    from agentgauge.graders.regrade import regrade as regrade_run
+    from agentgauge.sources import resolve_run
+
+    if store is not None and not Path(source).exists() and ":" not in source:
+        db_path, run_id = Path(store), source
+    else:
+        db_path, run_id = resolve_run(source)
+    return regrade_run(db_path, run_id, list(graders) if graders else None)
+
+
+# --------------------------------------------------------------------------- calibrate
+
+
+def calibrate(
+    labels: str | Path,
+    *,
+    judge: str | Path | None = None,
+    judge_rater: str = "judge",
+    against: Sequence[str] | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """``agentgauge calibrate``: judge-versus-human agreement from a labels file
+    (JSONL or CSV with a ``rater`` column), with the judge's labels in it or in
+    a separate ``judge`` file (`agentgauge.graders.calibration.calibrate` gives
+    the figures). A judge label for an item the labels file already has from
+    the judge is an error naming its line."""
+    from agentgauge.graders.calibration import calibrate as calibrate_labels
+    from agentgauge.graders.human import load_labels
+
+    found = load_labels(labels)
+    if judge is not None:
+        extra = load_labels(judge, rater=judge_rater)
+        clash = {(*lb.item, lb.kind, lb.order) for lb in found if lb.rater == judge_rater}
+        for lb in extra:
+            if (*lb.item, lb.kind, lb.order) in clash:
+                raise InputError(
+                    f"the judge already labelled this item in {labels}",
+                    file=judge,
+                    line=lb.line,
+                    field="task_id",
+                )
+        found = [*found, *extra]
+    return calibrate_labels(
+        found,
+        judge_rater=judge_rater,
+        humans=list(against) if against else None,
+        n_boot=n_boot,
+        seed=seed,
+        source=str(labels),
+    )
