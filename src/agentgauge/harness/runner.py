@@ -37,7 +37,7 @@ from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import InputError
 from agentgauge.harness.plan import Cell, check_variants, plan
 from agentgauge.harness.progress import RunProgress
-from agentgauge.harness.trial import Grader, default_grader, run_cell
+from agentgauge.harness.trial import Scorer, default_grader, run_cell
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
 from agentgauge.suite import SuiteLike, as_suite
@@ -134,7 +134,7 @@ async def arun(
     store: Store | str | Path = DEFAULT_STORE,
     run_id: str | None = None,
     progress: bool | None = None,
-    grader: Grader | None = default_grader,
+    grader: Scorer | None = default_grader,
     env_factory: EnvFactory | None = None,
     max_paraphrases: int | None = None,
     infra_retries: int = 0,
@@ -312,7 +312,7 @@ async def _execute(
     *,
     concurrency: int,
     timeout: float | None,
-    grader: Grader | None,
+    grader: Scorer | None,
     infra_retries: int,
     on_done: Callable[[Trial], None],
 ) -> None:

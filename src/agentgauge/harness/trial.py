@@ -37,18 +37,22 @@ from agentgauge.harness.plan import Cell
 from agentgauge.harness.session import SessionOutcome, TrialSession
 from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
-__all__ = ["Grader", "default_grader", "run_cell", "state_grader", "taken_control"]
+__all__ = ["Scorer", "default_grader", "run_cell", "state_grader", "taken_control"]
 
-Grader = Callable[[Task, Trial], tuple[bool, float, list[Grade]]]
-"""``grader(task, trial) -> (success, score, grades)`` for a completed trial."""
+Scorer = Callable[[Task, Trial], tuple[bool, float, list[Grade]]]
+"""How a finished trial gets its outcome: ``scorer(task, trial) -> (success, score,
+grades)`` (the ``grader=`` option of `agentgauge.run`). Not a grader: graders
+(`agentgauge.graders.Grader`) each judge one aspect; `default_grader` runs every
+enabled one and combines their grades into the outcome."""
 
 ErrorKind = Literal["infra", "agent"]
 
 
 def default_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
     """Every enabled code grader (`agentgauge.graders.grade_trial`: state, answer,
-    tool calls, trajectory, milestones and minefields, control), combined as SPEC 4
-    says. A task that enables none is not evaluated: success false, with an
+    tool calls, trajectory, milestones and minefields, control), combined by
+    `grade_trial` (every required grader must pass, as tau2-bench's reward
+    basis). A task that enables none is not evaluated: success false, with an
     ``unknown`` grade saying so."""
     from agentgauge.graders import grade_trial
 
@@ -89,7 +93,7 @@ async def run_cell(
     env_factory: EnvFactory,
     *,
     timeout: float | None,
-    grader: Grader | None,
+    grader: Scorer | None,
     max_steps: int = 200,
 ) -> Trial:
     """Run one cell and return its graded trial; never raises for agent or provider faults."""
