@@ -11,7 +11,7 @@ import agentgauge
 from agentgauge.agents.base import AgentError, Session, TransientError
 from agentgauge.agents.provider import provider_call
 from agentgauge.errors import InputError
-from agentgauge.harness.plan import cell_seed
+from agentgauge.harness.cells import cell_seed
 from agentgauge.harness.runner import run
 from agentgauge.harness.trial import state_grader
 from agentgauge.schema import Grade, Task, Trial

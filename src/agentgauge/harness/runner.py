@@ -35,7 +35,7 @@ from agentgauge.agents.base import Agent
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import InputError
-from agentgauge.harness.plan import Cell, check_variants, plan
+from agentgauge.harness.cells import Cell, cells_of_run, check_variants
 from agentgauge.harness.progress import RunProgress
 from agentgauge.harness.trial import Scorer, default_grader, run_cell
 from agentgauge.schema import Run, Task, Trial
@@ -196,7 +196,7 @@ async def arun(
         }
         cells = [
             c
-            for c in plan(
+            for c in cells_of_run(
                 the_suite.tasks,
                 trials=cfg["trials"],
                 variants=cfg["variants"],

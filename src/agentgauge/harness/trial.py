@@ -33,7 +33,7 @@ from typing import Any, Literal
 from agentgauge.agents.base import Agent, TransientError
 from agentgauge.agents.provider import ProviderError, trial_in_flight
 from agentgauge.envs.base import EnvFactory, Environment
-from agentgauge.harness.plan import Cell
+from agentgauge.harness.cells import Cell
 from agentgauge.harness.session import SessionOutcome, TrialSession
 from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 

@@ -34,10 +34,10 @@ __all__ = [
     "DEFAULT_FAULT_KINDS",
     "Cell",
     "cell_seed",
+    "cells_of_run",
     "check_variants",
     "expand_variants",
     "fault_kinds",
-    "plan",
 ]
 
 #: Used when the environment package does not declare its fault kinds (SPEC 6:
@@ -148,7 +148,7 @@ def _is_rate(text: str) -> bool:
         return False
 
 
-def plan(
+def cells_of_run(
     tasks: Sequence[Task],
     *,
     trials: int,

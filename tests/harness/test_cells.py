@@ -5,13 +5,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentgauge.errors import InputError
-from agentgauge.harness.plan import (
+from agentgauge.harness.cells import (
     DEFAULT_FAULT_KINDS,
     cell_seed,
+    cells_of_run,
     check_variants,
     expand_variants,
     fault_kinds,
-    plan,
 )
 from agentgauge.schema import Task
 
@@ -52,9 +52,9 @@ def test_known_variants_pass() -> None:
 
 
 def test_grid_is_trial_major_and_complete() -> None:
-    cells = list(plan([TWO, NONE], trials=2, variants=["base", "paraphrase"], seed=0))
+    grid = list(cells_of_run([TWO, NONE], trials=2, variants=["base", "paraphrase"], seed=0))
     # (3 variants for a + 1 for b) x 2 trials = 8
-    assert [c.key for c in cells] == [
+    assert [c.key for c in grid] == [
         ("a", 0, "base"),
         ("a", 0, "paraphrase:1"),
         ("a", 0, "paraphrase:2"),
@@ -64,7 +64,7 @@ def test_grid_is_trial_major_and_complete() -> None:
         ("a", 1, "paraphrase:2"),
         ("b", 1, "base"),
     ]
-    assert len({c.seed for c in cells}) == 8
+    assert len({c.seed for c in grid}) == 8
 
 
 def test_seed_is_a_fixed_function_of_the_cell() -> None:
