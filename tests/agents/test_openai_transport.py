@@ -20,7 +20,7 @@ import pytest
 
 from agentgauge.agents.base import TransientError
 from agentgauge.agents.openai import OpenAIAgent
-from agentgauge.agents.provider import ProviderExhausted, RetryPolicy
+from agentgauge.agents.provider import ProviderError, ProviderExhausted, RetryPolicy
 from agentgauge.harness.session import TrialSession
 from agentgauge.schema import Task
 from agentgauge.testing.openai_server import completion, error_body
@@ -274,6 +274,18 @@ def test_retry_after_is_read_and_the_timeout_is_per_request() -> None:
     assert failure(fast).retry_after == 3.0
     assert str(failure(slow)) == "request timed out after 0.3 s (request_timeout)"
     assert served == ["q0", "q1"]
+
+
+def test_a_hostile_body_is_a_provider_error_not_a_crash() -> None:
+    async def nested(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        await read_request(reader)
+        payload = b"[" * 100_000  # deeper than json.loads can recurse
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(payload) + payload)
+        await writer.drain()
+
+    (outcome,), _ = serve(nested, 1)
+    assert isinstance(outcome, ProviderError)  # infra, and not retried
+    assert str(outcome).startswith("malformed chat-completions response: '[[[")
 
 
 def test_the_proxy_named_by_the_environment_is_used(monkeypatch: pytest.MonkeyPatch) -> None:

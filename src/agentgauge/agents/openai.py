@@ -294,7 +294,8 @@ def _reply_body(
     try:
         data = json.loads(content)
         message = data["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError):
+    # RecursionError: JSON nested deeper than the parser goes (a hostile body)
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):
         raise ProviderError(
             f"malformed chat-completions response: {_text(content)[:200]!r}"
         ) from None
@@ -312,6 +313,6 @@ def _error_message(content: bytes, reason: str | None) -> str:
         err = json.loads(content).get("error")
         if isinstance(err, dict) and err.get("message"):
             return str(err["message"])
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         pass
     return _text(content)[:200] or reason or ""

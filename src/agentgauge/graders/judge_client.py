@@ -337,7 +337,7 @@ class JudgeClient:
             body = json.loads(content)
             choice = body["choices"][0]
             message = choice.get("message") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise JudgeUnavailable(
                 "judge endpoint sent a body that is not a chat completion: "
                 f"{content.decode('utf-8', errors='replace')[:200]!r}",
