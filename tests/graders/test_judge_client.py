@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from agentgauge.graders.judge_client import (
@@ -17,22 +20,24 @@ from agentgauge.graders.judge_client import (
     JudgeUnavailable,
     judge_cost_usd,
 )
-from agentgauge.testing.openai_server import completion
+from agentgauge.testing.openai_server import OpenAIServer, Reply, completion
 
 MESSAGES = [{"role": "user", "content": "judge this"}]
 
 
-def client_for(
-    replies: list[httpx.Response], config: JudgeConfig, sleeps: list[float]
-) -> JudgeClient:
+@contextmanager
+def client_for(replies: list[Reply], sleeps: list[float], **kw: Any) -> Iterator[JudgeClient]:
+    """A client of a loopback server that sends ``replies`` in order."""
     queue = iter(replies)
-    return JudgeClient(
-        config, sleep=sleeps.append, transport=httpx.MockTransport(lambda request: next(queue))
-    )
+    with (
+        OpenAIServer(lambda request: next(queue)) as server,
+        JudgeClient(config(base_url=server.base_url, **kw), sleep=sleeps.append) as client,
+    ):
+        yield client
 
 
-def config(**kw: Any) -> JudgeConfig:
-    return JudgeConfig(base_url="http://judge.invalid/v1", model="judge-x", api_key_env=None, **kw)
+def config(base_url: str = "http://judge.invalid/v1", **kw: Any) -> JudgeConfig:
+    return JudgeConfig(base_url=base_url, model="judge-x", api_key_env=None, **kw)
 
 
 def test_retry_after_as_http_date_is_honoured() -> None:
@@ -41,10 +46,10 @@ def test_retry_after_as_http_date_is_honoured() -> None:
     when = format_datetime(datetime.now(UTC) + timedelta(seconds=100), usegmt=True)
     sleeps: list[float] = []
     replies = [
-        httpx.Response(503, headers={"Retry-After": when}, json={"error": "busy"}),
-        httpx.Response(200, json=completion("ok", model="judge-x")),
+        Reply(503, {"error": "busy"}, headers={"Retry-After": when}),
+        Reply(200, completion("ok", model="judge-x")),
     ]
-    with client_for(replies, config(max_backoff_s=1000.0), sleeps) as client:
+    with client_for(replies, sleeps, max_backoff_s=1000.0) as client:
         reply = client.complete(MESSAGES)
     assert reply.attempts == 2
     assert len(sleeps) == 1 and 50.0 <= sleeps[0] <= 100.0
@@ -52,9 +57,9 @@ def test_retry_after_as_http_date_is_honoured() -> None:
 
 def test_retry_after_is_capped_and_retries_are_bounded() -> None:
     sleeps: list[float] = []
-    replies = [httpx.Response(429, headers={"Retry-After": "600"}, json={})] * 3
+    replies = [Reply(429, {}, headers={"Retry-After": "600"})] * 3
     with (
-        client_for(replies, config(max_retries=2, max_backoff_s=3.0), sleeps) as client,
+        client_for(replies, sleeps, max_retries=2, max_backoff_s=3.0) as client,
         pytest.raises(JudgeUnavailable, match="3 attempts") as err,
     ):
         client.complete(MESSAGES)
@@ -71,11 +76,10 @@ def test_prices_from_config_yaml_lists_and_env_file(
     body = completion("ok", model="judge-x", prompt_tokens=1000, completion_tokens=500)
 
     # The shared table with AGENTGAUGE_PRICES: (1000·1 + 500·1) / 1e6 = 1.5e-3.
-    with client_for([httpx.Response(200, json=body)], config(), []) as client:
+    with client_for([Reply(200, body)], []) as client:
         assert client.complete(MESSAGES).cost_usd == pytest.approx(1.5e-3)
     # JudgeConfig.prices wins, given as a YAML list: (1000·2 + 500·4) / 1e6 = 4e-3.
-    cfg = config(prices={"judge-x": [2.0, 4.0]})
-    with client_for([httpx.Response(200, json=body)], cfg, []) as client:
+    with client_for([Reply(200, body)], [], prices={"judge-x": [2.0, 4.0]}) as client:
         assert client.complete(MESSAGES).cost_usd == pytest.approx(4e-3)
 
 
@@ -93,3 +97,37 @@ def test_unknown_price_is_none_and_names_are_normalised() -> None:
 def test_bad_price_override_is_rejected() -> None:
     with pytest.raises(ValueError, match="input, output"):
         JudgeClient(config(prices={"judge-x": (1.0, 2.0, 3.0)}))
+
+
+def test_works_inside_a_running_event_loop_and_close_stops_its_thread() -> None:
+    # Graders are synchronous, and may be called from a thread whose event loop is
+    # running (the harness's): the client's own loop runs on its own thread.
+    replies = [Reply(200, completion("ok", model="judge-x"))] * 2
+    before = set(threading.enumerate())
+    with client_for(replies, []) as client:
+
+        async def grade() -> list[str | None]:
+            return [client.complete(MESSAGES).text for _ in range(2)]
+
+        assert asyncio.run(grade()) == ["ok", "ok"]
+        (thread,) = [
+            t
+            for t in threading.enumerate()
+            if t not in before and t.name == "agentgauge-judge-http"
+        ]
+        assert thread.is_alive()
+    assert not thread.is_alive()
+
+
+def test_a_request_timeout_is_retried_and_named() -> None:
+    sleeps: list[float] = []
+    replies = [Reply(200, completion("late"), delay_s=2.0)] * 2
+    with (
+        client_for(replies, sleeps, timeout_s=0.2, max_retries=1) as client,
+        pytest.raises(JudgeUnavailable) as err,
+    ):
+        client.complete(MESSAGES)
+    assert str(err.value) == (
+        "judge endpoint failed after 2 attempts: request timed out after 0.2 s (timeout_s)"
+    )
+    assert len(sleeps) == 1

@@ -272,18 +272,12 @@ def test_server_without_json_mode_is_asked_again_without_it(serve: Any) -> None:
 
 
 def test_api_key_is_read_from_the_named_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    import httpx
-
-    seen: list[str | None] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request.headers.get("authorization"))
-        return httpx.Response(200, json=completion(answer("yes")))
-
     monkeypatch.setenv("MY_JUDGE_KEY", "sk-test")
-    config = JudgeConfig(base_url="http://judge.invalid/v1", model="m", api_key_env="MY_JUDGE_KEY")
-    with JudgeClient(config, transport=httpx.MockTransport(handler)) as client:
-        client.complete([{"role": "user", "content": "hi"}])
+    with OpenAIServer(lambda request: Reply(body=completion(answer("yes")))) as server:
+        config = JudgeConfig(base_url=server.base_url, model="m", api_key_env="MY_JUDGE_KEY")
+        with JudgeClient(config) as client:
+            client.complete([{"role": "user", "content": "hi"}])
+    seen: list[str | None] = [h.get("authorization") for h in server.headers]
     assert seen == ["Bearer sk-test"]
 
 

@@ -20,7 +20,8 @@ Errors, and whose they are:
   environment does not offer, is a `MalformedToolCall` (the agent's error)
   — unless ``on_malformed="feedback"``, which sends the error back to the model
   as the tool's result and lets it try again;
-- 429, 408 and 5xx responses, connection errors and request timeouts are
+- 429, 408 and 5xx responses, connection errors, responses that are not
+  HTTP, and request timeouts (``request_timeout``, one per request) are
   retried with backoff (`agentgauge.agents.provider`); when retries run out
   the trial is an infra error (`ProviderExhausted`);
 - other 4xx responses and unparseable response bodies are `ProviderError`
@@ -36,14 +37,13 @@ import asyncio
 import json
 import os
 import random
-import ssl
 import time
 from typing import Any, Literal
 
-import httpx
+import aiohttp
 
-from agentgauge.agents._http import HttpPool, Reply
 from agentgauge.agents.base import AgentError, Session, TransientError
+from agentgauge.agents.http import TRANSPORT_ERRORS, new_session, transport_failure
 from agentgauge.agents.prices import PriceTable, default_prices
 from agentgauge.agents.provider import (
     ProviderError,
@@ -71,6 +71,15 @@ class OpenAIAgent:
     (``OPENAI_API_KEY``); without a key no ``Authorization`` header is sent,
     which is what local servers expect. ``params`` are extra request fields
     (``temperature``, ``max_tokens``, ...).
+
+    HTTP goes through one `aiohttp.ClientSession` per event loop
+    (`agentgauge.agents.http`): keep-alive connections, TLS with aiohttp's
+    default (verifying) context, the proxy named by ``HTTP_PROXY``/``HTTPS_PROXY``
+    unless ``NO_PROXY`` covers the host. Each request, connecting included, must
+    finish within ``request_timeout`` seconds; a late one is retried like a
+    connection error. ``max_connections`` caps the open connections (default: no
+    cap; under the harness there are never more than its concurrency, since each
+    trial has at most one request in flight).
     """
 
     def __init__(
@@ -87,6 +96,7 @@ class OpenAIAgent:
         on_malformed: Literal["error", "feedback"] = "error",
         params: dict[str, Any] | None = None,
         name: str | None = None,
+        max_connections: int | None = None,
     ) -> None:
         if not model:
             raise ValueError("openai: needs a model name, e.g. openai:gpt-4o-mini")
@@ -102,57 +112,54 @@ class OpenAIAgent:
         self.max_turns = max_turns
         self.on_malformed = on_malformed
         self.params = dict(params or {})
-        self._pool: _ClientPool | None = None
-        self._pool_loop: asyncio.AbstractEventLoop | None = None
+        self.max_connections = max_connections
+        self._http: aiohttp.ClientSession | None = None
+        self._http_loop: asyncio.AbstractEventLoop | None = None
+        self._url = ""  # set with the session, from the base URL at that time
         self._rng = random.Random()
         self._tools_json: tuple[list[dict[str, Any]], int, str] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _clients(self) -> _ClientPool:
-        # One pool per event loop: a client cannot outlive its loop, and
+    def _session(self) -> aiohttp.ClientSession:
+        # One session per event loop: a session cannot outlive its loop, and
         # `agentgauge.run` starts a new loop per call.
         loop = asyncio.get_running_loop()
-        if self._pool is None or self._pool_loop is not loop:
+        if self._http is None or self._http_loop is not loop:
             headers = {"Content-Type": "application/json"}
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
-            self._pool = _ClientPool(self.base_url, headers, self.request_timeout)
-            self._pool_loop = loop
-        return self._pool
+            self._url = self.base_url + "/chat/completions"
+            self._http = new_session(
+                self.base_url,
+                headers,
+                self.request_timeout,
+                max_connections=self.max_connections,
+            )
+            self._http_loop = loop
+        return self._http
 
     async def aclose(self) -> None:
         """Close the HTTP connections (the harness calls this when a run ends)."""
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            await pool.aclose()
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.close()
 
     # ------------------------------------------------------------------ one call
 
     async def _post_once(self, body: bytes) -> dict[str, Any]:
+        http = self._session()
         try:
             with provider_call():
-                response = await self._clients().post("/chat/completions", body)
-        except httpx.TransportError as exc:  # connect/read errors, resets, request timeouts
-            raise TransientError(f"{type(exc).__name__}: {exc}") from exc
-        status = response.status_code
-        if status in _RETRY_STATUS:
+                async with http.post(self._url, data=body) as response:
+                    content = await response.read()
+        except TRANSPORT_ERRORS as exc:
             raise TransientError(
-                f"HTTP {status}: {_error_message(response)}",
-                retry_after=parse_retry_after(response.headers.get("retry-after")),
-            )
-        if status >= 400:
-            raise ProviderError(f"HTTP {status}: {_error_message(response)}")
-        try:
-            data = response.json()
-            message = data["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise ProviderError(
-                f"malformed chat-completions response: {response.text[:200]!r}"
-            ) from None
-        if not isinstance(message, dict):
-            raise ProviderError("malformed chat-completions response: message is not an object")
-        return dict(data)
+                transport_failure(exc, self.request_timeout, "request_timeout")
+            ) from exc
+        return _reply_body(
+            response.status, response.reason, response.headers.get("Retry-After"), content
+        )
 
     async def complete(
         self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -236,77 +243,6 @@ class OpenAIAgent:
         return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
-class _ClientPool:
-    """HTTP clients for one endpoint.
-
-    ``http://`` endpoints (local servers, where speed matters) go through one
-    lean client, `agentgauge.agents._http.HttpPool`. ``https://`` endpoints use httpx's own
-    transport (TLS, proxies), as many single-connection clients, an idle one
-    picked per request: httpcore 1.0's pool re-scans every connection for every
-    queued request on each state change, which costs milliseconds per request at
-    tens of concurrent requests, while a one-connection pool scans one entry.
-    Those clients are created on demand, so there are never more than the peak
-    number of concurrent requests (bounded by the harness's concurrency). The
-    measurements behind both choices are in `agentgauge.agents._http`.
-    """
-
-    def __init__(self, base_url: str, headers: dict[str, str], timeout: float) -> None:
-        self._base_url = base_url
-        self._headers = headers
-        self._timeout = timeout
-        self._idle: list[httpx.AsyncClient] = []
-        self._all: list[httpx.AsyncClient] = []
-        self._native: HttpPool | None = None
-        self._ssl: ssl.SSLContext | None = None
-        if base_url.startswith("http://"):
-            # Requests go straight to the lean client: httpx's request and response
-            # objects alone would cost a fifth of a millisecond per call.
-            url = httpx.URL(base_url)
-            self._native = HttpPool()
-            self._host, self._port = url.host, url.port or 80
-            self._prefix = url.raw_path.rstrip(b"/").decode("ascii")
-            lines = [f"{k}: {v}" for k, v in headers.items()]
-            self._head_tail = "\r\n".join([f"Host: {url.netloc.decode('ascii')}", *lines])
-        else:
-            # Loading the CA bundle takes tens of milliseconds and httpx does it for
-            # every client: do it once per pool.
-            self._ssl = httpx.create_ssl_context()
-
-    async def post(self, path: str, content: bytes) -> httpx.Response | Reply:
-        """POST a JSON body (already encoded) to ``path`` under the base URL."""
-        if self._native is not None:
-            head = (
-                f"POST {self._prefix}{path} HTTP/1.1\r\n{self._head_tail}\r\n"
-                f"Content-Length: {len(content)}\r\n\r\n"
-            ).encode("latin-1")
-            return await self._native.request(
-                self._host, self._port, head, content, timeout=self._timeout
-            )
-        if self._idle:
-            client = self._idle.pop()
-        else:
-            client = httpx.AsyncClient(
-                base_url=self._base_url,
-                headers=self._headers,
-                timeout=self._timeout,
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-                verify=self._ssl or True,
-            )
-            self._all.append(client)
-        try:
-            return await client.post(path, content=content)
-        finally:
-            self._idle.append(client)
-
-    async def aclose(self) -> None:
-        if self._native is not None:
-            await self._native.aclose()
-        for client in self._all:
-            await client.aclose()
-        self._all.clear()
-        self._idle.clear()
-
-
 def _parse_tool_call(call: Any, names: set[Any]) -> tuple[str, dict[str, Any]]:
     """Name and arguments of a tool call, or `MalformedToolCall` saying what is wrong.
 
@@ -342,11 +278,41 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _error_message(response: httpx.Response | Reply) -> str:
+def _reply_body(
+    status: int, reason: str | None, retry_after: str | None, content: bytes
+) -> dict[str, Any]:
+    """The body of a 2xx chat-completions response, or the error its status calls for:
+    `TransientError` for 408, 429 and 5xx (with the ``Retry-After`` wait), `ProviderError`
+    for other failures and for a body that is not a chat completion."""
+    if status in _RETRY_STATUS:
+        raise TransientError(
+            f"HTTP {status}: {_error_message(content, reason)}",
+            retry_after=parse_retry_after(retry_after),
+        )
+    if status >= 400:
+        raise ProviderError(f"HTTP {status}: {_error_message(content, reason)}")
     try:
-        err = response.json().get("error")
+        data = json.loads(content)
+        message = data["choices"][0]["message"]
+    # RecursionError: JSON nested deeper than the parser goes (a hostile body)
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):
+        raise ProviderError(
+            f"malformed chat-completions response: {_text(content)[:200]!r}"
+        ) from None
+    if not isinstance(message, dict):
+        raise ProviderError("malformed chat-completions response: message is not an object")
+    return dict(data)
+
+
+def _text(content: bytes) -> str:
+    return content.decode("utf-8", errors="replace")
+
+
+def _error_message(content: bytes, reason: str | None) -> str:
+    try:
+        err = json.loads(content).get("error")
         if isinstance(err, dict) and err.get("message"):
             return str(err["message"])
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         pass
-    return response.text[:200] or response.reason_phrase
+    return _text(content)[:200] or reason or ""

@@ -1,16 +1,25 @@
 """The judge's connection to a model: any OpenAI-compatible chat-completions endpoint.
 
-One synchronous `JudgeClient.complete` per judge call, over httpx, with bounded
-retries for transient failures (HTTP 429 and 5xx, connection errors, request
-timeouts). The waits are the agents' `RetryPolicy` with ``base_delay=backoff_s``
-and ``max_delay=max_backoff_s``: attempt ``n`` (0-based) waits
+One synchronous `JudgeClient.complete` per judge call, with bounded retries for
+transient failures (HTTP 429 and 5xx, connection errors, request timeouts). The
+waits are the agents' `RetryPolicy` with ``base_delay=backoff_s`` and
+``max_delay=max_backoff_s``: attempt ``n`` (0-based) waits
 ``min(max_backoff_s, backoff_s · 2**n)`` scaled by a uniform factor in [0.5, 1]
 ("equal jitter", AWS Architecture Blog, *Exponential Backoff and Jitter*, 2015);
 a ``Retry-After`` header (seconds or an HTTP date, `parse_retry_after`) replaces
-the delay (capped at ``max_backoff_s``). The loop itself stays synchronous (the
-judge runs inside synchronous graders). When the retries are spent the
-call raises `JudgeUnavailable`, which the rubric grader records as an
-``unknown`` verdict — a provider outage is never read as the agent's failure.
+the delay (capped at ``max_backoff_s``). When the retries are spent the call
+raises `JudgeUnavailable`, which the rubric grader records as an ``unknown``
+verdict — a provider outage is never read as the agent's failure.
+
+HTTP is aiohttp's, as for the agents (`agentgauge.agents.http`: one session,
+keep-alive, the environment's proxy, one timeout per request). The interface
+stays synchronous, because graders are: the client owns one event loop on a
+background thread, started with the first request and stopped by `close`, and
+each request is handed to it (`asyncio.run_coroutine_threadsafe`) while the
+caller waits. That works from any thread, including one whose own event loop is
+running (a grader called from the harness), where ``asyncio.run`` would refuse,
+and it keeps the connection alive from one call to the next, which a new loop
+per call could not. The retry loop and its waits stay in the caller's thread.
 
 ``response_format: {"type": "json_object"}`` is requested when
 ``JudgeConfig.json_mode`` is on, but never relied upon: a server that rejects
@@ -20,20 +29,26 @@ parser accepts JSON however it arrives.
 Judge spend is priced from the same `PriceTable` as the agents' model calls
 (`agentgauge.agents.prices`: the built-in list prices, extended by
 ``AGENTGAUGE_PRICES``), with ``JudgeConfig.prices`` as overrides; a model
-missing from the table has an unknown cost (``None``), never 0 (SPEC 5.3).
+missing from the table has an unknown cost (``None``), never 0 (docs/metrics.md,
+*cost of pass*).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import random
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-import httpx
+import aiohttp
 
+from agentgauge.agents.http import TRANSPORT_ERRORS, new_session, transport_failure
 from agentgauge.agents.prices import Price, PriceTable, default_prices
 from agentgauge.agents.provider import RetryPolicy, parse_retry_after
 
@@ -154,8 +169,69 @@ class JudgeReply:
     """Wall-clock seconds, retries and waits included."""
 
 
+T = TypeVar("T")
+
+
+class _Background:
+    """An event loop on a daemon thread and the aiohttp session that lives on it.
+
+    Holds no reference to its `JudgeClient`, so a client that is dropped without
+    `JudgeClient.close` can still be collected, and its finalizer stops the thread.
+    """
+
+    def __init__(self, base_url: str, timeout_s: float) -> None:
+        self._base_url = base_url
+        self._timeout_s = timeout_s
+        self._session: aiohttp.ClientSession | None = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="agentgauge-judge-http", daemon=True
+        )
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the background loop and wait for its result."""
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()  # interrupted while waiting (^C): do not leave it running
+            raise
+
+    async def post(
+        self, url: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, str | None, bytes]:
+        """POST ``body``; the status, the ``Retry-After`` header and the body."""
+        if self._session is None:  # made here: a session belongs to the loop it is made in
+            self._session = new_session(
+                self._base_url, {"Content-Type": "application/json"}, self._timeout_s
+            )
+        async with self._session.post(url, data=body, headers=headers) as response:
+            return response.status, response.headers.get("Retry-After"), await response.read()
+
+    async def _close_session(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        if threading.current_thread() is self._thread:  # only from a finalizer run there
+            self._loop.call_soon(self._loop.stop)
+            return
+        self.run(self._close_session())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+
 class JudgeClient:
-    """Calls the judge endpoint; reusable across criteria and trials (keeps the connection)."""
+    """Calls the judge endpoint; reusable across criteria and trials (keeps the connection).
+
+    Safe to call from several threads at once. `close` (or a ``with`` block) stops
+    its background thread and closes the connections; a client that is never
+    closed is closed when it is garbage-collected or when the interpreter exits.
+    """
 
     def __init__(
         self,
@@ -163,7 +239,6 @@ class JudgeClient:
         *,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
-        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.config = config
         self._sleep = sleep
@@ -175,12 +250,15 @@ class JudgeClient:
             max_delay=config.max_backoff_s,
         )
         self._prices = judge_price_table(config.prices, base=default_prices())
-        self._http = httpx.Client(
-            base_url=config.base_url.rstrip("/"), timeout=config.timeout_s, transport=transport
-        )
+        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._background: _Background | None = None
+        self._lock = threading.Lock()
 
     def close(self) -> None:
-        self._http.close()
+        with self._lock:
+            background, self._background = self._background, None
+        if background is not None:
+            background.close()
 
     def __enter__(self) -> JudgeClient:
         return self
@@ -188,13 +266,22 @@ class JudgeClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _post(self, body: bytes) -> tuple[int, str | None, bytes]:
+        with self._lock:
+            if self._background is None:
+                background = _Background(self.config.base_url, self.config.timeout_s)
+                weakref.finalize(self, background.close)
+                self._background = background
+            background = self._background
+        return background.run(background.post(self._url, body, self._headers()))
+
     def _headers(self) -> dict[str, str]:
         env = self.config.api_key_env
         key = os.environ.get(env) if env else None
         auth = {"Authorization": f"Bearer {key}"} if key else {}
         return {**self.config.headers, **auth}
 
-    def _body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def _body(self, messages: list[dict[str, str]]) -> bytes:
         cfg = self.config
         body: dict[str, Any] = {
             "model": cfg.model,
@@ -206,11 +293,7 @@ class JudgeClient:
             body["seed"] = cfg.seed
         if self._json_mode:
             body["response_format"] = {"type": "json_object"}
-        return body
-
-    def _wait(self, attempt: int, response: httpx.Response | None) -> None:
-        hinted = parse_retry_after(response.headers.get("retry-after")) if response else None
-        self._sleep(self._retry.delay(attempt, self._rng, hinted))
+        return json.dumps(body).encode()
 
     def complete(self, messages: list[dict[str, str]]) -> JudgeReply:
         """Send one chat-completions request; retry transient failures.
@@ -224,19 +307,17 @@ class JudgeClient:
         last = ""
         while True:
             attempts += 1
-            response: httpx.Response | None = None
+            retry_after: str | None = None
             try:
-                response = self._http.post(
-                    "/chat/completions", json=self._body(messages), headers=self._headers()
-                )
-            except (httpx.TransportError, httpx.TimeoutException) as exc:
-                last = f"{type(exc).__name__}: {exc}"
+                status, retry_after, content = self._post(self._body(messages))
+            except TRANSPORT_ERRORS as exc:
+                last = transport_failure(exc, self.config.timeout_s, "timeout_s")
             else:
-                status = response.status_code
                 if status == 200:
-                    return self._reply(response, attempts, time.monotonic() - start)
-                last = f"HTTP {status}: {response.text[:200]}"
-                if status == 400 and self._json_mode and "response_format" in response.text:
+                    return self._reply(content, attempts, time.monotonic() - start)
+                text = content.decode("utf-8", errors="replace")
+                last = f"HTTP {status}: {text[:200]}"
+                if status == 400 and self._json_mode and "response_format" in text:
                     # The server does not support JSON mode: ask again without it,
                     # without spending a retry (the prompt still asks for JSON).
                     self._json_mode = False
@@ -247,18 +328,19 @@ class JudgeClient:
                 raise JudgeUnavailable(
                     f"judge endpoint failed after {attempts} attempts: {last}", attempts=attempts
                 )
-            self._wait(retries, response)
+            hinted = parse_retry_after(retry_after)
+            self._sleep(self._retry.delay(retries, self._rng, hinted))
             retries += 1
 
-    def _reply(self, response: httpx.Response, attempts: int, latency: float) -> JudgeReply:
+    def _reply(self, content: bytes, attempts: int, latency: float) -> JudgeReply:
         try:
-            body = response.json()
+            body = json.loads(content)
             choice = body["choices"][0]
             message = choice.get("message") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise JudgeUnavailable(
                 "judge endpoint sent a body that is not a chat completion: "
-                f"{response.text[:200]!r}",
+                f"{content.decode('utf-8', errors='replace')[:200]!r}",
                 attempts=attempts,
             ) from None
         usage = body.get("usage") or {}
@@ -266,13 +348,13 @@ class JudgeClient:
         tout = usage.get("completion_tokens")
         tin = tin if isinstance(tin, int) else None
         tout = tout if isinstance(tout, int) else None
-        content = message.get("content")
+        content_text = message.get("content")
         refusal = message.get("refusal")
         # Price by the configured name: servers often answer with a dated snapshot
         # ("gpt-4o-2024-08-06") that the price table does not list.
         cost = self._prices.cost(_price_names(self.config.model), tin, tout)
         return JudgeReply(
-            text=content if isinstance(content, str) else None,
+            text=content_text if isinstance(content_text, str) else None,
             model=str(body.get("model") or self.config.model),
             finish_reason=choice.get("finish_reason"),
             refusal=refusal if isinstance(refusal, str) else None,

@@ -12,7 +12,7 @@ and an optional delay. Helpers build the common bodies: `completion` (text
 and/or tool calls with usage) and `error_body`.
 
     with OpenAIServer(responder) as server:
-        client = httpx.Client(base_url=server.base_url)
+        agent = OpenAIAgent("fake-model", base_url=server.base_url)
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class OpenAIServer:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._conns: set[_Connection] = set()
-        self._wire: dict[int, tuple[Reply, bytes]] = {}
+        self._wire: dict[tuple[int, bool], tuple[Reply, bytes]] = {}
 
     @property
     def port(self) -> int:
@@ -183,24 +183,28 @@ class OpenAIServer:
         finally:
             loop.close()
 
-    def _encoded(self, reply: Reply) -> bytes:
-        """The reply as bytes on the wire (a ``constant`` one encoded once)."""
-        hit = self._wire.get(id(reply)) if reply.constant else None
+    def _encoded(self, reply: Reply, *, close: bool = False) -> bytes:
+        """The reply as bytes on the wire (a ``constant`` one encoded once). ``close``:
+        the connection closes after it, and the reply says so (RFC 9112 9.6), so that
+        no client sends another request on it."""
+        key = (id(reply), close)
+        hit = self._wire.get(key) if reply.constant else None
         if hit is not None and hit[0] is reply:
             return hit[1]
         body = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
         data = body.encode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
+        connection = "close" if close else "keep-alive"
         wire = (
             f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-            f"{extra}Connection: keep-alive\r\n\r\n".encode()
+            f"{extra}Connection: {connection}\r\n\r\n".encode()
             + data
         )
         if reply.constant:
             if len(self._wire) > 64:
                 self._wire.clear()
-            self._wire[id(reply)] = (reply, wire)
+            self._wire[key] = (reply, wire)
         return wire
 
     def _dispatch(self, method: str, path: str, raw: bytes, headers: dict[str, str]) -> Reply:
@@ -275,7 +279,8 @@ class _Connection(asyncio.Protocol):
             arrived = loop.time()
             reply = self.server._dispatch(method, path, raw, headers)
             close = headers.get("connection", "").lower() == "close"
-            self.due.append((arrived + reply.delay_s, self.server._encoded(reply), close))
+            wire = self.server._encoded(reply, close=close)
+            self.due.append((arrived + reply.delay_s, wire, close))
             if self.timer is None:
                 self._send_due()
 

@@ -1,0 +1,95 @@
+"""HTTP to model providers, over aiohttp: how a session is made, and what a failure means.
+
+The ``openai:`` adapter and the model judge both talk to chat-completions
+endpoints; they share these rules so that they behave alike:
+
+- one `aiohttp.ClientSession` per client (and per event loop): keep-alive
+  connections, TLS with aiohttp's default context (certificates verified
+  against the system's store, made once per process);
+- one timeout per request (`aiohttp.ClientTimeout` ``total``: connecting,
+  sending and reading the whole response);
+- the proxy the environment names for the endpoint (``HTTP_PROXY``,
+  ``HTTPS_PROXY``, ``NO_PROXY``, proxy credentials in ``~/.netrc``), by
+  aiohttp's own rules for ``trust_env``, looked up once per session;
+- transport failures (refused or reset connections, a response cut short or
+  not HTTP at all, the request timeout) are retryable: `transport_failure`
+  says which happened, in words, for the `TransientError` the caller raises.
+
+Why the proxy is looked up once rather than with ``trust_env=True``: aiohttp
+3.14 then looks up the proxy and ``~/.netrc`` in worker threads on every
+request (aio-libs/aiohttp#10025 asks to keep the environment's proxy in the
+session instead), which on ``benchmarks/bench_harness.py`` (b) held the adapter
+to 44–50% of its ceiling against 80–87% this way, in the same runs (two cores,
+aiohttp 3.14.5). An endpoint's proxy does not change while a run lasts.
+``~/.netrc`` is not read for the endpoint's own credentials: the key comes from
+the environment variable the caller names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import aiohttp
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
+
+__all__ = ["TRANSPORT_ERRORS", "env_proxy", "new_session", "transport_failure"]
+
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
+    TimeoutError,  # the request timeout (aiohttp's socket timeouts are TimeoutErrors too)
+    aiohttp.ClientConnectionError,  # refused, reset, closed before the response was complete
+    aiohttp.ClientPayloadError,  # a body cut short or badly encoded
+    aiohttp.ClientResponseError,  # a response aiohttp could not parse as HTTP
+)
+"""What a request can raise that retrying may cure."""
+
+
+def env_proxy(url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+    """The proxy (and its credentials) the environment names for ``url``, or ``None``."""
+    try:
+        return get_env_proxy_for_url(URL(url))
+    except LookupError:  # no proxy for this scheme, or NO_PROXY covers the host
+        return None, None
+
+
+def new_session(
+    base_url: str,
+    headers: Mapping[str, str],
+    timeout_s: float,
+    *,
+    max_connections: int | None = None,
+) -> aiohttp.ClientSession:
+    """A session for requests to ``base_url`` (call it inside the event loop that uses it).
+
+    ``max_connections`` caps the open connections; ``None`` sets no cap of its own
+    (aiohttp opens a connection only when no idle one is left, so the pool grows to
+    the number of requests in flight, and keeps them alive for the next ones).
+    """
+    proxy, proxy_auth = env_proxy(base_url)
+    return aiohttp.ClientSession(
+        headers=dict(headers),
+        connector=aiohttp.TCPConnector(limit=max_connections or 0),
+        timeout=aiohttp.ClientTimeout(total=timeout_s),
+        proxy=proxy,
+        proxy_auth=proxy_auth,
+    )
+
+
+def transport_failure(exc: BaseException, timeout_s: float, setting: str) -> str:
+    """What went wrong on the wire, in words, with aiohttp's own account after it.
+
+    ``setting`` names the option that set ``timeout_s``, so a user who sees the
+    message knows what to raise."""
+    if isinstance(exc, TimeoutError):
+        return f"request timed out after {timeout_s:g} s ({setting})"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        what = "could not connect"
+    elif isinstance(exc, aiohttp.ServerDisconnectedError):
+        what = "the server closed the connection before the response was complete"
+    elif isinstance(exc, aiohttp.ClientPayloadError):
+        what = "the response body was cut short or could not be decoded"
+    elif isinstance(exc, aiohttp.ClientResponseError):
+        what = "the server's response is not valid HTTP"
+    else:
+        what = "the connection failed"
+    return f"{what} ({type(exc).__name__}: {exc})"
