@@ -20,7 +20,8 @@ Why the proxy is looked up once rather than with ``trust_env=True``: aiohttp
 (``run_in_executor``) in worker threads on every request
 (``ClientSession._request`` in aiohttp's ``client.py``), which on
 ``benchmarks/bench_harness.py`` (b) held the adapter to 44–50% of its ceiling
-against 80–87% this way, in the same runs (two cores, aiohttp 3.14.5). An endpoint's proxy does not change while a run lasts.
+against 80–87% this way, in the same runs (two cores, aiohttp 3.14.5). An
+endpoint's proxy does not change while a run lasts.
 ``~/.netrc`` is not read for the endpoint's own credentials: the key comes from
 the environment variable the caller names.
 """
