@@ -1,4 +1,4 @@
-"""`agentgauge demo`: the whole method on a machine with no model (SPEC 7, 8).
+"""`agentgauge demo`: the whole method on a machine with no model (docs/builtin-suite.md).
 
 Runs the built-in customer-service suite (``builtin:retail``) and the
 function-calling set (``builtin:functions``) with the four SIMULATED reference
@@ -107,7 +107,7 @@ def run_demo(
     fn_trials = [t for n in REFERENCE_AGENTS for t in open_source(f"{db}:functions-{n}").trials]
     print_behaviour(compute_metrics(fn_trials, k=[1], by=("agent",), seed=seed), con)
 
-    con.print(Rule("is careful better than hasty? (paired over tasks, SPEC 5.7)"))
+    con.print(Rule("is careful better than hasty? (paired over tasks, Miller 2024)"))
     result = compare_sources(
         f"{db}:retail-hasty", f"{db}:retail-careful", deployment_k=4, seed=seed
     )

@@ -3,7 +3,7 @@
 The harness gives each trial a `Session` wrapping a fresh environment. The
 agent reads ``session.policy``, ``session.tools`` and ``session.instruction``,
 then acts through the session, which records every step as a transcript event
-(SPEC 3.3):
+(`agentgauge.Event`):
 
 - ``await session.call_tool(name, arguments)`` runs a tool;
 - ``await session.say(text)`` sends a message to the (simulated) user and
@@ -13,7 +13,7 @@ then acts through the session, which records every step as a transcript event
   record ``transfer`` automatically;
 - ``session.answer(text)`` records the final answer;
 - ``session.report_confidence(p)`` records the agent's confidence in [0, 1]
-  that it succeeded (for the predictability metrics, SPEC 5.2);
+  that it succeeded (for the predictability metrics: docs/compare-and-plan.md, "Reliability");
 - ``session.record_model_call(...)`` records a model call's tokens, cost and latency.
 
 A plain Python function ``fn(session)`` (sync or async) is an agent; so are the

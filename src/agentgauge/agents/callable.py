@@ -1,4 +1,4 @@
-"""A Python function of a `Session` as an agent (SPEC 6).
+"""A Python function of a `Session` as an agent (docs/running-agents.md, "A Python function").
 
 ``async def agent(session)`` runs on the harness's event loop, like every other
 agent; it must not block (use async clients).

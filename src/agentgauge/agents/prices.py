@@ -1,7 +1,8 @@
 """Model prices in US dollars per million tokens, to put a cost on every model call.
 
-A cost nobody knows is recorded as ``None``, never as 0 (SPEC 5.3): a free
-model would otherwise look like the cheapest per success. The built-in table
+A cost nobody knows is recorded as ``None``, never as 0 (docs/metrics.md,
+"Cost, latency, tokens"): a free model would otherwise look like the cheapest
+per success. The built-in table
 holds a few common hosted models at list prices (as published by the
 providers, late 2025) and prices the rubric judge's calls too; prices
 change, so users extend or override it with `PriceTable.update`, a

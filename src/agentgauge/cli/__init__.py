@@ -1,4 +1,4 @@
-"""The ``agentgauge`` command: a thin typer layer over the Python API (SPEC 7).
+"""The ``agentgauge`` command: a thin typer layer over the Python API.
 
 Each command lives in its own module and registers itself on `app`. Errors a
 user can fix (`AgentgaugeError`) print one line to stderr and exit with their

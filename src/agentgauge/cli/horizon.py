@@ -1,4 +1,7 @@
-"""``agentgauge horizon SOURCE``: time horizons per agent with bootstrap intervals (SPEC 5.4)."""
+"""``agentgauge horizon SOURCE``: time horizons per agent with bootstrap intervals.
+
+The method and its output are described in docs/horizon.md.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``agentgauge run SUITE --agent SPEC``: run trials into the store (resumable)."""
+"""``agentgauge run SUITE --agent AGENT``: run trials into the store (resumable)."""
 
 from __future__ import annotations
 

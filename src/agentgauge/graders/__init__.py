@@ -1,4 +1,4 @@
-"""Graders (SPEC 4): code graders for state, answer, tool calls (BFCL AST
+"""Graders (docs/graders.md): code graders for state, answer, tool calls (BFCL AST
 matching), trajectories, milestones and minefields, and control decisions.
 
 Each grader has one entry point, ``grade(task, trial) -> Grade``, and registers

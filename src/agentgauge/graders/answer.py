@@ -1,4 +1,4 @@
-"""The answer grader: checks on the agent's final answer text (SPEC 4).
+"""The answer grader: checks on the agent's final answer text (docs/graders.md, "`answer`").
 
 The answer is ``Trial.answer``, else the last assistant message with text.
 Each declared check must hold: ``contains`` (every substring, case-folded),

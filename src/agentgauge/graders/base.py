@@ -1,5 +1,6 @@
 """The grader framework: one entry point per grader, a registry, and the rule
-that turns a trial's grades into its success and score (SPEC 1 and 4).
+that turns a trial's grades into its success and score (docs/graders.md,
+"Success and score of a trial").
 
 A grader is anything with a ``name``, a ``kind`` (``code``, ``model`` or
 ``human``), ``enabled(task)`` (does the task declare what it needs?) and
@@ -192,7 +193,7 @@ def _default_code_graders() -> tuple[Grader, ...]:
 def grade_trial(
     task: Task, trial: Trial, graders: Sequence[str | Grader] | None = None
 ) -> TrialGrading:
-    """Grade one trial and combine the grades (SPEC 4, final trial success).
+    """Grade one trial and combine the grades (tau2-bench's reward basis).
 
     ``graders``: names or instances; ``None`` runs every enabled code grader.
     Success is the product of the required graders' passes — the task's

@@ -1,4 +1,5 @@
-"""Judge calibration: how well a model judge agrees with human raters (SPEC 5.9).
+"""Judge calibration: how well a model judge agrees with human raters (docs/judge.md,
+"Calibrating the judge").
 
 Input is a list of `Label` (see `agentgauge.graders.human`): the judge's labels
 are those by ``judge_rater``; the human raters are the others (or those named).

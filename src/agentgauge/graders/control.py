@@ -1,5 +1,5 @@
 """The control grader: which decision the agent took, against the expected one
-(SPEC 4 and 5.6).
+(docs/graders.md, "`control`").
 
 The decision taken is read in this order, the first that applies winning:
 

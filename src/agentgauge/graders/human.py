@@ -1,4 +1,5 @@
-"""Human labels: import them, use them as grades, or calibrate a judge with them (SPEC 4).
+"""Human labels: import them, use them as grades, or calibrate a judge with them (docs/judge.md,
+"Human labels").
 
 A label file is JSONL (one object a line) or CSV (a header row), one label a
 record:
@@ -299,7 +300,7 @@ def majority(values: Sequence[str]) -> str:
 
 @register("human")
 class HumanGrader:
-    """Human labels as a grader: ``grade(task, trial) -> Grade`` (SPEC 4, human).
+    """Human labels as a grader: ``grade(task, trial) -> Grade``.
 
     For each labelled grader of the trial (or only ``target``), the raters'
     majority decides (a tie is unknown); the trial passes when every labelled

@@ -1,4 +1,4 @@
-"""Milestones and minefields (ToolSandbox, Lu et al. 2024; SPEC 4).
+"""Milestones and minefields (ToolSandbox, Lu et al. 2024).
 
 **Milestones** are events a good trajectory contains, partially ordered by
 ``after`` (a DAG). Each milestone scores a similarity in [0, 1] against each

@@ -1,4 +1,5 @@
-"""Pairwise judging: which of two transcripts better satisfies a criterion (SPEC 4).
+"""Pairwise judging: which of two transcripts better satisfies a criterion (docs/judge.md,
+"Pairwise mode").
 
 Judges prefer a position (Zheng et al. 2023, *Judging LLM-as-a-Judge with
 MT-Bench and Chatbot Arena*, §3.3; Wang et al. 2023, *Large Language Models are

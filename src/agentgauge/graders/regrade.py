@@ -1,4 +1,4 @@
-"""Re-grading stored transcripts without re-running the agent (SPEC 7, ``grade``).
+"""Re-grading stored transcripts without re-running the agent (``agentgauge grade``).
 
 The run's tasks come from the store's ``tasks`` table (the expectations as the
 run saw them). Every trial is graded again from its stored events, answer and

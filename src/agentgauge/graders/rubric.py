@@ -1,4 +1,4 @@
-"""The rubric judge: a model grades a transcript one criterion at a time (SPEC 4).
+"""The rubric judge: a model grades a transcript one criterion at a time (docs/judge.md).
 
 A rubric is a list of `Criterion` ``{id, text, weight, blocking}``, each phrased
 so that "yes" is good. `RubricJudge` asks an OpenAI-compatible endpoint about

@@ -1,7 +1,7 @@
 """The grid of cells a run must fill: (task, trial, variant), each with its own seed.
 
-Variants (SPEC 1) are given as a list of names; two are shorthands expanded per
-task:
+Variants (docs/running-agents.md, "Variants") are given as a list of names; two
+are shorthands expanded per task:
 
 - ``paraphrase`` -> ``paraphrase:1`` ... ``paraphrase:P`` for the task's P
   paraphrases (at most ``max_paraphrases`` when set); a task without
@@ -40,8 +40,8 @@ __all__ = [
     "fault_kinds",
 ]
 
-#: Used when the environment package does not declare its fault kinds (SPEC 6:
-#: tool errors, timeouts and rate-limit responses).
+#: Used when the environment package does not declare its fault kinds: tool errors,
+#: timeouts and rate-limit responses, the faults docs/running-agents.md, "Variants" lists.
 DEFAULT_FAULT_KINDS: tuple[str, ...] = ("tool_error", "timeout", "rate_limit")
 
 

@@ -181,7 +181,7 @@ async def arun(
         )
         heldout = [t.id for t in the_suite.tasks if t.split == "heldout"]
         if heldout:
-            # Every use of the held-out set is logged; reports say how often (SPEC 5.10).
+            # Every use of the held-out set is logged; reports say how often.
             from agentgauge.metrics.validity import HELDOUT_ACTION
 
             db.audit(

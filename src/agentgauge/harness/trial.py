@@ -1,6 +1,7 @@
 """Running one cell: fresh environment, the agent under a timeout, a graded `Trial`.
 
-Who is to blame when a trial does not finish (``error_kind``, SPEC 5.1):
+Who is to blame when a trial does not finish (``error_kind``; docs/metrics.md,
+"Infrastructure errors"):
 
 ============================================  ==========  ============
 what happened                                 status      error_kind

@@ -1,4 +1,4 @@
-"""The native interchange format: one SPEC 3.1 trial record per line."""
+"""The native interchange format: one trial record (`agentgauge.Trial`) per line."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
 
 
 def trajectory_events(traj: list[dict[str, Any]]) -> list[Event]:
-    """OpenAI-style messages -> transcript events (SPEC 3.3)."""
+    """OpenAI-style messages -> transcript events (`agentgauge.Event`)."""
     events: list[Event] = []
     for msg in traj:
         role = msg.get("role", "")

@@ -1,10 +1,10 @@
-"""Pure metrics over columnar trials (SPEC 5.1, 5.3).
+"""Pure metrics over columnar trials (docs/metrics.md).
 
 `compute_metrics` turns a `TrialTable` into the ``agentgauge.metrics/1`` report;
 the per-task estimators (`pass_at_k`, `pass_hat_k`), the outcome aggregates and
 the cost figures are usable on their own.
 
-SPEC 7 names a function ``agentgauge.metrics(trials, ...)``, and this subpackage
+The public API names a function ``agentgauge.metrics(trials, ...)``, and this subpackage
 has the same dotted name. Python binds a package's name to the subpackage as
 soon as any submodule is imported, so rather than race it, the subpackage is
 made callable: ``agentgauge.metrics(...)`` calls `agentgauge.api.metrics`

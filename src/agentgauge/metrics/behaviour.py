@@ -1,9 +1,10 @@
 """Metrics that need transcripts and grades, not just outcomes.
 
 The outcome engine (`agentgauge.metrics.engine`) reads only columns. What an
-agent *did* — its tool calls (SPEC 5.5), its control decisions (5.6) and how
-consistently and robustly it behaved (5.2) — needs each trial's events and
-grades. This module gathers those per metrics group and per configuration:
+agent *did* — its tool calls and control decisions (docs/graders.md, "Metrics
+from the graders") and how consistently and robustly it behaved (Rabanser et
+al. 2026) — needs each trial's events and grades. This module gathers those per
+metrics group and per configuration:
 
 - ``tool_use`` and ``control`` per group (same grouping as the outcome table);
 - ``reliability`` per configuration (agent, model), across its variants,
@@ -93,7 +94,7 @@ def behaviour_by_group(
 def reliability_by_configuration(
     trials: Sequence[Trial], *, exclude_infra_errors: bool = False, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """Reliability (SPEC 5.2) per (agent, model), over all its variants."""
+    """Reliability (Rabanser et al. 2026) per (agent, model), over all its variants."""
     configs: dict[tuple[str | None, str | None], list[Trial]] = {}
     for t in _keep(trials, exclude_infra_errors):
         configs.setdefault((t.agent, t.model), []).append(t)

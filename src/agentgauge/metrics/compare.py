@@ -1,4 +1,4 @@
-"""Is B better than A? The paired comparison of two runs over tasks (SPEC 5.7; Miller 2024).
+"""Is B better than A? The paired comparison of two runs over tasks (Miller 2024).
 
 Both runs are reduced to one success rate per task, p_t = c_t/n_t, and compared
 on the tasks they share: d_t = p_B,t − p_A,t. Pairing removes the task-to-task
@@ -15,15 +15,16 @@ Choices this module makes, and why:
 - **Verdict**: from the (1 − α) interval (equivalently the two-sided p-value):
   "B is better" when it lies above 0, "B is worse" below, otherwise "not
   distinguishable from noise with T tasks × K trials". With a margin δ the
-  non-inferiority rule is lower bound > −δ (SPEC 5.7); see `verdict_sentence`.
+  non-inferiority rule is lower bound > −δ; see `verdict_sentence`.
 - **Flips**: a task "passed" in a run when its majority of trials succeeded
   (p_t > 0.5) and "failed" when p_t < 0.5; p_t = 0.5 is neither, so it never
   counts as a flip. With one trial per task this is plain pass/fail.
 - **McNemar**: the exact (binomial) test on discordant tasks, only when both
   runs have exactly one trial on every shared task (McNemar 1947).
 - **Which trials**: ``base`` variant rows when a run has any (perturbed trials
-  measure robustness, not the agent), and held-out tasks only when asked for
-  (SPEC 5.10). Infra errors count as failures, as everywhere (SPEC 5.1).
+  measure robustness, not the agent), and held-out tasks only when asked for.
+  Infra errors count as failures, as everywhere (docs/metrics.md,
+  "Infrastructure errors").
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def _fmt(x: float) -> str:
 def verdict_sentence(
     ci: tuple[float, float] | None, design: str, margin: float | None = None
 ) -> tuple[str, Superiority]:
-    """The verdict of SPEC 5.7 from the interval of d = B − A.
+    """The verdict sentence from the interval of d = B − A.
 
     Without a margin: "B is better" (lower bound > 0), "B is worse" (upper < 0),
     else "not distinguishable from noise with {design}". With a margin δ, in
@@ -153,7 +154,7 @@ def select_rows(table: TrialTable, *, include_heldout: bool = False) -> TrialTab
 
 def _per_task(table: TrialTable) -> dict[str, tuple[int, int]]:
     """task → (trials, successes)."""
-    # An infra error is a failure (SPEC 5.1), whatever its success flag says.
+    # An infra error is a failure, as in every metric, whatever its success flag says.
     ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
     return {t: (int(n[i]), int(c[i])) for i, t in enumerate(ids)}
 
@@ -191,7 +192,7 @@ def _none_if_nan(x: float) -> float | None:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The paired comparison of run B against run A (SPEC 5.7)."""
+    """The paired comparison of run B against run A (Miller 2024)."""
 
     label_a: str
     label_b: str
@@ -272,7 +273,7 @@ class Comparison:
         return None if self.margin is None else self.non_inferior_at(self.margin)
 
     def to_dict(self) -> dict[str, Any]:
-        """SPEC 7 ``agentgauge.compare/1``, with extra fields after the fixed ones."""
+        """The ``agentgauge.compare/1`` object, with extra fields after the fixed ones."""
 
         def pair(x: tuple[float, float] | None) -> list[float] | None:
             return None if x is None else [x[0], x[1]]
@@ -362,7 +363,7 @@ def compare(
     include_heldout: bool = False,
     n_boot: int = 2000,
 ) -> Comparison:
-    """Compare run B with run A over the tasks both ran (SPEC 5.7; module docstring).
+    """Compare run B with run A over the tasks both ran (Miller 2024; see the module docstring).
 
     d_t = p_B,t − p_A,t; mean d; SE = sd(d, ddof=1)/√T, or Miller's clustered SE
     (C/(C−1) correction) when every shared task has a family and there are at

@@ -1,4 +1,4 @@
-"""Control-decision metrics (SPEC 5.6): refusal and escalation, both directions.
+"""Control-decision metrics: refusal and escalation, both directions.
 
 Inputs are per-trial arrays: the expected decision, the decision taken (one of
 `CONTROL_STATES`, or ``None`` when unknown), and optionally the number of

@@ -1,4 +1,5 @@
-"""Cost, latency and tokens per trial (SPEC 5.3), and the cost of a success.
+"""Cost, latency and tokens per trial, and the cost of a success (Erol et al.
+2025, *Cost-of-Pass*).
 
 Inputs are per-trial arrays with NaN for unknown values. An unknown price is
 never read as free: a figure that would need it is ``None`` with the count of

@@ -1,4 +1,4 @@
-"""From a `TrialTable` to the metrics object of SPEC 7 (``agentgauge.metrics/1``).
+"""From a `TrialTable` to the ``agentgauge.metrics/1`` object (docs/metrics.md).
 
 The table is coded once into integers (groups, tasks, families); every per-task
 and per-group count is then an ``np.bincount``, so a million trials take a
@@ -22,7 +22,7 @@ from agentgauge.table import GROUP_KEYS, TrialTable, factorize
 __all__ = ["SCHEMA", "GroupMetrics", "MetricsReport", "compute_metrics"]
 
 SCHEMA = "agentgauge.metrics/1"
-#: Labels every group reports, grouped by or not (SPEC 7).
+#: Labels every group reports, grouped by or not.
 _LABELS = ("agent", "model", "variant")
 #: Largest groups × tasks grid counted densely with one bincount.
 _DENSE_LIMIT = 50_000_000
@@ -49,7 +49,7 @@ class GroupMetrics:
     """Trials that ended in an infrastructure error or timeout (counted, excluded or not)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The group object of SPEC 7, plus SEs of pass@k/pass^k and null reasons."""
+        """The group object of ``agentgauge.metrics/1``, plus pass@k/pass^k SEs and null reasons."""
         o, c = self.outcome, self.cost
         reasons = {**o.reasons, **{f"cost.{k}": v for k, v in c.reasons.items()}}
         return {
@@ -114,7 +114,7 @@ class MetricsReport:
     """Reliability per (agent, model) configuration, when transcripts were available."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``agentgauge.metrics/1`` object of SPEC 7 (JSON-ready: no NaN, no inf)."""
+        """The ``agentgauge.metrics/1`` object (JSON-ready: no NaN, no inf)."""
         groups = []
         for g in self.groups:
             d = g.to_dict()
@@ -272,7 +272,7 @@ def compute_metrics(
     exclude_infra_errors: bool = False,
     seed: int = 0,
 ) -> MetricsReport:
-    """Outcome, pass@k/pass^k, cost and latency per group (SPEC 5.1, 5.3, 7).
+    """Outcome, pass@k/pass^k, cost and latency per group (docs/metrics.md).
 
     Infrastructure errors (status ``error``/``timeout`` not caused by the agent)
     count as failures unless ``exclude_infra_errors`` drops them, which adds a

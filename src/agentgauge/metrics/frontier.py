@@ -1,4 +1,4 @@
-"""The cost frontier: which configurations buy the most success per dollar (SPEC 5.3).
+"""The cost frontier: which configurations buy the most success per dollar.
 
 A point (cost per trial, success rate) is dominated when another point is at
 least as cheap and at least as accurate, and strictly better in one of the two.
@@ -59,7 +59,7 @@ class Frontier:
 def pareto_frontier(
     labels: Sequence[str], cost: npt.ArrayLike, success_rate: npt.ArrayLike
 ) -> Frontier:
-    """Split points into the Pareto frontier and the dominated (SPEC 5.3).
+    """Split points into the Pareto frontier and the dominated.
 
     q dominates p when cost_q ≤ cost_p and rate_q ≥ rate_p with at least one
     strict. Identical points do not dominate each other (both stay). Points with
@@ -106,8 +106,8 @@ def pareto_frontier(
 def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model")) -> Frontier:
     """The frontier over the groups of a table (default: each agent and model).
 
-    Success rate is the task-averaged mean of per-task rates (SPEC 5.1); cost per
-    trial is the mean agent cost over all trials, ``None`` when any is unknown.
+    Success rate is the task-averaged mean of per-task rates; cost per trial is
+    the mean agent cost over all trials, ``None`` when any is unknown.
     """
     labels: list[str] = []
     costs: list[float] = []

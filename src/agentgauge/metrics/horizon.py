@@ -1,4 +1,4 @@
-"""Time horizon (SPEC 5.4): how long a task, in human minutes, an agent completes
+"""Time horizon: how long a task, in human minutes, an agent completes
 with a given probability.
 
 Method (Kwa et al. 2025, "Measuring AI Ability to Complete Long Tasks"; METR's
@@ -86,7 +86,7 @@ class HorizonGroup:
     """The B replicate horizons per q, for users who want more than the interval."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The group object of ``agentgauge.horizon/1`` (SPEC 7), with extra fields."""
+        """The group object of ``agentgauge.horizon/1``, with extra fields."""
         p50, p80 = (
             _finite(
                 horizon_from_coefficients(np.array([self.intercept]), np.array([self.slope]), q)[0]
@@ -132,7 +132,7 @@ class HorizonReport:
     regularization: float
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``agentgauge.horizon/1`` object (SPEC 7)."""
+        """The ``agentgauge.horizon/1`` object."""
         return {
             "schema": SCHEMA,
             "q": list(self.q),
@@ -164,7 +164,7 @@ def _choose_outcome(success: npt.NDArray[np.bool_], score: FloatArray, outcome: 
     if outcome != "auto":
         return outcome
     # Fractional credit is a probability of success only when success was derived
-    # from the score (success ⇔ score ≥ 1 − 1e-6, SPEC 3.1). When a source set
+    # from the score (success ⇔ score ≥ 1 − 1e-6, `SUCCESS_TOLERANCE`). When a source set
     # success by another rule (METR's per-task thresholds in score_binarized),
     # the score is on a different scale and the binary outcome is the truth.
     consistent = success == (score >= 1 - SUCCESS_TOLERANCE)
@@ -343,7 +343,7 @@ def horizon(
     by: str | Sequence[str] | None = "agent",
     outcome: Outcome = "auto",
 ) -> HorizonReport:
-    """Time horizons per group (SPEC 5.4), with hierarchical bootstrap intervals.
+    """Time horizons per group (Kwa et al. 2025), with hierarchical bootstrap intervals.
 
     Args:
         trials_or_table: trials, or a `TrialTable`; trials need ``human_minutes``
@@ -398,7 +398,8 @@ def horizon(
         if bool((np.isfinite(sub.human_minutes) & (sub.human_minutes > 0)).any())
     ]
     if "agent" not in keys:
-        # The SPEC 7 object names each group's agent; give it when the group has one.
+        # The ``agentgauge.horizon/1`` object names each group's agent; give it when
+        # the group has one.
         for labels, sub in grouped:
             agents = set(sub.agent)
             labels["agent"] = next(iter(agents)) if len(agents) == 1 else None

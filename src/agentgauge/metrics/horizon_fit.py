@@ -1,4 +1,4 @@
-"""Numerics of the time horizon (SPEC 5.4): weights, a batched logistic fit, the
+"""Numerics of the time horizon: weights, a batched logistic fit, the
 hierarchical bootstrap as multiplicity weights, and Ord's half-life model.
 
 Everything here is a pure function over numpy arrays. The fits work on
@@ -158,8 +158,8 @@ def fit_logistic(
 ) -> LogisticFit:
     """Weighted L2-penalised logistic regression of outcome on x, for B mass vectors at once.
 
-    Minimises `logistic_loss` (penalty ½·b1²/C on the slope only, SPEC 5.4) by
-    damped Newton: the gradient and the 2×2 Hessian are sums over cells, the
+    Minimises `logistic_loss` (penalty ½·b1²/C on the slope only; docs/horizon.md,
+    "Regularisation") by damped Newton: the gradient and the 2×2 Hessian are sums over cells, the
     step is solved in closed form, and a replicate whose loss would rise halves
     its step. x is centred internally for conditioning (b1 is unchanged, b0 is
     shifted back).

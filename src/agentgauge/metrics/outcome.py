@@ -1,4 +1,4 @@
-"""Outcome metrics over tasks (SPEC 5.1): success rate with honest error bars,
+"""Outcome metrics over tasks (docs/metrics.md): success rate with honest error bars,
 pass@k and pass^k, outcome consistency and flaky tasks.
 
 Inputs are per-task arrays (trials n_t, successes c_t, cluster labels), built by
@@ -35,9 +35,9 @@ __all__ = [
 ]
 
 #: From this many clusters up the CLT interval is accurate and a bootstrap only costs
-#: time; below it, intervals on the SE under-cover (Bowyer et al. 2025; SPEC 5.1).
+#: time; below it, intervals on the SE under-cover (Bowyer et al. 2025).
 NORMAL_FROM_CLUSTERS = 200
-#: Bootstrap replicates for the success-rate interval (SPEC 5.1).
+#: Bootstrap replicates for the success-rate interval.
 BOOTSTRAP_REPLICATES = 2000
 
 IntArray = npt.NDArray[np.int64]
@@ -55,7 +55,7 @@ class PassK:
 
 @dataclass(frozen=True)
 class OutcomeMetrics:
-    """Outcome of one group of trials (SPEC 5.1, 7)."""
+    """Outcome of one group of trials."""
 
     n_tasks: int
     n_trials: int
@@ -86,7 +86,8 @@ def task_success_counts(
     The one place per-task rates p_t = c_t / n_t start from (compare, plan,
     robustness, validity). ``success`` is the caller's choice of success column:
     ``table.success & ~table.infra_error`` where an infra error counts as a
-    failure (SPEC 5.1), ``table.success`` where the flag is read as recorded.
+    failure (docs/metrics.md, "Infrastructure errors"), ``table.success`` where
+    the flag is read as recorded.
     Counting by ``np.bincount`` over the task codes keeps it one pass.
     """
     uniq, idx = np.unique(np.asarray(task_id).astype(str), return_inverse=True)
@@ -110,7 +111,7 @@ def success_interval(
     seed: int = 0,
     n_boot: int = BOOTSTRAP_REPLICATES,
 ) -> tuple[tuple[float, float] | None, str | None, str | None]:
-    """The 95% interval of the success rate by SPEC 5.1's rule: ``(ci, method, reason)``.
+    """The 95% interval of the success rate: ``(ci, method, reason)``.
 
     - every task has one trial and there are no families: Wilson on (Σc, T);
     - fewer than 200 clusters (families, or tasks when there are none): the

@@ -1,4 +1,4 @@
-"""Predictability: does the agent's own confidence tell when it succeeds (SPEC 5.2)."""
+"""Predictability: does the agent's own confidence tell when it succeeds (Rabanser et al. 2026)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class Predictability:
 
 
 def predictability(confidence: npt.ArrayLike, success: npt.ArrayLike) -> Predictability:
-    """1 − ECE, AUROC and 1 − Brier from reported confidence (SPEC 5.2).
+    """1 − ECE, AUROC and 1 − Brier from reported confidence.
 
     Trials without a confidence (NaN) are left out. ECE = Σ_b (n_b/N)·|acc_b − conf_b|
     over 10 equal-width bins [0, 0.1), …, [0.9, 1.0] (Guo et al. 2017; 1.0 falls

@@ -1,4 +1,4 @@
-"""Reliability beyond the pass rate (SPEC 5.2; Rabanser et al. 2026, HAL reliability dashboard).
+"""Reliability beyond the pass rate (Rabanser et al. 2026, HAL reliability dashboard).
 
 Does the agent take the same path each time it succeeds, spend the same, survive
 a reworded instruction, a failing tool or a reshaped response, know when it is
@@ -254,7 +254,7 @@ def _mean_task_cv(task_index: npt.NDArray[np.intp], values: FloatArray) -> tuple
     size = int(idx.max()) + 1
     n = np.bincount(idx, minlength=size).astype(np.float64)
     nonzero = np.bincount(idx[v != 0], minlength=size)
-    ok = nonzero >= 2  # SPEC 5.2: resources with ≥ 2 non-zero values
+    ok = nonzero >= 2  # only tasks with ≥ 2 non-zero values have a CV
     if not ok.any():
         return None, 0
     mean = np.bincount(idx, v, size) / np.where(n > 0, n, 1.0)
@@ -264,7 +264,7 @@ def _mean_task_cv(task_index: npt.NDArray[np.intp], values: FloatArray) -> tuple
 
 
 def resource_consistency(table: TrialTable) -> ResourceConsistency:
-    """exp(−mean CV) over cost, latency, tokens and tool calls (SPEC 5.2).
+    """exp(−mean CV) over cost, latency, tokens and tool calls.
 
     For each resource and task with at least two non-zero recorded values,
     CV = sd(ddof=1)/mean over the task's trials; a resource's CV is the mean over
@@ -295,7 +295,7 @@ def resource_consistency(table: TrialTable) -> ResourceConsistency:
 
 @dataclass(frozen=True)
 class Reliability:
-    """Every SPEC 5.2 metric for one agent configuration."""
+    """Every reliability metric (Rabanser et al. 2026) for one agent configuration."""
 
     trajectory_consistency_dist: Estimate
     trajectory_consistency_seq: Estimate

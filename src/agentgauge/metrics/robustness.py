@@ -1,4 +1,4 @@
-"""Robustness to perturbations: reworded prompts, failing tools, reshaped responses (SPEC 5.2).
+"""Robustness to perturbations: reworded prompts, failing tools, reshaped responses.
 
 Rabanser et al. 2026 define prompt and fault robustness as the ratio of accuracy
 under perturbation to accuracy on the unperturbed task, capped at 1; the
@@ -21,7 +21,7 @@ from agentgauge.table import TrialTable
 __all__ = ["ROBUSTNESS_KINDS", "Robustness", "robustness"]
 
 
-#: Variant prefix of each robustness metric (SPEC 1 variant labels).
+#: Variant prefix of each robustness metric (docs/running-agents.md, "Variants").
 ROBUSTNESS_KINDS = {"prompt": "paraphrase", "fault": "fault", "environment": "env"}
 
 
@@ -55,14 +55,14 @@ class Robustness:
 
 
 def _task_rates(table: TrialTable, rows: npt.NDArray[np.bool_]) -> dict[str, float]:
-    # Infra errors count as failures, as in the headline success rate (SPEC 5.1).
+    # Infra errors count as failures, as in the headline success rate.
     ok = table.success & ~table.infra_error
     ids, n, c = task_success_counts(table.task_id[rows], ok[rows])
     return dict(zip(ids, (c / n).tolist(), strict=True))
 
 
 def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 0) -> Robustness:
-    """Prompt, fault or environment robustness: min(acc_perturbed / acc_base, 1) (SPEC 5.2).
+    """Prompt, fault or environment robustness: min(acc_perturbed / acc_base, 1).
 
     ``kind`` is ``prompt`` (variants ``paraphrase:N``), ``fault`` (``fault:KIND``)
     or ``environment`` (``env:KIND``). Accuracies are task-averaged success rates

@@ -1,4 +1,4 @@
-"""Safety: minefield hits and their severity, reported apart (SPEC 5.2, ToolSandbox).
+"""Safety: minefield hits and their severity, reported apart (ToolSandbox, Lu et al. 2024).
 
 Safety is never averaged into a reliability or success figure: an agent that
 succeeds more often but deletes an account once in a hundred runs must show both.
@@ -22,7 +22,7 @@ FloatArray = npt.NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Safety:
-    """Compliance and harm, reported apart from every other number (SPEC 5.2)."""
+    """Compliance and harm, reported apart from every other number."""
 
     compliance: float | None
     """Share of trials with no minefield hit or other violation."""

@@ -1,4 +1,4 @@
-"""Tool-call and trajectory metrics (SPEC 5.5), from the graders' grades.
+"""Tool-call and trajectory metrics, from the graders' grades.
 
 Input: one list of grades per trial (`agentgauge.schema.Grade` objects or
 dicts with the same keys), optionally the trials' task ids, tool-call counts
@@ -7,7 +7,7 @@ and counted. Definitions:
 
 - **ast_match_rate**: ``per_trial`` = share of ``tool_calls`` grades passed;
   ``per_task`` = mean over tasks of that share within the task (tasks weigh
-  equally, SPEC 5);
+  equally, as in every task average);
 - **error_types**: histogram of failed ``tool_calls`` statuses, and the
   tau-bench taxonomy (Yao et al. 2024): ``wrong_call`` (wrong or malformed
   function, a call where none was due, none where one was), ``partial_resolution``
@@ -71,7 +71,7 @@ def toolcall_metrics(
     tool_calls: Sequence[float] | np.ndarray[Any, Any] | None = None,
     turns: Sequence[float] | np.ndarray[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """SPEC 5.5 metrics as a plain dict (see module doc)."""
+    """The tool-call and trajectory metrics as a plain dict (see module doc)."""
     n = len(grades_per_trial)
     if task_ids is not None and len(task_ids) != n:
         raise ValueError(f"task_ids has {len(task_ids)} entries for {n} trials")

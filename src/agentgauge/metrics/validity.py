@@ -1,4 +1,4 @@
-"""Validity checks: is the benchmark measuring what it claims (SPEC 5.10)?
+"""Validity checks: is the benchmark measuring what it claims?
 
 - **Null agent**: every task a do-nothing agent passes is an outcome-validity
   defect (an empty-response agent scored 38% on tau-bench airline; Zhu et al.
@@ -39,7 +39,7 @@ HELDOUT_ACTION = "heldout_included"
 
 
 def _task_rates(table: TrialTable) -> tuple[list[str], np.ndarray[Any, np.dtype[np.float64]]]:
-    # Infra errors count as failures, as in the headline success rate (SPEC 5.1).
+    # Infra errors count as failures, as in the headline success rate.
     ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
     return ids, c / np.maximum(n, 1)
 

@@ -147,7 +147,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
     if tool_rows:
         sections.append(
             {
-                "title": "Tool calls and trajectories (SPEC 5.5)",
+                "title": "Tool calls and trajectories",
                 "note": "Base variant. Error types are the graders' namespaced statuses.",
                 "columns": [
                     "agent",
@@ -177,7 +177,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
     if control_rows:
         sections.append(
             {
-                "title": "Control decisions (SPEC 5.6)",
+                "title": "Control decisions",
                 "note": "Over-refusal: should act, refused or escalated. Under-refusal: should "
                 "refuse or escalate, acted. Both directions are always shown together.",
                 "columns": [
@@ -213,7 +213,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
     if rel:
         sections.append(
             {
-                "title": "Reliability (SPEC 5.2)",
+                "title": "Reliability (Rabanser et al. 2026)",
                 "note": "Per configuration, over all variants: robustness = min(acc_perturbed / "
                 "acc_base, 1); consistency over successful runs.",
                 "columns": [
@@ -260,7 +260,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
     validity.append(["never passed by any agent", str(len(never)), ", ".join(never) or "none"])
     sections.append(
         {
-            "title": "Validity checks (SPEC 5.10)",
+            "title": "Validity checks",
             "note": "Tasks a do-nothing agent passes are outcome-validity defects; tasks no "
             "agent ever passes are most often broken tasks.",
             "columns": ["check", "value", "tasks"],

@@ -1,4 +1,4 @@
-"""Release gates: thresholds on metrics that decide a CI job (SPEC 7 ``gate``).
+"""Release gates: thresholds on metrics that decide a CI job (``agentgauge gate``).
 
 A gate config is YAML::
 

@@ -1,4 +1,4 @@
-"""The comparison record: nine lines that make a comparison credible (SPEC 5.11).
+"""The comparison record: nine lines that make a comparison credible.
 
 In order: (1) systems with pinned versions; (2) task set, version, counts, split;
 (3) trials per task and independence; (4) graders, rubric version, blocking
@@ -68,7 +68,7 @@ class RecordLine:
 
 @dataclass(frozen=True)
 class ComparisonRecord:
-    """The nine lines, in SPEC 5.11 order."""
+    """The nine lines, in order."""
 
     lines: list[RecordLine]
 
@@ -370,7 +370,7 @@ def build_record(
     include_heldout: bool = False,
     seed: int = 0,
 ) -> ComparisonRecord:
-    """The nine lines of SPEC 5.11 for ``comparison`` of ``b`` against ``a``.
+    """The nine lines of the comparison record for ``comparison`` of ``b`` against ``a``.
 
     ``deployment_k`` is the k at which pass^k is reported (default: the fewest
     trials any shared task has, so the value is defined). ``null_agent``,

@@ -257,7 +257,7 @@ def behaviour_tables(report: MetricsReport) -> list[Table]:
         ]
         tables.append(
             _transposed(
-                "tool use and control decisions (SPEC 5.5, 5.6)",
+                "tool use and control decisions",
                 [_group_title(g, keys) for g in shown],
                 rows,
             )
@@ -286,7 +286,7 @@ def behaviour_tables(report: MetricsReport) -> list[Table]:
         ]
         tables.append(
             _transposed(
-                "reliability per configuration (SPEC 5.2)",
+                "reliability per configuration (Rabanser et al. 2026)",
                 [
                     " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all"
                     for r in rel

@@ -1,4 +1,4 @@
-"""Agreement between raters: Cohen's κ, raw agreement, Krippendorff's α (SPEC 5.9).
+"""Agreement between raters: Cohen's κ, raw agreement, Krippendorff's α.
 
 Pure numerics over numpy arrays. Labels are small non-negative integer codes
 (e.g. 0 = fail, 1 = pass); *missing* (a rater gave no label, or said

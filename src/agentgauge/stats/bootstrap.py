@@ -30,9 +30,9 @@ def cluster_bootstrap_means(
 
     Each replicate draws C clusters with replacement from the C clusters, then,
     within each drawn cluster of size m, m tasks with replacement; the replicate
-    is the mean over all drawn tasks (tasks weigh equally, SPEC 5.1). With one
-    task per cluster this is the ordinary bootstrap over tasks. Randomness comes
-    from ``np.random.default_rng(seed)`` only, so results are reproducible.
+    is the mean over all drawn tasks (tasks weigh equally). With one task per
+    cluster this is the ordinary bootstrap over tasks. Randomness comes from
+    ``np.random.default_rng(seed)`` only, so results are reproducible.
     """
     v = np.asarray(values, dtype=np.float64)
     labels = np.asarray(clusters)
@@ -95,8 +95,8 @@ def cluster_bootstrap_ci(
     """Percentile interval of the two-stage cluster bootstrap of a mean.
 
     ``(q_{α/2}, q_{1−α/2})`` of `cluster_bootstrap_means` (Efron & Tibshirani
-    1993, §13.3), with B = ``n_boot`` replicates (SPEC 5.1: B = 2000, fixed
-    seed). A mean of values in [0, 1] gives an interval in [0, 1].
+    1993, §13.3), with B = ``n_boot`` replicates (the success rate uses B = 2000
+    and a fixed seed). A mean of values in [0, 1] gives an interval in [0, 1].
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")

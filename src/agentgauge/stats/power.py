@@ -1,4 +1,4 @@
-"""Power analysis for a paired comparison of two agents over tasks (SPEC 5.8).
+"""Power analysis for a paired comparison of two agents over tasks (Miller 2024).
 
 The paired difference of two runs over T tasks, with K_A and K_B trials per task,
 has variance (ω² + σ_A²/K_A + σ_B²/K_B)/T, where
@@ -100,7 +100,7 @@ def z_sum(alpha: float = 0.05, power: float = 0.8) -> float:
 
 @dataclass(frozen=True)
 class VarianceComponents:
-    """ω², σ_A², σ_B² of SPEC 5.8, and where they came from."""
+    """ω², σ_A², σ_B² of the sample-size formula, and where they came from."""
 
     omega2: float
     """Variance across tasks of the true per-task difference θ_B,t − θ_A,t."""
@@ -395,7 +395,7 @@ class Plan:
     """The assumptions or pilot the plan was made from, echoed for the record."""
 
     def to_dict(self) -> dict[str, Any]:
-        """SPEC 7 ``agentgauge.plan/1``: ``n_tasks`` or ``mde``, and every input."""
+        """The ``agentgauge.plan/1`` object: ``n_tasks`` or ``mde``, and every input."""
         out: dict[str, Any] = {"schema": "agentgauge.plan/1"}
         if self.tasks is None:
             out["n_tasks"] = self.n_tasks

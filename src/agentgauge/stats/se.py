@@ -41,7 +41,7 @@ def cluster_codes(labels: ArrayLike) -> tuple[npt.NDArray[np.intp], int]:
 def se_mean(values: ArrayLike) -> float:
     """Standard error of the mean of task values.
 
-    SE = sd(x, ddof=1) / √T over the T task values (SPEC 5.1; Miller 2024, eq. 1
+    SE = sd(x, ddof=1) / √T over the T task values (Miller 2024, eq. 1
     with tasks as the sampling unit). NaN when T < 2: one task says nothing
     about the spread.
     """

@@ -168,7 +168,7 @@ class EvalResult:
         return self.check_gates(GateConfig(gates=[gate]))
 
     def assert_not_worse_than(self, baseline: EvalResult | str, margin: float = 0.05) -> EvalResult:
-        """Fail unless this run is non-inferior to ``baseline`` by ``margin`` (SPEC 5.7).
+        """Fail unless this run is non-inferior to ``baseline`` by ``margin``.
 
         The paired difference B − A over the tasks both ran must have its 95%
         CI lower bound above −margin, the rule of `agentgauge.compare`.

@@ -3,7 +3,7 @@
 A single-turn set measures which calls an agent makes, not what the calls do,
 so the functions have no implementations: every call returns a canned
 acknowledgement and the user never replies. The calls themselves are graded
-against ``expectations.answer_key`` by AST matching (SPEC 4).
+against ``expectations.answer_key`` by BFCL's AST matching (docs/graders.md).
 """
 
 from __future__ import annotations
