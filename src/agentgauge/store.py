@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge._version import __version__
+from agentgauge.canonical import canonical_json
 from agentgauge.errors import InputError
 from agentgauge.schema import Grade, Run, Task, Trial
 from agentgauge.table import TrialTable
@@ -175,12 +176,8 @@ def utc_now() -> str:
     return _LAST_NOW[1]
 
 
-# One encoder, built once (json.dumps with options builds one per call).
-_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
-
-
 def _dumps(value: Any) -> str:
-    return "{}" if type(value) is dict and not value else _ENCODE(value)
+    return "{}" if type(value) is dict and not value else canonical_json(value, ascii=True)
 
 
 _INSERT_TRIAL = (

@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from agentgauge.canonical import canonical_json
 from agentgauge.graders.ast import check_call, literal_eq, max_bipartite_matching
 from agentgauge.graders.base import fail, pass_, register, tool_calls_of, unknown
-from agentgauge.graders.state import canonical_json
 from agentgauge.schema import Grade, Task, ToolCallSpec, TrajectorySpec, Trial
 
 __all__ = ["TrajectoryGrader", "call_matcher", "match_trajectory", "precision_recall"]
