@@ -74,7 +74,7 @@ def open_source(spec: str, *, events: bool = True) -> TrialSource:
         )
     if run_id is None and not _is_sqlite(path):
         return TrialSource(label=spec, trials=load_trials(path))
-    with Store(path, create=False) as store:
+    with Store(path, readonly=True) as store:
         if run_id is None:
             runs = store.list_runs()
             if len(runs) != 1:

@@ -38,7 +38,7 @@ def grade(
         db_path, run_id = Path(store), source
     else:
         db_path, maybe_run = parse_source(source)
-        with Store(db_path, create=False) as db:
+        with Store(db_path, readonly=True) as db:
             if maybe_run is None:
                 runs = db.list_runs()
                 if len(runs) != 1:
