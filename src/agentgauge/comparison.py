@@ -1,4 +1,6 @@
-"""`agentgauge.compare(a, b)`: the Python twin of ``agentgauge compare A B`` (SPEC 5.7, 5.11).
+"""`agentgauge.compare(a, b)`: the Python twin of ``agentgauge compare A B``.
+
+docs/compare-and-plan.md describes the comparison and its record.
 
 Accepts trials however the user holds them (a list of `Trial`, a `TrialTable`,
 or a SOURCE string: trials JSONL or ``DB:RUN_ID``), resolves them, logs any use
@@ -61,7 +63,7 @@ def compare(
     seed: int = 0,
     include_heldout: bool = False,
 ) -> Comparison:
-    """Paired comparison of B against A over the tasks both ran (SPEC 5.7).
+    """Paired comparison of B against A over the tasks both ran (Miller 2024).
 
     ``verdict`` is the sentence ("B is better", "B is worse", "not
     distinguishable from noise with T tasks × K trials", or with ``margin`` the
@@ -180,7 +182,7 @@ def compare_sources(
 
     The null-agent line reads ``null`` (a SOURCE) or else a ``null`` agent's run
     on the same suite version in B's store. Including held-out tasks writes an
-    audit entry in each store involved (SPEC 5.10).
+    audit entry in each store involved (docs/compare-and-plan.md).
     """
     sa, sb = system_info(a, "A"), system_info(b, "B")
     comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)

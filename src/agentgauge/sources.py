@@ -1,4 +1,4 @@
-"""Where trials come from: a JSONL file, or ``DB:RUN_ID`` in a store (SPEC 7).
+"""Where trials come from: a JSONL file, or ``DB:RUN_ID`` in a store.
 
 Every command that reads trials takes a SOURCE string and resolves it here, so
 the same spelling works everywhere.

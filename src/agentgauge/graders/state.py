@@ -1,4 +1,4 @@
-"""The state grader: the final environment state against the expected one (SPEC 4).
+"""The state grader: the final environment state against the expected one (docs/graders.md).
 
 Whole-state comparison hashes canonical JSON (sorted keys, no whitespace,
 UTF-8), as tau2-bench compares database hashes, so two states are equal

@@ -1,4 +1,4 @@
-"""The trajectory grader: the trial's tool calls against a reference plan (SPEC 4).
+"""The trajectory grader: the trial's tool calls against a reference plan (docs/graders.md).
 
 Sequence modes (``TrajectorySpec.mode``), with R the reference calls and A the
 actual ones:
