@@ -51,6 +51,7 @@ class Store:
     without writing anything (a store of an earlier schema is read as it is,
     not upgraded); otherwise a store of an earlier schema is upgraded in one
     transaction. A store of a later schema is refused (`InputError`).
+    ``schema_version`` is the layout as opened (the current one unless read-only).
     """
 
     def __init__(

@@ -57,7 +57,10 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
     try:
         if readonly:
             conn = sqlite3.connect(
-                Path(path).resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None
+                Path(path).resolve().as_uri() + "?mode=ro",
+                uri=True,
+                isolation_level=None,
+                timeout=30,
             )
         else:
             conn = sqlite3.connect(path, isolation_level=None, timeout=30)
