@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 from agentgauge.canonical import canonical_json
@@ -50,7 +51,9 @@ INSERT_TRIAL = (
 DOCUMENT_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type == "document")
 #: A field's position in a trial row (after the run id).
 _POSITION = {f.name: 1 + i for i, f in enumerate(TRIAL_FIELDS)}
-_ENCODED = tuple((f.name, f.type in ("json", "document")) for f in TRIAL_FIELDS)
+_VALUES = attrgetter(*(f.name for f in TRIAL_FIELDS))
+#: Positions of the fields kept as JSON text (documents too, until the writer swaps them).
+_JSON_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type in ("json", "document"))
 
 TrialRows = tuple[list[Any], list[tuple[Any, ...]], list[tuple[Any, ...]]]
 """One trial as SQL parameters: its ``trials`` row (documents as text), its events
@@ -59,11 +62,10 @@ TrialRows = tuple[list[Any], list[tuple[Any, ...]], list[tuple[Any, ...]]]
 
 def trial_rows(run_id: str, t: Trial) -> TrialRows:
     """``t`` as the parameters of its SQL rows (all the Python work of writing it)."""
-    row: list[Any] = [run_id]
-    for name, encoded in _ENCODED:
-        value = getattr(t, name)
-        row.append(dumps(value) if encoded and value is not None else value)
-    row.append(utc_now())
+    row: list[Any] = [run_id, *_VALUES(t), utc_now()]
+    for i in _JSON_POSITIONS:
+        if row[i] is not None:
+            row[i] = dumps(row[i])
     # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
     events = [
         (i, e.type, e.t, e.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS))
