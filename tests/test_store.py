@@ -215,3 +215,12 @@ def test_events_read_back_whole(tmp_path: Path) -> None:
     stored = db.conn.execute("SELECT type, t, data FROM events ORDER BY seq").fetchall()
     assert stored[0] == ("message", 0.0, '{"role":"user","content":"héllo"}')
     assert stored[2] == ("tool_call", 0.5, '{"name":"f"}')
+
+
+def test_integrity_check_reports_a_missing_document(tmp_path: Path) -> None:
+    db = Store(tmp_path / "s.db")
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    db.add_trial("r", Trial(task_id="a", trial=0, success=True, final_state={"x": 1}))
+    assert db.integrity_check() == "ok"
+    db.conn.execute("DELETE FROM documents")  # what no code of ours does
+    assert db.integrity_check() == "1 rows of trials refer to a missing document (final_state_id)"

@@ -17,7 +17,7 @@ from typing import Any
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial
-from agentgauge.store.layout import column_of, document_id, document_text
+from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
 from agentgauge.store.migrate import open_store
 from agentgauge.store.rows import (
     DOCUMENT_POSITIONS,
@@ -186,10 +186,9 @@ class Store:
         no other run refers to."""
         with self.transaction():
             self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-            refs = [(column_of(f), "trials") for f in TRIAL_FIELDS if f.type == "document"]
             used = " UNION ".join(
                 f"SELECT {col} FROM {table} WHERE {col} IS NOT NULL"
-                for col, table in [*refs, ("spec_id", "tasks")]
+                for table, col in DOCUMENT_REFERENCES
             )
             self.conn.execute(f"DELETE FROM documents WHERE id NOT IN ({used})")
 
@@ -244,11 +243,12 @@ class Store:
     def _write_rows(self, rows: TrialRows) -> int:
         """Insert one trial's prepared rows (`trial_rows`); returns its primary key."""
         trial_row, event_rows, grades = rows
+        params = list(trial_row)
         for i in DOCUMENT_POSITIONS:
-            if trial_row[i] is not None:
-                trial_row[i] = document_id(self.conn, trial_row[i])
+            if params[i] is not None:
+                params[i] = document_id(self.conn, params[i])
         try:
-            cur = self.conn.execute(INSERT_TRIAL, trial_row)
+            cur = self.conn.execute(INSERT_TRIAL, params)
         except sqlite3.IntegrityError as exc:
             if "UNIQUE" in str(exc):
                 raise InputError(
@@ -401,7 +401,18 @@ class Store:
         ]
 
     def integrity_check(self) -> str:
-        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+        """``ok``, or what is wrong: SQLite's own check, then references to documents."""
+        found = str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+        if found != "ok" or self.schema_version < 2:
+            return found
+        for table, column in DOCUMENT_REFERENCES:
+            (missing,) = self.conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {column} IS NOT NULL"
+                f" AND {column} NOT IN (SELECT id FROM documents)"
+            ).fetchone()
+            if missing:
+                return f"{missing} rows of {table} refer to a missing document ({column})"
+        return "ok"
 
 
 def _text(value: bytes | str) -> str:

@@ -11,6 +11,14 @@ at the same row) and a task as a run saw it (every run of a suite stores the
 same tasks). A document is its canonical JSON text (`agentgauge.canonical`),
 addressed by the text's SHA-256 and kept zlib-compressed.
 
+The columns that refer to documents (``trials.final_state_id``,
+``tasks.spec_id``) declare no foreign key: SQLite would then want an index on
+each to delete a document, and that index costs the harness one more page per
+committed trial (about 15% of a trial's write time, measured). The store's code
+writes a reference only to a document it has just found or added in the same
+transaction, deletes only documents nothing refers to (`Store.delete_run`), and
+`Store.integrity_check` reports a reference to a missing document.
+
 Why content addressing, not diffs from the task's initial state: a state then
 needs nothing but its own row to be read back exactly (no base to find, no
 chain of patches, no environment code), it works the same for imported trials
@@ -31,13 +39,12 @@ from agentgauge.schema import TRIAL_FIELDS, TrialField
 
 __all__ = [
     "DOCUMENTS_SQL",
-    "DOCUMENT_FIELDS",
+    "DOCUMENT_REFERENCES",
     "SCHEMA_VERSION",
     "TRIAL_COLUMNS",
     "column_of",
     "document_id",
     "document_text",
-    "reference_index_sql",
     "schema_sql",
 ]
 
@@ -49,7 +56,7 @@ _SQL_TYPE = {
     "real": "REAL",
     "bool": "INTEGER",
     "json": "TEXT",
-    "document": "INTEGER REFERENCES documents(id)",
+    "document": "INTEGER",
 }
 
 
@@ -60,8 +67,11 @@ def column_of(field: TrialField) -> str:
 
 #: The ``trials`` columns that hold the trial's fields, in the declaration's order.
 TRIAL_COLUMNS = tuple(column_of(f) for f in TRIAL_FIELDS)
-#: The fields kept in ``documents``.
-DOCUMENT_FIELDS = tuple(f for f in TRIAL_FIELDS if f.type == "document")
+#: The (table, column) pairs that refer to ``documents``.
+DOCUMENT_REFERENCES = (
+    *(("trials", column_of(f)) for f in TRIAL_FIELDS if f.type == "document"),
+    ("tasks", "spec_id"),
+)
 
 
 def _trials_sql(table: str) -> str:
@@ -79,19 +89,10 @@ def _trials_sql(table: str) -> str:
     )
 
 
-def reference_index_sql(column: str) -> str:
-    """The index on a ``trials`` column that refers to ``documents``."""
-    # A document's referrers are found by index: deleting an unused document
-    # (after a run is deleted) checks its foreign keys without scanning trials.
-    return f"CREATE INDEX trials_{column} ON trials ({column});\n"
-
-
-def _trial_indexes_sql() -> str:
-    return (
-        "CREATE UNIQUE INDEX trials_cell\n"
-        "    ON trials (run_id, task_id, trial, variant, IFNULL(agent, ''), IFNULL(model, ''));\n"
-        + "".join(reference_index_sql(column_of(f)) for f in DOCUMENT_FIELDS)
-    )
+_TRIAL_INDEXES = """
+CREATE UNIQUE INDEX trials_cell
+    ON trials (run_id, task_id, trial, variant, IFNULL(agent, ''), IFNULL(model, ''));
+"""
 
 
 def _tasks_sql(table: str) -> str:
@@ -103,7 +104,7 @@ def _tasks_sql(table: str) -> str:
         "    split         TEXT,\n"
         "    capability    TEXT,\n"
         "    human_minutes REAL,\n"
-        "    spec_id       INTEGER REFERENCES documents(id),\n"
+        "    spec_id       INTEGER,\n"
         "    PRIMARY KEY (run_id, task_id)\n"
         ");\n"
     )
@@ -173,9 +174,7 @@ CREATE TABLE audit (
 
 def schema_sql() -> str:
     """The DDL of a new store of the current schema."""
-    return (
-        _OTHERS + DOCUMENTS_SQL + _tasks_sql("tasks") + _trials_sql("trials") + _trial_indexes_sql()
-    )
+    return _OTHERS + DOCUMENTS_SQL + _tasks_sql("tasks") + _trials_sql("trials") + _TRIAL_INDEXES
 
 
 def document_id(conn: sqlite3.Connection, text: str) -> int:

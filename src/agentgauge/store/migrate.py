@@ -28,7 +28,6 @@ from agentgauge.store.layout import (
     SCHEMA_VERSION,
     TRIAL_COLUMNS,
     document_id,
-    reference_index_sql,
     schema_sql,
 )
 
@@ -182,7 +181,6 @@ def _upgrade_1_to_2(conn: sqlite3.Connection) -> None:
     is history: it names the columns of its time, whatever the fields are now.)"""
     conn.execute(DOCUMENTS_SQL)
     _move_to_documents(conn, "trials", "id", "final_state", "final_state_id")
-    conn.execute(reference_index_sql("final_state_id"))
     _move_to_documents(conn, "tasks", "rowid", "spec", "spec_id")
 
 
@@ -191,7 +189,7 @@ def _move_to_documents(
 ) -> None:
     # Rows are read in one pass and each distinct text is compressed once; the
     # column is then swapped for the reference (ALTER TABLE keeps the rest as is).
-    conn.execute(f"ALTER TABLE {table} ADD COLUMN {ref} INTEGER REFERENCES documents(id)")
+    conn.execute(f"ALTER TABLE {table} ADD COLUMN {ref} INTEGER")
     rows = conn.execute(f"SELECT {key}, {inline} FROM {table} WHERE {inline} IS NOT NULL")
     refs = [(document_id(conn, text), pk) for pk, text in rows]
     conn.executemany(f"UPDATE {table} SET {ref} = ? WHERE {key} = ?", refs)

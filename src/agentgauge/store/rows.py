@@ -55,7 +55,7 @@ _VALUES = attrgetter(*(f.name for f in TRIAL_FIELDS))
 #: Positions of the fields kept as JSON text (documents too, until the writer swaps them).
 _JSON_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type in ("json", "document"))
 
-TrialRows = tuple[list[Any], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+TrialRows = tuple[tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]]
 """One trial as SQL parameters: its ``trials`` row (documents as text), its events
 (without the trial's key) and its grades (without key and version)."""
 
@@ -66,12 +66,14 @@ def trial_rows(run_id: str, t: Trial) -> TrialRows:
     for i in _JSON_POSITIONS:
         if row[i] is not None:
             row[i] = dumps(row[i])
+    # A tuple: the garbage collector stops tracking tuples of plain values, and the
+    # harness holds thousands of these in the writer's queue.
     # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
     events = [
         (i, e.type, e.t, e.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS))
         for i, e in enumerate(t.events)
     ]
-    return row, events, grade_rows(t.grades)
+    return tuple(row), events, grade_rows(t.grades)
 
 
 _EVENT_COLUMNS = {"type", "t"}
