@@ -14,7 +14,7 @@ addressed by the text's SHA-256 and kept zlib-compressed.
 The columns that refer to documents (``trials.final_state_id``,
 ``tasks.spec_id``) declare no foreign key: SQLite would then want an index on
 each to delete a document, and that index costs the harness one more page per
-committed trial (about 15% of a trial's write time, measured). The store's code
+committed trial (about a fifth of a write and commit, measured). The store's code
 writes a reference only to a document it has just found or added in the same
 transaction, deletes only documents nothing refers to (`Store.delete_run`), and
 `Store.integrity_check` reports a reference to a missing document.
