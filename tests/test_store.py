@@ -10,8 +10,18 @@ import pytest
 
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file
-from agentgauge.schema import Grade, Run, ToolCallEvent, Trial
+from agentgauge.schema import (
+    ControlEvent,
+    Grade,
+    MessageEvent,
+    ModelCallEvent,
+    Run,
+    ToolCallEvent,
+    ToolResultEvent,
+    Trial,
+)
 from agentgauge.store import Store, TrialWriter, utc_now
+from agentgauge.table import COLUMNS, TrialTable
 
 
 def test_round_trip_trials_events_grades(tmp_path: Path) -> None:
@@ -140,3 +150,77 @@ def test_trial_writer_on_an_in_memory_store_writes_in_the_callers_thread() -> No
     writer.submit(_trials(1)[0])
     assert len(db.trials("r")) == 1  # already written, before close
     writer.close()
+
+
+def test_trials_that_share_a_final_state_share_one_document(tmp_path: Path) -> None:
+    db = Store(tmp_path / "s.db")
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    db.create_run(Run(run_id="other", created_at=utc_now()))
+    same = {"orders": {"W1": {"status": "cancelled", "note": "café"}}}
+    for i in range(3):
+        db.add_trial("r", Trial(task_id="a", trial=i, success=True, final_state=same))
+    db.add_trial("r", Trial(task_id="a", trial=3, success=False, final_state={"orders": {}}))
+    db.add_trial("other", Trial(task_id="a", trial=0, success=True, final_state=same))
+    count = "SELECT COUNT(*) FROM documents"
+    assert db.conn.execute(count).fetchone()[0] == 2
+    back = db.trials("r")
+    assert [t.final_state for t in back] == [same, same, same, {"orders": {}}]
+    # Each trial has its own copy: a grader that edits one state edits no other.
+    assert back[0].final_state is not None and back[1].final_state is not None
+    back[0].final_state["orders"]["W1"]["status"] = "changed"
+    assert back[1].final_state["orders"]["W1"]["status"] == "cancelled"
+    # Deleting a run drops the documents only it used, and keeps the shared ones.
+    db.delete_run("r")
+    assert db.conn.execute(count).fetchone()[0] == 1
+    assert db.trials("other")[0].final_state == same
+    assert db.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_the_table_is_read_by_name_and_matches_the_trials(tmp_path: Path) -> None:
+    db = Store(tmp_path / "s.db")
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    full = Trial(
+        task_id="a", trial=2, score=0.5, agent="ag", model="m", variant="fault:x", family="f",
+        split="heldout", capability="c", human_minutes=3.0, cost_usd=0.25, judge_cost_usd=0.5,
+        input_tokens=10, output_tokens=20, latency_s=1.5, tool_calls=3, model_calls=4,
+        confidence=0.75, expected_control="refuse", control="act", status="timeout",
+        error="slow", error_kind="agent", seed=7, answer="x", metadata={"k": [1]},
+    )  # fmt: skip
+    db.add_trials("r", [full, Trial(task_id="b", trial=0, success=True, status="error")])
+    table, ref = db.table("r"), TrialTable.from_trials(db.trials("r"))
+    for name in COLUMNS:
+        got, want = getattr(table, name).tolist(), getattr(ref, name).tolist()
+        assert repr(got) == repr(want), name  # repr: NaN equals NaN
+    assert table.trial.tolist() == [2, 0] and table.input_tokens.tolist()[0] == 10.0
+    assert table.infra_error.tolist() == [False, True]
+    (back, _) = db.trials("r")
+    assert back.model_dump() == full.model_dump()
+
+
+def test_events_read_back_whole(tmp_path: Path) -> None:
+    # An event keeps its type and time in columns; its other fields, defaults
+    # left out, in data. What is read back is the event that was written.
+    events = [
+        MessageEvent(role="user", content="héllo", t=0.0),
+        MessageEvent(role="assistant"),
+        ToolCallEvent(name="f", t=0.5),
+        ToolResultEvent(call_id="c", content={"a": [1, None]}, is_error=True, t=0.75),
+        ModelCallEvent(model="m", input_tokens=3, cost_usd=0.0, latency_s=1e-05),
+        ControlEvent(decision="stop", reason="done", t=2.0),
+    ]
+    db = Store(tmp_path / "s.db")
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    db.add_trial("r", Trial(task_id="a", trial=0, success=True, events=events))
+    assert db.trials("r")[0].events == events
+    stored = db.conn.execute("SELECT type, t, data FROM events ORDER BY seq").fetchall()
+    assert stored[0] == ("message", 0.0, '{"role":"user","content":"héllo"}')
+    assert stored[2] == ("tool_call", 0.5, '{"name":"f"}')
+
+
+def test_integrity_check_reports_a_missing_document(tmp_path: Path) -> None:
+    db = Store(tmp_path / "s.db")
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    db.add_trial("r", Trial(task_id="a", trial=0, success=True, final_state={"x": 1}))
+    assert db.integrity_check() == "ok"
+    db.conn.execute("DELETE FROM documents")  # what no code of ours does
+    assert db.integrity_check() == "1 rows of trials refer to a missing document (final_state_id)"

@@ -211,6 +211,15 @@ def test_examples_in_the_task_guide_load(tmp_path: Path) -> None:
     assert fns.tasks[0].expectations.call_category == "simple"
 
 
+def test_yaml_error_in_a_block_value_names_the_key_line(tmp_path: Path) -> None:
+    # One line lookup for suites and config files (agentgauge.yamlio.line_of): an
+    # error in a nested block is reported where its key is written.
+    bad = GOOD.replace(
+        "    human_minutes: 3\n", "    human_minutes: 3\n    paraphrases:\n      a: 1\n"
+    )
+    assert error_of(tmp_path, bad).startswith("FILE:7: paraphrases: task 'a': ")
+
+
 # --------------------------------------------------------------------------- as_suite
 # Specs go to the suite loader; in-memory tasks get the loader's version hash.
 

@@ -265,7 +265,7 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
     for spec in specs:
         where = _store_of(spec)
         if where is not None:
-            with Store(where[0], create=False) as db:
+            with Store(where[0], readonly=True) as db:
                 return heldout_usage(db.audit_log(HELDOUT_ACTION))
     return None
 
@@ -277,7 +277,7 @@ def _null_from_store(spec: str, info: SystemInfo) -> NullAgentCheck | None:
     where = _store_of(spec)
     if where is None or info.run is None:
         return None
-    with Store(where[0], create=False) as db:
+    with Store(where[0], readonly=True) as db:
         for run in reversed(db.list_runs()):
             if (
                 run.agent in ("null", "builtin:null")

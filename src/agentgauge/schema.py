@@ -1,9 +1,14 @@
-"""The data model: events, grades, trials, tasks and runs (SPEC sections 1 and 3).
+"""The data model: events, grades, trials, tasks and runs.
 
 These pydantic models are the one shape every adapter converts into and every
 later stage reads. They validate at the edge (loading, importing, the harness)
 and are then turned into columnar numpy arrays (`agentgauge.table`) for the
 metrics, which never see a pydantic object.
+
+`TRIAL_FIELDS`, next to `Trial`, is the one list of a trial's fields: the
+store's ``trials`` table, its insert and select, and `TrialTable`'s columns
+are derived from it, so adding a field is one edit here (and one annotation
+in `TrialTable`, checked against this list when the module loads).
 
 Unknown keys are rejected everywhere (``extra="forbid"``): a typo such as
 ``sucess`` must fail loudly rather than silently drop a field. Free-form data
@@ -13,6 +18,7 @@ belongs under ``metadata``.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -20,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 __all__ = [
     "CONTROL_DECISIONS",
     "SUCCESS_TOLERANCE",
+    "TRIAL_FIELDS",
     "AnswerSpec",
     "ControlDecision",
     "ControlEvent",
@@ -39,7 +46,9 @@ __all__ = [
     "ToolResultEvent",
     "TrajectorySpec",
     "Trial",
+    "TrialField",
     "TrialStatus",
+    "infra_error",
 ]
 
 #: A score counts as success when it is within this of 1 (tau-bench's rule:
@@ -134,14 +143,14 @@ Event = Annotated[
     MessageEvent | ModelCallEvent | ToolCallEvent | ToolResultEvent | ControlEvent,
     Field(discriminator="type"),
 ]
-"""One transcript event (SPEC 3.3), discriminated by ``type``."""
+"""One transcript event, discriminated by ``type``."""
 
 
 # --------------------------------------------------------------------------- grades
 
 
 class Grade(_Strict):
-    """The verdict of one grader on one trial (SPEC 1)."""
+    """The verdict of one grader on one trial (docs/graders.md)."""
 
     grader: str
     """Which grader produced it, e.g. ``state``, ``tool_calls``, ``rubric:politeness``."""
@@ -161,7 +170,7 @@ class Grade(_Strict):
 
 
 class Trial(_Strict):
-    """One attempt at one task by one agent configuration (SPEC 3.1).
+    """One attempt at one task by one agent configuration (a line of a JSONL import).
 
     Exactly the JSONL interchange record: one of ``success`` or ``score`` is
     required; when only ``score`` is given, success is ``score >= 1 - 1e-6``;
@@ -221,7 +230,7 @@ class Trial(_Strict):
     seed: int | None = None
     """Seed used for the trial's randomness, when any."""
     events: list[Event] = Field(default_factory=list)
-    """The transcript (SPEC 3.3)."""
+    """The transcript: messages, model calls, tool calls and results, control decisions."""
     answer: str | None = None
     """The agent's final answer text, when it gave one."""
     final_state: dict[str, Any] | None = None
@@ -253,13 +262,92 @@ class Trial(_Strict):
         if self.score is None:
             self.score = 1.0 if self.success else 0.0
         if self.status != "completed" and self.error_kind is None:
-            self.error_kind = "infra"
+            self.error_kind = "infra"  # the rule of `infra_error`, made explicit in the record
         return self
 
     @property
     def is_infra_error(self) -> bool:
-        """True when the trial failed for a reason outside the agent (SPEC 5.1)."""
-        return self.status != "completed" and self.error_kind != "agent"
+        """True when the trial failed for a reason outside the agent (`infra_error`)."""
+        return infra_error(self.status, self.error_kind)
+
+
+def infra_error(status: str, error_kind: str | None) -> bool:
+    """Whether a trial with this status and error kind is an infra error: it did not
+    finish (``error``, ``timeout``) and the agent is not to blame (``error_kind`` is
+    ``infra`` or unrecorded). Infra errors count as failures unless the user
+    excludes them (docs/metrics.md, "Infrastructure errors")."""
+    return status != "completed" and error_kind != "agent"
+
+
+# --------------------------------------------------------------------------- trial fields
+
+TrialFieldType = Literal["text", "int", "real", "bool", "json", "document"]
+
+
+@dataclass(frozen=True)
+class TrialField:
+    """How one `Trial` field is kept in the store and read by the metrics."""
+
+    name: str
+    """The `Trial` attribute."""
+    type: TrialFieldType
+    """``text``, ``int``, ``real``, ``bool``; ``json`` (a JSON value kept as canonical
+    text); ``document`` (a JSON value that many trials share, such as a final
+    state: the store keeps each distinct one once)."""
+    required: bool = False
+    """Never missing once the trial is validated (a ``NOT NULL`` column)."""
+    column: bool = True
+    """A column of `agentgauge.table.TrialTable`, the arrays the metrics read."""
+
+
+#: Every field of `Trial` except its lists (``events`` and ``grades``, which the
+#: store keeps in tables of their own), in the order of the store's columns.
+TRIAL_FIELDS: tuple[TrialField, ...] = (
+    TrialField("task_id", "text", required=True),
+    TrialField("trial", "int", required=True),
+    TrialField("variant", "text", required=True),
+    TrialField("agent", "text"),
+    TrialField("model", "text"),
+    TrialField("success", "bool", required=True),
+    TrialField("score", "real", required=True),
+    TrialField("status", "text", required=True, column=False),
+    TrialField("error", "text", column=False),
+    TrialField("error_kind", "text", column=False),
+    TrialField("family", "text"),
+    TrialField("split", "text"),
+    TrialField("capability", "text"),
+    TrialField("human_minutes", "real"),
+    TrialField("cost_usd", "real"),
+    TrialField("judge_cost_usd", "real"),
+    TrialField("input_tokens", "int"),
+    TrialField("output_tokens", "int"),
+    TrialField("latency_s", "real"),
+    TrialField("tool_calls", "int"),
+    TrialField("model_calls", "int"),
+    TrialField("confidence", "real"),
+    TrialField("expected_control", "text"),
+    TrialField("control", "text"),
+    TrialField("seed", "int", column=False),
+    TrialField("answer", "text", column=False),
+    TrialField("final_state", "document", column=False),
+    TrialField("metadata", "json", required=True, column=False),
+)
+
+#: `Trial` fields that are lists of records, kept apart from `TRIAL_FIELDS`.
+TRIAL_LISTS = ("events", "grades")
+
+
+def _check_trial_fields() -> None:
+    declared = [f.name for f in TRIAL_FIELDS] + list(TRIAL_LISTS)
+    if sorted(declared) != sorted(Trial.model_fields):
+        missing = sorted(set(Trial.model_fields) - set(declared))
+        extra = sorted(set(declared) - set(Trial.model_fields))
+        raise TypeError(
+            f"TRIAL_FIELDS does not match Trial: missing {missing}, unknown or repeated {extra}"
+        )
+
+
+_check_trial_fields()
 
 
 # --------------------------------------------------------------------------- runs
@@ -308,9 +396,9 @@ class TrajectorySpec(_Strict):
     """How the transcript's tool calls are compared with ``reference_calls``."""
 
     mode: Literal["exact", "in_order", "any_order", "subset", "superset"] = "in_order"
-    """Sequence mode (SPEC 4)."""
+    """Sequence mode (docs/graders.md, `trajectory`)."""
     arguments: Literal["exact", "ignore", "subset", "ast"] = "subset"
-    """Argument mode (SPEC 4)."""
+    """Argument mode (docs/graders.md, `trajectory`)."""
     allow_empty: bool = False
     """Whether an empty reference passes in ``in_order``/``any_order`` modes."""
 
@@ -383,7 +471,7 @@ class Criterion(_Strict):
 
 
 class Expectations(_Strict):
-    """What a task expects (SPEC 4). Each present field enables a grader."""
+    """What a task expects (docs/graders.md). Each present field enables a grader."""
 
     final_state: dict[str, Any] | None = None
     """Expected canonical final state (compared by hash, as tau2-bench does)."""
@@ -419,7 +507,7 @@ class Expectations(_Strict):
 
 
 class Task(_Strict):
-    """One test with defined inputs and success criteria (SPEC 1)."""
+    """One test with defined inputs and success criteria (docs/writing-tasks.md)."""
 
     id: str = Field(min_length=1)
     """Unique within the suite."""

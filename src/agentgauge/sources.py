@@ -174,7 +174,7 @@ def resolve_run(spec: str) -> tuple[Path, str]:
     if not is_store(path):
         raise InputError("not an agentgauge store (a SQLite file)", file=path, field="SOURCE")
     if run_id is None:
-        with Store(path, create=False) as store:
+        with Store(path, readonly=True) as store:
             runs = store.list_runs()
         if len(runs) != 1:
             names = ", ".join(r.run_id for r in runs[-5:]) or "none"
@@ -199,7 +199,7 @@ def open_source(spec: str, *, events: bool = True) -> TrialSource:
     if run_id is None and not is_store(path):
         return TrialSource(label=spec, trials=load_trials(path))
     path, run_id = resolve_run(spec)
-    with Store(path, create=False) as store:
+    with Store(path, readonly=True) as store:
         run = store.require_run(run_id)
         trials = store.trials(run_id, events=events)
         tasks = store.get_tasks(run_id)

@@ -19,7 +19,6 @@ it changes exactly when something that could change a score changes.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -29,10 +28,12 @@ from typing import Any, Protocol, runtime_checkable
 import yaml
 from pydantic import ValidationError
 
+from agentgauge.canonical import canonical_json
 from agentgauge.envs.builtin import builtin_environment
 from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Task
 from agentgauge.sources import read_jsonl
+from agentgauge.yamlio import line_of
 
 __all__ = ["BUILTIN_SUITES", "Suite", "SuiteLike", "as_suite", "load_suite", "suite_version"]
 
@@ -139,17 +140,13 @@ def suite_version(tasks: Sequence[Task]) -> str:
     """SHA-256 of the tasks' canonical JSON (sorted by id) and their environments' policies."""
     digest = hashlib.sha256()
     for task in sorted(tasks, key=lambda t: t.id):
-        digest.update(_canonical(task.model_dump(mode="json")).encode())
+        digest.update(canonical_json(task.model_dump(mode="json")).encode())
         digest.update(b"\n")
     for env in sorted({t.environment for t in tasks if t.environment}):
         digest.update(f"env:{env}\n".encode())
         world = builtin_environment(env)
         digest.update((world.fingerprint() if world is not None else "").encode())
     return digest.hexdigest()
-
-
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------- reading
@@ -201,7 +198,7 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
     duplicate = _duplicate_key(root)
     if duplicate is not None:
         raise InputError("key appears twice in the same mapping", file=path,
-                         line=_line(duplicate), field=str(duplicate.value))  # fmt: skip
+                         line=line_of(duplicate, ()), field=str(duplicate.value))  # fmt: skip
     defaults: dict[str, Any] = {}
     if isinstance(data, dict):
         # ``x-`` keys hold YAML anchors shared by tasks (as in docker-compose files).
@@ -211,33 +208,32 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
             raise InputError(
                 "unknown key (a suite file has name, defaults and tasks)",
                 file=path,
-                line=_line(_child(root, key, key_node=True)),
+                line=line_of(root, [key]),
                 field=key,
             )
         defaults = data.get("defaults") or {}
         if not isinstance(defaults, dict):
             raise InputError("expected a mapping", file=path, field="defaults",
-                             line=_line(_child(root, "defaults")))  # fmt: skip
+                             line=line_of(root, ["defaults"]))  # fmt: skip
         root = _child(root, "tasks")
         data = data.get("tasks") or []
     if not isinstance(data, list):
-        raise InputError("expected a list of tasks", file=path, line=_line(root), field="tasks")
+        raise InputError("expected a list of tasks", file=path, line=line_of(root, ()),
+                         field="tasks")  # fmt: skip
     for i, obj in enumerate(data):
         node = root.value[i] if isinstance(root, yaml.SequenceNode) else None
         if not isinstance(obj, dict):
-            raise InputError(f"task {i}: expected a mapping", file=path, line=_line(node))
+            raise InputError(f"task {i}: expected a mapping", file=path, line=line_of(node, ()))
         merged = {**defaults, **obj}
         try:
-            yield Task.model_validate(merged), str(path), _line(node)
+            yield Task.model_validate(merged), str(path), line_of(node, ())
         except ValidationError as exc:
             err = _pick(exc)
-            loc = [str(p) for p in err.get("loc", ())]
-            extra = err.get("type") == "extra_forbidden"
-            target = _locate(node, loc, key_node=extra)
             fld, reason = _describe(exc, err)
             task_id = obj.get("id")
             prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
-            raise InputError(prefix + reason, file=path, line=_line(target), field=fld) from None
+            line = line_of(node, err.get("loc", ()))
+            raise InputError(prefix + reason, file=path, line=line, field=fld) from None
 
 
 def _duplicate_key(node: yaml.Node | None) -> yaml.ScalarNode | None:
@@ -260,31 +256,13 @@ def _duplicate_key(node: yaml.Node | None) -> yaml.ScalarNode | None:
     return None
 
 
-def _child(node: yaml.Node | None, key: str, *, key_node: bool = False) -> yaml.Node | None:
+def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return k if key_node else v
-    if isinstance(node, yaml.SequenceNode) and key.isdigit() and int(key) < len(node.value):
-        child: yaml.Node = node.value[int(key)]
-        return child
+                child: yaml.Node = v
+                return child
     return None
-
-
-def _locate(node: yaml.Node | None, loc: list[str], *, key_node: bool) -> yaml.Node | None:
-    """The deepest node on the error's path (its key, for an unknown key)."""
-    best = node
-    for depth, part in enumerate(loc):
-        last = depth == len(loc) - 1
-        nxt = _child(best, part, key_node=key_node and last)
-        if nxt is None:
-            break
-        best = nxt
-    return best
-
-
-def _line(node: yaml.Node | None) -> int | None:
-    return node.start_mark.line + 1 if node is not None else None
 
 
 def _validate(obj: dict[str, Any], path: Path, line: int) -> Task:

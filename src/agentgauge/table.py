@@ -2,21 +2,37 @@
 
 `TrialTable` holds one numpy array per field, one row per trial. Missing
 numbers are NaN; missing labels are ``None`` in object arrays. Metrics never
-touch pydantic objects (SPEC 2): build a table once, then compute.
+touch pydantic objects: build a table once, then compute.
+
+Its columns are the `agentgauge.schema.TRIAL_FIELDS` marked ``column``, plus
+``infra_error`` (derived from ``status`` and ``error_kind`` by
+`agentgauge.schema.infra_error`). A column's array kind follows from its field:
+text is a label (objects), a real or an optional integer is a float (NaN when
+missing), a required integer is an int64, a bool a bool. The attributes are
+written out below so that type checkers see them; loading this module checks
+them against the declaration, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.schema import Trial
+from agentgauge.schema import TRIAL_FIELDS, Trial, TrialField, infra_error
 
-__all__ = ["GROUP_KEYS", "TrialTable", "factorize"]
+__all__ = [
+    "COLUMNS",
+    "GROUP_KEYS",
+    "SOURCE_FIELDS",
+    "TrialTable",
+    "check_annotations",
+    "column_kinds",
+    "factorize",
+]
 
 #: Labels a table can be grouped by.
 GROUP_KEYS = ("agent", "model", "variant", "capability", "split", "family")
@@ -24,6 +40,39 @@ GROUP_KEYS = ("agent", "model", "variant", "capability", "split", "family")
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 ObjArray = npt.NDArray[np.object_]
+IntArray = npt.NDArray[np.int64]
+
+ColumnKind = Literal["label", "float", "int", "bool"]
+
+#: The annotation each kind of column carries in `TrialTable`.
+_ANNOTATION: dict[ColumnKind, str] = {
+    "label": "ObjArray",
+    "float": "FloatArray",
+    "int": "IntArray",
+    "bool": "BoolArray",
+}
+
+#: Trial fields the table is built from that are not columns: the infra-error rule's inputs.
+_INFRA_INPUTS = ("status", "error_kind")
+
+
+def _kind(field: TrialField) -> ColumnKind:
+    if field.type == "text":
+        return "label"
+    if field.type == "real" or (field.type == "int" and not field.required):
+        return "float"
+    if field.type == "int":
+        return "int"
+    if field.type == "bool" and field.required:
+        return "bool"
+    raise TypeError(f"trial field {field.name!r} ({field.type}) cannot be a table column")
+
+
+def column_kinds(declared: Sequence[TrialField] = TRIAL_FIELDS) -> dict[str, ColumnKind]:
+    """The table's columns and their kinds, derived from the trial fields."""
+    kinds = {f.name: _kind(f) for f in declared if f.column}
+    kinds["infra_error"] = "bool"
+    return kinds
 
 
 def _floats(values: Iterable[float | int | None]) -> FloatArray:
@@ -85,12 +134,12 @@ def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
 
 
 @dataclass(frozen=True, eq=False)
-class TrialTable:
+class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS below
     """One row per trial, one array per field (all of equal length)."""
 
     task_id: ObjArray
     """Task identifier of each trial."""
-    trial: npt.NDArray[np.int64]
+    trial: IntArray
     """Trial index within its task."""
     success: BoolArray
     """Outcome."""
@@ -134,30 +183,26 @@ class TrialTable:
     @classmethod
     def from_trials(cls, trials: Sequence[Trial]) -> TrialTable:
         """Build a table from validated trials."""
-        return cls(
-            task_id=_objects(t.task_id for t in trials),
-            trial=np.array([t.trial or 0 for t in trials], dtype=np.int64),
-            success=np.array([bool(t.success) for t in trials], dtype=bool),
-            score=np.array([t.score for t in trials], dtype=np.float64),
-            agent=_objects(t.agent for t in trials),
-            model=_objects(t.model for t in trials),
-            variant=_objects(t.variant for t in trials),
-            family=_objects(t.family for t in trials),
-            split=_objects(t.split for t in trials),
-            capability=_objects(t.capability for t in trials),
-            human_minutes=_floats(t.human_minutes for t in trials),
-            cost_usd=_floats(t.cost_usd for t in trials),
-            judge_cost_usd=_floats(t.judge_cost_usd for t in trials),
-            input_tokens=_floats(t.input_tokens for t in trials),
-            output_tokens=_floats(t.output_tokens for t in trials),
-            latency_s=_floats(t.latency_s for t in trials),
-            tool_calls=_floats(t.tool_calls for t in trials),
-            model_calls=_floats(t.model_calls for t in trials),
-            confidence=_floats(t.confidence for t in trials),
-            infra_error=np.array([t.is_infra_error for t in trials], dtype=bool),
-            expected_control=_objects(t.expected_control for t in trials),
-            control=_objects(t.control for t in trials),
-        )
+        return cls.from_fields({name: [getattr(t, name) for t in trials] for name in SOURCE_FIELDS})
+
+    @classmethod
+    def from_fields(cls, values: Mapping[str, Sequence[Any]]) -> TrialTable:
+        """Build a table from each of `SOURCE_FIELDS`' values, one per trial (``None``
+        where missing), as `Trial` holds them or the store's columns return them."""
+        columns: dict[str, Any] = {}
+        for name, kind in COLUMNS.items():
+            if name == "infra_error":
+                pairs = zip(values["status"], values["error_kind"], strict=True)
+                columns[name] = np.array([infra_error(s, k) for s, k in pairs], dtype=bool)
+            elif kind == "label":
+                columns[name] = _objects(values[name])
+            elif kind == "float":
+                columns[name] = _floats(values[name])
+            elif kind == "int":
+                columns[name] = np.array([v or 0 for v in values[name]], dtype=np.int64)
+            else:
+                columns[name] = np.array([bool(v) for v in values[name]], dtype=bool)
+        return cls(**columns)
 
     @classmethod
     def from_columns(cls, n: int, **columns: Any) -> TrialTable:
@@ -172,25 +217,21 @@ class TrialTable:
         full: dict[str, Any] = {"success": success}
         if "score" not in columns:
             full["score"] = success.astype(np.float64)
-        for f in fields(cls):
-            if f.name in full:
+        for name, kind in COLUMNS.items():
+            if name in full:
                 continue
-            if f.name in columns:
-                value = columns.pop(f.name)
-                if f.type in ("ObjArray",):
-                    full[f.name] = value if isinstance(value, np.ndarray) else _objects(value)
+            if name in columns:
+                value = columns.pop(name)
+                if kind == "label":
+                    full[name] = value if isinstance(value, np.ndarray) else _objects(value)
                 else:
-                    full[f.name] = np.asarray(value)
-            elif f.name == "trial":
-                full[f.name] = np.zeros(n, dtype=np.int64)
-            elif f.name == "infra_error":
-                full[f.name] = np.zeros(n, dtype=bool)
-            elif f.name == "variant":
-                full[f.name] = _objects(["base"] * n)
-            elif f.type == "ObjArray":
-                full[f.name] = np.full(n, None, dtype=object)
+                    full[name] = np.asarray(value)
+            elif kind == "label":  # the field's default: None, or "base" for the variant
+                full[name] = _objects([Trial.model_fields[name].default] * n)
+            elif kind == "float":
+                full[name] = np.full(n, np.nan)
             else:
-                full[f.name] = np.full(n, np.nan)
+                full[name] = np.zeros(n, dtype=np.int64 if kind == "int" else bool)
         if columns:
             raise ValueError(f"unknown columns: {sorted(columns)}")
         return cls(**full)
@@ -256,3 +297,22 @@ class TrialTable:
         """Unique task ids (sorted) and each trial's index into them."""
         uniq, inverse = np.unique(self.task_id.astype(str), return_inverse=True)
         return uniq.astype(object), inverse.astype(np.intp)
+
+
+#: The table's columns and their kinds (`column_kinds` of the trial fields).
+COLUMNS = column_kinds()
+#: The trial fields a table is built from: its columns, and the infra-error rule's inputs.
+SOURCE_FIELDS = tuple(name for name in COLUMNS if name != "infra_error") + _INFRA_INPUTS
+
+
+def check_annotations(kinds: Mapping[str, ColumnKind] = COLUMNS) -> None:
+    """Raise `TypeError` unless `TrialTable`'s attributes are exactly ``kinds``' columns,
+    each annotated as its kind (run when this module loads)."""
+    want = {name: _ANNOTATION[kind] for name, kind in kinds.items()}
+    have = {f.name: str(f.type) for f in fields(TrialTable)}
+    if have != want:
+        wrong = sorted(set(have.items()) ^ set(want.items()))
+        raise TypeError(f"TrialTable's attributes do not match schema.TRIAL_FIELDS: {wrong}")
+
+
+check_annotations()

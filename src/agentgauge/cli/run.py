@@ -105,7 +105,7 @@ def run_cmd(
         backend=backend,
         agent_options=options,
     )
-    with Store(store, create=False) as db:
+    with Store(store, readonly=True) as db:
         trials_ = db.trials(header.run_id, events=False)
     n = len(trials_)
     passed = sum(bool(t.success) for t in trials_)

@@ -12,7 +12,7 @@ from agentgauge.store import Store
 @app.command()
 def runs(store: StoreOption = DEFAULT_STORE_PATH, json_out: JsonOption = False) -> None:
     """List the runs in a store: id, agent, model, suite and version, trials, created."""
-    with Store(store, create=False) as db:
+    with Store(store, readonly=True) as db:
         found = db.list_runs()
     if json_out:
         print_json(

@@ -1,4 +1,4 @@
-"""The state grader: the final environment state against the expected one (SPEC 4).
+"""The state grader: the final environment state against the expected one (docs/graders.md).
 
 Whole-state comparison hashes canonical JSON (sorted keys, no whitespace,
 UTF-8), as tau2-bench compares database hashes, so two states are equal
@@ -14,9 +14,9 @@ Alternatively a task lists ``state_assertions`` on dotted paths
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
+from agentgauge.canonical import canonical_json
 from agentgauge.graders.base import fail, pass_, register, unknown
 from agentgauge.schema import Grade, StateAssertion, Task, Trial
 
@@ -24,14 +24,6 @@ __all__ = ["MAX_DIFFS", "StateGrader", "canonical_json", "diff_paths", "resolve_
 
 MAX_DIFFS = 20
 _MISSING = object()
-
-
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, compact separators, non-ASCII kept: one text per value."""
-    return _CANONICAL(value)
 
 
 def state_hash(state: Any) -> str:

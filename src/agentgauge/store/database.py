@@ -1,0 +1,420 @@
+"""`Store`: runs, tasks, trials, transcripts and grades in one SQLite file.
+
+WAL journal, foreign keys on. The tables and how trials are kept are described
+in `agentgauge.store.layout` and docs/store.md; opening, versions and upgrades
+in `agentgauge.store.migrate`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentgauge._version import __version__
+from agentgauge.errors import InputError
+from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial
+from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
+from agentgauge.store.migrate import open_store
+from agentgauge.store.rows import (
+    DOCUMENT_POSITIONS,
+    INSERT_TRIAL,
+    TrialRows,
+    describe_row,
+    dumps,
+    event_of,
+    grade_rows,
+    trial_of,
+    trial_rows,
+    utc_now,
+)
+from agentgauge.table import SOURCE_FIELDS, TrialTable
+
+__all__ = ["DEFAULT_STORE", "Store"]
+
+DEFAULT_STORE = "agentgauge.db"
+
+_INSERT_GRADE = (
+    "INSERT OR REPLACE INTO grades(trial_pk, version, grader, score, passed, status,"
+    " evidence, judge_model) VALUES (?,?,?,?,?,?,?,?)"
+)
+
+
+class Store:
+    """A SQLite store of runs, trials, transcripts and grades.
+
+    Use as a context manager or call `close`. ``path`` may be ``":memory:"``.
+    ``create=False`` refuses a path that does not exist. ``readonly=True`` opens
+    without writing anything (a store of an earlier schema is read as it is,
+    not upgraded); otherwise a store of an earlier schema is upgraded in one
+    transaction. A store of a later schema is refused (`InputError`).
+    ``schema_version`` is the layout as opened (the current one unless read-only).
+    """
+
+    def __init__(
+        self, path: str | Path = DEFAULT_STORE, *, create: bool = True, readonly: bool = False
+    ) -> None:
+        self.path = str(path)
+        memory = self.path == ":memory:"
+        if (readonly or not create) and not memory and not Path(self.path).exists():
+            raise InputError("no such store (run or import something first)", file=self.path)
+        self.conn, self.schema_version = open_store(self.path, readonly=readonly and not memory)
+        # Schema 1 kept documents inline; a read-only open reads them there.
+        inline = self.schema_version < 2
+        self._trial_select = ", ".join(
+            f.name if inline and f.type == "document" else column_of(f) for f in TRIAL_FIELDS
+        )
+        self._spec_select = (
+            "SELECT spec FROM tasks WHERE run_id = ? AND spec IS NOT NULL ORDER BY task_id"
+            if inline
+            else "SELECT d.data FROM tasks t JOIN documents d ON d.id = t.spec_id"
+            " WHERE t.run_id = ? ORDER BY t.task_id"
+        )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic transaction: everything inside commits together or not at all."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ runs
+
+    def create_run(self, run: Run, *, exist_ok: bool = False) -> None:
+        """Record a run's header (in the caller's transaction when one is open)."""
+        if self.get_run(run.run_id) is not None:
+            if exist_ok:
+                return
+            raise InputError(
+                f"run {run.run_id!r} already exists in this store; choose another --run-id",
+                file=self.path,
+                field="run_id",
+            )
+        self.conn.execute(
+            "INSERT INTO runs(run_id, agent, model, suite, suite_version, created_at, source,"
+            " source_sha256, agentgauge_version, config) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                run.run_id,
+                run.agent,
+                run.model,
+                run.suite,
+                run.suite_version,
+                run.created_at,
+                run.source,
+                run.source_sha256,
+                run.agentgauge_version or __version__,
+                dumps(run.config),
+            ),
+        )
+        self.conn.execute(
+            "INSERT OR IGNORE INTO grade_versions(run_id, version, created_at, note)"
+            " VALUES (?, 1, ?, 'as recorded')",
+            (run.run_id, run.created_at),
+        )
+
+    def get_run(self, run_id: str) -> Run | None:
+        """The run's header with its trial count, or ``None``."""
+        row = self.conn.execute(
+            "SELECT r.run_id, r.agent, r.model, r.suite, r.suite_version, r.created_at, r.source,"
+            " r.source_sha256, r.agentgauge_version, r.config,"
+            " (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id)"
+            " FROM runs r WHERE r.run_id = ?",
+            (run_id,),
+        ).fetchone()
+        return None if row is None else self._run(row)
+
+    def list_runs(self) -> list[Run]:
+        """All runs, oldest first."""
+        rows = self.conn.execute(
+            "SELECT r.run_id, r.agent, r.model, r.suite, r.suite_version, r.created_at, r.source,"
+            " r.source_sha256, r.agentgauge_version, r.config, COUNT(t.id)"
+            " FROM runs r LEFT JOIN trials t ON t.run_id = r.run_id"
+            " GROUP BY r.run_id ORDER BY r.created_at, r.rowid"
+        ).fetchall()
+        return [self._run(row) for row in rows]
+
+    @staticmethod
+    def _run(row: Sequence[Any]) -> Run:
+        return Run(
+            run_id=row[0],
+            agent=row[1],
+            model=row[2],
+            suite=row[3],
+            suite_version=row[4],
+            created_at=row[5],
+            source=row[6],
+            source_sha256=row[7],
+            agentgauge_version=row[8],
+            config=json.loads(row[9] or "{}"),
+            n_trials=row[10],
+        )
+
+    def require_run(self, run_id: str) -> Run:
+        run = self.get_run(run_id)
+        if run is None:
+            known = ", ".join(r.run_id for r in self.list_runs()[-5:]) or "none"
+            raise InputError(
+                f"no run {run_id!r} in this store (recent runs: {known})",
+                file=self.path,
+                field="run_id",
+            )
+        return run
+
+    def update_run_config(self, run_id: str, config: dict[str, Any]) -> None:
+        """Replace a run's recorded settings (a resumed run that was extended)."""
+        self.conn.execute("UPDATE runs SET config = ? WHERE run_id = ?", (dumps(config), run_id))
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete a run with its tasks, trials, events and grades, and the documents
+        no other run refers to."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+            used = " UNION ".join(
+                f"SELECT {col} FROM {table} WHERE {col} IS NOT NULL"
+                for table, col in DOCUMENT_REFERENCES
+            )
+            self.conn.execute(f"DELETE FROM documents WHERE id NOT IN ({used})")
+
+    # ------------------------------------------------------------------ tasks
+
+    def add_tasks(self, run_id: str, tasks: Iterable[Task]) -> None:
+        """Record the tasks a run uses (idempotent). Each task's specification is a
+        document: runs of the same suite share them."""
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO tasks(run_id, task_id, family, split, capability,"
+            " human_minutes, spec_id) VALUES (?,?,?,?,?,?,?)",
+            [
+                (
+                    run_id,
+                    t.id,
+                    t.family,
+                    t.split,
+                    t.capability,
+                    t.human_minutes,
+                    document_id(self.conn, t.model_dump_json(exclude_defaults=True)),
+                )
+                for t in tasks
+            ],
+        )
+
+    def get_tasks(self, run_id: str) -> list[Task]:
+        rows = self.conn.execute(self._spec_select, (run_id,)).fetchall()
+        return [Task.model_validate_json(_text(r[0])) for r in rows]
+
+    # ------------------------------------------------------------------ trials
+
+    def add_trial(self, run_id: str, trial: Trial) -> int:
+        """Write one trial with its events and grades (in the caller's transaction,
+        or in its own when none is open). Returns the trial's primary key."""
+        if self.conn.in_transaction:
+            return self._insert_trial(run_id, trial)
+        with self.transaction():
+            return self._insert_trial(run_id, trial)
+
+    def add_trials(self, run_id: str, trials: Iterable[Trial]) -> int:
+        """Write many trials in one transaction. Returns how many were written."""
+        n = 0
+        with self.transaction():
+            for trial in trials:
+                self._insert_trial(run_id, trial)
+                n += 1
+        return n
+
+    def _insert_trial(self, run_id: str, t: Trial) -> int:
+        return self._write_rows(trial_rows(run_id, t))
+
+    def _write_rows(self, rows: TrialRows) -> int:
+        """Insert one trial's prepared rows (`trial_rows`); returns its primary key."""
+        trial_row, event_rows, grades = rows
+        params = list(trial_row)
+        for i in DOCUMENT_POSITIONS:
+            if params[i] is not None:
+                params[i] = document_id(self.conn, params[i])
+        try:
+            cur = self.conn.execute(INSERT_TRIAL, params)
+        except sqlite3.IntegrityError as exc:
+            if "UNIQUE" in str(exc):
+                raise InputError(
+                    f"{describe_row(trial_row)} is already stored in run {trial_row[0]!r}",
+                    file=self.path,
+                    field="trial",
+                ) from None
+            raise
+        pk = cur.lastrowid
+        assert pk is not None
+        if event_rows:
+            self.conn.executemany(
+                "INSERT INTO events(trial_pk, seq, type, t, data) VALUES (?,?,?,?,?)",
+                [(pk, *row) for row in event_rows],
+            )
+        if grades:
+            self.conn.executemany(_INSERT_GRADE, [(pk, 1, *row) for row in grades])
+        return pk
+
+    def _insert_grades(self, trial_pk: int, version: int, grades: Sequence[Grade]) -> None:
+        self.conn.executemany(
+            _INSERT_GRADE, [(trial_pk, version, *row) for row in grade_rows(grades)]
+        )
+
+    def existing_cells(self, run_id: str) -> set[tuple[str, int, str, str | None, str | None]]:
+        """(task, trial, variant, agent, model) cells already stored, for resume."""
+        rows = self.conn.execute(
+            "SELECT task_id, trial, variant, agent, model FROM trials WHERE run_id = ?", (run_id,)
+        )
+        return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def trials(self, run_id: str, *, events: bool = True) -> list[Trial]:
+        """The run's trials as models, in insertion order, with events and latest grades.
+
+        Each trial gets its own copy of its final state, even where trials share one.
+        """
+        cur = self.conn.execute(
+            f"SELECT id, {self._trial_select} FROM trials WHERE run_id = ? ORDER BY id",
+            (run_id,),
+        )
+        texts: dict[int, str] = {}  # a shared document is read and decompressed once
+
+        def document(value: int | str) -> str:
+            if isinstance(value, str):  # schema 1: the text itself
+                return value
+            if value not in texts:
+                row = self.conn.execute(
+                    "SELECT data FROM documents WHERE id = ?", (value,)
+                ).fetchone()
+                texts[value] = document_text(row[0])
+            return texts[value]
+
+        out: list[Trial] = []
+        pks: list[int] = []
+        for row in cur.fetchall():
+            out.append(trial_of(row[1:], document))
+            pks.append(row[0])
+        if events and out:
+            by_pk = {pk: t for pk, t in zip(pks, out, strict=True)}
+            for pk, type_, t, data in self.conn.execute(
+                "SELECT e.trial_pk, e.type, e.t, e.data FROM events e"
+                " JOIN trials t ON t.id = e.trial_pk"
+                " WHERE t.run_id = ? ORDER BY e.trial_pk, e.seq",
+                (run_id,),
+            ):
+                by_pk[pk].events.append(event_of(type_, t, data))
+            for pk, grade in self._latest_grades(run_id):
+                by_pk[pk].grades.append(grade)
+        return out
+
+    def trial_keys(self, run_id: str) -> list[int]:
+        """Primary keys of the run's trials, in insertion order."""
+        rows = self.conn.execute("SELECT id FROM trials WHERE run_id = ? ORDER BY id", (run_id,))
+        return [r[0] for r in rows]
+
+    def table(self, run_id: str) -> TrialTable:
+        """The run's trials as a columnar table, straight from SQL (no models)."""
+        rows = self.conn.execute(
+            f"SELECT {', '.join(SOURCE_FIELDS)} FROM trials WHERE run_id = ? ORDER BY id",
+            (run_id,),
+        ).fetchall()
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(SOURCE_FIELDS)
+        return TrialTable.from_fields(dict(zip(SOURCE_FIELDS, columns, strict=True)))
+
+    # ------------------------------------------------------------------ grades
+
+    def _latest_grades(self, run_id: str) -> Iterator[tuple[int, Grade]]:
+        rows = self.conn.execute(
+            "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
+            " FROM grades g JOIN trials t ON t.id = g.trial_pk"
+            " WHERE t.run_id = ? AND g.version = ("
+            "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk)"
+            " ORDER BY g.trial_pk, g.grader",
+            (run_id,),
+        )
+        for pk, grader, score, passed, status, evidence, judge in rows:
+            yield (
+                pk,
+                Grade(
+                    grader=grader,
+                    score=score,
+                    passed=None if passed is None else bool(passed),
+                    status=status,
+                    evidence=None if evidence is None else json.loads(evidence),
+                    judge_model=judge,
+                ),
+            )
+
+    def new_grade_version(self, run_id: str, graders: Sequence[str], note: str = "") -> int:
+        """Open a new grade version for a run (re-grading keeps the old beside it)."""
+        row = self.conn.execute(
+            "SELECT COALESCE(MAX(version), 0) FROM grade_versions WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        version = int(row[0]) + 1
+        self.conn.execute(
+            "INSERT INTO grade_versions(run_id, version, created_at, graders, note)"
+            " VALUES (?,?,?,?,?)",
+            (run_id, version, utc_now(), dumps(list(graders)), note),
+        )
+        return version
+
+    def add_grades(self, trial_pk: int, version: int, grades: Sequence[Grade]) -> None:
+        """Store grades for one trial under a grade version."""
+        self._insert_grades(trial_pk, version, grades)
+
+    def set_outcome(self, trial_pk: int, success: bool, score: float) -> None:
+        """Update a trial's outcome after re-grading (the grades keep the history)."""
+        self.conn.execute(
+            "UPDATE trials SET success = ?, score = ? WHERE id = ?", (int(success), score, trial_pk)
+        )
+
+    # ------------------------------------------------------------------ audit
+
+    def audit(self, action: str, *, run_id: str | None = None, detail: Any = None) -> None:
+        """Log a use that reports must disclose (e.g. held-out tasks included)."""
+        self.conn.execute(
+            "INSERT INTO audit(at, run_id, action, detail) VALUES (?,?,?,?)",
+            (utc_now(), run_id, action, None if detail is None else dumps(detail)),
+        )
+
+    def audit_log(self, action: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT at, run_id, action, detail FROM audit"
+        args: tuple[Any, ...] = ()
+        if action is not None:
+            sql += " WHERE action = ?"
+            args = (action,)
+        return [
+            {"at": a, "run_id": r, "action": act, "detail": None if d is None else json.loads(d)}
+            for a, r, act, d in self.conn.execute(sql + " ORDER BY id", args)
+        ]
+
+    def integrity_check(self) -> str:
+        """``ok``, or what is wrong: SQLite's own check, then references to documents."""
+        found = str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+        if found != "ok" or self.schema_version < 2:
+            return found
+        for table, column in DOCUMENT_REFERENCES:
+            (missing,) = self.conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {column} IS NOT NULL"
+                f" AND {column} NOT IN (SELECT id FROM documents)"
+            ).fetchone()
+            if missing:
+                return f"{missing} rows of {table} refer to a missing document ({column})"
+        return "ok"
+
+
+def _text(value: bytes | str) -> str:
+    """A document column's JSON text: a document (compressed) or, in schema 1, the text."""
+    return value if isinstance(value, str) else document_text(value)

@@ -1,0 +1,221 @@
+"""Opening a store: its schema version, creating a new one, upgrading an old one.
+
+A store records its schema version in ``meta`` (``schema_version``). Opened for
+writing, a store of an earlier schema is upgraded in one transaction, so a
+failure leaves it as it was; opened read-only, it is read as it is when this
+code can (schema 1 can be), and refused with what to do otherwise. A store of a
+later schema is refused whichever way it is opened, and nothing is written to it.
+
+Schema 1 (agentgauge 0.x until the compact store) kept each trial's final state
+and each run's tasks as inline JSON text (``trials.final_state``,
+``tasks.spec``) and each event's ``type`` and ``t`` in its ``data`` too. The
+upgrade to 2 moves the final states and tasks into ``documents`` (each distinct
+one once). Events are left as they are: an event is read as its ``data`` with
+the ``type`` and ``t`` columns laid over it, which gives the same event for both
+forms, so the upgrade need not rewrite every event of a large store.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from agentgauge.errors import InputError
+from agentgauge.schema import TRIAL_FIELDS
+from agentgauge.store.layout import (
+    DOCUMENTS_SQL,
+    SCHEMA_VERSION,
+    TRIAL_COLUMNS,
+    document_id,
+    schema_sql,
+)
+
+__all__ = ["open_store", "readable_columns", "statements"]
+
+#: The oldest schema a read-only open reads without upgrading it.
+_READABLE_FROM = 1
+
+
+def statements(script: str) -> list[str]:
+    """The statements of a script of ours (one per ``;`` at a line's end), to run one by
+    one inside a transaction (``executescript`` would commit it first)."""
+    return [s.strip() for s in script.split(";\n") if s.strip()]
+
+
+def readable_columns(version: int) -> set[str]:
+    """The ``trials`` columns a store of this schema must have for this code to read it:
+    every declared field (schema 1 kept documents inline, under the field's name)."""
+    names = TRIAL_COLUMNS if version >= 2 else tuple(f.name for f in TRIAL_FIELDS)
+    return {"id", "run_id", "created_at", *names}
+
+
+def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
+    """A connection to the store at ``path`` and its schema version, which is the
+    current one unless the store is older and opened read-only."""
+    try:
+        if readonly:
+            conn = sqlite3.connect(
+                Path(path).resolve().as_uri() + "?mode=ro",
+                uri=True,
+                isolation_level=None,
+                timeout=30,
+            )
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    except sqlite3.Error as exc:
+        raise InputError(f"cannot open the store: {exc}", file=path) from None
+    try:
+        version = _prepare(conn, path, readonly=readonly)
+    except BaseException:
+        conn.close()
+        raise
+    return conn, version
+
+
+def _prepare(conn: sqlite3.Connection, path: str, *, readonly: bool) -> int:
+    version = _version(conn, path)
+    if version is not None and version > SCHEMA_VERSION:
+        raise _newer(path, version)  # before any pragma or statement that could write
+    if readonly:
+        if version is None:
+            raise InputError("not an agentgauge store (it holds no tables)", file=path)
+        _check_layout(conn, path, version)
+        return version
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        if version is None or version < SCHEMA_VERSION:
+            _create_or_upgrade(conn, path)
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            raise
+        raise _needs_write_access(path, version) from None
+    _check_layout(conn, path, SCHEMA_VERSION)
+    return SCHEMA_VERSION
+
+
+def _newer(path: str, version: int) -> InputError:
+    return InputError(
+        f"store schema {version} is newer than this agentgauge's ({SCHEMA_VERSION}); "
+        "upgrade agentgauge to use it",
+        file=path,
+    )
+
+
+def _needs_write_access(path: str, version: int | None) -> InputError:
+    what = (
+        "creating the store"
+        if version is None
+        else f"upgrading the store from schema {version} to {SCHEMA_VERSION}"
+    )
+    return InputError(
+        f"{what} needs write access: make the file and its folder writable "
+        "(or work on a copy) and run the command again",
+        file=path,
+    )
+
+
+def _version(conn: sqlite3.Connection, path: str) -> int | None:
+    """The store's schema version; ``None`` for an empty database."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise InputError(f"not an agentgauge store: {exc}", file=path) from None
+        if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0:
+            return None
+        raise InputError("not an agentgauge store (it has no meta table)", file=path) from None
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"not an agentgauge store: {exc}", file=path) from None
+    if row is None or not str(row[0]).isdigit():
+        raise InputError("not an agentgauge store (no schema version recorded)", file=path)
+    return int(row[0])
+
+
+def _create_or_upgrade(conn: sqlite3.Connection, path: str) -> None:
+    """Create the tables of a new store, or upgrade an old one, in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    version: int | None = None
+    try:
+        version = _version(conn, path)  # again: another process may have done it meanwhile
+        if version is None:
+            for sql in statements(schema_sql()):
+                conn.execute(sql)
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        elif version < SCHEMA_VERSION:
+            _upgrade(conn, path, version)
+        elif version > SCHEMA_VERSION:
+            raise _newer(path, version)
+    except BaseException as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if not isinstance(exc, sqlite3.Error):
+            raise
+        if "readonly" in str(exc):
+            raise _needs_write_access(path, version) from None
+        raise InputError(
+            f"cannot upgrade the store: {exc} (nothing was changed)", file=path
+        ) from None
+    conn.execute("COMMIT")
+
+
+def _upgrade(conn: sqlite3.Connection, path: str, version: int) -> None:
+    for step in range(version, SCHEMA_VERSION):
+        _UPGRADES[step](conn)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    broken = conn.execute("PRAGMA foreign_key_check").fetchone()
+    if broken is not None:
+        raise InputError(
+            f"cannot upgrade the store: table {broken[0]} refers to a missing row of "
+            f"{broken[2]} (nothing was changed)",
+            file=path,
+        )
+
+
+def _upgrade_1_to_2(conn: sqlite3.Connection) -> None:
+    """Final states and tasks into ``documents``, each distinct one once. (A step
+    is history: it names the columns of its time, whatever the fields are now.)"""
+    conn.execute(DOCUMENTS_SQL)
+    _move_to_documents(conn, "trials", "id", "final_state", "final_state_id")
+    _move_to_documents(conn, "tasks", "rowid", "spec", "spec_id")
+
+
+def _move_to_documents(
+    conn: sqlite3.Connection, table: str, key: str, inline: str, ref: str
+) -> None:
+    # Rows are read in one pass and each distinct text is compressed once; the
+    # column is then swapped for the reference (ALTER TABLE keeps the rest as is).
+    conn.execute(f"ALTER TABLE {table} ADD COLUMN {ref} INTEGER")
+    rows = conn.execute(f"SELECT {key}, {inline} FROM {table} WHERE {inline} IS NOT NULL")
+    refs = [(document_id(conn, text), pk) for pk, text in rows]
+    conn.executemany(f"UPDATE {table} SET {ref} = ? WHERE {key} = ?", refs)
+    conn.execute(f"ALTER TABLE {table} DROP COLUMN {inline}")
+
+
+_UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {1: _upgrade_1_to_2}
+
+
+def _check_layout(conn: sqlite3.Connection, path: str, version: int) -> None:
+    """Refuse a store whose ``trials`` table lacks a column this code reads, or has one
+    it does not know (a misaligned store must not be read as if it were fine)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(trials)")}
+    want = readable_columns(version)
+    if have == want:
+        return
+    if version < SCHEMA_VERSION and version >= _READABLE_FROM:
+        raise InputError(
+            f"store schema {version} cannot be read without upgrading it to {SCHEMA_VERSION}: "
+            "run an agentgauge command that writes to it (grade, import or run), "
+            "which upgrades it",
+            file=path,
+        )
+    missing, unknown = sorted(want - have), sorted(have - want)
+    raise InputError(
+        f"the store's trials table does not match schema {version} "
+        f"(missing columns: {missing or 'none'}; unknown columns: {unknown or 'none'})",
+        file=path,
+    )

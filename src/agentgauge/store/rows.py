@@ -1,0 +1,142 @@
+"""A trial as the parameters of its SQL rows, and back (derived from `TRIAL_FIELDS`)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from operator import attrgetter
+from typing import Any
+
+from agentgauge.canonical import canonical_json
+from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Trial
+from agentgauge.store.layout import TRIAL_COLUMNS
+
+__all__ = [
+    "DOCUMENT_POSITIONS",
+    "INSERT_TRIAL",
+    "TrialRows",
+    "describe_row",
+    "dumps",
+    "event_of",
+    "grade_rows",
+    "trial_of",
+    "trial_rows",
+    "utc_now",
+]
+
+_LAST_NOW: tuple[int, str] = (-1, "")
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO-8601 with seconds."""
+    global _LAST_NOW
+    second = int(time.time())
+    if _LAST_NOW[0] != second:  # formatted once per second: the harness asks per trial
+        _LAST_NOW = (second, datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds"))
+    return _LAST_NOW[1]
+
+
+def dumps(value: Any) -> str:
+    """JSON as the store keeps it: canonical, ASCII (`agentgauge.canonical`)."""
+    return "{}" if type(value) is dict and not value else canonical_json(value, ascii=True)
+
+
+INSERT_TRIAL = (
+    f"INSERT INTO trials(run_id, {', '.join(TRIAL_COLUMNS)}, created_at)"
+    f" VALUES (?, {', '.join('?' * len(TRIAL_COLUMNS))}, ?)"
+)
+#: Where a trial row holds a document's text, which the writer swaps for its id.
+DOCUMENT_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type == "document")
+#: A field's position in a trial row (after the run id).
+_POSITION = {f.name: 1 + i for i, f in enumerate(TRIAL_FIELDS)}
+_VALUES = attrgetter(*(f.name for f in TRIAL_FIELDS))
+#: Positions of the fields kept as JSON text (documents too, until the writer swaps them).
+_JSON_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type in ("json", "document"))
+
+TrialRows = tuple[tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+"""One trial as SQL parameters: its ``trials`` row (documents as text), its events
+(without the trial's key) and its grades (without key and version)."""
+
+
+def trial_rows(run_id: str, t: Trial) -> TrialRows:
+    """``t`` as the parameters of its SQL rows (all the Python work of writing it)."""
+    row: list[Any] = [run_id, *_VALUES(t), utc_now()]
+    for i in _JSON_POSITIONS:
+        if row[i] is not None:
+            row[i] = dumps(row[i])
+    # A tuple: the garbage collector stops tracking tuples of plain values, and the
+    # harness holds thousands of these in the writer's queue.
+    # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
+    events = [
+        (i, e.type, e.t, e.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS))
+        for i, e in enumerate(t.events)
+    ]
+    return tuple(row), events, grade_rows(t.grades)
+
+
+_EVENT_COLUMNS = {"type", "t"}
+
+
+def describe_row(row: Sequence[Any]) -> str:
+    """A trial row's cell, for messages."""
+    return (
+        f"trial {row[_POSITION['trial']]} of task {row[_POSITION['task_id']]!r} "
+        f"(variant {row[_POSITION['variant']]!r})"
+    )
+
+
+def grade_rows(grades: Sequence[Grade]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            g.grader,
+            g.score,
+            None if g.passed is None else int(g.passed),
+            g.status,
+            None if g.evidence is None else dumps(g.evidence),
+            g.judge_model,
+        )
+        for g in grades
+    ]
+
+
+def trial_of(row: Sequence[Any], document: Any) -> Trial:
+    """A trial from its ``trials`` columns (`TRIAL_COLUMNS`, in order), without its
+    events and grades. ``document(value)`` gives a document field's JSON text from
+    what its column holds."""
+    data: dict[str, Any] = {}
+    for f, value in zip(TRIAL_FIELDS, row, strict=True):
+        if value is None:
+            continue
+        if f.type == "bool":
+            value = bool(value)
+        elif f.type == "json":
+            value = json.loads(value)
+        elif f.type == "document":
+            value = json.loads(document(value))
+        data[f.name] = value
+    return Trial.model_validate(data)
+
+
+def event_of(type_: str, t: float | None, data: str) -> Event:
+    """An event from its row: ``data`` with the ``type`` and ``t`` columns laid over it
+    (schema-1 stores repeat both in ``data``, which reads the same)."""
+    fields = json.loads(data)
+    fields["type"] = type_
+    if t is not None:
+        fields["t"] = t
+    event: Event = _event_adapter().validate_python(fields)
+    return event
+
+
+_EVENT_ADAPTER: Any = None
+
+
+def _event_adapter() -> Any:
+    global _EVENT_ADAPTER
+    if _EVENT_ADAPTER is None:
+        from pydantic import TypeAdapter
+
+        _EVENT_ADAPTER = TypeAdapter(Event)
+    return _EVENT_ADAPTER

@@ -1,0 +1,211 @@
+"""Stores that survive upgrades: schema versions, the upgrade from schema 1, refusals.
+
+``tests/data/store_v1.sql`` is a store written by the schema-1 code (commit
+798d263, before the compact layout) by ``tests/data/make_store_v1.py``: three
+retail tasks run by ``builtin:careful`` (base and a tool-fault variant, two
+trials each, with events and grades) re-graded once, four function-calling tasks
+run by ``builtin:hasty``, and an imported JSONL run (non-ASCII text, an infra
+and an agent error, metadata, a final state). It is kept as the text dump
+Python's ``sqlite3.Connection.iterdump()`` gave; ``store_v1_metrics.json``
+holds what ``agentgauge metrics DB:RUN --json`` printed for each run, and
+``store_v1_trials.json`` a SHA-256 of every trial the schema-1 code read back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentgauge.errors import InputError
+from agentgauge.schema import Run, Trial
+from agentgauge.store import SCHEMA_VERSION, Store, utc_now
+
+DATA = Path(__file__).parent / "data"
+METRICS = json.loads((DATA / "store_v1_metrics.json").read_text())
+TRIAL_DIGESTS = json.loads((DATA / "store_v1_trials.json").read_text())
+
+
+def v1_store(tmp_path: Path) -> Path:
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path)
+    conn.executescript((DATA / "store_v1.sql").read_text(encoding="utf-8"))
+    conn.execute("PRAGMA journal_mode=WAL")  # as the schema-1 code left its stores
+    conn.close()
+    return path
+
+
+def trial_digest(store: Store, run_id: str) -> str:
+    # The same digest make_store_v1.py took with the schema-1 code.
+    dumped = [t.model_dump(mode="json") for t in store.trials(run_id)]
+    text = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args], capture_output=True, text=True
+    )
+
+
+def metrics_json(db: Path, run_id: str) -> object:
+    proc = cli("metrics", f"{db}:{run_id}", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def schema_dump(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def columns(path: Path, table: str) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+    finally:
+        conn.close()
+
+
+def test_a_schema_1_store_is_upgraded_and_reads_the_same(tmp_path: Path) -> None:
+    path = v1_store(tmp_path)
+    grades_before = (
+        sqlite3.connect(path)
+        .execute(
+            "SELECT trial_pk, version, grader, score, passed, status, evidence FROM grades"
+            " ORDER BY 1, 2, 3"
+        )
+        .fetchall()
+    )
+    with Store(path) as db:  # opened for writing: upgraded
+        assert db.schema_version == SCHEMA_VERSION == 2
+        assert {r.run_id for r in db.list_runs()} == set(TRIAL_DIGESTS)
+        for run_id, digest in TRIAL_DIGESTS.items():
+            assert trial_digest(db, run_id) == digest, run_id
+        assert db.integrity_check() == "ok"
+        assert db.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        # Every grade version is kept, not only the latest that trials() returns.
+        grades_after = db.conn.execute(
+            "SELECT trial_pk, version, grader, score, passed, status, evidence FROM grades"
+            " ORDER BY 1, 2, 3"
+        ).fetchall()
+        assert grades_after == grades_before
+        (version,) = db.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        assert version == "2"
+        n_documents = db.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        # A new trial that ends in a state the old ones left is not stored again.
+        old = next(t for t in db.trials("imported") if t.final_state is not None)
+        db.add_trial(
+            "imported", Trial(task_id="new", trial=0, success=True, final_state=old.final_state)
+        )
+        assert db.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == n_documents
+    assert "final_state" not in columns(path, "trials")
+    assert "final_state_id" in columns(path, "trials")
+    assert "spec" not in columns(path, "tasks")
+    for run_id, expected in METRICS.items():
+        if run_id != "imported":  # it has one trial more now
+            assert metrics_json(path, run_id) == expected, run_id
+
+
+def test_the_upgraded_store_gives_the_same_metrics(tmp_path: Path) -> None:
+    path = v1_store(tmp_path)
+    Store(path).close()
+    for run_id, expected in METRICS.items():
+        assert metrics_json(path, run_id) == expected, run_id
+
+
+def test_a_read_only_open_reads_schema_1_as_it_is(tmp_path: Path) -> None:
+    path = v1_store(tmp_path)
+    before = path.read_bytes()
+    with Store(path, readonly=True) as db:
+        assert db.schema_version == 1
+        for run_id, digest in TRIAL_DIGESTS.items():
+            assert trial_digest(db, run_id) == digest, run_id
+        assert db.get_tasks("retail-careful")
+    for run_id, expected in METRICS.items():  # the CLI's readers open read-only
+        assert metrics_json(path, run_id) == expected, run_id
+    assert path.read_bytes() == before
+    assert "final_state" in columns(path, "trials")
+
+
+def test_a_failed_upgrade_leaves_the_old_store_intact(tmp_path: Path) -> None:
+    path = v1_store(tmp_path)
+    conn = sqlite3.connect(path)
+    # The last step of the upgrade (recording the new version) fails, after the
+    # documents, the new columns and the dropped ones: all of it must roll back.
+    conn.execute(
+        "CREATE TRIGGER keep_version BEFORE UPDATE ON meta"
+        " BEGIN SELECT RAISE(ABORT, 'schema version is frozen'); END"
+    )
+    conn.commit()
+    conn.close()
+    before = schema_dump(path)
+    with pytest.raises(InputError, match="cannot upgrade the store: schema version is frozen"):
+        Store(path)
+    assert schema_dump(path) == before
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER keep_version")
+    conn.commit()
+    conn.close()
+    with Store(path) as db:  # and it can still be upgraded
+        assert trial_digest(db, "retail-careful") == TRIAL_DIGESTS["retail-careful"]
+
+
+def test_a_store_from_a_newer_agentgauge_is_refused_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    with Store(path) as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        db.add_trial("r", Trial(task_id="a", trial=0, success=True, final_state={"x": 1}))
+        db.conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    before = path.read_bytes()
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"task_id": "b", "success": true}\n')
+    for readonly in (False, True):
+        with pytest.raises(
+            InputError, match=r"store schema 99 is newer than this agentgauge's \(2\)"
+        ):
+            Store(path, readonly=readonly)
+    for args in (
+        ("runs", "--store", str(path)),
+        ("import", "jsonl", str(good), "--store", str(path)),
+    ):
+        proc = cli(*args)
+        assert proc.returncode == 2
+        assert proc.stderr.strip().count("\n") == 0 and "newer" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert path.read_bytes() == before
+
+
+def test_a_misaligned_trials_table_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE trials ADD COLUMN surprise TEXT")
+    conn.commit()
+    conn.close()
+    for readonly in (False, True):
+        with pytest.raises(InputError, match=r"unknown columns: \['surprise'\]"):
+            Store(path, readonly=readonly)
+
+
+def test_a_database_that_is_not_a_store_is_refused_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (x TEXT)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(InputError, match="not an agentgauge store"):
+        Store(path)
+    assert path.read_bytes() == before
+    (tmp_path / "text.db").write_text("hello")
+    with pytest.raises(InputError, match="not an agentgauge store"):
+        Store(tmp_path / "text.db")
