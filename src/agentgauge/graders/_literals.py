@@ -26,28 +26,9 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE | re.DOTALL,
 )
-_COLLECTIONS = frozenset(
-    {
-        "Array",
-        "ArrayList",
-        "LinkedList",
-        "List",
-        "Vector",
-        "Stack",
-        "ArrayDeque",
-        "Queue",
-        "HashSet",
-        "LinkedHashSet",
-        "TreeSet",
-        "Set",
-        "HashMap",
-        "LinkedHashMap",
-        "TreeMap",
-        "Hashtable",
-        "Map",
-        "ConcurrentHashMap",
-    }
-)
+_COLLECTIONS = {"Array", "ArrayList", "LinkedList", "List", "Vector", "Stack", "ArrayDeque"}
+_COLLECTIONS |= {"Queue", "HashSet", "LinkedHashSet", "TreeSet", "Set", "HashMap", "TreeMap"}
+_COLLECTIONS |= {"LinkedHashMap", "Hashtable", "Map", "ConcurrentHashMap"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _END = re.compile(r"\s*\Z")
@@ -74,11 +55,7 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _unescape(body: str) -> str:
-    return _ESCAPE.sub(_unescape_one, body)
-
-
-def _unescape_one(m: re.Match[str]) -> str:
+def _unescape(m: re.Match[str]) -> str:
     code = m.group(1)
     return chr(int(code[1:], 16)) if len(code) == 5 else _ESCAPES.get(code, code)
 
@@ -98,9 +75,8 @@ class _Parser:
         self.js = language == "javascript"
         self.depth = 0
 
-    def peek(self, k: int = 0) -> tuple[str, str]:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else ("eof", "")
+    def peek(self) -> tuple[str, str]:
+        return self.toks[self.i] if self.i < len(self.toks) else ("eof", "")
 
     def take(self, value: str | None = None) -> tuple[str, str]:
         tok = self.peek()
@@ -146,23 +122,19 @@ class _Parser:
 
     def _value(self) -> Any:
         kind, tok = self.peek()
-        if kind == "str":
-            self.i += 1
-            return _unescape(tok[1:-1])
-        if kind == "num":
-            self.i += 1
-            return _number(tok)
-        if kind == "punct" and tok == "[":
-            self.i += 1
-            return self.items("]")
-        if kind == "punct" and tok == "[]":
-            self.i += 1
-            return []
-        if kind == "punct" and tok == "{":
-            self.i += 1
-            return self.obj() if self.js else self.items("}")
         if kind == "name":
             return self.name()
+        self.i += 1
+        if kind == "str":
+            return _ESCAPE.sub(_unescape, tok[1:-1])
+        if kind == "num":
+            return _number(tok)
+        if tok == "[":  # a str or num token is never bare punctuation
+            return self.items("]")
+        if tok == "[]":
+            return []
+        if tok == "{":
+            return self.obj() if self.js else self.items("}")
         raise _Fail
 
     def obj(self) -> dict[str, Any]:
@@ -170,7 +142,7 @@ class _Parser:
         while not self.accept("}"):
             kind, tok = self.take()
             if kind == "str":
-                key = _unescape(tok[1:-1])
+                key = _ESCAPE.sub(_unescape, tok[1:-1])
             elif kind in ("name", "num"):
                 key = tok
             else:

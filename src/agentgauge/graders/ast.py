@@ -7,39 +7,31 @@ function docs and a BFCL answer key ``[{name: {arg: [acceptable values]}}]``
 
 - the function name is exact (optionally ``.`` and ``_`` are equivalent);
 - every required parameter is present; no parameter lies outside the schema
-  *and* the answer key; a key parameter without ``""`` must be given;
-- types are strict (``bool`` is never an ``int``), except that an ``int`` is
-  accepted where a ``float`` is declared, at every depth; a value whose JSON
-  type is that of an acceptable value which itself contradicts the schema is
-  compared with the key as is (BFCL's "variable" rule: the key's author
-  accepted that type);
+  *and* the key; a key parameter without ``""`` must be given;
+- types are strict (``bool`` is never an ``int``), but an ``int`` is accepted
+  where a ``float`` is declared, at every depth; a value of the type of an
+  acceptable value that itself contradicts the schema is compared with the key
+  as written (BFCL's "variable" rule);
 - strings compare after removing spaces and ``,./-_*^``, turning ``'`` into
-  ``"`` and case-folding; lists compare in order; dicts key by key, each value
-  against that key's own acceptable values;
+  ``"`` and case-folding; lists in order; dicts key by key, each value against
+  that key's own acceptable values;
 - parallel calls are paired by a maximum bipartite matching (augmenting paths,
-  Kuhn 1955), so a valid pairing is always found; BFCL pairs greedily and can
-  reject one (a deliberate divergence, see docs/graders.md);
+  Kuhn 1955); BFCL pairs greedily and can reject a valid pairing (a deliberate
+  divergence, see docs/graders.md);
 - irrelevance passes only with no call; relevance only with at least one.
 
-Each rule is written once. A value is read once into its canonical form
+Each rule is written once. A value is read once into a canonical form
 (`_canonical`), equal for two values exactly when BFCL's comparison holds; a
-key parameter's acceptable values are read into a set of canonical forms (and
-patterns for dicts) when an output first gives that parameter, and
-`CompiledKey` keeps them for the next output. `ast_match` is a key compiled
-and used once.
+key parameter's acceptable values become a set of such forms (and patterns for
+dicts) when an output first needs them, kept by `CompiledKey` for the next
+output; `ast_match` is a key compiled and used once. Model output is data,
+never passed to ``eval``: Java/JavaScript literals are read by
+`agentgauge.graders._literals`, a value nested deeper than 100 levels (or
+cyclic) or holding over 100,000 items is a ``malformed_call``, and an
+explanation shows at most 1,000 characters of a value.
 
-Model output is data: it is never passed to ``eval``. Java and JavaScript
-literals (``"5L"``, ``"new int[]{1, 2}"``, ``"{a: 1}"``) are read by the small
-parser in `agentgauge.graders._literals`. A value nested deeper than 100
-levels (or cyclic) or holding more than 100,000 items is a
-``malformed_call``, and an explanation shows at most 1,000 characters of a value.
-
-Every failure has a namespaced error type (``wrong_func_name``,
-``missing_required``, ``unexpected_param``, ``missing_optional``,
-``type_error:simple``, ``type_error:nested``, ``value_error:string``,
-``value_error:list``, ``value_error:dict_key``, ``value_error:dict_value``,
-``value_error:others``, ``wrong_count``, ``irrelevance:called``,
-``relevance:no_call``, ``malformed_call``).
+Every failure has a namespaced error type (``missing_required``,
+``value_error:string``, ...; the list is in docs/graders.md).
 """
 
 from __future__ import annotations
@@ -65,17 +57,14 @@ __all__ = [
 ]
 
 Language = Literal["python", "java", "javascript"]
-CATEGORIES: tuple[str, ...] = (
-    "simple",
-    "multiple",
-    "parallel",
-    "parallel_multiple",
-    "irrelevance",
-    "relevance",
+CATEGORIES: tuple[str, ...] = tuple(
+    ["simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "relevance"]
 )
 
 AstResult = tuple[bool, str | None, str]
 """``(valid, error_type, detail)``: ``error_type`` is ``None`` exactly when valid."""
+Docs = Sequence[Mapping[str, Any]]  # [{name, parameters: {type, properties, required}}]
+Key = Sequence[Mapping[str, Any]]  # [{name: {arg: [acceptable values]}}]
 
 _MAX_DEPTH = 100
 _MAX_ITEMS = 100_000
@@ -88,24 +77,13 @@ _KIND: dict[str, str] = {
     **dict.fromkeys(("integer", "int", "byte", "short", "long", "Bigint"), "int"),
     **dict.fromkeys(("float", "double", "number"), "float"),
     **dict.fromkeys(("boolean", "bool", "Boolean"), "bool"),
-    **dict.fromkeys(
-        ("array", "list", "tuple", "Array", "ArrayList", "Queue", "Stack", "Set"), "list"
-    ),
+    **dict.fromkeys(("array", "list", "tuple", "Array", "ArrayList"), "list"),
+    **dict.fromkeys(("Queue", "Stack", "Set"), "list"),
     **dict.fromkeys(("dict", "object", "HashMap", "Hashtable"), "dict"),
-    "null": "null",
-    "any": "any",
-    "Any": "any",
+    **{"null": "null", "any": "any", "Any": "any"},
 }
-_KIND_OF_TYPE: dict[type, str] = {
-    str: "str",
-    int: "int",
-    float: "float",
-    bool: "bool",
-    type(None): "null",
-    list: "list",
-    tuple: "list",
-    dict: "dict",
-}
+_KIND_OF_TYPE: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
+_KIND_OF_TYPE |= {type(None): "null", list: "list", tuple: "list", dict: "dict"}
 # Per declared kind, the exact types of the values it admits.
 _ADMITS: dict[str, frozenset[type]] = {
     **{k: frozenset((t,)) for t, k in _KIND_OF_TYPE.items()},
@@ -113,10 +91,7 @@ _ADMITS: dict[str, frozenset[type]] = {
     "float": frozenset((int, float)),
     "list": frozenset((list, tuple)),
 }
-
-
-_SUBCLASS_KINDS = (
-    (bool, "bool"),
+_SUBCLASSES = (
     (int, "int"),
     (float, "float"),
     (str, "str"),
@@ -129,16 +104,15 @@ def _kind_of(value: Any) -> str:
     """The JSON kind of ``value`` (``bool`` apart from ``int``, tuples are lists);
     the type's name for anything else."""
     kind = _KIND_OF_TYPE.get(type(value))
-    if kind is not None:
-        return kind
-    for cls, name in _SUBCLASS_KINDS:
-        if isinstance(value, cls):
-            return name
-    return type(value).__name__
+    if kind is None:  # a subclass (IntEnum, OrderedDict, ...), or a type outside JSON
+        subclass = (k for c, k in _SUBCLASSES if isinstance(value, c))
+        kind = next(subclass, type(value).__name__)
+    return kind
 
 
 def _is_mapping(value: Any) -> bool:
-    return type(value) is dict or isinstance(value, Mapping)  # an ABC check costs ~0.3 µs
+    # An ABC check costs ~0.3 µs: JSON's other types are told apart by type.
+    return type(value) is dict or (type(value) not in _KIND_OF_TYPE and isinstance(value, Mapping))
 
 
 def _declared(schema: Any) -> str:
@@ -146,11 +120,9 @@ def _declared(schema: Any) -> str:
     if not schema or (type(schema) is not dict and not isinstance(schema, Mapping)):
         return "any"
     t = schema.get("type")
-    if type(t) is str:
-        return _KIND.get(t, "any")
     if isinstance(t, list):  # JSON schema ["string", "null"]: the first non-null
         t = next((x for x in t if x != "null"), "any")
-    return "any" if t is None else _KIND.get(str(t), "any")
+    return "any" if t is None else _KIND.get(t if type(t) is str else str(t), "any")
 
 
 def _type_ok(value: Any, schema: Any) -> bool:
@@ -248,10 +220,8 @@ def _canonical(value: Any, depth: int = 0, budget: list[int] | None = None) -> H
         if isinstance(value, dict):
             return _DICT, frozenset((k, _canonical(v, depth, budget)) for k, v in value.items())
         return tuple([_canonical(v, depth, budget) for v in value])
-    if isinstance(value, str):
+    if isinstance(value, str):  # bool is final: its subclasses are ints
         return _canonical(str.__str__(value))
-    if isinstance(value, bool):
-        return _TRUE if value else _FALSE
     if isinstance(value, int | float):  # IntEnum, numpy.float64, ...
         return value if value == value else object()
     return _Other(value)
@@ -279,7 +249,7 @@ def _show(value: Any) -> str:
 
 
 def _acceptables(options: Any) -> list[Any]:
-    return list(options) if isinstance(options, list) else [options]
+    return options if type(options) is list else [options]
 
 
 class _Acceptable:
@@ -302,7 +272,7 @@ class _Acceptable:
         for o in self.options:
             if type(o) is dict:
                 self.dicts.append(_DictPattern(o))
-            elif type(o) is list and any(type(a) is dict for a in o):
+            elif type(o) is list and dict in map(type, o):
                 self.lists.append(
                     [_DictPattern(a) if type(a) is dict else _canonical(a) for a in o]
                 )
@@ -312,12 +282,9 @@ class _Acceptable:
         return self.literals
 
     def accepts(self, value: Any, canonical: Hashable) -> bool:
-        literals = self.literals if self.literals is not None else self._read()
-        return canonical in literals or self.fits_structure(value)
-
-    def fits_structure(self, value: Any) -> bool:
-        """A dict against the acceptable dicts, or a list against the acceptable
-        lists that hold dicts (call after `_read`)."""
+        """``canonical`` is ``value``'s canonical form."""
+        if canonical in (self.literals if self.literals is not None else self._read()):
+            return True
         if self.dicts and isinstance(value, dict):
             return any(d.mismatch(value) is None for d in self.dicts)
         if self.lists and isinstance(value, list | tuple):
@@ -359,26 +326,13 @@ class _DictPattern:
         return None
 
 
-def _unquote(text: str) -> str:
-    s = text.strip()
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
-        return s[1:-1]
-    return text
-
-
-def _typed_in(value: Any, options: list[Any]) -> bool:
-    """An option of ``value``'s very type equals it (1 == 1.0 == True)."""
-    t = type(value)
-    return any([type(o) is t and o == value for o in options])  # a generator is slower
-
-
 _VALUE_ERROR = {"str": "value_error:string", "list": "value_error:list"}
 
 
 class _Param(_Acceptable):
     """One parameter of an expected call: its schema and acceptable values."""
 
-    __slots__ = ("admits", "name", "rejects", "schema", "variables", "want", "words")
+    __slots__ = ("admits", "items", "name", "schema", "tail", "variables", "want")
 
     def __init__(self, name: Any, schema: Any, options: list[Any]) -> None:
         self.options = options
@@ -387,54 +341,51 @@ class _Param(_Acceptable):
         self.schema: Mapping[str, Any] = schema if _is_mapping(schema) else {}
         self.want = want = _declared(self.schema)
         self.admits = _ADMITS[want] if want != "list" else _admits(self.schema)
-        # The JSON types the schema rejects whatever the value (a list is
-        # looked into when there is an ``items`` schema).
-        self.rejects = _ADMITS["any"] - self.admits - ({list, tuple} if want == "list" else set())
+        items = self.schema.get("items") if want == "list" else None
+        self.items = _admits(items) if _is_mapping(items) else None  # item types at once
         # Per JSON kind, the acceptable values of that kind the schema rejects
         # (BFCL's variable rule); built on the first value of a rejected type.
         self.variables: dict[str, list[Any]] | None = None
-        self.words: tuple[str, str, str] | None = None
+        self.tail: str | None = None  # " not in [...]", written on the first miss
 
     def source(self, value: Any, language: Language) -> Any:
         """A Java/JS value: source literals read (``any`` keeps the text, as BFCL does)."""
         if not isinstance(value, str) or self.want == "any":
             return value
-        return _unquote(value) if self.want == "str" else parse_literal(value, language)
+        if self.want != "str":
+            return parse_literal(value, language)
+        s = value.strip()  # a string literal loses its quotes
+        return s[1:-1] if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'" else value
 
-    def check(self, value: Any, explain: bool = True) -> tuple[str, str] | None:
-        """``None`` when ``value`` is acceptable, else (error type, detail; ``""``
-        unless ``explain``). Raises `_Unreadable` for a value that cannot be read."""
+    def check(self, value: Any) -> tuple[str, str] | None:
+        """``None`` when ``value`` is acceptable, else (error type, detail).
+        Raises `_Unreadable` for a value that cannot be read."""
         canonical = _canonical(value)  # read first: nothing after walks an unbounded value
-        t = type(value)
-        if t not in self.admits and (t in self.rejects or not _type_ok(value, self.schema)):
-            return self._type_error(value, explain)
+        t, items = type(value), self.items
+        if (
+            t not in self.admits
+            and not (items and (t is list or t is tuple) and all([type(v) in items for v in value]))
+            and not _type_ok(value, self.schema)
+        ):
+            return self._type_error(value)
         if canonical in (self.literals if self.literals is not None else self._read()):
             return None
-        if (self.dicts or self.lists) and self.fits_structure(value):
+        if (self.dicts or self.lists) and self.accepts(value, canonical):
             return None
-        kind = _kind_of(value)
+        kind = _KIND_OF_TYPE.get(type(value)) or _kind_of(value)
         if kind == "dict":
             why = self.dicts[0].mismatch(value) if self.dicts else None
             err, detail = why or ("value_error:dict_value", "no acceptable dict")
             return err, f"{self.name!r}: {detail}"
-        return _VALUE_ERROR.get(kind, "value_error:others"), self._miss(value, explain)
+        return _VALUE_ERROR.get(kind, "value_error:others"), self._miss(value)
 
-    def _words(self) -> tuple[str, str, str]:
-        """The fixed parts of this parameter's explanations, written once."""
-        if self.words is None:
-            non_empty = [o for o in self.options if o != ""]
-            expected = f"expected {self.schema.get('type')}, got"
-            self.words = f"{self.name!r}: ", f" not in {non_empty!r}", expected
-        return self.words
+    def _miss(self, value: Any) -> str:
+        if self.tail is None:
+            self.tail = f" not in {[o for o in self.options if o != '']!r}"
+        return f"{self.name!r}: {_show(value)}{self.tail}"
 
-    def _miss(self, value: Any, explain: bool) -> str:
-        if not explain:
-            return ""
-        head, tail, _ = self._words()
-        return f"{head}{_show(value)}{tail}"
-
-    def _type_error(self, value: Any, explain: bool) -> tuple[str, str] | None:
-        kind = _kind_of(value)
+    def _type_error(self, value: Any) -> tuple[str, str] | None:
+        kind = _KIND_OF_TYPE.get(type(value)) or _kind_of(value)
         if self.variables is None:
             self.variables = {}
             for o in self.options:
@@ -444,12 +395,10 @@ class _Param(_Acceptable):
         if same:  # the variable rule: compared as written, exactly
             if any(bool(value == o) for o in same):
                 return None
-            return "value_error:others", self._miss(value, explain)
+            return "value_error:others", self._miss(value)
         err = "type_error:nested" if self.want == "list" and kind == "list" else "type_error:simple"
-        if not explain:
-            return err, ""
-        head, _, expected = self._words()
-        return err, f"{head}{expected} {kind} ({_show(value)})"
+        why = f"expected {self.schema.get('type')}, got {kind} ({_show(value)})"
+        return err, f"{self.name!r}: {why}"
 
 
 _Parsed = tuple[str, dict[Any, Any]] | str  # (name, arguments), or why the call is malformed
@@ -492,23 +441,18 @@ class _Expected:
         self.options: dict[Any, list[Any]] = {}  # a key parameter's acceptable values
         self.params: dict[Any, _Param] = {}  # read, on the first value not written as one
 
-    def check(
-        self, call: Any, language: Language, name_equivalence: bool, explain: bool = True
-    ) -> AstResult:
-        name: Any = None
-        args: Any = None
-        if type(call) is dict and len(call) == 1:  # the usual shape, read without ABC checks
-            for name in call:
-                args = call[name]
-        if type(args) is not dict or type(name) is not str:
+    def check(self, call: Any, language: Language, name_equivalence: bool) -> AstResult:
+        # The usual shape, {expected name: {...}}, is read without ABC checks.
+        args = call.get(self.name) if type(call) is dict and len(call) == 1 else None
+        if type(args) is not dict:  # another name, or another shape
             parsed = _parse_call(call)
             if isinstance(parsed, str):
                 return False, "malformed_call", parsed
             name, args = parsed
-        if name != self.name and not (
-            name_equivalence and name.replace(".", "_") == self.name.replace(".", "_")
-        ):
-            return False, "wrong_func_name", f"expected {self.name!r}, got {_show(name)}"
+            if name != self.name and not (
+                name_equivalence and name.replace(".", "_") == self.name.replace(".", "_")
+            ):
+                return False, "wrong_func_name", f"expected {self.name!r}, got {_show(name)}"
         params = self.params
         python = language == "python"
         for param, value in args.items():
@@ -521,39 +465,41 @@ class _Expected:
                 options = self.options[param] = _acceptables(self.key[param])
             # A scalar (not "") written exactly as an acceptable value passes
             # whatever the schema says (equal, or under the variable rule equal
-            # as written), without being read. Only a string equals a string.
+            # as written), without being read. 1 == 1.0 == True: the first equal
+            # option must have the value's type (else the full check decides).
             t = type(value)
-            if (
-                python
-                and t in _SCALARS
+            if t is str:  # only a string equals a string
+                if value and python and value in options:
+                    continue
+            elif (
+                t in _SCALARS
+                and python
                 and value in options
-                and (value != "" if t is str else _typed_in(value, options))
+                and type(found := options[options.index(value)]) is t
+                and found == value  # not a NaN found by identity
             ):
                 continue
             p = params.get(param)
             if p is None:
                 p = params[param] = _Param(param, self.props[param] or {}, options)
             try:
-                error = p.check(value if python else p.source(value, language), explain)
+                error = p.check(value if python else p.source(value, language))
             except _Unreadable as exc:
                 error = "malformed_call", f"{_show(param)}: {exc}"
             if error is not None:
-                return self._missing(args) or (False, *error)
+                return (self._missing(args) if self.required else None) or (False, *error)
         # Required parameters are looked for when something fails, or when the
         # output left out a key parameter or the key some required one.
         if self.required_in_key is None:
-            self.required_in_key = not [r for r in self.required if r not in self.key]
+            self.required_in_key = all(map(self.key.__contains__, self.required))
         if len(args) < len(self.key) or not self.required_in_key:
             missing = self._missing(args)
             if missing is not None:
                 return missing
             for param, options in self.key.items():
                 if param not in args and "" not in _acceptables(options):
-                    return (
-                        False,
-                        "missing_optional",
-                        f"parameter {param!r} is not optional in the key",
-                    )
+                    why = f"parameter {param!r} is not optional in the key"
+                    return False, "missing_optional", why
         return True, None, ""
 
     def _missing(self, args: Mapping[Any, Any]) -> AstResult | None:
@@ -566,7 +512,7 @@ class _Expected:
 
 def check_call(
     function: Mapping[str, Any],
-    call: Mapping[str, Any],
+    call: Any,
     expected: Mapping[str, Any],
     *,
     name_equivalence: bool = False,
@@ -577,7 +523,7 @@ def check_call(
     return _Expected(function, expected).check(call, language, name_equivalence)
 
 
-def _find_function(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any]:
+def _find_function(functions: Docs, name: str) -> Mapping[str, Any]:
     for f in functions:
         if f.get("name") == name:
             return f
@@ -628,34 +574,24 @@ def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
 
 # BFCL's category names: ``live_`` dropped, ``simple_java`` -> simple in Java
 # (a language of None: the key's own).
-_ALIASES: tuple[tuple[str, str, Language | None], ...] = (
-    *((c, c, None) for c in CATEGORIES),
-    ("simple_python", "simple", None),
-    ("simple_java", "simple", "java"),
-    ("simple_javascript", "simple", "javascript"),
-)
-_CATEGORY_NAMES: dict[str, tuple[str, Language | None]] = {
-    f"{live}{name}": (category, language)
-    for live in ("", "live_")
-    for name, category, language in _ALIASES
-}
+_CATEGORY_NAMES: dict[str, tuple[str, Language | None]] = {c: (c, None) for c in CATEGORIES}
+_CATEGORY_NAMES |= {"simple_python": ("simple", None), "simple_java": ("simple", "java")}
+_CATEGORY_NAMES |= {"simple_javascript": ("simple", "javascript")}
+_CATEGORY_NAMES |= {f"live_{name}": v for name, v in _CATEGORY_NAMES.items()}
 
 
 class CompiledKey:
-    """An answer key compiled against its function docs, to match many outputs.
-
+    """An answer key compiled against its function docs, to match many outputs:
     `match` returns exactly what `ast_match` returns. A parameter's acceptable
-    values are read when an output first gives that parameter and kept for the
-    next output, so the key and docs must not be changed while the compiled
-    key is in use.
-    """
+    values are read on first use and kept, so the key and docs must not change
+    while the compiled key is in use."""
 
     __slots__ = ("expected", "language", "name_equivalence")
 
     def __init__(
         self,
-        functions: Sequence[Mapping[str, Any]],
-        answer: Sequence[Mapping[str, Any]],
+        functions: Docs,
+        answer: Key,
         *,
         language: Language = "python",
         name_equivalence: bool = False,
@@ -674,13 +610,11 @@ class CompiledKey:
                 return self._count(calls)
             return expected[0].check(calls[0], language, self.name_equivalence)
         if category == "irrelevance":
-            if calls:
-                return False, "irrelevance:called", f"{len(calls)} call(s) where none was due"
-            return True, None, ""
+            why = f"{len(calls)} call(s) where none was due"
+            return (False, "irrelevance:called", why) if calls else (True, None, "")
         if category == "relevance":
-            if not calls:
-                return False, "relevance:no_call", "no call where one was due"
-            return True, None, ""
+            why = "no call where one was due"
+            return (True, None, "") if calls else (False, "relevance:no_call", why)
         if len(calls) != len(expected) or not expected:
             return self._count(calls)
         if category != "parallel" and category != "parallel_multiple":
@@ -702,10 +636,10 @@ class CompiledKey:
             return True, None, ""
         fits = {(k, k): k != first for k in range(first + 1)}
 
-        def fit(i: int, j: int) -> bool:  # a verdict, explained only when reported
+        def fit(i: int, j: int) -> bool:
             v = fits.get((i, j))
             if v is None:
-                v = fits[i, j] = expected[i].check(calls[j], language, equiv, False)[0]
+                v = fits[i, j] = expected[i].check(calls[j], language, equiv)[0]
             return v
 
         i = first
@@ -730,20 +664,16 @@ class CompiledKey:
 
 
 def compile_key(
-    functions: Sequence[Mapping[str, Any]],
-    answer: Sequence[Mapping[str, Any]],
-    *,
-    language: Language = "python",
-    name_equivalence: bool = False,
+    functions: Docs, answer: Key, *, language: Language = "python", name_equivalence: bool = False
 ) -> CompiledKey:
     """Compile ``answer`` against ``functions`` once, to match many outputs."""
     return CompiledKey(functions, answer, language=language, name_equivalence=name_equivalence)
 
 
 def ast_match(
-    functions: Sequence[Mapping[str, Any]],
+    functions: Docs,
     calls: Sequence[Any],
-    answer: Sequence[Mapping[str, Any]],
+    answer: Key,
     category: str = "simple",
     *,
     name_equivalence: bool = False,
