@@ -554,11 +554,7 @@ def _kuhn(
     for i in range(n_exp):
         if not augment(i, [False] * n_act) and perfect:
             break
-    match = [-1] * n_exp
-    for j, i in enumerate(owner):
-        if i >= 0:
-            match[i] = j
-    return match
+    return [owner.index(i) if i in owner else -1 for i in range(n_exp)]
 
 
 def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
@@ -604,27 +600,22 @@ class CompiledKey:
         """`ast_match` against the compiled key (see there)."""
         category, lang = _CATEGORY_NAMES.get(category) or (category.removeprefix("live_"), None)
         language = lang or self.language
-        expected = self.expected
-        if category == "simple" or category == "multiple":
-            if len(calls) != len(expected) or not expected:
-                return self._count(calls)
-            return expected[0].check(calls[0], language, self.name_equivalence)
         if category == "irrelevance":
             why = f"{len(calls)} call(s) where none was due"
             return (False, "irrelevance:called", why) if calls else (True, None, "")
         if category == "relevance":
             why = "no call where one was due"
             return (True, None, "") if calls else (False, "relevance:no_call", why)
-        if len(calls) != len(expected) or not expected:
-            return self._count(calls)
-        if category != "parallel" and category != "parallel_multiple":
+        expected = self.expected
+        if len(calls) != len(expected):
+            return False, "wrong_count", f"expected {len(expected)} call(s), got {len(calls)}"
+        if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
+        if not expected:
+            return True, None, ""
+        if category == "simple" or category == "multiple":
+            return expected[0].check(calls[0], language, self.name_equivalence)
         return self._parallel(calls, language)
-
-    def _count(self, calls: Sequence[Any]) -> AstResult:
-        if len(calls) != len(self.expected):
-            return False, "wrong_count", f"expected {len(self.expected)} call(s), got {len(calls)}"
-        return True, None, ""  # no call expected, none made
 
     def _parallel(self, calls: Sequence[Any], language: Language) -> AstResult:
         expected, n, equiv = self.expected, len(self.expected), self.name_equivalence

@@ -1,7 +1,7 @@
 """`TrialSession`: one trial's bridge between an agent and its environment.
 
 It implements the `agentgauge.agents.base.Session` protocol and records every
-step as a transcript event (SPEC 3.3), so whatever the agent is — a Python
+step as a transcript event (docs/running-agents.md), so whatever the agent is — a Python
 function, an endpoint adapter, a reference policy — the transcript has the same
 shape. At the end, `TrialSession.outcome` gathers the transcript, the final
 answer, the final state and the usage totals for the trial record.
@@ -51,7 +51,7 @@ class SessionOutcome:
     output_tokens: int | None
     cost_usd: float | None
     """Sum of model-call costs; ``None`` when any call's price is unknown
-    (a missing price is never counted as 0, SPEC 5.3). 0.0 when no model was called."""
+    (a missing price is never counted as 0: docs/metrics.md). 0.0 when no model was called."""
     confidence: float | None = None
     elapsed_s: float | None = None
     """Simulated seconds the trial took, for sessions in virtual time; else ``None``."""
@@ -147,7 +147,8 @@ class TrialSession:
         try:  # as the store will write it: a cyclic or too deep argument fails the agent
             event.model_dump_json()
         except ValueError as exc:
-            raise AgentError(f"tool {name!r} called with arguments that are not JSON: {exc}") from None
+            why = f"tool {name!r} called with arguments that are not JSON: {exc}"
+            raise AgentError(why) from None
         self._events.append(event)
         if name not in self._tool_names:
             outcome = ToolOutcome(content=f"Error: unknown tool {name!r}", is_error=True)
