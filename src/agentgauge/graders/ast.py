@@ -437,7 +437,7 @@ class _Expected:
         params = function.get("parameters") or {}
         self.props: Mapping[Any, Any] = params.get("properties") or {}
         self.required: Sequence[Any] = params.get("required") or ()
-        self.required_in_key: bool | None = None  # every required parameter is in the key
+        self.required_in_key = all(map(self.key.__contains__, self.required))
         self.options: dict[Any, list[Any]] = {}  # a key parameter's acceptable values
         self.params: dict[Any, _Param] = {}  # read, on the first value not written as one
 
@@ -453,10 +453,10 @@ class _Expected:
                 name_equivalence and name.replace(".", "_") == self.name.replace(".", "_")
             ):
                 return False, "wrong_func_name", f"expected {self.name!r}, got {_show(name)}"
-        params = self.params
+        params, known = self.params, self.options.get
         python = language == "python"
         for param, value in args.items():
-            options = self.options.get(param)
+            options = known(param)
             if options is None:
                 # Only parameters in both the schema and the key may be given.
                 if param not in self.key or param not in self.props:
@@ -490,8 +490,6 @@ class _Expected:
                 return (self._missing(args) if self.required else None) or (False, *error)
         # Required parameters are looked for when something fails, or when the
         # output left out a key parameter or the key some required one.
-        if self.required_in_key is None:
-            self.required_in_key = all(map(self.key.__contains__, self.required))
         if len(args) < len(self.key) or not self.required_in_key:
             missing = self._missing(args)
             if missing is not None:
@@ -600,21 +598,22 @@ class CompiledKey:
         """`ast_match` against the compiled key (see there)."""
         category, lang = _CATEGORY_NAMES.get(category) or (category.removeprefix("live_"), None)
         language = lang or self.language
+        expected = self.expected
+        one = category == "simple" or category == "multiple"
+        if one and len(calls) == len(expected) and expected:  # the usual case first
+            return expected[0].check(calls[0], language, self.name_equivalence)
         if category == "irrelevance":
             why = f"{len(calls)} call(s) where none was due"
             return (False, "irrelevance:called", why) if calls else (True, None, "")
         if category == "relevance":
             why = "no call where one was due"
             return (True, None, "") if calls else (False, "relevance:no_call", why)
-        expected = self.expected
         if len(calls) != len(expected):
             return False, "wrong_count", f"expected {len(expected)} call(s), got {len(calls)}"
         if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
-        if not expected:
+        if not expected or one:
             return True, None, ""
-        if category == "simple" or category == "multiple":
-            return expected[0].check(calls[0], language, self.name_equivalence)
         return self._parallel(calls, language)
 
     def _parallel(self, calls: Sequence[Any], language: Language) -> AstResult:
@@ -625,28 +624,27 @@ class CompiledKey:
                 break
         else:
             return True, None, ""
-        fits = {(k, k): k != first for k in range(first + 1)}
+        # The calls that fit expected call `first` (the ones before it fit their
+        # own). When none does, Kuhn's algorithm would leave exactly it unmatched.
+        row = [j != first and exp.check(calls[j], language, equiv)[0] for j in range(n)]
+        i, misfits = first, [j for j in range(n) if not row[j]]
+        if len(misfits) < n:
+            fits = {(first, j): v for j, v in enumerate(row)} | {(k, k): True for k in range(first)}
 
-        def fit(i: int, j: int) -> bool:
-            v = fits.get((i, j))
-            if v is None:
-                v = fits[i, j] = expected[i].check(calls[j], language, equiv)[0]
-            return v
+            def fit(i: int, j: int) -> bool:
+                v = fits.get((i, j))
+                if v is None:
+                    v = fits[i, j] = expected[i].check(calls[j], language, equiv)[0]
+                return v
 
-        i = first
-        # When no call fits it, Kuhn's algorithm would leave exactly this one
-        # unmatched (the calls before it fit their own): no need to run it.
-        for j in range(n):
-            if fit(first, j):
-                match = _kuhn(n, n, fit, perfect=True)
-                if -1 not in match:
-                    return True, None, ""
-                i = match.index(-1)
-                break
+            match = _kuhn(n, n, fit, perfect=True)
+            if -1 not in match:
+                return True, None, ""
+            i = match.index(-1)
+            misfits = [j for j in range(n) if not fit(i, j)]
         # Explained with a call that does not fit it, one of the expected name
         # first. Some call does not fit: were they all to fit, a free one would.
         name = expected[i].name
-        misfits = [j for j in range(n) if not fit(i, j)]
         j = next((j for j in misfits if _call_name(calls[j]) == name), misfits[0])
         if (i, j) != (first, first):
             own = expected[i].check(calls[j], language, equiv)
