@@ -385,3 +385,34 @@ def test_one_call_shortcut_equals_the_direct_check(
     assert compiled.match([{"f": args}]) == expected
     assert compiled.match([{"f": args}], "live_multiple") == expected
     assert ast_match([doc], [{"f": args}], key) == expected
+
+
+_DOC = {
+    "name": "f",
+    "parameters": {
+        "properties": {"city": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["city"],
+    },
+}
+_ANSWER = [{"f": {"city": ["Paris"], "n": [1, ""]}}]
+
+
+@pytest.mark.parametrize(
+    ("calls", "simple"),
+    [
+        (({"f": {"city": "Paris"}},), (True, None, "")),  # a tuple of calls
+        ([{"f": '{"city": "Paris"}'}], (True, None, "")),  # arguments as JSON text
+        ([{"f": {"city": "Paris"}, "g": {}}], (False, "malformed_call")),  # two names
+        (["f(city='Paris')"], (False, "malformed_call")),  # not a call object
+        ([{"f": {"city": "Lyon", "n": 1}}], (False, "value_error:string")),
+        ([{"g": {"city": "Paris"}}], (False, "wrong_func_name")),
+        ([], (False, "wrong_count")),
+    ],
+)
+def test_unusual_shapes_of_output(calls: Any, simple: tuple[Any, ...]) -> None:
+    """Shapes other than a list of ``{name: {arg: value}}`` (kept from the tests
+    of the native matcher this implementation replaced)."""
+    for category in ("simple", "parallel"):
+        result = _both([_DOC], _ANSWER, calls, category)
+        if category == "simple":
+            assert result[: len(simple)] == simple
