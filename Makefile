@@ -6,9 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean
 
-# The native AST matcher (graders/_ast_native.c) is compiled on install: a
-# changed source reinstalls.
-$(STAMP): pyproject.toml setup.py src/agentgauge/graders/_ast_native.c
+$(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

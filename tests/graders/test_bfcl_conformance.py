@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentgauge.graders import ast_match
-from agentgauge.graders.bfcl_data import (
+from agentgauge.testing.bfcl import (
     SINGLE_TURN,
     BfclEntry,
     key_defects,

@@ -5,7 +5,8 @@ arguments as source-code literals (``"5L"``, ``"new int[]{1, 2}"``,
 ``"new HashMap<>() {{ put(\\"a\\", 1); }}"``, ``"{a: 1, b: [2]}"``). BFCL reads
 them with per-type regular expressions; this is a small recursive-descent
 parser instead, so nested collections and strings holding commas or brackets
-read correctly. Anything it cannot read whole is returned unchanged as text
+read correctly. Anything it cannot read whole, and text longer than 100,000
+characters or nested deeper than 100 levels, is returned unchanged as text
 (then compared as a string, as BFCL does for unparseable values).
 """
 
@@ -25,29 +26,15 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE | re.DOTALL,
 )
-_COLLECTIONS = frozenset(
-    {
-        "Array",
-        "ArrayList",
-        "LinkedList",
-        "List",
-        "Vector",
-        "Stack",
-        "ArrayDeque",
-        "Queue",
-        "HashSet",
-        "LinkedHashSet",
-        "TreeSet",
-        "Set",
-        "HashMap",
-        "LinkedHashMap",
-        "TreeMap",
-        "Hashtable",
-        "Map",
-        "ConcurrentHashMap",
-    }
-)
+_COLLECTIONS = {"Array", "ArrayList", "LinkedList", "List", "Vector", "Stack", "ArrayDeque"}
+_COLLECTIONS |= {"Queue", "HashSet", "LinkedHashSet", "TreeSet", "Set", "HashMap", "TreeMap"}
+_COLLECTIONS |= {"LinkedHashMap", "Hashtable", "Map", "ConcurrentHashMap"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
+_END = re.compile(r"\s*\Z")
+# BFCL's literals are short; a model's megabytes must not stall a check.
+_MAX_TEXT = 100_000
+_MAX_DEPTH = 100
 
 
 class _Fail(Exception):
@@ -57,9 +44,7 @@ class _Fail(Exception):
 def _tokenize(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    while not _END.match(text, pos):
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             raise _Fail
@@ -70,23 +55,9 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _unescape(body: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2 : i + 6]):
-                out.append(chr(int(body[i + 2 : i + 6], 16)))
-                i += 6
-                continue
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+def _unescape(m: re.Match[str]) -> str:
+    code = m.group(1)
+    return chr(int(code[1:], 16)) if len(code) == 5 else _ESCAPES.get(code, code)
 
 
 def _number(tok: str) -> int | float:
@@ -102,10 +73,10 @@ class _Parser:
         self.toks = tokens
         self.i = 0
         self.js = language == "javascript"
+        self.depth = 0
 
-    def peek(self, k: int = 0) -> tuple[str, str]:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else ("eof", "")
+    def peek(self) -> tuple[str, str]:
+        return self.toks[self.i] if self.i < len(self.toks) else ("eof", "")
 
     def take(self, value: str | None = None) -> tuple[str, str]:
         tok = self.peek()
@@ -142,24 +113,28 @@ class _Parser:
                 depth -= 1
 
     def value(self) -> Any:
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise _Fail
+        out = self._value()
+        self.depth -= 1
+        return out
+
+    def _value(self) -> Any:
         kind, tok = self.peek()
-        if kind == "str":
-            self.i += 1
-            return _unescape(tok[1:-1])
-        if kind == "num":
-            self.i += 1
-            return _number(tok)
-        if kind == "punct" and tok == "[":
-            self.i += 1
-            return self.items("]")
-        if kind == "punct" and tok == "[]":
-            self.i += 1
-            return []
-        if kind == "punct" and tok == "{":
-            self.i += 1
-            return self.obj() if self.js else self.items("}")
         if kind == "name":
             return self.name()
+        self.i += 1
+        if kind == "str":
+            return _ESCAPE.sub(_unescape, tok[1:-1])
+        if kind == "num":
+            return _number(tok)
+        if tok == "[":  # a str or num token is never bare punctuation
+            return self.items("]")
+        if tok == "[]":
+            return []
+        if tok == "{":
+            return self.obj() if self.js else self.items("}")
         raise _Fail
 
     def obj(self) -> dict[str, Any]:
@@ -167,7 +142,7 @@ class _Parser:
         while not self.accept("}"):
             kind, tok = self.take()
             if kind == "str":
-                key = _unescape(tok[1:-1])
+                key = _ESCAPE.sub(_unescape, tok[1:-1])
             elif kind in ("name", "num"):
                 key = tok
             else:
@@ -238,6 +213,8 @@ class _Parser:
 def parse_literal(text: str, language: Literal["java", "javascript"] | str) -> Any:
     """The JSON value a Java/JavaScript literal denotes, or ``text`` unchanged when
     it is not one literal (a bare identifier such as ``mapController`` stays text)."""
+    if len(text) > _MAX_TEXT:
+        return text
     try:
         tokens = _tokenize(text)
         if not tokens:

@@ -1,4 +1,4 @@
-"""Tool-call AST matching with BFCL semantics (SPEC 4; Patil et al., Berkeley
+"""Tool-call AST matching with BFCL semantics (Patil et al., Berkeley
 Function-Calling Leaderboard, ``bfcl_eval/eval_checker/ast_eval/ast_checker.py``).
 
 A model's calls ``[{name: {arg: value}}]`` are checked against JSON-schema
@@ -7,65 +7,47 @@ function docs and a BFCL answer key ``[{name: {arg: [acceptable values]}}]``
 
 - the function name is exact (optionally ``.`` and ``_`` are equivalent);
 - every required parameter is present; no parameter lies outside the schema
-  *and* the answer key; a key parameter without ``""`` must be given;
-- types are strict (``bool`` is never an ``int``), except that an ``int`` is
-  accepted where a ``float`` is declared; a value whose JSON type is that of an
-  acceptable value which itself contradicts the schema is compared against the
-  key as is (BFCL's "variable" rule: the key's author accepted that type);
+  *and* the key; a key parameter without ``""`` must be given;
+- types are strict (``bool`` is never an ``int``), but an ``int`` is accepted
+  where a ``float`` is declared, at every depth; a value of the type of an
+  acceptable value that itself contradicts the schema is compared with the key
+  as written (BFCL's "variable" rule);
 - strings compare after removing spaces and ``,./-_*^``, turning ``'`` into
-  ``"`` and case-folding; lists compare in order; dicts key by key;
+  ``"`` and case-folding; lists in order; dicts key by key, each value against
+  that key's own acceptable values;
 - parallel calls are paired by a maximum bipartite matching (augmenting paths,
-  Kuhn 1955), so a valid pairing is always found; BFCL pairs greedily and can
-  reject one (a deliberate divergence, see docs/graders.md);
+  Kuhn 1955); BFCL pairs greedily and can reject a valid pairing (a deliberate
+  divergence, see docs/graders.md);
 - irrelevance passes only with no call; relevance only with at least one.
 
-Model output is data: it is never passed to ``eval``. Java and JavaScript
-literals (``"5L"``, ``"new int[]{1, 2}"``, ``"{a: 1}"``) are read by the small
-parser in `agentgauge.graders._literals`.
+Each rule is written once. A value is read once into a canonical form
+(`_canonical`), equal for two values exactly when BFCL's comparison holds; a
+key parameter's acceptable values become a set of such forms (and patterns for
+dicts) when an output first needs them, kept by `CompiledKey` for the next
+output; `ast_match` is a key compiled and used once. Model output is data,
+never passed to ``eval``: Java/JavaScript literals are read by
+`agentgauge.graders._literals`, a value nested deeper than 100 levels (or
+cyclic) or holding over 100,000 items is a ``malformed_call``, and an
+explanation shows at most 1,000 characters of a value.
 
-Every failure has a namespaced error type (``wrong_func_name``,
-``missing_required``, ``unexpected_param``, ``missing_optional``,
-``type_error:simple``, ``type_error:nested``, ``value_error:string``,
-``value_error:list``, ``value_error:dict_key``, ``value_error:dict_value``,
-``value_error:others``, ``wrong_count``, ``irrelevance:called``,
-``relevance:no_call``, ``malformed_call``).
+Every failure has a namespaced error type (``missing_required``,
+``value_error:string``, ...; the list is in docs/graders.md).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Literal
 
-from agentgauge.graders import _ast_spec, _ast_structured
-from agentgauge.graders._ast_reference import Language as Language
-from agentgauge.graders._ast_reference import (
-    _acceptables,
-    _check_param,
-    _type_ok,
-    literal_eq,
-    normalize_string,
-)
-from agentgauge.graders._ast_spec import (
-    DELETE,
-    KIND,
-    QUOTE,
-    SLOW,
-    Spec,
-    build_spec,
-    canon,
-    direct,
-    items_ok,
-    tag_list,
-)
+from agentgauge.graders._literals import parse_literal
 
 __all__ = [
     "CATEGORIES",
     "AstResult",
     "CompiledKey",
+    "Language",
     "ast_match",
     "check_call",
     "compile_key",
@@ -74,279 +56,461 @@ __all__ = [
     "normalize_string",
 ]
 
-Category = Literal[
-    "simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "relevance"
-]
-CATEGORIES: tuple[str, ...] = (
-    "simple",
-    "multiple",
-    "parallel",
-    "parallel_multiple",
-    "irrelevance",
-    "relevance",
+Language = Literal["python", "java", "javascript"]
+CATEGORIES: tuple[str, ...] = tuple(
+    ["simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "relevance"]
 )
 
 AstResult = tuple[bool, str | None, str]
 """``(valid, error_type, detail)``: ``error_type`` is ``None`` exactly when valid."""
+Docs = Sequence[Mapping[str, Any]]  # [{name, parameters: {type, properties, required}}]
+Key = Sequence[Mapping[str, Any]]  # [{name: {arg: [acceptable values]}}]
+
+_MAX_DEPTH = 100
+_MAX_ITEMS = 100_000
+_SHOW = 1000  # characters of a value an explanation shows (BFCL's longest: 341)
+
+# Declared type -> the JSON kind it asks for: BFCL's names, JSON schema's, and
+# the Java / JavaScript names of BFCL's simple_java and simple_javascript.
+_KIND: dict[str, str] = {
+    **dict.fromkeys(("string", "String", "char"), "str"),
+    **dict.fromkeys(("integer", "int", "byte", "short", "long", "Bigint"), "int"),
+    **dict.fromkeys(("float", "double", "number"), "float"),
+    **dict.fromkeys(("boolean", "bool", "Boolean"), "bool"),
+    **dict.fromkeys(("array", "list", "tuple", "Array", "ArrayList"), "list"),
+    **dict.fromkeys(("Queue", "Stack", "Set"), "list"),
+    **dict.fromkeys(("dict", "object", "HashMap", "Hashtable"), "dict"),
+    **{"null": "null", "any": "any", "Any": "any"},
+}
+_KIND_OF_TYPE: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
+_KIND_OF_TYPE |= {type(None): "null", list: "list", tuple: "list", dict: "dict"}
+# Per declared kind, the exact types of the values it admits.
+_ADMITS: dict[str, frozenset[type]] = {
+    **{k: frozenset((t,)) for t, k in _KIND_OF_TYPE.items()},
+    "any": frozenset(_KIND_OF_TYPE),
+    "float": frozenset((int, float)),
+    "list": frozenset((list, tuple)),
+}
+_SUBCLASSES = (
+    (int, "int"),
+    (float, "float"),
+    (str, "str"),
+    ((list, tuple), "list"),
+    (dict, "dict"),
+)
 
 
-def _names_equal(a: str, b: str, name_equivalence: bool) -> bool:
-    if a == b:
+def _kind_of(value: Any) -> str:
+    """The JSON kind of ``value`` (``bool`` apart from ``int``, tuples are lists);
+    the type's name for anything else."""
+    kind = _KIND_OF_TYPE.get(type(value))
+    if kind is None:  # a subclass (IntEnum, OrderedDict, ...), or a type outside JSON
+        subclass = (k for c, k in _SUBCLASSES if isinstance(value, c))
+        kind = next(subclass, type(value).__name__)
+    return kind
+
+
+def _is_mapping(value: Any) -> bool:
+    # An ABC check costs ~0.3 µs: JSON's other types are told apart by type.
+    return type(value) is dict or (type(value) not in _KIND_OF_TYPE and isinstance(value, Mapping))
+
+
+def _declared(schema: Any) -> str:
+    """The kind a schema declares (``any`` when it declares none)."""
+    if not schema or (type(schema) is not dict and not isinstance(schema, Mapping)):
+        return "any"
+    t = schema.get("type")
+    if isinstance(t, list):  # JSON schema ["string", "null"]: the first non-null
+        t = next((x for x in t if x != "null"), "any")
+    return "any" if t is None else _KIND.get(t if type(t) is str else str(t), "any")
+
+
+def _type_ok(value: Any, schema: Any) -> bool:
+    """Strict JSON typing, recursive through ``items``; int is accepted for float
+    at every depth (BFCL only does so at the top level)."""
+    want = _declared(schema)
+    if want == "any":
         return True
-    return name_equivalence and a.replace(".", "_") == b.replace(".", "_")
+    got = _kind_of(value)
+    if got != want:
+        return want == "float" and got == "int"
+    items = schema.get("items") if want == "list" else None
+    if not _is_mapping(items):
+        return True
+    admits = _admits(items)
+    return all([type(v) in admits or _type_ok(v, items) for v in value])  # [..]: faster
 
 
-_SLOW: Any = SLOW  # a value only the full check can judge
+def _admits(schema: Any) -> frozenset[type]:
+    """The exact types whose values ``schema`` admits without a look inside
+    (a list with an ``items`` schema needs one: none)."""
+    want = _declared(schema)
+    return frozenset() if want == "list" and _is_mapping(schema.get("items")) else _ADMITS[want]
 
 
-def _native_module() -> Any:
-    """The optional native path (``_ast_native.c``), or None where it is not built
-    or ``AGENTGAUGE_PURE_PYTHON`` is set: the results are the same. A build that
-    does not load is reported; with ``AGENTGAUGE_REQUIRE_NATIVE`` set (as CI
-    sets it), a missing or broken build is an error."""
-    if os.environ.get("AGENTGAUGE_PURE_PYTHON"):
-        return None
-    required = bool(os.environ.get("AGENTGAUGE_REQUIRE_NATIVE"))
+# BFCL's normalisation: drop " ,./-_*^", ' -> ", lower (we case-fold). ASCII
+# text takes one bytes.translate, other text a regular expression: str.translate
+# deletes at ~100 ns a character (a second for 10 MB).
+_QUOTE = bytes.maketrans(b"'", b'"')
+_DELETE = b" ,./-_*^"
+_DELETE_RE = re.compile(r"[ ,./\-_*^]")
+
+
+def normalize_string(text: str) -> str:
+    """BFCL's string standardisation: drop spaces and ``,./-_*^``, ``'`` -> ``"``,
+    case-fold (BFCL lowers; case-folding also equates e.g. ``ß`` and ``ss``)."""
+    norm = _canonical(str.__str__(text))
+    return norm.decode() if isinstance(norm, bytes) else str(norm)
+
+
+class _Unreadable(ValueError):
+    """A value nested too deep (or cyclic), or too large, to be read."""
+
+
+class _Other:
+    """A value of a type outside JSON: equal to one of the same kind that ``==`` it."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.kind = type(value).__name__
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Other and self.kind == other.kind and bool(self.value == other.value)
+
+    def __hash__(self) -> int:
+        return hash(self.kind)
+
+
+_TRUE, _FALSE, _NULL, _DICT = object(), object(), object(), object()
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _canonical(value: Any, depth: int = 0, budget: list[int] | None = None) -> Hashable:
+    """A hashable form equal for two values exactly when BFCL's comparison holds:
+    strings normalised, ints equal to floats of the same value, bools and null
+    apart, lists (and tuples) item by item, dicts key by key; a NaN equals
+    nothing. Raises `_Unreadable` past `_MAX_DEPTH` levels or `_MAX_ITEMS` items,
+    so that nothing after it walks an unbounded value."""
+    t = type(value)
+    if t is str:  # bytes when the normal form is ASCII, so "STRASSE" and "straße" meet
+        text: str = value
+        if text.isascii():
+            return text.encode().translate(_QUOTE, _DELETE).lower()
+        norm = _DELETE_RE.sub("", text).replace("'", '"').casefold()
+        return norm.encode() if norm.isascii() else norm
+    if t is int:
+        return value  # type: ignore[no-any-return]
+    if t is float:
+        return value if value == value else object()
+    if t is bool:
+        return _TRUE if value else _FALSE
+    if value is None:
+        return _NULL
+    if isinstance(value, list | tuple | dict):
+        if depth >= _MAX_DEPTH:
+            raise _Unreadable(f"nested deeper than {_MAX_DEPTH} levels, or cyclic")
+        if budget is None:
+            budget = [_MAX_ITEMS]
+        budget[0] -= len(value)
+        if budget[0] < 0:
+            raise _Unreadable(f"more than {_MAX_ITEMS:,} items")
+        depth += 1
+        if isinstance(value, dict):
+            return _DICT, frozenset((k, _canonical(v, depth, budget)) for k, v in value.items())
+        return tuple([_canonical(v, depth, budget) for v in value])
+    if isinstance(value, str):  # bool is final: its subclasses are ints
+        return _canonical(str.__str__(value))
+    if isinstance(value, int | float):  # IntEnum, numpy.float64, ...
+        return value if value == value else object()
+    return _Other(value)
+
+
+def literal_eq(value: Any, expected: Any) -> bool:
+    """Equality with BFCL's string normalisation, strict bools, and ints equal to
+    floats of the same value (JSON does not tell ``1`` from ``1.0``). A value too
+    deep or too large to read equals nothing."""
     try:
-        native = importlib.import_module("agentgauge.graders._ast_native")
-    except ModuleNotFoundError as exc:
-        if required or exc.name != "agentgauge.graders._ast_native":
-            raise
-        return None  # not built: no C compiler when installed
-    except ImportError as exc:  # built, but it does not load
-        if required:
-            raise
-        warnings.warn(
-            f"agentgauge: the native AST matcher does not load ({exc}); using the pure-Python path",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+        return _canonical(value) == _canonical(expected)
+    except _Unreadable:
+        return False
+
+
+def _show(value: Any) -> str:
+    """``repr(value)`` for an explanation, cut to `_SHOW` characters."""
+    try:
+        if type(value) not in _SCALARS:
+            _canonical(value)  # a value that cannot be read cannot be printed either
+        text = repr(value)
+    except Exception:  # also a failing __repr__, or an int too long to print
+        text = f"<{type(value).__name__} that cannot be shown>"
+    return text if len(text) <= _SHOW else f"{text[:_SHOW]}… ({len(text):,} characters)"
+
+
+def _acceptables(options: Any) -> list[Any]:
+    return options if type(options) is list else [options]
+
+
+class _Acceptable:
+    """A list of acceptable values of an answer key, read on first use: the
+    literal ones into a set of canonical forms, each acceptable dict into a
+    `_DictPattern`, and each acceptable list that holds a dict into its items'
+    patterns (BFCL compares such a list item by item, and its dicts key by
+    key). ``""`` stays among the literals: only a string can equal it."""
+
+    __slots__ = ("dicts", "lists", "literals", "options")
+
+    def __init__(self, options: list[Any]) -> None:
+        self.options = options
+        self.literals: frozenset[Hashable] | None = None
+
+    def _read(self) -> frozenset[Hashable]:
+        self.dicts: list[_DictPattern] = []
+        self.lists: list[list[Any]] = []
+        literals = []
+        for o in self.options:
+            if type(o) is dict:
+                self.dicts.append(_DictPattern(o))
+            elif type(o) is list and dict in map(type, o):
+                self.lists.append(
+                    [_DictPattern(a) if type(a) is dict else _canonical(a) for a in o]
+                )
+            else:
+                literals.append(_canonical(o))
+        self.literals = frozenset(literals)
+        return self.literals
+
+    def accepts(self, value: Any, canonical: Hashable) -> bool:
+        """``canonical`` is ``value``'s canonical form."""
+        if canonical in (self.literals if self.literals is not None else self._read()):
+            return True
+        if self.dicts and isinstance(value, dict):
+            return any(d.mismatch(value) is None for d in self.dicts)
+        if self.lists and isinstance(value, list | tuple):
+            return any(
+                len(items) == len(value) and all(map(_item_fits, value, items))
+                for items in self.lists
+            )
+        return False
+
+
+def _item_fits(value: Any, item: Any) -> bool:
+    if type(item) is _DictPattern:
+        return isinstance(value, dict) and item.mismatch(value) is None
+    return bool(_canonical(value) == item)
+
+
+class _DictPattern:
+    """One acceptable dict: each key's own acceptable values, a key optional
+    when ``""`` is among them."""
+
+    __slots__ = ("keys", "needed")
+
+    def __init__(self, option: dict[str, Any]) -> None:
+        self.keys = {k: _Acceptable(_acceptables(v)) for k, v in option.items()}
+        self.needed = [k for k, a in self.keys.items() if "" not in a.options]
+
+    def mismatch(self, value: Mapping[Any, Any]) -> tuple[str, str] | None:
+        """``None`` when ``value`` fits, else (error type, detail)."""
+        for k, v in value.items():
+            acceptable = self.keys.get(k)
+            if acceptable is None:
+                return "value_error:dict_key", f"unexpected dict key {_show(k)}"
+            if not acceptable.accepts(v, _canonical(v)):
+                shown = f"{_show(v)} not in {acceptable.options!r}"
+                return "value_error:dict_value", f"dict key {_show(k)}: {shown}"
+        for k in self.needed:
+            if k not in value:
+                return "value_error:dict_key", f"missing dict key {k!r}"
         return None
-    return native
 
 
-_native_mod = _native_module()
-NATIVE = _native_mod is not None
-"""Whether `CompiledKey.match` takes the native path (``_ast_native.c``)."""
+_VALUE_ERROR = {"str": "value_error:string", "list": "value_error:list"}
 
 
-def _structured_ok(spec: Spec, value: Any) -> bool:
-    """A dict or list found by structure (what the full check does, read once)."""
-    structured = spec.structured if spec.structured_built else spec.build_structured()
-    return structured is not None and _type_ok(value, spec.schema) and structured.accepts(value)
+class _Param(_Acceptable):
+    """One parameter of an expected call: its schema and acceptable values."""
+
+    __slots__ = ("admits", "items", "name", "schema", "tail", "variables", "want")
+
+    def __init__(self, name: Any, schema: Any, options: list[Any]) -> None:
+        self.options = options
+        self.literals = None
+        self.name = name
+        self.schema: Mapping[str, Any] = schema if _is_mapping(schema) else {}
+        self.want = want = _declared(self.schema)
+        self.admits = _ADMITS[want] if want != "list" else _admits(self.schema)
+        items = self.schema.get("items") if want == "list" else None
+        self.items = _admits(items) if _is_mapping(items) else None  # item types at once
+        # Per JSON kind, the acceptable values of that kind the schema rejects
+        # (BFCL's variable rule); built on the first value of a rejected type.
+        self.variables: dict[str, list[Any]] | None = None
+        self.tail: str | None = None  # " not in [...]", written on the first miss
+
+    def source(self, value: Any, language: Language) -> Any:
+        """A Java/JS value: source literals read (``any`` keeps the text, as BFCL does)."""
+        if not isinstance(value, str) or self.want == "any":
+            return value
+        if self.want != "str":
+            return parse_literal(value, language)
+        s = value.strip()  # a string literal loses its quotes
+        return s[1:-1] if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'" else value
+
+    def check(self, value: Any) -> tuple[str, str] | None:
+        """``None`` when ``value`` is acceptable, else (error type, detail).
+        Raises `_Unreadable` for a value that cannot be read."""
+        canonical = _canonical(value)  # read first: nothing after walks an unbounded value
+        t, items = type(value), self.items
+        if (
+            t not in self.admits
+            and not (items and (t is list or t is tuple) and all([type(v) in items for v in value]))
+            and not _type_ok(value, self.schema)
+        ):
+            return self._type_error(value)
+        if canonical in (self.literals if self.literals is not None else self._read()):
+            return None
+        if (self.dicts or self.lists) and self.accepts(value, canonical):
+            return None
+        kind = _KIND_OF_TYPE.get(type(value)) or _kind_of(value)
+        if kind == "dict":
+            why = self.dicts[0].mismatch(value) if self.dicts else None
+            err, detail = why or ("value_error:dict_value", "no acceptable dict")
+            return err, f"{self.name!r}: {detail}"
+        return _VALUE_ERROR.get(kind, "value_error:others"), self._miss(value)
+
+    def _miss(self, value: Any) -> str:
+        if self.tail is None:
+            self.tail = f" not in {[o for o in self.options if o != '']!r}"
+        return f"{self.name!r}: {_show(value)}{self.tail}"
+
+    def _type_error(self, value: Any) -> tuple[str, str] | None:
+        kind = _KIND_OF_TYPE.get(type(value)) or _kind_of(value)
+        if self.variables is None:
+            self.variables = {}
+            for o in self.options:
+                if o != "" and not _type_ok(o, self.schema):
+                    self.variables.setdefault(_kind_of(o), []).append(o)
+        same = self.variables.get(kind)
+        if same:  # the variable rule: compared as written, exactly
+            if any(bool(value == o) for o in same):
+                return None
+            return "value_error:others", self._miss(value)
+        err = "type_error:nested" if self.want == "list" and kind == "list" else "type_error:simple"
+        why = f"expected {self.schema.get('type')}, got {kind} ({_show(value)})"
+        return err, f"{self.name!r}: {why}"
+
+
+_Parsed = tuple[str, dict[Any, Any]] | str  # (name, arguments), or why the call is malformed
+
+
+def _parse_call(call: Any) -> _Parsed:
+    """A call of another shape than ``{str: dict}``, read (`_Expected.check`)."""
+    if not isinstance(call, Mapping) or len(call) != 1:
+        return f"a call must be a one-key object {{name: {{arg: value}}}}, got {_show(call)}"
+    ((name, args),) = call.items()
+    if isinstance(args, str):  # arguments as a JSON text, as OpenAI sends them
+        try:
+            args = json.loads(args)
+        except (ValueError, RecursionError):
+            return f"arguments of {_show(name)} are not valid JSON"
+    if not isinstance(args, Mapping):
+        return f"arguments of {_show(name)} must be an object"
+    return str(name), args if type(args) is dict else dict(args)
+
+
+def _call_name(call: Any) -> str | None:
+    if _is_mapping(call) and len(call) == 1:
+        return str(next(iter(call)))
+    return None
 
 
 class _Expected:
-    """One key entry against its function's schema. Compiled (``compiled``, for
-    `CompiledKey`), it keeps a `Spec` per parameter, built when the parameter is
-    first given; else (`ast_match`, a key used once) it checks values directly."""
+    """One expected call of a key, against its function's schema; each
+    parameter is read on first use."""
 
-    __slots__ = (
-        "compiled",
-        "key",
-        "key_name",
-        "props",
-        "required",
-        "required_in_key",
-        "specs",
-        "strings",
-    )
+    __slots__ = ("key", "name", "options", "params", "props", "required", "required_in_key")
 
-    def __init__(
-        self, function: Mapping[str, Any], expected: Mapping[str, Any], compiled: bool = False
-    ) -> None:
-        if type(expected) is dict and len(expected) == 1:  # the usual shape, no list built
-            for name in expected:
-                self.key_name, self.key = name, expected[name]
-        else:
-            (self.key_name, self.key), *_ = expected.items()
+    def __init__(self, function: Mapping[str, Any], entry: Mapping[str, Any]) -> None:
+        self.name = next(iter(entry))
+        self.key = entry[self.name]
         params = function.get("parameters") or {}
-        self.props: Mapping[str, Any] = params.get("properties") or {}
-        required = params.get("required") or ()
-        self.required: Sequence[str] = required if type(required) is list else tuple(required)
-        self.specs: dict[str, Spec] = {}
-        self.compiled = compiled
-        # Whether an output giving every key parameter gives every required
-        # one (None: not yet known).
-        self.required_in_key: bool | None = None
-        # The native path's packed copy of the specs' acceptable strings as
-        # written (_ast_native.c, `strings_table`), rebuilt when specs grow.
-        self.strings: bytes | None = None
+        self.props: Mapping[Any, Any] = params.get("properties") or {}
+        self.required: Sequence[Any] = params.get("required") or ()
+        self.required_in_key = all(map(self.key.__contains__, self.required))
+        self.options: dict[Any, list[Any]] = {}  # a key parameter's acceptable values
+        self.params: dict[Any, _Param] = {}  # read, on the first value not written as one
 
-    def check(
-        self,
-        parsed: tuple[str, dict[str, Any]] | str,
-        name_equivalence: bool,
-        language: Language,
-        explain: bool = True,
-    ) -> AstResult:
-        if isinstance(parsed, str):
-            return False, "malformed_call", parsed
-        name, args = parsed
-        if name != self.key_name and not _names_equal(name, self.key_name, name_equivalence):
-            return False, "wrong_func_name", f"expected {self.key_name!r}, got {name!r}"
-        if self.compiled and language == "python":
-            return self.check_compiled(args, explain)
-        return _check_direct(self.key, self.props, self.required, args, language, explain)
-
-    def check_compiled(self, args: dict[str, Any], explain: bool = True) -> AstResult:
-        """The arguments of a Python-language call whose name matched, judged
-        from each parameter's `Spec` (see _ast_spec): a value the sets cannot
-        judge (a container that is not found, an unusual type) takes the full
-        check, which also explains it."""
-        # A missing required parameter is reported before any argument's error:
-        # looked for when an argument fails, or when they all pass and some
-        # parameter was left out (see the end).
-        specs = self.specs
+    def check(self, call: Any, language: Language, name_equivalence: bool) -> AstResult:
+        # The usual shape, {expected name: {...}}, is read without ABC checks.
+        args = call.get(self.name) if type(call) is dict and len(call) == 1 else None
+        if type(args) is not dict:  # another name, or another shape
+            parsed = _parse_call(call)
+            if isinstance(parsed, str):
+                return False, "malformed_call", parsed
+            name, args = parsed
+            if name != self.name and not (
+                name_equivalence and name.replace(".", "_") == self.name.replace(".", "_")
+            ):
+                return False, "wrong_func_name", f"expected {self.name!r}, got {_show(name)}"
+        params, known = self.params, self.options.get
+        python = language == "python"
         for param, value in args.items():
-            spec = specs.get(param)
-            if spec is None:
+            options = known(param)
+            if options is None:
                 # Only parameters in both the schema and the key may be given.
                 if param not in self.key or param not in self.props:
-                    return self._reject(args, "unexpected_param", f"unexpected parameter {param!r}")
-                spec = specs[param] = build_spec(
-                    param, self.props[param] or {}, _acceptables(self.key[param])
-                )
+                    why = f"unexpected parameter {_show(param)}"
+                    return self._missing(args) or (False, "unexpected_param", why)
+                options = self.options[param] = _acceptables(self.key[param])
+            # A scalar (not "") written exactly as an acceptable value passes
+            # whatever the schema says (equal, or under the variable rule equal
+            # as written), without being read. 1 == 1.0 == True: the first equal
+            # option must have the value's type (else the full check decides).
             t = type(value)
-            if t is str:
-                if value in spec.raw:
-                    continue  # as written: acceptable whatever the type (Spec.raw)
-                acc = spec.str_accept
-                if acc is not None:
-                    # ASCII text normalised in one pass; other text (whose bytes
-                    # are never an ASCII normal form, so never found) case-folded.
-                    if value.encode().translate(QUOTE, DELETE).lower() in acc or (
-                        not value.isascii() and canon(value) in acc
-                    ):
-                        continue
-                    return self._reject(
-                        args, "value_error:string", spec.miss(value) if explain else ""
-                    )
-            else:
-                acc = spec.accept.get(t)
-                if acc is not None:
-                    if t is list:
-                        try:  # a list as written in the key (Spec.raw_lists)
-                            types = spec.raw_lists.get(tuple(value))
-                        except TypeError:  # an unhashable item: not a flat list
-                            types = None
-                        if types is not None and tuple(map(type, value)) in types:
-                            continue
-                        tagged = tag_list(value)
-                        if tagged is not None and items_ok(value, spec.items_kind):
-                            # A flat list of the declared item kinds: the sets
-                            # are the verdict (no flat list equals a structured
-                            # option, or one with a NaN).
-                            if tagged in acc:
-                                continue
-                            return self._reject(
-                                args, "value_error:list", spec.miss(value) if explain else ""
-                            )
-                    elif value in acc:
-                        continue
-                    else:
-                        return self._reject(
-                            args, "value_error:others", spec.miss(value) if explain else ""
-                        )
-            if acc is None:
-                var = (spec.var_cache if spec.var_cache is not None else spec.variables).get(
-                    t, _SLOW
-                )
-                if var is not _SLOW:
-                    if var is None:
-                        return self._reject(
-                            args, "type_error:simple", spec.type_miss(value) if explain else ""
-                        )
-                    if value in var:
-                        continue
-                    return self._reject(
-                        args, "value_error:others", spec.miss(value) if explain else ""
-                    )
-            if (t is dict or t is list) and _structured_ok(spec, value):
+            if t is str:  # only a string equals a string
+                if value and python and value in options:
+                    continue
+            elif (
+                t in _SCALARS
+                and python
+                and value in options
+                and type(found := options[options.index(value)]) is t
+                and found == value  # not a NaN found by identity
+            ):
                 continue
-            err, why = _check_param(param, value, spec.schema, spec.options, "python", explain)
-            if err is not None:
-                return self._reject(args, err, why)
-        if len(args) < len(self.key):
-            return self._first_missing(args) or _omitted(self.key, args)
-        if self.required_in_key is not True:  # a required parameter the key may lack
-            key = self.key
-            self.required_in_key = True
-            for req in self.required:
-                if req not in key:
-                    self.required_in_key = False
-                    return self._first_missing(args) or (True, None, "")
+            p = params.get(param)
+            if p is None:
+                p = params[param] = _Param(param, self.props[param] or {}, options)
+            try:
+                error = p.check(value if python else p.source(value, language))
+            except _Unreadable as exc:
+                error = "malformed_call", f"{_show(param)}: {exc}"
+            if error is not None:
+                return (self._missing(args) if self.required else None) or (False, *error)
+        # Required parameters are looked for when something fails, or when the
+        # output left out a key parameter or the key some required one.
+        if len(args) < len(self.key) or not self.required_in_key:
+            missing = self._missing(args)
+            if missing is not None:
+                return missing
+            for param, options in self.key.items():
+                if param not in args and "" not in _acceptables(options):
+                    why = f"parameter {param!r} is not optional in the key"
+                    return False, "missing_optional", why
         return True, None, ""
 
-    def _reject(self, args: Mapping[str, Any], error: str, detail: str) -> AstResult:
-        """The failure for an argument, unless a required parameter is missing:
-        that error comes first, as in the reference check."""
-        return self._first_missing(args) or (False, error, detail)
-
-    def _first_missing(self, args: Mapping[str, Any]) -> AstResult | None:
-        """The error for the first required parameter ``args`` lacks, if any."""
+    def _missing(self, args: Mapping[Any, Any]) -> AstResult | None:
+        """A missing required parameter: reported before any other error."""
         for req in self.required:
             if req not in args:
                 return False, "missing_required", f"missing required parameter {req!r}"
         return None
 
 
-def _check_direct(
-    key: Mapping[str, Any],
-    props: Mapping[str, Any],
-    required: Sequence[str],
-    args: dict[str, Any],
-    language: Language,
-    explain: bool = True,
-) -> AstResult:
-    """The arguments of a call whose name matched, read straight from the key
-    and schema (a key used once, or Java / JavaScript source literals). A
-    function, so that `ast_match` checks a simple call without an `_Expected`."""
-    for req in required:
-        if req not in args:
-            return False, "missing_required", f"missing required parameter {req!r}"
-    python = language == "python"
-    for param, value in args.items():
-        # Only parameters in both the schema and the key may be given.
-        if param not in key or param not in props:
-            return False, "unexpected_param", f"unexpected parameter {param!r}"
-        schema, options = props[param] or {}, key[param]
-        if type(options) is not list:
-            options = _acceptables(options)
-        if python:
-            # The first equal option, if a plain string, is this very text:
-            # acceptable whatever the type (as Spec.raw).
-            if (
-                type(value) is str
-                and value
-                and value in options
-                and type(options[options.index(value)]) is str
-            ):
-                continue
-            verdict = direct(param, value, schema, options, explain)
-            if verdict is None:
-                continue
-            if verdict is not SLOW:
-                return False, verdict[0], verdict[1]
-        err, why = _check_param(param, value, schema, options, language, explain)
-        if err is not None:
-            return False, err, why
-    if len(args) < len(key):
-        return _omitted(key, args)
-    return True, None, ""
-
-
-def _omitted(key: Mapping[str, Any], args: Mapping[str, Any]) -> AstResult:
-    """A key parameter left out that the key does not let be omitted."""
-    for param, options in key.items():
-        if param not in args and "" not in _acceptables(options):
-            return False, "missing_optional", f"parameter {param!r} is not optional in the key"
-    return True, None, ""
-
-
 def check_call(
     function: Mapping[str, Any],
-    call: Mapping[str, Any],
+    call: Any,
     expected: Mapping[str, Any],
     *,
     name_equivalence: bool = False,
@@ -354,29 +518,10 @@ def check_call(
 ) -> AstResult:
     """One call ``{name: {arg: value}}`` against one key entry ``{name: {arg: [..]}}``
     and the function's schema ``function`` (BFCL's simple function check)."""
-    return _Expected(function, expected).check(_split_call(call), name_equivalence, language)
+    return _Expected(function, expected).check(call, language, name_equivalence)
 
 
-def _split_call(call: Any) -> tuple[str, dict[str, Any]] | str:
-    if type(call) is dict and len(call) == 1:  # the common shape, without ABC checks
-        for name in call:
-            args = call[name]
-            if type(args) is dict and type(name) is str:
-                return name, args
-    if not isinstance(call, Mapping) or len(call) != 1:
-        return f"a call must be a one-key object {{name: {{arg: value}}}}, got {call!r}"
-    ((name, args),) = call.items()
-    if isinstance(args, str):  # arguments as a JSON text, as OpenAI sends them
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return f"arguments of {name!r} are not valid JSON"
-    if not isinstance(args, Mapping):
-        return f"arguments of {name!r} must be an object"
-    return str(name), args if type(args) is dict else dict(args)
-
-
-def _find_function(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any]:
+def _find_function(functions: Docs, name: str) -> Mapping[str, Any]:
     for f in functions:
         if f.get("name") == name:
             return f
@@ -394,7 +539,7 @@ def _kuhn(
     owner = [-1] * n_act
 
     def augment(i: int, seen: list[bool]) -> bool:
-        # Try the call in the same position first: outputs usually follow the
+        # The call in the same position first: outputs usually follow the
         # key's order. The order of trials does not change the matching's size.
         for j in (*range(i, n_act), *range(min(i, n_act))):
             if not seen[j] and ok(i, j):
@@ -407,11 +552,7 @@ def _kuhn(
     for i in range(n_exp):
         if not augment(i, [False] * n_act) and perfect:
             break
-    match = [-1] * n_exp
-    for j, i in enumerate(owner):
-        if i >= 0:
-            match[i] = j
-    return match
+    return [owner.index(i) if i in owner else -1 for i in range(n_exp)]
 
 
 def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
@@ -425,201 +566,103 @@ def max_bipartite_matching(ok: list[list[bool]]) -> list[int]:
     return _kuhn(len(ok), n_act, lambda i, j: ok[i][j])
 
 
+# BFCL's category names: ``live_`` dropped, ``simple_java`` -> simple in Java
+# (a language of None: the key's own).
+_CATEGORY_NAMES: dict[str, tuple[str, Language | None]] = {c: (c, None) for c in CATEGORIES}
+_CATEGORY_NAMES |= {"simple_python": ("simple", None), "simple_java": ("simple", "java")}
+_CATEGORY_NAMES |= {"simple_javascript": ("simple", "javascript")}
+_CATEGORY_NAMES |= {f"live_{name}": v for name, v in _CATEGORY_NAMES.items()}
+
+
 class CompiledKey:
-    """An answer key compiled against its function docs, to match many outputs.
+    """An answer key compiled against its function docs, to match many outputs:
+    `match` returns exactly what `ast_match` returns. A parameter's acceptable
+    values are read on first use and kept, so the key and docs must not change
+    while the compiled key is in use."""
 
-    `ast_match` reads the key afresh on every call; a grader that checks many
-    trials of one task can compile once (``compile_key``) and call `match`,
-    which returns exactly what `ast_match` returns. Each parameter's acceptable
-    values are turned into lookup sets (`_ast_spec.Spec`) when an output first
-    gives that parameter, so the key and docs must not be changed while the
-    compiled key is in use.
-    """
-
-    __slots__ = ("expected", "first", "first_name", "language", "name_equivalence")
+    __slots__ = ("expected", "language", "name_equivalence")
 
     def __init__(
         self,
-        functions: Sequence[Mapping[str, Any]],
-        answer: Sequence[Mapping[str, Any]],
+        functions: Docs,
+        answer: Key,
         *,
         language: Language = "python",
         name_equivalence: bool = False,
-        _compiled: bool = True,
     ) -> None:
-        self.expected = [
-            _Expected(_find_function(functions, next(iter(a))), a, compiled=_compiled)
-            for a in answer
-        ]
+        self.expected = [_Expected(_find_function(functions, next(iter(a))), a) for a in answer]
         self.language: Language = language
         self.name_equivalence = name_equivalence
-        # The one expected call of a Python-language key, for match's shortcut
-        # (taken for the category names in _ONE_CALL).
-        single = len(self.expected) == 1 and _compiled and language == "python"
-        self.first = self.expected[0] if single else None
-        self.first_name = self.expected[0].key_name if single else None
 
-    def match(self, calls: Sequence[Mapping[str, Any]], category: str = "simple") -> AstResult:
+    def match(self, calls: Sequence[Any], category: str = "simple") -> AstResult:
         """`ast_match` against the compiled key (see there)."""
-        first = self.first
-        if first is not None and category in _ONE_CALL and len(calls) == 1:
-            # The common case: one call of a dict named as expected (its name is
-            # the key found), without _match and _split_call.
-            call = calls[0]
-            if type(call) is dict:
-                args = call.get(self.first_name)
-                if type(args) is dict and len(call) == 1:
-                    return first.check_compiled(args)
-        return self._match(calls, *_resolve_category(category, self.language))
-
-    def _match(
-        self, calls: Sequence[Mapping[str, Any]], category: str, language: Language
-    ) -> AstResult:
-        if category == "irrelevance":
-            if calls:
-                return False, "irrelevance:called", f"{len(calls)} call(s) where none was due"
-            return True, None, ""
-        if category == "relevance":
-            if not calls:
-                return False, "relevance:no_call", "no call where one was due"
-            return True, None, ""
+        category, lang = _CATEGORY_NAMES.get(category) or (category.removeprefix("live_"), None)
+        language = lang or self.language
         expected = self.expected
+        one = category == "simple" or category == "multiple"
+        if one and len(calls) == len(expected) and expected:  # the usual case first
+            return expected[0].check(calls[0], language, self.name_equivalence)
+        if category == "irrelevance":
+            why = f"{len(calls)} call(s) where none was due"
+            return (False, "irrelevance:called", why) if calls else (True, None, "")
+        if category == "relevance":
+            why = "no call where one was due"
+            return (True, None, "") if calls else (False, "relevance:no_call", why)
         if len(calls) != len(expected):
             return False, "wrong_count", f"expected {len(expected)} call(s), got {len(calls)}"
-        equiv = self.name_equivalence
-        if category == "simple" or category == "multiple":
-            if not expected:
-                return True, None, ""
-            return expected[0].check(_split_call(calls[0]), equiv, language)
-        if category not in ("parallel", "parallel_multiple"):
+        if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
-        if not expected:
+        if not expected or one:
             return True, None, ""
-        parsed: list[tuple[str, dict[str, Any]] | str] = []
-        for c in calls:
-            p: tuple[str, dict[str, Any]] | str | None = None
-            if type(c) is dict and len(c) == 1:  # the common shape, read inline
-                for name in c:
-                    args = c[name]
-                    if type(args) is dict and type(name) is str:
-                        p = (name, args)
-            parsed.append(_split_call(c) if p is None else p)
-        # Python-language calls against a compiled key are judged by
-        # check_compiled directly when their name is the expected one (what
-        # _Expected.check would do, one call less per pair).
-        fast = expected[0].compiled and language == "python"
-        # Outputs usually follow the key's order: try that pairing first. At
-        # most one of these checks fails; its explanation is the one most often
-        # reported, so it is built here and kept.
-        i = 0
-        for i, exp in enumerate(expected):
-            p = parsed[i]
-            if fast and type(p) is tuple and p[0] == exp.key_name:
-                failed = exp.check_compiled(p[1])
-            else:
-                failed = exp.check(p, equiv, language)
-            if not failed[0]:
+        return self._parallel(calls, language)
+
+    def _parallel(self, calls: Sequence[Any], language: Language) -> AstResult:
+        expected, n, equiv = self.expected, len(self.expected), self.name_equivalence
+        for first, exp in enumerate(expected):  # the key's order first, the usual case
+            own = exp.check(calls[first], language, equiv)
+            if not own[0]:
                 break
         else:
             return True, None, ""
-        # Expected calls before i fit the calls in their own positions. Does
-        # any other call fit expected call i? (A call of another name does not,
-        # unless names are compared with . and _ equated.)
-        first = i
-        exp = expected[first]
-        name = exp.key_name
-        row: dict[int, bool] = {}
-        fits = False
-        for j, p in enumerate(parsed):
-            if j == first:
-                continue
-            if type(p) is tuple and p[0] == name:
-                r = (
-                    exp.check_compiled(p[1], False)
-                    if fast
-                    else exp.check(p, equiv, language, False)
-                )
-                fits = r[0]
-            elif type(p) is str or not equiv:
-                fits = False
-            else:
-                fits = exp.check(p, equiv, language, explain=False)[0]
-            row[j] = fits
-            if fits:
-                break
-        if not fits:
-            # None does: Kuhn's algorithm (below) would leave exactly call i
-            # unmatched, so say so without running it.
-            return self._explain(calls, parsed, first, language, None, failed)
-        ok = {(k, k): True for k in range(first)}
-        ok.update(((first, j), v) for j, v in row.items())
-        ok[first, first] = False
+        # The calls that fit expected call `first` (the ones before it fit their
+        # own). When none does, Kuhn's algorithm would leave exactly it unmatched.
+        row = [j != first and exp.check(calls[j], language, equiv)[0] for j in range(n)]
+        i, misfits = first, [j for j in range(n) if not row[j]]
+        if len(misfits) < n:
+            fits = {(first, j): v for j, v in enumerate(row)} | {(k, k): True for k in range(first)}
 
-        def fit(i: int, j: int) -> bool:
-            v = ok.get((i, j))
-            if v is None:
-                v = ok[i, j] = expected[i].check(parsed[j], equiv, language, explain=False)[0]
-            return v
+            def fit(i: int, j: int) -> bool:
+                v = fits.get((i, j))
+                if v is None:
+                    v = fits[i, j] = expected[i].check(calls[j], language, equiv)[0]
+                return v
 
-        match = _kuhn(len(expected), len(parsed), fit, perfect=True)
-        if -1 not in match:
-            return True, None, ""
-        i = match.index(-1)
-        # Some call does not fit it: when call i failed, fewer than n calls were
-        # taken, so a call it fitted would still have been free.
-        return self._explain(
-            calls, parsed, i, language, lambda j: not fit(i, j), failed if i == first else None
-        )
-
-    def _explain(
-        self,
-        calls: Sequence[Mapping[str, Any]],
-        parsed: list[tuple[str, dict[str, Any]] | str],
-        i: int,
-        language: Language,
-        misfit: Callable[[int], bool] | None,
-        own: AstResult | None = None,
-    ) -> AstResult:
-        """Why expected call ``i`` has no call: explained with the most telling
-        call that does not fit it (``misfit``; ``None``: no call fits), one of
-        the expected name first.
-        ``own`` is call ``i``'s own verdict against it, when already explained."""
-        exp = self.expected[i]
-        exp_name = exp.key_name
-        # The first misfit of the expected name, else the first misfit at all.
-        j = other = -1
-        for k, (p, c) in enumerate(zip(parsed, calls, strict=True)):
-            if misfit is not None and not misfit(k):
-                continue
-            if (p[0] if type(p) is tuple else _call_name(c)) == exp_name:
-                j = k
-                break
-            if other < 0:
-                other = k
-        if j < 0:
-            j = other
-        if j == i and own is not None:
-            _, err, why = own
-        else:
-            _, err, why = exp.check(parsed[j], self.name_equivalence, language)
-        return False, err, f"no call matches expected call {i} ({exp_name}): {why}"
+            match = _kuhn(n, n, fit, perfect=True)
+            if -1 not in match:
+                return True, None, ""
+            i = match.index(-1)
+            misfits = [j for j in range(n) if not fit(i, j)]
+        # Explained with a call that does not fit it, one of the expected name
+        # first. Some call does not fit: were they all to fit, a free one would.
+        name = expected[i].name
+        j = next((j for j in misfits if _call_name(calls[j]) == name), misfits[0])
+        if (i, j) != (first, first):
+            own = expected[i].check(calls[j], language, equiv)
+        _, err, why = own
+        return False, err, f"no call matches expected call {i} ({name}): {why}"
 
 
 def compile_key(
-    functions: Sequence[Mapping[str, Any]],
-    answer: Sequence[Mapping[str, Any]],
-    *,
-    language: Language = "python",
-    name_equivalence: bool = False,
+    functions: Docs, answer: Key, *, language: Language = "python", name_equivalence: bool = False
 ) -> CompiledKey:
     """Compile ``answer`` against ``functions`` once, to match many outputs."""
     return CompiledKey(functions, answer, language=language, name_equivalence=name_equivalence)
 
 
 def ast_match(
-    functions: Sequence[Mapping[str, Any]],
-    calls: Sequence[Mapping[str, Any]],
-    answer: Sequence[Mapping[str, Any]],
+    functions: Docs,
+    calls: Sequence[Any],
+    answer: Key,
     category: str = "simple",
     *,
     name_equivalence: bool = False,
@@ -634,116 +677,7 @@ def ast_match(
     mapped, e.g. ``live_parallel`` -> ``parallel``, ``simple_java`` -> ``simple``
     with ``language="java"``). Returns ``(valid, error_type, detail)``.
     """
-    category, language = _resolve_category(category, language)
-    if category == "irrelevance" or category == "relevance":
-        return CompiledKey((), (), language=language).match(calls, category)
-    if len(calls) != len(answer):
-        return False, "wrong_count", f"expected {len(answer)} call(s), got {len(calls)}"
-    if (category == "simple" or category == "multiple") and answer:
-        # One expected call: check it directly, without a CompiledKey.
-        entry = answer[0]
-        call = calls[0]
-        if type(entry) is dict and len(entry) == 1 and type(call) is dict and len(call) == 1:
-            for name in entry:
-                args = call.get(name)  # found: the call has the expected name
-                if type(args) is dict:
-                    params = _find_function(functions, name).get("parameters") or {}
-                    required = params.get("required") or ()
-                    return _check_direct(
-                        entry[name],
-                        params.get("properties") or {},
-                        required if type(required) is list else tuple(required),
-                        args,
-                        language,
-                    )
-        exp = _Expected(_find_function(functions, next(iter(entry))), entry)
-        return exp.check(_split_call(call), name_equivalence, language)
-    key = CompiledKey(
-        functions, answer, language=language, name_equivalence=name_equivalence, _compiled=False
-    )
-    return key._match(calls, category, language)
-
-
-def _call_name(call: Any) -> str | None:
-    if (type(call) is dict or isinstance(call, Mapping)) and len(call) == 1:
-        return str(next(iter(call)))
-    return None
-
-
-_CATEGORY_ALIASES: dict[str, tuple[str, str | None]] = {
-    "simple_java": ("simple", "java"),
-    "simple_javascript": ("simple", "javascript"),
-    "simple_python": ("simple", None),
-}
-
-
-def _resolve_category(category: str, language: Language) -> tuple[str, Language]:
-    by_name = _RESOLVED.get(language)
-    if by_name is None:
-        by_name = {}
-        if len(_RESOLVED) < 8:  # three languages in practice; bounded all the same
-            _RESOLVED[language] = by_name
-    hit = by_name.get(category)
-    if hit is not None:
-        return hit
-    cat = category[5:] if category.startswith("live_") else category
-    alias = _CATEGORY_ALIASES.get(cat)
-    if alias is None:
-        out: tuple[str, Language] = (cat, language)
-    else:
-        lang = alias[1]
-        out = (alias[0], language if lang is None else lang)  # type: ignore[assignment]
-    if len(by_name) < 1024:  # a few dozen names in practice; bounded all the same
-        by_name[category] = out
-    return out
-
-
-# The category names that resolve to simple or multiple and leave the language
-# as it is (so a Python-language key stays one): BFCL's with and without live_.
-_ONE_CALL = frozenset(
-    f"{live}{name}"
-    for live in ("", "live_")
-    for name in (
-        "simple",
-        "multiple",
-        *(
-            a
-            for a, (c, lang) in _CATEGORY_ALIASES.items()
-            if lang is None and c in ("simple", "multiple")
-        ),
-    )
-)
-
-# language -> category name -> (category, language), resolved once per name
-_RESOLVED: dict[str, dict[str, tuple[str, Language]]] = {}
-
-
-# The category names a Python-language key takes as parallel calls.
-_PARALLEL = frozenset(
-    f"{live}{name}" for live in ("", "live_") for name in ("parallel", "parallel_multiple")
-)
-
-# The Python `match`: all of matching without the native path, what the native
-# path leaves with it (see below).
-_python_match = CompiledKey.match
-
-if _native_mod is not None:
-    # CompiledKey.match decided natively where the sets decide (the one-call
-    # shortcut, and parallel calls in order or with an expected call no call
-    # fits); the Python `match` for the rest.
-    _NATIVE_HELPERS = (
-        canon,
-        _structured_ok,
-        _ast_spec._TRUE,
-        _ast_spec._FALSE,
-        _ast_spec._NULL,
-        KIND,
-        _ast_structured.Alternatives,
-        _ast_structured.DictPattern,
-        _ast_structured._DICT,
-        _ast_structured._UNKNOWN,
-    )
-    _native_mod.configure(
-        _ONE_CALL, _PARALLEL, _python_match, CompiledKey, _Expected, Spec, _NATIVE_HELPERS
-    )
-    CompiledKey.match = _native_mod.match  # type: ignore[method-assign]
+    if category.removeprefix("live_") in ("irrelevance", "relevance"):
+        answer = ()  # no key to read
+    key = CompiledKey(functions, answer, language=language, name_equivalence=name_equivalence)
+    return key.match(calls, category)

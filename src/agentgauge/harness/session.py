@@ -143,9 +143,13 @@ class TrialSession:
         if self._virtual:
             self._vt += SIMULATED_TOOL_LATENCY
         call_id = f"call_{next(self._ids)}"
-        self._events.append(
-            ToolCallEvent(name=name, arguments=arguments, call_id=call_id, t=self._t())
-        )
+        event = ToolCallEvent(name=name, arguments=arguments, call_id=call_id, t=self._t())
+        try:  # as the store will write it: a cyclic or too deep argument fails the agent
+            event.model_dump_json()
+        except ValueError as exc:
+            why = f"tool {name!r} called with arguments that are not JSON: {exc}"
+            raise AgentError(why) from None
+        self._events.append(event)
         if name not in self._tool_names:
             outcome = ToolOutcome(content=f"Error: unknown tool {name!r}", is_error=True)
         else:

@@ -6,7 +6,8 @@ in ``possible_answer/`` and irrelevance/relevance sets (no key) in
 ``relevance/``. `load_category` joins them by id; `reference_calls` builds the
 output a perfect model would give (the first acceptable value other than
 ``""`` of every argument, leaving out those that accept only omission); `key_defects` says
-why an answer key cannot be satisfied by any output at all.
+why an answer key cannot be satisfied by any output at all. The tests and
+`benchmarks/bench_graders.py` read BFCL's data through it; no grader does.
 """
 
 from __future__ import annotations
