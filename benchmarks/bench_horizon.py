@@ -1,5 +1,5 @@
 """Time horizon speed: fit + 1,000-replicate hierarchical bootstrap on METR's runs
-(SPEC 9: ≤ 2 s for ~7,000 runs), side by side with a per-replicate refit loop.
+(goal: ≤ 2 s for ~7,000 runs), side by side with a per-replicate refit loop.
 
     .venv/bin/python benchmarks/bench_horizon.py [PATH] [--replicates B]
 
@@ -121,7 +121,7 @@ def main() -> None:
         times.append(time.perf_counter() - t0)
     api = min(times)
     print(f"agentgauge.horizon (fit + {n_boot}-replicate bootstrap, all agents): {api:.3f} s")
-    print(f"  SPEC 9 target <= 2 s: {'met' if api <= 2.0 else 'NOT met'}")
+    print(f"  target <= 2 s: {'met' if api <= 2.0 else 'NOT met'}")
 
     # 2. Same masses, vectorised Newton vs a refit per replicate.
     groups = prepare(table)

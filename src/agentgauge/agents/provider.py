@@ -6,7 +6,7 @@ Two things every adapter that talks to a provider needs, kept in one place:
   request timeouts) with exponential backoff and jitter, honouring
   ``Retry-After``; when the retries are spent it raises `ProviderExhausted`, a
   `TransientError`, which the harness records as an *infra* error rather than
-  the agent's failure (SPEC 6).
+  the agent's failure (docs/metrics.md, "Infrastructure errors").
 - `provider_call` marks the time a provider call is in flight. When a trial's
   timeout fires during such a call, the harness blames the provider (``infra``);
   when it fires while no call is in flight, the agent hung (``agent``).
