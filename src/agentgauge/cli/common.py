@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Annotated, Any
 
@@ -17,9 +18,17 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machine
 
 
 def console() -> Console:
-    """Standard output; 120 columns when it is not a terminal (logs, CI, pipes)."""
-    width = None if sys.stdout.isatty() else 120
+    """Standard output; ``COLUMNS`` or 120 columns when it is not a terminal (logs, CI, pipes)."""
+    width = None if sys.stdout.isatty() else _columns_or(120)
     return Console(highlight=False, soft_wrap=False, width=width)
+
+
+def _columns_or(default: int) -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return default
+    return columns if columns >= 20 else default
 
 
 def err_console() -> Console:

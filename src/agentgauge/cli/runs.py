@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, JsonOption, StoreOption, console, print_json
 from agentgauge.store import Store
+
+
+_COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
 
 
 @app.command()
@@ -33,11 +37,8 @@ def runs(store: StoreOption = DEFAULT_STORE_PATH, json_out: JsonOption = False) 
             }
         )
         return
-    table = Table(title=f"runs in {store}")
-    for col in ("run", "agent", "model", "suite", "version", "trials", "created"):
-        table.add_column(col, justify="right" if col == "trials" else "left")
-    for r in found:
-        table.add_row(
+    rows = [
+        (
             r.run_id,
             r.agent or "-",
             r.model or "-",
@@ -46,4 +47,22 @@ def runs(store: StoreOption = DEFAULT_STORE_PATH, json_out: JsonOption = False) 
             str(r.n_trials),
             r.created_at,
         )
-    console().print(table)
+        for r in found
+    ]
+    out = console()
+    widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(_COLUMNS)]
+    if sum(widths) + 3 * len(widths) + 1 > out.width:
+        # Too narrow for a table that shows every id whole: one block per run instead.
+        out.print(Text(f"runs in {store}"))
+        for row in rows:
+            out.print(Text(row[0], style="bold"))
+            detail = " · ".join(f"{h} {v}" for h, v in zip(_COLUMNS[1:], row[1:], strict=True))
+            out.print(Text("  " + detail), soft_wrap=True)
+        return
+    # Text, not markup: ids and names come from users and agents.
+    table = Table(title=Text(f"runs in {store}"))
+    for col in _COLUMNS:
+        table.add_column(col, justify="right" if col == "trials" else "left", no_wrap=True)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    out.print(table)
