@@ -76,3 +76,35 @@ def test_bad_specs_are_input_errors(spec: str, match: str) -> None:
 def test_unknown_adapter_option_is_an_input_error() -> None:
     with pytest.raises(InputError, match="bad option for openai"):
         resolve_agent("openai:m", temperature_typo=1)
+
+
+def test_a_module_beside_the_user_is_found_without_pythonpath(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The `agentgauge` script does not put the current folder on the import path.
+    (tmp_path / "agent_in_cwd_xyz.py").write_text("def fn(session):\n    return None\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "agent_in_cwd_xyz", raising=False)
+    agent = resolve_agent("agent_in_cwd_xyz:fn")
+    assert isinstance(agent, CallableAgent)
+
+
+def test_a_missing_module_says_where_it_was_looked_for(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    with pytest.raises(InputError, match="current folder .*PYTHONPATH"):
+        resolve_agent("no_such_agent_module_xyz:fn")
+
+
+def test_an_import_error_inside_the_module_is_reported_as_it_is(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken_agent_xyz.py").write_text("import no_such_dependency_xyz\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])
+    with pytest.raises(InputError, match="no_such_dependency_xyz") as info:
+        resolve_agent("broken_agent_xyz:fn")
+    assert "current folder" not in str(info.value)

@@ -17,6 +17,7 @@ Specs:
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -94,12 +95,36 @@ def _builtin(name: str, options: dict[str, Any]) -> Agent:
     return agent
 
 
+def _import_from_path_or_here(module_name: str) -> Any:
+    """Import a module from the import path, then from the current folder.
+
+    The ``agentgauge`` script, unlike ``python -m``, does not put the current folder on
+    the import path, so ``--agent my_agent:fn`` beside ``my_agent.py`` would fail; the
+    folder is tried last (as uvicorn's ``--app-dir`` default does), so installed
+    modules still win over local files of the same name.
+    """
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        here = str(Path.cwd())
+        if exc.name != module_name.split(".")[0] or here in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(module_name)
+
+
 def _imported(spec: str, module_name: str, attr: str, options: dict[str, Any]) -> Agent:
     try:
-        module = importlib.import_module(module_name)
+        module = _import_from_path_or_here(module_name)
     except ImportError as exc:
+        hint = ""
+        if isinstance(exc, ModuleNotFoundError) and exc.name == module_name.split(".")[0]:
+            hint = (
+                f" (looked on the import path and in the current folder {Path.cwd()}; run "
+                "from the folder that holds it, or add its folder to PYTHONPATH)"
+            )
         raise InputError(
-            f"cannot import {module_name!r} for agent {spec!r}: {exc}", field="agent"
+            f"cannot import {module_name!r} for agent {spec!r}: {exc}{hint}", field="agent"
         ) from None
     target: Any = module
     for part in attr.split("."):
