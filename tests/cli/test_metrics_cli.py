@@ -154,3 +154,26 @@ def test_many_groups_render_one_row_each(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "careful / refunds" in out and "hasty / orders" in out
     # one family per capability here: no interval, and the reason is printed once
     assert out.count("fewer than 2 clusters") == 1 and "(8 groups)" in out
+
+
+def test_every_asked_for_k_is_in_the_table_with_many_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Five variants make the one-row-per-group layout; --k 1,2,4 must show all six figures.
+    path = tmp_path / "variants.jsonl"
+    lines = []
+    for variant in ("base", "paraphrase:1", "paraphrase:2", "fault:tool_error", "env:x"):
+        for task in ("a", "b", "c"):
+            for trial in range(4):
+                success = (trial + len(task) + len(variant)) % 3 != 0
+                lines.append(
+                    json.dumps(
+                        {"task_id": task, "trial": trial, "variant": variant, "success": success}
+                    )
+                )
+    path.write_text("\n".join(lines) + "\n")
+    code, out, err = run(["metrics", str(path), "--k", "1,2,4"], monkeypatch)
+    assert code == 0, err
+    for header in ("pass@1", "pass@2", "pass@4", "pass^1", "pass^2", "pass^4"):
+        assert header in out, out
+    assert "…" not in out, out

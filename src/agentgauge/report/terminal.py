@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 
 from agentgauge.metrics import MetricsReport
@@ -96,46 +96,59 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
 _MAX_COLUMN_GROUPS = 4
 
 
-def _rows_table(report: MetricsReport, title: str | None) -> Table:
-    """Many groups: one row each, with the headline figures (``--json`` has them all)."""
+def _rows_tables(report: MetricsReport, title: str | None) -> Group:
+    """Many groups: one row each, the headline figures in one table and every asked-for
+    pass@k and pass^k in a second (``--json`` has them all)."""
     data = report.to_dict()
     keys = _title_keys(data["groups"], data["by"])
-    table = Table(
-        title=title,
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
+    ks = list(report.k)
+
+    def table(table_title: str | None, headers: list[str]) -> Table:
+        t = Table(
+            title=table_title,
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        t.add_column(headers[0], no_wrap=True)
+        for h in headers[1:]:
+            t.add_column(h, justify="right", no_wrap=True)
+        return t
+
+    headline = table(
+        title, ["group", "T/N", "success ± se", "95% CI", "consist.", "infra", "$/trial", "$/pass"]
     )
-    top = max(report.k)
-    headers = ["group", "T/N", "success ± se", "95% CI", f"pass^{top}"]
-    headers += ["consist.", "infra", "$/pass"]
-    table.add_column("group", no_wrap=True)
-    for h in headers[1:]:
-        table.add_column(h, justify="right", no_wrap=True)
+    passk = table(None, ["group", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)])
     for g in data["groups"]:
         sr, cost = g["success_rate"], g["cost"]
         ci = (
             _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
         )
-        table.add_row(
-            _group_title(g, keys),
+        name = _group_title(g, keys)
+        headline.add_row(
+            name,
             f"{g['n_tasks']}/{g['n_trials']}",
             _pm(sr["value"], sr["se"]),
             ci,
-            _pct(g["pass_hat_k"][str(top)]),
             _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
             str(g["infra_errors"]),
+            _money(cost["per_trial"]),
             _money(cost["cost_of_pass"]),
         )
-    return table
+        passk.add_row(
+            name,
+            *(_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks),
+            *(_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks),
+        )
+    return Group(headline, passk)
 
 
-def metrics_table(report: MetricsReport, *, title: str | None = None) -> Table:
-    """The report as a rich table: figures down and groups across, or one row per group
-    when there are more than three groups."""
+def metrics_table(report: MetricsReport, *, title: str | None = None) -> Table | Group:
+    """The report as rich tables: figures down and groups across, or one row per group
+    (headline figures, then pass@k and pass^k) when there are more than four groups."""
     if len(report.groups) > _MAX_COLUMN_GROUPS:
-        return _rows_table(report, title)
+        return _rows_tables(report, title)
     data = report.to_dict()
     ks = list(report.k)
     table = Table(title=title, title_justify="left", show_lines=False)
