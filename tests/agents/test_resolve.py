@@ -95,7 +95,7 @@ def test_a_missing_module_says_where_it_was_looked_for(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    with pytest.raises(InputError, match="current folder .*PYTHONPATH"):
+    with pytest.raises(InputError, match=r"current folder .*PYTHONPATH"):
         resolve_agent("no_such_agent_module_xyz:fn")
 
 

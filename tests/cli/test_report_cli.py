@@ -47,3 +47,53 @@ def test_report_writes_html_and_markdown_with_escaping(tmp_path: Path) -> None:
         [sys.executable, "-m", "agentgauge", "report", str(src)], capture_output=True, text=True
     )
     assert nothing.returncode == 2
+
+
+def test_markdown_reads_as_written_with_dollars_and_plain_less_than(tmp_path: Path) -> None:
+    # Two agents over 30 tasks: hasty fails where careful passes, so p < 0.001.
+    def side(name: str, passes: bool) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        rows = [
+            {
+                "task_id": f"t{t}",
+                "trial": k,
+                "agent": name,
+                "success": passes or t % 5 == 0,
+                "cost_usd": 0.0123,
+            }
+            for t in range(30)
+            for k in range(2)
+        ]
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        return path
+
+    md = tmp_path / "r.md"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentgauge",
+            "report",
+            str(side("hasty", False)),
+            str(side("careful", True)),
+            "--markdown",
+            str(md),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = md.read_text()
+    assert "p < 0.001" in text and "&lt;" not in text, text
+    assert "| $0.0123 |" in text, text
+
+
+def test_markdown_cells_cannot_break_the_table_or_open_a_tag() -> None:
+    from agentgauge.report.build import markdown_text
+
+    assert markdown_text("a|b") == "a\\|b"
+    assert markdown_text("line one\nline two") == "line one line two"
+    assert markdown_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)>"
+    assert markdown_text("</b> <!-- <?php <https://x") == "&lt;/b> &lt;!-- &lt;?php &lt;https://x"
+    assert markdown_text("p < 0.001, 3 <= 4") == "p < 0.001, 3 <= 4"
+    assert markdown_text("C:\\path") == "C:\\\\path"

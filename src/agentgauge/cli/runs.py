@@ -9,7 +9,6 @@ from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, JsonOption, StoreOption, console, print_json
 from agentgauge.store import Store
 
-
 _COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
 
 

@@ -10,6 +10,7 @@ paired comparison with its nine-line record.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from agentgauge.api import metrics as compute_metrics
 from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
+from agentgauge.report.formats import money
 from agentgauge.report.html import ReportData
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
@@ -293,11 +295,23 @@ def build_report(inputs: ReportInputs) -> ReportData:
     )
 
 
+#: ``<`` opens raw HTML or an autolink in CommonMark only before these (CommonMark
+#: 0.31, "Raw HTML" and "Autolinks"); written as ``&lt;`` there, a transcript cannot
+#: inject markup, and ``p < 0.001`` stays as written.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def markdown_text(text: Any) -> str:
+    """Untrusted text as one line of a Markdown table cell, rendered as written."""
+    one_line = " ".join(str(text).splitlines())
+    return _TAG_START.sub("&lt;", one_line.replace("\\", "\\\\").replace("|", "\\|"))
+
+
 def markdown_summary(data: ReportData) -> str:
     """The report's outcome table, record and sections as Markdown."""
 
     def esc(text: Any) -> str:
-        return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+        return markdown_text(text)
 
     def num(x: Any) -> str:
         if x is None:
@@ -321,7 +335,7 @@ def markdown_summary(data: ReportData) -> str:
             f"{g['n_tasks']} / {g['n_trials']}",
         ]
         row += [num(g["pass_hat_k"].get(str(k))) for k in ks]
-        row += [num(g["cost"]["per_trial"]), num(g["cost"]["cost_of_pass"])]
+        row += [money(g["cost"]["per_trial"]), money(g["cost"]["cost_of_pass"])]
         lines.append("| " + " | ".join(row) + " |")
     if data.record:
         lines += ["", "## Comparison record", ""]

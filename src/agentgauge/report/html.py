@@ -15,6 +15,7 @@ import jinja2
 import plotly.graph_objects as go
 
 from agentgauge._version import __version__
+from agentgauge.report.formats import money as _money
 from agentgauge.store import utc_now
 
 __all__ = ["ReportData", "render_html"]
@@ -54,12 +55,6 @@ def _fmt(value: Any, digits: int = 3) -> str:
             return "–"
         return f"{value:.{digits}f}"
     return str(value)
-
-
-def _money(value: Any) -> str:
-    if value is None:
-        return "–"
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def _group_label(group: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
+from agentgauge.report.formats import money as _money
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.table import TrialTable
 
@@ -102,12 +103,6 @@ def _pct(x: float | None) -> str:
 def _pp(x: float) -> str:
     """A difference of rates in percentage points, signed."""
     return f"{100 * x:+.1f} pp"
-
-
-def _money(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return f"${x:,.2f}" if x == 0 or abs(x) >= 10 else f"${x:.3g}"
 
 
 def _num(x: float | None, digits: int = 2) -> str:

@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from agentgauge.metrics import MetricsReport
+from agentgauge.report.formats import money as _money
 
 __all__ = ["behaviour_tables", "metrics_table", "print_behaviour", "print_metrics"]
 
@@ -29,14 +30,6 @@ def _pm(value: float | None, se: float | None) -> str:
     if value is None:
         return _DASH
     return _pct(value) if se is None else f"{_pct(value)} ± {100 * se:.1f}"
-
-
-def _money(x: float | None) -> str:
-    if x is None:
-        return _DASH
-    if x == 0 or abs(x) >= 1:
-        return f"${x:,.2f}"
-    return f"${x:.3g}" if abs(x) >= 1e-4 else f"${x:.2e}"
 
 
 def _num(x: float | None, unit: str = "", digits: int = 1) -> str:
