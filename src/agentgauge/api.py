@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -365,12 +365,29 @@ def run_gates(
     baseline: str | None = None,
     by: Sequence[str] = ("agent", "model"),
     seed: int = 0,
+    if_no_baseline: Literal["error", "skip"] = "error",
 ) -> list[GateResult]:
     """``agentgauge gate``: every gate of a config on SOURCE (and BASELINE for the
     non-inferiority gates): metrics with the k values the config names, the
     paired comparison against the baseline when a gate asks for one, and the
-    count of trials whose blocking rubric criterion failed."""
+    count of trials whose blocking rubric criterion failed.
+
+    Without a baseline a non-inferiority gate is an input error, unless
+    ``if_no_baseline="skip"`` (a CI pipeline's first run, before any baseline
+    exists): then it is returned unchecked (``checked=False``) and the others run.
+    """
     cfg = config if isinstance(config, GateConfig) else load_gate_config(config)
+    unchecked: list[GateResult] = []
+    if baseline is None and if_no_baseline == "skip":
+        k = cfg.deployment_k
+        unchecked = [
+            GateResult(g.label(k), "all", True, "not checked: no baseline yet", checked=False)
+            for g in cfg.gates
+            if g.type == "non_inferiority"
+        ]
+        cfg = cfg.model_copy(
+            update={"gates": [g for g in cfg.gates if g.type != "non_inferiority"]}
+        )
     # Imported here: sources pulls in the store, which pure metric users do not need.
     from agentgauge.sources import open_source
 
@@ -394,7 +411,7 @@ def run_gates(
     else:
         comparison_dict = None
     needs_rubric = any(g.type == "no_blocking_failures" for g in cfg.gates)
-    return evaluate_gates(
+    return unchecked + evaluate_gates(
         cfg,
         report.to_dict(),
         comparison=comparison_dict,

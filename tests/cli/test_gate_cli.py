@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def write_run(path: Path, agent: str, rates: list[float], seed: int, trials: int = 4) -> Path:
     """Trials for tasks with the given true success rates (seeded)."""
@@ -81,3 +83,80 @@ def test_non_inferiority_against_a_baseline(tmp_path: Path) -> None:
     assert "non-inferiority (margin 0.15)" in result.stderr
     # Without a baseline the gate cannot be checked: a usage error, not a pass.
     assert gate(str(same), "--config", str(config)).returncode == 2
+
+
+def _workflow_gate_step() -> str:
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / "examples" / "ci" / "agent-eval.yml").read_text())
+    (step,) = [s for s in workflow["jobs"]["evaluate"]["steps"] if s.get("name") == "Gate"]
+    return str(step["run"])
+
+
+def test_the_example_ci_workflow_passes_its_first_run_and_then_uses_the_baseline(
+    tmp_path: Path,
+) -> None:
+    import os
+    import shutil
+
+    rows = []
+    for t in range(30):
+        for k in range(4):
+            rows.append(
+                {
+                    "task_id": f"t{t}",
+                    "trial": k,
+                    "agent": "bot",
+                    "success": (t * 4 + k) % 40 != 0,
+                    "cost_usd": 0.01,
+                    "latency_s": 2.0,
+                }
+            )
+    src = tmp_path / "trials.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    shutil.copy(ROOT / "examples" / "gates.yaml", tmp_path / "gates.yaml")
+    bindir = Path(sys.executable).parent
+    env = {**os.environ, "RUN_ID": "pr", "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+
+    def agentgauge(*args: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentgauge", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+
+    def gate_step() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-e", "-c", _workflow_gate_step()],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    agentgauge("import", "jsonl", str(src), "--store", "eval.db", "--run-id", "pr")
+    first = gate_step()
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "SKIP non-inferiority" in first.stdout and "not checked" in first.stdout
+    # The push to main saved a baseline: now the non-inferiority gate is checked.
+    agentgauge("import", "jsonl", str(src), "--store", "baseline.db", "--run-id", "main")
+    later = gate_step()
+    assert later.returncode == 0, later.stdout + later.stderr
+    assert "PASS non-inferiority" in later.stdout and "SKIP" not in later.stdout
+
+
+def test_without_a_baseline_a_non_inferiority_gate_is_an_error_unless_skipped(
+    tmp_path: Path,
+) -> None:
+    run = write_run(tmp_path / "r.jsonl", "v2", [0.95] * 30, seed=1)
+    config = tmp_path / "gates.yaml"
+    config.write_text("gates:\n  - type: non_inferiority\n    margin: 0.05\n")
+    strict = gate(str(run), "--config", str(config))
+    assert strict.returncode == 2 and "needs a baseline" in strict.stderr
+    skipped = gate(str(run), "--config", str(config), "--if-no-baseline", "skip")
+    assert skipped.returncode == 0, skipped.stderr
+    assert "0 checked gates passed; 1 not checked" in skipped.stdout
+    typo = gate(str(run), "--config", str(config), "--if-no-baseline", "ignore")
+    assert typo.returncode == 2 and "--if-no-baseline" in typo.stderr

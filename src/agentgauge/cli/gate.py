@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from agentgauge.cli import app
 from agentgauge.cli.common import console, err_console
-from agentgauge.errors import GateFailed
+from agentgauge.errors import GateFailed, InputError
 from agentgauge.report.gates import load_gate_config
 
 
@@ -29,17 +29,38 @@ def gate(
         str, typer.Option("--by", help="Group labels the gates apply to, comma-separated.")
     ] = "agent,model",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
+    if_no_baseline: Annotated[
+        str,
+        typer.Option(
+            "--if-no-baseline",
+            help="Without --baseline, 'error' (exit 2) or 'skip': report non-inferiority "
+            "gates as not checked and run the rest (a pipeline's first run).",
+        ),
+    ] = "error",
 ) -> None:
     """Check release gates on a run; exit 1 naming each gate that fails."""
     from agentgauge.api import run_gates
     from agentgauge.cli.metrics import parse_by
 
+    if if_no_baseline not in ("error", "skip"):
+        raise InputError(
+            f"expected error or skip, got {if_no_baseline!r}", field="--if-no-baseline"
+        )
     cfg = load_gate_config(config)
-    results = run_gates(source, cfg, baseline=baseline, by=parse_by(by), seed=seed)
+    results = run_gates(
+        source,
+        cfg,
+        baseline=baseline,
+        by=parse_by(by),
+        seed=seed,
+        if_no_baseline="skip" if if_no_baseline == "skip" else "error",
+    )
     out = console()
     failed = [r for r in results if not r.passed]
     for r in results:
-        mark = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
+        mark = (
+            "[yellow]SKIP[/]" if not r.checked else "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
+        )
         out.print(f"{mark} {escape(r.gate)} — {escape(r.group)}: {escape(r.detail)}")
     if failed:
         for r in failed:
@@ -47,4 +68,11 @@ def gate(
                 f"gate failed: {escape(r.gate)} ({escape(r.group)}): {escape(r.detail)}"
             )
         raise GateFailed(f"{len(failed)} of {len(results)} gate checks failed")
-    out.print(f"all {len(results)} gate checks passed")
+    skipped = sum(1 for r in results if not r.checked)
+    if skipped:
+        out.print(
+            f"all {len(results) - skipped} checked gates passed; {skipped} not checked "
+            "(no baseline yet: pass --baseline SOURCE once one exists)"
+        )
+    else:
+        out.print(f"all {len(results)} gate checks passed")

@@ -113,6 +113,10 @@ class GateResult:
     group: str
     passed: bool
     detail: str
+    checked: bool = True
+    """False for a gate that was not evaluated (a non-inferiority gate with no baseline
+    yet, when the caller allowed that); ``passed`` is then True so it does not block,
+    and every display says it was not checked."""
 
 
 def load_gate_config(path: str | Path) -> GateConfig:
