@@ -75,9 +75,10 @@ class CommandAgent:
 
     async def preflight(self, grace_s: float = PREFLIGHT_GRACE_S) -> None:
         """Start the program once, send it nothing, and raise `AgentUnavailable` if it
-        cannot start or exits within ``grace_s`` seconds (a missing script, an import
-        error: every trial would fail the same way). A program still waiting for its
-        ``start`` message then is killed; no trial is run."""
+        cannot start or fails (a non-zero exit) within ``grace_s`` seconds: a missing
+        script, an import error, a bad flag; every trial would fail the same way. A
+        program still waiting for its ``start`` message then is killed, and one that
+        exits cleanly is left to the trials (they record what it does); no trial is run."""
         command = shlex.join(self.argv)
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -100,6 +101,8 @@ class CommandAgent:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
+        if code == 0:
+            return
         assert proc.stderr is not None
         # The last line of stderr is where a traceback says what went wrong.
         lines = (await proc.stderr.read())[-4096:].decode("utf-8", "replace").splitlines()
