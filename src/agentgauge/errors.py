@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-__all__ = ["AgentgaugeError", "GateFailed", "InputError", "first_error"]
+__all__ = [
+    "AgentUnavailable",
+    "AgentgaugeError",
+    "GateFailed",
+    "InputError",
+    "RunInterrupted",
+    "RunStopped",
+    "first_error",
+]
 
 
 class AgentgaugeError(Exception):
@@ -57,6 +65,36 @@ class GateFailed(AgentgaugeError):
     """A release gate failed (exit code 1)."""
 
     exit_code = 1
+
+
+class AgentUnavailable(AgentgaugeError):
+    """The agent failed its check before the run (a program that cannot start, an
+    endpoint that does not answer or has no chat route): exit code 2, nothing run."""
+
+
+class RunEnded(AgentgaugeError):
+    """A run stopped before its last cell; what was done is stored and resumable."""
+
+    def __init__(self, reason: str, *, run_id: str, saved: int, total: int) -> None:
+        self.reason = reason
+        self.run_id = run_id
+        self.saved = saved
+        """Trials of the run in the store."""
+        self.total = total
+        """Cells the run has in all (done or not)."""
+        super().__init__(reason)
+
+
+class RunStopped(RunEnded):
+    """The circuit breaker stopped a run whose trials were mostly infra errors (exit 3)."""
+
+    exit_code = 3
+
+
+class RunInterrupted(RunEnded):
+    """Ctrl-C (SIGINT) stopped the run (exit 130, the shell's code for SIGINT)."""
+
+    exit_code = 130
 
 
 def first_error(exc: ValidationError, *, metadata_hint: bool = True) -> tuple[str | None, str]:

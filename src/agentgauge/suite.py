@@ -29,7 +29,7 @@ import yaml
 from pydantic import ValidationError
 
 from agentgauge.canonical import canonical_json
-from agentgauge.envs.builtin import builtin_environment
+from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Task
 from agentgauge.sources import read_jsonl
@@ -225,15 +225,21 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         if not isinstance(obj, dict):
             raise InputError(f"task {i}: expected a mapping", file=path, line=line_of(node, ()))
         merged = {**defaults, **obj}
+        task_id = obj.get("id")
+        prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
         try:
-            yield Task.model_validate(merged), str(path), line_of(node, ())
+            task = Task.model_validate(merged)
         except ValidationError as exc:
             err = _pick(exc)
             fld, reason = _describe(exc, err)
-            task_id = obj.get("id")
-            prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
             line = line_of(node, err.get("loc", ()))
             raise InputError(prefix + reason, file=path, line=line, field=fld) from None
+        defect = _world_defect(task)
+        if defect is not None:
+            loc, reason = defect
+            raise InputError(prefix + reason, file=path, line=line_of(node, loc),
+                             field=".".join(str(p) for p in loc))  # fmt: skip
+        yield task, str(path), line_of(node, ())
 
 
 def _duplicate_key(node: yaml.Node | None) -> yaml.ScalarNode | None:
@@ -267,10 +273,52 @@ def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
 
 def _validate(obj: dict[str, Any], path: Path, line: int) -> Task:
     try:
-        return Task.model_validate(obj)
+        task = Task.model_validate(obj)
     except ValidationError as exc:
         fld, reason = _describe(exc, _pick(exc))
         raise InputError(reason, file=path, line=line, field=fld) from None
+    defect = _world_defect(task)
+    if defect is not None:
+        loc, reason = defect
+        raise InputError(reason, file=path, line=line, field=".".join(str(p) for p in loc))
+    return task
+
+
+def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """What the task's world rejects, as ``(location, reason)``, or ``None``.
+
+    The task model leaves ``environment``, ``user_scenario`` and ``initial_state``
+    open, since each world defines them; here the world checks them, so a typo fails
+    when the suite loads rather than as an infra error in every trial (or, worse,
+    not at all: an unknown ``user_scenario`` key used to be ignored).
+    A ``package.module:factory`` environment is the user's own and is checked when
+    the run loads it."""
+    name = task.environment
+    if name is not None and ":" not in name and name not in BUILTIN_ENVIRONMENTS:
+        known = ", ".join(BUILTIN_ENVIRONMENTS)
+        return ("environment",), (
+            f"unknown environment {name!r} (built-in: {known}; "
+            "or package.module:factory for your own)"
+        )
+    world = builtin_environment(task)
+    if world is None:
+        return None
+    try:
+        world.scenario.model_validate(task.user_scenario)
+    except ValidationError as exc:
+        err = _pick(exc)
+        where = tuple(err.get("loc", ()))
+        if err.get("type") == "extra_forbidden":
+            fields = ", ".join(world.scenario.model_fields) or "none"
+            reason = f"unknown key in a {world.name} user_scenario (its fields: {fields})"
+        else:
+            reason = first_error(exc, metadata_hint=False)[1]
+        return ("user_scenario", *where), reason
+    try:
+        world.check_state(task)
+    except ValueError as exc:
+        return ("initial_state",), str(exc)
+    return None
 
 
 def _pick(exc: ValidationError) -> Any:

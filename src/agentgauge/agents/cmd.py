@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any, get_args
 
 from agentgauge.agents.base import AgentError, Session
+from agentgauge.errors import AgentUnavailable
 from agentgauge.schema import ControlDecision
 
 __all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
@@ -44,6 +45,8 @@ __all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
 PROTOCOL = "agentgauge.cmd/1"
 _DECISIONS = frozenset(get_args(ControlDecision))
 _LINE_LIMIT = 16 * 1024 * 1024
+#: Seconds a program must stay alive, before it is sent anything, to pass the preflight.
+PREFLIGHT_GRACE_S = 1.0
 
 
 class ProtocolError(AgentError):
@@ -69,6 +72,46 @@ class CommandAgent:
         self.model = model
         self.env = env
         self.cwd = cwd
+
+    async def preflight(self, grace_s: float = PREFLIGHT_GRACE_S) -> None:
+        """Start the program once, send it nothing, and raise `AgentUnavailable` if it
+        cannot start or fails (a non-zero exit) within ``grace_s`` seconds: a missing
+        script, an import error, a bad flag; every trial would fail the same way. A
+        program still waiting for its ``start`` message then is killed, and one that
+        exits cleanly is left to the trials (they record what it does); no trial is run."""
+        command = shlex.join(self.argv)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.env,
+                cwd=self.cwd,
+            )
+        except OSError as exc:  # not found, not executable, bad cwd
+            reason = exc.strerror or type(exc).__name__
+            raise AgentUnavailable(f"cmd: cannot start {command}: {reason}") from None
+        try:
+            code = await asyncio.wait_for(proc.wait(), grace_s)
+        except TimeoutError:
+            return  # alive and waiting for the start message: it starts
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        if code == 0:
+            return
+        assert proc.stderr is not None
+        # The last line of stderr is where a traceback says what went wrong.
+        lines = (await proc.stderr.read())[-4096:].decode("utf-8", "replace").splitlines()
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        said = "".join(c if c.isprintable() else " " for c in last)[:300]
+        raise AgentUnavailable(
+            f"cmd: {command} exited with code {code} before it was sent anything"
+            + (f"; its stderr ends: {said}" if said else "")
+        )
 
     async def __call__(self, session: Session) -> None:
         proc = await asyncio.create_subprocess_exec(

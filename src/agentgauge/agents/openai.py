@@ -52,12 +52,15 @@ from agentgauge.agents.provider import (
     provider_call,
     with_retries,
 )
+from agentgauge.errors import AgentUnavailable
 
 __all__ = ["DEFAULT_BASE_URL", "MalformedToolCall", "OpenAIAgent"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 _RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+#: Seconds the preflight request may take (less when ``request_timeout`` is shorter).
+PREFLIGHT_TIMEOUT_S = 30.0
 
 
 class MalformedToolCall(AgentError):
@@ -105,6 +108,7 @@ class OpenAIAgent:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
             "/"
         )
+        self.api_key_env = api_key_env
         self._api_key = api_key if api_key is not None else os.environ.get(api_key_env)
         self.prices = prices or default_prices()
         self.retry = retry or RetryPolicy()
@@ -144,6 +148,46 @@ class OpenAIAgent:
         if self._http is not None:
             http, self._http = self._http, None
             await http.close()
+
+    async def preflight(self) -> None:
+        """Check once, before a run, that the chat route answers; `AgentUnavailable` if not.
+
+        Sends one ``POST {base_url}/chat/completions`` with the body
+        ``{"model": MODEL, "messages": [], "max_tokens": 1}``: an empty conversation,
+        which OpenAI-compatible servers reject (HTTP 400) before any model runs, so it
+        costs nothing (at most one token where a server accepts it). Stops on no
+        answer (refused, timed out), 401/403 (the key) and 404/405/501 (no such route
+        or model); any other answer, 400 and 429 and 5xx included, shows the route
+        is there, and the trials' own retries deal with a busy server.
+        """
+        http = self._session()
+        body = json.dumps({"model": self.model, "messages": [], "max_tokens": 1}).encode()
+        limit = min(self.request_timeout, PREFLIGHT_TIMEOUT_S)
+        try:
+            async with http.post(
+                self._url, data=body, timeout=aiohttp.ClientTimeout(total=limit)
+            ) as response:
+                status, reason = response.status, response.reason
+                content = await response.read()
+        except TRANSPORT_ERRORS as exc:
+            raise AgentUnavailable(
+                f"{self.name}: no answer from {self._url}: "
+                + transport_failure(exc, limit, "request_timeout")
+                + "; is the server running, and is --base-url right?"
+            ) from None
+        said = _terminal_safe(_error_message(content, reason))
+        if status in (401, 403):
+            where = f"the key in ${self.api_key_env}" if self._api_key else "no API key was sent"
+            raise AgentUnavailable(
+                f"{self.name}: {self._url} refused the request (HTTP {status}: {said}); "
+                f"{where}; set --api-key-env to the variable holding the key"
+            )
+        if status in (404, 405, 501):
+            raise AgentUnavailable(
+                f"{self.name}: {self._url} answered HTTP {status} ({said}): no "
+                f"chat-completions route there, or no model {self.model!r}; check --base-url "
+                "(it usually ends in /v1) and the model name"
+            )
 
     # ------------------------------------------------------------------ one call
 
@@ -302,6 +346,12 @@ def _reply_body(
     if not isinstance(message, dict):
         raise ProviderError("malformed chat-completions response: message is not an object")
     return dict(data)
+
+
+def _terminal_safe(text: str, limit: int = 200) -> str:
+    """A server's words on one line, without control characters, at most ``limit`` long."""
+    flat = "".join(c if c.isprintable() else " " for c in text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _text(content: bytes) -> str:

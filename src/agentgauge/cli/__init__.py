@@ -42,3 +42,6 @@ def main() -> None:
     except AgentgaugeError as exc:
         print(f"agentgauge: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:  # a second Ctrl-C during a run, or one outside it
+        print("agentgauge: interrupted", file=sys.stderr)
+        sys.exit(130)

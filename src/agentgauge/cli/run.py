@@ -1,14 +1,32 @@
-"""``agentgauge run SUITE --agent AGENT``: run trials into the store (resumable)."""
+"""``agentgauge run SUITE --agent AGENT``: run trials into the store (resumable).
+
+At the end it prints the run's errors by class (`agentgauge.harness.error_summary`)
+and one line of totals. A run the circuit breaker stopped (exit 3) or Ctrl-C
+interrupted (exit 130) prints the same, then the command that resumes it.
+"""
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from agentgauge.cli import app
-from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console, split_list
-from agentgauge.errors import InputError
+from agentgauge.cli.common import (
+    DEFAULT_STORE_PATH,
+    StoreOption,
+    console,
+    err_console,
+    split_list,
+)
+from agentgauge.errors import InputError, RunEnded
+from agentgauge.harness.error_summary import ErrorClass, summarize_errors
+from agentgauge.schema import Trial
+
+#: How long a message may be in the summary before it is cut (one terminal line or two).
+_MESSAGE_WIDTH = 160
 
 
 @app.command("run")
@@ -72,6 +90,35 @@ def run_cmd(
             "--include-heldout", help="Also run the suite's held-out tasks (logged in the store)."
         ),
     ] = False,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            "--preflight/--no-preflight",
+            help="Check the agent once before the first trial (docs/running-agents.md).",
+        ),
+    ] = True,
+    breaker_first: Annotated[
+        int,
+        typer.Option(
+            "--breaker-first",
+            help="Stop (exit 3) if the first N trials are all infra errors; 0: never.",
+        ),
+    ] = 10,
+    breaker_window: Annotated[
+        int,
+        typer.Option(
+            "--breaker-window",
+            help="Stop (exit 3) if more than half of the last N trials are infra errors; 0: never.",
+        ),
+    ] = 50,
+    show_errors: Annotated[
+        int,
+        typer.Option(
+            "--show-errors",
+            help="Error messages shown per class at the end [3]; rerunning a finished run "
+            "with its --run-id runs nothing and shows them again.",
+        ),
+    ] = 3,
 ) -> None:
     """Run an agent over a suite: trials x variants per task, each in a fresh environment."""
     from agentgauge.harness.runner import run
@@ -89,24 +136,65 @@ def run_cmd(
         from agentgauge.suite import load_suite
 
         the_suite = load_suite(suite, include_heldout=True)
-    header = run(
-        the_suite,
-        agent,
-        trials=trials,
-        variants=split_list(variants) if variants else None,
-        concurrency=concurrency,
-        timeout=timeout,
-        seed=seed,
-        store=store,
-        run_id=run_id,
-        progress=progress,
-        max_paraphrases=paraphrases,
-        infra_retries=infra_retries,
-        backend=backend,
-        agent_options=options,
-    )
+    given: dict[str, Any] = {
+        "--base-url": base_url,
+        "--api-key-env": api_key_env,
+        "--prices": prices,
+        "--infra-retries": infra_retries or None,
+        "--include-heldout": include_heldout or None,
+        "--no-preflight": (not preflight) or None,
+        "--breaker-first": None if breaker_first == 10 else breaker_first,
+        "--breaker-window": None if breaker_window == 50 else breaker_window,
+    }
+    ended: RunEnded | None = None
+    try:
+        header = run(
+            the_suite,
+            agent,
+            trials=trials,
+            variants=split_list(variants) if variants else None,
+            concurrency=concurrency,
+            timeout=timeout,
+            seed=seed,
+            store=store,
+            run_id=run_id,
+            progress=progress,
+            max_paraphrases=paraphrases,
+            infra_retries=infra_retries,
+            backend=backend,
+            agent_options=options,
+            preflight=preflight,
+            breaker_first=breaker_first,
+            breaker_window=breaker_window,
+            notify=lambda message: err_console().print(Text(message)),
+        )
+        the_run_id = header.run_id
+    except RunEnded as exc:
+        ended, the_run_id = exc, exc.run_id
     with Store(store, readonly=True) as db:
-        trials_ = db.trials(header.run_id, events=False)
+        trials_ = db.trials(the_run_id, events=False)
+    _print_summary(trials_, the_run_id, store, show_errors)
+    if ended is not None:
+        again = _resume_command(suite, agent, store, the_run_id, given)
+        err_console().print(Text(f"{ended.reason}; resume with: {again}"))
+        raise typer.Exit(ended.exit_code)
+
+
+def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int) -> None:
+    out = console()
+    classes = summarize_errors(trials_, per_class=per_class)
+    for cls in classes:
+        out.print(_class_lines(cls), soft_wrap=True)
+    hidden = sum(c.distinct - len(c.messages) for c in classes)
+    if hidden:
+        most = max(c.distinct for c in classes)
+        out.print(
+            Text(
+                f"{hidden} more distinct messages: rerun with --run-id {run_id} "
+                f"--show-errors {most} (a finished run runs nothing again)"
+            ),
+            soft_wrap=True,
+        )
     n = len(trials_)
     passed = sum(bool(t.success) for t in trials_)
     infra = sum(t.is_infra_error for t in trials_)
@@ -114,8 +202,40 @@ def run_cmd(
     costs = [t.cost_usd for t in trials_ if t.cost_usd is not None]
     spend = f"${sum(costs):.4f}" + (f" ({n - len(costs)} unpriced)" if len(costs) < n else "")
     rate = f"{passed / n:.1%}" if n else "-"
-    console().print(
-        f"run [bold]{header.run_id}[/] in {store}: {n} trials, success {rate}, "
-        f"{infra} infra errors, {agent_err} agent errors, spend {spend}",
-        soft_wrap=True,
+    line = Text("run ")
+    line.append(run_id, style="bold")
+    line.append(
+        f" in {store}: {n} trials, success {rate}, "
+        f"{infra} infra errors, {agent_err} agent errors, spend {spend}"
     )
+    out.print(line, soft_wrap=True)
+
+
+def _class_lines(cls: ErrorClass) -> Text:
+    # Text, not markup: an agent's message is untrusted and may contain [brackets].
+    text = Text()
+    text.append(f"{cls.count} {cls.name}", style="bold red" if cls.infra else "bold yellow")
+    text.append(f" ({cls.distinct} distinct messages)" if cls.distinct > 1 else "")
+    for m in cls.messages:
+        text.append(f"\n  {m.count:>5} x ")
+        text.append(_one_line(m.text))
+        text.append(f"  (e.g. {m.example})", style="dim")
+    return text
+
+
+def _one_line(message: str) -> str:
+    # Control characters (ANSI escapes, newlines) from an agent must not steer the terminal.
+    flat = " ".join("".join(c if c.isprintable() else " " for c in message).split())
+    return flat if len(flat) <= _MESSAGE_WIDTH else flat[: _MESSAGE_WIDTH - 3] + "..."
+
+
+def _resume_command(suite: str, agent: str, store: str, run_id: str, given: dict[str, Any]) -> str:
+    """The command that resumes this run: the recorded settings (trials, variants, seed,
+    concurrency, timeout) come back from the run's header, the rest is repeated."""
+    argv = ["agentgauge", "run", suite, "--agent", agent, "--store", store, "--run-id", run_id]
+    for flag, value in given.items():
+        if value is True:
+            argv.append(flag)
+        elif value is not None:
+            argv += [flag, str(value)]
+    return shlex.join(argv)

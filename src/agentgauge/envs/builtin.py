@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 from agentgauge.envs.base import Environment
 from agentgauge.schema import Task
 
@@ -38,6 +40,16 @@ def _as_written(task: Task) -> Task:
     return task
 
 
+def _no_check(task: Task) -> None:
+    return None
+
+
+class NoScenario(BaseModel):
+    """The ``user_scenario`` of a world with no simulated user: it must be empty."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 @dataclass(frozen=True)
 class BuiltinEnvironment:
     """One built-in world."""
@@ -55,6 +67,11 @@ class BuiltinEnvironment:
     complete: Callable[[Task], Task] = _as_written
     """The task with what can be computed filled in, when a suite is loaded (retail:
     its expected final state, by replaying its reference calls)."""
+    scenario: type[BaseModel] = NoScenario
+    """The fields of ``user_scenario`` in this world (unknown keys are an error, so a
+    typo such as ``knwon:`` fails when the suite loads instead of passing silently)."""
+    check_state: Callable[[Task], None] = _no_check
+    """Raises `ValueError` naming what is wrong in the task's ``initial_state``."""
 
 
 def environment_name(task: Task) -> str | None:

@@ -34,9 +34,11 @@ from typing import Any
 from agentgauge.agents.base import Agent
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.envs.base import EnvFactory, Environment
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, RunInterrupted, RunStopped
+from agentgauge.harness.breaker import CircuitBreaker
 from agentgauge.harness.cells import Cell, cells_of_run, check_variants
 from agentgauge.harness.progress import RunProgress
+from agentgauge.harness.stopping import Stop, sigint_stops
 from agentgauge.harness.trial import Scorer, default_grader, run_cell
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
@@ -141,6 +143,10 @@ async def arun(
     backend: str = "local",
     agent_options: dict[str, Any] | None = None,
     on_trial: Callable[[Trial], None] | None = None,
+    preflight: bool = True,
+    breaker_first: int = 10,
+    breaker_window: int = 50,
+    notify: Callable[[str], None] | None = None,
 ) -> Run:
     """Run trials and return the run's header (with its trial count).
 
@@ -150,6 +156,16 @@ async def arun(
     seconds (``0`` or negative: none). ``progress``: ``None`` shows the bar
     only on a terminal. ``grader(task, trial) -> (success, score, grades)``
     grades completed trials (``None``: leave them ungraded, success false).
+
+    Before the first trial the agent is checked once (``preflight``; the
+    adapter's ``preflight()``: a program that starts, an endpoint whose chat
+    route answers) and `agentgauge.errors.AgentUnavailable` is raised if it
+    fails. The circuit breaker (``breaker_first``, ``breaker_window``;
+    `agentgauge.harness.breaker`) stops launching when infra errors dominate and
+    raises `agentgauge.errors.RunStopped`; Ctrl-C raises
+    `agentgauge.errors.RunInterrupted`. Both after committing every finished
+    trial; the same ``run_id`` resumes. ``notify`` receives sentences for the
+    user (e.g. that a resumed run is being extended to more trials).
     """
     if backend != "local":
         if backend == "ray":
@@ -159,6 +175,7 @@ async def arun(
         raise InputError(f"unknown backend {backend!r}; use local", field="backend")
     if isinstance(variants, str):
         variants = [v.strip() for v in variants.split(",") if v.strip()]
+    breaker = CircuitBreaker(first=breaker_first, window=breaker_window)
     the_suite = as_suite(suite)
     the_agent = resolve_agent(agent, tasks=the_suite.tasks, **(agent_options or {}))
     factory = env_factory or default_env_factory(the_suite.tasks)
@@ -178,6 +195,7 @@ async def arun(
                 "timeout": timeout,
                 "max_paraphrases": max_paraphrases,
             },
+            notify or _quiet,
         )
         heldout = [t.id for t in the_suite.tasks if t.split == "heldout"]
         if heldout:
@@ -206,9 +224,17 @@ async def arun(
             if c.key not in done
         ]
         limit = cfg["timeout"] if cfg["timeout"] and cfg["timeout"] > 0 else None
+        check = getattr(the_agent, "preflight", None)
+        if cells and preflight and check is not None:
+            await check()
         show = sys.stderr.isatty() if progress is None else progress
-        with RunProgress(len(cells) + len(done), len(done), enabled=show) as bar:
-            await _execute(
+        stop = Stop()
+        total = len(cells) + len(done)
+        with (
+            sigint_stops(stop, asyncio.get_running_loop()),
+            RunProgress(total, len(done), enabled=show) as bar,
+        ):
+            written = await _execute(
                 cells,
                 the_agent,
                 factory,
@@ -219,6 +245,21 @@ async def arun(
                 grader=grader,
                 infra_retries=infra_retries,
                 on_done=_notify(bar, on_trial),
+                breaker=breaker,
+                stop=stop,
+            )
+        saved = len(done) + written
+        if stop.interrupted:
+            raise RunInterrupted(
+                f"interrupted: {saved} trials saved", run_id=header.run_id, saved=saved,
+                total=total,
+            )  # fmt: skip
+        if stop.reason is not None and saved < total:
+            raise RunStopped(
+                f"stopped: {stop.reason}; {saved} of {total} trials saved",
+                run_id=header.run_id,
+                saved=saved,
+                total=total,
             )
         final = db.get_run(header.run_id)
         assert final is not None
@@ -229,6 +270,10 @@ async def arun(
             await close()
         if owns_store:
             db.close()
+
+
+def _quiet(message: str) -> None:
+    return None
 
 
 def _notify(bar: RunProgress, on_trial: Callable[[Trial], None] | None) -> Callable[[Trial], None]:
@@ -246,6 +291,7 @@ def _open_run(
     suite: SuiteLike,
     agent: Agent,
     given: dict[str, Any],
+    notify: Callable[[str], None],
 ) -> tuple[Run, dict[str, Any]]:
     existing = db.get_run(run_id) if run_id else None
     if existing is None:
@@ -282,8 +328,9 @@ def _open_run(
             field="concurrency",
         )
     if existing is not None:
+        _check_growth(existing, cfg, notify)
         merged = {**existing.config, **cfg}
-        if merged != existing.config:  # extended (more trials, more variants): say so
+        if merged != existing.config:
             db.update_run_config(existing.run_id, merged)
             existing = existing.model_copy(update={"config": merged})
         return existing, cfg
@@ -303,6 +350,36 @@ def _open_run(
     return header, cfg
 
 
+def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], None]) -> None:
+    """A resume may add trials or variants, never take them away: trials are not deleted,
+    so a smaller design would leave the run's header describing fewer cells than it holds."""
+    recorded_trials = existing.config.get("trials", DEFAULTS["trials"])
+    recorded_variants = list(existing.config.get("variants", DEFAULTS["variants"]))
+    if cfg["trials"] < recorded_trials:
+        raise InputError(
+            f"run {existing.run_id!r} already has {recorded_trials} trials per task and "
+            f"variant; resuming with {cfg['trials']} would not remove any: give "
+            f"--trials {recorded_trials} or more, or leave --trials out",
+            field="trials",
+        )
+    dropped = [v for v in recorded_variants if v not in cfg["variants"]]
+    if dropped:
+        raise InputError(
+            f"run {existing.run_id!r} was made with variants {', '.join(recorded_variants)}; "
+            f"resuming without {', '.join(dropped)} would not remove them: give them again "
+            "(more may be added), or leave --variants out",
+            field="variants",
+        )
+    if cfg["trials"] > recorded_trials:
+        notify(
+            f"extending run {existing.run_id} from {recorded_trials} to {cfg['trials']} "
+            "trials per task and variant"
+        )
+    added = [v for v in cfg["variants"] if v not in recorded_variants]
+    if added:
+        notify(f"extending run {existing.run_id} with variants {', '.join(added)}")
+
+
 async def _execute(
     cells: list[Cell],
     agent: Agent,
@@ -315,28 +392,50 @@ async def _execute(
     grader: Scorer | None,
     infra_retries: int,
     on_done: Callable[[Trial], None],
-) -> None:
+    breaker: CircuitBreaker,
+    stop: Stop,
+) -> int:
+    """Run ``cells`` until done or stopped; the number of trials written."""
     queue = iter(cells)
+    written = 0
     # Each trial is committed in its own transaction, on the writer's thread: a
     # crash loses only trials in flight or not yet committed.
     writer = TrialWriter(db, run_id)
 
     async def worker() -> None:
+        nonlocal written
         # Workers pull from one iterator: bounded concurrency without one task per cell.
-        for cell in queue:
-            trial = await run_cell(cell, agent, factory, timeout=timeout, grader=grader)
-            attempt = 1
-            while trial.is_infra_error and attempt <= infra_retries:
-                attempt += 1
+        try:
+            for cell in queue:
+                if stop.stopped:
+                    return
                 trial = await run_cell(cell, agent, factory, timeout=timeout, grader=grader)
-            if attempt > 1:
-                trial.metadata["attempts"] = attempt
-            while writer.pending > writer.max_pending:  # the disk is slower than the agent
-                await asyncio.sleep(0.005)
-            writer.submit(trial)
-            on_done(trial)
+                attempt = 1
+                while trial.is_infra_error and attempt <= infra_retries and not stop.stopped:
+                    attempt += 1
+                    trial = await run_cell(cell, agent, factory, timeout=timeout, grader=grader)
+                if attempt > 1:
+                    trial.metadata["attempts"] = attempt
+                while writer.pending > writer.max_pending:  # the disk is slower than the agent
+                    await asyncio.sleep(0.005)
+                writer.submit(trial)
+                written += 1
+                on_done(trial)
+                tripped = breaker.record(trial.is_infra_error)
+                if tripped is not None:
+                    stop.halt(tripped)
+        except asyncio.CancelledError:
+            if not stop.interrupted:
+                raise
+            # Ctrl-C: the trial in flight is dropped, its cell stays missing for a resume.
 
     workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(cells)))]
+
+    def cancel_workers() -> None:
+        for w in workers:
+            w.cancel()
+
+    stop.on_interrupt(cancel_workers)
     try:
         await asyncio.gather(*workers)
     finally:
@@ -344,3 +443,4 @@ async def _execute(
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         writer.close()  # waits for the last commits; raises a write error
+    return written

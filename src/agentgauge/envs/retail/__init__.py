@@ -3,11 +3,21 @@ account changes on SQLite, with a written policy and a scripted user."""
 
 from agentgauge.envs.builtin import BuiltinEnvironment
 from agentgauge.envs.retail.agent import play
+from agentgauge.envs.retail.db import template
 from agentgauge.envs.retail.env import RetailEnv, policy_text
 from agentgauge.envs.retail.expected import complete
 from agentgauge.envs.retail.tools import IRREVERSIBLE, TOOLS
+from agentgauge.envs.retail.user import Scenario
+from agentgauge.schema import Task
 
 __all__ = ["ENVIRONMENT", "IRREVERSIBLE", "TOOLS", "RetailEnv", "policy_text"]
+
+
+def check_initial_state(task: Task) -> None:
+    """Build the task's initial database once (cached for its trials): a bad table,
+    column or row raises `ValueError` when the suite loads, not in every trial."""
+    template(task.initial_state)
+
 
 ENVIRONMENT = BuiltinEnvironment(
     name="retail",
@@ -15,4 +25,6 @@ ENVIRONMENT = BuiltinEnvironment(
     play=play,
     fingerprint=policy_text,
     complete=complete,
+    scenario=Scenario,
+    check_state=check_initial_state,
 )

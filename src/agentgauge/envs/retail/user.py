@@ -31,8 +31,25 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ScriptedUser"]
+__all__ = ["Scenario", "ScriptedUser"]
+
+
+class Scenario(BaseModel):
+    """A retail task's ``user_scenario`` (the fields above; any other key is an error)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    known: dict[str, Any] = Field(default_factory=dict)
+    """Facts the user gives when asked."""
+    confirm: bool = True
+    """The answer to confirmation requests."""
+    default_reply: str = "I don't know, sorry."
+    """The reply to any other question."""
+    max_turns: int = Field(default=8, ge=1)
+    """Replies before the user leaves."""
+
 
 #: Words in an agent message that point at each kind of fact.
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -58,10 +75,11 @@ class ScriptedUser:
     """Deterministic user simulator for one trial."""
 
     def __init__(self, scenario: dict[str, Any], rng: np.random.Generator) -> None:
-        self._known: dict[str, Any] = dict(scenario.get("known", {}))
-        self._confirm = bool(scenario.get("confirm", True))
-        self._default = str(scenario.get("default_reply", "I don't know, sorry."))
-        self._max_turns = int(scenario.get("max_turns", 8))
+        fields = Scenario.model_validate(scenario)  # checked when the suite loaded
+        self._known: dict[str, Any] = dict(fields.known)
+        self._confirm = fields.confirm
+        self._default = fields.default_reply
+        self._max_turns = fields.max_turns
         self._rng = rng
         self.turns = 0
         self.confirmations: list[bool] = []

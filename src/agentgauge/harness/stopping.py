@@ -1,0 +1,79 @@
+"""Stopping a run early: the flag the workers read, and Ctrl-C.
+
+Workers check `Stop` before launching each trial. The built-in reference agents
+never wait on anything, so a trial of theirs runs start to finish without giving
+the event loop control; asyncio's own SIGINT handling (cancel the main task)
+therefore never reached them, and Ctrl-C ran the whole suite to the end. The
+handler installed by `sigint_stops` is a plain Python signal handler instead:
+Python runs it between two bytecodes wherever the main thread is, so the flag is
+set at once, and the next launch sees it whatever the agent is. Trials that are
+waiting (on a model, a program, a thread) are cancelled through the loop and not
+written: their cells stay missing, and a resume runs them afresh, so no trial is
+ever stored half done or blamed on the agent for the interruption.
+
+A second Ctrl-C raises `KeyboardInterrupt` as usual, for a user who does not
+want to wait even for the commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+__all__ = ["Stop", "sigint_stops"]
+
+
+class Stop:
+    """Why no more trials are launched (``reason`` is ``None`` while the run goes on)."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self.interrupted = False
+        self._on_interrupt: list[Callable[[], None]] = []
+
+    @property
+    def stopped(self) -> bool:
+        return self.interrupted or self.reason is not None
+
+    def halt(self, reason: str) -> None:
+        """Launch nothing more; trials in flight finish (the circuit breaker)."""
+        if self.reason is None:
+            self.reason = reason
+
+    def interrupt(self) -> None:
+        """Launch nothing more and cancel what is waiting (Ctrl-C)."""
+        self.interrupted = True
+        self.reason = "interrupted"
+        for callback in self._on_interrupt:
+            callback()
+
+    def on_interrupt(self, callback: Callable[[], None]) -> None:
+        self._on_interrupt.append(callback)
+
+
+@contextmanager
+def sigint_stops(stop: Stop, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """While inside, the first SIGINT calls ``stop.interrupt`` (from the loop's thread
+    safely); the previous handler comes back on exit. Outside the main thread
+    (signals go only there), or where SIGINT is ignored (a shell script's
+    background job), this does nothing."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if stop.interrupted:
+            raise KeyboardInterrupt
+        stop.interrupted = True  # seen by the very next launch, before the loop runs again
+        loop.call_soon_threadsafe(stop.interrupt)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

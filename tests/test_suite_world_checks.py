@@ -1,0 +1,110 @@
+"""Typos inside the open mappings of a task fail when the suite loads (exit 2), not at run time.
+
+On the main branch before this change, each of these suites loaded: ``knwon:`` was
+ignored (the user knew nothing and tasks that need no facts still passed),
+``environment: retial`` became an infra error in every trial, and an unknown
+``initial_state`` table in a task with its own final state failed every trial too.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentgauge.errors import InputError
+from agentgauge.suite import load_suite
+
+TASK = """tasks:
+  - id: t1
+    environment: {env}
+    instruction: Please cancel order W1001
+{extra}    expectations: {{control: refuse, final_state: {{}}}}
+"""
+
+
+def write(tmp_path: Path, extra: str = "", env: str = "retail") -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(TASK.format(env=env, extra=extra))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("env", "extra", "line", "field", "reason"),
+    [
+        ("retial", "", 3, "environment", "unknown environment 'retial'"),
+        (
+            "retail",
+            "    user_scenario:\n      knwon: {email: a@example.com}\n",
+            6,
+            "user_scenario.knwon",
+            "unknown key in a retail user_scenario (its fields: known, confirm",
+        ),
+        (
+            "retail",
+            "    user_scenario: {max_turns: 0}\n",
+            5,
+            "user_scenario.max_turns",
+            "greater than or equal to 1",
+        ),
+        (
+            "functions",
+            "    user_scenario: {known: {}}\n",
+            5,
+            "user_scenario.known",
+            "unknown key in a functions user_scenario (its fields: none)",
+        ),
+        (
+            "retail",
+            "    initial_state:\n      oders: [{order_id: W1001}]\n",
+            5,
+            "initial_state",
+            "unknown table 'oders'",
+        ),
+    ],
+)
+def test_a_typo_names_file_line_and_field(
+    tmp_path: Path, env: str, extra: str, line: int, field: str, reason: str
+) -> None:
+    path = write(tmp_path, extra, env)
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.file, err.line, err.field) == (str(path), line, field)
+    assert reason in err.reason and "task 't1'" in err.reason
+
+
+def test_jsonl_tasks_are_checked_the_same_way(tmp_path: Path) -> None:
+    path = tmp_path / "suite.jsonl"
+    good = {"id": "a", "environment": "retail", "instruction": "hi"}
+    bad = {**good, "id": "b", "user_scenario": {"knwon": {}}}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    assert (caught.value.line, caught.value.field) == (2, "user_scenario.knwon")
+
+
+def test_valid_scenarios_and_own_environments_still_load(tmp_path: Path) -> None:
+    extra = "    user_scenario: {known: {email: a@example.com}, confirm: false, max_turns: 3}\n"
+    assert load_suite(write(tmp_path, extra)).tasks[0].user_scenario["confirm"] is False
+    # A package.module:factory world defines its own scenario (checked when it is loaded).
+    own = write(tmp_path, "    user_scenario: {replies: [ok]}\n",
+                "agentgauge.testing.worlds:make_counter_env")  # fmt: skip
+    assert load_suite(own).tasks[0].user_scenario == {"replies": ["ok"]}
+    assert len(load_suite("builtin:retail").tasks) >= 40
+
+
+def test_the_cli_prints_one_line_and_exits_2(tmp_path: Path) -> None:
+    path = write(tmp_path, "    user_scenario:\n      knwon: {email: a@example.com}\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:oracle",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"agentgauge: error: {path}:6: user_scenario.knwon: task 't1': ")
+    assert not (tmp_path / "s.db").exists()
