@@ -19,9 +19,10 @@ Trials whose agent raised, hung or misbehaved are recorded with their error
 class and the run goes on, unless infra errors dominate (the circuit breaker,
 `agentgauge.harness.breaker`) or the user presses Ctrl-C
 (`agentgauge.harness.stopping`): then nothing more is launched, what finished is
-committed, and `RunStopped` or `RunInterrupted` says how much was saved. ``infra_retries`` re-runs a cell (fresh
-environment, same seed) whose trial ended in an infra error, up to that many
-times; the attempts are recorded in the trial's metadata.
+committed, and `RunStopped` or `RunInterrupted` says how much was saved.
+``infra_retries`` re-runs a cell (fresh environment, same seed) whose trial
+ended in an infra error, up to that many times; the attempts are recorded in
+the trial's metadata.
 """
 
 from __future__ import annotations
