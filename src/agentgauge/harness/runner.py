@@ -256,9 +256,11 @@ async def arun(
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
-                f"interrupted: {saved} trials saved", run_id=header.run_id, saved=saved,
+                f"interrupted: {saved} trials saved",
+                run_id=header.run_id,
+                saved=saved,
                 total=total,
-            )  # fmt: skip
+            )
         if stop.reason is not None and saved < total:
             raise RunStopped(
                 f"stopped: {stop.reason}; {saved} of {total} trials saved",
@@ -421,6 +423,10 @@ async def _execute(
                     trial = await run_cell(cell, agent, factory, timeout=timeout, grader=grader)
                 if attempt > 1:
                     trial.metadata["attempts"] = attempt
+                if stop.interrupted:
+                    # Finished after Ctrl-C: a cmd program shares the terminal's SIGINT and
+                    # may have died of it; not the agent's error, so the resume reruns it.
+                    return
                 while writer.pending > writer.max_pending:  # the disk is slower than the agent
                     await asyncio.sleep(0.005)
                 writer.submit(trial)
