@@ -61,6 +61,8 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
 #: Seconds the preflight request may take (less when ``request_timeout`` is shorter).
 PREFLIGHT_TIMEOUT_S = 30.0
+#: Not JSON: rejected by the server's parser before any model could run.
+_PREFLIGHT_BODY = b"{"
 
 
 class MalformedToolCall(AgentError):
@@ -152,16 +154,15 @@ class OpenAIAgent:
     async def preflight(self) -> None:
         """Check once, before a run, that the chat route answers; `AgentUnavailable` if not.
 
-        Sends one ``POST {base_url}/chat/completions`` with the body
-        ``{"model": MODEL, "messages": [], "max_tokens": 1}``: an empty conversation,
-        which OpenAI-compatible servers reject (HTTP 400) before any model runs, so it
-        costs nothing (at most one token where a server accepts it). Stops on no
-        answer (refused, timed out), 401/403 (the key) and 404/405/501 (no such route
-        or model); any other answer, 400 and 429 and 5xx included, shows the route
-        is there, and the trials' own retries deal with a busy server.
+        Sends one ``POST {base_url}/chat/completions`` whose body is not JSON (the
+        single byte ``{``), so no model can run and nothing is billed: a server with
+        the route answers 400 (or 422), and the status says the rest. Stops on no
+        answer (refused, timed out), 401/403 (the key) and 404/405/501 (no such
+        route); any other answer, 429 and 5xx included, shows the route is there, and
+        the trials' own retries deal with a busy server.
         """
         http = self._session()
-        body = json.dumps({"model": self.model, "messages": [], "max_tokens": 1}).encode()
+        body = _PREFLIGHT_BODY
         limit = min(self.request_timeout, PREFLIGHT_TIMEOUT_S)
         try:
             async with http.post(
@@ -185,8 +186,7 @@ class OpenAIAgent:
         if status in (404, 405, 501):
             raise AgentUnavailable(
                 f"{self.name}: {self._url} answered HTTP {status} ({said}): no "
-                f"chat-completions route there, or no model {self.model!r}; check --base-url "
-                "(it usually ends in /v1) and the model name"
+                "chat-completions route there; check --base-url (it usually ends in /v1)"
             )
 
     # ------------------------------------------------------------------ one call

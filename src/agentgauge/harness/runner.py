@@ -14,10 +14,15 @@
    a killed process loses only the trials in flight and a rerun with the same
    ``run_id`` completes exactly the missing cells.
 
+Before step 3 the agent is checked once (its ``preflight()``, when it has one).
 Trials whose agent raised, hung or misbehaved are recorded with their error
-class and the run goes on. ``infra_retries`` re-runs a cell (fresh
-environment, same seed) whose trial ended in an infra error, up to that many
-times; the attempts are recorded in the trial's metadata.
+class and the run goes on, unless infra errors dominate (the circuit breaker,
+`agentgauge.harness.breaker`) or the user presses Ctrl-C
+(`agentgauge.harness.stopping`): then nothing more is launched, what finished is
+committed, and `RunStopped` or `RunInterrupted` says how much was saved.
+``infra_retries`` re-runs a cell (fresh environment, same seed) whose trial
+ended in an infra error, up to that many times; the attempts are recorded in
+the trial's metadata.
 """
 
 from __future__ import annotations
@@ -251,9 +256,11 @@ async def arun(
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
-                f"interrupted: {saved} trials saved", run_id=header.run_id, saved=saved,
+                f"interrupted: {saved} trials saved",
+                run_id=header.run_id,
+                saved=saved,
                 total=total,
-            )  # fmt: skip
+            )
         if stop.reason is not None and saved < total:
             raise RunStopped(
                 f"stopped: {stop.reason}; {saved} of {total} trials saved",
@@ -416,6 +423,10 @@ async def _execute(
                     trial = await run_cell(cell, agent, factory, timeout=timeout, grader=grader)
                 if attempt > 1:
                     trial.metadata["attempts"] = attempt
+                if stop.interrupted:
+                    # Finished after Ctrl-C: a cmd program shares the terminal's SIGINT and
+                    # may have died of it; not the agent's error, so the resume reruns it.
+                    return
                 while writer.pending > writer.max_pending:  # the disk is slower than the agent
                     await asyncio.sleep(0.005)
                 writer.submit(trial)

@@ -216,11 +216,6 @@ class OpenAIServer:
             request = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             return Reply(status=400, body=error_body("request body is not JSON", "invalid_request"))
-        if isinstance(request, dict) and request.get("messages") == []:
-            # As hosted servers do, before any model runs (the agents' preflight sends this).
-            return Reply(
-                status=400, body=error_body("messages must not be empty", "invalid_request")
-            )
         if self.record:
             with self._lock:
                 self.requests.append(request)

@@ -1,0 +1,200 @@
+"""The end of a run shows its errors; infra errors trip the circuit breaker; resumes say
+what they change.
+
+On the main branch before this change: the run printed only "10 infra errors" (the
+messages stayed in the store), ran all 30 trials into a provider that was down and
+exited 0, and a resume with fewer ``--trials`` was accepted without a word (while
+rewriting the run's recorded trial count).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentgauge.errors import InputError
+from agentgauge.harness.breaker import CircuitBreaker
+from agentgauge.harness.error_summary import summarize_errors
+from agentgauge.harness.runner import run
+from agentgauge.schema import Trial
+from agentgauge.testing.worlds import counting_agent
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "examples" / "counter-suite.yaml"
+
+AGENTS = """
+import os
+from agentgauge.agents.base import AgentError, TransientError
+from agentgauge.testing.worlds import counting_agent
+
+async def provider_down(session):
+    if os.environ.get("PROVIDER_DOWN"):
+        # Markup and a terminal escape: both must reach the user as plain text.
+        raise TransientError("HTTP 503: [bold red]upstream[/] unavailable\\x1b[2J")
+    await counting_agent(session)
+
+async def clumsy(session):
+    raise AgentError(f"cannot parse the plan for {session.task_id}")
+"""
+
+
+def agentgauge(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "my_agents.py").write_text(AGENTS)
+    environ = {**os.environ, "PYTHONPATH": str(tmp_path), **env}
+    if "PROVIDER_DOWN" not in env:
+        environ.pop("PROVIDER_DOWN", None)
+    return subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environ,
+        cwd=tmp_path,
+    )
+
+
+def count(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def trial(task: str, k: int, status: str, kind: str | None, error: str | None) -> Trial:
+    return Trial(task_id=task, trial=k, success=False, status=status, error_kind=kind,
+                 error=error)  # type: ignore[arg-type]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- summary
+
+
+def test_errors_are_grouped_by_class_most_frequent_first() -> None:
+    trials = [
+        trial("a", 0, "error", "agent", "boom"),
+        trial("b", 0, "error", "infra", "HTTP 500"),
+        trial("a", 1, "error", "agent", "bang"),
+        trial("c", 0, "error", "agent", "bang"),
+        trial("c", 1, "timeout", "agent", "timed out after 5s in the agent"),
+        trial("d", 0, "completed", None, None),
+    ]
+    infra, agent, hung = summarize_errors(trials, per_class=1)
+    assert (infra.name, infra.count, infra.infra) == ("infra errors", 1, True)
+    assert (agent.name, agent.count, agent.distinct) == ("agent errors", 3, 2)
+    (top,) = agent.messages  # "bang" twice beats "boom" once; its first trial is the example
+    assert (top.text, top.count, top.example) == ("bang", 2, "a trial 1")
+    assert (hung.name, hung.infra) == ("agent timeouts (the agent hung)", False)
+    assert summarize_errors([trials[-1]]) == []
+
+
+def test_the_run_prints_each_class_with_messages_trial_ids_and_how_to_see_more(
+    tmp_path: Path,
+) -> None:
+    out = agentgauge(tmp_path, "run", str(SUITE), "--agent", "my_agents:clumsy",
+                     "--store", "s.db", "--run-id", "r", "--show-errors", "2")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "3 agent errors (3 distinct messages)"
+    shown = "1 x AgentError: cannot parse the plan for add-small  (e.g. add-small trial 0)"
+    assert lines[1].strip() == shown
+    assert "1 more distinct messages: rerun with --run-id r --show-errors 3" in out.stdout
+    again = agentgauge(tmp_path, "run", str(SUITE), "--agent", "my_agents:clumsy",
+                       "--store", "s.db", "--run-id", "r", "--show-errors", "3")  # fmt: skip
+    assert (
+        "cannot parse the plan for from-ten" in again.stdout and "more distinct" not in again.stdout
+    )
+    assert count(tmp_path / "s.db") == 3  # nothing was run again
+
+
+# ----------------------------------------------------------------------------- breaker
+
+
+def test_the_breaker_trips_on_the_first_trials_or_on_a_window() -> None:
+    first = CircuitBreaker(first=3, window=0)
+    assert [first.record(True) for _ in range(3)] == [
+        None,
+        None,
+        "the first 3 trials were all infra errors",
+    ]
+    mixed = CircuitBreaker(first=3, window=0)
+    assert [mixed.record(x) for x in (True, False, True, True, True)] == [None] * 5
+    window = CircuitBreaker(first=0, window=4)
+    # T F T F: 2 of 4 is not more than half; then F T F T: 2 again; then T F T T: 3 of 4
+    assert [window.record(x) for x in (True, False, True, False, True, True)] == [None] * 5 + [
+        "3 of the last 4 trials were infra errors"
+    ]
+    with pytest.raises(InputError):
+        CircuitBreaker(first=-1)
+
+
+def test_a_provider_that_is_down_stops_the_run_with_exit_3_and_a_resume_command(
+    tmp_path: Path,
+) -> None:
+    args = ["run", str(SUITE), "--agent", "my_agents:provider_down", "--store", "s.db",
+            "--trials", "10", "--concurrency", "1"]  # fmt: skip
+    out = agentgauge(tmp_path, *args, PROVIDER_DOWN="1")
+    assert out.returncode == 3, out.stderr
+    assert count(tmp_path / "s.db") == 10  # 10 of 30 cells, then nothing more launched
+    assert "10 infra errors" in out.stdout.splitlines()[0]
+    # The agent's text is shown as written: markup not interpreted, the escape removed.
+    shown = "10 x TransientError: HTTP 503: [bold red]upstream[/] unavailable [2J  (e.g. add-small"
+    assert shown in out.stdout
+    assert "\x1b" not in out.stdout
+    message = out.stderr.strip().splitlines()[-1]
+    head, _, command = message.partition("; resume with: ")
+    assert head == "stopped: the first 10 trials were all infra errors; 10 of 30 trials saved"
+    argv = shlex.split(command)
+    assert argv[:2] == ["agentgauge", "run"] and "--run-id" in argv
+    resumed = agentgauge(tmp_path, *argv[1:])
+    assert resumed.returncode == 0, resumed.stderr
+    assert count(tmp_path / "s.db") == 30 and "30 trials" in resumed.stdout
+
+
+def test_the_breaker_can_be_turned_off(tmp_path: Path) -> None:
+    args = ["run", str(SUITE), "--agent", "my_agents:provider_down", "--store", "s.db",
+            "--trials", "4", "--breaker-first", "0", "--breaker-window", "0"]  # fmt: skip
+    out = agentgauge(tmp_path, *args, PROVIDER_DOWN="1")
+    assert out.returncode == 0, out.stderr
+    assert count(tmp_path / "s.db") == 12
+
+
+# ----------------------------------------------------------------------------- resume
+
+
+def test_a_resume_grows_a_run_with_a_note_and_refuses_to_shrink_it(tmp_path: Path) -> None:
+    def go(**kw: object) -> None:
+        run(SUITE, counting_agent, store=tmp_path / "s.db", run_id="r", progress=False, **kw)
+
+    notes: list[str] = []
+    go(trials=2)
+    with pytest.raises(InputError, match="already has 2 trials per task and variant") as caught:
+        go(trials=1)
+    assert caught.value.field == "trials"
+    go(trials=3, notify=notes.append)
+    assert notes == ["extending run r from 2 to 3 trials per task and variant"]
+    assert count(tmp_path / "s.db") == 9
+    with pytest.raises(InputError, match="resuming without paraphrase:1"):
+        go(variants=["base", "paraphrase:1"])
+        go(variants=["base"])
+
+
+def test_the_cli_says_when_a_resume_extends_a_run(tmp_path: Path) -> None:
+    args = ["run", str(SUITE), "--agent", "agentgauge.testing.worlds:counting_agent",
+            "--store", "s.db", "--run-id", "r"]  # fmt: skip
+    assert agentgauge(tmp_path, *args, "--trials", "2").returncode == 0
+    fewer = agentgauge(tmp_path, *args, "--trials", "1")
+    assert fewer.returncode == 2
+    assert fewer.stderr.strip() == (
+        "agentgauge: error: trials: run 'r' already has 2 trials per task and variant; "
+        "resuming with 1 would not remove any: give --trials 2 or more, or leave --trials out"
+    )
+    more = agentgauge(tmp_path, *args, "--trials", "3")
+    assert more.returncode == 0
+    assert "extending run r from 2 to 3 trials per task and variant" in more.stderr
+    assert "9 trials" in more.stdout
