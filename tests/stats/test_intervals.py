@@ -8,6 +8,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from agentgauge.stats import (
     kish_n,
+    mover_difference_interval,
     normal_interval,
     wilson_design_effect_interval,
     wilson_interval,
@@ -99,3 +100,21 @@ def test_wilson_design_effect_at_the_edges_keeps_width() -> None:
     assert lo == 0.0 and hi == pytest.approx(1.959964**2 / (60 + 1.959964**2), abs=1e-6)
     with pytest.raises(ValueError):
         wilson_design_effect_interval(1.2, 0.1, 10, 3)
+
+
+def test_mover_by_hand() -> None:
+    # a = .5 in (.3, .7), b = .8 in (.6, .9), r = .5; d = .3
+    # lower = .3 − √(.2² + .2² − 2·.5·.2·.2) = .3 − √.04 = .1
+    # upper = .3 + √(.1² + .2² − 2·.5·.1·.2) = .3 + √.03 = .473205
+    lo, hi = mover_difference_interval(0.5, (0.3, 0.7), 0.8, (0.6, 0.9), 0.5)
+    assert (lo, hi) == pytest.approx((0.1, 0.3 + 0.03**0.5), abs=1e-12)
+    # Independent Wald intervals: MOVER is the Wald interval of the difference.
+    lo, hi = mover_difference_interval(0.5, (0.4, 0.6), 0.5, (0.3, 0.7), 0.0)
+    assert (lo, hi) == pytest.approx((-((0.1**2 + 0.2**2) ** 0.5), (0.1**2 + 0.2**2) ** 0.5))
+
+
+def test_mover_keeps_width_when_both_rates_are_at_the_ceiling() -> None:
+    lo, hi = mover_difference_interval(1.0, (0.94, 1.0), 1.0, (0.94, 1.0), 0.0)
+    assert lo == pytest.approx(-0.06) and hi == pytest.approx(0.06)
+    with pytest.raises(ValueError):
+        mover_difference_interval(0.5, (0.4, 0.6), 0.5, (0.4, 0.6), 1.5)

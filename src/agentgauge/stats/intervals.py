@@ -16,6 +16,7 @@ from scipy import stats
 
 __all__ = [
     "kish_n",
+    "mover_difference_interval",
     "normal_interval",
     "wilson_design_effect_interval",
     "wilson_interval",
@@ -133,3 +134,37 @@ def wilson_design_effect_interval(
     n_eff = n_srs / deff
     lo, hi = wilson_interval(estimate * n_eff, n_eff, level=level)
     return float(lo), float(hi)
+
+
+def mover_difference_interval(
+    rate_a: float,
+    ci_a: tuple[float, float],
+    rate_b: float,
+    ci_b: tuple[float, float],
+    correlation: float,
+) -> tuple[float, float]:
+    """Interval of d = rate_b − rate_a from an interval for each rate (MOVER).
+
+    The method of variance estimates recovery for correlated estimates (Zou &
+    Donner 2008, "Construction of confidence limits about effect measures: a
+    general approach"; for paired proportions with Wilson limits, Newcombe 1998,
+    "Improved confidence intervals for the difference between binomial proportions
+    based on paired data", method 10). With (l, u) each rate's interval and r the
+    correlation of the two estimates:
+
+        lower = d − √( (b − l_b)² + (u_a − a)² − 2r (b − l_b)(u_a − a) )
+        upper = d + √( (u_b − b)² + (a − l_a)² − 2r (u_b − b)(a − l_a) )
+
+    It inherits the asymmetry of the rates' intervals near 0 and 1, so it keeps
+    its width where an interval on the SE of d collapses (two all-passing runs:
+    d = 0 with SE 0). Clipped to [−1, 1].
+    """
+    if not -1.0 <= correlation <= 1.0:
+        raise ValueError(f"correlation must be in [-1, 1], got {correlation}")
+    (la, ua), (lb, ub) = ci_a, ci_b
+    d = rate_b - rate_a
+    down_b, up_a = rate_b - lb, ua - rate_a
+    up_b, down_a = ub - rate_b, rate_a - la
+    lo = d - np.sqrt(max(0.0, down_b**2 + up_a**2 - 2 * correlation * down_b * up_a))
+    hi = d + np.sqrt(max(0.0, up_b**2 + down_a**2 - 2 * correlation * up_b * down_a))
+    return max(float(lo), -1.0), min(float(hi), 1.0)
