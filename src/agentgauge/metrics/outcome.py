@@ -39,8 +39,8 @@ __all__ = [
 #: intervals on the SE alone under-cover (Bowyer et al. 2025).
 NORMAL_FROM_CLUSTERS = 200
 #: The normal interval is used only for rates in this range. Beyond it its tails go
-#: lopsided (250 families at 97%: 5.1% of intervals below the truth, 1.1% above; at
-#: 99%: 6.3% and 0.8%) and the design-effect Wilson takes over, the rule of SAS
+#: lopsided (250 families at 97%: 5.1% of intervals lie above the truth, 1.1% below;
+#: at 99%: 6.3% and 0.8%) and the design-effect Wilson takes over, the rule of SAS
 #: SURVEYFREQ's PSMALL option (Curtin et al. 2006) with the range measured here
 #: (tests/metrics/test_coverage.py: the normal interval still holds at 90%).
 NORMAL_RATES = (0.1, 0.9)
