@@ -59,7 +59,7 @@ def test_table_output_for_people(monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 0, err
     for text in ("careful", "hasty", "success rate", "pass^4", "cost of pass", "95% CI"):
         assert text in out
-    assert "Wilson, design effect" in out
+    assert "Wilson (deff)" in out
     assert "1 infra-error trial counted as failures" in err
 
 

@@ -18,7 +18,7 @@ from agentgauge.metrics import MetricsReport
 __all__ = ["behaviour_tables", "metrics_table", "print_behaviour", "print_metrics"]
 
 _DASH = "—"
-_METHOD = {"wilson": "Wilson", "wilson_design_effect": "Wilson, design effect", "normal": "normal"}
+_METHOD = {"wilson": "Wilson", "wilson_design_effect": "Wilson (deff)", "normal": "normal"}
 
 
 def _pct(x: float | None, digits: int = 1) -> str:
