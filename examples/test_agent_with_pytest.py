@@ -71,7 +71,7 @@ def careless_agent(session):
 
 # 1. Thresholds on the marker: checked on the result once the test body has run.
 #    The gate is on the lower bound of the 95% CI, not on the point estimate.
-@pytest.mark.agentgauge(trials=8, min_success_rate=0.6, bound="ci_lower", pass_hat_k={2: 0.6})
+@pytest.mark.agentgauge(trials=8, min_success_rate=0.5, bound="ci_lower", pass_hat_k={2: 0.6})
 def test_agent_meets_the_bar(agentgauge_eval):
     agentgauge_eval.run(TASKS, my_agent)
 
@@ -81,7 +81,7 @@ def test_agent_checks(agentgauge_eval):
     result = agentgauge_eval.run(TASKS, my_agent, trials=8)
     group = result.metrics["groups"][0]
     assert group["n_tasks"] == 4
-    result.check("success_rate", min=0.6, bound="ci_lower")
+    result.check("success_rate", min=0.5, bound="ci_lower")
     result.check("pass_hat_k", k=2, min=0.6)
     result.check("cost.cost_of_pass", max=0.05)  # dollars per success
 

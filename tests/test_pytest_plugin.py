@@ -70,7 +70,7 @@ def test_passing_gates_and_the_summary(pytester: pytest.Pytester) -> None:
     _inner(
         pytester,
         """
-        @pytest.mark.agentgauge(trials=3, min_success_rate=0.9, bound="ci_lower",
+        @pytest.mark.agentgauge(trials=3, min_success_rate=0.6, bound="ci_lower",
                                 pass_hat_k={2: 0.9}, max_cost_of_pass=0.01)
         def test_counting(agentgauge_eval):
             result = agentgauge_eval.run(TASKS, counting_agent)
@@ -81,16 +81,17 @@ def test_passing_gates_and_the_summary(pytester: pytest.Pytester) -> None:
     )
     out = pytester.runpytest()
     out.assert_outcomes(passed=1)
-    # Every trial succeeds: rate 6/6 = 1, SE 0, CI [1, 1], pass^1 = pass^2 = 1;
-    # pass^4 is null (k = 4 > 3 trials).
+    # Every trial succeeds: rate 6/6 = 1, SE 0, pass^1 = pass^2 = 1; pass^4 is null
+    # (k = 4 > 3 trials). The CI is Wilson on the 6 trials (design effect 1 when all
+    # pass): [6/(6 + 1.96²), 1] = [0.6097, 1] (it was [1, 1] under the old bootstrap).
     out.stdout.fnmatch_lines(
         [
             "*= agentgauge =*",
             "test_inner.py::test_counting  *agentgauge.db:test_counting-*",
-            "*variant=base: success 1.000 ± 0.000 (95% CI 1.000–1.000; 2 tasks, 6 trials)"
+            "*variant=base: success 1.000 ± 0.000 (95% CI 0.610–1.000; 2 tasks, 6 trials)"
             "  pass^1 1.00  pass^2 1.00  pass^4 -",
-            "  PASS success_rate [[]ci_lower[]] >= 0.9 — agent=python:agentgauge.testing.worlds"
-            ".counting_agent, variant=base: success_rate ci_lower = 1",
+            "  PASS success_rate [[]ci_lower[]] >= 0.6 — agent=python:agentgauge.testing.worlds"
+            ".counting_agent, variant=base: success_rate ci_lower = 0.6097",
             "  PASS pass_hat_k.2 >= 0.9 — *: pass_hat_k.2 = 1",
             "  PASS cost.cost_of_pass <= 0.01 — *: cost.cost_of_pass = 0",
         ]
@@ -350,7 +351,7 @@ def test_the_example_file_runs(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_agent_with_pytest=example.read_text(encoding="utf-8"))
     out = pytester.runpytest()
     out.assert_outcomes(passed=2, xfailed=1)
-    out.stdout.fnmatch_lines(["*= agentgauge =*", "*PASS success_rate [[]ci_lower[]] >= 0.6*"])
+    out.stdout.fnmatch_lines(["*= agentgauge =*", "*PASS success_rate [[]ci_lower[]] >= 0.5*"])
 
 
 def test_plugin_module_imports_no_engine() -> None:

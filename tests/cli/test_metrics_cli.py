@@ -47,8 +47,8 @@ def test_taubench_end_to_end_reproduces_published_pass_hat_k(
     got = [round(g["pass_hat_k"][k], 3) for k in ("1", "2", "3", "4")]
     assert got == [0.420, 0.273, 0.220, 0.200]
     assert (g["n_tasks"], g["n_trials"]) == (50, 200)
-    # 50 tasks, no families, 4 trials: under 200 clusters -> cluster bootstrap
-    assert g["success_rate"]["ci_method"] == "cluster_bootstrap"
+    # 50 tasks, no families, 4 trials: under 200 clusters -> Wilson on the effective n
+    assert g["success_rate"]["ci_method"] == "wilson_design_effect"
     # tau-bench v1 results carry no agent cost: unknown, never $0
     assert g["cost"]["cost_of_pass"] is None and g["cost"]["missing"] == 200
 
@@ -59,7 +59,7 @@ def test_table_output_for_people(monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 0, err
     for text in ("careful", "hasty", "success rate", "pass^4", "cost of pass", "95% CI"):
         assert text in out
-    assert "cluster bootstrap" in out
+    assert "Wilson (deff)" in out
     assert "1 infra-error trial counted as failures" in err
 
 

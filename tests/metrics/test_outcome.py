@@ -47,11 +47,11 @@ def test_wilson_when_one_trial_per_task_and_no_families() -> None:
     assert m.ci95 == pytest.approx(proportion_confint(7, 10, method="wilson"))
 
 
-def test_bootstrap_below_200_clusters_normal_from_200() -> None:
+def test_design_effect_wilson_below_200_clusters_normal_from_200() -> None:
     rng = np.random.default_rng(0)
     c = rng.integers(0, 5, size=199)
     small = outcome_metrics(np.full(199, 4), c)
-    assert small.ci_method == "cluster_bootstrap"
+    assert small.ci_method == "wilson_design_effect"
     c200 = np.append(c, 3)
     big = outcome_metrics(np.full(200, 4), c200)
     assert big.ci_method == "normal"
@@ -61,7 +61,7 @@ def test_bootstrap_below_200_clusters_normal_from_200() -> None:
     )
     # one trial per task but with families: no longer Wilson (trials are clustered)
     fam = outcome_metrics([1] * 20, [1, 0] * 10, clusters=np.arange(20) // 4)
-    assert fam.ci_method == "cluster_bootstrap" and fam.n_clusters == 5
+    assert fam.ci_method == "wilson_design_effect" and fam.n_clusters == 5
 
 
 def test_normal_interval_uses_clustered_se_with_families() -> None:
@@ -75,9 +75,10 @@ def test_normal_interval_uses_clustered_se_with_families() -> None:
     assert half == pytest.approx(1.959964 * m.se_clustered, rel=1e-6)
 
 
-def test_bootstrap_interval_is_seeded() -> None:
-    a = outcome_metrics([4] * 30, list(range(5)) * 6, seed=1)
-    b = outcome_metrics([4] * 30, list(range(5)) * 6, seed=1)
+def test_interval_is_deterministic() -> None:
+    # Formerly seeded bootstrap; the design-effect Wilson has no randomness to seed.
+    a = outcome_metrics([4] * 30, list(range(5)) * 6)
+    b = outcome_metrics([4] * 30, list(range(5)) * 6)
     assert a.ci95 == b.ci95
 
 

@@ -8,7 +8,7 @@ import statsmodels.api as sm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentgauge.stats import se_clustered, se_mean
+from agentgauge.stats import cluster_correlation, se_clustered, se_mean
 
 
 def test_se_mean_hand_computed() -> None:
@@ -81,3 +81,15 @@ def test_se_clustered_statsmodels_fixed_example() -> None:
     values = np.clip(0.5 + 0.3 * rng.standard_normal(12)[groups] + 0.1 * rng.random(200), 0, 1)
     fit = sm.OLS(values, np.ones(200)).fit(cov_type="cluster", cov_kwds={"groups": groups})
     assert se_clustered(values, groups) == pytest.approx(float(fit.bse[0]), rel=1e-10)
+
+
+def test_cluster_correlation() -> None:
+    rng = np.random.default_rng(4)
+    x, y = rng.random(30), rng.random(30)
+    # every task its own cluster: Pearson's r
+    assert cluster_correlation(x, y, np.arange(30)) == pytest.approx(np.corrcoef(x, y)[0, 1])
+    # by hand: clusters {0,1}, {2,3}; x = 1,0,0,0 (x̄ .25), y = 1,1,0,0 (ȳ .5)
+    # cluster sums of e: .5, −.5; of f: 1, −1 → r = (.5 + .5)/√(.5·2) = 1
+    assert cluster_correlation([1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1]) == pytest.approx(1.0)
+    # no spread in one run: 0, not NaN
+    assert cluster_correlation([1, 1, 1], [1, 0, 1], [0, 1, 2]) == 0.0

@@ -45,9 +45,9 @@ def _print(result: CompareResult, out: Console) -> None:
     se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.2f} pp"
     se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.2f} pp"
     t.add_row("SE", f"paired {se_p} ({c.se_method})   unpaired {se_u}")
-    if c.ci95_bootstrap is not None:
-        lo, hi = c.ci95_bootstrap
-        t.add_row("bootstrap 95% CI", f"{_pp(lo)} to {_pp(hi)}   (seed {c.seed})")
+    if c.ci95_score is not None:
+        lo, hi = c.ci95_score
+        t.add_row("score 95% CI (MOVER)", f"{_pp(lo)} to {_pp(hi)}")
     t.add_row("correlation", "—" if c.correlation is None else f"{c.correlation:.3f}")
     if c.mcnemar is not None:
         m = c.mcnemar
@@ -89,7 +89,7 @@ def compare_cmd(
         Path | None, typer.Option("--markdown", help="Write the comparison record here.")
     ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Test level (CI is 1 − α).")] = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap interval.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed recorded with the comparison.")] = 0,
     k: Annotated[
         int | None, typer.Option("--k", help="Deployment k for pass^k (default: fewest trials).")
     ] = None,

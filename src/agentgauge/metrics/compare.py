@@ -38,9 +38,9 @@ import numpy.typing as npt
 from scipy import stats
 
 from agentgauge.metrics.cost import cost_of_pass
-from agentgauge.metrics.outcome import task_success_counts
-from agentgauge.stats.bootstrap import cluster_bootstrap_ci
-from agentgauge.stats.se import se_clustered, se_mean
+from agentgauge.metrics.outcome import success_interval, task_success_counts
+from agentgauge.stats.intervals import mover_difference_interval
+from agentgauge.stats.se import cluster_codes, cluster_correlation, se_clustered, se_mean
 from agentgauge.table import TrialTable
 
 __all__ = [
@@ -221,8 +221,9 @@ class Comparison:
     ci: tuple[float, float] | None
     """(1 − α) interval of the mean difference: the verdict's."""
     ci95: tuple[float, float] | None
-    ci95_bootstrap: tuple[float, float] | None
-    """Cluster-bootstrap percentile interval of the mean difference (seeded), for contrast."""
+    ci95_score: tuple[float, float] | None
+    """95% interval of the mean difference from each run's own success-rate interval
+    (MOVER, Newcombe 1998), for contrast: it keeps its width near 0% and 100%."""
     p_value: float | None
     correlation: float | None
     """Pearson correlation of the per-task rates of A and B."""
@@ -312,7 +313,7 @@ class Comparison:
             "non_inferior": self.non_inferior,
             "alpha": self.alpha,
             "ci": pair(self.ci),
-            "ci95_bootstrap": pair(self.ci95_bootstrap),
+            "ci95_score": pair(self.ci95_score),
             "test": self.test,
             "df": self.df,
             "se_method": self.se_method,
@@ -351,6 +352,31 @@ def _p_value(mean: float, se: float | None, df: int | None) -> float | None:
     return float(2 * stats.t.sf(abs(mean / se), df))
 
 
+def _score_interval(
+    counts_a: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    counts_b: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    families: list[str] | None,
+) -> tuple[float, float] | None:
+    """MOVER interval of d from the two runs' success-rate intervals on the shared tasks.
+
+    Each rate gets the interval `success_interval` gives it (Wilson on the
+    design-effect-adjusted n for few clusters), and r is the clustered correlation
+    of the two rates (tasks share their difficulty across runs); see
+    `mover_difference_interval`. ``None`` when either run has no interval.
+    """
+    codes = None if families is None else cluster_codes(np.asarray(families, dtype=object))[0]
+    (na, ca), (nb, cb) = counts_a, counts_b
+    pa: FloatArray = ca / na
+    pb: FloatArray = cb / nb
+    ci_a, _, _ = success_interval(pa, na, ca, codes)
+    ci_b, _, _ = success_interval(pb, nb, cb, codes)
+    if ci_a is None or ci_b is None:
+        return None
+    units = np.arange(pa.size) if codes is None else codes
+    r = cluster_correlation(pa, pb, units)
+    return mover_difference_interval(float(pa.mean()), ci_a, float(pb.mean()), ci_b, r)
+
+
 def compare(
     a: TrialTable,
     b: TrialTable,
@@ -361,7 +387,6 @@ def compare(
     label_a: str = "A",
     label_b: str = "B",
     include_heldout: bool = False,
-    n_boot: int = 2000,
 ) -> Comparison:
     """Compare run B with run A over the tasks both ran (Miller 2024; see the module docstring).
 
@@ -369,8 +394,9 @@ def compare(
     (C/(C−1) correction) when every shared task has a family and there are at
     least two families; (1 − α) interval and two-sided p from Student's t with
     T − 1 (or C − 1) df, clipped to [−1, 1]; unpaired SE √(SE_A² + SE_B²) of the two rates on the
-    same tasks and by the same method. Raises ``ValueError`` when the runs share
-    no task.
+    same tasks and by the same method; ``ci95_score`` by `_score_interval`.
+    ``seed`` is recorded with the result (no step of the comparison is random).
+    Raises ``ValueError`` when the runs share no task.
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
@@ -386,8 +412,9 @@ def compare(
         raise ValueError(f"{label_a} and {label_b} have no task in common")
     na = np.array([per_a[t][0] for t in tasks], dtype=np.int64)
     nb = np.array([per_b[t][0] for t in tasks], dtype=np.int64)
-    pa = np.array([per_a[t][1] for t in tasks], dtype=np.float64) / na
-    pb = np.array([per_b[t][1] for t in tasks], dtype=np.float64) / nb
+    ca = np.array([per_a[t][1] for t in tasks], dtype=np.int64)
+    cb = np.array([per_b[t][1] for t in tasks], dtype=np.int64)
+    pa, pb = ca / na, cb / nb
     d = pb - pa
     T = len(tasks)
     mean = float(d.mean())
@@ -409,10 +436,7 @@ def compare(
     se_unpaired = _none_if_nan(math.sqrt(se_a**2 + se_b**2)) if T >= 2 else None
     ci = _interval(mean, se, df, 1 - alpha)
     ci95 = _interval(mean, se, df, 0.95)
-    boot = None
-    if T >= 2:
-        lo, hi = cluster_bootstrap_ci(d, np.array(clusters, dtype=object), n_boot=n_boot, seed=seed)
-        boot = (lo, hi)
+    score = _score_interval((na, ca), (nb, cb), clusters if method == "clustered" else None)
 
     corr = None
     if T >= 2 and pa.std() > 0 and pb.std() > 0:
@@ -452,7 +476,7 @@ def compare(
         alpha=alpha,
         ci=ci,
         ci95=ci95,
-        ci95_bootstrap=boot,
+        ci95_score=score,
         p_value=_p_value(mean, se, df),
         correlation=corr,
         mcnemar=mc,

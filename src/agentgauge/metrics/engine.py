@@ -329,7 +329,6 @@ def compute_metrics(
             task_ids=task_uniques[tasks],
             clusters=task_cl,
             ks=ks,
-            seed=seed,
         )
         rows = group_rows[g]
 

@@ -41,7 +41,11 @@ TITLES = (
     "Reliability",
     "Cost",
 )
-_CI_METHOD = {"wilson": "Wilson", "cluster_bootstrap": "cluster bootstrap", "normal": "normal"}
+_CI_METHOD = {
+    "wilson": "Wilson",
+    "wilson_design_effect": "Wilson on the design-effect-adjusted n",
+    "normal": "normal",
+}
 
 
 @dataclass

@@ -19,7 +19,7 @@ from agentgauge.report.formats import money as _money
 __all__ = ["behaviour_tables", "metrics_table", "print_behaviour", "print_metrics"]
 
 _DASH = "—"
-_METHOD = {"wilson": "Wilson", "cluster_bootstrap": "cluster bootstrap", "normal": "normal"}
+_METHOD = {"wilson": "Wilson", "wilson_design_effect": "Wilson (deff)", "normal": "normal"}
 
 
 def _pct(x: float | None, digits: int = 1) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["cluster_codes", "se_clustered", "se_mean"]
+__all__ = ["cluster_codes", "cluster_correlation", "se_clustered", "se_mean"]
 
 ArrayLike = npt.ArrayLike
 
@@ -76,3 +76,26 @@ def se_clustered(values: ArrayLike, clusters: ArrayLike) -> float:
     sums = np.bincount(codes, weights=resid)  # labels not present contribute 0
     meat = float(np.dot(sums, sums))
     return float(np.sqrt(n_clusters / (n_clusters - 1) * meat) / v.size)
+
+
+def cluster_correlation(x: ArrayLike, y: ArrayLike, clusters: ArrayLike) -> float:
+    """Correlation of the means of two task-value arrays under cluster sampling.
+
+    The clustered covariance over the product of the clustered SEs, with the same
+    sums as `se_clustered` (the C/(C−1) factors cancel):
+
+        r = Σ_c (Σ_{t∈c} e_t)(Σ_{t∈c} f_t) / √( Σ_c (Σ e_t)² · Σ_c (Σ f_t)² ),
+
+    e = x − x̄, f = y − ȳ. With every task its own cluster it is Pearson's r of
+    x and y. 0 when either mean has no spread to correlate (an SE of 0).
+    """
+    vx, vy = _values(x), _values(y)
+    labels = np.asarray(clusters)
+    if vx.shape != vy.shape or labels.shape != vx.shape:
+        raise ValueError("x, y and clusters need one entry per task")
+    codes, _ = cluster_codes(labels)
+    ex = np.bincount(codes, weights=vx - vx.mean())
+    ey = np.bincount(codes, weights=vy - vy.mean())
+    den = float(np.sqrt(np.dot(ex, ex) * np.dot(ey, ey)))
+    # Rounding can push |r| a hair past 1 when the two arrays are proportional.
+    return 0.0 if den == 0 else float(np.clip(np.dot(ex, ey) / den, -1.0, 1.0))
