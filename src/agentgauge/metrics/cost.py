@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CostMetrics", "cost_metrics", "cost_of_pass", "quantiles"]
+__all__ = ["CostMetrics", "cost_metrics", "cost_of_pass", "quantiles", "unpriced_label"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -55,6 +55,11 @@ class CostMetrics:
     """Mean tool calls per trial."""
     model_calls: float | None
     reasons: dict[str, str] = field(default_factory=dict)
+
+
+def unpriced_label(missing: int, n_trials: int) -> str:
+    """How reports show a cost figure that unpriced trials make unknown."""
+    return f"unknown ({missing} of {n_trials} trials unpriced)"
 
 
 def quantiles(values: FloatArray, qs: tuple[float, ...]) -> list[float]:

@@ -15,6 +15,7 @@ import jinja2
 import plotly.graph_objects as go
 
 from agentgauge._version import __version__
+from agentgauge.metrics.cost import unpriced_label
 from agentgauge.store import utc_now
 
 __all__ = ["ReportData", "render_html"]
@@ -60,6 +61,14 @@ def _money(value: Any) -> str:
     if value is None:
         return "–"
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def _cost(group: dict[str, Any], key: str) -> str:
+    """A cost cell; one that unpriced trials make unknown says so, with the count."""
+    cost = group["cost"]
+    if cost[key] is None and cost["missing"]:
+        return unpriced_label(cost["missing"], group["n_trials"])
+    return _money(cost[key])
 
 
 def _group_label(group: dict[str, Any]) -> str:
@@ -141,6 +150,7 @@ _ENV = jinja2.Environment(
 _ENV.filters["fmt"] = _fmt
 _ENV.filters["money"] = _money
 _ENV.globals["group_label"] = _group_label
+_ENV.globals["cost_cell"] = _cost
 
 
 def render_html(data: ReportData) -> str:

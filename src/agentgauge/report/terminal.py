@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentgauge.metrics import MetricsReport
+from agentgauge.metrics.cost import unpriced_label
 
 __all__ = ["behaviour_tables", "metrics_table", "print_behaviour", "print_metrics"]
 
@@ -37,6 +38,14 @@ def _money(x: float | None) -> str:
     if x == 0 or abs(x) >= 1:
         return f"${x:,.2f}"
     return f"${x:.3g}" if abs(x) >= 1e-4 else f"${x:.2e}"
+
+
+def _cost(group: dict[str, Any], key: str, *, full: bool = False) -> str:
+    """A cost figure; one that unpriced trials make unknown says so, with the count once."""
+    cost = group["cost"]
+    if cost[key] is None and cost["missing"]:
+        return unpriced_label(cost["missing"], group["n_trials"]) if full else "unknown"
+    return _money(cost[key])
 
 
 def _num(x: float | None, unit: str = "", digits: int = 1) -> str:
@@ -76,14 +85,13 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
     cells += [_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks]
     cells += [_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks]
     cost, lat, tok = g["cost"], g["latency_s"], g["tokens"]
-    missing = f" ({cost['missing']} unpriced)" if cost["missing"] else ""
     cells += [
         _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.3f}",
         str(len(g["flaky_tasks"])),
         str(g["infra_errors"]),
-        _money(cost["per_trial"]) + missing,
-        _money(cost["total"]),
-        _money(cost["cost_of_pass"]),
+        _cost(g, "per_trial", full=True),
+        _cost(g, "total"),
+        _cost(g, "cost_of_pass"),
         _money(cost["judge_total"]),
         f"{_num(lat['p50'], ' s')} / {_num(lat['p95'], ' s')}",
         f"{_num(tok['input'], digits=0)} / {_num(tok['output'], digits=0)}",
@@ -126,7 +134,7 @@ def _rows_table(report: MetricsReport, title: str | None) -> Table:
             _pct(g["pass_hat_k"][str(top)]),
             _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
             str(g["infra_errors"]),
-            _money(cost["cost_of_pass"]),
+            _cost(g, "cost_of_pass"),
         )
     return table
 
