@@ -122,7 +122,7 @@ def _rows_table(report: MetricsReport, title: str | None) -> Table:
     for h in headers[1:]:
         table.add_column(h, justify="right", no_wrap=True)
     for g in data["groups"]:
-        sr, cost = g["success_rate"], g["cost"]
+        sr = g["success_rate"]
         ci = (
             _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
         )
