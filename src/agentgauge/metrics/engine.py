@@ -346,6 +346,7 @@ def compute_metrics(
             output_tokens=col("output_tokens"),
             tool_calls=col("tool_calls"),
             model_calls=col("model_calls"),
+            task=task_codes if rows is None else task_codes[rows],
         )
         first = int(group_first[g])
         labels: dict[str, Any] = {}
