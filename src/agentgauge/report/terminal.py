@@ -290,7 +290,10 @@ def behaviour_tables(report: MetricsReport) -> list[Table]:
             ("calibration (1 − ECE)", [_num(p.get("calibration"), digits=3) for p in preds]),
             ("AUROC of confidence", [_num(p.get("auroc"), digits=3) for p in preds]),
             ("safety compliance", [_pct(s.get("compliance")) for s in safes]),
-            ("harm given violation", [_num(s.get("harm"), digits=3) for s in safes]),
+            (
+                "harmlessness of violations",
+                [_num(s.get("harmlessness"), digits=3) for s in safes],
+            ),
         ]
         tables.append(
             _transposed(
@@ -305,7 +308,47 @@ def behaviour_tables(report: MetricsReport) -> list[Table]:
     return tables
 
 
+#: Reliability figures, as the table names them, and the key of each one's value.
+_RELIABILITY_FIGURES = (
+    ("trajectory consistency (dist)", "trajectory_consistency_dist", "value"),
+    ("trajectory consistency (seq)", "trajectory_consistency_seq", "value"),
+    ("resource consistency", "resource_consistency", "value"),
+    ("prompt robustness", "prompt_robustness", "value"),
+    ("fault robustness", "fault_robustness", "value"),
+    ("environment robustness", "environment_robustness", "value"),
+    ("calibration (1 − ECE)", "predictability", "calibration"),
+    ("AUROC of confidence", "predictability", "auroc"),
+    ("harmlessness of violations", "safety", "harmlessness"),
+)
+
+
+def reliability_notes(report: MetricsReport) -> list[str]:
+    """Why each reliability figure is missing: each reason once, with who it applies to."""
+    rel = report.to_dict().get("reliability") or []
+    notes: dict[str, list[str]] = {}
+    for r in rel:
+        who = " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all"
+        for name, key, value in _RELIABILITY_FIGURES:
+            figure = r.get(key)
+            reason = (
+                r.get("null_reasons", {}).get(key)
+                if figure is None
+                else figure.get("reason")
+                if figure.get(value) is None
+                else None
+            )
+            if reason:
+                notes.setdefault(f"{name}: {reason}", []).append(who)
+    return [
+        note
+        + ("" if len(rel) < 2 else f" ({who[0]})" if len(who) == 1 else f" ({len(who)} configs)")
+        for note, who in notes.items()
+    ]
+
+
 def print_behaviour(report: MetricsReport, console: Console) -> None:
-    """Print the behaviour tables, if the report has them."""
+    """Print the behaviour tables, if the report has them, and why figures are missing."""
     for table in behaviour_tables(report):
         console.print(table)
+    for note in reliability_notes(report):
+        console.print(f"[dim]— {note}[/]")
