@@ -67,19 +67,25 @@ class CostMetrics:
     reasons: dict[str, str] = field(default_factory=dict)
 
 
-def task_mean(values: FloatArray, task: npt.NDArray[np.intp]) -> float:
+def task_mean(
+    values: FloatArray, task: npt.NDArray[np.intp], counts: npt.NDArray[np.int64] | None = None
+) -> float:
     """Mean over tasks of each task's mean value (tasks weigh equally, whatever
-    their trial counts); ``task`` codes each row's task."""
+    their trial counts); ``task`` codes each row's task, and ``counts`` (rows per
+    task code, when the caller has them) saves counting again."""
     if values.shape != task.shape or values.size == 0:
         raise ValueError("values and task need one entry per trial, and at least one")
-    n = np.bincount(task)
+    n = np.bincount(task) if counts is None else counts
+    sums = np.bincount(task, weights=values, minlength=n.size)
     present = n > 0
-    sums = np.bincount(task, weights=values)
     return float((sums[present] / n[present]).mean())
 
 
 def task_weighted_cost_of_pass(
-    cost_usd: FloatArray, task: npt.NDArray[np.intp], success_rate: float
+    cost_usd: FloatArray,
+    task: npt.NDArray[np.intp],
+    success_rate: float,
+    counts: npt.NDArray[np.int64] | None = None,
 ) -> float:
     """Cost of pass with numerator and denominator averaged the same way: over tasks.
 
@@ -92,9 +98,9 @@ def task_weighted_cost_of_pass(
     a with 10 passing trials and task b with 1 failing one, at $1 each, give
     $1 / 0.5 = $2.00 (pooled both ways it would be $11 / 10 passes = $1.10; the
     two agree whenever every task has the same number of trials). ``cost_usd``
-    must be fully known (no NaN).
+    must be fully known (no NaN); ``counts`` as in `task_mean`.
     """
-    return cost_of_pass(task_mean(cost_usd, task), success_rate)
+    return cost_of_pass(task_mean(cost_usd, task, counts), success_rate)
 
 
 def unpriced_label(missing: int, n_trials: int) -> str:
@@ -157,6 +163,7 @@ def cost_metrics(
     tool_calls: FloatArray,
     model_calls: FloatArray,
     task: npt.NDArray[np.intp] | None = None,
+    task_trials: npt.NDArray[np.int64] | None = None,
 ) -> CostMetrics:
     """Cost per trial and in total, cost of pass, judge cost, latency, tokens.
 
@@ -164,7 +171,8 @@ def cost_metrics(
       when any trial's price is unknown (``missing`` counts them).
     - cost_of_pass = task-averaged cost per trial / the task-averaged
       ``success_rate`` (`task_weighted_cost_of_pass`; ``task`` codes each row's
-      task, and without it every row is its own task); ``None`` with reason
+      task, and without it every row is its own task; ``task_trials``, the rows
+      per task code, spares a count); ``None`` with reason
       ``no successes`` when the rate is 0, or with the missing count.
     - judge_total: the graders' spend, never added to the agent's.
     - latency p50 and p95 (linear interpolation between order statistics,
@@ -191,7 +199,7 @@ def cost_metrics(
         if task is None:
             cop = cost_of_pass(per_trial, success_rate)
         else:
-            cop = task_weighted_cost_of_pass(cost_usd, task, success_rate)
+            cop = task_weighted_cost_of_pass(cost_usd, task, success_rate, task_trials)
 
     n_lat, lat_sum = _count_sum(latency_s)
     p50 = p95 = None

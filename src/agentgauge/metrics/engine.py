@@ -359,6 +359,7 @@ def compute_metrics(
             tool_calls=col("tool_calls"),
             model_calls=col("model_calls"),
             task=task_codes if rows is None else task_codes[rows],
+            task_trials=n_full,
         )
         first = int(group_first[g])
         labels: dict[str, Any] = {}
