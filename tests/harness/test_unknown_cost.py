@@ -60,7 +60,7 @@ def test_an_agent_that_records_nothing_has_unknown_cost(tmp_path: Path) -> None:
 
 def test_an_explicit_zero_is_a_known_free_trial(tmp_path: Path) -> None:
     (t,) = go(tmp_path, free)
-    assert t.cost_usd == 0.0
+    assert t.status == "completed" and t.success and t.cost_usd == 0.0
 
 
 def test_recorded_costs_add_to_the_model_calls(tmp_path: Path) -> None:
