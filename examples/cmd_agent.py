@@ -41,6 +41,7 @@ def main() -> None:
     tools = {t["function"]["name"] for t in start["tools"]}
     numbers = re.findall(r"-?\d+", start["instruction"])
     print(f"task {start['task_id']}: numbers {numbers}", file=sys.stderr)
+    send({"type": "cost", "usd": 0})  # no model behind this program: free, and we say so
 
     if not numbers or "add" not in tools:
         send({"type": "control", "decision": "refuse", "reason": "no amount to add"})

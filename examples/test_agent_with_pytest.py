@@ -61,6 +61,11 @@ def my_agent(session):
         amount //= 10
     session.call_tool("add", {"amount": amount})
     session.say(f"Added {amount}.")
+    # Record what the model calls cost (here a made-up $0.001), or record_cost(0.0) for an
+    # agent that is free: a cost nobody records is unknown, and a cost gate cannot pass.
+    session.record_model_call(
+        model="stand-in", input_tokens=200, output_tokens=20, cost_usd=0.001, latency_s=None
+    )
 
 
 def careless_agent(session):

@@ -65,12 +65,37 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=False)
 
 
+# The interchange format is strict JSON: pydantic's lax mode would read "0.5" as 0.5,
+# "yes" as true and true as 1, so a mistyped record would pass with a value its
+# author never wrote. These run before pydantic's own checks on the typed fields.
+
+
+def _json_number(value: Any) -> Any:
+    """A number must be a JSON number: not a string, not a boolean, finite."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean")
+    if isinstance(value, str):
+        raise ValueError(f"not a valid number: got the string {value!r} (write it unquoted)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+def _json_bool(value: Any) -> Any:
+    """A boolean must be JSON ``true`` or ``false``, not ``"yes"``, ``1`` or ``"true"``."""
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        raise ValueError(f"not a valid boolean: got {value!r} (write true or false)")
+    return value
+
+
 # --------------------------------------------------------------------------- events
 
 
 class _EventBase(_Strict):
     t: float | None = Field(default=None, ge=0)
     """Seconds from the start of the trial, when known."""
+
+    _number_t = field_validator("t", mode="before")(_json_number)
 
 
 class MessageEvent(_EventBase):
@@ -100,6 +125,10 @@ class ModelCallEvent(_EventBase):
     attempts: int | None = Field(default=None, ge=1)
     """How many HTTP attempts the call needed (retries + 1)."""
 
+    _numbers = field_validator(
+        "input_tokens", "output_tokens", "cost_usd", "latency_s", "attempts", mode="before"
+    )(_json_number)
+
 
 class ToolCallEvent(_EventBase):
     """The agent asked for a tool to be run."""
@@ -127,6 +156,8 @@ class ToolResultEvent(_EventBase):
     """Whether the tool reported an error (including injected faults)."""
     irreversible: bool = False
     """The call changed the world irreversibly (policy requires prior confirmation)."""
+
+    _bools = field_validator("is_error", "irreversible", mode="before")(_json_bool)
 
 
 class ControlEvent(_EventBase):
@@ -164,6 +195,9 @@ class Grade(_Strict):
     """What the grader saw: differing keys, quoted transcript, judge output."""
     judge_model: str | None = None
     """For model-graded criteria, the judge model that produced the grade."""
+
+    _number_score = field_validator("score", mode="before")(_json_number)
+    _bool_passed = field_validator("passed", mode="before")(_json_bool)
 
 
 # --------------------------------------------------------------------------- trials
@@ -240,17 +274,22 @@ class Trial(_Strict):
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else; the only place unknown keys may go."""
 
-    @field_validator(
-        "score", "cost_usd", "judge_cost_usd", "latency_s", "confidence", mode="before"
-    )
-    @classmethod
-    def _reject_bool_numbers(cls, value: Any) -> Any:
-        # JSON ``true`` would otherwise pass as 1.0: a bool where a number belongs is a typo.
-        if isinstance(value, bool):
-            raise ValueError("expected a number, got a boolean")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("must be a finite number")
-        return value
+    _numbers = field_validator(
+        "score",
+        "trial",
+        "human_minutes",
+        "cost_usd",
+        "judge_cost_usd",
+        "input_tokens",
+        "output_tokens",
+        "latency_s",
+        "tool_calls",
+        "model_calls",
+        "confidence",
+        "seed",
+        mode="before",
+    )(_json_number)
+    _bool_success = field_validator("success", mode="before")(_json_bool)
 
     @model_validator(mode="after")
     def _outcome(self) -> Trial:

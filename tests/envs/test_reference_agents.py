@@ -167,3 +167,16 @@ def test_agents_on_function_calling_tasks() -> None:
     }
     assert scores["builtin:careful"] > scores["builtin:hasty"]
     assert scores["builtin:hasty"] < 1
+
+
+@pytest.mark.parametrize("name", ["builtin:null", "builtin:oracle", "builtin:hasty"])
+def test_reference_agents_record_their_cost_explicitly(name: str) -> None:
+    # A trial's cost is known only when the agent records it; the simulations record
+    # their simulated model calls and an explicit zero, so the null agent is a known $0.
+    for task in (RETAIL[0], FUNCTIONS[0]):
+        outcome = run(name, task)
+        assert outcome.cost_usd is not None
+        if name == "builtin:null":
+            assert outcome.cost_usd == 0.0 and outcome.model_calls == 0
+        else:
+            assert outcome.cost_usd > 0

@@ -161,6 +161,31 @@ def test_horizon_formula_hand_computed() -> None:
     assert lim.tolist() == [np.inf, 0.0, np.inf, 0.0]
 
 
+def test_flat_slope_at_exactly_q_is_undefined_not_zero() -> None:
+    # b1 = 0 and σ(b0) = q: success is q at every length, so no length is the horizon.
+    # logit(0.5) = 0; q = 0.25 has logit ln(0.25/0.75) = −ln 3.
+    tie = horizon_from_coefficients(np.array([0.0, 1.0]), np.array([0.0, 0.0]), 0.5)
+    assert np.isnan(tie[0])  # before: 0
+    assert tie[1] == np.inf  # σ(1) > 0.5
+    quarter = horizon_from_coefficients(np.array([np.log(0.25 / 0.75)]), np.array([0.0]), 0.25)
+    assert np.isnan(quarter[0])
+
+
+def test_a_tie_reports_a_null_horizon_with_a_warning() -> None:
+    # Two 1-minute tasks (x = log2 1 = 0, so the penalty sets b1 = 0), one success and
+    # one failure: b0 = logit(0.5) = 0, the tie at q = 0.5.
+    trials = [
+        agentgauge.Trial(task_id="a", success=True, human_minutes=1),
+        agentgauge.Trial(task_id="b", success=False, human_minutes=1),
+    ]
+    g = agentgauge.horizon(trials, bootstrap=0).to_dict()["groups"][0]
+    assert g["slope"] == 0 and g["intercept"] == 0
+    assert g["p50_minutes"] is None and g["horizons"]["0.5"] is None
+    assert g["p80_minutes"] == 0.0  # σ(0) = 0.5 < 0.8: shorter than any task
+    assert any("p50 is undefined" in w for w in g["warnings"])
+    json.dumps(g, allow_nan=False)
+
+
 def test_perfectly_separable_is_warned_and_bounded_by_the_penalty() -> None:
     # Successes at 1 and 2 min (x = 0, 1), failures at 8 and 16 min (x = 3, 4):
     # symmetric about x = 2, so the p50 is 2^2 = 4 min whatever the slope; the

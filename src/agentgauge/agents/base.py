@@ -14,7 +14,11 @@ then acts through the session, which records every step as a transcript event
 - ``session.answer(text)`` records the final answer;
 - ``session.report_confidence(p)`` records the agent's confidence in [0, 1]
   that it succeeded (for the predictability metrics: docs/compare-and-plan.md, "Reliability");
-- ``session.record_model_call(...)`` records a model call's tokens, cost and latency.
+- ``session.record_model_call(...)`` records a model call's tokens, cost and latency;
+- ``session.record_cost(usd)`` records spend the model calls do not carry, and
+  ``session.record_cost(0.0)`` says the agent is free. A trial's cost is known
+  only when the agent records it: one that calls its own model and records
+  nothing has an unknown cost, never $0 (docs/running-agents.md, "Cost").
 
 A plain Python function ``fn(session)`` (sync or async) is an agent; so are the
 adapters for OpenAI-compatible endpoints and external commands.
@@ -89,6 +93,10 @@ class Session(Protocol):
 
     def report_confidence(self, p: float) -> None:
         """The agent's own confidence in [0, 1] that it succeeded (last report wins)."""
+        ...
+
+    def record_cost(self, usd: float) -> None:
+        """Spend in US dollars beyond the recorded model calls (adds up); 0.0 for a free agent."""
         ...
 
     def record_model_call(

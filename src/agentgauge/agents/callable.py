@@ -112,6 +112,9 @@ class SyncSession:
     def report_confidence(self, p: float) -> None:
         self._sync(lambda: self._session.report_confidence(p))
 
+    def record_cost(self, usd: float) -> None:
+        self._sync(lambda: self._session.record_cost(usd))
+
     def record_model_call(
         self,
         *,

@@ -18,8 +18,11 @@ The program writes to its stdout:
 - ``{"type": "tool_call", "name", "arguments", "id"?}`` -> a ``tool_result``;
 - ``{"type": "say", "content"}`` -> a ``user`` message;
 - ``{"type": "control", "decision", "reason"?}``, ``{"type": "answer", "content"}``,
-  ``{"type": "confidence", "value"}`` (in [0, 1]) and ``{"type": "model_call",
-  "model"?, "input_tokens"?, "output_tokens"?, "cost_usd"?, "latency_s"?}`` (no reply);
+  ``{"type": "confidence", "value"}`` (in [0, 1]), ``{"type": "model_call",
+  "model"?, "input_tokens"?, "output_tokens"?, "cost_usd"?, "latency_s"?}`` and
+  ``{"type": "cost", "usd"}`` (spend beyond the model calls; ``0`` for a free
+  program), none of which gets a reply. A program that sends neither a priced
+  ``model_call`` nor a ``cost`` has an unknown cost, never $0;
 - ``{"type": "done"}`` when finished, then exits.
 
 Stdout carries only the protocol; logs go to stderr (its tail is quoted in
@@ -210,6 +213,11 @@ class CommandAgent:
                     cost_usd=_opt_number(msg, "cost_usd"),
                     latency_s=_opt_number(msg, "latency_s"),
                 )
+            elif kind == "cost":
+                usd = _opt_number(msg, "usd")
+                if usd is None:
+                    raise ProtocolError(f"cost needs a non-negative number 'usd', got {msg!r}")
+                session.record_cost(usd)
             else:
                 raise ProtocolError(f"unknown message type {kind!r}")
 

@@ -179,6 +179,9 @@ class ReferenceAgent:
         self._tasks = {t.id: t for t in tasks}
 
     async def __call__(self, session: Session) -> None:
+        # A simulation spends nothing beyond its simulated model calls, and says so:
+        # a trial whose agent records no cost has an unknown one.
+        session.record_cost(0.0)
         if self.name == "builtin:null":
             return
         task = self._tasks.get(session.task_id)

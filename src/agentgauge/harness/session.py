@@ -10,6 +10,7 @@ answer, the final state and the usage totals for the trial record.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,12 +51,13 @@ class SessionOutcome:
     input_tokens: int | None
     output_tokens: int | None
     cost_usd: float | None
-    """Sum of model-call costs; ``None`` when any call's price is unknown
-    (a missing price is never counted as 0). 0.0 when no model was called."""
+    """Model-call costs plus what the agent recorded with ``record_cost``; ``None``
+    (unknown) when any call's price is unknown, or when the agent recorded no cost
+    at all: an agent that calls its own model without saying so is not free."""
     confidence: float | None = None
+    """The agent's own confidence that it succeeded, in [0, 1], when it reported one."""
     elapsed_s: float | None = None
     """Simulated seconds the trial took, for sessions in virtual time; else ``None``."""
-    """The agent's own confidence that it succeeded, in [0, 1], when it reported one."""
 
 
 class TrialSession:
@@ -91,6 +93,7 @@ class TrialSession:
         self._tool_names = {t["function"]["name"] for t in env.tools}
         self._answer: str | None = None
         self._confidence: float | None = None
+        self._recorded_cost: float | None = None  # record_cost's sum; None: never called
         self.user_done = False
         """True once the simulated user has ended the conversation."""
         self._instruction = env.first_message()
@@ -199,6 +202,17 @@ class TrialSession:
             raise AgentError(f"confidence must be a number in [0, 1], got {p!r}")
         self._confidence = float(p)
 
+    def record_cost(self, usd: float) -> None:
+        """Record spend outside the recorded model calls, in US dollars (it adds up).
+
+        ``record_cost(0.0)`` says the agent really is free; without it (or a model
+        call with a cost) the trial's cost is unknown, never $0.
+        """
+        valid = not isinstance(usd, bool) and isinstance(usd, int | float)
+        if not valid or not math.isfinite(usd) or usd < 0:
+            raise AgentError(f"cost must be a finite number >= 0 in US dollars, got {usd!r}")
+        self._recorded_cost = (self._recorded_cost or 0.0) + float(usd)
+
     def record_model_call(
         self,
         *,
@@ -240,6 +254,9 @@ class TrialSession:
             return None if any(v is None for v in values) else sum(values)
 
         costs = [c.cost_usd for c in calls]
+        cost: float | None = None
+        if (calls or self._recorded_cost is not None) and all(c is not None for c in costs):
+            cost = float(sum(c for c in costs if c)) + (self._recorded_cost or 0.0)
         return SessionOutcome(
             events=list(self._events),
             answer=answer,
@@ -248,7 +265,7 @@ class TrialSession:
             model_calls=len(calls),
             input_tokens=total("input_tokens"),
             output_tokens=total("output_tokens"),
-            cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c)),
+            cost_usd=cost,
             confidence=self._confidence,
             elapsed_s=self._vt if self._virtual else None,
         )

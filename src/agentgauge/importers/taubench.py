@@ -16,7 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentgauge.errors import InputError
+from pydantic import ValidationError
+
+from agentgauge.errors import InputError, first_error
 from agentgauge.importers import ImportedRun, register
 from agentgauge.schema import (
     ControlEvent,
@@ -75,6 +77,26 @@ def trajectory_events(traj: list[dict[str, Any]]) -> list[Event]:
     return events
 
 
+def _trial(rec: dict[str, Any], task_id: str, reward: float, info: dict[str, Any]) -> Trial:
+    events = trajectory_events(rec.get("traj") or [])
+    n_calls = sum(1 for e in events if e.type == "tool_call")
+    transferred = any(e.type == "control" for e in events)
+    meta: dict[str, Any] = {}
+    if isinstance(info.get("user_cost"), int | float):
+        meta["user_sim_cost_usd"] = float(info["user_cost"])
+    if "reward_info" in info:
+        meta["reward_info"] = info["reward_info"]
+    return Trial(
+        task_id=task_id,
+        trial=rec.get("trial"),
+        score=reward,
+        tool_calls=n_calls,
+        control="transfer" if transferred else None,
+        events=events,
+        metadata=meta,
+    )
+
+
 @register("taubench")
 def read(path: Path) -> ImportedRun:
     try:
@@ -101,25 +123,11 @@ def read(path: Path) -> ImportedRun:
             )
         info = rec.get("info") or {}
         task_id = str(rec["task_id"])
-        events = trajectory_events(rec.get("traj") or [])
-        n_calls = sum(1 for e in events if e.type == "tool_call")
-        transferred = any(e.type == "control" for e in events)
-        meta: dict[str, Any] = {}
-        if isinstance(info.get("user_cost"), int | float):
-            meta["user_sim_cost_usd"] = float(info["user_cost"])
-        if "reward_info" in info:
-            meta["reward_info"] = info["reward_info"]
-        trials.append(
-            Trial(
-                task_id=task_id,
-                trial=rec.get("trial"),
-                score=float(reward),
-                tool_calls=n_calls,
-                control="transfer" if transferred else None,
-                events=events,
-                metadata=meta,
-            )
-        )
+        try:
+            trials.append(_trial(rec, task_id, float(reward), info))
+        except ValidationError as exc:
+            field, reason = first_error(exc, metadata_hint=False)
+            raise InputError(reason, file=path, field=f"{where}.{field}") from None
         task = info.get("task")
         if isinstance(task, dict) and task_id not in tasks:
             tasks[task_id] = Task(

@@ -29,7 +29,10 @@ __all__ = ["behaviour_by_group", "reliability_by_configuration"]
 _TOOL_GRADERS = frozenset({"tool_calls", "trajectory", "milestones", "minefields"})
 
 
-def _turns(trial: Trial) -> int:
+def _turns(trial: Trial) -> float:
+    """Assistant turns in the transcript; NaN (unknown) for a trial without one."""
+    if not trial.events:
+        return float("nan")
     return sum(1 for e in trial.events if isinstance(e, MessageEvent) and e.role == "assistant")
 
 
@@ -51,7 +54,8 @@ def _tool_use(trials: Sequence[Trial]) -> dict[str, Any] | None:
     return toolcall_metrics(
         [t.grades for t in trials],
         task_ids=[t.task_id for t in trials],
-        tool_calls=np.array([t.tool_calls or 0 for t in trials], dtype=float),
+        # An unrecorded count is unknown (NaN, left out of the mean), not zero calls.
+        tool_calls=np.array([np.nan if t.tool_calls is None else t.tool_calls for t in trials]),
         turns=np.array([_turns(t) for t in trials], dtype=float),
     )
 
@@ -61,12 +65,15 @@ def _control(trials: Sequence[Trial]) -> dict[str, Any] | None:
     if not graded:
         return None
     counts = [_control_counts(t) for t in graded]
-    have_counts = all(c[0] is not None for c in counts)
+    # Missed confirmations need both counts of every trial; a missing one is not 0.
+    irreversible = [irr for irr, _ in counts if irr is not None]
+    unconfirmed = [unc for _, unc in counts if unc is not None]
+    have_counts = len(irreversible) == len(unconfirmed) == len(counts)
     return control_metrics(
         [t.expected_control for t in graded],
         [t.control for t in graded],
-        irreversible=[c[0] or 0 for c in counts] if have_counts else None,
-        unconfirmed=[c[1] or 0 for c in counts] if have_counts else None,
+        irreversible=irreversible if have_counts else None,
+        unconfirmed=unconfirmed if have_counts else None,
     )
 
 
@@ -77,18 +84,26 @@ def _keep(trials: Sequence[Trial], exclude_infra_errors: bool) -> list[Trial]:
 def behaviour_by_group(
     trials: Sequence[Trial], by: Sequence[str], *, exclude_infra_errors: bool = False
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """``{group labels: {"tool_use": ..., "control": ...}}`` for each group in ``by``.
+    """``{group labels: {"tool_use": ..., "control": ..., "null_reasons": ...}}`` for
+    each group in ``by``.
 
     Labels are the values of ``by`` in order, as the outcome engine groups.
-    A section is ``None`` when no trial of the group carries what it needs.
+    A section is ``None`` when no trial of the group carries what it needs, and
+    ``null_reasons`` says why.
     """
     groups: dict[tuple[Any, ...], list[Trial]] = {}
     for t in _keep(trials, exclude_infra_errors):
         groups.setdefault(tuple(getattr(t, key) for key in by), []).append(t)
-    return {
-        key: {"tool_use": _tool_use(members), "control": _control(members)}
-        for key, members in groups.items()
-    }
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for key, members in groups.items():
+        tool_use, control = _tool_use(members), _control(members)
+        reasons = {}
+        if tool_use is None:
+            reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
+        if control is None:
+            reasons["control"] = "no trial names the control decision it expects"
+        out[key] = {"tool_use": tool_use, "control": control, "null_reasons": reasons}
+    return out
 
 
 def reliability_by_configuration(

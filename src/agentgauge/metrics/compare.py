@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from agentgauge.metrics.cost import cost_of_pass
+from agentgauge.metrics.cost import task_weighted_cost_of_pass
 from agentgauge.metrics.outcome import success_interval, task_success_counts
 from agentgauge.stats.intervals import mover_difference_interval
 from agentgauge.stats.se import cluster_codes, cluster_correlation, se_clustered, se_mean
@@ -171,7 +171,8 @@ def _families(tables: tuple[TrialTable, ...], tasks: list[str]) -> list[str] | N
 
 
 def _cost_of_pass(table: TrialTable, rate: float) -> tuple[float | None, str | None]:
-    """Mean cost per trial / success rate on the shared tasks (`metrics.cost.cost_of_pass`)."""
+    """Cost of pass on the shared tasks, both averages over tasks
+    (`metrics.cost.task_weighted_cost_of_pass`)."""
     cost = table.cost_usd
     missing = int(np.isnan(cost).sum())
     if len(cost) == 0:
@@ -180,7 +181,7 @@ def _cost_of_pass(table: TrialTable, rate: float) -> tuple[float | None, str | N
         return None, f"price unknown for {missing} of {len(cost)} trials"
     if rate == 0:
         return None, "no successes"
-    return cost_of_pass(float(cost.mean()), rate), None
+    return task_weighted_cost_of_pass(cost, table.codes("task_id")[1], rate), None
 
 
 def _none_if_nan(x: float) -> float | None:

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CostMetrics", "cost_metrics", "cost_of_pass", "quantiles"]
+__all__ = [
+    "CostMetrics",
+    "cost_metrics",
+    "cost_of_pass",
+    "quantiles",
+    "task_mean",
+    "task_weighted_cost_of_pass",
+    "unpriced_label",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -22,9 +30,11 @@ def cost_of_pass(cost_per_trial: float, success_rate: float) -> float:
     """Expected spend per success: mean cost per trial (failures included) / success rate.
 
     Erol et al. 2025, "Cost-of-Pass: An Economic Framework for Evaluating
-    Language Models" (arXiv:2504.13359): C_p = E[cost] / R. Infinite when the
-    rate is 0 (no number of attempts buys a success). $0.50 per trial at 40%
-    costs $1.25 per success; $2.00 at 90% costs $2.22.
+    Language Models" (arXiv:2504.13359): C_p = E[cost] / R, both expectations
+    over the same distribution of problems, so both arguments must be the same
+    kind of average (`task_weighted_cost_of_pass` takes both over tasks).
+    Infinite when the rate is 0 (no number of attempts buys a success). $0.50
+    per trial at 40% costs $1.25 per success; $2.00 at 90% costs $2.22.
     """
     if not 0 <= success_rate <= 1:
         raise ValueError(f"success_rate must be in [0, 1], got {success_rate}")
@@ -55,6 +65,47 @@ class CostMetrics:
     """Mean tool calls per trial."""
     model_calls: float | None
     reasons: dict[str, str] = field(default_factory=dict)
+
+
+def task_mean(
+    values: FloatArray, task: npt.NDArray[np.intp], counts: npt.NDArray[np.int64] | None = None
+) -> float:
+    """Mean over tasks of each task's mean value (tasks weigh equally, whatever
+    their trial counts); ``task`` codes each row's task, and ``counts`` (rows per
+    task code, when the caller has them) saves counting again."""
+    if values.shape != task.shape or values.size == 0:
+        raise ValueError("values and task need one entry per trial, and at least one")
+    n = np.bincount(task) if counts is None else counts
+    sums = np.bincount(task, weights=values, minlength=n.size)
+    present = n > 0
+    return float((sums[present] / n[present]).mean())
+
+
+def task_weighted_cost_of_pass(
+    cost_usd: FloatArray,
+    task: npt.NDArray[np.intp],
+    success_rate: float,
+    counts: npt.NDArray[np.int64] | None = None,
+) -> float:
+    """Cost of pass with numerator and denominator averaged the same way: over tasks.
+
+    C_p = mean_t(mean cost of task t's trials) / mean_t(p_t), the task-weighted
+    success rate the reports show. Erol et al. (2025) define cost-of-pass as
+    E[cost] / R over a distribution of problems; the suite's tasks, equally
+    weighted, are that distribution here, as for every task average
+    (docs/metrics.md, "Cost"). Taking the numerator per trial instead would let
+    a task that was run more often weigh more in the cost than in the rate: task
+    a with 10 passing trials and task b with 1 failing one, at $1 each, give
+    $1 / 0.5 = $2.00 (pooled both ways it would be $11 / 10 passes = $1.10; the
+    two agree whenever every task has the same number of trials). ``cost_usd``
+    must be fully known (no NaN); ``counts`` as in `task_mean`.
+    """
+    return cost_of_pass(task_mean(cost_usd, task, counts), success_rate)
+
+
+def unpriced_label(missing: int, n_trials: int) -> str:
+    """How reports show a cost figure that unpriced trials make unknown."""
+    return f"unknown ({missing} of {n_trials} trials unpriced)"
 
 
 def quantiles(values: FloatArray, qs: tuple[float, ...]) -> list[float]:
@@ -111,13 +162,18 @@ def cost_metrics(
     output_tokens: FloatArray,
     tool_calls: FloatArray,
     model_calls: FloatArray,
+    task: npt.NDArray[np.intp] | None = None,
+    task_trials: npt.NDArray[np.int64] | None = None,
 ) -> CostMetrics:
     """Cost per trial and in total, cost of pass, judge cost, latency, tokens.
 
     - per_trial = Σ cost / N over all N trials; total = Σ cost. Both ``None``
       when any trial's price is unknown (``missing`` counts them).
-    - cost_of_pass = per_trial / success_rate (`cost_of_pass`); ``None`` with
-      reason ``no successes`` when the rate is 0, or with the missing count.
+    - cost_of_pass = task-averaged cost per trial / the task-averaged
+      ``success_rate`` (`task_weighted_cost_of_pass`; ``task`` codes each row's
+      task, and without it every row is its own task; ``task_trials``, the rows
+      per task code, spares a count); ``None`` with reason
+      ``no successes`` when the rate is 0, or with the missing count.
     - judge_total: the graders' spend, never added to the agent's.
     - latency p50 and p95 (linear interpolation between order statistics,
       numpy's default) and mean, over trials that report a latency.
@@ -140,7 +196,10 @@ def cost_metrics(
     elif missing:
         reasons["cost_of_pass"] = f"price unknown for {missing} of {n} trials"
     elif per_trial is not None and success_rate is not None:
-        cop = cost_of_pass(per_trial, success_rate)
+        if task is None:
+            cop = cost_of_pass(per_trial, success_rate)
+        else:
+            cop = task_weighted_cost_of_pass(cost_usd, task, success_rate, task_trials)
 
     n_lat, lat_sum = _count_sum(latency_s)
     p50 = p95 = None

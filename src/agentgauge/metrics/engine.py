@@ -52,6 +52,16 @@ class GroupMetrics:
         """The group object of ``agentgauge.metrics/1``, plus pass@k/pass^k SEs and null reasons."""
         o, c = self.outcome, self.cost
         reasons = {**o.reasons, **{f"cost.{k}": v for k, v in c.reasons.items()}}
+        if o.n_trials:  # a figure no trial records is shown as missing, and why
+            for key, value, what in (
+                ("cost.judge_total", c.judge_total, "a judge cost"),
+                ("latency_s", c.latency_mean, "a latency"),
+                ("tokens", c.input_tokens if c.output_tokens is None else 0, "token counts"),
+                ("calls.tool", c.tool_calls, "a tool-call count"),
+                ("calls.model", c.model_calls, "a model-call count"),
+            ):
+                if value is None:
+                    reasons.setdefault(key, f"no trial records {what}")
         return {
             **self.labels,
             "n_tasks": o.n_tasks,
@@ -120,7 +130,9 @@ class MetricsReport:
             d = g.to_dict()
             extra = self.behaviour.get(tuple(g.labels.get(key) for key in self.by))
             if extra is not None:
+                reasons = {**d["null_reasons"], **extra.get("null_reasons", {})}
                 d.update(extra)
+                d["null_reasons"] = reasons
             groups.append(d)
         out: dict[str, Any] = {
             "schema": SCHEMA,
@@ -345,6 +357,8 @@ def compute_metrics(
             output_tokens=col("output_tokens"),
             tool_calls=col("tool_calls"),
             model_calls=col("model_calls"),
+            task=task_codes if rows is None else task_codes[rows],
+            task_trials=n_full,
         )
         first = int(group_first[g])
         labels: dict[str, Any] = {}

@@ -29,12 +29,18 @@ class FrontierPoint:
     cost_per_trial: float | None
     """Mean agent cost per trial in USD; ``None`` when any trial's price is unknown."""
     success_rate: float
+    missing: int = 0
+    """Trials whose price is unknown (the point is unpriced when any is)."""
+    n_trials: int | None = None
+    """Trials behind the point, when known."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "cost_per_trial": self.cost_per_trial,
             "success_rate": self.success_rate,
+            "missing": self.missing,
+            "n_trials": self.n_trials,
         }
 
 
@@ -57,13 +63,20 @@ class Frontier:
 
 
 def pareto_frontier(
-    labels: Sequence[str], cost: npt.ArrayLike, success_rate: npt.ArrayLike
+    labels: Sequence[str],
+    cost: npt.ArrayLike,
+    success_rate: npt.ArrayLike,
+    *,
+    missing: Sequence[int] | None = None,
+    n_trials: Sequence[int] | None = None,
 ) -> Frontier:
     """Split points into the Pareto frontier and the dominated.
 
     q dominates p when cost_q ≤ cost_p and rate_q ≥ rate_p with at least one
     strict. Identical points do not dominate each other (both stay). Points with
-    NaN cost go to ``unpriced``. The frontier is sorted by cost, then by rate.
+    NaN cost go to ``unpriced`` (``missing`` and ``n_trials``, one per point, say
+    how many of their trials are unpriced). The frontier is sorted by cost, then
+    by rate.
     """
     labels = [str(x) for x in labels]
     c = np.asarray(cost, dtype=np.float64)
@@ -75,9 +88,13 @@ def pareto_frontier(
     if np.any(~np.isfinite(r)) or np.any((r < 0) | (r > 1)):
         raise ValueError("success rates must be finite and in [0, 1]")
     priced = np.isfinite(c)
+    miss = [0] * len(labels) if missing is None else [int(m) for m in missing]
+    sizes: list[int | None] = [None] * len(labels) if n_trials is None else list(n_trials)
+    if len(miss) != len(labels) or len(sizes) != len(labels):
+        raise ValueError("missing and n_trials must have one entry per point")
     points = [
-        FrontierPoint(lab, float(x) if ok else None, float(y))
-        for lab, x, y, ok in zip(labels, c, r, priced, strict=True)
+        FrontierPoint(lab, float(x) if ok else None, float(y), m, size)
+        for lab, x, y, ok, m, size in zip(labels, c, r, priced, miss, sizes, strict=True)
     ]
     idx = [int(i) for i in np.flatnonzero(priced)]
     cp, rp = c[idx], r[idx]
@@ -112,10 +129,14 @@ def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model"
     labels: list[str] = []
     costs: list[float] = []
     rates: list[float] = []
+    missing: list[int] = []
+    sizes: list[int] = []
     for key, sub in table.groups(list(by)):
         labels.append("/".join(str(v) for v in key.values() if v is not None) or "all")
         costs.append(float(sub.cost_usd.mean()) if len(sub) else float("nan"))
+        missing.append(int(np.isnan(sub.cost_usd).sum()))
+        sizes.append(len(sub))
         _, inv = sub.task_index()
         per_task = np.bincount(inv, weights=sub.success.astype(np.float64)) / np.bincount(inv)
         rates.append(float(per_task.mean()))
-    return pareto_frontier(labels, costs, rates)
+    return pareto_frontier(labels, costs, rates, missing=missing, n_trials=sizes)

@@ -268,6 +268,12 @@ def _fit_group(
                 f"(C = {regularization:g})"
             )
         for qq, h in horizons.items():
+            if np.isnan(h):
+                warnings.append(
+                    f"p{qq * 100:g} is undefined: the slope is 0 and the predicted success "
+                    f"is {qq:g} at every task length"
+                )
+                continue
             # A relative slack of 1e-9 keeps a horizon that lands on an end from
             # being called an extrapolation because of rounding.
             if h < lo_min * (1 - 1e-9) or h > hi_min * (1 + 1e-9):
@@ -288,8 +294,16 @@ def _fit_group(
         boot_h = {qq: horizon_from_coefficients(bfit.intercept, bfit.slope, qq) for qq in q}
         ci95 = {}
         for qq, hs in boot_h.items():
-            lo, hi = percentile_with_inf(hs, (2.5, 97.5))
+            # A replicate whose horizon is undefined (a tie: slope 0, σ(b0) = q) has
+            # no length to rank; it is left out of the percentiles and counted.
+            undefined = np.isnan(hs)
+            lo, hi = percentile_with_inf(hs[~undefined], (2.5, 97.5))
             ci95[qq] = (lo, hi)
+            if undefined.any():
+                warnings.append(
+                    f"{int(undefined.sum())} of {n_boot} bootstrap replicates left p{qq * 100:g} "
+                    "undefined (slope 0, predicted success exactly q); the interval omits them"
+                )
         n_deg = int(np.count_nonzero(bfit.degenerate))
         if n_deg and fit.degenerate[0] == 0:
             warnings.append(

@@ -268,7 +268,9 @@ def horizon_from_coefficients(b0: FloatArray, b1: FloatArray, q: float) -> Float
 
     h_q = 2^((ln(q/(1−q)) − b0)/b1) (Kwa et al. 2025, eq. for the p-horizon),
     since the fit is on log2 minutes. Limits: b0 = +∞ (only successes) gives ∞,
-    b0 = −∞ (only failures) gives 0; b1 = 0 gives ∞ when σ(b0) > q, else 0.
+    b0 = −∞ (only failures) gives 0; b1 = 0 gives ∞ when σ(b0) > q, 0 when
+    σ(b0) < q, and NaN (undefined) when σ(b0) = q: the predicted success is q at
+    every length, so no length is *the* one.
     """
     b0 = np.asarray(b0, dtype=np.float64)
     b1 = np.asarray(b1, dtype=np.float64)
@@ -276,7 +278,8 @@ def horizon_from_coefficients(b0: FloatArray, b1: FloatArray, q: float) -> Float
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log2h = (logit - b0) / b1
         flat = (b1 == 0) | ~np.isfinite(b0)
-        log2h = np.where(flat, np.where(b0 > logit, np.inf, -np.inf), log2h)
+        limit = np.where(b0 > logit, np.inf, np.where(b0 < logit, -np.inf, np.nan))
+        log2h = np.where(flat, limit, log2h)
         return np.asarray(np.exp2(log2h), dtype=np.float64)
 
 

@@ -71,4 +71,5 @@ def predictability(confidence: npt.ArrayLike, success: npt.ArrayLike) -> Predict
     if n_pos and n_neg:
         ranks = stats.rankdata(c)  # average ranks: ties count one half
         auroc = float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-    return Predictability(1 - ece, ece, auroc, 1 - brier, brier, n)
+    why = None if auroc is not None else "AUROC needs both successes and failures"
+    return Predictability(1 - ece, ece, auroc, 1 - brier, brier, n, why)

@@ -77,32 +77,51 @@ class Estimate:
 # --------------------------------------------------------------------------- actions
 
 
-def action_sequences(trials: Sequence[Trial]) -> list[tuple[str, ...]]:
-    """Each trial's action names: the ``name`` of its ``tool_call`` events, in order."""
-    return [tuple(e.name for e in t.events if isinstance(e, ToolCallEvent)) for t in trials]
+#: One trial's action names, or ``None`` when the trial carries no transcript.
+Actions = Sequence[str] | None
+
+
+def action_sequences(trials: Sequence[Trial]) -> list[tuple[str, ...] | None]:
+    """Each trial's action names: the ``name`` of its ``tool_call`` events, in order.
+
+    ``None`` for a trial with no events at all: it carries no transcript (a record
+    imported with outcomes only), which is not the same as a transcript without
+    tool calls — every recorded transcript holds at least the opening message.
+    """
+    return [
+        tuple(e.name for e in t.events if isinstance(e, ToolCallEvent)) if t.events else None
+        for t in trials
+    ]
 
 
 def _successful_runs_by_task(
-    task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Sequence[str]]
-) -> dict[str, list[tuple[str, ...]]]:
+    task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Actions]
+) -> tuple[dict[str, list[tuple[str, ...]]], int]:
+    """Action sequences of successful runs per task, and how many trials had any."""
     ids = np.asarray(task_id, dtype=object)
     ok = np.asarray(success, dtype=bool)
     if ids.shape != ok.shape or len(actions) != len(ids):
         raise ValueError("task_id, success and actions must have one entry per trial")
     runs: dict[str, list[tuple[str, ...]]] = {}
+    known = 0
     for tid, good, acts in zip(ids, ok, actions, strict=True):
+        if acts is None:
+            continue
+        known += 1
         if good:
             runs.setdefault(str(tid), []).append(tuple(acts))
-    return runs
+    return runs, known
 
 
 def _mean_over_tasks(
     task_id: npt.ArrayLike,
     success: npt.ArrayLike,
-    actions: Sequence[Sequence[str]],
+    actions: Sequence[Actions],
     per_task: Callable[[list[tuple[str, ...]]], float],
 ) -> Estimate:
-    runs = _successful_runs_by_task(task_id, success, actions)
+    runs, known = _successful_runs_by_task(task_id, success, actions)
+    if not known:
+        return Estimate(None, n=0, reason="no transcripts: the trials carry no events")
     values = [per_task(seqs) for seqs in runs.values() if len(seqs) >= 2]
     if not values:
         return Estimate(None, n=0, reason="no task has two successful runs")
@@ -158,7 +177,7 @@ def _task_dist_consistency(seqs: list[tuple[str, ...]]) -> float:
 
 
 def trajectory_consistency_dist(
-    task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Sequence[str]]
+    task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Actions]
 ) -> Estimate:
     """1 − mean pairwise JSD (base 2) of action-name frequencies, over successful runs.
 
@@ -166,7 +185,8 @@ def trajectory_consistency_dist(
     JSD_base2(f_i, f_j), f = the count of each action name in the run; then the
     mean over those tasks (tasks weigh equally; SE across them). Rabanser et al.
     2026, "trajectory consistency (distributional)". Order is ignored: the same
-    tools used as often score 1.
+    tools used as often score 1. A trial whose sequence is ``None`` (no
+    transcript) is left out; with none left the value is ``None`` with a reason.
     """
     return _mean_over_tasks(task_id, success, actions, _task_dist_consistency)
 
@@ -196,7 +216,7 @@ def _task_seq_consistency(seqs: list[tuple[str, ...]]) -> float:
 
 
 def trajectory_consistency_seq(
-    task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Sequence[str]]
+    task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Actions]
 ) -> Estimate:
     """Mean over pairs of successful runs of 1 − Lev(a_i, a_j)/max(|a_i|, |a_j|).
 
@@ -308,7 +328,11 @@ class Reliability:
     """``None`` when no trial was graded for minefields."""
 
     def to_dict(self) -> dict[str, Any]:
+        reasons = (
+            {} if self.safety is not None else {"safety": "no trial was graded for minefields"}
+        )
         return {
+            "null_reasons": reasons,
             "trajectory_consistency_dist": self.trajectory_consistency_dist.to_dict(),
             "trajectory_consistency_seq": self.trajectory_consistency_seq.to_dict(),
             "resource_consistency": self.resource_consistency.to_dict(),
@@ -322,10 +346,11 @@ class Reliability:
 
 def reliability(
     table: TrialTable,
-    actions: Sequence[Sequence[str]] | None = None,
+    actions: Sequence[Actions] | None = None,
     *,
     violation: npt.ArrayLike | None = None,
     severity: npt.ArrayLike | None = None,
+    graded: npt.ArrayLike | None = None,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> Reliability:
@@ -334,7 +359,8 @@ def reliability(
     Consistency, resources and predictability read the ``base`` variant's trials
     (perturbations would blur them); robustness compares base with each kind of
     perturbation. ``actions`` (one sequence per row, `action_sequences`) enables
-    trajectory consistency; ``violation``/``severity`` (`safety_from_trials`)
+    trajectory consistency; ``violation``/``severity`` (`safety_from_trials`),
+    over the rows ``graded`` marks as checked for minefields (default: all),
     enable safety. Build the inputs from trials with ``TrialTable.from_trials``.
     """
     base = table.variant.astype(str) == "base"
@@ -350,8 +376,9 @@ def reliability(
         dist = seq = none
     safe = None
     if violation is not None:
-        sev = np.ones(len(table)) if severity is None else severity
-        safe = safety(violation, sev)
+        sev = np.ones(len(table)) if severity is None else np.asarray(severity)
+        checked = np.ones(len(table), bool) if graded is None else np.asarray(graded, bool)
+        safe = safety(np.asarray(violation, bool)[checked], sev[checked])
     return Reliability(
         trajectory_consistency_dist=dist,
         trajectory_consistency_seq=seq,
@@ -367,14 +394,18 @@ def reliability(
 def reliability_from_trials(
     trials: Sequence[Trial], *, n_boot: int = 1000, seed: int = 0
 ) -> Reliability:
-    """`reliability` from validated trials: table, action sequences and minefield grades."""
+    """`reliability` from validated trials: table, action sequences and minefield grades.
+
+    Safety counts only the trials graded for minefields: a trial nobody checked is
+    not a compliant one."""
+    graded = np.array([any(g.grader == "minefields" for g in t.grades) for t in trials], bool)
     violation, severity = safety_from_trials(trials)
-    graded = any(g.grader == "minefields" for t in trials for g in t.grades)
     return reliability(
         TrialTable.from_trials(trials),
         action_sequences(trials),
-        violation=violation if graded else None,
+        violation=violation if graded.any() else None,
         severity=severity,
+        graded=graded,
         n_boot=n_boot,
         seed=seed,
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgauge.api import metrics as compute_metrics
+from agentgauge.metrics.cost import unpriced_label
 from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.formats import money
@@ -273,6 +274,11 @@ def build_report(inputs: ReportInputs) -> ReportData:
     points = [{**p, "dominated_by": None} for p in frontier["frontier"]] + [
         {**p, "dominated_by": ", ".join(p["dominated_by"])} for p in frontier["dominated"]
     ]
+    # An agent whose cost is unknown is left off the plot, never drawn at $0, and named.
+    frontier_notes = [
+        f"cost frontier leaves out {p['label']}: cost {unpriced_label(p['missing'], p['n_trials'])}"
+        for p in frontier["unpriced"]
+    ]
     runs = [
         src.run.model_dump(
             include={"run_id", "agent", "model", "suite", "suite_version", "n_trials", "created_at"}
@@ -291,7 +297,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
         sections=sections,
         tasks=_task_rows(trials),
         transcripts=_sample_transcripts(trials),
-        notes=list(inputs.notes) + list(data.get("warnings", [])),
+        notes=list(inputs.notes) + list(data.get("warnings", [])) + frontier_notes,
     )
 
 
@@ -335,7 +341,13 @@ def markdown_summary(data: ReportData) -> str:
             f"{g['n_tasks']} / {g['n_trials']}",
         ]
         row += [num(g["pass_hat_k"].get(str(k))) for k in ks]
-        row += [money(g["cost"]["per_trial"]), money(g["cost"]["cost_of_pass"])]
+        for key in ("per_trial", "cost_of_pass"):
+            unknown = g["cost"][key] is None and g["cost"]["missing"]
+            row.append(
+                unpriced_label(g["cost"]["missing"], g["n_trials"])
+                if unknown
+                else money(g["cost"][key])
+            )
         lines.append("| " + " | ".join(row) + " |")
     if data.record:
         lines += ["", "## Comparison record", ""]

@@ -15,6 +15,7 @@ import jinja2
 import plotly.graph_objects as go
 
 from agentgauge._version import __version__
+from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import money as _money
 from agentgauge.store import utc_now
 
@@ -55,6 +56,14 @@ def _fmt(value: Any, digits: int = 3) -> str:
             return "–"
         return f"{value:.{digits}f}"
     return str(value)
+
+
+def _cost(group: dict[str, Any], key: str) -> str:
+    """A cost cell; one that unpriced trials make unknown says so, with the count."""
+    cost = group["cost"]
+    if cost[key] is None and cost["missing"]:
+        return unpriced_label(cost["missing"], group["n_trials"])
+    return _money(cost[key])
 
 
 def _group_label(group: dict[str, Any]) -> str:
@@ -136,6 +145,7 @@ _ENV = jinja2.Environment(
 _ENV.filters["fmt"] = _fmt
 _ENV.filters["money"] = _money
 _ENV.globals["group_label"] = _group_label
+_ENV.globals["cost_cell"] = _cost
 
 
 def render_html(data: ReportData) -> str:

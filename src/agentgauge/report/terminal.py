@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from agentgauge.metrics import MetricsReport
+from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import money as _money
 
 __all__ = ["behaviour_tables", "metrics_table", "print_behaviour", "print_metrics"]
@@ -30,6 +31,14 @@ def _pm(value: float | None, se: float | None) -> str:
     if value is None:
         return _DASH
     return _pct(value) if se is None else f"{_pct(value)} ± {100 * se:.1f}"
+
+
+def _cost(group: dict[str, Any], key: str, *, full: bool = False) -> str:
+    """A cost figure; one that unpriced trials make unknown says so, with the count once."""
+    cost = group["cost"]
+    if cost[key] is None and cost["missing"]:
+        return unpriced_label(cost["missing"], group["n_trials"]) if full else "unknown"
+    return _money(cost[key])
 
 
 def _num(x: float | None, unit: str = "", digits: int = 1) -> str:
@@ -69,14 +78,13 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
     cells += [_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks]
     cells += [_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks]
     cost, lat, tok = g["cost"], g["latency_s"], g["tokens"]
-    missing = f" ({cost['missing']} unpriced)" if cost["missing"] else ""
     cells += [
         _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.3f}",
         str(len(g["flaky_tasks"])),
         str(g["infra_errors"]),
-        _money(cost["per_trial"]) + missing,
-        _money(cost["total"]),
-        _money(cost["cost_of_pass"]),
+        _cost(g, "per_trial", full=True),
+        _cost(g, "total"),
+        _cost(g, "cost_of_pass"),
         _money(cost["judge_total"]),
         f"{_num(lat['p50'], ' s')} / {_num(lat['p95'], ' s')}",
         f"{_num(tok['input'], digits=0)} / {_num(tok['output'], digits=0)}",
@@ -114,7 +122,7 @@ def _rows_tables(report: MetricsReport, title: str | None) -> Group:
     )
     passk = table(None, ["group", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)])
     for g in data["groups"]:
-        sr, cost = g["success_rate"], g["cost"]
+        sr = g["success_rate"]
         ci = (
             _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
         )
@@ -126,8 +134,8 @@ def _rows_tables(report: MetricsReport, title: str | None) -> Group:
             ci,
             _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
             str(g["infra_errors"]),
-            _money(cost["per_trial"]),
-            _money(cost["cost_of_pass"]),
+            _cost(g, "per_trial"),
+            _cost(g, "cost_of_pass"),
         )
         passk.add_row(
             name,
@@ -288,7 +296,10 @@ def behaviour_tables(report: MetricsReport) -> list[Table]:
             ("calibration (1 − ECE)", [_num(p.get("calibration"), digits=3) for p in preds]),
             ("AUROC of confidence", [_num(p.get("auroc"), digits=3) for p in preds]),
             ("safety compliance", [_pct(s.get("compliance")) for s in safes]),
-            ("harm given violation", [_num(s.get("harm"), digits=3) for s in safes]),
+            (
+                "harmlessness of violations",
+                [_num(s.get("harmlessness"), digits=3) for s in safes],
+            ),
         ]
         tables.append(
             _transposed(
@@ -303,7 +314,47 @@ def behaviour_tables(report: MetricsReport) -> list[Table]:
     return tables
 
 
+#: Reliability figures, as the table names them, and the key of each one's value.
+_RELIABILITY_FIGURES = (
+    ("trajectory consistency (dist)", "trajectory_consistency_dist", "value"),
+    ("trajectory consistency (seq)", "trajectory_consistency_seq", "value"),
+    ("resource consistency", "resource_consistency", "value"),
+    ("prompt robustness", "prompt_robustness", "value"),
+    ("fault robustness", "fault_robustness", "value"),
+    ("environment robustness", "environment_robustness", "value"),
+    ("calibration (1 − ECE)", "predictability", "calibration"),
+    ("AUROC of confidence", "predictability", "auroc"),
+    ("harmlessness of violations", "safety", "harmlessness"),
+)
+
+
+def reliability_notes(report: MetricsReport) -> list[str]:
+    """Why each reliability figure is missing: each reason once, with who it applies to."""
+    rel = report.to_dict().get("reliability") or []
+    notes: dict[str, list[str]] = {}
+    for r in rel:
+        who = " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all"
+        for name, key, value in _RELIABILITY_FIGURES:
+            figure = r.get(key)
+            reason = (
+                r.get("null_reasons", {}).get(key)
+                if figure is None
+                else figure.get("reason")
+                if figure.get(value) is None
+                else None
+            )
+            if reason:
+                notes.setdefault(f"{name}: {reason}", []).append(who)
+    return [
+        note
+        + ("" if len(rel) < 2 else f" ({who[0]})" if len(who) == 1 else f" ({len(who)} configs)")
+        for note, who in notes.items()
+    ]
+
+
 def print_behaviour(report: MetricsReport, console: Console) -> None:
-    """Print the behaviour tables, if the report has them."""
+    """Print the behaviour tables, if the report has them, and why figures are missing."""
     for table in behaviour_tables(report):
         console.print(table)
+    for note in reliability_notes(report):
+        console.print(f"[dim]— {note}[/]")

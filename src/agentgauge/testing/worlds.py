@@ -114,6 +114,7 @@ def make_counter_env(task: Task, *, variant: str, seed: int) -> CounterEnv:
 async def counting_agent(session: Session) -> None:
     """Adds the number that ends the instruction, then says so. Sleeps a seeded
     few milliseconds first, so concurrent trials interleave like real ones."""
+    session.record_cost(0.0)  # no model behind it: free, and recorded as such
     await asyncio.sleep(float(session.rng.uniform(0.0, 0.02)))
     amount = int(re.findall(r"-?\d+", session.instruction)[-1])
     await session.call_tool("add", {"amount": amount})
@@ -121,4 +122,5 @@ async def counting_agent(session: Session) -> None:
 
 
 async def noop_agent(session: Session) -> None:
-    """Does nothing (the harness's overhead, measured alone)."""
+    """Does nothing (the harness's overhead, measured alone), for free."""
+    session.record_cost(0.0)

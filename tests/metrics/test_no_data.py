@@ -1,0 +1,142 @@
+"""No metric from no data: a figure whose inputs are absent is null with a reason,
+never a perfect or a zero score (before: trajectory consistency 1.000 ± 0.000 from a
+file with no transcripts, tool calls per trial 0 when no count was recorded)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentgauge
+from agentgauge.metrics.behaviour import behaviour_by_group
+from agentgauge.metrics.reliability import reliability_from_trials
+from agentgauge.schema import Grade, Trial
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "examples" / "sample_trials.jsonl"
+
+
+def sample_json() -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "metrics", str(SAMPLE), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return dict(json.loads(out))
+
+
+def test_the_sample_file_has_no_figure_from_absent_transcripts() -> None:
+    data = sample_json()
+    for rel in data["reliability"]:
+        for key in ("trajectory_consistency_dist", "trajectory_consistency_seq"):
+            assert rel[key]["value"] is None, (rel["agent"], key)
+            assert rel[key]["reason"] == "no transcripts: the trials carry no events"
+        for key in ("prompt_robustness", "fault_robustness", "environment_robustness"):
+            assert rel[key]["value"] is None and rel[key]["reason"]
+        assert rel["predictability"]["calibration"] is None and rel["predictability"]["reason"]
+        assert rel["safety"] is None and rel["null_reasons"]["safety"]
+    for g in data["groups"]:
+        assert g["tool_use"] is None and g["null_reasons"]["tool_use"]
+        assert g["control"] is None and g["null_reasons"]["control"]
+        assert g["calls"]["model"] is None and g["null_reasons"]["calls.model"]
+
+
+def test_the_terminal_names_every_missing_reliability_figure() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "metrics", str(SAMPLE)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    ).stdout
+    assert "1.000 ± 0.000" not in out
+    for line in (
+        "— trajectory consistency (dist): no transcripts: the trials carry no events",
+        "— trajectory consistency (seq): no transcripts",
+        "— calibration (1 − ECE): no trial reports a confidence",
+        "— harmlessness of violations: no trial was graded for minefields",
+        "— tool_use: no trial has tool-call, trajectory or minefield grades",
+        "— control: no trial names the control decision it expects",
+    ):
+        assert line in out, line
+
+
+def _run(task: str, events: list[dict[str, Any]] | None, **kw: Any) -> Trial:
+    rec: dict[str, Any] = {"task_id": task, "success": True, **kw}
+    if events is not None:
+        rec["events"] = events
+    return Trial.model_validate(rec)
+
+
+def test_a_transcript_without_tool_calls_is_not_an_absent_transcript() -> None:
+    said = [{"type": "message", "role": "user", "content": "hi"}]
+    # Two successful runs whose transcripts hold no tool call: the same (empty) path, 1.
+    rel = reliability_from_trials([_run("t", said), _run("t", said)])
+    assert rel.trajectory_consistency_seq.value == 1.0
+    assert rel.trajectory_consistency_dist.value == 1.0
+    # The same outcomes with no transcript at all: unknown.
+    rel = reliability_from_trials([_run("t", None), _run("t", None)])
+    assert rel.trajectory_consistency_seq.value is None
+    assert rel.trajectory_consistency_dist.reason == "no transcripts: the trials carry no events"
+
+
+def test_trials_without_transcripts_are_left_out_not_counted_as_empty() -> None:
+    calls = [{"type": "tool_call", "name": "a"}, {"type": "tool_call", "name": "b"}]
+    other = [{"type": "tool_call", "name": "a"}, {"type": "tool_call", "name": "c"}]
+    # Two transcripts (a b vs a c: Lev 1 of 2 → 0.5) and one trial without one.
+    trials = [_run("t", calls), _run("t", other), _run("t", None)]
+    assert reliability_from_trials(trials).trajectory_consistency_seq.value == pytest.approx(0.5)
+
+
+def test_unrecorded_tool_call_counts_and_turns_are_unknown_not_zero() -> None:
+    grade = Grade(grader="tool_calls", passed=True)
+    trials = [_run("t", None, grades=[grade]), _run("u", None, grades=[grade])]
+    tool_use = behaviour_by_group(trials, ())[()]["tool_use"]
+    assert tool_use["tool_calls_per_trial"] is None and tool_use["turns_per_trial"] is None
+    # Known counts are averaged over the trials that have them: (4 + 2) / 2.
+    trials = [_run("t", None, grades=[grade], tool_calls=4),
+              _run("u", None, grades=[grade], tool_calls=2),
+              _run("v", None, grades=[grade])]  # fmt: skip
+    assert behaviour_by_group(trials, ())[()]["tool_use"]["tool_calls_per_trial"] == 3.0
+
+
+def test_missed_confirmation_needs_both_counts() -> None:
+    known = Grade(
+        grader="control",
+        passed=True,
+        evidence={"irreversible_calls": 1, "unconfirmed_irreversible": 1},
+    )
+    half = Grade(grader="control", passed=True, evidence={"irreversible_calls": 1})
+    kw: dict[str, Any] = {"expected_control": "act", "control": "act"}
+    one = behaviour_by_group([_run("t", None, grades=[known], **kw)], ())[()]["control"]
+    assert one["missed_confirmation"] == 1.0  # 1 unconfirmed of 1 trial with an irreversible
+    both = [_run("t", None, grades=[known], **kw), _run("u", None, grades=[half], **kw)]
+    # Before: the missing count read as 0 → 1/2. Now the figure is unknown.
+    assert behaviour_by_group(both, ())[()]["control"]["missed_confirmation"] is None
+
+
+def test_safety_counts_only_trials_checked_for_minefields() -> None:
+    hit = Grade(grader="minefields", passed=False, evidence={"max_severity": 0.5})
+    clean = Grade(grader="minefields", passed=True)
+    trials = [_run("a", None, grades=[hit]), _run("b", None, grades=[clean]), _run("c", None)]
+    safe = reliability_from_trials(trials).safety
+    assert safe is not None
+    # c was never checked: compliance 1 of 2 checked (before: 2 of 3).
+    assert safe.compliance == 0.5 and safe.n_trials == 2
+    assert safe.harmlessness == 0.5  # 1 − 0.5
+    nothing_wrong = reliability_from_trials([_run("b", None, grades=[clean])]).safety
+    assert nothing_wrong is not None
+    assert nothing_wrong.compliance == 1.0 and nothing_wrong.harmlessness is None
+
+
+def test_auroc_with_one_outcome_class_says_why() -> None:
+    trials = [_run("t", None, confidence=0.9), _run("u", None, confidence=0.7)]
+    p = agentgauge.metrics(trials).reliability[0]["predictability"]  # type: ignore[index]
+    assert p["auroc"] is None and p["reason"] == "AUROC needs both successes and failures"
+    assert p["calibration"] is not None
