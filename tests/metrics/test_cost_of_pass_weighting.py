@@ -77,3 +77,20 @@ def test_cli_json(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert json.loads(out)["groups"][0]["cost"]["cost_of_pass"] == pytest.approx(11.0)
+
+
+def test_spend_per_success_is_the_pooled_accounting_figure() -> None:
+    # The case: task a with 10 passing trials, task b with 1 failing one, $1 each.
+    rows = [("a", True, 1.0)] * 10 + [("b", False, 1.0)]
+    g = compute_metrics(table(rows), by=()).groups[0]
+    assert g.cost.spend_per_success == pytest.approx(11 / 10)  # $11 spent, 10 successes
+    assert g.cost.cost_of_pass == pytest.approx(2.0)  # $1 per task-attempt / rate 0.5
+    assert g.to_dict()["cost"]["spend_per_success"] == pytest.approx(1.1)
+    none = compute_metrics(table([("a", False, 1.0)] * 3), by=()).groups[0]
+    assert none.cost.spend_per_success is None
+    assert none.cost.reasons["spend_per_success"] == "no successes"
+    unknown = compute_metrics(
+        TrialTable.from_trials([Trial(task_id="a", success=True, cost_usd=None)]), by=()
+    ).groups[0]
+    assert unknown.cost.spend_per_success is None
+    assert "price unknown for 1 of 1" in unknown.cost.reasons["spend_per_success"]

@@ -53,6 +53,7 @@ class CostMetrics:
     judge_total: float | None
     missing: int
     """Trials whose agent price is unknown."""
+
     latency_p50: float | None
     latency_p95: float | None
     latency_mean: float | None
@@ -65,6 +66,9 @@ class CostMetrics:
     """Mean tool calls per trial."""
     model_calls: float | None
     reasons: dict[str, str] = field(default_factory=dict)
+    spend_per_success: float | None = None
+    """What the trials spent per success: total / successes, pooled over trials (the
+    accounting figure; `cost_of_pass` is the expected cost of a success over tasks)."""
 
 
 def task_mean(
@@ -164,6 +168,7 @@ def cost_metrics(
     model_calls: FloatArray,
     task: npt.NDArray[np.intp] | None = None,
     task_trials: npt.NDArray[np.int64] | None = None,
+    successes: int | None = None,
 ) -> CostMetrics:
     """Cost per trial and in total, cost of pass, judge cost, latency, tokens.
 
@@ -174,6 +179,9 @@ def cost_metrics(
       task, and without it every row is its own task; ``task_trials``, the rows
       per task code, spares a count); ``None`` with reason
       ``no successes`` when the rate is 0, or with the missing count.
+    - spend_per_success = total / ``successes`` (pooled: what was spent per
+      success, whichever tasks they came from); ``None`` without successes or with
+      an unknown price.
     - judge_total: the graders' spend, never added to the agent's.
     - latency p50 and p95 (linear interpolation between order statistics,
       numpy's default) and mean, over trials that report a latency.
@@ -201,6 +209,15 @@ def cost_metrics(
         else:
             cop = task_weighted_cost_of_pass(cost_usd, task, success_rate, task_trials)
 
+    spend: float | None = None
+    if successes is not None:
+        if successes == 0:
+            reasons["spend_per_success"] = "no successes"
+        elif missing:
+            reasons["spend_per_success"] = f"price unknown for {missing} of {n} trials"
+        elif total is not None:
+            spend = total / successes
+
     n_lat, lat_sum = _count_sum(latency_s)
     p50 = p95 = None
     if n_lat:
@@ -227,4 +244,5 @@ def cost_metrics(
         tool_calls=tool_sum / n_tool if n_tool else None,
         model_calls=model_sum / n_model if n_model else None,
         reasons=reasons,
+        spend_per_success=spend,
     )

@@ -87,6 +87,7 @@ class GroupMetrics:
                 "per_trial": _num(c.per_trial),
                 "total": _num(c.total),
                 "cost_of_pass": _num(c.cost_of_pass),
+                "spend_per_success": _num(c.spend_per_success),
                 "judge_total": _num(c.judge_total),
                 "missing": c.missing,
             },
@@ -359,6 +360,7 @@ def compute_metrics(
             model_calls=col("model_calls"),
             task=task_codes if rows is None else task_codes[rows],
             task_trials=n_full,
+            successes=outcome.n_successes,
         )
         first = int(group_first[g])
         labels: dict[str, Any] = {}
