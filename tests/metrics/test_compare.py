@@ -371,3 +371,17 @@ def test_score_interval_covers_near_the_ceiling(
     # 1,000 replications: Monte-Carlo SE 0.7 point. Conservative near the ceiling
     # (measured up to 99.5% at 97% → 99% with 5 families), never below 93%.
     assert 0.93 <= cov <= 0.997, cov
+
+
+def test_the_verdict_of_two_all_passing_runs_has_width() -> None:
+    # Every task passes in both runs: d_t = 0 for all, the paired SE is 0, and a
+    # paired t interval would be [0, 0]: certainty that 5 tasks cannot give.
+    every = {f"t{i}": [1, 1, 1] for i in range(5)}
+    c = compare(_table(every), _table(every), margin=0.05)
+    assert c.se_paired == 0 and c.interval == "score"
+    assert c.ci95 == c.ci == c.ci95_score
+    assert c.ci95 is not None and c.ci95[0] < 0 < c.ci95[1]
+    assert c.non_inferior is False  # 5 tasks cannot show "within 5 points"
+    assert "MOVER" in c.test and c.to_dict()["interval"] == "score"
+    many = {f"t{i}": [1, 1, 1] for i in range(400)}
+    assert compare(_table(many), _table(many)).non_inferior_at(0.05) is True
