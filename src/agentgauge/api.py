@@ -25,7 +25,6 @@ command        twin
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -48,7 +47,13 @@ from agentgauge.metrics.validity import (
     heldout_usage,
     null_agent_check,
 )
-from agentgauge.report.gates import GateConfig, GateResult, evaluate_gates, load_gate_config
+from agentgauge.report.gates import (
+    GateConfig,
+    GateResult,
+    evaluate_gates,
+    gate_ks,
+    load_gate_config,
+)
 from agentgauge.report.record import ComparisonRecord, SystemInfo, build_record
 from agentgauge.schema import Trial
 from agentgauge.stats.power import (
@@ -329,18 +334,9 @@ def compare_sources(
 # --------------------------------------------------------------------------- gate
 
 
-_K = re.compile(r"^pass_(?:hat|at)_k\.(\d+)$")
-
-
 def _ks(config: GateConfig) -> list[int]:
-    ks = {1, 2, 4}
-    if config.deployment_k is not None:
-        ks.add(config.deployment_k)
-    for g in config.gates:
-        m = _K.match(g.metric or "")
-        if m:
-            ks.add(int(m.group(1)))
-    return sorted(ks)
+    # pass^k is always reported at 1, 2 and 4 (as `agentgauge metrics` does).
+    return sorted({1, 2, 4} | gate_ks(config))
 
 
 def blocking_failures(trials: Sequence[Trial]) -> int | None:
