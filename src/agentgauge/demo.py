@@ -20,8 +20,8 @@ from rich.console import Console
 from rich.rule import Rule
 
 from agentgauge.api import compare_sources
-from agentgauge.errors import InputError
 from agentgauge.api import metrics as compute_metrics
+from agentgauge.errors import InputError
 from agentgauge.harness.runner import run
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
 from agentgauge.report.html import render_html

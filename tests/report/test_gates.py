@@ -134,9 +134,7 @@ def test_every_gate_path_reads_the_value_metrics_reports_in_gate_and_in_pytest(
     # k = 3 is not among the k every report has (1, 2, 4): a gate on it must ask for it.
     expected = metrics(SAMPLE, k=[3], by=("agent", "model"), behaviour=False).to_dict()
     paths = _gate_paths(expected["groups"][0])
-    assert {"pass_hat_k.3", "pass_at_k_se.3", "pass_hat_k_se.3", "cost.cost_of_pass"} <= set(
-        paths
-    )
+    assert {"pass_hat_k.3", "pass_at_k_se.3", "pass_hat_k_se.3", "cost.cost_of_pass"} <= set(paths)
     store = tmp_path / "s.db"
     with Store(store) as db:
         import_file("jsonl", SAMPLE, db, run_id="sample")

@@ -25,7 +25,8 @@ def demo(
     force: Annotated[
         bool,
         typer.Option(
-            "--force", help="Replace DIR/agentgauge.db even if it holds runs the demo did not write."
+            "--force",
+            help="Replace DIR/agentgauge.db even if it holds runs the demo did not write.",
         ),
     ] = False,
 ) -> None:
