@@ -122,6 +122,8 @@ class TrialWriter:
                 self._in_flight = len(batch)
                 try:
                     await loop.run_in_executor(self._executor, self._write, batch)
+                except asyncio.CancelledError:
+                    raise  # the loop is shutting down; the thread finishes its write
                 except BaseException as exc:  # raised to the loop: every submit, and close
                     self._error = exc
                 finally:
