@@ -82,6 +82,10 @@ class TrialWriter:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="agentgauge-trial-writer")
             self._drain = asyncio.get_running_loop().create_task(self._drain_queue())
         await self._queue.put(rows)
+        # One turn of the loop: agents that never wait on anything (the built-in
+        # ones) would otherwise keep the drain from handing trials to the thread
+        # until the run ends, and a Ctrl-C would find nothing committed.
+        await asyncio.sleep(0)
         self._raise_if_failed()  # the error may have come while we waited for room
 
     async def flush(self) -> None:
