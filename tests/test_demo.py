@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 import agentgauge
-from agentgauge.demo import run_demo
+from agentgauge.demo import demo_run_ids, run_demo
 from agentgauge.store import Store
 
 
@@ -43,3 +44,48 @@ def test_demo_shows_the_method_and_is_reproducible(tmp_path: Path) -> None:
     text2, groups2 = _run(tmp_path / "b")
     assert groups2 == groups
     assert text2.replace(str(tmp_path / "b"), "X") == text.replace(str(tmp_path / "a"), "X")
+
+
+def test_demo_refuses_a_store_holding_runs_it_did_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from agentgauge.cli import main
+    from agentgauge.schema import Run
+    from agentgauge.store import utc_now
+
+    out = tmp_path / "demo"
+    out.mkdir()
+    with Store(out / "agentgauge.db") as db:
+        db.create_run(Run(run_id="mine", agent="openai:gpt-x", created_at=utc_now()))
+        # A run with a demo id but another agent is not the demo's either.
+        db.create_run(Run(run_id="retail-hasty", agent="my-agent", created_at=utc_now()))
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "argv", ["agentgauge", "demo", "--out", str(out), "--trials", "1"])
+    monkeypatch.setattr(sys, "stderr", err)
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 2
+    lines = err.getvalue().strip().splitlines()
+    assert len(lines) == 1
+    assert "2 runs the demo did not write (mine, retail-hasty)" in lines[0]
+    assert "--force" in lines[0]
+    with Store(out / "agentgauge.db") as db:
+        assert [r.run_id for r in db.list_runs()] == ["mine", "retail-hasty"]
+
+
+def test_demo_with_force_replaces_a_store_holding_other_runs(tmp_path: Path) -> None:
+    from agentgauge.schema import Run
+    from agentgauge.store import utc_now
+
+    out = tmp_path / "demo"
+    out.mkdir()
+    with Store(out / "agentgauge.db") as db:
+        db.create_run(Run(run_id="mine", created_at=utc_now()))
+    quiet = Console(file=io.StringIO())
+    run_demo(out, trials=1, console=quiet, progress=False, force=True)
+    with Store(out / "agentgauge.db") as db:
+        runs = {r.run_id: r.agent for r in db.list_runs()}
+    # Only the demo's own runs are left, so running it again there needs no --force.
+    assert runs == demo_run_ids()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -112,10 +113,16 @@ def test_trial_writer_commits_each_trial_from_its_thread(tmp_path: Path) -> None
     db = Store(tmp_path / "s.db")
     db.create_run(Run(run_id="r", created_at=utc_now()))
     writer = TrialWriter(db, "r")
-    assert writer._thread is not None  # a file store: written on the writer's thread
-    for t in _trials(50):
-        writer.submit(t)
-    writer.close()
+
+    async def main() -> None:
+        for t in _trials(50):
+            await writer.submit(t)
+        # A file store: queued for the writer's thread, not written by the caller.
+        assert writer.pending == 50
+        assert db.trials("r") == []
+        await writer.close()
+
+    asyncio.run(main())
     # The same rows as the direct path writes (a second store, written synchronously).
     ref = Store(tmp_path / "ref.db")
     ref.create_run(Run(run_id="r", created_at=utc_now()))
@@ -131,14 +138,18 @@ def test_trial_writer_raises_the_first_write_error_and_stops(tmp_path: Path) -> 
     db.create_run(Run(run_id="r", created_at=utc_now()))
     first, second = _trials(2)
     writer = TrialWriter(db, "r")
+
+    async def main() -> None:
+        try:
+            for t in (first, first, second):
+                await writer.submit(t)
+        finally:
+            await writer.close()
+
     # The same cell twice is a UNIQUE violation in the thread; it surfaces at the
     # next submit or at close, whichever comes first, and nothing after it is written.
     with pytest.raises(InputError, match="already stored"):
-        try:
-            for t in (first, first, second):
-                writer.submit(t)
-        finally:
-            writer.close()
+        asyncio.run(main())
     assert [(t.task_id, t.trial) for t in db.trials("r")] == [("t0", 0)]
 
 
@@ -146,10 +157,14 @@ def test_trial_writer_on_an_in_memory_store_writes_in_the_callers_thread() -> No
     db = Store(":memory:")  # a second connection would open another, empty database
     db.create_run(Run(run_id="r", created_at=utc_now()))
     writer = TrialWriter(db, "r")
-    assert writer._thread is None
-    writer.submit(_trials(1)[0])
-    assert len(db.trials("r")) == 1  # already written, before close
-    writer.close()
+
+    async def main() -> None:
+        await writer.submit(_trials(1)[0])
+        assert writer.pending == 0
+        assert len(db.trials("r")) == 1  # already written, before close
+        await writer.close()
+
+    asyncio.run(main())
 
 
 def test_trials_that_share_a_final_state_share_one_document(tmp_path: Path) -> None:

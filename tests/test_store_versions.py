@@ -86,7 +86,7 @@ def test_a_schema_1_store_is_upgraded_and_reads_the_same(tmp_path: Path) -> None
         .fetchall()
     )
     with Store(path) as db:  # opened for writing: upgraded
-        assert db.schema_version == SCHEMA_VERSION == 2
+        assert db.schema_version == SCHEMA_VERSION == 3  # through 2, then 3 (grade versions)
         assert {r.run_id for r in db.list_runs()} == set(TRIAL_DIGESTS)
         for run_id, digest in TRIAL_DIGESTS.items():
             assert trial_digest(db, run_id) == digest, run_id
@@ -99,7 +99,7 @@ def test_a_schema_1_store_is_upgraded_and_reads_the_same(tmp_path: Path) -> None
         ).fetchall()
         assert grades_after == grades_before
         (version,) = db.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        assert version == "2"
+        assert version == "3"
         n_documents = db.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
         # A new trial that ends in a state the old ones left is not stored again.
         old = next(t for t in db.trials("imported") if t.final_state is not None)
@@ -170,7 +170,7 @@ def test_a_store_from_a_newer_agentgauge_is_refused_and_untouched(tmp_path: Path
     good.write_text('{"task_id": "b", "success": true}\n')
     for readonly in (False, True):
         with pytest.raises(
-            InputError, match=r"store schema 99 is newer than this agentgauge's \(2\)"
+            InputError, match=r"store schema 99 is newer than this agentgauge's \(3\)"
         ):
             Store(path, readonly=readonly)
     for args in (

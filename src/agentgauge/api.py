@@ -25,7 +25,6 @@ command        twin
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -48,8 +47,19 @@ from agentgauge.metrics.validity import (
     heldout_usage,
     null_agent_check,
 )
-from agentgauge.report.gates import GateConfig, GateResult, evaluate_gates, load_gate_config
-from agentgauge.report.record import ComparisonRecord, SystemInfo, build_record
+from agentgauge.report.gates import (
+    GateConfig,
+    GateResult,
+    evaluate_gates,
+    gate_ks,
+    load_gate_config,
+)
+from agentgauge.report.record import (
+    ComparisonRecord,
+    SystemInfo,
+    build_record,
+    grading_difference,
+)
 from agentgauge.schema import Trial
 from agentgauge.stats.power import (
     DEFAULT_WITHIN_SHARE,
@@ -64,14 +74,17 @@ from agentgauge.table import TrialTable
 
 if TYPE_CHECKING:
     from agentgauge.graders.regrade import RegradeResult
+    from agentgauge.store.database import GradeVersion
 
 __all__ = [
     "CompareResult",
     "TrialsLike",
+    "activate_grade_version",
     "blocking_failures",
     "calibrate",
     "compare",
     "compare_sources",
+    "grade_versions",
     "horizon",
     "metrics",
     "plan",
@@ -84,12 +97,16 @@ TrialsLike = Sequence[Trial] | TrialTable | str | PathLike[str]
 """Trials as a user holds them: a list of `Trial`, a `TrialTable`, or a SOURCE."""
 
 
-def system_info(trials: TrialsLike, label: str, *, events: bool = True) -> SystemInfo:
-    """Resolve trials in any accepted form to a `SystemInfo` (with its run header
-    and tasks when stored; ``trials`` is ``None`` for a bare `TrialTable`).
+def system_info(
+    trials: TrialsLike, label: str, *, events: bool = True, grade_version: int | None = None
+) -> SystemInfo:
+    """Resolve trials in any accepted form to a `SystemInfo` (with its run header,
+    tasks and grade version when stored; ``trials`` is ``None`` for a bare
+    `TrialTable`).
 
     ``events=False`` skips a store's transcripts and grades (what only the
-    outcomes need).
+    outcomes need). ``grade_version`` is the store's grade version to read when
+    the SOURCE names none (``#grade=N``); default, the run's active one.
     """
     if isinstance(trials, TrialTable):
         return SystemInfo(label=label, table=trials)
@@ -97,12 +114,24 @@ def system_info(trials: TrialsLike, label: str, *, events: bool = True) -> Syste
         # Imported here: sources pulls in the store, which pure metric users do not need.
         from agentgauge.sources import open_source
 
-        src = open_source(str(trials), events=events)
+        src = open_source(str(trials), events=events, grade_version=grade_version)
         return SystemInfo(
-            label=str(trials), table=src.table, run=src.run, tasks=src.tasks, trials=src.trials
+            label=str(trials),
+            table=src.table,
+            run=src.run,
+            tasks=src.tasks,
+            trials=src.trials,
+            grading=src.grading,
         )
     items = list(trials)
     return SystemInfo(label=label, table=TrialTable.from_trials(items), trials=items)
+
+
+def _one_system(info: SystemInfo, side: str) -> None:
+    """A side of a comparison is one system: refuse a pool of configurations."""
+    from agentgauge.sources import require_one_configuration
+
+    require_one_configuration(info.table, info.label, side=side)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -116,6 +145,7 @@ def metrics(
     exclude_infra_errors: bool = False,
     seed: int = 0,
     behaviour: bool = True,
+    grade_version: int | None = None,
 ) -> MetricsReport:
     """``agentgauge metrics``: the metrics of trials in any form (`TrialsLike`).
 
@@ -126,9 +156,10 @@ def metrics(
     grades (a list of `Trial` or a SOURCE), the report adds per-group
     ``tool_use`` and ``control`` sections and per-configuration
     ``reliability`` (`agentgauge.metrics.behaviour`). A bare `TrialTable` has
-    only outcomes, so those sections are absent.
+    only outcomes, so those sections are absent. ``grade_version`` picks a
+    stored run's grade version (default: the active one).
     """
-    info = system_info(trials, "trials", events=behaviour)
+    info = system_info(trials, "trials", events=behaviour, grade_version=grade_version)
     report = compute_metrics(
         info.table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed
     )
@@ -182,6 +213,7 @@ def compare(
     alpha: float = 0.05,
     seed: int = 0,
     include_heldout: bool = False,
+    grade_version: int | None = None,
 ) -> Comparison:
     """``agentgauge compare``: the paired comparison of B against A over the tasks
     both ran (Miller 2024; docs/compare-and-plan.md).
@@ -190,8 +222,13 @@ def compare(
     distinguishable from noise with T tasks × K trials", or with ``margin`` the
     non-inferiority form); ``to_dict()`` is ``agentgauge.compare/1``. Gates read
     ``non_inferior_at(margin)``.
+
+    Each side must hold one (agent, model) configuration; a SOURCE holding
+    several is narrowed with ``#agent=NAME`` (`agentgauge.sources`).
+    ``grade_version`` applies to each stored side that names none itself.
     """
-    sa, sb = system_info(a, "A", events=False), system_info(b, "B", events=False)
+    sa = system_info(a, "A", events=False, grade_version=grade_version)
+    sb = system_info(b, "B", events=False, grade_version=grade_version)
     return _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
 
 
@@ -204,6 +241,8 @@ def _compare(
     seed: int,
     include_heldout: bool,
 ) -> Comparison:
+    _one_system(sa, "A")
+    _one_system(sb, "B")
     try:
         return compare_tables(
             sa.table,
@@ -227,6 +266,8 @@ class CompareResult:
     record: ComparisonRecord
     a: SystemInfo
     b: SystemInfo
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    """What the user must know to read the result (the sides graded differently)."""
 
 
 def _store_of(spec: str) -> tuple[Path, str] | None:
@@ -298,14 +339,17 @@ def compare_sources(
     deployment_k: int | None = None,
     null: str | None = None,
     judge_kappa: float | None = None,
+    grade_version: int | None = None,
 ) -> CompareResult:
     """What ``agentgauge compare A B`` does: the comparison and its record from two SOURCEs.
 
     The null-agent line reads ``null`` (a SOURCE) or else a ``null`` agent's run
     on the same suite version in B's store. Including held-out tasks writes an
-    audit entry in each store involved.
+    audit entry in each store involved. ``warnings`` says when the two sides
+    were graded differently (other graders, or a re-grade on one side only).
     """
-    sa, sb = system_info(a, "A"), system_info(b, "B")
+    sa = system_info(a, "A", grade_version=grade_version)
+    sb = system_info(b, "B", grade_version=grade_version)
     comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
     heldout = _audit_heldout([(a, sa), (b, sb)]) if include_heldout else _heldout_usage([b, a])
     if null is not None:
@@ -323,24 +367,16 @@ def compare_sources(
         include_heldout=include_heldout,
         seed=seed,
     )
-    return CompareResult(comp, record, sa, sb)
+    difference = grading_difference(sa, sb)
+    return CompareResult(comp, record, sa, sb, [difference] if difference else [])
 
 
 # --------------------------------------------------------------------------- gate
 
 
-_K = re.compile(r"^pass_(?:hat|at)_k\.(\d+)$")
-
-
 def _ks(config: GateConfig) -> list[int]:
-    ks = {1, 2, 4}
-    if config.deployment_k is not None:
-        ks.add(config.deployment_k)
-    for g in config.gates:
-        m = _K.match(g.metric or "")
-        if m:
-            ks.add(int(m.group(1)))
-    return sorted(ks)
+    # pass^k is always reported at 1, 2 and 4 (as `agentgauge metrics` does).
+    return sorted({1, 2, 4} | gate_ks(config))
 
 
 def blocking_failures(trials: Sequence[Trial]) -> int | None:
@@ -366,6 +402,7 @@ def run_gates(
     by: Sequence[str] = ("agent", "model"),
     seed: int = 0,
     if_no_baseline: Literal["error", "skip"] = "error",
+    grade_version: int | None = None,
 ) -> list[GateResult]:
     """``agentgauge gate``: every gate of a config on SOURCE (and BASELINE for the
     non-inferiority gates): metrics with the k values the config names, the
@@ -375,6 +412,9 @@ def run_gates(
     Without a baseline a non-inferiority gate is an input error, unless
     ``if_no_baseline="skip"`` (a CI pipeline's first run, before any baseline
     exists): then it is returned unchecked (``checked=False``) and the others run.
+    Gates hold per (agent, model) group; the non-inferiority comparison needs
+    one configuration on each side (narrow a SOURCE with ``#agent=NAME``).
+    ``grade_version`` applies to each stored SOURCE that names none itself.
     """
     cfg = config if isinstance(config, GateConfig) else load_gate_config(config)
     unchecked: list[GateResult] = []
@@ -391,7 +431,7 @@ def run_gates(
     # Imported here: sources pulls in the store, which pure metric users do not need.
     from agentgauge.sources import open_source
 
-    src = open_source(source)
+    src = open_source(source, grade_version=grade_version)
     trials = src.trials
     if "all" not in cfg.variants:
         trials = [t for t in trials if t.variant in cfg.variants]
@@ -406,7 +446,13 @@ def run_gates(
     margins = [g.margin for g in cfg.gates if g.type == "non_inferiority"]
     if baseline is not None and margins:
         # compare() reads each run's base variant, as the gates do by default.
-        comparison = compare(baseline, source, margin=max(m or 0.0 for m in margins), seed=seed)
+        comparison = compare(
+            baseline,
+            source,
+            margin=max(m or 0.0 for m in margins),
+            seed=seed,
+            grade_version=grade_version,
+        )
         comparison_dict = comparison.to_dict()
     else:
         comparison_dict = None
@@ -561,18 +607,48 @@ def regrade(
     graders: Sequence[str] | None = None,
     *,
     store: str | Path | None = None,
+    activate: bool = False,
 ) -> RegradeResult:
     """``agentgauge grade``: re-grade a stored run's transcripts as a new grade
     version (`agentgauge.graders.regrade.regrade`). ``source`` is ``DB:RUN_ID``,
-    a store that holds exactly one run, or (with ``store``) a run id."""
+    a store that holds exactly one run, or (with ``store``) a run id. The run
+    reports the new version only with ``activate``."""
     from agentgauge.graders.regrade import regrade as regrade_run
+
+    db_path, run_id = _stored_run(source, store)
+    return regrade_run(db_path, run_id, list(graders) if graders else None, activate=activate)
+
+
+def activate_grade_version(
+    source: str, version: int, *, store: str | Path | None = None
+) -> list[GradeVersion]:
+    """``agentgauge grade --activate-version N``: make grade version ``version``
+    (1 = as recorded) what the stored run reports; returns the run's versions."""
+    from agentgauge.store import Store
+
+    db_path, run_id = _stored_run(source, store)
+    with Store(db_path, create=False) as db:
+        db.require_run(run_id)
+        db.activate_grade_version(run_id, version)
+        return db.grade_versions(run_id)
+
+
+def grade_versions(source: str, *, store: str | Path | None = None) -> list[GradeVersion]:
+    """The grade versions of a stored run, oldest first, the active one marked."""
+    from agentgauge.store import Store
+
+    db_path, run_id = _stored_run(source, store)
+    with Store(db_path, readonly=True) as db:
+        db.require_run(run_id)
+        return db.grade_versions(run_id)
+
+
+def _stored_run(source: str, store: str | Path | None) -> tuple[Path, str]:
     from agentgauge.sources import resolve_run
 
     if store is not None and not Path(source).exists() and ":" not in source:
-        db_path, run_id = Path(store), source
-    else:
-        db_path, run_id = resolve_run(source)
-    return regrade_run(db_path, run_id, list(graders) if graders else None)
+        return Path(store), source
+    return resolve_run(source)
 
 
 # --------------------------------------------------------------------------- calibrate

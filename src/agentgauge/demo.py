@@ -21,6 +21,7 @@ from rich.rule import Rule
 
 from agentgauge.api import compare_sources
 from agentgauge.api import metrics as compute_metrics
+from agentgauge.errors import InputError
 from agentgauge.harness.runner import run
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
 from agentgauge.report.html import render_html
@@ -29,7 +30,7 @@ from agentgauge.sources import open_source
 from agentgauge.store import Store
 from agentgauge.suite import load_suite
 
-__all__ = ["REFERENCE_AGENTS", "DemoResult", "run_demo"]
+__all__ = ["REFERENCE_AGENTS", "DemoResult", "demo_run_ids", "run_demo"]
 
 REFERENCE_AGENTS = ("null", "oracle", "careful", "hasty")
 VARIANTS = ("base", "paraphrase", "fault:tool_error", "fault:rate_limit", "env:rename_keys")
@@ -38,6 +39,38 @@ SIMULATED_NOTE = (
     "hasty): they read each task's reference plan and make seeded errors. Their numbers show "
     "the method, not any real system."
 )
+
+
+def demo_run_ids() -> dict[str, str]:
+    """The runs the demo writes: run id -> the agent that made it."""
+    return {
+        f"{suite}-{name}": f"builtin:{name}"
+        for name in REFERENCE_AGENTS
+        for suite in ("retail", "functions")
+    }
+
+
+def _refuse_foreign_store(db: Path) -> None:
+    if not db.exists():
+        return
+    ours = demo_run_ids()
+    try:
+        with Store(db, readonly=True) as store:
+            others = [r.run_id for r in store.list_runs() if ours.get(r.run_id) != r.agent]
+    except InputError as exc:
+        raise InputError(
+            f"{exc.reason}; the demo replaces its store: use another --out, "
+            "or --force to replace this file",
+            file=db,
+        ) from None
+    if others:
+        shown = ", ".join(others[:5]) + (" …" if len(others) > 5 else "")
+        raise InputError(
+            f"holds {len(others)} run{'s' if len(others) != 1 else ''} the demo did not write "
+            f"({shown}); the demo replaces its store: use another --out, "
+            "or --force to delete them",
+            file=db,
+        )
 
 
 @dataclass(frozen=True)
@@ -58,12 +91,20 @@ def run_demo(
     seed: int = 0,
     console: Console | None = None,
     progress: bool | None = None,
+    force: bool = False,
 ) -> DemoResult:
-    """Run the demo into ``out`` (replacing an earlier demo's store there)."""
+    """Run the demo into ``out``, replacing an earlier demo's store there.
+
+    A store there that holds runs the demo did not write (docs/store.md tells
+    users to add their runs to it) is refused with `InputError` unless
+    ``force``: the demo never deletes someone's results silently.
+    """
     con = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     db = out / "agentgauge.db"
+    if not force:
+        _refuse_foreign_store(db)
+    out.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 

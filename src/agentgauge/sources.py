@@ -1,7 +1,16 @@
 """Where trials come from: a JSONL file of trial records, or ``DB:RUN_ID`` in a store.
 
 Every command that reads trials takes a SOURCE string and resolves it here
-(`open_source`), so the same spelling works everywhere. Trial records
+(`open_source`), so the same spelling works everywhere::
+
+    PATH                    a trials JSONL file, or a store holding one run
+    DB:RUN_ID               one run of a store
+    ...#agent=A,model=M     only the trials of that (agent, model) configuration
+    DB:RUN_ID#grade=N       the run as grade version N graded it (default: the active one)
+
+The selector after ``#`` takes ``agent``, ``model`` and ``grade`` (docs/cli.md,
+"SOURCE"). A path that exists as given always wins, so a file whose name holds
+``:`` or ``#`` (or a Windows drive letter) is read as that file. Trial records
 (docs/metrics.md, "The trial record") are read with errors a user can act on:
 the first bad line stops the load with ``FILE:LINE: field: reason``, and
 callers write nothing until the whole file has validated.
@@ -15,24 +24,81 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Run, Task, Trial
-from agentgauge.store import Store
+from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable
 
 __all__ = [
+    "Selector",
     "TrialSource",
     "assign_trial_indices",
+    "configurations",
     "is_store",
     "load_trials",
     "open_source",
     "parse_source",
     "parse_trial",
     "read_jsonl",
+    "read_trials_jsonl",
+    "require_one_configuration",
     "resolve_run",
+    "split_selector",
 ]
+
+
+@dataclass(frozen=True)
+class Selector:
+    """What the ``#...`` part of a SOURCE picks."""
+
+    agent: str | None = None
+    model: str | None = None
+    grade_version: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.agent is None and self.model is None and self.grade_version is None
+
+    def keeps(self, trial: Trial) -> bool:
+        return (self.agent is None or trial.agent == self.agent) and (
+            self.model is None or trial.model == self.model
+        )
+
+
+_SELECTOR_KEYS = ("agent", "model", "grade")
+
+
+def split_selector(spec: str) -> tuple[str, Selector]:
+    """``SOURCE#agent=A,model=M,grade=N`` -> (``SOURCE``, the selector). A path that
+    exists as given has no selector, whatever characters its name holds."""
+    if "#" not in spec or Path(spec).exists():
+        return spec, Selector()
+    base, _, fragment = spec.rpartition("#")
+    found: dict[str, str] = {}
+    for part in fragment.split(","):
+        key, eq, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or key not in _SELECTOR_KEYS or not value or key in found:
+            raise InputError(
+                f"bad selector {fragment!r}: write #agent=NAME, #model=NAME, #grade=N "
+                "or several, comma-separated (e.g. #agent=careful,grade=2)",
+                file=base,
+                field="SOURCE",
+            )
+        found[key] = value
+    grade = found.get("grade")
+    if grade is not None and not (grade.isdigit() and int(grade) >= 1):
+        raise InputError(
+            f"grade version must be a positive integer, got {grade!r}", file=base, field="SOURCE"
+        )
+    return base, Selector(
+        agent=found.get("agent"),
+        model=found.get("model"),
+        grade_version=None if grade is None else int(grade),
+    )
 
 
 @dataclass
@@ -47,6 +113,8 @@ class TrialSource:
     """The run header when the source is a store."""
     tasks: list[Task] = field(default_factory=list)
     """The suite's tasks when the store recorded them."""
+    grading: GradeVersion | None = None
+    """The grade version read, when the source is a store."""
     _table: TrialTable | None = None
 
     @property
@@ -128,7 +196,7 @@ def assign_trial_indices(
     return out
 
 
-def load_trials(path: str | Path) -> list[Trial]:
+def read_trials_jsonl(path: str | Path) -> list[Trial]:
     """Load and validate a trials JSONL file (one trial record per line).
 
     Raises `InputError` (``FILE:LINE: field: reason``) on the first bad line:
@@ -139,12 +207,28 @@ def load_trials(path: str | Path) -> list[Trial]:
     return assign_trial_indices(parsed, file=path)
 
 
+def load_trials(source: str | Path) -> list[Trial]:
+    """The trials of a SOURCE: a trials JSONL file, ``DB:RUN_ID`` (with transcripts
+    and grades), a store holding one run, with an optional ``#agent=...``
+    selector (see the module's docstring).
+
+    A JSONL file is validated line by line: the first bad line raises
+    `InputError` (``FILE:LINE: field: reason``): bad JSON, unknown keys, wrong
+    types, scores outside [0, 1], NaN, or a duplicate (task, trial) within a group.
+    """
+    if isinstance(source, Path):
+        source = str(source)
+    return open_source(source).trials
+
+
 def parse_source(spec: str) -> tuple[Path, str | None]:
     """Split ``DB:RUN_ID`` into its parts; a plain path has no run id.
 
     A path that exists as given wins (so a file with a colon in its name still
     works); otherwise the first colon whose left side is an existing file splits.
+    A ``#...`` selector is left out (`split_selector` reads it).
     """
+    spec, _ = split_selector(spec)
     if Path(spec).exists():
         return Path(spec), None
     for i, ch in enumerate(spec):
@@ -187,9 +271,15 @@ def resolve_run(spec: str) -> tuple[Path, str]:
     return path, run_id
 
 
-def open_source(spec: str, *, events: bool = True) -> TrialSource:
-    """Resolve SOURCE to trials. A store given without a run id must hold exactly one run."""
-    path, run_id = parse_source(spec)
+def open_source(spec: str, *, events: bool = True, grade_version: int | None = None) -> TrialSource:
+    """Resolve SOURCE to trials. A store given without a run id must hold exactly one run.
+
+    ``grade_version`` is the store's grade version to read when SOURCE names
+    none itself (``#grade=N``); default, the run's active one. A ``#agent=``
+    or ``#model=`` selector keeps that configuration's trials and must match some.
+    """
+    base, selector = split_selector(spec)
+    path, run_id = parse_source(base)
     if path.is_dir():
         raise InputError(
             "a directory is not a trials source (Parquet sources are not supported yet)",
@@ -197,11 +287,89 @@ def open_source(spec: str, *, events: bool = True) -> TrialSource:
             field="SOURCE",
         )
     if run_id is None and not is_store(path):
-        return TrialSource(label=spec, trials=load_trials(path))
-    path, run_id = resolve_run(spec)
+        if selector.grade_version is not None:
+            raise InputError(
+                "a trials file has no grade versions (#grade= picks one of a stored run)",
+                file=path,
+                field="SOURCE",
+            )
+        return _selected(TrialSource(label=spec, trials=read_trials_jsonl(path)), selector, base)
+    path, run_id = resolve_run(base)
+    version = selector.grade_version if selector.grade_version is not None else grade_version
     with Store(path, readonly=True) as store:
         run = store.require_run(run_id)
-        trials = store.trials(run_id, events=events)
+        version = store.resolve_grade_version(run_id, version)
+        trials = store.trials(run_id, events=events, grade_version=version)
         tasks = store.get_tasks(run_id)
-        table = store.table(run_id)
-    return TrialSource(label=spec, trials=trials, run=run, tasks=tasks, _table=table)
+        table = store.table(run_id, grade_version=version)
+        versions = store.grade_versions(run_id)
+    grading = next((v for v in versions if v.version == version), None)
+    source = TrialSource(
+        label=spec, trials=trials, run=run, tasks=tasks, grading=grading, _table=table
+    )
+    return _selected(source, selector, base)
+
+
+def configurations(table: TrialTable) -> list[tuple[str | None, str | None, int]]:
+    """The (agent, model) configurations in ``table``, with their trial counts."""
+    counts: dict[tuple[str | None, str | None], int] = {}
+    for agent, model in zip(table.agent, table.model, strict=True):
+        key = (None if agent is None else str(agent), None if model is None else str(model))
+        counts[key] = counts.get(key, 0) + 1
+    return [(a, m, n) for (a, m), n in sorted(counts.items(), key=lambda kv: str(kv[0]))]
+
+
+def _selectors(configs: list[tuple[str | None, str | None, int]]) -> list[str]:
+    """The shortest selector naming each configuration (``#agent=A``, else with the model)."""
+    agents = [a for a, _, _ in configs]
+    out = []
+    for agent, model, _ in configs:
+        parts = []
+        if agent is not None:
+            parts.append(f"agent={agent}")
+        if agent is None or agents.count(agent) > 1:
+            parts.append(f"model={model}" if model is not None else "")
+        out.append("#" + ",".join(p for p in parts if p))
+    return out
+
+
+def require_one_configuration(table: TrialTable, label: str, *, side: str = "SOURCE") -> None:
+    """Refuse a side that holds several (agent, model) configurations: a comparison
+    (or a baseline) treats a side as one system, and pooling two agents makes one
+    that never existed. The message lists them and the selector to type."""
+    configs = configurations(table)
+    if len(configs) <= 1:
+        return
+    base = split_selector(label)[0]
+    listed = "; ".join(
+        f"{base}{sel} (agent {a}, model {m}, {n} trials)"
+        for (a, m, n), sel in zip(configs, _selectors(configs), strict=True)
+    )
+    raise InputError(
+        f"{side} holds {len(configs)} (agent, model) configurations and is compared as one "
+        f"system; pick one: {listed}",
+        file=label,
+        field=side,
+    )
+
+
+def _selected(source: TrialSource, selector: Selector, base: str) -> TrialSource:
+    if selector.agent is None and selector.model is None:
+        return source
+    before = source.table
+    kept = [t for t in source.trials if selector.keeps(t)]
+    if not kept:
+        found = ", ".join(f"{base}{sel}" for sel in _selectors(configurations(before)))
+        raise InputError(
+            f"the selector matches no trials; this source holds: {found or 'no trials'}",
+            file=source.label,
+            field="SOURCE",
+        )
+    rows = np.ones(len(before), dtype=bool)
+    if selector.agent is not None:
+        rows &= before.agent.astype(object) == selector.agent
+    if selector.model is not None:
+        rows &= before.model.astype(object) == selector.model
+    source.trials = kept
+    source._table = before.take(rows)
+    return source

@@ -82,7 +82,9 @@ def _store(path: Path) -> Store:
 
 def test_regrade_writes_a_new_version(tmp_path: Path) -> None:
     with _store(tmp_path / "s.db") as db:
-        res = regrade(db, "r1")
+        # Activated: the run reports the new version (a re-grade alone changes nothing
+        # the run reports; test_regrade_versions.py).
+        res = regrade(db, "r1", activate=True)
         assert (res.version, res.n_trials, res.n_changed, res.skipped) == (2, 4, 2, ["zzz"])
         trials = db.trials("r1")
         assert [t.success for t in trials] == [True, False, True, True, False]

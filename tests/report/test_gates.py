@@ -97,3 +97,66 @@ def test_malformed_config_names_the_line(
         load_gate_config(path)
     assert info.value.line == line
     assert info.value.field == field
+
+
+# --------------------------------------------------------------------------- every path
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_trials.jsonl"
+
+
+def _gate_paths(node: Any, prefix: str = "") -> list[str]:
+    """Every path of a metrics group a threshold gate can read: numbers and nulls,
+    and objects with a ``value``."""
+    out: list[str] = []
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        if key == "null_reasons" or isinstance(value, str | list | bool):
+            continue
+        if isinstance(value, dict):
+            if "value" in value:
+                out.append(path)
+            out.extend(_gate_paths(value, f"{path}."))
+        else:
+            out.append(path)
+    return out
+
+
+def test_every_gate_path_reads_the_value_metrics_reports_in_gate_and_in_pytest(
+    tmp_path: Path,
+) -> None:
+    from agentgauge.api import metrics, run_gates
+    from agentgauge.importers import import_file
+    from agentgauge.report.gates import K_METRICS, Gate, GateConfig, gate_ks
+    from agentgauge.store import Store
+    from agentgauge.testing.pytest_eval import EvalResult
+
+    # k = 3 is not among the k every report has (1, 2, 4): a gate on it must ask for it.
+    expected = metrics(SAMPLE, k=[3], by=("agent", "model"), behaviour=False).to_dict()
+    paths = _gate_paths(expected["groups"][0])
+    assert {"pass_hat_k.3", "pass_at_k_se.3", "pass_hat_k_se.3", "cost.cost_of_pass"} <= set(paths)
+    store = tmp_path / "s.db"
+    with Store(store) as db:
+        import_file("jsonl", SAMPLE, db, run_id="sample")
+    in_pytest = EvalResult(run_id="sample", store=store, metrics={})
+    for path in paths:
+        for metric, k in ((path, None), (path.partition(".")[0], 3)):
+            if metric != path and metric not in K_METRICS:
+                continue  # the bare form exists for per-k metrics only
+            cfg = GateConfig(deployment_k=k, gates=[Gate(metric=metric, min=-1e18)])
+            assert 3 in gate_ks(cfg) or path.partition(".")[0] not in K_METRICS, metric
+            results = run_gates(str(SAMPLE), cfg)
+            assert [(r.group, r.detail) for r in in_pytest.evaluate(cfg)] == [
+                (r.group, r.detail) for r in results
+            ]
+            for group, result in zip(expected["groups"], results, strict=True):
+                value: Any = group
+                for part in path.split("."):
+                    value = value[part]
+                if isinstance(value, dict):
+                    value = value["value"]
+                if value is None:
+                    assert result.detail.startswith("cannot check"), (metric, result)
+                else:
+                    assert result.passed, (metric, result)
+                    assert result.detail.endswith(f"= {value:.4g}"), (metric, result)

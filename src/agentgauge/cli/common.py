@@ -15,6 +15,19 @@ from agentgauge.store import DEFAULT_STORE
 StoreOption = Annotated[str, typer.Option("--store", help="SQLite store file.", show_default=True)]
 DEFAULT_STORE_PATH = DEFAULT_STORE
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+GradeVersionOption = Annotated[
+    int | None,
+    typer.Option(
+        "--grade-version",
+        min=1,
+        help="Grade version of each stored run to read (1 = as recorded; default: the "
+        "active one). A SOURCE's own #grade=N wins.",
+    ),
+]
+SOURCE_HELP = (
+    "Trials JSONL file or DB:RUN_ID; add #agent=NAME (and ,model=NAME) to keep one "
+    "configuration, #grade=N for a stored run's grade version."
+)
 
 
 def console() -> Console:

@@ -7,11 +7,19 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agentgauge.api import CompareResult, compare_sources
 from agentgauge.cli import app
-from agentgauge.cli.common import JsonOption, console, print_json
+from agentgauge.cli.common import (
+    SOURCE_HELP,
+    GradeVersionOption,
+    JsonOption,
+    console,
+    err_console,
+    print_json,
+)
 from agentgauge.errors import InputError
 from agentgauge.metrics.compare import Comparison
 
@@ -78,8 +86,8 @@ def _print(result: CompareResult, out: Console) -> None:
 
 @app.command("compare")
 def compare_cmd(
-    a: Annotated[str, typer.Argument(metavar="A", help="Baseline: trials JSONL or DB:RUN_ID.")],
-    b: Annotated[str, typer.Argument(metavar="B", help="Candidate: trials JSONL or DB:RUN_ID.")],
+    a: Annotated[str, typer.Argument(metavar="A", help=f"Baseline. {SOURCE_HELP}")],
+    b: Annotated[str, typer.Argument(metavar="B", help=f"Candidate. {SOURCE_HELP}")],
     margin: Annotated[
         float | None,
         typer.Option("--margin", help="Non-inferiority margin δ (a rate, e.g. 0.02)."),
@@ -100,6 +108,7 @@ def compare_cmd(
         bool,
         typer.Option("--include-heldout", help="Include held-out tasks (logged in the store)."),
     ] = False,
+    grade_version: GradeVersionOption = None,
 ) -> None:
     """Paired comparison of B against A over shared tasks, with the verdict and the record."""
     if margin is not None and not margin >= 0:
@@ -117,12 +126,22 @@ def compare_cmd(
         include_heldout=include_heldout,
         deployment_k=k,
         null=null,
+        grade_version=grade_version,
     )
+    # Warnings go to stderr so that stdout stays the table or the JSON alone.
+    for w in result.warnings:
+        err_console().print(f"[yellow]warning:[/] {escape(w)}")
     if markdown is not None:
         c = result.comparison
         title = f"# {c.label_b} vs {c.label_a}\n\n**{c.verdict}**\n\n"
         markdown.write_text(title + result.record.to_markdown(), encoding="utf-8")
     if json_out:
-        print_json({**result.comparison.to_dict(), "record": result.record.to_dict()})
+        print_json(
+            {
+                **result.comparison.to_dict(),
+                "record": result.record.to_dict(),
+                "warnings": result.warnings,
+            }
+        )
         return
     _print(result, console())

@@ -22,8 +22,15 @@ def demo(
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help="Progress bars.")
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace DIR/agentgauge.db even if it holds runs the demo did not write.",
+        ),
+    ] = False,
 ) -> None:
     """Run builtin:retail with the reference agents; print metrics and the comparison record."""
     from agentgauge.demo import run_demo
 
-    run_demo(out, trials=trials, seed=seed, console=console(), progress=progress)
+    run_demo(out, trials=trials, seed=seed, console=console(), progress=progress, force=force)

@@ -12,14 +12,14 @@ import typer
 from rich.markup import escape
 
 from agentgauge.cli import app
-from agentgauge.cli.common import console, err_console
+from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, console, err_console
 from agentgauge.errors import GateFailed, InputError
 from agentgauge.report.gates import load_gate_config
 
 
 @app.command()
 def gate(
-    source: Annotated[str, typer.Argument(metavar="SOURCE", help="Trials JSONL or DB:RUN_ID.")],
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help=SOURCE_HELP)],
     config: Annotated[str, typer.Option("--config", help="Gates YAML file.")],
     baseline: Annotated[
         str | None,
@@ -37,6 +37,7 @@ def gate(
             "gates as not checked and run the rest (a pipeline's first run).",
         ),
     ] = "error",
+    grade_version: GradeVersionOption = None,
 ) -> None:
     """Check release gates on a run; exit 1 naming each gate that fails."""
     from agentgauge.api import run_gates
@@ -54,6 +55,7 @@ def gate(
         by=parse_by(by),
         seed=seed,
         if_no_baseline="skip" if if_no_baseline == "skip" else "error",
+        grade_version=grade_version,
     )
     out = console()
     failed = [r for r in results if not r.passed]

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from agentgauge.api import regrade
+from agentgauge.api import activate_grade_version, grade_versions, regrade
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
+from agentgauge.errors import InputError
+from agentgauge.store import GradeVersion
 
 GradersOption = Annotated[
     str | None,
@@ -20,6 +23,33 @@ GradersOption = Annotated[
 ]
 
 
+def _versions_json(versions: list[GradeVersion]) -> list[dict[str, object]]:
+    return [
+        {
+            "version": v.version,
+            "created_at": v.created_at,
+            "graders": v.graders,
+            "note": v.note,
+            "active": v.active,
+            "outcomes_kept": v.outcomes_kept,
+        }
+        for v in versions
+    ]
+
+
+def _print_versions(versions: list[GradeVersion]) -> None:
+    out = console()
+    for v in versions:
+        mark = "*" if v.active else " "
+        graders = ", ".join(v.graders) or "default graders"
+        lost = "" if v.outcomes_kept else "  (outcomes overwritten before versions were kept)"
+        out.print(
+            escape(f"{mark} {v.version}  {v.created_at}  {graders}  {v.note or ''}{lost}"),
+            soft_wrap=True,
+        )
+    out.print("* = active: what metrics, compare, gate and report read by default")
+
+
 @app.command()
 def grade(
     source: Annotated[str, typer.Argument(help="DB:RUN_ID, or a store holding one run.")],
@@ -27,16 +57,55 @@ def grade(
     store: Annotated[
         str | None, typer.Option("--store", help="Store file, when SOURCE is only a run id.")
     ] = None,
+    activate: Annotated[
+        bool,
+        typer.Option(
+            "--activate",
+            help="Make the new version what the run reports (default: it is stored beside "
+            "the others and changes nothing until activated).",
+        ),
+    ] = False,
+    activate_version: Annotated[
+        int | None,
+        typer.Option(
+            "--activate-version",
+            min=1,
+            help="Do not re-grade: make version N (1 = as recorded) what the run reports.",
+        ),
+    ] = None,
+    list_versions: Annotated[
+        bool, typer.Option("--list", help="Do not re-grade: list the run's grade versions.")
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Re-grade stored transcripts without re-running the agent (a new grade version)."""
-    result = regrade(source, split_list(graders) or None, store=store)
+    if activate_version is not None or list_versions:
+        if graders or activate or (activate_version is not None and list_versions):
+            raise InputError(
+                "--activate-version and --list neither re-grade nor combine with "
+                "--graders, --activate or each other",
+                field="--activate-version" if activate_version is not None else "--list",
+            )
+        versions = (
+            grade_versions(source, store=store)
+            if activate_version is None
+            else activate_grade_version(source, activate_version, store=store)
+        )
+        if json_out:
+            print_json(
+                {"schema": "agentgauge.grade_versions/1", "versions": _versions_json(versions)}
+            )
+        else:
+            _print_versions(versions)
+        return
+    result = regrade(source, split_list(graders) or None, store=store, activate=activate)
     if json_out:
         print_json(
             {
                 "schema": "agentgauge.grade/1",
                 "run_id": result.run_id,
                 "version": result.version,
+                "active": result.active,
                 "graders": result.graders,
                 "n_trials": result.n_trials,
                 "n_changed": result.n_changed,
@@ -56,5 +125,17 @@ def grade(
         f"success {result.success_before:.3f} -> {result.success_after:.3f}; "
         f"{result.n_changed} trials changed; {result.n_unknown} with an unknown required grade"
     )
+    if result.active == result.version:
+        out.print(f"grade version {result.version} is now what the run reports")
+    else:
+        out.print(
+            escape(
+                f"the run still reports grade version {result.active}; read the new one with "
+                f"--grade-version {result.version} (or SOURCE#grade={result.version}), or make "
+                f"it the run's with: agentgauge grade {source} --activate-version "
+                f"{result.version}"
+            ),
+            soft_wrap=True,
+        )
     if result.skipped:
         out.print(f"left alone (no stored task): {', '.join(result.skipped[:10])}")

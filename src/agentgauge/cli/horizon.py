@@ -14,7 +14,7 @@ from rich.table import Table
 
 from agentgauge.api import horizon
 from agentgauge.cli import app
-from agentgauge.cli.common import JsonOption, console, print_json, split_list
+from agentgauge.cli.common import SOURCE_HELP, JsonOption, console, print_json, split_list
 from agentgauge.errors import InputError
 from agentgauge.metrics.horizon import HorizonReport
 
@@ -81,7 +81,7 @@ def render(report: HorizonReport) -> Table:
 
 @app.command("horizon")
 def horizon_cmd(
-    source: Annotated[str, typer.Argument(metavar="SOURCE", help="Trials JSONL or DB:RUN_ID.")],
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help=SOURCE_HELP)],
     q: Annotated[str, typer.Option("--q", help="Success probabilities, comma-separated.")] = (
         "0.5,0.8"
     ),

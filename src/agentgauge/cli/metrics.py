@@ -8,7 +8,15 @@ import typer
 
 from agentgauge.api import metrics as compute
 from agentgauge.cli import app
-from agentgauge.cli.common import JsonOption, console, err_console, print_json, split_list
+from agentgauge.cli.common import (
+    SOURCE_HELP,
+    GradeVersionOption,
+    JsonOption,
+    console,
+    err_console,
+    print_json,
+    split_list,
+)
 from agentgauge.errors import InputError
 from agentgauge.report.terminal import print_behaviour, print_metrics
 from agentgauge.table import GROUP_KEYS
@@ -39,9 +47,7 @@ def parse_by(value: str) -> list[str]:
 
 @app.command("metrics")
 def metrics_cmd(
-    source: Annotated[
-        str, typer.Argument(metavar="SOURCE", help="Trials JSONL file or DB:RUN_ID.")
-    ],
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help=SOURCE_HELP)],
     k: Annotated[str, typer.Option("--k", help="Values of k for pass@k and pass^k.")] = "1,2,4",
     by: Annotated[
         str, typer.Option("--by", help="Group by these labels (empty: one group).")
@@ -55,10 +61,18 @@ def metrics_cmd(
         ),
     ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
+    grade_version: GradeVersionOption = None,
 ) -> None:
     """Success rate with error bars, pass@k and pass^k, consistency, cost and latency."""
     ks, keys = parse_ks(k), parse_by(by)
-    report = compute(source, k=ks, by=keys, exclude_infra_errors=exclude_infra_errors, seed=seed)
+    report = compute(
+        source,
+        k=ks,
+        by=keys,
+        exclude_infra_errors=exclude_infra_errors,
+        seed=seed,
+        grade_version=grade_version,
+    )
     # Warnings go to stderr so that stdout stays the table or the JSON alone.
     for w in report.warnings:
         err_console().print(f"[yellow]warning:[/] {w}")

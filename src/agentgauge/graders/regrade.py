@@ -2,10 +2,15 @@
 
 The run's tasks come from the store's ``tasks`` table (the expectations as the
 run saw them). Every trial is graded again from its stored events, answer and
-final state; the grades are written as a new grade version beside the old
-ones, and each finished trial's outcome is updated (trials with status
-``error`` or ``timeout`` keep theirs) — all in one transaction, so a failure
-leaves the store as it was.
+final state; the grades and each trial's outcome under them are written as a
+new grade version beside the old ones (trials with status ``error`` or
+``timeout`` keep their outcome) — all in one transaction, so a failure leaves
+the store as it was.
+
+A new version changes nothing the run reports until it is activated
+(``activate=True``, ``agentgauge grade --activate``): a comparison made before
+a re-grade still reads the same afterwards, and an older version stays
+readable (``--grade-version``, docs/store.md).
 """
 
 from __future__ import annotations
@@ -39,7 +44,11 @@ class RegradeResult:
     skipped: list[str] = field(default_factory=list)
     """Task ids of trials left alone because the store holds no task for them."""
     success_before: float = 0.0
+    """Share of trials passing under the version the run reported before."""
     success_after: float = 0.0
+    """Share of trials passing under the new version."""
+    active: int = 1
+    """The version the run reports now (the new one only when activated)."""
 
 
 def resolve_graders(names: Sequence[str] | None) -> list[Grader] | None:
@@ -61,11 +70,15 @@ def regrade(
     graders: Sequence[str] | None = None,
     *,
     note: str = "",
+    activate: bool = False,
 ) -> RegradeResult:
-    """Grade a stored run again as a new grade version (one transaction)."""
+    """Grade a stored run again as a new grade version (one transaction).
+
+    The run keeps reporting the version it reported before unless ``activate``.
+    """
     if not isinstance(store, Store):
         with Store(store, create=False) as db:
-            return regrade(db, run_id, graders, note=note)
+            return regrade(db, run_id, graders, note=note, activate=activate)
     chosen = resolve_graders(graders)
     store.require_run(run_id)
     tasks = {t.id: t for t in store.get_tasks(run_id)}
@@ -88,6 +101,8 @@ def regrade(
             task = tasks.get(trial.task_id)
             if task is None:
                 result.skipped.append(trial.task_id)
+                # Under the new version too, so that activating it changes nothing here.
+                store.add_outcome(pk, result.version, bool(trial.success), trial.score)
                 continue
             graded = grade_trial(task, trial, chosen)
             store.add_grades(pk, result.version, graded.grades)
@@ -98,12 +113,17 @@ def regrade(
             new = old if graded.success is None or not finished else graded.success
             if graded.success is not None and finished:
                 score = graded.score if graded.score is not None else float(graded.success)
-                store.set_outcome(pk, graded.success, score)
+                store.add_outcome(pk, result.version, graded.success, score)
+            else:
+                store.add_outcome(pk, result.version, old, trial.score)
             result.n_trials += 1
             result.n_changed += new != old
             result.n_unknown += bool(graded.unknown)
             before += old
             after += new
+        if activate:
+            store.activate_grade_version(run_id, result.version)
+        result.active = store.active_grade_version(run_id)
     if result.n_trials:
         result.success_before = before / result.n_trials
         result.success_after = after / result.n_trials

@@ -427,9 +427,7 @@ async def _execute(
                     # Finished after Ctrl-C: a cmd program shares the terminal's SIGINT and
                     # may have died of it; not the agent's error, so the resume reruns it.
                     return
-                while writer.pending > writer.max_pending:  # the disk is slower than the agent
-                    await asyncio.sleep(0.005)
-                writer.submit(trial)
+                await writer.submit(trial)  # waits while the writer's queue is full
                 written += 1
                 on_done(trial)
                 tripped = breaker.record(trial.is_infra_error)
@@ -453,5 +451,5 @@ async def _execute(
         for w in workers:
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        writer.close()  # waits for the last commits; raises a write error
+        await writer.close()  # waits for the last commits; raises a write error
     return written

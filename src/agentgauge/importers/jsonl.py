@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentgauge.importers import ImportedRun, register
-from agentgauge.sources import load_trials
+from agentgauge.sources import read_trials_jsonl
 
 
 @register("jsonl")
 def read(path: Path) -> ImportedRun:
-    return ImportedRun(trials=load_trials(path))
+    return ImportedRun(trials=read_trials_jsonl(path))

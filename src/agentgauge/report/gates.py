@@ -34,7 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agentgauge.errors import InputError
 from agentgauge.yamlio import load_yaml, validate_yaml
 
-__all__ = ["Gate", "GateConfig", "GateResult", "evaluate_gates", "load_gate_config"]
+__all__ = [
+    "K_METRICS",
+    "Gate",
+    "GateConfig",
+    "GateResult",
+    "evaluate_gates",
+    "gate_ks",
+    "load_gate_config",
+]
 
 
 class Gate(BaseModel):
@@ -127,14 +135,38 @@ def load_gate_config(path: str | Path) -> GateConfig:
     return validate_yaml(GateConfig, data, node, file=path)
 
 
+#: Metrics reported per k (``pass_hat_k.4``); bare, they mean the deployment k.
+K_METRICS = ("pass_at_k", "pass_hat_k", "pass_at_k_se", "pass_hat_k_se")
+
+
 def _resolve_metric_name(metric: str, deployment_k: int | None) -> str:
-    if metric in ("pass_hat_k", "pass_at_k"):
+    """The path a gate reads: a bare per-k metric gets the deployment k."""
+    head, dot, tail = metric.partition(".")
+    if head not in K_METRICS:
+        return metric
+    if not dot:
         if deployment_k is None:
             raise InputError(
                 f"'{metric}' needs a k: write {metric}.K or set deployment_k", field="metric"
             )
         return f"{metric}.{deployment_k}"
+    if tail.isdigit() and int(tail) >= 1:
+        return f"{head}.{int(tail)}"  # the key the metrics object uses ("04" is "4")
     return metric
+
+
+def gate_ks(config: GateConfig) -> set[int]:
+    """Every k the gates of ``config`` read, so the metrics are computed at each:
+    the deployment k and the k of every per-k metric path (``pass_hat_k_se.3``).
+    The one rule for ``agentgauge gate`` and the pytest plugin."""
+    ks = {config.deployment_k} if config.deployment_k is not None else set()
+    for gate in config.gates:
+        if gate.type != "threshold" or not gate.metric:
+            continue
+        head, _, tail = _resolve_metric_name(gate.metric, config.deployment_k).partition(".")
+        if head in K_METRICS and tail.isdigit():
+            ks.add(int(tail))
+    return ks
 
 
 def _lookup(group: dict[str, Any], path: str) -> Any:

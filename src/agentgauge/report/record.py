@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,7 +28,10 @@ from agentgauge.report.formats import money as _money
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.table import TrialTable
 
-__all__ = ["ComparisonRecord", "RecordLine", "SystemInfo", "build_record"]
+if TYPE_CHECKING:
+    from agentgauge.store.database import GradeVersion
+
+__all__ = ["ComparisonRecord", "RecordLine", "SystemInfo", "build_record", "grading_difference"]
 
 TITLES = (
     "Systems",
@@ -62,6 +65,8 @@ class SystemInfo:
     """The suite's tasks, when recorded (for rubric and blocking criteria)."""
     trials: Sequence[Trial] | None = None
     """The trials themselves, when at hand (for graders and judge models)."""
+    grading: GradeVersion | None = None
+    """The store's grade version these outcomes and grades are from."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,44 @@ def _trials(c: Comparison, a: SystemInfo, b: SystemInfo) -> str:
     )
 
 
+def _grader_names(s: SystemInfo) -> set[str] | None:
+    """The graders in a side's grades; ``None`` when its trials are not at hand."""
+    if s.trials is None:
+        return None
+    return {g.grader for t in s.trials for g in t.grades}
+
+
+def _version(v: GradeVersion) -> str:
+    if v.version == 1:
+        return "1 (as recorded)"
+    asked = f", graders asked: {', '.join(v.graders)}" if v.graders else ""
+    return f"{v.version} (re-grade of {v.created_at}{asked})"
+
+
+def _names(graders: set[str]) -> str:
+    return ", ".join(sorted(graders)) or "none (outcomes as imported)"
+
+
+def grading_difference(a: SystemInfo, b: SystemInfo) -> str | None:
+    """Why the two sides were not graded alike, or ``None`` when they were (or it
+    cannot be told). A difference in success then may come from the grading, not
+    from the systems: a re-grade of one side changes its rate."""
+    ga, gb = _grader_names(a), _grader_names(b)
+    why = []
+    if ga is not None and gb is not None and ga != gb:
+        why.append(f"graders A {_names(ga)}; B {_names(gb)}")
+    va, vb = a.grading, b.grading
+    if va is not None and vb is not None and (va.version == 1) != (vb.version == 1):
+        why.append(f"grade version A {_version(va)}; B {_version(vb)}")
+    if not why:
+        return None
+    return (
+        "A and B were graded differently (" + "; ".join(why) + "): part of the difference "
+        "may come from the grading, not from the systems (pick a grade version per side "
+        "with SOURCE#grade=N)"
+    )
+
+
 def _graders(a: SystemInfo, b: SystemInfo, judge_kappa: float | None) -> str:
     graders: set[str] = set()
     judges: set[str] = set()
@@ -209,13 +252,27 @@ def _graders(a: SystemInfo, b: SystemInfo, judge_kappa: float | None) -> str:
                 graders.add(g.grader)
                 if g.judge_model:
                     judges.add(g.judge_model)
-    parts = [
-        f"graders {', '.join(sorted(graders))}"
-        if graders
-        else (
-            "no grades recorded (outcomes as imported)" if have_trials else "graders not recorded"
+    ga, gb = _grader_names(a), _grader_names(b)
+    if ga is not None and gb is not None and ga != gb:
+        parts = [f"graders differ: A {_names(ga)}; B {_names(gb)}"]
+    else:
+        parts = [
+            f"graders {', '.join(sorted(graders))}"
+            if graders
+            else (
+                "no grades recorded (outcomes as imported)"
+                if have_trials
+                else "graders not recorded"
+            )
+        ]
+    if a.grading is not None or b.grading is not None:
+        parts.append(
+            "grade version "
+            + ", ".join(
+                f"{tag} {_version(s.grading) if s.grading else 'none (not a stored run)'}"
+                for tag, s in (("A", a), ("B", b))
+            )
         )
-    ]
     versions = {
         str(s.run.config[key])
         for s in (a, b)

@@ -11,6 +11,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from agentgauge.store.rows import (
 )
 from agentgauge.table import SOURCE_FIELDS, TrialTable
 
-__all__ = ["DEFAULT_STORE", "Store"]
+__all__ = ["DEFAULT_STORE", "GradeVersion", "Store"]
 
 DEFAULT_STORE = "agentgauge.db"
 
@@ -41,6 +42,21 @@ _INSERT_GRADE = (
     "INSERT OR REPLACE INTO grades(trial_pk, version, grader, score, passed, status,"
     " evidence, judge_model) VALUES (?,?,?,?,?,?,?,?)"
 )
+
+
+@dataclass(frozen=True)
+class GradeVersion:
+    """One grading of a run: as recorded (version 1) or a re-grade."""
+
+    version: int
+    created_at: str
+    graders: list[str]
+    """The graders a re-grade was asked for (empty: each task's default graders)."""
+    note: str | None
+    active: bool
+    """Whether the run reports this version's outcomes."""
+    outcomes_kept: bool
+    """False when an agentgauge before schema 3 overwrote its outcomes in place."""
 
 
 class Store:
@@ -280,11 +296,18 @@ class Store:
         )
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
-    def trials(self, run_id: str, *, events: bool = True) -> list[Trial]:
-        """The run's trials as models, in insertion order, with events and latest grades.
+    def trials(
+        self, run_id: str, *, events: bool = True, grade_version: int | None = None
+    ) -> list[Trial]:
+        """The run's trials as models, in insertion order, with events and grades.
 
-        Each trial gets its own copy of its final state, even where trials share one.
+        Outcomes and grades are those of ``grade_version`` (default: the run's
+        active one, what the run reports); a trial graded in no later version
+        than it keeps its latest grades before it. Each trial gets its own copy
+        of its final state, even where trials share one.
         """
+        version = self.resolve_grade_version(run_id, grade_version)
+        overlay = self._outcomes(run_id, version)
         cur = self.conn.execute(
             f"SELECT id, {self._trial_select} FROM trials WHERE run_id = ? ORDER BY id",
             (run_id,),
@@ -304,7 +327,10 @@ class Store:
         out: list[Trial] = []
         pks: list[int] = []
         for row in cur.fetchall():
-            out.append(trial_of(row[1:], document))
+            trial = trial_of(row[1:], document)
+            if overlay is not None and row[0] in overlay:
+                trial.success, trial.score = overlay[row[0]]
+            out.append(trial)
             pks.append(row[0])
         if events and out:
             by_pk = {pk: t for pk, t in zip(pks, out, strict=True)}
@@ -315,7 +341,7 @@ class Store:
                 (run_id,),
             ):
                 by_pk[pk].events.append(event_of(type_, t, data))
-            for pk, grade in self._latest_grades(run_id):
+            for pk, grade in self._grades_as_of(run_id, version):
                 by_pk[pk].grades.append(grade)
         return out
 
@@ -324,25 +350,36 @@ class Store:
         rows = self.conn.execute("SELECT id FROM trials WHERE run_id = ? ORDER BY id", (run_id,))
         return [r[0] for r in rows]
 
-    def table(self, run_id: str) -> TrialTable:
-        """The run's trials as a columnar table, straight from SQL (no models)."""
+    def table(self, run_id: str, *, grade_version: int | None = None) -> TrialTable:
+        """The run's trials as a columnar table, straight from SQL (no models), with
+        the outcomes of ``grade_version`` (default: the run's active one)."""
+        overlay = self._outcomes(run_id, self.resolve_grade_version(run_id, grade_version))
         rows = self.conn.execute(
-            f"SELECT {', '.join(SOURCE_FIELDS)} FROM trials WHERE run_id = ? ORDER BY id",
+            f"SELECT id, {', '.join(SOURCE_FIELDS)} FROM trials WHERE run_id = ? ORDER BY id",
             (run_id,),
         ).fetchall()
-        columns = list(zip(*rows, strict=True)) if rows else [()] * len(SOURCE_FIELDS)
-        return TrialTable.from_fields(dict(zip(SOURCE_FIELDS, columns, strict=True)))
+        columns = list(zip(*rows, strict=True)) if rows else [()] * (1 + len(SOURCE_FIELDS))
+        fields = dict(zip(SOURCE_FIELDS, columns[1:], strict=True))
+        if overlay is not None:
+            at = {pk: i for i, pk in enumerate(columns[0])}
+            success, score = list(fields["success"]), list(fields["score"])
+            for pk, (ok, value) in overlay.items():
+                if pk in at:
+                    success[at[pk]], score[at[pk]] = ok, value
+            fields["success"], fields["score"] = tuple(success), tuple(score)
+        return TrialTable.from_fields(fields)
 
     # ------------------------------------------------------------------ grades
 
-    def _latest_grades(self, run_id: str) -> Iterator[tuple[int, Grade]]:
+    def _grades_as_of(self, run_id: str, version: int) -> Iterator[tuple[int, Grade]]:
         rows = self.conn.execute(
             "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
             " FROM grades g JOIN trials t ON t.id = g.trial_pk"
             " WHERE t.run_id = ? AND g.version = ("
-            "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk)"
+            "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
+            "   AND g2.version <= ?)"
             " ORDER BY g.trial_pk, g.grader",
-            (run_id,),
+            (run_id, version),
         )
         for pk, grader, score, passed, status, evidence, judge in rows:
             yield (
@@ -356,6 +393,76 @@ class Store:
                     judge_model=judge,
                 ),
             )
+
+    def grade_versions(self, run_id: str) -> list[GradeVersion]:
+        """The run's grade versions, oldest first, the active one marked."""
+        active = self.active_grade_version(run_id)
+        kept = "outcomes_kept" if self.schema_version >= 3 else "1"
+        rows = self.conn.execute(
+            f"SELECT version, created_at, graders, note, {kept} FROM grade_versions"
+            " WHERE run_id = ? ORDER BY version",
+            (run_id,),
+        ).fetchall()
+        return [
+            GradeVersion(
+                version=v,
+                created_at=at,
+                graders=json.loads(graders or "[]"),
+                note=note,
+                active=v == active,
+                # Before schema 3 a re-grade overwrote the outcomes of the versions before it.
+                outcomes_kept=bool(k) and (self.schema_version >= 3 or v >= active),
+            )
+            for v, at, graders, note, k in rows
+        ]
+
+    def active_grade_version(self, run_id: str) -> int:
+        """The grade version whose outcomes the run reports (and its trials hold)."""
+        if self.schema_version >= 3:
+            row = self.conn.execute(
+                "SELECT grade_version FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        else:  # a read-only old store: re-grades were applied in place, the latest wins
+            row = self.conn.execute(
+                "SELECT MAX(version) FROM grade_versions WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        return int(row[0]) if row is not None and row[0] is not None else 1
+
+    def resolve_grade_version(self, run_id: str, version: int | None) -> int:
+        """``version``, checked against the run's versions (``None``: the active one).
+        Raises `InputError` for a version the run does not have or whose outcomes
+        were overwritten by an agentgauge before grade versions were kept."""
+        active = self.active_grade_version(run_id)
+        if version is None or version == active:
+            return active
+        found = {v.version: v for v in self.grade_versions(run_id)}
+        if version not in found:
+            known = ", ".join(str(v) for v in sorted(found)) or "none"
+            raise InputError(
+                f"run {run_id!r} has no grade version {version} (it has {known})",
+                file=self.path,
+                field="grade_version",
+            )
+        if not found[version].outcomes_kept:
+            raise InputError(
+                f"the outcomes of grade version {version} of run {run_id!r} were overwritten "
+                "by a re-grade before agentgauge kept every version; only its grades remain",
+                file=self.path,
+                field="grade_version",
+            )
+        return version
+
+    def _outcomes(self, run_id: str, version: int) -> dict[int, tuple[bool, float | None]] | None:
+        """Trial key -> (success, score) under ``version``; ``None`` for the active
+        version, whose outcomes the trials themselves hold."""
+        if version == self.active_grade_version(run_id):
+            return None
+        rows = self.conn.execute(
+            "SELECT o.trial_pk, o.success, o.score FROM grade_outcomes o"
+            " JOIN trials t ON t.id = o.trial_pk WHERE t.run_id = ? AND o.version = ?",
+            (run_id, version),
+        )
+        return {pk: (bool(ok), score) for pk, ok, score in rows}
 
     def new_grade_version(self, run_id: str, graders: Sequence[str], note: str = "") -> int:
         """Open a new grade version for a run (re-grading keeps the old beside it)."""
@@ -374,11 +481,42 @@ class Store:
         """Store grades for one trial under a grade version."""
         self._insert_grades(trial_pk, version, grades)
 
-    def set_outcome(self, trial_pk: int, success: bool, score: float) -> None:
-        """Update a trial's outcome after re-grading (the grades keep the history)."""
+    def add_outcome(self, trial_pk: int, version: int, success: bool, score: float | None) -> None:
+        """Store one trial's outcome under a grade version (what the run reports
+        once that version is activated)."""
         self.conn.execute(
-            "UPDATE trials SET success = ?, score = ? WHERE id = ?", (int(success), score, trial_pk)
+            "INSERT OR REPLACE INTO grade_outcomes(trial_pk, version, success, score)"
+            " VALUES (?,?,?,?)",
+            (trial_pk, version, int(success), score),
         )
+
+    def activate_grade_version(self, run_id: str, version: int) -> None:
+        """Make ``version`` what the run reports: its outcomes into the trials, after
+        the outcomes of the version left are kept in ``grade_outcomes`` (so it can be
+        read, or activated again). In the caller's transaction, or its own."""
+        version = self.resolve_grade_version(run_id, version)
+        active = self.active_grade_version(run_id)
+        if version == active:
+            return
+        if self.conn.in_transaction:
+            self._activate(run_id, active, version)
+        else:
+            with self.transaction():
+                self._activate(run_id, active, version)
+
+    def _activate(self, run_id: str, active: int, version: int) -> None:
+        self.conn.execute(
+            "INSERT OR IGNORE INTO grade_outcomes(trial_pk, version, success, score)"
+            " SELECT id, ?, success, score FROM trials WHERE run_id = ?",
+            (active, run_id),
+        )
+        self.conn.execute(
+            "UPDATE trials SET (success, score) = (SELECT o.success, o.score"
+            " FROM grade_outcomes o WHERE o.trial_pk = trials.id AND o.version = ?)"
+            " WHERE run_id = ? AND id IN (SELECT trial_pk FROM grade_outcomes WHERE version = ?)",
+            (version, run_id, version),
+        )
+        self.conn.execute("UPDATE runs SET grade_version = ? WHERE run_id = ?", (version, run_id))
 
     # ------------------------------------------------------------------ audit
 

@@ -1,6 +1,6 @@
 """The store's tables, derived from `agentgauge.schema.TRIAL_FIELDS`, and its documents.
 
-Schema 2. ``trials`` has one column per trial field, in the declaration's
+Schema 3. ``trials`` has one column per trial field, in the declaration's
 order: text, integers, reals and booleans as themselves, ``json`` fields as
 canonical JSON text, and ``document`` fields (the final state) as the id of a
 row of ``documents``, named ``FIELD_id``.
@@ -18,6 +18,17 @@ committed trial (about a fifth of a write and commit, measured). The store's cod
 writes a reference only to a document it has just found or added in the same
 transaction, deletes only documents nothing refers to (`Store.delete_run`), and
 `Store.integrity_check` reports a reference to a missing document.
+
+Grade versions (schema 3): a run's trials carry the outcome (``success``,
+``score``) of the run's *active* grade version, ``runs.grade_version``, so that
+everything that reads a run reads it from ``trials`` alone. A re-grade adds a
+version: its grades in ``grades`` and each trial's outcome under it in
+``grade_outcomes``, and changes nothing the run reports until it is activated.
+Activating copies the outcome of the version being left into
+``grade_outcomes`` first, so that every version stays readable.
+``grade_versions.outcomes_kept`` is 0 for versions whose outcomes an earlier
+agentgauge overwrote in place (re-grades before schema 3): their grades remain,
+their outcomes do not.
 
 Why content addressing, not diffs from the task's initial state: a state then
 needs nothing but its own row to be read back exactly (no base to find, no
@@ -40,6 +51,7 @@ from agentgauge.schema import TRIAL_FIELDS, TrialField
 __all__ = [
     "DOCUMENTS_SQL",
     "DOCUMENT_REFERENCES",
+    "GRADE_OUTCOMES_SQL",
     "SCHEMA_VERSION",
     "TRIAL_COLUMNS",
     "column_of",
@@ -48,7 +60,7 @@ __all__ = [
     "schema_sql",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SQL_TYPE = {
     "text": "TEXT",
@@ -133,7 +145,8 @@ CREATE TABLE runs (
     source             TEXT,
     source_sha256      TEXT,
     agentgauge_version TEXT,
-    config             TEXT NOT NULL DEFAULT '{}'
+    config             TEXT NOT NULL DEFAULT '{}',
+    grade_version      INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE events (
     trial_pk INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
@@ -160,6 +173,7 @@ CREATE TABLE grade_versions (
     created_at TEXT NOT NULL,
     graders    TEXT NOT NULL DEFAULT '[]',
     note       TEXT,
+    outcomes_kept INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (run_id, version)
 );
 CREATE TABLE audit (
@@ -172,9 +186,27 @@ CREATE TABLE audit (
 """
 
 
+GRADE_OUTCOMES_SQL = """
+CREATE TABLE grade_outcomes (
+    trial_pk INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+    version  INTEGER NOT NULL,
+    success  INTEGER NOT NULL,
+    score    REAL,
+    PRIMARY KEY (trial_pk, version)
+) WITHOUT ROWID;
+"""
+
+
 def schema_sql() -> str:
     """The DDL of a new store of the current schema."""
-    return _OTHERS + DOCUMENTS_SQL + _tasks_sql("tasks") + _trials_sql("trials") + _TRIAL_INDEXES
+    return (
+        _OTHERS
+        + GRADE_OUTCOMES_SQL
+        + DOCUMENTS_SQL
+        + _tasks_sql("tasks")
+        + _trials_sql("trials")
+        + _TRIAL_INDEXES
+    )
 
 
 def document_id(conn: sqlite3.Connection, text: str) -> int:

@@ -13,6 +13,14 @@ upgrade to 2 moves the final states and tasks into ``documents`` (each distinct
 one once). Events are left as they are: an event is read as its ``data`` with
 the ``type`` and ``t`` columns laid over it, which gives the same event for both
 forms, so the upgrade need not rewrite every event of a large store.
+
+Schema 2 re-graded a run in place: ``agentgauge grade`` overwrote each trial's
+outcome with the new version's. The upgrade to 3 adds ``grade_outcomes`` (each
+trial's outcome per grade version), ``runs.grade_version`` (the version the run
+reports) and ``grade_versions.outcomes_kept``. What a run reports does not
+change: its active version is its latest, whose outcomes the trials hold; the
+versions before it are marked as having lost their outcomes (their grades are
+still there).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS
 from agentgauge.store.layout import (
     DOCUMENTS_SQL,
+    GRADE_OUTCOMES_SQL,
     SCHEMA_VERSION,
     TRIAL_COLUMNS,
     document_id,
@@ -196,7 +205,28 @@ def _move_to_documents(
     conn.execute(f"ALTER TABLE {table} DROP COLUMN {inline}")
 
 
-_UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {1: _upgrade_1_to_2}
+def _upgrade_2_to_3(conn: sqlite3.Connection) -> None:
+    """Grade versions that a re-grade adds without changing what the run reports."""
+    conn.execute(GRADE_OUTCOMES_SQL)
+    conn.execute("ALTER TABLE runs ADD COLUMN grade_version INTEGER NOT NULL DEFAULT 1")
+    conn.execute("ALTER TABLE grade_versions ADD COLUMN outcomes_kept INTEGER NOT NULL DEFAULT 1")
+    # Schema 2 overwrote the outcomes in place: the latest version is what each run
+    # reports, and the outcomes of the versions before it are gone.
+    conn.execute(
+        "UPDATE runs SET grade_version = (SELECT MAX(g.version) FROM grade_versions g"
+        " WHERE g.run_id = runs.run_id)"
+        " WHERE EXISTS (SELECT 1 FROM grade_versions g WHERE g.run_id = runs.run_id)"
+    )
+    conn.execute(
+        "UPDATE grade_versions SET outcomes_kept = 0 WHERE version <"
+        " (SELECT r.grade_version FROM runs r WHERE r.run_id = grade_versions.run_id)"
+    )
+
+
+_UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _upgrade_1_to_2,
+    2: _upgrade_2_to_3,
+}
 
 
 def _check_layout(conn: sqlite3.Connection, path: str, version: int) -> None:

@@ -1,94 +1,172 @@
-"""`TrialWriter`: a run's trials written from a background thread."""
+"""`TrialWriter`: a run's trials written on a thread of their own, fed by a bounded
+queue that the harness's event loop awaits."""
 
 from __future__ import annotations
 
-import queue
-import threading
-import time
+import asyncio
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 
+from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.schema import Trial
 from agentgauge.store.database import Store
-from agentgauge.store.rows import TrialRows, trial_rows
+from agentgauge.store.rows import TrialRows, describe_row, trial_rows
 
-__all__ = ["TrialWriter"]
+__all__ = ["TrialWriteError", "TrialWriter"]
+
+
+class TrialWriteError(AgentgaugeError):
+    """A trial could not be written; nothing after it was (resume with ``--run-id``)."""
 
 
 class TrialWriter:
-    """Writes one run's trials from a background thread, each trial in its own
-    transaction, so that SQLite's work overlaps the harness's event loop (the
-    ``sqlite3`` module releases the GIL while SQLite runs).
+    """Writes one run's trials, each in its own transaction, on one thread of its
+    own, so that SQLite's work overlaps the event loop (the ``sqlite3`` module
+    releases the GIL while SQLite runs).
+
+    `submit` puts a trial's rows in a queue of at most ``max_pending`` and,
+    when it is full, waits (the disk is slower than the agents): back-pressure
+    without polling. One coroutine takes everything queued at once and hands it
+    to the thread, so trials that finish while a write is under way are written
+    by the next hand-over, with no pause tuned to one machine.
 
     The thread has its own connection to the store's file (WAL lets the main
     connection read meanwhile). An in-memory store cannot be opened twice:
-    there `submit` writes at once, in the caller's thread. The first error
-    (a duplicate cell, a full disk) stops the writing and is raised by the
-    next `submit` or by `close`, which waits until everything submitted is
+    there `submit` writes at once, on the loop. The first error (a duplicate
+    cell, a full disk) stops all writing: every later `submit` raises it, and
+    so does `close`, which waits until everything submitted before it is
     committed. A crash loses only trials not yet committed, which a resumed
     run (``--run-id``) runs again.
     """
 
-    def __init__(
-        self, store: Store, run_id: str, *, max_pending: int = 4096, pause_s: float = 0.005
-    ) -> None:
+    def __init__(self, store: Store, run_id: str, *, max_pending: int = 4096) -> None:
+        if max_pending < 1:
+            raise ValueError("max_pending must be at least 1")
         self.run_id = run_id
         self.max_pending = max_pending
-        self.pause_s = pause_s
         self._store = store
-        self._queue: queue.SimpleQueue[TrialRows | None] = queue.SimpleQueue()
+        self._threaded = store.path != ":memory:" and not store.conn.in_transaction
+        self._queue: asyncio.Queue[TrialRows] | None = None
+        self._drain: asyncio.Task[None] | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._own: Store | None = None  # the thread's connection, made on the thread
+        self._in_flight = 0
         self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        if store.path != ":memory:" and not store.conn.in_transaction:
-            self._thread = threading.Thread(
-                target=self._loop, name="agentgauge-trial-writer", daemon=True
-            )
-            self._thread.start()
+        self._dropped = 0
+        self._closed = False
 
     @property
     def pending(self) -> int:
-        """Trials submitted and not yet committed (an estimate, for back-pressure)."""
-        return self._queue.qsize()
+        """Trials submitted and not yet committed (nor dropped after an error)."""
+        queued = 0 if self._queue is None else self._queue.qsize()
+        return queued + self._in_flight
 
-    def submit(self, trial: Trial) -> None:
-        """Queue ``trial`` for writing (or write it now, for an in-memory store).
-        Its rows are made here, so the writer's thread spends its time in SQLite
-        (with the GIL released), not in Python."""
+    async def submit(self, trial: Trial) -> None:
+        """Queue ``trial`` for writing, waiting while ``max_pending`` trials are
+        queued (or write it now, for an in-memory store). Raises the first write
+        error of this writer, whichever trial it was."""
         self._raise_if_failed()
-        if self._thread is None:
-            self._store.add_trial(self.run_id, trial)
-        else:
-            self._queue.put(trial_rows(self.run_id, trial))
+        if self._closed:
+            raise RuntimeError("this TrialWriter is closed")
+        if not self._threaded:
+            try:
+                self._store.add_trial(self.run_id, trial)
+            except BaseException as exc:
+                self._error = _named(exc, trial_rows(self.run_id, trial))
+                raise self._error from None
+            return
+        # Rows are made here, so that the thread spends its time in SQLite.
+        rows = trial_rows(self.run_id, trial)
+        if self._queue is None:
+            self._queue = asyncio.Queue(maxsize=self.max_pending)
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="agentgauge-trial-writer")
+            self._drain = asyncio.get_running_loop().create_task(self._drain_queue())
+        await self._queue.put(rows)
+        # One turn of the loop: agents that never wait on anything (the built-in
+        # ones) would otherwise keep the drain from handing trials to the thread
+        # until the run ends, and a Ctrl-C would find nothing committed.
+        await asyncio.sleep(0)
+        self._raise_if_failed()  # the error may have come while we waited for room
 
-    def close(self) -> None:
-        """Wait until every submitted trial is committed; raise the first error."""
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join()
-            self._thread = None
+    async def flush(self) -> None:
+        """Wait until every trial submitted so far is committed; raise the first error."""
+        if self._queue is not None:
+            await self._queue.join()
+        self._raise_if_failed()
+
+    async def close(self) -> None:
+        """Wait until every submitted trial is committed, let the thread go, and
+        raise the first error."""
+        self._closed = True
+        if self._queue is not None and self._drain is not None:
+            await self._queue.join()
+            self._drain.cancel()
+            await asyncio.gather(self._drain, return_exceptions=True)
+            self._drain = None
+        if self._executor is not None:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._executor, self._close_connection)
+            self._executor.shutdown(wait=True)
+            self._executor = None
         self._raise_if_failed()
 
     def _raise_if_failed(self) -> None:
+        # Kept, never cleared: a writer that failed once writes nothing more.
         if self._error is not None:
-            error, self._error = self._error, None
-            raise error
+            raise self._error
 
-    def _loop(self) -> None:
-        try:
-            own = Store(self._store.path)
-        except BaseException as exc:
-            self._error = exc
-            return
-        try:
-            while (rows := self._queue.get()) is not None:
-                if self._error is None:
-                    try:
-                        with own.transaction():
-                            own._write_rows(rows)
-                    except BaseException as exc:  # raised in the caller's thread
-                        self._error = exc
-                if self._queue.empty():
-                    # Let trials gather before blocking again: a put to a queue
-                    # nobody waits on wakes no thread, and waking one costs far
-                    # more than this pause in a virtual machine.
-                    time.sleep(self.pause_s)
-        finally:
-            own.close()
+    async def _drain_queue(self) -> None:
+        assert self._queue is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = [await self._queue.get()]
+            while not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            if self._error is None:
+                self._in_flight = len(batch)
+                try:
+                    await loop.run_in_executor(self._executor, self._write, batch)
+                except asyncio.CancelledError:
+                    raise  # the loop is shutting down; the thread finishes its write
+                except BaseException as exc:  # raised to the loop: every submit, and close
+                    self._error = exc
+                finally:
+                    self._in_flight = 0
+            else:
+                self._dropped += len(batch)
+            for _ in batch:
+                self._queue.task_done()
+
+    def _write(self, batch: list[TrialRows]) -> None:
+        """On the writer's thread: each trial in its own transaction, in order."""
+        if self._own is None:
+            self._own = Store(self._store.path)
+        for rows in batch:
+            try:
+                with self._own.transaction():
+                    self._own._write_rows(rows)
+            except BaseException as exc:
+                raise _named(exc, rows) from None
+
+    def _close_connection(self) -> None:
+        if self._own is not None:
+            self._own.close()
+            self._own = None
+
+
+_STOPPED = (
+    "writing stopped there: trials finished after it were not stored "
+    "(resume the run with the same --run-id once the cause is fixed)"
+)
+
+
+def _named(exc: BaseException, rows: TrialRows) -> BaseException:
+    """The error as the user should read it: which trial, and that writing stopped."""
+    if isinstance(exc, InputError):  # already names the trial (a cell already stored)
+        return InputError(f"{exc.reason}; {_STOPPED}", file=exc.file, field=exc.field)
+    if isinstance(exc, sqlite3.Error | OSError):
+        return TrialWriteError(
+            f"cannot write {describe_row(rows[0])} of run {rows[0][0]!r} to the store "
+            f"({exc}); {_STOPPED}"
+        )
+    return exc

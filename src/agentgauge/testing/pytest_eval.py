@@ -26,7 +26,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentgauge.errors import AgentgaugeError, InputError, first_error
-from agentgauge.report.gates import Gate, GateConfig, GateResult, load_gate_config
+from agentgauge.report.gates import Gate, GateConfig, GateResult, gate_ks, load_gate_config
 from agentgauge.schema import Trial
 
 __all__ = [
@@ -177,19 +177,6 @@ class EvalResult:
         return self.check_gates(GateConfig(gates=[gate]), baseline=baseline)
 
 
-def _gate_ks(config: GateConfig) -> set[int]:
-    ks: set[int] = set()
-    for gate in config.gates:
-        metric = gate.metric or ""
-        head, _, tail = metric.partition(".")
-        if head in ("pass_hat_k", "pass_at_k", "pass_hat_k_se", "pass_at_k_se"):
-            if tail.isdigit() and int(tail) >= 1:
-                ks.add(int(tail))
-            elif not tail and config.deployment_k is not None:
-                ks.add(config.deployment_k)
-    return ks
-
-
 def _raise_failed(results: Sequence[GateResult]) -> None:
     failed = [r for r in results if not r.passed]
     if failed:
@@ -225,7 +212,7 @@ class MarkerSettings:
 
     @property
     def ks(self) -> set[int]:
-        return set() if self.gates is None else _gate_ks(self.gates)
+        return set() if self.gates is None else gate_ks(self.gates)
 
 
 def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSettings:

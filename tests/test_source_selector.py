@@ -1,0 +1,129 @@
+"""One system per side: a SOURCE holding several (agent, model) configurations is
+refused where it is treated as one system, and ``#agent=NAME`` picks one, the same
+on every command. And ``load_trials("DB:RUN")`` works as the README says."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import agentgauge
+from agentgauge.cli import main
+from agentgauge.errors import InputError
+from agentgauge.importers import import_file
+from agentgauge.store import Store
+
+SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_trials.jsonl"
+
+
+def cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "argv", ["agentgauge", *args])
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    path = tmp_path / "s.db"
+    with Store(path) as db:
+        import_file("jsonl", SAMPLE, db, run_id="sample")
+    return path
+
+
+def test_compare_refuses_a_side_pooling_two_agents_and_says_what_to_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Today's main pooled careful and hasty into one side and compared it with itself.
+    code, out, err = cli(monkeypatch, "compare", str(SAMPLE), str(SAMPLE))
+    assert code == 2 and out == ""
+    (line,) = err.strip().splitlines()
+    assert "A holds 2 (agent, model) configurations" in line
+    assert f"{SAMPLE}#agent=careful (agent careful, model gpt-4o-mini, 40 trials)" in line
+    assert f"{SAMPLE}#agent=hasty (agent hasty, model llama-3.1-8b, 40 trials)" in line
+    code, out, err = cli(
+        monkeypatch, "compare", f"{SAMPLE}#agent=hasty", f"{SAMPLE}#agent=careful", "--json"
+    )
+    assert code == 0, err
+    result = json.loads(out)
+    rates = {
+        name: agentgauge.metrics(f"{SAMPLE}#agent={name}", by=()).groups[0].outcome.success_rate
+        for name in ("hasty", "careful")
+    }
+    assert result["mean_diff"] == pytest.approx(rates["careful"] - rates["hasty"])
+    assert result["n_tasks"] == 10
+
+
+def test_the_same_selector_on_a_store_and_on_every_command(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = f"{store}:sample"
+    with pytest.raises(InputError, match="B holds 2"):
+        agentgauge.compare(f"{run}#agent=hasty", run)
+    code, out, err = cli(monkeypatch, "metrics", f"{run}#agent=careful", "--json")
+    assert code == 0, err
+    assert [g["agent"] for g in json.loads(out)["groups"]] == ["careful"]
+    code, out, err = cli(monkeypatch, "horizon", f"{SAMPLE}#agent=careful", "--json")
+    assert code == 0, err
+    assert [g["agent"] for g in json.loads(out)["groups"]] == ["careful"]
+    md = tmp_path / "r.md"
+    code, _, err = cli(
+        monkeypatch, "report", f"{run}#agent=hasty", f"{run}#agent=careful", "--markdown", str(md)
+    )
+    assert code == 0, err
+    code, _, err = cli(monkeypatch, "report", run, run, "--markdown", str(md))
+    assert code == 2 and "holds 2 (agent, model) configurations" in err
+    # gate: the gates hold per group, but the baseline of non-inferiority is one system.
+    gates = tmp_path / "gates.yaml"
+    gates.write_text("gates:\n  - type: non_inferiority\n    margin: 0.5\n")
+    code, _, err = cli(monkeypatch, "gate", run, "--config", str(gates), "--baseline", run)
+    assert code == 2 and "holds 2 (agent, model) configurations" in err
+    code, out, err = cli(
+        monkeypatch,
+        "gate",
+        f"{run}#agent=careful",
+        "--config",
+        str(gates),
+        "--baseline",
+        f"{SAMPLE}#agent=careful",
+    )
+    assert code == 0, err
+    assert "paired difference +0.000" in out
+
+
+def test_bad_and_empty_selectors_are_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, _, err = cli(monkeypatch, "metrics", f"{SAMPLE}#agnt=careful")
+    assert code == 2 and "bad selector 'agnt=careful'" in err and "SOURCE" in err
+    code, _, err = cli(monkeypatch, "metrics", f"{SAMPLE}#agent=nobody")
+    assert code == 2
+    assert "matches no trials" in err and f"{SAMPLE}#agent=hasty" in err
+    code, _, err = cli(monkeypatch, "metrics", f"{SAMPLE}#grade=2")
+    assert code == 2 and "a trials file has no grade versions" in err
+
+
+def test_a_file_whose_name_holds_a_hash_or_colon_is_that_file(tmp_path: Path) -> None:
+    odd = tmp_path / "runs#agent=x:v1.jsonl"
+    shutil.copy(SAMPLE, odd)
+    assert len(agentgauge.load_trials(str(odd))) == 80
+
+
+def test_load_trials_reads_a_stored_run_as_the_readme_promises(store: Path) -> None:
+    from_file = agentgauge.load_trials(SAMPLE)
+    from_store = agentgauge.load_trials(f"{store}:sample")
+    # Today's main read DB:RUN as a JSONL file and failed.
+    assert [(t.task_id, t.trial, t.agent, t.success) for t in from_store] == [
+        (t.task_id, t.trial, t.agent, t.success) for t in from_file
+    ]
+    assert {t.agent for t in agentgauge.load_trials(f"{store}:sample#agent=hasty")} == {"hasty"}
+    assert len(agentgauge.load_trials(store)) == 80  # a store holding one run
