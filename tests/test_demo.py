@@ -61,6 +61,8 @@ def test_demo_refuses_a_store_holding_runs_it_did_not_write(
         db.create_run(Run(run_id="mine", agent="openai:gpt-x", created_at=utc_now()))
         # A run with a demo id but another agent is not the demo's either.
         db.create_run(Run(run_id="retail-hasty", agent="my-agent", created_at=utc_now()))
+        # Nor is an import of several agents (no single agent recorded).
+        db.create_run(Run(run_id="imported", agent=None, created_at=utc_now()))
     err = io.StringIO()
     monkeypatch.setattr(sys, "argv", ["agentgauge", "demo", "--out", str(out), "--trials", "1"])
     monkeypatch.setattr(sys, "stderr", err)
@@ -69,10 +71,11 @@ def test_demo_refuses_a_store_holding_runs_it_did_not_write(
     assert exit_.value.code == 2
     lines = err.getvalue().strip().splitlines()
     assert len(lines) == 1
-    assert "2 runs the demo did not write (mine, retail-hasty)" in lines[0]
+    assert "3 runs the demo did not write (" in lines[0]
+    assert all(name in lines[0] for name in ("mine", "retail-hasty", "imported"))
     assert "--force" in lines[0]
     with Store(out / "agentgauge.db") as db:
-        assert [r.run_id for r in db.list_runs()] == ["mine", "retail-hasty"]
+        assert sorted(r.run_id for r in db.list_runs()) == ["imported", "mine", "retail-hasty"]
 
 
 def test_demo_with_force_replaces_a_store_holding_other_runs(tmp_path: Path) -> None:

@@ -56,7 +56,12 @@ def _refuse_foreign_store(db: Path) -> None:
     ours = demo_run_ids()
     try:
         with Store(db, readonly=True) as store:
-            others = [r.run_id for r in store.list_runs() if ours.get(r.run_id) != r.agent]
+            # A run with no single agent (an import of several) is never the demo's.
+            others = [
+                r.run_id
+                for r in store.list_runs()
+                if r.run_id not in ours or ours[r.run_id] != r.agent
+            ]
     except InputError as exc:
         raise InputError(
             f"{exc.reason}; the demo replaces its store: use another --out, "
