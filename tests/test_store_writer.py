@@ -99,6 +99,7 @@ def test_a_full_queue_makes_submit_wait_until_the_thread_has_written(tmp_path: P
             await asyncio.sleep(0)
         assert not third.done()  # the queue holds max_pending trials: submit waits
         assert writer.pending == 2
+        assert writer.committed == 0
         blocker.execute("ROLLBACK")
         await third
         await writer.close()
@@ -106,6 +107,7 @@ def test_a_full_queue_makes_submit_wait_until_the_thread_has_written(tmp_path: P
     asyncio.run(main())
     blocker.close()
     assert _stored(db) == ["t0", "t1", "t2"]
+    assert writer.committed == 3  # what a run reports as saved
     assert db.integrity_check() == "ok"
 
 

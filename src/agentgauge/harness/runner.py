@@ -402,15 +402,13 @@ async def _execute(
     breaker: CircuitBreaker,
     stop: Stop,
 ) -> int:
-    """Run ``cells`` until done or stopped; the number of trials written."""
+    """Run ``cells`` until done or stopped; the number of trials committed."""
     queue = iter(cells)
-    written = 0
     # Each trial is committed in its own transaction, on the writer's thread: a
     # crash loses only trials in flight or not yet committed.
     writer = TrialWriter(db, run_id)
 
     async def worker() -> None:
-        nonlocal written
         # Workers pull from one iterator: bounded concurrency without one task per cell.
         try:
             for cell in queue:
@@ -427,8 +425,10 @@ async def _execute(
                     # Finished after Ctrl-C: a cmd program shares the terminal's SIGINT and
                     # may have died of it; not the agent's error, so the resume reruns it.
                     return
-                await writer.submit(trial)  # waits while the writer's queue is full
-                written += 1
+                # Waits while the writer's queue is full. A Ctrl-C during the wait may
+                # leave the trial queued, and then it is committed: the count of what
+                # was saved comes from the writer, not from here.
+                await writer.submit(trial)
                 on_done(trial)
                 tripped = breaker.record(trial.is_infra_error)
                 if tripped is not None:
@@ -452,4 +452,4 @@ async def _execute(
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         await writer.close()  # waits for the last commits; raises a write error
-    return written
+    return writer.committed

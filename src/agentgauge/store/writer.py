@@ -53,7 +53,13 @@ class TrialWriter:
         self._in_flight = 0
         self._error: BaseException | None = None
         self._dropped = 0
+        self._committed = 0
         self._closed = False
+
+    @property
+    def committed(self) -> int:
+        """Trials this writer has committed so far."""
+        return self._committed
 
     @property
     def pending(self) -> int:
@@ -74,6 +80,7 @@ class TrialWriter:
             except BaseException as exc:
                 self._error = _named(exc, trial_rows(self.run_id, trial))
                 raise self._error from None
+            self._committed += 1
             return
         # Rows are made here, so that the thread spends its time in SQLite.
         rows = trial_rows(self.run_id, trial)
@@ -145,6 +152,7 @@ class TrialWriter:
             try:
                 with self._own.transaction():
                     self._own._write_rows(rows)
+                self._committed += 1  # read on the loop after the hand-over returns
             except BaseException as exc:
                 raise _named(exc, rows) from None
 
