@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -113,6 +114,9 @@ def test_trial_writer_commits_each_trial_from_its_thread(tmp_path: Path) -> None
     db = Store(tmp_path / "s.db")
     db.create_run(Run(run_id="r", created_at=utc_now()))
     writer = TrialWriter(db, "r")
+    # Holding the write lock keeps the thread from committing while we look.
+    blocker = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
 
     async def main() -> None:
         for t in _trials(50):
@@ -120,9 +124,11 @@ def test_trial_writer_commits_each_trial_from_its_thread(tmp_path: Path) -> None
         # A file store: queued for the writer's thread, not written by the caller.
         assert writer.pending == 50
         assert db.trials("r") == []
+        blocker.execute("ROLLBACK")
         await writer.close()
 
     asyncio.run(main())
+    blocker.close()
     # The same rows as the direct path writes (a second store, written synchronously).
     ref = Store(tmp_path / "ref.db")
     ref.create_run(Run(run_id="r", created_at=utc_now()))
