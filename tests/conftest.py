@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+#: ``cli("metrics", "trials.jsonl", "--json")`` -> (exit code, stdout, stderr).
+Cli = Callable[..., tuple[int, str, str]]
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -16,3 +22,24 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"reference data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The real console entry point in this process: argv in; exit code, stdout and
+    stderr out."""
+    from agentgauge.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        monkeypatch.setattr(sys, "argv", ["agentgauge", *args])
+        monkeypatch.setattr(sys, "stdout", out)
+        monkeypatch.setattr(sys, "stderr", err)
+        code = 0
+        try:
+            main()
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        return code, out.getvalue(), err.getvalue()
+
+    return run

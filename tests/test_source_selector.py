@@ -4,34 +4,21 @@ on every command. And ``load_trials("DB:RUN")`` works as the README says."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import agentgauge
-from agentgauge.cli import main
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file
 from agentgauge.store import Store
 
+Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture (tests/conftest.py)
+
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_trials.jsonl"
-
-
-def cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    monkeypatch.setattr(sys, "argv", ["agentgauge", *args])
-    monkeypatch.setattr(sys, "stdout", out)
-    monkeypatch.setattr(sys, "stderr", err)
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
@@ -43,18 +30,16 @@ def store(tmp_path: Path) -> Path:
 
 
 def test_compare_refuses_a_side_pooling_two_agents_and_says_what_to_type(
-    monkeypatch: pytest.MonkeyPatch,
+    cli: Cli,
 ) -> None:
     # Today's main pooled careful and hasty into one side and compared it with itself.
-    code, out, err = cli(monkeypatch, "compare", str(SAMPLE), str(SAMPLE))
+    code, out, err = cli("compare", str(SAMPLE), str(SAMPLE))
     assert code == 2 and out == ""
     (line,) = err.strip().splitlines()
     assert "A holds 2 (agent, model) configurations" in line
     assert f"{SAMPLE}#agent=careful (agent careful, model gpt-4o-mini, 40 trials)" in line
     assert f"{SAMPLE}#agent=hasty (agent hasty, model llama-3.1-8b, 40 trials)" in line
-    code, out, err = cli(
-        monkeypatch, "compare", f"{SAMPLE}#agent=hasty", f"{SAMPLE}#agent=careful", "--json"
-    )
+    code, out, err = cli("compare", f"{SAMPLE}#agent=hasty", f"{SAMPLE}#agent=careful", "--json")
     assert code == 0, err
     result = json.loads(out)
     rates = {
@@ -66,31 +51,30 @@ def test_compare_refuses_a_side_pooling_two_agents_and_says_what_to_type(
 
 
 def test_the_same_selector_on_a_store_and_on_every_command(
-    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: Path, tmp_path: Path, cli: Cli
 ) -> None:
     run = f"{store}:sample"
     with pytest.raises(InputError, match="B holds 2"):
         agentgauge.compare(f"{run}#agent=hasty", run)
-    code, out, err = cli(monkeypatch, "metrics", f"{run}#agent=careful", "--json")
+    code, out, err = cli("metrics", f"{run}#agent=careful", "--json")
     assert code == 0, err
     assert [g["agent"] for g in json.loads(out)["groups"]] == ["careful"]
-    code, out, err = cli(monkeypatch, "horizon", f"{SAMPLE}#agent=careful", "--json")
+    code, out, err = cli("horizon", f"{SAMPLE}#agent=careful", "--json")
     assert code == 0, err
     assert [g["agent"] for g in json.loads(out)["groups"]] == ["careful"]
     md = tmp_path / "r.md"
     code, _, err = cli(
-        monkeypatch, "report", f"{run}#agent=hasty", f"{run}#agent=careful", "--markdown", str(md)
+        "report", f"{run}#agent=hasty", f"{run}#agent=careful", "--markdown", str(md)
     )
     assert code == 0, err
-    code, _, err = cli(monkeypatch, "report", run, run, "--markdown", str(md))
+    code, _, err = cli("report", run, run, "--markdown", str(md))
     assert code == 2 and "holds 2 (agent, model) configurations" in err
     # gate: the gates hold per group, but the baseline of non-inferiority is one system.
     gates = tmp_path / "gates.yaml"
     gates.write_text("gates:\n  - type: non_inferiority\n    margin: 0.5\n")
-    code, _, err = cli(monkeypatch, "gate", run, "--config", str(gates), "--baseline", run)
+    code, _, err = cli("gate", run, "--config", str(gates), "--baseline", run)
     assert code == 2 and "holds 2 (agent, model) configurations" in err
     code, out, err = cli(
-        monkeypatch,
         "gate",
         f"{run}#agent=careful",
         "--config",
@@ -102,13 +86,13 @@ def test_the_same_selector_on_a_store_and_on_every_command(
     assert "paired difference +0.000" in out
 
 
-def test_bad_and_empty_selectors_are_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    code, _, err = cli(monkeypatch, "metrics", f"{SAMPLE}#agnt=careful")
+def test_bad_and_empty_selectors_are_one_clear_error(cli: Cli) -> None:
+    code, _, err = cli("metrics", f"{SAMPLE}#agnt=careful")
     assert code == 2 and "bad selector 'agnt=careful'" in err and "SOURCE" in err
-    code, _, err = cli(monkeypatch, "metrics", f"{SAMPLE}#agent=nobody")
+    code, _, err = cli("metrics", f"{SAMPLE}#agent=nobody")
     assert code == 2
     assert "matches no trials" in err and f"{SAMPLE}#agent=hasty" in err
-    code, _, err = cli(monkeypatch, "metrics", f"{SAMPLE}#grade=2")
+    code, _, err = cli("metrics", f"{SAMPLE}#grade=2")
     assert code == 2 and "a trials file has no grade versions" in err
 
 

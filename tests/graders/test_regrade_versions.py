@@ -4,19 +4,19 @@ was graded. Real SQLite stores, the real CLI."""
 
 from __future__ import annotations
 
-import io
 import json
 import sqlite3
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from agentgauge.api import metrics
-from agentgauge.cli import main
 from agentgauge.errors import InputError
 from agentgauge.schema import AnswerSpec, Expectations, Grade, Run, Task, Trial
 from agentgauge.store import Store, utc_now
+
+Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture (tests/conftest.py)
 
 TASKS = [
     Task(
@@ -57,67 +57,52 @@ def make_store(path: Path) -> Path:
     return path
 
 
-def cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    monkeypatch.setattr(sys, "argv", ["agentgauge", *args])
-    monkeypatch.setattr(sys, "stdout", out)
-    monkeypatch.setattr(sys, "stderr", err)
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
-
-
 def rate(source: str, **kw: object) -> float:
     value = metrics(source, by=(), **kw).to_dict()["groups"][0]["success_rate"]["value"]  # type: ignore[arg-type]
     assert isinstance(value, float)
     return value
 
 
-def compare_json(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[dict[str, object], str]:
-    code, out, err = cli(monkeypatch, "compare", *args, "--json")
+def compare_json(cli: Cli, *args: str) -> tuple[dict[str, object], str]:
+    code, out, err = cli("compare", *args, "--json")
     assert code == 0, err
     return json.loads(out), err
 
 
 def test_a_regrade_changes_nothing_the_run_reports_until_activated(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cli: Cli
 ) -> None:
     db = make_store(tmp_path / "s.db")
     a, b = f"{db}:a", f"{db}:b"
-    before, _ = compare_json(monkeypatch, a, b)
+    before, _ = compare_json(cli, a, b)
     assert before["mean_diff"] == pytest.approx(5 / 6)
 
-    code, out, err = cli(monkeypatch, "grade", a, "--graders", "answer")
+    code, out, err = cli("grade", a, "--graders", "answer")
     assert code == 0, err
     assert "the run still reports grade version 1" in out
     # Today's main changed the run in place here: 1/6 became 4/6, and compare moved.
     assert rate(a) == pytest.approx(1 / 6)
-    after, warned = compare_json(monkeypatch, a, b)
+    after, warned = compare_json(cli, a, b)
     assert after["mean_diff"] == before["mean_diff"]
     assert after["warnings"] == [] and "warning" not in warned
     # The new version is there to read, by option or in the SOURCE.
     assert rate(a, grade_version=2) == pytest.approx(4 / 6)
     assert rate(f"{a}#grade=2") == pytest.approx(4 / 6)
-    code, out, err = cli(monkeypatch, "metrics", a, "--grade-version", "2", "--json", "--by", "")
+    code, out, err = cli("metrics", a, "--grade-version", "2", "--json", "--by", "")
     assert code == 0, err
     assert json.loads(out)["groups"][0]["success_rate"]["value"] == pytest.approx(4 / 6)
 
 
-def test_activating_a_version_and_going_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_activating_a_version_and_going_back(tmp_path: Path, cli: Cli) -> None:
     db = make_store(tmp_path / "s.db")
     a, b = f"{db}:a", f"{db}:b"
-    code, out, err = cli(monkeypatch, "grade", a, "--graders", "answer", "--activate", "--json")
+    code, out, err = cli("grade", a, "--graders", "answer", "--activate", "--json")
     assert code == 0, err
     done = json.loads(out)
     assert (done["version"], done["active"], done["n_changed"]) == (2, 2, 3)
     assert rate(a) == pytest.approx(4 / 6)
     # Compare warns that the sides were graded differently, and record line 4 says how.
-    result, warned = compare_json(monkeypatch, a, b)
+    result, warned = compare_json(cli, a, b)
     assert result["mean_diff"] == pytest.approx(2 / 6)
     (warning,) = result["warnings"]  # type: ignore[misc]
     assert "graded differently" in warning and "warning:" in warned
@@ -127,7 +112,7 @@ def test_activating_a_version_and_going_back(
     assert "B 1 (as recorded)" in line4
     # The version left is kept: reading or activating it gives the recorded outcomes.
     assert rate(f"{a}#grade=1") == pytest.approx(1 / 6)
-    code, out, err = cli(monkeypatch, "grade", a, "--activate-version", "1", "--json")
+    code, out, err = cli("grade", a, "--activate-version", "1", "--json")
     assert code == 0, err
     assert [(v["version"], v["active"]) for v in json.loads(out)["versions"]] == [
         (1, True),
@@ -136,36 +121,34 @@ def test_activating_a_version_and_going_back(
     assert rate(a) == pytest.approx(1 / 6)
     assert rate(f"{a}#grade=2") == pytest.approx(4 / 6)
     # One run against its own re-grade: what the re-grade changed, flagged as such.
-    result, _ = compare_json(monkeypatch, f"{a}#grade=1", f"{a}#grade=2")
+    result, _ = compare_json(cli, f"{a}#grade=1", f"{a}#grade=2")
     assert result["mean_diff"] == pytest.approx(3 / 6)
     assert result["warnings"]
 
 
-def test_gate_and_report_read_the_chosen_grade_version(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_gate_and_report_read_the_chosen_grade_version(tmp_path: Path, cli: Cli) -> None:
     db = make_store(tmp_path / "s.db")
     a, b = f"{db}:a", f"{db}:b"
-    assert cli(monkeypatch, "grade", a, "--graders", "answer")[0] == 0
+    assert cli("grade", a, "--graders", "answer")[0] == 0
     gates = tmp_path / "gates.yaml"
     gates.write_text("gates:\n  - metric: success_rate\n    min: 0.5\n")
-    code, _, err = cli(monkeypatch, "gate", a, "--config", str(gates))
+    code, _, err = cli("gate", a, "--config", str(gates))
     assert code == 1, err  # the active version: 1/6
-    code, out, err = cli(monkeypatch, "gate", a, "--config", str(gates), "--grade-version", "2")
+    code, out, err = cli("gate", a, "--config", str(gates), "--grade-version", "2")
     assert code == 0, err
     assert "success_rate = 0.6667" in out
     md = tmp_path / "r.md"
-    code, _, err = cli(monkeypatch, "report", a, "--markdown", str(md), "--grade-version", "2")
+    code, _, err = cli("report", a, "--markdown", str(md), "--grade-version", "2")
     assert code == 0, err
     assert "66.7%" in md.read_text() and "16.7%" not in md.read_text()
     # --grade-version applies to every stored SOURCE; one side's version goes in its SOURCE.
-    code, _, err = cli(monkeypatch, "report", a, b, "--markdown", str(md), "--grade-version", "2")
+    code, _, err = cli("report", a, b, "--markdown", str(md), "--grade-version", "2")
     assert code == 2 and "run 'b' has no grade version 2 (it has 1)" in err
-    code, _, err = cli(monkeypatch, "report", f"{a}#grade=2", b, "--markdown", str(md))
+    code, _, err = cli("report", f"{a}#grade=2", b, "--markdown", str(md))
     assert code == 0, err
     assert "grade version A 2 (re-grade of" in md.read_text()
     # A version the run does not have is one clear error.
-    code, _, err = cli(monkeypatch, "metrics", a, "--grade-version", "7")
+    code, _, err = cli("metrics", a, "--grade-version", "7")
     assert code == 2
     assert "run 'a' has no grade version 7 (it has 1, 2)" in err
 
