@@ -108,3 +108,8 @@ def test_an_import_error_inside_the_module_is_reported_as_it_is(
     with pytest.raises(InputError, match="no_such_dependency_xyz") as info:
         resolve_agent("broken_agent_xyz:fn")
     assert "current folder" not in str(info.value)
+
+
+def test_a_misspelt_adapter_prefix_gets_a_suggestion() -> None:
+    with pytest.raises(InputError, match=r"did you mean builtin:oracle\?"):
+        resolve_agent("buitin:oracle")

@@ -16,6 +16,7 @@ Specs:
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -95,6 +96,10 @@ def _builtin(name: str, options: dict[str, Any]) -> Agent:
     return agent
 
 
+#: The adapters' prefixes, for "did you mean" on a misspelt one.
+_KINDS = ("openai", "cmd", "builtin")
+
+
 def _import_from_path_or_here(module_name: str) -> Any:
     """Import a module from the import path, then from the current folder.
 
@@ -123,6 +128,9 @@ def _imported(spec: str, module_name: str, attr: str, options: dict[str, Any]) -
                 f" (looked on the import path and in the current folder {Path.cwd()}; run "
                 "from the folder that holds it, or add its folder to PYTHONPATH)"
             )
+            close = difflib.get_close_matches(module_name, _KINDS, n=1)
+            if close:
+                hint = f"; did you mean {close[0]}:{attr}?"
         raise InputError(
             f"cannot import {module_name!r} for agent {spec!r}: {exc}{hint}", field="agent"
         ) from None
