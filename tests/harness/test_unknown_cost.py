@@ -117,3 +117,39 @@ def test_a_cost_message_without_a_number_is_a_protocol_error(tmp_path: Path) -> 
     agent = _program(tmp_path, 'out({"type": "cost", "usd": "0.03"})\nout({"type": "done"})\n')
     (t,) = go(tmp_path, agent)
     assert t.status == "error" and t.error is not None and t.error.startswith("ProtocolError")
+
+
+def test_no_recorded_model_call_means_unknown_tokens(tmp_path: Path) -> None:
+    (t,) = go(tmp_path, silent)
+    assert t.input_tokens is None and t.output_tokens is None
+    (tmp_path / "p").mkdir()
+    (priced,) = go(tmp_path / "p", priced_and_extra)
+    assert (priced.input_tokens, priced.output_tokens) == (1, 1)
+
+
+def test_the_run_line_says_unknown_spend_not_zero(tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / "quiet_agent.py").write_text("async def fn(session):\n    session.answer('3')\n")
+    suite = Path(__file__).resolve().parents[2] / "examples" / "counter-suite.yaml"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentgauge",
+            "run",
+            str(suite),
+            "--agent",
+            "quiet_agent:fn",
+            "--store",
+            str(tmp_path / "s.db"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "spend unknown (3 of 3 trials unpriced)" in done.stdout, done.stdout
+    assert "$0.0000" not in done.stdout

@@ -23,6 +23,7 @@ from agentgauge.cli.common import (
 )
 from agentgauge.errors import InputError, RunEnded
 from agentgauge.harness.error_summary import ErrorClass, summarize_errors
+from agentgauge.metrics.cost import unpriced_label
 from agentgauge.schema import Trial
 
 #: How long a message may be in the summary before it is cut (one terminal line or two).
@@ -200,7 +201,13 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     infra = sum(t.is_infra_error for t in trials_)
     agent_err = sum(t.status != "completed" and t.error_kind == "agent" for t in trials_)
     costs = [t.cost_usd for t in trials_ if t.cost_usd is not None]
-    spend = f"${sum(costs):.4f}" + (f" ({n - len(costs)} unpriced)" if len(costs) < n else "")
+    # A total with an unpriced part is unknown; what is priced is a lower bound (costs >= 0).
+    if len(costs) == n:
+        spend = f"${sum(costs):.4f}"
+    elif costs:
+        spend = f"at least ${sum(costs):.4f} ({n - len(costs)} of {n} trials unpriced)"
+    else:
+        spend = unpriced_label(n, n)
     rate = f"{passed / n:.1%}" if n else "-"
     line = Text("run ")
     line.append(run_id, style="bold")

@@ -250,8 +250,10 @@ class TrialSession:
             answer = said[-1].content if said else None
 
         def total(attr: str) -> int | None:
+            # No recorded model call says nothing about tokens (the agent may call its
+            # own model): unknown, like an unrecorded cost.
             values = [getattr(c, attr) for c in calls]
-            return None if any(v is None for v in values) else sum(values)
+            return None if not values or any(v is None for v in values) else sum(values)
 
         costs = [c.cost_usd for c in calls]
         cost: float | None = None
