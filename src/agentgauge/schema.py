@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 __all__ = [
     "CONTROL_DECISIONS",
+    "INT64_MAX",
     "SUCCESS_TOLERANCE",
     "TRIAL_FIELDS",
     "AnswerSpec",
@@ -81,6 +82,19 @@ def _json_number(value: Any) -> Any:
     return value
 
 
+#: Integers the store can hold: SQLite's INTEGER is a signed 64-bit number.
+INT64_MAX = 2**63 - 1
+
+
+def _json_int(value: Any) -> Any:
+    """An integer field: a JSON number (as `_json_number`) that fits in the store."""
+    value = _json_number(value)
+    # A float such as 1e19 would pass pydantic's int check and overflow SQLite.
+    if isinstance(value, int | float) and not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise ValueError("out of range: an integer must lie within ±2^63 (what the store holds)")
+    return value
+
+
 def _json_bool(value: Any) -> Any:
     """A boolean must be JSON ``true`` or ``false``, not ``"yes"``, ``1`` or ``"true"``."""
     if isinstance(value, str | int | float) and not isinstance(value, bool):
@@ -125,9 +139,8 @@ class ModelCallEvent(_EventBase):
     attempts: int | None = Field(default=None, ge=1)
     """How many HTTP attempts the call needed (retries + 1)."""
 
-    _numbers = field_validator(
-        "input_tokens", "output_tokens", "cost_usd", "latency_s", "attempts", mode="before"
-    )(_json_number)
+    _numbers = field_validator("cost_usd", "latency_s", mode="before")(_json_number)
+    _ints = field_validator("input_tokens", "output_tokens", "attempts", mode="before")(_json_int)
 
 
 class ToolCallEvent(_EventBase):
@@ -276,19 +289,16 @@ class Trial(_Strict):
 
     _numbers = field_validator(
         "score",
-        "trial",
         "human_minutes",
         "cost_usd",
         "judge_cost_usd",
-        "input_tokens",
-        "output_tokens",
         "latency_s",
-        "tool_calls",
-        "model_calls",
         "confidence",
-        "seed",
         mode="before",
     )(_json_number)
+    _ints = field_validator(
+        "trial", "input_tokens", "output_tokens", "tool_calls", "model_calls", "seed", mode="before"
+    )(_json_int)
     _bool_success = field_validator("success", mode="before")(_json_bool)
 
     @model_validator(mode="after")

@@ -18,7 +18,6 @@ callers write nothing until the whole file has validated.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable
+from agentgauge.textio import decode_utf8, loads_json
 
 __all__ = [
     "Selector",
@@ -125,34 +125,29 @@ class TrialSource:
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, object)`` for each non-blank line of a JSONL file."""
+    """Yield ``(line number, object)`` for each non-blank line of a JSONL file.
+
+    Lines are read as bytes and decoded strictly, so a binary or UTF-16 file
+    fails on its first bad byte with the line and offset (`agentgauge.textio`).
+    """
     path = Path(path)
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
     with handle:
-        for lineno, line in enumerate(handle, start=1):
+        offset = 0
+        for lineno, raw in enumerate(handle, start=1):
+            line = decode_utf8(raw, file=path, line=lineno, offset=offset)
+            offset += len(raw)
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line, parse_constant=_reject_constant)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"invalid JSON: {exc.msg} at column {exc.colno}", file=path, line=lineno
-                ) from None
-            except ValueError as exc:
-                raise InputError(str(exc), file=path, line=lineno) from None
+            obj = loads_json(line, file=path, line=lineno)
             if not isinstance(obj, dict):
                 raise InputError(
                     f"expected a JSON object, got {type(obj).__name__}", file=path, line=lineno
                 )
             yield lineno, obj
-
-
-def _reject_constant(name: str) -> Any:
-    # Python's json accepts NaN/Infinity, which are not JSON and not scores.
-    raise ValueError(f"{name} is not allowed (not valid JSON, and not a number we can score)")
 
 
 def parse_trial(obj: dict[str, Any], *, file: str | Path | None, line: int | None) -> Trial:

@@ -1,0 +1,109 @@
+"""Reading files a user hands us: strict UTF-8 text and strict JSON, located errors.
+
+Every input format agentgauge reads (trial records, tau-bench and METR
+results, suites, gates, prices) is UTF-8 text holding JSON or YAML, and any
+of them may be hostile: binary, UTF-16, nested 100,000 deep, or holding
+numbers no float can hold. The rules for that live here, once, so each
+reader fails the same way: one `InputError` naming the file, the line and
+what to do, never a traceback (``UnicodeDecodeError``, ``RecursionError``,
+``OverflowError``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentgauge.errors import InputError
+
+__all__ = ["MAX_DEPTH", "check_depth", "decode_utf8", "loads_json", "read_text"]
+
+_BOM = "\ufeff"
+
+#: How deep arrays and objects may nest in an input. Python's parsers stop near
+#: 1,000 levels, but what reads the value next (validation, canonical JSON, the
+#: store) recurses too, and ran out of stack on a 990-deep file; no format
+#: agentgauge reads needs more than a dozen levels.
+MAX_DEPTH = 100
+
+
+def decode_utf8(raw: bytes, *, file: str | Path, line: int | None = None, offset: int = 0) -> str:
+    """``raw`` as UTF-8 text. ``raw`` is the whole file, or its line ``line`` that starts
+    at byte ``offset``; the message names the line and the file's byte offset."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = offset + exc.start
+        raise InputError(
+            f"not a UTF-8 text file: byte {at} (0x{raw[exc.start]:02x}) is not valid UTF-8 "
+            "(save the file as UTF-8; UTF-16 and binary files cannot be read)",
+            file=file,
+            line=line if line is not None else raw.count(b"\n", 0, exc.start) + 1,
+        ) from None
+    if offset == 0 and text.startswith(_BOM):
+        # A BOM is valid UTF-8 but not valid JSON, and YAML readers differ on it.
+        raise InputError(
+            "the file starts with a byte-order mark; save it as UTF-8 without BOM",
+            file=file,
+            line=1,
+        )
+    return text
+
+
+def read_text(path: str | Path) -> str:
+    """The whole file as UTF-8 text."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+    return decode_utf8(raw, file=path)
+
+
+def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
+    """Parse strict JSON: no ``NaN``/``Infinity``, nesting only as deep as Python's
+    parser can go. A literal past a float's range (``1e400``) parses as infinity,
+    which the typed fields refuse (`agentgauge.schema`); a parse hook for it would
+    cost a Python call per float."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        at = exc.lineno if line is None else line
+        raise InputError(
+            f"invalid JSON: {exc.msg} at column {exc.colno}", file=file, line=at
+        ) from None
+    except RecursionError:
+        raise InputError(
+            f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects",
+            file=file,
+            line=line,
+        ) from None
+    except ValueError as exc:  # NaN/Infinity, and ints past Python's 4,300-digit limit
+        raise InputError(f"invalid JSON: {exc}", file=file, line=line) from None
+    # Only a text with that many brackets can nest that deep; most lines skip the walk.
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        check_depth(value, file=file, line=line)
+    return value
+
+
+def check_depth(value: Any, *, file: str | Path, line: int | None) -> None:
+    """Refuse a JSON-like value nested deeper than `MAX_DEPTH` (iteratively: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(
+                f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects",
+                file=file,
+                line=line,
+            )
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json accepts NaN/Infinity, which are not JSON and not scores.
+    raise ValueError(f"{name} is not allowed (not valid JSON, and not a number we can score)")
