@@ -13,10 +13,11 @@ and leave the agent's ``cost_usd`` unknown rather than pass one off as the other
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentgauge.errors import InputError, first_error
 from agentgauge.importers import ImportedRun, register
@@ -31,9 +32,72 @@ from agentgauge.schema import (
     ToolResultEvent,
     Trial,
 )
+from agentgauge.sources import assign_trial_indices
+from agentgauge.textio import loads_json, read_text
 
 #: tau-bench's hand-off tool (airline and retail domains).
 TRANSFER_TOOLS = frozenset({"transfer_to_human_agents", "transfer_to_human"})
+
+
+class _Shape:
+    """Shape checks on one result, with errors naming the element (``[3].traj[2].role``).
+
+    tau-bench files are JSON documents, not lines, so the element path is the
+    location a user can find; every value is checked before it is used, since a
+    hostile file may hold anything anywhere."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, where: str, reason: str) -> NoReturn:
+        raise InputError(reason, file=self.path, field=where)
+
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
+        """An object, or ``{}`` for a missing or null one."""
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(where, f"expected an object, got {_kind(value)}")
+        return value
+
+    def items(self, value: Any, where: str) -> list[Any]:
+        """A list, or ``[]`` for a missing or null one."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(where, f"expected a list, got {_kind(value)}")
+        return value
+
+    def text(self, value: Any, where: str, *, optional: bool = True) -> str | None:
+        if value is None and optional:
+            return None
+        if isinstance(value, list):
+            self.fail(
+                where,
+                "expected a string, got a list (OpenAI list-style content parts are not "
+                "tau-bench's format; join the text parts into one string)",
+            )
+        if not isinstance(value, str):
+            self.fail(where, f"expected a string, got {_kind(value)}")
+        return value
+
+    def validated(self, where: str, model: type[M], **values: Any) -> M:
+        """``model(**values)``, with a pydantic error reported under ``where``."""
+        try:
+            return model(**values)
+        except ValidationError as exc:
+            field, reason = first_error(exc, metadata_hint=False)
+            self.fail(f"{where}.{field}" if field else where, reason)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number" if isinstance(value, int | float) else "a value")
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
@@ -41,52 +105,70 @@ def _arguments(raw: Any) -> dict[str, Any]:
         return raw
     try:
         parsed = json.loads(raw) if isinstance(raw, str) else None
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         parsed = None
     # Malformed arguments are the agent's error; keep the text so graders see it.
     return parsed if isinstance(parsed, dict) else {"__unparsed__": raw}
 
 
-def trajectory_events(traj: list[dict[str, Any]]) -> list[Event]:
+def trajectory_events(
+    traj: list[dict[str, Any]], shape: _Shape | None = None, where: str = "traj"
+) -> list[Event]:
     """OpenAI-style messages -> transcript events (`agentgauge.Event`)."""
+    check = shape or _Shape(Path("<traj>"))
     events: list[Event] = []
-    for msg in traj:
-        role = msg.get("role", "")
+    for j, raw in enumerate(traj):
+        at = f"{where}[{j}]"
+        msg = check.obj(raw, at)
+        role = check.text(msg.get("role", ""), f"{at}.role", optional=False)
+        assert role is not None
         if role == "tool":
-            events.append(
-                ToolResultEvent(
-                    call_id=msg.get("tool_call_id"),
-                    name=msg.get("name"),
-                    content=msg.get("content"),
-                )
-            )
+            call_id = check.text(msg.get("tool_call_id"), f"{at}.tool_call_id")
+            name = check.text(msg.get("name"), f"{at}.name")
+            events.append(ToolResultEvent(call_id=call_id, name=name, content=msg.get("content")))
             continue
-        content = msg.get("content")
-        if content is not None or not msg.get("tool_calls"):
+        content = check.text(msg.get("content"), f"{at}.content")
+        calls = check.items(msg.get("tool_calls"), f"{at}.tool_calls")
+        if content is not None or not calls:
             events.append(MessageEvent(role=role, content=content))
-        for call in msg.get("tool_calls") or []:
-            fn = call.get("function", {})
-            name = fn.get("name", "")
+        for k, raw_call in enumerate(calls):
+            call_at = f"{at}.tool_calls[{k}]"
+            call = check.obj(raw_call, call_at)
+            fn = check.obj(call.get("function"), f"{call_at}.function")
+            name = check.text(fn.get("name", ""), f"{call_at}.function.name", optional=False)
+            assert name is not None
+            call_id = check.text(call.get("id"), f"{call_at}.id")
             events.append(
-                ToolCallEvent(
-                    name=name, arguments=_arguments(fn.get("arguments")), call_id=call.get("id")
-                )
+                ToolCallEvent(name=name, arguments=_arguments(fn.get("arguments")), call_id=call_id)
             )
             if name in TRANSFER_TOOLS:
                 events.append(ControlEvent(decision="transfer", reason="called " + name))
     return events
 
 
-def _trial(rec: dict[str, Any], task_id: str, reward: float, info: dict[str, Any]) -> Trial:
-    events = trajectory_events(rec.get("traj") or [])
+def _trial(
+    rec: dict[str, Any],
+    task_id: str,
+    reward: float,
+    info: dict[str, Any],
+    shape: _Shape,
+    where: str,
+) -> Trial:
+    traj = shape.items(rec.get("traj"), f"{where}.traj")
+    events = trajectory_events(traj, shape, f"{where}.traj")
     n_calls = sum(1 for e in events if e.type == "tool_call")
     transferred = any(e.type == "control" for e in events)
     meta: dict[str, Any] = {}
-    if isinstance(info.get("user_cost"), int | float):
-        meta["user_sim_cost_usd"] = float(info["user_cost"])
+    user_cost = info.get("user_cost")
+    if isinstance(user_cost, int | float) and not isinstance(user_cost, bool):
+        if not _finite(user_cost):
+            shape.fail(f"{where}.info.user_cost", "must be a finite number")
+        meta["user_sim_cost_usd"] = float(user_cost)
     if "reward_info" in info:
         meta["reward_info"] = info["reward_info"]
-    return Trial(
+    return shape.validated(
+        where,
+        Trial,
         task_id=task_id,
         trial=rec.get("trial"),
         score=reward,
@@ -97,53 +179,69 @@ def _trial(rec: dict[str, Any], task_id: str, reward: float, info: dict[str, Any
     )
 
 
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)  # an int past a float's range raises
+    except OverflowError:
+        return False
+
+
+def _task(task: dict[str, Any], task_id: str, shape: _Shape, where: str) -> Task:
+    calls: list[ToolCallSpec] = []
+    for k, raw in enumerate(shape.items(task.get("actions"), f"{where}.actions")):
+        if not isinstance(raw, dict) or "name" not in raw:
+            continue  # tau-bench's own ``respond`` actions and the like carry no call
+        at = f"{where}.actions[{k}]"
+        name = shape.text(raw["name"], f"{at}.name", optional=False)
+        kwargs = shape.obj(raw.get("kwargs"), f"{at}.kwargs")
+        calls.append(shape.validated(at, ToolCallSpec, name=name, arguments=kwargs))
+    instruction = task.get("instruction", "")
+    return shape.validated(
+        where,
+        Task,
+        id=task_id,
+        environment="taubench",
+        instruction=instruction if isinstance(instruction, str) else str(instruction),
+        expectations=Expectations(reference_calls=calls),
+        metadata={"user_id": task.get("user_id"), "outputs": task.get("outputs", [])},
+    )
+
+
 @register("taubench")
 def read(path: Path) -> ImportedRun:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", file=path, line=exc.lineno) from None
+    """Read a tau-bench results file; the first bad element fails with FILE: [i].field: reason."""
+    data = loads_json(read_text(path), file=path, line=None)
     if not isinstance(data, list):
         raise InputError("expected a JSON list of tau-bench results", file=path)
+    shape = _Shape(path)
     trials: list[Trial] = []
     tasks: dict[str, Task] = {}
-    for i, rec in enumerate(data):
+    for i, raw in enumerate(data):
         where = f"[{i}]"
-        if not isinstance(rec, dict):
-            raise InputError("expected an object", file=path, field=where)
+        if not isinstance(raw, dict):
+            shape.fail(where, f"expected an object, got {_kind(raw)}")
+        rec = raw
         for key in ("task_id", "reward"):
             if key not in rec:
-                raise InputError("required field is missing", file=path, field=f"{where}.{key}")
+                shape.fail(f"{where}.{key}", "required field is missing")
+        raw_id = rec["task_id"]
+        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+            shape.fail(f"{where}.task_id", f"expected a string or an integer, got {_kind(raw_id)}")
         reward = rec["reward"]
         if isinstance(reward, bool) or not isinstance(reward, int | float) or not 0 <= reward <= 1:
-            raise InputError(
-                f"reward must be a number in [0, 1], got {reward!r}",
-                file=path,
-                field=f"{where}.reward",
+            shape.fail(
+                f"{where}.reward", f"reward must be a number in [0, 1], got {_shown(reward)}"
             )
-        info = rec.get("info") or {}
-        task_id = str(rec["task_id"])
-        try:
-            trials.append(_trial(rec, task_id, float(reward), info))
-        except ValidationError as exc:
-            field, reason = first_error(exc, metadata_hint=False)
-            raise InputError(reason, file=path, field=f"{where}.{field}") from None
+        info = shape.obj(rec.get("info"), f"{where}.info")
+        task_id = str(raw_id)
+        trials.append(_trial(rec, task_id, float(reward), info, shape, where))
         task = info.get("task")
         if isinstance(task, dict) and task_id not in tasks:
-            tasks[task_id] = Task(
-                id=task_id,
-                environment="taubench",
-                instruction=str(task.get("instruction", "")),
-                expectations=Expectations(
-                    reference_calls=[
-                        ToolCallSpec(name=a["name"], arguments=a.get("kwargs", {}))
-                        for a in task.get("actions", [])
-                        if isinstance(a, dict) and "name" in a
-                    ]
-                ),
-                metadata={"user_id": task.get("user_id"), "outputs": task.get("outputs", [])},
-            )
-    from agentgauge.sources import assign_trial_indices
-
+            tasks[task_id] = _task(task, task_id, shape, f"{where}.info.task")
     trials = assign_trial_indices([(None, t) for t in trials], file=path)
     return ImportedRun(trials=trials, suite=f"taubench:{path.stem}", tasks=list(tasks.values()))
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
