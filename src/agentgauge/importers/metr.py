@@ -50,9 +50,18 @@ _MAPPED = ("task_id", "task_family", "alias", "model", "human_minutes", "score_b
 
 
 def _number(value: Any) -> float | None:
+    """A JSON number as a float (an int past a float's range is infinite), else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # 10**400 parses as an int, and no float holds it
+        return math.inf
+
+
+def _shown(value: Any) -> str:
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else "a huge integer"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _text(rec: dict[str, Any], key: str, path: Path, line: int, *, required: bool) -> str | None:
@@ -82,7 +91,7 @@ def _record(rec: dict[str, Any], path: Path, line: int) -> Trial:
     minutes = _number(rec["human_minutes"])
     if minutes is None or not math.isfinite(minutes) or minutes <= 0:
         raise InputError(
-            f"must be a positive number of minutes, got {rec['human_minutes']!r}",
+            f"must be a positive number of minutes, got {_shown(rec['human_minutes'])}",
             file=path,
             line=line,
             field="human_minutes",
@@ -93,7 +102,7 @@ def _record(rec: dict[str, Any], path: Path, line: int) -> Trial:
     raw_success = rec["score_binarized"]
     if raw_success not in (0, 1):  # True/False compare equal to 1/0
         raise InputError(
-            f"must be 0, 1, true or false, got {raw_success!r}",
+            f"must be 0, 1, true or false, got {_shown(raw_success)}",
             file=path,
             line=line,
             field="score_binarized",
@@ -106,13 +115,21 @@ def _record(rec: dict[str, Any], path: Path, line: int) -> Trial:
         raw = _number(rec["score"])
         if raw is None:
             raise InputError(
-                f"expected a number, got {rec['score']!r}", file=path, line=line, field="score"
+                f"expected a number, got {_shown(rec['score'])}",
+                file=path,
+                line=line,
+                field="score",
             )
-        if math.isfinite(raw):
-            score = min(max(raw, 0.0), 1.0)
-            if score != raw:
-                metadata["score_raw"] = raw
-        # A non-finite score is unusable as partial credit; success still stands.
+        if not math.isfinite(raw):
+            raise InputError(
+                f"must be a finite number, got {_shown(rec['score'])}",
+                file=path,
+                line=line,
+                field="score",
+            )
+        score = min(max(raw, 0.0), 1.0)
+        if score != raw:
+            metadata["score_raw"] = raw
     if agent == HUMAN_ALIAS:
         metadata["human_baseline"] = True
 
