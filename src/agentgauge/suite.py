@@ -33,12 +33,9 @@ from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Task
 from agentgauge.sources import read_jsonl
-from agentgauge.yamlio import line_of
+from agentgauge.yamlio import line_of, load_yaml
 
 __all__ = ["BUILTIN_SUITES", "Suite", "SuiteLike", "as_suite", "load_suite", "suite_version"]
-
-# libyaml's loader when present (about 20x faster), with the same marks and types.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: ``builtin:NAME`` -> package directory holding its task files.
 BUILTIN_SUITES = {"retail": "envs/retail/tasks", "functions": "envs/functions/tasks"}
@@ -177,22 +174,8 @@ def _load_file(path: Path) -> Located:
 
 
 def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
-    try:
-        # One parse gives both the node tree (for line numbers) and the data.
-        loader = _Loader(text)
-        try:
-            root = loader.get_single_node()
-            data = loader.construct_document(root) if root is not None else None
-        finally:
-            loader.dispose()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        raise InputError(f"invalid YAML: {exc.problem or exc}", file=path, line=line) from None
+    # One parse gives both the node tree (for line numbers) and the data.
+    data, root = load_yaml(path)
     if data is None:
         return
     duplicate = _duplicate_key(root)

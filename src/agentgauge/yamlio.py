@@ -1,9 +1,21 @@
 """YAML files validated into pydantic models, with errors that name the line.
 
-PyYAML's composed node tree keeps each node's position; after a pydantic error
-we walk the tree along the error's location to the offending node and report
-its line, so ``gates.yaml:12: gates.2.min: Input should be a valid number``
-points a user at the right place.
+`load_yaml` is the one way agentgauge reads YAML (suites, gates, prices). It
+parses once into a node tree, which keeps each node's position; after a
+pydantic error we walk the tree along the error's location to the offending
+node and report its line, so ``gates.yaml:12: gates.2.min: Input should be a
+valid number`` points a user at the right place.
+
+Aliases are allowed, within a budget. Suites use anchors to share function
+docs between tasks (``x-`` keys, as in the built-in function-calling suite),
+but the loader builds an alias as a shared reference, and everything after it
+(validation, canonical JSON, the store) walks the expanded tree: a 580-byte
+file with 8 levels of nine aliases each ("billion laughs") expands to 43
+million nodes, and took 28 s, 1.4 GB and a 269 MB store before this check. So
+the node tree is measured before any data is built: aliases may add at most
+`ALIAS_BUDGET` nodes, and an alias inside the node it names (``a: &a [*a]``,
+an infinite structure) is refused, as is nesting deeper than
+`agentgauge.textio.MAX_DEPTH` (as for JSON).
 """
 
 from __future__ import annotations
@@ -16,29 +28,102 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from agentgauge.errors import InputError, first_error
+from agentgauge.textio import MAX_DEPTH, read_text
 
-__all__ = ["line_of", "load_yaml", "validate_yaml"]
+__all__ = ["ALIAS_BUDGET", "line_of", "load_yaml", "validate_yaml"]
 
 M = TypeVar("M", bound=BaseModel)
 
+# libyaml's loader when present (about 20x faster), with the same marks and types.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: Nodes that aliases may add to a document, beyond the nodes written out. Ample
+#: for sharing (a 60-node function doc used by 1,000 tasks), and a few tenths of a
+#: second to validate; a bomb needs millions.
+ALIAS_BUDGET = 100_000
+
 
 def load_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
-    """Parse a YAML file into plain data and its node tree (for line lookups)."""
+    """Parse a YAML file into plain data and its node tree (for line lookups).
+
+    Raises `InputError` for a file that is not UTF-8 text, is not valid YAML,
+    or whose aliases expand past `ALIAS_BUDGET` nodes or into themselves."""
     path = Path(path)
+    text = read_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        loader = _Loader(text)
+        try:
+            root = loader.get_single_node()
+            if root is None:
+                return None, None
+            _check_aliases(root, path)
+            data = loader.construct_document(root)
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         raise InputError(f"invalid YAML: {exc.problem or exc}", file=path, line=line) from None
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML: {exc}", file=path) from None
-    return data, node
+    except RecursionError:  # the pure-Python loader on deep nesting (libyaml stops at 1,000)
+        raise InputError("invalid YAML: nested too deeply", file=path) from None
+    return data, root
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_aliases(root: yaml.Node, path: Path) -> None:
+    """Refuse a node tree whose aliases expand past the budget, or into themselves,
+    or that nests deeper than `MAX_DEPTH`.
+
+    One pass over the distinct nodes (iterative: nesting may be deep) computes
+    each node's expanded size; an alias is the same node object reached twice."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    shared: dict[int, yaml.Node] = {}
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]  # depth 0: all children are done
+    while stack:
+        node, depth = stack.pop()
+        key = id(node)
+        if depth == 0:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(child)] for child in _children(node))
+            continue
+        if key in on_path:
+            raise InputError(
+                "an alias refers to the node that contains it (an infinite structure)",
+                file=path,
+                line=node.start_mark.line + 1,
+            )
+        if key in size:
+            shared[key] = node
+            continue
+        if depth > MAX_DEPTH and not isinstance(node, yaml.ScalarNode):
+            raise InputError(
+                f"nested too deeply: more than {MAX_DEPTH} levels of mappings and lists",
+                file=path,
+                line=node.start_mark.line + 1,
+            )
+        on_path.add(key)
+        stack.append((node, 0))
+        stack.extend((child, depth + 1) for child in reversed(_children(node)))
+    added = size[id(root)] - len(size)
+    if added > ALIAS_BUDGET:
+        worst = max(shared.values(), key=lambda n: size[id(n)])
+        raise InputError(
+            f"aliases expand this document by {added:,} nodes, past the limit of "
+            f"{ALIAS_BUDGET:,} (an alias bomb?); write the shared part out or refer to it "
+            "fewer times",
+            file=path,
+            line=worst.start_mark.line + 1,
+        )
 
 
 def line_of(node: yaml.Node | None, loc: Sequence[str | int]) -> int | None:

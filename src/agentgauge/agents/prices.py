@@ -19,7 +19,6 @@ as ``gpt-4o``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -28,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentgauge.errors import InputError
+from agentgauge.textio import loads_json, read_text
+from agentgauge.yamlio import load_yaml
 
 __all__ = ["BUILTIN_PRICES", "Price", "PriceTable", "default_prices"]
 
@@ -77,14 +76,10 @@ class PriceTable:
     def load(self, path: str | Path) -> None:
         """Add the prices in a JSON or YAML file."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read price file: {exc.strerror}", file=path) from None
-        try:
-            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise InputError(f"not valid JSON/YAML: {exc}", file=path) from None
+        if path.suffix == ".json":
+            data = loads_json(read_text(path), file=path, line=None)
+        else:
+            data, _ = load_yaml(path)
         if not isinstance(data, dict):
             raise InputError("expected a mapping from model name to prices", file=path)
         self.update(data, source=str(path))
@@ -130,14 +125,21 @@ def _as_price(name: object, value: Price | Mapping[str, Any], source: str) -> Pr
     out: list[float] = []
     for key in ("input", "output"):
         v = value[key]
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not _finite(v) or v < 0:
             raise InputError(
-                f"price must be a non-negative number, got {v!r}",
+                f"price must be a non-negative number, got {str(v)[:40]}",
                 file=source or None,
                 field=f"{where}.{key}",
             )
         out.append(float(v))
     return Price(out[0], out[1])
+
+
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int no float can hold (10**400)
+        return False
 
 
 def default_prices(path: str | Path | None = None) -> PriceTable:
