@@ -9,7 +9,6 @@ import typer
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
 from agentgauge.importers import import_file
-from agentgauge.store import Store
 
 
 @app.command("import")
@@ -22,8 +21,8 @@ def import_cmd(
     ] = None,
 ) -> None:
     """Import a results file as one run, in one transaction (nothing is written on error)."""
-    with Store(store) as db:
-        run = import_file(fmt, path, db, run_id)
+    # A path, not an open store: the store is created only once the file has validated.
+    run = import_file(fmt, path, store, run_id)
     console().print(
         f"imported {run.n_trials} trials from {path} as run [bold]{run.run_id}[/] in {store}"
     )

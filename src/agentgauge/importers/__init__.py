@@ -1,8 +1,9 @@
 """Importers: foreign result formats -> `Trial` records -> one run in the store.
 
 Each format module exposes ``read(path) -> ImportedRun``; `import_file` reads
-the whole file first (validating every record) and only then writes the run in
-one transaction, so bad input leaves the store unchanged.
+the whole file first (validating every record) and only then opens the store
+and writes the run in one transaction, so bad input leaves the store unchanged
+and creates no store file.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from agentgauge.errors import InputError
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import Store, utc_now
 
-__all__ = ["FORMATS", "ImportedRun", "file_sha256", "import_file", "register"]
+__all__ = ["FORMATS", "ImportedRun", "file_sha256", "import_file", "read_import", "register"]
 
 
 @dataclass
@@ -60,8 +61,8 @@ def _single(values: set[str | None]) -> str | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
-def import_file(fmt: str, path: str | Path, store: Store, run_id: str | None = None) -> Run:
-    """Read ``path`` in format ``fmt`` and store it as one run, atomically."""
+def read_import(fmt: str, path: str | Path) -> ImportedRun:
+    """Read and validate the whole of ``path`` in format ``fmt``, writing nothing."""
     _load_builtin_formats()
     if fmt not in FORMATS:
         raise InputError(
@@ -74,6 +75,25 @@ def import_file(fmt: str, path: str | Path, store: Store, run_id: str | None = N
     imported = FORMATS[fmt](path)
     if not imported.trials:
         raise InputError("no trials found", file=path)
+    return imported
+
+
+def import_file(
+    fmt: str, path: str | Path, store: Store | str | Path, run_id: str | None = None
+) -> Run:
+    """Read ``path`` in format ``fmt`` and store it as one run, atomically.
+
+    ``store`` is an open `Store` or the path of one: a path is opened (and a new
+    store created) only once the whole file has validated, so a bad file leaves
+    no empty store behind."""
+    imported = read_import(fmt, path)
+    if not isinstance(store, Store):
+        with Store(store) as db:
+            return _write(fmt, Path(path), imported, db, run_id)
+    return _write(fmt, Path(path), imported, store, run_id)
+
+
+def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: str | None) -> Run:
     sha = file_sha256(path)
     if run_id is None:
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem)
