@@ -28,13 +28,16 @@ the environment variable the caller names.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
-__all__ = ["TRANSPORT_ERRORS", "env_proxy", "new_session", "transport_failure"]
+from agentgauge.errors import InputError
+
+__all__ = ["TRANSPORT_ERRORS", "check_header", "env_proxy", "new_session", "transport_failure"]
 
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
     TimeoutError,  # the request timeout (aiohttp's socket timeouts are TimeoutErrors too)
@@ -43,6 +46,21 @@ TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
     aiohttp.ClientResponseError,  # a response aiohttp could not parse as HTTP
 )
 """What a request can raise that retrying may cure."""
+
+
+def check_header(text: str, what: str) -> None:
+    """Refuse a header name or value holding a control character, naming where it came from.
+
+    A CR/LF in an API key would start a new header line (``X-Injected: yes``, a
+    second ``Host:``). aiohttp refuses to send it, but only when the first request
+    is made, as a ``ValueError`` in every trial; checked when the key is read, it
+    is one line before anything runs."""
+    bad = list(dict.fromkeys(ch for ch in text if unicodedata.category(ch) == "Cc"))
+    if bad:
+        shown = "".join(ch.encode("unicode_escape").decode("ascii") for ch in bad)
+        raise InputError(
+            f"{what} contains a control character ({shown}); header values must be printable"
+        )
 
 
 def env_proxy(url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:

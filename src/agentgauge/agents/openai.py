@@ -43,7 +43,12 @@ from typing import Any, Literal
 import aiohttp
 
 from agentgauge.agents.base import AgentError, Session, TransientError
-from agentgauge.agents.http import TRANSPORT_ERRORS, new_session, transport_failure
+from agentgauge.agents.http import (
+    TRANSPORT_ERRORS,
+    check_header,
+    new_session,
+    transport_failure,
+)
 from agentgauge.agents.prices import PriceTable, default_prices
 from agentgauge.agents.provider import (
     ProviderError,
@@ -112,6 +117,8 @@ class OpenAIAgent:
         )
         self.api_key_env = api_key_env
         self._api_key = api_key if api_key is not None else os.environ.get(api_key_env)
+        if self._api_key:
+            check_header(self._api_key, "api_key" if api_key is not None else api_key_env)
         self.prices = prices or default_prices()
         self.retry = retry or RetryPolicy()
         self.request_timeout = request_timeout

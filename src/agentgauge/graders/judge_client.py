@@ -48,7 +48,12 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from agentgauge.agents.http import TRANSPORT_ERRORS, new_session, transport_failure
+from agentgauge.agents.http import (
+    TRANSPORT_ERRORS,
+    check_header,
+    new_session,
+    transport_failure,
+)
 from agentgauge.agents.prices import Price, PriceTable, default_prices
 from agentgauge.agents.provider import RetryPolicy, parse_retry_after
 
@@ -251,6 +256,7 @@ class JudgeClient:
         )
         self._prices = judge_price_table(config.prices, base=default_prices())
         self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._headers()  # a key or header that cannot be sent fails here, before any grading
         self._background: _Background | None = None
         self._lock = threading.Lock()
 
@@ -278,6 +284,10 @@ class JudgeClient:
     def _headers(self) -> dict[str, str]:
         env = self.config.api_key_env
         key = os.environ.get(env) if env else None
+        if key and env:
+            check_header(key, env)
+        for name, value in self.config.headers.items():
+            check_header(f"{name}{value}", f"judge header {name!r}")
         auth = {"Authorization": f"Bearer {key}"} if key else {}
         return {**self.config.headers, **auth}
 
