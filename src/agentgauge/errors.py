@@ -7,6 +7,7 @@ file, line and field, and the CLI exits with code 2. Tracebacks are for bugs.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,7 +59,16 @@ class InputError(AgentgaugeError):
             where = self.file if self.line is None else f"{self.file}:{self.line}"
             where += ": "
         field = f"{self.field}: " if self.field else ""
-        return f"{where}{field}{self.reason}"
+        return _one_line(f"{where}{field}{self.reason}")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _one_line(text: str) -> str:
+    """``text`` with control characters escaped: a key or file name from the input
+    may hold a CR or LF, and the error must stay one line (for CI logs and grep)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class GateFailed(AgentgaugeError):

@@ -64,8 +64,18 @@ def load_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         raise InputError(f"invalid YAML: {exc.problem or exc}", file=path, line=line) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML forbids (NUL, other controls)
+        line = text.count("\n", 0, exc.position) + 1
+        char = exc.character  # libyaml gives its code, PyYAML the character
+        code = char if isinstance(char, int) else ord(char) if char else 0
+        raise InputError(
+            f"invalid YAML: {exc.reason} (U+{code:04X})",
+            file=path,
+            line=line,
+        ) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"invalid YAML: {exc}", file=path) from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"invalid YAML: {first}", file=path) from None
     except RecursionError:  # the pure-Python loader on deep nesting (libyaml stops at 1,000)
         raise InputError("invalid YAML: nested too deeply", file=path) from None
     return data, root
