@@ -9,9 +9,10 @@ valid number`` points a user at the right place.
 Aliases are allowed, within a budget. Suites use anchors to share function
 docs between tasks (``x-`` keys, as in the built-in function-calling suite),
 but the loader builds an alias as a shared reference, and everything after it
-(validation, canonical JSON, the store) walks the expanded tree: a 580-byte
-file with 8 levels of nine aliases each ("billion laughs") expands to 43
-million nodes, and took 28 s, 1.4 GB and a 269 MB store before this check. So
+(validation, canonical JSON, the store) walks the expanded tree: a suite of
+580 bytes with 8 levels of aliases ("billion laughs") took 28 s, 1.4 GB of
+memory and wrote a 269 MB store before this check (nine aliases per level
+expand a 500-byte file to about 900 million nodes). So
 the node tree is measured before any data is built: aliases may add at most
 `ALIAS_BUDGET` nodes, and an alias inside the node it names (``a: &a [*a]``,
 an infinite structure) is refused, as is nesting deeper than
