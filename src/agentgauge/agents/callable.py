@@ -1,17 +1,20 @@
 """A Python function of a `Session` as an agent (docs/running-agents.md, "A Python function").
 
 ``async def agent(session)`` runs on the harness's event loop, like every other
-agent; it must not block (use async clients).
+agent; it must not block (use async clients). One that does holds every trial
+up, and when its deadline passes while it blocks, the harness records a timeout
+(`agentgauge.harness.blocking`).
 
-``def agent(session)`` (synchronous) runs in a worker thread, so it may block
-— call a synchronous HTTP client, sleep, compute — without stalling the other
-trials. It receives a `SyncSession`: the same interface with plain methods
-(``session.call_tool(name, args)`` returns the `ToolOutcome` directly); each
-call is executed on the event loop, so the transcript is recorded exactly as
-for async agents. A thread cannot be stopped from outside: when a synchronous
+``def agent(session)`` (synchronous) runs in a daemon thread of its own, so it
+may block — call a synchronous HTTP client, sleep, compute — without stalling
+the other trials. It receives a `SyncSession`: the same interface with plain
+methods (``session.call_tool(name, args)`` returns the `ToolOutcome` directly);
+each call is executed on the event loop, so the transcript is recorded exactly
+as for async agents. A thread cannot be stopped from outside: when a synchronous
 agent outlives its trial's timeout the harness records the timeout and moves
 on, and the agent's next session call raises `TrialOver`, so a well-behaved
-function ends there.
+function ends there. One that never returns is abandoned when the process exits
+(`CallableAgent.still_running` names its trial; the run prints it).
 
 A function is treated as async when it is an ``async def`` (or an object
 whose ``__call__`` is); anything else is synchronous.

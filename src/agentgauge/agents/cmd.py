@@ -28,6 +28,9 @@ The program writes to its stdout:
 Stdout carries only the protocol; logs go to stderr (its tail is quoted in
 errors). A line that is not a JSON object, an unknown ``type``, a missing
 field, or an exit before ``done`` is a `ProtocolError` — the agent's error.
+
+The program runs in a process group of its own, which is ended whole when the
+trial ends or times out (`agentgauge.agents.process`).
 """
 
 from __future__ import annotations

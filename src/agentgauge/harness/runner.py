@@ -295,7 +295,7 @@ def _report_abandoned(agent: Agent, notify: Callable[[str], None] | None) -> Non
     if notify is not None:
         notify(message)
     else:
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
 
 
 def _quiet(message: str) -> None:
@@ -441,8 +441,8 @@ async def _execute(
                 if attempt > 1:
                     trial.metadata["attempts"] = attempt
                 if stop.interrupted:
-                    # Finished after Ctrl-C: a cmd program shares the terminal's SIGINT and
-                    # may have died of it; not the agent's error, so the resume reruns it.
+                    # Finished after Ctrl-C, which may have cut it short: not the agent's
+                    # error, so the resume reruns it.
                     return
                 # Waits while the writer's queue is full. A Ctrl-C during the wait may
                 # leave the trial queued, and then it is committed: the count of what

@@ -9,9 +9,11 @@ what happened                                 status      error_kind
 the agent raised (incl. malformed tool calls,  ``error``    ``agent``
 protocol violations, too many steps)
 the timeout fired while no provider call was   ``timeout``  ``agent``
-in flight (the agent hung)
-the timeout fired during a provider call       ``timeout``  ``infra``
-(the provider was slow)
+in flight (the agent hung), or the deadline
+passed while an async agent blocked the loop
+the timeout fired during a provider call or    ``timeout``  ``infra``
+the wait before its retry (the provider was
+slow, or said ``Retry-After``)
 transient provider errors outlasted retries,   ``error``    ``infra``
 or the provider refused the request
 the environment failed to build or export      ``error``    ``infra``
