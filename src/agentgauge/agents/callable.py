@@ -1,17 +1,20 @@
 """A Python function of a `Session` as an agent (docs/running-agents.md, "A Python function").
 
 ``async def agent(session)`` runs on the harness's event loop, like every other
-agent; it must not block (use async clients).
+agent; it must not block (use async clients). One that does holds every trial
+up, and when its deadline passes while it blocks, the harness records a timeout
+(`agentgauge.harness.blocking`).
 
-``def agent(session)`` (synchronous) runs in a worker thread, so it may block
-— call a synchronous HTTP client, sleep, compute — without stalling the other
-trials. It receives a `SyncSession`: the same interface with plain methods
-(``session.call_tool(name, args)`` returns the `ToolOutcome` directly); each
-call is executed on the event loop, so the transcript is recorded exactly as
-for async agents. A thread cannot be stopped from outside: when a synchronous
+``def agent(session)`` (synchronous) runs in a daemon thread of its own, so it
+may block — call a synchronous HTTP client, sleep, compute — without stalling
+the other trials. It receives a `SyncSession`: the same interface with plain
+methods (``session.call_tool(name, args)`` returns the `ToolOutcome` directly);
+each call is executed on the event loop, so the transcript is recorded exactly
+as for async agents. A thread cannot be stopped from outside: when a synchronous
 agent outlives its trial's timeout the harness records the timeout and moves
 on, and the agent's next session call raises `TrialOver`, so a well-behaved
-function ends there.
+function ends there. One that never returns is abandoned when the process exits
+(`CallableAgent.still_running` names its trial; the run prints it).
 
 A function is treated as async when it is an ``async def`` (or an object
 whose ``__call__`` is); anything else is synchronous.
@@ -20,12 +23,14 @@ whose ``__call__`` is); anything else is synchronous.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -34,9 +39,12 @@ from agentgauge.agents.base import AgentError, Session
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.schema import ControlDecision, Event
 
-__all__ = ["CallableAgent", "SyncSession", "TrialOver", "is_async_callable"]
+__all__ = ["CallableAgent", "SyncSession", "TrialOver", "is_async_callable", "running_trial"]
 
 T = TypeVar("T")
+
+#: The trial a synchronous agent's thread is started for (set by the harness).
+_TRIAL: ContextVar[str] = ContextVar("agentgauge_trial", default="outside a harness trial")
 
 
 class TrialOver(Exception):
@@ -146,14 +154,12 @@ class CallableAgent:
         *,
         name: str | None = None,
         model: str | None = None,
-        max_threads: int = 256,
     ) -> None:
         self.fn = fn
         self.name = name or _label(fn)
         self.model = model
         self.is_async = is_async_callable(fn)
-        self._max_threads = max_threads
-        self._pool: ThreadPoolExecutor | None = None
+        self._abandoned: list[tuple[str, threading.Thread]] = []
 
     def __call__(self, session: Session) -> Awaitable[None]:
         if self.is_async:
@@ -162,14 +168,25 @@ class CallableAgent:
 
     async def _run_sync(self, session: Session) -> None:
         loop = asyncio.get_running_loop()
-        if self._pool is None:
-            # Our own pool: the loop's default executor has only cpu+4 threads, too few
-            # when blocking agents run at the harness's concurrency.
-            self._pool = ThreadPoolExecutor(self._max_threads, thread_name_prefix="agent")
         facade = SyncSession(session, loop)
-        future = loop.run_in_executor(self._pool, _in_context(self.fn, facade))
+        done: asyncio.Future[Any] = loop.create_future()
+        # One daemon thread per trial, not a pool: a pool's threads are joined when the
+        # interpreter exits, so one agent past its timeout held the whole process open
+        # until its function returned (41 s for a 2 s timeout). A daemon thread that is
+        # still running at exit is abandoned, and `still_running` says whose it was.
+        thread = threading.Thread(
+            target=_settle_from_thread,
+            args=(_in_context(self.fn, facade), done, loop),
+            name=f"agentgauge agent {_TRIAL.get()}",
+            daemon=True,
+        )
+        thread.start()
         try:
-            result = await future
+            result = await done
+        except asyncio.CancelledError:
+            if thread.is_alive():
+                self._abandoned.append((_TRIAL.get(), thread))
+            raise
         finally:
             facade.closed.set()
         if inspect.isawaitable(result):
@@ -179,11 +196,44 @@ class CallableAgent:
                 f"{self.name} is synchronous but returned an awaitable; declare it `async def`"
             )
 
-    async def aclose(self) -> None:
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            # Do not wait: a hung agent thread would hold the run open forever.
-            pool.shutdown(wait=False, cancel_futures=True)
+    def still_running(self) -> list[str]:
+        """The trials (``TASK trial N``) whose function outlived its timeout and is still
+        running in its thread: nothing can stop a thread from outside, so it is abandoned
+        when the process exits."""
+        return [label for label, thread in self._abandoned if thread.is_alive()]
+
+
+@contextmanager
+def running_trial(label: str) -> Iterator[None]:
+    """Used by the harness around one trial, so a thread it abandons can be named."""
+    token = _TRIAL.set(label)
+    try:
+        yield
+    finally:
+        _TRIAL.reset(token)
+
+
+def _settle_from_thread(
+    call: Callable[[], Any], done: asyncio.Future[Any], loop: asyncio.AbstractEventLoop
+) -> None:
+    try:
+        result = call()
+    except BaseException as exc:  # handed to the trial, which classifies it
+        outcome: Callable[[], None] = functools.partial(_settle, done, None, exc)
+    else:
+        outcome = functools.partial(_settle, done, result, None)
+    # The trial may be over (its timeout) and the loop closed (the run ended).
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(outcome)
+
+
+def _settle(done: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    if done.done():  # cancelled at the trial's timeout
+        return
+    if exc is not None:
+        done.set_exception(exc)
+    else:
+        done.set_result(result)
 
 
 def _in_context(fn: Callable[[Any], T], arg: Any) -> Callable[[], T]:

@@ -28,6 +28,9 @@ The program writes to its stdout:
 Stdout carries only the protocol; logs go to stderr (its tail is quoted in
 errors). A line that is not a JSON object, an unknown ``type``, a missing
 field, or an exit before ``done`` is a `ProtocolError` — the agent's error.
+
+The program runs in a process group of its own, which is ended whole when the
+trial ends or times out (`agentgauge.agents.process`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from collections.abc import Sequence
 from typing import Any, get_args
 
 from agentgauge.agents.base import AgentError, Session
+from agentgauge.agents.process import Program
 from agentgauge.errors import AgentUnavailable
 from agentgauge.schema import ControlDecision
 
@@ -50,6 +54,8 @@ _DECISIONS = frozenset(get_args(ControlDecision))
 _LINE_LIMIT = 16 * 1024 * 1024
 #: Seconds a program must stay alive, before it is sent anything, to pass the preflight.
 PREFLIGHT_GRACE_S = 1.0
+#: Seconds a program has to exit after sending ``done`` before its process group is ended.
+_EXIT_AFTER_DONE_S = 5.0
 
 
 class ProtocolError(AgentError):
@@ -84,31 +90,24 @@ class CommandAgent:
         exits cleanly is left to the trials (they record what it does); no trial is run."""
         command = shlex.join(self.argv)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
+            program = await Program.start(
+                self.argv,
                 stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
+                limit=_LINE_LIMIT,
             )
         except OSError as exc:  # not found, not executable, bad cwd
             reason = exc.strerror or type(exc).__name__
             raise AgentUnavailable(f"cmd: cannot start {command}: {reason}") from None
         try:
-            code = await asyncio.wait_for(proc.wait(), grace_s)
-        except TimeoutError:
-            return  # alive and waiting for the start message: it starts
+            code = await program.wait_exit(grace_s)
+            if code is None or code == 0:
+                return  # alive and waiting for the start message, or a clean exit: it starts
+            # The last line of stderr is where a traceback says what went wrong.
+            lines = (await program.stderr_text()).splitlines()
         finally:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                await proc.wait()
-        if code == 0:
-            return
-        assert proc.stderr is not None
-        # The last line of stderr is where a traceback says what went wrong.
-        lines = (await proc.stderr.read())[-4096:].decode("utf-8", "replace").splitlines()
+            await program.stop()
         last = next((line.strip() for line in reversed(lines) if line.strip()), "")
         said = "".join(c if c.isprintable() else " " for c in last)[:300]
         raise AgentUnavailable(
@@ -117,32 +116,18 @@ class CommandAgent:
         )
 
     async def __call__(self, session: Session) -> None:
-        proc = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=self.env,
-            cwd=self.cwd,
-            limit=_LINE_LIMIT,
+        program = await Program.start(
+            self.argv, stdout=asyncio.subprocess.PIPE, env=self.env, cwd=self.cwd, limit=_LINE_LIMIT
         )
-        stderr_tail = bytearray()
-        drain = asyncio.create_task(_drain(proc.stderr, stderr_tail))
         try:
-            await self._converse(proc, session, stderr_tail)
+            await self._converse(program, session)
         finally:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-            # Reap the child even when the trial was cancelled (no zombies).
-            with contextlib.suppress(Exception):
-                await asyncio.shield(proc.wait())
-            drain.cancel()
+            # Also on a timeout or a cancellation: the program's children go with it.
+            await program.stop()
 
-    async def _converse(
-        self, proc: asyncio.subprocess.Process, session: Session, stderr_tail: bytearray
-    ) -> None:
-        assert proc.stdin is not None and proc.stdout is not None
+    async def _converse(self, program: Program, session: Session) -> None:
+        proc = program.process
+        assert proc.stdin is not None
         seed = int(session.rng.integers(0, 2**31 - 1))
         await _send(
             proc,
@@ -157,19 +142,20 @@ class CommandAgent:
             },
         )
         while True:
-            line = await proc.stdout.readline()
+            line = await program.readline()
             if not line:
-                code = await proc.wait()
+                code = await program.wait_exit(None)
                 raise ProtocolError(
-                    f"program exited with code {code} before sending 'done'" + _tail(stderr_tail)
+                    f"program exited with code {code} before sending 'done'"
+                    + _tail(await program.stderr_text())
                 )
             msg = _parse(line)
             kind = msg["type"]
             if kind == "done":
                 with contextlib.suppress(ConnectionError):
                     proc.stdin.close()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(proc.wait(), 5.0)
+                # The program's own exit; a child it left holding the pipes is not waited for.
+                await program.wait_exit(_EXIT_AFTER_DONE_S)
                 return
             if kind == "tool_call":
                 name = _field(msg, "name", str)
@@ -231,18 +217,8 @@ async def _send(proc: asyncio.subprocess.Process, msg: dict[str, Any]) -> None:
         raise ProtocolError("program closed its input before the conversation ended") from None
 
 
-async def _drain(stream: asyncio.StreamReader | None, tail: bytearray) -> None:
-    # Read stderr continuously so a chatty program never blocks on a full pipe;
-    # keep only the last few KB for error messages.
-    if stream is None:
-        return
-    while chunk := await stream.read(65536):
-        tail.extend(chunk)
-        del tail[:-4096]
-
-
-def _tail(buf: bytearray) -> str:
-    text = buf.decode("utf-8", "replace").strip()
+def _tail(stderr: str) -> str:
+    text = stderr.strip()
     return f"; stderr: ...{text[-500:]}" if text else ""
 
 

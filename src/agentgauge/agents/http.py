@@ -37,7 +37,14 @@ from yarl import URL
 
 from agentgauge.errors import InputError
 
-__all__ = ["TRANSPORT_ERRORS", "check_header", "env_proxy", "new_session", "transport_failure"]
+__all__ = [
+    "TRANSPORT_ERRORS",
+    "check_base_url",
+    "check_header",
+    "env_proxy",
+    "new_session",
+    "transport_failure",
+]
 
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
     TimeoutError,  # the request timeout (aiohttp's socket timeouts are TimeoutErrors too)
@@ -112,3 +119,33 @@ def transport_failure(exc: BaseException, timeout_s: float, setting: str) -> str
     else:
         what = "the connection failed"
     return f"{what} ({type(exc).__name__}: {exc})"
+
+
+def check_base_url(url: str, source: str) -> str:
+    """``url`` if requests can be sent to it; else `InputError` saying why, before any run.
+
+    A base URL that is not http(s), has no host, names an impossible port (``:99999``)
+    or does not parse is a typo, not a provider that is down: refused once, here,
+    rather than failing every request of every trial. ``source`` says where the URL
+    came from (``--base-url``, ``$OPENAI_BASE_URL``), for the message.
+    """
+    problem = _url_problem(url)
+    if problem is None:
+        return url
+    raise InputError(f"{url!r} ({source}) cannot be used: {problem}", field="base URL")
+
+
+def _url_problem(url: str) -> str | None:
+    try:
+        parsed = URL(url)
+        port = parsed.explicit_port
+    except ValueError as exc:  # yarl's words: "Port out of range 0-65535", "Invalid IPv6 URL"
+        return f"it does not parse as a URL ({exc})"
+    if parsed.scheme not in ("http", "https"):
+        hint = f"; did you mean http://{url}?" if "://" not in url else ""
+        return f"the scheme must be http or https, not {parsed.scheme or 'none'!r}{hint}"
+    if not parsed.host:
+        return "it names no host"
+    if port == 0:
+        return "port 0 cannot be connected to"
+    return None

@@ -45,6 +45,7 @@ import aiohttp
 from agentgauge.agents.base import AgentError, Session, TransientError
 from agentgauge.agents.http import (
     TRANSPORT_ERRORS,
+    check_base_url,
     check_header,
     new_session,
     transport_failure,
@@ -112,9 +113,7 @@ class OpenAIAgent:
             raise ValueError("openai: needs a model name, e.g. openai:gpt-4o-mini")
         self.model: str | None = model
         self.name = name or f"openai:{model}"
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
-            "/"
-        )
+        self.base_url = _base_url(base_url).rstrip("/")
         self.api_key_env = api_key_env
         self._api_key = api_key if api_key is not None else os.environ.get(api_key_env)
         if self._api_key:
@@ -292,6 +291,17 @@ class OpenAIAgent:
         content = outcome.content
         text = content if isinstance(content, str) else json.dumps(content, default=str)
         return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def _base_url(given: str | None) -> str:
+    """The endpoint, from the argument (``--base-url``), else ``$OPENAI_BASE_URL``, else
+    OpenAI's; checked here, where it enters, so a bad one stops the run before it starts."""
+    if given:
+        return check_base_url(given, "from --base-url")
+    from_env = os.environ.get("OPENAI_BASE_URL")
+    if from_env:
+        return check_base_url(from_env, "from $OPENAI_BASE_URL")
+    return DEFAULT_BASE_URL
 
 
 def _parse_tool_call(call: Any, names: set[Any]) -> tuple[str, dict[str, Any]]:

@@ -7,9 +7,11 @@ Two things every adapter that talks to a provider needs, kept in one place:
   ``Retry-After``; when the retries are spent it raises `ProviderExhausted`, a
   `TransientError`, which the harness records as an *infra* error rather than
   the agent's failure (docs/metrics.md, "Infrastructure errors").
-- `provider_call` marks the time a provider call is in flight. When a trial's
-  timeout fires during such a call, the harness blames the provider (``infra``);
-  when it fires while no call is in flight, the agent hung (``agent``).
+- `provider_call` marks the time a provider call is in flight, the waits before
+  its retries included. When a trial's timeout fires during such a call, the
+  harness blames the provider (``infra``, which ``--exclude-infra-errors`` can
+  remove): a ``Retry-After: 10`` against a 15 s timeout is the provider's doing.
+  When it fires while no call is in flight, the agent hung (``agent``).
   The marker lives in a context variable the harness sets per trial, so it
   needs no change to the `Session` protocol and works from threads started with
   `asyncio.to_thread` (which copy the context).
@@ -88,14 +90,18 @@ def trial_in_flight() -> Iterator[InFlight]:
 
 
 @contextmanager
-def provider_call() -> Iterator[None]:
-    """Used by adapters around each provider request (a no-op outside a harness trial)."""
+def provider_call(*, request: bool = True) -> Iterator[None]:
+    """Used by adapters around each provider request (a no-op outside a harness trial).
+
+    ``request=False`` marks a wait the provider imposed (the backoff before a retry, a
+    ``Retry-After``): that time is the provider's too, not the agent's."""
     marker = _IN_FLIGHT.get()
     if marker is None:
         yield
         return
     marker.count += 1
-    marker.calls += 1
+    if request:
+        marker.calls += 1
     try:
         yield
     except asyncio.CancelledError:
@@ -165,5 +171,6 @@ async def with_retries(
                 raise ProviderExhausted(
                     f"gave up after {n + 1} attempts: {exc}", attempts=n + 1
                 ) from exc
-            await sleep(policy.delay(n, rng, exc.retry_after))
+            with provider_call(request=False):
+                await sleep(policy.delay(n, rng, exc.retry_after))
             n += 1

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 from agentgauge.schema import Trial
 
-__all__ = ["ERROR_CLASSES", "ErrorClass", "ErrorMessage", "summarize_errors", "trial_label"]
+__all__ = [
+    "ERROR_CLASSES",
+    "ErrorClass",
+    "ErrorMessage",
+    "cell_label",
+    "summarize_errors",
+    "trial_label",
+]
 
 #: (status, error_kind) -> the class's name, in the order classes are shown.
 ERROR_CLASSES: dict[tuple[str, str | None], str] = {
@@ -54,8 +61,12 @@ class ErrorClass:
 
 def trial_label(trial: Trial) -> str:
     """``TASK trial N``, with the variant when it is not ``base``."""
-    variant = "" if trial.variant == "base" else f" {trial.variant}"
-    return f"{trial.task_id} trial {trial.trial}{variant}"
+    return cell_label(trial.task_id, trial.trial, trial.variant)
+
+
+def cell_label(task_id: str, trial: int | None, variant: str) -> str:
+    """`trial_label` of the trial a (task, trial, variant) cell makes."""
+    return f"{task_id} trial {trial}" + ("" if variant == "base" else f" {variant}")
 
 
 def summarize_errors(trials: Iterable[Trial], *, per_class: int = 3) -> list[ErrorClass]:

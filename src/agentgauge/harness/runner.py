@@ -31,6 +31,7 @@ import asyncio
 import importlib
 import secrets
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -277,6 +278,24 @@ async def arun(
             await close()
         if owns_store:
             db.close()
+        _report_abandoned(the_agent, notify)
+
+
+def _report_abandoned(agent: Agent, notify: Callable[[str], None] | None) -> None:
+    """Name the trials whose agent thread outlived its timeout and is still running: the
+    run does not wait for them (a thread cannot be stopped), so they are abandoned."""
+    still_running = getattr(agent, "still_running", None)
+    labels: list[str] = still_running() if still_running is not None else []
+    if not labels:
+        return
+    threads = "1 agent thread was" if len(labels) == 1 else f"{len(labels)} agent threads were"
+    message = (
+        f"{threads} still running at the end of the run: {', '.join(labels)}; they were abandoned"
+    )
+    if notify is not None:
+        notify(message)
+    else:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
 
 
 def _quiet(message: str) -> None:
@@ -422,8 +441,8 @@ async def _execute(
                 if attempt > 1:
                     trial.metadata["attempts"] = attempt
                 if stop.interrupted:
-                    # Finished after Ctrl-C: a cmd program shares the terminal's SIGINT and
-                    # may have died of it; not the agent's error, so the resume reruns it.
+                    # Finished after Ctrl-C, which may have cut it short: not the agent's
+                    # error, so the resume reruns it.
                     return
                 # Waits while the writer's queue is full. A Ctrl-C during the wait may
                 # leave the trial queued, and then it is committed: the count of what

@@ -9,9 +9,11 @@ what happened                                 status      error_kind
 the agent raised (incl. malformed tool calls,  ``error``    ``agent``
 protocol violations, too many steps)
 the timeout fired while no provider call was   ``timeout``  ``agent``
-in flight (the agent hung)
-the timeout fired during a provider call       ``timeout``  ``infra``
-(the provider was slow)
+in flight (the agent hung), or the deadline
+passed while an async agent blocked the loop
+the timeout fired during a provider call or    ``timeout``  ``infra``
+the wait before its retry (the provider was
+slow, or said ``Retry-After``)
 transient provider errors outlasted retries,   ``error``    ``infra``
 or the provider refused the request
 the environment failed to build or export      ``error``    ``infra``
@@ -32,9 +34,12 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from agentgauge.agents.base import Agent, TransientError
-from agentgauge.agents.provider import ProviderError, trial_in_flight
+from agentgauge.agents.callable import running_trial
+from agentgauge.agents.provider import InFlight, ProviderError, trial_in_flight
 from agentgauge.envs.base import EnvFactory, Environment
+from agentgauge.harness.blocking import StepClock
 from agentgauge.harness.cells import Cell
+from agentgauge.harness.error_summary import cell_label
 from agentgauge.harness.session import SessionOutcome, TrialSession
 from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
@@ -119,20 +124,19 @@ async def run_cell(
             _close(env)
         return _finish(cell, agent, None, start, "error", _describe(exc), "infra", None)
     try:
-        with trial_in_flight() as in_flight:
+        with trial_in_flight() as in_flight, running_trial(cell_label(*cell.key)):
             scope = asyncio.timeout(timeout)
+            steps = StepClock(agent(session), scope.when())
             try:
                 async with scope:
-                    await agent(session)
+                    await steps
+                if steps.overran_s is not None:  # finished late, in the step that held the loop
+                    status, error, kind = _timed_out(timeout, agent, steps, in_flight)
             except TimeoutError as exc:
                 if not scope.expired():
                     status, error, kind = "error", _describe(exc), "agent"
                 else:
-                    blame: ErrorKind = (
-                        "infra" if in_flight.count > 0 or in_flight.interrupted else "agent"
-                    )
-                    where = "a provider call" if blame == "infra" else "the agent"
-                    status, error, kind = "timeout", f"timed out after {timeout}s in {where}", blame
+                    status, error, kind = _timed_out(timeout, agent, steps, in_flight)
             except (TransientError, ProviderError) as exc:
                 status, error, kind = "error", _describe(exc), "infra"
             except Exception as exc:  # everything else the agent raised is its failure
@@ -158,6 +162,25 @@ async def run_cell(
         else:
             trial.success, trial.score, trial.grades = bool(success), float(score), list(grades)
     return trial
+
+
+def _timed_out(
+    timeout: float | None, agent: Agent, steps: StepClock[None], in_flight: InFlight
+) -> tuple[TrialStatus, str, ErrorKind]:
+    """Whose timeout it was: the agent's when it held the event loop as the deadline
+    passed or when no provider call was in flight (it hung); the provider's when the
+    deadline came during a request or a wait before a retry."""
+    if steps.overran_s is not None:
+        return (
+            "timeout",
+            f"timed out after {timeout}s in the agent: {agent.name} blocked the event loop "
+            f"for {steps.overran_s:.1f}s (blocking code in an async def; "
+            "docs/running-agents.md, Timeouts)",
+            "agent",
+        )
+    if in_flight.count > 0 or in_flight.interrupted:
+        return "timeout", f"timed out after {timeout}s in a provider call", "infra"
+    return "timeout", f"timed out after {timeout}s in the agent", "agent"
 
 
 def _finish(
