@@ -25,6 +25,7 @@ still there).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -64,12 +65,7 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
     current one unless the store is older and opened read-only."""
     try:
         if readonly:
-            conn = sqlite3.connect(
-                Path(path).resolve().as_uri() + "?mode=ro",
-                uri=True,
-                isolation_level=None,
-                timeout=30,
-            )
+            conn = _connect_readonly(path)
         else:
             conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     except sqlite3.Error as exc:
@@ -80,6 +76,29 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
         conn.close()
         raise
     return conn, version
+
+
+def _connect_readonly(path: str) -> sqlite3.Connection:
+    """A read-only connection, also to a store on a read-only filesystem or in a folder
+    this user may not write.
+
+    A reader of a WAL-mode store needs its ``-shm`` index, which SQLite creates beside
+    the file; where it cannot (a read-only mount, an archive folder), the open fails
+    with "unable to open database file". There, and only there, the store is opened
+    ``immutable`` (SQLite "URI filenames"): nobody can write to that folder either, so
+    no writer can change the file while it is read.
+    """
+    uri = Path(path).resolve().as_uri()
+    conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None, timeout=30)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        if not os.access(Path(path).resolve().parent, os.W_OK):
+            conn.close()
+            return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, timeout=30)
+    except sqlite3.DatabaseError:
+        pass  # not a database: reading its version says so, as for any other store
+    return conn
 
 
 def _prepare(conn: sqlite3.Connection, path: str, *, readonly: bool) -> int:
