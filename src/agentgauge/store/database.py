@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgauge._version import __version__
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, StoreFull
 from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial
 from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
 from agentgauge.store.migrate import open_store
@@ -57,6 +57,10 @@ class GradeVersion:
     """Whether the run reports this version's outcomes."""
     outcomes_kept: bool
     """False when an agentgauge before schema 3 overwrote its outcomes in place."""
+
+
+def _disk_full(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
 
 class Store:
@@ -101,15 +105,26 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic transaction: everything inside commits together or not at all."""
+        """One atomic transaction: everything inside commits together or not at all.
+
+        A full disk raises `StoreFull` (one line for the user, not a traceback), with
+        the transaction rolled back: the store stays as it was before it.
+        """
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
             self.conn.execute("COMMIT")
+        except BaseException as exc:
+            # After some errors (SQLITE_FULL among them) SQLite has already rolled back.
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and _disk_full(exc):
+                raise StoreFull(
+                    "database or disk is full: nothing of this step was stored, what was "
+                    "stored before is intact; free some space and run the command again",
+                    file=self.path,
+                ) from None
+            raise
 
     # ------------------------------------------------------------------ runs
 
