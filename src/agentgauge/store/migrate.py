@@ -79,21 +79,29 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
 
 
 def _connect_readonly(path: str) -> sqlite3.Connection:
-    """A read-only connection, also to a store on a read-only filesystem or in a folder
-    this user may not write.
+    """A connection that reads and never writes, whoever may write the file and its folder.
 
-    A reader of a WAL-mode store needs its ``-shm`` index, which SQLite creates beside
-    the file; where it cannot (a read-only mount, an archive folder), the open fails
-    with "unable to open database file". There, and only there, the store is opened
-    ``immutable`` (SQLite "URI filenames"): nobody can write to that folder either, so
-    no writer can change the file while it is read.
+    A reader of a WAL-mode store needs the ``-wal`` and ``-shm`` files beside it.
+    Where this user may write (the usual case), the connection is an ordinary one
+    refusing writes (``query_only``), so that closing it removes those files as a
+    writer's close does; a ``mode=ro`` connection cannot, and left them behind.
+    Elsewhere it is ``mode=ro``; where SQLite cannot create the ``-shm`` file either
+    (a read-only filesystem, a folder this user may not write), that open fails with
+    "unable to open database file", and the store is read ``immutable`` (SQLite,
+    "URI filenames"): nobody can write to that folder, so no writer changes the file
+    while it is read.
     """
-    uri = Path(path).resolve().as_uri()
+    file = Path(path).resolve()
+    if os.access(file, os.W_OK) and os.access(file.parent, os.W_OK):
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+    uri = file.as_uri()
     conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None, timeout=30)
     try:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError:
-        if not os.access(Path(path).resolve().parent, os.W_OK):
+        if not os.access(file.parent, os.W_OK):
             conn.close()
             return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, timeout=30)
     except sqlite3.DatabaseError:
