@@ -75,9 +75,11 @@ class StoreFull(AgentgaugeError):
 
     exit_code = 4
 
-    def __init__(self, reason: str, *, file: str) -> None:
+    def __init__(self, reason: str, *, file: str, cause: str) -> None:
         self.reason = reason
         self.file = file
+        self.cause = cause
+        """What SQLite said, in short ("database or disk is full")."""
         super().__init__(f"{file}: {reason}")
 
 

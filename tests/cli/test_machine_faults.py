@@ -144,16 +144,21 @@ def test_run_onto_a_full_disk_stops_in_one_line_and_resumes(
         namespace,
         [
             f"mount -t tmpfs -o size=600k tmpfs {disk}",
-            run,
+            f"head -c 580000 /dev/zero > {disk}/filler",
+            run,  # no room to start: SQLite cannot even grow the -shm index
+            f"rm {disk}/filler",
+            run,  # room for a few trials
             _integrity(store),
             f"mount -o remount,size=64m {disk}",
             run,
             _integrity(store),
         ],
     )
-    full, check, resumed, final = results[1], results[2], results[4], results[5]
-    assert full["rc"] == 4, full
-    _one_line_error(full, "database or disk is full")
+    unstarted, full, check, resumed, final = (results[i] for i in (2, 4, 5, 7, 8))
+    for stopped in (unstarted, full):
+        assert stopped["rc"] == 4, stopped
+        _one_line_error(stopped, "disk")
+    assert "database or disk is full" in full["err"]
     assert "--run-id" in full["err"]  # says how to go on
     status, saved = check["out"].split()
     assert status == "ok" and 0 < int(saved) < 165, check  # stopped during the run

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from agentgauge._version import __version__
-from agentgauge.errors import InputError, StoreFull
+from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial
+from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
 from agentgauge.store.migrate import open_store
 from agentgauge.store.rows import (
@@ -57,10 +58,6 @@ class GradeVersion:
     """Whether the run reports this version's outcomes."""
     outcomes_kept: bool
     """False when an agentgauge before schema 3 overwrote its outcomes in place."""
-
-
-def _disk_full(exc: sqlite3.Error) -> bool:
-    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
 
 class Store:
@@ -118,12 +115,9 @@ class Store:
             # After some errors (SQLITE_FULL among them) SQLite has already rolled back.
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error) and _disk_full(exc):
-                raise StoreFull(
-                    "database or disk is full: nothing of this step was stored, what was "
-                    "stored before is intact; free some space and run the command again",
-                    file=self.path,
-                ) from None
+            full = storage_error(exc, self.path)
+            if full is not None:
+                raise full from None
             raise
 
     # ------------------------------------------------------------------ runs

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS
+from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import (
     DOCUMENTS_SQL,
     GRADE_OUTCOMES_SQL,
@@ -125,6 +126,9 @@ def _prepare(conn: sqlite3.Connection, path: str, *, readonly: bool) -> int:
         if version is None or version < SCHEMA_VERSION:
             _create_or_upgrade(conn, path)
     except sqlite3.OperationalError as exc:
+        full = storage_error(exc, path)
+        if full is not None:
+            raise full from None
         if "readonly" not in str(exc):
             raise
         raise _needs_write_access(path, version) from None
@@ -186,17 +190,20 @@ def _create_or_upgrade(conn: sqlite3.Connection, path: str) -> None:
             _upgrade(conn, path, version)
         elif version > SCHEMA_VERSION:
             raise _newer(path, version)
+        conn.execute("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         if not isinstance(exc, sqlite3.Error):
             raise
+        full = storage_error(exc, path)
+        if full is not None:
+            raise full from None
         if "readonly" in str(exc):
             raise _needs_write_access(path, version) from None
         raise InputError(
             f"cannot upgrade the store: {exc} (nothing was changed)", file=path
         ) from None
-    conn.execute("COMMIT")
 
 
 def _upgrade(conn: sqlite3.Connection, path: str, version: int) -> None:

@@ -174,9 +174,9 @@ def _named(exc: BaseException, rows: TrialRows) -> BaseException:
         return InputError(f"{exc.reason}; {_STOPPED}", file=exc.file, field=exc.field)
     if isinstance(exc, StoreFull):
         return StoreFull(
-            f"cannot write {describe_row(rows[0])} of run {rows[0][0]!r}: database or disk "
-            f"is full; {_STOPPED}",
+            f"cannot write {describe_row(rows[0])} of run {rows[0][0]!r}: {exc.cause}; {_STOPPED}",
             file=exc.file,
+            cause=exc.cause,
         )
     if isinstance(exc, sqlite3.Error | OSError):
         return TrialWriteError(
