@@ -21,6 +21,7 @@ __all__ = [
     "InputError",
     "RunInterrupted",
     "RunStopped",
+    "StoreFull",
     "first_error",
 ]
 
@@ -75,6 +76,21 @@ class GateFailed(AgentgaugeError):
     """A release gate failed (exit code 1)."""
 
     exit_code = 1
+
+
+class StoreFull(AgentgaugeError):
+    """The filesystem holding the store is full (SQLite's "database or disk is full"):
+    exit code 4. The step that hit it was rolled back, whatever was committed before is
+    intact, and the command can be run again (a run resumes) once there is room."""
+
+    exit_code = 4
+
+    def __init__(self, reason: str, *, file: str, cause: str) -> None:
+        self.reason = reason
+        self.file = file
+        self.cause = cause
+        """What SQLite said, in short ("database or disk is full")."""
+        super().__init__(f"{file}: {reason}")
 
 
 class AgentUnavailable(AgentgaugeError):

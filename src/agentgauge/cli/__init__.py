@@ -12,6 +12,7 @@ import sys
 
 import typer
 
+from agentgauge.display import visible
 from agentgauge.errors import AgentgaugeError
 
 app = typer.Typer(
@@ -33,14 +34,25 @@ def _register_commands() -> None:
             importlib.import_module(f"{__name__}.{info.name}")
 
 
+def _tolerate_any_encoding() -> None:
+    """A character the output's encoding lacks (``PYTHONIOENCODING=ascii``, a Latin-1
+    terminal) is written as ``?`` instead of ending the command with a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
 def main() -> None:
     """Console entry point."""
+    _tolerate_any_encoding()
     _register_commands()
 
     try:
         app()  # standalone: click reports usage errors itself, with exit code 2
     except AgentgaugeError as exc:
-        print(f"agentgauge: error: {exc}", file=sys.stderr)
+        # The message may quote the data (a name, a line of a file): controls shown, not run.
+        print(f"agentgauge: error: {visible(exc, keep=chr(10))}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # a second Ctrl-C during a run, or one outside it
         print("agentgauge: interrupted", file=sys.stderr)

@@ -10,6 +10,7 @@ from rich.table import Table
 from agentgauge.api import calibrate as calibrate_files
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
+from agentgauge.display import terminal_text, terminal_warning
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -61,8 +62,10 @@ def _print(r: dict[str, Any]) -> None:
     jh = r["judge_vs_human"]
     if jh is not None:
         out.print(
-            f"judge {r['judge_rater']!r} vs humans {', '.join(r['human_raters'])}: "
-            f"{jh['n_items']} items, {jh['n_decided']} decided by both"
+            terminal_text(
+                f"judge {r['judge_rater']!r} vs humans {', '.join(r['human_raters'])}: "
+                f"{jh['n_items']} items, {jh['n_decided']} decided by both"
+            )
         )
         ci = jh["ci95"] or [None, None]
         out.print(
@@ -72,9 +75,9 @@ def _print(r: dict[str, Any]) -> None:
         table = Table(title="confusion (rows human consensus, columns judge)")
         table.add_column("")
         for name in jh["confusion"]["labels"]:
-            table.add_column(name, justify="right")
+            table.add_column(terminal_text(name), justify="right")
         for name, row in zip(jh["confusion"]["labels"], jh["confusion"]["matrix"], strict=True):
-            table.add_row(name, *(str(v) for v in row))
+            table.add_row(terminal_text(name), *(str(v) for v in row))
         out.print(table)
         per = Table(title="per rater and per grader")
         for col in ("against", "items", "κ", "95% CI", "agreement"):
@@ -82,7 +85,7 @@ def _print(r: dict[str, Any]) -> None:
         for p in r["per_rater"]:
             ci = p["ci95"] or [None, None]
             per.add_row(
-                f"rater {p['rater']}",
+                terminal_text(f"rater {p['rater']}"),
                 str(p["n_decided"]),
                 _fmt(p["kappa"]),
                 f"[{_fmt(ci[0])}, {_fmt(ci[1])}]",
@@ -90,7 +93,7 @@ def _print(r: dict[str, Any]) -> None:
             )
         for g in r["by_grader"]:
             per.add_row(
-                f"grader {g['grader']}",
+                terminal_text(f"grader {g['grader']}"),
                 str(g["n_decided"]),
                 _fmt(g["kappa"]),
                 "",
@@ -106,9 +109,11 @@ def _print(r: dict[str, Any]) -> None:
         out.print(f"unknown share: judge {_fmt(us['judge'])}, humans {_fmt(us['humans'])}")
     for p in r["pairwise"] or []:
         out.print(
-            f"pairwise, rater {p['rater']}: {p['position_flips']} position flips in "
-            f"{p['n_decided']} decided pairs (rate {_fmt(p['position_flip_rate'])}), "
-            f"unknown share {_fmt(p['unknown_share'])}"
+            terminal_text(
+                f"pairwise, rater {p['rater']}: {p['position_flips']} position flips in "
+                f"{p['n_decided']} decided pairs (rate {_fmt(p['position_flip_rate'])}), "
+                f"unknown share {_fmt(p['unknown_share'])}"
+            )
         )
     for w in r["warnings"]:
-        out.print(f"[yellow]warning:[/yellow] {w}")
+        out.print(terminal_warning(w))

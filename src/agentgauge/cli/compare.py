@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from agentgauge.api import CompareResult, compare_sources
 from agentgauge.cli import app
@@ -20,6 +20,7 @@ from agentgauge.cli.common import (
     err_console,
     print_json,
 )
+from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
 from agentgauge.metrics.compare import Comparison
 
@@ -41,8 +42,9 @@ def _money(x: float | None, why: str | None) -> str:
 def _print(result: CompareResult, out: Console) -> None:
     c: Comparison = result.comparison
     colour = {"better": "green", "worse": "red", "noise": "yellow"}[c.superiority]
-    out.print(f"[bold]A[/] = {c.label_a}\n[bold]B[/] = {c.label_b}\n")
-    out.print(f"[bold {colour}]{c.verdict}[/]\n")
+    out.print(Text.assemble(("A", "bold"), " = ", terminal_text(c.label_a)))
+    out.print(Text.assemble(("B", "bold"), " = ", terminal_text(c.label_b), "\n"))
+    out.print(terminal_text(c.verdict, f"bold {colour}"), "\n")
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column(style="dim")
     t.add_column()
@@ -74,14 +76,16 @@ def _print(result: CompareResult, out: Console) -> None:
         ("failed in A, passed in B", c.b_only),
     ):
         if flips:
-            out.print(f"\n[bold]{name}[/] ({len(flips)}): " + ", ".join(flips), soft_wrap=True)
+            shown = terminal_text(", ".join(flips))
+            head = Text.assemble("\n", (name, "bold"), f" ({len(flips)}): ")
+            out.print(head + shown, soft_wrap=True)
     if c.tasks_only_a or c.tasks_only_b:
         out.print(
             f"\n[dim]left out: {len(c.tasks_only_a)} tasks only in A, "
             f"{len(c.tasks_only_b)} only in B[/]"
         )
     out.print("\n[bold]Comparison record[/]")
-    out.print(result.record.to_text(), markup=False, highlight=False, soft_wrap=True)
+    out.print(terminal_text(result.record.to_text(), keep="\n"), highlight=False, soft_wrap=True)
 
 
 @app.command("compare")
@@ -130,7 +134,7 @@ def compare_cmd(
     )
     # Warnings go to stderr so that stdout stays the table or the JSON alone.
     for w in result.warnings:
-        err_console().print(f"[yellow]warning:[/] {escape(w)}")
+        err_console().print(terminal_warning(w))
     if markdown is not None:
         c = result.comparison
         title = f"# {c.label_b} vs {c.label_a}\n\n**{c.verdict}**\n\n"

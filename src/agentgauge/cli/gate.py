@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from agentgauge.cli import app
 from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, console, err_console
+from agentgauge.display import terminal_text
 from agentgauge.errors import GateFailed, InputError
 from agentgauge.report.gates import load_gate_config
 
@@ -60,15 +61,13 @@ def gate(
     out = console()
     failed = [r for r in results if not r.passed]
     for r in results:
-        mark = (
-            "[yellow]SKIP[/]" if not r.checked else "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
-        )
-        out.print(f"{mark} {escape(r.gate)} — {escape(r.group)}: {escape(r.detail)}")
+        mark = ("SKIP", "yellow") if not r.checked else ("PASS", "green")
+        if r.checked and not r.passed:
+            mark = ("FAIL", "red")
+        out.print(Text.assemble(mark, " ", terminal_text(f"{r.gate} — {r.group}: {r.detail}")))
     if failed:
         for r in failed:
-            err_console().print(
-                f"gate failed: {escape(r.gate)} ({escape(r.group)}): {escape(r.detail)}"
-            )
+            err_console().print(terminal_text(f"gate failed: {r.gate} ({r.group}): {r.detail}"))
         raise GateFailed(f"{len(failed)} of {len(results)} gate checks failed")
     skipped = sum(1 for r in results if not r.checked)
     if skipped:

@@ -15,6 +15,7 @@ from rich.table import Table
 from agentgauge.api import horizon
 from agentgauge.cli import app
 from agentgauge.cli.common import SOURCE_HELP, JsonOption, console, print_json, split_list
+from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
 from agentgauge.metrics.horizon import HorizonReport
 
@@ -54,7 +55,7 @@ def render(report: HorizonReport) -> Table:
     )
     label_keys = list(dict.fromkeys(k for g in report.groups for k in g.labels))
     for key in label_keys:
-        table.add_column(key, min_width=10)
+        table.add_column(terminal_text(key), min_width=10)
     table.add_column("runs/\ntasks", justify="right", no_wrap=True)
     for q in report.q:
         ci_head = "\n[95% CI]" if report.bootstrap > 0 else ""
@@ -75,7 +76,7 @@ def render(report: HorizonReport) -> Table:
         row.append(f"{g.slope:.2f}")
         row.append(fmt_minutes(g.half_life_minutes))
         row.append(f"{g.log_loss['logistic']:.2f}/{g.log_loss['half_life']:.2f}")
-        table.add_row(*row)
+        table.add_row(*(terminal_text(cell, keep="\n") for cell in row))
     return table
 
 
@@ -120,7 +121,7 @@ def horizon_cmd(
     for g in report.groups:
         name = ", ".join(f"{k}={v}" for k, v in g.labels.items())
         for w in g.warnings:
-            out.print(f"[yellow]warning[/] ({name}): {w}")
+            out.print(terminal_warning(f"({name}) {w}"))
     out.print(
         "p<q>: task length at which the fitted success probability is q. T½: Ord's "
         "constant-hazard half-life. loss: weighted log-loss of the two fits "

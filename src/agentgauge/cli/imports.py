@@ -8,6 +8,7 @@ import typer
 
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
+from agentgauge.display import terminal_text
 from agentgauge.importers import import_file
 
 
@@ -24,5 +25,7 @@ def import_cmd(
     # A path, not an open store: the store is created only once the file has validated.
     run = import_file(fmt, path, store, run_id)
     console().print(
-        f"imported {run.n_trials} trials from {path} as run [bold]{run.run_id}[/] in {store}"
+        terminal_text(f"imported {run.n_trials} trials from {path} as run ")
+        + terminal_text(run.run_id, "bold")
+        + terminal_text(f" in {store}")
     )

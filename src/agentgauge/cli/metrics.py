@@ -17,6 +17,7 @@ from agentgauge.cli.common import (
     print_json,
     split_list,
 )
+from agentgauge.display import terminal_warning
 from agentgauge.errors import InputError
 from agentgauge.report.terminal import print_behaviour, print_metrics
 from agentgauge.table import GROUP_KEYS
@@ -75,7 +76,7 @@ def metrics_cmd(
     )
     # Warnings go to stderr so that stdout stays the table or the JSON alone.
     for w in report.warnings:
-        err_console().print(f"[yellow]warning:[/] {w}")
+        err_console().print(terminal_warning(w))
     if json_out:
         print_json(report.to_dict())
         return

@@ -6,11 +6,30 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from agentgauge.cli import app
 from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, console, err_console
+from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
+
+
+def _write(path: str, text: str, option: str) -> None:
+    """Write a report file, creating its folder; a path that cannot be a file is bad input
+    (a directory would be ambiguous: a file inside it could overwrite another report)."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(
+            "is a directory: give the report's file name (e.g. "
+            f"{target / ('report.html' if option == '--html' else 'report.md')})",
+            file=path,
+            field=option,
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise InputError(f"cannot write the report: {reason}", file=path, field=option) from None
 
 
 @app.command()
@@ -47,7 +66,7 @@ def report(
     if compare and len(sources) == 2:
         result = compare_sources(sources[0], sources[1], seed=seed, grade_version=grade_version)
         for w in result.warnings:
-            err_console().print(f"[yellow]warning:[/] {escape(w)}")
+            err_console().print(terminal_warning(w))
         record = [f"{ln.title}: {ln.text}" for ln in result.record.lines]
         comparison = result.comparison.to_dict()
     data = build_report(
@@ -55,8 +74,8 @@ def report(
     )
     out = console()
     if html is not None:
-        Path(html).write_text(render_html(data), encoding="utf-8")
-        out.print(f"wrote {html}")
+        _write(html, render_html(data), "--html")
+        out.print(terminal_text(f"wrote {html}"))
     if markdown is not None:
-        Path(markdown).write_text(markdown_summary(data), encoding="utf-8")
-        out.print(f"wrote {markdown}")
+        _write(markdown, markdown_summary(data), "--markdown")
+        out.print(terminal_text(f"wrote {markdown}"))

@@ -21,6 +21,7 @@ from agentgauge.cli.common import (
     err_console,
     split_list,
 )
+from agentgauge.display import visible
 from agentgauge.errors import InputError, RunEnded
 from agentgauge.harness.error_summary import ErrorClass, summarize_errors
 from agentgauge.metrics.cost import unpriced_label
@@ -226,7 +227,7 @@ def _class_lines(cls: ErrorClass) -> Text:
     for m in cls.messages:
         text.append(f"\n  {m.count:>5} x ")
         text.append(_one_line(m.text))
-        text.append(f"  (e.g. {m.example})", style="dim")
+        text.append(f"  (e.g. {visible(m.example)})", style="dim")
     return text
 
 

@@ -10,12 +10,12 @@ paired comparison with its nine-line record.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentgauge.api import metrics as compute_metrics
+from agentgauge.display import markdown_text
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
@@ -25,7 +25,7 @@ from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
 from agentgauge.table import TrialTable
 
-__all__ = ["ReportInputs", "build_report", "markdown_summary"]
+__all__ = ["ReportInputs", "build_report", "markdown_summary", "markdown_text"]
 
 _NULL_AGENTS = ("null", "builtin:null")
 
@@ -301,18 +301,6 @@ def build_report(inputs: ReportInputs) -> ReportData:
     )
 
 
-#: ``<`` opens raw HTML or an autolink in CommonMark only before these (CommonMark
-#: 0.31, "Raw HTML" and "Autolinks"); written as ``&lt;`` there, a transcript cannot
-#: inject markup, and ``p < 0.001`` stays as written.
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-
-
-def markdown_text(text: Any) -> str:
-    """Untrusted text as one line of a Markdown table cell, rendered as written."""
-    one_line = " ".join(str(text).splitlines())
-    return _TAG_START.sub("&lt;", one_line.replace("\\", "\\\\").replace("|", "\\|"))
-
-
 def markdown_summary(data: ReportData) -> str:
     """The report's outcome table, record and sections as Markdown."""
 
@@ -333,11 +321,12 @@ def markdown_summary(data: ReportData) -> str:
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for g in data.metrics["groups"]:
         sr = g["success_rate"]
-        ci = sr["ci95"] or [None, None]
         row = [
             esc(" / ".join(str(g[k]) for k in ("agent", "model", "variant") if g.get(k)) or "all"),
             f"{_pct(sr['value'])} ± {_pct(sr['se'])}",
-            f"{_pct(ci[0])}–{_pct(ci[1])} ({sr['ci_method']})",
+            "–"
+            if not sr["ci95"]
+            else f"{_pct(sr['ci95'][0])}–{_pct(sr['ci95'][1])} ({sr['ci_method']})",
             f"{g['n_tasks']} / {g['n_trials']}",
         ]
         row += [num(g["pass_hat_k"].get(str(k))) for k in ks]

@@ -1,8 +1,12 @@
 """The HTML report: one self-contained file (no network needed to open it).
 
 Everything a transcript or an agent produced is untrusted text: the template
-is rendered with autoescaping on, and plot data goes through plotly's JSON
-encoder (which escapes ``</script>``), never through string concatenation.
+is rendered with autoescaping on and every value it shows has its control
+characters made visible; every string given to plotly goes through
+`agentgauge.display.plotly_text` (plotly renders HTML tags in names and labels),
+and plot data goes through plotly's JSON encoder (which escapes ``</script>``),
+never through string concatenation. A figure the metrics leave ``null`` (an
+interval from one task, a cost nobody recorded) shows a dash.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from typing import Any
 
 import jinja2
 import plotly.graph_objects as go
+from markupsafe import Markup
 
 from agentgauge._version import __version__
+from agentgauge.display import plotly_text, visible
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import money as _money
 from agentgauge.store import utc_now
@@ -58,6 +64,21 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _interval(ci: Any, digits: int = 3) -> str:
+    """``[lo, hi]``, or a dash when the metrics give no interval (``null``)."""
+    if not ci or len(ci) != 2:
+        return "–"
+    return f"[{_fmt(ci[0], digits)}, {_fmt(ci[1], digits)}]"
+
+
+def _shown(value: Any) -> Any:
+    """Every value the template prints, with its control characters made visible
+    (markup we built ourselves, the plots, is left as it is)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value, keep="\n\t")
+    return value
+
+
 def _cost(group: dict[str, Any], key: str) -> str:
     """A cost cell; one that unpriced trials make unknown says so, with the count."""
     cost = group["cost"]
@@ -83,7 +104,7 @@ def _passk_figure(metrics: dict[str, Any]) -> str:
                 x=ks,
                 y=[hat[str(k)] for k in ks],
                 mode="lines+markers",
-                name=f"{_group_label(group)} pass^k",
+                name=plotly_text(f"{_group_label(group)} pass^k"),
             )
         )
     fig.update_layout(
@@ -108,7 +129,7 @@ def _frontier_figure(points: list[dict[str, Any]]) -> str:
             go.Scatter(
                 x=[p["cost_per_trial"] for p in on],
                 y=[p["success_rate"] for p in on],
-                text=[p["label"] for p in on],
+                text=[plotly_text(p["label"]) for p in on],
                 mode="lines+markers+text",
                 textposition="top center",
                 line_shape="hv",
@@ -120,7 +141,7 @@ def _frontier_figure(points: list[dict[str, Any]]) -> str:
             go.Scatter(
                 x=[p["cost_per_trial"] for p in off],
                 y=[p["success_rate"] for p in off],
-                text=[f"{p['label']} (dominated by {p['dominated_by']})" for p in off],
+                text=[plotly_text(f"{p['label']} (dominated by {p['dominated_by']})") for p in off],
                 mode="markers",
                 name="dominated",
             )
@@ -141,7 +162,9 @@ _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    finalize=_shown,
 )
+_ENV.filters["interval"] = _interval
 _ENV.filters["fmt"] = _fmt
 _ENV.filters["money"] = _money
 _ENV.globals["group_label"] = _group_label

@@ -2,7 +2,9 @@
 
 Every rate is shown with its standard error and every interval with the method
 that produced it; a figure that cannot be computed shows a dash and its reason
-below the table, never a zero.
+below the table, never a zero. Names, task ids and warnings come from the
+trials: every cell and line is a `Text` with controls made visible
+(`agentgauge.display.terminal_text`), never a markup string.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 
+from agentgauge.display import terminal_text as _text
+from agentgauge.display import terminal_warning
 from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import money as _money
@@ -43,6 +47,10 @@ def _cost(group: dict[str, Any], key: str, *, full: bool = False) -> str:
 
 def _num(x: float | None, unit: str = "", digits: int = 1) -> str:
     return _DASH if x is None else f"{x:,.{digits}f}{unit}"
+
+
+def _add_row(table: Table, *cells: str) -> None:
+    table.add_row(*(_text(c) for c in cells))
 
 
 def _group_title(group: dict[str, Any], keys: list[str]) -> str:
@@ -107,15 +115,15 @@ def _rows_tables(report: MetricsReport, title: str | None) -> Group:
 
     def table(table_title: str | None, headers: list[str]) -> Table:
         t = Table(
-            title=table_title,
+            title=None if table_title is None else _text(table_title),
             title_justify="left",
             box=box.SIMPLE_HEAD,
             pad_edge=False,
             collapse_padding=True,
         )
-        t.add_column(headers[0], no_wrap=True)
+        t.add_column(_text(headers[0]), no_wrap=True)
         for h in headers[1:]:
-            t.add_column(h, justify="right", no_wrap=True)
+            t.add_column(_text(h), justify="right", no_wrap=True)
         return t
 
     headline = table(
@@ -128,7 +136,8 @@ def _rows_tables(report: MetricsReport, title: str | None) -> Group:
             _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
         )
         name = _group_title(g, keys)
-        headline.add_row(
+        _add_row(
+            headline,
             name,
             f"{g['n_tasks']}/{g['n_trials']}",
             _pm(sr["value"], sr["se"]),
@@ -138,7 +147,8 @@ def _rows_tables(report: MetricsReport, title: str | None) -> Group:
             _cost(g, "per_trial"),
             _cost(g, "cost_of_pass"),
         )
-        passk.add_row(
+        _add_row(
+            passk,
             name,
             *(_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks),
             *(_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks),
@@ -153,11 +163,13 @@ def metrics_table(report: MetricsReport, *, title: str | None = None) -> Table |
         return _rows_tables(report, title)
     data = report.to_dict()
     ks = list(report.k)
-    table = Table(title=title, title_justify="left", show_lines=False)
+    table = Table(
+        title=None if title is None else _text(title), title_justify="left", show_lines=False
+    )
     table.add_column("metric", style="bold", no_wrap=True)
     keys = _title_keys(data["groups"], data["by"])
     for g in data["groups"]:
-        table.add_column(_group_title(g, keys), justify="right")
+        table.add_column(_text(_group_title(g, keys)), justify="right")
     rows = [
         "tasks / trials / clusters",
         "success rate ± se",
@@ -180,7 +192,7 @@ def metrics_table(report: MetricsReport, *, title: str | None = None) -> Table |
     ]
     columns = [_column(g, ks) for g in data["groups"]]
     for i, name in enumerate(rows):
-        table.add_row(name, *(col[i] for col in columns))
+        _add_row(table, name, *(col[i] for col in columns))
     return table
 
 
@@ -203,9 +215,9 @@ def print_metrics(
         where = ""
         if len(data["groups"]) > 1:
             where = f" ({who[0]})" if len(who) == 1 else f" ({len(who)} groups)"
-        console.print(f"[dim]— {note}{where}[/]")
+        console.print(_text(f"— {note}{where}", "dim"))
     for w in report.warnings if warnings else []:
-        console.print(f"[yellow]warning:[/] {w}")
+        console.print(terminal_warning(w))
 
 
 # --------------------------------------------------------------------------- behaviour
@@ -229,10 +241,10 @@ def _transposed(title: str, columns: list[str], rows: list[tuple[str, list[str]]
     table = Table(title=title, box=box.SIMPLE_HEAD)
     table.add_column("metric", justify="left")
     for col in columns:
-        table.add_column(col, justify="right")
+        table.add_column(_text(col), justify="right")
     for name, cells in rows:
         if any(c != _DASH for c in cells):
-            table.add_row(name, *cells)
+            _add_row(table, name, *cells)
     return table
 
 
@@ -359,4 +371,4 @@ def print_behaviour(report: MetricsReport, console: Console) -> None:
     for table in behaviour_tables(report):
         console.print(table)
     for note in reliability_notes(report):
-        console.print(f"[dim]— {note}[/]")
+        console.print(_text(f"— {note}", "dim"))

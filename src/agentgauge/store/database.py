@@ -18,6 +18,7 @@ from typing import Any
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial
+from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
 from agentgauge.store.migrate import open_store
 from agentgauge.store.rows import (
@@ -101,15 +102,23 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic transaction: everything inside commits together or not at all."""
+        """One atomic transaction: everything inside commits together or not at all.
+
+        A full disk raises `StoreFull` (one line for the user, not a traceback), with
+        the transaction rolled back: the store stays as it was before it.
+        """
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
             self.conn.execute("COMMIT")
+        except BaseException as exc:
+            # After some errors (SQLITE_FULL among them) SQLite has already rolled back.
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            full = storage_error(exc, self.path)
+            if full is not None:
+                raise full from None
+            raise
 
     # ------------------------------------------------------------------ runs
 

@@ -25,12 +25,14 @@ still there).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS
+from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import (
     DOCUMENTS_SQL,
     GRADE_OUTCOMES_SQL,
@@ -64,12 +66,7 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
     current one unless the store is older and opened read-only."""
     try:
         if readonly:
-            conn = sqlite3.connect(
-                Path(path).resolve().as_uri() + "?mode=ro",
-                uri=True,
-                isolation_level=None,
-                timeout=30,
-            )
+            conn = _connect_readonly(path)
         else:
             conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     except sqlite3.Error as exc:
@@ -80,6 +77,37 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
         conn.close()
         raise
     return conn, version
+
+
+def _connect_readonly(path: str) -> sqlite3.Connection:
+    """A connection that reads and never writes, whoever may write the file and its folder.
+
+    A reader of a WAL-mode store needs the ``-wal`` and ``-shm`` files beside it.
+    Where this user may write (the usual case), the connection is an ordinary one
+    refusing writes (``query_only``), so that closing it removes those files as a
+    writer's close does; a ``mode=ro`` connection cannot, and left them behind.
+    Elsewhere it is ``mode=ro``; where SQLite cannot create the ``-shm`` file either
+    (a read-only filesystem, a folder this user may not write), that open fails with
+    "unable to open database file", and the store is read ``immutable`` (SQLite,
+    "URI filenames"): nobody can write to that folder, so no writer changes the file
+    while it is read.
+    """
+    file = Path(path).resolve()
+    if os.access(file, os.W_OK) and os.access(file.parent, os.W_OK):
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+    uri = file.as_uri()
+    conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None, timeout=30)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        if not os.access(file.parent, os.W_OK):
+            conn.close()
+            return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, timeout=30)
+    except sqlite3.DatabaseError:
+        pass  # not a database: reading its version says so, as for any other store
+    return conn
 
 
 def _prepare(conn: sqlite3.Connection, path: str, *, readonly: bool) -> int:
@@ -98,6 +126,9 @@ def _prepare(conn: sqlite3.Connection, path: str, *, readonly: bool) -> int:
         if version is None or version < SCHEMA_VERSION:
             _create_or_upgrade(conn, path)
     except sqlite3.OperationalError as exc:
+        full = storage_error(exc, path)
+        if full is not None:
+            raise full from None
         if "readonly" not in str(exc):
             raise
         raise _needs_write_access(path, version) from None
@@ -159,17 +190,20 @@ def _create_or_upgrade(conn: sqlite3.Connection, path: str) -> None:
             _upgrade(conn, path, version)
         elif version > SCHEMA_VERSION:
             raise _newer(path, version)
+        conn.execute("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         if not isinstance(exc, sqlite3.Error):
             raise
+        full = storage_error(exc, path)
+        if full is not None:
+            raise full from None
         if "readonly" in str(exc):
             raise _needs_write_access(path, version) from None
         raise InputError(
             f"cannot upgrade the store: {exc} (nothing was changed)", file=path
         ) from None
-    conn.execute("COMMIT")
 
 
 def _upgrade(conn: sqlite3.Connection, path: str, version: int) -> None:

@@ -7,7 +7,7 @@ import asyncio
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
-from agentgauge.errors import AgentgaugeError, InputError
+from agentgauge.errors import AgentgaugeError, InputError, StoreFull
 from agentgauge.schema import Trial
 from agentgauge.store.database import Store
 from agentgauge.store.rows import TrialRows, describe_row, trial_rows
@@ -172,6 +172,12 @@ def _named(exc: BaseException, rows: TrialRows) -> BaseException:
     """The error as the user should read it: which trial, and that writing stopped."""
     if isinstance(exc, InputError):  # already names the trial (a cell already stored)
         return InputError(f"{exc.reason}; {_STOPPED}", file=exc.file, field=exc.field)
+    if isinstance(exc, StoreFull):
+        return StoreFull(
+            f"cannot write {describe_row(rows[0])} of run {rows[0][0]!r}: {exc.cause}; {_STOPPED}",
+            file=exc.file,
+            cause=exc.cause,
+        )
     if isinstance(exc, sqlite3.Error | OSError):
         return TrialWriteError(
             f"cannot write {describe_row(rows[0])} of run {rows[0][0]!r} to the store "
