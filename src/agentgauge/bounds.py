@@ -46,8 +46,8 @@ class OutOfBounds(ValueError):
 
 def check_count(field: str, value: Any) -> int | None:
     """``value`` if it is ``None`` or an integer in [0, `MAX_COUNT`]; else `OutOfBounds`."""
-    if value is None:
-        return None
+    if value is None or (type(value) is int and 0 <= value <= MAX_COUNT):
+        return value  # the common case, checked first: this runs on every model call
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise OutOfBounds(f"{field} must be a whole number, got {value!r}")
     if not 0 <= value <= MAX_COUNT:
@@ -59,6 +59,8 @@ def check_amount(field: str, value: Any) -> float | None:
     """``value`` as a float if it is ``None`` or a finite number >= 0; else `OutOfBounds`."""
     if value is None:
         return None
+    if type(value) is float and 0.0 <= value < math.inf:  # the common case, first
+        return value
     number = math.nan
     if not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating):
         with contextlib.suppress(OverflowError):  # an int past 1.8e308
@@ -88,7 +90,12 @@ def plain_json(value: Any, path: str = "arguments") -> Any:
     itself, is returned unchanged: the caller's serialiser reports those.
     """
     try:
-        return _plain(value, path, set())
+        return _plain(value, set())
+    except _Refused as refused:
+        where = path + "".join(
+            f"[{step}]" if isinstance(step, int) else f".{step}" for step in reversed(refused.steps)
+        )
+        raise OutOfBounds(f"{where} {refused.why}") from None
     except (RecursionError, _Cycle):
         return value
 
@@ -97,38 +104,60 @@ class _Cycle(Exception):
     pass
 
 
-def _plain(value: Any, path: str, seen: set[int]) -> Any:
-    if value is None or isinstance(value, str | bool):
+class _Refused(Exception):
+    """Raised at the offending value; each container on the way out adds its key, so
+    the happy path builds no path strings."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        self.steps: list[str | int] = []
+
+
+def _plain(value: Any, seen: set[int]) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
         return value
-    if isinstance(value, int):
+    if kind is float:
+        if value - value != 0.0:  # inf - inf and nan - nan are nan: not finite
+            raise _Refused(f"is {value!r}, which JSON has no number for")
         return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise OutOfBounds(f"{path} is {value!r}, which JSON has no number for")
-        return value
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return _plain(float(value), path, seen)
     if isinstance(value, dict | list | tuple):
         if id(value) in seen:
             raise _Cycle
         seen.add(id(value))
         try:
-            if isinstance(value, dict):
-                out: dict[str, Any] = {}
-                for key, item in value.items():
-                    if not isinstance(key, str):
-                        raise OutOfBounds(f"{path} has the key {key!r}; JSON keys are strings")
-                    out[key] = _plain(item, f"{path}.{key}", seen)
-                return out
-            return [_plain(item, f"{path}[{i}]", seen) for i, item in enumerate(value)]
+            return _container(value, seen)
         finally:
             seen.discard(id(value))
-    kind = type(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return _plain(float(value), seen)
+    if isinstance(value, str | int | float):  # subclasses (an IntEnum, a str enum)
+        return value
     hint = " (use .tolist())" if isinstance(value, np.ndarray) else ""
-    raise OutOfBounds(
-        f"{path} is a {kind.__module__}.{kind.__qualname__}, which JSON has no type for{hint}"
-    )
+    raise _Refused(f"is a {kind.__module__}.{kind.__qualname__}, which JSON has no type for{hint}")
+
+
+def _container(value: dict[Any, Any] | list[Any] | tuple[Any, ...], seen: set[int]) -> Any:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _Refused(f"has the key {key!r}; JSON keys are strings")
+            try:
+                out[key] = _plain(item, seen)
+            except _Refused as refused:
+                refused.steps.append(key)
+                raise
+        return out
+    items = []
+    for i, item in enumerate(value):
+        try:
+            items.append(_plain(item, seen))
+        except _Refused as refused:
+            refused.steps.append(i)
+            raise
+    return items

@@ -19,7 +19,6 @@ import numpy as np
 
 from agentgauge.agents.base import AgentError
 from agentgauge.bounds import OutOfBounds, add_amount, check_amount, check_count, plain_json
-from agentgauge.canonical import canonical_json
 from agentgauge.envs.base import Environment, ToolOutcome
 from agentgauge.schema import (
     ControlDecision,
@@ -165,15 +164,17 @@ class TrialSession:
         if self._steps > self._max_steps:
             raise AgentError(f"exceeded {self._max_steps} steps without finishing")
 
-    def _record(self, event: Event, *texts: str | None) -> None:
-        """Append ``event``, whose text is ``texts``, within the transcript's budget.
+    def _record(self, event: Event, text: str | None) -> None:
+        """Append ``event``, whose text is ``text``, within the transcript's budget.
 
         The event that would pass a budget is not kept, and the trial ends as the
         agent's error: the store holds a bounded transcript whatever the agent does.
         """
         if len(self._events) >= self._max_events:
             raise AgentError(f"transcript exceeded {self._max_events} events")
-        size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts if text)
+        size = 0
+        if text:  # ASCII text (most of it) is one byte a character: no need to encode
+            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if self._bytes + size > self._max_bytes:
             raise AgentError(f"transcript exceeded {self._max_bytes} bytes of text")
         self._bytes += size
@@ -213,7 +214,9 @@ class TrialSession:
                 irreversible=outcome.irreversible,
                 t=self._t(),
             ),
-            content if isinstance(content, str) else canonical_json(content),
+            # Only text counts: a structured result is the environment's making,
+            # and the step limit bounds how many the agent can ask for.
+            content if isinstance(content, str) else None,
         )
         if name in TRANSFER_TOOLS and not outcome.is_error:
             self.control("transfer", f"called {name}")
@@ -284,12 +287,10 @@ class TrialSession:
             tokens_out = check_count("model_call output_tokens", output_tokens)
             cost = check_amount("model_call cost_usd", cost_usd)
             latency = check_amount("model_call latency_s", latency_s)
-            totals = {
-                "input_tokens": self._tokens_in + (tokens_in or 0),
-                "output_tokens": self._tokens_out + (tokens_out or 0),
-            }
-            for label, total in totals.items():
-                check_count(f"the trial's total {label}", total)
+            total_in = self._tokens_in + (tokens_in or 0)
+            total_out = self._tokens_out + (tokens_out or 0)
+            check_count("the trial's total input_tokens", total_in)
+            check_count("the trial's total output_tokens", total_out)
             if cost is not None:
                 add_amount("cost_usd", self._spent(), cost)
             vt = add_amount("latency_s", self._vt, latency) if self._virtual and latency else None
@@ -307,7 +308,7 @@ class TrialSession:
             ),
             model,
         )
-        self._tokens_in, self._tokens_out = totals["input_tokens"], totals["output_tokens"]
+        self._tokens_in, self._tokens_out = total_in, total_out
         self._model_cost += cost or 0.0
         if vt is not None:
             self._vt = vt
