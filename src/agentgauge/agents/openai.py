@@ -58,6 +58,7 @@ from agentgauge.agents.provider import (
     provider_call,
     with_retries,
 )
+from agentgauge.bounds import OutOfBounds, check_count
 from agentgauge.errors import AgentUnavailable
 
 __all__ = ["DEFAULT_BASE_URL", "MalformedToolCall", "OpenAIAgent"]
@@ -221,8 +222,8 @@ class OpenAIAgent:
             lambda: self._post_once(body), self.retry, rng=self._rng
         )
         usage = data.get("usage") or {}
-        inp = _count(usage.get("prompt_tokens"))
-        out = _count(usage.get("completion_tokens"))
+        inp = _count(usage, "prompt_tokens")
+        out = _count(usage, "completion_tokens")
         reported = data.get("model") if isinstance(data.get("model"), str) else None
         session.record_model_call(
             model=reported or self.model,
@@ -330,8 +331,17 @@ def _parse_tool_call(call: Any, names: set[Any]) -> tuple[str, dict[str, Any]]:
     return name, arguments
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+def _count(usage: Any, key: str) -> int | None:
+    """A token count of the usage report; ``None`` (unknown) when absent or not a
+    count. One too large for the store (2**64 prompt tokens) is a broken server's
+    report, not the agent's doing: `ProviderError`, an infra error."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return None
+    try:
+        return check_count(f"usage.{key}", value)
+    except OutOfBounds as exc:
+        raise ProviderError(f"malformed chat-completions response: {exc}") from None
 
 
 def _short(value: Any, limit: int = 120) -> str:

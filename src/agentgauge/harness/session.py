@@ -10,7 +10,6 @@ answer, the final state and the usage totals for the trial record.
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge.agents.base import AgentError
+from agentgauge.bounds import OutOfBounds, add_amount, check_amount, check_count, plain_json
 from agentgauge.envs.base import Environment, ToolOutcome
 from agentgauge.schema import (
     ControlDecision,
@@ -30,13 +30,31 @@ from agentgauge.schema import (
     ToolResultEvent,
 )
 
-__all__ = ["SIMULATED_TOOL_LATENCY", "TRANSFER_TOOLS", "SessionOutcome", "TrialSession"]
+__all__ = [
+    "MAX_EVENTS",
+    "MAX_TRANSCRIPT_BYTES",
+    "SIMULATED_TOOL_LATENCY",
+    "TRANSFER_TOOLS",
+    "SessionOutcome",
+    "TrialSession",
+]
 
 #: Tool names that hand the conversation to a human (recorded as ``transfer``).
 TRANSFER_TOOLS = frozenset({"transfer_to_human", "transfer_to_human_agents"})
 
 #: Seconds a tool call takes in virtual time (simulated agents).
 SIMULATED_TOOL_LATENCY = 0.05
+
+#: Events one trial's transcript may hold. Every event counts (messages, tool calls
+#: and results, control decisions, model calls): a flood of ``control`` or
+#: ``model_call`` messages, which the step limit does not see, once made 102,404
+#: events per trial and a 420 MB store for 4 trials. The built-in agents use a few
+#: dozen; no honest agent comes near.
+MAX_EVENTS = 10_000
+
+#: UTF-8 bytes of text one trial's transcript may hold (message and result text,
+#: tool arguments, control reasons), 50 MB.
+MAX_TRANSCRIPT_BYTES = 50_000_000
 
 
 @dataclass
@@ -70,6 +88,8 @@ class TrialSession:
         *,
         seed: int,
         max_steps: int = 200,
+        max_events: int = MAX_EVENTS,
+        max_transcript_bytes: int = MAX_TRANSCRIPT_BYTES,
         clock: Callable[[], float] = time.monotonic,
         virtual_time: bool = False,
     ) -> None:
@@ -90,14 +110,20 @@ class TrialSession:
         self._ids = itertools.count(1)
         self._steps = 0
         self._max_steps = max_steps
+        self._max_events = max_events
+        self._max_bytes = max_transcript_bytes
+        self._bytes = 0
         self._tool_names = {t["function"]["name"] for t in env.tools}
         self._answer: str | None = None
         self._confidence: float | None = None
         self._recorded_cost: float | None = None  # record_cost's sum; None: never called
+        # Running totals, kept so that the call that would overflow one is refused.
+        self._model_cost = 0.0
+        self._tokens_in = self._tokens_out = 0
         self.user_done = False
         """True once the simulated user has ended the conversation."""
         self._instruction = env.first_message()
-        self._events.append(MessageEvent(role="user", content=self._instruction, t=0.0))
+        self._record(MessageEvent(role="user", content=self._instruction, t=0.0), self._instruction)
 
     # ------------------------------------------------------------------ Session protocol
 
@@ -138,34 +164,59 @@ class TrialSession:
         if self._steps > self._max_steps:
             raise AgentError(f"exceeded {self._max_steps} steps without finishing")
 
+    def _record(self, event: Event, text: str | None) -> None:
+        """Append ``event``, whose text is ``text``, within the transcript's budget.
+
+        The event that would pass a budget is not kept, and the trial ends as the
+        agent's error: the store holds a bounded transcript whatever the agent does.
+        """
+        if len(self._events) >= self._max_events:
+            raise AgentError(f"transcript exceeded {self._max_events} events")
+        size = 0
+        if text:  # ASCII text (most of it) is one byte a character: no need to encode
+            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if self._bytes + size > self._max_bytes:
+            raise AgentError(f"transcript exceeded {self._max_bytes} bytes of text")
+        self._bytes += size
+        self._events.append(event)
+
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Run one tool call and record it with its result."""
         self._step()
         if not isinstance(arguments, dict):
             raise AgentError(f"tool {name!r} called with non-object arguments: {arguments!r}")
+        try:  # numpy scalars become numbers; the call is not made with an object JSON lacks
+            arguments = plain_json(arguments)
+        except OutOfBounds as exc:
+            why = f"tool {name!r} called with arguments that are not JSON: {exc}"
+            raise AgentError(why) from None
         if self._virtual:
             self._vt += SIMULATED_TOOL_LATENCY
         call_id = f"call_{next(self._ids)}"
         event = ToolCallEvent(name=name, arguments=arguments, call_id=call_id, t=self._t())
         try:  # as the store will write it: a cyclic or too deep argument fails the agent
-            event.model_dump_json()
+            text = event.model_dump_json()
         except ValueError as exc:
             why = f"tool {name!r} called with arguments that are not JSON: {exc}"
             raise AgentError(why) from None
-        self._events.append(event)
+        self._record(event, text)
         if name not in self._tool_names:
             outcome = ToolOutcome(content=f"Error: unknown tool {name!r}", is_error=True)
         else:
             outcome = self._env.call_tool(name, arguments)
-        self._events.append(
+        content = outcome.content
+        self._record(
             ToolResultEvent(
                 call_id=call_id,
                 name=name,
-                content=outcome.content,
+                content=content,
                 is_error=outcome.is_error,
                 irreversible=outcome.irreversible,
                 t=self._t(),
-            )
+            ),
+            # Only text counts: a structured result is the environment's making,
+            # and the step limit bounds how many the agent can ask for.
+            content if isinstance(content, str) else None,
         )
         if name in TRANSFER_TOOLS and not outcome.is_error:
             self.control("transfer", f"called {name}")
@@ -174,18 +225,18 @@ class TrialSession:
     async def say(self, text: str) -> str | None:
         """Send a message to the user; the reply, or ``None`` once the user has left."""
         self._step()
-        self._events.append(MessageEvent(role="assistant", content=text, t=self._t()))
+        self._record(MessageEvent(role="assistant", content=text, t=self._t()), text)
         if self.user_done:
             return None
         reply = self._env.user_reply(text)
         if reply is None:
             self.user_done = True
             return None
-        self._events.append(MessageEvent(role="user", content=reply, t=self._t()))
+        self._record(MessageEvent(role="user", content=reply, t=self._t()), reply)
         return reply
 
     def control(self, decision: ControlDecision, reason: str | None = None) -> None:
-        self._events.append(ControlEvent(decision=decision, reason=reason, t=self._t()))
+        self._record(ControlEvent(decision=decision, reason=reason, t=self._t()), reason)
 
     def answer(self, text: str) -> None:
         """Record the final answer (also as the last assistant message)."""
@@ -194,7 +245,7 @@ class TrialSession:
         if not (
             isinstance(last, MessageEvent) and last.role == "assistant" and last.content == text
         ):
-            self._events.append(MessageEvent(role="assistant", content=text, t=self._t()))
+            self._record(MessageEvent(role="assistant", content=text, t=self._t()), text)
 
     def report_confidence(self, p: float) -> None:
         """Record the agent's confidence that it succeeded (the last report wins)."""
@@ -208,10 +259,14 @@ class TrialSession:
         ``record_cost(0.0)`` says the agent really is free; without it (or a model
         call with a cost) the trial's cost is unknown, never $0.
         """
-        valid = not isinstance(usd, bool) and isinstance(usd, int | float)
-        if not valid or not math.isfinite(usd) or usd < 0:
-            raise AgentError(f"cost must be a finite number >= 0 in US dollars, got {usd!r}")
-        self._recorded_cost = (self._recorded_cost or 0.0) + float(usd)
+        try:
+            amount = check_amount("cost", usd)
+            if amount is None:
+                raise OutOfBounds(f"cost must be a finite number >= 0, got {usd!r}")
+            add_amount("cost", self._spent(), amount)  # the trial's total stays finite
+        except OutOfBounds as exc:
+            raise AgentError(f"record_cost: {exc} (US dollars)") from None
+        self._recorded_cost = (self._recorded_cost or 0.0) + amount
 
     def record_model_call(
         self,
@@ -223,19 +278,43 @@ class TrialSession:
         latency_s: float | None,
         attempts: int | None = None,
     ) -> None:
-        if self._virtual and latency_s:
-            self._vt += latency_s
-        self._events.append(
+        """Record one model call. Token counts must fit the store (below 2**63),
+        costs and latencies be finite and >= 0, and the trial's totals stay finite:
+        a value that does not is refused here, and the trial ends as the agent's
+        error saying which."""
+        try:
+            tokens_in = check_count("model_call input_tokens", input_tokens)
+            tokens_out = check_count("model_call output_tokens", output_tokens)
+            cost = check_amount("model_call cost_usd", cost_usd)
+            latency = check_amount("model_call latency_s", latency_s)
+            total_in = self._tokens_in + (tokens_in or 0)
+            total_out = self._tokens_out + (tokens_out or 0)
+            check_count("the trial's total input_tokens", total_in)
+            check_count("the trial's total output_tokens", total_out)
+            if cost is not None:
+                add_amount("cost_usd", self._spent(), cost)
+            vt = add_amount("latency_s", self._vt, latency) if self._virtual and latency else None
+        except OutOfBounds as exc:
+            raise AgentError(str(exc)) from None
+        self._record(
             ModelCallEvent(
                 model=model,
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-                cost_usd=cost_usd,
-                latency_s=latency_s,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cost_usd=cost,
+                latency_s=latency,
                 attempts=attempts,
                 t=self._t(),
-            )
+            ),
+            model,
         )
+        self._tokens_in, self._tokens_out = total_in, total_out
+        self._model_cost += cost or 0.0
+        if vt is not None:
+            self._vt = vt
+
+    def _spent(self) -> float:
+        return self._model_cost + (self._recorded_cost or 0.0)
 
     # ------------------------------------------------------------------ results
 

@@ -7,7 +7,10 @@ Who is to blame when a trial does not finish (``error_kind``; docs/metrics.md,
 what happened                                 status      error_kind
 ============================================  ==========  ============
 the agent raised (incl. malformed tool calls,  ``error``    ``agent``
-protocol violations, too many steps)
+protocol violations, too many steps, a
+transcript past its budget, a number that
+does not fit the store, and any
+BaseException but Ctrl-C)
 the timeout fired while no provider call was   ``timeout``  ``agent``
 in flight (the agent hung), or the deadline
 passed while an async agent blocked the loop
@@ -15,7 +18,8 @@ the timeout fired during a provider call or    ``timeout``  ``infra``
 the wait before its retry (the provider was
 slow, or said ``Retry-After``)
 transient provider errors outlasted retries,   ``error``    ``infra``
-or the provider refused the request
+the provider refused the request, or its
+usage report does not fit the store
 the environment failed to build or export      ``error``    ``infra``
 its state
 ============================================  ==========  ============
@@ -139,7 +143,14 @@ async def run_cell(
                     status, error, kind = _timed_out(timeout, agent, steps, in_flight)
             except (TransientError, ProviderError) as exc:
                 status, error, kind = "error", _describe(exc), "infra"
-            except Exception as exc:  # everything else the agent raised is its failure
+            except asyncio.CancelledError as exc:
+                if _cancelled_by_runner():
+                    raise  # Ctrl-C: the cell stays missing and a resume runs it
+                status, error, kind = "error", _describe(exc), "agent"
+            except KeyboardInterrupt:
+                raise  # the user's second Ctrl-C (`agentgauge.harness.stopping`)
+            except BaseException as exc:  # everything else the agent raised is its failure,
+                # SystemExit, GeneratorExit and BaseException subclasses included
                 status, error, kind = "error", _describe(exc), "agent"
         try:
             outcome = session.outcome(with_state=True)
@@ -232,6 +243,15 @@ def _finish(
         metadata=metadata or {},
         **fields,
     )
+
+
+def _cancelled_by_runner() -> bool:
+    """Whether this task has a cancellation pending: the runner's (Ctrl-C) or an
+    enclosing timeout's. An agent that raises `asyncio.CancelledError` itself
+    leaves none (``Task.cancelling()`` counts ``cancel()`` requests not yet
+    taken back), and its trial is recorded as its error."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _describe(exc: BaseException) -> str:

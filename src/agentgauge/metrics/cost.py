@@ -8,6 +8,7 @@ trials whose price is missing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -148,12 +149,28 @@ def _count_sum(values: FloatArray) -> tuple[int, float]:
     A complete column costs one pass: NaN propagates through the sum, so only a
     column with gaps is scanned again.
     """
-    total = float(values.sum())
-    if not np.isnan(total):
-        return values.size, total
-    known = ~np.isnan(values)
-    count = int(np.count_nonzero(known))
-    return count, float(values[known].sum()) if count else 0.0
+    # Finite values may still add up past the largest float (two costs of 1.7e308):
+    # the sum is then inf, which the callers report, not a numpy warning.
+    with np.errstate(over="ignore"):
+        total = float(values.sum())
+        if not np.isnan(total):
+            return values.size, total
+        known = ~np.isnan(values)
+        count = int(np.count_nonzero(known))
+        return count, float(values[known].sum()) if count else 0.0
+
+
+#: Why a sum or what depends on it is missing when the values are finite but huge.
+_OVERFLOW = "the sum passes the largest float (about 1.8e308)"
+
+
+def _mean(values: FloatArray, count: int, total: float) -> float:
+    """``total / count``, or, when ``total`` overflowed, the mean of the known values
+    taken as Σ(x / n): each term is at most max(x) / n, so it cannot overflow."""
+    if math.isfinite(total):
+        return total / count
+    known = values[~np.isnan(values)]
+    return float(np.sum(known / count))
 
 
 def cost_metrics(
@@ -192,7 +209,10 @@ def cost_metrics(
     missing = n - priced  # NaN = price unknown
     total: float | None = None
     per_trial: float | None = None
-    if n and not missing:
+    overflow = bool(n) and not missing and not math.isfinite(cost_sum)
+    if overflow:
+        reasons["per_trial"] = reasons["total"] = _OVERFLOW
+    elif n and not missing:
         total = cost_sum
         per_trial = total / n
     elif missing:
@@ -203,6 +223,8 @@ def cost_metrics(
         reasons["cost_of_pass"] = "no successes"
     elif missing:
         reasons["cost_of_pass"] = f"price unknown for {missing} of {n} trials"
+    elif overflow:
+        reasons["cost_of_pass"] = _OVERFLOW
     elif per_trial is not None and success_rate is not None:
         if task is None:
             cop = cost_of_pass(per_trial, success_rate)
@@ -215,6 +237,8 @@ def cost_metrics(
             reasons["spend_per_success"] = "no successes"
         elif missing:
             reasons["spend_per_success"] = f"price unknown for {missing} of {n} trials"
+        elif overflow:
+            reasons["spend_per_success"] = _OVERFLOW
         elif total is not None:
             spend = total / successes
 
@@ -236,7 +260,7 @@ def cost_metrics(
         missing=missing,
         latency_p50=p50,
         latency_p95=p95,
-        latency_mean=lat_sum / n_lat if n_lat else None,
+        latency_mean=_mean(latency_s, n_lat, lat_sum) if n_lat else None,
         input_tokens=in_sum / n_in if n_in else None,
         output_tokens=out_sum / n_out if n_out else None,
         input_tokens_total=in_sum if n_in else None,
