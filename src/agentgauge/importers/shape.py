@@ -82,7 +82,7 @@ class Shape:
             self.fail(where, f"must be an integer from {minimum} to 2^63 - 1, got {shown(value)}")
         return value
 
-    def validated(self, where: str, model: type[M], **values: Any) -> M:
+    def validated(self, where: str, model: type[M], /, **values: Any) -> M:
         """``model(**values)``, with a pydantic error reported under ``where``."""
         try:
             return model(**values)
