@@ -18,8 +18,9 @@ Two containers (Inspect's ``inspect_ai/log/_recorders/``):
     the messages sequence.
 
 Members may be deflated or, since Inspect writes them so by default,
-zstd-compressed (ZIP method 93), which Python's ``zipfile`` reads only from
-3.14; before that the ``zstandard`` package (``agentgauge[inspect]``) reads them.
+zstd-compressed (ZIP method 93), which the ``zstandard`` package
+(``agentgauge[inspect]``) reads; Python's own ``zipfile`` reads them only from 3.14,
+and not when Inspect splits a large member into several zstd frames.
 
 Long strings are stored once as attachments and referenced as
 ``attachment://KEY``: a content hash into the sample's ``attachments`` object
@@ -189,7 +190,7 @@ class _Members:
         if info.file_size > MAX_MEMBER_BYTES:
             self._too_large(name)
         try:
-            if info.compress_type == _ZIP_ZSTANDARD and not _zipfile_has_zstd():
+            if info.compress_type == _ZIP_ZSTANDARD and not _stdlib_zstd_only():
                 data = self._zstd(info)
             else:
                 with self.archive.open(info) as fh:
@@ -320,6 +321,11 @@ def _expand_refs(refs: Any, pool: list[Any], shape: Shape) -> list[Any]:
     return out
 
 
-def _zipfile_has_zstd() -> bool:
-    # Python 3.14 reads method 93 itself (``zipfile.ZIP_ZSTANDARD``).
-    return hasattr(zipfile, "ZIP_ZSTANDARD")
+def _stdlib_zstd_only() -> bool:
+    """Python 3.14's zipfile reads zstd members, but not multi-frame ones (Inspect
+    patches it for those): use ``zstandard`` whenever it is installed."""
+    try:
+        import zstandard  # noqa: F401
+    except ImportError:
+        return hasattr(zipfile, "ZIP_ZSTANDARD")
+    return False
