@@ -77,11 +77,11 @@ def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
     log = read_log(path)
     header = Shape(path)
     spec = header.obj(log.header.get("eval"), "eval")
-    outcome = scorer or _first_scorer(log.header, log.samples, header)
     if not log.samples:
         raise InputError(
             "the log holds no samples (written with --no-log-samples, or still empty)", file=path
         )
+    outcome = scorer or _first_scorer(log.header, log.samples, header)
     model = header.text(spec.get("model"), "eval.model")
     agent = _agent(spec, header.obj(log.header.get("plan"), "plan"), header)
     trials: list[tuple[int | None, Trial]] = []
@@ -153,8 +153,8 @@ def _run_config(header: dict[str, Any], spec: dict[str, Any], outcome: str) -> d
     config: dict[str, Any] = {k: spec[k] for k in keep if k in spec}
     config["status"] = header.get("status")
     config["outcome_scorer"] = outcome
-    epochs = spec.get("config", {}).get("epochs") if isinstance(spec.get("config"), dict) else None
-    config["epochs"] = epochs
+    if isinstance(spec.get("config"), dict):
+        config["epochs"] = spec["config"].get("epochs")
     results = header.get("results")
     if isinstance(results, dict) and isinstance(results.get("scores"), list):
         config["results"] = [
