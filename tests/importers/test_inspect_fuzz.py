@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentgauge.errors import InputError
-from agentgauge.importers import read_import
+from agentgauge.importers import import_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inspect"
 _LOG: dict[str, Any] = json.loads((FIXTURES / "tiny.json").read_text())
@@ -40,7 +40,8 @@ def _import(name: str, content: bytes) -> None:
         path = Path(tmp) / name
         path.write_bytes(content)
         try:
-            read_import("inspect", path)
+            # Through the store too: what reads must also write.
+            import_file("inspect", path, Path(tmp) / "s.db")
         except InputError as exc:
             assert len(str(exc).splitlines()) == 1, str(exc)  # one line for the user
 
