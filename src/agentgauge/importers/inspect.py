@@ -75,7 +75,7 @@ def score_value(value: Any) -> float | None:
 def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
     """Read an Inspect log; the first bad element fails as ``FILE [MEMBER]: element: reason``."""
     log = read_log(path)
-    header = Shape(path)
+    header = log.header_shape
     spec = header.obj(log.header.get("eval"), "eval")
     if not log.samples:
         raise InputError(
@@ -447,13 +447,16 @@ def _transcript(
             name = shape.text(tool_call.get("function"), f"{call_at}.function", optional=False)
             assert name is not None
             arguments = tool_call.get("arguments")
+            if isinstance(arguments, dict):
+                # A long argument (a file's content, say) may be stored as an attachment.
+                arguments = {k: sample.resolve(v) for k, v in arguments.items()}
+            else:
+                # Inspect keeps arguments it could not parse as text (with a parse_error).
+                arguments = {"__unparsed__": sample.resolve(arguments)}
             events.append(
                 ToolCallEvent(
                     name=name,
-                    # Inspect keeps arguments it could not parse as text (with a parse_error).
-                    arguments=arguments
-                    if isinstance(arguments, dict)
-                    else {"__unparsed__": arguments},
+                    arguments=arguments,
                     call_id=shape.text(tool_call.get("id"), f"{call_at}.id"),
                 )
             )

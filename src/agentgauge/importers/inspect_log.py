@@ -92,6 +92,8 @@ class InspectLog:
 
     header: dict[str, Any]
     samples: list[Sample]
+    header_shape: Shape
+    """Checks whose errors name the header's file (and member)."""
 
 
 def read_log(path: Path) -> InspectLog:
@@ -120,7 +122,7 @@ def _read_json(path: Path) -> InspectLog:
         sample = shape.obj(raw, where)
         attachments = _attachment_map(sample.get("attachments"), shape, f"{where}.attachments")
         samples.append(Sample(sample, shape, where, attachments))
-    return InspectLog(header, samples)
+    return InspectLog(header, samples, shape)
 
 
 def _attachment_map(value: Any, shape: Shape, where: str) -> dict[str, str]:
@@ -152,7 +154,7 @@ def _read_eval(path: Path) -> InspectLog:
         if not isinstance(header, dict):
             reader.shape(header_name).fail("", f"expected an object, got {kind(header)}")
         samples = [reader.sample(name) for name in _sample_members(members)]
-    return InspectLog(header, samples)
+    return InspectLog(header, samples, reader.shape(header_name))
 
 
 def _sample_members(members: dict[str, zipfile.ZipInfo]) -> list[str]:
