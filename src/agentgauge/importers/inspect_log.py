@@ -58,7 +58,9 @@ _ZIP_ZSTANDARD = 93
 _ATTACHMENT = "attachment://"
 _MONOLITH = re.compile(r"samples/(?P<id>.+)_epoch_(?P<epoch>[0-9]+)\.json")
 _SHELL = re.compile(r"samples/(?P<id>.+)_epoch_(?P<epoch>[0-9]+)/sample\.json")
-_CHUNK = re.compile(r"(?P<seq>messages|events|attachments)/(?P<start>[0-9]+)\.json")
+_CHUNK = re.compile(
+    r"(?P<prefix>samples/.+/)(?P<seq>messages|events|attachments)/(?P<start>[0-9]+)\.json"
+)
 
 
 @dataclass
@@ -98,8 +100,11 @@ class InspectLog:
 
 def read_log(path: Path) -> InspectLog:
     """Read an Inspect ``.eval`` or ``.json`` log, checking every member as it goes."""
-    with path.open("rb") as fh:
-        magic = fh.read(4)
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
     if magic.startswith(b"PK"):
         return _read_eval(path)
     return _read_json(path)
@@ -174,6 +179,14 @@ class _Members:
         self.path = path
         self.archive = archive
         self.members: dict[str, zipfile.ZipInfo] = members
+        # (sample prefix, sequence) -> [(start, member)]: one pass over the names, not
+        # one per sample (a log can hold tens of thousands of members).
+        self.chunks: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        for name in members:
+            match = _CHUNK.fullmatch(name)
+            if match:
+                key = (match["prefix"], match["seq"])
+                self.chunks.setdefault(key, []).append((int(match["start"]), name))
 
     def label(self, name: str) -> str:
         return f"{self.path} [{name}]"
@@ -285,14 +298,8 @@ class _Members:
 
     def _sequence(self, prefix: str, seq: str) -> Iterator[Any]:
         """The items of one chunked sequence, chunk by chunk in order of their start."""
-        starts: list[tuple[int, str]] = []
-        for name in self.members:
-            if name.startswith(prefix):
-                match = _CHUNK.fullmatch(name[len(prefix) :])
-                if match and match["seq"] == seq:
-                    starts.append((int(match["start"]), name))
         count = 0
-        for start, name in sorted(starts):
+        for start, name in sorted(self.chunks.get((prefix, seq), [])):
             if start != count:
                 self.shape(name).fail(
                     "", f"chunk starts at item {start}, but the chunks before it hold {count}"
