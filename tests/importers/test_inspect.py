@@ -341,3 +341,17 @@ def test_cli_exit_2_one_line_and_the_store_unchanged(tmp_path: Path) -> None:
     ]
     with Store(store, readonly=True) as db:
         assert [r.run_id for r in db.list_runs()] == ["good"]
+
+
+def test_a_log_whose_every_sample_errored_imports_as_infra_errors(tmp_path: Path) -> None:
+    data = _json_log()
+    del data["results"]  # Inspect writes no results when the eval errored
+    for sample in data["samples"]:
+        sample["error"] = {"message": "ConnectionError", "traceback": ""}
+        del sample["scores"]
+    path = tmp_path / "all-errored.json"
+    path.write_text(json.dumps(data))
+    trials = read_import("inspect", path).trials
+    assert len(trials) == 12 and all(t.is_infra_error and not t.success for t in trials)
+    with pytest.raises(InputError, match="has no scorer 'match'"):
+        read_import("inspect", path, scorer="match")

@@ -24,7 +24,7 @@ from typing import Any
 from agentgauge.errors import InputError
 from agentgauge.importers import ImportedRun, register
 from agentgauge.importers.inspect_log import Sample, read_log
-from agentgauge.importers.shape import Shape, kind, shown
+from agentgauge.importers.shape import Shape, finite, kind, shown
 from agentgauge.schema import (
     SUCCESS_TOLERANCE,
     Event,
@@ -53,11 +53,7 @@ def score_value(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float):
-        try:
-            number = float(value)
-        except OverflowError:
-            return None
-        return number if number == number and abs(number) != float("inf") else None
+        return float(value) if finite(value) else None
     if isinstance(value, str):
         if value in _SENTINELS:
             return _SENTINELS[value]
@@ -67,7 +63,7 @@ def score_value(value: Any) -> float | None:
             number = float(value)
         except ValueError:
             return None
-        return number if number == number and abs(number) != float("inf") else None
+        return number if finite(number) else None
     return None
 
 
@@ -81,24 +77,23 @@ def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
         raise InputError(
             "the log holds no samples (written with --no-log-samples, or still empty)", file=path
         )
-    outcome = scorer or _first_scorer(log.header, log.samples, header)
+    known = _scorer_names(log.header, log.samples, header)
+    if scorer is not None and scorer not in known:
+        raise InputError(
+            f"the log has no scorer {scorer!r}; choose one of {', '.join(known) or '(none)'}",
+            file=path,
+            field="--scorer",
+        )
+    # With no scorer at all (every sample errored), every trial is unscored.
+    outcome = scorer or (known[0] if known else "")
     model = header.text(spec.get("model"), "eval.model")
     agent = _agent(spec, header.obj(log.header.get("plan"), "plan"), header)
     trials: list[tuple[int | None, Trial]] = []
     tasks: dict[str, Task] = {}
-    seen_scorer = False
     for sample in log.samples:
         trial, task = _trial(sample, outcome, agent, model)
-        seen_scorer = seen_scorer or any(g.grader == outcome for g in trial.grades)
         trials.append((None, trial))
         tasks.setdefault(task.id, task)
-    if not seen_scorer:
-        raise InputError(
-            f"no sample has a score from scorer {outcome!r}; "
-            f"choose one of {', '.join(_scorer_names(log.samples)) or '(none)'} with --scorer",
-            file=path,
-            field="--scorer",
-        )
     task_name = header.text(spec.get("task"), "eval.task")
     return ImportedRun(
         trials=assign_trial_indices(trials, file=path),
@@ -110,22 +105,15 @@ def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
     )
 
 
-def _first_scorer(header: dict[str, Any], samples: list[Sample], shape: Shape) -> str:
+def _scorer_names(header: dict[str, Any], samples: list[Sample], shape: Shape) -> list[str]:
+    """The log's scorers: those of its results in order, then any other the samples used."""
+    names: dict[str, None] = {}
     results = shape.obj(header.get("results"), "results")
     for i, raw in enumerate(shape.items(results.get("scores"), "results.scores")):
-        name = shape.text(
-            shape.obj(raw, f"results.scores[{i}]").get("name"), f"results.scores[{i}]"
-        )
+        where = f"results.scores[{i}]"
+        name = shape.text(shape.obj(raw, where).get("name"), f"{where}.name")
         if name:
-            return name
-    names = _scorer_names(samples)
-    if not names:
-        raise InputError("no sample has a score: nothing to take as the outcome", file=shape.path)
-    return names[0]
-
-
-def _scorer_names(samples: list[Sample]) -> list[str]:
-    names: dict[str, None] = {}
+            names[name] = None
     for sample in samples:
         scores = sample.data.get("scores")
         if isinstance(scores, dict):
@@ -236,7 +224,7 @@ def _outcome(
         if error is None:
             status = {
                 "status": "error",
-                "error": f"not scored by {outcome!r}",
+                "error": f"not scored by {outcome!r}" if outcome else "no scorer in the log",
                 "error_kind": "infra",
             }
         return {"success": False, **status}
