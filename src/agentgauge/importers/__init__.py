@@ -1,6 +1,7 @@
 """Importers: foreign result formats -> `Trial` records -> one run in the store.
 
-Each format module exposes ``read(path) -> ImportedRun``; `import_file` reads
+Each format module exposes ``read(path, **options) -> ImportedRun`` (options such
+as the Inspect reader's ``scorer`` are declared at `register`); `import_file` reads
 the whole file first (validating every record) and only then opens the store
 and writes the run in one transaction, so bad input leaves the store unchanged
 and creates no store file.
@@ -20,7 +21,15 @@ from agentgauge.errors import InputError
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import Store, utc_now
 
-__all__ = ["FORMATS", "ImportedRun", "file_sha256", "import_file", "read_import", "register"]
+__all__ = [
+    "FORMATS",
+    "OPTIONS",
+    "ImportedRun",
+    "file_sha256",
+    "import_file",
+    "read_import",
+    "register",
+]
 
 
 @dataclass
@@ -35,15 +44,20 @@ class ImportedRun:
     config: dict[str, Any] = field(default_factory=dict)
 
 
-Reader = Callable[[Path], ImportedRun]
+#: ``read(path, **options) -> ImportedRun``; options are keyword-only.
+Reader = Callable[..., ImportedRun]
 FORMATS: dict[str, Reader] = {}
+#: The options each format takes (``--scorer`` for ``inspect``, ...).
+OPTIONS: dict[str, tuple[str, ...]] = {}
 
 
-def register(name: str) -> Callable[[Reader], Reader]:
-    """Register a reader under a format name (``agentgauge import NAME``)."""
+def register(name: str, options: tuple[str, ...] = ()) -> Callable[[Reader], Reader]:
+    """Register a reader under a format name (``agentgauge import NAME``), with the
+    keyword options it takes."""
 
     def deco(fn: Reader) -> Reader:
         FORMATS[name] = fn
+        OPTIONS[name] = options
         return fn
 
     return deco
@@ -61,8 +75,9 @@ def _single(values: set[str | None]) -> str | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
-def read_import(fmt: str, path: str | Path) -> ImportedRun:
-    """Read and validate the whole of ``path`` in format ``fmt``, writing nothing."""
+def read_import(fmt: str, path: str | Path, **options: Any) -> ImportedRun:
+    """Read and validate the whole of ``path`` in format ``fmt``, writing nothing.
+    ``options`` left at ``None`` are not passed on."""
     _load_builtin_formats()
     if fmt not in FORMATS:
         raise InputError(
@@ -72,21 +87,32 @@ def read_import(fmt: str, path: str | Path) -> ImportedRun:
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", file=path)
-    imported = FORMATS[fmt](path)
+    given = {k: v for k, v in options.items() if v is not None}
+    for key in given:
+        if key not in OPTIONS[fmt]:
+            takers = sorted(f for f, opts in OPTIONS.items() if key in opts)
+            raise InputError(
+                f"applies only to the {', '.join(takers) or 'no'} format", field=f"--{key}"
+            )
+    imported = FORMATS[fmt](path, **given)
     if not imported.trials:
         raise InputError("no trials found", file=path)
     return imported
 
 
 def import_file(
-    fmt: str, path: str | Path, store: Store | str | Path, run_id: str | None = None
+    fmt: str,
+    path: str | Path,
+    store: Store | str | Path,
+    run_id: str | None = None,
+    **options: Any,
 ) -> Run:
     """Read ``path`` in format ``fmt`` and store it as one run, atomically.
 
     ``store`` is an open `Store` or the path of one: a path is opened (and a new
     store created) only once the whole file has validated, so a bad file leaves
     no empty store behind."""
-    imported = read_import(fmt, path)
+    imported = read_import(fmt, path, **options)
     if not isinstance(store, Store):
         with Store(store) as db:
             return _write(fmt, Path(path), imported, db, run_id)
@@ -121,4 +147,4 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
 
 def _load_builtin_formats() -> None:
     # Importing the modules registers them.
-    from agentgauge.importers import jsonl, metr, taubench  # noqa: F401
+    from agentgauge.importers import inspect, jsonl, metr, taubench  # noqa: F401

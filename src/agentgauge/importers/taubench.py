@@ -13,14 +13,15 @@ and leave the agent's ``cost_usd`` unknown rather than pass one off as the other
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from agentgauge.errors import InputError, first_error
+from agentgauge.errors import InputError
 from agentgauge.importers import ImportedRun, register
+from agentgauge.importers.shape import Shape
+from agentgauge.importers.shape import finite as _finite
+from agentgauge.importers.shape import kind as _kind
+from agentgauge.importers.shape import shown as _shown
 from agentgauge.schema import (
     ControlEvent,
     Event,
@@ -39,65 +40,11 @@ from agentgauge.textio import loads_json, read_text
 TRANSFER_TOOLS = frozenset({"transfer_to_human_agents", "transfer_to_human"})
 
 
-class _Shape:
-    """Shape checks on one result, with errors naming the element (``[3].traj[2].role``).
-
-    tau-bench files are JSON documents, not lines, so the element path is the
-    location a user can find; every value is checked before it is used, since a
-    hostile file may hold anything anywhere."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def fail(self, where: str, reason: str) -> NoReturn:
-        raise InputError(reason, file=self.path, field=where)
-
-    def obj(self, value: Any, where: str) -> dict[str, Any]:
-        """An object, or ``{}`` for a missing or null one."""
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            self.fail(where, f"expected an object, got {_kind(value)}")
-        return value
-
-    def items(self, value: Any, where: str) -> list[Any]:
-        """A list, or ``[]`` for a missing or null one."""
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.fail(where, f"expected a list, got {_kind(value)}")
-        return value
-
-    def text(self, value: Any, where: str, *, optional: bool = True) -> str | None:
-        if value is None and optional:
-            return None
-        if isinstance(value, list):
-            self.fail(
-                where,
-                "expected a string, got a list (OpenAI list-style content parts are not "
-                "tau-bench's format; join the text parts into one string)",
-            )
-        if not isinstance(value, str):
-            self.fail(where, f"expected a string, got {_kind(value)}")
-        return value
-
-    def validated(self, where: str, model: type[M], **values: Any) -> M:
-        """``model(**values)``, with a pydantic error reported under ``where``."""
-        try:
-            return model(**values)
-        except ValidationError as exc:
-            field, reason = first_error(exc, metadata_hint=False)
-            self.fail(f"{where}.{field}" if field else where, reason)
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
-    if value is None:
-        return "null"
-    return names.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+class _Shape(Shape):
+    list_hint = (
+        " (OpenAI list-style content parts are not tau-bench's format; join the text parts "
+        "into one string)"
+    )
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
@@ -179,13 +126,6 @@ def _trial(
     )
 
 
-def _finite(value: int | float) -> bool:
-    try:
-        return math.isfinite(value)  # an int past a float's range raises
-    except OverflowError:
-        return False
-
-
 def _task(task: dict[str, Any], task_id: str, shape: _Shape, where: str) -> Task:
     calls: list[ToolCallSpec] = []
     for k, raw in enumerate(shape.items(task.get("actions"), f"{where}.actions")):
@@ -240,8 +180,3 @@ def read(path: Path) -> ImportedRun:
             tasks[task_id] = _task(task, task_id, shape, f"{where}.info.task")
     trials = assign_trial_indices([(None, t) for t in trials], file=path)
     return ImportedRun(trials=trials, suite=f"taubench:{path.stem}", tasks=list(tasks.values()))
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

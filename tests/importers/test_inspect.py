@@ -1,0 +1,357 @@
+"""Inspect AI logs -> trials, on logs Inspect itself wrote (tests/fixtures/inspect/,
+made by make_logs.py with Inspect's mockllm model)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgauge import metrics
+from agentgauge.errors import InputError
+from agentgauge.importers import import_file, read_import
+from agentgauge.importers.inspect import score_value
+from agentgauge.schema import Trial
+from agentgauge.store import Store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inspect"
+EVAL = FIXTURES / "tiny.eval"
+CHUNKED = FIXTURES / "tiny-chunked.eval"
+JSON_LOG = FIXTURES / "tiny.json"
+#: Inspect's own environment, when one is set up (see make_logs.py).
+INSPECT_PYTHON = Path(os.environ.get("INSPECT_PYTHON", "/tmp/inspect-venv/bin/python"))
+
+
+def _figures(trials: list[Trial], k: tuple[int, ...]) -> dict[str, Any]:
+    """The metrics group of ``agentgauge metrics --json`` for these trials."""
+    group: dict[str, Any] = metrics(trials, k=k).to_dict()["groups"][0]
+    return group
+
+
+def _by_cell(trials: list[Trial]) -> dict[tuple[str, int], Trial]:
+    return {(t.task_id, t.trial or 0): t for t in trials}
+
+
+def test_eval_log_becomes_one_trial_per_sample_and_epoch() -> None:
+    run = read_import("inspect", EVAL)
+    assert (run.agent, run.model, run.suite) == (
+        "use_tools+generate",
+        "mockllm/model",
+        "inspect:tiny",
+    )
+    trials = _by_cell(run.trials)
+    assert sorted(trials) == [
+        (s, e) for s in ("add", "capital", "divide", "loop") for e in range(3)
+    ]
+    successes = {
+        s: sum(trials[s, e].success for e in range(3)) for s in ("add", "capital", "divide", "loop")
+    }
+    assert successes == {"add": 3, "capital": 2, "divide": 1, "loop": 0}  # make_logs.py's script
+    assert trials["capital", 1].answer == "Lyon" and not trials["capital", 1].success
+    assert {t.id: t.instruction for t in run.tasks}["add"] == "What is 2 + 3? Use the add tool."
+
+
+def test_tool_calls_errors_usage_and_timing_come_across() -> None:
+    trial = _by_cell(read_import("inspect", EVAL).trials)["divide", 0]
+    kinds = [e.type for e in trial.events]
+    assert kinds == [
+        "message",
+        "model_call",
+        "message",
+        "tool_call",
+        "tool_result",
+        "model_call",
+        "message",
+    ]
+    call, result = trial.events[3], trial.events[4]
+    assert call.type == "tool_call" and result.type == "tool_result"
+    assert (call.name, call.arguments) == ("divide", {"x": 1, "y": 0})
+    assert (
+        result.call_id == call.call_id and result.is_error and result.content == "division by zero"
+    )
+    # model_usage: 30 + 40 input tokens plus 2 cache reads each; 8 + 9 output; $1/M tokens.
+    assert (trial.input_tokens, trial.output_tokens) == (74, 17)
+    assert trial.cost_usd == pytest.approx(87e-6)
+    assert trial.metadata["model_usage"]["mockllm/model"]["input_tokens_cache_read"] == 4
+    model_calls = [e for e in trial.events if e.type == "model_call"]
+    assert trial.model_calls == 2 and sum(e.cost_usd or 0 for e in model_calls) == pytest.approx(
+        87e-6
+    )
+    assert trial.latency_s is not None and trial.latency_s > 0
+    assert trial.tool_calls == 1
+    grades = {g.grader: g for g in trial.grades}
+    assert grades["match"].passed is False and grades["match"].evidence["value"] == "I"
+    assert grades["brevity"].score == pytest.approx(0.1429)  # 1 / 7 words, rounded by the scorer
+
+
+def test_a_sample_that_hit_a_limit_keeps_its_score_and_says_why() -> None:
+    trial = _by_cell(read_import("inspect", EVAL).trials)["loop", 0]
+    assert (trial.status, trial.error_kind, trial.success) == ("error", "agent", False)
+    assert trial.error is not None and trial.error.startswith("message limit reached (6)")
+    assert not trial.is_infra_error  # the agent ran out of its budget: a failure, not noise
+
+
+def test_chunked_layout_reads_as_the_same_trials_as_the_monolith() -> None:
+    # tiny-chunked.eval is tiny.eval converted by Inspect's own convert-chunked; its long
+    # input is an attachment://0 reference into the attachments sequence.
+    monolith = read_import("inspect", EVAL).trials
+    chunked = read_import("inspect", CHUNKED).trials
+    assert [t.model_dump() for t in chunked] == [t.model_dump() for t in monolith]
+    first = _by_cell(chunked)["capital", 0].events[0]
+    assert first.type == "message" and first.content is not None
+    assert first.content.startswith("What is the capital of France?")
+
+
+def test_json_log_gives_the_same_outcomes() -> None:
+    # A separate run of the same scripted task, written as a .json log.
+    def outcomes(trials: list[Trial]) -> list[Any]:
+        return sorted(
+            (t.task_id, t.trial, t.success, t.score, [e.type for e in t.events]) for t in trials
+        )
+
+    assert outcomes(read_import("inspect", JSON_LOG).trials) == outcomes(
+        read_import("inspect", EVAL).trials
+    )
+
+
+@pytest.mark.parametrize("path", [EVAL, JSON_LOG, CHUNKED], ids=lambda p: p.name)
+def test_pass_hat_k_equals_inspects_pass_k_reducer_recorded_in_the_log(path: Path) -> None:
+    run = read_import("inspect", path)
+    group = _figures(run.trials, (1, 2, 3))
+    results = {
+        r["reducer"]: r["metrics"] for r in run.config["inspect"]["results"] if r["name"] == "match"
+    }
+    # Inspect's pass_k(k) is C(c, k)/C(n, k) per sample (tau-bench's pass^k), its
+    # pass_at(k) the unbiased pass@k; both averaged over samples by accuracy().
+    assert group["pass_hat_k"]["2"] == pytest.approx(results["pass_k_2"]["accuracy"])  # 1/3
+    assert group["pass_hat_k"]["3"] == pytest.approx(results["pass_k_3"]["accuracy"])  # 1/4
+    assert group["pass_at_k"]["2"] == pytest.approx(results["pass_at_2"]["accuracy"])  # 2/3
+    assert group["success_rate"]["value"] == pytest.approx(results["mean"]["accuracy"])  # 1/2
+    # Hand-computed: add 3/3, capital 2/3, divide 1/3, loop 0/3.
+    # pass^2 = (1 + C(2,2)/C(3,2) + 0 + 0) / 4 = (1 + 1/3) / 4 = 1/3.
+    assert group["pass_hat_k"]["2"] == pytest.approx(1 / 3)
+
+
+_REDUCE = """
+import json, sys
+from inspect_ai.log import read_eval_log
+from inspect_ai.scorer import pass_k, pass_at
+log = read_eval_log(sys.argv[1])
+by_sample = {}
+for s in log.samples:
+    by_sample.setdefault(s.id, []).append(s.scores["match"])
+out = {}
+for name, reducer in (("pass_k_2", pass_k(2)), ("pass_k_3", pass_k(3)), ("pass_at_2", pass_at(2))):
+    values = [reducer(scores).value for scores in by_sample.values()]
+    out[name] = sum(values) / len(values)
+print(json.dumps(out))
+"""
+
+
+def test_pass_hat_k_equals_inspects_reducer_run_by_inspect() -> None:
+    if not INSPECT_PYTHON.exists():
+        pytest.skip(f"Inspect's environment not found at {INSPECT_PYTHON} (see make_logs.py)")
+    proc = subprocess.run(
+        [str(INSPECT_PYTHON), "-c", _REDUCE, str(EVAL)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    inspect_says = json.loads(proc.stdout)
+    group = _figures(read_import("inspect", EVAL).trials, (2, 3))
+    assert group["pass_hat_k"]["2"] == pytest.approx(inspect_says["pass_k_2"])
+    assert group["pass_hat_k"]["3"] == pytest.approx(inspect_says["pass_k_3"])
+    assert group["pass_at_k"]["2"] == pytest.approx(inspect_says["pass_at_2"])
+
+
+def test_scorer_option_picks_the_outcome() -> None:
+    trials = _by_cell(read_import("inspect", EVAL, scorer="brevity").trials)
+    # brevity is 1 for a one-word answer: "5" and "Paris" pass, "Lyon" too.
+    assert trials["capital", 1].success and trials["capital", 1].score == 1.0
+    assert not trials["divide", 0].success and trials["divide", 0].score == pytest.approx(0.1429)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", EVAL, scorer="accuracy")
+    assert info.value.field == "--scorer" and "match, brevity" in info.value.reason
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("C", 1.0),
+        ("P", 0.5),
+        ("I", 0.0),
+        ("N", 0.0),
+        ("Yes", 1.0),
+        ("false", 0.0),
+        ("0.25", 0.25),
+        (True, 1.0),
+        (3, 3.0),
+        ("c", None),  # value_to_float matches the sentinels case-sensitively
+        ("maybe", None),
+        ({"a": 1}, None),
+        ([1], None),
+        (10**400, None),
+        ("nan", None),
+    ],
+)
+def test_score_values_are_read_as_inspects_value_to_float(
+    value: Any, expected: float | None
+) -> None:
+    assert score_value(value) == expected
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _json_log() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(JSON_LOG.read_text())
+    return data
+
+
+def _write_eval(path: Path, members: dict[str, Any]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, value in members.items():
+            archive.writestr(name, value if isinstance(value, bytes) else json.dumps(value))
+    return path
+
+
+def _header_and_sample() -> tuple[dict[str, Any], dict[str, Any]]:
+    data = _json_log()
+    header = {k: v for k, v in data.items() if k != "samples"}
+    return header, data["samples"][0]
+
+
+def test_json_log_element_errors_name_the_element(tmp_path: Path) -> None:
+    data = _json_log()
+    data["samples"][2]["messages"][1]["role"] = 7
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert (info.value.file, info.value.field) == (str(path), "samples[2].messages[1].role")
+    assert info.value.reason == "expected a string, got a number"
+
+
+def test_eval_member_errors_name_the_member_and_element(tmp_path: Path) -> None:
+    header, sample = _header_and_sample()
+    sample["model_usage"]["mockllm/model"]["input_tokens"] = "70"
+    path = _write_eval(
+        tmp_path / "bad.eval", {"header.json": header, "samples/add_epoch_1.json": sample}
+    )
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert info.value.file == f"{path} [samples/add_epoch_1.json]"
+    assert info.value.field == "model_usage.mockllm/model.input_tokens"
+    assert "expected an integer, got a string" in info.value.reason
+
+
+@pytest.mark.parametrize(
+    ("members", "reason"),
+    [
+        ({"summaries.json": []}, "missing member header.json"),
+        ({"header.json": b"\xff\xfe{}"}, "not a UTF-8 text file"),
+        ({"header.json": b"{"}, "invalid JSON"),
+        ({"header.json": b"[" * 5000 + b"]" * 5000}, "nested too deeply"),
+        ({"header.json": []}, "expected an object, got a list"),
+    ],
+)
+def test_broken_members_are_one_error(tmp_path: Path, members: dict[str, Any], reason: str) -> None:
+    with pytest.raises(InputError) as info:
+        read_import("inspect", _write_eval(tmp_path / "bad.eval", members))
+    assert reason in str(info.value)
+
+
+def test_a_file_that_is_not_a_zip_or_json_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "log.eval"
+    path.write_bytes(b"PK\x03\x04" + b"\x00" * 40)
+    with pytest.raises(InputError, match=r"not a readable \.eval log"):
+        read_import("inspect", path)
+
+
+def test_a_damaged_zstd_member_is_one_error(tmp_path: Path) -> None:
+    raw = bytearray(EVAL.read_bytes())
+    with zipfile.ZipFile(EVAL) as archive:
+        info = archive.getinfo("samples/add_epoch_1.json")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra) + 20
+    raw[start : start + 200] = b"\x00" * 200
+    path = tmp_path / "damaged.eval"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(InputError) as info_err:
+        read_import("inspect", path)
+    assert info_err.value.file == f"{path} [samples/add_epoch_1.json]"
+    assert "damaged" in info_err.value.reason
+
+
+def test_zstd_without_zstandard_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # import zstandard -> ImportError
+    if hasattr(zipfile, "ZIP_ZSTANDARD"):
+        pytest.skip("this Python reads zstd members itself")
+    with pytest.raises(InputError) as info:
+        read_import("inspect", EVAL)
+    assert "pip install 'agentgauge[inspect]'" in info.value.reason
+
+
+def test_chunked_refs_outside_the_messages_are_one_error(tmp_path: Path) -> None:
+    header, sample = _header_and_sample()
+    shell = {k: v for k, v in sample.items() if k not in ("messages", "events", "attachments")}
+    shell["message_refs"] = [[0, 99]]
+    members = {
+        "header.json": header,
+        "samples/add_epoch_1/sample.json": shell,
+        "samples/add_epoch_1/messages/0.json": sample["messages"],
+    }
+    with pytest.raises(InputError) as info:
+        read_import("inspect", _write_eval(tmp_path / "bad.eval", members))
+    assert info.value.file == f"{tmp_path / 'bad.eval'} [samples/add_epoch_1/sample.json]"
+    assert info.value.field == "message_refs[0]" and "outside the 4 messages" in info.value.reason
+
+
+def test_errored_sample_is_an_infra_error_not_a_wrong_answer(tmp_path: Path) -> None:
+    data = _json_log()
+    sample = data["samples"][0]
+    sample["error"] = {"message": "RateLimitError('429')", "traceback": "Traceback ..."}
+    del sample["scores"]
+    path = tmp_path / "errored.json"
+    path.write_text(json.dumps(data))
+    trial = read_import("inspect", path).trials[0]
+    assert (trial.status, trial.error, trial.success) == ("error", "RateLimitError('429')", False)
+    assert trial.is_infra_error
+
+
+def test_cli_exit_2_one_line_and_the_store_unchanged(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    with Store(store) as db:
+        import_file("inspect", EVAL, db, "good")
+    data = _json_log()
+    data["samples"][0]["epoch"] = 0
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "import", "inspect", str(bad), "--store", str(store)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"agentgauge: error: {bad}: samples[0].epoch: must be an integer from 1 to 2^63 - 1, got 0"
+    ]
+    with Store(store, readonly=True) as db:
+        assert [r.run_id for r in db.list_runs()] == ["good"]
+
+
+def test_a_log_whose_every_sample_errored_imports_as_infra_errors(tmp_path: Path) -> None:
+    data = _json_log()
+    del data["results"]  # Inspect writes no results when the eval errored
+    for sample in data["samples"]:
+        sample["error"] = {"message": "ConnectionError", "traceback": ""}
+        del sample["scores"]
+    path = tmp_path / "all-errored.json"
+    path.write_text(json.dumps(data))
+    trials = read_import("inspect", path).trials
+    assert len(trials) == 12 and all(t.is_infra_error and not t.success for t in trials)
+    with pytest.raises(InputError, match="has no scorer 'match'"):
+        read_import("inspect", path, scorer="match")
