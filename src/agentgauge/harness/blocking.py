@@ -38,14 +38,10 @@ class StepClock(Generic[T]):
         self.overran_s: float | None = None
         """Length of the step during which the deadline passed (the loop was held for
         that long), or ``None`` when the deadline never passed inside a step."""
-        self.longest_s = 0.0
-        """The longest step, in seconds."""
 
     def _timed(self, start: float, end: float) -> None:
-        took = end - start
-        self.longest_s = max(self.longest_s, took)
         if self.deadline is not None and start < self.deadline <= end:
-            self.overran_s = took
+            self.overran_s = end - start
 
     def __await__(self) -> Generator[Any, Any, T]:
         steps = self._awaitable.__await__()
