@@ -12,12 +12,13 @@ what to do, never a traceback (``UnicodeDecodeError``, ``RecursionError``,
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from agentgauge.errors import InputError
 
-__all__ = ["MAX_DEPTH", "check_depth", "decode_utf8", "loads_json", "read_text"]
+__all__ = ["MAX_DEPTH", "decode_utf8", "loads_json", "read_text"]
 
 _BOM = "\ufeff"
 
@@ -81,27 +82,40 @@ def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
         ) from None
     except ValueError as exc:  # NaN/Infinity, and ints past Python's 4,300-digit limit
         raise InputError(f"invalid JSON: {exc}", file=file, line=line) from None
-    # Only a text with that many brackets can nest that deep; most lines skip the walk.
-    if text.count("[") + text.count("{") > MAX_DEPTH:
-        check_depth(value, file=file, line=line)
+    # Only a text with that many brackets can nest that deep; most lines skip the check.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _nests_deeper(text, MAX_DEPTH):
+        raise InputError(
+            f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects",
+            file=file,
+            line=line,
+        )
     return value
 
 
-def check_depth(value: Any, *, file: str | Path, line: int | None) -> None:
-    """Refuse a JSON-like value nested deeper than `MAX_DEPTH` (iteratively: no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise InputError(
-                f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects",
-                file=file,
-                line=line,
-            )
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+_ESCAPE = re.compile(rb"\\.")
+#: Brackets (curly ones as square: only the depth matters) and quotes; all else goes.
+_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKET = bytes(c for c in range(256) if c not in b'[]{}"')
+_QUOTED = re.compile(rb'"[^"]*"')
+
+
+def _nests_deeper(text: str, limit: int) -> bool:
+    """Whether valid JSON ``text`` nests arrays and objects deeper than ``limit``.
+
+    Strings are dropped and only brackets kept, then each pass removes the innermost
+    ``[]`` pairs, one level per pass: all in C, where a walk over the parsed value in
+    Python cost several times the parse itself on transcript-sized lines."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if b"\\" in raw:
+        raw = _ESCAPE.sub(b"", raw)  # an escaped quote must not end its string
+    raw = raw.translate(_BRACKETS, _NOT_BRACKET).replace(b'""', b"")
+    if b'"' in raw:  # strings that hold brackets
+        raw = _QUOTED.sub(b"", raw)
+    for _ in range(limit):
+        raw = raw.replace(b"[]", b"")
+        if not raw:
+            return False
+    return True
 
 
 def _reject_constant(name: str) -> Any:
