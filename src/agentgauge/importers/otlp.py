@@ -89,7 +89,7 @@ class _Path:
         if value is None:
             return []
         if not isinstance(value, list):
-            self.fail(f"{where}.{key}", f"expected a list, got {_kind(value)}")
+            self.fail(f"{where}.{key}" if where else key, f"expected a list, got {_kind(value)}")
         return value
 
     def obj(self, value: Any, where: str) -> dict[str, Any]:
@@ -184,11 +184,19 @@ class _Path:
             return self.attributes({"attributes": kvl.get("values")}, f"{where}.kvlistValue")
         if "bytesValue" in value:
             raw_b = value["bytesValue"]
-            try:
-                return base64.b64decode(raw_b, validate=True) if isinstance(raw_b, str) else None
-            except (binascii.Error, ValueError):
+            # Kept as its base64 text: transcripts and the store hold JSON, not bytes.
+            if not isinstance(raw_b, str) or not _is_base64(raw_b):
                 self.fail(f"{where}.bytesValue", "expected base64 text")
+            return raw_b
         return None
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 def _kind(value: Any) -> str:
@@ -388,6 +396,8 @@ def _pb_value(value: AnyValue, where: str, source: str, depth: int) -> Any:
         return {kv.key: _pb_value(kv.value, where, source, depth + 1) for kv in items}
     if which == "double_value" and not _finite(value.double_value):
         raise InputError("expected a finite number", file=source, field=where)
+    if which == "bytes_value":  # as the JSON encoding has it: base64 text
+        return base64.b64encode(value.bytes_value).decode("ascii")
     return None if which is None else getattr(value, which)
 
 

@@ -41,6 +41,7 @@ from agentgauge.schema import (
     Trial,
 )
 from agentgauge.sources import read_jsonl
+from agentgauge.textio import MAX_DEPTH, check_depth
 
 __all__ = [
     "Outcome",
@@ -567,7 +568,9 @@ def _arguments(raw: Any) -> dict[str, Any]:
         return {}
     try:
         parsed = json.loads(raw) if isinstance(raw, str) else None
-    except (ValueError, RecursionError):
+        if isinstance(raw, str) and raw.count("[") + raw.count("{") > MAX_DEPTH:
+            check_depth(parsed, file="", line=None)
+    except (ValueError, RecursionError, InputError):
         parsed = None
     # Arguments that are not a JSON object are the agent's error: kept as text for graders.
     return parsed if isinstance(parsed, dict) else {"__unparsed__": raw}
