@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from pathlib import Path
@@ -9,11 +10,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.importers.otlp_docs import TRACE, request, span
 
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file, read_import
 from agentgauge.store import Store
-from tests.importers.otlp_docs import TRACE, request, span
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "otel"
 GENAI = FIXTURES / "genai.jsonl"
@@ -39,7 +40,12 @@ def test_sdk_fixture_becomes_trials_with_the_suites_grade(tmp_path: Path) -> Non
     assert (paris.input_tokens, paris.output_tokens, paris.model_calls) == (52, 10, 2)
     assert paris.cost_usd is None  # GenAI spans carry no price: unknown, not 0
     kinds = [e.type for e in paris.events]
-    assert kinds == ["message", "message", "model_call", "tool_call", "tool_result"] + [
+    assert kinds == [
+        "message",
+        "message",
+        "model_call",
+        "tool_call",
+        "tool_result",
         "model_call",
         "message",
     ]
@@ -194,7 +200,9 @@ def test_bad_attribute_type_names_span_and_attribute(tmp_path: Path) -> None:
     )
     root = span("00f067aa0ba902b7", "r", {"agentgauge.task.id": "t", "agentgauge.outcome.score": 1})
     path = _write(tmp_path, request(chat, root))
-    with pytest.raises(InputError, match="'gen_ai.usage.input_tokens': expected an integer") as e:
+    with pytest.raises(
+        InputError, match=r"'gen_ai\.usage\.input_tokens': expected an integer"
+    ) as e:
         read_import("otel", path)
     assert "resourceSpans[0].scopeSpans[0].spans[0]" in str(e.value)
 
@@ -302,10 +310,8 @@ def _otlp_like(draw: st.DrawFn) -> object:
 def test_hostile_documents_never_end_in_a_traceback(tmp_path: Path, doc: object) -> None:
     path = tmp_path / "f.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    try:
+    with contextlib.suppress(InputError):
         read_import("otel", path)
-    except InputError:
-        pass
 
 
 @settings(
@@ -315,10 +321,8 @@ def test_hostile_documents_never_end_in_a_traceback(tmp_path: Path, doc: object)
 def test_hostile_bytes_never_end_in_a_traceback(tmp_path: Path, raw: bytes) -> None:
     path = tmp_path / "f.jsonl"
     path.write_bytes(raw)
-    try:
+    with contextlib.suppress(InputError):
         read_import("otel", path)
-    except InputError:
-        pass
 
 
 @settings(
