@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from typing import Annotated
 
 import typer
@@ -93,6 +94,7 @@ def collect(
                 "Ctrl-C stops",
                 soft_wrap=True,
             )
+            sys.stdout.flush()  # a test or a supervisor reads the port from a pipe
 
         receiver = asyncio.run(
             receive(db, run_id, port=port, options=options, outcomes=rows, tasks=tasks, ready=ready)

@@ -64,7 +64,7 @@ class TraceBuffer:
     def accept(self, spans: list[Span]) -> Accepted:
         """Hold ``spans``; build the trial of every trace whose root is among them."""
         out = Accepted()
-        ended: list[str] = []
+        ended: dict[str, None] = {}  # trace ids in order, once each
         for span in spans:
             trace = self.open.get(span.trace_id)
             if trace is None:
@@ -81,7 +81,7 @@ class TraceBuffer:
                 continue
             trace.append(span)
             if span.parent_id is None:
-                ended.append(span.trace_id)
+                ended[span.trace_id] = None
         for trace_id in ended:
             trace = self.open.pop(trace_id, [])
             try:

@@ -290,9 +290,10 @@ def read_otlp_json_file(path: Path) -> list[Span]:
     first_end = raw.find(b"\n")
     first = raw if first_end < 0 else raw[:first_end]
     try:
-        # A file whose first line is a whole document holds one document per line.
+        # A file whose first line is a whole document holds one document per line
+        # (a pretty-printed document's first line is "{").
         orjson.loads(first)
-        per_line = first_end >= 0 and raw[first_end:].strip() != b""
+        per_line = True
     except orjson.JSONDecodeError:
         per_line = False
     if not per_line:

@@ -217,7 +217,8 @@ class _Builder:
             if self.kinds[span.span_id] == "agent" and not self._has_agent_above(span, by_id):
                 return span
         tops = [s for s in self.spans if s.parent_id is None or s.parent_id not in by_id]
-        return tops[0]
+        # Parents that loop (a span its own ancestor) leave no top: take the earliest.
+        return tops[0] if tops else self.spans[0]
 
     def _has_agent_above(self, span: Span, by_id: dict[str, Span]) -> bool:
         seen = {span.span_id}
@@ -276,9 +277,12 @@ class _Builder:
         return None
 
     def _attr_anywhere(self, key: str) -> tuple[Span, Any] | None:
-        """An attribute of the root, else of the trace's top span (the agent may run
-        inside a span of the application's that the attributes were set on)."""
-        for span in (self.root, *[s for s in self.spans if s.parent_id is None]):
+        """An attribute of the root; else of the trace's top span (the agent may run
+        inside a span of the application's that the attributes were set on); else of
+        the earliest span that has it (a trace whose root never ended keeps its task
+        only where the agent copied it onto other spans)."""
+        tops = [s for s in self.spans if s.parent_id is None]
+        for span in (self.root, *tops, *self.spans):
             if key in span.attributes:
                 return span, span.attributes[key]
         return None
