@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
+
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span
 from agentgauge.textio import MAX_DEPTH, check_depth
@@ -109,8 +111,9 @@ def _json_value(span: Span, key: str, value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        parsed = json.loads(value, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+        # orjson: strict JSON (no NaN), ints within 64 bits, and a few times faster.
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
         raise _bad(span, key, "expected JSON text") from None
     if value.count("[") + value.count("{") > MAX_DEPTH:
         try:
@@ -118,10 +121,6 @@ def _json_value(span: Span, key: str, value: Any) -> Any:
         except InputError:
             raise _bad(span, key, f"nested more than {MAX_DEPTH} levels") from None
     return parsed
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
 
 
 # --------------------------------------------------------------------------- GenAI
