@@ -235,3 +235,31 @@ def test_collect_into_a_run_made_elsewhere_is_refused(tmp_path: Path, cli) -> No
     )
     code, _, err = cli("collect", "--port", "0", "--store", str(db), "--run-id", "imp")
     assert code == 2 and "was not made by collect" in err
+
+
+def test_a_port_in_use_is_one_line_and_no_run(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        db = tmp_path / "s.db"
+        code, _, err = cli("collect", "--port", str(port), "--store", str(db), "--run-id", "x")
+    assert code == 2 and f"--port: cannot listen on 127.0.0.1:{port}" in err
+    with Store(db) as store:
+        assert store.list_runs() == []
+
+
+def test_a_trace_whose_task_the_suite_lacks_is_rejected_by_name(tmp_path: Path) -> None:
+    c = Collector(tmp_path / "s.db", "--suite", str(FIXTURES / "otel" / "suite.yaml"))
+    try:
+        doc = request(span("00f067aa0ba902b7", "r", {"agentgauge.task.id": "nope"}))
+        status, body = c.post(json.dumps(doc).encode(), "application/json")
+        partial = json.loads(body)["partialSuccess"]
+        assert status == 200 and partial["rejectedSpans"] == "1"
+        assert "the suite has no task 'nope' to grade it by" in partial["errorMessage"]
+        assert c.stop()[0] == 0
+    finally:
+        if c.proc.poll() is None:
+            c.proc.kill()

@@ -72,23 +72,24 @@ def collect(
                 file=store,
                 field="--run-id",
             )
-        if existing is None:
-            with db.transaction():
-                db.create_run(
-                    Run(
-                        run_id=run_id,
-                        suite=str(suite) if suite else None,
-                        suite_version=loaded.version if loaded else None,
-                        created_at=utc_now(),
-                        source=SOURCE,
-                        agentgauge_version=__version__,
-                        config={"attributes": options.__dict__},
-                    )
-                )
-                if tasks:
-                    db.add_tasks(run_id, tasks.values())
 
         def ready(bound: int) -> None:
+            # Only once the port is ours: a port in use leaves the store as it was.
+            if existing is None:
+                with db.transaction():
+                    db.create_run(
+                        Run(
+                            run_id=run_id,
+                            suite=str(suite) if suite else None,
+                            suite_version=loaded.version if loaded else None,
+                            created_at=utc_now(),
+                            source=SOURCE,
+                            agentgauge_version=__version__,
+                            config={"attributes": options.__dict__},
+                        )
+                    )
+                    if tasks:
+                        db.add_tasks(run_id, tasks.values())
             out.print(
                 f"listening on http://127.0.0.1:{bound}/v1/traces into run {run_id} in {store}; "
                 "Ctrl-C stops",

@@ -186,7 +186,15 @@ async def collect(
     runner = web.AppRunner(receiver.app(), access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise InputError(
+            f"cannot listen on 127.0.0.1:{port}: {exc.strerror} (choose another --port; "
+            "0 picks a free one)",
+            field="--port",
+        ) from None
     bound = runner.addresses[0][1]
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -431,10 +431,18 @@ class _Builder:
             error = ": ".join(str(x) for x in (root_error, self.root.error) if x is not None)
         if success is None and score is None and (status != "completed" or task_id not in tasks):
             if status == "completed":
+                where_to = f"{opts.success_attr!r} or {opts.score_attr!r} on its root span"
+                reason = (
+                    f"trace {self.trace_id} has no outcome and the suite has no task "
+                    f"{task_id!r} to grade it by: set {where_to} or give it in an outcomes "
+                    "file (--outcomes)"
+                    if tasks
+                    else f"trace {self.trace_id} (task {task_id!r}) has no outcome: set "
+                    f"{where_to}, give it in an outcomes file (--outcomes), or pass the suite "
+                    "(--suite) to grade it"
+                )
                 raise InputError(
-                    f"trace {self.trace_id} (task {task_id!r}) has no outcome: set "
-                    f"{opts.success_attr!r} or {opts.score_attr!r} on its root span, give it "
-                    "in an outcomes file (--outcomes), or pass the suite (--suite) to grade it",
+                    reason,
                     file=self.root.where,
                 )
             success = False  # an unfinished trial fails; its status says why
