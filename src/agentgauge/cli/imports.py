@@ -8,6 +8,15 @@ import typer
 
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
+from agentgauge.cli.span_options import (
+    OutcomesFile,
+    ScoreAttr,
+    SuccessAttr,
+    SuiteOption,
+    TaskAttr,
+    TrialAttr,
+    given,
+)
 from agentgauge.display import terminal_text
 from agentgauge.importers import import_file
 
@@ -15,7 +24,10 @@ from agentgauge.importers import import_file
 @app.command("import")
 def import_cmd(
     fmt: Annotated[
-        str, typer.Argument(metavar="FORMAT", help="jsonl, taubench, metr, inspect, ...")
+        str,
+        typer.Argument(
+            metavar="FORMAT", help="jsonl, taubench, metr, inspect, otel, openinference, ..."
+        ),
     ],
     path: Annotated[str, typer.Argument(metavar="PATH")],
     store: StoreOption = DEFAULT_STORE_PATH,
@@ -31,10 +43,25 @@ def import_cmd(
             "log's results).",
         ),
     ] = None,
+    task_attr: TaskAttr = None,
+    trial_attr: TrialAttr = None,
+    success_attr: SuccessAttr = None,
+    score_attr: ScoreAttr = None,
+    outcomes: OutcomesFile = None,
+    suite: SuiteOption = None,
 ) -> None:
     """Import a results file as one run, in one transaction (nothing is written on error)."""
+    options = given(
+        task_attr=task_attr,
+        trial_attr=trial_attr,
+        success_attr=success_attr,
+        score_attr=score_attr,
+        outcomes=outcomes,
+        suite=suite,
+        scorer=scorer,
+    )
     # A path, not an open store: the store is created only once the file has validated.
-    run = import_file(fmt, path, store, run_id, scorer=scorer)
+    run = import_file(fmt, path, store, run_id, options)
     console().print(
         terminal_text(f"imported {run.n_trials} trials from {path} as run ")
         + terminal_text(run.run_id, "bold")

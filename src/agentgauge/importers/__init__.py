@@ -1,7 +1,8 @@
 """Importers: foreign result formats -> `Trial` records -> one run in the store.
 
-Each format module exposes ``read(path, **options) -> ImportedRun`` (options such
-as the Inspect reader's ``scorer`` are declared at `register`); `import_file` reads
+Each format module exposes ``read(path, **options) -> ImportedRun``; the options
+a reader takes (the Inspect reader's ``scorer``, the span readers' ``suite``,
+``outcomes``, ``task_attr``...) are declared at `register`; `import_file` reads
 the whole file first (validating every record) and only then opens the store
 and writes the run in one transaction, so bad input leaves the store unchanged
 and creates no store file.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ class ImportedRun:
 #: ``read(path, **options) -> ImportedRun``; options are keyword-only.
 Reader = Callable[..., ImportedRun]
 FORMATS: dict[str, Reader] = {}
-#: The options each format takes (``--scorer`` for ``inspect``, ...).
+#: The options each format takes (``scorer`` for ``inspect``, ...).
 OPTIONS: dict[str, tuple[str, ...]] = {}
 
 
@@ -75,9 +76,12 @@ def _single(values: set[str | None]) -> str | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
-def read_import(fmt: str, path: str | Path, **options: Any) -> ImportedRun:
+def read_import(
+    fmt: str, path: str | Path, options: Mapping[str, Any] | None = None, **more: Any
+) -> ImportedRun:
     """Read and validate the whole of ``path`` in format ``fmt``, writing nothing.
-    ``options`` left at ``None`` are not passed on."""
+    ``options`` (and keyword ``more``) left at ``None`` are not passed on; one the
+    format does not take is refused."""
     _load_builtin_formats()
     if fmt not in FORMATS:
         raise InputError(
@@ -87,12 +91,16 @@ def read_import(fmt: str, path: str | Path, **options: Any) -> ImportedRun:
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", file=path)
-    given = {k: v for k, v in options.items() if v is not None}
+    given = {k: v for k, v in {**(options or {}), **more}.items() if v is not None}
+    if given and not OPTIONS[fmt]:
+        takes = ", ".join(sorted(f for f, opts in OPTIONS.items() if opts))
+        raise InputError(f"format {fmt!r} takes no options (formats that do: {takes})", field=fmt)
     for key in given:
         if key not in OPTIONS[fmt]:
             takers = sorted(f for f, opts in OPTIONS.items() if key in opts)
             raise InputError(
-                f"applies only to the {', '.join(takers) or 'no'} format", field=f"--{key}"
+                f"applies only to the {', '.join(takers) or 'no'} format",
+                field=f"--{key.replace('_', '-')}",
             )
     imported = FORMATS[fmt](path, **given)
     if not imported.trials:
@@ -105,14 +113,15 @@ def import_file(
     path: str | Path,
     store: Store | str | Path,
     run_id: str | None = None,
-    **options: Any,
+    options: Mapping[str, Any] | None = None,
+    **more: Any,
 ) -> Run:
     """Read ``path`` in format ``fmt`` and store it as one run, atomically.
 
     ``store`` is an open `Store` or the path of one: a path is opened (and a new
     store created) only once the whole file has validated, so a bad file leaves
     no empty store behind."""
-    imported = read_import(fmt, path, **options)
+    imported = read_import(fmt, path, options, **more)
     if not isinstance(store, Store):
         with Store(store) as db:
             return _write(fmt, Path(path), imported, db, run_id)
@@ -147,4 +156,11 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
 
 def _load_builtin_formats() -> None:
     # Importing the modules registers them.
-    from agentgauge.importers import inspect, jsonl, metr, taubench  # noqa: F401
+    from agentgauge.importers import (  # noqa: F401
+        inspect,
+        jsonl,
+        metr,
+        openinference,
+        otel,
+        taubench,
+    )
