@@ -132,15 +132,33 @@ class ModelCallEvent(_EventBase):
     """Prompt tokens billed for the call."""
     output_tokens: int | None = Field(default=None, ge=0)
     """Completion tokens billed for the call."""
+    cache_read_tokens: int | None = Field(default=None, ge=0)
+    """Of ``input_tokens``, those read from the provider's prompt cache (billed lower)."""
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    """Of ``input_tokens``, those written to the provider's prompt cache."""
+    reasoning_tokens: int | None = Field(default=None, ge=0)
+    """Of ``output_tokens``, the model's reasoning (thinking) tokens."""
     cost_usd: float | None = Field(default=None, ge=0)
     """Price of the call in US dollars; ``None`` when the price is unknown."""
+    price_source: str | None = None
+    """Where ``cost_usd`` came from when agentgauge priced the call: ``user prices
+    FILE: MODEL`` or ``genai-prices VERSION (bundled snapshot): PROVIDER/MODEL at
+    DATE`` (or why it is unknown); ``None`` when the source reported the cost."""
     latency_s: float | None = Field(default=None, ge=0)
     """Wall-clock seconds the call took, retries included."""
     attempts: int | None = Field(default=None, ge=1)
     """How many HTTP attempts the call needed (retries + 1)."""
 
     _numbers = field_validator("cost_usd", "latency_s", mode="before")(_json_number)
-    _ints = field_validator("input_tokens", "output_tokens", "attempts", mode="before")(_json_int)
+    _ints = field_validator(
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+        "attempts",
+        mode="before",
+    )(_json_int)
 
 
 class ToolCallEvent(_EventBase):

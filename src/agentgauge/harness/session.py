@@ -222,6 +222,9 @@ class TrialSession:
         cost_usd: float | None,
         latency_s: float | None,
         attempts: int | None = None,
+        price_source: str | None = None,
+        cache_read_tokens: int | None = None,
+        reasoning_tokens: int | None = None,
     ) -> None:
         if self._virtual and latency_s:
             self._vt += latency_s
@@ -230,7 +233,10 @@ class TrialSession:
                 model=model,
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
+                cache_read_tokens=cache_read_tokens,
+                reasoning_tokens=reasoning_tokens,
                 cost_usd=cost_usd,
+                price_source=price_source,
                 latency_s=latency_s,
                 attempts=attempts,
                 t=self._t(),
