@@ -37,6 +37,8 @@ class ImportedRun:
 
 Reader = Callable[[Path], ImportedRun]
 FORMATS: dict[str, Reader] = {}
+#: Formats whose PATH may be a directory (tau2's ``results.json`` + ``simulations/``).
+DIRECTORY_FORMATS = frozenset({"tau2"})
 
 
 def register(name: str) -> Callable[[Reader], Reader]:
@@ -50,10 +52,16 @@ def register(name: str) -> Callable[[Reader], Reader]:
 
 
 def file_sha256(path: Path) -> str:
+    """SHA-256 of a file; of a directory (tau2's results folder), of its files'
+    relative paths and contents in sorted order."""
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        with file.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -70,7 +78,7 @@ def read_import(fmt: str, path: str | Path) -> ImportedRun:
             field="FORMAT",
         )
     path = Path(path)
-    if not path.is_file():
+    if not path.is_file() and not (fmt in DIRECTORY_FORMATS and path.is_dir()):
         raise InputError("no such file", file=path)
     imported = FORMATS[fmt](path)
     if not imported.trials:
@@ -121,4 +129,4 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
 
 def _load_builtin_formats() -> None:
     # Importing the modules registers them.
-    from agentgauge.importers import jsonl, metr, taubench  # noqa: F401
+    from agentgauge.importers import jsonl, metr, tau2, taubench  # noqa: F401
