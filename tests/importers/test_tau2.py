@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agentgauge.agents.prices import genai_prices_version
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file, read_import
 from agentgauge.importers.tau2 import TERMINATIONS
@@ -335,3 +336,15 @@ def test_hostile_bytes_are_one_clear_error(tmp_path: Path, raw: bytes, reason: s
     with pytest.raises(InputError, match=reason) as info:
         read_import("tau2", path)
     assert info.value.file == str(path)
+
+
+def test_comparison_record_says_where_prices_came_from(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    assert cli("import", "tau2", str(MONOLITH), "--store", str(db), "--run-id", "a")[0] == 0
+    assert cli("import", "tau2", str(DIRECTORY), "--store", str(db), "--run-id", "b")[0] == 0
+    code, out, err = cli("compare", f"{db}:a", f"{db}:b")
+    assert code == 0, err
+    # 10 agent model calls: 8 priced by tau2 itself, the 2 it recorded at $0 by genai-prices
+    snapshot = f"genai-prices {genai_prices_version()} (bundled snapshot)"
+    sources = f"as recorded (8 calls), {snapshot} (2 calls)"
+    assert f"prices A {sources}, B {sources}" in " ".join(out.split())
