@@ -152,6 +152,12 @@ def test_unpriceable_model_leaves_the_cost_unknown_not_zero(tmp_path: Path) -> N
     assert trials["sim-0-0"].cost_usd == pytest.approx(0.0058)  # tau2's own figure stands
 
 
+def test_missing_agent_cost_is_the_sum_of_the_calls_costs(tmp_path: Path) -> None:
+    path = _mutated(tmp_path, _set("simulations.0.agent_cost", None))
+    # sim-0-0's two agent turns cost $0.0028 and $0.0030 in tau2's messages
+    assert by_sim(read_import("tau2", path).trials)["sim-0-0"].cost_usd == pytest.approx(0.0058)
+
+
 def test_users_price_file_wins_when_repricing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -310,7 +310,7 @@ def _trial(
         status, kind = "error", "infra"
         error = "tau2 simulation has no reward_info (it was not evaluated)"
     start = _when(sim.get("start_time"))
-    events, rederived = _events(
+    events, repriced = _events(
         check.items(sim.get("messages"), at("messages")),
         header,
         prices,
@@ -331,6 +331,11 @@ def _trial(
         if reward_info.get(key) is not None:
             meta[key] = reward_info[key]
     calls = [e for e in events if isinstance(e, ModelCallEvent)]
+    cost = agent_cost
+    if calls and (repriced or agent_cost is None):
+        # The sum over the agent's calls; unknown when any call's price is.
+        costs = [c.cost_usd for c in calls]
+        cost = None if None in costs else sum(c for c in costs if c is not None)
     return check.build(
         where,
         Trial,
@@ -343,7 +348,7 @@ def _trial(
         status=status,
         error_kind=kind,
         error=error,
-        cost_usd=agent_cost if rederived is _AS_RECORDED else rederived,
+        cost_usd=cost,
         input_tokens=_total(c.input_tokens for c in calls),
         output_tokens=_total(c.output_tokens for c in calls),
         # tau2's placeholder for a simulation that never ran says duration 0: not a latency.
@@ -357,10 +362,6 @@ def _trial(
     )
 
 
-#: `_events`' answer when tau2's ``agent_cost`` stands as recorded.
-_AS_RECORDED = object()
-
-
 def _events(
     messages: list[Any],
     header: _Header,
@@ -368,12 +369,10 @@ def _events(
     check: _Check,
     where: str,
     start: datetime | None,
-) -> tuple[list[Event], Any]:
-    """The transcript, and the agent's cost: `_AS_RECORDED` when tau2's
-    ``agent_cost`` can stand, else the sum over its model calls re-priced
-    (``None`` when any of them has no price)."""
+) -> tuple[list[Event], bool]:
+    """The transcript, and whether agentgauge priced any of the agent's model
+    calls (then tau2's ``agent_cost`` missed them and cannot stand)."""
     events: list[Event] = []
-    calls: list[ModelCallEvent] = []
     repriced = False
     for j, raw in enumerate(messages):
         at = f"{where}[{j}]"
@@ -395,17 +394,13 @@ def _events(
         if role == "assistant":
             call, was_priced = _model_call(msg, header, prices, check, at, t)
             repriced = repriced or was_priced
-            calls.append(call)
             events.append(call)
         if content is not None or not tool_calls:
             events.append(check.build(at, MessageEvent, role=role, content=content, t=t))
         for k, raw_call in enumerate(tool_calls):
             sub = f"{at}.tool_calls[{k}]"
             events.extend(_tool_call(check.obj(raw_call, sub), role, check, sub, t))
-    if not repriced:
-        return events, _AS_RECORDED
-    costs = [c.cost_usd for c in calls]
-    return events, None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+    return events, repriced
 
 
 def _model_call(
