@@ -21,7 +21,15 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 __all__ = [
     "CONTROL_DECISIONS",
@@ -159,6 +167,26 @@ class ModelCallEvent(_EventBase):
         "attempts",
         mode="before",
     )(_json_int)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_later_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Fields added after stores and exports existed are left out when unset, so a
+        # record written before them dumps (and hashes) exactly as it did.
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in _LATER_MODEL_CALL_FIELDS:
+                if data.get(key, 0) is None:
+                    del data[key]
+        return data
+
+
+#: `ModelCallEvent` fields omitted from its dump when ``None`` (see its serializer).
+_LATER_MODEL_CALL_FIELDS = (
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "price_source",
+)
 
 
 class ToolCallEvent(_EventBase):
