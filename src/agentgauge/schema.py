@@ -21,7 +21,15 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 __all__ = [
     "CONTROL_DECISIONS",
@@ -132,15 +140,53 @@ class ModelCallEvent(_EventBase):
     """Prompt tokens billed for the call."""
     output_tokens: int | None = Field(default=None, ge=0)
     """Completion tokens billed for the call."""
+    cache_read_tokens: int | None = Field(default=None, ge=0)
+    """Of ``input_tokens``, those read from the provider's prompt cache (billed lower)."""
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    """Of ``input_tokens``, those written to the provider's prompt cache."""
+    reasoning_tokens: int | None = Field(default=None, ge=0)
+    """Of ``output_tokens``, the model's reasoning (thinking) tokens."""
     cost_usd: float | None = Field(default=None, ge=0)
     """Price of the call in US dollars; ``None`` when the price is unknown."""
+    price_source: str | None = None
+    """Where ``cost_usd`` came from when agentgauge priced the call: ``user prices
+    FILE: MODEL`` or ``genai-prices VERSION (bundled snapshot): PROVIDER/MODEL at
+    DATE`` (or why it is unknown); ``None`` when the source reported the cost."""
     latency_s: float | None = Field(default=None, ge=0)
     """Wall-clock seconds the call took, retries included."""
     attempts: int | None = Field(default=None, ge=1)
     """How many HTTP attempts the call needed (retries + 1)."""
 
     _numbers = field_validator("cost_usd", "latency_s", mode="before")(_json_number)
-    _ints = field_validator("input_tokens", "output_tokens", "attempts", mode="before")(_json_int)
+    _ints = field_validator(
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+        "attempts",
+        mode="before",
+    )(_json_int)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_later_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Fields added after stores and exports existed are left out when unset, so a
+        # record written before them dumps (and hashes) exactly as it did.
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in _LATER_MODEL_CALL_FIELDS:
+                if data.get(key, 0) is None:
+                    del data[key]
+        return data
+
+
+#: `ModelCallEvent` fields omitted from its dump when ``None`` (see its serializer).
+_LATER_MODEL_CALL_FIELDS = (
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "price_source",
+)
 
 
 class ToolCallEvent(_EventBase):

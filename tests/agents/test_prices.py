@@ -22,12 +22,19 @@ def test_unknown_model_or_tokens_give_none_never_zero() -> None:
 
 
 def test_lookup_strips_date_stamps_but_never_matches_prefixes() -> None:
+    # Rewritten from the hand-written table to genai-prices' bundled snapshot (the
+    # same list prices: gpt-4o $2.50/$10, gpt-4o-mini $0.15/$0.60 per 1M tokens).
     table = PriceTable()
-    assert table.lookup("gpt-4o-2024-08-06") == table.lookup("gpt-4o")
-    assert table.lookup("gpt-4o-mini") != table.lookup("gpt-4o")
-    assert table.lookup("gpt-4o-turbo-preview") is None
-    # the reported name wins over the requested one
-    assert table.lookup("gpt-4o-mini", "gpt-4o") == Price(0.15, 0.60)
+    dated = table.cost(("gpt-4o-2024-08-06",), 1_000_000, 0)
+    assert dated == table.cost(("gpt-4o",), 1_000_000, 0) == pytest.approx(2.50)
+    assert table.cost(("gpt-4o-mini",), 1_000_000, 0) == pytest.approx(0.15)
+    assert table.cost(("gpt-4o-turbo-preview",), 10, 10) is None
+    # the reported name wins over the requested one: 1e6 output tokens · $0.60 / 1e6
+    assert table.cost(("gpt-4o-mini", "gpt-4o"), 0, 1_000_000) == pytest.approx(0.60)
+    # and the user's own table keeps its rules: date stamps stripped, no prefixes
+    mine = PriceTable({"gpt-4o": Price(1.0, 2.0)}, fallback=False)
+    assert mine.lookup("gpt-4o-2024-08-06") == Price(1.0, 2.0)
+    assert mine.lookup("gpt-4o-mini") is None
 
 
 def test_files_and_environment_extend_the_table(

@@ -34,7 +34,8 @@ def test_specs_map_to_adapters(monkeypatch: pytest.MonkeyPatch) -> None:
         "gpt-4o-mini",
         "http://127.0.0.1:1/v1",
     )
-    assert a.prices.lookup("gpt-4o-mini") is not None
+    # priced from genai-prices' snapshot (was: the hand-written table): 1e6 · $0.15 / 1e6
+    assert a.prices.cost(("gpt-4o-mini",), 1_000_000, 0) == pytest.approx(0.15)
     c = resolve_agent("cmd:python -u 'my agent.py' --fast")
     assert isinstance(c, CommandAgent)
     assert c.argv == ["python", "-u", "my agent.py", "--fast"] and c.model is None

@@ -108,6 +108,9 @@ class Session(Protocol):
         cost_usd: float | None,
         latency_s: float | None,
         attempts: int | None = None,
+        price_source: str | None = None,
+        cache_read_tokens: int | None = None,
+        reasoning_tokens: int | None = None,
     ) -> None: ...
 
 

@@ -11,8 +11,11 @@ protocol (vLLM, llama.cpp server, Ollama). The adapter runs the tool loop:
    ``session.say``; the reply continues the conversation, ``None`` (the user
    left) or an empty turn ends it.
 
-Every model call is recorded with its tokens, cost (from a `PriceTable`;
-unknown price -> ``None``), latency (retries included) and attempts.
+Every model call is recorded with its tokens (cached prompt and reasoning
+tokens too, when the server reports them), cost and where the price came from
+(`agentgauge.agents.prices`: the user's ``--prices`` file, else genai-prices'
+bundled snapshot; unknown price -> ``None``), latency (retries included) and
+attempts.
 
 Errors, and whose they are:
 
@@ -50,7 +53,7 @@ from agentgauge.agents.http import (
     new_session,
     transport_failure,
 )
-from agentgauge.agents.prices import PriceTable, default_prices
+from agentgauge.agents.prices import PriceTable, Usage, default_prices
 from agentgauge.agents.provider import (
     ProviderError,
     RetryPolicy,
@@ -221,15 +224,26 @@ class OpenAIAgent:
         data, attempts = await with_retries(
             lambda: self._post_once(body), self.retry, rng=self._rng
         )
-        usage = data.get("usage") or {}
+        raw_usage = data.get("usage")
+        usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
         inp = _count(usage, "prompt_tokens")
         out = _count(usage, "completion_tokens")
+        # OpenAI's usage details: cached prompt tokens bill lower, reasoning ones as output.
+        cached = _count(_detail(usage, "prompt_tokens_details"), "cached_tokens")
+        reasoning = _count(_detail(usage, "completion_tokens_details"), "reasoning_tokens")
         reported = data.get("model") if isinstance(data.get("model"), str) else None
+        quote = self.prices.quote(
+            (reported, self.model),
+            None if inp is None or out is None else Usage(inp, out, cached, None, reasoning),
+        )
         session.record_model_call(
             model=reported or self.model,
             input_tokens=inp,
             output_tokens=out,
-            cost_usd=self.prices.cost((reported, self.model), inp, out),
+            cache_read_tokens=cached,
+            reasoning_tokens=reasoning,
+            cost_usd=quote.usd,
+            price_source=quote.source,
             latency_s=time.monotonic() - start,
             attempts=attempts,
         )
@@ -329,6 +343,11 @@ def _parse_tool_call(call: Any, names: set[Any]) -> tuple[str, dict[str, Any]]:
     if not isinstance(arguments, dict):
         raise MalformedToolCall(f"arguments of {name!r} are not a JSON object: {_short(raw)}")
     return name, arguments
+
+
+def _detail(usage: dict[str, Any], group: str) -> Any:
+    details = usage.get(group)
+    return details if isinstance(details, dict) else None
 
 
 def _count(usage: Any, key: str) -> int | None:

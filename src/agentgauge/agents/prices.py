@@ -1,20 +1,27 @@
-"""Model prices in US dollars per million tokens, to put a cost on every model call.
+"""Model prices, to put a cost on every model call that reports its tokens.
 
-A cost nobody knows is recorded as ``None``, never as 0 (docs/metrics.md,
-"Cost, latency, tokens"): a free model would otherwise look like the cheapest
-per success. The built-in table
-holds a few common hosted models at list prices (as published by the
-providers, late 2025) and prices the rubric judge's calls too; prices
-change, so users extend or override it with `PriceTable.update`, a
-JSON/YAML file (``--prices FILE``), or the
-``AGENTGAUGE_PRICES`` environment variable naming such a file. The file maps a
-model name to ``{"input": USD per 1M prompt tokens, "output": USD per 1M
-completion tokens}``.
+Where a call's price comes from, first match wins (docs/running-agents.md, "Prices"):
 
-Lookup tries the exact name the provider reported, then the name that was
-requested, then each with a trailing date stamp removed (``gpt-4o-2024-08-06``
--> ``gpt-4o``). It never matches by prefix: ``gpt-4o-mini`` must not be billed
-as ``gpt-4o``.
+1. **The user's prices**: a JSON/YAML file (``--prices FILE``, or the
+   ``AGENTGAUGE_PRICES`` environment variable naming one) or `PriceTable.update`,
+   mapping a model name to ``{"input": USD per 1M prompt tokens, "output": USD
+   per 1M completion tokens}``. Looked up by the exact name the provider
+   reported, then the name that was requested, then each without a trailing
+   date stamp (``gpt-4o-2024-08-06`` -> ``gpt-4o``), never by prefix
+   (``gpt-4o-mini`` must not be billed as ``gpt-4o``).
+2. **genai-prices** (Pydantic's maintained price database across providers,
+   https://github.com/pydantic/genai-prices): the snapshot bundled with the
+   installed package, with its own model matching and its prices for cached
+   prompt tokens (read and write) and reasoning tokens. agentgauge never starts
+   its network auto-update (``genai_prices.UpdatePrices``), so a price depends
+   only on the installed version, which is recorded with every priced call.
+3. Otherwise the price is **unknown**: ``None``, never 0 (docs/metrics.md,
+   "Cost, latency, tokens"): a free model would otherwise look like the
+   cheapest per success.
+
+Every quote says where its price came from (`Quote.source`): ``user prices
+FILE: NAME``, ``genai-prices VERSION (bundled snapshot): PROVIDER/MODEL at
+DATE``, or why the price is unknown.
 """
 
 from __future__ import annotations
@@ -22,8 +29,12 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +42,19 @@ from agentgauge.errors import InputError
 from agentgauge.textio import loads_json, read_text
 from agentgauge.yamlio import load_yaml
 
-__all__ = ["BUILTIN_PRICES", "Price", "PriceTable", "default_prices"]
+__all__ = [
+    "Price",
+    "PriceTable",
+    "Quote",
+    "default_prices",
+    "genai_prices_version",
+    "price_call",
+]
 
 
 @dataclass(frozen=True)
 class Price:
-    """USD per one million tokens."""
+    """A user's price: USD per one million tokens."""
 
     input: float
     output: float
@@ -46,32 +64,50 @@ class Price:
         return (input_tokens * self.input + output_tokens * self.output) / 1e6
 
 
-#: List prices (USD per 1M tokens) published by the providers; override freely.
-BUILTIN_PRICES: dict[str, Price] = {
-    "gpt-4o": Price(2.50, 10.00),
-    "gpt-4o-mini": Price(0.15, 0.60),
-    "gpt-4.1": Price(2.00, 8.00),
-    "gpt-4.1-mini": Price(0.40, 1.60),
-    "gpt-4.1-nano": Price(0.10, 0.40),
-    "o3-mini": Price(1.10, 4.40),
-    "o4-mini": Price(1.10, 4.40),
-    "claude-3-5-haiku": Price(0.80, 4.00),
-    "claude-sonnet-4": Price(3.00, 15.00),
-}
+@dataclass(frozen=True)
+class Usage:
+    """The token counts of one model call. ``input_tokens`` counts every prompt
+    token, cached ones included (OpenAI's ``prompt_tokens``); ``cache_read_tokens``
+    and ``cache_write_tokens`` say how many of them were read from or written to
+    the provider's prompt cache. ``reasoning_tokens`` are part of ``output_tokens``."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The price of one call and where it came from."""
+
+    usd: float | None
+    """US dollars; ``None`` when unknown (never 0 for an unknown price)."""
+    source: str
+    """``user prices FILE: NAME``, ``genai-prices VERSION (bundled snapshot):
+    PROVIDER/MODEL at DATE``, or why the price is unknown."""
+
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
 
 
 class PriceTable:
-    """Model name -> `Price`, with the lookup rules in the module docstring."""
+    """The user's prices laid over genai-prices' bundled snapshot (module docstring).
 
-    def __init__(self, prices: Mapping[str, Price] | None = None) -> None:
-        self._prices: dict[str, Price] = dict(BUILTIN_PRICES if prices is None else prices)
+    ``fallback=False`` prices only from the user's entries (a table for tests, or
+    for a user who wants no price they did not write)."""
+
+    def __init__(self, prices: Mapping[str, Price] | None = None, *, fallback: bool = True) -> None:
+        self._prices: dict[str, Price] = dict(prices or {})
+        self._sources: dict[str, str] = dict.fromkeys(self._prices, "user prices")
+        self.fallback = fallback
 
     def update(self, prices: Mapping[str, Price | Mapping[str, Any]], *, source: str = "") -> None:
         """Add or replace prices; values are `Price` or ``{"input", "output"}`` mappings."""
         for name, value in prices.items():
             self._prices[str(name)] = _as_price(name, value, source)
+            self._sources[str(name)] = f"user prices {source}" if source else "user prices"
 
     def load(self, path: str | Path) -> None:
         """Add the prices in a JSON or YAML file."""
@@ -85,16 +121,60 @@ class PriceTable:
         self.update(data, source=str(path))
 
     def lookup(self, *names: str | None) -> Price | None:
-        """The price of the first name that is known (exact, then without a date stamp)."""
+        """The user's price for the first name that has one (exact, then without a
+        date stamp); genai-prices is not consulted (see `quote`)."""
+        found = self._user_entry(names)
+        return None if found is None else self._prices[found]
+
+    def _user_entry(self, names: tuple[str | None, ...]) -> str | None:
         candidates = [n for n in names if n]
         for name in candidates:
             if name in self._prices:
-                return self._prices[name]
+                return name
         for name in candidates:
             bare = _DATE_SUFFIX.sub("", name)
             if bare in self._prices:
-                return self._prices[bare]
+                return bare
         return None
+
+    def quote(
+        self,
+        names: tuple[str | None, ...],
+        usage: Usage | None,
+        *,
+        provider: str | None = None,
+        at: datetime | None = None,
+    ) -> Quote:
+        """The price of one call by the first of ``names`` that is priced.
+
+        ``names``: the model as the provider reported it, then as requested.
+        ``provider``: a genai-prices provider id (``openai``, ``anthropic``...) or
+        ``litellm`` for ``provider/model`` names; guessed from the name when absent.
+        ``at``: when the call was made, which picks the price in force then
+        (default: now)."""
+        if usage is None:
+            return Quote(None, "unknown: the call recorded no token counts")
+        entry = self._user_entry(names)
+        if entry is not None:
+            price = self._prices[entry]
+            return Quote(
+                price.cost(usage.input_tokens, usage.output_tokens),
+                f"{self._sources[entry]}: {entry}",
+            )
+        candidates = [n for n in names if n]
+        if not candidates:
+            return Quote(None, "unknown: the call names no model")
+        if not self.fallback:
+            return Quote(None, f"unknown: no user price for {candidates[0]!r}")
+        for name in candidates:
+            found = _genai_quote(name, provider, usage, at)
+            if found is not None:
+                return found
+        return Quote(
+            None,
+            f"unknown: neither the user's prices nor genai-prices {genai_prices_version()} "
+            f"know {candidates[0]!r} (add it to a --prices file)",
+        )
 
     def cost(
         self,
@@ -103,13 +183,110 @@ class PriceTable:
         output_tokens: int | None,
     ) -> float | None:
         """USD for one call, or ``None`` when the price or the token counts are unknown."""
-        price = self.lookup(*names)
-        if price is None or input_tokens is None or output_tokens is None:
+        if input_tokens is None or output_tokens is None:
             return None
-        return price.cost(input_tokens, output_tokens)
+        return self.quote(names, Usage(input_tokens, output_tokens)).usd
 
     def __contains__(self, name: object) -> bool:
         return name in self._prices
+
+
+def price_call(
+    model: str | None,
+    provider: str | None = None,
+    *,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    cache_read_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+    at: datetime | None = None,
+    prices: PriceTable | None = None,
+) -> tuple[float | None, str]:
+    """``(USD or None, source)`` for one model call that carries tokens and no cost.
+
+    The one pricing rule for adapters and importers: ``prices`` (default: the
+    user's files, `default_prices`) first, then genai-prices' bundled snapshot;
+    an unknown model or missing token counts give ``None`` and the reason."""
+    usage = (
+        None
+        if input_tokens is None or output_tokens is None
+        else Usage(
+            input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens
+        )
+    )
+    table = default_prices() if prices is None else prices
+    found = table.quote((model,), usage, provider=provider, at=at)
+    return found.usd, found.source
+
+
+@cache
+def genai_prices_version() -> str:
+    """The installed genai-prices version, which pins its bundled price snapshot."""
+    return version("genai-prices")
+
+
+@cache
+def _load_snapshot() -> None:
+    from genai_prices import data_snapshot
+
+    data_snapshot.get_snapshot()
+
+
+def _genai_quote(
+    name: str, provider: str | None, usage: Usage, at: datetime | None
+) -> Quote | None:
+    # Imported here: genai-prices' data module is large and only priced calls need it.
+    from genai_prices import Usage as GenaiUsage
+    from genai_prices import calc_price
+
+    when = at or datetime.now(tz=UTC)
+    counts: dict[str, int] = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+    for key, value in (
+        ("cache_read_tokens", usage.cache_read_tokens),
+        ("cache_write_tokens", usage.cache_write_tokens),
+        ("output_reasoning_tokens", usage.reasoning_tokens),
+    ):
+        if value:
+            counts[key] = value
+    for model_ref, provider_id in _genai_refs(name, provider):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # its notes on unpriced usage keys
+                calc = calc_price(
+                    GenaiUsage(**counts),
+                    model_ref,
+                    provider_id=provider_id,
+                    genai_request_timestamp=when,
+                )
+        except (LookupError, ValueError):
+            # LookupError: model unknown; ValueError: counts it refuses (cache > input).
+            continue
+        origin = (
+            f"prices fetched {calc.auto_update_timestamp:%Y-%m-%d}"
+            if calc.auto_update_timestamp is not None  # someone else started its updater
+            else "bundled snapshot"
+        )
+        return Quote(
+            float(calc.total_price),
+            f"genai-prices {genai_prices_version()} ({origin}): "
+            f"{calc.provider.id}/{calc.model.id} at {when:%Y-%m-%d}",
+        )
+    return None
+
+
+def _genai_refs(name: str, provider: str | None) -> list[tuple[str, str | None]]:
+    """``(model_ref, provider_id)`` pairs to try: a ``provider/model`` name is split."""
+    refs: list[tuple[str, str | None]] = [(name, provider)]
+    head, sep, tail = name.partition("/")
+    if sep and tail:
+        refs += [(tail, head), (tail, None)]
+    if provider is not None:
+        refs.append((name, None))
+    return refs
 
 
 def _as_price(name: object, value: Price | Mapping[str, Any], source: str) -> Price:
@@ -143,7 +320,11 @@ def _finite(value: int | float) -> bool:
 
 
 def default_prices(path: str | Path | None = None) -> PriceTable:
-    """The built-in table, extended by ``AGENTGAUGE_PRICES`` and then by ``path``."""
+    """genai-prices, overlaid by ``AGENTGAUGE_PRICES`` and then by ``path`` (which wins).
+
+    Loads genai-prices' snapshot now (about a second, once per process), so that
+    the first priced call of a run does not stall its event loop."""
+    _load_snapshot()
     table = PriceTable()
     env = os.environ.get("AGENTGAUGE_PRICES")
     if env:

@@ -26,11 +26,10 @@ per call could not. The retry loop and its waits stay in the caller's thread.
 it (HTTP 400 naming ``response_format``) is asked again without it, and the
 parser accepts JSON however it arrives.
 
-Judge spend is priced from the same `PriceTable` as the agents' model calls
-(`agentgauge.agents.prices`: the built-in list prices, extended by
-``AGENTGAUGE_PRICES``), with ``JudgeConfig.prices`` as overrides; a model
-missing from the table has an unknown cost (``None``), never 0 (docs/metrics.md,
-*cost of pass*).
+Judge spend is priced by the same rule as the agents' model calls
+(`agentgauge.agents.prices`: ``JudgeConfig.prices``, then ``AGENTGAUGE_PRICES``,
+then genai-prices' bundled snapshot); a model none of them knows has an
+unknown cost (``None``), never 0 (docs/metrics.md, *cost of pass*).
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ from agentgauge.agents.http import (
     new_session,
     transport_failure,
 )
-from agentgauge.agents.prices import Price, PriceTable, default_prices
+from agentgauge.agents.prices import Price, PriceTable, Usage, default_prices
 from agentgauge.agents.provider import RetryPolicy, parse_retry_after
 
 __all__ = [
@@ -73,7 +72,7 @@ PriceOverride = tuple[float, float] | Sequence[float] | Price | Mapping[str, flo
 def judge_price_table(
     prices: Mapping[str, PriceOverride] | None = None, *, base: PriceTable | None = None
 ) -> PriceTable:
-    """``base`` (default: the built-in `PriceTable`) with ``prices`` entries laid over it."""
+    """``base`` (default: a `PriceTable` over genai-prices) with ``prices`` entries laid over it."""
     table = PriceTable() if base is None else base
     if prices:
         table.update({name: _as_override(value) for name, value in prices.items()})
@@ -91,6 +90,10 @@ def _as_override(value: PriceOverride) -> Price | Mapping[str, Any]:
     return {"input": pair[0], "output": pair[1]}
 
 
+def _token_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _price_names(model: str) -> tuple[str, str]:
     """The model as given, then without a ``provider/`` prefix (``openai/gpt-4o``)."""
     return model, model.rsplit("/", 1)[-1]
@@ -104,7 +107,7 @@ def judge_cost_usd(
 ) -> float | None:
     """Cost of one judge call: (in · p_in + out · p_out) / 1e6, or ``None`` when unknown.
 
-    ``prices`` entries override the built-in table. The model is looked up as
+    ``prices`` entries override genai-prices' snapshot. The model is looked up as
     given, then without a ``provider/`` prefix (then each without a date stamp,
     `PriceTable.lookup`). Unknown model or missing token counts give ``None``:
     a missing price is never counted as 0.
@@ -172,6 +175,8 @@ class JudgeReply:
     """HTTP attempts made (retries + 1)."""
     latency_s: float
     """Wall-clock seconds, retries and waits included."""
+    price_source: str | None = None
+    """Where ``cost_usd`` came from (`agentgauge.agents.prices.Quote.source`)."""
 
 
 T = TypeVar("T")
@@ -356,13 +361,16 @@ class JudgeClient:
         usage = body.get("usage") or {}
         tin = usage.get("prompt_tokens")
         tout = usage.get("completion_tokens")
-        tin = tin if isinstance(tin, int) else None
-        tout = tout if isinstance(tout, int) else None
+        tin = tin if _token_count(tin) else None
+        tout = tout if _token_count(tout) else None
         content_text = message.get("content")
         refusal = message.get("refusal")
         # Price by the configured name: servers often answer with a dated snapshot
-        # ("gpt-4o-2024-08-06") that the price table does not list.
-        cost = self._prices.cost(_price_names(self.config.model), tin, tout)
+        # ("gpt-4o-2024-08-06") that the user's price file does not list.
+        quote = self._prices.quote(
+            _price_names(self.config.model),
+            None if tin is None or tout is None else Usage(tin, tout),
+        )
         return JudgeReply(
             text=content_text if isinstance(content_text, str) else None,
             model=str(body.get("model") or self.config.model),
@@ -370,7 +378,8 @@ class JudgeClient:
             refusal=refusal if isinstance(refusal, str) else None,
             input_tokens=tin,
             output_tokens=tout,
-            cost_usd=cost,
+            cost_usd=quote.usd,
             attempts=attempts,
             latency_s=latency,
+            price_source=quote.source,
         )

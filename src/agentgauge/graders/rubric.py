@@ -309,6 +309,7 @@ class RubricJudge:
             "judge_input_tokens": reply.input_tokens,
             "judge_output_tokens": reply.output_tokens,
             "judge_cost_usd": reply.cost_usd,
+            "judge_price_source": reply.price_source,
             "attempts": reply.attempts,
         }
         verdict = parsed.verdict

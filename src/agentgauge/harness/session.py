@@ -277,6 +277,9 @@ class TrialSession:
         cost_usd: float | None,
         latency_s: float | None,
         attempts: int | None = None,
+        price_source: str | None = None,
+        cache_read_tokens: int | None = None,
+        reasoning_tokens: int | None = None,
     ) -> None:
         """Record one model call. Token counts must fit the store (below 2**63),
         costs and latencies be finite and >= 0, and the trial's totals stay finite:
@@ -285,6 +288,8 @@ class TrialSession:
         try:
             tokens_in = check_count("model_call input_tokens", input_tokens)
             tokens_out = check_count("model_call output_tokens", output_tokens)
+            cache_read = check_count("model_call cache_read_tokens", cache_read_tokens)
+            reasoning = check_count("model_call reasoning_tokens", reasoning_tokens)
             cost = check_amount("model_call cost_usd", cost_usd)
             latency = check_amount("model_call latency_s", latency_s)
             total_in = self._tokens_in + (tokens_in or 0)
@@ -301,7 +306,10 @@ class TrialSession:
                 model=model,
                 input_tokens=tokens_in,
                 output_tokens=tokens_out,
+                cache_read_tokens=cache_read,
+                reasoning_tokens=reasoning,
                 cost_usd=cost,
+                price_source=price_source,
                 latency_s=latency,
                 attempts=attempts,
                 t=self._t(),

@@ -50,6 +50,8 @@ Reader = Callable[..., ImportedRun]
 FORMATS: dict[str, Reader] = {}
 #: The options each format takes (``scorer`` for ``inspect``, ...).
 OPTIONS: dict[str, tuple[str, ...]] = {}
+#: Formats whose PATH may be a directory (tau2's ``results.json`` + ``simulations/``).
+DIRECTORY_FORMATS = frozenset({"tau2"})
 
 
 def register(name: str, options: tuple[str, ...] = ()) -> Callable[[Reader], Reader]:
@@ -65,10 +67,16 @@ def register(name: str, options: tuple[str, ...] = ()) -> Callable[[Reader], Rea
 
 
 def file_sha256(path: Path) -> str:
+    """SHA-256 of a file; of a directory (tau2's results folder), of its files'
+    relative paths and contents in sorted order."""
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        with file.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -89,7 +97,7 @@ def read_import(
             field="FORMAT",
         )
     path = Path(path)
-    if not path.is_file():
+    if not path.is_file() and not (fmt in DIRECTORY_FORMATS and path.is_dir()):
         raise InputError("no such file", file=path)
     given = {k: v for k, v in {**(options or {}), **more}.items() if v is not None}
     if given and not OPTIONS[fmt]:
@@ -162,5 +170,6 @@ def _load_builtin_formats() -> None:
         metr,
         openinference,
         otel,
+        tau2,
         taubench,
     )

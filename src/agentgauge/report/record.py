@@ -25,7 +25,7 @@ from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
 from agentgauge.report.formats import money as _money
-from agentgauge.schema import Run, Task, Trial
+from agentgauge.schema import ModelCallEvent, Run, Task, Trial
 from agentgauge.table import TrialTable
 
 if TYPE_CHECKING:
@@ -392,7 +392,9 @@ def _reliability(
     )
 
 
-def _cost(c: Comparison, ra: list[GroupMetrics], rb: list[GroupMetrics]) -> str:
+def _cost(
+    c: Comparison, ra: list[GroupMetrics], rb: list[GroupMetrics], a: SystemInfo, b: SystemInfo
+) -> str:
     def cop(value: float | None, reason: str | None) -> str:
         return _money(value) if value is not None else f"unknown ({reason})"
 
@@ -404,11 +406,32 @@ def _cost(c: Comparison, ra: list[GroupMetrics], rb: list[GroupMetrics]) -> str:
             return "not recorded"
         return f"{g.latency_p50:.1f}/{g.latency_p95:.1f} s"
 
+    prices = ""
+    if a.trials is not None and b.trials is not None:
+        prices = f"; prices A {_price_sources(a.trials)}, B {_price_sources(b.trials)}"
     return (
         f"cost per success A {cop(c.cost_of_pass_a, c.cost_reason_a)}, "
         f"B {cop(c.cost_of_pass_b, c.cost_reason_b)}{ratio}; "
-        f"latency p50/p95 A {lat(ra)}, B {lat(rb)}"
+        f"latency p50/p95 A {lat(ra)}, B {lat(rb)}{prices}"
     )
+
+
+def _price_sources(trials: Sequence[Trial]) -> str:
+    """Where the model calls' prices came from (`ModelCallEvent.price_source`, up to
+    its ``:``), with call counts: the same tokens cost what the price source says."""
+    counts: dict[str, int] = {}
+    for trial in trials:
+        for e in trial.events:
+            if not isinstance(e, ModelCallEvent):
+                continue
+            if e.price_source:
+                name = e.price_source.split(": ", 1)[0]
+            else:
+                name = "as recorded" if e.cost_usd is not None else "unpriced"
+            counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return "no model calls recorded"
+    return ", ".join(f"{name} ({n} calls)" for name, n in sorted(counts.items()))
 
 
 # --------------------------------------------------------------------------- build
@@ -453,7 +476,7 @@ def build_record(
         _headline(whole_a, ca, whole_b, cb),
         _difference(c),
         _reliability(c, whole_a, whole_b, deployment_k),
-        _cost(c, whole_a, whole_b),
+        _cost(c, whole_a, whole_b, a, b),
     ]
     return ComparisonRecord(
         [

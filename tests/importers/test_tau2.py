@@ -1,0 +1,356 @@
+"""tau2-bench results (monolith and directory forms) -> trials.
+
+The fixtures in tests/fixtures/tau2 were written by tau2-bench's own models
+(`make_fixtures.py`): 2 tasks x 4 trials, one simulation per kind of end.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgauge.agents.prices import genai_prices_version
+from agentgauge.errors import InputError
+from agentgauge.importers import import_file, read_import
+from agentgauge.importers.tau2 import TERMINATIONS
+from agentgauge.schema import ModelCallEvent, Trial
+from agentgauge.store import Store
+
+#: The ``cli`` fixture (tests/conftest.py): argv in; exit code, stdout and stderr out.
+Cli = Callable[..., tuple[int, str, str]]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tau2"
+MONOLITH = FIXTURES / "monolith" / "results.json"
+DIRECTORY = FIXTURES / "dir"
+
+
+def by_sim(trials: list[Trial]) -> dict[str, Trial]:
+    return {t.metadata["tau2_simulation_id"]: t for t in trials}
+
+
+def summary(t: Trial) -> tuple[Any, ...]:
+    return (t.task_id, t.trial, t.success, t.status, t.error_kind, t.cost_usd, len(t.events))
+
+
+def test_monolith_import_maps_outcome_cost_grades_and_transcript(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as db:
+        run = import_file("tau2", MONOLITH, db, "t2")
+        trials = by_sim(db.trials("t2"))
+        tasks = db.get_tasks("t2")
+    assert run.n_trials == 8
+    assert (run.agent, run.model, run.suite) == (
+        "llm_agent",
+        "gpt-4.1-mini-2025-04-14",
+        "tau2:retail",
+    )
+    ok = trials["sim-0-0"]
+    assert (ok.success, ok.score, ok.status, ok.seed, ok.latency_s) == (
+        True,
+        1.0,
+        "completed",
+        300,
+        6.0,
+    )
+    # agent_cost is the trial's cost; the user simulator's is kept apart.
+    assert ok.cost_usd == pytest.approx(0.0058)
+    assert ok.metadata["user_sim_cost_usd"] == pytest.approx(0.0006)
+    assert (ok.input_tokens, ok.output_tokens, ok.model_calls, ok.tool_calls) == (2500, 60, 2, 1)
+    assert [e.type for e in ok.events] == [
+        "message", "message", "model_call", "tool_call",
+        "tool_result", "model_call", "message", "message",
+    ]  # fmt: skip
+    grades = {g.grader: g for g in ok.grades}
+    assert {name: (g.passed, g.score) for name, g in grades.items()} == {
+        "tau2:db": (True, 1.0),
+        "tau2:action": (True, 1.0),
+        "tau2:nl_assertion": (True, None),
+    }
+    assert grades["tau2:nl_assertion"].evidence["justification"] == "It asked 'shall I proceed?'."
+    assert grades["tau2:action"].evidence["action"] == "cancel_pending_order"
+    # A failed tool call keeps its error flag; the failing checks are the grades.
+    bad = trials["sim-0-1"]
+    assert not bad.success and [e.is_error for e in bad.events if e.type == "tool_result"] == [True]
+    assert sorted((g.grader, g.passed) for g in bad.grades) == [
+        ("tau2:action", False),
+        ("tau2:db", False),
+        ("tau2:nl_assertion", True),
+    ]
+    # A MultiToolMessage is one result per call; a transfer is a control decision.
+    hand_off = trials["sim-1-0"]
+    assert hand_off.control == "transfer" and hand_off.tool_calls == 3
+    assert [e.call_id for e in hand_off.events if e.type == "tool_result"] == ["c1", "c2", "c3"]
+    assert sorted(g.grader for g in hand_off.grades) == ["tau2:action", "tau2:communicate"]
+    # The tasks come along, with the agent's reference actions.
+    assert [t.id for t in tasks] == ["0", "1"]
+    assert tasks[0].expectations.reference_calls[0].name == "cancel_pending_order"
+    assert tasks[0].instruction.startswith("Cancel order #W100")
+
+
+def test_every_termination_is_kept_and_blamed_per_the_table(tmp_path: Path) -> None:
+    trials = by_sim(read_import("tau2", MONOLITH).trials)
+    ends = {sid: (t.status, t.error_kind, t.success) for sid, t in trials.items()}
+    assert ends == {
+        "sim-0-0": ("completed", None, True),
+        "sim-0-1": ("completed", None, False),
+        "sim-0-2": ("error", "infra", False),  # infrastructure_error: kept, not dropped
+        "sim-0-3": ("error", "infra", False),  # user_error: the simulator's fault
+        "sim-1-0": ("completed", None, True),
+        "sim-1-1": ("completed", None, False),
+        "sim-1-2": ("error", "agent", False),  # max_steps
+        "sim-1-3": ("timeout", "agent", False),
+    }
+    infra = trials["sim-0-2"]
+    assert infra.is_infra_error and "connection reset" in (infra.error or "")
+    # tau2's placeholder for a simulation that never ran: duration 0 is no latency.
+    assert infra.latency_s is None and infra.cost_usd is None
+    assert not trials["sim-1-2"].is_infra_error
+
+
+@pytest.mark.parametrize("reason", sorted(TERMINATIONS))
+def test_each_termination_reason_maps_to_its_status(reason: str, tmp_path: Path) -> None:
+    data = json.loads(MONOLITH.read_text())
+    data["simulations"] = [data["simulations"][0]]
+    data["simulations"][0]["termination_reason"] = reason
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    (trial,) = read_import("tau2", path).trials
+    end = TERMINATIONS[reason]
+    assert (trial.status, trial.error_kind) == (end.status, end.error_kind)
+    # Only a normal end is graded by its reward; tau2 gives the others 0.
+    assert trial.success is (end.status == "completed")
+
+
+def test_directory_form_reads_the_same_trials_as_the_monolith() -> None:
+    mono = [summary(t) for t in read_import("tau2", MONOLITH).trials]
+    assert [summary(t) for t in read_import("tau2", DIRECTORY).trials] == mono
+    # results.json of the directory form, as tau2's own loader accepts it
+    assert [summary(t) for t in read_import("tau2", DIRECTORY / "results.json").trials] == mono
+
+
+def test_litellm_zero_cost_is_repriced_and_the_source_recorded() -> None:
+    trial = by_sim(read_import("tau2", MONOLITH).trials)["sim-1-1"]
+    # tau2 recorded $0 (litellm could not price it); genai-prices' gpt-4.1-mini at
+    # $0.40/$1.60 per 1M: (900·0.40 + 30·1.60 + 1000·0.40 + 25·1.60) / 1e6 = 848e-6
+    assert trial.cost_usd == pytest.approx(848e-6)
+    calls = [e for e in trial.events if isinstance(e, ModelCallEvent)]
+    assert all(c.price_source and "genai-prices" in c.price_source for c in calls)
+    assert all("openai/gpt-4.1-mini" in (c.price_source or "") for c in calls)
+
+
+def test_unpriceable_model_leaves_the_cost_unknown_not_zero(tmp_path: Path) -> None:
+    data = json.loads(MONOLITH.read_text())
+    data["info"]["agent_info"]["llm"] = "my-local-model"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    trials = by_sim(read_import("tau2", path).trials)
+    assert trials["sim-1-1"].cost_usd is None
+    assert trials["sim-0-0"].cost_usd == pytest.approx(0.0058)  # tau2's own figure stands
+
+
+def test_missing_agent_cost_is_the_sum_of_the_calls_costs(tmp_path: Path) -> None:
+    path = _mutated(tmp_path, _set("simulations.0.agent_cost", None))
+    # sim-0-0's two agent turns cost $0.0028 and $0.0030 in tau2's messages
+    assert by_sim(read_import("tau2", path).trials)["sim-0-0"].cost_usd == pytest.approx(0.0058)
+
+
+def test_users_price_file_wins_when_repricing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prices = tmp_path / "p.json"
+    prices.write_text('{"gpt-4.1-mini": {"input": 1, "output": 1}}')
+    monkeypatch.setenv("AGENTGAUGE_PRICES", str(prices))
+    trial = by_sim(read_import("tau2", MONOLITH).trials)["sim-1-1"]
+    # (900 + 30 + 1000 + 25) · $1 / 1e6
+    assert trial.cost_usd == pytest.approx(1955e-6)
+
+
+def test_cli_import_and_metrics_count_infra_errors_beside_the_rate(
+    cli: Cli, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.db"
+    code, out, err = cli("import", "tau2", str(DIRECTORY), "--store", str(db), "--run-id", "t2")
+    assert code == 0, err
+    assert "imported 8 trials" in out
+    code, out, _ = cli("metrics", f"{db}:t2", "--json")
+    group = json.loads(out)["groups"][0]
+    assert group["infra_errors"] == 2
+    # infra errors count as failures: task 0 has 1 success in 4, task 1 has 1 in 4
+    assert group["success_rate"]["value"] == pytest.approx(0.25)
+    code, out, err = cli("metrics", f"{db}:t2", "--json", "--exclude-infra-errors")
+    # only on request: task 0 then has 1 in 2 (its two infra errors dropped) -> (0.5 + 0.25) / 2
+    assert json.loads(out)["groups"][0]["success_rate"]["value"] == pytest.approx(0.375)
+    assert "excluded 2 infra-error trials (of 8)" in err
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _mutated(tmp_path: Path, edit: Any) -> Path:
+    data = json.loads(MONOLITH.read_text())
+    edit(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _set(path: str, value: Any) -> Any:
+    def edit(data: Any) -> None:
+        *parents, last = path.split(".")
+        node = data
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        node[int(last) if last.isdigit() else last] = value
+
+    return edit
+
+
+def _drop(path: str) -> Any:
+    def edit(data: Any) -> None:
+        *parents, last = path.split(".")
+        node = data
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        del node[last]
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "reason"),
+    [
+        (_set("simulations", {}), "simulations", "expected a list"),
+        (_drop("simulations.0.task_id"), "simulations[0].task_id", "required"),
+        (_set("simulations.0.task_id", [1]), "simulations[0].task_id", "expected a non-empty"),
+        (_set("simulations.0.termination_reason", "gave_up"), "simulations[0].termination_reason",
+         "unknown termination reason"),
+        (_set("simulations.0.reward_info.reward", 3), "simulations[0].reward_info.reward",
+         "[0, 1]"),
+        (_set("simulations.0.reward_info.reward", "1"), "simulations[0].reward_info.reward",
+         "finite number"),
+        (_set("simulations.0.trial", "3"), "simulations[0].trial", "not a valid number"),
+        (_set("simulations.0.trial", 2**70), "simulations[0].trial", "out of range"),
+        (_set("simulations.0.agent_cost", -1), "simulations[0].agent_cost", "at least 0"),
+        (_set("simulations.0.messages.2.role", 7), "simulations[0].messages[2].role",
+         "expected a string"),
+        (_set("simulations.0.messages.2.tool_calls", {"a": 1}),
+         "simulations[0].messages[2].tool_calls", "expected a list"),
+        (_set("simulations.0.messages.2.tool_calls.0.name", None),
+         "simulations[0].messages[2].tool_calls[0].name", "expected a string"),
+        (_set("simulations.0.messages.2.usage.prompt_tokens", -5),
+         "simulations[0].messages[2].usage.prompt_tokens", "whole number"),
+        (_set("simulations.0.messages.3.error", "yes"), "simulations[0].messages[3].error",
+         "true or false"),
+        (_set("simulations.0.reward_info.db_check.db_match", 1),
+         "simulations[0].reward_info.db_check.db_match", "true or false"),
+        (_set("simulations.0.reward_info.action_checks.0.action_reward", 2),
+         "simulations[0].reward_info.action_checks[0].action_reward", "[0, 1]"),
+        (_set("tasks.0.evaluation_criteria.actions.0.name", 5),
+         "tasks[0].evaluation_criteria.actions[0].name", "expected a string"),
+        (_set("simulations.1.trial", 0), "trial", "duplicate trial 0 of task '0'"),
+    ],
+)  # fmt: skip
+def test_malformed_simulation_names_file_and_element(
+    tmp_path: Path, edit: Any, field: str, reason: str
+) -> None:
+    path = _mutated(tmp_path, edit)
+    with pytest.raises(InputError) as info:
+        read_import("tau2", path)
+    assert info.value.file == str(path)
+    assert info.value.field == field
+    assert reason in info.value.reason
+
+
+def test_bad_file_exits_2_and_leaves_no_store(cli: Cli, tmp_path: Path) -> None:
+    path = _mutated(tmp_path, _set("simulations.0.messages.2.role", 7))
+    db = tmp_path / "new.db"
+    code, _, err = cli("import", "tau2", str(path), "--store", str(db))
+    assert code == 2
+    assert f"{path}: simulations[0].messages[2].role: expected a string" in err
+    assert "Traceback" not in err and not db.exists()
+    # ... and an existing store keeps what it had.
+    assert cli("import", "tau2", str(MONOLITH), "--store", str(db), "--run-id", "ok")[0] == 0
+    assert cli("import", "tau2", str(path), "--store", str(db), "--run-id", "bad")[0] == 2
+    with Store(db) as store:
+        assert [r.run_id for r in store.list_runs()] == ["ok"]
+
+
+def _copy_dir(tmp_path: Path) -> Path:
+    target = tmp_path / "run"
+    shutil.copytree(DIRECTORY, target)
+    return target
+
+
+def test_directory_missing_or_extra_simulation_files_are_named(tmp_path: Path) -> None:
+    run = _copy_dir(tmp_path)
+    (run / "simulations" / "sim-0-2.json").unlink()
+    (run / "simulations" / "stray.json").write_text("{}")
+    with pytest.raises(InputError) as info:
+        read_import("tau2", run)
+    assert info.value.file == str(run / "results.json")
+    assert info.value.field == "simulation_index"
+    assert "missing simulation files sim-0-2" in info.value.reason
+    assert "files not in the index stray" in info.value.reason
+
+
+def test_directory_errors_name_the_simulation_file(tmp_path: Path) -> None:
+    run = _copy_dir(tmp_path)
+    sim = run / "simulations" / "sim-1-0.json"
+    data = json.loads(sim.read_text())
+    data["messages"][2]["tool_messages"][1]["content"] = ["list", "content"]
+    sim.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        read_import("tau2", run)
+    assert (info.value.file, info.value.field) == (
+        str(sim),
+        "messages[2].tool_messages[1].content",
+    )
+    sim.write_text(json.dumps({**data, "id": "another"}))
+    with pytest.raises(InputError, match="differs from its file name"):
+        read_import("tau2", run)
+
+
+def test_directory_without_results_json_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"holds results\.json"):
+        read_import("tau2", tmp_path)
+
+
+def test_simulations_both_inline_and_beside_a_folder_are_ambiguous(tmp_path: Path) -> None:
+    run = _copy_dir(tmp_path)
+    shutil.copy(MONOLITH, run / "results.json")
+    with pytest.raises(InputError, match="sits beside a simulations/ folder"):
+        read_import("tau2", run)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"\xff\xfe{}", "not a UTF-8 text file"),
+        (b"[" * 5000 + b"]" * 5000, "nested too deeply"),
+        (b'{"simulations": [{"task_id": "1", "agent_cost": NaN}]}', "NaN is not allowed"),
+        (b"[]", "expected an object"),
+        (b"{}", "expected a tau2 Results object"),
+    ],
+)
+def test_hostile_bytes_are_one_clear_error(tmp_path: Path, raw: bytes, reason: str) -> None:
+    path = tmp_path / "r.json"
+    path.write_bytes(raw)
+    with pytest.raises(InputError, match=reason) as info:
+        read_import("tau2", path)
+    assert info.value.file == str(path)
+
+
+def test_comparison_record_says_where_prices_came_from(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    assert cli("import", "tau2", str(MONOLITH), "--store", str(db), "--run-id", "a")[0] == 0
+    assert cli("import", "tau2", str(DIRECTORY), "--store", str(db), "--run-id", "b")[0] == 0
+    code, out, err = cli("compare", f"{db}:a", f"{db}:b")
+    assert code == 0, err
+    # 10 agent model calls: 8 priced by tau2 itself, the 2 it recorded at $0 by genai-prices
+    snapshot = f"genai-prices {genai_prices_version()} (bundled snapshot)"
+    sources = f"as recorded (8 calls), {snapshot} (2 calls)"
+    assert f"prices A {sources}, B {sources}" in " ".join(out.split())
