@@ -18,7 +18,7 @@ from typing import Any
 
 from agentgauge.errors import InputError
 
-__all__ = ["MAX_DEPTH", "decode_utf8", "loads_json", "read_text"]
+__all__ = ["MAX_DEPTH", "decode_utf8", "loads_json", "nests_deeper", "read_text"]
 
 _BOM = "\ufeff"
 
@@ -83,7 +83,7 @@ def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
     except ValueError as exc:  # NaN/Infinity, and ints past Python's 4,300-digit limit
         raise InputError(f"invalid JSON: {exc}", file=file, line=line) from None
     # Only a text with that many brackets can nest that deep; most lines skip the check.
-    if text.count("[") + text.count("{") > MAX_DEPTH and _nests_deeper(text, MAX_DEPTH):
+    if text.count("[") + text.count("{") > MAX_DEPTH and nests_deeper(text, MAX_DEPTH):
         raise InputError(
             f"nested too deeply: more than {MAX_DEPTH} levels of arrays and objects",
             file=file,
@@ -99,7 +99,7 @@ _NOT_BRACKET = bytes(c for c in range(256) if c not in b'[]{}"')
 _QUOTED = re.compile(rb'"[^"]*"')
 
 
-def _nests_deeper(text: str, limit: int) -> bool:
+def nests_deeper(text: str, limit: int) -> bool:
     """Whether valid JSON ``text`` nests arrays and objects deeper than ``limit``.
 
     Strings are dropped and only brackets kept, then each pass removes the innermost

@@ -27,7 +27,7 @@ import orjson
 
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span
-from agentgauge.textio import MAX_DEPTH, check_depth
+from agentgauge.textio import MAX_DEPTH, nests_deeper
 
 __all__ = ["DIALECTS", "GENAI", "OPENINFERENCE", "Dialect", "Message", "SpanKind", "ToolCall"]
 
@@ -115,11 +115,8 @@ def _json_value(span: Span, key: str, value: Any) -> Any:
         parsed = orjson.loads(value)
     except orjson.JSONDecodeError:
         raise _bad(span, key, "expected JSON text") from None
-    if value.count("[") + value.count("{") > MAX_DEPTH:
-        try:
-            check_depth(parsed, file=span.where, line=None)
-        except InputError:
-            raise _bad(span, key, f"nested more than {MAX_DEPTH} levels") from None
+    if value.count("[") + value.count("{") > MAX_DEPTH and nests_deeper(value, MAX_DEPTH):
+        raise _bad(span, key, f"nested more than {MAX_DEPTH} levels")
     return parsed
 
 

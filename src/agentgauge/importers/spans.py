@@ -41,7 +41,7 @@ from agentgauge.schema import (
     Trial,
 )
 from agentgauge.sources import read_jsonl
-from agentgauge.textio import MAX_DEPTH, check_depth
+from agentgauge.textio import MAX_DEPTH, nests_deeper
 
 __all__ = [
     "Outcome",
@@ -580,9 +580,10 @@ def _arguments(raw: Any) -> dict[str, Any]:
         return {}
     try:
         parsed = json.loads(raw) if isinstance(raw, str) else None
-        if isinstance(raw, str) and raw.count("[") + raw.count("{") > MAX_DEPTH:
-            check_depth(parsed, file="", line=None)
-    except (ValueError, RecursionError, InputError):
+        deep = isinstance(raw, str) and raw.count("[") + raw.count("{") > MAX_DEPTH
+        if deep and nests_deeper(raw, MAX_DEPTH):
+            parsed = None
+    except (ValueError, RecursionError):
         parsed = None
     # Arguments that are not a JSON object are the agent's error: kept as text for graders.
     return parsed if isinstance(parsed, dict) else {"__unparsed__": raw}

@@ -37,7 +37,10 @@ from pydantic import ValidationError
 from agentgauge.agents.prices import PriceTable, Usage, default_prices
 from agentgauge.errors import InputError, first_error
 from agentgauge.importers import ImportedRun, register
-from agentgauge.importers.taubench import TRANSFER_TOOLS, M, _arguments, _kind, _Shape, _shown
+from agentgauge.importers.shape import M
+from agentgauge.importers.shape import kind as _kind
+from agentgauge.importers.shape import shown as _shown
+from agentgauge.importers.taubench import TRANSFER_TOOLS, _arguments, _Shape
 from agentgauge.schema import (
     INT64_MAX,
     ControlEvent,
@@ -99,14 +102,14 @@ TERMINATIONS: dict[str, Termination] = {
 class _Check(_Shape):
     """`_Shape` plus the scalar checks tau2's numbers need."""
 
-    def number(self, value: Any, where: str, *, lo: float = 0.0) -> float | None:
-        """A finite number >= ``lo``, or ``None`` for a missing or null one."""
+    def number(self, value: Any, where: str, *, minimum: float | None = 0) -> float | None:
+        """A finite number >= ``minimum``, or ``None`` for a missing or null one."""
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
             self.fail(where, f"expected a finite number, got {_kind(value)}")
-        if value < lo:
-            self.fail(where, f"must be at least {lo:g}, got {value!r}")
+        if minimum is not None and value < minimum:
+            self.fail(where, f"must be at least {minimum:g}, got {value!r}")
         return float(value)
 
     def count(self, value: Any, where: str) -> int | None:
