@@ -17,7 +17,7 @@ from typing import Any
 
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
-from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial
+from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial
 from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
 from agentgauge.store.migrate import open_store
 from agentgauge.store.rows import (
@@ -27,6 +27,7 @@ from agentgauge.store.rows import (
     describe_row,
     dumps,
     event_of,
+    event_row,
     grade_rows,
     trial_of,
     trial_rows,
@@ -344,6 +345,56 @@ class Store:
             for pk, grade in self._grades_as_of(run_id, version):
                 by_pk[pk].grades.append(grade)
         return out
+
+    def trial_by_trace(self, trace_id: str, run_id: str | None = None) -> tuple[str, int] | None:
+        """``(run id, primary key)`` of the trial whose metadata records ``trace_id``
+        (the trace an ``http:`` agent's request started), or ``None``."""
+        sql = "SELECT run_id, id FROM trials WHERE json_extract(metadata, '$.trace_id') = ?"
+        params: tuple[str, ...] = (trace_id,)
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            params = (trace_id, run_id)
+        row = self.conn.execute(sql + " ORDER BY id LIMIT 1", params).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def append_events(
+        self, trial_pk: int, events: Sequence[Event], metadata: dict[str, Any]
+    ) -> None:
+        """Add ``events`` after a stored trial's transcript, recount its tool and model
+        calls, and replace its metadata (in the caller's transaction)."""
+        (last,) = self.conn.execute(
+            "SELECT IFNULL(MAX(seq), -1) FROM events WHERE trial_pk = ?", (trial_pk,)
+        ).fetchone()
+        self.conn.executemany(
+            "INSERT INTO events(trial_pk, seq, type, t, data) VALUES (?,?,?,?,?)",
+            [(trial_pk, *event_row(last + 1 + i, e)) for i, e in enumerate(events)],
+        )
+        counts = dict(
+            self.conn.execute(
+                "SELECT type, COUNT(*) FROM events WHERE trial_pk = ?"
+                " AND type IN ('tool_call', 'model_call') GROUP BY type",
+                (trial_pk,),
+            ).fetchall()
+        )
+        self.conn.execute(
+            "UPDATE trials SET tool_calls = ?, model_calls = ?, metadata = ? WHERE id = ?",
+            (
+                counts.get("tool_call", 0),
+                counts.get("model_call", 0),
+                dumps(metadata),
+                trial_pk,
+            ),
+        )
+
+    def trial_events(self, trial_pk: int) -> tuple[list[Event], dict[str, Any]]:
+        """A stored trial's transcript and metadata."""
+        (meta,) = self.conn.execute(
+            "SELECT metadata FROM trials WHERE id = ?", (trial_pk,)
+        ).fetchone()
+        rows = self.conn.execute(
+            "SELECT type, t, data FROM events WHERE trial_pk = ? ORDER BY seq", (trial_pk,)
+        )
+        return [event_of(*row) for row in rows], json.loads(meta) if meta else {}
 
     def trial_keys(self, run_id: str) -> list[int]:
         """Primary keys of the run's trials, in insertion order."""
