@@ -25,6 +25,7 @@ from agentgauge.agents.http_agent import HttpAgent, MalformedReply, baggage_head
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.errors import AgentUnavailable, InputError
 from agentgauge.schema import ToolCallEvent
+from agentgauge.store import Store
 from agentgauge.testing.agent_service import CounterService, counter_tasks, run_against
 
 TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-01$")
@@ -259,3 +260,36 @@ def test_hostile_replies_are_refused_by_field_never_a_traceback(body: bytes) -> 
 def test_deeply_nested_reply_is_refused() -> None:
     with pytest.raises(MalformedReply, match="nested too deeply"):
         parse_reply(b'{"answer": "x", "state": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}")
+
+
+def test_the_documented_example_service_solves_the_counter_suite(cli: Any, tmp_path: Path) -> None:
+    """examples/http_agent_service.py, as docs/running-agents.md shows it, in a process
+    of its own: every task of examples/counter-suite.yaml passes."""
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(root / "examples" / "http_agent_service.py"), str(port)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):  # until it listens (a readiness wait, not a timing check)
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        db = tmp_path / "s.db"
+        suite = root / "examples" / "counter-suite.yaml"
+        url = f"http:http://127.0.0.1:{port}/run"
+        code, _, err = cli("run", str(suite), "--agent", url, "--store", str(db), "--run-id", "e")
+        assert code == 0, err
+    finally:
+        proc.terminate()
+        proc.wait()
+    with Store(db, readonly=True) as store:
+        trials = store.trials("e")
+    assert len(trials) == 3
+    assert all(t.success and t.tool_calls == 1 and t.cost_usd == 0.0 for t in trials)
