@@ -8,21 +8,46 @@ import typer
 
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
+from agentgauge.cli.span_options import (
+    OutcomesFile,
+    ScoreAttr,
+    SuccessAttr,
+    SuiteOption,
+    TaskAttr,
+    TrialAttr,
+    given,
+)
 from agentgauge.importers import import_file
 
 
 @app.command("import")
 def import_cmd(
-    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="jsonl, taubench, metr, ...")],
+    fmt: Annotated[
+        str, typer.Argument(metavar="FORMAT", help="jsonl, taubench, metr, otel, openinference")
+    ],
     path: Annotated[str, typer.Argument(metavar="PATH")],
     store: StoreOption = DEFAULT_STORE_PATH,
     run_id: Annotated[
         str | None, typer.Option("--run-id", help="Run id (default: file name + hash).")
     ] = None,
+    task_attr: TaskAttr = None,
+    trial_attr: TrialAttr = None,
+    success_attr: SuccessAttr = None,
+    score_attr: ScoreAttr = None,
+    outcomes: OutcomesFile = None,
+    suite: SuiteOption = None,
 ) -> None:
     """Import a results file as one run, in one transaction (nothing is written on error)."""
+    options = given(
+        task_attr=task_attr,
+        trial_attr=trial_attr,
+        success_attr=success_attr,
+        score_attr=score_attr,
+        outcomes=outcomes,
+        suite=suite,
+    )
     # A path, not an open store: the store is created only once the file has validated.
-    run = import_file(fmt, path, store, run_id)
+    run = import_file(fmt, path, store, run_id, options)
     console().print(
         f"imported {run.n_trials} trials from {path} as run [bold]{run.run_id}[/] in {store}"
     )

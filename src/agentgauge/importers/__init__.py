@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,15 +35,20 @@ class ImportedRun:
     config: dict[str, Any] = field(default_factory=dict)
 
 
-Reader = Callable[[Path], ImportedRun]
+Reader = Callable[..., ImportedRun]
 FORMATS: dict[str, Reader] = {}
+#: Formats whose reader takes keyword options (``read(path, **options)``).
+TAKES_OPTIONS: set[str] = set()
 
 
-def register(name: str) -> Callable[[Reader], Reader]:
-    """Register a reader under a format name (``agentgauge import NAME``)."""
+def register(name: str, *, options: bool = False) -> Callable[[Reader], Reader]:
+    """Register a reader under a format name (``agentgauge import NAME``); with
+    ``options``, the reader also takes keyword options from the command line."""
 
     def deco(fn: Reader) -> Reader:
         FORMATS[name] = fn
+        if options:
+            TAKES_OPTIONS.add(name)
         return fn
 
     return deco
@@ -61,8 +66,11 @@ def _single(values: set[str | None]) -> str | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
-def read_import(fmt: str, path: str | Path) -> ImportedRun:
-    """Read and validate the whole of ``path`` in format ``fmt``, writing nothing."""
+def read_import(
+    fmt: str, path: str | Path, options: Mapping[str, Any] | None = None
+) -> ImportedRun:
+    """Read and validate the whole of ``path`` in format ``fmt``, writing nothing.
+    ``options`` go to readers that take them (``otel``, ``openinference``)."""
     _load_builtin_formats()
     if fmt not in FORMATS:
         raise InputError(
@@ -72,21 +80,28 @@ def read_import(fmt: str, path: str | Path) -> ImportedRun:
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", file=path)
-    imported = FORMATS[fmt](path)
+    if options and fmt not in TAKES_OPTIONS:
+        takes = ", ".join(sorted(TAKES_OPTIONS))
+        raise InputError(f"format {fmt!r} takes no options (formats that do: {takes})", field=fmt)
+    imported = FORMATS[fmt](path, **options) if options else FORMATS[fmt](path)
     if not imported.trials:
         raise InputError("no trials found", file=path)
     return imported
 
 
 def import_file(
-    fmt: str, path: str | Path, store: Store | str | Path, run_id: str | None = None
+    fmt: str,
+    path: str | Path,
+    store: Store | str | Path,
+    run_id: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Run:
     """Read ``path`` in format ``fmt`` and store it as one run, atomically.
 
     ``store`` is an open `Store` or the path of one: a path is opened (and a new
     store created) only once the whole file has validated, so a bad file leaves
     no empty store behind."""
-    imported = read_import(fmt, path)
+    imported = read_import(fmt, path, options)
     if not isinstance(store, Store):
         with Store(store) as db:
             return _write(fmt, Path(path), imported, db, run_id)
@@ -121,4 +136,4 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
 
 def _load_builtin_formats() -> None:
     # Importing the modules registers them.
-    from agentgauge.importers import jsonl, metr, taubench  # noqa: F401
+    from agentgauge.importers import jsonl, metr, openinference, otel, taubench  # noqa: F401

@@ -1,0 +1,211 @@
+"""Trace import speed: OTLP JSON files in MB/s, and the receiver in spans/s.
+
+Goal: ``import otel`` reads an OTLP JSON file at >= 50 MB/s. The file is the
+SDK-made fixture (tests/fixtures/otel/genai.jsonl: an agent, its chat and tool
+spans with their messages) copied under new trace ids to ``--mb`` megabytes,
+one request per line as the Collector's file exporter writes it. Measured side
+by side, best of ``--repeat``:
+
+- ``orjson.loads`` of every line: the parser alone, the floor for any reader;
+- ``read_import``: parse, check, and build the trials (what ``import`` does
+  before it opens the store);
+- ``import_file``: the same and writing the run to a new SQLite store.
+
+The receiver (``agentgauge collect``, a subprocess) is sent the same traces as
+protobuf ``ExportTraceServiceRequest`` batches of 512 spans, as the SDK's batch
+exporter sends them, over one keep-alive connection; spans/s counts until the
+last response, each of which comes only after its trials are committed.
+
+Run: ``python benchmarks/bench_import.py [--mb 40] [--repeat 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from agentgauge.importers import import_file, read_import
+
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "otel" / "genai.jsonl"
+MB = 1e6
+
+
+def _traces() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in FIXTURE.read_text().splitlines()]
+
+
+def _with_trace_id(doc: dict[str, Any], trace_id: str) -> dict[str, Any]:
+    for rs in doc["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                span["traceId"] = trace_id
+                # Copies are numbered by order of appearance, not by the fixture's index.
+                span["attributes"] = [
+                    a for a in span.get("attributes", []) if a["key"] != "agentgauge.trial"
+                ]
+    return doc
+
+
+def _copies(n_bytes: float) -> tuple[list[dict[str, Any]], int]:
+    """Copies of the fixture's traces, each with its own trace id, up to ``n_bytes``."""
+    docs, size, i = [], 0, 0
+    base = _traces()
+    while size < n_bytes:
+        doc = _with_trace_id(json.loads(json.dumps(base[i % len(base)])), f"{i + 1:032x}")
+        size += len(json.dumps(doc, separators=(",", ":"))) + 1
+        docs.append(doc)
+        i += 1
+    spans = sum(
+        len(ss["spans"]) for d in docs for rs in d["resourceSpans"] for ss in rs["scopeSpans"]
+    )
+    return docs, spans
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def bench_file(folder: Path, mb: float, repeat: int) -> None:
+    docs, n_spans = _copies(mb * MB)
+    path = folder / "traces.jsonl"
+    with path.open("w") as fh:
+        for doc in docs:
+            fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
+    size = path.stat().st_size
+    options = {"suite": str(FIXTURE.parent / "suite.yaml")}
+    raw = path.read_bytes()
+
+    def parse_only() -> None:
+        for line in raw.splitlines():
+            orjson.loads(line)
+
+    def parse_stdlib() -> None:
+        for line in raw.splitlines():
+            json.loads(line)
+
+    stores = iter(range(10_000))
+    rows = [
+        ("orjson.loads per line (parser floor)", _best(parse_only, repeat)),
+        ("json.loads per line (stdlib parser)", _best(parse_stdlib, repeat)),
+        (
+            "read_import otel (parse, check, trials)",
+            _best(lambda: read_import("otel", path, options), repeat),
+        ),
+        (
+            "import_file otel (... + new SQLite store)",
+            _best(
+                lambda: import_file("otel", path, folder / f"s{next(stores)}.db", "r", options),
+                repeat,
+            ),
+        ),
+    ]
+    print(f"OTLP JSON file: {size / MB:.1f} MB, {len(docs):,} traces, {n_spans:,} spans")
+    floor = rows[0][1]
+    for name, seconds in rows:
+        print(
+            f"  {name:<44} {seconds:7.3f} s  {size / MB / seconds:7.1f} MB/s  "
+            f"{n_spans / seconds:9,.0f} spans/s  x{seconds / floor:5.1f} the parser floor"
+        )
+
+
+def _protobuf_batches(docs: list[dict[str, Any]], batch: int = 512) -> tuple[list[bytes], int]:
+    spans: list[Any] = []
+    for doc in docs:
+        for rs in doc["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                spans.extend(ss["spans"])
+    bodies = []
+    for start in range(0, len(spans), batch):
+        chunk = json.loads(json.dumps(spans[start : start + batch]))
+        for span in chunk:  # protobuf's JSON form spells bytes in base64, OTLP JSON in hex
+            for key in ("traceId", "spanId", "parentSpanId"):
+                if span.get(key):
+                    span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+        req = json_format.ParseDict(
+            {"resourceSpans": [{"scopeSpans": [{"spans": chunk}]}]}, ExportTraceServiceRequest()
+        )
+        bodies.append(req.SerializeToString())
+    return bodies, len(spans)
+
+
+def bench_receiver(folder: Path, n_traces: int) -> None:
+    docs, _ = _copies(0)
+    base = _traces()
+    docs = [
+        _with_trace_id(json.loads(json.dumps(base[i % len(base)])), f"{i + 1:032x}")
+        for i in range(n_traces)
+    ]
+    bodies, n_spans = _protobuf_batches(docs)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentgauge",
+            "collect",
+            "--port",
+            "0",
+            "--store",
+            str(folder / "live.db"),
+            "--run-id",
+            "live",
+            "--suite",
+            str(FIXTURE.parent / "suite.yaml"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().split()[2]
+    port = int(url.split(":")[2].split("/")[0])
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    start = time.perf_counter()
+    for body in bodies:
+        conn.request("POST", "/v1/traces", body, {"Content-Type": "application/x-protobuf"})
+        resp = conn.getresponse()
+        resp.read()
+        assert resp.status == 200, resp.status
+    seconds = time.perf_counter() - start
+    conn.close()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    print(
+        f"receiver: {n_spans:,} spans ({n_traces:,} traces) in {len(bodies)} protobuf requests: "
+        f"{seconds:.2f} s, {n_spans / seconds:,.0f} spans/s, {n_traces / seconds:,.0f} trials/s"
+    )
+    print(f"  collect said: {out.strip().splitlines()[-1]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=40.0, help="size of the generated file")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--traces", type=int, default=20_000, help="traces sent to the receiver")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_file(Path(tmp), args.mb, args.repeat)
+        bench_receiver(Path(tmp), args.traces)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""``agentgauge collect --port P``: receive OTLP/HTTP traces into a run, one trial
+per trace (docs/formats/otel.md, "Receiving traces live")."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from typing import Annotated
+
+import typer
+
+from agentgauge._version import __version__
+from agentgauge.cli import app
+from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
+from agentgauge.cli.span_options import (
+    OutcomesFile,
+    ScoreAttr,
+    SuccessAttr,
+    SuiteOption,
+    TaskAttr,
+    TrialAttr,
+)
+from agentgauge.collect import collect as receive
+from agentgauge.errors import InputError
+from agentgauge.importers.spans import TraceOptions, read_outcomes
+from agentgauge.schema import Run
+from agentgauge.store import Store, utc_now
+from agentgauge.suite import load_suite
+
+SOURCE = "collect:otlp-http"
+
+
+@app.command()
+def collect(
+    port: Annotated[
+        int,
+        typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port)."),
+    ] = 4318,
+    store: StoreOption = DEFAULT_STORE_PATH,
+    run_id: Annotated[
+        str | None,
+        typer.Option("--run-id", help="Run to write into (default: collect-<UTC time>)."),
+    ] = None,
+    task_attr: TaskAttr = None,
+    trial_attr: TrialAttr = None,
+    success_attr: SuccessAttr = None,
+    score_attr: ScoreAttr = None,
+    outcomes: OutcomesFile = None,
+    suite: SuiteOption = None,
+) -> None:
+    """Receive traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON) and store
+    each trace as a trial when its root span ends; Ctrl-C stores open traces as
+    incomplete trials and stops."""
+    defaults = TraceOptions()
+    options = TraceOptions(
+        task_attr=task_attr or defaults.task_attr,
+        trial_attr=trial_attr or defaults.trial_attr,
+        success_attr=success_attr or defaults.success_attr,
+        score_attr=score_attr or defaults.score_attr,
+    )
+    rows = read_outcomes(outcomes) if outcomes else None
+    loaded = load_suite(suite, include_heldout=True) if suite else None
+    tasks = {t.id: t for t in loaded.tasks} if loaded else {}
+    run_id = run_id or "collect-" + re.sub(r"[^0-9TZ]", "", utc_now())[:15] + "Z"
+    out = console()
+    with Store(store) as db:
+        existing = db.get_run(run_id)
+        if existing is not None and existing.source != SOURCE:
+            raise InputError(
+                f"run {run_id!r} exists and was not made by collect; choose another --run-id",
+                file=store,
+                field="--run-id",
+            )
+
+        def ready(bound: int) -> None:
+            # Only once the port is ours: a port in use leaves the store as it was.
+            if existing is None:
+                with db.transaction():
+                    db.create_run(
+                        Run(
+                            run_id=run_id,
+                            suite=str(suite) if suite else None,
+                            suite_version=loaded.version if loaded else None,
+                            created_at=utc_now(),
+                            source=SOURCE,
+                            agentgauge_version=__version__,
+                            config={"attributes": options.__dict__},
+                        )
+                    )
+                    if tasks:
+                        db.add_tasks(run_id, tasks.values())
+            out.print(
+                f"listening on http://127.0.0.1:{bound}/v1/traces into run {run_id} in {store}; "
+                "Ctrl-C stops",
+                soft_wrap=True,
+            )
+            sys.stdout.flush()  # a test or a supervisor reads the port from a pipe
+
+        receiver = asyncio.run(
+            receive(db, run_id, port=port, options=options, outcomes=rows, tasks=tasks, ready=ready)
+        )
+    out.print(
+        f"stored {receiver.trials_written} trials from {receiver.spans_accepted} spans "
+        f"in run {run_id}",
+        soft_wrap=True,
+    )

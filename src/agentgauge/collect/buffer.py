@@ -1,0 +1,137 @@
+"""Spans held per trace until the trace can become a trial.
+
+A trace is complete when its root span (the one with no parent) arrives: SDKs
+export a span when it ends, and a root ends after everything under it. Spans
+of an unfinished trace wait here, within bounds (traces open at once, spans per
+trace), so a client that never ends its traces cannot exhaust memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agentgauge.errors import InputError
+from agentgauge.importers.otlp import Span
+from agentgauge.importers.spans import Outcome, TraceOptions, trial_from_trace
+from agentgauge.schema import Task, Trial
+
+__all__ = ["Accepted", "TraceBuffer"]
+
+Cell = tuple[str | None, str | None, str, str]
+
+
+@dataclass
+class Accepted:
+    """What one request's spans did."""
+
+    trials: list[Trial] = field(default_factory=list)
+    """Trials completed by this request, to be written before it is answered."""
+    rejected: int = 0
+    """Spans of this request not kept (``partial_success.rejected_spans``)."""
+    errors: list[str] = field(default_factory=list)
+    """Why, one sentence per cause."""
+
+
+class TraceBuffer:
+    """Open traces, and the trial cells already taken (so a trial is written once)."""
+
+    def __init__(
+        self,
+        *,
+        options: TraceOptions | None = None,
+        outcomes: Mapping[str, Outcome] | None = None,
+        tasks: Mapping[str, Task] | None = None,
+        taken: set[tuple[str, int, str, str | None, str | None]] | None = None,
+        max_open_traces: int = 10_000,
+        max_spans_per_trace: int = 10_000,
+    ) -> None:
+        self.options = options or TraceOptions()
+        self.outcomes = outcomes or {}
+        self.tasks = tasks or {}
+        self.max_open_traces = max_open_traces
+        self.max_spans_per_trace = max_spans_per_trace
+        self.open: dict[str, list[Span]] = {}
+        self._taken: set[tuple[Cell, int]] = set()
+        self._next: dict[Cell, int] = {}
+        for task, index, variant, agent, model in taken or ():
+            self._take((agent, model, variant, task), index)
+
+    @property
+    def open_spans(self) -> int:
+        return sum(len(spans) for spans in self.open.values())
+
+    def accept(self, spans: list[Span]) -> Accepted:
+        """Hold ``spans``; build the trial of every trace whose root is among them."""
+        out = Accepted()
+        ended: dict[str, None] = {}  # trace ids in order, once each
+        for span in spans:
+            trace = self.open.get(span.trace_id)
+            if trace is None:
+                if len(self.open) >= self.max_open_traces:
+                    out.rejected += 1
+                    _once(out.errors, f"more than {self.max_open_traces} traces open at once")
+                    continue
+                trace = self.open[span.trace_id] = []
+            if len(trace) >= self.max_spans_per_trace:
+                out.rejected += 1
+                _once(
+                    out.errors, f"trace {span.trace_id} has over {self.max_spans_per_trace} spans"
+                )
+                continue
+            trace.append(span)
+            if span.parent_id is None:
+                ended[span.trace_id] = None
+        for trace_id in ended:
+            trace = self.open.pop(trace_id, [])
+            try:
+                out.trials.append(self._trial(trace, incomplete=False))
+            except InputError as exc:
+                in_request = sum(1 for s in spans if s.trace_id == trace_id)
+                out.rejected += in_request
+                earlier = len(trace) - in_request
+                more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
+                out.errors.append(f"{exc}{more}")
+        return out
+
+    def drain(self) -> tuple[list[Trial], list[str]]:
+        """Trials of every open trace, marked incomplete (at shutdown), and the
+        reasons for those that could not become one."""
+        trials, errors = [], []
+        for trace_id, trace in list(self.open.items()):
+            del self.open[trace_id]
+            try:
+                trials.append(self._trial(trace, incomplete=True))
+            except InputError as exc:
+                errors.append(f"{exc} ({len(trace)} spans not stored)")
+        return trials, errors
+
+    def _trial(self, trace: list[Span], *, incomplete: bool) -> Trial:
+        trial = trial_from_trace(
+            trace,
+            options=self.options,
+            outcome=self.outcomes.get(trace[0].trace_id),
+            tasks=self.tasks,
+            incomplete=incomplete,
+        )
+        cell: Cell = (trial.agent, trial.model, trial.variant, trial.task_id)
+        if trial.trial is None:
+            trial.trial = self._next.get(cell, 0)
+        elif (cell, trial.trial) in self._taken:
+            raise InputError(
+                f"trial {trial.trial} of task {trial.task_id!r} (agent={trial.agent!r} "
+                f"model={trial.model!r}) is already stored in this run",
+                file=f"trace {trial.metadata.get('trace_id')}",
+                field=self.options.trial_attr,
+            )
+        self._take(cell, trial.trial)
+        return trial
+
+    def _take(self, cell: Cell, index: int) -> None:
+        self._taken.add((cell, index))
+        self._next[cell] = max(self._next.get(cell, 0), index + 1)
+
+
+def _once(errors: list[str], message: str) -> None:
+    if message not in errors:
+        errors.append(message)

@@ -1,0 +1,213 @@
+"""An OTLP/HTTP trace receiver on 127.0.0.1 that writes each trace as a trial.
+
+It speaks OTLP/HTTP as the OpenTelemetry protocol specification says
+(opentelemetry-proto ``docs/specification.md``, "OTLP/HTTP"): ``POST /v1/traces``
+with a protobuf (``application/x-protobuf``) or JSON (``application/json``)
+``ExportTraceServiceRequest``, optionally gzip-compressed; the answer is encoded
+like the request. A request that cannot be decoded gets 400 with a
+``google.rpc.Status`` body naming the element; one in another media type or
+content coding 415 (RFC 9110, 15.5.16); a body over the limit 413. A decoded
+request gets 200 with an ``ExportTraceServiceResponse`` whose ``partial_success``
+counts the spans not kept and says why (too many open traces, a trace that
+names no task).
+
+The guarantee: a request is answered only once every trial it completed is
+committed to the store, so a 200 means each accepted span is either in a stored
+trial or held for its still-open trace. Open traces are written as incomplete
+trials when the receiver stops on SIGINT or SIGTERM; a crash (SIGKILL, power
+loss) loses the spans of traces still open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+from aiohttp.http_exceptions import ContentEncodingError
+from google.protobuf import json_format
+from google.rpc import code_pb2, status_pb2
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from agentgauge.collect.buffer import TraceBuffer
+from agentgauge.errors import InputError
+from agentgauge.importers.otlp import Span, spans_from_json, spans_from_protobuf
+from agentgauge.importers.spans import Outcome, TraceOptions
+from agentgauge.schema import Task
+from agentgauge.store import Store
+from agentgauge.store.writer import TrialWriter
+
+__all__ = ["MAX_BODY_BYTES", "Receiver", "collect"]
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+#: Largest request body, compressed or not (the SDK exporters send batches of 512 spans).
+MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+@dataclass
+class _Reply:
+    status: int
+    body: bytes
+    content_type: str
+
+
+class Receiver:
+    """The receiver's state: the store's writer and the open traces.
+
+    ``log`` receives one line per problem a client should hear about (a rejected
+    trace), since an exporter rarely shows ``partial_success`` to anyone."""
+
+    def __init__(
+        self,
+        writer: TrialWriter,
+        buffer: TraceBuffer,
+        *,
+        log: Callable[[str], None] | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.writer = writer
+        self.buffer = buffer
+        self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.max_body_bytes = max_body_bytes
+        self.spans_accepted = 0
+        self.trials_written = 0
+        self._lock = asyncio.Lock()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=self.max_body_bytes)
+        app.router.add_post("/v1/traces", self.handle)
+        return app
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        reply = await self._reply(request)
+        return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
+
+    async def _reply(self, request: web.Request) -> _Reply:
+        media = request.content_type
+        if media not in (PROTOBUF, JSON):
+            return _status(
+                415, JSON, f"unsupported Content-Type {media!r}; send {PROTOBUF} or {JSON}"
+            )
+        coding = request.headers.get("Content-Encoding", "identity").strip().lower()
+        if coding not in ("identity", "gzip", "deflate"):
+            return _status(
+                415, media, f"unsupported Content-Encoding {coding!r}; send gzip or none"
+            )
+        try:
+            # aiohttp inflates gzip as it reads, and counts the inflated bytes against
+            # client_max_size: a small bomb is stopped at the limit, not in memory.
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _status(413, media, f"request body over {self.max_body_bytes} bytes")
+        except ContentEncodingError:
+            return _status(400, media, f"the body is not valid {coding}")
+        try:
+            spans = _decode(body, media)
+        except InputError as exc:
+            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
+            return _status(400, media, exc.message)
+        # One request at a time through the buffer and the writer: the trials of a
+        # request are committed before it is answered, in arrival order.
+        async with self._lock:
+            accepted = self.buffer.accept(spans)
+            for trial in accepted.trials:
+                await self.writer.submit(trial)
+            await self.writer.flush()
+        self.spans_accepted += len(spans) - accepted.rejected
+        self.trials_written += len(accepted.trials)
+        for error in accepted.errors:
+            self.log(f"agentgauge collect: rejected: {error}")
+        response = ExportTraceServiceResponse()
+        if accepted.rejected:
+            response.partial_success.rejected_spans = accepted.rejected
+            response.partial_success.error_message = "; ".join(accepted.errors)
+        return _encoded(200, media, response)
+
+    async def shutdown(self) -> None:
+        """Write every open trace as an incomplete trial, then close the writer."""
+        async with self._lock:
+            trials, errors = self.buffer.drain()
+            for trial in trials:
+                await self.writer.submit(trial)
+            await self.writer.close()
+        self.trials_written += len(trials)
+        for error in errors:
+            self.log(f"agentgauge collect: not stored at shutdown: {error}")
+        if trials:
+            self.log(f"agentgauge collect: {len(trials)} open traces stored as incomplete trials")
+
+
+def _decode(body: bytes, media: str) -> list[Span]:
+    if media == PROTOBUF:
+        return spans_from_protobuf(body, source="request")
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc}", file="request") from None
+    return spans_from_json(doc, file="request")
+
+
+def _status(http: int, media: str, message: str) -> _Reply:
+    code = code_pb2.INVALID_ARGUMENT if http == 400 else code_pb2.FAILED_PRECONDITION
+    return _encoded(http, media, status_pb2.Status(code=code, message=message))
+
+
+def _encoded(http: int, media: str, message: Any) -> _Reply:
+    if media == PROTOBUF:
+        return _Reply(http, message.SerializeToString(), PROTOBUF)
+    doc = json_format.MessageToDict(message)
+    return _Reply(http, orjson.dumps(doc), JSON)
+
+
+async def collect(
+    store: Store,
+    run_id: str,
+    *,
+    port: int,
+    options: TraceOptions | None = None,
+    outcomes: Mapping[str, Outcome] | None = None,
+    tasks: Mapping[str, Task] | None = None,
+    ready: Callable[[int], None] | None = None,
+    stop: asyncio.Event | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Receiver:
+    """Receive traces on 127.0.0.1:``port`` into run ``run_id`` (which must exist)
+    until SIGINT/SIGTERM (or ``stop`` is set); ``ready`` is told the bound port."""
+    buffer = TraceBuffer(
+        options=options, outcomes=outcomes, tasks=tasks, taken=store.existing_cells(run_id)
+    )
+    receiver = Receiver(TrialWriter(store, run_id), buffer, log=log)
+    runner = web.AppRunner(receiver.app(), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise InputError(
+            f"cannot listen on 127.0.0.1:{port}: {exc.strerror} (choose another --port; "
+            "0 picks a free one)",
+            field="--port",
+        ) from None
+    bound = runner.addresses[0][1]
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready(bound)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await site.stop()  # no new requests; those under way finish first
+        await runner.cleanup()
+        await receiver.shutdown()
+    return receiver

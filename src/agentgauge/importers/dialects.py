@@ -1,0 +1,393 @@
+"""The two span dialects agentgauge reads: OpenTelemetry GenAI and OpenInference.
+
+They describe the same things (an agent run, model calls, tool calls, messages)
+under different attribute names, so each is a key table plus a span-kind rule,
+and the trial builder (`agentgauge.importers.spans`) reads only the table. Each
+table lists the current name first and older names after it:
+
+- OpenTelemetry GenAI semantic conventions (open-telemetry/semantic-conventions-genai,
+  schema 1.42.0; every ``gen_ai.*`` attribute is still "development"). Older
+  instrumentations wrote ``gen_ai.system`` for ``gen_ai.provider.name``,
+  ``gen_ai.usage.prompt_tokens``/``completion_tokens``, and message content as
+  span events (``gen_ai.content.prompt``, ``gen_ai.user.message``, ``gen_ai.choice``)
+  instead of the ``gen_ai.input.messages``/``gen_ai.output.messages`` attributes.
+- OpenInference (Arize-ai/openinference, ``spec/semantic_conventions.md``):
+  ``openinference.span.kind`` and the flattened ``llm.input_messages.N.message.*``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from agentgauge.errors import InputError
+from agentgauge.importers.otlp import Span
+from agentgauge.textio import MAX_DEPTH, check_depth
+
+__all__ = ["DIALECTS", "GENAI", "OPENINFERENCE", "Dialect", "Message", "SpanKind", "ToolCall"]
+
+SpanKind = Literal["agent", "model", "tool"]
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A tool call as a message carries it."""
+
+    name: str
+    arguments: Any
+    call_id: str | None
+
+
+@dataclass(slots=True)
+class Message:
+    """One chat message in the builder's terms, whatever dialect it came in."""
+
+    role: str
+    text: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    """For a tool's answer (role ``tool``): the call it answers."""
+    result: Any = None
+    """For a tool's answer: what the tool returned."""
+
+    def key(self) -> tuple[Any, ...]:
+        """What makes two messages the same one, seen again in a later call's history."""
+        calls = tuple((c.name, c.call_id) for c in self.tool_calls)
+        return (self.role, self.text, calls, self.tool_call_id)
+
+
+Messages = Callable[[Span, str], list[Message] | None]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Where one dialect keeps each fact; each entry lists attribute names, newest first."""
+
+    name: str
+    kind: Callable[[Span], SpanKind | None]
+    """Whether a span is the agent run, a model call, a tool call, or neither."""
+    request_model: tuple[str, ...]
+    response_model: tuple[str, ...]
+    input_tokens: tuple[str, ...]
+    output_tokens: tuple[str, ...]
+    cost_usd: tuple[str, ...]
+    """A call's price, when the trace carries one (never computed from tokens here)."""
+    cost_parts: tuple[str, ...]
+    """Prices that add up to the call's, used when ``cost_usd`` is absent."""
+    tool_name: tuple[str, ...]
+    tool_call_id: tuple[str, ...]
+    tool_arguments: tuple[str, ...]
+    tool_result: tuple[str, ...]
+    agent_name: tuple[str, ...]
+    provider: tuple[str, ...]
+    usage_extras: tuple[tuple[str, tuple[str, ...]], ...]
+    """Token counts the trial model has no field for, summed into ``metadata``."""
+    messages: Messages
+    """A span's input (``side="input"``) or output messages, ``None`` when it has none."""
+    answer: tuple[str, ...] = ()
+    """Where the agent span keeps its final answer, when no message holds it."""
+
+
+def first(attrs: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any] | None:
+    """The first of ``keys`` present in ``attrs``, with its value."""
+    for key in keys:
+        if key in attrs:
+            return key, attrs[key]
+    return None
+
+
+def _bad(span: Span, key: str, reason: str) -> InputError:
+    return InputError(f"attribute {key!r}: {reason}", file=span.where)
+
+
+def _json_value(span: Span, key: str, value: Any) -> Any:
+    """An attribute holding JSON text (the SDKs allow only scalars), parsed; a
+    structured value (an OTLP array or kvlist) is taken as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        # orjson: strict JSON (no NaN), ints within 64 bits, and a few times faster.
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        raise _bad(span, key, "expected JSON text") from None
+    if value.count("[") + value.count("{") > MAX_DEPTH:
+        try:
+            check_depth(parsed, file=span.where, line=None)
+        except InputError:
+            raise _bad(span, key, f"nested more than {MAX_DEPTH} levels") from None
+    return parsed
+
+
+# --------------------------------------------------------------------------- GenAI
+
+#: Inference operations (``gen_ai.operation.name``) whose spans are model calls.
+_INFERENCE = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
+
+
+def _genai_kind(span: Span) -> SpanKind | None:
+    op = span.attributes.get("gen_ai.operation.name")
+    if op == "invoke_agent":
+        return "agent"
+    if op == "execute_tool":
+        return "tool"
+    if op in _INFERENCE:
+        return "model"
+    if op is None and "gen_ai.request.model" in span.attributes:
+        # Before gen_ai.operation.name (semconv <= 1.26) an inference span had only these.
+        return "model" if "gen_ai.system" in span.attributes else None
+    return None
+
+
+def _text_of(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _message(span: Span, key: str, raw: Any, where: str) -> Message:
+    """A GenAI message (``{role, parts: [...]}``) or an OpenAI-style one
+    (``{role, content, tool_calls, tool_call_id}``), which older versions wrote."""
+    if not isinstance(raw, dict):
+        raise _bad(span, key, f"{where}: expected a message object")
+    role = raw.get("role")
+    if not isinstance(role, str):
+        raise _bad(span, key, f"{where}.role: expected a string")
+    msg = Message(role=role)
+    parts = raw.get("parts")
+    if parts is not None:
+        if not isinstance(parts, list):
+            raise _bad(span, key, f"{where}.parts: expected a list")
+        texts = []
+        for j, part in enumerate(parts):
+            if not isinstance(part, dict):
+                raise _bad(span, key, f"{where}.parts[{j}]: expected an object")
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("content"), str):
+                texts.append(part["content"])
+            elif kind == "tool_call":
+                name = part.get("name")
+                if not isinstance(name, str):
+                    raise _bad(span, key, f"{where}.parts[{j}].name: expected a string")
+                msg.tool_calls.append(ToolCall(name, part.get("arguments"), _opt_id(part)))
+            elif kind == "tool_call_response":
+                msg.tool_call_id = _opt_id(part)
+                msg.result = part.get("response")
+        msg.text = "\n".join(texts) if texts else None
+        return msg
+    content = raw.get("content")
+    if isinstance(content, list):  # OpenAI content parts
+        content = "\n".join(
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    msg.text = _text_of(content)
+    calls = raw.get("tool_calls")
+    for k, call in enumerate(calls if isinstance(calls, list) else []):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise _bad(span, key, f"{where}.tool_calls[{k}].function.name: expected a string")
+        msg.tool_calls.append(ToolCall(fn["name"], fn.get("arguments"), _opt_id(call)))
+    if role == "tool":
+        tid = raw.get("tool_call_id", raw.get("id"))
+        msg.tool_call_id = tid if isinstance(tid, str) else None
+        msg.result, msg.text = content, None
+    return msg
+
+
+def _opt_id(obj: dict[str, Any]) -> str | None:
+    value = obj.get("id")
+    return value if isinstance(value, str) else None
+
+
+def _message_list(span: Span, key: str, value: Any) -> list[Message]:
+    parsed = _json_value(span, key, value)
+    if isinstance(parsed, str):  # older prompts: plain text
+        return [Message(role="user" if "prompt" in key else "assistant", text=parsed)]
+    if isinstance(parsed, dict):
+        parsed = [parsed]
+    if not isinstance(parsed, list):
+        raise _bad(span, key, "expected a list of messages")
+    return [_message(span, key, m, f"[{i}]") for i, m in enumerate(parsed)]
+
+
+#: Span events that held content before the message attributes (semconv 1.27-1.36).
+_EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+
+
+def _genai_messages(span: Span, side: str) -> list[Message] | None:
+    attrs = span.attributes
+    if side == "input":
+        out: list[Message] = []
+        if "gen_ai.system_instructions" in attrs:
+            instr = _json_value(
+                span, "gen_ai.system_instructions", attrs["gen_ai.system_instructions"]
+            )
+            parts = instr if isinstance(instr, list) else [instr]
+            text = "\n".join(
+                p["content"]
+                if isinstance(p, dict) and isinstance(p.get("content"), str)
+                else str(p)
+                for p in parts
+            )
+            out.append(Message(role="system", text=text))
+        if "gen_ai.input.messages" in attrs:
+            return out + _message_list(
+                span, "gen_ai.input.messages", attrs["gen_ai.input.messages"]
+            )
+        if "gen_ai.prompt" in attrs:
+            return out + _message_list(span, "gen_ai.prompt", attrs["gen_ai.prompt"])
+        for ev in span.events:
+            if ev.name == "gen_ai.content.prompt" and "gen_ai.prompt" in ev.attributes:
+                return out + _message_list(span, "gen_ai.prompt", ev.attributes["gen_ai.prompt"])
+            if ev.name in _EVENT_ROLES:
+                raw = {"role": _EVENT_ROLES[ev.name], **ev.attributes}
+                out.append(_message(span, ev.name, raw, "event"))
+        return out or None
+    if "gen_ai.output.messages" in attrs:
+        return _message_list(span, "gen_ai.output.messages", attrs["gen_ai.output.messages"])
+    if "gen_ai.completion" in attrs:
+        return _message_list(span, "gen_ai.completion", attrs["gen_ai.completion"])
+    found: list[Message] = []
+    for ev in span.events:
+        if ev.name == "gen_ai.content.completion" and "gen_ai.completion" in ev.attributes:
+            return _message_list(span, "gen_ai.completion", ev.attributes["gen_ai.completion"])
+        if ev.name == "gen_ai.choice":
+            raw = _json_value(span, "message", ev.attributes.get("message", ev.attributes))
+            if isinstance(raw, dict):
+                found.append(_message(span, ev.name, {"role": "assistant", **raw}, "event"))
+    return found or None
+
+
+GENAI = Dialect(
+    name="otel",
+    kind=_genai_kind,
+    request_model=("gen_ai.request.model",),
+    response_model=("gen_ai.response.model",),
+    input_tokens=("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+    output_tokens=("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+    cost_usd=(),
+    cost_parts=(),
+    tool_name=("gen_ai.tool.name",),
+    tool_call_id=("gen_ai.tool.call.id",),
+    tool_arguments=("gen_ai.tool.call.arguments",),
+    tool_result=("gen_ai.tool.call.result",),
+    agent_name=("gen_ai.agent.name",),
+    provider=("gen_ai.provider.name", "gen_ai.system"),
+    usage_extras=(
+        ("cache_read_input_tokens", ("gen_ai.usage.cache_read.input_tokens",)),
+        ("cache_creation_input_tokens", ("gen_ai.usage.cache_creation.input_tokens",)),
+        ("reasoning_output_tokens", ("gen_ai.usage.reasoning.output_tokens",)),
+    ),
+    messages=_genai_messages,
+)
+
+
+# --------------------------------------------------------------------------- OpenInference
+
+_OI_KINDS: dict[Any, SpanKind] = {"AGENT": "agent", "LLM": "model", "TOOL": "tool"}
+
+
+def _oi_kind(span: Span) -> SpanKind | None:
+    return _OI_KINDS.get(span.attributes.get("openinference.span.kind"))
+
+
+_FLAT = re.compile(r"(\d+)\.message\.(.+)")
+_NESTED = re.compile(r"(\d+)\.(?:tool_call|message_content)\.(.+)")
+
+
+def _oi_messages(span: Span, side: str) -> list[Message] | None:
+    """Rebuild ``llm.{input,output}_messages.N.message.*`` into messages."""
+    prefix = f"llm.{side}_messages."
+    rows: dict[int, dict[str, Any]] = {}
+    for key, value in span.attributes.items():
+        if not key.startswith(prefix):
+            continue
+        m = _FLAT.fullmatch(key, len(prefix))
+        if m is None or len(m.group(1)) > 6:
+            raise _bad(span, key, "expected llm.*_messages.N.message.FIELD")
+        row = rows.setdefault(int(m.group(1)), {"tool_calls": {}, "contents": {}})
+        name = m.group(2)
+        for group in ("tool_calls", "contents"):
+            if name.startswith(group + "."):
+                sub = _NESTED.fullmatch(name, len(group) + 1)
+                if sub is None or len(sub.group(1)) > 6:
+                    raise _bad(span, key, f"expected {group}.N.FIELD")
+                row[group].setdefault(int(sub.group(1)), {})[sub.group(2)] = value
+                break
+        else:
+            row[name] = value
+    if not rows:
+        return None
+    out = []
+    for index in sorted(rows):
+        row = rows[index]
+        role = row.get("role")
+        if not isinstance(role, str):
+            raise _bad(span, f"{prefix}{index}.message.role", "expected a string")
+        text = row.get("content")
+        if text is None and row["contents"]:
+            texts = [c.get("text") for _, c in sorted(row["contents"].items())]
+            text = "\n".join(t for t in texts if isinstance(t, str)) or None
+        msg = Message(role=role, text=_text_of(text))
+        for _, call in sorted(row["tool_calls"].items()):
+            name = call.get("function.name")
+            if not isinstance(name, str):
+                raise _bad(
+                    span, f"{prefix}{index}.message.tool_calls", "a call has no function.name"
+                )
+            cid = call.get("id")
+            msg.tool_calls.append(
+                ToolCall(
+                    name, call.get("function.arguments"), cid if isinstance(cid, str) else None
+                )
+            )
+        if role == "tool":
+            tid = row.get("tool_call_id")
+            msg.tool_call_id = tid if isinstance(tid, str) else None
+            msg.result, msg.text = msg.text, None
+        out.append(msg)
+    return out
+
+
+OPENINFERENCE = Dialect(
+    name="openinference",
+    kind=_oi_kind,
+    request_model=("llm.request.model_name", "llm.model_name"),
+    response_model=("llm.response.model_name", "llm.model_name"),
+    input_tokens=("llm.token_count.prompt",),
+    output_tokens=("llm.token_count.completion",),
+    cost_usd=("llm.cost.total",),
+    cost_parts=("llm.cost.prompt", "llm.cost.completion"),
+    tool_name=("tool.name", "tool_call.function.name"),
+    tool_call_id=("tool_call.id",),
+    tool_arguments=("tool_call.function.arguments", "input.value"),
+    tool_result=("output.value",),
+    agent_name=("agent.name",),
+    provider=("llm.provider", "llm.system"),
+    usage_extras=(
+        ("cache_read_input_tokens", ("llm.token_count.prompt_details.cache_read",)),
+        ("cache_creation_input_tokens", ("llm.token_count.prompt_details.cache_write",)),
+        ("reasoning_output_tokens", ("llm.token_count.completion_details.reasoning",)),
+    ),
+    messages=_oi_messages,
+    answer=("output.value",),
+)
+
+#: The dialects by the name ``agentgauge import`` knows them by.
+DIALECTS = {d.name: d for d in (GENAI, OPENINFERENCE)}
+
+
+def detect(spans: list[Span]) -> Dialect:
+    """The dialect of one trace: OpenInference when any span says its kind that way."""
+    if any("openinference.span.kind" in s.attributes for s in spans):
+        return OPENINFERENCE
+    return GENAI

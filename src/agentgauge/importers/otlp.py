@@ -1,0 +1,415 @@
+"""OTLP trace data, from a file or a request, as plain span records.
+
+Two encodings carry the same ``ExportTraceServiceRequest`` (opentelemetry-proto,
+``docs/specification.md``): protobuf, and "JSON Protobuf Encoding", where keys
+are lowerCamelCase, ``traceId``/``spanId`` are hex strings, 64-bit integers
+(``intValue``, ``startTimeUnixNano``) are strings or numbers, and enums are
+integers (names are accepted too, as the spec asks of receivers). Both become
+`Span` records here, which is all the trial builder (`agentgauge.importers.spans`)
+reads; nothing after this module knows which encoding a span came in.
+
+Every value is checked before it is used: an element that is not what the
+encoding says fails with one `InputError` naming the element path
+(``resourceSpans[0].scopeSpans[1].spans[4].traceId``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import orjson
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+from agentgauge.errors import InputError
+from agentgauge.schema import INT64_MAX
+from agentgauge.textio import MAX_DEPTH, decode_utf8, loads_json
+
+__all__ = [
+    "Span",
+    "SpanEvent",
+    "read_otlp_json_file",
+    "spans_from_json",
+    "spans_from_protobuf",
+]
+
+#: ``Status.code`` of a failed span (opentelemetry-proto trace.proto ``STATUS_CODE_ERROR``).
+_STATUS_ERROR = 2
+_STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+_UINT64_MAX = 2**64 - 1
+
+
+@dataclass(slots=True)
+class SpanEvent:
+    """A span's timed event (``Span.Event``): a name, a time and attributes."""
+
+    name: str
+    time_ns: int
+    attributes: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Span:
+    """One span, decoded: ids as lowercase hex, attributes as plain Python values."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    """``None`` for a trace's root span."""
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    events: list[SpanEvent] = field(default_factory=list)
+    error: str | None = None
+    """The status message (or ``"error"``) when the span's status is ERROR."""
+    resource: dict[str, Any] = field(default_factory=dict)
+    """The attributes of the resource that emitted the span (``service.name``...)."""
+    where: str = ""
+    """Where the span was read, for messages: ``FILE:LINE: resourceSpans[0]...``."""
+
+
+class _Path:
+    """Shape checks that name the element (``resourceSpans[0].scopeSpans[0]``)."""
+
+    def __init__(self, file: str | Path, line: int | None) -> None:
+        self.file = file
+        self.line = line
+
+    def fail(self, where: str, reason: str) -> NoReturn:
+        raise InputError(reason, file=self.file, line=self.line, field=where)
+
+    def items(self, obj: dict[str, Any], key: str, where: str) -> list[Any]:
+        value = obj.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(f"{where}.{key}" if where else key, f"expected a list, got {_kind(value)}")
+        return value
+
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(where, f"expected an object, got {_kind(value)}")
+        return value
+
+    def text(self, obj: dict[str, Any], key: str, where: str) -> str:
+        value = obj.get(key, "")
+        if not isinstance(value, str):
+            self.fail(f"{where}.{key}", f"expected a string, got {_kind(value)}")
+        return value
+
+    def uint64(self, obj: dict[str, Any], key: str, where: str) -> int:
+        # The JSON encoding writes 64-bit integers as decimal strings; numbers are allowed.
+        value = obj.get(key, 0)
+        if isinstance(value, str) and value.isdigit() and len(value) <= 20:
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _UINT64_MAX:
+            self.fail(f"{where}.{key}", f"expected an unsigned 64-bit integer, got {_shown(value)}")
+        return value
+
+    def hex_id(self, obj: dict[str, Any], key: str, where: str, size: int) -> str | None:
+        """A hex id of ``size`` bytes, or ``None`` when absent or empty."""
+        value = obj.get(key, "")
+        if value == "" or value is None:
+            return None
+        if not isinstance(value, str) or len(value) != 2 * size:
+            self.fail(f"{where}.{key}", f"expected {2 * size} hex digits, got {_shown(value)}")
+        try:
+            int(value, 16)
+        except ValueError:
+            self.fail(f"{where}.{key}", f"expected {2 * size} hex digits, got {_shown(value)}")
+        return value.lower()
+
+    def attributes(self, obj: dict[str, Any], where: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for i, raw in enumerate(self.items(obj, "attributes", where)):
+            # Most attributes are one string or boolean: taken without the general walk,
+            # which formats an element path per value (a third of an import's time).
+            if type(raw) is dict and type(key := raw.get("key")) is str:
+                value = raw.get("value")
+                if type(value) is dict and len(value) == 1:
+                    scalar = value.get("stringValue", value.get("boolValue"))
+                    if type(scalar) is str or type(scalar) is bool:
+                        out[key] = scalar
+                        continue
+            at = f"{where}.attributes[{i}]"
+            kv = self.obj(raw, at)
+            key = kv.get("key")
+            if not isinstance(key, str):
+                self.fail(f"{at}.key", f"expected a string, got {_kind(key)}")
+            out[key] = self.any_value(kv.get("value"), f"{at}.value", 1)
+        return out
+
+    def any_value(self, raw: Any, where: str, depth: int) -> Any:
+        """An ``AnyValue`` object as a Python value (``None`` for an empty one)."""
+        if raw is None:
+            return None
+        if depth > MAX_DEPTH:
+            self.fail(where, f"nested too deeply: more than {MAX_DEPTH} levels of values")
+        value = self.obj(raw, where)
+        if "stringValue" in value:
+            s = value["stringValue"]
+            if not isinstance(s, str):
+                self.fail(f"{where}.stringValue", f"expected a string, got {_kind(s)}")
+            return s
+        if "boolValue" in value:
+            b = value["boolValue"]
+            if not isinstance(b, bool):
+                self.fail(f"{where}.boolValue", f"expected true or false, got {_shown(b)}")
+            return b
+        if "intValue" in value:
+            n = value["intValue"]
+            if isinstance(n, str):
+                try:
+                    n = int(n) if len(n) <= 20 else None
+                except ValueError:
+                    n = None
+            if (
+                isinstance(n, bool)
+                or not isinstance(n, int)
+                or not -INT64_MAX - 1 <= n <= INT64_MAX
+            ):
+                self.fail(f"{where}.intValue", f"expected a 64-bit integer, got {_shown(value)}")
+            return n
+        if "doubleValue" in value:
+            d = value["doubleValue"]
+            if isinstance(d, bool) or not isinstance(d, int | float):
+                # The JSON encoding spells non-finite doubles "NaN"/"Infinity": not a measure.
+                self.fail(f"{where}.doubleValue", f"expected a finite number, got {_shown(d)}")
+            return float(d)
+        if "arrayValue" in value:
+            arr = self.obj(value["arrayValue"], f"{where}.arrayValue")
+            return [
+                self.any_value(v, f"{where}.arrayValue.values[{i}]", depth + 1)
+                for i, v in enumerate(self.items(arr, "values", f"{where}.arrayValue"))
+            ]
+        if "kvlistValue" in value:
+            kvl = self.obj(value["kvlistValue"], f"{where}.kvlistValue")
+            return self.attributes({"attributes": kvl.get("values")}, f"{where}.kvlistValue")
+        if "bytesValue" in value:
+            raw_b = value["bytesValue"]
+            # Kept as its base64 text: transcripts and the store hold JSON, not bytes.
+            if not isinstance(raw_b, str) or not _is_base64(raw_b):
+                self.fail(f"{where}.bytesValue", "expected base64 text")
+            return raw_b
+        return None
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def spans_from_json(doc: Any, *, file: str | Path, line: int | None = None) -> list[Span]:
+    """The spans of one OTLP JSON ``ExportTraceServiceRequest`` (``{"resourceSpans": [...]}``)."""
+    check = _Path(file, line)
+    place = f"{file}:{line}" if line is not None else str(file)
+    top = check.obj(doc, "(top level)")
+    out: list[Span] = []
+    for i, raw_rs in enumerate(check.items(top, "resourceSpans", "")):
+        rs_at = f"resourceSpans[{i}]"
+        rs = check.obj(raw_rs, rs_at)
+        raw_res = rs.get("resource")
+        resource = (
+            check.attributes(check.obj(raw_res, f"{rs_at}.resource"), f"{rs_at}.resource")
+            if raw_res is not None
+            else {}
+        )
+        for j, raw_ss in enumerate(check.items(rs, "scopeSpans", rs_at)):
+            ss_at = f"{rs_at}.scopeSpans[{j}]"
+            ss = check.obj(raw_ss, ss_at)
+            for k, raw_span in enumerate(check.items(ss, "spans", ss_at)):
+                at = f"{ss_at}.spans[{k}]"
+                out.append(_json_span(check, check.obj(raw_span, at), at, resource, place))
+    return out
+
+
+def _json_span(
+    check: _Path, span: dict[str, Any], at: str, resource: dict[str, Any], place: str
+) -> Span:
+    trace_id = check.hex_id(span, "traceId", at, 16)
+    span_id = check.hex_id(span, "spanId", at, 8)
+    if trace_id is None or span_id is None:
+        check.fail(f"{at}.{'traceId' if trace_id is None else 'spanId'}", "required id is missing")
+    events = []
+    for e, raw_ev in enumerate(check.items(span, "events", at)):
+        ev_at = f"{at}.events[{e}]"
+        ev = check.obj(raw_ev, ev_at)
+        events.append(
+            SpanEvent(
+                name=check.text(ev, "name", ev_at),
+                time_ns=check.uint64(ev, "timeUnixNano", ev_at),
+                attributes=check.attributes(ev, ev_at),
+            )
+        )
+    error = None
+    raw_status = span.get("status")
+    if raw_status is not None:
+        status = check.obj(raw_status, f"{at}.status")
+        code = status.get("code", 0)
+        code = _STATUS_NAMES.get(code, code) if isinstance(code, str) else code
+        if isinstance(code, bool) or not isinstance(code, int):
+            check.fail(f"{at}.status.code", f"expected a status code, got {_shown(code)}")
+        if code == _STATUS_ERROR:
+            error = check.text(status, "message", f"{at}.status") or "error"
+    start = check.uint64(span, "startTimeUnixNano", at)
+    end = check.uint64(span, "endTimeUnixNano", at)
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=check.hex_id(span, "parentSpanId", at, 8),
+        name=check.text(span, "name", at),
+        start_ns=start,
+        end_ns=max(end, start),
+        attributes=check.attributes(span, at),
+        events=events,
+        error=error,
+        resource=resource,
+        where=f"{place}: {at}",
+    )
+
+
+def read_otlp_json_file(path: Path) -> list[Span]:
+    """Every span of an OTLP JSON file: one request per line (the Collector's file
+    exporter), or one request as the whole document."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+    first_end = raw.find(b"\n")
+    first = raw if first_end < 0 else raw[:first_end]
+    try:
+        # A file whose first line is a whole document holds one document per line
+        # (a pretty-printed document's first line is "{").
+        orjson.loads(first)
+        per_line = True
+    except orjson.JSONDecodeError:
+        per_line = False
+    if not per_line:
+        return spans_from_json(_parse(raw, path, None, 0), file=path)
+    spans: list[Span] = []
+    offset = 0
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if line.strip():
+            spans.extend(
+                spans_from_json(_parse(line, path, number, offset), file=path, line=number)
+            )
+        offset += len(line) + 1
+    return spans
+
+
+def _parse(raw: bytes, path: Path, line: int | None, offset: int) -> Any:
+    """orjson for speed; on any failure, the strict reader of `agentgauge.textio`
+    says where and why (UTF-8, JSON syntax, depth), in the words every importer uses."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        text = decode_utf8(raw, file=path, line=line, offset=offset)
+        loads_json(text, file=path, line=line)
+        # orjson refuses integers past 64 bits, which Python's json reads.
+        raise InputError(
+            "invalid JSON: a number is too large (integers must fit in 64 bits)",
+            file=path,
+            line=line,
+        ) from None
+
+
+# --------------------------------------------------------------------------- protobuf
+
+
+def spans_from_protobuf(body: bytes, *, source: str) -> list[Span]:
+    """The spans of a protobuf ``ExportTraceServiceRequest``; ``source`` names it in errors."""
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except (DecodeError, RecursionError, ValueError) as exc:
+        raise InputError(
+            f"not a valid protobuf ExportTraceServiceRequest ({exc})", file=source
+        ) from None
+    out: list[Span] = []
+    for i, rs in enumerate(request.resource_spans):
+        rs_at = f"resourceSpans[{i}]"
+        resource = _pb_attributes(rs.resource.attributes, f"{rs_at}.resource", source)
+        for j, ss in enumerate(rs.scope_spans):
+            for k, span in enumerate(ss.spans):
+                at = f"{rs_at}.scopeSpans[{j}].spans[{k}]"
+                if len(span.trace_id) != 16 or len(span.span_id) != 8:
+                    bad = "traceId" if len(span.trace_id) != 16 else "spanId"
+                    raise InputError(
+                        f"expected {16 if bad == 'traceId' else 8} bytes",
+                        file=source,
+                        field=f"{at}.{bad}",
+                    )
+                if span.parent_span_id and len(span.parent_span_id) != 8:
+                    raise InputError("expected 8 bytes", file=source, field=f"{at}.parentSpanId")
+                out.append(
+                    Span(
+                        trace_id=span.trace_id.hex(),
+                        span_id=span.span_id.hex(),
+                        parent_id=span.parent_span_id.hex() or None,
+                        name=span.name,
+                        start_ns=span.start_time_unix_nano,
+                        end_ns=max(span.end_time_unix_nano, span.start_time_unix_nano),
+                        attributes=_pb_attributes(span.attributes, at, source),
+                        events=[
+                            SpanEvent(
+                                ev.name,
+                                ev.time_unix_nano,
+                                _pb_attributes(ev.attributes, f"{at}.events[{e}]", source),
+                            )
+                            for e, ev in enumerate(span.events)
+                        ],
+                        error=(span.status.message or "error")
+                        if span.status.code == _STATUS_ERROR
+                        else None,
+                        resource=resource,
+                        where=f"{source}: {at}",
+                    )
+                )
+    return out
+
+
+def _pb_attributes(kvs: Any, where: str, source: str) -> dict[str, Any]:
+    return {kv.key: _pb_value(kv.value, f"{where}.attributes[{kv.key}]", source, 1) for kv in kvs}
+
+
+def _pb_value(value: AnyValue, where: str, source: str, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise InputError(
+            f"nested too deeply: more than {MAX_DEPTH} levels of values", file=source, field=where
+        )
+    which = value.WhichOneof("value")
+    if which == "array_value":
+        return [_pb_value(v, where, source, depth + 1) for v in value.array_value.values]
+    if which == "kvlist_value":
+        items: list[KeyValue] = list(value.kvlist_value.values)
+        return {kv.key: _pb_value(kv.value, where, source, depth + 1) for kv in items}
+    if which == "double_value" and not _finite(value.double_value):
+        raise InputError("expected a finite number", file=source, field=where)
+    if which == "bytes_value":  # as the JSON encoding has it: base64 text
+        return base64.b64encode(value.bytes_value).decode("ascii")
+    return None if which is None else getattr(value, which)
+
+
+def _finite(x: float) -> bool:
+    return x - x == 0.0

@@ -1,0 +1,608 @@
+"""Spans -> trials: the one mapping behind ``import otel``, ``import openinference``
+and ``collect``.
+
+A trace is one trial, rooted at its outermost agent span (GenAI ``invoke_agent``,
+OpenInference ``AGENT``), or at the trace's root span when no span says it is an
+agent. The trace's model and tool spans, in time order, become the transcript:
+a model span is a `ModelCallEvent` (tokens, model, latency from its times, and a
+price only when the trace carries one), a tool span a `ToolCallEvent` and its
+`ToolResultEvent`, and the messages the spans carry become `MessageEvent`s, each
+once although every model call repeats the history before it.
+
+The task, the trial index and the outcome are attributes of the root span
+(names in `TraceOptions`), or rows of an outcomes file keyed by trace id
+(`read_outcomes`). A trace with no outcome is graded by its task's graders when
+the suite is given; without one it is refused: a trial needs an outcome, and
+agentgauge will not invent one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentgauge.errors import InputError, first_error
+from agentgauge.importers.dialects import Dialect, Message, SpanKind, detect, first
+from agentgauge.importers.otlp import Span
+from agentgauge.schema import (
+    SUCCESS_TOLERANCE,
+    Event,
+    MessageEvent,
+    ModelCallEvent,
+    Task,
+    ToolCallEvent,
+    ToolResultEvent,
+    Trial,
+)
+from agentgauge.sources import read_jsonl
+from agentgauge.textio import MAX_DEPTH, check_depth
+
+__all__ = [
+    "Outcome",
+    "TraceOptions",
+    "group_traces",
+    "read_outcomes",
+    "trial_from_trace",
+    "trials_from_spans",
+]
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """Which root-span attributes hold what the trace itself cannot say."""
+
+    task_attr: str = "agentgauge.task.id"
+    trial_attr: str = "agentgauge.trial"
+    success_attr: str = "agentgauge.outcome.success"
+    score_attr: str = "agentgauge.outcome.score"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One row of an outcomes file: what a trace's spans leave out."""
+
+    task_id: str | None = None
+    trial: int | None = None
+    success: bool | None = None
+    score: float | None = None
+    where: str = ""
+
+
+def read_outcomes(path: str | Path) -> dict[str, Outcome]:
+    """An outcomes file: JSON lines ``{"trace_id", "task_id"?, "trial"?, "success"?,
+    "score"?}`` (docs/formats/otel.md), keyed by lowercase trace id."""
+    out: dict[str, Outcome] = {}
+    for line, obj in read_jsonl(path):
+        trace_id, row = _outcome_row(obj, f"{path}:{line}", path, line)
+        if trace_id in out:
+            raise InputError(
+                f"trace {trace_id} already has an outcome ({out[trace_id].where})",
+                file=path,
+                line=line,
+                field="trace_id",
+            )
+        out[trace_id] = row
+    return out
+
+
+_OUTCOME_KEYS = ("trace_id", "task_id", "trial", "success", "score")
+
+
+def _outcome_row(
+    obj: dict[str, Any], where: str, path: str | Path, line: int
+) -> tuple[str, Outcome]:
+    def fail(key: str, reason: str) -> InputError:
+        return InputError(reason, file=path, line=line, field=key)
+
+    unknown = sorted(set(obj) - set(_OUTCOME_KEYS))
+    if unknown:
+        raise fail(unknown[0], f"unknown key; an outcome row has {', '.join(_OUTCOME_KEYS)}")
+    trace_id = obj.get("trace_id")
+    if not isinstance(trace_id, str) or len(trace_id) != 32 or not _is_hex(trace_id):
+        raise fail("trace_id", "expected the trace id as 32 hex digits")
+    task_id = obj.get("task_id")
+    if task_id is not None and (not isinstance(task_id, str) or not task_id):
+        raise fail("task_id", "expected a non-empty string")
+    trial = _index(obj.get("trial"))
+    if trial is False:
+        raise fail("trial", "expected an integer >= 0")
+    success = obj.get("success")
+    if success is not None and not isinstance(success, bool):
+        raise fail("success", "expected true or false")
+    score = _score(obj.get("score"))
+    if score is False:
+        raise fail("score", "expected a number in [0, 1]")
+    index = trial if isinstance(trial, int) and not isinstance(trial, bool) else None
+    value = score if isinstance(score, float) else None
+    return trace_id.lower(), Outcome(task_id, index, success, value, where=where)
+
+
+def _is_hex(text: str) -> bool:
+    try:
+        int(text, 16)
+    except ValueError:
+        return False
+    return True
+
+
+def _index(value: Any) -> int | bool | None:
+    """A trial index, ``None`` when absent, ``False`` when invalid."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        return False
+    return value
+
+
+def _score(value: Any) -> float | bool | None:
+    """A score in [0, 1], ``None`` when absent, ``False`` when invalid."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return float(value) if 0 <= value <= 1 else False
+
+
+def group_traces(spans: Iterable[Span]) -> dict[str, list[Span]]:
+    """Spans by trace id, in the order traces first appear."""
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    return traces
+
+
+def trials_from_spans(
+    spans: Iterable[Span],
+    *,
+    dialect: Dialect | None = None,
+    options: TraceOptions | None = None,
+    outcomes: Mapping[str, Outcome] | None = None,
+    tasks: Mapping[str, Task] | None = None,
+) -> list[Trial]:
+    """One trial per trace (`trial_from_trace`), in the order traces first appear.
+    ``dialect=None`` detects each trace's dialect from its spans. Trial indices the
+    trace does not give are left ``None`` (`agentgauge.sources.assign_trial_indices`
+    numbers them)."""
+    return [
+        trial_from_trace(
+            trace,
+            dialect=dialect,
+            options=options,
+            outcome=(outcomes or {}).get(trace_id),
+            tasks=tasks,
+        )
+        for trace_id, trace in group_traces(spans).items()
+    ]
+
+
+def trial_from_trace(
+    spans: list[Span],
+    *,
+    dialect: Dialect | None = None,
+    options: TraceOptions | None = None,
+    outcome: Outcome | None = None,
+    tasks: Mapping[str, Task] | None = None,
+    incomplete: bool = False,
+) -> Trial:
+    """The trial of one trace's spans (all of one trace id, in any order).
+
+    ``incomplete``: the trace's root span never arrived (``collect`` at shutdown);
+    the trial is stored with status ``error``, an infra error, and says so."""
+    if not spans:
+        raise ValueError("a trace has at least one span")
+    return _Builder(spans, dialect or detect(spans), options or TraceOptions()).build(
+        outcome, tasks or {}, incomplete
+    )
+
+
+class _Builder:
+    def __init__(self, spans: list[Span], dialect: Dialect, options: TraceOptions) -> None:
+        self.spans = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
+        self.d = dialect
+        self.options = options
+        self.kinds: dict[str, SpanKind | None] = {s.span_id: dialect.kind(s) for s in self.spans}
+        self.root = self._root()
+        self.t0 = self.root.start_ns
+        self.trace_id = self.root.trace_id
+
+    def _root(self) -> Span:
+        by_id = {s.span_id: s for s in self.spans}
+        for span in self.spans:  # earliest first: the outermost agent span
+            if self.kinds[span.span_id] == "agent" and not self._has_agent_above(span, by_id):
+                return span
+        tops = [s for s in self.spans if s.parent_id is None or s.parent_id not in by_id]
+        # Parents that loop (a span its own ancestor) leave no top: take the earliest.
+        return tops[0] if tops else self.spans[0]
+
+    def _has_agent_above(self, span: Span, by_id: dict[str, Span]) -> bool:
+        seen = {span.span_id}
+        parent = span.parent_id
+        while parent is not None and parent in by_id and parent not in seen:
+            seen.add(parent)
+            if self.kinds[parent] == "agent":
+                return True
+            parent = by_id[parent].parent_id
+        return False
+
+    def _t(self, ns: int) -> float:
+        return max(ns - self.t0, 0) / 1e9
+
+    # ----------------------------------------------------------------- attributes
+
+    def _int(self, span: Span, keys: tuple[str, ...]) -> int | None:
+        found = first(span.attributes, keys)
+        if found is None:
+            return None
+        key, value = found
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InputError(
+                f"attribute {key!r}: expected an integer >= 0, got {value!r}", file=span.where
+            )
+        return value
+
+    def _num(self, span: Span, key: str) -> float | None:
+        value = span.attributes.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise InputError(
+                f"attribute {key!r}: expected a number >= 0, got {value!r}", file=span.where
+            )
+        return float(value)
+
+    def _str(self, span: Span, keys: tuple[str, ...]) -> str | None:
+        found = first(span.attributes, keys)
+        if found is None or found[1] is None:
+            return None
+        key, value = found
+        if not isinstance(value, str):
+            raise InputError(
+                f"attribute {key!r}: expected a string, got {value!r}", file=span.where
+            )
+        return value
+
+    def _cost(self, span: Span) -> float | None:
+        found = first(span.attributes, self.d.cost_usd)
+        if found is not None:
+            return self._num(span, found[0])
+        parts = [self._num(span, k) for k in self.d.cost_parts if k in span.attributes]
+        if parts and len(parts) == len(self.d.cost_parts):
+            return sum(p for p in parts if p is not None)
+        return None
+
+    def _attr_anywhere(self, key: str) -> tuple[Span, Any] | None:
+        """An attribute of the root; else of the trace's top span (the agent may run
+        inside a span of the application's that the attributes were set on); else of
+        the earliest span that has it (a trace whose root never ended keeps its task
+        only where the agent copied it onto other spans)."""
+        tops = [s for s in self.spans if s.parent_id is None]
+        for span in (self.root, *tops, *self.spans):
+            if key in span.attributes:
+                return span, span.attributes[key]
+        return None
+
+    # ----------------------------------------------------------------- events
+
+    def events(self) -> tuple[list[Event], dict[str, Any]]:
+        timed: list[tuple[int, int, Event]] = []
+        extras: Counter[str] = Counter()
+        first_chunk: list[float] = []
+        seen: Counter[tuple[Any, ...]] = Counter()
+        has_tool_spans = any(k == "tool" for k in self.kinds.values())
+        seq = 0
+
+        def add(ns: int, event: Event) -> None:
+            nonlocal seq
+            timed.append((ns, seq, event))
+            seq += 1
+
+        def add_messages(ns: int, msgs: list[Message] | None) -> None:
+            local: Counter[tuple[Any, ...]] = Counter()
+            for msg in msgs or []:
+                key = msg.key()
+                local[key] += 1
+                if local[key] <= seen[key]:
+                    continue  # history a later call repeats
+                seen[key] += 1
+                for event in self._message_events(msg, self._t(ns), with_tools=not has_tool_spans):
+                    add(ns, event)
+
+        root_agent = self.kinds[self.root.span_id] == "agent"
+        if root_agent:
+            add_messages(self.root.start_ns, self.d.messages(self.root, "input"))
+        for span in self.spans:
+            kind = self.kinds[span.span_id]
+            if kind == "model":
+                add_messages(span.start_ns, self.d.messages(span, "input"))
+                add(span.start_ns, self._model_call(span))
+                for name, keys in self.d.usage_extras:
+                    value = self._int(span, keys)
+                    if value is not None:
+                        extras[name] += value
+                ttfc = self._num(span, "gen_ai.response.time_to_first_chunk")
+                if ttfc is not None:
+                    first_chunk.append(ttfc)
+                add_messages(span.end_ns, self.d.messages(span, "output"))
+            elif kind == "tool":
+                call, result = self._tool(span)
+                add(span.start_ns, call)
+                add(span.end_ns, result)
+        if root_agent:
+            add_messages(self.root.end_ns, self.d.messages(self.root, "output"))
+        timed.sort(key=lambda item: (item[0], item[1]))
+        meta: dict[str, Any] = dict(extras)
+        if first_chunk:
+            meta["time_to_first_chunk_s"] = first_chunk
+        return [e for _, _, e in timed], meta
+
+    def _message_events(self, msg: Message, t: float, *, with_tools: bool) -> list[Event]:
+        """A message's events; its tool calls and results only when the trace has no
+        tool spans, which say the same with times and errors."""
+        out: list[Event] = []
+        if msg.role == "tool" or msg.tool_call_id is not None:
+            if with_tools:
+                out.append(ToolResultEvent(t=t, call_id=msg.tool_call_id, content=msg.result))
+            return out
+        if msg.text is not None or not msg.tool_calls:
+            out.append(MessageEvent(t=t, role=msg.role, content=msg.text))
+        if with_tools:
+            out.extend(
+                ToolCallEvent(
+                    t=t, name=c.name, arguments=_arguments(c.arguments), call_id=c.call_id
+                )
+                for c in msg.tool_calls
+            )
+        return out
+
+    def _model_call(self, span: Span) -> ModelCallEvent:
+        return ModelCallEvent(
+            t=self._t(span.start_ns),
+            model=self._str(span, self.d.response_model) or self._str(span, self.d.request_model),
+            input_tokens=self._int(span, self.d.input_tokens),
+            output_tokens=self._int(span, self.d.output_tokens),
+            cost_usd=self._cost(span),
+            latency_s=(span.end_ns - span.start_ns) / 1e9,
+        )
+
+    def _tool(self, span: Span) -> tuple[ToolCallEvent, ToolResultEvent]:
+        name = self._str(span, self.d.tool_name)
+        if name is None:
+            # The GenAI span name is "execute_tool {gen_ai.tool.name}".
+            name = span.name.removeprefix("execute_tool ").strip() or span.name
+        call_id = self._str(span, self.d.tool_call_id)
+        found = first(span.attributes, self.d.tool_arguments)
+        result = first(span.attributes, self.d.tool_result)
+        error_type = span.attributes.get("error.type")
+        is_error = error_type is not None or span.error is not None
+        content = result[1] if result is not None else None
+        if content is None and is_error:
+            content = " ".join(str(x) for x in (error_type, span.error) if x not in (None, "error"))
+            content = content or "error"
+        return (
+            ToolCallEvent(
+                t=self._t(span.start_ns),
+                name=name,
+                arguments=_arguments(found[1] if found else None),
+                call_id=call_id,
+            ),
+            ToolResultEvent(
+                t=self._t(span.end_ns),
+                call_id=call_id,
+                name=name,
+                content=content,
+                is_error=is_error,
+            ),
+        )
+
+    # ----------------------------------------------------------------- the trial
+
+    def build(self, outcome: Outcome | None, tasks: Mapping[str, Task], incomplete: bool) -> Trial:
+        opts = self.options
+        events, usage_meta = self.events()
+        task_id = self._task_id(outcome)
+        trial_index = self._trial_index(outcome)
+        success, score = self._outcome(outcome)
+        calls = [e for e in events if isinstance(e, ModelCallEvent)]
+        models = {c.model for c in calls if c.model is not None}
+        model = (
+            next(iter(models)) if len(models) == 1 else self._str(self.root, self.d.request_model)
+        )
+        meta: dict[str, Any] = {"trace_id": self.trace_id, "dialect": self.d.name, **usage_meta}
+        provider = self._str(self.root, self.d.provider) or next(
+            (p for s in self.spans if (p := self._str(s, self.d.provider))), None
+        )
+        if provider:
+            meta["provider"] = provider
+        status, error, error_kind = "completed", None, None
+        root_error = self.root.attributes.get("error.type")
+        if incomplete:
+            status, error_kind = "error", "infra"
+            error = "incomplete trace: its root span had not ended when the receiver stopped"
+            meta["incomplete"] = True
+        elif root_error is not None or self.root.error is not None:
+            # The agent's own span failed: the agent raised (docs/metrics.md, error kinds).
+            status, error_kind = "error", "agent"
+            error = ": ".join(str(x) for x in (root_error, self.root.error) if x is not None)
+        if success is None and score is None and (status != "completed" or task_id not in tasks):
+            if status == "completed":
+                where_to = f"{opts.success_attr!r} or {opts.score_attr!r} on its root span"
+                reason = (
+                    f"trace {self.trace_id} has no outcome and the suite has no task "
+                    f"{task_id!r} to grade it by: set {where_to} or give it in an outcomes "
+                    "file (--outcomes)"
+                    if tasks
+                    else f"trace {self.trace_id} (task {task_id!r}) has no outcome: set "
+                    f"{where_to}, give it in an outcomes file (--outcomes), or pass the suite "
+                    "(--suite) to grade it"
+                )
+                raise InputError(
+                    reason,
+                    file=self.root.where,
+                )
+            success = False  # an unfinished trial fails; its status says why
+        answer = self._answer(events)
+        values: dict[str, Any] = {
+            "task_id": task_id,
+            "trial": trial_index,
+            "agent": self._str(self.root, self.d.agent_name),
+            "model": model,
+            "success": success if success is not None or score is not None else False,
+            "score": score,
+            "input_tokens": _total([c.input_tokens for c in calls]),
+            "output_tokens": _total([c.output_tokens for c in calls]),
+            "cost_usd": _total([c.cost_usd for c in calls]),
+            "latency_s": (self.root.end_ns - self.root.start_ns) / 1e9,
+            "tool_calls": sum(1 for e in events if isinstance(e, ToolCallEvent)),
+            "model_calls": len(calls),
+            "status": status,
+            "error": error,
+            "error_kind": error_kind,
+            "events": events,
+            "answer": answer,
+            "metadata": meta,
+        }
+        if not calls:
+            # No model spans: the agent span's own usage, when it reports one.
+            values["input_tokens"] = self._int(self.root, self.d.input_tokens)
+            values["output_tokens"] = self._int(self.root, self.d.output_tokens)
+            values["cost_usd"] = self._cost(self.root)
+            values["model_calls"] = None
+        trial = self._validated(values)
+        if success is None and score is None and status == "completed":
+            trial = _graded(trial, tasks[task_id], self.root.where)
+        return trial
+
+    def _validated(self, values: dict[str, Any]) -> Trial:
+        try:
+            return Trial(**values)
+        except ValidationError as exc:
+            field, reason = first_error(exc, metadata_hint=False)
+            raise InputError(reason, file=self.root.where, field=field) from None
+
+    def _task_id(self, outcome: Outcome | None) -> str:
+        found = self._attr_anywhere(self.options.task_attr)
+        value: str | None = None
+        if found is not None:
+            span, raw = found
+            if isinstance(raw, int) and not isinstance(raw, bool):
+                raw = str(raw)
+            if not isinstance(raw, str) or not raw:
+                raise InputError(
+                    f"attribute {self.options.task_attr!r}: expected a task id (a string)",
+                    file=span.where,
+                )
+            value = raw
+        if outcome is not None and outcome.task_id is not None:
+            if value is not None and value != outcome.task_id:
+                raise InputError(
+                    f"trace {self.trace_id} says task {value!r}, the outcomes file "
+                    f"{outcome.task_id!r}",
+                    file=outcome.where,
+                    field="task_id",
+                )
+            value = outcome.task_id
+        if value is None:
+            raise InputError(
+                f"trace {self.trace_id} names no task: set {self.options.task_attr!r} on its "
+                "root span (or name the attribute with --task-attr), or give its task_id in an "
+                "outcomes file (--outcomes)",
+                file=self.root.where,
+            )
+        return value
+
+    def _trial_index(self, outcome: Outcome | None) -> int | None:
+        found = self._attr_anywhere(self.options.trial_attr)
+        value: int | None = None
+        if found is not None:
+            index = _index(found[1])
+            if index is False:
+                raise InputError(
+                    f"attribute {self.options.trial_attr!r}: expected an integer >= 0",
+                    file=found[0].where,
+                )
+            value = index if isinstance(index, int) else None
+        if outcome is not None and outcome.trial is not None:
+            value = outcome.trial
+        return value
+
+    def _outcome(self, outcome: Outcome | None) -> tuple[bool | None, float | None]:
+        success: bool | None = None
+        score: float | None = None
+        found = self._attr_anywhere(self.options.success_attr)
+        if found is not None:
+            if not isinstance(found[1], bool):
+                raise InputError(
+                    f"attribute {self.options.success_attr!r}: expected true or false, "
+                    f"got {found[1]!r}",
+                    file=found[0].where,
+                )
+            success = found[1]
+        found = self._attr_anywhere(self.options.score_attr)
+        if found is not None:
+            value = _score(found[1])
+            if value is False:
+                raise InputError(
+                    f"attribute {self.options.score_attr!r}: expected a number in [0, 1], "
+                    f"got {found[1]!r}",
+                    file=found[0].where,
+                )
+            score = value if isinstance(value, float) else None
+        if outcome is not None and (outcome.success is not None or outcome.score is not None):
+            success, score = outcome.success, outcome.score
+        return success, score
+
+    def _answer(self, events: list[Event]) -> str | None:
+        for event in reversed(events):
+            if isinstance(event, MessageEvent) and event.role == "assistant" and event.content:
+                return event.content
+        found = first(self.root.attributes, self.d.answer)
+        text = found[1] if found is not None else None
+        return text if isinstance(text, str) else None
+
+
+def _total(values: list[int | None] | list[float | None]) -> Any:
+    """The sum when every call reported the value; unknown (``None``) otherwise."""
+    if not values or any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None)
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if raw is None:
+        return {}
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else None
+        if isinstance(raw, str) and raw.count("[") + raw.count("{") > MAX_DEPTH:
+            check_depth(parsed, file="", line=None)
+    except (ValueError, RecursionError, InputError):
+        parsed = None
+    # Arguments that are not a JSON object are the agent's error: kept as text for graders.
+    return parsed if isinstance(parsed, dict) else {"__unparsed__": raw}
+
+
+def _graded(trial: Trial, task: Task, where: str) -> Trial:
+    """The trial with the outcome its task's code graders give it."""
+    from agentgauge.graders.base import grade_trial
+
+    grading = grade_trial(task, trial)
+    if grading.success is None and grading.score is None:
+        raise InputError(
+            f"trace {trial.metadata.get('trace_id')} (task {task.id!r}) has no outcome and its "
+            "task enables no grader that decides one",
+            file=where,
+        )
+    if grading.success is not None:
+        success = grading.success
+    else:  # partial credit only: tau-bench's rule, as `Trial` applies it
+        assert grading.score is not None
+        success = grading.score >= 1 - SUCCESS_TOLERANCE
+    score = grading.score if grading.score is not None else (1.0 if success else 0.0)
+    return trial.model_copy(update={"success": success, "score": score, "grades": grading.grades})

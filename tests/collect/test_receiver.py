@@ -1,0 +1,265 @@
+"""`agentgauge collect`: the real OpenTelemetry SDK exporting over OTLP/HTTP to the
+receiver, run as the command a user runs, and the protocol's answers to bad requests."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from google.rpc import status_pb2
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from tests.importers.otlp_docs import request, span
+
+from agentgauge.store import Store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+class Collector:
+    """``agentgauge collect --port 0`` in a subprocess; the port read from its first line."""
+
+    def __init__(self, db: Path, *args: str) -> None:
+        self.db = db
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "agentgauge",
+                "collect",
+                "--port",
+                "0",
+                "--store",
+                str(db),
+                "--run-id",
+                "live",
+                *args,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert "listening on http://127.0.0.1:" in line, line + self.proc.stderr.read()
+        self.url = line.split()[2]
+
+    def stop(self) -> tuple[int, str, str]:
+        self.proc.send_signal(signal.SIGINT)
+        out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, out, err
+
+    def post(self, body: bytes, content_type: str, **headers: str) -> tuple[int, bytes]:
+        req = urllib.request.Request(
+            self.url, data=body, headers={"Content-Type": content_type, **headers}
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+
+@pytest.fixture
+def collector(tmp_path: Path) -> Iterator[Collector]:
+    c = Collector(tmp_path / "live.db")
+    yield c
+    if c.proc.poll() is None:
+        c.proc.kill()
+        c.proc.wait()
+
+
+def _agent_trace(
+    tracer: trace.Tracer, task: str, success: bool | None, *, end: bool = True
+) -> None:
+    root = tracer.start_span("invoke_agent bot")
+    root.set_attributes(
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "bot",
+            "agentgauge.task.id": task,
+        }
+    )
+    if success is not None:
+        root.set_attribute("agentgauge.outcome.success", success)
+    ctx = trace.set_span_in_context(root)
+    with tracer.start_as_current_span("chat m", context=ctx) as chat:
+        # The task on a child too, so that a trace whose root never ends still names it.
+        chat.set_attribute("agentgauge.task.id", task)
+        chat.set_attributes(
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "m",
+                "gen_ai.usage.input_tokens": 3,
+                "gen_ai.usage.output_tokens": 2,
+            }
+        )
+    with tracer.start_as_current_span("execute_tool add", context=ctx) as tool:
+        tool.set_attributes(
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "add",
+                "gen_ai.tool.call.arguments": '{"n": 1}',
+            }
+        )
+    if end:
+        root.end()
+
+
+def test_sdk_exporter_to_collect_stores_trials_and_open_traces_at_shutdown(
+    collector: Collector,
+) -> None:
+    provider = TracerProvider(resource=Resource.create({"service.name": "bot"}))
+    exporter = OTLPSpanExporter(endpoint=collector.url, compression=Compression.Gzip)
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    _agent_trace(tracer, "a", True)
+    _agent_trace(tracer, "a", False)
+    _agent_trace(tracer, "b", True, end=False)  # the agent never finished
+    assert provider.force_flush(30_000)
+    code, out, err = collector.stop()
+    provider.shutdown()
+    assert code == 0, err
+    assert "stored 3 trials from 8 spans in run live" in out  # 3 + 3 + 2 spans
+    assert "1 open traces stored as incomplete trials" in err
+    with Store(collector.db) as db:
+        trials = sorted(db.trials("live"), key=lambda t: (t.task_id, t.trial))
+    assert [(t.task_id, t.trial, t.success) for t in trials] == [
+        ("a", 0, True),
+        ("a", 1, False),
+        ("b", 0, False),
+    ]
+    done = trials[0]
+    assert (done.agent, done.model, done.input_tokens, done.tool_calls) == ("bot", "m", 3, 1)
+    assert [e.type for e in done.events] == ["model_call", "tool_call", "tool_result"]
+    open_trace = trials[2]
+    assert (open_trace.status, open_trace.error_kind) == ("error", "infra")
+    assert open_trace.metadata["incomplete"] is True
+
+
+def _lines(path: Path) -> list[bytes]:
+    return [line.encode() for line in path.read_text().splitlines()]
+
+
+def test_openinference_spans_as_gzip_json(collector: Collector) -> None:
+    for line in _lines(FIXTURES / "openinference" / "openai.jsonl"):
+        status, body = collector.post(
+            gzip.compress(line), "application/json", **{"Content-Encoding": "gzip"}
+        )
+        assert (status, json.loads(body)) == (200, {})
+    code, out, _ = collector.stop()
+    assert code == 0 and "stored 2 trials" in out
+    with Store(collector.db) as db:
+        trials = db.trials("live")
+    assert {t.metadata["dialect"] for t in trials} == {"openinference"}
+    assert sorted(t.success for t in trials) == [False, True]
+
+
+def test_bad_requests_get_the_protocols_answers_and_change_nothing(collector: Collector) -> None:
+    ok = request(
+        span("00f067aa0ba902b7", "r", {"agentgauge.task.id": "t", "agentgauge.outcome.score": 1.0})
+    )
+    status, _ = collector.post(json.dumps(ok).encode(), "application/json")
+    assert status == 200
+
+    status, body = collector.post(b"hello", "text/plain")
+    assert status == 415 and "unsupported Content-Type 'text/plain'" in json.loads(body)["message"]
+
+    status, body = collector.post(b"\x0a\xff\xff\xff", "application/x-protobuf")
+    assert status == 400
+    answer = status_pb2.Status.FromString(body)  # a google.rpc.Status, encoded as the request
+    assert answer.code == 3 and answer.message.startswith("request: not a valid protobuf")
+
+    bad = request(span("00f067aa0ba902b7", "r", {}, trace="xyz"))
+    status, body = collector.post(json.dumps(bad).encode(), "application/json")
+    assert status == 400
+    assert json.loads(body)["message"] == (
+        "request: resourceSpans[0].scopeSpans[0].spans[0].traceId: expected 32 hex digits, "
+        "got 'xyz'"
+    )
+
+    bomb = gzip.compress(b" " * (40 * 1024 * 1024))  # 40 MiB of spaces in 40 KB
+    status, _ = collector.post(bomb, "application/json", **{"Content-Encoding": "gzip"})
+    assert status == 413
+
+    status, _ = collector.post(b"{}", "application/json", **{"Content-Encoding": "compress"})
+    assert status == 415
+
+    nameless = request(
+        span(
+            "11f067aa0ba902b7",
+            "r",
+            {"agentgauge.outcome.score": 1.0},
+            trace="1af7651916cd43dd8448eb211c80319c",
+        )
+    )
+    status, body = collector.post(json.dumps(nameless).encode(), "application/json")
+    partial = json.loads(body)["partialSuccess"]
+    assert status == 200 and partial["rejectedSpans"] == "1"
+    assert "names no task" in partial["errorMessage"]
+
+    code, out, err = collector.stop()
+    assert code == 0 and "stored 1 trials from 1 spans" in out
+    assert "rejected:" in err and "names no task" in err
+    with Store(collector.db) as db:
+        assert [t.task_id for t in db.trials("live")] == ["t"]
+
+
+def test_collect_into_a_run_made_elsewhere_is_refused(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    db = tmp_path / "s.db"
+    assert (
+        cli(
+            "import",
+            "openinference",
+            str(FIXTURES / "openinference" / "openai.jsonl"),
+            "--store",
+            str(db),
+            "--run-id",
+            "imp",
+        )[0]
+        == 0
+    )
+    code, _, err = cli("collect", "--port", "0", "--store", str(db), "--run-id", "imp")
+    assert code == 2 and "was not made by collect" in err
+
+
+def test_a_port_in_use_is_one_line_and_no_run(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        db = tmp_path / "s.db"
+        code, _, err = cli("collect", "--port", str(port), "--store", str(db), "--run-id", "x")
+    assert code == 2 and f"--port: cannot listen on 127.0.0.1:{port}" in err
+    with Store(db) as store:
+        assert store.list_runs() == []
+
+
+def test_a_trace_whose_task_the_suite_lacks_is_rejected_by_name(tmp_path: Path) -> None:
+    c = Collector(tmp_path / "s.db", "--suite", str(FIXTURES / "otel" / "suite.yaml"))
+    try:
+        doc = request(span("00f067aa0ba902b7", "r", {"agentgauge.task.id": "nope"}))
+        status, body = c.post(json.dumps(doc).encode(), "application/json")
+        partial = json.loads(body)["partialSuccess"]
+        assert status == 200 and partial["rejectedSpans"] == "1"
+        assert "the suite has no task 'nope' to grade it by" in partial["errorMessage"]
+        assert c.stop()[0] == 0
+    finally:
+        if c.proc.poll() is None:
+            c.proc.kill()

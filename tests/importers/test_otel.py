@@ -1,0 +1,370 @@
+"""`agentgauge import otel`: OpenTelemetry GenAI spans (OTLP JSON) -> trials."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.importers.otlp_docs import TRACE, request, span
+
+from agentgauge.errors import InputError
+from agentgauge.importers import import_file, read_import
+from agentgauge.store import Store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "otel"
+GENAI = FIXTURES / "genai.jsonl"
+_RUNS = itertools.count()
+SUITE = FIXTURES / "suite.yaml"
+
+
+def _write(tmp_path: Path, *docs: object, name: str = "t.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+def test_sdk_fixture_becomes_trials_with_the_suites_grade(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as db:
+        run = import_file("otel", GENAI, db, "g", {"suite": str(SUITE)})
+        trials = {t.task_id: t for t in db.trials("g")}
+        tasks = db.get_tasks("g")
+    assert run.n_trials == 3 and run.agent == "weather-agent" and run.model == "fake-model-2026"
+    paris = trials["weather-paris"]
+    assert paris.success is True and paris.score == 1.0  # agentgauge.outcome.success = true
+    # Two chat spans: 42 + 10 input tokens, 5 + 5 output tokens.
+    assert (paris.input_tokens, paris.output_tokens, paris.model_calls) == (52, 10, 2)
+    assert paris.cost_usd is None  # GenAI spans carry no price: unknown, not 0
+    kinds = [e.type for e in paris.events]
+    assert kinds == [
+        "message",
+        "message",
+        "model_call",
+        "tool_call",
+        "tool_result",
+        "model_call",
+        "message",
+    ]
+    call = paris.events[3]
+    assert call.type == "tool_call" and call.arguments == {"city": "Paris"}
+    assert call.call_id == "call_1"
+    assert paris.answer == "It is 18 C."
+    atlantis = trials["weather-atlantis"]
+    assert atlantis.success is False and atlantis.score == 0.0  # outcome.score = 0.0
+    result = atlantis.events[4]
+    assert result.type == "tool_result" and result.is_error  # error.type LookupError
+    # No outcome on the span: the suite's answer grader decided it.
+    france = trials["capital-france"]
+    assert france.success is True and [g.grader for g in france.grades] == ["answer"]
+    assert {t.id for t in tasks} == set(trials)
+
+
+def test_a_trace_without_outcome_is_refused_without_a_suite(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    db = tmp_path / "new.db"
+    code, _, err = cli("import", "otel", str(GENAI), "--store", str(db))
+    assert code == 2
+    assert f"{GENAI}:3: resourceSpans[0].scopeSpans[1].spans[0]:" in err
+    assert "has no outcome" in err and "--suite" in err
+    assert not db.exists()
+
+
+def test_outcomes_file_supplies_what_the_spans_lack(tmp_path: Path) -> None:
+    trace_id = json.loads(GENAI.read_text().splitlines()[2])["resourceSpans"][0]["scopeSpans"][0][
+        "spans"
+    ][0]["traceId"]
+    outcomes = tmp_path / "outcomes.jsonl"
+    outcomes.write_text(json.dumps({"trace_id": trace_id, "score": 0.5, "trial": 3}) + "\n")
+    trials = read_import("otel", GENAI, {"outcomes": str(outcomes)}).trials
+    france = next(t for t in trials if t.task_id == "capital-france")
+    assert (france.score, france.success, france.trial) == (0.5, False, 3)
+
+
+def test_outcomes_file_that_contradicts_the_trace_is_refused(tmp_path: Path) -> None:
+    first = json.loads(GENAI.read_text().splitlines()[0])
+    trace_id = first["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+    outcomes = tmp_path / "outcomes.jsonl"
+    outcomes.write_text(json.dumps({"trace_id": trace_id, "task_id": "other"}) + "\n")
+    with pytest.raises(InputError, match="says task 'weather-paris'") as err:
+        read_import("otel", GENAI, {"outcomes": str(outcomes), "suite": str(SUITE)})
+    assert str(err.value).startswith(f"{outcomes}:1: task_id: trace ")
+
+
+def test_older_dialect_names_and_content_events(tmp_path: Path) -> None:
+    """Before the message attributes (semconv <= 1.36): gen_ai.system, prompt/completion
+    token names, content as span events; no invoke_agent span, so the trace root is
+    the trial."""
+    prompt = json.dumps([{"role": "user", "content": "2+2?"}])
+    completion = json.dumps([{"role": "assistant", "content": "4"}])
+    chat = span(
+        "b7ad6b7169203331",
+        "chat gpt-4",
+        {
+            "gen_ai.system": "openai",
+            "gen_ai.request.model": "gpt-4",
+            "gen_ai.usage.prompt_tokens": 7,
+            "gen_ai.usage.completion_tokens": 1,
+        },
+        parent="00f067aa0ba902b7",
+        start=1_100_000_000,
+        end=1_600_000_000,
+        events=[
+            {
+                "name": "gen_ai.content.prompt",
+                "timeUnixNano": "1100000000",
+                "attributes": [{"key": "gen_ai.prompt", "value": {"stringValue": prompt}}],
+            },
+            {
+                "name": "gen_ai.content.completion",
+                "timeUnixNano": "1600000000",
+                "attributes": [{"key": "gen_ai.completion", "value": {"stringValue": completion}}],
+            },
+        ],
+    )
+    root = span("00f067aa0ba902b7", "solve", {"task": "add", "ok": True})
+    # One pretty-printed document, not one request per line.
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(request(chat, root), indent=2), encoding="utf-8")
+    options = {"task_attr": "task", "success_attr": "ok"}
+    (trial,) = read_import("otel", path, options).trials
+    assert (trial.task_id, trial.success, trial.model) == ("add", True, "gpt-4")
+    assert (trial.input_tokens, trial.output_tokens, trial.latency_s) == (7, 1, 1.0)
+    assert [(e.type, getattr(e, "content", None)) for e in trial.events] == [
+        ("message", "2+2?"),
+        ("model_call", None),
+        ("message", "4"),
+    ]
+    assert trial.events[1].latency_s == pytest.approx(0.5)  # 1.6 s - 1.1 s
+    assert trial.answer == "4" and trial.metadata["provider"] == "openai"
+
+
+def test_agent_span_error_is_an_agent_error(tmp_path: Path) -> None:
+    root = span(
+        "00f067aa0ba902b7",
+        "invoke_agent a",
+        {"gen_ai.operation.name": "invoke_agent", "agentgauge.task.id": "t", "error.type": "Boom"},
+        status={"code": 2, "message": "it broke"},
+    )
+    (trial,) = read_import("otel", _write(tmp_path, request(root))).trials
+    assert (trial.status, trial.error_kind, trial.success) == ("error", "agent", False)
+    assert trial.error == "Boom: it broke"
+    assert trial.model_calls is None  # no chat spans: unknown, not 0
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "reason"),
+    [
+        ({"resourceSpans": {}}, "resourceSpans", "expected a list"),
+        (
+            request(span("zz", "x", {})),
+            "resourceSpans[0].scopeSpans[0].spans[0].spanId",
+            "expected 16 hex digits",
+        ),
+        (
+            request({**span("00f067aa0ba902b7", "x", {}), "startTimeUnixNano": "-1"}),
+            "resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano",
+            "unsigned 64-bit",
+        ),
+        (
+            request(
+                {
+                    **span("00f067aa0ba902b7", "x", {}),
+                    "attributes": [{"key": "n", "value": {"intValue": "1" + "0" * 30}}],
+                }
+            ),
+            "resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.intValue",
+            "64-bit integer",
+        ),
+    ],
+)
+def test_malformed_elements_are_named(
+    tmp_path: Path, line: dict[str, object], field: str, reason: str
+) -> None:
+    ok = request(span("00f067aa0ba902b7", "x", {"agentgauge.task.id": "t", "agentgauge.trial": 0}))
+    path = _write(tmp_path, ok, line)
+    with pytest.raises(InputError) as err:
+        read_import("otel", path)
+    assert (err.value.file, err.value.line, err.value.field) == (str(path), 2, field)
+    assert reason in err.value.reason
+
+
+def test_bad_attribute_type_names_span_and_attribute(tmp_path: Path) -> None:
+    chat = span(
+        "b7ad6b7169203331",
+        "chat",
+        {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": "many"},
+        parent="00f067aa0ba902b7",
+    )
+    root = span("00f067aa0ba902b7", "r", {"agentgauge.task.id": "t", "agentgauge.outcome.score": 1})
+    path = _write(tmp_path, request(chat, root))
+    with pytest.raises(
+        InputError, match=r"'gen_ai\.usage\.input_tokens': expected an integer"
+    ) as e:
+        read_import("otel", path)
+    assert "resourceSpans[0].scopeSpans[0].spans[0]" in str(e.value)
+
+
+def test_trace_without_task_is_refused_and_store_unchanged(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    db = tmp_path / "s.db"
+    assert cli("import", "otel", str(GENAI), "--store", str(db), "--suite", str(SUITE))[0] == 0
+    root = span("00f067aa0ba902b7", "r", {"agentgauge.outcome.success": True})
+    code, _, err = cli("import", "otel", str(_write(tmp_path, request(root))), "--store", str(db))
+    assert code == 2 and f"trace {TRACE} names no task" in err
+    with Store(db) as store:
+        (run,) = store.list_runs()
+        assert run.n_trials == 3
+
+
+def test_options_are_refused_by_formats_without_them(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="takes no options"):
+        read_import("jsonl", GENAI, {"suite": str(SUITE)})
+
+
+def test_binary_and_deep_files_fail_as_every_importer_does(tmp_path: Path) -> None:
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(b'{"resourceSpans": []}\n\xff\xfe{}\n')
+    with pytest.raises(InputError, match="not a UTF-8 text file") as err:
+        read_import("otel", binary)
+    assert err.value.line == 2
+    deep = tmp_path / "d.json"
+    deep.write_text("[" * 5000 + "]" * 5000)
+    with pytest.raises(InputError, match="nested too deeply"):
+        read_import("otel", deep)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_keys = st.sampled_from(
+    [
+        "traceId",
+        "spanId",
+        "parentSpanId",
+        "name",
+        "startTimeUnixNano",
+        "attributes",
+        "status",
+        "events",
+        "gen_ai.operation.name",
+        "agentgauge.task.id",
+        "key",
+        "value",
+        "intValue",
+    ]
+)
+
+
+@st.composite
+def _otlp_like(draw: st.DrawFn) -> object:
+    """Documents shaped like OTLP with hostile values in every slot."""
+    attrs = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "key": st.sampled_from(
+                        [
+                            "agentgauge.task.id",
+                            "gen_ai.operation.name",
+                            "gen_ai.usage.input_tokens",
+                            "gen_ai.input.messages",
+                            "agentgauge.outcome.success",
+                        ]
+                    ),
+                    "value": st.dictionaries(
+                        st.sampled_from(
+                            [
+                                "stringValue",
+                                "intValue",
+                                "boolValue",
+                                "doubleValue",
+                                "arrayValue",
+                                "kvlistValue",
+                            ]
+                        ),
+                        _json,
+                        max_size=2,
+                    ),
+                }
+            ),
+            max_size=4,
+        )
+    )
+    s = draw(st.dictionaries(_keys, _json, max_size=5))
+    s.setdefault("traceId", draw(st.sampled_from([TRACE, "x", ""])))
+    s.setdefault("spanId", draw(st.sampled_from(["00f067aa0ba902b7", "1"])))
+    s["attributes"] = attrs
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [s]}]}]}
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(doc=_otlp_like() | _json)
+def test_hostile_documents_never_end_in_a_traceback(tmp_path: Path, doc: object) -> None:
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with contextlib.suppress(InputError):
+        read_import("otel", path)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(raw=st.binary(max_size=200))
+def test_hostile_bytes_never_end_in_a_traceback(tmp_path: Path, raw: bytes) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(raw)
+    with contextlib.suppress(InputError):
+        read_import("otel", path)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    messages=_json,
+    arguments=_json | st.text(max_size=20),
+    result=_json,
+    deep=st.integers(min_value=1, max_value=400),
+)
+def test_hostile_message_and_tool_attributes_never_end_in_a_traceback(
+    tmp_path: Path, messages: object, arguments: object, result: object, deep: int
+) -> None:
+    """The JSON inside attributes (messages, tool arguments) is hostile too."""
+    chat = span(
+        "b7ad6b7169203331",
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps(messages),
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": messages}]),
+        },
+        parent="00f067aa0ba902b7",
+    )
+    tool = span(
+        "c7ad6b7169203331",
+        "execute_tool",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.call.arguments": arguments
+            if isinstance(arguments, str)
+            else "[" * deep + json.dumps(arguments) + "]" * deep,
+            "gen_ai.tool.call.result": json.dumps(result),
+        },
+        parent="00f067aa0ba902b7",
+    )
+    root = span("00f067aa0ba902b7", "r", {"agentgauge.task.id": "t", "agentgauge.outcome.score": 1})
+    path = _write(tmp_path, request(chat, tool, root))
+    try:
+        read_import("otel", path)
+    except InputError:
+        return
+    with Store(tmp_path / f"s{next(_RUNS)}.db") as db:  # what was read can be stored
+        import_file("otel", path, db, "r")
