@@ -29,9 +29,8 @@ def test_spans_join_their_trial_and_a_regrade_sees_the_calls(tmp_path: Path) -> 
     trace_id = trial.metadata["trace_id"]
     with Store(tmp_path / "s.db") as db:
         assert attach_trace(db, "0" * 32, spans_of_add(4)) is None  # no such trial
-        assert attach_trace(db, trace_id.upper(), spans_of_add(4), run_id="r") == 2
+        assert attach_trace(db, trace_id.upper(), spans_of_add(4)) == 2
         assert attach_trace(db, trace_id, spans_of_add(4)) == 0  # the same spans again
-        assert attach_trace(db, trace_id, spans_of_add(4), run_id="other") is None
         (stored,) = db.trials("r")
         assert stored.tool_calls == 1 and stored.metadata["trace_events"] == 2
         assert stored.metadata["trace_id"] == trace_id

@@ -46,6 +46,7 @@ from agentgauge.textio import MAX_DEPTH, check_depth
 __all__ = [
     "Outcome",
     "TraceOptions",
+    "events_from_trace",
     "group_traces",
     "read_outcomes",
     "trial_from_trace",
@@ -179,6 +180,20 @@ def trials_from_spans(
         )
         for trace_id, trace in group_traces(spans).items()
     ]
+
+
+def events_from_trace(
+    spans: list[Span],
+    *,
+    dialect: Dialect | None = None,
+    options: TraceOptions | None = None,
+) -> list[Event]:
+    """The transcript events of one trace's spans (tool calls and results, model calls,
+    messages), as `trial_from_trace` reads them, without making a trial: for spans that
+    join a trial recorded elsewhere (an ``http:`` agent's, `agentgauge.collect.join`)."""
+    if not spans:
+        return []
+    return _Builder(spans, dialect or detect(spans), options or TraceOptions()).events()[0]
 
 
 def trial_from_trace(

@@ -346,16 +346,19 @@ class Store:
                 by_pk[pk].grades.append(grade)
         return out
 
-    def trial_by_trace(self, trace_id: str, run_id: str | None = None) -> tuple[str, int] | None:
-        """``(run id, primary key)`` of the trial whose metadata records ``trace_id``
-        (the trace an ``http:`` agent's request started), or ``None``."""
-        sql = "SELECT run_id, id FROM trials WHERE json_extract(metadata, '$.trace_id') = ?"
-        params: tuple[str, ...] = (trace_id,)
-        if run_id is not None:
-            sql += " AND run_id = ?"
-            params = (trace_id, run_id)
-        row = self.conn.execute(sql + " ORDER BY id LIMIT 1", params).fetchone()
-        return None if row is None else (row[0], row[1])
+    def trials_by_trace(self, trace_ids: Iterable[str]) -> dict[str, int]:
+        """The primary key of the trial whose metadata records each trace id (the trace
+        an ``http:`` agent's request started), for those some trial records; one scan."""
+        wanted = sorted(set(trace_ids))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.conn.execute(
+            "SELECT json_extract(metadata, '$.trace_id') AS trace, MIN(id) FROM trials"
+            f" WHERE trace IN ({marks}) GROUP BY trace",
+            wanted,
+        )
+        return {trace: pk for trace, pk in rows}
 
     def append_events(
         self, trial_pk: int, events: Sequence[Event], metadata: dict[str, Any]
