@@ -83,6 +83,44 @@ def test_jsonl_round_trip_of_real_taubench_trials(
     assert metrics_json(cli, f"{db}:tb2") == metrics_json(cli, f"{db}:tb")
 
 
+def test_otel_round_trip_preserves_every_metric(
+    cli: Cli, retail_run: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "r.otlp.json"
+    assert cli("export", f"{retail_run}:r", "--otel", str(out))[0] == 0
+    db2 = tmp_path / "back.db"
+    code, _, err = cli("import", "otel", str(out), "--store", str(db2), "--run-id", "back")
+    assert code == 0, err
+    assert metrics_json(cli, f"{db2}:back") == metrics_json(cli, f"{retail_run}:r")
+    with Store(retail_run, readonly=True) as a, Store(db2, readonly=True) as b:
+        original, again = a.trials("r"), b.trials("back")
+    for x, y in zip(original, again, strict=True):
+        assert (x.task_id, x.trial, x.success, x.score, x.family) == (
+            y.task_id,
+            y.trial,
+            y.success,
+            y.score,
+            y.family,
+        )
+        assert [g.model_dump() for g in y.grades] == [g.model_dump() for g in x.grades]
+        # The same events; spans are read back in start order, and a model call's span
+        # starts before the event that recorded its end.
+        assert sorted(e.type for e in y.events) == sorted(e.type for e in x.events)
+
+
+def test_otel_round_trip_of_real_taubench_trials(
+    cli: Cli, shared_data: Path, tmp_path: Path
+) -> None:
+    source = shared_data / "taubench" / "taubench_v1_gpt-4o-airline.json"
+    db = tmp_path / "s.db"
+    assert cli("import", "taubench", str(source), "--store", str(db), "--run-id", "tb")[0] == 0
+    out = tmp_path / "tb.otlp.json"
+    assert cli("export", f"{db}:tb", "--otel", str(out))[0] == 0
+    code, _, err = cli("import", "otel", str(out), "--store", str(db), "--run-id", "tb2")
+    assert code == 0, err
+    assert metrics_json(cli, f"{db}:tb2") == metrics_json(cli, f"{db}:tb")
+
+
 def parse_otlp(text: str) -> ExportTraceServiceRequest:
     """OTLP/JSON parsed by the proto classes: ids go back from hex to protobuf's base64,
     and unknown fields are refused, so a misspelt key fails the test."""

@@ -45,6 +45,15 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
 
 from agentgauge._version import __version__
+from agentgauge.otel_record import (
+    CONTROL_EVENT,
+    EVALUATION_EVENT,
+    MESSAGE_EVENT,
+    control_attributes,
+    grade_attributes,
+    message_attributes,
+    record_attributes,
+)
 from agentgauge.schema import (
     ControlEvent,
     Grade,
@@ -58,7 +67,6 @@ from agentgauge.schema import (
 
 __all__ = ["EVALUATION_EVENT", "otlp_json", "run_to_otlp"]
 
-EVALUATION_EVENT = "gen_ai.evaluation.result"
 _HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 _HEX_SPAN = re.compile(r"^[0-9a-f]{16}$")
 _NS = 1_000_000_000
@@ -139,24 +147,14 @@ def _trial_spans(run: Run, trial: Trial, start_ns: int) -> list[Span]:
         elif isinstance(event, MessageEvent):
             root.events.add(
                 time_unix_nano=at,
-                name="agentgauge.message",
-                attributes=_attributes(
-                    {
-                        "agentgauge.message.role": event.role,
-                        "agentgauge.message.content": event.content,
-                    }
-                ),
+                name=MESSAGE_EVENT,
+                attributes=_attributes(message_attributes(event)),
             )
         elif isinstance(event, ControlEvent):
             root.events.add(
                 time_unix_nano=at,
-                name="agentgauge.control",
-                attributes=_attributes(
-                    {
-                        "agentgauge.control.decision": event.decision,
-                        "agentgauge.control.reason": event.reason,
-                    }
-                ),
+                name=CONTROL_EVENT,
+                attributes=_attributes(control_attributes(event)),
             )
     for grade in trial.grades:
         named = grade.evidence.get("call_id") if isinstance(grade.evidence, dict) else None
@@ -170,37 +168,17 @@ def _root_attributes(trial: Trial) -> dict[str, Any]:
     first_user = next((m.content for m in messages if m.role == "user"), None)
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.agent.name": trial.agent,
         "gen_ai.request.model": trial.model,
         "gen_ai.usage.input_tokens": trial.input_tokens,
         "gen_ai.usage.output_tokens": trial.output_tokens,
-        "agentgauge.task.id": trial.task_id,
-        "agentgauge.trial": trial.trial,
-        "agentgauge.variant": trial.variant,
-        "agentgauge.outcome.success": trial.success,
-        "agentgauge.outcome.score": trial.score,
-        "agentgauge.status": trial.status,
-        "agentgauge.error": trial.error,
-        "agentgauge.error_kind": trial.error_kind,
         "error.type": trial.error.split(":", 1)[0] if trial.error else None,
-        "agentgauge.family": trial.family,
-        "agentgauge.split": trial.split,
-        "agentgauge.capability": trial.capability,
-        "agentgauge.human_minutes": trial.human_minutes,
-        "agentgauge.cost_usd": trial.cost_usd,
-        "agentgauge.judge_cost_usd": trial.judge_cost_usd,
-        "agentgauge.latency_s": trial.latency_s,
-        "agentgauge.confidence": trial.confidence,
-        "agentgauge.expected_control": trial.expected_control,
-        "agentgauge.control": trial.control,
-        "agentgauge.seed": trial.seed,
+        # The whole record, so that import otel gives back the same trial (otel_record).
+        **record_attributes(trial),
     }
     if first_user is not None:
         attrs["gen_ai.input.messages"] = json.dumps([_message("user", first_user)])
     if trial.answer is not None:
         attrs["gen_ai.output.messages"] = json.dumps([_message("assistant", trial.answer)])
-    if trial.final_state is not None:
-        attrs["agentgauge.final_state"] = json.dumps(trial.final_state, sort_keys=True)
     return attrs
 
 
@@ -240,22 +218,7 @@ def _tool(call: ToolCallEvent, result: ToolResultEvent | None) -> tuple[str, dic
 
 
 def _grade(grade: Grade) -> Sequence[KeyValue]:
-    label = {True: "pass", False: "fail", None: "unknown"}[grade.passed]
-    evidence = grade.evidence
-    explanation = evidence
-    if not (isinstance(evidence, str) or evidence is None):
-        explanation = json.dumps(evidence, sort_keys=True)
-    return _attributes(
-        {
-            "gen_ai.evaluation.name": grade.grader,
-            "gen_ai.evaluation.score.value": None if grade.score is None else float(grade.score),
-            "gen_ai.evaluation.score.label": label,
-            "gen_ai.evaluation.explanation": explanation,
-            "agentgauge.evaluation.status": grade.status,
-            "agentgauge.evaluation.judge_model": grade.judge_model,
-            "error.type": grade.status if grade.status == "grader_error" else None,
-        }
-    )
+    return _attributes(grade_attributes(grade))
 
 
 def _child(
