@@ -83,9 +83,7 @@ def test_jsonl_round_trip_of_real_taubench_trials(
     assert metrics_json(cli, f"{db}:tb2") == metrics_json(cli, f"{db}:tb")
 
 
-def test_otel_round_trip_preserves_every_metric(
-    cli: Cli, retail_run: Path, tmp_path: Path
-) -> None:
+def test_otel_round_trip_preserves_every_metric(cli: Cli, retail_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.otlp.json"
     assert cli("export", f"{retail_run}:r", "--otel", str(out))[0] == 0
     db2 = tmp_path / "back.db"
