@@ -125,6 +125,11 @@ def test_a_5xx_that_clears_is_recorded_with_its_attempts(tmp_path: Path) -> None
             "reply.transcript[1].name: required field is missing",
         ),
         (b'{"answer": "x", "transcript": [{"type": "shout"}]}', "reply.transcript[0]"),
+        (
+            b'{"answer": "x", "transcript": [{"type": "model_call", "input_tokens": 5e18},'
+            b' {"type": "model_call", "input_tokens": 5e18}]}',
+            "reply.transcript: input_tokens add up to more than 2^63",
+        ),
     ],
 )
 def test_a_malformed_reply_is_the_agents_error_naming_the_field(

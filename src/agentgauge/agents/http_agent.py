@@ -47,7 +47,7 @@ from agentgauge.agents.base import AgentError, Session, TransientError
 from agentgauge.agents.http import TRANSPORT_ERRORS, check_header, new_session, transport_failure
 from agentgauge.agents.provider import ProviderError, RetryPolicy, parse_retry_after, with_retries
 from agentgauge.errors import AgentUnavailable, InputError, first_error
-from agentgauge.schema import Event
+from agentgauge.schema import INT64_MAX, Event, ModelCallEvent
 from agentgauge.textio import loads_json
 
 __all__ = [
@@ -298,6 +298,11 @@ def parse_reply(content: bytes) -> dict[str, Any]:
         except ValidationError as exc:
             where, reason = first_error(exc, metadata_hint=False)
             raise MalformedReply(f"reply.transcript{_path(where)}: {reason}") from None
+        calls = [e for e in reply["transcript"] if isinstance(e, ModelCallEvent)]
+        for attr in ("input_tokens", "output_tokens"):
+            # Each count fits the store; their sum, the trial's total, must too.
+            if sum(getattr(c, attr) or 0 for c in calls) > INT64_MAX:
+                raise MalformedReply(f"reply.transcript: {attr} add up to more than 2^63")
     return reply
 
 

@@ -251,8 +251,9 @@ class TrialSession:
 
     def record_event(self, event: Event) -> None:
         """Add a step the agent took outside this session (a remote agent's own tool
-        call, say) to the transcript, as it happened; the environment is not touched."""
-        self._step()
+        call, say) to the transcript, as it happened; the environment is not touched.
+        Not counted against ``max_steps``, which stops an agent looping through this
+        session: a remote transcript is as long as its reply."""
         self._events.append(event)
         if (
             isinstance(event, ToolResultEvent)

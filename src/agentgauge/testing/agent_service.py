@@ -51,7 +51,10 @@ class CounterService:
     delay: float = 0.0
     reply: bytes = b""
     tracer_provider: Any = None
+    record: bool = True
+    """Keep every request in ``requests`` (a benchmark's service does not)."""
     requests: list[ServiceRequest] = field(default_factory=list)
+    served: int = 0
     _runner: web.AppRunner | None = None
 
     async def start(self) -> str:
@@ -71,8 +74,10 @@ class CounterService:
 
     async def _run(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        self.requests.append(ServiceRequest(dict(request.headers), body))
-        if self.mode == "error" and len(self.requests) <= self.failures:
+        self.served += 1
+        if self.record:
+            self.requests.append(ServiceRequest(dict(request.headers), body))
+        if self.mode == "error" and self.served <= self.failures:
             return web.Response(status=500, text="internal error")
         if self.mode == "malformed":
             return web.Response(body=self.reply, content_type="application/json")
@@ -163,3 +168,27 @@ def run_against(svc: CounterService, folder: Path, tasks: list[Task], **kwargs: 
 
     with Store(folder / "s.db", readonly=True) as db:
         return db.trials("r")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve a `CounterService` that answers after ``--latency`` seconds, in its own
+    process (a benchmark keeps the service off the harness's interpreter). Prints the
+    URL on the first line of stdout, then serves until killed."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m agentgauge.testing.agent_service")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per reply")
+    args = parser.parse_args(argv)
+
+    async def serve() -> None:
+        service = CounterService(mode="slow", delay=args.latency, record=False)
+        print(await service.start(), flush=True)
+        sys.stdout.close()
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()
