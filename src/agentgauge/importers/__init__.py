@@ -1,6 +1,7 @@
 """Importers: foreign result formats -> `Trial` records -> one run in the store.
 
-Each format module exposes ``read(path) -> ImportedRun``; `import_file` reads
+Each format module exposes ``read(path) -> ImportedRun`` (``read(path, **options)``
+for formats registered with ``options=True``, such as ``otel``); `import_file` reads
 the whole file first (validating every record) and only then opens the store
 and writes the run in one transaction, so bad input leaves the store unchanged
 and creates no store file.
