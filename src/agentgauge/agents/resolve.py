@@ -6,6 +6,8 @@ Specs:
   ``prices``, ``retry``, ``params``...);
 - ``cmd:PROGRAM ARGS`` -> `CommandAgent` (the rest of the string is split like a
   shell would, without running one);
+- ``http:URL`` -> `HttpAgent`, a black-box agent service; URL is absolute
+  (``http:http://127.0.0.1:8000/run``, ``http:https://agents.example.com/run``);
 - ``builtin:NAME`` -> a simulated reference agent
   (`agentgauge.envs.reference_agents.reference_agent`, given the suite's tasks,
   whose reference plans it follows);
@@ -26,6 +28,7 @@ from typing import Any
 from agentgauge.agents.base import Agent
 from agentgauge.agents.callable import CallableAgent
 from agentgauge.agents.cmd import CommandAgent
+from agentgauge.agents.http_agent import HttpAgent
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.agents.prices import PriceTable, default_prices
 from agentgauge.errors import InputError
@@ -51,8 +54,14 @@ def resolve_agent(
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise InputError(
-            f"agent spec {spec!r} is not one of openai:MODEL, cmd:PROGRAM, builtin:NAME "
-            "or module:function",
+            f"agent spec {spec!r} is not one of openai:MODEL, cmd:PROGRAM, http:URL, "
+            "builtin:NAME or module:function",
+            field="agent",
+        )
+    if kind in ("http", "https") and rest.startswith("//"):
+        # A bare URL: the prefix comes first, so http: and https: URLs read alike.
+        raise InputError(
+            f"write the agent service as http:{spec} (the http: prefix, then the URL)",
             field="agent",
         )
     try:
@@ -67,6 +76,8 @@ def resolve_agent(
             return OpenAIAgent(rest, prices=prices, **_drop_none(options))
         if kind == "cmd":
             return CommandAgent(rest, name=spec, **_drop_none(options))
+        if kind == "http":
+            return HttpAgent(rest, name=spec, **_drop_none(options))
     except TypeError as exc:
         raise InputError(f"bad option for {kind}: agents: {exc}", field="agent") from None
     if kind == "builtin":
@@ -97,7 +108,7 @@ def _builtin(name: str, options: dict[str, Any]) -> Agent:
 
 
 #: The adapters' prefixes, for "did you mean" on a misspelt one.
-_KINDS = ("openai", "cmd", "builtin")
+_KINDS = ("openai", "cmd", "http", "builtin")
 
 
 def _import_from_path_or_here(module_name: str) -> Any:

@@ -40,7 +40,8 @@ def run_cmd(
         str,
         typer.Option(
             "--agent",
-            help="openai:MODEL, cmd:PROGRAM ARGS, builtin:NAME or package.module:function.",
+            help="openai:MODEL, cmd:PROGRAM ARGS, http:URL, builtin:NAME or "
+            "package.module:function.",
         ),
     ],
     trials: Annotated[
@@ -69,7 +70,10 @@ def run_cmd(
     ] = None,
     api_key_env: Annotated[
         str | None,
-        typer.Option("--api-key-env", help="Environment variable holding the API key."),
+        typer.Option(
+            "--api-key-env",
+            help="Environment variable holding the API key (openai: and http: agents).",
+        ),
     ] = None,
     prices: Annotated[
         str | None,
@@ -129,9 +133,13 @@ def run_cmd(
     options: dict[str, Any] = {}
     if agent.startswith("openai:"):
         options = {"base_url": base_url, "api_key_env": api_key_env, "prices": prices}
+    elif agent.startswith("http:") and not (base_url or prices):
+        options = {"api_key_env": api_key_env}
     elif base_url or api_key_env or prices:
         raise InputError(
-            "--base-url, --api-key-env and --prices apply to openai: agents", field="agent"
+            "--base-url, --api-key-env and --prices apply to openai: agents "
+            "(--api-key-env also to http: agents)",
+            field="agent",
         )
     the_suite: Any = suite
     if include_heldout:

@@ -35,6 +35,7 @@ from google.rpc import code_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from agentgauge.collect.buffer import TraceBuffer
+from agentgauge.collect.join import attach_held, join_spans
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span, spans_from_json, spans_from_protobuf
 from agentgauge.importers.spans import Outcome, TraceOptions
@@ -46,6 +47,8 @@ __all__ = ["MAX_BODY_BYTES", "Receiver", "collect"]
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+#: Seconds between looks for the trials of held ``http:`` agent traces.
+JOIN_EVERY_S = 1.0
 #: Largest request body, compressed or not (the SDK exporters send batches of 512 spans).
 MAX_BODY_BYTES = 32 * 1024 * 1024
 
@@ -70,9 +73,13 @@ class Receiver:
         *,
         log: Callable[[str], None] | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        store: Store | None = None,
     ) -> None:
         self.writer = writer
         self.buffer = buffer
+        self.store = store
+        """Where ``http:`` trials are looked up by trace id (`agentgauge.collect.join`)."""
+        self.traces_joined = 0
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.max_body_bytes = max_body_bytes
         self.spans_accepted = 0
@@ -115,6 +122,9 @@ class Receiver:
         # One request at a time through the buffer and the writer: the trials of a
         # request are committed before it is answered, in arrival order.
         async with self._lock:
+            if self.store is not None:
+                spans, joined = join_spans(self.store, spans, self.buffer.open, self.buffer.options)
+                self.traces_joined += joined
             accepted = self.buffer.accept(spans)
             for trial in accepted.trials:
                 await self.writer.submit(trial)
@@ -129,8 +139,16 @@ class Receiver:
             response.partial_success.error_message = "; ".join(accepted.errors)
         return _encoded(200, media, response)
 
+    async def sweep(self) -> None:
+        """Attach held traces whose ``http:`` trial has been stored since they came."""
+        if self.store is None or not self.buffer.open:
+            return
+        async with self._lock:
+            self.traces_joined += attach_held(self.store, self.buffer.open, self.buffer.options)
+
     async def shutdown(self) -> None:
         """Write every open trace as an incomplete trial, then close the writer."""
+        await self.sweep()
         async with self._lock:
             trials, errors = self.buffer.drain()
             for trial in trials:
@@ -182,7 +200,7 @@ async def collect(
     buffer = TraceBuffer(
         options=options, outcomes=outcomes, tasks=tasks, taken=store.existing_cells(run_id)
     )
-    receiver = Receiver(TrialWriter(store, run_id), buffer, log=log)
+    receiver = Receiver(TrialWriter(store, run_id), buffer, log=log, store=store)
     runner = web.AppRunner(receiver.app(), access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
@@ -203,7 +221,11 @@ async def collect(
     if ready is not None:
         ready(bound)
     try:
-        await stop.wait()
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), JOIN_EVERY_S)
+            except TimeoutError:
+                await receiver.sweep()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

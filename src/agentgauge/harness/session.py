@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -76,6 +76,8 @@ class SessionOutcome:
     """The agent's own confidence that it succeeded, in [0, 1], when it reported one."""
     elapsed_s: float | None = None
     """Simulated seconds the trial took, for sessions in virtual time; else ``None``."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """What the agent noted for the trial record (``note``), e.g. the trace id it sent."""
 
 
 class TrialSession:
@@ -92,8 +94,14 @@ class TrialSession:
         max_transcript_bytes: int = MAX_TRANSCRIPT_BYTES,
         clock: Callable[[], float] = time.monotonic,
         virtual_time: bool = False,
+        trial: int | None = None,
+        variant: str = "base",
     ) -> None:
         self._task_id = task_id
+        self.trial = trial
+        """The trial's index within its task and variant (``None`` outside a run)."""
+        self.variant = variant
+        """The trial's variant (``base``, ``paraphrase:N``, ...)."""
         self._env = env
         self._seed = seed
         self._rng: np.random.Generator | None = None  # built on first use: it costs ~50 µs
@@ -120,6 +128,8 @@ class TrialSession:
         # Running totals, kept so that the call that would overflow one is refused.
         self._model_cost = 0.0
         self._tokens_in = self._tokens_out = 0
+        self._reported_state: dict[str, Any] | None = None
+        self._notes: dict[str, Any] = {}
         self.user_done = False
         """True once the simulated user has ended the conversation."""
         self._instruction = env.first_message()
@@ -324,6 +334,31 @@ class TrialSession:
     def _spent(self) -> float:
         return self._model_cost + (self._recorded_cost or 0.0)
 
+    # ------------------------------------------------------------------ remote agents
+
+    def record_event(self, event: Event) -> None:
+        """Add a step the agent took outside this session (a remote agent's own tool
+        call, say) to the transcript, as it happened; the environment is not touched.
+        Not counted against ``max_steps``, which stops an agent looping through this
+        session: a remote transcript is as long as its reply. It does count toward
+        the transcript's event and byte budget, as every event does."""
+        self._record(event, event.model_dump_json())
+        if (
+            isinstance(event, ToolResultEvent)
+            and event.name in TRANSFER_TOOLS
+            and not event.is_error
+        ):
+            self.control("transfer", f"called {event.name}")
+
+    def report_state(self, state: dict[str, Any]) -> None:
+        """The final state of a world the agent keeps itself; it replaces this
+        environment's state in the trial record (the state grader reads it)."""
+        self._reported_state = state
+
+    def note(self, key: str, value: Any) -> None:
+        """Keep ``value`` (JSON) in the trial's metadata under ``key``."""
+        self._notes[key] = value
+
     # ------------------------------------------------------------------ results
 
     def outcome(self, *, with_state: bool = True) -> SessionOutcome:
@@ -349,7 +384,7 @@ class TrialSession:
         return SessionOutcome(
             events=list(self._events),
             answer=answer,
-            final_state=self._env.final_state() if with_state else None,
+            final_state=self._final_state() if with_state else None,
             tool_calls=sum(1 for e in self._events if isinstance(e, ToolCallEvent)),
             model_calls=len(calls),
             input_tokens=total("input_tokens"),
@@ -357,4 +392,10 @@ class TrialSession:
             cost_usd=cost,
             confidence=self._confidence,
             elapsed_s=self._vt if self._virtual else None,
+            metadata=dict(self._notes),
         )
+
+    def _final_state(self) -> dict[str, Any]:
+        if self._reported_state is not None:
+            return self._reported_state
+        return self._env.final_state()

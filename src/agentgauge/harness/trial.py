@@ -122,6 +122,8 @@ async def run_cell(
             seed=cell.seed,
             max_steps=max_steps,
             virtual_time=bool(getattr(agent, "simulated", False)),
+            trial=cell.trial,
+            variant=cell.variant,
         )
     except Exception as exc:  # the world failed to build: not the agent's doing
         if env is not None:
@@ -218,6 +220,7 @@ def _finish(
             "cost_usd": outcome.cost_usd,
             "confidence": outcome.confidence,
         }
+        metadata = {**outcome.metadata, **(metadata or {})}
     return Trial(
         task_id=task.id,
         trial=cell.trial,

@@ -132,7 +132,7 @@ def _genai_kind(span: Span) -> SpanKind | None:
         return "agent"
     if op == "execute_tool":
         return "tool"
-    if op in _INFERENCE:
+    if isinstance(op, str) and op in _INFERENCE:  # an array value is not hashable
         return "model"
     if op is None and "gen_ai.request.model" in span.attributes:
         # Before gen_ai.operation.name (semconv <= 1.26) an inference span had only these.

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from agentgauge.errors import InputError, first_error
 from agentgauge.importers.dialects import Dialect, Message, SpanKind, detect, first
 from agentgauge.importers.otlp import Span
+from agentgauge.otel_record import EVALUATION_EVENT, conversation_events, record_from_attributes
 from agentgauge.schema import (
     SUCCESS_TOLERANCE,
     Event,
@@ -46,6 +47,7 @@ from agentgauge.textio import MAX_DEPTH, nests_deeper
 __all__ = [
     "Outcome",
     "TraceOptions",
+    "events_from_trace",
     "group_traces",
     "read_outcomes",
     "trial_from_trace",
@@ -179,6 +181,20 @@ def trials_from_spans(
         )
         for trace_id, trace in group_traces(spans).items()
     ]
+
+
+def events_from_trace(
+    spans: list[Span],
+    *,
+    dialect: Dialect | None = None,
+    options: TraceOptions | None = None,
+) -> list[Event]:
+    """The transcript events of one trace's spans (tool calls and results, model calls,
+    messages), as `trial_from_trace` reads them, without making a trial: for spans that
+    join a trial recorded elsewhere (an ``http:`` agent's, `agentgauge.collect.join`)."""
+    if not spans:
+        return []
+    return _Builder(spans, dialect or detect(spans), options or TraceOptions()).events()[0]
 
 
 def trial_from_trace(
@@ -473,8 +489,20 @@ class _Builder:
             values["output_tokens"] = self._int(self.root, self.d.output_tokens)
             values["cost_usd"] = self._cost(self.root)
             values["model_calls"] = None
+        record = record_from_attributes(
+            self.root.attributes,
+            (e.attributes for s in self.spans for e in s.events if e.name == EVALUATION_EVENT),
+            where=self.root.where,
+        )
+        if record is not None:  # a trace agentgauge exported: its record, whole
+            said = conversation_events(
+                (e.name, self._t(e.time_ns), e.attributes) for e in self.root.events
+            )
+            acted = [e.model_dump() for e in events if not isinstance(e, MessageEvent)]
+            record["events"] = sorted([*said, *acted], key=lambda e: e["t"] or 0.0)
+            values.update(record)
         trial = self._validated(values)
-        if success is None and score is None and status == "completed":
+        if record is None and success is None and score is None and status == "completed":
             trial = _graded(trial, tasks[task_id], self.root.where)
         return trial
 

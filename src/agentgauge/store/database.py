@@ -17,7 +17,7 @@ from typing import Any
 
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
-from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial
+from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial
 from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
 from agentgauge.store.migrate import open_store
@@ -28,6 +28,7 @@ from agentgauge.store.rows import (
     describe_row,
     dumps,
     event_of,
+    event_row,
     grade_rows,
     trial_of,
     trial_rows,
@@ -353,6 +354,59 @@ class Store:
             for pk, grade in self._grades_as_of(run_id, version):
                 by_pk[pk].grades.append(grade)
         return out
+
+    def trials_by_trace(self, trace_ids: Iterable[str]) -> dict[str, int]:
+        """The primary key of the trial whose metadata records each trace id (the trace
+        an ``http:`` agent's request started), for those some trial records; one scan."""
+        wanted = sorted(set(trace_ids))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.conn.execute(
+            "SELECT json_extract(metadata, '$.trace_id') AS trace, MIN(id) FROM trials"
+            f" WHERE trace IN ({marks}) GROUP BY trace",
+            wanted,
+        )
+        return {trace: pk for trace, pk in rows}
+
+    def append_events(
+        self, trial_pk: int, events: Sequence[Event], metadata: dict[str, Any]
+    ) -> None:
+        """Add ``events`` after a stored trial's transcript, recount its tool and model
+        calls, and replace its metadata (in the caller's transaction)."""
+        (last,) = self.conn.execute(
+            "SELECT IFNULL(MAX(seq), -1) FROM events WHERE trial_pk = ?", (trial_pk,)
+        ).fetchone()
+        self.conn.executemany(
+            "INSERT INTO events(trial_pk, seq, type, t, data) VALUES (?,?,?,?,?)",
+            [(trial_pk, *event_row(last + 1 + i, e)) for i, e in enumerate(events)],
+        )
+        counts = dict(
+            self.conn.execute(
+                "SELECT type, COUNT(*) FROM events WHERE trial_pk = ?"
+                " AND type IN ('tool_call', 'model_call') GROUP BY type",
+                (trial_pk,),
+            ).fetchall()
+        )
+        self.conn.execute(
+            "UPDATE trials SET tool_calls = ?, model_calls = ?, metadata = ? WHERE id = ?",
+            (
+                counts.get("tool_call", 0),
+                counts.get("model_call", 0),
+                dumps(metadata),
+                trial_pk,
+            ),
+        )
+
+    def trial_events(self, trial_pk: int) -> tuple[list[Event], dict[str, Any]]:
+        """A stored trial's transcript and metadata."""
+        (meta,) = self.conn.execute(
+            "SELECT metadata FROM trials WHERE id = ?", (trial_pk,)
+        ).fetchone()
+        rows = self.conn.execute(
+            "SELECT type, t, data FROM events WHERE trial_pk = ? ORDER BY seq", (trial_pk,)
+        )
+        return [event_of(*row) for row in rows], json.loads(meta) if meta else {}
 
     def trial_keys(self, run_id: str) -> list[int]:
         """Primary keys of the run's trials, in insertion order."""

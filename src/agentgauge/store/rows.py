@@ -20,6 +20,7 @@ __all__ = [
     "describe_row",
     "dumps",
     "event_of",
+    "event_row",
     "grade_rows",
     "trial_of",
     "trial_rows",
@@ -69,11 +70,13 @@ def trial_rows(run_id: str, t: Trial) -> TrialRows:
     # A tuple: the garbage collector stops tracking tuples of plain values, and the
     # harness holds thousands of these in the writer's queue.
     # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
-    events = [
-        (i, e.type, e.t, e.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS))
-        for i, e in enumerate(t.events)
-    ]
+    events = [event_row(i, e) for i, e in enumerate(t.events)]
     return tuple(row), events, grade_rows(t.grades)
+
+
+def event_row(seq: int, e: Event) -> tuple[int, str, float | None, str]:
+    """An event's ``events`` row (without the trial's key): ``(seq, type, t, data)``."""
+    return (seq, e.type, e.t, e.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS))
 
 
 _EVENT_COLUMNS = {"type", "t"}

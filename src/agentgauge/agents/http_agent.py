@@ -1,0 +1,364 @@
+"""``http:URL``: a black-box agent service over HTTP (protocol ``agentgauge.http/1``).
+
+For each trial the harness POSTs the task to ``URL`` and reads the agent's reply;
+the agent runs its own tools in its own service. ``docs/running-agents.md`` ("A
+black-box agent over HTTP") describes the contract for the people who write such
+a service; in short:
+
+- request body (JSON): ``{"protocol": "agentgauge.http/1", "task_id", "trial",
+  "variant", "seed", "instruction", "policy"?, "tools"?}``, ``tools`` in OpenAI
+  function-calling form, both left out when the suite's environment has none;
+- request headers: ``traceparent`` (W3C Trace Context,
+  https://www.w3.org/TR/trace-context/) with a fresh trace id per request, and
+  ``baggage`` (W3C Baggage, https://www.w3.org/TR/baggage/) with
+  ``agentgauge.task.id`` and ``agentgauge.trial``, so that the spans the service
+  exports to ``agentgauge collect`` can be joined to the trial
+  (`agentgauge.harness.traces.attach_trace`);
+- reply (2xx, JSON object): ``{"answer": str | null, "state"?: object,
+  "transcript"?: [events], "cost_usd"?: number, "confidence"?: number}``, events
+  in the interchange form (``{"type": "tool_call", "name", "arguments",
+  "call_id"}``...); unknown keys are refused, so a misspelt field is not lost.
+
+Whose fault a failure is (as for ``openai:``; docs/running-agents.md, "Timeouts,
+retries, and whose fault an error is"): refused or reset connections, 408, 429
+and 5xx are retried with backoff and become an infra error when the retries are
+spent; other 4xx are a `ProviderError` (infra: a wrong URL or key is not the
+agent's failure); a 2xx reply that breaks the contract is an `AgentError` naming
+the field. The trial's ``--timeout`` bounds the whole exchange: a service that
+does not answer in time has hung, which is the agent's failure (the service *is*
+the agent, not a provider behind one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import random
+import secrets
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import aiohttp
+from pydantic import TypeAdapter, ValidationError
+
+from agentgauge.agents.base import AgentError, Session, TransientError
+from agentgauge.agents.http import TRANSPORT_ERRORS, check_header, new_session, transport_failure
+from agentgauge.agents.provider import ProviderError, RetryPolicy, parse_retry_after, with_retries
+from agentgauge.errors import AgentUnavailable, InputError, first_error
+from agentgauge.schema import INT64_MAX, Event, ModelCallEvent
+from agentgauge.textio import loads_json
+
+__all__ = [
+    "PROTOCOL",
+    "HttpAgent",
+    "MalformedReply",
+    "baggage_header",
+    "new_traceparent",
+]
+
+PROTOCOL = "agentgauge.http/1"
+_RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+_REPLY_KEYS = frozenset({"answer", "state", "transcript", "cost_usd", "confidence"})
+#: A reply larger than this is refused (aiohttp would otherwise read any size into memory).
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+#: Seconds the preflight request may take.
+PREFLIGHT_TIMEOUT_S = 30.0
+_EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+
+
+class MalformedReply(AgentError):
+    """The service answered 2xx with a body that breaks the ``agentgauge.http/1`` contract."""
+
+
+def new_traceparent() -> tuple[str, str, str]:
+    """A ``traceparent`` header for a new trace, with its trace id and parent span id.
+
+    W3C Trace Context, version 00: ``00-<32 hex trace-id>-<16 hex parent-id>-<flags>``,
+    lowercase, neither id all zeros (https://www.w3.org/TR/trace-context/#traceparent-header);
+    flags ``01``: sampled, so the service's SDK records its spans."""
+    trace_id = secrets.token_hex(16)
+    span_id = secrets.token_hex(8)
+    while int(trace_id, 16) == 0 or int(span_id, 16) == 0:  # one chance in 2**64 or less
+        trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
+    return f"00-{trace_id}-{span_id}-01", trace_id, span_id
+
+
+def baggage_header(task_id: str, trial: int | None) -> str:
+    """``baggage`` naming the trial: ``agentgauge.task.id=...,agentgauge.trial=...``.
+
+    W3C Baggage percent-encodes values (https://www.w3.org/TR/baggage/#value); a
+    task id may hold any character, commas and spaces included."""
+    entries = [f"agentgauge.task.id={quote(task_id, safe='')}"]
+    if trial is not None:
+        entries.append(f"agentgauge.trial={trial}")
+    return ",".join(entries)
+
+
+class HttpAgent:
+    """An agent that is a service: one POST per trial to ``url``.
+
+    ``headers`` are sent with every request (``Authorization`` for the service,
+    say); ``api_key_env`` names an environment variable whose value is sent as
+    ``Authorization: Bearer ...``. ``request_timeout`` bounds one request
+    (connecting, sending, reading the reply); a late one is retried like a dropped
+    connection. The trial's own timeout bounds the whole exchange, retries included.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        model: str | None = None,
+        headers: dict[str, str] | None = None,
+        api_key_env: str | None = None,
+        retry: RetryPolicy | None = None,
+        request_timeout: float = 600.0,
+        max_connections: int | None = None,
+    ) -> None:
+        self.url = _check_url(url)
+        self.name = name or f"http:{url}"
+        self.model = model
+        self.headers = {"Content-Type": "application/json", **(headers or {})}
+        for header, value in self.headers.items():
+            check_header(header, "header name")
+            check_header(value, f"header {header}")
+        secret = os.environ.get(api_key_env) if api_key_env else None
+        if api_key_env and secret:
+            check_header(secret, api_key_env)
+            self.headers["Authorization"] = f"Bearer {secret}"
+        self.retry = retry or RetryPolicy()
+        self.request_timeout = request_timeout
+        self.max_connections = max_connections
+        self._http: aiohttp.ClientSession | None = None
+        self._http_loop: asyncio.AbstractEventLoop | None = None
+        self._rng = random.Random()
+
+    def _session(self) -> aiohttp.ClientSession:
+        # One session per event loop: `agentgauge.run` starts a new loop per call.
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._http_loop is not loop:
+            self._http = new_session(
+                self.url, self.headers, self.request_timeout, max_connections=self.max_connections
+            )
+            self._http_loop = loop
+        return self._http
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (the harness calls this when a run ends)."""
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.close()
+
+    async def preflight(self) -> None:
+        """Check once, before a run, that something answers at the URL.
+
+        Sends ``GET URL`` (no task, so the service does no work): any answer shows the
+        service is up (a POST-only route answers 405) except 404 (nothing there) and
+        401/403 (the credentials); no answer at all is `AgentUnavailable`."""
+        limit = min(self.request_timeout, PREFLIGHT_TIMEOUT_S)
+        try:
+            async with self._session().get(
+                self.url, timeout=aiohttp.ClientTimeout(total=limit)
+            ) as response:
+                status, reason = response.status, response.reason or ""
+        except TRANSPORT_ERRORS as exc:
+            raise AgentUnavailable(
+                f"{self.name}: no answer from {self.url}: "
+                + transport_failure(exc, limit, "request_timeout")
+                + "; is the agent service running?"
+            ) from None
+        if status == 404:
+            raise AgentUnavailable(
+                f"{self.name}: {self.url} answered HTTP 404 ({_printable(reason)}): "
+                "no route there; check the path in http:URL"
+            )
+        if status in (401, 403):
+            raise AgentUnavailable(
+                f"{self.name}: {self.url} refused the request (HTTP {status}); "
+                "send credentials with --api-key-env NAME or agent_options={'headers': ...}"
+            )
+
+    async def __call__(self, session: Session) -> None:
+        trial = getattr(session, "trial", None)
+        body = {
+            "protocol": PROTOCOL,
+            "task_id": session.task_id,
+            "trial": trial,
+            "variant": getattr(session, "variant", "base"),
+            "seed": int(session.rng.integers(0, 2**31 - 1)),
+            "instruction": session.instruction,
+        }
+        if session.policy:
+            body["policy"] = session.policy
+        if session.tools:
+            body["tools"] = session.tools
+        data = json.dumps(body, default=str).encode()
+        baggage = baggage_header(session.task_id, trial)
+        sent: dict[str, str] = {}
+
+        async def attempt() -> dict[str, Any]:
+            # A fresh trace per attempt: spans of an attempt that failed are not the
+            # trial's (their tool calls may be half done), so they must not join it.
+            traceparent, trace_id, span_id = new_traceparent()
+            sent.update(trace_id=trace_id, span_id=span_id)
+            headers = {"traceparent": traceparent, "baggage": baggage}
+            return await self._post_once(data, headers)
+
+        reply, attempts = await with_retries(attempt, self.retry, rng=self._rng)
+        note = getattr(session, "note", None)
+        if note is not None:
+            note("trace_id", sent["trace_id"])
+            note("span_id", sent["span_id"])
+            if attempts > 1:
+                note("http_attempts", attempts)
+        _apply(reply, session)
+
+    async def _post_once(self, data: bytes, headers: dict[str, str]) -> dict[str, Any]:
+        try:
+            async with self._session().post(self.url, data=data, headers=headers) as response:
+                status, reason = response.status, response.reason or ""
+                retry_after = response.headers.get("Retry-After")
+                if response.content_length and response.content_length > MAX_REPLY_BYTES:
+                    raise MalformedReply(
+                        f"reply of {response.content_length} bytes is larger than "
+                        f"{MAX_REPLY_BYTES} bytes"
+                    )
+                content = await _read_capped(response, MAX_REPLY_BYTES + 1)
+        except TRANSPORT_ERRORS as exc:
+            raise TransientError(
+                transport_failure(exc, self.request_timeout, "request_timeout")
+            ) from exc
+        said = _printable(content[:200].decode("utf-8", "replace")) or reason
+        if status in _RETRY_STATUS:
+            raise TransientError(
+                f"HTTP {status}: {said}", retry_after=parse_retry_after(retry_after)
+            )
+        if status >= 400 or status < 200:
+            raise ProviderError(f"HTTP {status} from {self.url}: {said}")
+        if len(content) > MAX_REPLY_BYTES:
+            raise MalformedReply(f"reply is larger than {MAX_REPLY_BYTES} bytes")
+        return parse_reply(content)
+
+
+async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body, or its first ``limit`` bytes when it is longer (a hostile service
+    could otherwise send gigabytes into memory)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(1 << 16):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(chunks)[:limit]
+
+
+def parse_reply(content: bytes) -> dict[str, Any]:
+    """The reply body checked against the contract, or `MalformedReply` naming the field."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedReply(f"reply: byte {exc.start} is not valid UTF-8") from None
+    try:
+        reply = loads_json(text, file="reply", line=None)
+    except InputError as exc:
+        raise MalformedReply(f"reply is not JSON: {exc.reason}") from None
+    if not isinstance(reply, dict):
+        raise MalformedReply(f"reply must be a JSON object, got {_kind(reply)}")
+    unknown = sorted(set(reply) - _REPLY_KEYS)
+    if unknown:
+        raise MalformedReply(
+            f"reply.{unknown[0]}: unknown key (the reply holds {', '.join(sorted(_REPLY_KEYS))})"
+        )
+    if "answer" not in reply:
+        raise MalformedReply("reply.answer: required (a string, or null for no answer)")
+    if reply["answer"] is not None and not isinstance(reply["answer"], str):
+        raise MalformedReply(
+            f"reply.answer: must be a string or null, got {_kind(reply['answer'])}"
+        )
+    if "state" in reply and reply["state"] is not None and not isinstance(reply["state"], dict):
+        raise MalformedReply(f"reply.state: must be an object, got {_kind(reply['state'])}")
+    for key, low, high in (("cost_usd", 0.0, math.inf), ("confidence", 0.0, 1.0)):
+        value = reply.get(key)
+        if value is None:
+            continue
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not low <= float(value) <= high or not math.isfinite(float(value)):
+            shown = "a number >= 0" if high == math.inf else f"a number in [{low:g}, {high:g}]"
+            raise MalformedReply(f"reply.{key}: must be {shown}, got {json.dumps(value)[:60]}")
+    transcript = reply.get("transcript")
+    if transcript is not None:
+        if not isinstance(transcript, list):
+            raise MalformedReply(f"reply.transcript: must be a list, got {_kind(transcript)}")
+        try:
+            reply["transcript"] = _EVENTS.validate_python(transcript)
+        except ValidationError as exc:
+            where, reason = first_error(exc, metadata_hint=False)
+            raise MalformedReply(f"reply.transcript{_path(where)}: {reason}") from None
+        calls = [e for e in reply["transcript"] if isinstance(e, ModelCallEvent)]
+        for attr in ("input_tokens", "output_tokens"):
+            # Each count fits the store; their sum, the trial's total, must too.
+            if sum(getattr(c, attr) or 0 for c in calls) > INT64_MAX:
+                raise MalformedReply(f"reply.transcript: {attr} add up to more than 2^63")
+    return reply
+
+
+def _apply(reply: dict[str, Any], session: Session) -> None:
+    """Put what the service reported into the trial's record."""
+    record = getattr(session, "record_event", None)
+    events: list[Any] = reply.get("transcript") or []
+    if events and record is None:
+        raise AgentError("this session cannot record a remote agent's transcript")
+    for event in events:
+        record(event)  # type: ignore[misc]
+    state = reply.get("state")
+    if state is not None:
+        report = getattr(session, "report_state", None)
+        if report is None:
+            raise AgentError("this session cannot take a remote agent's final state")
+        report(state)
+    if reply.get("cost_usd") is not None:
+        session.record_cost(float(reply["cost_usd"]))
+    if reply.get("confidence") is not None:
+        session.report_confidence(float(reply["confidence"]))
+    if reply["answer"] is not None:
+        session.answer(reply["answer"])
+
+
+def _path(dotted: str | None) -> str:
+    """``0.tool_call.name`` (pydantic's path) as ``[0].name`` (the reply's)."""
+    if not dotted:
+        return ""
+    out = ""
+    for part in dotted.split("."):
+        if part.isdigit():
+            out += f"[{part}]"
+        elif part not in ("message", "model_call", "tool_call", "tool_result", "control"):
+            out += f".{part}"
+    return out
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else "a number"
+    )
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    flat = "".join(c if c.isprintable() else " " for c in text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InputError(
+            f"http: needs an absolute http:// or https:// URL after the prefix, got {url!r} "
+            "(e.g. --agent http:http://127.0.0.1:8000/run)",
+            field="agent",
+        )
+    check_header(url, "the agent URL")
+    return url

@@ -1,0 +1,58 @@
+"""Spans that belong to a trial already recorded: an ``http:`` agent's own spans.
+
+The ``http:`` adapter starts a trace per request and keeps its id on the trial
+(`agentgauge.harness.traces`). The agent service's spans continue that trace,
+under a parent span (the harness's request) that never reaches the receiver, so
+their trace never "ends" the way a trace with its own root does. Before spans go
+to the trace buffer, `join_spans` takes out those whose trace id a stored trial
+records, turns them into events with the importer's own mapping
+(`agentgauge.importers.spans.events_from_trace`) and attaches them to that
+trial. Held spans of open traces are looked up again each time (`attach_held`): the
+service may flush its spans before it replies, so they arrive before the harness
+has written the trial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+
+from agentgauge.harness.traces import attach_traces
+from agentgauge.importers.otlp import Span
+from agentgauge.importers.spans import TraceOptions, events_from_trace
+from agentgauge.store import Store
+
+__all__ = ["attach_held", "join_spans"]
+
+
+def join_spans(
+    store: Store,
+    spans: list[Span],
+    held: MutableMapping[str, list[Span]],
+    options: TraceOptions | None = None,
+) -> tuple[list[Span], int]:
+    """``spans`` minus those of traces a stored trial records, which are attached to it
+    (with any spans of the same trace in ``held``, taken out of it). Returns the spans
+    left for the buffer and the number of traces attached."""
+    ids = {s.trace_id for s in spans} | set(held)
+    found = store.trials_by_trace(ids)
+    if not found:
+        return spans, 0
+    traces = {trace_id: held.pop(trace_id, []) for trace_id in found}
+    rest: list[Span] = []
+    for span in spans:
+        if span.trace_id in traces:
+            traces[span.trace_id].append(span)
+        else:
+            rest.append(span)
+    attach_traces(
+        store,
+        {trace_id: events_from_trace(trace, options=options) for trace_id, trace in traces.items()},
+    )
+    return rest, len(traces)
+
+
+def attach_held(
+    store: Store, held: MutableMapping[str, list[Span]], options: TraceOptions | None = None
+) -> int:
+    """Attach the held traces whose trial is now stored; the number attached."""
+    return join_spans(store, [], held, options)[1]

@@ -1,0 +1,300 @@
+"""The ``http:`` adapter against a real aiohttp agent service on 127.0.0.1.
+
+The service (`agentgauge.testing.agent_service.CounterService`) runs its own tools
+and replies with the answer, its final state and the calls it made; the harness
+grades them like any transcript. Misbehaving services: 500s (retried, then an infra
+error), malformed replies (the agent's error, naming the field), slow replies (the
+trial's timeout), and a service that is not there (the preflight, exit 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentgauge.agents.http_agent import HttpAgent, MalformedReply, baggage_header, parse_reply
+from agentgauge.agents.resolve import resolve_agent
+from agentgauge.errors import AgentUnavailable, InputError
+from agentgauge.schema import ToolCallEvent
+from agentgauge.store import Store
+from agentgauge.testing.agent_service import CounterService, counter_tasks, run_against
+
+TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-01$")
+
+
+def test_graders_read_the_calls_the_service_made(tmp_path: Path) -> None:
+    trials = run_against(CounterService(), tmp_path, counter_tasks(3, 5), trials=2)
+    assert len(trials) == 4
+    for t in trials:
+        n = int(t.task_id.split("-")[1])
+        assert t.status == "completed" and t.success, t.grades
+        assert t.final_state == {"counter": n}  # the service's world, not the local one
+        assert t.answer == f"The counter is now {n}."
+        assert t.tool_calls == 1 and t.cost_usd == 0.0
+        calls = [e for e in t.events if isinstance(e, ToolCallEvent)]
+        assert [(c.name, c.arguments) for c in calls] == [("add", {"amount": n})]
+        passed = {g.grader: g.passed for g in t.grades}
+        assert passed["tool_calls"] is True and passed["trajectory"] is True
+        assert passed["state"] is True
+
+
+def test_without_a_transcript_the_call_graders_fail(tmp_path: Path) -> None:
+    trials = run_against(CounterService(transcript=False), tmp_path, counter_tasks(3))
+    (t,) = trials
+    passed = {g.grader: g.passed for g in t.grades}
+    assert passed["state"] is True  # the reported state still counts
+    assert passed["tool_calls"] is False and passed["trajectory"] is False
+    assert not t.success and t.tool_calls == 0
+
+
+def test_request_body_and_trace_headers(tmp_path: Path) -> None:
+    svc = CounterService()
+    trials = {t.trial: t for t in run_against(svc, tmp_path, counter_tasks(3), trials=2)}
+    assert len(svc.requests) == 2
+    seen_traces = set()
+    for req in svc.requests:
+        body = req.body
+        assert body["protocol"] == "agentgauge.http/1"
+        assert body["task_id"] == "add-3" and body["instruction"] == "Please add 3"
+        assert body["variant"] == "base" and isinstance(body["seed"], int)
+        assert body["policy"].startswith("You keep a counter")
+        assert [t["function"]["name"] for t in body["tools"]] == ["get", "add", "transfer_to_human"]
+        match = TRACEPARENT.match(req.headers["traceparent"])
+        assert match, req.headers["traceparent"]
+        trace_id, span_id = match.groups()
+        assert int(trace_id, 16) != 0 and int(span_id, 16) != 0
+        baggage = dict(kv.split("=", 1) for kv in req.headers["baggage"].split(","))
+        assert unquote(baggage["agentgauge.task.id"]) == "add-3"
+        trial = trials[int(baggage["agentgauge.trial"])]
+        assert body["trial"] == trial.trial
+        # The trial records the trace it started, so the service's spans can join it.
+        assert trial.metadata["trace_id"] == trace_id
+        assert trial.metadata["span_id"] == span_id
+        seen_traces.add(trace_id)
+    assert len(seen_traces) == 2  # one trace per trial
+
+
+def test_baggage_percent_encodes_the_task_id() -> None:
+    header = baggage_header("a b,c=d;é", 2)
+    assert header == "agentgauge.task.id=a%20b%2Cc%3Dd%3B%C3%A9,agentgauge.trial=2"
+
+
+def test_5xx_is_retried_then_an_infra_error(tmp_path: Path) -> None:
+    svc = CounterService(mode="error")
+    (trial,) = run_against(svc, tmp_path, counter_tasks(3))
+    assert len(svc.requests) == 3  # the first attempt and FAST_RETRY's two retries
+    assert trial.status == "error" and trial.error_kind == "infra"
+    assert "gave up after 3 attempts: HTTP 500: internal error" in (trial.error or "")
+    # Each attempt started its own trace: a failed attempt's spans are not the trial's.
+    assert len({r.headers["traceparent"] for r in svc.requests}) == 3
+
+
+def test_a_5xx_that_clears_is_recorded_with_its_attempts(tmp_path: Path) -> None:
+    svc = CounterService(mode="error", failures=1)
+    (trial,) = run_against(svc, tmp_path, counter_tasks(3))
+    assert trial.status == "completed" and trial.success
+    assert trial.metadata["http_attempts"] == 2
+    last = TRACEPARENT.match(svc.requests[-1].headers["traceparent"])
+    assert last is not None and trial.metadata["trace_id"] == last.group(1)
+
+
+@pytest.mark.parametrize(
+    ("reply", "named"),
+    [
+        (b"not json", "reply is not JSON"),
+        (b"[1, 2]", "reply must be a JSON object, got a list"),
+        (b'{"state": {}}', "reply.answer: required"),
+        (b'{"answer": 3}', "reply.answer: must be a string or null, got a number"),
+        (b'{"answer": "x", "anwser": "y"}', "reply.anwser: unknown key"),
+        (b'{"answer": "x", "state": [1]}', "reply.state: must be an object, got a list"),
+        (b'{"answer": "x", "cost_usd": -1}', "reply.cost_usd: must be a number >= 0"),
+        (b'{"answer": "x", "confidence": 2}', "reply.confidence: must be a number in [0, 1]"),
+        (b'{"answer": "x", "transcript": {}}', "reply.transcript: must be a list"),
+        (
+            b'{"answer": "x", "transcript": [{"type": "tool_call", "name": "add"},'
+            b' {"type": "tool_call", "arguments": {}}]}',
+            "reply.transcript[1].name: required field is missing",
+        ),
+        (b'{"answer": "x", "transcript": [{"type": "shout"}]}', "reply.transcript[0]"),
+        (
+            b'{"answer": "x", "transcript": [{"type": "model_call", "input_tokens": 5e18},'
+            b' {"type": "model_call", "input_tokens": 5e18}]}',
+            "reply.transcript: input_tokens add up to more than 2^63",
+        ),
+    ],
+)
+def test_a_malformed_reply_is_the_agents_error_naming_the_field(
+    tmp_path: Path, reply: bytes, named: str
+) -> None:
+    svc = CounterService(mode="malformed", reply=reply)
+    (trial,) = run_against(svc, tmp_path, counter_tasks(3))
+    assert len(svc.requests) == 1  # not retried: asking again gets the same bad reply
+    assert trial.status == "error" and trial.error_kind == "agent"
+    assert trial.error is not None and trial.error.startswith("MalformedReply: ")
+    assert named in trial.error
+
+
+def test_a_slow_service_times_out_as_the_agents_failure(tmp_path: Path) -> None:
+    svc = CounterService(mode="slow", delay=30.0)
+    (trial,) = run_against(svc, tmp_path, counter_tasks(3), timeout=0.5)
+    assert trial.status == "timeout" and trial.error_kind == "agent"
+    assert trial.error == "timed out after 0.5s in the agent"
+
+
+def test_a_request_timeout_is_retried_like_a_dropped_connection(tmp_path: Path) -> None:
+    svc = CounterService(mode="slow", delay=30.0)
+    (trial,) = run_against(svc, tmp_path, counter_tasks(3), agent_options={"request_timeout": 0.2})
+    assert len(svc.requests) == 3
+    assert trial.status == "error" and trial.error_kind == "infra"
+    assert "request timed out after 0.2 s (request_timeout)" in (trial.error or "")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_preflight_refuses_a_service_that_is_not_there() -> None:
+    async def go() -> None:
+        agent = HttpAgent(f"http://127.0.0.1:{free_port()}/run")
+        try:
+            with pytest.raises(AgentUnavailable, match=r"no answer from .*could not connect"):
+                await agent.preflight()
+        finally:
+            await agent.aclose()
+
+    asyncio.run(go())
+
+
+def test_preflight_passes_a_post_only_route_and_refuses_a_404() -> None:
+    async def go() -> None:
+        svc = CounterService()
+        url = await svc.start()
+        agent = HttpAgent(url)
+        missing = HttpAgent(url.replace("/run", "/nope"))
+        try:
+            await agent.preflight()  # GET on a POST-only route: 405, so the service is up
+            with pytest.raises(AgentUnavailable, match="HTTP 404"):
+                await missing.preflight()
+        finally:
+            await agent.aclose()
+            await missing.aclose()
+            await svc.stop()
+
+    asyncio.run(go())
+
+
+def test_cli_run_against_no_service_is_one_line_exit_2(cli: Any, tmp_path: Path) -> None:
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(counter_tasks(3)[0].model_dump_json() + "\n")
+    url = f"http://127.0.0.1:{free_port()}/run"
+    code, _, err = cli(
+        "run", str(suite), "--agent", f"http:{url}", "--store", str(tmp_path / "s.db")
+    )
+    assert code == 2
+    assert err.count("\n") == 1 and "no answer from" in err and "Traceback" not in err
+
+
+def test_spec_spelling() -> None:
+    agent = resolve_agent("http:https://agents.example.com/run")
+    assert isinstance(agent, HttpAgent) and agent.url == "https://agents.example.com/run"
+    assert agent.name == "http:https://agents.example.com/run"
+    with pytest.raises(InputError, match="write the agent service as http:http://x/run"):
+        resolve_agent("http://x/run")
+    with pytest.raises(InputError, match="absolute http:// or https:// URL"):
+        resolve_agent("http:ftp://x/run")
+
+
+def test_header_values_with_control_characters_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(InputError, match="header X-Team contains a control character"):
+        HttpAgent("http://127.0.0.1:1/run", headers={"X-Team": "a\r\nX-Injected: yes"})
+    monkeypatch.setenv("AGENT_KEY", "k\ney")
+    with pytest.raises(InputError, match="AGENT_KEY contains a control character"):
+        HttpAgent("http://127.0.0.1:1/run", api_key_env="AGENT_KEY")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+replies = st.fixed_dictionaries(
+    {},
+    optional={
+        "answer": json_values,
+        "state": json_values,
+        "cost_usd": json_values,
+        "confidence": json_values,
+        "transcript": st.lists(
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["tool_call", "tool_result", "message", "x"])},
+                optional={"name": json_values, "arguments": json_values, "role": json_values},
+            ),
+            max_size=3,
+        )
+        | json_values,
+    },
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.binary(max_size=64), replies.map(lambda r: json.dumps(r).encode())))
+def test_hostile_replies_are_refused_by_field_never_a_traceback(body: bytes) -> None:
+    try:
+        reply = parse_reply(body)
+    except MalformedReply as exc:
+        assert str(exc).startswith("reply")
+    else:
+        assert reply["answer"] is None or isinstance(reply["answer"], str)
+
+
+def test_deeply_nested_reply_is_refused() -> None:
+    with pytest.raises(MalformedReply, match="nested too deeply"):
+        parse_reply(b'{"answer": "x", "state": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}")
+
+
+def test_the_documented_example_service_solves_the_counter_suite(cli: Any, tmp_path: Path) -> None:
+    """examples/http_agent_service.py, as docs/running-agents.md shows it, in a process
+    of its own: every task of examples/counter-suite.yaml passes."""
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(root / "examples" / "http_agent_service.py"), str(port)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):  # until it listens (a readiness wait, not a timing check)
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        db = tmp_path / "s.db"
+        suite = root / "examples" / "counter-suite.yaml"
+        url = f"http:http://127.0.0.1:{port}/run"
+        code, _, err = cli("run", str(suite), "--agent", url, "--store", str(db), "--run-id", "e")
+        assert code == 0, err
+    finally:
+        proc.terminate()
+        proc.wait()
+    with Store(db, readonly=True) as store:
+        trials = store.trials("e")
+    assert len(trials) == 3
+    assert all(t.success and t.tool_calls == 1 and t.cost_usd == 0.0 for t in trials)

@@ -1,0 +1,105 @@
+"""End to end: ``--agent http:`` against a service that runs its own tools and exports
+its spans to ``agentgauge collect``; the tool-call and trajectory graders see those calls.
+
+Three real parts: the agent service (aiohttp, `agentgauge.testing.agent_service`) with
+the OpenTelemetry SDK's OTLP/HTTP exporter, ``agentgauge collect`` in a process of its
+own, and the harness. The service's reply names no tool call; its spans do. The
+service flushes its spans before it replies, so they reach the receiver before the
+harness has written the trial: the receiver holds them and attaches them once the
+trial is there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgauge.schema import ToolCallEvent, ToolResultEvent
+from agentgauge.store import Store
+from agentgauge.testing.agent_service import CounterService, counter_tasks, run_against
+
+pytest.importorskip("opentelemetry.sdk.trace", reason="the OpenTelemetry SDK (a dev dependency)")
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+
+@pytest.fixture
+def collector(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``agentgauge collect`` into its own run of the store the harness writes to."""
+    store = str(tmp_path / "s.db")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentgauge",
+            "collect",
+            "--port",
+            "0",
+            "--store",
+            store,
+            "--run-id",
+            "spans",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on http://127.0.0.1:" in line, line
+    yield proc, line.split()[2]
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_graders_see_the_tool_calls_the_service_exported(
+    cli: Any, tmp_path: Path, collector: tuple[subprocess.Popen[str], str]
+) -> None:
+    proc, url = collector
+    provider = TracerProvider(resource=Resource.create({"service.name": "counter-service"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    service = CounterService(transcript=False, tracer_provider=provider)
+    trials = run_against(service, tmp_path, counter_tasks(3, 5), trials=2)
+    provider.shutdown()
+    # Graded as replied: the state is right, but the reply named no call (the spans may
+    # have joined already; grades change only with a re-grade).
+    for t in trials:
+        passed = {g.grader: g.passed for g in t.grades}
+        assert passed["state"] is True and passed["tool_calls"] is False and not t.success
+
+    proc.send_signal(signal.SIGINT)  # a last look for held traces, then it stops
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "stored 0 trials" in out  # the spans joined their trials; none became one
+
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        joined = db.trials("r")
+    for t in joined:
+        n = int(t.task_id.split("-")[1])
+        calls = [e for e in t.events if isinstance(e, ToolCallEvent)]
+        results = [e for e in t.events if isinstance(e, ToolResultEvent)]
+        assert [(c.name, c.arguments) for c in calls] == [("add", {"amount": n})]
+        assert [r.content for r in results] in ([{"counter": n}], ['{"counter": ' + f"{n}}}"])
+        assert t.tool_calls == 1 and t.metadata["trace_events"] == 2
+
+    code, _, err = cli("grade", f"{tmp_path / 's.db'}:r", "--activate")
+    assert code == 0, err
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        graded = db.trials("r")
+    assert len(graded) == 4
+    for t in graded:
+        passed = {g.grader: g.passed for g in t.grades}
+        assert passed["tool_calls"] is True and passed["trajectory"] is True, t.grades
+        assert passed["state"] is True and t.success

@@ -1,0 +1,328 @@
+"""``agentgauge export DB:RUN --jsonl FILE | --otel FILE``.
+
+The JSONL export is checked by the round trip (`import jsonl` of it gives the same
+``metrics --json``, on a harness run and on real tau-bench trials); the OTLP JSON
+export by parsing it with opentelemetry-proto's own classes and reading the spans
+and ``gen_ai.evaluation.result`` events back."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from agentgauge.exporters.otel import otlp_json, run_to_otlp
+from agentgauge.schema import (
+    Grade,
+    MessageEvent,
+    ModelCallEvent,
+    Run,
+    ToolCallEvent,
+    ToolResultEvent,
+    Trial,
+)
+from agentgauge.store import Store
+from agentgauge.testing.agent_service import CounterService, counter_tasks, run_against
+
+Cli = Any
+
+
+@pytest.fixture(scope="module")
+def retail_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built-in retail suite, two trials a task, by the simulated careful agent:
+    tool calls, control decisions, costs, families and several graders per trial."""
+    from agentgauge.harness.runner import run
+
+    db = tmp_path_factory.mktemp("retail") / "s.db"
+    run("builtin:retail", "builtin:careful", trials=2, store=db, run_id="r", progress=False)
+    return db
+
+
+def metrics_json(cli: Cli, source: str) -> dict[str, Any]:
+    code, out, err = cli("metrics", source, "--json", "--k", "1,2")
+    assert code == 0, err
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def test_jsonl_round_trip_preserves_every_metric(
+    cli: Cli, retail_run: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "r.jsonl"
+    code, said, err = cli("export", f"{retail_run}:r", "--jsonl", str(out))
+    assert code == 0, err
+    assert "exported" in said and str(out) in said
+    db2 = tmp_path / "back.db"
+    code, _, err = cli("import", "jsonl", str(out), "--store", str(db2), "--run-id", "back")
+    assert code == 0, err
+    before = metrics_json(cli, f"{retail_run}:r")
+    assert metrics_json(cli, f"{db2}:back") == before
+    assert metrics_json(cli, str(out)) == before
+    with Store(retail_run, readonly=True) as a, Store(db2, readonly=True) as b:
+        original, again = a.trials("r"), b.trials("back")
+    assert [t.model_dump() for t in again] == [t.model_dump() for t in original]
+
+
+def test_jsonl_round_trip_of_real_taubench_trials(
+    cli: Cli, shared_data: Path, tmp_path: Path
+) -> None:
+    source = shared_data / "taubench" / "taubench_v1_gpt-4o-airline.json"
+    db = tmp_path / "s.db"
+    assert cli("import", "taubench", str(source), "--store", str(db), "--run-id", "tb")[0] == 0
+    out = tmp_path / "tb.jsonl"
+    assert cli("export", f"{db}:tb", "--jsonl", str(out))[0] == 0
+    assert cli("import", "jsonl", str(out), "--store", str(db), "--run-id", "tb2")[0] == 0
+    assert metrics_json(cli, f"{db}:tb2") == metrics_json(cli, f"{db}:tb")
+
+
+def test_otel_round_trip_preserves_every_metric(cli: Cli, retail_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.otlp.json"
+    assert cli("export", f"{retail_run}:r", "--otel", str(out))[0] == 0
+    db2 = tmp_path / "back.db"
+    code, _, err = cli("import", "otel", str(out), "--store", str(db2), "--run-id", "back")
+    assert code == 0, err
+    assert metrics_json(cli, f"{db2}:back") == metrics_json(cli, f"{retail_run}:r")
+    with Store(retail_run, readonly=True) as a, Store(db2, readonly=True) as b:
+        original, again = a.trials("r"), b.trials("back")
+    for x, y in zip(original, again, strict=True):
+        assert (x.task_id, x.trial, x.success, x.score, x.family) == (
+            y.task_id,
+            y.trial,
+            y.success,
+            y.score,
+            y.family,
+        )
+        assert [g.model_dump() for g in y.grades] == [g.model_dump() for g in x.grades]
+        # The same events; spans are read back in start order, and a model call's span
+        # starts before the event that recorded its end.
+        assert sorted(e.type for e in y.events) == sorted(e.type for e in x.events)
+
+
+def test_otel_round_trip_of_real_taubench_trials(
+    cli: Cli, shared_data: Path, tmp_path: Path
+) -> None:
+    source = shared_data / "taubench" / "taubench_v1_gpt-4o-airline.json"
+    db = tmp_path / "s.db"
+    assert cli("import", "taubench", str(source), "--store", str(db), "--run-id", "tb")[0] == 0
+    out = tmp_path / "tb.otlp.json"
+    assert cli("export", f"{db}:tb", "--otel", str(out))[0] == 0
+    code, _, err = cli("import", "otel", str(out), "--store", str(db), "--run-id", "tb2")
+    assert code == 0, err
+    assert metrics_json(cli, f"{db}:tb2") == metrics_json(cli, f"{db}:tb")
+
+
+def parse_otlp(text: str) -> ExportTraceServiceRequest:
+    """OTLP/JSON parsed by the proto classes: ids go back from hex to protobuf's base64,
+    and unknown fields are refused, so a misspelt key fails the test."""
+    data = json.loads(text)
+    for rs in data["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        assert len(span[key]) == (32 if key == "traceId" else 16)
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+    request = ExportTraceServiceRequest()
+    json_format.ParseDict(data, request, ignore_unknown_fields=False)
+    return request
+
+
+def attributes(holder: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in holder.attributes:
+        kind = kv.value.WhichOneof("value")
+        out[kv.key] = getattr(kv.value, kind)
+    return out
+
+
+def test_otel_export_is_valid_otlp_with_an_evaluation_event_per_grade(
+    cli: Cli, retail_run: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "r.otlp.json"
+    code, _, err = cli("export", f"{retail_run}:r", "--otel", str(out))
+    assert code == 0, err
+    text = out.read_text()
+    assert text.count("\n") == 1  # one export request a line, as the Collector's file exporter
+    raw = json.loads(text)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert isinstance(raw["startTimeUnixNano"], str)  # int64 as a string (OTLP/JSON)
+    assert isinstance(raw["kind"], int)  # enums as integers
+    request = parse_otlp(text)
+    (rs,) = request.resource_spans
+    assert attributes(rs.resource)["agentgauge.run.id"] == "r"
+    spans = list(rs.scope_spans[0].spans)
+    with Store(retail_run, readonly=True) as db:
+        trials = db.trials("r")
+    roots = [s for s in spans if not s.parent_span_id]
+    assert len(roots) == len(trials)
+    assert len({s.trace_id for s in roots}) == len(trials)  # one trace per trial
+    by_trace = {s.trace_id: s for s in roots}
+    for trial, root in zip(trials, roots, strict=True):
+        attrs = attributes(root)
+        assert root.name == "invoke_agent builtin:careful"
+        assert attrs["gen_ai.operation.name"] == "invoke_agent"
+        assert attrs["gen_ai.agent.name"] == "builtin:careful"
+        assert attrs["agentgauge.task.id"] == trial.task_id
+        assert attrs["agentgauge.trial"] == trial.trial
+        assert attrs["agentgauge.outcome.success"] == trial.success
+        assert attrs["agentgauge.outcome.score"] == trial.score
+        assert attrs.get("agentgauge.family") == trial.family
+        evaluations = [e for e in root.events if e.name == "gen_ai.evaluation.result"]
+        assert len(evaluations) == len(trial.grades) > 0
+        for event, grade in zip(evaluations, trial.grades, strict=True):
+            ev = attributes(event)
+            assert ev["gen_ai.evaluation.name"] == grade.grader
+            label = {True: "pass", False: "fail", None: "unknown"}[grade.passed]
+            assert ev["gen_ai.evaluation.score.label"] == label
+            if grade.score is None:
+                assert "gen_ai.evaluation.score.value" not in ev  # unknown is left out, not 0
+            else:
+                assert ev["gen_ai.evaluation.score.value"] == grade.score
+        children = [s for s in spans if s.trace_id == root.trace_id and s.parent_span_id]
+        assert all(s.parent_span_id == root.span_id for s in children)
+        tools = [s for s in children if s.name.startswith("execute_tool ")]
+        calls = [e for e in trial.events if isinstance(e, ToolCallEvent)]
+        assert [attributes(s)["gen_ai.tool.name"] for s in tools] == [c.name for c in calls]
+        for span, call in zip(tools, calls, strict=True):
+            a = attributes(span)
+            assert json.loads(a["gen_ai.tool.call.arguments"]) == call.arguments
+            assert a["gen_ai.tool.call.id"] == call.call_id
+            assert span.kind == Span.SPAN_KIND_INTERNAL
+            failed = a.get("error.type") == "tool_error"
+            assert failed == (span.status.code == Status.STATUS_CODE_ERROR)
+            assert span.start_time_unix_nano <= span.end_time_unix_nano
+        chats = [s for s in children if s.name.startswith("chat")]
+        assert len(chats) == trial.model_calls
+        assert all(s.kind == Span.SPAN_KIND_CLIENT for s in chats)
+    assert set(by_trace) == {s.trace_id for s in spans}
+
+
+def test_otel_export_is_stable(cli: Cli, retail_run: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert cli("export", f"{retail_run}:r", "--otel", str(a))[0] == 0
+    assert cli("export", f"{retail_run}:r", "--otel", str(b))[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_an_http_trial_keeps_the_trace_its_request_carried(cli: Cli, tmp_path: Path) -> None:
+    (trial,) = run_against(CounterService(), tmp_path, counter_tasks(3))
+    out = tmp_path / "h.json"
+    assert cli("export", f"{tmp_path / 's.db'}:r", "--otel", str(out))[0] == 0
+    spans = list(parse_otlp(out.read_text()).resource_spans[0].scope_spans[0].spans)
+    (root,) = [s for s in spans if not s.parent_span_id]
+    # The service's own spans are children of the span id the request named: they sit
+    # under this root in a trace viewer.
+    assert root.trace_id.hex() == trial.metadata["trace_id"]
+    assert root.span_id.hex() == trial.metadata["span_id"]
+    (tool,) = [s for s in spans if s.name == "execute_tool add"]
+    assert json.loads(attributes(tool)["gen_ai.tool.call.result"]) == {"counter": 3}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give exactly one of --jsonl FILE or --otel FILE"),
+        (["--jsonl", "a", "--otel", "b"], "give exactly one of --jsonl FILE or --otel FILE"),
+        (["--parquet", "d"], "Parquet export is not built yet"),
+    ],
+)
+def test_bad_export_options_are_one_line_exit_2(
+    cli: Cli, retail_run: Path, args: list[str], message: str
+) -> None:
+    code, _, err = cli("export", f"{retail_run}:r", *args)
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_export_of_a_missing_run_or_without_a_run_id(cli: Cli, retail_run: Path) -> None:
+    code, _, err = cli("export", f"{retail_run}:nope", "--jsonl", "x.jsonl")
+    assert code == 2 and "nope" in err and "Traceback" not in err
+    code, _, err = cli("export", str(retail_run), "--jsonl", "x.jsonl")
+    assert code == 2 and "export needs DB:RUN" in err
+    assert not Path("x.jsonl").exists()
+
+
+texts = st.text(max_size=12)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=10,
+)
+events = st.lists(
+    st.one_of(
+        st.builds(
+            ToolCallEvent,
+            name=texts,
+            arguments=st.dictionaries(texts, json_values),
+            call_id=st.none() | texts,
+        ),
+        st.builds(
+            ToolResultEvent, call_id=st.none() | texts, content=json_values, is_error=st.booleans()
+        ),
+        st.builds(MessageEvent, role=texts, content=st.none() | texts),
+        st.builds(
+            ModelCallEvent,
+            model=st.none() | texts,
+            input_tokens=st.none() | st.integers(0, 2**63 - 1),
+            latency_s=st.none() | st.floats(0, 1e6),
+        ),
+    ),
+    max_size=6,
+)
+grades = st.lists(
+    st.builds(
+        Grade,
+        grader=texts,
+        score=st.none() | st.floats(0, 1),
+        passed=st.none() | st.booleans(),
+        evidence=json_values,
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    task_id=texts.filter(bool),
+    agent=st.none() | texts,
+    events=events,
+    grades=grades,
+    seed=st.none() | st.integers(0, 2**63 - 1),
+    metadata=st.dictionaries(st.sampled_from(["trace_id", "span_id", "x"]), json_values),
+)
+def test_hostile_transcripts_export_as_valid_otlp(
+    task_id: str,
+    agent: str | None,
+    events: list[Any],
+    grades: list[Grade],
+    seed: int | None,
+    metadata: dict[str, Any],
+) -> None:
+    trial = Trial(
+        task_id=task_id,
+        agent=agent,
+        success=False,
+        trial=0,
+        events=events,
+        grades=grades,
+        seed=seed,
+        metadata=metadata,
+        latency_s=1.0,
+    )
+    header = Run(run_id="r", created_at="2026-12-01T00:00:00+00:00")
+    request = parse_otlp(otlp_json(run_to_otlp(header, [trial])))
+    spans = list(request.resource_spans[0].scope_spans[0].spans)
+    (root,) = [s for s in spans if not s.parent_span_id]
+    assert attributes(root)["agentgauge.task.id"] == task_id
+    evaluations = [e for s in spans for e in s.events if e.name == "gen_ai.evaluation.result"]
+    assert len(evaluations) == len(grades)
