@@ -106,8 +106,13 @@ def read_import(
     for key in given:
         if key not in OPTIONS[fmt]:
             takers = sorted(f for f, opts in OPTIONS.items() if key in opts)
+            formats = (
+                f"the {takers[0]} format"
+                if len(takers) == 1
+                else f"the {', '.join(takers)} formats"
+            )
             raise InputError(
-                f"applies only to the {', '.join(takers) or 'no'} format",
+                f"applies only to {formats if takers else 'no format'}",
                 field=f"--{key.replace('_', '-')}",
             )
     imported = FORMATS[fmt](path, **given)
