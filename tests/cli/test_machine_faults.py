@@ -227,6 +227,21 @@ def unprivileged() -> Iterator[tuple[list[str], Path]]:
         if setpriv is None:
             pytest.skip("running as root without setpriv: cannot drop to a plain user")
         prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        # The plain user must reach this Python and its packages: a checkout under a
+        # private folder (mktemp -d, /root) hides them. The read-only mount test above
+        # covers a read-only store as root in that case.
+        probe = subprocess.run(
+            [*prefix, sys.executable, "-c", "import agentgauge"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": _src_path()},
+            cwd="/",
+        )
+        if probe.returncode != 0:
+            pytest.skip(
+                f"user 65534 cannot import agentgauge from {sys.prefix} "
+                f"({probe.stderr.strip().splitlines()[-1:]}): the checkout is private"
+            )
     folder = Path(tempfile.mkdtemp(prefix="agentgauge-ro-"))
     folder.chmod(0o755)
     try:
