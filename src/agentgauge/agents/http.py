@@ -28,8 +28,9 @@ the environment variable the caller names.
 
 from __future__ import annotations
 
+import asyncio
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
@@ -39,6 +40,7 @@ from agentgauge.errors import InputError
 
 __all__ = [
     "TRANSPORT_ERRORS",
+    "LoopSession",
     "check_base_url",
     "check_header",
     "env_proxy",
@@ -149,3 +151,26 @@ def _url_problem(url: str) -> str | None:
     if port == 0:
         return "port 0 cannot be connected to"
     return None
+
+
+class LoopSession:
+    """One aiohttp session per event loop, made by ``make`` on first use in a loop.
+
+    A session cannot outlive its loop, and `agentgauge.run` starts a new loop per
+    call, so an adapter keeps this instead of a session."""
+
+    def __init__(self, make: Callable[[], aiohttp.ClientSession]) -> None:
+        self._make = make
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop:
+            self._session, self._loop = self._make(), loop
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()

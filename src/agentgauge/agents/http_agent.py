@@ -31,7 +31,6 @@ the agent, not a provider behind one).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
@@ -44,7 +43,13 @@ import aiohttp
 from pydantic import TypeAdapter, ValidationError
 
 from agentgauge.agents.base import AgentError, Session, TransientError
-from agentgauge.agents.http import TRANSPORT_ERRORS, check_header, new_session, transport_failure
+from agentgauge.agents.http import (
+    TRANSPORT_ERRORS,
+    LoopSession,
+    check_header,
+    new_session,
+    transport_failure,
+)
 from agentgauge.agents.provider import ProviderError, RetryPolicy, parse_retry_after, with_retries
 from agentgauge.errors import AgentUnavailable, InputError, first_error
 from agentgauge.schema import INT64_MAX, Event, ModelCallEvent
@@ -132,25 +137,19 @@ class HttpAgent:
         self.retry = retry or RetryPolicy()
         self.request_timeout = request_timeout
         self.max_connections = max_connections
-        self._http: aiohttp.ClientSession | None = None
-        self._http_loop: asyncio.AbstractEventLoop | None = None
+        self._http = LoopSession(
+            lambda: new_session(
+                self.url, self.headers, self.request_timeout, max_connections=self.max_connections
+            )
+        )
         self._rng = random.Random()
 
     def _session(self) -> aiohttp.ClientSession:
-        # One session per event loop: `agentgauge.run` starts a new loop per call.
-        loop = asyncio.get_running_loop()
-        if self._http is None or self._http_loop is not loop:
-            self._http = new_session(
-                self.url, self.headers, self.request_timeout, max_connections=self.max_connections
-            )
-            self._http_loop = loop
-        return self._http
+        return self._http.get()
 
     async def aclose(self) -> None:
         """Close the HTTP connections (the harness calls this when a run ends)."""
-        if self._http is not None:
-            http, self._http = self._http, None
-            await http.close()
+        await self._http.aclose()
 
     async def preflight(self) -> None:
         """Check once, before a run, that something answers at the URL.

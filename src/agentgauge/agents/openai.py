@@ -36,7 +36,6 @@ context but not sent to the user (the turn's action is the tool calls).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -48,6 +47,7 @@ import aiohttp
 from agentgauge.agents.base import AgentError, Session, TransientError
 from agentgauge.agents.http import (
     TRANSPORT_ERRORS,
+    LoopSession,
     check_base_url,
     check_header,
     new_session,
@@ -129,8 +129,7 @@ class OpenAIAgent:
         self.on_malformed = on_malformed
         self.params = dict(params or {})
         self.max_connections = max_connections
-        self._http: aiohttp.ClientSession | None = None
-        self._http_loop: asyncio.AbstractEventLoop | None = None
+        self._http = LoopSession(self._new_session)
         self._url = ""  # set with the session, from the base URL at that time
         self._rng = random.Random()
         self._tools_json: tuple[list[dict[str, Any]], int, str] | None = None
@@ -138,28 +137,20 @@ class OpenAIAgent:
     # ------------------------------------------------------------------ lifecycle
 
     def _session(self) -> aiohttp.ClientSession:
-        # One session per event loop: a session cannot outlive its loop, and
-        # `agentgauge.run` starts a new loop per call.
-        loop = asyncio.get_running_loop()
-        if self._http is None or self._http_loop is not loop:
-            headers = {"Content-Type": "application/json"}
-            if self._api_key:
-                headers["Authorization"] = f"Bearer {self._api_key}"
-            self._url = self.base_url + "/chat/completions"
-            self._http = new_session(
-                self.base_url,
-                headers,
-                self.request_timeout,
-                max_connections=self.max_connections,
-            )
-            self._http_loop = loop
-        return self._http
+        return self._http.get()
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        self._url = self.base_url + "/chat/completions"
+        return new_session(
+            self.base_url, headers, self.request_timeout, max_connections=self.max_connections
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections (the harness calls this when a run ends)."""
-        if self._http is not None:
-            http, self._http = self._http, None
-            await http.close()
+        await self._http.aclose()
 
     async def preflight(self) -> None:
         """Check once, before a run, that the chat route answers; `AgentUnavailable` if not.
