@@ -211,7 +211,9 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     agent_err = sum(t.status != "completed" and t.error_kind == "agent" for t in trials_)
     costs = [t.cost_usd for t in trials_ if t.cost_usd is not None]
     # A total with an unpriced part is unknown; what is priced is a lower bound (costs >= 0).
-    if len(costs) == n:
+    if n == 0:
+        spend = "-"  # no trial saved: nothing measured (an interrupted one may have spent)
+    elif len(costs) == n:
         spend = f"${sum(costs):.4f}"
     elif costs:
         spend = f"at least ${sum(costs):.4f} ({n - len(costs)} of {n} trials unpriced)"
