@@ -1,0 +1,329 @@
+"""Why a trial passed or failed, in rows a person reads: the one place transcripts
+and grader evidence are turned into text.
+
+`agentgauge show`, the HTML report and the viewer all show a trial through
+`trial_view` (a JSON-ready dict: the trial's header, its transcript as
+`event_rows`, and its grades as `grade_rows` with their evidence as sentences)
+and list failures through `failure_rows`. Nothing here escapes or styles text:
+each face does that for its medium (`agentgauge.display`). Long texts are
+shortened here, with the number of characters left out, so that no face
+renders a 10 MB tool result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from agentgauge.schema import Grade, Trial
+
+__all__ = [
+    "MAX_TEXT",
+    "error_class",
+    "event_rows",
+    "evidence_lines",
+    "failure_rows",
+    "flips",
+    "grade_rows",
+    "shorten",
+    "trial_key",
+    "trial_view",
+]
+
+#: Characters of one message, argument list or tool result shown before it is cut.
+MAX_TEXT = 2_000
+
+
+def shorten(text: str, limit: int = MAX_TEXT) -> str:
+    """``text``, cut to ``limit`` characters with a note of how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):  # a cyclic or odd value imported from elsewhere
+        return repr(value)
+
+
+def _money(value: float | None) -> str:
+    return "cost unknown" if value is None else f"${value:.4f}"
+
+
+def _model_detail(e: Any) -> str:
+    parts = []
+    if e.input_tokens is not None or e.output_tokens is not None:
+        tin = "?" if e.input_tokens is None else f"{e.input_tokens:,}"
+        tout = "?" if e.output_tokens is None else f"{e.output_tokens:,}"
+        parts.append(f"{tin} in / {tout} out tokens")
+    else:
+        parts.append("tokens not recorded")
+    if e.cache_read_tokens:
+        parts.append(f"{e.cache_read_tokens:,} cached")
+    if e.reasoning_tokens:
+        parts.append(f"{e.reasoning_tokens:,} reasoning")
+    parts.append(_money(e.cost_usd))
+    if e.latency_s is not None:
+        parts.append(f"{e.latency_s:.2f} s")
+    if e.attempts and e.attempts > 1:
+        parts.append(f"{e.attempts} attempts")
+    return " · ".join(parts)
+
+
+def event_rows(trial: Trial) -> list[dict[str, Any]]:
+    """The transcript as rows ``{index, t, kind, who, text, detail, is_error,
+    duration_s, cost_usd}``.
+
+    ``kind`` is ``message``, ``model call``, ``tool call``, ``tool result``, ``tool
+    error`` or ``control``. ``duration_s`` is how long the step took when known: a
+    model call's latency, else the time to the next event (what the viewer's
+    timeline sizes its marks by).
+    """
+    rows: list[dict[str, Any]] = []
+    events = trial.events
+    for i, e in enumerate(events):
+        row: dict[str, Any] = {
+            "index": i,
+            "t": e.t,
+            "kind": "",
+            "who": "",
+            "text": "",
+            "detail": "",
+            "is_error": False,
+            "duration_s": None,
+            "cost_usd": None,
+        }
+        if e.type == "message":
+            row.update(kind="message", who=e.role, text=shorten(e.content or ""))
+        elif e.type == "model_call":
+            row.update(
+                kind="model call",
+                who=e.model or "model",
+                detail=_model_detail(e),
+                duration_s=e.latency_s,
+                cost_usd=e.cost_usd,
+            )
+        elif e.type == "tool_call":
+            row.update(
+                kind="tool call",
+                who=e.name,
+                text=shorten(_json(e.arguments)),
+                detail="" if e.call_id is None else f"call {e.call_id}",
+            )
+        elif e.type == "tool_result":
+            row.update(
+                kind="tool error" if e.is_error else "tool result",
+                who=e.name or "",
+                text=shorten(_json(e.content)),
+                detail="irreversible" if e.irreversible else "",
+                is_error=e.is_error,
+            )
+        else:
+            row.update(kind="control", who=e.decision, text=shorten(e.reason or ""))
+        if row["duration_s"] is None and e.t is not None:
+            later = next((n.t for n in events[i + 1 :] if n.t is not None), None)
+            if later is not None and later >= e.t:
+                row["duration_s"] = later - e.t
+        rows.append(row)
+    return rows
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+def _sentences_for(grade: Grade) -> list[str]:
+    """Grader-specific sentences for the evidence shapes agentgauge's graders write."""
+    ev = grade.evidence
+    name = grade.grader.split(":", 1)[0]
+    if not isinstance(ev, dict):
+        return []
+    out: list[str] = []
+    if name == "state" and "paths" in ev:
+        paths = [str(p) for p in ev.get("paths") or []]
+        n = ev.get("n_differences", len(paths))
+        if paths:
+            shown = ", ".join(paths[:12]) + (" …" if len(paths) > 12 else "")
+            out.append(f"{n} state key(s) differ from the expected state: {shown}")
+        for failed in ev.get("failed", []) or []:
+            out.append(f"assertion failed: {_json(failed)}")
+    elif name == "tool_calls" and "detail" in ev:
+        head = f"{ev.get('n_calls', '?')} call(s) made, {ev.get('n_expected', '?')} expected"
+        out.append(f"{ev['detail']} ({head})")
+    elif name == "milestones" and "milestones" in ev:
+        missed = [m for m in ev["milestones"] if m.get("event_index") is None]
+        reached = [m for m in ev["milestones"] if m.get("event_index") is not None]
+        if missed:
+            out.append("milestones missed: " + ", ".join(str(m.get("id")) for m in missed))
+        if reached:
+            out.append(
+                "milestones reached: "
+                + ", ".join(f"{m.get('id')} (event {m.get('event_index')})" for m in reached)
+            )
+    elif name == "minefields" and "hits" in ev:
+        for hit in ev["hits"]:
+            out.append(
+                f"forbidden call {hit.get('tool')} at event {hit.get('event_index')}"
+                + (f": {hit['reason']}" if hit.get("reason") else "")
+            )
+    elif name == "control" and "expected" in ev:
+        out.append(f"expected decision {ev.get('expected')}, took {ev.get('taken')}")
+        if ev.get("unconfirmed_irreversible"):
+            n = ev["unconfirmed_irreversible"]
+            out.append(f"{n} irreversible call(s) without confirmation")
+    elif name == "answer" and "failed" in ev:
+        for f in ev["failed"]:
+            detail = f.get("detail")
+            out.append(f"answer check {f.get('check')} failed" + (f": {detail}" if detail else ""))
+    elif name == "trajectory" and "mode" in ev:
+        out.append(
+            f"{ev.get('matched')} of {ev.get('n_reference')} reference steps matched "
+            f"({ev.get('mode')}, arguments {ev.get('arguments')}); {ev.get('n_actual')} taken"
+        )
+    quotes = ev.get("quotes") if "quotes" in ev else ev.get("evidence")
+    if isinstance(quotes, list) and all(isinstance(q, str) for q in quotes):
+        out += [f"judge quoted: “{shorten(q, 400)}”" for q in quotes]
+    if isinstance(ev.get("reason"), str) and ev["reason"]:
+        out.append(f"reason: {shorten(ev['reason'], 600)}")
+    return out
+
+
+def evidence_lines(grade: Grade) -> list[str]:
+    """The grade's evidence as sentences: a known grader's shape in its own words,
+    anything else as ``key: value`` lines (nothing the grader wrote is dropped
+    silently; long values are cut with a note)."""
+    ev = grade.evidence
+    if ev is None:
+        return []
+    if isinstance(ev, str):
+        return [shorten(ev, 600)]
+    lines = _sentences_for(grade)
+    if lines:
+        return lines
+    if isinstance(ev, dict):
+        return [f"{k}: {shorten(_json(v), 600)}" for k, v in ev.items()]
+    return [shorten(_json(ev), 600)]
+
+
+def grade_rows(trial: Trial) -> list[dict[str, Any]]:
+    """Each grade as ``{grader, verdict, passed, score, status, judge_model, evidence,
+    lines}``: ``verdict`` is ``pass``, ``fail`` or ``unknown``; ``lines`` the evidence
+    as sentences and ``evidence`` what the grader stored."""
+    rows = []
+    for g in trial.grades:
+        verdict = "unknown" if g.passed is None else ("pass" if g.passed else "fail")
+        rows.append(
+            {
+                "grader": g.grader,
+                "verdict": verdict,
+                "passed": g.passed,
+                "score": g.score,
+                "status": g.status,
+                "judge_model": g.judge_model,
+                "evidence": g.evidence,
+                "lines": evidence_lines(g),
+            }
+        )
+    return rows
+
+
+# --------------------------------------------------------------------------- trials
+
+
+def error_class(trial: Trial) -> str:
+    """Why a trial did not pass, in one short phrase: ``infra error``, ``agent
+    error``, ``timeout``, the first failed grader's status, ``ungraded`` or
+    ``passed``."""
+    if trial.status == "timeout":
+        return f"{trial.error_kind} timeout" if trial.error_kind else "timeout"
+    if trial.status != "completed":
+        return f"{trial.error_kind or 'unclassified'} error"
+    if trial.success:
+        return "passed"
+    failed = [g for g in trial.grades if g.passed is False]
+    if failed:
+        return failed[0].status or f"{failed[0].grader} failed"
+    if trial.success is None:
+        return "ungraded"
+    return "failed"
+
+
+def trial_key(trial: Trial) -> dict[str, Any]:
+    """The cell a trial fills: what ``show --task/--trial/--variant`` and the viewer's
+    links address it by."""
+    return {
+        "task_id": trial.task_id,
+        "trial": trial.trial,
+        "variant": trial.variant,
+        "agent": trial.agent,
+        "model": trial.model,
+    }
+
+
+def trial_view(trial: Trial) -> dict[str, Any]:
+    """Everything a face shows of one trial, as JSON-ready data."""
+    return {
+        **trial_key(trial),
+        "family": trial.family,
+        "success": trial.success,
+        "score": trial.score,
+        "status": trial.status,
+        "error": trial.error,
+        "error_kind": trial.error_kind,
+        "why": error_class(trial),
+        "expected_control": trial.expected_control,
+        "control": trial.control,
+        "answer": None if trial.answer is None else shorten(trial.answer),
+        "cost_usd": trial.cost_usd,
+        "input_tokens": trial.input_tokens,
+        "output_tokens": trial.output_tokens,
+        "latency_s": trial.latency_s,
+        "tool_calls": trial.tool_calls,
+        "model_calls": trial.model_calls,
+        "n_events": len(trial.events),
+        "events": event_rows(trial),
+        "grades": grade_rows(trial),
+    }
+
+
+def failure_rows(trials: Iterable[Trial]) -> list[dict[str, Any]]:
+    """One row per (agent, model, task, variant) with a trial that did not pass:
+    ``{task_id, variant, agent, model, failed, n, trials, classes}`` where
+    ``classes`` counts each `error_class` and ``trials`` lists the failing trial
+    indices. Sorted by most failures first, then task id."""
+    cells: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for t in trials:
+        key = (t.agent, t.model, t.task_id, t.variant)
+        cell = cells.setdefault(
+            key,
+            {
+                "task_id": t.task_id,
+                "variant": t.variant,
+                "agent": t.agent,
+                "model": t.model,
+                "failed": 0,
+                "n": 0,
+                "trials": [],
+                "classes": {},
+            },
+        )
+        cell["n"] += 1
+        if t.success:
+            continue
+        cell["failed"] += 1
+        cell["trials"].append(t.trial)
+        why = error_class(t)
+        cell["classes"][why] = cell["classes"].get(why, 0) + 1
+    rows = [c for c in cells.values() if c["failed"]]
+    rows.sort(key=lambda c: (-c["failed"], str(c["agent"]), c["task_id"], c["variant"]))
+    return rows
+
+
+def flips(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of `failure_rows`, the cells that passed on some trials and failed on others
+    (flaky: the cells whose transcripts explain an agent's inconsistency)."""
+    return [r for r in rows if 0 < r["failed"] < r["n"]]
