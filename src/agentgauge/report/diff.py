@@ -1,0 +1,168 @@
+"""Two runs side by side, task by task, knowing that each task was tried k times.
+
+A diff of two runs that each tried a task once cannot tell a real change from a
+coin flip; with k trials per side it can say how often each side passed, and
+whether the whole difference between the runs is more than noise. `run_diff`
+gives, for every task either run tried, k/n passes on each side, what changed
+(a *flip* is a task whose majority of trials passed on one side and failed on
+the other, as in `agentgauge.metrics.compare`), Fisher's exact test of the
+task's two k/n counts, and, over the tasks both ran, the paired comparison with
+its interval and verdict sentence (Miller 2024, "Adding error bars to evals",
+arXiv:2411.00640) — the same numbers ``agentgauge compare`` prints.
+
+The per-task p-values are shown so that a reader sees how little one task's
+counts can show (with 4 trials a side even 0/4 against 4/4 gives p = 0.029, and
+3/4 against 1/4 gives p = 0.49); they are not corrected for the many tasks
+compared, and the run-level verdict is the paired test, not a count of small
+p-values.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any, Literal
+
+from scipy.stats import fisher_exact
+
+from agentgauge.metrics.compare import compare
+from agentgauge.metrics.outcome import task_success_counts
+from agentgauge.table import TrialTable
+
+__all__ = ["CHANGES", "Change", "run_diff"]
+
+Change = Literal["gained", "lost", "better", "worse", "same", "only_a", "only_b"]
+#: What a task's row can say, from B's side: ``gained`` / ``lost`` are flips (the
+#: majority of trials failed in A and passed in B, or the reverse); ``better`` /
+#: ``worse`` a change of rate that is not a flip; ``only_a`` / ``only_b`` a task
+#: one run did not try.
+CHANGES: tuple[Change, ...] = ("gained", "lost", "better", "worse", "same", "only_a", "only_b")
+
+_NOTE = (
+    "Per-task p-values are Fisher's exact test of the two k/n counts, not corrected for "
+    "the number of tasks; the verdict is the paired comparison over the shared tasks "
+    "(Miller 2024)."
+)
+
+
+@lru_cache(maxsize=4096)
+def _fisher(ca: int, na: int, cb: int, nb: int) -> float:
+    """Two-sided Fisher exact p of one task's counts (cached: with small k the same
+    few count pairs recur across thousands of tasks)."""
+    _, p = fisher_exact([[ca, na - ca], [cb, nb - cb]], alternative="two-sided")
+    return float(p)
+
+
+def _change(pa: float, pb: float) -> Change:
+    if pa > 0.5 > pb:
+        return "lost"
+    if pb > 0.5 > pa:
+        return "gained"
+    if math.isclose(pa, pb):
+        return "same"
+    return "better" if pb > pa else "worse"
+
+
+def _select(table: TrialTable, variant: str) -> TrialTable:
+    """The trials of one variant, held-out tasks left out (as `compare` reads them: it
+    keeps the base variant when there is one, so each variant is compared alone)."""
+    keep = (table.variant.astype(str) == variant) & (table.split.astype(str) != "heldout")
+    return table.take(keep)
+
+
+def _counts(table: TrialTable) -> dict[str, tuple[int, int]]:
+    """task -> (passes, trials); an infra error is a failure, as in every metric."""
+    ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
+    return {t: (int(c[i]), int(n[i])) for i, t in enumerate(ids)}
+
+
+def _families(*tables: TrialTable) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for table in tables:
+        for tid, fam in zip(table.task_id.astype(str), table.family, strict=True):
+            if fam is not None and tid not in out:
+                out[tid] = str(fam)
+    return out
+
+
+def _side(label: str, counts: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    passed = sum(c for c, _ in counts.values())
+    n = sum(n for _, n in counts.values())
+    return {"label": label, "n_tasks": len(counts), "passed": passed, "n": n}
+
+
+def run_diff(
+    a: TrialTable,
+    b: TrialTable,
+    *,
+    label_a: str = "A",
+    label_b: str = "B",
+    variant: str = "base",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The ``agentgauge.diff/1`` object of run B against run A.
+
+    ``variant`` keeps the trials of one variant (the base instruction by default; a
+    paraphrase or a fault variant is compared on its own). Held-out tasks are left out, as
+    ``agentgauge compare`` leaves them out. Tasks are listed flips first (lost,
+    then gained), then by the size of the change, then by id.
+    """
+    ta, tb = _select(a, variant), _select(b, variant)
+    ca, cb = _counts(ta), _counts(tb)
+    families = _families(ta, tb)
+    rows: list[dict[str, Any]] = []
+    for task in sorted(set(ca) | set(cb)):
+        sa, sb = ca.get(task), cb.get(task)
+        row: dict[str, Any] = {
+            "task_id": task,
+            "family": families.get(task),
+            "a": None if sa is None else {"passed": sa[0], "n": sa[1]},
+            "b": None if sb is None else {"passed": sb[0], "n": sb[1]},
+            "difference": None,
+            "p_value": None,
+        }
+        if sa is None:
+            row["change"] = "only_b"
+        elif sb is None:
+            row["change"] = "only_a"
+        else:
+            pa, pb = sa[0] / sa[1], sb[0] / sb[1]
+            row["difference"] = pb - pa
+            row["change"] = _change(pa, pb)
+            row["p_value"] = _fisher(sa[0], sa[1], sb[0], sb[1])
+        rows.append(row)
+    order = {c: i for i, c in enumerate(("lost", "gained", "worse", "better"))}
+    rows.sort(
+        key=lambda r: (
+            order.get(r["change"], len(order)),
+            -abs(r["difference"] or 0.0),
+            r["task_id"],
+        )
+    )
+    comparison: dict[str, Any] | None = None
+    reason: str | None = None
+    if not ca or not cb:
+        empty = label_a if not ca else label_b
+        reason = f"{empty} has no trial of variant {variant!r}"
+    else:
+        try:
+            result = compare(ta, tb, label_a=label_a, label_b=label_b, seed=seed)
+        except ValueError as exc:  # no task in common
+            reason = str(exc)
+        else:
+            comparison = result.to_dict()
+    n_changed = sum(r["change"] != "same" for r in rows)
+    counts = {c: sum(r["change"] == c for r in rows) for c in CHANGES}
+    return {
+        "schema": "agentgauge.diff/1",
+        "variant": variant,
+        "a": _side(label_a, ca),
+        "b": _side(label_b, cb),
+        "comparison": comparison,
+        "reason": reason,
+        "verdict": None if comparison is None else comparison["verdict"],
+        "n_changed": n_changed,
+        "changes": counts,
+        "notes": [_NOTE],
+        "tasks": rows,
+    }
