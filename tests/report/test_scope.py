@@ -113,3 +113,18 @@ def test_a_source_without_a_base_variant_says_its_scope() -> None:
     trials = [Trial(task_id="t", variant="paraphrase:1", success=True)]
     kept, scope = base_trials(trials)
     assert kept == trials and scope == "all variants: no base variant in the data"
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_behaviour_and_variant_tables_fit_the_terminal(
+    sources: list[TrialSource], width: int
+) -> None:
+    trials = [t for s in sources for t in s.trials]
+    scoped = scoped_metrics(trials, k=[1], by=("agent",))
+    buf = io.StringIO()
+    console = Console(file=buf, width=width)
+    print_behaviour(scoped.base, console, scope=scoped.base_scope, reliability=scoped.all)
+    print_variants(scoped.per_variant, console, title="outcome per variant")
+    text = buf.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= width and "…" not in text
+    assert f"reliability per configuration, Rabanser et al. 2026 ({ALL_VARIANTS})" in text

@@ -139,54 +139,71 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
 _MAX_COLUMN_GROUPS = 4
 
 
-def _rows_tables(report: MetricsReport, title: str | None) -> Group:
+#: A table of one row per group: its column headers (the first names the group) and rows.
+_RowsTable = tuple[list[str], list[list[str]]]
+
+
+def _rows_data(report: MetricsReport) -> list[_RowsTable]:
     """Many groups: one row each, the headline figures in one table and every asked-for
     pass@k and pass^k in a second (``--json`` has them all)."""
     data = report.to_dict()
     keys = _title_keys(data["groups"], data["by"])
     ks = list(report.k)
-
-    def table(table_title: str | None, headers: list[str]) -> Table:
-        t = Table(
-            title=None if table_title is None else _text(table_title),
-            title_justify="left",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            collapse_padding=True,
-        )
-        t.add_column(_text(headers[0]), no_wrap=True)
-        for h in headers[1:]:
-            t.add_column(_text(h), justify="right", no_wrap=True)
-        return t
-
-    headline = table(
-        title, ["group", "T/N", "success ± se", "95% CI", "consist.", "infra", "$/trial", "$/pass"]
+    headline: _RowsTable = (
+        ["group", "T/N", "success ± se", "95% CI", "consist.", "infra", "$/trial", "$/pass"],
+        [],
     )
-    passk = table(None, ["group", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)])
+    passk: _RowsTable = (["group", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)], [])
     for g in data["groups"]:
         sr = g["success_rate"]
         ci = (
             _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
         )
         name = _group_title(g, keys)
-        _add_row(
-            headline,
-            name,
-            f"{g['n_tasks']}/{g['n_trials']}",
-            _pm(sr["value"], sr["se"]),
-            ci,
-            _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
-            str(g["infra_errors"]),
-            _cost(g, "per_trial"),
-            _cost(g, "cost_of_pass"),
+        headline[1].append(
+            [
+                name,
+                f"{g['n_tasks']}/{g['n_trials']}",
+                _pm(sr["value"], sr["se"]),
+                ci,
+                _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
+                str(g["infra_errors"]),
+                _cost(g, "per_trial"),
+                _cost(g, "cost_of_pass"),
+            ]
         )
-        _add_row(
-            passk,
-            name,
-            *(_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks),
-            *(_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks),
+        passk[1].append(
+            [
+                name,
+                *(_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks),
+                *(_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks),
+            ]
         )
-    return Group(headline, passk)
+    return [headline, passk]
+
+
+def _rows_table(part: _RowsTable, title: str | None, chosen: Sequence[int] | None = None) -> Table:
+    """One of `_rows_data`'s tables: the group column, then the figures at ``chosen``."""
+    headers, rows = part
+    index = [i + 1 for i in (range(len(headers) - 1) if chosen is None else chosen)]
+    t = Table(
+        title=None if title is None else _text(title),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    t.add_column(_text(headers[0]), no_wrap=True)
+    for i in index:
+        t.add_column(_text(headers[i]), justify="right", no_wrap=True)
+    for row in rows:
+        _add_row(t, row[0], *(row[i] for i in index))
+    return t
+
+
+def _rows_tables(report: MetricsReport, title: str | None) -> Group:
+    parts = _rows_data(report)
+    return Group(*(_rows_table(p, title if i == 0 else None) for i, p in enumerate(parts)))
 
 
 def metrics_table(
@@ -246,7 +263,18 @@ def print_metrics(
     warnings."""
     n = len(report.groups)
     if n > _MAX_COLUMN_GROUPS:
-        console.print(metrics_table(report, title=title))
+        # One row per group: where the figures do not fit, they go on in a second table.
+        for i, part in enumerate(_rows_data(report)):
+            for table in _folded(
+                console,
+                len(part[0]) - 1,
+                lambda cols, first: _rows_table(
+                    part,  # noqa: B023
+                    title if first and i == 0 else None,  # noqa: B023
+                    cols,
+                ),
+            ):
+                console.print(table)
     else:
         for table in _folded(
             console,
