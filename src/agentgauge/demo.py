@@ -18,14 +18,20 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.rule import Rule
+from rich.text import Text
 
 from agentgauge.api import compare_sources
-from agentgauge.api import metrics as compute_metrics
 from agentgauge.errors import InputError
 from agentgauge.harness.runner import run
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
 from agentgauge.report.html import render_html
-from agentgauge.report.terminal import print_behaviour, print_metrics
+from agentgauge.report.scope import scoped_metrics
+from agentgauge.report.terminal import (
+    capability_table,
+    print_behaviour,
+    print_metrics,
+    print_variants,
+)
 from agentgauge.sources import open_source
 from agentgauge.store import Store
 from agentgauge.suite import load_suite
@@ -142,22 +148,31 @@ def run_demo(
     retail_sources = [open_source(f"{db}:retail-{n}") for n in REFERENCE_AGENTS]
     retail_trials = [t for s in retail_sources for t in s.trials]
     ks = [1, 2, 4]
-    con.print(Rule("builtin:retail — base instruction"))
-    base = [t for t in retail_trials if t.variant == "base"]
-    report = compute_metrics(base, k=ks, by=("agent",), seed=seed)
-    print_metrics(report, con, title="outcome per agent (base variant)")
-    con.print(Rule("builtin:retail — behaviour (all variants for robustness)"))
-    print_behaviour(compute_metrics(retail_trials, k=ks, by=("agent",), seed=seed), con)
+    # The tables follow the scope rule of every face (`agentgauge.report.scope`), so the
+    # terminal and report.html print the same figure for the same scope.
+    scoped = scoped_metrics(retail_trials, k=ks, by=("agent",), seed=seed)
+    con.print(Rule(f"builtin:retail — outcome ({scoped.base_scope})"))
+    print_metrics(scoped.base, con, title=f"outcome per agent ({scoped.base_scope})")
+    print_variants(scoped.per_variant, con, title="outcome per variant (success rate ± se, trials)")
+    con.print(Rule("builtin:retail — behaviour"))
+    print_behaviour(scoped.base, con, scope=scoped.base_scope, reliability=scoped.all)
 
-    con.print(Rule("builtin:functions — tool-call AST matching"))
+    con.print(Rule("builtin:functions — tool-call AST matching (base variant: the only one run)"))
     fn_trials = [t for n in REFERENCE_AGENTS for t in open_source(f"{db}:functions-{n}").trials]
-    print_behaviour(compute_metrics(fn_trials, k=[1], by=("agent",), seed=seed), con)
+    fn = scoped_metrics(fn_trials, k=[1], by=("agent",), seed=seed)
+    print_behaviour(fn.base, con, scope=fn.base_scope, reliability=fn.all)
 
     con.print(Rule("is careful better than hasty? (paired over tasks, Miller 2024)"))
     result = compare_sources(
         f"{db}:retail-hasty", f"{db}:retail-careful", deployment_k=4, seed=seed
     )
-    con.print(result.record.to_text())
+    con.print(Text(result.record.to_text()))
+    if result.record.capabilities:
+        con.print(
+            capability_table(
+                result.record.capabilities, title="per-capability table (record line 6)"
+            )
+        )
     con.print(f"\n[bold]{result.comparison.verdict}[/]")
 
     inputs = ReportInputs(

@@ -23,6 +23,10 @@ from agentgauge.cli.common import (
 from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
 from agentgauge.metrics.compare import Comparison
+from agentgauge.report.terminal import capability_table
+
+#: The title of the table that record line 6 points to.
+_CAPABILITIES = "per-capability table (record line 6; shared tasks, base variant)"
 
 
 def _pct(x: float | None) -> str:
@@ -86,6 +90,8 @@ def _print(result: CompareResult, out: Console) -> None:
         )
     out.print("\n[bold]Comparison record[/]")
     out.print(terminal_text(result.record.to_text(), keep="\n"), highlight=False, soft_wrap=True)
+    if result.record.capabilities:
+        out.print(capability_table(result.record.capabilities, title=_CAPABILITIES))
 
 
 @app.command("compare")

@@ -81,5 +81,7 @@ def metrics_cmd(
         print_json(report.to_dict())
         return
     out = console()
-    print_metrics(report, out, title=f"metrics for {source}", warnings=False)
-    print_behaviour(report, out)
+    # Groups are what --by asks for; the titles say which variants each one pools.
+    scope = "per variant" if "variant" in keys else "every variant in the source, pooled"
+    print_metrics(report, out, title=f"metrics for {source} ({scope})", warnings=False)
+    print_behaviour(report, out, scope=scope)

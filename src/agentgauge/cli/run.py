@@ -227,6 +227,12 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
         f"{infra} infra errors, {agent_err} agent errors, spend {spend}"
     )
     out.print(line, soft_wrap=True)
+    if passed < n:
+        # Which trials failed, and why, is one command away; the summary names only classes.
+        command = shlex.join(["agentgauge", "show", f"{store}:{run_id}", "--failed"])
+        out.print(
+            Text(f"see which trials did not pass, and why: {visible(command)}"), soft_wrap=True
+        )
 
 
 def _class_lines(cls: ErrorClass) -> Text:

@@ -31,7 +31,14 @@ from agentgauge.table import TrialTable
 if TYPE_CHECKING:
     from agentgauge.store.database import GradeVersion
 
-__all__ = ["ComparisonRecord", "RecordLine", "SystemInfo", "build_record", "grading_difference"]
+__all__ = [
+    "ComparisonRecord",
+    "RecordLine",
+    "SystemInfo",
+    "build_record",
+    "capability_rows",
+    "grading_difference",
+]
 
 TITLES = (
     "Systems",
@@ -81,6 +88,9 @@ class ComparisonRecord:
     """The nine lines, in order."""
 
     lines: list[RecordLine]
+    capabilities: list[dict[str, Any]] = field(default_factory=list)
+    """Line 6 per capability, one row each: ``{capability, a, b, diff}`` with ``a``
+    and ``b`` as ``{rate, se, ci95, n_tasks}`` (the table line 6 points to)."""
 
     def to_text(self) -> str:
         width = max(len(line.title) for line in self.lines)
@@ -92,7 +102,8 @@ class ComparisonRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "lines": [{"n": ln.number, "title": ln.title, "text": ln.text} for ln in self.lines]
+            "lines": [{"n": ln.number, "title": ln.title, "text": ln.text} for ln in self.lines],
+            "capabilities": self.capabilities,
         }
 
 
@@ -332,9 +343,18 @@ def _method(o: Any) -> str:
     return f"{method} over {o.n_clusters} {unit}"
 
 
+#: Above this many capabilities, line 6 names the largest differences and points to
+#: the per-capability table instead of listing them all (28 in the demo: a wall).
+_MAX_LISTED_CAPABILITIES = 4
+
+
+def _per_capability(caps: list[GroupMetrics]) -> bool:
+    return len(caps) > 1 or bool(caps and caps[0].labels.get("capability") is not None)
+
+
 def _system_rates(tag: str, whole: list[GroupMetrics], caps: list[GroupMetrics]) -> str:
     text = f"{tag} {_rate(whole[0].outcome)} ({_method(whole[0].outcome)})"
-    if len(caps) > 1 or (caps and caps[0].labels.get("capability") is not None):
+    if _per_capability(caps) and len(caps) <= _MAX_LISTED_CAPABILITIES:
         per = "; ".join(
             f"{g.labels.get('capability') or 'unlabelled'} {_rate(g.outcome)}" for g in caps
         )
@@ -342,12 +362,53 @@ def _system_rates(tag: str, whole: list[GroupMetrics], caps: list[GroupMetrics])
     return text
 
 
+def _side(g: GroupMetrics | None) -> dict[str, Any] | None:
+    if g is None:
+        return None
+    o = g.outcome
+    se = o.se_clustered if o.cluster_unit == "family" and o.se_clustered is not None else o.se
+    return {
+        "rate": o.success_rate,
+        "se": se,
+        "ci95": None if o.ci95 is None else list(o.ci95),
+        "n_tasks": o.n_tasks,
+    }
+
+
+def capability_rows(ca: list[GroupMetrics], cb: list[GroupMetrics]) -> list[dict[str, Any]]:
+    """Line 6 per capability: ``{capability, a, b, diff}``, largest |B − A| first
+    (``diff`` is ``None`` when a side lacks the capability or its rate)."""
+
+    def name(g: GroupMetrics) -> str:
+        return str(g.labels.get("capability") or "unlabelled")
+
+    by_a, by_b = {name(g): g for g in ca}, {name(g): g for g in cb}
+    rows: list[dict[str, Any]] = []
+    for cap in sorted(set(by_a) | set(by_b)):
+        a, b = _side(by_a.get(cap)), _side(by_b.get(cap))
+        diff = None
+        if a and b and a["rate"] is not None and b["rate"] is not None:
+            diff = b["rate"] - a["rate"]
+        rows.append({"capability": cap, "a": a, "b": b, "diff": diff})
+    rows.sort(key=lambda r: (r["diff"] is None, -abs(r["diff"] or 0.0), r["capability"]))
+    return rows
+
+
 def _headline(
     wa: list[GroupMetrics], ca: list[GroupMetrics], wb: list[GroupMetrics], cb: list[GroupMetrics]
 ) -> str:
-    return (
+    text = (
         f"success rate ±SE pp [95% CI]: {_system_rates('B', wb, cb)}; {_system_rates('A', wa, ca)}"
     )
+    n = len({str(g.labels.get("capability")) for g in [*ca, *cb]})
+    if (_per_capability(ca) or _per_capability(cb)) and n > _MAX_LISTED_CAPABILITIES:
+        top = [r for r in capability_rows(ca, cb) if r["diff"] is not None][:3]
+        listed = ", ".join(f"{r['capability']} {_pp(r['diff'])}" for r in top)
+        text += (
+            f"; {n} capabilities, largest B − A: {listed or 'none comparable'} "
+            "(each capability: the per-capability table)"
+        )
+    return text
 
 
 def _difference(c: Comparison) -> str:
@@ -482,5 +543,6 @@ def build_record(
         [
             RecordLine(i + 1, title, text)
             for i, (title, text) in enumerate(zip(TITLES, texts, strict=True))
-        ]
+        ],
+        capabilities=capability_rows(ca, cb) if by_cap else [],
     )

@@ -9,10 +9,12 @@ trials: every cell and line is a `Text` with controls made visible
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich import box
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.table import Table
 
 from agentgauge.display import terminal_text as _text
@@ -20,8 +22,17 @@ from agentgauge.display import terminal_warning
 from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import money as _money
+from agentgauge.report.scope import ALL_VARIANTS
 
-__all__ = ["behaviour_tables", "metrics_table", "print_behaviour", "print_metrics"]
+__all__ = [
+    "behaviour_tables",
+    "capability_table",
+    "metrics_table",
+    "print_behaviour",
+    "print_metrics",
+    "print_variants",
+    "variant_table",
+]
 
 _DASH = "—"
 _METHOD = {"wilson": "Wilson", "wilson_design_effect": "Wilson (deff)", "normal": "normal"}
@@ -53,6 +64,27 @@ def _add_row(table: Table, *cells: str) -> None:
     table.add_row(*(_text(c) for c in cells))
 
 
+def _fits(console: Console, table: Table) -> bool:
+    """Whether ``table`` is as wide as it wants to be (no cell wrapped or cut) within
+    the console (measured unbounded: a measure within the console is capped by it)."""
+    natural = Measurement.get(console, console.options.update_width(1_000_000), table).maximum
+    return natural <= console.width
+
+
+def _folded(console: Console, n: int, build: Callable[[Sequence[int], bool], Table]) -> list[Table]:
+    """The table of ``n`` group columns as consecutive tables that each fit the console,
+    so that no figure is wrapped or cut: ``build(columns, first)`` makes one of them."""
+    tables: list[Table] = []
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and _fits(console, build(range(start, end + 1), start == 0)):
+            end += 1
+        tables.append(build(range(start, end), start == 0))
+        start = end
+    return tables
+
+
 def _group_title(group: dict[str, Any], keys: list[str]) -> str:
     parts = [str(group[k]) for k in keys if group.get(k) is not None]
     return " / ".join(parts) or "all trials"
@@ -74,10 +106,11 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
     ci = _DASH
     if sr["ci95"] is not None:
         lo, hi = sr["ci95"]
-        ci = f"{100 * lo:.1f} – {100 * hi:.1f}%"
+        ci = f"{100 * lo:.1f}–{100 * hi:.1f}%"
     se_cl = _DASH if sr["se_clustered"] is None else f"± {100 * sr['se_clustered']:.1f}"
     cells = [
-        f"{g['n_tasks']} / {g['n_trials']} / {clusters}",
+        f"{g['n_tasks']} / {g['n_trials']:,}",
+        clusters,
         _pm(sr["value"], sr["se"]),
         se_cl,
         ci,
@@ -106,59 +139,82 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
 _MAX_COLUMN_GROUPS = 4
 
 
-def _rows_tables(report: MetricsReport, title: str | None) -> Group:
+#: A table of one row per group: its column headers (the first names the group) and rows.
+_RowsTable = tuple[list[str], list[list[str]]]
+
+
+def _rows_data(report: MetricsReport) -> list[_RowsTable]:
     """Many groups: one row each, the headline figures in one table and every asked-for
     pass@k and pass^k in a second (``--json`` has them all)."""
     data = report.to_dict()
     keys = _title_keys(data["groups"], data["by"])
     ks = list(report.k)
-
-    def table(table_title: str | None, headers: list[str]) -> Table:
-        t = Table(
-            title=None if table_title is None else _text(table_title),
-            title_justify="left",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            collapse_padding=True,
-        )
-        t.add_column(_text(headers[0]), no_wrap=True)
-        for h in headers[1:]:
-            t.add_column(_text(h), justify="right", no_wrap=True)
-        return t
-
-    headline = table(
-        title, ["group", "T/N", "success ± se", "95% CI", "consist.", "infra", "$/trial", "$/pass"]
+    headline: _RowsTable = (
+        ["group", "T/N", "success ± se", "95% CI", "consist.", "infra", "$/trial", "$/pass"],
+        [],
     )
-    passk = table(None, ["group", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)])
+    passk: _RowsTable = (["group", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)], [])
     for g in data["groups"]:
         sr = g["success_rate"]
         ci = (
             _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
         )
         name = _group_title(g, keys)
-        _add_row(
-            headline,
-            name,
-            f"{g['n_tasks']}/{g['n_trials']}",
-            _pm(sr["value"], sr["se"]),
-            ci,
-            _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
-            str(g["infra_errors"]),
-            _cost(g, "per_trial"),
-            _cost(g, "cost_of_pass"),
+        headline[1].append(
+            [
+                name,
+                f"{g['n_tasks']}/{g['n_trials']}",
+                _pm(sr["value"], sr["se"]),
+                ci,
+                _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
+                str(g["infra_errors"]),
+                _cost(g, "per_trial"),
+                _cost(g, "cost_of_pass"),
+            ]
         )
-        _add_row(
-            passk,
-            name,
-            *(_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks),
-            *(_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks),
+        passk[1].append(
+            [
+                name,
+                *(_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks),
+                *(_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks),
+            ]
         )
-    return Group(headline, passk)
+    return [headline, passk]
 
 
-def metrics_table(report: MetricsReport, *, title: str | None = None) -> Table | Group:
-    """The report as rich tables: figures down and groups across, or one row per group
-    (headline figures, then pass@k and pass^k) when there are more than four groups."""
+def _rows_table(part: _RowsTable, title: str | None, chosen: Sequence[int] | None = None) -> Table:
+    """One of `_rows_data`'s tables: the group column, then the figures at ``chosen``."""
+    headers, rows = part
+    index = [i + 1 for i in (range(len(headers) - 1) if chosen is None else chosen)]
+    t = Table(
+        title=None if title is None else _text(title),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    t.add_column(_text(headers[0]), no_wrap=True)
+    for i in index:
+        t.add_column(_text(headers[i]), justify="right", no_wrap=True)
+    for row in rows:
+        _add_row(t, row[0], *(row[i] for i in index))
+    return t
+
+
+def _rows_tables(report: MetricsReport, title: str | None) -> Group:
+    parts = _rows_data(report)
+    return Group(*(_rows_table(p, title if i == 0 else None) for i, p in enumerate(parts)))
+
+
+def metrics_table(
+    report: MetricsReport,
+    *,
+    title: str | None = None,
+    columns: Sequence[int] | None = None,
+) -> Table | Group:
+    """The report as rich tables: figures down and groups across (the groups at
+    ``columns`` only, when given), or one row per group (headline figures, then
+    pass@k and pass^k) when there are more than four groups."""
     if len(report.groups) > _MAX_COLUMN_GROUPS:
         return _rows_tables(report, title)
     data = report.to_dict()
@@ -168,10 +224,13 @@ def metrics_table(report: MetricsReport, *, title: str | None = None) -> Table |
     )
     table.add_column("metric", style="bold", no_wrap=True)
     keys = _title_keys(data["groups"], data["by"])
-    for g in data["groups"]:
-        table.add_column(_text(_group_title(g, keys)), justify="right")
+    chosen = range(len(data["groups"])) if columns is None else columns
+    groups = [data["groups"][i] for i in chosen]
+    for g in groups:
+        table.add_column(_text(_group_title(g, keys)), justify="right", no_wrap=True)
     rows = [
-        "tasks / trials / clusters",
+        "tasks / trials",
+        "  clusters",
         "success rate ± se",
         "  se clustered",
         "  95% CI",
@@ -190,17 +249,41 @@ def metrics_table(report: MetricsReport, *, title: str | None = None) -> Table |
         "tokens in / out",
         "tool calls / trial",
     ]
-    columns = [_column(g, ks) for g in data["groups"]]
+    cells = [_column(g, ks) for g in groups]
     for i, name in enumerate(rows):
-        _add_row(table, name, *(col[i] for col in columns))
+        _add_row(table, name, *(col[i] for col in cells))
     return table
 
 
 def print_metrics(
     report: MetricsReport, console: Console, *, title: str | None = None, warnings: bool = True
 ) -> None:
-    """Print the table, then why any figure is missing, then (unless told not to) the warnings."""
-    console.print(metrics_table(report, title=title))
+    """Print the table (split into tables of fewer groups where the console is too narrow
+    for all of them), then why any figure is missing, then (unless told not to) the
+    warnings."""
+    n = len(report.groups)
+    if n > _MAX_COLUMN_GROUPS:
+        # One row per group: where the figures do not fit, they go on in a second table.
+        for i, part in enumerate(_rows_data(report)):
+            for table in _folded(
+                console,
+                len(part[0]) - 1,
+                lambda cols, first: _rows_table(
+                    part,  # noqa: B023
+                    title if first and i == 0 else None,  # noqa: B023
+                    cols,
+                ),
+            ):
+                console.print(table)
+    else:
+        for table in _folded(
+            console,
+            n,
+            lambda cols, first: metrics_table(  # type: ignore[arg-type,return-value]
+                report, title=title if first else None, columns=cols
+            ),
+        ):
+            console.print(table)
     data = report.to_dict()
     keys = _title_keys(data["groups"], data["by"])
     # Each distinct reason once, with the groups it applies to.
@@ -237,94 +320,116 @@ def _estimate(d: dict[str, Any] | None) -> str:
     return f"{d['value']:.3f}" if se is None else f"{d['value']:.3f} ± {se:.3f}"
 
 
-def _transposed(title: str, columns: list[str], rows: list[tuple[str, list[str]]]) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD)
-    table.add_column("metric", justify="left")
-    for col in columns:
-        table.add_column(_text(col), justify="right")
+_Rows = list[tuple[str, list[str]]]
+
+
+def _transposed(
+    title: str | None, columns: list[str], rows: _Rows, chosen: Sequence[int] | None = None
+) -> Table:
+    """Figures down, groups across (those at ``chosen``, default all); a figure no
+    group has is left out. Figures never wrap: `_folded` splits the groups instead."""
+    index = list(range(len(columns)) if chosen is None else chosen)
+    table = Table(title=None if title is None else _text(title), box=box.SIMPLE_HEAD)
+    table.add_column("metric", justify="left", no_wrap=True)
+    for i in index:
+        table.add_column(_text(columns[i]), justify="right", no_wrap=True)
     for name, cells in rows:
-        if any(c != _DASH for c in cells):
-            _add_row(table, name, *cells)
+        if any(cells[i] != _DASH for i in index):
+            _add_row(table, name, *(cells[i] for i in index))
     return table
 
 
-def behaviour_tables(report: MetricsReport) -> list[Table]:
-    """Tool use and control per group, reliability per configuration (when present)."""
+def _scoped(title: str, scope: str | None) -> str:
+    return title if scope is None else f"{title} ({scope})"
+
+
+def _config(r: dict[str, Any]) -> str:
+    return " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all"
+
+
+def _tool_control(report: MetricsReport) -> tuple[list[str], _Rows]:
+    """Tool use and control decisions per group: column labels and rows."""
     data = report.to_dict()
     groups = data["groups"]
     keys = _title_keys(groups, list(report.by))
-    tables: list[Table] = []
     shown = [g for g in groups if g.get("tool_use") or g.get("control")]
-    if shown:
-        tools = [g.get("tool_use") or {} for g in shown]
-        ctls = [g.get("control") or {} for g in shown]
-        modes = sorted({m for t in tools for m in (t.get("trajectory_match_rate") or {})})
-        rows: list[tuple[str, list[str]]] = [
+    if not shown:
+        return [], []
+    tools = [g.get("tool_use") or {} for g in shown]
+    ctls = [g.get("control") or {} for g in shown]
+    modes = sorted({m for t in tools for m in (t.get("trajectory_match_rate") or {})})
+    rows: _Rows = [
+        (
+            "AST match (per trial)",
+            [_pct((t.get("ast_match_rate") or {}).get("per_trial")) for t in tools],
+        ),
+        ("irrelevance pass", [_pct(t.get("irrelevance_pass_rate")) for t in tools]),
+        *[
             (
-                "AST match (per trial)",
-                [_pct((t.get("ast_match_rate") or {}).get("per_trial")) for t in tools],
-            ),
-            ("irrelevance pass", [_pct(t.get("irrelevance_pass_rate")) for t in tools]),
-            *[
-                (
-                    f"trajectory {m}",
-                    [_pct((t.get("trajectory_match_rate") or {}).get(m)) for t in tools],
-                )
-                for m in modes
-            ],
-            ("action precision", [_num(t.get("action_precision"), digits=3) for t in tools]),
-            ("action recall", [_num(t.get("action_recall"), digits=3) for t in tools]),
-            ("milestone score", [_num(t.get("milestone_score"), digits=3) for t in tools]),
-            ("minefield hit rate", [_pct(t.get("minefield_hit_rate")) for t in tools]),
-            ("top tool-call errors", [_top_errors(t.get("error_types") or {}, 2) for t in tools]),
-            ("control accuracy", [_pct(c.get("accuracy")) for c in ctls]),
-            ("over-refusal", [_pct(c.get("over_refusal")) for c in ctls]),
-            ("under-refusal", [_pct(c.get("under_refusal")) for c in ctls]),
-            ("unnecessary ask", [_pct(c.get("unnecessary_ask")) for c in ctls]),
-            ("missed confirmation", [_pct(c.get("missed_confirmation")) for c in ctls]),
-        ]
-        tables.append(
-            _transposed(
-                "tool use and control decisions",
-                [_group_title(g, keys) for g in shown],
-                rows,
+                f"trajectory {m}",
+                [_pct((t.get("trajectory_match_rate") or {}).get(m)) for t in tools],
             )
-        )
-    rel = data.get("reliability") or []
-    if rel:
-        preds = [r.get("predictability") or {} for r in rel]
-        safes = [r.get("safety") or {} for r in rel]
-        rows = [
-            (
-                "trajectory consistency (dist)",
-                [_estimate(r["trajectory_consistency_dist"]) for r in rel],
-            ),
-            (
-                "trajectory consistency (seq)",
-                [_estimate(r["trajectory_consistency_seq"]) for r in rel],
-            ),
-            ("resource consistency", [_estimate(r["resource_consistency"]) for r in rel]),
-            ("prompt robustness", [_estimate(r["prompt_robustness"]) for r in rel]),
-            ("fault robustness", [_estimate(r["fault_robustness"]) for r in rel]),
-            ("environment robustness", [_estimate(r["environment_robustness"]) for r in rel]),
-            ("calibration (1 − ECE)", [_num(p.get("calibration"), digits=3) for p in preds]),
-            ("AUROC of confidence", [_num(p.get("auroc"), digits=3) for p in preds]),
-            ("safety compliance", [_pct(s.get("compliance")) for s in safes]),
-            (
-                "harmlessness of violations",
-                [_num(s.get("harmlessness"), digits=3) for s in safes],
-            ),
-        ]
-        tables.append(
-            _transposed(
-                "reliability per configuration (Rabanser et al. 2026)",
-                [
-                    " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all"
-                    for r in rel
-                ],
-                rows,
-            )
-        )
+            for m in modes
+        ],
+        ("action precision", [_num(t.get("action_precision"), digits=3) for t in tools]),
+        ("action recall", [_num(t.get("action_recall"), digits=3) for t in tools]),
+        ("milestone score", [_num(t.get("milestone_score"), digits=3) for t in tools]),
+        ("minefield hit rate", [_pct(t.get("minefield_hit_rate")) for t in tools]),
+        ("top tool-call error", [_top_errors(t.get("error_types") or {}, 1) for t in tools]),
+        ("control decisions (n)", [_DASH if c.get("n") is None else str(c["n"]) for c in ctls]),
+        ("control accuracy", [_pct(c.get("accuracy")) for c in ctls]),
+        ("over-refusal", [_pct(c.get("over_refusal")) for c in ctls]),
+        ("under-refusal", [_pct(c.get("under_refusal")) for c in ctls]),
+        ("unnecessary ask", [_pct(c.get("unnecessary_ask")) for c in ctls]),
+        ("missed confirmation", [_pct(c.get("missed_confirmation")) for c in ctls]),
+    ]
+    return [_group_title(g, keys) for g in shown], rows
+
+
+def _reliability(report: MetricsReport) -> tuple[list[str], _Rows]:
+    """Reliability per configuration: column labels and rows."""
+    rel = report.to_dict().get("reliability") or []
+    if not rel:
+        return [], []
+    preds = [r.get("predictability") or {} for r in rel]
+    safes = [r.get("safety") or {} for r in rel]
+    rows: _Rows = [
+        (
+            "trajectory consistency (dist)",
+            [_estimate(r["trajectory_consistency_dist"]) for r in rel],
+        ),
+        ("trajectory consistency (seq)", [_estimate(r["trajectory_consistency_seq"]) for r in rel]),
+        ("resource consistency", [_estimate(r["resource_consistency"]) for r in rel]),
+        ("prompt robustness", [_estimate(r["prompt_robustness"]) for r in rel]),
+        ("fault robustness", [_estimate(r["fault_robustness"]) for r in rel]),
+        ("environment robustness", [_estimate(r["environment_robustness"]) for r in rel]),
+        ("calibration (1 − ECE)", [_num(p.get("calibration"), digits=3) for p in preds]),
+        ("AUROC of confidence", [_num(p.get("auroc"), digits=3) for p in preds]),
+        ("safety compliance", [_pct(s.get("compliance")) for s in safes]),
+        ("harmlessness of violations", [_num(s.get("harmlessness"), digits=3) for s in safes]),
+    ]
+    return [_config(r) for r in rel], rows
+
+
+_TOOLS_TITLE = "tool use and control decisions"
+_RELIABILITY_TITLE = "reliability per configuration, Rabanser et al. 2026"
+
+
+def behaviour_tables(
+    report: MetricsReport,
+    *,
+    scope: str | None = None,
+    reliability: MetricsReport | None = None,
+) -> list[Table]:
+    """Tool use and control per group (titled with ``scope``), then reliability per
+    configuration from ``reliability`` (default: ``report``), when present."""
+    tables = []
+    columns, rows = _tool_control(report)
+    if columns:
+        tables.append(_transposed(_scoped(_TOOLS_TITLE, scope), columns, rows))
+    columns, rows = _reliability(reliability or report)
+    if columns:
+        tables.append(_transposed(_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), columns, rows))
     return tables
 
 
@@ -366,9 +471,94 @@ def reliability_notes(report: MetricsReport) -> list[str]:
     ]
 
 
-def print_behaviour(report: MetricsReport, console: Console) -> None:
-    """Print the behaviour tables, if the report has them, and why figures are missing."""
-    for table in behaviour_tables(report):
-        console.print(table)
-    for note in reliability_notes(report):
+def print_behaviour(
+    report: MetricsReport,
+    console: Console,
+    *,
+    scope: str | None = None,
+    reliability: MetricsReport | None = None,
+) -> None:
+    """Print the behaviour tables (see `behaviour_tables`), each split into tables of
+    fewer groups where the console is too narrow, and why figures are missing."""
+    for title, (columns, rows) in (
+        (_scoped(_TOOLS_TITLE, scope), _tool_control(report)),
+        (_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), _reliability(reliability or report)),
+    ):
+        if not columns:
+            continue
+        # The title on a line of its own: as a table's title it wraps to the table's width.
+        console.print(_text(title, "bold"))
+        for table in _folded(
+            console,
+            len(columns),
+            lambda cols, _: _transposed(None, columns, rows, cols),  # noqa: B023
+        ):
+            console.print(table)
+    for note in reliability_notes(reliability or report):
         console.print(_text(f"— {note}", "dim"))
+
+
+# --------------------------------------------------------------------------- variants
+
+
+def variant_table(
+    report: MetricsReport, *, title: str | None = None, columns: Sequence[int] | None = None
+) -> Table:
+    """Outcome per variant: one row per variant, one column per configuration, each
+    cell the success rate ± se with its trial count (``report`` grouped by
+    configuration and variant)."""
+    groups = report.to_dict()["groups"]
+    configs = list(dict.fromkeys(_config(g) for g in groups))
+    variants = list(dict.fromkeys(str(g.get("variant")) for g in groups))
+    variants.sort(key=lambda v: (v != "base", v))
+    cell = {(_config(g), str(g.get("variant"))): g for g in groups}
+    chosen = [configs[i] for i in (range(len(configs)) if columns is None else columns)]
+    table = Table(title=None if title is None else _text(title), box=box.SIMPLE_HEAD)
+    table.add_column("variant", no_wrap=True)
+    for c in chosen:
+        table.add_column(_text(c), justify="right", no_wrap=True)
+    for v in variants:
+        row = [v]
+        for c in chosen:
+            g = cell.get((c, v))
+            if g is None:
+                row.append(_DASH)
+            else:
+                sr = g["success_rate"]
+                row.append(f"{_pm(sr['value'], sr['se'])} ({g['n_trials']:,})")
+        _add_row(table, *row)
+    return table
+
+
+def print_variants(report: MetricsReport, console: Console, *, title: str) -> None:
+    """`variant_table`, split into tables of fewer configurations where needed."""
+    n = len({_config(g) for g in report.to_dict()["groups"]})
+    console.print(_text(title, "bold"))
+    for table in _folded(console, n, lambda cols, _: variant_table(report, columns=cols)):
+        console.print(table)
+
+
+# --------------------------------------------------------------------------- capabilities
+
+
+def capability_table(rows: Sequence[dict[str, Any]], *, title: str | None = None) -> Table:
+    """The comparison record's line 6 per capability (`ComparisonRecord.capabilities`):
+    B and A with their standard errors, B − A, and the tasks behind each; largest
+    differences first."""
+
+    def side(s: dict[str, Any] | None) -> str:
+        return _DASH if s is None else _pm(s["rate"], s["se"])
+
+    def tasks(r: dict[str, Any]) -> str:
+        a, b = r["a"], r["b"]
+        na, nb = (_DASH if s is None else str(s["n_tasks"]) for s in (a, b))
+        return na if na == nb else f"{nb} / {na}"
+
+    table = Table(title=None if title is None else _text(title), box=box.SIMPLE_HEAD)
+    table.add_column("capability", overflow="fold")
+    for name in ("B ± se", "A ± se", "B − A", "tasks"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for r in rows:
+        diff = _DASH if r["diff"] is None else f"{100 * r['diff']:+.1f} pp"
+        _add_row(table, r["capability"], side(r["b"]), side(r["a"]), diff, tasks(r))
+    return table

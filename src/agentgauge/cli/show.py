@@ -1,0 +1,58 @@
+"""``agentgauge show SOURCE``: why trials failed (docs/show.md).
+
+Without ``--task``: the failing (agent, model, task, variant) cells with their
+error classes. With ``--task``: each chosen trial's header, transcript and
+grades with their evidence. ``--json`` prints the same data.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agentgauge.cli import app
+from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, JsonOption, console, print_json
+from agentgauge.report.show import failures_document, select_trials, trials_document
+from agentgauge.report.show_terminal import print_failures, print_trials
+from agentgauge.sources import open_source
+
+
+@app.command("show")
+def show_cmd(
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help=SOURCE_HELP)],
+    task: Annotated[
+        str | None, typer.Option("--task", help="Show this task's trials (transcripts, grades).")
+    ] = None,
+    trial: Annotated[
+        int | None, typer.Option("--trial", min=0, help="Only this trial index (needs --task).")
+    ] = None,
+    variant: Annotated[
+        str | None,
+        typer.Option(
+            "--variant",
+            help="Only this variant (base, paraphrase:1), or all of a kind (paraphrase, fault).",
+        ),
+    ] = None,
+    failed: Annotated[
+        bool, typer.Option("--failed", help="With --task: only the trials that did not pass.")
+    ] = False,
+    json_out: JsonOption = False,
+    grade_version: GradeVersionOption = None,
+) -> None:
+    """A trial's transcript and its grades with evidence; without --task, the failing tasks."""
+    # Grades (each failure's class) are read with the transcripts: one load for both views.
+    src = open_source(source, grade_version=grade_version)
+    if task is None:
+        select_trials(src.trials, trial=trial)  # a --trial without --task is refused
+        doc = failures_document(src.trials, source=source, variant=variant)
+    else:
+        doc = trials_document(
+            src.trials, source=source, task=task, trial=trial, variant=variant, failed=failed
+        )
+    if json_out:
+        print_json(doc)
+    elif task is None:
+        print_failures(doc, console())
+    else:
+        print_trials(doc, console())

@@ -1,0 +1,66 @@
+"""Which trials each table of a report is computed on, so that every face (terminal,
+HTML report, viewer) shows the same number for the same scope (docs/show.md,
+"Scope of each table").
+
+- the outcome table (success rate, pass@k, pass^k, cost, latency) per agent and
+  model, and the tool-call, trajectory and control tables: the **base variant**;
+- reliability (robustness, consistency): **all variants**, since robustness is
+  the ratio of a perturbed variant's accuracy to the base one;
+- outcome per variant: a table of its own, one row per variant.
+
+A source with no ``base`` trial (an import that names its variants otherwise)
+has no base to take: its base-variant tables use all its trials and say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentgauge.api import metrics as compute_metrics
+from agentgauge.metrics import MetricsReport
+from agentgauge.schema import Trial
+
+__all__ = ["ALL_VARIANTS", "BASE_VARIANT", "ScopedMetrics", "base_trials", "scoped_metrics"]
+
+BASE_VARIANT = "base variant"
+ALL_VARIANTS = "all variants"
+_NO_BASE = "all variants: no base variant in the data"
+
+
+def base_trials(trials: Sequence[Trial]) -> tuple[list[Trial], str]:
+    """The trials of the base-variant tables, and the scope's title."""
+    base = [t for t in trials if t.variant == "base"]
+    if base:
+        return base, BASE_VARIANT
+    return list(trials), _NO_BASE
+
+
+@dataclass(frozen=True)
+class ScopedMetrics:
+    """One metrics report per scope, each with the title its tables carry."""
+
+    base: MetricsReport
+    """Per configuration on the base variant: outcome, tool calls, control."""
+    base_scope: str
+    all: MetricsReport
+    """Per configuration over all variants: reliability."""
+    per_variant: MetricsReport
+    """Per configuration and variant: the outcome-per-variant table."""
+
+
+def scoped_metrics(
+    trials: Sequence[Trial],
+    *,
+    k: Sequence[int] = (1, 2, 4),
+    by: Sequence[str] = ("agent", "model"),
+    seed: int = 0,
+) -> ScopedMetrics:
+    """The three reports the scope rule asks for, grouped ``by`` configuration."""
+    base, scope = base_trials(trials)
+    return ScopedMetrics(
+        base=compute_metrics(base, k=k, by=by, seed=seed),
+        base_scope=scope,
+        all=compute_metrics(list(trials), k=k, by=by, seed=seed),
+        per_variant=compute_metrics(list(trials), k=k, by=(*by, "variant"), seed=seed),
+    )

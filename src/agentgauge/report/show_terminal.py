@@ -1,0 +1,250 @@
+"""``agentgauge show`` in the terminal: the failing cells as a table, and a trial as
+its header, its transcript and its grades with their evidence.
+
+It renders the ``agentgauge.show/1`` document (`agentgauge.report.show`), so the
+terminal and ``--json`` cannot disagree. Everything from the data (task ids,
+agent names, messages, tool arguments, errors, evidence) is a `Text` with
+controls made visible (`agentgauge.display.terminal_text`), never markup.
+Tables fit the console's width: long texts wrap inside their column.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from agentgauge.display import terminal_text as _text
+from agentgauge.report.formats import DASH, money
+
+__all__ = ["print_failures", "print_trials"]
+
+#: Line breaks of messages, results and errors are shown as line breaks; every other
+#: control character (ESC, CR, bidi overrides) is written as an escape.
+_KEEP = "\n"
+
+_VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "unknown": "bold yellow"}
+_KIND_STYLE = {"tool error": "bold red", "control": "magenta", "model call": "dim"}
+
+
+def _who(agent: Any, model: Any) -> str:
+    return " / ".join(str(x) for x in (agent, model) if x is not None) or "agent not recorded"
+
+
+def _classes(classes: dict[str, int]) -> str:
+    ranked = sorted(classes.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{name} ×{n}" for name, n in ranked)
+
+
+def _command(source: str, *args: str) -> Text:
+    return _text(shlex.join(["agentgauge", "show", source, *args]), "bold")
+
+
+def print_failures(doc: dict[str, Any], console: Console) -> None:
+    """The failing cells: a count line, how to open one, and one row per cell."""
+    rows = doc["failures"]
+    scope = "" if doc["variant"] is None else f" (variant {doc['variant']})"
+    if not rows:
+        console.print(
+            _text(
+                f"every trial passed{scope}: {doc['n_trials']:,} trials in {doc['n_cells']:,} cells"
+            )
+        )
+        return
+    configs = {(r["agent"], r["model"]) for r in rows}
+    head = Text()
+    if len(configs) == 1:
+        head.append_text(_text(_who(*next(iter(configs))), "bold")).append(": ")
+    head.append(
+        f"{doc['n_failed_cells']:,} cells with a failure out of {doc['n_cells']:,}{scope}; "
+        f"{doc['n_flaky_cells']:,} flaky (passed and failed); "
+        f"{doc['n_failed_trials']:,} of {doc['n_trials']:,} trials did not pass"
+    )
+    console.print(head)
+    first = rows[0]
+    console.print(
+        Text.assemble(
+            "open one: ",
+            _command(doc["source"], "--task", first["task_id"], "--trial", str(first["trials"][0])),
+            " (without --trial: all its trials)",
+        )
+    )
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    if len(configs) > 1:
+        table.add_column("agent / model", overflow="fold")
+    table.add_column("task", overflow="fold")
+    table.add_column("variant", overflow="fold")
+    table.add_column("failed", justify="right", no_wrap=True)
+    table.add_column("failing trials", overflow="fold")
+    table.add_column("why (count)", overflow="fold")
+    for r in rows:
+        cells = [
+            _text(r["task_id"]),
+            _text(r["variant"]),
+            Text(f"{r['failed']}/{r['n']}", style="yellow" if r["flaky"] else "red"),
+            _text(", ".join(str(i) for i in r["trials"])),
+            _text(_classes(r["classes"]) + ("; flaky" if r["flaky"] else "")),
+        ]
+        if len(configs) > 1:
+            cells.insert(0, _text(_who(r["agent"], r["model"])))
+        table.add_row(*cells)
+    console.print(table)
+
+
+# --------------------------------------------------------------------------- a trial
+
+
+def _seconds(x: float | None) -> str:
+    return DASH if x is None else f"{x:.2f} s"
+
+
+def _tokens(view: dict[str, Any]) -> str:
+    tin, tout = view["input_tokens"], view["output_tokens"]
+    if tin is None and tout is None:
+        return "not recorded"
+    return f"{DASH if tin is None else f'{tin:,}'} in / {DASH if tout is None else f'{tout:,}'} out"
+
+
+def _outcome(view: dict[str, Any]) -> Text:
+    if view["success"]:
+        return Text("passed", style="bold green")
+    score = "" if view["score"] is None else f" (score {view['score']:.2f})"
+    return Text.assemble(("did not pass", "bold red"), score, " — ", _text(view["why"]))
+
+
+def _header(view: dict[str, Any]) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row("outcome", _outcome(view))
+    status = view["status"] + (f" ({view['error_kind']} error)" if view["error_kind"] else "")
+    grid.add_row("status", _text(status))
+    if view["error"]:
+        grid.add_row("error", _text(view["error"], "red", keep=_KEEP))
+    grid.add_row("agent / model", _text(_who(view["agent"], view["model"])))
+    if view["family"]:
+        grid.add_row("family", _text(view["family"]))
+    cost = "cost unknown" if view["cost_usd"] is None else money(view["cost_usd"])
+    calls = [
+        f"{view[k]} {label}"
+        for k, label in (("tool_calls", "tool calls"), ("model_calls", "model calls"))
+        if view[k] is not None
+    ]
+    grid.add_row(
+        "spend",
+        _text(
+            f"{cost} · tokens {_tokens(view)} · latency {_seconds(view['latency_s'])}"
+            + "".join(f" · {c}" for c in calls)
+        ),
+    )
+    if view["expected_control"] or view["control"]:
+        grid.add_row(
+            "control",
+            _text(f"expected {view['expected_control'] or DASH}, took {view['control'] or DASH}"),
+        )
+    if view["answer"] is not None:
+        grid.add_row("answer", _text(view["answer"], keep=_KEEP))
+    return grid
+
+
+def _transcript(view: dict[str, Any]) -> Table:
+    table = Table(
+        title=f"transcript ({view['n_events']} events)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("t (s)", justify="right", no_wrap=True)
+    table.add_column("step", no_wrap=True)
+    table.add_column("who", overflow="fold", max_width=28)
+    table.add_column("content", overflow="fold", ratio=1)
+    for e in view["events"]:
+        style = _KIND_STYLE.get(e["kind"], "")
+        content = _text(e["text"], keep=_KEEP)
+        if e["detail"]:
+            if content:
+                content.append("\n")
+            content.append_text(_text(e["detail"], "dim"))
+        table.add_row(
+            str(e["index"]),
+            DASH if e["t"] is None else f"{e['t']:.2f}",
+            Text(e["kind"], style=style),
+            _text(e["who"], style),
+            content,
+        )
+    return table
+
+
+def _grades(view: dict[str, Any]) -> Table | Text:
+    """One row per grade: its verdict, then grader, score, status and evidence sentences
+    (wrapped under the grader's name, not under the verdict)."""
+    if not view["grades"]:
+        return Text("no grades recorded (the outcome is as recorded or imported)", style="dim")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for g in view["grades"]:
+        body = _text(g["grader"], "bold")
+        facts = []
+        if g["score"] is not None:
+            facts.append(f"score {g['score']:.2f}")
+        if g["status"]:
+            facts.append(f"status {g['status']}")
+        if g["judge_model"]:
+            facts.append(f"judge {g['judge_model']}")
+        if facts:
+            body.append("  ")
+            body.append_text(_text(", ".join(facts), "dim"))
+        for line in g["lines"]:
+            body.append("\n· ")
+            body.append_text(_text(line, keep=_KEEP))
+        grid.add_row(Text(g["verdict"].upper(), style=_VERDICT_STYLE[g["verdict"]]), body)
+    return grid
+
+
+def print_trials(doc: dict[str, Any], console: Console) -> None:
+    """Each chosen trial: header, transcript, grades; then which trials were shown."""
+    views = doc["trials"]
+    for view in views:
+        title = (
+            f"task {view['task_id']} · trial {view['trial']} · {view['variant']} · "
+            f"{_who(view['agent'], view['model'])}"
+        )
+        # Not a Rule: a Rule cuts a long title to one line, this wraps it.
+        console.print(Text.assemble(("\n── ", "dim"), _text(title, "bold")))
+        console.print(_header(view))
+        if view["events"]:
+            console.print(_transcript(view))
+        else:
+            console.print(Text("no transcript recorded", style="dim"))
+        console.print(Text("grades", style="bold"))
+        console.print(_grades(view))
+    _print_shown(doc, console)
+
+
+def _print_shown(doc: dict[str, Any], console: Console) -> None:
+    views = doc["trials"]
+    which = "not passed " if doc["failed_only"] else ""
+    task = _text(doc["task_id"], "bold")
+    if not views:
+        console.print(
+            Text.assemble(
+                "every selected trial of task ", task, f" passed ({doc['n_task_trials']} trials)"
+            )
+        )
+        return
+    indices = sorted({v["trial"] for v in views if v["trial"] is not None})
+    line = Text.assemble(
+        f"shown: {len(views)} {which}trial{'s' if len(views) != 1 else ''} of task ",
+        task,
+        f" (of {doc['n_task_trials']}); trials {', '.join(map(str, indices))}; variants ",
+        _text(", ".join(doc["variants"])),
+    )
+    if doc["trial"] is None and len(views) > 1:
+        line.append("; narrow with --trial N or --variant V")
+    console.print(line)

@@ -1,0 +1,184 @@
+"""``agentgauge show``: the failing cells, one trial's transcript and grades, ``--json``,
+bad flags (exit 2), and the hint at the end of ``run``.
+
+The store is made by the real harness on the counter suite: a ``shaky`` agent
+passes most base trials, adds one too many on ``add-large`` trial 1 and raises
+on ``from-ten`` trial 0; the ``fault:tool_error`` variant breaks its only tool,
+so every trial there fails. Hand count, 3 tasks x 2 variants x 2 trials:
+
+- base: add-small 0/2 failed; add-large 1/2 (flaky); from-ten 1/2 (flaky, agent error)
+- fault:tool_error: 2/2 failed on each task
+- so 5 of 6 cells have a failure, 2 are flaky, 8 of 12 trials did not pass.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import Cli
+
+from agentgauge.agents.base import AgentError, Session
+from agentgauge.harness.runner import run
+from agentgauge.report.explain import trial_view
+from agentgauge.sources import open_source
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "examples" / "counter-suite.yaml"
+
+
+async def shaky(session: Session) -> None:
+    session.record_cost(0.0)
+    if session.task_id == "from-ten" and session.trial == 0:
+        raise AgentError("cannot parse the plan for from-ten: expected 'add N', got 'add five'")
+    amount = int(re.findall(r"-?\d+", session.instruction)[-1])
+    if session.task_id == "add-large" and session.trial == 1:
+        amount += 1
+    await session.call_tool("add", {"amount": amount})
+    await session.say(f"Added {amount}.")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    db = tmp_path_factory.mktemp("show") / "s.db"
+    run(
+        str(SUITE),
+        shaky,
+        trials=2,
+        variants=["base", "fault:tool_error"],
+        store=str(db),
+        run_id="r",
+        progress=False,
+    )
+    return f"{db}:r"
+
+
+def _json(cli: Cli, *args: str) -> dict[str, Any]:
+    code, out, err = cli("show", *args, "--json")
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def test_failures_table_counts_cells_and_tells_how_to_open_one(cli: Cli, store: str) -> None:
+    code, out, err = cli("show", store)
+    assert code == 0, err
+    assert "5 cells with a failure out of 6; 2 flaky (passed and failed); 8 of 12 trials" in out
+    # The first row (most failures, then task id) is the example to open.
+    assert f"agentgauge show {store} --task add-large --trial 0" in out
+    assert out.count("fault:tool_error") == 3 and "agent error" in out
+    assert out.count("flaky") == 1 + 2  # the count line, then the two flaky rows
+
+
+def test_failures_json_has_every_failing_cell_in_order(cli: Cli, store: str) -> None:
+    doc = _json(cli, store)
+    assert doc["schema"] == "agentgauge.show/1" and doc["view"] == "failures"
+    assert (doc["n_cells"], doc["n_failed_cells"], doc["n_flaky_cells"]) == (6, 5, 2)
+    assert (doc["n_trials"], doc["n_failed_trials"]) == (12, 8)
+    cells = [(r["task_id"], r["variant"], r["failed"], r["n"], r["flaky"]) for r in doc["failures"]]
+    assert cells == [
+        ("add-large", "fault:tool_error", 2, 2, False),
+        ("add-small", "fault:tool_error", 2, 2, False),
+        ("from-ten", "fault:tool_error", 2, 2, False),
+        ("add-large", "base", 1, 2, True),
+        ("from-ten", "base", 1, 2, True),
+    ]
+    by_cell = {(r["task_id"], r["variant"]): r for r in doc["failures"]}
+    assert by_cell["from-ten", "base"]["classes"] == {"agent error": 1}
+    assert by_cell["from-ten", "base"]["trials"] == [0]
+    assert by_cell["add-large", "base"]["trials"] == [1]
+    assert by_cell["from-ten", "fault:tool_error"]["classes"]["agent error"] == 1
+    # --failed without --task is the same table; --variant narrows it.
+    assert _json(cli, store, "--failed") == doc
+    base = _json(cli, store, "--variant", "base")
+    assert (base["n_cells"], base["n_failed_cells"], base["n_flaky_cells"]) == (3, 2, 2)
+
+
+def test_one_trial_shows_its_transcript_and_evidence(cli: Cli, store: str) -> None:
+    code, out, err = cli("show", store, "--task", "add-large", "--trial", "1", "--variant", "base")
+    assert code == 0, err
+    assert "task add-large · trial 1 · base" in out and "did not pass" in out
+    assert "tool call" in out and '{"amount": 251}' in out and '{"counter": 251}' in out
+    assert "Added 251." in out
+    # The state grader's evidence as a sentence: which key differs.
+    assert "FAIL" in out and "state key(s) differ from the expected state: counter" in out
+    assert "shown: 1 trial of task add-large (of 4); trials 1; variants base" in out
+
+
+def test_an_agent_error_is_shown_in_full(cli: Cli, store: str) -> None:
+    code, out, _ = cli("show", store, "--task", "from-ten", "--trial", "0", "--variant", "base")
+    assert code == 0
+    assert "agent error" in out
+    assert "cannot parse the plan for from-ten: expected 'add N', got 'add five'" in out
+
+
+def test_json_is_trial_view_of_the_chosen_trials(cli: Cli, store: str) -> None:
+    doc = _json(cli, store, "--task", "add-large")
+    trials = [t for t in open_source(store).trials if t.task_id == "add-large"]
+    expected = json.loads(json.dumps([trial_view(t) for t in trials], default=str))
+    assert doc["view"] == "trials" and doc["task_id"] == "add-large"
+    assert doc["trials"] == expected and len(expected) == 4
+    assert doc["variants"] == ["base", "fault:tool_error"] and doc["n_task_trials"] == 4
+
+
+def test_failed_with_a_task_keeps_the_trials_that_did_not_pass(cli: Cli, store: str) -> None:
+    doc = _json(cli, store, "--task", "add-large", "--failed")
+    # In the store's order (trials finish concurrently): compare as a set of cells.
+    assert sorted((v["variant"], v["trial"]) for v in doc["trials"]) == [
+        ("base", 1),
+        ("fault:tool_error", 0),
+        ("fault:tool_error", 1),
+    ]
+    assert all(v["success"] is False for v in doc["trials"]) and doc["failed_only"] is True
+    code, out, _ = cli("show", store, "--task", "add-small", "--variant", "base", "--failed")
+    assert code == 0 and "every selected trial of task add-small passed (4 trials)" in out
+    # A kind of variant names all of its variants, as run --variants does.
+    assert len(_json(cli, store, "--task", "add-small", "--variant", "fault")["trials"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "named"),
+    [
+        (["--task", "add-smal"], "--task", "add-small"),
+        (["--task", "add-large", "--trial", "7"], "--trial", "its trials: 0, 1"),
+        (["--task", "add-large", "--variant", "paraphrase"], "--variant", "base, fault:tool_error"),
+        (["--trial", "0"], "--trial", "needs --task"),
+    ],
+)
+def test_a_name_that_matches_nothing_exits_2_naming_the_flag(
+    cli: Cli, store: str, args: list[str], field: str, named: str
+) -> None:
+    code, out, err = cli("show", store, *args)
+    assert code == 2 and out == ""
+    assert f"error: {field}: " in err and named in err and len(err.splitlines()) == 1
+
+
+def test_every_trial_passed_says_so(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "".join(json.dumps({"task_id": f"t{i}", "success": True}) + "\n" for i in range(3))
+    )
+    code, out, _ = cli("show", str(path))
+    assert code == 0 and out.strip() == "every trial passed: 3 trials in 3 cells"
+
+
+def test_fits_80_columns(cli: Cli, store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    for args in ([], ["--task", "add-large"]):
+        code, out, _ = cli("show", store, *args)
+        assert code == 0
+        assert max(len(line) for line in out.splitlines()) <= 80
+        assert "…" not in out  # folded and wrapped, never cut
+
+
+def test_run_ends_with_the_show_command_when_a_trial_failed(cli: Cli, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    agent = "agentgauge.testing.worlds:counting_agent"
+    args = ["run", str(SUITE), "--agent", agent, "--store", db, "--no-progress"]
+    code, out, _ = cli(*args, "--run-id", "ok")
+    assert code == 0 and "agentgauge show" not in out
+    code, out, _ = cli(*args, "--run-id", "broken", "--variants", "fault:tool_error")
+    assert code == 0 and f"agentgauge show {db}:broken --failed" in out
