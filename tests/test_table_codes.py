@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agentgauge import TrialTable
@@ -22,6 +22,8 @@ def test_first_appearance_order_and_none() -> None:
 
 
 @given(st.lists(st.one_of(st.none(), st.text(max_size=3)), max_size=400))
+@example(["\x00", "\x00"])  # numpy strings drop trailing NULs: both must keep one code
+@example(["\x00", ""])  # ... and "\x00" must not equal ""
 def test_round_trip_both_paths(values: list[str | None]) -> None:
     arr = obj(values)
     uniques, codes = factorize(arr)

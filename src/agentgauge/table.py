@@ -120,11 +120,14 @@ def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
     uniques: list[Any] = []
     free = np.arange(n)
     while free.size and len(uniques) < 4 * _FEW_LABELS:
-        value = values[free[0]]
+        # A 0-d object array, so numpy compares Python values: a bare str would become a
+        # numpy string first, which drops trailing NULs ("\x00" would equal "").
+        value = np.empty((), dtype=object)
+        value[()] = values[free[0]]
         same = np.asarray(values[free] == value, dtype=bool)
         same[0] = True  # a value unequal to itself (NaN) still gets its own code
         codes[free[same]] = len(uniques)
-        uniques.append(value)
+        uniques.append(value[()])
         free = free[~same]
     if free.size:  # more labels than expected: a dict for the rest
         rest_uniques, rest_codes = _factorize_dict(values[free])
