@@ -1,0 +1,46 @@
+"""A run's summary: its metrics from the store's columnar table, computed once.
+
+The outcome table is per agent and model on the **base variant**, and outcome
+per variant is a separate table with one row per variant, as in ``agentgauge
+report`` and the terminal (docs/metrics.md), so the same scope gives the same
+numbers on every face. The figures come from `agentgauge.store.Store.table`,
+which reads columns without building a trial object per row.
+
+The viewer keeps each summary in memory (`agentgauge.viewer.cache`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agentgauge.metrics.engine import compute_metrics
+from agentgauge.store import Store
+from agentgauge.viewer.plots import run_figures
+
+__all__ = ["KS", "summarise"]
+
+#: The k of pass@k and pass^k a run's page shows.
+KS = (1, 2, 4)
+
+
+def summarise(store: Store, run_id: str, version: int) -> dict[str, Any]:
+    """The run's summary: ``base`` (``agentgauge.metrics/1`` per agent and model on
+    the base variant), ``variants`` (the same per variant) and ``figures``."""
+    table = store.table(run_id, grade_version=version)
+    base_rows = np.flatnonzero(table.variant == "base")
+    if base_rows.size:
+        base: dict[str, Any] | None = compute_metrics(
+            table.take(base_rows), k=KS, by=("agent", "model")
+        ).to_dict()
+        reason = None
+    else:
+        base, reason = None, "the run has no trial of the base variant"
+    per_variant = compute_metrics(table, k=KS, by=("variant",)).to_dict() if len(table) else None
+    return {
+        "base": base,
+        "base_reason": reason,
+        "variants": per_variant,
+        "figures": run_figures(base, per_variant),
+    }
