@@ -243,7 +243,7 @@ class Viewer:
         pages = max(1, -(-len(rows) // size))
         shown = min(max(1, _int(request, "page")), pages)
         if request.query_params.get("format") == "json":
-            return _json({**diff, "run_a": a, "run_b": b})
+            return _json({**diff, "tasks": rows, "run_a": a, "run_b": b})
         context = {
             "diff": diff,
             "a": a,
