@@ -41,6 +41,7 @@ from agentgauge.display import visible
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import trial_view
 from agentgauge.store import Store
+from agentgauge.table import TrialTable
 from agentgauge.viewer import queries
 from agentgauge.viewer.cache import Memo
 from agentgauge.viewer.summary import summarise
@@ -125,13 +126,22 @@ def _json(data: Any) -> Response:
     return Response(body, media_type="application/json")
 
 
+def _version(run: dict[str, Any]) -> tuple[str, int, int]:
+    """What a run's computed pages depend on: its id, active grade version and trial
+    count (a re-grade activated, or trials added by a resumed run, change it)."""
+    return (run["run_id"], run["grade_version"], run["n_trials"])
+
+
 class Viewer:
     """The app's state: the read-only store and the caches of computed pages."""
 
     def __init__(self, store_path: str | Path) -> None:
         self.store_path = str(store_path)
         self._store: Store | None = None
+        # Each cache is keyed by `_version` of the runs it reads.
+        self.tables = Memo(keep=4)  # the largest entries: a column per trial field
         self.summaries = Memo(keep=64)
+        self.cells = Memo(keep=16)
         self.diffs = Memo(keep=16)
 
     @property
@@ -153,6 +163,14 @@ class Viewer:
         html = _ENV.get_template(template).render(data=data, request=request, **extra)
         return HTMLResponse(html)
 
+    def table(self, run: dict[str, Any]) -> TrialTable:
+        """The run's columnar table (`Store.table`), read once per version of the run."""
+        table: TrialTable = self.tables.get(
+            _version(run),
+            lambda: self.store.table(run["run_id"], grade_version=run["grade_version"]),
+        )
+        return table
+
     def header(self, run_id: str) -> dict[str, Any]:
         run = queries.run_header(self.store, run_id)
         if run is None:
@@ -168,10 +186,7 @@ class Viewer:
 
     async def run(self, request: Request) -> Response:
         run = self.header(request.path_params["run_id"])
-        key = (run["run_id"], run["grade_version"], run["n_trials"])
-        summary = self.summaries.get(
-            key, lambda: summarise(self.store, run["run_id"], run["grade_version"])
-        )
+        summary = self.summaries.get(_version(run), lambda: summarise(self.table(run)))
         data = {
             "schema": "agentgauge.viewer.run/1",
             "run": run,
@@ -187,9 +202,13 @@ class Viewer:
         task = request.query_params.get("task") or None
         failed, flaky = _flag(request, "failed"), _flag(request, "flaky")
         filters = {"variant": variant, "task": task, "failed": failed, "flaky": flaky}
+        cells: list[queries.Cell] = self.cells.get(
+            _version(run), lambda: queries.task_cells(self.store, run["run_id"])
+        )
         page = queries.task_page(
             self.store,
             run["run_id"],
+            cells,
             variant=variant,
             task_id=task,
             failed_only=failed,
@@ -200,7 +219,7 @@ class Viewer:
             "schema": "agentgauge.viewer.tasks/1",
             "run": run,
             "filters": filters,
-            "variants": queries.variants(self.store, run["run_id"]),
+            "variants": sorted({c.variant for c in cells}, key=lambda v: (v != "base", v)),
             "tasks": page.rows,
             "page": page.to_dict(),
         }
@@ -226,12 +245,11 @@ class Viewer:
             data = {"schema": "agentgauge.diff/1", "choose": True, "runs": runs}
             return self.page(request, "diff_choose.html.j2", data, variant=variant)
         a, b = self.header(a_id), self.header(b_id)
-        key = tuple((r["run_id"], r["grade_version"], r["n_trials"]) for r in (a, b))
         diff: dict[str, Any] = self.diffs.get(
-            (key, variant),
+            (_version(a), _version(b), variant),
             lambda: run_diff(
-                self.store.table(a["run_id"], grade_version=a["grade_version"]),
-                self.store.table(b["run_id"], grade_version=b["grade_version"]),
+                self.table(a),
+                self.table(b),
                 label_a=a["run_id"],
                 label_b=b["run_id"],
                 variant=variant,

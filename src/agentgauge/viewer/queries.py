@@ -23,13 +23,14 @@ from agentgauge.store.rows import trial_of
 
 __all__ = [
     "PAGE_SIZE",
+    "Cell",
     "Page",
     "load_trial",
     "run_header",
     "run_ids",
     "runs_page",
+    "task_cells",
     "task_page",
-    "variants",
 ]
 
 #: Rows on one page of the runs list and of a run's tasks.
@@ -67,24 +68,42 @@ def _page(page: int, total: int, size: int) -> tuple[int, int]:
     return shown, (shown - 1) * size
 
 
+def _span(store: Store, run_id: str) -> tuple[int, int] | None:
+    """The lowest and highest trial key of the run (from the index alone)."""
+    lo, hi = store.conn.execute(
+        "SELECT MIN(id), MAX(id) FROM trials WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    return None if lo is None else (int(lo), int(hi))
+
+
+#: The trials of one run, for an aggregate over all of them: the run's span of keys,
+#: scanned in key order (``+run_id`` keeps SQLite off the index). A run's trials are
+#: written together, so the span is mostly theirs, and a sequential scan beats one
+#: index descent per trial (0.11 s against 0.59 s for 200,000 trials, measured).
+_IN_SPAN = "id BETWEEN ? AND ? AND +run_id = ?"
+
+
 def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
     """One page of runs, oldest first: id, suite, agent/model, trials, created, and the
-    base variant's passed/total counts (one aggregate over the page's runs)."""
+    base variant's passed/total counts (an SQL aggregate per run on the page)."""
     (total,) = store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()
     shown, offset = _page(page, total, size)
-    rows = store.conn.execute(
-        "SELECT r.run_id, r.agent, r.model, r.suite, r.suite_version, r.created_at,"
-        " COUNT(t.id),"
-        " SUM(CASE WHEN t.variant = 'base' THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN t.variant = 'base' AND {_PASSED} THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN {_ERRORED} THEN 1 ELSE 0 END)"
-        " FROM (SELECT rowid AS at, * FROM runs ORDER BY created_at, rowid LIMIT ? OFFSET ?) r"
-        " LEFT JOIN trials t ON t.run_id = r.run_id"
-        " GROUP BY r.run_id ORDER BY r.created_at, r.at",
+    runs = store.conn.execute(
+        "SELECT run_id, agent, model, suite, suite_version, created_at FROM runs"
+        " ORDER BY created_at, rowid LIMIT ? OFFSET ?",
         (size, offset),
     ).fetchall()
     out = []
-    for run_id, agent, model, suite, version, created, n, n_base, passed_base, errors in rows:
+    for run_id, agent, model, suite, version, created in runs:
+        span = _span(store, run_id)
+        n = n_base = passed = errors = 0
+        if span is not None:
+            n, n_base, passed, errors = store.conn.execute(
+                "SELECT COUNT(*), SUM(variant = 'base'),"
+                f" SUM(variant = 'base' AND {_PASSED}), SUM({_ERRORED})"
+                f" FROM trials WHERE {_IN_SPAN}",
+                (*span, run_id),
+            ).fetchone()
         out.append(
             {
                 "run_id": run_id,
@@ -94,12 +113,12 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
                 "suite_version": version,
                 "created_at": created,
                 "n_trials": n,
-                "errors": errors or 0,
+                "errors": errors,
                 "base": {
-                    "n": n_base or 0,
-                    "passed": passed_base or 0,
+                    "n": n_base,
+                    "passed": passed,
                     # Unknown, not 0%, when the run has no base-variant trial.
-                    "success_rate": passed_base / n_base if n_base else None,
+                    "success_rate": passed / n_base if n_base else None,
                 },
             }
         )
@@ -131,23 +150,46 @@ def run_ids(store: Store, limit: int = 1_000) -> list[str]:
     return [r[0] for r in rows]
 
 
-def variants(store: Store, run_id: str) -> list[str]:
-    """The run's variants, ``base`` first."""
-    rows = store.conn.execute(
-        "SELECT DISTINCT variant FROM trials WHERE run_id = ?", (run_id,)
-    ).fetchall()
-    return sorted((r[0] for r in rows), key=lambda v: (v != "base", v))
-
-
-def _mark(success: int, status: str, error_kind: str | None) -> str:
+def _mark(success: int, status: str) -> str:
     if status != "completed":
         return "error"
     return "pass" if success else "fail"
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One (task, variant, agent, model) cell of a run: its trials, passes and errors."""
+
+    task_id: str
+    variant: str
+    agent: str | None
+    model: str | None
+    family: str | None
+    n: int
+    passed: int
+    errors: int
+
+
+def task_cells(store: Store, run_id: str) -> list[Cell]:
+    """Every cell of the run, by task id (one SQL aggregate; the tasks page filters
+    and pages these, so the viewer keeps them per run)."""
+    span = _span(store, run_id)
+    if span is None:
+        return []
+    rows = store.conn.execute(
+        f"SELECT task_id, variant, agent, model, MAX(family), COUNT(*), SUM({_PASSED}),"
+        f" SUM({_ERRORED}) FROM trials WHERE {_IN_SPAN}"
+        " GROUP BY task_id, variant, IFNULL(agent, ''), IFNULL(model, '')"
+        " ORDER BY task_id",
+        (*span, run_id),
+    )
+    return [Cell(*row) for row in rows]
+
+
 def task_page(
     store: Store,
     run_id: str,
+    cells: list[Cell] | None = None,
     *,
     variant: str | None = None,
     task_id: str | None = None,
@@ -159,60 +201,50 @@ def task_page(
     """One page of the run's tasks, by task id, each with one mark per trial
     (``pass``, ``fail`` or ``error``) per variant, agent and model.
 
-    ``failed_only`` keeps tasks with a trial that did not pass; ``flaky_only``
-    tasks with a cell (variant, agent, model) that both passed and failed.
-    ``variant`` narrows everything, counts included, to that variant; ``task_id``
-    to that one task.
+    ``cells`` are the run's `task_cells` (read here when not given). ``variant``
+    narrows everything, counts included, to that variant, and ``task_id`` to that
+    one task; ``failed_only`` keeps tasks with a trial that did not pass and
+    ``flaky_only`` tasks with a cell that both passed and failed (`explain.flips`).
     """
-    where, params = "run_id = ?", [run_id]
-    for column, value in (("variant", variant), ("task_id", task_id)):
-        if value is not None:
-            where += f" AND {column} = ?"
-            params.append(value)
-    having = []
-    if failed_only:
-        having.append("SUM(passed) < SUM(n)")
-    if flaky_only:
-        having.append("SUM(CASE WHEN passed > 0 AND passed < n THEN 1 ELSE 0 END) > 0")
-    cells = (
-        f"SELECT task_id, MAX(family) AS family, COUNT(*) AS n, SUM({_PASSED}) AS passed,"
-        f" SUM({_ERRORED}) AS errors FROM trials WHERE {where}"
-        " GROUP BY task_id, variant, IFNULL(agent, ''), IFNULL(model, '')"
-    )
-    tasks = (
-        "SELECT task_id, MAX(family), SUM(n), SUM(passed), SUM(errors)"
-        f" FROM ({cells}) GROUP BY task_id" + (f" HAVING {' AND '.join(having)}" if having else "")
-    )
-    (total,) = store.conn.execute(f"SELECT COUNT(*) FROM ({tasks})", params).fetchone()
-    shown, offset = _page(page, total, size)
-    found = store.conn.execute(
-        f"{tasks} ORDER BY task_id LIMIT ? OFFSET ?", (*params, size, offset)
-    ).fetchall()
-    rows: dict[str, dict[str, Any]] = {}
-    for task_id, family, n, passed, errors in found:
-        rows[task_id] = {
-            "task_id": task_id,
-            "family": family,
-            "n": n,
-            "passed": passed,
-            "errors": errors,
-            "cells": {},
-        }
+    tasks: dict[str, dict[str, Any]] = {}
+    for c in task_cells(store, run_id) if cells is None else cells:
+        if (variant is not None and c.variant != variant) or (
+            task_id is not None and c.task_id != task_id
+        ):
+            continue
+        row = tasks.setdefault(
+            c.task_id,
+            {"task_id": c.task_id, "family": c.family, "n": 0, "passed": 0, "errors": 0},
+        )
+        row["n"] += c.n
+        row["passed"] += c.passed
+        row["errors"] += c.errors
+        row["flaky"] = row.get("flaky", False) or 0 < c.passed < c.n
+    kept = [
+        t
+        for t in tasks.values()
+        if (not failed_only or t["passed"] < t["n"]) and (not flaky_only or t["flaky"])
+    ]
+    shown, offset = _page(page, len(kept), size)
+    rows = {t["task_id"]: {**t, "cells": {}} for t in kept[offset : offset + size]}
     if rows:
+        where, params = "run_id = ?", [run_id]
+        if variant is not None:
+            where += " AND variant = ?"
+            params.append(variant)
         marks = ",".join("?" * len(rows))
         trials = store.conn.execute(
-            "SELECT id, task_id, variant, agent, model, trial, success, status, error_kind"
+            "SELECT id, task_id, variant, agent, model, trial, success, status"
             f" FROM trials WHERE {where} AND task_id IN ({marks})"
             " ORDER BY task_id, variant, agent, model, trial",
             (*params, *rows),
         )
-        for pk, task_id, var, agent, model, trial, success, status, kind in trials:
-            key = (var, agent, model)
-            cells_of = rows[task_id]["cells"]
-            cell = cells_of.setdefault(
-                key, {"variant": var, "agent": agent, "model": model, "trials": []}
+        for pk, task, var, agent, model, trial, success, status in trials:
+            cell = rows[task]["cells"].setdefault(
+                (var, agent, model),
+                {"variant": var, "agent": agent, "model": model, "trials": []},
             )
-            cell["trials"].append({"pk": pk, "trial": trial, "mark": _mark(success, status, kind)})
+            cell["trials"].append({"pk": pk, "trial": trial, "mark": _mark(success, status)})
         for row in rows.values():
             row["cells"] = sorted(
                 row["cells"].values(),
@@ -223,7 +255,7 @@ def task_page(
                     str(c["model"]),
                 ),
             )
-    return Page(list(rows.values()), shown, _pages(total, size), total)
+    return Page(list(rows.values()), shown, _pages(len(kept), size), len(kept))
 
 
 _TRIAL_SELECT = ", ".join(column_of(f) for f in TRIAL_FIELDS)

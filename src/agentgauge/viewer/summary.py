@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge.metrics.engine import compute_metrics
-from agentgauge.store import Store
+from agentgauge.table import TrialTable
 from agentgauge.viewer.plots import run_figures
 
 __all__ = ["KS", "summarise"]
@@ -25,10 +25,10 @@ __all__ = ["KS", "summarise"]
 KS = (1, 2, 4)
 
 
-def summarise(store: Store, run_id: str, version: int) -> dict[str, Any]:
-    """The run's summary: ``base`` (``agentgauge.metrics/1`` per agent and model on
-    the base variant), ``variants`` (the same per variant) and ``figures``."""
-    table = store.table(run_id, grade_version=version)
+def summarise(table: TrialTable) -> dict[str, Any]:
+    """A run's summary from its `Store.table`: ``base`` (``agentgauge.metrics/1`` per
+    agent and model on the base variant), ``variants`` (the same per variant) and
+    ``figures``."""
     base_rows = np.flatnonzero(table.variant == "base")
     if base_rows.size:
         base: dict[str, Any] | None = compute_metrics(
