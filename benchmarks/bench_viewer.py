@@ -9,9 +9,11 @@ HTTP (``urllib``, one request at a time, best of ``--repeat``):
 - the runs list (``/``);
 - a run's page, first (a fresh server: the summary is computed from
   `Store.table`) and cached (the same page again);
-- its tasks page (first page of 5,000 tasks) and a filtered one (failed only);
+- its tasks page (first page of 5,000 tasks), first and again, and a filtered
+  one (failed only);
 - a trial's page (a trial with a 60-event transcript);
-- the diff page of the two runs, first and cached.
+- the diff page of the two runs, first (run A's table already read for its
+  page, run B's not) and cached.
 
 Reference, measured side by side in the same run: ``Store.trials(run,
 events=False)``, a pydantic object per trial, which is what a viewer that read
@@ -175,12 +177,17 @@ def main() -> None:
         "trial page (60 events)": f"/runs/bench-a/trials/{pk}",
         "diff page (cached)": "/diff?a=bench-a&b=bench-b",
     }
-    firsts: dict[str, list[float]] = {"run page (first)": [], "diff page (first)": []}
+    firsts: dict[str, list[float]] = {
+        "run page (first)": [],
+        "tasks page (first)": [],
+        "diff page (first)": [],
+    }
     times: dict[str, list[float]] = {name: [] for name in pages}
     for _ in range(max(1, min(args.repeat, 3))):  # a fresh server each time: first loads
         viewer = Viewer(db)
         try:
             firsts["run page (first)"].append(viewer.get("/runs/bench-a"))
+            firsts["tasks page (first)"].append(viewer.get("/runs/bench-a/tasks"))
             firsts["diff page (first)"].append(viewer.get("/diff?a=bench-a&b=bench-b"))
             for name, path in pages.items():
                 times[name].append(best(args.repeat, lambda p=path, v=viewer: v.get(p)))

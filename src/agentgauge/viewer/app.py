@@ -44,6 +44,7 @@ from agentgauge.store import Store
 from agentgauge.table import TrialTable
 from agentgauge.viewer import queries
 from agentgauge.viewer.cache import Memo
+from agentgauge.viewer.plots import warm_up
 from agentgauge.viewer.summary import summarise
 
 __all__ = ["CSP", "create_app"]
@@ -316,6 +317,7 @@ def create_app(store_path: str | Path) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        warm_up()
         try:
             yield
         finally:

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from agentgauge.display import plotly_text
 
-__all__ = ["run_figures"]
+__all__ = ["run_figures", "warm_up"]
 
 _LAYOUT: dict[str, Any] = {
     "height": 360,
@@ -109,3 +109,9 @@ def run_figures(
     if per_variant is not None and per_variant["groups"]:
         figures.append(_per_variant(per_variant))
     return figures
+
+
+def warm_up() -> None:
+    """Build a throwaway figure of each kind: plotly loads its validators on first
+    use (about half a second), which the server pays at start, not the first page."""
+    _data(go.Figure([go.Scatter(x=[1], y=[1]), go.Bar(x=["a"], y=[1])]))
