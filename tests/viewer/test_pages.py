@@ -65,6 +65,7 @@ def test_runs_list_counts_the_base_variant_by_sql(served: Served, store: Store) 
 def test_run_summary_is_the_metrics_engine_on_each_scope(served: Served, store: Store) -> None:
     data = _json(served, "/runs/retail-hasty")
     assert data["run"]["run_id"] == "retail-hasty" and data["run"]["n_trials"] == 36
+    assert data["scope"] == "base variant"
     table = store.table("retail-hasty")
     base = compute_metrics(
         table.take(np.flatnonzero(table.variant == "base")), k=(1, 2, 4), by=("agent", "model")
@@ -130,9 +131,11 @@ def test_trial_page_is_trial_view(served: Served, store: Store) -> None:
     pks = store.trial_keys("retail-hasty")
     for i in (0, len(pks) - 1):
         data = _json(served, f"/runs/retail-hasty/trials/{pks[i]}")
-        assert data["schema"] == "agentgauge.show/1"
-        assert data["trial"] == json.loads(json.dumps(trial_view(trials[i]), default=str))
-        assert data["trial"]["events"] and data["trial"]["grades"]
+        assert data["schema"] == "agentgauge.show/1" and data["view"] == "trials"
+        assert (data["task_id"], data["trial"]) == (trials[i].task_id, trials[i].trial)
+        (shown,) = data["trials"]
+        assert shown == json.loads(json.dumps(trial_view(trials[i]), default=str))
+        assert shown["events"] and shown["grades"]
 
 
 def test_unknown_runs_and_trials_are_404(served: Served, store: Store) -> None:
@@ -152,6 +155,9 @@ def test_unknown_runs_and_trials_are_404(served: Served, store: Store) -> None:
         assert status == 404 and json.loads(body)["status"] == 404
     status, _, body = _get(served, "/?page=many")
     assert status == 400 and b"page must be a whole number" in body
+    # A format the viewer does not know is the HTML page, whose JSON link replaces it.
+    status, _, body = _get(served, "/runs/retail-hasty/tasks?format=xml&failed=1")
+    assert status == 200 and b'href="/runs/retail-hasty/tasks?failed=1&amp;format=json"' in body
 
 
 def test_diff_is_run_diff_of_the_two_tables(served: Served, store: Store) -> None:

@@ -95,6 +95,12 @@ def _query(**params: Any) -> str:
     return "?" + urlencode({k: ("1" if v is True else v) for k, v in kept.items()})
 
 
+def _json_link(request: Request) -> str:
+    """This page's JSON twin: its address with ``format=json`` set."""
+    params = {k: v for k, v in request.query_params.items() if k != "format"}
+    return request.url.path + _query(**params, format="json")
+
+
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(_HERE / "templates"),
     autoescape=True,
@@ -105,7 +111,7 @@ _ENV = jinja2.Environment(
 )
 _ENV.filters["pct"] = _pct
 _ENV.filters["num"] = _num
-_ENV.globals.update(run_url=run_url, query=_query, version=__version__)
+_ENV.globals.update(run_url=run_url, query=_query, json_link=_json_link, version=__version__)
 
 
 def _int(request: Request, name: str, default: int = 1) -> int:
@@ -191,8 +197,8 @@ class Viewer:
         data = {
             "schema": "agentgauge.viewer.run/1",
             "run": run,
+            "scope": summary["scope"],
             "base": summary["base"],
-            "base_reason": summary["base_reason"],
             "variants": summary["variants"],
         }
         return self.page(request, "run.html.j2", data, figures=summary["figures"])
@@ -235,7 +241,20 @@ class Viewer:
         trial = queries.load_trial(self.store, run["run_id"], pk)
         if trial is None:
             raise HTTPException(404, "no such trial in this run")
-        data = {"schema": "agentgauge.show/1", "run": run, "pk": pk, "trial": trial_view(trial)}
+        # The document `agentgauge show DB:RUN --task T --trial N --variant V --json`
+        # prints, narrowed to this trial, with the viewer's address of it.
+        data = {
+            "schema": "agentgauge.show/1",
+            "view": "trials",
+            "source": f"{self.store_path}:{run['run_id']}",
+            "task_id": trial.task_id,
+            "trial": trial.trial,
+            "variant": trial.variant,
+            "failed_only": False,
+            "trials": [trial_view(trial)],
+            "run": run,
+            "pk": pk,
+        }
         return self.page(request, "trial.html.j2", data)
 
     async def diff(self, request: Request) -> Response:

@@ -36,8 +36,8 @@ def _data(fig: go.Figure) -> dict[str, Any]:
     return data
 
 
-def _passk(base: dict[str, Any]) -> dict[str, Any]:
-    """pass@k and pass^k against k per agent, with ±1 SE bars (base variant)."""
+def _passk(base: dict[str, Any], scope: str) -> dict[str, Any]:
+    """pass@k and pass^k against k per agent, with ±1 SE bars."""
     fig = go.Figure()
     for group in base["groups"]:
         label = _label(group, ("agent", "model"))
@@ -56,7 +56,7 @@ def _passk(base: dict[str, Any]) -> dict[str, Any]:
                 )
             )
     fig.update_layout(
-        title="pass@k and pass^k against k (base variant, ±1 SE)",
+        title=f"pass@k and pass^k against k ({scope}, ±1 SE)",
         xaxis={"title": "k", "dtick": 1},
         yaxis={"title": "rate", "range": [0, 1.02]},
         **_LAYOUT,
@@ -99,13 +99,14 @@ def _per_variant(per_variant: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_figures(
-    base: dict[str, Any] | None, per_variant: dict[str, Any] | None
+    base: dict[str, Any] | None, per_variant: dict[str, Any] | None, scope: str
 ) -> list[dict[str, Any]]:
-    """The run page's figures (plotly JSON): pass@k/pass^k on the base variant and
-    success per variant; a figure without data is left out."""
+    """The run page's figures (plotly JSON): pass@k/pass^k of ``base`` (whose trials
+    ``scope`` names: the base variant) and success per variant; a figure without
+    data is left out."""
     figures = []
     if base is not None and base["groups"]:
-        figures.append(_passk(base))
+        figures.append(_passk(base, scope))
     if per_variant is not None and per_variant["groups"]:
         figures.append(_per_variant(per_variant))
     return figures

@@ -73,7 +73,13 @@ def serve(
     allow_remote: bool = False,
 ) -> None:
     """Serve the viewer of ``store`` until interrupted (the store opened read-only)."""
-    Store(store, readonly=True).close()  # a missing or unreadable store fails here, clearly
+    if not Path(store).exists():
+        raise InputError(
+            "no such store; give one with --store PATH (agentgauge demo writes "
+            "agentgauge-demo/agentgauge.db)",
+            file=str(store),
+        )
+    Store(store, readonly=True).close()  # an unreadable store fails here, not at a page
     sock = open_socket(host, port, allow_remote=allow_remote)
     url = _url(host, sock.getsockname()[1])
     if not is_loopback(host):

@@ -27,20 +27,25 @@ KS = (1, 2, 4)
 
 def summarise(table: TrialTable) -> dict[str, Any]:
     """A run's summary from its `Store.table`: ``base`` (``agentgauge.metrics/1`` per
-    agent and model on the base variant), ``variants`` (the same per variant) and
-    ``figures``."""
+    agent and model on the base variant), ``variants`` (the same per variant),
+    ``scope`` (which trials ``base`` covers) and ``figures``.
+
+    A run with no base-variant trial has its outcome table over all its trials,
+    and ``scope`` says so, as ``agentgauge show`` and the terminal tables do.
+    """
     base_rows = np.flatnonzero(table.variant == "base")
-    if base_rows.size:
-        base: dict[str, Any] | None = compute_metrics(
-            table.take(base_rows), k=KS, by=("agent", "model")
-        ).to_dict()
-        reason = None
-    else:
-        base, reason = None, "the run has no trial of the base variant"
+    scope = "base variant"
+    if not base_rows.size:
+        base_rows, scope = np.arange(len(table)), "all variants: the run has no base variant"
+    base = (
+        compute_metrics(table.take(base_rows), k=KS, by=("agent", "model")).to_dict()
+        if len(table)
+        else None
+    )
     per_variant = compute_metrics(table, k=KS, by=("variant",)).to_dict() if len(table) else None
     return {
+        "scope": scope,
         "base": base,
-        "base_reason": reason,
         "variants": per_variant,
-        "figures": run_figures(base, per_variant),
+        "figures": run_figures(base, per_variant, scope),
     }
