@@ -150,10 +150,8 @@ def run_ids(store: Store, limit: int = 1_000) -> list[str]:
     return [r[0] for r in rows]
 
 
-def _mark(success: int, status: str) -> str:
-    if status != "completed":
-        return "error"
-    return "pass" if success else "fail"
+#: A trial's mark on the tasks page, by the same rules as the counts beside it.
+_MARK = f"CASE WHEN {_PASSED} THEN 'pass' WHEN {_ERRORED} THEN 'error' ELSE 'fail' END"
 
 
 @dataclass(frozen=True)
@@ -235,17 +233,17 @@ def task_page(
             params.append(variant)
         marks = ",".join("?" * len(rows))
         trials = store.conn.execute(
-            "SELECT id, task_id, variant, agent, model, trial, success, status"
+            f"SELECT id, task_id, variant, agent, model, trial, {_MARK}"
             f" FROM trials WHERE {where} AND task_id IN ({marks})"
             " ORDER BY task_id, variant, agent, model, trial",
             (*params, *rows),
         )
-        for pk, task, var, agent, model, trial, success, status in trials:
+        for pk, task, var, agent, model, trial, mark in trials:
             cell = rows[task]["cells"].setdefault(
                 (var, agent, model),
                 {"variant": var, "agent": agent, "model": model, "trials": []},
             )
-            cell["trials"].append({"pk": pk, "trial": trial, "mark": _mark(success, status)})
+            cell["trials"].append({"pk": pk, "trial": trial, "mark": mark})
         for row in rows.values():
             row["cells"] = sorted(
                 row["cells"].values(),
