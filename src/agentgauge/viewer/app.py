@@ -63,8 +63,9 @@ _HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
 }
+#: Pages change as runs grow or are re-graded; the assets only with agentgauge itself.
+_PAGE_CACHE, _ASSET_CACHE = "no-store", "max-age=3600"
 
 
 def _shown(value: Any) -> Any:
@@ -91,7 +92,7 @@ def run_url(run_id: str, *rest: str) -> str:
 
 
 def _query(**params: Any) -> str:
-    kept = {k: v for k, v in params.items() if v not in (None, "", False)}
+    kept = {k: v for k, v in params.items() if v is not None and v is not False and v != ""}
     return "?" + urlencode({k: ("1" if v is True else v) for k, v in kept.items()})
 
 
@@ -321,7 +322,10 @@ class _SecurityHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).update(_HEADERS)
+                headers = MutableHeaders(scope=message)
+                headers.update(_HEADERS)
+                asset = scope["path"].startswith(("/static/", "/assets/"))
+                headers["Cache-Control"] = _ASSET_CACHE if asset else _PAGE_CACHE
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
