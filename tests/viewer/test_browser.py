@@ -72,6 +72,7 @@ def test_click_from_runs_to_a_transcript_and_a_diff(served: Served) -> None:
         assert driver.find_elements(By.CSS_SELECTOR, "#grades tr.grade")
         steps = driver.find_elements(By.CSS_SELECTOR, "#timeline .step")
         assert len(steps) == len(driver.find_elements(By.CSS_SELECTOR, "#transcript tr.event"))
+        screenshot(driver, "viewer-trial")  # marks sized by duration
         # The toggle re-sizes the marks by cost: model calls carry the cost.
         driver.find_element(By.CSS_SELECTOR, 'input[value="cost"]').click()
         sized = driver.execute_script(
@@ -80,7 +81,6 @@ def test_click_from_runs_to_a_transcript_and_a_diff(served: Served) -> None:
         )
         assert any("k-model-call" in c and float(g) > 0 for c, g in sized)
         assert all(float(g) == 0 for c, g in sized if "k-model-call" not in c)
-        screenshot(driver, "viewer-trial")
 
         driver.get(served.url + "/diff")
         driver.find_element(By.CSS_SELECTOR, "select[name=a] option[value='retail-hasty']").click()

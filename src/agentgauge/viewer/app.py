@@ -263,7 +263,7 @@ class Viewer:
         variant = request.query_params.get("variant") or "base"
         runs = queries.run_ids(self.store)
         if not a_id or not b_id:
-            data = {"schema": "agentgauge.diff/1", "choose": True, "runs": runs}
+            data = {"schema": "agentgauge.viewer.diff-choose/1", "runs": runs}
             return self.page(request, "diff_choose.html.j2", data, variant=variant)
         a, b = self.header(a_id), self.header(b_id)
         diff: dict[str, Any] = self.diffs.get(
