@@ -1,10 +1,10 @@
 """A small real store and the real viewer serving it over HTTP on 127.0.0.1.
 
-The store is built once per session by the harness (two reference agents on a few
-built-in retail tasks, with a fault variant so the variant filter has something to
-do) plus one run imported with ``agentgauge import jsonl`` whose every string is
-hostile (`XSS_RUN`). The viewer runs in uvicorn in a thread, on a free port, as
-``agentgauge view`` runs it.
+Two stores, built once per session: one by the harness (two reference agents on a
+few built-in retail tasks, with a fault variant so the variant filter has something
+to do), and one of trials whose every string is hostile, imported with
+``agentgauge import jsonl`` (`XSS_RUN`). The viewer runs in uvicorn in a thread, on a
+free port, as ``agentgauge view`` runs it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ def hostile_jsonl(path: Path) -> Path:
     return path
 
 
-def _build(db: Path, tmp: Path) -> None:
+def _build(db: Path) -> None:
     from agentgauge.harness.runner import run
     from agentgauge.store import Store
     from agentgauge.suite import load_suite
@@ -116,20 +117,33 @@ def _build(db: Path, tmp: Path) -> None:
                 seed=0,
                 progress=False,
             )
-    # The real importer through the real command, as a user would add these trials.
+
+
+def _build_hostile(db: Path, tmp: Path) -> None:
+    """The hostile trials imported twice, as `XSS_RUN` and as ``other`` (to diff)."""
     source = hostile_jsonl(tmp / "hostile.jsonl")
-    cmd = [sys.executable, "-m", "agentgauge", "import", "jsonl", str(source)]
-    done = subprocess.run(
-        [*cmd, "--store", str(db), "--run-id", XSS_RUN], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
+    for run_id in (XSS_RUN, "other"):
+        # The real importer through the real command, as a user would add these trials.
+        cmd = [sys.executable, "-m", "agentgauge", "import", "jsonl", str(source)]
+        done = subprocess.run(
+            [*cmd, "--store", str(db), "--run-id", run_id], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
 
 
 @pytest.fixture(scope="session")
 def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("viewer-store")
+    """Two reference agents on six retail tasks, 3 trials each, base and a fault variant."""
+    db = tmp_path_factory.mktemp("viewer-store") / "agentgauge.db"
+    _build(db)
+    return db
+
+
+@pytest.fixture(scope="session")
+def hostile_store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("viewer-hostile")
     db = folder / "agentgauge.db"
-    _build(db, folder)
+    _build_hostile(db, folder)
     return db
 
 
@@ -154,9 +168,9 @@ class Served:
     app: Any
 
 
-@pytest.fixture(scope="session")
-def served(store_path: Path) -> Iterator[Served]:
-    """The viewer of the session's store, in uvicorn in a thread (as ``agentgauge view``)."""
+@contextmanager
+def serving(store: Path) -> Iterator[Served]:
+    """The viewer of ``store``, in uvicorn in a thread (as ``agentgauge view`` runs it)."""
     import uvicorn
 
     from agentgauge.viewer.app import create_app
@@ -164,7 +178,7 @@ def served(store_path: Path) -> Iterator[Served]:
 
     sock = open_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
-    app = create_app(store_path)
+    app = create_app(store)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -179,3 +193,15 @@ def served(store_path: Path) -> Iterator[Served]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+@pytest.fixture(scope="session")
+def served(store_path: Path) -> Iterator[Served]:
+    with serving(store_path) as s:
+        yield s
+
+
+@pytest.fixture(scope="session")
+def served_hostile(hostile_store_path: Path) -> Iterator[Served]:
+    with serving(hostile_store_path) as s:
+        yield s

@@ -57,7 +57,8 @@ def _assert_inert(driver: Any, *visible: str) -> str:
     return text
 
 
-def test_hostile_strings_show_as_text_on_every_page(served: Served) -> None:
+def test_hostile_strings_show_as_text_on_every_page(served_hostile: Served) -> None:
+    served = served_hostile
     run_path = "/runs/" + quote(XSS_RUN, safe="")
     with urllib.request.urlopen(f"{served.url}{run_path}/tasks?format=json", timeout=30) as r:
         tasks = json.load(r)["tasks"]
@@ -88,14 +89,15 @@ def test_hostile_strings_show_as_text_on_every_page(served: Served) -> None:
             assert IMG in text  # the tool's name and arguments
             assert f"judge {SCRIPT}" in text and "because " in text
 
-        query = urlencode({"a": XSS_RUN, "b": "retail-careful"})
+        query = urlencode({"a": XSS_RUN, "b": "other"})
         driver.get(f"{served.url}/diff?{query}")
         wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#diff-tasks")))
         _assert_inert(driver, XSS_RUN, XSS_TASK)
         assert driver.find_element(By.ID, "side-a").text == XSS_RUN
 
 
-def test_json_twins_keep_the_strings_as_data(served: Served) -> None:
+def test_json_twins_keep_the_strings_as_data(served_hostile: Served) -> None:
+    served = served_hostile
     run_path = "/runs/" + quote(XSS_RUN, safe="")
     with urllib.request.urlopen(f"{served.url}{run_path}?format=json", timeout=30) as r:
         assert r.headers["Content-Type"].startswith("application/json")
