@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,5 +24,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
+# The README's pictures of the report and the viewer, taken by the browser tests in
+# headless Chromium (Debian: apt install chromium chromium-driver).
+screenshots: $(STAMP)
+	AGENTGAUGE_SCREENSHOTS=docs/images AGENTGAUGE_REQUIRE_BROWSER=1 \
+		$(BIN)/pytest -q tests/report/test_report_browser.py tests/viewer
+
 clean:
-	rm -rf $(VENV) agentgauge-demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) agentgauge-demo .pytest_cache .mypy_cache .ruff_cache test-artefacts

@@ -78,3 +78,20 @@ def test_the_judge_refuses_control_characters_before_any_request(
         JudgeClient(JudgeConfig(base_url=server.base_url, model="judge", **config))  # type: ignore[arg-type]
     assert str(err.value).startswith(named)
     assert server.headers == []
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("127.0.0.1:8000/v1", "the scheme must be http or https"),
+        ("ftp://judge.example/v1", "the scheme must be http or https"),
+        ("http://127.0.0.1:99999/v1", "does not parse as a URL"),
+        ("http:///v1", "names no host"),
+    ],
+)
+def test_the_judge_refuses_an_unusable_base_url_before_any_request(url: str, why: str) -> None:
+    """A typo in the judge's base URL is one input error up front, not a failed grade per
+    trial after every retry."""
+    with pytest.raises(InputError, match=why) as err:
+        JudgeClient(JudgeConfig(base_url=url, model="judge"))
+    assert "judge base URL" in str(err.value)

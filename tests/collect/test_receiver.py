@@ -247,7 +247,17 @@ def test_a_port_in_use_is_one_line_and_no_run(tmp_path: Path, cli) -> None:  # t
         db = tmp_path / "s.db"
         code, _, err = cli("collect", "--port", str(port), "--store", str(db), "--run-id", "x")
     assert code == 2 and f"--port: cannot listen on 127.0.0.1:{port}" in err
-    with Store(db) as store:
+    assert not db.exists()  # no empty store left behind
+    existing = tmp_path / "existing.db"
+    with Store(existing) as store:
+        pass
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, _, err = cli("collect", "--port", str(port), "--store", str(existing))
+    assert code == 2 and existing.exists()  # a store the user had is kept
+    with Store(existing) as store:
         assert store.list_runs() == []
 
 

@@ -108,7 +108,7 @@ def one_line(out: subprocess.CompletedProcess[str]) -> str:
 def test_a_cmd_program_that_does_not_exist(tmp_path: Path) -> None:
     line = one_line(run_cli(tmp_path, f"cmd:{tmp_path}/no-such-agent --flag"))
     assert "cannot start" in line and "no-such-agent" in line and "No such file" in line
-    assert stored(tmp_path) == 0
+    assert stored(tmp_path) == 0 and not (tmp_path / "s.db").exists()
 
 
 def test_a_cmd_program_that_exits_at_once(tmp_path: Path) -> None:
@@ -147,7 +147,23 @@ def test_an_endpoint_that_is_not_listening(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     line = one_line(run_cli(tmp_path, "openai:m", "--base-url", url))
     assert f"openai:m: no answer from {url}/chat/completions: could not connect" in line
-    assert stored(tmp_path) == 0
+    assert not (tmp_path / "s.db").exists()  # no empty store left behind
+
+
+def test_a_failed_check_leaves_an_existing_store_without_a_new_run(tmp_path: Path) -> None:
+    with OpenAIServer(lambda req: Reply(body=completion("Done."))) as server:
+        first = run_cli(tmp_path, "openai:m", "--base-url", server.base_url, "--run-id", "ok")
+    assert first.returncode == 0, first.stderr
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    one_line(run_cli(tmp_path, "openai:m", "--base-url", url, "--run-id", "new"))
+    conn = sqlite3.connect(tmp_path / "s.db")
+    try:
+        assert [r[0] for r in conn.execute("SELECT run_id FROM runs")] == ["ok"]
+    finally:
+        conn.close()
+    # Resuming the finished run needs no endpoint: nothing is left to run.
+    again = run_cli(tmp_path, "openai:m", "--base-url", url, "--run-id", "ok")
+    assert again.returncode == 0, again.stderr
 
 
 def test_a_server_that_answers_runs_and_is_sent_an_empty_conversation(tmp_path: Path) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from agentgauge._version import __version__
 from agentgauge.cli import app
@@ -22,11 +24,12 @@ from agentgauge.cli.span_options import (
     TrialAttr,
 )
 from agentgauge.collect import collect as receive
+from agentgauge.collect.server import Receiver
 from agentgauge.errors import InputError
-from agentgauge.importers.spans import TraceOptions, read_outcomes
-from agentgauge.schema import Run
+from agentgauge.importers.spans import Outcome, TraceOptions, read_outcomes
+from agentgauge.schema import Run, Task
 from agentgauge.store import Store, utc_now
-from agentgauge.suite import load_suite
+from agentgauge.suite import Suite, load_suite
 
 SOURCE = "collect:otlp-http"
 
@@ -64,6 +67,32 @@ def collect(
     tasks = {t.id: t for t in loaded.tasks} if loaded else {}
     run_id = run_id or "collect-" + re.sub(r"[^0-9TZ]", "", utc_now())[:15] + "Z"
     out = console()
+    created = not Path(store).exists()
+    try:
+        receiver = _receive(store, run_id, port, options, rows, tasks, suite, loaded, out)
+    except InputError:
+        if created:  # a port in use (or a bad run id) leaves no empty store behind
+            for path in (store, f"{store}-wal", f"{store}-shm"):
+                Path(path).unlink(missing_ok=True)
+        raise
+    out.print(
+        f"stored {receiver.trials_written} trials from {receiver.spans_accepted} spans "
+        f"in run {run_id}",
+        soft_wrap=True,
+    )
+
+
+def _receive(
+    store: str,
+    run_id: str,
+    port: int,
+    options: TraceOptions,
+    rows: dict[str, Outcome] | None,
+    tasks: dict[str, Task],
+    suite: str | None,
+    loaded: Suite | None,
+    out: Console,
+) -> Receiver:
     with Store(store) as db:
         existing = db.get_run(run_id)
         if existing is not None and existing.source != SOURCE:
@@ -97,11 +126,6 @@ def collect(
             )
             sys.stdout.flush()  # a test or a supervisor reads the port from a pipe
 
-        receiver = asyncio.run(
+        return asyncio.run(
             receive(db, run_id, port=port, options=options, outcomes=rows, tasks=tasks, ready=ready)
         )
-    out.print(
-        f"stored {receiver.trials_written} trials from {receiver.spans_accepted} spans "
-        f"in run {run_id}",
-        soft_wrap=True,
-    )

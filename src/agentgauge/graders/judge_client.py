@@ -49,6 +49,7 @@ import aiohttp
 
 from agentgauge.agents.http import (
     TRANSPORT_ERRORS,
+    check_base_url,
     check_header,
     new_session,
     transport_failure,
@@ -260,8 +261,10 @@ class JudgeClient:
             max_delay=config.max_backoff_s,
         )
         self._prices = judge_price_table(config.prices, base=default_prices())
+        # A base URL, key or header that cannot be used fails here, before any grading.
+        check_base_url(config.base_url, "judge base URL")
         self._url = config.base_url.rstrip("/") + "/chat/completions"
-        self._headers()  # a key or header that cannot be sent fails here, before any grading
+        self._headers()
         self._background: _Background | None = None
         self._lock = threading.Lock()
 

@@ -185,6 +185,20 @@ async def arun(
     the_suite = as_suite(suite)
     the_agent = resolve_agent(agent, tasks=the_suite.tasks, **(agent_options or {}))
     factory = env_factory or default_env_factory(the_suite.tasks)
+    check = getattr(the_agent, "preflight", None)
+    # A new run checks its agent before the store is touched: a typo in an endpoint
+    # leaves neither an empty store file nor an empty run. A resumed run checks it only
+    # when cells remain (below), so a finished run resumes with the endpoint down.
+    checked = False
+    if preflight and check is not None and not _resuming(store, run_id):
+        try:
+            await check()
+        except BaseException:
+            close = getattr(the_agent, "aclose", None)
+            if close is not None:
+                await close()
+            raise
+        checked = True
     owns_store = not isinstance(store, Store)
     db = Store(store) if not isinstance(store, Store) else store
     try:
@@ -230,8 +244,7 @@ async def arun(
             if c.key not in done
         ]
         limit = cfg["timeout"] if cfg["timeout"] and cfg["timeout"] > 0 else None
-        check = getattr(the_agent, "preflight", None)
-        if cells and preflight and check is not None:
+        if cells and preflight and check is not None and not checked:
             await check()
         show = sys.stderr.isatty() if progress is None else progress
         stop = Stop()
@@ -279,6 +292,18 @@ async def arun(
         if owns_store:
             db.close()
         _report_abandoned(the_agent, notify)
+
+
+def _resuming(store: str | Path | Store, run_id: str | None) -> bool:
+    """Whether ``run_id`` names a run the store already holds (read without writing)."""
+    if run_id is None:
+        return False
+    if isinstance(store, Store):
+        return store.get_run(run_id) is not None
+    if not Path(store).exists():
+        return False
+    with Store(store, readonly=True) as db:
+        return db.get_run(run_id) is not None
 
 
 def _report_abandoned(agent: Agent, notify: Callable[[str], None] | None) -> None:
