@@ -8,7 +8,7 @@ import typer
 
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption
-from agentgauge.viewer.serve import DEFAULT_PORT
+from agentgauge.viewer import DEFAULT_PORT
 
 
 @app.command()
@@ -31,6 +31,6 @@ def view(
 ) -> None:
     """Browse a store's runs, tasks and transcripts, and compare two runs, in a local
     web app (read-only; binds 127.0.0.1; docs/viewer.md)."""
-    from agentgauge.viewer import serve  # starlette and uvicorn load only for this command
+    from agentgauge.viewer.serve import serve  # starlette and uvicorn load for this command only
 
     serve(store, host=host, port=port, allow_remote=allow_remote)

@@ -17,11 +17,10 @@ import uvicorn
 
 from agentgauge.errors import InputError
 from agentgauge.store import Store
+from agentgauge.viewer import DEFAULT_PORT
 from agentgauge.viewer.app import create_app
 
-__all__ = ["DEFAULT_PORT", "is_loopback", "open_socket", "serve"]
-
-DEFAULT_PORT = 8765
+__all__ = ["is_loopback", "open_socket", "serve"]
 
 NO_AUTH_WARNING = (
     "warning: the viewer has no authentication; anyone who can reach {url} can read "
