@@ -33,6 +33,11 @@ assert _spec is not None and _spec.loader is not None
 browser_helper = importlib.util.module_from_spec(_spec)
 sys.modules["agentgauge_browser"] = browser_helper
 _spec.loader.exec_module(browser_helper)
+try:
+    from selenium.webdriver.common.by import By
+except ImportError:  # `browser()` skips the tests that need it, with the reason
+    By = None
+
 # This module's names (the payloads, `Served`) for the test modules, which cannot import
 # a conftest by name.
 sys.modules["viewer_support"] = sys.modules[__name__]

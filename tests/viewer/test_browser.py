@@ -12,10 +12,7 @@ import urllib.request
 from typing import Any
 
 from agentgauge_browser import browser, errors, screenshot
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
-from viewer_support import Served
+from viewer_support import By, Served
 
 
 def _json(served: Served, path: str) -> Any:
@@ -31,7 +28,10 @@ def _text(driver: Any, css: str) -> str:
 def test_click_from_runs_to_a_transcript_and_a_diff(served: Served) -> None:
     runs = _json(served, "/")["runs"]
     careful = next(r for r in runs if r["run_id"] == "retail-careful")
-    with browser() as driver:
+    with browser() as driver:  # skips (or fails, under AGENTGAUGE_REQUIRE_BROWSER=1) first
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
         wait = WebDriverWait(driver, 30)
         driver.get(served.url + "/")
         table = _text(driver, "#runs")

@@ -16,9 +16,6 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from agentgauge_browser import browser, errors
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
 from viewer_support import (
     END_SCRIPT,
     IMG,
@@ -28,6 +25,7 @@ from viewer_support import (
     XSS_AGENT,
     XSS_RUN,
     XSS_TASK,
+    By,
     Served,
 )
 
@@ -64,7 +62,10 @@ def test_hostile_strings_show_as_text_on_every_page(served_hostile: Served) -> N
         tasks = json.load(r)["tasks"]
     pks = [m["pk"] for t in tasks for c in t["cells"] for m in c["trials"]]
     assert len(pks) == 3
-    with browser() as driver:
+    with browser() as driver:  # skips (or fails, under AGENTGAUGE_REQUIRE_BROWSER=1) first
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
         wait = WebDriverWait(driver, 30)
         driver.get(served.url + "/")
         _assert_inert(driver, XSS_RUN, XSS_AGENT)
