@@ -1,0 +1,365 @@
+"""The viewer's web app: Starlette routes over a store opened read-only.
+
+Pages are rendered on the server by Jinja2 with autoescaping on; each has a JSON
+twin at the same address with ``?format=json`` (docs/viewer.md lists the shapes).
+Run ids, task ids and trial keys come from the address bar: they are looked up
+with bound SQL parameters, and a run, task or trial the store lacks is a 404.
+No route takes a file path: the page assets are one package folder served by
+Starlette's `StaticFiles` (which refuses paths outside it) and plotly.js is one
+fixed route to the file the ``plotly`` package ships.
+
+Every response carries a Content-Security-Policy that allows scripts only from
+this server (no inline script, no inline event handler, nothing remote), so text
+that got past the escaping still could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+import plotly
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentgauge._version import __version__
+from agentgauge.display import visible
+from agentgauge.report.diff import run_diff
+from agentgauge.report.explain import trial_view
+from agentgauge.store import Store
+from agentgauge.table import TrialTable
+from agentgauge.viewer import queries
+from agentgauge.viewer.cache import Memo
+from agentgauge.viewer.plots import warm_up
+from agentgauge.viewer.summary import summarise
+
+__all__ = ["CSP", "create_app"]
+
+_HERE = Path(__file__).resolve().parent
+_PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+
+#: Scripts and styles from this server only; plotly.js sets inline styles on the
+#: elements it draws, hence ``'unsafe-inline'`` for styles (styles cannot run code).
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+#: Pages change as runs grow or are re-graded; the assets only with agentgauge itself.
+_PAGE_CACHE, _ASSET_CACHE = "no-store", "max-age=3600"
+
+
+def _shown(value: Any) -> Any:
+    """Every value a template prints, controls made visible (markup we built is left)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value, keep="\n\t")
+    return value
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def run_url(run_id: str, *rest: str) -> str:
+    """The address of a run's page (``rest``: ``tasks``, ``trials/PK``); the id is
+    percent-encoded whole, a ``/`` in it included."""
+    return "/".join(("/runs", quote(run_id, safe=""), *rest))
+
+
+def _query(**params: Any) -> str:
+    kept = {k: v for k, v in params.items() if v is not None and v is not False and v != ""}
+    return "?" + urlencode({k: ("1" if v is True else v) for k, v in kept.items()})
+
+
+def _json_link(request: Request) -> str:
+    """This page's JSON twin: its address with ``format=json`` set."""
+    params = {k: v for k, v in request.query_params.items() if k != "format"}
+    return request.url.path + _query(**params, format="json")
+
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(_HERE / "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    finalize=_shown,
+)
+_ENV.filters["pct"] = _pct
+_ENV.filters["num"] = _num
+_ENV.globals.update(run_url=run_url, query=_query, json_link=_json_link, version=__version__)
+
+
+def _int(request: Request, name: str, default: int = 1) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise HTTPException(400, f"{name} must be a whole number, got {raw[:40]!r}") from None
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "") not in ("", "0", "false")
+
+
+def _json(data: Any) -> Response:
+    body = json.dumps(data, allow_nan=False, default=str, ensure_ascii=False)
+    return Response(body, media_type="application/json")
+
+
+def _version(run: dict[str, Any]) -> tuple[str, int, int]:
+    """What a run's computed pages depend on: its id, active grade version and trial
+    count (a re-grade activated, or trials added by a resumed run, change it)."""
+    return (run["run_id"], run["grade_version"], run["n_trials"])
+
+
+class Viewer:
+    """The app's state: the read-only store and the caches of computed pages."""
+
+    def __init__(self, store_path: str | Path) -> None:
+        self.store_path = str(store_path)
+        self._store: Store | None = None
+        # Each cache is keyed by `_version` of the runs it reads.
+        self.tables = Memo(keep=4)  # the largest entries: a column per trial field
+        self.summaries = Memo(keep=64)
+        self.cells = Memo(keep=16)
+        self.diffs = Memo(keep=16)
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            # Opened in the server's event-loop thread, which runs every handler.
+            self._store = Store(self.store_path, readonly=True)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def page(self, request: Request, template: str, data: dict[str, Any], **extra: Any) -> Response:
+        """The page, or its JSON twin with ``?format=json``."""
+        if request.query_params.get("format") == "json":
+            return _json(data)
+        html = _ENV.get_template(template).render(data=data, request=request, **extra)
+        return HTMLResponse(html)
+
+    def table(self, run: dict[str, Any]) -> TrialTable:
+        """The run's columnar table (`Store.table`), read once per version of the run."""
+        table: TrialTable = self.tables.get(
+            _version(run),
+            lambda: self.store.table(run["run_id"], grade_version=run["grade_version"]),
+        )
+        return table
+
+    def header(self, run_id: str) -> dict[str, Any]:
+        run = queries.run_header(self.store, run_id)
+        if run is None:
+            raise HTTPException(404, "no such run in this store")
+        return run
+
+    # ------------------------------------------------------------------ pages
+
+    async def runs(self, request: Request) -> Response:
+        page = queries.runs_page(self.store, _int(request, "page"))
+        data = {"schema": "agentgauge.runs/1", "runs": page.rows, "page": page.to_dict()}
+        return self.page(request, "runs.html.j2", data, store=self.store_path)
+
+    async def run(self, request: Request) -> Response:
+        run = self.header(request.path_params["run_id"])
+        summary = self.summaries.get(_version(run), lambda: summarise(self.table(run)))
+        data = {
+            "schema": "agentgauge.viewer.run/1",
+            "run": run,
+            "scope": summary["scope"],
+            "base": summary["base"],
+            "variants": summary["variants"],
+        }
+        return self.page(request, "run.html.j2", data, figures=summary["figures"])
+
+    async def tasks(self, request: Request) -> Response:
+        run = self.header(request.path_params["run_id"])
+        variant = request.query_params.get("variant") or None
+        task = request.query_params.get("task") or None
+        failed, flaky = _flag(request, "failed"), _flag(request, "flaky")
+        filters = {"variant": variant, "task": task, "failed": failed, "flaky": flaky}
+        cells: list[queries.Cell] = self.cells.get(
+            _version(run), lambda: queries.task_cells(self.store, run["run_id"])
+        )
+        page = queries.task_page(
+            self.store,
+            run["run_id"],
+            cells,
+            variant=variant,
+            task_id=task,
+            failed_only=failed,
+            flaky_only=flaky,
+            page=_int(request, "page"),
+        )
+        data = {
+            "schema": "agentgauge.viewer.tasks/1",
+            "run": run,
+            "filters": filters,
+            "variants": sorted({c.variant for c in cells}, key=lambda v: (v != "base", v)),
+            "tasks": page.rows,
+            "page": page.to_dict(),
+        }
+        return self.page(request, "tasks.html.j2", data)
+
+    async def trial(self, request: Request) -> Response:
+        run = self.header(request.path_params["run_id"])
+        try:
+            pk = int(request.path_params["pk"])
+        except ValueError:
+            raise HTTPException(404, "no such trial in this run") from None
+        trial = queries.load_trial(self.store, run["run_id"], pk)
+        if trial is None:
+            raise HTTPException(404, "no such trial in this run")
+        # The document `agentgauge show DB:RUN --task T --trial N --variant V --json`
+        # prints, narrowed to this trial, with the viewer's address of it.
+        data = {
+            "schema": "agentgauge.show/1",
+            "view": "trials",
+            "source": f"{self.store_path}:{run['run_id']}",
+            "task_id": trial.task_id,
+            "trial": trial.trial,
+            "variant": trial.variant,
+            "failed_only": False,
+            "trials": [trial_view(trial)],
+            "run": run,
+            "pk": pk,
+        }
+        return self.page(request, "trial.html.j2", data)
+
+    async def diff(self, request: Request) -> Response:
+        a_id, b_id = request.query_params.get("a"), request.query_params.get("b")
+        variant = request.query_params.get("variant") or "base"
+        runs = queries.run_ids(self.store)
+        if not a_id or not b_id:
+            data = {"schema": "agentgauge.viewer.diff-choose/1", "runs": runs}
+            return self.page(request, "diff_choose.html.j2", data, variant=variant)
+        a, b = self.header(a_id), self.header(b_id)
+        diff: dict[str, Any] = self.diffs.get(
+            (_version(a), _version(b), variant),
+            lambda: run_diff(
+                self.table(a),
+                self.table(b),
+                label_a=a["run_id"],
+                label_b=b["run_id"],
+                variant=variant,
+            ),
+        )
+        changed = _flag(request, "changed")
+        rows = [r for r in diff["tasks"] if not changed or r["change"] != "same"]
+        size = queries.PAGE_SIZE * 2
+        pages = max(1, -(-len(rows) // size))
+        shown = min(max(1, _int(request, "page")), pages)
+        if request.query_params.get("format") == "json":
+            return _json({**diff, "tasks": rows, "run_a": a, "run_b": b})
+        context = {
+            "diff": diff,
+            "a": a,
+            "b": b,
+            "rows": rows[(shown - 1) * size : shown * size],
+            "page": {"page": shown, "pages": pages, "total": len(rows)},
+            "changed": changed,
+            "variant": variant,
+            "runs": runs,
+        }
+        html = _ENV.get_template("diff.html.j2").render(
+            data=context, request=request, variant=variant
+        )
+        return HTMLResponse(html)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+    if request.query_params.get("format") == "json":
+        body = json.dumps({"error": detail, "status": status})
+        return Response(body, status_code=status, media_type="application/json")
+    html = _ENV.get_template("error.html.j2").render(status=status, detail=detail)
+    return HTMLResponse(html, status_code=status)
+
+
+class _SecurityHeaders:
+    """Adds the Content-Security-Policy and its companions to every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.update(_HEADERS)
+                asset = scope["path"].startswith(("/static/", "/assets/"))
+                headers["Cache-Control"] = _ASSET_CACHE if asset else _PAGE_CACHE
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app(store_path: str | Path) -> Starlette:
+    """The viewer of the store at ``store_path`` (opened read-only on first use)."""
+    viewer = Viewer(store_path)
+
+    async def plotly_js(request: Request) -> Response:
+        return FileResponse(_PLOTLY_JS, media_type="text/javascript")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        warm_up()
+        try:
+            yield
+        finally:
+            viewer.close()
+
+    app = Starlette(
+        routes=[
+            Route("/", viewer.runs),
+            Route("/diff", viewer.diff),
+            # Most specific first: a run id may itself contain "/" (sent as %2F).
+            Route("/runs/{run_id:path}/trials/{pk}", viewer.trial),
+            Route("/runs/{run_id:path}/tasks", viewer.tasks),
+            Route("/runs/{run_id:path}", viewer.run),
+            Route("/assets/plotly.min.js", plotly_js),
+            Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
+        ],
+        exception_handlers={HTTPException: _not_found, Exception: _not_found},
+        lifespan=lifespan,
+        middleware=[Middleware(_SecurityHeaders)],
+    )
+    app.state.viewer = viewer
+    return app

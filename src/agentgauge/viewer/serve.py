@@ -1,0 +1,88 @@
+"""Serving the viewer: loopback unless asked otherwise, with uvicorn.
+
+The viewer has no authentication: whoever reaches its address reads every
+transcript in the store. It binds to 127.0.0.1 by default; a non-loopback
+address is refused unless the caller passes ``allow_remote``, and then a
+warning says so.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from agentgauge.errors import InputError
+from agentgauge.store import Store
+from agentgauge.viewer import DEFAULT_PORT
+from agentgauge.viewer.app import create_app
+
+__all__ = ["is_loopback", "open_socket", "serve"]
+
+NO_AUTH_WARNING = (
+    "warning: the viewer has no authentication; anyone who can reach {url} can read "
+    "every run and transcript in {store}"
+)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1 or ``localhost``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def open_socket(host: str, port: int, *, allow_remote: bool = False) -> socket.socket:
+    """A listening socket on ``host:port``; `InputError` for a non-loopback host
+    without ``allow_remote`` or an address that cannot be bound."""
+    if not is_loopback(host) and not allow_remote:
+        raise InputError(
+            f"--host {host} is not a loopback address; the viewer has no authentication, "
+            "so serving beyond this machine needs --allow-remote",
+            field="host",
+        )
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+    except (OSError, OverflowError) as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {exc}", field="port") from None
+    sock.setblocking(False)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def serve(
+    store: str | Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    allow_remote: bool = False,
+) -> None:
+    """Serve the viewer of ``store`` until interrupted (the store opened read-only)."""
+    if not Path(store).exists():
+        raise InputError(
+            "no such store; give one with --store PATH (agentgauge demo writes "
+            "agentgauge-demo/agentgauge.db)",
+            file=str(store),
+        )
+    Store(store, readonly=True).close()  # an unreadable store fails here, not at a page
+    sock = open_socket(host, port, allow_remote=allow_remote)
+    url = _url(host, sock.getsockname()[1])
+    if not is_loopback(host):
+        print(NO_AUTH_WARNING.format(url=url, store=store), file=sys.stderr)
+    print(f"agentgauge viewer of {store} (read-only) at {url}  (Ctrl-C stops it)", flush=True)
+    config = uvicorn.Config(create_app(store), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])

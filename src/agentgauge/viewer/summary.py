@@ -1,0 +1,51 @@
+"""A run's summary: its metrics from the store's columnar table, computed once.
+
+The outcome table is per agent and model on the **base variant**, and outcome
+per variant is a separate table with one row per variant, as in ``agentgauge
+report`` and the terminal (docs/metrics.md), so the same scope gives the same
+numbers on every face. The figures come from `agentgauge.store.Store.table`,
+which reads columns without building a trial object per row.
+
+The viewer keeps each summary in memory (`agentgauge.viewer.cache`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agentgauge.metrics.engine import compute_metrics
+from agentgauge.table import TrialTable
+from agentgauge.viewer.plots import run_figures
+
+__all__ = ["KS", "summarise"]
+
+#: The k of pass@k and pass^k a run's page shows.
+KS = (1, 2, 4)
+
+
+def summarise(table: TrialTable) -> dict[str, Any]:
+    """A run's summary from its `Store.table`: ``base`` (``agentgauge.metrics/1`` per
+    agent and model on the base variant), ``variants`` (the same per variant),
+    ``scope`` (which trials ``base`` covers) and ``figures``.
+
+    A run with no base-variant trial has its outcome table over all its trials,
+    and ``scope`` says so, as ``agentgauge show`` and the terminal tables do.
+    """
+    base_rows = np.flatnonzero(table.variant == "base")
+    scope = "base variant"
+    if not base_rows.size:
+        base_rows, scope = np.arange(len(table)), "all variants: the run has no base variant"
+    base = (
+        compute_metrics(table.take(base_rows), k=KS, by=("agent", "model")).to_dict()
+        if len(table)
+        else None
+    )
+    per_variant = compute_metrics(table, k=KS, by=("variant",)).to_dict() if len(table) else None
+    return {
+        "scope": scope,
+        "base": base,
+        "variants": per_variant,
+        "figures": run_figures(base, per_variant, scope),
+    }

@@ -1,0 +1,116 @@
+"""The viewer in a real headless Chromium: click from the runs list to a run, its
+tasks, a transcript, and the side-by-side diff, and read what is shown.
+
+Screenshots (viewer-runs.png, viewer-run.png, viewer-trial.png, viewer-diff.png)
+go to test-artefacts/screenshots (or $AGENTGAUGE_SCREENSHOTS).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from typing import Any
+
+from agentgauge_browser import browser, errors, screenshot
+from viewer_support import By, Served
+
+
+def _json(served: Served, path: str) -> Any:
+    sep = "&" if "?" in path else "?"
+    with urllib.request.urlopen(f"{served.url}{path}{sep}format=json", timeout=30) as r:
+        return json.load(r)
+
+
+def _text(driver: Any, css: str) -> str:
+    return str(driver.find_element(By.CSS_SELECTOR, css).text)
+
+
+def test_click_from_runs_to_a_transcript_and_a_diff(served: Served) -> None:
+    runs = _json(served, "/")["runs"]
+    careful = next(r for r in runs if r["run_id"] == "retail-careful")
+    with browser() as driver:  # skips (or fails, under AGENTGAUGE_REQUIRE_BROWSER=1) first
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        wait = WebDriverWait(driver, 30)
+        driver.get(served.url + "/")
+        table = _text(driver, "#runs")
+        assert "retail-careful" in table and "retail-hasty" in table
+        base = careful["base"]
+        assert f"{base['passed']}/{base['n']}" in table  # 6 tasks x 3 trials on the base variant
+        assert base["n"] == 18
+        screenshot(driver, "viewer-runs")
+
+        driver.find_element(By.LINK_TEXT, "retail-careful").click()
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#outcome-base")))
+        assert _text(driver, "#run-id") == "retail-careful"
+        assert _text(driver, "#n-trials") == "36"
+        outcome = _text(driver, "#outcome-base")
+        assert "builtin:careful" in outcome
+        summary = _json(served, "/runs/retail-careful")
+        group = summary["base"]["groups"][0]
+        assert f"{100 * group['success_rate']['value']:.1f}%" in outcome
+        variants = _text(driver, "#outcome-variants")
+        assert "fault:tool_error" in variants and "base" in variants
+        # Both plots drawn by plotly.js, served from the package.
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".plot .main-svg")) >= 2)
+        screenshot(driver, "viewer-run")
+
+        driver.find_element(By.ID, "tasks-link").click()
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#tasks")))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#tasks tr.task-row")
+        assert len(rows) == 6
+        marks = driver.find_elements(By.CSS_SELECTOR, "#tasks a.mark")
+        assert len(marks) == 36  # one mark per trial
+        failing = driver.find_elements(By.CSS_SELECTOR, "#tasks a.mark.fail, #tasks a.mark.error")
+        target = (failing or marks)[0]
+        task_id = target.find_element(By.XPATH, "ancestor::tr/td[1]").text
+        target.click()
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#transcript")))
+        assert _text(driver, "#task-id") == task_id
+        assert driver.find_elements(By.CSS_SELECTOR, "#transcript tr.event")
+        assert driver.find_elements(By.CSS_SELECTOR, "#grades tr.grade")
+        steps = driver.find_elements(By.CSS_SELECTOR, "#timeline .step")
+        assert len(steps) == len(driver.find_elements(By.CSS_SELECTOR, "#transcript tr.event"))
+        screenshot(driver, "viewer-trial")  # marks sized by duration
+        # The toggle re-sizes the marks by cost: model calls carry the cost.
+        driver.find_element(By.CSS_SELECTOR, 'input[value="cost"]').click()
+        sized = driver.execute_script(
+            "return [...document.querySelectorAll('#timeline .step')]"
+            ".map(s => [s.className, s.style.flexGrow])"
+        )
+        assert any("k-model-call" in c and float(g) > 0 for c, g in sized)
+        assert all(float(g) == 0 for c, g in sized if "k-model-call" not in c)
+
+        driver.get(served.url + "/diff")
+        driver.find_element(By.CSS_SELECTOR, "select[name=a] option[value='retail-hasty']").click()
+        driver.find_element(
+            By.CSS_SELECTOR, "select[name=b] option[value='retail-careful']"
+        ).click()
+        driver.find_element(By.CSS_SELECTOR, "#diff-form button").click()
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#diff-tasks")))
+        diff = _json(served, "/diff?a=retail-hasty&b=retail-careful")
+        assert _text(driver, "#verdict") == diff["verdict"]
+        shown = driver.find_elements(By.CSS_SELECTOR, "#diff-tasks tbody tr")
+        assert len(shown) == len(diff["tasks"]) == 6
+        first = diff["tasks"][0]
+        cells = shown[0].find_elements(By.TAG_NAME, "td")
+        assert cells[0].text == first["task_id"]
+        assert cells[2].text == f"{first['a']['passed']}/{first['a']['n']}"
+        assert cells[3].text == f"{first['b']['passed']}/{first['b']['n']}"
+        screenshot(driver, "viewer-diff")
+
+        # Filtered to the tasks that changed; each links to both sides' trials.
+        driver.find_element(By.CSS_SELECTOR, "input[name=changed]").click()
+        driver.find_element(By.CSS_SELECTOR, "#diff-form button").click()
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#diff-tasks")))
+        changed = driver.find_elements(By.CSS_SELECTOR, "#diff-tasks tbody tr")
+        if diff["n_changed"]:
+            assert len(changed) == diff["n_changed"]
+            changed[0].find_element(By.CSS_SELECTOR, "a.side-b").click()
+            wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#tasks")))
+            assert "retail-careful" in _text(driver, "#run-link")
+            assert len(driver.find_elements(By.CSS_SELECTOR, "#tasks tr.task-row")) == 1
+        else:
+            assert "No task changed" in _text(driver, "#diff-tasks")
+        assert errors(driver) == []

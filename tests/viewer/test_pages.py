@@ -1,0 +1,190 @@
+"""The viewer's pages and their JSON twins over real HTTP, checked against the
+metrics engine, `report.explain.trial_view` and `report.diff.run_diff` on the
+same store, and the store left exactly as it was."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from email.message import Message
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+from viewer_support import Served, digest
+
+from agentgauge.metrics.engine import compute_metrics
+from agentgauge.report.diff import run_diff
+from agentgauge.report.explain import trial_view
+from agentgauge.store import Store
+from agentgauge.viewer import queries
+from agentgauge.viewer.app import CSP
+
+
+def _get(served: Served, path: str) -> tuple[int, Message, bytes]:
+    try:
+        with urllib.request.urlopen(served.url + path, timeout=60) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers, exc.read()
+
+
+def _json(served: Served, path: str) -> Any:
+    sep = "&" if "?" in path else "?"
+    status, headers, body = _get(served, f"{path}{sep}format=json")
+    assert status == 200, body[:300]
+    assert headers["Content-Type"].startswith("application/json")
+    return json.loads(body)
+
+
+@pytest.fixture(scope="module")
+def store(store_path: Path) -> Any:
+    with Store(store_path, readonly=True) as s:
+        yield s
+
+
+def test_runs_list_counts_the_base_variant_by_sql(served: Served, store: Store) -> None:
+    data = _json(served, "/")
+    assert data["schema"] == "agentgauge.runs/1"
+    assert data["page"] == {"page": 1, "pages": 1, "total": 2}
+    by_id = {r["run_id"]: r for r in data["runs"]}
+    assert set(by_id) == {"retail-careful", "retail-hasty"}
+    for run_id in ("retail-careful", "retail-hasty"):
+        row = by_id[run_id]
+        trials = store.trials(run_id, events=False)
+        base = [t for t in trials if t.variant == "base"]
+        assert row["n_trials"] == len(trials) == 36
+        assert row["base"]["n"] == len(base) == 18
+        assert row["base"]["passed"] == sum(bool(t.success) for t in base)
+        assert row["base"]["success_rate"] == pytest.approx(row["base"]["passed"] / 18)
+
+
+def test_run_summary_is_the_metrics_engine_on_each_scope(served: Served, store: Store) -> None:
+    data = _json(served, "/runs/retail-hasty")
+    assert data["run"]["run_id"] == "retail-hasty" and data["run"]["n_trials"] == 36
+    assert data["scope"] == "base variant"
+    table = store.table("retail-hasty")
+    base = compute_metrics(
+        table.take(np.flatnonzero(table.variant == "base")), k=(1, 2, 4), by=("agent", "model")
+    ).to_dict()
+    assert data["base"] == json.loads(json.dumps(base))
+    group = data["base"]["groups"][0]
+    assert group["n_trials"] == 18 and group["variant"] == "base"
+    assert [g["variant"] for g in data["variants"]["groups"]] == ["base", "fault:tool_error"]
+    assert [g["n_trials"] for g in data["variants"]["groups"]] == [18, 18]
+    status, headers, body = _get(served, "/runs/retail-hasty")
+    assert status == 200 and headers["Content-Security-Policy"] == CSP
+    assert b"Outcome per agent (base variant)" in body
+    assert b"Outcome per variant (all variants)" in body
+
+
+def test_a_summary_is_computed_once(served: Served) -> None:
+    memo = served.app.state.viewer.summaries
+    _json(served, "/runs/retail-careful")
+    before = memo.computed
+    _json(served, "/runs/retail-careful")
+    _get(served, "/runs/retail-careful")
+    assert memo.computed == before
+
+
+def test_tasks_page_marks_every_trial_and_filters(served: Served, store: Store) -> None:
+    trials = store.trials("retail-hasty", events=False)
+    pks = store.trial_keys("retail-hasty")
+    data = _json(served, "/runs/retail-hasty/tasks")
+    assert data["page"]["total"] == 6
+    marks = {m["pk"]: m["mark"] for t in data["tasks"] for c in t["cells"] for m in c["trials"]}
+    expected = {
+        pk: ("error" if t.status != "completed" else "pass" if t.success else "fail")
+        for pk, t in zip(pks, trials, strict=True)
+    }
+    assert marks == expected
+    failed = _json(served, "/runs/retail-hasty/tasks?failed=1")["tasks"]
+    assert failed and all(t["passed"] < t["n"] for t in failed)
+    assert {t["task_id"] for t in failed} == {t.task_id for t in trials if not t.success}
+    flaky = _json(served, "/runs/retail-hasty/tasks?flaky=1")["tasks"]
+    for t in flaky:
+        assert any(0 < sum(m["mark"] == "pass" for m in c["trials"]) < 3 for c in t["cells"])
+    base = _json(served, "/runs/retail-hasty/tasks?variant=base")["tasks"]
+    assert all(c["variant"] == "base" for t in base for c in t["cells"])
+    assert sum(t["n"] for t in base) == 18
+    one = _json(served, f"/runs/retail-hasty/tasks?task={quote(trials[0].task_id)}")["tasks"]
+    assert [t["task_id"] for t in one] == [trials[0].task_id]
+
+
+def test_task_pages_are_slices_of_the_task_list(store: Store) -> None:
+    whole = queries.task_page(store, "retail-careful").rows
+    assert [t["task_id"] for t in whole] == sorted(t["task_id"] for t in whole)
+    pages = [queries.task_page(store, "retail-careful", page=p, size=4) for p in (1, 2)]
+    assert [p.pages for p in pages] == [2, 2]
+    assert [t["task_id"] for p in pages for t in p.rows] == [t["task_id"] for t in whole]
+    # A page beyond the last shows the last; before the first, the first.
+    assert queries.task_page(store, "retail-careful", page=99, size=4).page == 2
+    assert queries.runs_page(store, page=0, size=2).page == 1
+    assert [r["run_id"] for r in queries.runs_page(store, page=2, size=1).rows] == ["retail-hasty"]
+
+
+def test_trial_page_is_trial_view(served: Served, store: Store) -> None:
+    trials = store.trials("retail-hasty")
+    pks = store.trial_keys("retail-hasty")
+    for i in (0, len(pks) - 1):
+        data = _json(served, f"/runs/retail-hasty/trials/{pks[i]}")
+        assert data["schema"] == "agentgauge.show/1" and data["view"] == "trials"
+        assert (data["task_id"], data["trial"]) == (trials[i].task_id, trials[i].trial)
+        (shown,) = data["trials"]
+        assert shown == json.loads(json.dumps(trial_view(trials[i]), default=str))
+        assert shown["events"] and shown["grades"]
+
+
+def test_unknown_runs_and_trials_are_404(served: Served, store: Store) -> None:
+    other = store.trial_keys("retail-careful")[0]
+    for path in (
+        "/runs/nope",
+        "/runs/nope/tasks",
+        f"/runs/retail-hasty/trials/{other}",  # a trial of another run
+        "/runs/retail-hasty/trials/999999",
+        "/runs/retail-hasty/trials/x",
+        "/diff?a=nope&b=retail-hasty",
+    ):
+        status, headers, body = _get(served, path)
+        assert status == 404, path
+        assert headers["Content-Security-Policy"] == CSP
+        status, _, body = _get(served, path + ("&" if "?" in path else "?") + "format=json")
+        assert status == 404 and json.loads(body)["status"] == 404
+    status, _, body = _get(served, "/?page=many")
+    assert status == 400 and b"page must be a whole number" in body
+    # A format the viewer does not know is the HTML page, whose JSON link replaces it.
+    status, _, body = _get(served, "/runs/retail-hasty/tasks?format=xml&failed=1")
+    assert status == 200 and b'href="/runs/retail-hasty/tasks?failed=1&amp;format=json"' in body
+
+
+def test_diff_is_run_diff_of_the_two_tables(served: Served, store: Store) -> None:
+    data = _json(served, "/diff?a=retail-hasty&b=retail-careful")
+    expected = run_diff(
+        store.table("retail-hasty"),
+        store.table("retail-careful"),
+        label_a="retail-hasty",
+        label_b="retail-careful",
+    )
+    assert data["run_a"]["run_id"] == "retail-hasty"
+    assert {k: v for k, v in data.items() if k not in ("run_a", "run_b")} == json.loads(
+        json.dumps(expected)
+    )
+    changed = _json(served, "/diff?a=retail-hasty&b=retail-careful&changed=1")
+    assert changed["n_changed"] == sum(r["change"] != "same" for r in expected["tasks"])
+    assert changed["tasks"] == [r for r in data["tasks"] if r["change"] != "same"]
+    status, _, body = _get(served, "/diff?a=retail-hasty&b=retail-careful&changed=1")
+    assert status == 200
+    assert body.count(b'class="change-same"') == 0
+    assert body.count(b'<tr class="change-') == expected["n_changed"]
+    status, _, body = _get(served, "/diff?a=retail-hasty&b=retail-careful&variant=fault:tool_error")
+    assert status == 200 and b"Variant fault:tool_error" in body
+
+
+def test_browsing_never_writes_to_the_store(served: Served, store_path: Path) -> None:
+    before = digest(store_path)
+    for path in ("/", "/runs/retail-hasty", "/runs/retail-hasty/tasks?failed=1", "/diff"):
+        assert _get(served, path)[0] == 200
+    assert digest(store_path) == before

@@ -1,0 +1,122 @@
+"""No path outside the store is ever served, and the viewer stays on loopback.
+
+Requests go through `http.client`, which sends the path byte for byte (a browser or
+``urllib`` would normalise ``..`` and decode ``%2e`` before the server saw them).
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from viewer_support import Served
+
+_PATHS = (
+    "/../etc/passwd",
+    "/../../../../etc/passwd",
+    "/%2e%2e/%2e%2e/etc/passwd",
+    "/%2E%2E/%2E%2E/etc/passwd",
+    "/etc/passwd",
+    "//etc/passwd",
+    "/static/../../etc/passwd",
+    "/static/../../../../../../etc/passwd",
+    "/static//etc/passwd",
+    "/static/%2fetc%2fpasswd",
+    "/static/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    "/static/..%2f..%2f..%2f..%2fetc%2fpasswd",
+    "/static/%252e%252e/%252e%252e/etc/passwd",
+    "/static/..%252f..%252fetc%252fpasswd",
+    "/static/..\\..\\..\\etc\\passwd",
+    "/static/../app.py",
+    "/static/%2e%2e/app.py",
+    "/static/../templates/base.html.j2",
+    "/static/viewer.css%00.py",
+    "/assets/../../../../etc/passwd",
+    "/assets/plotly.min.js/../../../../etc/passwd",
+    "/assets/%2e%2e/%2e%2e/etc/passwd",
+    "/runs/..%2f..%2fetc%2fpasswd",
+    "/runs/..%2f..%2fetc%2fpasswd/tasks",
+    "/runs/..%2f..%2fetc%2fpasswd/trials/1",
+    "/runs/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+    "/runs/%252e%252e%252fetc%252fpasswd",
+    "/runs//etc/passwd",
+    "/runs/retail-careful/trials/..%2f..%2fetc%2fpasswd",
+    "/runs/retail-careful/trials/1%20OR%201=1",
+)
+
+
+def _get(served: Served, path: str) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection(served.host, served.port, timeout=30)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("path", _PATHS)
+def test_paths_outside_the_store_get_404(served: Served, path: str, store_path: Path) -> None:
+    status, body = _get(served, path)
+    assert status == 404, (path, status, body[:200])
+    assert b"root:" not in body  # /etc/passwd
+    assert b"SQLite format" not in body  # the store file itself
+    assert b"import " not in body and b"{% " not in body  # the package's sources
+    # The page says what is missing and nothing of what was asked for.
+    assert b"passwd" not in body
+
+
+def test_the_assets_that_exist_are_served(served: Served) -> None:
+    assets = (("/static/viewer.css", b".timeline"), ("/assets/plotly.min.js", b"plotly"))
+    for path, marker in assets:
+        status, body = _get(served, path)
+        assert status == 200 and marker in body[:200_000]
+
+
+def _view(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentgauge", "view", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.1", "example.com"])
+def test_binding_beyond_loopback_is_refused_without_the_flag(store_path: Path, host: str) -> None:
+    proc = _view("--store", str(store_path), "--host", host, "--port", "0")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "not a loopback address" in err and "--allow-remote" in err
+    assert out == ""
+
+
+def test_allow_remote_binds_and_warns(store_path: Path) -> None:
+    proc = _view("--store", str(store_path), "--host", "0.0.0.0", "--port", "0", "--allow-remote")
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()
+        assert "read-only" in line and "http://0.0.0.0:" in line
+        warning = proc.stderr.readline()
+        assert "no authentication" in warning
+        port = int(line.split("http://0.0.0.0:")[1].split("/")[0])
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/")
+        assert conn.getresponse().status == 200
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_missing_store_is_one_clear_error(tmp_path: Path) -> None:
+    proc = _view("--store", str(tmp_path / "none.db"), "--port", "0")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "no such store" in err and "none.db" in err
+    assert "Traceback" not in err
