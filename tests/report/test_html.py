@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgauge.report.html import ReportData, render_html
+from agentgauge.report.explain import trial_view
+from agentgauge.report.html import ReportData, SuiteReport, render_html
+from agentgauge.schema import Trial
 
 EVIL = '</script><script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -39,22 +41,45 @@ def group(agent: str) -> dict[str, Any]:
     }
 
 
+def view(text: str) -> dict[str, Any]:
+    """A failing trial whose every text field is ``text``, as the report shows it."""
+    trial = Trial.model_validate(
+        {
+            "task_id": text,
+            "trial": 0,
+            "agent": text,
+            "success": False,
+            "error": text,
+            "events": [{"type": "message", "role": "assistant", "content": text}],
+            "grades": [{"grader": text, "passed": False, "evidence": {"reason": text}}],
+        }
+    )
+    return trial_view(trial)
+
+
 def test_untrusted_text_is_escaped_everywhere() -> None:
-    data = ReportData(
-        title="t",
+    cell = {"k": 1, "n": 2, "rate": 0.5, "flaky": True, "anchor": "s0-t0"}
+    suite = SuiteReport(
+        name=EVIL,
         metrics={"groups": [group(EVIL)]},
         ks=[1, 2],
-        record=[EVIL],
-        tasks=[{"task_id": EVIL, "family": EVIL, "human_minutes": 3.0, "cells": {EVIL: "1/2"}}],
+        tasks=[{"task_id": EVIL, "family": EVIL, "human_minutes": 3.0, "cells": {EVIL: cell}}],
         transcripts=[
-            {"title": EVIL, "events": [{"kind": "message", "who": "assistant", "text": EVIL}]}
+            {
+                "anchor": "s0-t0",
+                "agent": EVIL,
+                "flip": True,
+                "summary": EVIL,
+                "classes": EVIL,
+                "view": view(EVIL),
+            }
         ],
         sections=[{"title": EVIL, "note": EVIL, "columns": [EVIL], "rows": [[EVIL]]}],
         frontier=[
             {"label": EVIL, "cost_per_trial": 0.1, "success_rate": 0.5, "dominated_by": None}
         ],
-        notes=[EVIL],
     )
+    data = ReportData(title="t", suites=[suite], record=[EVIL], notes=[EVIL])
     html = render_html(data)
     # The raw payload never appears; escaped forms do.
     assert "<img src=x" not in html
