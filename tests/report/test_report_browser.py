@@ -94,6 +94,8 @@ def test_every_plot_is_drawn_offline_without_script_errors(page: Any) -> None:
     )
     assert errors(page) == []
     assert page.execute_script("return typeof Plotly") == "object"  # the inlined copy
+    # The first suite's outcome and cost tables and its first plot, for the README.
+    page.execute_script("document.getElementById('s0').scrollIntoView()")
     screenshot(page, "report")
 
 

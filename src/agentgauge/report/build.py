@@ -36,6 +36,7 @@ __all__ = [
     "TRANSCRIPTS_PER_AGENT",
     "ReportInputs",
     "build_report",
+    "group_by_suite",
     "markdown_summary",
     "markdown_text",
 ]
@@ -472,19 +473,38 @@ def _short_record(record: Sequence[str], has_table: bool) -> list[str]:
     return out
 
 
-def _suite_name(src: TrialSource) -> str:
-    if src.run is not None and src.run.suite:
-        return src.run.suite
-    return "trials without a suite"
+def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial]]]:
+    """Sources that record the same suite, or share a task id, in one group (two JSONL
+    imports of one benchmark each record their file as the suite), named by their
+    suites; the groups in the order their first source was given."""
+    names = [src.run.suite if src.run is not None and src.run.suite else None for src in sources]
+    tasks = [{t.task_id for t in src.trials} for src in sources]
+    group = list(range(len(sources)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i in range(len(sources)):
+        for j in range(i):
+            if (names[i] is not None and names[i] == names[j]) or tasks[i] & tasks[j]:
+                group[root(i)] = root(j)
+    out: dict[int, tuple[list[str], list[Trial]]] = {}
+    for i, src in enumerate(sources):
+        suites, trials = out.setdefault(root(i), ([], []))
+        name = names[i] or "trials without a suite"
+        if name not in suites:
+            suites.append(name)
+        trials.extend(src.trials)
+    return [(", ".join(suites), trials) for suites, trials in out.values()]
 
 
 def build_report(inputs: ReportInputs) -> ReportData:
     """Everything the HTML and Markdown reports show, from the given sources."""
-    by_suite: dict[str, list[Trial]] = {}
-    for src in inputs.sources:
-        by_suite.setdefault(_suite_name(src), []).extend(src.trials)
     suites = [
-        _suite_report(name, trials, i, inputs) for i, (name, trials) in enumerate(by_suite.items())
+        _suite_report(name, trials, i, inputs)
+        for i, (name, trials) in enumerate(group_by_suite(inputs.sources))
     ]
     capabilities = (
         capability_differences(inputs.compared[0].table, inputs.compared[1].table, inputs.seed)
