@@ -44,6 +44,8 @@ __all__ = [
 _NULL_AGENTS = ("null", "builtin:null")
 #: Failing tasks per agent whose transcript the report includes (the rest are counted).
 TRANSCRIPTS_PER_AGENT = 8
+#: Largest k the pass@k / pass^k curves are drawn to.
+MAX_CURVE_K = 16
 #: Bootstrap replicates of the time-horizon interval in a report (the CLI default is 1000).
 HORIZON_BOOTSTRAP = 200
 #: Reliability figures drawn as bars: (key in the reliability dict, label).
@@ -395,6 +397,14 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         if s is not None
     ]
     sections.append(_validity_section(base, list(headline.get("warnings", []))))
+    # The curves run over every k the trials allow (pass^k of a task needs k ≤ its
+    # trials), not only the table's few.
+    counts: dict[tuple[Any, ...], int] = {}
+    for t in base:
+        key = (t.agent, t.model, t.task_id)
+        counts[key] = counts.get(key, 0) + 1
+    curve_ks = list(range(1, min(max(counts.values(), default=1), MAX_CURVE_K) + 1))
+    curves = compute_metrics(base, k=curve_ks, by=("agent", "model"), seed=inputs.seed)
     transcripts, more, anchors = _transcripts(base, f"s{index}")
     points, unpriced = _frontier(base, groups)
     horizon_groups, horizon_note = _horizon(base, inputs.seed)
@@ -403,7 +413,7 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         metrics=headline,
         ks=ks,
         sections=sections,
-        passk=_passk_curves(groups, ks),
+        passk=_passk_curves(curves.to_dict()["groups"], curve_ks),
         frontier=points,
         unpriced=unpriced,
         horizon=horizon_groups,
