@@ -27,7 +27,7 @@ from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
 from agentgauge.report.formats import money
-from agentgauge.report.html import ReportData, SuiteReport
+from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
 from agentgauge.table import TrialTable
@@ -589,6 +589,15 @@ def markdown_summary(data: ReportData) -> str:
             lines += ["| " + " | ".join(esc(c) for c in s["columns"]) + " |"]
             lines += ["|" + "---|" * len(s["columns"])]
             lines += ["| " + " | ".join(num(c) for c in row) + " |" for row in s["rows"]]
+        if suite.confusion:
+            lines += ["", "### Control confusion matrix (expected × taken) — base variant", ""]
+            lines += ["| agent | expected | " + " | ".join(CONTROL_STATES) + " |"]
+            lines += ["|---" * (len(CONTROL_STATES) + 2) + "|"]
+            for m in suite.confusion:
+                for expected, taken in m["counts"].items():
+                    if sum(taken.values()):
+                        counts = " | ".join(str(taken.get(t, 0)) for t in CONTROL_STATES)
+                        lines.append(f"| {esc(m['label'])} | {esc(expected)} | {counts} |")
         lines.append("")
     if data.record:
         lines += ["## Comparison record", ""]

@@ -27,7 +27,10 @@ from agentgauge.report import figures
 from agentgauge.report.formats import money as _money
 from agentgauge.store import utc_now
 
-__all__ = ["ReportData", "SuiteReport", "render_html", "suite_plots"]
+__all__ = ["CONTROL_STATES", "ReportData", "SuiteReport", "render_html", "suite_plots"]
+
+#: Control decisions in the order the confusion matrix shows them.
+CONTROL_STATES = ("act", "ask", "refuse", "stop", "confirm", "recover", "transfer")
 
 
 @dataclass
@@ -145,13 +148,11 @@ def suite_plots(suite: SuiteReport, prefix: str) -> dict[str, str]:
     if any(r["value"] is not None for r in suite.reliability):
         plots["reliability"] = figures.reliability_figure(suite.reliability)
     if suite.confusion:
-        plots["confusion"] = figures.confusion_figure(suite.confusion, _CONTROL_STATES)
+        plots["confusion"] = figures.confusion_figure(suite.confusion, CONTROL_STATES)
     if suite.tool_errors:
         plots["tool_errors"] = figures.tool_error_figure(suite.tool_errors)
     return {key: figures.figure_div(fig, f"{prefix}-{key}") for key, fig in plots.items()}
 
-
-_CONTROL_STATES = ("act", "ask", "refuse", "stop", "confirm", "recover", "transfer")
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("agentgauge.report", "templates"),
