@@ -262,3 +262,24 @@ def test_the_record_headline_is_short_with_capabilities_in_a_table() -> None:
     assert rows["cap0"]["n_tasks"] == 3
     assert rows["cap0"]["diff"] == pytest.approx(0.5)
     assert rows["cap0"]["rate_a"] == pytest.approx(0.25)
+
+
+def test_a_long_transcript_is_cut_with_the_count_of_events_left_out() -> None:
+    from agentgauge.report.html import EVENTS_SHOWN
+
+    trial = Trial.model_validate(
+        {
+            "task_id": "loop",
+            "success": False,
+            "events": [
+                {"type": "message", "role": "assistant", "content": f"step {i}"}
+                for i in range(EVENTS_SHOWN + 50)
+            ],
+        }
+    )
+    tr = {"anchor": "s0-t0", "agent": "a", "flip": False, "summary": "1 of 1 trials failed",
+          "classes": "failed ×1", "view": trial_view(trial)}  # fmt: skip
+    suite = SuiteReport(name="s", metrics={"groups": []}, transcripts=[tr])
+    html = render_html(ReportData(title="t", suites=[suite]))
+    assert f"step {EVENTS_SHOWN - 1}<" in html and f"step {EVENTS_SHOWN}<" not in html
+    assert "50 more events not shown" in html

@@ -27,8 +27,17 @@ from agentgauge.report import figures
 from agentgauge.report.formats import money as _money
 from agentgauge.store import utc_now
 
-__all__ = ["CONTROL_STATES", "ReportData", "SuiteReport", "render_html", "suite_plots"]
+__all__ = [
+    "CONTROL_STATES",
+    "EVENTS_SHOWN",
+    "ReportData",
+    "SuiteReport",
+    "render_html",
+    "suite_plots",
+]
 
+#: Events of one transcript the page shows (a 10,000-step loop would bury the rest).
+EVENTS_SHOWN = 200
 #: Control decisions in the order the confusion matrix shows them.
 CONTROL_STATES = ("act", "ask", "refuse", "stop", "confirm", "recover", "transfer")
 
@@ -184,6 +193,7 @@ def render_html(data: ReportData) -> str:
         plots=plots,
         forest=forest,
         plotly_js=Markup(figures.plotly_script()),
+        events_shown=EVENTS_SHOWN,
         version=__version__,
         generated_at=utc_now(),
     )
