@@ -230,6 +230,9 @@ def test_hostile_transcripts_run_nothing_and_read_as_text(tmp_path: Path) -> Non
         assert scripts and all("Plotly.newPlot" in s and "</script" not in s for s in scripts)
         text = driver.find_element("tag name", "body").text
         assert errors(driver) == []
+        # Long hostile names wrap: the page is no wider than the window.
+        width = driver.execute_script("return document.documentElement.clientWidth")
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= width
     # Shown as written: in the task heading, the messages, tool arguments and results,
     # the error and the judge's quoted evidence.
     assert text.count(SCRIPT) >= 4, text[:3000]
