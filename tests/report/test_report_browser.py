@@ -240,3 +240,37 @@ def test_hostile_transcripts_run_nothing_and_read_as_text(tmp_path: Path) -> Non
     assert f"judge quoted: “{PAYLOAD}”" in text
     assert f"reason: {CLOSE}" in text
     assert JS_LINK in text
+
+
+# --------------------------------------------------------------------------- real data
+
+
+def test_tau_bench_airline_report_shows_its_published_pass_hat_k(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """gpt-4o on tau-bench airline, 50 tasks × 4 trials: the README states pass^1, pass^2
+    and pass^4 = 0.420, 0.273, 0.200; no task has human minutes."""
+    store, page = tmp_path / "s.db", tmp_path / "r.html"
+    cli = [sys.executable, "-m", "agentgauge"]
+    source = shared_data / "taubench" / "taubench_v1_gpt-4o-airline.json"
+    for args in (
+        ["import", "taubench", str(source), "--store", str(store), "--run-id", "tau"],
+        ["report", f"{store}:tau", "--html", str(page)],
+    ):
+        proc = subprocess.run([*cli, *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    with browser(offline=True, width=1280, height=900) as driver:
+        driver.get(page.as_uri())
+        assert _plots(driver)["s0-passk"]
+        row = driver.execute_script(
+            "return [...document.querySelector('table.outcome tr:nth-child(2)').cells]"
+            ".map(c => c.textContent.trim())"
+        )
+        # Columns: agent, rate, CI, counts, then pass@k and pass^k for k = 1, 2, 4.
+        assert (row[5], row[7], row[9]) == ("0.420", "0.273", "0.200"), row
+        assert row[3].startswith("50 / 200")
+        text = driver.find_element("tag name", "body").text
+        assert "No task in these runs records human minutes" in text
+        transcripts = driver.find_elements("css selector", ".transcript")
+        assert len(transcripts) == 8 and "more failing tasks not shown" in text
+        assert errors(driver) == []
