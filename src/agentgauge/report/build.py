@@ -441,8 +441,9 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
 
 def capability_differences(a: TrialTable, b: TrialTable, seed: int = 0) -> list[dict[str, Any]]:
     """The paired comparison B − A within each capability (or family, when no task has a
-    capability), on the rows the whole comparison reads: ``{label, n_tasks, rate_a,
-    rate_b, diff, ci}`` (``ci`` is ``None`` for a capability with one shared task)."""
+    capability), on the rows the whole comparison reads: ``{by, label, n_tasks, rate_a,
+    rate_b, diff, ci}``; ``by`` says which, and ``ci`` is ``None`` for a capability with
+    one shared task (Miller 2024)."""
     a, b = select_rows(a), select_rows(b)
     key = "capability" if any(c is not None for c in b.capability) else "family"
     labels = sorted({str(v) for v in getattr(b, key) if v is not None})
@@ -456,6 +457,7 @@ def capability_differences(a: TrialTable, b: TrialTable, seed: int = 0) -> list[
             continue
         rows.append(
             {
+                "by": key,
                 "label": label,
                 "n_tasks": c.n_tasks,
                 "rate_a": c.rate_a,
@@ -467,10 +469,9 @@ def capability_differences(a: TrialTable, b: TrialTable, seed: int = 0) -> list[
     return rows
 
 
-#: The record's headline lists every capability; the report keeps it short and
-#: shows the capabilities in a table instead.
-#: The per-capability list runs from ", by capability:" to the start of A's part
-#: ("; A ") or the end of the line (the record's `_system_rates` format).
+#: The record's headline lists every capability; the report keeps it short and shows
+#: them in a table instead. The list runs from ", by capability:" to the start of A's
+#: part ("; A ") or the end of the line (the format of the record's `_system_rates`).
 _BY_CAPABILITY = re.compile(r", by capability: .*?(?=; A |$)")
 
 

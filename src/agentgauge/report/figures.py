@@ -345,8 +345,9 @@ def reliability_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     return _bars(rows, "metric", "label", "Robustness and consistency (all variants)", "score")
 
 
-def forest_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Paired differences B − A with their 95% intervals, one row per capability.
+def forest_figure(rows: Sequence[Mapping[str, Any]], by: str = "capability") -> go.Figure:
+    """Paired differences B − A with their 95% intervals, one row per capability
+    (or whatever ``by`` names: a family).
 
     Rows are ``{label, diff, ci: [lo, hi] | None, n_tasks}`` (Miller 2024); a row
     without an interval is drawn as a point alone.
@@ -370,7 +371,7 @@ def forest_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     fig.add_vline(x=0, line={"color": "#888", "dash": "dot"})
     fig.update_layout(
         _LAYOUT,
-        title="Paired difference B − A per capability, 95% CI",
+        title=f"Paired difference B − A per {plotly_text(by)}, 95% CI",
         xaxis={"title": "difference in success rate", "range": [-1.05, 1.05]},
         yaxis={"autorange": "reversed"},
         height=max(260, 60 + 28 * len(rows)),

@@ -183,7 +183,10 @@ def render_html(data: ReportData) -> str:
     """Render the report as one HTML document."""
     plots = [suite_plots(s, f"s{i}") for i, s in enumerate(data.suites)]
     forest = (
-        figures.figure_div(figures.forest_figure(data.capabilities), "forest")
+        figures.figure_div(
+            figures.forest_figure(data.capabilities, data.capabilities[0].get("by", "capability")),
+            "forest",
+        )
         if data.capabilities
         else None
     )
