@@ -1,9 +1,9 @@
 """Gather what a report shows from trials: the one place reports are assembled.
 
 `build_report` turns one or more sources (runs) into a `ReportData` for the
-HTML page and the Markdown summary. Sources are grouped by suite (a run's
-``suite``; trials from files without one form their own group) and each suite
-gets its own `SuiteReport`. Scopes follow one rule on every face (docs/reports.md):
+HTML page and the Markdown summary. Sources are grouped by suite (`group_by_suite`:
+the same recorded suite, or a shared task id) and each group gets its own
+`SuiteReport`. Scopes follow one rule on every face (docs/reports.md):
 outcome, tool-call, trajectory and control figures are on the **base
 variant**; reliability (robustness, consistency) is over **all variants**;
 outcome per variant has one row per variant. Given a comparison and the two
@@ -91,6 +91,15 @@ def _label(g: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- tables
 
 
+def _errors(types: dict[str, int]) -> str:
+    """Failed calls: the total and the three most common types (all are in the histogram)."""
+    if not types:
+        return "0"
+    top = sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{k} {v}" for k, v in top[:3]) + (", …" if len(top) > 3 else "")
+    return f"{sum(types.values())} ({shown})"
+
+
 def _tool_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
     rows = [
         [
@@ -100,7 +109,7 @@ def _tool_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
             g["tool_use"].get("minefield_hit_rate"),
             g["tool_use"].get("action_precision"),
             g["tool_use"].get("action_recall"),
-            sum(g["tool_use"]["error_types"].values()),
+            _errors(g["tool_use"]["error_types"]),
         ]
         for g in groups
         if g.get("tool_use")
@@ -110,7 +119,8 @@ def _tool_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {
         "key": "tool_calls",
         "title": "Tool calls and trajectories — base variant",
-        "note": "Errors: failed tool calls; their namespaced types are in the histogram.",
+        "note": "Errors: failed tool calls and their most common namespaced types (all of "
+        "them in the histogram, where there is one).",
         "columns": [
             "agent",
             "AST match",
