@@ -158,7 +158,8 @@ def run_demo(
     print_behaviour(scoped.base, con, scope=scoped.base_scope, reliability=scoped.all)
 
     con.print(Rule("builtin:functions — tool-call AST matching (base variant: the only one run)"))
-    fn_trials = [t for n in REFERENCE_AGENTS for t in open_source(f"{db}:functions-{n}").trials]
+    fn_sources = [open_source(f"{db}:functions-{n}") for n in REFERENCE_AGENTS]
+    fn_trials = [t for s in fn_sources for t in s.trials]
     fn = scoped_metrics(fn_trials, k=[1], by=("agent",), seed=seed)
     print_behaviour(fn.base, con, scope=fn.base_scope, reliability=fn.all)
 
@@ -175,14 +176,16 @@ def run_demo(
         )
     con.print(f"\n[bold]{result.comparison.verdict}[/]")
 
+    by_name = dict(zip(REFERENCE_AGENTS, retail_sources, strict=True))
     inputs = ReportInputs(
-        sources=retail_sources,
-        title="agentgauge demo — builtin:retail with simulated reference agents",
+        sources=retail_sources + fn_sources,
+        title="agentgauge demo — builtin:retail and builtin:functions with simulated agents",
         ks=ks,
         record=[f"{ln.title}: {ln.text}" for ln in result.record.lines],
         comparison=result.comparison.to_dict(),
         notes=[SIMULATED_NOTE],
         seed=seed,
+        compared=(by_name["hasty"], by_name["careful"]),
     )
     data = build_report(inputs)
     html_path = out / "report.html"

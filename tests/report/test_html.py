@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from agentgauge.report.html import ReportData, render_html
+import pytest
+
+from agentgauge.report.explain import trial_view
+from agentgauge.report.html import ReportData, SuiteReport, render_html
+from agentgauge.schema import Trial
 
 EVIL = '</script><script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -39,22 +44,45 @@ def group(agent: str) -> dict[str, Any]:
     }
 
 
+def view(text: str) -> dict[str, Any]:
+    """A failing trial whose every text field is ``text``, as the report shows it."""
+    trial = Trial.model_validate(
+        {
+            "task_id": text,
+            "trial": 0,
+            "agent": text,
+            "success": False,
+            "error": text,
+            "events": [{"type": "message", "role": "assistant", "content": text}],
+            "grades": [{"grader": text, "passed": False, "evidence": {"reason": text}}],
+        }
+    )
+    return trial_view(trial)
+
+
 def test_untrusted_text_is_escaped_everywhere() -> None:
-    data = ReportData(
-        title="t",
+    cell = {"k": 1, "n": 2, "rate": 0.5, "flaky": True, "anchor": "s0-t0"}
+    suite = SuiteReport(
+        name=EVIL,
         metrics={"groups": [group(EVIL)]},
         ks=[1, 2],
-        record=[EVIL],
-        tasks=[{"task_id": EVIL, "family": EVIL, "human_minutes": 3.0, "cells": {EVIL: "1/2"}}],
+        tasks=[{"task_id": EVIL, "family": EVIL, "human_minutes": 3.0, "cells": {EVIL: cell}}],
         transcripts=[
-            {"title": EVIL, "events": [{"kind": "message", "who": "assistant", "text": EVIL}]}
+            {
+                "anchor": "s0-t0",
+                "agent": EVIL,
+                "flip": True,
+                "summary": EVIL,
+                "classes": EVIL,
+                "view": view(EVIL),
+            }
         ],
         sections=[{"title": EVIL, "note": EVIL, "columns": [EVIL], "rows": [[EVIL]]}],
         frontier=[
             {"label": EVIL, "cost_per_trial": 0.1, "success_rate": 0.5, "dominated_by": None}
         ],
-        notes=[EVIL],
     )
+    data = ReportData(title="t", suites=[suite], record=[EVIL], notes=[EVIL])
     html = render_html(data)
     # The raw payload never appears; escaped forms do.
     assert "<img src=x" not in html
@@ -62,3 +90,196 @@ def test_untrusted_text_is_escaped_everywhere() -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     # Inside plot JSON, "</script>" must be broken up so it cannot close the script element.
     assert html.count("</script>") == html.count("<script")
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def test_passk_bands_only_where_the_metrics_give_an_se() -> None:
+    from agentgauge.report.figures import Z95, passk_figure
+
+    curve = {
+        "label": "a",
+        "ks": [1, 2, 4],
+        "pass_at_k": [0.5, 0.7, None],
+        "pass_at_k_se": [None, None, None],
+        "pass_hat_k": [0.5, 0.3, None],
+        "pass_hat_k_se": [0.1, 0.4, None],
+    }
+    fig = passk_figure([curve])
+    bands = [t for t in fig.data if t.fill == "toself"]
+    lines = [t for t in fig.data if t.fill != "toself"]
+    # pass@k has no SE: no band; pass^k has one at k = 1, 2; k = 4 (None) is not drawn.
+    assert len(bands) == 1 and [len(t.x) for t in lines] == [2, 2]
+    # Band: 0.5 ± 1.96·0.1 = [0.304, 0.696]; 0.3 ± 1.96·0.4 clipped to [0, 1].
+    assert bands[0].y == pytest.approx([0.5 + Z95 * 0.1, 1.0, 0.0, 0.5 - Z95 * 0.1])
+
+
+def test_frontier_uses_a_log_axis_and_leaves_unknown_and_zero_costs_out() -> None:
+    from agentgauge.report.figures import frontier_figure
+
+    points = [
+        {"label": "cheap", "cost_per_trial": 0.01, "success_rate": 0.4, "success_se": 0.1,
+         "dominated_by": None},
+        {"label": "dear", "cost_per_trial": 1.0, "success_rate": 0.9, "success_se": None,
+         "dominated_by": None},
+        {"label": "free", "cost_per_trial": 0.0, "success_rate": 0.0, "success_se": 0.0,
+         "dominated_by": None},
+        {"label": "unknown", "cost_per_trial": None, "success_rate": 0.5, "success_se": 0.1,
+         "dominated_by": None},
+    ]  # fmt: skip
+    fig = frontier_figure(points)
+    assert fig.layout.xaxis.type == "log"
+    drawn = [x for t in fig.data for x in t.x]
+    assert drawn == [0.01, 1.0]
+    assert list(fig.data[0].error_y.array) == pytest.approx([1.959964 * 0.1, 0.0])
+
+
+def test_horizon_axis_spans_the_tasks_not_an_extrapolated_horizon() -> None:
+    from agentgauge.report.figures import horizon_figure
+
+    group = {
+        "label": "a",
+        "intercept": 2.0,
+        "slope": -0.5,
+        "minutes_range": [2.0, 64.0],
+        "tasks": [{"task_id": "t", "minutes": 2.0, "rate": 1.0}],
+        "horizons": {"0.5": 16.0, "0.8": 1e40},
+        "ci95": {"0.5": [4.0, 1e30], "0.8": [1e10, 1e50]},
+    }
+    fig = horizon_figure([group])
+    # Range 2/2 .. 64·4 minutes, in log10 units.
+    assert fig.layout.xaxis.range == pytest.approx([0.0, math.log10(256)])
+    marks = [t for t in fig.data if t.error_x and t.error_x.array is not None]
+    # Only the 50% horizon is inside; its interval is cut at the plotted end (256).
+    assert [t.x[0] for t in marks] == [16.0]
+    assert marks[0].error_x.array[0] == pytest.approx(256 - 16)
+
+
+# --------------------------------------------------------------------------- build
+
+
+def _trial(task: str, k: int, agent: str, success: bool, **extra: Any) -> Trial:
+    return Trial.model_validate(
+        {"task_id": task, "trial": k, "agent": agent, "success": success, **extra}
+    )
+
+
+def _source(run_id: str, suite: str | None, trials: list[Trial]) -> Any:
+    from agentgauge.schema import Run
+    from agentgauge.sources import TrialSource
+
+    run = Run(run_id=run_id, suite=suite, created_at="2026-01-01T00:00:00+00:00")
+    return TrialSource(label=run_id, trials=trials, run=run)
+
+
+def test_each_suite_gets_its_own_section_and_runs_sharing_tasks_meet() -> None:
+    from agentgauge.report.build import ReportInputs, build_report, markdown_summary
+
+    a = [_trial(f"r{t}", k, "a", (t + k) % 2 == 0) for t in range(3) for k in range(2)]
+    b = [_trial(f"r{t}", k, "b", t > 0) for t in range(3) for k in range(2)]
+    f = [_trial(f"f{t}", k, "a", True) for t in range(2) for k in range(2)]
+    data = build_report(
+        ReportInputs(
+            sources=[
+                _source("ra", "one.jsonl", a),
+                _source("rb", "two.jsonl", b),
+                _source("fa", "fn", f),
+            ],
+            ks=[1, 2],
+        )
+    )
+    assert [s.name for s in data.suites] == ["one.jsonl, two.jsonl", "fn"]
+    retail = data.suites[0]
+    assert [g["agent"] for g in retail.metrics["groups"]] == ["a", "b"]
+    assert list(retail.tasks[0]["cells"]) == ["a", "b"]
+    # No human minutes anywhere: the section says so instead of drawing nothing.
+    assert retail.horizon == [] and retail.horizon_note is not None
+    assert "human minutes" in retail.horizon_note
+    titles = [s["title"] for s in retail.sections]
+    assert titles[-1] == "Validity checks — base variant"
+    md = markdown_summary(data)
+    assert md.count("outcome — base variant") == 2
+    html = render_html(data)
+    assert 'id="s0"' in html and 'id="s1"' in html
+    assert "No task in these runs records human minutes" in html
+
+
+def test_transcripts_explain_failures_flips_first_capped_per_agent() -> None:
+    from agentgauge.report.build import TRANSCRIPTS_PER_AGENT, ReportInputs, build_report
+
+    # Tasks a0..a9 always fail, f0..f2 pass on trial 0 only (flips), p0 always passes.
+    trials = [_trial(f"a{t}", k, "x", False, error=f"boom {t}") for t in range(10) for k in (0, 1)]
+    trials += [_trial(f"f{t}", k, "x", k == 0) for t in range(3) for k in (0, 1)]
+    trials += [_trial("p0", k, "x", True) for k in (0, 1)]
+    suite = build_report(ReportInputs(sources=[_source("r", "s", trials)], ks=[1])).suites[0]
+    shown = [t["view"]["task_id"] for t in suite.transcripts]
+    assert len(shown) == TRANSCRIPTS_PER_AGENT == 8
+    assert shown[:3] == ["f0", "f1", "f2"] and all(t.startswith("a") for t in shown[3:])
+    assert suite.transcripts_more == {"x": 13 - 8}
+    assert all(t["view"]["success"] is False for t in suite.transcripts)
+    # The flip's transcript is its failing trial (1); the error message is carried.
+    assert suite.transcripts[0]["view"]["trial"] == 1 and suite.transcripts[0]["flip"]
+    assert suite.transcripts[3]["view"]["error"].startswith("boom")
+    cells = {row["task_id"]: row["cells"]["x"] for row in suite.tasks}
+    assert cells["f0"]["flaky"] and cells["f0"]["anchor"] == suite.transcripts[0]["anchor"]
+    assert cells["p0"]["anchor"] is None and not cells["p0"]["flaky"]
+    left_out = [c for c in cells.values() if c["k"] < c["n"] and c["anchor"] is None]
+    assert len(left_out) == 5
+    html = render_html(ReportData(title="t", suites=[suite]))
+    assert "its transcript is not included in this report" in html
+    assert "x: 5 more failing tasks not shown." in html
+
+
+def test_the_record_headline_is_short_with_capabilities_in_a_table() -> None:
+    from agentgauge.report.build import ReportInputs, build_report
+
+    def side(agent: str, rate: int) -> list[Trial]:
+        return [
+            _trial(f"t{t}", k, agent, (t + k) % 4 < rate, capability=f"cap{t % 2}", family=f"f{t}")
+            for t in range(6)
+            for k in range(4)
+        ]
+
+    a, b = _source("a", "s", side("A", 1)), _source("b", "s", side("B", 3))
+    headline = (
+        "Headline: success rate ±SE pp [95% CI]: B 75.0% (Wilson over 6 tasks), by capability: "
+        "cap0 75.0%; cap1 75.0%; A 25.0% (Wilson over 6 tasks), by capability: cap0 25.0%; "
+        "cap1 25.0%"
+    )
+    data = build_report(
+        ReportInputs(
+            sources=[a, b], record=["Systems: x", headline], comparison={}, compared=(a, b)
+        )
+    )
+    assert data.record[1] == (
+        "Headline: success rate ±SE pp [95% CI]: B 75.0% (Wilson over 6 tasks); "
+        "A 25.0% (Wilson over 6 tasks) (per capability: the table below)"
+    )
+    rows = {r["label"]: r for r in data.capabilities}
+    assert sorted(rows) == ["cap0", "cap1"]
+    # 3 tasks per capability, each with rates 1/4 (A) and 3/4 (B): difference 0.5 exactly.
+    assert rows["cap0"]["n_tasks"] == 3
+    assert rows["cap0"]["diff"] == pytest.approx(0.5)
+    assert rows["cap0"]["rate_a"] == pytest.approx(0.25)
+
+
+def test_a_long_transcript_is_cut_with_the_count_of_events_left_out() -> None:
+    from agentgauge.report.html import EVENTS_SHOWN
+
+    trial = Trial.model_validate(
+        {
+            "task_id": "loop",
+            "success": False,
+            "events": [
+                {"type": "message", "role": "assistant", "content": f"step {i}"}
+                for i in range(EVENTS_SHOWN + 50)
+            ],
+        }
+    )
+    tr = {"anchor": "s0-t0", "agent": "a", "flip": False, "summary": "1 of 1 trials failed",
+          "classes": "failed ×1", "view": trial_view(trial)}  # fmt: skip
+    suite = SuiteReport(name="s", metrics={"groups": []}, transcripts=[tr])
+    html = render_html(ReportData(title="t", suites=[suite]))
+    assert f"step {EVENTS_SHOWN - 1}<" in html and f"step {EVENTS_SHOWN}<" not in html
+    assert "50 more events not shown" in html

@@ -70,7 +70,14 @@ def report(
         record = [f"{ln.title}: {ln.text}" for ln in result.record.lines]
         comparison = result.comparison.to_dict()
     data = build_report(
-        ReportInputs(sources=opened, title=title, record=record, comparison=comparison, seed=seed)
+        ReportInputs(
+            sources=opened,
+            title=title,
+            record=record,
+            comparison=comparison,
+            seed=seed,
+            compared=(opened[0], opened[1]) if comparison is not None else None,
+        )
     )
     out = console()
     if html is not None:

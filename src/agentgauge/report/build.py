@@ -1,33 +1,62 @@
 """Gather what a report shows from trials: the one place reports are assembled.
 
 `build_report` turns one or more sources (runs) into a `ReportData` for the
-HTML page and the Markdown summary: the outcome table per agent, tool use and
-control decisions, reliability, the cost frontier, validity checks, per-task
-counts, sample failing transcripts, and — given two of the sources — the
-paired comparison with its nine-line record.
+HTML page and the Markdown summary. Sources are grouped by suite (`group_by_suite`:
+the same recorded suite, or a shared task id) and each group gets its own
+`SuiteReport`. Scopes follow one rule on every face (docs/reports.md):
+outcome, tool-call, trajectory and control figures are on the **base
+variant**; reliability (robustness, consistency) is over **all variants**;
+outcome per variant has one row per variant. Given a comparison and the two
+sources it compared, the paired difference is also computed per capability
+(Miller 2024).
 """
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentgauge.api import metrics as compute_metrics
 from agentgauge.display import markdown_text
+from agentgauge.metrics.compare import compare, select_rows
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.metrics.frontier import frontier_from_table
+from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
+from agentgauge.report.explain import failure_rows, flips, trial_view
 from agentgauge.report.formats import money
-from agentgauge.report.html import ReportData
+from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
 from agentgauge.table import TrialTable
 
-__all__ = ["ReportInputs", "build_report", "markdown_summary", "markdown_text"]
+__all__ = [
+    "TRANSCRIPTS_PER_AGENT",
+    "ReportInputs",
+    "build_report",
+    "group_by_suite",
+    "markdown_summary",
+    "markdown_text",
+]
 
 _NULL_AGENTS = ("null", "builtin:null")
+#: Failing tasks per agent whose transcript the report includes (the rest are counted).
+TRANSCRIPTS_PER_AGENT = 8
+#: Largest k the pass@k / pass^k curves are drawn to.
+MAX_CURVE_K = 16
+#: Bootstrap replicates of the time-horizon interval in a report (the CLI default is 1000).
+HORIZON_BOOTSTRAP = 200
+#: Reliability figures drawn as bars: (key in the reliability dict, label).
+RELIABILITY_BARS = (
+    ("prompt_robustness", "prompt robustness"),
+    ("fault_robustness", "fault robustness"),
+    ("environment_robustness", "env robustness"),
+    ("trajectory_consistency_dist", "trajectory consistency (dist)"),
+    ("trajectory_consistency_seq", "trajectory consistency (seq)"),
+    ("resource_consistency", "resource consistency"),
+)
 
 
 @dataclass
@@ -41,6 +70,8 @@ class ReportInputs:
     comparison: dict[str, Any] | None = None
     notes: Sequence[str] = ()
     seed: int = 0
+    compared: tuple[TrialSource, TrialSource] | None = None
+    """The two sources (A, B) the comparison was made between, for its per-capability table."""
 
 
 def _pct(x: float | None) -> str:
@@ -53,232 +84,457 @@ def _est(d: dict[str, Any] | None) -> Any:
     return d["value"]
 
 
-def _event_rows(trial: Trial, limit: int = 60) -> list[dict[str, str]]:
-    rows: list[dict[str, str]] = []
-    for e in trial.events[:limit]:
-        if e.type == "message":
-            rows.append({"kind": "message", "who": e.role, "text": e.content or ""})
-        elif e.type == "tool_call":
-            rows.append({"kind": "tool call", "who": e.name, "text": json.dumps(e.arguments)})
-        elif e.type == "tool_result":
-            text = e.content if isinstance(e.content, str) else json.dumps(e.content, default=str)
-            rows.append(
-                {
-                    "kind": "tool error" if e.is_error else "tool result",
-                    "who": e.name or "",
-                    "text": text[:600],
-                }
-            )
-        elif e.type == "control":
-            rows.append({"kind": "control", "who": e.decision, "text": e.reason or ""})
-    if len(trial.events) > limit:
-        rows.append({"kind": "…", "who": "", "text": f"{len(trial.events) - limit} more events"})
-    return rows
+def _label(g: dict[str, Any]) -> str:
+    return " / ".join(str(g[k]) for k in ("agent", "model") if g.get(k)) or "all"
 
 
-def _sample_transcripts(trials: Sequence[Trial], per_agent: int = 2) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    seen: dict[str | None, int] = {}
-    for t in trials:
-        if t.success or t.agent in _NULL_AGENTS or seen.get(t.agent, 0) >= per_agent:
-            continue
-        seen[t.agent] = seen.get(t.agent, 0) + 1
-        failed = [g.grader for g in t.grades if g.passed is False]
-        out.append(
-            {
-                "title": f"{t.agent}: task {t.task_id}, trial {t.trial}, {t.variant} — failed "
-                + (", ".join(failed) or t.error or "its check"),
-                "events": _event_rows(t),
-            }
-        )
-    return out
+# --------------------------------------------------------------------------- tables
 
 
-def _task_rows(trials: Sequence[Trial]) -> list[dict[str, Any]]:
-    tasks: dict[str, dict[str, Any]] = {}
-    counts: dict[tuple[str, str], list[int]] = {}
-    labels: list[str] = []
-    for t in trials:
-        if t.variant != "base":
-            continue
-        label = str(t.agent)
-        if label not in labels:
-            labels.append(label)
-        tasks.setdefault(
-            t.task_id, {"task_id": t.task_id, "family": t.family, "human_minutes": t.human_minutes}
-        )
-        c = counts.setdefault((t.task_id, label), [0, 0])
-        c[0] += int(bool(t.success))
-        c[1] += 1
-    rows = []
-    for task_id, row in sorted(tasks.items()):
-        cells: dict[str, str] = {}
-        for label in labels:
-            got = counts.get((task_id, label))
-            cells[label] = "–" if got is None else f"{got[0]}/{got[1]}"
-        rows.append({**row, "cells": cells})
-    return rows
+def _errors(types: dict[str, int]) -> str:
+    """Failed calls: the total and the three most common types (all are in the histogram)."""
+    if not types:
+        return "0"
+    top = sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{k} {v}" for k, v in top[:3]) + (", …" if len(top) > 3 else "")
+    return f"{sum(types.values())} ({shown})"
 
 
-def build_report(inputs: ReportInputs) -> ReportData:
-    """Everything the HTML and Markdown reports show, from the given sources."""
-    trials = [t for src in inputs.sources for t in src.trials]
-    base = [t for t in trials if t.variant == "base"] or trials
-    headline = compute_metrics(base, k=inputs.ks, by=("agent", "model"), seed=inputs.seed)
-    full = compute_metrics(trials, k=inputs.ks, by=("agent", "model"), seed=inputs.seed)
-    data = headline.to_dict()
-    data["reliability"] = full.to_dict().get("reliability")
-    sections: list[dict[str, Any]] = []
-
-    def label(g: dict[str, Any]) -> str:
-        return " / ".join(str(g[k]) for k in ("agent", "model") if g.get(k)) or "all"
-
-    tool_rows = [
+def _tool_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
+    rows = [
         [
-            label(g),
+            _label(g),
             (g["tool_use"]["ast_match_rate"] or {}).get("per_trial"),
             g["tool_use"].get("milestone_score"),
             g["tool_use"].get("minefield_hit_rate"),
             g["tool_use"].get("action_precision"),
             g["tool_use"].get("action_recall"),
-            ", ".join(f"{k} {v}" for k, v in sorted(g["tool_use"]["error_types"].items())[:6])
-            or "–",
+            _errors(g["tool_use"]["error_types"]),
         ]
-        for g in data["groups"]
+        for g in groups
         if g.get("tool_use")
     ]
-    if tool_rows:
-        sections.append(
-            {
-                "title": "Tool calls and trajectories",
-                "note": "Base variant. Error types are the graders' namespaced statuses.",
-                "columns": [
-                    "agent",
-                    "AST match",
-                    "milestone score",
-                    "minefield hits",
-                    "action precision",
-                    "action recall",
-                    "errors",
-                ],
-                "rows": tool_rows,
-            }
-        )
-    control_rows = [
-        [
-            label(g),
-            g["control"].get("accuracy"),
-            g["control"].get("over_refusal"),
-            g["control"].get("under_refusal"),
-            g["control"].get("unnecessary_ask"),
-            g["control"].get("missed_confirmation"),
-            g["control"].get("n"),
+    if not rows:
+        return None
+    return {
+        "key": "tool_calls",
+        "title": "Tool calls and trajectories — base variant",
+        "note": "Errors: failed tool calls and their most common namespaced types (all of "
+        "them in the histogram, where there is one).",
+        "columns": [
+            "agent",
+            "AST match",
+            "milestones",
+            "minefield hits",
+            "precision",
+            "recall",
+            "errors",
+        ],
+        "rows": rows,
+    }
+
+
+def _control_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
+    rows = [
+        [_label(g)]
+        + [
+            g["control"].get(k)
+            for k in (
+                "accuracy",
+                "over_refusal",
+                "under_refusal",
+                "unnecessary_ask",
+                "missed_confirmation",
+                "n",
+            )
         ]
-        for g in data["groups"]
+        for g in groups
         if g.get("control")
     ]
-    if control_rows:
-        sections.append(
-            {
-                "title": "Control decisions",
-                "note": "Over-refusal: should act, refused or escalated. Under-refusal: should "
-                "refuse or escalate, acted. Both directions are always shown together.",
-                "columns": [
-                    "agent",
-                    "accuracy",
-                    "over-refusal",
-                    "under-refusal",
-                    "unnecessary ask",
-                    "missed confirmation",
-                    "trials",
-                ],
-                "rows": control_rows,
-            }
-        )
-    states = ("act", "ask", "refuse", "stop", "confirm", "recover", "transfer")
-    confusion_rows = [
-        [label(g), expected, *[g["control"]["confusion"][expected][t] for t in states]]
-        for g in data["groups"]
-        if g.get("control")
-        for expected in states
-        if sum(g["control"]["confusion"][expected].values())
-    ]
-    if confusion_rows:
-        sections.append(
-            {
-                "title": "Control confusion matrix (expected × taken)",
-                "note": "Rows: the decision the task expects; columns: the decision taken.",
-                "columns": ["agent", "expected", *states],
-                "rows": confusion_rows,
-            }
-        )
-    rel = data.get("reliability") or []
-    if rel:
-        sections.append(
-            {
-                "title": "Reliability (Rabanser et al. 2026)",
-                "note": "Per configuration, over all variants: robustness = min(acc_perturbed / "
-                "acc_base, 1); consistency over successful runs.",
-                "columns": [
-                    "configuration",
-                    "trajectory consistency (dist)",
-                    "trajectory consistency (seq)",
-                    "resource consistency",
-                    "prompt robustness",
-                    "fault robustness",
-                    "env robustness",
-                    "calibration (1−ECE)",
-                    "safety compliance",
-                ],
-                "rows": [
-                    [
-                        " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all",
-                        _est(r["trajectory_consistency_dist"]),
-                        _est(r["trajectory_consistency_seq"]),
-                        _est(r["resource_consistency"]),
-                        _est(r["prompt_robustness"]),
-                        _est(r["fault_robustness"]),
-                        _est(r["environment_robustness"]),
-                        (r.get("predictability") or {}).get("calibration"),
-                        (r.get("safety") or {}).get("compliance"),
-                    ]
-                    for r in rel
-                ],
-            }
-        )
+    if not rows:
+        return None
+    return {
+        "key": "control",
+        "title": "Control decisions — base variant",
+        "note": "Over-refusal: should act, refused or escalated. Under-refusal: should "
+        "refuse or escalate, acted. Both directions are always shown together.",
+        "columns": [
+            "agent",
+            "accuracy",
+            "over-refusal",
+            "under-refusal",
+            "unnecessary ask",
+            "missed confirmation",
+            "trials",
+        ],
+        "rows": rows,
+    }
+
+
+def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not rel:
+        return None
+    return {
+        "key": "reliability",
+        "title": "Reliability — all variants (Rabanser et al. 2026)",
+        "note": "Per configuration, over all variants: robustness = min(acc_perturbed / "
+        "acc_base, 1); consistency over successful runs.",
+        "columns": [
+            "configuration",
+            *(name for _, name in RELIABILITY_BARS),
+            "calibration (1−ECE)",
+            "safety compliance",
+        ],
+        "rows": [
+            [
+                _label(r),
+                *(_est(r.get(key)) for key, _ in RELIABILITY_BARS),
+                (r.get("predictability") or {}).get("calibration"),
+                (r.get("safety") or {}).get("compliance"),
+            ]
+            for r in rel
+        ],
+    }
+
+
+def _validity_section(base: list[Trial], warnings: list[str]) -> dict[str, Any]:
     table = TrialTable.from_trials(base)
-    by_agent = [sub for _, sub in table.groups(["agent"])]
-    validity: list[list[Any]] = []
+    by_agent = [sub for _, sub in table.groups(["agent"])] if base else []
+    rows: list[list[Any]] = []
     null = [sub for sub in by_agent if sub.agent[0] in _NULL_AGENTS]
     if null:
         check = null_agent_check(null[0])
-        validity.append(
+        rows.append(
             [
                 "null agent score",
                 _pct(check.score),
                 ", ".join(check.tasks_passed) or "none — every task needs the agent to act",
             ]
         )
+    else:
+        rows.append(
+            ["null agent score", "not run", "run builtin:null to see what doing nothing earns"]
+        )
     never = never_passed_tasks(by_agent)
-    validity.append(["never passed by any agent", str(len(never)), ", ".join(never) or "none"])
-    sections.append(
+    rows.append(["never passed by any agent", str(len(never)), ", ".join(never) or "none"])
+    rows += [["metrics warning", "", w] for w in warnings]
+    return {
+        "key": "validity",
+        "title": "Validity checks — base variant",
+        "note": "Tasks a do-nothing agent passes are outcome-validity defects; tasks no "
+        "agent ever passes are most often broken tasks.",
+        "columns": ["check", "value", "tasks"],
+        "rows": rows,
+    }
+
+
+# --------------------------------------------------------------------------- figures' data
+
+
+def _passk_curves(groups: list[dict[str, Any]], ks: Sequence[int]) -> list[dict[str, Any]]:
+    return [
         {
-            "title": "Validity checks",
-            "note": "Tasks a do-nothing agent passes are outcome-validity defects; tasks no "
-            "agent ever passes are most often broken tasks.",
-            "columns": ["check", "value", "tasks"],
-            "rows": validity,
+            "label": _label(g),
+            "ks": list(ks),
+            **{
+                key: [g.get(key, {}).get(str(k)) for k in ks]
+                for key in ("pass_at_k", "pass_at_k_se", "pass_hat_k", "pass_hat_k_se")
+            },
         }
-    )
-    frontier = frontier_from_table(table, by=("agent",)).to_dict()
+        for g in groups
+    ]
+
+
+def _frontier(
+    base: list[Trial], groups: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    frontier = frontier_from_table(TrialTable.from_trials(base), by=("agent",)).to_dict()
+    se = {str(g.get("agent")): g["success_rate"]["se"] for g in groups}
     points = [{**p, "dominated_by": None} for p in frontier["frontier"]] + [
         {**p, "dominated_by": ", ".join(p["dominated_by"])} for p in frontier["dominated"]
     ]
+    for p in points:
+        p["success_se"] = se.get(p["label"])
     # An agent whose cost is unknown is left off the plot, never drawn at $0, and named.
-    frontier_notes = [
-        f"cost frontier leaves out {p['label']}: cost {unpriced_label(p['missing'], p['n_trials'])}"
+    unpriced = [
+        f"{p['label']}: cost {unpriced_label(p['missing'], p['n_trials'])}"
         for p in frontier["unpriced"]
     ]
+    return points, unpriced
+
+
+def _horizon(base: list[Trial], seed: int) -> tuple[list[dict[str, Any]], str | None]:
+    timed = [t for t in base if t.human_minutes is not None]
+    if not timed:
+        return [], "No task in these runs records human minutes, so no time horizon is fitted."
+    rates: dict[tuple[str, str], list[int]] = {}
+    minutes: dict[str, float] = {}
+    for t in timed:
+        c = rates.setdefault((str(t.agent), t.task_id), [0, 0])
+        c[0] += int(bool(t.success))
+        c[1] += 1
+        minutes[t.task_id] = float(t.human_minutes or 0.0)
+    try:
+        fitted = horizon(timed, bootstrap=HORIZON_BOOTSTRAP, seed=seed).to_dict()["groups"]
+    except ValueError as exc:  # too few tasks or lengths to fit
+        return [], f"No time horizon fitted: {exc}"
+    out = []
+    for g in fitted:
+        agent = str(g.get("agent"))
+        g["label"] = agent
+        g["minutes_range"] = g["task_minutes"]
+        g["tasks"] = [
+            {"task_id": task, "minutes": minutes[task], "rate": c / n}
+            for (a, task), (c, n) in rates.items()
+            if a == agent
+        ]
+        out.append(g)
+    return out, None
+
+
+def _task_cells(base: list[Trial], anchors: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+    """Heatmap rows: per task, per agent ``{k, n, rate, flaky, anchor}``."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    tasks: dict[str, dict[str, Any]] = {}
+    agents: list[str] = []
+    for t in base:
+        agent = str(t.agent)
+        if agent not in agents:
+            agents.append(agent)
+        tasks.setdefault(
+            t.task_id, {"task_id": t.task_id, "family": t.family, "human_minutes": t.human_minutes}
+        )
+        c = counts.setdefault((t.task_id, agent), [0, 0])
+        c[0] += int(bool(t.success))
+        c[1] += 1
+    rows = []
+    for task_id, row in sorted(tasks.items()):
+        cells: dict[str, dict[str, Any] | None] = {}
+        for agent in agents:
+            got = counts.get((task_id, agent))
+            cells[agent] = (
+                None
+                if got is None
+                else {
+                    "k": got[0],
+                    "n": got[1],
+                    "rate": got[0] / got[1],
+                    "flaky": 0 < got[0] < got[1],
+                    "anchor": anchors.get((agent, task_id)),
+                }
+            )
+        rows.append({**row, "cells": cells})
+    return rows
+
+
+def _transcripts(
+    base: list[Trial], prefix: str
+) -> tuple[list[dict[str, Any]], dict[str, int], dict[tuple[str, str], str]]:
+    """Per agent, its failing tasks on the base variant — flips first, then always-failing —
+    one failing trial each, capped at `TRANSCRIPTS_PER_AGENT`."""
+    rows = failure_rows(base)
+    flipped = {(r["agent"], r["model"], r["task_id"]) for r in flips(rows)}
+    by_cell = {(t.agent, t.model, t.task_id, t.trial): t for t in base if not t.success}
+    chosen: list[dict[str, Any]] = []
+    more: dict[str, int] = {}
+    anchors: dict[tuple[str, str], str] = {}
+    shown: dict[str, int] = {}
+    ordered = sorted(
+        rows, key=lambda r: (str(r["agent"]), (r["agent"], r["model"], r["task_id"]) not in flipped)
+    )
+    for r in ordered:
+        agent = str(r["agent"])
+        if shown.get(agent, 0) >= TRANSCRIPTS_PER_AGENT:
+            more[agent] = more.get(agent, 0) + 1
+            continue
+        trial = by_cell[(r["agent"], r["model"], r["task_id"], r["trials"][0])]
+        anchor = f"{prefix}-t{len(chosen)}"
+        shown[agent] = shown.get(agent, 0) + 1
+        anchors[(agent, r["task_id"])] = anchor
+        flip = (r["agent"], r["model"], r["task_id"]) in flipped
+        chosen.append(
+            {
+                "anchor": anchor,
+                "agent": agent,
+                "flip": flip,
+                "summary": f"{r['failed']} of {r['n']} trials failed"
+                + (" (passed on the others)" if flip else ""),
+                "classes": ", ".join(f"{k} ×{v}" for k, v in r["classes"].items()),
+                "view": trial_view(trial),
+            }
+        )
+    return chosen, more, anchors
+
+
+def _variant_rows(trials: list[Trial], seed: int) -> list[dict[str, Any]]:
+    groups = compute_metrics(trials, k=[1], by=("agent", "model", "variant"), seed=seed).to_dict()
+    return [
+        {
+            "label": _label(g),
+            "variant": str(g.get("variant")),
+            "value": g["success_rate"]["value"],
+            "se": g["success_rate"]["se"],
+            "ci95": g["success_rate"]["ci95"],
+            "n_trials": g["n_trials"],
+        }
+        for g in groups["groups"]
+    ]
+
+
+def _reliability_bars(rel: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "label": _label(r),
+            "metric": name,
+            "value": (r.get(key) or {}).get("value"),
+            "se": (r.get(key) or {}).get("se"),
+        }
+        for r in rel
+        for key, name in RELIABILITY_BARS
+    ]
+
+
+def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInputs) -> SuiteReport:
+    ks = list(inputs.ks)
+    base = [t for t in trials if t.variant == "base"] or trials
+    headline = compute_metrics(base, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
+    full = compute_metrics(trials, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
+    groups = headline["groups"]
+    rel = full.get("reliability") or []
+    sections = [
+        s
+        for s in (_tool_section(groups), _control_section(groups), _reliability_section(rel))
+        if s is not None
+    ]
+    sections.append(_validity_section(base, list(headline.get("warnings", []))))
+    # The curves run over every k the trials allow (pass^k of a task needs k ≤ its
+    # trials), not only the table's few.
+    counts: dict[tuple[Any, ...], int] = {}
+    for t in base:
+        key = (t.agent, t.model, t.task_id)
+        counts[key] = counts.get(key, 0) + 1
+    curve_ks = list(range(1, min(max(counts.values(), default=1), MAX_CURVE_K) + 1))
+    curves = compute_metrics(base, k=curve_ks, by=("agent", "model"), seed=inputs.seed)
+    transcripts, more, anchors = _transcripts(base, f"s{index}")
+    points, unpriced = _frontier(base, groups)
+    horizon_groups, horizon_note = _horizon(base, inputs.seed)
+    return SuiteReport(
+        name=name,
+        metrics=headline,
+        ks=ks,
+        sections=sections,
+        passk=_passk_curves(curves.to_dict()["groups"], curve_ks),
+        frontier=points,
+        unpriced=unpriced,
+        horizon=horizon_groups,
+        horizon_note=horizon_note,
+        tasks=_task_cells(base, anchors),
+        variants=_variant_rows(trials, inputs.seed) if len({t.variant for t in trials}) > 1 else [],
+        reliability=_reliability_bars(rel),
+        confusion=[
+            {"label": _label(g), "counts": g["control"]["confusion"]}
+            for g in groups
+            if g.get("control")
+        ],
+        tool_errors={
+            _label(g): dict(g["tool_use"]["error_types"])
+            for g in groups
+            if g.get("tool_use") and g["tool_use"]["error_types"]
+        },
+        transcripts=transcripts,
+        transcripts_more=more,
+    )
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def capability_differences(a: TrialTable, b: TrialTable, seed: int = 0) -> list[dict[str, Any]]:
+    """The paired comparison B − A within each capability (or family, when no task has a
+    capability), on the rows the whole comparison reads: ``{by, label, n_tasks, rate_a,
+    rate_b, diff, ci}``; ``by`` says which, and ``ci`` is ``None`` for a capability with
+    one shared task (Miller 2024)."""
+    a, b = select_rows(a), select_rows(b)
+    key = "capability" if any(c is not None for c in b.capability) else "family"
+    labels = sorted({str(v) for v in getattr(b, key) if v is not None})
+    rows = []
+    for label in labels:
+        sub_a = a.take(getattr(a, key).astype(str) == label)
+        sub_b = b.take(getattr(b, key).astype(str) == label)
+        try:
+            c = compare(sub_a, sub_b, seed=seed)
+        except ValueError:  # no shared task in this capability
+            continue
+        rows.append(
+            {
+                "by": key,
+                "label": label,
+                "n_tasks": c.n_tasks,
+                "rate_a": c.rate_a,
+                "rate_b": c.rate_b,
+                "diff": c.mean_diff,
+                "ci": None if c.ci95 is None else [c.ci95[0], c.ci95[1]],
+            }
+        )
+    return rows
+
+
+#: The record's headline lists every capability; the report keeps it short and shows
+#: them in a table instead. The list runs from ", by capability:" to the start of A's
+#: part ("; A ") or the end of the line (the format of the record's `_system_rates`).
+_BY_CAPABILITY = re.compile(r", by capability: .*?(?=; A |$)")
+
+
+def _short_record(record: Sequence[str], has_table: bool) -> list[str]:
+    out = []
+    for line in record:
+        if line.startswith("Headline:") and has_table:
+            # With many capabilities the record already names only the largest differences.
+            short, listed = _BY_CAPABILITY.subn("", line)
+            if listed:
+                line = short + " (per capability: the table below)"
+        out.append(line)
+    return out
+
+
+def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial]]]:
+    """Sources that record the same suite, or share a task id, in one group (two JSONL
+    imports of one benchmark each record their file as the suite), named by their
+    suites; the groups in the order their first source was given."""
+    names = [src.run.suite if src.run is not None and src.run.suite else None for src in sources]
+    tasks = [{t.task_id for t in src.trials} for src in sources]
+    group = list(range(len(sources)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i in range(len(sources)):
+        for j in range(i):
+            if (names[i] is not None and names[i] == names[j]) or tasks[i] & tasks[j]:
+                group[root(i)] = root(j)
+    out: dict[int, tuple[list[str], list[Trial]]] = {}
+    for i, src in enumerate(sources):
+        suites, trials = out.setdefault(root(i), ([], []))
+        name = names[i] or "trials without a suite"
+        if name not in suites:
+            suites.append(name)
+        trials.extend(src.trials)
+    return [(", ".join(suites), trials) for suites, trials in out.values()]
+
+
+def build_report(inputs: ReportInputs) -> ReportData:
+    """Everything the HTML and Markdown reports show, from the given sources."""
+    suites = [
+        _suite_report(name, trials, i, inputs)
+        for i, (name, trials) in enumerate(group_by_suite(inputs.sources))
+    ]
+    capabilities = (
+        capability_differences(inputs.compared[0].table, inputs.compared[1].table, inputs.seed)
+        if inputs.compared is not None and inputs.comparison is not None
+        else []
+    )
     runs = [
         src.run.model_dump(
             include={"run_id", "agent", "model", "suite", "suite_version", "n_trials", "created_at"}
@@ -286,23 +542,23 @@ def build_report(inputs: ReportInputs) -> ReportData:
         for src in inputs.sources
         if src.run is not None
     ]
+    notes = list(inputs.notes)
+    for s in suites:
+        notes += [f"{s.name}: {w}" if len(suites) > 1 else w for w in s.metrics.get("warnings", [])]
+        notes += [f"cost frontier leaves out {u}" for u in s.unpriced]
     return ReportData(
         title=inputs.title,
-        metrics=data,
         runs=runs,
-        ks=list(inputs.ks),
-        record=list(inputs.record),
+        record=_short_record(inputs.record, bool(capabilities)),
         comparison=inputs.comparison,
-        frontier=points,
-        sections=sections,
-        tasks=_task_rows(trials),
-        transcripts=_sample_transcripts(trials),
-        notes=list(inputs.notes) + list(data.get("warnings", [])) + frontier_notes,
+        capabilities=capabilities,
+        suites=suites,
+        notes=notes,
     )
 
 
 def markdown_summary(data: ReportData) -> str:
-    """The report's outcome table, record and sections as Markdown."""
+    """Each suite's outcome table (base variant) and sections, and the record, as Markdown."""
 
     def esc(text: Any) -> str:
         return markdown_text(text)
@@ -315,37 +571,61 @@ def markdown_summary(data: ReportData) -> str:
     lines = [f"# {esc(data.title)}", ""]
     for note in data.notes:
         lines += [f"> {esc(note)}", ""]
-    ks = data.ks
-    head = ["group", "success rate ± SE", "95% CI", "T / N"]
-    head += [f"pass^{k}" for k in ks] + ["cost / trial", "cost of pass"]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for g in data.metrics["groups"]:
-        sr = g["success_rate"]
-        row = [
-            esc(" / ".join(str(g[k]) for k in ("agent", "model", "variant") if g.get(k)) or "all"),
-            f"{_pct(sr['value'])} ± {_pct(sr['se'])}",
-            "–"
-            if not sr["ci95"]
-            else f"{_pct(sr['ci95'][0])}–{_pct(sr['ci95'][1])} ({sr['ci_method']})",
-            f"{g['n_tasks']} / {g['n_trials']}",
-        ]
-        row += [num(g["pass_hat_k"].get(str(k))) for k in ks]
-        for key in ("per_trial", "cost_of_pass"):
-            unknown = g["cost"][key] is None and g["cost"]["missing"]
-            row.append(
-                unpriced_label(g["cost"]["missing"], g["n_trials"])
-                if unknown
-                else money(g["cost"][key])
-            )
-        lines.append("| " + " | ".join(row) + " |")
+    for suite in data.suites:
+        ks = suite.ks
+        lines += [f"## {esc(suite.name)}: outcome — base variant", ""]
+        head = ["group", "success rate ± SE", "95% CI", "T / N"]
+        head += [f"pass^{k}" for k in ks] + ["cost / trial", "cost of pass"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for g in suite.metrics["groups"]:
+            sr = g["success_rate"]
+            row = [
+                esc(_label(g)),
+                f"{_pct(sr['value'])} ± {_pct(sr['se'])}",
+                "–"
+                if not sr["ci95"]
+                else f"{_pct(sr['ci95'][0])}–{_pct(sr['ci95'][1])} ({sr['ci_method']})",
+                f"{g['n_tasks']} / {g['n_trials']}",
+            ]
+            row += [num(g["pass_hat_k"].get(str(k))) for k in ks]
+            for key in ("per_trial", "cost_of_pass"):
+                unknown = g["cost"][key] is None and g["cost"]["missing"]
+                row.append(
+                    unpriced_label(g["cost"]["missing"], g["n_trials"])
+                    if unknown
+                    else money(g["cost"][key])
+                )
+            lines.append("| " + " | ".join(row) + " |")
+        for s in suite.sections:
+            lines += ["", f"### {esc(s['title'])}", ""]
+            if s.get("note"):
+                lines += [esc(s["note"]), ""]
+            lines += ["| " + " | ".join(esc(c) for c in s["columns"]) + " |"]
+            lines += ["|" + "---|" * len(s["columns"])]
+            lines += ["| " + " | ".join(num(c) for c in row) + " |" for row in s["rows"]]
+        if suite.confusion:
+            lines += ["", "### Control confusion matrix (expected × taken) — base variant", ""]
+            lines += ["| agent | expected | " + " | ".join(CONTROL_STATES) + " |"]
+            lines += ["|---" * (len(CONTROL_STATES) + 2) + "|"]
+            for m in suite.confusion:
+                for expected, taken in m["counts"].items():
+                    if sum(taken.values()):
+                        counts = " | ".join(str(taken.get(t, 0)) for t in CONTROL_STATES)
+                        lines.append(f"| {esc(m['label'])} | {esc(expected)} | {counts} |")
+        lines.append("")
     if data.record:
-        lines += ["", "## Comparison record", ""]
+        lines += ["## Comparison record", ""]
         lines += [f"{i}. {esc(line)}" for i, line in enumerate(data.record, start=1)]
-    for s in data.sections:
-        lines += ["", f"## {esc(s['title'])}", ""]
-        if s.get("note"):
-            lines += [esc(s["note"]), ""]
-        lines += ["| " + " | ".join(esc(c) for c in s["columns"]) + " |"]
-        lines += ["|" + "---|" * len(s["columns"])]
-        lines += ["| " + " | ".join(num(c) for c in row) + " |" for row in s["rows"]]
+    if data.capabilities:
+        lines += [
+            "",
+            "| capability | tasks | A | B | B − A | 95% CI |",
+            "|---|---|---|---|---|---|",
+        ]
+        for c in data.capabilities:
+            ci = "–" if c["ci"] is None else f"{_pct(c['ci'][0])} to {_pct(c['ci'][1])}"
+            lines.append(
+                f"| {esc(c['label'])} | {c['n_tasks']} | {_pct(c['rate_a'])} | "
+                f"{_pct(c['rate_b'])} | {_pct(c['diff'])} | {ci} |"
+            )
     return "\n".join(lines) + "\n"

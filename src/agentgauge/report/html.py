@@ -1,12 +1,14 @@
 """The HTML report: one self-contained file (no network needed to open it).
 
-Everything a transcript or an agent produced is untrusted text: the template
-is rendered with autoescaping on and every value it shows has its control
-characters made visible; every string given to plotly goes through
-`agentgauge.display.plotly_text` (plotly renders HTML tags in names and labels),
-and plot data goes through plotly's JSON encoder (which escapes ``</script>``),
-never through string concatenation. A figure the metrics leave ``null`` (an
-interval from one task, a cost nobody recorded) shows a dash.
+plotly.js is inlined once (`agentgauge.report.figures.plotly_script`); the page
+loads no font, image or script from anywhere. Everything a transcript or an
+agent produced is untrusted text: the template is rendered with autoescaping on
+and every value it shows has its control characters made visible; every string
+given to plotly goes through `agentgauge.display.plotly_text` (in
+`agentgauge.report.figures`), and plot data goes through plotly's JSON encoder
+(which escapes ``</script>``), never through string concatenation. A figure the
+metrics leave ``null`` (an interval from one task, a cost nobody recorded)
+shows a dash. What each section shows, and its scope, is in docs/reports.md.
 """
 
 from __future__ import annotations
@@ -16,40 +18,81 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
-import plotly.graph_objects as go
 from markupsafe import Markup
 
 from agentgauge._version import __version__
-from agentgauge.display import plotly_text, visible
+from agentgauge.display import visible
 from agentgauge.metrics.cost import unpriced_label
+from agentgauge.report import figures
 from agentgauge.report.formats import money as _money
 from agentgauge.store import utc_now
 
-__all__ = ["ReportData", "render_html"]
+__all__ = [
+    "CONTROL_STATES",
+    "EVENTS_SHOWN",
+    "ReportData",
+    "SuiteReport",
+    "render_html",
+    "suite_plots",
+]
+
+#: Events of one transcript the page shows (a 10,000-step loop would bury the rest).
+EVENTS_SHOWN = 200
+#: Control decisions in the order the confusion matrix shows them.
+CONTROL_STATES = ("act", "ask", "refuse", "stop", "confirm", "recover", "transfer")
+
+
+@dataclass
+class SuiteReport:
+    """What the report shows of one suite; sections left empty are omitted or say why."""
+
+    name: str
+    metrics: dict[str, Any]
+    """An ``agentgauge.metrics/1`` object on the base variant, by agent and model."""
+    ks: list[int] = field(default_factory=lambda: [1, 2, 4])
+    sections: list[dict[str, Any]] = field(default_factory=list)
+    """Tables: ``{title, note, columns, rows}`` (tool calls, control, reliability, validity)."""
+    passk: list[dict[str, Any]] = field(default_factory=list)
+    """Curves for `figures.passk_figure`."""
+    frontier: list[dict[str, Any]] = field(default_factory=list)
+    """Points for `figures.frontier_figure`."""
+    unpriced: list[str] = field(default_factory=list)
+    """Agents left off the frontier because their cost is unknown, with the count."""
+    horizon: list[dict[str, Any]] = field(default_factory=list)
+    """Groups for `figures.horizon_figure`."""
+    horizon_note: str | None = None
+    """Why there is no time horizon, when there is none."""
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    """Heatmap rows ``{task_id, family, human_minutes, cells: {agent: {k, n, rate, flaky,
+    anchor} | None}}``."""
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    """``{label, variant, value, se, ci95, n_trials}`` per agent and variant."""
+    reliability: list[dict[str, Any]] = field(default_factory=list)
+    """Bars for `figures.reliability_figure`."""
+    confusion: list[dict[str, Any]] = field(default_factory=list)
+    """Matrices for `figures.confusion_figure`."""
+    tool_errors: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Failed tool-call statuses per agent."""
+    transcripts: list[dict[str, Any]] = field(default_factory=list)
+    """``{anchor, agent, flip, summary, classes, view}``; ``view`` is `explain.trial_view`."""
+    transcripts_more: dict[str, int] = field(default_factory=dict)
+    """Per agent, failing tasks whose transcript is left out."""
 
 
 @dataclass
 class ReportData:
-    """What a report shows; sections left empty are omitted with a note."""
+    """What a report shows: runs, notes, the comparison, and one `SuiteReport` per suite."""
 
     title: str
-    metrics: dict[str, Any]
-    """An ``agentgauge.metrics/1`` object."""
+    suites: list[SuiteReport] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
     """Run headers (run_id, agent, model, suite, suite_version, n_trials, created_at)."""
-    ks: list[int] = field(default_factory=lambda: [1, 2, 4])
     record: list[str] = field(default_factory=list)
     """The nine-line comparison record, when a comparison was made."""
     comparison: dict[str, Any] | None = None
     """An ``agentgauge.compare/1`` object."""
-    frontier: list[dict[str, Any]] = field(default_factory=list)
-    """Points ``{label, cost_per_trial, success_rate, dominated_by}``."""
-    sections: list[dict[str, Any]] = field(default_factory=list)
-    """Extra tables: ``{title, note, columns, rows}`` (tool calls, control, validity...)."""
-    tasks: list[dict[str, Any]] = field(default_factory=list)
-    """Per-task rows: ``{task_id, family, human_minutes, cells: {label: "c/n"}}``."""
-    transcripts: list[dict[str, Any]] = field(default_factory=list)
-    """Sample transcripts: ``{title, events: [{kind, who, text}]}``."""
+    capabilities: list[dict[str, Any]] = field(default_factory=list)
+    """The comparison per capability: ``{label, n_tasks, rate_a, rate_b, diff, ci}``."""
     notes: list[str] = field(default_factory=list)
     """Warnings and disclosures shown at the top (simulated agents, held-out use...)."""
 
@@ -88,72 +131,36 @@ def _cost(group: dict[str, Any], key: str) -> str:
 
 
 def _group_label(group: dict[str, Any]) -> str:
-    parts = [str(group[k]) for k in ("agent", "model", "variant") if group.get(k) is not None]
+    parts = [str(group[k]) for k in ("agent", "model") if group.get(k) is not None]
     return " / ".join(parts) or "all"
 
 
-def _passk_figure(metrics: dict[str, Any]) -> str:
-    fig = go.Figure()
-    for group in metrics.get("groups", []):
-        hat = group.get("pass_hat_k", {})
-        ks = sorted((int(k) for k, v in hat.items() if v is not None))
-        if not ks:
-            continue
-        fig.add_trace(
-            go.Scatter(
-                x=ks,
-                y=[hat[str(k)] for k in ks],
-                mode="lines+markers",
-                name=plotly_text(f"{_group_label(group)} pass^k"),
-            )
-        )
-    fig.update_layout(
-        title="pass^k: succeeds on all k attempts (falls with k when an agent is inconsistent)",
-        xaxis_title="k",
-        xaxis_dtick=1,
-        yaxis_title="pass^k",
-        yaxis_range=[0, 1.02],
-        height=380,
-        margin={"t": 50, "b": 40, "l": 50, "r": 20},
-    )
-    return str(fig.to_html(full_html=False, include_plotlyjs=True, div_id="passk"))
+def _heat(rate: float) -> str:
+    """A cell's background: red (0) through yellow to green (1), light enough for text."""
+    hue = round(120 * rate)
+    return f"hsl({hue}, 65%, 78%)"
 
 
-def _frontier_figure(points: list[dict[str, Any]]) -> str:
-    fig = go.Figure()
-    on = [p for p in points if not p.get("dominated_by")]
-    off = [p for p in points if p.get("dominated_by")]
-    on.sort(key=lambda p: p["cost_per_trial"])
-    if on:
-        fig.add_trace(
-            go.Scatter(
-                x=[p["cost_per_trial"] for p in on],
-                y=[p["success_rate"] for p in on],
-                text=[plotly_text(p["label"]) for p in on],
-                mode="lines+markers+text",
-                textposition="top center",
-                line_shape="hv",
-                name="frontier",
-            )
-        )
-    if off:
-        fig.add_trace(
-            go.Scatter(
-                x=[p["cost_per_trial"] for p in off],
-                y=[p["success_rate"] for p in off],
-                text=[plotly_text(f"{p['label']} (dominated by {p['dominated_by']})") for p in off],
-                mode="markers",
-                name="dominated",
-            )
-        )
-    fig.update_layout(
-        title="Cost frontier",
-        xaxis_title="cost per trial (USD)",
-        yaxis_title="success rate",
-        height=380,
-        margin={"t": 50, "b": 40, "l": 50, "r": 20},
-    )
-    return str(fig.to_html(full_html=False, include_plotlyjs=False, div_id="frontier"))
+def suite_plots(suite: SuiteReport, prefix: str) -> dict[str, str]:
+    """The suite's plots as HTML divs keyed by section (``passk``, ``frontier``,
+    ``horizon``, ``variants``, ``reliability``, ``confusion``, ``tool_errors``); a
+    section without data has no key. Div ids start with ``prefix``."""
+    plots: dict[str, Any] = {}
+    if any(v is not None for c in suite.passk for v in c["pass_hat_k"] + c["pass_at_k"]):
+        plots["passk"] = figures.passk_figure(suite.passk)
+    if any(p.get("cost_per_trial") for p in suite.frontier):
+        plots["frontier"] = figures.frontier_figure(suite.frontier)
+    if suite.horizon:
+        plots["horizon"] = figures.horizon_figure(suite.horizon)
+    if suite.variants:
+        plots["variants"] = figures.variant_figure(suite.variants)
+    if any(r["value"] is not None for r in suite.reliability):
+        plots["reliability"] = figures.reliability_figure(suite.reliability)
+    if suite.confusion:
+        plots["confusion"] = figures.confusion_figure(suite.confusion, CONTROL_STATES)
+    if suite.tool_errors:
+        plots["tool_errors"] = figures.tool_error_figure(suite.tool_errors)
+    return {key: figures.figure_div(fig, f"{prefix}-{key}") for key, fig in plots.items()}
 
 
 _ENV = jinja2.Environment(
@@ -167,20 +174,29 @@ _ENV = jinja2.Environment(
 _ENV.filters["interval"] = _interval
 _ENV.filters["fmt"] = _fmt
 _ENV.filters["money"] = _money
+_ENV.filters["heat"] = _heat
 _ENV.globals["group_label"] = _group_label
 _ENV.globals["cost_cell"] = _cost
 
 
 def render_html(data: ReportData) -> str:
     """Render the report as one HTML document."""
-    plots = [_passk_figure(data.metrics)]
-    if data.frontier and any(p.get("cost_per_trial") is not None for p in data.frontier):
-        usable = [p for p in data.frontier if p.get("cost_per_trial") is not None]
-        plots.append(_frontier_figure(usable))
+    plots = [suite_plots(s, f"s{i}") for i, s in enumerate(data.suites)]
+    forest = (
+        figures.figure_div(
+            figures.forest_figure(data.capabilities, data.capabilities[0].get("by", "capability")),
+            "forest",
+        )
+        if data.capabilities
+        else None
+    )
     template = _ENV.get_template("report.html.j2")
     return template.render(
         data=data,
         plots=plots,
+        forest=forest,
+        plotly_js=Markup(figures.plotly_script()),
+        events_shown=EVENTS_SHOWN,
         version=__version__,
         generated_at=utc_now(),
     )
