@@ -231,7 +231,9 @@ def _validity_section(base: list[Trial], warnings: list[str]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- figures' data
 
 
-def _passk_curves(groups: list[dict[str, Any]], ks: Sequence[int]) -> list[dict[str, Any]]:
+def passk_curves(groups: list[dict[str, Any]], ks: Sequence[int]) -> list[dict[str, Any]]:
+    """`figures.passk_figure`'s curves from ``agentgauge.metrics/1`` groups, one per
+    agent and model (the report's and the viewer's pass@k plots)."""
     return [
         {
             "label": _label(g),
@@ -423,7 +425,7 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         metrics=headline,
         ks=ks,
         sections=sections,
-        passk=_passk_curves(curves.to_dict()["groups"], curve_ks),
+        passk=passk_curves(curves.to_dict()["groups"], curve_ks),
         frontier=points,
         unpriced=unpriced,
         horizon=horizon_groups,
