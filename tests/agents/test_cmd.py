@@ -102,6 +102,24 @@ def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
             "error",
             "ProtocolError: unknown control decision 'panic'",
         ),
+        (
+            # It stops reading first: the broken pipe on the next write is not the
+            # story, the line it printed is (a race the first case can also hit).
+            "sys.stdin.readline()\n"
+            'print(json.dumps({"type": "tool_call", "name": "add", "arguments": {"n": 1}}))\n'
+            "sys.stdout.flush(); sys.stdin.close(); import os; os.close(0)\n"
+            'print("oops, not JSON", flush=True); time.sleep(0.5)\n',
+            "error",
+            "ProtocolError: stdout line is not JSON: b'oops",
+        ),
+        (
+            "sys.stdin.readline(); sys.stdin.close(); import os; os.close(0)\n"
+            'print(json.dumps({"type": "say", "content": "hi"}), flush=True)\n'
+            'print("leaving", file=sys.stderr); time.sleep(0.3); sys.exit(4)\n',
+            "error",
+            "ProtocolError: program closed its input before the conversation ended "
+            "(it exited with code 4); stderr: ...leaving",
+        ),
         ("sys.stdin.readline(); time.sleep(60)\n", "timeout", "timed out after 1.0s in the agent"),
     ],
 )

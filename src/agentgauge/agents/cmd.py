@@ -126,6 +126,21 @@ class CommandAgent:
             await program.stop()
 
     async def _converse(self, program: Program, session: Session) -> None:
+        try:
+            await self._exchange(program, session)
+        except _InputClosed:
+            # The program stopped reading: what it printed before (a line that is not
+            # JSON, say) or its exit says why better than the broken pipe does.
+            while line := await program.readline():
+                _parse(line)
+            code = await program.wait_exit(_EXIT_AFTER_DONE_S)
+            exited = "" if code is None else f" (it exited with code {code})"
+            raise ProtocolError(
+                f"program closed its input before the conversation ended{exited}"
+                + _tail(await program.stderr_text())
+            ) from None
+
+    async def _exchange(self, program: Program, session: Session) -> None:
         proc = program.process
         assert proc.stdin is not None
         seed = int(session.rng.integers(0, 2**31 - 1))
@@ -214,7 +229,11 @@ async def _send(proc: asyncio.subprocess.Process, msg: dict[str, Any]) -> None:
         proc.stdin.write(json.dumps(msg, default=str).encode() + b"\n")
         await proc.stdin.drain()
     except (BrokenPipeError, ConnectionResetError):
-        raise ProtocolError("program closed its input before the conversation ended") from None
+        raise _InputClosed from None
+
+
+class _InputClosed(Exception):
+    """The program closed its stdin (`CmdAgent._converse` says why)."""
 
 
 def _tail(stderr: str) -> str:
