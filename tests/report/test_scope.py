@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from agentgauge.harness.runner import run
-from agentgauge.report.build import ReportInputs, build_report
+from agentgauge.report.build import ReportInputs, _reliability_bars, build_report
 from agentgauge.report.scope import ALL_VARIANTS, BASE_VARIANT, base_trials, scoped_metrics
 from agentgauge.report.terminal import print_behaviour, print_variants
 from agentgauge.schema import Trial
@@ -53,7 +53,8 @@ def test_control_and_tool_figures_match_the_report_on_the_base_variant(
 ) -> None:
     trials = [t for s in sources for t in s.trials]
     scoped = scoped_metrics(trials, k=[1], by=("agent",))  # what the demo prints from
-    report = build_report(ReportInputs(sources=sources, ks=[1])).metrics
+    suite = build_report(ReportInputs(sources=sources, ks=[1])).suites[0]
+    report = suite.metrics
     assert scoped.base_scope == BASE_VARIANT
     terminal = {g["agent"]: g for g in scoped.base.to_dict()["groups"]}
     html = {g["agent"]: g for g in report["groups"]}
@@ -62,8 +63,9 @@ def test_control_and_tool_figures_match_the_report_on_the_base_variant(
         assert terminal[agent]["control"] == g["control"]
         assert terminal[agent]["tool_use"] == g["tool_use"]
         assert terminal[agent]["success_rate"] == g["success_rate"]
-    # Reliability is over all variants on both sides.
-    assert scoped.all.to_dict()["reliability"] == report["reliability"]
+    # Reliability is over all variants on both sides (the report draws it as bars).
+    assert suite.reliability == _reliability_bars(scoped.all.to_dict()["reliability"])
+    assert any(bar["value"] is not None for bar in suite.reliability)
 
     # And the printed table shows the report's numbers, under a title naming the scope.
     buf = io.StringIO()

@@ -28,6 +28,7 @@ from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
 from agentgauge.report.formats import money
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
+from agentgauge.report.scope import base_trials
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
 from agentgauge.table import TrialTable
@@ -100,7 +101,7 @@ def _errors(types: dict[str, int]) -> str:
     return f"{sum(types.values())} ({shown})"
 
 
-def _tool_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _tool_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] | None:
     rows = [
         [
             _label(g),
@@ -118,7 +119,7 @@ def _tool_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     return {
         "key": "tool_calls",
-        "title": "Tool calls and trajectories — base variant",
+        "title": f"Tool calls and trajectories — {scope}",
         "note": "Errors: failed tool calls and their most common namespaced types (all of "
         "them in the histogram, where there is one).",
         "columns": [
@@ -134,7 +135,7 @@ def _tool_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def _control_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _control_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] | None:
     rows = [
         [_label(g)]
         + [
@@ -155,7 +156,7 @@ def _control_section(groups: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     return {
         "key": "control",
-        "title": "Control decisions — base variant",
+        "title": f"Control decisions — {scope}",
         "note": "Over-refusal: should act, refused or escalated. Under-refusal: should "
         "refuse or escalate, acted. Both directions are always shown together.",
         "columns": [
@@ -197,7 +198,7 @@ def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def _validity_section(base: list[Trial], warnings: list[str]) -> dict[str, Any]:
+def _validity_section(base: list[Trial], warnings: list[str], scope: str) -> dict[str, Any]:
     table = TrialTable.from_trials(base)
     by_agent = [sub for _, sub in table.groups(["agent"])] if base else []
     rows: list[list[Any]] = []
@@ -220,7 +221,7 @@ def _validity_section(base: list[Trial], warnings: list[str]) -> dict[str, Any]:
     rows += [["metrics warning", "", w] for w in warnings]
     return {
         "key": "validity",
-        "title": "Validity checks — base variant",
+        "title": f"Validity checks — {scope}",
         "note": "Tasks a do-nothing agent passes are outcome-validity defects; tasks no "
         "agent ever passes are most often broken tasks.",
         "columns": ["check", "value", "tasks"],
@@ -398,17 +399,21 @@ def _reliability_bars(rel: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInputs) -> SuiteReport:
     ks = list(inputs.ks)
-    base = [t for t in trials if t.variant == "base"] or trials
+    base, scope = base_trials(trials)
     headline = compute_metrics(base, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
     full = compute_metrics(trials, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
     groups = headline["groups"]
     rel = full.get("reliability") or []
     sections = [
         s
-        for s in (_tool_section(groups), _control_section(groups), _reliability_section(rel))
+        for s in (
+            _tool_section(groups, scope),
+            _control_section(groups, scope),
+            _reliability_section(rel),
+        )
         if s is not None
     ]
-    sections.append(_validity_section(base, list(headline.get("warnings", []))))
+    sections.append(_validity_section(base, list(headline.get("warnings", [])), scope))
     # The curves run over every k the trials allow (pass^k of a task needs k ≤ its
     # trials), not only the table's few.
     counts: dict[tuple[Any, ...], int] = {}
@@ -422,6 +427,7 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
     horizon_groups, horizon_note = _horizon(base, inputs.seed)
     return SuiteReport(
         name=name,
+        scope=scope,
         metrics=headline,
         ks=ks,
         sections=sections,
@@ -575,7 +581,7 @@ def markdown_summary(data: ReportData) -> str:
         lines += [f"> {esc(note)}", ""]
     for suite in data.suites:
         ks = suite.ks
-        lines += [f"## {esc(suite.name)}: outcome — base variant", ""]
+        lines += [f"## {esc(suite.name)}: outcome — {suite.scope}", ""]
         head = ["group", "success rate ± SE", "95% CI", "T / N"]
         head += [f"pass^{k}" for k in ks] + ["cost / trial", "cost of pass"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -606,7 +612,7 @@ def markdown_summary(data: ReportData) -> str:
             lines += ["|" + "---|" * len(s["columns"])]
             lines += ["| " + " | ".join(num(c) for c in row) + " |" for row in s["rows"]]
         if suite.confusion:
-            lines += ["", "### Control confusion matrix (expected × taken) — base variant", ""]
+            lines += ["", f"### Control confusion matrix (expected × taken) — {suite.scope}", ""]
             lines += ["| agent | expected | " + " | ".join(CONTROL_STATES) + " |"]
             lines += ["|---" * (len(CONTROL_STATES) + 2) + "|"]
             for m in suite.confusion:

@@ -49,6 +49,9 @@ class SuiteReport:
     name: str
     metrics: dict[str, Any]
     """An ``agentgauge.metrics/1`` object on the base variant, by agent and model."""
+    scope: str = "base variant"
+    """The trials of the base-variant tables (`agentgauge.report.scope.base_trials`): all
+    of them, and the titles say so, when the suite's runs have no base variant."""
     ks: list[int] = field(default_factory=lambda: [1, 2, 4])
     sections: list[dict[str, Any]] = field(default_factory=list)
     """Tables: ``{title, note, columns, rows}`` (tool calls, control, reliability, validity)."""
