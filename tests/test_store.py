@@ -51,6 +51,32 @@ def test_round_trip_trials_events_grades(tmp_path: Path) -> None:
     assert db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def test_one_trial_by_key_is_the_trial_the_run_reads(tmp_path: Path) -> None:
+    """`Store.trial` (what show and the viewer open) reads the same trial, transcript,
+    final state and grades as the whole-run reader, and nothing of another run."""
+    db = Store(tmp_path / "s.db")
+    for run in ("r1", "r2"):
+        db.create_run(Run(run_id=run, created_at=utc_now()))
+    trials = [
+        Trial(
+            task_id=f"t{i}",
+            trial=0,
+            success=i == 1,
+            final_state={"n": i},
+            events=[MessageEvent(role="user", content=f"hi {i}")],
+            grades=[Grade(grader="state", passed=i == 1, evidence={"i": i})],
+        )
+        for i in range(3)
+    ]
+    db.add_trials("r1", trials)
+    db.add_trials("r2", trials[:1])
+    keys = db.trial_keys("r1")
+    for key, whole in zip(keys, db.trials("r1"), strict=True):
+        assert db.trial("r1", key) == whole
+    assert db.trial("r2", keys[1]) is None  # another run's key
+    assert db.trial("r1", max(keys) + 100) is None
+
+
 def test_failed_import_leaves_store_unchanged(tmp_path: Path) -> None:
     db_path = tmp_path / "s.db"
     good = tmp_path / "good.jsonl"

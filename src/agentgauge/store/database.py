@@ -444,18 +444,38 @@ class Store:
             " ORDER BY g.trial_pk, g.grader",
             (run_id, version),
         )
-        for pk, grader, score, passed, status, evidence, judge in rows:
-            yield (
-                pk,
-                Grade(
-                    grader=grader,
-                    score=score,
-                    passed=None if passed is None else bool(passed),
-                    status=status,
-                    evidence=None if evidence is None else json.loads(evidence),
-                    judge_model=judge,
-                ),
-            )
+        for pk, *grade in rows:
+            yield pk, _grade(*grade)
+
+    def trial(self, run_id: str, pk: int) -> Trial | None:
+        """One trial of the run by primary key, with its transcript and the grades of
+        the run's active version (what ``show`` and the viewer read a trial by);
+        ``None`` when the run has no such trial."""
+        if self.schema_version < 2:  # documents kept inline: the whole-run reader knows how
+            keyed = zip(self.trials(run_id), self.trial_keys(run_id), strict=True)
+            return next((t for t, k in keyed if k == pk), None)
+        row = self.conn.execute(
+            f"SELECT {self._trial_select} FROM trials WHERE id = ? AND run_id = ?", (pk, run_id)
+        ).fetchone()
+        if row is None:
+            return None
+
+        def document(value: int | str) -> str:
+            (data,) = self.conn.execute(
+                "SELECT data FROM documents WHERE id = ?", (value,)
+            ).fetchone()
+            return document_text(data)
+
+        trial = trial_of(row, document)
+        trial.events, _ = self.trial_events(pk)
+        rows = self.conn.execute(
+            "SELECT grader, score, passed, status, evidence, judge_model FROM grades"
+            " WHERE trial_pk = ? AND version = (SELECT MAX(version) FROM grades"
+            " WHERE trial_pk = ? AND version <= ?) ORDER BY grader",
+            (pk, pk, self.active_grade_version(run_id)),
+        )
+        trial.grades = [_grade(*r) for r in rows]
+        return trial
 
     def grade_versions(self, run_id: str) -> list[GradeVersion]:
         """The run's grade versions, oldest first, the active one marked."""
@@ -614,6 +634,25 @@ class Store:
             if missing:
                 return f"{missing} rows of {table} refer to a missing document ({column})"
         return "ok"
+
+
+def _grade(
+    grader: str,
+    score: float | None,
+    passed: int | None,
+    status: str | None,
+    evidence: str | None,
+    judge_model: str | None,
+) -> Grade:
+    """A ``grades`` row as a `Grade`."""
+    return Grade(
+        grader=grader,
+        score=score,
+        passed=None if passed is None else bool(passed),
+        status=status,
+        evidence=None if evidence is None else json.loads(evidence),
+        judge_model=judge_model,
+    )
 
 
 def _text(value: bytes | str) -> str:

@@ -12,14 +12,11 @@ hold (docs/store.md, "Grade versions").
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from agentgauge.schema import TRIAL_FIELDS, Grade, Trial
+from agentgauge.schema import Trial
 from agentgauge.store import Store
-from agentgauge.store.layout import column_of, document_text
-from agentgauge.store.rows import trial_of
 
 __all__ = [
     "PAGE_SIZE",
@@ -257,49 +254,7 @@ def task_page(
     return Page(list(rows.values()), shown, _pages(len(kept), size), len(kept))
 
 
-_TRIAL_SELECT = ", ".join(column_of(f) for f in TRIAL_FIELDS)
-
-
 def load_trial(store: Store, run_id: str, pk: int) -> Trial | None:
     """The run's trial with primary key ``pk``, with its transcript and its grades of
     the run's active grade version (``None`` when the run has no such trial)."""
-    if store.schema_version < 2:  # documents kept inline: the store's own reader knows how
-        return next(
-            (
-                t
-                for t, k in zip(store.trials(run_id), store.trial_keys(run_id), strict=True)
-                if k == pk
-            ),
-            None,
-        )
-    row = store.conn.execute(
-        f"SELECT {_TRIAL_SELECT} FROM trials WHERE id = ? AND run_id = ?", (pk, run_id)
-    ).fetchone()
-    if row is None:
-        return None
-
-    def document(value: int) -> str:
-        (data,) = store.conn.execute("SELECT data FROM documents WHERE id = ?", (value,)).fetchone()
-        return document_text(data)
-
-    trial = trial_of(row, document)
-    trial.events, _ = store.trial_events(pk)
-    version = store.active_grade_version(run_id)
-    grades = store.conn.execute(
-        "SELECT grader, score, passed, status, evidence, judge_model FROM grades g"
-        " WHERE trial_pk = ? AND version = (SELECT MAX(version) FROM grades"
-        " WHERE trial_pk = ? AND version <= ?) ORDER BY grader",
-        (pk, pk, version),
-    )
-    trial.grades = [
-        Grade(
-            grader=grader,
-            score=score,
-            passed=None if passed is None else bool(passed),
-            status=status,
-            evidence=None if evidence is None else json.loads(evidence),
-            judge_model=judge,
-        )
-        for grader, score, passed, status, evidence, judge in grades
-    ]
-    return trial
+    return store.trial(run_id, pk)
