@@ -22,9 +22,18 @@ import html
 import re
 from typing import Any
 
+import jinja2
+from markupsafe import Markup
 from rich.text import Text
 
-__all__ = ["markdown_text", "plotly_text", "terminal_text", "terminal_warning", "visible"]
+__all__ = [
+    "html_environment",
+    "markdown_text",
+    "plotly_text",
+    "terminal_text",
+    "terminal_warning",
+    "visible",
+]
 
 #: Bidirectional controls (Unicode Standard Annex #9, "Explicit Directional
 #: Formatting Characters"): they reorder what is shown around them ("Trojan
@@ -84,3 +93,25 @@ def plotly_text(text: Any) -> str:
     annotations, titles). plotly.js reads ``<a href>``, ``<span style>``, ``<br>`` and
     other tags in them and decodes entities, so the escaped text shows as written."""
     return html.escape(visible(text), quote=False)
+
+
+def _html_value(value: Any) -> Any:
+    """Every value an HTML template prints, controls made visible; markup built by
+    agentgauge itself (a plot, a pre-rendered fragment) is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value, keep="\n\t")
+    return value
+
+
+def html_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
+    """The Jinja2 environment of every HTML page agentgauge writes (the report, the
+    viewer): autoescaping on for every template, an undefined name an error, and every
+    printed value through `visible`."""
+    return jinja2.Environment(
+        loader=loader,
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=_html_value,
+    )

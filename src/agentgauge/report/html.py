@@ -21,7 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from agentgauge._version import __version__
-from agentgauge.display import visible
+from agentgauge.display import html_environment
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report import figures
 from agentgauge.report.formats import money as _money
@@ -117,14 +117,6 @@ def _interval(ci: Any, digits: int = 3) -> str:
     return f"[{_fmt(ci[0], digits)}, {_fmt(ci[1], digits)}]"
 
 
-def _shown(value: Any) -> Any:
-    """Every value the template prints, with its control characters made visible
-    (markup we built ourselves, the plots, is left as it is)."""
-    if isinstance(value, str) and not isinstance(value, Markup):
-        return visible(value, keep="\n\t")
-    return value
-
-
 def _cost(group: dict[str, Any], key: str) -> str:
     """A cost cell; one that unpriced trials make unknown says so, with the count."""
     cost = group["cost"]
@@ -166,14 +158,7 @@ def suite_plots(suite: SuiteReport, prefix: str) -> dict[str, str]:
     return {key: figures.figure_div(fig, f"{prefix}-{key}") for key, fig in plots.items()}
 
 
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("agentgauge.report", "templates"),
-    autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    finalize=_shown,
-)
+_ENV = html_environment(jinja2.PackageLoader("agentgauge.report", "templates"))
 _ENV.filters["interval"] = _interval
 _ENV.filters["fmt"] = _fmt
 _ENV.filters["money"] = _money

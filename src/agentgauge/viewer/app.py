@@ -25,7 +25,6 @@ from urllib.parse import quote, urlencode
 
 import jinja2
 import plotly
-from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
@@ -37,7 +36,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentgauge._version import __version__
-from agentgauge.display import visible
+from agentgauge.display import html_environment
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import trial_view
 from agentgauge.store import Store
@@ -68,13 +67,6 @@ _HEADERS = {
 _PAGE_CACHE, _ASSET_CACHE = "no-store", "max-age=3600"
 
 
-def _shown(value: Any) -> Any:
-    """Every value a template prints, controls made visible (markup we built is left)."""
-    if isinstance(value, str) and not isinstance(value, Markup):
-        return visible(value, keep="\n\t")
-    return value
-
-
 def _pct(value: float | None) -> str:
     return "–" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
 
@@ -102,14 +94,7 @@ def _json_link(request: Request) -> str:
     return request.url.path + _query(**params, format="json")
 
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(_HERE / "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    finalize=_shown,
-)
+_ENV = html_environment(jinja2.FileSystemLoader(_HERE / "templates"))
 _ENV.filters["pct"] = _pct
 _ENV.filters["num"] = _num
 _ENV.globals.update(run_url=run_url, query=_query, json_link=_json_link, version=__version__)
