@@ -35,6 +35,9 @@ def test_demo_shows_the_method_and_is_reproducible(tmp_path: Path) -> None:
     assert "B is better" in text
     assert "SIMULATED" in text
     out = tmp_path / "a"
+    # The last lines say where to look next, with a run the demo wrote.
+    assert f"agentgauge show {out / 'agentgauge.db'}:retail-hasty" in text
+    assert f"agentgauge view --store {out / 'agentgauge.db'}" in text
     html = (out / "report.html").read_text()
     assert "Comparison record" in html and "builtin:careful" in html
     with Store(out / "agentgauge.db") as db:

@@ -193,6 +193,12 @@ def run_demo(
     html_path.write_text(render_html(data), encoding="utf-8")
     md_path.write_text(markdown_summary(data), encoding="utf-8")
     con.print(Rule())
-    con.print(f"store:  {db}   (try: agentgauge runs --store {db})")
-    con.print(f"report: {html_path}  and  {md_path}")
+    # Paths as plain text: a folder named like Rich markup ("[bold]") is printed as it is.
+    for line in (
+        f"store:  {db}   (try: agentgauge runs --store {db})",
+        f"report: {html_path}  and  {md_path}",
+        f"why trials failed: agentgauge show {db}:retail-hasty",
+        f"browse the runs:   agentgauge view --store {db}",
+    ):
+        con.print(Text(line), soft_wrap=True)
     return DemoResult(db, html_path, md_path, run_ids, result.comparison.verdict)
