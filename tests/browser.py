@@ -24,6 +24,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Hostile text for the XSS tests of every page (report, viewer): each piece would set
+# SENTINEL if a browser ran it; a test asserts it stays undefined and the text shows.
+SENTINEL = "__agentgauge_pwned"
+SCRIPT = f"<script>window.{SENTINEL}=1</script>"
+IMG = f'<img src=x onerror="window.{SENTINEL}=2">'
+JS_LINK = f'<a href="javascript:window.{SENTINEL}=3">click me</a>'
+#: Closes a ``<script>`` that embeds JSON, then opens one of its own.
+END_SCRIPT = f'</script><script>window.{SENTINEL}=4</script>{{"x":"'
+PAYLOADS = (SCRIPT, IMG, JS_LINK, END_SCRIPT)
+
 
 def _missing(reason: str) -> None:
     if os.environ.get("AGENTGAUGE_REQUIRE_BROWSER") == "1":

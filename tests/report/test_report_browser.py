@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.browser import browser, errors, screenshot
+from tests.browser import (
+    END_SCRIPT,
+    IMG,
+    JS_LINK,
+    PAYLOADS,
+    SCRIPT,
+    SENTINEL,
+    browser,
+    errors,
+    screenshot,
+)
 
 from agentgauge.api import compare_sources
 from agentgauge.harness.runner import run
@@ -149,13 +159,8 @@ def test_a_heatmap_cell_jumps_to_its_transcript(page: Any) -> None:
 
 # --------------------------------------------------------------------------- hostile text
 
-#: Set by any script the payload manages to run.
-SENTINEL = "__agentgauge_xss"
-SCRIPT = f"<script>window.{SENTINEL}=1</script>"
-IMG = f'<img src=x onerror="window.{SENTINEL}=2" class=payload>'
-JS_LINK = f'<a class=payload href="javascript:window.{SENTINEL}=3">click</a>'
-CLOSE = f"</script><script>window.{SENTINEL}=4</script>"
-PAYLOAD = f"{SCRIPT}{IMG}{JS_LINK}{CLOSE}"
+CLOSE = END_SCRIPT
+PAYLOAD = "".join(PAYLOADS)
 
 
 def _hostile_jsonl(path: Path) -> Path:

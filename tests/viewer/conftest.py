@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
 import json
 import socket
 import subprocess
@@ -24,15 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tests.browser as browser_helper
+from tests.browser import END_SCRIPT, IMG, JS_LINK, PAYLOADS, SCRIPT
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# tests/ is not a package (pytest's importlib mode): load the shared browser helper by path.
-_spec = importlib.util.spec_from_file_location("agentgauge_browser", ROOT / "tests" / "browser.py")
-assert _spec is not None and _spec.loader is not None
-browser_helper = importlib.util.module_from_spec(_spec)
+# The shared browser helper, also by a flat name for the test modules here.
 sys.modules["agentgauge_browser"] = browser_helper
-_spec.loader.exec_module(browser_helper)
 try:
     from selenium.webdriver.common.by import By
 except ImportError:  # `browser()` skips the tests that need it, with the reason
@@ -42,13 +39,6 @@ except ImportError:  # `browser()` skips the tests that need it, with the reason
 # a conftest by name.
 sys.modules["viewer_support"] = sys.modules[__name__]
 
-#: The sentinel an executed payload would set; a test asserts it stays undefined.
-SENTINEL = "__agentgauge_pwned"
-SCRIPT = f"<script>window.{SENTINEL}=1</script>"
-IMG = f'<img src=x onerror="window.{SENTINEL}=2">'
-JS_LINK = f'<a href="javascript:window.{SENTINEL}=3">click me</a>'
-END_SCRIPT = f'</script><script>window.{SENTINEL}=4</script>{{"x":"'
-PAYLOADS = (SCRIPT, IMG, JS_LINK, END_SCRIPT)
 HOSTILE = " ".join(PAYLOADS)
 XSS_RUN = f"run {SCRIPT}"
 XSS_TASK = f"task {IMG}"

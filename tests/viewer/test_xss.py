@@ -15,13 +15,8 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from agentgauge_browser import browser, errors
+from agentgauge_browser import END_SCRIPT, IMG, JS_LINK, SCRIPT, SENTINEL, browser, errors
 from viewer_support import (
-    END_SCRIPT,
-    IMG,
-    JS_LINK,
-    SCRIPT,
-    SENTINEL,
     XSS_AGENT,
     XSS_RUN,
     XSS_TASK,
