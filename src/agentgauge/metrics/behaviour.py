@@ -6,7 +6,8 @@ from the graders") and how consistently and robustly it behaved (Rabanser et
 al. 2026) — needs each trial's events and grades. This module gathers those per
 metrics group and per configuration:
 
-- ``tool_use`` and ``control`` per group (same grouping as the outcome table);
+- ``tool_use``, ``control`` and ``recovery`` (from tool errors, HAL) per group
+  (same grouping as the outcome table);
 - ``reliability`` per configuration (agent, model), across its variants,
   because robustness compares a configuration's base trials with its
   perturbed ones.
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge.metrics.control import control_metrics
+from agentgauge.metrics.recovery import recovery_metrics, trial_recovery
 from agentgauge.metrics.reliability import reliability_from_trials
 from agentgauge.metrics.toolcalls import toolcall_metrics
 from agentgauge.schema import MessageEvent, Trial
@@ -77,6 +79,24 @@ def _control(trials: Sequence[Trial]) -> dict[str, Any] | None:
     )
 
 
+def _recovery(trials: Sequence[Trial]) -> dict[str, Any] | None:
+    # A trial without a transcript may have had errors nobody recorded: it is left out,
+    # not counted as error-free.
+    seen = [t for t in trials if t.events]
+    if not seen:
+        return None
+    facts = [trial_recovery(t.events) for t in seen]
+    section = recovery_metrics(
+        [t.task_id for t in seen],
+        [bool(t.success) and not t.is_infra_error for t in seen],
+        [f.n_errors > 0 for f in facts],
+        [f.recovered for f in facts],
+        [f.error_types for f in facts],
+    )
+    section["n_without_transcript"] = len(trials) - len(seen)
+    return section
+
+
 def _keep(trials: Sequence[Trial], exclude_infra_errors: bool) -> list[Trial]:
     return [t for t in trials if not (exclude_infra_errors and t.is_infra_error)]
 
@@ -84,8 +104,8 @@ def _keep(trials: Sequence[Trial], exclude_infra_errors: bool) -> list[Trial]:
 def behaviour_by_group(
     trials: Sequence[Trial], by: Sequence[str], *, exclude_infra_errors: bool = False
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """``{group labels: {"tool_use": ..., "control": ..., "null_reasons": ...}}`` for
-    each group in ``by``.
+    """``{group labels: {"tool_use": ..., "control": ..., "recovery": ...,
+    "null_reasons": ...}}`` for each group in ``by``.
 
     Labels are the values of ``by`` in order, as the outcome engine groups.
     A section is ``None`` when no trial of the group carries what it needs, and
@@ -97,12 +117,22 @@ def behaviour_by_group(
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for key, members in groups.items():
         tool_use, control = _tool_use(members), _control(members)
+        recovery = _recovery(members)
         reasons = {}
         if tool_use is None:
             reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
         if control is None:
             reasons["control"] = "no trial names the control decision it expects"
-        out[key] = {"tool_use": tool_use, "control": control, "null_reasons": reasons}
+        if recovery is None:
+            reasons["recovery"] = "no trial has a transcript"
+        else:
+            reasons.update({f"recovery.{k}": v for k, v in recovery["null_reasons"].items()})
+        out[key] = {
+            "tool_use": tool_use,
+            "control": control,
+            "recovery": recovery,
+            "null_reasons": reasons,
+        }
     return out
 
 

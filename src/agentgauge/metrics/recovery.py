@@ -1,0 +1,204 @@
+"""Recovery from tool errors (docs/metrics.md, "Recovery from tool errors").
+
+HAL (Kapoor et al. 2025, *Holistic Agent Leaderboard*) found that agents which
+fixed a tool-call error mid-run were 1.5 to 4 times more likely to succeed than
+agents that did not. Per group of trials this module reports:
+
+- **with_tool_error**: the share of trials with at least one tool error (a tool
+  result flagged ``is_error``: a fault, a rejected argument, an unknown tool);
+- **recovered**: among those, the share in which the agent recovered from every
+  error: each error is followed later in the transcript by a successful call of
+  the *same* tool, or by an explicit ``recover`` control decision. A retry of a
+  different tool is not a recovery;
+- **success_with_recovery** / **success_without_recovery**: the success rate of
+  trials with a tool error that recovered, and of those that did not, and
+  **recovery_ratio**, the first over the second (HAL's 1.5 to 4);
+- **error_types**: tool errors by type, counted in successful trials as well as
+  in failed ones (an error in a trial that still succeeded is no harm done; the
+  same error type in failed trials is where to look).
+
+Every rate is a task average with the interval of the outcome metrics (tasks
+weigh equally and are the clusters; `outcome_metrics`), with the number of
+trials and tasks behind it; a rate over no trial is ``None`` with the reason.
+
+The per-trial facts (`trial_recovery`) are derived once from a transcript and
+are plain columns (has an error, recovered, error types), so the rates
+(`recovery_metrics`) are array arithmetic that does not need the events.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.metrics.outcome import outcome_metrics, task_success_counts
+from agentgauge.schema import ControlEvent, Event, ToolCallEvent, ToolResultEvent
+
+__all__ = ["ERROR_TYPES", "TrialRecovery", "error_type", "recovery_metrics", "trial_recovery"]
+
+#: Error types, tried in order on a tool error's text; the first that matches names it.
+ERROR_TYPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("rate_limit", re.compile(r"\b429\b|rate.?limit|too many requests", re.I)),
+    ("timeout", re.compile(r"time(?:d)?\s*out|deadline", re.I)),
+    ("transient", re.compile(r"transient|internal error|\b5\d\d\b|unavailable|try again", re.I)),
+    ("unknown_tool", re.compile(r"unknown (?:tool|function)|no such (?:tool|function)", re.I)),
+    ("not_found", re.compile(r"not found|no such|does not exist", re.I)),
+    (
+        "invalid_arguments",
+        re.compile(r"argument|parameter|must be|invalid|required|missing", re.I),
+    ),
+)
+
+
+def error_type(content: Any) -> str:
+    """The type of one tool error: the ``type``/``code``/``error_type`` a structured
+    error names, else the first of `ERROR_TYPES` whose pattern its text matches,
+    else ``other`` (a type that cannot be read is not guessed)."""
+    if isinstance(content, Mapping):
+        for key in ("error_type", "type", "code"):
+            value = content.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    text = content if isinstance(content, str) else repr(content)
+    for name, pattern in ERROR_TYPES:
+        if pattern.search(text):
+            return name
+    return "other"
+
+
+@dataclass(frozen=True)
+class TrialRecovery:
+    """What one trial's transcript says about its tool errors."""
+
+    n_errors: int
+    """Tool results flagged as errors."""
+    recovered: bool
+    """Every error was followed by a successful call of the same tool or a ``recover``
+    decision (``False`` for a trial without errors)."""
+    error_types: dict[str, int] = field(default_factory=dict)
+    """Errors by type (`error_type`)."""
+
+
+def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
+    """The recovery facts of one transcript.
+
+    A result names its tool by its ``name`` or, failing that, through the call
+    it answers (``call_id``). An error is recovered when a later result of the
+    same tool is not an error, or a later control decision is ``recover``.
+    """
+    tool_of_call = {e.call_id: e.name for e in events if isinstance(e, ToolCallEvent) and e.call_id}
+    # Walk backwards so "is there a later success of this tool / a later recover" is a set lookup.
+    later_ok: set[str | None] = set()
+    later_recover = False
+    n_errors = 0
+    unrecovered = 0
+    types: Counter[str] = Counter()
+    for event in reversed(events):
+        if isinstance(event, ControlEvent) and event.decision == "recover":
+            later_recover = True
+        elif isinstance(event, ToolResultEvent):
+            tool = event.name or tool_of_call.get(event.call_id)
+            if event.is_error:
+                n_errors += 1
+                types[error_type(event.content)] += 1
+                if not later_recover and (tool is None or tool not in later_ok):
+                    unrecovered += 1
+            elif tool is not None:
+                later_ok.add(tool)
+    return TrialRecovery(n_errors, n_errors > 0 and unrecovered == 0, dict(sorted(types.items())))
+
+
+def _rate(task_ids: npt.NDArray[np.object_], hit: npt.NDArray[np.bool_]) -> dict[str, Any]:
+    """A task-averaged rate of ``hit`` with its interval (tasks are the clusters)."""
+    if task_ids.size == 0:
+        return {
+            "value": None,
+            "se": None,
+            "ci95": None,
+            "ci_method": None,
+            "n_trials": 0,
+            "n_tasks": 0,
+            "count": 0,
+        }
+    _, n, c = task_success_counts(task_ids, hit)
+    o = outcome_metrics(n, c, ks=())
+    return {
+        "value": o.success_rate,
+        "se": o.se,
+        "ci95": None if o.ci95 is None else [float(o.ci95[0]), float(o.ci95[1])],
+        "ci_method": o.ci_method,
+        "n_trials": o.n_trials,
+        "n_tasks": o.n_tasks,
+        "count": o.n_successes,
+    }
+
+
+def recovery_metrics(
+    task_ids: Sequence[str] | npt.NDArray[np.object_],
+    success: Sequence[bool] | npt.NDArray[np.bool_],
+    has_error: Sequence[bool] | npt.NDArray[np.bool_],
+    recovered: Sequence[bool] | npt.NDArray[np.bool_],
+    error_types: Sequence[Mapping[str, int]] | None = None,
+) -> dict[str, Any]:
+    """The recovery section of one group (see the module docstring), from per-trial
+    columns: task id, success (an infra error already counted as a failure), whether
+    the trial had a tool error, whether it recovered, and its errors by type.
+
+    Example: 4 trials of one task; two with an error, one of them recovered and
+    succeeded, the other not recovered and failed: with_tool_error = 2/4,
+    recovered = 1/2, success with recovery 1/1, without 0/1, ratio ``None``
+    (nothing to divide by: the reason says so).
+    """
+    ids = np.asarray(task_ids, dtype=object)
+    ok = np.asarray(success, dtype=bool)
+    err = np.asarray(has_error, dtype=bool)
+    rec = np.asarray(recovered, dtype=bool) & err
+    if not ids.shape == ok.shape == err.shape == rec.shape:
+        raise ValueError("task_ids, success, has_error and recovered need one entry per trial")
+    reasons: dict[str, str] = {}
+    with_error = _rate(ids, err)
+    recovered_share = _rate(ids[err], rec[err])
+    with_rec = _rate(ids[rec], ok[rec])
+    without = _rate(ids[err & ~rec], ok[err & ~rec])
+    if not err.any():
+        reasons["recovered"] = "no trial has a tool error"
+    if not rec.any():
+        reasons["success_with_recovery"] = (
+            "no trial has a tool error" if not err.any() else "no trial recovered from its errors"
+        )
+    if not (err & ~rec).any():
+        reasons["success_without_recovery"] = (
+            "no trial has a tool error" if not err.any() else "every trial recovered"
+        )
+    ratio: float | None = None
+    a, b = with_rec["value"], without["value"]
+    if a is None or b is None:
+        reasons["recovery_ratio"] = "needs trials with and without recovery"
+    elif b == 0:
+        reasons["recovery_ratio"] = "no trial without recovery succeeded (division by 0)"
+    else:
+        ratio = float(a / b)
+    by_type: dict[str, dict[str, int]] = {}
+    if error_types is not None:
+        if len(error_types) != ids.size:
+            raise ValueError(f"error_types has {len(error_types)} entries for {ids.size} trials")
+        for types, passed in zip(error_types, ok.tolist(), strict=True):
+            for name, count in types.items():
+                cell = by_type.setdefault(name, {"in_successful": 0, "in_failed": 0})
+                cell["in_successful" if passed else "in_failed"] += int(count)
+    return {
+        "n_trials": int(ids.size),
+        "with_tool_error": with_error,
+        "recovered": recovered_share,
+        "success_with_recovery": with_rec,
+        "success_without_recovery": without,
+        "recovery_ratio": ratio,
+        "error_types": dict(sorted(by_type.items())),
+        "null_reasons": reasons,
+    }
