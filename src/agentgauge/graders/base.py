@@ -112,9 +112,11 @@ def _load_builtin() -> None:
     from agentgauge.graders import (  # noqa: F401
         answer,
         control,
+        groundedness,
         human,
         milestones,
         rubric,
+        semantic_match,
         state,
         toolcalls,
         trajectory,

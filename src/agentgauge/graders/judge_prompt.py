@@ -105,7 +105,7 @@ def _text(value: Any) -> str:
     return "\n    ".join(text.splitlines())
 
 
-def render_transcript(trial: Trial, *, max_chars: int = 60_000) -> str:
+def render_transcript(trial: Trial, *, max_chars: int = 60_000, agent_text: bool = True) -> str:
     """The trial as numbered plain-text lines: what the judge reads and quotes from.
 
     Messages, tool calls (name and JSON arguments), tool results and control
@@ -113,12 +113,14 @@ def render_transcript(trial: Trial, *, max_chars: int = 60_000) -> str:
     line with ``[n]``; continuation lines of its text are indented. The final answer is
     appended when it is not already the last assistant message. Longer than
     ``max_chars``: the middle is cut (head and tail kept) and the cut is marked.
+    Without ``agent_text`` the agent's own words (assistant messages, the final
+    answer) are left out: the context an answer's claims must be grounded in.
     """
     lines: list[str] = []
     last_assistant: str | None = None
     for i, event in enumerate(trial.events, start=1):
         if isinstance(event, MessageEvent):
-            if event.content is None:
+            if event.content is None or (not agent_text and event.role == "assistant"):
                 continue
             lines.append(f"[{i}] {event.role}: {_text(event.content)}")
             if event.role == "assistant":
@@ -132,7 +134,11 @@ def render_transcript(trial: Trial, *, max_chars: int = 60_000) -> str:
         elif isinstance(event, ControlEvent):
             why = f": {_text(event.reason)}" if event.reason else ""
             lines.append(f"[{i}] control {event.decision}{why}")
-    if trial.answer is not None and trial.answer.strip() != (last_assistant or "").strip():
+    if (
+        agent_text
+        and trial.answer is not None
+        and trial.answer.strip() != (last_assistant or "").strip()
+    ):
         lines.append(f"[final answer] {_text(trial.answer)}")
     body = "\n".join(lines) if lines else "(empty transcript)"
     if len(body) > max_chars:

@@ -54,12 +54,15 @@ from agentgauge.graders.judge_prompt import (
 from agentgauge.schema import Criterion, Grade, ModelCallEvent, Task, Trial
 
 __all__ = [
+    "JudgeSpend",
     "RubricGrader",
     "RubricJudge",
     "RubricResult",
     "RubricScore",
     "SelfJudgeError",
     "SelfJudgeWarning",
+    "build_judge",
+    "judge_spend",
     "rubric_score",
     "same_model",
 ]
@@ -167,6 +170,41 @@ def evaluated_models(trial: Trial) -> set[str]:
     """Models behind the trial: its ``model`` and every model call's model."""
     names = {trial.model} | {e.model for e in trial.events if isinstance(e, ModelCallEvent)}
     return {n for n in names if n}
+
+
+# --------------------------------------------------------------------------- spend
+
+
+@dataclass(frozen=True)
+class JudgeSpend:
+    """What a trial's judge calls cost together."""
+
+    cost_usd: float | None
+    """``None`` when any call's price is unknown."""
+    input_tokens: int | None
+    output_tokens: int | None
+
+    def record(self, trial: Trial) -> None:
+        """Add the spend to ``trial.judge_cost_usd`` (unknown poisons it), never to
+        ``cost_usd``, the agent's own."""
+        if self.cost_usd is None:
+            trial.judge_cost_usd = None
+        else:
+            trial.judge_cost_usd = (trial.judge_cost_usd or 0.0) + self.cost_usd
+
+
+def judge_spend(replies: Sequence[JudgeReply]) -> JudgeSpend:
+    """The summed cost and tokens of judge replies."""
+    # A call that never produced a completion was not billed (providers bill
+    # completions), so failed calls add nothing; a priced-unknown one poisons the sum.
+    costs = [r.cost_usd for r in replies]
+    tin = [r.input_tokens for r in replies]
+    tout = [r.output_tokens for r in replies]
+    return JudgeSpend(
+        cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c)),
+        input_tokens=None if any(t is None for t in tin) else sum(t for t in tin if t),
+        output_tokens=None if any(t is None for t in tout) else sum(t for t in tout if t),
+    )
 
 
 # --------------------------------------------------------------------------- the judge
@@ -360,32 +398,56 @@ class RubricJudge:
             grades.append(grade)
             if reply is not None:
                 replies.append(reply)
-        # A call that never produced a completion was not billed (providers bill
-        # completions), so failed calls add nothing; a priced-unknown one poisons the sum.
-        costs = [r.cost_usd for r in replies]
-        cost = None if any(c is None for c in costs) else float(sum(c for c in costs if c))
-        tin = [r.input_tokens for r in replies]
-        tout = [r.output_tokens for r in replies]
+        spend = judge_spend(replies)
         result = RubricResult(
             grades=grades,
             score=rubric_score(
                 criteria, [g.passed for g in grades], pass_threshold=self.pass_threshold
             ),
             judge_model=replies[0].model if replies else self.model,
-            cost_usd=cost,
-            input_tokens=None if any(t is None for t in tin) else sum(t for t in tin if t),
-            output_tokens=None if any(t is None for t in tout) else sum(t for t in tout if t),
+            cost_usd=spend.cost_usd,
+            input_tokens=spend.input_tokens,
+            output_tokens=spend.output_tokens,
             warnings=notes,
         )
         if record_cost and criteria:
-            if cost is None:
-                trial.judge_cost_usd = None
-            else:
-                trial.judge_cost_usd = (trial.judge_cost_usd or 0.0) + cost
+            spend.record(trial)
         return result
 
 
 # --------------------------------------------------------------------------- grader
+
+
+def build_judge(
+    judge: RubricJudge | JudgeConfig | None,
+    *,
+    what: str,
+    self_judge: SelfJudgePolicy = "warn",
+    on_bad_evidence: EvidencePolicy = "unknown",
+    pass_threshold: float = 1.0,
+    **config: Any,
+) -> RubricJudge:
+    """The judge of a model grader: given, built from a `JudgeConfig`, or from
+    ``config`` (`JudgeConfig` fields) with ``base_url`` and ``model`` defaulting to
+    ``AGENTGAUGE_JUDGE_BASE_URL`` and ``AGENTGAUGE_JUDGE_MODEL``. ``what`` names the
+    grader in the error when neither gives an endpoint."""
+    if isinstance(judge, RubricJudge):
+        return judge
+    if judge is None:
+        base_url = config.pop("base_url", None) or os.environ.get("AGENTGAUGE_JUDGE_BASE_URL")
+        model = config.pop("model", None) or os.environ.get("AGENTGAUGE_JUDGE_MODEL")
+        if not base_url or not model:
+            raise AgentgaugeError(
+                f"{what} needs a base URL and a model: pass base_url= and model=, "
+                "or set AGENTGAUGE_JUDGE_BASE_URL and AGENTGAUGE_JUDGE_MODEL"
+            )
+        judge = JudgeConfig(base_url=base_url, model=model, **config)
+    return RubricJudge(
+        judge,
+        self_judge=self_judge,
+        on_bad_evidence=on_bad_evidence,
+        pass_threshold=pass_threshold,
+    )
 
 
 @register("rubric")
@@ -411,23 +473,13 @@ class RubricGrader:
         pass_threshold: float = 1.0,
         **config: Any,
     ) -> None:
-        if isinstance(judge, RubricJudge):
-            self.judge = judge
-            return
-        if judge is None:
-            base_url = config.pop("base_url", None) or os.environ.get("AGENTGAUGE_JUDGE_BASE_URL")
-            model = config.pop("model", None) or os.environ.get("AGENTGAUGE_JUDGE_MODEL")
-            if not base_url or not model:
-                raise AgentgaugeError(
-                    "the rubric judge needs a base URL and a model: pass base_url= and model=, "
-                    "or set AGENTGAUGE_JUDGE_BASE_URL and AGENTGAUGE_JUDGE_MODEL"
-                )
-            judge = JudgeConfig(base_url=base_url, model=model, **config)
-        self.judge = RubricJudge(
+        self.judge = build_judge(
             judge,
+            what="the rubric judge",
             self_judge=self_judge,
             on_bad_evidence=on_bad_evidence,
             pass_threshold=pass_threshold,
+            **config,
         )
 
     def enabled(self, task: Task) -> bool:

@@ -94,7 +94,7 @@ def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
     """
     tool_of_call = {e.call_id: e.name for e in events if isinstance(e, ToolCallEvent) and e.call_id}
     # Walk backwards so "is there a later success of this tool / a later recover" is a set lookup.
-    later_ok: set[str | None] = set()
+    later_ok: set[str] = set()
     later_recover = False
     n_errors = 0
     unrecovered = 0
@@ -103,7 +103,7 @@ def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
         if isinstance(event, ControlEvent) and event.decision == "recover":
             later_recover = True
         elif isinstance(event, ToolResultEvent):
-            tool = event.name or tool_of_call.get(event.call_id)
+            tool = event.name or (tool_of_call.get(event.call_id) if event.call_id else None)
             if event.is_error:
                 n_errors += 1
                 types[error_type(event.content)] += 1
