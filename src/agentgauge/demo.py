@@ -21,6 +21,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from agentgauge.api import compare_sources
+from agentgauge.api import metrics as agentgauge_metrics
 from agentgauge.errors import InputError
 from agentgauge.harness.runner import run
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
@@ -30,8 +31,10 @@ from agentgauge.report.terminal import (
     capability_table,
     print_behaviour,
     print_metrics,
+    print_recovery,
     print_variants,
 )
+from agentgauge.schema import Trial
 from agentgauge.sources import open_source
 from agentgauge.store import Store
 from agentgauge.suite import load_suite
@@ -45,6 +48,15 @@ SIMULATED_NOTE = (
     "hasty): they read each task's reference plan and make seeded errors. Their numbers show "
     "the method, not any real system."
 )
+
+
+def _print_fault_recovery(trials: list[Trial], con: Console, *, seed: int) -> None:
+    # Few base trials meet a tool error; the fault variants make tools fail on purpose,
+    # which is where recovering (or not) shows (HAL, Kapoor et al. 2025).
+    faulty = [t for t in trials if t.variant.startswith("fault:")]
+    if faulty:
+        report = agentgauge_metrics(faulty, k=[1], by=("agent",), seed=seed)
+        print_recovery(report, con, scope="fault variants: tools fail on purpose")
 
 
 def demo_run_ids() -> dict[str, str]:
@@ -156,6 +168,7 @@ def run_demo(
     print_variants(scoped.per_variant, con, title="outcome per variant (success rate ± se, trials)")
     con.print(Rule("builtin:retail — behaviour"))
     print_behaviour(scoped.base, con, scope=scoped.base_scope, reliability=scoped.all)
+    _print_fault_recovery(retail_trials, con, seed=seed)
 
     con.print(Rule("builtin:functions — tool-call AST matching (base variant: the only one run)"))
     fn_sources = [open_source(f"{db}:functions-{n}") for n in REFERENCE_AGENTS]

@@ -99,7 +99,9 @@ def test_result_named_without_call_id_is_matched_by_name() -> None:
         ("Error: customer '' not found", "not_found"),
         ("Error: argument 'reason' must be one of ['damaged']", "invalid_arguments"),
         ({"error_type": "quota", "message": "429"}, "quota"),
-        ("Error: the order is already paid", "other"),
+        ("Error: the order is already paid", "precondition"),
+        ("Error: order W1010 is shipped, not pending", "precondition"),
+        ("Error: the moon is made of cheese", "other"),
     ],
 )
 def test_error_types(content: Any, expected: str) -> None:

@@ -49,6 +49,11 @@ ERROR_TYPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("transient", re.compile(r"transient|internal error|\b5\d\d\b|unavailable|try again", re.I)),
     ("unknown_tool", re.compile(r"unknown (?:tool|function)|no such (?:tool|function)", re.I)),
     ("not_found", re.compile(r"not found|no such|does not exist", re.I)),
+    # The world's state forbids the call: "W1010 is shipped, not pending", "already paid".
+    (
+        "precondition",
+        re.compile(r"already|, not \w+|cannot|can't|no longer|not allowed|not eligible", re.I),
+    ),
     (
         "invalid_arguments",
         re.compile(r"argument|parameter|must be|invalid|required|missing", re.I),

@@ -30,6 +30,7 @@ __all__ = [
     "metrics_table",
     "print_behaviour",
     "print_metrics",
+    "print_recovery",
     "print_variants",
     "variant_table",
 ]
@@ -386,6 +387,41 @@ def _tool_control(report: MetricsReport) -> tuple[list[str], _Rows]:
     return [_group_title(g, keys) for g in shown], rows
 
 
+def _rate_cell(rate: dict[str, Any] | None) -> str:
+    """A recovery rate as ``value ± se (count/trials)``; a rate over no trial is a dash."""
+    if not rate or rate.get("value") is None:
+        return _DASH
+    return f"{_pm(rate['value'], rate.get('se'))} ({rate['count']}/{rate['n_trials']})"
+
+
+def _error_split(types: dict[str, dict[str, int]]) -> str:
+    """The most frequent error types, each as errors in successful / failed trials."""
+    if not types:
+        return _DASH
+    top = sorted(types.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:2]
+    return ", ".join(f"{k} {v['in_successful']}/{v['in_failed']}" for k, v in top)
+
+
+def _recovery(report: MetricsReport) -> tuple[list[str], _Rows]:
+    """Recovery from tool errors per group (HAL): column labels and rows."""
+    groups = report.to_dict()["groups"]
+    keys = _title_keys(groups, list(report.by))
+    shown = [g for g in groups if g.get("recovery")]
+    if not shown:
+        return [], []
+    recs = [g["recovery"] for g in shown]
+    ratio = [_DASH if r["recovery_ratio"] is None else f"{r['recovery_ratio']:.2f}×" for r in recs]
+    rows: _Rows = [
+        ("trials with a tool error", [_rate_cell(r["with_tool_error"]) for r in recs]),
+        ("  of which recovered", [_rate_cell(r["recovered"]) for r in recs]),
+        ("success, recovered", [_rate_cell(r["success_with_recovery"]) for r in recs]),
+        ("success, not recovered", [_rate_cell(r["success_without_recovery"]) for r in recs]),
+        ("success ratio (recovered / not)", ratio),
+        ("top errors (in successes/failures)", [_error_split(r["error_types"]) for r in recs]),
+    ]
+    return [_group_title(g, keys) for g in shown], rows
+
+
 def _reliability(report: MetricsReport) -> tuple[list[str], _Rows]:
     """Reliability per configuration: column labels and rows."""
     rel = report.to_dict().get("reliability") or []
@@ -412,6 +448,7 @@ def _reliability(report: MetricsReport) -> tuple[list[str], _Rows]:
 
 
 _TOOLS_TITLE = "tool use and control decisions"
+RECOVERY_TITLE = "recovery from tool errors, HAL (Kapoor et al. 2025)"
 _RELIABILITY_TITLE = "reliability per configuration, Rabanser et al. 2026"
 
 
@@ -427,6 +464,9 @@ def behaviour_tables(
     columns, rows = _tool_control(report)
     if columns:
         tables.append(_transposed(_scoped(_TOOLS_TITLE, scope), columns, rows))
+    columns, rows = _recovery(report)
+    if columns:
+        tables.append(_transposed(_scoped(RECOVERY_TITLE, scope), columns, rows))
     columns, rows = _reliability(reliability or report)
     if columns:
         tables.append(_transposed(_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), columns, rows))
@@ -480,10 +520,24 @@ def print_behaviour(
 ) -> None:
     """Print the behaviour tables (see `behaviour_tables`), each split into tables of
     fewer groups where the console is too narrow, and why figures are missing."""
-    for title, (columns, rows) in (
+    _print_transposed(
+        console,
         (_scoped(_TOOLS_TITLE, scope), _tool_control(report)),
+        (_scoped(RECOVERY_TITLE, scope), _recovery(report)),
         (_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), _reliability(reliability or report)),
-    ):
+    )
+    for note in reliability_notes(reliability or report):
+        console.print(_text(f"— {note}", "dim"))
+
+
+def print_recovery(report: MetricsReport, console: Console, *, scope: str) -> None:
+    """Only the recovery table of ``report`` (titled with ``scope``), e.g. for the trials
+    of a fault-injection variant, where tools fail on purpose."""
+    _print_transposed(console, (_scoped(RECOVERY_TITLE, scope), _recovery(report)))
+
+
+def _print_transposed(console: Console, *tables: tuple[str, tuple[list[str], _Rows]]) -> None:
+    for title, (columns, rows) in tables:
         if not columns:
             continue
         # The title on a line of its own: as a table's title it wraps to the table's width.
@@ -494,8 +548,6 @@ def print_behaviour(
             lambda cols, _: _transposed(None, columns, rows, cols),  # noqa: B023
         ):
             console.print(table)
-    for note in reliability_notes(reliability or report):
-        console.print(_text(f"— {note}", "dim"))
 
 
 # --------------------------------------------------------------------------- variants
