@@ -344,3 +344,15 @@ def test_the_context_is_the_tool_results_and_user_not_the_agent(serve: Any) -> N
     assert "tool result issue_refund" in context.group(2)
     assert "user: The lamp" in context.group(2)
     assert "Refund F1 was issued." not in context.group(2)
+
+
+def test_a_huge_answer_is_bounded_in_calls_and_in_size(serve: Any) -> None:
+    server, grader = grounded(serve, fixed(answer("supported", "F1")), max_claims=3)
+    huge = "Refund F1 was issued. " * 50_000  # 1.1 MB, 50,000 claims
+    g = grader.grade(task(), trial(huge))
+    assert len(server.requests) == 3 and g.evidence["claims_not_judged"] == 49_997
+    assert g.passed is None  # the unjudged claims could still be unsupported
+    assert all(len(r["messages"][-1]["content"]) < 200_000 for r in server.requests)
+    server, grader = semantic(serve, fixed(answer("no")))
+    grader.grade(task(), trial(huge))
+    assert len(server.requests[0]["messages"][-1]["content"]) < 200_000

@@ -4,6 +4,7 @@ titled with their scope, on hand-built trials."""
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from rich.console import Console
 
@@ -18,7 +19,7 @@ from agentgauge.sources import TrialSource
 def _trial(
     task: str, i: int, *, error: bool, recovered: bool, success: bool, variant: str
 ) -> Trial:
-    events: list[object] = [MessageEvent(role="user", content="help")]
+    events: list[Any] = [MessageEvent(role="user", content="help")]
     events += [
         ToolCallEvent(name="lookup", arguments={}, call_id=f"{i}a"),
         ToolResultEvent(
@@ -39,7 +40,7 @@ def _trial(
         success=success,
         agent="a",
         variant=variant,
-        events=events,  # type: ignore[arg-type]
+        events=events,
     )
 
 

@@ -39,7 +39,7 @@ from typing import Any, Literal
 from agentgauge.graders.answer_judge import JudgedVerdict, final_answer, read_verdict
 from agentgauge.graders.base import register, unknown
 from agentgauge.graders.judge_client import JudgeConfig, JudgeReply
-from agentgauge.graders.judge_prompt import delimit, render_transcript
+from agentgauge.graders.judge_prompt import clip, delimit, render_transcript
 from agentgauge.graders.rubric import (
     EvidencePolicy,
     RubricJudge,
@@ -189,11 +189,12 @@ class GroundednessGrader:
         context = render_transcript(
             trial, max_chars=self.judge.max_transcript_chars, agent_text=False
         )
+        shown = clip(answer, self.judge.max_transcript_chars)
         replies: list[JudgeReply] = []
         judged: list[tuple[str, JudgedVerdict]] = []
         for claim in claims:
             reply, error = self.judge.ask(
-                groundedness_messages(claim, answer, context, task.instruction)
+                groundedness_messages(claim, shown, context, task.instruction)
             )
             if reply is not None:
                 replies.append(reply)

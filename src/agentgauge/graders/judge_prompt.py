@@ -51,6 +51,7 @@ __all__ = [
     "PAIRWISE_SYSTEM",
     "RUBRIC_SYSTEM",
     "ParsedAnswer",
+    "clip",
     "delimit",
     "missing_quotes",
     "pairwise_messages",
@@ -140,13 +141,17 @@ def render_transcript(trial: Trial, *, max_chars: int = 60_000, agent_text: bool
         and trial.answer.strip() != (last_assistant or "").strip()
     ):
         lines.append(f"[final answer] {_text(trial.answer)}")
-    body = "\n".join(lines) if lines else "(empty transcript)"
-    if len(body) > max_chars:
-        head = max_chars * 2 // 3
-        tail = max_chars - head
-        cut = len(body) - head - tail
-        body = f"{body[:head]}\n[... {cut} characters omitted ...]\n{body[-tail:]}"
-    return body
+    return clip("\n".join(lines) if lines else "(empty transcript)", max_chars)
+
+
+def clip(body: str, max_chars: int) -> str:
+    """``body`` cut to ``max_chars``: its head and tail kept, the cut marked."""
+    if len(body) <= max_chars:
+        return body
+    head = max_chars * 2 // 3
+    tail = max_chars - head
+    cut = len(body) - head - tail
+    return f"{body[:head]}\n[... {cut} characters omitted ...]\n{body[-tail:]}"
 
 
 def delimit(body: str, label: str = "TRANSCRIPT") -> str:

@@ -28,7 +28,7 @@ from agentgauge.graders.answer_judge import JudgedVerdict, final_answer, read_ve
 from agentgauge.graders.answer_judge import reference_answer as task_reference
 from agentgauge.graders.base import register, unknown
 from agentgauge.graders.judge_client import JudgeConfig, JudgeReply
-from agentgauge.graders.judge_prompt import delimit
+from agentgauge.graders.judge_prompt import clip, delimit
 from agentgauge.graders.rubric import (
     EvidencePolicy,
     RubricJudge,
@@ -141,7 +141,11 @@ class SemanticMatchGrader:
         if answer is None:
             return unknown(NAME, "no_answer", {"why": "the trial has no final answer"})
         notes = self.judge.check_self_judge(trial)
-        messages = semantic_match_messages(answer, reference, task.instruction)
+        # A hostile answer of megabytes is shown cut, not sent whole `samples` times.
+        limit = self.judge.max_transcript_chars
+        messages = semantic_match_messages(
+            clip(answer, limit), clip(reference, limit), task.instruction
+        )
         replies: list[JudgeReply] = []
         verdicts: list[JudgedVerdict] = []
         for _ in range(self.samples):
