@@ -196,3 +196,16 @@ def test_recovery_reaches_the_metrics_json() -> None:
     rec = data["groups"][0]["recovery"]
     assert rec["recovered"]["value"] == 0.5
     assert data["groups"][0]["null_reasons"]["recovery.recovery_ratio"]
+
+
+def test_transcripts_without_tool_results_have_no_recovery_section() -> None:
+    # Single-turn function calling: calls are graded, never run, so nothing could fail.
+    calls_only = Trial(
+        task_id="f",
+        success=True,
+        agent="a",
+        events=[ToolCallEvent(name="get_weather", arguments={"city": "Oslo"}, call_id="c")],
+    )
+    group = behaviour_by_group([calls_only], ("agent",))[("a",)]
+    assert group["recovery"] is None
+    assert group["null_reasons"]["recovery"] == "no transcript has a tool result"

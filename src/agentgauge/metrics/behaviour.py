@@ -79,13 +79,17 @@ def _control(trials: Sequence[Trial]) -> dict[str, Any] | None:
     )
 
 
-def _recovery(trials: Sequence[Trial]) -> dict[str, Any] | None:
+def _recovery(trials: Sequence[Trial]) -> tuple[dict[str, Any] | None, str | None]:
+    """The recovery section, or ``None`` and why."""
     # A trial without a transcript may have had errors nobody recorded: it is left out,
     # not counted as error-free.
     seen = [t for t in trials if t.events]
     if not seen:
-        return None
+        return None, "no trial has a transcript"
     facts = [trial_recovery(t.events) for t in seen]
+    if not any(f.n_results for f in facts):
+        # Tools that never ran cannot have failed: "0% with an error" would say they did.
+        return None, "no transcript has a tool result"
     section = recovery_metrics(
         [t.task_id for t in seen],
         [bool(t.success) and not t.is_infra_error for t in seen],
@@ -94,7 +98,7 @@ def _recovery(trials: Sequence[Trial]) -> dict[str, Any] | None:
         [f.error_types for f in facts],
     )
     section["n_without_transcript"] = len(trials) - len(seen)
-    return section
+    return section, None
 
 
 def _keep(trials: Sequence[Trial], exclude_infra_errors: bool) -> list[Trial]:
@@ -117,15 +121,15 @@ def behaviour_by_group(
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for key, members in groups.items():
         tool_use, control = _tool_use(members), _control(members)
-        recovery = _recovery(members)
+        recovery, no_recovery = _recovery(members)
         reasons = {}
         if tool_use is None:
             reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
         if control is None:
             reasons["control"] = "no trial names the control decision it expects"
-        if recovery is None:
-            reasons["recovery"] = "no trial has a transcript"
-        else:
+        if no_recovery is not None:
+            reasons["recovery"] = no_recovery
+        elif recovery is not None:
             reasons.update({f"recovery.{k}": v for k, v in recovery["null_reasons"].items()})
         out[key] = {
             "tool_use": tool_use,

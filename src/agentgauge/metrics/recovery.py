@@ -81,6 +81,8 @@ def error_type(content: Any) -> str:
 class TrialRecovery:
     """What one trial's transcript says about its tool errors."""
 
+    n_results: int
+    """Tool results in the transcript."""
     n_errors: int
     """Tool results flagged as errors."""
     recovered: bool
@@ -101,6 +103,7 @@ def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
     # Walk backwards so "is there a later success of this tool / a later recover" is a set lookup.
     later_ok: set[str] = set()
     later_recover = False
+    n_results = 0
     n_errors = 0
     unrecovered = 0
     types: Counter[str] = Counter()
@@ -108,6 +111,7 @@ def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
         if isinstance(event, ControlEvent) and event.decision == "recover":
             later_recover = True
         elif isinstance(event, ToolResultEvent):
+            n_results += 1
             tool = event.name or (tool_of_call.get(event.call_id) if event.call_id else None)
             if event.is_error:
                 n_errors += 1
@@ -116,7 +120,9 @@ def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
                     unrecovered += 1
             elif tool is not None:
                 later_ok.add(tool)
-    return TrialRecovery(n_errors, n_errors > 0 and unrecovered == 0, dict(sorted(types.items())))
+    return TrialRecovery(
+        n_results, n_errors, n_errors > 0 and unrecovered == 0, dict(sorted(types.items()))
+    )
 
 
 def _rate(task_ids: npt.NDArray[np.object_], hit: npt.NDArray[np.bool_]) -> dict[str, Any]:
