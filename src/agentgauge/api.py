@@ -34,6 +34,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from agentgauge.errors import InputError
+from agentgauge.metrics.baselines import (
+    BASELINE_ROLES,
+    ROLE_KEY,
+    Baseline,
+    BaselineRole,
+    check_role,
+    summarize_baseline,
+)
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.compare import compare as compare_tables
 from agentgauge.metrics.engine import MetricsReport, compute_metrics
@@ -60,7 +68,7 @@ from agentgauge.report.record import (
     build_record,
     grading_difference,
 )
-from agentgauge.schema import Trial
+from agentgauge.schema import Run, Trial
 from agentgauge.stats.power import (
     DEFAULT_WITHIN_SHARE,
     Plan,
@@ -73,6 +81,7 @@ from agentgauge.stats.power import plan as plan_from_components
 from agentgauge.table import TrialTable
 
 if TYPE_CHECKING:
+    from agentgauge.components import ComponentDiff
     from agentgauge.graders.regrade import RegradeResult
     from agentgauge.store.database import GradeVersion
 
@@ -86,6 +95,7 @@ __all__ = [
     "compare_sources",
     "grade_versions",
     "horizon",
+    "mark_baseline",
     "metrics",
     "plan",
     "regrade",
@@ -268,6 +278,10 @@ class CompareResult:
     b: SystemInfo
     warnings: list[str] = dataclasses.field(default_factory=list)
     """What the user must know to read the result (the sides graded differently)."""
+    components: ComponentDiff | None = None
+    """What differs between the two runs' configurations (`agentgauge.components`)."""
+    baselines: dict[str, Baseline] = dataclasses.field(default_factory=dict)
+    """The baselines found, by role (record line 5)."""
 
 
 def _store_of(spec: str) -> tuple[Path, str] | None:
@@ -311,7 +325,7 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
     return None
 
 
-def _null_from_store(spec: str, info: SystemInfo) -> NullAgentCheck | None:
+def _null_from_store(spec: str, info: SystemInfo) -> tuple[str, TrialTable] | None:
     """A ``null`` agent's run on the same suite version in B's store, when there is one."""
     from agentgauge.store import Store
 
@@ -324,8 +338,89 @@ def _null_from_store(spec: str, info: SystemInfo) -> NullAgentCheck | None:
                 run.agent in ("null", "builtin:null")
                 and run.suite_version == info.run.suite_version
             ):
-                return null_agent_check(db.table(run.run_id))
+                return f"{where[0]}:{run.run_id}", db.table(run.run_id)
     return None
+
+
+def _given_baseline(spec: str) -> tuple[BaselineRole, str, SystemInfo]:
+    """``ROLE=SOURCE``, or a SOURCE naming a stored run marked with a role."""
+    role_text, sep, rest = spec.partition("=")
+    if sep and role_text in BASELINE_ROLES:
+        info = system_info(rest, role_text, events=False)
+        return check_role(role_text, field="--baseline"), rest, info
+    info = system_info(spec, "baseline", events=False)
+    marked = info.run.config.get(ROLE_KEY) if info.run is not None else None
+    if marked is None:
+        raise InputError(
+            f"{spec!r} has no baseline role: write ROLE=SOURCE "
+            f"({', '.join(BASELINE_ROLES)}), or mark the run with agentgauge runs --mark",
+            field="--baseline",
+        )
+    return check_role(str(marked), field="--baseline"), spec, info
+
+
+def _marked_in_store(spec: str, skip: set[str]) -> dict[str, tuple[str, TrialTable]]:
+    """The latest run of each role marked in SOURCE's store (not A or B themselves)."""
+    from agentgauge.store import Store
+
+    where = _store_of(spec)
+    if where is None:
+        return {}
+    found: dict[str, tuple[str, TrialTable]] = {}
+    with Store(where[0], readonly=True) as db:
+        for run in reversed(db.list_runs()):
+            role = run.config.get(ROLE_KEY)
+            if role in BASELINE_ROLES and role not in found and run.run_id not in skip:
+                found[str(role)] = (f"{where[0]}:{run.run_id}", db.table(run.run_id))
+    return found
+
+
+def _baselines(
+    b: str,
+    sa: SystemInfo,
+    sb: SystemInfo,
+    comp: Comparison,
+    given: Sequence[str],
+    *,
+    include_heldout: bool,
+    human_rate: float | None,
+) -> tuple[NullAgentCheck | None, dict[str, Baseline], dict[str, str]]:
+    """Line 5's baselines: given with ``--baseline`` (or ``--null``), else marked in
+    B's store (the null agent also found by its agent name, as before roles); each
+    scored on the comparison's rows of the shared tasks, the null agent on all its
+    trials (every task it passes is a defect)."""
+    tables: dict[str, tuple[str, TrialTable]] = {}
+    for spec in given:
+        given_role, label, info = _given_baseline(spec)
+        tables[given_role] = (label, info.table)
+    skip = {s.run.run_id for s in (sa, sb) if s.run is not None}
+    for marked_role, marked in _marked_in_store(b, skip).items():
+        tables.setdefault(marked_role, marked)
+    if "null" not in tables:
+        by_name = _null_from_store(b, sb)
+        if by_name is not None:
+            tables["null"] = by_name
+    null_check: NullAgentCheck | None = None
+    found: dict[str, Baseline] = {}
+    absent: dict[str, str] = {}
+    for role, (label, table) in tables.items():
+        if role == "null":
+            null_check = null_agent_check(table)
+            found[role] = summarize_baseline("null", label, table)
+            continue
+        rows = select_rows(table, include_heldout=include_heldout)
+        rows = rows.take(np.isin(rows.task_id.astype(str), comp.tasks))
+        if len(rows) == 0:
+            absent[role] = f"{label} is marked {role} but shares no task with A and B"
+            continue
+        found[role] = summarize_baseline(check_role(role), label, rows, human_rate=human_rate)
+    return null_check, found, absent
+
+
+def _components(info: SystemInfo) -> dict[str, Any]:
+    from agentgauge.components import COMPONENTS, from_run
+
+    return from_run(info.run) if info.run is not None else dict.fromkeys(COMPONENTS)
 
 
 def compare_sources(
@@ -340,22 +435,40 @@ def compare_sources(
     null: str | None = None,
     judge_kappa: float | None = None,
     grade_version: int | None = None,
+    baselines: Sequence[str] = (),
+    human_rate: float | None = None,
 ) -> CompareResult:
     """What ``agentgauge compare A B`` does: the comparison and its record from two SOURCEs.
 
-    The null-agent line reads ``null`` (a SOURCE) or else a ``null`` agent's run
-    on the same suite version in B's store. Including held-out tasks writes an
-    audit entry in each store involved. ``warnings`` says when the two sides
-    were graded differently (other graders, or a re-grade on one side only).
+    Record line 5's baselines (docs/compare-and-plan.md, "Baselines") come from
+    ``baselines`` (each ``ROLE=SOURCE``, or the SOURCE of a run marked with a
+    role) and ``null`` (a SOURCE), else from the runs marked in B's store (the
+    null agent also by its agent name, on the same suite version); the previous
+    system is A unless one is marked. ``human_rate`` (USD per hour) prices the
+    human's time. The runs' configurations are compared component by component
+    (`agentgauge.components`): line 1 lists what differs, and when more than one
+    component changed the verdict says the difference is not attributable.
+
+    Including held-out tasks writes an audit entry in each store involved.
+    ``warnings`` says when the two sides were graded differently (other graders,
+    or a re-grade on one side only).
     """
+    from agentgauge.components import diff_components
+
+    if human_rate is not None and not human_rate > 0:
+        raise InputError("must be a positive hourly rate in USD, e.g. 143.61", field="--human-rate")
     sa = system_info(a, "A", grade_version=grade_version)
     sb = system_info(b, "B", grade_version=grade_version)
     comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
     heldout = _audit_heldout([(a, sa), (b, sb)]) if include_heldout else _heldout_usage([b, a])
-    if null is not None:
-        null_check: NullAgentCheck | None = null_agent_check(system_info(null, "null").table)
-    else:
-        null_check = _null_from_store(b, sb)
+    given = [*baselines, *([f"null={null}"] if null is not None else [])]
+    null_check, found, absent = _baselines(
+        b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
+    )
+    changes = diff_components(_components(sa), _components(sb))
+    clause = changes.sentence_for_verdict()
+    if clause is not None:
+        comp = dataclasses.replace(comp, verdict=f"{comp.verdict}; {clause}")
     record = build_record(
         comp,
         sa,
@@ -366,9 +479,40 @@ def compare_sources(
         heldout=heldout,
         include_heldout=include_heldout,
         seed=seed,
+        baselines=found,
+        absent_baselines=absent,
+        human_rate=human_rate,
+        configuration=changes.sentence(),
     )
     difference = grading_difference(sa, sb)
-    return CompareResult(comp, record, sa, sb, [difference] if difference else [])
+    return CompareResult(
+        comp,
+        record,
+        sa,
+        sb,
+        [difference] if difference else [],
+        components=changes,
+        baselines=found,
+    )
+
+
+def mark_baseline(store: str | Path, run_id: str, role: str | None) -> Run:
+    """Mark a stored run as a baseline role (``None`` clears it): only the run's config
+    changes, never its trials, and the store's audit log records the mark."""
+    from agentgauge.store import Store
+
+    if role is not None:
+        check_role(role, field="--mark")
+    with Store(store, create=False) as db:
+        run = db.require_run(run_id)
+        was = run.config.get(ROLE_KEY)
+        config = {k: v for k, v in run.config.items() if k != ROLE_KEY}
+        if role is not None:
+            config[ROLE_KEY] = role
+        with db.transaction():
+            db.update_run_config(run_id, config)
+            db.audit("baseline_marked", run_id=run_id, detail={"role": role, "was": was})
+        return run.model_copy(update={"config": config})
 
 
 # --------------------------------------------------------------------------- gate
