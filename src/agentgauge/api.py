@@ -345,9 +345,11 @@ def _null_from_store(spec: str, info: SystemInfo) -> tuple[str, TrialTable] | No
 def _given_baseline(spec: str) -> tuple[BaselineRole, str, SystemInfo]:
     """``ROLE=SOURCE``, or a SOURCE naming a stored run marked with a role."""
     role_text, sep, rest = spec.partition("=")
-    if sep and role_text in BASELINE_ROLES:
-        info = system_info(rest, role_text, events=False)
-        return check_role(role_text, field="--baseline"), rest, info
+    # A word before "=" is a role (a misspelt one is named as such); a path or a
+    # DB:RUN with "=" in it is a SOURCE.
+    if sep and role_text.isidentifier():
+        role = check_role(role_text, field="--baseline")
+        return role, rest, system_info(rest, role, events=False)
     info = system_info(spec, "baseline", events=False)
     marked = info.run.config.get(ROLE_KEY) if info.run is not None else None
     if marked is None:

@@ -142,6 +142,8 @@ def test_a_baseline_given_on_the_command_line(store: Path, tmp_path: Path) -> No
     assert "cost per success unknown (no hourly rate (give --human-rate USD))" in line5
     res = cli("compare", f"{store}:v1", f"{store}:v2", "--baseline", str(staff))
     assert res.returncode == 2 and "has no baseline role: write ROLE=SOURCE" in res.stderr
+    res = cli("compare", f"{store}:v1", f"{store}:v2", "--baseline", f"humna={staff}")
+    assert res.returncode == 2 and "--baseline: unknown baseline role 'humna'" in res.stderr
 
 
 @pytest.mark.parametrize(
