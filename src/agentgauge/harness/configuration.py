@@ -3,10 +3,11 @@
 
 At run creation: what the agent says of itself, the suite version, the graders
 and the tasks' rubrics. While trials run: the digest of the tools (and the
-policy) each base-variant environment offered, observed by wrapping the
+policy) each task's base-variant environment offered, observed by wrapping the
 environment factory, so the tool set is what the agent was given, whatever
-built it. A fault or reshaping variant changes the tools on purpose and is left
-out; a run of such variants only records what those offered.
+built it. Paraphrases, faults and reshaping variants are left out (the last two
+change the tools on purpose); a run without the base variant records no tool
+set.
 """
 
 from __future__ import annotations
@@ -74,11 +75,14 @@ class ObservingFactory:
         self._factory = factory
         self.tools: set[str] = set((seen or {}).get("tool_set", []))
         self.policies: set[str] = set((seen or {}).get("policy", []))
-        self._fresh: set[str] = set()
+        self._tasks: set[str] = set()
 
     def __call__(self, task: Task, *, variant: str, seed: int) -> Environment:
         env = self._factory(task, variant=variant, seed=seed)
-        if variant == "base" or variant.startswith("paraphrase"):
+        # A task's base environment offers the same tools on every trial: one digest per
+        # task, not per trial (a digest costs about a third of building a retail world).
+        if variant == "base" and task.id not in self._tasks:
+            self._tasks.add(task.id)
             self.tools.add(digest(env.tools))
             self.policies.add(digest(env.policy))
         return env
