@@ -361,20 +361,53 @@ def _given_baseline(spec: str) -> tuple[BaselineRole, str, SystemInfo]:
     return check_role(str(marked), field="--baseline"), spec, info
 
 
-def _marked_in_store(spec: str, skip: set[str]) -> dict[str, tuple[str, TrialTable]]:
+@dataclass(frozen=True)
+class _Found:
+    """A baseline's trials as found: where from, the table, and its graders (for the
+    human, whose error rate must be judged by B's graders)."""
+
+    label: str
+    table: TrialTable
+    graders: set[str] | None = None
+
+
+def _graders_of(trials: Sequence[Trial] | None) -> set[str] | None:
+    return None if trials is None else {g.grader for t in trials for g in t.grades}
+
+
+def _marked_in_store(spec: str, skip: set[str]) -> dict[str, _Found]:
     """The latest run of each role marked in SOURCE's store (not A or B themselves)."""
     from agentgauge.store import Store
 
     where = _store_of(spec)
     if where is None:
         return {}
-    found: dict[str, tuple[str, TrialTable]] = {}
+    found: dict[str, _Found] = {}
     with Store(where[0], readonly=True) as db:
         for run in reversed(db.list_runs()):
             role = run.config.get(ROLE_KEY)
             if role in BASELINE_ROLES and role not in found and run.run_id not in skip:
-                found[str(role)] = (f"{where[0]}:{run.run_id}", db.table(run.run_id))
+                graders = None
+                if role == "human":
+                    graders = _graders_of(db.trials(run.run_id, events=False))
+                label = f"{where[0]}:{run.run_id}"
+                found[str(role)] = _Found(label, db.table(run.run_id), graders)
     return found
+
+
+def _grading_note(human: set[str] | None, b: SystemInfo) -> str | None:
+    """Why the human's error rate is not comparable with B's: other graders."""
+    theirs = _graders_of(b.trials)
+    if human is None or theirs is None or human == theirs:
+        return None
+
+    def names(graders: set[str]) -> str:
+        return ", ".join(sorted(graders)) or "none (outcomes as imported)"
+
+    return (
+        f"graded by {names(human)}, B by {names(theirs)}: grade the humans' trials with "
+        "B's graders (agentgauge grade) for a comparable error rate"
+    )
 
 
 def _baselines(
@@ -391,31 +424,34 @@ def _baselines(
     B's store (the null agent also found by its agent name, as before roles); each
     scored on the comparison's rows of the shared tasks, the null agent on all its
     trials (every task it passes is a defect)."""
-    tables: dict[str, tuple[str, TrialTable]] = {}
+    tables: dict[str, _Found] = {}
     for spec in given:
         given_role, label, info = _given_baseline(spec)
-        tables[given_role] = (label, info.table)
+        tables[given_role] = _Found(label, info.table, _graders_of(info.trials))
     skip = {s.run.run_id for s in (sa, sb) if s.run is not None}
     for marked_role, marked in _marked_in_store(b, skip).items():
         tables.setdefault(marked_role, marked)
     if "null" not in tables:
         by_name = _null_from_store(b, sb)
         if by_name is not None:
-            tables["null"] = by_name
+            tables["null"] = _Found(*by_name)
     null_check: NullAgentCheck | None = None
     found: dict[str, Baseline] = {}
     absent: dict[str, str] = {}
-    for role, (label, table) in tables.items():
+    for role, hit in tables.items():
         if role == "null":
-            null_check = null_agent_check(table)
-            found[role] = summarize_baseline("null", label, table)
+            null_check = null_agent_check(hit.table)
+            found[role] = summarize_baseline("null", hit.label, hit.table)
             continue
-        rows = select_rows(table, include_heldout=include_heldout)
+        rows = select_rows(hit.table, include_heldout=include_heldout)
         rows = rows.take(np.isin(rows.task_id.astype(str), comp.tasks))
         if len(rows) == 0:
-            absent[role] = f"{label} is marked {role} but shares no task with A and B"
+            absent[role] = f"{hit.label} is marked {role} but shares no task with A and B"
             continue
-        found[role] = summarize_baseline(check_role(role), label, rows, human_rate=human_rate)
+        baseline = summarize_baseline(check_role(role), hit.label, rows, human_rate=human_rate)
+        if role == "human":
+            baseline = dataclasses.replace(baseline, note=_grading_note(hit.graders, sb))
+        found[role] = baseline
     return null_check, found, absent
 
 

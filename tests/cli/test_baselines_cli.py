@@ -167,3 +167,23 @@ def test_a_bad_rate_or_an_unknown_run_exits_2(store: Path) -> None:
     assert res.returncode == 2 and "--human-rate" in res.stderr
     res = cli("runs", "--store", str(store), "--mark", "nope", "human")
     assert res.returncode == 2 and "nope" in res.stderr
+
+
+def test_a_human_graded_by_other_graders_is_flagged(store: Path, tmp_path: Path) -> None:
+    # v2's trials carry no grades (outcomes as imported); the humans' were reviewed by hand.
+    rows = [
+        {"task_id": t, "trial": 0, "success": True, "latency_s": 600.0,
+         "grades": [{"grader": "manual_review", "passed": True}]}
+        for t in TASKS
+    ]  # fmt: skip
+    staff = tmp_path / "reviewed.jsonl"
+    staff.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = cli("compare", f"{store}:v1", f"{store}:v2", "--baseline", f"human={staff}", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    note = "graded by manual_review, B by none (outcomes as imported)"
+    assert out["baselines"]["human"]["note"].startswith(note)
+    assert note in out["record"]["lines"][4]["text"]
+    # Graded alike, nothing to flag.
+    res = cli("compare", f"{store}:v1", f"{store}:v2", "--baseline", f"human={humans(staff)}")
+    assert res.returncode == 0 and "graded by" not in res.stdout

@@ -74,6 +74,8 @@ class Baseline:
     """Why ``cost_of_pass`` is ``None``."""
     latency_p50: float | None
     """Median seconds per trial (for the human, their time)."""
+    note: str | None = None
+    """What the reader must know to compare it (the human graded by other graders)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +87,7 @@ class Baseline:
             "cost_of_pass": self.cost_of_pass,
             "cost_reason": self.cost_reason,
             "latency_p50": self.latency_p50,
+            "note": self.note,
         }
 
 

@@ -409,6 +409,8 @@ def _baselines(
             continue
         text = f"{title}: {b.label} {_pct(b.score)} on {b.n_tasks} shared tasks, "
         text += _figures(b, human_rate)
+        if b.note:
+            text += f" ({b.note})"
         if role == "human":
             text += "; " + _human_ratio(c, b)
         parts.append(text)
