@@ -34,14 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from agentgauge.errors import InputError
-from agentgauge.metrics.baselines import (
-    BASELINE_ROLES,
-    ROLE_KEY,
-    Baseline,
-    BaselineRole,
-    check_role,
-    summarize_baseline,
-)
+from agentgauge.metrics.baselines import Baseline
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.compare import compare as compare_tables
 from agentgauge.metrics.engine import MetricsReport, compute_metrics
@@ -51,9 +44,7 @@ from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.metrics.validity import (
     HELDOUT_ACTION,
     HeldoutUsage,
-    NullAgentCheck,
     heldout_usage,
-    null_agent_check,
 )
 from agentgauge.report.gates import (
     GateConfig,
@@ -68,7 +59,7 @@ from agentgauge.report.record import (
     build_record,
     grading_difference,
 )
-from agentgauge.schema import Run, Trial
+from agentgauge.schema import Trial
 from agentgauge.stats.power import (
     DEFAULT_WITHIN_SHARE,
     Plan,
@@ -95,7 +86,6 @@ __all__ = [
     "compare_sources",
     "grade_versions",
     "horizon",
-    "mark_baseline",
     "metrics",
     "plan",
     "regrade",
@@ -325,136 +315,6 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
     return None
 
 
-def _null_from_store(spec: str, info: SystemInfo) -> tuple[str, TrialTable] | None:
-    """A ``null`` agent's run on the same suite version in B's store, when there is one."""
-    from agentgauge.store import Store
-
-    where = _store_of(spec)
-    if where is None or info.run is None:
-        return None
-    with Store(where[0], readonly=True) as db:
-        for run in reversed(db.list_runs()):
-            if (
-                run.agent in ("null", "builtin:null")
-                and run.suite_version == info.run.suite_version
-            ):
-                return f"{where[0]}:{run.run_id}", db.table(run.run_id)
-    return None
-
-
-def _given_baseline(spec: str) -> tuple[BaselineRole, str, SystemInfo]:
-    """``ROLE=SOURCE``, or a SOURCE naming a stored run marked with a role."""
-    role_text, sep, rest = spec.partition("=")
-    # A word before "=" is a role (a misspelt one is named as such); a path or a
-    # DB:RUN with "=" in it is a SOURCE.
-    if sep and role_text.isidentifier():
-        role = check_role(role_text, field="--baseline")
-        return role, rest, system_info(rest, role, events=False)
-    info = system_info(spec, "baseline", events=False)
-    marked = info.run.config.get(ROLE_KEY) if info.run is not None else None
-    if marked is None:
-        raise InputError(
-            f"{spec!r} has no baseline role: write ROLE=SOURCE "
-            f"({', '.join(BASELINE_ROLES)}), or mark the run with agentgauge runs --mark",
-            field="--baseline",
-        )
-    return check_role(str(marked), field="--baseline"), spec, info
-
-
-@dataclass(frozen=True)
-class _Found:
-    """A baseline's trials as found: where from, the table, and its graders (for the
-    human, whose error rate must be judged by B's graders)."""
-
-    label: str
-    table: TrialTable
-    graders: set[str] | None = None
-
-
-def _graders_of(trials: Sequence[Trial] | None) -> set[str] | None:
-    return None if trials is None else {g.grader for t in trials for g in t.grades}
-
-
-def _marked_in_store(spec: str, skip: set[str]) -> dict[str, _Found]:
-    """The latest run of each role marked in SOURCE's store (not A or B themselves)."""
-    from agentgauge.store import Store
-
-    where = _store_of(spec)
-    if where is None:
-        return {}
-    found: dict[str, _Found] = {}
-    with Store(where[0], readonly=True) as db:
-        for run in reversed(db.list_runs()):
-            role = run.config.get(ROLE_KEY)
-            if role in BASELINE_ROLES and role not in found and run.run_id not in skip:
-                graders = None
-                if role == "human":
-                    graders = _graders_of(db.trials(run.run_id, events=False))
-                label = f"{where[0]}:{run.run_id}"
-                found[str(role)] = _Found(label, db.table(run.run_id), graders)
-    return found
-
-
-def _grading_note(human: set[str] | None, b: SystemInfo) -> str | None:
-    """Why the human's error rate is not comparable with B's: other graders."""
-    theirs = _graders_of(b.trials)
-    if human is None or theirs is None or human == theirs:
-        return None
-
-    def names(graders: set[str]) -> str:
-        return ", ".join(sorted(graders)) or "none (outcomes as imported)"
-
-    return (
-        f"graded by {names(human)}, B by {names(theirs)}: grade the humans' trials with "
-        "B's graders (agentgauge grade) for a comparable error rate"
-    )
-
-
-def _baselines(
-    b: str,
-    sa: SystemInfo,
-    sb: SystemInfo,
-    comp: Comparison,
-    given: Sequence[str],
-    *,
-    include_heldout: bool,
-    human_rate: float | None,
-) -> tuple[NullAgentCheck | None, dict[str, Baseline], dict[str, str]]:
-    """Line 5's baselines: given with ``--baseline`` (or ``--null``), else marked in
-    B's store (the null agent also found by its agent name, as before roles); each
-    scored on the comparison's rows of the shared tasks, the null agent on all its
-    trials (every task it passes is a defect)."""
-    tables: dict[str, _Found] = {}
-    for spec in given:
-        given_role, label, info = _given_baseline(spec)
-        tables[given_role] = _Found(label, info.table, _graders_of(info.trials))
-    skip = {s.run.run_id for s in (sa, sb) if s.run is not None}
-    for marked_role, marked in _marked_in_store(b, skip).items():
-        tables.setdefault(marked_role, marked)
-    if "null" not in tables:
-        by_name = _null_from_store(b, sb)
-        if by_name is not None:
-            tables["null"] = _Found(*by_name)
-    null_check: NullAgentCheck | None = None
-    found: dict[str, Baseline] = {}
-    absent: dict[str, str] = {}
-    for role, hit in tables.items():
-        if role == "null":
-            null_check = null_agent_check(hit.table)
-            found[role] = summarize_baseline("null", hit.label, hit.table)
-            continue
-        rows = select_rows(hit.table, include_heldout=include_heldout)
-        rows = rows.take(np.isin(rows.task_id.astype(str), comp.tasks))
-        if len(rows) == 0:
-            absent[role] = f"{hit.label} is marked {role} but shares no task with A and B"
-            continue
-        baseline = summarize_baseline(check_role(role), hit.label, rows, human_rate=human_rate)
-        if role == "human":
-            baseline = dataclasses.replace(baseline, note=_grading_note(hit.graders, sb))
-        found[role] = baseline
-    return null_check, found, absent
-
-
 def _components(info: SystemInfo) -> dict[str, Any]:
     from agentgauge.components import COMPONENTS, from_run
 
@@ -491,6 +351,7 @@ def compare_sources(
     ``warnings`` says when the two sides were graded differently (other graders,
     or a re-grade on one side only).
     """
+    from agentgauge.baseline_runs import find_baselines
     from agentgauge.components import diff_components
 
     if human_rate is not None and not human_rate > 0:
@@ -500,7 +361,7 @@ def compare_sources(
     comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
     heldout = _audit_heldout([(a, sa), (b, sb)]) if include_heldout else _heldout_usage([b, a])
     given = [*baselines, *([f"null={null}"] if null is not None else [])]
-    null_check, found, absent = _baselines(
+    null_check, found, absent = find_baselines(
         b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
     )
     changes = diff_components(_components(sa), _components(sb))
@@ -532,25 +393,6 @@ def compare_sources(
         components=changes,
         baselines=found,
     )
-
-
-def mark_baseline(store: str | Path, run_id: str, role: str | None) -> Run:
-    """Mark a stored run as a baseline role (``None`` clears it): only the run's config
-    changes, never its trials, and the store's audit log records the mark."""
-    from agentgauge.store import Store
-
-    if role is not None:
-        check_role(role, field="--mark")
-    with Store(store, create=False) as db:
-        run = db.require_run(run_id)
-        was = run.config.get(ROLE_KEY)
-        config = {k: v for k, v in run.config.items() if k != ROLE_KEY}
-        if role is not None:
-            config[ROLE_KEY] = role
-        with db.transaction():
-            db.update_run_config(run_id, config)
-            db.audit("baseline_marked", run_id=run_id, detail={"role": role, "was": was})
-        return run.model_copy(update={"config": config})
 
 
 # --------------------------------------------------------------------------- gate

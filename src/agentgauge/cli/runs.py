@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from agentgauge.api import mark_baseline
+from agentgauge.baseline_runs import mark_baseline
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, JsonOption, StoreOption, console, print_json
 from agentgauge.display import terminal_text, visible
