@@ -34,6 +34,11 @@ def test_demo_shows_the_method_and_is_reproducible(tmp_path: Path) -> None:
         assert groups[name]["pass_hat_k"]["2"] < groups[name]["pass_hat_k"]["1"]
     assert "B is better" in text
     assert "SIMULATED" in text
+    # Record line 5: the baselines the demo has (null, previous = A, the marked
+    # ablation) with their figures, and the human baseline named as missing.
+    flat = " ".join(text.split())
+    assert "previous system: A (" in flat and "ablation: " in flat
+    assert "retail-ablation" in flat and "human baseline: not run" in flat
     out = tmp_path / "a"
     # The last lines say where to look next, with a run the demo wrote.
     assert f"agentgauge show {out / 'agentgauge.db'}:retail-hasty" in text

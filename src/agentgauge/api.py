@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from agentgauge.errors import InputError
+from agentgauge.metrics.baselines import Baseline
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.compare import compare as compare_tables
 from agentgauge.metrics.engine import MetricsReport, compute_metrics
@@ -43,9 +44,7 @@ from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.metrics.validity import (
     HELDOUT_ACTION,
     HeldoutUsage,
-    NullAgentCheck,
     heldout_usage,
-    null_agent_check,
 )
 from agentgauge.report.gates import (
     GateConfig,
@@ -73,6 +72,7 @@ from agentgauge.stats.power import plan as plan_from_components
 from agentgauge.table import TrialTable
 
 if TYPE_CHECKING:
+    from agentgauge.components import ComponentDiff
     from agentgauge.graders.regrade import RegradeResult
     from agentgauge.store.database import GradeVersion
 
@@ -268,6 +268,10 @@ class CompareResult:
     b: SystemInfo
     warnings: list[str] = dataclasses.field(default_factory=list)
     """What the user must know to read the result (the sides graded differently)."""
+    components: ComponentDiff | None = None
+    """What differs between the two runs' configurations (`agentgauge.components`)."""
+    baselines: dict[str, Baseline] = dataclasses.field(default_factory=dict)
+    """The baselines found, by role (record line 5)."""
 
 
 def _store_of(spec: str) -> tuple[Path, str] | None:
@@ -311,21 +315,10 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
     return None
 
 
-def _null_from_store(spec: str, info: SystemInfo) -> NullAgentCheck | None:
-    """A ``null`` agent's run on the same suite version in B's store, when there is one."""
-    from agentgauge.store import Store
+def _components(info: SystemInfo) -> dict[str, Any]:
+    from agentgauge.components import COMPONENTS, from_run
 
-    where = _store_of(spec)
-    if where is None or info.run is None:
-        return None
-    with Store(where[0], readonly=True) as db:
-        for run in reversed(db.list_runs()):
-            if (
-                run.agent in ("null", "builtin:null")
-                and run.suite_version == info.run.suite_version
-            ):
-                return null_agent_check(db.table(run.run_id))
-    return None
+    return from_run(info.run) if info.run is not None else dict.fromkeys(COMPONENTS)
 
 
 def compare_sources(
@@ -340,22 +333,41 @@ def compare_sources(
     null: str | None = None,
     judge_kappa: float | None = None,
     grade_version: int | None = None,
+    baselines: Sequence[str] = (),
+    human_rate: float | None = None,
 ) -> CompareResult:
     """What ``agentgauge compare A B`` does: the comparison and its record from two SOURCEs.
 
-    The null-agent line reads ``null`` (a SOURCE) or else a ``null`` agent's run
-    on the same suite version in B's store. Including held-out tasks writes an
-    audit entry in each store involved. ``warnings`` says when the two sides
-    were graded differently (other graders, or a re-grade on one side only).
+    Record line 5's baselines (docs/compare-and-plan.md, "Baselines") come from
+    ``baselines`` (each ``ROLE=SOURCE``, or the SOURCE of a run marked with a
+    role) and ``null`` (a SOURCE), else from the runs marked in B's store (the
+    null agent also by its agent name, on the same suite version); the previous
+    system is A unless one is marked. ``human_rate`` (USD per hour) prices the
+    human's time. The runs' configurations are compared component by component
+    (`agentgauge.components`): line 1 lists what differs, and when more than one
+    component changed the verdict says the difference is not attributable.
+
+    Including held-out tasks writes an audit entry in each store involved.
+    ``warnings`` says when the two sides were graded differently (other graders,
+    or a re-grade on one side only).
     """
+    from agentgauge.baseline_runs import find_baselines
+    from agentgauge.components import diff_components
+
+    if human_rate is not None and not human_rate > 0:
+        raise InputError("must be a positive hourly rate in USD, e.g. 143.61", field="--human-rate")
     sa = system_info(a, "A", grade_version=grade_version)
     sb = system_info(b, "B", grade_version=grade_version)
     comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
     heldout = _audit_heldout([(a, sa), (b, sb)]) if include_heldout else _heldout_usage([b, a])
-    if null is not None:
-        null_check: NullAgentCheck | None = null_agent_check(system_info(null, "null").table)
-    else:
-        null_check = _null_from_store(b, sb)
+    given = [*baselines, *([f"null={null}"] if null is not None else [])]
+    null_check, found, absent = find_baselines(
+        b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
+    )
+    changes = diff_components(_components(sa), _components(sb))
+    clause = changes.sentence_for_verdict()
+    if clause is not None:
+        comp = dataclasses.replace(comp, verdict=f"{comp.verdict}; {clause}")
     record = build_record(
         comp,
         sa,
@@ -366,9 +378,21 @@ def compare_sources(
         heldout=heldout,
         include_heldout=include_heldout,
         seed=seed,
+        baselines=found,
+        absent_baselines=absent,
+        human_rate=human_rate,
+        configuration=changes.sentence(),
     )
     difference = grading_difference(sa, sb)
-    return CompareResult(comp, record, sa, sb, [difference] if difference else [])
+    return CompareResult(
+        comp,
+        record,
+        sa,
+        sb,
+        [difference] if difference else [],
+        components=changes,
+        baselines=found,
+    )
 
 
 # --------------------------------------------------------------------------- gate

@@ -5,7 +5,9 @@ function-calling set (``builtin:functions``) with the four SIMULATED reference
 agents — ``null``, ``oracle``, ``careful``, ``hasty`` — k trials per task on the
 base instruction, its paraphrases and with injected tool faults; prints each
 agent's metrics with pass^k, the behaviour tables, the validity checks and the
-comparison record of ``careful`` (B) against ``hasty`` (A); and writes
+comparison record of ``careful`` (B) against ``hasty`` (A), whose line 5 reads
+the null agent and a SIMULATED ablation (``builtin:ablation``, one planning call
+and no orchestration, marked as the ablation baseline); and writes
 ``DIR/agentgauge.db`` and ``DIR/report.html``. Everything is seeded: a second
 run prints the same numbers.
 """
@@ -45,8 +47,8 @@ REFERENCE_AGENTS = ("null", "oracle", "careful", "hasty")
 VARIANTS = ("base", "paraphrase", "fault:tool_error", "fault:rate_limit", "env:rename_keys")
 SIMULATED_NOTE = (
     "The agents in this demo are SIMULATED reference policies (builtin:null, oracle, careful, "
-    "hasty): they read each task's reference plan and make seeded errors. Their numbers show "
-    "the method, not any real system."
+    "hasty, ablation): they read each task's reference plan and make seeded errors. Their "
+    "numbers show the method, not any real system."
 )
 
 
@@ -59,12 +61,20 @@ def _print_fault_recovery(trials: list[Trial], con: Console, *, seed: int) -> No
         print_recovery(report, con, scope="fault variants: tools fail on purpose")
 
 
+#: The ablation baseline (the simplest version of the same system), run on retail only
+#: and marked as such, so record line 5 has it (docs/compare-and-plan.md, "Baselines").
+ABLATION_RUN = "retail-ablation"
+
+
 def demo_run_ids() -> dict[str, str]:
     """The runs the demo writes: run id -> the agent that made it."""
     return {
-        f"{suite}-{name}": f"builtin:{name}"
-        for name in REFERENCE_AGENTS
-        for suite in ("retail", "functions")
+        **{
+            f"{suite}-{name}": f"builtin:{name}"
+            for name in REFERENCE_AGENTS
+            for suite in ("retail", "functions")
+        },
+        ABLATION_RUN: "builtin:ablation",
     }
 
 
@@ -156,6 +166,18 @@ def run_demo(
                     progress=progress,
                 )
                 run_ids.append(run_id)
+        run(
+            retail,
+            "builtin:ablation",
+            trials=trials,
+            variants=list(VARIANTS),
+            store=store,
+            run_id=ABLATION_RUN,
+            seed=seed,
+            progress=progress,
+            baseline_role="ablation",
+        )
+        run_ids.append(ABLATION_RUN)
 
     retail_sources = [open_source(f"{db}:retail-{n}") for n in REFERENCE_AGENTS]
     retail_trials = [t for s in retail_sources for t in s.trials]

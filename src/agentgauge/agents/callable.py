@@ -28,7 +28,7 @@ import contextvars
 import functools
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar, cast
@@ -36,6 +36,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from agentgauge.agents.base import AgentError, Session
+from agentgauge.components import digest
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.schema import ControlDecision, Event
 
@@ -146,7 +147,13 @@ class SyncSession:
 
 
 class CallableAgent:
-    """Wrap ``fn(session)`` (sync or async) as an `Agent`."""
+    """Wrap ``fn(session)`` (sync or async) as an `Agent`.
+
+    ``version`` (else the function's ``__version__`` attribute) and ``components``
+    (``system_prompt``, ``temperature``... as in `agentgauge.components`; a
+    system prompt is recorded as its digest) declare the function's part of the
+    run's configuration; what is not declared is "not recorded".
+    """
 
     def __init__(
         self,
@@ -154,10 +161,15 @@ class CallableAgent:
         *,
         name: str | None = None,
         model: str | None = None,
+        version: str | None = None,
+        components: Mapping[str, Any] | None = None,
     ) -> None:
         self.fn = fn
         self.name = name or _label(fn)
         self.model = model
+        declared = version if version is not None else getattr(fn, "__version__", None)
+        self.version = None if declared is None else str(declared)
+        self._declared = dict(components or {})
         self.is_async = is_async_callable(fn)
         self._abandoned: list[tuple[str, threading.Thread]] = []
 
@@ -195,6 +207,17 @@ class CallableAgent:
             raise AgentError(
                 f"{self.name} is synchronous but returned an awaitable; declare it `async def`"
             )
+
+    def components(self) -> dict[str, Any]:
+        """What the function's author declared of its configuration (`agentgauge.components`)."""
+        out = dict(self._declared)
+        prompt = out.get("system_prompt")
+        if isinstance(prompt, str) and not prompt.startswith("sha256:"):
+            out["system_prompt"] = digest(prompt)
+        out.setdefault("model", self.model)
+        if self.version is not None:
+            out.setdefault("agent_version", f"{self.name} {self.version}")
+        return out
 
     def still_running(self) -> list[str]:
         """The trials (``TASK trial N``) whose function outlived its timeout and is still

@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 import aiohttp
 
+from agentgauge._version import __version__
 from agentgauge.agents.base import AgentError, Session, TransientError
 from agentgauge.agents.http import (
     TRANSPORT_ERRORS,
@@ -62,6 +63,7 @@ from agentgauge.agents.provider import (
     with_retries,
 )
 from agentgauge.bounds import OutOfBounds, check_count
+from agentgauge.components import ENVIRONMENT_POLICY, NOT_SENT
 from agentgauge.errors import AgentUnavailable
 
 __all__ = ["DEFAULT_BASE_URL", "MalformedToolCall", "OpenAIAgent"]
@@ -133,6 +135,23 @@ class OpenAIAgent:
         self._url = ""  # set with the session, from the base URL at that time
         self._rng = random.Random()
         self._tools_json: tuple[list[dict[str, Any]], int, str] | None = None
+
+    def components(self) -> dict[str, Any]:
+        """This agent's part of the run's configuration (`agentgauge.components`): the
+        model, the adapter's version, its system prompt (the environment's policy, as
+        it is) and the sampling settings it sends; one it does not send is the
+        server's default."""
+        sent = self.params
+        max_tokens = sent.get("max_tokens", sent.get("max_completion_tokens", NOT_SENT))
+        return {
+            "model": self.model,
+            "agent_version": f"openai adapter (agentgauge {__version__})",
+            "system_prompt": ENVIRONMENT_POLICY,
+            "temperature": sent.get("temperature", NOT_SENT),
+            "top_p": sent.get("top_p", NOT_SENT),
+            "max_tokens": max_tokens,
+            "seed": sent.get("seed", NOT_SENT),
+        }
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -74,6 +74,8 @@ def _print(result: CompareResult, out: Console) -> None:
     )
     if c.margin is not None:
         t.add_row("non-inferior", f"{c.non_inferior} at margin {c.margin:g}")
+    if result.components is not None:
+        t.add_row("configuration", terminal_text(result.components.sentence()))
     out.print(t)
     for name, flips in (
         ("passed in A, failed in B", c.a_only),
@@ -114,6 +116,25 @@ def compare_cmd(
     null: Annotated[
         str | None, typer.Option("--null", help="Null-agent trials (SOURCE) for the baseline line.")
     ] = None,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline",
+            metavar="ROLE=SOURCE",
+            help="A baseline for record line 5 (null, previous, human, ablation; a SOURCE "
+            "of a run marked with its role needs no ROLE=); repeatable. Default: the runs "
+            "marked in B's store.",
+        ),
+    ] = None,
+    human_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--human-rate",
+            metavar="USD",
+            help="The human baseline's hourly rate, for its cost per success "
+            "(METR used 143.61: docs/compare-and-plan.md).",
+        ),
+    ] = None,
     include_heldout: Annotated[
         bool,
         typer.Option("--include-heldout", help="Include held-out tasks (logged in the store)."),
@@ -137,6 +158,8 @@ def compare_cmd(
         deployment_k=k,
         null=null,
         grade_version=grade_version,
+        baselines=baseline or (),
+        human_rate=human_rate,
     )
     # Warnings go to stderr so that stdout stays the table or the JSON alone.
     for w in result.warnings:
@@ -150,6 +173,8 @@ def compare_cmd(
             {
                 **result.comparison.to_dict(),
                 "record": result.record.to_dict(),
+                "components": None if result.components is None else result.components.to_dict(),
+                "baselines": {role: b.to_dict() for role, b in result.baselines.items()},
                 "warnings": result.warnings,
             }
         )

@@ -49,6 +49,15 @@ def import_cmd(
     score_attr: ScoreAttr = None,
     outcomes: OutcomesFile = None,
     suite: SuiteOption = None,
+    baseline_role: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-role",
+            metavar="ROLE",
+            help="Mark the run as a baseline: human (the people doing the task today), "
+            "null, previous or ablation (docs/compare-and-plan.md).",
+        ),
+    ] = None,
 ) -> None:
     """Import a results file as one run, in one transaction (nothing is written on error)."""
     options = given(
@@ -61,7 +70,7 @@ def import_cmd(
         scorer=scorer,
     )
     # A path, not an open store: the store is created only once the file has validated.
-    run = import_file(fmt, path, store, run_id, options)
+    run = import_file(fmt, path, store, run_id, options, baseline_role=baseline_role)
     console().print(
         terminal_text(f"imported {run.n_trials} trials from {path} as run ")
         + terminal_text(run.run_id, "bold")

@@ -117,6 +117,15 @@ def run_cmd(
             help="Stop (exit 3) if more than half of the last N trials are infra errors; 0: never.",
         ),
     ] = 50,
+    baseline_role: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-role",
+            metavar="ROLE",
+            help="Mark the run as a baseline: null, previous, human or ablation "
+            "(docs/compare-and-plan.md).",
+        ),
+    ] = None,
     show_errors: Annotated[
         int,
         typer.Option(
@@ -177,6 +186,7 @@ def run_cmd(
             breaker_first=breaker_first,
             breaker_window=breaker_window,
             notify=lambda message: err_console().print(Text(message)),
+            baseline_role=baseline_role,
         )
         the_run_id = header.run_id
     except RunEnded as exc:

@@ -1,23 +1,57 @@
-"""``agentgauge runs``: list the runs in a store."""
+"""``agentgauge runs``: list the runs in a store; ``--mark RUN ROLE`` marks one as a baseline."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
 from rich.table import Table
 from rich.text import Text
 
+from agentgauge.baseline_runs import mark_baseline
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, JsonOption, StoreOption, console, print_json
 from agentgauge.display import terminal_text, visible
+from agentgauge.metrics.baselines import ROLE_KEY
 from agentgauge.store import Store
 
 _COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
 
 
 @app.command()
-def runs(store: StoreOption = DEFAULT_STORE_PATH, json_out: JsonOption = False) -> None:
-    """List the runs in a store: id, agent, model, suite and version, trials, created."""
+def runs(
+    store: StoreOption = DEFAULT_STORE_PATH,
+    json_out: JsonOption = False,
+    mark: Annotated[
+        tuple[str, str] | None,
+        typer.Option(
+            "--mark",
+            metavar="RUN ROLE",
+            help="Mark RUN as a baseline: null, previous, human or ablation (its config "
+            "records the role; its trials are not touched).",
+        ),
+    ] = None,
+    unmark: Annotated[
+        str | None, typer.Option("--unmark", metavar="RUN", help="Clear RUN's baseline role.")
+    ] = None,
+) -> None:
+    """List the runs in a store: id, agent, model, suite and version, trials, created,
+    and the baseline role of those marked as one."""
+    if mark is not None and mark[0] is not None:
+        marked = mark_baseline(store, mark[0], mark[1])
+        console().print(
+            terminal_text(f"run {marked.run_id} in {store} marked as {mark[1]}"), soft_wrap=True
+        )
+        return
+    if unmark is not None:
+        mark_baseline(store, unmark, None)
+        console().print(
+            terminal_text(f"run {unmark} in {store}: baseline role cleared"), soft_wrap=True
+        )
+        return
     with Store(store, readonly=True) as db:
         found = db.list_runs()
+    roles = {r.run_id: r.config.get(ROLE_KEY) for r in found}
     if json_out:
         print_json(
             {
@@ -31,12 +65,15 @@ def runs(store: StoreOption = DEFAULT_STORE_PATH, json_out: JsonOption = False) 
                         "suite_version": r.suite_version,
                         "n_trials": r.n_trials,
                         "created_at": r.created_at,
+                        "baseline_role": roles[r.run_id],
                     }
                     for r in found
                 ],
             }
         )
         return
+    # The role column only when a run has one: most stores hold no baseline marks.
+    columns = (*_COLUMNS, "role") if any(roles.values()) else _COLUMNS
     # Shown as written, controls visible: ids and names come from users and agents.
     rows = [
         tuple(
@@ -49,23 +86,24 @@ def runs(store: StoreOption = DEFAULT_STORE_PATH, json_out: JsonOption = False) 
                 (r.suite_version or "-")[:12],
                 str(r.n_trials),
                 r.created_at,
+                *([str(roles[r.run_id] or "-")] if len(columns) > len(_COLUMNS) else []),
             )
         )
         for r in found
     ]
     out = console()
-    widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(_COLUMNS)]
+    widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(columns)]
     if sum(widths) + 3 * len(widths) + 1 > out.width:
         # Too narrow for a table that shows every id whole: one block per run instead.
         out.print(terminal_text(f"runs in {store}"))
         for row in rows:
             out.print(Text(row[0], style="bold"))
-            detail = " · ".join(f"{h} {v}" for h, v in zip(_COLUMNS[1:], row[1:], strict=True))
+            detail = " · ".join(f"{h} {v}" for h, v in zip(columns[1:], row[1:], strict=True))
             out.print(Text("  " + detail), soft_wrap=True)
         return
     # Text, not markup: ids and names come from users and agents.
     table = Table(title=terminal_text(f"runs in {store}"))
-    for col in _COLUMNS:
+    for col in columns:
         table.add_column(col, justify="right" if col == "trials" else "left", no_wrap=True)
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))

@@ -18,6 +18,11 @@ real system.
   results, giving up on tool faults, and more errors on longer tasks (error
   rates grow with log2 of ``human_minutes``). ``careful`` makes fewer errors
   and retries faults; ``hasty`` skips confirmations and gives up.
+- ``builtin:ablation`` is the simplest version of the same system, the
+  ablation baseline (docs/compare-and-plan.md, "Baselines"): one simulated
+  model call that plans the whole trial from the instruction, then no
+  orchestration — it never asks for a missing fact or a confirmation, never
+  re-reads a result and never retries a fault.
 
 Each reports a confidence with ``session.report_confidence``: ``careful``'s
 tracks its own slips; ``hasty`` is over-confident.
@@ -25,9 +30,10 @@ tracks its own slips; ``hasty`` is over-confident.
 So that cost and token metrics have something to show, each step (a tool call
 or a message) is recorded as a *simulated* model call (model ``sim:NAME``):
 input tokens grow with the transcript, output tokens are drawn, and the price
-comes from `SIM_PRICES` — careful's per-token price is that of a large model,
-hasty's of a small one. The draws use their own random stream, so they never
-change what the agent does. The figures are illustrative, not measurements.
+comes from `SIM_PRICES` — careful's (and the ablation's) per-token price is that
+of a large model, hasty's of a small one; the ablation records one call per
+trial. The draws use their own random stream, so they never change what the
+agent does. The figures are illustrative, not measurements.
 
 The agents read each task's reference plan, so each built-in world says how its
 plans are followed (`agentgauge.envs.builtin`: ``play``, in
@@ -46,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agentgauge._version import __version__
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.errors import InputError
 from agentgauge.schema import Task, ToolCallSpec
@@ -66,14 +73,23 @@ __all__ = [
     "typo",
 ]
 
-REFERENCE_AGENTS = ("builtin:null", "builtin:oracle", "builtin:careful", "builtin:hasty")
+REFERENCE_AGENTS = (
+    "builtin:null",
+    "builtin:oracle",
+    "builtin:careful",
+    "builtin:hasty",
+    "builtin:ablation",
+)
 
 #: Simulated prices in USD per 1M (input, output) tokens, and seconds per output token.
 SIM_PRICES: dict[str, tuple[float, float, float]] = {
     "oracle": (2.50, 10.00, 0.012),
     "careful": (2.50, 10.00, 0.012),
     "hasty": (0.15, 0.60, 0.005),
+    "ablation": (2.50, 10.00, 0.012),
 }
+#: Agents that plan in one model call: only their first step is metered.
+_ONE_CALL = frozenset({"ablation"})
 
 
 class _MeteredSession:
@@ -84,13 +100,20 @@ class _MeteredSession:
         self._model = f"sim:{name}"
         self._price = SIM_PRICES[name]
         self._rng = rng
+        self._one_call = name in _ONE_CALL
+        self._calls = 0
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self._s, attr)
 
     def _think(self) -> None:
+        if self._one_call and self._calls:
+            return
+        self._calls += 1
         prompt = 900 + 120 * len(self._s.events)
-        completion = int(self._rng.integers(30, 160))
+        # A one-call agent writes its whole plan at once.
+        low, high = (120, 480) if self._one_call else (30, 160)
+        completion = int(self._rng.integers(low, high))
         p_in, p_out, per_token = self._price
         self._s.record_model_call(
             model=self._model,
@@ -154,6 +177,16 @@ PROFILES: dict[str, NoiseProfile] = {
         paraphrase_factor=2.2, reshaped_factor=2.0, give_up=0.6, max_retries=1,
         calibrated=False,
     ),
+    # The ablation: one call with the whole context, no orchestration. It plans once
+    # from the instruction, so it guesses what it was not told and never asks for a
+    # yes (both capped at 95% by `PlanRun.chance`), never retries a fault, and reshaped
+    # results do not bother a plan made before they arrived.
+    "ablation": NoiseProfile(
+        wrong_args=0.04, wrong_call=0.02, skip_confirm=1.0, early_stop=0.0,
+        over_refuse=0.02, under_refuse=0.15, guess=1.0, length_slope=0.4,
+        paraphrase_factor=1.6, reshaped_factor=1.0, give_up=1.0, max_retries=0,
+        calibrated=False,
+    ),
 }  # fmt: skip
 
 #: Defaults for required arguments a plan step leaves out (under-refusal calls).
@@ -178,6 +211,18 @@ class ReferenceAgent:
         self.profile = profile
         self._tasks = {t.id: t for t in tasks}
 
+    def components(self) -> dict[str, Any]:
+        """The simulation's configuration (`agentgauge.components`): its simulated
+        model, and no prompt or sampling (it follows the reference plan)."""
+        short = self.name.removeprefix("builtin:")
+        none = "none (simulated)"
+        return {
+            "model": f"sim:{short}" if short in SIM_PRICES else none,
+            "agent_version": f"{self.name} (agentgauge {__version__}, simulated)",
+            "system_prompt": none,
+            **dict.fromkeys(("temperature", "top_p", "max_tokens", "seed"), none),
+        }
+
     async def __call__(self, session: Session) -> None:
         # A simulation spends nothing beyond its simulated model calls, and says so:
         # a trial whose agent records no cost has an unknown one.
@@ -200,7 +245,7 @@ class ReferenceAgent:
 
 
 def reference_agent(name: str, tasks: Iterable[Task]) -> ReferenceAgent:
-    """``builtin:null|oracle|careful|hasty`` (the ``builtin:`` prefix is optional)."""
+    """``builtin:null|oracle|careful|hasty|ablation`` (the ``builtin:`` prefix is optional)."""
     short = name.removeprefix("builtin:")
     if f"builtin:{short}" not in REFERENCE_AGENTS:
         raise InputError(

@@ -39,13 +39,21 @@ from typing import Any
 
 from agentgauge.agents.base import Agent
 from agentgauge.agents.resolve import resolve_agent
+from agentgauge.components import COMPONENTS_KEY
 from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import InputError, RunInterrupted, RunStopped
 from agentgauge.harness.breaker import CircuitBreaker
 from agentgauge.harness.cells import Cell, cells_of_run, check_variants
+from agentgauge.harness.configuration import (
+    SEEN_KEY,
+    ObservingFactory,
+    initial_components,
+    observed_components,
+)
 from agentgauge.harness.progress import RunProgress
 from agentgauge.harness.stopping import Stop, sigint_stops
 from agentgauge.harness.trial import Scorer, default_grader, run_cell
+from agentgauge.metrics.baselines import ROLE_KEY, check_role
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
 from agentgauge.suite import SuiteLike, as_suite
@@ -153,6 +161,7 @@ async def arun(
     breaker_first: int = 10,
     breaker_window: int = 50,
     notify: Callable[[str], None] | None = None,
+    baseline_role: str | None = None,
 ) -> Run:
     """Run trials and return the run's header (with its trial count).
 
@@ -172,7 +181,14 @@ async def arun(
     `agentgauge.errors.RunInterrupted`. Both after committing every finished
     trial; the same ``run_id`` resumes. ``notify`` receives sentences for the
     user (e.g. that a resumed run is being extended to more trials).
+
+    The header's config records the run's configuration as named components
+    (``config["components"]``: `agentgauge.components`), and ``baseline_role``
+    (``null``, ``previous``, ``human``, ``ablation``) marks the run as that
+    baseline for comparisons (docs/compare-and-plan.md, "Baselines").
     """
+    if baseline_role is not None:
+        check_role(baseline_role)
     if backend != "local":
         if backend == "ray":
             raise InputError(
@@ -184,6 +200,7 @@ async def arun(
     breaker = CircuitBreaker(first=breaker_first, window=breaker_window)
     the_suite = as_suite(suite)
     the_agent = resolve_agent(agent, tasks=the_suite.tasks, **(agent_options or {}))
+    declared = initial_components(the_agent, the_suite, grader)
     factory = env_factory or default_env_factory(the_suite.tasks)
     check = getattr(the_agent, "preflight", None)
     # A new run checks its agent before the store is touched: a typo in an endpoint
@@ -216,7 +233,12 @@ async def arun(
                 "max_paraphrases": max_paraphrases,
             },
             notify or _quiet,
+            {COMPONENTS_KEY: declared, **({ROLE_KEY: baseline_role} if baseline_role else {})},
         )
+        if baseline_role is not None and header.config.get(ROLE_KEY) != baseline_role:
+            # Given again on a resume: the user asks for the mark, so it is written.
+            db.update_run_config(header.run_id, {**header.config, ROLE_KEY: baseline_role})
+        observer = ObservingFactory(factory, header.config.get(SEEN_KEY))
         heldout = [t.id for t in the_suite.tasks if t.split == "heldout"]
         if heldout:
             # Every use of the held-out set is logged; reports say how often.
@@ -253,20 +275,23 @@ async def arun(
             sigint_stops(stop, asyncio.get_running_loop()),
             RunProgress(total, len(done), enabled=show) as bar,
         ):
-            written = await _execute(
-                cells,
-                the_agent,
-                factory,
-                db,
-                header.run_id,
-                concurrency=cfg["concurrency"],
-                timeout=limit,
-                grader=grader,
-                infra_retries=infra_retries,
-                on_done=_notify(bar, on_trial),
-                breaker=breaker,
-                stop=stop,
-            )
+            try:
+                written = await _execute(
+                    cells,
+                    the_agent,
+                    observer,
+                    db,
+                    header.run_id,
+                    concurrency=cfg["concurrency"],
+                    timeout=limit,
+                    grader=grader,
+                    infra_retries=infra_retries,
+                    on_done=_notify(bar, on_trial),
+                    breaker=breaker,
+                    stop=stop,
+                )
+            finally:
+                _record_observed(db, header.run_id, observer, declared)
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
@@ -292,6 +317,17 @@ async def arun(
         if owns_store:
             db.close()
         _report_abandoned(the_agent, notify)
+
+
+def _record_observed(
+    db: Store, run_id: str, observer: ObservingFactory, declared: dict[str, Any]
+) -> None:
+    current = db.get_run(run_id)
+    if current is None:
+        return
+    updated = observed_components(current.config, observer, declared)
+    if updated is not None:
+        db.update_run_config(run_id, updated)
 
 
 def _resuming(store: str | Path | Store, run_id: str | None) -> bool:
@@ -343,7 +379,10 @@ def _open_run(
     agent: Agent,
     given: dict[str, Any],
     notify: Callable[[str], None],
+    recorded_once: dict[str, Any],
 ) -> tuple[Run, dict[str, Any]]:
+    """The run's header and settings; ``recorded_once`` goes into a new run's config
+    (its components and baseline role; a resumed run keeps what it recorded)."""
     existing = db.get_run(run_id) if run_id else None
     if existing is None:
         cfg = {k: (DEFAULTS[k] if v is None else v) for k, v in given.items()}
@@ -393,7 +432,7 @@ def _open_run(
         suite_version=suite.version,
         created_at=utc_now(),
         source="harness",
-        config={**cfg, "backend": "local"},
+        config={**cfg, "backend": "local", **recorded_once},
     )
     with db.transaction():
         db.create_run(header)

@@ -127,14 +127,23 @@ def import_file(
     store: Store | str | Path,
     run_id: str | None = None,
     options: Mapping[str, Any] | None = None,
+    *,
+    baseline_role: str | None = None,
     **more: Any,
 ) -> Run:
     """Read ``path`` in format ``fmt`` and store it as one run, atomically.
 
     ``store`` is an open `Store` or the path of one: a path is opened (and a new
     store created) only once the whole file has validated, so a bad file leaves
-    no empty store behind."""
+    no empty store behind. ``baseline_role`` marks the run as that baseline
+    (``human`` for the humans' trials: docs/compare-and-plan.md, "Baselines")."""
+    if baseline_role is not None:
+        from agentgauge.metrics.baselines import ROLE_KEY, check_role
+
+        check_role(baseline_role)
     imported = read_import(fmt, path, options, **more)
+    if baseline_role is not None:
+        imported.config[ROLE_KEY] = baseline_role
     if not isinstance(store, Store):
         with Store(store) as db:
             return _write(fmt, Path(path), imported, db, run_id)

@@ -15,12 +15,13 @@ from a `Comparison` plus what the runs recorded about themselves
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agentgauge.metrics.baselines import Baseline, relative_to_human
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
@@ -291,6 +292,15 @@ def _graders(a: SystemInfo, b: SystemInfo, judge_kappa: float | None) -> str:
         for key in ("rubric_version", "grader_version")
         if key in s.run.config
     }
+    # A harness run records its rubrics' digest among its components.
+    versions |= {
+        str(s.run.config["components"]["rubric_version"])
+        for s in (a, b)
+        if s.run is not None
+        and isinstance(s.run.config.get("components"), dict)
+        and s.run.config["components"].get("rubric_version")
+        and "rubric_version" not in s.run.config
+    }
     blocking = sorted(
         {c.id for s in (a, b) for task in s.tasks for c in task.expectations.rubric if c.blocking}
     )
@@ -318,16 +328,93 @@ def _graders(a: SystemInfo, b: SystemInfo, judge_kappa: float | None) -> str:
     return "; ".join(parts)
 
 
-def _baselines(c: Comparison, null: NullAgentCheck | None) -> str:
-    if null is None or null.score is None:
-        nul = "null agent not run (its score would show what doing nothing earns)"
+def _figures(b: Baseline, human_rate: float | None = None) -> str:
+    """A baseline's interval, cost per success and latency (its score is said first)."""
+    ci = "" if b.ci95 is None else f"95% CI [{100 * b.ci95[0]:.1f}, {100 * b.ci95[1]:.1f}], "
+    if b.cost_of_pass is not None:
+        cost = _money(b.cost_of_pass)
+        if b.role == "human" and human_rate is not None:
+            cost += f" at {_money(human_rate)}/h"
     else:
-        defects = len(null.tasks_passed)
-        nul = f"null agent {_pct(null.score)}, passes {defects} task{'s' if defects != 1 else ''}"
-        if defects:
-            shown = ", ".join(null.tasks_passed[:5]) + (" …" if defects > 5 else "")
-            nul += f" (outcome-validity defects: {shown})"
-    return f"{nul}; previous system: A ({c.label_a}) at {_pct(c.rate_a)} on the shared tasks"
+        cost = f"unknown ({b.cost_reason or 'not recorded'})"
+    if b.latency_p50 is None:
+        latency = "latency not recorded"
+    elif b.role == "human":
+        latency = f"time p50 {b.latency_p50 / 60:.1f} min"
+    else:
+        latency = f"latency p50 {b.latency_p50:.1f} s"
+    return f"{ci}cost per success {cost}, {latency}"
+
+
+def _null_text(null: NullAgentCheck | None, figures: Baseline | None) -> str:
+    if null is None or null.score is None:
+        return "null agent not run (its score would show what doing nothing earns)"
+    defects = len(null.tasks_passed)
+    nul = f"null agent {_pct(null.score)}, passes {defects} task{'s' if defects != 1 else ''}"
+    if defects:
+        shown = ", ".join(null.tasks_passed[:5]) + (" …" if defects > 5 else "")
+        nul += f" (outcome-validity defects: {shown})"
+    return nul if figures is None else f"{nul}, {_figures(figures)}"
+
+
+#: What to do for a baseline that is absent, by role.
+_HOW_TO_RUN = {
+    "human": (
+        "import the humans' trials, graded by the same graders, with "
+        "agentgauge import jsonl FILE --baseline-role human"
+    ),
+    "ablation": (
+        "run the simplest version of the system (one call, no orchestration) with "
+        "--baseline-role ablation"
+    ),
+    "previous": "mark the system in production with agentgauge runs --mark RUN previous",
+}
+
+
+def _human_ratio(c: Comparison, human: Baseline) -> str:
+    parts = []
+    for tag, cop, why in (
+        ("A", c.cost_of_pass_a, c.cost_reason_a),
+        ("B", c.cost_of_pass_b, c.cost_reason_b),
+    ):
+        ratio, reason = relative_to_human(cop, why, human)
+        parts.append(f"{tag} {ratio:.3g}×" if ratio is not None else f"{tag} unknown ({reason})")
+    return "agent's cost per success relative to the human's: " + ", ".join(parts)
+
+
+def _baselines(
+    c: Comparison,
+    null: NullAgentCheck | None,
+    baselines: Mapping[str, Baseline] | None = None,
+    absent: Mapping[str, str] | None = None,
+    human_rate: float | None = None,
+) -> str:
+    """Line 5: each of the four baselines with its figures, or named as absent."""
+    found = dict(baselines or {})
+    why_absent = dict(absent or {})
+    parts = [_null_text(null, found.get("null"))]
+    previous = found.get("previous")
+    if previous is None:
+        parts.append(f"previous system: A ({c.label_a}) at {_pct(c.rate_a)} on the shared tasks")
+    else:
+        parts.append(
+            f"previous system: {previous.label} {_pct(previous.score)} on "
+            f"{previous.n_tasks} shared tasks, {_figures(previous)}"
+        )
+    for role, title in (("human", "human baseline"), ("ablation", "ablation")):
+        b = found.get(role)
+        if b is None:
+            reason = why_absent.get(role, _HOW_TO_RUN[role])
+            parts.append(f"{title}: not run — {reason}")
+            continue
+        text = f"{title}: {b.label} {_pct(b.score)} on {b.n_tasks} shared tasks, "
+        text += _figures(b, human_rate)
+        if b.note:
+            text += f" ({b.note})"
+        if role == "human":
+            text += "; " + _human_ratio(c, b)
+        parts.append(text)
+    return "; ".join(parts)
 
 
 def _rate(o: Any) -> str:
@@ -509,6 +596,10 @@ def build_record(
     heldout: HeldoutUsage | None = None,
     include_heldout: bool = False,
     seed: int = 0,
+    baselines: Mapping[str, Baseline] | None = None,
+    absent_baselines: Mapping[str, str] | None = None,
+    human_rate: float | None = None,
+    configuration: str | None = None,
 ) -> ComparisonRecord:
     """The nine lines of the comparison record for ``comparison`` of ``b`` against ``a``.
 
@@ -517,6 +608,12 @@ def build_record(
     ``judge_kappa`` and ``heldout`` fill lines 5, 4 and 2 when known; each says
     so when not. Headline figures are computed on the shared tasks with the
     comparison's row selection, per capability when tasks carry one.
+
+    ``baselines`` (by role: `agentgauge.metrics.baselines`) fill line 5 beside
+    the null agent; a role without one is named with ``absent_baselines``'s
+    reason (or how to run it). ``human_rate`` (USD per hour) is named with the
+    human's cost. ``configuration`` (what differs between the runs' components,
+    `agentgauge.components`) ends line 1.
     """
     c = comparison
     ta = _restrict(select_rows(a.table, include_heldout=include_heldout), c.tasks)
@@ -529,11 +626,11 @@ def build_record(
     whole_a = compute_metrics(ta, k=k, by=(), seed=seed).groups if by_cap else ca
     whole_b = compute_metrics(tb, k=k, by=(), seed=seed).groups if by_cap else cb
     texts = [
-        _systems(a, b),
+        _systems(a, b) + (f"; configuration: {configuration}" if configuration else ""),
         _tasks(c, a, b, heldout),
         _trials(c, a, b),
         _graders(a, b, judge_kappa),
-        _baselines(c, null_agent),
+        _baselines(c, null_agent, baselines, absent_baselines, human_rate),
         _headline(whole_a, ca, whole_b, cb),
         _difference(c),
         _reliability(c, whole_a, whole_b, deployment_k),

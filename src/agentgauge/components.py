@@ -1,0 +1,179 @@
+"""The one-change rule: a run's configuration as named components, and what differs.
+
+Changing two things at once (a new prompt and a new model in one release) makes
+a difference unattributable: which of the two made B better? Each run records
+its configuration as the components in `COMPONENTS` under ``config["components"]``
+(docs/compare-and-plan.md, "One change at a time"); `compare` lists the ones that
+differ, and when more than one did, the verdict says the difference is not
+attributable.
+
+A component nobody recorded is ``None``, "not recorded": never equal by default,
+so two runs that recorded nothing are not "the same configuration".
+
+What each agent knows of itself comes from its ``components()`` method (the
+openai adapter: model, sampling, and that its system prompt is the
+environment's policy; a Python callable: what its author declared); the harness
+adds what it sees (the suite, the graders, the tools and policy the
+environments offered). Imported runs carry what their source recorded
+(`from_run`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentgauge.canonical import canonical_json
+
+__all__ = [
+    "COMPONENTS",
+    "COMPONENTS_KEY",
+    "ENVIRONMENT_POLICY",
+    "NOT_SENT",
+    "ComponentDiff",
+    "agent_components",
+    "diff_components",
+    "digest",
+    "from_run",
+]
+
+#: The components, in the order they are listed, with the words the sentences use.
+COMPONENTS: dict[str, str] = {
+    "model": "model",
+    "agent_version": "agent version",
+    "system_prompt": "system prompt",
+    "tool_set": "tool set",
+    "suite_version": "suite version",
+    "graders": "graders",
+    "rubric_version": "rubric version",
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_tokens": "max tokens",
+    "seed": "sampling seed",
+}
+#: Where a run's config holds them.
+COMPONENTS_KEY = "components"
+#: An agent's ``system_prompt`` when it sends the environment's policy as it is
+#: (the harness replaces it with the digest of the policies it saw).
+ENVIRONMENT_POLICY = "environment policy"
+#: A sampling setting the adapter did not send (the server's default applies).
+NOT_SENT = "not sent (server default)"
+
+
+def digest(value: Any) -> str:
+    """``sha256:`` and 12 hex digits of ``value``'s canonical JSON (text as it is)."""
+    text = value if isinstance(value, str) else canonical_json(value)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def digest_of_set(digests: Iterable[str]) -> str | None:
+    """One digest for several (the distinct policies or tool sets a suite offers)."""
+    distinct = sorted(set(digests))
+    if not distinct:
+        return None
+    return distinct[0] if len(distinct) == 1 else digest(distinct)
+
+
+def agent_components(agent: object) -> dict[str, Any]:
+    """What the agent says of itself (its ``components()``), keys outside `COMPONENTS`
+    dropped; an agent without the method says nothing."""
+    own = getattr(agent, "components", None)
+    said = own() if callable(own) else {}
+    if not isinstance(said, Mapping):
+        return {}
+    return {k: v for k, v in said.items() if k in COMPONENTS}
+
+
+def from_run(run: Any) -> dict[str, Any]:
+    """A run header's components: those it recorded, else what its source recorded.
+
+    Imports fill what the source format holds: the model of every import that
+    names one; Inspect logs' ``task_version`` as the suite version; tau2-bench's
+    ``agent_llm_args`` for the sampling settings. Everything else is ``None``.
+    """
+    config: Mapping[str, Any] = run.config or {}
+    recorded = config.get(COMPONENTS_KEY)
+    out: dict[str, Any] = dict.fromkeys(COMPONENTS)
+    if isinstance(recorded, Mapping):
+        out.update({k: recorded.get(k) for k in COMPONENTS})
+        return out
+    out["model"] = run.model
+    inspect = config.get("inspect")
+    if isinstance(inspect, Mapping) and inspect.get("task_version") is not None:
+        out["suite_version"] = str(inspect["task_version"])
+    tau2 = config.get("tau2")
+    args = tau2.get("agent_llm_args") if isinstance(tau2, Mapping) else None
+    if isinstance(args, Mapping):
+        for key in ("temperature", "top_p", "max_tokens", "seed"):
+            out[key] = args.get(key, NOT_SENT)
+    return out
+
+
+@dataclass(frozen=True)
+class ComponentDiff:
+    """How two runs' configurations differ."""
+
+    changed: list[tuple[str, Any, Any]]
+    """``(component, A's value, B's value)`` for each recorded on both sides and unequal."""
+    unknown: list[str]
+    """Components not recorded on one side or both: whether they changed cannot be told."""
+
+    @property
+    def attributable(self) -> bool:
+        """At most one recorded component changed."""
+        return len(self.changed) <= 1
+
+    def sentence(self) -> str:
+        """What changed, in words (docs/compare-and-plan.md, "One change at a time")."""
+        names = [COMPONENTS[c] for c, _, _ in self.changed]
+        if len(names) >= 2:
+            both = "both" if len(names) == 2 else "all"
+            text = f"not attributable: {_and(names)} {both} changed"
+        elif names:
+            name, a, b = self.changed[0]
+            text = f"one change: {COMPONENTS[name]} ({_short(a)} → {_short(b)})"
+        else:
+            text = "no recorded component differs"
+        if self.unknown:
+            unknown = _and([COMPONENTS[c] for c in self.unknown])
+            text += f"; not recorded on one side or both: {unknown}"
+            if len(names) == 1:
+                text += " (the difference is the one change's only if these did not change)"
+        return text
+
+    def sentence_for_verdict(self) -> str | None:
+        """The clause appended to the statistical verdict, or ``None`` when one change
+        (or none) is known."""
+        return None if self.attributable else self.sentence().split("; ", 1)[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "changed": [{"component": c, "a": a, "b": b} for c, a, b in self.changed],
+            "not_recorded": self.unknown,
+            "attributable": self.attributable,
+            "sentence": self.sentence(),
+        }
+
+
+def diff_components(a: Mapping[str, Any], b: Mapping[str, Any]) -> ComponentDiff:
+    """Compare two component maps (`from_run`), in `COMPONENTS` order."""
+    changed: list[tuple[str, Any, Any]] = []
+    unknown: list[str] = []
+    for name in COMPONENTS:
+        va, vb = a.get(name), b.get(name)
+        if va is None or vb is None:
+            unknown.append(name)
+        elif va != vb:
+            changed.append((name, va, vb))
+    return ComponentDiff(changed, unknown)
+
+
+def _and(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else canonical_json(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,67 @@
+"""The one-change rule: components compared, "not recorded" never equal."""
+
+from __future__ import annotations
+
+from agentgauge.components import COMPONENTS, NOT_SENT, diff_components, digest, from_run
+from agentgauge.schema import Run
+
+
+def _config(**changes: object) -> dict[str, object]:
+    base: dict[str, object] = {name: f"{name}-1" for name in COMPONENTS}
+    return {**base, **changes}
+
+
+def test_one_change_is_attributable() -> None:
+    diff = diff_components(_config(), _config(model="gpt-4.1"))
+    assert diff.changed == [("model", "model-1", "gpt-4.1")] and diff.unknown == []
+    assert diff.attributable and diff.sentence_for_verdict() is None
+    assert diff.sentence() == "one change: model (model-1 → gpt-4.1)"
+
+
+def test_two_changes_are_not_attributable() -> None:
+    diff = diff_components(_config(), _config(model="m-2", system_prompt=digest("Be terse.")))
+    assert not diff.attributable
+    assert diff.sentence_for_verdict() == "not attributable: model and system prompt both changed"
+    three = diff_components(_config(), _config(model="m-2", top_p=0.9, temperature=0.0))
+    assert three.sentence() == "not attributable: model, temperature and top_p all changed"
+
+
+def test_not_recorded_is_never_equal() -> None:
+    # Nothing recorded on either side: no change is known, and none is claimed absent.
+    diff = diff_components(dict.fromkeys(COMPONENTS), dict.fromkeys(COMPONENTS))
+    assert diff.changed == [] and diff.unknown == list(COMPONENTS)
+    assert diff.sentence().startswith("no recorded component differs; not recorded on one side")
+    one = diff_components(_config(seed=None), _config(model="m-2"))
+    assert one.unknown == ["seed"]
+    assert one.sentence() == (
+        "one change: model (model-1 → m-2); not recorded on one side or both: sampling seed "
+        "(the difference is the one change's only if these did not change)"
+    )
+
+
+def test_values_compare_as_json_not_as_python() -> None:
+    # 1 and 1.0 are the same sampling setting; a dict's key order is no change.
+    assert diff_components(_config(temperature=1), _config(temperature=1.0)).changed == []
+    assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
+
+
+def test_imported_runs_carry_what_their_source_records() -> None:
+    inspect = Run(
+        run_id="i",
+        model="openai/gpt-4o",
+        created_at="2026-01-01T00:00:00Z",
+        config={"inspect": {"task": "gsm8k", "task_version": 2}},
+    )
+    got = from_run(inspect)
+    assert got["model"] == "openai/gpt-4o" and got["suite_version"] == "2"
+    assert got["system_prompt"] is None and got["temperature"] is None
+    tau2 = Run(
+        run_id="t",
+        model="gpt-4.1",
+        created_at="2026-01-01T00:00:00Z",
+        config={"tau2": {"agent_llm_args": {"temperature": 0.0}}},
+    )
+    got = from_run(tau2)
+    assert got["temperature"] == 0.0 and got["top_p"] == NOT_SENT
+    bare = from_run(Run(run_id="b", created_at="2026-01-01T00:00:00Z"))
+    assert set(bare.values()) == {None}
