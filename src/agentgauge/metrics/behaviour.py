@@ -7,6 +7,7 @@ al. 2026) — needs each trial's events and grades. This module gathers those pe
 metrics group and per configuration:
 
 - ``tool_use`` and ``control`` per group (same grouping as the outcome table);
+- ``turns`` per group: the pass rate per user turn (`agentgauge.metrics.turns`);
 - ``reliability`` per configuration (agent, model), across its variants,
   because robustness compares a configuration's base trials with its
   perturbed ones.
@@ -22,6 +23,7 @@ import numpy as np
 from agentgauge.metrics.control import control_metrics
 from agentgauge.metrics.reliability import reliability_from_trials
 from agentgauge.metrics.toolcalls import toolcall_metrics
+from agentgauge.metrics.turns import NO_CHECKPOINTS, turns_from_trials
 from agentgauge.schema import MessageEvent, Trial
 
 __all__ = ["behaviour_by_group", "reliability_by_configuration"]
@@ -84,7 +86,8 @@ def _keep(trials: Sequence[Trial], exclude_infra_errors: bool) -> list[Trial]:
 def behaviour_by_group(
     trials: Sequence[Trial], by: Sequence[str], *, exclude_infra_errors: bool = False
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """``{group labels: {"tool_use": ..., "control": ..., "null_reasons": ...}}`` for
+    """``{group labels: {"tool_use": ..., "control": ..., "turns": ..., "null_reasons":
+    ...}}`` for
     each group in ``by``.
 
     Labels are the values of ``by`` in order, as the outcome engine groups.
@@ -102,7 +105,15 @@ def behaviour_by_group(
             reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
         if control is None:
             reasons["control"] = "no trial names the control decision it expects"
-        out[key] = {"tool_use": tool_use, "control": control, "null_reasons": reasons}
+        turns = turns_from_trials(members)
+        if turns is None:
+            reasons["turns"] = NO_CHECKPOINTS
+        out[key] = {
+            "tool_use": tool_use,
+            "control": control,
+            "turns": turns,
+            "null_reasons": reasons,
+        }
     return out
 
 
