@@ -175,3 +175,20 @@ def test_a_checkpointed_task_loads_and_bad_checkpoints_are_located(tmp_path: Pat
     assert "expectations.checkpoints[0] does not hold on its own calls" in _error(tmp_path, wrong)
     failing = CHECKPOINTED.replace("order_id: W1030", "order_id: W9999")
     assert "checkpoint 2's call 0 (get_order_details) failed" in _error(tmp_path, failing)
+
+
+def test_the_worked_example_in_the_task_guide_loads_and_the_oracle_passes_it(
+    tmp_path: Path,
+) -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "writing-tasks.md").read_text()
+    (block,) = [b.split("```", 1)[0] for b in guide.split("```yml\n")[1:]]
+    path = tmp_path / "guide.yaml"
+    path.write_text(block)
+    suite = load_suite(path)
+    (task,) = suite.tasks
+    assert len(task.expectations.checkpoints) == 2 and len(task.expectations.reference_calls) == 3
+    header = run(suite, "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
+    with Store(tmp_path / "s.db") as store:
+        (trial,) = store.trials(header.run_id)
+    assert trial.success, [(g.grader, g.status) for g in trial.grades]
+    assert {g.grader for g in trial.grades} >= {"checkpoints", "state", "answer", "control"}
