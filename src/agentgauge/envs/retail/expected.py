@@ -36,6 +36,8 @@ def check_turn_plan(task: Task) -> Task:
     """``task`` with ``reference_calls`` filled in from its checkpoints when absent,
     after checking that it declares one checkpoint per user turn and that each
     holds when the reference plan is played turn by turn on a fresh environment."""
+    # The checkpoints grader's own rules, so that "holds on its plan" means what grading
+    # means; imported here because only a task with checkpoints needs them.
     from agentgauge.graders.checkpoints import check_checkpoint
     from agentgauge.turns import Turn
 
@@ -61,9 +63,12 @@ def check_turn_plan(task: Task) -> Task:
             turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=env.final_state())
             result = check_checkpoint(cp, i + 1, turn, exp.functions)
             if result["verdict"] != "pass":
+                state, calls = result["state"] or {}, result["calls"] or {}
+                why = [*state.get("failed", []), *state.get("paths", [])]
+                why += [f"missing call {m['name']}" for m in calls.get("missing", [])]
                 raise ValueError(
                     f"expectations.checkpoints[{i}] does not hold on its own calls "
-                    f"({result['status']}): {result['state']}"
+                    f"({result['status']}): {'; '.join(why)}"
                 )
     finally:
         env.close()
