@@ -63,9 +63,9 @@ def check_turn_plan(task: Task) -> Task:
             turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=env.final_state())
             result = check_checkpoint(cp, i + 1, turn, exp.functions)
             if result["verdict"] != "pass":
-                state, calls = result["state"] or {}, result["calls"] or {}
+                state, checked = result["state"] or {}, result["calls"] or {}
                 why = [*state.get("failed", []), *state.get("paths", [])]
-                why += [f"missing call {m['name']}" for m in calls.get("missing", [])]
+                why += [f"missing call {m['name']}" for m in checked.get("missing", [])]
                 raise ValueError(
                     f"expectations.checkpoints[{i}] does not hold on its own calls "
                     f"({result['status']}): {'; '.join(why)}"
