@@ -11,6 +11,7 @@ from agentgauge.api import metrics
 from agentgauge.metrics.behaviour import behaviour_by_group
 from agentgauge.metrics.outcome import success_interval
 from agentgauge.metrics.turns import NO_CHECKPOINTS, pass_rate_by_turn, turns_from_trials
+from agentgauge.report.explain import evidence_lines
 from agentgauge.schema import Grade, Trial
 
 
@@ -89,3 +90,23 @@ def test_the_metrics_json_carries_the_section_per_group() -> None:
     assert groups["x"]["turns"]["per_turn"][0]["pass_rate"] == 1.0
     assert groups["y"]["turns"]["per_turn"][0]["pass_rate"] == 0.0
     assert "turns" not in groups["x"]["null_reasons"]
+
+
+def test_hostile_checkpoint_evidence_neither_crashes_nor_counts() -> None:
+    # Grades arrive in imported JSONL too: evidence of any shape must be read safely.
+    weird: list[Any] = [
+        None,
+        3,
+        "x",
+        {"turn": "1", "verdict": "pass"},
+        {"turn": True, "verdict": "pass"},
+        {"turn": 2, "verdict": "maybe", "events": ["a", 1], "state": [1],
+         "calls": {"missing": [1, {"name": "x"}]}},
+    ]  # fmt: skip
+    grade = Grade(grader="checkpoints", passed=False, evidence={"checkpoints": weird})
+    lines = evidence_lines(grade)  # the objects are shown as written; the rest skipped
+    assert len(lines) == 3 and lines[-1].startswith("turn 2: maybe: missing call(s) x null")
+    out = turns_from_trials([Trial(task_id="a", success=False, grades=[grade])])
+    assert out is not None
+    (row,) = out["per_turn"]
+    assert row["turn"] == 2 and row["pass_rate"] is None and row["n_unknown"] == 1
