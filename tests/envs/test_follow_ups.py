@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agentgauge.api import regrade
 from agentgauge.envs.retail.user import ScriptedUser
 from agentgauge.errors import InputError
 from agentgauge.exporters.jsonl import trials_jsonl
@@ -108,6 +109,15 @@ def test_the_turn_record_survives_the_store_and_the_jsonl_interchange(tmp_path: 
             g for g in grade_trial(task[after.task_id], after).grades if g.grader == "checkpoints"
         )
         assert again == old
+
+
+def test_regrading_the_stored_run_reads_the_turns_and_changes_nothing(tmp_path: Path) -> None:
+    suite = Suite(name="follow_ups", version=RETAIL.version, tasks=FOLLOW_UPS)
+    db = tmp_path / "s.db"
+    header = run(suite, "builtin:hasty", trials=3, store=db, progress=False)
+    result = regrade(f"{db}:{header.run_id}")  # every enabled code grader, checkpoints too
+    assert result.n_trials == 3 * len(FOLLOW_UPS) and result.n_unknown == 0
+    assert result.n_changed == 0 and result.success_before == result.success_after
 
 
 def test_a_single_turn_trial_keeps_its_record_as_it_was(tmp_path: Path) -> None:
