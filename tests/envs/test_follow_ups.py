@@ -60,8 +60,9 @@ def _run(tmp_path: Path, agent: str, trials: int, variants: str = "base") -> lis
 
 
 def test_oracle_passes_every_follow_up_task_in_every_turn(tmp_path: Path) -> None:
-    trials = _run(tmp_path, "builtin:oracle", 1, "base,paraphrase")
-    assert len(trials) == 3 * len(FOLLOW_UPS)
+    # A fault variant wraps the world: the wrapper must pass the user's turns through.
+    trials = _run(tmp_path, "builtin:oracle", 1, "base,paraphrase,fault:timeout")
+    assert len(trials) == 4 * len(FOLLOW_UPS)
     for t in trials:
         assert t.success, (t.task_id, t.variant, [(g.grader, g.status) for g in t.grades])
         grade = next(g for g in t.grades if g.grader == "checkpoints")
