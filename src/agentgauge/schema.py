@@ -37,6 +37,7 @@ __all__ = [
     "SUCCESS_TOLERANCE",
     "TRIAL_FIELDS",
     "AnswerSpec",
+    "Checkpoint",
     "ControlDecision",
     "ControlEvent",
     "Criterion",
@@ -552,6 +553,34 @@ class StateAssertion(_Strict):
     """Assert only that the path exists (``True``) or not (``False``)."""
 
 
+class Checkpoint(_Strict):
+    """What must hold when the agent hands one user turn back (BFCL V3 multi-turn,
+    Mao et al. 2024): the state then, and the calls the turn must contain."""
+
+    state: dict[str, Any] | None = None
+    """Expected tables of the state after the turn: each table named here must equal
+    the trial's (compared as the ``state`` grader compares); tables not named are not
+    compared."""
+    state_assertions: list[StateAssertion] = Field(default_factory=list)
+    """Assertions on the state after the turn, as ``state_assertions`` on the final
+    state."""
+    calls: list[ToolCallSpec] = Field(default_factory=list)
+    """The calls the turn must contain: its minimal viable path. A read-only call
+    (a lookup) belongs here, since it leaves no mark on the state."""
+    mode: Literal["in_order", "any_order"] = "in_order"
+    """``in_order``: ``calls`` are a subsequence of the turn's calls; ``any_order``:
+    they are contained in them as a multiset. Extra calls are allowed in both."""
+    arguments: Literal["exact", "ignore", "subset", "ast"] = "ast"
+    """Argument mode, as the ``trajectory`` grader's (``ast``: lists of acceptable
+    values)."""
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> Checkpoint:
+        if self.state is None and not self.state_assertions and not self.calls:
+            raise ValueError("a checkpoint needs state, state_assertions or calls")
+        return self
+
+
 class Criterion(_Strict):
     """One rubric criterion for the model judge."""
 
@@ -596,9 +625,27 @@ class Expectations(_Strict):
     """Criteria for the model judge."""
     required: list[str] | None = None
     """Graders whose pass makes up success (all must pass). Default: every
-    enabled code grader (state, answer, tool_calls, control, minefields)."""
+    enabled code grader (state, answer, tool_calls, control, minefields, checkpoints)."""
     partial_credit: list[str] = Field(default_factory=list)
     """Graders whose scores are averaged into the trial's score."""
+    checkpoints: list[Checkpoint] = Field(default_factory=list)
+    """One per user turn, in order: what must hold when the agent hands that turn
+    back (docs/graders.md, "`checkpoints`")."""
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_later_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # As `ModelCallEvent`'s: a field added after suites existed is left out while
+        # empty, so a task written before it dumps, and versions, exactly as it did.
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in _LATER_EXPECTATION_FIELDS:
+                if key in data and not data[key]:
+                    del data[key]
+        return data
+
+
+#: `Expectations` fields omitted from its dump when empty (see its serializer).
+_LATER_EXPECTATION_FIELDS = ("checkpoints",)
 
 
 class Task(_Strict):

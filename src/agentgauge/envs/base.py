@@ -13,7 +13,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from agentgauge.schema import Task
 
-__all__ = ["EnvFactory", "Environment", "ToolOutcome", "opening_message"]
+__all__ = [
+    "EnvFactory",
+    "Environment",
+    "ToolOutcome",
+    "TurnTaking",
+    "opening_message",
+    "user_turns",
+]
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,28 @@ class Environment(Protocol):
     def close(self) -> None:
         """Release resources (database connections, temp files)."""
         ...
+
+
+@runtime_checkable
+class TurnTaking(Protocol):
+    """An environment whose user may send follow-up requests: a conversation of
+    several user turns (`agentgauge.turns`). The session records the state each
+    time the agent hands a turn back."""
+
+    @property
+    def user_turns(self) -> int:
+        """How many user turns the conversation is scripted to have (1: no follow-up)."""
+        ...
+
+    @property
+    def user_turn(self) -> int:
+        """The user turn under way, from 1; it advances when the user sends a follow-up."""
+        ...
+
+
+def user_turns(env: Environment) -> int:
+    """How many user turns ``env``'s conversation has (1 for a world without follow-ups)."""
+    return env.user_turns if isinstance(env, TurnTaking) else 1
 
 
 class EnvFactory(Protocol):

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgauge.envs.base import Environment, ToolOutcome
+from agentgauge.envs.base import Environment, ToolOutcome, TurnTaking, user_turns
 from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 from agentgauge.errors import InputError
 from agentgauge.schema import Task
@@ -154,6 +154,14 @@ class _Wrapper:
 
     def close(self) -> None:
         self.inner.close()
+
+    @property
+    def user_turns(self) -> int:
+        return user_turns(self.inner)
+
+    @property
+    def user_turn(self) -> int:
+        return self.inner.user_turn if isinstance(self.inner, TurnTaking) else 1
 
 
 class FaultyEnv(_Wrapper):

@@ -15,7 +15,8 @@ real system.
   the real failure modes: wrong arguments, wrong call (reads instead of
   writing), skipped confirmation, early stop, over-refusal, under-refusal,
   guessing instead of asking, sensitivity to paraphrases and to reshaped tool
-  results, giving up on tool faults, and more errors on longer tasks (error
+  results, giving up on tool faults, in conversations with follow-ups skipping
+  a lookup or forgetting the follow-up, and more errors on longer tasks (error
   rates grow with log2 of ``human_minutes``). ``careful`` makes fewer errors
   and retries faults; ``hasty`` skips confirmations and gives up.
 - ``builtin:ablation`` is the simplest version of the same system, the
@@ -162,6 +163,11 @@ class NoiseProfile:
     """Retries of a faulted call before giving up."""
     calibrated: bool
     """Whether the reported confidence reflects the agent's own slips."""
+    skip_lookup: float = 0.0
+    """In a conversation with follow-ups, an order or product lookup is skipped (the
+    agent answers from what it saw before): no mark on the state."""
+    forget_follow_up: float = 0.0
+    """A follow-up request is acknowledged but not acted on."""
 
 
 PROFILES: dict[str, NoiseProfile] = {
@@ -169,13 +175,13 @@ PROFILES: dict[str, NoiseProfile] = {
         wrong_args=0.02, wrong_call=0.01, skip_confirm=0.03, early_stop=0.004,
         over_refuse=0.02, under_refuse=0.06, guess=0.08, length_slope=0.35,
         paraphrase_factor=1.5, reshaped_factor=1.4, give_up=0.02, max_retries=4,
-        calibrated=True,
+        calibrated=True, skip_lookup=0.01, forget_follow_up=0.005,
     ),
     "hasty": NoiseProfile(
         wrong_args=0.05, wrong_call=0.03, skip_confirm=0.35, early_stop=0.012,
         over_refuse=0.04, under_refuse=0.3, guess=0.45, length_slope=0.5,
         paraphrase_factor=2.2, reshaped_factor=2.0, give_up=0.6, max_retries=1,
-        calibrated=False,
+        calibrated=False, skip_lookup=0.12, forget_follow_up=0.05,
     ),
     # The ablation: one call with the whole context, no orchestration. It plans once
     # from the instruction, so it guesses what it was not told and never asks for a

@@ -46,7 +46,14 @@ UNKNOWN = "unknown"
 
 #: The code graders whose pass makes up success when a task does not list its own
 #: (``Expectations.required``).
-DEFAULT_REQUIRED: tuple[str, ...] = ("state", "answer", "tool_calls", "control", "minefields")
+DEFAULT_REQUIRED: tuple[str, ...] = (
+    "state",
+    "answer",
+    "tool_calls",
+    "control",
+    "minefields",
+    "checkpoints",
+)
 
 GraderKind = Literal["code", "model", "human"]
 
@@ -111,6 +118,7 @@ def _load_builtin() -> None:
         return
     from agentgauge.graders import (  # noqa: F401
         answer,
+        checkpoints,
         control,
         groundedness,
         human,

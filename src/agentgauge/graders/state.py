@@ -14,13 +14,23 @@ Alternatively a task lists ``state_assertions`` on dotted paths
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from agentgauge.canonical import canonical_json
 from agentgauge.graders.base import fail, pass_, register, unknown
 from agentgauge.schema import Grade, StateAssertion, Task, Trial
 
-__all__ = ["MAX_DIFFS", "StateGrader", "canonical_json", "diff_paths", "resolve_path", "state_hash"]
+__all__ = [
+    "MAX_DIFFS",
+    "StateGrader",
+    "canonical_json",
+    "diff_paths",
+    "failed_assertions",
+    "mismatch",
+    "resolve_path",
+    "state_hash",
+]
 
 MAX_DIFFS = 20
 _MISSING = object()
@@ -82,6 +92,22 @@ def _check(state: Any, assertion: StateAssertion) -> str | None:
     return None
 
 
+def mismatch(expected: Any, actual: Any) -> dict[str, Any]:
+    """What differs between two states: the top-level tables and up to `MAX_DIFFS`
+    dotted paths (empty lists when they are equal)."""
+    paths = diff_paths(expected, actual)
+    return {
+        "tables": sorted({p.split(".", 1)[0] for p in paths}),
+        "paths": paths[:MAX_DIFFS],
+        "n_differences": len(paths),
+    }
+
+
+def failed_assertions(state: Any, assertions: Sequence[StateAssertion]) -> list[str]:
+    """The assertions that do not hold on ``state``, each as a sentence."""
+    return [m for a in assertions if (m := _check(state, a))]
+
+
 @register("state")
 class StateGrader:
     """Final state equals the expected state (by hash), or the assertions hold."""
@@ -112,20 +138,10 @@ class StateGrader:
         if exp.final_state is not None:
             want, got = self._want(exp.final_state), state_hash(trial.final_state)
             if want != got:
-                paths = diff_paths(exp.final_state, trial.final_state)
-                tables = sorted({p.split(".", 1)[0] for p in paths})
-                return fail(
-                    self.name,
-                    "state:mismatch",
-                    {
-                        "tables": tables,
-                        "paths": paths[:MAX_DIFFS],
-                        "n_differences": len(paths),
-                        "expected_hash": want,
-                        "actual_hash": got,
-                    },
-                )
-        failures = [m for a in exp.state_assertions if (m := _check(trial.final_state, a))]
+                evidence = mismatch(exp.final_state, trial.final_state)
+                evidence.update(expected_hash=want, actual_hash=got)
+                return fail(self.name, "state:mismatch", evidence)
+        failures = failed_assertions(trial.final_state, exp.state_assertions)
         if failures:
             return fail(
                 self.name,

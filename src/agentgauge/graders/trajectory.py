@@ -36,7 +36,13 @@ from agentgauge.graders.base import fail, pass_, register, tool_calls_of, unknow
 from agentgauge.graders.state import canonical_json
 from agentgauge.schema import Grade, Task, ToolCallSpec, TrajectorySpec, Trial
 
-__all__ = ["TrajectoryGrader", "call_matcher", "match_trajectory", "precision_recall"]
+__all__ = [
+    "TrajectoryGrader",
+    "call_matcher",
+    "match_trajectory",
+    "precision_recall",
+    "unmatched_reference",
+]
 
 Call = tuple[str, Mapping[str, Any]]
 Matcher = Callable[[Call, Call], bool]
@@ -94,6 +100,20 @@ def match_trajectory(
         return len(actual) == len(ref) and all(
             match(a, r) for a, r in zip(actual, ref, strict=True)
         )
+    if mode in ("in_order", "any_order"):
+        return not unmatched_reference(actual, ref, mode, match)
+    if mode == "superset":
+        return all(any(match(a, r) for a in actual) for r in ref)
+    if mode == "subset":
+        return all(any(match(a, r) for r in ref) for a in actual)
+    raise ValueError(f"unknown trajectory mode {mode!r}")
+
+
+def unmatched_reference(
+    actual: Sequence[Call], ref: Sequence[Call], mode: str, match: Matcher
+) -> list[int]:
+    """Indices of the reference calls ``actual`` does not contain, in ``in_order``
+    (subsequence) or ``any_order`` (multiset) mode: empty when the mode holds."""
     if mode == "in_order":
         # Earliest-match scanning is optimal for subsequence tests: taking the
         # first actual call that fits leaves the most room for the rest.
@@ -101,16 +121,15 @@ def match_trajectory(
         for a in actual:
             if i < len(ref) and match(a, ref[i]):
                 i += 1
-        return i == len(ref)
+        return list(range(i, len(ref)))
     if mode == "any_order":
-        if len(ref) > len(actual):
-            return False
-        return all(j >= 0 for j in max_bipartite_matching(_pair_matrix(actual, ref, match)))
-    if mode == "superset":
-        return all(any(match(a, r) for a in actual) for r in ref)
-    if mode == "subset":
-        return all(any(match(a, r) for r in ref) for a in actual)
-    raise ValueError(f"unknown trajectory mode {mode!r}")
+        if not ref:
+            return []
+        if not actual:
+            return list(range(len(ref)))
+        pairs = max_bipartite_matching(_pair_matrix(actual, ref, match))
+        return [j for j, a in enumerate(pairs) if a < 0]
+    raise ValueError(f"unmatched_reference needs mode in_order or any_order, not {mode!r}")
 
 
 def _calls(specs: Sequence[ToolCallSpec]) -> list[Call]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from agentgauge.agents.base import AgentError
 from agentgauge.bounds import OutOfBounds, add_amount, check_amount, check_count, plain_json
-from agentgauge.envs.base import Environment, ToolOutcome
+from agentgauge.envs.base import Environment, ToolOutcome, TurnTaking, user_turns
 from agentgauge.schema import (
     ControlDecision,
     ControlEvent,
@@ -29,6 +29,7 @@ from agentgauge.schema import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from agentgauge.turns import TURNS_KEY, hand_back
 
 __all__ = [
     "MAX_EVENTS",
@@ -132,6 +133,10 @@ class TrialSession:
         self._notes: dict[str, Any] = {}
         self.user_done = False
         """True once the simulated user has ended the conversation."""
+        # A conversation with follow-ups records each hand-back and the state then
+        # (`agentgauge.turns`); one without keeps its record as it always was.
+        self._turn_env = env if isinstance(env, TurnTaking) and user_turns(env) > 1 else None
+        self._hand_backs: list[dict[str, Any]] = []
         self._instruction = env.first_message()
         self._record(MessageEvent(role="user", content=self._instruction, t=0.0), self._instruction)
 
@@ -239,6 +244,9 @@ class TrialSession:
         if self.user_done:
             return None
         reply = self._env.user_reply(text)
+        if self._turn_env is not None and self._turn_env.user_turn > len(self._hand_backs) + 1:
+            # The reply is a follow-up: the turn ended with the message just recorded.
+            self._hand_backs.append(hand_back(len(self._events), self._env.final_state()))
         if reply is None:
             self.user_done = True
             return None
@@ -392,8 +400,14 @@ class TrialSession:
             cost_usd=cost,
             confidence=self._confidence,
             elapsed_s=self._vt if self._virtual else None,
-            metadata=dict(self._notes),
+            metadata=self._metadata(),
         )
+
+    def _metadata(self) -> dict[str, Any]:
+        notes = dict(self._notes)
+        if self._turn_env is not None:
+            notes[TURNS_KEY] = list(self._hand_backs)
+        return notes
 
     def _final_state(self) -> dict[str, Any]:
         if self._reported_state is not None:

@@ -8,6 +8,7 @@ metrics group and per configuration:
 
 - ``tool_use``, ``control`` and ``recovery`` (from tool errors, HAL) per group
   (same grouping as the outcome table);
+- ``turns`` per group: the pass rate per user turn (`agentgauge.metrics.turns`);
 - ``reliability`` per configuration (agent, model), across its variants,
   because robustness compares a configuration's base trials with its
   perturbed ones.
@@ -24,6 +25,7 @@ from agentgauge.metrics.control import control_metrics
 from agentgauge.metrics.recovery import recovery_metrics, trial_recovery
 from agentgauge.metrics.reliability import reliability_from_trials
 from agentgauge.metrics.toolcalls import toolcall_metrics
+from agentgauge.metrics.turns import NO_CHECKPOINTS, turns_from_trials
 from agentgauge.schema import MessageEvent, Trial
 
 __all__ = ["behaviour_by_group", "reliability_by_configuration"]
@@ -108,7 +110,7 @@ def _keep(trials: Sequence[Trial], exclude_infra_errors: bool) -> list[Trial]:
 def behaviour_by_group(
     trials: Sequence[Trial], by: Sequence[str], *, exclude_infra_errors: bool = False
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """``{group labels: {"tool_use": ..., "control": ..., "recovery": ...,
+    """``{group labels: {"tool_use": ..., "control": ..., "recovery": ..., "turns": ...,
     "null_reasons": ...}}`` for each group in ``by``.
 
     Labels are the values of ``by`` in order, as the outcome engine groups.
@@ -131,10 +133,14 @@ def behaviour_by_group(
             reasons["recovery"] = no_recovery
         elif recovery is not None:
             reasons.update({f"recovery.{k}": v for k, v in recovery["null_reasons"].items()})
+        turns = turns_from_trials(members)
+        if turns is None:
+            reasons["turns"] = NO_CHECKPOINTS
         out[key] = {
             "tool_use": tool_use,
             "control": control,
             "recovery": recovery,
+            "turns": turns,
             "null_reasons": reasons,
         }
     return out

@@ -230,6 +230,39 @@ def _control_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any]
     }
 
 
+def _turns_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] | None:
+    rows = [
+        [
+            _label(g),
+            f"turn {r['turn']}",
+            _pct(r["pass_rate"]),
+            _ci(r["ci95"]),
+            r["n_trials"],
+            r["n_tasks"],
+            r["n_unknown"],
+        ]
+        for g in groups
+        if g.get("turns")
+        for r in g["turns"]["per_turn"]
+    ]
+    if not rows:
+        return None
+    return {
+        "key": "turns",
+        "title": f"Checkpoints held per user turn — {scope} (BFCL V3 multi-turn)",
+        "note": "For each user turn, the share of trials whose checkpoint held (the state "
+        "when the agent handed the turn back, and the calls the turn had to contain), "
+        "averaged over tasks, with its 95% interval (tasks as clusters). Unknown: no "
+        "state was recorded at that turn.",
+        "columns": ["agent", "turn", "held", "95% interval", "trials", "tasks", "unknown"],
+        "rows": rows,
+    }
+
+
+def _ci(ci: list[float] | None) -> str:
+    return "–" if ci is None else f"{_pct(ci[0])}–{_pct(ci[1])}"
+
+
 def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not rel:
         return None
@@ -469,6 +502,7 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
             _control_section(groups, scope),
             _recovery_section(groups, scope),
             _fault_recovery_section(trials, inputs.seed),
+            _turns_section(groups, scope),
             _reliability_section(rel),
         )
         if s is not None

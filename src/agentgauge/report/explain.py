@@ -184,11 +184,55 @@ def _sentences_for(grade: Grade) -> list[str]:
             f"{ev.get('matched')} of {ev.get('n_reference')} reference steps matched "
             f"({ev.get('mode')}, arguments {ev.get('arguments')}); {ev.get('n_actual')} taken"
         )
+    elif name == "checkpoints" and isinstance(ev.get("checkpoints"), list):
+        out += _checkpoint_sentences(ev["checkpoints"])
     quotes = ev.get("quotes") if "quotes" in ev else ev.get("evidence")
     if isinstance(quotes, list) and all(isinstance(q, str) for q in quotes):
         out += [f"judge quoted: “{shorten(q, 400)}”" for q in quotes]
     if isinstance(ev.get("reason"), str) and ev["reason"]:
         out.append(f"reason: {shorten(ev['reason'], 600)}")
+    return out
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _checkpoint_sentences(results: list[Any]) -> list[str]:
+    """One sentence per checkpoint: the turn, its verdict and what did not hold."""
+    out: list[str] = []
+    for r in results:
+        if not isinstance(r, dict):
+            continue
+        turn, verdict = r.get("turn"), r.get("verdict")
+        if r.get("status") == "checkpoint:turn_missing":
+            out.append(f"turn {turn}: failed: the conversation ended before this turn")
+            continue
+        why: list[str] = []
+        state = _object(r.get("state"))
+        if state.get("recorded") is False:
+            why.append("no state was recorded at the end of the turn")
+        paths = [str(p) for p in state.get("paths") or []]
+        if paths:
+            shown = ", ".join(paths[:8]) + (" …" if len(paths) > 8 else "")
+            why.append(f"{state.get('n_differences', len(paths))} state key(s) differ: {shown}")
+        why += [f"assertion failed: {_json(f)}" for f in state.get("failed") or []]
+        calls = _object(r.get("calls"))
+        missing = [m for m in calls.get("missing") or [] if isinstance(m, dict)]
+        if missing:
+            named = ", ".join(
+                f"{m.get('name')} {shorten(_json(m.get('arguments')), 300)}" for m in missing
+            )
+            why.append(
+                f"missing call(s) {named} ({calls.get('mode')}, arguments "
+                f"{calls.get('arguments')}; {calls.get('n_actual')} call(s) made in the turn)"
+            )
+        word = {"pass": "held", "fail": "failed", "unknown": "unknown"}.get(str(verdict), verdict)
+        span = r.get("events")
+        where = ""
+        if isinstance(span, list) and len(span) == 2 and all(type(x) is int for x in span):
+            where = f" (events {span[0]}–{span[1] - 1})"
+        out.append(f"turn {turn}: {word}{where}" + (": " + "; ".join(why) if why else ""))
     return out
 
 

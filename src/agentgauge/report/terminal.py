@@ -447,8 +447,37 @@ def _reliability(report: MetricsReport) -> tuple[list[str], _Rows]:
     return [_config(r) for r in rel], rows
 
 
+def turn_cell(row: dict[str, Any] | None) -> str:
+    """One turn's pass rate with its interval and the counts behind it."""
+    if row is None:
+        return _DASH
+    n = f"n={row['n_trials']} of {row['n_tasks']} task(s)"
+    if row["n_unknown"]:
+        n += f", {row['n_unknown']} unknown"
+    if row["pass_rate"] is None:
+        return f"— ({n})"
+    ci = " [no interval]"
+    if row["ci95"] is not None:
+        ci = f" [{100 * row['ci95'][0]:.0f}–{100 * row['ci95'][1]:.0f}%]"
+    return f"{_pct(row['pass_rate'])}{ci} ({n})"
+
+
+def _turns(report: MetricsReport) -> tuple[list[str], _Rows]:
+    """Pass rate per user turn per group (groups with checkpoints only)."""
+    groups = report.to_dict()["groups"]
+    keys = _title_keys(groups, list(report.by))
+    shown = [g for g in groups if g.get("turns")]
+    if not shown:
+        return [], []
+    by_turn = [{r["turn"]: r for r in g["turns"]["per_turn"]} for g in shown]
+    indices = sorted({i for turns in by_turn for i in turns})
+    rows: _Rows = [(f"turn {i}", [turn_cell(t.get(i)) for t in by_turn]) for i in indices]
+    return [_group_title(g, keys) for g in shown], rows
+
+
 _TOOLS_TITLE = "tool use and control decisions"
 RECOVERY_TITLE = "recovery from tool errors, HAL (Kapoor et al. 2025)"
+_TURNS_TITLE = "checkpoints held per user turn, BFCL V3 multi-turn"
 _RELIABILITY_TITLE = "reliability per configuration, Rabanser et al. 2026"
 
 
@@ -458,8 +487,9 @@ def behaviour_tables(
     scope: str | None = None,
     reliability: MetricsReport | None = None,
 ) -> list[Table]:
-    """Tool use and control per group (titled with ``scope``), then reliability per
-    configuration from ``reliability`` (default: ``report``), when present."""
+    """Tool use and control per group (titled with ``scope``), the checkpoints held per
+    user turn per group, then reliability per configuration from ``reliability``
+    (default: ``report``), when present."""
     tables = []
     columns, rows = _tool_control(report)
     if columns:
@@ -467,6 +497,9 @@ def behaviour_tables(
     columns, rows = _recovery(report)
     if columns:
         tables.append(_transposed(_scoped(RECOVERY_TITLE, scope), columns, rows))
+    columns, rows = _turns(report)
+    if columns:
+        tables.append(_transposed(_scoped(_TURNS_TITLE, scope), columns, rows))
     columns, rows = _reliability(reliability or report)
     if columns:
         tables.append(_transposed(_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), columns, rows))
@@ -524,6 +557,7 @@ def print_behaviour(
         console,
         (_scoped(_TOOLS_TITLE, scope), _tool_control(report)),
         (_scoped(RECOVERY_TITLE, scope), _recovery(report)),
+        (_scoped(_TURNS_TITLE, scope), _turns(report)),
         (_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), _reliability(reliability or report)),
     )
     for note in reliability_notes(reliability or report):

@@ -4,7 +4,9 @@
 profile decides where the agent slips (`agentgauge.envs.reference_agents`):
 refusing or escalating an actionable request, acting on one it must refuse,
 guessing a missing fact instead of asking, stopping early, reading instead of
-writing, a wrong argument, or an irreversible call without asking first. The
+writing, a wrong argument, or an irreversible call without asking first; in a
+conversation with follow-ups (a task with checkpoints) it plays each turn's
+calls and may also skip a lookup or forget the follow-up. The
 wrong arguments are plausible ones from this world's data (another payment
 method of the same customer, another item of the order).
 """
@@ -53,6 +55,9 @@ async def _play(run: PlanRun) -> None:
     # the task only looks something up.
     first_write = next((i for i, c in enumerate(calls) if _is_write(c.name)), None)
     ask_at = first_write if first_write is not None else max(len(calls) - 1, 0)
+    if exp.checkpoints:
+        await _play_turns(run)
+        return
     for i, call in enumerate(calls):
         if i == ask_at and control == "ask" and "ask" in meta:
             if run.chance(run.p.guess if run.p else 0.0):
@@ -60,26 +65,11 @@ async def _play(run: PlanRun) -> None:
             else:
                 run.s.control("ask", "a fact needed for the request is missing")
                 await run.s.say(str(meta["ask"]))
-        if run.chance(run.p.early_stop if run.p else 0.0):
-            run.s.control("stop", "stopping early")
-            await run.finish("I've looked into it; is there anything else?")
+        step = await _step(run, call)
+        if step == "stopped":
             return
-        if call.name == "transfer_to_human":
-            await run.call(call.name, call.arguments)
-            continue
-        if _is_write(call.name):
-            if run.chance(run.p.wrong_call if run.p else 0.0):
-                await _read_instead(run, call)
-                continue
-            if run.chance(run.p.wrong_args if run.p else 0.0):
-                call = _corrupt(run, call)
-            if (
-                call.name in IRREVERSIBLE
-                and not run.chance(run.p.skip_confirm if run.p else 0.0)
-                and not await run.confirm(call)
-            ):
-                break
-        await run.call(call.name, call.arguments)
+        if step == "declined":
+            break
 
     declined = meta.get("declined_call")
     if isinstance(declined, dict):
@@ -94,6 +84,64 @@ async def _play(run: PlanRun) -> None:
     if control == "refuse":
         run.s.control("refuse", "the policy does not allow this request")
     await run.finish(answer)
+
+
+async def _step(run: PlanRun, call: ToolCallSpec) -> str:
+    """One step of the plan, with the profile's slips: ``stopped`` (the agent stopped
+    early and finished), ``declined`` (the user said no to an irreversible call) or
+    ``done``."""
+    if run.chance(run.p.early_stop if run.p else 0.0):
+        run.s.control("stop", "stopping early")
+        await run.finish("I've looked into it; is there anything else?")
+        return "stopped"
+    if call.name == "transfer_to_human":
+        await run.call(call.name, call.arguments)
+        return "done"
+    if _is_write(call.name):
+        if run.chance(run.p.wrong_call if run.p else 0.0):
+            await _read_instead(run, call)
+            return "done"
+        if run.chance(run.p.wrong_args if run.p else 0.0):
+            call = _corrupt(run, call)
+        if (
+            call.name in IRREVERSIBLE
+            and not run.chance(run.p.skip_confirm if run.p else 0.0)
+            and not await run.confirm(call)
+        ):
+            return "declined"
+    await run.call(call.name, call.arguments)
+    return "done"
+
+
+async def _play_turns(run: PlanRun) -> None:
+    """A conversation with follow-ups: each turn's plan is its checkpoint's calls, and
+    the turn is handed back with a statement, to which the user replies with the next
+    request. Two slips belong to such conversations: skipping an order lookup (it
+    leaves no mark on the state, so only the turn's call check sees it) and
+    forgetting a follow-up (acknowledging it without acting)."""
+    checkpoints = run.task.expectations.checkpoints
+    meta = run.task.metadata
+    said = meta.get("turn_answers")
+    earlier = [str(a) for a in said] if isinstance(said, list) else []
+    final = str(meta.get("reference_answer", "Done."))
+    for i, cp in enumerate(checkpoints):
+        forgot = i > 0 and run.chance(run.p.forget_follow_up if run.p else 0.0)
+        for call in [] if forgot else cp.calls:
+            lookup = call.name.startswith("get_")
+            if lookup and run.chance(run.p.skip_lookup if run.p else 0.0):
+                continue
+            step = await _step(run, call)
+            if step == "stopped":
+                return
+            if step == "declined":
+                break
+        last = i == len(checkpoints) - 1
+        text = final if last else earlier[i] if i < len(earlier) else "Done."
+        if last:
+            await run.finish(text)
+        elif await run.s.say(text) is None:  # the user left: no follow-up came
+            run.s.answer(text)
+            return
 
 
 async def _read_instead(run: PlanRun, call: ToolCallSpec) -> None:

@@ -45,6 +45,14 @@ class RetailEnv:
     def tools(self) -> list[dict[str, Any]]:
         return tools.TOOLS
 
+    @property
+    def user_turns(self) -> int:
+        return self._user.user_turns
+
+    @property
+    def user_turn(self) -> int:
+        return self._user.user_turn
+
     def first_message(self) -> str:
         return self._first
 

@@ -11,19 +11,75 @@ from __future__ import annotations
 from typing import Any
 
 from agentgauge.envs.retail.env import RetailEnv
-from agentgauge.schema import Task
+from agentgauge.schema import Task, ToolCallEvent, ToolCallSpec
 
-__all__ = ["complete", "replay"]
+__all__ = ["check_turn_plan", "complete", "replay"]
 
 
 def complete(task: Task) -> Task:
     """``task`` with ``expectations.final_state`` computed by `replay`, when it
-    declares neither a final state nor state assertions."""
+    declares neither a final state nor state assertions.
+
+    A task with checkpoints (one per user turn) may leave ``reference_calls`` out:
+    its plan is then its checkpoints' calls, turn after turn. Each checkpoint must
+    hold on that plan, or the task is defective (`check_turn_plan`).
+    """
+    task = check_turn_plan(task)
     exp = task.expectations
     if exp.final_state is not None or exp.state_assertions:
         return task
     state = replay(task)
     return task.model_copy(update={"expectations": exp.model_copy(update={"final_state": state})})
+
+
+def check_turn_plan(task: Task) -> Task:
+    """``task`` with ``reference_calls`` filled in from its checkpoints when absent,
+    after checking that it declares one checkpoint per user turn and that each
+    holds when the reference plan is played turn by turn on a fresh environment."""
+    # The checkpoints grader's own rules, so that "holds on its plan" means what grading
+    # means; imported here because only a task with checkpoints needs them.
+    from agentgauge.graders.checkpoints import check_checkpoint
+    from agentgauge.turns import Turn
+
+    exp = task.expectations
+    if not exp.checkpoints:
+        return task
+    n_turns = 1 + len(task.user_scenario.get("follow_ups", []))
+    if len(exp.checkpoints) != n_turns:
+        raise ValueError(
+            f"expectations.checkpoints: {len(exp.checkpoints)} checkpoint(s) for {n_turns} "
+            "user turn(s) (the instruction and each of user_scenario.follow_ups); "
+            "declare one per turn"
+        )
+    if not exp.reference_calls:
+        plan = [call for cp in exp.checkpoints for call in cp.calls]
+        exp = exp.model_copy(update={"reference_calls": plan})
+        task = task.model_copy(update={"expectations": exp})
+    env = RetailEnv(task, seed=0)
+    try:
+        for i, cp in enumerate(exp.checkpoints):
+            calls = [_call(env, call, f"checkpoint {i + 1}'s call {j}")
+                     for j, call in enumerate(cp.calls)]  # fmt: skip
+            turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=env.final_state())
+            result = check_checkpoint(cp, i + 1, turn, exp.functions)
+            if result["verdict"] != "pass":
+                state, checked = result["state"] or {}, result["calls"] or {}
+                why = [*state.get("failed", []), *state.get("paths", [])]
+                why += [f"missing call {m['name']}" for m in checked.get("missing", [])]
+                raise ValueError(
+                    f"expectations.checkpoints[{i}] does not hold on its own calls "
+                    f"({result['status']}): {'; '.join(why)}"
+                )
+    finally:
+        env.close()
+    return task
+
+
+def _call(env: RetailEnv, call: ToolCallSpec, what: str) -> ToolCallEvent:
+    outcome = env.call_tool(call.name, call.arguments)
+    if outcome.is_error:
+        raise ValueError(f"{what} ({call.name}) failed on a fresh environment: {outcome.content}")
+    return ToolCallEvent(name=call.name, arguments=call.arguments)
 
 
 def replay(task: Task) -> dict[str, Any]:

@@ -12,7 +12,10 @@ No model is involved, so a trial is fast and exactly repeatable. The rules:
    ``default_reply`` ("I don't know").
 4. A statement (no question mark) ends the conversation: the user takes it as
    the agent's final answer and leaves (``None``).
+   With ``follow_ups`` left, the user sends the next one instead (a new user turn:
+   "actually, ship it to my office instead"), and leaves after the last.
 5. After ``max_turns`` replies the user leaves, so a looping agent cannot run forever.
+   Follow-ups are not counted: the scenario bounds them.
 
 The scenario fields::
 
@@ -21,6 +24,7 @@ The scenario fields::
       confirm: true          # answer to confirmation requests
       default_reply: "I don't know."
       max_turns: 8
+      follow_ups: ["Also, what's the tracking number of W1030?"]
 
 Which of several phrasings the user picks is drawn from a seeded generator, so
 trials differ in wording but replay exactly from their seed.
@@ -49,6 +53,9 @@ class Scenario(BaseModel):
     """The reply to any other question."""
     max_turns: int = Field(default=8, ge=1)
     """Replies before the user leaves."""
+    follow_ups: list[str] = Field(default_factory=list)
+    """Requests the user sends, one after each statement of the agent, before leaving:
+    each opens a new user turn (the task declares one checkpoint per turn)."""
 
 
 #: Words in an agent message that point at each kind of fact.
@@ -81,6 +88,11 @@ class ScriptedUser:
         self._default = fields.default_reply
         self._max_turns = fields.max_turns
         self._rng = rng
+        self._follow_ups = list(fields.follow_ups)
+        self.user_turns = 1 + len(self._follow_ups)
+        """How many user turns the conversation has."""
+        self.user_turn = 1
+        """The user turn under way, from 1 (each follow-up opens the next)."""
         self.turns = 0
         self.confirmations: list[bool] = []
         """The answers given to confirmation requests, in order."""
@@ -93,6 +105,9 @@ class ScriptedUser:
             return None
         text = message.lower()
         if "?" not in text:
+            if self.user_turn <= len(self._follow_ups):
+                self.user_turn += 1
+                return self._follow_ups[self.user_turn - 2]
             return None
         self.turns += 1
         question = _last_question(text)

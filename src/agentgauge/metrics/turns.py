@@ -1,0 +1,137 @@
+"""Pass rate per user turn: where in a conversation agents fail (BFCL V3
+multi-turn, Mao et al. 2024; docs/metrics.md, "Pass rate per turn").
+
+For each turn index i, over the trials whose ``checkpoints`` grade decided the
+checkpoint of turn i (held or failed; unknown ones are counted apart):
+
+    p_t(i) = held_t(i) / n_t(i)  for each task t with a checkpoint at turn i,
+    pass_rate(i) = mean_t p_t(i),
+
+every task weighing the same, as the success rate does, with its 95% interval
+from the same rule (`agentgauge.metrics.outcome.success_interval`, tasks as
+the clusters). A turn's checkpoint counts only for trials that reached the
+turn or should have: a conversation that ended early fails the checkpoints of
+the turns it never reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.metrics.outcome import success_interval, task_success_counts
+from agentgauge.schema import Trial
+
+__all__ = ["NO_CHECKPOINTS", "checkpoint_rows", "pass_rate_by_turn", "turns_from_trials"]
+
+#: Why the section is ``None``.
+NO_CHECKPOINTS = "no trial has a checkpoints grade (no task declares checkpoints)"
+
+_GRADER = "checkpoints"
+
+
+def pass_rate_by_turn(
+    task_id: npt.ArrayLike,
+    turn: npt.ArrayLike,
+    held: npt.ArrayLike,
+    unknown_turn: npt.ArrayLike = (),
+) -> list[dict[str, Any]]:
+    """One row per turn index, in order: ``{turn, pass_rate, ci95, ci_method,
+    n_trials, n_tasks, n_held, n_unknown, reason}``.
+
+    ``task_id``, ``turn`` and ``held`` hold one entry per decided checkpoint of a
+    trial; ``unknown_turn`` the turn index of each undecided one (counted, not
+    rated). A turn with no decided checkpoint has ``pass_rate`` ``None`` and a
+    reason.
+    """
+    ids = np.asarray(task_id, dtype=object).reshape(-1)
+    turns = np.asarray(turn, dtype=np.int64).reshape(-1)
+    ok = np.asarray(held, dtype=bool).reshape(-1)
+    unk = np.asarray(unknown_turn, dtype=np.int64).reshape(-1)
+    if not ids.size == turns.size == ok.size:
+        raise ValueError("task_id, turn and held need one entry per checkpoint")
+    rows: list[dict[str, Any]] = []
+    for i in sorted({int(x) for x in turns} | {int(x) for x in unk}):
+        at = turns == i
+        n_unknown = int(np.count_nonzero(unk == i))
+        row: dict[str, Any] = {
+            "turn": i,
+            "pass_rate": None,
+            "ci95": None,
+            "ci_method": None,
+            "n_trials": int(np.count_nonzero(at)),
+            "n_tasks": 0,
+            "n_held": int(np.count_nonzero(ok & at)),
+            "n_unknown": n_unknown,
+            "reason": None,
+        }
+        if not at.any():
+            row["reason"] = "every checkpoint of this turn is unknown"
+            rows.append(row)
+            continue
+        _, n, c = task_success_counts(ids[at], ok[at])
+        p = c / n
+        ci, method, why = success_interval(p, n, c, None)
+        row.update(
+            pass_rate=float(p.mean()),
+            ci95=None if ci is None else [float(ci[0]), float(ci[1])],
+            ci_method=method,
+            n_tasks=int(n.size),
+            reason=why,
+        )
+        rows.append(row)
+    return rows
+
+
+def checkpoint_rows(trials: Sequence[Trial]) -> tuple[list[Any], list[int], list[bool], list[int]]:
+    """The checkpoint verdicts of the trials' ``checkpoints`` grades: (task ids,
+    turns, held) of the decided ones and the turns of the unknown ones. A grade
+    without per-turn evidence (unknown as a whole: the trial recorded no turns) adds
+    nothing; `turns_from_trials` counts such trials."""
+    ids: list[Any] = []
+    turns: list[int] = []
+    held: list[bool] = []
+    unknown: list[int] = []
+    for t in trials:
+        grade = next((g for g in t.grades if g.grader == _GRADER), None)
+        if grade is None or not isinstance(grade.evidence, dict):
+            continue
+        results = grade.evidence.get("checkpoints")
+        if not isinstance(results, list):
+            continue
+        for r in results:
+            if not isinstance(r, dict) or type(r.get("turn")) is not int:
+                continue
+            verdict = r.get("verdict")
+            if verdict in ("pass", "fail"):
+                ids.append(t.task_id)
+                turns.append(r["turn"])
+                held.append(verdict == "pass")
+            else:
+                unknown.append(r["turn"])
+    return ids, turns, held, unknown
+
+
+def turns_from_trials(trials: Sequence[Trial]) -> dict[str, Any] | None:
+    """``{"per_turn": [...], "n_trials": N, "n_without_turns": M}`` for the N trials
+    with a checkpoints grade (M of them graded unknown for want of a turn record),
+    or ``None`` when none has one (`NO_CHECKPOINTS`)."""
+    graded = [t for t in trials if any(g.grader == _GRADER for g in t.grades)]
+    if not graded:
+        return None
+    ids, turns, held, unknown = checkpoint_rows(graded)
+    without = sum(
+        1
+        for t in graded
+        for g in t.grades
+        if g.grader == _GRADER
+        and not (isinstance(g.evidence, dict) and isinstance(g.evidence.get("checkpoints"), list))
+    )
+    return {
+        "per_turn": pass_rate_by_turn(ids, turns, held, unknown),
+        "n_trials": len(graded),
+        "n_without_turns": without,
+    }
