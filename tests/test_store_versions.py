@@ -25,6 +25,7 @@ import pytest
 from agentgauge.errors import InputError
 from agentgauge.schema import Run, Trial
 from agentgauge.store import SCHEMA_VERSION, Store, utc_now
+from agentgauge.store.migrate import ADDED_IN
 
 DATA = Path(__file__).parent / "data"
 METRICS = json.loads((DATA / "store_v1_metrics.json").read_text())
@@ -41,8 +42,12 @@ def v1_store(tmp_path: Path) -> Path:
 
 
 def trial_digest(store: Store, run_id: str) -> str:
-    # The same digest make_store_v1.py took with the schema-1 code.
+    # The same digest make_store_v1.py took with the schema-1 code, over the fields
+    # that code had: a field added since (ADDED_IN) must read as missing.
     dumped = [t.model_dump(mode="json") for t in store.trials(run_id)]
+    for d in dumped:
+        for name in ADDED_IN:
+            assert d.pop(name) is None, name
     text = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -86,7 +91,8 @@ def test_a_schema_1_store_is_upgraded_and_reads_the_same(tmp_path: Path) -> None
         .fetchall()
     )
     with Store(path) as db:  # opened for writing: upgraded
-        assert db.schema_version == SCHEMA_VERSION == 3  # through 2, then 3 (grade versions)
+        # through 2, then 3 (grade versions), then 4 (turn records)
+        assert db.schema_version == SCHEMA_VERSION == 4
         assert {r.run_id for r in db.list_runs()} == set(TRIAL_DIGESTS)
         for run_id, digest in TRIAL_DIGESTS.items():
             assert trial_digest(db, run_id) == digest, run_id
@@ -99,7 +105,7 @@ def test_a_schema_1_store_is_upgraded_and_reads_the_same(tmp_path: Path) -> None
         ).fetchall()
         assert grades_after == grades_before
         (version,) = db.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        assert version == "3"
+        assert version == str(SCHEMA_VERSION)
         n_documents = db.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
         # A new trial that ends in a state the old ones left is not stored again.
         old = next(t for t in db.trials("imported") if t.final_state is not None)
@@ -170,7 +176,7 @@ def test_a_store_from_a_newer_agentgauge_is_refused_and_untouched(tmp_path: Path
     good.write_text('{"task_id": "b", "success": true}\n')
     for readonly in (False, True):
         with pytest.raises(
-            InputError, match=r"store schema 99 is newer than this agentgauge's \(3\)"
+            InputError, match=r"store schema 99 is newer than this agentgauge's \(4\)"
         ):
             Store(path, readonly=readonly)
     for args in (
@@ -209,3 +215,29 @@ def test_a_database_that_is_not_a_store_is_refused_and_untouched(tmp_path: Path)
     (tmp_path / "text.db").write_text("hello")
     with pytest.raises(InputError, match="not an agentgauge store"):
         Store(tmp_path / "text.db")
+
+
+def test_a_schema_3_store_is_read_as_it_is_and_upgraded_to_turn_records(
+    tmp_path: Path,
+) -> None:
+    # A schema-3 store is a schema-4 one without the turns_id column.
+    path = v1_store(tmp_path)
+    with Store(path) as db:
+        before = {run_id: trial_digest(db, run_id) for run_id in TRIAL_DIGESTS}
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE trials DROP COLUMN turns_id")
+    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with Store(path, readonly=True) as db:  # read as it is: no column added
+        assert db.schema_version == 3
+        assert {run_id: trial_digest(db, run_id) for run_id in TRIAL_DIGESTS} == before
+    assert "turns_id" not in columns(path, "trials")
+    with Store(path) as db:  # opened for writing: upgraded
+        assert db.schema_version == 4
+        assert {run_id: trial_digest(db, run_id) for run_id in TRIAL_DIGESTS} == before
+        turns = [{"end": 0, "state": {"orders": []}}]
+        db.add_trial("imported", Trial(task_id="multi", trial=0, success=True, turns=turns))
+        (new,) = [t for t in db.trials("imported") if t.task_id == "multi"]
+        assert new.turns == turns and db.integrity_check() == "ok"
+    assert "turns_id" in columns(path, "trials")

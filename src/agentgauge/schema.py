@@ -333,6 +333,10 @@ class Trial(_Strict):
     """Grades already given to the trial."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else; the only place unknown keys may go."""
+    turns: list[dict[str, Any]] | None = None
+    """Where each user turn of a multi-turn conversation was handed back and the state
+    then, ``[{"end": E, "state": S}, ...]`` (`agentgauge.turns`); ``None`` when not
+    recorded."""
 
     _numbers = field_validator(
         "score",
@@ -427,6 +431,9 @@ TRIAL_FIELDS: tuple[TrialField, ...] = (
     TrialField("answer", "text", column=False),
     TrialField("final_state", "document", column=False),
     TrialField("metadata", "json", required=True, column=False),
+    # A document: the trials of a task that take the same route hand back the same
+    # states, and a turn's state is as large as a final state.
+    TrialField("turns", "document", column=False),
 )
 
 #: `Trial` fields that are lists of records, kept apart from `TRIAL_FIELDS`.

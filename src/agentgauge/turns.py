@@ -3,15 +3,17 @@
 A conversation whose user sends follow-up requests ("actually, ship it to my
 office instead") has several user turns. A turn ends when the agent hands it
 back (a statement, not a question) and the user sends the next request. The
-harness records each such hand-back in the trial's metadata under `TURNS_KEY`
-as ``{"end": E, "state": S}``: the turn holds the events before index ``E``
+harness records each such hand-back in the trial's ``turns`` field as
+``{"end": E, "state": S}``: the turn holds the events before index ``E``
 (after the previous hand-back) and ``S`` is the environment's state at that
 moment. The last turn is not listed: it runs to the end of the transcript, and
 its state is the trial's ``final_state``. So a trial of three turns lists two
 hand-backs, and a single-turn trial of a multi-turn world lists none (``[]``).
 
-The record lives in ``metadata`` so that it survives the store and the JSONL
-interchange as every trial field does, without a new event type. A trial with
+The record is a trial field, so it survives the store and the JSONL interchange
+as every trial field does, without a new event type; the store keeps it as a
+document, as it keeps final states (each distinct record once, compressed: the
+trials of a task that take the same route hand back the same states). A trial with
 no record (imported, or written before turns were recorded) has unknown turns;
 an importer that knows where its turns ended may write ``state: null``, and the
 calls of each turn can then still be checked.
@@ -24,10 +26,7 @@ from typing import Any
 
 from agentgauge.schema import ToolCallEvent, Trial
 
-__all__ = ["TURNS_KEY", "Turn", "TurnRecordError", "hand_back", "turns_of"]
-
-#: The ``Trial.metadata`` key holding the hand-backs.
-TURNS_KEY = "turns"
+__all__ = ["Turn", "TurnRecordError", "hand_back", "turns_of"]
 
 
 class TurnRecordError(ValueError):
@@ -61,16 +60,16 @@ def turns_of(trial: Trial) -> list[Turn] | None:
     Raises `TurnRecordError` for a record that is not a list of ``{end, state}``
     objects with increasing ``end`` within the transcript.
     """
-    record = trial.metadata.get(TURNS_KEY)
+    record: Any = trial.turns
     if record is None:
         return None
-    if not isinstance(record, list):
-        raise TurnRecordError(f"metadata.{TURNS_KEY} must be a list, got {type(record).__name__}")
+    if not isinstance(record, list):  # a model built without validation
+        raise TurnRecordError(f"turns must be a list, got {type(record).__name__}")
     n = len(trial.events)
     ends: list[int] = []
     states: list[dict[str, Any] | None] = []
     for i, entry in enumerate(record):
-        where = f"metadata.{TURNS_KEY}[{i}]"
+        where = f"turns[{i}]"
         if not isinstance(entry, dict) or set(entry) - {"end", "state"}:
             raise TurnRecordError(f"{where} must be an object with 'end' and 'state'")
         end, state = entry.get("end"), entry.get("state")

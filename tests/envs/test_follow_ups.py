@@ -20,7 +20,7 @@ from agentgauge.importers.jsonl import read
 from agentgauge.schema import Trial
 from agentgauge.store import Store
 from agentgauge.suite import Suite, load_suite
-from agentgauge.turns import TURNS_KEY, turns_of
+from agentgauge.turns import turns_of
 
 RETAIL = load_suite("builtin:retail")
 FOLLOW_UPS = [t for t in RETAIL.tasks if t.family == "follow_ups"]
@@ -91,8 +91,12 @@ def test_careful_and_hasty_fail_some_through_a_checkpoint(tmp_path: Path, agent:
 def test_the_turn_record_survives_the_store_and_the_jsonl_interchange(tmp_path: Path) -> None:
     stored = _run(tmp_path, "builtin:careful", 2)
     three = next(t for t in stored if t.task_id == "followup_three_turns_C04" and t.success)
-    record = three.metadata[TURNS_KEY]
-    assert len(record) == 2 and all(isinstance(r["state"], dict) for r in record)
+    record = three.turns
+    assert (
+        record is not None
+        and len(record) == 2
+        and all(isinstance(r["state"], dict) for r in record)
+    )
     turns = turns_of(three)
     assert turns is not None and [t.index for t in turns] == [1, 2, 3]
     # The hand-back of turn 2 is the agent's statement about W1010 and W1029, after
@@ -104,7 +108,7 @@ def test_the_turn_record_survives_the_store_and_the_jsonl_interchange(tmp_path: 
     imported = read(path).trials
     task = {t.id: t for t in FOLLOW_UPS}
     for before, after in zip(stored, imported, strict=True):
-        assert after.metadata == before.metadata
+        assert after.metadata == before.metadata and after.turns == before.turns
         old = next(g for g in before.grades if g.grader == "checkpoints")
         again = next(
             g for g in grade_trial(task[after.task_id], after).grades if g.grader == "checkpoints"
@@ -126,7 +130,7 @@ def test_a_single_turn_trial_keeps_its_record_as_it_was(tmp_path: Path) -> None:
     header = run(suite, "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
     with Store(tmp_path / "s.db") as store:
         (trial,) = store.trials(header.run_id)
-    assert TURNS_KEY not in trial.metadata
+    assert trial.turns is None and "turns" not in trial.metadata
 
 
 CHECKPOINTED = """\

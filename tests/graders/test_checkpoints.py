@@ -18,7 +18,6 @@ from agentgauge.schema import (
     ToolCallSpec,
     Trial,
 )
-from agentgauge.turns import TURNS_KEY
 
 # A two-turn conversation: "ship W1 to Oxford St", then "actually, what's the status
 # of W2?" (a lookup: it leaves no mark on the state).
@@ -68,10 +67,8 @@ def _trial(
     events = [_say("user", "Ship W1 to Oxford St."), *turn1, _say("assistant", "Done.")]
     end = len(events)
     events += [_say("user", "What's the status of W2?"), *turn2, _say("assistant", "Shipped.")]
-    metadata = {TURNS_KEY: [{"end": end, "state": state1}]} if record else {}
-    return Trial(
-        task_id=TASK.id, success=False, events=events, final_state=final, metadata=metadata
-    )
+    turns = [{"end": end, "state": state1}] if record else None
+    return Trial(task_id=TASK.id, success=False, events=events, final_state=final, turns=turns)
 
 
 REFERENCE_ROUTE = (
@@ -156,7 +153,7 @@ def test_a_conversation_that_ended_early_fails_the_turns_it_never_reached() -> N
         success=False,
         events=events,
         final_state=SHIPPED_OXFORD,
-        metadata={TURNS_KEY: []},  # recorded: no follow-up ever came
+        turns=[],  # recorded: no follow-up ever came
     )
     g = grade(trial)
     assert g.status == "checkpoint:turn_missing" and g.score == 0.5
@@ -191,7 +188,7 @@ def test_a_malformed_turn_record_is_unknown_with_the_reason() -> None:
         ([{"end": 2, "stat": None}], "with 'end' and 'state'"),
     ):
         trial = _trial(*REFERENCE_ROUTE, state1=None, final=SHIPPED_OXFORD)
-        trial.metadata[TURNS_KEY] = record
+        trial = trial.model_construct(**{**dict(trial), "turns": record})
         g = grade(trial)
         assert g.passed is None and g.status == "unknown:bad_turn_record", record
         assert why in g.evidence["reason"], (record, g.evidence)

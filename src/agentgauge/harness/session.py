@@ -29,7 +29,7 @@ from agentgauge.schema import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentgauge.turns import TURNS_KEY, hand_back
+from agentgauge.turns import hand_back
 
 __all__ = [
     "MAX_EVENTS",
@@ -79,6 +79,8 @@ class SessionOutcome:
     """Simulated seconds the trial took, for sessions in virtual time; else ``None``."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """What the agent noted for the trial record (``note``), e.g. the trace id it sent."""
+    turns: list[dict[str, Any]] | None = None
+    """The hand-backs of a multi-turn conversation (`agentgauge.turns`)."""
 
 
 class TrialSession:
@@ -400,14 +402,9 @@ class TrialSession:
             cost_usd=cost,
             confidence=self._confidence,
             elapsed_s=self._vt if self._virtual else None,
-            metadata=self._metadata(),
+            metadata=dict(self._notes),
+            turns=None if self._turn_env is None else list(self._hand_backs),
         )
-
-    def _metadata(self) -> dict[str, Any]:
-        notes = dict(self._notes)
-        if self._turn_env is not None:
-            notes[TURNS_KEY] = list(self._hand_backs)
-        return notes
 
     def _final_state(self) -> dict[str, Any]:
         if self._reported_state is not None:

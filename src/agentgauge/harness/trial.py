@@ -219,6 +219,7 @@ def _finish(
             "output_tokens": outcome.output_tokens,
             "cost_usd": outcome.cost_usd,
             "confidence": outcome.confidence,
+            "turns": outcome.turns,
         }
         metadata = {**outcome.metadata, **(metadata or {})}
     return Trial(

@@ -20,7 +20,7 @@ from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial
 from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
-from agentgauge.store.migrate import open_store
+from agentgauge.store.migrate import open_store, stored_fields
 from agentgauge.store.rows import (
     DOCUMENT_POSITIONS,
     INSERT_TRIAL,
@@ -80,10 +80,17 @@ class Store:
         if (readonly or not create) and not memory and not Path(self.path).exists():
             raise InputError("no such store (run or import something first)", file=self.path)
         self.conn, self.schema_version = open_store(self.path, readonly=readonly and not memory)
-        # Schema 1 kept documents inline; a read-only open reads them there.
+        # Schema 1 kept documents inline; a read-only open reads them there. A field
+        # an older schema has no column for reads as missing.
         inline = self.schema_version < 2
+        stored = set(stored_fields(self.schema_version))
         self._trial_select = ", ".join(
-            f.name if inline and f.type == "document" else column_of(f) for f in TRIAL_FIELDS
+            "NULL"
+            if f not in stored
+            else f.name
+            if inline and f.type == "document"
+            else column_of(f)
+            for f in TRIAL_FIELDS
         )
         self._spec_select = (
             "SELECT spec FROM tasks WHERE run_id = ? AND spec IS NOT NULL ORDER BY task_id"

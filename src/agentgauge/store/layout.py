@@ -1,13 +1,14 @@
 """The store's tables, derived from `agentgauge.schema.TRIAL_FIELDS`, and its documents.
 
-Schema 3. ``trials`` has one column per trial field, in the declaration's
+Schema 4. ``trials`` has one column per trial field, in the declaration's
 order: text, integers, reals and booleans as themselves, ``json`` fields as
-canonical JSON text, and ``document`` fields (the final state) as the id of a
-row of ``documents``, named ``FIELD_id``.
+canonical JSON text, and ``document`` fields (the final state, the turn record)
+as the id of a row of ``documents``, named ``FIELD_id``. Schema 4 added
+``turns_id`` (the hand-backs of multi-turn conversations, `agentgauge.turns`).
 
 ``documents`` holds the JSON values that many rows share, each distinct one
 once: a final state (every trial that leaves the world as another did points
-at the same row) and a task as a run saw it (every run of a suite stores the
+at the same row), a turn record and a task as a run saw it (every run of a suite stores the
 same tasks). A document is its canonical JSON text (`agentgauge.canonical`),
 addressed by the text's SHA-256 and kept zlib-compressed.
 
@@ -60,7 +61,7 @@ __all__ = [
     "schema_sql",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SQL_TYPE = {
     "text": "TEXT",

@@ -31,18 +31,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentgauge.errors import InputError
-from agentgauge.schema import TRIAL_FIELDS
+from agentgauge.schema import TRIAL_FIELDS, TrialField
 from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import (
     DOCUMENTS_SQL,
     GRADE_OUTCOMES_SQL,
     SCHEMA_VERSION,
-    TRIAL_COLUMNS,
+    column_of,
     document_id,
     schema_sql,
 )
 
-__all__ = ["open_store", "readable_columns", "statements"]
+__all__ = ["ADDED_IN", "open_store", "readable_columns", "statements", "stored_fields"]
 
 #: The oldest schema a read-only open reads without upgrading it.
 _READABLE_FROM = 1
@@ -54,10 +54,21 @@ def statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";\n") if s.strip()]
 
 
+#: Trial fields whose column a later schema added: a store older than that is read
+#: without it, the field missing from every trial (unknown, as before the field).
+ADDED_IN: dict[str, int] = {"turns": 4}
+
+
+def stored_fields(version: int) -> tuple[TrialField, ...]:
+    """The trial fields a store of this schema has a column for."""
+    return tuple(f for f in TRIAL_FIELDS if ADDED_IN.get(f.name, 1) <= version)
+
+
 def readable_columns(version: int) -> set[str]:
     """The ``trials`` columns a store of this schema must have for this code to read it:
-    every declared field (schema 1 kept documents inline, under the field's name)."""
-    names = TRIAL_COLUMNS if version >= 2 else tuple(f.name for f in TRIAL_FIELDS)
+    every field it stores (schema 1 kept documents inline, under the field's name)."""
+    fields = stored_fields(version)
+    names = [column_of(f) if version >= 2 else f.name for f in fields]
     return {"id", "run_id", "created_at", *names}
 
 
@@ -257,9 +268,16 @@ def _upgrade_2_to_3(conn: sqlite3.Connection) -> None:
     )
 
 
+def _upgrade_3_to_4(conn: sqlite3.Connection) -> None:
+    """The turn record of multi-turn trials, a document like the final state; the
+    trials stored before it have none (unknown turns, as they had)."""
+    conn.execute("ALTER TABLE trials ADD COLUMN turns_id INTEGER")
+
+
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
+    3: _upgrade_3_to_4,
 }
 
 
