@@ -41,12 +41,14 @@ __all__ = [
     "ControlEvent",
     "Criterion",
     "Event",
+    "ExecutableSpec",
     "Expectations",
     "Grade",
     "MessageEvent",
     "Milestone",
     "Minefield",
     "ModelCallEvent",
+    "ResponseMatchSpec",
     "Run",
     "StateAssertion",
     "Task",
@@ -565,6 +567,46 @@ class Criterion(_Strict):
     """A failed blocking criterion sets the case's score to 0."""
 
 
+# Executable checks and response similarity (issue 15, part 2 and part 3's ROUGE half).
+
+#: ``package.module:function``, as environments and agents are named.
+_CALLABLE_REF = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+
+
+class ExecutableSpec(_Strict):
+    """Run the agent's calls and compare their results (BFCL's executable categories)."""
+
+    functions: dict[str, Annotated[str, Field(pattern=_CALLABLE_REF)]] = Field(default_factory=dict)
+    """Function name -> the Python callable that implements it, as
+    ``package.module:function``. With any, every call the agent makes must name one
+    of these (or of ``tools``)."""
+    tools: list[str] = Field(default_factory=list)
+    """Environment tools whose recorded results are compared instead of run again."""
+    expected: list[Any] = Field(default_factory=list)
+    """The expected result of each call; several are parallel calls, matched as a set.
+    Empty: the agent must make no checked call."""
+    match: Literal["exact", "structural", "numeric"] = "structural"
+    """``exact`` (same JSON value and types: 1 is not 1.0), ``structural`` (JSON-equal
+    after normalising key order, tuples and int/float), ``numeric`` (as structural,
+    with every number within ``tolerance``)."""
+    tolerance: float = Field(default=0.2, ge=0)
+    """Relative tolerance of ``numeric``: ``|result - expected| <= tolerance * |expected|``
+    (BFCL's real-time check accepts 20%)."""
+    timeout_s: float = Field(default=5.0, gt=0, le=600)
+    """Seconds one call may run before it is stopped and failed."""
+
+    _numbers = field_validator("tolerance", "timeout_s", mode="before")(_json_number)
+
+
+class ResponseMatchSpec(_Strict):
+    """How ``response_match`` scores the answer against ``reference_answer`` (Google ADK)."""
+
+    threshold: float = Field(default=0.8, ge=0, le=1)
+    """Pass when ROUGE-1 F >= threshold (ADK's default for ``response_match_score``)."""
+
+    _number = field_validator("threshold", mode="before")(_json_number)
+
+
 class Expectations(_Strict):
     """What a task expects (docs/graders.md). Each present field enables a grader."""
 
@@ -596,9 +638,16 @@ class Expectations(_Strict):
     """Criteria for the model judge."""
     required: list[str] | None = None
     """Graders whose pass makes up success (all must pass). Default: every
-    enabled code grader (state, answer, tool_calls, control, minefields)."""
+    enabled code grader (state, answer, tool_calls, control, minefields, executable)."""
     partial_credit: list[str] = Field(default_factory=list)
     """Graders whose scores are averaged into the trial's score."""
+    executable: ExecutableSpec | None = None
+    """Run the agent's calls and compare their results (the ``executable`` grader)."""
+    reference_answer: str | None = None
+    """The answer a correct trial gives, for ``response_match`` (and judges that
+    compare with a reference)."""
+    response_match: ResponseMatchSpec | None = None
+    """Options of ``response_match``; its defaults apply when absent."""
 
 
 class Task(_Strict):

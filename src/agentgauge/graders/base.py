@@ -46,7 +46,14 @@ UNKNOWN = "unknown"
 
 #: The code graders whose pass makes up success when a task does not list its own
 #: (``Expectations.required``).
-DEFAULT_REQUIRED: tuple[str, ...] = ("state", "answer", "tool_calls", "control", "minefields")
+DEFAULT_REQUIRED: tuple[str, ...] = (
+    "state",
+    "answer",
+    "tool_calls",
+    "control",
+    "minefields",
+    "executable",
+)
 
 GraderKind = Literal["code", "model", "human"]
 
@@ -112,8 +119,10 @@ def _load_builtin() -> None:
     from agentgauge.graders import (  # noqa: F401
         answer,
         control,
+        executable,
         human,
         milestones,
+        response_match,
         rubric,
         state,
         toolcalls,
