@@ -34,6 +34,8 @@ def test_demo_shows_the_method_and_is_reproducible(tmp_path: Path) -> None:
         assert groups[name]["pass_hat_k"]["2"] < groups[name]["pass_hat_k"]["1"]
     assert "B is better" in text
     assert "SIMULATED" in text
+    # The executable check (functions) and response_match (retail) have their tables.
+    assert "executable check, BFCL" in text and "response_match, ROUGE-1 F" in text
     out = tmp_path / "a"
     # The last lines say where to look next, with a run the demo wrote.
     assert f"agentgauge show {out / 'agentgauge.db'}:retail-hasty" in text

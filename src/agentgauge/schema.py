@@ -603,6 +603,9 @@ class ResponseMatchSpec(_Strict):
 
     threshold: float = Field(default=0.8, ge=0, le=1)
     """Pass when ROUGE-1 F >= threshold (ADK's default for ``response_match_score``)."""
+    stem: bool = False
+    """Stem words longer than three letters with NLTK's Porter stemmer before counting, as
+    ADK does (``use_stemmer=True``); needs the ``nltk`` package."""
 
     _number = field_validator("threshold", mode="before")(_json_number)
 

@@ -125,6 +125,29 @@ def test_rouge1_equals_rouge_score_on_generated_strings(answer: str, reference: 
     assert ours.recall == pytest.approx(theirs.recall, abs=1e-12)
 
 
+def test_stemming_when_asked_matches_rouge_score_with_its_stemmer() -> None:
+    pytest.importorskip("nltk", reason="stemming needs nltk (a dependency of rouge-score)")
+    from agentgauge.graders.response_match import porter_stemmer
+
+    stem = porter_stemmer()
+    # "ships" -> "ship", "refunded" -> "refund"; "to" and "12" are too short to stem.
+    assert rouge_tokens("Ships refunded to 12", stem) == ["ship", "refund", "to", "12"]
+    stemmer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)  # ADK's scorer
+    for answer, reference in [*CORPUS, ("It ships, refunded.", "It ship; refunds")]:
+        theirs = stemmer.score(reference, answer)["rouge1"]
+        assert rouge1(answer, reference, stem).fmeasure == pytest.approx(theirs.fmeasure, abs=1e-12)
+    t = Task(
+        id="t",
+        instruction="answer",
+        expectations=Expectations(
+            reference_answer="W1014 will now ship", response_match=ResponseMatchSpec(stem=True)
+        ),
+    )
+    # Stemmed, all 4 answer words are shared: P = R = 1.
+    assert grade(t, said("W1014 now ships, will")).score == 1.0
+    assert grade(task("W1014 will now ship"), said("W1014 now ships, will")).score == 0.75
+
+
 # --------------------------------------------------------------------------- the grade
 
 

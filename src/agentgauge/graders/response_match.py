@@ -9,9 +9,10 @@ F = 2PR / (P + R) (0 when both are 0). Words are those of rouge-score's
 default tokenizer: the text lower-cased, every run of characters outside
 ``a-z0-9`` replaced by a space, split on spaces, so "Café" is the word "caf"
 and a text of only punctuation has no words. ADK builds its scorer with
-``use_stemmer=True`` (a Porter stemmer on words longer than three letters);
-agentgauge does not stem, so "refunded" and "refund" are different words here
-and a score can sit below ADK's on inflected text.
+``use_stemmer=True`` (NLTK's Porter stemmer on words longer than three
+letters); agentgauge stems only when a task asks (``response_match.stem``,
+which needs the ``nltk`` package), so by default "refunded" and "refund" are
+different words and a score can sit below ADK's on inflected text.
 
 The grade's score is F; it passes when F >= the threshold (ADK's default
 0.8). No answer at all scores 0 and fails, as in ADK (an absent response is
@@ -21,22 +22,41 @@ the empty text there); a reference with no words cannot be compared and is
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agentgauge.graders.answer import answer_text
 from agentgauge.graders.base import fail, pass_, register, unknown
 from agentgauge.schema import Grade, ResponseMatchSpec, Task, Trial
 
-__all__ = ["ResponseMatchGrader", "Rouge1", "rouge1", "rouge_tokens"]
+__all__ = ["ResponseMatchGrader", "Rouge1", "porter_stemmer", "rouge1", "rouge_tokens"]
 
 _NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+_WORD = re.compile(r"[a-z0-9]+")
 
 
-def rouge_tokens(text: str) -> list[str]:
-    """The words of ``text`` as rouge-score's default tokenizer (no stemming) finds them."""
-    return _NON_ALPHANUMERIC.sub(" ", text.lower()).split()
+def rouge_tokens(text: str, stem: Callable[[str], str] | None = None) -> list[str]:
+    """The words of ``text`` as rouge-score's default tokenizer finds them; ``stem``
+    applies to words longer than three letters, as there."""
+    words = _NON_ALPHANUMERIC.sub(" ", text.lower()).split()
+    if stem is None:
+        return words
+    # A stemmer's output is filtered as rouge-score does: only a-z0-9 words are kept.
+    stemmed = (stem(w) if len(w) > 3 else w for w in words)
+    return [w for w in stemmed if _WORD.fullmatch(w)]
+
+
+@functools.cache
+def porter_stemmer() -> Callable[[str], str]:
+    """NLTK's Porter stemmer, the one rouge-score (and so ADK) uses; `ImportError`
+    without ``nltk``."""
+    from nltk.stem import porter  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    stem: Callable[[str], str] = porter.PorterStemmer().stem
+    return stem
 
 
 @dataclass(frozen=True)
@@ -55,9 +75,9 @@ class Rouge1:
     reference_words: int
 
 
-def rouge1(answer: str, reference: str) -> Rouge1:
+def rouge1(answer: str, reference: str, stem: Callable[[str], str] | None = None) -> Rouge1:
     """ROUGE-1 precision, recall and F of ``answer`` against ``reference``."""
-    said, ref = rouge_tokens(answer), rouge_tokens(reference)
+    said, ref = rouge_tokens(answer, stem), rouge_tokens(reference, stem)
     overlap = sum((Counter(said) & Counter(ref)).values())
     precision = overlap / max(len(said), 1)
     recall = overlap / max(len(ref), 1)
@@ -81,21 +101,26 @@ class ResponseMatchGrader:
         reference = exp.reference_answer
         if reference is None:
             return unknown(self.name, "no reference answer")
-        threshold = (exp.response_match or ResponseMatchSpec()).threshold
-        if not rouge_tokens(reference):
+        spec = exp.response_match or ResponseMatchSpec()
+        threshold = spec.threshold
+        stem: Callable[[str], str] | None = None
+        if spec.stem:
+            try:
+                stem = porter_stemmer()
+            except ImportError:
+                return unknown(self.name, "stemming needs nltk", "pip install nltk")
+        if not rouge_tokens(reference, stem):
             return unknown(self.name, "reference has no words", {"reference": reference})
         text = answer_text(trial)
         if text is None:
             evidence = {"threshold": threshold, "detail": "the agent gave no answer"}
             return fail(self.name, "response_match:no_answer", evidence, score=0.0)
-        r = rouge1(text, reference)
+        r = rouge1(text, reference, stem)
+        # Kept short: every retail trial carries one (the score is F itself).
         evidence = {
-            "rouge1_f": round(r.fmeasure, 4),
             "precision": round(r.precision, 4),
             "recall": round(r.recall, 4),
             "shared_words": r.overlap,
-            "answer_words": r.answer_words,
-            "reference_words": r.reference_words,
             "threshold": threshold,
         }
         if r.fmeasure >= threshold:
