@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentgauge.errors import InputError
 from agentgauge.graders import get_grader, grade_trial
@@ -151,6 +153,37 @@ def test_structural_ignores_key_order_but_not_list_order_or_keys() -> None:
     found = result_difference({"a": 1, "c": 2}, {"a": 1, "b": 2}, "structural")
     assert found is not None and "missing ['b']" in found and "unexpected ['c']" in found
     assert result_difference([1, 2, 3], [1, 2], "structural") == "$: expected 2 items, got 3"
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON, JSON, st.sampled_from(["exact", "structural", "numeric"]))
+def test_comparison_never_raises_and_a_value_matches_itself(a: Any, b: Any, match: str) -> None:
+    found = result_difference(a, b, match, 0.2)
+    assert found is None or isinstance(found, str)
+    # inf - inf is nan, which no tolerance accepts: only finite numbers match themselves.
+    if "inf" not in repr(a):
+        assert result_difference(a, a, match, 0.2) is None
+
+
+def test_hostile_values_are_differences_not_crashes() -> None:
+    deep: Any = 1
+    for _ in range(5000):
+        deep = [deep]
+    assert "nested deeper than 100 levels" in str(result_difference(deep, deep))
+    # Integers beyond float range: the tolerance cannot be computed, equality can.
+    big = 10**400
+    assert result_difference(big, big, "numeric") is None
+    assert result_difference(big + 1, big, "numeric") is not None
+    assert result_difference(10**5000, 1, "structural") is not None  # too long to print
 
 
 # --------------------------------------------------------------------------- real calls

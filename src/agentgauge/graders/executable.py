@@ -19,7 +19,6 @@ callable that cannot be imported (the suite's defect, not the agent's).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from agentgauge.graders.ast import max_bipartite_matching
@@ -38,6 +37,9 @@ __all__ = ["ExecutableGrader", "result_difference"]
 
 #: Characters of a result or argument kept in a grade's evidence.
 _SHOWN = 300
+#: Levels of nesting compared; deeper is a difference (a hostile result must not recurse
+#: the grading into a RecursionError).
+_MAX_DEPTH = 100
 
 _STATUS = {
     "raised": "exec:raised",
@@ -53,7 +55,12 @@ def _is_number(value: Any) -> bool:
 
 
 def result_difference(
-    result: Any, expected: Any, match: str = "structural", tolerance: float = 0.2, path: str = "$"
+    result: Any,
+    expected: Any,
+    match: str = "structural",
+    tolerance: float = 0.2,
+    path: str = "$",
+    depth: int = 0,
 ) -> str | None:
     """The first difference between a result and the expected one, or ``None``.
 
@@ -62,27 +69,30 @@ def result_difference(
     every number within ``tolerance`` of the expected, relatively:
     ``|result - expected| <= tolerance * |expected|`` (BFCL's real-time check,
     written for either sign). Mappings compare key by key, lists item by item in
-    order (a tuple arrives as a list).
+    order (a tuple arrives as a list). Never raises: a value nested deeper than
+    `_MAX_DEPTH` is a difference, not a `RecursionError`.
     """
+    if depth > _MAX_DEPTH:
+        return f"{path}: nested deeper than {_MAX_DEPTH} levels"
     if _is_number(expected) and _is_number(result):
         if match == "exact" and type(result) is not type(expected):
-            return f"{path}: expected {type(expected).__name__} {expected!r}, got {result!r}"
-        if match == "numeric":
-            if abs(result - expected) <= tolerance * abs(expected):
-                return None
-            off = abs(result - expected) / abs(expected) if expected else math.inf
             return (
-                f"{path}: expected {expected!r} within {tolerance:.0%}, got {result!r} "
-                f"({off:.1%} off)"
+                f"{path}: expected {type(expected).__name__} {_show(expected)}, got {_show(result)}"
             )
-        return None if result == expected else f"{path}: expected {expected!r}, got {result!r}"
+        if match == "numeric":
+            return _numeric_difference(result, expected, tolerance, path)
+        if result == expected:
+            return None
+        return f"{path}: expected {_show(expected)}, got {_show(result)}"
     if isinstance(expected, dict) and isinstance(result, dict):
         missing = sorted(set(expected) - set(result), key=str)
         extra = sorted(set(result) - set(expected), key=str)
         if missing or extra:
             return f"{path}: keys differ (missing {missing[:5]}, unexpected {extra[:5]})"
         for key in sorted(expected, key=str):
-            found = result_difference(result[key], expected[key], match, tolerance, f"{path}.{key}")
+            found = result_difference(
+                result[key], expected[key], match, tolerance, f"{path}.{key}", depth + 1
+            )
             if found is not None:
                 return found
         return None
@@ -90,7 +100,7 @@ def result_difference(
         if len(expected) != len(result):
             return f"{path}: expected {len(expected)} items, got {len(result)}"
         for i, (r, e) in enumerate(zip(result, expected, strict=True)):
-            found = result_difference(r, e, match, tolerance, f"{path}[{i}]")
+            found = result_difference(r, e, match, tolerance, f"{path}[{i}]", depth + 1)
             if found is not None:
                 return found
         return None
@@ -99,8 +109,23 @@ def result_difference(
     return f"{path}: expected {_show(expected)}, got {_show(result)}"
 
 
+def _numeric_difference(result: float, expected: float, tolerance: float, path: str) -> str | None:
+    try:
+        if abs(result - expected) <= tolerance * abs(expected):
+            return None
+        off = f" ({abs(result - expected) / abs(expected):.1%} off)" if expected else ""
+    except OverflowError:  # integers beyond float range: only equality can be judged
+        if result == expected:
+            return None
+        off = ""
+    return f"{path}: expected {_show(expected)} within {tolerance:.0%}, got {_show(result)}{off}"
+
+
 def _show(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deep; an int too long to print
+        return f"<{type(value).__name__} that cannot be shown>"
     return text if len(text) <= _SHOWN else text[:_SHOWN] + f"... ({len(text)} characters)"
 
 
@@ -154,6 +179,7 @@ class ExecutableGrader:
             known = sorted(checked)
             return fail(self.name, "exec:wrong_func_name", {"called": wrong[:10], "known": known})
         if len(calls) != len(spec.expected):
+            names = names[:20]  # an agent that made 10,000 calls does not fill the store
             evidence = {"expected_calls": len(spec.expected), "calls": len(calls), "names": names}
             return fail(self.name, "exec:wrong_count", evidence)
         if not calls:
