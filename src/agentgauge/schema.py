@@ -18,6 +18,7 @@ belongs under ``metadata``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
@@ -570,13 +571,23 @@ class Criterion(_Strict):
 # Executable checks and response similarity (issue 15, part 2 and part 3's ROUGE half).
 
 #: ``package.module:function``, as environments and agents are named.
-_CALLABLE_REF = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+_CALLABLE_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+def _callable_refs(value: Any) -> Any:
+    if isinstance(value, dict):
+        for name, ref in value.items():
+            if not isinstance(ref, str) or not _CALLABLE_REF.fullmatch(ref):
+                raise ValueError(
+                    f"{name}: expected a callable as package.module:function, got {ref!r}"
+                )
+    return value
 
 
 class ExecutableSpec(_Strict):
     """Run the agent's calls and compare their results (BFCL's executable categories)."""
 
-    functions: dict[str, Annotated[str, Field(pattern=_CALLABLE_REF)]] = Field(default_factory=dict)
+    functions: dict[str, str] = Field(default_factory=dict)
     """Function name -> the Python callable that implements it, as
     ``package.module:function``. With any, every call the agent makes must name one
     of these (or of ``tools``)."""
@@ -596,6 +607,7 @@ class ExecutableSpec(_Strict):
     """Seconds one call may run before it is stopped and failed."""
 
     _numbers = field_validator("tolerance", "timeout_s", mode="before")(_json_number)
+    _refs = field_validator("functions", mode="before")(_callable_refs)
 
 
 class ResponseMatchSpec(_Strict):

@@ -322,7 +322,10 @@ def test_a_callable_reference_must_name_module_and_function(tmp_path: Path) -> N
     )
     with pytest.raises(InputError) as err:
         load_suite(path)
-    assert err.value.line == 4 and "executable.functions.f" in str(err.value)
+    assert err.value.line == 4 and err.value.field == "expectations.executable.functions"
+    assert "f: expected a callable as package.module:function, got 'not-a-reference'" in str(
+        err.value
+    )
 
 
 # --------------------------------------------------------------------------- built-in tasks
