@@ -270,6 +270,28 @@ def test_a_separate_executor_runs_calls_and_stops_a_runaway_one() -> None:
         ex.close()
 
 
+def _call_in_child(ex: Executor, out: Any) -> None:
+    out.send(ex.call(ref("add"), {"a": 2, "b": 2}, 5.0).result)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")
+def test_a_forked_child_starts_its_own_worker_and_the_parents_still_answers() -> None:
+    import multiprocessing
+
+    ex = Executor()
+    try:
+        assert ex.call(ref("add"), {"a": 1, "b": 1}, 5.0).result == 2  # the parent's worker
+        ctx = multiprocessing.get_context("fork")
+        mine, theirs = ctx.Pipe()
+        child = ctx.Process(target=_call_in_child, args=(ex, theirs))
+        child.start()
+        assert mine.poll(30) and mine.recv() == 4
+        child.join(30)
+        assert ex.call(ref("add"), {"a": 1, "b": 2}, 5.0).result == 3
+    finally:
+        ex.close()
+
+
 # --------------------------------------------------------------------------- calls
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -63,9 +64,11 @@ class Executor:
         self._proc: subprocess.Popen[str] | None = None
         self._replies: queue.Queue[str | None] = queue.Queue()
         self._path: list[str] = []
+        self._owner = os.getpid()
 
     def call(self, ref: str, arguments: dict[str, Any], timeout_s: float) -> ExecOutcome:
         """Run ``ref(**arguments)``; stop it after ``timeout_s`` seconds."""
+        self._forget_if_forked()
         with self._lock:
             proc = self._start()
             message: dict[str, Any] = {"ref": ref, "arguments": arguments}
@@ -97,8 +100,19 @@ class Executor:
 
     def close(self) -> None:
         """Stop the worker (the next call starts another)."""
+        self._forget_if_forked()
         with self._lock:
             self._stop()
+
+    def _forget_if_forked(self) -> None:
+        # A forked child (multiprocessing, a Ray worker) inherits the parent's worker,
+        # but not the thread that reads its replies, and maybe a lock another thread
+        # held: it starts afresh and leaves the parent's worker alone.
+        if self._owner != os.getpid():
+            self._owner = os.getpid()
+            self._lock = threading.Lock()
+            self._proc = None
+            self._path = []
 
     def _start(self) -> subprocess.Popen[str]:
         if self._proc is not None and self._proc.poll() is None:
