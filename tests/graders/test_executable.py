@@ -426,3 +426,15 @@ def test_executable_grades_round_trip_through_the_store(tmp_path: Path) -> None:
     assert [b.success for b in back] == [True, False, False]
     for before, after in zip(trials, back, strict=True):
         assert [g.model_dump() for g in after.grades] == [g.model_dump() for g in before.grades]
+
+
+def test_tasks_without_the_new_fields_dump_and_version_as_before() -> None:
+    # A user's suite keeps its version across this release: unset new fields are not
+    # written, so the canonical JSON the version hashes is unchanged.
+    plain = Expectations().model_dump(mode="json")
+    assert not {"executable", "reference_answer", "response_match"} & set(plain)
+    spec = ExecutableSpec(functions={"add": ref("add")}, expected=[5])
+    full = Expectations(executable=spec, reference_answer="five")
+    dumped = full.model_dump(mode="json")
+    assert dumped["executable"]["expected"] == [5] and dumped["reference_answer"] == "five"
+    assert Expectations.model_validate(dumped) == full
