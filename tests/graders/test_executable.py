@@ -334,6 +334,11 @@ def test_environment_tools_are_judged_by_their_recorded_results() -> None:
     assert g.status == "exec:raised" and "no such order" in g.evidence["calls"][0]["error"]
     g = grade(t, Trial(task_id="t", success=False, events=events[:3]))
     assert g.status == "exec:no_result"
+    # Results are found by call id; without ids, the first result after the call.
+    shuffled = [events[2], ToolResultEvent(call_id="z", content="other"), events[1]]
+    assert grade(t, Trial(task_id="t", success=False, events=shuffled)).status == "exec:no_result"
+    bare = [ToolCallEvent(name="get_order"), ToolResultEvent(content={"status": "shipped"})]
+    assert grade(t, Trial(task_id="t", success=False, events=bare)).passed is True
 
 
 def test_a_callable_reference_must_name_module_and_function(tmp_path: Path) -> None:

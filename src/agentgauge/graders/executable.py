@@ -131,13 +131,12 @@ def _show(value: Any) -> str:
 
 def _recorded_result(trial: Trial, index: int, call: ToolCallEvent) -> ToolResultEvent | None:
     """The result the environment recorded for the call at ``trial.events[index]``:
-    the one with its ``call_id``, else the first result after it."""
+    the one with its ``call_id``, or, in a transcript without call ids, the first
+    result after it."""
     later = trial.events[index + 1 :]
     results = [e for e in later if isinstance(e, ToolResultEvent)]
-    if call.call_id is not None:
-        for r in results:
-            if r.call_id == call.call_id:
-                return r
+    if call.call_id is not None and any(r.call_id is not None for r in results):
+        return next((r for r in results if r.call_id == call.call_id), None)
     return results[0] if results else None
 
 
