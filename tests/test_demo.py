@@ -39,6 +39,8 @@ def test_demo_shows_the_method_and_is_reproducible(tmp_path: Path) -> None:
     flat = " ".join(text.split())
     assert "previous system: A (" in flat and "ablation: " in flat
     assert "retail-ablation" in flat and "human baseline: not run" in flat
+    # The executable check (functions) and response_match (retail) have their tables.
+    assert "executable check, BFCL" in text and "response_match, ROUGE-1 F" in text
     out = tmp_path / "a"
     # The last lines say where to look next, with a run the demo wrote.
     assert f"agentgauge show {out / 'agentgauge.db'}:retail-hasty" in text

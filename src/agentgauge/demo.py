@@ -26,7 +26,9 @@ from agentgauge.api import compare_sources
 from agentgauge.api import metrics as agentgauge_metrics
 from agentgauge.errors import InputError
 from agentgauge.harness.runner import run
+from agentgauge.metrics.grades import grade_summary
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
+from agentgauge.report.grade_table import grade_table
 from agentgauge.report.html import render_html
 from agentgauge.report.scope import scoped_metrics
 from agentgauge.report.terminal import (
@@ -37,7 +39,7 @@ from agentgauge.report.terminal import (
     print_variants,
 )
 from agentgauge.schema import Trial
-from agentgauge.sources import open_source
+from agentgauge.sources import TrialSource, open_source
 from agentgauge.store import Store
 from agentgauge.suite import load_suite
 
@@ -76,6 +78,25 @@ def demo_run_ids() -> dict[str, str]:
         },
         ABLATION_RUN: "builtin:ablation",
     }
+
+
+def _print_grader_scores(
+    con: Console, retail: list[TrialSource], functions: list[TrialSource]
+) -> None:
+    """The executable check (functions) and response_match (retail), per agent, base variant."""
+    for sources, grader, title in (
+        (functions, "executable", "executable check, BFCL (functions: the fn_exec tasks)"),
+        (retail, "response_match", "response_match, ROUGE-1 F vs the reference (retail, base; "
+         "a score, not required for success)"),
+    ):  # fmt: skip
+        summaries = {
+            s.trials[0].agent or s.label: grade_summary(
+                [t.grades for t in s.trials if t.variant == "base"], grader
+            )
+            for s in sources
+            if s.trials
+        }
+        con.print(grade_table(summaries, title=title))
 
 
 def _refuse_foreign_store(db: Path) -> None:
@@ -197,6 +218,7 @@ def run_demo(
     fn_trials = [t for s in fn_sources for t in s.trials]
     fn = scoped_metrics(fn_trials, k=[1], by=("agent",), seed=seed)
     print_behaviour(fn.base, con, scope=fn.base_scope, reliability=fn.all)
+    _print_grader_scores(con, retail_sources, fn_sources)
 
     con.print(Rule("is careful better than hasty? (paired over tasks, Miller 2024)"))
     result = compare_sources(

@@ -18,6 +18,7 @@ belongs under ``metadata``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
@@ -42,12 +43,14 @@ __all__ = [
     "ControlEvent",
     "Criterion",
     "Event",
+    "ExecutableSpec",
     "Expectations",
     "Grade",
     "MessageEvent",
     "Milestone",
     "Minefield",
     "ModelCallEvent",
+    "ResponseMatchSpec",
     "Run",
     "StateAssertion",
     "Task",
@@ -601,6 +604,60 @@ class Criterion(_Strict):
     """A failed blocking criterion sets the case's score to 0."""
 
 
+# Executable checks and response similarity (issue 15, part 2 and part 3's ROUGE half).
+
+#: ``package.module:function``, as environments and agents are named.
+_CALLABLE_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+def _callable_refs(value: Any) -> Any:
+    if isinstance(value, dict):
+        for name, ref in value.items():
+            if not isinstance(ref, str) or not _CALLABLE_REF.fullmatch(ref):
+                raise ValueError(
+                    f"{name}: expected a callable as package.module:function, got {ref!r}"
+                )
+    return value
+
+
+class ExecutableSpec(_Strict):
+    """Run the agent's calls and compare their results (BFCL's executable categories)."""
+
+    functions: dict[str, str] = Field(default_factory=dict)
+    """Function name -> the Python callable that implements it, as
+    ``package.module:function``. With any, every call the agent makes must name one
+    of these (or of ``tools``)."""
+    tools: list[str] = Field(default_factory=list)
+    """Environment tools whose recorded results are compared instead of run again."""
+    expected: list[Any] = Field(default_factory=list)
+    """The expected result of each call; several are parallel calls, matched as a set.
+    Empty: the agent must make no checked call."""
+    match: Literal["exact", "structural", "numeric"] = "structural"
+    """``exact`` (same JSON value and types: 1 is not 1.0), ``structural`` (JSON-equal
+    after normalising key order, tuples and int/float), ``numeric`` (as structural,
+    with every number within ``tolerance``)."""
+    tolerance: float = Field(default=0.2, ge=0)
+    """Relative tolerance of ``numeric``: ``|result - expected| <= tolerance * |expected|``
+    (BFCL's real-time check accepts 20%)."""
+    timeout_s: float = Field(default=5.0, gt=0, le=600)
+    """Seconds one call may run before it is stopped and failed."""
+
+    _numbers = field_validator("tolerance", "timeout_s", mode="before")(_json_number)
+    _refs = field_validator("functions", mode="before")(_callable_refs)
+
+
+class ResponseMatchSpec(_Strict):
+    """How ``response_match`` scores the answer against ``reference_answer`` (Google ADK)."""
+
+    threshold: float = Field(default=0.8, ge=0, le=1)
+    """Pass when ROUGE-1 F >= threshold (ADK's default for ``response_match_score``)."""
+    stem: bool = False
+    """Stem words longer than three letters with NLTK's Porter stemmer before counting, as
+    ADK does (``use_stemmer=True``); needs the ``nltk`` package."""
+
+    _number = field_validator("threshold", mode="before")(_json_number)
+
+
 class Expectations(_Strict):
     """What a task expects (docs/graders.md). Each present field enables a grader."""
 
@@ -632,27 +689,35 @@ class Expectations(_Strict):
     """Criteria for the model judge."""
     required: list[str] | None = None
     """Graders whose pass makes up success (all must pass). Default: every
-    enabled code grader (state, answer, tool_calls, control, minefields, checkpoints)."""
+    enabled code grader (state, answer, tool_calls, control, minefields, checkpoints,
+    executable)."""
     partial_credit: list[str] = Field(default_factory=list)
     """Graders whose scores are averaged into the trial's score."""
     checkpoints: list[Checkpoint] = Field(default_factory=list)
     """One per user turn, in order: what must hold when the agent hands that turn
     back (docs/graders.md, "`checkpoints`")."""
+    executable: ExecutableSpec | None = None
+    """Run the agent's calls and compare their results (the ``executable`` grader)."""
+    reference_answer: str | None = None
+    """The answer a correct trial gives, for ``response_match`` (and judges that
+    compare with a reference)."""
+    response_match: ResponseMatchSpec | None = None
+    """Options of ``response_match``; its defaults apply when absent."""
 
     @model_serializer(mode="wrap")
     def _drop_unset_later_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
         # As `ModelCallEvent`'s: a field added after suites existed is left out while
-        # empty, so a task written before it dumps, and versions, exactly as it did.
+        # unset, so a task written before it dumps, and versions, exactly as it did.
         data = handler(self)
         if isinstance(data, dict):
             for key in _LATER_EXPECTATION_FIELDS:
-                if key in data and not data[key]:
+                if key in data and (data[key] is None or data[key] == []):
                     del data[key]
         return data
 
 
-#: `Expectations` fields omitted from its dump when empty (see its serializer).
-_LATER_EXPECTATION_FIELDS = ("checkpoints",)
+#: `Expectations` fields omitted from its dump when unset (see its serializer).
+_LATER_EXPECTATION_FIELDS = ("checkpoints", "executable", "reference_answer", "response_match")
 
 
 class Task(_Strict):

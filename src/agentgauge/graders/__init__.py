@@ -1,5 +1,6 @@
 """Graders (docs/graders.md): code graders for state, answer, tool calls (BFCL AST
-matching), trajectories, milestones and minefields, and control decisions.
+matching), executable calls (BFCL's executable checks), trajectories, milestones and
+minefields, control decisions, and the answer's ROUGE-1 against a reference (ADK).
 
 Each grader has one entry point, ``grade(task, trial) -> Grade``, and registers
 by name (`register`); `grade_trial` combines a trial's grades into its success

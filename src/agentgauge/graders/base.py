@@ -53,6 +53,7 @@ DEFAULT_REQUIRED: tuple[str, ...] = (
     "control",
     "minefields",
     "checkpoints",
+    "executable",
 )
 
 GraderKind = Literal["code", "model", "human"]
@@ -120,9 +121,11 @@ def _load_builtin() -> None:
         answer,
         checkpoints,
         control,
+        executable,
         groundedness,
         human,
         milestones,
+        response_match,
         rubric,
         semantic_match,
         state,

@@ -19,12 +19,28 @@ def check_initial_state(task: Task) -> None:
     template(task.initial_state)
 
 
+def with_reference_answer(task: Task) -> Task:
+    """``task`` completed (`complete`), with ``expectations.reference_answer`` taken from
+    ``metadata.reference_answer`` when only the metadata has one.
+
+    The built-in tasks keep their reference answer in ``metadata``, where the
+    reference agents read it; graders read only ``expectations``, whose keys are
+    checked (a misspelt metadata key would silently disable ``response_match``).
+    """
+    task = complete(task)
+    exp, answer = task.expectations, task.metadata.get("reference_answer")
+    if exp.reference_answer is not None or not isinstance(answer, str):
+        return task
+    update = {"expectations": exp.model_copy(update={"reference_answer": answer})}
+    return task.model_copy(update=update)
+
+
 ENVIRONMENT = BuiltinEnvironment(
     name="retail",
     make=lambda task, seed, paraphrase: RetailEnv(task, seed=seed, paraphrase=paraphrase),
     play=play,
     fingerprint=policy_text,
-    complete=complete,
+    complete=with_reference_answer,
     scenario=Scenario,
     check_state=check_initial_state,
 )
