@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agentgauge.components import from_run
 from agentgauge.metrics.baselines import Baseline, relative_to_human
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
@@ -151,6 +152,12 @@ def _systems(a: SystemInfo, b: SystemInfo) -> str:
     def one(tag: str, s: SystemInfo) -> str:
         agent = (s.run.agent if s.run else None) or ", ".join(_distinct(s.table.agent)) or None
         model = (s.run.model if s.run else None) or ", ".join(_distinct(s.table.model)) or None
+        if model is None and s.run is not None:
+            # An agent that reports no model on its trials may still name one among its
+            # configuration's components (a simulated one, say): the line says the same
+            # as the one-change rule does.
+            named = from_run(s.run).get("model")
+            model = str(named) if named is not None else None
         parts = [f"agent {agent}" if agent else "agent not recorded"]
         parts.append(f"model {model}" if model else "model not recorded")
         if s.run is not None:
