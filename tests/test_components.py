@@ -65,3 +65,22 @@ def test_imported_runs_carry_what_their_source_records() -> None:
     assert got["temperature"] == 0.0 and got["top_p"] == NOT_SENT
     bare = from_run(Run(run_id="b", created_at="2026-01-01T00:00:00Z"))
     assert set(bare.values()) == {None}
+
+
+def test_a_new_served_version_under_the_same_name_is_a_change_of_model() -> None:
+    from agentgauge.components import served_models, with_served_model
+    from agentgauge.schema import ModelCallEvent, Trial
+
+    def trials(*served: str) -> list[Trial]:
+        return [Trial(task_id="t", success=True, events=[ModelCallEvent(model=m)]) for m in served]
+
+    base = {**dict.fromkeys(COMPONENTS, "same"), "model": "gpt-4o"}
+    a = with_served_model(base, trials("gpt-4o-2024-08-06"))
+    b = with_served_model(base, trials("gpt-4o-2024-11-20", "gpt-4o-2024-11-20"))
+    assert a["model"] == "gpt-4o (served: gpt-4o-2024-08-06)"
+    diff = diff_components(a, b)
+    assert [c for c, _, _ in diff.changed] == ["model"] and diff.attributable
+    # Served as requested, or no model calls at all: the component stays as recorded.
+    assert with_served_model(base, trials("gpt-4o")) == base
+    assert with_served_model(base, []) == base
+    assert served_models(trials("b", "a", "b")) == ["a", "b"]

@@ -316,9 +316,10 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
 
 
 def _components(info: SystemInfo) -> dict[str, Any]:
-    from agentgauge.components import COMPONENTS, from_run
+    from agentgauge.components import COMPONENTS, from_run, with_served_model
 
-    return from_run(info.run) if info.run is not None else dict.fromkeys(COMPONENTS)
+    out = from_run(info.run) if info.run is not None else dict.fromkeys(COMPONENTS)
+    return with_served_model(out, info.trials or ())
 
 
 def compare_sources(

@@ -37,6 +37,8 @@ __all__ = [
     "diff_components",
     "digest",
     "from_run",
+    "served_models",
+    "with_served_model",
 ]
 
 #: The components, in the order they are listed, with the words the sentences use.
@@ -108,6 +110,38 @@ def from_run(run: Any) -> dict[str, Any]:
     if isinstance(args, Mapping):
         for key in ("temperature", "top_p", "max_tokens", "seed"):
             out[key] = args.get(key, NOT_SENT)
+    return out
+
+
+def served_models(trials: Iterable[Any]) -> list[str]:
+    """The model names the provider reported on the trials' model calls (the version it
+    served, e.g. ``gpt-4o-2024-08-06`` for a request of ``gpt-4o``), sorted."""
+    from agentgauge.schema import ModelCallEvent
+
+    return sorted(
+        {
+            e.model
+            for t in trials
+            for e in getattr(t, "events", ())
+            if isinstance(e, ModelCallEvent) and e.model
+        }
+    )
+
+
+def with_served_model(components: Mapping[str, Any], trials: Iterable[Any]) -> dict[str, Any]:
+    """``components`` with the model the provider served folded into ``model``.
+
+    A provider may serve a new version under the same name: the requested model is
+    then unchanged while the served one is not, and that is a change of model, not a
+    second component. The served names are read from the model calls, so a
+    comparison sees them whatever the run header recorded."""
+    out = dict(components)
+    served = served_models(trials)
+    requested = out.get("model")
+    if not served or served == [requested]:
+        return out
+    shown = ", ".join(served)
+    out["model"] = shown if requested is None else f"{requested} (served: {shown})"
     return out
 
 

@@ -101,3 +101,10 @@ def test_line_one_ends_with_the_configuration(configuration: str | None) -> None
     )
     line = record.lines[0].text
     assert line.endswith(f"; configuration: {configuration}") == (configuration is not None)
+
+
+def test_a_tiny_cost_ratio_reads_as_a_number_not_an_exponent() -> None:
+    from agentgauge.report.record import _times
+
+    assert _times(8.91e-05) == "0.0000891×" and _times(0.0167) == "0.0167×"
+    assert _times(2.5) == "2.5×" and _times(1234.5) == "1230×"

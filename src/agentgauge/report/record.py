@@ -385,8 +385,14 @@ def _human_ratio(c: Comparison, human: Baseline) -> str:
         ("B", c.cost_of_pass_b, c.cost_reason_b),
     ):
         ratio, reason = relative_to_human(cop, why, human)
-        parts.append(f"{tag} {ratio:.3g}×" if ratio is not None else f"{tag} unknown ({reason})")
+        parts.append(f"{tag} {_times(ratio)}" if ratio is not None else f"{tag} unknown ({reason})")
     return "agent's cost per success relative to the human's: " + ", ".join(parts)
+
+
+def _times(ratio: float) -> str:
+    # Three significant digits, never in exponent form ("8.91e-05×" reads as a typo).
+    text = np.format_float_positional(ratio, precision=3, fractional=False, trim="-")
+    return f"{text}×"
 
 
 def _baselines(
