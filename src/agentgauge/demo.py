@@ -91,10 +91,11 @@ def _print_grader_scores(
     ):  # fmt: skip
         summaries = {
             s.trials[0].agent or s.label: grade_summary(
-                [t.grades for t in s.trials if t.variant == "base"], grader
+                [t.grades for t in base], grader, task_ids=[t.task_id for t in base]
             )
             for s in sources
             if s.trials
+            for base in ([t for t in s.trials if t.variant == "base"],)
         }
         con.print(grade_table(summaries, title=title))
 

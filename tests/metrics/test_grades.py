@@ -31,3 +31,25 @@ def test_nothing_decided_is_none_not_zero() -> None:
     assert (s.graded, s.unknown, s.pass_rate, s.mean_score) == (1, 1, None, None)
     s = grade_summary([], "response_match")
     assert (s.graded, s.pass_rate, s.mean_score, s.failures) == (0, None, None, {})
+
+
+def test_with_task_ids_the_pass_rate_is_the_success_rate_with_its_interval() -> None:
+    import numpy as np
+
+    from agentgauge.metrics.outcome import outcome_metrics
+
+    def g(passed: bool | None) -> list[Grade]:
+        return [Grade(grader="response_match", passed=passed, score=float(bool(passed)))]
+
+    grades = [g(True), g(False), g(True), g(True), g(False), g(None), g(True), g(False)]
+    tasks = ["a", "a", "b", "b", "c", "c", "d", "d"]
+    s = grade_summary(grades, "response_match", task_ids=tasks)
+    # Per task, over decided grades: a 1/2, b 2/2, c 0/1, d 1/2 -> mean 0.5 (pooled: 4/7).
+    assert s.pass_rate == 0.5 and s.n_tasks == 4 and s.unknown == 1
+    # The interval is the one the success rate gets for the same verdicts as outcomes.
+    o = outcome_metrics(np.array([2, 2, 1, 2]), np.array([1, 2, 0, 1]), ks=())
+    assert o.ci95 is not None and s.ci95 == (float(o.ci95[0]), float(o.ci95[1]))
+    assert s.ci95[0] < 0.5 < s.ci95[1]
+    # Without task ids: the pooled share, and no interval claimed.
+    plain = grade_summary(grades, "response_match")
+    assert plain.pass_rate == 4 / 7 and plain.ci95 is None and plain.n_tasks is None

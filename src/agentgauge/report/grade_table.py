@@ -19,6 +19,12 @@ def _pct(x: float | None) -> str:
     return _DASH if x is None else f"{100 * x:.1f}%"
 
 
+def _ci(s: GradeSummary) -> str:
+    if s.ci95 is None:
+        return _DASH if s.n_tasks is None else "no interval"
+    return f"{100 * s.ci95[0]:.1f}–{100 * s.ci95[1]:.1f}% ({s.n_tasks} tasks)"
+
+
 def _top(failures: Mapping[str, int]) -> str:
     for status, count in failures.items():
         return f"{status.split(':', 1)[-1]} {count}"
@@ -35,6 +41,7 @@ def grade_table(summaries: Mapping[str, GradeSummary], *, title: str) -> Table:
     rows = [
         ("graded trials", [str(s.graded) for s in summaries.values()]),
         ("pass rate", [_pct(s.pass_rate) for s in summaries.values()]),
+        ("  95% CI", [_ci(s) for s in summaries.values()]),
         (
             "mean score",
             [_DASH if s.mean_score is None else f"{s.mean_score:.3f}" for s in summaries.values()],
