@@ -19,6 +19,7 @@ it changes exactly when something that could change a score changes.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -217,7 +218,7 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
             fld, reason = _describe(exc, err)
             line = line_of(node, err.get("loc", ()))
             raise InputError(prefix + reason, file=path, line=line, field=fld) from None
-        defect = _world_defect(task)
+        defect = _world_defect(task) or _callable_defect(task)
         if defect is not None:
             loc, reason = defect
             raise InputError(prefix + reason, file=path, line=line_of(node, loc),
@@ -260,11 +261,33 @@ def _validate(obj: dict[str, Any], path: Path, line: int) -> Task:
     except ValidationError as exc:
         fld, reason = _describe(exc, _pick(exc))
         raise InputError(reason, file=path, line=line, field=fld) from None
-    defect = _world_defect(task)
+    defect = _world_defect(task) or _callable_defect(task)
     if defect is not None:
         loc, reason = defect
         raise InputError(reason, file=path, line=line, field=".".join(str(p) for p in loc))
     return task
+
+
+def _callable_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """An executable function whose module cannot be found, as ``(location, reason)``.
+
+    The executable grader runs the callables in a worker process; a module that is
+    not there would make every trial's grade unknown, so it fails here, when the suite
+    loads. Finding the module runs no code of it (its parent packages are imported)."""
+    spec = task.expectations.executable
+    if spec is None:
+        return None
+    for name, ref in spec.functions.items():
+        module = ref.split(":", 1)[0]
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return ("expectations", "executable", "functions", name), (
+                f"cannot find module {module!r} for {ref!r} (installed? on PYTHONPATH?)"
+            )
+    return None
 
 
 def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:

@@ -355,6 +355,24 @@ def test_a_callable_reference_must_name_module_and_function(tmp_path: Path) -> N
     )
 
 
+def test_a_callable_whose_module_is_missing_fails_when_the_suite_loads(tmp_path: Path) -> None:
+    # Else every trial's grade would be unknown: the suite's fault, said once, exit 2.
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "- id: t\n  instruction: x\n  expectations:\n"
+        "    executable: {functions: {f: no_such_module_here.sub:f}, expected: [1]}\n"
+    )
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert err.value.field == "expectations.executable.functions.f"
+    assert "cannot find module 'no_such_module_here.sub'" in str(err.value)
+    path.write_text(
+        "- id: t\n  instruction: x\n  expectations:\n"
+        f"    executable: {{functions: {{f: '{MODULE}:absent'}}, expected: [1]}}\n"
+    )
+    assert len(load_suite(path).tasks) == 1  # the module is there: the function is the grader's
+
+
 # --------------------------------------------------------------------------- built-in tasks
 
 
