@@ -70,8 +70,10 @@ def test_terminal_table_is_titled_with_its_scope() -> None:
     print_behaviour(agentgauge.metrics(base, by=("agent",)), console, scope="base variant")
     text = out.getvalue()
     assert "recovery from tool errors, HAL (Kapoor et al. 2025) (base variant)" in text
-    assert "25.0% ± 0.0 (1/4)" not in text  # one task: no SE to show
-    assert "25.0% (1/4)" in text and "0.0% (0/1)" in text
+    # One task: no interval for the 1/4; Wilson for the single unrecovered trial (the
+    # same figures as the HTML report below), never a "± 0.0" that reads as certainty.
+    assert "25.0% [no interval] (1/4)" in text and "0.0% [0.0–79.3%] (0/1)" in text
+    assert "± 0.0" not in text
     assert "rate_limit 0/1" in text
     out = io.StringIO()
     fault = [t for t in trials() if t.variant != "base"]
@@ -80,7 +82,7 @@ def test_terminal_table_is_titled_with_its_scope() -> None:
     )
     text = out.getvalue()
     assert "(fault)" in text and "2.00×" in text
-    assert "100.0% (2/2)" in text and "50.0% (1/2)" in text
+    assert "100.0% [no interval] (2/2)" in text and "50.0% [no interval] (1/2)" in text
 
 
 def test_html_report_has_the_base_and_the_fault_variant_sections() -> None:

@@ -388,10 +388,14 @@ def _tool_control(report: MetricsReport) -> tuple[list[str], _Rows]:
 
 
 def _rate_cell(rate: dict[str, Any] | None) -> str:
-    """A recovery rate as ``value ± se (count/trials)``; a rate over no trial is a dash."""
+    """A recovery rate as ``value [95% CI] (count/trials)``, as the per-turn table
+    shows its rates: at 0% or 100% an SE of 0 would read as certainty, the interval
+    does not. A rate over no trial is a dash."""
     if not rate or rate.get("value") is None:
         return _DASH
-    return f"{_pm(rate['value'], rate.get('se'))} ({rate['count']}/{rate['n_trials']})"
+    ci = rate.get("ci95")
+    band = " [no interval]" if ci is None else f" [{100 * ci[0]:.1f}–{100 * ci[1]:.1f}%]"
+    return f"{_pct(rate['value'])}{band} ({rate['count']}/{rate['n_trials']})"
 
 
 def _error_split(types: dict[str, dict[str, int]]) -> str:
