@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgauge.graders.judge_client import JudgeReply
-from agentgauge.graders.judge_prompt import missing_quotes, parse_answer
-from agentgauge.graders.rubric import EvidencePolicy
+from agentgauge.graders.judge_prompt import parse_answer
+from agentgauge.graders.rubric import EvidencePolicy, read_reply
 from agentgauge.schema import MessageEvent, Task, Trial
 
 __all__ = ["JudgedVerdict", "final_answer", "read_verdict", "reference_answer"]
@@ -81,25 +81,8 @@ def read_verdict(
         finish_reason=reply.finish_reason,
         refusal=reply.refusal,
     )
-    evidence: dict[str, Any] = {
-        "verdict": parsed.verdict or "unknown",
-        "quotes": parsed.evidence,
-        "reason": parsed.reason,
-        "raw": reply.text if reply.text is not None else reply.refusal,
-        "judge_input_tokens": reply.input_tokens,
-        "judge_output_tokens": reply.output_tokens,
-        "judge_cost_usd": reply.cost_usd,
-        "judge_price_source": reply.price_source,
-        "attempts": reply.attempts,
-    }
-    verdict, status = parsed.verdict, parsed.status
-    not_found = missing_quotes(parsed.evidence, *haystacks)
-    if not_found:
-        evidence["quotes_not_found"] = not_found
-    if verdict is not None and not_found and on_bad_evidence == "unknown":
-        evidence["judge_verdict"], evidence["verdict"] = verdict, "unknown"
-        verdict, status = None, "unknown:evidence_not_found"
-    elif verdict in quoted and not parsed.evidence:
+    verdict, status, evidence = read_reply(reply, parsed, haystacks, on_bad_evidence)
+    if verdict in quoted and not parsed.evidence:
         evidence["judge_verdict"], evidence["verdict"] = verdict, "unknown"
         verdict, status = None, "unknown:no_evidence"
     return JudgedVerdict(verdict, status, evidence)

@@ -46,6 +46,7 @@ from agentgauge.errors import AgentgaugeError
 from agentgauge.graders.base import register
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import (
+    ParsedAnswer,
     missing_quotes,
     parse_answer,
     render_transcript,
@@ -252,6 +253,39 @@ class RubricResult:
         )
 
 
+def read_reply(
+    reply: JudgeReply,
+    parsed: ParsedAnswer,
+    haystacks: Sequence[str],
+    on_bad_evidence: EvidencePolicy,
+    **fields: Any,
+) -> tuple[str | None, str | None, dict[str, Any]]:
+    """``(verdict, status, evidence)`` of one judge reply: what it said, what it cost,
+    and its quotes looked up in ``haystacks`` (the text it judged). A verdict resting
+    on a quote that is not there is unknown (``unknown:evidence_not_found``) under
+    ``on_bad_evidence="unknown"``. ``fields`` join the evidence (a criterion's weight)."""
+    evidence: dict[str, Any] = {
+        "verdict": parsed.verdict or "unknown",
+        "quotes": parsed.evidence,
+        "reason": parsed.reason,
+        "raw": reply.text if reply.text is not None else reply.refusal,
+        **fields,
+        "judge_input_tokens": reply.input_tokens,
+        "judge_output_tokens": reply.output_tokens,
+        "judge_cost_usd": reply.cost_usd,
+        "judge_price_source": reply.price_source,
+        "attempts": reply.attempts,
+    }
+    verdict, status = parsed.verdict, parsed.status
+    not_found = missing_quotes(parsed.evidence, *haystacks)
+    if not_found:
+        evidence["quotes_not_found"] = not_found
+        if verdict is not None and on_bad_evidence == "unknown":
+            evidence["judge_verdict"], evidence["verdict"] = verdict, "unknown"
+            verdict, status = None, "unknown:evidence_not_found"
+    return verdict, status, evidence
+
+
 class RubricJudge:
     """Grades transcripts against rubric criteria with a model judge.
 
@@ -337,28 +371,14 @@ class RubricJudge:
                 judge_model=self.model,
             )
         parsed = parse_answer(reply.text, finish_reason=reply.finish_reason, refusal=reply.refusal)
-        evidence: dict[str, Any] = {
-            "verdict": parsed.verdict or "unknown",
-            "quotes": parsed.evidence,
-            "reason": parsed.reason,
-            "raw": reply.text if reply.text is not None else reply.refusal,
-            "weight": criterion.weight,
-            "blocking": criterion.blocking,
-            "judge_input_tokens": reply.input_tokens,
-            "judge_output_tokens": reply.output_tokens,
-            "judge_cost_usd": reply.cost_usd,
-            "judge_price_source": reply.price_source,
-            "attempts": reply.attempts,
-        }
-        verdict = parsed.verdict
-        status = parsed.status
-        not_found = missing_quotes(parsed.evidence, transcript)
-        if not_found:
-            evidence["quotes_not_found"] = not_found
-            if verdict is not None and self.on_bad_evidence == "unknown":
-                evidence["judge_verdict"] = verdict
-                evidence["verdict"] = "unknown"
-                verdict, status = None, "unknown:evidence_not_found"
+        verdict, status, evidence = read_reply(
+            reply,
+            parsed,
+            (transcript,),
+            self.on_bad_evidence,
+            weight=criterion.weight,
+            blocking=criterion.blocking,
+        )
         if verdict is None:
             return Grade(
                 grader=name, passed=None, status=status, evidence=evidence, judge_model=reply.model
