@@ -131,3 +131,32 @@ def test_a_request_timeout_is_retried_and_named() -> None:
         "judge endpoint failed after 2 attempts: request timed out after 0.2 s (timeout_s)"
     )
     assert len(sleeps) == 1
+
+
+def test_a_judge_nobody_answers_is_given_up_on_after_one_call() -> None:
+    # A port nothing listens on: the first call spends its retries, the next ones fail
+    # at once instead of each waiting out the same retries (hours over a whole run).
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sleeps: list[float] = []
+    base = f"http://127.0.0.1:{port}/v1"
+    with JudgeClient(config(base_url=base, max_retries=2), sleep=sleeps.append) as client:
+        with pytest.raises(JudgeUnavailable, match="after 3 attempts") as first:
+            client.complete(MESSAGES)
+        assert first.value.attempts == 3 and len(sleeps) == 2
+        with pytest.raises(JudgeUnavailable, match="unreachable") as again:
+            client.complete(MESSAGES)
+        assert again.value.attempts == 0 and len(sleeps) == 2
+
+
+def test_a_busy_judge_is_still_tried_on_every_call() -> None:
+    # An endpoint that answers (503) is there: each call gets its own retries.
+    sleeps: list[float] = []
+    replies = [Reply(503, {"error": "busy"})] * 2 + [Reply(200, completion("ok"))]
+    with client_for(replies, sleeps, max_retries=1) as client:
+        with pytest.raises(JudgeUnavailable, match="after 2 attempts"):
+            client.complete(MESSAGES)
+        assert client.complete(MESSAGES).attempts == 1

@@ -155,3 +155,30 @@ def test_cli(tmp_path: Path) -> None:
     bad = _cli("grade", f"{path}:r1", "--graders", "nope")
     assert bad.returncode == 2
     assert "unknown grader" in bad.stderr
+
+
+def test_unknown_grades_are_counted_with_a_reason_even_when_not_required(
+    tmp_path: Path,
+) -> None:
+    # A judge nobody answers leaves every grade unknown; a grader that is not
+    # required changes no outcome, so the count and a reason are what tell the user.
+    from agentgauge.graders.base import unknown
+
+    @register("test_dead_judge")
+    class DeadJudge:
+        name = "test_dead_judge"
+        kind = "model"
+
+        def enabled(self, task: Task) -> bool:
+            return True
+
+        def grade(self, task: Task, trial: Trial) -> Grade:
+            why = {"samples": [{"error": "judge endpoint unreachable", "status": "x"}]}
+            return unknown(self.name, "judge_unavailable", why)
+
+    with _store(tmp_path / "s.db") as db:
+        res = regrade(db, "r1", ["test_dead_judge"])
+    assert res.n_unknown == 0  # not a required grade
+    assert res.unknown_grades == {"test_dead_judge unknown:judge_unavailable": 4}
+    key = "test_dead_judge unknown:judge_unavailable"
+    assert res.unknown_examples[key] == "judge endpoint unreachable"

@@ -10,7 +10,9 @@ from rich.markup import escape
 from agentgauge.api import activate_grade_version, grade_versions, regrade
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
+from agentgauge.display import terminal_text
 from agentgauge.errors import InputError
+from agentgauge.report.explain import shorten
 from agentgauge.store import GradeVersion
 
 GradersOption = Annotated[
@@ -110,6 +112,7 @@ def grade(
                 "n_trials": result.n_trials,
                 "n_changed": result.n_changed,
                 "n_unknown": result.n_unknown,
+                "unknown_grades": result.unknown_grades,
                 "skipped_tasks": result.skipped,
                 "success_before": result.success_before,
                 "success_after": result.success_after,
@@ -125,6 +128,11 @@ def grade(
         f"success {result.success_before:.3f} -> {result.success_after:.3f}; "
         f"{result.n_changed} trials changed; {result.n_unknown} with an unknown required grade"
     )
+    for key, count in result.unknown_grades.items():
+        why = result.unknown_examples.get(key, "")
+        # A grader that could not decide (a judge nobody answers) is said, not hidden.
+        line = f"unknown: {key} × {count}" + (f" (e.g. {shorten(why, 160)})" if why else "")
+        out.print(terminal_text(line))
     if result.active == result.version:
         out.print(f"grade version {result.version} is now what the run reports")
     else:

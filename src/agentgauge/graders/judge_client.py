@@ -267,6 +267,10 @@ class JudgeClient:
         self._headers()
         self._background: _Background | None = None
         self._lock = threading.Lock()
+        # Set when a call spent its retries without ever reaching the endpoint (refused,
+        # timed out): the next calls fail at once instead of each waiting out the same
+        # retries, which made grading a run against a dead judge take hours.
+        self._unreachable: str | None = None
 
     def close(self) -> None:
         with self._lock:
@@ -319,10 +323,16 @@ class JudgeClient:
         Raises `JudgeUnavailable` when retries are spent, on a non-retryable
         HTTP status (401, 404, ...), or when the body is not a chat completion.
         """
+        if self._unreachable is not None:
+            raise JudgeUnavailable(
+                f"judge endpoint unreachable (not tried again after: {self._unreachable})",
+                attempts=0,
+            )
         start = time.monotonic()
         attempts = 0
         retries = 0
         last = ""
+        answered = False  # whether any attempt got an HTTP answer
         while True:
             attempts += 1
             retry_after: str | None = None
@@ -331,6 +341,7 @@ class JudgeClient:
             except TRANSPORT_ERRORS as exc:
                 last = transport_failure(exc, self.config.timeout_s, "timeout_s")
             else:
+                answered = True
                 if status == 200:
                     return self._reply(content, attempts, time.monotonic() - start)
                 text = content.decode("utf-8", errors="replace")
@@ -343,6 +354,8 @@ class JudgeClient:
                 if status != 429 and status < 500:
                     raise JudgeUnavailable(f"judge endpoint refused: {last}", attempts=attempts)
             if retries >= self._retry.max_retries:
+                if not answered:
+                    self._unreachable = last
                 raise JudgeUnavailable(
                     f"judge endpoint failed after {attempts} attempts: {last}", attempts=attempts
                 )

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from agentgauge.errors import InputError
 from agentgauge.graders.base import Grader, available_graders, get_grader, grade_trial
+from agentgauge.schema import Grade
 from agentgauge.store import Store
 
 __all__ = ["RegradeResult", "regrade", "resolve_graders"]
@@ -49,6 +50,38 @@ class RegradeResult:
     """Share of trials passing under the new version."""
     active: int = 1
     """The version the run reports now (the new one only when activated)."""
+    unknown_grades: dict[str, int] = field(default_factory=dict)
+    """Grades that could not decide, required or not, by ``"grader status"``."""
+    unknown_examples: dict[str, str] = field(default_factory=dict)
+    """One reason per key of `unknown_grades` (the first met), for the user to read."""
+
+
+def _count_unknown(result: RegradeResult, grades: Sequence[Grade]) -> None:
+    for g in grades:
+        if g.passed is not None:
+            continue
+        key = f"{g.grader} {g.status}"
+        result.unknown_grades[key] = result.unknown_grades.get(key, 0) + 1
+        if key not in result.unknown_examples:
+            result.unknown_examples[key] = _why(g.evidence)
+
+
+def _why(evidence: object, depth: int = 0) -> str:
+    """The first reason an unknown grade's evidence gives (a judge's is in its samples)."""
+    if isinstance(evidence, str):
+        return evidence
+    if depth > 3:
+        return ""
+    if isinstance(evidence, dict):
+        for key in ("error", "why", "reason"):
+            if isinstance(evidence.get(key), str) and evidence[key]:
+                return str(evidence[key])
+        evidence = list(evidence.values())
+    if isinstance(evidence, list):
+        for item in evidence:
+            if isinstance(item, dict | list) and (found := _why(item, depth + 1)):
+                return found
+    return ""
 
 
 def resolve_graders(names: Sequence[str] | None) -> list[Grader] | None:
@@ -106,6 +139,7 @@ def regrade(
                 continue
             graded = grade_trial(task, trial, chosen)
             store.add_grades(pk, result.version, graded.grades)
+            _count_unknown(result, graded.grades)
             old = bool(trial.success)
             # A trial that did not finish (error, timeout) keeps its recorded
             # outcome: an empty transcript must not pass a "do nothing" check.
