@@ -18,8 +18,8 @@ callers write nothing until the whole file has validated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
+from agentgauge.facts import Facts
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable
@@ -101,27 +102,65 @@ def split_selector(spec: str) -> tuple[str, Selector]:
     )
 
 
-@dataclass
 class TrialSource:
-    """Trials resolved from a SOURCE string, with their run header when stored."""
+    """Trials resolved from a SOURCE string, with their run header when stored.
+
+    A store's trials are read as columns (`table`, `facts`), which is all the
+    metrics need; the `Trial` objects (transcripts, grades) are built only when
+    ``trials`` is first read (``show``, the report, a re-grade).
+    """
 
     label: str
     """How the source was named by the user."""
-    trials: list[Trial]
-    """The trials, validated."""
-    run: Run | None = None
+    run: Run | None
     """The run header when the source is a store."""
-    tasks: list[Task] = field(default_factory=list)
+    tasks: list[Task]
     """The suite's tasks when the store recorded them."""
-    grading: GradeVersion | None = None
+    grading: GradeVersion | None
     """The grade version read, when the source is a store."""
-    _table: TrialTable | None = None
+
+    def __init__(
+        self,
+        label: str,
+        trials: list[Trial] | None = None,
+        run: Run | None = None,
+        tasks: list[Task] | None = None,
+        grading: GradeVersion | None = None,
+        _table: TrialTable | None = None,
+        _facts: Facts | None = None,
+        _load: Callable[[], list[Trial]] | None = None,
+    ) -> None:
+        if trials is None and _load is None:
+            raise ValueError("a TrialSource needs its trials or a way to load them")
+        self.label, self._trials, self.run = label, trials, run
+        self.tasks = [] if tasks is None else tasks
+        self.grading, self._table, self._facts, self._load = grading, _table, _facts, _load
+
+    @property
+    def trials(self) -> list[Trial]:
+        """The trials, validated (built on first use for a stored run)."""
+        if self._trials is None:
+            assert self._load is not None
+            self._trials = self._load()
+        return self._trials
+
+    @trials.setter
+    def trials(self, value: list[Trial]) -> None:
+        self._trials = value
 
     @property
     def table(self) -> TrialTable:
         if self._table is None:
             self._table = TrialTable.from_trials(self.trials)
         return self._table
+
+    @property
+    def facts(self) -> Facts:
+        """What the behaviour metrics read of each trial (`agentgauge.facts`), row for
+        row with `table`."""
+        if self._facts is None:
+            self._facts = Facts.from_trials(self.trials)
+        return self._facts
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -294,13 +333,17 @@ def open_source(spec: str, *, events: bool = True, grade_version: int | None = N
     with Store(path, readonly=True) as store:
         run = store.require_run(run_id)
         version = store.resolve_grade_version(run_id, version)
-        trials = store.trials(run_id, events=events, grade_version=version)
         tasks = store.get_tasks(run_id)
-        table = store.table(run_id, grade_version=version)
+        table, facts = store.columns(run_id, grade_version=version)
         versions = store.grade_versions(run_id)
     grading = next((v for v in versions if v.version == version), None)
+
+    def load() -> list[Trial]:
+        with Store(path, readonly=True) as again:
+            return again.trials(run_id, events=events, grade_version=version)
+
     source = TrialSource(
-        label=spec, trials=trials, run=run, tasks=tasks, grading=grading, _table=table
+        label=spec, run=run, tasks=tasks, grading=grading, _table=table, _facts=facts, _load=load
     )
     return _selected(source, selector, base)
 
@@ -352,19 +395,25 @@ def _selected(source: TrialSource, selector: Selector, base: str) -> TrialSource
     if selector.agent is None and selector.model is None:
         return source
     before = source.table
-    kept = [t for t in source.trials if selector.keeps(t)]
-    if not kept:
+    rows = np.ones(len(before), dtype=bool)
+    if selector.agent is not None:
+        rows &= before.agent.astype(object) == selector.agent
+    if selector.model is not None:
+        rows &= before.model.astype(object) == selector.model
+    if not rows.any():
         found = ", ".join(f"{base}{sel}" for sel in _selectors(configurations(before)))
         raise InputError(
             f"the selector matches no trials; this source holds: {found or 'no trials'}",
             file=source.label,
             field="SOURCE",
         )
-    rows = np.ones(len(before), dtype=bool)
-    if selector.agent is not None:
-        rows &= before.agent.astype(object) == selector.agent
-    if selector.model is not None:
-        rows &= before.model.astype(object) == selector.model
-    source.trials = kept
+    if source._trials is not None:
+        source._trials = [t for t in source._trials if selector.keeps(t)]
+    else:
+        load = source._load
+        assert load is not None
+        source._load = lambda: [t for t in load() if selector.keeps(t)]
+    if source._facts is not None:
+        source._facts = source._facts.take(rows)
     source._table = before.take(rows)
     return source

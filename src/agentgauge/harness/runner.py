@@ -28,8 +28,10 @@ the trial's metadata.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import secrets
+import sqlite3
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -41,7 +43,7 @@ from agentgauge.agents.base import Agent
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.components import COMPONENTS_KEY
 from agentgauge.envs.base import EnvFactory, Environment
-from agentgauge.errors import InputError, RunInterrupted, RunStopped
+from agentgauge.errors import AgentgaugeError, InputError, RunInterrupted, RunStopped
 from agentgauge.harness.breaker import CircuitBreaker
 from agentgauge.harness.cells import Cell, cells_of_run, check_variants
 from agentgauge.harness.configuration import (
@@ -290,8 +292,13 @@ async def arun(
                     breaker=breaker,
                     stop=stop,
                 )
-            finally:
-                _record_observed(db, header.run_id, observer, declared)
+            except BaseException:
+                # The error that stopped the run is the one to report: a full disk that
+                # stopped the writer also refuses this update, which must not hide it.
+                with contextlib.suppress(AgentgaugeError, sqlite3.Error):
+                    _record_observed(db, header.run_id, observer, declared)
+                raise
+            _record_observed(db, header.run_id, observer, declared)
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
