@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 import agentgauge
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, RunStopped
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task, Trial
 from agentgauge.store import Store
@@ -42,6 +42,7 @@ import os
 import signal
 from pathlib import Path
 
+from agentgauge.agents.base import TransientError
 from agentgauge.testing.worlds import counting_agent
 
 MARKS = Path(__file__).parent / "marks"
@@ -63,6 +64,11 @@ async def always_dies(session):
         (MARKS / f"attempt-{os.getpid()}").touch()
         os.kill(os.getpid(), signal.SIGKILL)
     await counting_agent(session)
+
+
+async def provider_down(session):
+    """Every trial an infra error, as with an endpoint that is down."""
+    raise TransientError("503 Service Unavailable")
 
 
 async def slow(session):
@@ -219,6 +225,57 @@ def test_a_worker_that_always_dies_is_an_infra_error_with_its_reason(
     # The run's summary shows the message where the user is looking.
     assert "the Ray worker running this trial died 4 times" in out
     assert "1 infra errors" in out
+
+
+def test_an_agent_the_workers_cannot_import_is_an_infra_error_naming_it(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # Importable here (the driver), not on the workers: a module not installed on the nodes.
+    (tmp_path / "driver_only_agents.py").write_text(
+        "from agentgauge.testing.worlds import counting_agent as solve\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        header = run(
+            counter_tasks(),
+            "driver_only_agents:solve",
+            store=tmp_path / "s.db",
+            progress=False,
+            backend="ray",
+        )
+    finally:
+        sys.path.remove(str(tmp_path))
+    trials = stored(tmp_path / "s.db", header.run_id)
+    assert len(trials) == 3
+    for trial in trials.values():
+        assert trial.status == "error" and trial.error_kind == "infra"
+        assert trial.error is not None
+        assert trial.error.startswith("the Ray worker could not run this trial: InputError: ")
+        assert "cannot import 'driver_only_agents'" in trial.error
+        assert "worker_attempts" not in trial.metadata  # the same every time: not retried
+
+
+def test_the_circuit_breaker_stops_a_ray_run_of_infra_errors(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.db"
+    with pytest.raises(RunStopped, match="the first 4 trials were all infra errors") as caught:
+        run(
+            counter_tasks(),
+            "ray_test_agents:provider_down",
+            trials=20,
+            store=db,
+            run_id="r",
+            progress=False,
+            backend="ray",
+            concurrency=2,
+            breaker_first=4,
+        )
+    saved = sum(cells(db, "r").values())
+    # Launching stopped at the trip; the trials in flight then were still written.
+    assert caught.value.saved == saved and 4 <= saved <= 6 < caught.value.total == 60
+    trials = stored(db, "r")
+    assert all(t.error_kind == "infra" and "503" in (t.error or "") for t in trials.values())
 
 
 def test_an_interrupted_ray_run_resumes_with_only_its_missing_cells(
