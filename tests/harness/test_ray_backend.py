@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -40,6 +41,7 @@ import asyncio
 import math
 import os
 import signal
+import socket
 from pathlib import Path
 
 from agentgauge.agents.base import TransientError
@@ -374,3 +376,31 @@ def test_without_ray_the_command_says_how_to_install_it(tmp_path: Path) -> None:
         "agentgauge: error: backend: the Ray backend needs ray: pip install 'agentgauge[ray]'"
     ]
     assert not db.exists()
+
+
+def test_a_cluster_nobody_listens_at_is_one_line_and_nothing_written(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    with socket.socket() as probe:  # a port that was free a moment ago: nobody listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    db = tmp_path / "s.db"
+    argv = [sys.executable, "-m", "agentgauge", "run", "builtin:retail", "--agent", "builtin:null"]
+    out = subprocess.run(
+        [*argv, "--store", str(db), "--backend", "ray", "--ray-address", f"127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(
+        f"agentgauge: error: ray-address: cannot reach the Ray cluster at 127.0.0.1:{port}"
+    )
+    assert not db.exists()
+
+
+def test_a_ray_address_without_the_ray_backend_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="--ray-address applies to --backend ray"):
+        run(counter_tasks(), "builtin:null", store=tmp_path / "s.db", ray_address="auto")
+    assert not (tmp_path / "s.db").exists()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,8 @@ def ray_session(address: str | None, *, num_cpus: int | None = None) -> Iterator
     if ray.is_initialized():
         yield ray
         return
+    if address is not None:
+        _check_reachable(address)
     options: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR"}
     if address is None:
         options |= {"num_cpus": num_cpus, "include_dashboard": False}
@@ -92,6 +95,22 @@ def ray_session(address: str | None, *, num_cpus: int | None = None) -> Iterator
         yield ray
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) nothing listens on: ``ray.init``
+    would retry it for minutes before giving up."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # ``auto``, or a form Ray itself reads and reports on
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise InputError(
+            f"cannot reach the Ray cluster at {address} ({exc}); is `ray start --head` "
+            "running there, with that port open to this machine?",
+            field="ray-address",
+        ) from None
 
 
 @dataclass(frozen=True)

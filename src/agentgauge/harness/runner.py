@@ -231,17 +231,28 @@ async def arun(
     # leaves neither an empty store file nor an empty run. A resumed run checks it only
     # when cells remain (below), so a finished run resumes with the endpoint down.
     checked = False
-    if preflight and check is not None and not _resuming(store, run_id):
-        try:
-            await check()
-        except BaseException:
-            close = getattr(the_agent, "aclose", None)
-            if close is not None:
-                await close()
-            raise
-        checked = True
-    owns_store = not isinstance(store, Store)
-    db = Store(store) if not isinstance(store, Store) else store
+    resuming = _resuming(store, run_id)
+    on_ray = contextlib.ExitStack()
+    if backend == "ray" and not resuming:
+        # Likewise a new Ray run connects first: a wrong address leaves nothing behind.
+        from agentgauge.harness.ray_backend import ray_session
+
+        on_ray.enter_context(ray_session(ray_address))
+    try:
+        if preflight and check is not None and not resuming:
+            try:
+                await check()
+            except BaseException:
+                close = getattr(the_agent, "aclose", None)
+                if close is not None:
+                    await close()
+                raise
+            checked = True
+        owns_store = not isinstance(store, Store)
+        db = Store(store) if not isinstance(store, Store) else store
+    except BaseException:
+        on_ray.close()
+        raise
     try:
         header, cfg = _open_run(
             db,
@@ -296,16 +307,19 @@ async def arun(
         show = sys.stderr.isatty() if progress is None else progress
         stop = Stop()
         total = len(cells) + len(done)
-        with contextlib.ExitStack() as scope:
-            on_ray = backend == "ray" and bool(cells)
-            if on_ray:  # started before the bar, which its start-up messages would break
-                from agentgauge.harness.ray_backend import WorkerKit, execute_on_ray, ray_session
+        ray_cells = backend == "ray" and bool(cells)
+        if ray_cells and resuming:  # a resumed run connects only when cells remain
+            from agentgauge.harness.ray_backend import ray_session
 
-                scope.enter_context(ray_session(ray_address))
-            scope.enter_context(sigint_stops(stop, asyncio.get_running_loop()))
-            bar = scope.enter_context(RunProgress(total, len(done), enabled=show))
+            on_ray.enter_context(ray_session(ray_address))
+        with (
+            sigint_stops(stop, asyncio.get_running_loop()),
+            RunProgress(total, len(done), enabled=show) as bar,
+        ):
             try:
-                if on_ray:
+                if ray_cells:
+                    from agentgauge.harness.ray_backend import WorkerKit, execute_on_ray
+
                     kit = WorkerKit(
                         key=f"{header.run_id}/{secrets.token_hex(4)}",
                         tasks=tuple(the_suite.tasks),
@@ -370,6 +384,7 @@ async def arun(
             await close()
         if owns_store:
             db.close()
+        on_ray.close()  # shuts down what this run started or connected
         _report_abandoned(the_agent, notify)
 
 
