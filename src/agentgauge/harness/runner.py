@@ -1,4 +1,4 @@
-"""The local harness: run an agent over a suite's grid of cells into the store.
+"""The harness: run an agent over a suite's grid of cells into the store.
 
 `arun` (and its blocking twin `run`, exported as ``agentgauge.run``) does:
 
@@ -9,7 +9,9 @@
    given again;
 3. plan the (task, trial, variant) grid, drop the cells already stored, and
    run the rest with ``concurrency`` asyncio workers, each trial in a fresh
-   environment under its own timeout (`agentgauge.harness.trial`);
+   environment under its own timeout (`agentgauge.harness.trial`) — or, with
+   ``backend="ray"``, as at most ``concurrency`` Ray tasks whose trials come back
+   to this process (`agentgauge.harness.ray_backend`);
 4. write each finished trial, with its transcript, in its own transaction, so
    a killed process loses only the trials in flight and a rerun with the same
    ``run_id`` completes exactly the missing cells.
