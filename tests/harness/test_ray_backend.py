@@ -33,6 +33,7 @@ from agentgauge.errors import InputError, RunStopped
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task, Trial
 from agentgauge.store import Store
+from agentgauge.testing.openai_server import OpenAIServer, Reply, completion, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -179,6 +180,40 @@ def assert_same(a: Any, b: Any, where: str = "") -> None:
             assert_same(x, y, f"{where}[{i}]")
     else:
         assert a == b, where
+
+
+def counter_model(request: dict[str, Any]) -> Reply:
+    """A model that solves counter tasks: the add call its instruction asks for, then done."""
+    messages = request["messages"]
+    if messages[-1]["role"] == "tool":
+        return Reply(body=completion("Done."))
+    amount = int(messages[-1]["content"].split()[-1])
+    return Reply(body=completion(tool_calls=[tool_call("add", {"amount": amount})]))
+
+
+def test_an_endpoint_agent_serves_many_trials_per_worker_as_locally(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # Each worker builds the openai: adapter (its HTTP session) once, for all its trials.
+    db = tmp_path / "s.db"
+    with OpenAIServer(counter_model) as server:
+        for backend in ("local", "ray"):
+            run(
+                counter_tasks(),
+                "openai:fake-model",
+                trials=4,
+                store=db,
+                run_id=backend,
+                progress=False,
+                backend=backend,
+                agent_options={"base_url": server.base_url},
+            )
+    local, on_ray = stored(db, "local"), stored(db, "ray")
+    assert len(on_ray) == 12 and local.keys() == on_ray.keys()
+    assert all(t.success for t in on_ray.values())
+    for cell, trial in local.items():
+        for name in ("success", "final_state", "tool_calls", "model_calls", "input_tokens"):
+            assert getattr(on_ray[cell], name) == getattr(trial, name), (cell, name)
 
 
 def test_a_killed_worker_is_retried_and_every_cell_is_written_once(
