@@ -377,7 +377,8 @@ class Store:
 
     def _write_grade_facts(self, trial_pk: int, version: int) -> None:
         """The record of a trial under ``version``: its facts from its grades as of
-        ``version`` (each grader's latest grade up to it)."""
+        ``version`` (those of the latest version up to it that graded the trial, as
+        `trials` reads them)."""
         found = self._record_for(trial_pk, version)
         if found is None:  # a trial of a store not yet given its records
             return
@@ -387,8 +388,7 @@ class Store:
             for row in self.conn.execute(
                 "SELECT g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
                 " FROM grades g WHERE g.trial_pk = ? AND g.version = (SELECT MAX(version)"
-                " FROM grades g2 WHERE g2.trial_pk = g.trial_pk AND g2.grader = g.grader"
-                " AND g2.version <= ?)",
+                " FROM grades g2 WHERE g2.trial_pk = g.trial_pk AND g2.version <= ?)",
                 (trial_pk, version),
             )
         ]
