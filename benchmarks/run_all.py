@@ -106,6 +106,10 @@ def run_one(script: Path, python: str, smoke: bool, timeout: float | None) -> Ou
     return outcome
 
 
+def _rows(outcome: Outcome) -> str:
+    return f"{len(outcome.rows)} row{'' if len(outcome.rows) == 1 else 's'}"
+
+
 # ------------------------------------------------------------------ the machine
 
 
@@ -134,17 +138,21 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def _commit() -> str:
+def _git(*args: str) -> str:
     try:
         proc = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
+            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False
         )
     except OSError:
-        return "unknown"
-    return proc.stdout.strip() or "unknown"
+        return ""
+    return proc.stdout.strip()
+
+
+def _commit() -> str:
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+    # Figures measured on code that differs from the commit say so.
+    changed = _git("status", "--porcelain", "--untracked-files=no", "--", "src", "benchmarks")
+    return f"{commit} (with uncommitted changes)" if changed else commit
 
 
 def machine() -> dict[str, str]:
@@ -224,7 +232,7 @@ def results_markdown(
         "|---|---|---:|---|",
     ]
     for o in outcomes:
-        result = o.error or f"{len(o.rows)} rows"
+        result = o.error or _rows(o)
         lines.append(f"| `{o.script.name}` | `{o.python}` | {o.seconds:,.0f} s | {result} |")
     return "\n".join(lines) + "\n"
 
@@ -278,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         python = interpreters.get(script.stem.removeprefix("bench_"), sys.executable)
         console.rule(f"{script.name}{' --smoke' if args.smoke else ''} ({python})")
         outcome = run_one(script, python, args.smoke, args.timeout)
-        said = outcome.error or f"{len(outcome.rows)} rows"
+        said = outcome.error or _rows(outcome)
         console.print(f"{script.name}: {said}, {outcome.seconds:.1f} s")
         outcomes.append(outcome)
     load_after = load()
