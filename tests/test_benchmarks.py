@@ -7,11 +7,13 @@ benchmark that fails makes the run fail, naming it, after the others ran.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_ALL = ROOT / "benchmarks" / "run_all.py"
@@ -99,3 +101,38 @@ def test_every_benchmark_reports_rows_and_has_a_smoke_size() -> None:
         or "emit(main())" not in text
     ]
     assert lacking == [], f"benchmarks without --smoke or rows (benchmarks/_report.py): {lacking}"
+
+
+def _report_module() -> Any:
+    """benchmarks/_report.py by path: benchmarks are not a package of the wheel."""
+    name = "agentgauge_benchmarks_report"
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "_report.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_ratio_reads_how_many_times_better_ours_is_for_times_and_rates() -> None:
+    report = _report_module()
+    # A time: the reference's 5 s over our 2 s.
+    assert report.row("b", "f", 2.0, "s", reference=5.0, reference_name="r").ratio == 2.5
+    # A rate: our 300/s over the reference's 100/s.
+    rate = report.row("b", "f", 300.0, "/s", reference=100.0, higher_is_better=True)
+    assert rate.ratio == 3.0
+    # No reference measured (not installed), or no figure of ours: no ratio, not 0 or 1.
+    assert report.row("b", "f", 2.0, "s", reference_name="X: not installed").ratio is None
+    assert report.row("b", "f", None, "s", reference=5.0, note="no data").ratio is None
+
+
+def test_figures_print_with_three_significant_digits_never_in_exponent_form() -> None:
+    report = _report_module()
+    # 0.000123456: 2 - floor(log10) = 2 - (-4) = 6 decimals -> 0.000123.
+    assert report.fmt(0.000123456, "s") == "0.000123 s"
+    assert report.fmt(4.4837, "s") == "4.48 s"
+    assert report.fmt(68.97) == "69.0"
+    assert report.fmt(179400.4, "outputs/s") == "179,400 outputs/s"
+    assert report.fmt(None, "s") == "—"
+    assert report.fmt_ratio(0.00286) == "0.00286×"
+    assert report.fmt_met(None) == "—" and report.fmt_met(False) == "NO"
