@@ -56,6 +56,8 @@ class Outcome:
 
 def discover(folder: Path, only: list[str]) -> list[Path]:
     scripts = sorted(folder.glob("bench_*.py"))
+    if not scripts:
+        raise ValueError(f"no bench_*.py in {folder}")
     if not only:
         return scripts
     wanted = {name.removesuffix(".py").removeprefix("bench_") for name in only}
@@ -63,7 +65,7 @@ def discover(folder: Path, only: list[str]) -> list[Path]:
     missing = wanted - {s.stem.removeprefix("bench_") for s in chosen}
     if missing:
         names = ", ".join(sorted(f"bench_{m}.py" for m in missing))
-        raise SystemExit(f"run_all: no {names} in {folder}")
+        raise ValueError(f"no {names} in {folder}")
     return chosen
 
 
@@ -245,7 +247,7 @@ def _interpreters(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         name, sep, python = pair.partition("=")
         if not sep or not name or not python:
-            raise SystemExit(f"run_all: --python wants NAME=PYTHON, got {pair!r}")
+            raise ValueError(f"--python wants NAME=PYTHON, got {pair!r}")
         out[name.removesuffix(".py").removeprefix("bench_")] = python
     return out
 
@@ -272,8 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--timeout", type=float, default=None, help="seconds per benchmark")
     args = parser.parse_args(argv)
-    interpreters = _interpreters(args.python)
-    scripts = discover(args.dir, args.only)
+    try:
+        interpreters = _interpreters(args.python)
+        scripts = discover(args.dir, args.only)
+        discover(args.dir, list(interpreters))  # a --python for no benchmark is a typo
+    except ValueError as exc:
+        parser.error(str(exc))  # exit code 2
     out = args.out if args.out is not None or args.smoke else HERE / "RESULTS.md"
     # Piped output gets a width of 160, not rich's 80 (COLUMNS, when set, decides).
     wide = sys.stdout.isatty() or "COLUMNS" in os.environ

@@ -136,3 +136,12 @@ def test_figures_print_with_three_significant_digits_never_in_exponent_form() ->
     assert report.fmt(None, "s") == "—"
     assert report.fmt_ratio(0.00286) == "0.00286×"
     assert report.fmt_met(None) == "—" and report.fmt_met(False) == "NO"
+
+
+def test_a_benchmark_that_is_not_there_is_one_clear_error(tmp_path: Path) -> None:
+    proc = run_all("--smoke", "--only", "nosuch")
+    assert proc.returncode == 2
+    assert "no bench_nosuch.py in" in proc.stderr
+    proc = run_all("--smoke", "--dir", str(tmp_path))  # an empty folder
+    assert proc.returncode == 2
+    assert f"no bench_*.py in {tmp_path}" in proc.stderr
