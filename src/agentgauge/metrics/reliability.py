@@ -130,7 +130,10 @@ def _successful_runs_by_task(
     if not rows.size:
         return _Paths(empty, empty, empty, list(seq_index), known)
     # Task ids as text, as a task id is a label: 1 and "1" are one task.
-    _, task_codes = factorize(np.array([str(t) for t in ids[rows].tolist()], dtype=object))
+    uniques, task_codes = factorize(ids[rows])
+    if not all(type(u) is str for u in uniques.tolist()):
+        _, merged = factorize(np.array([str(u) for u in uniques.tolist()], dtype=object))
+        task_codes = merged[task_codes]
     n_seq = max(len(seq_index), 1)
     key = task_codes.astype(np.int64) * n_seq + codes[rows]
     pairs, counts = np.unique(key, return_counts=True)
