@@ -64,6 +64,7 @@ __all__ = [
     "PASSED",
     "UNKNOWN",
     "WRONG_CALL",
+    "Coded",
     "Facts",
     "TrialRecovery",
     "decode",
@@ -373,17 +374,41 @@ def _column(kind: FactKind, values: Sequence[Any]) -> np.ndarray[Any, Any]:
 
 
 @dataclass(frozen=True, eq=False)
+class Coded:
+    """A label column as each row's index into its distinct values, decoded (`decode`):
+    what a metric that reads a label per trial loops over, once per distinct value."""
+
+    codes: npt.NDArray[np.intp]
+    values: list[Any]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.values[int(self.codes[i])]
+
+    def take(self, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp]) -> Coded:
+        return Coded(self.codes[rows], self.values)
+
+
+@dataclass(frozen=True, eq=False)
 class Facts:
     """The facts of a set of trials as columns (one array per fact in `FACTS`, one row
-    per trial, in the rows' order of the `TrialTable` beside it)."""
+    per trial, in the rows' order of the `TrialTable` beside it).
+
+    A label column is an object array of its texts, or, read from a store, the ids of
+    its texts and the store's id-to-text table (``ids``), turned into texts only when
+    a metric asks for them (`coded` decodes each distinct value once instead).
+    """
 
     columns: dict[str, np.ndarray[Any, Any]]
+    ids: dict[str, tuple[npt.NDArray[np.int32], ObjArray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        missing = sorted(set(FACTS) - set(self.columns))
+        missing = sorted(set(FACTS) - set(self.columns) - set(self.ids))
         if missing:
             raise ValueError(f"facts lack the columns {missing}")
-        lengths = {len(v) for v in self.columns.values()}
+        lengths = {len(v) for v in self.columns.values()} | {len(i) for i, _ in self.ids.values()}
         if len(lengths) > 1:
             raise ValueError(f"fact columns have different lengths {sorted(lengths)}")
 
@@ -391,7 +416,23 @@ class Facts:
         return len(self.columns["has_events"])
 
     def __getitem__(self, name: str) -> np.ndarray[Any, Any]:
-        return self.columns[name]
+        column = self.columns.get(name)
+        if column is None:
+            ids, texts = self.ids[name]
+            column = self.columns[name] = texts[ids]
+        return column
+
+    def coded(self, name: str) -> Coded:
+        """A label column as `Coded`: each distinct value decoded once."""
+        if name in self.ids and name not in self.columns:
+            ids, texts = self.ids[name]
+            uniq, inverse = np.unique(ids, return_inverse=True)
+            values = [decode(texts[u]) for u in uniq.tolist()]
+            return Coded(inverse.reshape(-1).astype(np.intp), values)
+        from agentgauge.table import factorize
+
+        uniques, codes = factorize(self[name])
+        return Coded(codes, [decode(u) for u in uniques.tolist()])
 
     @classmethod
     def from_rows(cls, rows: Sequence[Mapping[str, Any]]) -> Facts:
@@ -404,20 +445,32 @@ class Facts:
         return cls.from_rows([trial_facts(t) for t in trials])
 
     @classmethod
-    def from_columns(cls, columns: Mapping[str, Any]) -> Facts:
-        """Facts from arrays of each fact (a store's or a Parquet file's columns)."""
+    def from_columns(
+        cls,
+        columns: Mapping[str, Any],
+        ids: Mapping[str, tuple[npt.NDArray[np.int32], ObjArray]] | None = None,
+    ) -> Facts:
+        """Facts from arrays of each fact (a store's or a Parquet file's columns); a
+        label column may come as ``ids`` instead (its texts' ids and the id-to-text
+        table)."""
+        ids = dict(ids or {})
         return cls(
             {
                 name: np.asarray(columns[name], dtype=_DTYPE[kind])
                 if kind != "label"
                 else _labels(columns[name])
                 for name, kind in FACTS.items()
-            }
+                if name not in ids
+            },
+            ids,
         )
 
     def take(self, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp]) -> Facts:
         """The rows selected by a boolean mask or an index array."""
-        return Facts({name: column[rows] for name, column in self.columns.items()})
+        return Facts(
+            {name: column[rows] for name, column in self.columns.items()},
+            {name: (i[rows], texts) for name, (i, texts) in self.ids.items()},
+        )
 
 
 def _labels(values: Any) -> ObjArray:

@@ -32,6 +32,7 @@ __all__ = [
     "check_annotations",
     "column_kinds",
     "factorize",
+    "sorted_codes",
 ]
 
 #: Labels a table can be grouped by.
@@ -134,6 +135,32 @@ def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
         codes[free] = rest_codes + len(uniques)
         uniques.extend(rest_uniques.tolist())
     return _objects(uniques), codes
+
+
+def sorted_codes(
+    values: ObjArray, coded: tuple[ObjArray, IntpArray] | None = None
+) -> tuple[ObjArray, IntpArray]:
+    """Distinct values as text, sorted, and each row's index into them: what
+    ``np.unique(values.astype(str), return_inverse=True)`` gives, without turning a
+    million values into a string array and sorting it (each distinct value is turned
+    and sorted once). ``coded``: the `factorize` of a column these rows are taken from
+    (its distinct values, and these rows' codes into them), when already at hand."""
+    if coded is None:
+        uniques, codes = factorize(values)
+    else:  # a coding of a larger column: keep the values these rows hold
+        present, codes = np.unique(coded[1], return_inverse=True)
+        uniques, codes = coded[0][present], codes.reshape(-1).astype(np.intp)
+    texts = [str(u) for u in uniques.tolist()]
+    order = sorted(range(len(texts)), key=texts.__getitem__)
+    distinct: list[str] = []
+    first = np.empty(len(texts), dtype=np.intp)
+    for i in order:  # 1 and "1" are one task: equal texts share a code
+        if not distinct or distinct[-1] != texts[i]:
+            distinct.append(texts[i])
+        first[i] = len(distinct) - 1
+    out = np.empty(len(distinct), dtype=object)
+    out[:] = distinct
+    return out, first[codes] if len(codes) else np.empty(0, dtype=np.intp)
 
 
 @dataclass(frozen=True, eq=False)
@@ -297,9 +324,8 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
         self.__dict__.setdefault("_codes", {})[name] = (uniques, codes)
 
     def task_index(self) -> tuple[ObjArray, npt.NDArray[np.intp]]:
-        """Unique task ids (sorted) and each trial's index into them."""
-        uniq, inverse = np.unique(self.task_id.astype(str), return_inverse=True)
-        return uniq.astype(object), inverse.astype(np.intp)
+        """Unique task ids (sorted, as text) and each trial's index into them."""
+        return sorted_codes(self.task_id, self.cached_codes("task_id"))
 
 
 #: The table's columns and their kinds (`column_kinds` of the trial fields).

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.facts import ABSENT, FAILED, Facts, decoded
+from agentgauge.facts import ABSENT, FAILED, Coded, Facts
 from agentgauge.metrics.control import control_metrics
 from agentgauge.metrics.recovery import recovery_metrics
 from agentgauge.metrics.reliability import Reliability, reliability
@@ -87,13 +87,15 @@ def _recovery(table: TrialTable, facts: Facts) -> tuple[dict[str, Any] | None, s
     if not (facts["tool_results"][seen] > 0).any():
         # Tools that never ran cannot have failed: "0% with an error" would say they did.
         return None, "no transcript has a tool result"
-    types = facts["error_types"][seen]
+    types = facts.coded("error_types").take(seen)
+    uniques, codes = table.codes("task_id")
     section = recovery_metrics(
         table.task_id[seen],
         table.success[seen] & ~table.infra_error[seen],
         facts["tool_errors"][seen] > 0,
         facts["recovered"][seen],
-        [_NO_ERRORS if t is None else t for t in decoded(types)],
+        Coded(types.codes, [_NO_ERRORS if t is None else t for t in types.values]),
+        task_codes=(uniques, codes[seen]),
     )
     section["n_without_transcript"] = len(table) - int(seen.size)
     return section, None
@@ -104,6 +106,8 @@ def _group_rows(table: TrialTable, by: Sequence[str]) -> list[tuple[tuple[Any, .
     if not by:
         return [((), np.arange(len(table), dtype=np.intp))]
     coded = [table.codes(key) for key in by]
+    if all(len(uniques) == 1 for uniques, _ in coded):  # one group (one agent, one variant)
+        return [(tuple(u[0] for u, _ in coded), np.arange(len(table), dtype=np.intp))]
     key = np.zeros(len(table), dtype=np.int64)
     for uniques, codes in coded:
         key = key * max(len(uniques), 1) + codes
@@ -143,7 +147,8 @@ def behaviour_by_group(
     table, facts = _kept(*_columns(trials), exclude_infra_errors)
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for key, rows in _group_rows(table, by):
-        sub, f = table.take(rows), facts.take(rows)
+        whole = len(rows) == len(table)  # one group: no copy (and the table's codes kept)
+        sub, f = (table, facts) if whole else (table.take(rows), facts.take(rows))
         tool_use = toolcall_metrics_from_facts(sub, f)
         control = _control(sub, f)
         recovery, no_recovery = _recovery(sub, f)
@@ -199,8 +204,8 @@ def reliability_of_configuration(
     )
 
 
-def _actions(facts: Facts) -> list[tuple[str, ...] | None]:
-    return decoded(facts["actions"])
+def _actions(facts: Facts) -> Coded:
+    return facts.coded("actions")
 
 
 def reliability_by_configuration(
@@ -213,6 +218,8 @@ def reliability_by_configuration(
     table, facts = _kept(*_columns(trials), exclude_infra_errors)
     out = []
     for (agent, model), rows in _group_rows(table, ("agent", "model")):
-        rel = reliability_of_configuration(table.take(rows), facts.take(rows), seed=seed)
+        whole = len(rows) == len(table)
+        sub, f = (table, facts) if whole else (table.take(rows), facts.take(rows))
+        rel = reliability_of_configuration(sub, f, seed=seed)
         out.append({"agent": agent, "model": model, **rel.to_dict()})
     return out

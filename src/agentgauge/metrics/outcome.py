@@ -24,6 +24,7 @@ from agentgauge.stats import (
     wilson_design_effect_interval,
     wilson_interval,
 )
+from agentgauge.table import sorted_codes
 
 __all__ = [
     "NORMAL_FROM_CLUSTERS",
@@ -84,7 +85,10 @@ class OutcomeMetrics:
 
 
 def task_success_counts(
-    task_id: npt.NDArray[np.object_] | npt.NDArray[np.str_], success: npt.NDArray[np.bool_]
+    task_id: npt.NDArray[np.object_] | npt.NDArray[np.str_],
+    success: npt.NDArray[np.bool_],
+    *,
+    coded: tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]] | None = None,
 ) -> tuple[list[str], IntArray, IntArray]:
     """Per task, in sorted id order: trials n_t and successes c_t = Σ success.
 
@@ -93,10 +97,12 @@ def task_success_counts(
     ``table.success & ~table.infra_error`` where an infra error counts as a
     failure (docs/metrics.md, "Infrastructure errors"), ``table.success`` where
     the flag is read as recorded.
-    Counting by ``np.bincount`` over the task codes keeps it one pass.
+    Counting by ``np.bincount`` over the task codes keeps it one pass. ``coded``: the
+    `agentgauge.table.factorize` of the column these ids were taken from (its values,
+    and these rows' codes), which spares coding the ids again.
     """
-    uniq, idx = np.unique(np.asarray(task_id).astype(str), return_inverse=True)
-    idx = idx.reshape(-1).astype(np.intp)
+    ids: npt.NDArray[np.object_] = np.asarray(task_id, dtype=object)
+    uniq, idx = sorted_codes(ids, coded)
     n = np.bincount(idx, minlength=len(uniq)).astype(np.int64)
     c = np.bincount(idx[np.asarray(success, dtype=bool)], minlength=len(uniq)).astype(np.int64)
     return [str(t) for t in uniq], n, c

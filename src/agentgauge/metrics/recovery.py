@@ -34,13 +34,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.facts import ERROR_TYPES, TrialRecovery, error_type, trial_recovery
+from agentgauge.facts import ERROR_TYPES, Coded, TrialRecovery, error_type, trial_recovery
 from agentgauge.metrics.outcome import outcome_metrics, task_success_counts
 
 __all__ = ["ERROR_TYPES", "TrialRecovery", "error_type", "recovery_metrics", "trial_recovery"]
 
 
-def _rate(task_ids: npt.NDArray[np.object_], hit: npt.NDArray[np.bool_]) -> dict[str, Any]:
+def _rate(
+    task_ids: npt.NDArray[np.object_],
+    hit: npt.NDArray[np.bool_],
+    coded: tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]] | None = None,
+) -> dict[str, Any]:
     """A task-averaged rate of ``hit`` with its interval (tasks are the clusters)."""
     if task_ids.size == 0:
         return {
@@ -52,7 +56,7 @@ def _rate(task_ids: npt.NDArray[np.object_], hit: npt.NDArray[np.bool_]) -> dict
             "n_tasks": 0,
             "count": 0,
         }
-    _, n, c = task_success_counts(task_ids, hit)
+    _, n, c = task_success_counts(task_ids, hit, coded=coded)
     o = outcome_metrics(n, c, ks=())
     return {
         "value": o.success_rate,
@@ -70,7 +74,9 @@ def recovery_metrics(
     success: Sequence[bool] | npt.NDArray[np.bool_],
     has_error: Sequence[bool] | npt.NDArray[np.bool_],
     recovered: Sequence[bool] | npt.NDArray[np.bool_],
-    error_types: Sequence[Mapping[str, int]] | None = None,
+    error_types: Sequence[Mapping[str, int]] | Coded | None = None,
+    *,
+    task_codes: tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]] | None = None,
 ) -> dict[str, Any]:
     """The recovery section of one group (see the module docstring), from per-trial
     columns: task id, success (an infra error already counted as a failure), whether
@@ -88,10 +94,16 @@ def recovery_metrics(
     if not ids.shape == ok.shape == err.shape == rec.shape:
         raise ValueError("task_ids, success, has_error and recovered need one entry per trial")
     reasons: dict[str, str] = {}
-    with_error = _rate(ids, err)
-    recovered_share = _rate(ids[err], rec[err])
-    with_rec = _rate(ids[rec], ok[rec])
-    without = _rate(ids[err & ~rec], ok[err & ~rec])
+
+    def coded(rows: npt.NDArray[np.bool_] | None) -> Any:
+        if task_codes is None:
+            return None
+        return task_codes if rows is None else (task_codes[0], task_codes[1][rows])
+
+    with_error = _rate(ids, err, coded(None))
+    recovered_share = _rate(ids[err], rec[err], coded(err))
+    with_rec = _rate(ids[rec], ok[rec], coded(rec))
+    without = _rate(ids[err & ~rec], ok[err & ~rec], coded(err & ~rec))
     if not err.any():
         reasons["recovered"] = "no trial has a tool error"
     if not rec.any():
@@ -114,19 +126,20 @@ def recovery_metrics(
     if error_types is not None:
         if len(error_types) != ids.size:
             raise ValueError(f"error_types has {len(error_types)} entries for {ids.size} trials")
-        # Trials share their errors-by-type objects (a store's are decoded once per
-        # distinct value): count each distinct object's trials, then add its counts.
-        objects = {id(t): t for t in error_types}
-        _, first, inverse = np.unique(
-            np.array([id(t) for t in error_types], dtype=np.int64),
-            return_index=True,
-            return_inverse=True,
-        )
-        in_ok = np.bincount(inverse.reshape(-1), ok, len(first)).astype(np.int64)
-        in_bad = np.bincount(inverse.reshape(-1), ~ok, len(first)).astype(np.int64)
-        order = np.argsort(first, kind="stable")  # in order of first appearance
-        for u in order.tolist():
-            types = objects[id(error_types[int(first[u])])]
+        if isinstance(error_types, Coded):  # each distinct value once
+            codes, values = error_types.codes, error_types.values
+        else:
+            # Trials may share their errors-by-type objects: each distinct one once.
+            seen: dict[int, int] = {}
+            values = []
+            for t in error_types:
+                if id(t) not in seen:
+                    seen[id(t)] = len(values)
+                    values.append(t)
+            codes = np.array([seen[id(t)] for t in error_types], dtype=np.intp)
+        in_ok = np.bincount(codes, ok, len(values)).astype(np.int64)
+        in_bad = np.bincount(codes, ~ok, len(values)).astype(np.int64)
+        for u, types in enumerate(values):
             for name, count in types.items():
                 cell = by_type.setdefault(name, {"in_successful": 0, "in_failed": 0})
                 cell["in_successful"] += int(count) * int(in_ok[u])

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.facts import Coded
 from agentgauge.metrics.predictability import Predictability, predictability
 from agentgauge.metrics.robustness import Robustness, robustness
 from agentgauge.metrics.safety import Safety, safety, safety_from_trials
@@ -112,25 +113,47 @@ class _Paths:
 
 
 def _successful_runs_by_task(
-    task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Actions]
+    task_id: npt.ArrayLike,
+    success: npt.ArrayLike,
+    actions: Sequence[Actions] | Coded,
+    *,
+    coded: tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]] | None = None,
 ) -> _Paths:
-    """`_Paths` of the trials: each path coded once, the runs counted with numpy."""
+    """`_Paths` of the trials: each path coded once, the runs counted with numpy.
+    ``coded``: the task ids' `factorize`, when the table has it."""
     ids = np.asarray(task_id, dtype=object)
     ok = np.asarray(success, dtype=bool)
     if ids.shape != ok.shape or len(actions) != len(ids):
         raise ValueError("task_id, success and actions must have one entry per trial")
     seq_index: dict[tuple[str, ...], int] = {}
-    codes = np.array(
-        [-1 if a is None else seq_index.setdefault(tuple(a), len(seq_index)) for a in actions],
-        dtype=np.int64,
-    )
+    if isinstance(actions, Coded):  # each distinct sequence once
+        remap = np.array(
+            [
+                -1 if a is None else seq_index.setdefault(tuple(a), len(seq_index))
+                for a in actions.values
+            ],
+            dtype=np.int64,
+        )
+        codes = remap[actions.codes] if len(actions) else np.empty(0, dtype=np.int64)
+    else:
+        codes = np.array(
+            [-1 if a is None else seq_index.setdefault(tuple(a), len(seq_index)) for a in actions],
+            dtype=np.int64,
+        )
     known = int(np.count_nonzero(codes >= 0))
     rows = np.flatnonzero(ok & (codes >= 0))
     empty = np.empty(0, dtype=np.int64)
     if not rows.size:
         return _Paths(empty, empty, empty, list(seq_index), known)
     # Task ids as text, as a task id is a label: 1 and "1" are one task.
-    uniques, task_codes = factorize(ids[rows])
+    if coded is not None:  # the table's coding, restricted to these rows, in its order
+        uniques = coded[0]
+        _, task_codes = np.unique(coded[1][rows], return_inverse=True)
+        task_codes = task_codes.reshape(-1)
+        if not all(type(u) is str for u in uniques.tolist()):
+            uniques = uniques[np.unique(coded[1][rows])]
+    else:
+        uniques, task_codes = factorize(ids[rows])
     if not all(type(u) is str for u in uniques.tolist()):
         _, merged = factorize(np.array([str(u) for u in uniques.tolist()], dtype=object))
         task_codes = merged[task_codes]
@@ -407,7 +430,7 @@ class Reliability:
 
 def reliability(
     table: TrialTable,
-    actions: Sequence[Actions] | None = None,
+    actions: Sequence[Actions] | Coded | None = None,
     *,
     violation: npt.ArrayLike | None = None,
     severity: npt.ArrayLike | None = None,
@@ -424,14 +447,19 @@ def reliability(
     over the rows ``graded`` marks as checked for minefields (default: all),
     enable safety. Build the inputs from trials with ``TrialTable.from_trials``.
     """
-    base = table.variant.astype(str) == "base"
-    sub = table.take(base)
+    variants, codes = table.codes("variant")
+    is_base = np.array([str(v) == "base" for v in variants.tolist()], dtype=bool)
+    base = is_base[codes] if len(codes) else np.zeros(0, dtype=bool)
+    sub = table if base.all() else table.take(base)  # all base: the table's codes kept
     none = Estimate(None, reason="no action sequences given")
     if actions is not None:
         if len(actions) != len(table):
             raise ValueError("actions must have one sequence per table row")
-        acts = [actions[int(i)] for i in np.flatnonzero(base)]
-        paths = _successful_runs_by_task(sub.task_id, sub.success, acts)  # once for both
+        rows = np.flatnonzero(base)
+        acts = actions.take(rows) if isinstance(actions, Coded) else [actions[int(i)] for i in rows]
+        paths = _successful_runs_by_task(  # once for both forms
+            sub.task_id, sub.success, acts, coded=sub.codes("task_id")
+        )
         dist = _mean_over_tasks(paths, _dist_similarity)
         seq = _mean_over_tasks(paths, _seq_similarity)
     else:

@@ -78,7 +78,9 @@ def toolcall_metrics_from_facts(table: Any, facts: Any) -> dict[str, Any] | None
 
     if not any((facts[f"{p}_state"] != ABSENT).any() for p in _PREFIX.values()):
         return None
-    return _toolcall(len(table), facts, table.task_id, table.tool_calls, facts["assistant_turns"])
+    return _toolcall(
+        len(table), facts, table.codes("task_id"), table.tool_calls, facts["assistant_turns"]
+    )
 
 
 #: The graders whose grades these metrics read, and their facts' prefix.
@@ -88,7 +90,7 @@ _PREFIX = {"milestones": "ms", "minefields": "mine", "tool_calls": "tc", "trajec
 def _toolcall(
     n: int,
     facts: Any,
-    task_ids: np.ndarray[Any, Any] | None,
+    task_ids: np.ndarray[Any, Any] | tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None,
     tool_calls: Sequence[float] | np.ndarray[Any, Any] | None,
     turns: Sequence[float] | np.ndarray[Any, Any] | None,
 ) -> dict[str, Any]:
@@ -102,7 +104,11 @@ def _toolcall(
     if task_ids is not None and decided.any():
         from agentgauge.table import factorize
 
-        _, codes = factorize(np.asarray(task_ids, dtype=object)[decided])
+        if isinstance(task_ids, tuple):  # a table's coding of its task ids, at hand
+            _, codes = np.unique(task_ids[1][decided], return_inverse=True)
+            codes = codes.reshape(-1)
+        else:
+            _, codes = factorize(np.asarray(task_ids, dtype=object)[decided])
         hits = np.bincount(codes, passed.astype(np.float64))
         counts = np.bincount(codes)
         per_task = float(np.mean(hits / counts))

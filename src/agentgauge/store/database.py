@@ -20,7 +20,14 @@ import numpy.typing as npt
 
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
-from agentgauge.facts import EVENT_FACTS, GRADE_FACTS, Facts, event_facts, grade_facts
+from agentgauge.facts import (
+    EVENT_FACTS,
+    FACTS,
+    GRADE_FACTS,
+    Facts,
+    event_facts,
+    grade_facts,
+)
 from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
 from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
@@ -633,12 +640,10 @@ class Store:
         (n_trials,) = self.conn.execute(
             "SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)
         ).fetchone()
-        if (
-            self.conn.execute(
-                "SELECT 1 FROM trial_facts WHERE run_id = ? AND version > 1 LIMIT 1", (run_id,)
-            ).fetchone()
-            is None
-        ):
+        (latest,) = self.conn.execute(
+            "SELECT MAX(version) FROM grade_versions WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if latest is None or latest <= 1:
             # One grade version (the usual case): one record a trial, in key order.
             blobs = [
                 b
@@ -660,15 +665,18 @@ class Store:
         if not blobs:
             return TrialTable.from_trials([]), Facts.from_trials([])
         labels = self._label_texts()
-        values, ids = unpack(blobs, labels)
+        values, ids = unpack(blobs)
+        columns = {name: values[name] for name in COLUMNS if name in values}
+        columns.update({name: labels[ids[name]] for name in COLUMNS if name in ids})
         table = TrialTable.from_columns(
-            len(blobs),
-            infra_error=_infra(ids["status"], ids["error_kind"], labels),
-            **{name: values[name] for name in COLUMNS if name in values},
+            len(blobs), infra_error=_infra(ids["status"], ids["error_kind"], labels), **columns
         )
         uniques, codes = _first_appearance(ids["task_id"], labels)
         table.seed_codes("task_id", uniques, codes)
-        return table, Facts.from_columns(values)
+        facts = Facts.from_columns(
+            values, {name: (ids[name], labels) for name in FACTS if name in ids}
+        )
+        return table, facts
 
     def _layout(self) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'facts_layout'").fetchone()
@@ -679,8 +687,11 @@ class Store:
         rows = self.conn.execute("SELECT id, text FROM labels").fetchall()
         size = max((i for i, _ in rows), default=-1) + 2
         out = np.empty(size, dtype=object)
-        for i, text in rows:
-            out[i] = text
+        if rows:
+            ids, texts = zip(*rows, strict=True)
+            values = np.empty(len(texts), dtype=object)
+            values[:] = texts
+            out[np.array(ids, dtype=np.intp)] = values
         return out
 
     # ------------------------------------------------------------------ grades

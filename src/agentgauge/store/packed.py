@@ -85,11 +85,11 @@ def pack(values: Mapping[str, Any], label_id: Callable[[str], int]) -> bytes:
 
 
 def unpack(
-    blobs: list[bytes], labels: npt.NDArray[np.object_]
+    blobs: list[bytes],
 ) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, npt.NDArray[np.int32]]]:
-    """The records of ``blobs`` as columns (labels as their texts, flags as bool), and
-    each label column's ids (for coding without hashing). ``labels[i]`` is the text
-    of label id ``i``; its last entry must be ``None`` (what id ``-1`` reads)."""
+    """The records of ``blobs`` as columns: numbers and flags as arrays of their kind,
+    and each label column as its label ids (``-1`` for none), which the caller turns
+    into texts where it needs them."""
     records = np.frombuffer(b"".join(blobs), dtype=RECORD)
     out: dict[str, np.ndarray[Any, Any]] = {}
     ids: dict[str, npt.NDArray[np.int32]] = {}
@@ -97,13 +97,15 @@ def unpack(
         column = records[name]
         if kind == "label":
             ids[name] = column
-            out[name] = labels[column]
-        elif kind == "bool":
-            out[name] = column.astype(bool)
-        elif kind == "float":
-            out[name] = column.astype(np.float64)
-        elif kind == "int":
-            out[name] = column.astype(np.int64)
+        elif (
+            column.dtype == _ARRAY[kind] or column.dtype.itemsize == np.dtype(_ARRAY[kind]).itemsize
+        ):
+            # A view into the records, not a copy: most columns are read once or never.
+            out[name] = column.view(_ARRAY[kind])
         else:
-            out[name] = column.astype(np.int8)
+            out[name] = column.astype(_ARRAY[kind])
     return out, ids
+
+
+#: The array each kind of field is read into (as `agentgauge.table` and `Facts` hold it).
+_ARRAY = {"bool": np.bool_, "float": np.float64, "int": np.int64, "state": np.int8}
