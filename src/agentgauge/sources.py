@@ -1,10 +1,14 @@
-"""Where trials come from: a JSONL file of trial records, or ``DB:RUN_ID`` in a store.
+"""Where trials come from: a JSONL file of trial records, ``DB:RUN_ID`` in a store,
+or a Parquet export.
 
 Every command that reads trials takes a SOURCE string and resolves it here
 (`open_source`), so the same spelling works everywhere::
 
     PATH                    a trials JSONL file, or a store holding one run
     DB:RUN_ID               one run of a store
+    DIR                     a Parquet export (``agentgauge export DB:RUN --parquet DIR``),
+                            a trials ``.parquet`` file, or a glob of either
+                            (``'exports/*'``), read column-wise (docs/parquet.md)
     ...#agent=A,model=M     only the trials of that (agent, model) configuration
     DB:RUN_ID#grade=N       the run as grade version N graded it (default: the active one)
 
@@ -18,8 +22,9 @@ callers write nothing until the whole file has validated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+import glob
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +74,8 @@ class Selector:
 
 
 _SELECTOR_KEYS = ("agent", "model", "grade")
+#: Characters that make a SOURCE a glob (of Parquet exports) when no such path exists.
+_GLOB = frozenset("*?[")
 
 
 def split_selector(spec: str) -> tuple[str, Selector]:
@@ -101,21 +108,48 @@ def split_selector(spec: str) -> tuple[str, Selector]:
     )
 
 
-@dataclass
 class TrialSource:
-    """Trials resolved from a SOURCE string, with their run header when stored."""
+    """Trials resolved from a SOURCE string, with their run header when stored.
 
-    label: str
-    """How the source was named by the user."""
-    trials: list[Trial]
-    """The trials, validated."""
-    run: Run | None = None
-    """The run header when the source is a store."""
-    tasks: list[Task] = field(default_factory=list)
-    """The suite's tasks when the store recorded them."""
-    grading: GradeVersion | None = None
-    """The grade version read, when the source is a store."""
-    _table: TrialTable | None = None
+    ``trials`` may be loaded on demand (``load``): a Parquet source reads its
+    table column-wise and builds `Trial` models only when something asks for them.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        trials: list[Trial] | None = None,
+        run: Run | None = None,
+        tasks: list[Task] | None = None,
+        grading: GradeVersion | None = None,
+        _table: TrialTable | None = None,
+        load: Callable[[], list[Trial]] | None = None,
+    ) -> None:
+        if trials is None and load is None:
+            raise ValueError("a TrialSource needs its trials or a way to load them")
+        self.label = label
+        """How the source was named by the user."""
+        self.run = run
+        """The run header when the source is a store (or a Parquet export of one)."""
+        self.tasks = tasks if tasks is not None else []
+        """The suite's tasks when the store recorded them."""
+        self.grading = grading
+        """The grade version read, when the source is a store (or an export of one)."""
+        self._trials = trials
+        self._load = load
+        self._table = _table
+
+    @property
+    def trials(self) -> list[Trial]:
+        """The trials, validated (built on first use when loaded on demand)."""
+        if self._trials is None:
+            assert self._load is not None
+            self._trials = self._load()
+        return self._trials
+
+    @trials.setter
+    def trials(self, trials: list[Trial]) -> None:
+        self._trials = trials
 
     @property
     def table(self) -> TrialTable:
@@ -224,7 +258,7 @@ def parse_source(spec: str) -> tuple[Path, str | None]:
     A ``#...`` selector is left out (`split_selector` reads it).
     """
     spec, _ = split_selector(spec)
-    if Path(spec).exists():
+    if Path(spec).exists() or (_GLOB & set(spec) and glob.glob(spec)):
         return Path(spec), None
     for i, ch in enumerate(spec):
         if ch == ":" and i > 0 and Path(spec[:i]).is_file():
@@ -274,13 +308,10 @@ def open_source(spec: str, *, events: bool = True, grade_version: int | None = N
     or ``#model=`` selector keeps that configuration's trials and must match some.
     """
     base, selector = split_selector(spec)
+    parquet = _parquet_source(spec, base, selector, events=events, grade_version=grade_version)
+    if parquet is not None:
+        return _selected(parquet, selector, base)
     path, run_id = parse_source(base)
-    if path.is_dir():
-        raise InputError(
-            "a directory is not a trials source (Parquet sources are not supported yet)",
-            file=path,
-            field="SOURCE",
-        )
     if run_id is None and not is_store(path):
         if selector.grade_version is not None:
             raise InputError(
@@ -303,6 +334,44 @@ def open_source(spec: str, *, events: bool = True, grade_version: int | None = N
         label=spec, trials=trials, run=run, tasks=tasks, grading=grading, _table=table
     )
     return _selected(source, selector, base)
+
+
+def _parquet_source(
+    spec: str, base: str, selector: Selector, *, events: bool, grade_version: int | None
+) -> TrialSource | None:
+    """A Parquet export directory, a trials ``.parquet`` file or a glob of them, read
+    column-wise (docs/parquet.md); ``None`` when ``base`` names no Parquet."""
+    if not (Path(base).is_dir() or base.endswith(".parquet") or _GLOB & set(base)):
+        return None  # no need to load pyarrow
+    from agentgauge.parquet.read import parquet_parts, read_header, read_table, read_trials
+
+    parts = parquet_parts(base)
+    if parts is None:
+        return None
+    headers = [read_header(p) for p in parts]
+    asked = selector.grade_version if selector.grade_version is not None else grade_version
+    for path, header in zip(parts, headers, strict=True):
+        held = header.grading.version if header.grading is not None else None
+        if asked is not None and asked != held:
+            raise InputError(
+                f"this export holds grade version {held} only; export the run again "
+                f"with --grade-version {asked}",
+                file=path.parent,
+                field="SOURCE",
+            )
+    one = headers[0] if len(headers) == 1 else None
+    tasks: dict[str, Task] = {}
+    for header in headers:
+        for task in header.tasks:
+            tasks.setdefault(task.id, task)
+    return TrialSource(
+        label=spec,
+        run=one.run if one else None,
+        tasks=list(tasks.values()),
+        grading=one.grading if one else None,
+        _table=read_table(parts),
+        load=lambda: read_trials(parts, events=events),
+    )
 
 
 def configurations(table: TrialTable) -> list[tuple[str | None, str | None, int]]:
@@ -352,19 +421,23 @@ def _selected(source: TrialSource, selector: Selector, base: str) -> TrialSource
     if selector.agent is None and selector.model is None:
         return source
     before = source.table
-    kept = [t for t in source.trials if selector.keeps(t)]
-    if not kept:
+    rows = np.ones(len(before), dtype=bool)
+    if selector.agent is not None:
+        rows &= before.agent.astype(object) == selector.agent
+    if selector.model is not None:
+        rows &= before.model.astype(object) == selector.model
+    if not rows.any():
         found = ", ".join(f"{base}{sel}" for sel in _selectors(configurations(before)))
         raise InputError(
             f"the selector matches no trials; this source holds: {found or 'no trials'}",
             file=source.label,
             field="SOURCE",
         )
-    rows = np.ones(len(before), dtype=bool)
-    if selector.agent is not None:
-        rows &= before.agent.astype(object) == selector.agent
-    if selector.model is not None:
-        rows &= before.model.astype(object) == selector.model
-    source.trials = kept
+    if source._trials is not None:
+        source.trials = [t for t in source._trials if selector.keeps(t)]
+    else:  # the table's rows are the trials' order, so the same rows are kept once built
+        load = source._load
+        assert load is not None
+        source._load = lambda: [t for t, keep in zip(load(), rows, strict=True) if keep]
     source._table = before.take(rows)
     return source
