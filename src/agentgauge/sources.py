@@ -264,7 +264,9 @@ def parse_source(spec: str) -> tuple[Path, str | None]:
         if ch == ":" and i > 0 and Path(spec[:i]).is_file():
             return Path(spec[:i]), spec[i + 1 :]
     raise InputError(
-        "no such file; a SOURCE is a trials JSONL file or DB:RUN_ID", file=spec, field="SOURCE"
+        "no such file; a SOURCE is a trials JSONL file, DB:RUN_ID or a Parquet export",
+        file=spec,
+        field="SOURCE",
     )
 
 

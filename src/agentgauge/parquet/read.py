@@ -288,6 +288,8 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
         for name in wanted:
             if name in names:
                 found[name].append(_normal(path, name, table.column(name)))
+            elif name == "score":  # as the trial record: 1.0 or 0.0 from success
+                found[name].append(found["success"][-1].cast(pa.float64()))
             else:
                 found[name].append(_default(name, table.num_rows))
     n = sum(sizes)
@@ -327,9 +329,9 @@ def _target(name: str) -> pa.DataType:
 def _default(name: str, n: int) -> pa.ChunkedArray:
     """A column a file does not have: the trial record's default for the field."""
     default = Trial.model_fields[name].default
-    if name == "score":  # absent score: success's 1.0 or 0.0, as the trial record does
-        return pa.chunked_array([pa.nulls(n, pa.float64())])
-    return pa.chunked_array([pa.array([default] * n, _target(name))])
+    if default is None:
+        return pa.chunked_array([pa.nulls(n, _target(name))])
+    return pa.chunked_array([pa.repeat(pa.scalar(default, _target(name)), n)])
 
 
 def _encode(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
@@ -452,8 +454,6 @@ def _rows(path: Path, columns: dict[str, str]) -> tuple[pa.Table, dict[str, list
             )
     present = [n for n in columns if n in schema.names]
     table = _read(path, present)
-    if "seq" in present:
-        table = table.sort_by([("trial_key", "ascending"), ("seq", "ascending")])
     values = {}
     for name in columns:
         if name in present:
@@ -484,7 +484,15 @@ def _add_events(path: Path, by_key: dict[Any, Trial]) -> None:
     if found is None:
         return
     table, v = found
-    for row in range(table.num_rows):
+    # Each trial's events in the order of their seq, wherever their rows are in the file
+    # (row numbers in messages are the file's).
+    rows: dict[Any, list[tuple[int, int]]] = {}
+    for row, (key, seq) in enumerate(zip(v["trial_key"], v["seq"], strict=True)):
+        if seq is None:
+            raise InputError(f"row {row + 1}: a value is required", file=path, field="seq")
+        rows.setdefault(key, []).append((seq, row))
+    order = [row for key in rows for _, row in sorted(rows[key])]
+    for row in order:
         trial = _trial_of(path, row, v["trial_key"][row], by_key)
         type_, data = v["type"][row], v["data"][row]
         if type_ is None or data is None:
