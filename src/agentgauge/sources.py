@@ -23,10 +23,10 @@ callers write nothing until the whole file has validated.
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from pydantic import ValidationError
@@ -152,10 +152,35 @@ class TrialSource:
         self._trials = trials
 
     @property
+    def lazy_trials(self) -> Sequence[Trial]:
+        """The trials as a sequence that builds them on first use (`trials` at once)."""
+        return self.trials if self._trials is not None else _LazyTrials(self)
+
+    @property
     def table(self) -> TrialTable:
         if self._table is None:
             self._table = TrialTable.from_trials(self.trials)
         return self._table
+
+
+class _LazyTrials(Sequence[Trial]):
+    """A source's trials, built when first read: what only needs the table never builds them."""
+
+    def __init__(self, source: TrialSource) -> None:
+        self._source = source
+
+    def __len__(self) -> int:
+        return len(self._source.trials)
+
+    @overload
+    def __getitem__(self, index: int) -> Trial: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Trial]: ...
+    def __getitem__(self, index: int | slice) -> Trial | Sequence[Trial]:
+        return self._source.trials[index]
+
+    def __iter__(self) -> Iterator[Trial]:
+        return iter(self._source.trials)
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

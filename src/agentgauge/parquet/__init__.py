@@ -16,7 +16,9 @@ DuckDB and Spark skip it when given the directory.
 The columns of ``trials.parquet`` follow from `agentgauge.schema.TRIAL_FIELDS`
 (the one list of a trial's fields), so a field added there is a column here:
 text as a string (dictionary-encoded for labels), integers as int64, reals as
-float64, booleans as bool, JSON values and documents as JSON text.
+float64, booleans as bool, JSON values and documents as JSON text; documents
+(the final state, the turn record) dictionary-encoded too, so that the trials
+that leave the world in the same state share one copy of it, as in the store.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def arrow_type(field: TrialField) -> pa.DataType:
     """The Arrow type of a trial field's column."""
     import pyarrow as pa
 
-    if field.name in LABELS:
+    if field.name in LABELS or field.type == "document":
         return pa.dictionary(pa.int32(), pa.string())
     return {
         "text": pa.string(),

@@ -435,7 +435,7 @@ def _json(text: str, path: Path, row: int, name: str) -> Any:
         raise InputError(f"row {row + 1}: not JSON ({exc})", file=path, field=name) from None
 
 
-def _rows(path: Path, columns: dict[str, str]) -> tuple[pa.Table, dict[str, list[Any]]] | None:
+def _rows(path: Path, columns: dict[str, str]) -> dict[str, list[Any]] | None:
     """The named columns of a file beside a trials file, checked; ``None`` when absent."""
     if not path.is_file():
         return None
@@ -463,7 +463,7 @@ def _rows(path: Path, columns: dict[str, str]) -> tuple[pa.Table, dict[str, list
             values[name] = column.cast(_ACCEPTS[columns[name]][2]).to_pylist()
         else:
             values[name] = [None] * table.num_rows
-    return table, values
+    return values
 
 
 def _trial_of(path: Path, row: int, key: Any, by_key: dict[Any, Trial]) -> Trial:
@@ -483,7 +483,7 @@ def _add_events(path: Path, by_key: dict[Any, Trial]) -> None:
     )
     if found is None:
         return
-    table, v = found
+    v = found
     # Each trial's events in the order of their seq, wherever their rows are in the file
     # (row numbers in messages are the file's).
     rows: dict[Any, list[tuple[int, int]]] = {}
@@ -523,8 +523,8 @@ def _add_grades(path: Path, by_key: dict[Any, Trial]) -> None:
     found = _rows(path, columns)
     if found is None:
         return
-    table, v = found
-    for row in range(table.num_rows):
+    v = found
+    for row in range(len(v["trial_key"])):
         trial = _trial_of(path, row, v["trial_key"][row], by_key)
         evidence = v["evidence"][row]
         try:

@@ -14,11 +14,12 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -107,7 +108,7 @@ def write_parquet(
                 "counts": {"trials": n_trials, "events": n_events, "grades": n_grades},
                 "tasks": [t.model_dump(mode="json", exclude_defaults=True) for t in tasks],
             }
-            (tmp / HEADER_FILE).write_text(json.dumps(header, indent=1) + "\n", encoding="utf-8")
+            (tmp / HEADER_FILE).write_text(json.dumps(header) + "\n", encoding="utf-8")
             _put_in_place(tmp, out)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -155,7 +156,17 @@ def _write(path: Path, schema: pa.Schema, tables: Iterator[pa.Table]) -> int:
 
 
 def _run_ids(run_id: str, n: int) -> pa.DictionaryArray:
-    return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()).fill_null(0), [run_id])
+    return pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int32), [run_id])
+
+
+def _documents(keys: Sequence[Hashable], text: Callable[[Hashable], str]) -> pa.DictionaryArray:
+    """A document column: each distinct document's text once, indexed by row (hashing
+    the store's keys, not the texts, which are kilobytes each)."""
+    seen: dict[Hashable, int] = {}
+    index = [None if k is None else seen.setdefault(k, len(seen)) for k in keys]
+    return pa.DictionaryArray.from_arrays(
+        pa.array(index, pa.int32()), pa.array([text(k) for k in seen], pa.string())
+    )
 
 
 def _column(values: Sequence[Any], type_: str, label: bool) -> pa.Array:
@@ -178,7 +189,12 @@ def _trial_tables(
         columns = [
             _run_ids(run_id, n),
             pa.array(range(first, first + n), pa.int64()),
-            *(_column(part.fields[f.name], f.type, f.name in LABELS) for f in TRIAL_FIELDS),
+            *(
+                _documents(part.fields[f.name], part.document)
+                if f.type == "document"
+                else _column(part.fields[f.name], f.type, f.name in LABELS)
+                for f in TRIAL_FIELDS
+            ),
         ]
         yield pa.Table.from_arrays(columns, schema=schema)
 

@@ -9,7 +9,7 @@ keeps its latest grades before it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,24 +27,27 @@ class TrialBatch:
     keys: list[int]
     """Each trial's primary key in the store (what its events and grades refer to)."""
     fields: dict[str, list[Any]]
-    """`TRIAL_FIELDS` name -> one stored value per trial (``None`` where missing)."""
+    """`TRIAL_FIELDS` name -> one stored value per trial (``None`` where missing); for a
+    document field, the document's key (`document` gives its text)."""
+    document: Callable[[Hashable], str]
+    """A document's JSON text from its key: trials that share a document share its key,
+    so a writer can keep each distinct one once."""
 
 
 def trial_batches(store: Store, run_id: str, version: int, size: int) -> Iterator[TrialBatch]:
     """The run's trials, ``size`` at a time, with the outcomes of grade ``version``."""
     overlay = store._outcomes(run_id, version)
-    documents = [i for i, f in enumerate(TRIAL_FIELDS) if f.type == "document"]
-    texts: dict[int, str] = {}  # a document many trials share is decompressed once
+    texts: dict[Hashable, str] = {}  # a document many trials share is decompressed once
 
-    def text(value: int | str) -> str:
-        if isinstance(value, str):  # schema 1 kept the text inline
-            return value
-        if value not in texts:
+    def document(key: Hashable) -> str:
+        if isinstance(key, str):  # schema 1 kept the text inline
+            return key
+        if key not in texts:
             (data,) = store.conn.execute(
-                "SELECT data FROM documents WHERE id = ?", (value,)
+                "SELECT data FROM documents WHERE id = ?", (key,)
             ).fetchone()
-            texts[value] = document_text(data)
-        return texts[value]
+            texts[key] = document_text(data)
+        return texts[key]
 
     cur = store.conn.execute(
         f"SELECT id, {store._trial_select} FROM trials WHERE run_id = ? ORDER BY id", (run_id,)
@@ -52,15 +55,13 @@ def trial_batches(store: Store, run_id: str, version: int, size: int) -> Iterato
     while rows := cur.fetchmany(size):
         columns = [list(c) for c in zip(*rows, strict=True)]
         keys = columns[0]
-        for i in documents:
-            columns[1 + i] = [None if v is None else text(v) for v in columns[1 + i]]
         fields = {f.name: columns[1 + i] for i, f in enumerate(TRIAL_FIELDS)}
         if overlay is not None:
             success, score = fields["success"], fields["score"]
             for row, pk in enumerate(keys):
                 if pk in overlay:
                     success[row], score[row] = overlay[pk]
-        yield TrialBatch(keys=keys, fields=fields)
+        yield TrialBatch(keys=keys, fields=fields, document=document)
 
 
 def event_batches(

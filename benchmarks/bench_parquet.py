@@ -1,0 +1,157 @@
+"""Parquet export and Parquet SOURCEs: how fast, beside the paths they replace.
+
+Run by hand: ``python benchmarks/bench_parquet.py [--trials N]``. Prints figures;
+asserts nothing. A store run of N trials (default 100,000) is built by repeating
+the trials of a real harness run of the retail suite (transcripts, grades, final
+states), then, best of three each, side by side in this process:
+
+- ``export --parquet`` (column-wise from SQL) against ``export --jsonl`` (a
+  `Trial` model per row, the path every export took before);
+- reading the outcome table from the Parquet export against reading it from the
+  store (`Store.table`, straight from SQL);
+- ``metrics`` outcomes on the export against the same on the store.
+
+Then a synthetic 1,000,000-trial ``trials.parquet`` (10 trials of 100,000 tasks)
+read into a `TrialTable`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from agentgauge import metrics
+from agentgauge.exporters import export_parquet, export_run
+from agentgauge.harness.runner import run
+from agentgauge.parquet import TRIALS_FILE
+from agentgauge.sources import open_source
+from agentgauge.store import Store
+
+
+def best(fn: Callable[[], Any], repeats: int = 3) -> float:
+    """Best of ``repeats`` wall times in seconds (the machine is shared)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def big_run(folder: Path, n: int) -> Path:
+    """A store whose run ``big`` holds ``n`` trials: a retail run's trials repeated."""
+    db = folder / "s.db"
+    run("builtin:retail", "builtin:careful", trials=2, store=db, run_id="seed", progress=False)
+    with Store(db) as store:
+        seed = store.trials("seed")
+        header = store.require_run("seed").model_copy(update={"run_id": "big"})
+        store.create_run(header)
+        store.add_tasks("big", store.get_tasks("seed"))
+        store.conn.commit()
+        batch = []
+        for i in range(n):
+            original = seed[i % len(seed)]
+            trial = original.model_copy()
+            trial.trial = (i // len(seed)) * 2 + (original.trial or 0)  # two trials a task
+            batch.append(trial)
+            if len(batch) == 10_000:
+                store.add_trials("big", batch)
+                batch = []
+        if batch:
+            store.add_trials("big", batch)
+    return db
+
+
+def synthetic(path: Path, tasks: int = 100_000, trials: int = 10) -> int:
+    rng = np.random.default_rng(0)
+    n = tasks * trials
+    task_ids = pa.array([f"task-{i:06d}" for i in range(tasks)]).take(
+        pa.array(np.repeat(np.arange(tasks), trials))
+    )
+    p = rng.beta(2, 2, size=tasks).repeat(trials)
+    success = rng.random(n) < p
+    table = pa.table(
+        {
+            "task_id": task_ids.dictionary_encode(),
+            "trial": np.tile(np.arange(trials), tasks),
+            "success": success,
+            "score": success.astype(float),
+            "agent": pa.array(["agent-a"] * n).dictionary_encode(),
+            "family": pa.array([f"fam-{i % 5000}" for i in range(tasks)])
+            .take(pa.array(np.repeat(np.arange(tasks), trials)))
+            .dictionary_encode(),
+            "cost_usd": rng.gamma(2.0, 0.01, size=n),
+            "latency_s": rng.gamma(2.0, 1.5, size=n),
+        }
+    )
+    pq.write_table(table, path, compression="zstd")
+    return n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=100_000)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-parquet-"))
+    try:
+        start = time.perf_counter()
+        db = big_run(folder, args.trials)
+        print(f"built a {args.trials:,}-trial run in {time.perf_counter() - start:.1f} s")
+        out = folder / "pq"
+
+        def parquet_export() -> None:
+            export_parquet(f"{db}:big", out, force=True)
+
+        def jsonl_export() -> None:
+            export_run(f"{db}:big", "jsonl", folder / "big.jsonl")
+
+        t_pq, t_jsonl = best(parquet_export), best(jsonl_export)
+        with Store(db, readonly=True) as store:
+            (n_events,) = store.conn.execute("SELECT COUNT(*) FROM events").fetchone()
+        print(f"export --parquet: {t_pq:7.2f} s ({args.trials / t_pq:,.0f} trials/s, "
+              f"{n_events:,} events)   export --jsonl: {t_jsonl:7.2f} s   "
+              f"ratio {t_jsonl / t_pq:.1f}x")  # fmt: skip
+
+        def store_table() -> None:
+            with Store(db, readonly=True) as store:
+                store.table("big")
+
+        def parquet_table() -> None:
+            _ = open_source(str(out)).table
+
+        t_st, t_pt = best(store_table), best(parquet_table)
+        print(f"outcome table from Parquet: {t_pt:6.3f} s   from the store (SQL): {t_st:6.3f} s"
+              f"   ratio {t_st / t_pt:.1f}x")  # fmt: skip
+
+        def store_metrics() -> None:
+            metrics(f"{db}:big", behaviour=False)
+
+        def parquet_metrics() -> None:
+            metrics(str(out), behaviour=False)
+
+        t_sm, t_pm = best(store_metrics), best(parquet_metrics)
+        print(f"metrics (outcomes) on Parquet: {t_pm:6.3f} s   on the store: {t_sm:6.3f} s"
+              f"   ratio {t_sm / t_pm:.1f}x")  # fmt: skip
+
+        big = folder / "synthetic"
+        big.mkdir()
+        n = synthetic(big / TRIALS_FILE)
+        t_read = best(lambda: open_source(str(big)).table)
+        t_all = best(lambda: metrics(str(big), behaviour=False, by=("agent",)))
+        print(f"synthetic {n:,} trials: table {t_read:.2f} s, outcome metrics {t_all:.2f} s "
+              f"({t_all / n * 1e6:.2f} us per trial)")  # fmt: skip
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
