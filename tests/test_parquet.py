@@ -445,3 +445,22 @@ def test_docs_name_every_column_with_its_arrow_type() -> None:
         for f in schema:
             shown = "dictionary<string>" if pa.types.is_dictionary(f.type) else str(f.type)
             assert f"| `{f.name}` | {shown} |" in section, (file, f.name)
+
+
+def test_outcome_metrics_and_horizon_never_build_trials(
+    exported: Path, retail: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What needs only the table reads only the table: building a trial is an error here."""
+    import agentgauge.parquet.read as read
+    from agentgauge import horizon, metrics
+
+    want = metrics(f"{retail}:r", k=(1, 2), behaviour=False).to_dict()
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a Trial was built")
+
+    monkeypatch.setattr(read, "read_trials", refuse)
+    assert metrics(str(exported), k=(1, 2), behaviour=False).to_dict() == want
+    assert horizon(str(exported), bootstrap=20).to_dict()["groups"]
+    with pytest.raises(AssertionError, match="a Trial was built"):
+        metrics(str(exported), k=(1, 2))  # tool use and control read transcripts, for now

@@ -230,7 +230,7 @@ def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
             raise InputError(
                 f"row {row + 1}: {column[row].as_py()!r}: {reason}", file=path, field=f.name
             )
-    elif f.type == "text" and f.name not in ("error", "answer"):
+    elif f.type == "text" and _is_choice(f.name):
         adapter = _adapter(f.name)
         for value in pc.unique(column).to_pylist():
             if value is None and not f.required:
@@ -242,6 +242,24 @@ def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
                 raise InputError(
                     f"row {row + 1}: {first_error(exc)[1]}", file=path, field=f.name
                 ) from None
+    elif f.type == "text":
+        for rule in Trial.model_fields[f.name].metadata:
+            if isinstance(rule, annotated_types.MinLen):
+                short = pc.less(pc.utf8_length(column), rule.min_length)
+                if pc.any(pc.fill_null(short, False)).as_py():
+                    row = _first(short)
+                    raise InputError(
+                        f"row {row + 1}: {column[row].as_py()!r}: must have at least "
+                        f"{rule.min_length} character",
+                        file=path,
+                        field=f.name,
+                    )
+
+
+def _is_choice(name: str) -> bool:
+    """Whether a text field takes one of a fixed set of values (a ``Literal``): those
+    are checked value by value; free labels (task ids, agents) only for their length."""
+    return "Literal" in str(Trial.model_fields[name].annotation)
 
 
 def _out_of_bounds(name: str, column: pa.ChunkedArray) -> tuple[Any, str]:
