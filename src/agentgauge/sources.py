@@ -111,7 +111,7 @@ def split_selector(spec: str) -> tuple[str, Selector]:
 class TrialSource:
     """Trials resolved from a SOURCE string, with their run header when stored.
 
-    ``trials`` may be loaded on demand (``load``): a Parquet source reads its
+    ``trials`` may be loaded on demand (``_load``): a Parquet source reads its
     table column-wise and builds `Trial` models only when something asks for them.
     """
 
@@ -123,9 +123,9 @@ class TrialSource:
         tasks: list[Task] | None = None,
         grading: GradeVersion | None = None,
         _table: TrialTable | None = None,
-        load: Callable[[], list[Trial]] | None = None,
+        _load: Callable[[], list[Trial]] | None = None,
     ) -> None:
-        if trials is None and load is None:
+        if trials is None and _load is None:
             raise ValueError("a TrialSource needs its trials or a way to load them")
         self.label = label
         """How the source was named by the user."""
@@ -136,7 +136,7 @@ class TrialSource:
         self.grading = grading
         """The grade version read, when the source is a store (or an export of one)."""
         self._trials = trials
-        self._load = load
+        self._load = _load
         self._table = _table
 
     @property
@@ -397,7 +397,7 @@ def _parquet_source(
         tasks=list(tasks.values()),
         grading=one.grading if one else None,
         _table=read_table(parts),
-        load=lambda: read_trials(parts, events=events),
+        _load=lambda: read_trials(parts, events=events),
     )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import annotated_types
 import numpy as np
@@ -315,20 +315,17 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
     codes: dict[str, tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]] = {}
     for name in wanted:
         arrays = pa.chunked_array([c for part in found[name] for c in part.chunks], _target(name))
-        if _FIELDS[name].type == "text":
-            uniques, index = _encode(arrays)
-            codes[name] = (uniques, index)
-            columns[name] = uniques[index]
-        elif COLUMNS.get(name) == "float":
-            columns[name] = pc.fill_null(arrays.cast(pa.float64()), np.nan).to_numpy()
-        else:
-            columns[name] = arrays.to_numpy()
-    (status, status_codes), (kind, kind_codes) = codes.pop("status"), codes.pop("error_kind")
-    pair = status_codes * len(kind) + kind_codes
+        kind = "label" if _FIELDS[name].type == "text" else COLUMNS[name]
+        columns[name], coding = to_array(arrays, kind)
+        if coding is not None:
+            codes[name] = coding
+    # The infra-error rule once per distinct (status, error kind) pair, not per trial.
+    (status, status_codes), (blame, blame_codes) = codes.pop("status"), codes.pop("error_kind")
+    pair = status_codes * len(blame) + blame_codes
     rule = np.array(
         [
-            infra_error(status[p // len(kind)], kind[p % len(kind)])
-            for p in range(len(status) * len(kind))
+            infra_error(status[p // len(blame)], blame[p % len(blame)])
+            for p in range(len(status) * len(blame))
         ],
         dtype=bool,
     )
@@ -338,6 +335,25 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
         table.seed_codes(name, uniques, index)
     _refuse_duplicates(parts, sizes, table)
     return table
+
+
+ArrayKind = Literal["label", "float", "int", "bool", "state"]
+
+
+def to_array(
+    column: pa.ChunkedArray, kind: ArrayKind
+) -> tuple[np.ndarray[Any, Any], tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]] | None]:
+    """A column as the array the metrics read, and a label column's coding: labels as
+    objects (``None`` where missing), floats with NaN where missing, verdict states as
+    int8. The one conversion of the trial columns and of any derived columns beside them."""
+    if kind == "label":
+        uniques, index = _encode(column)
+        return uniques[index], (uniques, index)
+    if kind == "float":
+        return pc.fill_null(column.cast(pa.float64()), np.nan).to_numpy(), None
+    if kind == "state":
+        return column.cast(pa.int8()).to_numpy(), None
+    return column.to_numpy(), None
 
 
 def _target(name: str) -> pa.DataType:
