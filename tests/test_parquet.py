@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentgauge.errors import InputError
 from agentgauge.parquet import (
@@ -33,6 +35,7 @@ from agentgauge.parquet import (
     grades_schema,
     trials_schema,
 )
+from agentgauge.schema import Trial
 from agentgauge.sources import open_source
 from agentgauge.store import Store
 
@@ -464,3 +467,62 @@ def test_outcome_metrics_and_horizon_never_build_trials(
     assert horizon(str(exported), bootstrap=20).to_dict()["groups"]
     with pytest.raises(AssertionError, match="a Trial was built"):
         metrics(str(exported), k=(1, 2))  # tool use and control read transcripts, for now
+
+
+_LABEL = st.one_of(st.none(), st.sampled_from(["a", "b", "é", "x\x00y", ""]))
+_NUMBER = st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False), st.just(5e-324))
+
+
+@st.composite
+def _trials(draw: st.DrawFn) -> list[Trial]:
+    n = draw(st.integers(1, 12))
+    out = []
+    for i in range(n):
+        score = draw(st.one_of(st.none(), st.floats(0, 1)))
+        out.append(
+            Trial(
+                task_id=draw(st.sampled_from(["t1", "t2", "t3", "ü"])),
+                trial=i,
+                score=score,
+                success=draw(st.booleans()) if score is None else None,
+                agent=draw(_LABEL),
+                family=draw(_LABEL),
+                split=draw(st.sampled_from([None, "dev", "heldout"])),
+                cost_usd=draw(_NUMBER),
+                latency_s=draw(_NUMBER),
+                input_tokens=draw(st.one_of(st.none(), st.integers(0, 2**62))),
+                confidence=draw(st.one_of(st.none(), st.floats(0, 1))),
+                status=draw(st.sampled_from(["completed", "error", "timeout"])),
+                error_kind=draw(st.sampled_from([None, "agent", "infra"])),
+                answer=draw(st.one_of(st.none(), st.text(max_size=5))),
+                final_state=draw(st.sampled_from([None, {}, {"k": [1, "ü"]}])),
+                metadata=draw(st.sampled_from([{}, {"n": 1.5}])),
+            )
+        )
+    return out
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trials=_trials())
+def test_any_trials_come_back_from_parquet_bit_for_bit(
+    tmp_path_factory: pytest.TempPathFactory, trials: list[Trial]
+) -> None:
+    from agentgauge import metrics
+    from agentgauge.exporters import export_parquet
+    from agentgauge.schema import Run
+
+    folder = tmp_path_factory.mktemp("prop")
+    db = folder / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="p", created_at="2026-01-01T00:00:00+00:00"))
+        store.add_trials("p", trials)
+    export_parquet(f"{db}:p", folder / "out")
+    source = open_source(str(folder / "out"))
+    with Store(db, readonly=True) as store:
+        assert [t.model_dump() for t in source.trials] == [
+            t.model_dump() for t in store.trials("p")
+        ]
+    by = ("agent", "family")
+    assert metrics(str(folder / "out"), k=(1, 2), by=by).to_dict() == (
+        metrics(f"{db}:p", k=(1, 2), by=by).to_dict()
+    )

@@ -350,7 +350,10 @@ def to_array(
         uniques, index = _encode(column)
         return uniques[index], (uniques, index)
     if kind == "float":
-        return pc.fill_null(column.cast(pa.float64()), np.nan).to_numpy(), None
+        # An integer past 2**53 rounds to the nearest float, as numpy (and the store's
+        # reader) round it; Arrow's safe cast would refuse it.
+        as_float = column.cast(pa.float64(), safe=False)
+        return pc.fill_null(as_float, np.nan).to_numpy(), None
     if kind == "state":
         return column.cast(pa.int8()).to_numpy(), None
     return column.to_numpy(), None
