@@ -474,7 +474,7 @@ _NUMBER = st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False), st.just(5e-32
 
 
 @st.composite
-def _trials(draw: st.DrawFn) -> list[Trial]:
+def _any_trials(draw: st.DrawFn) -> list[Trial]:
     n = draw(st.integers(1, 12))
     out = []
     for i in range(n):
@@ -503,7 +503,7 @@ def _trials(draw: st.DrawFn) -> list[Trial]:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(trials=_trials())
+@given(trials=_any_trials())
 def test_any_trials_come_back_from_parquet_bit_for_bit(
     tmp_path_factory: pytest.TempPathFactory, trials: list[Trial]
 ) -> None:
