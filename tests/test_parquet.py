@@ -385,6 +385,13 @@ def test_bad_files_and_directories(cli: Cli, exported: Path, tmp_path: Path) -> 
         assert code == 2, err
         assert "not a readable Parquet file" in err and "Traceback" not in err
         assert err.count("\n") == 1
+    folder = tmp_path / "twice"
+    folder.mkdir()
+    columns = [pa.array(["a"]), pa.array(["b"]), pa.array([0]), pa.array([True])]
+    twice = pa.Table.from_arrays(columns, names=["task_id", "task_id", "trial", "success"])
+    pq.write_table(twice, folder / TRIALS_FILE)
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and "task_id: a column of this name appears twice" in err
     folder = tmp_path / "header"
     shutil.copytree(exported, folder)
     (folder / HEADER_FILE).write_text('{"schema": "agentgauge.parquet/99"}', encoding="utf-8")
@@ -526,3 +533,29 @@ def test_any_trials_come_back_from_parquet_bit_for_bit(
     assert metrics(str(folder / "out"), k=(1, 2), by=by).to_dict() == (
         metrics(f"{db}:p", k=(1, 2), by=by).to_dict()
     )
+
+
+@pytest.mark.parametrize("name", [TRIALS_FILE, EVENTS_FILE, GRADES_FILE])
+def test_damaged_bytes_are_an_input_error_never_a_crash(
+    exported: Path, tmp_path: Path, name: str
+) -> None:
+    """Bytes flipped anywhere in a file (a damaged disk, a partial copy): every read
+    either succeeds or is an `InputError`; another exception is a crash."""
+    import random
+
+    rng = random.Random(name)
+    folder = tmp_path / "damaged"
+    shutil.copytree(exported, folder)
+    data = (exported / name).read_bytes()
+    errors = 0
+    for _ in range(40):
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        (folder / name).write_bytes(bytes(damaged))
+        try:
+            source = open_source(str(folder))
+            assert len(source.trials) == len(source.table)
+        except InputError:
+            errors += 1
+    assert errors > 0  # the damage was seen at least once

@@ -142,7 +142,11 @@ def _open(path: Path) -> pq.ParquetFile:
 
 def _read(path: Path, columns: Sequence[str]) -> pa.Table:
     try:
-        return _open(path).read(columns=list(columns))
+        table = _open(path).read(columns=list(columns))
+        # A damaged page can decode into values that point nowhere (a dictionary index
+        # out of range, bytes that are not UTF-8): found here, not in a later kernel.
+        table.validate(full=True)
+        return table
     except InputError:
         raise
     except (pa.ArrowException, OSError, ValueError) as exc:
@@ -172,6 +176,7 @@ _ACCEPTS: dict[str, tuple[str, Callable[[pa.DataType], bool], pa.DataType]] = {
 
 def _schema_of(path: Path) -> pa.Schema:
     schema = _open(path).schema_arrow
+    _refuse_repeated_names(path, schema)
     for name in REQUIRED:
         if name not in schema.names:
             raise InputError(
@@ -191,6 +196,14 @@ def _schema_of(path: Path) -> pa.Schema:
                 field=name,
             )
     return schema
+
+
+def _refuse_repeated_names(path: Path, schema: pa.Schema) -> None:
+    seen: set[str] = set()
+    for name in schema.names:
+        if name in seen:
+            raise InputError("a column of this name appears twice", file=path, field=name)
+        seen.add(name)
 
 
 def _first(mask: pa.ChunkedArray | pa.Array) -> int:
@@ -300,7 +313,8 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
     found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in wanted}
     sizes = []
     for path in parts:
-        names = [n for n in wanted if n in _schema_of(path).names]
+        present = set(_schema_of(path).names)
+        names = [n for n in wanted if n in present]
         table = _read(path, names)
         sizes.append(table.num_rows)
         for name in wanted:
@@ -477,6 +491,7 @@ def _rows(path: Path, columns: dict[str, str]) -> dict[str, list[Any]] | None:
     if not path.is_file():
         return None
     schema = _open(path).schema_arrow
+    _refuse_repeated_names(path, schema)
     for name, kind in columns.items():
         if name not in schema.names:
             if name in ("trial_key", "seq", "type", "data", "grader"):
