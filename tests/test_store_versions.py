@@ -91,8 +91,8 @@ def test_a_schema_1_store_is_upgraded_and_reads_the_same(tmp_path: Path) -> None
         .fetchall()
     )
     with Store(path) as db:  # opened for writing: upgraded
-        # through 2, then 3 (grade versions), then 4 (turn records)
-        assert db.schema_version == SCHEMA_VERSION == 4
+        # through 2, then 3 (grade versions), 4 (turn records), 5 (trial records)
+        assert db.schema_version == SCHEMA_VERSION == 5
         assert {r.run_id for r in db.list_runs()} == set(TRIAL_DIGESTS)
         for run_id, digest in TRIAL_DIGESTS.items():
             assert trial_digest(db, run_id) == digest, run_id
@@ -176,7 +176,7 @@ def test_a_store_from_a_newer_agentgauge_is_refused_and_untouched(tmp_path: Path
     good.write_text('{"task_id": "b", "success": true}\n')
     for readonly in (False, True):
         with pytest.raises(
-            InputError, match=r"store schema 99 is newer than this agentgauge's \(4\)"
+            InputError, match=r"store schema 99 is newer than this agentgauge's \(5\)"
         ):
             Store(path, readonly=readonly)
     for args in (
@@ -220,12 +220,16 @@ def test_a_database_that_is_not_a_store_is_refused_and_untouched(tmp_path: Path)
 def test_a_schema_3_store_is_read_as_it_is_and_upgraded_to_turn_records(
     tmp_path: Path,
 ) -> None:
-    # A schema-3 store is a schema-4 one without the turns_id column.
+    # A schema-3 store is a schema-5 one without the turns_id column (4) and the
+    # trial records (5).
     path = v1_store(tmp_path)
     with Store(path) as db:
         before = {run_id: trial_digest(db, run_id) for run_id in TRIAL_DIGESTS}
     conn = sqlite3.connect(path)
     conn.execute("ALTER TABLE trials DROP COLUMN turns_id")
+    conn.execute("DROP TABLE trial_facts")
+    conn.execute("DROP TABLE labels")
+    conn.execute("DELETE FROM meta WHERE key LIKE 'facts_%'")
     conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
@@ -233,8 +237,8 @@ def test_a_schema_3_store_is_read_as_it_is_and_upgraded_to_turn_records(
         assert db.schema_version == 3
         assert {run_id: trial_digest(db, run_id) for run_id in TRIAL_DIGESTS} == before
     assert "turns_id" not in columns(path, "trials")
-    with Store(path) as db:  # opened for writing: upgraded
-        assert db.schema_version == 4
+    with Store(path) as db:  # opened for writing: upgraded (through 4, then 5)
+        assert db.schema_version == 5
         assert {run_id: trial_digest(db, run_id) for run_id in TRIAL_DIGESTS} == before
         turns = [{"end": 0, "state": {"orders": []}}]
         db.add_trial("imported", Trial(task_id="multi", trial=0, success=True, turns=turns))

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from agentgauge.errors import InputError
+from agentgauge.facts import Facts
 from agentgauge.metrics.baselines import Baseline
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.compare import compare as compare_tables
@@ -159,19 +160,34 @@ def metrics(
     only outcomes, so those sections are absent. ``grade_version`` picks a
     stored run's grade version (default: the active one).
     """
-    info = system_info(trials, "trials", events=behaviour, grade_version=grade_version)
-    report = compute_metrics(
-        info.table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed
+    from agentgauge.metrics.behaviour import (
+        behaviour_by_group,
+        behaviour_columns,
+        reliability_by_configuration,
     )
-    if not behaviour or info.trials is None:
-        return report
-    from agentgauge.metrics.behaviour import behaviour_by_group, reliability_by_configuration
 
+    facts: Facts | None = None
+    if isinstance(trials, TrialTable):
+        table = trials
+    elif isinstance(trials, str | PathLike):
+        from agentgauge.sources import open_source
+
+        # A stored run is read as columns and facts: no Trial is built (docs/store.md).
+        src = open_source(str(trials), events=behaviour, grade_version=grade_version)
+        table = src.table
+        facts = src.facts if behaviour else None
+    else:
+        table, facts = behaviour_columns(list(trials))
+    report = compute_metrics(
+        table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed
+    )
+    if not behaviour or facts is None:
+        return report
     return dataclasses.replace(
         report,
-        behaviour=behaviour_by_group(info.trials, by, exclude_infra_errors=exclude_infra_errors),
+        behaviour=behaviour_by_group((table, facts), by, exclude_infra_errors=exclude_infra_errors),
         reliability=reliability_by_configuration(
-            info.trials, exclude_infra_errors=exclude_infra_errors, seed=seed
+            (table, facts), exclude_infra_errors=exclude_infra_errors, seed=seed
         ),
     )
 

@@ -32,6 +32,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
+from agentgauge.facts import Facts
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable
@@ -111,9 +112,20 @@ def split_selector(spec: str) -> tuple[str, Selector]:
 class TrialSource:
     """Trials resolved from a SOURCE string, with their run header when stored.
 
-    ``trials`` may be loaded on demand (``_load``): a Parquet source reads its
-    table column-wise and builds `Trial` models only when something asks for them.
+    A store's trials, or a Parquet export's, are read as columns (`table`,
+    `facts`), which is all the metrics need; the `Trial` objects (transcripts,
+    grades) are built only when ``trials`` is first read (``show``, the report, a
+    re-grade).
     """
+
+    label: str
+    """How the source was named by the user."""
+    run: Run | None
+    """The run header when the source is a store."""
+    tasks: list[Task]
+    """The suite's tasks when the store recorded them."""
+    grading: GradeVersion | None
+    """The grade version read, when the source is a store."""
 
     def __init__(
         self,
@@ -123,33 +135,26 @@ class TrialSource:
         tasks: list[Task] | None = None,
         grading: GradeVersion | None = None,
         _table: TrialTable | None = None,
+        _facts: Facts | None = None,
         _load: Callable[[], list[Trial]] | None = None,
     ) -> None:
         if trials is None and _load is None:
             raise ValueError("a TrialSource needs its trials or a way to load them")
-        self.label = label
-        """How the source was named by the user."""
-        self.run = run
-        """The run header when the source is a store (or a Parquet export of one)."""
-        self.tasks = tasks if tasks is not None else []
-        """The suite's tasks when the store recorded them."""
-        self.grading = grading
-        """The grade version read, when the source is a store (or an export of one)."""
-        self._trials = trials
-        self._load = _load
-        self._table = _table
+        self.label, self._trials, self.run = label, trials, run
+        self.tasks = [] if tasks is None else tasks
+        self.grading, self._table, self._facts, self._load = grading, _table, _facts, _load
 
     @property
     def trials(self) -> list[Trial]:
-        """The trials, validated (built on first use when loaded on demand)."""
+        """The trials, validated (built on first use for a stored run)."""
         if self._trials is None:
             assert self._load is not None
             self._trials = self._load()
         return self._trials
 
     @trials.setter
-    def trials(self, trials: list[Trial]) -> None:
-        self._trials = trials
+    def trials(self, value: list[Trial]) -> None:
+        self._trials = value
 
     @property
     def lazy_trials(self) -> Sequence[Trial]:
@@ -161,6 +166,14 @@ class TrialSource:
         if self._table is None:
             self._table = TrialTable.from_trials(self.trials)
         return self._table
+
+    @property
+    def facts(self) -> Facts:
+        """What the behaviour metrics read of each trial (`agentgauge.facts`), row for
+        row with `table`."""
+        if self._facts is None:
+            self._facts = Facts.from_trials(self.trials)
+        return self._facts
 
 
 class _LazyTrials(Sequence[Trial]):
@@ -352,13 +365,17 @@ def open_source(spec: str, *, events: bool = True, grade_version: int | None = N
     with Store(path, readonly=True) as store:
         run = store.require_run(run_id)
         version = store.resolve_grade_version(run_id, version)
-        trials = store.trials(run_id, events=events, grade_version=version)
         tasks = store.get_tasks(run_id)
-        table = store.table(run_id, grade_version=version)
+        table, facts = store.columns(run_id, grade_version=version)
         versions = store.grade_versions(run_id)
     grading = next((v for v in versions if v.version == version), None)
+
+    def load() -> list[Trial]:
+        with Store(path, readonly=True) as again:
+            return again.trials(run_id, events=events, grade_version=version)
+
     source = TrialSource(
-        label=spec, trials=trials, run=run, tasks=tasks, grading=grading, _table=table
+        label=spec, run=run, tasks=tasks, grading=grading, _table=table, _facts=facts, _load=load
     )
     return _selected(source, selector, base)
 
@@ -461,10 +478,12 @@ def _selected(source: TrialSource, selector: Selector, base: str) -> TrialSource
             field="SOURCE",
         )
     if source._trials is not None:
-        source.trials = [t for t in source._trials if selector.keeps(t)]
-    else:  # the table's rows are the trials' order, so the same rows are kept once built
+        source._trials = [t for t in source._trials if selector.keeps(t)]
+    else:
         load = source._load
         assert load is not None
-        source._load = lambda: [t for t, keep in zip(load(), rows, strict=True) if keep]
+        source._load = lambda: [t for t in load() if selector.keeps(t)]
+    if source._facts is not None:
+        source._facts = source._facts.take(rows)
     source._table = before.take(rows)
     return source

@@ -165,6 +165,9 @@ def _schema_2_store(path: Path) -> None:
         ALTER TABLE runs DROP COLUMN grade_version;
         ALTER TABLE grade_versions DROP COLUMN outcomes_kept;
         ALTER TABLE trials DROP COLUMN turns_id;
+        DROP TABLE trial_facts;
+        DROP TABLE labels;
+        DELETE FROM meta WHERE key LIKE 'facts_%';
         UPDATE meta SET value = '2' WHERE key = 'schema_version';
         INSERT INTO grade_versions(run_id, version, created_at, graders, note)
             VALUES ('a', 2, '2026-11-30T00:00:00+00:00', '["answer"]', 'agentgauge grade');
@@ -188,7 +191,7 @@ def test_a_schema_2_store_is_upgraded_and_reports_what_it_reported(tmp_path: Pat
         assert [v.outcomes_kept for v in old.grade_versions("a")] == [False, True]
     assert rate(f"{path}:a") == pytest.approx(4 / 6)
     with Store(path) as db:  # opened for writing: upgraded (through 3 to 4, turn records)
-        assert db.schema_version == 4
+        assert db.schema_version == 5
         assert db.active_grade_version("a") == 2
         assert db.active_grade_version("b") == 1
         assert [(v.version, v.active, v.outcomes_kept) for v in db.grade_versions("a")] == [

@@ -37,7 +37,7 @@ def test_run_the_example_suite_with_the_cmd_example_then_resume(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--backend", "ray"], "the Ray backend is not available yet"),
+        (["--backend", "spark"], "unknown backend 'spark'; use local or ray"),
         (["--base-url", "http://127.0.0.1:1/v1"], "--base-url, --api-key-env and --prices apply"),
         (["--variants", "base,fault:gremlins"], "unknown variant 'fault:gremlins'"),
         (["--trials", "0"], "trials must be a positive integer"),

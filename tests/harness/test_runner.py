@@ -280,7 +280,7 @@ def test_custom_grader_and_a_grader_that_raises(tmp_path: Path) -> None:
 
 def test_bad_settings_fail_before_anything_is_written(tmp_path: Path) -> None:
     for kw, match in [
-        ({"backend": "ray"}, "Ray backend is not available yet"),
+        ({"backend": "spark"}, "unknown backend 'spark'; use local or ray"),
         ({"variants": ["base", "fault:meteor"]}, "unknown variant 'fault:meteor'"),
         ({"trials": 0}, "trials must be a positive integer"),
         ({"concurrency": 0}, "concurrency"),

@@ -86,7 +86,20 @@ def run_cmd(
     infra_retries: Annotated[
         int, typer.Option("--infra-retries", help="Re-run a trial that hit an infra error.")
     ] = 0,
-    backend: Annotated[str, typer.Option("--backend", help="local (ray: not yet).")] = "local",
+    backend: Annotated[
+        str,
+        typer.Option(
+            "--backend", help="local (asyncio in this process) or ray (docs/ray.md) [local]."
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="With --backend ray: the cluster (auto, ray://HOST:10001); "
+            "without it a local Ray instance is started.",
+        ),
+    ] = None,
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help="Progress bar [on a TTY].")
     ] = None,
@@ -160,6 +173,8 @@ def run_cmd(
         "--api-key-env": api_key_env,
         "--prices": prices,
         "--infra-retries": infra_retries or None,
+        "--backend": None if backend == "local" else backend,
+        "--ray-address": ray_address,
         "--include-heldout": include_heldout or None,
         "--no-preflight": (not preflight) or None,
         "--breaker-first": None if breaker_first == 10 else breaker_first,
@@ -181,6 +196,7 @@ def run_cmd(
             max_paraphrases=paraphrases,
             infra_retries=infra_retries,
             backend=backend,
+            ray_address=ray_address,
             agent_options=options,
             preflight=preflight,
             breaker_first=breaker_first,

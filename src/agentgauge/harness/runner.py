@@ -1,4 +1,4 @@
-"""The local harness: run an agent over a suite's grid of cells into the store.
+"""The harness: run an agent over a suite's grid of cells into the store.
 
 `arun` (and its blocking twin `run`, exported as ``agentgauge.run``) does:
 
@@ -9,7 +9,9 @@
    given again;
 3. plan the (task, trial, variant) grid, drop the cells already stored, and
    run the rest with ``concurrency`` asyncio workers, each trial in a fresh
-   environment under its own timeout (`agentgauge.harness.trial`);
+   environment under its own timeout (`agentgauge.harness.trial`) — or, with
+   ``backend="ray"``, as at most ``concurrency`` Ray tasks whose trials come back
+   to this process (`agentgauge.harness.ray_backend`);
 4. write each finished trial, with its transcript, in its own transaction, so
    a killed process loses only the trials in flight and a rerun with the same
    ``run_id`` completes exactly the missing cells.
@@ -28,8 +30,10 @@ the trial's metadata.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import secrets
+import sqlite3
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -41,7 +45,7 @@ from agentgauge.agents.base import Agent
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.components import COMPONENTS_KEY
 from agentgauge.envs.base import EnvFactory, Environment
-from agentgauge.errors import InputError, RunInterrupted, RunStopped
+from agentgauge.errors import AgentgaugeError, InputError, RunInterrupted, RunStopped
 from agentgauge.harness.breaker import CircuitBreaker
 from agentgauge.harness.cells import Cell, cells_of_run, check_variants
 from agentgauge.harness.configuration import (
@@ -50,9 +54,10 @@ from agentgauge.harness.configuration import (
     initial_components,
     observed_components,
 )
+from agentgauge.harness.keep import keep_trial
 from agentgauge.harness.progress import RunProgress
 from agentgauge.harness.stopping import Stop, sigint_stops
-from agentgauge.harness.trial import Scorer, default_grader, run_cell
+from agentgauge.harness.trial import Scorer, attempt_cell, default_grader
 from agentgauge.metrics.baselines import ROLE_KEY, check_role
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
@@ -155,6 +160,8 @@ async def arun(
     max_paraphrases: int | None = None,
     infra_retries: int = 0,
     backend: str = "local",
+    ray_address: str | None = None,
+    worker_retries: int = 3,
     agent_options: dict[str, Any] | None = None,
     on_trial: Callable[[Trial], None] | None = None,
     preflight: bool = True,
@@ -186,38 +193,69 @@ async def arun(
     (``config["components"]``: `agentgauge.components`), and ``baseline_role``
     (``null``, ``previous``, ``human``, ``ablation``) marks the run as that
     baseline for comparisons (docs/compare-and-plan.md, "Baselines").
+
+    ``backend="ray"`` runs each trial as a Ray task (docs/ray.md) on the cluster at
+    ``ray_address`` (``auto``, ``ray://HOST:10001``), or on a local Ray instance
+    started for the run; the trials, the store and everything above are as
+    locally. A trial whose Ray worker died is run again up to ``worker_retries``
+    times, then recorded as an infra error.
     """
     if baseline_role is not None:
         check_role(baseline_role)
-    if backend != "local":
-        if backend == "ray":
-            raise InputError(
-                "the Ray backend is not available yet; use --backend local", field="backend"
-            )
-        raise InputError(f"unknown backend {backend!r}; use local", field="backend")
+    if backend == "ray":
+        from agentgauge.harness.ray_backend import require_ray
+
+        require_ray()
+    elif backend != "local":
+        raise InputError(f"unknown backend {backend!r}; use local or ray", field="backend")
+    elif ray_address is not None:
+        raise InputError("--ray-address applies to --backend ray", field="ray-address")
     if isinstance(variants, str):
         variants = [v.strip() for v in variants.split(",") if v.strip()]
     breaker = CircuitBreaker(first=breaker_first, window=breaker_window)
     the_suite = as_suite(suite)
     the_agent = resolve_agent(agent, tasks=the_suite.tasks, **(agent_options or {}))
     declared = initial_components(the_agent, the_suite, grader)
+    if backend == "ray":
+        from agentgauge.harness.ray_backend import check_shippable
+
+        check_shippable(
+            agent, dict(agent_options or {}), env_factory, grader, agent_name=the_agent.name
+        )
+        if isinstance(worker_retries, bool) or not isinstance(worker_retries, int):
+            raise InputError(
+                f"must be a whole number, got {worker_retries!r}", field="worker_retries"
+            )
+        if worker_retries < 0:
+            raise InputError(f"must be 0 or more, got {worker_retries}", field="worker_retries")
     factory = env_factory or default_env_factory(the_suite.tasks)
     check = getattr(the_agent, "preflight", None)
     # A new run checks its agent before the store is touched: a typo in an endpoint
     # leaves neither an empty store file nor an empty run. A resumed run checks it only
     # when cells remain (below), so a finished run resumes with the endpoint down.
     checked = False
-    if preflight and check is not None and not _resuming(store, run_id):
-        try:
-            await check()
-        except BaseException:
-            close = getattr(the_agent, "aclose", None)
-            if close is not None:
-                await close()
-            raise
-        checked = True
-    owns_store = not isinstance(store, Store)
-    db = Store(store) if not isinstance(store, Store) else store
+    resuming = _resuming(store, run_id)
+    on_ray = contextlib.ExitStack()
+    if backend == "ray" and not resuming:
+        # Likewise a new Ray run connects first: a wrong address leaves nothing behind.
+        from agentgauge.harness.ray_backend import ray_session
+
+        on_ray.enter_context(ray_session(ray_address))
+    try:
+        if preflight and check is not None and not resuming:
+            try:
+                await check()
+            except BaseException:
+                close = getattr(the_agent, "aclose", None)
+                if close is not None:
+                    await close()
+                raise
+            checked = True
+        owns_store = not isinstance(store, Store)
+        db = Store(store) if not isinstance(store, Store) else store
+    except BaseException:
+        on_ray.close()
+        raise
     try:
         header, cfg = _open_run(
             db,
@@ -233,6 +271,7 @@ async def arun(
                 "max_paraphrases": max_paraphrases,
             },
             notify or _quiet,
+            backend,
             {COMPONENTS_KEY: declared, **({ROLE_KEY: baseline_role} if baseline_role else {})},
         )
         if baseline_role is not None and header.config.get(ROLE_KEY) != baseline_role:
@@ -271,27 +310,64 @@ async def arun(
         show = sys.stderr.isatty() if progress is None else progress
         stop = Stop()
         total = len(cells) + len(done)
+        ray_cells = backend == "ray" and bool(cells)
+        if ray_cells and resuming:  # a resumed run connects only when cells remain
+            from agentgauge.harness.ray_backend import ray_session
+
+            on_ray.enter_context(ray_session(ray_address))
         with (
             sigint_stops(stop, asyncio.get_running_loop()),
             RunProgress(total, len(done), enabled=show) as bar,
         ):
             try:
-                written = await _execute(
-                    cells,
-                    the_agent,
-                    observer,
-                    db,
-                    header.run_id,
-                    concurrency=cfg["concurrency"],
-                    timeout=limit,
-                    grader=grader,
-                    infra_retries=infra_retries,
-                    on_done=_notify(bar, on_trial),
-                    breaker=breaker,
-                    stop=stop,
-                )
-            finally:
-                _record_observed(db, header.run_id, observer, declared)
+                if ray_cells:
+                    from agentgauge.harness.ray_backend import WorkerKit, execute_on_ray
+
+                    kit = WorkerKit(
+                        key=f"{header.run_id}/{secrets.token_hex(4)}",
+                        tasks=tuple(the_suite.tasks),
+                        agent=agent,
+                        agent_options=dict(agent_options or {}),
+                        env_factory=env_factory,
+                        grader=grader,
+                        timeout=limit,
+                        infra_retries=infra_retries,
+                    )
+                    written = await execute_on_ray(
+                        cells,
+                        kit,
+                        the_agent,
+                        observer,
+                        db,
+                        header.run_id,
+                        concurrency=cfg["concurrency"],
+                        on_done=_notify(bar, on_trial),
+                        breaker=breaker,
+                        stop=stop,
+                        worker_retries=worker_retries,
+                    )
+                else:
+                    written = await _execute(
+                        cells,
+                        the_agent,
+                        observer,
+                        db,
+                        header.run_id,
+                        concurrency=cfg["concurrency"],
+                        timeout=limit,
+                        grader=grader,
+                        infra_retries=infra_retries,
+                        on_done=_notify(bar, on_trial),
+                        breaker=breaker,
+                        stop=stop,
+                    )
+            except BaseException:
+                # The error that stopped the run is the one to report: a full disk that
+                # stopped the writer also refuses this update, which must not hide it.
+                with contextlib.suppress(AgentgaugeError, sqlite3.Error):
+                    _record_observed(db, header.run_id, observer, declared)
+                raise
+            _record_observed(db, header.run_id, observer, declared)
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
@@ -316,6 +392,7 @@ async def arun(
             await close()
         if owns_store:
             db.close()
+        on_ray.close()  # shuts down what this run started or connected
         _report_abandoned(the_agent, notify)
 
 
@@ -379,6 +456,7 @@ def _open_run(
     agent: Agent,
     given: dict[str, Any],
     notify: Callable[[str], None],
+    backend: str,
     recorded_once: dict[str, Any],
 ) -> tuple[Run, dict[str, Any]]:
     """The run's header and settings; ``recorded_once`` goes into a new run's config
@@ -432,7 +510,7 @@ def _open_run(
         suite_version=suite.version,
         created_at=utc_now(),
         source="harness",
-        config={**cfg, "backend": "local", **recorded_once},
+        config={**cfg, "backend": backend, **recorded_once},
     )
     with db.transaction():
         db.create_run(header)
@@ -497,25 +575,20 @@ async def _execute(
             for cell in queue:
                 if stop.stopped:
                     return
-                trial = await run_cell(cell, agent, factory, timeout=timeout, grader=grader)
-                attempt = 1
-                while trial.is_infra_error and attempt <= infra_retries and not stop.stopped:
-                    attempt += 1
-                    trial = await run_cell(cell, agent, factory, timeout=timeout, grader=grader)
-                if attempt > 1:
-                    trial.metadata["attempts"] = attempt
+                trial = await attempt_cell(
+                    cell,
+                    agent,
+                    factory,
+                    timeout=timeout,
+                    grader=grader,
+                    infra_retries=infra_retries,
+                    stopped=lambda: stop.stopped,
+                )
                 if stop.interrupted:
                     # Finished after Ctrl-C, which may have cut it short: not the agent's
                     # error, so the resume reruns it.
                     return
-                # Waits while the writer's queue is full. A Ctrl-C during the wait may
-                # leave the trial queued, and then it is committed: the count of what
-                # was saved comes from the writer, not from here.
-                await writer.submit(trial)
-                on_done(trial)
-                tripped = breaker.record(trial.is_infra_error)
-                if tripped is not None:
-                    stop.halt(tripped)
+                await keep_trial(trial, writer, on_done, breaker, stop)
         except asyncio.CancelledError:
             if not stop.interrupted:
                 raise

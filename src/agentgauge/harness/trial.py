@@ -47,7 +47,15 @@ from agentgauge.harness.error_summary import cell_label
 from agentgauge.harness.session import SessionOutcome, TrialSession
 from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
-__all__ = ["Scorer", "default_grader", "run_cell", "state_grader", "taken_control"]
+__all__ = [
+    "Scorer",
+    "attempt_cell",
+    "default_grader",
+    "infra_error_trial",
+    "run_cell",
+    "state_grader",
+    "taken_control",
+]
 
 Scorer = Callable[[Task, Trial], tuple[bool, float, list[Grade]]]
 """How a finished trial gets its outcome: ``scorer(task, trial) -> (success, score,
@@ -175,6 +183,36 @@ async def run_cell(
         else:
             trial.success, trial.score, trial.grades = bool(success), float(score), list(grades)
     return trial
+
+
+async def attempt_cell(
+    cell: Cell,
+    agent: Agent,
+    env_factory: EnvFactory,
+    *,
+    timeout: float | None,
+    grader: Scorer | None,
+    infra_retries: int,
+    stopped: Callable[[], bool] = lambda: False,
+) -> Trial:
+    """`run_cell`, re-run (fresh environment, same seed) while it ends in an infra error,
+    at most ``infra_retries`` more times and not once ``stopped()``; a trial that took
+    more than one attempt says how many in ``metadata["attempts"]``."""
+    trial = await run_cell(cell, agent, env_factory, timeout=timeout, grader=grader)
+    attempt = 1
+    while trial.is_infra_error and attempt <= infra_retries and not stopped():
+        attempt += 1
+        trial = await run_cell(cell, agent, env_factory, timeout=timeout, grader=grader)
+    if attempt > 1:
+        trial.metadata["attempts"] = attempt
+    return trial
+
+
+def infra_error_trial(cell: Cell, agent: Agent, error: str, *, started: float) -> Trial:
+    """The record of a cell whose trial never came back, through no fault of the agent
+    (the process running it died): status ``error``, kind ``infra``, no transcript,
+    ``latency_s`` from ``started`` (`time.monotonic`) — as for a world that failed to build."""
+    return _finish(cell, agent, None, started, "error", error, "infra", None)
 
 
 def _timed_out(

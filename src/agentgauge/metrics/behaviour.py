@@ -3,8 +3,9 @@
 The outcome engine (`agentgauge.metrics.engine`) reads only columns. What an
 agent *did* — its tool calls and control decisions (docs/graders.md, "Metrics
 from the graders") and how consistently and robustly it behaved (Rabanser et
-al. 2026) — needs each trial's events and grades. This module gathers those per
-metrics group and per configuration:
+al. 2026) — needs each trial's transcript and grades, which it reads as the
+facts derived from them once (`agentgauge.facts`), columns beside the trials'
+`TrialTable`. This module gathers those per metrics group and per configuration:
 
 - ``tool_use``, ``control`` and ``recovery`` (from tool errors, HAL) per group
   (same grouping as the outcome table);
@@ -12,6 +13,10 @@ metrics group and per configuration:
 - ``reliability`` per configuration (agent, model), across its variants,
   because robustness compares a configuration's base trials with its
   perturbed ones.
+
+Each takes either validated trials or a table and its facts (a store's or a
+Parquet file's columns); the trials are turned into the latter first, so every
+source is measured by the same arithmetic.
 """
 
 from __future__ import annotations
@@ -20,95 +25,111 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from agentgauge.facts import ABSENT, FAILED, Facts, decoded
 from agentgauge.metrics.control import control_metrics
-from agentgauge.metrics.recovery import recovery_metrics, trial_recovery
-from agentgauge.metrics.reliability import reliability_from_trials
-from agentgauge.metrics.toolcalls import toolcall_metrics
-from agentgauge.metrics.turns import NO_CHECKPOINTS, turns_from_trials
-from agentgauge.schema import MessageEvent, Trial
+from agentgauge.metrics.recovery import recovery_metrics
+from agentgauge.metrics.reliability import Reliability, reliability
+from agentgauge.metrics.toolcalls import toolcall_metrics_from_facts
+from agentgauge.metrics.turns import NO_CHECKPOINTS, turns_from_facts
+from agentgauge.schema import Trial
+from agentgauge.table import TrialTable
 
-__all__ = ["behaviour_by_group", "reliability_by_configuration"]
+__all__ = [
+    "behaviour_by_group",
+    "behaviour_columns",
+    "reliability_by_configuration",
+    "reliability_of_configuration",
+]
 
-_TOOL_GRADERS = frozenset({"tool_calls", "trajectory", "milestones", "minefields"})
-
-
-def _turns(trial: Trial) -> float:
-    """Assistant turns in the transcript; NaN (unknown) for a trial without one."""
-    if not trial.events:
-        return float("nan")
-    return sum(1 for e in trial.events if isinstance(e, MessageEvent) and e.role == "assistant")
-
-
-def _control_counts(trial: Trial) -> tuple[int | None, int | None]:
-    for g in trial.grades:
-        if g.grader == "control" and isinstance(g.evidence, dict):
-            irr = g.evidence.get("irreversible_calls")
-            unc = g.evidence.get("unconfirmed_irreversible")
-            return (
-                None if irr is None else int(irr),
-                None if unc is None else int(unc),
-            )
-    return None, None
+IntpArray = npt.NDArray[np.intp]
 
 
-def _tool_use(trials: Sequence[Trial]) -> dict[str, Any] | None:
-    if not any(g.grader in _TOOL_GRADERS for t in trials for g in t.grades):
+def behaviour_columns(trials: Sequence[Trial]) -> tuple[TrialTable, Facts]:
+    """The table and the facts of validated trials (what the functions below read)."""
+    return TrialTable.from_trials(trials), Facts.from_trials(trials)
+
+
+def _columns(
+    trials: Sequence[Trial] | tuple[TrialTable, Facts],
+) -> tuple[TrialTable, Facts]:
+    if isinstance(trials, tuple):
+        return trials
+    return behaviour_columns(trials)
+
+
+def _control(table: TrialTable, facts: Facts) -> dict[str, Any] | None:
+    graded = np.flatnonzero(table.expected_control != None)  # noqa: E711 (elementwise)
+    if not graded.size:
         return None
-    return toolcall_metrics(
-        [t.grades for t in trials],
-        task_ids=[t.task_id for t in trials],
-        # An unrecorded count is unknown (NaN, left out of the mean), not zero calls.
-        tool_calls=np.array([np.nan if t.tool_calls is None else t.tool_calls for t in trials]),
-        turns=np.array([_turns(t) for t in trials], dtype=float),
-    )
-
-
-def _control(trials: Sequence[Trial]) -> dict[str, Any] | None:
-    graded = [t for t in trials if t.expected_control is not None]
-    if not graded:
-        return None
-    counts = [_control_counts(t) for t in graded]
+    irr = facts["ctl_irreversible"][graded]
+    unc = facts["ctl_unconfirmed"][graded]
     # Missed confirmations need both counts of every trial; a missing one is not 0.
-    irreversible = [irr for irr, _ in counts if irr is not None]
-    unconfirmed = [unc for _, unc in counts if unc is not None]
-    have_counts = len(irreversible) == len(unconfirmed) == len(counts)
+    have_counts = not (np.isnan(irr).any() or np.isnan(unc).any())
     return control_metrics(
-        [t.expected_control for t in graded],
-        [t.control for t in graded],
-        irreversible=irreversible if have_counts else None,
-        unconfirmed=unconfirmed if have_counts else None,
+        table.expected_control[graded],
+        table.control[graded],
+        irreversible=irr.astype(np.int64) if have_counts else None,
+        unconfirmed=unc.astype(np.int64) if have_counts else None,
     )
 
 
-def _recovery(trials: Sequence[Trial]) -> tuple[dict[str, Any] | None, str | None]:
+def _recovery(table: TrialTable, facts: Facts) -> tuple[dict[str, Any] | None, str | None]:
     """The recovery section, or ``None`` and why."""
     # A trial without a transcript may have had errors nobody recorded: it is left out,
     # not counted as error-free.
-    seen = [t for t in trials if t.events]
-    if not seen:
+    seen = np.flatnonzero(facts["has_events"])
+    if not seen.size:
         return None, "no trial has a transcript"
-    facts = [trial_recovery(t.events) for t in seen]
-    if not any(f.n_results for f in facts):
+    if not (facts["tool_results"][seen] > 0).any():
         # Tools that never ran cannot have failed: "0% with an error" would say they did.
         return None, "no transcript has a tool result"
+    types = facts["error_types"][seen]
     section = recovery_metrics(
-        [t.task_id for t in seen],
-        [bool(t.success) and not t.is_infra_error for t in seen],
-        [f.n_errors > 0 for f in facts],
-        [f.recovered for f in facts],
-        [f.error_types for f in facts],
+        table.task_id[seen],
+        table.success[seen] & ~table.infra_error[seen],
+        facts["tool_errors"][seen] > 0,
+        facts["recovered"][seen],
+        [t or {} for t in decoded(types)],
     )
-    section["n_without_transcript"] = len(trials) - len(seen)
+    section["n_without_transcript"] = len(table) - int(seen.size)
     return section, None
 
 
-def _keep(trials: Sequence[Trial], exclude_infra_errors: bool) -> list[Trial]:
-    return [t for t in trials if not (exclude_infra_errors and t.is_infra_error)]
+def _group_rows(table: TrialTable, by: Sequence[str]) -> list[tuple[tuple[Any, ...], IntpArray]]:
+    """The rows of each group of ``by``, groups in order of first appearance."""
+    if not by:
+        return [((), np.arange(len(table), dtype=np.intp))]
+    coded = [table.codes(key) for key in by]
+    key = np.zeros(len(table), dtype=np.int64)
+    for uniques, codes in coded:
+        key = key * max(len(uniques), 1) + codes
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rows_of = np.argsort(inverse, kind="stable")
+    bounds = np.cumsum(np.bincount(inverse, minlength=len(first)))
+    starts = np.concatenate(([0], bounds[:-1]))
+    out = []
+    for g in order:
+        rows = rows_of[starts[g] : bounds[g]].astype(np.intp)
+        i = int(rows[0])
+        out.append((tuple(uniques[codes[i]] for uniques, codes in coded), rows))
+    return out
+
+
+def _kept(table: TrialTable, facts: Facts, exclude_infra_errors: bool) -> tuple[TrialTable, Facts]:
+    if not exclude_infra_errors or not table.infra_error.any():
+        return table, facts
+    keep = ~table.infra_error
+    return table.take(keep), facts.take(keep)
 
 
 def behaviour_by_group(
-    trials: Sequence[Trial], by: Sequence[str], *, exclude_infra_errors: bool = False
+    trials: Sequence[Trial] | tuple[TrialTable, Facts],
+    by: Sequence[str],
+    *,
+    exclude_infra_errors: bool = False,
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
     """``{group labels: {"tool_use": ..., "control": ..., "recovery": ..., "turns": ...,
     "null_reasons": ...}}`` for each group in ``by``.
@@ -117,13 +138,13 @@ def behaviour_by_group(
     A section is ``None`` when no trial of the group carries what it needs, and
     ``null_reasons`` says why.
     """
-    groups: dict[tuple[Any, ...], list[Trial]] = {}
-    for t in _keep(trials, exclude_infra_errors):
-        groups.setdefault(tuple(getattr(t, key) for key in by), []).append(t)
+    table, facts = _kept(*_columns(trials), exclude_infra_errors)
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for key, members in groups.items():
-        tool_use, control = _tool_use(members), _control(members)
-        recovery, no_recovery = _recovery(members)
+    for key, rows in _group_rows(table, by):
+        sub, f = table.take(rows), facts.take(rows)
+        tool_use = toolcall_metrics_from_facts(sub, f)
+        control = _control(sub, f)
+        recovery, no_recovery = _recovery(sub, f)
         reasons = {}
         if tool_use is None:
             reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
@@ -133,7 +154,7 @@ def behaviour_by_group(
             reasons["recovery"] = no_recovery
         elif recovery is not None:
             reasons.update({f"recovery.{k}": v for k, v in recovery["null_reasons"].items()})
-        turns = turns_from_trials(members)
+        turns = turns_from_facts(sub.task_id, f)
         if turns is None:
             reasons["turns"] = NO_CHECKPOINTS
         out[key] = {
@@ -146,14 +167,50 @@ def behaviour_by_group(
     return out
 
 
+def reliability_of_configuration(
+    table: TrialTable, facts: Facts, *, n_boot: int = 1000, seed: int = 0
+) -> Reliability:
+    """`reliability` of one configuration's rows: its table, action sequences and
+    minefield verdicts. Safety counts only the trials graded for minefields: a trial
+    nobody checked is not a compliant one."""
+    state = facts["mine_state"]
+    graded = state != ABSENT
+    violation = state == FAILED
+    # A violation's severity: the grade's max_severity, else its worst hit's, else 1.0.
+    severity = np.where(
+        violation,
+        np.where(
+            np.isnan(facts["mine_max_severity"]),
+            np.where(np.isnan(facts["mine_hit_severity"]), 1.0, facts["mine_hit_severity"]),
+            facts["mine_max_severity"],
+        ),
+        np.nan,
+    )
+    return reliability(
+        table,
+        _actions(facts),
+        violation=violation if graded.any() else None,
+        severity=severity,
+        graded=graded,
+        n_boot=n_boot,
+        seed=seed,
+    )
+
+
+def _actions(facts: Facts) -> list[tuple[str, ...] | None]:
+    return decoded(facts["actions"])
+
+
 def reliability_by_configuration(
-    trials: Sequence[Trial], *, exclude_infra_errors: bool = False, seed: int = 0
+    trials: Sequence[Trial] | tuple[TrialTable, Facts],
+    *,
+    exclude_infra_errors: bool = False,
+    seed: int = 0,
 ) -> list[dict[str, Any]]:
     """Reliability (Rabanser et al. 2026) per (agent, model), over all its variants."""
-    configs: dict[tuple[str | None, str | None], list[Trial]] = {}
-    for t in _keep(trials, exclude_infra_errors):
-        configs.setdefault((t.agent, t.model), []).append(t)
-    return [
-        {"agent": agent, "model": model, **reliability_from_trials(members, seed=seed).to_dict()}
-        for (agent, model), members in configs.items()
-    ]
+    table, facts = _kept(*_columns(trials), exclude_infra_errors)
+    out = []
+    for (agent, model), rows in _group_rows(table, ("agent", "model")):
+        rel = reliability_of_configuration(table.take(rows), facts.take(rows), seed=seed)
+        out.append({"agent": agent, "model": model, **rel.to_dict()})
+    return out

@@ -28,101 +28,16 @@ are plain columns (has an error, recovered, error types), so the rates
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.facts import ERROR_TYPES, TrialRecovery, error_type, trial_recovery
 from agentgauge.metrics.outcome import outcome_metrics, task_success_counts
-from agentgauge.schema import ControlEvent, Event, ToolCallEvent, ToolResultEvent
 
 __all__ = ["ERROR_TYPES", "TrialRecovery", "error_type", "recovery_metrics", "trial_recovery"]
-
-#: Error types, tried in order on a tool error's text; the first that matches names it.
-ERROR_TYPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("rate_limit", re.compile(r"\b429\b|rate.?limit|too many requests", re.I)),
-    ("timeout", re.compile(r"time(?:d)?\s*out|deadline", re.I)),
-    ("transient", re.compile(r"transient|internal error|\b5\d\d\b|unavailable|try again", re.I)),
-    ("unknown_tool", re.compile(r"unknown (?:tool|function)|no such (?:tool|function)", re.I)),
-    ("not_found", re.compile(r"not found|no such|does not exist", re.I)),
-    # The world's state forbids the call: "W1010 is shipped, not pending", "already paid".
-    (
-        "precondition",
-        re.compile(r"already|, not \w+|cannot|can't|no longer|not allowed|not eligible", re.I),
-    ),
-    (
-        "invalid_arguments",
-        re.compile(r"argument|parameter|must be|invalid|required|missing", re.I),
-    ),
-)
-
-
-def error_type(content: Any) -> str:
-    """The type of one tool error: the ``type``/``code``/``error_type`` a structured
-    error names, else the first of `ERROR_TYPES` whose pattern its text matches,
-    else ``other`` (a type that cannot be read is not guessed)."""
-    if isinstance(content, Mapping):
-        for key in ("error_type", "type", "code"):
-            value = content.get(key)
-            if isinstance(value, str) and value.strip():
-                return value.strip()
-    text = content if isinstance(content, str) else repr(content)
-    for name, pattern in ERROR_TYPES:
-        if pattern.search(text):
-            return name
-    return "other"
-
-
-@dataclass(frozen=True)
-class TrialRecovery:
-    """What one trial's transcript says about its tool errors."""
-
-    n_results: int
-    """Tool results in the transcript."""
-    n_errors: int
-    """Tool results flagged as errors."""
-    recovered: bool
-    """Every error was followed by a successful call of the same tool or a ``recover``
-    decision (``False`` for a trial without errors)."""
-    error_types: dict[str, int] = field(default_factory=dict)
-    """Errors by type (`error_type`)."""
-
-
-def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
-    """The recovery facts of one transcript.
-
-    A result names its tool by its ``name`` or, failing that, through the call
-    it answers (``call_id``). An error is recovered when a later result of the
-    same tool is not an error, or a later control decision is ``recover``.
-    """
-    tool_of_call = {e.call_id: e.name for e in events if isinstance(e, ToolCallEvent) and e.call_id}
-    # Walk backwards so "is there a later success of this tool / a later recover" is a set lookup.
-    later_ok: set[str] = set()
-    later_recover = False
-    n_results = 0
-    n_errors = 0
-    unrecovered = 0
-    types: Counter[str] = Counter()
-    for event in reversed(events):
-        if isinstance(event, ControlEvent) and event.decision == "recover":
-            later_recover = True
-        elif isinstance(event, ToolResultEvent):
-            n_results += 1
-            tool = event.name or (tool_of_call.get(event.call_id) if event.call_id else None)
-            if event.is_error:
-                n_errors += 1
-                types[error_type(event.content)] += 1
-                if not later_recover and (tool is None or tool not in later_ok):
-                    unrecovered += 1
-            elif tool is not None:
-                later_ok.add(tool)
-    return TrialRecovery(
-        n_results, n_errors, n_errors > 0 and unrecovered == 0, dict(sorted(types.items()))
-    )
 
 
 def _rate(task_ids: npt.NDArray[np.object_], hit: npt.NDArray[np.bool_]) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -96,33 +95,63 @@ def action_sequences(trials: Sequence[Trial]) -> list[tuple[str, ...] | None]:
 
 def _successful_runs_by_task(
     task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Actions]
-) -> tuple[dict[str, list[tuple[str, ...]]], int]:
-    """Action sequences of successful runs per task, and how many trials had any."""
+) -> tuple[list[tuple[int, ...]], list[tuple[str, ...]], int]:
+    """Per task with a successful run (in order of first appearance): how many of
+    its successful runs took each distinct action sequence, as ``(sequence index,
+    count, ...)`` pairs flattened; the distinct sequences; and how many trials had a
+    transcript at all."""
     ids = np.asarray(task_id, dtype=object)
     ok = np.asarray(success, dtype=bool)
     if ids.shape != ok.shape or len(actions) != len(ids):
         raise ValueError("task_id, success and actions must have one entry per trial")
-    runs: dict[str, list[tuple[str, ...]]] = {}
+    seq_index: dict[tuple[str, ...], int] = {}
+    per_task: dict[str, dict[int, int]] = {}
     known = 0
-    for tid, good, acts in zip(ids, ok, actions, strict=True):
+    for tid, good, acts in zip(ids.tolist(), ok.tolist(), actions, strict=True):
         if acts is None:
             continue
         known += 1
         if good:
-            runs.setdefault(str(tid), []).append(tuple(acts))
-    return runs, known
+            seq = seq_index.setdefault(tuple(acts), len(seq_index))
+            counts = per_task.setdefault(str(tid), {})
+            counts[seq] = counts.get(seq, 0) + 1
+    groups = [tuple(x for pair in counts.items() for x in pair) for counts in per_task.values()]
+    return groups, list(seq_index), known
 
 
 def _mean_over_tasks(
     task_id: npt.ArrayLike,
     success: npt.ArrayLike,
     actions: Sequence[Actions],
-    per_task: Callable[[list[tuple[str, ...]]], float],
+    similarity: Callable[[tuple[str, ...], tuple[str, ...]], float],
 ) -> Estimate:
-    runs, known = _successful_runs_by_task(task_id, success, actions)
+    """The mean over tasks with two successful runs of the mean similarity over their
+    pairs of runs. Runs that took the same path are as similar as can be (1); the
+    similarity of two distinct paths is computed once, however many runs and tasks
+    share them, so a million trials cost what their distinct paths cost."""
+    groups, seqs, known = _successful_runs_by_task(task_id, success, actions)
     if not known:
         return Estimate(None, n=0, reason="no transcripts: the trials carry no events")
-    values = [per_task(seqs) for seqs in runs.values() if len(seqs) >= 2]
+    cache: dict[tuple[int, int], float] = {}
+    values: list[float] = []
+    for flat in groups:
+        index, count = flat[0::2], flat[1::2]
+        n = sum(count)
+        if n < 2:
+            continue
+        if len(index) == 1:
+            values.append(1.0)
+            continue
+        # Pairs within one path weigh 1 each; pairs across two paths, their similarity.
+        total = sum(c * (c - 1) / 2 for c in count)
+        for i in range(len(index)):
+            for j in range(i + 1, len(index)):
+                key = (index[i], index[j]) if index[i] < index[j] else (index[j], index[i])
+                sim = cache.get(key)
+                if sim is None:
+                    sim = cache[key] = similarity(seqs[key[0]], seqs[key[1]])
+                total += count[i] * count[j] * sim
+        values.append(total / (n * (n - 1) / 2))
     if not values:
         return Estimate(None, n=0, reason="no task has two successful runs")
     v = np.array(values)
@@ -166,14 +195,14 @@ def _jsd_rows(a: FloatArray, b: FloatArray) -> FloatArray:
     return np.where(empty_a ^ empty_b, 1.0, out)
 
 
-def _task_dist_consistency(seqs: list[tuple[str, ...]]) -> float:
-    vocab = {name: i for i, name in enumerate(sorted({a for s in seqs for a in s}))}
-    counts = np.zeros((len(seqs), max(len(vocab), 1)))
-    for row, s in enumerate(seqs):
-        for a in s:
+def _dist_similarity(x: tuple[str, ...], y: tuple[str, ...]) -> float:
+    """1 − JSD (base 2) of two runs' action-name frequencies."""
+    vocab = {name: i for i, name in enumerate(sorted(set(x) | set(y)))}
+    counts = np.zeros((2, max(len(vocab), 1)))
+    for row, seq in enumerate((x, y)):
+        for a in seq:
             counts[row, vocab[a]] += 1
-    i, j = np.triu_indices(len(seqs), k=1)
-    return float(1.0 - _jsd_rows(counts[i], counts[j]).mean())
+    return float(1.0 - _jsd_rows(counts[:1], counts[1:])[0])
 
 
 def trajectory_consistency_dist(
@@ -188,7 +217,7 @@ def trajectory_consistency_dist(
     tools used as often score 1. A trial whose sequence is ``None`` (no
     transcript) is left out; with none left the value is ``None`` with a reason.
     """
-    return _mean_over_tasks(task_id, success, actions, _task_dist_consistency)
+    return _mean_over_tasks(task_id, success, actions, _dist_similarity)
 
 
 # --------------------------------------------------------------------------- sequence
@@ -207,12 +236,10 @@ def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
     return prev[-1]
 
 
-def _task_seq_consistency(seqs: list[tuple[str, ...]]) -> float:
-    sims = []
-    for x, y in combinations(seqs, 2):
-        longest = max(len(x), len(y))
-        sims.append(1.0 if longest == 0 else 1.0 - levenshtein(x, y) / longest)
-    return float(np.mean(sims))
+def _seq_similarity(x: tuple[str, ...], y: tuple[str, ...]) -> float:
+    """1 − Lev(x, y)/max(|x|, |y|); two empty sequences are identical (1)."""
+    longest = max(len(x), len(y))
+    return 1.0 if longest == 0 else 1.0 - levenshtein(x, y) / longest
 
 
 def trajectory_consistency_seq(
@@ -224,7 +251,7 @@ def trajectory_consistency_seq(
     mean over tasks (as the distributional form). Two empty sequences are
     identical (1). Order matters here, unlike `trajectory_consistency_dist`.
     """
-    return _mean_over_tasks(task_id, success, actions, _task_seq_consistency)
+    return _mean_over_tasks(task_id, success, actions, _seq_similarity)
 
 
 # --------------------------------------------------------------------------- resources
@@ -398,14 +425,10 @@ def reliability_from_trials(
 
     Safety counts only the trials graded for minefields: a trial nobody checked is
     not a compliant one."""
-    graded = np.array([any(g.grader == "minefields" for g in t.grades) for t in trials], bool)
-    violation, severity = safety_from_trials(trials)
-    return reliability(
-        TrialTable.from_trials(trials),
-        action_sequences(trials),
-        violation=violation if graded.any() else None,
-        severity=severity,
-        graded=graded,
-        n_boot=n_boot,
-        seed=seed,
+    from agentgauge.facts import Facts
+    from agentgauge.metrics.behaviour import reliability_of_configuration
+
+    rel: Reliability = reliability_of_configuration(
+        TrialTable.from_trials(trials), Facts.from_trials(trials), n_boot=n_boot, seed=seed
     )
+    return rel

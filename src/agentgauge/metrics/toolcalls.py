@@ -25,35 +25,14 @@ and counted. Definitions:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from agentgauge.facts import WRONG_CALL, taxonomy
+
 __all__ = ["WRONG_CALL", "taxonomy", "toolcall_metrics"]
-
-WRONG_CALL = frozenset(
-    {"wrong_func_name", "malformed_call", "irrelevance:called", "relevance:no_call"}
-)
-
-
-def _get(grade: Any, key: str) -> Any:
-    if isinstance(grade, Mapping):
-        return grade.get(key)
-    return getattr(grade, key, None)
-
-
-def taxonomy(status: str, evidence: Any = None) -> str:
-    """tau-bench's error class for an AST-match failure status."""
-    if status in WRONG_CALL:
-        return "wrong_call"
-    if status == "wrong_count":
-        n_calls = _get(evidence, "n_calls") if isinstance(evidence, Mapping) else None
-        n_expected = _get(evidence, "n_expected") if isinstance(evidence, Mapping) else None
-        if n_calls is not None and n_expected is not None and 0 < n_calls < n_expected:
-            return "partial_resolution"
-        return "wrong_call"
-    return "wrong_arguments"
 
 
 def _rate(values: Sequence[bool]) -> float | None:
@@ -72,79 +51,114 @@ def toolcall_metrics(
     turns: Sequence[float] | np.ndarray[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """The tool-call and trajectory metrics as a plain dict (see module doc)."""
+    from agentgauge.facts import GRADE_FACTS, grade_facts
+
     n = len(grades_per_trial)
     if task_ids is not None and len(task_ids) != n:
         raise ValueError(f"task_ids has {len(task_ids)} entries for {n} trials")
-    ast_pass: list[bool] = []
-    ast_by_task: dict[str, list[bool]] = defaultdict(list)
-    errors: Counter[str] = Counter()
-    classes: Counter[str] = Counter()
-    irrelevance: list[bool] = []
-    traj: dict[str, list[bool]] = defaultdict(list)
-    precision: list[float] = []
-    recall: list[float] = []
-    milestones: list[float] = []
-    mine_hits: list[bool] = []
-    severities: list[float] = []
-    unknown: Counter[str] = Counter()
-    for i, grades in enumerate(grades_per_trial):
-        for g in grades:
-            name, passed = _get(g, "grader"), _get(g, "passed")
-            evidence = _get(g, "evidence")
-            ev = evidence if isinstance(evidence, Mapping) else {}
-            if name not in ("tool_calls", "trajectory", "milestones", "minefields"):
-                continue
-            if passed is None:
-                unknown[name] += 1
-                continue
-            if name == "tool_calls":
-                ast_pass.append(bool(passed))
-                if task_ids is not None:
-                    ast_by_task[task_ids[i]].append(bool(passed))
-                if ev.get("category") == "irrelevance":
-                    irrelevance.append(bool(passed))
-                if not passed:
-                    status = str(_get(g, "status"))
-                    errors[status] += 1
-                    classes[taxonomy(status, ev)] += 1
-            elif name == "trajectory":
-                traj[str(ev.get("mode", "unknown"))].append(bool(passed))
-                if ev.get("precision") is not None:
-                    precision.append(float(ev["precision"]))
-                if ev.get("recall") is not None:
-                    recall.append(float(ev["recall"]))
-            elif name == "milestones":
-                score = _get(g, "score")
-                if score is not None:
-                    milestones.append(float(score))
-            else:
-                hit = not passed
-                mine_hits.append(hit)
-                if hit:
-                    severities.append(float(ev.get("max_severity", 1.0)))
-    per_task = [float(np.mean(v)) for v in ast_by_task.values()]
+    rows = [grade_facts(grades) for grades in grades_per_trial]
+    facts = {name: [r[name] for r in rows] for name in GRADE_FACTS}
+    columns = {
+        name: np.array(
+            [np.nan if v is None else v for v in values]
+            if GRADE_FACTS[name] == "float"
+            else values,
+            dtype=object if GRADE_FACTS[name] == "label" else None,
+        )
+        for name, values in facts.items()
+    }
+    ids = None if task_ids is None else np.array(list(task_ids), dtype=object)
+    return _toolcall(n, columns, ids, tool_calls, turns)
+
+
+def toolcall_metrics_from_facts(table: Any, facts: Any) -> dict[str, Any] | None:
+    """The metrics of a group's rows from its table and facts (`agentgauge.facts`), or
+    ``None`` when no trial has a tool-call, trajectory, milestone or minefield grade."""
+    from agentgauge.facts import ABSENT
+
+    if not any((facts[f"{p}_state"] != ABSENT).any() for p in _PREFIX.values()):
+        return None
+    return _toolcall(len(table), facts, table.task_id, table.tool_calls, facts["assistant_turns"])
+
+
+#: The graders whose grades these metrics read, and their facts' prefix.
+_PREFIX = {"milestones": "ms", "minefields": "mine", "tool_calls": "tc", "trajectory": "traj"}
+
+
+def _toolcall(
+    n: int,
+    facts: Any,
+    task_ids: np.ndarray[Any, Any] | None,
+    tool_calls: Sequence[float] | np.ndarray[Any, Any] | None,
+    turns: Sequence[float] | np.ndarray[Any, Any] | None,
+) -> dict[str, Any]:
+    from agentgauge.facts import FAILED, PASSED, UNKNOWN
+
+    tc = np.asarray(facts["tc_state"])
+    decided = (tc == PASSED) | (tc == FAILED)
+    passed = tc[decided] == PASSED
+    failed = tc == FAILED
+    per_task: float | None = None
+    if task_ids is not None and decided.any():
+        from agentgauge.table import factorize
+
+        _, codes = factorize(np.asarray(task_ids, dtype=object)[decided])
+        hits = np.bincount(codes, passed.astype(np.float64))
+        counts = np.bincount(codes)
+        per_task = float(np.mean(hits / counts))
+    statuses = np.asarray(facts["tc_status"], dtype=object)[failed]
+    errors = Counter(statuses.tolist())
+    classes = Counter(np.asarray(facts["tc_class"], dtype=object)[failed].tolist())
+    irrelevance = (tc == PASSED)[decided & np.asarray(facts["tc_irrelevance"], dtype=bool)]
+    traj = np.asarray(facts["traj_state"])
+    traj_decided = (traj == PASSED) | (traj == FAILED)
+    modes = np.asarray(facts["traj_mode"], dtype=object)[traj_decided]
+    traj_passed = traj[traj_decided] == PASSED
+    by_mode: dict[str, list[bool]] = defaultdict(list)
+    if modes.size:
+        for mode in sorted(set(modes.tolist())):
+            by_mode[mode] = traj_passed[modes == mode].tolist()
+    precision = _finite(facts["traj_precision"], traj_decided)
+    recall = _finite(facts["traj_recall"], traj_decided)
+    ms = np.asarray(facts["ms_state"])
+    milestones = _finite(facts["ms_score"], (ms == PASSED) | (ms == FAILED))
+    mine = np.asarray(facts["mine_state"])
+    mine_decided = (mine == PASSED) | (mine == FAILED)
+    hits_mask = mine == FAILED
+    severities = np.asarray(facts["mine_max_severity"], dtype=np.float64)[hits_mask]
+    severities = np.where(np.isnan(severities), 1.0, severities)
+    unknown = {
+        name: int(np.count_nonzero(np.asarray(facts[f"{p}_state"]) == UNKNOWN))
+        for name, p in sorted(_PREFIX.items())
+    }
     return {
         "n_trials": n,
         "ast_match_rate": {
-            "per_trial": _rate(ast_pass),
-            "per_task": _mean(per_task) if task_ids is not None else None,
-            "n": len(ast_pass),
+            "per_trial": _rate(passed.tolist()),
+            "per_task": per_task if task_ids is not None else None,
+            "n": int(passed.size),
         },
         "error_types": dict(sorted(errors.items())),
         "error_classes": {
             k: classes.get(k, 0) for k in ("wrong_arguments", "wrong_call", "partial_resolution")
         },
-        "irrelevance_pass_rate": _rate(irrelevance),
-        "trajectory_match_rate": {m: _rate(v) for m, v in sorted(traj.items())},
+        "irrelevance_pass_rate": _rate(irrelevance.tolist()),
+        "trajectory_match_rate": {m: _rate(v) for m, v in sorted(by_mode.items())},
         "action_precision": _mean(precision),
         "action_recall": _mean(recall),
         "milestone_score": _mean(milestones),
-        "minefield_hit_rate": _rate(mine_hits),
-        "minefield_mean_severity": _mean(severities),
+        "minefield_hit_rate": _rate((mine[mine_decided] == FAILED).tolist()),
+        "minefield_mean_severity": _mean(severities.tolist()),
         "tool_calls_per_trial": None if tool_calls is None else _nanmean(tool_calls),
         "turns_per_trial": None if turns is None else _nanmean(turns),
-        "n_unknown": dict(sorted(unknown.items())),
+        "n_unknown": {k: v for k, v in unknown.items() if v},
     }
+
+
+def _finite(values: Any, rows: np.ndarray[Any, Any]) -> list[float]:
+    picked = np.asarray(values, dtype=np.float64)[rows]
+    kept: list[float] = picked[~np.isnan(picked)].tolist()
+    return kept
 
 
 def _nanmean(values: Sequence[float] | np.ndarray[Any, Any]) -> float | None:

@@ -25,7 +25,13 @@ import numpy.typing as npt
 from agentgauge.metrics.outcome import success_interval, task_success_counts
 from agentgauge.schema import Trial
 
-__all__ = ["NO_CHECKPOINTS", "checkpoint_rows", "pass_rate_by_turn", "turns_from_trials"]
+__all__ = [
+    "NO_CHECKPOINTS",
+    "checkpoint_rows",
+    "pass_rate_by_turn",
+    "turns_from_facts",
+    "turns_from_trials",
+]
 
 #: Why the section is ``None``.
 NO_CHECKPOINTS = "no trial has a checkpoints grade (no task declares checkpoints)"
@@ -91,27 +97,28 @@ def checkpoint_rows(trials: Sequence[Trial]) -> tuple[list[Any], list[int], list
     turns, held) of the decided ones and the turns of the unknown ones. A grade
     without per-turn evidence (unknown as a whole: the trial recorded no turns) adds
     nothing; `turns_from_trials` counts such trials."""
+    from agentgauge.facts import Facts
+
+    return _rows(np.array([t.task_id for t in trials], dtype=object), Facts.from_trials(trials))
+
+
+def _rows(
+    task_id: npt.NDArray[np.object_], facts: Any
+) -> tuple[list[Any], list[int], list[bool], list[int]]:
+    from agentgauge.facts import decoded
+
     ids: list[Any] = []
     turns: list[int] = []
     held: list[bool] = []
     unknown: list[int] = []
-    for t in trials:
-        grade = next((g for g in t.grades if g.grader == _GRADER), None)
-        if grade is None or not isinstance(grade.evidence, dict):
-            continue
-        results = grade.evidence.get("checkpoints")
-        if not isinstance(results, list):
-            continue
-        for r in results:
-            if not isinstance(r, dict) or type(r.get("turn")) is not int:
-                continue
-            verdict = r.get("verdict")
-            if verdict in ("pass", "fail"):
-                ids.append(t.task_id)
-                turns.append(r["turn"])
-                held.append(verdict == "pass")
+    for tid, results in zip(task_id.tolist(), decoded(facts["ckpt_turns"]), strict=True):
+        for turn, verdict in results or ():
+            if verdict is None:
+                unknown.append(turn)
             else:
-                unknown.append(r["turn"])
+                ids.append(tid)
+                turns.append(turn)
+                held.append(verdict == "pass")
     return ids, turns, held, unknown
 
 
@@ -119,19 +126,26 @@ def turns_from_trials(trials: Sequence[Trial]) -> dict[str, Any] | None:
     """``{"per_turn": [...], "n_trials": N, "n_without_turns": M}`` for the N trials
     with a checkpoints grade (M of them graded unknown for want of a turn record),
     or ``None`` when none has one (`NO_CHECKPOINTS`)."""
-    graded = [t for t in trials if any(g.grader == _GRADER for g in t.grades)]
-    if not graded:
+    from agentgauge.facts import Facts
+
+    return turns_from_facts(
+        np.array([t.task_id for t in trials], dtype=object), Facts.from_trials(trials)
+    )
+
+
+def turns_from_facts(task_id: npt.NDArray[np.object_], facts: Any) -> dict[str, Any] | None:
+    """`turns_from_trials` of rows given as their task ids and facts (`agentgauge.facts`)."""
+    from agentgauge.facts import ABSENT
+
+    graded = np.flatnonzero(np.asarray(facts["ckpt_state"]) != ABSENT)
+    if not graded.size:
         return None
-    ids, turns, held, unknown = checkpoint_rows(graded)
-    without = sum(
-        1
-        for t in graded
-        for g in t.grades
-        if g.grader == _GRADER
-        and not (isinstance(g.evidence, dict) and isinstance(g.evidence.get("checkpoints"), list))
+    results = np.asarray(facts["ckpt_turns"], dtype=object)[graded]
+    ids, turns, held, unknown = _rows(
+        np.asarray(task_id, dtype=object)[graded], {"ckpt_turns": results}
     )
     return {
         "per_turn": pass_rate_by_turn(ids, turns, held, unknown),
-        "n_trials": len(graded),
-        "n_without_turns": without,
+        "n_trials": int(graded.size),
+        "n_without_turns": int(sum(1 for r in results.tolist() if r is None)),
     }

@@ -15,12 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
-from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial
+from agentgauge.facts import EVENT_FACTS, GRADE_FACTS, Facts, event_facts, grade_facts
+from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
 from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
 from agentgauge.store.migrate import open_store, stored_fields
+from agentgauge.store.packed import LAYOUT, RECORD, pack, unpack
 from agentgauge.store.rows import (
     DOCUMENT_POSITIONS,
     INSERT_TRIAL,
@@ -30,11 +35,12 @@ from agentgauge.store.rows import (
     event_of,
     event_row,
     grade_rows,
+    record_values,
     trial_of,
     trial_rows,
     utc_now,
 )
-from agentgauge.table import SOURCE_FIELDS, TrialTable
+from agentgauge.table import COLUMNS, SOURCE_FIELDS, TrialTable
 
 __all__ = ["DEFAULT_STORE", "GradeVersion", "Store"]
 
@@ -111,6 +117,29 @@ class Store:
             else "SELECT d.data FROM tasks t JOIN documents d ON d.id = t.spec_id"
             " WHERE t.run_id = ? ORDER BY t.task_id"
         )
+        self._labels: dict[str, int] | None = None
+        if not readonly and self.schema_version >= 5:
+            self._keep_records_current()
+
+    def _keep_records_current(self) -> None:
+        """Give every trial its record: those stored before records existed, and all of
+        them again when this agentgauge lays records out differently (a record is
+        derived from the trial, never the only copy of anything)."""
+        layout = self._layout()
+        if layout is None and not self.conn.execute("SELECT 1 FROM trials LIMIT 1").fetchone():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('facts_layout', ?)", (LAYOUT,)
+            )
+            return
+        pending = self.conn.execute("SELECT 1 FROM meta WHERE key = 'facts_pending'").fetchone()
+        if layout not in (None, LAYOUT):
+            with self.transaction():
+                self.conn.execute("DELETE FROM trial_facts")
+                self.conn.execute("DELETE FROM labels")
+            self._labels = None
+            pending = (1,)
+        if pending is not None or layout is None:
+            self._add_missing_records()
 
     def close(self) -> None:
         self.conn.close()
@@ -224,14 +253,22 @@ class Store:
         return run
 
     def update_run_config(self, run_id: str, config: dict[str, Any]) -> None:
-        """Replace a run's recorded settings (a resumed run that was extended)."""
-        self.conn.execute("UPDATE runs SET config = ? WHERE run_id = ?", (dumps(config), run_id))
+        """Replace a run's recorded settings (a resumed run that was extended), in the
+        caller's transaction or its own (so that a full disk says so in one line)."""
+        sql = "UPDATE runs SET config = ? WHERE run_id = ?"
+        if self.conn.in_transaction:
+            self.conn.execute(sql, (dumps(config), run_id))
+            return
+        with self.transaction():
+            self.conn.execute(sql, (dumps(config), run_id))
 
     def delete_run(self, run_id: str) -> None:
         """Delete a run with its tasks, trials, events and grades, and the documents
         no other run refers to."""
         with self.transaction():
             self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+            if self.schema_version >= 5:
+                self.conn.execute("DELETE FROM trial_facts WHERE run_id = ?", (run_id,))
             used = " UNION ".join(
                 f"SELECT {col} FROM {table} WHERE {col} IS NOT NULL"
                 for table, col in DOCUMENT_REFERENCES
@@ -288,7 +325,7 @@ class Store:
 
     def _write_rows(self, rows: TrialRows) -> int:
         """Insert one trial's prepared rows (`trial_rows`); returns its primary key."""
-        trial_row, event_rows, grades = rows
+        trial_row, event_rows, grades, record = rows
         params = list(trial_row)
         for i in DOCUMENT_POSITIONS:
             if params[i] is not None:
@@ -312,7 +349,132 @@ class Store:
             )
         if grades:
             self.conn.executemany(_INSERT_GRADE, [(pk, 1, *row) for row in grades])
+        self.conn.execute(
+            "INSERT INTO trial_facts(run_id, trial_pk, version, data) VALUES (?, ?, 1, ?)",
+            (trial_row[0], pk, pack(record, self._label_id)),
+        )
         return pk
+
+    # ------------------------------------------------------------------ records
+
+    def _label_id(self, text: str) -> int:
+        """The id of ``text`` in ``labels``, added when new (in the caller's transaction)."""
+        if self._labels is None:
+            self._labels = dict((t, i) for i, t in self.conn.execute("SELECT id, text FROM labels"))
+        found = self._labels.get(text)
+        if found is not None:
+            return found
+        self.conn.execute("INSERT INTO labels(text) VALUES (?) ON CONFLICT DO NOTHING", (text,))
+        (found,) = self.conn.execute("SELECT id FROM labels WHERE text = ?", (text,)).fetchone()
+        self._labels[text] = found
+        return int(found)
+
+    def _record_for(self, trial_pk: int, version: int) -> tuple[str, Any] | None:
+        """A trial's run and its record under ``version``: the one written for it, else
+        a copy of its latest one before it; ``None`` for a trial without records."""
+        row = self.conn.execute(
+            "SELECT f.run_id, f.data FROM trials t JOIN trial_facts f"
+            " ON f.run_id = t.run_id AND f.trial_pk = t.id"
+            " WHERE t.id = ? AND f.version <= ? ORDER BY f.version DESC",
+            (trial_pk, version),
+        ).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), np.frombuffer(row[1], dtype=RECORD)[0].copy()
+
+    def _put_record(self, run_id: str, trial_pk: int, version: int, record: Any) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO trial_facts(run_id, trial_pk, version, data) VALUES (?,?,?,?)",
+            (run_id, trial_pk, version, record.tobytes()),
+        )
+
+    def _write_grade_facts(self, trial_pk: int, version: int) -> None:
+        """The record of a trial under ``version``: its facts from its grades as of
+        ``version`` (those of the latest version up to it that graded the trial, as
+        `trials` reads them)."""
+        found = self._record_for(trial_pk, version)
+        if found is None:  # a trial of a store not yet given its records
+            return
+        run_id, record = found
+        grades = [
+            _grade(*row)
+            for row in self.conn.execute(
+                "SELECT g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
+                " FROM grades g WHERE g.trial_pk = ? AND g.version = (SELECT MAX(version)"
+                " FROM grades g2 WHERE g2.trial_pk = g.trial_pk AND g2.version <= ?)",
+                (trial_pk, version),
+            )
+        ]
+        for name, value in grade_facts(grades).items():
+            kind = GRADE_FACTS[name]
+            if kind == "label":
+                record[name] = -1 if value is None else self._label_id(str(value))
+            elif kind == "float":
+                record[name] = np.nan if value is None else value
+            else:
+                record[name] = value
+        self._put_record(run_id, trial_pk, version, record)
+
+    def _write_outcome(
+        self, trial_pk: int, version: int, success: bool, score: float | None
+    ) -> None:
+        found = self._record_for(trial_pk, version)
+        if found is None:
+            return
+        run_id, record = found
+        record["success"], record["score"] = success, np.nan if score is None else score
+        self._put_record(run_id, trial_pk, version, record)
+
+    def _write_event_facts(self, trial_pk: int, tool_calls: int, model_calls: int) -> None:
+        """Every record of a trial with the facts of its transcript as it now is."""
+        events, _ = self.trial_events(trial_pk)
+        facts = event_facts(events)
+        rows = self.conn.execute(
+            "SELECT f.run_id, f.version, f.data FROM trials t JOIN trial_facts f"
+            " ON f.run_id = t.run_id AND f.trial_pk = t.id WHERE t.id = ?",
+            (trial_pk,),
+        ).fetchall()
+        for run_id, version, data in rows:
+            record = np.frombuffer(data, dtype=RECORD)[0].copy()
+            for name, value in facts.items():
+                kind = EVENT_FACTS[name]
+                if kind == "label":
+                    record[name] = -1 if value is None else self._label_id(str(value))
+                elif kind == "float":
+                    record[name] = np.nan if value is None else value
+                else:
+                    record[name] = value
+            record["tool_calls"], record["model_calls"] = tool_calls, model_calls
+            self._put_record(run_id, trial_pk, version, record)
+
+    def _add_missing_records(self) -> None:
+        """Derive the records of trials stored before records existed (schema 4 and
+        earlier), in one transaction: each trial as a model, once."""
+        with self.transaction():
+            runs = [
+                r
+                for (r,) in self.conn.execute(
+                    "SELECT DISTINCT run_id FROM trials t WHERE NOT EXISTS (SELECT 1 FROM"
+                    " trial_facts f WHERE f.run_id = t.run_id AND f.trial_pk = t.id)"
+                )
+            ]
+            for run_id in runs:
+                # Versions whose outcomes an old agentgauge overwrote cannot be read at all.
+                versions = [v.version for v in self.grade_versions(run_id) if v.outcomes_kept]
+                versions = versions or [self.active_grade_version(run_id)]
+                keys = self.trial_keys(run_id)
+                for version in sorted(set(versions)):
+                    trials = self.trials(run_id, grade_version=version)
+                    for pk, trial in zip(keys, trials, strict=True):
+                        self.conn.execute(
+                            "INSERT OR IGNORE INTO trial_facts(run_id, trial_pk, version, data)"
+                            " VALUES (?,?,?,?)",
+                            (run_id, pk, version, pack(record_values(trial), self._label_id)),
+                        )
+            self.conn.execute("DELETE FROM meta WHERE key = 'facts_pending'")
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('facts_layout', ?)", (LAYOUT,)
+            )
 
     def _insert_grades(self, trial_pk: int, version: int, grades: Sequence[Grade]) -> None:
         self.conn.executemany(
@@ -417,6 +579,10 @@ class Store:
                 trial_pk,
             ),
         )
+        if self.schema_version >= 5:
+            self._write_event_facts(
+                trial_pk, counts.get("tool_call", 0), counts.get("model_call", 0)
+            )
 
     def trial_events(self, trial_pk: int) -> tuple[list[Event], dict[str, Any]]:
         """A stored trial's transcript and metadata."""
@@ -451,6 +617,76 @@ class Store:
                     success[at[pk]], score[at[pk]] = ok, value
             fields["success"], fields["score"] = tuple(success), tuple(score)
         return TrialTable.from_fields(fields)
+
+    def columns(self, run_id: str, *, grade_version: int | None = None) -> tuple[TrialTable, Facts]:
+        """The run's trials as a table and their facts (`agentgauge.facts`), row for row,
+        under ``grade_version`` (default: the run's active one): one record a trial
+        (`agentgauge.store.packed`), no models. A run some of whose trials have no
+        record (a store of an older schema, read-only) is read as models, with the
+        same result."""
+        version = self.resolve_grade_version(run_id, grade_version)
+        fast = self._records(run_id, version)
+        if fast is not None:
+            return fast
+        return self.table(run_id, grade_version=version), Facts.from_trials(
+            self.trials(run_id, grade_version=version)
+        )
+
+    def _records(self, run_id: str, version: int) -> tuple[TrialTable, Facts] | None:
+        if self.schema_version < 5 or self._layout() != LAYOUT:
+            return None
+        (n_trials,) = self.conn.execute(
+            "SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if (
+            self.conn.execute(
+                "SELECT 1 FROM trial_facts WHERE run_id = ? AND version > 1 LIMIT 1", (run_id,)
+            ).fetchone()
+            is None
+        ):
+            # One grade version (the usual case): one record a trial, in key order.
+            blobs = [
+                b
+                for (b,) in self.conn.execute(
+                    "SELECT data FROM trial_facts WHERE run_id = ? AND version = 1", (run_id,)
+                )
+            ]
+        else:
+            rows = self.conn.execute(
+                "SELECT trial_pk, data FROM trial_facts WHERE run_id = ? AND version <= ?"
+                " ORDER BY trial_pk, version",
+                (run_id, version),
+            ).fetchall()
+            # Each trial's record under the version: its latest up to it.
+            last = {pk: data for pk, data in rows}
+            blobs = list(last.values())
+        if len(blobs) != n_trials:  # trials without records: read them as models
+            return None
+        if not blobs:
+            return TrialTable.from_trials([]), Facts.from_trials([])
+        labels = self._label_texts()
+        values, ids = unpack(blobs, labels)
+        table = TrialTable.from_columns(
+            len(blobs),
+            infra_error=_infra(ids["status"], ids["error_kind"], labels),
+            **{name: values[name] for name in COLUMNS if name in values},
+        )
+        uniques, codes = _first_appearance(ids["task_id"], labels)
+        table.seed_codes("task_id", uniques, codes)
+        return table, Facts.from_columns(values)
+
+    def _layout(self) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'facts_layout'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _label_texts(self) -> npt.NDArray[np.object_]:
+        """Label id -> text, with ``None`` last (what id -1 reads)."""
+        rows = self.conn.execute("SELECT id, text FROM labels").fetchall()
+        size = max((i for i, _ in rows), default=-1) + 2
+        out = np.empty(size, dtype=object)
+        for i, text in rows:
+            out[i] = text
+        return out
 
     # ------------------------------------------------------------------ grades
 
@@ -573,8 +809,10 @@ class Store:
         return version
 
     def add_grades(self, trial_pk: int, version: int, grades: Sequence[Grade]) -> None:
-        """Store grades for one trial under a grade version."""
+        """Store grades for one trial under a grade version (and its record under it)."""
         self._insert_grades(trial_pk, version, grades)
+        if self.schema_version >= 5:
+            self._write_grade_facts(trial_pk, version)
 
     def add_outcome(self, trial_pk: int, version: int, success: bool, score: float | None) -> None:
         """Store one trial's outcome under a grade version (what the run reports
@@ -584,6 +822,8 @@ class Store:
             " VALUES (?,?,?,?)",
             (trial_pk, version, int(success), score),
         )
+        if self.schema_version >= 5:
+            self._write_outcome(trial_pk, version, success, score)
 
     def activate_grade_version(self, run_id: str, version: int) -> None:
         """Make ``version`` what the run reports: its outcomes into the trials, after
@@ -646,6 +886,33 @@ class Store:
             if missing:
                 return f"{missing} rows of {table} refer to a missing document ({column})"
         return "ok"
+
+
+def _infra(
+    status: npt.NDArray[np.int32], kind: npt.NDArray[np.int32], labels: npt.NDArray[np.object_]
+) -> npt.NDArray[np.bool_]:
+    """The infra-error rule (`agentgauge.schema.infra_error`) once per distinct pair."""
+    size = len(labels) + 1  # ids run from -1 (none) to len(labels) - 2
+    pairs = (status.astype(np.int64) + 1) * size + (kind.astype(np.int64) + 1)
+    uniq, inverse = np.unique(pairs, return_inverse=True)
+    verdict = np.array(
+        [infra_error(labels[int(p // size) - 1], labels[int(p % size) - 1]) for p in uniq],
+        dtype=bool,
+    )
+    out: npt.NDArray[np.bool_] = verdict[inverse.reshape(-1)]
+    return out
+
+
+def _first_appearance(
+    ids: npt.NDArray[np.int32], labels: npt.NDArray[np.object_]
+) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
+    """A label column's coding as `agentgauge.table.factorize` gives it (distinct values
+    in order of first appearance), from its label ids, without hashing a string."""
+    uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    return labels[uniq[order]], rank[inverse.reshape(-1)]
 
 
 def _grade(

@@ -1,10 +1,17 @@
 """The store's tables, derived from `agentgauge.schema.TRIAL_FIELDS`, and its documents.
 
-Schema 4. ``trials`` has one column per trial field, in the declaration's
+Schema 5. ``trials`` has one column per trial field, in the declaration's
 order: text, integers, reals and booleans as themselves, ``json`` fields as
 canonical JSON text, and ``document`` fields (the final state, the turn record)
 as the id of a row of ``documents``, named ``FIELD_id``. Schema 4 added
 ``turns_id`` (the hand-backs of multi-turn conversations, `agentgauge.turns`).
+Schema 5 added ``trial_facts`` and ``labels``: each trial's columns and facts
+(`agentgauge.facts`) as one fixed-width record per grade version it was graded
+under (`agentgauge.store.packed`), its text as ids into ``labels``, so that a
+run's metrics read one value per trial instead of a few dozen, in one range of
+the table's key (run, trial, version). A record is derived from its trial and
+declares no foreign key (a cascade would want an index on ``trial_pk``, one more
+page per written trial): `Store.delete_run` deletes a run's records with it.
 
 ``documents`` holds the JSON values that many rows share, each distinct one
 once: a final state (every trial that leaves the world as another did points
@@ -52,6 +59,7 @@ from agentgauge.schema import TRIAL_FIELDS, TrialField
 __all__ = [
     "DOCUMENTS_SQL",
     "DOCUMENT_REFERENCES",
+    "FACTS_SQL",
     "GRADE_OUTCOMES_SQL",
     "SCHEMA_VERSION",
     "TRIAL_COLUMNS",
@@ -61,7 +69,7 @@ __all__ = [
     "schema_sql",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SQL_TYPE = {
     "text": "TEXT",
@@ -187,6 +195,20 @@ CREATE TABLE audit (
 """
 
 
+FACTS_SQL = """
+CREATE TABLE labels (
+    id   INTEGER PRIMARY KEY,
+    text TEXT NOT NULL UNIQUE
+);
+CREATE TABLE trial_facts (
+    run_id   TEXT NOT NULL,
+    trial_pk INTEGER NOT NULL,
+    version  INTEGER NOT NULL,
+    data     BLOB NOT NULL,
+    PRIMARY KEY (run_id, trial_pk, version)
+) WITHOUT ROWID;
+"""
+
 GRADE_OUTCOMES_SQL = """
 CREATE TABLE grade_outcomes (
     trial_pk INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
@@ -203,6 +225,7 @@ def schema_sql() -> str:
     return (
         _OTHERS
         + GRADE_OUTCOMES_SQL
+        + FACTS_SQL
         + DOCUMENTS_SQL
         + _tasks_sql("tasks")
         + _trials_sql("trials")

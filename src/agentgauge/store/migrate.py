@@ -35,6 +35,7 @@ from agentgauge.schema import TRIAL_FIELDS, TrialField
 from agentgauge.store.faults import storage_error
 from agentgauge.store.layout import (
     DOCUMENTS_SQL,
+    FACTS_SQL,
     GRADE_OUTCOMES_SQL,
     SCHEMA_VERSION,
     column_of,
@@ -274,10 +275,21 @@ def _upgrade_3_to_4(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE trials ADD COLUMN turns_id INTEGER")
 
 
+def _upgrade_4_to_5(conn: sqlite3.Connection) -> None:
+    """Each trial's columns and facts as one record (`agentgauge.store.packed`). The
+    records of the trials stored before are derived when the store is next opened
+    for writing (`Store`), which needs the trials read as models; until then a run
+    without them is read the slower way, with the same result."""
+    for sql in statements(FACTS_SQL):
+        conn.execute(sql)
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('facts_pending', '1')")
+
+
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
     3: _upgrade_3_to_4,
+    4: _upgrade_4_to_5,
 }
 
 

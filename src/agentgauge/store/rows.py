@@ -10,8 +10,10 @@ from operator import attrgetter
 from typing import Any
 
 from agentgauge.canonical import canonical_json
+from agentgauge.facts import FACTS, trial_facts
 from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Trial
 from agentgauge.store.layout import TRIAL_COLUMNS
+from agentgauge.store.packed import record_fields
 
 __all__ = [
     "DOCUMENT_POSITIONS",
@@ -22,6 +24,7 @@ __all__ = [
     "event_of",
     "event_row",
     "grade_rows",
+    "record_values",
     "trial_of",
     "trial_rows",
     "utc_now",
@@ -56,9 +59,21 @@ _VALUES = attrgetter(*(f.name for f in TRIAL_FIELDS))
 #: Positions of the fields kept as JSON text (documents too, until the writer swaps them).
 _JSON_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type in ("json", "document"))
 
-TrialRows = tuple[tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+TrialRows = tuple[tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]], dict[str, Any]]
 """One trial as SQL parameters: its ``trials`` row (documents as text), its events
-(without the trial's key) and its grades (without key and version)."""
+(without the trial's key), its grades (without key and version) and the values of
+its record (`record_values`)."""
+
+#: The trial fields a record holds beside the facts (`agentgauge.store.packed`).
+_RECORD_FIELDS = tuple(name for name in record_fields() if name not in FACTS)
+
+
+def record_values(t: Trial) -> dict[str, Any]:
+    """What a trial's record (`agentgauge.store.packed`) holds: its fields the metrics
+    read, and its facts (`agentgauge.facts`)."""
+    values = {name: getattr(t, name) for name in _RECORD_FIELDS}
+    values.update(trial_facts(t))
+    return values
 
 
 def trial_rows(run_id: str, t: Trial) -> TrialRows:
@@ -71,7 +86,7 @@ def trial_rows(run_id: str, t: Trial) -> TrialRows:
     # harness holds thousands of these in the writer's queue.
     # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
     events = [event_row(i, e) for i, e in enumerate(t.events)]
-    return tuple(row), events, grade_rows(t.grades)
+    return tuple(row), events, grade_rows(t.grades), record_values(t)
 
 
 def event_row(seq: int, e: Event) -> tuple[int, str, float | None, str]:

@@ -1,0 +1,440 @@
+"""What the behaviour metrics read of a trial, derived once from its transcript and grades.
+
+The outcome metrics read a trial's columns (`agentgauge.table.TrialTable`). Tool
+use, control, recovery, per-turn pass rates and reliability (docs/metrics.md)
+need more: the names of the tools it called in order, its tool errors, and a few
+fields of its grades' evidence. Reading those from the events and the grades'
+JSON every time a metric is computed costs about a millisecond a trial (a
+quarter of an hour for a million trials); deriving them once, when a trial is
+written or graded, and keeping them as columns makes it array arithmetic.
+
+`trial_facts` derives the facts of one trial; `Facts` holds them as columns,
+one row per trial, beside a `TrialTable` of the same rows. The store keeps them
+with every trial and grade version (`agentgauge.store`); a Parquet export
+writes them as columns of ``trials.parquet`` (docs/parquet.md). The behaviour
+metrics (`agentgauge.metrics.behaviour`) read nothing else, so a run gives the
+same figures whether it is read from a list of `Trial` objects, a store or
+Parquet.
+
+Two kinds of facts:
+
+- **event facts** (`EVENT_FACTS`), from the transcript alone: whether it has one,
+  its assistant turns, its action-name sequence, its tool results and errors,
+  whether it recovered from every error and its errors by type;
+- **grade facts** (`GRADE_FACTS`), from the grades of one grade version: per
+  grader that the metrics read (``tool_calls``, ``trajectory``, ``milestones``,
+  ``minefields``, ``control``, ``checkpoints``) its verdict state and the
+  evidence fields the metrics use.
+
+Variable-length facts (an action sequence, errors by type, per-turn verdicts) are
+*labels*: one canonical JSON text per distinct value, like a task id, decoded
+once per distinct value (`decode`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from agentgauge.schema import (
+    ControlEvent,
+    Event,
+    Grade,
+    MessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    Trial,
+)
+
+__all__ = [
+    "ABSENT",
+    "ERROR_TYPES",
+    "EVENT_FACTS",
+    "FACTS",
+    "FAILED",
+    "GRADE_FACTS",
+    "PASSED",
+    "UNKNOWN",
+    "WRONG_CALL",
+    "Facts",
+    "TrialRecovery",
+    "decode",
+    "decoded",
+    "error_type",
+    "event_facts",
+    "grade_facts",
+    "taxonomy",
+    "trial_facts",
+    "trial_recovery",
+]
+
+FactKind = Literal["label", "float", "int", "bool", "state"]
+
+#: Verdict states of a grader on a trial (a ``state`` fact).
+ABSENT, PASSED, FAILED, UNKNOWN = 0, 1, 2, 3
+
+#: Graders whose grades the behaviour metrics read, and the prefix of their facts.
+_GRADERS = {
+    "tool_calls": "tc",
+    "trajectory": "traj",
+    "milestones": "ms",
+    "minefields": "mine",
+    "control": "ctl",
+    "checkpoints": "ckpt",
+}
+
+EVENT_FACTS: dict[str, FactKind] = {
+    "has_events": "bool",
+    "assistant_turns": "float",
+    "actions": "label",
+    "tool_results": "int",
+    "tool_errors": "int",
+    "recovered": "bool",
+    "error_types": "label",
+}
+
+GRADE_FACTS: dict[str, FactKind] = {
+    **{f"{prefix}_state": "state" for prefix in _GRADERS.values()},
+    "tc_status": "label",
+    "tc_class": "label",
+    "tc_irrelevance": "bool",
+    "traj_mode": "label",
+    "traj_precision": "float",
+    "traj_recall": "float",
+    "ms_score": "float",
+    "mine_max_severity": "float",
+    "mine_hit_severity": "float",
+    "ctl_irreversible": "float",
+    "ctl_unconfirmed": "float",
+    "ckpt_turns": "label",
+}
+
+#: Every fact and its kind, event facts first.
+FACTS: dict[str, FactKind] = {**EVENT_FACTS, **GRADE_FACTS}
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+@lru_cache(maxsize=65536)
+def decode(label: str | None) -> Any:
+    """The value of a label fact (a tuple for sequences, a dict, a list), ``None`` for none."""
+    if label is None:
+        return None
+    value = json.loads(label)
+    return (
+        tuple(value)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value)
+        else value
+    )
+
+
+# --------------------------------------------------------------------------- tool calls
+
+#: AST-match failure statuses that tau-bench (Yao et al. 2024) calls a wrong call.
+WRONG_CALL = frozenset(
+    {"wrong_func_name", "malformed_call", "irrelevance:called", "relevance:no_call"}
+)
+
+
+def _get(grade: Any, key: str) -> Any:
+    if isinstance(grade, Mapping):
+        return grade.get(key)
+    return getattr(grade, key, None)
+
+
+def taxonomy(status: str, evidence: Any = None) -> str:
+    """tau-bench's error class for an AST-match failure status."""
+    if status in WRONG_CALL:
+        return "wrong_call"
+    if status == "wrong_count":
+        n_calls = _get(evidence, "n_calls") if isinstance(evidence, Mapping) else None
+        n_expected = _get(evidence, "n_expected") if isinstance(evidence, Mapping) else None
+        if n_calls is not None and n_expected is not None and 0 < n_calls < n_expected:
+            return "partial_resolution"
+        return "wrong_call"
+    return "wrong_arguments"
+
+
+# --------------------------------------------------------------------------- recovery
+
+#: Error types, tried in order on a tool error's text; the first that matches names it.
+ERROR_TYPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("rate_limit", re.compile(r"\b429\b|rate.?limit|too many requests", re.I)),
+    ("timeout", re.compile(r"time(?:d)?\s*out|deadline", re.I)),
+    ("transient", re.compile(r"transient|internal error|\b5\d\d\b|unavailable|try again", re.I)),
+    ("unknown_tool", re.compile(r"unknown (?:tool|function)|no such (?:tool|function)", re.I)),
+    ("not_found", re.compile(r"not found|no such|does not exist", re.I)),
+    # The world's state forbids the call: "W1010 is shipped, not pending", "already paid".
+    (
+        "precondition",
+        re.compile(r"already|, not \w+|cannot|can't|no longer|not allowed|not eligible", re.I),
+    ),
+    (
+        "invalid_arguments",
+        re.compile(r"argument|parameter|must be|invalid|required|missing", re.I),
+    ),
+)
+
+
+def error_type(content: Any) -> str:
+    """The type of one tool error: the ``type``/``code``/``error_type`` a structured
+    error names, else the first of `ERROR_TYPES` whose pattern its text matches,
+    else ``other`` (a type that cannot be read is not guessed)."""
+    if isinstance(content, Mapping):
+        for key in ("error_type", "type", "code"):
+            value = content.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    text = content if isinstance(content, str) else repr(content)
+    for name, pattern in ERROR_TYPES:
+        if pattern.search(text):
+            return name
+    return "other"
+
+
+@dataclass(frozen=True)
+class TrialRecovery:
+    """What one trial's transcript says about its tool errors."""
+
+    n_results: int
+    """Tool results in the transcript."""
+    n_errors: int
+    """Tool results flagged as errors."""
+    recovered: bool
+    """Every error was followed by a successful call of the same tool or a ``recover``
+    decision (``False`` for a trial without errors)."""
+    error_types: dict[str, int] = field(default_factory=dict)
+    """Errors by type (`error_type`)."""
+
+
+def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
+    """The recovery facts of one transcript.
+
+    A result names its tool by its ``name`` or, failing that, through the call
+    it answers (``call_id``). An error is recovered when a later result of the
+    same tool is not an error, or a later control decision is ``recover``.
+    """
+    tool_of_call = {e.call_id: e.name for e in events if isinstance(e, ToolCallEvent) and e.call_id}
+    # Walk backwards so "is there a later success of this tool / a later recover" is a set lookup.
+    later_ok: set[str] = set()
+    later_recover = False
+    n_results = 0
+    n_errors = 0
+    unrecovered = 0
+    types: Counter[str] = Counter()
+    for event in reversed(events):
+        if isinstance(event, ControlEvent) and event.decision == "recover":
+            later_recover = True
+        elif isinstance(event, ToolResultEvent):
+            n_results += 1
+            tool = event.name or (tool_of_call.get(event.call_id) if event.call_id else None)
+            if event.is_error:
+                n_errors += 1
+                types[error_type(event.content)] += 1
+                if not later_recover and (tool is None or tool not in later_ok):
+                    unrecovered += 1
+            elif tool is not None:
+                later_ok.add(tool)
+    return TrialRecovery(
+        n_results, n_errors, n_errors > 0 and unrecovered == 0, dict(sorted(types.items()))
+    )
+
+
+# --------------------------------------------------------------------------- one trial
+
+
+def event_facts(events: Sequence[Event]) -> dict[str, Any]:
+    """The event facts of one transcript (an empty one: a trial recorded without)."""
+    if not events:
+        return {
+            "has_events": False,
+            "assistant_turns": None,
+            "actions": None,
+            "tool_results": 0,
+            "tool_errors": 0,
+            "recovered": False,
+            "error_types": None,
+        }
+    rec = trial_recovery(events)
+    return {
+        "has_events": True,
+        "assistant_turns": sum(
+            1 for e in events if isinstance(e, MessageEvent) and e.role == "assistant"
+        ),
+        "actions": _text([e.name for e in events if isinstance(e, ToolCallEvent)]),
+        "tool_results": rec.n_results,
+        "tool_errors": rec.n_errors,
+        "recovered": rec.recovered,
+        "error_types": _text(rec.error_types) if rec.error_types else None,
+    }
+
+
+def _state(grade: Any) -> int:
+    passed = _get(grade, "passed")
+    return UNKNOWN if passed is None else PASSED if passed else FAILED
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def grade_facts(grades: Sequence[Grade | Mapping[str, Any]]) -> dict[str, Any]:
+    """The grade facts of one trial's grades (`Grade` objects or dicts with their keys).
+
+    A grader graded twice in the list (it cannot be, in a store) is read as its last grade.
+    """
+    out: dict[str, Any] = {name: None for name, kind in GRADE_FACTS.items() if kind != "state"}
+    out.update({f"{p}_state": ABSENT for p in _GRADERS.values()})
+    out["tc_irrelevance"] = False
+    by_name: dict[str, Any] = {}
+    for g in grades:
+        name = _get(g, "grader")
+        if name in _GRADERS:
+            by_name[name] = g
+    for name, g in by_name.items():
+        prefix = _GRADERS[name]
+        state = _state(g)
+        out[f"{prefix}_state"] = state
+        evidence = _get(g, "evidence")
+        ev: Mapping[str, Any] = evidence if isinstance(evidence, Mapping) else {}
+        if name == "tool_calls":
+            out["tc_irrelevance"] = ev.get("category") == "irrelevance"
+            if state == FAILED:
+                status = str(_get(g, "status"))
+                out["tc_status"] = status
+                out["tc_class"] = taxonomy(status, ev)
+        elif name == "trajectory":
+            out["traj_mode"] = str(ev.get("mode", "unknown"))
+            out["traj_precision"] = _number(ev.get("precision"))
+            out["traj_recall"] = _number(ev.get("recall"))
+        elif name == "milestones":
+            out["ms_score"] = _number(_get(g, "score"))
+        elif name == "minefields":
+            out["mine_max_severity"] = _number(ev.get("max_severity"))
+            hits = [h.get("severity", 1.0) for h in ev.get("hits", []) if isinstance(h, dict)]
+            out["mine_hit_severity"] = max(hits) if hits else None
+        elif name == "control":
+            out["ctl_irreversible"] = _number(ev.get("irreversible_calls"))
+            out["ctl_unconfirmed"] = _number(ev.get("unconfirmed_irreversible"))
+        else:  # checkpoints: the decided and undecided turns
+            results = ev.get("checkpoints")
+            if isinstance(results, list):
+                turns = [
+                    [r["turn"], r.get("verdict") if r.get("verdict") in ("pass", "fail") else None]
+                    for r in results
+                    if isinstance(r, dict) and type(r.get("turn")) is int
+                ]
+                out["ckpt_turns"] = _text(turns)
+    return out
+
+
+def trial_facts(trial: Trial) -> dict[str, Any]:
+    """Every fact of one trial: its transcript's and its grades'."""
+    return {**event_facts(trial.events), **grade_facts(trial.grades)}
+
+
+# --------------------------------------------------------------------------- columns
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+ObjArray = npt.NDArray[np.object_]
+IntArray = npt.NDArray[np.int64]
+StateArray = npt.NDArray[np.int8]
+
+_DTYPE: dict[FactKind, Any] = {
+    "label": object,
+    "float": np.float64,
+    "int": np.int64,
+    "bool": np.bool_,
+    "state": np.int8,
+}
+
+
+def _column(kind: FactKind, values: Sequence[Any]) -> np.ndarray[Any, Any]:
+    if kind == "float":
+        return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    if kind == "label":
+        out = np.empty(len(values), dtype=object)
+        out[:] = list(values)
+        return out
+    return np.array(values, dtype=_DTYPE[kind])
+
+
+@dataclass(frozen=True, eq=False)
+class Facts:
+    """The facts of a set of trials as columns (one array per fact in `FACTS`, one row
+    per trial, in the rows' order of the `TrialTable` beside it)."""
+
+    columns: dict[str, np.ndarray[Any, Any]]
+
+    def __post_init__(self) -> None:
+        missing = sorted(set(FACTS) - set(self.columns))
+        if missing:
+            raise ValueError(f"facts lack the columns {missing}")
+        lengths = {len(v) for v in self.columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"fact columns have different lengths {sorted(lengths)}")
+
+    def __len__(self) -> int:
+        return len(self.columns["has_events"])
+
+    def __getitem__(self, name: str) -> np.ndarray[Any, Any]:
+        return self.columns[name]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Mapping[str, Any]]) -> Facts:
+        """Columns from one `trial_facts` dict per trial."""
+        return cls({name: _column(kind, [r[name] for r in rows]) for name, kind in FACTS.items()})
+
+    @classmethod
+    def from_trials(cls, trials: Sequence[Trial]) -> Facts:
+        """The facts of validated trials (what a list of `Trial` objects is measured by)."""
+        return cls.from_rows([trial_facts(t) for t in trials])
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any]) -> Facts:
+        """Facts from arrays of each fact (a store's or a Parquet file's columns)."""
+        return cls(
+            {
+                name: np.asarray(columns[name], dtype=_DTYPE[kind])
+                if kind != "label"
+                else _labels(columns[name])
+                for name, kind in FACTS.items()
+            }
+        )
+
+    def take(self, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp]) -> Facts:
+        """The rows selected by a boolean mask or an index array."""
+        return Facts({name: column[rows] for name, column in self.columns.items()})
+
+
+def _labels(values: Any) -> ObjArray:
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return values
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def decoded(column: ObjArray) -> list[Any]:
+    """Each row's decoded label (`decode`), decoding each distinct label once."""
+    values = column.tolist()
+    cache: dict[Any, Any] = {}
+    out = []
+    for v in values:
+        if v not in cache:
+            cache[v] = decode(v)
+        out.append(cache[v])
+    return out

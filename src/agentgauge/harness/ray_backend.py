@@ -1,0 +1,344 @@
+"""The Ray backend (``--backend ray``; docs/ray.md): each cell a Ray task, the store
+written by the driver alone.
+
+What travels to the workers is a `WorkerKit`, put in Ray's object store once per
+run: the suite's tasks, the agent *as the user gave it* (a spec string such as
+``builtin:careful`` or ``my_agents:solve``, or a Python callable, which Ray's
+cloudpickle sends by reference when it is importable and by value otherwise), the
+environment factory (``None``: the tasks' own environments, as locally), the grader,
+the timeout and the infra retries. A worker builds the agent and the factory from it
+once and keeps them, with one event loop, for every later trial of the run it is
+given (`_worker_kit`): the per-agent state an actor would hold (an endpoint's
+connection pool, a reference agent's plans) is built once per process, while each
+trial stays a plain task that Ray can schedule anywhere and that dies alone.
+
+The driver keeps at most ``concurrency`` tasks outstanding (`asyncio.wait` over the
+tasks' futures: `ray.wait`'s asyncio twin, so the store's writer keeps running on
+the same loop), and each result goes through `agentgauge.harness.keep.keep_trial`
+as a local trial does: one writer, one transaction per trial, the store's unique
+index on the cell as the backstop, so every cell is written exactly once. A task
+whose worker died (`ray.exceptions.RayError`: the process was killed, its node
+left, it ran out of memory) is submitted again, at most ``worker_retries`` times,
+then recorded as an infra error with Ray's reason. Ctrl-C cancels every
+outstanding task (`ray.cancel`, ``force=True``) and writes none of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from agentgauge.agents.base import Agent
+from agentgauge.envs.base import EnvFactory
+from agentgauge.errors import InputError
+from agentgauge.harness.breaker import CircuitBreaker
+from agentgauge.harness.cells import Cell
+from agentgauge.harness.configuration import ObservingFactory
+from agentgauge.harness.keep import keep_trial
+from agentgauge.harness.stopping import Stop
+from agentgauge.harness.trial import Scorer, attempt_cell, infra_error_trial
+from agentgauge.schema import Task, Trial
+from agentgauge.store import Store, TrialWriter
+
+__all__ = [
+    "INSTALL_HINT",
+    "WorkerKit",
+    "check_shippable",
+    "execute_on_ray",
+    "ray_session",
+    "require_ray",
+]
+
+INSTALL_HINT = "the Ray backend needs ray: pip install 'agentgauge[ray]'"
+
+#: Times a trial is submitted again after its worker died, by default (Ray's own
+#: default for ``max_retries``).
+DEFAULT_WORKER_RETRIES = 3
+
+
+def require_ray() -> ModuleType:
+    """The ``ray`` module, or an `InputError` (exit 2) saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError(INSTALL_HINT, field="backend") from None
+    return ray
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None, *, num_cpus: int | None = None) -> Iterator[ModuleType]:
+    """Ray, connected: to ``address`` (``auto``, ``ray://HOST:10001``, ``HOST:6379``) when
+    given, else to a local instance started here (``num_cpus``: Ray's detection when
+    ``None``). A session this process already holds is used as it is. Whatever was
+    started or connected here is shut down on the way out."""
+    ray = require_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    if address is not None:
+        _check_reachable(address)
+    options: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR"}
+    if address is None:
+        options |= {"num_cpus": num_cpus, "include_dashboard": False}
+    try:
+        ray.init(address=address, **options)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        raise InputError(f"cannot connect to {where}: {exc}", field="ray-address") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) nothing listens on: ``ray.init``
+    would retry it for minutes before giving up."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # ``auto``, or a form Ray itself reads and reports on
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise InputError(
+            f"cannot reach the Ray cluster at {address} ({exc}); is `ray start --head` "
+            "running there, with that port open to this machine?",
+            field="ray-address",
+        ) from None
+
+
+@dataclass(frozen=True)
+class WorkerKit:
+    """What a worker needs to run any cell of a run (pickled once, shared by its tasks)."""
+
+    key: str
+    """Unique per run session: a worker keeps what it built from one kit under it."""
+    tasks: tuple[Task, ...]
+    agent: Any
+    """The agent as the user gave it: a spec string, a callable or an `Agent`."""
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    env_factory: EnvFactory | None = None
+    """``None``: `agentgauge.harness.runner.default_env_factory` of the tasks."""
+    grader: Scorer | None = None
+    timeout: float | None = None
+    infra_retries: int = 0
+
+
+def check_shippable(
+    agent: Any,
+    agent_options: dict[str, Any],
+    env_factory: EnvFactory | None,
+    grader: Scorer | None,
+    *,
+    agent_name: str,
+) -> None:
+    """An `InputError` naming what cannot be sent to the Ray workers (an agent holding
+    a lock or a socket, say), before anything is written."""
+    from ray import cloudpickle
+
+    parts = (
+        ("agent", agent, f"the agent {agent_name}"),
+        ("agent", agent_options, f"the options of the agent {agent_name}"),
+        ("environment", env_factory, "the environment factory"),
+        ("grader", grader, "the grader"),
+    )
+    for field_name, value, label in parts:
+        try:
+            cloudpickle.dumps(value)  # type: ignore[no-untyped-call]
+        except Exception as exc:
+            raise InputError(
+                f"{label} cannot be sent to Ray workers ({type(exc).__name__}: {exc}); "
+                "give an importable package.module:function (importable on the workers "
+                "too), or run it with --backend local",
+                field=field_name,
+            ) from None
+
+
+@dataclass
+class _Built:
+    """What one worker process built from a kit, kept for the run's later trials."""
+
+    key: str
+    tasks: dict[str, Task]
+    agent: Agent
+    factory: ObservingFactory
+    loop: asyncio.AbstractEventLoop
+    kit: WorkerKit
+
+
+_BUILT: list[_Built] = []  # at most one: a worker serves one run at a time
+
+
+def _worker_kit(key: str, boxed: list[Any]) -> _Built:
+    """The agent, factory and event loop of kit ``key`` in this worker, built on first use.
+    ``boxed`` holds the kit's object ref inside a list, so Ray does not fetch and
+    unpickle the kit for every task: only a worker that has not built it reads it."""
+    if _BUILT and _BUILT[0].key == key:
+        return _BUILT[0]
+    import ray
+
+    from agentgauge.agents.resolve import resolve_agent
+    from agentgauge.harness.runner import default_env_factory
+
+    kit: WorkerKit = ray.get(boxed[0])
+    if _BUILT:
+        _close(_BUILT.pop())
+    agent = resolve_agent(kit.agent, tasks=list(kit.tasks), **kit.agent_options)
+    factory = kit.env_factory or default_env_factory(kit.tasks)
+    built = _Built(
+        key,
+        {t.id: t for t in kit.tasks},
+        agent,
+        ObservingFactory(factory),
+        asyncio.new_event_loop(),
+        kit,
+    )
+    _BUILT.append(built)
+    return built
+
+
+def _close(built: _Built) -> None:
+    close = getattr(built.agent, "aclose", None)
+    with contextlib.suppress(Exception):  # best effort: the trials are recorded already
+        if close is not None:
+            built.loop.run_until_complete(close())
+        built.loop.close()
+
+
+def run_on_worker(
+    key: str, boxed: list[Any], task_id: str, trial: int, variant: str, seed: int
+) -> tuple[Trial, dict[str, list[str]]]:
+    """One cell, on a Ray worker: its trial (graded, as locally) and the tool-set and
+    policy digests this worker's environments offered so far (for the run's header)."""
+    built = _worker_kit(key, boxed)
+    kit = built.kit
+    cell = Cell(built.tasks[task_id], trial, variant, seed)
+    result = built.loop.run_until_complete(
+        attempt_cell(
+            cell,
+            built.agent,
+            built.factory,
+            timeout=kit.timeout,
+            grader=kit.grader,
+            infra_retries=kit.infra_retries,
+        )
+    )
+    return result, built.factory.seen()
+
+
+@dataclass
+class _Outstanding:
+    ref: Any
+    cell: Cell
+    attempts: int
+    started: float
+
+
+async def execute_on_ray(
+    cells: Sequence[Cell],
+    kit: WorkerKit,
+    agent: Agent,
+    observer: ObservingFactory,
+    db: Store,
+    run_id: str,
+    *,
+    concurrency: int,
+    on_done: Callable[[Trial], None],
+    breaker: CircuitBreaker,
+    stop: Stop,
+    worker_retries: int = DEFAULT_WORKER_RETRIES,
+) -> int:
+    """Run ``cells`` as Ray tasks (Ray connected already: `ray_session`) until done or
+    stopped; the number of trials committed. ``agent`` is the driver's own build of
+    the agent, for the name and model of a trial whose worker died; ``observer``
+    gathers the digests the workers report."""
+    import ray
+
+    boxed = [ray.put(kit)]
+    remote = ray.remote(num_cpus=1, max_retries=0)(run_on_worker)
+    writer = TrialWriter(db, run_id)
+    queue = iter(cells)
+    outstanding: dict[asyncio.Future[Any], _Outstanding] = {}
+
+    def launch(cell: Cell, attempts: int, started: float) -> None:
+        ref = remote.remote(kit.key, boxed, cell.task.id, cell.trial, cell.variant, cell.seed)
+        outstanding[asyncio.wrap_future(ref.future())] = _Outstanding(ref, cell, attempts, started)
+
+    def cancel_outstanding() -> None:
+        # Ctrl-C: nothing in flight is written; the cells stay missing for a resume.
+        for future, task in outstanding.items():
+            future.cancel()
+            with contextlib.suppress(Exception):
+                ray.cancel(task.ref, force=True)
+
+    stop.on_interrupt(cancel_outstanding)
+    try:
+        while True:
+            while len(outstanding) < concurrency and not stop.stopped:
+                cell = next(queue, None)
+                if cell is None:
+                    break
+                launch(cell, 1, time.monotonic())
+            if not outstanding:
+                break
+            finished, _ = await asyncio.wait(outstanding, return_when=asyncio.FIRST_COMPLETED)
+            for future in finished:
+                task = outstanding.pop(future)
+                if stop.interrupted or future.cancelled():
+                    continue
+                trial = _result(future, task, agent, worker_retries, stop, launch, observer)
+                if trial is not None:
+                    await keep_trial(trial, writer, on_done, breaker, stop)
+    finally:
+        cancel_outstanding()
+        outstanding.clear()
+        await writer.close()  # waits for the last commits; raises a write error
+    return writer.committed
+
+
+def _result(
+    future: asyncio.Future[Any],
+    task: _Outstanding,
+    agent: Agent,
+    worker_retries: int,
+    stop: Stop,
+    launch: Callable[[Cell, int, float], None],
+    observer: ObservingFactory,
+) -> Trial | None:
+    """The trial a finished task brought back; ``None`` when it was submitted again."""
+    from ray.exceptions import RayError, RayTaskError
+
+    try:
+        trial: Trial
+        seen: dict[str, list[str]]
+        trial, seen = future.result()
+    except RayError as exc:
+        cause = exc.cause if isinstance(exc, RayTaskError) else None
+        # An agent or world the worker cannot build fails the same way every time.
+        again = not isinstance(cause, InputError)
+        if again and task.attempts <= worker_retries and not stop.stopped:
+            launch(task.cell, task.attempts + 1, task.started)
+            return None
+        if cause is not None:
+            reason = f"the Ray worker could not run this trial: {_first_line(cause)}"
+        else:
+            times = "once" if task.attempts == 1 else f"{task.attempts} times"
+            reason = f"the Ray worker running this trial died {times}: {_first_line(exc)}"
+        trial = infra_error_trial(task.cell, agent, reason, started=task.started)
+    else:
+        observer.tools.update(seen["tool_set"])
+        observer.policies.update(seen["policy"])
+    if task.attempts > 1:
+        trial.metadata["worker_attempts"] = task.attempts
+    return trial
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -1,0 +1,441 @@
+"""``--backend ray`` on a real local Ray instance with 2 CPUs (one per module: it takes
+seconds to start): the same trials and metrics as the local backend for the same
+seeds; a worker killed mid-trial is retried and every cell stored exactly once; a
+trial whose worker always dies is an infra error saying so; an interrupted run
+resumes with only its missing cells; and without ray the command says how to
+install it.
+
+The test agents live in a module written to a temporary folder that is on the
+import path of this process, of the Ray workers (the raylet inherits
+``PYTHONPATH``) and of the CLI subprocess, as a user's agent module must be.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentgauge
+from agentgauge.errors import InputError, RunStopped
+from agentgauge.harness.runner import run
+from agentgauge.schema import Task, Trial
+from agentgauge.store import Store
+from agentgauge.testing.openai_server import OpenAIServer, Reply, completion, tool_call
+
+ROOT = Path(__file__).resolve().parents[2]
+
+AGENTS = '''
+import asyncio
+import math
+import os
+import signal
+import socket
+from pathlib import Path
+
+from agentgauge.agents.base import TransientError
+from agentgauge.testing.worlds import counting_agent
+
+MARKS = Path(__file__).parent / "marks"
+
+
+async def dies_once(session):
+    """Kills its own process on its first attempt at task t1, trial 1 (a marker file
+    remembers the attempt across processes); solves every other trial."""
+    mark = MARKS / f"{session.task_id}-{session.trial}"
+    if session.task_id == "t1" and session.trial == 1 and not mark.exists():
+        mark.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    await counting_agent(session)
+
+
+async def always_dies(session):
+    """Kills its process on every attempt at task t1."""
+    if session.task_id == "t1":
+        (MARKS / f"attempt-{os.getpid()}").touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    await counting_agent(session)
+
+
+async def provider_down(session):
+    """Every trial an infra error, as with an endpoint that is down."""
+    raise TransientError("503 Service Unavailable")
+
+
+async def slow(session):
+    await asyncio.sleep(0.05)
+    await counting_agent(session)
+'''
+
+
+@pytest.fixture(scope="module")
+def agents_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The test agents' module, importable here and on the workers; Ray running."""
+    ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    folder = tmp_path_factory.mktemp("ray_agents")
+    (folder / "ray_test_agents.py").write_text(AGENTS)
+    (folder / "marks").mkdir()
+    old_path, old_env = list(sys.path), os.environ.get("PYTHONPATH")
+    sys.path.insert(0, str(folder))
+    # The raylet, hence every worker, inherits this process's environment at ray.init.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(folder), str(ROOT / "src"), *([old_env] if old_env else [])]
+    )
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        yield folder
+    finally:
+        ray.shutdown()
+        sys.path[:] = old_path
+        if old_env is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_env
+
+
+def counter_tasks(n: int = 3) -> list[Task]:
+    # Each task names its world, so the workers build it from the task as locally.
+    return [
+        Task(
+            id=f"t{i}",
+            family=f"f{i % 2}",
+            instruction=f"please add {i + 1}",
+            environment="agentgauge.testing.worlds:make_counter_env",
+            expectations={"final_state": {"counter": i + 1}, "control": "act"},
+        )
+        for i in range(n)
+    ]
+
+
+def cells(db: Path, run_id: str) -> Counter[tuple[str, int, str]]:
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute(
+            "SELECT task_id, trial, variant FROM trials WHERE run_id = ?", (run_id,)
+        ).fetchall()
+    finally:
+        conn.close()
+    return Counter((str(t), int(i), str(v)) for t, i, v in rows)
+
+
+def stored(db: Path, run_id: str) -> dict[tuple[str, int, str], Trial]:
+    with Store(db, readonly=True) as store:
+        return {(t.task_id, t.trial, t.variant): t for t in store.trials(run_id)}
+
+
+def test_ray_gives_the_same_trials_and_metrics_as_local(agents_dir: Path, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    common: dict[str, Any] = {
+        "trials": 2,
+        "variants": ["base", "fault:tool_error"],
+        "seed": 11,
+        "store": db,
+        "progress": False,
+        "concurrency": 4,
+    }
+    run("builtin:retail", "builtin:careful", run_id="local", **common)
+    header = run("builtin:retail", "builtin:careful", run_id="ray", backend="ray", **common)
+    assert header.config["backend"] == "ray"
+    local, on_ray = stored(db, "local"), stored(db, "ray")
+    assert len(local) == header.n_trials and len(local) > 200  # 59 tasks x 2 x 2
+    assert local.keys() == on_ray.keys()
+    fields = ("task_id", "trial", "variant", "seed", "success", "score", "final_state", "events")
+    for cell, trial in local.items():
+        other = on_ray[cell]
+        for name in fields:
+            assert getattr(other, name) == getattr(trial, name), (cell, name)
+    # Not every trial the careful agent runs passes: the comparison covers both outcomes.
+    assert 0 < sum(t.success for t in local.values()) < len(local)
+    a, b = (agentgauge.metrics(f"{db}:{run_id}").to_dict() for run_id in ("local", "ray"))
+    for report in (a, b):  # groups come in the order their first trial was stored
+        report["groups"].sort(key=lambda g: (g["agent"], g["model"] or "", g["variant"]))
+    assert_same(a, b)
+
+
+def assert_same(a: Any, b: Any, where: str = "") -> None:
+    """Equal, floats to 1e-12 relative: the store keeps trials in the order they finished,
+    which on Ray is not the local order, and a sum of costs in another order may differ
+    in its last bit (2.99109 vs 2.9910900000000002)."""
+    if isinstance(a, float) and isinstance(b, float):
+        assert math.isclose(a, b, rel_tol=1e-12), where
+    elif isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys(), where
+        for key in a:
+            assert_same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, where
+
+
+def counter_model(request: dict[str, Any]) -> Reply:
+    """A model that solves counter tasks: the add call its instruction asks for, then done."""
+    messages = request["messages"]
+    if messages[-1]["role"] == "tool":
+        return Reply(body=completion("Done."))
+    amount = int(messages[-1]["content"].split()[-1])
+    return Reply(body=completion(tool_calls=[tool_call("add", {"amount": amount})]))
+
+
+def test_an_endpoint_agent_serves_many_trials_per_worker_as_locally(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # Each worker builds the openai: adapter (its HTTP session) once, for all its trials.
+    db = tmp_path / "s.db"
+    with OpenAIServer(counter_model) as server:
+        for backend in ("local", "ray"):
+            run(
+                counter_tasks(),
+                "openai:fake-model",
+                trials=4,
+                store=db,
+                run_id=backend,
+                progress=False,
+                backend=backend,
+                agent_options={"base_url": server.base_url},
+            )
+    local, on_ray = stored(db, "local"), stored(db, "ray")
+    assert len(on_ray) == 12 and local.keys() == on_ray.keys()
+    assert all(t.success for t in on_ray.values())
+    for cell, trial in local.items():
+        for name in ("success", "final_state", "tool_calls", "model_calls", "input_tokens"):
+            assert getattr(on_ray[cell], name) == getattr(trial, name), (cell, name)
+
+
+def test_a_killed_worker_is_retried_and_every_cell_is_written_once(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.db"
+    header = run(
+        counter_tasks(),
+        "ray_test_agents:dies_once",
+        trials=4,
+        store=db,
+        progress=False,
+        backend="ray",
+        concurrency=2,
+    )
+    assert (agents_dir / "marks" / "t1-1").exists()  # the worker really was killed
+    assert cells(db, header.run_id) == Counter(
+        {(f"t{i}", k, "base"): 1 for i in range(3) for k in range(4)}
+    )
+    trials = stored(db, header.run_id)
+    assert all(t.success and t.status == "completed" for t in trials.values())
+    assert trials[("t1", 1, "base")].metadata["worker_attempts"] == 2
+    assert "worker_attempts" not in trials[("t1", 0, "base")].metadata
+
+
+def test_a_worker_that_always_dies_is_an_infra_error_with_its_reason(
+    agents_dir: Path, tmp_path: Path, cli: Any
+) -> None:
+    db = tmp_path / "s.db"
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(t.model_dump_json() + "\n" for t in counter_tasks(2)))
+    for old in (agents_dir / "marks").glob("attempt-*"):
+        old.unlink()
+    args = ["run", str(suite), "--agent", "ray_test_agents:always_dies", "--store", str(db)]
+    code, out, err = cli(*args, "--backend", "ray", "--run-id", "r", "--no-progress")
+    assert code == 0, err
+    # Ray's default of 3 retries: 4 attempts, each in a process that died.
+    assert len(list((agents_dir / "marks").glob("attempt-*"))) == 4
+    trials = stored(db, "r")
+    dead = trials[("t1", 0, "base")]
+    assert dead.status == "error" and dead.error_kind == "infra" and not dead.success
+    assert dead.error is not None
+    assert dead.error.startswith("the Ray worker running this trial died 4 times: ")
+    assert "WorkerCrashedError" in dead.error and dead.metadata["worker_attempts"] == 4
+    assert trials[("t0", 0, "base")].success
+    # The run's summary shows the message where the user is looking.
+    assert "the Ray worker running this trial died 4 times" in out
+    assert "1 infra errors" in out
+
+
+def test_an_agent_the_workers_cannot_import_is_an_infra_error_naming_it(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # Importable here (the driver), not on the workers: a module not installed on the nodes.
+    (tmp_path / "driver_only_agents.py").write_text(
+        "from agentgauge.testing.worlds import counting_agent as solve\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        header = run(
+            counter_tasks(),
+            "driver_only_agents:solve",
+            store=tmp_path / "s.db",
+            progress=False,
+            backend="ray",
+        )
+    finally:
+        sys.path.remove(str(tmp_path))
+    trials = stored(tmp_path / "s.db", header.run_id)
+    assert len(trials) == 3
+    for trial in trials.values():
+        assert trial.status == "error" and trial.error_kind == "infra"
+        assert trial.error is not None
+        assert trial.error.startswith("the Ray worker could not run this trial: InputError: ")
+        assert "cannot import 'driver_only_agents'" in trial.error
+        assert "worker_attempts" not in trial.metadata  # the same every time: not retried
+
+
+def test_the_circuit_breaker_stops_a_ray_run_of_infra_errors(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.db"
+    with pytest.raises(RunStopped, match="the first 4 trials were all infra errors") as caught:
+        run(
+            counter_tasks(),
+            "ray_test_agents:provider_down",
+            trials=20,
+            store=db,
+            run_id="r",
+            progress=False,
+            backend="ray",
+            concurrency=2,
+            breaker_first=4,
+        )
+    saved = sum(cells(db, "r").values())
+    # Launching stopped at the trip; the trials in flight then were still written.
+    assert caught.value.saved == saved and 4 <= saved <= 6 < caught.value.total == 60
+    trials = stored(db, "r")
+    assert all(t.error_kind == "infra" and "503" in (t.error or "") for t in trials.values())
+
+
+def test_an_interrupted_ray_run_resumes_with_only_its_missing_cells(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.db"
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(t.model_dump_json() + "\n" for t in counter_tasks()))
+    import ray
+
+    address = ray.get_runtime_context().gcs_address
+    argv = [sys.executable, "-m", "agentgauge", "run", str(suite)]
+    argv += ["--agent", "ray_test_agents:slow", "--store", str(db), "--run-id", "r"]
+    argv += ["--trials", "30", "--concurrency", "2", "--no-progress"]
+    argv += ["--backend", "ray", "--ray-address", address]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if db.exists() and sum(_count(db).values()) >= 6:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    saved = sum(cells(db, "r").values())
+    assert 6 <= saved < 90
+    assert f"interrupted: {saved} trials saved; resume with: " in err
+    assert "--backend ray" in err and f"--ray-address {address}" in err
+    assert max(cells(db, "r").values()) == 1
+    ran: list[Trial] = []
+    run(
+        counter_tasks(),
+        "ray_test_agents:slow",
+        store=db,
+        run_id="r",
+        progress=False,
+        backend="ray",
+        on_trial=ran.append,
+    )
+    assert len(ran) == 90 - saved
+    assert cells(db, "r") == Counter({(f"t{i}", k, "base"): 1 for i in range(3) for k in range(30)})
+
+
+def _count(db: Path) -> Counter[tuple[str, int, str]]:
+    try:
+        return cells(db, "r")
+    except sqlite3.OperationalError:  # the schema is not there yet
+        return Counter()
+
+
+def test_an_agent_that_cannot_be_pickled_is_named_before_anything_is_written(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    import threading
+
+    class Locked:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+
+        async def __call__(self, session: Any) -> None:
+            return None
+
+    with pytest.raises(InputError, match="cannot be sent to Ray workers") as caught:
+        run(counter_tasks(), Locked(), store=tmp_path / "s.db", backend="ray", progress=False)
+    assert "lock" in str(caught.value) and caught.value.field == "agent"
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_without_ray_the_command_says_how_to_install_it(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    wrapper = textwrap.dedent(
+        """
+        import sys
+        sys.modules["ray"] = None  # as if ray were not installed
+        from agentgauge.cli import main
+        sys.argv = ["agentgauge", *sys.argv[1:]]
+        main()
+        """
+    )
+    argv = [sys.executable, "-c", wrapper, "run", "builtin:retail", "--agent", "builtin:null"]
+    out = subprocess.run(
+        [*argv, "--backend", "ray", "--store", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert lines == [
+        "agentgauge: error: backend: the Ray backend needs ray: pip install 'agentgauge[ray]'"
+    ]
+    assert not db.exists()
+
+
+def test_a_cluster_nobody_listens_at_is_one_line_and_nothing_written(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    with socket.socket() as probe:  # a port that was free a moment ago: nobody listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    db = tmp_path / "s.db"
+    argv = [sys.executable, "-m", "agentgauge", "run", "builtin:retail", "--agent", "builtin:null"]
+    out = subprocess.run(
+        [*argv, "--store", str(db), "--backend", "ray", "--ray-address", f"127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(
+        f"agentgauge: error: ray-address: cannot reach the Ray cluster at 127.0.0.1:{port}"
+    )
+    assert not db.exists()
+
+
+def test_a_ray_address_without_the_ray_backend_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="--ray-address applies to --backend ray"):
+        run(counter_tasks(), "builtin:null", store=tmp_path / "s.db", ray_address="auto")
+    assert not (tmp_path / "s.db").exists()

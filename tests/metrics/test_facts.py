@@ -1,0 +1,212 @@
+"""A stored run's metrics read from its records (agentgauge.store.packed) equal those
+computed from its trials as models, to the last bit, under every way a run changes:
+written by the harness, re-graded, a version activated, late spans appended, an old
+store upgraded, a record layout this code does not know."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentgauge import api
+from agentgauge.facts import Facts, trial_facts
+from agentgauge.graders.regrade import regrade
+from agentgauge.harness.runner import run
+from agentgauge.metrics.reliability import (
+    levenshtein,
+    trajectory_consistency_dist,
+    trajectory_consistency_seq,
+)
+from agentgauge.schema import ToolCallEvent, ToolResultEvent, Trial
+from agentgauge.store import Store
+
+
+def _json(report: Any) -> str:
+    return json.dumps(report.to_dict(), sort_keys=True)
+
+
+def _same(db: Path, run_id: str, **kw: Any) -> dict[str, Any]:
+    """Assert that the run's metrics from its records equal those from its models."""
+    grade = kw.pop("grade_version", None)
+    spec = f"{db}:{run_id}" + (f"#grade={grade}" if grade is not None else "")
+    fast = api.metrics(spec, **kw)
+    with Store(db, readonly=True) as store:
+        table, facts = store.columns(run_id, grade_version=grade)
+        trials = store.trials(run_id, grade_version=grade)
+    slow = api.metrics(trials, **kw)
+    assert _json(fast) == _json(slow)
+    # The records hold what the trials say, column by column.
+    expected = Facts.from_trials(trials)
+    for name, column in expected.columns.items():
+        got = facts[name]
+        if column.dtype == np.float64:
+            assert np.array_equal(got, column, equal_nan=True), name
+        else:
+            assert got.tolist() == column.tolist(), name
+    assert table.task_id.tolist() == [t.task_id for t in trials]
+    assert table.success.tolist() == [t.success for t in trials]
+    out: dict[str, Any] = fast.to_dict()
+    return out
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("facts") / "s.db"
+    for agent in ("hasty", "careful"):
+        run(
+            "builtin:retail",
+            f"builtin:{agent}",
+            trials=2,
+            store=db,
+            run_id=agent,
+            progress=False,
+            concurrency=4,
+        )
+    return db
+
+
+def test_a_harness_run_reads_the_same_from_its_records(stored: Path) -> None:
+    out = _same(stored, "hasty")
+    group = out["groups"][0]
+    # The sections the records feed are there, not missing.
+    assert group["tool_use"] is not None and group["control"] is not None
+    assert group["recovery"] is not None and group["turns"] is not None
+    assert out["reliability"][0]["trajectory_consistency_seq"]["value"] is not None
+    _same(stored, "careful", by=("agent",), exclude_infra_errors=True, k=(1, 2))
+
+
+def test_re_grading_and_activating_keep_every_version_readable(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    run("builtin:retail", "builtin:hasty", trials=1, store=db, run_id="r", progress=False)
+    before = _same(db, "r")
+    result = regrade(db, "r", ["control"], note="control only")
+    assert result.version == 2
+    assert _same(db, "r") == before  # not activated: the run reports what it did
+    _same(db, "r", grade_version=2)
+    api.activate_grade_version(f"{db}:r", 2)
+    _same(db, "r")
+    assert _same(db, "r", grade_version=1) == before
+
+
+def test_late_spans_change_the_records_as_they_change_the_trial(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    run("builtin:retail", "builtin:careful", trials=1, store=db, run_id="r", progress=False)
+    with Store(db) as store:
+        pk = store.trial_keys("r")[0]
+        late = [
+            ToolCallEvent(name="lookup", arguments={}, call_id="late1"),
+            ToolResultEvent(name="lookup", call_id="late1", content="timed out", is_error=True),
+        ]
+        with store.transaction():
+            store.append_events(pk, late, {"late": True})
+    out = _same(db, "r")
+    assert out["groups"][0]["recovery"]["error_types"]["timeout"]["in_successful"] >= 1
+
+
+def test_a_store_of_an_unknown_record_layout_reads_the_same_and_is_rebuilt(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.db"
+    run("builtin:retail", "builtin:hasty", trials=1, store=db, run_id="r", progress=False)
+    before = _same(db, "r")
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value = 'other' WHERE key = 'facts_layout'")
+    conn.execute("UPDATE trial_facts SET data = x'00'")  # unreadable as this layout
+    conn.commit()
+    conn.close()
+    written = db.read_bytes()
+    assert _same(db, "r") == before  # read-only: read as models, nothing written
+    assert db.read_bytes() == written
+    with Store(db) as store:  # opened for writing: the records are derived again
+        assert store._layout() != "other"
+    assert _same(db, "r") == before
+
+
+def test_a_deleted_run_takes_its_records_with_it(stored: Path, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    db.write_bytes(stored.read_bytes())
+    with Store(db) as store:
+        store.delete_run("hasty")
+        left = store.conn.execute("SELECT DISTINCT run_id FROM trial_facts").fetchall()
+    assert left == [("careful",)]
+    _same(db, "careful")
+
+
+def test_trial_facts_of_a_trial_without_a_transcript_are_unknown() -> None:
+    facts = trial_facts(Trial(task_id="t", success=True))
+    assert facts["has_events"] is False and facts["actions"] is None
+    assert facts["assistant_turns"] is None
+
+
+# --------------------------------------------------------------------------- consistency
+
+
+def _naive(ids: list[str], ok: list[bool], acts: list[tuple[str, ...]], sim: Any) -> float | None:
+    """The definition: per task, the mean over pairs of successful runs; then the mean."""
+    values = []
+    for task in dict.fromkeys(ids):
+        runs = [a for i, g, a in zip(ids, ok, acts, strict=True) if i == task and g]
+        if len(runs) >= 2:
+            values.append(np.mean([sim(x, y) for x, y in itertools.combinations(runs, 2)]))
+    return float(np.mean(values)) if values else None
+
+
+def _seq_sim(x: tuple[str, ...], y: tuple[str, ...]) -> float:
+    longest = max(len(x), len(y))
+    return 1.0 if longest == 0 else 1.0 - levenshtein(x, y) / longest
+
+
+def _dist_sim(x: tuple[str, ...], y: tuple[str, ...]) -> float:
+    names = sorted(set(x) | set(y))
+    p = np.array([x.count(n) for n in names], dtype=float)
+    q = np.array([y.count(n) for n in names], dtype=float)
+    if p.sum() == 0 and q.sum() == 0:
+        return 1.0
+    if p.sum() == 0 or q.sum() == 0:
+        return 0.0
+    p, q = p / p.sum(), q / q.sum()
+    m = (p + q) / 2
+
+    def h(v: np.ndarray[Any, Any]) -> float:
+        v = v[v > 0]
+        return float(-(v * np.log2(v)).sum())
+
+    return 1.0 - (h(m) - (h(p) + h(q)) / 2)
+
+
+runs_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(["t1", "t2", "t3"]),
+        st.booleans(),
+        st.lists(st.sampled_from(["a", "b", "c"]), max_size=4).map(tuple),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(runs_strategy)
+def test_consistency_counted_per_distinct_path_equals_the_mean_over_pairs(
+    rows: list[tuple[str, bool, tuple[str, ...]]],
+) -> None:
+    ids = [r[0] for r in rows]
+    ok = [r[1] for r in rows]
+    acts = [r[2] for r in rows]
+    for fn, sim in (
+        (trajectory_consistency_seq, _seq_sim),
+        (trajectory_consistency_dist, _dist_sim),
+    ):
+        got = fn(np.array(ids, dtype=object), np.array(ok, dtype=bool), list(acts)).value
+        want = _naive(ids, ok, acts, sim)
+        if want is None:
+            assert got is None
+        else:
+            assert got == pytest.approx(want, abs=1e-12)
