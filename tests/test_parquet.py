@@ -457,23 +457,43 @@ def test_docs_name_every_column_with_its_arrow_type() -> None:
             assert f"| `{f.name}` | {shown} |" in section, (file, f.name)
 
 
-def test_outcome_metrics_and_horizon_never_build_trials(
+def test_metrics_and_horizon_of_an_export_never_build_trials(
     exported: Path, retail: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What needs only the table reads only the table: building a trial is an error here."""
+    """Every metric, tool use, control and reliability included, is computed from the
+    columns of trials.parquet (its facts among them): building a trial is an error here."""
     import agentgauge.parquet.read as read
     from agentgauge import horizon, metrics
 
-    want = metrics(f"{retail}:r", k=(1, 2), behaviour=False).to_dict()
+    want = metrics(f"{retail}:r", k=(1, 2)).to_dict()
+    assert {"tool_use", "control"} <= set(want["groups"][0])
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a Trial was built")
 
     monkeypatch.setattr(read, "read_trials", refuse)
-    assert metrics(str(exported), k=(1, 2), behaviour=False).to_dict() == want
+    assert metrics(str(exported), k=(1, 2)).to_dict() == want
+    assert metrics(f"{exported}#agent=builtin:careful", k=(1, 2)).to_dict() == want
     assert horizon(str(exported), bootstrap=20).to_dict()["groups"]
     with pytest.raises(AssertionError, match="a Trial was built"):
-        metrics(str(exported), k=(1, 2))  # tool use and control read transcripts, for now
+        _ = open_source(str(exported)).trials  # what show and report read is built on demand
+
+
+def test_a_file_without_facts_gives_its_behaviour_from_its_transcripts(
+    cli: Cli, retail: Path, exported: Path, tmp_path: Path
+) -> None:
+    """A trials file another tool wrote has no fact columns: the behaviour metrics then
+    derive them from events.parquet and grades.parquet, with the same figures."""
+    from agentgauge.facts import FACTS
+
+    folder = _trials(exported, tmp_path, lambda t: t.drop_columns(list(FACTS)))
+    assert metrics_json(cli, str(folder)) == metrics_json(cli, f"{retail}:r")
+
+
+def test_a_fact_column_of_the_wrong_type_is_named(cli: Cli, exported: Path, tmp_path: Path) -> None:
+    folder = _trials(exported, tmp_path, _set("tool_errors", ["many"], pa.string()))
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and "tool_errors: expected an integer" in err and "Traceback" not in err
 
 
 _LABEL = st.one_of(st.none(), st.sampled_from(["a", "b", "é", "x\x00y", ""]))

@@ -387,7 +387,13 @@ def _parquet_source(
     column-wise (docs/parquet.md); ``None`` when ``base`` names no Parquet."""
     if not (Path(base).is_dir() or base.endswith(".parquet") or _GLOB & set(base)):
         return None  # no need to load pyarrow
-    from agentgauge.parquet.read import parquet_parts, read_header, read_table, read_trials
+    from agentgauge.parquet.read import (
+        parquet_parts,
+        read_facts,
+        read_header,
+        read_table,
+        read_trials,
+    )
 
     parts = parquet_parts(base)
     if parts is None:
@@ -414,6 +420,7 @@ def _parquet_source(
         tasks=list(tasks.values()),
         grading=one.grading if one else None,
         _table=read_table(parts),
+        _facts=read_facts(parts),
         _load=lambda: read_trials(parts, events=events),
     )
 

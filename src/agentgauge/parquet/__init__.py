@@ -19,12 +19,16 @@ text as a string (dictionary-encoded for labels), integers as int64, reals as
 float64, booleans as bool, JSON values and documents as JSON text; documents
 (the final state, the turn record) dictionary-encoded too, so that the trials
 that leave the world in the same state share one copy of it, as in the store.
+After them come the trial's facts (`agentgauge.facts`: its action sequence, tool
+errors, the grade evidence the behaviour metrics read), so that every metric of
+an export is computed from its columns, as on the store.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentgauge.facts import FACTS, FactKind
 from agentgauge.schema import TRIAL_FIELDS, TrialField
 
 if TYPE_CHECKING:
@@ -39,6 +43,7 @@ __all__ = [
     "TRIALS_FILE",
     "arrow_type",
     "events_schema",
+    "fact_type",
     "grades_schema",
     "trials_schema",
 ]
@@ -74,6 +79,20 @@ def arrow_type(field: TrialField) -> pa.DataType:
     }[field.type]
 
 
+def fact_type(kind: FactKind) -> pa.DataType:
+    """The Arrow type of a fact's column (`agentgauge.facts`): a label (a JSON text of
+    which few are distinct) dictionary-encoded, a verdict state an int8."""
+    import pyarrow as pa
+
+    return {
+        "label": pa.dictionary(pa.int32(), pa.string()),
+        "float": pa.float64(),
+        "int": pa.int64(),
+        "bool": pa.bool_(),
+        "state": pa.int8(),
+    }[kind]
+
+
 def _label() -> pa.DataType:
     import pyarrow as pa
 
@@ -81,7 +100,8 @@ def _label() -> pa.DataType:
 
 
 def trials_schema() -> pa.Schema:
-    """``trials.parquet``: the run id, the trial key, then every trial field in order."""
+    """``trials.parquet``: the run id, the trial key, every trial field in order, then
+    the trial's facts (what the behaviour metrics read, `agentgauge.facts.FACTS`)."""
     import pyarrow as pa
 
     return pa.schema(
@@ -89,6 +109,7 @@ def trials_schema() -> pa.Schema:
             pa.field("run_id", _label(), nullable=False),
             pa.field("trial_key", pa.int64(), nullable=False),
             *(pa.field(f.name, arrow_type(f), nullable=not f.required) for f in TRIAL_FIELDS),
+            *(pa.field(name, fact_type(kind)) for name, kind in FACTS.items()),
         ]
     )
 

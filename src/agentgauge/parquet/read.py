@@ -33,13 +33,22 @@ import pyarrow.parquet as pq
 from pydantic import TypeAdapter, ValidationError
 
 from agentgauge.errors import InputError, first_error
+from agentgauge.facts import FACTS, Facts
 from agentgauge.parquet import EVENTS_FILE, GRADES_FILE, HEADER_FILE, LAYOUT, TRIALS_FILE
 from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial, TrialField, infra_error
 from agentgauge.store.database import GradeVersion
 from agentgauge.store.rows import event_of
 from agentgauge.table import COLUMNS, TrialTable
 
-__all__ = ["ParquetHeader", "parquet_parts", "read_header", "read_table", "read_trials"]
+__all__ = [
+    "ParquetHeader",
+    "parquet_parts",
+    "read_facts",
+    "read_header",
+    "read_table",
+    "read_trials",
+    "to_array",
+]
 
 #: Columns a trials file must have; the others default as in the trial record.
 REQUIRED = ("task_id", "trial", "success")
@@ -352,6 +361,58 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
 
 
 ArrayKind = Literal["label", "float", "int", "bool", "state"]
+
+#: What a fact's column accepts and is read as.
+_FACT_ACCEPTS: dict[ArrayKind, str] = {
+    "label": "text",
+    "float": "real",
+    "int": "int",
+    "bool": "bool",
+    "state": "int",
+}
+
+
+def read_facts(parts: Sequence[Path]) -> Facts | None:
+    """The facts of ``parts``' trials (`agentgauge.facts`), row for row with
+    `read_table`; ``None`` when a file lacks them (one another tool wrote): the
+    behaviour metrics then derive them from the transcripts, as for a list of trials."""
+    found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in FACTS}
+    for path in parts:
+        schema = _schema_of(path)
+        if not set(FACTS) <= set(schema.names):
+            return None
+        for name, kind in FACTS.items():
+            what, accepts, target = _ACCEPTS[_FACT_ACCEPTS[kind]]
+            if not accepts(schema.field(name).type):
+                raise InputError(
+                    f"expected {what}, found Arrow type {schema.field(name).type}",
+                    file=path,
+                    field=name,
+                )
+        table = _read(path, list(FACTS))
+        for name, kind in FACTS.items():
+            column = table.column(name)
+            if pa.types.is_dictionary(column.type):
+                column = column.cast(column.type.value_type)
+            target = _ACCEPTS[_FACT_ACCEPTS[kind]][2]
+            try:
+                column = column.cast(target)
+            except pa.ArrowInvalid as exc:
+                raise InputError(
+                    f"cannot be read as {target} ({exc})", file=path, field=name
+                ) from None
+            if kind in ("int", "bool", "state") and column.null_count:
+                row = _first(pc.is_null(column))
+                raise InputError(
+                    f"row {row + 1}: a value is required, found null", file=path, field=name
+                )
+            found[name].append(column)
+    columns = {}
+    for name, kind in FACTS.items():
+        chunks = [c for part in found[name] for c in part.chunks]
+        target = _ACCEPTS[_FACT_ACCEPTS[kind]][2]
+        columns[name] = to_array(pa.chunked_array(chunks, target), kind)[0]
+    return Facts.from_columns(columns)
 
 
 def to_array(

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
+from agentgauge.facts import FACTS, FactKind, Facts
 from agentgauge.parquet import (
     EVENTS_FILE,
     GRADES_FILE,
@@ -33,6 +34,7 @@ from agentgauge.parquet import (
     LAYOUT,
     TRIALS_FILE,
     events_schema,
+    fact_type,
     grades_schema,
     trials_schema,
 )
@@ -84,10 +86,11 @@ def write_parquet(
             raise InputError(f"cannot write here: {exc.strerror}", file=out) from None
         try:
             keys: dict[int, int] = {}
+            _, facts = store.columns(run_id, grade_version=version)
             n_trials = _write(
                 tmp / TRIALS_FILE,
                 trials_schema(),
-                _trial_tables(store, run_id, version, batch, keys),
+                _trial_tables(store, run_id, version, batch, keys, facts),
             )
             n_events = _write(
                 tmp / EVENTS_FILE,
@@ -178,8 +181,16 @@ def _column(values: Sequence[Any], type_: str, label: bool) -> pa.Array:
     return pa.array(values, arrow)
 
 
+def _fact_column(values: np.ndarray[Any, Any], kind: FactKind) -> pa.Array:
+    if kind == "label":
+        return pa.array(values.tolist(), pa.string()).dictionary_encode()
+    if kind == "float":  # NaN is the facts' missing value: null in the file
+        return pa.array(values, pa.float64(), mask=np.isnan(values))
+    return pa.array(values, fact_type(kind))
+
+
 def _trial_tables(
-    store: Store, run_id: str, version: int, batch: int, keys: dict[int, int]
+    store: Store, run_id: str, version: int, batch: int, keys: dict[int, int], facts: Facts
 ) -> Iterator[pa.Table]:
     schema = trials_schema()
     for part in trial_batches(store, run_id, version, batch):
@@ -195,6 +206,7 @@ def _trial_tables(
                 else _column(part.fields[f.name], f.type, f.name in LABELS)
                 for f in TRIAL_FIELDS
             ),
+            *(_fact_column(facts[name][first : first + n], kind) for name, kind in FACTS.items()),
         ]
         yield pa.Table.from_arrays(columns, schema=schema)
 
