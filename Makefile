@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench screenshots clean
+.PHONY: demo test lint bench bench-smoke screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,15 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/pytest
 
+# Every benchmarks/bench_*.py, each in its own process: one table, and benchmarks/RESULTS.md
+# with the machine and its load. BENCH_ARGS, e.g. --python bench_graders=/tmp/bfclvenv/bin/python
+# to run one with an interpreter whose environment has its reference installed.
 bench: $(STAMP)
-	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
+
+# The same at reduced sizes (seconds each), writing nothing: fails on errors, never on timings.
+bench-smoke: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py --smoke
 
 # The README's pictures of the report and the viewer, taken by the browser tests in
 # headless Chromium (Debian: apt install chromium chromium-driver).

@@ -1,19 +1,24 @@
 """How fast a retail trial's world is: environment creation, a typical trial, export.
 
-Run by hand: ``python benchmarks/bench_envs.py``. Prints figures; asserts nothing.
+Run by hand: ``python benchmarks/bench_envs.py [--smoke]`` (``--smoke``: 20 trials, one
+run each). Prints figures; asserts nothing.
 The harness target is thousands of trials per second with a no-op agent, so the
 environment's share of a trial must stay well under a millisecond.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import time
 
+from _report import Row, emit, row, smoke_flag
 from agentgauge.envs.faults import make_env
 from agentgauge.envs.reference_agents import reference_agent
 from agentgauge.harness.session import TrialSession
 from agentgauge.suite import load_suite
+
+NAME = "bench_envs"
 
 
 def per_call_us(fn: object, n: int, repeats: int = 5) -> float:
@@ -27,7 +32,11 @@ def per_call_us(fn: object, n: int, repeats: int = 5) -> float:
     return best
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> list[Row]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    smoke_flag(parser)
+    args = parser.parse_args(argv)
+    n, repeats = (20, 1) if args.smoke else (1000, 5)
     start = time.perf_counter()
     suite = load_suite("builtin:retail")
     print(f"load builtin:retail ({len(suite.tasks)} tasks, plans replayed): "
@@ -52,13 +61,19 @@ def main() -> None:
             session.outcome()
             env.close()
 
-    n = 1000
-    print(f"environment creation:              {per_call_us(create, n):8.1f} us")
-    print(f"no-op trial (create+session+state):{per_call_us(noop_trial, n):8.1f} us")
-    oracle_us = per_call_us(lambda i: asyncio.run(oracle_trials(n)), 1) / n
+    create_us = per_call_us(create, n, repeats)
+    noop_us = per_call_us(noop_trial, n, repeats)
+    print(f"environment creation:              {create_us:8.1f} us")
+    print(f"no-op trial (create+session+state):{noop_us:8.1f} us")
+    oracle_us = per_call_us(lambda i: asyncio.run(oracle_trials(n)), 1, repeats) / n
     print(f"oracle trial (3 calls, confirm):   {oracle_us:8.1f} us  "
           f"(~{1e6 / oracle_us:,.0f} trials/s on one core)")  # fmt: skip
+    return [
+        row(NAME, "retail environment creation", create_us, "µs"),
+        row(NAME, "retail no-op trial (create + session + state)", noop_us, "µs"),
+        row(NAME, "retail oracle trial (3 calls, confirm)", oracle_us, "µs"),
+    ]
 
 
 if __name__ == "__main__":
-    main()
+    emit(main())

@@ -23,7 +23,8 @@ Every timed run checks a fresh copy of the outputs, parsed anew from JSON
 before the clock starts (see `fresh`), so no run gains from string hashes
 computed by an earlier one; garbage collection is left as Python sets it.
 
-Run: ``python benchmarks/bench_graders.py [--data DIR] [--repeat N]``.
+Run: ``python benchmarks/bench_graders.py [--data DIR] [--repeat N] [--smoke]``
+(``--smoke``: the first 10 entries of each category, one run each).
 bfcl-eval drags in every provider SDK, so it belongs in a throwaway virtual
 environment: ``PYTHONPATH=src /tmp/bfclvenv/bin/python benchmarks/bench_graders.py``.
 """
@@ -38,11 +39,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _report import Row, emit, row, smoke_flag
 from agentgauge.graders import ast_match
 from agentgauge.graders.ast import CompiledKey, compile_key
 from agentgauge.testing.bfcl import SINGLE_TURN, BfclEntry, load_category, reference_calls
 
 ROOT = Path(__file__).resolve().parents[1]
+NAME = "bench_graders"
+BFCL = "BFCL's ast_checker"
 PYTHON_KEYED = [
     c for c in SINGLE_TURN if "relevance" not in c and c not in ("simple_java", "simple_javascript")
 ]
@@ -60,10 +64,10 @@ def _perturb(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def build_cases(data: Path) -> dict[str, list[Case]]:
+def build_cases(data: Path, limit: int | None = None) -> dict[str, list[Case]]:
     cases: dict[str, list[Case]] = {}
     for category in SINGLE_TURN:
-        entries = load_category(data, category)
+        entries = load_category(data, category)[:limit]
         rows: list[Case] = []
         for e in entries:
             if "relevance" in category:
@@ -150,12 +154,18 @@ def load_bfcl() -> Callable[[Rows], list[bool]] | str:
     return bfcl
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "bfcl")
     parser.add_argument("--repeat", type=int, default=9)
-    args = parser.parse_args()
-    cases = build_cases(args.data)
+    smoke_flag(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeat = 1
+    if not args.data.is_dir():
+        print(f"BFCL's data not found at {args.data}: skipped")
+        return [row(NAME, "AST matching", None, "outputs/s", note=f"no data at {args.data}")]
+    cases = build_cases(args.data, 10 if args.smoke else None)
     every = [(c, case) for c, rows in cases.items() for case in rows]
     n_entries = sum(len(v) for v in cases.values()) // 2
     t_all = _time(ours, every, args.repeat)
@@ -181,16 +191,55 @@ def main() -> None:
         f"{t_warm:.3f} s, {len(python_rows) / t_warm:,.0f} outputs/s; a fresh key per output "
         f"(compile + first match): {t_once:.3f} s"
     )
+    n = len(python_rows)
+    rows = [
+        row(
+            NAME,
+            f"ast_match, every single-turn category, {len(every):,} outputs",
+            len(every) / t_all,
+            "outputs/s",
+        )
+    ]
+    # Each figure with its goal: at least this many times BFCL's checker's speed.
+    figures: dict[str, tuple[str, float | None]] = {
+        "agentgauge ast_match": (f"ast_match, single use, {n:,} Python-language outputs", 1.0),
+        "agentgauge compiled keys, one per task": (
+            f"compiled keys reused, one per task, {n:,} outputs",
+            3.0,
+        ),
+        "agentgauge compiled keys, one per output": (
+            f"compiled keys reused, one per output, {n:,} outputs",
+            None,
+        ),
+        "agentgauge compile_key + first match": (
+            f"compiled keys used once (compile + first match), {n:,} outputs",
+            None,
+        ),
+    }
     bfcl = load_bfcl()
     if isinstance(bfcl, str):
         print(f"BFCL's checker: skipped, bfcl-eval is not importable here ({bfcl})")
-        return
+        alone = {
+            "agentgauge ast_match": t_ours,
+            "agentgauge compiled keys, one per task": t_warm,
+            "agentgauge compile_key + first match": t_once,
+        }
+        return rows + [
+            row(
+                NAME,
+                figures[name][0],
+                n / t,
+                "outputs/s",
+                reference_name=f"{BFCL}: not installed ({bfcl.split(':')[0]})",
+                goal=_goal(figures[name][1]),
+            )
+            for name, t in alone.items()
+        ]
     # All contenders on the same outputs, runs alternating so that they see the
     # same machine load. BFCL is timed on its ast_checker call; ours on the
     # public ast_match (the key read afresh on every call, nothing cached), on
     # keys compiled once (one per task, as the tool-call grader keeps them; and
     # one per output), and on a key compiled for every output.
-    n = len(python_rows)
     contenders: dict[str, Callable[[Rows], Any]] = {
         "BFCL ast_checker": bfcl,
         "agentgauge ast_match": ours,
@@ -239,6 +288,27 @@ def main() -> None:
     for c, i, x, y in differ[:20]:
         print(f"  {c} {i}: agentgauge {'pass' if x else 'fail'}, BFCL {'pass' if y else 'fail'}")
     perturbations(bfcl_checker())
+    t_bfcl = best["BFCL ast_checker"]
+    for name, (figure, bar) in figures.items():
+        ratio = t_bfcl / best[name]
+        rows.append(
+            row(
+                NAME,
+                figure,
+                n / best[name],
+                "outputs/s",
+                reference=n / t_bfcl,
+                reference_name=f"{BFCL}, same outputs, runs alternating",
+                higher_is_better=True,
+                goal=_goal(bar),
+                met=None if bar is None or args.smoke else ratio >= bar,
+            )
+        )
+    return rows
+
+
+def _goal(bar: float | None) -> str | None:
+    return None if bar is None else f"≥ {bar:g}×"
 
 
 def bfcl_checker() -> Callable[..., dict[str, Any]]:
@@ -269,4 +339,4 @@ def perturbations(check: Callable[..., dict[str, Any]]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    emit(main())

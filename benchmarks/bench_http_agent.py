@@ -6,7 +6,8 @@ one request per trial. Side by side, interleaved, best of ``--repeat``: the
 ``openai:`` adapter against the loopback chat-completions server at the same L and N
 (one model call per trial), the reference the quality bar names (>= 90% of N/L).
 
-Run: ``python benchmarks/bench_http_agent.py [--quick]``. Figures depend on the machine
+Run: ``python benchmarks/bench_http_agent.py [--smoke]`` (``--smoke``, or its old name
+``--quick``: 128 trials a run, one repeat). Figures depend on the machine
 and its load; the load average is printed beside them.
 """
 
@@ -21,12 +22,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _report import Row, emit, row, smoke_flag
 from agentgauge.agents.http_agent import HttpAgent
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.agents.provider import RetryPolicy
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task
 from agentgauge.testing.worlds import make_counter_env
+
+NAME = "bench_http_agent"
 
 
 def tasks(n: int) -> list[Task]:
@@ -71,12 +75,14 @@ def one_run(kind: str, n_trials: int, latency: float, concurrency: int) -> float
     return header.n_trials / elapsed
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller runs (smoke test)")
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved repeats, best kept")
-    args = parser.parse_args()
-    n, latency, concurrency = (1_280 if args.quick else 6_400), 0.05, 64
+    smoke_flag(parser)
+    parser.add_argument("--quick", action="store_true", dest="smoke", help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, default=None, help="interleaved repeats (3)")
+    args = parser.parse_args(argv)
+    args.repeat = args.repeat or (1 if args.smoke else 3)
+    n, latency, concurrency = (128 if args.smoke else 6_400), 0.05, 64
     ceiling = concurrency / latency
     print(
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
@@ -98,7 +104,22 @@ def main() -> None:
         f"openai: {top['openai']:,.0f} ({top['openai'] / ceiling:.1%}); "
         f"http:/openai: = {top['http'] / top['openai']:.2f}"
     )
+    share = top["http"] / ceiling
+    return [
+        row(
+            NAME,
+            f"http: adapter, {latency * 1e3:.0f} ms loopback agent service, concurrency "
+            f"{concurrency}, % of N/L",
+            share * 100,
+            "%",
+            reference=top["openai"] / ceiling * 100,
+            reference_name="openai: adapter over aiohttp, same L and N",
+            higher_is_better=True,
+            goal="≥ 90% of N/L",
+            met=share >= 0.9 if not args.smoke else None,
+        )
+    ]
 
 
 if __name__ == "__main__":
-    main()
+    emit(main())

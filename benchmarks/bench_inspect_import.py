@@ -1,6 +1,7 @@
 """How fast an Inspect log is read: agentgauge's reader beside Inspect's own.
 
-Run by hand: ``python benchmarks/bench_inspect_import.py [N]``. Builds a ``.eval``
+Run by hand: ``python benchmarks/bench_inspect_import.py [N] [--smoke]`` (``--smoke``:
+30 samples). Builds a ``.eval``
 of N samples (default 3,000) by repeating the test log's samples under new ids,
 zstd-compressed as Inspect writes them, then times ``read_import("inspect", ...)``
 and, when Inspect's environment exists (``INSPECT_PYTHON``, default
@@ -10,10 +11,10 @@ of 3 runs each. Prints figures; asserts nothing.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 import zipfile
@@ -23,10 +24,12 @@ from typing import Any
 
 import zstandard
 
+from _report import Row, emit, row, smoke_flag
 from agentgauge.importers import read_import
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = ROOT / "tests" / "fixtures" / "inspect" / "tiny.json"
+NAME = "bench_inspect_import"
 INSPECT_PYTHON = Path(os.environ.get("INSPECT_PYTHON", "/tmp/inspect-venv/bin/python"))
 
 
@@ -83,8 +86,12 @@ print(best)
 """
 
 
-def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+def main(argv: list[str] | None = None) -> list[Row]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", nargs="?", type=int, default=3000, help="samples (3,000)")
+    smoke_flag(parser)
+    args = parser.parse_args(argv)
+    n = 30 if args.smoke else args.n
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.eval"
         size = build(path, n)
@@ -99,9 +106,18 @@ def main() -> None:
             f"agentgauge read_import: {n} samples, {mb:.1f} MB of JSON "
             f"({path.stat().st_size / 1e6:.1f} MB zstd): {best:.2f} s, {mb / best:.1f} MB/s"
         )
+        figure = f"read_import inspect, {n:,}-sample .eval ({mb:.1f} MB of JSON)"
         if not INSPECT_PYTHON.exists():
             print(f"Inspect's read_eval_log: skipped (no {INSPECT_PYTHON})")
-            return
+            return [
+                row(
+                    NAME,
+                    figure,
+                    best,
+                    "s",
+                    reference_name="Inspect's read_eval_log: not installed (INSPECT_PYTHON)",
+                )
+            ]
         out = subprocess.run(
             [str(INSPECT_PYTHON), "-c", _INSPECT, str(path), str(n)],
             capture_output=True,
@@ -111,7 +127,10 @@ def main() -> None:
         theirs = float(out.stdout.strip().splitlines()[-1])
         print(f"Inspect read_eval_log:  {theirs:.2f} s ({mb / theirs:.1f} MB/s)")
         print(f"ratio (Inspect / agentgauge): {theirs / best:.2f}")
+    return [
+        row(NAME, figure, best, "s", reference=theirs, reference_name="Inspect's read_eval_log")
+    ]
 
 
 if __name__ == "__main__":
-    main()
+    emit(main())

@@ -19,10 +19,14 @@ against the vectorised ones before any time is printed.
 Then the public per-task estimators on their own: ``agentgauge.pass_at_k`` and
 ``pass_hat_k`` on arrays of 100,000 tasks (n = 10 trials each, k = 1..10), against a
 per-task ``math.comb`` loop over the same counts (goal ≥ 10×).
+
+Run: ``python benchmarks/bench_metrics.py [--smoke]`` (``--smoke``: 2,000 tasks, one
+round; the same code, figures not comparable).
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import time
@@ -32,8 +36,11 @@ from typing import Any
 
 import numpy as np
 
+from _report import Row, emit, row, smoke_flag
 from agentgauge import TrialTable, pass_at_k, pass_hat_k
 from agentgauge.metrics import compute_metrics
+
+NAME = "bench_metrics"
 
 N_TASKS = 100_000
 TRIALS = 10
@@ -41,16 +48,16 @@ TASKS_PER_FAMILY = 10
 KS = (1, 2, 4)
 
 
-def build_columns(seed: int = 0) -> dict[str, Any]:
+def build_columns(n_tasks: int = N_TASKS, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    n = N_TASKS * TRIALS
-    task = np.repeat(np.arange(N_TASKS), TRIALS)
-    rate = rng.beta(2.0, 1.5, N_TASKS)
+    n = n_tasks * TRIALS
+    task = np.repeat(np.arange(n_tasks), TRIALS)
+    rate = rng.beta(2.0, 1.5, n_tasks)
     success = rng.random(n) < rate[task]
     infra = rng.random(n) < 0.005
-    task_names = np.array([f"task-{i:06d}" for i in range(N_TASKS)], dtype=object)
+    task_names = np.array([f"task-{i:06d}" for i in range(n_tasks)], dtype=object)
     fam_names = np.array(
-        [f"family-{i:05d}" for i in range(N_TASKS // TASKS_PER_FAMILY)], dtype=object
+        [f"family-{i:05d}" for i in range(n_tasks // TASKS_PER_FAMILY)], dtype=object
     )
     return {
         "n": n,
@@ -144,7 +151,7 @@ def python_loop(rows: dict[str, list[Any]]) -> dict[str, Any]:
     return out
 
 
-def check(ref: dict[str, Any], got: dict[str, Any]) -> None:
+def check(ref: dict[str, Any], got: dict[str, Any], n_tasks: int) -> None:
     sr, cost = got["success_rate"], got["cost"]
     pairs = [
         (ref["value"], sr["value"]), (ref["se"], sr["se"]),
@@ -166,7 +173,7 @@ def check(ref: dict[str, Any], got: dict[str, Any]) -> None:
         assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (a, b)
     assert ref["flaky"] == got["flaky_tasks"]
     assert ref["infra"] == got["infra_errors"]
-    assert sr["ci_method"] == "normal" and got["n_clusters"] == N_TASKS // TASKS_PER_FAMILY
+    assert sr["ci_method"] == "normal" and got["n_clusters"] == n_tasks // TASKS_PER_FAMILY
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -178,11 +185,17 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 ROUNDS = 3
 
 
-def main() -> None:
-    cols = build_columns()
+def main(argv: list[str] | None = None) -> list[Row]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    smoke_flag(parser)
+    args = parser.parse_args(argv)
+    # 2,000 tasks: 200 families, the fewest for which the engine takes the normal
+    # interval that the loop computes.
+    n_tasks, rounds = (2_000, 1) if args.smoke else (N_TASKS, ROUNDS)
+    cols = build_columns(n_tasks)
     n = cols["n"]
-    print(f"{n:,} trials: {N_TASKS:,} tasks × {TRIALS} trials, "
-          f"{N_TASKS // TASKS_PER_FAMILY:,} families, k = {KS}")  # fmt: skip
+    print(f"{n:,} trials: {n_tasks:,} tasks × {TRIALS} trials, "
+          f"{n_tasks // TASKS_PER_FAMILY:,} families, k = {KS}")  # fmt: skip
 
     cached = make_table(cols, seeded=True)
     rows = {
@@ -198,7 +211,7 @@ def main() -> None:
     t_cached = t_cold = t_loop = math.inf
     report: Any = None
     ref: Any = None
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         for _ in range(2):
             t, report = timed(lambda: compute_metrics(cached, k=KS))
             t_cached = min(t_cached, t)
@@ -207,7 +220,7 @@ def main() -> None:
         t_cold = min(t_cold, t)
         t, ref = timed(lambda: python_loop(rows))
         t_loop = min(t_loop, t)
-    check(ref, report.to_dict()["groups"][0])
+    check(ref, report.to_dict()["groups"][0], n_tasks)
 
     print("figures agree (rel. 1e-9) between the loop and the vectorised engine")
     print(f"vectorised (codes cached): {t_cached:8.3f} s   target <= 1 s")
@@ -215,14 +228,36 @@ def main() -> None:
     print(f"python loop (math.comb):   {t_loop:8.3f} s")
     print(f"ratio loop / cached: {t_loop / t_cached:6.1f}x   target >= 20x")
     print(f"ratio loop / cold:   {t_loop / t_cold:6.1f}x")
-    estimators()
+    loop = "per-task Python loop, math.comb"
+    judged = not args.smoke  # the goals are for 1,000,000 trials, not the smoke size
+    out = [
+        row(
+            NAME,
+            f"all outcome metrics, {n:,} trials (codes cached)",
+            t_cached,
+            "s",
+            reference=t_loop,
+            reference_name=loop,
+            goal="≤ 1 s; ≥ 20×",
+            met=(t_cached <= 1.0 and t_loop / t_cached >= 20) if judged else None,
+        ),
+        row(
+            NAME,
+            f"all outcome metrics, {n:,} trials (cold: task ids coded too)",
+            t_cold,
+            "s",
+            reference=t_loop,
+            reference_name=loop,
+        ),
+    ]
+    return [*out, estimators(n_tasks, rounds, judged)]
 
 
-def estimators() -> None:
+def estimators(n_tasks: int = N_TASKS, rounds: int = ROUNDS, judged: bool = True) -> Row:
     """pass@k and pass^k over 100,000 tasks, k = 1..10, against a math.comb loop."""
     rng = np.random.default_rng(1)
-    n = np.full(N_TASKS, 10)
-    c = rng.binomial(n, rng.beta(2.0, 1.5, N_TASKS))
+    n = np.full(n_tasks, 10)
+    c = rng.binomial(n, rng.beta(2.0, 1.5, n_tasks))
     n_list, c_list = n.tolist(), c.tolist()
     ks = range(1, 11)
 
@@ -244,18 +279,28 @@ def estimators() -> None:
         return [f(n, c, k) for k in ks for f in (pass_at_k, pass_hat_k)]
 
     t_loop = t_arrays = math.inf
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         t, ref = timed(loop)
         t_loop = min(t_loop, t)
         t, got = timed(arrays)
         t_arrays = min(t_arrays, t)
     for r, g in zip(ref, got, strict=True):
         np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-15)
-    print(f"pass_at_k + pass_hat_k, {N_TASKS:,} tasks × n = 10, k = 1..10 (figures agree):")
+    print(f"pass_at_k + pass_hat_k, {n_tasks:,} tasks × n = 10, k = 1..10 (figures agree):")
     print(f"  numpy arrays:              {t_arrays:8.4f} s")
     print(f"  python loop (math.comb):   {t_loop:8.4f} s")
     print(f"  ratio loop / arrays: {t_loop / t_arrays:6.1f}x   target >= 10x")
+    return row(
+        NAME,
+        f"pass_at_k + pass_hat_k, {n_tasks:,} tasks, k = 1..10",
+        t_arrays * 1e3,
+        "ms",
+        reference=t_loop * 1e3,
+        reference_name="per-task Python loop, math.comb",
+        goal="≥ 10×",
+        met=t_loop / t_arrays >= 10 if judged else None,
+    )
 
 
 if __name__ == "__main__":
-    main()
+    emit(main())

@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 IntpArray = npt.NDArray[np.intp]
+#: The errors by type of a trial without any (one object, shared).
+_NO_ERRORS: dict[str, int] = {}
 
 
 def behaviour_columns(trials: Sequence[Trial]) -> tuple[TrialTable, Facts]:
@@ -91,7 +93,7 @@ def _recovery(table: TrialTable, facts: Facts) -> tuple[dict[str, Any] | None, s
         table.success[seen] & ~table.infra_error[seen],
         facts["tool_errors"][seen] > 0,
         facts["recovered"][seen],
-        [t or {} for t in decoded(types)],
+        [_NO_ERRORS if t is None else t for t in decoded(types)],
     )
     section["n_without_transcript"] = len(table) - int(seen.size)
     return section, None

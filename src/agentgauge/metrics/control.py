@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge.schema import CONTROL_DECISIONS
+from agentgauge.table import factorize
 
 __all__ = ["CONTROL_STATES", "control_metrics"]
 
@@ -39,16 +40,28 @@ def _rate(num: int, den: int) -> float | None:
     return None if den == 0 else num / den
 
 
-def _as_states(values: Sequence[Any] | np.ndarray[Any, Any], name: str) -> list[str | None]:
-    out: list[str | None] = []
-    for i, v in enumerate(list(values)):
+def _as_states(values: Sequence[Any] | np.ndarray[Any, Any], name: str) -> np.ndarray[Any, Any]:
+    """Each trial's state as its index in `CONTROL_STATES`, -1 when unknown. Each
+    distinct value is checked once (a million trials hold a handful)."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = list(values)
+    try:
+        uniques, codes = factorize(column)
+    except TypeError:  # an unhashable value (a list, a dict) is no state either
+        bad = next(i for i, v in enumerate(column.tolist()) if not isinstance(v, str | None))
+        raise ValueError(
+            f"{name}[{bad}]: {column[bad]!r} is not a control state {CONTROL_STATES}"
+        ) from None
+    index = np.empty(len(uniques), dtype=np.int64)
+    for u, v in enumerate(uniques.tolist()):
         if v is None or (isinstance(v, float) and np.isnan(v)):
-            out.append(None)
+            index[u] = -1
         elif v in CONTROL_STATES:
-            out.append(str(v))
+            index[u] = CONTROL_STATES.index(str(v))
         else:
+            i = int(np.flatnonzero(codes == u)[0])
             raise ValueError(f"{name}[{i}]: {v!r} is not a control state {CONTROL_STATES}")
-    return out
+    return index[codes] if len(codes) else np.empty(0, dtype=np.int64)
 
 
 def control_metrics(
@@ -65,13 +78,9 @@ def control_metrics(
         raise ValueError(f"expected has {len(exp)} trials, taken {len(got)}")
     index = {s: i for i, s in enumerate(CONTROL_STATES)}
     k = len(CONTROL_STATES)
-    confusion = np.zeros((k, k), dtype=np.int64)
-    n_unknown = 0
-    for e, t in zip(exp, got, strict=True):
-        if e is None or t is None:
-            n_unknown += 1
-            continue
-        confusion[index[e], index[t]] += 1
+    known = (exp >= 0) & (got >= 0)
+    n_unknown = int(np.count_nonzero(~known))
+    confusion = np.bincount(exp[known] * k + got[known], minlength=k * k).reshape(k, k)
     row = confusion.sum(axis=1)
     col = confusion.sum(axis=0)
     per_state = {

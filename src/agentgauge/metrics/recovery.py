@@ -114,10 +114,23 @@ def recovery_metrics(
     if error_types is not None:
         if len(error_types) != ids.size:
             raise ValueError(f"error_types has {len(error_types)} entries for {ids.size} trials")
-        for types, passed in zip(error_types, ok.tolist(), strict=True):
+        # Trials share their errors-by-type objects (a store's are decoded once per
+        # distinct value): count each distinct object's trials, then add its counts.
+        objects = {id(t): t for t in error_types}
+        _, first, inverse = np.unique(
+            np.array([id(t) for t in error_types], dtype=np.int64),
+            return_index=True,
+            return_inverse=True,
+        )
+        in_ok = np.bincount(inverse.reshape(-1), ok, len(first)).astype(np.int64)
+        in_bad = np.bincount(inverse.reshape(-1), ~ok, len(first)).astype(np.int64)
+        order = np.argsort(first, kind="stable")  # in order of first appearance
+        for u in order.tolist():
+            types = objects[id(error_types[int(first[u])])]
             for name, count in types.items():
                 cell = by_type.setdefault(name, {"in_successful": 0, "in_failed": 0})
-                cell["in_successful" if passed else "in_failed"] += int(count)
+                cell["in_successful"] += int(count) * int(in_ok[u])
+                cell["in_failed"] += int(count) * int(in_bad[u])
     return {
         "n_trials": int(ids.size),
         "with_tool_error": with_error,

@@ -15,7 +15,9 @@ modules and are re-exported, and `reliability` computes them all at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +28,7 @@ from agentgauge.metrics.predictability import Predictability, predictability
 from agentgauge.metrics.robustness import Robustness, robustness
 from agentgauge.metrics.safety import Safety, safety, safety_from_trials
 from agentgauge.schema import ToolCallEvent, Trial
-from agentgauge.table import TrialTable
+from agentgauge.table import TrialTable, factorize
 
 __all__ = [
     "RESOURCES",
@@ -93,70 +95,95 @@ def action_sequences(trials: Sequence[Trial]) -> list[tuple[str, ...] | None]:
     ]
 
 
+@dataclass(frozen=True)
+class _Paths:
+    """The successful runs of each task, by the distinct path (action sequence) taken:
+    one row per (task, path) pair, sorted by task (tasks in order of first appearance)."""
+
+    task: npt.NDArray[np.int64]
+    seq: npt.NDArray[np.int64]
+    """Index of the path in `seqs`."""
+    count: npt.NDArray[np.int64]
+    """Successful runs of the task that took the path."""
+    seqs: list[tuple[str, ...]]
+    """The distinct paths."""
+    known: int
+    """Trials with a transcript at all."""
+
+
 def _successful_runs_by_task(
     task_id: npt.ArrayLike, success: npt.ArrayLike, actions: Sequence[Actions]
-) -> tuple[list[tuple[int, ...]], list[tuple[str, ...]], int]:
-    """Per task with a successful run (in order of first appearance): how many of
-    its successful runs took each distinct action sequence, as ``(sequence index,
-    count, ...)`` pairs flattened; the distinct sequences; and how many trials had a
-    transcript at all."""
+) -> _Paths:
+    """`_Paths` of the trials: each path coded once, the runs counted with numpy."""
     ids = np.asarray(task_id, dtype=object)
     ok = np.asarray(success, dtype=bool)
     if ids.shape != ok.shape or len(actions) != len(ids):
         raise ValueError("task_id, success and actions must have one entry per trial")
     seq_index: dict[tuple[str, ...], int] = {}
-    per_task: dict[str, dict[int, int]] = {}
-    known = 0
-    for tid, good, acts in zip(ids.tolist(), ok.tolist(), actions, strict=True):
-        if acts is None:
-            continue
-        known += 1
-        if good:
-            seq = seq_index.setdefault(tuple(acts), len(seq_index))
-            counts = per_task.setdefault(str(tid), {})
-            counts[seq] = counts.get(seq, 0) + 1
-    groups = [tuple(x for pair in counts.items() for x in pair) for counts in per_task.values()]
-    return groups, list(seq_index), known
+    codes = np.array(
+        [-1 if a is None else seq_index.setdefault(tuple(a), len(seq_index)) for a in actions],
+        dtype=np.int64,
+    )
+    known = int(np.count_nonzero(codes >= 0))
+    rows = np.flatnonzero(ok & (codes >= 0))
+    empty = np.empty(0, dtype=np.int64)
+    if not rows.size:
+        return _Paths(empty, empty, empty, list(seq_index), known)
+    # Task ids as text, as a task id is a label: 1 and "1" are one task.
+    uniques, task_codes = factorize(ids[rows])
+    if not all(type(u) is str for u in uniques.tolist()):
+        _, merged = factorize(np.array([str(u) for u in uniques.tolist()], dtype=object))
+        task_codes = merged[task_codes]
+    n_seq = max(len(seq_index), 1)
+    key = task_codes.astype(np.int64) * n_seq + codes[rows]
+    pairs, counts = np.unique(key, return_counts=True)
+    return _Paths(pairs // n_seq, pairs % n_seq, counts.astype(np.int64), list(seq_index), known)
 
 
 def _mean_over_tasks(
-    task_id: npt.ArrayLike,
-    success: npt.ArrayLike,
-    actions: Sequence[Actions],
-    similarity: Callable[[tuple[str, ...], tuple[str, ...]], float],
+    paths: _Paths, similarity: Callable[[tuple[str, ...], tuple[str, ...]], float]
 ) -> Estimate:
     """The mean over tasks with two successful runs of the mean similarity over their
     pairs of runs. Runs that took the same path are as similar as can be (1); the
     similarity of two distinct paths is computed once, however many runs and tasks
     share them, so a million trials cost what their distinct paths cost."""
-    groups, seqs, known = _successful_runs_by_task(task_id, success, actions)
-    if not known:
+    if not paths.known:
         return Estimate(None, n=0, reason="no transcripts: the trials carry no events")
-    cache: dict[tuple[int, int], float] = {}
-    values: list[float] = []
-    for flat in groups:
-        index, count = flat[0::2], flat[1::2]
-        n = sum(count)
-        if n < 2:
-            continue
-        if len(index) == 1:
-            values.append(1.0)
-            continue
-        # Pairs within one path weigh 1 each; pairs across two paths, their similarity.
-        total = sum(c * (c - 1) / 2 for c in count)
-        for i in range(len(index)):
-            for j in range(i + 1, len(index)):
-                key = (index[i], index[j]) if index[i] < index[j] else (index[j], index[i])
-                sim = cache.get(key)
-                if sim is None:
-                    sim = cache[key] = similarity(seqs[key[0]], seqs[key[1]])
-                total += count[i] * count[j] * sim
-        values.append(total / (n * (n - 1) / 2))
-    if not values:
+    task, seq, count = paths.task, paths.seq, paths.count.astype(np.float64)
+    n_tasks = int(task[-1]) + 1 if task.size else 0
+    n = np.bincount(task, count, n_tasks)
+    # Pairs within one path weigh 1 each...
+    total = np.bincount(task, count * (count - 1) / 2, n_tasks)
+    # ...pairs across two paths of a task, their similarity: row i with row i + d of
+    # the same task, for every offset d up to the most paths a task has.
+    left: list[npt.NDArray[np.intp]] = []
+    right: list[npt.NDArray[np.intp]] = []
+    for d in range(1, int(np.bincount(task).max(initial=1))):
+        same = np.flatnonzero(task[:-d] == task[d:])
+        if not same.size:
+            break
+        left.append(same)
+        right.append(same + d)
+    if left:
+        i, j = np.concatenate(left), np.concatenate(right)
+        a, b = np.minimum(seq[i], seq[j]), np.maximum(seq[i], seq[j])
+        keys, inverse = np.unique(a * len(paths.seqs) + b, return_inverse=True)
+        sims = np.array(
+            [
+                similarity(
+                    paths.seqs[int(k // len(paths.seqs))], paths.seqs[int(k % len(paths.seqs))]
+                )
+                for k in keys
+            ],
+            dtype=np.float64,
+        )
+        total += np.bincount(task[i], count[i] * count[j] * sims[inverse.reshape(-1)], n_tasks)
+    ok = n >= 2
+    if not ok.any():
         return Estimate(None, n=0, reason="no task has two successful runs")
-    v = np.array(values)
+    v = total[ok] / (n[ok] * (n[ok] - 1) / 2)
     se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size >= 2 else None
-    return Estimate(float(v.mean()), se=se, n=v.size)
+    return Estimate(float(v.mean()), se=se, n=int(v.size))
 
 
 # --------------------------------------------------------------------------- distributional
@@ -196,13 +223,20 @@ def _jsd_rows(a: FloatArray, b: FloatArray) -> FloatArray:
 
 
 def _dist_similarity(x: tuple[str, ...], y: tuple[str, ...]) -> float:
-    """1 − JSD (base 2) of two runs' action-name frequencies."""
-    vocab = {name: i for i, name in enumerate(sorted(set(x) | set(y)))}
-    counts = np.zeros((2, max(len(vocab), 1)))
-    for row, seq in enumerate((x, y)):
-        for a in seq:
-            counts[row, vocab[a]] += 1
-    return float(1.0 - _jsd_rows(counts[:1], counts[1:])[0])
+    """1 − JSD (base 2) of two runs' action-name frequencies (as `jsd_base2`, in plain
+    Python: for the handful of names of two runs numpy's overhead is all the cost)."""
+    if not x or not y:
+        return 1.0 if not x and not y else 0.0
+    p, q = Counter(x), Counter(y)
+    np_, nq = len(x), len(y)
+
+    def h(probs: Iterable[float]) -> float:
+        return -sum(v * math.log2(v) for v in probs if v > 0)
+
+    names = p.keys() | q.keys()
+    m = [(p[k] / np_ + q[k] / nq) / 2 for k in names]
+    jsd = h(m) - (h(v / np_ for v in p.values()) + h(v / nq for v in q.values())) / 2
+    return 1.0 - min(max(jsd, 0.0), 1.0)
 
 
 def trajectory_consistency_dist(
@@ -217,7 +251,7 @@ def trajectory_consistency_dist(
     tools used as often score 1. A trial whose sequence is ``None`` (no
     transcript) is left out; with none left the value is ``None`` with a reason.
     """
-    return _mean_over_tasks(task_id, success, actions, _dist_similarity)
+    return _mean_over_tasks(_successful_runs_by_task(task_id, success, actions), _dist_similarity)
 
 
 # --------------------------------------------------------------------------- sequence
@@ -251,7 +285,7 @@ def trajectory_consistency_seq(
     mean over tasks (as the distributional form). Two empty sequences are
     identical (1). Order matters here, unlike `trajectory_consistency_dist`.
     """
-    return _mean_over_tasks(task_id, success, actions, _seq_similarity)
+    return _mean_over_tasks(_successful_runs_by_task(task_id, success, actions), _seq_similarity)
 
 
 # --------------------------------------------------------------------------- resources
@@ -397,8 +431,9 @@ def reliability(
         if len(actions) != len(table):
             raise ValueError("actions must have one sequence per table row")
         acts = [actions[int(i)] for i in np.flatnonzero(base)]
-        dist = trajectory_consistency_dist(sub.task_id, sub.success, acts)
-        seq = trajectory_consistency_seq(sub.task_id, sub.success, acts)
+        paths = _successful_runs_by_task(sub.task_id, sub.success, acts)  # once for both
+        dist = _mean_over_tasks(paths, _dist_similarity)
+        seq = _mean_over_tasks(paths, _seq_similarity)
     else:
         dist = seq = none
     safe = None

@@ -601,8 +601,16 @@ class Store:
 
     def table(self, run_id: str, *, grade_version: int | None = None) -> TrialTable:
         """The run's trials as a columnar table, straight from SQL (no models), with
-        the outcomes of ``grade_version`` (default: the run's active one)."""
-        overlay = self._outcomes(run_id, self.resolve_grade_version(run_id, grade_version))
+        the outcomes of ``grade_version`` (default: the run's active one): from the
+        trials' records (`columns`) where they have them, else from their columns."""
+        version = self.resolve_grade_version(run_id, grade_version)
+        fast = self._records(run_id, version)
+        if fast is not None:
+            return fast[0]
+        return self._table_from_rows(run_id, version)
+
+    def _table_from_rows(self, run_id: str, version: int) -> TrialTable:
+        overlay = self._outcomes(run_id, version)
         rows = self.conn.execute(
             f"SELECT id, {', '.join(SOURCE_FIELDS)} FROM trials WHERE run_id = ? ORDER BY id",
             (run_id,),
@@ -628,7 +636,7 @@ class Store:
         fast = self._records(run_id, version)
         if fast is not None:
             return fast
-        return self.table(run_id, grade_version=version), Facts.from_trials(
+        return self._table_from_rows(run_id, version), Facts.from_trials(
             self.trials(run_id, grade_version=version)
         )
 
