@@ -1,7 +1,8 @@
 """Parquet export and Parquet SOURCEs: how fast, beside the paths they replace.
 
-Run by hand: ``python benchmarks/bench_parquet.py [--trials N]``. Prints figures;
-asserts nothing. A store run of N trials (default 100,000) is built by repeating
+Run by hand: ``python benchmarks/bench_parquet.py [--trials N] [--smoke]``, or by
+``make bench`` (benchmarks/run_all.py). Prints figures; asserts nothing. A store
+run of N trials (default 100,000) is built by repeating
 the trials of a real harness run of the retail suite (transcripts, grades, final
 states), then, best of three each, side by side in this process:
 
@@ -30,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from _report import Row, emit, row, smoke_flag
 from agentgauge import metrics
 from agentgauge.exporters import export_parquet, export_run
 from agentgauge.harness.runner import run
@@ -38,7 +40,7 @@ from agentgauge.sources import open_source
 from agentgauge.store import Store
 
 
-def best(fn: Callable[[], Any], repeats: int = 3) -> float:
+def best(fn: Callable[[], Any], repeats: int) -> float:
     """Best of ``repeats`` wall times in seconds (the machine is shared)."""
     times = []
     for _ in range(repeats):
@@ -98,15 +100,20 @@ def synthetic(path: Path, tasks: int = 100_000, trials: int = 10) -> int:
     return n
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=100_000)
-    args = parser.parse_args()
+    smoke_flag(parser)
+    args = parser.parse_args(argv)
+    n_trials = 500 if args.smoke else args.trials
+    tasks = 2_000 if args.smoke else 100_000
+    repeats = 1 if args.smoke else 3
+    name = "bench_parquet"
     folder = Path(tempfile.mkdtemp(prefix="bench-parquet-"))
     try:
         start = time.perf_counter()
-        db = big_run(folder, args.trials)
-        print(f"built a {args.trials:,}-trial run in {time.perf_counter() - start:.1f} s")
+        db = big_run(folder, n_trials)
+        print(f"built a {n_trials:,}-trial run in {time.perf_counter() - start:.1f} s")
         out = folder / "pq"
 
         def parquet_export() -> None:
@@ -115,12 +122,11 @@ def main() -> None:
         def jsonl_export() -> None:
             export_run(f"{db}:big", "jsonl", folder / "big.jsonl")
 
-        t_pq, t_jsonl = best(parquet_export), best(jsonl_export)
+        t_pq, t_jsonl = best(parquet_export, repeats), best(jsonl_export, repeats)
         with Store(db, readonly=True) as store:
             (n_events,) = store.conn.execute("SELECT COUNT(*) FROM events").fetchone()
-        print(f"export --parquet: {t_pq:7.2f} s ({args.trials / t_pq:,.0f} trials/s, "
-              f"{n_events:,} events)   export --jsonl: {t_jsonl:7.2f} s   "
-              f"ratio {t_jsonl / t_pq:.1f}x")  # fmt: skip
+        print(f"export --parquet: {t_pq:7.2f} s ({n_trials / t_pq:,.0f} trials/s, "
+              f"{n_events:,} events)   export --jsonl: {t_jsonl:7.2f} s")  # fmt: skip
 
         def store_table() -> None:
             with Store(db, readonly=True) as store:
@@ -129,34 +135,34 @@ def main() -> None:
         def parquet_table() -> None:
             _ = open_source(str(out)).table
 
-        t_st, t_pt = best(store_table), best(parquet_table)
-        print(f"outcome table from Parquet: {t_pt:6.3f} s   from the store (SQL): {t_st:6.3f} s"
-              f"   ratio {t_st / t_pt:.1f}x")  # fmt: skip
-
-        def store_metrics() -> None:
-            metrics(f"{db}:big", behaviour=False)
-
-        def parquet_metrics() -> None:
-            metrics(str(out), behaviour=False)
-
-        t_sm, t_pm = best(store_metrics), best(parquet_metrics)
-        print(f"metrics (outcomes) on Parquet: {t_pm:6.3f} s   on the store: {t_sm:6.3f} s"
-              f"   ratio {t_sm / t_pm:.1f}x")  # fmt: skip
-        t_sa = best(lambda: metrics(f"{db}:big"))
-        t_pa = best(lambda: metrics(str(out)))
-        print(f"metrics (every section, facts) on Parquet: {t_pa:6.3f} s   on the store: "
-              f"{t_sa:6.3f} s   ratio {t_sa / t_pa:.1f}x")  # fmt: skip
+        t_st, t_pt = best(store_table, repeats), best(parquet_table, repeats)
+        t_sm = best(lambda: metrics(f"{db}:big", behaviour=False), repeats)
+        t_pm = best(lambda: metrics(str(out), behaviour=False), repeats)
+        t_sa = best(lambda: metrics(f"{db}:big"), repeats)
+        t_pa = best(lambda: metrics(str(out)), repeats)
 
         big = folder / "synthetic"
         big.mkdir()
-        n = synthetic(big / TRIALS_FILE)
-        t_read = best(lambda: open_source(str(big)).table)
-        t_all = best(lambda: metrics(str(big), behaviour=False, by=("agent",)))
-        print(f"synthetic {n:,} trials: table {t_read:.2f} s, outcome metrics {t_all:.2f} s "
-              f"({t_all / n * 1e6:.2f} us per trial)")  # fmt: skip
+        n = synthetic(big / TRIALS_FILE, tasks=tasks)
+        t_read = best(lambda: open_source(str(big)).table, repeats)
+        t_all = best(lambda: metrics(str(big), behaviour=False, by=("agent",)), repeats)
+        print(f"synthetic {n:,} trials: table {t_read:.2f} s, outcome metrics {t_all:.2f} s")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    size = f"{n_trials:,} trials"
+    return [
+        row(name, f"export --parquet, {size}", t_pq, "s", reference=t_jsonl,
+            reference_name="export --jsonl"),
+        row(name, f"outcome columns from Parquet, {size}", t_pt, "s", reference=t_st,
+            reference_name="Store.table"),
+        row(name, f"metrics, every section, from Parquet, {size}", t_pa, "s", reference=t_sa,
+            reference_name="from the store"),
+        row(name, f"metrics, outcomes only, from Parquet, {size}", t_pm, "s", reference=t_sm,
+            reference_name="from the store"),
+        row(name, f"trials.parquet of {n:,} trials into the table", t_read, "s"),
+        row(name, f"outcome metrics on a trials.parquet of {n:,} trials", t_all, "s"),
+    ]  # fmt: skip
 
 
 if __name__ == "__main__":
-    main()
+    emit(main())
