@@ -121,7 +121,7 @@ def system_info(
             table=src.table,
             run=src.run,
             tasks=src.tasks,
-            trials=src.trials,
+            trials=src.lazy_trials,  # a Parquet source builds them only if asked
             grading=src.grading,
         )
     items = list(trials)

@@ -1,10 +1,14 @@
-"""Where trials come from: a JSONL file of trial records, or ``DB:RUN_ID`` in a store.
+"""Where trials come from: a JSONL file of trial records, ``DB:RUN_ID`` in a store,
+or a Parquet export.
 
 Every command that reads trials takes a SOURCE string and resolves it here
 (`open_source`), so the same spelling works everywhere::
 
     PATH                    a trials JSONL file, or a store holding one run
     DB:RUN_ID               one run of a store
+    DIR                     a Parquet export (``agentgauge export DB:RUN --parquet DIR``),
+                            a trials ``.parquet`` file, or a glob of either
+                            (``'exports/*'``), read column-wise (docs/parquet.md)
     ...#agent=A,model=M     only the trials of that (agent, model) configuration
     DB:RUN_ID#grade=N       the run as grade version N graded it (default: the active one)
 
@@ -18,10 +22,11 @@ callers write nothing until the whole file has validated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import glob
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from pydantic import ValidationError
@@ -70,6 +75,8 @@ class Selector:
 
 
 _SELECTOR_KEYS = ("agent", "model", "grade")
+#: Characters that make a SOURCE a glob (of Parquet exports) when no such path exists.
+_GLOB = frozenset("*?[")
 
 
 def split_selector(spec: str) -> tuple[str, Selector]:
@@ -105,9 +112,10 @@ def split_selector(spec: str) -> tuple[str, Selector]:
 class TrialSource:
     """Trials resolved from a SOURCE string, with their run header when stored.
 
-    A store's trials are read as columns (`table`, `facts`), which is all the
-    metrics need; the `Trial` objects (transcripts, grades) are built only when
-    ``trials`` is first read (``show``, the report, a re-grade).
+    A store's trials, or a Parquet export's, are read as columns (`table`,
+    `facts`), which is all the metrics need; the `Trial` objects (transcripts,
+    grades) are built only when ``trials`` is first read (``show``, the report, a
+    re-grade).
     """
 
     label: str
@@ -149,6 +157,11 @@ class TrialSource:
         self._trials = value
 
     @property
+    def lazy_trials(self) -> Sequence[Trial]:
+        """The trials as a sequence that builds them on first use (`trials` at once)."""
+        return self.trials if self._trials is not None else _LazyTrials(self)
+
+    @property
     def table(self) -> TrialTable:
         if self._table is None:
             self._table = TrialTable.from_trials(self.trials)
@@ -161,6 +174,26 @@ class TrialSource:
         if self._facts is None:
             self._facts = Facts.from_trials(self.trials)
         return self._facts
+
+
+class _LazyTrials(Sequence[Trial]):
+    """A source's trials, built when first read: what only needs the table never builds them."""
+
+    def __init__(self, source: TrialSource) -> None:
+        self._source = source
+
+    def __len__(self) -> int:
+        return len(self._source.trials)
+
+    @overload
+    def __getitem__(self, index: int) -> Trial: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Trial]: ...
+    def __getitem__(self, index: int | slice) -> Trial | Sequence[Trial]:
+        return self._source.trials[index]
+
+    def __iter__(self) -> Iterator[Trial]:
+        return iter(self._source.trials)
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -263,13 +296,15 @@ def parse_source(spec: str) -> tuple[Path, str | None]:
     A ``#...`` selector is left out (`split_selector` reads it).
     """
     spec, _ = split_selector(spec)
-    if Path(spec).exists():
+    if Path(spec).exists() or (_GLOB & set(spec) and glob.glob(spec)):
         return Path(spec), None
     for i, ch in enumerate(spec):
         if ch == ":" and i > 0 and Path(spec[:i]).is_file():
             return Path(spec[:i]), spec[i + 1 :]
     raise InputError(
-        "no such file; a SOURCE is a trials JSONL file or DB:RUN_ID", file=spec, field="SOURCE"
+        "no such file; a SOURCE is a trials JSONL file, DB:RUN_ID or a Parquet export",
+        file=spec,
+        field="SOURCE",
     )
 
 
@@ -313,13 +348,10 @@ def open_source(spec: str, *, events: bool = True, grade_version: int | None = N
     or ``#model=`` selector keeps that configuration's trials and must match some.
     """
     base, selector = split_selector(spec)
+    parquet = _parquet_source(spec, base, selector, events=events, grade_version=grade_version)
+    if parquet is not None:
+        return _selected(parquet, selector, base)
     path, run_id = parse_source(base)
-    if path.is_dir():
-        raise InputError(
-            "a directory is not a trials source (Parquet sources are not supported yet)",
-            file=path,
-            field="SOURCE",
-        )
     if run_id is None and not is_store(path):
         if selector.grade_version is not None:
             raise InputError(
@@ -346,6 +378,51 @@ def open_source(spec: str, *, events: bool = True, grade_version: int | None = N
         label=spec, run=run, tasks=tasks, grading=grading, _table=table, _facts=facts, _load=load
     )
     return _selected(source, selector, base)
+
+
+def _parquet_source(
+    spec: str, base: str, selector: Selector, *, events: bool, grade_version: int | None
+) -> TrialSource | None:
+    """A Parquet export directory, a trials ``.parquet`` file or a glob of them, read
+    column-wise (docs/parquet.md); ``None`` when ``base`` names no Parquet."""
+    if not (Path(base).is_dir() or base.endswith(".parquet") or _GLOB & set(base)):
+        return None  # no need to load pyarrow
+    from agentgauge.parquet.read import (
+        parquet_parts,
+        read_facts,
+        read_header,
+        read_table,
+        read_trials,
+    )
+
+    parts = parquet_parts(base)
+    if parts is None:
+        return None
+    headers = [read_header(p) for p in parts]
+    asked = selector.grade_version if selector.grade_version is not None else grade_version
+    for path, header in zip(parts, headers, strict=True):
+        held = header.grading.version if header.grading is not None else None
+        if asked is not None and asked != held:
+            raise InputError(
+                f"this export holds grade version {held} only; export the run again "
+                f"with --grade-version {asked}",
+                file=path.parent,
+                field="SOURCE",
+            )
+    one = headers[0] if len(headers) == 1 else None
+    tasks: dict[str, Task] = {}
+    for header in headers:
+        for task in header.tasks:
+            tasks.setdefault(task.id, task)
+    return TrialSource(
+        label=spec,
+        run=one.run if one else None,
+        tasks=list(tasks.values()),
+        grading=one.grading if one else None,
+        _table=read_table(parts),
+        _facts=read_facts(parts),
+        _load=lambda: read_trials(parts, events=events),
+    )
 
 
 def configurations(table: TrialTable) -> list[tuple[str | None, str | None, int]]:

@@ -25,7 +25,8 @@ GradeVersionOption = Annotated[
     ),
 ]
 SOURCE_HELP = (
-    "Trials JSONL file or DB:RUN_ID; add #agent=NAME (and ,model=NAME) to keep one "
+    "Trials JSONL file, DB:RUN_ID, or a Parquet export directory (or a glob of them); "
+    "add #agent=NAME (and ,model=NAME) to keep one "
     "configuration, #grade=N for a stored run's grade version."
 )
 

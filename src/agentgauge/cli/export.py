@@ -1,4 +1,5 @@
-"""``agentgauge export DB:RUN (--jsonl FILE | --otel FILE)``: a stored run as a file."""
+"""``agentgauge export DB:RUN (--jsonl FILE | --otel FILE | --parquet DIR)``: a stored run
+as a file or, for Parquet, a directory."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import typer
 from agentgauge.cli import app
 from agentgauge.cli.common import console
 from agentgauge.errors import InputError
-from agentgauge.exporters import export_run
+from agentgauge.exporters import export_parquet, export_run
 
 
 @app.command("export")
@@ -28,17 +29,47 @@ def export_cmd(
         ),
     ] = None,
     parquet: Annotated[
-        str | None, typer.Option("--parquet", metavar="DIR", help="Not available yet.")
+        str | None,
+        typer.Option(
+            "--parquet",
+            metavar="DIR",
+            help="A directory of trials, events and grades as Parquet (docs/parquet.md).",
+        ),
     ] = None,
+    grade_version: Annotated[
+        int | None,
+        typer.Option(
+            "--grade-version",
+            metavar="N",
+            min=1,
+            help="With --parquet: the grade version exported (default: the active one).",
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="With --parquet: replace an earlier export in DIR."),
+    ] = False,
 ) -> None:
-    """Export a run: the interchange format (JSONL) or OpenTelemetry (OTLP JSON)."""
-    if parquet is not None:
-        raise InputError(
-            "Parquet export is not built yet; use --jsonl or --otel", field="--parquet"
-        )
-    chosen = [(fmt, out) for fmt, out in (("jsonl", jsonl), ("otel", otel)) if out is not None]
+    """Export a run: the interchange format (JSONL), OpenTelemetry (OTLP JSON) or Parquet."""
+    chosen = [
+        (fmt, out)
+        for fmt, out in (("jsonl", jsonl), ("otel", otel), ("parquet", parquet))
+        if out is not None
+    ]
     if len(chosen) != 1:
-        raise InputError("give exactly one of --jsonl FILE or --otel FILE", field="export")
+        raise InputError(
+            "give exactly one of --jsonl FILE or --otel FILE or --parquet DIR", field="export"
+        )
     fmt, out = chosen[0]
+    if fmt != "parquet" and (grade_version is not None or force):
+        option = "--grade-version" if grade_version is not None else "--force"
+        raise InputError(f"{option} goes with --parquet DIR", field=option)
+    if fmt == "parquet":
+        counts = export_parquet(source, out, grade_version=grade_version, force=force)
+        console().print(
+            f"exported {counts.trials} trials, {counts.events} events and {counts.grades} "
+            f"grades (grade version {counts.grade_version}) of {source} to {out} (parquet)"
+        )
+        return
     n = export_run(source, fmt, out)
     console().print(f"exported {n} trials of {source} to {out} ({fmt})")

@@ -5,6 +5,8 @@ as the JSONL interchange format (`agentgauge.exporters.jsonl`, which
 ``agentgauge import jsonl`` reads back) or as OTLP JSON
 (`agentgauge.exporters.otel`). The file is written beside its destination and
 renamed into place, so a failed export leaves no half-written file.
+`export_parquet` writes a directory of Parquet files (`agentgauge.parquet`),
+read column-wise from the store, as atomically.
 """
 
 from __future__ import annotations
@@ -13,13 +15,17 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentgauge.errors import InputError
 from agentgauge.schema import Run, Trial
 from agentgauge.sources import parse_source
 from agentgauge.store import Store
 
-__all__ = ["EXPORT_FORMATS", "export_run"]
+if TYPE_CHECKING:
+    from agentgauge.parquet.write import ExportCounts
+
+__all__ = ["EXPORT_FORMATS", "export_parquet", "export_run"]
 
 Writer = Callable[[Run, list[Trial]], str]
 
@@ -56,6 +62,21 @@ def export_run(source: str, fmt: str, out: str | Path) -> int:
     text = EXPORT_FORMATS[fmt](run, trials)
     _write_atomically(Path(out), text)
     return len(trials)
+
+
+def export_parquet(
+    source: str, out: str | Path, *, grade_version: int | None = None, force: bool = False
+) -> ExportCounts:
+    """Write run ``source`` (``DB:RUN``) as a Parquet export directory ``out``
+    (docs/parquet.md), with the outcomes and grades of ``grade_version`` (default:
+    the active one). An existing non-empty ``out`` is refused unless ``force``,
+    which replaces an earlier export only."""
+    from agentgauge.parquet.write import write_parquet
+
+    path, run_id = parse_source(source)
+    if run_id is None:
+        raise InputError("export needs DB:RUN (the store and the run's id)", file=source)
+    return write_parquet(path, run_id, out, grade_version=grade_version, force=force)
 
 
 def _write_atomically(out: Path, text: str) -> None:

@@ -59,6 +59,19 @@ _INSERT_GRADE = (
 )
 
 
+#: A run's grades as grade version ``?`` (second parameter) sees them: each trial's grades
+#: of the latest version up to it, as ``(trial_pk, grader, score, passed, status, evidence,
+#: judge_model)`` by trial and grader.
+GRADES_AS_OF = (
+    "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
+    " FROM grades g JOIN trials t ON t.id = g.trial_pk"
+    " WHERE t.run_id = ? AND g.version = ("
+    "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
+    "   AND g2.version <= ?)"
+    " ORDER BY g.trial_pk, g.grader"
+)
+
+
 @dataclass(frozen=True)
 class GradeVersion:
     """One grading of a run: as recorded (version 1) or a re-grade."""
@@ -697,15 +710,7 @@ class Store:
     # ------------------------------------------------------------------ grades
 
     def _grades_as_of(self, run_id: str, version: int) -> Iterator[tuple[int, Grade]]:
-        rows = self.conn.execute(
-            "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
-            " FROM grades g JOIN trials t ON t.id = g.trial_pk"
-            " WHERE t.run_id = ? AND g.version = ("
-            "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
-            "   AND g2.version <= ?)"
-            " ORDER BY g.trial_pk, g.grader",
-            (run_id, version),
-        )
+        rows = self.conn.execute(GRADES_AS_OF, (run_id, version))
         for pk, *grade in rows:
             yield pk, _grade(*grade)
 

@@ -1,0 +1,656 @@
+"""Read Parquet exports (`agentgauge.parquet`) as a SOURCE.
+
+`read_table` reads the columns of ``trials.parquet`` straight into a
+`TrialTable` with pyarrow: a label column is dictionary-encoded by Arrow and
+becomes an object array of its distinct values indexed by the codes, whose
+coding the table keeps (`TrialTable.seed_codes`), so no Python object is built
+per trial. `read_trials` builds `Trial` models from the three files, for what a
+person reads (``show``, reports); it is called only on demand.
+
+Every file is checked before its values are used: a file that is not Parquet,
+a missing required column, a column of the wrong type, a null where a value is
+required, a value the trial record forbids (a score above 1, a negative cost,
+an unknown status) or a duplicate trial is one `InputError` naming the file,
+the column and the row.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import annotated_types
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pydantic import TypeAdapter, ValidationError
+
+from agentgauge.errors import InputError, first_error
+from agentgauge.facts import FACTS, Facts
+from agentgauge.parquet import EVENTS_FILE, GRADES_FILE, HEADER_FILE, LAYOUT, TRIALS_FILE
+from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial, TrialField, infra_error
+from agentgauge.store.database import GradeVersion
+from agentgauge.store.rows import event_of
+from agentgauge.table import COLUMNS, TrialTable
+
+__all__ = [
+    "ParquetHeader",
+    "parquet_parts",
+    "read_facts",
+    "read_header",
+    "read_table",
+    "read_trials",
+    "to_array",
+]
+
+#: Columns a trials file must have; the others default as in the trial record.
+REQUIRED = ("task_id", "trial", "success")
+_FIELDS = {f.name: f for f in TRIAL_FIELDS}
+_GLOB = frozenset("*?[")
+
+
+def parquet_parts(spec: str) -> list[Path] | None:
+    """The trials files a SOURCE names: a directory holding ``trials.parquet``, a
+    ``.parquet`` file, or a glob of either; ``None`` when it names no Parquet."""
+    path = Path(spec)
+    if path.is_dir():
+        return [_trials_file(path)]
+    if path.is_file():
+        return [path] if path.suffix == ".parquet" else None
+    if path.exists() or not _GLOB & set(spec):
+        return None
+    matches = sorted(glob.glob(spec))
+    if not matches:
+        raise InputError("the pattern matches no file or directory", file=spec, field="SOURCE")
+    parts = []
+    for match in map(Path, matches):
+        if not match.is_dir() and match.suffix != ".parquet":
+            raise InputError(
+                "a glob SOURCE must match Parquet export directories or .parquet files only",
+                file=match,
+                field="SOURCE",
+            )
+        parts.append(_trials_file(match) if match.is_dir() else match)
+    return parts
+
+
+def _trials_file(folder: Path) -> Path:
+    found = folder / TRIALS_FILE
+    if not found.is_file():
+        raise InputError(
+            f"a directory SOURCE is a Parquet export and holds {TRIALS_FILE} "
+            "(agentgauge export DB:RUN --parquet DIR writes one)",
+            file=folder,
+            field="SOURCE",
+        )
+    return found
+
+
+# --------------------------------------------------------------------------- header
+
+
+@dataclass(frozen=True)
+class ParquetHeader:
+    """What ``_agentgauge.json`` beside a trials file records."""
+
+    run: Run | None = None
+    tasks: list[Task] = field(default_factory=list)
+    grading: GradeVersion | None = None
+
+
+def read_header(trials_file: Path) -> ParquetHeader:
+    """The header beside ``trials_file``; empty when there is none (a file written by
+    another tool)."""
+    path = trials_file.parent / HEADER_FILE
+    if not path.is_file():
+        return ParquetHeader()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a readable JSON header ({exc})", file=path) from None
+    if not isinstance(data, dict) or data.get("schema") != LAYOUT:
+        found = data.get("schema") if isinstance(data, dict) else None
+        raise InputError(
+            f"expected schema {LAYOUT!r}, found {found!r} (written by another agentgauge?)",
+            file=path,
+            field="schema",
+        )
+    try:
+        run = Run.model_validate(data.get("run")) if data.get("run") is not None else None
+        tasks = [Task.model_validate(t) for t in data.get("tasks") or []]
+    except ValidationError as exc:
+        name, reason = first_error(exc)
+        raise InputError(reason, file=path, field=name) from None
+    grading = None
+    if isinstance(data.get("grade_version"), dict):
+        try:
+            grading = GradeVersion(**data["grade_version"])
+        except TypeError:
+            raise InputError(
+                "not a grade version record", file=path, field="grade_version"
+            ) from None
+    return ParquetHeader(run=run, tasks=tasks, grading=grading)
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def _open(path: Path) -> pq.ParquetFile:
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"not a readable Parquet file ({exc})", file=path) from None
+
+
+def _read(path: Path, columns: Sequence[str]) -> pa.Table:
+    try:
+        table = _open(path).read(columns=list(columns))
+        # A damaged page can decode into values that point nowhere (a dictionary index
+        # out of range, bytes that are not UTF-8): found here, not in a later kernel.
+        table.validate(full=True)
+        return table
+    except InputError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"not a readable Parquet file ({exc})", file=path) from None
+
+
+def _is_text(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t))
+
+
+#: What each kind of trial field accepts, and the type it is read as.
+_ACCEPTS: dict[str, tuple[str, Callable[[pa.DataType], bool], pa.DataType]] = {
+    "text": ("a string", _is_text, pa.string()),
+    "json": ("JSON text (a string)", _is_text, pa.string()),
+    "document": ("JSON text (a string)", _is_text, pa.string()),
+    "int": ("an integer", lambda t: pa.types.is_integer(t) or pa.types.is_null(t), pa.int64()),
+    "real": (
+        "a number",
+        lambda t: pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_null(t),
+        pa.float64(),
+    ),
+    "bool": ("a boolean", lambda t: pa.types.is_boolean(t) or pa.types.is_null(t), pa.bool_()),
+}
+
+
+def _schema_of(path: Path) -> pa.Schema:
+    schema = _open(path).schema_arrow
+    _refuse_repeated_names(path, schema)
+    for name in REQUIRED:
+        if name not in schema.names:
+            raise InputError(
+                f"missing required column (a trials file has {', '.join(REQUIRED)})",
+                file=path,
+                field=name,
+            )
+    for name in schema.names:
+        f = _FIELDS.get(name)
+        if f is None:
+            continue
+        what, accepts, _ = _ACCEPTS[f.type]
+        if not accepts(schema.field(name).type):
+            raise InputError(
+                f"expected {what}, found Arrow type {schema.field(name).type}",
+                file=path,
+                field=name,
+            )
+    return schema
+
+
+def _refuse_repeated_names(path: Path, schema: pa.Schema) -> None:
+    seen: set[str] = set()
+    for name in schema.names:
+        if name in seen:
+            raise InputError("a column of this name appears twice", file=path, field=name)
+        seen.add(name)
+
+
+def _first(mask: pa.ChunkedArray | pa.Array) -> int:
+    """The position of the first true value of a boolean array (nulls are false)."""
+    return int(pc.index(pc.fill_null(mask, False), True).as_py())
+
+
+def _normal(path: Path, name: str, column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """``column`` as its field's canonical type, with its values checked."""
+    f = _FIELDS[name]
+    target = _ACCEPTS[f.type][2]
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    try:
+        column = column.cast(target)
+    except pa.ArrowInvalid as exc:
+        raise InputError(f"cannot be read as {target} ({exc})", file=path, field=name) from None
+    if (f.required or name in REQUIRED) and column.null_count:
+        row = _first(pc.is_null(column))
+        raise InputError(f"row {row + 1}: a value is required, found null", file=path, field=name)
+    _check_values(path, f, column)
+    return column
+
+
+def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
+    """The trial record's rules on a column: bounds of numbers, no NaN or infinity,
+    labels among their allowed values."""
+    if f.type in ("int", "real"):
+        bad, reason = None, ""
+        if f.type == "real":
+            bad = pc.invert(pc.is_finite(column))
+            reason = "NaN or infinity is not a number the trial record accepts"
+        if bad is None or not pc.any(pc.fill_null(bad, False)).as_py():
+            bad, reason = _out_of_bounds(f.name, column)
+        if bad is not None and pc.any(pc.fill_null(bad, False)).as_py():
+            row = _first(bad)
+            raise InputError(
+                f"row {row + 1}: {column[row].as_py()!r}: {reason}", file=path, field=f.name
+            )
+    elif f.type == "text" and _is_choice(f.name):
+        adapter = _adapter(f.name)
+        for value in pc.unique(column).to_pylist():
+            if value is None and not f.required:
+                continue
+            try:
+                adapter.validate_python(value)
+            except ValidationError as exc:
+                row = _first(pc.equal(column, pa.scalar(value, pa.string())))
+                raise InputError(
+                    f"row {row + 1}: {first_error(exc)[1]}", file=path, field=f.name
+                ) from None
+    elif f.type == "text":
+        for rule in Trial.model_fields[f.name].metadata:
+            if isinstance(rule, annotated_types.MinLen):
+                short = pc.less(pc.utf8_length(column), rule.min_length)
+                if pc.any(pc.fill_null(short, False)).as_py():
+                    row = _first(short)
+                    raise InputError(
+                        f"row {row + 1}: {column[row].as_py()!r}: must have at least "
+                        f"{rule.min_length} character",
+                        file=path,
+                        field=f.name,
+                    )
+
+
+def _is_choice(name: str) -> bool:
+    """Whether a text field takes one of a fixed set of values (a ``Literal``): those
+    are checked value by value; free labels (task ids, agents) only for their length."""
+    return "Literal" in str(Trial.model_fields[name].annotation)
+
+
+def _out_of_bounds(name: str, column: pa.ChunkedArray) -> tuple[Any, str]:
+    bad: Any = None
+    words = []
+    for rule in Trial.model_fields[name].metadata:
+        for attr, test, word in (
+            ("ge", pc.less, "at least"),
+            ("gt", pc.less_equal, "greater than"),
+            ("le", pc.greater, "at most"),
+            ("lt", pc.greater_equal, "less than"),
+        ):
+            if isinstance(rule, getattr(annotated_types, attr.capitalize())):
+                limit = getattr(rule, attr)
+                hit = test(column, limit)
+                bad = hit if bad is None else pc.or_(bad, hit)
+                words.append(f"{word} {limit}")
+    return bad, f"must be {' and '.join(words)}"
+
+
+@cache
+def _adapter(name: str) -> TypeAdapter[Any]:
+    info = Trial.model_fields[name]
+    annotation: Any = info.annotation
+    if info.metadata:
+        from typing import Annotated
+
+        annotation = Annotated[(annotation, *info.metadata)]
+    return TypeAdapter(annotation)
+
+
+# --------------------------------------------------------------------------- table
+
+
+def read_table(parts: Sequence[Path]) -> TrialTable:
+    """The trials of ``parts`` (trials files, read in order) as one `TrialTable`."""
+    wanted = [name for name in COLUMNS if name != "infra_error"] + ["status", "error_kind"]
+    found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in wanted}
+    sizes = []
+    for path in parts:
+        present = set(_schema_of(path).names)
+        names = [n for n in wanted if n in present]
+        table = _read(path, names)
+        sizes.append(table.num_rows)
+        for name in wanted:
+            if name in names:
+                found[name].append(_normal(path, name, table.column(name)))
+            elif name == "score":  # as the trial record: 1.0 or 0.0 from success
+                found[name].append(found["success"][-1].cast(pa.float64()))
+            else:
+                found[name].append(_default(name, table.num_rows))
+    n = sum(sizes)
+    columns: dict[str, Any] = {}
+    codes: dict[str, tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]] = {}
+    for name in wanted:
+        arrays = pa.chunked_array([c for part in found[name] for c in part.chunks], _target(name))
+        kind = "label" if _FIELDS[name].type == "text" else COLUMNS[name]
+        columns[name], coding = to_array(arrays, kind)
+        if coding is not None:
+            codes[name] = coding
+    # The infra-error rule once per distinct (status, error kind) pair, not per trial.
+    (status, status_codes), (blame, blame_codes) = codes.pop("status"), codes.pop("error_kind")
+    pair = status_codes * len(blame) + blame_codes
+    rule = np.array(
+        [
+            infra_error(status[p // len(blame)], blame[p % len(blame)])
+            for p in range(len(status) * len(blame))
+        ],
+        dtype=bool,
+    )
+    columns.pop("status"), columns.pop("error_kind")
+    table = TrialTable.from_columns(n, infra_error=rule[pair] if n else rule[:0], **columns)
+    for name, (uniques, index) in codes.items():
+        table.seed_codes(name, uniques, index)
+    _refuse_duplicates(parts, sizes, table)
+    return table
+
+
+ArrayKind = Literal["label", "float", "int", "bool", "state"]
+
+#: What a fact's column accepts and is read as.
+_FACT_ACCEPTS: dict[ArrayKind, str] = {
+    "label": "text",
+    "float": "real",
+    "int": "int",
+    "bool": "bool",
+    "state": "int",
+}
+
+
+def read_facts(parts: Sequence[Path]) -> Facts | None:
+    """The facts of ``parts``' trials (`agentgauge.facts`), row for row with
+    `read_table`; ``None`` when a file lacks them (one another tool wrote): the
+    behaviour metrics then derive them from the transcripts, as for a list of trials."""
+    found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in FACTS}
+    for path in parts:
+        schema = _schema_of(path)
+        if not set(FACTS) <= set(schema.names):
+            return None
+        for name, kind in FACTS.items():
+            what, accepts, target = _ACCEPTS[_FACT_ACCEPTS[kind]]
+            if not accepts(schema.field(name).type):
+                raise InputError(
+                    f"expected {what}, found Arrow type {schema.field(name).type}",
+                    file=path,
+                    field=name,
+                )
+        table = _read(path, list(FACTS))
+        for name, kind in FACTS.items():
+            column = table.column(name)
+            if pa.types.is_dictionary(column.type):
+                column = column.cast(column.type.value_type)
+            target = _ACCEPTS[_FACT_ACCEPTS[kind]][2]
+            try:
+                column = column.cast(target)
+            except pa.ArrowInvalid as exc:
+                raise InputError(
+                    f"cannot be read as {target} ({exc})", file=path, field=name
+                ) from None
+            if kind in ("int", "bool", "state") and column.null_count:
+                row = _first(pc.is_null(column))
+                raise InputError(
+                    f"row {row + 1}: a value is required, found null", file=path, field=name
+                )
+            found[name].append(column)
+    columns = {}
+    for name, kind in FACTS.items():
+        chunks = [c for part in found[name] for c in part.chunks]
+        target = _ACCEPTS[_FACT_ACCEPTS[kind]][2]
+        columns[name] = to_array(pa.chunked_array(chunks, target), kind)[0]
+    return Facts.from_columns(columns)
+
+
+def to_array(
+    column: pa.ChunkedArray, kind: ArrayKind
+) -> tuple[np.ndarray[Any, Any], tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]] | None]:
+    """A column as the array the metrics read, and a label column's coding: labels as
+    objects (``None`` where missing), floats with NaN where missing, verdict states as
+    int8. The one conversion of the trial columns and of any derived columns beside them."""
+    if kind == "label":
+        uniques, index = _encode(column)
+        return uniques[index], (uniques, index)
+    if kind == "float":
+        # An integer past 2**53 rounds to the nearest float, as numpy (and the store's
+        # reader) round it; Arrow's safe cast would refuse it.
+        as_float = column.cast(pa.float64(), safe=False)
+        return pc.fill_null(as_float, np.nan).to_numpy(), None
+    if kind == "state":
+        return column.cast(pa.int8()).to_numpy(), None
+    return column.to_numpy(), None
+
+
+def _target(name: str) -> pa.DataType:
+    return _ACCEPTS[_FIELDS[name].type][2]
+
+
+def _default(name: str, n: int) -> pa.ChunkedArray:
+    """A column a file does not have: the trial record's default for the field."""
+    default = Trial.model_fields[name].default
+    if default is None:
+        return pa.chunked_array([pa.nulls(n, _target(name))])
+    return pa.chunked_array([pa.repeat(pa.scalar(default, _target(name)), n)])
+
+
+def _encode(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
+    """Distinct values in order of first appearance (``None`` among them) and each
+    row's index into them: what `agentgauge.table.factorize` gives, from Arrow's hash."""
+    encoded = column.combine_chunks().dictionary_encode(null_encoding="encode")
+    values = encoded.dictionary.to_pylist()
+    index = encoded.indices.to_numpy().astype(np.intp)
+    # Arrow numbers values as it meets them, but puts null where it is first met only
+    # with null_encoding="encode"; renumbering by first row keeps this exact in any case.
+    first = np.full(len(values), len(index), dtype=np.intp)
+    np.minimum.at(first, index, np.arange(len(index), dtype=np.intp))
+    order = np.argsort(first, kind="stable")
+    order = order[first[order] < len(index)]
+    renumber = np.empty(len(values), dtype=np.intp)
+    renumber[order] = np.arange(len(order), dtype=np.intp)
+    uniques = np.empty(len(order), dtype=object)
+    uniques[:] = [values[i] for i in order]
+    return uniques, renumber[index]
+
+
+def _refuse_duplicates(parts: Sequence[Path], sizes: Sequence[int], table: TrialTable) -> None:
+    """Two rows for one (agent, model, variant, task, trial) cell: a merge went wrong
+    (or a glob matched one export twice), and pooling them would count an attempt twice."""
+    if len(table) < 2:
+        return
+    keys = [table.codes(name)[1] for name in ("agent", "model", "variant", "task_id")]
+    keys.append(table.trial - table.trial.min())
+    order = np.lexsort(keys[::-1])
+    same = np.ones(len(table) - 1, dtype=bool)
+    for key in keys:
+        sorted_key = key[order]
+        same &= sorted_key[1:] == sorted_key[:-1]
+    if not same.any():
+        return
+    i = int(np.flatnonzero(same)[0])
+    a, b = sorted(int(x) for x in order[i : i + 2])
+    ends = np.cumsum(sizes)
+    where = [
+        (parts[p], r - (ends[p] - sizes[p]))
+        for r in (a, b)
+        for p in [int(np.searchsorted(ends, r, "right"))]
+    ]
+    raise InputError(
+        f"duplicate trial {table.trial[b]} of task {table.task_id[b]!r} for "
+        f"agent={table.agent[b]!r} model={table.model[b]!r} variant={table.variant[b]!r}: "
+        f"row {where[0][1] + 1} of {where[0][0]} and row {where[1][1] + 1} of {where[1][0]}",
+        file=where[1][0],
+        field="trial",
+    )
+
+
+# --------------------------------------------------------------------------- trials
+
+
+def read_trials(parts: Iterable[Path], *, events: bool = True) -> list[Trial]:
+    """`Trial` models from the trials files (with each directory's events and grades
+    when ``events``), in the order of `read_table`'s rows."""
+    out: list[Trial] = []
+    for path in parts:
+        out.extend(_part_trials(path, events=events))
+    return out
+
+
+def _part_trials(path: Path, *, events: bool) -> list[Trial]:
+    schema = _schema_of(path)
+    names = [f.name for f in TRIAL_FIELDS if f.name in schema.names]
+    table = _read(path, names + (["trial_key"] if "trial_key" in schema.names else []))
+    keys = (
+        table.column("trial_key").to_pylist()
+        if "trial_key" in schema.names
+        else list(range(table.num_rows))
+    )
+    values = {name: _normal(path, name, table.column(name)).to_pylist() for name in names}
+    trials: list[Trial] = []
+    for row in range(table.num_rows):
+        data: dict[str, Any] = {}
+        for name in names:
+            value = values[name][row]
+            if value is None:
+                continue
+            if _FIELDS[name].type in ("json", "document"):
+                value = _json(value, path, row, name)
+            data[name] = value
+        try:
+            trials.append(Trial.model_validate(data))
+        except ValidationError as exc:
+            column, reason = first_error(exc)
+            raise InputError(f"row {row + 1}: {reason}", file=path, field=column) from None
+    if events:
+        by_key = dict(zip(keys, trials, strict=True))
+        _add_events(path.parent / EVENTS_FILE, by_key)
+        _add_grades(path.parent / GRADES_FILE, by_key)
+    return trials
+
+
+def _json(text: str, path: Path, row: int, name: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"row {row + 1}: not JSON ({exc})", file=path, field=name) from None
+
+
+def _rows(path: Path, columns: dict[str, str]) -> dict[str, list[Any]] | None:
+    """The named columns of a file beside a trials file, checked; ``None`` when absent."""
+    if not path.is_file():
+        return None
+    schema = _open(path).schema_arrow
+    _refuse_repeated_names(path, schema)
+    for name, kind in columns.items():
+        if name not in schema.names:
+            if name in ("trial_key", "seq", "type", "data", "grader"):
+                raise InputError("missing required column", file=path, field=name)
+            continue
+        what, accepts, _ = _ACCEPTS[kind]
+        if not accepts(schema.field(name).type):
+            raise InputError(
+                f"expected {what}, found Arrow type {schema.field(name).type}",
+                file=path,
+                field=name,
+            )
+    present = [n for n in columns if n in schema.names]
+    table = _read(path, present)
+    values = {}
+    for name in columns:
+        if name in present:
+            column = table.column(name)
+            if pa.types.is_dictionary(column.type):
+                column = column.cast(column.type.value_type)
+            values[name] = column.cast(_ACCEPTS[columns[name]][2]).to_pylist()
+        else:
+            values[name] = [None] * table.num_rows
+    return values
+
+
+def _trial_of(path: Path, row: int, key: Any, by_key: dict[Any, Trial]) -> Trial:
+    trial = by_key.get(key)
+    if trial is None:
+        raise InputError(
+            f"row {row + 1}: trial_key {key!r} is not a trial of {TRIALS_FILE}",
+            file=path,
+            field="trial_key",
+        )
+    return trial
+
+
+def _add_events(path: Path, by_key: dict[Any, Trial]) -> None:
+    found = _rows(
+        path, {"trial_key": "int", "seq": "int", "type": "text", "t": "real", "data": "text"}
+    )
+    if found is None:
+        return
+    v = found
+    # Each trial's events in the order of their seq, wherever their rows are in the file
+    # (row numbers in messages are the file's).
+    rows: dict[Any, list[tuple[int, int]]] = {}
+    for row, (key, seq) in enumerate(zip(v["trial_key"], v["seq"], strict=True)):
+        if seq is None:
+            raise InputError(f"row {row + 1}: a value is required", file=path, field="seq")
+        rows.setdefault(key, []).append((seq, row))
+    order = [row for key in rows for _, row in sorted(rows[key])]
+    for row in order:
+        trial = _trial_of(path, row, v["trial_key"][row], by_key)
+        type_, data = v["type"][row], v["data"][row]
+        if type_ is None or data is None:
+            raise InputError(
+                f"row {row + 1}: a value is required",
+                file=path,
+                field="type" if type_ is None else "data",
+            )
+        try:
+            trial.events.append(event_of(type_, v["t"][row], data))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"row {row + 1}: not JSON ({exc})", file=path, field="data") from None
+        except (ValidationError, TypeError) as exc:
+            reason = first_error(exc)[1] if isinstance(exc, ValidationError) else str(exc)
+            raise InputError(f"row {row + 1}: {reason}", file=path, field="data") from None
+
+
+def _add_grades(path: Path, by_key: dict[Any, Trial]) -> None:
+    columns = {
+        "trial_key": "int",
+        "grader": "text",
+        "score": "real",
+        "passed": "bool",
+        "status": "text",
+        "evidence": "json",
+        "judge_model": "text",
+    }
+    found = _rows(path, columns)
+    if found is None:
+        return
+    v = found
+    for row in range(len(v["trial_key"])):
+        trial = _trial_of(path, row, v["trial_key"][row], by_key)
+        evidence = v["evidence"][row]
+        try:
+            trial.grades.append(
+                Grade(
+                    grader=v["grader"][row],
+                    score=v["score"][row],
+                    passed=v["passed"][row],
+                    status=v["status"][row],
+                    evidence=None if evidence is None else _json(evidence, path, row, "evidence"),
+                    judge_model=v["judge_model"][row],
+                )
+            )
+        except ValidationError as exc:
+            name, reason = first_error(exc)
+            raise InputError(f"row {row + 1}: {reason}", file=path, field=name) from None

@@ -1,0 +1,253 @@
+"""Write a stored run as a Parquet export directory (`agentgauge.parquet`).
+
+The run is read column-wise in batches (`agentgauge.store.columns`), never as
+`Trial` models, and written with pyarrow one row group per batch, so a run of
+millions of trials needs the memory of one batch. The directory is written
+beside its destination under a temporary name and renamed into place once
+complete: a failed export leaves nothing at the destination, and nothing
+already there is replaced unless the user asks (``force``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from agentgauge._version import __version__
+from agentgauge.errors import InputError
+from agentgauge.facts import FACTS, FactKind, Facts
+from agentgauge.parquet import (
+    EVENTS_FILE,
+    GRADES_FILE,
+    HEADER_FILE,
+    LABELS,
+    LAYOUT,
+    TRIALS_FILE,
+    events_schema,
+    fact_type,
+    grades_schema,
+    trials_schema,
+)
+from agentgauge.schema import TRIAL_FIELDS
+from agentgauge.store import Store, utc_now
+from agentgauge.store.columns import event_batches, grade_batches, trial_batches
+
+__all__ = ["BATCH", "ExportCounts", "write_parquet"]
+
+BATCH = 65_536
+"""Rows per batch read from the store and per row group written."""
+
+
+@dataclass(frozen=True)
+class ExportCounts:
+    """What an export wrote."""
+
+    trials: int
+    events: int
+    grades: int
+    grade_version: int
+
+
+def write_parquet(
+    store_path: str | Path,
+    run_id: str,
+    out: str | Path,
+    *,
+    grade_version: int | None = None,
+    force: bool = False,
+    batch: int = BATCH,
+) -> ExportCounts:
+    """Export run ``run_id`` of the store at ``store_path`` to the directory ``out``.
+
+    ``grade_version`` picks the outcomes and grades exported (default: the run's
+    active version). ``out`` must not exist or be empty; with ``force`` an earlier
+    export there is replaced (a directory that is not an export never is).
+    """
+    out = Path(out)
+    _check_destination(out, force=force)
+    with Store(store_path, readonly=True) as store:
+        run = store.require_run(run_id)
+        version = store.resolve_grade_version(run_id, grade_version)
+        grading = next(v for v in store.grade_versions(run_id) if v.version == version)
+        tasks = store.get_tasks(run_id)
+        try:
+            tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+        except OSError as exc:
+            raise InputError(f"cannot write here: {exc.strerror}", file=out) from None
+        try:
+            keys: dict[int, int] = {}
+            _, facts = store.columns(run_id, grade_version=version)
+            n_trials = _write(
+                tmp / TRIALS_FILE,
+                trials_schema(),
+                _trial_tables(store, run_id, version, batch, keys, facts),
+            )
+            n_events = _write(
+                tmp / EVENTS_FILE,
+                events_schema(),
+                _event_tables(event_batches(store, run_id, batch), run_id, keys),
+            )
+            n_grades = _write(
+                tmp / GRADES_FILE,
+                grades_schema(),
+                _grade_tables(grade_batches(store, run_id, version, batch), run_id, keys),
+            )
+            header = {
+                "schema": LAYOUT,
+                "agentgauge_version": __version__,
+                "exported_at": utc_now(),
+                "run": run.model_dump(mode="json"),
+                "grade_version": asdict(grading),
+                "counts": {"trials": n_trials, "events": n_events, "grades": n_grades},
+                "tasks": [t.model_dump(mode="json", exclude_defaults=True) for t in tasks],
+            }
+            (tmp / HEADER_FILE).write_text(json.dumps(header) + "\n", encoding="utf-8")
+            _put_in_place(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return ExportCounts(n_trials, n_events, n_grades, version)
+
+
+def _check_destination(out: Path, *, force: bool) -> None:
+    if not out.parent.is_dir():
+        raise InputError("the folder to write into does not exist", file=out.parent)
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise InputError("exists and is not a directory; name a new directory", file=out)
+    if not any(out.iterdir()):
+        return
+    if not force:
+        raise InputError("exists and is not empty; add --force to replace it", file=out)
+    if not (out / HEADER_FILE).is_file():
+        raise InputError(
+            f"is not an agentgauge Parquet export (no {HEADER_FILE}); --force replaces "
+            "only an earlier export, so name a new or empty directory",
+            file=out,
+        )
+
+
+def _put_in_place(tmp: Path, out: Path) -> None:
+    """Rename the finished export to ``out``; an earlier export there goes only after."""
+    if out.is_dir() and any(out.iterdir()):
+        old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
+        os.replace(out, old)  # replaces the empty directory just made
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)  # POSIX renames over an empty directory
+
+
+def _write(path: Path, schema: pa.Schema, tables: Iterator[pa.Table]) -> int:
+    n = 0
+    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        for table in tables:
+            writer.write_table(table)
+            n += table.num_rows
+    return n
+
+
+def _run_ids(run_id: str, n: int) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int32), [run_id])
+
+
+def _documents(keys: Sequence[Hashable], text: Callable[[Hashable], str]) -> pa.DictionaryArray:
+    """A document column: each distinct document's text once, indexed by row (hashing
+    the store's keys, not the texts, which are kilobytes each)."""
+    seen: dict[Hashable, int] = {}
+    index = [None if k is None else seen.setdefault(k, len(seen)) for k in keys]
+    return pa.DictionaryArray.from_arrays(
+        pa.array(index, pa.int32()), pa.array([text(k) for k in seen], pa.string())
+    )
+
+
+def _column(values: Sequence[Any], type_: str, label: bool) -> pa.Array:
+    if label:
+        return pa.array(values, pa.string()).dictionary_encode()
+    if type_ == "bool":  # SQLite keeps booleans as 0/1
+        return pa.array([None if v is None else bool(v) for v in values], pa.bool_())
+    arrow = {"int": pa.int64(), "real": pa.float64()}.get(type_, pa.string())
+    return pa.array(values, arrow)
+
+
+def _fact_column(values: np.ndarray[Any, Any], kind: FactKind) -> pa.Array:
+    if kind == "label":
+        return pa.array(values.tolist(), pa.string()).dictionary_encode()
+    if kind == "float":  # NaN is the facts' missing value: null in the file
+        return pa.array(values, pa.float64(), mask=np.isnan(values))
+    return pa.array(values, fact_type(kind))
+
+
+def _trial_tables(
+    store: Store, run_id: str, version: int, batch: int, keys: dict[int, int], facts: Facts
+) -> Iterator[pa.Table]:
+    schema = trials_schema()
+    for part in trial_batches(store, run_id, version, batch):
+        first = len(keys)
+        keys.update((pk, first + i) for i, pk in enumerate(part.keys))
+        n = len(part.keys)
+        columns = [
+            _run_ids(run_id, n),
+            pa.array(range(first, first + n), pa.int64()),
+            *(
+                _documents(part.fields[f.name], part.document)
+                if f.type == "document"
+                else _column(part.fields[f.name], f.type, f.name in LABELS)
+                for f in TRIAL_FIELDS
+            ),
+            *(_fact_column(facts[name][first : first + n], kind) for name, kind in FACTS.items()),
+        ]
+        yield pa.Table.from_arrays(columns, schema=schema)
+
+
+def _event_tables(
+    batches: Iterator[list[tuple[int, int, str, float | None, str]]],
+    run_id: str,
+    keys: dict[int, int],
+) -> Iterator[pa.Table]:
+    schema = events_schema()
+    for rows in batches:
+        pk, seq, type_, t, data = zip(*rows, strict=True)
+        yield pa.Table.from_arrays(
+            [
+                _run_ids(run_id, len(rows)),
+                pa.array([keys[k] for k in pk], pa.int64()),
+                pa.array(seq, pa.int64()),
+                _column(type_, "text", label=True),
+                pa.array(t, pa.float64()),
+                pa.array(data, pa.string()),
+            ],
+            schema=schema,
+        )
+
+
+def _grade_tables(
+    batches: Iterator[list[tuple[Any, ...]]], run_id: str, keys: dict[int, int]
+) -> Iterator[pa.Table]:
+    schema = grades_schema()
+    for rows in batches:
+        pk, grader, score, passed, status, evidence, judge_model = zip(*rows, strict=True)
+        yield pa.Table.from_arrays(
+            [
+                _run_ids(run_id, len(rows)),
+                pa.array([keys[k] for k in pk], pa.int64()),
+                _column(grader, "text", label=True),
+                pa.array(score, pa.float64()),
+                _column(passed, "bool", label=False),
+                _column(status, "text", label=True),
+                pa.array(evidence, pa.string()),
+                _column(judge_model, "text", label=True),
+            ],
+            schema=schema,
+        )

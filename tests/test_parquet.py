@@ -1,0 +1,581 @@
+"""Parquet: ``agentgauge export DB:RUN --parquet DIR`` and Parquet directories as SOURCE.
+
+The export of a harness run is read back three ways: the metrics of the Parquet
+directory equal the store's to the last bit (the ``metrics --json`` objects are
+compared whole), every trial field, event and grade comes back from the files
+(`Trial` by `Trial`), and pyarrow's own dataset reader joins events to trials on
+the documented keys. Bad files (not Parquet, a column missing or of the wrong
+type, values the trial record forbids, a duplicate trial) are one line naming
+the file and the column, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentgauge.errors import InputError
+from agentgauge.parquet import (
+    EVENTS_FILE,
+    GRADES_FILE,
+    HEADER_FILE,
+    LAYOUT,
+    TRIALS_FILE,
+    events_schema,
+    grades_schema,
+    trials_schema,
+)
+from agentgauge.schema import Trial
+from agentgauge.sources import open_source
+from agentgauge.store import Store
+
+Cli = Any
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def retail(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built-in retail suite, two trials a task, by the simulated careful agent
+    (every variant): tool calls, faults, control decisions, costs, several graders."""
+    from agentgauge.harness.runner import run
+
+    db = tmp_path_factory.mktemp("retail") / "s.db"
+    run(
+        "builtin:retail",
+        "builtin:careful",
+        trials=2,
+        variants=["base", "paraphrase", "fault:tool_error"],
+        store=db,
+        run_id="r",
+        progress=False,
+    )
+    return db
+
+
+@pytest.fixture(scope="module")
+def exported(retail: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from agentgauge.exporters import export_parquet
+
+    out = tmp_path_factory.mktemp("pq") / "r"
+    export_parquet(f"{retail}:r", out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_agents(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of two (agent, model) configurations, imported from JSONL."""
+    from agentgauge.importers import import_file
+
+    folder = tmp_path_factory.mktemp("two")
+    lines = [
+        {
+            "task_id": f"t{t}",
+            "trial": k,
+            "agent": agent,
+            "model": "m",
+            "success": bool((t + k + (agent == "b")) % 3),
+            "cost_usd": 0.01 * (t + 1),
+            "family": f"f{t % 3}",
+        }
+        for agent in ("a", "b")
+        for t in range(9)
+        for k in range(3)
+    ]
+    src = folder / "two.jsonl"
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    db = folder / "s.db"
+    import_file("jsonl", src, store=db, run_id="two")
+    return db
+
+
+def metrics_json(cli: Cli, source: str, *extra: str) -> dict[str, Any]:
+    code, out, err = cli("metrics", source, "--json", "--k", "1,2", *extra)
+    assert code == 0, err
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+# --------------------------------------------------------------------------- equality
+
+
+def test_metrics_of_the_export_equal_the_store_to_the_last_bit(
+    cli: Cli, retail: Path, exported: Path
+) -> None:
+    before = metrics_json(cli, f"{retail}:r")
+    after = metrics_json(cli, str(exported))
+    # The behaviour sections (tool use, control, reliability) are there and equal too.
+    assert {"tool_use", "control"} <= set(before["groups"][0])
+    assert after == before
+    by_family = ("--by", "family")
+    assert metrics_json(cli, str(exported), *by_family) == metrics_json(
+        cli, f"{retail}:r", *by_family
+    )
+
+
+def test_the_table_read_from_parquet_is_the_stores_array_for_array(
+    retail: Path, exported: Path
+) -> None:
+    from dataclasses import fields
+
+    with Store(retail, readonly=True) as db:
+        stored = db.table("r")
+    read = open_source(str(exported)).table
+    for f in fields(stored):
+        a, b = getattr(stored, f.name), getattr(read, f.name)
+        assert a.dtype == b.dtype, f.name
+        if a.dtype == object:
+            assert a.tolist() == b.tolist(), f.name
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=f.name)  # NaN where NaN, bit for bit
+    # The codes a Parquet read seeds are those the table would compute itself.
+    uniques, codes = read.cached_codes("task_id") or (None, None)
+    assert uniques is not None and codes is not None
+    again_uniques, again_codes = stored.codes("task_id")
+    assert uniques.tolist() == again_uniques.tolist()
+    np.testing.assert_array_equal(codes, again_codes)
+
+
+def test_every_trial_field_event_and_grade_comes_back(retail: Path, exported: Path) -> None:
+    with Store(retail, readonly=True) as db:
+        stored = db.trials("r")
+    source = open_source(str(exported))
+    assert source._trials is None  # nothing built until asked for
+    back = source.trials
+    assert [t.model_dump() for t in back] == [t.model_dump() for t in stored]
+    assert sum(len(t.events) for t in back) > len(back)  # transcripts were exported
+    assert all(t.grades for t in back)
+    assert source.run is not None and source.run.run_id == "r"
+    assert source.grading is not None and source.grading.version == 1
+    with Store(retail, readonly=True) as db:
+        assert [t.id for t in source.tasks] == [t.id for t in db.get_tasks("r")]
+
+
+def test_show_and_report_read_an_export(
+    cli: Cli, retail: Path, exported: Path, tmp_path: Path
+) -> None:
+    code, from_store, err = cli("show", f"{retail}:r", "--json")
+    assert code == 0, err
+    code, from_parquet, err = cli("show", str(exported), "--json")
+    assert code == 0, err
+    store_doc, parquet_doc = json.loads(from_store), json.loads(from_parquet)
+    assert parquet_doc.pop("source") == str(exported)
+    store_doc.pop("source")
+    assert parquet_doc == store_doc
+    html = tmp_path / "r.html"
+    code, _, err = cli("report", str(exported), "--html", str(html))
+    assert code == 0, err
+    assert "retail" in html.read_text(encoding="utf-8")
+
+
+def test_an_exported_grade_version(cli: Cli, retail: Path, tmp_path: Path) -> None:
+    from agentgauge.api import regrade
+
+    db = tmp_path / "s.db"
+    shutil.copy(retail, db)
+    version = regrade(f"{db}:r", ["state"]).version  # a second version, not activated
+    out = tmp_path / "v2"
+    code, said, err = cli("export", f"{db}:r", "--parquet", str(out), "--grade-version", "2")
+    assert code == 0, err
+    assert version == 2 and "grade version 2" in said
+    assert metrics_json(cli, str(out)) == metrics_json(cli, f"{db}:r#grade=2")
+    assert metrics_json(cli, str(out)) != metrics_json(cli, f"{db}:r")
+    header = json.loads((out / HEADER_FILE).read_text(encoding="utf-8"))
+    assert header["schema"] == LAYOUT and header["grade_version"]["version"] == 2
+    # An export holds one version: asking it for another is refused, not ignored.
+    code, _, err = cli("metrics", f"{out}#grade=1")
+    assert code == 2 and "holds grade version 2 only" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- selectors, globs
+
+
+def test_selectors_pick_a_configuration_of_an_export(
+    cli: Cli, two_agents: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "two"
+    assert cli("export", f"{two_agents}:two", "--parquet", str(out))[0] == 0
+    for selector in ("#agent=a", "#agent=b,model=m", "#model=m"):
+        assert metrics_json(cli, f"{out}{selector}") == metrics_json(
+            cli, f"{two_agents}:two{selector}"
+        )
+    code, _, err = cli("metrics", f"{out}#agent=nobody")
+    assert code == 2 and "matches no trials" in err and f"{out}#agent=a" in err
+    # compare refuses a side that pools two agents, naming the selectors to type.
+    code, _, err = cli("compare", str(out), f"{out}#agent=b")
+    assert code == 2 and f"{out}#agent=a" in err
+
+
+def test_a_glob_of_two_exports_is_one_source(
+    cli: Cli, retail: Path, exported: Path, two_agents: Path, tmp_path: Path
+) -> None:
+    from agentgauge import metrics
+
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    shutil.copytree(exported, exports / "1-retail")
+    assert cli("export", f"{two_agents}:two", "--parquet", str(exports / "2-two"))[0] == 0
+    with Store(retail, readonly=True) as a, Store(two_agents, readonly=True) as b:
+        pooled = a.trials("r") + b.trials("two")
+    want = metrics(pooled, k=(1, 2), behaviour=False).to_dict()
+    for spec in (f"{exports}/*", f"{exports}/*/{TRIALS_FILE}"):
+        assert metrics(spec, k=(1, 2), behaviour=False).to_dict() == want
+    source = open_source(f"{exports}/*")
+    assert source.run is None  # two runs: no one header
+    assert len(source.trials) == len(pooled)
+    # One export matched twice would count every attempt twice: refused.
+    shutil.copytree(exported, exports / "3-copy")
+    code, _, err = cli("metrics", f"{exports}/*")
+    assert code == 2 and "duplicate trial" in err and "3-copy" in err
+    code, _, err = cli("metrics", f"{tmp_path}/nothing-*")
+    assert code == 2 and "matches no file" in err
+
+
+def test_pyarrow_datasets_read_and_join_an_export(exported: Path) -> None:
+    """What docs/parquet.md tells DuckDB, Polars and Spark users, done with pyarrow."""
+    trials = ds.dataset(exported / TRIALS_FILE, format="parquet").to_table()
+    events = ds.dataset(exported / EVENTS_FILE, format="parquet").to_table()
+    grades = ds.dataset(exported / GRADES_FILE, format="parquet").to_table()
+    assert trials.schema.equals(trials_schema())
+    assert events.schema.equals(events_schema())
+    assert grades.schema.equals(grades_schema())
+    calls = (
+        events.filter(pa.compute.equal(events["type"], "tool_call"))
+        .group_by(["run_id", "trial_key"])
+        .aggregate([("seq", "count")])
+    )
+    joined = trials.join(calls, ["run_id", "trial_key"], join_type="left outer")
+    counted = joined.column("seq_count").fill_null(0).to_pylist()
+    assert counted == joined.column("tool_calls").to_pylist()
+    graded = grades.group_by(["run_id", "trial_key"]).aggregate([("grader", "count")])
+    assert graded.num_rows == trials.num_rows
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def test_export_is_atomic_and_never_overwrites_unasked(
+    cli: Cli, retail: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentgauge.parquet.write as write
+
+    out = tmp_path / "out"
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        yield from ()
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(write, "grade_batches", broken)  # fails after trials and events are written
+        with pytest.raises(OSError, match="No space left"):
+            write.write_parquet(retail, "r", out)
+    assert list(tmp_path.iterdir()) == []  # no DIR, no temporary sibling left behind
+
+    assert cli("export", f"{retail}:r", "--parquet", str(out))[0] == 0
+    written = {p.name: p.read_bytes() for p in out.iterdir()}
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(out))
+    assert code == 2 and "not empty; add --force" in err and err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == written
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    # --force replaces an earlier export, never a directory of something else.
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me", encoding="utf-8")
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(other), "--force")
+    assert code == 2 and "not an agentgauge Parquet export" in err
+    assert (other / "notes.txt").read_text(encoding="utf-8") == "keep me"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli("export", f"{retail}:r", "--parquet", str(empty))[0] == 0
+    assert (empty / TRIALS_FILE).is_file()
+
+
+def test_an_empty_run_exports_and_reads_as_no_trials(tmp_path: Path) -> None:
+    from agentgauge.exporters import export_parquet
+    from agentgauge.schema import Run
+
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="e", created_at="2026-01-01T00:00:00+00:00"))
+        store.conn.commit()
+    counts = export_parquet(f"{db}:e", tmp_path / "e")
+    assert (counts.trials, counts.events, counts.grades) == (0, 0, 0)
+    source = open_source(str(tmp_path / "e"))
+    assert len(source.table) == 0 and source.trials == []
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _trials(exported: Path, tmp_path: Path, change: Any) -> Path:
+    """A copy of the export whose trials file is ``change(table)``."""
+    folder = tmp_path / "bad"
+    shutil.copytree(exported, folder)
+    table = pq.read_table(folder / TRIALS_FILE)
+    pq.write_table(change(table), folder / TRIALS_FILE)
+    return folder
+
+
+def _set(name: str, values: list[Any], type_: pa.DataType | None = None) -> Any:
+    """The first rows of column ``name`` set to ``values`` (``type_``: every row of that
+    type, the value repeated)."""
+
+    def change(table: pa.Table) -> pa.Table:
+        i = table.schema.get_field_index(name)
+        if type_ is None:
+            column = values + table.column(name).to_pylist()[len(values) :]
+            return table.set_column(i, name, pa.array(column, table.schema.field(i).type))
+        return table.set_column(i, name, pa.array(values * table.num_rows, type_))
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "column", "message"),
+    [
+        (lambda t: t.drop_columns(["task_id"]), "task_id", "missing required column"),
+        (lambda t: t.drop_columns(["success"]), "success", "missing required column"),
+        (_set("task_id", [1], pa.int64()), "task_id", "expected a string"),
+        (_set("success", ["yes"], pa.string()), "success", "expected a boolean"),
+        (_set("score", [1.5]), "score", "must be at least 0 and at most 1"),
+        (_set("cost_usd", [-1.0]), "cost_usd", "must be at least 0"),
+        (_set("latency_s", [float("nan")]), "latency_s", "NaN or infinity"),
+        (_set("trial", [None]), "trial", "a value is required, found null"),
+        (_set("status", ["exploded"]), "status", "row 1"),
+        (_set("split", ["train"]), "split", "row 1"),
+        (_set("task_id", [""]), "task_id", "row 1"),
+        (_set("trial", [1, 1, 1, 1]), "trial", "duplicate trial"),
+    ],
+)
+def test_bad_trials_files_are_one_line_naming_file_and_column(
+    cli: Cli, exported: Path, tmp_path: Path, change: Any, column: str, message: str
+) -> None:
+    folder = _trials(exported, tmp_path, change)
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2, err
+    assert message in err and f"{column}:" in err and str(folder) in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_bad_files_and_directories(cli: Cli, exported: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = cli("metrics", str(empty))
+    assert code == 2 and TRIALS_FILE in err and str(empty) in err
+    for name, data in (
+        ("garbage", b"\x00\xff" * 500),
+        ("truncated", (exported / TRIALS_FILE).read_bytes()[:2000]),
+        ("empty-file", b""),
+    ):
+        folder = tmp_path / name
+        shutil.copytree(exported, folder)
+        (folder / TRIALS_FILE).write_bytes(data)
+        code, _, err = cli("metrics", str(folder))
+        assert code == 2, err
+        assert "not a readable Parquet file" in err and "Traceback" not in err
+        assert err.count("\n") == 1
+    folder = tmp_path / "twice"
+    folder.mkdir()
+    columns = [pa.array(["a"]), pa.array(["b"]), pa.array([0]), pa.array([True])]
+    twice = pa.Table.from_arrays(columns, names=["task_id", "task_id", "trial", "success"])
+    pq.write_table(twice, folder / TRIALS_FILE)
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and "task_id: a column of this name appears twice" in err
+    folder = tmp_path / "header"
+    shutil.copytree(exported, folder)
+    (folder / HEADER_FILE).write_text('{"schema": "agentgauge.parquet/99"}', encoding="utf-8")
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and "agentgauge.parquet/99" in err and HEADER_FILE in err
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "column", "message"),
+    [
+        (EVENTS_FILE, lambda t: t.drop_columns(["type"]), "type", "missing required column"),
+        (EVENTS_FILE, _set("data", ["{not json"]), "data", "row 1: not JSON"),
+        (EVENTS_FILE, _set("type", ["teleport"]), "data", "row 1"),
+        (EVENTS_FILE, _set("trial_key", [10**9]), "trial_key", "row 1: trial_key 1000000000"),
+        (GRADES_FILE, _set("evidence", ["[1,"]), "evidence", "row 1: not JSON"),
+        (GRADES_FILE, _set("score", [7.0]), "score", "row 1"),
+        (GRADES_FILE, _set("passed", ["yes"], pa.string()), "passed", "expected a boolean"),
+    ],
+)
+def test_bad_events_and_grades_are_found_when_trials_are_built(
+    cli: Cli, exported: Path, tmp_path: Path, name: str, change: Any, column: str, message: str
+) -> None:
+    folder = tmp_path / "bad"
+    shutil.copytree(exported, folder)
+    pq.write_table(change(pq.read_table(folder / name)), folder / name)
+    code, _, err = cli("show", str(folder), "--json")
+    assert code == 2, err
+    assert name in err and f"{column}: {message}" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_minimal_file_from_another_tool_is_a_source(tmp_path: Path) -> None:
+    """A trials file with only the required columns (what a Polars or DuckDB user
+    writes) reads with the trial record's defaults."""
+    path = tmp_path / "mine.parquet"
+    pq.write_table(
+        pa.table({"task_id": ["a", "a", "b"], "trial": [0, 1, 0], "success": [True, False, True]}),
+        path,
+    )
+    source = open_source(str(path))
+    table = source.table
+    assert table.variant.tolist() == ["base"] * 3
+    np.testing.assert_array_equal(table.score, [1.0, 0.0, 1.0])
+    assert np.isnan(table.cost_usd).all() and not table.infra_error.any()
+    assert [t.score for t in source.trials] == [1.0, 0.0, 1.0]
+    with pytest.raises(InputError, match="no such file"):
+        open_source(str(tmp_path / "nope.parquet"))
+
+
+# --------------------------------------------------------------------------- docs
+
+
+def test_docs_name_every_column_with_its_arrow_type() -> None:
+    text = (ROOT / "docs" / "parquet.md").read_text(encoding="utf-8")
+    for file, schema in (
+        (TRIALS_FILE, trials_schema()),
+        (EVENTS_FILE, events_schema()),
+        (GRADES_FILE, grades_schema()),
+    ):
+        section = text.split(f"## {file}", 1)[1].split("\n## ", 1)[0]
+        for f in schema:
+            shown = "dictionary<string>" if pa.types.is_dictionary(f.type) else str(f.type)
+            assert f"| `{f.name}` | {shown} |" in section, (file, f.name)
+
+
+def test_metrics_and_horizon_of_an_export_never_build_trials(
+    exported: Path, retail: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every metric, tool use, control and reliability included, is computed from the
+    columns of trials.parquet (its facts among them): building a trial is an error here."""
+    import agentgauge.parquet.read as read
+    from agentgauge import horizon, metrics
+
+    want = metrics(f"{retail}:r", k=(1, 2)).to_dict()
+    assert {"tool_use", "control"} <= set(want["groups"][0])
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a Trial was built")
+
+    monkeypatch.setattr(read, "read_trials", refuse)
+    assert metrics(str(exported), k=(1, 2)).to_dict() == want
+    assert metrics(f"{exported}#agent=builtin:careful", k=(1, 2)).to_dict() == want
+    assert horizon(str(exported), bootstrap=20).to_dict()["groups"]
+    with pytest.raises(AssertionError, match="a Trial was built"):
+        _ = open_source(str(exported)).trials  # what show and report read is built on demand
+
+
+def test_a_file_without_facts_gives_its_behaviour_from_its_transcripts(
+    cli: Cli, retail: Path, exported: Path, tmp_path: Path
+) -> None:
+    """A trials file another tool wrote has no fact columns: the behaviour metrics then
+    derive them from events.parquet and grades.parquet, with the same figures."""
+    from agentgauge.facts import FACTS
+
+    folder = _trials(exported, tmp_path, lambda t: t.drop_columns(list(FACTS)))
+    assert metrics_json(cli, str(folder)) == metrics_json(cli, f"{retail}:r")
+
+
+def test_a_fact_column_of_the_wrong_type_is_named(cli: Cli, exported: Path, tmp_path: Path) -> None:
+    folder = _trials(exported, tmp_path, _set("tool_errors", ["many"], pa.string()))
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and "tool_errors: expected an integer" in err and "Traceback" not in err
+
+
+_LABEL = st.one_of(st.none(), st.sampled_from(["a", "b", "é", "x\x00y", ""]))
+_NUMBER = st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False), st.just(5e-324))
+
+
+@st.composite
+def _any_trials(draw: st.DrawFn) -> list[Trial]:
+    n = draw(st.integers(1, 12))
+    out = []
+    for i in range(n):
+        score = draw(st.one_of(st.none(), st.floats(0, 1)))
+        out.append(
+            Trial(
+                task_id=draw(st.sampled_from(["t1", "t2", "t3", "ü"])),
+                trial=i,
+                score=score,
+                success=draw(st.booleans()) if score is None else None,
+                agent=draw(_LABEL),
+                family=draw(_LABEL),
+                split=draw(st.sampled_from([None, "dev", "heldout"])),
+                cost_usd=draw(_NUMBER),
+                latency_s=draw(_NUMBER),
+                input_tokens=draw(st.one_of(st.none(), st.integers(0, 2**62))),
+                confidence=draw(st.one_of(st.none(), st.floats(0, 1))),
+                status=draw(st.sampled_from(["completed", "error", "timeout"])),
+                error_kind=draw(st.sampled_from([None, "agent", "infra"])),
+                answer=draw(st.one_of(st.none(), st.text(max_size=5))),
+                final_state=draw(st.sampled_from([None, {}, {"k": [1, "ü"]}])),
+                metadata=draw(st.sampled_from([{}, {"n": 1.5}])),
+            )
+        )
+    return out
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trials=_any_trials())
+def test_any_trials_come_back_from_parquet_bit_for_bit(
+    tmp_path_factory: pytest.TempPathFactory, trials: list[Trial]
+) -> None:
+    from agentgauge import metrics
+    from agentgauge.exporters import export_parquet
+    from agentgauge.schema import Run
+
+    folder = tmp_path_factory.mktemp("prop")
+    db = folder / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="p", created_at="2026-01-01T00:00:00+00:00"))
+        store.add_trials("p", trials)
+    export_parquet(f"{db}:p", folder / "out")
+    source = open_source(str(folder / "out"))
+    with Store(db, readonly=True) as store:
+        assert [t.model_dump() for t in source.trials] == [
+            t.model_dump() for t in store.trials("p")
+        ]
+    by = ("agent", "family")
+    assert metrics(str(folder / "out"), k=(1, 2), by=by).to_dict() == (
+        metrics(f"{db}:p", k=(1, 2), by=by).to_dict()
+    )
+
+
+@pytest.mark.parametrize("name", [TRIALS_FILE, EVENTS_FILE, GRADES_FILE])
+def test_damaged_bytes_are_an_input_error_never_a_crash(
+    exported: Path, tmp_path: Path, name: str
+) -> None:
+    """Bytes flipped anywhere in a file (a damaged disk, a partial copy): every read
+    either succeeds or is an `InputError`; another exception is a crash."""
+    import random
+
+    rng = random.Random(name)
+    folder = tmp_path / "damaged"
+    shutil.copytree(exported, folder)
+    data = (exported / name).read_bytes()
+    errors = 0
+    for _ in range(40):
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        (folder / name).write_bytes(bytes(damaged))
+        try:
+            source = open_source(str(folder))
+            assert len(source.trials) == len(source.table)
+        except InputError:
+            errors += 1
+    assert errors > 0  # the damage was seen at least once
