@@ -13,7 +13,8 @@ is printed apart; each figure is the best of ``--repeat`` runs, every run printe
 Figures depend on the machine and its load; the script prints the load average
 beside them.
 
-Run: ``python benchmarks/bench_ray.py [--quick]`` (needs ``pip install 'agentgauge[ray]'``).
+Run: ``python benchmarks/bench_ray.py [--smoke]`` (needs ``pip install 'agentgauge[ray]'``;
+without it the script reports a row saying so).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _report import Row, emit, row, smoke_flag
 from agentgauge.agents.base import Session
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task
@@ -59,15 +61,23 @@ def timed(suite: Any, agent: Any, backend: str, folder: Path, **kw: Any) -> tupl
     return time.perf_counter() - start, header.n_trials
 
 
-def main() -> None:
+NAME = "ray"
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller runs, one repeat")
+    smoke_flag(parser)
+    parser.add_argument("--quick", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 1)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    args.quick = args.quick or args.smoke
     repeat = 1 if args.quick else args.repeat
-
-    import ray
+    try:
+        import ray
+    except ImportError:
+        return [row(NAME, "Ray backend", None, "trials/s", note="ray not installed")]
+    rows: list[Row] = []
 
     start = time.perf_counter()
     ray.init(
@@ -104,9 +114,21 @@ def main() -> None:
             ratio = best["ray"] / best["local"]
             print(f"{label}: local {best['local']:.0f} trials/s, ray {best['ray']:.0f} "
                   f"trials/s (best of {repeat}): ray/local = {ratio:.2f}")  # fmt: skip
+            rows.append(
+                row(
+                    NAME,
+                    f"{label}: --backend ray, one machine",
+                    best["ray"],
+                    "trials/s",
+                    reference=best["local"],
+                    reference_name="--backend local, same run",
+                    higher_is_better=True,
+                )
+            )
     ray.shutdown()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    emit(main())
