@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy import special
 
 from agentgauge.metrics.cost import task_weighted_cost_of_pass
 from agentgauge.metrics.outcome import success_interval, task_success_counts
@@ -86,6 +86,8 @@ def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     if a_only < 0 or b_only < 0:
         raise ValueError("discordant counts must be non-negative")
     n = a_only + b_only
+    from scipy import stats  # here: scipy.stats costs a second to import
+
     p = 1.0 if n == 0 else float(stats.binomtest(b_only, n, 0.5).pvalue)
     return McNemar(a_only, b_only, min(p, 1.0))
 
@@ -353,7 +355,7 @@ def _interval(
 ) -> tuple[float, float] | None:
     if se is None or df is None:
         return None
-    q = float(stats.t.ppf(0.5 + level / 2, df))
+    q = float(special.stdtrit(df, 0.5 + level / 2))  # Student's t quantile
     # A difference of two rates lies in [−1, 1]; an interval reaching past it
     # only advertises that the approximation is poor there (STYLE: no such bars).
     return max(mean - q * se, -1.0), min(mean + q * se, 1.0)
@@ -365,7 +367,7 @@ def _p_value(mean: float, se: float | None, df: int | None) -> float | None:
     if se == 0:
         # Every task moved by the same amount: no noise to hide a non-zero shift.
         return 1.0 if mean == 0 else 0.0
-    return float(2 * stats.t.sf(abs(mean / se), df))
+    return float(2 * special.stdtr(df, -abs(mean / se)))  # two-sided t tail
 
 
 def _score_interval(

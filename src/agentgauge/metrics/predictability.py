@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 __all__ = ["Predictability", "predictability"]
 
@@ -69,6 +68,8 @@ def predictability(confidence: npt.ArrayLike, success: npt.ArrayLike) -> Predict
     n_neg = n - n_pos
     auroc: float | None = None
     if n_pos and n_neg:
+        from scipy import stats  # here: scipy.stats costs a second to import
+
         ranks = stats.rankdata(c)  # average ranks: ties count one half
         auroc = float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
     why = None if auroc is not None else "AUROC needs both successes and failures"

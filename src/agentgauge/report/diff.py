@@ -23,8 +23,6 @@ import math
 from functools import lru_cache
 from typing import Any, Literal
 
-from scipy.stats import fisher_exact
-
 from agentgauge.metrics.compare import compare
 from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.table import TrialTable
@@ -49,6 +47,8 @@ _NOTE = (
 def _fisher(ca: int, na: int, cb: int, nb: int) -> float:
     """Two-sided Fisher exact p of one task's counts (cached: with small k the same
     few count pairs recur across thousands of tasks)."""
+    from scipy.stats import fisher_exact  # here: scipy.stats costs a second to import
+
     _, p = fisher_exact([[ca, na - ca], [cb, nb - cb]], alternative="two-sided")
     return float(p)
 

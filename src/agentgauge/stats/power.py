@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, stats
+from scipy import optimize, special
 
 __all__ = [
     "DEFAULT_WITHIN_SHARE",
@@ -95,7 +95,7 @@ def z_sum(alpha: float = 0.05, power: float = 0.8) -> float:
     """z_{1−α/2} + z_{1−β} with 1 − β = power (two-sided test at level α)."""
     _check_prob("alpha", alpha, open_low=True, open_high=True)
     _check_prob("power", power, open_low=True, open_high=True)
-    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    return float(special.ndtri(1 - alpha / 2) + special.ndtri(power))  # normal quantiles
 
 
 @dataclass(frozen=True)
