@@ -415,8 +415,26 @@ def _resuming(store: str | Path | Store, run_id: str | None) -> bool:
         return store.get_run(run_id) is not None
     if not Path(store).exists():
         return False
-    with Store(store, readonly=True) as db:
-        return db.get_run(run_id) is not None
+    try:
+        with Store(store, readonly=True) as db:
+            return db.get_run(run_id) is not None
+    except InputError:
+        # A database without tables (a first run that found the disk full left one)
+        # holds no run; anything else that is not a store is refused as it was.
+        if _holds_no_tables(Path(store)):
+            return False
+        raise
+
+
+def _holds_no_tables(path: Path) -> bool:
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
 
 
 def _report_abandoned(agent: Agent, notify: Callable[[str], None] | None) -> None:
