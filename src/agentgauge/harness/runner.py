@@ -430,7 +430,7 @@ def _holds_no_tables(path: Path) -> bool:
     try:
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:
-            return conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+            return bool(conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0)
         finally:
             conn.close()
     except sqlite3.Error:
