@@ -130,6 +130,24 @@ def test_a_store_of_an_unknown_record_layout_reads_the_same_and_is_rebuilt(
     assert _same(db, "r") == before
 
 
+def test_records_of_another_shape_are_made_again(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    run("builtin:retail", "builtin:hasty", trials=1, store=db, run_id="r", progress=False)
+    before = _same(db, "r")
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE trial_facts")
+    conn.execute("CREATE TABLE trial_facts (trial_pk INTEGER, version INTEGER, data BLOB)")
+    conn.execute("UPDATE meta SET value = 'older' WHERE key = 'facts_layout'")
+    conn.commit()
+    conn.close()
+    assert _same(db, "r") == before
+    with Store(db):  # opened for writing: the table is laid out again and filled
+        pass
+    assert _same(db, "r") == before
+    columns = {r[1] for r in sqlite3.connect(db).execute("PRAGMA table_info(trial_facts)")}
+    assert "run_id" in columns
+
+
 def test_a_deleted_run_takes_its_records_with_it(stored: Path, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     db.write_bytes(stored.read_bytes())

@@ -30,8 +30,14 @@ from agentgauge.facts import (
 )
 from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
 from agentgauge.store.faults import storage_error
-from agentgauge.store.layout import DOCUMENT_REFERENCES, column_of, document_id, document_text
-from agentgauge.store.migrate import open_store, stored_fields
+from agentgauge.store.layout import (
+    DOCUMENT_REFERENCES,
+    FACTS_SQL,
+    column_of,
+    document_id,
+    document_text,
+)
+from agentgauge.store.migrate import open_store, statements, stored_fields
 from agentgauge.store.packed import LAYOUT, RECORD, pack, unpack
 from agentgauge.store.rows import (
     DOCUMENT_POSITIONS,
@@ -140,9 +146,13 @@ class Store:
             return
         pending = self.conn.execute("SELECT 1 FROM meta WHERE key = 'facts_pending'").fetchone()
         if layout not in (None, LAYOUT):
+            # Laid out by another agentgauge: the derived tables are made again, as
+            # this one lays them out (they hold nothing a trial does not).
             with self.transaction():
-                self.conn.execute("DELETE FROM trial_facts")
-                self.conn.execute("DELETE FROM labels")
+                self.conn.execute("DROP TABLE IF EXISTS trial_facts")
+                self.conn.execute("DROP TABLE IF EXISTS labels")
+                for sql in statements(FACTS_SQL):
+                    self.conn.execute(sql)
             self._labels = None
             pending = (1,)
         if pending is not None or layout is None:
