@@ -21,9 +21,7 @@ import numpy.typing as npt
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
 from agentgauge.facts import (
-    EVENT_FACTS,
     FACTS,
-    GRADE_FACTS,
     Facts,
     event_facts,
     grade_facts,
@@ -38,7 +36,7 @@ from agentgauge.store.layout import (
     document_text,
 )
 from agentgauge.store.migrate import open_store, statements, stored_fields
-from agentgauge.store.packed import LAYOUT, RECORD, pack, unpack
+from agentgauge.store.packed import LAYOUT, RECORD, pack, unpack, update
 from agentgauge.store.rows import (
     DOCUMENT_POSITIONS,
     INSERT_TRIAL,
@@ -422,14 +420,7 @@ class Store:
                 (trial_pk, version),
             )
         ]
-        for name, value in grade_facts(grades).items():
-            kind = GRADE_FACTS[name]
-            if kind == "label":
-                record[name] = -1 if value is None else self._label_id(str(value))
-            elif kind == "float":
-                record[name] = np.nan if value is None else value
-            else:
-                record[name] = value
+        update(record, grade_facts(grades), self._label_id)
         self._put_record(run_id, trial_pk, version, record)
 
     def _write_outcome(
@@ -439,7 +430,7 @@ class Store:
         if found is None:
             return
         run_id, record = found
-        record["success"], record["score"] = success, np.nan if score is None else score
+        update(record, {"success": success, "score": score}, self._label_id)
         self._put_record(run_id, trial_pk, version, record)
 
     def _write_event_facts(self, trial_pk: int, tool_calls: int, model_calls: int) -> None:
@@ -453,15 +444,11 @@ class Store:
         ).fetchall()
         for run_id, version, data in rows:
             record = np.frombuffer(data, dtype=RECORD)[0].copy()
-            for name, value in facts.items():
-                kind = EVENT_FACTS[name]
-                if kind == "label":
-                    record[name] = -1 if value is None else self._label_id(str(value))
-                elif kind == "float":
-                    record[name] = np.nan if value is None else value
-                else:
-                    record[name] = value
-            record["tool_calls"], record["model_calls"] = tool_calls, model_calls
+            update(
+                record,
+                {**facts, "tool_calls": tool_calls, "model_calls": model_calls},
+                self._label_id,
+            )
             self._put_record(run_id, trial_pk, version, record)
 
     def _add_missing_records(self) -> None:

@@ -28,7 +28,7 @@ import numpy.typing as npt
 from agentgauge.facts import FACTS
 from agentgauge.table import COLUMNS, SOURCE_FIELDS
 
-__all__ = ["LAYOUT", "RECORD", "pack", "record_fields", "unpack"]
+__all__ = ["LAYOUT", "RECORD", "pack", "record_fields", "unpack", "update"]
 
 #: The fields of the record: the table's inputs, then the facts.
 _KINDS: dict[str, str] = {
@@ -72,16 +72,23 @@ def record_fields() -> dict[str, str]:
 def pack(values: Mapping[str, Any], label_id: Callable[[str], int]) -> bytes:
     """One trial's record: ``values`` holds every field of `record_fields` (labels as
     text or ``None``, numbers or ``None``); ``label_id`` gives a text's label id."""
-    out: list[Any] = []
-    for name, kind in _KINDS.items():
-        value = values[name]
-        if kind == "label":
-            out.append(-1 if value is None else label_id(str(value)))
-        elif kind == "float":
-            out.append(_NAN if value is None else float(value))
-        else:
-            out.append(0 if value is None else int(value))
-    return _STRUCT.pack(*out)
+    return _STRUCT.pack(*(_stored(_KINDS[n], values[n], label_id) for n in _KINDS))
+
+
+def _stored(kind: str, value: Any, label_id: Callable[[str], int]) -> Any:
+    """A field's value as the record holds it: a label as its id (-1: none), a
+    missing number as NaN, a flag or count as an integer."""
+    if kind == "label":
+        return -1 if value is None else label_id(str(value))
+    if kind == "float":
+        return _NAN if value is None else float(value)
+    return 0 if value is None else int(value)
+
+
+def update(record: Any, values: Mapping[str, Any], label_id: Callable[[str], int]) -> None:
+    """Set some fields of a record (a numpy scalar of `RECORD`) the way `pack` sets them."""
+    for name, value in values.items():
+        record[name] = _stored(_KINDS[name], value, label_id)
 
 
 def unpack(
