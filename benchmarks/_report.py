@@ -132,17 +132,22 @@ def table(rows: Iterable[Row], title: str | None = None) -> Table:
     ):
         out.add_column(name, justify=justify)  # type: ignore[arg-type]
     for r in rows:
-        figure = f"{r.figure} ({r.note})" if r.note else r.figure
-        out.add_row(
-            r.benchmark,
-            figure,
-            fmt(r.ours, r.unit),
-            reference_text(r),
-            fmt_ratio(r.ratio),
-            r.goal or "—",
-            fmt_met(r.met),
-        )
+        out.add_row(*cells(r))
     return out
+
+
+def cells(r: Row) -> tuple[str, ...]:
+    """A row's cells as every table of rows shows them (the terminal's, RESULTS.md's)."""
+    figure = f"{r.figure} ({r.note})" if r.note else r.figure
+    return (
+        r.benchmark,
+        figure,
+        fmt(r.ours, r.unit),
+        reference_text(r),
+        fmt_ratio(r.ratio),
+        r.goal or "—",
+        fmt_met(r.met),
+    )
 
 
 def to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from _report import ROWS_ENV, Row, fmt, fmt_met, fmt_ratio, from_json, reference_text, table
+from _report import ROWS_ENV, Row, cells, from_json, table
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -215,17 +215,7 @@ def results_markdown(
     ]
     for outcome in outcomes:
         for r in outcome.rows:
-            figure = f"{r.figure} ({r.note})" if r.note else r.figure
-            cells = (
-                r.benchmark,
-                figure,
-                fmt(r.ours, r.unit),
-                reference_text(r),
-                fmt_ratio(r.ratio),
-                r.goal or "—",
-                fmt_met(r.met),
-            )
-            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+            lines.append("| " + " | ".join(_cell(c) for c in cells(r)) + " |")
     lines += [
         "",
         "## Runs",
