@@ -579,3 +579,44 @@ def test_damaged_bytes_are_an_input_error_never_a_crash(
         except InputError:
             errors += 1
     assert errors > 0  # the damage was seen at least once
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(
+                st.one_of(st.none(), st.sampled_from(["a", "b", "c", "\x00", ""])), max_size=12
+            ),
+            st.booleans(),
+            st.permutations(["a", "b", "c", "\x00", "", "unused"]),
+        ),
+        max_size=4,
+    )
+)
+def test_label_columns_are_coded_as_factorize_codes_them(
+    chunks: list[tuple[list[str | None], bool, list[str]]],
+) -> None:
+    """However a file stores a label column (plain strings, or a dictionary in any order
+    holding values no row uses, with nulls), its coding is the one `factorize` gives."""
+    from agentgauge.parquet.read import _encode
+    from agentgauge.table import factorize
+
+    arrays = []
+    for values, as_dictionary, dictionary in chunks:
+        if as_dictionary:
+            indices = pa.array(
+                [None if v is None else dictionary.index(v) for v in values], pa.int32()
+            )
+            arrays.append(pa.DictionaryArray.from_arrays(indices, pa.array(dictionary)))
+        else:
+            arrays.append(pa.array(values, pa.string()))
+    if not arrays or len({a.type for a in arrays}) > 1:  # a chunked array holds one type
+        arrays = [a.dictionary_decode() if pa.types.is_dictionary(a.type) else a for a in arrays]
+    column = pa.chunked_array(arrays, pa.string() if not arrays else arrays[0].type)
+    values = column.to_pylist()
+    column_of = np.empty(len(values), dtype=object)
+    column_of[:] = values
+    want_uniques, want_codes = factorize(column_of)
+    uniques, codes = _encode(column)
+    assert uniques.tolist() == want_uniques.tolist()
+    assert codes.tolist() == want_codes.tolist()

@@ -6,7 +6,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agentgauge import TrialTable
-from agentgauge.table import factorize
+from agentgauge.table import compact, factorize, group_codes, subset_codes
 
 
 def obj(values: list[object]) -> np.ndarray:
@@ -55,3 +55,69 @@ def test_table_codes_cached_and_seeded() -> None:
         t2.seed_codes("task_id", obj(["a", "b", "c"]), np.array([0, 0, 0, 2]))
     with pytest.raises(ValueError):
         table.codes("success")
+
+
+labels = st.lists(
+    st.one_of(st.none(), st.sampled_from(["a", "b", "c", "d", "\x00", ""])), max_size=60
+)
+
+
+@given(labels, st.data())
+def test_codes_of_taken_rows_are_those_of_factorizing_them(
+    values: list[str | None], data: st.DataObject
+) -> None:
+    """A selection's codes, derived from the whole column's, equal coding it afresh:
+    by index array (any order, repeats) and by boolean mask."""
+    arr = obj(values)
+    coded = factorize(arr)
+    n = len(values)
+    rows = np.array(data.draw(st.lists(st.integers(0, max(n - 1, 0)), max_size=40)) if n else [])
+    rows = rows.astype(np.intp)
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    for pick in (rows, mask):
+        uniques, codes = subset_codes(coded, pick)
+        want_uniques, want_codes = factorize(arr[pick])
+        assert uniques.tolist() == want_uniques.tolist()
+        assert codes.tolist() == want_codes.tolist()
+
+
+def test_a_taken_table_derives_its_codes_from_the_table_it_came_from() -> None:
+    table = TrialTable.from_columns(
+        5, task_id=obj(["t1", "t2", "t1", "t3", "t2"]), success=np.ones(5, bool)
+    )
+    table.codes("task_id")
+    sub = table.take(np.array([3, 1, 4], dtype=np.intp))
+    assert sub.cached_codes("task_id") is not None  # derived, without factorizing
+    uniques, codes = sub.codes("task_id")
+    assert uniques.tolist() == ["t3", "t2"] and codes.tolist() == [0, 1, 1]
+    # a column the parent never coded is coded on the selection itself
+    assert sub.cached_codes("agent") is None
+    assert sub.codes("agent")[1].tolist() == [0, 0, 0]
+
+
+@given(st.lists(st.integers(0, 9), max_size=80))
+def test_compact_is_unique_with_inverse(codes: list[int]) -> None:
+    arr = np.array(codes, dtype=np.intp)
+    held, inverse = compact(arr, 10)
+    want, want_inverse = np.unique(arr, return_inverse=True)
+    assert held.tolist() == want.tolist()
+    assert inverse.tolist() == want_inverse.reshape(-1).tolist()
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["x", "y", None]), st.sampled_from(["m", "n"])), max_size=60)
+)
+def test_group_codes_number_groups_by_first_appearance(pairs: list[tuple[str | None, str]]) -> None:
+    n = len(pairs)
+    table = TrialTable.from_columns(
+        n,
+        task_id=obj([f"t{i}" for i in range(n)]),
+        success=np.ones(n, bool),
+        agent=obj([a for a, _ in pairs]),
+        model=obj([m for _, m in pairs]),
+    )
+    group, first = group_codes(table, ("agent", "model"))
+    seen: dict[tuple[str | None, str], int] = {}
+    want = [seen.setdefault(p, len(seen)) for p in pairs]
+    assert group.tolist() == want
+    assert first.tolist() == [pairs.index(p) for p in seen]

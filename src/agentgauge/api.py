@@ -160,11 +160,7 @@ def metrics(
     only outcomes, so those sections are absent. ``grade_version`` picks a
     stored run's grade version (default: the active one).
     """
-    from agentgauge.metrics.behaviour import (
-        behaviour_by_group,
-        behaviour_columns,
-        reliability_by_configuration,
-    )
+    from agentgauge.metrics.behaviour import behaviour_and_reliability, behaviour_columns
 
     facts: Facts | None = None
     if isinstance(trials, TrialTable):
@@ -183,13 +179,10 @@ def metrics(
     )
     if not behaviour or facts is None:
         return report
-    return dataclasses.replace(
-        report,
-        behaviour=behaviour_by_group((table, facts), by, exclude_infra_errors=exclude_infra_errors),
-        reliability=reliability_by_configuration(
-            (table, facts), exclude_infra_errors=exclude_infra_errors, seed=seed
-        ),
+    sections, reliability = behaviour_and_reliability(
+        (table, facts), by, exclude_infra_errors=exclude_infra_errors, seed=seed
     )
+    return dataclasses.replace(report, behaviour=sections, reliability=reliability)
 
 
 # --------------------------------------------------------------------------- horizon

@@ -425,10 +425,13 @@ class Facts:
     def coded(self, name: str) -> Coded:
         """A label column as `Coded`: each distinct value decoded once."""
         if name in self.ids and name not in self.columns:
+            from agentgauge.table import compact
+
             ids, texts = self.ids[name]
-            uniq, inverse = np.unique(ids, return_inverse=True)
-            values = [decode(texts[u]) for u in uniq.tolist()]
-            return Coded(inverse.reshape(-1).astype(np.intp), values)
+            if ids.size and ids.min() < 0:  # -1 reads the last text, as numpy indexes
+                ids = np.where(ids < 0, ids + len(texts), ids)
+            held, codes = compact(ids, len(texts))
+            return Coded(codes, [decode(texts[u]) for u in held.tolist()])
         from agentgauge.table import factorize
 
         uniques, codes = factorize(self[name])

@@ -31,8 +31,10 @@ __all__ = [
     "TrialTable",
     "check_annotations",
     "column_kinds",
+    "compact",
     "factorize",
     "sorted_codes",
+    "subset_codes",
 ]
 
 #: Labels a table can be grouped by.
@@ -137,6 +139,60 @@ def factorize(values: ObjArray) -> tuple[ObjArray, IntpArray]:
     return _objects(uniques), codes
 
 
+def compact(codes: npt.NDArray[np.integer[Any]], size: int) -> tuple[IntpArray, IntpArray]:
+    """The codes (below ``size``) that occur, ascending, and each row's index among them:
+    ``np.unique(codes, return_inverse=True)`` by one counting pass instead of a sort."""
+    held = np.bincount(codes, minlength=size) > 0
+    present = np.flatnonzero(held)
+    return present, (np.cumsum(held) - 1)[codes].astype(np.intp, copy=False)
+
+
+def subset_codes(
+    coded: tuple[ObjArray, IntpArray], rows: npt.NDArray[np.bool_] | IntpArray
+) -> tuple[ObjArray, IntpArray]:
+    """`factorize` of some rows of a column, from the whole column's `factorize`:
+    the values those rows hold in order of their first appearance among them, and each
+    row's index into those. Equal to factorizing the rows' values again, in passes over
+    integers instead of a hash of each value."""
+    uniques, codes = coded
+    sub = codes[rows]
+    m = sub.size
+    first = np.full(len(uniques), m, dtype=np.intp)
+    np.minimum.at(first, sub, np.arange(m, dtype=np.intp))
+    present = np.flatnonzero(first < m)
+    order = present[np.argsort(first[present], kind="stable")]
+    renumber = np.empty(len(uniques), dtype=np.intp)
+    renumber[order] = np.arange(order.size, dtype=np.intp)
+    return uniques[order], renumber[sub]
+
+
+def group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpArray]:
+    """Each row's group of the label columns ``by`` (groups numbered in order of first
+    appearance) and each group's first row."""
+    n = len(table)
+    if not by or n == 0:
+        return np.zeros(n, dtype=np.intp), np.zeros(min(n, 1), dtype=np.intp)
+    coded = [table.codes(key) for key in by]
+    if all(len(uniques) == 1 for uniques, _ in coded):  # the usual case: one run, one group
+        return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
+    combined = np.zeros(n, dtype=np.int64)
+    size = 1
+    for uniques, codes in coded:
+        combined = combined * len(uniques) + codes
+        size *= len(uniques)
+    if size <= 4 * n + (1 << 20):  # the combinations counted densely: no sort
+        present, inverse = compact(combined, size)
+        first = np.full(present.size, n, dtype=np.intp)
+        np.minimum.at(first, inverse, np.arange(n, dtype=np.intp))
+    else:
+        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse].astype(np.intp), first[order].astype(np.intp)
+
+
 def sorted_codes(
     values: ObjArray, coded: tuple[ObjArray, IntpArray] | None = None
 ) -> tuple[ObjArray, IntpArray]:
@@ -148,8 +204,8 @@ def sorted_codes(
     if coded is None:
         uniques, codes = factorize(values)
     else:  # a coding of a larger column: keep the values these rows hold
-        present, codes = np.unique(coded[1], return_inverse=True)
-        uniques, codes = coded[0][present], codes.reshape(-1).astype(np.intp)
+        present, codes = compact(coded[1], len(coded[0]))
+        uniques = coded[0][present]
     texts = [str(u) for u in uniques.tolist()]
     order = sorted(range(len(texts)), key=texts.__getitem__)
     distinct: list[str] = []
@@ -269,8 +325,13 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
     # ------------------------------------------------------------------ select
 
     def take(self, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp]) -> TrialTable:
-        """The rows selected by a boolean mask or an index array."""
-        return TrialTable(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+        """The rows selected by a boolean mask or an index array.
+
+        The codes this table holds pass on: a column's `codes` in the selection are
+        derived from them (`subset_codes`) when first asked for, not hashed again."""
+        out = TrialTable(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+        out.__dict__["_taken_from"] = (self, rows)
+        return out
 
     def groups(self, by: Sequence[str]) -> Iterator[tuple[dict[str, Any], TrialTable]]:
         """Split by label columns, in order of first appearance.
@@ -295,33 +356,54 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
 
         Computed once per table; metrics, reliability and horizon share it.
         """
-        cache: dict[str, tuple[ObjArray, IntpArray]] = self.__dict__.setdefault("_codes", {})
-        if name not in cache:
+        coded = self.cached_codes(name)
+        if coded is None:
             column = getattr(self, name)
             if column.dtype != object:
                 raise ValueError(f"{name!r} is not a label column")
-            cache[name] = factorize(column)
-        return cache[name]
+            coded = self.__dict__.setdefault("_codes", {})[name] = factorize(column)
+        return coded
 
     def cached_codes(self, name: str) -> tuple[ObjArray, IntpArray] | None:
-        """The coding of a column if already computed or seeded, else ``None`` (no work)."""
-        cache: dict[str, tuple[ObjArray, IntpArray]] = self.__dict__.get("_codes", {})
+        """The coding of a column if already computed or seeded (or held by the table
+        these rows were taken from, and derived from its coding), else ``None``."""
+        cache: dict[str, tuple[ObjArray, IntpArray]] = self.__dict__.setdefault("_codes", {})
+        if name not in cache and "_taken_from" in self.__dict__:
+            parent, rows = self.__dict__["_taken_from"]
+            held = parent.cached_codes(name)
+            if held is not None:
+                cache[name] = subset_codes(held, rows)
         return cache.get(name)
 
-    def seed_codes(self, name: str, uniques: ObjArray, codes: IntpArray) -> None:
+    def seed_codes(
+        self, name: str, uniques: ObjArray, codes: IntpArray, *, check: bool = True
+    ) -> None:
         """Record an encoding the caller already holds (a generator's or the store's keys).
 
         Checked once (``uniques[codes]`` must reproduce the column, and the
-        uniques must be distinct), so later `codes` calls are free.
+        uniques must be distinct), so later `codes` calls are free. ``check=False``
+        is for a caller that built the column as ``uniques[codes]`` from distinct
+        values in order of first appearance (a reader's own encoding).
         """
         column = getattr(self, name)
         codes = np.asarray(codes, dtype=np.intp)
         uniques = uniques if uniques.dtype == object else _objects(uniques.tolist())
+        if not check:
+            self.__dict__.setdefault("_codes", {})[name] = (uniques, codes)
+            return
         if codes.shape != column.shape or not bool(np.all(uniques[codes] == column)):
             raise ValueError(f"codes do not reproduce column {name!r}")
         if len(set(uniques.tolist())) != len(uniques):
             raise ValueError(f"uniques of {name!r} are not distinct")
         self.__dict__.setdefault("_codes", {})[name] = (uniques, codes)
+
+    def task_codes(self) -> IntpArray:
+        """Each row's task as an integer, ids equal as text (1 and "1") sharing one: what
+        a per-task figure that needs no ids groups by (`task_index` without sorting)."""
+        uniques, codes = self.codes("task_id")
+        if all(type(u) is str for u in uniques.tolist()):
+            return codes
+        return self.task_index()[1]
 
     def task_index(self) -> tuple[ObjArray, npt.NDArray[np.intp]]:
         """Unique task ids (sorted, as text) and each trial's index into them."""

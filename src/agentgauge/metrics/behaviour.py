@@ -21,7 +21,7 @@ source is measured by the same arithmetic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,9 +34,10 @@ from agentgauge.metrics.reliability import Reliability, reliability
 from agentgauge.metrics.toolcalls import toolcall_metrics_from_facts
 from agentgauge.metrics.turns import NO_CHECKPOINTS, turns_from_facts
 from agentgauge.schema import Trial
-from agentgauge.table import TrialTable
+from agentgauge.table import TrialTable, group_codes
 
 __all__ = [
+    "behaviour_and_reliability",
     "behaviour_by_group",
     "behaviour_columns",
     "reliability_by_configuration",
@@ -46,6 +47,8 @@ __all__ = [
 IntpArray = npt.NDArray[np.intp]
 #: The errors by type of a trial without any (one object, shared).
 _NO_ERRORS: dict[str, int] = {}
+#: What a configuration is: reliability compares its variants.
+_CONFIGURATION = ("agent", "model")
 
 
 def behaviour_columns(trials: Sequence[Trial]) -> tuple[TrialTable, Facts]:
@@ -62,16 +65,19 @@ def _columns(
 
 
 def _control(table: TrialTable, facts: Facts) -> dict[str, Any] | None:
-    graded = np.flatnonzero(table.expected_control != None)  # noqa: E711 (elementwise)
+    expected, expected_codes = table.codes("expected_control")
+    named = np.array([v is not None for v in expected.tolist()], dtype=bool)
+    graded = np.flatnonzero(named[expected_codes])
     if not graded.size:
         return None
+    taken, taken_codes = table.codes("control")
     irr = facts["ctl_irreversible"][graded]
     unc = facts["ctl_unconfirmed"][graded]
     # Missed confirmations need both counts of every trial; a missing one is not 0.
     have_counts = not (np.isnan(irr).any() or np.isnan(unc).any())
     return control_metrics(
-        table.expected_control[graded],
-        table.control[graded],
+        Coded(expected_codes[graded], expected.tolist()),
+        Coded(taken_codes[graded], taken.tolist()),
         irreversible=irr.astype(np.int64) if have_counts else None,
         unconfirmed=unc.astype(np.int64) if have_counts else None,
     )
@@ -105,23 +111,19 @@ def _group_rows(table: TrialTable, by: Sequence[str]) -> list[tuple[tuple[Any, .
     """The rows of each group of ``by``, groups in order of first appearance."""
     if not by:
         return [((), np.arange(len(table), dtype=np.intp))]
-    coded = [table.codes(key) for key in by]
-    if all(len(uniques) == 1 for uniques, _ in coded):  # one group (one agent, one variant)
-        return [(tuple(u[0] for u, _ in coded), np.arange(len(table), dtype=np.intp))]
-    key = np.zeros(len(table), dtype=np.int64)
-    for uniques, codes in coded:
-        key = key * max(len(uniques), 1) + codes
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rows_of = np.argsort(inverse, kind="stable")
-    bounds = np.cumsum(np.bincount(inverse, minlength=len(first)))
-    starts = np.concatenate(([0], bounds[:-1]))
-    out = []
-    for g in order:
-        rows = rows_of[starts[g] : bounds[g]].astype(np.intp)
-        i = int(rows[0])
-        out.append((tuple(uniques[codes[i]] for uniques, codes in coded), rows))
-    return out
+    group, first = group_codes(table, by)
+    if first.size <= 1:
+        labels = tuple(getattr(table, key)[0] for key in by)
+        return [(labels, np.arange(len(table), dtype=np.intp))] if len(table) else []
+    if first.size <= 64:  # a pass per group beats sorting ten million rows
+        parts = [np.flatnonzero(group == g) for g in range(first.size)]
+    else:
+        order = np.argsort(group, kind="stable")
+        parts = np.split(order, np.cumsum(np.bincount(group, minlength=first.size))[:-1])
+    return [
+        (tuple(getattr(table, key)[int(i)] for key in by), rows.astype(np.intp))
+        for i, rows in zip(first.tolist(), parts, strict=True)
+    ]
 
 
 def _kept(table: TrialTable, facts: Facts, exclude_infra_errors: bool) -> tuple[TrialTable, Facts]:
@@ -145,33 +147,77 @@ def behaviour_by_group(
     ``null_reasons`` says why.
     """
     table, facts = _kept(*_columns(trials), exclude_infra_errors)
-    out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for key, rows in _group_rows(table, by):
-        whole = len(rows) == len(table)  # one group: no copy (and the table's codes kept)
-        sub, f = (table, facts) if whole else (table.take(rows), facts.take(rows))
-        tool_use = toolcall_metrics_from_facts(sub, f)
-        control = _control(sub, f)
-        recovery, no_recovery = _recovery(sub, f)
-        reasons = {}
-        if tool_use is None:
-            reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
-        if control is None:
-            reasons["control"] = "no trial names the control decision it expects"
-        if no_recovery is not None:
-            reasons["recovery"] = no_recovery
-        elif recovery is not None:
-            reasons.update({f"recovery.{k}": v for k, v in recovery["null_reasons"].items()})
-        turns = turns_from_facts(sub.task_id, f)
-        if turns is None:
-            reasons["turns"] = NO_CHECKPOINTS
-        out[key] = {
-            "tool_use": tool_use,
-            "control": control,
-            "recovery": recovery,
-            "turns": turns,
-            "null_reasons": reasons,
-        }
-    return out
+    return {
+        key: _sections(sub, f) for key, sub, f in _subsets(table, facts, _group_rows(table, by))
+    }
+
+
+def _subsets(
+    table: TrialTable, facts: Facts, groups: list[tuple[tuple[Any, ...], IntpArray]]
+) -> Iterator[tuple[tuple[Any, ...], TrialTable, Facts]]:
+    """Each group's rows of the table and the facts, one group at a time (so that no
+    more than one group's copy is held at once)."""
+    for key, rows in groups:
+        if len(rows) == len(table):  # one group: no copy (and the table's codes kept)
+            yield key, table, facts
+        else:
+            yield key, table.take(rows), facts.take(rows)
+
+
+def _sections(sub: TrialTable, f: Facts) -> dict[str, Any]:
+    """The behaviour sections of one group."""
+    tool_use = toolcall_metrics_from_facts(sub, f)
+    control = _control(sub, f)
+    recovery, no_recovery = _recovery(sub, f)
+    reasons = {}
+    if tool_use is None:
+        reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
+    if control is None:
+        reasons["control"] = "no trial names the control decision it expects"
+    if no_recovery is not None:
+        reasons["recovery"] = no_recovery
+    elif recovery is not None:
+        reasons.update({f"recovery.{k}": v for k, v in recovery["null_reasons"].items()})
+    turns = turns_from_facts(sub.task_id, f)
+    if turns is None:
+        reasons["turns"] = NO_CHECKPOINTS
+    return {
+        "tool_use": tool_use,
+        "control": control,
+        "recovery": recovery,
+        "turns": turns,
+        "null_reasons": reasons,
+    }
+
+
+def behaviour_and_reliability(
+    trials: Sequence[Trial] | tuple[TrialTable, Facts],
+    by: Sequence[str],
+    *,
+    exclude_infra_errors: bool = False,
+    seed: int = 0,
+) -> tuple[dict[tuple[Any, ...], dict[str, Any]], list[dict[str, Any]]]:
+    """`behaviour_by_group` and `reliability_by_configuration` together. When each
+    configuration is one group (one variant per agent and model, or ``by`` grouping no
+    finer), each group's rows are taken once for both."""
+    table, facts = _kept(*_columns(trials), exclude_infra_errors)
+    groups = _group_rows(table, by)
+    configurations = _group_rows(table, _CONFIGURATION)
+    if not set(_CONFIGURATION) <= set(by) or len(groups) != len(configurations):
+        return (
+            behaviour_by_group((table, facts), by),
+            reliability_by_configuration((table, facts), seed=seed),
+        )
+    # ``by`` refines the configurations and has as many groups: the same partition.
+    behaviour: dict[tuple[Any, ...], dict[str, Any]] = {}
+    reliability: list[dict[str, Any]] = []
+    for (key, sub, f), (config, _) in zip(
+        _subsets(table, facts, groups), configurations, strict=True
+    ):
+        behaviour[key] = _sections(sub, f)
+        rel = reliability_of_configuration(sub, f, seed=seed)
+        reliability.append({"agent": config[0], "model": config[1], **rel.to_dict()})
+    return behaviour, reliability
 
 
 def reliability_of_configuration(
@@ -217,9 +263,7 @@ def reliability_by_configuration(
     """Reliability (Rabanser et al. 2026) per (agent, model), over all its variants."""
     table, facts = _kept(*_columns(trials), exclude_infra_errors)
     out = []
-    for (agent, model), rows in _group_rows(table, ("agent", "model")):
-        whole = len(rows) == len(table)
-        sub, f = (table, facts) if whole else (table.take(rows), facts.take(rows))
+    for (agent, model), sub, f in _subsets(table, facts, _group_rows(table, _CONFIGURATION)):
         rel = reliability_of_configuration(sub, f, seed=seed)
         out.append({"agent": agent, "model": model, **rel.to_dict()})
     return out

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgauge.facts import Coded
 from agentgauge.schema import CONTROL_DECISIONS
 from agentgauge.table import factorize
 
@@ -40,18 +41,28 @@ def _rate(num: int, den: int) -> float | None:
     return None if den == 0 else num / den
 
 
-def _as_states(values: Sequence[Any] | np.ndarray[Any, Any], name: str) -> np.ndarray[Any, Any]:
+def _as_states(
+    values: Sequence[Any] | np.ndarray[Any, Any] | Coded, name: str
+) -> np.ndarray[Any, Any]:
     """Each trial's state as its index in `CONTROL_STATES`, -1 when unknown. Each
-    distinct value is checked once (a million trials hold a handful)."""
-    column = np.empty(len(values), dtype=object)
-    column[:] = list(values)
-    try:
-        uniques, codes = factorize(column)
-    except TypeError:  # an unhashable value (a list, a dict) is no state either
-        bad = next(i for i, v in enumerate(column.tolist()) if not isinstance(v, str | None))
-        raise ValueError(
-            f"{name}[{bad}]: {column[bad]!r} is not a control state {CONTROL_STATES}"
-        ) from None
+    distinct value is checked once (a million trials hold a handful); values already
+    coded (`Coded`, a table's coding of its column) are not coded again."""
+    if isinstance(values, Coded):
+        codes = values.codes
+        held = np.bincount(codes, minlength=len(values.values)) > 0
+        # A value no row holds is not checked: it is not among these trials' states.
+        uniques = np.empty(len(values.values), dtype=object)
+        uniques[:] = [v if h else None for v, h in zip(values.values, held, strict=True)]
+    else:
+        column = np.empty(len(values), dtype=object)
+        column[:] = list(values)
+        try:
+            uniques, codes = factorize(column)
+        except TypeError:  # an unhashable value (a list, a dict) is no state either
+            bad = next(i for i, v in enumerate(column.tolist()) if not isinstance(v, str | None))
+            raise ValueError(
+                f"{name}[{bad}]: {column[bad]!r} is not a control state {CONTROL_STATES}"
+            ) from None
     index = np.empty(len(uniques), dtype=np.int64)
     for u, v in enumerate(uniques.tolist()):
         if v is None or (isinstance(v, float) and np.isnan(v)):
@@ -65,8 +76,8 @@ def _as_states(values: Sequence[Any] | np.ndarray[Any, Any], name: str) -> np.nd
 
 
 def control_metrics(
-    expected: Sequence[Any] | np.ndarray[Any, Any],
-    taken: Sequence[Any] | np.ndarray[Any, Any],
+    expected: Sequence[Any] | np.ndarray[Any, Any] | Coded,
+    taken: Sequence[Any] | np.ndarray[Any, Any] | Coded,
     irreversible: Sequence[int] | np.ndarray[Any, Any] | None = None,
     unconfirmed: Sequence[int] | np.ndarray[Any, Any] | None = None,
 ) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from agentgauge.metrics.cost import CostMetrics, cost_metrics
 from agentgauge.metrics.outcome import OutcomeMetrics, PassK, outcome_metrics
-from agentgauge.table import GROUP_KEYS, TrialTable, factorize
+from agentgauge.table import GROUP_KEYS, TrialTable, factorize, group_codes
 
 __all__ = ["SCHEMA", "GroupMetrics", "MetricsReport", "compute_metrics"]
 
@@ -158,26 +158,6 @@ def _validate_k(k: int | Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted({int(v) for v in ks}))
 
 
-def _group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpArray]:
-    """Each row's group code (first-appearance order) and each group's first row."""
-    n = len(table)
-    if not by or n == 0:
-        return np.zeros(n, dtype=np.intp), np.zeros(min(n, 1), dtype=np.intp)
-    coded = [table.codes(key) for key in by]
-    if all(len(uniques) == 1 for uniques, _ in coded):  # the usual case: one run, one group
-        return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
-    combined = np.zeros(n, dtype=np.int64)
-    for uniques, codes in coded:
-        combined = combined * len(uniques) + codes
-    if combined.min() == combined.max():
-        return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
-    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return rank[inverse.reshape(-1)].astype(np.intp), first[order].astype(np.intp)
-
-
 def _first_rows(codes: IntpArray, size: int) -> IntpArray:
     """The first row holding each code."""
     if codes.size:
@@ -304,7 +284,7 @@ def compute_metrics(
     # An infra error is a failure unless excluded: a crashed trial is not a success.
     success = table.success & ~infra if n_infra else table.success
 
-    group, group_first = _group_codes(table, by)
+    group, group_first = group_codes(table, by)
     n_groups = int(group_first.size)
     infra_by_group = np.bincount(group[infra], minlength=n_groups) if n_infra else None
 

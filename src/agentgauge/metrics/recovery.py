@@ -43,9 +43,13 @@ __all__ = ["ERROR_TYPES", "TrialRecovery", "error_type", "recovery_metrics", "tr
 def _rate(
     task_ids: npt.NDArray[np.object_],
     hit: npt.NDArray[np.bool_],
-    coded: tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]] | None = None,
+    coded: tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]
+    | npt.NDArray[np.intp]
+    | None = None,
 ) -> dict[str, Any]:
-    """A task-averaged rate of ``hit`` with its interval (tasks are the clusters)."""
+    """A task-averaged rate of ``hit`` with its interval (tasks are the clusters).
+    ``coded``: the rows' task codes (ids equal as text sharing one), or a coding of
+    their ids to turn into such codes."""
     if task_ids.size == 0:
         return {
             "value": None,
@@ -56,7 +60,13 @@ def _rate(
             "n_tasks": 0,
             "count": 0,
         }
-    _, n, c = task_success_counts(task_ids, hit, coded=coded)
+    if isinstance(coded, np.ndarray):
+        n_all = np.bincount(coded)
+        held = n_all > 0
+        n = n_all[held].astype(np.int64)
+        c = np.bincount(coded[hit], minlength=n_all.size)[held].astype(np.int64)
+    else:
+        _, n, c = task_success_counts(task_ids, hit, coded=coded)
     o = outcome_metrics(n, c, ks=())
     return {
         "value": o.success_rate,
@@ -95,7 +105,13 @@ def recovery_metrics(
         raise ValueError("task_ids, success, has_error and recovered need one entry per trial")
     reasons: dict[str, str] = {}
 
+    by_task: npt.NDArray[np.intp] | None = None
+    if task_codes is not None and all(type(u) is str for u in task_codes[0].tolist()):
+        by_task = task_codes[1]  # distinct texts: the codes group tasks as their ids do
+
     def coded(rows: npt.NDArray[np.bool_] | None) -> Any:
+        if by_task is not None:
+            return by_task if rows is None else by_task[rows]
         if task_codes is None:
             return None
         return task_codes if rows is None else (task_codes[0], task_codes[1][rows])

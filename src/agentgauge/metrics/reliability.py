@@ -15,6 +15,7 @@ modules and are re-exported, and `reliability` computes them all at once.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -29,7 +30,7 @@ from agentgauge.metrics.predictability import Predictability, predictability
 from agentgauge.metrics.robustness import Robustness, robustness
 from agentgauge.metrics.safety import Safety, safety, safety_from_trials
 from agentgauge.schema import ToolCallEvent, Trial
-from agentgauge.table import TrialTable, factorize
+from agentgauge.table import TrialTable, compact, factorize
 
 __all__ = [
     "RESOURCES",
@@ -147,11 +148,10 @@ def _successful_runs_by_task(
         return _Paths(empty, empty, empty, list(seq_index), known)
     # Task ids as text, as a task id is a label: 1 and "1" are one task.
     if coded is not None:  # the table's coding, restricted to these rows, in its order
+        held, task_codes = compact(coded[1][rows], len(coded[0]))
         uniques = coded[0]
-        _, task_codes = np.unique(coded[1][rows], return_inverse=True)
-        task_codes = task_codes.reshape(-1)
         if not all(type(u) is str for u in uniques.tolist()):
-            uniques = uniques[np.unique(coded[1][rows])]
+            uniques = uniques[held]
     else:
         uniques, task_codes = factorize(ids[rows])
     if not all(type(u) is str for u in uniques.tolist()):
@@ -159,7 +159,13 @@ def _successful_runs_by_task(
         task_codes = merged[task_codes]
     n_seq = max(len(seq_index), 1)
     key = task_codes.astype(np.int64) * n_seq + codes[rows]
-    pairs, counts = np.unique(key, return_counts=True)
+    size = (int(task_codes.max()) + 1) * n_seq
+    if size <= 4 * key.size + (1 << 20):  # (task, path) cells counted densely
+        cells = np.bincount(key, minlength=size)
+        pairs = np.flatnonzero(cells)
+        counts = cells[pairs]
+    else:
+        pairs, counts = np.unique(key, return_counts=True)
     return _Paths(pairs // n_seq, pairs % n_seq, counts.astype(np.int64), list(seq_index), known)
 
 
@@ -245,6 +251,14 @@ def _jsd_rows(a: FloatArray, b: FloatArray) -> FloatArray:
     return np.where(empty_a ^ empty_b, 1.0, out)
 
 
+#: Distinct pairs of paths whose similarities are remembered. The similarities are pure
+#: functions of two paths, and the configurations of one evaluation (ten agents on one
+#: suite, say) take mostly the same paths: each pair is then computed once, not once per
+#: configuration.
+_SIMILARITIES_KEPT = 1 << 16
+
+
+@functools.lru_cache(maxsize=_SIMILARITIES_KEPT)
 def _dist_similarity(x: tuple[str, ...], y: tuple[str, ...]) -> float:
     """1 − JSD (base 2) of two runs' action-name frequencies (as `jsd_base2`, in plain
     Python: for the handful of names of two runs numpy's overhead is all the cost)."""
@@ -293,6 +307,7 @@ def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
     return prev[-1]
 
 
+@functools.lru_cache(maxsize=_SIMILARITIES_KEPT)
 def _seq_similarity(x: tuple[str, ...], y: tuple[str, ...]) -> float:
     """1 − Lev(x, y)/max(|x|, |y|); two empty sequences are identical (1)."""
     longest = max(len(x), len(y))
@@ -377,8 +392,7 @@ def resource_consistency(table: TrialTable) -> ResourceConsistency:
     Tokens are input + output. Rabanser et al. 2026 ("resource consistency").
     """
     keep = ~table.infra_error
-    _, idx = table.task_index()
-    idx = idx[keep]
+    idx = table.task_codes()[keep]
     per: dict[str, float | None] = {}
     cvs: dict[str, float | None] = {}
     counts: dict[str, int] = {}

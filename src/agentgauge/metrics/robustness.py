@@ -57,7 +57,8 @@ class Robustness:
 def _task_rates(table: TrialTable, rows: npt.NDArray[np.bool_]) -> dict[str, float]:
     # Infra errors count as failures, as in the headline success rate.
     ok = table.success & ~table.infra_error
-    ids, n, c = task_success_counts(table.task_id[rows], ok[rows])
+    uniques, codes = table.codes("task_id")
+    ids, n, c = task_success_counts(table.task_id[rows], ok[rows], coded=(uniques, codes[rows]))
     return dict(zip(ids, (c / n).tolist(), strict=True))
 
 
@@ -76,12 +77,16 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
     if kind not in ROBUSTNESS_KINDS:
         raise ValueError(f"kind must be one of {', '.join(ROBUSTNESS_KINDS)}, got {kind!r}")
     prefix = ROBUSTNESS_KINDS[kind] + ":"
-    variant = table.variant.astype(str)
-    is_base = variant == "base"
-    is_pert = np.char.startswith(variant.astype(np.str_), prefix)
-    labels = sorted(set(variant[is_pert].tolist()))
+    # Each distinct variant read once, as text (None reads "None"), not each trial's.
+    uniques, codes = table.codes("variant")
+    names = np.array([str(v) for v in uniques.tolist()], dtype=object)
+    perturbed = np.array([n.startswith(prefix) for n in names.tolist()], dtype=bool)
+    labels = sorted(set(names[perturbed].tolist()))
     if not labels:
         return Robustness(None, None, None, None, 0, [], reason=f"no {prefix}* variant trials")
+    variant = names[codes]
+    is_base = (names == "base")[codes]
+    is_pert = perturbed[codes]
     base = _task_rates(table, is_base)
     pert = _task_rates(table, is_pert)
     shared = sorted(set(base) & set(pert))

@@ -105,8 +105,9 @@ def _toolcall(
         from agentgauge.table import factorize
 
         if isinstance(task_ids, tuple):  # a table's coding of its task ids, at hand
-            _, codes = np.unique(task_ids[1][decided], return_inverse=True)
-            codes = codes.reshape(-1)
+            from agentgauge.table import compact
+
+            _, codes = compact(task_ids[1][decided], len(task_ids[0]))
         else:
             _, codes = factorize(np.asarray(task_ids, dtype=object)[decided])
         hits = np.bincount(codes, passed.astype(np.float64))

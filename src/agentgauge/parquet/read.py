@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -54,6 +55,8 @@ __all__ = [
 REQUIRED = ("task_id", "trial", "success")
 _FIELDS = {f.name: f for f in TRIAL_FIELDS}
 _GLOB = frozenset("*?[")
+#: Fields read only to decide which trials ended in an infrastructure error.
+_INFRA_INPUTS = ("status", "error_kind")
 
 
 def parquet_parts(spec: str) -> list[Path] | None:
@@ -142,16 +145,18 @@ def read_header(trials_file: Path) -> ParquetHeader:
 # --------------------------------------------------------------------------- columns
 
 
-def _open(path: Path) -> pq.ParquetFile:
+def _open(path: Path, labels: Sequence[str] = ()) -> pq.ParquetFile:
+    """The file, its columns ``labels`` to be read dictionary-encoded (as integers into
+    their distinct values: no string per row is built)."""
     try:
-        return pq.ParquetFile(path)
+        return pq.ParquetFile(path, read_dictionary=list(labels) or None)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise InputError(f"not a readable Parquet file ({exc})", file=path) from None
 
 
-def _read(path: Path, columns: Sequence[str]) -> pa.Table:
+def _read(path: Path, columns: Sequence[str], labels: Sequence[str] = ()) -> pa.Table:
     try:
-        table = _open(path).read(columns=list(columns))
+        table = _open(path, [c for c in labels if c in columns]).read(columns=list(columns))
         # A damaged page can decode into values that point nowhere (a dictionary index
         # out of range, bytes that are not UTF-8): found here, not in a later kernel.
         table.validate(full=True)
@@ -320,14 +325,18 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
     """The trials of ``parts`` (trials files, read in order) as one `TrialTable`."""
     wanted = [name for name in COLUMNS if name != "infra_error"] + ["status", "error_kind"]
     found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in wanted}
+    labels: dict[str, _Labels] = {}
     sizes = []
     for path in parts:
         present = set(_schema_of(path).names)
         names = [n for n in wanted if n in present]
-        table = _read(path, names)
+        table = _read(path, names, [n for n in names if _FIELDS[n].type == "text"])
         sizes.append(table.num_rows)
         for name in wanted:
-            if name in names:
+            if _FIELDS[name].type == "text":  # a label: encoded, checked per distinct value
+                column = table.column(name) if name in names else _default(name, table.num_rows)
+                labels.setdefault(name, _Labels()).add(path, _FIELDS[name], column)
+            elif name in names:
                 found[name].append(_normal(path, name, table.column(name)))
             elif name == "score":  # as the trial record: 1.0 or 0.0 from success
                 found[name].append(found["success"][-1].cast(pa.float64()))
@@ -337,11 +346,13 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
     columns: dict[str, Any] = {}
     codes: dict[str, tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]] = {}
     for name in wanted:
+        if name in labels:
+            uniques, index = codes[name] = labels[name].codes()
+            if name not in _INFRA_INPUTS:  # those two are read through their codes only
+                columns[name] = uniques[index]
+            continue
         arrays = pa.chunked_array([c for part in found[name] for c in part.chunks], _target(name))
-        kind = "label" if _FIELDS[name].type == "text" else COLUMNS[name]
-        columns[name], coding = to_array(arrays, kind)
-        if coding is not None:
-            codes[name] = coding
+        columns[name] = to_array(arrays, COLUMNS[name])[0]
     # The infra-error rule once per distinct (status, error kind) pair, not per trial.
     (status, status_codes), (blame, blame_codes) = codes.pop("status"), codes.pop("error_kind")
     pair = status_codes * len(blame) + blame_codes
@@ -352,12 +363,88 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
         ],
         dtype=bool,
     )
-    columns.pop("status"), columns.pop("error_kind")
     table = TrialTable.from_columns(n, infra_error=rule[pair] if n else rule[:0], **columns)
     for name, (uniques, index) in codes.items():
-        table.seed_codes(name, uniques, index)
+        table.seed_codes(name, uniques, index, check=False)  # the columns were built from them
     _refuse_duplicates(parts, sizes, table)
     return table
+
+
+class _Labels:
+    """A label column read file by file: each file's values encoded as integers by
+    Arrow's hash (or as the file stores them), checked once per distinct value, and the
+    files' codes merged into one coding of the whole column."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        #: Each file's codes, and what its codes are in the whole column's numbering.
+        self.parts: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]] = []
+
+    def add(self, path: Path, f: TrialField | None, column: pa.ChunkedArray) -> None:
+        """A file's part of the column, checked against the rules of ``f`` if given."""
+        values, codes = _encode(column)
+        if f is not None:
+            _check_labels(path, f, values, codes)
+        remap = np.array(
+            [self.index.setdefault(v, len(self.index)) for v in values.tolist()], dtype=np.intp
+        )
+        self.parts.append((codes, remap))
+
+    def codes(self) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
+        """Distinct values in order of first appearance, and each row's index into them."""
+        values = np.empty(len(self.index), dtype=object)
+        values[:] = list(self.index)
+        codes = np.empty(sum(len(c) for c, _ in self.parts), dtype=np.intp)
+        start = 0
+        for part, remap in self.parts:  # renumbered straight into place: one pass each
+            np.take(remap, part, out=codes[start : start + len(part)])
+            start += len(part)
+        # Each file's values are numbered as first met in it, and the files are merged in
+        # order, so the numbering is by first appearance in the whole column.
+        return values, codes
+
+
+def _check_labels(
+    path: Path, f: TrialField, values: npt.NDArray[np.object_], codes: npt.NDArray[np.intp]
+) -> None:
+    """The trial record's rules on a label column, checked on each distinct value in
+    order of first appearance; an error names the first row holding the value."""
+
+    def row_of(i: int) -> int:
+        return int(np.flatnonzero(codes == i)[0]) + 1
+
+    required = f.required or f.name in REQUIRED
+    choice = _is_choice(f.name)
+    min_length = next(
+        (
+            rule.min_length
+            for rule in Trial.model_fields[f.name].metadata
+            if isinstance(rule, annotated_types.MinLen)
+        ),
+        None,
+    )
+    texts = values.tolist()
+    if required and None in texts:
+        i = texts.index(None)
+        raise InputError(
+            f"row {row_of(i)}: a value is required, found null", file=path, field=f.name
+        )
+    for i, value in enumerate(texts):
+        if value is None:
+            continue
+        if choice:
+            try:
+                _adapter(f.name).validate_python(value)
+            except ValidationError as exc:
+                raise InputError(
+                    f"row {row_of(i)}: {first_error(exc)[1]}", file=path, field=f.name
+                ) from None
+        elif min_length is not None and len(value) < min_length:
+            raise InputError(
+                f"row {row_of(i)}: {value!r}: must have at least {min_length} character",
+                file=path,
+                field=f.name,
+            )
 
 
 ArrayKind = Literal["label", "float", "int", "bool", "state"]
@@ -377,6 +464,7 @@ def read_facts(parts: Sequence[Path]) -> Facts | None:
     `read_table`; ``None`` when a file lacks them (one another tool wrote): the
     behaviour metrics then derive them from the transcripts, as for a list of trials."""
     found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in FACTS}
+    labels: dict[str, _Labels] = {}
     for path in parts:
         schema = _schema_of(path)
         if not set(FACTS) <= set(schema.names):
@@ -389,9 +477,12 @@ def read_facts(parts: Sequence[Path]) -> Facts | None:
                     file=path,
                     field=name,
                 )
-        table = _read(path, list(FACTS))
+        table = _read(path, list(FACTS), [n for n, kind in FACTS.items() if kind == "label"])
         for name, kind in FACTS.items():
             column = table.column(name)
+            if kind == "label":
+                labels.setdefault(name, _Labels()).add(path, None, column)
+                continue
             if pa.types.is_dictionary(column.type):
                 column = column.cast(column.type.value_type)
             target = _ACCEPTS[_FACT_ACCEPTS[kind]][2]
@@ -407,12 +498,17 @@ def read_facts(parts: Sequence[Path]) -> Facts | None:
                     f"row {row + 1}: a value is required, found null", file=path, field=name
                 )
             found[name].append(column)
-    columns = {}
+    columns: dict[str, Any] = {}
+    ids: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]] = {}
     for name, kind in FACTS.items():
+        if kind == "label":  # as a store reads them: each row's index into the texts
+            uniques, index = labels[name].codes()
+            ids[name] = (index.astype(np.int32), uniques)
+            continue
         chunks = [c for part in found[name] for c in part.chunks]
         target = _ACCEPTS[_FACT_ACCEPTS[kind]][2]
         columns[name] = to_array(pa.chunked_array(chunks, target), kind)[0]
-    return Facts.from_columns(columns)
+    return Facts.from_columns(columns, ids)
 
 
 def to_array(
@@ -426,9 +522,8 @@ def to_array(
         return uniques[index], (uniques, index)
     if kind == "float":
         # An integer past 2**53 rounds to the nearest float, as numpy (and the store's
-        # reader) round it; Arrow's safe cast would refuse it.
-        as_float = column.cast(pa.float64(), safe=False)
-        return pc.fill_null(as_float, np.nan).to_numpy(), None
+        # reader) round it; Arrow's safe cast would refuse it. Nulls read as NaN.
+        return column.cast(pa.float64(), safe=False).to_numpy(), None
     if kind == "state":
         return column.cast(pa.int8()).to_numpy(), None
     return column.to_numpy(), None
@@ -448,21 +543,52 @@ def _default(name: str, n: int) -> pa.ChunkedArray:
 
 def _encode(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
     """Distinct values in order of first appearance (``None`` among them) and each
-    row's index into them: what `agentgauge.table.factorize` gives, from Arrow's hash."""
-    encoded = column.combine_chunks().dictionary_encode(null_encoding="encode")
-    values = encoded.dictionary.to_pylist()
-    index = encoded.indices.to_numpy().astype(np.intp)
-    # Arrow numbers values as it meets them, but puts null where it is first met only
-    # with null_encoding="encode"; renumbering by first row keeps this exact in any case.
-    first = np.full(len(values), len(index), dtype=np.intp)
-    np.minimum.at(first, index, np.arange(len(index), dtype=np.intp))
+    row's index into them: what `agentgauge.table.factorize` gives, from Arrow's hash
+    of each chunk (a dictionary-encoded chunk's own codes are used as they are)."""
+    index: dict[Any, int] = {}
+    parts = []
+    stored = False  # whether a chunk came dictionary-encoded, in its writer's order
+    for chunk in column.chunks:
+        if pa.types.is_dictionary(chunk.type):
+            stored = True
+        else:
+            if pa.types.is_null(chunk.type):
+                chunk = chunk.cast(pa.string())
+            # Arrow's hash numbers values as it meets them, null included (as "encode"
+            # places it), so these codes are by first appearance already.
+            chunk = chunk.dictionary_encode(null_encoding="encode")
+        dictionary = chunk.dictionary.to_pylist()
+        indices = chunk.indices
+        if indices.null_count:  # a stored dictionary's nulls: one more value, None
+            indices = pc.fill_null(indices, len(dictionary))
+            dictionary.append(None)
+        remap = np.array([index.setdefault(v, len(index)) for v in dictionary], dtype=np.intp)
+        parts.append(remap[indices.to_numpy()])
+    codes = np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+    uniques = np.empty(len(index), dtype=object)
+    uniques[:] = list(index)
+    if not stored or _by_first_appearance(codes, len(uniques)):
+        return uniques, codes
+    # A stored dictionary keeps its own order and may hold values no row uses:
+    # renumbered by each value's first row, and the unused ones left out.
+    first = np.full(len(uniques), len(codes), dtype=np.intp)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.intp))
     order = np.argsort(first, kind="stable")
-    order = order[first[order] < len(index)]
-    renumber = np.empty(len(values), dtype=np.intp)
+    order = order[first[order] < len(codes)]
+    renumber = np.empty(len(uniques), dtype=np.intp)
     renumber[order] = np.arange(len(order), dtype=np.intp)
-    uniques = np.empty(len(order), dtype=object)
-    uniques[:] = [values[i] for i in order]
-    return uniques, renumber[index]
+    return uniques[order], renumber[codes]
+
+
+def _by_first_appearance(codes: npt.NDArray[np.intp], size: int) -> bool:
+    """Whether codes ``0 .. size-1`` each occur and are numbered by their first row:
+    each row's code is at most one above every code before it."""
+    if not codes.size:
+        return size == 0
+    running = np.maximum.accumulate(codes)
+    return bool(
+        codes[0] == 0 and running[-1] == size - 1 and np.all(running[1:] - running[:-1] <= 1)
+    )
 
 
 def _refuse_duplicates(parts: Sequence[Path], sizes: Sequence[int], table: TrialTable) -> None:
@@ -472,6 +598,13 @@ def _refuse_duplicates(parts: Sequence[Path], sizes: Sequence[int], table: Trial
         return
     keys = [table.codes(name)[1] for name in ("agent", "model", "variant", "task_id")]
     keys.append(table.trial - table.trial.min())
+    sizes_of = [int(key.max()) + 1 for key in keys]
+    if math.prod(sizes_of) <= 4 * len(table) + 1024:  # the cells counted densely
+        cell = np.zeros(len(table), dtype=np.int64)
+        for key, size in zip(keys, sizes_of, strict=True):
+            cell = cell * size + key
+        if not (np.bincount(cell) > 1).any():
+            return
     order = np.lexsort(keys[::-1])
     same = np.ones(len(table) - 1, dtype=bool)
     for key in keys:
