@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from agentgauge.metrics.compare import compare
 from agentgauge.metrics.outcome import task_success_counts
+from agentgauge.stats.exact import fisher_exact_2x2
 from agentgauge.table import TrialTable
 
 __all__ = ["CHANGES", "Change", "run_diff"]
@@ -47,10 +48,7 @@ _NOTE = (
 def _fisher(ca: int, na: int, cb: int, nb: int) -> float:
     """Two-sided Fisher exact p of one task's counts (cached: with small k the same
     few count pairs recur across thousands of tasks)."""
-    from scipy.stats import fisher_exact  # here: scipy.stats costs a second to import
-
-    _, p = fisher_exact([[ca, na - ca], [cb, nb - cb]], alternative="two-sided")
-    return float(p)
+    return fisher_exact_2x2(ca, na, cb, nb)
 
 
 def _change(pa: float, pb: float) -> Change:
