@@ -268,9 +268,28 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
 
     # ------------------------------------------------------------------ select
 
-    def take(self, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp]) -> TrialTable:
-        """The rows selected by a boolean mask or an index array."""
-        return TrialTable(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+    def take(
+        self, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp], *, codes: Sequence[str] = ()
+    ) -> TrialTable:
+        """The rows selected by a boolean mask or an index array.
+
+        ``codes``: label columns whose `codes` this table holds already and the
+        rows' table should hold too, as `factorize` would give them on those rows
+        (their values in order of first appearance among them), without coding
+        the labels again.
+        """
+        out = TrialTable(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+        for name in codes:
+            coded = self.cached_codes(name)
+            if coded is None:
+                continue
+            sub = coded[1][rows]
+            present, first = np.unique(sub, return_index=True)
+            order = present[np.argsort(first, kind="stable")]  # by first appearance
+            renumber = np.empty(len(coded[0]), dtype=np.intp)
+            renumber[order] = np.arange(len(order), dtype=np.intp)
+            out.__dict__.setdefault("_codes", {})[name] = (coded[0][order], renumber[sub])
+        return out
 
     def groups(self, by: Sequence[str]) -> Iterator[tuple[dict[str, Any], TrialTable]]:
         """Split by label columns, in order of first appearance.
@@ -298,7 +317,9 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
         cache: dict[str, tuple[ObjArray, IntpArray]] = self.__dict__.setdefault("_codes", {})
         if name not in cache:
             column = getattr(self, name)
-            if column.dtype != object:
+            if column.dtype.kind == "U":  # text given to `from_columns` as a numpy string array
+                column = column.astype(object)
+            elif column.dtype != object:
                 raise ValueError(f"{name!r} is not a label column")
             cache[name] = factorize(column)
         return cache[name]
@@ -322,6 +343,15 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
         if len(set(uniques.tolist())) != len(uniques):
             raise ValueError(f"uniques of {name!r} are not distinct")
         self.__dict__.setdefault("_codes", {})[name] = (uniques, codes)
+
+    def text_equals(self, name: str, text: str) -> BoolArray:
+        """The rows whose label ``name``, as text, is ``text``: what
+        ``getattr(self, name).astype(str) == text`` gives for labels that are text
+        or ``None`` (as a trial's are), with one string per distinct label instead
+        of one per row (the column's `codes`, kept)."""
+        uniques, codes = self.codes(name)
+        hit: BoolArray = np.asarray(uniques.astype(str) == text, dtype=bool)
+        return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
 
     def task_index(self) -> tuple[ObjArray, npt.NDArray[np.intp]]:
         """Unique task ids (sorted, as text) and each trial's index into them."""
