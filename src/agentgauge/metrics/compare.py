@@ -163,7 +163,6 @@ def _per_task(table: TrialTable) -> dict[str, tuple[int, int]]:
     return dict(zip(ids, zip(n.tolist(), c.tolist(), strict=True), strict=True))
 
 
-
 def first_families(tables: tuple[TrialTable, ...]) -> dict[str, Any]:
     """Each task id, as text (``astype(str)``), with the first family that is not
     ``None`` among its rows: the rows of the first table in order, then the next.
