@@ -7,9 +7,9 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy.stats import fisher_exact
+from scipy.stats import binomtest, fisher_exact
 
-from agentgauge.stats.exact import fisher_exact_2x2
+from agentgauge.stats.exact import binomial_half_two_sided, fisher_exact_2x2
 
 
 def test_hand_computed_tables() -> None:
@@ -57,3 +57,23 @@ def test_agrees_with_scipy_on_large_counts() -> None:
     for c1, n1, c2, n2 in ((30, 100, 50, 100), (400, 1000, 450, 1000), (5, 5000, 20, 5000)):
         expected = float(fisher_exact([[c1, n1 - c1], [c2, n2 - c2]])[1])
         assert math.isclose(fisher_exact_2x2(c1, n1, c2, n2), expected, rel_tol=1e-12)
+
+
+def test_binomial_at_one_half_by_hand() -> None:
+    # 2 of 11: 2·(C(11,0) + C(11,1) + C(11,2))/2^11 = 2·67/2048 = 134/2048.
+    assert binomial_half_two_sided(2, 11) == 134 / 2048
+    assert binomial_half_two_sided(9, 11) == 134 / 2048  # the mirror image
+    # 0 of 5: 2/32; 5 of 10 is the mode: p = 1 (the doubled tail is capped).
+    assert binomial_half_two_sided(0, 5) == 2 / 32
+    assert binomial_half_two_sided(5, 10) == 1.0
+    assert binomial_half_two_sided(0, 0) == 1.0
+    with pytest.raises(ValueError, match="0 <= k <= n"):
+        binomial_half_two_sided(4, 3)
+
+
+@given(st.integers(0, 400), st.data())
+def test_binomial_agrees_with_scipy(n: int, data: st.DataObject) -> None:
+    k = data.draw(st.integers(0, n))
+    expected = 1.0 if n == 0 else min(float(binomtest(k, n, 0.5).pvalue), 1.0)
+    # scipy's floating-point tail drifts by a few parts in 1e14 at p ~ 1e-39 (n = 297).
+    assert math.isclose(binomial_half_two_sided(k, n), expected, rel_tol=1e-12)

@@ -39,6 +39,7 @@ from scipy import special
 
 from agentgauge.metrics.cost import task_weighted_cost_of_pass
 from agentgauge.metrics.outcome import success_interval, task_success_counts
+from agentgauge.stats.exact import binomial_half_two_sided
 from agentgauge.stats.intervals import mover_difference_interval
 from agentgauge.stats.se import cluster_codes, cluster_correlation, se_clustered, se_mean
 from agentgauge.table import TrialTable
@@ -80,17 +81,14 @@ def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     """McNemar's exact test: under H0 a discordant task is equally likely either way.
 
     The count b_only ~ Bin(a_only + b_only, ½); the two-sided p-value is the
-    binomial test's (symmetric at ½, so twice the smaller tail, capped at 1).
-    No discordant tasks gives p = 1. Same as statsmodels'
+    binomial test's (symmetric at ½, so twice the smaller tail, capped at 1), in
+    exact integers (`agentgauge.stats.exact.binomial_half_two_sided`). No discordant
+    tasks gives p = 1. Same as statsmodels'
     ``mcnemar([[·, a_only], [b_only, ·]], exact=True)``.
     """
     if a_only < 0 or b_only < 0:
         raise ValueError("discordant counts must be non-negative")
-    n = a_only + b_only
-    from scipy import stats  # here: scipy.stats costs a second to import
-
-    p = 1.0 if n == 0 else float(stats.binomtest(b_only, n, 0.5).pvalue)
-    return McNemar(a_only, b_only, min(p, 1.0))
+    return McNemar(a_only, b_only, binomial_half_two_sided(b_only, a_only + b_only))
 
 
 def design_phrase(n_tasks: int, trials_a: npt.ArrayLike, trials_b: npt.ArrayLike) -> str:
