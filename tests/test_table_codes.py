@@ -121,3 +121,46 @@ def test_group_codes_number_groups_by_first_appearance(pairs: list[tuple[str | N
     want = [seen.setdefault(p, len(seen)) for p in pairs]
     assert group.tolist() == want
     assert first.tolist() == [pairs.index(p) for p in seen]
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "\x00", "", None, "d"]), min_size=1, max_size=60),
+    st.data(),
+)
+def test_take_carries_codes_as_factorize_gives_them(
+    values: list[str | None], data: st.DataObject
+) -> None:
+    n = len(values)
+    table = TrialTable.from_columns(n, task_id=obj(values), success=np.zeros(n, dtype=bool))
+    table.codes("task_id")
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    index = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=2 * n)), dtype=np.intp)
+    for rows in (mask, index):
+        carried = table.take(rows).codes("task_id")
+        uniques, codes = factorize(table.task_id[rows])
+        assert carried[0].tolist() == uniques.tolist()
+        assert carried[1].tolist() == codes.tolist()
+    # A column not coded yet is left to be coded on use.
+    assert table.take(mask).cached_codes("family") is None
+
+
+def test_text_equals_is_astype_str_equality() -> None:
+    labels = ["base", "paraphrase", None, "base", "fault:x", "None"]
+    table = TrialTable.from_columns(
+        6, task_id=obj(list("abcdef")), variant=obj(labels), success=np.zeros(6, dtype=bool)
+    )
+    for text in ("base", "None", "fault:x", "nothing"):
+        assert (
+            table.text_equals("variant", text).tolist()
+            == (table.variant.astype(str) == text).tolist()
+        )
+    empty = table.take(np.zeros(6, dtype=bool))
+    assert empty.text_equals("variant", "base").tolist() == []
+
+
+def test_codes_of_a_numpy_string_column() -> None:
+    # from_columns keeps a numpy string array as it is given; it is still a label column.
+    table = TrialTable.from_columns(3, task_id=np.array(["b", "a", "b"]), success=[1, 0, 1])
+    uniques, codes = table.codes("task_id")
+    assert uniques.tolist() == ["b", "a"] and codes.tolist() == [0, 1, 0]
+    assert table.text_equals("task_id", "b").tolist() == [True, False, True]

@@ -359,7 +359,9 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
         coded = self.cached_codes(name)
         if coded is None:
             column = getattr(self, name)
-            if column.dtype != object:
+            if column.dtype.kind == "U":  # text given to `from_columns` as a numpy string array
+                column = column.astype(object)
+            elif column.dtype != object:
                 raise ValueError(f"{name!r} is not a label column")
             coded = self.__dict__.setdefault("_codes", {})[name] = factorize(column)
         return coded
@@ -404,6 +406,15 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
         if all(type(u) is str for u in uniques.tolist()):
             return codes
         return self.task_index()[1]
+
+    def text_equals(self, name: str, text: str) -> BoolArray:
+        """The rows whose label ``name``, as text, is ``text``: what
+        ``getattr(self, name).astype(str) == text`` gives for labels that are text
+        or ``None`` (as a trial's are), with one string per distinct label instead
+        of one per row (the column's `codes`, kept)."""
+        uniques, codes = self.codes(name)
+        hit: BoolArray = np.asarray(uniques.astype(str) == text, dtype=bool)
+        return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
 
     def task_index(self) -> tuple[ObjArray, npt.NDArray[np.intp]]:
         """Unique task ids (sorted, as text) and each trial's index into them."""

@@ -17,9 +17,11 @@ from agentgauge.importers import import_file
 from agentgauge.metrics.compare import (
     compare,
     design_phrase,
+    first_families,
     mcnemar_exact,
     verdict_sentence,
 )
+from agentgauge.schema import Trial
 from agentgauge.stats.se import se_clustered
 from agentgauge.store import Store
 from agentgauge.table import TrialTable
@@ -385,3 +387,21 @@ def test_the_verdict_of_two_all_passing_runs_has_width() -> None:
     assert "MOVER" in c.test and c.to_dict()["interval"] == "score"
     many = {f"t{i}": [1, 1, 1] for i in range(400)}
     assert compare(_table(many), _table(many)).non_inferior_at(0.05) is True
+
+
+def test_first_families_is_the_first_family_seen_row_by_row() -> None:
+    def table(rows: list[tuple[str, str | None]]) -> TrialTable:
+        trials = [
+            Trial(task_id=t, trial=k, success=True, family=f) for k, (t, f) in enumerate(rows)
+        ]
+        return TrialTable.from_trials(trials)
+
+    a = table([("t1", None), ("t2", "g"), ("t1", "f"), ("t1", "h"), ("t3", None)])
+    b = table([("t3", "k"), ("t1", "z"), ("t4", None), ("t3", "m")])
+    # The row loop it replaces: the first row of a task with a family, A before B.
+    expected: dict[str, object] = {}
+    for tab in (a, b):
+        for tid, fam in zip(tab.task_id.astype(str), tab.family, strict=True):
+            if fam is not None and tid not in expected:
+                expected[tid] = fam
+    assert first_families((a, b)) == expected == {"t2": "g", "t1": "f", "t3": "k"}

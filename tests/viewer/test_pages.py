@@ -5,6 +5,7 @@ same store, and the store left exactly as it was."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import urllib.error
 import urllib.request
 from email.message import Message
@@ -181,6 +182,140 @@ def test_diff_is_run_diff_of_the_two_tables(served: Served, store: Store) -> Non
     assert body.count(b'<tr class="change-') == expected["n_changed"]
     status, _, body = _get(served, "/diff?a=retail-hasty&b=retail-careful&variant=fault:tool_error")
     assert status == 200 and b"Variant fault:tool_error" in body
+
+
+def _independent_diff(store: Store, run_a: str, run_b: str, variant: str) -> dict[str, Any]:
+    """The diff's figures counted from the trials as objects, rule by rule, with
+    scipy's Fisher test: what the page must show, computed without `run_diff`."""
+    from scipy.stats import fisher_exact
+
+    counts: list[dict[str, list[int]]] = []
+    for run in (run_a, run_b):
+        per_task: dict[str, list[int]] = {}
+        for t in store.trials(run, events=False):
+            if t.variant != variant or t.split == "heldout":
+                continue
+            infra = t.status != "completed" and t.error_kind != "agent"  # a failure
+            cell = per_task.setdefault(t.task_id, [0, 0])
+            cell[0] += int(t.success and not infra)
+            cell[1] += 1
+        counts.append(per_task)
+    ca, cb = counts
+    rows = {}
+    for task in set(ca) | set(cb):
+        row: dict[str, Any] = {"a": ca.get(task), "b": cb.get(task)}
+        if task in ca and task in cb:
+            pa, pb = ca[task][0] / ca[task][1], cb[task][0] / cb[task][1]
+            table = [
+                [ca[task][0], ca[task][1] - ca[task][0]],
+                [cb[task][0], cb[task][1] - cb[task][0]],
+            ]
+            row["p"] = float(fisher_exact(table)[1])
+            row["difference"] = pb - pa
+            row["change"] = (
+                "lost"
+                if pa > 0.5 > pb
+                else "gained"
+                if pb > 0.5 > pa
+                else "same"
+                if pa == pb
+                else "better"
+                if pb > pa
+                else "worse"
+            )
+        else:
+            row["change"] = "only_b" if task not in ca else "only_a"
+        rows[task] = row
+    shared = sorted(set(ca) & set(cb))
+    pa = np.array([ca[t][0] / ca[t][1] for t in shared])
+    pb = np.array([cb[t][0] / cb[t][1] for t in shared])
+    return {"rows": rows, "ca": ca, "cb": cb, "shared": shared, "pa": pa, "pb": pb}
+
+
+@pytest.mark.parametrize("variant", ["base", "fault:tool_error"])
+def test_diff_page_figures_by_an_independent_count(
+    served: Served, store: Store, variant: str
+) -> None:
+    a, b = "retail-hasty", "retail-careful"
+    want = _independent_diff(store, a, b, variant)
+    data = _json(served, f"/diff?a={a}&b={b}&variant={quote(variant)}")
+    assert data["variant"] == variant
+    assert {r["task_id"] for r in data["tasks"]} == set(want["rows"])
+    for r in data["tasks"]:
+        w = want["rows"][r["task_id"]]
+        for side in ("a", "b"):
+            got = None if r[side] is None else [r[side]["passed"], r[side]["n"]]
+            assert got == w[side], (r["task_id"], side)
+        assert r["change"] == w["change"], r["task_id"]
+        if "p" in w:
+            assert r["p_value"] == pytest.approx(w["p"], rel=1e-12)
+            assert r["difference"] == pytest.approx(w["difference"], abs=1e-15)
+        else:
+            assert r["p_value"] is None and r["difference"] is None
+    for side, per_task in (("a", want["ca"]), ("b", want["cb"])):
+        assert data[side]["n_tasks"] == len(per_task)
+        assert data[side]["passed"] == sum(c for c, _ in per_task.values())
+        assert data[side]["n"] == sum(n for _, n in per_task.values())
+    assert data["n_changed"] == sum(w["change"] != "same" for w in want["rows"].values())
+    c = data["comparison"]
+    pa, pb = want["pa"], want["pb"]
+    assert c["n_tasks"] == len(want["shared"])
+    assert c["a"]["success_rate"] == pytest.approx(pa.mean(), abs=1e-12)
+    assert c["b"]["success_rate"] == pytest.approx(pb.mean(), abs=1e-12)
+    assert c["mean_diff"] == pytest.approx((pb - pa).mean(), abs=1e-12)
+    a_only = [t for t, x, y in zip(want["shared"], pa, pb, strict=True) if x > 0.5 > y]
+    b_only = [t for t, x, y in zip(want["shared"], pa, pb, strict=True) if y > 0.5 > x]
+    assert c["flips"] == {"a_only": a_only, "b_only": b_only}
+    # The HTML page shows the same counts.
+    status, _, body = _get(served, f"/diff?a={a}&b={b}&variant={quote(variant)}")
+    assert status == 200
+    page = body.decode()
+    ca, cb = want["ca"], want["cb"]
+    assert (
+        f"A: {sum(x for x, _ in ca.values())}/{sum(n for _, n in ca.values())} trials passed"
+        f" over {len(ca)} tasks · B: {sum(x for x, _ in cb.values())}/"
+        f"{sum(n for _, n in cb.values())} over {len(cb)} tasks" in page
+    )
+    for task, w in want["rows"].items():
+        if w["a"] is not None and w["b"] is not None:
+            side_a, side_b = (f'<td class="n">{c}/{n}</td>' for c, n in (w["a"], w["b"]))
+            cells = f"{side_a}\n  {side_b}"
+            assert cells in page, task
+
+
+def test_a_diff_is_computed_once(served: Served) -> None:
+    memo = served.app.state.viewer.diffs
+    _json(served, "/diff?a=retail-careful&b=retail-hasty")
+    before = memo.computed
+    _json(served, "/diff?a=retail-careful&b=retail-hasty&changed=1")
+    _get(served, "/diff?a=retail-careful&b=retail-hasty&page=2")
+    assert memo.computed == before
+
+
+def test_a_diff_follows_trials_added_while_serving(store_path: Path, tmp_path: Path) -> None:
+    from viewer_support import serving
+
+    from agentgauge.schema import Trial
+
+    db = tmp_path / "agentgauge.db"
+    source = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
+    copy = sqlite3.connect(db)
+    source.backup(copy)
+    source.close()
+    copy.close()
+    with serving(db) as s:
+        first = _json(s, "/diff?a=retail-hasty&b=retail-careful")
+        assert "late-task" not in {r["task_id"] for r in first["tasks"]}
+        with Store(db) as writer:  # a resumed run adds trials next to the viewer
+            writer.add_trials(
+                "retail-careful",
+                [Trial(task_id="late-task", trial=k, success=True) for k in range(2)],
+            )
+        again = _json(s, "/diff?a=retail-hasty&b=retail-careful")
+        late = [r for r in again["tasks"] if r["task_id"] == "late-task"]
+        assert late and late[0]["b"] == {"passed": 2, "n": 2}
+        assert late[0]["change"] == "only_b"
+        assert again["b"]["n"] == first["b"]["n"] + 2
 
 
 def test_browsing_never_writes_to_the_store(served: Served, store_path: Path) -> None:

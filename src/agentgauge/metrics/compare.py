@@ -39,6 +39,7 @@ from scipy import special
 
 from agentgauge.metrics.cost import task_weighted_cost_of_pass
 from agentgauge.metrics.outcome import success_interval, task_success_counts
+from agentgauge.stats.exact import binomial_half_two_sided
 from agentgauge.stats.intervals import mover_difference_interval
 from agentgauge.stats.se import cluster_codes, cluster_correlation, se_clustered, se_mean
 from agentgauge.table import TrialTable
@@ -48,6 +49,7 @@ __all__ = [
     "McNemar",
     "compare",
     "design_phrase",
+    "first_families",
     "mcnemar_exact",
     "select_rows",
     "verdict_sentence",
@@ -79,17 +81,14 @@ def mcnemar_exact(a_only: int, b_only: int) -> McNemar:
     """McNemar's exact test: under H0 a discordant task is equally likely either way.
 
     The count b_only ~ Bin(a_only + b_only, ½); the two-sided p-value is the
-    binomial test's (symmetric at ½, so twice the smaller tail, capped at 1).
-    No discordant tasks gives p = 1. Same as statsmodels'
+    binomial test's (symmetric at ½, so twice the smaller tail, capped at 1), in
+    exact integers (`agentgauge.stats.exact.binomial_half_two_sided`). No discordant
+    tasks gives p = 1. Same as statsmodels'
     ``mcnemar([[·, a_only], [b_only, ·]], exact=True)``.
     """
     if a_only < 0 or b_only < 0:
         raise ValueError("discordant counts must be non-negative")
-    n = a_only + b_only
-    from scipy import stats  # here: scipy.stats costs a second to import
-
-    p = 1.0 if n == 0 else float(stats.binomtest(b_only, n, 0.5).pvalue)
-    return McNemar(a_only, b_only, min(p, 1.0))
+    return McNemar(a_only, b_only, binomial_half_two_sided(b_only, a_only + b_only))
 
 
 def design_phrase(n_tasks: int, trials_a: npt.ArrayLike, trials_b: npt.ArrayLike) -> str:
@@ -146,28 +145,56 @@ def verdict_sentence(
 def select_rows(table: TrialTable, *, include_heldout: bool = False) -> TrialTable:
     """The rows a comparison reads: ``base`` variant (when present), held-out only on request."""
     keep = np.ones(len(table), dtype=bool)
-    variant = table.variant.astype(str)
-    if (variant == "base").any():
-        keep &= variant == "base"
+    base = table.text_equals("variant", "base")
+    if base.any():
+        keep &= base
     if not include_heldout:
-        keep &= table.split.astype(str) != "heldout"
+        keep &= ~table.text_equals("split", "heldout")
     return table.take(keep)
 
 
 def _per_task(table: TrialTable) -> dict[str, tuple[int, int]]:
     """task → (trials, successes)."""
     # An infra error is a failure, as in every metric, whatever its success flag says.
-    ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
-    return {t: (int(n[i]), int(c[i])) for i, t in enumerate(ids)}
+    success = table.success & ~table.infra_error
+    ids, n, c = task_success_counts(table.task_id, success, coded=table.codes("task_id"))
+    return dict(zip(ids, zip(n.tolist(), c.tolist(), strict=True), strict=True))
+
+
+def first_families(tables: tuple[TrialTable, ...]) -> dict[str, Any]:
+    """Each task id, as text (``astype(str)``), with the first family that is not
+    ``None`` among its rows: the rows of the first table in order, then the next.
+
+    From the tables' `codes` of ``task_id`` and ``family``: one step per task, not
+    per trial.
+    """
+    out: dict[str, Any] = {}
+    for table in tables:
+        if not len(table):
+            continue
+        fam_uniques, fam_codes = table.codes("family")
+        known_family = np.array([f is not None for f in fam_uniques.tolist()], dtype=bool)
+        rows = np.flatnonzero(known_family[fam_codes])
+        task_uniques, task_codes = table.codes("task_id")
+        present, first = np.unique(task_codes[rows], return_index=True)
+        first_rows = rows[first]
+        order = np.argsort(first_rows, kind="stable")  # a text's earliest row wins
+        texts = task_uniques[present[order]].astype(str).tolist()
+        for text, family in zip(texts, table.family[first_rows[order]].tolist(), strict=True):
+            out.setdefault(text, family)
+    return out
+
+
+def _tasks_in(table: TrialTable, tasks: set[str]) -> npt.NDArray[np.bool_]:
+    """The rows whose task id, as text (``astype(str)``), is one of ``tasks``."""
+    uniques, codes = table.codes("task_id")
+    hit = np.isin(uniques.astype(str), list(tasks))
+    return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
 
 
 def _families(tables: tuple[TrialTable, ...], tasks: list[str]) -> list[str] | None:
     """Each task's family (first seen in A, then B); ``None`` unless every task has one."""
-    fam: dict[str, Any] = {}
-    for table in tables:
-        for tid, f in zip(table.task_id.astype(str), table.family, strict=True):
-            if f is not None and tid not in fam:
-                fam[tid] = f
+    fam = first_families(tables)
     labels = [fam.get(t) for t in tasks]
     return None if any(f is None for f in labels) else [str(f) for f in labels]
 
@@ -478,8 +505,8 @@ def compare(
 
     rate_a, rate_b = float(pa.mean()), float(pb.mean())
     shared = set(tasks)
-    sub_a = ta.take(np.isin(ta.task_id.astype(str), list(shared)))
-    sub_b = tb.take(np.isin(tb.task_id.astype(str), list(shared)))
+    sub_a = ta.take(_tasks_in(ta, shared))
+    sub_b = tb.take(_tasks_in(tb, shared))
     cop_a, why_a = _cost_of_pass(sub_a, rate_a)
     cop_b, why_b = _cost_of_pass(sub_b, rate_b)
 

@@ -23,8 +23,9 @@ import math
 from functools import lru_cache
 from typing import Any, Literal
 
-from agentgauge.metrics.compare import compare
+from agentgauge.metrics.compare import compare, first_families
 from agentgauge.metrics.outcome import task_success_counts
+from agentgauge.stats.exact import fisher_exact_2x2
 from agentgauge.table import TrialTable
 
 __all__ = ["CHANGES", "Change", "run_diff"]
@@ -47,10 +48,7 @@ _NOTE = (
 def _fisher(ca: int, na: int, cb: int, nb: int) -> float:
     """Two-sided Fisher exact p of one task's counts (cached: with small k the same
     few count pairs recur across thousands of tasks)."""
-    from scipy.stats import fisher_exact  # here: scipy.stats costs a second to import
-
-    _, p = fisher_exact([[ca, na - ca], [cb, nb - cb]], alternative="two-sided")
-    return float(p)
+    return fisher_exact_2x2(ca, na, cb, nb)
 
 
 def _change(pa: float, pb: float) -> Change:
@@ -66,23 +64,20 @@ def _change(pa: float, pb: float) -> Change:
 def _select(table: TrialTable, variant: str) -> TrialTable:
     """The trials of one variant, held-out tasks left out (as `compare` reads them: it
     keeps the base variant when there is one, so each variant is compared alone)."""
-    keep = (table.variant.astype(str) == variant) & (table.split.astype(str) != "heldout")
+    keep = table.text_equals("variant", variant) & ~table.text_equals("split", "heldout")
     return table.take(keep)
 
 
 def _counts(table: TrialTable) -> dict[str, tuple[int, int]]:
     """task -> (passes, trials); an infra error is a failure, as in every metric."""
-    ids, n, c = task_success_counts(table.task_id, table.success & ~table.infra_error)
-    return {t: (int(c[i]), int(n[i])) for i, t in enumerate(ids)}
+    ids, n, c = task_success_counts(
+        table.task_id, table.success & ~table.infra_error, coded=table.codes("task_id")
+    )
+    return dict(zip(ids, zip(c.tolist(), n.tolist(), strict=True), strict=True))
 
 
 def _families(*tables: TrialTable) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for table in tables:
-        for tid, fam in zip(table.task_id.astype(str), table.family, strict=True):
-            if fam is not None and tid not in out:
-                out[tid] = str(fam)
-    return out
+    return {task: str(f) for task, f in first_families(tables).items()}
 
 
 def _side(label: str, counts: dict[str, tuple[int, int]]) -> dict[str, Any]:

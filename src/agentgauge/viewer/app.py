@@ -26,6 +26,7 @@ from urllib.parse import quote, urlencode
 import jinja2
 import plotly
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -251,16 +252,20 @@ class Viewer:
             data = {"schema": "agentgauge.viewer.diff-choose/1", "runs": runs}
             return self.page(request, "diff_choose.html.j2", data, variant=variant)
         a, b = self.header(a_id), self.header(b_id)
-        diff: dict[str, Any] = self.diffs.get(
-            (_version(a), _version(b), variant),
-            lambda: run_diff(
-                self.table(a),
-                self.table(b),
-                label_a=a["run_id"],
-                label_b=b["run_id"],
-                variant=variant,
-            ),
-        )
+        key = (_version(a), _version(b), variant)
+        diff: dict[str, Any] = self.diffs.peek(key)
+        if diff is None:
+            # The tables are read here, on the event loop's thread, which owns the store's
+            # connection; the diff of them is computed on a worker thread, so that other
+            # pages are served meanwhile.
+            table_a, table_b = self.table(a), self.table(b)
+            diff = await run_in_threadpool(
+                self.diffs.get,
+                key,
+                lambda: run_diff(
+                    table_a, table_b, label_a=a["run_id"], label_b=b["run_id"], variant=variant
+                ),
+            )
         changed = _flag(request, "changed")
         rows = [r for r in diff["tasks"] if not changed or r["change"] != "same"]
         size = queries.PAGE_SIZE * 2

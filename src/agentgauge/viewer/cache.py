@@ -26,6 +26,14 @@ class Memo:
         self.computed = 0
         """How many values were computed (the rest came from memory)."""
 
+    def peek(self, key: Hashable) -> Any:
+        """The value kept for ``key`` (marked as just used), or ``None``."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
     def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._items:
