@@ -21,7 +21,8 @@ coverage near 95% is 0.5 point.
 as it was, each replication through `compute_metrics`.
 
 ``python tests/metrics/test_coverage.py`` prints the grid as the table in
-docs/metrics.md.
+docs/metrics.md; ``python tests/metrics/test_coverage.py 20000`` prints it with 20,000
+replications per cell (Monte-Carlo SE 0.15 point), the figures "Know its limits" quotes.
 """
 
 from __future__ import annotations
@@ -83,12 +84,14 @@ def cell_seed(rate: float, n_families: int) -> int:
 
 
 @functools.cache
-def grid_cell(rate: float, n_families: int) -> dict[str, float | set[str]]:
+def grid_cell(
+    rate: float, n_families: int, replications: int = REPLICATIONS
+) -> dict[str, float | set[str]]:
     """Coverage of one cell, the share of misses on each side, and the methods used."""
     rng = np.random.default_rng(cell_seed(rate, n_families))
     below = above = zero_width = 0
     methods: set[str] = set()
-    for _ in range(REPLICATIONS):
+    for _ in range(replications):
         n, c, family = draw(rate, n_families, rng)
         ci, method, _why = success_interval(c / n, n, c, family)
         assert ci is not None and method is not None
@@ -97,7 +100,7 @@ def grid_cell(rate: float, n_families: int) -> dict[str, float | set[str]]:
         above += lo > rate
         zero_width += hi <= lo
         methods.add(method)
-    r = REPLICATIONS
+    r = replications
     return {
         "coverage": (r - below - above) / r,
         "miss_below": below / r,
@@ -107,27 +110,46 @@ def grid_cell(rate: float, n_families: int) -> dict[str, float | set[str]]:
     }
 
 
-CELLS = [(rate, fam) for fam in FAMILIES for rate in RATES]
+#: Cells where the interval is still measured to be conservative, above the 97.5% the
+#: grid asks for, with the bound they keep. With 5 families (about 50 trials) from 90%
+#: up, the widening for an SE estimated from 5 clusters (Student's t with 4 df) errs
+#: on the safe side, and at 97% and 99% the data can almost never put
+#: the lower bound above the truth, so all misses are on one side and an upper bound
+#: a shade too high shows in full. No published rule we tried brings them inside
+#: without pushing other cells out (docs/metrics.md, "Know its limits").
+CONSERVATIVE = {(0.9, 5): 0.985, (0.97, 5): 0.985, (0.99, 5): 0.985}
+
+CELLS = [
+    pytest.param(
+        rate,
+        fam,
+        marks=[pytest.mark.xfail(strict=True, reason="above 97.5%: see CONSERVATIVE")]
+        if (rate, fam) in CONSERVATIVE
+        else [],
+    )
+    for fam in FAMILIES
+    for rate in RATES
+]
 
 
 @pytest.mark.parametrize(("rate", "n_families"), CELLS)
 def test_grid_coverage(rate: float, n_families: int) -> None:
     cell = grid_cell(rate, n_families)
-    cov, below, above = cell["coverage"], cell["miss_below"], cell["miss_above"]
-    assert isinstance(cov, float) and isinstance(below, float) and isinstance(above, float)
+    cov = cell["coverage"]
+    assert isinstance(cov, float)
     assert cell["methods"] == {"wilson_design_effect"}
     assert cell["zero_width"] == 0
-    high = CONSERVATIVE.get((rate, n_families), 0.975)
-    assert 0.93 <= cov <= high, f"coverage {cov:.3f} at {rate:.0%} with {n_families} families"
+    assert 0.93 <= cov <= 0.975, f"coverage {cov:.3f} at {rate:.0%} with {n_families} families"
 
 
-#: Cells where the interval is measured to be conservative, with the bound they keep.
-#: With 5 families (about 50 trials) from 90% up, the widening for an SE estimated
-#: from 5 clusters (t₄ = 2.78 against z = 1.96) errs on the safe side: each tail
-#: misses 0.8–2.2% instead of 2.5%, and at 97% and 99% the data can almost never put
-#: the lower bound above the truth, so all misses are on one side. Reported in
-#: docs/metrics.md; still a bound, so that a change making them wider fails.
-CONSERVATIVE = {(0.9, 5): 0.985, (0.97, 5): 0.985, (0.99, 5): 0.985}
+@pytest.mark.parametrize(("rate", "n_families"), sorted(CONSERVATIVE))
+def test_conservative_cells_stay_within_their_bound(rate: float, n_families: int) -> None:
+    # The cells above 97.5% (their test_grid_coverage is an expected failure, strict:
+    # a change that brings one inside turns it into an unexpected pass) must not get
+    # wider still.
+    cov = grid_cell(rate, n_families)["coverage"]
+    assert isinstance(cov, float)
+    assert 0.93 <= cov <= CONSERVATIVE[(rate, n_families)], f"coverage {cov:.3f}"
 
 
 @pytest.mark.parametrize("rate", RATES)
@@ -222,17 +244,19 @@ def test_reported_interval_covers_known_rate(
 # --------------------------------------------------------------------------- the docs table
 
 
-def markdown_table() -> str:
+def markdown_table(replications: int = REPLICATIONS) -> str:
     head = "| families | " + " | ".join(f"{r:.0%}" for r in RATES) + " |"
     rule = "|---:|" + "---:|" * len(RATES)
     lines = [head, rule]
     for fam in (*FAMILIES, 250):
-        cells = [grid_cell(rate, fam) for rate in RATES]
+        cells = [grid_cell(rate, fam, replications) for rate in RATES]
         cov = [f"{100 * float(c['coverage']):.1f}" for c in cells]  # type: ignore[arg-type]
         lines.append(f"| {fam} | " + " | ".join(cov) + " |")
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    print(markdown_table())
+    # An optional argument sets the replications per cell (the docs' table: 2,000, the
+    # test's; a larger count, e.g. 20000, narrows the Monte-Carlo error).
+    print(markdown_table(int(sys.argv[1]) if len(sys.argv) > 1 else REPLICATIONS))
     sys.exit(0)

@@ -79,11 +79,15 @@ def test_kish_n_of_task_weighted_trials() -> None:
 def test_wilson_design_effect_by_hand() -> None:
     # p̂ = .8, se = .1 from 5 clusters (df 4), Kish n = 40:
     # binomial var = .16/40 = .004, deff = .01/.004 = 2.5,
-    # (t_4/z)² = (2.776445/1.959964)² = 2.006698, deff* = 5.016745,
-    # n* = 40/5.016745 = 7.973297, x* = .8·n* = 6.378638 -> Wilson on (x*, n*)
+    # Korn & Graubard's (t_4/t_39)² = (2.776445/2.022691)² = 1.884166 (t tables:
+    # t_{.975,4} = 2.776, t_{.975,39} = 2.023), deff* = 4.710415,
+    # n* = 40/4.710415 = 8.491821, x* = .8·n* = 6.793457 -> Wilson on (x*, n*)
     lo, hi = wilson_design_effect_interval(0.8, 0.1, 40, 4)
-    ref = proportion_confint(0.8 * 40 / 5.016745, 40 / 5.016745, method="wilson")
+    ref = proportion_confint(0.8 * 40 / 4.710415, 40 / 4.710415, method="wilson")
     assert (lo, hi) == pytest.approx(ref, abs=1e-6)
+    # the rule it replaced, (t_4/z)² = 2.006698: wider, [.4544, .9505]
+    old = proportion_confint(0.8 * 40 / 5.016745, 40 / 5.016745, method="wilson")
+    assert lo > old[0] and hi < old[1]
 
 
 def test_wilson_design_effect_never_below_binomial_information() -> None:

@@ -24,11 +24,11 @@ __all__ = [
 ]
 
 
-@lru_cache(maxsize=64)
-def _t_quantile(level: float, df: int) -> float:
+@lru_cache(maxsize=256)
+def _t_quantile(level: float, df: float) -> float:
     # Student's t quantile (what scipy.stats.t.ppf computes, without importing
     # scipy.stats, a second of every command's start-up); cached: the coverage
-    # simulation asks for a handful of df.
+    # simulation asks for a handful of df. ``df`` need not be a whole number.
     return float(special.stdtrit(df, 0.5 + level / 2))
 
 
@@ -110,29 +110,35 @@ def wilson_design_effect_interval(
     intervals for proportions with small expected number of positive counts
     estimated from survey data"; the "modified Wilson" limits of survey software):
 
-        deff  = se² / ( p̂(1−p̂) / n_srs )           Kish's design effect
-        deff* = max(1, deff · (t_{df} / z)²)        small-sample widening, floor 1
+        deff  = se² / ( p̂(1−p̂) / n_srs )                     Kish's design effect
+        deff* = max(1, deff · (t_{df} / t_{n_srs−1})²)        df adjustment, floor 1
         n*    = n_srs / deff*,   x* = p̂ · n*
 
-    and the interval is Wilson's on (x*, n*). The factor (t_{df}/z)² widens the
-    interval for the uncertainty of a design effect estimated from df + 1
-    clusters; the floor of 1 says clustered trials never carry more information
-    than as many independent ones, which also keeps the interval from shrinking
-    when the SE happens to come out small. Where the design effect cannot be
-    estimated (p̂ at 0 or 1, or se = 0) it is 1: all-passing data keep an upper
-    bound of 1 and a lower bound below 1, never a zero-width interval.
-    ``n_srs`` is `kish_n` of the trial counts.
+    and the interval is Wilson's on (x*, n*). The factor (t_{df}/t_{n−1})² is Korn
+    and Graubard's degrees-of-freedom adjustment of the effective sample size, with
+    n the sample size the design effect is measured against: it widens the interval
+    for a variance estimated from df + 1 clusters instead of from n observations
+    (R's ``survey::svyciprop(method = "beta")`` and the CDC's ``surveytable``
+    apply it in this form, the latter also capping the adjusted n at n). The floor
+    of 1 is that cap: clustered trials never carry more information than as many
+    independent ones, which also keeps the interval from shrinking when the SE
+    happens to come out small. Where the design effect cannot be estimated (p̂ at
+    0 or 1, or se = 0) it is 1: all-passing data keep an upper bound of 1 and a
+    lower bound below 1, never a zero-width interval. ``n_srs`` is `kish_n` of the
+    trial counts; ``df`` is the number of clusters less one.
     """
     if not (0.0 <= estimate <= 1.0) or not np.isfinite(se) or se < 0:
         raise ValueError(f"need 0 <= estimate <= 1 and a finite se >= 0, got {estimate}, {se}")
     if not n_srs > 0 or df < 1:
         raise ValueError(f"need n_srs > 0 and df >= 1, got {n_srs}, {df}")
-    z = z_value(level)
-    t = _t_quantile(level, int(df))
+    t_design = _t_quantile(level, float(df))
+    # n_srs >= tasks >= clusters, so n_srs − 1 >= df and the factor is at least 1; the
+    # max keeps it so for a caller whose n_srs is below its cluster count.
+    t_srs = _t_quantile(level, max(float(n_srs) - 1.0, float(df)))
     binomial_var = estimate * (1.0 - estimate) / n_srs
     deff = 1.0
     if se > 0 and binomial_var > 0:
-        deff = max(1.0, se * se / binomial_var * (t / z) ** 2)
+        deff = max(1.0, se * se / binomial_var * (t_design / t_srs) ** 2)
     n_eff = n_srs / deff
     lo, hi = wilson_interval(estimate * n_eff, n_eff, level=level)
     return float(lo), float(hi)
