@@ -397,7 +397,8 @@ class _Labels:
         codes = np.empty(sum(len(c) for c, _ in self.parts), dtype=np.intp)
         start = 0
         for part, remap in self.parts:  # renumbered straight into place: one pass each
-            np.take(remap, part, out=codes[start : start + len(part)])
+            # "clip": every code is in range, and "raise" would buffer the output.
+            np.take(remap, part, out=codes[start : start + len(part)], mode="clip")
             start += len(part)
         # Each file's values are numbered as first met in it, and the files are merged in
         # order, so the numbering is by first appearance in the whole column.
@@ -523,10 +524,25 @@ def to_array(
     if kind == "float":
         # An integer past 2**53 rounds to the nearest float, as numpy (and the store's
         # reader) round it; Arrow's safe cast would refuse it. Nulls read as NaN.
-        return column.cast(pa.float64(), safe=False).to_numpy(), None
+        return _numpy(column.cast(pa.float64(), safe=False), np.float64), None
     if kind == "state":
-        return column.cast(pa.int8()).to_numpy(), None
-    return column.to_numpy(), None
+        return _numpy(column.cast(pa.int8()), np.int8), None
+    return _numpy(column, column.type.to_pandas_dtype()), None
+
+
+def _numpy(column: pa.ChunkedArray, dtype: Any) -> np.ndarray[Any, Any]:
+    """The column as one numpy array, each chunk copied once into place (a chunked
+    array's ``to_numpy`` copies each chunk, then copies them all again to join them)."""
+    if column.num_chunks == 1:
+        one: np.ndarray[Any, Any] = column.chunk(0).to_numpy(zero_copy_only=False)
+        # A view of Arrow's buffer is read-only: the table's arrays are numpy's own.
+        return one if one.flags.writeable else one.copy()
+    out = np.empty(len(column), dtype=dtype)
+    start = 0
+    for chunk in column.chunks:
+        out[start : start + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+        start += len(chunk)
+    return out
 
 
 def _target(name: str) -> pa.DataType:
@@ -544,51 +560,62 @@ def _default(name: str, n: int) -> pa.ChunkedArray:
 def _encode(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
     """Distinct values in order of first appearance (``None`` among them) and each
     row's index into them: what `agentgauge.table.factorize` gives, from Arrow's hash
-    of each chunk (a dictionary-encoded chunk's own codes are used as they are)."""
+    of each chunk (a dictionary-encoded chunk's own codes are used where they are in
+    that order already)."""
     index: dict[Any, int] = {}
     parts = []
-    stored = False  # whether a chunk came dictionary-encoded, in its writer's order
     for chunk in column.chunks:
         if pa.types.is_dictionary(chunk.type):
-            stored = True
+            dictionary, indices = _stored_codes(chunk)
         else:
             if pa.types.is_null(chunk.type):
                 chunk = chunk.cast(pa.string())
             # Arrow's hash numbers values as it meets them, null included (as "encode"
             # places it), so these codes are by first appearance already.
-            chunk = chunk.dictionary_encode(null_encoding="encode")
-        dictionary = chunk.dictionary.to_pylist()
-        indices = chunk.indices
-        if indices.null_count:  # a stored dictionary's nulls: one more value, None
-            indices = pc.fill_null(indices, len(dictionary))
-            dictionary.append(None)
+            encoded = chunk.dictionary_encode(null_encoding="encode")
+            dictionary, indices = encoded.dictionary.to_pylist(), encoded.indices.to_numpy()
+        # Each chunk's values by first appearance in it, merged in order: by first
+        # appearance in the column.
         remap = np.array([index.setdefault(v, len(index)) for v in dictionary], dtype=np.intp)
-        parts.append(remap[indices.to_numpy()])
-    codes = np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+        parts.append(np.take(remap, indices, mode="clip"))
+    codes = parts[0] if len(parts) == 1 else np.concatenate([np.empty(0, np.intp), *parts])
     uniques = np.empty(len(index), dtype=object)
     uniques[:] = list(index)
-    if not stored or _by_first_appearance(codes, len(uniques)):
-        return uniques, codes
-    # A stored dictionary keeps its own order and may hold values no row uses:
-    # renumbered by each value's first row, and the unused ones left out.
-    first = np.full(len(uniques), len(codes), dtype=np.intp)
+    return uniques, codes.astype(np.intp, copy=False)
+
+
+def _stored_codes(chunk: pa.DictionaryArray) -> tuple[list[Any], npt.NDArray[Any]]:
+    """A dictionary-encoded chunk's values and codes, the values in order of first
+    appearance and each used. A stored dictionary keeps its writer's order and may hold
+    values no row uses; Arrow's writer and reader give them in that order already, which
+    one pass checks; otherwise the codes are renumbered by each value's first row."""
+    dictionary = chunk.dictionary.to_pylist()
+    indices = chunk.indices
+    if indices.null_count:  # the chunk's nulls: one more value, None
+        indices = pc.fill_null(indices, len(dictionary))
+        dictionary.append(None)
+    codes = indices.to_numpy()
+    if _by_first_appearance(codes, len(dictionary)):
+        return dictionary, codes
+    first = np.full(len(dictionary), len(codes), dtype=np.intp)
     np.minimum.at(first, codes, np.arange(len(codes), dtype=np.intp))
     order = np.argsort(first, kind="stable")
     order = order[first[order] < len(codes)]
-    renumber = np.empty(len(uniques), dtype=np.intp)
+    renumber = np.empty(len(dictionary), dtype=np.intp)
     renumber[order] = np.arange(len(order), dtype=np.intp)
-    return uniques[order], renumber[codes]
+    return [dictionary[i] for i in order.tolist()], renumber[codes]
 
 
-def _by_first_appearance(codes: npt.NDArray[np.intp], size: int) -> bool:
+def _by_first_appearance(codes: npt.NDArray[Any], size: int) -> bool:
     """Whether codes ``0 .. size-1`` each occur and are numbered by their first row:
     each row's code is at most one above every code before it."""
     if not codes.size:
         return size == 0
     running = np.maximum.accumulate(codes)
-    return bool(
-        codes[0] == 0 and running[-1] == size - 1 and np.all(running[1:] - running[:-1] <= 1)
-    )
+    if codes[0] != 0 or running[-1] != size - 1:
+        return False
+    # From 0 to size − 1 in steps: size − 1 of them, each at least 1, so each exactly 1.
+    return int(np.count_nonzero(running[1:] != running[:-1])) == size - 1
 
 
 def _refuse_duplicates(parts: Sequence[Path], sizes: Sequence[int], table: TrialTable) -> None:
