@@ -297,8 +297,10 @@ class _Builder:
         inside a span of the application's that the attributes were set on); else of
         the earliest span that has it (a trace whose root never ended keeps its task
         only where the agent copied it onto other spans)."""
+        if key in self.root.attributes:  # the usual place: one look
+            return self.root, self.root.attributes[key]
         tops = [s for s in self.spans if s.parent_id is None]
-        for span in (self.root, *tops, *self.spans):
+        for span in (*tops, *self.spans):
             if key in span.attributes:
                 return span, span.attributes[key]
         return None
@@ -309,7 +311,7 @@ class _Builder:
         timed: list[tuple[int, int, Event]] = []
         extras: Counter[str] = Counter()
         first_chunk: list[float] = []
-        seen: Counter[tuple[Any, ...]] = Counter()
+        seen: dict[tuple[Any, ...], int] = {}
         has_tool_spans = any(k == "tool" for k in self.kinds.values())
         seq = 0
 
@@ -319,14 +321,17 @@ class _Builder:
             seq += 1
 
         def add_messages(ns: int, msgs: list[Message] | None) -> None:
-            local: Counter[tuple[Any, ...]] = Counter()
-            for msg in msgs or []:
+            if not msgs:
+                return
+            local: dict[tuple[Any, ...], int] = {}
+            t = self._t(ns)
+            for msg in msgs:
                 key = msg.key()
-                local[key] += 1
-                if local[key] <= seen[key]:
+                count = local[key] = local.get(key, 0) + 1
+                if count <= seen.get(key, 0):
                     continue  # history a later call repeats
-                seen[key] += 1
-                for event in self._message_events(msg, self._t(ns), with_tools=not has_tool_spans):
+                seen[key] = seen.get(key, 0) + 1
+                for event in self._message_events(msg, t, with_tools=not has_tool_spans):
                     add(ns, event)
 
         root_agent = self.kinds[self.root.span_id] == "agent"
