@@ -382,14 +382,16 @@ class _Builder:
         return out
 
     def _model_call(self, span: Span) -> ModelCallEvent:
-        return ModelCallEvent(
-            t=self._t(span.start_ns),
-            model=self._str(span, self.d.response_model) or self._str(span, self.d.request_model),
-            input_tokens=self._int(span, self.d.input_tokens),
-            output_tokens=self._int(span, self.d.output_tokens),
-            cost_usd=self._cost(span),
-            latency_s=(span.end_ns - span.start_ns) / 1e9,
-        )
+        fields = {
+            "t": self._t(span.start_ns),
+            "model": self._str(span, self.d.response_model)
+            or self._str(span, self.d.request_model),
+            "input_tokens": self._int(span, self.d.input_tokens),
+            "output_tokens": self._int(span, self.d.output_tokens),
+            "cost_usd": self._cost(span),
+            "latency_s": (span.end_ns - span.start_ns) / 1e9,
+        }
+        return ModelCallEvent(**_given(fields, _CALL_NONE_DEFAULTS))
 
     def _tool(self, span: Span) -> tuple[ToolCallEvent, ToolResultEvent]:
         name = self._str(span, self.d.tool_name)
@@ -513,7 +515,7 @@ class _Builder:
 
     def _validated(self, values: dict[str, Any]) -> Trial:
         try:
-            return Trial(**values)
+            return Trial(**_given(values, _TRIAL_NONE_DEFAULTS))
         except ValidationError as exc:
             field, reason = first_error(exc, metadata_hint=False)
             raise InputError(reason, file=self.root.where, field=field) from None
@@ -597,6 +599,25 @@ class _Builder:
         found = first(self.root.attributes, self.d.answer)
         text = found[1] if found is not None else None
         return text if isinstance(text, str) else None
+
+
+def _none_defaults(model: type[Any]) -> frozenset[str]:
+    return frozenset(
+        name
+        for name, info in model.model_fields.items()
+        if info.default is None and info.default_factory is None
+    )
+
+
+#: Fields whose default is ``None``: left out when ``None`` (the same value), which
+#: spares pydantic a call of their checks (a microsecond each, a third of a trial's).
+_TRIAL_NONE_DEFAULTS = _none_defaults(Trial)
+_CALL_NONE_DEFAULTS = _none_defaults(ModelCallEvent)
+
+
+def _given(values: dict[str, Any], none_defaults: frozenset[str]) -> dict[str, Any]:
+    """``values`` without the ``None`` of fields that default to it."""
+    return {k: v for k, v in values.items() if v is not None or k not in none_defaults}
 
 
 def _total(values: list[int | None] | list[float | None]) -> Any:
