@@ -291,14 +291,20 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+#: The grade facts of a trial without grades (each call starts from a copy).
+_NO_GRADE_FACTS: dict[str, Any] = {
+    **{name: None for name, kind in GRADE_FACTS.items() if kind != "state"},
+    **{f"{p}_state": ABSENT for p in _GRADERS.values()},
+    "tc_irrelevance": False,
+}
+
+
 def grade_facts(grades: Sequence[Grade | Mapping[str, Any]]) -> dict[str, Any]:
     """The grade facts of one trial's grades (`Grade` objects or dicts with their keys).
 
     A grader graded twice in the list (it cannot be, in a store) is read as its last grade.
     """
-    out: dict[str, Any] = {name: None for name, kind in GRADE_FACTS.items() if kind != "state"}
-    out.update({f"{p}_state": ABSENT for p in _GRADERS.values()})
-    out["tc_irrelevance"] = False
+    out: dict[str, Any] = dict(_NO_GRADE_FACTS)
     by_name: dict[str, Any] = {}
     for g in grades:
         name = _get(g, "grader")

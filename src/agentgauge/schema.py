@@ -85,6 +85,9 @@ class _Strict(BaseModel):
 
 def _json_number(value: Any) -> Any:
     """A number must be a JSON number: not a string, not a boolean, finite."""
+    kind = type(value)
+    if (kind is float and value - value == 0.0) or kind is int:  # the usual: one test
+        return value
     if isinstance(value, bool):
         raise ValueError("expected a number, got a boolean")
     if isinstance(value, str):
@@ -100,6 +103,8 @@ INT64_MAX = 2**63 - 1
 
 def _json_int(value: Any) -> Any:
     """An integer field: a JSON number (as `_json_number`) that fits in the store."""
+    if type(value) is int and -INT64_MAX - 1 <= value <= INT64_MAX:  # the usual: one test
+        return value
     value = _json_number(value)
     # A float such as 1e19 would pass pydantic's int check and overflow SQLite.
     if isinstance(value, int | float) and not -INT64_MAX - 1 <= value <= INT64_MAX:

@@ -128,15 +128,35 @@ class _Path:
     def attributes(self, obj: dict[str, Any], where: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for i, raw in enumerate(self.items(obj, "attributes", where)):
-            # Most attributes are one string or boolean: taken without the general walk,
-            # which formats an element path per value (a third of an import's time).
+            # Most attributes are one string, boolean, small integer, double or list of
+            # strings: taken without the general walk, which formats an element path per
+            # value. Anything else (or anything wrong) takes the walk, which says what.
             if type(raw) is dict and type(key := raw.get("key")) is str:
                 value = raw.get("value")
                 if type(value) is dict and len(value) == 1:
-                    scalar = value.get("stringValue", value.get("boolValue"))
-                    if type(scalar) is str or type(scalar) is bool:
-                        out[key] = scalar
-                        continue
+                    [(tag, v)] = value.items()
+                    kind = type(v)
+                    if kind is str:
+                        if tag == "stringValue":
+                            out[key] = v
+                            continue
+                        # At most 18 ASCII digits: within 64 bits, and read as int() reads it.
+                        if tag == "intValue" and len(v) <= 18 and v.isdigit() and v.isascii():
+                            out[key] = int(v)
+                            continue
+                    elif kind is bool:
+                        if tag == "boolValue":
+                            out[key] = v
+                            continue
+                    elif kind is float:
+                        if tag == "doubleValue":
+                            out[key] = v
+                            continue
+                    elif kind is dict and tag == "arrayValue":
+                        strings = _strings(v.get("values"))
+                        if strings is not None:
+                            out[key] = strings
+                            continue
             at = f"{where}.attributes[{i}]"
             kv = self.obj(raw, at)
             key = kv.get("key")
@@ -198,6 +218,19 @@ class _Path:
                 self.fail(f"{where}.bytesValue", "expected base64 text")
             return raw_b
         return None
+
+
+def _strings(values: Any) -> list[str] | None:
+    """An ``arrayValue``'s values when all are strings, else ``None``."""
+    if type(values) is not list:
+        return None
+    out = []
+    for item in values:
+        text = item.get("stringValue") if type(item) is dict and len(item) == 1 else None
+        if type(text) is not str:
+            return None
+        out.append(text)
+    return out
 
 
 def _is_base64(text: str) -> bool:

@@ -326,21 +326,38 @@ class Store:
         with self.transaction():
             return self._insert_trial(run_id, trial)
 
-    def add_trials(self, run_id: str, trials: Iterable[Trial]) -> int:
-        """Write many trials in one transaction. Returns how many were written."""
+    def add_trials(self, run_id: str, trials: Iterable[Trial], *, batch: int = 4096) -> int:
+        """Write many trials (in the caller's transaction, or in one of their own when
+        none is open), their events, grades and records ``batch`` trials to a statement.
+        Returns how many were written."""
+        if not self.conn.in_transaction:
+            with self.transaction():
+                return self.add_trials(run_id, trials, batch=batch)
         n = 0
-        with self.transaction():
-            for trial in trials:
-                self._insert_trial(run_id, trial)
-                n += 1
-        return n
+        chunk: list[TrialRows] = []
+        for trial in trials:
+            chunk.append(trial_rows(run_id, trial))
+            if len(chunk) >= batch:
+                n += self._write_many(chunk)
+                chunk = []
+        return n + (self._write_many(chunk) if chunk else 0)
 
     def _insert_trial(self, run_id: str, t: Trial) -> int:
         return self._write_rows(trial_rows(run_id, t))
 
     def _write_rows(self, rows: TrialRows) -> int:
         """Insert one trial's prepared rows (`trial_rows`); returns its primary key."""
-        trial_row, event_rows, grades, record = rows
+        pk = self._insert_trial_row(rows[0])
+        self._insert_rest([(pk, rows)])
+        return pk
+
+    def _write_many(self, many: list[TrialRows]) -> int:
+        """Insert many trials' prepared rows: one statement per trial row (a duplicate
+        cell is named), one for all their events, grades and records. Returns how many."""
+        self._insert_rest([(self._insert_trial_row(rows[0]), rows) for rows in many])
+        return len(many)
+
+    def _insert_trial_row(self, trial_row: tuple[Any, ...]) -> int:
         params = list(trial_row)
         for i in DOCUMENT_POSITIONS:
             if params[i] is not None:
@@ -357,18 +374,22 @@ class Store:
             raise
         pk = cur.lastrowid
         assert pk is not None
-        if event_rows:
-            self.conn.executemany(
-                "INSERT INTO events(trial_pk, seq, type, t, data) VALUES (?,?,?,?,?)",
-                [(pk, *row) for row in event_rows],
-            )
-        if grades:
-            self.conn.executemany(_INSERT_GRADE, [(pk, 1, *row) for row in grades])
-        self.conn.execute(
-            "INSERT INTO trial_facts(run_id, trial_pk, version, data) VALUES (?, ?, 1, ?)",
-            (trial_row[0], pk, pack(record, self._label_id)),
-        )
         return pk
+
+    def _insert_rest(self, keyed: list[tuple[int, TrialRows]]) -> None:
+        """The events, grades and records of trials whose rows are in, by primary key."""
+        events = [(pk, *row) for pk, rows in keyed for row in rows[1]]
+        if events:
+            self.conn.executemany(
+                "INSERT INTO events(trial_pk, seq, type, t, data) VALUES (?,?,?,?,?)", events
+            )
+        grades = [(pk, 1, *row) for pk, rows in keyed for row in rows[2]]
+        if grades:
+            self.conn.executemany(_INSERT_GRADE, grades)
+        self.conn.executemany(
+            "INSERT INTO trial_facts(run_id, trial_pk, version, data) VALUES (?, ?, 1, ?)",
+            [(rows[0][0], pk, pack(rows[3], self._label_id)) for pk, rows in keyed],
+        )
 
     # ------------------------------------------------------------------ records
 

@@ -72,7 +72,21 @@ def record_fields() -> dict[str, str]:
 def pack(values: Mapping[str, Any], label_id: Callable[[str], int]) -> bytes:
     """One trial's record: ``values`` holds every field of `record_fields` (labels as
     text or ``None``, numbers or ``None``); ``label_id`` gives a text's label id."""
-    return _STRUCT.pack(*(_stored(_KINDS[n], values[n], label_id) for n in _KINDS))
+    out: list[Any] = []
+    for name, kind in _KIND_ITEMS:  # the rule of `_stored`, without a call per field
+        value = values[name]
+        if value is None:
+            out.append(-1 if kind == "label" else _NAN if kind == "float" else 0)
+        elif kind == "label":
+            out.append(label_id(str(value)))
+        elif kind == "float":
+            out.append(float(value))
+        else:
+            out.append(int(value))
+    return _STRUCT.pack(*out)
+
+
+_KIND_ITEMS = tuple(_KINDS.items())
 
 
 def _stored(kind: str, value: Any, label_id: Callable[[str], int]) -> Any:

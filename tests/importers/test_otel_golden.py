@@ -1,0 +1,39 @@
+"""The trials ``import otel`` and ``import openinference`` make are the ones they made
+before the fast OTLP reader: every field of every trial, as read and as stored.
+
+``tests/fixtures/otel/varied.expected.json`` was written by the importer as it was
+then (``tests/fixtures/otel/make_varied.py`` says how, and what the input holds).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from agentgauge.importers import import_file, read_import
+from agentgauge.store import Store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+EXPECTED = json.loads((FIXTURES / "otel" / "varied.expected.json").read_text(encoding="utf-8"))
+CASES = {
+    "otel": (FIXTURES / "otel" / "varied.jsonl", {"suite": str(FIXTURES / "otel" / "suite.yaml")}),
+    "openinference": (FIXTURES / "openinference" / "openai.jsonl", {}),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(CASES))
+def test_trials_are_those_the_importer_made_before(fmt: str) -> None:
+    path, options = CASES[fmt]
+    read = [t.model_dump(mode="json") for t in read_import(fmt, path, options).trials]
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "s.db") as db:
+        import_file(fmt, path, db, "r", options)
+        stored = [t.model_dump(mode="json") for t in db.trials("r")]
+    expected = EXPECTED[fmt]
+    assert len(read) == len(expected["read"]) and len(stored) == len(expected["stored"])
+    for got, want in zip(read, expected["read"], strict=True):
+        assert got == want
+    for got, want in zip(stored, expected["stored"], strict=True):
+        assert got == want
