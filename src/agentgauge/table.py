@@ -29,6 +29,7 @@ __all__ = [
     "GROUP_KEYS",
     "SOURCE_FIELDS",
     "TrialTable",
+    "by_first_appearance",
     "check_annotations",
     "column_kinds",
     "compact",
@@ -155,15 +156,23 @@ def subset_codes(
     row's index into those. Equal to factorizing the rows' values again, in passes over
     integers instead of a hash of each value."""
     uniques, codes = coded
-    sub = codes[rows]
-    m = sub.size
-    first = np.full(len(uniques), m, dtype=np.intp)
-    np.minimum.at(first, sub, np.arange(m, dtype=np.intp))
+    order, renumbered = by_first_appearance(codes[rows], len(uniques))
+    return uniques[order], renumbered
+
+
+def by_first_appearance(
+    codes: npt.NDArray[np.integer[Any]], size: int
+) -> tuple[IntpArray, IntpArray]:
+    """Codes (below ``size``) numbered again by their first row: the codes that occur,
+    in order of first appearance, and each row's position among them."""
+    m = codes.size
+    first = np.full(size, m, dtype=np.intp)
+    np.minimum.at(first, codes, np.arange(m, dtype=np.intp))
     present = np.flatnonzero(first < m)
     order = present[np.argsort(first[present], kind="stable")]
-    renumber = np.empty(len(uniques), dtype=np.intp)
+    renumber = np.empty(size, dtype=np.intp)
     renumber[order] = np.arange(order.size, dtype=np.intp)
-    return uniques[order], renumber[sub]
+    return order, renumber[codes]
 
 
 def group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpArray]:

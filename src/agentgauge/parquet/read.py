@@ -39,7 +39,7 @@ from agentgauge.parquet import EVENTS_FILE, GRADES_FILE, HEADER_FILE, LAYOUT, TR
 from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial, TrialField, infra_error
 from agentgauge.store.database import GradeVersion
 from agentgauge.store.rows import event_of
-from agentgauge.table import COLUMNS, TrialTable
+from agentgauge.table import COLUMNS, TrialTable, by_first_appearance
 
 __all__ = [
     "ParquetHeader",
@@ -595,18 +595,13 @@ def _stored_codes(chunk: pa.DictionaryArray) -> tuple[list[Any], npt.NDArray[Any
         indices = pc.fill_null(indices, len(dictionary))
         dictionary.append(None)
     codes = indices.to_numpy()
-    if _by_first_appearance(codes, len(dictionary)):
+    if _in_first_appearance_order(codes, len(dictionary)):
         return dictionary, codes
-    first = np.full(len(dictionary), len(codes), dtype=np.intp)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.intp))
-    order = np.argsort(first, kind="stable")
-    order = order[first[order] < len(codes)]
-    renumber = np.empty(len(dictionary), dtype=np.intp)
-    renumber[order] = np.arange(len(order), dtype=np.intp)
-    return [dictionary[i] for i in order.tolist()], renumber[codes]
+    order, renumbered = by_first_appearance(codes, len(dictionary))
+    return [dictionary[i] for i in order.tolist()], renumbered
 
 
-def _by_first_appearance(codes: npt.NDArray[Any], size: int) -> bool:
+def _in_first_appearance_order(codes: npt.NDArray[Any], size: int) -> bool:
     """Whether codes ``0 .. size-1`` each occur and are numbered by their first row:
     each row's code is at most one above every code before it."""
     if not codes.size:
