@@ -101,8 +101,11 @@ def test_click_from_runs_to_a_transcript_and_a_diff(served: Served) -> None:
         screenshot(driver, "viewer-diff")
 
         # Filtered to the tasks that changed; each links to both sides' trials.
+        before = driver.find_element(By.CSS_SELECTOR, "#diff-tasks")
         driver.find_element(By.CSS_SELECTOR, "input[name=changed]").click()
         driver.find_element(By.CSS_SELECTOR, "#diff-form button").click()
+        # The page already shows a #diff-tasks: wait for the new page, not the old one.
+        wait.until(ec.staleness_of(before))
         wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#diff-tasks")))
         changed = driver.find_elements(By.CSS_SELECTOR, "#diff-tasks tbody tr")
         if diff["n_changed"]:
