@@ -4,9 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentgauge.errors import InputError
 from agentgauge.sources import load_trials
+from agentgauge.table import TrialTable
 
 
 def write(tmp_path: Path, lines: list[str]) -> Path:
@@ -90,3 +93,28 @@ def test_events_are_validated_by_type(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_trials(path)
     assert info.value.field is not None and info.value.field.startswith("events.0")
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", None]), st.sampled_from(["m", "n", None])),
+        max_size=40,
+    )
+)
+def test_configurations_count_each_agent_and_model(
+    pairs: list[tuple[str | None, str | None]],
+) -> None:
+    from collections import Counter
+
+    from agentgauge.sources import configurations
+
+    n = len(pairs)
+    table = TrialTable.from_columns(
+        n,
+        task_id=[f"t{i}" for i in range(n)],
+        success=[True] * n,
+        agent=[a for a, _ in pairs],
+        model=[m for _, m in pairs],
+    )
+    want = sorted(Counter(pairs).items(), key=lambda kv: str(kv[0]))
+    assert configurations(table) == [(a, m, c) for (a, m), c in want]

@@ -35,7 +35,7 @@ from agentgauge.errors import InputError, first_error
 from agentgauge.facts import Facts
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import GradeVersion, Store
-from agentgauge.table import TrialTable
+from agentgauge.table import TrialTable, group_codes
 from agentgauge.textio import decode_utf8, loads_json
 
 __all__ = [
@@ -427,10 +427,13 @@ def _parquet_source(
 
 def configurations(table: TrialTable) -> list[tuple[str | None, str | None, int]]:
     """The (agent, model) configurations in ``table``, with their trial counts."""
+    group, first = group_codes(table, ("agent", "model"))  # counted per code, not per row
+    per_group = np.bincount(group, minlength=first.size)
     counts: dict[tuple[str | None, str | None], int] = {}
-    for agent, model in zip(table.agent, table.model, strict=True):
+    for i, n in zip(first.tolist(), per_group.tolist(), strict=True):
+        agent, model = table.agent[i], table.model[i]
         key = (None if agent is None else str(agent), None if model is None else str(model))
-        counts[key] = counts.get(key, 0) + 1
+        counts[key] = counts.get(key, 0) + int(n)
     return [(a, m, n) for (a, m), n in sorted(counts.items(), key=lambda kv: str(kv[0]))]
 
 

@@ -122,9 +122,13 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
 
 
 def _clusters(table: TrialTable, tasks: list[str]) -> npt.NDArray[np.object_]:
+    # Each task's family is its first trial's: read once per distinct id, not per row.
+    uniques, codes = table.codes("task_id")  # numbered by first appearance
+    first = np.full(len(uniques), len(codes), dtype=np.intp)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.intp))
     fam: dict[str, Any] = {}
-    for tid, f in zip(table.task_id.astype(str), table.family, strict=True):
-        fam.setdefault(tid, f)
+    for u, row in zip(uniques.tolist(), first.tolist(), strict=True):
+        fam.setdefault(str(u), table.family[row])  # 1 and "1": the earlier one's
     labels = [fam.get(t) for t in tasks]
     if all(f is not None for f in labels):
         return np.array([str(f) for f in labels], dtype=object)
