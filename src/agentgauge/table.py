@@ -156,15 +156,15 @@ def subset_codes(
     row's index into those. Equal to factorizing the rows' values again, in passes over
     integers instead of a hash of each value."""
     uniques, codes = coded
-    order, renumbered = by_first_appearance(codes[rows], len(uniques))
+    order, renumbered, _ = by_first_appearance(codes[rows], len(uniques))
     return uniques[order], renumbered
 
 
 def by_first_appearance(
     codes: npt.NDArray[np.integer[Any]], size: int
-) -> tuple[IntpArray, IntpArray]:
+) -> tuple[IntpArray, IntpArray, IntpArray]:
     """Codes (below ``size``) numbered again by their first row: the codes that occur,
-    in order of first appearance, and each row's position among them."""
+    in order of first appearance, each row's position among them, and their first rows."""
     m = codes.size
     first = np.full(size, m, dtype=np.intp)
     np.minimum.at(first, codes, np.arange(m, dtype=np.intp))
@@ -172,7 +172,7 @@ def by_first_appearance(
     order = present[np.argsort(first[present], kind="stable")]
     renumber = np.empty(size, dtype=np.intp)
     renumber[order] = np.arange(order.size, dtype=np.intp)
-    return order, renumber[codes]
+    return order, renumber[codes], first[order]
 
 
 def group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpArray]:
@@ -190,12 +190,10 @@ def group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpAr
         combined = combined * len(uniques) + codes
         size *= len(uniques)
     if size <= 4 * n + (1 << 20):  # the combinations counted densely: no sort
-        present, inverse = compact(combined, size)
-        first = np.full(present.size, n, dtype=np.intp)
-        np.minimum.at(first, inverse, np.arange(n, dtype=np.intp))
-    else:
-        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        _, group, first_rows = by_first_appearance(combined, size)
+        return group, first_rows
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
@@ -416,14 +414,18 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
             return codes
         return self.task_index()[1]
 
-    def text_equals(self, name: str, text: str) -> BoolArray:
-        """The rows whose label ``name``, as text, is ``text``: what
-        ``getattr(self, name).astype(str) == text`` gives for labels that are text
-        or ``None`` (as a trial's are), with one string per distinct label instead
+    def text_in(self, name: str, texts: Iterable[str]) -> BoolArray:
+        """The rows whose label ``name``, as text, is one of ``texts``: what
+        ``np.isin(getattr(self, name).astype(str), texts)`` gives for labels that are
+        text or ``None`` (as a trial's are), with one string per distinct label instead
         of one per row (the column's `codes`, kept)."""
         uniques, codes = self.codes(name)
-        hit: BoolArray = np.asarray(uniques.astype(str) == text, dtype=bool)
+        hit: BoolArray = np.isin(uniques.astype(str), list(texts))
         return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
+
+    def text_equals(self, name: str, text: str) -> BoolArray:
+        """`text_in` of one text."""
+        return self.text_in(name, (text,))
 
     def task_index(self) -> tuple[ObjArray, npt.NDArray[np.intp]]:
         """Unique task ids (sorted, as text) and each trial's index into them."""

@@ -185,13 +185,6 @@ def first_families(tables: tuple[TrialTable, ...]) -> dict[str, Any]:
     return out
 
 
-def _tasks_in(table: TrialTable, tasks: set[str]) -> npt.NDArray[np.bool_]:
-    """The rows whose task id, as text (``astype(str)``), is one of ``tasks``."""
-    uniques, codes = table.codes("task_id")
-    hit = np.isin(uniques.astype(str), list(tasks))
-    return hit[codes] if len(codes) else np.zeros(0, dtype=bool)
-
-
 def _families(tables: tuple[TrialTable, ...], tasks: list[str]) -> list[str] | None:
     """Each task's family (first seen in A, then B); ``None`` unless every task has one."""
     fam = first_families(tables)
@@ -505,8 +498,8 @@ def compare(
 
     rate_a, rate_b = float(pa.mean()), float(pb.mean())
     shared = set(tasks)
-    sub_a = ta.take(_tasks_in(ta, shared))
-    sub_b = tb.take(_tasks_in(tb, shared))
+    sub_a = ta.take(ta.text_in("task_id", shared))
+    sub_b = tb.take(tb.text_in("task_id", shared))
     cop_a, why_a = _cost_of_pass(sub_a, rate_a)
     cop_b, why_b = _cost_of_pass(sub_b, rate_b)
 

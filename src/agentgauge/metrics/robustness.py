@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.stats.bootstrap import cluster_bootstrap_means
-from agentgauge.table import TrialTable
+from agentgauge.table import TrialTable, by_first_appearance
 
 __all__ = ["ROBUSTNESS_KINDS", "Robustness", "robustness"]
 
@@ -123,11 +123,10 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
 
 def _clusters(table: TrialTable, tasks: list[str]) -> npt.NDArray[np.object_]:
     # Each task's family is its first trial's: read once per distinct id, not per row.
-    uniques, codes = table.codes("task_id")  # numbered by first appearance
-    first = np.full(len(uniques), len(codes), dtype=np.intp)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.intp))
+    uniques, codes = table.codes("task_id")
+    order, _, first = by_first_appearance(codes, len(uniques))
     fam: dict[str, Any] = {}
-    for u, row in zip(uniques.tolist(), first.tolist(), strict=True):
+    for u, row in zip(uniques[order].tolist(), first.tolist(), strict=True):
         fam.setdefault(str(u), table.family[row])  # 1 and "1": the earlier one's
     labels = [fam.get(t) for t in tasks]
     if all(f is not None for f in labels):

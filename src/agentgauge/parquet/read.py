@@ -372,47 +372,37 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
 
 class _Labels:
     """A label column read file by file: each file's values encoded as integers by
-    Arrow's hash (or as the file stores them), checked once per distinct value, and the
-    files' codes merged into one coding of the whole column."""
+    Arrow's hash (or as the file stores them) straight into one numbering of the whole
+    column, each file's distinct values checked once."""
 
     def __init__(self) -> None:
         self.index: dict[Any, int] = {}
-        #: Each file's codes, and what its codes are in the whole column's numbering.
-        self.parts: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]] = []
+        self.parts: list[npt.NDArray[np.intp]] = []
 
     def add(self, path: Path, f: TrialField | None, column: pa.ChunkedArray) -> None:
         """A file's part of the column, checked against the rules of ``f`` if given."""
-        values, codes = _encode(column)
+        met, codes = _encode_into(column, self.index)
         if f is not None:
-            _check_labels(path, f, values, codes)
-        remap = np.array(
-            [self.index.setdefault(v, len(self.index)) for v in values.tolist()], dtype=np.intp
-        )
-        self.parts.append((codes, remap))
+            _check_labels(path, f, met, codes)
+        self.parts.append(codes)
 
     def codes(self) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
-        """Distinct values in order of first appearance, and each row's index into them."""
+        """Distinct values in order of first appearance, and each row's index into them.
+        Each file's values are numbered as first met in it, and the files are read in
+        order, so the numbering is by first appearance in the whole column."""
         values = np.empty(len(self.index), dtype=object)
         values[:] = list(self.index)
-        codes = np.empty(sum(len(c) for c, _ in self.parts), dtype=np.intp)
-        start = 0
-        for part, remap in self.parts:  # renumbered straight into place: one pass each
-            # "clip": every code is in range, and "raise" would buffer the output.
-            np.take(remap, part, out=codes[start : start + len(part)], mode="clip")
-            start += len(part)
-        # Each file's values are numbered as first met in it, and the files are merged in
-        # order, so the numbering is by first appearance in the whole column.
-        return values, codes
+        return values, np.concatenate([np.empty(0, dtype=np.intp), *self.parts])
 
 
 def _check_labels(
-    path: Path, f: TrialField, values: npt.NDArray[np.object_], codes: npt.NDArray[np.intp]
+    path: Path, f: TrialField, met: list[tuple[Any, int]], codes: npt.NDArray[np.intp]
 ) -> None:
-    """The trial record's rules on a label column, checked on each distinct value in
-    order of first appearance; an error names the first row holding the value."""
+    """The trial record's rules on a label column, checked on each distinct value (with
+    its code) in order of first appearance; an error names the first row holding it."""
 
     def row_of(i: int) -> int:
-        return int(np.flatnonzero(codes == i)[0]) + 1
+        return int(np.flatnonzero(codes == met[i][1])[0]) + 1
 
     required = f.required or f.name in REQUIRED
     choice = _is_choice(f.name)
@@ -424,7 +414,7 @@ def _check_labels(
         ),
         None,
     )
-    texts = values.tolist()
+    texts = [value for value, _ in met]
     if required and None in texts:
         i = texts.index(None)
         raise InputError(
@@ -559,10 +549,23 @@ def _default(name: str, n: int) -> pa.ChunkedArray:
 
 def _encode(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
     """Distinct values in order of first appearance (``None`` among them) and each
-    row's index into them: what `agentgauge.table.factorize` gives, from Arrow's hash
-    of each chunk (a dictionary-encoded chunk's own codes are used where they are in
-    that order already)."""
+    row's index into them: what `agentgauge.table.factorize` gives."""
     index: dict[Any, int] = {}
+    _, codes = _encode_into(column, index)
+    uniques = np.empty(len(index), dtype=object)
+    uniques[:] = list(index)
+    return uniques, codes
+
+
+def _encode_into(
+    column: pa.ChunkedArray, index: dict[Any, int]
+) -> tuple[list[tuple[Any, int]], npt.NDArray[np.intp]]:
+    """Each row's code in ``index`` (value -> code, new values added as met), from
+    Arrow's hash of each chunk (a dictionary-encoded chunk's own codes are used where
+    they are by first appearance already); and the values this column holds, with their
+    codes, in order of their first appearance in it."""
+    met: list[tuple[Any, int]] = []
+    seen: set[int] = set()
     parts = []
     for chunk in column.chunks:
         if pa.types.is_dictionary(chunk.type):
@@ -577,11 +580,14 @@ def _encode(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.object_], npt.NDArr
         # Each chunk's values by first appearance in it, merged in order: by first
         # appearance in the column.
         remap = np.array([index.setdefault(v, len(index)) for v in dictionary], dtype=np.intp)
+        for value, code in zip(dictionary, remap.tolist(), strict=True):
+            if code not in seen:
+                seen.add(code)
+                met.append((value, code))
+        # "clip": every code is in range, and "raise" would buffer the output.
         parts.append(np.take(remap, indices, mode="clip"))
     codes = parts[0] if len(parts) == 1 else np.concatenate([np.empty(0, np.intp), *parts])
-    uniques = np.empty(len(index), dtype=object)
-    uniques[:] = list(index)
-    return uniques, codes.astype(np.intp, copy=False)
+    return met, codes.astype(np.intp, copy=False)
 
 
 def _stored_codes(chunk: pa.DictionaryArray) -> tuple[list[Any], npt.NDArray[Any]]:
@@ -597,7 +603,7 @@ def _stored_codes(chunk: pa.DictionaryArray) -> tuple[list[Any], npt.NDArray[Any
     codes = indices.to_numpy()
     if _in_first_appearance_order(codes, len(dictionary)):
         return dictionary, codes
-    order, renumbered = by_first_appearance(codes, len(dictionary))
+    order, renumbered, _ = by_first_appearance(codes, len(dictionary))
     return [dictionary[i] for i in order.tolist()], renumbered
 
 
