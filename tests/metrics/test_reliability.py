@@ -160,3 +160,29 @@ def test_reliability_from_trials_end_to_end() -> None:
 def test_reliability_checks_action_length() -> None:
     with pytest.raises(ValueError, match="one sequence per table row"):
         reliability(_resource_table(), [()])
+
+
+def test_distributional_similarity_is_the_same_whatever_the_hash_seed() -> None:
+    """Its sums run over the action names in a fixed order: a set's order follows
+    PYTHONHASHSEED, and a sum in another order can differ in its last bit, so the
+    same trials gave another SE from one process to the next."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from agentgauge.metrics.reliability import _dist_similarity as d\n"
+        "x = ('get_order', 'refund', 'search', 'get_user', 'search', 'cancel_order')\n"
+        "y = ('search', 'get_user', 'refund', 'get_order', 'get_order', 'exchange', 'x')\n"
+        "print(repr(d(x, y)), repr(d(y, x)))\n"
+    )
+    out = set()
+    for seed in ("0", "1", "2", "3", "4", "5"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        out.add(run.stdout)
+    assert len(out) == 1, out
+    a, b = out.pop().split()
+    assert a == b  # symmetric to the last bit

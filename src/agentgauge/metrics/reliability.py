@@ -270,7 +270,7 @@ def _dist_similarity(x: tuple[str, ...], y: tuple[str, ...]) -> float:
     def h(probs: Iterable[float]) -> float:
         return -sum(v * math.log2(v) for v in probs if v > 0)
 
-    names = p.keys() | q.keys()
+    names = sorted(p.keys() | q.keys())  # a fixed order: a set's follows the hash seed
     m = [(p[k] / np_ + q[k] / nq) / 2 for k in names]
     jsd = h(m) - (h(v / np_ for v in p.values()) + h(v / nq for v in q.values())) / 2
     return 1.0 - min(max(jsd, 0.0), 1.0)
