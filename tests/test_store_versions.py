@@ -91,8 +91,8 @@ def test_a_schema_1_store_is_upgraded_and_reads_the_same(tmp_path: Path) -> None
         .fetchall()
     )
     with Store(path) as db:  # opened for writing: upgraded
-        # through 2, then 3 (grade versions), 4 (turn records), 5 (trial records)
-        assert db.schema_version == SCHEMA_VERSION == 5
+        # through 2, then 3 (grade versions), 4 (turn records), 5 (trial records), 6 (trace index)
+        assert db.schema_version == SCHEMA_VERSION == 6
         assert {r.run_id for r in db.list_runs()} == set(TRIAL_DIGESTS)
         for run_id, digest in TRIAL_DIGESTS.items():
             assert trial_digest(db, run_id) == digest, run_id
@@ -176,7 +176,7 @@ def test_a_store_from_a_newer_agentgauge_is_refused_and_untouched(tmp_path: Path
     good.write_text('{"task_id": "b", "success": true}\n')
     for readonly in (False, True):
         with pytest.raises(
-            InputError, match=r"store schema 99 is newer than this agentgauge's \(5\)"
+            InputError, match=r"store schema 99 is newer than this agentgauge's \(6\)"
         ):
             Store(path, readonly=readonly)
     for args in (
@@ -237,11 +237,56 @@ def test_a_schema_3_store_is_read_as_it_is_and_upgraded_to_turn_records(
         assert db.schema_version == 3
         assert {run_id: trial_digest(db, run_id) for run_id in TRIAL_DIGESTS} == before
     assert "turns_id" not in columns(path, "trials")
-    with Store(path) as db:  # opened for writing: upgraded (through 4, then 5)
-        assert db.schema_version == 5
+    with Store(path) as db:  # opened for writing: upgraded (through 4, 5 and 6)
+        assert db.schema_version == SCHEMA_VERSION
         assert {run_id: trial_digest(db, run_id) for run_id in TRIAL_DIGESTS} == before
         turns = [{"end": 0, "state": {"orders": []}}]
         db.add_trial("imported", Trial(task_id="multi", trial=0, success=True, turns=turns))
         (new,) = [t for t in db.trials("imported") if t.task_id == "multi"]
         assert new.turns == turns and db.integrity_check() == "ok"
     assert "turns_id" in columns(path, "trials")
+
+
+def _trace_lookup_plan(db: Store) -> str:
+    # The statement trials_by_trace runs, for two trace ids.
+    rows = db.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT json_extract(metadata, '$.trace_id') AS trace, MIN(id)"
+        " FROM trials WHERE trace IN (?, ?) GROUP BY trace",
+        ("a" * 32, "b" * 32),
+    ).fetchall()
+    return " ".join(str(r[-1]) for r in rows)
+
+
+def test_a_schema_5_store_gains_the_trace_index_and_finds_the_same_trials(
+    tmp_path: Path,
+) -> None:
+    # A schema-5 store is a schema-6 one without the index of trials by trace id, which
+    # `collect` looks up for every request (it scanned every trial's metadata before).
+    path = tmp_path / "s5.db"
+    with Store(path) as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        db.add_trials(
+            "r",
+            [
+                Trial(task_id=f"t{i}", trial=0, success=True, metadata={"trace_id": f"{i:032x}"})
+                for i in range(50)
+            ]
+            + [Trial(task_id="plain", trial=0, success=False)],
+        )
+        assert "trials_trace" in _trace_lookup_plan(db)
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX trials_trace")
+    conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    wanted = [f"{7:032x}", f"{49:032x}", "f" * 32]
+    with Store(path, readonly=True) as old:  # read as it is: the lookup scans, same answer
+        assert old.schema_version == 5
+        assert "trials_trace" not in _trace_lookup_plan(old)
+        found = old.trials_by_trace(wanted)
+    assert sorted(found) == wanted[:2]
+    with Store(path) as db:  # opened for writing: upgraded
+        assert db.schema_version == SCHEMA_VERSION == 6
+        assert "trials_trace" in _trace_lookup_plan(db)
+        assert db.trials_by_trace(wanted) == found
+        assert db.integrity_check() == "ok"

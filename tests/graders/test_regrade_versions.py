@@ -14,7 +14,7 @@ import pytest
 from agentgauge.api import metrics
 from agentgauge.errors import InputError
 from agentgauge.schema import AnswerSpec, Expectations, Grade, Run, Task, Trial
-from agentgauge.store import Store, utc_now
+from agentgauge.store import SCHEMA_VERSION, Store, utc_now
 
 Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture (tests/conftest.py)
 
@@ -191,7 +191,7 @@ def test_a_schema_2_store_is_upgraded_and_reports_what_it_reported(tmp_path: Pat
         assert [v.outcomes_kept for v in old.grade_versions("a")] == [False, True]
     assert rate(f"{path}:a") == pytest.approx(4 / 6)
     with Store(path) as db:  # opened for writing: upgraded (through 3 to 4, turn records)
-        assert db.schema_version == 5
+        assert db.schema_version == SCHEMA_VERSION
         assert db.active_grade_version("a") == 2
         assert db.active_grade_version("b") == 1
         assert [(v.version, v.active, v.outcomes_kept) for v in db.grade_versions("a")] == [

@@ -62,6 +62,7 @@ __all__ = [
     "FACTS_SQL",
     "GRADE_OUTCOMES_SQL",
     "SCHEMA_VERSION",
+    "TRACE_INDEX_SQL",
     "TRIAL_COLUMNS",
     "column_of",
     "document_id",
@@ -69,7 +70,7 @@ __all__ = [
     "schema_sql",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _SQL_TYPE = {
     "text": "TEXT",
@@ -110,10 +111,21 @@ def _trials_sql(table: str) -> str:
     )
 
 
-_TRIAL_INDEXES = """
+#: Trials by the trace id their metadata records (an ``http:`` agent's request, a
+#: trace ``collect`` received): ``collect`` looks up every request's trace ids, which
+#: without it scanned every trial's metadata. Partial: most trials record none.
+TRACE_INDEX_SQL = """
+CREATE INDEX IF NOT EXISTS trials_trace ON trials (json_extract(metadata, '$.trace_id'))
+    WHERE json_extract(metadata, '$.trace_id') IS NOT NULL;
+"""
+
+_TRIAL_INDEXES = (
+    """
 CREATE UNIQUE INDEX trials_cell
     ON trials (run_id, task_id, trial, variant, IFNULL(agent, ''), IFNULL(model, ''));
 """
+    + TRACE_INDEX_SQL
+)
 
 
 def _tasks_sql(table: str) -> str:

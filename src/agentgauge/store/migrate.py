@@ -38,6 +38,7 @@ from agentgauge.store.layout import (
     FACTS_SQL,
     GRADE_OUTCOMES_SQL,
     SCHEMA_VERSION,
+    TRACE_INDEX_SQL,
     column_of,
     document_id,
     schema_sql,
@@ -285,11 +286,19 @@ def _upgrade_4_to_5(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('facts_pending', '1')")
 
 
+def _upgrade_5_to_6(conn: sqlite3.Connection) -> None:
+    """An index of trials by the trace id their metadata records, which ``collect``
+    looks up for every request it receives (a scan of every trial's metadata before)."""
+    for sql in statements(TRACE_INDEX_SQL):
+        conn.execute(sql)
+
+
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
     3: _upgrade_3_to_4,
     4: _upgrade_4_to_5,
+    5: _upgrade_5_to_6,
 }
 
 
