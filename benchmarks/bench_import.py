@@ -11,6 +11,11 @@ by side, best of ``--repeat``:
   before it opens the store);
 - ``import_file``: the same and writing the run to a new SQLite store.
 
+The fixture's messages are a few words each, so the file is mostly span structure
+(ids, times, attribute keys), the costliest bytes to read. A second file holds the
+same traces with a 2,000-character system prompt on every model call, as agents'
+instructions are: its MB/s is what a file of such traces imports at.
+
 The receiver (``agentgauge collect``, a subprocess) is sent the same traces as
 protobuf ``ExportTraceServiceRequest`` batches of 512 spans, as the SDK's batch
 exporter sends them, over one keep-alive connection; spans/s counts until the
@@ -65,10 +70,36 @@ def _with_trace_id(doc: dict[str, Any], trace_id: str) -> dict[str, Any]:
     return doc
 
 
-def _copies(n_bytes: float) -> tuple[list[dict[str, Any]], int]:
-    """Copies of the fixture's traces, each with its own trace id, up to ``n_bytes``."""
+#: The system prompt of the "realistic content" file: agents' instructions run to a few
+#: kilobytes (tau-bench's airline policy is about 15 KB); 2,000 characters here.
+PROMPT = ("Answer weather questions for the user's city; call get_weather once per city. " * 26)[
+    :2000
+]
+
+
+def _with_prompt(doc: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """``doc`` with every model call's system message replaced by ``prompt`` (GenAI
+    instrumentation records a call's whole input, so each chat span carries it)."""
+    for rs in doc["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                for a in span.get("attributes", []):
+                    if a["key"] == "gen_ai.input.messages":
+                        messages = json.loads(a["value"]["stringValue"])
+                        for m in messages:
+                            if m["role"] == "system":
+                                m["parts"] = [{"type": "text", "content": prompt}]
+                        a["value"]["stringValue"] = json.dumps(messages)
+    return doc
+
+
+def _copies(n_bytes: float, prompt: str | None = None) -> tuple[list[dict[str, Any]], int]:
+    """Copies of the fixture's traces, each with its own trace id, up to ``n_bytes``
+    (with ``prompt`` as every model call's system message when given)."""
     docs, size, i = [], 0, 0
     base = _traces()
+    if prompt is not None:
+        base = [_with_prompt(doc, prompt) for doc in base]
     while size < n_bytes:
         doc = _with_trace_id(json.loads(json.dumps(base[i % len(base)])), f"{i + 1:032x}")
         size += len(json.dumps(doc, separators=(",", ":"))) + 1
@@ -100,9 +131,54 @@ def _best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
 def bench_file(folder: Path, mb: float, repeat: int, judged: bool = True) -> list[Row]:
     docs, n_spans = _copies(mb * MB)
     path = folder / "traces.jsonl"
+    return _bench_file(path, docs, n_spans, repeat, judged)
+
+
+def bench_content(folder: Path, mb: float, repeat: int) -> Row:
+    """The same traces with a 2,000-character system prompt, as agents' prompts are:
+    more of each file is message text, which costs less per byte than span structure."""
+    docs, n_spans = _copies(mb * MB, PROMPT)
+    path = folder / "content.jsonl"
+    size, wall = _import_rate(path, docs, n_spans, repeat)
+    return row(
+        NAME,
+        f"import otel, {size / MB:.0f} MB with a 2 KB system prompt per model call",
+        size / MB / wall,
+        "MB/s",
+        higher_is_better=True,
+    )
+
+
+def _import_rate(
+    path: Path, docs: list[dict[str, Any]], n_spans: int, repeat: int
+) -> tuple[int, float]:
+    _write_lines(path, docs)
+    size = path.stat().st_size
+    options = {"suite": str(FIXTURE.parent / "suite.yaml")}
+    stores = iter(range(10_000))
+    wall, cpu = _best(
+        lambda: import_file("otel", path, path.with_name(f"c{next(stores)}.db"), "r", options),
+        repeat,
+    )
+    print(
+        f"with a {len(PROMPT):,}-character system prompt: {size / MB:.1f} MB, {len(docs):,} "
+        f"traces, {n_spans:,} spans; import_file {wall:.3f} s wall ({size / MB / wall:.1f} "
+        f"MB/s), {cpu:.3f} s CPU ({size / MB / cpu:.1f} MB/s)"
+    )
+    return size, wall
+
+
+def _write_lines(path: Path, docs: list[dict[str, Any]]) -> None:
     with path.open("w") as fh:
         for doc in docs:
             fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
+
+
+def _bench_file(
+    path: Path, docs: list[dict[str, Any]], n_spans: int, repeat: int, judged: bool
+) -> list[Row]:
+    folder = path.parent
+    _write_lines(path, docs)
     size = path.stat().st_size
     options = {"suite": str(FIXTURE.parent / "suite.yaml")}
     raw = path.read_bytes()
@@ -253,6 +329,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         args.mb, args.repeat, args.traces = 1.0, 1, 200
     with tempfile.TemporaryDirectory() as tmp:
         rows = bench_file(Path(tmp), args.mb, args.repeat, judged=not args.smoke)
+        rows.append(bench_content(Path(tmp), args.mb, args.repeat))
         rows.append(bench_receiver(Path(tmp), args.traces))
     return rows
 

@@ -154,6 +154,96 @@ def test_agent_span_error_is_an_agent_error(tmp_path: Path) -> None:
     assert trial.model_calls is None  # no chat spans: unknown, not 0
 
 
+def test_a_sub_agent_inside_the_agent_is_part_of_its_trial(tmp_path: Path) -> None:
+    # An orchestrator hands part of the task to a sub-agent (an invoke_agent span under
+    # the root's, as multi-agent frameworks emit them): one trial, the outer agent's,
+    # holding every model call and tool call of both, in time order; the sub-agent's
+    # task attributes and error do not make it a trial of its own.
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"}
+    usage = {"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 2}
+    spans = [
+        span(
+            "00000000000000a1",
+            "invoke_agent planner",
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "planner",
+                "agentgauge.task.id": "trip",
+                "agentgauge.outcome.success": True,
+            },
+            start=1_000_000_000,
+            end=9_000_000_000,
+        ),
+        span(
+            "00000000000000b1",
+            "chat m",
+            {**chat, **usage},
+            parent="00000000000000a1",
+            start=1_100_000_000,
+            end=1_500_000_000,
+        ),
+        span(
+            "00000000000000a2",
+            "invoke_agent booker",
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "booker",
+                "agentgauge.task.id": "booking-subtask",
+                "error.type": "Retry",
+            },
+            parent="00000000000000a1",
+            start=2_000_000_000,
+            end=6_000_000_000,
+        ),
+        span(
+            "00000000000000b2",
+            "chat m",
+            {**chat, **usage},
+            parent="00000000000000a2",
+            start=2_100_000_000,
+            end=2_500_000_000,
+        ),
+        span(
+            "00000000000000c1",
+            "execute_tool book",
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "book",
+                "gen_ai.tool.call.arguments": '{"city": "Oslo"}',
+            },
+            parent="00000000000000a2",
+            start=3_000_000_000,
+            end=3_500_000_000,
+        ),
+        span(
+            "00000000000000b3",
+            "chat m",
+            {**chat, **usage},
+            parent="00000000000000a1",
+            start=7_000_000_000,
+            end=7_500_000_000,
+        ),
+    ]
+    # Children first, as an SDK exports them (each span when it ends).
+    (trial,) = read_import("otel", _write(tmp_path, request(*reversed(spans)))).trials
+    assert (trial.task_id, trial.agent, trial.success, trial.status) == (
+        "trip",
+        "planner",
+        True,
+        "completed",
+    )
+    assert (trial.model_calls, trial.input_tokens, trial.output_tokens) == (3, 30, 6)
+    assert trial.tool_calls == 1 and trial.latency_s == pytest.approx(8.0)
+    kinds = [(e.type, e.t) for e in trial.events]
+    assert kinds == [
+        ("model_call", pytest.approx(0.1)),
+        ("model_call", pytest.approx(1.1)),
+        ("tool_call", pytest.approx(2.0)),
+        ("tool_result", pytest.approx(2.5)),
+        ("model_call", pytest.approx(6.0)),
+    ]
+
+
 @pytest.mark.parametrize(
     ("line", "field", "reason"),
     [
