@@ -1,4 +1,5 @@
-"""Paired comparison (SPEC 5.7): hand-computed cases, cross-checks, simulations."""
+"""Paired comparison (docs/compare-and-plan.md): hand-computed cases, cross-checks,
+simulations."""
 
 from __future__ import annotations
 
@@ -376,8 +377,8 @@ def test_score_interval_covers_near_the_ceiling(
 
 
 #: The pairs (rate A → rate B) and family counts of the coverage table in
-#: docs/compare-and-plan.md ("Near 0% and 100%"); ``python tests/metrics/test_compare.py``
-#: prints it.
+#: docs/compare-and-plan.md ("How well `ci95_score` covers");
+#: ``python tests/metrics/test_compare.py`` prints it.
 TABLE_PAIRS = ((0.5, 0.5), (0.7, 0.8), (0.9, 0.97), (0.97, 0.99), (0.99, 0.9))
 TABLE_FAMILIES = (5, 10, 20, 50)
 
