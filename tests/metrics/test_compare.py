@@ -1,4 +1,5 @@
-"""Paired comparison (SPEC 5.7): hand-computed cases, cross-checks, simulations."""
+"""Paired comparison (docs/compare-and-plan.md): hand-computed cases, cross-checks,
+simulations."""
 
 from __future__ import annotations
 
@@ -375,6 +376,23 @@ def test_score_interval_covers_near_the_ceiling(
     assert 0.93 <= cov <= 0.997, cov
 
 
+#: The pairs (rate A → rate B) and family counts of the coverage table in
+#: docs/compare-and-plan.md ("How well `ci95_score` covers");
+#: ``python tests/metrics/test_compare.py`` prints it.
+TABLE_PAIRS = ((0.5, 0.5), (0.7, 0.8), (0.9, 0.97), (0.97, 0.99), (0.99, 0.9))
+TABLE_FAMILIES = (5, 10, 20, 50)
+
+
+def score_coverage_table(reps: int = 1000) -> str:
+    """Markdown table of ``ci95_score``'s coverage (%) over TABLE_PAIRS × TABLE_FAMILIES."""
+    head = "| families | " + " | ".join(f"{a:.0%} → {b:.0%}" for a, b in TABLE_PAIRS) + " |"
+    lines = [head, "|---:|" + "---:|" * len(TABLE_PAIRS)]
+    for fam in TABLE_FAMILIES:
+        cov = [100 * _ceiling_coverage(a, b, fam, reps) for a, b in TABLE_PAIRS]
+        lines.append(f"| {fam} | " + " | ".join(f"{c:.1f}" for c in cov) + " |")
+    return "\n".join(lines)
+
+
 def test_the_verdict_of_two_all_passing_runs_has_width() -> None:
     # Every task passes in both runs: d_t = 0 for all, the paired SE is 0, and a
     # paired t interval would be [0, 0]: certainty that 5 tasks cannot give.
@@ -405,3 +423,11 @@ def test_first_families_is_the_first_family_seen_row_by_row() -> None:
             if fam is not None and tid not in expected:
                 expected[tid] = fam
     assert first_families((a, b)) == expected == {"t2": "g", "t1": "f", "t3": "k"}
+
+
+if __name__ == "__main__":
+    # An optional argument sets the replications per cell (the docs' table: 1,000,
+    # the simulation test's count, Monte-Carlo SE 0.7 point near 95%).
+    import sys
+
+    print(score_coverage_table(int(sys.argv[1]) if len(sys.argv) > 1 else 1000))
