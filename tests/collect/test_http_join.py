@@ -83,6 +83,9 @@ def test_graders_see_the_tool_calls_the_service_exported(
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "stored 0 trials" in out  # the spans joined their trials; none became one
+    # ...and it says so, with the command that counts them.
+    assert "added the spans of 4 traces to trials already stored, by run: r (4)" in out, out
+    assert f"re-grade to count them: agentgauge grade {tmp_path / 's.db'}:r --activate" in out
 
     with Store(tmp_path / "s.db", readonly=True) as db:
         joined = db.trials("r")

@@ -151,6 +151,43 @@ def test_sdk_exporter_to_collect_stores_trials_and_open_traces_at_shutdown(
     assert open_trace.metadata["incomplete"] is True
 
 
+def test_a_span_that_comes_after_its_root_joins_the_stored_trial(collector: Collector) -> None:
+    # A batch exporter can send a child span after the root that closed the trace (the
+    # child ended later, or sat in another batch): it joins the trial already stored,
+    # which the receiver says, instead of becoming a second, incomplete trial.
+    root = span(
+        "00000000000000a1",
+        "invoke_agent bot",
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "agentgauge.task.id": "late",
+            "agentgauge.outcome.success": True,
+        },
+    )
+    tool = span(
+        "00000000000000c1",
+        "execute_tool add",
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add"},
+        parent="00000000000000a1",
+        start=1_200_000_000,
+        end=1_300_000_000,
+    )
+    for doc in (request(root), request(tool), request(tool)):  # the late one, then again
+        status, _ = collector.post(json.dumps(doc).encode(), "application/json")
+        assert status == 200
+    code, out, err = collector.stop()
+    assert code == 0, err
+    assert "stored 1 trials from 3 spans in run live" in out, out
+    assert "incomplete" not in err
+    assert "added the spans of 1 trace to trials already stored, by run: live (1)" in out
+    assert f"agentgauge grade {collector.db}:live --activate" in out
+    with Store(collector.db, readonly=True) as db:
+        (trial,) = db.trials("live")
+    # Received twice, added once.
+    assert [e.type for e in trial.events] == ["tool_call", "tool_result"]
+    assert trial.tool_calls == 1 and trial.success is True
+
+
 def _lines(path: Path) -> list[bytes]:
     return [line.encode() for line in path.read_text().splitlines()]
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shlex
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -80,6 +82,28 @@ def collect(
         f"in run {run_id}",
         soft_wrap=True,
     )
+    for line in joined_lines(store, receiver.traces_joined):
+        out.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def joined_lines(store: str, traces: dict[str, str]) -> list[str]:
+    """What to tell about spans added to trials already stored (``traces``: trace id to
+    the trial's run): their grades were given before the spans came, and count them
+    only once the run is re-graded."""
+    if not traces:
+        return []
+    joined = Counter(traces.values())
+    total = len(traces)
+    runs = ", ".join(f"{run} ({n})" for run, n in sorted(joined.items()))
+    lines = [
+        f"added the spans of {total} {'trace' if total == 1 else 'traces'} to trials "
+        f"already stored, by run: {runs}; their grades predate those spans"
+    ]
+    lines += [
+        f"  re-grade to count them: agentgauge grade {shlex.quote(f'{store}:{run}')} --activate"
+        for run in sorted(joined)
+    ]
+    return lines
 
 
 def _receive(

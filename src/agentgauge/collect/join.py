@@ -29,14 +29,14 @@ def join_spans(
     spans: list[Span],
     held: MutableMapping[str, list[Span]],
     options: TraceOptions | None = None,
-) -> tuple[list[Span], int]:
+) -> tuple[list[Span], dict[str, str]]:
     """``spans`` minus those of traces a stored trial records, which are attached to it
     (with any spans of the same trace in ``held``, taken out of it). Returns the spans
-    left for the buffer and the number of traces attached."""
+    left for the buffer and the run of the trial each attached trace joined."""
     ids = {s.trace_id for s in spans} | set(held)
     found = store.trials_by_trace(ids)
     if not found:
-        return spans, 0
+        return spans, {}
     traces = {trace_id: held.pop(trace_id, []) for trace_id in found}
     rest: list[Span] = []
     for span in spans:
@@ -48,11 +48,11 @@ def join_spans(
         store,
         {trace_id: events_from_trace(trace, options=options) for trace_id, trace in traces.items()},
     )
-    return rest, len(traces)
+    return rest, dict(zip(found, store.run_of_trials(found.values()), strict=True))
 
 
 def attach_held(
     store: Store, held: MutableMapping[str, list[Span]], options: TraceOptions | None = None
-) -> int:
-    """Attach the held traces whose trial is now stored; the number attached."""
+) -> dict[str, str]:
+    """Attach the held traces whose trial is now stored; the run each joined."""
     return join_spans(store, [], held, options)[1]

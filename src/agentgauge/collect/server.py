@@ -79,7 +79,9 @@ class Receiver:
         self.buffer = buffer
         self.store = store
         """Where ``http:`` trials are looked up by trace id (`agentgauge.collect.join`)."""
-        self.traces_joined = 0
+        self.traces_joined: dict[str, str] = {}
+        """Traces whose spans were added to a trial already stored, with the trial's
+        run: an ``http:`` agent's, or late spans of a trace stored before they came."""
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.max_body_bytes = max_body_bytes
         self.spans_accepted = 0
@@ -121,15 +123,16 @@ class Receiver:
             return _status(400, media, exc.message)
         # One request at a time through the buffer and the writer: the trials of a
         # request are committed before it is answered, in arrival order.
+        received = len(spans)
         async with self._lock:
             if self.store is not None:
                 spans, joined = join_spans(self.store, spans, self.buffer.open, self.buffer.options)
-                self.traces_joined += joined
+                self.traces_joined.update(joined)
             accepted = self.buffer.accept(spans)
             for trial in accepted.trials:
                 await self.writer.submit(trial)
             await self.writer.flush()
-        self.spans_accepted += len(spans) - accepted.rejected
+        self.spans_accepted += received - accepted.rejected  # joined spans too
         self.trials_written += len(accepted.trials)
         for error in accepted.errors:
             self.log(f"agentgauge collect: rejected: {error}")
@@ -144,7 +147,9 @@ class Receiver:
         if self.store is None or not self.buffer.open:
             return
         async with self._lock:
-            self.traces_joined += attach_held(self.store, self.buffer.open, self.buffer.options)
+            self.traces_joined.update(
+                attach_held(self.store, self.buffer.open, self.buffer.options)
+            )
 
     async def shutdown(self) -> None:
         """Write every open trace as an incomplete trial, then close the writer."""

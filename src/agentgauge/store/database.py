@@ -576,6 +576,15 @@ class Store:
         )
         return {trace: pk for trace, pk in rows}
 
+    def run_of_trials(self, trial_pks: Iterable[int]) -> list[str]:
+        """The run of each trial (by primary key), in the order given."""
+        pks = list(trial_pks)
+        if not pks:
+            return []
+        marks = ",".join("?" * len(pks))
+        runs = dict(self.conn.execute(f"SELECT id, run_id FROM trials WHERE id IN ({marks})", pks))
+        return [runs[pk] for pk in pks]
+
     def append_events(
         self, trial_pk: int, events: Sequence[Event], metadata: dict[str, Any]
     ) -> None:
