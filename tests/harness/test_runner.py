@@ -247,6 +247,30 @@ def test_resume_runs_only_missing_cells_and_checks_settings(tmp_path: Path) -> N
         go(tmp_path, agent, run_id="r1", tasks=counter_tasks(2))
 
 
+def test_a_resume_with_other_agent_settings_is_refused(tmp_path: Path) -> None:
+    # The agent's declared configuration is part of the run: resuming with another
+    # system prompt or temperature would pool two configurations under one run id.
+    def settings(**components: Any) -> dict[str, Any]:
+        return {"version": "1.0", "components": {"system_prompt": "Be brief.", **components}}
+
+    first = go(tmp_path, counting_agent, run_id="r", agent_options=settings(temperature=0.0))
+    assert first.config["components"]["temperature"] == 0.0
+    before = [(t.task_id, t.trial) for t in stored(tmp_path, "r")]
+    with pytest.raises(InputError, match=r"made with temperature 0\.0, not 0\.7") as caught:
+        go(tmp_path, counting_agent, run_id="r", trials=2, agent_options=settings(temperature=0.7))
+    assert caught.value.field == "temperature"
+    changed = {"version": "1.0", "components": {"system_prompt": "Be thorough."}}
+    with pytest.raises(InputError, match="system prompt 'sha256:"):
+        go(tmp_path, counting_agent, run_id="r", trials=2, agent_options=changed)
+    with pytest.raises(InputError, match="agent version"):
+        go(tmp_path, counting_agent, run_id="r", trials=2, agent_options={"version": "2.0"})
+    assert [(t.task_id, t.trial) for t in stored(tmp_path, "r")] == before  # nothing ran
+    # Unknown on one side is not a difference (no temperature declared now); the same
+    # settings resume.
+    go(tmp_path, counting_agent, run_id="r", trials=2, agent_options=settings())
+    assert len(stored(tmp_path, "r")) == 2 * len(before)
+
+
 def test_same_seed_gives_the_same_agent_randomness_in_a_new_run(tmp_path: Path) -> None:
     draws: dict[str, list[int]] = {}
 

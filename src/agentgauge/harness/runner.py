@@ -36,14 +36,14 @@ import secrets
 import sqlite3
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from agentgauge.agents.base import Agent
 from agentgauge.agents.resolve import resolve_agent
-from agentgauge.components import COMPONENTS_KEY
+from agentgauge.components import COMPONENTS, COMPONENTS_KEY, ENVIRONMENT_POLICY
 from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import AgentgaugeError, InputError, RunInterrupted, RunStopped
 from agentgauge.harness.breaker import CircuitBreaker
@@ -494,6 +494,7 @@ def _open_run(
                     "resume with the same settings or choose another --run-id",
                     field=label,
                 )
+        _check_components(existing, recorded_once.get(COMPONENTS_KEY) or {})
         recorded = existing.config
         cfg = {k: (recorded.get(k, DEFAULTS[k]) if v is None else v) for k, v in given.items()}
         for key in _PINNED:
@@ -534,6 +535,34 @@ def _open_run(
         db.create_run(header)
         db.add_tasks(header.run_id, suite.tasks)
     return header, cfg
+
+
+#: Components a resume need not repeat: the tool set is observed as trials run, and the
+#: graders name agentgauge's version, which an upgrade between the two changes (the
+#: grades of each trial stay those it was recorded with; `agentgauge grade` re-grades).
+_RESUME_FREE = frozenset({"tool_set", "graders"})
+
+
+def _check_components(existing: Run, declared: Mapping[str, Any]) -> None:
+    """Refuse a resume whose agent declares a component other than the one the run
+    recorded (a new system prompt, temperature, agent version...): its trials would
+    measure two configurations as one. A component unknown on either side is not
+    compared."""
+    recorded = existing.config.get(COMPONENTS_KEY)
+    if not isinstance(recorded, Mapping):
+        return
+    for key, words in COMPONENTS.items():
+        new, old = declared.get(key), recorded.get(key)
+        if key in _RESUME_FREE or new is None or old is None or new == old:
+            continue
+        if key == "system_prompt" and new == ENVIRONMENT_POLICY:
+            continue  # recorded as the digest of the policies the environments offered
+        raise InputError(
+            f"run {existing.run_id!r} was made with {words} {old!r}, not {new!r}; resuming "
+            "would measure two configurations as one: resume with the same agent settings "
+            "or choose another --run-id",
+            field=key,
+        )
 
 
 def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], None]) -> None:
