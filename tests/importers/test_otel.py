@@ -154,6 +154,35 @@ def test_agent_span_error_is_an_agent_error(tmp_path: Path) -> None:
     assert trial.model_calls is None  # no chat spans: unknown, not 0
 
 
+def test_an_event_the_model_refuses_is_an_input_error_at_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The builder checks every value it reads, so no span is known to get this far; a
+    # check it lacks must still end in one line naming the trace, not a traceback.
+    from agentgauge.importers import spans as builder
+
+    def refusing(span: object) -> object:
+        return builder.ModelCallEvent(t=-1.0)  # t >= 0: the model refuses it
+
+    root = span(
+        "00f067aa0ba902b7",
+        "invoke_agent a",
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "agentgauge.task.id": "t",
+            "agentgauge.outcome.success": True,
+        },
+    )
+    chat = span(
+        "00000000000000b1", "chat m", {"gen_ai.operation.name": "chat"}, parent="00f067aa0ba902b7"
+    )
+    monkeypatch.setattr(builder._Builder, "_model_call", lambda self, s: refusing(s))
+    with pytest.raises(InputError) as caught:
+        read_import("otel", _write(tmp_path, request(root, chat)))
+    assert "resourceSpans[0].scopeSpans[0].spans[0]" in str(caught.value)
+    assert caught.value.field == "t"
+
+
 def test_a_sub_agent_inside_the_agent_is_part_of_its_trial(tmp_path: Path) -> None:
     # An orchestrator hands part of the task to a sub-agent (an invoke_agent span under
     # the root's, as multi-agent frameworks emit them): one trial, the outer agent's,

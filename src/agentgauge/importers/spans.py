@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,7 +195,9 @@ def events_from_trace(
     join a trial recorded elsewhere (an ``http:`` agent's, `agentgauge.collect.join`)."""
     if not spans:
         return []
-    return _Builder(spans, dialect or detect(spans), options or TraceOptions()).events()[0]
+    builder = _Builder(spans, dialect or detect(spans), options or TraceOptions())
+    with _checked(builder.root.where):
+        return builder.events()[0]
 
 
 def trial_from_trace(
@@ -212,9 +215,21 @@ def trial_from_trace(
     the trial is stored with status ``error``, an infra error, and says so."""
     if not spans:
         raise ValueError("a trace has at least one span")
-    return _Builder(spans, dialect or detect(spans), options or TraceOptions()).build(
-        outcome, tasks or {}, incomplete
-    )
+    builder = _Builder(spans, dialect or detect(spans), options or TraceOptions())
+    with _checked(builder.root.where):
+        return builder.build(outcome, tasks or {}, incomplete)
+
+
+@contextmanager
+def _checked(where: str) -> Iterator[None]:
+    """An event the builder made that its model refuses is the trace's fault (a value
+    the attribute checks let through): one `InputError` at the trace's root span, never
+    a traceback. The builder checks each value it reads, so this is a last guard."""
+    try:
+        yield
+    except ValidationError as exc:
+        field, reason = first_error(exc, metadata_hint=False)
+        raise InputError(reason, file=where, field=field) from None
 
 
 class _Builder:
