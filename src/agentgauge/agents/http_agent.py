@@ -230,13 +230,13 @@ class HttpAgent:
             raise TransientError(
                 transport_failure(exc, self.request_timeout, "request_timeout")
             ) from exc
-        said = _printable(content[:200].decode("utf-8", "replace")) or reason
         if status in _RETRY_STATUS:
             raise TransientError(
-                f"HTTP {status}: {said}", retry_after=parse_retry_after(retry_after)
+                f"HTTP {status}: {_said(content, reason)}",
+                retry_after=parse_retry_after(retry_after),
             )
         if status >= 400 or status < 200:
-            raise ProviderError(f"HTTP {status} from {self.url}: {said}")
+            raise ProviderError(f"HTTP {status} from {self.url}: {_said(content, reason)}")
         if len(content) > MAX_REPLY_BYTES:
             raise MalformedReply(f"reply is larger than {MAX_REPLY_BYTES} bytes")
         return parse_reply(content)
@@ -344,6 +344,11 @@ def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "null" if value is None else "a number"
     )
+
+
+def _said(content: bytes, reason: str) -> str:
+    """What an error reply says: the start of its body, else its reason phrase."""
+    return _printable(content[:200].decode("utf-8", "replace")) or reason
 
 
 def _printable(text: str, limit: int = 200) -> str:
