@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from contextlib import contextmanager
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
