@@ -111,6 +111,33 @@ def test_a_function_attribute_gives_the_version_and_a_role_marks_the_run(tmp_pat
     assert header.config["baseline_role"] == "ablation"
 
 
+def test_a_module_version_is_the_agent_version_and_a_bump_stops_a_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The usual place for a version is the module's __version__: an agent module whose
+    # version is bumped between a run and its resume is another agent.
+    (tmp_path / "my_agent.py").write_text(
+        '__version__ = "1.0"\nasync def agent(session):\n    session.record_cost(0.0)\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    import my_agent  # type: ignore[import-not-found]
+
+    def go(trials: int) -> Any:
+        return run(TASKS, my_agent.agent, store=tmp_path / "s.db", env_factory=make_counter_env,
+                   progress=False, run_id="r", trials=trials)  # fmt: skip
+
+    assert go(1).config["components"]["agent_version"].endswith("agent 1.0")
+    (tmp_path / "my_agent.py").write_text(
+        # another length: a cached bytecode file is stale by size even within a second
+        (tmp_path / "my_agent.py").read_text().replace("1.0", "2.0.1")
+    )
+    importlib.reload(my_agent)
+    with pytest.raises(InputError, match=r"agent version '.*agent 1\.0', not '.*agent 2\.0\.1'"):
+        go(2)
+
+
 def test_a_bad_role_is_refused_before_the_store_is_touched(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown baseline role 'boss'"):
         run(TASKS, undeclared, store=tmp_path / "s.db", env_factory=make_counter_env,

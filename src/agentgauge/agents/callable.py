@@ -27,6 +27,7 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
@@ -146,10 +147,20 @@ class SyncSession:
         )
 
 
+def _declared_version(fn: Callable[..., Any]) -> object:
+    """The function's ``__version__``, else that of the module defining it."""
+    own = getattr(fn, "__version__", None)
+    if own is not None:
+        return own
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    return getattr(module, "__version__", None)
+
+
 class CallableAgent:
     """Wrap ``fn(session)`` (sync or async) as an `Agent`.
 
-    ``version`` (else the function's ``__version__`` attribute) and ``components``
+    ``version`` (else the function's ``__version__`` attribute, else its module's, the
+    usual place for one) and ``components``
     (``system_prompt``, ``temperature``... as in `agentgauge.components`; a
     system prompt is recorded as its digest) declare the function's part of the
     run's configuration; what is not declared is "not recorded".
@@ -167,7 +178,7 @@ class CallableAgent:
         self.fn = fn
         self.name = name or _label(fn)
         self.model = model
-        declared = version if version is not None else getattr(fn, "__version__", None)
+        declared = version if version is not None else _declared_version(fn)
         self.version = None if declared is None else str(declared)
         self._declared = dict(components or {})
         self.is_async = is_async_callable(fn)
