@@ -250,8 +250,8 @@ def test_a_schema_3_store_is_read_as_it_is_and_upgraded_to_turn_records(
 def _trace_lookup_plan(db: Store) -> str:
     # The statement trials_by_trace runs, for two trace ids.
     rows = db.conn.execute(
-        "EXPLAIN QUERY PLAN SELECT json_extract(metadata, '$.trace_id') AS trace, MIN(id)"
-        " FROM trials WHERE trace IN (?, ?) GROUP BY trace",
+        "EXPLAIN QUERY PLAN SELECT json_extract(metadata, '$.trace_id') AS trace, MIN(id),"
+        " run_id FROM trials WHERE trace IN (?, ?) GROUP BY trace",
         ("a" * 32, "b" * 32),
     ).fetchall()
     return " ".join(str(r[-1]) for r in rows)
@@ -285,6 +285,7 @@ def test_a_schema_5_store_gains_the_trace_index_and_finds_the_same_trials(
         assert "trials_trace" not in _trace_lookup_plan(old)
         found = old.trials_by_trace(wanted)
     assert sorted(found) == wanted[:2]
+    assert {run for _pk, run in found.values()} == {"r"}
     with Store(path) as db:  # opened for writing: upgraded
         assert db.schema_version == SCHEMA_VERSION == 6
         assert "trials_trace" in _trace_lookup_plan(db)

@@ -47,8 +47,9 @@ def join_spans(
     attach_traces(
         store,
         {trace_id: events_from_trace(trace, options=options) for trace_id, trace in traces.items()},
+        found,
     )
-    return rest, dict(zip(found, store.run_of_trials(found.values()), strict=True))
+    return rest, {trace_id: run for trace_id, (_pk, run) in found.items()}
 
 
 def attach_held(

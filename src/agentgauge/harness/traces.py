@@ -29,21 +29,28 @@ from agentgauge.store import Store
 __all__ = ["attach_trace", "attach_traces"]
 
 
-def attach_traces(store: Store, traces: Mapping[str, Sequence[Event]]) -> dict[str, int]:
+def attach_traces(
+    store: Store,
+    traces: Mapping[str, Sequence[Event]],
+    found: Mapping[str, tuple[int, str]] | None = None,
+) -> dict[str, int]:
     """Add each trace's events to the stored trial that records its trace id, in one
-    transaction; returns the number of events added per trace id attached.
+    transaction; returns the number of events added per trace id attached. ``found``:
+    the trials `Store.trials_by_trace` gave for these (lowercase) ids, when the caller
+    has looked them up already.
 
     Trace ids are 32 hex digits (any case). Idempotent: an event already in the
     trial's transcript (the same spans received twice) is not added again. The
     trial's tool-call and model-call counts follow; its grades do not change until
     it is re-graded (``agentgauge grade``)."""
     wanted = {trace_id.lower(): events for trace_id, events in traces.items()}
-    found = store.trials_by_trace(wanted)
+    if found is None:
+        found = store.trials_by_trace(wanted)
     added: dict[str, int] = {}
     if not found:
         return added
     with store.transaction():
-        for trace_id, pk in found.items():
+        for trace_id, (pk, _run) in found.items():
             existing, metadata = store.trial_events(pk)
             seen = {e.model_dump_json() for e in existing}
             new: list[Event] = []

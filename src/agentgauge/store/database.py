@@ -562,28 +562,21 @@ class Store:
                 by_pk[pk].grades.append(grade)
         return out
 
-    def trials_by_trace(self, trace_ids: Iterable[str]) -> dict[str, int]:
-        """The primary key of the trial whose metadata records each trace id (the trace
-        an ``http:`` agent's request started), for those some trial records; one scan."""
+    def trials_by_trace(self, trace_ids: Iterable[str]) -> dict[str, tuple[int, str]]:
+        """The primary key and run of the trial whose metadata records each trace id (the
+        trace an ``http:`` agent's request started, or one ``collect`` stored), for those
+        some trial records; one look-up in the trace index."""
         wanted = sorted(set(trace_ids))
         if not wanted:
             return {}
         marks = ",".join("?" * len(wanted))
+        # With MIN(), SQLite takes the bare run_id from the row holding the minimum.
         rows = self.conn.execute(
-            "SELECT json_extract(metadata, '$.trace_id') AS trace, MIN(id) FROM trials"
+            "SELECT json_extract(metadata, '$.trace_id') AS trace, MIN(id), run_id FROM trials"
             f" WHERE trace IN ({marks}) GROUP BY trace",
             wanted,
         )
-        return {trace: pk for trace, pk in rows}
-
-    def run_of_trials(self, trial_pks: Iterable[int]) -> list[str]:
-        """The run of each trial (by primary key), in the order given."""
-        pks = list(trial_pks)
-        if not pks:
-            return []
-        marks = ",".join("?" * len(pks))
-        runs = dict(self.conn.execute(f"SELECT id, run_id FROM trials WHERE id IN ({marks})", pks))
-        return [runs[pk] for pk in pks]
+        return {trace: (pk, run_id) for trace, pk, run_id in rows}
 
     def append_events(
         self, trial_pk: int, events: Sequence[Event], metadata: dict[str, Any]
