@@ -128,10 +128,10 @@ def _best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     return min(walls), min(cpus)
 
 
-def bench_file(folder: Path, mb: float, repeat: int, judged: bool = True) -> list[Row]:
-    docs, n_spans = _copies(mb * MB)
-    path = folder / "traces.jsonl"
-    return _bench_file(path, docs, n_spans, repeat, judged)
+def _write_lines(path: Path, docs: list[dict[str, Any]]) -> None:
+    with path.open("w") as fh:
+        for doc in docs:
+            fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
 
 
 def bench_content(folder: Path, mb: float, repeat: int) -> Row:
@@ -139,7 +139,18 @@ def bench_content(folder: Path, mb: float, repeat: int) -> Row:
     more of each file is message text, which costs less per byte than span structure."""
     docs, n_spans = _copies(mb * MB, PROMPT)
     path = folder / "content.jsonl"
-    size, wall = _import_rate(path, docs, n_spans, repeat)
+    _write_lines(path, docs)
+    size = path.stat().st_size
+    options = {"suite": str(FIXTURE.parent / "suite.yaml")}
+    stores = iter(range(10_000))
+    wall, cpu = _best(
+        lambda: import_file("otel", path, folder / f"c{next(stores)}.db", "r", options), repeat
+    )
+    print(
+        f"with a {len(PROMPT):,}-character system prompt: {size / MB:.1f} MB, {len(docs):,} "
+        f"traces, {n_spans:,} spans; import_file {wall:.3f} s wall ({size / MB / wall:.1f} "
+        f"MB/s), {cpu:.3f} s CPU ({size / MB / cpu:.1f} MB/s)"
+    )
     return row(
         NAME,
         f"import otel, {size / MB:.0f} MB with a 2 KB system prompt per model call",
@@ -149,35 +160,9 @@ def bench_content(folder: Path, mb: float, repeat: int) -> Row:
     )
 
 
-def _import_rate(
-    path: Path, docs: list[dict[str, Any]], n_spans: int, repeat: int
-) -> tuple[int, float]:
-    _write_lines(path, docs)
-    size = path.stat().st_size
-    options = {"suite": str(FIXTURE.parent / "suite.yaml")}
-    stores = iter(range(10_000))
-    wall, cpu = _best(
-        lambda: import_file("otel", path, path.with_name(f"c{next(stores)}.db"), "r", options),
-        repeat,
-    )
-    print(
-        f"with a {len(PROMPT):,}-character system prompt: {size / MB:.1f} MB, {len(docs):,} "
-        f"traces, {n_spans:,} spans; import_file {wall:.3f} s wall ({size / MB / wall:.1f} "
-        f"MB/s), {cpu:.3f} s CPU ({size / MB / cpu:.1f} MB/s)"
-    )
-    return size, wall
-
-
-def _write_lines(path: Path, docs: list[dict[str, Any]]) -> None:
-    with path.open("w") as fh:
-        for doc in docs:
-            fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
-
-
-def _bench_file(
-    path: Path, docs: list[dict[str, Any]], n_spans: int, repeat: int, judged: bool
-) -> list[Row]:
-    folder = path.parent
+def bench_file(folder: Path, mb: float, repeat: int, judged: bool = True) -> list[Row]:
+    docs, n_spans = _copies(mb * MB)
+    path = folder / "traces.jsonl"
     _write_lines(path, docs)
     size = path.stat().st_size
     options = {"suite": str(FIXTURE.parent / "suite.yaml")}
