@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import agentgauge
 from agentgauge.errors import InputError
 from agentgauge.suite import load_suite
 
@@ -107,4 +108,33 @@ def test_the_cli_prints_one_line_and_exits_2(tmp_path: Path) -> None:
     assert out.returncode == 2, out.stderr
     (line,) = out.stderr.strip().splitlines()
     assert line.startswith(f"agentgauge: error: {path}:6: user_scenario.knwon: task 't1': ")
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_an_own_environment_that_declares_its_scenario_is_checked_before_any_trial(
+    tmp_path: Path,
+) -> None:
+    # The loader does not import a user's factory, so its `scenario` model is applied
+    # when the run loads the factory: a typo stops the run at once, with no store made,
+    # where the counter world's user used to go silent and the task still pass.
+    path = write(tmp_path, "    user_scenario: {replys: [ok]}\n",
+                 "agentgauge.testing.worlds:make_counter_env")  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent",
+         "agentgauge.testing.worlds:counting_agent", "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line == (
+        "agentgauge: error: user_scenario.replys: task 't1': unknown key in the "
+        "agentgauge.testing.worlds:make_counter_env user_scenario (its fields: replies)"
+    )
+    assert not (tmp_path / "s.db").exists()
+    wrong_type = write(tmp_path, "    user_scenario: {replies: ok}\n",
+                       "agentgauge.testing.worlds:make_counter_env")  # fmt: skip
+    with pytest.raises(InputError) as caught:
+        agentgauge.run(load_suite(wrong_type), "agentgauge.testing.worlds:counting_agent",
+                       store=tmp_path / "s.db", progress=False)  # fmt: skip
+    assert caught.value.field == "user_scenario.replies"
     assert not (tmp_path / "s.db").exists()

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentgauge.canonical import canonical_json
 from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
@@ -309,21 +309,33 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     world = builtin_environment(task)
     if world is None:
         return None
-    try:
-        world.scenario.model_validate(task.user_scenario)
-    except ValidationError as exc:
-        err = _pick(exc)
-        where = tuple(err.get("loc", ()))
-        if err.get("type") == "extra_forbidden":
-            fields = ", ".join(world.scenario.model_fields) or "none"
-            reason = f"unknown key in a {world.name} user_scenario (its fields: {fields})"
-        else:
-            reason = first_error(exc, metadata_hint=False)[1]
-        return ("user_scenario", *where), reason
+    defect = scenario_defect(world.scenario, task.user_scenario, f"a {world.name}")
+    if defect is not None:
+        return defect
     try:
         world.check_state(task)
     except ValueError as exc:
         return ("initial_state",), str(exc)
+    return None
+
+
+def scenario_defect(
+    scenario: type[BaseModel], user_scenario: Mapping[str, Any], world: str
+) -> tuple[tuple[str | int, ...], str] | None:
+    """What ``scenario`` (a world's model of its ``user_scenario``) rejects in
+    ``user_scenario``, as ``(location, reason)``; ``world`` names it in the reason
+    (``a retail``)."""
+    try:
+        scenario.model_validate(user_scenario)
+    except ValidationError as exc:
+        err = _pick(exc)
+        where = tuple(err.get("loc", ()))
+        if err.get("type") == "extra_forbidden":
+            fields = ", ".join(scenario.model_fields) or "none"
+            reason = f"unknown key in {world} user_scenario (its fields: {fields})"
+        else:
+            reason = first_error(exc, metadata_hint=False)[1]
+        return ("user_scenario", *where), reason
     return None
 
 

@@ -41,6 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from agentgauge.agents.base import Agent
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.components import COMPONENTS, COMPONENTS_KEY, ENVIRONMENT_POLICY
@@ -61,7 +63,7 @@ from agentgauge.harness.trial import Scorer, attempt_cell, default_grader
 from agentgauge.metrics.baselines import ROLE_KEY, check_role
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
-from agentgauge.suite import SuiteLike, as_suite
+from agentgauge.suite import SuiteLike, as_suite, scenario_defect
 
 __all__ = ["DEFAULTS", "arun", "default_env_factory", "new_run_id", "run"]
 
@@ -96,6 +98,8 @@ def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
     cache: dict[str, EnvFactory] = {}
     for name in {t.environment or "" for t in tasks}:
         cache[name] = _import_factory(name) if ":" in name else _builtin_factory()
+    for task in tasks:
+        _check_scenario(task, cache[task.environment or ""])
 
     def make(task: Task, *, variant: str, seed: int) -> Environment:
         name = task.environment or ""
@@ -104,6 +108,21 @@ def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
         return cache[name](task, variant=variant, seed=seed)
 
     return make
+
+
+def _check_scenario(task: Task, factory: EnvFactory) -> None:
+    """A factory of one's own may say which ``user_scenario`` keys its world reads, as
+    a built-in world does: a ``scenario`` attribute holding a pydantic model (unknown
+    keys forbidden). The suite loader does not import a user's factory, so the task's
+    scenario is checked here, before the first trial: a typo fails at once instead of
+    leaving the simulated user without what the task meant it to say."""
+    scenario = getattr(factory, "scenario", None)
+    if not (isinstance(scenario, type) and issubclass(scenario, BaseModel)):
+        return
+    defect = scenario_defect(scenario, task.user_scenario, f"the {task.environment}")
+    if defect is not None:
+        where, reason = defect
+        raise InputError(f"task {task.id!r}: {reason}", field=".".join(str(part) for part in where))
 
 
 def _import_factory(spec: str) -> EnvFactory:

@@ -17,6 +17,8 @@ import asyncio
 import re
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from agentgauge.agents.base import Session
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.schema import Task
@@ -106,9 +108,22 @@ class CounterEnv:
         self.closed = True
 
 
+class CounterScenario(BaseModel):
+    """What the counter world's simulated user reads of ``user_scenario``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replies: list[str] = []
+    """What the user says, in order, each time the agent asks."""
+
+
 def make_counter_env(task: Task, *, variant: str, seed: int) -> CounterEnv:
     """`EnvFactory` for `CounterEnv`."""
     return CounterEnv(task, variant=variant, seed=seed)
+
+
+#: Checked by the harness before the first trial (`agentgauge.harness.runner`).
+make_counter_env.scenario = CounterScenario  # type: ignore[attr-defined]
 
 
 async def counting_agent(session: Session) -> None:
