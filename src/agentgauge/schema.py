@@ -463,6 +463,9 @@ _check_trial_fields()
 
 # --------------------------------------------------------------------------- runs
 
+#: The key of a run's config that holds its baseline role (`agentgauge.metrics.baselines`).
+ROLE_KEY = "baseline_role"
+
 
 class Run(_Strict):
     """A set of trials by one agent configuration over a suite, with provenance."""

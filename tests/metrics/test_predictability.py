@@ -64,3 +64,16 @@ def test_auroc_matches_sklearn_with_ties(pairs: list[tuple[float, bool]]) -> Non
         return
     assert p.auroc == pytest.approx(roc_auc_score(y, c), abs=1e-12)
     assert 0 <= p.ece <= 1  # type: ignore[operator]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]) | st.floats(0, 1), max_size=40))
+def test_average_ranks_are_scipys(values: list[float]) -> None:
+    # The AUROC's ranks, computed without scipy.stats: the same as its rankdata (ties
+    # share the mean of their ranks), drawn from few values so that ties are common.
+    from scipy import stats
+
+    from agentgauge.metrics.predictability import _average_ranks
+
+    x = np.array(values, dtype=np.float64)
+    np.testing.assert_allclose(_average_ranks(x), stats.rankdata(x), rtol=0, atol=1e-12)

@@ -24,14 +24,41 @@ app = typer.Typer(
 )
 
 
-def _register_commands() -> None:
-    """Import every command module in this package; importing registers it on `app`."""
-    import importlib
+@app.callback()
+def _group() -> None:
+    # A callback keeps the app a group of commands when only one is registered (typer
+    # runs a lone command without its name otherwise): `main` registers only the
+    # command it is given.
+    pass
+
+
+#: A command whose module is named otherwise (``import`` is a Python keyword).
+_MODULE_OF = {"import": "imports"}
+
+
+def _command_modules() -> list[str]:
     import pkgutil
 
-    for info in pkgutil.iter_modules(__path__):
-        if info.name != "common":
-            importlib.import_module(f"{__name__}.{info.name}")
+    return [info.name for info in pkgutil.iter_modules(__path__) if info.name not in _NOT_COMMANDS]
+
+
+_NOT_COMMANDS = frozenset({"common", "span_options"})
+
+
+def _register_commands(argv: list[str] | None = None) -> None:
+    """Import the module of the command ``argv`` names (importing registers it on
+    `app`), or every command module when it names none we know: ``--help``, no
+    command, or a misspelt one, which click then lists or corrects.
+
+    Importing all of them costs a second (the metrics, scipy, aiohttp, the viewer);
+    one command needs only its own."""
+    import importlib
+
+    modules = _command_modules()
+    name = argv[0] if argv else None
+    module = _MODULE_OF.get(name, name) if name and not name.startswith("-") else None
+    for each in [module] if module in modules else modules:
+        importlib.import_module(f"{__name__}.{each}")
 
 
 def _tolerate_any_encoding() -> None:
@@ -46,7 +73,7 @@ def _tolerate_any_encoding() -> None:
 def main() -> None:
     """Console entry point."""
     _tolerate_any_encoding()
-    _register_commands()
+    _register_commands(sys.argv[1:])
 
     try:
         app()  # standalone: click reports usage errors itself, with exit code 2

@@ -8,11 +8,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from agentgauge.baseline_runs import mark_baseline
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, JsonOption, StoreOption, console, print_json
 from agentgauge.display import terminal_text, visible
-from agentgauge.metrics.baselines import ROLE_KEY
+from agentgauge.schema import ROLE_KEY
 from agentgauge.store import Store
 
 _COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
@@ -38,12 +37,16 @@ def runs(
     """List the runs in a store: id, agent, model, suite and version, trials, created,
     and the baseline role of those marked as one."""
     if mark is not None and mark[0] is not None:
+        from agentgauge.baseline_runs import mark_baseline  # the metrics: only to mark
+
         marked = mark_baseline(store, mark[0], mark[1])
         console().print(
             terminal_text(f"run {marked.run_id} in {store} marked as {mark[1]}"), soft_wrap=True
         )
         return
     if unmark is not None:
+        from agentgauge.baseline_runs import mark_baseline
+
         mark_baseline(store, unmark, None)
         console().print(
             terminal_text(f"run {unmark} in {store}: baseline role cleared"), soft_wrap=True

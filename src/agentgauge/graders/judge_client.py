@@ -43,19 +43,16 @@ import time
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import aiohttp
-
-from agentgauge.agents.http import (
-    TRANSPORT_ERRORS,
-    check_base_url,
-    check_header,
-    new_session,
-    transport_failure,
-)
 from agentgauge.agents.prices import Price, PriceTable, Usage, default_prices
 from agentgauge.agents.provider import RetryPolicy, parse_retry_after
+
+if TYPE_CHECKING:
+    import aiohttp
+
+# The HTTP modules (`agentgauge.agents.http`, aiohttp: a tenth of a second to import) are
+# imported by a client when it is made: every grading loads this module, few use a judge.
 
 __all__ = [
     "JudgeClient",
@@ -214,6 +211,8 @@ class _Background:
     ) -> tuple[int, str | None, bytes]:
         """POST ``body``; the status, the ``Retry-After`` header and the body."""
         if self._session is None:  # made here: a session belongs to the loop it is made in
+            from agentgauge.agents.http import new_session
+
             self._session = new_session(
                 self._base_url, {"Content-Type": "application/json"}, self._timeout_s
             )
@@ -261,6 +260,8 @@ class JudgeClient:
             max_delay=config.max_backoff_s,
         )
         self._prices = judge_price_table(config.prices, base=default_prices())
+        from agentgauge.agents.http import check_base_url
+
         # A base URL, key or header that cannot be used fails here, before any grading.
         check_base_url(config.base_url, "judge base URL")
         self._url = config.base_url.rstrip("/") + "/chat/completions"
@@ -294,6 +295,8 @@ class JudgeClient:
         return background.run(background.post(self._url, body, self._headers()))
 
     def _headers(self) -> dict[str, str]:
+        from agentgauge.agents.http import check_header
+
         env = self.config.api_key_env
         key = os.environ.get(env) if env else None
         if key and env:
@@ -328,6 +331,8 @@ class JudgeClient:
                 f"judge endpoint unreachable (not tried again after: {self._unreachable})",
                 attempts=0,
             )
+        from agentgauge.agents.http import TRANSPORT_ERRORS, transport_failure
+
         start = time.monotonic()
         attempts = 0
         retries = 0

@@ -115,7 +115,7 @@ def read_import(
     """Read and validate the whole of ``path`` in format ``fmt``, writing nothing.
     ``options`` (and keyword ``more``) left at ``None`` are not passed on; one the
     format does not take is refused."""
-    _load_builtin_formats()
+    _load_builtin_formats(fmt)
     if fmt not in FORMATS:
         raise InputError(
             f"unknown import format {fmt!r}; choose from {', '.join(sorted(FORMATS))}",
@@ -126,10 +126,12 @@ def read_import(
         raise InputError("no such file", file=path)
     given = {k: v for k, v in {**(options or {}), **more}.items() if v is not None}
     if given and not OPTIONS[fmt]:
+        _load_builtin_formats()
         takes = ", ".join(sorted(f for f, opts in OPTIONS.items() if opts))
         raise InputError(f"format {fmt!r} takes no options (formats that do: {takes})", field=fmt)
     for key in given:
         if key not in OPTIONS[fmt]:
+            _load_builtin_formats()  # to say which formats take it
             takers = sorted(f for f, opts in OPTIONS.items() if key in opts)
             formats = (
                 f"the {takers[0]} format"
@@ -201,14 +203,15 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
     return run
 
 
-def _load_builtin_formats() -> None:
-    # Importing the modules registers them.
-    from agentgauge.importers import (  # noqa: F401
-        inspect,
-        jsonl,
-        metr,
-        openinference,
-        otel,
-        tau2,
-        taubench,
-    )
+#: The built-in formats, each registered by the module of its name.
+BUILTIN_FORMATS = ("inspect", "jsonl", "metr", "openinference", "otel", "tau2", "taubench")
+
+
+def _load_builtin_formats(fmt: str | None = None) -> None:
+    """Register the reader of ``fmt`` (importing its module registers it), or every
+    built-in reader when ``fmt`` is none of them: one format's import need not pay
+    for the others' (the tau2 reader's, the Inspect reader's)."""
+    import importlib
+
+    for name in [fmt] if fmt in BUILTIN_FORMATS else BUILTIN_FORMATS:
+        importlib.import_module(f"{__name__}.{name}")

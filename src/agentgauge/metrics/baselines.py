@@ -26,6 +26,7 @@ import numpy as np
 from agentgauge.errors import InputError
 from agentgauge.metrics.cost import task_weighted_cost_of_pass
 from agentgauge.metrics.engine import compute_metrics
+from agentgauge.schema import ROLE_KEY as RUN_ROLE_KEY
 from agentgauge.table import TrialTable
 
 __all__ = [
@@ -42,8 +43,9 @@ __all__ = [
 BaselineRole = Literal["null", "previous", "human", "ablation"]
 #: In the order the record lists them.
 BASELINE_ROLES: tuple[BaselineRole, ...] = get_args(BaselineRole)
-#: The key of a run's config that holds its role.
-ROLE_KEY = "baseline_role"
+#: The key of a run's config that holds its role (defined with `Run`, which a listing of
+#: runs reads without the metrics).
+ROLE_KEY = RUN_ROLE_KEY
 
 
 def check_role(role: str, *, field: str = "--baseline-role") -> BaselineRole:

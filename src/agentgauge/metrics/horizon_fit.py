@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import minimize_scalar
 
 __all__ = [
     "LogisticFit",
@@ -440,6 +439,10 @@ def fit_half_life(minutes: FloatArray, pos: FloatArray, neg: FloatArray) -> floa
         return float(
             np.sum(pos * rate) - np.sum(neg * np.log(-np.expm1(-np.maximum(rate, 1e-300))))
         )
+
+    # Imported here: scipy.optimize takes a seventh of a second to import, and only this
+    # fit (the half-life model's) uses it; every command that reads metrics imports this.
+    from scipy.optimize import minimize_scalar
 
     lo = float(np.log(t.min())) - 25.0
     hi = float(np.log(t.max())) + 25.0

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special
+from scipy import special
 
 __all__ = [
     "DEFAULT_WITHIN_SHARE",
@@ -223,6 +223,8 @@ def mde_from_assumptions(
         return None
     if gap(1e-12) >= 0:  # zero variance: any effect is detectable
         return 0.0
+    from scipy import optimize  # here: a seventh of a second to import
+
     return float(optimize.brentq(gap, 1e-12, top, xtol=1e-12))
 
 
