@@ -109,3 +109,21 @@ def test_few_capabilities_are_still_listed_in_the_line() -> None:
     lines, rows = _capability_table(2)
     assert "by capability: capability_0" in lines[5] and "largest B − A" not in lines[5]
     assert len(rows) == 2
+
+
+def test_a_capability_without_spread_shows_its_count_not_a_zero_se() -> None:
+    # "same": both tasks pass every trial on B and fail on A (rates all equal: an SE of
+    # 0); "mixed": one task passes, one fails on both sides (SE 0.5).
+    ids = ["s0", "s1", "m0", "m1"]
+    caps = ["same", "same", "mixed", "mixed"]
+    a = TrialTable.from_columns(
+        4, task_id=ids, success=[False, False, True, False], capability=caps
+    )
+    b = TrialTable.from_columns(4, task_id=ids, success=[True, True, True, False], capability=caps)
+    rec = build_record(compare(a, b), SystemInfo("A", a), SystemInfo("B", b))
+    text = _render(100, lambda c: c.print(capability_table(rec.capabilities)))
+    same = next(line for line in text.splitlines() if "same" in line)
+    assert "100.0% (2/2)" in same and "0.0% (0/2)" in same
+    mixed = next(line for line in text.splitlines() if "mixed" in line)
+    assert "50.0% ± 50.0" in mixed
+    assert "± 0.0" not in text

@@ -472,12 +472,15 @@ def _side(g: GroupMetrics | None) -> dict[str, Any] | None:
         "se": se,
         "ci95": None if o.ci95 is None else list(o.ci95),
         "n_tasks": o.n_tasks,
+        "n_trials": o.n_trials,
+        "n_successes": o.n_successes,
     }
 
 
 def capability_rows(ca: list[GroupMetrics], cb: list[GroupMetrics]) -> list[dict[str, Any]]:
     """Line 6 per capability: ``{capability, a, b, diff}``, largest |B − A| first
-    (``diff`` is ``None`` when a side lacks the capability or its rate)."""
+    (``diff`` is ``None`` when a side lacks the capability or its rate). A side is
+    ``{rate, se, ci95, n_tasks, n_trials, n_successes}``."""
 
     def name(g: GroupMetrics) -> str:
         return str(g.labels.get("capability") or "unlabelled")

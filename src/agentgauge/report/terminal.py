@@ -634,10 +634,19 @@ def print_variants(report: MetricsReport, console: Console, *, title: str) -> No
 def capability_table(rows: Sequence[dict[str, Any]], *, title: str | None = None) -> Table:
     """The comparison record's line 6 per capability (`ComparisonRecord.capabilities`):
     B and A with their standard errors, B − A, and the tasks behind each; largest
-    differences first."""
+    differences first.
+
+    A capability often holds one task, or a few whose rates are all equal (each 100%,
+    each 75%): there is no spread between tasks to estimate an SE from, and "± 0.0"
+    would claim a certainty a handful of trials cannot give. Such a cell shows its
+    successes of trials instead (``100.0% (12/12)``)."""
 
     def side(s: dict[str, Any] | None) -> str:
-        return _DASH if s is None else _pm(s["rate"], s["se"])
+        if s is None:
+            return _DASH
+        if s["rate"] is not None and not s["se"] and s.get("n_trials"):
+            return f"{_pct(s['rate'])} ({s['n_successes']}/{s['n_trials']})"
+        return _pm(s["rate"], s["se"])
 
     def tasks(r: dict[str, Any]) -> str:
         a, b = r["a"], r["b"]
