@@ -465,17 +465,20 @@ def run_gates(
     # Imported here: sources pulls in the store, which pure metric users do not need.
     from agentgauge.sources import open_source
 
-    src = open_source(source, grade_version=grade_version)
-    trials = src.trials
+    # The outcome columns are all the metrics gates read: a stored run's trials (their
+    # transcripts and grades) are built only for a gate on blocking rubric failures.
+    src = open_source(source, events=False, grade_version=grade_version)
+    table = src.table
     if "all" not in cfg.variants:
-        trials = [t for t in trials if t.variant in cfg.variants]
-        if not trials:
-            found = sorted({t.variant for t in src.trials})
+        keep = np.isin(table.variant, list(cfg.variants))
+        if not keep.any():
+            found = sorted({str(v) for v in table.variant})
             raise InputError(
                 f"no trials of variants {cfg.variants} in {source} (it has {found})",
                 field="variants",
             )
-    report = metrics(trials, k=_ks(cfg), by=by, seed=seed, behaviour=False)
+        table = table.take(keep)
+    report = metrics(table, k=_ks(cfg), by=by, seed=seed, behaviour=False)
     comparison = None
     margins = [g.margin for g in cfg.gates if g.type == "non_inferiority"]
     if baseline is not None and margins:
@@ -495,7 +498,11 @@ def run_gates(
         cfg,
         report.to_dict(),
         comparison=comparison_dict,
-        blocking_failures=blocking_failures(trials) if needs_rubric else None,
+        blocking_failures=blocking_failures(
+            [t for t in src.trials if "all" in cfg.variants or t.variant in cfg.variants]
+        )
+        if needs_rubric
+        else None,
     )
 
 

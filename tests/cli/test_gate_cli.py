@@ -160,3 +160,36 @@ def test_without_a_baseline_a_non_inferiority_gate_is_an_error_unless_skipped(
     assert "0 checked gates passed; 1 not checked" in skipped.stdout
     typo = gate(str(run), "--config", str(config), "--if-no-baseline", "ignore")
     assert typo.returncode == 2 and "--if-no-baseline" in typo.stderr
+
+
+def test_a_stored_run_is_gated_on_its_variants_from_the_columns(tmp_path: Path) -> None:
+    # Base trials all pass, the "typos" variant's all fail: the gates read the base by
+    # default, both with [all], and an absent variant is an input error naming those there.
+    path = tmp_path / "run.jsonl"
+    with path.open("w") as fh:
+        for t in range(20):
+            for k in range(2):
+                for variant, ok in (("base", True), ("typos", False)):
+                    rec = {"task_id": f"t{t}", "trial": k, "variant": variant, "success": ok}
+                    fh.write(json.dumps(rec) + "\n")
+    store = tmp_path / "s.db"
+    imported = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "import", "jsonl", str(path), "--store",
+         str(store), "--run-id", "r"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+
+    def config(variants: str) -> str:
+        file = tmp_path / f"gates-{variants.strip('[]')}.yaml"
+        file.write_text(f"variants: {variants}\ngates:\n  - metric: success_rate\n    min: 0.9\n")
+        return str(file)
+
+    base = gate(f"{store}:r", "--config", config("[base]"))
+    assert base.returncode == 0, base.stdout + base.stderr
+    both = gate(f"{store}:r", "--config", config("[all]"))
+    assert both.returncode == 1 and "success_rate = 0.5" in both.stdout
+    typos = gate(f"{store}:r", "--config", config("[typos]"))
+    assert typos.returncode == 1 and "variant=typos: success_rate = 0\n" in typos.stdout
+    absent = gate(f"{store}:r", "--config", config("[noise]"))
+    assert absent.returncode == 2
+    assert "no trials of variants ['noise']" in absent.stderr and "'typos'" in absent.stderr
