@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentgauge.components import COMPONENTS, NOT_SENT, diff_components, digest, from_run
 from agentgauge.schema import Run
 
@@ -84,3 +86,71 @@ def test_a_new_served_version_under_the_same_name_is_a_change_of_model() -> None
     assert with_served_model(base, trials("gpt-4o")) == base
     assert with_served_model(base, []) == base
     assert served_models(trials("b", "a", "b")) == ["a", "b"]
+
+
+def _calls_run(store_path: Path, run_id: str, served: str, agents: tuple[str, ...]) -> None:
+    from agentgauge.schema import MessageEvent, ModelCallEvent, Run, Trial
+    from agentgauge.store import Store
+
+    def calls(agent: str) -> list[ModelCallEvent]:
+        return [
+            ModelCallEvent(model=served, cost_usd=0.01),  # as recorded
+            ModelCallEvent(model=served, cost_usd=0.02, price_source="genai-prices: 0.9"),
+            ModelCallEvent(model=f"{served}-{agent}"),  # unpriced
+            ModelCallEvent(),  # no model named: not a served model
+        ]
+
+    trials = [
+        Trial(
+            task_id=f"t{i}",
+            trial=0,
+            agent=agent,
+            model="gpt-4o",
+            success=i % 2 == 0,
+            events=[MessageEvent(role="user", content="hi"), *calls(agent)],
+        )
+        for agent in agents
+        for i in range(3)
+    ]
+    with Store(store_path) as db:
+        db.create_run(Run(run_id=run_id, model="gpt-4o", created_at="2026-01-01T00:00:00Z"))
+        db.add_trials(run_id, trials)
+
+
+def test_a_stored_runs_model_calls_are_counted_as_its_trials_say(tmp_path: Path) -> None:
+    # The SQL count (no transcript built) against the same count over the trials' events,
+    # for the whole run and for one configuration picked with a selector.
+    from agentgauge.model_calls import ModelCalls
+    from agentgauge.sources import open_source
+    from agentgauge.store import Store
+
+    db = tmp_path / "s.db"
+    _calls_run(db, "r", "gpt-4o-2024-08-06", ("x", "y"))
+    with Store(db, readonly=True) as store:
+        everything = store.trials("r")
+    counted = open_source(f"{db}:r", events=False).count_model_calls()
+    assert counted == ModelCalls.of_trials(everything)
+    assert counted.served == ["gpt-4o-2024-08-06", "gpt-4o-2024-08-06-x", "gpt-4o-2024-08-06-y"]
+    assert counted.price_sources == {"as recorded": 6, "genai-prices": 6, "unpriced": 12}
+    assert (
+        counted.prices_text()
+        == "as recorded (6 calls), genai-prices (6 calls), unpriced (12 calls)"
+    )
+    one = open_source(f"{db}:r#agent=x", events=False).count_model_calls()
+    assert one == ModelCalls.of_trials(t for t in everything if t.agent == "x")
+    assert "gpt-4o-2024-08-06-y" not in one.served
+
+
+def test_compare_of_stored_runs_sees_a_new_served_model(tmp_path: Path) -> None:
+    from agentgauge.api import compare_sources
+
+    db = tmp_path / "s.db"
+    _calls_run(db, "a", "gpt-4o-2024-08-06", ("x",))
+    _calls_run(db, "b", "gpt-4o-2024-11-20", ("x",))
+    result = compare_sources(f"{db}:a", f"{db}:b")
+    line1 = result.record.lines[0].text
+    assert "one change: model (gpt-4o (served: gpt-4o-2024-08-06" in line1
+    assert "→ gpt-4o (served: gpt-4o-2024-11-20" in line1
+    assert "prices A as recorded (3 calls), genai-prices (3 calls), unpriced (6 calls)" in (
+        result.record.lines[8].text
+    )

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file
@@ -271,3 +273,36 @@ def test_integrity_check_reports_a_missing_document(tmp_path: Path) -> None:
     assert db.integrity_check() == "ok"
     db.conn.execute("DELETE FROM documents")  # what no code of ours does
     assert db.integrity_check() == "1 rows of trials refer to a missing document (final_state_id)"
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)  # past 64 bits too
+    | st.floats(allow_nan=False)
+    | st.text(),  # lone surrogates included
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_stored_json_reads_back_as_it_was_written(value: object) -> None:
+    # The reader (orjson where it reads exactly, else Python's) against the writer.
+    from agentgauge.store.rows import dumps, loads
+
+    text = dumps(value)
+    assert loads(text) == json.loads(text) == value
+    assert dumps(loads(text)) == text
+
+
+def test_a_final_state_with_an_integer_past_64_bits_is_read_back_exactly(tmp_path: Path) -> None:
+    state = {"accounts": [{"id": 123456789012345678901234, "balance": 0.1}], "n": 2**63}
+    trial = Trial(task_id="t", trial=0, success=True, final_state=state, metadata={"k": -(2**70)})
+    with Store(tmp_path / "s.db") as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        db.add_trials("r", [trial])
+        (back,) = db.trials("r")
+    assert back.final_state == state and back.metadata == {"k": -(2**70)}
+    assert type(back.final_state["accounts"][0]["id"]) is int

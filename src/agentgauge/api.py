@@ -99,15 +99,20 @@ TrialsLike = Sequence[Trial] | TrialTable | str | PathLike[str]
 
 
 def system_info(
-    trials: TrialsLike, label: str, *, events: bool = True, grade_version: int | None = None
+    trials: TrialsLike,
+    label: str,
+    *,
+    events: bool = True,
+    grades: bool | None = None,
+    grade_version: int | None = None,
 ) -> SystemInfo:
     """Resolve trials in any accepted form to a `SystemInfo` (with its run header,
     tasks and grade version when stored; ``trials`` is ``None`` for a bare
     `TrialTable`).
 
-    ``events=False`` skips a store's transcripts and grades (what only the
-    outcomes need). ``grade_version`` is the store's grade version to read when
-    the SOURCE names none (``#grade=N``); default, the run's active one.
+    ``events=False`` skips a store's transcripts, and its grades unless ``grades``
+    (what only the outcomes need). ``grade_version`` is the store's grade version
+    to read when the SOURCE names none (``#grade=N``); default, the run's active one.
     """
     if isinstance(trials, TrialTable):
         return SystemInfo(label=label, table=trials)
@@ -115,7 +120,7 @@ def system_info(
         # Imported here: sources pulls in the store, which pure metric users do not need.
         from agentgauge.sources import open_source
 
-        src = open_source(str(trials), events=events, grade_version=grade_version)
+        src = open_source(str(trials), events=events, grades=grades, grade_version=grade_version)
         return SystemInfo(
             label=str(trials),
             table=src.table,
@@ -123,6 +128,7 @@ def system_info(
             tasks=src.tasks,
             trials=src.lazy_trials,  # a Parquet source builds them only if asked
             grading=src.grading,
+            count_model_calls=src.count_model_calls,
         )
     items = list(trials)
     return SystemInfo(label=label, table=TrialTable.from_trials(items), trials=items)
@@ -325,10 +331,11 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
 
 
 def _components(info: SystemInfo) -> dict[str, Any]:
-    from agentgauge.components import COMPONENTS, from_run, with_served_model
+    from agentgauge.components import COMPONENTS, fold_served_model, from_run
 
     out = from_run(info.run) if info.run is not None else dict.fromkeys(COMPONENTS)
-    return with_served_model(out, info.trials or ())
+    calls = info.model_calls()
+    return fold_served_model(out, calls.served if calls is not None else [])
 
 
 def compare_sources(
@@ -366,8 +373,10 @@ def compare_sources(
 
     if human_rate is not None and not human_rate > 0:
         raise InputError("must be a positive hourly rate in USD, e.g. 143.61", field="--human-rate")
-    sa = system_info(a, "A", grade_version=grade_version)
-    sb = system_info(b, "B", grade_version=grade_version)
+    # Grades (record line 4, the grading check) but not transcripts: what the record
+    # needs of the model calls is counted without them (`SystemInfo.model_calls`).
+    sa = system_info(a, "A", events=False, grades=True, grade_version=grade_version)
+    sb = system_info(b, "B", events=False, grades=True, grade_version=grade_version)
     comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
     heldout = _audit_heldout([(a, sa), (b, sb)]) if include_heldout else _heldout_usage([b, a])
     given = [*baselines, *([f"null={null}"] if null is not None else [])]

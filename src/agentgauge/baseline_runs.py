@@ -60,8 +60,8 @@ def _given_baseline(spec: str) -> tuple[BaselineRole, str, SystemInfo]:
     # DB:RUN with "=" in it is a SOURCE.
     if sep and role_text.isidentifier():
         role = check_role(role_text, field="--baseline")
-        return role, rest, system_info(rest, role, events=False)
-    info = system_info(spec, "baseline", events=False)
+        return role, rest, system_info(rest, role, events=False, grades=True)
+    info = system_info(spec, "baseline", events=False, grades=True)
     marked = info.run.config.get(ROLE_KEY) if info.run is not None else None
     if marked is None:
         raise InputError(
@@ -98,7 +98,7 @@ def _marked_in_store(spec: str, skip: set[str]) -> dict[str, _Found]:
             if role in BASELINE_ROLES and role not in found and run.run_id not in skip:
                 graders = None
                 if role == "human":
-                    graders = _graders_of(db.trials(run.run_id, events=False))
+                    graders = _graders_of(db.trials(run.run_id, events=False, grades=True))
                 label = f"{where}:{run.run_id}"
                 found[str(role)] = _Found(label, db.table(run.run_id), graders)
     return found

@@ -36,6 +36,7 @@ __all__ = [
     "agent_components",
     "diff_components",
     "digest",
+    "fold_served_model",
     "from_run",
     "served_models",
     "with_served_model",
@@ -135,8 +136,14 @@ def with_served_model(components: Mapping[str, Any], trials: Iterable[Any]) -> d
     then unchanged while the served one is not, and that is a change of model, not a
     second component. The served names are read from the model calls, so a
     comparison sees them whatever the run header recorded."""
+    return fold_served_model(components, served_models(trials))
+
+
+def fold_served_model(components: Mapping[str, Any], served: Sequence[str]) -> dict[str, Any]:
+    """`with_served_model` with the served names given (sorted), as a stored run's
+    model calls count them (`agentgauge.model_calls.ModelCalls`)."""
     out = dict(components)
-    served = served_models(trials)
+    served = list(served)
     requested = out.get("model")
     if not served or served == [requested]:
         return out

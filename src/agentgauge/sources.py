@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
 from agentgauge.facts import Facts
+from agentgauge.model_calls import ModelCalls
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable, group_codes
@@ -137,12 +138,22 @@ class TrialSource:
         _table: TrialTable | None = None,
         _facts: Facts | None = None,
         _load: Callable[[], list[Trial]] | None = None,
+        _calls: Callable[[], ModelCalls] | None = None,
     ) -> None:
         if trials is None and _load is None:
             raise ValueError("a TrialSource needs its trials or a way to load them")
         self.label, self._trials, self.run = label, trials, run
         self.tasks = [] if tasks is None else tasks
         self.grading, self._table, self._facts, self._load = grading, _table, _facts, _load
+        self._calls = _calls
+
+    @property
+    def count_model_calls(self) -> Callable[[], ModelCalls]:
+        """Sums up the trials' model calls (served models, price sources): a stored
+        run's in SQL, without building its transcripts; otherwise from the trials."""
+        if self._calls is not None:
+            return self._calls
+        return lambda: ModelCalls.of_trials(self.trials)
 
     @property
     def trials(self) -> list[Trial]:
@@ -340,15 +351,23 @@ def resolve_run(spec: str) -> tuple[Path, str]:
     return path, run_id
 
 
-def open_source(spec: str, *, events: bool = True, grade_version: int | None = None) -> TrialSource:
+def open_source(
+    spec: str, *, events: bool = True, grades: bool | None = None, grade_version: int | None = None
+) -> TrialSource:
     """Resolve SOURCE to trials. A store given without a run id must hold exactly one run.
 
-    ``grade_version`` is the store's grade version to read when SOURCE names
-    none itself (``#grade=N``); default, the run's active one. A ``#agent=``
-    or ``#model=`` selector keeps that configuration's trials and must match some.
+    ``events=False``: the trials, when built, come without their transcripts;
+    ``grades`` (default as ``events``): with their grades. ``grade_version`` is the
+    store's grade version to read when SOURCE names none itself (``#grade=N``);
+    default, the run's active one. A ``#agent=`` or ``#model=`` selector keeps that
+    configuration's trials and must match some.
     """
     base, selector = split_selector(spec)
-    parquet = _parquet_source(spec, base, selector, events=events, grade_version=grade_version)
+    grades = events if grades is None else grades
+    # A Parquet export keeps grades beside the events: it reads both or neither.
+    parquet = _parquet_source(
+        spec, base, selector, events=events or grades, grade_version=grade_version
+    )
     if parquet is not None:
         return _selected(parquet, selector, base)
     path, run_id = parse_source(base)
@@ -372,10 +391,27 @@ def open_source(spec: str, *, events: bool = True, grade_version: int | None = N
 
     def load() -> list[Trial]:
         with Store(path, readonly=True) as again:
-            return again.trials(run_id, events=events, grade_version=version)
+            return again.trials(run_id, events=events, grades=grades, grade_version=version)
+
+    def count_calls() -> ModelCalls:
+        with Store(path, readonly=True) as again:
+            rows = again.model_call_rows(run_id)
+        return ModelCalls.of_rows(
+            (served, source, cost, n)
+            for agent, model, served, source, cost, n in rows
+            if (selector.agent is None or agent == selector.agent)
+            and (selector.model is None or model == selector.model)
+        )
 
     source = TrialSource(
-        label=spec, run=run, tasks=tasks, grading=grading, _table=table, _facts=facts, _load=load
+        label=spec,
+        run=run,
+        tasks=tasks,
+        grading=grading,
+        _table=table,
+        _facts=facts,
+        _load=load,
+        _calls=count_calls,
     )
     return _selected(source, selector, base)
 

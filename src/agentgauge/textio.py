@@ -18,7 +18,14 @@ from typing import Any
 
 from agentgauge.errors import InputError
 
-__all__ = ["MAX_DEPTH", "decode_utf8", "loads_json", "nests_deeper", "read_text"]
+__all__ = [
+    "MAX_DEPTH",
+    "decode_utf8",
+    "has_long_integer",
+    "loads_json",
+    "nests_deeper",
+    "read_text",
+]
 
 _BOM = "\ufeff"
 
@@ -90,6 +97,19 @@ def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
             line=line,
         )
     return value
+
+
+#: A number of 19 or more digits where JSON puts a value (first, or after ``:``, ``[``
+#: or ``,``):
+#: orjson reads an integer past 64 bits as a float, silently (``2**70 + 1`` comes back
+#: ``1.1805916207174113e+21``), so text holding one is left to Python's reader. Digits
+#: inside a string (a hex id) are not after one of those: they cost nothing.
+_LONG_NUMBER = re.compile(r"(?:^|[:\[,])\s*-?\d{19}")
+
+
+def has_long_integer(text: str) -> bool:
+    """Whether JSON ``text`` may hold an integer orjson would not read exactly."""
+    return _LONG_NUMBER.search(text) is not None
 
 
 _ESCAPE = re.compile(rb"\\.")

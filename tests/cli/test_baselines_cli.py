@@ -187,3 +187,25 @@ def test_a_human_graded_by_other_graders_is_flagged(store: Path, tmp_path: Path)
     # Graded alike, nothing to flag.
     res = cli("compare", f"{store}:v1", f"{store}:v2", "--baseline", f"human={humans(staff)}")
     assert res.returncode == 0 and "graded by" not in res.stdout
+
+
+def test_a_stored_human_run_is_judged_by_its_stored_grades(store: Path, tmp_path: Path) -> None:
+    # The humans' run is in the store, marked human, reviewed by hand; v2 carries no
+    # grades. Their graders are read from the stored grades, not from trials loaded
+    # without them (which made every stored human run look ungraded).
+    rows = [
+        {"task_id": t, "trial": 0, "success": True, "latency_s": 600.0,
+         "grades": [{"grader": "manual_review", "passed": True}]}
+        for t in TASKS
+    ]  # fmt: skip
+    staff = tmp_path / "reviewed.jsonl"
+    staff.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    imported = cli("import", "jsonl", str(staff), "--store", str(store), "--run-id", "staff",
+                   "--baseline-role", "human")  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    for baseline in ((), ("--baseline", f"{store}:staff")):  # marked in B's store, or given
+        res = cli("compare", f"{store}:v1", f"{store}:v2", *baseline, "--json")
+        assert res.returncode == 0, res.stderr
+        out = json.loads(res.stdout)
+        note = "graded by manual_review, B by none (outcomes as imported)"
+        assert out["baselines"]["human"]["note"].startswith(note), out["baselines"]["human"]

@@ -273,6 +273,55 @@ def test_a_sub_agent_inside_the_agent_is_part_of_its_trial(tmp_path: Path) -> No
     ]
 
 
+def test_an_integer_past_64_bits_in_a_message_comes_across_exactly(tmp_path: Path) -> None:
+    # A tool call that a model's output message holds (no tool spans), its argument an
+    # account number of 24 digits: orjson would read it as a float (1.2345678901234568e+23).
+    account = 123456789012345678901234
+    output = [
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "tool_call", "id": "c1", "name": "pay", "arguments": {"to": account}}
+            ],
+        }
+    ]
+    spans = [
+        span(
+            "00000000000000a1",
+            "invoke_agent payer",
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "agentgauge.task.id": "pay",
+                "agentgauge.outcome.success": True,
+            },
+            start=1_000_000_000,
+            end=3_000_000_000,
+        ),
+        span(
+            "00000000000000b1",
+            "chat m",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "m",
+                "gen_ai.output.messages": json.dumps(output),
+            },
+            parent="00000000000000a1",
+            start=1_100_000_000,
+            end=1_500_000_000,
+        ),
+    ]
+    path = _write(tmp_path, request(*spans))
+    (trial,) = read_import("otel", path).trials
+    (call,) = [e for e in trial.events if e.type == "tool_call"]
+    assert call.arguments == {"to": account} and type(call.arguments["to"]) is int
+    # And so it is stored and read back.
+    import_file("otel", path, tmp_path / "s.db", "r")
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        (stored,) = db.trials("r")
+    (call,) = [e for e in stored.events if e.type == "tool_call"]
+    assert call.arguments == {"to": account} and type(call.arguments["to"]) is int
+
+
 @pytest.mark.parametrize(
     ("line", "field", "reason"),
     [

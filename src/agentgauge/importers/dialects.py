@@ -27,7 +27,7 @@ import orjson
 
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span
-from agentgauge.textio import MAX_DEPTH, nests_deeper
+from agentgauge.textio import MAX_DEPTH, has_long_integer, nests_deeper
 
 __all__ = ["DIALECTS", "GENAI", "OPENINFERENCE", "Dialect", "Message", "SpanKind", "ToolCall"]
 
@@ -111,13 +111,22 @@ def _json_value(span: Span, key: str, value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        # orjson: strict JSON (no NaN), ints within 64 bits, and a few times faster.
-        parsed = orjson.loads(value)
-    except orjson.JSONDecodeError:
+        # orjson: strict JSON (no NaN) and a few times faster; Python's strict reader
+        # where orjson would read an integer past 64 bits as a float (a tool's argument
+        # must come across as the agent sent it).
+        if has_long_integer(value):
+            parsed = json.loads(value, parse_constant=_no_constant)
+        else:
+            parsed = orjson.loads(value)
+    except (ValueError, RecursionError):  # orjson's errors and Python's are ValueErrors
         raise _bad(span, key, "expected JSON text") from None
     if value.count("[") + value.count("{") > MAX_DEPTH and nests_deeper(value, MAX_DEPTH):
         raise _bad(span, key, f"nested more than {MAX_DEPTH} levels")
     return parsed
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 # --------------------------------------------------------------------------- GenAI

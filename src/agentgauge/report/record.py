@@ -15,7 +15,7 @@ from a `Comparison` plus what the runs recorded about themselves
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,9 @@ from agentgauge.metrics.baselines import Baseline, relative_to_human
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
+from agentgauge.model_calls import ModelCalls
 from agentgauge.report.formats import money as _money
-from agentgauge.schema import ModelCallEvent, Run, Task, Trial
+from agentgauge.schema import Run, Task, Trial
 from agentgauge.table import TrialTable
 
 if TYPE_CHECKING:
@@ -76,6 +77,16 @@ class SystemInfo:
     """The trials themselves, when at hand (for graders and judge models)."""
     grading: GradeVersion | None = None
     """The store's grade version these outcomes and grades are from."""
+    count_model_calls: Callable[[], ModelCalls] | None = None
+    """The trials' model calls summed up without their transcripts (a stored run's, in
+    SQL); ``None``: read them from ``trials``."""
+
+    def model_calls(self) -> ModelCalls | None:
+        """The served models and price sources of its model calls; ``None`` when neither
+        the calls nor the trials are at hand."""
+        if self.count_model_calls is not None:
+            return self.count_model_calls()
+        return None if self.trials is None else ModelCalls.of_trials(self.trials)
 
 
 @dataclass(frozen=True)
@@ -571,31 +582,14 @@ def _cost(
         return f"{g.latency_p50:.1f}/{g.latency_p95:.1f} s"
 
     prices = ""
-    if a.trials is not None and b.trials is not None:
-        prices = f"; prices A {_price_sources(a.trials)}, B {_price_sources(b.trials)}"
+    calls_a, calls_b = a.model_calls(), b.model_calls()
+    if calls_a is not None and calls_b is not None:
+        prices = f"; prices A {calls_a.prices_text()}, B {calls_b.prices_text()}"
     return (
         f"cost per success A {cop(c.cost_of_pass_a, c.cost_reason_a)}, "
         f"B {cop(c.cost_of_pass_b, c.cost_reason_b)}{ratio}; "
         f"latency p50/p95 A {lat(ra)}, B {lat(rb)}{prices}"
     )
-
-
-def _price_sources(trials: Sequence[Trial]) -> str:
-    """Where the model calls' prices came from (`ModelCallEvent.price_source`, up to
-    its ``:``), with call counts: the same tokens cost what the price source says."""
-    counts: dict[str, int] = {}
-    for trial in trials:
-        for e in trial.events:
-            if not isinstance(e, ModelCallEvent):
-                continue
-            if e.price_source:
-                name = e.price_source.split(": ", 1)[0]
-            else:
-                name = "as recorded" if e.cost_usd is not None else "unpriced"
-            counts[name] = counts.get(name, 0) + 1
-    if not counts:
-        return "no model calls recorded"
-    return ", ".join(f"{name} ({n} calls)" for name, n in sorted(counts.items()))
 
 
 # --------------------------------------------------------------------------- build

@@ -46,6 +46,7 @@ from agentgauge.store.rows import (
     event_of,
     event_row,
     grade_rows,
+    loads,
     record_values,
     trial_of,
     trial_rows,
@@ -514,15 +515,23 @@ class Store:
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
     def trials(
-        self, run_id: str, *, events: bool = True, grade_version: int | None = None
+        self,
+        run_id: str,
+        *,
+        events: bool = True,
+        grades: bool | None = None,
+        grade_version: int | None = None,
     ) -> list[Trial]:
-        """The run's trials as models, in insertion order, with events and grades.
+        """The run's trials as models, in insertion order, with events and grades
+        (``events=False``: without their transcripts; ``grades``, default as
+        ``events``: with their grades).
 
         Outcomes and grades are those of ``grade_version`` (default: the run's
         active one, what the run reports); a trial graded in no later version
         than it keeps its latest grades before it. Each trial gets its own copy
         of its final state, even where trials share one.
         """
+        grades = events if grades is None else grades
         version = self.resolve_grade_version(run_id, grade_version)
         overlay = self._outcomes(run_id, version)
         cur = self.conn.execute(
@@ -549,8 +558,8 @@ class Store:
                 trial.success, trial.score = overlay[row[0]]
             out.append(trial)
             pks.append(row[0])
+        by_pk = {pk: t for pk, t in zip(pks, out, strict=True)}
         if events and out:
-            by_pk = {pk: t for pk, t in zip(pks, out, strict=True)}
             for pk, type_, t, data in self.conn.execute(
                 "SELECT e.trial_pk, e.type, e.t, e.data FROM events e"
                 " JOIN trials t ON t.id = e.trial_pk"
@@ -558,9 +567,26 @@ class Store:
                 (run_id,),
             ):
                 by_pk[pk].events.append(event_of(type_, t, data))
+        if grades and out:
             for pk, grade in self._grades_as_of(run_id, version):
                 by_pk[pk].grades.append(grade)
         return out
+
+    def model_call_rows(
+        self, run_id: str
+    ) -> list[tuple[str | None, str | None, str | None, str | None, bool, int]]:
+        """The run's model calls counted without reading its transcripts into models:
+        ``(trial's agent, trial's model, served model, price source, has a cost,
+        calls)`` (`agentgauge.model_calls.ModelCalls` sums them up)."""
+        rows = self.conn.execute(
+            "SELECT t.agent, t.model, json_extract(e.data, '$.model'),"
+            " json_extract(e.data, '$.price_source'),"
+            " json_extract(e.data, '$.cost_usd') IS NOT NULL, COUNT(*)"
+            " FROM events e JOIN trials t ON t.id = e.trial_pk"
+            " WHERE t.run_id = ? AND e.type = 'model_call' GROUP BY 1, 2, 3, 4, 5",
+            (run_id,),
+        ).fetchall()
+        return [(a, m, served, src, bool(cost), int(n)) for a, m, served, src, cost, n in rows]
 
     def trials_by_trace(self, trace_ids: Iterable[str]) -> dict[str, tuple[int, str]]:
         """The primary key and run of the trial whose metadata records each trace id (the
@@ -619,7 +645,7 @@ class Store:
         rows = self.conn.execute(
             "SELECT type, t, data FROM events WHERE trial_pk = ? ORDER BY seq", (trial_pk,)
         )
-        return [event_of(*row) for row in rows], json.loads(meta) if meta else {}
+        return [event_of(*row) for row in rows], loads(meta) if meta else {}
 
     def trial_keys(self, run_id: str) -> list[int]:
         """Primary keys of the run's trials, in insertion order."""
@@ -968,7 +994,7 @@ def _grade(
         score=score,
         passed=None if passed is None else bool(passed),
         status=status,
-        evidence=None if evidence is None else json.loads(evidence),
+        evidence=None if evidence is None else loads(evidence),
         judge_model=judge_model,
     )
 
