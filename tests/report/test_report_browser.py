@@ -73,8 +73,20 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(report: Path) -> Iterator[Any]:
+    from selenium.webdriver.support.ui import WebDriverWait
+
     with browser(offline=True, width=1280, height=900) as driver:
         driver.get(report.as_uri())
+        # The page has loaded; wait (not assert) until plotly has drawn what it was given,
+        # so a slow machine is not taken for a missing plot. The tests check what is there.
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script(
+                "return document.readyState === 'complete'"
+                " && document.querySelectorAll('div.plotly-graph-div').length > 0"
+                " && document.querySelectorAll('div.plotly-graph-div:not(:has(svg.main-svg))')"
+                ".length === 0"
+            )
+        )
         yield driver
 
 
