@@ -127,3 +127,22 @@ def test_a_capability_without_spread_shows_its_count_not_a_zero_se() -> None:
     mixed = next(line for line in text.splitlines() if "mixed" in line)
     assert "50.0% ± 50.0" in mixed
     assert "± 0.0" not in text
+
+
+@pytest.mark.parametrize("n_agents", [2, 6])  # figures down (≤ 4 groups), one row each
+def test_a_rate_without_spread_shows_its_count_not_a_zero_se(n_agents: int) -> None:
+    # Each agent: 5 tasks x 4 trials, every task passing 2 of 4, except the last agent,
+    # which passes every trial. pass@4 is 1 on every task (SE 0), pass^4 0 on every task
+    # (the first agents), pass@1 0.5 on every task; none of them is "± 0.0".
+    trials = [
+        Trial(agent=f"agent-{a}", task_id=f"t{t}", trial=k,
+              success=a == n_agents - 1 or k % 2 == 0)
+        for a in range(n_agents) for t in range(5) for k in range(4)
+    ]  # fmt: skip
+    report = agentgauge.metrics(trials, k=(1, 4), by=("agent",))
+    text = _render(200, lambda c: print_metrics(report, c))
+    assert "± 0.0" not in text
+    assert "100.0% (5/5 tasks)" in text  # pass@4
+    assert "0.0% (0/5 tasks)" in text  # pass^4 of the agents passing half
+    assert "50.0% (each of 5 tasks)" in text  # pass@1 (= pass^1) of those
+    assert "100.0% (20/20)" in text  # the success rate of the agent that always passes

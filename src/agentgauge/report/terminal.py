@@ -49,6 +49,27 @@ def _pm(value: float | None, se: float | None) -> str:
     return _pct(value) if se is None else f"{_pct(value)} ± {100 * se:.1f}"
 
 
+def _pm_tasks(value: float | None, se: float | None, n_tasks: int) -> str:
+    """A task average ± its SE; where every task has the same value (the SE is 0: each
+    passes at k, or none does) there is no spread to estimate an SE from and "± 0.0"
+    would claim a certainty a handful of tasks cannot give, so the cell says how many
+    tasks stand behind it (``100.0% (10/10 tasks)``); the interval is the CI row's."""
+    if value is None or se != 0 or not n_tasks:
+        return _pm(value, se)
+    if value in (0.0, 1.0):
+        return f"{_pct(value)} ({round(value * n_tasks)}/{n_tasks} tasks)"
+    return f"{_pct(value)} (each of {n_tasks} tasks)"
+
+
+def _pm_trials(group: dict[str, Any]) -> str:
+    """The success rate ± its SE, or, where every trial passed or every one failed (SE
+    0), its count of trials (``100.0% (40/40)``)."""
+    sr = group["success_rate"]
+    if sr["value"] is not None and sr["se"] == 0 and group["n_trials"]:
+        return f"{_pct(sr['value'])} ({group['n_successes']}/{group['n_trials']})"
+    return _pm(sr["value"], sr["se"])
+
+
 def _cost(group: dict[str, Any], key: str, *, full: bool = False) -> str:
     """A cost figure; one that unpriced trials make unknown says so, with the count once."""
     cost = group["cost"]
@@ -112,13 +133,14 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
     cells = [
         f"{g['n_tasks']} / {g['n_trials']:,}",
         clusters,
-        _pm(sr["value"], sr["se"]),
+        _pm_trials(g),
         se_cl,
         ci,
         _METHOD.get(sr["ci_method"], sr["ci_method"] or _DASH),
     ]
-    cells += [_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks]
-    cells += [_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks]
+    n = g["n_tasks"]
+    cells += [_pm_tasks(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)], n) for k in ks]
+    cells += [_pm_tasks(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)], n) for k in ks]
     cost, lat, tok = g["cost"], g["latency_s"], g["tokens"]
     cells += [
         _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.3f}",
@@ -160,12 +182,12 @@ def _rows_data(report: MetricsReport) -> list[_RowsTable]:
         ci = (
             _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
         )
-        name = _group_title(g, keys)
+        name, n = _group_title(g, keys), g["n_tasks"]
         headline[1].append(
             [
                 name,
                 f"{g['n_tasks']}/{g['n_trials']}",
-                _pm(sr["value"], sr["se"]),
+                _pm_trials(g),
                 ci,
                 _DASH if g["outcome_consistency"] is None else f"{g['outcome_consistency']:.2f}",
                 str(g["infra_errors"]),
@@ -176,8 +198,8 @@ def _rows_data(report: MetricsReport) -> list[_RowsTable]:
         passk[1].append(
             [
                 name,
-                *(_pm(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)]) for k in ks),
-                *(_pm(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)]) for k in ks),
+                *(_pm_tasks(g["pass_at_k"][str(k)], g["pass_at_k_se"][str(k)], n) for k in ks),
+                *(_pm_tasks(g["pass_hat_k"][str(k)], g["pass_hat_k_se"][str(k)], n) for k in ks),
             ]
         )
     return [headline, passk]
