@@ -403,6 +403,26 @@ def test_binary_and_deep_files_fail_as_every_importer_does(tmp_path: Path) -> No
         read_import("otel", deep)
 
 
+def test_what_only_pythons_json_reads_is_refused_for_what_it_is(tmp_path: Path) -> None:
+    # A lone surrogate escape and a number past a double's range are JSON to Python's
+    # reader but not to a protobuf string or number; the error says which (it said
+    # "integers must fit in 64 bits" for both). An integer past 64 bits is named at its
+    # field.
+    name = '{"resourceSpans": [], "x": "\\ud800"}'
+    for text, words in ((name, "surrogate"), ('{"resourceSpans": [], "x": 1e400}', "infinity")):
+        path = tmp_path / "s.jsonl"
+        path.write_text('{"resourceSpans": []}\n' + text + "\n")
+        with pytest.raises(InputError, match=words) as err:
+            read_import("otel", path)
+        assert err.value.line == 2 and "64 bits" not in str(err.value)
+    root = span("a" * 16, "invoke_agent", {"gen_ai.operation.name": "invoke_agent"})
+    root["attributes"].append({"key": "n", "value": {"intValue": 2**70}})
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(request(root)))
+    with pytest.raises(InputError, match=r"intValue: expected a 64-bit integer"):
+        read_import("otel", path)
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: (

@@ -356,14 +356,15 @@ def _parse(raw: bytes, path: Path, line: int | None, offset: int) -> Any:
     says where and why (UTF-8, JSON syntax, depth), in the words every importer uses."""
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
         text = decode_utf8(raw, file=path, line=line, offset=offset)
         loads_json(text, file=path, line=line)
-        # orjson refuses integers past 64 bits, which Python's json reads.
+        # What Python's reader takes and orjson does not: a number past a double's range
+        # (1e400), or a string escape that is half a surrogate pair ("\ud800"), which
+        # no protobuf string (valid UTF-8) can hold. (An integer past 64 bits orjson
+        # reads as a float; the span's checks then refuse it, naming the field.)
         raise InputError(
-            "invalid JSON: a number is too large (integers must fit in 64 bits)",
-            file=path,
-            line=line,
+            f"invalid JSON at column {exc.colno}: {exc.msg}", file=path, line=line
         ) from None
 
 
