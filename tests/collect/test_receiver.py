@@ -310,3 +310,35 @@ def test_a_trace_whose_task_the_suite_lacks_is_rejected_by_name(tmp_path: Path) 
     finally:
         if c.proc.poll() is None:
             c.proc.kill()
+
+
+def test_an_evaluators_verdict_is_the_outcome_of_a_live_trace(tmp_path: Path) -> None:
+    # The agent's spans carry no outcome; an online evaluator's gen_ai.evaluation.result
+    # on the agent span says pass or fail, and `--outcome-evaluation` makes it the outcome.
+    collector = Collector(tmp_path / "live.db", "--outcome-evaluation", "task_completion")
+    provider = TracerProvider(resource=Resource.create({"service.name": "bot"}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=collector.url)))
+    tracer = provider.get_tracer("test")
+    for task, label in (("a", "pass"), ("b", "fail")):
+        with tracer.start_as_current_span("invoke_agent bot") as root:
+            root.set_attributes(
+                {"gen_ai.operation.name": "invoke_agent", "agentgauge.task.id": task}
+            )
+            root.add_event(
+                "gen_ai.evaluation.result",
+                {
+                    "gen_ai.evaluation.name": "task_completion",
+                    "gen_ai.evaluation.score.label": label,
+                },
+            )
+    assert provider.force_flush(30_000)
+    code, _, err = collector.stop()
+    provider.shutdown()
+    assert code == 0, err
+    with Store(collector.db) as db:
+        trials = sorted(db.trials("live"), key=lambda t: t.task_id)
+    assert [(t.task_id, t.success) for t in trials] == [("a", True), ("b", False)]
+    assert [[(g.grader, g.passed) for g in t.grades] for t in trials] == [
+        [("task_completion", True)],
+        [("task_completion", False)],
+    ]

@@ -18,6 +18,7 @@ from agentgauge._version import __version__
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
 from agentgauge.cli.span_options import (
+    OutcomeEvaluation,
     OutcomesFile,
     ScoreAttr,
     SuccessAttr,
@@ -51,6 +52,7 @@ def collect(
     trial_attr: TrialAttr = None,
     success_attr: SuccessAttr = None,
     score_attr: ScoreAttr = None,
+    outcome_evaluation: OutcomeEvaluation = None,
     outcomes: OutcomesFile = None,
     suite: SuiteOption = None,
 ) -> None:
@@ -63,6 +65,7 @@ def collect(
         trial_attr=trial_attr or defaults.trial_attr,
         success_attr=success_attr or defaults.success_attr,
         score_attr=score_attr or defaults.score_attr,
+        outcome_evaluation=outcome_evaluation,
     )
     rows = read_outcomes(outcomes) if outcomes else None
     loaded = load_suite(suite, include_heldout=True) if suite else None

@@ -9,6 +9,7 @@ import typer
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
 from agentgauge.cli.span_options import (
+    OutcomeEvaluation,
     OutcomesFile,
     ScoreAttr,
     SuccessAttr,
@@ -47,6 +48,7 @@ def import_cmd(
     trial_attr: TrialAttr = None,
     success_attr: SuccessAttr = None,
     score_attr: ScoreAttr = None,
+    outcome_evaluation: OutcomeEvaluation = None,
     outcomes: OutcomesFile = None,
     suite: SuiteOption = None,
     baseline_role: Annotated[
@@ -65,6 +67,7 @@ def import_cmd(
         trial_attr=trial_attr,
         success_attr=success_attr,
         score_attr=score_attr,
+        outcome_evaluation=outcome_evaluation,
         outcomes=outcomes,
         suite=suite,
         scorer=scorer,

@@ -39,6 +39,16 @@ ScoreAttr = Annotated[
         rich_help_panel="Traces",
     ),
 ]
+OutcomeEvaluation = Annotated[
+    str | None,
+    typer.Option(
+        "--outcome-evaluation",
+        metavar="NAME",
+        help="The gen_ai.evaluation.result (gen_ai.evaluation.name) whose pass/fail label, "
+        "or score in [0, 1], is the outcome of a trace that carries none.",
+        rich_help_panel="Traces",
+    ),
+]
 OutcomesFile = Annotated[
     str | None,
     typer.Option(

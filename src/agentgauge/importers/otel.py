@@ -54,6 +54,7 @@ def read_spans_file(
     trial_attr: str | None = None,
     success_attr: str | None = None,
     score_attr: str | None = None,
+    outcome_evaluation: str | None = None,
     outcomes: str | Path | None = None,
     suite: str | Path | None = None,
 ) -> ImportedRun:
@@ -64,6 +65,7 @@ def read_spans_file(
         trial_attr=trial_attr or defaults.trial_attr,
         success_attr=success_attr or defaults.success_attr,
         score_attr=score_attr or defaults.score_attr,
+        outcome_evaluation=outcome_evaluation,
     )
     rows = read_outcomes(outcomes) if outcomes is not None else None
     tasks = {t.id: t for t in load_suite(suite, include_heldout=True).tasks} if suite else {}
@@ -82,7 +84,15 @@ def read_spans_file(
 
 
 #: The command-line options a span reader takes (``agentgauge import otel --suite ...``).
-SPAN_OPTIONS = ("task_attr", "trial_attr", "success_attr", "score_attr", "outcomes", "suite")
+SPAN_OPTIONS = (
+    "task_attr",
+    "trial_attr",
+    "success_attr",
+    "score_attr",
+    "outcome_evaluation",
+    "outcomes",
+    "suite",
+)
 
 
 @register("otel", options=SPAN_OPTIONS)

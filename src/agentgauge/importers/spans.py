@@ -19,6 +19,7 @@ agentgauge will not invent one.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -31,10 +32,16 @@ from pydantic import ValidationError
 from agentgauge.errors import InputError, first_error
 from agentgauge.importers.dialects import Dialect, Message, SpanKind, detect, first
 from agentgauge.importers.otlp import Span
-from agentgauge.otel_record import EVALUATION_EVENT, conversation_events, record_from_attributes
+from agentgauge.otel_record import (
+    EVALUATION_EVENT,
+    RECORD_MARK,
+    conversation_events,
+    record_from_attributes,
+)
 from agentgauge.schema import (
     SUCCESS_TOLERANCE,
     Event,
+    Grade,
     MessageEvent,
     ModelCallEvent,
     Task,
@@ -64,6 +71,9 @@ class TraceOptions:
     trial_attr: str = "agentgauge.trial"
     success_attr: str = "agentgauge.outcome.success"
     score_attr: str = "agentgauge.outcome.score"
+    outcome_evaluation: str | None = None
+    """The ``gen_ai.evaluation.name`` of the evaluation whose verdict is the trial's
+    outcome, for a trace that carries none in its attributes or outcomes file."""
 
 
 @dataclass(frozen=True)
@@ -446,6 +456,10 @@ class _Builder:
         task_id = self._task_id(outcome)
         trial_index = self._trial_index(outcome)
         success, score = self._outcome(outcome)
+        record_trace = self.root.attributes.get(RECORD_MARK) == 1  # an exported record
+        evaluations = [] if record_trace else self._evaluations()
+        if success is None and score is None and opts.outcome_evaluation is not None:
+            success, score = self._evaluation_outcome(evaluations, opts.outcome_evaluation)
         calls = [e for e in events if isinstance(e, ModelCallEvent)]
         models = {c.model for c in calls if c.model is not None}
         model = (
@@ -470,6 +484,11 @@ class _Builder:
         if success is None and score is None and (status != "completed" or task_id not in tasks):
             if status == "completed":
                 where_to = f"{opts.success_attr!r} or {opts.score_attr!r} on its root span"
+                if opts.outcome_evaluation is not None:
+                    where_to += (
+                        f" (it has no {EVALUATION_EVENT!r} event named "
+                        f"{opts.outcome_evaluation!r} either)"
+                    )
                 reason = (
                     f"trace {self.trace_id} has no outcome and the suite has no task "
                     f"{task_id!r} to grade it by: set {where_to} or give it in an outcomes "
@@ -504,6 +523,7 @@ class _Builder:
             "events": events,
             "answer": answer,
             "metadata": meta,
+            "grades": [grade for _, grade in evaluations],
         }
         if not calls:
             # No model spans: the agent span's own usage, when it reports one.
@@ -527,6 +547,100 @@ class _Builder:
         if record is None and success is None and score is None and status == "completed":
             trial = _graded(trial, tasks[task_id], self.root.where)
         return trial
+
+    # ----------------------------------------------------------------- evaluations
+
+    def _evaluations(self) -> list[tuple[Span, Grade]]:
+        """The trace's ``gen_ai.evaluation.result`` span events (an evaluator's verdict,
+        parented to the span it evaluated), each as a grade, in time order."""
+        return [
+            (span, self._evaluation(span, event.attributes))
+            for span in self.spans
+            for event in span.events
+            if event.name == EVALUATION_EVENT
+        ]
+
+    def _evaluation(self, span: Span, attrs: Mapping[str, Any]) -> Grade:
+        def fail(key: str, expected: str) -> InputError:
+            return InputError(
+                f"event {EVALUATION_EVENT!r}: attribute {key!r}: expected {expected}, "
+                f"got {attrs.get(key)!r}",
+                file=span.where,
+            )
+
+        name = attrs.get("gen_ai.evaluation.name")
+        if not isinstance(name, str) or not name:
+            raise fail(
+                "gen_ai.evaluation.name", "the evaluation's name (the convention requires it)"
+            )
+        value = attrs.get("gen_ai.evaluation.score.value")
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not math.isfinite(value))
+        ):
+            raise fail("gen_ai.evaluation.score.value", "a number")
+        texts: dict[str, str] = {}
+        for key, short in (
+            ("gen_ai.evaluation.score.label", "label"),
+            ("gen_ai.evaluation.explanation", "explanation"),
+            ("error.type", "error_type"),
+            ("gen_ai.response.id", "response_id"),
+        ):
+            text = attrs.get(key)
+            if text is not None and not isinstance(text, str):
+                raise fail(key, "a string")
+            if text is not None:
+                texts[short] = text
+        label = texts.get("label")
+        passed = _LABEL_VERDICT.get(label.strip().lower()) if label is not None else None
+        errored = "error_type" in texts
+        evidence: dict[str, Any] = {**texts, "span": span.name}
+        if value is not None:
+            evidence["score"] = value
+        return Grade(
+            grader=name,
+            # A value outside [0, 1] (a 1-5 rating) is no score here; it stays in the evidence.
+            score=None if errored or value is None or not 0 <= value <= 1 else float(value),
+            passed=None if errored else passed,
+            status="grader_error" if errored else None,
+            evidence=evidence,
+        )
+
+    def _evaluation_outcome(
+        self, evaluations: list[tuple[Span, Grade]], name: str
+    ) -> tuple[bool | None, float | None]:
+        """The outcome the evaluation ``name`` gives: its pass/fail label, else its score
+        in [0, 1]. One on the root span is the trial's; elsewhere there must be one."""
+        named = [(span, g) for span, g in evaluations if g.grader == name]
+        on_root = [item for item in named if item[0] is self.root]
+        chosen = on_root or named
+        if not chosen:
+            return None, None
+        if len(chosen) > 1:
+            spans = ", ".join(sorted({span.name for span, _ in chosen}))
+            raise InputError(
+                f"trace {self.trace_id} has {len(chosen)} {EVALUATION_EVENT!r} events named "
+                f"{name!r} (on {spans}) and none on its root span: which one is the trial's "
+                "outcome is not clear",
+                file=self.root.where,
+            )
+        span, grade = chosen[0]
+        if grade.passed is not None:
+            return grade.passed, None
+        if grade.score is not None:
+            return None, grade.score
+        said = grade.evidence if isinstance(grade.evidence, dict) else {}
+        why = (
+            f"it failed ({said.get('error_type')})"
+            if grade.status == "grader_error"
+            else f"its label {said.get('label')!r} is not one of pass/fail, correct/incorrect, "
+            f"true/false, yes/no, and its score {said.get('score')!r} is not in [0, 1]"
+        )
+        raise InputError(
+            f"trace {self.trace_id}: the evaluation {name!r} cannot be the outcome: {why}",
+            file=span.where,
+        )
 
     def _validated(self, values: dict[str, Any]) -> Trial:
         try:
@@ -616,6 +730,15 @@ class _Builder:
         return text if isinstance(text, str) else None
 
 
+#: Labels of a ``gen_ai.evaluation.result`` that say pass or fail (the convention's
+#: examples, "pass", "fail", "correct", "incorrect", and their usual spellings); any other
+#: label ("relevant", "4 stars") leaves the grade's verdict unknown.
+_LABEL_VERDICT: dict[str, bool] = {
+    **dict.fromkeys(("pass", "passed", "correct", "true", "yes", "success"), True),
+    **dict.fromkeys(("fail", "failed", "incorrect", "false", "no", "failure"), False),
+}
+
+
 def _none_defaults(model: type[Any]) -> frozenset[str]:
     return frozenset(
         name
@@ -675,4 +798,5 @@ def _graded(trial: Trial, task: Task, where: str) -> Trial:
         assert grading.score is not None
         success = grading.score >= 1 - SUCCESS_TOLERANCE
     score = grading.score if grading.score is not None else (1.0 if success else 0.0)
-    return trial.model_copy(update={"success": success, "score": score, "grades": grading.grades})
+    grades = [*trial.grades, *grading.grades]  # the trace's own evaluations first
+    return trial.model_copy(update={"success": success, "score": score, "grades": grades})
