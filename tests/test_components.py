@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agentgauge.components import COMPONENTS, NOT_SENT, diff_components, digest, from_run
@@ -154,3 +155,24 @@ def test_compare_of_stored_runs_sees_a_new_served_model(tmp_path: Path) -> None:
     assert "prices A as recorded (3 calls), genai-prices (3 calls), unpriced (6 calls)" in (
         result.record.lines[8].text
     )
+
+
+def test_a_file_without_a_header_has_the_model_its_trials_name(tmp_path: Path) -> None:
+    # A JSONL file records no run header, but every trial names its model: the record
+    # says the model changed, not that it was not recorded.
+    from agentgauge.api import compare_sources
+
+    path = tmp_path / "t.jsonl"
+    rows = [
+        {"task_id": f"t{i}", "agent": agent, "model": model, "success": i % 2 == 0}
+        for agent, model in (("a", "m-1"), ("b", "m-2"), ("c", None))
+        for i in range(4)
+    ]
+    given = [{k: v for k, v in r.items() if v is not None} for r in rows]
+    path.write_text("".join(json.dumps(r) + "\n" for r in given))
+    line1 = compare_sources(f"{path}#agent=a", f"{path}#agent=b").record.lines[0].text
+    assert "one change: model (m-1 → m-2)" in line1
+    assert "not recorded on one side or both: agent version" in line1
+    # Trials that name none leave it not recorded.
+    line1 = compare_sources(f"{path}#agent=a", f"{path}#agent=c").record.lines[0].text
+    assert "one change: model" not in line1 and "recorded on one side or both: model" in line1

@@ -334,6 +334,10 @@ def _components(info: SystemInfo) -> dict[str, Any]:
     from agentgauge.components import COMPONENTS, fold_served_model, from_run
 
     out = from_run(info.run) if info.run is not None else dict.fromkeys(COMPONENTS)
+    if out.get("model") is None:
+        # No header names it (a JSONL file): the trials' own model, when they agree.
+        models = {m for m in info.table.codes("model")[0] if m is not None}
+        out["model"] = next(iter(models)) if len(models) == 1 else None
     calls = info.model_calls()
     return fold_served_model(out, calls.served if calls is not None else [])
 
