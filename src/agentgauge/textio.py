@@ -107,9 +107,17 @@ def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
 _LONG_NUMBER = re.compile(r"(?:^|[:\[,])\s*-?\d{19}")
 
 
+#: Every digit as ``0``: nineteen zeros in a row in the result are nineteen digits.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_NINETEEN_DIGITS = b"0" * 19
+
+
 def has_long_integer(text: str) -> bool:
     """Whether JSON ``text`` may hold an integer orjson would not read exactly."""
-    return _LONG_NUMBER.search(text) is not None
+    # Most text holds no 19 digits in a row at all: seen by bytes.translate and a
+    # substring search, ten times faster than the pattern, which is asked only then.
+    digits = text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
+    return _NINETEEN_DIGITS in digits and _LONG_NUMBER.search(text) is not None
 
 
 _ESCAPE = re.compile(rb"\\.")
