@@ -7,7 +7,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from agentgauge.api import calibrate as calibrate_files
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
 from agentgauge.display import terminal_text, terminal_warning
@@ -43,6 +42,8 @@ def calibrate(
 ) -> None:
     """Judge vs human agreement: Cohen's κ with a bootstrap CI, raw agreement, the
     confusion table, Krippendorff's α, the unknown share and the position-flip rate."""
+    from agentgauge.api import calibrate as calibrate_files
+
     result = calibrate_files(
         labels,
         judge=judge,

@@ -9,7 +9,7 @@ import shlex
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -26,13 +26,13 @@ from agentgauge.cli.span_options import (
     TaskAttr,
     TrialAttr,
 )
-from agentgauge.collect import collect as receive
-from agentgauge.collect.server import Receiver
 from agentgauge.errors import InputError
-from agentgauge.importers.spans import Outcome, TraceOptions, read_outcomes
-from agentgauge.schema import Run, Task
-from agentgauge.store import Store, utc_now
-from agentgauge.suite import Suite, load_suite
+
+if TYPE_CHECKING:
+    from agentgauge.collect.server import Receiver
+    from agentgauge.importers.spans import Outcome, TraceOptions
+    from agentgauge.schema import Task
+    from agentgauge.suite import Suite
 
 SOURCE = "collect:otlp-http"
 
@@ -59,6 +59,10 @@ def collect(
     """Receive traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON) and store
     each trace as a trial when its root span ends; Ctrl-C stores open traces as
     incomplete trials and stops."""
+    from agentgauge.importers.spans import TraceOptions, read_outcomes
+    from agentgauge.store import utc_now
+    from agentgauge.suite import load_suite
+
     defaults = TraceOptions()
     options = TraceOptions(
         task_attr=task_attr or defaults.task_attr,
@@ -120,6 +124,10 @@ def _receive(
     loaded: Suite | None,
     out: Console,
 ) -> Receiver:
+    from agentgauge.collect import collect as receive
+    from agentgauge.schema import Run
+    from agentgauge.store import Store, utc_now
+
     with Store(store) as db:
         existing = db.get_run(run_id)
         if existing is not None and existing.source != SOURCE:

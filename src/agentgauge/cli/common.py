@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from agentgauge.store import DEFAULT_STORE
+from agentgauge.defaults import DEFAULT_STORE
 
 StoreOption = Annotated[str, typer.Option("--store", help="SQLite store file.", show_default=True)]
 DEFAULT_STORE_PATH = DEFAULT_STORE

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agentgauge.api import CompareResult, compare_sources
 from agentgauge.cli import app
 from agentgauge.cli.common import (
     SOURCE_HELP,
@@ -22,8 +21,10 @@ from agentgauge.cli.common import (
 )
 from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
-from agentgauge.metrics.compare import Comparison
-from agentgauge.report.terminal import capability_table
+
+if TYPE_CHECKING:
+    from agentgauge.api import CompareResult
+    from agentgauge.metrics.compare import Comparison
 
 #: The title of the table that record line 6 points to.
 _CAPABILITIES = "per-capability table (record line 6; shared tasks, base variant)"
@@ -44,6 +45,8 @@ def _money(x: float | None, why: str | None) -> str:
 
 
 def _print(result: CompareResult, out: Console) -> None:
+    from agentgauge.report.terminal import capability_table
+
     c: Comparison = result.comparison
     colour = {"better": "green", "worse": "red", "noise": "yellow"}[c.superiority]
     out.print(Text.assemble(("A", "bold"), " = ", terminal_text(c.label_a)))
@@ -142,6 +145,8 @@ def compare_cmd(
     grade_version: GradeVersionOption = None,
 ) -> None:
     """Paired comparison of B against A over shared tasks, with the verdict and the record."""
+    from agentgauge.api import compare_sources
+
     if margin is not None and not margin >= 0:
         raise InputError("must be a non-negative rate difference, e.g. 0.02", field="--margin")
     if not 0 < alpha < 1:

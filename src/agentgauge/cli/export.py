@@ -10,7 +10,6 @@ import typer
 from agentgauge.cli import app
 from agentgauge.cli.common import console
 from agentgauge.errors import InputError
-from agentgauge.exporters import export_parquet, export_run
 
 
 @app.command("export")
@@ -51,6 +50,8 @@ def export_cmd(
     ] = False,
 ) -> None:
     """Export a run: the interchange format (JSONL), OpenTelemetry (OTLP JSON) or Parquet."""
+    from agentgauge.exporters import export_parquet, export_run
+
     chosen = [
         (fmt, out)
         for fmt, out in (("jsonl", jsonl), ("otel", otel), ("parquet", parquet))

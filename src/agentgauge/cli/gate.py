@@ -15,7 +15,6 @@ from agentgauge.cli import app
 from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, console, err_console
 from agentgauge.display import terminal_text
 from agentgauge.errors import GateFailed, InputError
-from agentgauge.report.gates import load_gate_config
 
 
 @app.command()
@@ -43,6 +42,7 @@ def gate(
     """Check release gates on a run; exit 1 naming each gate that fails."""
     from agentgauge.api import run_gates
     from agentgauge.cli.metrics import parse_by
+    from agentgauge.report.gates import load_gate_config
 
     if if_no_baseline not in ("error", "skip"):
         raise InputError(

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from agentgauge.api import activate_grade_version, grade_versions, regrade
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
 from agentgauge.display import terminal_text
 from agentgauge.errors import InputError
-from agentgauge.report.explain import shorten
-from agentgauge.store import GradeVersion
+
+if TYPE_CHECKING:
+    from agentgauge.store import GradeVersion
 
 GradersOption = Annotated[
     str | None,
@@ -81,6 +81,9 @@ def grade(
     json_out: JsonOption = False,
 ) -> None:
     """Re-grade stored transcripts without re-running the agent (a new grade version)."""
+    from agentgauge.api import activate_grade_version, grade_versions, regrade
+    from agentgauge.report.explain import shorten
+
     if activate_version is not None or list_versions:
         if graders or activate or (activate_version is not None and list_versions):
             raise InputError(

@@ -6,18 +6,19 @@ The method and its output are described in docs/horizon.md.
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
 from rich.table import Table
 
-from agentgauge.api import horizon
 from agentgauge.cli import app
 from agentgauge.cli.common import SOURCE_HELP, JsonOption, console, print_json, split_list
 from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
-from agentgauge.metrics.horizon import HorizonReport
+
+if TYPE_CHECKING:
+    from agentgauge.metrics.horizon import HorizonReport
 
 
 def parse_q(value: str) -> list[float]:
@@ -101,6 +102,8 @@ def horizon_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Time horizon: the task length (human minutes) an agent completes with probability q."""
+    from agentgauge.api import horizon
+
     qs = parse_q(q)
     if outcome not in ("auto", "score", "success"):
         raise InputError(f"choose auto, score or success, got {outcome!r}", field="--outcome")

@@ -19,7 +19,6 @@ from agentgauge.cli.span_options import (
     given,
 )
 from agentgauge.display import terminal_text
-from agentgauge.importers import import_file
 
 
 @app.command("import")
@@ -62,6 +61,8 @@ def import_cmd(
     ] = None,
 ) -> None:
     """Import a results file as one run, in one transaction (nothing is written on error)."""
+    from agentgauge.importers import import_file
+
     options = given(
         task_attr=task_attr,
         trial_attr=trial_attr,

@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from agentgauge.api import metrics as compute
 from agentgauge.cli import app
 from agentgauge.cli.common import (
     SOURCE_HELP,
@@ -19,8 +18,6 @@ from agentgauge.cli.common import (
 )
 from agentgauge.display import terminal_warning
 from agentgauge.errors import InputError
-from agentgauge.report.terminal import print_behaviour, print_metrics
-from agentgauge.table import GROUP_KEYS
 
 
 def parse_ks(value: str) -> list[int]:
@@ -37,6 +34,8 @@ def parse_ks(value: str) -> list[int]:
 
 def parse_by(value: str) -> list[str]:
     """``"agent,model"`` → labels; an empty value means one group for all trials."""
+    from agentgauge.table import GROUP_KEYS
+
     keys = split_list(value)
     for key in keys:
         if key not in GROUP_KEYS:
@@ -65,6 +64,9 @@ def metrics_cmd(
     grade_version: GradeVersionOption = None,
 ) -> None:
     """Success rate with error bars, pass@k and pass^k, consistency, cost and latency."""
+    from agentgauge.api import metrics as compute
+    from agentgauge.report.terminal import print_behaviour, print_metrics
+
     ks, keys = parse_ks(k), parse_by(by)
     report = compute(
         source,

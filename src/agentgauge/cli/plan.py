@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentgauge.api import plan
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json
-from agentgauge.stats.power import DEFAULT_WITHIN_SHARE, Plan
+from agentgauge.defaults import DEFAULT_WITHIN_SHARE
+
+if TYPE_CHECKING:
+    from agentgauge.stats.power import Plan
 
 
 def _explain(p: Plan) -> str:
@@ -71,6 +73,8 @@ def plan_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Tasks needed to detect a difference δ (or, with --tasks, the smallest detectable δ)."""
+    from agentgauge.api import plan
+
     result = plan(
         baseline=baseline,
         delta=delta,

@@ -8,7 +8,7 @@ interrupted (exit 130) prints the same, then the command that resumes it.
 from __future__ import annotations
 
 import shlex
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
@@ -23,9 +23,10 @@ from agentgauge.cli.common import (
 )
 from agentgauge.display import visible
 from agentgauge.errors import InputError, RunEnded
-from agentgauge.harness.error_summary import ErrorClass, summarize_errors
-from agentgauge.metrics.cost import unpriced_label
-from agentgauge.schema import Trial
+
+if TYPE_CHECKING:
+    from agentgauge.harness.error_summary import ErrorClass
+    from agentgauge.schema import Trial
 
 #: How long a message may be in the summary before it is cut (one terminal line or two).
 _MESSAGE_WIDTH = 160
@@ -217,6 +218,9 @@ def run_cmd(
 
 
 def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int) -> None:
+    from agentgauge.harness.error_summary import summarize_errors
+    from agentgauge.metrics.cost import unpriced_label
+
     out = console()
     classes = summarize_errors(trials_, per_class=per_class)
     for cls in classes:

@@ -11,8 +11,6 @@ from rich.text import Text
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, JsonOption, StoreOption, console, print_json
 from agentgauge.display import terminal_text, visible
-from agentgauge.schema import ROLE_KEY
-from agentgauge.store import Store
 
 _COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
 
@@ -36,6 +34,9 @@ def runs(
 ) -> None:
     """List the runs in a store: id, agent, model, suite and version, trials, created,
     and the baseline role of those marked as one."""
+    from agentgauge.schema import ROLE_KEY
+    from agentgauge.store import Store
+
     if mark is not None and mark[0] is not None:
         from agentgauge.baseline_runs import mark_baseline  # the metrics: only to mark
 

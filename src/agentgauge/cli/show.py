@@ -13,9 +13,6 @@ import typer
 
 from agentgauge.cli import app
 from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, JsonOption, console, print_json
-from agentgauge.report.show import failures_document, select_trials, trials_document
-from agentgauge.report.show_terminal import print_failures, print_trials
-from agentgauge.sources import open_source
 
 
 @app.command("show")
@@ -41,6 +38,10 @@ def show_cmd(
     grade_version: GradeVersionOption = None,
 ) -> None:
     """A trial's transcript and its grades with evidence; without --task, the failing tasks."""
+    from agentgauge.report.show import failures_document, select_trials, trials_document
+    from agentgauge.report.show_terminal import print_failures, print_trials
+    from agentgauge.sources import open_source
+
     # Grades (each failure's class) are read with the transcripts: one load for both views.
     src = open_source(source, grade_version=grade_version)
     if task is None:

@@ -51,6 +51,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from agentgauge.defaults import DEFAULT_WITHIN_SHARE
+
 __all__ = [
     "DEFAULT_WITHIN_SHARE",
     "PilotVariance",
@@ -69,13 +71,6 @@ __all__ = [
     "z_sum",
 ]
 
-#: Default share of a system's trial variance that lies within tasks. It matters
-#: only with several trials per task or correlated systems. 0.5 is a middle
-#: value: agent benchmarks range from nearly deterministic tasks (s near 0) to
-#: coin flips (s near 1); gpt-4o on tau-bench airline (50 tasks × 4 trials)
-#: gives s ≈ 0.60 (σ² = 0.147, τ² = 0.100). Estimate it from a pilot
-#: (`--pilot`) rather than trust it.
-DEFAULT_WITHIN_SHARE = 0.5
 
 FloatArray = npt.NDArray[np.float64]
 

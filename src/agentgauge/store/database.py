@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentgauge._version import __version__
+from agentgauge.defaults import DEFAULT_STORE
 from agentgauge.errors import InputError
 from agentgauge.facts import (
     FACTS,
@@ -56,7 +57,6 @@ from agentgauge.table import COLUMNS, SOURCE_FIELDS, TrialTable
 
 __all__ = ["DEFAULT_STORE", "GradeVersion", "Store"]
 
-DEFAULT_STORE = "agentgauge.db"
 
 _INSERT_GRADE = (
     "INSERT OR REPLACE INTO grades(trial_pk, version, grader, score, passed, status,"
