@@ -169,15 +169,21 @@ def test_a_bad_rate_or_an_unknown_run_exits_2(store: Path) -> None:
     assert res.returncode == 2 and "nope" in res.stderr
 
 
-def test_a_human_graded_by_other_graders_is_flagged(store: Path, tmp_path: Path) -> None:
-    # v2's trials carry no grades (outcomes as imported); the humans' were reviewed by hand.
+def _reviewed_humans(folder: Path) -> Path:
+    """The humans' trials, each reviewed by hand (grader ``manual_review``)."""
     rows = [
         {"task_id": t, "trial": 0, "success": True, "latency_s": 600.0,
          "grades": [{"grader": "manual_review", "passed": True}]}
         for t in TASKS
     ]  # fmt: skip
-    staff = tmp_path / "reviewed.jsonl"
+    staff = folder / "reviewed.jsonl"
     staff.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return staff
+
+
+def test_a_human_graded_by_other_graders_is_flagged(store: Path, tmp_path: Path) -> None:
+    # v2's trials carry no grades (outcomes as imported); the humans' were reviewed by hand.
+    staff = _reviewed_humans(tmp_path)
     res = cli("compare", f"{store}:v1", f"{store}:v2", "--baseline", f"human={staff}", "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -193,13 +199,7 @@ def test_a_stored_human_run_is_judged_by_its_stored_grades(store: Path, tmp_path
     # The humans' run is in the store, marked human, reviewed by hand; v2 carries no
     # grades. Their graders are read from the stored grades, not from trials loaded
     # without them (which made every stored human run look ungraded).
-    rows = [
-        {"task_id": t, "trial": 0, "success": True, "latency_s": 600.0,
-         "grades": [{"grader": "manual_review", "passed": True}]}
-        for t in TASKS
-    ]  # fmt: skip
-    staff = tmp_path / "reviewed.jsonl"
-    staff.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    staff = _reviewed_humans(tmp_path)
     imported = cli("import", "jsonl", str(staff), "--store", str(store), "--run-id", "staff",
                    "--baseline-role", "human")  # fmt: skip
     assert imported.returncode == 0, imported.stderr
