@@ -683,7 +683,11 @@ def markdown_summary(data: ReportData) -> str:
             sr = g["success_rate"]
             row = [
                 esc(_label(g)),
-                f"{_pct(sr['value'])} ± {_pct(sr['se'])}",
+                # An SE of 0 is no spread (every trial passed, or none), not certainty:
+                # the count says how much data stands behind the rate.
+                f"{_pct(sr['value'])} ({g['n_successes']}/{g['n_trials']})"
+                if sr["se"] == 0
+                else f"{_pct(sr['value'])} ± {_pct(sr['se'])}",
                 "–"
                 if not sr["ci95"]
                 else f"{_pct(sr['ci95'][0])}–{_pct(sr['ci95'][1])} ({sr['ci_method']})",
