@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.importers.otlp_docs import TRACE, request, span
+from tests.importers.otlp_docs import TRACE, request, span, value
 
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file, read_import
@@ -556,3 +556,61 @@ def test_hostile_message_and_tool_attributes_never_end_in_a_traceback(
         return
     with Store(tmp_path / f"s{next(_RUNS)}.db") as db:  # what was read can be stored
         import_file("otel", path, db, "r")
+
+
+_scalar = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    evaluations=st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "gen_ai.evaluation.name": st.sampled_from(["done", "other"]) | _scalar,
+                "gen_ai.evaluation.score.value": _scalar,
+                "gen_ai.evaluation.score.label": st.sampled_from(["pass", "FAIL", "meh"]) | _scalar,
+                "gen_ai.evaluation.explanation": _scalar,
+                "gen_ai.response.id": _scalar,
+                "error.type": _scalar,
+            },
+        ),
+        max_size=3,
+    ),
+    outcome=st.booleans(),
+)
+def test_hostile_evaluation_events_never_end_in_a_traceback(
+    tmp_path: Path, evaluations: list[dict[str, object]], outcome: bool
+) -> None:
+    """An evaluator's events (`gen_ai.evaluation.result`) are read as grades, and one
+    may be the outcome: whatever their attributes hold, an error or a storable trial."""
+    events = [
+        {
+            "name": "gen_ai.evaluation.result",
+            "timeUnixNano": "1500000000",
+            "attributes": [
+                {"key": k, "value": value(v)} for k, v in attrs.items() if v is not None
+            ],
+        }
+        for attrs in evaluations
+    ]
+    attrs: dict[str, object] = {"gen_ai.operation.name": "invoke_agent", "agentgauge.task.id": "t"}
+    if not outcome:
+        attrs["agentgauge.outcome.success"] = True
+    root = span("00f067aa0ba902b7", "invoke_agent", attrs, events=events)
+    path = _write(tmp_path, request(root))
+    options = {"outcome_evaluation": "done"} if outcome else {}
+    try:
+        read_import("otel", path, options)
+    except InputError:
+        return
+    with Store(tmp_path / f"s{next(_RUNS)}.db") as db:  # what was read can be stored
+        import_file("otel", path, db, "r", options)
