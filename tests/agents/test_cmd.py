@@ -82,7 +82,7 @@ def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
         (
             'sys.stdin.readline(); print("crashing", file=sys.stderr); sys.exit(3)\n',
             "error",
-            "ProtocolError: program exited with code 3 before sending 'done'; stderr: ...crashing",
+            "ProtocolError: program exited with code 3 before sending 'done'; stderr: crashing",
         ),
         (
             'sys.stdin.readline(); print(json.dumps({"type": "dance"}), flush=True)\n',
@@ -118,7 +118,14 @@ def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
             'print("leaving", file=sys.stderr); time.sleep(0.3); sys.exit(4)\n',
             "error",
             "ProtocolError: program closed its input before the conversation ended "
-            "(it exited with code 4); stderr: ...leaving",
+            "(it exited with code 4); stderr: leaving",
+        ),
+        (
+            # A traceback: its last line, the exception, comes first.
+            'sys.stdin.readline(); raise RuntimeError("boom: the agent crashed")\n',
+            "error",
+            "ProtocolError: program exited with code 1 before sending 'done'; stderr's last "
+            "line: RuntimeError: boom: the agent crashed; stderr ends: Traceback",
         ),
         ("sys.stdin.readline(); time.sleep(60)\n", "timeout", "timed out after 1.0s in the agent"),
     ],

@@ -236,9 +236,21 @@ class _InputClosed(Exception):
     """The program closed its stdin (`CmdAgent._converse` says why)."""
 
 
-def _tail(stderr: str) -> str:
+def _tail(stderr: str, keep: int = 500) -> str:
+    """What the program said on stderr, for its error: the last line first (a Python
+    program's traceback ends with the exception, which is the story; a summary that
+    cuts the message keeps it), then the end of the whole text."""
     text = stderr.strip()
-    return f"; stderr: ...{text[-500:]}" if text else ""
+    if not text:
+        return ""
+    last = text.splitlines()[-1].strip()
+    if last == text:
+        return f"; stderr: {_cut(text, keep)}"
+    return f"; stderr's last line: {_cut(last, keep)}; stderr ends: {_cut(text, keep)}"
+
+
+def _cut(text: str, keep: int) -> str:
+    return text if len(text) <= keep else "..." + text[-keep:]
 
 
 def _parse(line: bytes) -> dict[str, Any]:
