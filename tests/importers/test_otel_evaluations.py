@@ -181,3 +181,12 @@ def test_formats_without_spans_refuse_the_option(tmp_path: Path, cli, fmt: str, 
     path.write_text('{"task_id": "t", "success": true}\n')
     code, _, err = cli("import", fmt, str(path), "--outcome-evaluation", "x")
     assert code == 2 and words in err, err
+
+
+def test_an_empty_evaluation_name_is_refused_before_reading(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    path = _file(tmp_path, _trace("a"))
+    code, text = _imported(cli, tmp_path / "e.db", path, "--outcome-evaluation", " ")
+    assert code == 2 and "--outcome-evaluation: give the name of an evaluation" in text
+    db = tmp_path / "live.db"
+    code, _, err = cli("collect", "--port", "0", "--store", str(db), "--outcome-evaluation", "")
+    assert code == 2 and "--outcome-evaluation" in err and not db.exists()

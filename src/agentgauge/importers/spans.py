@@ -75,6 +75,13 @@ class TraceOptions:
     """The ``gen_ai.evaluation.name`` of the evaluation whose verdict is the trial's
     outcome, for a trace that carries none in its attributes or outcomes file."""
 
+    def __post_init__(self) -> None:
+        if self.outcome_evaluation is not None and not self.outcome_evaluation.strip():
+            raise InputError(
+                "give the name of an evaluation (its gen_ai.evaluation.name)",
+                field="--outcome-evaluation",
+            )
+
 
 @dataclass(frozen=True)
 class Outcome:
