@@ -306,3 +306,38 @@ def test_a_final_state_with_an_integer_past_64_bits_is_read_back_exactly(tmp_pat
         (back,) = db.trials("r")
     assert back.final_state == state and back.metadata == {"k": -(2**70)}
     assert type(back.final_state["accounts"][0]["id"]) is int
+
+
+def test_many_trials_in_one_statement_keep_their_events_and_name_a_duplicate(
+    tmp_path: Path,
+) -> None:
+    # add_trials writes a batch's trial rows in one statement, numbering them itself;
+    # each trial's events and grades must land on its own row, and a trial already
+    # stored (or twice in the batch) is still named, with nothing of its batch kept.
+    db = Store(tmp_path / "s.db")
+    db.create_run(Run(run_id="r", created_at=utc_now()))
+    db.create_run(Run(run_id="q", created_at=utc_now()))
+
+    def trial(task: str, k: int) -> Trial:
+        return Trial(
+            task_id=task, trial=k, success=k % 2 == 0,
+            events=[MessageEvent(t=0.0, role="assistant", content=f"{task}/{k}")],
+            grades=[Grade(grader="state", passed=k % 2 == 0, evidence={"who": f"{task}/{k}"})],
+        )  # fmt: skip
+
+    db.add_trial("q", trial("other", 0))  # another run's row first: the ids go on after it
+    batch = [trial(f"t{i}", k) for i in range(5) for k in range(3)]
+    assert db.add_trials("r", batch, batch=4) == 15
+    back = db.trials("r")
+    assert [(t.task_id, t.trial) for t in back] == [(t.task_id, t.trial) for t in batch]
+    for t in back:
+        assert t.events[0].content == f"{t.task_id}/{t.trial}"  # type: ignore[union-attr]
+        assert t.grades[0].evidence == {"who": f"{t.task_id}/{t.trial}"}
+    for dup, named in (
+        ([trial("new", 0), trial("t1", 2)], "trial 2 of task 't1'"),  # stored before
+        ([trial("new", 0), trial("new", 0)], "trial 0 of task 'new'"),  # twice in the batch
+    ):
+        with pytest.raises(InputError, match=f"{named} .* is already stored in run 'r'"):
+            db.add_trials("r", dup)
+        assert len(db.trials("r")) == 15  # the batch is not half-written
+    assert db.integrity_check() == "ok"

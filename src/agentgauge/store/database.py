@@ -41,6 +41,7 @@ from agentgauge.store.packed import LAYOUT, RECORD, pack, unpack, update
 from agentgauge.store.rows import (
     DOCUMENT_POSITIONS,
     INSERT_TRIAL,
+    INSERT_TRIAL_WITH_ID,
     TrialRows,
     describe_row,
     dumps,
@@ -353,16 +354,38 @@ class Store:
         return pk
 
     def _write_many(self, many: list[TrialRows]) -> int:
-        """Insert many trials' prepared rows: one statement per trial row (a duplicate
-        cell is named), one for all their events, grades and records. Returns how many."""
-        self._insert_rest([(self._insert_trial_row(rows[0]), rows) for rows in many])
+        """Insert many trials' prepared rows: one statement for the trial rows, one for
+        all their events, grades and records. Returns how many."""
+        self._insert_rest(self._insert_trial_rows(many))
         return len(many)
 
-    def _insert_trial_row(self, trial_row: tuple[Any, ...]) -> int:
+    def _insert_trial_rows(self, many: list[TrialRows]) -> list[tuple[int, TrialRows]]:
+        """The trial rows in one statement, keyed by the primary keys they get: the next
+        ones, as SQLite would number them, given outright (the write lock is held since
+        ``BEGIN IMMEDIATE``, so nobody else can take them). On a row that is already
+        stored, they go in one at a time instead, which names it."""
+        (first,) = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM trials").fetchone()
+        params = [(first + i, *self._with_documents(rows[0])) for i, rows in enumerate(many)]
+        self.conn.execute("SAVEPOINT trial_rows")
+        try:
+            self.conn.executemany(INSERT_TRIAL_WITH_ID, params)
+        except sqlite3.IntegrityError:
+            self.conn.execute("ROLLBACK TO trial_rows")
+            self.conn.execute("RELEASE trial_rows")
+            return [(self._insert_trial_row(rows[0]), rows) for rows in many]
+        self.conn.execute("RELEASE trial_rows")
+        return [(first + i, rows) for i, rows in enumerate(many)]
+
+    def _with_documents(self, trial_row: tuple[Any, ...]) -> list[Any]:
+        """A trial row with each document's text swapped for its id (added when new)."""
         params = list(trial_row)
         for i in DOCUMENT_POSITIONS:
             if params[i] is not None:
                 params[i] = document_id(self.conn, params[i])
+        return params
+
+    def _insert_trial_row(self, trial_row: tuple[Any, ...]) -> int:
+        params = self._with_documents(trial_row)
         try:
             cur = self.conn.execute(INSERT_TRIAL, params)
         except sqlite3.IntegrityError as exc:

@@ -21,6 +21,7 @@ from agentgauge.textio import has_long_integer
 __all__ = [
     "DOCUMENT_POSITIONS",
     "INSERT_TRIAL",
+    "INSERT_TRIAL_WITH_ID",
     "TrialRows",
     "describe_row",
     "dumps",
@@ -54,6 +55,11 @@ def dumps(value: Any) -> str:
 INSERT_TRIAL = (
     f"INSERT INTO trials(run_id, {', '.join(TRIAL_COLUMNS)}, created_at)"
     f" VALUES (?, {', '.join('?' * len(TRIAL_COLUMNS))}, ?)"
+)
+#: The same with the primary key given (many trials in one statement: `Store.add_trials`).
+INSERT_TRIAL_WITH_ID = (
+    f"INSERT INTO trials(id, run_id, {', '.join(TRIAL_COLUMNS)}, created_at)"
+    f" VALUES (?, ?, {', '.join('?' * len(TRIAL_COLUMNS))}, ?)"
 )
 #: Where a trial row holds a document's text, which the writer swaps for its id.
 DOCUMENT_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type == "document")
