@@ -117,16 +117,9 @@ def from_run(run: Any) -> dict[str, Any]:
 def served_models(trials: Iterable[Any]) -> list[str]:
     """The model names the provider reported on the trials' model calls (the version it
     served, e.g. ``gpt-4o-2024-08-06`` for a request of ``gpt-4o``), sorted."""
-    from agentgauge.schema import ModelCallEvent
+    from agentgauge.model_calls import ModelCalls
 
-    return sorted(
-        {
-            e.model
-            for t in trials
-            for e in getattr(t, "events", ())
-            if isinstance(e, ModelCallEvent) and e.model
-        }
-    )
+    return ModelCalls.of_trials(trials).served
 
 
 def with_served_model(components: Mapping[str, Any], trials: Iterable[Any]) -> dict[str, Any]:
