@@ -26,7 +26,7 @@ from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
-from agentgauge.report.formats import money
+from agentgauge.report.formats import money, no_spread_count
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.report.scope import base_trials
 from agentgauge.schema import Trial
@@ -683,11 +683,11 @@ def markdown_summary(data: ReportData) -> str:
             sr = g["success_rate"]
             row = [
                 esc(_label(g)),
-                # An SE of 0 is no spread (every trial passed, or none), not certainty:
-                # the count says how much data stands behind the rate.
-                f"{_pct(sr['value'])} ({g['n_successes']}/{g['n_trials']})"
-                if sr["se"] == 0
-                else f"{_pct(sr['value'])} ± {_pct(sr['se'])}",
+                f"{_pct(sr['value'])} "
+                + (
+                    no_spread_count(sr["se"], g["n_successes"], g["n_trials"])
+                    or f"± {_pct(sr['se'])}"
+                ),
                 "–"
                 if not sr["ci95"]
                 else f"{_pct(sr['ci95'][0])}–{_pct(sr['ci95'][1])} ({sr['ci_method']})",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["DASH", "money"]
+__all__ = ["DASH", "money", "no_spread_count"]
 
 #: What a figure nobody measured shows (the reason is printed beside or below it).
 DASH = "—"
@@ -24,3 +24,12 @@ def money(x: float | None) -> str:
     if x == 0 or abs(x) >= 1:
         return f"${x:,.2f}"
     return f"${x:.3g}" if abs(x) >= 1e-4 else f"${x:.2e}"
+
+
+def no_spread_count(se: float | None, n_successes: int | None, n_trials: int | None) -> str | None:
+    """``(12/12)`` where a rate's SE is 0 (every trial passed, or none did): there is no
+    spread to estimate an SE from, and "± 0.0" would claim a certainty a handful of trials
+    cannot give, so the count says how much data stands behind it. ``None`` otherwise."""
+    if se != 0 or not n_trials or n_successes is None:
+        return None
+    return f"({n_successes}/{n_trials})"

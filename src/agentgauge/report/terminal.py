@@ -22,6 +22,7 @@ from agentgauge.display import terminal_warning
 from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import money as _money
+from agentgauge.report.formats import no_spread_count
 from agentgauge.report.scope import ALL_VARIANTS
 
 __all__ = [
@@ -65,8 +66,9 @@ def _pm_trials(group: dict[str, Any]) -> str:
     """The success rate ± its SE, or, where every trial passed or every one failed (SE
     0), its count of trials (``100.0% (40/40)``)."""
     sr = group["success_rate"]
-    if sr["value"] is not None and sr["se"] == 0 and group["n_trials"]:
-        return f"{_pct(sr['value'])} ({group['n_successes']}/{group['n_trials']})"
+    count = no_spread_count(sr["se"], group["n_successes"], group["n_trials"])
+    if sr["value"] is not None and count is not None:
+        return f"{_pct(sr['value'])} {count}"
     return _pm(sr["value"], sr["se"])
 
 
@@ -666,8 +668,10 @@ def capability_table(rows: Sequence[dict[str, Any]], *, title: str | None = None
     def side(s: dict[str, Any] | None) -> str:
         if s is None:
             return _DASH
-        if s["rate"] is not None and not s["se"] and s.get("n_trials"):
-            return f"{_pct(s['rate'])} ({s['n_successes']}/{s['n_trials']})"
+        se = 0.0 if s["se"] is None else s["se"]  # one task: no SE at all, the same story
+        count = no_spread_count(se, s.get("n_successes"), s.get("n_trials"))
+        if s["rate"] is not None and count is not None:
+            return f"{_pct(s['rate'])} {count}"
         return _pm(s["rate"], s["se"])
 
     def tasks(r: dict[str, Any]) -> str:
