@@ -88,7 +88,7 @@ def test_passing_gates_and_the_summary(pytester: pytest.Pytester) -> None:
         [
             "*= agentgauge =*",
             "test_inner.py::test_counting  *agentgauge.db:test_counting-*",
-            "*variant=base: success 1.000 ± 0.000 (95% CI 0.610–1.000; 2 tasks, 6 trials)"
+            "*variant=base: success 1.000 (6/6) (95% CI 0.610–1.000; 2 tasks, 6 trials)"
             "  pass^1 1.00  pass^2 1.00  pass^4 -",
             "  PASS success_rate [[]ci_lower[]] >= 0.6 — agent=python:agentgauge.testing.worlds"
             ".counting_agent, variant=base: success_rate ci_lower = 0.6097",

@@ -17,8 +17,9 @@ from agentgauge.viewer.app import _ENV
 def _trials(path: Path) -> Path:
     rows = [
         {"task_id": f"t{i}", "trial": k, "agent": agent, "family": f"f{i % 3}",
-         "success": agent == "always" or (i + k) % 2 == 0}
-        for agent in ("always", "mixed") for i in range(6) for k in range(3)
+         "success": agent == "always" or (agent == "mixed" and (i + k) % 2 == 0)
+                    or (agent == "uneven" and i in (0, 1, 3))}
+        for agent in ("always", "mixed", "uneven") for i in range(6) for k in range(3)
     ]  # fmt: skip
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -48,8 +49,47 @@ def test_the_viewers_outcome_table_shows_the_count_too(tmp_path: Path) -> None:
     report = agentgauge.metrics(str(_trials(tmp_path / "t.jsonl")), by=("agent",))
     macro = _ENV.get_template("outcome.html.j2").module.outcome_table  # type: ignore[attr-defined]
     page = str(macro(report.to_dict(), ["agent"], "o", [1]))
-    always, mixed = (
-        page.split(f"<td>{a}</td>", 1)[1].split("</tr>", 1)[0] for a in ("always", "mixed")
+    always, mixed, uneven = (
+        page.split(f"<td>{a}</td>", 1)[1].split("</tr>", 1)[0]
+        for a in ("always", "mixed", "uneven")
     )
     assert "100.0% (18/18)" in always and "±" not in always
-    assert "±" in mixed
+    # The viewer shows the clustered SE, which for "mixed" is 0: its families are alike.
+    assert "50.0% (9/18)" in mixed and "±" not in mixed
+    assert "±" in uneven
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_record_line_shows_the_count_where_the_se_is_zero(tmp_path: Path) -> None:
+    # "mixed": tasks alternate 2/3 and 1/3, and each family holds one of each, so every
+    # family averages exactly 1/2: the clustered SE is 0 (it was 2e-17 of round-off,
+    # printed "±0.0"), and "always" has no spread at all.
+    source = str(_trials(tmp_path / "t.jsonl"))
+    out = _run("compare", f"{source}#agent=mixed", f"{source}#agent=always")
+    [headline] = [line for line in out.splitlines() if "Headline" in line]
+    assert "B 100.0% (18/18) [" in headline and "A 50.0% (9/18) [" in headline
+    assert "±0.0" not in headline
+
+
+def test_the_clustered_se_of_alike_families_is_none_not_plus_minus_zero(tmp_path: Path) -> None:
+    source = str(_trials(tmp_path / "t.jsonl"))
+    report = agentgauge.metrics(f"{source}#agent=mixed")
+    assert report.to_dict()["groups"][0]["success_rate"]["se_clustered"] == 0.0
+    out = _run("metrics", f"{source}#agent=mixed")
+    [line] = [line for line in out.splitlines() if "se clustered" in line]
+    assert "none (3 families alike)" in line
+
+
+def test_an_estimate_without_spread_says_over_how_many() -> None:
+    from agentgauge.report.terminal import _estimate
+
+    assert _estimate({"value": 1.0, "se": 0.0, "n": 12}) == "1.000 (each of 12)"
+    assert _estimate({"value": 0.75, "se": 0.05, "n": 12}) == "0.750 ± 0.050"
+    assert _estimate({"value": None, "se": None, "n": 0}) == "—"

@@ -38,6 +38,15 @@ def test_se_clustered_singletons_equal_plain_se() -> None:
     assert se_clustered(v, np.arange(37)) == pytest.approx(se_mean(v))
 
 
+def test_se_clustered_of_families_alike_is_exactly_zero() -> None:
+    # Each family holds a 2/3 task and a 1/3 task, so every family averages the overall
+    # mean 1/2: the residual sums are 0, and round-off (2e-17 before) must not make an SE.
+    values = [2 / 3, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 1 / 3]
+    assert se_clustered(values, ["a", "a", "b", "b", "c", "c"]) == 0.0
+    # A real spread of the same order as the tolerance's scale is kept.
+    assert se_clustered([0.5, 0.5 + 1e-9, 0.5, 0.5], ["a", "a", "b", "b"]) > 0
+
+
 def test_se_clustered_one_cluster_is_nan() -> None:
     assert math.isnan(se_clustered([0.1, 0.9], ["a", "a"]))
 

@@ -28,6 +28,7 @@ from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.formats import money as _money
+from agentgauge.report.formats import no_spread_count
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.table import TrialTable
 
@@ -443,7 +444,10 @@ def _baselines(
 
 def _rate(o: Any) -> str:
     se = o.se_clustered if o.cluster_unit == "family" and o.se_clustered is not None else o.se
-    se_txt = "" if se is None else f" ±{100 * se:.1f}"
+    count = no_spread_count(se, o.n_successes, o.n_trials)
+    if count is None:
+        count = "" if se is None else f"±{100 * se:.1f}"
+    se_txt = f" {count}" if count else ""
     ci = "" if o.ci95 is None else f" [{100 * o.ci95[0]:.1f}, {100 * o.ci95[1]:.1f}]"
     return f"{_pct(o.success_rate)}{se_txt}{ci}"
 

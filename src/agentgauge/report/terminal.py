@@ -132,6 +132,9 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
         lo, hi = sr["ci95"]
         ci = f"{100 * lo:.1f}–{100 * hi:.1f}%"
     se_cl = _DASH if sr["se_clustered"] is None else f"± {100 * sr['se_clustered']:.1f}"
+    if sr["se_clustered"] == 0 and g["n_clusters"]:
+        # Every family has the same rate: no spread between them, not certainty.
+        se_cl = f"none ({g['n_clusters']} {unit} alike)"
     cells = [
         f"{g['n_tasks']} / {g['n_trials']:,}",
         clusters,
@@ -342,6 +345,9 @@ def _estimate(d: dict[str, Any] | None) -> str:
     if not d or d.get("value") is None:
         return _DASH
     se = d.get("se")
+    if se == 0 and d.get("n"):
+        # Every unit has the same value: no spread to estimate an SE from (see _pm_tasks).
+        return f"{d['value']:.3f} (each of {d['n']})"
     return f"{d['value']:.3f}" if se is None else f"{d['value']:.3f} ± {se:.3f}"
 
 

@@ -74,6 +74,11 @@ def se_clustered(values: ArrayLike, clusters: ArrayLike) -> float:
         return float("nan")
     resid = v - v.mean()
     sums = np.bincount(codes, weights=resid)  # labels not present contribute 0
+    # A family whose tasks average exactly the overall mean sums to 0 in exact
+    # arithmetic but to ~1e-17 in floating point; such round-off would print as an SE
+    # of "0.0" that is not 0 and hide that there is no spread between families.
+    scale = float(np.abs(v).max(initial=0.0)) * np.bincount(codes).max(initial=1)
+    sums[np.abs(sums) <= 64 * np.finfo(float).eps * scale] = 0.0
     meat = float(np.dot(sums, sums))
     return float(np.sqrt(n_clusters / (n_clusters - 1) * meat) / v.size)
 

@@ -26,6 +26,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentgauge.errors import AgentgaugeError, InputError, first_error
+from agentgauge.report.formats import no_spread_count
 from agentgauge.report.gates import Gate, GateConfig, GateResult, gate_ks, load_gate_config
 from agentgauge.schema import Trial
 
@@ -381,8 +382,10 @@ def summary_lines(results: Sequence[EvalResult]) -> list[str]:
             )
             trials = g.get("n_trials")
             tasks = g.get("n_tasks")
+            count = no_spread_count(sr.get("se"), g.get("n_successes"), trials)
+            spread = f" {count}" if count is not None else f" ± {_fmt(sr.get('se'))}"
             lines.append(
-                f"  {labels}: success {_fmt(sr.get('value'))} ± {_fmt(sr.get('se'))} "
+                f"  {labels}: success {_fmt(sr.get('value'))}{spread} "
                 f"(95% CI {_fmt(ci[0])}–{_fmt(ci[1])}; {tasks} tasks, {trials} trials)  {pass_hat}"
             )
         for gr in res.gate_results:
