@@ -111,6 +111,62 @@ def test_a_full_queue_makes_submit_wait_until_the_thread_has_written(tmp_path: P
     assert db.integrity_check() == "ok"
 
 
+def _held_batch(tmp_path: Path, ids: list[int]) -> tuple[Store, TrialWriter, list[str]]:
+    """t0 in flight behind another connection's lock, ``ids`` queued behind it, so
+    they reach the thread as one batch; then everything closed. Returns what the
+    close raised (empty when nothing)."""
+    db = _store(tmp_path)
+    writer = TrialWriter(db, "r")
+    blocker = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    raised: list[str] = []
+
+    async def main() -> None:
+        await writer.submit(_trial(0))
+        await _until(lambda: writer.pending == 1, "t0 handed to the thread")
+        for i in ids:
+            await writer.submit(_trial(i))
+        assert writer.pending == 1 + len(ids)
+        blocker.execute("ROLLBACK")
+        try:
+            await writer.close()
+        except InputError as exc:
+            raised.append(str(exc))
+
+    asyncio.run(main())
+    blocker.close()
+    return db, writer, raised
+
+
+def test_trials_queued_together_are_written_in_one_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batches: list[int] = []
+    write_many = Store._write_many
+
+    def counted(self: Store, many: list[object]) -> int:
+        batches.append(len(many))
+        return write_many(self, many)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "_write_many", counted)
+    db, writer, raised = _held_batch(tmp_path, [1, 2, 3, 4])
+    assert raised == []
+    assert batches == [4]  # t0 alone (it was in flight), then the four queued behind it
+    assert _stored(db) == ["t0", "t1", "t2", "t3", "t4"]
+    assert writer.committed == 5
+    assert db.integrity_check() == "ok"
+
+
+def test_a_batch_that_fails_keeps_the_trials_before_the_one_at_fault(tmp_path: Path) -> None:
+    # [t1, t2, t2, t3] in one hand-over: the batch's transaction fails on the second
+    # t2 and is rolled back; trial by trial then keeps t1 and t2, as writing them one
+    # at a time would have, names the duplicate, and writes nothing after it.
+    db, writer, raised = _held_batch(tmp_path, [1, 2, 2, 3])
+    assert len(raised) == 1 and "trial 0 of task 't2'" in raised[0]
+    assert _stored(db) == ["t0", "t1", "t2"]
+    assert writer.committed == 3
+
+
 def test_close_during_a_pending_write_waits_for_its_commit(tmp_path: Path) -> None:
     db = _store(tmp_path)
     writer = TrialWriter(db, "r")

@@ -20,9 +20,10 @@ class TrialWriteError(AgentgaugeError):
 
 
 class TrialWriter:
-    """Writes one run's trials, each in its own transaction, on one thread of its
-    own, so that SQLite's work overlaps the event loop (the ``sqlite3`` module
-    releases the GIL while SQLite runs).
+    """Writes one run's trials on one thread of its own, so that SQLite's work
+    overlaps the event loop (the ``sqlite3`` module releases the GIL while SQLite
+    runs). What is queued when the thread is free goes in one transaction; should
+    that fail, trial by trial, so the trials before the one at fault are kept.
 
     `submit` puts a trial's rows in a queue of at most ``max_pending`` and,
     when it is full, waits (the disk is slower than the agents): back-pressure
@@ -145,9 +146,21 @@ class TrialWriter:
                 self._queue.task_done()
 
     def _write(self, batch: list[TrialRows]) -> None:
-        """On the writer's thread: each trial in its own transaction, in order."""
+        """On the writer's thread: the batch in one transaction (one statement per
+        table, `Store.add_trials`'s way); if that fails, each trial in its own, in
+        order, so that those before the one at fault are committed, as a trial-by-trial
+        write would have left them, and the error names that one."""
         if self._own is None:
             self._own = Store(self._store.path)
+        if len(batch) > 1:
+            try:
+                with self._own.transaction():
+                    self._own._write_many(batch)
+            except Exception:  # rolled back whole; one at a time below says which
+                pass
+            else:
+                self._committed += len(batch)
+                return
         for rows in batch:
             try:
                 with self._own.transaction():
