@@ -241,12 +241,31 @@ def test_bad_export_options_are_one_line_exit_2(
     assert code == 2 and message in err and err.count("\n") == 1
 
 
-def test_export_of_a_missing_run_or_without_a_run_id(cli: Cli, retail_run: Path) -> None:
+def test_export_of_a_missing_run_or_without_a_run_id(
+    cli: Cli, retail_run: Path, tmp_path: Path
+) -> None:
     code, _, err = cli("export", f"{retail_run}:nope", "--jsonl", "x.jsonl")
     assert code == 2 and "nope" in err and "Traceback" not in err
-    code, _, err = cli("export", str(retail_run), "--jsonl", "x.jsonl")
-    assert code == 2 and "export needs DB:RUN" in err
     assert not Path("x.jsonl").exists()
+    # A store of one run: DB alone is that run (before: refused, "export needs DB:RUN").
+    whole, named = tmp_path / "whole.jsonl", tmp_path / "named.jsonl"
+    code, out, err = cli("export", str(retail_run), "--jsonl", str(whole))
+    assert code == 0, err
+    assert f"{retail_run}:r" in out
+    assert cli("export", f"{retail_run}:r", "--jsonl", str(named))[0] == 0
+    assert whole.read_text() == named.read_text() and whole.read_text().count("\n") > 1
+    # Several runs, or none: which one is the user's choice; nothing is written.
+    two = tmp_path / "two.db"
+    with Store(two) as db:
+        for run_id in ("first", "second"):
+            db.create_run(Run(run_id=run_id, created_at="2026-12-03T00:00:00+00:00"))
+    code, _, err = cli("export", str(two), "--otel", str(tmp_path / "x.json"))
+    assert code == 2 and "holds 2 runs" in err and f"{two}:second" in err and "first" in err
+    empty = tmp_path / "empty.db"
+    Store(empty).close()
+    code, _, err = cli("export", str(empty), "--parquet", str(tmp_path / "pq"))
+    assert code == 2 and "holds no run" in err
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "pq").exists()
 
 
 texts = st.text(max_size=12)

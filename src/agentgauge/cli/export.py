@@ -50,7 +50,7 @@ def export_cmd(
     ] = False,
 ) -> None:
     """Export a run: the interchange format (JSONL), OpenTelemetry (OTLP JSON) or Parquet."""
-    from agentgauge.exporters import export_parquet, export_run
+    from agentgauge.exporters import export_parquet, export_run, run_source
 
     chosen = [
         (fmt, out)
@@ -62,6 +62,8 @@ def export_cmd(
             "give exactly one of --jsonl FILE or --otel FILE or --parquet DIR", field="export"
         )
     fmt, out = chosen[0]
+    path, run_id = run_source(source)  # DB alone: the store's one run
+    source = f"{path}:{run_id}"
     if fmt != "parquet" and (grade_version is not None or force):
         option = "--grade-version" if grade_version is not None else "--force"
         raise InputError(f"{option} goes with --parquet DIR", field=option)

@@ -25,7 +25,7 @@ from agentgauge.store import Store
 if TYPE_CHECKING:
     from agentgauge.parquet.write import ExportCounts
 
-__all__ = ["EXPORT_FORMATS", "export_parquet", "export_run"]
+__all__ = ["EXPORT_FORMATS", "export_parquet", "export_run", "run_source"]
 
 Writer = Callable[[Run, list[Trial]], str]
 
@@ -53,9 +53,7 @@ def export_run(source: str, fmt: str, out: str | Path) -> int:
             f"unknown export format {fmt!r}; choose from {', '.join(EXPORT_FORMATS)}",
             field="format",
         )
-    path, run_id = parse_source(source)
-    if run_id is None:
-        raise InputError("export needs DB:RUN (the store and the run's id)", file=source)
+    path, run_id = run_source(source)
     with Store(path, readonly=True) as db:
         run = db.require_run(run_id)
         trials = db.trials(run_id)
@@ -73,10 +71,29 @@ def export_parquet(
     which replaces an earlier export only."""
     from agentgauge.parquet.write import write_parquet
 
-    path, run_id = parse_source(source)
-    if run_id is None:
-        raise InputError("export needs DB:RUN (the store and the run's id)", file=source)
+    path, run_id = run_source(source)
     return write_parquet(path, run_id, out, grade_version=grade_version, force=force)
+
+
+def run_source(source: str) -> tuple[Path, str]:
+    """The store and run of ``source``: ``DB:RUN``, or ``DB`` when the store holds one
+    run; refused when it holds several (which one to export is the user's choice) or
+    none."""
+    path, run_id = parse_source(source)
+    if run_id is not None:
+        return path, run_id
+    with Store(path, readonly=True) as db:
+        runs = [r.run_id for r in db.list_runs()]
+    if len(runs) == 1:
+        return path, runs[0]
+    if not runs:
+        raise InputError("this store holds no run to export", file=source)
+    recent = ", ".join(runs[-5:])
+    raise InputError(
+        f"this store holds {len(runs)} runs: name the one to export as DB:RUN, e.g. "
+        f"{source}:{runs[-1]} (recent runs: {recent})",
+        file=source,
+    )
 
 
 def _write_atomically(out: Path, text: str) -> None:
