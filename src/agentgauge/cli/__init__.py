@@ -21,6 +21,10 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Markdown, not rich markup: under rich a "[base]" in a help text was read as a
+    # style tag and dropped, and a docstring's line breaks were kept as breaks, which
+    # left ragged half-lines in the command list. (Markdown drops "<...>": not used.)
+    rich_markup_mode="markdown",
 )
 
 

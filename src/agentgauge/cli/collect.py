@@ -46,7 +46,9 @@ def collect(
     store: StoreOption = DEFAULT_STORE_PATH,
     run_id: Annotated[
         str | None,
-        typer.Option("--run-id", help="Run to write into (default: collect-<UTC time>)."),
+        typer.Option(
+            "--run-id", help="Run to write into (default: collect-YYYYMMDDTHHMMSSZ, UTC)."
+        ),
     ] = None,
     task_attr: TaskAttr = None,
     trial_attr: TrialAttr = None,

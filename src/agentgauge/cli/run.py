@@ -52,7 +52,8 @@ def run_cmd(
         str | None,
         typer.Option(
             "--variants",
-            help="Comma list: base, paraphrase, paraphrase:N, fault, fault:KIND, env:KIND [base].",
+            help="Comma list: base, paraphrase, paraphrase:N, fault, fault:KIND, env:KIND "
+            "(default: base).",
         ),
     ] = None,
     concurrency: Annotated[
@@ -89,9 +90,7 @@ def run_cmd(
     ] = 0,
     backend: Annotated[
         str,
-        typer.Option(
-            "--backend", help="local (asyncio in this process) or ray (docs/ray.md) [local]."
-        ),
+        typer.Option("--backend", help="local (asyncio in this process) or ray (docs/ray.md)."),
     ] = "local",
     ray_address: Annotated[
         str | None,
@@ -102,7 +101,8 @@ def run_cmd(
         ),
     ] = None,
     progress: Annotated[
-        bool | None, typer.Option("--progress/--no-progress", help="Progress bar [on a TTY].")
+        bool | None,
+        typer.Option("--progress/--no-progress", help="Progress bar (default: on a TTY)."),
     ] = None,
     include_heldout: Annotated[
         bool,
