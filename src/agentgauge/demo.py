@@ -154,7 +154,9 @@ def run_demo(
     users to add their runs to it) is refused with `InputError` unless
     ``force``: the demo never deletes someone's results silently.
     """
-    con = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    con = console or Console(
+        highlight=False, markup=False, width=None if sys.stdout.isatty() else 120
+    )
     out = Path(out)
     db = out / "agentgauge.db"
     if not force:
@@ -166,7 +168,7 @@ def run_demo(
     retail = load_suite("builtin:retail")
     functions = load_suite("builtin:functions")
     con.print(Rule("agentgauge demo"))
-    con.print(f"[yellow]{SIMULATED_NOTE}[/]")
+    con.print(Text(SIMULATED_NOTE, style="yellow"))
     con.print(
         f"suite {retail.name} ({len(retail.tasks)} tasks, version {retail.version[:12]}) and "
         f"{functions.name} ({len(functions.tasks)} tasks); {trials} trials per task and "
@@ -238,7 +240,7 @@ def run_demo(
                 result.record.capabilities, title="per-capability table (record line 6)"
             )
         )
-    con.print(f"\n[bold]{result.comparison.verdict}[/]")
+    con.print(Text.assemble("\n", (result.comparison.verdict, "bold")))
 
     by_name = dict(zip(REFERENCE_AGENTS, retail_sources, strict=True))
     inputs = ReportInputs(

@@ -32,9 +32,14 @@ SOURCE_HELP = (
 
 
 def console() -> Console:
-    """Standard output; ``COLUMNS`` or 120 columns when it is not a terminal (logs, CI, pipes)."""
+    """Standard output; ``COLUMNS`` or 120 columns when it is not a terminal (logs, CI, pipes).
+
+    Strings are printed as they are, never read as Rich markup: what a command prints
+    holds paths, run ids and task ids, and a "[/]" in one would end it with a
+    traceback (styles are given as `rich.text.Text` styles, or ``markup=True`` on a
+    line that holds none of the user's text)."""
     width = None if sys.stdout.isatty() else _columns_or(120)
-    return Console(highlight=False, soft_wrap=False, width=width)
+    return Console(highlight=False, soft_wrap=False, width=width, markup=False)
 
 
 def _columns_or(default: int) -> int:
@@ -46,8 +51,9 @@ def _columns_or(default: int) -> int:
 
 
 def err_console() -> Console:
-    """Standard error, never wrapped: one message stays one line for CI logs and grep."""
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    """Standard error, never wrapped: one message stays one line for CI logs and grep.
+    No markup, as for `console`."""
+    return Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def print_json(obj: Any) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
@@ -46,7 +45,7 @@ def _print_versions(versions: list[GradeVersion]) -> None:
         graders = ", ".join(v.graders) or "default graders"
         lost = "" if v.outcomes_kept else "  (outcomes overwritten before versions were kept)"
         out.print(
-            escape(f"{mark} {v.version}  {v.created_at}  {graders}  {v.note or ''}{lost}"),
+            f"{mark} {v.version}  {v.created_at}  {graders}  {v.note or ''}{lost}",
             soft_wrap=True,
         )
     out.print("* = active: what metrics, compare, gate and report read by default")
@@ -140,12 +139,10 @@ def grade(
         out.print(f"grade version {result.version} is now what the run reports")
     else:
         out.print(
-            escape(
-                f"the run still reports grade version {result.active}; read the new one with "
-                f"--grade-version {result.version} (or SOURCE#grade={result.version}), or make "
-                f"it the run's with: agentgauge grade {source} --activate-version "
-                f"{result.version}"
-            ),
+            f"the run still reports grade version {result.active}; read the new one with "
+            f"--grade-version {result.version} (or SOURCE#grade={result.version}), or make "
+            f"it the run's with: agentgauge grade {source} --activate-version "
+            f"{result.version}",
             soft_wrap=True,
         )
     if result.skipped:

@@ -90,13 +90,22 @@ def plan_cmd(
     if json_out:
         print_json(result.to_dict())
         return
+    from rich.text import Text
+
     out = console()
     if result.tasks is None:
-        out.print(f"[bold]{result.n_tasks} tasks[/] to detect δ = {result.delta:g}")
+        out.print(
+            Text.assemble((f"{result.n_tasks} tasks", "bold"), f" to detect δ = {result.delta:g}")
+        )
     elif result.mde is not None:
-        out.print(f"[bold]minimum detectable effect {result.mde:.4f}[/] with {result.tasks} tasks")
+        out.print(
+            Text.assemble(
+                (f"minimum detectable effect {result.mde:.4f}", "bold"),
+                f" with {result.tasks} tasks",
+            )
+        )
     else:
-        out.print(f"[bold]no detectable effect[/]: {result.mde_reason}")
+        out.print(Text.assemble(("no detectable effect", "bold"), f": {result.mde_reason}"))
     out.print(_explain(result), markup=False, highlight=False)
     inputs = result.inputs or {}
     shown = ", ".join(

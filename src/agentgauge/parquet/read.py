@@ -69,6 +69,8 @@ def parquet_parts(spec: str) -> list[Path] | None:
         return [path] if path.suffix == ".parquet" else None
     if path.exists() or not _GLOB & set(spec):
         return None
+    if any(ch == ":" and i > 0 and Path(spec[:i]).is_file() for i, ch in enumerate(spec)):
+        return None  # DB:RUN of a store whose path holds "[" or "*": no pattern
     matches = sorted(glob.glob(spec))
     if not matches:
         raise InputError("the pattern matches no file or directory", file=spec, field="SOURCE")
