@@ -614,3 +614,50 @@ def test_hostile_evaluation_events_never_end_in_a_traceback(
         return
     with Store(tmp_path / f"s{next(_RUNS)}.db") as db:  # what was read can be stored
         import_file("otel", path, db, "r", options)
+
+
+def test_ids_in_protobufs_own_json_mapping_are_read_too(tmp_path: Path) -> None:
+    # OTLP JSON writes ids in hex; protobuf's JSON mapping (MessageToJson, what a script
+    # dumping the SDK's messages writes) in base64. Both lengths differ (24 and 12
+    # characters against 32 and 16), so neither is taken for the other.
+    import base64
+
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    hex_lines = (FIXTURES / "genai.jsonl").read_text().splitlines()
+    mapped = []
+    for line in hex_lines:
+        doc = json.loads(line)
+        for rs in doc["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for s in ss["spans"]:
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if s.get(key):
+                            s[key] = base64.b64encode(bytes.fromhex(s[key])).decode()
+        message = json_format.ParseDict(doc, ExportTraceServiceRequest())
+        mapped.append(json.dumps(json_format.MessageToDict(message)))
+    assert "traceId" in mapped[0] and all(len(line) > 0 for line in mapped)
+    b64 = tmp_path / "b64.jsonl"
+    b64.write_text("\n".join(mapped) + "\n")
+    options = {"suite": str(FIXTURES / "suite.yaml")}
+    from_hex = read_import("otel", FIXTURES / "genai.jsonl", options).trials
+    from_b64 = read_import("otel", b64, options).trials
+    assert [t.model_dump() for t in from_b64] == [t.model_dump() for t in from_hex]
+    assert (
+        from_b64[0].metadata["trace_id"]
+        == json.loads(hex_lines[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0][
+            "traceId"
+        ].lower()
+    )
+
+
+def test_an_id_that_is_neither_hex_nor_base64_of_its_size_is_named(tmp_path: Path) -> None:
+    # 12 characters of base64 without padding decode to 9 bytes, not a span id's 8.
+    bad = request({**span("00f067aa0ba902b7", "x", {}), "spanId": "AAAAAAAAAAAA"})
+    with pytest.raises(InputError) as err:
+        read_import("otel", _write(tmp_path, bad))
+    assert err.value.field == "resourceSpans[0].scopeSpans[0].spans[0].spanId"
+    assert "expected 16 hex digits" in err.value.reason

@@ -113,10 +113,21 @@ class _Path:
         return value
 
     def hex_id(self, obj: dict[str, Any], key: str, where: str, size: int) -> str | None:
-        """A hex id of ``size`` bytes, or ``None`` when absent or empty."""
+        """A hex id of ``size`` bytes, or ``None`` when absent or empty.
+
+        OTLP JSON writes ids in hex, not in the base64 of protobuf's own JSON mapping;
+        but a file made with that mapping (``MessageToJson``) is read too: the two
+        cannot be mistaken, the base64 of 16 bytes being 24 characters, not 32."""
         value = obj.get(key, "")
         if value == "" or value is None:
             return None
+        if isinstance(value, str) and len(value) == _BASE64_LENGTH[size]:
+            try:
+                raw = base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                raw = b""
+            if len(raw) == size:
+                return raw.hex()
         if not isinstance(value, str) or len(value) != 2 * size:
             self.fail(f"{where}.{key}", f"expected {2 * size} hex digits, got {_shown(value)}")
         try:
@@ -231,6 +242,10 @@ def _strings(values: Any) -> list[str] | None:
             return None
         out.append(text)
     return out
+
+
+#: Characters of the base64 text of an id of 16 (trace) or 8 (span) bytes.
+_BASE64_LENGTH = {16: 24, 8: 12}
 
 
 def _is_base64(text: str) -> bool:
