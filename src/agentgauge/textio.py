@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,14 @@ def decode_utf8(raw: bytes, *, file: str | Path, line: int | None = None, offset
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         at = offset + exc.start
+        packed = compressed_as(raw) if offset == 0 else None
+        if packed is not None:
+            name, command = packed
+            if str(file).endswith(".eval"):
+                hint = "an Inspect log: agentgauge import inspect reads it"
+            else:
+                hint = f"decompress it first: {command} {shlex.quote(str(file))}"
+            raise InputError(f"the file is {name}, not text; {hint}", file=file) from None
         raise InputError(
             f"not a UTF-8 text file: byte {at} (0x{raw[exc.start]:02x}) is not valid UTF-8 "
             "(save the file as UTF-8; UTF-16 and binary files cannot be read)",
@@ -57,6 +66,26 @@ def decode_utf8(raw: bytes, *, file: str | Path, line: int | None = None, offset
             line=1,
         )
     return text
+
+
+#: Leading bytes of the compressed and archive formats a results file is often kept in,
+#: with how to unpack it.
+_MAGIC = (
+    (b"\x1f\x8b", "gzip-compressed", "gunzip -k"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"),
+    (b"BZh", "bzip2-compressed", "bunzip2 -k"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "unxz -k"),
+    (b"PK\x03\x04", "a ZIP archive", "unzip"),
+)
+
+
+def compressed_as(raw: bytes) -> tuple[str, str] | None:
+    """What compressed format ``raw`` (a file's first bytes) is in, and the command
+    that unpacks it; ``None`` when it is none of those."""
+    for magic, name, command in _MAGIC:
+        if raw.startswith(magic):
+            return name, command
+    return None
 
 
 def read_text(path: str | Path) -> str:
