@@ -346,6 +346,23 @@ def test_an_integer_past_64_bits_in_a_message_comes_across_exactly(tmp_path: Pat
             "resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.intValue",
             "64-bit integer",
         ),
+        # Literals past 64 bits, which orjson reads as floats: said as what the file
+        # holds, not as the float 1.2345678901234568e+20 nobody wrote.
+        (
+            request(
+                {
+                    **span("00f067aa0ba902b7", "x", {}),
+                    "attributes": [{"key": "n", "value": {"intValue": 123456789012345678901}}],
+                }
+            ),
+            "resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.intValue",
+            "expected a 64-bit integer, got a number past 64 bits (about 1.23457e+20)",
+        ),
+        (
+            request({**span("00f067aa0ba902b7", "x", {}), "endTimeUnixNano": 2**64 + 5}),
+            "resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano",
+            "expected an unsigned 64-bit integer, got a number past 64 bits",
+        ),
     ],
 )
 def test_malformed_elements_are_named(

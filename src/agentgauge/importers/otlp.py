@@ -109,7 +109,12 @@ class _Path:
         if isinstance(value, str) and value.isdigit() and len(value) <= 20:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _UINT64_MAX:
-            self.fail(f"{where}.{key}", f"expected an unsigned 64-bit integer, got {_shown(value)}")
+            got = (
+                f"a number past 64 bits (about {value:.6g})"  # orjson's float of a long literal
+                if isinstance(value, float) and value.is_integer() and _past_64_bits(value)
+                else _shown(value)
+            )
+            self.fail(f"{where}.{key}", f"expected an unsigned 64-bit integer, got {got}")
         return value
 
     def hex_id(self, obj: dict[str, Any], key: str, where: str, size: int) -> str | None:
@@ -205,6 +210,14 @@ class _Path:
                 or not isinstance(n, int)
                 or not -INT64_MAX - 1 <= n <= INT64_MAX
             ):
+                raw_n = value["intValue"]
+                if isinstance(raw_n, float) and raw_n.is_integer() and _past_64_bits(raw_n):
+                    # orjson reads an integer literal past 64 bits as a float: the file
+                    # holds an integer the user wrote, not the float shown otherwise.
+                    self.fail(
+                        f"{where}.intValue",
+                        f"expected a 64-bit integer, got a number past 64 bits (about {raw_n:.6g})",
+                    )
                 self.fail(f"{where}.intValue", f"expected a 64-bit integer, got {_shown(value)}")
             return n
         if "doubleValue" in value:
@@ -261,6 +274,12 @@ def _kind(value: Any) -> str:
     if value is None:
         return "null"
     return names.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+
+
+def _past_64_bits(x: float) -> bool:
+    """Whether ``x`` is what orjson makes of an integer literal that fits in no 64-bit
+    integer (it reads those as floats, and every other integer as an int)."""
+    return x >= 2**64 or x < -(2**63)
 
 
 def _shown(value: Any) -> str:
