@@ -63,3 +63,16 @@ def test_an_error_naming_a_markup_like_run_is_one_line(cli: Cli, store: Path) ->
     code, _, err = cli("grade", f"{store}:{RUN}", "--graders", "state")
     assert code == 2 and f"run {RUN!r} has no stored tasks" in err
     assert err.count("\n") == 1
+
+
+def test_the_console_prints_a_string_as_text() -> None:
+    import io
+
+    from agentgauge.cli.common import TextConsole
+
+    buffer = io.StringIO()
+    out = TextConsole(file=buffer, width=200, highlight=False, color_system=None)
+    out.print("run [bold]r[/] task t\x1b[31mred :thumbs_up:\nnext line")
+    shown = buffer.getvalue()
+    # Markup and emoji codes as written; the ESC shown, not sent; the line break kept.
+    assert shown == "run [bold]r[/] task t\\x1b[31mred :thumbs_up:\nnext line\n"

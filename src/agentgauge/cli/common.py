@@ -31,15 +31,28 @@ SOURCE_HELP = (
 )
 
 
-def console() -> Console:
-    """Standard output; ``COLUMNS`` or 120 columns when it is not a terminal (logs, CI, pipes).
+class TextConsole(Console):
+    """A console that prints each string as `agentgauge.display.terminal_text`: what a
+    command prints holds paths, run ids and task ids from the user's data, so a string
+    is never read as Rich markup (a "[/]" in a run id ended the command with a
+    traceback), ``:emoji:`` codes stay as written, and a control character (an ESC
+    that would drive the terminal) is shown as an escape. Line breaks and tabs are
+    kept. Styles are given as `rich.text.Text` styles."""
 
-    Strings are printed as they are, never read as Rich markup: what a command prints
-    holds paths, run ids and task ids, and a "[/]" in one would end it with a
-    traceback (styles are given as `rich.text.Text` styles, or ``markup=True`` on a
-    line that holds none of the user's text)."""
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        from agentgauge.display import terminal_text  # not for --help: it loads jinja2
+
+        super().print(
+            *(terminal_text(o, keep="\n\t") if isinstance(o, str) else o for o in objects),
+            **kwargs,
+        )
+
+
+def console() -> Console:
+    """Standard output; ``COLUMNS`` or 120 columns when it is not a terminal (logs, CI,
+    pipes). A `TextConsole`: strings are text, never markup."""
     width = None if sys.stdout.isatty() else _columns_or(120)
-    return Console(highlight=False, soft_wrap=False, width=width, markup=False)
+    return TextConsole(highlight=False, soft_wrap=False, width=width, markup=False)
 
 
 def _columns_or(default: int) -> int:
@@ -52,8 +65,8 @@ def _columns_or(default: int) -> int:
 
 def err_console() -> Console:
     """Standard error, never wrapped: one message stays one line for CI logs and grep.
-    No markup, as for `console`."""
-    return Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+    A `TextConsole`, as `console`."""
+    return TextConsole(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def print_json(obj: Any) -> None:

@@ -90,11 +90,13 @@ def _print(result: CompareResult, out: Console) -> None:
             out.print(head + shown, soft_wrap=True)
     if c.tasks_only_a or c.tasks_only_b:
         out.print(
-            f"\n[dim]left out: {len(c.tasks_only_a)} tasks only in A, "
-            f"{len(c.tasks_only_b)} only in B[/]",
-            markup=True,
+            Text(
+                f"\nleft out: {len(c.tasks_only_a)} tasks only in A, "
+                f"{len(c.tasks_only_b)} only in B",
+                style="dim",
+            )
         )
-    out.print("\n[bold]Comparison record[/]", markup=True)
+    out.print(Text.assemble("\n", ("Comparison record", "bold")))
     out.print(terminal_text(result.record.to_text(), keep="\n"), highlight=False, soft_wrap=True)
     if result.record.capabilities:
         out.print(capability_table(result.record.capabilities, title=_CAPABILITIES))
