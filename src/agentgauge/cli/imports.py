@@ -9,6 +9,7 @@ import typer
 from agentgauge.cli import app
 from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
 from agentgauge.cli.span_options import (
+    LogsFile,
     OutcomeEvaluation,
     OutcomesFile,
     ScoreAttr,
@@ -49,6 +50,7 @@ def import_cmd(
     score_attr: ScoreAttr = None,
     outcome_evaluation: OutcomeEvaluation = None,
     outcomes: OutcomesFile = None,
+    logs: LogsFile = None,
     suite: SuiteOption = None,
     baseline_role: Annotated[
         str | None,
@@ -70,6 +72,7 @@ def import_cmd(
         score_attr=score_attr,
         outcome_evaluation=outcome_evaluation,
         outcomes=outcomes,
+        logs=logs,
         suite=suite,
         scorer=scorer,
     )
@@ -80,3 +83,17 @@ def import_cmd(
         + terminal_text(run.run_id, "bold")
         + terminal_text(f" in {store}")
     )
+    joined = run.config.get("logs")
+    if isinstance(joined, dict):
+        left = [
+            f"{n} {what}"
+            for n, what in (
+                (joined["events_of_other_traces"], "of traces not in the file"),
+                (joined["records_not_events"], "with no event name or trace id"),
+            )
+            if n
+        ]
+        console().print(
+            f"with {joined['events']} event records from {logs} on their spans"
+            + (f"; left out: {', '.join(left)}" if left else "")
+        )

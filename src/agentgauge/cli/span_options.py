@@ -57,6 +57,16 @@ OutcomesFile = Annotated[
         rich_help_panel="Traces",
     ),
 ]
+LogsFile = Annotated[
+    str | None,
+    typer.Option(
+        "--logs",
+        metavar="FILE",
+        help="OTLP JSON logs file whose event records (gen_ai.evaluation.result, "
+        "gen_ai.user.message...) belong to the spans of the traces (import only).",
+        rich_help_panel="Traces",
+    ),
+]
 SuiteOption = Annotated[
     str | None,
     typer.Option(

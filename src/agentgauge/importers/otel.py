@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentgauge.errors import InputError
 from agentgauge.importers import ImportedRun, register
 from agentgauge.importers.dialects import GENAI, Dialect
 from agentgauge.importers.otlp import (
@@ -56,9 +57,12 @@ def read_spans_file(
     score_attr: str | None = None,
     outcome_evaluation: str | None = None,
     outcomes: str | Path | None = None,
+    logs: str | Path | None = None,
     suite: str | Path | None = None,
 ) -> ImportedRun:
-    """An OTLP JSON file's traces as trials, in the order traces first appear."""
+    """An OTLP JSON file's traces as trials, in the order traces first appear; with
+    ``logs``, an OTLP JSON logs file whose event records join the traces' spans
+    (`agentgauge.importers.otlp_logs`)."""
     defaults = TraceOptions()
     options = TraceOptions(
         task_attr=task_attr or defaults.task_attr,
@@ -69,18 +73,46 @@ def read_spans_file(
     )
     rows = read_outcomes(outcomes) if outcomes is not None else None
     tasks = {t.id: t for t in load_suite(suite, include_heldout=True).tasks} if suite else {}
-    trials = trials_from_spans(
-        read_otlp_json_file(path), dialect=dialect, options=options, outcomes=rows, tasks=tasks
-    )
+    spans = read_otlp_json_file(path)
+    joined = _join_logs(Path(logs), spans, path) if logs is not None else None
+    trials = trials_from_spans(spans, dialect=dialect, options=options, outcomes=rows, tasks=tasks)
     trials = assign_trial_indices([(None, t) for t in trials], file=path)
     used = {t.task_id for t in trials}
-    config = {"dialect": dialect.name, "attributes": options.__dict__}
+    config: dict[str, object] = {"dialect": dialect.name, "attributes": options.__dict__}
+    if joined is not None:
+        config["logs"] = joined
     return ImportedRun(
         trials=trials,
         suite=str(suite) if suite else None,
         tasks=[t for t in tasks.values() if t.id in used],
         config=config,
     )
+
+
+def _join_logs(logs: Path, spans: list[Span], traces: Path) -> dict[str, object]:
+    """Put the event records of ``logs`` on ``spans``; what was joined, for the run's
+    config. Refused when the file holds events and none belongs to these traces (the
+    wrong file, most likely): with a few that do, the others are counted."""
+    from agentgauge.importers.otlp_logs import attach_log_events, read_otlp_logs_file
+
+    if not logs.is_file():
+        raise InputError("no such file", file=logs, field="--logs")
+    got = read_otlp_logs_file(logs)
+    unmatched = attach_log_events(spans, got.events)
+    joined = len(got.events) - len(unmatched)
+    if unmatched and not joined:
+        raise InputError(
+            f"none of its {len(got.events)} event records belongs to a trace in {traces} "
+            f"(the first names trace {unmatched[0].trace_id})",
+            file=logs,
+            field="--logs",
+        )
+    return {
+        "file": str(logs),
+        "events": joined,
+        "events_of_other_traces": len(unmatched),
+        "records_not_events": got.not_events,
+    }
 
 
 #: The command-line options a span reader takes (``agentgauge import otel --suite ...``).
@@ -91,6 +123,7 @@ SPAN_OPTIONS = (
     "score_attr",
     "outcome_evaluation",
     "outcomes",
+    "logs",
     "suite",
 )
 

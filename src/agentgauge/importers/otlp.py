@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -33,6 +34,7 @@ from agentgauge.textio import MAX_DEPTH, decode_utf8, loads_json
 __all__ = [
     "Span",
     "SpanEvent",
+    "read_otlp_documents",
     "read_otlp_json_file",
     "spans_from_json",
     "spans_from_protobuf",
@@ -359,6 +361,15 @@ def _json_span(
 def read_otlp_json_file(path: Path) -> list[Span]:
     """Every span of an OTLP JSON file: one request per line (the Collector's file
     exporter), or one request as the whole document."""
+    spans: list[Span] = []
+    for doc, line in read_otlp_documents(path):
+        spans.extend(spans_from_json(doc, file=path, line=line))
+    return spans
+
+
+def read_otlp_documents(path: Path) -> Iterator[tuple[Any, int | None]]:
+    """The parsed requests of an OTLP JSON file, each with its line (``None`` when the
+    whole file is one document): traces and logs files are framed alike."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -373,16 +384,13 @@ def read_otlp_json_file(path: Path) -> list[Span]:
     except orjson.JSONDecodeError:
         per_line = False
     if not per_line:
-        return spans_from_json(_parse(raw, path, None, 0), file=path)
-    spans: list[Span] = []
+        yield _parse(raw, path, None, 0), None
+        return
     offset = 0
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if line.strip():
-            spans.extend(
-                spans_from_json(_parse(line, path, number, offset), file=path, line=number)
-            )
+            yield _parse(line, path, number, offset), number
         offset += len(line) + 1
-    return spans
 
 
 def _parse(raw: bytes, path: Path, line: int | None, offset: int) -> Any:

@@ -1,0 +1,192 @@
+"""GenAI events sent as log records (the OpenTelemetry Logs API's ``event_name``, with
+the trace and span they happened in) join their spans: ``import otel TRACES --logs
+LOGS``. An evaluator's ``gen_ai.evaluation.result`` becomes a grade (and, named with
+``--outcome-evaluation``, the outcome), and the 1.27-1.36 message events
+(``gen_ai.user.message``, ``gen_ai.choice``, the message in the body) the transcript,
+exactly as when the span carries them. Traces and logs are made by the OpenTelemetry
+SDK and encoded by its own OTLP encoders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry import trace
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from tests.fixtures.otel.otlp_json import otlp_json, otlp_logs_json
+from tests.test_fuzz_inputs import json_values
+
+from agentgauge.store import Store
+
+EVAL = "gen_ai.evaluation.result"
+
+
+def _agent(task: str, *, other_trace_log: bool = False) -> tuple[list[Any], list[Any]]:
+    """One agent run: an invoke_agent span with a chat span whose messages go out as
+    log events, and, after the agent ended, an evaluator's verdict on the agent span
+    sent as a log event too (and an application log line with no event name)."""
+    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
+    tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    tracer = tracer_provider.get_tracer("agent")
+    events = logger_provider.get_logger("gen_ai")
+    with tracer.start_as_current_span("invoke_agent helper") as root:
+        root.set_attributes({"gen_ai.operation.name": "invoke_agent", "agentgauge.task.id": task})
+        with tracer.start_as_current_span("chat fake-model") as chat:
+            chat.set_attributes(
+                {"gen_ai.operation.name": "chat", "gen_ai.request.model": "fake-model"}
+            )
+            events.emit(event_name="gen_ai.user.message", body={"content": "Capital of France?"})
+            events.emit(
+                event_name="gen_ai.choice",
+                body={"index": 0, "finish_reason": "stop", "message": {"content": "Paris."}},
+            )
+            events.emit(body="an application's own log line")
+    # The evaluator runs later, on the agent span's context.
+    context = trace.set_span_in_context(root)
+    if other_trace_log:
+        context = trace.set_span_in_context(
+            trace.NonRecordingSpan(
+                trace.SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=trace.TraceFlags(1))
+            )
+        )
+    events.emit(
+        event_name=EVAL,
+        context=context,
+        attributes={
+            "gen_ai.evaluation.name": "task_completion",
+            "gen_ai.evaluation.score.label": "pass",
+            "gen_ai.evaluation.explanation": "answered the question",
+        },
+    )
+    return list(spans.get_finished_spans()), list(logs.get_finished_logs())
+
+
+def _files(tmp_path: Path, runs: list[tuple[list[Any], list[Any]]]) -> tuple[Path, Path]:
+    traces, logs = tmp_path / "traces.jsonl", tmp_path / "logs.jsonl"
+    traces.write_text("".join(json.dumps(otlp_json(s)) + "\n" for s, _ in runs))
+    logs.write_text("".join(json.dumps(otlp_logs_json(r)) + "\n" for _, r in runs))
+    return traces, logs
+
+
+def test_log_events_join_their_spans_as_grades_outcome_and_transcript(
+    cli: Any, tmp_path: Path
+) -> None:
+    traces, logs = _files(tmp_path, [_agent("capital"), _agent("capital")])
+    db = tmp_path / "s.db"
+    code, out, err = cli(
+        "import", "otel", str(traces), "--logs", str(logs), "--outcome-evaluation",
+        "task_completion", "--store", str(db), "--run-id", "r",
+    )  # fmt: skip
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert "imported 2 trials" in said
+    assert "with 6 event records from" in said
+    assert "left out: 2 with no event name or trace id" in said
+    with Store(db, readonly=True) as store:
+        trials = store.trials("r")
+        run = store.require_run("r")
+    assert [t.success for t in trials] == [True, True]
+    for t in trials:
+        [grade] = t.grades
+        assert grade.grader == "task_completion" and grade.passed is True
+        assert grade.evidence["explanation"] == "answered the question"
+        said = [(e.role, e.content) for e in t.events if e.type == "message"]
+        assert said == [("user", "Capital of France?"), ("assistant", "Paris.")]
+        assert t.answer == "Paris."
+    assert run.config["logs"]["events"] == 6
+
+
+def test_without_the_logs_the_same_traces_have_no_outcome(cli: Any, tmp_path: Path) -> None:
+    traces, _ = _files(tmp_path, [_agent("capital")])
+    code, _, err = cli(
+        "import", "otel", str(traces), "--outcome-evaluation", "task_completion",
+        "--store", str(tmp_path / "s.db"),
+    )  # fmt: skip
+    assert code == 2 and "has no outcome" in err
+
+
+def test_logs_of_other_traces_are_refused_and_nothing_is_written(cli: Any, tmp_path: Path) -> None:
+    spans, _ = _agent("capital")
+    _, other_logs = _agent("capital", other_trace_log=True)
+    other_logs = [r for r in other_logs if r.log_record.event_name == EVAL]
+    traces, logs = _files(tmp_path, [(spans, other_logs)])
+    db = tmp_path / "s.db"
+    code, _, err = cli("import", "otel", str(traces), "--logs", str(logs), "--store", str(db))
+    assert code == 2
+    assert "--logs: none of its 1 event records belongs to a trace in" in err
+    assert "00000000000000000000000000000abc" in err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        ({"traceId": "zz", "eventName": EVAL}, "logRecords[0].traceId"),
+        ({"traceId": "ab" * 16, "eventName": 3}, "logRecords[0].eventName"),
+        ({"traceId": "ab" * 16, "eventName": EVAL, "attributes": {}}, "logRecords[0].attributes"),
+    ],
+)
+def test_a_malformed_log_record_is_named(
+    cli: Any, tmp_path: Path, record: dict[str, Any], field: str
+) -> None:
+    traces, _ = _files(tmp_path, [_agent("capital")])
+    logs = tmp_path / "bad.jsonl"
+    logs.write_text(json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]}))
+    code, _, err = cli(
+        "import", "otel", str(traces), "--logs", str(logs), "--store", str(tmp_path / "s.db")
+    )
+    assert code == 2 and f"{logs}:1: resourceLogs[0].scopeLogs[0].{field}" in err
+    assert err.count("\n") == 1 and not (tmp_path / "s.db").exists()
+
+
+_RECORD_KEYS = ["traceId", "spanId", "eventName", "attributes", "body", "timeUnixNano"]
+_RECORD_KEYS += ["observedTimeUnixNano", "severityNumber"]
+_any_value = st.recursive(
+    st.fixed_dictionaries({"stringValue": json_values})
+    | st.fixed_dictionaries({"intValue": json_values})
+    | json_values,
+    lambda inner: st.fixed_dictionaries(
+        {"kvlistValue": st.fixed_dictionaries({"values": st.lists(
+            st.fixed_dictionaries({"key": json_values, "value": inner}), max_size=3)})}
+    ) | st.fixed_dictionaries({"arrayValue": st.fixed_dictionaries(
+        {"values": st.lists(inner, max_size=3)})}),
+    max_leaves=8,
+)  # fmt: skip
+_records = st.lists(
+    st.dictionaries(
+        st.sampled_from(_RECORD_KEYS),
+        json_values | _any_value | st.sampled_from(["ab" * 16, "cd" * 8, EVAL]),
+        max_size=6,
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(records=_records)
+def test_hostile_log_records_never_end_in_a_traceback(records: list[Any]) -> None:
+    import tempfile
+
+    from agentgauge.errors import InputError
+    from agentgauge.importers.otlp_logs import read_otlp_logs_file
+
+    doc = {"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "logs.jsonl"
+        path.write_text(json.dumps(doc) + "\n")
+        try:
+            got = read_otlp_logs_file(path)
+        except InputError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(str(path))
+        else:
+            assert len(got.events) + got.not_events == len(records)
