@@ -18,7 +18,10 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 @app.command()
 def calibrate(
-    labels: Annotated[str, typer.Argument(help="Label file (JSONL or CSV) with a 'rater' column.")],
+    labels: Annotated[
+        str,
+        typer.Argument(metavar="LABELS", help="Label file (JSONL or CSV) with a 'rater' column."),
+    ],
     judge: Annotated[
         str | None,
         typer.Option(

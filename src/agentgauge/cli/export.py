@@ -14,7 +14,9 @@ from agentgauge.errors import InputError
 
 @app.command("export")
 def export_cmd(
-    source: Annotated[str, typer.Argument(metavar="DB:RUN", help="The store and the run's id.")],
+    source: Annotated[
+        str, typer.Argument(metavar="DB:RUN", help="DB:RUN_ID, or a store holding one run.")
+    ],
     jsonl: Annotated[
         str | None,
         typer.Option("--jsonl", metavar="FILE", help="Trial records, as `import jsonl` reads."),

@@ -53,7 +53,9 @@ def _print_versions(versions: list[GradeVersion]) -> None:
 
 @app.command()
 def grade(
-    source: Annotated[str, typer.Argument(help="DB:RUN_ID, or a store holding one run.")],
+    source: Annotated[
+        str, typer.Argument(metavar="DB:RUN", help="DB:RUN_ID, or a store holding one run.")
+    ],
     graders: GradersOption = None,
     store: Annotated[
         str | None, typer.Option("--store", help="Store file, when SOURCE is only a run id.")
