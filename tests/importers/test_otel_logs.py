@@ -190,3 +190,43 @@ def test_hostile_log_records_never_end_in_a_traceback(records: list[Any]) -> Non
             assert "\n" not in str(exc) and str(exc).startswith(str(path))
         else:
             assert len(got.events) + got.not_events == len(records)
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "otel"
+
+
+def test_openai_v2_content_sent_as_log_records_is_the_transcript(cli: Any, tmp_path: Path) -> None:
+    # Made by opentelemetry-instrumentation-openai-v2 with content capture EVENT_ONLY
+    # (fixtures/otel/make_log_fixture.py): the chat spans carry no messages; each call's
+    # messages are a gen_ai.client.inference.operation.details log record, and each
+    # run's verdict a gen_ai.evaluation.result one.
+    traces, logs = FIXTURES / "events.traces.jsonl", FIXTURES / "events.logs.jsonl"
+    db = tmp_path / "s.db"
+    code, out, err = cli(
+        "import", "otel", str(traces), "--logs", str(logs), "--outcome-evaluation",
+        "task_completion", "--store", str(db), "--run-id", "r",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "with 8 event records" in " ".join(out.split())  # 5 calls, 3 verdicts
+    with Store(db, readonly=True) as store:
+        trials = {t.task_id: t for t in store.trials("r")}
+    assert {k: t.success for k, t in trials.items()} == {
+        "weather-paris": True,
+        "weather-atlantis": False,
+        "capital-france": True,
+    }
+    paris = trials["weather-paris"]
+    said = [(e.role, e.content) for e in paris.events if e.type == "message"]
+    assert said == [
+        ("system", "Answer weather questions."),
+        ("user", "What is the weather in Paris?"),
+        ("assistant", "It is 18 C."),
+    ]
+    assert paris.answer == "It is 18 C."
+    assert [e.type for e in paris.events].count("tool_call") == 1  # from the tool span
+    # Without the logs the same traces have no messages and no outcome.
+    code, _, err = cli(
+        "import", "otel", str(traces), "--outcome-evaluation", "task_completion",
+        "--store", str(tmp_path / "t.db"),
+    )  # fmt: skip
+    assert code == 2 and "has no outcome" in err

@@ -229,8 +229,27 @@ _EVENT_ROLES = {
 }
 
 
-def _genai_messages(span: Span, side: str) -> list[Message] | None:
+#: The event that carries an inference's content when the span does not (GenAI
+#: conventions, "gen_ai.client.inference.operation.details"; what
+#: opentelemetry-instrumentation-openai-v2 sends with content capture EVENT_ONLY).
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
+
+
+def _content_attributes(span: Span) -> dict[str, Any]:
+    """Where a span's messages are: its attributes, or, when they hold none, those of
+    its operation-details event (its own, or a log record joined to it)."""
     attrs = span.attributes
+    if not span.events or any(key in attrs for key in _CONTENT_KEYS):
+        return attrs
+    for ev in span.events:
+        if ev.name == DETAILS_EVENT:
+            return ev.attributes
+    return attrs
+
+
+def _genai_messages(span: Span, side: str) -> list[Message] | None:
+    attrs = _content_attributes(span)
     if side == "input":
         out: list[Message] = []
         if "gen_ai.system_instructions" in attrs:
