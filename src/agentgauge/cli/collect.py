@@ -58,9 +58,9 @@ def collect(
     outcomes: OutcomesFile = None,
     suite: SuiteOption = None,
 ) -> None:
-    """Receive traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON) and store
-    each trace as a trial when its root span ends; Ctrl-C stores open traces as
-    incomplete trials and stops."""
+    """Receive traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON; GenAI event
+    records on POST /v1/logs) and store each trace as a trial when its root span ends;
+    Ctrl-C stores open traces as incomplete trials and stops."""
     from agentgauge.importers.spans import TraceOptions, read_outcomes
     from agentgauge.store import utc_now
     from agentgauge.suite import load_suite
@@ -86,9 +86,12 @@ def collect(
             for path in (store, f"{store}-wal", f"{store}-shm"):
                 Path(path).unlink(missing_ok=True)
         raise
+    events = (
+        f" and {receiver.events_accepted} event records" if receiver.events_accepted else ""
+    )
     out.print(
-        f"stored {receiver.trials_written} trials from {receiver.spans_accepted} spans "
-        f"in run {run_id}",
+        f"stored {receiver.trials_written} trials from {receiver.spans_accepted} spans"
+        f"{events} in run {run_id}",
         soft_wrap=True,
     )
     for line in joined_lines(store, receiver.traces_joined):
@@ -157,8 +160,8 @@ def _receive(
                     if tasks:
                         db.add_tasks(run_id, tasks.values())
             out.print(
-                f"listening on http://127.0.0.1:{bound}/v1/traces into run {run_id} in {store}; "
-                "Ctrl-C stops",
+                f"listening on http://127.0.0.1:{bound}/v1/traces (and /v1/logs) into run "
+                f"{run_id} in {store}; Ctrl-C stops",
                 soft_wrap=True,
             )
             sys.stdout.flush()  # a test or a supervisor reads the port from a pipe

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span
+from agentgauge.importers.otlp_logs import LogEvent, attach_log_events
 from agentgauge.importers.spans import Outcome, TraceOptions, trial_from_trace
 from agentgauge.schema import Task, Trial
 
@@ -45,6 +46,7 @@ class TraceBuffer:
         taken: set[tuple[str, int, str, str | None, str | None]] | None = None,
         max_open_traces: int = 10_000,
         max_spans_per_trace: int = 10_000,
+        max_held_events: int = 100_000,
     ) -> None:
         self.options = options or TraceOptions()
         self.outcomes = outcomes or {}
@@ -52,6 +54,9 @@ class TraceBuffer:
         self.max_open_traces = max_open_traces
         self.max_spans_per_trace = max_spans_per_trace
         self.open: dict[str, list[Span]] = {}
+        self.max_held_events = max_held_events
+        self.held_events: dict[str, list[LogEvent]] = {}
+        """Events sent as log records, by trace, until the trace's trial is built."""
         self._taken: set[tuple[Cell, int]] = set()
         self._next: dict[Cell, int] = {}
         for task, index, variant, agent, model in taken or ():
@@ -94,6 +99,17 @@ class TraceBuffer:
                 out.errors.append(f"{exc}{more}")
         return out
 
+    def hold_events(self, events: list[LogEvent]) -> tuple[int, list[str]]:
+        """Hold ``events`` until their trace's trial is built (they may come before its
+        spans: the SDK exports logs and spans apart). Returns how many were not held,
+        over the bound, and why."""
+        held = sum(len(v) for v in self.held_events.values())
+        room = max(self.max_held_events - held, 0)
+        for event in events[:room]:
+            self.held_events.setdefault(event.trace_id, []).append(event)
+        over = len(events) - min(len(events), room)
+        return over, [f"more than {self.max_held_events} event records held"] if over else []
+
     def drain(self) -> tuple[list[Trial], list[str]]:
         """Trials of every open trace, marked incomplete (at shutdown), and the
         reasons for those that could not become one."""
@@ -104,9 +120,19 @@ class TraceBuffer:
                 trials.append(self._trial(trace, incomplete=True))
             except InputError as exc:
                 errors.append(f"{exc} ({len(trace)} spans not stored)")
+        orphans = sum(len(v) for v in self.held_events.values())
+        if orphans:
+            errors.append(
+                f"{orphans} event records of {len(self.held_events)} traces whose spans never "
+                "came were not stored"
+            )
+            self.held_events.clear()
         return trials, errors
 
     def _trial(self, trace: list[Span], *, incomplete: bool) -> Trial:
+        held = self.held_events.pop(trace[0].trace_id, None)
+        if held:
+            attach_log_events(trace, held)
         trial = trial_from_trace(
             trace,
             options=self.options,

@@ -3,7 +3,9 @@
 It speaks OTLP/HTTP as the OpenTelemetry protocol specification says
 (opentelemetry-proto ``docs/specification.md``, "OTLP/HTTP"): ``POST /v1/traces``
 with a protobuf (``application/x-protobuf``) or JSON (``application/json``)
-``ExportTraceServiceRequest``, optionally gzip-compressed; the answer is encoded
+``ExportTraceServiceRequest``, optionally gzip-compressed (and ``POST /v1/logs``
+with an ``ExportLogsServiceRequest``, whose GenAI event records join their traces:
+`Receiver._logs_reply`); the answer is encoded
 like the request. A request that cannot be decoded gets 400 with a
 ``google.rpc.Status`` body naming the element; one in another media type or
 content coding 415 (RFC 9110, 15.5.16); a body over the limit 413. A decoded
@@ -32,14 +34,22 @@ from aiohttp import web
 from aiohttp.http_exceptions import ContentEncodingError
 from google.protobuf import json_format
 from google.rpc import code_pb2, status_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from agentgauge.collect.buffer import TraceBuffer
 from agentgauge.collect.join import attach_held, join_spans
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span, spans_from_json, spans_from_protobuf
-from agentgauge.importers.spans import Outcome, TraceOptions
-from agentgauge.schema import Task
+from agentgauge.importers.otlp_logs import (
+    LogEvent,
+    LogEvents,
+    log_events_from_json,
+    log_events_from_protobuf,
+)
+from agentgauge.importers.spans import Outcome, TraceOptions, evaluation_grade
+from agentgauge.otel_record import EVALUATION_EVENT
+from agentgauge.schema import Grade, Task
 from agentgauge.store import Store
 from agentgauge.store.writer import TrialWriter
 
@@ -85,19 +95,26 @@ class Receiver:
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.max_body_bytes = max_body_bytes
         self.spans_accepted = 0
+        self.events_accepted = 0
         self.trials_written = 0
         self._lock = asyncio.Lock()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_body_bytes)
         app.router.add_post("/v1/traces", self.handle)
+        app.router.add_post("/v1/logs", self.handle_logs)
         return app
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         reply = await self._reply(request)
         return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
 
-    async def _reply(self, request: web.Request) -> _Reply:
+    async def handle_logs(self, request: web.Request) -> web.StreamResponse:
+        reply = await self._logs_reply(request)
+        return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
+
+    async def _body(self, request: web.Request) -> tuple[str, bytes] | _Reply:
+        """The request's media type and (inflated) body, or the answer refusing it."""
         media = request.content_type
         if media not in (PROTOBUF, JSON):
             return _status(
@@ -116,6 +133,13 @@ class Receiver:
             return _status(413, media, f"request body over {self.max_body_bytes} bytes")
         except ContentEncodingError:
             return _status(400, media, f"the body is not valid {coding}")
+        return media, body
+
+    async def _reply(self, request: web.Request) -> _Reply:
+        got = await self._body(request)
+        if isinstance(got, _Reply):
+            return got
+        media, body = got
         try:
             spans = _decode(body, media)
         except InputError as exc:
@@ -141,6 +165,91 @@ class Receiver:
             response.partial_success.rejected_spans = accepted.rejected
             response.partial_success.error_message = "; ".join(accepted.errors)
         return _encoded(200, media, response)
+
+    async def _logs_reply(self, request: web.Request) -> _Reply:
+        """Event records (GenAI events sent through the Logs API) join their traces:
+        held until the trace's trial is built, or, for a trace already stored, an
+        evaluation becomes a grade of its trial (`_grade_stored`). Other records are
+        not kept, and the response says so."""
+        got = await self._body(request)
+        if isinstance(got, _Reply):
+            return got
+        media, body = got
+        try:
+            found = _decode_logs(body, media)
+        except InputError as exc:
+            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
+            return _status(400, media, exc.message)
+        rejected, errors = found.not_events, []
+        if found.not_events:
+            errors.append(
+                f"{found.not_events} records are no span's events (no event name or trace id)"
+            )
+        async with self._lock:
+            ids = {e.trace_id for e in found.events if e.trace_id not in self.buffer.open}
+            stored = self.store.trials_by_trace(ids) if self.store is not None and ids else {}
+            early = [e for e in found.events if e.trace_id not in stored]
+            late = [e for e in found.events if e.trace_id in stored]
+            over, why = self.buffer.hold_events(early)
+            rejected += over
+            errors += why
+            if late:
+                not_kept, why = self._grade_stored(late, stored)
+                rejected += not_kept
+                errors += why
+        self.events_accepted += len(found.events) + found.not_events - rejected
+        for error in errors:
+            self.log(f"agentgauge collect: log records not kept: {error}")
+        response = ExportLogsServiceResponse()
+        if rejected:
+            response.partial_success.rejected_log_records = rejected
+            response.partial_success.error_message = "; ".join(errors)
+        return _encoded(200, media, response)
+
+    def _grade_stored(
+        self, events: list[LogEvent], stored: Mapping[str, tuple[int, str]]
+    ) -> tuple[int, list[str]]:
+        """Evaluations of traces already stored, as grades of their trials (the
+        recorded grade version; a grader the trial already has is not replaced). Other
+        events of a stored trace are not kept. Returns how many were not, and why."""
+        assert self.store is not None
+        grades: dict[int, list[Grade]] = {}
+        refused: list[str] = []
+        not_kept = 0
+        for item in events:
+            pk, _run = stored[item.trace_id]
+            if item.event.name != EVALUATION_EVENT:
+                not_kept += 1
+                continue
+            try:
+                grade = evaluation_grade(
+                    item.event.attributes,
+                    span_name=f"span {item.span_id}" if item.span_id else "the trace",
+                    where=f"request: trace {item.trace_id}",
+                )
+            except InputError as exc:
+                not_kept += 1
+                refused.append(str(exc))
+                continue
+            grades.setdefault(pk, []).append(grade)
+        taken = 0
+        with self.store.transaction():
+            for pk, new in grades.items():
+                have = self.store.grader_names(pk, version=1)
+                fresh = [g for g in new if g.grader not in have]
+                taken += len(new) - len(fresh)
+                if fresh:
+                    self.store.add_grades(pk, 1, fresh)
+        errors = refused
+        if not_kept - len(refused):
+            errors.append(
+                f"{not_kept - len(refused)} events of traces stored already (their root span "
+                "ended first) are not added: only evaluations join a stored trial; send the "
+                "logs before the spans end, or import both files (import otel --logs)"
+            )
+        if taken:
+            errors.append(f"{taken} evaluations name a grader their trial has already")
+        return not_kept + taken, errors
 
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came."""
@@ -174,6 +283,16 @@ def _decode(body: bytes, media: str) -> list[Span]:
     except orjson.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc}", file="request") from None
     return spans_from_json(doc, file="request")
+
+
+def _decode_logs(body: bytes, media: str) -> LogEvents:
+    if media == PROTOBUF:
+        return log_events_from_protobuf(body, source="request")
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc}", file="request") from None
+    return log_events_from_json(doc, file="request")
 
 
 def _status(http: int, media: str, message: str) -> _Reply:

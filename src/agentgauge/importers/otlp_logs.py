@@ -23,9 +23,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgauge.importers.otlp import Span, SpanEvent, _Path, read_otlp_documents
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-__all__ = ["LogEvent", "LogEvents", "attach_log_events", "read_otlp_logs_file"]
+from agentgauge.errors import InputError
+from agentgauge.importers.otlp import (
+    Span,
+    SpanEvent,
+    _Path,
+    _pb_attributes,
+    _pb_value,
+    read_otlp_documents,
+)
+
+__all__ = [
+    "LogEvent",
+    "LogEvents",
+    "attach_log_events",
+    "log_events_from_json",
+    "log_events_from_protobuf",
+    "read_otlp_logs_file",
+]
 
 #: The attribute older SDKs named an event by, before the Logs API had ``event_name``.
 EVENT_NAME_ATTRIBUTE = "event.name"
@@ -77,6 +95,48 @@ def log_events_from_json(doc: Any, *, file: str | Path, line: int | None = None)
                 body = check.any_value(record.get("body"), f"{at}.body", 1)
                 out.events.append(
                     LogEvent(trace_id, span_id, SpanEvent(name, time_ns, _merged(attributes, body)))
+                )
+    return out
+
+
+def log_events_from_protobuf(body: bytes, *, source: str) -> LogEvents:
+    """The span events of a protobuf ``ExportLogsServiceRequest``; ``source`` names it."""
+    request = ExportLogsServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except (DecodeError, RecursionError, ValueError) as exc:
+        raise InputError(
+            f"not a valid protobuf ExportLogsServiceRequest ({exc})", file=source
+        ) from None
+    out = LogEvents(events=[])
+    for i, rl in enumerate(request.resource_logs):
+        for j, sl in enumerate(rl.scope_logs):
+            for k, record in enumerate(sl.log_records):
+                at = f"resourceLogs[{i}].scopeLogs[{j}].logRecords[{k}]"
+                attributes = _pb_attributes(record.attributes, at, source)
+                name = record.event_name or attributes.get(EVENT_NAME_ATTRIBUTE)
+                if len(record.trace_id) != 16 or not isinstance(name, str) or not name:
+                    if record.trace_id and len(record.trace_id) != 16:
+                        raise InputError("expected 16 bytes", file=source, field=f"{at}.traceId")
+                    out.not_events += 1
+                    continue
+                if record.span_id and len(record.span_id) != 8:
+                    raise InputError("expected 8 bytes", file=source, field=f"{at}.spanId")
+                body_value = (
+                    _pb_value(record.body, f"{at}.body", source, 1)
+                    if record.HasField("body")
+                    else None
+                )
+                out.events.append(
+                    LogEvent(
+                        record.trace_id.hex(),
+                        record.span_id.hex() or None,
+                        SpanEvent(
+                            name,
+                            record.time_unix_nano or record.observed_time_unix_nano,
+                            _merged(attributes, body_value),
+                        ),
+                    )
                 )
     return out
 

@@ -55,6 +55,7 @@ from agentgauge.textio import MAX_DEPTH, nests_deeper
 __all__ = [
     "Outcome",
     "TraceOptions",
+    "evaluation_grade",
     "events_from_trace",
     "group_traces",
     "read_outcomes",
@@ -568,51 +569,7 @@ class _Builder:
         ]
 
     def _evaluation(self, span: Span, attrs: Mapping[str, Any]) -> Grade:
-        def fail(key: str, expected: str) -> InputError:
-            return InputError(
-                f"event {EVALUATION_EVENT!r}: attribute {key!r}: expected {expected}, "
-                f"got {attrs.get(key)!r}",
-                file=span.where,
-            )
-
-        name = attrs.get("gen_ai.evaluation.name")
-        if not isinstance(name, str) or not name:
-            raise fail(
-                "gen_ai.evaluation.name", "the evaluation's name (the convention requires it)"
-            )
-        value = attrs.get("gen_ai.evaluation.score.value")
-        if value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or (isinstance(value, float) and not math.isfinite(value))
-        ):
-            raise fail("gen_ai.evaluation.score.value", "a number")
-        texts: dict[str, str] = {}
-        for key, short in (
-            ("gen_ai.evaluation.score.label", "label"),
-            ("gen_ai.evaluation.explanation", "explanation"),
-            ("error.type", "error_type"),
-            ("gen_ai.response.id", "response_id"),
-        ):
-            text = attrs.get(key)
-            if text is not None and not isinstance(text, str):
-                raise fail(key, "a string")
-            if text is not None:
-                texts[short] = text
-        label = texts.get("label")
-        passed = _LABEL_VERDICT.get(label.strip().lower()) if label is not None else None
-        errored = "error_type" in texts
-        evidence: dict[str, Any] = {**texts, "span": span.name}
-        if value is not None:
-            evidence["score"] = value
-        return Grade(
-            grader=name,
-            # A value outside [0, 1] (a 1-5 rating) is no score here; it stays in the evidence.
-            score=None if errored or value is None or not 0 <= value <= 1 else float(value),
-            passed=None if errored else passed,
-            status="grader_error" if errored else None,
-            evidence=evidence,
-        )
+        return evaluation_grade(attrs, span_name=span.name, where=span.where)
 
     def _evaluation_outcome(
         self, evaluations: list[tuple[Span, Grade]], name: str
@@ -735,6 +692,55 @@ class _Builder:
         found = first(self.root.attributes, self.d.answer)
         text = found[1] if found is not None else None
         return text if isinstance(text, str) else None
+
+
+def evaluation_grade(attrs: Mapping[str, Any], *, span_name: str, where: str) -> Grade:
+    """The grade of one ``gen_ai.evaluation.result`` event's attributes, on the span
+    named ``span_name``; a malformed one is an `InputError` at ``where``."""
+
+    def fail(key: str, expected: str) -> InputError:
+        return InputError(
+            f"event {EVALUATION_EVENT!r}: attribute {key!r}: expected {expected}, "
+            f"got {attrs.get(key)!r}",
+            file=where,
+        )
+
+    name = attrs.get("gen_ai.evaluation.name")
+    if not isinstance(name, str) or not name:
+        raise fail("gen_ai.evaluation.name", "the evaluation's name (the convention requires it)")
+    value = attrs.get("gen_ai.evaluation.score.value")
+    if value is not None and (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not math.isfinite(value))
+    ):
+        raise fail("gen_ai.evaluation.score.value", "a number")
+    texts: dict[str, str] = {}
+    for key, short in (
+        ("gen_ai.evaluation.score.label", "label"),
+        ("gen_ai.evaluation.explanation", "explanation"),
+        ("error.type", "error_type"),
+        ("gen_ai.response.id", "response_id"),
+    ):
+        text = attrs.get(key)
+        if text is not None and not isinstance(text, str):
+            raise fail(key, "a string")
+        if text is not None:
+            texts[short] = text
+    label = texts.get("label")
+    passed = _LABEL_VERDICT.get(label.strip().lower()) if label is not None else None
+    errored = "error_type" in texts
+    evidence: dict[str, Any] = {**texts, "span": span_name}
+    if value is not None:
+        evidence["score"] = value
+    return Grade(
+        grader=name,
+        # A value outside [0, 1] (a 1-5 rating) is no score here; it stays in the evidence.
+        score=None if errored or value is None or not 0 <= value <= 1 else float(value),
+        passed=None if errored else passed,
+        status="grader_error" if errored else None,
+        evidence=evidence,
+    )
 
 
 #: Labels of a ``gen_ai.evaluation.result`` that say pass or fail (the convention's

@@ -896,6 +896,13 @@ class Store:
         )
         return version
 
+    def grader_names(self, trial_pk: int, *, version: int) -> set[str]:
+        """The graders that graded a trial under ``version`` itself."""
+        rows = self.conn.execute(
+            "SELECT grader FROM grades WHERE trial_pk = ? AND version = ?", (trial_pk, version)
+        )
+        return {name for (name,) in rows}
+
     def add_grades(self, trial_pk: int, version: int, grades: Sequence[Grade]) -> None:
         """Store grades for one trial under a grade version (and its record under it)."""
         self._insert_grades(trial_pk, version, grades)
