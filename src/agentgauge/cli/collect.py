@@ -86,9 +86,7 @@ def collect(
             for path in (store, f"{store}-wal", f"{store}-shm"):
                 Path(path).unlink(missing_ok=True)
         raise
-    events = (
-        f" and {receiver.events_accepted} event records" if receiver.events_accepted else ""
-    )
+    events = f" and {receiver.events_accepted} event records" if receiver.events_accepted else ""
     out.print(
         f"stored {receiver.trials_written} trials from {receiver.spans_accepted} spans"
         f"{events} in run {run_id}",
