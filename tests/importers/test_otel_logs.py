@@ -230,3 +230,54 @@ def test_openai_v2_content_sent_as_log_records_is_the_transcript(cli: Any, tmp_p
         "--store", str(tmp_path / "t.db"),
     )  # fmt: skip
     assert code == 2 and "has no outcome" in err
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.binary(max_size=200))
+def test_any_protobuf_body_is_read_or_refused_in_one_line(body: bytes) -> None:
+    # What collect's POST /v1/logs decodes: bytes off the network.
+    from agentgauge.errors import InputError
+    from agentgauge.importers.otlp_logs import log_events_from_protobuf
+
+    try:
+        got = log_events_from_protobuf(body, source="request")
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("request")
+    else:
+        assert all(len(e.trace_id) == 32 for e in got.events)
+
+
+@st.composite
+def _pb_requests(draw: st.DrawFn) -> bytes:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+    request = ExportLogsServiceRequest()
+    scope = request.resource_logs.add().scope_logs.add()
+    for _ in range(draw(st.integers(0, 3))):
+        record = scope.log_records.add()
+        record.trace_id = draw(st.sampled_from([b"", b"\x01" * 8, b"\x02" * 16, b"\x03" * 20]))
+        record.span_id = draw(st.sampled_from([b"", b"\x04" * 4, b"\x05" * 8]))
+        record.event_name = draw(st.sampled_from(["", EVAL, "gen_ai.choice"]) | st.text(max_size=5))
+        record.time_unix_nano = draw(st.integers(0, 2**64 - 1))
+        value: AnyValue = record.body
+        for _depth in range(draw(st.integers(0, 40))):  # bodies nested deep
+            value = value.kvlist_value.values.add(key="k").value
+        value.string_value = draw(st.text(max_size=10))
+        kv = record.attributes.add(key=draw(st.text(max_size=6)))
+        kv.value.int_value = draw(st.integers(-(2**63), 2**63 - 1))
+    return request.SerializeToString()
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=_pb_requests())
+def test_structured_protobuf_log_requests_are_read_or_refused_in_one_line(body: bytes) -> None:
+    from agentgauge.errors import InputError
+    from agentgauge.importers.otlp_logs import log_events_from_protobuf
+
+    try:
+        got = log_events_from_protobuf(body, source="request")
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("request")
+    else:
+        assert all(len(e.trace_id) == 32 for e in got.events)
