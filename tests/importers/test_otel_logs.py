@@ -281,3 +281,17 @@ def test_structured_protobuf_log_requests_are_read_or_refused_in_one_line(body: 
         assert "\n" not in str(exc) and str(exc).startswith("request")
     else:
         assert all(len(e.trace_id) == 32 for e in got.events)
+
+
+def test_a_traces_file_for_logs_or_a_logs_file_for_traces_is_named(
+    cli: Any, tmp_path: Path
+) -> None:
+    traces, logs = FIXTURES / "events.traces.jsonl", FIXTURES / "events.logs.jsonl"
+    db = tmp_path / "s.db"
+    code, _, err = cli("import", "otel", str(traces), "--logs", str(traces), "--store", str(db))
+    assert code == 2
+    assert f"{traces}:1: resourceSpans: this is an OTLP traces request, not logs" in err
+    code, _, err = cli("import", "otel", str(logs), "--store", str(db))
+    assert code == 2
+    assert f"{logs}:1: resourceLogs: this is an OTLP logs request, not traces" in err
+    assert not db.exists()

@@ -294,6 +294,12 @@ def spans_from_json(doc: Any, *, file: str | Path, line: int | None = None) -> l
     check = _Path(file, line)
     place = f"{file}:{line}" if line is not None else str(file)
     top = check.obj(doc, "(top level)")
+    if "resourceLogs" in top and "resourceSpans" not in top:
+        check.fail(
+            "resourceLogs",
+            "this is an OTLP logs request, not traces (logs go to import's --logs, or to "
+            "collect's /v1/logs)",
+        )
     out: list[Span] = []
     for i, raw_rs in enumerate(check.items(top, "resourceSpans", "")):
         rs_at = f"resourceSpans[{i}]"

@@ -72,6 +72,12 @@ def log_events_from_json(doc: Any, *, file: str | Path, line: int | None = None)
     """The span events of one OTLP JSON ``ExportLogsServiceRequest``."""
     check = _Path(file, line)
     top = check.obj(doc, "(top level)")
+    if "resourceSpans" in top and "resourceLogs" not in top:
+        check.fail(
+            "resourceSpans",
+            "this is an OTLP traces request, not logs (traces go to import's PATH, or to "
+            "collect's /v1/traces)",
+        )
     out = LogEvents(events=[])
     for i, raw_rl in enumerate(check.items(top, "resourceLogs", "")):
         rl_at = f"resourceLogs[{i}]"
