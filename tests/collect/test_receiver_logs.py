@@ -139,16 +139,35 @@ def test_a_verdict_on_a_stored_trace_becomes_a_grade_and_late_content_is_refused
     assert reply.partial_success.rejected_log_records == 2
     assert "only evaluations join a stored trial" in reply.partial_success.error_message
     assert "no span's events" in reply.partial_success.error_message
+    # Two verdicts of one grader in one request: the first is kept, as across requests.
+    trace_id = format(root.get_span_context().trace_id, "032x")
+    verdicts = [
+        {
+            "eventName": "gen_ai.evaluation.result",
+            "traceId": trace_id,
+            "attributes": [
+                {"key": "gen_ai.evaluation.name", "value": {"stringValue": "second_opinion"}},
+                {"key": "gen_ai.evaluation.score.label", "value": {"stringValue": label}},
+            ],
+        }
+        for label in ("fail", "pass")
+    ]
+    body = {"resourceLogs": [{"scopeLogs": [{"logRecords": verdicts}]}]}
+    status, raw = _post_logs(collector, json.dumps(body).encode(), "application/json")
+    reply = json_format.Parse(raw, ExportLogsServiceResponse())
+    assert status == 200 and reply.partial_success.rejected_log_records == 1
     code, out, err = collector.stop()
     assert code == 0, err
-    assert "stored 1 trials from 1 spans and 1 event records in run live" in out
+    assert "stored 1 trials from 1 spans and 2 event records in run live" in out
     assert "log records not kept" in err
     assert "1 evaluations name a grader their trial has already" in err
     with Store(collector.db) as db:
         [trial] = db.trials("live")
     assert trial.success is True  # the stored outcome is not rewritten
-    [grade] = trial.grades
-    assert (grade.grader, grade.passed) == ("correct", False)
+    assert sorted((g.grader, g.passed) for g in trial.grades) == [
+        ("correct", False),
+        ("second_opinion", False),
+    ]
 
 
 def test_bad_logs_requests_get_the_protocols_answers(collector: Collector) -> None:

@@ -236,7 +236,11 @@ class Receiver:
         with self.store.transaction():
             for pk, new in grades.items():
                 have = self.store.grader_names(pk, version=1)
-                fresh = [g for g in new if g.grader not in have]
+                fresh = []
+                for g in new:  # the first verdict of each grader, here as in the store
+                    if g.grader not in have:
+                        have.add(g.grader)
+                        fresh.append(g)
                 taken += len(new) - len(fresh)
                 if fresh:
                     self.store.add_grades(pk, 1, fresh)
