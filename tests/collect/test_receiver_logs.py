@@ -7,6 +7,7 @@ already stored becomes a grade of its trial, and what is not kept is said."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -199,3 +200,69 @@ def _post_logs(collector: Collector, body: bytes, content_type: str) -> tuple[in
         return collector.post(body, content_type)
     finally:
         collector.url = url
+
+
+def test_with_settle_events_after_the_root_still_join_the_trial(tmp_path: Path) -> None:
+    # Batch processors export logs and spans apart: here the root span is sent first and
+    # the chat call's messages after it. --settle holds the trace that long after its
+    # root, so they join the trial instead of being refused as late.
+    collector = Collector(tmp_path / "live.db", "--settle", "1")
+    try:
+        tracer_provider, logger_provider = _providers(collector)
+        tracer = tracer_provider.get_tracer("agent")
+        with tracer.start_as_current_span("invoke_agent calc") as root:
+            root.set_attributes(
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "agentgauge.task.id": "sum",
+                    "agentgauge.outcome.success": True,
+                }
+            )
+            with tracer.start_as_current_span("chat m") as chat:
+                chat.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"})
+        logger_provider.get_logger("genai").emit(
+            event_name="gen_ai.client.inference.operation.details",
+            context=trace.set_span_in_context(chat),
+            attributes={
+                "gen_ai.input.messages": json.dumps(MESSAGES_IN),
+                "gen_ai.output.messages": json.dumps(MESSAGES_OUT),
+            },
+        )
+        # Written by the receiver's own sweep once the wait is over, not at shutdown.
+        for _ in range(200):
+            with Store(collector.db, readonly=True) as db:
+                trials = db.trials("live")
+            if trials:
+                break
+            time.sleep(0.05)
+        assert len(trials) == 1
+        said = [(e.role, e.content) for e in trials[0].events if e.type == "message"]
+        assert said == [("user", "What is 2 + 2?"), ("assistant", "4")]
+        assert trials[0].answer == "4"
+        code, out, err = collector.stop()
+        assert code == 0, err
+        assert "stored 1 trials from 2 spans and 1 event records in run live" in out
+        assert "incomplete" not in err
+    finally:
+        if collector.proc.poll() is None:
+            collector.proc.kill()
+            collector.proc.wait()
+
+
+def test_a_trace_waiting_at_shutdown_is_stored_complete(tmp_path: Path) -> None:
+    collector = Collector(tmp_path / "live.db", "--settle", "600")
+    tracer_provider, _ = _providers(collector)
+    with tracer_provider.get_tracer("agent").start_as_current_span("invoke_agent calc") as root:
+        root.set_attributes(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "agentgauge.task.id": "sum",
+                "agentgauge.outcome.success": True,
+            }
+        )
+    code, out, err = collector.stop()
+    assert code == 0, err
+    assert "stored 1 trials from 1 spans in run live" in out and "incomplete" not in err
+    with Store(collector.db, readonly=True) as db:
+        [trial] = db.trials("live")
+    assert (trial.status, trial.success) == ("completed", True)

@@ -57,6 +57,17 @@ def collect(
     outcome_evaluation: OutcomeEvaluation = None,
     outcomes: OutcomesFile = None,
     suite: SuiteOption = None,
+    settle: Annotated[
+        float,
+        typer.Option(
+            "--settle",
+            min=0,
+            metavar="SECONDS",
+            help="Wait this long after a trace's root span before storing its trial, for "
+            "its spans and event records still on the way (SDKs export logs and spans "
+            "apart).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Receive traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON; GenAI event
     records on POST /v1/logs) and store each trace as a trial when its root span ends;
@@ -80,7 +91,9 @@ def collect(
     out = console()
     created = not Path(store).exists()
     try:
-        receiver = _receive(store, run_id, port, options, rows, tasks, suite, loaded, out)
+        receiver = _receive(
+            store, run_id, port, options, rows, tasks, suite, loaded, out, settle_s=settle
+        )
     except InputError:
         if created:  # a port in use (or a bad run id) leaves no empty store behind
             for path in (store, f"{store}-wal", f"{store}-shm"):
@@ -126,6 +139,8 @@ def _receive(
     suite: str | None,
     loaded: Suite | None,
     out: Console,
+    *,
+    settle_s: float = 0.0,
 ) -> Receiver:
     from agentgauge.collect import collect as receive
     from agentgauge.schema import Run
@@ -165,5 +180,14 @@ def _receive(
             sys.stdout.flush()  # a test or a supervisor reads the port from a pipe
 
         return asyncio.run(
-            receive(db, run_id, port=port, options=options, outcomes=rows, tasks=tasks, ready=ready)
+            receive(
+                db,
+                run_id,
+                port=port,
+                options=options,
+                outcomes=rows,
+                tasks=tasks,
+                ready=ready,
+                settle_s=settle_s,
+            )
         )

@@ -8,6 +8,7 @@ trace), so a client that never ends its traces cannot exhaust memory.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -47,6 +48,7 @@ class TraceBuffer:
         max_open_traces: int = 10_000,
         max_spans_per_trace: int = 10_000,
         max_held_events: int = 100_000,
+        settle_s: float = 0.0,
     ) -> None:
         self.options = options or TraceOptions()
         self.outcomes = outcomes or {}
@@ -57,6 +59,11 @@ class TraceBuffer:
         self.max_held_events = max_held_events
         self.held_events: dict[str, list[LogEvent]] = {}
         """Events sent as log records, by trace, until the trace's trial is built."""
+        self.settle_s = settle_s
+        """Seconds a trace whose root has come waits before its trial is built, for
+        its spans and event records still on the way (`due`); 0: built at once."""
+        self.ended: dict[str, float] = {}
+        """Traces whose root has come, waiting, with the time (`time.monotonic`) due."""
         self._taken: set[tuple[Cell, int]] = set()
         self._next: dict[Cell, int] = {}
         for task, index, variant, agent, model in taken or ():
@@ -87,8 +94,32 @@ class TraceBuffer:
             trace.append(span)
             if span.parent_id is None:
                 ended[span.trace_id] = None
+        if self.settle_s > 0:
+            due = time.monotonic() + self.settle_s
+            for trace_id in ended:
+                self.ended.setdefault(trace_id, due)
+            return out
+        self._build(ended, spans, out)
+        return out
+
+    def due(self, now: float | None = None) -> Accepted:
+        """The trials of the traces whose wait is over (all of them with ``now`` of
+        infinity): what `accept` builds at once when there is no wait."""
+        now = time.monotonic() if now is None else now
+        ready = {t: None for t, at in self.ended.items() if at <= now}
+        for trace_id in ready:
+            del self.ended[trace_id]
+        out = Accepted()
+        self._build(ready, [], out)
+        return out
+
+    def _build(self, ended: dict[str, None], spans: list[Span], out: Accepted) -> None:
+        """The trials of ``ended`` traces into ``out``; ``spans``: the request's, so a
+        rejected trace's count says how many of them were dropped."""
         for trace_id in ended:
             trace = self.open.pop(trace_id, [])
+            if not trace:  # joined a stored trial while it waited (`attach_held`)
+                continue
             try:
                 out.trials.append(self._trial(trace, incomplete=False))
             except InputError as exc:
@@ -97,7 +128,6 @@ class TraceBuffer:
                 earlier = len(trace) - in_request
                 more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
                 out.errors.append(f"{exc}{more}")
-        return out
 
     def hold_events(self, events: list[LogEvent]) -> tuple[int, list[str]]:
         """Hold ``events`` until their trace's trial is built (they may come before its
@@ -113,7 +143,8 @@ class TraceBuffer:
     def drain(self) -> tuple[list[Trial], list[str]]:
         """Trials of every open trace, marked incomplete (at shutdown), and the
         reasons for those that could not become one."""
-        trials, errors = [], []
+        settled = self.due(float("inf"))  # traces whose root came: complete trials
+        trials, errors = settled.trials, settled.errors
         for trace_id, trace in list(self.open.items()):
             del self.open[trace_id]
             try:

@@ -256,16 +256,27 @@ class Receiver:
         return not_kept + taken, errors
 
     async def sweep(self) -> None:
-        """Attach held traces whose ``http:`` trial has been stored since they came."""
-        if self.store is None or not self.buffer.open:
+        """Attach held traces whose ``http:`` trial has been stored since they came,
+        and write the trials of traces whose wait after their root is over."""
+        if not self.buffer.open:
             return
         async with self._lock:
-            self.traces_joined.update(
-                attach_held(self.store, self.buffer.open, self.buffer.options)
-            )
+            if self.store is not None:
+                self.traces_joined.update(
+                    attach_held(self.store, self.buffer.open, self.buffer.options)
+                )
+            if self.buffer.ended:
+                settled = self.buffer.due()
+                for trial in settled.trials:
+                    await self.writer.submit(trial)
+                await self.writer.flush()
+                self.trials_written += len(settled.trials)
+                for error in settled.errors:
+                    self.log(f"agentgauge collect: rejected: {error}")
 
     async def shutdown(self) -> None:
-        """Write every open trace as an incomplete trial, then close the writer."""
+        """Write every trace still waiting after its root as its trial and every open
+        trace as an incomplete one, then close the writer."""
         await self.sweep()
         async with self._lock:
             trials, errors = self.buffer.drain()
@@ -275,8 +286,9 @@ class Receiver:
         self.trials_written += len(trials)
         for error in errors:
             self.log(f"agentgauge collect: not stored at shutdown: {error}")
-        if trials:
-            self.log(f"agentgauge collect: {len(trials)} open traces stored as incomplete trials")
+        incomplete = sum(1 for t in trials if t.metadata.get("incomplete"))
+        if incomplete:
+            self.log(f"agentgauge collect: {incomplete} open traces stored as incomplete trials")
 
 
 def _decode(body: bytes, media: str) -> list[Span]:
@@ -322,11 +334,18 @@ async def collect(
     ready: Callable[[int], None] | None = None,
     stop: asyncio.Event | None = None,
     log: Callable[[str], None] | None = None,
+    settle_s: float = 0.0,
 ) -> Receiver:
     """Receive traces on 127.0.0.1:``port`` into run ``run_id`` (which must exist)
-    until SIGINT/SIGTERM (or ``stop`` is set); ``ready`` is told the bound port."""
+    until SIGINT/SIGTERM (or ``stop`` is set); ``ready`` is told the bound port.
+    ``settle_s``: how long a trace whose root has come waits before its trial is
+    written, for its spans and event records still on the way."""
     buffer = TraceBuffer(
-        options=options, outcomes=outcomes, tasks=tasks, taken=store.existing_cells(run_id)
+        options=options,
+        outcomes=outcomes,
+        tasks=tasks,
+        taken=store.existing_cells(run_id),
+        settle_s=settle_s,
     )
     receiver = Receiver(TrialWriter(store, run_id), buffer, log=log, store=store)
     runner = web.AppRunner(receiver.app(), access_log=None, handle_signals=False)
