@@ -63,7 +63,7 @@ LogsFile = Annotated[
         "--logs",
         metavar="FILE",
         help="OTLP JSON logs file whose event records (gen_ai.evaluation.result, "
-        "gen_ai.user.message...) belong to the spans of the traces (import only).",
+        "gen_ai.client.inference.operation.details...) join the spans they name.",
         rich_help_panel="Traces",
     ),
 ]
