@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,20 @@ def _run(tracer: trace.Tracer, logger: Logger, task: str, *, verdict: str | None
     return root
 
 
+@contextmanager
+def _passed_agent(tracer: trace.Tracer) -> Iterator[trace.Span]:
+    """An agent span of task ``sum`` whose own attribute says it passed."""
+    with tracer.start_as_current_span("invoke_agent calc") as root:
+        root.set_attributes(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "agentgauge.task.id": "sum",
+                "agentgauge.outcome.success": True,
+            }
+        )
+        yield root
+
+
 def _verdict(logger: Logger, span: trace.Span, label: str) -> None:
     logger.emit(
         event_name="gen_ai.evaluation.result",
@@ -105,14 +120,8 @@ def test_a_verdict_on_a_stored_trace_becomes_a_grade_and_late_content_is_refused
     tracer = tracer_provider.get_tracer("agent")
     logger = logger_provider.get_logger("genai")
     # The outcome from the trace itself; the evaluator comes after the trial is stored.
-    with tracer.start_as_current_span("invoke_agent calc") as root:
-        root.set_attributes(
-            {
-                "gen_ai.operation.name": "invoke_agent",
-                "agentgauge.task.id": "sum",
-                "agentgauge.outcome.success": True,
-            }
-        )
+    with _passed_agent(tracer) as root:
+        pass
     _verdict(logger, root, "fail")
     _verdict(logger, root, "pass")  # the same grader again: the first is kept
     # Content of the stored trace, late: not added, and the sender is told why.
@@ -210,16 +219,8 @@ def test_with_settle_events_after_the_root_still_join_the_trial(tmp_path: Path) 
     try:
         tracer_provider, logger_provider = _providers(collector)
         tracer = tracer_provider.get_tracer("agent")
-        with tracer.start_as_current_span("invoke_agent calc") as root:
-            root.set_attributes(
-                {
-                    "gen_ai.operation.name": "invoke_agent",
-                    "agentgauge.task.id": "sum",
-                    "agentgauge.outcome.success": True,
-                }
-            )
-            with tracer.start_as_current_span("chat m") as chat:
-                chat.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"})
+        with _passed_agent(tracer), tracer.start_as_current_span("chat m") as chat:
+            chat.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"})
         logger_provider.get_logger("genai").emit(
             event_name="gen_ai.client.inference.operation.details",
             context=trace.set_span_in_context(chat),
@@ -252,14 +253,8 @@ def test_with_settle_events_after_the_root_still_join_the_trial(tmp_path: Path) 
 def test_a_trace_waiting_at_shutdown_is_stored_complete(tmp_path: Path) -> None:
     collector = Collector(tmp_path / "live.db", "--settle", "600")
     tracer_provider, _ = _providers(collector)
-    with tracer_provider.get_tracer("agent").start_as_current_span("invoke_agent calc") as root:
-        root.set_attributes(
-            {
-                "gen_ai.operation.name": "invoke_agent",
-                "agentgauge.task.id": "sum",
-                "agentgauge.outcome.success": True,
-            }
-        )
+    with _passed_agent(tracer_provider.get_tracer("agent")):
+        pass
     code, out, err = collector.stop()
     assert code == 0, err
     assert "stored 1 trials from 1 spans in run live" in out and "incomplete" not in err

@@ -59,6 +59,7 @@ class TraceBuffer:
         self.max_held_events = max_held_events
         self.held_events: dict[str, list[LogEvent]] = {}
         """Events sent as log records, by trace, until the trace's trial is built."""
+        self._held = 0  # events in held_events: counted, not summed per request
         self.settle_s = settle_s
         """Seconds a trace whose root has come waits before its trial is built, for
         its spans and event records still on the way (`due`); 0: built at once."""
@@ -133,10 +134,10 @@ class TraceBuffer:
         """Hold ``events`` until their trace's trial is built (they may come before its
         spans: the SDK exports logs and spans apart). Returns how many were not held,
         over the bound, and why."""
-        held = sum(len(v) for v in self.held_events.values())
-        room = max(self.max_held_events - held, 0)
+        room = max(self.max_held_events - self._held, 0)
         for event in events[:room]:
             self.held_events.setdefault(event.trace_id, []).append(event)
+        self._held += min(len(events), room)
         over = len(events) - min(len(events), room)
         return over, [f"more than {self.max_held_events} event records held"] if over else []
 
@@ -151,18 +152,20 @@ class TraceBuffer:
                 trials.append(self._trial(trace, incomplete=True))
             except InputError as exc:
                 errors.append(f"{exc} ({len(trace)} spans not stored)")
-        orphans = sum(len(v) for v in self.held_events.values())
+        orphans = self._held
         if orphans:
             errors.append(
                 f"{orphans} event records of {len(self.held_events)} traces whose spans never "
                 "came were not stored"
             )
             self.held_events.clear()
+            self._held = 0
         return trials, errors
 
     def _trial(self, trace: list[Span], *, incomplete: bool) -> Trial:
         held = self.held_events.pop(trace[0].trace_id, None)
         if held:
+            self._held -= len(held)
             attach_log_events(trace, held)
         trial = trial_from_trace(
             trace,

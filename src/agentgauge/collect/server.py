@@ -27,7 +27,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
@@ -40,10 +40,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from agentgauge.collect.buffer import TraceBuffer
 from agentgauge.collect.join import attach_held, join_spans
 from agentgauge.errors import InputError
-from agentgauge.importers.otlp import Span, spans_from_json, spans_from_protobuf
+from agentgauge.importers.otlp import spans_from_json, spans_from_protobuf
 from agentgauge.importers.otlp_logs import (
     LogEvent,
-    LogEvents,
     log_events_from_json,
     log_events_from_protobuf,
 )
@@ -61,6 +60,9 @@ JSON = "application/json"
 JOIN_EVERY_S = 1.0
 #: Largest request body, compressed or not (the SDK exporters send batches of 512 spans).
 MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -113,6 +115,31 @@ class Receiver:
         reply = await self._logs_reply(request)
         return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
 
+    async def _decoded(
+        self,
+        request: web.Request,
+        from_protobuf: Callable[..., _T],
+        from_json: Callable[..., _T],
+    ) -> tuple[str, _T] | _Reply:
+        """The request's media type and its body read by the decoder of that type
+        (``from_protobuf(body, source=...)`` or ``from_json(doc, file=...)``), or the
+        answer refusing it (400 says why, and so does stderr)."""
+        got = await self._body(request)
+        if isinstance(got, _Reply):
+            return got
+        media, body = got
+        try:
+            if media == PROTOBUF:
+                return media, from_protobuf(body, source="request")
+            try:
+                doc = orjson.loads(body)
+            except orjson.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc}", file="request") from None
+            return media, from_json(doc, file="request")
+        except InputError as exc:
+            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
+            return _status(400, media, exc.message)
+
     async def _body(self, request: web.Request) -> tuple[str, bytes] | _Reply:
         """The request's media type and (inflated) body, or the answer refusing it."""
         media = request.content_type
@@ -136,15 +163,10 @@ class Receiver:
         return media, body
 
     async def _reply(self, request: web.Request) -> _Reply:
-        got = await self._body(request)
+        got = await self._decoded(request, spans_from_protobuf, spans_from_json)
         if isinstance(got, _Reply):
             return got
-        media, body = got
-        try:
-            spans = _decode(body, media)
-        except InputError as exc:
-            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
-            return _status(400, media, exc.message)
+        media, spans = got
         # One request at a time through the buffer and the writer: the trials of a
         # request are committed before it is answered, in arrival order.
         received = len(spans)
@@ -171,15 +193,10 @@ class Receiver:
         held until the trace's trial is built, or, for a trace already stored, an
         evaluation becomes a grade of its trial (`_grade_stored`). Other records are
         not kept, and the response says so."""
-        got = await self._body(request)
+        got = await self._decoded(request, log_events_from_protobuf, log_events_from_json)
         if isinstance(got, _Reply):
             return got
-        media, body = got
-        try:
-            found = _decode_logs(body, media)
-        except InputError as exc:
-            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
-            return _status(400, media, exc.message)
+        media, found = got
         rejected, errors = found.not_events, []
         if found.not_events:
             errors.append(
@@ -289,26 +306,6 @@ class Receiver:
         incomplete = sum(1 for t in trials if t.metadata.get("incomplete"))
         if incomplete:
             self.log(f"agentgauge collect: {incomplete} open traces stored as incomplete trials")
-
-
-def _decode(body: bytes, media: str) -> list[Span]:
-    if media == PROTOBUF:
-        return spans_from_protobuf(body, source="request")
-    try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc}", file="request") from None
-    return spans_from_json(doc, file="request")
-
-
-def _decode_logs(body: bytes, media: str) -> LogEvents:
-    if media == PROTOBUF:
-        return log_events_from_protobuf(body, source="request")
-    try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc}", file="request") from None
-    return log_events_from_json(doc, file="request")
 
 
 def _status(http: int, media: str, message: str) -> _Reply:

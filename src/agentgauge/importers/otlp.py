@@ -20,10 +20,10 @@ import binascii
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import orjson
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
@@ -76,6 +76,18 @@ class Span:
     """Where the span was read, for messages: ``FILE:LINE: resourceSpans[0]...``."""
 
 
+_SIGNAL = {"resourceSpans": "traces", "resourceLogs": "logs"}
+#: For the data key of each signal: the other's key and name, and where it belongs.
+_OTHER_SIGNAL = {
+    "resourceSpans": ("resourceLogs", "logs", "logs go to import's --logs, or collect's /v1/logs"),
+    "resourceLogs": (
+        "resourceSpans",
+        "traces",
+        "traces go to import's PATH, or collect's /v1/traces",
+    ),
+}
+
+
 class _Path:
     """Shape checks that name the element (``resourceSpans[0].scopeSpans[0]``)."""
 
@@ -85,6 +97,15 @@ class _Path:
 
     def fail(self, where: str, reason: str) -> NoReturn:
         raise InputError(reason, file=self.file, line=self.line, field=where)
+
+    def request(self, doc: Any, key: str) -> dict[str, Any]:
+        """The top object of a request whose data is under ``key`` (``resourceSpans``
+        or ``resourceLogs``); one of the other signal is named as such."""
+        top = self.obj(doc, "(top level)")
+        other, name, where = _OTHER_SIGNAL[key]
+        if other in top and key not in top:
+            self.fail(other, f"this is an OTLP {name} request, not {_SIGNAL[key]} ({where})")
+        return top
 
     def items(self, obj: dict[str, Any], key: str, where: str) -> list[Any]:
         value = obj.get(key)
@@ -293,13 +314,7 @@ def spans_from_json(doc: Any, *, file: str | Path, line: int | None = None) -> l
     """The spans of one OTLP JSON ``ExportTraceServiceRequest`` (``{"resourceSpans": [...]}``)."""
     check = _Path(file, line)
     place = f"{file}:{line}" if line is not None else str(file)
-    top = check.obj(doc, "(top level)")
-    if "resourceLogs" in top and "resourceSpans" not in top:
-        check.fail(
-            "resourceLogs",
-            "this is an OTLP logs request, not traces (logs go to import's --logs, or to "
-            "collect's /v1/logs)",
-        )
+    top = check.request(doc, "resourceSpans")
     out: list[Span] = []
     for i, raw_rs in enumerate(check.items(top, "resourceSpans", "")):
         rs_at = f"resourceSpans[{i}]"
@@ -419,15 +434,22 @@ def _parse(raw: bytes, path: Path, line: int | None, offset: int) -> Any:
 # --------------------------------------------------------------------------- protobuf
 
 
+_M = TypeVar("_M", bound=Message)
+
+
+def parse_protobuf(message: _M, body: bytes, *, source: str) -> _M:
+    """``message`` read from ``body``; one `InputError` naming ``source`` if it is not one."""
+    try:
+        message.ParseFromString(body)
+    except (DecodeError, RecursionError, ValueError) as exc:
+        name = message.DESCRIPTOR.name
+        raise InputError(f"not a valid protobuf {name} ({exc})", file=source) from None
+    return message
+
+
 def spans_from_protobuf(body: bytes, *, source: str) -> list[Span]:
     """The spans of a protobuf ``ExportTraceServiceRequest``; ``source`` names it in errors."""
-    request = ExportTraceServiceRequest()
-    try:
-        request.ParseFromString(body)
-    except (DecodeError, RecursionError, ValueError) as exc:
-        raise InputError(
-            f"not a valid protobuf ExportTraceServiceRequest ({exc})", file=source
-        ) from None
+    request = parse_protobuf(ExportTraceServiceRequest(), body, source=source)
     out: list[Span] = []
     for i, rs in enumerate(request.resource_spans):
         rs_at = f"resourceSpans[{i}]"

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from agentgauge.errors import InputError
@@ -33,6 +32,7 @@ from agentgauge.importers.otlp import (
     _Path,
     _pb_attributes,
     _pb_value,
+    parse_protobuf,
     read_otlp_documents,
 )
 
@@ -71,13 +71,7 @@ class LogEvents:
 def log_events_from_json(doc: Any, *, file: str | Path, line: int | None = None) -> LogEvents:
     """The span events of one OTLP JSON ``ExportLogsServiceRequest``."""
     check = _Path(file, line)
-    top = check.obj(doc, "(top level)")
-    if "resourceSpans" in top and "resourceLogs" not in top:
-        check.fail(
-            "resourceSpans",
-            "this is an OTLP traces request, not logs (traces go to import's PATH, or to "
-            "collect's /v1/traces)",
-        )
+    top = check.request(doc, "resourceLogs")
     out = LogEvents(events=[])
     for i, raw_rl in enumerate(check.items(top, "resourceLogs", "")):
         rl_at = f"resourceLogs[{i}]"
@@ -107,13 +101,7 @@ def log_events_from_json(doc: Any, *, file: str | Path, line: int | None = None)
 
 def log_events_from_protobuf(body: bytes, *, source: str) -> LogEvents:
     """The span events of a protobuf ``ExportLogsServiceRequest``; ``source`` names it."""
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(body)
-    except (DecodeError, RecursionError, ValueError) as exc:
-        raise InputError(
-            f"not a valid protobuf ExportLogsServiceRequest ({exc})", file=source
-        ) from None
+    request = parse_protobuf(ExportLogsServiceRequest(), body, source=source)
     out = LogEvents(events=[])
     for i, rl in enumerate(request.resource_logs):
         for j, sl in enumerate(rl.scope_logs):
