@@ -4,6 +4,7 @@ receiver, run as the command a user runs, and the protocol's answers to bad requ
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import signal
@@ -22,7 +23,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from tests.importers.otlp_docs import request, span
+from tests.importers.otlp_docs import TRACE, request, span
 
 from agentgauge.store import Store
 
@@ -186,6 +187,29 @@ def test_a_span_that_comes_after_its_root_joins_the_stored_trial(collector: Coll
     # Received twice, added once.
     assert [e.type for e in trial.events] == ["tool_call", "tool_result"]
     assert trial.tool_calls == 1 and trial.success is True
+
+
+def test_an_outcomes_file_decides_live_traces_and_the_run_names_it(tmp_path: Path) -> None:
+    outcomes = tmp_path / "outcomes.jsonl"
+    outcomes.write_text(json.dumps({"trace_id": TRACE, "success": True, "trial": 2}) + "\n")
+    collector = Collector(tmp_path / "live.db", "--outcomes", str(outcomes))
+    root = span(
+        "00000000000000a1",
+        "invoke_agent bot",
+        {"gen_ai.operation.name": "invoke_agent", "agentgauge.task.id": "decided"},
+    )
+    assert collector.post(json.dumps(request(root)).encode(), "application/json")[0] == 200
+    code, _, err = collector.stop()
+    assert code == 0, err
+    with Store(collector.db, readonly=True) as db:
+        (trial,) = db.trials("live")
+        run = db.require_run("live")
+    assert (trial.task_id, trial.trial, trial.success) == ("decided", 2, True)
+    assert run.config["outcomes"] == {
+        "file": str(outcomes),
+        "sha256": hashlib.sha256(outcomes.read_bytes()).hexdigest(),
+        "rows": 1,
+    }
 
 
 def _lines(path: Path) -> list[bytes]:

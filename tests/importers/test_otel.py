@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 from pathlib import Path
@@ -78,9 +79,15 @@ def test_outcomes_file_supplies_what_the_spans_lack(tmp_path: Path) -> None:
     ][0]["traceId"]
     outcomes = tmp_path / "outcomes.jsonl"
     outcomes.write_text(json.dumps({"trace_id": trace_id, "score": 0.5, "trial": 3}) + "\n")
-    trials = read_import("otel", GENAI, {"outcomes": str(outcomes)}).trials
-    france = next(t for t in trials if t.task_id == "capital-france")
+    imported = read_import("otel", GENAI, {"outcomes": str(outcomes)})
+    france = next(t for t in imported.trials if t.task_id == "capital-france")
     assert (france.score, france.success, france.trial) == (0.5, False, 3)
+    # The run says which file decided its outcomes, by content as well as by name.
+    assert imported.config["outcomes"] == {
+        "file": str(outcomes),
+        "sha256": hashlib.sha256(outcomes.read_bytes()).hexdigest(),
+        "rows": 1,
+    }
 
 
 def test_outcomes_file_that_contradicts_the_trace_is_refused(tmp_path: Path) -> None:

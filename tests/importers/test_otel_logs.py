@@ -8,6 +8,7 @@ SDK and encoded by its own OTLP encoders."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,8 @@ def test_log_events_join_their_spans_as_grades_outcome_and_transcript(
         assert said == [("user", "Capital of France?"), ("assistant", "Paris.")]
         assert t.answer == "Paris."
     assert run.config["logs"]["events"] == 6
+    # The run records which logs file it read, by content as well as by name.
+    assert run.config["logs"]["sha256"] == hashlib.sha256(logs.read_bytes()).hexdigest()
 
 
 def test_without_the_logs_the_same_traces_have_no_outcome(cli: Any, tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def collect(
     """Receive traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON; GenAI event
     records on POST /v1/logs) and store each trace as a trial when its root span ends;
     Ctrl-C stores open traces as incomplete trials and stops."""
-    from agentgauge.importers.spans import TraceOptions, read_outcomes
+    from agentgauge.importers.spans import TraceOptions, outcomes_record, read_outcomes
     from agentgauge.store import utc_now
     from agentgauge.suite import load_suite
 
@@ -85,6 +85,9 @@ def collect(
         outcome_evaluation=outcome_evaluation,
     )
     rows = read_outcomes(outcomes) if outcomes else None
+    config: dict[str, object] = {"attributes": options.__dict__}
+    if outcomes and rows is not None:
+        config["outcomes"] = outcomes_record(outcomes, rows)
     loaded = load_suite(suite, include_heldout=True) if suite else None
     tasks = {t.id: t for t in loaded.tasks} if loaded else {}
     run_id = run_id or "collect-" + re.sub(r"[^0-9TZ]", "", utc_now())[:15] + "Z"
@@ -92,8 +95,9 @@ def collect(
     created = not Path(store).exists()
     try:
         receiver = _receive(
-            store, run_id, port, options, rows, tasks, suite, loaded, out, settle_s=settle
-        )
+            store, run_id, port, options, rows, tasks, suite, loaded, out,
+            config=config, settle_s=settle,
+        )  # fmt: skip
     except InputError:
         if created:  # a port in use (or a bad run id) leaves no empty store behind
             for path in (store, f"{store}-wal", f"{store}-shm"):
@@ -140,6 +144,7 @@ def _receive(
     loaded: Suite | None,
     out: Console,
     *,
+    config: dict[str, object],
     settle_s: float = 0.0,
 ) -> Receiver:
     from agentgauge.collect import collect as receive
@@ -167,7 +172,7 @@ def _receive(
                             created_at=utc_now(),
                             source=SOURCE,
                             agentgauge_version=__version__,
-                            config={"attributes": options.__dict__},
+                            config=config,
                         )
                     )
                     if tasks:

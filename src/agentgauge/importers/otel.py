@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentgauge.errors import InputError
-from agentgauge.importers import ImportedRun, register
+from agentgauge.importers import ImportedRun, file_sha256, register
 from agentgauge.importers.dialects import GENAI, Dialect
 from agentgauge.importers.otlp import (
     Span,
@@ -26,6 +26,7 @@ from agentgauge.importers.otlp import (
 from agentgauge.importers.spans import (
     Outcome,
     TraceOptions,
+    outcomes_record,
     read_outcomes,
     trial_from_trace,
     trials_from_spans,
@@ -79,6 +80,8 @@ def read_spans_file(
     trials = assign_trial_indices([(None, t) for t in trials], file=path)
     used = {t.task_id for t in trials}
     config: dict[str, object] = {"dialect": dialect.name, "attributes": options.__dict__}
+    if rows is not None and outcomes is not None:
+        config["outcomes"] = outcomes_record(outcomes, rows)
     if joined is not None:
         config["logs"] = joined
     return ImportedRun(
@@ -109,6 +112,7 @@ def _join_logs(logs: Path, spans: list[Span], traces: Path) -> dict[str, object]
         )
     return {
         "file": str(logs),
+        "sha256": file_sha256(logs),
         "events": joined,
         "events_of_other_traces": len(unmatched),
         "records_not_events": got.not_events,

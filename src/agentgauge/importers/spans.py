@@ -58,6 +58,7 @@ __all__ = [
     "evaluation_grade",
     "events_from_trace",
     "group_traces",
+    "outcomes_record",
     "read_outcomes",
     "trial_from_trace",
     "trials_from_spans",
@@ -110,6 +111,14 @@ def read_outcomes(path: str | Path) -> dict[str, Outcome]:
             )
         out[trace_id] = row
     return out
+
+
+def outcomes_record(path: str | Path, rows: Mapping[str, Outcome]) -> dict[str, object]:
+    """What a run keeps of the outcomes file that decided its outcomes: the file, its
+    SHA-256 and its number of rows (the run's ``config["outcomes"]``)."""
+    from agentgauge.importers import file_sha256
+
+    return {"file": str(path), "sha256": file_sha256(Path(path)), "rows": len(rows)}
 
 
 _OUTCOME_KEYS = ("trace_id", "task_id", "trial", "success", "score")
