@@ -89,7 +89,7 @@ def test_passing_gates_and_the_summary(pytester: pytest.Pytester) -> None:
             "*= agentgauge =*",
             "test_inner.py::test_counting  *agentgauge.db:test_counting-*",
             "*variant=base: success 1.000 (6/6) (95% CI 0.610–1.000; 2 tasks, 6 trials)"
-            "  pass^1 1.00  pass^2 1.00  pass^4 -",
+            "  pass^1 1.00 (2/2 tasks)  pass^2 1.00 (2/2 tasks)  pass^4 -",
             "  PASS success_rate [[]ci_lower[]] >= 0.6 — agent=python:agentgauge.testing.worlds"
             ".counting_agent, variant=base: success_rate ci_lower = 0.6097",
             "  PASS pass_hat_k.2 >= 0.9 — *: pass_hat_k.2 = 1",
@@ -110,12 +110,14 @@ def test_failing_gate_names_each_failed_gate(pytester: pytest.Pytester) -> None:
     out = pytester.runpytest()
     out.assert_outcomes(failed=1)
     # Task a 2/2, task b 0/2: success 2/4 = 0.5 < 0.9 fails; pass^2 = (1 + 0)/2 = 0.5 >= 0.4
-    # passes, so exactly one line follows the header.
+    # passes, so exactly one line follows the header. pass^1 and pass^2 are both (1 + 0)/2,
+    # as is success (task means 1 and 0), SE = sd(1, 0)/sqrt(2) = 0.7071/1.4142 = 0.5.
     out.stdout.fnmatch_lines(
         [
             "*1 of 2 gate checks failed",
             "gate failed: success_rate >= 0.9 (agent=python:test_inner.fails_b, variant=base): "
             "success_rate = 0.5",
+            "*success 0.500 ± 0.500 *pass^1 0.50 ± 0.50  pass^2 0.50 ± 0.50  pass^4 -",
         ]
     )
     out.stdout.no_fnmatch_line("gate failed: pass_hat_k*")

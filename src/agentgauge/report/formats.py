@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["DASH", "money", "no_spread_count"]
+__all__ = ["DASH", "money", "no_spread_count", "no_spread_tasks"]
 
 #: What a figure nobody measured shows (the reason is printed beside or below it).
 DASH = "—"
@@ -33,3 +33,14 @@ def no_spread_count(se: float | None, n_successes: int | None, n_trials: int | N
     if se != 0 or not n_trials or n_successes is None:
         return None
     return f"({n_successes}/{n_trials})"
+
+
+def no_spread_tasks(value: float | None, se: float | None, n_tasks: int | None) -> str | None:
+    """``(10/10 tasks)``, or ``(each of 10 tasks)``, where a task average's SE is 0 (every
+    task has the same value: each passes at k, or none does): as for `no_spread_count`,
+    the count stands in for a "± 0". ``None`` otherwise."""
+    if value is None or se != 0 or not n_tasks:
+        return None
+    if value in (0.0, 1.0):
+        return f"({round(value * n_tasks)}/{n_tasks} tasks)"
+    return f"(each of {n_tasks} tasks)"

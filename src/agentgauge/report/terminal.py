@@ -22,7 +22,7 @@ from agentgauge.display import terminal_warning
 from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import money as _money
-from agentgauge.report.formats import no_spread_count
+from agentgauge.report.formats import no_spread_count, no_spread_tasks
 from agentgauge.report.scope import ALL_VARIANTS
 
 __all__ = [
@@ -55,11 +55,8 @@ def _pm_tasks(value: float | None, se: float | None, n_tasks: int) -> str:
     passes at k, or none does) there is no spread to estimate an SE from and "± 0.0"
     would claim a certainty a handful of tasks cannot give, so the cell says how many
     tasks stand behind it (``100.0% (10/10 tasks)``); the interval is the CI row's."""
-    if value is None or se != 0 or not n_tasks:
-        return _pm(value, se)
-    if value in (0.0, 1.0):
-        return f"{_pct(value)} ({round(value * n_tasks)}/{n_tasks} tasks)"
-    return f"{_pct(value)} (each of {n_tasks} tasks)"
+    count = no_spread_tasks(value, se, n_tasks)
+    return _pm(value, se) if count is None else f"{_pct(value)} {count}"
 
 
 def _pm_trials(group: dict[str, Any]) -> str:

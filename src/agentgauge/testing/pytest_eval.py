@@ -26,7 +26,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentgauge.errors import AgentgaugeError, InputError, first_error
-from agentgauge.report.formats import no_spread_count
+from agentgauge.report.formats import no_spread_count, no_spread_tasks
 from agentgauge.report.gates import Gate, GateConfig, GateResult, gate_ks, load_gate_config
 from agentgauge.schema import Trial
 
@@ -365,6 +365,16 @@ def _fmt(x: Any, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec)
 
 
+def _task_average(value: float | None, se: float | None, n_tasks: int | None) -> str:
+    """pass^k ± its SE across tasks, or the count of tasks where there is no spread."""
+    if value is None:
+        return "-"
+    count = no_spread_tasks(value, se, n_tasks)
+    if count is not None:
+        return f"{value:.2f} {count}"
+    return f"{value:.2f}" if se is None else f"{value:.2f} ± {se:.2f}"
+
+
 def summary_lines(results: Sequence[EvalResult]) -> list[str]:
     """The terminal summary: per result and group, success ± SE, CI, pass^k and gates."""
     lines: list[str] = []
@@ -376,12 +386,13 @@ def summary_lines(results: Sequence[EvalResult]) -> list[str]:
             labels = ", ".join(
                 f"{key}={g[key]}" for key in ("agent", "model", "variant") if g.get(key) is not None
             )
-            pass_hat = "  ".join(
-                f"pass^{k} {_fmt(v, '.2f')}"
-                for k, v in sorted(g.get("pass_hat_k", {}).items(), key=lambda kv: int(kv[0]))
-            )
             trials = g.get("n_trials")
             tasks = g.get("n_tasks")
+            ses = g.get("pass_hat_k_se", {})
+            pass_hat = "  ".join(
+                f"pass^{k} {_task_average(v, ses.get(k), tasks)}"
+                for k, v in sorted(g.get("pass_hat_k", {}).items(), key=lambda kv: int(kv[0]))
+            )
             count = no_spread_count(sr.get("se"), g.get("n_successes"), trials)
             spread = f" {count}" if count is not None else f" ± {_fmt(sr.get('se'))}"
             lines.append(
