@@ -223,9 +223,12 @@ def test_degenerate_inputs() -> None:
     one = compare(_table({"t": [1]}), _table({"t": [0]}))
     assert one.se_paired is None and one.p_value is None and one.ci95 is None
     assert one.verdict == "not distinguishable from noise with 1 task × 1 trial"
-    # Every task moves by exactly +1: zero spread, a certain shift.
+    # Every task moves by exactly +1: zero spread, no t statistic. The p-value is the
+    # exact sign test's over the 2 tasks, 2 · (1/2)² = 0.5 (a t test "gave" 0).
     shift = compare(_table({"a": [0], "b": [0]}), _table({"a": [1], "b": [1]}))
-    assert shift.se_paired == 0 and shift.p_value == 0.0 and shift.verdict == "B is better"
+    assert shift.se_paired == 0 and shift.p_value == 0.5 and shift.p_method == "sign"
+    assert shift.verdict == "B is better"
+    assert shift.p_test == "exact sign test over 2 tasks, each moved by the same amount"
     json.dumps(one.to_dict(), allow_nan=False)
     # Two tasks, huge spread: the t interval would pass ±1; it is clipped to [−1, 1].
     wide = compare(_table({"a": [0], "b": [1]}), _table({"a": [1], "b": [0]}))
@@ -328,6 +331,37 @@ def test_two_all_passing_runs_get_an_interval_with_width() -> None:
     runs = [_table({f"t{i}": [1, 1, 1] for i in range(20)}) for _ in range(2)]
     c = compare(*runs)
     assert c.ci95_score == pytest.approx((-0.060172, 0.060172), abs=1e-6)
+
+
+def test_runs_that_agree_task_by_task_get_newcombes_corrected_correlation() -> None:
+    # One trial per task, A and B alike on all 5 (3 pass both, 2 fail both): d = 0 with
+    # SE 0, so the score interval is used, and Pearson's r of the two rates is 1, which
+    # made it [0, 0]. Newcombe's (1998) method 10 by hand: each rate 3/5 has the Wilson
+    # interval [.230724, .882357]; φ = (AD − BC − N/2)/√((A+B)(C+D)(A+C)(B+D))
+    # = (6 − 2.5)/√36 = .583333; lower = −√(.369276² − 2φ·.369276·.282357 + .282357²)
+    # = −.307323, upper likewise.
+    same = {"t1": [1], "t2": [0], "t3": [1], "t4": [0], "t5": [1]}
+    c = compare(_table(same), _table(same), margin=0.05)
+    assert c.interval == "score"
+    assert c.ci95 == pytest.approx((-0.307323, 0.307323), abs=1e-6)
+    assert c.non_inferior is False
+
+
+def test_tasks_whose_rates_match_but_whose_trials_differ_are_not_certain() -> None:
+    # The same rate per task in both runs (1, 0, 1/2, 1/2) from different trials: d = 0
+    # with SE 0, and r = 1 gave [0, 0], so a 5-point non-inferiority margin "held" on
+    # 8 trials a side. Each rate: SE² = var(1, 0, .5, .5)/4 = .041667; the binomial
+    # noise of the tasks, Σ p(1 − p)/(n − 1) / T² = (.25 + .25)/16 = .03125; so
+    # ρ = 1 − .03125/.041667 = .25 and r = min(1, √(.25 · .25)) = .25. The design-effect
+    # Wilson of each rate: deff = .041667/(.25/8) · (t₃/t₇)² = 1.3333 · 1.81136, n* =
+    # 8/2.41515 = 3.31243, half-width 1.959964/(1 + z²/n*) · √(.25/n* + z²/(4n*²))
+    # = .36640; d = 0 ± .36640 · √(2 − 2 · .25) = ±.44874.
+    a = _table({"a": [1, 1], "b": [0, 0], "c": [1, 0], "d": [0, 1]})
+    b = _table({"a": [1, 1], "b": [0, 0], "c": [0, 1], "d": [1, 0]})
+    c = compare(a, b, margin=0.05)
+    assert c.interval == "score"
+    assert c.ci95 == pytest.approx((-0.44874, 0.44874), abs=2e-5)
+    assert c.non_inferior is False
 
 
 def _ceiling_coverage(rate_a: float, rate_b: float, n_families: int, reps: int) -> float:

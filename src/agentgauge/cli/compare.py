@@ -58,7 +58,7 @@ def _print(result: CompareResult, out: Console) -> None:
     t.add_row("success rate", f"A {_pct(c.rate_a)}   B {_pct(c.rate_b)}   ({c.design})")
     ci = "—" if c.ci is None else f"{_pp(c.ci[0])} to {_pp(c.ci[1])}"
     t.add_row("B − A", f"{_pp(c.mean_diff)}   {round(100 * (1 - c.alpha))}% CI {ci}")
-    t.add_row("p-value", "—" if c.p_value is None else f"{c.p_value:.4g}   ({c.test})")
+    t.add_row("p-value", "—" if c.p_value is None else f"{c.p_value:.4g}   ({c.p_test})")
     se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.2f} pp"
     se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.2f} pp"
     t.add_row("SE", f"paired {se_p} ({c.se_method})   unpaired {se_u}")

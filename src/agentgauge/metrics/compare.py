@@ -248,6 +248,7 @@ class Comparison:
     """95% interval of the mean difference from each run's own success-rate interval
     (MOVER, Newcombe 1998), for contrast: it keeps its width near 0% and 100%."""
     p_value: float | None
+    """Two-sided p-value of no difference, by ``p_method``."""
     correlation: float | None
     """Pearson correlation of the per-task rates of A and B."""
     mcnemar: McNemar | None
@@ -266,6 +267,9 @@ class Comparison:
     tasks_only_a: list[str] = field(default_factory=list)
     tasks_only_b: list[str] = field(default_factory=list)
     seed: int = 0
+    p_method: str = "t"
+    """``t`` (Student's t on the paired differences) or ``sign`` (the exact sign test
+    over the units, where the differences have no spread)."""
     interval: str = "paired_t"
     """How ``ci`` and ``ci95`` were made: ``paired_t``, or ``score`` (the MOVER
     interval, at α = 0.05) when either run's rate is below 10% or above 90%, or every
@@ -287,6 +291,16 @@ class Comparison:
                 f"{unit} under-covers)"
             )
         return f"paired t on {unit}, df = {self.df}"
+
+    @property
+    def p_test(self) -> str:
+        """The test behind ``p_value``, for display."""
+        if self.df is None:
+            return "none (fewer than two units)"
+        unit = "families" if self.se_method == "clustered" else "tasks"
+        if self.p_method == "sign":
+            return f"exact sign test over {self.df + 1} {unit}, each moved by the same amount"
+        return f"Student's t on {unit}, df = {self.df}"
 
     @property
     def cost_ratio(self) -> float | None:
@@ -320,6 +334,7 @@ class Comparison:
             "se_unpaired": self.se_unpaired,
             "ci95": pair(self.ci95),
             "p_value": self.p_value,
+            "p_method": self.p_method,
             "correlation": self.correlation,
             "verdict": self.verdict,
             "flips": {"a_only": self.a_only, "b_only": self.b_only},
@@ -381,13 +396,19 @@ def _interval(
     return max(mean - q * se, -1.0), min(mean + q * se, 1.0)
 
 
-def _p_value(mean: float, se: float | None, df: int | None) -> float | None:
+def _p_value(mean: float, se: float | None, df: int | None) -> tuple[float | None, str]:
+    """The two-sided p-value of no difference, and the test that gave it.
+
+    Student's t on the paired differences; where they have no spread (SE 0) there
+    is no t statistic, and the p-value is the exact sign test's over the df + 1
+    units (tasks, or families), every one of which moved by the same amount:
+    2 · (1/2)^(df + 1), or 1 when that amount is 0. A t test would say 0 there,
+    a certainty five tasks cannot give."""
     if se is None or df is None:
-        return None
+        return None, "t"
     if se == 0:
-        # Every task moved by the same amount: no noise to hide a non-zero shift.
-        return 1.0 if mean == 0 else 0.0
-    return float(2 * special.stdtr(df, -abs(mean / se)))  # two-sided t tail
+        return (1.0 if mean == 0 else min(1.0, 2.0 * 0.5 ** (df + 1))), "sign"
+    return float(2 * special.stdtr(df, -abs(mean / se))), "t"  # two-sided t tail
 
 
 def _score_interval(
@@ -398,9 +419,8 @@ def _score_interval(
     """MOVER interval of d from the two runs' success-rate intervals on the shared tasks.
 
     Each rate gets the interval `success_interval` gives it (Wilson on the
-    design-effect-adjusted n for few clusters), and r is the clustered correlation
-    of the two rates (tasks share their difficulty across runs); see
-    `mover_difference_interval`. ``None`` when either run has no interval.
+    design-effect-adjusted n for few clusters), and r is `estimate_correlation`;
+    see `mover_difference_interval`. ``None`` when either run has no interval.
     """
     codes = None if families is None else cluster_codes(np.asarray(families, dtype=object))[0]
     (na, ca), (nb, cb) = counts_a, counts_b
@@ -410,9 +430,63 @@ def _score_interval(
     ci_b, _, _ = success_interval(pb, nb, cb, codes)
     if ci_a is None or ci_b is None:
         return None
-    units = np.arange(pa.size) if codes is None else codes
-    r = cluster_correlation(pa, pb, units)
+    r = estimate_correlation((na, ca), (nb, cb), codes)
     return mover_difference_interval(float(pa.mean()), ci_a, float(pb.mean()), ci_b, r)
+
+
+def estimate_correlation(
+    counts_a: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    counts_b: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    clusters: npt.NDArray[np.intp] | None,
+) -> float:
+    """The correlation of the two runs' success rates that the MOVER interval uses.
+
+    The clustered correlation of the task rates (`cluster_correlation`): tasks
+    share their difficulty across runs. Estimated from a few tasks it can reach 1
+    by chance, which gives an interval of zero width, although the two runs'
+    trials are independent draws. Two limits keep it below what the data support:
+
+    - where every task's rate is 0 or 1 in both runs (one trial per task, or
+      tasks that always or never pass), the task-level table is a paired 2×2 one,
+      and r is Newcombe's (1998) corrected φ (method 10, "Improved confidence
+      intervals for the difference between binomial proportions based on paired
+      data"): `cluster_correlation(..., corrected=True)`;
+    - otherwise, where every task moved by the same amount (the paired differences
+      have no spread, and r is 1 whenever the rates vary), r is at most √(ρ_A ρ_B),
+      ρ the share of the variance of each run's task rates that is not the
+      trials' own binomial noise, since that noise is independent between the
+      runs (Spearman's 1904 bound for correlations attenuated by measurement
+      error): ρ = 1 − mean_t v_t / var_t(p_t), v_t = p_t(1 − p_t)/(n_t − 1) the
+      unbiased estimate of a task's binomial variance (0 for tasks with one
+      trial, whose noise cannot be told from their difficulty).
+    """
+    (na, ca), (nb, cb) = counts_a, counts_b
+    pa: FloatArray = ca / na
+    pb: FloatArray = cb / nb
+    units = np.arange(pa.size) if clusters is None else clusters
+    binary = bool(np.all((ca == 0) | (ca == na)) and np.all((cb == 0) | (cb == nb)))
+    if binary:
+        return cluster_correlation(pa, pb, units, corrected=True)
+    r = cluster_correlation(pa, pb, units)
+    d = pb - pa
+    if r <= 0 or not np.allclose(d, d[0], rtol=0.0, atol=1e-12):
+        # The differences vary: r is estimated from them, and capping it with the bound
+        # (itself estimated) only biases it low (docs/compare-and-plan.md).
+        return r
+    reliability = [_beyond_noise(p, n) for p, n in ((pa, na), (pb, nb))]
+    return min(r, math.sqrt(reliability[0] * reliability[1]))
+
+
+def _beyond_noise(p: FloatArray, n: npt.NDArray[np.int64]) -> float:
+    """The share of the variance of the task rates that is not within-task binomial noise."""
+    if p.size < 2:
+        return 0.0
+    total = float(np.var(p, ddof=1))
+    if not total > 0:
+        return 0.0
+    several = n >= 2
+    noise = float(np.sum(p[several] * (1 - p[several]) / (n[several] - 1))) / p.size
+    return max(0.0, 1.0 - noise / total)
 
 
 def compare(
@@ -503,6 +577,7 @@ def compare(
     cop_a, why_a = _cost_of_pass(sub_a, rate_a)
     cop_b, why_b = _cost_of_pass(sub_b, rate_b)
 
+    p_value, p_method = _p_value(mean, se, df)
     design = design_phrase(T, na, nb)
     verdict, sup = verdict_sentence(ci, design, margin)
     return Comparison(
@@ -526,7 +601,8 @@ def compare(
         ci95=ci95,
         ci95_score=score,
         interval=interval,
-        p_value=_p_value(mean, se, df),
+        p_value=p_value,
+        p_method=p_method,
         correlation=corr,
         mcnemar=mc,
         a_only=a_only,

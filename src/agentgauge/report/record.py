@@ -541,7 +541,7 @@ def _difference(c: Comparison) -> str:
     se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.1f}"
     return (
         f"B − A = {_pp(c.mean_diff)} ({level}% CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
-        f"{_p(c.p_value)}, {c.test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
+        f"{_p(c.p_value)} by {c.p_test}, interval by {c.test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
     )
 
 

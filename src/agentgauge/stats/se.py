@@ -48,7 +48,13 @@ def se_mean(values: ArrayLike) -> float:
     v = _values(values)
     if v.size < 2:
         return float("nan")
-    return float(np.std(v, ddof=1) / np.sqrt(v.size))
+    resid = v - v.mean()
+    # Values equal in exact arithmetic (a shift of 1/3 made as 2/3 − 1/3 and as 1/3 − 0)
+    # differ by round-off, which would give an SE of ~1e-17: a near-zero-width interval
+    # instead of the "no spread" every display and interval rule treats as such.
+    scale = float(np.abs(v).max(initial=0.0))
+    resid[np.abs(resid) <= 64 * np.finfo(float).eps * scale] = 0.0
+    return float(np.sqrt(np.dot(resid, resid) / (v.size - 1)) / np.sqrt(v.size))
 
 
 def se_clustered(values: ArrayLike, clusters: ArrayLike) -> float:
@@ -83,7 +89,9 @@ def se_clustered(values: ArrayLike, clusters: ArrayLike) -> float:
     return float(np.sqrt(n_clusters / (n_clusters - 1) * meat) / v.size)
 
 
-def cluster_correlation(x: ArrayLike, y: ArrayLike, clusters: ArrayLike) -> float:
+def cluster_correlation(
+    x: ArrayLike, y: ArrayLike, clusters: ArrayLike, *, corrected: bool = False
+) -> float:
     """Correlation of the means of two task-value arrays under cluster sampling.
 
     The clustered covariance over the product of the clustered SEs, with the same
@@ -93,6 +101,15 @@ def cluster_correlation(x: ArrayLike, y: ArrayLike, clusters: ArrayLike) -> floa
 
     e = x − x̄, f = y − ȳ. With every task its own cluster it is Pearson's r of
     x and y. 0 when either mean has no spread to correlate (an SE of 0).
+
+    ``corrected``: Newcombe's (1998) correction of φ for his paired interval (method
+    10, "Improved confidence intervals for the difference between binomial
+    proportions based on paired data"): a positive cross sum S = Σ_c E_c F_c is
+    reduced by 1/2, and to 0 when it is at most 1/2; a negative one is kept. With
+    one trial per task and every task its own cluster, S = (AD − BC)/N and this is
+    his max(AD − BC − N/2, 0) exactly. Without it, a few tasks whose rates happen
+    to move together give r = 1 and a MOVER interval of zero width, although the
+    two runs' trials are independent draws.
     """
     vx, vy = _values(x), _values(y)
     labels = np.asarray(clusters)
@@ -102,5 +119,8 @@ def cluster_correlation(x: ArrayLike, y: ArrayLike, clusters: ArrayLike) -> floa
     ex = np.bincount(codes, weights=vx - vx.mean())
     ey = np.bincount(codes, weights=vy - vy.mean())
     den = float(np.sqrt(np.dot(ex, ex) * np.dot(ey, ey)))
+    cross = float(np.dot(ex, ey))
+    if corrected and cross > 0:
+        cross = max(cross - 0.5, 0.0)
     # Rounding can push |r| a hair past 1 when the two arrays are proportional.
-    return 0.0 if den == 0 else float(np.clip(np.dot(ex, ey) / den, -1.0, 1.0))
+    return 0.0 if den == 0 else float(np.clip(cross / den, -1.0, 1.0))
