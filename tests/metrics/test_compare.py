@@ -465,3 +465,16 @@ if __name__ == "__main__":
     import sys
 
     print(score_coverage_table(int(sys.argv[1]) if len(sys.argv) > 1 else 1000))
+
+
+def test_a_shift_equal_in_exact_arithmetic_has_no_spread() -> None:
+    # Every task loses one of its 3 passes: d = 1/3 − 2/3, 0 − 1/3, 2/3 − 1 are all −1/3
+    # exactly, but differ by round-off in floating point; that gave an SE of 2e-17 and a
+    # paired t interval of width 1e-16. Now the SE is 0, the interval is the score one,
+    # and the p-value the sign test's over 3 tasks: 2 · (1/2)³ = 0.25.
+    a = _table({"a": [1, 1, 0], "b": [1, 0, 0], "c": [1, 1, 1]})
+    b = _table({"a": [1, 0, 0], "b": [0, 0, 0], "c": [1, 1, 0]})
+    c = compare(a, b)
+    assert c.se_paired == 0.0 and c.interval == "score"
+    assert c.ci95 is not None and c.ci95[1] - c.ci95[0] > 0.5
+    assert (c.p_value, c.p_method) == (0.25, "sign")
