@@ -78,6 +78,11 @@ def test_non_inferiority_uses_ci_lower_bound(tmp_path: Path) -> None:
     assert not bad.passed
     with pytest.raises(InputError, match="baseline"):
         evaluate_gates(config, {"groups": []})
+    # One shared task: no interval, so the gate cannot be checked, and fails (it crashed).
+    one = {"mean_diff": 0.0, "ci95": None, "design": "1 task × 2 trials"}
+    (unknown,) = evaluate_gates(config, {"groups": []}, comparison=one)
+    assert not unknown.passed
+    assert unknown.detail == "cannot check: no interval of the difference from 1 task × 2 trials"
 
 
 @pytest.mark.parametrize(

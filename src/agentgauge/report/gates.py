@@ -228,9 +228,17 @@ def evaluate_gates(
                 raise InputError(
                     "a non_inferiority gate needs a baseline: pass --baseline SOURCE", field="gates"
                 )
-            lo = comparison["ci95"][0]
             assert gate.margin is not None
-            ok = lo is not None and lo > -gate.margin
+            ci = comparison.get("ci95")
+            if ci is None or ci[0] is None:
+                # One shared task (or one family) gives no interval: a gate that cannot
+                # be checked fails, it does not pass.
+                design = comparison.get("design")
+                why = "no interval of the difference" + (f" from {design}" if design else "")
+                results.append(GateResult(label, "B vs baseline", False, f"cannot check: {why}"))
+                continue
+            lo = ci[0]
+            ok = lo > -gate.margin
             results.append(
                 GateResult(
                     label,
