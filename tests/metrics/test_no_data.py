@@ -140,3 +140,17 @@ def test_auroc_with_one_outcome_class_says_why() -> None:
     p = agentgauge.metrics(trials).reliability[0]["predictability"]  # type: ignore[index]
     assert p["auroc"] is None and p["reason"] == "AUROC needs both successes and failures"
     assert p["calibration"] is not None
+
+
+def test_every_trial_an_excluded_infra_error_leaves_nothing_to_measure() -> None:
+    # The provider was down for the whole run: with --exclude-infra-errors no trial is
+    # left. Every figure is null with its reason (it ended in an IndexError).
+    trials = [
+        Trial(task_id=t, trial=0, success=False, status="error", error_kind="infra", error="down")
+        for t in ("a", "b")
+    ]
+    report = agentgauge.metrics(trials, exclude_infra_errors=True).to_dict()
+    [group] = report["groups"]
+    assert group["success_rate"]["value"] is None and group["n_trials"] == 0
+    assert group["infra_errors"] == 2
+    assert report["reliability"] == []

@@ -113,8 +113,10 @@ def _group_rows(table: TrialTable, by: Sequence[str]) -> list[tuple[tuple[Any, .
         return [((), np.arange(len(table), dtype=np.intp))]
     group, first = group_codes(table, by)
     if first.size <= 1:
+        if not len(table):  # every trial left out (all infra errors, excluded): no group
+            return []
         labels = tuple(getattr(table, key)[0] for key in by)
-        return [(labels, np.arange(len(table), dtype=np.intp))] if len(table) else []
+        return [(labels, np.arange(len(table), dtype=np.intp))]
     if first.size <= 64:  # a pass per group beats sorting ten million rows
         parts = [np.flatnonzero(group == g) for g in range(first.size)]
     else:
