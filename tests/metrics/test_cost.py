@@ -64,7 +64,7 @@ def test_judge_cost_kept_apart() -> None:
     m = cost_metrics(
         success_rate=1.0, **arrays(cost_usd=[1, 1, 1, 1], judge_cost_usd=[0.1, NAN, 0.2, NAN])
     )
-    assert m.judge_total == pytest.approx(0.3)
+    assert m.judge_total == pytest.approx(0.3) and m.judge_n == 2  # over the trials judged
     assert m.per_trial == 1.0 and m.cost_of_pass == 1.0
     assert cost_metrics(success_rate=1.0, **arrays(cost_usd=[1.0])).judge_total is None
 
@@ -84,7 +84,11 @@ def test_latency_quantiles_and_tokens() -> None:
     assert m.latency_p50 == pytest.approx(3.0)
     assert m.latency_p95 == pytest.approx(80.8)
     assert m.latency_mean == pytest.approx(22.0)
-    assert m.input_tokens == pytest.approx(200.0) and m.input_tokens_total == 600
+    # 3 of 6 trials report input tokens: their mean is 200, with its count; the total of
+    # the six is unknown (600 was the sum of three, shown as the total of six).
+    assert m.input_tokens == pytest.approx(200.0) and m.input_tokens_n == 3
+    assert m.input_tokens_total is None
+    assert m.reasons["tokens.input_total"] == "unknown for 3 of 6 trials"
     assert m.output_tokens == pytest.approx(35.0) and m.output_tokens_total == 210
     assert m.tool_calls == pytest.approx(3.5) and m.model_calls is None
 

@@ -62,11 +62,17 @@ class CostMetrics:
     """Mean input tokens per trial (over trials that report them)."""
     output_tokens: float | None
     input_tokens_total: float | None
+    """Sum over the trials; ``None`` unless every trial reports its input tokens."""
     output_tokens_total: float | None
     tool_calls: float | None
     """Mean tool calls per trial."""
     model_calls: float | None
     reasons: dict[str, str] = field(default_factory=dict)
+    judge_n: int = 0
+    """Trials that record a judge cost (the count behind `judge_total`)."""
+    input_tokens_n: int = 0
+    """Trials that report their input tokens (the count behind `input_tokens`)."""
+    output_tokens_n: int = 0
     spend_per_success: float | None = None
     """What the trials spent per success: total / successes, pooled over trials (the
     accounting figure; `cost_of_pass` is the expected cost of a success over tasks)."""
@@ -199,7 +205,11 @@ def cost_metrics(
     - spend_per_success = total / ``successes`` (pooled: what was spent per
       success, whichever tasks they came from); ``None`` without successes or with
       an unknown price.
-    - judge_total: the graders' spend, never added to the agent's.
+    - judge_total: the graders' spend, never added to the agent's, over the
+      ``judge_n`` trials that record one (a trial no judge graded records none).
+    - token totals: ``None`` when any trial lacks its count (reasons
+      ``tokens.input_total``, ``tokens.output_total``: unknown for N of M trials);
+      the means are over the ``input_tokens_n`` / ``output_tokens_n`` that have one.
     - latency p50 and p95 (linear interpolation between order statistics,
       numpy's default) and mean, over trials that report a latency.
     """
@@ -252,19 +262,29 @@ def cost_metrics(
     n_tool, tool_sum = _count_sum(tool_calls)
     n_model, model_sum = _count_sum(model_calls)
     n_judge, judge_sum = _count_sum(judge_cost_usd)
+    # A total over the trials that recorded a figure is not the total: one that some
+    # trials lack is unknown, and says for how many (the means stay, over those that
+    # recorded it, with their count). The judges' spend is summed over the trials a
+    # judge graded, with their count: a trial no judge graded records none.
+    for key, known in (("tokens.input_total", n_in), ("tokens.output_total", n_out)):
+        if 0 < known < n:
+            reasons[key] = f"unknown for {n - known} of {n} trials"
     return CostMetrics(
         per_trial=per_trial,
         total=total,
         cost_of_pass=cop,
         judge_total=judge_sum if n_judge else None,
+        judge_n=n_judge,
         missing=missing,
         latency_p50=p50,
         latency_p95=p95,
         latency_mean=_mean(latency_s, n_lat, lat_sum) if n_lat else None,
         input_tokens=in_sum / n_in if n_in else None,
         output_tokens=out_sum / n_out if n_out else None,
-        input_tokens_total=in_sum if n_in else None,
-        output_tokens_total=out_sum if n_out else None,
+        input_tokens_total=in_sum if n_in == n and n else None,
+        output_tokens_total=out_sum if n_out == n and n else None,
+        input_tokens_n=n_in,
+        output_tokens_n=n_out,
         tool_calls=tool_sum / n_tool if n_tool else None,
         model_calls=model_sum / n_model if n_model else None,
         reasons=reasons,

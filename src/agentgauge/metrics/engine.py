@@ -51,7 +51,10 @@ class GroupMetrics:
     def to_dict(self) -> dict[str, Any]:
         """The group object of ``agentgauge.metrics/1``, plus pass@k/pass^k SEs and null reasons."""
         o, c = self.outcome, self.cost
-        reasons = {**o.reasons, **{f"cost.{k}": v for k, v in c.reasons.items()}}
+        reasons = {
+            **o.reasons,
+            **{(k if k.startswith("tokens.") else f"cost.{k}"): v for k, v in c.reasons.items()},
+        }
         if o.n_trials:  # a figure no trial records is shown as missing, and why
             for key, value, what in (
                 ("cost.judge_total", c.judge_total, "a judge cost"),
@@ -90,6 +93,7 @@ class GroupMetrics:
                 "spend_per_success": _num(c.spend_per_success),
                 "judge_total": _num(c.judge_total),
                 "missing": c.missing,
+                "n_judged": c.judge_n,
             },
             "latency_s": {
                 "p50": _num(c.latency_p50),
@@ -101,6 +105,8 @@ class GroupMetrics:
                 "output": _num(c.output_tokens),
                 "input_total": _num(c.input_tokens_total),
                 "output_total": _num(c.output_tokens_total),
+                "n_input": c.input_tokens_n,
+                "n_output": c.output_tokens_n,
             },
             "calls": {"tool": _num(c.tool_calls), "model": _num(c.model_calls)},
             "null_reasons": reasons,

@@ -69,6 +69,22 @@ def _pm_trials(group: dict[str, Any]) -> str:
     return _pm(sr["value"], sr["se"])
 
 
+def _judged(group: dict[str, Any]) -> str:
+    """`` (2 of 3 trials)`` where a judge graded only some trials: the spend is theirs."""
+    judged, n = group["cost"].get("n_judged"), group["n_trials"]
+    return f" ({judged} of {n} trials)" if judged and n and judged < n else ""
+
+
+def _token_count(group: dict[str, Any]) -> str:
+    """`` (2 / 1 of 3 trials)`` where the token means come from fewer trials than the group
+    holds: a mean over the trials that reported tokens, which should say how many."""
+    tok, n = group["tokens"], group["n_trials"]
+    got = [tok.get("n_input"), tok.get("n_output")]
+    if not n or all(k in (0, n, None) for k in got):
+        return ""
+    return f" ({' / '.join(str(k) for k in got)} of {n} trials)"
+
+
 def _cost(group: dict[str, Any], key: str, *, full: bool = False) -> str:
     """A cost figure; one that unpriced trials make unknown says so, with the count once."""
     cost = group["cost"]
@@ -152,9 +168,9 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
         _cost(g, "total"),
         _cost(g, "cost_of_pass"),
         _cost(g, "spend_per_success"),
-        _money(cost["judge_total"]),
+        _money(cost["judge_total"]) + _judged(g),
         f"{_num(lat['p50'], ' s')} / {_num(lat['p95'], ' s')}",
-        f"{_num(tok['input'], digits=0)} / {_num(tok['output'], digits=0)}",
+        f"{_num(tok['input'], digits=0)} / {_num(tok['output'], digits=0)}{_token_count(g)}",
         _num(g["calls"]["tool"]),
     ]
     return cells
