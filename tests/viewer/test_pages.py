@@ -323,3 +323,24 @@ def test_browsing_never_writes_to_the_store(served: Served, store_path: Path) ->
     for path in ("/", "/runs/retail-hasty", "/runs/retail-hasty/tasks?failed=1", "/diff"):
         assert _get(served, path)[0] == 200
     assert digest(store_path) == before
+
+
+def test_figures_nobody_measured_say_so_not_none(tmp_path: Path) -> None:
+    # One family, no call counts: the run page named the interval "None" and the trial
+    # page said "None model calls · None tool calls".
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        '{"task_id":"t1","success":true,"family":"f"}\n{"task_id":"t2","success":false,"family":"f"}\n'
+    )
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "m")
+    with serving(db) as s:
+        run = _get(s, "/runs/m")[2].decode()
+        trial = _get(s, "/runs/m/trials/1")[2].decode()
+    assert "None" not in run and "None" not in trial
+    assert "the interval is not computed: fewer than 2 clusters" in run
+    assert "model calls unknown · tool calls unknown" in trial
