@@ -58,3 +58,10 @@ def test_heldout_usage_from_store_audit(tmp_path: Path) -> None:
     assert use.uses == 2 and use.runs == ["r1", "r0"]
     assert use.sentence().startswith("held-out tasks used 2 times")
     assert heldout_usage([]).sentence() == "held-out tasks never used"
+
+
+def test_a_task_id_ending_in_nul_is_its_own_task() -> None:
+    # numpy's fixed-width text drops trailing NULs: "a\x00" (never passed) was merged
+    # into "a" (passed), and "never passed by any agent" said none.
+    table = TrialTable.from_columns(2, task_id=["a", "a\x00"], success=[True, False])
+    assert never_passed_tasks([table]) == ["a\x00"]

@@ -72,9 +72,11 @@ def never_passed_tasks(tables: Sequence[TrialTable]) -> list[str]:
     seen: set[str] = set()
     passed: set[str] = set()
     for t in tables:
-        ids = t.task_id.astype(str)
-        seen.update(ids.tolist())
-        passed.update(ids[t.success].tolist())
+        # The ids as Python strings: numpy's fixed-width text (``astype(str)``) drops
+        # trailing NULs, which merged "a\x00" into "a".
+        ids = [str(x) for x in t.task_id.tolist()]
+        seen.update(ids)
+        passed.update(i for i, ok in zip(ids, t.success.tolist(), strict=True) if ok)
     return sorted(seen - passed)
 
 
