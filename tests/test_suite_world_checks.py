@@ -138,3 +138,50 @@ def test_an_own_environment_that_declares_its_scenario_is_checked_before_any_tri
                        store=tmp_path / "s.db", progress=False)  # fmt: skip
     assert caught.value.field == "user_scenario.replies"
     assert not (tmp_path / "s.db").exists()
+
+
+EXPECTING = """tasks:
+  - id: t1
+    environment: retail
+    instruction: Please cancel order W1001
+    expectations:
+      final_state: {{}}
+      {extra}
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "reason"),
+    [
+        # Each loaded, then failed every trial with the same unknown grade.
+        (
+            'answer: {regex: "([unclosed"}',
+            "expectations.answer.regex",
+            "not a valid regular expression: unterminated character set",
+        ),
+        (
+            "milestones: [{id: a, tool: x, after: [nosuch]}]",
+            "expectations.milestones.0.after.0",
+            "milestone 'a' comes after 'nosuch', which is no milestone of the task",
+        ),
+        (
+            "milestones: [{id: a, tool: x, after: [b]}, {id: b, tool: y, after: [a]}]",
+            "expectations.milestones.0.after",
+            "milestone 'a' comes, through 'after', after itself",
+        ),
+        (
+            "milestones: [{id: a, tool: x}, {id: a, tool: y}]",
+            "expectations.milestones.1.id",
+            "milestone id 'a' is used twice (first at milestones[0])",
+        ),
+    ],
+)
+def test_expectations_no_grader_can_apply_fail_at_load(
+    tmp_path: Path, extra: str, field: str, reason: str
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra=extra))
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert err.value.field == field
+    assert reason in str(err.value)

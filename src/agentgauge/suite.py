@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -218,7 +219,7 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
             fld, reason = _describe(exc, err)
             line = line_of(node, err.get("loc", ()))
             raise InputError(prefix + reason, file=path, line=line, field=fld) from None
-        defect = _world_defect(task) or _callable_defect(task)
+        defect = _world_defect(task) or _callable_defect(task) or _expectation_defect(task)
         if defect is not None:
             loc, reason = defect
             raise InputError(prefix + reason, file=path, line=line_of(node, loc),
@@ -261,11 +262,50 @@ def _validate(obj: dict[str, Any], path: Path, line: int) -> Task:
     except ValidationError as exc:
         fld, reason = _describe(exc, _pick(exc))
         raise InputError(reason, file=path, line=line, field=fld) from None
-    defect = _world_defect(task) or _callable_defect(task)
+    defect = _world_defect(task) or _callable_defect(task) or _expectation_defect(task)
     if defect is not None:
         loc, reason = defect
         raise InputError(reason, file=path, line=line, field=".".join(str(p) for p in loc))
     return task
+
+
+def _expectation_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """An expectation no grader can apply, as ``(location, reason)``: a regular
+    expression that does not compile, or milestones whose ``after`` names an unknown
+    milestone, repeats an id or loops. Caught when the suite loads, rather than as the
+    same unknown grade in every trial."""
+    exp = task.expectations
+    if exp.answer is not None and exp.answer.regex is not None:
+        try:
+            re.compile(exp.answer.regex)
+        except re.error as exc:
+            return ("expectations", "answer", "regex"), f"not a valid regular expression: {exc}"
+    ids: dict[str, int] = {}
+    for i, m in enumerate(exp.milestones):
+        if m.id in ids:
+            return ("expectations", "milestones", i, "id"), (
+                f"milestone id {m.id!r} is used twice (first at milestones[{ids[m.id]}])"
+            )
+        ids[m.id] = i
+    for i, m in enumerate(exp.milestones):
+        for j, dep in enumerate(m.after):
+            if dep not in ids:
+                return ("expectations", "milestones", i, "after", j), (
+                    f"milestone {m.id!r} comes after {dep!r}, which is no milestone of the task"
+                )
+    after = {m.id: m.after for m in exp.milestones}
+    for m in exp.milestones:  # a cycle: m reachable from itself through 'after'
+        seen, stack = set(), list(after[m.id])
+        while stack:
+            dep = stack.pop()
+            if dep == m.id:
+                return ("expectations", "milestones", ids[m.id], "after"), (
+                    f"milestone {m.id!r} comes, through 'after', after itself"
+                )
+            if dep not in seen:
+                seen.add(dep)
+                stack.extend(after[dep])
+    return None
 
 
 def _callable_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
