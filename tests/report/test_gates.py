@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from agentgauge.errors import InputError
-from agentgauge.report.gates import evaluate_gates, load_gate_config
+from agentgauge.report.gates import evaluate_gates, load_gate_config, metric_paths
 
 
 def metrics_object(rate: float, lo: float, hi: float, pass4: float | None) -> dict[str, Any]:
@@ -165,3 +165,32 @@ def test_every_gate_path_reads_the_value_metrics_reports_in_gate_and_in_pytest(
                 else:
                     assert result.passed, (metric, result)
                     assert result.detail.endswith(f"= {value:.4g}"), (metric, result)
+
+
+@pytest.mark.parametrize(
+    ("gate", "line", "field", "reason"),
+    [
+        # Each used to load, then fail when checked, naming neither file nor line (or,
+        # for the bounds, to load and never pass).
+        ("metric: pass_hat_kk\n    min: 0.5", 2, "gates.0.metric",
+         "unknown metric 'pass_hat_kk'; did you mean 'pass_hat_k'?"),
+        ("metric: cost.cost_of_pas\n    max: 0.1", 2, "gates.0.metric",
+         "unknown metric 'cost.cost_of_pas'; did you mean 'cost.cost_of_pass'?"),
+        ("metric: pass_hat_k.0\n    min: 0.1", 2, "gates.0.metric", "takes a k of 1 or more"),
+        ("metric: success_rate\n    min: 1.5", 3, "gates.0.min", "a rate in [0, 1]"),
+    ],
+)  # fmt: skip
+def test_a_gate_on_no_metric_fails_when_the_file_loads(
+    tmp_path: Path, gate: str, line: int, field: str, reason: str
+) -> None:
+    path = write(tmp_path, f"gates:\n  - {gate}\n")
+    with pytest.raises(InputError) as err:
+        load_gate_config(path)
+    assert (err.value.line, err.value.field) == (line, field)
+    assert reason in str(err.value)
+
+
+def test_every_documented_metric_path_is_known() -> None:
+    for metric in ("success_rate", "cost.cost_of_pass", "latency_s.p95", "tokens.input_total",
+                   "outcome_consistency", "cost.spend_per_success"):  # fmt: skip
+        assert metric in metric_paths()

@@ -24,6 +24,8 @@ cannot be checked must not pass silently.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentgauge.errors import InputError
-from agentgauge.yamlio import load_yaml, validate_yaml
+from agentgauge.yamlio import line_of, load_yaml, validate_yaml
 
 __all__ = [
     "K_METRICS",
@@ -132,7 +134,72 @@ def load_gate_config(path: str | Path) -> GateConfig:
     data, node = load_yaml(path)
     if not isinstance(data, dict):
         raise InputError("expected a mapping with a 'gates' list", file=path, line=1)
-    return validate_yaml(GateConfig, data, node, file=path)
+    config = validate_yaml(GateConfig, data, node, file=path)
+    for i, gate in enumerate(config.gates):
+        defect = _metric_defect(gate)
+        if defect is not None:
+            key, reason = defect
+            raise InputError(
+                reason, file=path, line=line_of(node, ("gates", i, key)), field=f"gates.{i}.{key}"
+            )
+    return config
+
+
+#: A group's labels, not metrics.
+_LABELS = ("agent", "model", "variant", "cluster_unit")
+
+#: Metrics that are rates in [0, 1]: a bound outside it can never be met (or always is).
+_RATES = ("success_rate", "pass_at_k", "pass_hat_k", "outcome_consistency")
+
+
+def _metric_defect(gate: Gate) -> tuple[str, str] | None:
+    """What is wrong with a threshold gate's metric or bounds, as ``(key, reason)``:
+    a metric the metrics object does not have (a typo that used to fail only when the
+    gate ran, with no line), or a rate's bound outside [0, 1]."""
+    if gate.type != "threshold" or not gate.metric:
+        return None
+    head, dot, tail = gate.metric.partition(".")
+    if head in K_METRICS:
+        if dot and not (tail.isdigit() and int(tail) >= 1):
+            return "metric", f"{head} takes a k of 1 or more: {head}.K, got {gate.metric!r}"
+    elif gate.metric not in metric_paths():
+        names = sorted(metric_paths() | set(K_METRICS))
+        near = difflib.get_close_matches(gate.metric, names, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else " (docs/metrics.md lists them)"
+        return "metric", f"unknown metric {gate.metric!r}{hint}"
+    if head in _RATES:
+        for key, bound in (("min", gate.min), ("max", gate.max)):
+            if bound is not None and not 0 <= bound <= 1:
+                return key, f"{head} is a rate in [0, 1]; a {key} of {bound:g} cannot be meant"
+    return None
+
+
+@functools.cache
+def metric_paths() -> frozenset[str]:
+    """Every path a threshold gate can read in a group of ``agentgauge.metrics/1``
+    (``success_rate``, ``cost.cost_of_pass``, ``latency_s.p95``...), taken from the
+    metrics of two trials so that the list is the engine's own."""
+    from agentgauge.metrics.engine import compute_metrics
+    from agentgauge.table import TrialTable
+
+    table = TrialTable.from_columns(2, task_id=["a", "b"], success=[True, False])
+    [group] = compute_metrics(table, k=(1,), by=()).to_dict()["groups"]
+    paths: set[str] = set()
+
+    def walk(node: dict[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            path = f"{prefix}{key}"
+            if key in ("null_reasons", *_LABELS) or path.split(".")[0] in K_METRICS:
+                continue
+            if isinstance(value, dict):
+                if "value" in value:
+                    paths.add(path)
+                walk(value, f"{path}.")
+            elif value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+                paths.add(path)
+
+    walk(group, "")
+    return frozenset(paths)
 
 
 #: Metrics reported per k (``pass_hat_k.4``); bare, they mean the deployment k.
