@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentgauge.errors import InputError
-from agentgauge.importers.otlp import Span
+from agentgauge.importers.otlp import Span, same_span
 from agentgauge.importers.otlp_logs import LogEvent, attach_log_events
 from agentgauge.importers.spans import Outcome, TraceOptions, trial_from_trace
 from agentgauge.schema import Task, Trial
 
-__all__ = ["Accepted", "TraceBuffer"]
+__all__ = ["Accepted", "TraceBuffer", "conflict_message"]
 
 Cell = tuple[str | None, str | None, str, str]
 
@@ -33,6 +33,18 @@ class Accepted:
     """Spans of this request not kept (``partial_success.rejected_spans``)."""
     errors: list[str] = field(default_factory=list)
     """Why, one sentence per cause."""
+    repeats: int = 0
+    """Spans of this request held already, the same: dropped, not rejected."""
+
+
+class _Trace(list[Span]):
+    """An open trace's spans, and each by its span id (a repeat is found in one look)."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: dict[str, Span] = {}
 
 
 class TraceBuffer:
@@ -56,6 +68,7 @@ class TraceBuffer:
         self.max_open_traces = max_open_traces
         self.max_spans_per_trace = max_spans_per_trace
         self.open: dict[str, list[Span]] = {}
+        """Spans of open traces, by trace id (lists this buffer made: `_Trace`)."""
         self.max_held_events = max_held_events
         self.held_events: dict[str, list[LogEvent]] = {}
         """Events sent as log records, by trace, until the trace's trial is built."""
@@ -78,6 +91,7 @@ class TraceBuffer:
         """Hold ``spans``; build the trial of every trace whose root is among them."""
         out = Accepted()
         ended: dict[str, None] = {}  # trace ids in order, once each
+        conflicts: list[Span] = []
         for span in spans:
             trace = self.open.get(span.trace_id)
             if trace is None:
@@ -85,7 +99,16 @@ class TraceBuffer:
                     out.rejected += 1
                     _once(out.errors, f"more than {self.max_open_traces} traces open at once")
                     continue
-                trace = self.open[span.trace_id] = []
+                trace = self.open[span.trace_id] = _Trace()
+            ids = trace.ids if isinstance(trace, _Trace) else None
+            first = ids.get(span.span_id) if ids is not None else None
+            if first is not None:
+                if same_span(first, span):
+                    out.repeats += 1
+                else:
+                    out.rejected += 1
+                    conflicts.append(span)
+                continue
             if len(trace) >= self.max_spans_per_trace:
                 out.rejected += 1
                 _once(
@@ -93,8 +116,12 @@ class TraceBuffer:
                 )
                 continue
             trace.append(span)
+            if ids is not None:
+                ids[span.span_id] = span
             if span.parent_id is None:
                 ended[span.trace_id] = None
+        if conflicts:
+            out.errors.append(conflict_message(conflicts))
         if self.settle_s > 0:
             due = time.monotonic() + self.settle_s
             for trace_id in ended:
@@ -190,6 +217,21 @@ class TraceBuffer:
     def _take(self, cell: Cell, index: int) -> None:
         self._taken.add((cell, index))
         self._next[cell] = max(self._next.get(cell, 0), index + 1)
+
+
+def conflict_message(spans: list[Span]) -> str:
+    """Why ``spans``, each with the ids of a span received before and other content,
+    were not kept (``partial_success.error_message``)."""
+    first = spans[0]
+    which = (
+        f"span {first.span_id} of trace {first.trace_id}"
+        if len(spans) == 1
+        else f"{len(spans)} spans (the first: span {first.span_id} of trace {first.trace_id})"
+    )
+    return (
+        f"{which}: the traceId and spanId of a span received before, with other content; "
+        "the first one received is kept"
+    )
 
 
 def _once(errors: list[str], message: str) -> None:

@@ -3,7 +3,8 @@
 It speaks OTLP/HTTP as the OpenTelemetry protocol specification says
 (opentelemetry-proto ``docs/specification.md``, "OTLP/HTTP"): ``POST /v1/traces``
 with a protobuf (``application/x-protobuf``) or JSON (``application/json``)
-``ExportTraceServiceRequest``, optionally gzip-compressed (and ``POST /v1/logs``
+``ExportTraceServiceRequest``, optionally gzip- (or deflate-) compressed, which the
+receiver inflates itself (`inflate`) (and ``POST /v1/logs``
 with an ``ExportLogsServiceRequest``, whose GenAI event records join their traces:
 `Receiver._logs_reply`); the answer is encoded
 like the request. A request that cannot be decoded gets 400 with a
@@ -11,7 +12,8 @@ like the request. A request that cannot be decoded gets 400 with a
 content coding 415 (RFC 9110, 15.5.16); a body over the limit 413. A decoded
 request gets 200 with an ``ExportTraceServiceResponse`` whose ``partial_success``
 counts the spans not kept and says why (too many open traces, a trace that
-names no task).
+names no task, a span with the ids of one received before and other content; one
+received again the same is kept once).
 
 The guarantee: a request is answered only once every trial it completed is
 committed to the store, so a 200 means each accepted span is either in a stored
@@ -23,24 +25,27 @@ loss) loses the spans of traces still open.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sys
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
-from aiohttp.http_exceptions import ContentEncodingError
+from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 from google.protobuf import json_format
 from google.rpc import code_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from agentgauge.collect.buffer import TraceBuffer
+from agentgauge.collect.buffer import TraceBuffer, conflict_message
 from agentgauge.collect.join import attach_held, join_spans
 from agentgauge.errors import InputError
-from agentgauge.importers.otlp import spans_from_json, spans_from_protobuf
+from agentgauge.importers.otlp import sort_repeats, spans_from_json, spans_from_protobuf
 from agentgauge.importers.otlp_logs import (
     LogEvent,
     log_events_from_json,
@@ -60,6 +65,11 @@ JSON = "application/json"
 JOIN_EVERY_S = 1.0
 #: Largest request body, compressed or not (the SDK exporters send batches of 512 spans).
 MAX_BODY_BYTES = 32 * 1024 * 1024
+#: Content codings a body may come in (OTLP/HTTP asks for gzip; deflate is read too).
+CODINGS = ("identity", "gzip", "deflate")
+_ALIASES = {"x-gzip": "gzip"}
+#: Compressed bodies larger than this are inflated in a thread, off the event loop.
+INFLATE_IN_THREAD_BYTES = 1024 * 1024
 
 
 _T = TypeVar("_T")
@@ -70,6 +80,7 @@ class _Reply:
     status: int
     body: bytes
     content_type: str
+    headers: dict[str, str] | None = None
 
 
 class Receiver:
@@ -97,23 +108,25 @@ class Receiver:
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.max_body_bytes = max_body_bytes
         self.spans_accepted = 0
+        self.spans_repeated = 0
+        """Spans received again, the same as one received before: kept once."""
         self.events_accepted = 0
         self.trials_written = 0
         self._lock = asyncio.Lock()
 
     def app(self) -> web.Application:
+        """The application; serve it with ``auto_decompress=False`` (as `collect` does):
+        the receiver inflates bodies itself (`_body`)."""
         app = web.Application(client_max_size=self.max_body_bytes)
         app.router.add_post("/v1/traces", self.handle)
         app.router.add_post("/v1/logs", self.handle_logs)
         return app
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        reply = await self._reply(request)
-        return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
+        return _response(await self._reply(request))
 
     async def handle_logs(self, request: web.Request) -> web.StreamResponse:
-        reply = await self._logs_reply(request)
-        return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
+        return _response(await self._logs_reply(request))
 
     async def _decoded(
         self,
@@ -141,25 +154,52 @@ class Receiver:
             return _status(400, media, exc.message)
 
     async def _body(self, request: web.Request) -> tuple[str, bytes] | _Reply:
-        """The request's media type and (inflated) body, or the answer refusing it."""
+        """The request's media type and (inflated) body, or the answer refusing it.
+
+        The server does not inflate bodies itself (``auto_decompress=False``, `collect`):
+        a content coding it cannot decode is a 415 here, and a corrupt body a 400 that
+        says so, instead of aiohttp's own answers and tracebacks."""
         media = request.content_type
         if media not in (PROTOBUF, JSON):
             return _status(
                 415, JSON, f"unsupported Content-Type {media!r}; send {PROTOBUF} or {JSON}"
             )
-        coding = request.headers.get("Content-Encoding", "identity").strip().lower()
-        if coding not in ("identity", "gzip", "deflate"):
-            return _status(
-                415, media, f"unsupported Content-Encoding {coding!r}; send gzip or none"
+        header = request.headers.get("Content-Encoding", "")
+        parts = (part.strip().lower() for part in header.split(","))
+        # x-gzip is gzip (RFC 9110, 8.4.1.3); identity is no coding at all.
+        codings = [_ALIASES.get(c, c) for c in parts if c and c != "identity"]
+        coding = codings[0] if codings else "identity"
+        if len(codings) > 1 or coding not in CODINGS:
+            refused = _status(
+                415,
+                media,
+                f"unsupported Content-Encoding {header.strip()!r}; send gzip, deflate or none",
             )
+            refused.headers = {"Accept-Encoding": "gzip, deflate"}  # RFC 9110, 15.5.16
+            return refused
         try:
-            # aiohttp inflates gzip as it reads, and counts the inflated bytes against
-            # client_max_size: a small bomb is stopped at the limit, not in memory.
-            body = await request.read()
+            raw = await request.read()  # at most client_max_size bytes as sent
         except web.HTTPRequestEntityTooLarge:
             return _status(413, media, f"request body over {self.max_body_bytes} bytes")
-        except ContentEncodingError:
-            return _status(400, media, f"the body is not valid {coding}")
+        except (RequestPayloadError, ContentEncodingError, ConnectionError) as exc:
+            # The body ended early (the client went away) or its framing is broken.
+            return _status(400, media, f"the request body could not be read: {_reason(exc)}")
+        if coding == "identity":
+            return media, raw
+        try:
+            # Inflated with a bound, so a small bomb is stopped at the limit, not in
+            # memory; off the event loop when large, so other requests are not held up.
+            if len(raw) > INFLATE_IN_THREAD_BYTES:
+                body = await asyncio.to_thread(inflate, raw, coding, self.max_body_bytes)
+            else:
+                body = inflate(raw, coding, self.max_body_bytes)
+        except InputError as exc:
+            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
+            return _status(400, media, exc.message)
+        if body is None:
+            return _status(
+                413, media, f"request body over {self.max_body_bytes} bytes once inflated"
+            )
         return media, body
 
     async def _reply(self, request: web.Request) -> _Reply:
@@ -170,6 +210,11 @@ class Receiver:
         # One request at a time through the buffer and the writer: the trials of a
         # request are committed before it is answered, in arrival order.
         received = len(spans)
+        # A span is identified by its ids: sent twice in one request it counts once
+        # (the buffer does the same across requests for open traces; the events of a
+        # stored trial are added once, `attach_traces`).
+        found = sort_repeats(spans)
+        spans = found.kept
         async with self._lock:
             if self.store is not None:
                 spans, joined = join_spans(self.store, spans, self.buffer.open, self.buffer.options)
@@ -178,14 +223,20 @@ class Receiver:
             for trial in accepted.trials:
                 await self.writer.submit(trial)
             await self.writer.flush()
-        self.spans_accepted += received - accepted.rejected  # joined spans too
+        rejected = accepted.rejected + len(found.conflicting)
+        errors = accepted.errors
+        if found.conflicting:
+            errors = [conflict_message([repeat for _, repeat in found.conflicting]), *errors]
+        repeated = found.identical + accepted.repeats
+        self.spans_accepted += received - rejected - repeated  # joined spans too
+        self.spans_repeated += repeated
         self.trials_written += len(accepted.trials)
-        for error in accepted.errors:
+        for error in errors:
             self.log(f"agentgauge collect: rejected: {error}")
         response = ExportTraceServiceResponse()
-        if accepted.rejected:
-            response.partial_success.rejected_spans = accepted.rejected
-            response.partial_success.error_message = "; ".join(accepted.errors)
+        if rejected:
+            response.partial_success.rejected_spans = rejected
+            response.partial_success.error_message = "; ".join(errors)
         return _encoded(200, media, response)
 
     async def _logs_reply(self, request: web.Request) -> _Reply:
@@ -303,9 +354,94 @@ class Receiver:
         self.trials_written += len(trials)
         for error in errors:
             self.log(f"agentgauge collect: not stored at shutdown: {error}")
+        if self.spans_repeated:
+            self.log(
+                f"agentgauge collect: {self.spans_repeated} spans came again, the same as "
+                "before (an exporter's retry): each was kept once"
+            )
         incomplete = sum(1 for t in trials if t.metadata.get("incomplete"))
         if incomplete:
             self.log(f"agentgauge collect: {incomplete} open traces stored as incomplete trials")
+
+
+def inflate(raw: bytes, coding: str, limit: int) -> bytes | None:
+    """``raw`` decoded from its content coding (``gzip``, RFC 1952, one member or
+    several; ``deflate``, the zlib format RFC 9110 names, or the bare deflate data some
+    clients send), or ``None`` when it inflates to more than ``limit`` bytes. A body
+    that is not valid in its coding (corrupt, cut short, followed by other bytes) is
+    an `InputError` that says so."""
+    if coding == "gzip":
+        wbits = 16 + zlib.MAX_WBITS
+    else:  # a zlib header's first byte says "deflate" in its low four bits
+        wbits = zlib.MAX_WBITS if raw[:1] and raw[0] & 0x0F == 8 else -zlib.MAX_WBITS
+    out: list[bytes] = []
+    size = 0
+    data = raw
+    while True:
+        inflater = zlib.decompressobj(wbits)
+        try:
+            chunk = inflater.decompress(data, limit - size + 1)
+        except zlib.error as exc:
+            why = str(exc).removeprefix("Error -3 while decompressing data: ")
+            raise _not_valid(coding, why) from None
+        size += len(chunk)
+        if size > limit:
+            return None
+        out.append(chunk)
+        if not inflater.eof:
+            raise _not_valid(coding, "it ends before the compressed data does")
+        data = inflater.unused_data
+        if not data:
+            return b"".join(out)
+        if coding != "gzip":  # gzip may hold several members, one after another
+            raise _not_valid(coding, f"{len(data)} bytes follow the compressed data")
+
+
+def _not_valid(coding: str, why: str) -> InputError:
+    return InputError(
+        f"the body is not valid {coding} (Content-Encoding: {coding}): {why}", file="request"
+    )
+
+
+class _ClientFaults(logging.Handler):
+    """aiohttp's log, as the receiver says things: a request the HTTP parser refused
+    (broken framing, a header past its limits) or a client that hung up is the client's
+    fault, one line on stderr; anything else is a bug and keeps its traceback."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self._log = log
+        self.setFormatter(logging.Formatter("agentgauge collect: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            why = " ".join(str(exc.message).split()) or type(exc).__name__
+            self._log(f"agentgauge collect: refused a request ({exc.code}): {why}")
+        elif isinstance(exc, ConnectionError | RequestPayloadError):
+            self._log(f"agentgauge collect: {record.getMessage()}: {_reason(exc)}")
+        else:
+            self._log(self.format(record))
+
+
+def _http_logger(log: Callable[[str], None]) -> logging.Logger:
+    """A logger of its own for the HTTP server (not in the logging tree, so nothing
+    configured elsewhere sees it or adds to it), writing through ``log``."""
+    logger = logging.Logger("agentgauge.collect.http")
+    logger.addHandler(_ClientFaults(log))
+    return logger
+
+
+def _reason(exc: BaseException) -> str:
+    """An aiohttp payload error's message, on one line."""
+    text = str(exc).replace("\n", " ").strip()
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def _response(reply: _Reply) -> web.Response:
+    return web.Response(
+        status=reply.status, body=reply.body, content_type=reply.content_type, headers=reply.headers
+    )
 
 
 def _status(http: int, media: str, message: str) -> _Reply:
@@ -345,7 +481,17 @@ async def collect(
         settle_s=settle_s,
     )
     receiver = Receiver(TrialWriter(store, run_id), buffer, log=log, store=store)
-    runner = web.AppRunner(receiver.app(), access_log=None, handle_signals=False)
+    # Bodies are inflated by the receiver (`Receiver._body`), not by aiohttp, which
+    # refuses a coding it lacks before the handler runs and logs a traceback for a
+    # corrupt body; client_max_size then bounds the body as sent.
+    # aiohttp's own log (a request its parser refused) goes through the receiver's.
+    runner = web.AppRunner(
+        receiver.app(),
+        access_log=None,
+        handle_signals=False,
+        auto_decompress=False,
+        logger=_http_logger(receiver.log),
+    )
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
     try:

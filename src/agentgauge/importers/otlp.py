@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -32,12 +32,18 @@ from agentgauge.schema import INT64_MAX
 from agentgauge.textio import MAX_DEPTH, decode_utf8, loads_json
 
 __all__ = [
+    "Repeats",
     "Span",
     "SpanEvent",
+    "duration_known",
     "read_otlp_documents",
     "read_otlp_json_file",
+    "read_otlp_spans",
+    "same_span",
+    "sort_repeats",
     "spans_from_json",
     "spans_from_protobuf",
+    "unique_spans",
 ]
 
 #: ``Status.code`` of a failed span (opentelemetry-proto trace.proto ``STATUS_CODE_ERROR``).
@@ -66,6 +72,8 @@ class Span:
     name: str
     start_ns: int
     end_ns: int
+    """The span's end, or its start when it records none or one before its start: a
+    time that orders the span; whether its duration is known is ``ended``."""
     attributes: dict[str, Any]
     events: list[SpanEvent] = field(default_factory=list)
     error: str | None = None
@@ -74,6 +82,81 @@ class Span:
     """The attributes of the resource that emitted the span (``service.name``...)."""
     where: str = ""
     """Where the span was read, for messages: ``FILE:LINE: resourceSpans[0]...``."""
+    ended: bool = True
+    """Whether the span records its start and an end at or after it: only then is its
+    duration (``end_ns - start_ns``) a measure, else it is unknown."""
+
+    @property
+    def duration_s(self) -> float | None:
+        """The span's duration in seconds, or ``None`` when it is unknown (`ended`)."""
+        return (self.end_ns - self.start_ns) / 1e9 if self.ended else None
+
+
+def duration_known(start_ns: int, end_ns: int) -> bool:
+    """Whether a span with these times measured its duration: both set (0 is the
+    protocol's "not set") and the end not before the start."""
+    return start_ns > 0 and end_ns >= start_ns
+
+
+def same_span(a: Span, b: Span) -> bool:
+    """Whether two spans with the same ids say the same thing (where each was read
+    aside): a repeat (an exporter's retry, a file concatenated twice), not a conflict."""
+    return (
+        a.parent_id == b.parent_id
+        and a.name == b.name
+        and a.start_ns == b.start_ns
+        and a.end_ns == b.end_ns
+        and a.ended == b.ended
+        and a.error == b.error
+        and a.attributes == b.attributes
+        and a.events == b.events
+        and a.resource == b.resource
+    )
+
+
+@dataclass
+class Repeats:
+    """Spans sorted by identity, ``(trace_id, span_id)`` (`sort_repeats`)."""
+
+    kept: list[Span]
+    """Each span once, the first read of each, in order."""
+    identical: int = 0
+    """Repeats that say what the span kept says: dropped."""
+    conflicting: list[tuple[Span, Span]] = field(default_factory=list)
+    """Repeats with other content, each with the span kept: ``(first, repeat)``."""
+
+
+def sort_repeats(spans: Iterable[Span]) -> Repeats:
+    """``spans`` with each span, identified by ``(trace_id, span_id)``, kept once: the
+    first read. A set lookup per span; the content of a repeat is compared only then."""
+    seen: dict[tuple[str, str], Span] = {}
+    out = Repeats(kept=[])
+    for span in spans:
+        key = (span.trace_id, span.span_id)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = span
+            out.kept.append(span)
+        elif same_span(first, span):
+            out.identical += 1
+        else:
+            out.conflicting.append((first, span))
+    return out
+
+
+def unique_spans(spans: Iterable[Span]) -> tuple[list[Span], int]:
+    """``spans`` with identical repeats dropped, and how many were; a span whose ids
+    repeat another's with other content is an `InputError` naming both."""
+    found = sort_repeats(spans)
+    if found.conflicting:
+        first, repeat = found.conflicting[0]
+        raise InputError(
+            f"span {repeat.span_id} of trace {repeat.trace_id} was read before with other "
+            f"content ({first.where}): a span is identified by its traceId and spanId, and "
+            "two spans with the same ids must be the same span",
+            file=repeat.where,
+        )
+    return found.kept, found.identical
 
 
 _SIGNAL = {"resourceSpans": "traces", "resourceLogs": "logs"}
@@ -364,6 +447,7 @@ def _json_span(
             error = check.text(status, "message", f"{at}.status") or "error"
     start = check.uint64(span, "startTimeUnixNano", at)
     end = check.uint64(span, "endTimeUnixNano", at)
+    ended = duration_known(start, end)
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -376,16 +460,26 @@ def _json_span(
         error=error,
         resource=resource,
         where=f"{place}: {at}",
+        ended=ended,
     )
 
 
 def read_otlp_json_file(path: Path) -> list[Span]:
-    """Every span of an OTLP JSON file: one request per line (the Collector's file
-    exporter), or one request as the whole document."""
+    """Every span of an OTLP JSON file, once: one request per line (the Collector's
+    file exporter), or one request as the whole document (`read_otlp_spans`)."""
+    return read_otlp_spans(path)[0]
+
+
+def read_otlp_spans(path: Path) -> tuple[list[Span], int]:
+    """The spans of an OTLP JSON file, each once, and how many repeats were skipped.
+
+    A span is identified by ``(traceId, spanId)``: one written twice the same (a file
+    concatenated twice, an exporter's retry that the file exporter kept) is read once;
+    two spans with the same ids and different content are refused, naming both."""
     spans: list[Span] = []
     for doc, line in read_otlp_documents(path):
         spans.extend(spans_from_json(doc, file=path, line=line))
-    return spans
+    return unique_spans(spans)
 
 
 def read_otlp_documents(path: Path) -> Iterator[tuple[Any, int | None]]:
@@ -457,6 +551,8 @@ def spans_from_protobuf(body: bytes, *, source: str) -> list[Span]:
         for j, ss in enumerate(rs.scope_spans):
             for k, span in enumerate(ss.spans):
                 at = f"{rs_at}.scopeSpans[{j}].spans[{k}]"
+                start, end = span.start_time_unix_nano, span.end_time_unix_nano
+                ended = duration_known(start, end)
                 if len(span.trace_id) != 16 or len(span.span_id) != 8:
                     bad = "traceId" if len(span.trace_id) != 16 else "spanId"
                     raise InputError(
@@ -472,8 +568,8 @@ def spans_from_protobuf(body: bytes, *, source: str) -> list[Span]:
                         span_id=span.span_id.hex(),
                         parent_id=span.parent_span_id.hex() or None,
                         name=span.name,
-                        start_ns=span.start_time_unix_nano,
-                        end_ns=max(span.end_time_unix_nano, span.start_time_unix_nano),
+                        start_ns=start,
+                        end_ns=max(end, start),
                         attributes=_pb_attributes(span.attributes, at, source),
                         events=[
                             SpanEvent(
@@ -488,6 +584,7 @@ def spans_from_protobuf(body: bytes, *, source: str) -> list[Span]:
                         else None,
                         resource=resource,
                         where=f"{source}: {at}",
+                        ended=ended,
                     )
                 )
     return out

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
 from agentgauge.importers.dialects import Dialect, Message, SpanKind, detect, first
-from agentgauge.importers.otlp import Span
+from agentgauge.importers.otlp import Span, unique_spans
 from agentgauge.otel_record import (
     EVALUATION_EVENT,
     RECORD_MARK,
@@ -198,7 +198,9 @@ def trials_from_spans(
     """One trial per trace (`trial_from_trace`), in the order traces first appear.
     ``dialect=None`` detects each trace's dialect from its spans. Trial indices the
     trace does not give are left ``None`` (`agentgauge.sources.assign_trial_indices`
-    numbers them)."""
+    numbers them). A span given twice counts once; two different spans with the same
+    ``(trace_id, span_id)`` are an `InputError` (`agentgauge.importers.otlp.unique_spans`)."""
+    spans, _repeats = unique_spans(spans)
     return [
         trial_from_trace(
             trace,
@@ -431,7 +433,7 @@ class _Builder:
             "input_tokens": self._int(span, self.d.input_tokens),
             "output_tokens": self._int(span, self.d.output_tokens),
             "cost_usd": self._cost(span),
-            "latency_s": (span.end_ns - span.start_ns) / 1e9,
+            "latency_s": span.duration_s,  # unknown for a span with no (usable) end
         }
         return ModelCallEvent(**_given(fields, _CALL_NONE_DEFAULTS))
 
@@ -531,7 +533,7 @@ class _Builder:
             "input_tokens": _total([c.input_tokens for c in calls]),
             "output_tokens": _total([c.output_tokens for c in calls]),
             "cost_usd": _total([c.cost_usd for c in calls]),
-            "latency_s": (self.root.end_ns - self.root.start_ns) / 1e9,
+            "latency_s": self.root.duration_s,
             "tool_calls": sum(1 for e in events if isinstance(e, ToolCallEvent)),
             "model_calls": len(calls),
             "status": status,
