@@ -107,8 +107,10 @@ def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
         value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         at = exc.lineno if line is None else line
+        # Some messages end in "at" already ("Unterminated string starting at").
+        where = "column" if exc.msg.endswith(" at") else "at column"
         raise InputError(
-            f"invalid JSON: {exc.msg} at column {exc.colno}", file=file, line=at
+            f"invalid JSON: {exc.msg} {where} {exc.colno}", file=file, line=at
         ) from None
     except RecursionError:
         raise InputError(

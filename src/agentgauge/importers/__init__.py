@@ -123,6 +123,13 @@ def read_import(
         )
     path = Path(path)
     if not path.is_file() and not (fmt in DIRECTORY_FORMATS and path.is_dir()):
+        if path.is_dir():
+            takes = ", ".join(sorted(DIRECTORY_FORMATS))
+            raise InputError(
+                f"is a directory; the {fmt} format reads a file (formats that read a "
+                f"directory: {takes})",
+                file=path,
+            )
         raise InputError("no such file", file=path)
     given = {k: v for k, v in {**(options or {}), **more}.items() if v is not None}
     if given and not OPTIONS[fmt]:

@@ -1,0 +1,27 @@
+"""What `import` says of a path that is no file of its format, and of a cut JSON line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentgauge.errors import InputError
+from agentgauge.importers import read_import
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "otel", "inspect", "taubench"])
+def test_a_directory_is_named_as_one(tmp_path: Path, fmt: str) -> None:
+    # It said "no such file" of a folder that is there.
+    with pytest.raises(InputError) as err:
+        read_import(fmt, tmp_path)
+    assert f"is a directory; the {fmt} format reads a file" in str(err.value)
+    assert "tau2" in str(err.value)  # the format that reads one
+
+
+def test_a_cut_string_reads_without_a_doubled_word(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"task_id": "a')
+    with pytest.raises(InputError) as err:
+        read_import("jsonl", path)
+    assert str(err.value) == f"{path}:1: invalid JSON: Unterminated string starting at column 13"
