@@ -283,3 +283,20 @@ def test_a_long_transcript_is_cut_with_the_count_of_events_left_out() -> None:
     html = render_html(ReportData(title="t", suites=[suite]))
     assert f"step {EVENTS_SHOWN - 1}<" in html and f"step {EVENTS_SHOWN}<" not in html
     assert "50 more events not shown" in html
+
+
+def test_a_dash_says_why_in_both_reports() -> None:
+    # docs/reports.md: a null figure shows a dash "with the reason below the table or in
+    # the notes"; the reasons were in `metrics --json` only.
+    from agentgauge.report.build import ReportInputs, build_report, markdown_summary
+    from agentgauge.report.html import render_html
+
+    trials = [_trial("t1", 0, "x", True, family="f"), _trial("t2", 0, "x", False, family="f")]
+    data = build_report(ReportInputs(sources=[_source("r", "s", trials)], ks=[1, 2]))
+    md, html = markdown_summary(data), render_html(data)
+    for reason in (
+        "ci95: fewer than 2 clusters: no interval can be estimated",
+        "pass_at_k.2, pass_hat_k.2: k=2 exceeds the trials of 2 of 2 tasks (fewest: 1)",
+    ):
+        assert f"not measured: {reason}" in html
+        assert f"not measured: {reason.replace('_', chr(92) + '_')}" in md  # Markdown-escaped

@@ -29,6 +29,7 @@ from agentgauge.report.explain import failure_rows, flips, trial_view
 from agentgauge.report.formats import money, no_spread_count
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.report.scope import base_trials
+from agentgauge.report.terminal import null_reason_lines
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
 from agentgauge.table import TrialTable
@@ -648,6 +649,9 @@ def build_report(inputs: ReportInputs) -> ReportData:
     for s in suites:
         notes += [f"{s.name}: {w}" if len(suites) > 1 else w for w in s.metrics.get("warnings", [])]
         notes += [f"cost frontier leaves out {u}" for u in s.unpriced]
+        # A dash in a table says why here (docs/reports.md, "Figures nobody measured").
+        named = f"{s.name}: " if len(suites) > 1 else ""
+        notes += [f"{named}not measured: {line}" for line in null_reason_lines(s.metrics)]
     return ReportData(
         title=inputs.title,
         runs=runs,

@@ -325,23 +325,31 @@ def print_metrics(
             ),
         ):
             console.print(table)
-    data = report.to_dict()
+    for line in null_reason_lines(report.to_dict()):
+        console.print(_text(f"— {line}", "dim"))
+    for w in report.warnings if warnings else []:
+        console.print(terminal_warning(w))
+
+
+def null_reason_lines(data: dict[str, Any]) -> list[str]:
+    """Why each figure of an ``agentgauge.metrics/1`` object is null, each distinct
+    reason once with the groups it applies to (``ci95: fewer than 2 clusters...``):
+    what the terminal, the HTML and the Markdown report print under their tables."""
     keys = _title_keys(data["groups"], data["by"])
-    # Each distinct reason once, with the groups it applies to.
     notes: dict[str, list[str]] = {}
     for g in data["groups"]:
         by_reason: dict[str, list[str]] = {}
-        for key, reason in g["null_reasons"].items():
+        for key, reason in g.get("null_reasons", {}).items():
             by_reason.setdefault(reason, []).append(key.removeprefix("cost."))
         for reason, names in by_reason.items():
             notes.setdefault(f"{', '.join(names)}: {reason}", []).append(_group_title(g, keys))
+    lines = []
     for note, who in notes.items():
         where = ""
         if len(data["groups"]) > 1:
             where = f" ({who[0]})" if len(who) == 1 else f" ({len(who)} groups)"
-        console.print(_text(f"— {note}{where}", "dim"))
-    for w in report.warnings if warnings else []:
-        console.print(terminal_warning(w))
+        lines.append(f"{note}{where}")
+    return lines
 
 
 # --------------------------------------------------------------------------- behaviour
