@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
+from collections.abc import Sequence
 from typing import Any
 
 import jinja2
@@ -30,6 +32,7 @@ __all__ = [
     "html_environment",
     "markdown_text",
     "plotly_text",
+    "shell_command",
     "terminal_text",
     "terminal_warning",
     "visible",
@@ -56,6 +59,22 @@ def visible(text: Any, *, keep: str = "") -> str:
     if keep:
         return _CONTROLS.sub(lambda m: m.group() if m.group() in keep else _escape(m), s)
     return _CONTROLS.sub(_escape, s)
+
+
+def shell_command(args: Sequence[str]) -> str:
+    """``args`` as a command line a POSIX shell (bash, zsh) runs as given, with no
+    control character in it: an argument holding one is quoted the ANSI-C way
+    (``$'line\\nbreak'``) so the escape is the shell's, not a literal backslash (the
+    plain ``shlex`` quoting, shown through `visible`, gave ``'line\\x0abreak'``,
+    which names another task)."""
+
+    def quote(arg: str) -> str:
+        if not _CONTROLS.search(arg):
+            return shlex.quote(arg)
+        body = arg.replace("\\", "\\\\").replace("'", "\\'")
+        return "$'" + _CONTROLS.sub(_escape, body) + "'"
+
+    return " ".join(quote(a) for a in args)
 
 
 def terminal_text(text: Any, style: str = "", *, keep: str = "") -> Text:

@@ -80,3 +80,22 @@ def test_show_json_keeps_the_text_as_written(cli: Cli, tmp_path: Path) -> None:
     # JSON escapes controls itself; a consumer gets the data unchanged.
     assert doc["task_id"] == TASK and doc["trials"][0]["error"] == f"boom {HOSTILE}"
     assert doc["trials"][0]["events"][1]["text"] == json.dumps({"q": HOSTILE}, ensure_ascii=False)
+
+
+def test_the_command_show_suggests_runs_as_given(cli: Cli, tmp_path: Path) -> None:
+    # A task id with a newline was suggested as --task 'line\x0abreak', which a shell
+    # passes as a backslash and "x0a": "no task". Now it is ANSI-C quoted, and runs.
+    import subprocess
+
+    src = tmp_path / "n.jsonl"
+    rows = [{"task_id": "line\nbreak", "success": False}, {"task_id": "ok", "success": True}]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = cli("show", str(src))
+    assert code == 0, err
+    found = re.search(r"agentgauge show (.*?--trial 0)", " ".join(out.split()))
+    assert found is not None, out
+    assert "$'line\\x0abreak'" in found.group(1)
+    said = subprocess.run(
+        ["bash", "-c", "printf '%s\\0' " + found.group(1)], capture_output=True, check=True
+    ).stdout.split(b"\0")
+    assert said[:5] == [str(src).encode(), b"--task", b"line\nbreak", b"--trial", b"0"]

@@ -10,7 +10,6 @@ Tables fit the console's width: long texts wrap inside their column.
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from rich import box
@@ -18,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from agentgauge.display import shell_command
 from agentgauge.display import terminal_text as _text
 from agentgauge.report.formats import DASH, money
 
@@ -41,7 +41,8 @@ def _classes(classes: dict[str, int]) -> str:
 
 
 def _command(source: str, *args: str) -> Text:
-    return _text(shlex.join(["agentgauge", "show", source, *args]), "bold")
+    # Quoted so that a shell runs it as given, controls in a task id included.
+    return _text(shell_command(["agentgauge", "show", source, *args]), "bold")
 
 
 def print_failures(doc: dict[str, Any], console: Console) -> None:
