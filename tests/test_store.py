@@ -341,3 +341,16 @@ def test_many_trials_in_one_statement_keep_their_events_and_name_a_duplicate(
             db.add_trials("r", dup)
         assert len(db.trials("r")) == 15  # the batch is not half-written
     assert db.integrity_check() == "ok"
+
+
+@pytest.mark.parametrize("where", ["missing-folder/s.db", "."])
+def test_a_store_path_that_cannot_be_one_says_why(tmp_path: Path, where: str) -> None:
+    # SQLite says only "unable to open database file" for both.
+    path = tmp_path / where
+    with pytest.raises(InputError) as err:
+        Store(path)
+    said = str(err.value)
+    if where == ".":
+        assert "it is a directory; name the store file in it" in said
+    else:
+        assert f"the folder {path.parent} does not exist" in said

@@ -83,13 +83,24 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
         else:
             conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     except sqlite3.Error as exc:
-        raise InputError(f"cannot open the store: {exc}", file=path) from None
+        raise InputError(f"cannot open the store: {_why_not(path, exc)}", file=path) from None
     try:
         version = _prepare(conn, path, readonly=readonly)
     except BaseException:
         conn.close()
         raise
     return conn, version
+
+
+def _why_not(path: str, exc: sqlite3.Error) -> str:
+    """SQLite's reason, with what it does not say ("unable to open database file" is
+    all it gives for a folder that is not there, or a path that is a folder)."""
+    where = Path(path)
+    if where.is_dir():
+        return "it is a directory; name the store file in it (agentgauge.db, say)"
+    if not where.parent.is_dir():
+        return f"the folder {where.parent} does not exist ({exc})"
+    return str(exc)
 
 
 def _connect_readonly(path: str) -> sqlite3.Connection:
