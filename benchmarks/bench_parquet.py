@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
             export_parquet(f"{db}:big", out, force=True)
 
         def jsonl_export() -> None:
-            export_run(f"{db}:big", "jsonl", folder / "big.jsonl")
+            export_run(f"{db}:big", "jsonl", folder / "big.jsonl", force=True)
 
         t_pq, t_jsonl = best(parquet_export, repeats), best(jsonl_export, repeats)
         with Store(db, readonly=True) as store:

@@ -67,7 +67,7 @@ def test_the_same_selector_on_a_store_and_on_every_command(
         "report", f"{run}#agent=hasty", f"{run}#agent=careful", "--markdown", str(md)
     )
     assert code == 0, err
-    code, _, err = cli("report", run, run, "--markdown", str(md))
+    code, _, err = cli("report", run, run, "--markdown", str(md), "--force")
     assert code == 2 and "holds 2 (agent, model) configurations" in err
     # gate: the gates hold per group, but the baseline of non-inferiority is one system.
     gates = tmp_path / "gates.yaml"

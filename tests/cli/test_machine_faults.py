@@ -358,6 +358,6 @@ def test_every_report_copes_with_the_smallest_inputs(tmp_path: Path, case: str) 
     page, md = tmp_path / "r.html", tmp_path / "r.md"
     # One source, and the same run compared with itself (the paired sections).
     for sources in ([str(trials)], [str(trials), str(trials)]):
-        proc = _report(*sources, "--html", str(page), "--markdown", str(md))
+        proc = _report(*sources, "--html", str(page), "--markdown", str(md), "--force")
         assert proc.returncode == 0, proc.stderr
         assert "None" not in md.read_text(encoding="utf-8")

@@ -231,7 +231,7 @@ def test_an_http_trial_keeps_the_trace_its_request_carried(cli: Cli, tmp_path: P
         ([], "give exactly one of --jsonl FILE or --otel FILE"),
         (["--jsonl", "a", "--otel", "b"], "give exactly one of --jsonl FILE or --otel FILE"),
         (["--parquet", "d", "--otel", "b"], "give exactly one of --jsonl FILE or --otel FILE"),
-        (["--jsonl", "a", "--force"], "--force goes with --parquet DIR"),
+        (["--jsonl", "a", "--grade-version", "2"], "--grade-version goes with --parquet DIR"),
     ],
 )
 def test_bad_export_options_are_one_line_exit_2(

@@ -142,9 +142,9 @@ def test_gate_and_report_read_the_chosen_grade_version(tmp_path: Path, cli: Cli)
     assert code == 0, err
     assert "66.7%" in md.read_text() and "16.7%" not in md.read_text()
     # --grade-version applies to every stored SOURCE; one side's version goes in its SOURCE.
-    code, _, err = cli("report", a, b, "--markdown", str(md), "--grade-version", "2")
+    code, _, err = cli("report", a, b, "--markdown", str(md), "--grade-version", "2", "--force")
     assert code == 2 and "run 'b' has no grade version 2 (it has 1)" in err
-    code, _, err = cli("report", f"{a}#grade=2", b, "--markdown", str(md))
+    code, _, err = cli("report", f"{a}#grade=2", b, "--markdown", str(md), "--force")
     assert code == 0, err
     assert "grade version A 2 (re-grade of" in md.read_text()
     # A version the run does not have is one clear error.

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import console
+from agentgauge.cli.common import console, err_console
 from agentgauge.errors import InputError
 
 
@@ -48,11 +48,14 @@ def export_cmd(
     ] = None,
     force: Annotated[
         bool,
-        typer.Option("--force", help="With --parquet: replace an earlier export in DIR."),
+        typer.Option(
+            "--force",
+            help="Replace an existing FILE, or an earlier export in DIR (never the store read).",
+        ),
     ] = False,
 ) -> None:
     """Export a run: the interchange format (JSONL), OpenTelemetry (OTLP JSON) or Parquet."""
-    from agentgauge.exporters import export_parquet, export_run, run_source
+    from agentgauge.exporters import export_parquet, export_run, is_stream, run_source
 
     chosen = [
         (fmt, out)
@@ -66,9 +69,8 @@ def export_cmd(
     fmt, out = chosen[0]
     path, run_id = run_source(source)  # DB alone: the store's one run
     source = f"{path}:{run_id}"
-    if fmt != "parquet" and (grade_version is not None or force):
-        option = "--grade-version" if grade_version is not None else "--force"
-        raise InputError(f"{option} goes with --parquet DIR", field=option)
+    if fmt != "parquet" and grade_version is not None:
+        raise InputError("--grade-version goes with --parquet DIR", field="--grade-version")
     if fmt == "parquet":
         counts = export_parquet(source, out, grade_version=grade_version, force=force)
         console().print(
@@ -76,5 +78,7 @@ def export_cmd(
             f"grades (grade version {counts.grade_version}) of {source} to {out} (parquet)"
         )
         return
-    n = export_run(source, fmt, out)
-    console().print(f"exported {n} trials of {source} to {out} ({fmt})")
+    n = export_run(source, fmt, out, force=force)
+    # Written to /dev/stdout or a pipe, the export is the output: say so on stderr.
+    said = err_console() if is_stream(out) else console()
+    said.print(f"exported {n} trials of {source} to {out} ({fmt})")

@@ -13,23 +13,47 @@ from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
 
 
-def _write(path: str, text: str, option: str) -> None:
-    """Write a report file, creating its folder; a path that cannot be a file is bad input
-    (a directory would be ambiguous: a file inside it could overwrite another report)."""
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(
-            "is a directory: give the report's file name (e.g. "
-            f"{target / ('report.html' if option == '--html' else 'report.md')})",
-            file=path,
-            field=option,
+def _destinations(outputs: list[tuple[str, str]], sources: list[str], *, force: bool) -> list[Path]:
+    """Refuse, before any work, a report path that writing would lose something at:
+    a directory (a file inside it could overwrite another report), one of the SOURCEs
+    (even with ``--force``), an existing non-empty file (unless ``--force``), or both
+    options naming one file. Returns the inputs, for the second check when writing."""
+    from agentgauge.exporters import check_output, input_files, is_stream
+
+    inputs = input_files(sources)
+    seen: dict[Path, str] = {}
+    for option, path in outputs:
+        target = check_output(
+            path, option=option, inputs=inputs, force=force, what="report", example=_NAME[option]
         )
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise InputError(f"cannot write the report: {reason}", file=path, field=option) from None
+        if target in seen and not is_stream(path):
+            raise InputError(
+                f"is given to both {seen[target]} and {option}; name two files",
+                file=path,
+                field=option,
+            )
+        seen[target] = option
+    return inputs
+
+
+_NAME = {"--html": "report.html", "--markdown": "report.md"}
+
+
+def _write(path: str, text: str, option: str, inputs: list[Path], *, force: bool) -> bool:
+    """Write a report file (atomically, creating its folder; `write_output`); returns
+    whether it was a stream such as /dev/stdout."""
+    from agentgauge.exporters import write_output
+
+    return write_output(
+        path,
+        text,
+        option=option,
+        inputs=inputs,
+        force=force,
+        create_folder=True,
+        what="report",
+        example=_NAME[option],
+    )
 
 
 @app.command()
@@ -49,6 +73,10 @@ def report(
     title: Annotated[str, typer.Option("--title", help="Report title.")] = "agentgauge report",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
     grade_version: GradeVersionOption = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace an existing report file (never one of the SOURCEs)."),
+    ] = False,
 ) -> None:
     """Write an HTML report and/or a Markdown summary of one or more runs."""
     from agentgauge.api import compare_sources
@@ -60,6 +88,8 @@ def report(
         raise InputError(
             "nothing to write: give --html FILE and/or --markdown FILE", field="--html"
         )
+    outputs = [(o, p) for o, p in (("--html", html), ("--markdown", markdown)) if p is not None]
+    inputs = _destinations(outputs, sources, force=force)
     opened = [open_source(s, grade_version=grade_version) for s in sources]
     record: list[str] = []
     comparison = None
@@ -79,10 +109,8 @@ def report(
             compared=(opened[0], opened[1]) if comparison is not None else None,
         )
     )
-    out = console()
-    if html is not None:
-        _write(html, render_html(data), "--html")
-        out.print(terminal_text(f"wrote {html}"))
-    if markdown is not None:
-        _write(markdown, markdown_summary(data), "--markdown")
-        out.print(terminal_text(f"wrote {markdown}"))
+    texts = {"--html": render_html(data), "--markdown": markdown_summary(data)}
+    for option, path in outputs:
+        stream = _write(path, texts[option], option, inputs, force=force)
+        # Written to /dev/stdout or a pipe, the report is the output: say so on stderr.
+        (err_console() if stream else console()).print(terminal_text(f"wrote {path}"))

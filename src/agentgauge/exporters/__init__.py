@@ -4,28 +4,40 @@
 as the JSONL interchange format (`agentgauge.exporters.jsonl`, which
 ``agentgauge import jsonl`` reads back) or as OTLP JSON
 (`agentgauge.exporters.otel`). The file is written beside its destination and
-renamed into place, so a failed export leaves no half-written file.
+renamed into place, so a failed export leaves no half-written file
+(`write_output`, which ``agentgauge report`` writes its files with too).
 `export_parquet` writes a directory of Parquet files (`agentgauge.parquet`),
 read column-wise from the store, as atomically.
 """
 
 from __future__ import annotations
 
+import glob
 import os
-import tempfile
-from collections.abc import Callable
+import secrets
+import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentgauge.errors import InputError
 from agentgauge.schema import Run, Trial
-from agentgauge.sources import parse_source
+from agentgauge.sources import is_store, parse_source, split_selector
 from agentgauge.store import Store
 
 if TYPE_CHECKING:
     from agentgauge.parquet.write import ExportCounts
 
-__all__ = ["EXPORT_FORMATS", "export_parquet", "export_run", "run_source"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "check_output",
+    "export_parquet",
+    "export_run",
+    "input_files",
+    "is_stream",
+    "run_source",
+    "write_output",
+]
 
 Writer = Callable[[Run, list[Trial]], str]
 
@@ -45,20 +57,30 @@ def _otel(run: Run, trials: list[Trial]) -> str:
 EXPORT_FORMATS: dict[str, Writer] = {"jsonl": _jsonl, "otel": _otel}
 """Format name -> writer of the file's text."""
 
+_SUFFIX = {"jsonl": "jsonl", "otel": "json"}
 
-def export_run(source: str, fmt: str, out: str | Path) -> int:
-    """Write run ``source`` (``DB:RUN``) to ``out`` in format ``fmt``; returns the trial count."""
+
+def export_run(source: str, fmt: str, out: str | Path, *, force: bool = False) -> int:
+    """Write run ``source`` (``DB:RUN``) to ``out`` in format ``fmt``; returns the trial count.
+
+    ``out`` is written as `write_output` writes: an existing non-empty file is refused
+    unless ``force``, and the store itself (or its ``-wal``/``-shm`` files) always is."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(
             f"unknown export format {fmt!r}; choose from {', '.join(EXPORT_FORMATS)}",
             field="format",
         )
     path, run_id = run_source(source)
+    option = f"--{fmt}"
+    example = f"{run_id}.{_SUFFIX[fmt]}"
+    inputs = input_files([str(path)])
+    # Before the work, so that a refused destination costs nothing; again when writing.
+    check_output(out, option=option, inputs=inputs, force=force, example=example)
     with Store(path, readonly=True) as db:
         run = db.require_run(run_id)
         trials = db.trials(run_id)
     text = EXPORT_FORMATS[fmt](run, trials)
-    _write_atomically(Path(out), text)
+    write_output(out, text, option=option, inputs=inputs, force=force, example=example)
     return len(trials)
 
 
@@ -96,16 +118,189 @@ def run_source(source: str) -> tuple[Path, str]:
     )
 
 
-def _write_atomically(out: Path, text: str) -> None:
-    folder = out.parent if str(out.parent) else Path(".")
+# --------------------------------------------------------------------------- output files
+
+#: The files SQLite keeps beside a store while it is open (WAL mode, or a rollback journal).
+_STORE_SIBLINGS = ("-wal", "-shm", "-journal")
+
+
+def input_files(sources: Iterable[str]) -> list[Path]:
+    """The files a command reads for ``sources`` (SOURCE strings: ``DB:RUN``, a trials
+    file, a Parquet export or a glob, with or without a ``#`` selector): each file, the
+    files of an export directory, and a store's ``-wal``, ``-shm`` and ``-journal``
+    (whether they exist now or not). A SOURCE that names nothing adds nothing (reading
+    it will say what is wrong)."""
+    found: list[Path] = []
+    for spec in sources:
+        base, _ = split_selector(spec)
+        if Path(base).exists():
+            paths = [Path(base)]
+        elif set("*?[") & set(base):
+            paths = [Path(p) for p in glob.glob(base)]
+        else:
+            try:
+                paths = [parse_source(base)[0]]
+            except InputError:
+                paths = []
+        for path in paths:
+            files = sorted(path.iterdir()) if path.is_dir() else [path]
+            for file in files:
+                found.append(file)
+                if file.is_file() and is_store(file):
+                    found.extend(Path(f"{file}{suffix}") for suffix in _STORE_SIBLINGS)
+    return found
+
+
+def check_output(
+    out: str | Path,
+    *,
+    option: str,
+    inputs: Iterable[str | Path] = (),
+    force: bool = False,
+    what: str = "export",
+    example: str = "run.jsonl",
+) -> Path:
+    """Refuse ``out`` as a destination when writing there would lose something, before any
+    work is done; returns the path written (``out`` with its symlinks resolved).
+
+    Always refused, with or without ``force``: a directory; one of ``inputs`` (the same
+    path once symlinks are resolved, or the same file by another name, a hard link);
+    a block device, socket or anything else that is neither a regular file, a character
+    device nor a FIFO. Refused unless ``force``: an existing regular file that is not
+    empty. A character device or FIFO (``/dev/stdout``, a pipe) is written to as a
+    stream. ``what`` and ``example`` word the refusal of a directory."""
+    given = Path(out)
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{out.name}.", suffix=".tmp")
+        target = given.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "symlink loop"
+        raise InputError(f"cannot write here: {reason}", file=given, field=option) from None
+    try:
+        # The given path, not the resolved one: /dev/stdout resolves to a name in /proc
+        # that cannot be opened (pipe:[N]) while the link itself can.
+        st: os.stat_result | None = os.stat(given)
+    except FileNotFoundError:
+        st = None  # nothing there, or a symlink to nothing yet: the file it names is made
     except OSError as exc:
-        raise InputError(f"cannot write here: {exc.strerror}", file=out) from None
+        raise InputError(
+            f"cannot write here: {exc.strerror or exc}", file=given, field=option
+        ) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        # Writing DIR/NAME by itself instead could overwrite another file there.
+        raise InputError(
+            f"is a directory: give the {what}'s file name (e.g. {given / example})",
+            file=given,
+            field=option,
+        )
+    for path in inputs:
+        if _same_file(target, st, Path(path)):
+            raise InputError(
+                f"is one of this command's inputs ({path}); write to another file "
+                "(--force never replaces an input)",
+                file=given,
+                field=option,
+            )
+    if st is None:
+        return target
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return target
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(
+            "exists and is not a regular file, a terminal or a pipe; name a file to write",
+            file=given,
+            field=option,
+        )
+    if st.st_size > 0 and not force:
+        raise InputError(
+            "exists and is not empty; add --force to replace it", file=given, field=option
+        )
+    return target
+
+
+def is_stream(out: str | Path) -> bool:
+    """Whether ``out`` is a character device or FIFO (``/dev/stdout``, a pipe), which
+    `write_output` writes to directly: a command then prints what it did to stderr."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, out)
+        mode = os.stat(out).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _same_file(target: Path, st: os.stat_result | None, other: Path) -> bool:
+    try:
+        if target == other.resolve():
+            return True
+    except (OSError, RuntimeError):
+        pass
+    if st is None:
+        return False
+    try:
+        theirs = os.stat(other)
+    except OSError:
+        return False
+    return (theirs.st_dev, theirs.st_ino) == (st.st_dev, st.st_ino)
+
+
+def write_output(
+    out: str | Path,
+    text: str,
+    *,
+    option: str,
+    inputs: Iterable[str | Path] = (),
+    force: bool = False,
+    create_folder: bool = False,
+    what: str = "export",
+    example: str = "run.jsonl",
+) -> bool:
+    """Write ``text`` to ``out`` as UTF-8, refusing what `check_output` refuses (as
+    `InputError`, naming ``out`` and ``option``). Returns whether ``out`` was a stream
+    (a character device or FIFO, such as ``/dev/stdout``).
+
+    A file is written beside its destination and renamed over it when complete, so a
+    failure leaves the old file (or none) and no half-written one; through a symlink,
+    the file it points to is replaced and the link kept. A new file gets the usual
+    permissions (0666 less the umask); a replaced one keeps its own. A stream is
+    written to directly. ``create_folder``: make a missing parent folder first."""
+    inputs = list(inputs)
+    target = check_output(
+        out, option=option, inputs=inputs, force=force, what=what, example=example
+    )
+    try:
+        st: os.stat_result | None = os.stat(out)
+    except OSError:
+        st = None
+    try:
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            with open(out, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            return True
+        if create_folder:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        _replace_atomically(target, text, None if st is None else stat.S_IMODE(st.st_mode))
+    except OSError as exc:
+        raise InputError(
+            f"cannot write here: {exc.strerror or exc}", file=out, field=option
+        ) from None
+    return False
+
+
+def _replace_atomically(target: Path, text: str, mode: int | None) -> None:
+    data = text.encode("utf-8")
+    while True:
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            # 0o666: the umask applies, as to any file a program creates.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        break
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
+            fh.write(data)
+        os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
