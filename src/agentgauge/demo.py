@@ -128,6 +128,50 @@ def _refuse_foreign_store(db: Path) -> None:
         )
 
 
+#: How the demo's own reports begin (their title), so a second demo may replace them;
+#: a report.md or report.html that does not is someone else's and is kept.
+_REPORT_MARKS = {"report.md": "# agentgauge demo", "report.html": "<title>agentgauge demo"}
+
+
+def _check_out_folder(out: Path) -> None:
+    """Refuse, before anything runs, a ``--out`` that is not a folder the demo can make
+    and write, or whose report.md / report.html the demo did not write (a user's own
+    report of that name would be replaced). One line each, exit 2."""
+    if out.exists() and not out.is_dir():
+        raise InputError(
+            "is not a folder; the demo writes agentgauge.db and its reports into a folder: "
+            "give --out a folder (it is made if missing)",
+            file=out,
+            field="--out",
+        )
+    for name, mark in _REPORT_MARKS.items():
+        path = out / name
+        if not path.exists():
+            continue
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(4096).decode("utf-8", "replace")
+        except OSError as exc:
+            raise InputError(
+                f"cannot read it ({exc.strerror or exc}); use another --out", file=path
+            ) from None
+        if not path.is_file() or mark not in head:
+            raise InputError(
+                "was not written by the demo, which would replace it: use another --out, "
+                "or --force to replace it",
+                file=path,
+            )
+
+
+def _make_out_folder(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file on the way, no such parent, no permission
+        raise InputError(
+            f"cannot make the demo's folder: {exc.strerror or exc}", file=out, field="--out"
+        ) from None
+
+
 @dataclass(frozen=True)
 class DemoResult:
     """Where the demo wrote its outputs, and the comparison verdict it printed."""
@@ -151,17 +195,22 @@ def run_demo(
     """Run the demo into ``out``, replacing an earlier demo's store there.
 
     A store there that holds runs the demo did not write (docs/store.md tells
-    users to add their runs to it) is refused with `InputError` unless
-    ``force``: the demo never deletes someone's results silently.
+    users to add their runs to it), or a report.md / report.html there that is not
+    an earlier demo's, is refused with `InputError` unless ``force``: the demo never
+    deletes someone's results silently. An ``out`` that is a file, or that cannot be
+    made, is refused before anything runs.
     """
     con = console or Console(
         highlight=False, markup=False, width=None if sys.stdout.isatty() else 120
     )
     out = Path(out)
     db = out / "agentgauge.db"
+    if out.exists() and not out.is_dir():
+        _check_out_folder(out)  # even with --force: a file is not a folder
     if not force:
+        _check_out_folder(out)
         _refuse_foreign_store(db)
-    out.mkdir(parents=True, exist_ok=True)
+    _make_out_folder(out)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 

@@ -46,6 +46,7 @@ __all__ = [
     "env_proxy",
     "new_session",
     "transport_failure",
+    "url_problem",
 ]
 
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
@@ -131,13 +132,15 @@ def check_base_url(url: str, source: str) -> str:
     rather than failing every request of every trial. ``source`` says where the URL
     came from (``--base-url``, ``$OPENAI_BASE_URL``), for the message.
     """
-    problem = _url_problem(url)
+    problem = url_problem(url)
     if problem is None:
         return url
     raise InputError(f"{url!r} ({source}) cannot be used: {problem}", field="base URL")
 
 
-def _url_problem(url: str) -> str | None:
+def url_problem(url: str) -> str | None:
+    """Why requests cannot be sent to ``url`` (a scheme other than http(s), no host, an
+    impossible port, a URL that does not parse), in words; ``None`` if they can."""
     try:
         parsed = URL(url)
         port = parsed.explicit_port

@@ -49,6 +49,7 @@ from agentgauge.agents.http import (
     check_header,
     new_session,
     transport_failure,
+    url_problem,
 )
 from agentgauge.agents.provider import ProviderError, RetryPolicy, parse_retry_after, with_retries
 from agentgauge.errors import AgentUnavailable, InputError, first_error
@@ -357,12 +358,23 @@ def _printable(text: str, limit: int = 200) -> str:
 
 
 def _check_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    """``url`` if a request can be sent to it; else one `InputError` when the spec is
+    read: an impossible port (``:99999``) or a URL that does not parse (``[::1``) once
+    came as a traceback from the first request's proxy lookup."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # "Invalid IPv6 URL": said below, in yarl's words
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        problem = url_problem(url) if parts is None else None
         raise InputError(
             f"http: needs an absolute http:// or https:// URL after the prefix, got {url!r} "
-            "(e.g. --agent http:http://127.0.0.1:8000/run)",
+            + (f"({problem}; " if problem else "(")
+            + "e.g. --agent http:http://127.0.0.1:8000/run)",
             field="agent",
         )
+    problem = url_problem(url)
+    if problem is not None:
+        raise InputError(f"agent URL {url!r} cannot be used: {problem}", field="agent")
     check_header(url, "the agent URL")
     return url

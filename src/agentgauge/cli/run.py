@@ -7,6 +7,7 @@ interrupted (exit 130) prints the same, then the command that resumes it.
 
 from __future__ import annotations
 
+import math
 import shlex
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -153,6 +154,12 @@ def run_cmd(
     from agentgauge.harness.runner import run
     from agentgauge.store import Store
 
+    if timeout is not None and not (math.isfinite(timeout) and timeout >= 0):
+        # NaN compares false with everything: it must be refused, not read as "no timeout".
+        raise InputError(
+            f"must be a finite number of seconds >= 0 (0 for none), got {timeout}",
+            field="--timeout",
+        )
     options: dict[str, Any] = {}
     if agent.startswith("openai:"):
         options = {"base_url": base_url, "api_key_env": api_key_env, "prices": prices}

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import math
 import secrets
 import sqlite3
 import sys
@@ -65,7 +66,16 @@ from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
 from agentgauge.suite import SuiteLike, as_suite, scenario_defect
 
-__all__ = ["DEFAULTS", "arun", "default_env_factory", "new_run_id", "run"]
+__all__ = [
+    "DEFAULTS",
+    "RUN_ID_RESERVED",
+    "arun",
+    "check_run_id",
+    "check_store_path",
+    "default_env_factory",
+    "new_run_id",
+    "run",
+]
 
 DEFAULTS: dict[str, Any] = {
     "trials": 1,
@@ -79,6 +89,69 @@ DEFAULTS: dict[str, Any] = {
 
 #: Settings that must agree when a run is resumed (others may be changed, e.g. more trials).
 _PINNED = ("seed",)
+
+
+#: Characters a ``DB:RUN_ID`` reference reads specially, so that a run id holding one
+#: could be written but never named again: ``#`` starts a selector
+#: (`agentgauge.sources.split_selector`: ``DB:RUN#agent=NAME``).
+RUN_ID_RESERVED = "#"
+
+
+def check_run_id(run_id: str | None) -> None:
+    """Refuse a run id that ``DB:RUN_ID`` cannot name (`RUN_ID_RESERVED`, or none at
+    all), before anything is written: ``v2#1`` was stored, and then ``show DB:v2#1``
+    read ``#1`` as a bad selector."""
+    if run_id is None:
+        return
+    if not run_id:
+        raise InputError(
+            "a run id cannot be empty (leave --run-id out for a new one)", field="--run-id"
+        )
+    bad = sorted({c for c in run_id if c in RUN_ID_RESERVED})
+    if bad:
+        shown = " ".join(repr(c) for c in bad)
+        raise InputError(
+            f"{run_id!r} holds {shown}, which DB:RUN_ID reads as the start of a selector "
+            "(DB:RUN#agent=NAME), so the run could not be named again; choose another run id",
+            field="--run-id",
+        )
+
+
+def check_store_path(store: Store | str | Path) -> None:
+    """Refuse a store that would not keep the run: SQLite's ``:memory:`` and ``""``
+    (a temporary database) are private to one connection, so the writer's thread
+    (`agentgauge.store.TrialWriter`) would write elsewhere and the trials be lost.
+    From Python, a `Store` object opened on ``":memory:"`` is kept by the caller."""
+    if isinstance(store, Store):
+        return
+    text = str(store) if isinstance(store, Path) else store
+    if text in ("", ":memory:"):
+        what = "an empty path (SQLite's temporary database)" if text == "" else "':memory:'"
+        raise InputError(
+            f"{what} is a private SQLite database, gone when the run ends (and that "
+            "the trial writer's own connection cannot see): name a file, e.g. --store "
+            "results.db (from Python, pass a Store(':memory:') you keep open)",
+            field="--store",
+        )
+
+
+def _check_numbers(timeout: float | None, max_paraphrases: int | None, infra_retries: int) -> None:
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+    ):
+        raise InputError(
+            f"must be a finite number of seconds (0 for none), got {timeout!r}", field="--timeout"
+        )
+    for flag, value, least in (
+        ("--paraphrases", max_paraphrases, 0),
+        ("--infra-retries", infra_retries, 0),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise InputError(f"must be a whole number >= {least}, got {value!r}", field=flag)
 
 
 def new_run_id() -> str:
@@ -194,9 +267,10 @@ async def arun(
     ``suite``: a suite object (``name``, ``version``, ``tasks``), a list of
     tasks, or a spec/path for `agentgauge.suite.load_suite`. ``agent``: a spec
     for `resolve_agent` or an agent/callable. ``timeout`` is per trial, in
-    seconds (``0`` or negative: none). ``progress``: ``None`` shows the bar
-    only on a terminal. ``grader(task, trial) -> (success, score, grades)``
-    grades completed trials (``None``: leave them ungraded, success false).
+    seconds (``0`` or negative: none; NaN and infinity are refused).
+    ``progress``: ``None`` shows the bar only on a terminal.
+    ``grader(task, trial) -> (success, score, grades)`` grades completed trials
+    (``None``: leave them ungraded, success false).
 
     Before the first trial the agent is checked once (``preflight``; the
     adapter's ``preflight()``: a program that starts, an endpoint whose chat
@@ -219,6 +293,9 @@ async def arun(
     locally. A trial whose Ray worker died is run again up to ``worker_retries``
     times, then recorded as an infra error.
     """
+    check_store_path(store)
+    check_run_id(run_id)
+    _check_numbers(timeout, max_paraphrases, infra_retries)
     if baseline_role is not None:
         check_role(baseline_role)
     if backend == "ray":

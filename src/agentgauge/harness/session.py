@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic_core import PydanticSerializationError
 
 from agentgauge.agents.base import AgentError
 from agentgauge.bounds import OutOfBounds, add_amount, check_amount, check_count, plain_json
@@ -29,6 +30,7 @@ from agentgauge.schema import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from agentgauge.store.rows import replace_surrogates
 from agentgauge.turns import hand_back
 
 __all__ = [
@@ -214,8 +216,13 @@ class TrialSession:
         try:  # as the store will write it: a cyclic or too deep argument fails the agent
             text = event.model_dump_json()
         except ValueError as exc:
-            why = f"tool {name!r} called with arguments that are not JSON: {exc}"
-            raise AgentError(why) from None
+            if not _lone_surrogate(exc):
+                why = f"tool {name!r} called with arguments that are not JSON: {exc}"
+                raise AgentError(why) from None
+            # A lone surrogate has no UTF-8 form: the tool gets U+FFFD, as the store keeps it.
+            arguments = replace_surrogates(arguments)
+            event = ToolCallEvent(name=name, arguments=arguments, call_id=call_id, t=event.t)
+            text = event.model_dump_json()
         self._record(event, text)
         if name not in self._tool_names:
             outcome = ToolOutcome(content=f"Error: unknown tool {name!r}", is_error=True)
@@ -351,8 +358,16 @@ class TrialSession:
         call, say) to the transcript, as it happened; the environment is not touched.
         Not counted against ``max_steps``, which stops an agent looping through this
         session: a remote transcript is as long as its reply. It does count toward
-        the transcript's event and byte budget, as every event does."""
-        self._record(event, event.model_dump_json())
+        the transcript's event and byte budget, as every event does. Lone surrogates
+        in its text become U+FFFD, as the store keeps them."""
+        try:
+            text = event.model_dump_json()
+        except PydanticSerializationError as exc:
+            if not _lone_surrogate(exc):
+                raise
+            event = type(event).model_validate(replace_surrogates(event.model_dump()))
+            text = event.model_dump_json()
+        self._record(event, text)
         if (
             isinstance(event, ToolResultEvent)
             and event.name in TRANSFER_TOOLS
@@ -410,3 +425,8 @@ class TrialSession:
         if self._reported_state is not None:
             return self._reported_state
         return self._env.final_state()
+
+
+def _lone_surrogate(exc: BaseException) -> bool:
+    """Whether serializing failed on a lone surrogate (which has no UTF-8 form)."""
+    return "surrogates not allowed" in str(exc)

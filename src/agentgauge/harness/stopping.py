@@ -11,8 +11,9 @@ waiting (on a model, a program, a thread) are cancelled through the loop and not
 written: their cells stay missing, and a resume runs them afresh, so no trial is
 ever stored half done or blamed on the agent for the interruption.
 
-A second Ctrl-C raises `KeyboardInterrupt` as usual, for a user who does not
-want to wait even for the commits.
+A second Ctrl-C raises `UserInterrupt` (a `KeyboardInterrupt`), for a user who
+does not want to wait even for the commits. A `KeyboardInterrupt` an agent raises
+itself is not one: it is the agent's error (`agentgauge.harness.trial`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["Stop", "sigint_stops"]
+__all__ = ["Stop", "UserInterrupt", "sigint_stops"]
+
+
+class UserInterrupt(KeyboardInterrupt):
+    """The user's second Ctrl-C during a run: quit without waiting for the commits.
+
+    A subclass, so that the harness tells it from a `KeyboardInterrupt` an agent
+    raises itself, which is recorded as that agent's error and the run goes on."""
 
 
 class Stop:
@@ -68,7 +76,7 @@ def sigint_stops(stop: Stop, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if stop.interrupted:
-            raise KeyboardInterrupt
+            raise UserInterrupt
         stop.interrupted = True  # seen by the very next launch, before the loop runs again
         loop.call_soon_threadsafe(stop.interrupt)
 

@@ -10,7 +10,8 @@ the agent raised (incl. malformed tool calls,  ``error``    ``agent``
 protocol violations, too many steps, a
 transcript past its budget, a number that
 does not fit the store, and any
-BaseException but Ctrl-C)
+BaseException but the user's Ctrl-C, a
+KeyboardInterrupt it raises included)
 the timeout fired while no provider call was   ``timeout``  ``agent``
 in flight (the agent hung), or the deadline
 passed while an async agent blocked the loop
@@ -45,6 +46,7 @@ from agentgauge.harness.blocking import StepClock
 from agentgauge.harness.cells import Cell
 from agentgauge.harness.error_summary import cell_label
 from agentgauge.harness.session import SessionOutcome, TrialSession
+from agentgauge.harness.stopping import UserInterrupt
 from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
 __all__ = [
@@ -157,10 +159,11 @@ async def run_cell(
                 if _cancelled_by_runner():
                     raise  # Ctrl-C: the cell stays missing and a resume runs it
                 status, error, kind = "error", _describe(exc), "agent"
-            except KeyboardInterrupt:
+            except UserInterrupt:
                 raise  # the user's second Ctrl-C (`agentgauge.harness.stopping`)
             except BaseException as exc:  # everything else the agent raised is its failure,
-                # SystemExit, GeneratorExit and BaseException subclasses included
+                # SystemExit, GeneratorExit, a KeyboardInterrupt of its own and other
+                # BaseException subclasses included
                 status, error, kind = "error", _describe(exc), "agent"
         try:
             outcome = session.outcome(with_state=True)

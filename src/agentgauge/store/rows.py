@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -10,6 +11,7 @@ from operator import attrgetter
 from typing import Any
 
 import orjson
+from pydantic_core import PydanticSerializationError
 
 from agentgauge.canonical import canonical_json
 from agentgauge.facts import FACTS, trial_facts
@@ -30,6 +32,7 @@ __all__ = [
     "grade_rows",
     "loads",
     "record_values",
+    "replace_surrogates",
     "trial_of",
     "trial_rows",
     "utc_now",
@@ -86,12 +89,55 @@ def record_values(t: Trial) -> dict[str, Any]:
     return values
 
 
+#: A lone surrogate (U+D800..U+DFFF): Python strings and JSON allow one, UTF-8 has no form.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: The same as `dumps` writes it (ASCII JSON escapes it as ``\udXXX``).
+_ESCAPED_SURROGATE = re.compile(r"\\ud[89a-f][0-9a-f]{2}")
+#: Positions of the text fields in a trial row (after the run id).
+_TEXT_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type == "text")
+
+
+def replace_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (dict keys included) replaced
+    by U+FFFD, and two surrogates that form a pair joined into the character they
+    encode; anything else is returned as it is (the same object when nothing changed).
+
+    Where the store meets agent text (`trial_rows`): an agent may say ``"\\ud800"``
+    (JSON allows it, so do Python strings), which SQLite's UTF-8 text cannot hold and
+    which once ended the whole run with a ``PydanticSerializationError``."""
+    if isinstance(value, str):
+        if value.isascii() or _SURROGATE.search(value) is None:
+            return value
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {replace_surrogates(k): replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(replace_surrogates(v) for v in value)
+    return value
+
+
+def _json_text(value: Any) -> str:
+    """`dumps`, with lone surrogates replaced (`replace_surrogates`)."""
+    text = dumps(value)
+    if _ESCAPED_SURROGATE.search(text) is not None:  # rare: non-BMP text, or a lone one
+        text = dumps(replace_surrogates(value))
+    return text
+
+
 def trial_rows(run_id: str, t: Trial) -> TrialRows:
-    """``t`` as the parameters of its SQL rows (all the Python work of writing it)."""
+    """``t`` as the parameters of its SQL rows (all the Python work of writing it).
+
+    Lone surrogates in the trial's text (its transcript, answer, error, final state,
+    metadata) are stored as U+FFFD (`replace_surrogates`): the trial is kept, and the
+    run goes on, whatever an agent wrote."""
     row: list[Any] = [run_id, *_VALUES(t), utc_now()]
     for i in _JSON_POSITIONS:
         if row[i] is not None:
-            row[i] = dumps(row[i])
+            row[i] = _json_text(row[i])
+    for i in _TEXT_POSITIONS:
+        text = row[i]
+        if type(text) is str and not text.isascii():
+            row[i] = replace_surrogates(text)
     # A tuple: the garbage collector stops tracking tuples of plain values, and the
     # harness holds thousands of these in the writer's queue.
     # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
@@ -100,8 +146,17 @@ def trial_rows(run_id: str, t: Trial) -> TrialRows:
 
 
 def event_row(seq: int, e: Event) -> tuple[int, str, float | None, str]:
-    """An event's ``events`` row (without the trial's key): ``(seq, type, t, data)``."""
-    return (seq, e.type, e.t, e.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS))
+    """An event's ``events`` row (without the trial's key): ``(seq, type, t, data)``;
+    lone surrogates in its text are stored as U+FFFD (`replace_surrogates`)."""
+    try:
+        data = e.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS)
+    except PydanticSerializationError as exc:
+        if "surrogates not allowed" not in str(exc):
+            raise
+        # A lone surrogate has no UTF-8 form: stored as U+FFFD.
+        clean = type(e).model_validate(replace_surrogates(e.model_dump()))
+        data = clean.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS)
+    return (seq, e.type, e.t, data)
 
 
 _EVENT_COLUMNS = {"type", "t"}
@@ -122,7 +177,7 @@ def grade_rows(grades: Sequence[Grade]) -> list[tuple[Any, ...]]:
             g.score,
             None if g.passed is None else int(g.passed),
             g.status,
-            None if g.evidence is None else dumps(g.evidence),
+            None if g.evidence is None else _json_text(g.evidence),
             g.judge_model,
         )
         for g in grades
