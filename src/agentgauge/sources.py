@@ -40,9 +40,11 @@ from agentgauge.table import TrialTable, group_codes
 from agentgauge.textio import decode_utf8, loads_json
 
 __all__ = [
+    "RUN_ID_RESERVED",
     "Selector",
     "TrialSource",
     "assign_trial_indices",
+    "check_run_id",
     "configurations",
     "is_store",
     "load_trials",
@@ -78,6 +80,32 @@ class Selector:
 _SELECTOR_KEYS = ("agent", "model", "grade")
 #: Characters that make a SOURCE a glob (of Parquet exports) when no such path exists.
 _GLOB = frozenset("*?[")
+
+
+#: Characters a ``DB:RUN_ID`` reference reads specially, so that a run id holding one
+#: could be written but never named again: ``#`` starts a selector
+#: (`agentgauge.sources.split_selector`: ``DB:RUN#agent=NAME``).
+RUN_ID_RESERVED = "#"
+
+
+def check_run_id(run_id: str | None) -> None:
+    """Refuse a run id that ``DB:RUN_ID`` cannot name (`RUN_ID_RESERVED`, or none at
+    all), before anything is written (`run`, `import` and `collect` call it): ``v2#1``
+    was stored, and then ``show DB:v2#1`` read ``#1`` as a bad selector."""
+    if run_id is None:
+        return
+    if not run_id:
+        raise InputError(
+            "a run id cannot be empty (leave --run-id out for a new one)", field="--run-id"
+        )
+    bad = sorted({c for c in run_id if c in RUN_ID_RESERVED})
+    if bad:
+        shown = " ".join(repr(c) for c in bad)
+        raise InputError(
+            f"{run_id!r} holds {shown}, which DB:RUN_ID reads as the start of a selector "
+            "(DB:RUN#agent=NAME), so the run could not be named again; choose another run id",
+            field="--run-id",
+        )
 
 
 def split_selector(spec: str) -> tuple[str, Selector]:

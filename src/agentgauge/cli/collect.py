@@ -90,6 +90,9 @@ def collect(
         config["outcomes"] = outcomes_record(outcomes, rows)
     loaded = load_suite(suite, include_heldout=True) if suite else None
     tasks = {t.id: t for t in loaded.tasks} if loaded else {}
+    from agentgauge.sources import check_run_id
+
+    check_run_id(run_id)
     run_id = run_id or "collect-" + re.sub(r"[^0-9TZ]", "", utc_now())[:15] + "Z"
     out = console()
     created = not Path(store).exists()

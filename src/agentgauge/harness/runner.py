@@ -63,14 +63,13 @@ from agentgauge.harness.stopping import Stop, sigint_stops
 from agentgauge.harness.trial import Scorer, attempt_cell, default_grader
 from agentgauge.metrics.baselines import ROLE_KEY, check_role
 from agentgauge.schema import Run, Task, Trial
+from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
 from agentgauge.suite import SuiteLike, as_suite, scenario_defect
 
 __all__ = [
     "DEFAULTS",
-    "RUN_ID_RESERVED",
     "arun",
-    "check_run_id",
     "check_store_path",
     "default_env_factory",
     "new_run_id",
@@ -89,32 +88,6 @@ DEFAULTS: dict[str, Any] = {
 
 #: Settings that must agree when a run is resumed (others may be changed, e.g. more trials).
 _PINNED = ("seed",)
-
-
-#: Characters a ``DB:RUN_ID`` reference reads specially, so that a run id holding one
-#: could be written but never named again: ``#`` starts a selector
-#: (`agentgauge.sources.split_selector`: ``DB:RUN#agent=NAME``).
-RUN_ID_RESERVED = "#"
-
-
-def check_run_id(run_id: str | None) -> None:
-    """Refuse a run id that ``DB:RUN_ID`` cannot name (`RUN_ID_RESERVED`, or none at
-    all), before anything is written: ``v2#1`` was stored, and then ``show DB:v2#1``
-    read ``#1`` as a bad selector."""
-    if run_id is None:
-        return
-    if not run_id:
-        raise InputError(
-            "a run id cannot be empty (leave --run-id out for a new one)", field="--run-id"
-        )
-    bad = sorted({c for c in run_id if c in RUN_ID_RESERVED})
-    if bad:
-        shown = " ".join(repr(c) for c in bad)
-        raise InputError(
-            f"{run_id!r} holds {shown}, which DB:RUN_ID reads as the start of a selector "
-            "(DB:RUN#agent=NAME), so the run could not be named again; choose another run id",
-            field="--run-id",
-        )
 
 
 def check_store_path(store: Store | str | Path) -> None:

@@ -172,6 +172,9 @@ def import_file(
     store created) only once the whole file has validated, so a bad file leaves
     no empty store behind. ``baseline_role`` marks the run as that baseline
     (``human`` for the humans' trials: docs/compare-and-plan.md, "Baselines")."""
+    from agentgauge.sources import check_run_id
+
+    check_run_id(run_id)  # before the file is read: a run id DB:RUN could not name again
     if baseline_role is not None:
         from agentgauge.metrics.baselines import ROLE_KEY, check_role
 
