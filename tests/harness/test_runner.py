@@ -92,12 +92,21 @@ def test_wrong_final_state_fails_with_evidence(tmp_path: Path) -> None:
     assert not t.success and t.grades[0].evidence == ["counter"]
 
 
-def test_task_without_expectations_is_not_evaluated(tmp_path: Path) -> None:
-    bare = [Task(id="x", instruction="add 1")]
-    header = go(tmp_path, counting_agent, tasks=bare)
+def test_a_task_nothing_grades_is_refused_before_any_trial(tmp_path: Path) -> None:
+    # Its trials were stored as "not evaluated" and counted as failures: a suite of them
+    # reported 0.0% (consistency 1.000) with nothing said.
+    bare = [Task(id="x", instruction="add 1"), *counter_tasks(1)]
+    with pytest.raises(InputError) as err:
+        go(tmp_path, counting_agent, tasks=bare)
+    assert "nothing grades the outcome of 1 task(s), 'x'" in str(err.value)
+    db = tmp_path / "s.db"
+    if db.exists():
+        with Store(db) as store:
+            assert store.runs() == []
+    # A grader the caller gives decides for itself: no check, the trial is stored.
+    header = go(tmp_path, counting_agent, tasks=bare[:1], grader=state_grader)
     (t,) = stored(tmp_path, header.run_id)
-    assert not t.success and t.grades[-1].passed is None
-    assert t.grades[-1].status == "not_evaluated"
+    assert not t.success and t.grades[-1].status == "not_evaluated"
 
 
 async def raises(session: Session) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "Grader",
     "TrialGrading",
     "available_graders",
+    "decides_outcome",
     "fail",
     "get_grader",
     "grade_trial",
@@ -201,6 +202,17 @@ def _default_code_graders() -> tuple[Grader, ...]:
         code = [n for n in names if getattr(_REGISTRY[n], "kind", None) == "code"]
         _DEFAULTS = (_REGISTRY_VERSION, tuple(get_grader(n) for n in code))
     return _DEFAULTS[1]
+
+
+def decides_outcome(task: Task) -> bool:
+    """Whether the default code graders can decide ``task``'s outcome (`grade_trial`
+    with ``graders=None`` gives a success, not ``None``): one of the task's required
+    graders (`Expectations.required`, else `DEFAULT_REQUIRED`) is enabled by its
+    expectations. A task with none, or only a rubric, which a judge grades when it is
+    named, would be stored as "not evaluated", counted as a failure."""
+    names = {g.name for g in _default_code_graders() if g.enabled(task)}
+    required = task.expectations.required
+    return any(n in names for n in (DEFAULT_REQUIRED if required is None else required))
 
 
 def grade_trial(

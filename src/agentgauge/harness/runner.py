@@ -108,6 +108,32 @@ def check_store_path(store: Store | str | Path) -> None:
         )
 
 
+def _check_gradable(tasks: Sequence[Task]) -> None:
+    """Refuse tasks whose outcome no code grader decides, before any trial runs: each
+    of their trials would be stored as "not evaluated" and counted as a failure (a
+    suite of them reported 0.0% with a consistency of 1.000)."""
+    from agentgauge.graders import decides_outcome
+
+    undecided = [t for t in tasks if not decides_outcome(t)]
+    if not undecided:
+        return
+    shown = ", ".join(repr(t.id) for t in undecided[:5])
+    more = f" and {len(undecided) - 5} more" if len(undecided) > 5 else ""
+    rubric = any(t.expectations.rubric for t in undecided)
+    hint = (
+        "; a rubric is graded by a model judge, which `run` does not call: grade with it "
+        "from Python (agentgauge.run(..., grader=...), docs/judge.md)"
+        if rubric
+        else ""
+    )
+    raise InputError(
+        f"nothing grades the outcome of {len(undecided)} task(s), {shown}{more}: their "
+        "expectations give no final_state, answer, tool_calls, control, minefields, "
+        f"checkpoints or executable check (docs/writing-tasks.md){hint}",
+        field="expectations",
+    )
+
+
 def _check_numbers(timeout: float | None, max_paraphrases: int | None, infra_retries: int) -> None:
     if timeout is not None and (
         isinstance(timeout, bool)
@@ -283,6 +309,8 @@ async def arun(
         variants = [v.strip() for v in variants.split(",") if v.strip()]
     breaker = CircuitBreaker(first=breaker_first, window=breaker_window)
     the_suite = as_suite(suite)
+    if grader is default_grader:
+        _check_gradable(the_suite.tasks)
     the_agent = resolve_agent(agent, tasks=the_suite.tasks, **(agent_options or {}))
     declared = initial_components(the_agent, the_suite, grader)
     if backend == "ray":
