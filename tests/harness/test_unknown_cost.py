@@ -153,3 +153,21 @@ def test_the_run_line_says_unknown_spend_not_zero(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "spend unknown (3 of 3 trials unpriced)" in done.stdout, done.stdout
     assert "$0.0000" not in done.stdout
+
+
+def test_the_run_line_writes_a_small_spend_as_the_reports_do(tmp_path: Path) -> None:
+    # 3 trials at $3e-06 each were "spend $0.0000" at the end of the run, "$9.00e-06" in
+    # `metrics`.
+    import subprocess
+
+    (tmp_path / "cheap_agent.py").write_text(
+        "async def fn(session):\n    session.record_cost(3e-06)\n    session.answer('3')\n"
+    )
+    suite = Path(__file__).resolve().parents[2] / "examples" / "counter-suite.yaml"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(suite), "--agent", "cheap_agent:fn",
+         "--store", str(tmp_path / "s.db"), "--no-progress"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "spend $9.00e-06" in done.stdout, done.stdout

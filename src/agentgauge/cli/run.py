@@ -227,6 +227,7 @@ def run_cmd(
 def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int) -> None:
     from agentgauge.harness.error_summary import summarize_errors
     from agentgauge.metrics.cost import unpriced_label
+    from agentgauge.report.formats import money
 
     out = console()
     classes = summarize_errors(trials_, per_class=per_class)
@@ -251,9 +252,9 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     if n == 0:
         spend = "-"  # no trial saved: nothing measured (an interrupted one may have spent)
     elif len(costs) == n:
-        spend = f"${sum(costs):.4f}"
+        spend = money(sum(costs))  # as every report writes dollars: $9.00e-06, not $0.0000
     elif costs:
-        spend = f"at least ${sum(costs):.4f} ({n - len(costs)} of {n} trials unpriced)"
+        spend = f"at least {money(sum(costs))} ({n - len(costs)} of {n} trials unpriced)"
     else:
         spend = unpriced_label(n, n)
     rate = f"{passed / n:.1%}" if n else "-"

@@ -14,6 +14,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agentgauge.report.formats import money
 from agentgauge.schema import Trial
 
 __all__ = ["RunProgress"]
@@ -72,7 +73,7 @@ class RunProgress:
             self.spend += trial.cost_usd
         if self._progress is None or self._task is None:
             return
-        spend = f"${self.spend:.4f}" + (f" (+{self.unpriced} unpriced)" if self.unpriced else "")
+        spend = money(self.spend) + (f" (+{self.unpriced} unpriced)" if self.unpriced else "")
         self._progress.update(
             self._task,
             advance=1,
