@@ -73,3 +73,26 @@ def test_trials_feed_graders_and_judge() -> None:
     assert graders.startswith("graders rubric:tone, state") and "judge j-1, κ = 0.71" in graders
     # Two trials per task: pass^2 is defined and shown at the default deployment k.
     assert rec.lines[7].text.startswith("pass^2 (deployment k = 2): A 0.0%, B 0.0%")
+
+
+def test_a_side_whose_trials_never_finished_is_not_graded_differently() -> None:
+    # A run of infra errors has no grades because nothing was graded; the record said
+    # "graders differ: A none (outcomes as imported)" and asked for SOURCE#grade=N.
+    from agentgauge.report.record import grading_difference
+    from agentgauge.schema import Grade
+
+    down = [
+        Trial(task_id=t, success=False, status="error", error_kind="infra", error="down")
+        for t in ("a", "b")
+    ]
+    graded = [
+        Trial(task_id="a", success=True, grades=[Grade(grader="state", passed=True)]),
+        Trial(task_id="b", success=False, grades=[Grade(grader="state", passed=False)]),
+    ]
+    a = SystemInfo("A", TrialTable.from_trials(down), trials=down)
+    b = SystemInfo("B", TrialTable.from_trials(graded), trials=graded)
+    assert grading_difference(a, b) is None
+    rec = build_record(agentgauge.compare(down, graded), a, b)
+    assert rec.lines[3].text.startswith("graders state")
+    alone = build_record(agentgauge.compare(down, down), a, a)
+    assert alone.lines[3].text.startswith("no grades recorded (no trial finished")

@@ -233,10 +233,15 @@ def _trials(c: Comparison, a: SystemInfo, b: SystemInfo) -> str:
 
 
 def _grader_names(s: SystemInfo) -> set[str] | None:
-    """The graders in a side's grades; ``None`` when its trials are not at hand."""
+    """The graders in the grades of a side's finished trials; ``None`` when its trials
+    are not at hand, or none finished (an infra error is not graded: a run of them is
+    not "graded differently")."""
     if s.trials is None:
         return None
-    return {g.grader for t in s.trials for g in t.grades}
+    done = [t for t in s.trials if t.status == "completed"]
+    if not done:
+        return None
+    return {g.grader for t in done for g in t.grades}
 
 
 def _version(v: GradeVersion) -> str:
@@ -273,11 +278,12 @@ def grading_difference(a: SystemInfo, b: SystemInfo) -> str | None:
 def _graders(a: SystemInfo, b: SystemInfo, judge_kappa: float | None) -> str:
     graders: set[str] = set()
     judges: set[str] = set()
-    have_trials = False
+    have_trials = finished = False
     for s in (a, b):
         if s.trials is None:
             continue
         have_trials = True
+        finished = finished or any(t.status == "completed" for t in s.trials)
         for t in s.trials:
             for g in t.grades:
                 graders.add(g.grader)
@@ -291,7 +297,11 @@ def _graders(a: SystemInfo, b: SystemInfo, judge_kappa: float | None) -> str:
             f"graders {', '.join(sorted(graders))}"
             if graders
             else (
-                "no grades recorded (outcomes as imported)"
+                (
+                    "no grades recorded (outcomes as imported)"
+                    if finished
+                    else "no grades recorded (no trial finished: nothing was graded)"
+                )
                 if have_trials
                 else "graders not recorded"
             )
