@@ -128,6 +128,24 @@ def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
             "line: RuntimeError: boom: the agent crashed; stderr ends: Traceback",
         ),
         ("sys.stdin.readline(); time.sleep(60)\n", "timeout", "timed out after 1.0s in the agent"),
+        # Each was a raw Python error (ValueError: Separator is not found..., a
+        # RecursionError, ValueError: Exceeds the limit...), not the protocol's.
+        (
+            'sys.stdin.readline(); sys.stdout.write("x" * (17 * 2**20)); sys.stdout.flush()\n',
+            "error",
+            "ProtocolError: stdout line longer than 16 MiB",
+        ),
+        (
+            'sys.stdin.readline(); print("[" * 100000 + "]" * 100000, flush=True)\n',
+            "error",
+            "ProtocolError: stdout line is JSON nested too deeply",
+        ),
+        (
+            "sys.stdin.readline()\n"
+            'print(\'{"type": "say", "n": \' + "9" * 5000 + "}", flush=True)\n',
+            "error",
+            "ProtocolError: stdout line has a number that cannot be read",
+        ),
     ],
 )
 def test_misbehaving_programs_are_the_agents_error(

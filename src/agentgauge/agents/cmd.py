@@ -131,7 +131,7 @@ class CommandAgent:
         except _InputClosed:
             # The program stopped reading: what it printed before (a line that is not
             # JSON, say) or its exit says why better than the broken pipe does.
-            while line := await program.readline():
+            while line := await _readline(program):
                 _parse(line)
             code = await program.wait_exit(_EXIT_AFTER_DONE_S)
             exited = "" if code is None else f" (it exited with code {code})"
@@ -157,7 +157,7 @@ class CommandAgent:
             },
         )
         while True:
-            line = await program.readline()
+            line = await _readline(program)
             if not line:
                 code = await program.wait_exit(None)
                 raise ProtocolError(
@@ -253,11 +253,29 @@ def _cut(text: str, keep: int) -> str:
     return text if len(text) <= keep else "..." + text[-keep:]
 
 
+async def _readline(program: Program) -> bytes:
+    """The program's next stdout line; one past the line limit is the program's
+    protocol error, named as such (asyncio says "Separator is not found")."""
+    try:
+        return await program.readline()
+    except ValueError:
+        raise ProtocolError(
+            f"stdout line longer than {_LINE_LIMIT // 2**20} MiB: each message is one JSON "
+            "line (docs/running-agents.md)"
+        ) from None
+
+
 def _parse(line: bytes) -> dict[str, Any]:
     try:
         msg = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise ProtocolError(f"stdout line is not JSON: {line[:120]!r}") from None
+    except RecursionError:
+        raise ProtocolError(f"stdout line is JSON nested too deeply: {line[:120]!r}") from None
+    except ValueError as exc:  # an integer past Python's digit limit (sys.int_info)
+        raise ProtocolError(
+            f"stdout line has a number that cannot be read ({exc}): {line[:60]!r}"
+        ) from None
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
         raise ProtocolError(f"expected an object with a 'type', got {line[:120]!r}")
     return msg
