@@ -533,7 +533,9 @@ class _Builder:
             "input_tokens": _total([c.input_tokens for c in calls]),
             "output_tokens": _total([c.output_tokens for c in calls]),
             "cost_usd": _total([c.cost_usd for c in calls]),
-            "latency_s": self.root.duration_s,
+            # An incomplete trace's "root" is a child standing in for the span that never
+            # came: its duration is not the agent's run time, which nobody measured.
+            "latency_s": None if incomplete else self.root.duration_s,
             "tool_calls": sum(1 for e in events if isinstance(e, ToolCallEvent)),
             "model_calls": len(calls),
             "status": status,
