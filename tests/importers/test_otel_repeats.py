@@ -66,6 +66,9 @@ def test_a_file_concatenated_twice_makes_the_trials_of_the_file(tmp_path: Path) 
     assert [t.model_dump() for t in got] == [t.model_dump() for t in want]
     spans, repeats = read_otlp_spans(twice)
     assert repeats == len(spans) > 0
+    # The run says so, and so does the command.
+    assert read_import("otel", twice, {"suite": SUITE}).config["repeated_spans"] == repeats
+    assert "repeated_spans" not in read_import("otel", once, {"suite": SUITE}).config
 
 
 def test_one_span_twice_in_a_request_counts_once(tmp_path: Path) -> None:

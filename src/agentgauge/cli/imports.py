@@ -83,6 +83,12 @@ def import_cmd(
         + terminal_text(run.run_id, "bold")
         + terminal_text(f" in {store}")
     )
+    repeated = run.config.get("repeated_spans")
+    if repeated:
+        console().print(
+            f"{repeated} spans appear more than once in the file, the same each time: "
+            "each was read once"
+        )
     joined = run.config.get("logs")
     if isinstance(joined, dict):
         left = [

@@ -19,7 +19,7 @@ from agentgauge.importers import ImportedRun, file_sha256, register
 from agentgauge.importers.dialects import GENAI, Dialect
 from agentgauge.importers.otlp import (
     Span,
-    read_otlp_json_file,
+    read_otlp_spans,
     spans_from_json,
     spans_from_protobuf,
 )
@@ -74,7 +74,7 @@ def read_spans_file(
     )
     rows = read_outcomes(outcomes) if outcomes is not None else None
     tasks = {t.id: t for t in load_suite(suite, include_heldout=True).tasks} if suite else {}
-    spans = read_otlp_json_file(path)
+    spans, repeated = read_otlp_spans(path)
     joined = _join_logs(Path(logs), spans, path) if logs is not None else None
     trials = trials_from_spans(spans, dialect=dialect, options=options, outcomes=rows, tasks=tasks)
     trials = assign_trial_indices([(None, t) for t in trials], file=path)
@@ -82,6 +82,8 @@ def read_spans_file(
     config: dict[str, object] = {"dialect": dialect.name, "attributes": options.__dict__}
     if rows is not None and outcomes is not None:
         config["outcomes"] = outcomes_record(outcomes, rows)
+    if repeated:
+        config["repeated_spans"] = repeated  # written more than once, the same: read once
     if joined is not None:
         config["logs"] = joined
     return ImportedRun(
