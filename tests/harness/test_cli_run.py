@@ -41,6 +41,11 @@ def test_run_the_example_suite_with_the_cmd_example_then_resume(tmp_path: Path) 
         (["--base-url", "http://127.0.0.1:1/v1"], "--base-url, --api-key-env and --prices apply"),
         (["--variants", "base,fault:gremlins"], "unknown variant 'fault:gremlins'"),
         (["--trials", "0"], "trials must be a positive integer"),
+        # Named, then not set: every request went without a key, with no word.
+        (
+            ["--api-key-env", "AGENTGAUGE_TEST_UNSET_KEY"],
+            "the environment variable AGENTGAUGE_TEST_UNSET_KEY is not set",
+        ),
     ],
 )
 def test_bad_options_exit_2_with_one_line(tmp_path: Path, extra: list[str], message: str) -> None:

@@ -8,6 +8,7 @@ interrupted (exit 130) prints the same, then the command that resumes it.
 from __future__ import annotations
 
 import math
+import os
 import shlex
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -159,6 +160,14 @@ def run_cmd(
         raise InputError(
             f"must be a finite number of seconds >= 0 (0 for none), got {timeout}",
             field="--timeout",
+        )
+    if api_key_env is not None and not os.environ.get(api_key_env):
+        # Named on purpose, then unset (a typo, a shell that did not export it): every
+        # request would go without a key, and fail as the endpoint's refusal.
+        raise InputError(
+            f"the environment variable {api_key_env} is not set (or is empty): export it, "
+            "or leave --api-key-env out for an endpoint that takes no key",
+            field="--api-key-env",
         )
     options: dict[str, Any] = {}
     if agent.startswith("openai:"):
