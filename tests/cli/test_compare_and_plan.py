@@ -98,6 +98,9 @@ def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
     assert res.returncode == 2 and "missing.jsonl" in res.stderr
     res = run_cli("compare", str(a), str(a), "--margin", "-1")
     assert res.returncode == 2 and "--margin" in res.stderr
+    # A margin past 1 (2, meant as 2 points?) holds for any two runs: refused too.
+    res = run_cli("compare", str(a), str(a), "--margin", "2")
+    assert res.returncode == 2 and "--margin: must be a rate difference from 0 to 1" in res.stderr
 
 
 def _store(path: Path) -> None:

@@ -194,3 +194,10 @@ def test_every_documented_metric_path_is_known() -> None:
     for metric in ("success_rate", "cost.cost_of_pass", "latency_s.p95", "tokens.input_total",
                    "outcome_consistency", "cost.spend_per_success"):  # fmt: skip
         assert metric in metric_paths()
+
+
+def test_a_margin_past_one_is_refused_when_the_file_loads(tmp_path: Path) -> None:
+    path = write(tmp_path, "gates:\n  - type: non_inferiority\n    margin: 5\n")
+    with pytest.raises(InputError) as err:
+        load_gate_config(path)
+    assert err.value.field == "gates.0.margin" and err.value.line == 3

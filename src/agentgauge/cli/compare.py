@@ -150,8 +150,11 @@ def compare_cmd(
     """Paired comparison of B against A over shared tasks, with the verdict and the record."""
     from agentgauge.api import compare_sources
 
-    if margin is not None and not margin >= 0:
-        raise InputError("must be a non-negative rate difference, e.g. 0.02", field="--margin")
+    if margin is not None and not 0 <= margin <= 1:
+        # A difference of two rates lies in [-1, 1]: a margin past 1 holds for any data.
+        raise InputError(
+            f"must be a rate difference from 0 to 1, e.g. 0.02, got {margin:g}", field="--margin"
+        )
     if not 0 < alpha < 1:
         raise InputError("must be in (0, 1)", field="--alpha")
     if k is not None and k < 1:

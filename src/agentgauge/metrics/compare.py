@@ -512,8 +512,9 @@ def compare(
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    if margin is not None and not (math.isfinite(margin) and margin >= 0):
-        raise ValueError(f"margin must be a non-negative number, got {margin}")
+    if margin is not None and not (math.isfinite(margin) and 0 <= margin <= 1):
+        # A difference of two rates lies in [-1, 1]: a margin past 1 holds for any data.
+        raise ValueError(f"margin must be a number from 0 to 1 (a share: 0.05), got {margin}")
     ta, tb = (
         select_rows(a, include_heldout=include_heldout),
         select_rows(b, include_heldout=include_heldout),

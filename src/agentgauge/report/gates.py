@@ -65,7 +65,7 @@ class Gate(BaseModel):
     """The value must be at most this."""
     bound: Literal["value", "ci_lower", "ci_upper"] = "value"
     """Check the point value or a bound of its 95% CI (for metrics that have one)."""
-    margin: float | None = Field(default=None, ge=0)
+    margin: float | None = Field(default=None, ge=0, le=1)
     """Non-inferiority margin δ: B may be worse than the baseline by at most δ."""
     where: dict[str, str] = Field(default_factory=dict)
     """Only groups whose labels match (``agent``, ``model``, ``variant``)."""
