@@ -40,7 +40,7 @@ def calibrate(
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for κ's interval.")
     ] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")] = 0,
     json_out: JsonOption = False,
 ) -> None:
     """Judge vs human agreement: Cohen's κ with a bootstrap CI, raw agreement, the

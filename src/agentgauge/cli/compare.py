@@ -115,7 +115,9 @@ def compare_cmd(
         Path | None, typer.Option("--markdown", help="Write the comparison record here.")
     ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Test level (CI is 1 − α).")] = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seed recorded with the comparison.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed recorded with the comparison.")
+    ] = 0,
     k: Annotated[
         int | None, typer.Option("--k", help="Deployment k for pass^k (default: fewest trials).")
     ] = None,

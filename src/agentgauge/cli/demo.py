@@ -18,7 +18,7 @@ def demo(
     trials: Annotated[
         int, typer.Option("--trials", min=1, help="Trials per task and variant.")
     ] = 4,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of every random choice.")] = 0,
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help="Progress bars.")
     ] = None,

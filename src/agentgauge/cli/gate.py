@@ -28,7 +28,9 @@ def gate(
     by: Annotated[
         str, typer.Option("--by", help="Group labels the gates apply to, comma-separated.")
     ] = "agent,model",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the bootstrap intervals.")
+    ] = 0,
     if_no_baseline: Annotated[
         str,
         typer.Option(

@@ -90,7 +90,7 @@ def horizon_cmd(
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates (0: no interval).")
     ] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Bootstrap seed.")] = 0,
     regularization: Annotated[
         float, typer.Option("--regularization", help="C of the slope penalty ½·b1²/C.")
     ] = 1e5,

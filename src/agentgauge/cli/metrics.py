@@ -60,7 +60,9 @@ def metrics_cmd(
             help="Drop infra-error trials instead of counting them as failures (warns).",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the bootstrap intervals.")
+    ] = 0,
     grade_version: GradeVersionOption = None,
 ) -> None:
     """Success rate with error bars, pass@k and pass^k, consistency, cost and latency."""

@@ -71,7 +71,9 @@ def report(
         ),
     ] = True,
     title: Annotated[str, typer.Option("--title", help="Report title.")] = "agentgauge report",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the bootstrap intervals.")
+    ] = 0,
     grade_version: GradeVersionOption = None,
     force: Annotated[
         bool,

@@ -68,7 +68,7 @@ def run_cmd(
     run_id: Annotated[
         str | None, typer.Option("--run-id", help="Name the run; an existing id resumes it.")
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Run seed [0].")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Run seed [0].")] = None,
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="Endpoint for openai: agents.")
     ] = None,

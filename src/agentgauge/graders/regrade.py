@@ -94,7 +94,19 @@ def resolve_graders(names: Sequence[str] | None) -> list[Grader] | None:
         raise InputError(
             f"unknown grader(s) {', '.join(bad)}; known: {', '.join(known)}", field="graders"
         )
-    return [get_grader(n) for n in names]
+    out: list[Grader] = []
+    for n in names:
+        try:
+            out.append(get_grader(n))
+        except TypeError as exc:  # a grader that needs what a name cannot carry
+            # The human grader reads a labels file, a judge needs an endpoint: built from
+            # a name alone they ended `grade` in a traceback.
+            raise InputError(
+                f"grader {n!r} cannot be built from its name alone ({exc}); "
+                "build it in Python and grade with it there (docs/judge.md)",
+                field="graders",
+            ) from None
+    return out
 
 
 def regrade(

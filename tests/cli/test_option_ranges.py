@@ -1,0 +1,46 @@
+"""Options a command cannot use are one line and exit 2, not a traceback deep inside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.conftest import Cli
+
+from agentgauge.importers import import_file
+
+
+def _run(tmp_path: Path) -> str:
+    src = tmp_path / "t.jsonl"
+    rows = [(i, k, "true" if (i + k) % 2 else "false") for i in range(4) for k in range(2)]
+    src.write_text(
+        "".join(f'{{"task_id": "t{i}", "trial": {k}, "success": {ok}}}\n' for i, k, ok in rows)
+    )
+    import_file("jsonl", src, tmp_path / "s.db", "r")
+    return f"{tmp_path / 's.db'}:r"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["metrics", "{src}"],
+        ["report", "{src}", "--markdown", "{tmp}/r.md"],
+        ["compare", "{src}", "{src}"],
+        ["horizon", "{src}"],
+    ],
+)
+def test_a_negative_seed_is_refused_by_the_option(
+    cli: Cli, tmp_path: Path, args: list[str]
+) -> None:
+    # numpy's SeedSequence refused it with a ValueError traceback (calibrate, horizon).
+    src = _run(tmp_path)
+    code, _, err = cli(*[a.format(src=src, tmp=tmp_path) for a in args], "--seed", "-1")
+    assert code == 2 and "Traceback" not in err
+    assert "--seed" in err
+
+
+def test_a_grader_that_needs_more_than_its_name_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    # `grade --graders human` ended in "TypeError: HumanGrader.__init__() missing ...".
+    code, _, err = cli("grade", _run(tmp_path), "--graders", "human")
+    assert code == 2 and "Traceback" not in err
+    assert "grader 'human' cannot be built from its name alone" in err
