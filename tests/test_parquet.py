@@ -12,7 +12,9 @@ the file and the column, exit 2.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -299,6 +301,27 @@ def test_export_is_atomic_and_never_overwrites_unasked(
     empty.mkdir()
     assert cli("export", f"{retail}:r", "--parquet", str(empty))[0] == 0
     assert (empty / TRIALS_FILE).is_file()
+
+
+def test_an_export_makes_its_folders_readable_by_others(
+    cli: Cli, retail: Path, tmp_path: Path
+) -> None:
+    # As docs/parquet.md writes it, in a fresh folder: "exports" did not exist and the
+    # command failed; and the export was 0700 (mkdtemp's mode), unreadable to a reader
+    # running as another user.
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "exports" / "v2"
+        code, _, err = cli("export", f"{retail}:r", "--parquet", str(out))
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    assert (out / TRIALS_FILE).is_file()
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+    assert stat.S_IMODE((out / TRIALS_FILE).stat().st_mode) == 0o644
+    (tmp_path / "afile").write_text("x")
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(tmp_path / "afile" / "v2"))
+    assert code == 2 and "is a file, not a folder to write into" in err
 
 
 def test_an_empty_run_exports_and_reads_as_no_trials(tmp_path: Path) -> None:

@@ -70,8 +70,9 @@ def write_parquet(
     """Export run ``run_id`` of the store at ``store_path`` to the directory ``out``.
 
     ``grade_version`` picks the outcomes and grades exported (default: the run's
-    active version). ``out`` must not exist or be empty; with ``force`` an earlier
-    export there is replaced (a directory that is not an export never is).
+    active version). ``out`` must not exist or be empty (folders above it that do not
+    exist are made); with ``force`` an earlier export there is replaced (a directory
+    that is not an export never is). The export is 0777 less the umask.
     """
     out = Path(out)
     _check_destination(out, force=force)
@@ -81,7 +82,13 @@ def write_parquet(
         grading = next(v for v in store.grade_versions(run_id) if v.version == version)
         tasks = store.get_tasks(run_id)
         try:
+            # Missing folders above it are made, as `mkdir -p` would (the run is known
+            # to exist by now, so a bad DB:RUN leaves none behind).
+            out.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+            # mkdtemp makes it 0700; the export is for other readers too (Spark, DuckDB
+            # under another user): 0777 less the umask, as for any new folder.
+            tmp.chmod(0o777 & ~_umask())
         except OSError as exc:
             raise InputError(f"cannot write here: {exc.strerror}", file=out) from None
         try:
@@ -119,9 +126,16 @@ def write_parquet(
     return ExportCounts(n_trials, n_events, n_grades, version)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _check_destination(out: Path, *, force: bool) -> None:
-    if not out.parent.is_dir():
-        raise InputError("the folder to write into does not exist", file=out.parent)
+    above = next((p for p in out.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise InputError("is a file, not a folder to write into", file=above)
     if not out.exists():
         return
     if not out.is_dir():
