@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A black-box agent service (protocol agentgauge.http/1) in 30 lines, standard library only.
 
-    python examples/http_agent_service.py 8765 &
-    agentgauge run examples/counter-suite.yaml --agent http:http://127.0.0.1:8765/run
+    python examples/http_agent_service.py 8770 &
+    agentgauge run examples/counter-suite.yaml --agent http:http://127.0.0.1:8770/run
 
 It keeps its own counter world and runs its own ``add`` tool; the reply tells the harness
 the answer, the final state and the calls made, which the graders then check.
@@ -37,5 +37,5 @@ class Agent(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 8765
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 8770
     ThreadingHTTPServer(("127.0.0.1", port), Agent).serve_forever()
