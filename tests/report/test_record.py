@@ -96,3 +96,19 @@ def test_a_side_whose_trials_never_finished_is_not_graded_differently() -> None:
     assert rec.lines[3].text.startswith("graders state")
     alone = build_record(agentgauge.compare(down, down), a, a)
     assert alone.lines[3].text.startswith("no grades recorded (no trial finished")
+
+
+def test_two_different_agents_with_no_recorded_components_are_named() -> None:
+    # Line 1 said "no recorded component differs" of a Python agent against a cmd: one.
+    a = [Trial(task_id="t", agent="python:mine.fn", success=True)]
+    b = [Trial(task_id="t", agent="cmd:python agent.py", success=False)]
+    rec = build_record(
+        agentgauge.compare(a, b),
+        SystemInfo("A", TrialTable.from_trials(a), trials=a),
+        SystemInfo("B", TrialTable.from_trials(b), trials=b),
+        configuration="no recorded component differs",
+    )
+    assert rec.lines[0].text.endswith(
+        "configuration: no recorded component differs, but the agent does "
+        "(python:mine.fn → cmd:python agent.py)"
+    )
