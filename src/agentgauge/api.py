@@ -698,8 +698,19 @@ def grade_versions(source: str, *, store: str | Path | None = None) -> list[Grad
 
 
 def _stored_run(source: str, store: str | Path | None) -> tuple[Path, str]:
-    from agentgauge.sources import resolve_run
+    """The store and run ``grade`` works on: a whole run, so a ``#...`` selector (which
+    picks trials or a grade version for reading) is refused rather than ignored (it
+    used to re-grade every trial of the run)."""
+    from agentgauge.sources import resolve_run, split_selector
 
+    _, selector = split_selector(source)
+    if not selector.empty:
+        raise InputError(
+            "grade works on a whole stored run: leave the #... selector out (a re-grade is "
+            "a new grade version of every trial; pick versions with --activate-version N)",
+            file=source,
+            field="SOURCE",
+        )
     if store is not None and not Path(source).exists() and ":" not in source:
         return Path(store), source
     return resolve_run(source)

@@ -44,3 +44,12 @@ def test_a_grader_that_needs_more_than_its_name_is_one_line(cli: Cli, tmp_path: 
     code, _, err = cli("grade", _run(tmp_path), "--graders", "human")
     assert code == 2 and "Traceback" not in err
     assert "grader 'human' cannot be built from its name alone" in err
+
+
+def test_grade_refuses_a_selector_it_would_ignore(cli: Cli, tmp_path: Path) -> None:
+    # "DB:RUN#agent=nobody" re-graded all 8 trials of the run as version 2.
+    src = _run(tmp_path)
+    code, _, err = cli("grade", f"{src}#agent=nobody", "--graders", "state")
+    assert code == 2 and "grade works on a whole stored run" in err
+    code, out, _ = cli("grade", src, "--list", "--json")
+    assert code == 0 and '"version": 2' not in out
