@@ -555,6 +555,17 @@ def _from_pilot(
             pv = pilot_variance(idx, ta.success & ~ta.infra_error)
         except ValueError as exc:
             raise InputError(str(exc), file=pilot, field="--pilot") from exc
+        if pv.mean_rate in (0.0, 1.0):
+            # Every trial passed (or none did): no variance to plan from, and a plan from
+            # it promised an effect of 0 detectable with 50 tasks, or 2 tasks for any δ.
+            every = "passed" if pv.mean_rate == 1.0 else "failed"
+            raise InputError(
+                f"every trial of the pilot {every}: it shows no variance to plan from; plan "
+                "from assumptions instead (--baseline RATE), or pilot on tasks the agent "
+                "does not always pass or fail",
+                file=pilot,
+                field="--pilot",
+            )
         comp = components_from_pilot(pv, correlation=correlation, within_share=within_share)
         inputs.update(
             correlation=correlation,

@@ -227,6 +227,23 @@ def test_plan_from_pilot(tmp_path: Path) -> None:
     assert json.loads(res.stdout)["variance"]["source"] == "pilot-pair"
 
 
+@pytest.mark.parametrize("outcome", [True, False])
+def test_a_pilot_without_variance_is_refused(tmp_path: Path, outcome: bool) -> None:
+    # All passing, it promised "minimum detectable effect 0.0000 with 50 tasks", and "2
+    # tasks" for any delta.
+    pilot = tmp_path / "p.jsonl"
+    pilot.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{i}", "trial": k, "success": outcome}) + "\n"
+            for i in range(5)
+            for k in range(2)
+        )
+    )
+    res = run_cli("plan", "--pilot", str(pilot), "--tasks", "50")
+    assert res.returncode == 2
+    assert "shows no variance to plan from" in res.stderr and "Traceback" not in res.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [
