@@ -520,3 +520,22 @@ def test_metr_bootstrap_is_reproducible_from_its_seed(metr_trials: list[Any]) ->
     # log-scale width: the interval is a property of the data, not of the seed.
     assert math.log(c.ci95[0.5][0]) == pytest.approx(math.log(lo), abs=0.25)
     assert math.log(c.ci95[0.5][1]) == pytest.approx(math.log(hi), abs=0.25)
+
+
+def test_all_failures_give_no_interval_slope_or_loss_and_a_group_without_lengths_is_named() -> None:
+    # All 16 runs of agent a fail: the horizon is 0 by convention, but the interval was
+    # [0, 0] (every bootstrap replicate repeats the same all-failure fit), the slope 0.0
+    # and the log-loss 0.0 (a perfect fit). Agent b has no task lengths and vanished.
+    rows = [
+        {"task_id": f"t{i}", "trial": k, "success": False, "human_minutes": 2.0**i, "agent": "a"}
+        for i in range(8)
+        for k in range(2)
+    ] + [{"task_id": "u", "trial": 0, "success": True, "agent": "b"}]
+    table = TrialTable.from_trials([agentgauge.Trial.model_validate(r) for r in rows])
+    report = horizon(table, bootstrap=200).to_dict()
+    [g] = report["groups"]
+    assert g["agent"] == "a" and g["horizons"] == {"0.5": 0.0, "0.8": 0.0}
+    assert g["ci95"] is None and g["slope"] is None
+    assert g["log_loss"] == {"logistic": None, "half_life": None}
+    assert "no interval: every bootstrap replicate would repeat the same fit" in g["warnings"]
+    assert report["warnings"] == ["agent=b: left out, none of its 1 trials has human_minutes"]

@@ -74,11 +74,16 @@ def render(report: HorizonReport) -> Table:
                 lo, hi = g.ci95[q]
                 cell += f"\n[{fmt_minutes(lo)}, {fmt_minutes(hi)}]"
             row.append(cell)
-        row.append(f"{g.slope:.2f}")
+        fitted = math.isfinite(g.intercept)  # no successes, or no failures: no fit
+        row.append(f"{g.slope:.2f}" if fitted else "—")
         row.append(fmt_minutes(g.half_life_minutes))
-        row.append(f"{g.log_loss['logistic']:.2f}/{g.log_loss['half_life']:.2f}")
+        row.append("/".join(_loss(g.log_loss[k]) for k in ("logistic", "half_life")))
         table.add_row(*(terminal_text(cell, keep="\n") for cell in row))
     return table
+
+
+def _loss(value: float) -> str:
+    return f"{value:.2f}" if math.isfinite(value) else "—"
 
 
 @app.command("horizon")
@@ -121,6 +126,8 @@ def horizon_cmd(
         return
     out = console()
     out.print(render(report))
+    for w in report.warnings:
+        out.print(terminal_warning(w))
     for g in report.groups:
         name = ", ".join(f"{k}={v}" for k, v in g.labels.items())
         for w in g.warnings:

@@ -103,7 +103,8 @@ class HorizonGroup:
                 "ci95": None
                 if self.ci95 is None
                 else {_qkey(q): [_finite(lo), _finite(hi)] for q, (lo, hi) in self.ci95.items()},
-                "slope": _finite(self.slope),
+                # A degenerate fit (no successes, or no failures) has no slope to report.
+                "slope": _finite(self.slope) if np.isfinite(self.intercept) else None,
                 "intercept": _finite(self.intercept),
                 "n_runs": self.n_runs,
                 "n_tasks": self.n_tasks,
@@ -130,6 +131,8 @@ class HorizonReport:
     bootstrap: int
     seed: int
     regularization: float
+    warnings: list[str] = field(default_factory=list)
+    """What the groups leave out: a group none of whose trials has a task length."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``agentgauge.horizon/1`` object."""
@@ -140,10 +143,13 @@ class HorizonReport:
             "seed": self.seed,
             "regularization": self.regularization,
             "groups": [g.to_dict() for g in self.groups],
+            "warnings": list(self.warnings),
         }
 
 
 # --------------------------------------------------------------------------- helpers
+
+_NAN = float("nan")
 
 
 def percentile_with_inf(values: FloatArray, pcts: Sequence[float]) -> list[float]:
@@ -285,7 +291,11 @@ def _fit_group(
 
     ci95: dict[float, tuple[float, float]] | None = None
     boot_h: dict[float, FloatArray] | None = None
-    if n_boot > 0:
+    if n_boot > 0 and fit.degenerate[0] != 0:
+        # Every resample of all-failing (or all-passing) runs is the same: the bootstrap
+        # would give [0, 0] (or [inf, inf]), a certainty so few runs cannot give.
+        warnings.append("no interval: every bootstrap replicate would repeat the same fit")
+    elif n_boot > 0:
         bpos, bneg = bootstrap_masses(
             rng, n_boot, fam_of_task, task, cell, n_cells, pos_run, neg_run
         )
@@ -321,9 +331,10 @@ def _fit_group(
     with np.errstate(divide="ignore", invalid="ignore"):
         p_logit = 1.0 / (1.0 + np.exp(-(b0 + b1 * x))) if fit.degenerate[0] == 0 else None
         p_half = half_life_probability(minutes, t_half) if 0 < t_half < np.inf else None
+    # No fit, no loss: NaN (null), not the 0.0 of a perfect fit.
     log_loss = {
-        "logistic": weighted_log_loss(p_logit, pos, neg) if p_logit is not None else 0.0,
-        "half_life": weighted_log_loss(p_half, pos, neg) if p_half is not None else 0.0,
+        "logistic": weighted_log_loss(p_logit, pos, neg) if p_logit is not None else _NAN,
+        "half_life": weighted_log_loss(p_half, pos, neg) if p_half is not None else _NAN,
     }
     return HorizonGroup(
         labels=labels,
@@ -405,12 +416,19 @@ def horizon(
         grouped = list(table.groups(keys))
     except ValueError as exc:
         raise InputError(str(exc), field="by") from None
-    # A group none of whose trials has a task length has nothing to fit.
-    grouped = [
-        (labels, sub)
-        for labels, sub in grouped
-        if bool((np.isfinite(sub.human_minutes) & (sub.human_minutes > 0)).any())
-    ]
+    # A group none of whose trials has a task length has nothing to fit: it is left
+    # out, and the report says so (it went without a word).
+    report_warnings: list[str] = []
+    kept = []
+    for labels, sub in grouped:
+        if bool((np.isfinite(sub.human_minutes) & (sub.human_minutes > 0)).any()):
+            kept.append((labels, sub))
+        else:
+            name = ", ".join(f"{k}={v}" for k, v in labels.items()) or "all trials"
+            report_warnings.append(
+                f"{name}: left out, none of its {len(sub)} trials has human_minutes"
+            )
+    grouped = kept
     if "agent" not in keys:
         # The ``agentgauge.horizon/1`` object names each group's agent; give it when
         # the group has one.
@@ -434,5 +452,10 @@ def horizon(
         for (labels, sub), s in zip(grouped, seeds, strict=True)
     ]
     return HorizonReport(
-        groups=groups, q=qs, bootstrap=int(bootstrap), seed=seed, regularization=regularization
+        groups=groups,
+        q=qs,
+        bootstrap=int(bootstrap),
+        seed=seed,
+        regularization=regularization,
+        warnings=report_warnings,
     )
