@@ -262,3 +262,23 @@ def test_kappa_bands() -> None:
         "almost perfect",
     ]
     assert kappa_band(None) is None
+
+
+@pytest.mark.parametrize("all_pass", [False, True])
+def test_agreement_with_nothing_to_resample_says_so(tmp_path: Path, all_pass: bool) -> None:
+    # 30 items, judge and human always agree: the interval was [1, 1]. Both always say
+    # "pass": κ was null with no reason (chance agreement is 1).
+    rows = []
+    for k in range(30):
+        label = "pass" if all_pass or k % 3 else "fail"
+        rows += [row(f"t{k}", "ann", label), row(f"t{k}", "judge", label)]
+    labels = write(tmp_path / "labels.jsonl", rows)
+    proc = agentgauge("calibrate", str(labels), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    jh = json.loads(proc.stdout)["judge_vs_human"]
+    assert jh["ci95"] is None
+    if all_pass:
+        assert jh["kappa"] is None and "agreement by chance is 1" in jh["null_reason"]
+    else:
+        assert jh["kappa"] == 1.0
+        assert jh["null_reason"].startswith("no interval: every bootstrap replicate gave κ = 1")

@@ -76,6 +76,8 @@ def _print(r: dict[str, Any]) -> None:
             f"Cohen's κ {_fmt(jh['kappa'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]"
             f" ({jh['kappa_band'] or 'undefined'}), raw agreement {_fmt(jh['raw_agreement'])}"
         )
+        if jh.get("null_reason"):
+            out.print(terminal_text(f"— {jh['null_reason']}", "dim"))
         table = Table(title="confusion (rows human consensus, columns judge)")
         table.add_column("")
         for name in jh["confusion"]["labels"]:

@@ -77,12 +77,33 @@ def _agreement(
     for a, b in zip(h, j, strict=True):
         full[a if a >= 0 else 2, b if b >= 0 else 2] += 1
     kappa = _num(res.kappa)
+    lo, hi = (_num(res.ci95[0]), _num(res.ci95[1])) if n_boot else (None, None)
+    why: str | None = None
+    if kappa is None:
+        # Chance agreement is 1 (one label for every item, from both sides) or nothing
+        # was decided: κ = (p_o − p_e)/(1 − p_e) has no value.
+        why = (
+            "no item has a decided label from both raters"
+            if not res.n
+            else "κ is undefined: both raters gave every decided item the same label, so "
+            "agreement by chance is 1 (label items that differ to measure agreement)"
+        )
+    ci95: list[float | None] | None = [lo, hi] if n_boot else None
+    if ci95 is not None and (lo is None or hi is None or lo == hi):
+        # Every replicate gave the same κ (perfect agreement on every resample, say): a
+        # zero-width interval from a few dozen items is not a measurement.
+        ci95 = None
+        why = why or (
+            f"no interval: every bootstrap replicate gave κ = {kappa:.3f} "
+            f"(the {res.n} items leave no disagreement to resample)"
+        )
     return {
         "n_items": len(h),
         "n_decided": res.n,
         "kappa": kappa,
         "kappa_band": kappa_band(kappa),
-        "ci95": [_num(res.ci95[0]), _num(res.ci95[1])] if n_boot else None,
+        "null_reason": why,
+        "ci95": ci95,
         "ci_method": (
             f"percentile bootstrap over items, B={n_boot}, seed={seed}"
             + (
