@@ -131,8 +131,9 @@ def find_baselines(
 ) -> tuple[NullAgentCheck | None, dict[str, Baseline], dict[str, str]]:
     """Line 5's baselines: given with ``--baseline`` (or ``--null``), else marked in
     B's store (the null agent also found by its agent name, as before roles); each
-    scored on the comparison's rows of the shared tasks, the null agent on all its
-    trials (every task it passes is a defect)."""
+    scored on the comparison's rows of the shared tasks (the base variant), as the
+    headline is; the null agent's defects are every task it passes in any of its
+    trials."""
     tables: dict[str, _Found] = {}
     for spec in given:
         given_role, label, info = _given_baseline(spec)
@@ -148,12 +149,22 @@ def find_baselines(
     found: dict[str, Baseline] = {}
     absent: dict[str, str] = {}
     for role, hit in tables.items():
-        if role == "null":
-            null_check = null_agent_check(hit.table)
-            found[role] = summarize_baseline("null", hit.label, hit.table)
-            continue
+        # Every baseline on the rows and tasks the headline reads (the base variant, the
+        # shared tasks): the null agent's interval was Wilson on all its trials of every
+        # variant, beside a headline of the base variant's.
         rows = select_rows(hit.table, include_heldout=include_heldout)
         rows = rows.take(np.isin(rows.task_id.astype(str), comp.tasks))
+        if role == "null":
+            # Every task it passes, in any variant, is a defect of the suite; its score
+            # and interval are on the headline's rows, beside the headline.
+            every = null_agent_check(hit.table)
+            if len(rows):
+                scored = null_agent_check(rows)
+                null_check = dataclasses.replace(every, score=scored.score)
+                found[role] = summarize_baseline("null", hit.label, rows)
+            else:
+                null_check = every
+            continue
         if len(rows) == 0:
             absent[role] = f"{hit.label} is marked {role} but shares no task with A and B"
             continue

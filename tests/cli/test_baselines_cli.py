@@ -209,3 +209,27 @@ def test_a_stored_human_run_is_judged_by_its_stored_grades(store: Path, tmp_path
         out = json.loads(res.stdout)
         note = "graded by manual_review, B by none (outcomes as imported)"
         assert out["baselines"]["human"]["note"].startswith(note), out["baselines"]["human"]
+
+
+def test_the_null_agents_interval_is_on_the_headlines_rows(tmp_path: Path) -> None:
+    # The null agent's 95% CI was Wilson on all its trials of every variant ([0.0, 0.3]
+    # in the demo) beside a headline of the base variant's tasks ([0.0, 1.6]).
+    tasks = [f"t{i}" for i in range(10)]
+
+    def rows(agent: str, ok: bool, variants: tuple[str, ...]) -> Path:
+        path = tmp_path / f"{agent}.jsonl"
+        records = [
+            {"task_id": t, "trial": 0, "variant": v, "agent": agent, "success": ok}
+            for t in tasks
+            for v in variants
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return path
+
+    a, b = rows("a", True, ("base",)), rows("b", True, ("base",))
+    null = rows("null", False, ("base", *(f"paraphrase:{i}" for i in range(1, 10))))
+    res = cli("compare", str(a), str(b), "--baseline", f"null={null}", "--json")
+    assert res.returncode == 0, res.stderr
+    line5 = json.loads(res.stdout)["record"]["lines"][4]["text"]
+    # Wilson on the 10 base trials, none passing: upper = z²/(10 + z²) = 0.2775.
+    assert "null agent 0.0%, passes 0 tasks, 95% CI [0.0, 27.8]" in line5, line5
