@@ -12,10 +12,8 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from google.rpc import status_pb2
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http import Compression
@@ -73,15 +71,6 @@ class Collector:
                 return resp.status, resp.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
-
-
-@pytest.fixture
-def collector(tmp_path: Path) -> Iterator[Collector]:
-    c = Collector(tmp_path / "live.db")
-    yield c
-    if c.proc.poll() is None:
-        c.proc.kill()
-        c.proc.wait()
 
 
 def _agent_trace(

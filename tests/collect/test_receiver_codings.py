@@ -12,8 +12,6 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from google.rpc import status_pb2
@@ -25,6 +23,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 from tests.collect.test_receiver import Collector
+from tests.importers.otlp_docs import AGENT_ROOT as ROOT
+from tests.importers.otlp_docs import CHAT_CALL as CHAT
 from tests.importers.otlp_docs import TRACE, request, span
 
 from agentgauge.collect import TraceBuffer
@@ -35,37 +35,6 @@ from agentgauge.schema import ModelCallEvent
 from agentgauge.store import Store
 
 JSON = "application/json"
-ROOT = span(
-    "00000000000000a1",
-    "invoke_agent bot",
-    {
-        "gen_ai.operation.name": "invoke_agent",
-        "agentgauge.task.id": "t",
-        "agentgauge.outcome.success": True,
-    },
-)
-CHAT = span(
-    "00000000000000b1",
-    "chat m",
-    {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.request.model": "m",
-        "gen_ai.usage.input_tokens": 5,
-        "gen_ai.usage.output_tokens": 2,
-    },
-    parent="00000000000000a1",
-    start=1_100_000_000,
-    end=1_400_000_000,
-)
-
-
-@pytest.fixture
-def collector(tmp_path: Path) -> Iterator[Collector]:
-    c = Collector(tmp_path / "live.db")
-    yield c
-    if c.proc.poll() is None:
-        c.proc.kill()
-        c.proc.wait()
 
 
 def _body(doc: dict) -> bytes:  # type: ignore[type-arg]

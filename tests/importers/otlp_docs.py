@@ -43,3 +43,28 @@ def span(
 
 def request(*spans: dict[str, Any]) -> dict[str, Any]:
     return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": list(spans)}]}]}
+
+
+#: A one-call agent trace: its root (task "t", a success) and one chat span under it.
+AGENT_ROOT = span(
+    "00000000000000a1",
+    "invoke_agent bot",
+    {
+        "gen_ai.operation.name": "invoke_agent",
+        "agentgauge.task.id": "t",
+        "agentgauge.outcome.success": True,
+    },
+)
+CHAT_CALL = span(
+    "00000000000000b1",
+    "chat m",
+    {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "m",
+        "gen_ai.usage.input_tokens": 5,
+        "gen_ai.usage.output_tokens": 2,
+    },
+    parent="00000000000000a1",
+    start=1_100_000_000,
+    end=1_400_000_000,
+)

@@ -12,7 +12,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
-from tests.importers.otlp_docs import TRACE, request, span
+from tests.importers.otlp_docs import AGENT_ROOT as ROOT
+from tests.importers.otlp_docs import CHAT_CALL as CHAT
+from tests.importers.otlp_docs import TRACE, request
 
 from agentgauge.errors import InputError
 from agentgauge.importers import read_import
@@ -27,29 +29,6 @@ from agentgauge.schema import ModelCallEvent
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SUITE = str(FIXTURES / "otel" / "suite.yaml")
-
-ROOT = span(
-    "00000000000000a1",
-    "invoke_agent bot",
-    {
-        "gen_ai.operation.name": "invoke_agent",
-        "agentgauge.task.id": "t",
-        "agentgauge.outcome.success": True,
-    },
-)
-CHAT = span(
-    "00000000000000b1",
-    "chat m",
-    {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.request.model": "m",
-        "gen_ai.usage.input_tokens": 5,
-        "gen_ai.usage.output_tokens": 2,
-    },
-    parent="00000000000000a1",
-    start=1_100_000_000,
-    end=1_400_000_000,
-)
 
 
 def _write(path: Path, *docs: dict) -> Path:  # type: ignore[type-arg]
