@@ -178,8 +178,9 @@ def test_record_from_a_store(tmp_path: Path) -> None:
     assert "fresh environment per trial" in rec
     assert "rubric version r3" in rec and "blocking criteria: no_pii" in rec
     assert "judge judge-7b, κ not measured" in rec
-    # null agent: passes t2 only → score 1/6
-    assert "null agent 16.7%, passes 1 task (outcome-validity defects: t2)" in rec
+    # null agent: passes t2 only. Scored on the headline's rows, the 5 tasks compared:
+    # 1/5 (it was 1/6, over a task the comparison leaves out); its defects over all 6.
+    assert "null agent 20.0%, passes 1 task (outcome-validity defects: t2)" in rec
     assert "pass^2 (deployment k = 2)" in rec
     assert "held-out tasks never used" in rec
     # Including held-out tasks is logged in the store and shown in the record.
