@@ -76,7 +76,9 @@ def read_spans_file(
     tasks = {t.id: t for t in load_suite(suite, include_heldout=True).tasks} if suite else {}
     spans, repeated = read_otlp_spans(path)
     joined = _join_logs(Path(logs), spans, path) if logs is not None else None
-    trials = trials_from_spans(spans, dialect=dialect, options=options, outcomes=rows, tasks=tasks)
+    trials = trials_from_spans(
+        spans, dialect=dialect, options=options, outcomes=rows, tasks=tasks, unique=True
+    )
     trials = assign_trial_indices([(None, t) for t in trials], file=path)
     used = {t.task_id for t in trials}
     config: dict[str, object] = {"dialect": dialect.name, "attributes": options.__dict__}

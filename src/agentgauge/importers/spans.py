@@ -194,13 +194,16 @@ def trials_from_spans(
     options: TraceOptions | None = None,
     outcomes: Mapping[str, Outcome] | None = None,
     tasks: Mapping[str, Task] | None = None,
+    unique: bool = False,
 ) -> list[Trial]:
     """One trial per trace (`trial_from_trace`), in the order traces first appear.
     ``dialect=None`` detects each trace's dialect from its spans. Trial indices the
     trace does not give are left ``None`` (`agentgauge.sources.assign_trial_indices`
     numbers them). A span given twice counts once; two different spans with the same
-    ``(trace_id, span_id)`` are an `InputError` (`agentgauge.importers.otlp.unique_spans`)."""
-    spans, _repeats = unique_spans(spans)
+    ``(trace_id, span_id)`` are an `InputError` (`agentgauge.importers.otlp.unique_spans`).
+    ``unique``: the caller has made them so already (`read_otlp_spans` does)."""
+    if not unique:
+        spans, _repeats = unique_spans(spans)
     return [
         trial_from_trace(
             trace,

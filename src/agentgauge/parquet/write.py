@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -85,10 +86,7 @@ def write_parquet(
             # Missing folders above it are made, as `mkdir -p` would (the run is known
             # to exist by now, so a bad DB:RUN leaves none behind).
             out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
-            # mkdtemp makes it 0700; the export is for other readers too (Spark, DuckDB
-            # under another user): 0777 less the umask, as for any new folder.
-            tmp.chmod(0o777 & ~_umask())
+            tmp = _new_folder(out)
         except OSError as exc:
             raise InputError(f"cannot write here: {exc.strerror}", file=out) from None
         try:
@@ -126,10 +124,17 @@ def write_parquet(
     return ExportCounts(n_trials, n_events, n_grades, version)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _new_folder(out: Path) -> Path:
+    """A new, empty folder beside ``out`` to write the export into. Made as any folder
+    is (0777 less the umask), not as mkdtemp makes one (0700): the export is for readers
+    running as other users too (Spark, DuckDB)."""
+    while True:
+        tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            tmp.mkdir(0o777)
+        except FileExistsError:
+            continue
+        return tmp
 
 
 def _check_destination(out: Path, *, force: bool) -> None:
