@@ -628,6 +628,11 @@ def plan(
         (not 0 <= within_share <= 1, "--within-share", "must be in [0, 1]"),
         (tasks is not None and tasks < 2, "--tasks", "must be at least 2"),
         (delta is None and tasks is None, "--delta", "give --delta D, or --tasks N for the MDE"),
+        (
+            delta is not None and tasks is not None,
+            "--tasks",
+            "--delta D asks how many tasks detect D, --tasks N what N tasks can detect: give one",
+        ),
         (delta is not None and (delta == 0 or abs(delta) >= 1), "--delta", "must be in (0, 1)"),
         (pilot_b is not None and pilot is None, "--pilot-b", "needs --pilot"),
         (pilot is None and baseline is None, "--baseline", "give --baseline P or --pilot SOURCE"),

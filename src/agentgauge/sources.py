@@ -408,7 +408,7 @@ def open_source(
             )
         return _selected(TrialSource(label=spec, trials=read_trials_jsonl(path)), selector, base)
     path, run_id = resolve_run(base)
-    version = selector.grade_version if selector.grade_version is not None else grade_version
+    version = _asked_version(selector, grade_version, path)
     with Store(path, readonly=True) as store:
         run = store.require_run(run_id)
         version = store.resolve_grade_version(run_id, version)
@@ -444,6 +444,23 @@ def open_source(
     return _selected(source, selector, base)
 
 
+def _asked_version(selector: Selector, grade_version: int | None, path: Path) -> int | None:
+    """The grade version asked for, by SOURCE's ``#grade=`` or by ``--grade-version``;
+    two that differ are refused rather than one silently winning."""
+    if (
+        selector.grade_version is not None
+        and grade_version is not None
+        and selector.grade_version != grade_version
+    ):
+        raise InputError(
+            f"two grade versions asked for: #grade={selector.grade_version} in SOURCE and "
+            f"--grade-version {grade_version}; give one",
+            file=path,
+            field="SOURCE",
+        )
+    return selector.grade_version if selector.grade_version is not None else grade_version
+
+
 def _parquet_source(
     spec: str, base: str, selector: Selector, *, events: bool, grade_version: int | None
 ) -> TrialSource | None:
@@ -463,7 +480,7 @@ def _parquet_source(
     if parts is None:
         return None
     headers = [read_header(p) for p in parts]
-    asked = selector.grade_version if selector.grade_version is not None else grade_version
+    asked = _asked_version(selector, grade_version, Path(base))
     for path, header in zip(parts, headers, strict=True):
         held = header.grading.version if header.grading is not None else None
         if asked is not None and asked != held:

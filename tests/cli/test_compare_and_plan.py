@@ -253,6 +253,8 @@ def test_a_pilot_without_variance_is_refused(tmp_path: Path, outcome: bool) -> N
         (["--baseline", "1.5", "--delta", "0.03"], "--baseline"),
         (["--baseline", "0.8", "--delta", "0.03", "--power", "1"], "--power"),
         (["--baseline", "0.95", "--delta", "0.1"], "--delta"),
+        # Two questions at once: the --delta used to be dropped without a word.
+        (["--baseline", "0.8", "--delta", "0.03", "--tasks", "50"], "give one"),
     ],
 )
 def test_plan_bad_input_exits_2(args: list[str], field: str) -> None:

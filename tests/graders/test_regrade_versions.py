@@ -213,3 +213,30 @@ def test_a_schema_2_store_is_upgraded_and_reports_what_it_reported(tmp_path: Pat
         db.activate_grade_version("a", 2)
     assert rate(f"{path}:a") == pytest.approx(4 / 6)
     assert rate(f"{path}:a#grade=3") == pytest.approx(4 / 6)
+
+
+def test_two_different_grade_versions_asked_for_are_refused(tmp_path: Path, cli: Cli) -> None:
+    db = make_store(tmp_path / "s.db")
+    a = f"{db}:a"
+    code, _, err = cli("grade", a, "--graders", "answer")
+    assert code == 0, err
+    # The selector used to win silently over the option.
+    code, out, err = cli("metrics", f"{a}#grade=2", "--grade-version", "1")
+    assert code == 2 and out == ""
+    assert "two grade versions asked for: #grade=2 in SOURCE and --grade-version 1" in err
+    with pytest.raises(InputError, match="two grade versions"):
+        metrics(f"{a}#grade=1", grade_version=2)
+    # The same version asked for twice is one request.
+    assert rate(f"{a}#grade=2", grade_version=2) == pytest.approx(4 / 6)
+
+
+@pytest.mark.parametrize("empty", ["", " , "])
+def test_an_empty_graders_list_is_refused(tmp_path: Path, cli: Cli, empty: str) -> None:
+    db = make_store(tmp_path / "s.db")
+    code, out, err = cli("grade", f"{db}:a", "--graders", empty)
+    assert code == 2 and out == ""
+    assert "--graders" in err and "names no grader" in err
+    # Nothing was written: the run still has its one recorded version.
+    code, out, err = cli("grade", f"{db}:a", "--list", "--json")
+    assert code == 0, err
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1]

@@ -104,7 +104,14 @@ def grade(
         else:
             _print_versions(versions)
         return
-    result = regrade(source, split_list(graders) or None, store=store, activate=activate)
+    names = split_list(graders)
+    if graders is not None and not names:
+        # An empty list (a shell variable that was not set) is not "the defaults".
+        raise InputError(
+            "names no grader; leave --graders out for each task's enabled code graders",
+            field="--graders",
+        )
+    result = regrade(source, names or None, store=store, activate=activate)
     if json_out:
         print_json(
             {

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from agentgauge.harness.traces import attach_traces
 from agentgauge.importers.otlp import Span
 from agentgauge.importers.spans import TraceOptions, events_from_trace
 from agentgauge.store import Store
@@ -32,7 +31,14 @@ def join_spans(
 ) -> tuple[list[Span], dict[str, str]]:
     """``spans`` minus those of traces a stored trial records, which are attached to it
     (with any spans of the same trace in ``held``, taken out of it). Returns the spans
-    left for the buffer and the run of the trial each attached trace joined."""
+    left for the buffer and the run of the trial each attached trace joined.
+
+    A trial keeps the ids of the spans it was read from (metadata ``trace_spans``) and
+    the time its transcript counts from (``trace_t0_ns``): a span it has already (an
+    exporter's retry of a batch the receiver committed, a trace imported and then sent
+    live) adds nothing, and the events of new spans are timed as the first ones were.
+    A message the transcript holds already, repeated as history in a later model
+    call's input, is not added again (`events_from_trace`)."""
     ids = {s.trace_id for s in spans} | set(held)
     found = store.trials_by_trace(ids)
     if not found:
@@ -44,11 +50,28 @@ def join_spans(
             traces[span.trace_id].append(span)
         else:
             rest.append(span)
-    attach_traces(
-        store,
-        {trace_id: events_from_trace(trace, options=options) for trace_id, trace in traces.items()},
-        found,
-    )
+    with store.transaction():
+        for trace_id, (pk, _run) in found.items():
+            existing, metadata = store.trial_events(pk)
+            have = metadata.get("trace_spans")
+            have = list(have) if isinstance(have, list) else []
+            seen = set(have)
+            fresh: list[Span] = []
+            for span in traces[trace_id]:
+                if span.span_id not in seen:
+                    seen.add(span.span_id)
+                    fresh.append(span)
+            if not fresh:
+                continue
+            t0 = metadata.get("trace_t0_ns")
+            if not isinstance(t0, int) or isinstance(t0, bool):
+                t0 = min(s.start_ns for s in fresh)
+            events = events_from_trace(fresh, options=options, t0_ns=t0, known=existing)
+            metadata["trace_spans"] = [*have, *(s.span_id for s in fresh)]
+            metadata["trace_t0_ns"] = t0
+            if events:
+                metadata["trace_events"] = int(metadata.get("trace_events", 0)) + len(events)
+            store.append_events(pk, events, metadata)
     return rest, {trace_id: run for trace_id, (_pk, run) in found.items()}
 
 

@@ -221,15 +221,57 @@ def events_from_trace(
     *,
     dialect: Dialect | None = None,
     options: TraceOptions | None = None,
+    t0_ns: int | None = None,
+    known: Iterable[Event] = (),
 ) -> list[Event]:
     """The transcript events of one trace's spans (tool calls and results, model calls,
     messages), as `trial_from_trace` reads them, without making a trial: for spans that
-    join a trial recorded elsewhere (an ``http:`` agent's, `agentgauge.collect.join`)."""
+    join a trial recorded elsewhere (an ``http:`` agent's, `agentgauge.collect.join`).
+
+    ``t0_ns``: the time events' ``t`` counts from (default: the spans' root's start).
+    ``known``: the trial's transcript so far. A message it holds already is history
+    that a model call of these spans repeats in its input (or the final answer the
+    trial recorded), and is not added again; so are the tool calls and results of a
+    call id it has. The spans themselves must be new to the trial (`join_spans`
+    keeps the span ids a trial was read from)."""
     if not spans:
         return []
     builder = _Builder(spans, dialect or detect(spans), options or TraceOptions())
+    if t0_ns is not None:
+        builder.t0 = t0_ns
     with _checked(builder.root.where):
-        return builder.events()[0]
+        events = builder.events()[0]
+    return _not_known(events, known)
+
+
+def _not_known(events: list[Event], known: Iterable[Event]) -> list[Event]:
+    """``events`` less the messages (as many times as held) and tool call ids ``known``
+    holds."""
+    held: Counter[tuple[str, str | None]] = Counter()
+    calls: set[str] = set()
+    results: set[str] = set()
+    for e in known:
+        if isinstance(e, MessageEvent):
+            held[(e.role, e.content)] += 1
+        elif isinstance(e, ToolCallEvent) and e.call_id is not None:
+            calls.add(e.call_id)
+        elif isinstance(e, ToolResultEvent) and e.call_id is not None:
+            results.add(e.call_id)
+    if not (held or calls or results):
+        return events
+    out: list[Event] = []
+    for e in events:
+        if isinstance(e, MessageEvent):
+            key = (e.role, e.content)
+            if held[key] > 0:
+                held[key] -= 1
+                continue
+        elif isinstance(e, ToolCallEvent | ToolResultEvent) and e.call_id in (
+            calls if isinstance(e, ToolCallEvent) else results
+        ):
+            continue
+        out.append(e)
+    return out
 
 
 def trial_from_trace(
@@ -487,7 +529,14 @@ class _Builder:
         model = (
             next(iter(models)) if len(models) == 1 else self._str(self.root, self.d.request_model)
         )
-        meta: dict[str, Any] = {"trace_id": self.trace_id, "dialect": self.d.name, **usage_meta}
+        meta: dict[str, Any] = {
+            "trace_id": self.trace_id,
+            "dialect": self.d.name,
+            # What late spans of this trace are told apart from (`agentgauge.collect.join`).
+            "trace_spans": [s.span_id for s in self.spans],
+            "trace_t0_ns": self.t0,
+            **usage_meta,
+        }
         provider = self._str(self.root, self.d.provider) or next(
             (p for s in self.spans if (p := self._str(s, self.d.provider))), None
         )
