@@ -591,7 +591,21 @@ def spans_from_protobuf(body: bytes, *, source: str) -> list[Span]:
 
 
 def _pb_attributes(kvs: Any, where: str, source: str) -> dict[str, Any]:
-    return {kv.key: _pb_value(kv.value, f"{where}.attributes[{kv.key}]", source, 1) for kv in kvs}
+    out: dict[str, Any] = {}
+    for kv in kvs:
+        value = kv.value
+        # Most attributes are a string or a small scalar: read without the general
+        # walk, which formats an element path for every value it reads.
+        which = value.WhichOneof("value")
+        if which == "string_value":
+            out[kv.key] = value.string_value
+        elif which == "int_value":
+            out[kv.key] = value.int_value
+        elif which == "bool_value":
+            out[kv.key] = value.bool_value
+        else:
+            out[kv.key] = _pb_value(value, f"{where}.attributes[{kv.key}]", source, 1)
+    return out
 
 
 def _pb_value(value: AnyValue, where: str, source: str, depth: int) -> Any:
