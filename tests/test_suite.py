@@ -165,6 +165,21 @@ def test_duplicate_ids_are_an_error(tmp_path: Path) -> None:
         load_suite(tmp_path)
 
 
+def test_ids_that_differ_only_in_normalization_are_one_id(tmp_path: Path) -> None:
+    # "café" with U+00E9, and with "e" and U+0301: two tasks that every table showed
+    # as one id, each with half the trials.
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    write(
+        tmp_path,
+        f"- {{id: {composed}, instruction: hi}}\n- {{id: {decomposed}, instruction: hi}}\n",
+    )
+    with pytest.raises(InputError, match="differ only in Unicode normalization") as info:
+        load_suite(tmp_path)
+    assert ":2: id: duplicate task id" in str(info.value)
+    with pytest.raises(InputError, match="duplicate task id"):
+        as_suite([Task(id=composed, instruction="hi"), Task(id=decomposed, instruction="hi")])
+
+
 def test_jsonl_and_directory_suites(tmp_path: Path) -> None:
     lines = [
         {"id": "j1", "instruction": "hi"},

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -130,9 +131,10 @@ def as_suite(obj: SuiteLike | str | Path | Sequence[Any]) -> SuiteLike:
 def _check_unique(tasks: Sequence[Task], where: str) -> None:
     seen: set[str] = set()
     for i, t in enumerate(tasks):
-        if t.id in seen:
+        key = unicodedata.normalize("NFC", t.id)
+        if key in seen:
             raise InputError(f"duplicate task id {t.id!r}", file=where, field=f"tasks[{i}].id")
-        seen.add(t.id)
+        seen.add(key)
 
 
 def suite_version(tasks: Sequence[Task]) -> str:
@@ -396,15 +398,23 @@ def _describe(exc: ValidationError, err: Any) -> tuple[str | None, str]:
 
 
 def _finish(located: Located) -> list[Task]:
-    seen: dict[str, tuple[str, int | None]] = {}
+    seen: dict[str, tuple[str, str, int | None]] = {}
     tasks: list[Task] = []
     for task, file, line in located:
-        if task.id in seen:
-            first_file, first_line = seen[task.id]
+        # Ids that differ only in Unicode normalization (é as one code point or as e
+        # and a combining accent) look the same in every table: one id, written twice.
+        key = unicodedata.normalize("NFC", task.id)
+        if key in seen:
+            first_id, first_file, first_line = seen[key]
             where = f"{first_file}:{first_line}" if first_line else first_file
-            raise InputError(f"duplicate task id {task.id!r} (first defined at {where})",
+            how = (
+                ""
+                if first_id == task.id
+                else f" ({first_id!r} and {task.id!r} differ only in Unicode normalization)"
+            )
+            raise InputError(f"duplicate task id {task.id!r}{how} (first defined at {where})",
                              file=file, line=line, field="id")  # fmt: skip
-        seen[task.id] = (file, line)
+        seen[key] = (task.id, file, line)
         try:
             tasks.append(_derive(task))
         except ValueError as exc:
