@@ -8,6 +8,7 @@ its traceback.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import typer
@@ -79,12 +80,23 @@ def main() -> None:
     _tolerate_any_encoding()
     _register_commands(sys.argv[1:])
 
+    faults = sys.modules.get("agentgauge.store.faults")  # not imported just for this:
+    if faults is not None:  # the store package costs start-up time `--help` need not pay
+        faults.forget_opened()  # another command in this process opened stores
     try:
         app()  # standalone: click reports usage errors itself, with exit code 2
     except AgentgaugeError as exc:
         # The message may quote the data (a name, a line of a file): controls shown, not run.
         print(f"agentgauge: error: {visible(exc, keep=chr(10))}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except sqlite3.DatabaseError as exc:  # a damaged or locked store, found mid-command
+        from agentgauge.store.faults import database_error
+
+        error = database_error(exc)
+        if error is None:
+            raise
+        print(f"agentgauge: error: {visible(error, keep=chr(10))}", file=sys.stderr)
+        sys.exit(error.exit_code)
     except KeyboardInterrupt:  # a second Ctrl-C during a run, or one outside it
         print("agentgauge: interrupted", file=sys.stderr)
         sys.exit(130)

@@ -28,7 +28,7 @@ from agentgauge.facts import (
     grade_facts,
 )
 from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
-from agentgauge.store.faults import storage_error
+from agentgauge.store.faults import note_opened, storage_error
 from agentgauge.store.layout import (
     DOCUMENT_REFERENCES,
     FACTS_SQL,
@@ -112,6 +112,7 @@ class Store:
         if (readonly or not create) and not memory and not Path(self.path).exists():
             raise InputError("no such store (run or import something first)", file=self.path)
         self.conn, self.schema_version = open_store(self.path, readonly=readonly and not memory)
+        note_opened(self.path)
         # Schema 1 kept documents inline; a read-only open reads them there. A field
         # an older schema has no column for reads as missing.
         inline = self.schema_version < 2

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentgauge.errors import StoreFull
+from agentgauge.errors import InputError, StoreFull
 
-__all__ = ["storage_error"]
+__all__ = ["database_error", "forget_opened", "note_opened", "storage_error"]
+
+#: The stores this process has opened, newest last: a damaged page is found only when
+#: a statement reads it, often far from where the store was named.
+_OPENED: dict[str, None] = {}
 
 _AGAIN = "nothing of this step was stored, what was stored before is intact"
 
@@ -34,3 +38,36 @@ def storage_error(exc: BaseException, path: str) -> StoreFull | None:
     return StoreFull(
         f"{reason}: {_AGAIN}; free some space and run the command again", file=path, cause=reason
     )
+
+
+def forget_opened() -> None:
+    """Start a new command: no store opened yet."""
+    _OPENED.clear()
+
+
+def note_opened(path: str) -> None:
+    """Remember ``path`` as a store this process opened (`database_error` names it)."""
+    _OPENED.pop(path, None)
+    _OPENED[path] = None
+
+
+def database_error(exc: BaseException) -> InputError | None:
+    """The user's error for SQLite's refusal to read or write a store mid-command (a
+    damaged file: "database disk image is malformed"; a store another process holds
+    locked), naming the stores opened; ``None`` for anything else."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    stores = [p for p in _OPENED if p != ":memory:"]
+    named = " or ".join(stores[-2:]) if stores else None
+    text = str(exc)
+    if "malformed" in text or "not a database" in text or type(exc) is sqlite3.DatabaseError:
+        reason = (
+            f"the store is damaged (SQLite: {text}); nothing more was written to it. Check it "
+            f"with: sqlite3 {stores[-1] if stores else 'FILE'} 'PRAGMA integrity_check', "
+            "and restore it from a copy"
+        )
+    elif "locked" in text or "busy" in text:
+        reason = f"the store is locked by another process (SQLite: {text}); try again"
+    else:
+        reason = f"SQLite refused the store: {text}"
+    return InputError(reason, file=named)

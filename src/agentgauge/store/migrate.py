@@ -77,6 +77,8 @@ def readable_columns(version: int) -> set[str]:
 def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
     """A connection to the store at ``path`` and its schema version, which is the
     current one unless the store is older and opened read-only."""
+    if not readonly and path != ":memory:":
+        _check_writable(path)
     try:
         if readonly:
             conn = _connect_readonly(path)
@@ -90,6 +92,32 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
         conn.close()
         raise
     return conn, version
+
+
+def _check_writable(path: str) -> None:
+    """Refuse, in words, a store this command would write but cannot: SQLite opens it
+    anyway and then fails with "unable to open database file" (it cannot make the
+    ``-wal`` and ``-shm`` files beside it), which read as "not an agentgauge store"."""
+    file = Path(path)
+    folder = file.parent
+    if not folder.is_dir():
+        return  # `_why_not` says so when the open fails
+    if file.exists():
+        if os.access(file, os.W_OK) and os.access(folder, os.W_OK):
+            return
+        why = (
+            "the file is read-only"
+            if not os.access(file, os.W_OK)
+            else (f"its folder {folder} is read-only (SQLite writes its journal files there)")
+        )
+        raise InputError(
+            f"cannot write to the store: {why}; this command adds to the store. "
+            "Make it writable or work on a copy (metrics, compare, show, report, export "
+            "and gate only read a store, and work on it as it is)",
+            file=path,
+        )
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"cannot create the store: the folder {folder} is read-only", file=path)
 
 
 def _why_not(path: str, exc: sqlite3.Error) -> str:

@@ -1,0 +1,107 @@
+"""A store SQLite cannot read or write, met mid-command: one line and exit 2, never a
+traceback (exit 1 is a failed gate, which a damaged store must not read as)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.conftest import Cli
+
+from agentgauge import run
+from agentgauge.testing.worlds import counting_agent
+
+SUITE = Path(__file__).resolve().parents[1] / "examples" / "counter-suite.yaml"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    path = tmp_path / "s.db"
+    run(str(SUITE), counting_agent, trials=10, store=path, run_id="r1")
+    return path
+
+
+def damage_events(path: Path) -> None:
+    """Overwrite the middle leaf page of the ``events`` table with garbage."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+        try:
+            pages = [
+                p
+                for (p,) in conn.execute(
+                    "SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf'"
+                )
+            ]
+        except sqlite3.OperationalError:
+            pytest.skip("this SQLite has no dbstat table to find the events' pages with")
+    conn.close()
+    assert pages, "the run wrote no events pages"
+    with path.open("r+b") as fh:
+        fh.seek((pages[len(pages) // 2] - 1) * size + 8)
+        fh.write(b"\xde\xad" * 50)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["show", "{db}:r1", "--task", "add-large"],
+        ["export", "{db}:r1", "--jsonl", "{out}"],
+        ["report", "{db}:r1", "--html", "{out}"],
+    ],
+)
+def test_a_damaged_store_is_one_line_and_exit_2(
+    store: Path, tmp_path: Path, cli: Cli, command: list[str]
+) -> None:
+    damage_events(store)
+    args = [a.format(db=store, out=tmp_path / "out.file") for a in command]
+    code, _, err = cli(*args)
+    assert code == 2, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"agentgauge: error: {store}: the store is damaged (SQLite: ")
+    assert "PRAGMA integrity_check" in err
+    assert not (tmp_path / "out.file").exists()
+
+
+def read_only_folder(folder: Path) -> bool:
+    """Mount ``folder`` read-only on itself (root only); whether that worked."""
+    if os.geteuid() != 0:
+        return False
+    for args in (["mount", "--bind", str(folder), str(folder)],
+                 ["mount", "-o", "remount,ro,bind", str(folder)]):  # fmt: skip
+        done = subprocess.run(args, capture_output=True, check=False)
+        if done.returncode != 0:
+            subprocess.run(["umount", str(folder)], capture_output=True, check=False)
+            return False
+    return True
+
+
+def test_a_store_on_a_read_only_filesystem_is_named_read_only(tmp_path: Path, cli: Cli) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "s.db"
+    run(str(SUITE), counting_agent, trials=1, store=db, run_id="r1")
+    if not read_only_folder(folder):
+        pytest.skip("needs root and mount(8) to make a read-only filesystem")
+    try:
+        code, _, err = cli("grade", f"{db}:r1")
+        assert code == 2
+        assert "cannot write to the store" in err and "read-only" in err
+        assert "not an agentgauge store" not in err
+        code, _, err = cli("metrics", f"{db}:r1", "--json")  # reading works as it is
+        assert code == 0, err
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_read_only_store_file_is_named_read_only(tmp_path: Path, cli: Cli) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes a file whatever its mode")
+    db = tmp_path / "s.db"
+    run(str(SUITE), counting_agent, trials=1, store=db, run_id="r1")
+    db.chmod(0o444)
+    code, _, err = cli("grade", f"{db}:r1")
+    assert code == 2 and "the file is read-only" in err
