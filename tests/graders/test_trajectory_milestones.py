@@ -197,3 +197,52 @@ def test_minefields() -> None:
         {"minefield": 1, "tool": "refund", "event_index": 1, "severity": 0.5, "reason": None}
     ]
     assert g.evidence["max_severity"] == 0.5
+
+
+def test_the_integer_program_agrees_with_the_dynamic_program(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Random orders and similarities, seeded: both exact methods find the same best
+    # total (the assignment may differ between equal optima).
+    import random
+
+    import agentgauge.graders.milestones as milestones
+
+    rng = random.Random(7)
+    for _ in range(150):
+        m, n = rng.randint(1, 9), rng.randint(0, 14)
+        sim = [[rng.choice([0.0, 0.0, 0.25, 0.5, 1.0]) for _ in range(n)] for _ in range(m)]
+        ancestors = [0] * m
+        for i in range(m):
+            for a in range(i):
+                if rng.random() < 0.3:
+                    ancestors[i] |= 1 << a | ancestors[a]
+        monkeypatch.setattr(milestones, "DP_STATES", 10**9)
+        dp_total, dp_assign = best_assignment(sim, ancestors)
+        monkeypatch.setattr(milestones, "DP_STATES", 0)
+        ip_total, ip_assign = best_assignment(sim, ancestors)
+        assert ip_total == pytest.approx(dp_total, abs=1e-12)
+        for assign in (dp_assign, ip_assign):  # each a valid assignment
+            taken = [j for j in assign if j >= 0]
+            assert len(taken) == len(set(taken))
+            for i, j in enumerate(assign):
+                for a in range(m):
+                    if j >= 0 and ancestors[i] >> a & 1 and assign[a] >= 0:
+                        assert assign[a] < j
+
+
+def test_twenty_unordered_milestones_are_graded() -> None:
+    # 2^20 sets of decided milestones: the dynamic program took over a minute and
+    # 600 MB on one short trial; the integer program takes it.
+    words = [f"word{i}" for i in range(20)]
+    ms = [Milestone(id=f"m{i}", answer_contains=w) for i, w in enumerate(words)]
+    task = Task(id="m", instruction="", expectations=Expectations(milestones=ms))
+    events = [
+        MessageEvent(t=float(i), role="assistant", content=w) for i, w in enumerate(words[:15])
+    ]
+    g = MilestonesGrader().grade(
+        task, Trial(task_id="m", trial=0, success=False, events=events, answer="word15 word16")
+    )
+    # The final answer is one event: it counts for one of word15 and word16.
+    assert g.score == pytest.approx(16 / 20)
+    assert g.status == "milestones:incomplete"

@@ -11,10 +11,15 @@ distinct events so that a milestone's matched ancestors (transitively, through
 ``after``) come strictly earlier; unmatched milestones score 0. The trial's
 milestone score is the best assignment's mean similarity.
 
-The best assignment is found exactly, by dynamic programming over the
-transcript and the down-closed sets of decided milestones
-(O(2^m · n · m) for m milestones and n events; ToolSandbox tasks have a
-handful). No greedy choice is made.
+The best assignment is found exactly. Events no milestone matches are left out
+first. Where the milestones have at most `DP_STATES` down-closed sets (a chain of
+m has m + 1), by dynamic programming over the transcript and those sets (O(S · n ·
+m) for S sets, m milestones and n events; ToolSandbox tasks have a handful);
+beyond (20 independent milestones have over a million, which took minutes), as an
+integer program solved by HiGHS (`scipy.optimize.milp`): x_ij = 1 when milestone i
+takes event j, each milestone and each event at most once, and for every ancestor
+a of i and event j, Σ_{k ≤ j} x_ik + Σ_{k ≥ j} x_ak ≤ 1 (a matched ancestor comes
+strictly earlier). No greedy choice is made either way.
 
 **Minefields** are calls that must never happen: a call to the tool whose
 arguments include every listed one. Any hit fails the ``minefields`` grade,
@@ -43,6 +48,7 @@ from agentgauge.schema import (
 )
 
 __all__ = [
+    "DP_STATES",
     "MAX_MILESTONES",
     "MilestonesGrader",
     "MinefieldsGrader",
@@ -52,6 +58,10 @@ __all__ = [
 ]
 
 MAX_MILESTONES = 20
+#: Up to this many sets of decided milestones (down-closed under ``after``: m + 1 for
+#: a chain, 2^m for m independent milestones) the assignment is found by dynamic
+#: programming; beyond, by an integer program.
+DP_STATES = 4096
 
 
 def milestone_similarity(milestone: Milestone, event: Event | str) -> float:
@@ -117,6 +127,92 @@ def best_assignment(sim: list[list[float]], ancestors: list[int]) -> tuple[float
     milestone, or leave an available milestone unmatched.
     """
     m = len(sim)
+    # Events no milestone matches can take no part: the assignment is found over the
+    # others and mapped back to the transcript's indices.
+    used = [j for j in range(len(sim[0]) if m else 0) if any(row[j] > 0 for row in sim)]
+    narrow = [[row[j] for j in used] for row in sim]
+    if _ideals_exceed(ancestors, DP_STATES):
+        assign = _milp_assignment(narrow, ancestors)
+    else:
+        assign = _dp_assignment(narrow, ancestors)
+    assign = [used[j] if j >= 0 else -1 for j in assign]
+    return sum(sim[i][j] for i, j in enumerate(assign) if j >= 0), assign
+
+
+def _ideals_exceed(ancestors: list[int], limit: int) -> bool:
+    """Whether the milestones have more than ``limit`` down-closed sets (the dynamic
+    program's states), counted until the limit is passed."""
+    m = len(ancestors)
+    seen = {0}
+    frontier = [0]
+    while frontier:
+        done = frontier.pop()
+        for i in range(m):
+            if not done >> i & 1 and not ancestors[i] & ~done:
+                grown = done | 1 << i
+                if grown not in seen:
+                    seen.add(grown)
+                    if len(seen) > limit:
+                        return True
+                    frontier.append(grown)
+    return False
+
+
+def _milp_assignment(sim: list[list[float]], ancestors: list[int]) -> list[int]:
+    """`best_assignment` as an integer program (see the module doc); every event of
+    ``sim`` matches some milestone."""
+    import numpy as np
+    from scipy import sparse
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    m = len(sim)
+    n = len(sim[0]) if m else 0
+    pairs = [(i, j) for i in range(m) for j in range(n) if sim[i][j] > 0]
+    if not pairs:
+        return [-1] * m
+    col = {pair: k for k, pair in enumerate(pairs)}
+    rows: list[dict[int, float]] = []
+    for i in range(m):
+        rows.append({col[i, j]: 1.0 for j in range(n) if (i, j) in col})
+    for j in range(n):
+        rows.append({col[i, j]: 1.0 for i in range(m) if (i, j) in col})
+    for i in range(m):
+        for a in range(m):
+            if not ancestors[i] >> a & 1:
+                continue
+            # i at or before event j, and its ancestor a at or after j, exclude each
+            # other (the strong form of "a strictly earlier": one row per event j).
+            for j in range(n):
+                if (i, j) not in col:
+                    continue
+                before = {col[i, k]: 1.0 for k in range(j + 1) if (i, k) in col}
+                after = {col[a, k]: 1.0 for k in range(j, n) if (a, k) in col}
+                if after:
+                    rows.append({**before, **after})
+    r_index = [r for r, row in enumerate(rows) for _ in row]
+    c_index = [k for row in rows for k in row]
+    matrix = sparse.csr_array(
+        (np.ones(len(c_index)), (r_index, c_index)), shape=(len(rows), len(pairs))
+    )
+    weights = np.array([sim[i][j] for i, j in pairs])
+    result = milp(
+        -weights,
+        integrality=np.ones(len(pairs)),
+        bounds=Bounds(0, 1),
+        constraints=LinearConstraint(matrix, -np.inf, 1.0),
+    )
+    if result.x is None:  # cannot happen: taking nothing is feasible
+        raise RuntimeError(f"milestone assignment: {result.message}")
+    assign = [-1] * m
+    for k, (i, j) in enumerate(pairs):
+        if result.x[k] > 0.5:
+            assign[i] = j
+    return assign
+
+
+def _dp_assignment(sim: list[list[float]], ancestors: list[int]) -> list[int]:
+    """`best_assignment` by dynamic programming (see the module doc)."""
+    m = len(sim)
     n = len(sim[0]) if m else 0
     full = (1 << m) - 1
     limit = sys.getrecursionlimit()
@@ -136,7 +232,6 @@ def best_assignment(sim: list[list[float]], ancestors: list[int]) -> tuple[float
         return max(best, 0.0)
 
     try:
-        total = f(0, 0)
         # Walk the optimum back to recover the assignment.
         assign = [-1] * m
         done, j = 0, 0
@@ -169,7 +264,7 @@ def best_assignment(sim: list[list[float]], ancestors: list[int]) -> tuple[float
             done |= 1 << i
     finally:
         sys.setrecursionlimit(limit)
-    return total, assign
+    return assign
 
 
 def _events(trial: Trial) -> tuple[list[Event | str], list[int | None]]:
