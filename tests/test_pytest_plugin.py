@@ -182,11 +182,15 @@ def test_check_mistakes_are_named(pytester: pytest.Pytester) -> None:
     out.stdout.fnmatch_lines_random(
         [
             "*agentgauge: error: a threshold gate needs 'min' or 'max'",
-            "*agentgauge: error: metric: unknown metric 'sucess_rate'",
+            # One line with the hint `agentgauge gate` gives, not a chained-exception dump.
+            "*agentgauge: error: metric: unknown metric 'sucess_rate'; did you mean "
+            "'success_rate'?",
             "*agentgauge: error: k: k must be a positive integer, got 0",
-            "*agentgauge: error: k applies to pass_hat_k and pass_at_k, not 'success_rate'",
+            "*agentgauge: error: k applies to pass_hat_k and pass_at_k (and their _se), "
+            "not 'success_rate'",
         ]
     )
+    out.stdout.no_fnmatch_line("*During handling of the above exception*")
 
 
 def test_malformed_gate_file_is_a_clear_error(pytester: pytest.Pytester) -> None:
@@ -326,7 +330,116 @@ def test_non_inferiority_and_gates_dict(pytester: pytest.Pytester) -> None:
             "*1 of 2 gate checks failed",
             "gate failed: non-inferiority (margin 0.1) (B vs baseline): "
             "paired difference -0.500, *",
-            "*a non_inferiority gate needs a baseline: pass baseline=...",
+            "*a non_inferiority gate needs a baseline: pass baseline=... (a result or a SOURCE)",
+        ]
+    )
+
+
+# Each used to pass in pytest while `agentgauge gate` refused it (or, for the marker, was
+# never range-checked): the plugin checks its gates by the function that checks a gates
+# file, so the reason is the CLI's, word for word.
+_REFUSED = [
+    ('.check("success_rate", max=1.5)', "metric: success_rate\n    max: 1.5", "max"),
+    ('.check_gates({"gates": [{"metric": "success_rate", "min": -0.5}]})',
+     "metric: success_rate\n    min: -0.5", "<gates>: gates.0.min"),
+    ('.check("success_rate", min=0.9, max=0.1)', "metric: success_rate\n    min: 0.9\n"
+     "    max: 0.1", "min"),
+    ('.check("latency_s.p95", max=float("nan"))', "metric: latency_s.p95\n    max: .nan", "max"),
+    ('.check("success_rate", min=True)', "metric: success_rate\n    min: true", "min"),
+    ('.check("calls.modle", max=10)', "metric: calls.modle\n    max: 10", "metric"),
+]  # fmt: skip
+
+
+def test_the_plugin_refuses_what_gate_refuses_with_its_words(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    from agentgauge.errors import InputError
+    from agentgauge.report.gates import load_gate_config
+
+    reasons = []
+    for i, (_, gate, _) in enumerate(_REFUSED):
+        path = tmp_path / f"g{i}.yaml"
+        path.write_text(f"gates:\n  - {gate}\n")
+        with pytest.raises(InputError) as err:
+            load_gate_config(path)
+        reasons.append(err.value.reason)
+    tests = "".join(
+        f"def test_{i}(agentgauge_eval):\n"
+        f"    agentgauge_eval.run(TASKS, counting_agent, trials=1){call}\n\n"
+        for i, (call, _, _) in enumerate(_REFUSED)
+    )
+    _inner(
+        pytester,
+        tests
+        + textwrap.dedent("""
+        @pytest.mark.agentgauge(trials=1, min_success_rate=1.2)
+        def test_marker_rate(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
+        @pytest.mark.agentgauge(trials=1, pass_hat_k={2: -1})
+        def test_marker_pass_hat_k(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
+        def test_a_documented_metric_is_read(agentgauge_eval):
+            # Refused before: "unknown metric 'calls.model'; did you mean 'calls.tool'?".
+            agentgauge_eval.run(TASKS, counting_agent, trials=1).check("calls.model", max=10)
+        """),
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1, failed=len(_REFUSED), errors=2)
+    out.stdout.fnmatch_lines_random(
+        [
+            *(f"agentgauge: error: {field}: {reason}" for (_, _, field), reason in
+              zip(_REFUSED, reasons, strict=True)),
+            "agentgauge: error: min_success_rate: success_rate is a rate in [0, 1]; a min of 1.2 "
+            "cannot be meant",
+            "agentgauge: error: pass_hat_k[2]: pass_hat_k is a rate in [0, 1]; a min of -1 "
+            "cannot be meant",
+        ]
+    )  # fmt: skip
+    assert "did you mean 'calls.model'?" in reasons[-1]
+
+
+def test_the_marker_takes_the_baseline_of_its_non_inferiority_gates(
+    pytester: pytest.Pytester,
+) -> None:
+    # The baseline solved both tasks in both trials; fails_b solves only a.
+    rows = [f'{{"task_id": "{t}", "trial": {k}, "success": true}}' for t in "ab" for k in (0, 1)]
+    pytester.makefile(".jsonl", base="\n".join(rows) + "\n")
+    _inner(
+        pytester,
+        """
+        WIDE = {"gates": [{"type": "non_inferiority", "margin": 0.6}]}
+        NARROW = {"gates": [{"type": "non_inferiority", "margin": 0.1}]}
+
+        @pytest.mark.agentgauge(trials=2, gates=WIDE, baseline="base.jsonl")
+        def test_not_worse(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
+        @pytest.mark.agentgauge(trials=2, gates=NARROW, baseline="base.jsonl")
+        def test_worse(agentgauge_eval):
+            agentgauge_eval.run(TASKS, fails_b)
+
+        @pytest.mark.agentgauge(trials=2, gates=NARROW)
+        def test_no_baseline(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
+        @pytest.mark.agentgauge(trials=2, min_success_rate=0.5, baseline="base.jsonl")
+        def test_baseline_for_nothing(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1, failed=1, errors=2)
+    # Paired over 2 tasks: differences 0 (a) and -1 (b), mean -0.5.
+    out.stdout.fnmatch_lines_random(
+        [
+            "gate failed: non-inferiority (margin 0.1) (B vs baseline): "
+            "paired difference -0.500, *",
+            # It used to say "pass baseline=...", which the marker did not take.
+            "*@pytest.mark.agentgauge: a non_inferiority gate needs a baseline: "
+            "add baseline=SOURCE (a trials file or DB:RUN_ID) to the marker",
+            "*@pytest.mark.agentgauge: baseline is for non_inferiority gates, and gates= has none",
         ]
     )
 

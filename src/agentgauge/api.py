@@ -53,6 +53,8 @@ from agentgauge.report.gates import (
     evaluate_gates,
     gate_ks,
     load_gate_config,
+    reads_behaviour,
+    validate_gate_config,
 )
 from agentgauge.report.record import (
     ComparisonRecord,
@@ -166,7 +168,7 @@ def metrics(
     only outcomes, so those sections are absent. ``grade_version`` picks a
     stored run's grade version (default: the active one).
     """
-    from agentgauge.metrics.behaviour import behaviour_and_reliability, behaviour_columns
+    from agentgauge.metrics.behaviour import behaviour_columns
 
     facts: Facts | None = None
     if isinstance(trials, TrialTable):
@@ -180,10 +182,28 @@ def metrics(
         facts = src.facts if behaviour else None
     else:
         table, facts = behaviour_columns(list(trials))
+    return _measure(
+        table, facts if behaviour else None, k=k, by=by,
+        exclude_infra_errors=exclude_infra_errors, seed=seed,
+    )  # fmt: skip
+
+
+def _measure(
+    table: TrialTable,
+    facts: Facts | None,
+    *,
+    k: int | Iterable[int],
+    by: Sequence[str],
+    exclude_infra_errors: bool = False,
+    seed: int = 0,
+) -> MetricsReport:
+    """The metrics of a table, with the behaviour sections when its ``facts`` are given."""
+    from agentgauge.metrics.behaviour import behaviour_and_reliability
+
     report = compute_metrics(
         table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed
     )
-    if not behaviour or facts is None:
+    if facts is None:
         return report
     sections, reliability = behaviour_and_reliability(
         (table, facts), by, exclude_infra_errors=exclude_infra_errors, seed=seed
@@ -463,7 +483,11 @@ def run_gates(
     one configuration on each side (narrow a SOURCE with ``#agent=NAME``).
     ``grade_version`` applies to each stored SOURCE that names none itself.
     """
-    cfg = config if isinstance(config, GateConfig) else load_gate_config(config)
+    # A config built in Python is checked as a gates file is (`validate_gate_config`).
+    if isinstance(config, GateConfig):
+        cfg = validate_gate_config(config)
+    else:
+        cfg = load_gate_config(config)
     unchecked: list[GateResult] = []
     if baseline is None and if_no_baseline == "skip":
         k = cfg.deployment_k
@@ -478,10 +502,13 @@ def run_gates(
     # Imported here: sources pulls in the store, which pure metric users do not need.
     from agentgauge.sources import open_source
 
-    # The outcome columns are all the metrics gates read: a stored run's trials (their
-    # transcripts and grades) are built only for a gate on blocking rubric failures.
-    src = open_source(source, events=False, grade_version=grade_version)
+    # The outcome columns are all most gates read: the facts of the transcripts and
+    # grades are read only for a gate on a behaviour section (`control.accuracy`), and
+    # a stored run's trials are built only for a gate on blocking rubric failures.
+    behaviour = reads_behaviour(cfg)
+    src = open_source(source, events=behaviour, grade_version=grade_version)
     table = src.table
+    facts = src.facts if behaviour else None
     if "all" not in cfg.variants:
         keep = np.isin(table.variant, list(cfg.variants))
         if not keep.any():
@@ -491,7 +518,8 @@ def run_gates(
                 field="variants",
             )
         table = table.take(keep)
-    report = metrics(table, k=_ks(cfg), by=by, seed=seed, behaviour=False)
+        facts = None if facts is None else facts.take(keep)
+    report = _measure(table, facts, k=_ks(cfg), by=by, seed=seed)
     comparison = None
     margins = [g.margin for g in cfg.gates if g.type == "non_inferiority"]
     if baseline is not None and margins:

@@ -7,8 +7,9 @@ point. It adds:
   runs the agent into a store and returns an `EvalResult` with ``.metrics``,
   ``.check(...)``, ``.check_gates(...)`` and ``.assert_not_worse_than(...)``;
 - the ``@pytest.mark.agentgauge(...)`` marker: thresholds (``min_success_rate``
-  on a ``bound``, ``pass_hat_k``, ``max_cost_of_pass``, a ``gates`` file) checked
-  on every result the test produced, after its body passed;
+  on a ``bound``, ``pass_hat_k``, ``max_cost_of_pass``, a ``gates`` file and the
+  ``baseline`` its non-inferiority gates compare with) checked on every result
+  the test produced, after its body passed;
 - ``--agentgauge-store PATH`` (keep every run in one SQLite store, for
   ``agentgauge report``/``gate`` later; default: a temporary store per test) and
   ``--agentgauge-trials N`` (trials per task for every evaluation, e.g. fewer in
@@ -59,8 +60,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{_MARKER}(trials=None, min_success_rate=None, bound='value', pass_hat_k=None, "
-        "max_cost_of_pass=None, gates=None): agentgauge thresholds checked on every evaluation "
-        "the test runs with the agentgauge_eval fixture.",
+        "max_cost_of_pass=None, gates=None, baseline=None): agentgauge thresholds checked on "
+        "every evaluation the test runs with the agentgauge_eval fixture (baseline: the SOURCE "
+        "that the non_inferiority gates of gates compare with).",
     )
     trials = config.getoption("agentgauge_trials")
     if trials is not None and trials < 1:

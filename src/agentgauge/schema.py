@@ -62,6 +62,8 @@ __all__ = [
     "TrialField",
     "TrialStatus",
     "infra_error",
+    "json_int",
+    "json_number",
 ]
 
 #: A score counts as success when it is within this of 1 (tau-bench's rule:
@@ -83,7 +85,7 @@ class _Strict(BaseModel):
 # author never wrote. These run before pydantic's own checks on the typed fields.
 
 
-def _json_number(value: Any) -> Any:
+def json_number(value: Any) -> Any:
     """A number must be a JSON number: not a string, not a boolean, finite."""
     kind = type(value)
     if (kind is float and value - value == 0.0) or kind is int:  # the usual: one test
@@ -101,11 +103,11 @@ def _json_number(value: Any) -> Any:
 INT64_MAX = 2**63 - 1
 
 
-def _json_int(value: Any) -> Any:
-    """An integer field: a JSON number (as `_json_number`) that fits in the store."""
+def json_int(value: Any) -> Any:
+    """An integer field: a JSON number (as `json_number`) that fits in the store."""
     if type(value) is int and -INT64_MAX - 1 <= value <= INT64_MAX:  # the usual: one test
         return value
-    value = _json_number(value)
+    value = json_number(value)
     # A float such as 1e19 would pass pydantic's int check and overflow SQLite.
     if isinstance(value, int | float) and not -INT64_MAX - 1 <= value <= INT64_MAX:
         raise ValueError("out of range: an integer must lie within ±2^63 (what the store holds)")
@@ -126,7 +128,7 @@ class _EventBase(_Strict):
     t: float | None = Field(default=None, ge=0)
     """Seconds from the start of the trial, when known."""
 
-    _number_t = field_validator("t", mode="before")(_json_number)
+    _number_t = field_validator("t", mode="before")(json_number)
 
 
 class MessageEvent(_EventBase):
@@ -166,7 +168,7 @@ class ModelCallEvent(_EventBase):
     attempts: int | None = Field(default=None, ge=1)
     """How many HTTP attempts the call needed (retries + 1)."""
 
-    _numbers = field_validator("cost_usd", "latency_s", mode="before")(_json_number)
+    _numbers = field_validator("cost_usd", "latency_s", mode="before")(json_number)
     _ints = field_validator(
         "input_tokens",
         "output_tokens",
@@ -175,7 +177,7 @@ class ModelCallEvent(_EventBase):
         "reasoning_tokens",
         "attempts",
         mode="before",
-    )(_json_int)
+    )(json_int)
 
     @model_serializer(mode="wrap")
     def _drop_unset_later_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -264,7 +266,7 @@ class Grade(_Strict):
     judge_model: str | None = None
     """For model-graded criteria, the judge model that produced the grade."""
 
-    _number_score = field_validator("score", mode="before")(_json_number)
+    _number_score = field_validator("score", mode="before")(json_number)
     _bool_passed = field_validator("passed", mode="before")(_json_bool)
 
 
@@ -354,10 +356,10 @@ class Trial(_Strict):
         "latency_s",
         "confidence",
         mode="before",
-    )(_json_number)
+    )(json_number)
     _ints = field_validator(
         "trial", "input_tokens", "output_tokens", "tool_calls", "model_calls", "seed", mode="before"
-    )(_json_int)
+    )(json_int)
     _bool_success = field_validator("success", mode="before")(_json_bool)
 
     @model_validator(mode="after")
@@ -650,7 +652,7 @@ class ExecutableSpec(_Strict):
     timeout_s: float = Field(default=5.0, gt=0, le=600)
     """Seconds one call may run before it is stopped and failed."""
 
-    _numbers = field_validator("tolerance", "timeout_s", mode="before")(_json_number)
+    _numbers = field_validator("tolerance", "timeout_s", mode="before")(json_number)
     _refs = field_validator("functions", mode="before")(_callable_refs)
 
 
@@ -663,7 +665,7 @@ class ResponseMatchSpec(_Strict):
     """Stem words longer than three letters with NLTK's Porter stemmer before counting, as
     ADK does (``use_stemmer=True``); needs the ``nltk`` package."""
 
-    _number = field_validator("threshold", mode="before")(_json_number)
+    _number = field_validator("threshold", mode="before")(json_number)
 
 
 class Expectations(_Strict):

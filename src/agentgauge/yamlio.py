@@ -171,7 +171,7 @@ def validate_yaml(
     data: Any,
     node: yaml.Node | None,
     *,
-    file: str | Path,
+    file: str | Path | None,
     prefix: Sequence[str | int] = (),
 ) -> M:
     """Validate ``data`` as ``model``; on error raise `InputError` with the line."""

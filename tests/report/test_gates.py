@@ -6,7 +6,12 @@ from typing import Any
 import pytest
 
 from agentgauge.errors import InputError
-from agentgauge.report.gates import evaluate_gates, load_gate_config, metric_paths
+from agentgauge.report.gates import (
+    evaluate_gates,
+    load_gate_config,
+    metric_paths,
+    validate_gate_config,
+)
 
 
 def metrics_object(rate: float, lo: float, hi: float, pass4: float | None) -> dict[str, Any]:
@@ -148,7 +153,8 @@ def test_every_gate_path_reads_the_value_metrics_reports_in_gate_and_in_pytest(
         for metric, k in ((path, None), (path.partition(".")[0], 3)):
             if metric != path and metric not in K_METRICS:
                 continue  # the bare form exists for per-k metrics only
-            cfg = GateConfig(deployment_k=k, gates=[Gate(metric=metric, min=-1e18)])
+            # Every figure is at least 0 (a min below 0 on a rate is refused as never meant).
+            cfg = GateConfig(deployment_k=k, gates=[Gate(metric=metric, min=0)])
             assert 3 in gate_ks(cfg) or path.partition(".")[0] not in K_METRICS, metric
             results = run_gates(str(SAMPLE), cfg)
             assert [(r.group, r.detail) for r in in_pytest.evaluate(cfg)] == [
@@ -178,6 +184,27 @@ def test_every_gate_path_reads_the_value_metrics_reports_in_gate_and_in_pytest(
          "unknown metric 'cost.cost_of_pas'; did you mean 'cost.cost_of_pass'?"),
         ("metric: pass_hat_k.0\n    min: 0.1", 2, "gates.0.metric", "takes a k of 1 or more"),
         ("metric: success_rate\n    min: 1.5", 3, "gates.0.min", "a rate in [0, 1]"),
+        ("metric: calls.modle\n    max: 3", 2, "gates.0.metric",
+         "unknown metric 'calls.modle'; did you mean 'calls.model'?"),
+        ("metric: control.acuracy\n    min: 0.5", 2, "gates.0.metric",
+         "unknown metric 'control.acuracy'; did you mean 'control.accuracy'?"),
+        # A bare per-k metric with no deployment_k failed only when checked, with no file.
+        ("metric: pass_hat_k\n    min: 0.5", 2, "gates.0.metric",
+         "'pass_hat_k' needs a k: write pass_hat_k.K or set deployment_k"),
+        # Settings that loaded and then could never pass, or did nothing.
+        ("metric: success_rate\n    min: 0.9\n    max: 0.1", 3, "gates.0.min",
+         "min 0.9 is above max 0.1: no value can pass"),
+        ("metric: success_rate\n    min: 0.5\n    margin: 0.3", 4, "gates.0.margin",
+         "a margin is for a non_inferiority gate"),
+        ("type: non_inferiority\n    margin: 0.1\n    min: 0.3", 4, "gates.0.min",
+         "a non_inferiority gate takes no 'min'"),
+        ("type: no_blocking_failures\n    metric: success_rate", 3, "gates.0.metric",
+         "a no_blocking_failures gate takes no 'metric'"),
+        ("metric: latency_s.p95\n    max: .nan", 3, "gates.0.max", "must be a finite number"),
+        ("metric: latency_s.p95\n    max: .inf", 3, "gates.0.max", "must be a finite number"),
+        ("metric: success_rate\n    min: true", 3, "gates.0.min",
+         "expected a number, got a boolean"),
+        ("metric: success_rate\n    min: '0.5'", 3, "gates.0.min", "not a valid number"),
     ],
 )  # fmt: skip
 def test_a_gate_on_no_metric_fails_when_the_file_loads(
@@ -201,3 +228,101 @@ def test_a_margin_past_one_is_refused_when_the_file_loads(tmp_path: Path) -> Non
     with pytest.raises(InputError) as err:
         load_gate_config(path)
     assert err.value.field == "gates.0.margin" and err.value.line == 3
+
+
+def test_deployment_k_is_a_number_not_a_boolean(tmp_path: Path) -> None:
+    path = write(tmp_path, "deployment_k: true\ngates:\n  - metric: pass_hat_k\n    min: 0.5\n")
+    with pytest.raises(InputError) as err:
+        load_gate_config(path)
+    assert (err.value.line, err.value.field) == (1, "deployment_k")
+
+
+# --------------------------------------------------------------------------- a real run
+
+
+@pytest.fixture(scope="module")
+def retail_run(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A builtin:retail run with every section: tool-call, trajectory, milestone and
+    minefield grades, control decisions, tool errors, checkpoints (about 5 s)."""
+    from agentgauge.harness.runner import run
+
+    db = tmp_path_factory.mktemp("retail") / "s.db"
+    run("builtin:retail", "builtin:careful", trials=2, store=db, run_id="r", progress=False)
+    return f"{db}:r"
+
+
+def _leaves(node: dict[str, Any], prefix: str = "") -> list[str]:
+    """The leaves of a metrics group as `metrics --json` prints it: every number and
+    null, and every object with a ``value``; not the labels, lists, texts and the
+    reasons, nor ``ci95``/``ci_method`` (what ``bound:`` reads, even when null)."""
+    out: list[str] = []
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        if key in ("null_reasons", "ci95", "ci_method") or isinstance(value, str | list | bool):
+            continue
+        if not prefix and key in ("agent", "model", "variant"):
+            continue
+        if isinstance(value, dict):
+            if "value" in value:
+                out.append(path)
+            out.extend(_leaves(value, f"{path}."))
+        else:
+            out.append(path)
+    return out
+
+
+def test_every_path_metrics_reports_for_a_run_with_every_section_is_a_gate(
+    retail_run: str,
+) -> None:
+    from agentgauge.api import metrics, run_gates
+
+    [group] = metrics(retail_run, by=("agent", "model")).to_dict()["groups"]
+    assert all(group[s] is not None for s in ("tool_use", "control", "recovery", "turns"))
+    paths = _leaves(group)
+    # Each refused before: "unknown metric 'calls.model'; did you mean 'calls.tool'?".
+    assert {"calls.model", "tool_use.tool_calls_per_trial", "control.accuracy",
+            "control.missed_confirmation", "tool_use.minefield_hit_rate",
+            "recovery.success_with_recovery"} <= set(paths)  # fmt: skip
+    config = validate_gate_config({"gates": [{"metric": p, "min": 0} for p in paths]})
+    # And each reads, in `agentgauge gate`, the value that `metrics` reports.
+    results = run_gates(retail_run, config)
+    assert len(results) == len(paths)
+    for path, result in zip(paths, results, strict=True):
+        value: Any = group
+        for part in path.split("."):
+            value = value[part]
+        if isinstance(value, dict):
+            value = value["value"]
+        if value is None:
+            assert result.detail.startswith("cannot check: "), (path, result)
+        else:
+            assert result.passed and result.detail == f"{path} = {value:.4g}", (path, result)
+
+
+def test_a_null_metric_fails_with_the_reason_recorded_for_it_or_its_section(
+    tmp_path: Path,
+) -> None:
+    from agentgauge.api import run_gates
+
+    # One task, one trial, nothing but the outcome recorded.
+    trials = tmp_path / "t.jsonl"
+    trials.write_text('{"task_id": "a", "success": true}\n')
+    metrics = ("latency_s.p95", "tokens.input", "success_rate.se", "control.accuracy",
+               "recovery.recovered", "pass_hat_k.2", "calls.model")  # fmt: skip
+    config = validate_gate_config({"gates": [{"metric": m, "max": 1} for m in metrics]})
+    details = [r.detail for r in run_gates(str(trials), config)]
+    # Before, the first three said "cannot check: latency_s.p95 is null" and so on.
+    assert details == [
+        "cannot check: no trial records a latency",
+        "cannot check: no trial records token counts",
+        "cannot check: one task: no spread to estimate",
+        "cannot check: no trial names the control decision it expects",
+        "cannot check: no trial has a transcript",
+        "cannot check: k=2 exceeds the trials of 1 of 1 tasks (fewest: 1)",
+        "cannot check: no trial records a model-call count",
+    ]
+    bound = validate_gate_config(
+        {"gates": [{"metric": "recovery.recovered", "min": 0.5, "bound": "ci_lower"}]}
+    )
+    [result] = run_gates(str(trials), bound)
+    assert result.detail == "cannot check: no trial has a transcript"

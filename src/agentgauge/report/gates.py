@@ -18,23 +18,37 @@ A gate config is YAML::
 
 Every gate applies to every group the metrics report (optionally filtered
 with ``where: {agent: ..., variant: ...}``), and must hold for each. A metric
-that is ``null`` (undefined, price missing...) fails its gate: a gate that
-cannot be checked must not pass silently.
+that is ``null`` (undefined, price missing...) fails its gate with the reason the
+metrics record: a gate that cannot be checked must not pass silently.
+
+`validate_gate_config` is the one check of a config, whatever its form (a gates
+file, its dict form, a `GateConfig` built in Python, the pytest plugin's
+``.check`` and marker): a gate that could never mean what it says (a metric the
+metrics never hold, a bound that cannot be met, a setting its type ignores) is
+refused before anything runs, naming file, line and field.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentgauge.errors import InputError
+from agentgauge.schema import json_int, json_number
 from agentgauge.yamlio import line_of, load_yaml, validate_yaml
+
+if TYPE_CHECKING:
+    import yaml
+
+    from agentgauge.schema import Trial
 
 __all__ = [
     "K_METRICS",
@@ -42,15 +56,21 @@ __all__ = [
     "GateConfig",
     "GateResult",
     "evaluate_gates",
+    "gate_defect",
     "gate_ks",
+    "known_metric",
     "load_gate_config",
+    "metric_paths",
+    "reads_behaviour",
+    "validate_gate_config",
 ]
 
 
 class Gate(BaseModel):
     """One gate."""
 
-    model_config = ConfigDict(extra="forbid")
+    # A bound of NaN fails every check, and one of infinity passes every check.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     type: Literal["threshold", "non_inferiority", "no_blocking_failures"] = "threshold"
     """What kind of check this is."""
@@ -69,6 +89,9 @@ class Gate(BaseModel):
     """Non-inferiority margin δ: B may be worse than the baseline by at most δ."""
     where: dict[str, str] = Field(default_factory=dict)
     """Only groups whose labels match (``agent``, ``model``, ``variant``)."""
+
+    # YAML's `true` would be read as 1 and "0.5" as 0.5: a bound must be written as a number.
+    _numbers = field_validator("min", "max", "margin", mode="before")(json_number)
 
     @model_validator(mode="after")
     def _check(self) -> Gate:
@@ -114,6 +137,8 @@ class GateConfig(BaseModel):
     gates: list[Gate] = Field(min_length=1)
     """The checks; all must pass."""
 
+    _k = field_validator("deployment_k", mode="before")(json_int)
+
 
 @dataclass(frozen=True)
 class GateResult:
@@ -132,16 +157,30 @@ class GateResult:
 def load_gate_config(path: str | Path) -> GateConfig:
     """Read and validate a gates YAML file (errors name file, line and field)."""
     data, node = load_yaml(path)
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping with a 'gates' list", file=path, line=1)
-    config = validate_yaml(GateConfig, data, node, file=path)
+    return validate_gate_config(data, file=path, node=node)
+
+
+def validate_gate_config(
+    config: GateConfig | Mapping[str, Any] | Any,
+    *,
+    file: str | Path | None = None,
+    node: yaml.Node | None = None,
+) -> GateConfig:
+    """``config`` (a gates file's content, its dict form, or a `GateConfig`) checked as
+    `agentgauge gate` checks it, or `InputError` naming the field (and, given the YAML
+    ``node`` it was read from, the line): the keys and types, then `gate_defect` of
+    every gate. The one check for the CLI, the API and the pytest plugin."""
+    if not isinstance(config, GateConfig):
+        if not isinstance(config, Mapping):
+            line = None if node is None else 1
+            raise InputError("expected a mapping with a 'gates' list", file=file, line=line)
+        config = validate_yaml(GateConfig, dict(config), node, file=file)
     for i, gate in enumerate(config.gates):
-        defect = _metric_defect(gate)
+        defect = gate_defect(gate, config.deployment_k)
         if defect is not None:
             key, reason = defect
-            raise InputError(
-                reason, file=path, line=line_of(node, ("gates", i, key)), field=f"gates.{i}.{key}"
-            )
+            line = line_of(node, ("gates", i, key)) if node is not None else None
+            raise InputError(reason, file=file, line=line, field=f"gates.{i}.{key}")
     return config
 
 
@@ -151,18 +190,39 @@ _LABELS = ("agent", "model", "variant", "cluster_unit")
 #: Metrics that are rates in [0, 1]: a bound outside it can never be met (or always is).
 _RATES = ("success_rate", "pass_at_k", "pass_hat_k", "outcome_consistency")
 
+#: What each kind of gate reads besides ``type`` and ``name``: any other key set on it
+#: would be ignored, so it is refused (a margin on a threshold gate did nothing).
+_KEYS = {
+    "threshold": ("metric", "min", "max", "bound", "where"),
+    "non_inferiority": ("margin",),
+    "no_blocking_failures": (),
+}
 
-def _metric_defect(gate: Gate) -> tuple[str, str] | None:
-    """What is wrong with a threshold gate's metric or bounds, as ``(key, reason)``:
-    a metric the metrics object does not have (a typo that used to fail only when the
-    gate ran, with no line), or a rate's bound outside [0, 1]."""
+
+def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
+    """What is wrong with a gate that its model alone does not catch, as ``(key, reason)``:
+    a setting its type ignores, bounds no value can meet (``min`` above ``max``, a
+    rate's bound outside [0, 1]), a metric the metrics never hold (a typo, named
+    with the nearest metric), a per-k metric with no k. Each used to load and then
+    fail, or pass, when the gate ran, naming no line."""
+    for key in ("metric", "min", "max", "bound", "where", "margin"):
+        if key in gate.model_fields_set and key not in _KEYS[gate.type]:
+            if gate.type == "threshold":
+                return key, "a margin is for a non_inferiority gate; a threshold gate has min/max"
+            return key, f"a {gate.type} gate takes no {key!r}" + (
+                " (only 'margin')" if gate.type == "non_inferiority" else ""
+            )
     if gate.type != "threshold" or not gate.metric:
         return None
+    if gate.min is not None and gate.max is not None and gate.min > gate.max:
+        return "min", f"min {gate.min:g} is above max {gate.max:g}: no value can pass"
     head, dot, tail = gate.metric.partition(".")
     if head in K_METRICS:
         if dot and not (tail.isdigit() and int(tail) >= 1):
             return "metric", f"{head} takes a k of 1 or more: {head}.K, got {gate.metric!r}"
-    elif gate.metric not in metric_paths():
+        if not dot and deployment_k is None:
+            return "metric", f"{gate.metric!r} needs a k: write {gate.metric}.K or set deployment_k"
+    elif not known_metric(gate.metric):
         names = sorted(metric_paths() | set(K_METRICS))
         near = difflib.get_close_matches(gate.metric, names, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else " (docs/metrics.md lists them)"
@@ -174,24 +234,69 @@ def _metric_defect(gate: Gate) -> tuple[str, str] | None:
     return None
 
 
-@functools.cache
+#: Maps keyed by what the data hold (an error type, a trajectory mode, a grader's name),
+#: not by the engine: a gate may name any key there (``recovery.error_types.timeout.in_failed``).
+_KEYED_BY_DATA = (
+    "tool_use.error_types",
+    "tool_use.trajectory_match_rate",
+    "tool_use.n_unknown",
+    "recovery.error_types",
+)
+_ANY = "*"
+
+
 def metric_paths() -> frozenset[str]:
     """Every path a threshold gate can read in a group of ``agentgauge.metrics/1``
-    (``success_rate``, ``cost.cost_of_pass``, ``latency_s.p95``...), taken from the
-    metrics of two trials so that the list is the engine's own."""
-    from agentgauge.metrics.engine import compute_metrics
-    from agentgauge.table import TrialTable
+    (``success_rate``, ``cost.cost_of_pass``, ``control.accuracy``...), with ``*`` for a
+    key the data choose (``tool_use.error_types.*``). Per-k metrics (`K_METRICS`) are
+    apart. See `_engine_paths`."""
+    return _engine_paths()[0]
 
-    table = TrialTable.from_columns(2, task_id=["a", "b"], success=[True, False])
-    [group] = compute_metrics(table, k=(1,), by=()).to_dict()["groups"]
+
+def known_metric(path: str) -> bool:
+    """Whether ``path`` is one of `metric_paths` (a ``*`` there matching any key)."""
+    paths = metric_paths()
+    if path in paths:
+        return True
+    parts = path.split(".")
+    return any(
+        len(p) == len(parts) and all(a in (_ANY, b) for a, b in zip(p, parts, strict=True))
+        for p in (q.split(".") for q in paths if _ANY in q)
+    )
+
+
+def reads_behaviour(config: GateConfig) -> bool:
+    """Whether a gate of ``config`` reads a section that needs the trials' transcripts
+    and grades (``tool_use``, ``control``, ``recovery``, ``turns``)."""
+    sections = _engine_paths()[1]
+    return any(
+        g.type == "threshold" and (g.metric or "").partition(".")[0] in sections
+        for g in config.gates
+    )
+
+
+@functools.cache
+def _engine_paths() -> tuple[frozenset[str], frozenset[str]]:
+    """The paths of a metrics group, and the heads of its behaviour sections, taken
+    from the engine's own metrics of `_sample_trials` (whose every section has a
+    value), so that the list is the engine's, whatever it adds later."""
+    from agentgauge.metrics.behaviour import behaviour_by_group, behaviour_columns
+    from agentgauge.metrics.engine import compute_metrics
+
+    table, facts = behaviour_columns(_sample_trials())
+    outcome = compute_metrics(table, k=(1,), by=())
+    behaviour = behaviour_by_group((table, facts), ())
+    [group] = dataclasses.replace(outcome, behaviour=behaviour).to_dict()["groups"]
     paths: set[str] = set()
 
     def walk(node: dict[str, Any], prefix: str) -> None:
         for key, value in node.items():
             path = f"{prefix}{key}"
-            if key in ("null_reasons", *_LABELS) or path.split(".")[0] in K_METRICS:
+            if key == "null_reasons" or (not prefix and (key in _LABELS or key in K_METRICS)):
                 continue
-            if isinstance(value, dict):
+            if path in _KEYED_BY_DATA and isinstance(value, dict):
+                walk({_ANY: next(iter(value.values()), None)}, f"{path}.")
+            elif isinstance(value, dict):
                 if "value" in value:
                     paths.add(path)
                 walk(value, f"{path}.")
@@ -199,7 +304,44 @@ def metric_paths() -> frozenset[str]:
                 paths.add(path)
 
     walk(group, "")
-    return frozenset(paths)
+    heads = {key for extra in behaviour.values() for key in extra if key != "null_reasons"}
+    return frozenset(paths), frozenset(heads)
+
+
+def _sample_trials() -> list[Trial]:
+    """Two trials with every figure a group can report: prices, latencies, tokens and
+    counts; a control decision; a grade of every grader the behaviour sections read;
+    a tool error recovered in one and not in the other."""
+    from agentgauge.schema import Trial
+
+    events: list[dict[str, Any]] = [
+        {"type": "message", "role": "assistant", "content": "on it"},
+        {"type": "tool_call", "name": "lookup", "call_id": "1"},
+        {"type": "tool_result", "call_id": "1", "content": "rate limit", "is_error": True},
+        {"type": "tool_call", "name": "lookup", "call_id": "2"},
+        {"type": "tool_result", "call_id": "2", "content": "found"},
+    ]
+    grades: list[dict[str, Any]] = [
+        {"grader": "tool_calls", "passed": False, "status": "wrong_arguments"},
+        {"grader": "trajectory", "passed": True, "evidence": {"mode": "in_order",
+                                                               "precision": 1.0, "recall": 1.0}},
+        {"grader": "milestones", "passed": True, "score": 1.0},
+        {"grader": "minefields", "passed": False, "evidence": {"max_severity": 1.0,
+                                                               "hits": [{"severity": 1.0}]}},
+        {"grader": "control", "passed": True, "evidence": {"irreversible_calls": 1,
+                                                           "unconfirmed_irreversible": 0}},
+        {"grader": "checkpoints", "passed": True,
+         "evidence": {"checkpoints": [{"turn": 1, "verdict": "pass"}]}},
+    ]  # fmt: skip
+    common: dict[str, Any] = {
+        "cost_usd": 0.01, "judge_cost_usd": 0.001, "input_tokens": 10, "output_tokens": 2,
+        "latency_s": 1.0, "tool_calls": 2, "model_calls": 1, "expected_control": "act",
+        "control": "act", "grades": grades,
+    }  # fmt: skip
+    return [
+        Trial.model_validate({"task_id": "a", "success": True, "events": events, **common}),
+        Trial.model_validate({"task_id": "b", "success": False, "events": events[:3], **common}),
+    ]
 
 
 #: Metrics reported per k (``pass_hat_k.4``); bare, they mean the deployment k.
@@ -237,12 +379,32 @@ def gate_ks(config: GateConfig) -> set[int]:
 
 
 def _lookup(group: dict[str, Any], path: str) -> Any:
+    """The node at ``path``; ``None`` when a section on the way is null (a group with
+    no control decisions has ``control: null``); `KeyError` when it is not there."""
     node: Any = group
     for part in path.split("."):
+        if node is None:
+            return None
         if not isinstance(node, dict) or part not in node:
             raise KeyError(path)
         node = node[part]
     return node
+
+
+def _null_reason(group: dict[str, Any], path: str) -> str | None:
+    """Why ``path`` is null: the reason the metrics record for it, else for the nearest
+    section that holds it (``latency_s.p95`` is null because of ``latency_s``: "no
+    trial records a latency")."""
+    reasons = group.get("null_reasons") or {}
+    parts = path.split(".")
+    for n in range(len(parts), 0, -1):
+        reason = reasons.get(".".join(parts[:n]))
+        if reason is not None:
+            return str(reason)
+        if n == 2 and parts[0] == "success_rate" and parts[1] in reasons:
+            # The success rate's own figures are keyed by their names: "se", "ci95".
+            return str(reasons[parts[1]])
+    return None
 
 
 def _metric_value(group: dict[str, Any], metric: str, bound: str) -> tuple[float | None, str]:
@@ -250,19 +412,25 @@ def _metric_value(group: dict[str, Any], metric: str, bound: str) -> tuple[float
     try:
         node = _lookup(group, metric)
     except KeyError:
-        raise InputError(f"unknown metric {metric!r}", field="metric") from None
+        if not known_metric(metric):
+            raise InputError(f"unknown metric {metric!r}", field="metric") from None
+        # A key the data choose (an error type no trial had), or a section this source
+        # cannot have: there is nothing to check, and the gate fails.
+        return None, f"{metric} is not in the metrics of these trials"
+    if node is None:  # the figure, or a section on the way to it, is null
+        return None, _null_reason(group, metric) or f"{metric} is null"
     if isinstance(node, dict):
         if bound != "value":
             ci = node.get("ci95")
             if not ci:
-                return None, f"{metric} has no confidence interval"
+                why = _null_reason(group, f"{metric}.ci95")
+                return None, f"{metric} has no confidence interval" + (f": {why}" if why else "")
             return ci[0 if bound == "ci_lower" else 1], ""
         node = node.get("value")
     elif bound != "value":
         return None, f"{metric} has no confidence interval"
     if node is None:
-        reasons = group.get("null_reasons", {})
-        return None, reasons.get(metric, f"{metric} is null")
+        return None, _null_reason(group, metric) or f"{metric} is null"
     if isinstance(node, bool) or not isinstance(node, int | float):
         raise InputError(f"metric {metric!r} is not a number", field="metric")
     return float(node), ""

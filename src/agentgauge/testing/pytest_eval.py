@@ -27,7 +27,16 @@ from pydantic import ValidationError
 
 from agentgauge.errors import AgentgaugeError, InputError, first_error
 from agentgauge.report.formats import no_spread_count, no_spread_tasks
-from agentgauge.report.gates import Gate, GateConfig, GateResult, gate_ks, load_gate_config
+from agentgauge.report.gates import (
+    K_METRICS,
+    Gate,
+    GateConfig,
+    GateResult,
+    gate_defect,
+    gate_ks,
+    load_gate_config,
+    validate_gate_config,
+)
 from agentgauge.schema import Trial
 
 __all__ = [
@@ -45,7 +54,19 @@ DEFAULT_TRIALS = 5
 #: pass^k is always reported at these k (as ``agentgauge metrics`` does), plus any k asked for.
 _BASE_K = (1, 2, 4)
 
-_MARKER_ARGS = ("trials", "min_success_rate", "bound", "pass_hat_k", "max_cost_of_pass", "gates")
+_MARKER_ARGS = (
+    "trials",
+    "min_success_rate",
+    "bound",
+    "pass_hat_k",
+    "max_cost_of_pass",
+    "gates",
+    "baseline",
+)
+
+_NEEDS_BASELINE = (
+    "a non_inferiority gate needs a baseline: pass baseline=... (a result or a SOURCE)"
+)
 
 GateSpec = GateConfig | Mapping[str, Any] | str | Path
 """A gate config: the model, its dict form, or the path of a gates YAML file."""
@@ -53,36 +74,41 @@ GateSpec = GateConfig | Mapping[str, Any] | str | Path
 
 def _fail(message: str) -> NoReturn:
     # pytrace=False: the message is the whole story; a traceback into the plugin is noise.
-    pytest.fail(message, pytrace=False)
+    # `from None`: raised while handling an agentgauge error, it would otherwise come
+    # with "During handling of the above exception, another exception occurred".
+    raise pytest.fail.Exception(message, pytrace=False) from None
 
 
 def _error(exc: AgentgaugeError) -> NoReturn:
     _fail(f"agentgauge: error: {exc}")
 
 
-def _invalid(exc: ValidationError, file: str | None = None) -> NoReturn:
-    name, reason = first_error(exc)
-    # A model validator's message comes prefixed by pydantic; the sentence is ours.
-    _error(InputError(reason.removeprefix("Value error, "), file=file, field=name))
-
-
-def _gate(**fields: Any) -> Gate:
+def _gate(fields: Mapping[str, Any], names: Mapping[str, str] | None = None) -> Gate:
+    """One gate from keyword arguments, checked by the rules of a gates file
+    (`validate_gate_config`: the model, then `gate_defect`); a mistake fails the test
+    naming the argument (``names`` maps a gate key to the argument that gave it)."""
+    names = names or {}
     try:
-        return Gate.model_validate(fields)
+        gate = Gate.model_validate(dict(fields))
     except ValidationError as exc:
-        _invalid(exc)
+        name, reason = first_error(exc, metadata_hint=False)
+        _error(InputError(reason, field=names.get(name or "", name)))
+    defect = gate_defect(gate, None)
+    if defect is not None:
+        key, reason = defect
+        _error(InputError(reason, field=names.get(key, key)))
+    return gate
 
 
 def _config(spec: GateSpec) -> GateConfig:
-    """A `GateConfig` from any accepted form; bad input becomes a one-line test failure."""
-    if isinstance(spec, GateConfig):
-        return spec
+    """A `GateConfig` from any accepted form, checked as `agentgauge gate` checks a
+    gates file (`validate_gate_config`); bad input becomes a one-line test failure."""
     try:
         if isinstance(spec, str | Path):
             return load_gate_config(spec)
-        return GateConfig.model_validate(dict(spec))
-    except ValidationError as exc:
-        _invalid(exc, file="<gates>")
+        if isinstance(spec, GateConfig):
+            return validate_gate_config(spec)
+        return validate_gate_config(spec, file="<gates>")
     except AgentgaugeError as exc:
         _error(exc)
 
@@ -127,7 +153,7 @@ class EvalResult:
 
         cfg = _config(config)
         if baseline is None and any(g.type == "non_inferiority" for g in cfg.gates):
-            _error(InputError("a non_inferiority gate needs a baseline: pass baseline=..."))
+            _error(InputError(_NEEDS_BASELINE))
         base = baseline.source if isinstance(baseline, EvalResult) else baseline
         try:
             results = run_gates(self.source, cfg, baseline=base)
@@ -160,12 +186,16 @@ class EvalResult:
         (``check("pass_hat_k", min=0.5, k=4)``). Returns the result, so checks chain.
         """
         if k is not None:
-            if metric not in ("pass_hat_k", "pass_at_k"):
-                _error(InputError(f"k applies to pass_hat_k and pass_at_k, not {metric!r}"))
+            if metric not in K_METRICS:
+                what = "pass_hat_k and pass_at_k (and their _se)"
+                _error(InputError(f"k applies to {what}, not {metric!r}"))
             if isinstance(k, bool) or not isinstance(k, int) or k < 1:
                 _error(InputError(f"k must be a positive integer, got {k!r}", field="k"))
             metric = f"{metric}.{k}"
-        gate = _gate(metric=metric, min=min, max=max, bound=bound, where=dict(where or {}))
+        elif metric in K_METRICS:
+            _error(InputError(f"{metric!r} needs a k: check({metric!r}, k=K, ...)", field="k"))
+        fields = {"metric": metric, "min": min, "max": max, "bound": bound}
+        gate = _gate({**fields, "where": dict(where or {})})
         return self.check_gates(GateConfig(gates=[gate]))
 
     def assert_not_worse_than(self, baseline: EvalResult | str, margin: float = 0.05) -> EvalResult:
@@ -174,7 +204,7 @@ class EvalResult:
         The paired difference B − A over the tasks both ran must have its 95%
         CI lower bound above −margin, the rule of `agentgauge.compare`.
         """
-        gate = _gate(type="non_inferiority", margin=margin)
+        gate = _gate({"type": "non_inferiority", "margin": margin})
         return self.check_gates(GateConfig(gates=[gate]), baseline=baseline)
 
 
@@ -210,6 +240,8 @@ class MarkerSettings:
 
     trials: int | None
     gates: GateConfig | None
+    baseline: str | None = None
+    """The SOURCE that the non-inferiority gates of ``gates`` compare with."""
 
     @property
     def ks(self) -> set[int]:
@@ -222,7 +254,9 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
     ``min_success_rate`` (on ``bound``: value, ci_lower or ci_upper),
     ``pass_hat_k={k: min}``, ``max_cost_of_pass`` and the gates of ``gates``
     (a gates file, dict or `GateConfig`) all apply to every result the test
-    produces. A mistake is a one-line failure naming the argument.
+    produces; ``baseline`` (a SOURCE) is what their non-inferiority gates compare
+    with. Every threshold is checked by the rules of a gates file
+    (`validate_gate_config`); a mistake is a one-line failure naming the argument.
     """
     where = "@pytest.mark.agentgauge"
     if args:
@@ -239,7 +273,8 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
     gates: list[Gate] = []
     deployment_k = None
     if kwargs.get("min_success_rate") is not None:
-        gates.append(_gate(metric="success_rate", min=kwargs["min_success_rate"], bound=bound))
+        fields = {"metric": "success_rate", "min": kwargs["min_success_rate"], "bound": bound}
+        gates.append(_gate(fields, {"min": "min_success_rate"}))
     elif "bound" in kwargs:
         _fail(f"{where}: bound applies to min_success_rate, which is not given")
     pass_hat = kwargs.get("pass_hat_k") or {}
@@ -248,18 +283,34 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
     for k, minimum in pass_hat.items():
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             _fail(f"{where}: pass_hat_k keys are k >= 1, got {k!r}")
-        gates.append(_gate(metric=f"pass_hat_k.{k}", min=minimum))
+        fields = {"metric": f"pass_hat_k.{k}", "min": minimum}
+        gates.append(_gate(fields, {"min": f"pass_hat_k[{k}]"}))
     if kwargs.get("max_cost_of_pass") is not None:
-        gates.append(_gate(metric="cost.cost_of_pass", max=kwargs["max_cost_of_pass"]))
+        fields = {"metric": "cost.cost_of_pass", "max": kwargs["max_cost_of_pass"]}
+        gates.append(_gate(fields, {"max": "max_cost_of_pass"}))
     variants = ["base"]
     if kwargs.get("gates") is not None:
         extra = _config(kwargs["gates"])
         gates.extend(extra.gates)
         deployment_k, variants = extra.deployment_k, extra.variants
+    baseline = kwargs.get("baseline")
+    if baseline is not None and not isinstance(baseline, str | Path):
+        _fail(f"{where}: baseline is a SOURCE (a trials file or DB:RUN_ID), got {baseline!r}")
+    comparing = any(g.type == "non_inferiority" for g in gates)
+    if comparing and baseline is None:
+        # Said before the test runs, not after it: the marker is where the fix goes.
+        _fail(
+            f"{where}: a non_inferiority gate needs a baseline: "
+            "add baseline=SOURCE (a trials file or DB:RUN_ID) to the marker"
+        )
+    if baseline is not None and not comparing:
+        _fail(f"{where}: baseline is for non_inferiority gates, and gates= has none")
     config = (
         GateConfig(gates=gates, deployment_k=deployment_k, variants=variants) if gates else None
     )
-    return MarkerSettings(trials=trials, gates=config)
+    return MarkerSettings(
+        trials=trials, gates=config, baseline=None if baseline is None else str(baseline)
+    )
 
 
 # --------------------------------------------------------------------------- the fixture
@@ -348,7 +399,7 @@ class Evaluator:
             )
         results: list[GateResult] = []
         for result in self.results:
-            results.extend(result.evaluate(self.marker.gates))
+            results.extend(result.evaluate(self.marker.gates, baseline=self.marker.baseline))
         _raise_failed(results)
 
     def _new_run_id(self) -> str:
