@@ -169,6 +169,12 @@ EXPECTING = """tasks:
             "expectations.milestones.0.after",
             "milestone 'a' comes, through 'after', after itself",
         ),
+        # Loaded, then every trial's grading raised (tolerances must be non-negative).
+        (
+            "answer: {number: 3, tolerance: -1}",
+            "expectations.answer.tolerance",
+            "greater than or equal to 0",
+        ),
         (
             "milestones: [{id: a, tool: x}, {id: a, tool: y}]",
             "expectations.milestones.1.id",
