@@ -191,3 +191,66 @@ def test_expectations_no_grader_can_apply_fail_at_load(
         load_suite(path)
     assert err.value.field == field
     assert reason in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "reason"),
+    [
+        # Each typo was dropped by grade_trial, which keeps only required graders that
+        # ran: a do-nothing agent passed every trial on `state` alone.
+        (
+            "required: [state, answr, contrl]",
+            "expectations.required.1",
+            "unknown grader 'answr'; did you mean 'answer'? (known: answer, checkpoints,",
+        ),
+        (
+            "partial_credit: [state, milestone]",
+            "expectations.partial_credit.1",
+            "unknown grader 'milestone'; did you mean 'milestones'?",
+        ),
+        # A grader the task does not enable never runs, so it never decided anything.
+        (
+            "required: [state, answer]",
+            "expectations.required.1",
+            "grader 'answer' is not enabled by this task's expectations, so it never runs "
+            "(the code graders it enables: state; docs/graders.md)",
+        ),
+    ],
+)
+def test_required_and_partial_credit_name_graders_that_can_grade_the_task(
+    tmp_path: Path, extra: str, field: str, reason: str
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra=extra))
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (7, field)
+    assert err.value.reason.startswith(f"task 't1': {reason}")
+
+
+def test_judge_and_human_grader_names_are_accepted_in_required(tmp_path: Path) -> None:
+    # Their options (an endpoint, a labels file) enable them, not the task: only the
+    # name is checked, and a criterion or target after a colon is theirs.
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra="required: [state, rubric, human:state, rubric:tone]"))
+    assert load_suite(path).tasks[0].expectations.required == [
+        "state", "rubric", "human:state", "rubric:tone"
+    ]  # fmt: skip
+
+
+def test_a_misspelt_required_grader_is_named_instead_of_nothing_grades(tmp_path: Path) -> None:
+    # It used to be "nothing grades the outcome of 1 task(s)", with no file or line.
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra="required: [stat]"))
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:null",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(
+        f"agentgauge: error: {path}:7: expectations.required.0: task 't1': unknown grader "
+        "'stat'; did you mean 'state'?"
+    )
+    assert not (tmp_path / "s.db").exists()

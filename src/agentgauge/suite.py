@@ -23,7 +23,7 @@ import importlib.util
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -32,7 +32,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from agentgauge.canonical import canonical_json
-from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
+from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, TaskDefect, builtin_environment
 from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Task
 from agentgauge.sources import read_jsonl
@@ -88,16 +88,26 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
         root = resources.files("agentgauge").joinpath(BUILTIN_SUITES[key])
         located, name = _load_path(Path(str(root))), text
         # Built-in files are shown by package path, not by wherever pip put them.
-        located = [(t, f"{text}/{Path(f).name}", line) for t, f, line in located]
+        located = [(t, replace(p, file=f"{text}/{Path(p.file).name}")) for t, p in located]
     else:
         path = Path(text)
         if not path.exists():
             raise InputError("no such file or directory", file=path)
         located, name = _load_path(path), text
+    if not located:
+        # A run of it "succeeded" with 0 trials (exit 0, an empty run in the store).
+        raise InputError("holds no tasks: a suite needs at least one", file=text)
     tasks = _finish(located)
     version = suite_version(tasks)
     kept = [t for t in tasks if include_heldout or t.split != "heldout"]
     excluded = [t.id for t in tasks if t.split == "heldout" and not include_heldout]
+    if not kept:
+        which = "its one task is" if len(tasks) == 1 else f"all {len(tasks)} of its tasks are"
+        raise InputError(
+            f"{which} held out (split: heldout), so nothing would run: include held-out "
+            "tasks (agentgauge run --include-heldout) or mark some split: dev",
+            file=text,
+        )
     return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded)
 
 
@@ -152,7 +162,33 @@ def suite_version(tasks: Sequence[Task]) -> str:
 
 # --------------------------------------------------------------------------- reading
 
-Located = list[tuple[Task, str, int | None]]
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a task is written, so that an error found in it names the line of the key
+    it is about: in the task, or in the file's ``defaults`` when the key came from there
+    (a typo in ``defaults`` used to be reported at the first task's line)."""
+
+    file: str
+    line: int | None
+    """The task's first line (a JSONL task's line)."""
+    node: yaml.Node | None = None
+    """The task's YAML mapping; ``None`` for JSONL."""
+    defaults: yaml.Node | None = None
+    """The file's ``defaults`` mapping."""
+    inherited: frozenset[str] = frozenset()
+    """Top-level keys the task takes from ``defaults`` (it does not set them itself)."""
+
+    def error(self, reason: str, loc: Sequence[str | int], prefix: str = "") -> InputError:
+        dotted = ".".join(str(part) for part in loc) or None
+        if loc and str(loc[0]) in self.inherited:
+            return InputError(prefix + reason, file=self.file, field=f"defaults.{dotted}",
+                              line=line_of(self.defaults, loc))  # fmt: skip
+        line = line_of(self.node, loc) if self.node is not None else self.line
+        return InputError(prefix + reason, file=self.file, line=line, field=dotted)
+
+
+Located = list[tuple[Task, _Place]]
 
 
 def _load_path(path: Path) -> Located:
@@ -171,13 +207,17 @@ def _load_path(path: Path) -> Located:
 
 def _load_file(path: Path) -> Located:
     if path.suffix == ".jsonl":
-        return [(_validate(obj, path, line), str(path), line) for line, obj in read_jsonl(path)]
+        located: Located = []
+        for line, obj in read_jsonl(path):
+            place = _Place(str(path), line)
+            located.append((_validate(obj, place), place))
+        return located
     if path.suffix in (".yaml", ".yml"):
         return list(_load_yaml(path))
     raise InputError("expected a .yaml, .yml or .jsonl file", file=path)
 
 
-def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
+def _load_yaml(path: Path) -> Iterator[tuple[Task, _Place]]:
     # One parse gives both the node tree (for line numbers) and the data.
     data, root = load_yaml(path)
     if data is None:
@@ -187,6 +227,7 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         raise InputError("key appears twice in the same mapping", file=path,
                          line=line_of(duplicate, ()), field=str(duplicate.value))  # fmt: skip
     defaults: dict[str, Any] = {}
+    defaults_node: yaml.Node | None = None
     if isinstance(data, dict):
         # ``x-`` keys hold YAML anchors shared by tasks (as in docker-compose files).
         unknown = {k for k in data if not str(k).startswith("x-")} - {"name", "defaults", "tasks"}
@@ -202,6 +243,9 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         if not isinstance(defaults, dict):
             raise InputError("expected a mapping", file=path, field="defaults",
                              line=line_of(root, ["defaults"]))  # fmt: skip
+        defaults_node = _child(root, "defaults")
+        _check_defaults(defaults, _Place(str(path), None, defaults=defaults_node,
+                                         inherited=frozenset(map(str, defaults))))  # fmt: skip
         root = _child(root, "tasks")
         data = data.get("tasks") or []
     if not isinstance(data, list):
@@ -211,22 +255,11 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         node = root.value[i] if isinstance(root, yaml.SequenceNode) else None
         if not isinstance(obj, dict):
             raise InputError(f"task {i}: expected a mapping", file=path, line=line_of(node, ()))
-        merged = {**defaults, **obj}
+        inherited = frozenset(str(k) for k in defaults if k not in obj)
+        place = _Place(str(path), line_of(node, ()), node, defaults_node, inherited)
         task_id = obj.get("id")
         prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
-        try:
-            task = Task.model_validate(merged)
-        except ValidationError as exc:
-            err = _pick(exc)
-            fld, reason = _describe(exc, err)
-            line = line_of(node, err.get("loc", ()))
-            raise InputError(prefix + reason, file=path, line=line, field=fld) from None
-        defect = _world_defect(task) or _callable_defect(task) or _expectation_defect(task)
-        if defect is not None:
-            loc, reason = defect
-            raise InputError(prefix + reason, file=path, line=line_of(node, loc),
-                             field=".".join(str(p) for p in loc))  # fmt: skip
-        yield task, str(path), line_of(node, ())
+        yield _validate({**defaults, **obj}, place, prefix), place
 
 
 def _duplicate_key(node: yaml.Node | None) -> yaml.ScalarNode | None:
@@ -258,17 +291,32 @@ def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
     return None
 
 
-def _validate(obj: dict[str, Any], path: Path, line: int) -> Task:
+def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
+    """The task ``obj`` stands for, checked as far as it can be before its world fills
+    in what it computes (`_finish`)."""
     try:
         task = Task.model_validate(obj)
     except ValidationError as exc:
-        fld, reason = _describe(exc, _pick(exc))
-        raise InputError(reason, file=path, line=line, field=fld) from None
+        err = _pick(exc)
+        reason = _describe(exc, err)[1]
+        raise place.error(reason, tuple(err.get("loc", ())), prefix) from None
     defect = _world_defect(task) or _callable_defect(task) or _expectation_defect(task)
     if defect is not None:
         loc, reason = defect
-        raise InputError(reason, file=path, line=line, field=".".join(str(p) for p in loc))
+        raise place.error(reason, loc, prefix)
     return task
+
+
+def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
+    """Validate ``defaults`` on their own, as a task would take them: a typo there
+    (``famly``, ``expectations.anwser``) is reported at its line, even when every task
+    sets the key itself and so never takes the misspelt default."""
+    probe = {"id": "defaults", "instruction": "", **defaults}
+    try:
+        Task.model_validate(probe)
+    except ValidationError as exc:
+        err = _pick(exc)
+        raise place.error(_describe(exc, err)[1], tuple(err.get("loc", ()))) from None
 
 
 def _expectation_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
@@ -400,7 +448,8 @@ def _describe(exc: ValidationError, err: Any) -> tuple[str | None, str]:
 def _finish(located: Located) -> list[Task]:
     seen: dict[str, tuple[str, str, int | None]] = {}
     tasks: list[Task] = []
-    for task, file, line in located:
+    for task, place in located:
+        file, line = place.file, place.line
         # Ids that differ only in Unicode normalization (é as one code point or as e
         # and a combining accent) look the same in every table: one id, written twice.
         key = unicodedata.normalize("NFC", task.id)
@@ -415,11 +464,35 @@ def _finish(located: Located) -> list[Task]:
             raise InputError(f"duplicate task id {task.id!r}{how} (first defined at {where})",
                              file=file, line=line, field="id")  # fmt: skip
         seen[key] = (task.id, file, line)
+        prefix = f"task {task.id!r}: "
         try:
-            tasks.append(_derive(task))
+            task = _derive(task)
+        except TaskDefect as exc:
+            raise place.error(str(exc), exc.loc, prefix) from None
         except ValueError as exc:
-            raise InputError(f"task {task.id!r}: {exc}", file=file, line=line) from None
+            raise InputError(prefix + str(exc), file=file, line=line) from None
+        defect = _grader_defect(task)
+        if defect is not None:
+            raise place.error(defect[1], defect[0], prefix)
+        tasks.append(task)
     return tasks
+
+
+def _grader_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """A name in ``required`` or ``partial_credit`` that can never grade the task (a
+    typo, or a grader its expectations do not enable), as ``(location, reason)``.
+    Checked once the world has filled the task in: a retail task's ``state`` grader is
+    enabled by the final state derived from its reference calls."""
+    # The graders' registry decides what a name means; imported here, as the graders
+    # are needed only once a suite's tasks are read.
+    from agentgauge.graders.base import grader_name_defect
+
+    exp = task.expectations
+    for key, names in (("required", exp.required or []), ("partial_credit", exp.partial_credit)):
+        found = grader_name_defect(task, names)
+        if found is not None:
+            return ("expectations", key, found[0]), found[1]
+    return None
 
 
 def _derive(task: Task) -> Task:

@@ -23,13 +23,29 @@ from agentgauge.schema import Task
 if TYPE_CHECKING:
     from agentgauge.envs.reference_agents import PlanRun
 
-__all__ = ["BUILTIN_ENVIRONMENTS", "BuiltinEnvironment", "builtin_environment", "environment_name"]
+__all__ = [
+    "BUILTIN_ENVIRONMENTS",
+    "BuiltinEnvironment",
+    "TaskDefect",
+    "builtin_environment",
+    "environment_name",
+]
 
 #: World name -> the package that declares it.
 BUILTIN_ENVIRONMENTS = {
     "retail": "agentgauge.envs.retail",
     "functions": "agentgauge.envs.functions",
 }
+
+
+class TaskDefect(ValueError):
+    """What a world finds wrong in a task it completes, with where in the task it is
+    (``("expectations", "state_assertions", 1)``), so the suite loader names that line
+    and field."""
+
+    def __init__(self, reason: str, loc: tuple[str | int, ...]) -> None:
+        super().__init__(reason)
+        self.loc = loc
 
 
 def _no_fingerprint() -> str:
@@ -66,7 +82,8 @@ class BuiltinEnvironment:
     hashed into the version of every suite with a task in this world."""
     complete: Callable[[Task], Task] = _as_written
     """The task with what can be computed filled in, when a suite is loaded (retail:
-    its expected final state, by replaying its reference calls)."""
+    its expected final state, by replaying its reference calls). Raises `ValueError`
+    (`TaskDefect` when it can say where) for a task that cannot hold."""
     scenario: type[BaseModel] = NoScenario
     """The fields of ``user_scenario`` in this world (unknown keys are an error, so a
     typo such as ``knwon:`` fails when the suite loads instead of passing silently)."""

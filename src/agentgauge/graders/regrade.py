@@ -115,9 +115,7 @@ def resolve_graders(names: Sequence[str] | None) -> list[Grader] | None:
     return out
 
 
-def _grade(
-    store: Store, task: Task, trial: Trial, chosen: Sequence[Grader] | None
-) -> TrialGrading:
+def _grade(store: Store, task: Task, trial: Trial, chosen: Sequence[Grader] | None) -> TrialGrading:
     """`grade_trial`, with a grader that raises reported in one line instead of a
     traceback; the re-grade's transaction is then rolled back, so nothing is written.
     (A stored task the graders could not handle, such as a negative answer tolerance
