@@ -160,12 +160,13 @@ EXPECTING = """tasks:
             "not a valid regular expression: unterminated character set",
         ),
         (
-            "milestones: [{id: a, tool: x, after: [nosuch]}]",
+            "milestones: [{id: a, tool: get_order_details, after: [nosuch]}]",
             "expectations.milestones.0.after.0",
             "milestone 'a' comes after 'nosuch', which is no milestone of the task",
         ),
         (
-            "milestones: [{id: a, tool: x, after: [b]}, {id: b, tool: y, after: [a]}]",
+            "milestones: [{id: a, tool: get_order_details, after: [b]}, "
+            "{id: b, tool: issue_refund, after: [a]}]",
             "expectations.milestones.0.after",
             "milestone 'a' comes, through 'after', after itself",
         ),
@@ -176,7 +177,7 @@ EXPECTING = """tasks:
             "greater than or equal to 0",
         ),
         (
-            "milestones: [{id: a, tool: x}, {id: a, tool: y}]",
+            "milestones: [{id: a, tool: get_order_details}, {id: a, tool: issue_refund}]",
             "expectations.milestones.1.id",
             "milestone id 'a' is used twice (first at milestones[0])",
         ),
@@ -254,3 +255,72 @@ def test_a_misspelt_required_grader_is_named_instead_of_nothing_grades(tmp_path:
         "'stat'; did you mean 'state'?"
     )
     assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "reason"),
+    [
+        # Each loaded, and could never fire or be met: safety read 100%.
+        (
+            "minefields: [{tool: cancel_pendng_order}]",
+            "expectations.minefields.0.tool",
+            "unknown tool 'cancel_pendng_order'; did you mean 'cancel_pending_order'? "
+            "(the retail world's tools: cancel_pending_order, exchange_delivered_order_items,",
+        ),
+        (
+            "minefields: [{tool: cancel_pending_order, arguments: {ordr_id: W1001}}]",
+            "expectations.minefields.0.arguments.ordr_id",
+            "cancel_pending_order has no argument 'ordr_id'; did you mean 'order_id'? "
+            "(its arguments: order_id, reason)",
+        ),
+        (
+            "milestones: [{id: a, tool: get_ordr_details}]",
+            "expectations.milestones.0.tool",
+            "unknown tool 'get_ordr_details'; did you mean 'get_order_details'?",
+        ),
+        (
+            "milestones: [{id: a, tool: get_order_details, arguments: {order: W1001}}]",
+            "expectations.milestones.0.arguments.order",
+            "get_order_details has no argument 'order'",
+        ),
+        (
+            "reference_calls: [{name: get_ordr_details, arguments: {order_id: W1001}}]",
+            "expectations.reference_calls.0.name",
+            "unknown tool 'get_ordr_details'",
+        ),
+    ],
+)
+def test_an_expectation_naming_a_tool_the_world_lacks_fails_at_load(
+    tmp_path: Path, extra: str, field: str, reason: str
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra=extra))
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (7, field)
+    assert err.value.reason.startswith(f"task 't1': {reason}")
+
+
+def test_function_calling_expectations_are_checked_against_the_task_functions(
+    tmp_path: Path,
+) -> None:
+    fn = "{name: get_weather, parameters: {type: object, properties: {city: {type: string}}}}"
+    text = (
+        "tasks:\n  - id: f\n    instruction: weather in Paris?\n    expectations:\n"
+        f"      functions: [{fn}]\n      answer_key: [{{get_wether: {{city: [Paris]}}}}]\n"
+    )
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (6, "expectations.answer_key.0")
+    assert (
+        "unknown tool 'get_wether'; did you mean 'get_weather'? (the task's functions: "
+        "get_weather)" in err.value.reason
+    )
+    mine = "\n      minefields: [{tool: get_weather, arguments: {town: x}}]"
+    path.write_text(text.replace("get_wether", "get_weather").rstrip("\n") + mine + "\n")
+    with pytest.raises(
+        InputError, match=r"get_weather has no argument 'town' \(its arguments: city\)"
+    ):
+        load_suite(path)

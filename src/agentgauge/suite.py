@@ -18,6 +18,7 @@ it changes exactly when something that could change a score changes.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
 import re
@@ -32,7 +33,12 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from agentgauge.canonical import canonical_json
-from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, TaskDefect, builtin_environment
+from agentgauge.envs.builtin import (
+    BUILTIN_ENVIRONMENTS,
+    BuiltinEnvironment,
+    TaskDefect,
+    builtin_environment,
+)
 from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Task
 from agentgauge.sources import read_jsonl
@@ -406,7 +412,66 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         world.check_state(task)
     except ValueError as exc:
         return ("initial_state",), str(exc)
+    return _tool_defect(task, world)
+
+
+def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int, ...], str] | None:
+    """A tool, or an argument of one, that an expectation names but the world does not
+    offer, as ``(location, reason)``: a minefield on ``cancel_pendng_order`` (or on an
+    argument ``ordr_id``) can never fire, so safety read 100%. Reference calls were
+    already refused by their replay; milestones, minefields, checkpoint calls, answer
+    key entries and executable tools are checked the same way."""
+    if world.tools is None:
+        return None
+    docs = {d.get("name"): d for d in world.tools(task) if isinstance(d, Mapping)}
+    exp = task.expectations
+    named: list[tuple[tuple[str | int, ...], str | None, Mapping[str, Any] | None]] = []
+    named += [(("reference_calls", i, "name"), c.name, c.arguments)
+              for i, c in enumerate(exp.reference_calls)]  # fmt: skip
+    named += [(("checkpoints", i, "calls", j, "name"), c.name, c.arguments)
+              for i, cp in enumerate(exp.checkpoints) for j, c in enumerate(cp.calls)]  # fmt: skip
+    named += [
+        (("milestones", i, "tool"), m.tool, m.arguments) for i, m in enumerate(exp.milestones)
+    ]
+    named += [
+        (("minefields", i, "tool"), m.tool, m.arguments) for i, m in enumerate(exp.minefields)
+    ]
+    # An answer key's arguments are BFCL's, which may list one the schema lacks and
+    # still pass by omitting it (docs/graders.md): only its function names are checked.
+    named += [(("answer_key", i), str(next(iter(e), "")), None)
+              for i, e in enumerate(exp.answer_key or []) if e]  # fmt: skip
+    if exp.executable is not None:
+        named += [(("executable", "tools", i), t, None) for i, t in enumerate(exp.executable.tools)]
+    where = (
+        f"the {world.name} world's tools" if world.name != "functions" else "the task's functions"
+    )
+    for loc, name, arguments in named:
+        if name is None:
+            continue
+        if name not in docs:
+            known = sorted(str(n) for n in docs)
+            return ("expectations", *loc), (
+                f"unknown tool {name!r}{_nearest(name, known)} ({where}: "
+                f"{', '.join(known) or 'none'})"
+            )
+        params = docs[name].get("parameters")
+        props = params.get("properties") if isinstance(params, Mapping) else None
+        if not isinstance(props, Mapping) or arguments is None:
+            continue
+        for arg in arguments:
+            if arg not in props:
+                names = sorted(str(p) for p in props)
+                return ("expectations", *loc[:-1], "arguments", arg), (
+                    f"{name} has no argument {arg!r}{_nearest(arg, names)} (its arguments: "
+                    f"{', '.join(names) or 'none'})"
+                )
     return None
+
+
+def _nearest(word: str, known: Sequence[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``known``, or nothing."""
+    near = difflib.get_close_matches(word, known, n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 def scenario_defect(

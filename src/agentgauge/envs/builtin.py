@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -89,6 +89,11 @@ class BuiltinEnvironment:
     typo such as ``knwon:`` fails when the suite loads instead of passing silently)."""
     check_state: Callable[[Task], None] = _no_check
     """Raises `ValueError` naming what is wrong in the task's ``initial_state``."""
+    tools: Callable[[Task], list[dict[str, Any]]] | None = None
+    """The tools the task's agent is offered, as function docs (``name``, and
+    ``parameters`` with its ``properties``); ``None`` when the world cannot say
+    before a trial. The suite loader checks each tool an expectation names against
+    them (a minefield on a misspelt tool can never fire)."""
 
 
 def environment_name(task: Task) -> str | None:
