@@ -22,6 +22,7 @@ import difflib
 import hashlib
 import importlib.util
 import re
+import sys
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -373,15 +374,24 @@ def _callable_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     spec = task.expectations.executable
     if spec is None:
         return None
+    # Looked for where the worker looks: the import path and then the current folder
+    # (a module next to the suite was refused, though the grader would have run it).
+    from agentgauge.graders.exec_runner import import_path
+
     for name, ref in spec.functions.items():
         module = ref.split(":", 1)[0]
+        saved = sys.path[:]
+        sys.path[:] = import_path()
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):
             found = False
+        finally:
+            sys.path[:] = saved
         if not found:
             return ("expectations", "executable", "functions", name), (
-                f"cannot find module {module!r} for {ref!r} (installed? on PYTHONPATH?)"
+                f"cannot find module {module!r} for {ref!r} (installed? on PYTHONPATH? "
+                "in the current folder?)"
             )
     return None
 
