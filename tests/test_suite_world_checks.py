@@ -324,3 +324,33 @@ def test_function_calling_expectations_are_checked_against_the_task_functions(
         InputError, match=r"get_weather has no argument 'town' \(its arguments: city\)"
     ):
         load_suite(path)
+
+
+def test_state_assertions_must_hold_on_the_reference_plan(tmp_path: Path) -> None:
+    # A misspelt path loaded, and the oracle, which plays the reference calls, then
+    # failed every trial; checkpoints were already checked this way.
+    text = """tasks:
+  - id: t1
+    environment: retail
+    instruction: Please cancel order W1001
+    expectations:
+      reference_calls:
+        - {name: cancel_pending_order, arguments: {order_id: W1001, reason: no longer needed}}
+      state_assertions:
+        - {path: orders.W1001.status, equals: cancelled}
+        - {path: orders.W1001.stauts, equals: x}
+"""
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (10, "expectations.state_assertions.1")
+    assert err.value.reason == (
+        "task 't1': does not hold on the final state of the reference calls "
+        "(orders.W1001.stauts: missing)"
+    )
+    path.write_text(text.replace("stauts, equals: x", "status, equals: pending"))
+    with pytest.raises(InputError, match="expected 'pending', got 'cancelled'"):
+        load_suite(path)
+    path.write_text(text.replace("stauts, equals: x", "status, exists: true"))
+    assert len(load_suite(path).tasks[0].expectations.state_assertions) == 2
