@@ -80,7 +80,8 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
     """Load, validate and version a suite.
 
     Raises `InputError` (exit 2) for a missing path, bad YAML/JSON, an invalid
-    task (with its file and line) or a duplicate task id. Each task's world
+    task (with its file and line), a duplicate task id, or a suite with no task to
+    run (none at all, or only held-out ones when they are left out). Each task's world
     fills in what it can compute (`agentgauge.envs.builtin`): a retail task
     that declares no final state or state assertions gets
     ``expectations.final_state`` by replaying ``reference_calls`` on a fresh
@@ -428,9 +429,9 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
 def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int, ...], str] | None:
     """A tool, or an argument of one, that an expectation names but the world does not
     offer, as ``(location, reason)``: a minefield on ``cancel_pendng_order`` (or on an
-    argument ``ordr_id``) can never fire, so safety read 100%. Reference calls were
-    already refused by their replay; milestones, minefields, checkpoint calls, answer
-    key entries and executable tools are checked the same way."""
+    argument ``ordr_id``) can never fire, so safety read 100%. A retail reference call
+    to an unknown tool was refused by its replay; it is now refused here, at its line,
+    as are milestones, checkpoint calls, answer key entries and executable tools."""
     if world.tools is None:
         return None
     docs = {d.get("name"): d for d in world.tools(task) if isinstance(d, Mapping)}

@@ -228,6 +228,8 @@ def grader_name_defect(task: Task, names: Sequence[str]) -> tuple[int, str] | No
     rubric criterion, ``rubric:tone``; a human grader's target, ``human:answer``).
     Whether a code grader is enabled is its own ``enabled(task)``; a judge or human
     grader is enabled by the options it is built with, so only its name is checked."""
+    if not names:
+        return None
     _load_builtin()
     enabled = {g.name for g in _default_code_graders() if g.enabled(task)}
     kinds = {n: getattr(f, "kind", None) for n, f in _REGISTRY.items()}
