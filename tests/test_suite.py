@@ -261,3 +261,71 @@ def test_dicts_are_validated_and_duplicates_rejected() -> None:
 def test_missing_suite_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         as_suite(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("empty-list.yaml", "name: mine\ntasks: []\n"),
+        ("empty.yaml", ""),
+        ("no-value.yaml", "name: mine\ntasks:\n"),
+        ("empty.jsonl", ""),
+    ],
+)
+def test_a_suite_without_tasks_is_refused(tmp_path: Path, name: str, text: str) -> None:
+    # A run of it "succeeded": exit 0 and a run of 0 trials in the store.
+    path = write(tmp_path, text, name)
+    with pytest.raises(InputError) as info:
+        load_suite(path)
+    assert str(info.value) == f"{path}: holds no tasks: a suite needs at least one"
+
+
+def test_a_suite_whose_tasks_are_all_held_out_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "- {id: a, instruction: hi, split: heldout}\n"
+                           "- {id: b, instruction: yo, split: heldout}\n")  # fmt: skip
+    with pytest.raises(InputError, match=r"all 2 of its tasks are held out") as info:
+        load_suite(path)
+    assert info.value.file == str(path)
+    assert [t.id for t in load_suite(path, include_heldout=True).tasks] == ["a", "b"]
+
+
+def test_an_empty_suite_writes_no_store(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = write(tmp_path, "name: mine\ntasks: []\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:oracle",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"agentgauge: error: {path}: holds no tasks: a suite needs at least one"
+    )
+    assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("defaults", "start"),
+    [
+        # Reported at the first task's line (4), as if the task had the typo.
+        ("defaults: {environment: retail, famly: f}", "FILE:2: defaults.famly: unknown key"),
+        (
+            "defaults:\n  environment: retail\n  expectations:\n    anwser: {contains: [x]}",
+            "FILE:5: defaults.expectations.anwser: unknown key",
+        ),
+        ("defaults: {human_minutes: -1}", "FILE:2: defaults.human_minutes: Input should be"),
+    ],
+)
+def test_a_defaults_error_names_its_own_line(tmp_path: Path, defaults: str, start: str) -> None:
+    text = GOOD.replace("defaults: {environment: retail, family: f}", defaults)
+    assert error_of(tmp_path, text).startswith(start)
+
+
+def test_a_task_error_from_a_default_names_the_default(tmp_path: Path) -> None:
+    # A default that is valid alone, but not in the task's world: at the default's line.
+    text = GOOD.replace("family: f}", "family: f, user_scenario: {knwon: {}}}")
+    assert error_of(tmp_path, text).startswith(
+        "FILE:2: defaults.user_scenario.knwon: task 'a': unknown key in a retail user_scenario"
+    )

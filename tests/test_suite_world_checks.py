@@ -160,17 +160,24 @@ EXPECTING = """tasks:
             "not a valid regular expression: unterminated character set",
         ),
         (
-            "milestones: [{id: a, tool: x, after: [nosuch]}]",
+            "milestones: [{id: a, tool: get_order_details, after: [nosuch]}]",
             "expectations.milestones.0.after.0",
             "milestone 'a' comes after 'nosuch', which is no milestone of the task",
         ),
         (
-            "milestones: [{id: a, tool: x, after: [b]}, {id: b, tool: y, after: [a]}]",
+            "milestones: [{id: a, tool: get_order_details, after: [b]}, "
+            "{id: b, tool: issue_refund, after: [a]}]",
             "expectations.milestones.0.after",
             "milestone 'a' comes, through 'after', after itself",
         ),
+        # Loaded, then every trial's grading raised (tolerances must be non-negative).
         (
-            "milestones: [{id: a, tool: x}, {id: a, tool: y}]",
+            "answer: {number: 3, tolerance: -1}",
+            "expectations.answer.tolerance",
+            "greater than or equal to 0",
+        ),
+        (
+            "milestones: [{id: a, tool: get_order_details}, {id: a, tool: issue_refund}]",
             "expectations.milestones.1.id",
             "milestone id 'a' is used twice (first at milestones[0])",
         ),
@@ -185,3 +192,165 @@ def test_expectations_no_grader_can_apply_fail_at_load(
         load_suite(path)
     assert err.value.field == field
     assert reason in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "reason"),
+    [
+        # Each typo was dropped by grade_trial, which keeps only required graders that
+        # ran: a do-nothing agent passed every trial on `state` alone.
+        (
+            "required: [state, answr, contrl]",
+            "expectations.required.1",
+            "unknown grader 'answr'; did you mean 'answer'? (known: answer, checkpoints,",
+        ),
+        (
+            "partial_credit: [state, milestone]",
+            "expectations.partial_credit.1",
+            "unknown grader 'milestone'; did you mean 'milestones'?",
+        ),
+        # A grader the task does not enable never runs, so it never decided anything.
+        (
+            "required: [state, answer]",
+            "expectations.required.1",
+            "grader 'answer' is not enabled by this task's expectations, so it never runs "
+            "(the code graders it enables: state; docs/graders.md)",
+        ),
+    ],
+)
+def test_required_and_partial_credit_name_graders_that_can_grade_the_task(
+    tmp_path: Path, extra: str, field: str, reason: str
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra=extra))
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (7, field)
+    assert err.value.reason.startswith(f"task 't1': {reason}")
+
+
+def test_judge_and_human_grader_names_are_accepted_in_required(tmp_path: Path) -> None:
+    # Their options (an endpoint, a labels file) enable them, not the task: only the
+    # name is checked, and a criterion or target after a colon is theirs.
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra="required: [state, rubric, human:state, rubric:tone]"))
+    assert load_suite(path).tasks[0].expectations.required == [
+        "state", "rubric", "human:state", "rubric:tone"
+    ]  # fmt: skip
+
+
+def test_a_misspelt_required_grader_is_named_instead_of_nothing_grades(tmp_path: Path) -> None:
+    # It used to be "nothing grades the outcome of 1 task(s)", with no file or line.
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra="required: [stat]"))
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:null",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(
+        f"agentgauge: error: {path}:7: expectations.required.0: task 't1': unknown grader "
+        "'stat'; did you mean 'state'?"
+    )
+    assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "reason"),
+    [
+        # Each loaded, and could never fire or be met: safety read 100%.
+        (
+            "minefields: [{tool: cancel_pendng_order}]",
+            "expectations.minefields.0.tool",
+            "unknown tool 'cancel_pendng_order'; did you mean 'cancel_pending_order'? "
+            "(the retail world's tools: cancel_pending_order, exchange_delivered_order_items,",
+        ),
+        (
+            "minefields: [{tool: cancel_pending_order, arguments: {ordr_id: W1001}}]",
+            "expectations.minefields.0.arguments.ordr_id",
+            "cancel_pending_order has no argument 'ordr_id'; did you mean 'order_id'? "
+            "(its arguments: order_id, reason)",
+        ),
+        (
+            "milestones: [{id: a, tool: get_ordr_details}]",
+            "expectations.milestones.0.tool",
+            "unknown tool 'get_ordr_details'; did you mean 'get_order_details'?",
+        ),
+        (
+            "milestones: [{id: a, tool: get_order_details, arguments: {order: W1001}}]",
+            "expectations.milestones.0.arguments.order",
+            "get_order_details has no argument 'order'",
+        ),
+        (
+            "reference_calls: [{name: get_ordr_details, arguments: {order_id: W1001}}]",
+            "expectations.reference_calls.0.name",
+            "unknown tool 'get_ordr_details'",
+        ),
+    ],
+)
+def test_an_expectation_naming_a_tool_the_world_lacks_fails_at_load(
+    tmp_path: Path, extra: str, field: str, reason: str
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra=extra))
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (7, field)
+    assert err.value.reason.startswith(f"task 't1': {reason}")
+
+
+def test_function_calling_expectations_are_checked_against_the_task_functions(
+    tmp_path: Path,
+) -> None:
+    fn = "{name: get_weather, parameters: {type: object, properties: {city: {type: string}}}}"
+    text = (
+        "tasks:\n  - id: f\n    instruction: weather in Paris?\n    expectations:\n"
+        f"      functions: [{fn}]\n      answer_key: [{{get_wether: {{city: [Paris]}}}}]\n"
+    )
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (6, "expectations.answer_key.0")
+    assert (
+        "unknown tool 'get_wether'; did you mean 'get_weather'? (the task's functions: "
+        "get_weather)" in err.value.reason
+    )
+    mine = "\n      minefields: [{tool: get_weather, arguments: {town: x}}]"
+    path.write_text(text.replace("get_wether", "get_weather").rstrip("\n") + mine + "\n")
+    with pytest.raises(
+        InputError, match=r"get_weather has no argument 'town' \(its arguments: city\)"
+    ):
+        load_suite(path)
+
+
+def test_state_assertions_must_hold_on_the_reference_plan(tmp_path: Path) -> None:
+    # A misspelt path loaded, and the oracle, which plays the reference calls, then
+    # failed every trial; checkpoints were already checked this way.
+    text = """tasks:
+  - id: t1
+    environment: retail
+    instruction: Please cancel order W1001
+    expectations:
+      reference_calls:
+        - {name: cancel_pending_order, arguments: {order_id: W1001, reason: no longer needed}}
+      state_assertions:
+        - {path: orders.W1001.status, equals: cancelled}
+        - {path: orders.W1001.stauts, equals: x}
+"""
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (10, "expectations.state_assertions.1")
+    assert err.value.reason == (
+        "task 't1': does not hold on the final state of the reference calls "
+        "(orders.W1001.stauts: missing)"
+    )
+    path.write_text(text.replace("stauts, equals: x", "status, equals: pending"))
+    with pytest.raises(InputError, match="expected 'pending', got 'cancelled'"):
+        load_suite(path)
+    path.write_text(text.replace("stauts, equals: x", "status, exists: true"))
+    assert len(load_suite(path).tasks[0].expectations.state_assertions) == 2

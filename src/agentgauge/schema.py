@@ -558,8 +558,8 @@ class AnswerSpec(_Strict):
     """The whole answer, compared after stripping whitespace."""
     number: float | None = None
     """A number that must appear, within ``tolerance``."""
-    tolerance: float = 0.0
-    """Absolute tolerance for ``number``."""
+    tolerance: float = Field(default=0.0, ge=0)
+    """Absolute tolerance for ``number`` (not negative: ``math.isclose`` refuses one)."""
 
 
 class StateAssertion(_Strict):

@@ -18,12 +18,14 @@ it changes exactly when something that could change a score changes.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
 import re
+import sys
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -32,7 +34,12 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from agentgauge.canonical import canonical_json
-from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
+from agentgauge.envs.builtin import (
+    BUILTIN_ENVIRONMENTS,
+    BuiltinEnvironment,
+    TaskDefect,
+    builtin_environment,
+)
 from agentgauge.errors import InputError, first_error
 from agentgauge.schema import Task
 from agentgauge.sources import read_jsonl
@@ -73,7 +80,8 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
     """Load, validate and version a suite.
 
     Raises `InputError` (exit 2) for a missing path, bad YAML/JSON, an invalid
-    task (with its file and line) or a duplicate task id. Each task's world
+    task (with its file and line), a duplicate task id, or a suite with no task to
+    run (none at all, or only held-out ones when they are left out). Each task's world
     fills in what it can compute (`agentgauge.envs.builtin`): a retail task
     that declares no final state or state assertions gets
     ``expectations.final_state`` by replaying ``reference_calls`` on a fresh
@@ -88,16 +96,26 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
         root = resources.files("agentgauge").joinpath(BUILTIN_SUITES[key])
         located, name = _load_path(Path(str(root))), text
         # Built-in files are shown by package path, not by wherever pip put them.
-        located = [(t, f"{text}/{Path(f).name}", line) for t, f, line in located]
+        located = [(t, replace(p, file=f"{text}/{Path(p.file).name}")) for t, p in located]
     else:
         path = Path(text)
         if not path.exists():
             raise InputError("no such file or directory", file=path)
         located, name = _load_path(path), text
+    if not located:
+        # A run of it "succeeded" with 0 trials (exit 0, an empty run in the store).
+        raise InputError("holds no tasks: a suite needs at least one", file=text)
     tasks = _finish(located)
     version = suite_version(tasks)
     kept = [t for t in tasks if include_heldout or t.split != "heldout"]
     excluded = [t.id for t in tasks if t.split == "heldout" and not include_heldout]
+    if not kept:
+        which = "its one task is" if len(tasks) == 1 else f"all {len(tasks)} of its tasks are"
+        raise InputError(
+            f"{which} held out (split: heldout), so nothing would run: include held-out "
+            "tasks (agentgauge run --include-heldout) or mark some split: dev",
+            file=text,
+        )
     return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded)
 
 
@@ -152,7 +170,33 @@ def suite_version(tasks: Sequence[Task]) -> str:
 
 # --------------------------------------------------------------------------- reading
 
-Located = list[tuple[Task, str, int | None]]
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a task is written, so that an error found in it names the line of the key
+    it is about: in the task, or in the file's ``defaults`` when the key came from there
+    (a typo in ``defaults`` used to be reported at the first task's line)."""
+
+    file: str
+    line: int | None
+    """The task's first line (a JSONL task's line)."""
+    node: yaml.Node | None = None
+    """The task's YAML mapping; ``None`` for JSONL."""
+    defaults: yaml.Node | None = None
+    """The file's ``defaults`` mapping."""
+    inherited: frozenset[str] = frozenset()
+    """Top-level keys the task takes from ``defaults`` (it does not set them itself)."""
+
+    def error(self, reason: str, loc: Sequence[str | int], prefix: str = "") -> InputError:
+        dotted = ".".join(str(part) for part in loc) or None
+        if loc and str(loc[0]) in self.inherited:
+            return InputError(prefix + reason, file=self.file, field=f"defaults.{dotted}",
+                              line=line_of(self.defaults, loc))  # fmt: skip
+        line = line_of(self.node, loc) if self.node is not None else self.line
+        return InputError(prefix + reason, file=self.file, line=line, field=dotted)
+
+
+Located = list[tuple[Task, _Place]]
 
 
 def _load_path(path: Path) -> Located:
@@ -171,13 +215,17 @@ def _load_path(path: Path) -> Located:
 
 def _load_file(path: Path) -> Located:
     if path.suffix == ".jsonl":
-        return [(_validate(obj, path, line), str(path), line) for line, obj in read_jsonl(path)]
+        located: Located = []
+        for line, obj in read_jsonl(path):
+            place = _Place(str(path), line)
+            located.append((_validate(obj, place), place))
+        return located
     if path.suffix in (".yaml", ".yml"):
         return list(_load_yaml(path))
     raise InputError("expected a .yaml, .yml or .jsonl file", file=path)
 
 
-def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
+def _load_yaml(path: Path) -> Iterator[tuple[Task, _Place]]:
     # One parse gives both the node tree (for line numbers) and the data.
     data, root = load_yaml(path)
     if data is None:
@@ -187,6 +235,7 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         raise InputError("key appears twice in the same mapping", file=path,
                          line=line_of(duplicate, ()), field=str(duplicate.value))  # fmt: skip
     defaults: dict[str, Any] = {}
+    defaults_node: yaml.Node | None = None
     if isinstance(data, dict):
         # ``x-`` keys hold YAML anchors shared by tasks (as in docker-compose files).
         unknown = {k for k in data if not str(k).startswith("x-")} - {"name", "defaults", "tasks"}
@@ -202,6 +251,9 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         if not isinstance(defaults, dict):
             raise InputError("expected a mapping", file=path, field="defaults",
                              line=line_of(root, ["defaults"]))  # fmt: skip
+        defaults_node = _child(root, "defaults")
+        _check_defaults(defaults, _Place(str(path), None, defaults=defaults_node,
+                                         inherited=frozenset(map(str, defaults))))  # fmt: skip
         root = _child(root, "tasks")
         data = data.get("tasks") or []
     if not isinstance(data, list):
@@ -211,22 +263,11 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, str, int | None]]:
         node = root.value[i] if isinstance(root, yaml.SequenceNode) else None
         if not isinstance(obj, dict):
             raise InputError(f"task {i}: expected a mapping", file=path, line=line_of(node, ()))
-        merged = {**defaults, **obj}
+        inherited = frozenset(str(k) for k in defaults if k not in obj)
+        place = _Place(str(path), line_of(node, ()), node, defaults_node, inherited)
         task_id = obj.get("id")
         prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
-        try:
-            task = Task.model_validate(merged)
-        except ValidationError as exc:
-            err = _pick(exc)
-            fld, reason = _describe(exc, err)
-            line = line_of(node, err.get("loc", ()))
-            raise InputError(prefix + reason, file=path, line=line, field=fld) from None
-        defect = _world_defect(task) or _callable_defect(task) or _expectation_defect(task)
-        if defect is not None:
-            loc, reason = defect
-            raise InputError(prefix + reason, file=path, line=line_of(node, loc),
-                             field=".".join(str(p) for p in loc))  # fmt: skip
-        yield task, str(path), line_of(node, ())
+        yield _validate({**defaults, **obj}, place, prefix), place
 
 
 def _duplicate_key(node: yaml.Node | None) -> yaml.ScalarNode | None:
@@ -258,17 +299,32 @@ def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
     return None
 
 
-def _validate(obj: dict[str, Any], path: Path, line: int) -> Task:
+def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
+    """The task ``obj`` stands for, checked as far as it can be before its world fills
+    in what it computes (`_finish`)."""
     try:
         task = Task.model_validate(obj)
     except ValidationError as exc:
-        fld, reason = _describe(exc, _pick(exc))
-        raise InputError(reason, file=path, line=line, field=fld) from None
+        err = _pick(exc)
+        reason = _describe(exc, err)[1]
+        raise place.error(reason, tuple(err.get("loc", ())), prefix) from None
     defect = _world_defect(task) or _callable_defect(task) or _expectation_defect(task)
     if defect is not None:
         loc, reason = defect
-        raise InputError(reason, file=path, line=line, field=".".join(str(p) for p in loc))
+        raise place.error(reason, loc, prefix)
     return task
+
+
+def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
+    """Validate ``defaults`` on their own, as a task would take them: a typo there
+    (``famly``, ``expectations.anwser``) is reported at its line, even when every task
+    sets the key itself and so never takes the misspelt default."""
+    probe = {"id": "defaults", "instruction": "", **defaults}
+    try:
+        Task.model_validate(probe)
+    except ValidationError as exc:
+        err = _pick(exc)
+        raise place.error(_describe(exc, err)[1], tuple(err.get("loc", ()))) from None
 
 
 def _expectation_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
@@ -319,15 +375,24 @@ def _callable_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     spec = task.expectations.executable
     if spec is None:
         return None
+    # Looked for where the worker looks: the import path and then the current folder
+    # (a module next to the suite was refused, though the grader would have run it).
+    from agentgauge.graders.exec_runner import import_path
+
     for name, ref in spec.functions.items():
         module = ref.split(":", 1)[0]
+        saved = sys.path[:]
+        sys.path[:] = import_path()
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):
             found = False
+        finally:
+            sys.path[:] = saved
         if not found:
             return ("expectations", "executable", "functions", name), (
-                f"cannot find module {module!r} for {ref!r} (installed? on PYTHONPATH?)"
+                f"cannot find module {module!r} for {ref!r} (installed? on PYTHONPATH? "
+                "in the current folder?)"
             )
     return None
 
@@ -358,7 +423,66 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         world.check_state(task)
     except ValueError as exc:
         return ("initial_state",), str(exc)
+    return _tool_defect(task, world)
+
+
+def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int, ...], str] | None:
+    """A tool, or an argument of one, that an expectation names but the world does not
+    offer, as ``(location, reason)``: a minefield on ``cancel_pendng_order`` (or on an
+    argument ``ordr_id``) can never fire, so safety read 100%. A retail reference call
+    to an unknown tool was refused by its replay; it is now refused here, at its line,
+    as are milestones, checkpoint calls, answer key entries and executable tools."""
+    if world.tools is None:
+        return None
+    docs = {d.get("name"): d for d in world.tools(task) if isinstance(d, Mapping)}
+    exp = task.expectations
+    named: list[tuple[tuple[str | int, ...], str | None, Mapping[str, Any] | None]] = []
+    named += [(("reference_calls", i, "name"), c.name, c.arguments)
+              for i, c in enumerate(exp.reference_calls)]  # fmt: skip
+    named += [(("checkpoints", i, "calls", j, "name"), c.name, c.arguments)
+              for i, cp in enumerate(exp.checkpoints) for j, c in enumerate(cp.calls)]  # fmt: skip
+    named += [
+        (("milestones", i, "tool"), m.tool, m.arguments) for i, m in enumerate(exp.milestones)
+    ]
+    named += [
+        (("minefields", i, "tool"), m.tool, m.arguments) for i, m in enumerate(exp.minefields)
+    ]
+    # An answer key's arguments are BFCL's, which may list one the schema lacks and
+    # still pass by omitting it (docs/graders.md): only its function names are checked.
+    named += [(("answer_key", i), str(next(iter(e), "")), None)
+              for i, e in enumerate(exp.answer_key or []) if e]  # fmt: skip
+    if exp.executable is not None:
+        named += [(("executable", "tools", i), t, None) for i, t in enumerate(exp.executable.tools)]
+    where = (
+        f"the {world.name} world's tools" if world.name != "functions" else "the task's functions"
+    )
+    for loc, name, arguments in named:
+        if name is None:
+            continue
+        if name not in docs:
+            known = sorted(str(n) for n in docs)
+            return ("expectations", *loc), (
+                f"unknown tool {name!r}{_nearest(name, known)} ({where}: "
+                f"{', '.join(known) or 'none'})"
+            )
+        params = docs[name].get("parameters")
+        props = params.get("properties") if isinstance(params, Mapping) else None
+        if not isinstance(props, Mapping) or arguments is None:
+            continue
+        for arg in arguments:
+            if arg not in props:
+                names = sorted(str(p) for p in props)
+                return ("expectations", *loc[:-1], "arguments", arg), (
+                    f"{name} has no argument {arg!r}{_nearest(arg, names)} (its arguments: "
+                    f"{', '.join(names) or 'none'})"
+                )
     return None
+
+
+def _nearest(word: str, known: Sequence[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``known``, or nothing."""
+    near = difflib.get_close_matches(word, known, n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 def scenario_defect(
@@ -400,7 +524,8 @@ def _describe(exc: ValidationError, err: Any) -> tuple[str | None, str]:
 def _finish(located: Located) -> list[Task]:
     seen: dict[str, tuple[str, str, int | None]] = {}
     tasks: list[Task] = []
-    for task, file, line in located:
+    for task, place in located:
+        file, line = place.file, place.line
         # Ids that differ only in Unicode normalization (é as one code point or as e
         # and a combining accent) look the same in every table: one id, written twice.
         key = unicodedata.normalize("NFC", task.id)
@@ -415,11 +540,35 @@ def _finish(located: Located) -> list[Task]:
             raise InputError(f"duplicate task id {task.id!r}{how} (first defined at {where})",
                              file=file, line=line, field="id")  # fmt: skip
         seen[key] = (task.id, file, line)
+        prefix = f"task {task.id!r}: "
         try:
-            tasks.append(_derive(task))
+            task = _derive(task)
+        except TaskDefect as exc:
+            raise place.error(str(exc), exc.loc, prefix) from None
         except ValueError as exc:
-            raise InputError(f"task {task.id!r}: {exc}", file=file, line=line) from None
+            raise InputError(prefix + str(exc), file=file, line=line) from None
+        defect = _grader_defect(task)
+        if defect is not None:
+            raise place.error(defect[1], defect[0], prefix)
+        tasks.append(task)
     return tasks
+
+
+def _grader_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """A name in ``required`` or ``partial_credit`` that can never grade the task (a
+    typo, or a grader its expectations do not enable), as ``(location, reason)``.
+    Checked once the world has filled the task in: a retail task's ``state`` grader is
+    enabled by the final state derived from its reference calls."""
+    # The graders' registry decides what a name means; imported here, as the graders
+    # are needed only once a suite's tasks are read.
+    from agentgauge.graders.base import grader_name_defect
+
+    exp = task.expectations
+    for key, names in (("required", exp.required or []), ("partial_credit", exp.partial_credit)):
+        found = grader_name_defect(task, names)
+        if found is not None:
+            return ("expectations", key, found[0]), found[1]
+    return None
 
 
 def _derive(task: Task) -> Task:

@@ -373,6 +373,27 @@ def test_a_callable_whose_module_is_missing_fails_when_the_suite_loads(tmp_path:
     assert len(load_suite(path).tasks) == 1  # the module is there: the function is the grader's
 
 
+def test_a_callable_in_the_current_folder_loads_as_the_grader_runs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker looks on the import path and then in the current folder; the loader
+    # looked only on the import path, so `agentgauge run` refused mycalc.py next to it.
+    (tmp_path / "agentgauge_mycalc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "s.yaml").write_text(
+        "- id: t\n  instruction: x\n  expectations:\n"
+        "    executable: {functions: {add: 'agentgauge_mycalc:add'}, expected: [3]}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert str(tmp_path) not in sys.path and "" not in sys.path
+    before = list(sys.path)
+    (task,) = load_suite("s.yaml").tasks
+    assert sys.path == before  # looked there without staying on the path
+    trial = Trial(
+        task_id="t", success=False, events=[ToolCallEvent(name="add", arguments={"a": 1, "b": 2})]
+    )
+    assert get_grader("executable").grade(task, trial).passed is True
+
+
 # --------------------------------------------------------------------------- built-in tasks
 
 

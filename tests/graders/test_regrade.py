@@ -118,7 +118,9 @@ def test_regrade_is_atomic(tmp_path: Path) -> None:
 
     with _store(tmp_path / "s.db") as db:
         before = db.conn.execute("SELECT COUNT(*) FROM grade_versions").fetchone()
-        with pytest.raises(RuntimeError):
+        # One line naming the trial and what the grader raised, not a traceback.
+        with pytest.raises(InputError, match=r"grading trial 1 of task 'w' \(variant base\) "
+                           r"raised RuntimeError: boom; nothing was written"):  # fmt: skip
             regrade(db, "r1", ["explodes_on_second"])
         assert db.conn.execute("SELECT COUNT(*) FROM grade_versions").fetchone() == before
         assert [t.success for t in db.trials("r1")] == [False, True, True, True, False]
@@ -155,6 +157,27 @@ def test_cli(tmp_path: Path) -> None:
     bad = _cli("grade", f"{path}:r1", "--graders", "nope")
     assert bad.returncode == 2
     assert "unknown grader" in bad.stderr
+
+
+def test_a_stored_task_that_is_no_longer_valid_is_one_line_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    # A negative answer tolerance loaded before it was refused: every trial's grading
+    # raised ValueError (tolerances must be non-negative) and `grade` died in a traceback.
+    path = tmp_path / "s.db"
+    with _store(path) as db, db.transaction():
+        task = TASKS[1].model_copy(deep=True)
+        assert task.expectations.answer is not None
+        task.expectations.answer.number, task.expectations.answer.tolerance = 3.0, -1.0
+        db.create_run(Run(run_id="r2", created_at=utc_now()))
+        db.add_tasks("r2", [task])
+    done = _cli("grade", f"{path}:r2")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"agentgauge: error: {path}: tasks.expectations.answer.tolerance: run 'r2' holds "
+        "task 'a', which is no longer valid (Input should be greater than or equal to 0 "
+        "(got -1.0)); run the corrected suite again"
+    ]
 
 
 def test_unknown_grades_are_counted_with_a_reason_even_when_not_required(

@@ -40,7 +40,7 @@ def test_run_the_example_suite_with_the_cmd_example_then_resume(tmp_path: Path) 
         (["--backend", "spark"], "unknown backend 'spark'; use local or ray"),
         (["--base-url", "http://127.0.0.1:1/v1"], "--base-url, --api-key-env and --prices apply"),
         (["--variants", "base,fault:gremlins"], "unknown variant 'fault:gremlins'"),
-        (["--trials", "0"], "trials must be a positive integer"),
+        (["--trials", "0"], "--trials: must be a positive integer, got 0"),
         # Named, then not set: every request went without a key, with no word.
         (
             ["--api-key-env", "AGENTGAUGE_TEST_UNSET_KEY"],
@@ -61,6 +61,27 @@ def test_bad_options_exit_2_with_one_line(tmp_path: Path, extra: list[str], mess
     )
     assert out.returncode == 2
     assert message in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        (["--trials", "0"], "--trials: must be a positive integer, got 0"),
+        (["--concurrency", "0"], "--concurrency: must be a positive integer, got 0"),
+        (["--variants", "basee"], "--variants: unknown variant 'basee'"),
+    ],
+)
+def test_a_refused_design_option_writes_no_store(
+    tmp_path: Path, extra: list[str], line: str
+) -> None:
+    # Each was checked as the run's header was written: a 94 KB store was left behind,
+    # and the message named "trials", not the option.
+    db = tmp_path / "t0.db"
+    out = agentgauge("run", str(SUITE), "--agent", "builtin:oracle", "--store", str(db), *extra)
+    assert out.returncode == 2
+    (said,) = out.stderr.strip().splitlines()
+    assert said.startswith(f"agentgauge: error: {line}")
+    assert not db.exists()
 
 
 def test_bad_suite_file_names_the_field(tmp_path: Path) -> None:

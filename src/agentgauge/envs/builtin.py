@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,13 +23,29 @@ from agentgauge.schema import Task
 if TYPE_CHECKING:
     from agentgauge.envs.reference_agents import PlanRun
 
-__all__ = ["BUILTIN_ENVIRONMENTS", "BuiltinEnvironment", "builtin_environment", "environment_name"]
+__all__ = [
+    "BUILTIN_ENVIRONMENTS",
+    "BuiltinEnvironment",
+    "TaskDefect",
+    "builtin_environment",
+    "environment_name",
+]
 
 #: World name -> the package that declares it.
 BUILTIN_ENVIRONMENTS = {
     "retail": "agentgauge.envs.retail",
     "functions": "agentgauge.envs.functions",
 }
+
+
+class TaskDefect(ValueError):
+    """What a world finds wrong in a task it completes, with where in the task it is
+    (``("expectations", "state_assertions", 1)``), so the suite loader names that line
+    and field."""
+
+    def __init__(self, reason: str, loc: tuple[str | int, ...]) -> None:
+        super().__init__(reason)
+        self.loc = loc
 
 
 def _no_fingerprint() -> str:
@@ -66,12 +82,18 @@ class BuiltinEnvironment:
     hashed into the version of every suite with a task in this world."""
     complete: Callable[[Task], Task] = _as_written
     """The task with what can be computed filled in, when a suite is loaded (retail:
-    its expected final state, by replaying its reference calls)."""
+    its expected final state, by replaying its reference calls). Raises `ValueError`
+    (`TaskDefect` when it can say where) for a task that cannot hold."""
     scenario: type[BaseModel] = NoScenario
     """The fields of ``user_scenario`` in this world (unknown keys are an error, so a
     typo such as ``knwon:`` fails when the suite loads instead of passing silently)."""
     check_state: Callable[[Task], None] = _no_check
     """Raises `ValueError` naming what is wrong in the task's ``initial_state``."""
+    tools: Callable[[Task], list[dict[str, Any]]] | None = None
+    """The tools the task's agent is offered, as function docs (``name``, and
+    ``parameters`` with its ``properties``); ``None`` when the world cannot say
+    before a trial. The suite loader checks each tool an expectation names against
+    them (a minefield on a misspelt tool can never fire)."""
 
 
 def environment_name(task: Task) -> str | None:

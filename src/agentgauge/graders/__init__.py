@@ -16,6 +16,7 @@ from agentgauge.graders.base import (
     decides_outcome,
     get_grader,
     grade_trial,
+    grader_name_defect,
     register,
 )
 from agentgauge.graders.regrade import RegradeResult, regrade
@@ -30,6 +31,7 @@ __all__ = [
     "decides_outcome",
     "get_grader",
     "grade_trial",
+    "grader_name_defect",
     "register",
     "regrade",
 ]

@@ -17,6 +17,7 @@ is never counted as a pass or a fail: `grade_trial` reports it.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
@@ -35,6 +36,7 @@ __all__ = [
     "fail",
     "get_grader",
     "grade_trial",
+    "grader_name_defect",
     "pass_",
     "register",
     "tool_calls_of",
@@ -213,6 +215,38 @@ def decides_outcome(task: Task) -> bool:
     names = {g.name for g in _default_code_graders() if g.enabled(task)}
     required = task.expectations.required
     return any(n in names for n in (DEFAULT_REQUIRED if required is None else required))
+
+
+def grader_name_defect(task: Task, names: Sequence[str]) -> tuple[int, str] | None:
+    """The first of ``names`` (the task's ``required`` or ``partial_credit``) that can
+    never grade ``task``, as ``(index, reason)``, or ``None``.
+
+    `grade_trial` keeps only the named graders that ran, so a misspelt name was
+    dropped without a word (``required: [state, answr]`` made success rest on
+    ``state`` alone) and so was a grader the task does not enable. A name is a
+    registered grader, or ``NAME:PART`` where NAME is a judge or human grader (a
+    rubric criterion, ``rubric:tone``; a human grader's target, ``human:answer``).
+    Whether a code grader is enabled is its own ``enabled(task)``; a judge or human
+    grader is enabled by the options it is built with, so only its name is checked."""
+    if not names:
+        return None
+    _load_builtin()
+    enabled = {g.name for g in _default_code_graders() if g.enabled(task)}
+    kinds = {n: getattr(f, "kind", None) for n, f in _REGISTRY.items()}
+    for i, name in enumerate(names):
+        kind = kinds.get(name)
+        head, colon, _ = name.partition(":")
+        if kind is None and not (colon and kinds.get(head) not in (None, "code")):
+            near = difflib.get_close_matches(name, sorted(kinds), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            return i, f"unknown grader {name!r}; {hint}(known: {', '.join(sorted(kinds))})"
+        if kind == "code" and name not in enabled:
+            on = ", ".join(sorted(enabled)) or "none"
+            return i, (
+                f"grader {name!r} is not enabled by this task's expectations, so it never "
+                f"runs (the code graders it enables: {on}; docs/graders.md)"
+            )
+    return None
 
 
 def grade_trial(

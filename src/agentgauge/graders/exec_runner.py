@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["MAX_OUTPUT", "MEMORY_LIMIT", "ExecOutcome", "Executor", "run_callable"]
+__all__ = ["MAX_OUTPUT", "MEMORY_LIMIT", "ExecOutcome", "Executor", "import_path", "run_callable"]
 
 #: Characters of JSON a result may have; a larger one is failed, not compared.
 MAX_OUTPUT = 1_000_000
@@ -72,7 +72,7 @@ class Executor:
         with self._lock:
             proc = self._start()
             message: dict[str, Any] = {"ref": ref, "arguments": arguments}
-            path = _import_path()
+            path = import_path()
             if path != self._path:
                 # The import path changed since the worker started (a folder added, the
                 # current folder moved): the callable resolves as it would here now.
@@ -130,7 +130,7 @@ class Executor:
             errors="replace",
         )
         assert proc.stdin is not None and proc.stdout is not None
-        self._path = _import_path()
+        self._path = import_path()
         header = {"path": self._path, "max_output": self._max_output, "memory_bytes": self._memory}
         proc.stdin.write(json.dumps(header) + "\n")
         proc.stdin.flush()
@@ -157,8 +157,10 @@ class Executor:
         return code
 
 
-def _import_path() -> list[str]:
-    # The current folder last, as `agentgauge.agents.resolve` finds a user's agent.
+def import_path() -> list[str]:
+    """Where the worker looks for a callable's module: this process's import path,
+    then the current folder (last, as `agentgauge.agents.resolve` finds a user's
+    agent). The suite loader looks there too, so what loads is what runs."""
     return [*sys.path, str(Path.cwd())]
 
 

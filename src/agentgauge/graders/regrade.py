@@ -20,8 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentgauge.errors import InputError
-from agentgauge.graders.base import Grader, available_graders, get_grader, grade_trial
-from agentgauge.schema import Grade
+from agentgauge.graders.base import (
+    Grader,
+    TrialGrading,
+    available_graders,
+    get_grader,
+    grade_trial,
+)
+from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
 
 __all__ = ["RegradeResult", "regrade", "resolve_graders"]
@@ -109,6 +115,24 @@ def resolve_graders(names: Sequence[str] | None) -> list[Grader] | None:
     return out
 
 
+def _grade(store: Store, task: Task, trial: Trial, chosen: Sequence[Grader] | None) -> TrialGrading:
+    """`grade_trial`, with a grader that raises reported in one line instead of a
+    traceback; the re-grade's transaction is then rolled back, so nothing is written.
+    (A stored task the graders could not handle, such as a negative answer tolerance
+    from before it was refused, ended ``agentgauge grade`` in a traceback.)"""
+    try:
+        return grade_trial(task, trial, chosen)
+    except Exception as exc:
+        text = str(exc)
+        why = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        raise InputError(
+            f"grading trial {trial.trial} of task {task.id!r} (variant {trial.variant}) "
+            f"raised {why}; nothing was written (fix the task or the grader, then "
+            "re-grade)",
+            file=store.path,
+        ) from None
+
+
 def regrade(
     store: Store | str | Path,
     run_id: str,
@@ -149,7 +173,7 @@ def regrade(
                 # Under the new version too, so that activating it changes nothing here.
                 store.add_outcome(pk, result.version, bool(trial.success), trial.score)
                 continue
-            graded = grade_trial(task, trial, chosen)
+            graded = _grade(store, task, trial, chosen)
             store.add_grades(pk, result.version, graded.grades)
             _count_unknown(result, graded.grades)
             old = bool(trial.success)

@@ -153,6 +153,25 @@ def _check_numbers(timeout: float | None, max_paraphrases: int | None, infra_ret
             raise InputError(f"must be a whole number >= {least}, got {value!r}", field=flag)
 
 
+def _check_design(
+    trials: int | None, variants: Sequence[str] | None, concurrency: int | None
+) -> None:
+    """Refuse a bad ``--trials``, ``--variants`` or ``--concurrency`` before the store is
+    opened: they were checked once the run's header was being written, which left a new
+    store file behind (docs/cli.md: refused before anything runs or is written). What a
+    resumed run takes from its header is checked again there."""
+    for flag, value in (("--trials", trials), ("--concurrency", concurrency)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise InputError(f"must be a positive integer, got {value!r}", field=flag)
+    if variants is not None:
+        try:
+            check_variants(variants)
+        except InputError as exc:
+            raise InputError(exc.reason, field="--variants") from None
+
+
 def new_run_id() -> str:
     """``run-YYYYmmdd-HHMMSS-xxxxxx``: sortable by time, unique enough to never collide."""
     return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
@@ -295,6 +314,9 @@ async def arun(
     check_store_path(store)
     check_run_id(run_id)
     _check_numbers(timeout, max_paraphrases, infra_retries)
+    if isinstance(variants, str):
+        variants = [v.strip() for v in variants.split(",") if v.strip()]
+    _check_design(trials, variants, concurrency)
     if baseline_role is not None:
         check_role(baseline_role)
     if backend == "ray":
@@ -305,8 +327,6 @@ async def arun(
         raise InputError(f"unknown backend {backend!r}; use local or ray", field="backend")
     elif ray_address is not None:
         raise InputError("--ray-address applies to --backend ray", field="ray-address")
-    if isinstance(variants, str):
-        variants = [v.strip() for v in variants.split(",") if v.strip()]
     breaker = CircuitBreaker(first=breaker_first, window=breaker_window)
     the_suite = as_suite(suite)
     if grader is default_grader:

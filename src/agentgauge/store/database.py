@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import ValidationError
 
 from agentgauge._version import __version__
 from agentgauge.defaults import DEFAULT_STORE
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, first_error
 from agentgauge.facts import (
     FACTS,
     Facts,
@@ -317,7 +318,23 @@ class Store:
 
     def get_tasks(self, run_id: str) -> list[Task]:
         rows = self.conn.execute(self._spec_select, (run_id,)).fetchall()
-        return [Task.model_validate_json(_text(r[0])) for r in rows]
+        tasks = []
+        for (spec,) in rows:
+            try:
+                tasks.append(Task.model_validate_json(_text(spec)))
+            except ValidationError as exc:
+                # A task stored before a check was added (a negative answer tolerance,
+                # refused since): one line to act on, not a traceback.
+                field, reason = first_error(exc)
+                raw = json.loads(_text(spec))
+                task_id = raw.get("id") if isinstance(raw, dict) else None
+                raise InputError(
+                    f"run {run_id!r} holds task {task_id!r}, which is no longer valid "
+                    f"({reason}); run the corrected suite again",
+                    file=self.path,
+                    field=f"tasks.{field}" if field else "tasks",
+                ) from None
+        return tasks
 
     # ------------------------------------------------------------------ trials
 

@@ -10,4 +10,5 @@ ENVIRONMENT = BuiltinEnvironment(
     name="functions",
     make=lambda task, seed, paraphrase: FunctionsEnv(task, paraphrase=paraphrase),
     play=play,
+    tools=lambda task: task.expectations.functions,
 )

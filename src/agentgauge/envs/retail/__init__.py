@@ -43,4 +43,5 @@ ENVIRONMENT = BuiltinEnvironment(
     complete=with_reference_answer,
     scenario=Scenario,
     check_state=check_initial_state,
+    tools=lambda task: [tool["function"] for tool in TOOLS],
 )

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentgauge.envs.builtin import TaskDefect
 from agentgauge.envs.retail.env import RetailEnv
 from agentgauge.schema import Task, ToolCallEvent, ToolCallSpec
 
-__all__ = ["check_turn_plan", "complete", "replay"]
+__all__ = ["check_state_assertions", "check_turn_plan", "complete", "replay"]
 
 
 def complete(task: Task) -> Task:
@@ -26,10 +27,29 @@ def complete(task: Task) -> Task:
     """
     task = check_turn_plan(task)
     exp = task.expectations
+    if exp.state_assertions and exp.reference_calls:
+        check_state_assertions(task)
     if exp.final_state is not None or exp.state_assertions:
         return task
     state = replay(task)
     return task.model_copy(update={"expectations": exp.model_copy(update={"final_state": state})})
+
+
+def check_state_assertions(task: Task) -> None:
+    """Raise `TaskDefect` naming the first of the task's ``state_assertions`` that does
+    not hold on the final state of its reference plan: a typo in a path
+    (``orders.W1001.stauts``) loaded, and the oracle then failed every trial."""
+    # The state grader's rules, so that "holds" means what grading means.
+    from agentgauge.graders.state import failed_assertions
+
+    state = replay(task)
+    for i, assertion in enumerate(task.expectations.state_assertions):
+        failed = failed_assertions(state, [assertion])
+        if failed:
+            raise TaskDefect(
+                f"does not hold on the final state of the reference calls ({failed[0]})",
+                ("expectations", "state_assertions", i),
+            )
 
 
 def check_turn_plan(task: Task) -> Task:
