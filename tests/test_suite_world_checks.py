@@ -194,6 +194,16 @@ def test_expectations_no_grader_can_apply_fail_at_load(
     assert reason in str(err.value)
 
 
+def assert_load_error(tmp_path: Path, extra: str, field: str, reason: str) -> None:
+    """The EXPECTING task with ``extra`` fails to load at line 7, ``field``, ``reason``."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra=extra))
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert (err.value.line, err.value.field) == (7, field)
+    assert err.value.reason.startswith(f"task 't1': {reason}")
+
+
 @pytest.mark.parametrize(
     ("extra", "field", "reason"),
     [
@@ -221,12 +231,7 @@ def test_expectations_no_grader_can_apply_fail_at_load(
 def test_required_and_partial_credit_name_graders_that_can_grade_the_task(
     tmp_path: Path, extra: str, field: str, reason: str
 ) -> None:
-    path = tmp_path / "suite.yaml"
-    path.write_text(EXPECTING.format(extra=extra))
-    with pytest.raises(InputError) as err:
-        load_suite(path)
-    assert (err.value.line, err.value.field) == (7, field)
-    assert err.value.reason.startswith(f"task 't1': {reason}")
+    assert_load_error(tmp_path, extra, field, reason)
 
 
 def test_judge_and_human_grader_names_are_accepted_in_required(tmp_path: Path) -> None:
@@ -293,12 +298,7 @@ def test_a_misspelt_required_grader_is_named_instead_of_nothing_grades(tmp_path:
 def test_an_expectation_naming_a_tool_the_world_lacks_fails_at_load(
     tmp_path: Path, extra: str, field: str, reason: str
 ) -> None:
-    path = tmp_path / "suite.yaml"
-    path.write_text(EXPECTING.format(extra=extra))
-    with pytest.raises(InputError) as err:
-        load_suite(path)
-    assert (err.value.line, err.value.field) == (7, field)
-    assert err.value.reason.startswith(f"task 't1': {reason}")
+    assert_load_error(tmp_path, extra, field, reason)
 
 
 def test_function_calling_expectations_are_checked_against_the_task_functions(

@@ -115,18 +115,23 @@ def test_malformed_config_names_the_line(
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_trials.jsonl"
 
 
-def _gate_paths(node: Any, prefix: str = "") -> list[str]:
-    """Every path of a metrics group a threshold gate can read: numbers and nulls,
-    and objects with a ``value``."""
+def _gate_paths(
+    node: Any, prefix: str = "", *, skip: tuple[str, ...] = ("null_reasons",)
+) -> list[str]:
+    """Every path of a metrics group a threshold gate can read, as `metrics --json`
+    prints it: numbers and nulls, and objects with a ``value``; not lists, texts, the
+    keys in ``skip`` (the reasons, by default) or, at the top, the group's labels."""
     out: list[str] = []
     for key, value in node.items():
         path = f"{prefix}{key}"
-        if key == "null_reasons" or isinstance(value, str | list | bool):
+        if key in skip or isinstance(value, str | list | bool):
+            continue
+        if not prefix and key in ("agent", "model", "variant"):
             continue
         if isinstance(value, dict):
             if "value" in value:
                 out.append(path)
-            out.extend(_gate_paths(value, f"{path}."))
+            out.extend(_gate_paths(value, f"{path}.", skip=skip))
         else:
             out.append(path)
     return out
@@ -251,26 +256,6 @@ def retail_run(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"{db}:r"
 
 
-def _leaves(node: dict[str, Any], prefix: str = "") -> list[str]:
-    """The leaves of a metrics group as `metrics --json` prints it: every number and
-    null, and every object with a ``value``; not the labels, lists, texts and the
-    reasons, nor ``ci95``/``ci_method`` (what ``bound:`` reads, even when null)."""
-    out: list[str] = []
-    for key, value in node.items():
-        path = f"{prefix}{key}"
-        if key in ("null_reasons", "ci95", "ci_method") or isinstance(value, str | list | bool):
-            continue
-        if not prefix and key in ("agent", "model", "variant"):
-            continue
-        if isinstance(value, dict):
-            if "value" in value:
-                out.append(path)
-            out.extend(_leaves(value, f"{path}."))
-        else:
-            out.append(path)
-    return out
-
-
 def test_every_path_metrics_reports_for_a_run_with_every_section_is_a_gate(
     retail_run: str,
 ) -> None:
@@ -278,7 +263,8 @@ def test_every_path_metrics_reports_for_a_run_with_every_section_is_a_gate(
 
     [group] = metrics(retail_run, by=("agent", "model")).to_dict()["groups"]
     assert all(group[s] is not None for s in ("tool_use", "control", "recovery", "turns"))
-    paths = _leaves(group)
+    # Not ci95/ci_method either: what ``bound:`` reads, even when null.
+    paths = _gate_paths(group, skip=("null_reasons", "ci95", "ci_method"))
     # Each refused before: "unknown metric 'calls.model'; did you mean 'calls.tool'?".
     assert {"calls.model", "tool_use.tool_calls_per_trial", "control.accuracy",
             "control.missed_confirmation", "tool_use.minefield_hit_rate",
