@@ -44,6 +44,14 @@ def test_score_only_derives_success_with_tolerance(tmp_path: Path) -> None:
         ('{"success": true}', "task_id", "required field is missing"),
         ('{"task_id": "t1", "success": true, "cost_usd": true}', "cost_usd", "boolean"),
         ("[1, 2]", None, "expected a JSON object"),
+        # A key twice: Python's reader kept the last, so this read as a failure.
+        ('{"task_id": "t1", "success": true, "success": false}', None, "key 'success' appears"),
+        (
+            '{"task_id": "t1", "success": true, "events": [{"type": "tool_call", "name": "a", '
+            '"arguments": {"x": 1, "x": 2}}]}',
+            None,
+            "key 'x' appears twice",
+        ),
     ],
 )
 def test_bad_line_names_file_line_field(

@@ -99,12 +99,26 @@ def read_text(path: str | Path) -> str:
 
 
 def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
-    """Parse strict JSON: no ``NaN``/``Infinity``, nesting only as deep as Python's
-    parser can go. A literal past a float's range (``1e400``) parses as infinity,
-    which the typed fields refuse (`agentgauge.schema`); a parse hook for it would
-    cost a Python call per float."""
+    """Parse strict JSON: no ``NaN``/``Infinity``, no key twice in one object,
+    nesting only as deep as Python's parser can go. A literal past a float's range
+    (``1e400``) parses as infinity, which the typed fields refuse
+    (`agentgauge.schema`); a parse hook for it would cost a Python call per float.
+
+    A repeated key is refused because which of its values counts is not said by
+    JSON (RFC 8259, section 4: names "SHOULD be unique"; parsers differ): Python's
+    and most readers keep the last, so ``{"success": true, ..., "success": false}``
+    read as a failure here and as a success elsewhere."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        # The hook sees one object at a time, not where it sits: the key is named, not
+        # given as a field path it might not be.
+        raise InputError(
+            f"invalid JSON: key {exc.key!r} appears twice in one object, and which of its "
+            "values counts is not clear: keep one",
+            file=file,
+            line=line,
+        ) from None
     except json.JSONDecodeError as exc:
         at = exc.lineno if line is None else line
         # Some messages end in "at" already ("Unterminated string starting at").
@@ -175,6 +189,23 @@ def nests_deeper(text: str, limit: int) -> bool:
         if not raw:
             return False
     return True
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return obj
 
 
 def _reject_constant(name: str) -> Any:
