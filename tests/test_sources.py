@@ -126,3 +126,17 @@ def test_configurations_count_each_agent_and_model(
     )
     want = sorted(Counter(pairs).items(), key=lambda kv: str(kv[0]))
     assert configurations(table) == [(a, m, c) for (a, m), c in want]
+
+
+def test_task_ids_differing_only_in_normalization_are_refused(tmp_path: Path) -> None:
+    # "café" as one code point and as e + a combining accent: one id in every table,
+    # two tasks to the metrics (a suite refuses the same).
+    path = write(tmp_path, [good(task_id="caf\u00e9"), good(task_id="cafe\u0301")])
+    with pytest.raises(InputError) as info:
+        load_trials(path)
+    assert info.value.line == 2
+    assert info.value.field == "task_id"
+    assert "'caf\\xe9' (line 1) and 'cafe\\u0301'" in info.value.reason
+    # The same spelling twice is one task, as before.
+    same = write(tmp_path, [good(task_id="caf\u00e9", trial=0), good(task_id="caf\u00e9", trial=1)])
+    assert {t.task_id for t in load_trials(same)} == {"caf\u00e9"}

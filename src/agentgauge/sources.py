@@ -23,6 +23,7 @@ callers write nothing until the whole file has validated.
 from __future__ import annotations
 
 import glob
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,7 +282,9 @@ def assign_trial_indices(
     out: list[Trial] = []
     next_index: dict[tuple[Any, ...], int] = {}
     seen: dict[tuple[Any, ...], int | None] = {}
+    ids = _TaskIdSpellings(file)
     for line, trial in trials:
+        ids.check(trial.task_id, line)
         cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = next_index.get(cell, 0)
@@ -300,6 +303,35 @@ def assign_trial_indices(
         seen[key] = line
         out.append(trial)
     return out
+
+
+class _TaskIdSpellings:
+    """Task ids that differ only in Unicode normalization (é as one code point, or as
+    e and a combining accent) print the same in every table yet count as two tasks:
+    refused, naming both spellings and where each was first seen, as a suite refuses
+    them. Each distinct id is looked at once."""
+
+    def __init__(self, file: str | Path | None) -> None:
+        self.file = file
+        self.known: set[str] = set()
+        self.by_form: dict[str, tuple[str, int | None]] = {}
+
+    def check(self, task_id: str, line: int | None) -> None:
+        if task_id in self.known:
+            return
+        self.known.add(task_id)
+        form = task_id if task_id.isascii() else unicodedata.normalize("NFC", task_id)
+        first = self.by_form.setdefault(form, (task_id, line))
+        if first[0] != task_id:
+            where = f" (line {first[1]})" if first[1] is not None else ""
+            raise InputError(
+                f"task ids {first[0]!a}{where} and {task_id!a} differ only in Unicode "
+                "normalization: they print the same but would count as two tasks; write "
+                "one spelling",
+                file=self.file,
+                line=line,
+                field="task_id",
+            )
 
 
 def read_trials_jsonl(path: str | Path) -> list[Trial]:
