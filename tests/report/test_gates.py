@@ -189,6 +189,15 @@ def test_every_gate_path_reads_the_value_metrics_reports_in_gate_and_in_pytest(
          "unknown metric 'cost.cost_of_pas'; did you mean 'cost.cost_of_pass'?"),
         ("metric: pass_hat_k.0\n    min: 0.1", 2, "gates.0.metric", "takes a k of 1 or more"),
         ("metric: success_rate\n    min: 1.5", 3, "gates.0.min", "a rate in [0, 1]"),
+        # The behaviour sections' rates, as the outcome's (a percentage meant as 90 loaded
+        # and always passed a max, or never passed a min).
+        ("metric: control.missed_confirmation\n    max: 5", 3, "gates.0.max",
+         "control.missed_confirmation is a rate in [0, 1]; a max of 5"),
+        ("metric: tool_use.minefield_hit_rate\n    max: -0.1", 3, "gates.0.max", "a rate in [0, 1]"),
+        ("metric: control.per_state.ask.recall\n    min: 90", 3, "gates.0.min", "a rate in [0, 1]"),
+        ("metric: recovery.recovered.value\n    min: 1.2", 3, "gates.0.min", "a rate in [0, 1]"),
+        ("metric: tool_use.trajectory_match_rate.in_order\n    min: 80", 3, "gates.0.min",
+         "a rate in [0, 1]"),
         ("metric: calls.modle\n    max: 3", 2, "gates.0.metric",
          "unknown metric 'calls.modle'; did you mean 'calls.model'?"),
         ("metric: control.acuracy\n    min: 0.5", 2, "gates.0.metric",
@@ -220,6 +229,14 @@ def test_a_gate_on_no_metric_fails_when_the_file_loads(
         load_gate_config(path)
     assert (err.value.line, err.value.field) == (line, field)
     assert reason in str(err.value)
+
+
+def test_counts_and_ratios_take_any_bound(tmp_path: Path) -> None:
+    # Not rates: a count, a ratio of two rates, a mean per trial.
+    for metric in ("control.counts.missed_confirmation", "recovery.recovery_ratio",
+                   "tool_use.tool_calls_per_trial", "control.confusion.act.ask"):  # fmt: skip
+        path = write(tmp_path, f"gates:\n  - metric: {metric}\n    max: 5\n")
+        assert load_gate_config(path).gates[0].max == 5
 
 
 def test_every_documented_metric_path_is_known() -> None:

@@ -189,6 +189,43 @@ _LABELS = ("agent", "model", "variant", "cluster_unit")
 
 #: Metrics that are rates in [0, 1]: a bound outside it can never be met (or always is).
 _RATES = ("success_rate", "pass_at_k", "pass_hat_k", "outcome_consistency")
+#: The behaviour sections' rates and shares, by path (``*``: any key), the same rule.
+#: Counts (``control.counts``, the confusion matrix), ``recovery.recovery_ratio`` (a
+#: ratio of two rates) and severities are not among them.
+_RATE_PATHS = (
+    "control.accuracy",
+    "control.missed_confirmation",
+    "control.over_refusal",
+    "control.under_refusal",
+    "control.unnecessary_ask",
+    "control.per_state.*.precision",
+    "control.per_state.*.recall",
+    "recovery.with_tool_error",
+    "recovery.recovered",
+    "recovery.success_with_recovery",
+    "recovery.success_without_recovery",
+    "recovery.*.value",
+    "tool_use.action_precision",
+    "tool_use.action_recall",
+    "tool_use.ast_match_rate.per_task",
+    "tool_use.ast_match_rate.per_trial",
+    "tool_use.irrelevance_pass_rate",
+    "tool_use.milestone_score",
+    "tool_use.minefield_hit_rate",
+    "tool_use.trajectory_match_rate.*",
+)
+
+
+def is_rate(metric: str) -> bool:
+    """Whether a gate's metric path is a rate or share in [0, 1]."""
+    if metric.partition(".")[0] in _RATES:
+        return True
+    parts = metric.split(".")
+    return any(
+        len(p) == len(parts) and all(a in (_ANY, b) for a, b in zip(p, parts, strict=True))
+        for p in (q.split(".") for q in _RATE_PATHS)
+    )
+
 
 #: What each kind of gate reads besides ``type`` and ``name``: any other key set on it
 #: would be ignored, so it is refused (a margin on a threshold gate did nothing).
@@ -227,10 +264,11 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
         near = difflib.get_close_matches(gate.metric, names, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else " (docs/metrics.md lists them)"
         return "metric", f"unknown metric {gate.metric!r}{hint}"
-    if head in _RATES:
+    if is_rate(gate.metric):
+        name = head if head in _RATES else gate.metric
         for key, bound in (("min", gate.min), ("max", gate.max)):
             if bound is not None and not 0 <= bound <= 1:
-                return key, f"{head} is a rate in [0, 1]; a {key} of {bound:g} cannot be meant"
+                return key, f"{name} is a rate in [0, 1]; a {key} of {bound:g} cannot be meant"
     return None
 
 
