@@ -193,7 +193,8 @@ def test_every_gate_path_reads_the_value_metrics_reports_in_gate_and_in_pytest(
         # and always passed a max, or never passed a min).
         ("metric: control.missed_confirmation\n    max: 5", 3, "gates.0.max",
          "control.missed_confirmation is a rate in [0, 1]; a max of 5"),
-        ("metric: tool_use.minefield_hit_rate\n    max: -0.1", 3, "gates.0.max", "a rate in [0, 1]"),
+        ("metric: tool_use.minefield_hit_rate\n    max: -0.1", 3, "gates.0.max",
+         "a rate in [0, 1]"),
         ("metric: control.per_state.ask.recall\n    min: 90", 3, "gates.0.min", "a rate in [0, 1]"),
         ("metric: recovery.recovered.value\n    min: 1.2", 3, "gates.0.min", "a rate in [0, 1]"),
         ("metric: tool_use.trajectory_match_rate.in_order\n    min: 80", 3, "gates.0.min",
