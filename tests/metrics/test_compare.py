@@ -16,6 +16,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from agentgauge.importers import import_file
 from agentgauge.metrics.compare import (
+    _p_value,
     compare,
     design_phrase,
     first_families,
@@ -223,12 +224,15 @@ def test_degenerate_inputs() -> None:
     one = compare(_table({"t": [1]}), _table({"t": [0]}))
     assert one.se_paired is None and one.p_value is None and one.ci95 is None
     assert one.verdict == "not distinguishable from noise with 1 task × 1 trial"
-    # Every task moves by exactly +1: zero spread, no t statistic. The p-value is the
-    # exact sign test's over the 2 tasks, 2 · (1/2)² = 0.5 (a t test "gave" 0).
+    # Every task moves by exactly +1: zero spread, no t statistic (a t test "gave" 0).
+    # The verdict's interval is the score one, and the p-value is the test it inverts:
+    # below 0.05 exactly as the interval excludes 0.
     shift = compare(_table({"a": [0], "b": [0]}), _table({"a": [1], "b": [1]}))
-    assert shift.se_paired == 0 and shift.p_value == 0.5 and shift.p_method == "sign"
+    assert shift.se_paired == 0 and shift.interval == "score" and shift.p_method == "score"
     assert shift.verdict == "B is better"
-    assert shift.p_test == "exact sign test over 2 tasks, each moved by the same amount"
+    assert shift.ci95 is not None and shift.ci95[0] > 0
+    assert shift.p_value is not None and 0.01 < shift.p_value < 0.05
+    assert shift.p_test == "the test the MOVER score interval inverts"
     json.dumps(one.to_dict(), allow_nan=False)
     # Two tasks, huge spread: the t interval would pass ±1; it is clipped to [−1, 1].
     wide = compare(_table({"a": [0], "b": [1]}), _table({"a": [1], "b": [0]}))
@@ -471,10 +475,45 @@ def test_a_shift_equal_in_exact_arithmetic_has_no_spread() -> None:
     # Every task loses one of its 3 passes: d = 1/3 − 2/3, 0 − 1/3, 2/3 − 1 are all −1/3
     # exactly, but differ by round-off in floating point; that gave an SE of 2e-17 and a
     # paired t interval of width 1e-16. Now the SE is 0, the interval is the score one,
-    # and the p-value the sign test's over 3 tasks: 2 · (1/2)³ = 0.25.
+    # and the p-value the test that interval inverts.
     a = _table({"a": [1, 1, 0], "b": [1, 0, 0], "c": [1, 1, 1]})
     b = _table({"a": [1, 0, 0], "b": [0, 0, 0], "c": [1, 1, 0]})
     c = compare(a, b)
     assert c.se_paired == 0.0 and c.interval == "score"
     assert c.ci95 is not None and c.ci95[1] - c.ci95[0] > 0.5
-    assert (c.p_value, c.p_method) == (0.25, "sign")
+    assert c.p_method == "score" and c.p_value == pytest.approx(0.2569, abs=1e-3)
+    # Its sign test, where no run has an interval to invert, would be 2 · (1/2)³ = 0.25.
+    assert _p_value(c.mean_diff, 0.0, 2) == (0.25, "sign")
+
+
+def test_the_score_interval_follows_alpha() -> None:
+    # Two all-passing runs of 5 tasks × 4 trials: at α = 0.1 the verdict's interval was
+    # the paired t one, [0, 0], and a non-inferiority margin of 0.05 passed on it.
+    a = _table({f"t{i}": [1, 1, 1, 1] for i in range(5)})
+    b = _table({f"t{i}": [1, 1, 1, 1] for i in range(5)})
+    c95, c90 = compare(a, b, margin=0.05), compare(a, b, margin=0.05, alpha=0.1)
+    assert c90.interval == "score" and c90.ci is not None and c90.ci95 == c95.ci95
+    assert c90.ci[0] < -0.05 and 0 < c90.ci[1] - c90.ci[0] < c95.ci[1] - c95.ci[0]
+    assert c90.non_inferior is False
+    assert c90.ci95_score == c95.ci95_score  # always at 95%
+    assert c90.p_value == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=12),
+    st.sampled_from([0.01, 0.05, 0.1, 0.2]),
+)
+def test_p_value_agrees_with_the_verdicts_interval(
+    counts: list[tuple[int, int]], alpha: float
+) -> None:
+    # p < α exactly when the (1 − α) interval excludes 0, whichever interval it is (the
+    # paired t, or the score interval near 0% and 100%): a t or sign test beside a
+    # score interval said p = 0.008 while the interval held 0.
+    a = _table({f"t{i}": [k < x for k in range(3)] for i, (x, _) in enumerate(counts)})
+    b = _table({f"t{i}": [k < y for k in range(3)] for i, (_, y) in enumerate(counts)})
+    c = compare(a, b, alpha=alpha)
+    assert c.ci is not None and c.p_value is not None
+    excludes = c.ci[0] > 0 or c.ci[1] < 0
+    if abs(c.p_value - alpha) > 1e-6:  # at the boundary either reading holds
+        assert excludes == (c.p_value < alpha), (c.ci, c.p_value, c.interval)

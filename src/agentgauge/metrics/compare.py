@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
+from scipy import optimize, special
 
 from agentgauge.metrics.cost import task_weighted_cost_of_pass
 from agentgauge.metrics.outcome import success_interval, task_success_counts
@@ -268,12 +268,13 @@ class Comparison:
     tasks_only_b: list[str] = field(default_factory=list)
     seed: int = 0
     p_method: str = "t"
-    """``t`` (Student's t on the paired differences) or ``sign`` (the exact sign test
-    over the units, where the differences have no spread)."""
+    """``t`` (Student's t on the paired differences), ``sign`` (the exact sign test
+    over the units, where the differences have no spread) or ``score`` (the test the
+    score interval inverts, wherever that interval is the verdict's)."""
     interval: str = "paired_t"
     """How ``ci`` and ``ci95`` were made: ``paired_t``, or ``score`` (the MOVER
-    interval, at α = 0.05) when either run's rate is below 10% or above 90%, or every
-    task moved by the same amount so that the paired SE is 0."""
+    interval, ``ci`` at 1 − α and ``ci95`` at 95%) when either run's rate is below 10%
+    or above 90%, or every task moved by the same amount so that the paired SE is 0."""
 
     @property
     def n_tasks(self) -> int:
@@ -300,6 +301,8 @@ class Comparison:
         unit = "families" if self.se_method == "clustered" else "tasks"
         if self.p_method == "sign":
             return f"exact sign test over {self.df + 1} {unit}, each moved by the same amount"
+        if self.p_method == "score":
+            return "the test the MOVER score interval inverts"
         return f"Student's t on {unit}, df = {self.df}"
 
     @property
@@ -415,23 +418,67 @@ def _score_interval(
     counts_a: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     counts_b: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     families: list[str] | None,
+    level: float = 0.95,
 ) -> tuple[float, float] | None:
     """MOVER interval of d from the two runs' success-rate intervals on the shared tasks.
 
-    Each rate gets the interval `success_interval` gives it (Wilson on the
-    design-effect-adjusted n for few clusters), and r is `estimate_correlation`;
+    Each rate gets the interval `success_interval` gives it at ``level`` (Wilson on
+    the design-effect-adjusted n for few clusters), and r is `estimate_correlation`;
     see `mover_difference_interval`. ``None`` when either run has no interval.
     """
-    codes = None if families is None else cluster_codes(np.asarray(families, dtype=object))[0]
-    (na, ca), (nb, cb) = counts_a, counts_b
-    pa: FloatArray = ca / na
-    pb: FloatArray = cb / nb
-    ci_a, _, _ = success_interval(pa, na, ca, codes)
-    ci_b, _, _ = success_interval(pb, nb, cb, codes)
-    if ci_a is None or ci_b is None:
-        return None
-    r = estimate_correlation((na, ca), (nb, cb), codes)
-    return mover_difference_interval(float(pa.mean()), ci_a, float(pb.mean()), ci_b, r)
+    return _ScoreInterval(counts_a, counts_b, families).at(level)
+
+
+class _ScoreInterval:
+    """The MOVER interval of one comparison at any level, and the p-value it implies."""
+
+    def __init__(
+        self,
+        counts_a: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+        counts_b: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+        families: list[str] | None,
+    ) -> None:
+        self.codes = (
+            None if families is None else cluster_codes(np.asarray(families, dtype=object))[0]
+        )
+        (self.na, self.ca), (self.nb, self.cb) = counts_a, counts_b
+        self.pa: FloatArray = self.ca / self.na
+        self.pb: FloatArray = self.cb / self.nb
+        self.r = estimate_correlation(counts_a, counts_b, self.codes)
+
+    def at(self, level: float) -> tuple[float, float] | None:
+        ci_a, _, _ = success_interval(self.pa, self.na, self.ca, self.codes, level=level)
+        ci_b, _, _ = success_interval(self.pb, self.nb, self.cb, self.codes, level=level)
+        if ci_a is None or ci_b is None:
+            return None
+        a, b = float(self.pa.mean()), float(self.pb.mean())
+        return mover_difference_interval(a, ci_a, b, ci_b, self.r)
+
+    def p_value(self) -> float:
+        """The two-sided p-value of d = 0 by the test this interval inverts: the α at
+        which the (1 − α) interval's bound nearest 0 reaches it. The interval
+        excludes 0 exactly when α exceeds it, so the p-value, the interval and the
+        verdict agree (a t or sign test beside a score interval could say p = 0.008
+        while the interval held 0). 1 when d = 0; at most `_P_FLOOR`."""
+        d = float(self.pb.mean() - self.pa.mean())
+        if d == 0:
+            return 1.0
+
+        def gap(log_alpha: float) -> float:
+            ci = self.at(1.0 - math.exp(log_alpha))
+            assert ci is not None
+            return ci[0] if d > 0 else -ci[1]  # > 0: the interval excludes 0
+
+        lo, hi = math.log(_P_FLOOR), math.log1p(-1e-9)
+        if gap(lo) > 0:
+            return _P_FLOOR
+        if gap(hi) <= 0:
+            return 1.0
+        return math.exp(optimize.brentq(gap, lo, hi, xtol=1e-9, rtol=1e-10))
+
+
+#: The smallest p-value the score interval's test reports (it is never 0).
+_P_FLOOR = 1e-15
 
 
 def estimate_correlation(
@@ -549,16 +596,19 @@ def compare(
     se_unpaired = _none_if_nan(math.sqrt(se_a**2 + se_b**2)) if T >= 2 else None
     ci = _interval(mean, se, df, 1 - alpha)
     ci95 = _interval(mean, se, df, 0.95)
-    score = _score_interval((na, ca), (nb, cb), clusters if method == "clustered" else None)
+    mover = _ScoreInterval((na, ca), (nb, cb), clusters if method == "clustered" else None)
+    score = mover.at(0.95)
     interval = "paired_t"
     near_edge = not all(EDGE <= r <= 1 - EDGE for r in (float(pa.mean()), float(pb.mean())))
     paired_ok = se is not None and df is not None
-    if paired_ok and (se == 0 or near_edge) and score is not None and math.isclose(alpha, 0.05):
+    if paired_ok and (se == 0 or near_edge) and score is not None:
         # Near 0% and 100% the paired t interval under-covers (79% at 97% -> 99% with 5
         # families) and, when every task moved by the same amount (two all-passing runs),
         # has zero width, which finite data never justifies. The MOVER interval from each
-        # run's own success-rate interval keeps its coverage there (docs/compare-and-plan.md).
-        ci = ci95 = score
+        # run's own success-rate interval keeps its coverage there (docs/compare-and-plan.md),
+        # at the verdict's level as at 95%.
+        ci95 = score
+        ci = score if math.isclose(alpha, 0.05) else mover.at(1 - alpha)
         interval = "score"
 
     corr = None
@@ -579,6 +629,8 @@ def compare(
     cop_b, why_b = _cost_of_pass(sub_b, rate_b)
 
     p_value, p_method = _p_value(mean, se, df)
+    if interval == "score":
+        p_value, p_method = mover.p_value(), "score"
     design = design_phrase(T, na, nb)
     verdict, sup = verdict_sentence(ci, design, margin)
     return Comparison(

@@ -117,8 +117,11 @@ def success_interval(
     n: IntArray,
     c: IntArray,
     clusters: npt.NDArray[np.intp] | None,
+    *,
+    level: float = 0.95,
 ) -> tuple[tuple[float, float] | None, str | None, str | None]:
-    """The 95% interval of the success rate: ``(ci, method, reason)``.
+    """The 95% interval of the success rate: ``(ci, method, reason)``; at another
+    ``level`` by the same rule (`compare` asks for its 1 − α).
 
     - ``wilson``: every task has one trial and there are no families; Wilson on (Σc, T);
     - ``wilson_design_effect``: fewer than 200 clusters (families, or tasks when
@@ -136,7 +139,7 @@ def success_interval(
     if t == 0:
         return None, None, "no tasks"
     if clusters is None and bool(np.all(n == 1)):
-        lo, hi = wilson_interval(int(c.sum()), t)
+        lo, hi = wilson_interval(int(c.sum()), t, level=level)
         return (float(lo), float(hi)), "wilson", None
     n_units = t if clusters is None else cluster_codes(clusters)[1]
     if n_units < 2:
@@ -145,9 +148,9 @@ def success_interval(
     rate = float(p.mean())
     normal = NORMAL_RATES[0] <= rate <= NORMAL_RATES[1] and se > 0
     if n_units < NORMAL_FROM_CLUSTERS or not normal:
-        ci = wilson_design_effect_interval(rate, se, kish_n(n), n_units - 1)
+        ci = wilson_design_effect_interval(rate, se, kish_n(n), n_units - 1, level=level)
         return ci, "wilson_design_effect", None
-    lo, hi = normal_interval(rate, se)
+    lo, hi = normal_interval(rate, se, level=level)
     return (float(lo), float(hi)), "normal", None
 
 

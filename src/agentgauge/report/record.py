@@ -568,8 +568,9 @@ def _difference(c: Comparison) -> str:
         mc = f"; McNemar exact {_p(m.p_value)} ({m.a_only} vs {m.b_only} flips)"
     se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.1f}"
     se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.1f}"
-    # The p-value's own test is named only where it is not the interval's t.
-    test = c.test if c.p_method == "t" else f"{c.p_test}; interval by {c.test}"
+    # The p-value's own test is named only where it is not the interval's own (the
+    # paired t, or the test the score interval inverts).
+    test = c.test if c.p_method in ("t", "score") else f"{c.p_test}; interval by {c.test}"
     return (
         f"B − A = {_pp(c.mean_diff)} ({level}% CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
         f"{_p(c.p_value)}, {test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
