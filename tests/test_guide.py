@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from tests.conftest import ROOT, Cli
 
 from agentgauge.demo import run_demo
-
-from tests.conftest import ROOT, Cli
 
 GUIDE = ROOT / "docs" / "guide-is-b-better.md"
 
