@@ -354,3 +354,30 @@ def test_state_assertions_must_hold_on_the_reference_plan(tmp_path: Path) -> Non
         load_suite(path)
     path.write_text(text.replace("stauts, equals: x", "status, exists: true"))
     assert len(load_suite(path).tasks[0].expectations.state_assertions) == 2
+
+
+@pytest.mark.parametrize(
+    "expectations", ["", "    expectations: {rubric: [{id: polite, text: Is it polite?}]}\n"]
+)
+def test_a_retail_task_with_nothing_to_check_is_refused(tmp_path: Path, expectations: str) -> None:
+    # Its derived final state was the database unchanged (an empty plan), so doing
+    # nothing passed: builtin:null scored 100% on an instruction alone.
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "name: s\ntasks:\n  - id: r1\n    environment: retail\n    instruction: hi\n" + expectations
+    )
+    assert load_suite(path).tasks[0].expectations.final_state is None
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:null",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stdout
+    assert "nothing grades the outcome of 1 task(s), 'r1'" in out.stderr
+    assert not (tmp_path / "s.db").exists()
+    # Beside another check (a refusal), the unchanged database is still required.
+    path.write_text(
+        "name: s\ntasks:\n  - id: r1\n    environment: retail\n    instruction: hi\n"
+        "    expectations: {control: refuse}\n"
+    )
+    assert load_suite(path).tasks[0].expectations.final_state is not None

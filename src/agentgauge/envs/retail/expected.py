@@ -31,6 +31,13 @@ def complete(task: Task) -> Task:
         check_state_assertions(task)
     if exp.final_state is not None or exp.state_assertions:
         return task
+    if not exp.reference_calls and not _decided_otherwise(task):
+        # An empty plan's "final state" is the database unchanged: a check that a
+        # task with nothing else to check would pass by doing nothing (an instruction
+        # alone let `builtin:null` score 100%). Left out, the task is refused as one
+        # that nothing grades; beside a control or answer check it stays, and says the
+        # agent must change nothing.
+        return task
     state = replay(task)
     return task.model_copy(update={"expectations": exp.model_copy(update={"final_state": state})})
 
@@ -120,3 +127,10 @@ def replay(task: Task) -> dict[str, Any]:
         return env.final_state()
     finally:
         env.close()
+
+
+def _decided_otherwise(task: Task) -> bool:
+    """Whether a grader other than the state check decides ``task``'s outcome."""
+    from agentgauge.graders import decides_outcome
+
+    return decides_outcome(task)
