@@ -615,6 +615,20 @@ def _from_pilot(
         comp = components_from_pilot_pair(
             arr["na"], arr["pa"], arr["nb"], arr["pb"], within_share=within_share
         )
+        if comp.per_task() == 0:
+            # B − A is the same on every shared task and no trial varies within one (two
+            # all-passing pilots, say): as for one pilot, a plan from zero variance
+            # promised 2 tasks for any δ and an effect of 0 detectable with 50 tasks.
+            d = arr["pb"][0] - arr["pa"][0]
+            agree = all(bool(np.all((r == 0) | (r == 1))) for r in (arr["pa"], arr["pb"]))
+            raise InputError(
+                f"the two pilots show no variance to plan from: B − A is {d:+g} on every one "
+                f"of the {len(shared)} shared tasks"
+                + (", and every task's trials agree" if agree else "")
+                + "; plan from assumptions instead (--baseline RATE), or pilot on tasks the "
+                "agents do not always pass or fail",
+                field="--pilot-b",
+            )
         inputs.update(method="pilot-pair", pilot_b=pilot_b, pilot_tasks=len(shared))
     inputs["trials"] = trials
     return plan_from_components(

@@ -245,6 +245,62 @@ def test_a_pilot_without_variance_is_refused(tmp_path: Path, outcome: bool) -> N
     assert "shows no variance to plan from" in res.stderr and "Traceback" not in res.stderr
 
 
+def _outcomes(path: Path, outcomes: list[list[bool]]) -> Path:
+    """A trials file: task i's trials have ``outcomes[i]``."""
+    path.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{i}", "trial": k, "success": ok}) + "\n"
+            for i, row in enumerate(outcomes)
+            for k, ok in enumerate(row)
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("rows_a", "rows_b", "diff"),
+    [
+        # Two all-passing pilots (5 tasks × 4 trials): "2 tasks to detect δ = 0.05".
+        ([[True] * 4] * 5, [[True] * 4] * 5, "+0"),
+        # A always fails, B always passes: B − A is 1 on every task, no spread.
+        ([[False] * 2] * 3, [[True] * 2] * 3, "+1"),
+        # Each task always passed or always failed, the same way in both.
+        ([[True] * 2, [False] * 2, [True] * 2], [[True] * 2, [False] * 2, [True] * 2], "+0"),
+    ],
+)
+@pytest.mark.parametrize("question", [["--delta", "0.05"], ["--tasks", "50"]])
+def test_a_pilot_pair_without_variance_is_refused(
+    tmp_path: Path,
+    rows_a: list[list[bool]],
+    rows_b: list[list[bool]],
+    diff: str,
+    question: list[str],
+) -> None:
+    # ω² = σ_A² = σ_B² = 0 promised "2 tasks" for any δ and "minimum detectable effect
+    # 0.0000 with 50 tasks", as a single pilot without variance did before it was refused.
+    a = _outcomes(tmp_path / "a.jsonl", rows_a)
+    b = _outcomes(tmp_path / "b.jsonl", rows_b)
+    res = run_cli("plan", "--pilot", str(a), "--pilot-b", str(b), *question)
+    assert res.returncode == 2, res.stdout
+    assert res.stdout == "" and "Traceback" not in res.stderr
+    assert "--pilot-b: the two pilots show no variance to plan from" in res.stderr
+    assert f"B − A is {diff} on every one of the {len(rows_a)} shared tasks" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_pilot_pair_with_variance_in_one_run_still_plans(tmp_path: Path) -> None:
+    # B − A is 0 on every task but A's and B's trials disagree within tasks: σ² > 0.
+    # Per task p = 0.5 with 2 trials: s² = 0.25·2/1 = 0.5, so σ_A² = σ_B² = 0.5, ω² =
+    # max(0 − mean(0.5/2 + 0.5/2), 0) = 0, variance per task 0.5 + 0.5 = 1, and
+    # n = 7.848880 · 1 / 0.5² = 31.4 → 32.
+    rows = [[True, False]] * 3
+    a = _outcomes(tmp_path / "a.jsonl", rows)
+    b = _outcomes(tmp_path / "b.jsonl", rows)
+    res = run_cli("plan", "--pilot", str(a), "--pilot-b", str(b), "--delta", "0.5", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["n_tasks"] == 32
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [
