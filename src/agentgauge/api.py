@@ -25,6 +25,7 @@ command        twin
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -70,6 +71,7 @@ from agentgauge.stats.power import (
     components_from_pilot_pair,
     pilot_variance,
     plan_from_assumptions,
+    z_two_sided,
 )
 from agentgauge.stats.power import plan as plan_from_components
 from agentgauge.table import TrialTable
@@ -662,9 +664,22 @@ def plan(
     SOURCE (and a second system's ``pilot_b``, for a paired estimate). See
     `agentgauge.stats.power` and docs/compare-and-plan.md for the formula.
     Bad inputs raise `InputError` naming the option."""
+    alpha_ok = 0 < alpha < 1
     checks = [
-        (not 0 < alpha < 1, "--alpha", "must be in (0, 1)"),
+        (not alpha_ok, "--alpha", "must be in (0, 1)"),
+        (
+            alpha_ok and not math.isfinite(z_two_sided(alpha)),
+            "--alpha",
+            f"{alpha!r} is too small: its normal quantile z_(1−α/2) is not a finite number",
+        ),
         (not 0 < power < 1, "--power", "must be in (0, 1)"),
+        (
+            alpha_ok and 0 < power <= alpha,
+            "--power",
+            f"must be above --alpha ({alpha:g}): a two-sided test at level α rejects with "
+            "probability α when B equals A and more when they differ, so no design has "
+            "power at or below α",
+        ),
         (trials < 1, "--trials", "must be at least 1"),
         (not -1 <= correlation <= 1, "--correlation", "must be in [-1, 1]"),
         (not 0 <= within_share <= 1, "--within-share", "must be in [0, 1]"),

@@ -308,6 +308,12 @@ def test_a_pilot_pair_with_variance_in_one_run_still_plans(tmp_path: Path) -> No
         (["--baseline", "0.8"], "--delta"),
         (["--baseline", "1.5", "--delta", "0.03"], "--baseline"),
         (["--baseline", "0.8", "--delta", "0.03", "--power", "1"], "--power"),
+        # α/2 underflows: z_{1−α/2} is infinite (1e-17 crashed on ceil(∞) before it
+        # was taken from the lower tail).
+        (["--baseline", "0.5", "--delta", "0.1", "--alpha", "5e-324"], "--alpha: 5e-324"),
+        # Power at or below α: non-monotone sizes (0.025 → 2 tasks, 0.01 → 7).
+        (["--baseline", "0.5", "--delta", "0.1", "--power", "0.01"], "--power: must be above"),
+        (["--baseline", "0.5", "--tasks", "50", "--power", "0.05"], "--power: must be above"),
         (["--baseline", "0.95", "--delta", "0.1"], "--delta"),
         # Two questions at once: the --delta used to be dropped without a word.
         (["--baseline", "0.8", "--delta", "0.03", "--tasks", "50"], "give one"),
@@ -316,3 +322,19 @@ def test_a_pilot_pair_with_variance_in_one_run_still_plans(tmp_path: Path) -> No
 def test_plan_bad_input_exits_2(args: list[str], field: str) -> None:
     res = run_cli("plan", *args)
     assert res.returncode == 2 and field in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_plan_with_a_tiny_alpha(tmp_path: Path) -> None:
+    # 1 − α/2 rounded to 1 and the size was ceil(∞): an OverflowError traceback, with
+    # --baseline or --pilot. (8.573944 + 0.841621)² · 0.49 / 0.01 = 4344.0 → 4344
+    # (tests/stats/test_power.py).
+    res = run_cli("plan", "--baseline", "0.5", "--delta", "0.1", "--alpha", "1e-17")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("4344 tasks")
+    # A pilot of 4 tasks, one trial each, 1 0 1 0: Var(p) = 1/3, split 0.5/0.5, so ω² =
+    # 2 · 1/6 and σ² = 1/6 each: 2/3 per task; 88.6529 · (2/3) / 0.01 = 5910.2 → 5911.
+    pilot = _outcomes(tmp_path / "p.jsonl", [[True], [False], [True], [False]])
+    res = run_cli("plan", "--pilot", str(pilot), "--delta", "0.1", "--alpha", "1e-17")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("5911 tasks")
