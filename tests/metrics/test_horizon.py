@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -466,6 +467,42 @@ def test_unbounded_horizon_is_null_in_json() -> None:
     d = g.to_dict()
     assert d["p50_minutes"] is None and d["horizons"]["0.5"] is None
     assert any("no failures" in w for w in d["warnings"])
+
+
+def test_a_horizon_past_the_largest_float_is_null_and_says_so() -> None:
+    # 0.9 at 1 min and 0.8999 at 2 min: b1 = logit(0.8999) − logit(0.9) = ln(8.990010) −
+    # ln 9 = 2.196115 − 2.197225 = −0.001110 per doubling, so log2 p50 = 2.197225/0.001110
+    # ≈ 1979 and p50 = 2^1979 minutes, past the largest float: ∞, JSON null, and the warning said
+    # "p50 = inf min lies above the longest task".
+    t = table([("a", None, 1.0, 0.9), ("b", None, 2.0, 0.8999)])
+    g = horizon(t, bootstrap=0).groups[0]
+    assert g.slope == pytest.approx(-0.001110, abs=1e-6)
+    assert g.horizons[0.5] == math.inf
+    d = g.to_dict()
+    assert d["p50_minutes"] is None and d["horizons"]["0.5"] is None
+    assert any(
+        w.startswith("p50 passes the largest float (about 1.8e308 min)") for w in d["warnings"]
+    )
+    assert not any("inf min" in w for w in d["warnings"])
+    # p80: log2 = (ln 4 − 2.197225)/(−0.001110) ≈ 730: a float, and an extrapolation.
+    assert 1e219 < g.horizons[0.8] < 1e220
+    assert any(w.startswith("p80 = ") and "above the longest task" in w for w in d["warnings"])
+
+
+def test_huge_finite_task_lengths_fit_without_numeric_warnings() -> None:
+    # Lengths of 1e300 and 1e308 minutes overflowed −ln S = t·ln 2 / T_half to ∞ inside
+    # the half-life search (0·∞ = NaN in its loss; a RuntimeWarning, an error under
+    # python -W error). The half-life scales with the unit: T(c·t) = c·T(t).
+    pos, neg = np.array([1.0, 0.5]), np.array([0.2, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        huge = fit_half_life(np.array([1e300, 1e308]), pos, neg)
+        rows = [(f"t{i}", None, 2.0**i, float(i < 3)) for i in range(6)]
+        rows.append(("big", None, 1e308, 0.0))
+        horizon(table(rows), bootstrap=20)
+    small = fit_half_life(np.array([1.0, 1e8]), pos, neg)
+    # The bounded search stops within √ε·|ln T| of ln T: 1e-5 at ln T ≈ 707.
+    assert huge == pytest.approx(small * 1e300, rel=1e-4)
 
 
 # --------------------------------------------------------------------------- METR data

@@ -280,6 +280,15 @@ def _fit_group(
                     f"is {qq:g} at every task length"
                 )
                 continue
+            if np.isinf(h):
+                # 2^(a huge exponent) from a finite, nearly flat fit: no length to report
+                # (JSON null), and "∞ min" would read as "never fails".
+                warnings.append(
+                    f"p{qq * 100:g} passes the largest float (about 1.8e308 min): the "
+                    f"nearly flat fit extrapolates it far above the longest task "
+                    f"({_fmt(hi_min)})"
+                )
+                continue
             # A relative slack of 1e-9 keeps a horizon that lands on an end from
             # being called an extrapolation because of rounding.
             if h < lo_min * (1 - 1e-9) or h > hi_min * (1 + 1e-9):
@@ -309,6 +318,12 @@ def _fit_group(
             undefined = np.isnan(hs)
             lo, hi = percentile_with_inf(hs[~undefined], (2.5, 97.5))
             ci95[qq] = (lo, hi)
+            passed = np.isinf(hs) & (bfit.degenerate == 0) & (bfit.slope != 0)
+            if passed.any():
+                warnings.append(
+                    f"{int(passed.sum())} of {n_boot} bootstrap replicates put p{qq * 100:g} "
+                    "past the largest float (about 1.8e308 min); they count as unbounded"
+                )
             if undefined.any():
                 warnings.append(
                     f"{int(undefined.sum())} of {n_boot} bootstrap replicates left p{qq * 100:g} "
@@ -328,7 +343,7 @@ def _fit_group(
             warnings.append(f"{n_nc} of {n_boot} bootstrap fits did not converge")
 
     t_half = fit_half_life(minutes, pos, neg)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p_logit = 1.0 / (1.0 + np.exp(-(b0 + b1 * x))) if fit.degenerate[0] == 0 else None
         p_half = half_life_probability(minutes, t_half) if 0 < t_half < np.inf else None
     # No fit, no loss: NaN (null), not the 0.0 of a perfect fit.
