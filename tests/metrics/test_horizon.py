@@ -173,11 +173,11 @@ def test_flat_slope_at_exactly_q_is_undefined_not_zero() -> None:
 
 
 def test_a_tie_reports_a_null_horizon_with_a_warning() -> None:
-    # Two 1-minute tasks (x = log2 1 = 0, so the penalty sets b1 = 0), one success and
-    # one failure: b0 = logit(0.5) = 0, the tie at q = 0.5.
+    # One success and one failure at 1 minute and again at 4: the rate is 0.5 at both
+    # lengths, so the fit is flat, b1 = 0, and b0 = logit(0.5) = 0, the tie at q = 0.5.
     trials = [
-        agentgauge.Trial(task_id="a", success=True, human_minutes=1),
-        agentgauge.Trial(task_id="b", success=False, human_minutes=1),
+        agentgauge.Trial(task_id=t, success=ok, human_minutes=m)
+        for t, ok, m in (("a", True, 1), ("b", False, 1), ("c", True, 4), ("d", False, 4))
     ]
     g = agentgauge.horizon(trials, bootstrap=0).to_dict()["groups"][0]
     assert g["slope"] == 0 and g["intercept"] == 0
@@ -185,6 +185,40 @@ def test_a_tie_reports_a_null_horizon_with_a_warning() -> None:
     assert g["p80_minutes"] == 0.0  # σ(0) = 0.5 < 0.8: shorter than any task
     assert any("p50 is undefined" in w for w in g["warnings"])
     json.dumps(g, allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # Nine tasks of 10 minutes in three families, some passing.
+        [(f"t{i}", f"f{i % 3}", 10.0, float(i % 2)) for i in range(9)],
+        # One task, half its runs passing: σ(b0) = 0.5, where p50 read "—" and p80 "0".
+        [("t", None, 10.0, float(k % 2)) for k in range(4)],
+    ],
+)
+def test_one_task_length_identifies_no_slope_and_no_horizon(
+    rows: list[tuple[str, str | None, float, float]],
+) -> None:
+    # With every task the same length only the success rate at that length is fitted;
+    # the penalty sets b1 = 0, and the flat-fit rule turned that into p50 = 0 [0, ∞] and
+    # p80 = 0 [0, 0] beside the warning that the slope is not identified.
+    g = horizon(table(rows), bootstrap=200).groups[0]
+    assert not g.slope_identified
+    assert all(math.isnan(h) for h in g.horizons.values())
+    assert g.ci95 is not None and all(math.isnan(v) for ci in g.ci95.values() for v in ci)
+    d = g.to_dict()
+    json.dumps(d, allow_nan=False)
+    assert d["p50_minutes"] is None and d["p80_minutes"] is None and d["slope"] is None
+    assert d["horizons"] == {"0.5": None, "0.8": None}
+    assert d["ci95"] == {"0.5": [None, None], "0.8": [None, None]}
+    assert d["warnings"] == [
+        "all tasks have the same length (10 min): the slope is not identified, so no "
+        "horizon is (every horizon and its interval is null)"
+    ]
+    # Ord's half-life has one parameter, which one length does identify: with one task
+    # at 50%, S(10) = 2^(−10/T) = 0.5 gives T = 10 min.
+    if len(rows) == 4:
+        assert g.half_life_minutes == pytest.approx(10.0, rel=1e-6)
 
 
 def test_perfectly_separable_is_warned_and_bounded_by_the_penalty() -> None:
