@@ -597,13 +597,19 @@ def _from_pilot(
                 field="--pilot",
             )
         comp = components_from_pilot(pv, correlation=correlation, within_share=within_share)
+        # Echo the τ² and σ² the plan used. With one trial per task they are the pilot's
+        # variance split by --within-share (σ² = ω²'s partner in `components_from_pilot`);
+        # `pv.tau2` is then the whole variance, which is not what went into ω².
+        split = pv.sigma2 is None
         inputs.update(
             correlation=correlation,
             pilot_tasks=pv.n_tasks,
             pilot_trials_per_task=pv.mean_trials,
             pilot_rate=pv.mean_rate,
-            tau2=pv.tau2,
-            sigma2=pv.sigma2,
+            pilot_variance=pv.total,
+            variance_split="within_share" if split else "pilot",
+            tau2=(1 - within_share) * pv.total if split else pv.tau2,
+            sigma2=comp.sigma2_a,
         )
     else:
         ra, rb = _rates(ta), _rates(_pilot_table(pilot_b))

@@ -288,6 +288,28 @@ def test_a_pilot_pair_without_variance_is_refused(
     assert len(res.stderr.strip().splitlines()) == 1
 
 
+def test_a_pilot_reports_the_variance_components_it_used(tmp_path: Path) -> None:
+    # One trial per task, p = 1, 0, 1, 1: Var_t(p) = 0.25 (ddof 1), split by
+    # --within-share 0.3 into σ² = 0.075 and τ² = 0.175, so ω² = 2·0.175 = 0.35.
+    # "tau2" echoed 0.25, the whole variance, not the τ² behind ω².
+    pilot = _outcomes(tmp_path / "k1.jsonl", [[True], [False], [True], [True]])
+    args = ["plan", "--pilot", str(pilot), "--delta", "0.1", "--within-share", "0.3", "--json"]
+    d = json.loads(run_cli(*args).stdout)
+    assert d["variance"]["omega2"] == pytest.approx(0.35)
+    assert d["tau2"] == pytest.approx(0.175) and d["sigma2"] == pytest.approx(0.075)
+    assert d["variance"]["omega2"] == pytest.approx(2 * d["tau2"])
+    assert d["pilot_variance"] == pytest.approx(0.25) and d["variance_split"] == "within_share"
+    # Four trials per task (1100, 1111, 0000): σ² = 1/9 and τ² = 2/9 estimated apart
+    # (tests/stats/test_power.py), whatever --within-share says.
+    rows = [[True, True, False, False], [True] * 4, [False] * 4]
+    pilot = _outcomes(tmp_path / "k4.jsonl", rows)
+    args[2] = str(pilot)
+    d = json.loads(run_cli(*args).stdout)
+    assert d["tau2"] == pytest.approx(2 / 9) and d["sigma2"] == pytest.approx(1 / 9)
+    assert d["pilot_variance"] == pytest.approx(0.25) and d["variance_split"] == "pilot"
+    assert d["variance"]["omega2"] == pytest.approx(4 / 9)
+
+
 def test_a_pilot_pair_with_variance_in_one_run_still_plans(tmp_path: Path) -> None:
     # B − A is 0 on every task but A's and B's trials disagree within tasks: σ² > 0.
     # Per task p = 0.5 with 2 trials: s² = 0.25·2/1 = 0.5, so σ_A² = σ_B² = 0.5, ω² =
