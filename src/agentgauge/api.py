@@ -657,7 +657,7 @@ def plan(
     delta: float | None = None,
     tasks: int | None = None,
     trials: int = 1,
-    correlation: float = 0.0,
+    correlation: float | None = None,
     within_share: float = DEFAULT_WITHIN_SHARE,
     alpha: float = 0.05,
     power: float = 0.8,
@@ -669,7 +669,9 @@ def plan(
     ``baseline`` rate and a ``correlation``) or from the variance of a ``pilot``
     SOURCE (and a second system's ``pilot_b``, for a paired estimate). See
     `agentgauge.stats.power` and docs/compare-and-plan.md for the formula.
-    Bad inputs raise `InputError` naming the option."""
+    ``correlation`` is 0 unless given; a paired pilot measures it, and a pilot
+    replaces the baseline, so either given beside them is refused rather than
+    dropped. Bad inputs raise `InputError` naming the option."""
     alpha_ok = 0 < alpha < 1
     checks = [
         (not alpha_ok, "--alpha", "must be in (0, 1)"),
@@ -687,7 +689,11 @@ def plan(
             "power at or below α",
         ),
         (trials < 1, "--trials", "must be at least 1"),
-        (not -1 <= correlation <= 1, "--correlation", "must be in [-1, 1]"),
+        (
+            correlation is not None and not -1 <= correlation <= 1,
+            "--correlation",
+            "must be in [-1, 1]",
+        ),
         (not 0 <= within_share <= 1, "--within-share", "must be in [0, 1]"),
         (tasks is not None and tasks < 2, "--tasks", "must be at least 2"),
         (delta is None and tasks is None, "--delta", "give --delta D, or --tasks N for the MDE"),
@@ -699,11 +705,24 @@ def plan(
         (delta is not None and (delta == 0 or abs(delta) >= 1), "--delta", "must be in (0, 1)"),
         (pilot_b is not None and pilot is None, "--pilot-b", "needs --pilot"),
         (pilot is None and baseline is None, "--baseline", "give --baseline P or --pilot SOURCE"),
+        (
+            pilot is not None and baseline is not None,
+            "--baseline",
+            "--pilot SOURCE measures the variance (and rate) that --baseline P assumes, "
+            "and the pilot would win: give one of them",
+        ),
+        (
+            pilot_b is not None and correlation is not None,
+            "--correlation",
+            "--pilot-b measures how the two systems' task rates go together (ω² from their "
+            "paired differences), and the pilots would win: drop --correlation",
+        ),
         (baseline is not None and not 0 <= baseline <= 1, "--baseline", "must be in [0, 1]"),
     ]
     for bad, name, why in checks:
         if bad:
             raise InputError(why, field=name)
+    r = 0.0 if correlation is None else correlation
     try:
         if pilot is not None:
             return _from_pilot(
@@ -712,7 +731,7 @@ def plan(
                 delta=delta,
                 tasks=tasks,
                 trials=trials,
-                correlation=correlation,
+                correlation=r,
                 within_share=within_share,
                 alpha=alpha,
                 power=power,
@@ -723,7 +742,7 @@ def plan(
             delta=None if tasks is not None else delta,
             tasks=tasks,
             trials=trials,
-            correlation=correlation,
+            correlation=r,
             within_share=within_share,
             alpha=alpha,
             power=power,

@@ -336,6 +336,19 @@ def test_a_pilot_pair_with_variance_in_one_run_still_plans(tmp_path: Path) -> No
         # Power at or below α: non-monotone sizes (0.025 → 2 tasks, 0.01 → 7).
         (["--baseline", "0.5", "--delta", "0.1", "--power", "0.01"], "--power: must be above"),
         (["--baseline", "0.5", "--tasks", "50", "--power", "0.05"], "--power: must be above"),
+        # Options the other mode ignores: they were dropped without a word.
+        (
+            ["--pilot", "P", "--baseline", "0.3", "--delta", "0.1"],
+            "--baseline: --pilot SOURCE measures the variance (and rate) that --baseline P",
+        ),
+        (
+            ["--pilot", "P", "--pilot-b", "Q", "--correlation", "0.3", "--delta", "0.1"],
+            "--correlation: --pilot-b measures how the two systems' task rates go together",
+        ),
+        (
+            ["--pilot", "P", "--pilot-b", "Q", "--correlation", "0", "--tasks", "50"],
+            "and the pilots would win: drop --correlation",
+        ),
         (["--baseline", "0.95", "--delta", "0.1"], "--delta"),
         # Two questions at once: the --delta used to be dropped without a word.
         (["--baseline", "0.8", "--delta", "0.03", "--tasks", "50"], "give one"),
@@ -345,6 +358,20 @@ def test_plan_bad_input_exits_2(args: list[str], field: str) -> None:
     res = run_cli("plan", *args)
     assert res.returncode == 2 and field in res.stderr, res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_plan_refuses_an_ignored_option_before_reading_the_pilot(tmp_path: Path) -> None:
+    # Refused before anything is computed: the same pilots plan without the option, and
+    # --correlation still shapes a single pilot's ω² = 2(1 − r)τ².
+    pilot = _outcomes(tmp_path / "p.jsonl", [[True], [False], [True], [True]])
+    other = _outcomes(tmp_path / "q.jsonl", [[True], [True], [False], [True]])
+    pair = ["plan", "--pilot", str(pilot), "--pilot-b", str(other), "--delta", "0.1"]
+    assert run_cli(*pair).returncode == 0
+    res = run_cli(*pair, "--correlation", "0.5")
+    assert res.returncode == 2 and res.stdout == ""
+    # p = 1, 0, 1, 1: Var = 0.25, τ² = 0.125 at share 0.5; r = 0.5 → ω² = 2·0.5·0.125
+    one = run_cli("plan", "--pilot", str(pilot), "--delta", "0.1", "--correlation", "0.5", "--json")
+    assert json.loads(one.stdout)["variance"]["omega2"] == pytest.approx(0.125)
 
 
 def test_plan_with_a_tiny_alpha(tmp_path: Path) -> None:
