@@ -25,6 +25,7 @@ command        twin
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -70,6 +71,7 @@ from agentgauge.stats.power import (
     components_from_pilot_pair,
     pilot_variance,
     plan_from_assumptions,
+    z_two_sided,
 )
 from agentgauge.stats.power import plan as plan_from_components
 from agentgauge.table import TrialTable
@@ -595,13 +597,19 @@ def _from_pilot(
                 field="--pilot",
             )
         comp = components_from_pilot(pv, correlation=correlation, within_share=within_share)
+        # Echo the τ² and σ² the plan used. With one trial per task they are the pilot's
+        # variance split by --within-share (σ² = ω²'s partner in `components_from_pilot`);
+        # `pv.tau2` is then the whole variance, which is not what went into ω².
+        split = pv.sigma2 is None
         inputs.update(
             correlation=correlation,
             pilot_tasks=pv.n_tasks,
             pilot_trials_per_task=pv.mean_trials,
             pilot_rate=pv.mean_rate,
-            tau2=pv.tau2,
-            sigma2=pv.sigma2,
+            pilot_variance=pv.total,
+            variance_split="within_share" if split else "pilot",
+            tau2=(1 - within_share) * pv.total if split else pv.tau2,
+            sigma2=comp.sigma2_a,
         )
     else:
         ra, rb = _rates(ta), _rates(_pilot_table(pilot_b))
@@ -615,6 +623,20 @@ def _from_pilot(
         comp = components_from_pilot_pair(
             arr["na"], arr["pa"], arr["nb"], arr["pb"], within_share=within_share
         )
+        if comp.per_task() == 0:
+            # B − A is the same on every shared task and no trial varies within one (two
+            # all-passing pilots, say): as for one pilot, a plan from zero variance
+            # promised 2 tasks for any δ and an effect of 0 detectable with 50 tasks.
+            d = arr["pb"][0] - arr["pa"][0]
+            agree = all(bool(np.all((r == 0) | (r == 1))) for r in (arr["pa"], arr["pb"]))
+            raise InputError(
+                f"the two pilots show no variance to plan from: B − A is {d:+g} on every one "
+                f"of the {len(shared)} shared tasks"
+                + (", and every task's trials agree" if agree else "")
+                + "; plan from assumptions instead (--baseline RATE), or pilot on tasks the "
+                "agents do not always pass or fail",
+                field="--pilot-b",
+            )
         inputs.update(method="pilot-pair", pilot_b=pilot_b, pilot_tasks=len(shared))
     inputs["trials"] = trials
     return plan_from_components(
@@ -635,7 +657,7 @@ def plan(
     delta: float | None = None,
     tasks: int | None = None,
     trials: int = 1,
-    correlation: float = 0.0,
+    correlation: float | None = None,
     within_share: float = DEFAULT_WITHIN_SHARE,
     alpha: float = 0.05,
     power: float = 0.8,
@@ -647,12 +669,31 @@ def plan(
     ``baseline`` rate and a ``correlation``) or from the variance of a ``pilot``
     SOURCE (and a second system's ``pilot_b``, for a paired estimate). See
     `agentgauge.stats.power` and docs/compare-and-plan.md for the formula.
-    Bad inputs raise `InputError` naming the option."""
+    ``correlation`` is 0 unless given; a paired pilot measures it, and a pilot
+    replaces the baseline, so either given beside them is refused rather than
+    dropped. Bad inputs raise `InputError` naming the option."""
+    alpha_ok = 0 < alpha < 1
     checks = [
-        (not 0 < alpha < 1, "--alpha", "must be in (0, 1)"),
+        (not alpha_ok, "--alpha", "must be in (0, 1)"),
+        (
+            alpha_ok and not math.isfinite(z_two_sided(alpha)),
+            "--alpha",
+            f"{alpha!r} is too small: its normal quantile z_(1−α/2) is not a finite number",
+        ),
         (not 0 < power < 1, "--power", "must be in (0, 1)"),
+        (
+            alpha_ok and 0 < power <= alpha,
+            "--power",
+            f"must be above --alpha ({alpha:g}): a two-sided test at level α rejects with "
+            "probability α when B equals A and more when they differ, so no design has "
+            "power at or below α",
+        ),
         (trials < 1, "--trials", "must be at least 1"),
-        (not -1 <= correlation <= 1, "--correlation", "must be in [-1, 1]"),
+        (
+            correlation is not None and not -1 <= correlation <= 1,
+            "--correlation",
+            "must be in [-1, 1]",
+        ),
         (not 0 <= within_share <= 1, "--within-share", "must be in [0, 1]"),
         (tasks is not None and tasks < 2, "--tasks", "must be at least 2"),
         (delta is None and tasks is None, "--delta", "give --delta D, or --tasks N for the MDE"),
@@ -664,11 +705,24 @@ def plan(
         (delta is not None and (delta == 0 or abs(delta) >= 1), "--delta", "must be in (0, 1)"),
         (pilot_b is not None and pilot is None, "--pilot-b", "needs --pilot"),
         (pilot is None and baseline is None, "--baseline", "give --baseline P or --pilot SOURCE"),
+        (
+            pilot is not None and baseline is not None,
+            "--baseline",
+            "--pilot SOURCE measures the variance (and rate) that --baseline P assumes, "
+            "and the pilot would win: give one of them",
+        ),
+        (
+            pilot_b is not None and correlation is not None,
+            "--correlation",
+            "--pilot-b measures how the two systems' task rates go together (ω² from their "
+            "paired differences), and the pilots would win: drop --correlation",
+        ),
         (baseline is not None and not 0 <= baseline <= 1, "--baseline", "must be in [0, 1]"),
     ]
     for bad, name, why in checks:
         if bad:
             raise InputError(why, field=name)
+    r = 0.0 if correlation is None else correlation
     try:
         if pilot is not None:
             return _from_pilot(
@@ -677,7 +731,7 @@ def plan(
                 delta=delta,
                 tasks=tasks,
                 trials=trials,
-                correlation=correlation,
+                correlation=r,
                 within_share=within_share,
                 alpha=alpha,
                 power=power,
@@ -688,7 +742,7 @@ def plan(
             delta=None if tasks is not None else delta,
             tasks=tasks,
             trials=trials,
-            correlation=correlation,
+            correlation=r,
             within_share=within_share,
             alpha=alpha,
             power=power,

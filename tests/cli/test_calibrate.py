@@ -282,3 +282,68 @@ def test_agreement_with_nothing_to_resample_says_so(tmp_path: Path, all_pass: bo
     else:
         assert jh["kappa"] == 1.0
         assert jh["null_reason"].startswith("no interval: every bootstrap replicate gave κ = 1")
+
+
+@pytest.mark.parametrize("constant", ["judge", "ann"])
+def test_a_constant_label_says_why_kappa_has_no_interval(tmp_path: Path, constant: str) -> None:
+    # 30 items; one side says "pass" on all of them, the other fails 10: raw agreement
+    # 20/30 = 0.667, and p_o = p_e = 20/30 (the constant side's marginal is 1), so κ =
+    # (p_o − p_e)/(1 − p_e) = 0 on the data and on every resample (statsmodels agrees).
+    # The reason said "the 30 items leave no disagreement to resample": 10 disagree.
+    rows = []
+    for k in range(30):
+        varied = "fail" if k % 3 == 0 else "pass"
+        human, judge = ("pass", varied) if constant == "ann" else (varied, "pass")
+        rows += [row(f"t{k}", "ann", human), row(f"t{k}", "judge", judge)]
+    labels = write(tmp_path / "labels.jsonl", rows)
+    proc = agentgauge("calibrate", str(labels), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    jh = json.loads(proc.stdout)["judge_vs_human"]
+    table = np.array(jh["confusion"]["matrix"])[:2, :2]
+    with np.errstate(invalid="ignore"):  # statsmodels' SE of a κ with a constant margin
+        reference = sm_cohens_kappa(table).kappa
+    assert jh["kappa"] == pytest.approx(reference, abs=1e-12)
+    assert jh["kappa"] == 0.0 and jh["raw_agreement"] == pytest.approx(20 / 30)
+    assert jh["ci95"] is None
+    who = "the judge" if constant == "judge" else "the human labels"
+    assert jh["null_reason"].startswith(
+        f"no interval: {who} gave all 30 decided items the same label ('pass'), so κ is 0"
+    )
+    assert "no disagreement" not in jh["null_reason"]
+
+
+@pytest.mark.parametrize(("n_items", "label"), [(1, "pass"), (1, "unknown"), (3, "unknown")])
+def test_too_few_decided_items_warn_about_kappa_not_its_interval(
+    tmp_path: Path, n_items: int, label: str
+) -> None:
+    # One decided item (κ undefined, p_e = 1), or none (the judge said unknown): there
+    # is no interval, yet the warning said "κ's interval is wide".
+    rows = []
+    for k in range(n_items):
+        rows += [row(f"t{k}", "ann", "pass"), row(f"t{k}", "judge", label)]
+    labels = write(tmp_path / "labels.jsonl", rows)
+    proc = agentgauge("calibrate", str(labels), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    n = out["judge_vs_human"]["n_decided"]
+    assert n == (1 if label == "pass" else 0) and out["judge_vs_human"]["kappa"] is None
+    assert out["warnings"] == [
+        f"only {n} item{'' if n == 1 else 's'} decided by both judge and humans: κ needs at "
+        "least two items, not all with one label, so it has no value and no interval"
+    ]
+
+
+def test_few_items_with_an_interval_still_warn_that_it_is_wide(tmp_path: Path) -> None:
+    rows = []
+    for k in range(10):
+        human, judge = ("pass" if k % 2 else "fail"), ("pass" if k % 3 else "fail")
+        rows += [row(f"t{k}", "ann", human), row(f"t{k}", "judge", judge)]
+    out = json.loads(
+        agentgauge(
+            "calibrate", str(write(tmp_path / "l.jsonl", rows)), "--json", cwd=tmp_path
+        ).stdout
+    )
+    assert out["judge_vs_human"]["ci95"] is not None
+    assert out["warnings"] == [
+        "only 10 items decided by both judge and humans: κ's interval is wide"
+    ]

@@ -245,6 +245,84 @@ def test_a_pilot_without_variance_is_refused(tmp_path: Path, outcome: bool) -> N
     assert "shows no variance to plan from" in res.stderr and "Traceback" not in res.stderr
 
 
+def _outcomes(path: Path, outcomes: list[list[bool]]) -> Path:
+    """A trials file: task i's trials have ``outcomes[i]``."""
+    path.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{i}", "trial": k, "success": ok}) + "\n"
+            for i, row in enumerate(outcomes)
+            for k, ok in enumerate(row)
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("rows_a", "rows_b", "diff"),
+    [
+        # Two all-passing pilots (5 tasks × 4 trials): "2 tasks to detect δ = 0.05".
+        ([[True] * 4] * 5, [[True] * 4] * 5, "+0"),
+        # A always fails, B always passes: B − A is 1 on every task, no spread.
+        ([[False] * 2] * 3, [[True] * 2] * 3, "+1"),
+        # Each task always passed or always failed, the same way in both.
+        ([[True] * 2, [False] * 2, [True] * 2], [[True] * 2, [False] * 2, [True] * 2], "+0"),
+    ],
+)
+@pytest.mark.parametrize("question", [["--delta", "0.05"], ["--tasks", "50"]])
+def test_a_pilot_pair_without_variance_is_refused(
+    tmp_path: Path,
+    rows_a: list[list[bool]],
+    rows_b: list[list[bool]],
+    diff: str,
+    question: list[str],
+) -> None:
+    # ω² = σ_A² = σ_B² = 0 promised "2 tasks" for any δ and "minimum detectable effect
+    # 0.0000 with 50 tasks", as a single pilot without variance did before it was refused.
+    a = _outcomes(tmp_path / "a.jsonl", rows_a)
+    b = _outcomes(tmp_path / "b.jsonl", rows_b)
+    res = run_cli("plan", "--pilot", str(a), "--pilot-b", str(b), *question)
+    assert res.returncode == 2, res.stdout
+    assert res.stdout == "" and "Traceback" not in res.stderr
+    assert "--pilot-b: the two pilots show no variance to plan from" in res.stderr
+    assert f"B − A is {diff} on every one of the {len(rows_a)} shared tasks" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_pilot_reports_the_variance_components_it_used(tmp_path: Path) -> None:
+    # One trial per task, p = 1, 0, 1, 1: Var_t(p) = 0.25 (ddof 1), split by
+    # --within-share 0.3 into σ² = 0.075 and τ² = 0.175, so ω² = 2·0.175 = 0.35.
+    # "tau2" echoed 0.25, the whole variance, not the τ² behind ω².
+    pilot = _outcomes(tmp_path / "k1.jsonl", [[True], [False], [True], [True]])
+    args = ["plan", "--pilot", str(pilot), "--delta", "0.1", "--within-share", "0.3", "--json"]
+    d = json.loads(run_cli(*args).stdout)
+    assert d["variance"]["omega2"] == pytest.approx(0.35)
+    assert d["tau2"] == pytest.approx(0.175) and d["sigma2"] == pytest.approx(0.075)
+    assert d["variance"]["omega2"] == pytest.approx(2 * d["tau2"])
+    assert d["pilot_variance"] == pytest.approx(0.25) and d["variance_split"] == "within_share"
+    # Four trials per task (1100, 1111, 0000): σ² = 1/9 and τ² = 2/9 estimated apart
+    # (tests/stats/test_power.py), whatever --within-share says.
+    rows = [[True, True, False, False], [True] * 4, [False] * 4]
+    pilot = _outcomes(tmp_path / "k4.jsonl", rows)
+    args[2] = str(pilot)
+    d = json.loads(run_cli(*args).stdout)
+    assert d["tau2"] == pytest.approx(2 / 9) and d["sigma2"] == pytest.approx(1 / 9)
+    assert d["pilot_variance"] == pytest.approx(0.25) and d["variance_split"] == "pilot"
+    assert d["variance"]["omega2"] == pytest.approx(4 / 9)
+
+
+def test_a_pilot_pair_with_variance_in_one_run_still_plans(tmp_path: Path) -> None:
+    # B − A is 0 on every task but A's and B's trials disagree within tasks: σ² > 0.
+    # Per task p = 0.5 with 2 trials: s² = 0.25·2/1 = 0.5, so σ_A² = σ_B² = 0.5, ω² =
+    # max(0 − mean(0.5/2 + 0.5/2), 0) = 0, variance per task 0.5 + 0.5 = 1, and
+    # n = 7.848880 · 1 / 0.5² = 31.4 → 32.
+    rows = [[True, False]] * 3
+    a = _outcomes(tmp_path / "a.jsonl", rows)
+    b = _outcomes(tmp_path / "b.jsonl", rows)
+    res = run_cli("plan", "--pilot", str(a), "--pilot-b", str(b), "--delta", "0.5", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["n_tasks"] == 32
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [
@@ -252,6 +330,25 @@ def test_a_pilot_without_variance_is_refused(tmp_path: Path, outcome: bool) -> N
         (["--baseline", "0.8"], "--delta"),
         (["--baseline", "1.5", "--delta", "0.03"], "--baseline"),
         (["--baseline", "0.8", "--delta", "0.03", "--power", "1"], "--power"),
+        # α/2 underflows: z_{1−α/2} is infinite (1e-17 crashed on ceil(∞) before it
+        # was taken from the lower tail).
+        (["--baseline", "0.5", "--delta", "0.1", "--alpha", "5e-324"], "--alpha: 5e-324"),
+        # Power at or below α: non-monotone sizes (0.025 → 2 tasks, 0.01 → 7).
+        (["--baseline", "0.5", "--delta", "0.1", "--power", "0.01"], "--power: must be above"),
+        (["--baseline", "0.5", "--tasks", "50", "--power", "0.05"], "--power: must be above"),
+        # Options the other mode ignores: they were dropped without a word.
+        (
+            ["--pilot", "P", "--baseline", "0.3", "--delta", "0.1"],
+            "--baseline: --pilot SOURCE measures the variance (and rate) that --baseline P",
+        ),
+        (
+            ["--pilot", "P", "--pilot-b", "Q", "--correlation", "0.3", "--delta", "0.1"],
+            "--correlation: --pilot-b measures how the two systems' task rates go together",
+        ),
+        (
+            ["--pilot", "P", "--pilot-b", "Q", "--correlation", "0", "--tasks", "50"],
+            "and the pilots would win: drop --correlation",
+        ),
         (["--baseline", "0.95", "--delta", "0.1"], "--delta"),
         # Two questions at once: the --delta used to be dropped without a word.
         (["--baseline", "0.8", "--delta", "0.03", "--tasks", "50"], "give one"),
@@ -260,3 +357,33 @@ def test_a_pilot_without_variance_is_refused(tmp_path: Path, outcome: bool) -> N
 def test_plan_bad_input_exits_2(args: list[str], field: str) -> None:
     res = run_cli("plan", *args)
     assert res.returncode == 2 and field in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_plan_refuses_an_ignored_option_before_reading_the_pilot(tmp_path: Path) -> None:
+    # Refused before anything is computed: the same pilots plan without the option, and
+    # --correlation still shapes a single pilot's ω² = 2(1 − r)τ².
+    pilot = _outcomes(tmp_path / "p.jsonl", [[True], [False], [True], [True]])
+    other = _outcomes(tmp_path / "q.jsonl", [[True], [True], [False], [True]])
+    pair = ["plan", "--pilot", str(pilot), "--pilot-b", str(other), "--delta", "0.1"]
+    assert run_cli(*pair).returncode == 0
+    res = run_cli(*pair, "--correlation", "0.5")
+    assert res.returncode == 2 and res.stdout == ""
+    # p = 1, 0, 1, 1: Var = 0.25, τ² = 0.125 at share 0.5; r = 0.5 → ω² = 2·0.5·0.125
+    one = run_cli("plan", "--pilot", str(pilot), "--delta", "0.1", "--correlation", "0.5", "--json")
+    assert json.loads(one.stdout)["variance"]["omega2"] == pytest.approx(0.125)
+
+
+def test_plan_with_a_tiny_alpha(tmp_path: Path) -> None:
+    # 1 − α/2 rounded to 1 and the size was ceil(∞): an OverflowError traceback, with
+    # --baseline or --pilot. (8.573944 + 0.841621)² · 0.49 / 0.01 = 4344.0 → 4344
+    # (tests/stats/test_power.py).
+    res = run_cli("plan", "--baseline", "0.5", "--delta", "0.1", "--alpha", "1e-17")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("4344 tasks")
+    # A pilot of 4 tasks, one trial each, 1 0 1 0: Var(p) = 1/3, split 0.5/0.5, so ω² =
+    # 2 · 1/6 and σ² = 1/6 each: 2/3 per task; 88.6529 · (2/3) / 0.01 = 5910.2 → 5911.
+    pilot = _outcomes(tmp_path / "p.jsonl", [[True], [False], [True], [False]])
+    res = run_cli("plan", "--pilot", str(pilot), "--delta", "0.1", "--alpha", "1e-17")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("5911 tasks")

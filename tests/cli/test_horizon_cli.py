@@ -91,3 +91,21 @@ def test_import_metr_then_horizon(shared_data: Path, tmp_path: Path) -> None:
     # Claude 3.5 Sonnet (New): p50 = 60.9 min in our fit, which the sklearn test pins.
     assert groups["Claude 3.5 Sonnet (New)"]["p50_minutes"] == pytest.approx(60.94, rel=1e-3)
     assert groups["davinci-002"]["p50_minutes"] == 0.0
+
+
+def test_horizon_of_one_task_length_is_null_in_the_table(tmp_path: Path) -> None:
+    # Nine tasks of 10 minutes: the table read p50 0 [0, ∞] and p80 0 [0, 0] beside the
+    # warning that the slope is not identified.
+    path = tmp_path / "same.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{i}", "human_minutes": 10, "success": i % 2 == 0}) + "\n"
+            for i in range(9)
+        )
+    )
+    res = agentgauge("horizon", str(path), "--bootstrap", "100", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "[—, —]" in res.stdout and "[0, " not in res.stdout
+    shown = " ".join(res.stdout.split())
+    assert "the slope is not identified, so no horizon is" in shown
+    assert "lies below the shortest task" not in shown and "slope b1" not in shown

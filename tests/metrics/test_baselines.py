@@ -80,3 +80,37 @@ def test_an_agent_baseline_keeps_its_unknown_cost() -> None:
     )
     assert b.cost_of_pass is None and b.cost_reason == "price unknown for 1 of 2 trials"
     assert b.latency_p50 == pytest.approx(3.0) and b.score == 0.5
+
+
+def test_human_time_and_cost_past_the_largest_float() -> None:
+    # 1e308 minutes is a finite time, but × 60 it is no float in seconds: the median time
+    # is null with the reason (it was inf, and `compare --json` failed on it). The cost
+    # is taken in hours, 1e308 / 60 = 1.67e306, and × $1000/h passes the largest float.
+    table = humans(human_minutes=[1e308, 1e308])
+    b = summarize_baseline("human", "people", table, human_rate=1000.0)
+    assert b.latency_p50 is None
+    assert b.latency_reason == (
+        "a trial's time in seconds (human_minutes × 60) passes the largest float (about 1.8e308)"
+    )
+    assert b.cost_of_pass is None
+    assert b.cost_reason == "a trial's time × hourly rate passes the largest float (about 1.8e308)"
+    assert b.to_dict()["latency_reason"] == b.latency_reason
+    # $1/h: hours 1.67e306 each, mean 1.67e306, over rate 0.5: 3.33e306, a number.
+    cost, why = human_cost_of_pass(table, 1.0)
+    assert why is None and cost == pytest.approx(1e308 / 60 / 0.5)
+    # Two middle times of 1.7e308 s: their mean overflowed; the median is 1.7e308.
+    both = summarize_baseline("human", "p", humans(latency_s=[1.7e308, 1.7e308]))
+    assert both.latency_p50 == 1.7e308 and both.latency_reason is None
+
+
+def test_ratio_to_the_human_past_the_largest_float() -> None:
+    human = summarize_baseline(
+        "human", "people", humans(human_minutes=[0.06, 0.06]), human_rate=1e-300
+    )
+    # human: 0.001 h × $1e-300/h = $1e-303 per trial, / 0.5 = $2e-303 per success
+    assert human.cost_of_pass == pytest.approx(2e-303)
+    ratio, why = relative_to_human(1e10, None, human)
+    assert ratio is None
+    assert why == (
+        "the agent's cost per success / the human's passes the largest float (about 1.8e308)"
+    )

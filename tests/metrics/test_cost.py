@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgauge.metrics import cost_metrics, cost_of_pass
-from agentgauge.metrics.cost import quantiles
+from agentgauge.metrics.cost import SUM_OVERFLOW, checked_cost_of_pass, quantiles
 
 NAN = float("nan")
 
@@ -110,3 +110,40 @@ def test_quantiles_equal_numpy_linear(values: list[float], qs: list[float]) -> N
     got = quantiles(arr, tuple(qs))
     np.testing.assert_allclose(got, np.quantile(arr, qs), rtol=1e-12, atol=1e-12)
     assert arr.tolist() == values  # input untouched
+
+
+# ---------------------------------------------------------------- finite values, huge results
+
+
+def test_cost_of_pass_past_the_largest_float_is_null_with_its_reason() -> None:
+    # Task a: one failing trial at $1.7e308; task b: 1 success in 1000 trials at $1. The
+    # total, 1.7e308 + 1000, fits, but the task-averaged cost (1.7e308 + 1)/2 = 8.5e307
+    # over the task-averaged rate (0 + 0.001)/2 = 0.0005 is 1.7e311: past the largest
+    # float. It was inf, and `metrics --json` then failed on it.
+    cost = np.array([1.7e308] + [1.0] * 1000)
+    task = np.array([0] + [1] * 1000)
+    success_rate = 0.0005
+    m = cost_metrics(
+        success_rate=success_rate, **arrays(cost_usd=list(cost)), task=task, successes=1
+    )
+    assert m.cost_of_pass is None
+    assert m.reasons["cost_of_pass"] == (
+        "cost per trial / success rate passes the largest float (about 1.8e308)"
+    )
+    # What was spent per success is the total over one success: it fits.
+    assert m.spend_per_success == pytest.approx(1.7e308 + 1000)
+    assert checked_cost_of_pass(cost, task, success_rate) == (None, m.reasons["cost_of_pass"])
+    # A task whose trials add up past it: the sum's reason.
+    two = np.array([1e308, 1e308])
+    assert checked_cost_of_pass(two, np.array([0, 0]), 0.5) == (None, SUM_OVERFLOW)
+    # Ordinary values are unchanged: $0.50 per trial at 40% → $1.25.
+    assert checked_cost_of_pass(np.array([0.5, 0.5]), np.array([0, 1]), 0.4) == (
+        pytest.approx(1.25),
+        None,
+    )
+
+
+def test_judge_total_past_the_largest_float_is_null_with_its_reason() -> None:
+    m = cost_metrics(success_rate=0.5, **arrays(judge_cost_usd=[1.7e308, 1.7e308]))
+    assert m.judge_total is None and m.judge_n == 2
+    assert m.reasons["judge_total"] == SUM_OVERFLOW

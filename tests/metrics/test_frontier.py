@@ -74,3 +74,14 @@ def test_frontier_from_table() -> None:
     assert [p.label for p in f.frontier] == ["y"]
     assert f.dominated[0][0].cost_per_trial == pytest.approx(0.2)
     assert f.dominated[0][1] == ["y"]
+
+
+def test_frontier_of_huge_finite_costs() -> None:
+    # Two trials at $1e308 and $1.7e308: the mean, 1.35e308, is a float although the sum
+    # is not. The point went to "unpriced" with 0 trials unpriced.
+    t = TrialTable.from_columns(
+        2, task_id=["a", "b"], success=[True, False], agent=["x", "x"], cost_usd=[1e308, 1.7e308]
+    )
+    f = frontier_from_table(t, by=["agent"])
+    assert f.unpriced == []
+    assert f.frontier[0].cost_per_trial == pytest.approx(1.35e308)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -172,11 +173,11 @@ def test_flat_slope_at_exactly_q_is_undefined_not_zero() -> None:
 
 
 def test_a_tie_reports_a_null_horizon_with_a_warning() -> None:
-    # Two 1-minute tasks (x = log2 1 = 0, so the penalty sets b1 = 0), one success and
-    # one failure: b0 = logit(0.5) = 0, the tie at q = 0.5.
+    # One success and one failure at 1 minute and again at 4: the rate is 0.5 at both
+    # lengths, so the fit is flat, b1 = 0, and b0 = logit(0.5) = 0, the tie at q = 0.5.
     trials = [
-        agentgauge.Trial(task_id="a", success=True, human_minutes=1),
-        agentgauge.Trial(task_id="b", success=False, human_minutes=1),
+        agentgauge.Trial(task_id=t, success=ok, human_minutes=m)
+        for t, ok, m in (("a", True, 1), ("b", False, 1), ("c", True, 4), ("d", False, 4))
     ]
     g = agentgauge.horizon(trials, bootstrap=0).to_dict()["groups"][0]
     assert g["slope"] == 0 and g["intercept"] == 0
@@ -184,6 +185,40 @@ def test_a_tie_reports_a_null_horizon_with_a_warning() -> None:
     assert g["p80_minutes"] == 0.0  # σ(0) = 0.5 < 0.8: shorter than any task
     assert any("p50 is undefined" in w for w in g["warnings"])
     json.dumps(g, allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # Nine tasks of 10 minutes in three families, some passing.
+        [(f"t{i}", f"f{i % 3}", 10.0, float(i % 2)) for i in range(9)],
+        # One task, half its runs passing: σ(b0) = 0.5, where p50 read "—" and p80 "0".
+        [("t", None, 10.0, float(k % 2)) for k in range(4)],
+    ],
+)
+def test_one_task_length_identifies_no_slope_and_no_horizon(
+    rows: list[tuple[str, str | None, float, float]],
+) -> None:
+    # With every task the same length only the success rate at that length is fitted;
+    # the penalty sets b1 = 0, and the flat-fit rule turned that into p50 = 0 [0, ∞] and
+    # p80 = 0 [0, 0] beside the warning that the slope is not identified.
+    g = horizon(table(rows), bootstrap=200).groups[0]
+    assert not g.slope_identified
+    assert all(math.isnan(h) for h in g.horizons.values())
+    assert g.ci95 is not None and all(math.isnan(v) for ci in g.ci95.values() for v in ci)
+    d = g.to_dict()
+    json.dumps(d, allow_nan=False)
+    assert d["p50_minutes"] is None and d["p80_minutes"] is None and d["slope"] is None
+    assert d["horizons"] == {"0.5": None, "0.8": None}
+    assert d["ci95"] == {"0.5": [None, None], "0.8": [None, None]}
+    assert d["warnings"] == [
+        "all tasks have the same length (10 min): the slope is not identified, so no "
+        "horizon is (every horizon and its interval is null)"
+    ]
+    # Ord's half-life has one parameter, which one length does identify: with one task
+    # at 50%, S(10) = 2^(−10/T) = 0.5 gives T = 10 min.
+    if len(rows) == 4:
+        assert g.half_life_minutes == pytest.approx(10.0, rel=1e-6)
 
 
 def test_perfectly_separable_is_warned_and_bounded_by_the_penalty() -> None:
@@ -466,6 +501,42 @@ def test_unbounded_horizon_is_null_in_json() -> None:
     d = g.to_dict()
     assert d["p50_minutes"] is None and d["horizons"]["0.5"] is None
     assert any("no failures" in w for w in d["warnings"])
+
+
+def test_a_horizon_past_the_largest_float_is_null_and_says_so() -> None:
+    # 0.9 at 1 min and 0.8999 at 2 min: b1 = logit(0.8999) − logit(0.9) = ln(8.990010) −
+    # ln 9 = 2.196115 − 2.197225 = −0.001110 per doubling, so log2 p50 = 2.197225/0.001110
+    # ≈ 1979 and p50 = 2^1979 minutes, past the largest float: ∞, JSON null, and the warning said
+    # "p50 = inf min lies above the longest task".
+    t = table([("a", None, 1.0, 0.9), ("b", None, 2.0, 0.8999)])
+    g = horizon(t, bootstrap=0).groups[0]
+    assert g.slope == pytest.approx(-0.001110, abs=1e-6)
+    assert g.horizons[0.5] == math.inf
+    d = g.to_dict()
+    assert d["p50_minutes"] is None and d["horizons"]["0.5"] is None
+    assert any(
+        w.startswith("p50 passes the largest float (about 1.8e308 min)") for w in d["warnings"]
+    )
+    assert not any("inf min" in w for w in d["warnings"])
+    # p80: log2 = (ln 4 − 2.197225)/(−0.001110) ≈ 730: a float, and an extrapolation.
+    assert 1e219 < g.horizons[0.8] < 1e220
+    assert any(w.startswith("p80 = ") and "above the longest task" in w for w in d["warnings"])
+
+
+def test_huge_finite_task_lengths_fit_without_numeric_warnings() -> None:
+    # Lengths of 1e300 and 1e308 minutes overflowed −ln S = t·ln 2 / T_half to ∞ inside
+    # the half-life search (0·∞ = NaN in its loss; a RuntimeWarning, an error under
+    # python -W error). The half-life scales with the unit: T(c·t) = c·T(t).
+    pos, neg = np.array([1.0, 0.5]), np.array([0.2, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        huge = fit_half_life(np.array([1e300, 1e308]), pos, neg)
+        rows = [(f"t{i}", None, 2.0**i, float(i < 3)) for i in range(6)]
+        rows.append(("big", None, 1e308, 0.0))
+        horizon(table(rows), bootstrap=20)
+    small = fit_half_life(np.array([1.0, 1e8]), pos, neg)
+    # The bounded search stops within √ε·|ln T| of ln T: 1e-5 at ln T ≈ 707.
+    assert huge == pytest.approx(small * 1e300, rel=1e-4)
 
 
 # --------------------------------------------------------------------------- METR data

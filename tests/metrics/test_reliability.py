@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -128,6 +129,25 @@ def test_resource_consistency_by_hand() -> None:
     assert rc.n_tasks == {"cost_usd": 2, "latency_s": 2, "tokens": 0, "tool_calls": 2}
     assert rc.value == pytest.approx(0.804563, abs=1e-6)
     assert rc.per_resource["cost_usd"] == pytest.approx(math.exp(-0.25))
+
+
+def test_resource_consistency_of_huge_finite_values() -> None:
+    # $1e308 and $1.7e308 in each task: their sum passes the largest float and the CV was
+    # NaN (then `metrics --json` failed). The CV does not depend on the unit: that of
+    # (1, 1.7) is sd/mean = (0.7/√2)/1.35 = 0.494975/1.35 = 0.366648, exp(−CV) = 0.693054.
+    t = TrialTable.from_columns(
+        4,
+        task_id=["a", "a", "b", "b"],
+        success=[True, False, True, True],
+        cost_usd=[1e308, 1.7e308, 1.7e308, 1e308],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rc = resource_consistency(t)
+    small = np.array([1.0, 1.7])
+    assert rc.mean_cv["cost_usd"] == pytest.approx(small.std(ddof=1) / small.mean(), rel=1e-12)
+    assert rc.mean_cv["cost_usd"] == pytest.approx(0.366648, abs=1e-6)
+    assert rc.per_resource["cost_usd"] == pytest.approx(0.693054, abs=1e-6)
 
 
 def test_resource_consistency_none_without_data() -> None:

@@ -24,6 +24,7 @@ from agentgauge.stats.power import (
     plan_from_assumptions,
     tasks_needed,
     z_sum,
+    z_two_sided,
 )
 from agentgauge.store import Store
 
@@ -57,6 +58,33 @@ def test_textbook_matches_statsmodels_normal_power() -> None:
     ref = NormalIndPower().solve_power(effect_size=effect, alpha=0.05, power=0.8, ratio=1.0)
     ours = tasks_needed(0.03, components_from_assumptions(0.8, 0.03))
     assert ours == pytest.approx(ref, abs=0.01)
+
+
+def test_tiny_alpha_has_a_finite_critical_value() -> None:
+    # 1 − 1e-17/2 rounds to 1.0 and Φ⁻¹(1) = ∞: the size was ceil(∞), an OverflowError.
+    # From the lower tail, z_{1−α/2} = −Φ⁻¹(5e-18) = 8.573944 (scipy's isf agrees).
+    assert z_two_sided(1e-17) == pytest.approx(stats.norm.isf(5e-18), rel=1e-12)
+    assert z_two_sided(1e-17) == pytest.approx(8.573944, abs=1e-6)
+    # baseline 0.5, δ 0.1: (8.573944 + 0.841621)² · (0.25 + 0.24) / 0.01 = 4344.0 → 4344
+    p = plan_from_assumptions(0.5, delta=0.1, alpha=1e-17)
+    assert p.n_tasks == 4344
+    # statsmodels solves the same normal approximation at this α.
+    effect = 0.1 / math.sqrt((0.25 + 0.24) / 2)
+    ref = NormalIndPower().solve_power(effect_size=effect, alpha=1e-17, power=0.8, ratio=1.0)
+    assert p.n_tasks_exact == pytest.approx(ref, abs=0.01)
+    # α/2 underflows to 0 only below the smallest double: there z is not finite.
+    with pytest.raises(ValueError, match="too small"):
+        z_sum(5e-324, 0.8)
+
+
+@pytest.mark.parametrize("power", [0.05, 0.025, 0.01, 0.001])
+def test_power_at_or_below_alpha_is_refused(power: float) -> None:
+    # z_{0.975} + z_{power} is 0 at power 0.025 and grows again below: 0.025 asked for
+    # 2 tasks, 0.01 for 7, 0.001 for 63.
+    with pytest.raises(ValueError, match="power must exceed alpha"):
+        plan_from_assumptions(0.5, delta=0.1, power=power)
+    # Just above α the size is small but the formula is monotone.
+    assert z_sum(0.05, 0.06) > 0
 
 
 def test_correlation_and_trials_reduce_the_tasks_needed() -> None:

@@ -70,6 +70,8 @@ def _print(result: CompareResult, out: Console) -> None:
         m = c.mcnemar
         t.add_row("McNemar exact", f"p = {m.p_value:.4g}   ({m.a_only} A-only, {m.b_only} B-only)")
     ratio = "" if c.cost_ratio is None else f"   B/A = {c.cost_ratio:.2f}"
+    if c.cost_ratio is None and None not in (c.cost_of_pass_a, c.cost_of_pass_b):
+        ratio = f"   B/A — ({c.cost_ratio_reason})"  # both known: say why there is none
     t.add_row(
         "cost per success",
         f"A {_money(c.cost_of_pass_a, c.cost_reason_a)}   "

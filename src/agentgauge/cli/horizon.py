@@ -74,7 +74,8 @@ def render(report: HorizonReport) -> Table:
                 lo, hi = g.ci95[q]
                 cell += f"\n[{fmt_minutes(lo)}, {fmt_minutes(hi)}]"
             row.append(cell)
-        fitted = math.isfinite(g.intercept)  # no successes, or no failures: no fit
+        # No successes, or no failures: no fit; one task length: no slope.
+        fitted = math.isfinite(g.intercept) and g.slope_identified
         row.append(f"{g.slope:.2f}" if fitted else "—")
         row.append(fmt_minutes(g.half_life_minutes))
         row.append("/".join(_loss(g.log_loss[k]) for k in ("logistic", "half_life")))

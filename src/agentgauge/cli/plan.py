@@ -46,15 +46,20 @@ def _z_beta(power: float) -> float:
 @app.command("plan")
 def plan_cmd(
     baseline: Annotated[
-        float | None, typer.Option("--baseline", help="A's success rate (assumption mode).")
+        float | None,
+        typer.Option("--baseline", help="A's success rate (assumption mode; not with --pilot)."),
     ] = None,
     delta: Annotated[
         float | None, typer.Option("--delta", help="Difference to detect (B − A, a rate).")
     ] = None,
     trials: Annotated[int, typer.Option("--trials", help="Trials per task in each run.")] = 1,
     correlation: Annotated[
-        float, typer.Option("--correlation", help="Correlation of the two systems' task rates.")
-    ] = 0.0,
+        float | None,
+        typer.Option(
+            "--correlation",
+            help="Correlation of the two systems' task rates (default 0; not with --pilot-b).",
+        ),
+    ] = None,
     within_share: Annotated[
         float,
         typer.Option("--within-share", help="Share of trial variance within tasks (0–1)."),

@@ -90,13 +90,10 @@ def _agreement(
         )
     ci95: list[float | None] | None = [lo, hi] if n_boot else None
     if ci95 is not None and (lo is None or hi is None or lo == hi):
-        # Every replicate gave the same κ (perfect agreement on every resample, say): a
-        # zero-width interval from a few dozen items is not a measurement.
+        # Every replicate gave the same κ: a zero-width interval from a few dozen items
+        # is not a measurement.
         ci95 = None
-        why = why or (
-            f"no interval: every bootstrap replicate gave κ = {kappa:.3f} "
-            f"(the {res.n} items leave no disagreement to resample)"
-        )
+        why = why or _no_interval(res.table, kappa, res.n)
     return {
         "n_items": len(h),
         "n_decided": res.n,
@@ -123,6 +120,29 @@ def _agreement(
             "matrix": full.tolist(),
         },
     }
+
+
+def _no_interval(table: np.ndarray[Any, Any], kappa: float | None, n: int) -> str:
+    """Why every bootstrap replicate gave the same κ, from the confusion table (rows
+    the humans, columns the judge) of the ``n`` decided items."""
+    humans, judge = (int(np.count_nonzero(table.sum(axis=a))) for a in (1, 0))
+    if judge < 2 or humans < 2:
+        # When one side gives every item label c, p_o = n_cc/n and p_e = (n_cc/n)·1:
+        # κ = 0 on the data and on every resample (or undefined, p_e = 1), whatever the
+        # other side says, so the bootstrap has no spread to show.
+        who = "the judge" if judge < 2 else "the human labels"
+        label = _ORDER[int(np.flatnonzero(table.sum(axis=0 if judge < 2 else 1))[0])]
+        return (
+            f"no interval: {who} gave all {n} decided items the same label ({label!r}), so κ "
+            "is 0 on the data and on every bootstrap replicate however often the raters "
+            "agree: κ measures agreement beyond chance, which a constant label cannot show"
+        )
+    if not np.any(table - np.diag(np.diag(table))):
+        return (
+            f"no interval: every bootstrap replicate gave κ = {kappa:.3f} "
+            f"(the {n} items leave no disagreement to resample)"
+        )
+    return f"no interval: every bootstrap replicate gave κ = {kappa:.3f}"
 
 
 def _unknown_share(grades: Sequence[Label], rater: str) -> float | None:
@@ -262,11 +282,21 @@ def calibrate(
             "humans": h_all.count("unknown") / len(h_all) if h_all else None,
             "by_rater": {r: _unknown_share(grades, r) for r in [judge_rater, *human_raters]},
         }
-        n_dec = out["judge_vs_human"]["n_decided"]
-        if n_dec < 30:
+        jh = out["judge_vs_human"]
+        n_dec = jh["n_decided"]
+        if n_dec < 2:
+            # One item (or none) has no κ and no interval to be wide: say what is missing.
             warnings.append(
-                f"only {n_dec} items decided by both judge and humans: κ's interval is wide"
+                f"only {n_dec} item{'' if n_dec == 1 else 's'} decided by both judge and "
+                "humans: κ needs at least two items, not all with one label, so it has no value "
+                "and no interval"
             )
+        elif n_dec < 30:
+            if jh["ci95"] is not None or not n_boot:
+                what = "κ's interval is wide"
+            else:  # no interval, for the reason given beside κ
+                what = "too few to rely on κ" if jh["kappa"] is not None else "too few for κ"
+            warnings.append(f"only {n_dec} items decided by both judge and humans: {what}")
         if len({i[0] for i in both}) < len(both):
             warnings.append(
                 "several items share a task: the bootstrap resamples items as if independent, "

@@ -18,13 +18,14 @@ A run is given a role with ``--baseline-role`` (run, import) or marked later
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import numpy as np
 
 from agentgauge.errors import InputError
-from agentgauge.metrics.cost import task_weighted_cost_of_pass
+from agentgauge.metrics.cost import checked_cost_of_pass, overflow_reason, quantiles
 from agentgauge.metrics.engine import compute_metrics
 from agentgauge.schema import ROLE_KEY as RUN_ROLE_KEY
 from agentgauge.table import TrialTable
@@ -78,6 +79,9 @@ class Baseline:
     """Median seconds per trial (for the human, their time)."""
     note: str | None = None
     """What the reader must know to compare it (the human graded by other graders)."""
+    latency_reason: str | None = None
+    """Why ``latency_p50`` is ``None`` when a reason is known (a time past the largest
+    float); ``None`` when no trial records one."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,13 +93,35 @@ class Baseline:
             "cost_of_pass": self.cost_of_pass,
             "cost_reason": self.cost_reason,
             "latency_p50": self.latency_p50,
+            "latency_reason": self.latency_reason,
             "note": self.note,
         }
 
 
 def human_seconds(table: TrialTable) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """Each human trial's time: ``latency_s``, else ``human_minutes`` × 60 (NaN: unknown)."""
-    return np.where(np.isnan(table.latency_s), table.human_minutes * 60.0, table.latency_s)
+    """Each human trial's time: ``latency_s``, else ``human_minutes`` × 60 (NaN: unknown;
+    ∞ where minutes × 60 passes the largest float, which finite minutes can)."""
+    with np.errstate(over="ignore"):
+        return np.where(np.isnan(table.latency_s), table.human_minutes * 60.0, table.latency_s)
+
+
+def _human_hours(table: TrialTable) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """`human_seconds` in hours, divided down from each unit so it cannot overflow."""
+    return np.where(np.isnan(table.latency_s), table.human_minutes / 60.0, table.latency_s / 3600.0)
+
+
+def _median_time(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> tuple[float | None, str | None]:
+    """Median of the known times, or ``None`` with the reason."""
+    known = seconds[~np.isnan(seconds)]
+    if not known.size:
+        return None, None  # no trial records a time: "not recorded"
+    if not np.isfinite(known).all():
+        return None, overflow_reason("a trial's time in seconds (human_minutes × 60)")
+    with np.errstate(over="ignore"):
+        median = float(np.median(known))
+    # The mean of two middle values of 1.7e308 overflows; interpolating between them
+    # does not (the same number).
+    return (median if np.isfinite(median) else quantiles(known, (0.5,))[0]), None
 
 
 def human_cost_of_pass(
@@ -112,15 +138,18 @@ def human_cost_of_pass(
         return None, "no hourly rate (give --human-rate USD)"
     if len(table) == 0:
         return None, "no trials"
-    seconds = human_seconds(table)
-    missing = int(np.isnan(seconds).sum())
+    hours = _human_hours(table)
+    missing = int(np.isnan(hours).sum())
     if missing:
         return None, f"time unknown for {missing} of {len(table)} trials"
     rate = compute_metrics(table, k=1, by=()).groups[0].outcome.success_rate
     if not rate:
         return None, "no successes"
-    cost = seconds / 3600.0 * rate_usd_per_hour
-    return task_weighted_cost_of_pass(cost, table.codes("task_id")[1], rate), None
+    with np.errstate(over="ignore"):
+        cost = hours * rate_usd_per_hour
+    if not np.isfinite(cost).all():
+        return None, overflow_reason("a trial's time × hourly rate")
+    return checked_cost_of_pass(cost, table.codes("task_id")[1], rate)
 
 
 def summarize_baseline(
@@ -135,15 +164,24 @@ def summarize_baseline(
         return Baseline(role, label, 0, None, None, None, "no trials", None)
     g = compute_metrics(table, k=1, by=()).groups[0]
     o = g.outcome
+    latency_reason: str | None = None
     if role == "human":
         cop, reason = human_cost_of_pass(table, human_rate)
-        seconds = human_seconds(table)
-        known = seconds[~np.isnan(seconds)]
-        latency = float(np.median(known)) if known.size else None
+        latency, latency_reason = _median_time(human_seconds(table))
     else:
         cop, reason = g.cost.cost_of_pass, g.cost.reasons.get("cost_of_pass")
         latency = g.cost.latency_p50
-    return Baseline(role, label, o.n_tasks, o.success_rate, o.ci95, cop, reason, latency)
+    return Baseline(
+        role,
+        label,
+        o.n_tasks,
+        o.success_rate,
+        o.ci95,
+        cop,
+        reason,
+        latency,
+        latency_reason=None if latency is not None else latency_reason,
+    )
 
 
 def relative_to_human(
@@ -156,4 +194,7 @@ def relative_to_human(
         return None, f"human's cost unknown ({human.cost_reason or 'not recorded'})"
     if human.cost_of_pass == 0:
         return None, "human's cost is $0"
-    return agent_cost_of_pass / human.cost_of_pass, None
+    ratio = agent_cost_of_pass / human.cost_of_pass
+    if not math.isfinite(ratio):
+        return None, overflow_reason("the agent's cost per success / the human's")
+    return ratio, None

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, special
 
-from agentgauge.metrics.cost import task_weighted_cost_of_pass
+from agentgauge.metrics.cost import checked_cost_of_pass, overflow_reason
 from agentgauge.metrics.outcome import success_interval, task_success_counts
 from agentgauge.stats.exact import binomial_half_two_sided
 from agentgauge.stats.intervals import mover_difference_interval
@@ -201,9 +201,7 @@ def _cost_of_pass(table: TrialTable, rate: float) -> tuple[float | None, str | N
         return None, "no trials"
     if missing:
         return None, f"price unknown for {missing} of {len(cost)} trials"
-    if rate == 0:
-        return None, "no successes"
-    return task_weighted_cost_of_pass(cost, table.codes("task_id")[1], rate), None
+    return checked_cost_of_pass(cost, table.codes("task_id")[1], rate)
 
 
 def _none_if_nan(x: float) -> float | None:
@@ -307,9 +305,23 @@ class Comparison:
 
     @property
     def cost_ratio(self) -> float | None:
-        """Cost of pass of B over A's."""
+        """Cost of pass of B over A's; ``None`` when either is unknown, A's is $0, or
+        the quotient passes the largest float (`cost_ratio_reason` says which)."""
         a, b = self.cost_of_pass_a, self.cost_of_pass_b
-        return None if a is None or b is None or a == 0 else b / a
+        if a is None or b is None or a == 0:
+            return None
+        ratio = b / a
+        return ratio if math.isfinite(ratio) else None
+
+    @property
+    def cost_ratio_reason(self) -> str | None:
+        """Why `cost_ratio` is ``None`` (``None`` when it is a number)."""
+        a, b = self.cost_of_pass_a, self.cost_of_pass_b
+        if a is None or b is None:
+            return f"{'A' if a is None else 'B'}'s cost per success is unknown"
+        if a == 0:
+            return "A's cost per success is $0"
+        return None if self.cost_ratio is not None else overflow_reason("B / A")
 
     def non_inferior_at(self, margin: float) -> bool | None:
         """Whether B is not worse than A by more than ``margin`` (lower bound > −margin).
@@ -347,6 +359,7 @@ class Comparison:
                 "ratio": self.cost_ratio,
                 "a_reason": self.cost_reason_a,
                 "b_reason": self.cost_reason_b,
+                "ratio_reason": self.cost_ratio_reason,
             },
             "a": {
                 "label": self.label_a,

@@ -15,9 +15,12 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "SUM_OVERFLOW",
     "CostMetrics",
+    "checked_cost_of_pass",
     "cost_metrics",
     "cost_of_pass",
+    "overflow_reason",
     "quantiles",
     "task_mean",
     "task_weighted_cost_of_pass",
@@ -114,6 +117,40 @@ def task_weighted_cost_of_pass(
     return cost_of_pass(task_mean(cost_usd, task, counts), success_rate)
 
 
+def overflow_reason(what: str) -> str:
+    """Why a figure computed from finite values is missing: ``what`` went past the
+    largest float. JSON has no infinity, and an infinite cost would read as "no
+    number of attempts buys a success", which is not what the data say."""
+    return f"{what} passes the largest float (about 1.8e308)"
+
+
+#: Why a sum or what depends on it is missing when the values are finite but huge.
+SUM_OVERFLOW = overflow_reason("the sum")
+
+
+def checked_cost_of_pass(
+    cost_usd: FloatArray,
+    task: npt.NDArray[np.intp],
+    success_rate: float,
+    counts: npt.NDArray[np.int64] | None = None,
+) -> tuple[float | None, str | None]:
+    """`task_weighted_cost_of_pass`, or ``None`` with the reason when it is not a
+    finite number: a task's costs add up past the largest float (`SUM_OVERFLOW`),
+    or the quotient does ($1e308 per trial at a 50% rate), or nothing passed.
+    ``cost_usd`` must be fully known, as there."""
+    if success_rate == 0:
+        return None, "no successes"
+    # A task's trials may add up past the largest float (two of $1e308): inf, then null.
+    with np.errstate(over="ignore", invalid="ignore"):
+        per_trial = task_mean(cost_usd, task, counts)
+    if not math.isfinite(per_trial):
+        return None, SUM_OVERFLOW
+    cop = cost_of_pass(per_trial, success_rate)
+    if not math.isfinite(cop):
+        return None, overflow_reason("cost per trial / success rate")
+    return cop, None
+
+
 def unpriced_label(missing: int, n_trials: int) -> str:
     """How reports show a cost figure that unpriced trials make unknown."""
     return f"unknown ({missing} of {n_trials} trials unpriced)"
@@ -164,10 +201,6 @@ def _count_sum(values: FloatArray) -> tuple[int, float]:
         known = ~np.isnan(values)
         count = int(np.count_nonzero(known))
         return count, float(values[known].sum()) if count else 0.0
-
-
-#: Why a sum or what depends on it is missing when the values are finite but huge.
-_OVERFLOW = "the sum passes the largest float (about 1.8e308)"
 
 
 def _mean(values: FloatArray, count: int, total: float) -> float:
@@ -221,7 +254,7 @@ def cost_metrics(
     per_trial: float | None = None
     overflow = bool(n) and not missing and not math.isfinite(cost_sum)
     if overflow:
-        reasons["per_trial"] = reasons["total"] = _OVERFLOW
+        reasons["per_trial"] = reasons["total"] = SUM_OVERFLOW
     elif n and not missing:
         total = cost_sum
         per_trial = total / n
@@ -234,12 +267,17 @@ def cost_metrics(
     elif missing:
         reasons["cost_of_pass"] = f"price unknown for {missing} of {n} trials"
     elif overflow:
-        reasons["cost_of_pass"] = _OVERFLOW
+        reasons["cost_of_pass"] = SUM_OVERFLOW
     elif per_trial is not None and success_rate is not None:
         if task is None:
             cop = cost_of_pass(per_trial, success_rate)
+            if not math.isfinite(cop):  # $1e308 per trial at 50%
+                cop = None
+                reasons["cost_of_pass"] = overflow_reason("cost per trial / success rate")
         else:
-            cop = task_weighted_cost_of_pass(cost_usd, task, success_rate, task_trials)
+            cop, why = checked_cost_of_pass(cost_usd, task, success_rate, task_trials)
+            if why:
+                reasons["cost_of_pass"] = why
 
     spend: float | None = None
     if successes is not None:
@@ -248,9 +286,9 @@ def cost_metrics(
         elif missing:
             reasons["spend_per_success"] = f"price unknown for {missing} of {n} trials"
         elif overflow:
-            reasons["spend_per_success"] = _OVERFLOW
+            reasons["spend_per_success"] = SUM_OVERFLOW
         elif total is not None:
-            spend = total / successes
+            spend = total / successes  # at most the total: finite when it is
 
     n_lat, lat_sum = _count_sum(latency_s)
     p50 = p95 = None
@@ -269,11 +307,17 @@ def cost_metrics(
     for key, known in (("tokens.input_total", n_in), ("tokens.output_total", n_out)):
         if 0 < known < n:
             reasons[key] = f"unknown for {n - known} of {n} trials"
+    # Token and call counts are at most 2**63 − 1 each (`bounds.check_count`): their
+    # sums stay far below the largest float. Judge costs are amounts, and can pass it.
+    judge_total: float | None = judge_sum if n_judge else None
+    if judge_total is not None and not math.isfinite(judge_total):
+        judge_total = None
+        reasons["judge_total"] = SUM_OVERFLOW
     return CostMetrics(
         per_trial=per_trial,
         total=total,
         cost_of_pass=cop,
-        judge_total=judge_sum if n_judge else None,
+        judge_total=judge_total,
         judge_n=n_judge,
         missing=missing,
         latency_p50=p50,

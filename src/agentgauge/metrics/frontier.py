@@ -120,6 +120,17 @@ def pareto_frontier(
     return Frontier(front, dominated, [p for p, ok in zip(points, priced, strict=True) if not ok])
 
 
+def _mean_cost(cost: npt.NDArray[np.float64]) -> float:
+    """Mean cost per trial, NaN when any is unknown. Finite costs can add up past the
+    largest float ($1e308 twice), and the point then went to "unpriced" with 0 trials
+    unpriced: the mean is then taken as Σ(x/n), each term at most max(x)/n."""
+    if not cost.size:
+        return float("nan")
+    with np.errstate(over="ignore"):
+        mean = float(cost.mean())
+    return float(np.sum(cost / cost.size)) if mean == float("inf") else mean
+
+
 def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model")) -> Frontier:
     """The frontier over the groups of a table (default: each agent and model).
 
@@ -133,7 +144,7 @@ def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model"
     sizes: list[int] = []
     for key, sub in table.groups(list(by)):
         labels.append("/".join(str(v) for v in key.values() if v is not None) or "all")
-        costs.append(float(sub.cost_usd.mean()) if len(sub) else float("nan"))
+        costs.append(_mean_cost(sub.cost_usd))
         missing.append(int(np.isnan(sub.cost_usd).sum()))
         sizes.append(len(sub))
         _, inv = sub.task_index()

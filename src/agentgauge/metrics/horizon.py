@@ -84,6 +84,10 @@ class HorizonGroup:
     warnings: list[str] = field(default_factory=list)
     bootstrap_horizons: dict[float, FloatArray] | None = None
     """The B replicate horizons per q, for users who want more than the interval."""
+    slope_identified: bool = True
+    """False when every task has the same length: the data say nothing about how
+    success changes with length, so the slope (0, from the penalty) and every horizon
+    are not reported."""
 
     def to_dict(self) -> dict[str, Any]:
         """The group object of ``agentgauge.horizon/1``, with extra fields."""
@@ -91,6 +95,8 @@ class HorizonGroup:
             _finite(
                 horizon_from_coefficients(np.array([self.intercept]), np.array([self.slope]), q)[0]
             )
+            if self.slope_identified
+            else None
             for q in (0.5, 0.8)
         )
         out: dict[str, Any] = {"agent": self.labels.get("agent")}
@@ -103,8 +109,11 @@ class HorizonGroup:
                 "ci95": None
                 if self.ci95 is None
                 else {_qkey(q): [_finite(lo), _finite(hi)] for q, (lo, hi) in self.ci95.items()},
-                # A degenerate fit (no successes, or no failures) has no slope to report.
-                "slope": _finite(self.slope) if np.isfinite(self.intercept) else None,
+                # A degenerate fit (no successes, or no failures) has no slope to report,
+                # and one length cannot give one.
+                "slope": _finite(self.slope)
+                if np.isfinite(self.intercept) and self.slope_identified
+                else None,
                 "intercept": _finite(self.intercept),
                 "n_runs": self.n_runs,
                 "n_tasks": self.n_tasks,
@@ -250,11 +259,21 @@ def _fit_group(
     fit = fit_logistic(x, pos, neg, regularization=regularization)
     b0, b1 = float(fit.intercept[0]), float(fit.slope[0])
     horizons = {qq: float(horizon_from_coefficients(fit.intercept, fit.slope, qq)[0]) for qq in q}
+    # With one task length (one task, or all of the same length) only σ(b0 + b1·x) at
+    # that length is fitted: b1 is whatever the penalty makes it (0), and the flat-fit
+    # rule would turn that into a horizon of 0 or ∞ with a [0, ∞] interval.
+    identified = fit.degenerate[0] != 0 or np.unique(x).size >= 2
 
     if fit.degenerate[0] == -1:
         warnings.append("no successes: the horizon is 0 at every q")
     elif fit.degenerate[0] == 1:
         warnings.append("no failures: the horizon is unbounded at every q")
+    elif not identified:
+        horizons = dict.fromkeys(q, _NAN)
+        warnings.append(
+            f"all tasks have the same length ({_fmt(lo_min)}): the slope is not identified, "
+            "so no horizon is (every horizon and its interval is null)"
+        )
     else:
         if not fit.converged[0]:
             warnings.append("the logistic fit did not converge in 100 Newton steps")
@@ -263,8 +282,6 @@ def _fit_group(
                 f"slope b1 = {b1:.3g} ≥ 0: success does not fall with task length, "
                 "so the horizons do not mean 'tasks up to this length'"
             )
-        if np.unique(x).size < 2:
-            warnings.append("all tasks have the same length: the slope is not identified")
         succ_x, fail_x = x[pos > 0], x[neg > 0]
         if succ_x.max() < fail_x.min():
             warnings.append(
@@ -278,6 +295,15 @@ def _fit_group(
                 warnings.append(
                     f"p{qq * 100:g} is undefined: the slope is 0 and the predicted success "
                     f"is {qq:g} at every task length"
+                )
+                continue
+            if np.isinf(h):
+                # 2^(a huge exponent) from a finite, nearly flat fit: no length to report
+                # (JSON null), and "∞ min" would read as "never fails".
+                warnings.append(
+                    f"p{qq * 100:g} passes the largest float (about 1.8e308 min): the "
+                    f"nearly flat fit extrapolates it far above the longest task "
+                    f"({_fmt(hi_min)})"
                 )
                 continue
             # A relative slack of 1e-9 keeps a horizon that lands on an end from
@@ -295,6 +321,9 @@ def _fit_group(
         # Every resample of all-failing (or all-passing) runs is the same: the bootstrap
         # would give [0, 0] (or [inf, inf]), a certainty so few runs cannot give.
         warnings.append("no interval: every bootstrap replicate would repeat the same fit")
+    elif n_boot > 0 and not identified:
+        # Every replicate has the one length too: no replicate has a horizon either.
+        ci95 = {qq: (_NAN, _NAN) for qq in q}
     elif n_boot > 0:
         bpos, bneg = bootstrap_masses(
             rng, n_boot, fam_of_task, task, cell, n_cells, pos_run, neg_run
@@ -309,6 +338,12 @@ def _fit_group(
             undefined = np.isnan(hs)
             lo, hi = percentile_with_inf(hs[~undefined], (2.5, 97.5))
             ci95[qq] = (lo, hi)
+            passed = np.isinf(hs) & (bfit.degenerate == 0) & (bfit.slope != 0)
+            if passed.any():
+                warnings.append(
+                    f"{int(passed.sum())} of {n_boot} bootstrap replicates put p{qq * 100:g} "
+                    "past the largest float (about 1.8e308 min); they count as unbounded"
+                )
             if undefined.any():
                 warnings.append(
                     f"{int(undefined.sum())} of {n_boot} bootstrap replicates left p{qq * 100:g} "
@@ -328,7 +363,7 @@ def _fit_group(
             warnings.append(f"{n_nc} of {n_boot} bootstrap fits did not converge")
 
     t_half = fit_half_life(minutes, pos, neg)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p_logit = 1.0 / (1.0 + np.exp(-(b0 + b1 * x))) if fit.degenerate[0] == 0 else None
         p_half = half_life_probability(minutes, t_half) if 0 < t_half < np.inf else None
     # No fit, no loss: NaN (null), not the 0.0 of a perfect fit.
@@ -353,6 +388,7 @@ def _fit_group(
         log_loss=log_loss,
         warnings=warnings,
         bootstrap_horizons=boot_h,
+        slope_identified=bool(identified),
     )
 
 

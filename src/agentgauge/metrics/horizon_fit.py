@@ -433,11 +433,20 @@ def fit_half_life(minutes: FloatArray, pos: FloatArray, neg: FloatArray) -> floa
     if np.sum(pos) <= 0:
         return 0.0
 
+    has_pos, has_neg = pos > 0, neg > 0
+    log_rate0 = np.log(t) + np.log(np.log(2.0))
+
     def nll(log_t: float) -> float:
-        rate = t * np.log(2.0) / np.exp(log_t)  # −ln S(t)
+        # −ln S(t) = t·ln 2 / T_half, in logs: finite task lengths near the largest
+        # float (1e308 minutes) overflowed it to ∞ and 0·∞ made the loss NaN. A rate of
+        # ∞ where a run succeeded is a loss of ∞ (S = 0), which the search steps away
+        # from; where only failures are, it costs nothing.
+        with np.errstate(over="ignore"):
+            rate = np.exp(log_rate0 - log_t)
         # ln(1 − S) = ln(−expm1(−rate)), stable for small rates.
         return float(
-            np.sum(pos * rate) - np.sum(neg * np.log(-np.expm1(-np.maximum(rate, 1e-300))))
+            np.sum(pos[has_pos] * rate[has_pos])
+            - np.sum(neg[has_neg] * np.log(-np.expm1(-np.maximum(rate[has_neg], 1e-300))))
         )
 
     # Imported here: scipy.optimize takes a seventh of a second to import, and only this

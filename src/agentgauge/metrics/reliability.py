@@ -376,10 +376,24 @@ def _mean_task_cv(task_index: npt.NDArray[np.intp], values: FloatArray) -> tuple
     ok = nonzero >= 2  # only tasks with ≥ 2 non-zero values have a CV
     if not ok.any():
         return None, 0
-    mean = np.bincount(idx, v, size) / np.where(n > 0, n, 1.0)
-    ss = np.bincount(idx, (v - mean[idx]) ** 2, size)
-    cv = np.sqrt(ss[ok] / (n[ok] - 1)) / mean[ok]
+    cv = _task_cv(idx, v, n, size)[ok]
+    if not np.isfinite(cv).all():
+        # Finite but huge values ($1e308 twice) add up past the largest float and the
+        # CV came out NaN. The CV does not depend on the unit: divide each task's
+        # values by its largest, and every sum stays at most n.
+        top = np.zeros(size)
+        np.maximum.at(top, idx, np.abs(v))
+        cv = _task_cv(idx, v / np.where(top > 0, top, 1.0)[idx], n, size)[ok]
     return float(cv.mean()), int(ok.sum())
+
+
+def _task_cv(idx: npt.NDArray[np.intp], v: FloatArray, n: FloatArray, size: int) -> FloatArray:
+    """sd(ddof=1)/mean of each task's values (NaN or inf where a task has < 2 values
+    or a zero mean; the caller keeps the tasks that qualify)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        mean = np.bincount(idx, v, size) / np.where(n > 0, n, 1.0)
+        ss = np.bincount(idx, (v - mean[idx]) ** 2, size)
+        return np.asarray(np.sqrt(ss / np.maximum(n - 1, 1.0)) / mean, dtype=np.float64)
 
 
 def resource_consistency(table: TrialTable) -> ResourceConsistency:

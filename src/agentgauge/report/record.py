@@ -386,7 +386,11 @@ def _figures(b: Baseline, human_rate: float | None = None) -> str:
     else:
         cost = f"unknown ({b.cost_reason or 'not recorded'})"
     if b.latency_p50 is None:
-        latency = "latency not recorded"
+        latency = (
+            f"latency unknown ({b.latency_reason})"
+            if b.latency_reason
+            else ("latency not recorded")
+        )
     elif b.role == "human":
         latency = f"time p50 {b.latency_p50 / 60:.1f} min"
     else:

@@ -69,6 +69,7 @@ __all__ = [
     "plan_from_assumptions",
     "tasks_needed",
     "z_sum",
+    "z_two_sided",
 ]
 
 
@@ -86,11 +87,34 @@ def _check_prob(
         raise ValueError(f"{name} must be in {lo}, {hi}, got {value!r}")
 
 
-def z_sum(alpha: float = 0.05, power: float = 0.8) -> float:
-    """z_{1−α/2} + z_{1−β} with 1 − β = power (two-sided test at level α)."""
+def z_two_sided(alpha: float) -> float:
+    """z_{1−α/2}, the two-sided level-α critical value of the standard normal.
+
+    Taken as −Φ⁻¹(α/2), from the lower tail: 1 − α/2 rounds to 1 in double
+    precision for α below about 1e-16, and Φ⁻¹(1) is infinite, while α/2 itself
+    is representable down to about 1e-323 (z = 8.57 at α = 1e-17). Infinite only
+    when α/2 underflows to 0.
+    """
     _check_prob("alpha", alpha, open_low=True, open_high=True)
+    return float(-special.ndtri(alpha / 2))
+
+
+def z_sum(alpha: float = 0.05, power: float = 0.8) -> float:
+    """z_{1−α/2} + z_{1−β} with 1 − β = power (two-sided test at level α).
+
+    Power must exceed α: a two-sided level-α test rejects with probability α when
+    there is no difference and more when there is one, so no design has power at or
+    below α against a true δ ≠ 0. Below it the formula is meaningless: z_{1−α/2} +
+    z_{1−β} falls to 0 at power α/2 and its square grows again (power 0.025 asked
+    for 2 tasks, 0.001 for 63).
+    """
     _check_prob("power", power, open_low=True, open_high=True)
-    return float(special.ndtri(1 - alpha / 2) + special.ndtri(power))  # normal quantiles
+    z_alpha = z_two_sided(alpha)
+    if not math.isfinite(z_alpha):
+        raise ValueError(f"alpha = {alpha!r} is too small: z_(1−α/2) is not a finite number")
+    if power <= alpha:
+        raise ValueError(f"power must exceed alpha = {alpha:g}, got {power!r}")
+    return z_alpha + float(special.ndtri(power))  # normal quantiles
 
 
 @dataclass(frozen=True)
