@@ -456,7 +456,9 @@ def reliability(
 
     Consistency, resources and predictability read the ``base`` variant's trials
     (perturbations would blur them); robustness compares base with each kind of
-    perturbation. ``actions`` (one sequence per row, `action_sequences`) enables
+    perturbation. An infra-error trial is a failure in every one of them, whatever its
+    record says (resource consistency leaves it out: its spend says nothing about the
+    agent). ``actions`` (one sequence per row, `action_sequences`) enables
     trajectory consistency; ``violation``/``severity`` (`safety_from_trials`),
     over the rows ``graded`` marks as checked for minefields (default: all),
     enable safety. Build the inputs from trials with ``TrialTable.from_trials``.
@@ -465,6 +467,10 @@ def reliability(
     is_base = np.array([str(v) == "base" for v in variants.tolist()], dtype=bool)
     base = is_base[codes] if len(codes) else np.zeros(0, dtype=bool)
     sub = table if base.all() else table.take(base)  # all base: the table's codes kept
+    # An infra error counts as a failure, whatever its record says, as in every metric
+    # (docs/metrics.md, "Infrastructure errors"): not a successful run to compare paths
+    # with, nor a success the agent's confidence foresaw.
+    ok = sub.success & ~sub.infra_error
     none = Estimate(None, reason="no action sequences given")
     if actions is not None:
         if len(actions) != len(table):
@@ -472,7 +478,7 @@ def reliability(
         rows = np.flatnonzero(base)
         acts = actions.take(rows) if isinstance(actions, Coded) else [actions[int(i)] for i in rows]
         paths = _successful_runs_by_task(  # once for both forms
-            sub.task_id, sub.success, acts, coded=sub.codes("task_id")
+            sub.task_id, ok, acts, coded=sub.codes("task_id")
         )
         dist = _mean_over_tasks(paths, _dist_similarity)
         seq = _mean_over_tasks(paths, _seq_similarity)
@@ -490,7 +496,7 @@ def reliability(
         prompt_robustness=robustness(table, "prompt", n_boot=n_boot, seed=seed),
         fault_robustness=robustness(table, "fault", n_boot=n_boot, seed=seed),
         environment_robustness=robustness(table, "environment", n_boot=n_boot, seed=seed),
-        predictability=predictability(sub.confidence, sub.success),
+        predictability=predictability(sub.confidence, ok),
         safety=safe,
     )
 
