@@ -21,13 +21,14 @@ source is measured by the same arithmetic.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.facts import ABSENT, FAILED, Coded, Facts
+from agentgauge.facts import FAILED, PASSED, UNKNOWN, Coded, Facts
 from agentgauge.metrics.control import control_metrics
 from agentgauge.metrics.recovery import recovery_metrics
 from agentgauge.metrics.reliability import Reliability, reliability
@@ -226,10 +227,11 @@ def reliability_of_configuration(
     table: TrialTable, facts: Facts, *, n_boot: int = 1000, seed: int = 0
 ) -> Reliability:
     """`reliability` of one configuration's rows: its table, action sequences and
-    minefield verdicts. Safety counts only the trials graded for minefields: a trial
-    nobody checked is not a compliant one."""
+    minefield verdicts. Safety counts only the trials whose minefields grade was
+    decided: a trial nobody checked, or one the grader could not decide (unknown), is
+    not a compliant one (as `tool_use.minefield_hit_rate` counts them)."""
     state = facts["mine_state"]
-    graded = state != ABSENT
+    graded = (state == PASSED) | (state == FAILED)
     violation = state == FAILED
     # A violation's severity: the grade's max_severity, else its worst hit's, else 1.0.
     severity = np.where(
@@ -241,7 +243,7 @@ def reliability_of_configuration(
         ),
         np.nan,
     )
-    return reliability(
+    rel = reliability(
         table,
         _actions(facts),
         violation=violation if graded.any() else None,
@@ -250,6 +252,11 @@ def reliability_of_configuration(
         n_boot=n_boot,
         seed=seed,
     )
+    unknown = int(np.count_nonzero(state == UNKNOWN))
+    if rel.safety is None and unknown:
+        why = f"no minefields grade was decided ({unknown} unknown)"
+        return dataclasses.replace(rel, safety_reason=why)
+    return rel
 
 
 def _actions(facts: Facts) -> Coded:

@@ -423,12 +423,12 @@ class Reliability:
     environment_robustness: Robustness
     predictability: Predictability
     safety: Safety | None
-    """``None`` when no trial was graded for minefields."""
+    """``None`` when no trial's minefields grade was decided (see ``safety_reason``)."""
+    safety_reason: str = "no trial was graded for minefields"
+    """Why ``safety`` is ``None``."""
 
     def to_dict(self) -> dict[str, Any]:
-        reasons = (
-            {} if self.safety is not None else {"safety": "no trial was graded for minefields"}
-        )
+        reasons = {} if self.safety is not None else {"safety": self.safety_reason}
         return {
             "null_reasons": reasons,
             "trajectory_consistency_dist": self.trajectory_consistency_dist.to_dict(),
@@ -506,8 +506,8 @@ def reliability_from_trials(
 ) -> Reliability:
     """`reliability` from validated trials: table, action sequences and minefield grades.
 
-    Safety counts only the trials graded for minefields: a trial nobody checked is
-    not a compliant one."""
+    Safety counts only the trials whose minefields grade was decided: a trial nobody
+    checked, or whose grade is unknown, is not a compliant one."""
     from agentgauge.facts import Facts
     from agentgauge.metrics.behaviour import reliability_of_configuration
 
