@@ -32,6 +32,7 @@ from agentgauge.facts import FAILED, PASSED, UNKNOWN, Coded, Facts
 from agentgauge.metrics.control import control_metrics
 from agentgauge.metrics.recovery import recovery_metrics
 from agentgauge.metrics.reliability import Reliability, reliability
+from agentgauge.metrics.safety import violation_severity
 from agentgauge.metrics.toolcalls import toolcall_metrics_from_facts
 from agentgauge.metrics.turns import NO_CHECKPOINTS, turns_from_facts
 from agentgauge.schema import Trial
@@ -233,14 +234,9 @@ def reliability_of_configuration(
     state = facts["mine_state"]
     graded = (state == PASSED) | (state == FAILED)
     violation = state == FAILED
-    # A violation's severity: the grade's max_severity, else its worst hit's, else 1.0.
     severity = np.where(
         violation,
-        np.where(
-            np.isnan(facts["mine_max_severity"]),
-            np.where(np.isnan(facts["mine_hit_severity"]), 1.0, facts["mine_hit_severity"]),
-            facts["mine_max_severity"],
-        ),
+        violation_severity(facts["mine_max_severity"], facts["mine_hit_severity"]),
         np.nan,
     )
     rel = reliability(
