@@ -224,3 +224,21 @@ def test_an_infra_error_recorded_as_a_success_is_a_failure_in_every_figure() -> 
     # AUROC: successes {0.95, 0.85, 0.15} vs failures {0.95, 0.9}: 0.95 ties one and
     # beats one → 1.5; the others beat none → 1.5/6 = 0.25
     assert p.auroc == pytest.approx(0.25)
+
+
+def test_an_se_that_one_task_cannot_give_is_null_with_its_reason() -> None:
+    """Task A alone has two successful runs: consistency 1 with no SE, and robustness
+    over the one task too; each SE is null and null_reasons says why."""
+    trials = [
+        _trial("A", True, ["a"]),
+        _trial("A", True, ["a"]),
+        _trial("A", True, ["a"], variant="paraphrase:1"),
+        _trial("A", False, ["a"], variant="paraphrase:1"),
+    ]
+    d = reliability_from_trials(trials).to_dict()
+    assert d["trajectory_consistency_dist"] == {"value": 1.0, "se": None, "n": 1}
+    assert d["prompt_robustness"]["value"] == 0.5 and d["prompt_robustness"]["se"] is None
+    one = "one task: no spread to estimate"
+    for name in ("trajectory_consistency_dist", "trajectory_consistency_seq", "prompt_robustness"):
+        assert d["null_reasons"][f"{name}.se"] == one
+    assert "fault_robustness.se" not in d["null_reasons"]  # no value: its own reason

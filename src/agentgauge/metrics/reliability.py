@@ -69,6 +69,8 @@ class Estimate:
     """Units the value averages over (tasks, or trials for predictability)."""
     reason: str | None = None
     """Why ``value`` is ``None``."""
+    se_reason: str | None = None
+    """Why ``se`` is ``None`` where ``value`` is not (one unit: no spread to estimate)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"value": self.value, "se": self.se, "n": self.n}
@@ -211,8 +213,9 @@ def _mean_over_tasks(
     if not ok.any():
         return Estimate(None, n=0, reason="no task has two successful runs")
     v = total[ok] / (n[ok] * (n[ok] - 1) / 2)
-    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size >= 2 else None
-    return Estimate(float(v.mean()), se=se, n=int(v.size))
+    if v.size < 2:
+        return Estimate(float(v[0]), n=1, se_reason="one task: no spread to estimate")
+    return Estimate(float(v.mean()), se=float(v.std(ddof=1) / np.sqrt(v.size)), n=int(v.size))
 
 
 # --------------------------------------------------------------------------- distributional
@@ -411,6 +414,16 @@ def resource_consistency(table: TrialTable) -> ResourceConsistency:
 # --------------------------------------------------------------------------- all together
 
 
+#: The reliability figures with a standard error.
+_WITH_SE = (
+    "trajectory_consistency_dist",
+    "trajectory_consistency_seq",
+    "prompt_robustness",
+    "fault_robustness",
+    "environment_robustness",
+)
+
+
 @dataclass(frozen=True)
 class Reliability:
     """Every reliability metric (Rabanser et al. 2026) for one agent configuration."""
@@ -429,6 +442,10 @@ class Reliability:
 
     def to_dict(self) -> dict[str, Any]:
         reasons = {} if self.safety is not None else {"safety": self.safety_reason}
+        for name in _WITH_SE:  # an SE the data cannot give, with its reason
+            figure = getattr(self, name)
+            if figure.value is not None and figure.se is None and figure.se_reason:
+                reasons[f"{name}.se"] = figure.se_reason
         return {
             "null_reasons": reasons,
             "trajectory_consistency_dist": self.trajectory_consistency_dist.to_dict(),

@@ -26,10 +26,10 @@ from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
-from agentgauge.report.formats import money, no_spread_count
+from agentgauge.report.formats import estimate, money, no_spread_count
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.report.scope import base_trials
-from agentgauge.report.terminal import null_reason_lines
+from agentgauge.report.terminal import null_reason_lines, reliability_note_lines
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
 from agentgauge.table import TrialTable
@@ -80,10 +80,10 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
-def _est(d: dict[str, Any] | None) -> Any:
-    if not d or d.get("value") is None:
-        return None
-    return d["value"]
+def _est(d: dict[str, Any] | None) -> str | None:
+    """A reliability figure with its SE, or its units where it has no spread, as the
+    terminal shows it (`formats.estimate`); ``None`` (a dash) when not measured."""
+    return estimate(d)
 
 
 def _label(g: dict[str, Any]) -> str:
@@ -271,7 +271,8 @@ def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
         "key": "reliability",
         "title": "Reliability — all variants (Rabanser et al. 2026)",
         "note": "Per configuration, over all variants: robustness = min(acc_perturbed / "
-        "acc_base, 1); consistency over successful runs.",
+        "acc_base, 1); consistency over successful runs; ± one SE, or (each of n) where "
+        "every task has the same value and there is no spread to estimate one from.",
         "columns": [
             "configuration",
             *(name for _, name in RELIABILITY_BARS),
@@ -534,6 +535,7 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         tasks=_task_cells(base, anchors),
         variants=_variant_rows(trials, inputs.seed) if len({t.variant for t in trials}) > 1 else [],
         reliability=_reliability_bars(rel),
+        reliability_notes=reliability_note_lines(rel),
         confusion=[
             {"label": _label(g), "counts": g["control"]["confusion"]}
             for g in groups
@@ -652,6 +654,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
         # A dash in a table says why here (docs/reports.md, "Figures nobody measured").
         named = f"{s.name}: " if len(suites) > 1 else ""
         notes += [f"{named}not measured: {line}" for line in null_reason_lines(s.metrics)]
+        notes += [f"{named}reliability: {line}" for line in s.reliability_notes]
     return ReportData(
         title=inputs.title,
         runs=runs,
