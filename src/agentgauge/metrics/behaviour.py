@@ -73,15 +73,13 @@ def _control(table: TrialTable, facts: Facts) -> dict[str, Any] | None:
     if not graded.size:
         return None
     taken, taken_codes = table.codes("control")
-    irr = facts["ctl_irreversible"][graded]
-    unc = facts["ctl_unconfirmed"][graded]
-    # Missed confirmations need both counts of every trial; a missing one is not 0.
-    have_counts = not (np.isnan(irr).any() or np.isnan(unc).any())
+    # A trial without the control grade's counts (NaN) is left out of missed
+    # confirmations, and counted: a missing count is not 0.
     return control_metrics(
         Coded(expected_codes[graded], expected.tolist()),
         Coded(taken_codes[graded], taken.tolist()),
-        irreversible=irr.astype(np.int64) if have_counts else None,
-        unconfirmed=unc.astype(np.int64) if have_counts else None,
+        irreversible=facts["ctl_irreversible"][graded],
+        unconfirmed=facts["ctl_unconfirmed"][graded],
     )
 
 
@@ -178,6 +176,8 @@ def _sections(sub: TrialTable, f: Facts) -> dict[str, Any]:
         reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
     if control is None:
         reasons["control"] = "no trial names the control decision it expects"
+    else:
+        reasons.update({f"control.{k}": v for k, v in control["null_reasons"].items()})
     if no_recovery is not None:
         reasons["recovery"] = no_recovery
     elif recovery is not None:

@@ -26,7 +26,7 @@ from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
-from agentgauge.report.formats import estimate, money, no_spread_count
+from agentgauge.report.formats import counted_trials, estimate, money, no_spread_count
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.report.scope import base_trials
 from agentgauge.report.terminal import null_reason_lines, reliability_note_lines
@@ -194,20 +194,21 @@ def _fault_recovery_section(trials: list[Trial], seed: int) -> dict[str, Any] | 
     return _recovery_section(groups, "fault variants (tools fail on purpose)")
 
 
+def _missed(control: dict[str, Any]) -> Any:
+    """Missed confirmations, and how many trials' counts they rest on when not all
+    trials have them (`formats.counted_trials`)."""
+    value, some = control.get("missed_confirmation"), counted_trials(control)
+    return f"{value:.3f}{some}" if some else value
+
+
 def _control_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] | None:
     rows = [
         [_label(g)]
         + [
             g["control"].get(k)
-            for k in (
-                "accuracy",
-                "over_refusal",
-                "under_refusal",
-                "unnecessary_ask",
-                "missed_confirmation",
-                "n",
-            )
+            for k in ("accuracy", "over_refusal", "under_refusal", "unnecessary_ask")
         ]
+        + [_missed(g["control"]), g["control"].get("n")]
         for g in groups
         if g.get("control")
     ]

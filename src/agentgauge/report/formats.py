@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["DASH", "estimate", "money", "no_spread_count", "no_spread_tasks"]
+__all__ = ["DASH", "counted_trials", "estimate", "money", "no_spread_count", "no_spread_tasks"]
 
 #: What a figure nobody measured shows (the reason is printed beside or below it).
 DASH = "—"
@@ -60,3 +60,13 @@ def estimate(d: dict[str, Any] | None) -> str | None:
     if se == 0 and isinstance(units, int) and units:
         return f"{d['value']:.3f} (each of {units})"
     return f"{d['value']:.3f}" if se is None else f"{d['value']:.3f} ± {se:.3f}"
+
+
+def counted_trials(control: dict[str, Any]) -> str:
+    """`` (7 of 8 trials)`` after missed confirmations where only some trials have the
+    control grade's irreversible-call counts (the rate is over those); ``""`` when all
+    of them do, or the figure is not measured."""
+    k, n = (control.get("counts") or {}).get("trials_with_counts"), control.get("n")
+    if control.get("missed_confirmation") is None or k is None or not n or k >= n:
+        return ""
+    return f" ({k} of {n} trials)"

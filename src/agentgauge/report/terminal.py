@@ -21,7 +21,7 @@ from agentgauge.display import terminal_text as _text
 from agentgauge.display import terminal_warning
 from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
-from agentgauge.report.formats import estimate, no_spread_count, no_spread_tasks
+from agentgauge.report.formats import counted_trials, estimate, no_spread_count, no_spread_tasks
 from agentgauge.report.formats import money as _money
 from agentgauge.report.scope import ALL_VARIANTS
 
@@ -430,9 +430,15 @@ def _tool_control(report: MetricsReport) -> tuple[list[str], _Rows]:
         ("over-refusal", [_pct(c.get("over_refusal")) for c in ctls]),
         ("under-refusal", [_pct(c.get("under_refusal")) for c in ctls]),
         ("unnecessary ask", [_pct(c.get("unnecessary_ask")) for c in ctls]),
-        ("missed confirmation", [_pct(c.get("missed_confirmation")) for c in ctls]),
+        ("missed confirmation", [_missed(c) for c in ctls]),
     ]
     return [_group_title(g, keys) for g in shown], rows
+
+
+def _missed(control: dict[str, Any]) -> str:
+    """Missed confirmations, with how many trials' counts they rest on where some
+    trials have none (no control grade): ``50.0% (7 of 8 trials)``."""
+    return _pct(control.get("missed_confirmation")) + counted_trials(control)
 
 
 def _rate_cell(rate: dict[str, Any] | None) -> str:
