@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.facts import FAILED, PASSED, UNKNOWN, Coded, Facts
+from agentgauge.facts import FAILED, PASSED, UNKNOWN, Coded, Facts, recorded_control
 from agentgauge.metrics.control import control_metrics
 from agentgauge.metrics.recovery import recovery_metrics
 from agentgauge.metrics.reliability import Reliability, reliability
@@ -72,15 +72,34 @@ def _control(table: TrialTable, facts: Facts) -> dict[str, Any] | None:
     graded = np.flatnonzero(named[expected_codes])
     if not graded.size:
         return None
-    taken, taken_codes = table.codes("control")
+    taken = _taken(table, facts, graded)
     # A trial without the control grade's counts (NaN) is left out of missed
     # confirmations, and counted: a missing count is not 0.
     return control_metrics(
         Coded(expected_codes[graded], expected.tolist()),
-        Coded(taken_codes[graded], taken.tolist()),
+        taken,
         irreversible=facts["ctl_irreversible"][graded],
         unconfirmed=facts["ctl_unconfirmed"][graded],
     )
+
+
+def _taken(table: TrialTable, facts: Facts, rows: IntpArray) -> Coded:
+    """The decision each of ``rows`` took, as the control grader reads it first
+    (`recorded_control`): the trial's ``control`` field, else its control events. Each
+    distinct (field, events, expected) combination is read once."""
+    field, field_codes = table.codes("control")
+    events = facts.coded("control_decisions")
+    expected, expected_codes = table.codes("expected_control")
+    n_events, n_expected = max(len(events.values), 1), max(len(expected), 1)
+    key = field_codes[rows].astype(np.int64) * n_events + events.codes[rows]
+    key = key * n_expected + expected_codes[rows]
+    combos, inverse = np.unique(key, return_inverse=True)
+    values = []
+    for k in combos.tolist():
+        rest, e = divmod(k, n_expected)
+        f, d = divmod(rest, n_events)
+        values.append(recorded_control(field[f], events.values[d] or (), expected[e]))
+    return Coded(inverse.reshape(-1).astype(np.intp), values)
 
 
 def _recovery(table: TrialTable, facts: Facts) -> tuple[dict[str, Any] | None, str | None]:
