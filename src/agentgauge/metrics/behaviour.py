@@ -196,7 +196,15 @@ def _sections(sub: TrialTable, f: Facts) -> dict[str, Any]:
     if control is None:
         reasons["control"] = "no trial names the control decision it expects"
     else:
-        reasons.update({f"control.{k}": v for k, v in control["null_reasons"].items()})
+        # Per-state precision and recall keep theirs in the section: a state no trial
+        # took is common, and a line for each under every table would bury the rest.
+        reasons.update(
+            {
+                f"control.{k}": v
+                for k, v in control["null_reasons"].items()
+                if not k.startswith("per_state.")
+            }
+        )
     if no_recovery is not None:
         reasons["recovery"] = no_recovery
     elif recovery is not None:
