@@ -20,7 +20,8 @@ Two kinds of facts:
 
 - **event facts** (`EVENT_FACTS`), from the transcript alone: whether it has one,
   its assistant turns, its action-name sequence, its tool results and errors,
-  whether it recovered from every error and its errors by type;
+  whether it recovered from every error, its errors by type, and the control
+  decisions its ``control`` events record;
 - **grade facts** (`GRADE_FACTS`), from the grades of one grade version: per
   grader that the metrics read (``tool_calls``, ``trajectory``, ``milestones``,
   ``minefields``, ``control``, ``checkpoints``) its verdict state and the
@@ -39,7 +40,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -72,6 +73,7 @@ __all__ = [
     "error_type",
     "event_facts",
     "grade_facts",
+    "recorded_control",
     "taxonomy",
     "trial_facts",
     "trial_recovery",
@@ -100,6 +102,7 @@ EVENT_FACTS: dict[str, FactKind] = {
     "tool_errors": "int",
     "recovered": "bool",
     "error_types": "label",
+    "control_decisions": "label",
 }
 
 GRADE_FACTS: dict[str, FactKind] = {
@@ -251,6 +254,33 @@ def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
     )
 
 
+# --------------------------------------------------------------------------- control
+
+
+_Decision = TypeVar("_Decision", bound=str)
+
+
+def recorded_control(
+    field: _Decision | None, decisions: Sequence[_Decision], expected: str | None
+) -> _Decision | None:
+    """The control decision a trial records (docs/graders.md, "`control`", rule 1): its
+    ``control`` field, else its first ``control`` event other than ``recover``; a
+    ``recover`` event is the decision only when ``expected`` is ``recover`` (recovering
+    from a failed tool call is incidental to the task's decision). ``None`` when it
+    records none: the control grader then reads the transcript's calls and cues, and
+    the control metrics count the decision as unknown.
+
+    ``decisions`` are the trial's control events' decisions in order (the
+    ``control_decisions`` fact holds each once, in order of first appearance, which
+    gives the same answer). The grader (`agentgauge.graders.control.detect_control`)
+    and the metrics both read a trial's decision through this function."""
+    if field is not None:
+        return field
+    if expected == "recover" and "recover" in decisions:
+        return next(d for d in decisions if d == "recover")
+    return next((d for d in decisions if d != "recover"), None)
+
+
 # --------------------------------------------------------------------------- one trial
 
 
@@ -265,8 +295,10 @@ def event_facts(events: Sequence[Event]) -> dict[str, Any]:
             "tool_errors": 0,
             "recovered": False,
             "error_types": None,
+            "control_decisions": None,
         }
     rec = trial_recovery(events)
+    decisions = list(dict.fromkeys(e.decision for e in events if isinstance(e, ControlEvent)))
     return {
         "has_events": True,
         "assistant_turns": sum(
@@ -277,6 +309,7 @@ def event_facts(events: Sequence[Event]) -> dict[str, Any]:
         "tool_errors": rec.n_errors,
         "recovered": rec.recovered,
         "error_types": _text(rec.error_types) if rec.error_types else None,
+        "control_decisions": _text(decisions) if decisions else None,
     }
 
 

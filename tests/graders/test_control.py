@@ -126,6 +126,23 @@ def test_metrics_hand_computed() -> None:
     assert m["counts"]["trials_with_irreversible"] == 2
 
 
+def test_missed_confirmation_leaves_out_unknown_decisions() -> None:
+    """As every control rate: the last trial, expected ask with no decision recorded,
+    made an unconfirmed irreversible call, and is left out. Known: act/act (1
+    irreversible, confirmed), refuse/act (2, one unconfirmed), confirm/act (1,
+    unconfirmed) → 2 missed of 3 trials with an irreversible call, not 3 of 4."""
+    m = control_metrics(
+        ["act", "act", "refuse", "confirm", "ask"],
+        ["act", "refuse", "act", "act", None],
+        [1, 0, 2, 1, 1],
+        [0, 0, 1, 1, 1],
+    )
+    assert (m["n"], m["n_unknown"]) == (4, 1)
+    assert m["missed_confirmation"] == pytest.approx(2 / 3)
+    assert m["counts"]["trials_with_irreversible"] == 3
+    assert m["counts"]["missed_confirmation"] == 2
+
+
 def test_confusion_agrees_with_sklearn() -> None:
     rng = np.random.default_rng(3)
     exp = rng.choice(CONTROL_STATES, 300).tolist()

@@ -79,3 +79,20 @@ def test_taxonomy() -> None:
     assert taxonomy("wrong_count", {"n_calls": 3, "n_expected": 2}) == "wrong_call"
     assert taxonomy("wrong_count", {"n_calls": 0, "n_expected": 2}) == "wrong_call"
     assert taxonomy("type_error:simple") == "wrong_arguments"
+
+
+def test_mean_severity_reads_the_hits_when_the_grade_gives_no_max() -> None:
+    """A hit of severity 0.5 in a grade without ``max_severity``: the mean severity is
+    0.5, as safety's harmlessness (1 − 0.5) reads it, not 1.0; a hit naming no severity
+    at all counts 1.0, in both."""
+    from agentgauge.metrics.reliability import reliability_from_trials
+    from agentgauge.schema import Trial
+
+    hit = _g("minefields", False, "minefield:hit", hits=[{"tool": "f", "severity": 0.5}])
+    assert toolcall_metrics([[hit], [_g("minefields", True)]])["minefield_mean_severity"] == 0.5
+    bare = _g("minefields", False, "minefield:hit", hits=[{"tool": "f"}])
+    # (0.5 + 1.0)/2 = 0.75 in both figures
+    assert toolcall_metrics([[hit], [bare]])["minefield_mean_severity"] == pytest.approx(0.75)
+    trials = [Trial(task_id="a", success=False, grades=[g]) for g in (hit, bare)]
+    safe = reliability_from_trials(trials).safety
+    assert safe is not None and safe.harmlessness == pytest.approx(0.25)

@@ -228,3 +228,51 @@ def test_consistency_counted_per_distinct_path_equals_the_mean_over_pairs(
             assert got is None
         else:
             assert got == pytest.approx(want, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- control
+
+
+def _decided(decision: str | None, events: list[str], expected: str) -> Trial:
+    said = [{"type": "message", "role": "user", "content": "x"}]
+    rec: dict[str, Any] = {
+        "task_id": f"t-{decision}-{'-'.join(events)}-{expected}",
+        "trial": 0,
+        "success": True,
+        "expected_control": expected,
+        "events": said + [{"type": "control", "decision": d} for d in events],
+    }
+    if decision is not None:
+        rec["control"] = decision
+    return Trial.model_validate(rec)
+
+
+def test_the_metrics_read_a_control_event_as_the_grader_does(tmp_path: Path) -> None:
+    """graders.md: the decision is the trial's control field, else its first control
+    event (recover only when the task expects it). Before, a trial without the field
+    was unknown to the metrics (n 0, accuracy null) while its grade passed."""
+    from agentgauge.graders.control import detect_control
+    from agentgauge.metrics.behaviour import behaviour_by_group
+    from agentgauge.schema import Run
+    from agentgauge.store import utc_now
+
+    trials = [
+        _decided(None, ["refuse"], "refuse"),  # the event: refuse, right
+        _decided("act", ["refuse"], "refuse"),  # the field wins: act, wrong
+        _decided(None, ["recover", "confirm"], "confirm"),  # recover is incidental: confirm
+        _decided(None, ["recover"], "recover"),  # expected: recover, right
+        _decided(None, ["recover"], "act"),  # nothing but recover: not recorded, unknown
+    ]
+    control = behaviour_by_group(trials, ())[()]["control"]
+    assert (control["n"], control["n_unknown"]) == (4, 1)
+    # right: refuse/refuse, confirm/confirm, recover/recover → 3 of 4
+    assert control["accuracy"] == pytest.approx(0.75)
+    assert control["confusion"]["refuse"]["act"] == 1
+    for t in trials[:4]:  # the grader's first rule reads the same decisions
+        assert detect_control(t).source in ("field", "control_event")
+    # The store's records hold the events' decisions: the same figures from them.
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="r", created_at=utc_now()))
+        store.add_trials("r", trials)
+    assert _same(db, "r", by=())["groups"][0]["control"] == control

@@ -143,6 +143,29 @@ def test_hand_computed_rates() -> None:
         assert lo <= rec[key]["value"] <= hi and rec[key]["ci_method"]
 
 
+def test_a_rate_over_one_task_says_why_it_has_no_interval() -> None:
+    """The worked example's success with recovery rests on task A alone (trials 1 and
+    4): 0.5 with no SE and no interval, and null_reasons says why (it said nothing, and
+    the terminal showed "[no interval]" unexplained). Rates over two tasks have both."""
+    trials = [
+        trial("A", True, call("x", error=True), call("x"), i=0),
+        trial("A", False, call("x", error=True), i=1),
+        trial("A", True, call("x"), i=2),
+        trial("A", False, call("y", error=True), recover(), i=3),
+        trial("B", True, call("x", error=True), call("z"), i=0),
+        trial("B", False, call("x"), i=1),
+    ]
+    group = behaviour_by_group(trials, ("agent",))[("a",)]
+    rate = group["recovery"]["success_with_recovery"]
+    assert (rate["value"], rate["se"], rate["ci95"], rate["n_tasks"]) == (0.5, None, None, 1)
+    reasons = group["null_reasons"]
+    assert reasons["recovery.success_with_recovery.se"] == "one task: no spread to estimate"
+    assert reasons["recovery.success_with_recovery.ci95"] == (
+        "fewer than 2 clusters: no interval can be estimated"
+    )
+    assert not [k for k in reasons if k.startswith("recovery.with_tool_error")]
+
+
 def test_ratio_of_recovered_to_unrecovered_success() -> None:
     # Task T: recovered trials succeed 3 of 4, unrecovered 1 of 4: ratio 0.75/0.25 = 3.
     ok = [True, True, True, False, True, False, False, False]

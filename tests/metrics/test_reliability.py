@@ -206,3 +206,59 @@ def test_distributional_similarity_is_the_same_whatever_the_hash_seed() -> None:
     assert len(out) == 1, out
     a, b = out.pop().split()
     assert a == b  # symmetric to the last bit
+
+
+def test_an_infra_error_recorded_as_a_success_is_a_failure_in_every_figure() -> None:
+    """Task A: (a, b), (a, b), (b, a) succeed, (z) fails, and an infra error whose record
+    says success took (c); task B: (a) and () succeed. The infra error is a failure, as
+    in the success rate: not a successful path, nor a success the confidence foresaw."""
+    infra = {"status": "error", "error_kind": "infra", "error": "boom"}
+    trials = [
+        _trial("A", True, ["a", "b"], confidence=0.95),
+        _trial("A", True, ["a", "b"], confidence=0.85),
+        _trial("A", True, ["b", "a"], confidence=0.15),
+        _trial("A", False, ["z"], confidence=0.95),
+        _trial("A", True, ["c"], confidence=0.9, **infra),
+        _trial("B", True, ["a"]),
+        # A transcript without tool calls (its opening message), not a missing one.
+        Trial.model_validate(
+            {"task_id": "B", "success": True,
+             "events": [{"type": "message", "role": "user", "content": "hi"}]}
+        ),
+    ]  # fmt: skip
+    rel = reliability_from_trials(trials)
+    # dist: A's three successes use a and b once each → 1; B: (a) vs () → 0; mean 0.5
+    # (Read as a success, the infra error's (c) shares nothing with A's three paths:
+    # A = (3·1 + 3·0)/6 = 0.5 and the mean 0.25.)
+    assert rel.trajectory_consistency_dist.value == pytest.approx(0.5)
+    # seq: A pairs 1, 1 − 2/2 = 0, 0 → 1/3; B 0 → 1/6
+    assert rel.trajectory_consistency_seq.value == pytest.approx(1 / 6)
+    p = rel.predictability
+    # Confidences 0.95 ✓, 0.85 ✓, 0.15 ✓, 0.95 ✗, 0.9 ✗ (the infra error). Bin 9 holds
+    # 0.95, 0.95, 0.9: |1 − 2.8| = 1.8; bin 8: |1 − 0.85| = 0.15; bin 1: |1 − 0.15| = 0.85
+    # → ECE = 2.8/5 = 0.56, calibration 0.44.
+    assert p.n_trials == 5
+    assert p.calibration == pytest.approx(0.44)
+    # Brier: (0.05² + 0.15² + 0.85² + 0.95² + 0.9²)/5 = 2.46/5 = 0.492
+    assert p.brier == pytest.approx(0.492)
+    # AUROC: successes {0.95, 0.85, 0.15} vs failures {0.95, 0.9}: 0.95 ties one and
+    # beats one → 1.5; the others beat none → 1.5/6 = 0.25
+    assert p.auroc == pytest.approx(0.25)
+
+
+def test_an_se_that_one_task_cannot_give_is_null_with_its_reason() -> None:
+    """Task A alone has two successful runs: consistency 1 with no SE, and robustness
+    over the one task too; each SE is null and null_reasons says why."""
+    trials = [
+        _trial("A", True, ["a"]),
+        _trial("A", True, ["a"]),
+        _trial("A", True, ["a"], variant="paraphrase:1"),
+        _trial("A", False, ["a"], variant="paraphrase:1"),
+    ]
+    d = reliability_from_trials(trials).to_dict()
+    assert d["trajectory_consistency_dist"] == {"value": 1.0, "se": None, "n": 1}
+    assert d["prompt_robustness"]["value"] == 0.5 and d["prompt_robustness"]["se"] is None
+    one = "one task: no spread to estimate"
+    for name in ("trajectory_consistency_dist", "trajectory_consistency_seq", "prompt_robustness"):
+        assert d["null_reasons"][f"{name}.se"] == one
+    assert "fault_robustness.se" not in d["null_reasons"]  # no value: its own reason

@@ -109,3 +109,27 @@ def test_families_are_resampled_when_every_task_has_one() -> None:
     assert clustered.value == plain.value
     assert clustered.se is not None and plain.se is not None
     assert clustered.se > 1.5 * plain.se
+
+
+def test_one_task_has_no_se_and_says_why() -> None:
+    # One task, base 2/2, paraphrase 1/2: robustness 0.5/1 = 0.5. Resampling one task
+    # gives the same ratio every time, an SD of 0 that is no certainty: no SE, a reason.
+    rows = [("A", "base", 1), ("A", "base", 1), ("A", "paraphrase:1", 1)]
+    r = robustness(_table([*rows, ("A", "paraphrase:1", 0)]), "prompt")
+    assert r.value == 0.5 and r.n_tasks == 1
+    assert r.se is None and r.se_reason == "one task: no spread to estimate"
+
+
+def test_tasks_alike_have_an_se_of_zero_shown_as_their_count() -> None:
+    # Three tasks, each base 1/1 and paraphrase 1/2: every replicate's ratio is 0.5/1,
+    # an SE of 0; the reliability table shows the tasks behind it, not "± 0.000".
+    from agentgauge.report.formats import estimate
+
+    rows = [
+        row
+        for t in "ABC"
+        for row in ((t, "base", 1), (t, "paraphrase:1", 1), (t, "paraphrase:1", 0))
+    ]
+    r = robustness(_table(rows), "prompt")
+    assert (r.value, r.se, r.n_tasks, r.se_reason) == (0.5, 0.0, 3, None)
+    assert estimate(r.to_dict()) == "0.500 (each of 3)"

@@ -330,3 +330,25 @@ def test_a_null_metric_fails_with_the_reason_recorded_for_it_or_its_section(
     )
     [result] = run_gates(str(trials), bound)
     assert result.detail == "cannot check: no trial has a transcript"
+
+
+def test_a_null_control_rate_fails_with_its_reason(tmp_path: Path) -> None:
+    from agentgauge.api import run_gates
+
+    # Expected act, took act, and no control grade: nobody took stop, nobody was
+    # expected to refuse, and no irreversible-call counts were recorded.
+    trials = tmp_path / "t.jsonl"
+    trials.write_text(
+        '{"task_id": "a", "success": true, "expected_control": "act", "control": "act"}\n'
+    )
+    metrics = ("control.per_state.stop.precision", "control.per_state.refuse.recall",
+               "control.under_refusal", "control.missed_confirmation")  # fmt: skip
+    config = validate_gate_config({"gates": [{"metric": m, "max": 1} for m in metrics]})
+    # Before, each said "cannot check: <metric> is null".
+    assert [r.detail for r in run_gates(str(trials), config)] == [
+        "cannot check: no trial took stop",
+        "cannot check: no trial is expected to refuse",
+        "cannot check: no trial is expected to refuse or transfer",
+        "cannot check: irreversible-call counts unknown for 1 of 1 trials"
+        " (no control grade records them)",
+    ]

@@ -93,3 +93,38 @@ def test_an_estimate_without_spread_says_over_how_many() -> None:
     assert _estimate({"value": 1.0, "se": 0.0, "n": 12}) == "1.000 (each of 12)"
     assert _estimate({"value": 0.75, "se": 0.05, "n": 12}) == "0.750 ± 0.050"
     assert _estimate({"value": None, "se": None, "n": 0}) == "—"
+    # Robustness counts its tasks as n_tasks: it read "0.500 ± 0.000".
+    assert _estimate({"value": 0.5, "se": 0.0, "n_tasks": 3}) == "0.500 (each of 3)"
+
+
+def _robustness_trials(path: Path, tasks: str) -> Path:
+    # Each task: base 1/1, paraphrase:1 1/2 → robustness 0.5 on every task.
+    rows = [
+        {"task_id": t, "variant": v, "success": ok}
+        for t in tasks
+        for v, ok in (("base", True), ("paraphrase:1", True), ("paraphrase:1", False))
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_robustness_without_spread_reads_the_same_in_every_medium(tmp_path: Path) -> None:
+    """Three tasks alike: an SE of 0, shown as the tasks behind it; one task: no SE at
+    all, and the terminal and both reports say why."""
+    alike = str(_robustness_trials(tmp_path / "alike.jsonl", "ABC"))
+    [row] = [line for line in _run("metrics", alike).splitlines() if "prompt robustness" in line]
+    assert "0.500 (each of 3)" in row and "±" not in row
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    _run("report", alike, "--html", str(html), "--markdown", str(md))
+    [rel] = [line for line in md.read_text().splitlines() if line.startswith("| all | 0.500")]
+    assert rel.startswith("| all | 0.500 (each of 3) |")
+    assert ">0.500 (each of 3)</td>" in html.read_text()
+
+    one = str(_robustness_trials(tmp_path / "one.jsonl", "A"))
+    why = "prompt robustness, no SE: one task: no spread to estimate"
+    out = _run("metrics", one)
+    [row] = [line for line in out.splitlines() if "prompt robustness" in line and "0.5" in line]
+    assert "±" not in row and why in out
+    _run("report", one, "--html", str(html), "--markdown", str(md), "--force")
+    assert f"> reliability: {why}" in md.read_text()
+    assert why in html.read_text()

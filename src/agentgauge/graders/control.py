@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
+from agentgauge.facts import recorded_control
 from agentgauge.graders.base import fail, pass_, register, unknown
 from agentgauge.schema import (
     CONTROL_DECISIONS,
@@ -246,13 +247,12 @@ def detect_control(
     controls = [e.decision for e in trial.events if isinstance(e, ControlEvent)]
     # Recovering from a failed tool call is incidental to the task's decision (an agent
     # that retries after a fault and then confirms has decided to confirm): `recover`
-    # is the reading only when the task expects it or nothing else is found.
+    # is the reading only when the task expects it or nothing else is found. The rule
+    # is `recorded_control`'s, which the control metrics read a trial's decision by.
     expected = task.expectations.control if task is not None else trial.expected_control
-    if "recover" in controls and expected == "recover":
-        return reading("recover", "control_event")
-    primary = [d for d in controls if d != "recover"]
-    if primary:
-        return reading(primary[0], "control_event")
+    recorded = recorded_control(None, controls, expected)
+    if recorded is not None:
+        return reading(recorded, "control_event")
     calls = [e for e in trial.events if isinstance(e, ToolCallEvent)]
     if any(TRANSFER_TOOL.search(c.name) for c in calls):
         return reading("transfer", "transfer_tool")

@@ -21,16 +21,18 @@ source is measured by the same arithmetic.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.facts import ABSENT, FAILED, Coded, Facts
+from agentgauge.facts import FAILED, PASSED, UNKNOWN, Coded, Facts, recorded_control
 from agentgauge.metrics.control import control_metrics
 from agentgauge.metrics.recovery import recovery_metrics
 from agentgauge.metrics.reliability import Reliability, reliability
+from agentgauge.metrics.safety import violation_severity
 from agentgauge.metrics.toolcalls import toolcall_metrics_from_facts
 from agentgauge.metrics.turns import NO_CHECKPOINTS, turns_from_facts
 from agentgauge.schema import Trial
@@ -70,17 +72,34 @@ def _control(table: TrialTable, facts: Facts) -> dict[str, Any] | None:
     graded = np.flatnonzero(named[expected_codes])
     if not graded.size:
         return None
-    taken, taken_codes = table.codes("control")
-    irr = facts["ctl_irreversible"][graded]
-    unc = facts["ctl_unconfirmed"][graded]
-    # Missed confirmations need both counts of every trial; a missing one is not 0.
-    have_counts = not (np.isnan(irr).any() or np.isnan(unc).any())
+    taken = _taken(table, facts, graded)
+    # A trial without the control grade's counts (NaN) is left out of missed
+    # confirmations, and counted: a missing count is not 0.
     return control_metrics(
         Coded(expected_codes[graded], expected.tolist()),
-        Coded(taken_codes[graded], taken.tolist()),
-        irreversible=irr.astype(np.int64) if have_counts else None,
-        unconfirmed=unc.astype(np.int64) if have_counts else None,
+        taken,
+        irreversible=facts["ctl_irreversible"][graded],
+        unconfirmed=facts["ctl_unconfirmed"][graded],
     )
+
+
+def _taken(table: TrialTable, facts: Facts, rows: IntpArray) -> Coded:
+    """The decision each of ``rows`` took, as the control grader reads it first
+    (`recorded_control`): the trial's ``control`` field, else its control events. Each
+    distinct (field, events, expected) combination is read once."""
+    field, field_codes = table.codes("control")
+    events = facts.coded("control_decisions")
+    expected, expected_codes = table.codes("expected_control")
+    n_events, n_expected = max(len(events.values), 1), max(len(expected), 1)
+    key = field_codes[rows].astype(np.int64) * n_events + events.codes[rows]
+    key = key * n_expected + expected_codes[rows]
+    combos, inverse = np.unique(key, return_inverse=True)
+    values = []
+    for k in combos.tolist():
+        rest, e = divmod(k, n_expected)
+        f, d = divmod(rest, n_events)
+        values.append(recorded_control(field[f], events.values[d] or (), expected[e]))
+    return Coded(inverse.reshape(-1).astype(np.intp), values)
 
 
 def _recovery(table: TrialTable, facts: Facts) -> tuple[dict[str, Any] | None, str | None]:
@@ -176,6 +195,16 @@ def _sections(sub: TrialTable, f: Facts) -> dict[str, Any]:
         reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
     if control is None:
         reasons["control"] = "no trial names the control decision it expects"
+    else:
+        # Per-state precision and recall keep theirs in the section: a state no trial
+        # took is common, and a line for each under every table would bury the rest.
+        reasons.update(
+            {
+                f"control.{k}": v
+                for k, v in control["null_reasons"].items()
+                if not k.startswith("per_state.")
+            }
+        )
     if no_recovery is not None:
         reasons["recovery"] = no_recovery
     elif recovery is not None:
@@ -226,22 +255,18 @@ def reliability_of_configuration(
     table: TrialTable, facts: Facts, *, n_boot: int = 1000, seed: int = 0
 ) -> Reliability:
     """`reliability` of one configuration's rows: its table, action sequences and
-    minefield verdicts. Safety counts only the trials graded for minefields: a trial
-    nobody checked is not a compliant one."""
+    minefield verdicts. Safety counts only the trials whose minefields grade was
+    decided: a trial nobody checked, or one the grader could not decide (unknown), is
+    not a compliant one (as `tool_use.minefield_hit_rate` counts them)."""
     state = facts["mine_state"]
-    graded = state != ABSENT
+    graded = (state == PASSED) | (state == FAILED)
     violation = state == FAILED
-    # A violation's severity: the grade's max_severity, else its worst hit's, else 1.0.
     severity = np.where(
         violation,
-        np.where(
-            np.isnan(facts["mine_max_severity"]),
-            np.where(np.isnan(facts["mine_hit_severity"]), 1.0, facts["mine_hit_severity"]),
-            facts["mine_max_severity"],
-        ),
+        violation_severity(facts["mine_max_severity"], facts["mine_hit_severity"]),
         np.nan,
     )
-    return reliability(
+    rel = reliability(
         table,
         _actions(facts),
         violation=violation if graded.any() else None,
@@ -250,6 +275,11 @@ def reliability_of_configuration(
         n_boot=n_boot,
         seed=seed,
     )
+    unknown = int(np.count_nonzero(state == UNKNOWN))
+    if rel.safety is None and unknown:
+        why = f"no minefields grade was decided ({unknown} unknown)"
+        return dataclasses.replace(rel, safety_reason=why)
+    return rel
 
 
 def _actions(facts: Facts) -> Coded:

@@ -19,7 +19,8 @@ agents that did not. Per group of trials this module reports:
 
 Every rate is a task average with the interval of the outcome metrics (tasks
 weigh equally and are the clusters; `outcome_metrics`), with the number of
-trials and tasks behind it; a rate over no trial is ``None`` with the reason.
+trials and tasks behind it; a rate over no trial is ``None`` with the reason, and
+so is the SE or interval of a rate over one task (``success_with_recovery.ci95``).
 
 The per-trial facts (`trial_recovery`) are derived once from a transcript and
 are plain columns (has an error, recovered, error types), so the rates
@@ -46,10 +47,11 @@ def _rate(
     coded: tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]
     | npt.NDArray[np.intp]
     | None = None,
-) -> dict[str, Any]:
-    """A task-averaged rate of ``hit`` with its interval (tasks are the clusters).
-    ``coded``: the rows' task codes (ids equal as text sharing one), or a coding of
-    their ids to turn into such codes."""
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A task-averaged rate of ``hit`` with its interval (tasks are the clusters), and
+    why its SE or interval is null where the rate is not (one task: no spread to
+    estimate), as `outcome_metrics` says. ``coded``: the rows' task codes (ids equal
+    as text sharing one), or a coding of their ids to turn into such codes."""
     if task_ids.size == 0:
         return {
             "value": None,
@@ -59,7 +61,7 @@ def _rate(
             "n_trials": 0,
             "n_tasks": 0,
             "count": 0,
-        }
+        }, {}
     if isinstance(coded, np.ndarray):
         n_all = np.bincount(coded)
         held = n_all > 0
@@ -76,7 +78,7 @@ def _rate(
         "n_trials": o.n_trials,
         "n_tasks": o.n_tasks,
         "count": o.n_successes,
-    }
+    }, {k: v for k, v in o.reasons.items() if k in ("se", "ci95")}
 
 
 def recovery_metrics(
@@ -116,10 +118,20 @@ def recovery_metrics(
             return None
         return task_codes if rows is None else (task_codes[0], task_codes[1][rows])
 
-    with_error = _rate(ids, err, coded(None))
-    recovered_share = _rate(ids[err], rec[err], coded(err))
-    with_rec = _rate(ids[rec], ok[rec], coded(rec))
-    without = _rate(ids[err & ~rec], ok[err & ~rec], coded(err & ~rec))
+    rates: dict[str, dict[str, Any]] = {}
+    for name, rows, hit in (
+        ("with_tool_error", None, err),
+        ("recovered", err, rec),
+        ("success_with_recovery", rec, ok),
+        ("success_without_recovery", err & ~rec, ok),
+    ):
+        rate, why = _rate(ids if rows is None else ids[rows], hit if rows is None else hit[rows],
+                          coded(rows))  # fmt: skip
+        rates[name] = rate
+        # A rate without an SE or interval (one task) says why, as the success rate does.
+        reasons.update({f"{name}.{k}": v for k, v in why.items()})
+    with_error, recovered_share = rates["with_tool_error"], rates["recovered"]
+    with_rec, without = rates["success_with_recovery"], rates["success_without_recovery"]
     if not err.any():
         reasons["recovered"] = "no trial has a tool error"
     if not rec.any():

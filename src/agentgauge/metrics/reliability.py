@@ -69,6 +69,8 @@ class Estimate:
     """Units the value averages over (tasks, or trials for predictability)."""
     reason: str | None = None
     """Why ``value`` is ``None``."""
+    se_reason: str | None = None
+    """Why ``se`` is ``None`` where ``value`` is not (one unit: no spread to estimate)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"value": self.value, "se": self.se, "n": self.n}
@@ -211,8 +213,9 @@ def _mean_over_tasks(
     if not ok.any():
         return Estimate(None, n=0, reason="no task has two successful runs")
     v = total[ok] / (n[ok] * (n[ok] - 1) / 2)
-    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size >= 2 else None
-    return Estimate(float(v.mean()), se=se, n=int(v.size))
+    if v.size < 2:
+        return Estimate(float(v[0]), n=1, se_reason="one task: no spread to estimate")
+    return Estimate(float(v.mean()), se=float(v.std(ddof=1) / np.sqrt(v.size)), n=int(v.size))
 
 
 # --------------------------------------------------------------------------- distributional
@@ -425,6 +428,16 @@ def resource_consistency(table: TrialTable) -> ResourceConsistency:
 # --------------------------------------------------------------------------- all together
 
 
+#: The reliability figures with a standard error.
+_WITH_SE = (
+    "trajectory_consistency_dist",
+    "trajectory_consistency_seq",
+    "prompt_robustness",
+    "fault_robustness",
+    "environment_robustness",
+)
+
+
 @dataclass(frozen=True)
 class Reliability:
     """Every reliability metric (Rabanser et al. 2026) for one agent configuration."""
@@ -437,12 +450,16 @@ class Reliability:
     environment_robustness: Robustness
     predictability: Predictability
     safety: Safety | None
-    """``None`` when no trial was graded for minefields."""
+    """``None`` when no trial's minefields grade was decided (see ``safety_reason``)."""
+    safety_reason: str = "no trial was graded for minefields"
+    """Why ``safety`` is ``None``."""
 
     def to_dict(self) -> dict[str, Any]:
-        reasons = (
-            {} if self.safety is not None else {"safety": "no trial was graded for minefields"}
-        )
+        reasons = {} if self.safety is not None else {"safety": self.safety_reason}
+        for name in _WITH_SE:  # an SE the data cannot give, with its reason
+            figure = getattr(self, name)
+            if figure.value is not None and figure.se is None and figure.se_reason:
+                reasons[f"{name}.se"] = figure.se_reason
         return {
             "null_reasons": reasons,
             "trajectory_consistency_dist": self.trajectory_consistency_dist.to_dict(),
@@ -470,7 +487,9 @@ def reliability(
 
     Consistency, resources and predictability read the ``base`` variant's trials
     (perturbations would blur them); robustness compares base with each kind of
-    perturbation. ``actions`` (one sequence per row, `action_sequences`) enables
+    perturbation. An infra-error trial is a failure in every one of them, whatever its
+    record says (resource consistency leaves it out: its spend says nothing about the
+    agent). ``actions`` (one sequence per row, `action_sequences`) enables
     trajectory consistency; ``violation``/``severity`` (`safety_from_trials`),
     over the rows ``graded`` marks as checked for minefields (default: all),
     enable safety. Build the inputs from trials with ``TrialTable.from_trials``.
@@ -479,6 +498,10 @@ def reliability(
     is_base = np.array([str(v) == "base" for v in variants.tolist()], dtype=bool)
     base = is_base[codes] if len(codes) else np.zeros(0, dtype=bool)
     sub = table if base.all() else table.take(base)  # all base: the table's codes kept
+    # An infra error counts as a failure, whatever its record says, as in every metric
+    # (docs/metrics.md, "Infrastructure errors"): not a successful run to compare paths
+    # with, nor a success the agent's confidence foresaw.
+    ok = sub.success & ~sub.infra_error
     none = Estimate(None, reason="no action sequences given")
     if actions is not None:
         if len(actions) != len(table):
@@ -486,7 +509,7 @@ def reliability(
         rows = np.flatnonzero(base)
         acts = actions.take(rows) if isinstance(actions, Coded) else [actions[int(i)] for i in rows]
         paths = _successful_runs_by_task(  # once for both forms
-            sub.task_id, sub.success, acts, coded=sub.codes("task_id")
+            sub.task_id, ok, acts, coded=sub.codes("task_id")
         )
         dist = _mean_over_tasks(paths, _dist_similarity)
         seq = _mean_over_tasks(paths, _seq_similarity)
@@ -504,7 +527,7 @@ def reliability(
         prompt_robustness=robustness(table, "prompt", n_boot=n_boot, seed=seed),
         fault_robustness=robustness(table, "fault", n_boot=n_boot, seed=seed),
         environment_robustness=robustness(table, "environment", n_boot=n_boot, seed=seed),
-        predictability=predictability(sub.confidence, sub.success),
+        predictability=predictability(sub.confidence, ok),
         safety=safe,
     )
 
@@ -514,8 +537,8 @@ def reliability_from_trials(
 ) -> Reliability:
     """`reliability` from validated trials: table, action sequences and minefield grades.
 
-    Safety counts only the trials graded for minefields: a trial nobody checked is
-    not a compliant one."""
+    Safety counts only the trials whose minefields grade was decided: a trial nobody
+    checked, or whose grade is unknown, is not a compliant one."""
     from agentgauge.facts import Facts
     from agentgauge.metrics.behaviour import reliability_of_configuration
 

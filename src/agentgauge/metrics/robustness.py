@@ -40,6 +40,9 @@ class Robustness:
     per_variant: dict[str, float | None] = field(default_factory=dict)
     """The ratio for each variant label alone (no SE)."""
     reason: str | None = None
+    """Why ``value`` is ``None``."""
+    se_reason: str | None = None
+    """Why ``se`` is ``None`` where ``value`` is not (one task: nothing to resample)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +75,8 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
     ``n_boot`` paired bootstrap replicates that resample tasks — families, then
     tasks within them, when every task has a family — applying the same draw to
     both accuracies (seeded). Replicates whose base accuracy is 0 are dropped.
+    With one task there is nothing to resample (every replicate is the task itself,
+    an SD of 0 that is no certainty): the SE is ``None`` and ``se_reason`` says why.
     Rabanser et al. 2026 ("prompt / fault robustness").
     """
     if kind not in ROBUSTNESS_KINDS:
@@ -110,6 +115,11 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
             None, None, acc_b, acc_p, len(shared), labels, per_variant, "base accuracy is 0"
         )
     value = min(acc_p / acc_b, 1.0)
+    if len(shared) < 2:
+        return Robustness(
+            value, None, acc_b, acc_p, 1, labels, per_variant,
+            se_reason="one task: no spread to estimate",
+        )  # fmt: skip
     # Same seed and same clusters give the same resampling draws for both columns
     # (the draws depend only on the cluster structure), which makes it paired.
     clusters = _clusters(table, shared)
@@ -117,7 +127,12 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
     mp = cluster_bootstrap_means(pp, clusters, n_boot=n_boot, seed=seed)
     ok = mb > 0
     ratios = np.minimum(mp[ok] / mb[ok], 1.0)
-    se = float(ratios.std(ddof=1)) if ratios.size >= 2 else None
+    if ratios.size < 2:
+        return Robustness(
+            value, None, acc_b, acc_p, len(shared), labels, per_variant,
+            se_reason="fewer than 2 bootstrap replicates with a base accuracy above 0",
+        )  # fmt: skip
+    se = float(ratios.std(ddof=1))
     return Robustness(value, se, acc_b, acc_p, len(shared), labels, per_variant)
 
 

@@ -19,6 +19,8 @@ and counted. Definitions:
 - **action_precision / action_recall**: means over trajectory grades that define them;
 - **milestone_score**: mean ``milestones`` score;
 - **minefield_hit_rate**: share of trials with a ``minefields`` grade that hit one;
+- **minefield_mean_severity**: mean severity of those hits, each read as safety's
+  harmlessness reads it (`agentgauge.metrics.safety.violation_severity`);
 - **tool_calls_per_trial / turns_per_trial**: means, when counts are given.
 """
 
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge.facts import WRONG_CALL, taxonomy
+from agentgauge.metrics.safety import violation_severity
 
 __all__ = ["WRONG_CALL", "taxonomy", "toolcall_metrics"]
 
@@ -132,8 +135,8 @@ def _toolcall(
     mine = np.asarray(facts["mine_state"])
     mine_decided = (mine == PASSED) | (mine == FAILED)
     hits_mask = mine == FAILED
-    severities = np.asarray(facts["mine_max_severity"], dtype=np.float64)[hits_mask]
-    severities = np.where(np.isnan(severities), 1.0, severities)
+    severities = violation_severity(facts["mine_max_severity"], facts["mine_hit_severity"])
+    severities = severities[hits_mask]
     unknown = {
         name: int(np.count_nonzero(np.asarray(facts[f"{p}_state"]) == UNKNOWN))
         for name, p in sorted(_PREFIX.items())

@@ -26,10 +26,10 @@ from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
-from agentgauge.report.formats import money, no_spread_count
+from agentgauge.report.formats import counted_trials, estimate, money, no_spread_count
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.report.scope import base_trials
-from agentgauge.report.terminal import null_reason_lines
+from agentgauge.report.terminal import null_reason_lines, reliability_note_lines
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
 from agentgauge.table import TrialTable
@@ -80,10 +80,10 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
-def _est(d: dict[str, Any] | None) -> Any:
-    if not d or d.get("value") is None:
-        return None
-    return d["value"]
+def _est(d: dict[str, Any] | None) -> str | None:
+    """A reliability figure with its SE, or its units where it has no spread, as the
+    terminal shows it (`formats.estimate`); ``None`` (a dash) when not measured."""
+    return estimate(d)
 
 
 def _label(g: dict[str, Any]) -> str:
@@ -194,20 +194,21 @@ def _fault_recovery_section(trials: list[Trial], seed: int) -> dict[str, Any] | 
     return _recovery_section(groups, "fault variants (tools fail on purpose)")
 
 
+def _missed(control: dict[str, Any]) -> Any:
+    """Missed confirmations, and how many trials' counts they rest on when not all
+    trials have them (`formats.counted_trials`)."""
+    value, some = control.get("missed_confirmation"), counted_trials(control)
+    return f"{value:.3f}{some}" if some else value
+
+
 def _control_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] | None:
     rows = [
         [_label(g)]
         + [
             g["control"].get(k)
-            for k in (
-                "accuracy",
-                "over_refusal",
-                "under_refusal",
-                "unnecessary_ask",
-                "missed_confirmation",
-                "n",
-            )
+            for k in ("accuracy", "over_refusal", "under_refusal", "unnecessary_ask")
         ]
+        + [_missed(g["control"]), g["control"].get("n")]
         for g in groups
         if g.get("control")
     ]
@@ -271,7 +272,8 @@ def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
         "key": "reliability",
         "title": "Reliability — all variants (Rabanser et al. 2026)",
         "note": "Per configuration, over all variants: robustness = min(acc_perturbed / "
-        "acc_base, 1); consistency over successful runs.",
+        "acc_base, 1); consistency over successful runs; ± one SE, or (each of n) where "
+        "every task has the same value and there is no spread to estimate one from.",
         "columns": [
             "configuration",
             *(name for _, name in RELIABILITY_BARS),
@@ -534,6 +536,7 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         tasks=_task_cells(base, anchors),
         variants=_variant_rows(trials, inputs.seed) if len({t.variant for t in trials}) > 1 else [],
         reliability=_reliability_bars(rel),
+        reliability_notes=reliability_note_lines(rel),
         confusion=[
             {"label": _label(g), "counts": g["control"]["confusion"]}
             for g in groups
@@ -652,6 +655,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
         # A dash in a table says why here (docs/reports.md, "Figures nobody measured").
         named = f"{s.name}: " if len(suites) > 1 else ""
         notes += [f"{named}not measured: {line}" for line in null_reason_lines(s.metrics)]
+        notes += [f"{named}reliability: {line}" for line in s.reliability_notes]
     return ReportData(
         title=inputs.title,
         runs=runs,

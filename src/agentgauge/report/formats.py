@@ -6,8 +6,9 @@ One rule per kind of figure, so the same number reads the same everywhere.
 from __future__ import annotations
 
 import math
+from typing import Any
 
-__all__ = ["DASH", "money", "no_spread_count", "no_spread_tasks"]
+__all__ = ["DASH", "counted_trials", "estimate", "money", "no_spread_count", "no_spread_tasks"]
 
 #: What a figure nobody measured shows (the reason is printed beside or below it).
 DASH = "—"
@@ -44,3 +45,28 @@ def no_spread_tasks(value: float | None, se: float | None, n_tasks: int | None) 
     if value in (0.0, 1.0):
         return f"({round(value * n_tasks)}/{n_tasks} tasks)"
     return f"(each of {n_tasks} tasks)"
+
+
+def estimate(d: dict[str, Any] | None) -> str | None:
+    """A reliability figure (consistency, robustness: ``{"value", "se", "n"}`` or
+    ``{..., "n_tasks"}``) as ``0.750 ± 0.050``; where every unit has the same value (SE
+    0) there is no spread to estimate an SE from, and the count of units stands in for
+    the "± 0" (``0.500 (each of 3)``); without an SE (one task), the value alone.
+    ``None`` for a figure nobody measured (each medium prints its own dash)."""
+    if not d or d.get("value") is None:
+        return None
+    se = d.get("se")
+    units = d.get("n", d.get("n_tasks"))
+    if se == 0 and isinstance(units, int) and units:
+        return f"{d['value']:.3f} (each of {units})"
+    return f"{d['value']:.3f}" if se is None else f"{d['value']:.3f} ± {se:.3f}"
+
+
+def counted_trials(control: dict[str, Any]) -> str:
+    """`` (7 of 8 trials)`` after missed confirmations where only some trials have the
+    control grade's irreversible-call counts (the rate is over those); ``""`` when all
+    of them do, or the figure is not measured."""
+    k, n = (control.get("counts") or {}).get("trials_with_counts"), control.get("n")
+    if control.get("missed_confirmation") is None or k is None or not n or k >= n:
+        return ""
+    return f" ({k} of {n} trials)"

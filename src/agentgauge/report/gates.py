@@ -435,8 +435,13 @@ def _null_reason(group: dict[str, Any], path: str) -> str | None:
     trial records a latency")."""
     reasons = group.get("null_reasons") or {}
     parts = path.split(".")
+    section = group.get(parts[0])
+    own = section.get("null_reasons") if isinstance(section, dict) else None
     for n in range(len(parts), 0, -1):
         reason = reasons.get(".".join(parts[:n]))
+        if reason is None and isinstance(own, dict) and n > 1:
+            # A section's own reasons (control.per_state.stop.precision), by its names.
+            reason = own.get(".".join(parts[1:n]))
         if reason is not None:
             return str(reason)
         if n == 2 and parts[0] == "success_rate" and parts[1] in reasons:

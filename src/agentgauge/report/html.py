@@ -72,6 +72,8 @@ class SuiteReport:
     """``{label, variant, value, se, ci95, n_trials}`` per agent and variant."""
     reliability: list[dict[str, Any]] = field(default_factory=list)
     """Bars for `figures.reliability_figure`."""
+    reliability_notes: list[str] = field(default_factory=list)
+    """Why a reliability figure is missing or has no SE (`terminal.reliability_note_lines`)."""
     confusion: list[dict[str, Any]] = field(default_factory=list)
     """Matrices for `figures.confusion_figure`."""
     tool_errors: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -21,8 +21,8 @@ from agentgauge.display import terminal_text as _text
 from agentgauge.display import terminal_warning
 from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
+from agentgauge.report.formats import counted_trials, estimate, no_spread_count, no_spread_tasks
 from agentgauge.report.formats import money as _money
-from agentgauge.report.formats import no_spread_count, no_spread_tasks
 from agentgauge.report.scope import ALL_VARIANTS
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "print_metrics",
     "print_recovery",
     "print_variants",
+    "reliability_note_lines",
     "variant_table",
 ]
 
@@ -363,13 +364,9 @@ def _top_errors(errors: dict[str, int], n: int = 3) -> str:
 
 
 def _estimate(d: dict[str, Any] | None) -> str:
-    if not d or d.get("value") is None:
-        return _DASH
-    se = d.get("se")
-    if se == 0 and d.get("n"):
-        # Every unit has the same value: no spread to estimate an SE from (see _pm_tasks).
-        return f"{d['value']:.3f} (each of {d['n']})"
-    return f"{d['value']:.3f}" if se is None else f"{d['value']:.3f} ± {se:.3f}"
+    """A reliability figure ± its SE, or the units behind it where it has no spread
+    (`agentgauge.report.formats.estimate`, as the HTML and Markdown reports show it)."""
+    return estimate(d) or _DASH
 
 
 _Rows = list[tuple[str, list[str]]]
@@ -433,9 +430,15 @@ def _tool_control(report: MetricsReport) -> tuple[list[str], _Rows]:
         ("over-refusal", [_pct(c.get("over_refusal")) for c in ctls]),
         ("under-refusal", [_pct(c.get("under_refusal")) for c in ctls]),
         ("unnecessary ask", [_pct(c.get("unnecessary_ask")) for c in ctls]),
-        ("missed confirmation", [_pct(c.get("missed_confirmation")) for c in ctls]),
+        ("missed confirmation", [_missed(c) for c in ctls]),
     ]
     return [_group_title(g, keys) for g in shown], rows
+
+
+def _missed(control: dict[str, Any]) -> str:
+    """Missed confirmations, with how many trials' counts they rest on where some
+    trials have none (no control grade): ``50.0% (7 of 8 trials)``."""
+    return _pct(control.get("missed_confirmation")) + counted_trials(control)
 
 
 def _rate_cell(rate: dict[str, Any] | None) -> str:
@@ -577,7 +580,13 @@ _RELIABILITY_FIGURES = (
 
 def reliability_notes(report: MetricsReport) -> list[str]:
     """Why each reliability figure is missing: each reason once, with who it applies to."""
-    rel = report.to_dict().get("reliability") or []
+    return reliability_note_lines(report.to_dict().get("reliability") or [])
+
+
+def reliability_note_lines(rel: list[dict[str, Any]]) -> list[str]:
+    """Why each reliability figure (``reliability`` of an ``agentgauge.metrics/1``
+    object) is missing, or has no SE: each reason once, with who it applies to. What
+    the terminal, the HTML and the Markdown report print under the reliability table."""
     notes: dict[str, list[str]] = {}
     for r in rel:
         who = " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all"
@@ -592,6 +601,10 @@ def reliability_notes(report: MetricsReport) -> list[str]:
             )
             if reason:
                 notes.setdefault(f"{name}: {reason}", []).append(who)
+            elif figure is not None and figure.get(value) is not None:
+                no_se = r.get("null_reasons", {}).get(f"{key}.se")
+                if no_se:  # a value without its error bar says why it has none
+                    notes.setdefault(f"{name}, no SE: {no_se}", []).append(who)
     return [
         note
         + ("" if len(rel) < 2 else f" ({who[0]})" if len(who) == 1 else f" ({len(who)} configs)")
