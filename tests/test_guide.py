@@ -4,6 +4,9 @@ against a real demo store, and every line of the output it quotes must be printe
 
 The quoted figures had drifted (a p-value's test renamed, a MOVER bound moved by a
 tenth of a point, a gate's value printed to four digits) with nothing to notice.
+
+docs/show.md's sample of one trial is checked on the same demo, line for line: it
+had kept a grade's evidence out of the sample that the program printed raw.
 """
 
 from __future__ import annotations
@@ -44,15 +47,22 @@ def test_the_guide_pairs_commands_with_outputs() -> None:
     assert all(cmd.strip().startswith("agentgauge ") for cmd, _ in pairs)
 
 
-@pytest.mark.slow
-def test_every_quoted_output_is_what_the_commands_print(
-    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh demo, made once for the module (it takes a minute)."""
     # The guide's layout: the demo's folder beside a copy of examples/ (its gate reads
     # ../examples/gates.yaml from inside agentgauge-demo).
-    demo = tmp_path / "agentgauge-demo"
-    run_demo(demo, console=Console(file=io.StringIO()), progress=False)
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    root = tmp_path_factory.mktemp("guide")
+    folder = root / "agentgauge-demo"
+    run_demo(folder, console=Console(file=io.StringIO()), progress=False)
+    shutil.copytree(ROOT / "examples", root / "examples")
+    return folder
+
+
+@pytest.mark.slow
+def test_every_quoted_output_is_what_the_commands_print(
+    demo: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(demo)
     monkeypatch.setenv("COLUMNS", "200")
     for commands, quoted in _PAIR.findall(GUIDE.read_text()):
@@ -66,3 +76,22 @@ def test_every_quoted_output_is_what_the_commands_print(
         for line in quoted.splitlines():
             if line.strip():  # the whole line, not a prefix of one (0.813 of 0.8133)
                 assert _flat(line) in lines, (commands, line, printed)
+
+
+@pytest.mark.slow
+def test_the_show_page_sample_is_what_show_prints(
+    demo: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = (ROOT / "docs" / "show.md").read_text()
+    section = page.split("## One task, one trial", 1)[1]
+    assert "in a terminal 100 columns wide" in section.split("```", 1)[0]
+    block = section.split("```\n", 2)[1]
+    command, _, quoted = block.partition("\n")
+    argv = shlex.split(command.removeprefix("$ "))
+    assert argv[:2] == ["agentgauge", "show"] and argv[2].startswith("demo/")
+    monkeypatch.chdir(demo.parent)
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, err = cli(*argv[1:2], argv[2].replace("demo/", "agentgauge-demo/", 1), *argv[3:])
+    assert code == 0, err
+    printed = [line.rstrip() for line in out.splitlines()]
+    assert printed == quoted.splitlines()

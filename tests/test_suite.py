@@ -218,7 +218,7 @@ def test_examples_in_the_task_guide_load(tmp_path: Path) -> None:
     assert len(blocks) == 2
     full = load_suite(write(tmp_path, blocks[0], "full.yaml"))
     task = full.task("cancel_W1001")
-    assert full.name.endswith("full.yaml") and task.family == "cancellations"
+    assert full.name == "my-shop-suite" and task.family == "cancellations"
     state = task.expectations.final_state
     assert state is not None and state["orders"]["W1001"]["status"] == "cancelled"
     assert state["payment_methods"]["card_4242"]["description"].endswith("(expires 2025)")
@@ -329,3 +329,43 @@ def test_a_task_error_from_a_default_names_the_default(tmp_path: Path) -> None:
     assert error_of(tmp_path, text).startswith(
         "FILE:2: defaults.user_scenario.knwon: task 'a': unknown key in a retail user_scenario"
     )
+
+
+def test_a_suite_is_named_by_its_declared_name_else_by_its_normalised_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    task = "tasks:\n  - {id: a, instruction: hi, expectations: {answer: {exact: ok}}}\n"
+    Path("named.yaml").write_text("name: my-shop-suite\n" + task)
+    Path("plain.yaml").write_text(task)
+    # The name was ignored: the path as typed named the suite, two spellings two suites.
+    for spec in ("named.yaml", "./named.yaml", str(tmp_path / "named.yaml")):
+        assert load_suite(spec).name == "my-shop-suite"
+        assert load_suite(spec).path == spec
+    assert load_suite("./plain.yaml").name == load_suite("plain.yaml").name == "plain.yaml"
+    assert load_suite("builtin:functions").name == "builtin:functions"
+    # A directory: the one name its files declare; if they disagree, its path.
+    Path("d").mkdir()
+    Path("d/one.yaml").write_text("name: shop\n" + task)
+    Path("d/two.yaml").write_text("name: shop\n" + task.replace("id: a", "id: b"))
+    assert load_suite("d/").name == "shop"
+    Path("d/two.yaml").write_text("name: other\n" + task.replace("id: a", "id: b"))
+    assert load_suite("./d").name == "d"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("5", r"bad.yaml:1: name: expected the suite's name: one line of text"),
+        ("'  '", r"bad.yaml:1: name: expected the suite's name"),
+        ('"a\\nb"', r"bad.yaml:1: name: expected the suite's name"),
+        ("builtin:retail", r"bad.yaml: name: 'builtin:retail' names a built-in suite"),
+    ],
+)
+def test_a_name_that_cannot_name_a_suite_is_refused(
+    tmp_path: Path, name: str, message: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"name: {name}\ntasks:\n  - {{id: a, instruction: hi}}\n")
+    with pytest.raises(InputError, match=message):
+        load_suite(path)

@@ -353,15 +353,12 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
 
 
 def _components(info: SystemInfo) -> dict[str, Any]:
-    from agentgauge.components import COMPONENTS, fold_served_model, from_run
+    from agentgauge.components import side_components
 
-    out = from_run(info.run) if info.run is not None else dict.fromkeys(COMPONENTS)
-    if out.get("model") is None:
-        # No header names it (a JSONL file): the trials' own model, when they agree.
-        models = {m for m in info.table.codes("model")[0] if m is not None}
-        out["model"] = next(iter(models)) if len(models) == 1 else None
     calls = info.model_calls()
-    return fold_served_model(out, calls.served if calls is not None else [])
+    return side_components(
+        info.run, info.table.codes("model")[0], calls.served if calls is not None else []
+    )
 
 
 def compare_sources(
@@ -395,7 +392,7 @@ def compare_sources(
     or a re-grade on one side only).
     """
     from agentgauge.baseline_runs import find_baselines
-    from agentgauge.components import diff_components
+    from agentgauge.components import diff_components, with_configuration
 
     if human_rate is not None and not human_rate > 0:
         raise InputError("must be a positive hourly rate in USD, e.g. 143.61", field="--human-rate")
@@ -410,9 +407,7 @@ def compare_sources(
         b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
     )
     changes = diff_components(_components(sa), _components(sb))
-    clause = changes.sentence_for_verdict()
-    if clause is not None:
-        comp = dataclasses.replace(comp, verdict=f"{comp.verdict}; {clause}")
+    comp = with_configuration(comp, changes)
     record = build_record(
         comp,
         sa,

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from agentgauge.canonical import canonical_json
+
+if TYPE_CHECKING:
+    from agentgauge.metrics.compare import Comparison
 
 __all__ = [
     "COMPONENTS",
@@ -39,6 +42,8 @@ __all__ = [
     "fold_served_model",
     "from_run",
     "served_models",
+    "side_components",
+    "with_configuration",
     "with_served_model",
 ]
 
@@ -189,6 +194,30 @@ class ComponentDiff:
             "attributable": self.attributable,
             "sentence": self.sentence(),
         }
+
+
+def side_components(
+    run: Any | None, models: Iterable[str | None], served: Sequence[str]
+) -> dict[str, Any]:
+    """One side of a comparison as components: its run header's (`from_run`; all not
+    recorded without a header), the model its trials name when no header does and
+    they agree, folded with the models the provider served (`fold_served_model`).
+    ``agentgauge compare`` and the viewer's diff both read a side this way, so their
+    verdicts cannot differ (docs/viewer.md)."""
+    out = from_run(run) if run is not None else dict.fromkeys(COMPONENTS)
+    if out.get("model") is None:
+        named = {m for m in models if m is not None}
+        out["model"] = next(iter(named)) if len(named) == 1 else None
+    return fold_served_model(out, served)
+
+
+def with_configuration(comparison: Comparison, changes: ComponentDiff) -> Comparison:
+    """The comparison whose verdict says when the difference is not attributable
+    (``B is better; not attributable: model and agent version both changed``)."""
+    clause = changes.sentence_for_verdict()
+    if clause is None:
+        return comparison
+    return replace(comparison, verdict=f"{comparison.verdict}; {clause}")
 
 
 def diff_components(a: Mapping[str, Any], b: Mapping[str, Any]) -> ComponentDiff:

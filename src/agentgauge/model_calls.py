@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentgauge.store import Store
 
 __all__ = ["ModelCalls", "price_source_name"]
 
@@ -45,6 +48,18 @@ class ModelCalls:
             name = price_source_name(source, bool(has_cost))
             counts[name] = counts.get(name, 0) + int(n)
         return cls(sorted(served), dict(sorted(counts.items())))
+
+    @classmethod
+    def of_run(
+        cls, store: Store, run_id: str, *, agent: str | None = None, model: str | None = None
+    ) -> ModelCalls:
+        """From a stored run's calls, counted in SQL; ``agent`` and ``model`` keep the
+        trials of one configuration (a source's ``#agent=``, ``model=``)."""
+        return cls.of_rows(
+            (served, source, cost, n)
+            for a, m, served, source, cost, n in store.model_call_rows(run_id)
+            if (agent is None or a == agent) and (model is None or m == model)
+        )
 
     @classmethod
     def of_trials(cls, trials: Iterable[Any]) -> ModelCalls:

@@ -64,6 +64,7 @@ __all__ = [
     "infra_error",
     "json_int",
     "json_number",
+    "runs_entry",
 ]
 
 #: A score counts as success when it is within this of 1 (tau-bench's rule:
@@ -494,6 +495,22 @@ class Run(_Strict):
     """The agentgauge version that wrote the run."""
     config: dict[str, Any] = Field(default_factory=dict)
     """Run settings (trials, variants, seed, concurrency, grader versions...)."""
+
+
+def runs_entry(run: Run) -> dict[str, Any]:
+    """The run as ``agentgauge runs --json`` lists it (``agentgauge.runs/1``). The
+    viewer's list of runs and its run headers are built on it, so they carry the same
+    fields (docs/viewer.md, "JSON"); ``baseline_role`` is ``null`` for a run not marked."""
+    return {
+        "run_id": run.run_id,
+        "agent": run.agent,
+        "model": run.model,
+        "suite": run.suite,
+        "suite_version": run.suite_version,
+        "n_trials": run.n_trials,
+        "created_at": run.created_at,
+        "baseline_role": run.config.get(ROLE_KEY),
+    }
 
 
 # --------------------------------------------------------------------------- tasks

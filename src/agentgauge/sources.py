@@ -455,13 +455,7 @@ def open_source(
 
     def count_calls() -> ModelCalls:
         with Store(path, readonly=True) as again:
-            rows = again.model_call_rows(run_id)
-        return ModelCalls.of_rows(
-            (served, source, cost, n)
-            for agent, model, served, source, cost, n in rows
-            if (selector.agent is None or agent == selector.agent)
-            and (selector.model is None or model == selector.model)
-        )
+            return ModelCalls.of_run(again, run_id, agent=selector.agent, model=selector.model)
 
     source = TrialSource(
         label=spec,

@@ -4,7 +4,7 @@ A suite spec is ``builtin:retail``, ``builtin:functions``, a YAML file, a JSONL
 file, or a directory of them (read recursively, in sorted order). A YAML file
 holds either a list of tasks or a mapping::
 
-    name: my-suite            # optional
+    name: my-suite            # optional: the suite's name in the store (else its path)
     defaults: {environment: retail, family: returns}   # merged into every task
     x-shared: &anchor {...}   # keys starting with x- are ignored (anchors live here)
     tasks: [...]
@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib.util
+import os
 import re
 import sys
 import unicodedata
@@ -56,13 +57,16 @@ class Suite:
     """A named, versioned list of tasks."""
 
     name: str
-    """``builtin:retail``, or the path it was loaded from."""
+    """What runs record as their suite: ``builtin:retail``, the ``name`` its file
+    declares, or else the path it was loaded from (`load_suite`)."""
     version: str
     """SHA-256 (hex) of the normalised content of all tasks, held-out ones included."""
     tasks: list[Task]
     """The tasks to run (held-out tasks only when asked for)."""
     heldout_excluded: list[str] = field(default_factory=list)
     """Ids of held-out tasks left out of ``tasks``."""
+    path: str | None = None
+    """The spec or path it was loaded from (``None`` for a suite built in Python)."""
 
     def task(self, task_id: str) -> Task:
         """The task with this id (`KeyError` when absent)."""
@@ -86,22 +90,37 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
     that declares no final state or state assertions gets
     ``expectations.final_state`` by replaying ``reference_calls`` on a fresh
     environment.
+
+    The suite is named by its spec for a built-in one, else by the ``name`` its YAML
+    file declares (a directory: the one name its files declare, when they agree), else
+    by its path, normalised (``./my-suite.yaml`` is ``my-suite.yaml``). A run records
+    that name: the same file run from another directory, or spelt another way, is the
+    same suite (docs/writing-tasks.md).
     """
     text = str(spec)
+    declared: dict[str, str] = {}
     if text.startswith("builtin:"):
         key = text.removeprefix("builtin:")
         if key not in BUILTIN_SUITES:
             known = ", ".join(f"builtin:{k}" for k in BUILTIN_SUITES)
             raise InputError(f"unknown built-in suite {text!r} (known: {known})", field="suite")
         root = resources.files("agentgauge").joinpath(BUILTIN_SUITES[key])
-        located, name = _load_path(Path(str(root))), text
+        located, name = _load_path(Path(str(root)), declared), text
         # Built-in files are shown by package path, not by wherever pip put them.
         located = [(t, replace(p, file=f"{text}/{Path(p.file).name}")) for t, p in located]
     else:
         path = Path(text)
         if not path.exists():
             raise InputError("no such file or directory", file=path)
-        located, name = _load_path(path), text
+        located = _load_path(path, declared)
+        name = _suite_name(declared) or os.path.normpath(text)
+        if name.startswith("builtin:") and declared:
+            # Reports would show it as the built-in suite of that name.
+            raise InputError(
+                f"{name!r} names a built-in suite; give this suite a name of its own",
+                file=next(f for f, n in declared.items() if n == name),
+                field="name",
+            )
     if not located:
         # A run of it "succeeded" with 0 trials (exit 0, an empty run in the store).
         raise InputError("holds no tasks: a suite needs at least one", file=text)
@@ -116,7 +135,7 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
             "tasks (agentgauge run --include-heldout) or mark some split: dev",
             file=text,
         )
-    return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded)
+    return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded, path=text)
 
 
 @runtime_checkable
@@ -199,7 +218,16 @@ class _Place:
 Located = list[tuple[Task, _Place]]
 
 
-def _load_path(path: Path) -> Located:
+def _suite_name(declared: Mapping[str, str]) -> str | None:
+    """The name the suite's files declare; ``None`` when none does, or when the files
+    of a directory declare different ones (each names a part: the directory's path
+    names the whole)."""
+    names = set(declared.values())
+    return names.pop() if len(names) == 1 else None
+
+
+def _load_path(path: Path, declared: dict[str, str]) -> Located:
+    """The tasks under ``path``; each YAML file's ``name`` goes into ``declared``."""
     if path.is_dir():
         files = sorted(
             p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".jsonl") and p.is_file()
@@ -208,12 +236,12 @@ def _load_path(path: Path) -> Located:
             raise InputError("directory holds no .yaml, .yml or .jsonl task files", file=path)
         out: Located = []
         for f in files:
-            out.extend(_load_file(f))
+            out.extend(_load_file(f, declared))
         return out
-    return _load_file(path)
+    return _load_file(path, declared)
 
 
-def _load_file(path: Path) -> Located:
+def _load_file(path: Path, declared: dict[str, str]) -> Located:
     if path.suffix == ".jsonl":
         located: Located = []
         for line, obj in read_jsonl(path):
@@ -221,11 +249,11 @@ def _load_file(path: Path) -> Located:
             located.append((_validate(obj, place), place))
         return located
     if path.suffix in (".yaml", ".yml"):
-        return list(_load_yaml(path))
+        return list(_load_yaml(path, declared))
     raise InputError("expected a .yaml, .yml or .jsonl file", file=path)
 
 
-def _load_yaml(path: Path) -> Iterator[tuple[Task, _Place]]:
+def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Place]]:
     # One parse gives both the node tree (for line numbers) and the data.
     data, root = load_yaml(path)
     if data is None:
@@ -247,6 +275,16 @@ def _load_yaml(path: Path) -> Iterator[tuple[Task, _Place]]:
                 line=line_of(root, [key]),
                 field=key,
             )
+        name = data.get("name")
+        if name is not None:
+            if not isinstance(name, str) or not name.strip() or not name.isprintable():
+                raise InputError(
+                    "expected the suite's name: one line of text (runs record it as their suite)",
+                    file=path,
+                    line=line_of(root, ["name"]),
+                    field="name",
+                )
+            declared[str(path)] = name.strip()
         defaults = data.get("defaults") or {}
         if not isinstance(defaults, dict):
             raise InputError("expected a mapping", file=path, field="defaults",

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from agentgauge.agents.http_agent import HttpAgent, MalformedReply, baggage_header, parse_reply
 from agentgauge.agents.resolve import resolve_agent
-from agentgauge.errors import AgentUnavailable, InputError
-from agentgauge.schema import ToolCallEvent
+from agentgauge.errors import AgentUnavailable, InputError, RunStopped
+from agentgauge.schema import ToolCallEvent, Trial
 from agentgauge.store import Store
 from agentgauge.testing.agent_service import CounterService, counter_tasks, run_against
 
@@ -88,9 +88,17 @@ def test_baggage_percent_encodes_the_task_id() -> None:
     assert header == "agentgauge.task.id=a%20b%2Cc%3Dd%3B%C3%A9,agentgauge.trial=2"
 
 
+def stored(folder: Path) -> list[Trial]:
+    with Store(folder / "s.db", readonly=True) as db:
+        return db.trials("r")
+
+
 def test_5xx_is_retried_then_an_infra_error(tmp_path: Path) -> None:
     svc = CounterService(mode="error")
-    (trial,) = run_against(svc, tmp_path, counter_tasks(3))
+    # Stored, then the run is stopped: it measured nothing but the service's failure.
+    with pytest.raises(RunStopped, match="the run's only trial was an infra error"):
+        run_against(svc, tmp_path, counter_tasks(3))
+    (trial,) = stored(tmp_path)
     assert len(svc.requests) == 3  # the first attempt and FAST_RETRY's two retries
     assert trial.status == "error" and trial.error_kind == "infra"
     assert "gave up after 3 attempts: HTTP 500: internal error" in (trial.error or "")
@@ -152,10 +160,28 @@ def test_a_slow_service_times_out_as_the_agents_failure(tmp_path: Path) -> None:
 
 def test_a_request_timeout_is_retried_like_a_dropped_connection(tmp_path: Path) -> None:
     svc = CounterService(mode="slow", delay=30.0)
-    (trial,) = run_against(svc, tmp_path, counter_tasks(3), agent_options={"request_timeout": 0.2})
+    with pytest.raises(RunStopped, match="the run's only trial was an infra error"):
+        run_against(svc, tmp_path, counter_tasks(3), agent_options={"request_timeout": 0.2})
+    (trial,) = stored(tmp_path)
     assert len(svc.requests) == 3
     assert trial.status == "error" and trial.error_kind == "infra"
     assert "request timed out after 0.2 s (request_timeout)" in (trial.error or "")
+
+
+def test_a_service_down_for_every_trial_stops_the_run_though_all_were_launched(
+    tmp_path: Path,
+) -> None:
+    # 12 trials at the default concurrency of 8: the breaker's first-10 rule trips after
+    # the last trial was launched, and the run used to end as if it had measured the
+    # agent (exit 0, no "stopped:" line).
+    svc = CounterService(mode="error")
+    with pytest.raises(RunStopped) as caught:
+        run_against(svc, tmp_path, counter_tasks(1, 2, 3), trials=4)
+    assert caught.value.reason == (
+        "stopped: the first 10 trials were all infra errors; 12 of 12 trials saved"
+    )
+    assert caught.value.exit_code == 3
+    assert len(stored(tmp_path)) == 12 and all(t.is_infra_error for t in stored(tmp_path))
 
 
 def free_port() -> int:

@@ -12,6 +12,7 @@ import pytest
 
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.agents.provider import RetryPolicy
+from agentgauge.errors import RunStopped
 from agentgauge.harness.runner import run
 from agentgauge.schema import ModelCallEvent, Task, Trial
 from agentgauge.store import Store
@@ -82,18 +83,31 @@ class Scripted:
 
 def go(server: OpenAIServer, tmp_path: Path, **options: Any) -> list[Trial]:
     options.setdefault("retry", FAST)
-    header = run(
+    run(
         tasks(),
         "openai:fake-model",
         store=tmp_path / "s.db",
+        run_id="r",
         env_factory=make_counter_env,
         timeout=1.0,
         concurrency=3,
         progress=False,
         agent_options={"base_url": server.base_url, **options},
     )
+    return stored(tmp_path)
+
+
+def go_stopped(server: OpenAIServer, tmp_path: Path, **options: Any) -> list[Trial]:
+    """Every trial an infra error: each is stored, then the circuit breaker stops the
+    run (exit 3) though every trial had run."""
+    with pytest.raises(RunStopped, match="all 3 trials were infra errors; 3 of 3 trials saved"):
+        go(server, tmp_path, **options)
+    return stored(tmp_path)
+
+
+def stored(tmp_path: Path) -> list[Trial]:
     with Store(tmp_path / "s.db") as db:
-        return sorted(db.trials(header.run_id), key=lambda t: t.task_id)
+        return sorted(db.trials("r"), key=lambda t: t.task_id)
 
 
 def test_tool_loop_usage_cost_retries_and_a_slow_response(
@@ -150,7 +164,7 @@ def test_unknown_price_is_recorded_as_missing_not_zero(tmp_path: Path) -> None:
 
 def test_an_endpoint_that_always_fails_gives_infra_errors(tmp_path: Path) -> None:
     with OpenAIServer(lambda req: Reply(500, error_body("down"))) as server:
-        trials = go(server, tmp_path)
+        trials = go_stopped(server, tmp_path)
         requests = len(server.requests)
     assert requests == 3 * (FAST.max_retries + 1)  # bounded retries for each trial
     for t in trials:
@@ -160,7 +174,7 @@ def test_an_endpoint_that_always_fails_gives_infra_errors(tmp_path: Path) -> Non
 
 def test_client_errors_are_not_retried_and_are_infra(tmp_path: Path) -> None:
     with OpenAIServer(lambda req: Reply(401, error_body("bad key", "auth"))) as server:
-        trials = go(server, tmp_path)
+        trials = go_stopped(server, tmp_path)
         assert len(server.requests) == 3
     assert all(t.error == "ProviderError: HTTP 401: bad key" and t.is_infra_error for t in trials)
 

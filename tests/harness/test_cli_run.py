@@ -31,7 +31,29 @@ def test_run_the_example_suite_with_the_cmd_example_then_resume(tmp_path: Path) 
     assert again.returncode == 0 and "12 trials" in again.stdout
     listed = json.loads(agentgauge("runs", "--store", db, "--json").stdout)
     (entry,) = listed["runs"]
-    assert entry["suite"] == str(SUITE) and entry["n_trials"] == 12 and entry["suite_version"]
+    # The suite file's declared name, not the path it was run by.
+    assert entry["suite"] == "counter" and entry["n_trials"] == 12 and entry["suite_version"]
+
+
+def test_a_suite_run_by_two_spellings_of_its_path_is_recorded_by_its_name(
+    tmp_path: Path,
+) -> None:
+    # The name was ignored: each run recorded the path as typed, so the same file
+    # was two suites in `runs` and in the comparison record.
+    (tmp_path / "my-suite.yaml").write_text(SUITE.read_text())
+    db = str(tmp_path / "s.db")
+    for run_id, spec in (("a", "my-suite.yaml"), ("b", "./my-suite.yaml")):
+        out = subprocess.run(
+            [sys.executable, "-m", "agentgauge", "run", spec, "--store", db, "--run-id", run_id,
+             "--agent", "agentgauge.testing.worlds:counting_agent"],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+    listed = json.loads(agentgauge("runs", "--store", db, "--json").stdout)
+    assert [r["suite"] for r in listed["runs"]] == ["counter", "counter"]
+    compared = agentgauge("compare", f"{db}:a", f"{db}:b")
+    assert compared.returncode == 0, compared.stderr
+    assert "suite counter @ " in compared.stdout and "suites differ" not in compared.stdout
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from aiohttp import web
 
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.agents.provider import RetryPolicy
-from agentgauge.errors import AgentUnavailable
+from agentgauge.errors import AgentUnavailable, RunStopped
 from agentgauge.harness.runner import run
 from agentgauge.store import Store
 from agentgauge.testing.openai_server import OpenAIServer, Reply, completion
@@ -180,7 +180,9 @@ def test_no_preflight_runs_the_trials_into_their_errors(tmp_path: Path) -> None:
     )
     with pytest.raises(AgentUnavailable):
         run(SUITE, agent, store=tmp_path / "a.db", progress=False)
-    header = run(SUITE, agent, store=tmp_path / "b.db", progress=False, preflight=False)
+    # Every trial an infra error: stored, and the run stopped as the breaker's (exit 3).
+    with pytest.raises(RunStopped, match="all 3 trials were infra errors") as caught:
+        run(SUITE, agent, store=tmp_path / "b.db", progress=False, preflight=False)
     with Store(tmp_path / "b.db", readonly=True) as s:
-        trials = s.trials(header.run_id, events=False)
+        trials = s.trials(caught.value.run_id, events=False)
     assert len(trials) == 3 and all(t.is_infra_error for t in trials)

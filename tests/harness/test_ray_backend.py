@@ -275,16 +275,21 @@ def test_an_agent_the_workers_cannot_import_is_an_infra_error_naming_it(
     )
     sys.path.insert(0, str(tmp_path))
     try:
-        header = run(
-            counter_tasks(),
-            "driver_only_agents:solve",
-            store=tmp_path / "s.db",
-            progress=False,
-            backend="ray",
-        )
+        # Every trial an infra error: the run is stopped (exit 3) though every cell ran,
+        # as locally; it used to end as if it had measured the agent.
+        with pytest.raises(RunStopped, match="all 3 trials were infra errors") as caught:
+            run(
+                counter_tasks(),
+                "driver_only_agents:solve",
+                store=tmp_path / "s.db",
+                run_id="r",
+                progress=False,
+                backend="ray",
+            )
     finally:
         sys.path.remove(str(tmp_path))
-    trials = stored(tmp_path / "s.db", header.run_id)
+    assert caught.value.saved == caught.value.total == 3
+    trials = stored(tmp_path / "s.db", "r")
     assert len(trials) == 3
     for trial in trials.values():
         assert trial.status == "error" and trial.error_kind == "infra"

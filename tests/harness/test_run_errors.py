@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from agentgauge.errors import InputError
+from agentgauge.agents.base import TransientError
+from agentgauge.errors import InputError, RunStopped
 from agentgauge.harness.breaker import CircuitBreaker
 from agentgauge.harness.error_summary import summarize_errors
 from agentgauge.harness.runner import run
@@ -46,7 +47,9 @@ async def clumsy(session):
 
 def agentgauge(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "my_agents.py").write_text(AGENTS)
-    environ = {**os.environ, "PYTHONPATH": str(tmp_path), **env}
+    # The checkout's own code, not an installed copy of agentgauge.
+    path = os.pathsep.join([str(tmp_path), str(ROOT / "src")])
+    environ = {**os.environ, "PYTHONPATH": path, **env}
     if "PROVIDER_DOWN" not in env:
         environ.pop("PROVIDER_DOWN", None)
     return subprocess.run(
@@ -65,6 +68,10 @@ def count(db: Path) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
     finally:
         conn.close()
+
+
+async def down(session: object) -> None:
+    raise TransientError("HTTP 503: Service Unavailable")
 
 
 def trial(task: str, k: int, status: str, kind: str | None, error: str | None) -> Trial:
@@ -154,6 +161,52 @@ def test_a_provider_that_is_down_stops_the_run_with_exit_3_and_a_resume_command(
     resumed = agentgauge(tmp_path, *argv[1:])
     assert resumed.returncode == 0, resumed.stderr
     assert count(tmp_path / "s.db") == 30 and "30 trials" in resumed.stdout
+
+
+def test_the_breaker_decides_at_the_end_what_it_could_not_while_the_run_went() -> None:
+    tripped = CircuitBreaker(first=3, window=0)
+    [tripped.record(True) for _ in range(4)]
+    assert tripped.at_end() == "the first 3 trials were all infra errors"
+    short = CircuitBreaker(first=10, window=50)
+    [short.record(True) for _ in range(4)]
+    assert short.at_end() == "all 4 trials were infra errors"
+    mostly = CircuitBreaker(first=10, window=50)
+    [mostly.record(x) for x in (True, False, True, True, False, True, True)]
+    assert mostly.at_end() == "5 of the 7 trials were infra errors"
+    half = CircuitBreaker(first=10, window=50)
+    [half.record(x) for x in (True, False, True, False)]
+    assert half.at_end() is None  # not more than half
+    off = CircuitBreaker(first=0, window=0)
+    [off.record(True) for _ in range(4)]
+    assert off.at_end() is None
+    assert CircuitBreaker().at_end() is None  # a resume that ran nothing
+
+
+@pytest.mark.parametrize(
+    ("trials", "reason"),
+    [("4", "the first 10 trials were all infra errors"), ("1", "all 3 trials were infra errors")],
+)
+def test_a_run_of_only_infra_errors_exits_3_when_every_trial_was_launched(
+    tmp_path: Path, trials: str, reason: str
+) -> None:
+    # 12 trials at the default concurrency of 8: the breaker trips at the 10th, after
+    # the last was launched; 3 trials are too few for it to trip while the run goes.
+    # Both exited 0, as if the run had measured the agent.
+    args = ["run", str(SUITE), "--agent", "my_agents:provider_down", "--store", "s.db",
+            "--trials", trials, "--run-id", "r"]  # fmt: skip
+    out = agentgauge(tmp_path, *args, PROVIDER_DOWN="1")
+    assert out.returncode == 3, out.stderr
+    total = 3 * int(trials)
+    assert count(tmp_path / "s.db") == total
+    assert f"{total} infra errors" in out.stdout
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"stopped: {reason}; {total} of {total} trials saved; every cell has a trial, so "
+        "resuming would run nothing: once the cause is fixed, run again with a new --run-id"
+    )
+    # From Python likewise, after the commits.
+    with pytest.raises(RunStopped, match=f"stopped: {reason}") as caught:
+        run(SUITE, down, trials=int(trials), store=tmp_path / "py.db", progress=False)
+    assert caught.value.saved == caught.value.total == total == count(tmp_path / "py.db")
 
 
 def test_the_breaker_can_be_turned_off(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 import agentgauge
 from agentgauge.agents.base import AgentError, Session, TransientError
 from agentgauge.agents.provider import provider_call
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, RunStopped
 from agentgauge.harness.cells import cell_seed
 from agentgauge.harness.runner import run
 from agentgauge.harness.trial import state_grader
@@ -38,6 +38,14 @@ def go(tmp_path: Path, agent: Any, tasks: list[Task] | None = None, **kw: Any) -
     kw.setdefault("progress", False)
     kw.setdefault("env_factory", make_counter_env)
     return run(tasks or counter_tasks(), agent, store=tmp_path / "s.db", **kw)
+
+
+def go_stopped(tmp_path: Path, agent: Any, tasks: list[Task] | None = None, **kw: Any) -> str:
+    """The id of a run whose every trial was an infra error: each is stored, then the
+    circuit breaker stops the run (exit 3), however few trials there were."""
+    with pytest.raises(RunStopped, match=r"infra errors?;") as caught:
+        go(tmp_path, agent, tasks, **kw)
+    return caught.value.run_id
 
 
 def stored(tmp_path: Path, run_id: str) -> list[Trial]:
@@ -172,8 +180,8 @@ def test_timeout_during_a_provider_call_is_an_infra_error(tmp_path: Path) -> Non
         with provider_call():
             await asyncio.sleep(3600)
 
-    header = go(tmp_path, slow_provider, tasks=counter_tasks(1), timeout=0.1)
-    (t,) = stored(tmp_path, header.run_id)
+    run_id = go_stopped(tmp_path, slow_provider, tasks=counter_tasks(1), timeout=0.1)
+    (t,) = stored(tmp_path, run_id)
     assert t.status == "timeout" and t.error_kind == "infra" and t.is_infra_error
     assert t.error == "timed out after 0.1s in a provider call"
 
@@ -187,10 +195,9 @@ def test_transient_errors_are_infra_and_infra_retries_rerun_the_cell(tmp_path: P
             raise TransientError("HTTP 503")
         await counting_agent(session)
 
-    header = go(tmp_path, unlucky_once, tasks=counter_tasks(2))
+    run_id = go_stopped(tmp_path, unlucky_once, tasks=counter_tasks(2))
     assert all(
-        t.is_infra_error and t.error == "TransientError: HTTP 503"
-        for t in stored(tmp_path, header.run_id)
+        t.is_infra_error and t.error == "TransientError: HTTP 503" for t in stored(tmp_path, run_id)
     )
     calls.clear()
     header = go(tmp_path, unlucky_once, tasks=counter_tasks(2), infra_retries=1)
@@ -202,10 +209,10 @@ def test_environment_that_fails_to_build_is_an_infra_error(tmp_path: Path) -> No
     def broken(task: Task, *, variant: str, seed: int) -> Any:
         raise OSError("disk full")
 
-    header = go(tmp_path, counting_agent, env_factory=broken)
+    run_id = go_stopped(tmp_path, counting_agent, env_factory=broken)
     assert all(
         t.status == "error" and t.error_kind == "infra" and t.error == "OSError: disk full"
-        for t in stored(tmp_path, header.run_id)
+        for t in stored(tmp_path, run_id)
     )
 
 

@@ -214,11 +214,13 @@ def test_a_timeout_while_waiting_out_retry_after_is_the_providers(workdir: Path)
             "--timeout",
             "4",
         )
-    assert out.returncode == 0, out.stderr
+    # Both trials infra errors: the circuit breaker's exit code, after the summary.
+    assert out.returncode == 3, out.stderr
     for trial in stored(workdir):
         assert (trial.status, trial.error_kind) == ("timeout", "infra"), trial.error
         assert trial.error == "timed out after 4.0s in a provider call"
     assert "2 infra errors, 0 agent errors" in out.stdout
+    assert "stopped: all 2 trials were infra errors" in out.stderr
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ def test_sdk_fixture_becomes_trials_with_the_suites_grade(tmp_path: Path) -> Non
         trials = {t.task_id: t for t in db.trials("g")}
         tasks = db.get_tasks("g")
     assert run.n_trials == 3 and run.agent == "weather-agent" and run.model == "fake-model-2026"
+    assert run.suite == "weather"  # the suite file's name, not the path it was given by
     paris = trials["weather-paris"]
     assert paris.success is True and paris.score == 1.0  # agentgauge.outcome.success = true
     # Two chat spans: 42 + 10 input tokens, 5 + 5 output tokens.

@@ -87,6 +87,34 @@ def test_each_evidence_shape_reads_as_a_sentence(
     assert evidence_lines(_grade(grader, evidence)) == lines
 
 
+@pytest.mark.parametrize(
+    ("reference", "answer", "line"),
+    [
+        (
+            "Order W1014 now ships to 12 Oxford St, Cambridge.",
+            "I've transferred you to a human agent.",
+            # 1 of the answer's 8 words ("to"), 1 of the reference's 9.
+            "1 word(s) shared with the reference answer: 12.5% of the answer's words "
+            "(precision), 11.1% of the reference's (recall); ROUGE-1 F 0.12, passing needs 0.80",
+        ),
+        ("Refund issued.", None, "the agent gave no answer (passing needs F 0.80)"),
+        ("...", "hello", "the reference answer has no words to compare: “...”"),
+    ],
+)
+def test_response_match_evidence_reads_as_a_sentence(
+    reference: str, answer: str | None, line: str
+) -> None:
+    # Printed as raw "precision: 0.125" lines, the form kept for graders agentgauge
+    # does not know (docs/show.md).
+    from agentgauge.graders.response_match import ResponseMatchGrader
+    from agentgauge.schema import Task
+
+    task = Task(id="t", instruction="hi", expectations={"reference_answer": reference})
+    trial = Trial(task_id="t", trial=0, success=False, answer=answer)
+    grade = ResponseMatchGrader().grade(task, trial)
+    assert evidence_lines(grade) == [line]
+
+
 def test_long_texts_are_cut_with_a_note_of_what_was_left_out() -> None:
     assert shorten("abc", 3) == "abc"
     # 10 characters, limit 4: 4 kept, 6 left out.

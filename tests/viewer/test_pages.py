@@ -5,6 +5,7 @@ same store, and the store left exactly as it was."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import urllib.error
 import urllib.request
@@ -15,9 +16,12 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
+from tests.conftest import Cli
 from viewer_support import Served, digest
 
+from agentgauge.components import side_components
 from agentgauge.metrics.engine import compute_metrics
+from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import trial_view
 from agentgauge.store import Store
@@ -161,6 +165,12 @@ def test_unknown_runs_and_trials_are_404(served: Served, store: Store) -> None:
     assert status == 200 and b'href="/runs/retail-hasty/tasks?failed=1&amp;format=json"' in body
 
 
+def _components(store: Store, run_id: str) -> dict[str, Any]:
+    models = store.table(run_id).codes("model")[0]
+    served = ModelCalls.of_run(store, run_id).served
+    return side_components(store.get_run(run_id), models, served)
+
+
 def test_diff_is_run_diff_of_the_two_tables(served: Served, store: Store) -> None:
     data = _json(served, "/diff?a=retail-hasty&b=retail-careful")
     expected = run_diff(
@@ -168,6 +178,7 @@ def test_diff_is_run_diff_of_the_two_tables(served: Served, store: Store) -> Non
         store.table("retail-careful"),
         label_a="retail-hasty",
         label_b="retail-careful",
+        components=(_components(store, "retail-hasty"), _components(store, "retail-careful")),
     )
     assert data["run_a"]["run_id"] == "retail-hasty"
     assert {k: v for k, v in data.items() if k not in ("run_a", "run_b")} == json.loads(
@@ -316,6 +327,38 @@ def test_a_diff_follows_trials_added_while_serving(store_path: Path, tmp_path: P
         assert late and late[0]["b"] == {"passed": 2, "n": 2}
         assert late[0]["change"] == "only_b"
         assert again["b"]["n"] == first["b"]["n"] + 2
+
+
+def test_the_json_is_what_the_commands_print(store_path: Path, tmp_path: Path, cli: Cli) -> None:
+    # docs/viewer.md: the runs have the fields `agentgauge runs --json` prints, and the
+    # diff's comparison is `agentgauge compare --json`'s. The runs lacked baseline_role,
+    # and the verdict lacked compare's "not attributable" clause.
+    from viewer_support import serving
+
+    db = tmp_path / "agentgauge.db"
+    shutil.copy(store_path, db)
+    assert cli("runs", "--store", str(db), "--mark", "retail-hasty", "previous")[0] == 0
+    code, out, err = cli("runs", "--store", str(db), "--json")
+    assert code == 0, err
+    listed = {r["run_id"]: r for r in json.loads(out)["runs"]}
+    assert listed["retail-hasty"]["baseline_role"] == "previous"
+    code, out, err = cli("compare", f"{db}:retail-hasty", f"{db}:retail-careful", "--json")
+    assert code == 0, err
+    compared = json.loads(out)
+    with serving(db) as s:
+        runs = {r["run_id"]: r for r in _json(s, "/")["runs"]}
+        header = _json(s, "/runs/retail-hasty")["run"]
+        diff = _json(s, "/diff?a=retail-hasty&b=retail-careful")
+    assert {k: {f: r[f] for f in listed[k]} for k, r in runs.items()} == listed
+    assert {f: header[f] for f in listed["retail-hasty"]} == listed["retail-hasty"]
+    verdict = compared["verdict"]
+    assert verdict.endswith("; not attributable: model and agent version both changed")
+    assert diff["verdict"] == diff["comparison"]["verdict"] == verdict
+    assert diff["components"] == compared["components"]
+    # The sides are named as each was given: run ids here, the SOURCEs typed there.
+    for side in ("a", "b"):
+        compared[side].pop("label"), diff["comparison"][side].pop("label")
+    assert diff["comparison"] == {k: compared[k] for k in diff["comparison"]}
 
 
 def test_browsing_never_writes_to_the_store(served: Served, store_path: Path) -> None:

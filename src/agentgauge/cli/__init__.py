@@ -3,21 +3,86 @@
 Each command lives in its own module and registers itself on `app`. Errors a
 user can fix (`AgentgaugeError`) print one line to stderr and exit with their
 code (2 for bad input, 1 for a failed gate); anything else is a bug and keeps
-its traceback.
+its traceback. Output whose reader went away (``agentgauge show ... | head -1``)
+ends the command quietly with 141, as a shell reports a process SIGPIPE ended.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from agentgauge.display import visible
 from agentgauge.errors import AgentgaugeError
 
+#: The exit code of a command whose output pipe closed: 128 + SIGPIPE (13), what a
+#: shell reports for a program that signal ended (Python ignores SIGPIPE, so a write
+#: to a closed pipe raises `BrokenPipeError` instead).
+PIPE_CLOSED = 141
+
+
+class _PipeClosed(Exception):
+    """A write to stdout or stderr found the reader gone. Not an `OSError`: click would
+    take an EPIPE for its own and exit 1, the code of a failed gate, without a word."""
+
+
+@contextmanager
+def _pipe_closes() -> Iterator[None]:
+    """A closed pipe (EPIPE: `BrokenPipeError`, or an `OSError` saying so) raised in
+    the block comes out as `_PipeClosed`."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.EPIPE, errno.ESHUTDOWN):
+            raise _PipeClosed from exc
+        raise
+
+
+def _raise_broken_pipe(console: Any) -> None:
+    """In place of `rich.console.Console.on_broken_pipe`, which exits with 1 (the code
+    of a failed gate): the error goes on to `main`, as any closed pipe's does."""
+    console.quiet = True
+    raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+@contextmanager
+def _rich_pipes_raise() -> Iterator[None]:
+    """While inside, every rich console (the commands', typer's help) raises on a
+    closed pipe instead of exiting."""
+    from rich.console import Console
+
+    previous = Console.on_broken_pipe
+    Console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        Console.on_broken_pipe = previous  # type: ignore[method-assign]
+
+
+class _Group(TyperGroup):
+    """The command group, with a closed pipe carried past click to `main`: parsing
+    (``--help`` is printed there) and every command's body."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with _pipe_closes():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _pipe_closes():
+            return super().invoke(ctx)
+
+
 app = typer.Typer(
     name="agentgauge",
+    cls=_Group,
     help="Measure AI agents honestly: run trials, grade them, report metrics with error bars.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -75,6 +140,33 @@ def _tolerate_any_encoding() -> None:
             reconfigure(errors="replace")
 
 
+def _leave_quietly() -> None:
+    """Point a stream whose pipe closed at devnull, so that the flush at exit does not
+    fail again (and print "Exception ignored ... BrokenPipeError"), as Python's
+    documentation of `signal` recommends ("Note on SIGPIPE"). A stream that still
+    flushes keeps its output (stdout to a file while stderr's reader went away)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stream.fileno())
+            except (OSError, ValueError):  # not a file descriptor (a test's StringIO)
+                pass
+
+
+def _run_app() -> None:
+    try:
+        with _rich_pipes_raise():
+            app()  # standalone: click reports usage errors itself, with exit code 2
+    finally:
+        # What is still buffered is written now, where a closed pipe is told apart; at
+        # exit it would print "Exception ignored ... BrokenPipeError" and exit 120.
+        with _pipe_closes():
+            sys.stdout.flush()
+
+
 def main() -> None:
     """Console entry point."""
     _tolerate_any_encoding()
@@ -84,7 +176,11 @@ def main() -> None:
     if faults is not None:  # the store package costs start-up time `--help` need not pay
         faults.forget_opened()  # another command in this process opened stores
     try:
-        app()  # standalone: click reports usage errors itself, with exit code 2
+        _run_app()
+    except _PipeClosed:
+        # The reader had what it wanted (`| head -1`): no message, no traceback.
+        _leave_quietly()
+        sys.exit(PIPE_CLOSED)
     except AgentgaugeError as exc:
         # The message may quote the data (a name, a line of a file): controls shown, not run.
         print(f"agentgauge: error: {visible(exc, keep=chr(10))}", file=sys.stderr)

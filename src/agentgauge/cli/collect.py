@@ -170,7 +170,7 @@ def _receive(
                     db.create_run(
                         Run(
                             run_id=run_id,
-                            suite=str(suite) if suite else None,
+                            suite=loaded.name if loaded else None,
                             suite_version=loaded.version if loaded else None,
                             created_at=utc_now(),
                             source=SOURCE,

@@ -2,7 +2,8 @@
 
 At the end it prints the run's errors by class (`agentgauge.harness.error_summary`)
 and one line of totals. A run the circuit breaker stopped (exit 3) or Ctrl-C
-interrupted (exit 130) prints the same, then the command that resumes it.
+interrupted (exit 130) prints the same, then the command that resumes it (or, when
+every cell already has a trial, that a resume would run nothing).
 """
 
 from __future__ import annotations
@@ -228,8 +229,18 @@ def run_cmd(
         trials_ = db.trials(the_run_id, events=False)
     _print_summary(trials_, the_run_id, store, show_errors)
     if ended is not None:
-        again = _resume_command(suite, agent, store, the_run_id, given)
-        err_console().print(Text(f"{ended.reason}; resume with: {again}"))
+        if ended.saved < ended.total:
+            again = _resume_command(suite, agent, store, the_run_id, given)
+            err_console().print(Text(f"{ended.reason}; resume with: {again}"))
+        else:
+            # Every cell holds a trial (the breaker tripped after the last launch, or the
+            # run was too short to trip while it went): a resume would run nothing.
+            err_console().print(
+                Text(
+                    f"{ended.reason}; every cell has a trial, so resuming would run "
+                    "nothing: once the cause is fixed, run again with a new --run-id"
+                )
+            )
         raise typer.Exit(ended.exit_code)
 
 

@@ -34,7 +34,7 @@ def runs(
 ) -> None:
     """List the runs in a store: id, agent, model, suite and version, trials, created,
     and the baseline role of those marked as one."""
-    from agentgauge.schema import ROLE_KEY
+    from agentgauge.schema import ROLE_KEY, runs_entry
     from agentgauge.store import Store
 
     if mark is not None and mark[0] is not None:
@@ -60,19 +60,7 @@ def runs(
         print_json(
             {
                 "schema": "agentgauge.runs/1",
-                "runs": [
-                    {
-                        "run_id": r.run_id,
-                        "agent": r.agent,
-                        "model": r.model,
-                        "suite": r.suite,
-                        "suite_version": r.suite_version,
-                        "n_trials": r.n_trials,
-                        "created_at": r.created_at,
-                        "baseline_role": roles[r.run_id],
-                    }
-                    for r in found
-                ],
+                "runs": [runs_entry(r) for r in found],
             }
         )
         return

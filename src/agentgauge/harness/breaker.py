@@ -12,6 +12,11 @@ launches nothing more, lets the trials in flight finish, commits them and
 raises `agentgauge.errors.RunStopped` (exit code 3); the run resumes with the
 same ``--run-id`` once the cause is fixed (docs/running-agents.md, "When a run
 stops early").
+
+A run may end before either rule can be decided while it goes: fewer trials than
+``first`` or ``window``, or a trip after the last trial was launched. `at_end`
+decides them on what finished, so that such a run, which measured nothing but its
+infrastructure, is stopped (exit 3) and not passed as a run that completed.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class CircuitBreaker:
     _seen: int = field(default=0, init=False, repr=False)
     _infra_first: int = field(default=0, init=False, repr=False)
     _recent: deque[bool] = field(default_factory=deque, init=False, repr=False)
+    _tripped: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("first", "window"):
@@ -51,6 +57,12 @@ class CircuitBreaker:
 
     def record(self, infra_error: bool) -> str | None:
         """Count one finished trial; the reason to stop, or ``None`` to go on."""
+        reason = self._rule(infra_error)
+        if reason is not None and self._tripped is None:
+            self._tripped = reason
+        return reason
+
+    def _rule(self, infra_error: bool) -> str | None:
         self._seen += 1
         if self._seen <= self.first:
             self._infra_first += infra_error
@@ -63,4 +75,27 @@ class CircuitBreaker:
             bad = sum(self._recent)
             if len(self._recent) == self.window and bad > self.share * self.window:
                 return f"{bad} of the last {self.window} trials were infra errors"
+        return None
+
+    def at_end(self) -> str | None:
+        """The reason the run is stopped once every trial has finished, or ``None``.
+
+        The reason it tripped with, if it did (the last trials may have been launched
+        before it tripped, so nothing was left to stop). Otherwise each rule is
+        decided on the trials there were when fewer than its size: all of them infra
+        errors (``first``), or more than ``share`` of them (``window``). Waiting for
+        more trials is what keeps a rule from tripping on the first few; at the end
+        no more will come. A session that ran no trial is not judged."""
+        if self._tripped is not None:
+            return self._tripped
+        n = self._seen
+        every = f"all {n} trials were infra errors"
+        if n == 1:
+            every = "the run's only trial was an infra error"
+        if self.first and 0 < n < self.first and self._infra_first == n:
+            return every
+        if self.window and 0 < n < self.window:
+            bad = sum(self._recent)
+            if bad > self.share * n:
+                return every if bad == n else f"{bad} of the {n} trials were infra errors"
         return None

@@ -295,7 +295,8 @@ async def arun(
     route answers) and `agentgauge.errors.AgentUnavailable` is raised if it
     fails. The circuit breaker (``breaker_first``, ``breaker_window``;
     `agentgauge.harness.breaker`) stops launching when infra errors dominate and
-    raises `agentgauge.errors.RunStopped`; Ctrl-C raises
+    raises `agentgauge.errors.RunStopped`, as it does at the end of a run whose
+    finished trials meet its rules (`CircuitBreaker.at_end`); Ctrl-C raises
     `agentgauge.errors.RunInterrupted`. Both after committing every finished
     trial; the same ``run_id`` resumes. ``notify`` receives sentences for the
     user (e.g. that a resumed run is being extended to more trials).
@@ -493,9 +494,13 @@ async def arun(
                 saved=saved,
                 total=total,
             )
-        if stop.reason is not None and saved < total:
+        # Decided when every trial has finished, not only when some were left unlaunched:
+        # a run that tripped after its last launch, or was too short for a rule to be
+        # decided while it went, measured its infrastructure and must not pass as done.
+        tripped = breaker.at_end()
+        if tripped is not None:
             raise RunStopped(
-                f"stopped: {stop.reason}; {saved} of {total} trials saved",
+                f"stopped: {tripped}; {saved} of {total} trials saved",
                 run_id=header.run_id,
                 saved=saved,
                 total=total,

@@ -73,7 +73,8 @@ def read_spans_file(
         outcome_evaluation=outcome_evaluation,
     )
     rows = read_outcomes(outcomes) if outcomes is not None else None
-    tasks = {t.id: t for t in load_suite(suite, include_heldout=True).tasks} if suite else {}
+    loaded = load_suite(suite, include_heldout=True) if suite else None
+    tasks = {t.id: t for t in loaded.tasks} if loaded else {}
     spans, repeated = read_otlp_spans(path)
     joined = _join_logs(Path(logs), spans, path) if logs is not None else None
     trials = trials_from_spans(
@@ -90,7 +91,7 @@ def read_spans_file(
         config["logs"] = joined
     return ImportedRun(
         trials=trials,
-        suite=str(suite) if suite else None,
+        suite=loaded.name if loaded else None,
         tasks=[t for t in tasks.values() if t.id in used],
         config=config,
     )

@@ -20,9 +20,11 @@ p-values.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Literal
 
+from agentgauge.components import diff_components, with_configuration
 from agentgauge.metrics.compare import compare, first_families
 from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.stats.exact import fisher_exact_2x2
@@ -94,6 +96,7 @@ def run_diff(
     label_b: str = "B",
     variant: str = "base",
     seed: int = 0,
+    components: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The ``agentgauge.diff/1`` object of run B against run A.
 
@@ -101,6 +104,10 @@ def run_diff(
     paraphrase or a fault variant is compared on its own). Held-out tasks are left out, as
     ``agentgauge compare`` leaves them out. Tasks are listed flips first (lost,
     then gained), then by the size of the change, then by id.
+
+    ``components``: A's and B's configurations (`agentgauge.components.side_components`).
+    With them the verdict says, as ``agentgauge compare`` does, when the difference is
+    not attributable, and ``components`` says what differs (`ComponentDiff.to_dict`).
     """
     ta, tb = _select(a, variant), _select(b, variant)
     ca, cb = _counts(ta), _counts(tb)
@@ -135,6 +142,7 @@ def run_diff(
         )
     )
     comparison: dict[str, Any] | None = None
+    changes = None if components is None else diff_components(*components)
     reason: str | None = None
     if not ca or not cb:
         empty = label_a if not ca else label_b
@@ -145,6 +153,8 @@ def run_diff(
         except ValueError as exc:  # no task in common
             reason = str(exc)
         else:
+            if changes is not None:
+                result = with_configuration(result, changes)
             comparison = result.to_dict()
     n_changed = sum(r["change"] != "same" for r in rows)
     counts = {c: sum(r["change"] == c for r in rows) for c in CHANGES}
@@ -156,6 +166,7 @@ def run_diff(
         "comparison": comparison,
         "reason": reason,
         "verdict": None if comparison is None else comparison["verdict"],
+        "components": None if changes is None else changes.to_dict(),
         "n_changed": n_changed,
         "changes": counts,
         "notes": [_NOTE],

@@ -186,12 +186,40 @@ def _sentences_for(grade: Grade) -> list[str]:
         )
     elif name == "checkpoints" and isinstance(ev.get("checkpoints"), list):
         out += _checkpoint_sentences(ev["checkpoints"])
+    elif name == "response_match":
+        out += _response_match_sentences(ev, grade.score)
     quotes = ev.get("quotes") if "quotes" in ev else ev.get("evidence")
     if isinstance(quotes, list) and all(isinstance(q, str) for q in quotes):
         out += [f"judge quoted: “{shorten(q, 400)}”" for q in quotes]
     if isinstance(ev.get("reason"), str) and ev["reason"]:
         out.append(f"reason: {shorten(ev['reason'], 600)}")
     return out
+
+
+def _response_match_sentences(ev: dict[str, Any], score: float | None) -> list[str]:
+    """ROUGE-1's parts in words (docs/graders.md, "`response_match`"): what share of the
+    answer's words the reference has (precision), what share of the reference's words
+    the answer has (recall), and the F they make against the threshold; or why there
+    was nothing to compare."""
+    threshold = ev.get("threshold")
+    needs = f"passing needs {threshold:.2f}" if isinstance(threshold, int | float) else ""
+    if {"precision", "recall", "shared_words"} <= ev.keys():
+        f = [] if score is None else [f"ROUGE-1 F {score:.2f}"]
+        return [
+            f"{ev['shared_words']} word(s) shared with the reference answer: "
+            f"{_share(ev['precision'])} of the answer's words (precision), "
+            f"{_share(ev['recall'])} of the reference's (recall); "
+            + ", ".join([*f, *([needs] if needs else [])])
+        ]
+    if isinstance(ev.get("detail"), str):
+        return [ev["detail"] + (f" ({needs.replace('needs', 'needs F')})" if needs else "")]
+    if isinstance(ev.get("reference"), str):
+        return [f"the reference answer has no words to compare: “{shorten(ev['reference'], 400)}”"]
+    return []
+
+
+def _share(value: Any) -> str:
+    return f"{value:.1%}" if isinstance(value, int | float) else str(value)
 
 
 def _object(value: Any) -> dict[str, Any]:

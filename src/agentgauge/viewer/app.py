@@ -37,7 +37,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentgauge._version import __version__
+from agentgauge.components import side_components
 from agentgauge.display import html_environment
+from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import trial_view
 from agentgauge.store import Store
@@ -165,6 +167,12 @@ class Viewer:
         )
         return table
 
+    def components(self, run: dict[str, Any], table: TrialTable) -> dict[str, Any]:
+        """The run's configuration as `agentgauge compare` reads a stored run's."""
+        calls = ModelCalls.of_run(self.store, run["run_id"])
+        header = self.store.get_run(run["run_id"])
+        return side_components(header, table.codes("model")[0], calls.served)
+
     def header(self, run_id: str) -> dict[str, Any]:
         run = queries.run_header(self.store, run_id)
         if run is None:
@@ -259,11 +267,19 @@ class Viewer:
             # connection; the diff of them is computed on a worker thread, so that other
             # pages are served meanwhile.
             table_a, table_b = self.table(a), self.table(b)
+            # Each side's configuration as `agentgauge compare` reads it, so the verdict
+            # says what compare's says (not attributable when two components changed).
+            sides = (self.components(a, table_a), self.components(b, table_b))
             diff = await run_in_threadpool(
                 self.diffs.get,
                 key,
                 lambda: run_diff(
-                    table_a, table_b, label_a=a["run_id"], label_b=b["run_id"], variant=variant
+                    table_a,
+                    table_b,
+                    label_a=a["run_id"],
+                    label_b=b["run_id"],
+                    variant=variant,
+                    components=sides,
                 ),
             )
         changed = _flag(request, "changed")

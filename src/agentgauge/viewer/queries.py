@@ -12,10 +12,11 @@ hold (docs/store.md, "Grade versions").
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from agentgauge.schema import Trial
+from agentgauge.schema import Run, Trial, runs_entry
 from agentgauge.store import Store
 
 __all__ = [
@@ -86,12 +87,12 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
     (total,) = store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()
     shown, offset = _page(page, total, size)
     runs = store.conn.execute(
-        "SELECT run_id, agent, model, suite, suite_version, created_at FROM runs"
+        "SELECT run_id, agent, model, suite, suite_version, created_at, config FROM runs"
         " ORDER BY created_at, rowid LIMIT ? OFFSET ?",
         (size, offset),
     ).fetchall()
     out = []
-    for run_id, agent, model, suite, version, created in runs:
+    for run_id, agent, model, suite, version, created, config in runs:
         span = _span(store, run_id)
         n = n_base = passed = errors = 0
         if span is not None:
@@ -101,15 +102,20 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
                 f" FROM trials WHERE {_IN_SPAN}",
                 (*span, run_id),
             ).fetchone()
+        header = Run(
+            run_id=run_id,
+            agent=agent,
+            model=model,
+            suite=suite,
+            suite_version=version,
+            created_at=created,
+            config=json.loads(config or "{}"),
+            n_trials=n,
+        )
         out.append(
             {
-                "run_id": run_id,
-                "agent": agent,
-                "model": model,
-                "suite": suite,
-                "suite_version": version,
-                "created_at": created,
-                "n_trials": n,
+                # The fields `agentgauge runs --json` prints, by the same function.
+                **runs_entry(header),
                 "errors": errors,
                 "base": {
                     "n": n_base,
@@ -123,20 +129,12 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
 
 
 def run_header(store: Store, run_id: str) -> dict[str, Any] | None:
-    """The run's header (``agentgauge.runs/1`` fields) with its active grade version."""
+    """The run's header (``agentgauge.runs/1`` fields, `runs_entry`) with its active
+    grade version."""
     run = store.get_run(run_id)
     if run is None:
         return None
-    return {
-        "run_id": run.run_id,
-        "agent": run.agent,
-        "model": run.model,
-        "suite": run.suite,
-        "suite_version": run.suite_version,
-        "n_trials": run.n_trials,
-        "created_at": run.created_at,
-        "grade_version": store.active_grade_version(run_id),
-    }
+    return {**runs_entry(run), "grade_version": store.active_grade_version(run_id)}
 
 
 def run_ids(store: Store, limit: int = 1_000) -> list[str]:
