@@ -30,13 +30,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
-from agentgauge.importers.dialects import Dialect, Message, SpanKind, detect, first
+from agentgauge.importers.dialects import GENAI, Dialect, Message, SpanKind, detect, first
 from agentgauge.importers.otlp import Span, unique_spans
 from agentgauge.otel_record import (
     EVALUATION_EVENT,
+    EVENT_INDEX,
     RECORD_MARK,
+    RESULT_INDEX,
     conversation_events,
+    placed,
     record_from_attributes,
+    result_fields,
 )
 from agentgauge.schema import (
     SUCCESS_TOLERANCE,
@@ -309,6 +313,10 @@ def _checked(where: str) -> Iterator[None]:
 class _Builder:
     def __init__(self, spans: list[Span], dialect: Dialect, options: TraceOptions) -> None:
         self.spans = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
+        if any(s.attributes.get(RECORD_MARK) == 1 for s in self.spans):
+            # A trace agentgauge exported (``export --otel``) is GenAI spans, whichever
+            # reader is given it (``import openinference`` of an export).
+            dialect = GENAI
         self.d = dialect
         self.options = options
         self.kinds: dict[str, SpanKind | None] = {s.span_id: dialect.kind(s) for s in self.spans}
@@ -430,7 +438,7 @@ class _Builder:
             kind = self.kinds[span.span_id]
             if kind == "model":
                 add_messages(span.start_ns, self.d.messages(span, "input"))
-                add(span.start_ns, self._model_call(span))
+                add(span.end_ns, self._model_call(span))  # when its answer came
                 for name, keys in self.d.usage_extras:
                     value = self._int(span, keys)
                     if value is not None:
@@ -472,7 +480,9 @@ class _Builder:
 
     def _model_call(self, span: Span) -> ModelCallEvent:
         fields = {
-            "t": self._t(span.start_ns),
+            # When the call returned, as the harness records a model call (its answer
+            # is the event); the start for a span with no usable end.
+            "t": self._t(span.end_ns),
             "model": self._str(span, self.d.response_model)
             or self._str(span, self.d.request_model),
             "input_tokens": self._int(span, self.d.input_tokens),
@@ -610,16 +620,40 @@ class _Builder:
             where=self.root.where,
         )
         if record is not None:  # a trace agentgauge exported: its record, whole
-            said = conversation_events(
-                (e.name, self._t(e.time_ns), e.attributes) for e in self.root.events
-            )
-            acted = [e.model_dump() for e in events if not isinstance(e, MessageEvent)]
-            record["events"] = sorted([*said, *acted], key=lambda e: e["t"] or 0.0)
+            record["events"] = self._record_events()
             values.update(record)
         trial = self._validated(values)
         if record is None and success is None and score is None and status == "completed":
             trial = _graded(trial, tasks[task_id], self.root.where)
         return trial
+
+    def _record_events(self) -> list[dict[str, Any]]:
+        """The transcript of a trace agentgauge exported: messages, control decisions
+        and unanswered tool results from the root's span events, model and tool calls
+        from the spans, each put back in its place (`otel_record.placed`). A file
+        written before events carried their places is ordered by time."""
+        placed_events = conversation_events(
+            ((e.name, self._t(e.time_ns), e.attributes) for e in self.root.events),
+            where=self.root.where,
+        )
+        for span in self.spans:
+            kind = self.kinds[span.span_id]
+            if kind == "model":
+                placed_events.append(placed(self._model_call(span).model_dump(), span.attributes))
+            elif kind == "tool":
+                call, result = self._tool(span)
+                placed_events.append(placed(call.model_dump(), span.attributes))
+                if EVENT_INDEX not in span.attributes:  # an older file: the span's result
+                    placed_events.append((None, result.model_dump()))
+                    continue
+                if RESULT_INDEX not in span.attributes:  # the call got no result
+                    continue
+                fields = result_fields(span.attributes, call_id=call.call_id, where=span.where)
+                fields.update(t=result.t, is_error=result.is_error)
+                placed_events.append(placed(fields, span.attributes, RESULT_INDEX))
+        if all(index is not None for index, _ in placed_events):
+            return [e for _, e in sorted(placed_events, key=lambda item: item[0] or 0)]
+        return sorted((e for _, e in placed_events), key=lambda e: e["t"] or 0.0)
 
     # ----------------------------------------------------------------- evaluations
 
