@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from agentgauge.errors import InputError, first_error
 from agentgauge.importers.dialects import GENAI, Dialect, Message, SpanKind, detect, first
 from agentgauge.importers.otlp import Span, unique_spans
+from agentgauge.model_calls import known_sum
 from agentgauge.otel_record import (
     EVALUATION_EVENT,
     EVENT_INDEX,
@@ -592,9 +593,9 @@ class _Builder:
             "model": model,
             "success": success if success is not None or score is not None else False,
             "score": score,
-            "input_tokens": _total([c.input_tokens for c in calls]),
-            "output_tokens": _total([c.output_tokens for c in calls]),
-            "cost_usd": _total([c.cost_usd for c in calls]),
+            "input_tokens": known_sum([c.input_tokens for c in calls]),
+            "output_tokens": known_sum([c.output_tokens for c in calls]),
+            "cost_usd": known_sum([c.cost_usd for c in calls]),
             # An incomplete trace's "root" is a child standing in for the span that never
             # came: its duration is not the agent's run time, which nobody measured.
             "latency_s": None if incomplete else self.root.duration_s,
@@ -868,13 +869,6 @@ _CALL_NONE_DEFAULTS = _none_defaults(ModelCallEvent)
 def _given(values: dict[str, Any], none_defaults: frozenset[str]) -> dict[str, Any]:
     """``values`` without the ``None`` of fields that default to it."""
     return {k: v for k, v in values.items() if v is not None or k not in none_defaults}
-
-
-def _total(values: list[int | None] | list[float | None]) -> Any:
-    """The sum when every call reported the value; unknown (``None``) otherwise."""
-    if not values or any(v is None for v in values):
-        return None
-    return sum(v for v in values if v is not None)
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
