@@ -173,7 +173,9 @@ def import_file(
     no empty store behind. ``baseline_role`` marks the run as that baseline
     (``human`` for the humans' trials: docs/compare-and-plan.md, "Baselines")."""
     from agentgauge.sources import check_run_id
+    from agentgauge.store import check_store_path
 
+    check_store_path(store)  # before the file is read: a store that would keep nothing
     check_run_id(run_id)  # before the file is read: a run id DB:RUN could not name again
     if baseline_role is not None:
         from agentgauge.metrics.baselines import ROLE_KEY, check_role

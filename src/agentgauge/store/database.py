@@ -95,6 +95,27 @@ class GradeVersion:
     """False when an agentgauge before schema 3 overwrote its outcomes in place."""
 
 
+def check_store_path(store: Store | str | Path, *, option: str = "--store") -> None:
+    """Refuse a store path that would not keep what a command writes: SQLite's
+    ``:memory:`` and ``""`` (a temporary database) are private to one connection and
+    gone when it closes, so a run's trial writer (`agentgauge.store.TrialWriter`, a
+    connection of its own) would write elsewhere, an import or ``collect`` would
+    report trials stored that no one can read, and ``""`` is no path to open twice.
+    Every command that takes ``--store`` checks it first. From Python, a `Store`
+    object opened on ``":memory:"`` is kept by the caller and is fine."""
+    if isinstance(store, Store):
+        return
+    text = str(store) if isinstance(store, Path) else store
+    if text in ("", ":memory:"):
+        what = "an empty path (SQLite's temporary database)" if text == "" else "':memory:'"
+        raise InputError(
+            f"{what} is a private SQLite database, gone when the command ends (and that "
+            "no other connection, the trial writer's included, can see): name a file, "
+            "e.g. --store results.db (from Python, pass a Store(':memory:') you keep open)",
+            field=option,
+        )
+
+
 class Store:
     """A SQLite store of runs, trials, transcripts and grades.
 
