@@ -18,13 +18,20 @@ received again the same is kept once).
 The guarantee: a request is answered only once every trial it completed is
 committed to the store, so a 200 means each accepted span is either in a stored
 trial or held for its still-open trace. Open traces are written as incomplete
-trials when the receiver stops on SIGINT or SIGTERM; a crash (SIGKILL, power
-loss) loses the spans of traces still open.
+trials when the receiver stops on SIGINT or SIGTERM, first thing, before it waits
+(at most `SHUTDOWN_WAIT_S`, twice: for requests to finish, then for them to be
+cut off) for requests still under way, which a client that stalls mid-body would
+otherwise hold for aiohttp's default minute: those are answered 503, or not at
+all, so their spans were never accepted, and the client sends them again. A
+second Ctrl-C while the open traces are written does not stop the writing; after
+it, it ends the wait. A crash (SIGKILL, power loss) loses the spans of traces still
+open.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
@@ -57,7 +64,7 @@ from agentgauge.schema import Grade, Task
 from agentgauge.store import Store
 from agentgauge.store.writer import TrialWriter
 
-__all__ = ["MAX_BODY_BYTES", "Receiver", "collect"]
+__all__ = ["MAX_BODY_BYTES", "SHUTDOWN_WAIT_S", "Receiver", "collect"]
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -70,6 +77,9 @@ CODINGS = ("identity", "gzip", "deflate")
 _ALIASES = {"x-gzip": "gzip"}
 #: Compressed bodies larger than this are inflated in a thread, off the event loop.
 INFLATE_IN_THREAD_BYTES = 1024 * 1024
+#: Seconds a stopping receiver waits for requests under way to finish, and then again
+#: for those it cut off to end (aiohttp's default is a minute).
+SHUTDOWN_WAIT_S = 1.0
 
 
 _T = TypeVar("_T")
@@ -112,6 +122,12 @@ class Receiver:
         """Spans received again, the same as one received before: kept once."""
         self.events_accepted = 0
         self.trials_written = 0
+        self.in_flight = 0
+        """Requests being handled (a stalled client's among them)."""
+        self.cut_off = 0
+        """Requests the server cancelled unanswered as it stopped."""
+        self.closed = False
+        """Set once the open traces are written at shutdown: nothing is accepted after."""
         self._lock = asyncio.Lock()
 
     def app(self) -> web.Application:
@@ -123,10 +139,31 @@ class Receiver:
         return app
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        return _response(await self._reply(request))
+        self.in_flight += 1
+        try:
+            return _response(await self._reply(request))
+        except asyncio.CancelledError:
+            self.cut_off += 1
+            raise
+        finally:
+            self.in_flight -= 1
 
     async def handle_logs(self, request: web.Request) -> web.StreamResponse:
-        return _response(await self._logs_reply(request))
+        self.in_flight += 1
+        try:
+            return _response(await self._logs_reply(request))
+        except asyncio.CancelledError:
+            self.cut_off += 1
+            raise
+        finally:
+            self.in_flight -= 1
+
+    def _stopping(self, media: str) -> _Reply:
+        """The answer to a request that comes after the open traces were written: 503,
+        which OTLP/HTTP exporters retry, rather than spans accepted and never stored."""
+        reply = _status(503, media, "agentgauge collect is stopping: nothing was stored")
+        reply.headers = {"Retry-After": "1"}
+        return reply
 
     async def _decoded(
         self,
@@ -216,6 +253,8 @@ class Receiver:
         found = sort_repeats(spans)
         spans = found.kept
         async with self._lock:
+            if self.closed:
+                return self._stopping(media)
             if self.store is not None:
                 spans, joined = join_spans(self.store, spans, self.buffer.open, self.buffer.options)
                 self.traces_joined.update(joined)
@@ -254,6 +293,8 @@ class Receiver:
                 f"{found.not_events} records are no span's events (no event name or trace id)"
             )
         async with self._lock:
+            if self.closed:
+                return self._stopping(media)
             ids = {e.trace_id for e in found.events if e.trace_id not in self.buffer.open}
             stored = self.store.trials_by_trace(ids) if self.store is not None and ids else {}
             early = [e for e in found.events if e.trace_id not in stored]
@@ -326,7 +367,7 @@ class Receiver:
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,
         and write the trials of traces whose wait after their root is over."""
-        if not self.buffer.open:
+        if not self.buffer.open or self.closed:
             return
         async with self._lock:
             if self.store is not None:
@@ -344,9 +385,13 @@ class Receiver:
 
     async def shutdown(self) -> None:
         """Write every trace still waiting after its root as its trial and every open
-        trace as an incomplete one, then close the writer."""
+        trace as an incomplete one, then close the writer: from then on a request is
+        answered 503 (`_stopping`)."""
         await self.sweep()
         async with self._lock:
+            if self.closed:
+                return
+            self.closed = True
             trials, errors = self.buffer.drain()
             for trial in trials:
                 await self.writer.submit(trial)
@@ -491,6 +536,7 @@ async def collect(
         handle_signals=False,
         auto_decompress=False,
         logger=_http_logger(receiver.log),
+        shutdown_timeout=SHUTDOWN_WAIT_S,
     )
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
@@ -517,9 +563,51 @@ async def collect(
             except TimeoutError:
                 await receiver.sweep()
     finally:
+        await _stop(receiver, site, runner, loop)
+    return receiver
+
+
+async def _stop(
+    receiver: Receiver, site: web.TCPSite, runner: web.AppRunner, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Stop receiving: no new connection; the open traces written at once (what a 200
+    accepted is stored before anything can hold the exit up); then a bounded wait for
+    the requests under way, which a second SIGINT or SIGTERM ends."""
+    hurry = asyncio.Event()
+
+    def again() -> None:
+        if not hurry.is_set():
+            hurry.set()
+            writing = "" if receiver.closed else "the open traces are written first, then "
+            receiver.log(f"agentgauge collect: stopping: {writing}it exits without waiting")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, again)
+    try:
+        await site.stop()  # the port closes: no new connection
+        await receiver.shutdown()
+        busy = receiver.in_flight
+        if busy and not hurry.is_set():
+            receiver.log(
+                f"agentgauge collect: waiting up to {2 * SHUTDOWN_WAIT_S:g} s for {busy} "
+                "requests under way (answered 503: their spans are not stored; Ctrl-C "
+                "again to stop waiting)"
+            )
+        cleanup = asyncio.ensure_future(runner.cleanup())
+        hurried = asyncio.ensure_future(hurry.wait())
+        await asyncio.wait({cleanup, hurried}, return_when=asyncio.FIRST_COMPLETED)
+        hurried.cancel()
+        if not cleanup.done():
+            cleanup.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await cleanup
+        cut = receiver.cut_off + receiver.in_flight
+        if cut:
+            receiver.log(
+                f"agentgauge collect: {cut} requests under way were cut off "
+                "unanswered (a client that stalled mid-request): their spans were not "
+                "accepted, and an exporter sends them again"
+            )
+    finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-        await site.stop()  # no new requests; those under way finish first
-        await runner.cleanup()
-        await receiver.shutdown()
-    return receiver
