@@ -78,8 +78,8 @@ def test_two_batches_and_a_retry_add_each_span_once(tmp_path: Path) -> None:
     )
     with Store(tmp_path / "s.db") as db:
         http_trial(db, root.trace_id)
-        rest, joined = join_spans(db, [chat1, tool], {})
-        assert rest == [] and joined == {root.trace_id: "r"}
+        rest, joined, refused = join_spans(db, [chat1, tool], {})
+        assert rest == [] and joined == {root.trace_id: "r"} and refused == []
         (first,) = db.trials("r")
         # The second batch's chat span repeats the system and user messages as its
         # input, and its output is the reply the trial holds: neither comes twice.
@@ -176,8 +176,8 @@ def _stored_then_joined(
     with Store(tmp_path / "s.db") as db:
         db.create_run(Run(run_id="live", created_at=utc_now()))
         db.add_trials("live", [t.model_copy(update={"trial": 0}) for t in trials_from_spans(early)])
-        rest, _ = join_spans(db, after, {})
-        assert rest == []
+        rest, _, refused = join_spans(db, after, {})
+        assert rest == [] and refused == []
         (joined,) = db.trials("live")
     (whole,) = trials_from_spans(spans)
     return joined, whole
@@ -278,3 +278,30 @@ def test_an_http_trial_keeps_its_agent_s_own_spend_and_regrades_with_the_new_tot
     group = json.loads(out)["groups"][0]
     assert (group["tokens"]["input_total"], group["tokens"]["output_total"]) == (600, 60)
     assert group["calls"]["model"] == 2 and group["cost"]["total"] == pytest.approx(0.062)
+
+
+def test_a_trial_stored_without_digests_takes_a_repeat_as_the_same(tmp_path: Path) -> None:
+    # Stores written before trials kept a digest per span: nothing to compare a copy
+    # with, so it is taken as a repeat, as it always was; a new span still joins.
+    spans = paris_trace()
+    root = next(s for s in spans if s.name.startswith("invoke"))
+    tool = next(s for s in spans if s.name.startswith("execute"))
+    with Store(tmp_path / "s.db") as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        (trial,) = trials_from_spans([root])
+        trial.metadata.pop("trace_span_digests")
+        db.add_trials("r", [trial.model_copy(update={"trial": 0})])
+        changed = Span(**{**vars_of(root), "name": "invoke_agent other"})
+        _, _, refused = join_spans(db, [changed, tool], {})
+        assert refused == []
+        (after,) = db.trials("r")
+        assert sorted(after.metadata["trace_span_digests"]) == [tool.span_id]
+        # A changed copy of the span that joined since is refused.
+        _, _, refused = join_spans(db, [Span(**{**vars_of(tool), "end_ns": tool.end_ns + 1})], {})
+        assert [s.span_id for s in refused] == [tool.span_id]
+        (again,) = db.trials("r")
+        assert again.events == after.events
+
+
+def vars_of(span: Span) -> dict[str, Any]:
+    return {name: getattr(span, name) for name in span.__dataclass_fields__}

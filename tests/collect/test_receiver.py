@@ -438,3 +438,43 @@ def test_a_request_that_completes_after_the_open_traces_were_written_gets_503(
     # Not a 200 for spans nobody will store: 503, which OTLP exporters retry.
     assert status == 503 and "stopping" in said
     assert stored == 1  # the open trace, written at shutdown
+
+
+def test_a_changed_copy_of_a_stored_span_is_rejected_as_while_its_trace_was_open(
+    collector: Collector,
+) -> None:
+    # The trace is stored when its root comes; a late child joins it. A changed copy of
+    # either was answered 200 and dropped unseen; the same copy is a retry, no news.
+    child = span(
+        "00000000000000c1",
+        "execute_tool add",
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add"},
+        parent="00000000000000a1",
+        start=1_200_000_000,
+        end=1_300_000_000,
+    )
+    changed_root = {**AGENT_ROOT, "name": "invoke_agent other"}
+    changed_child = {**child, "endTimeUnixNano": "1900000000"}
+    answers = []
+    for doc in (
+        request(AGENT_ROOT),
+        request(child),
+        request(AGENT_ROOT, child),  # the same again: a retry
+        request(changed_root),
+        request(changed_child),
+    ):
+        status, body = collector.post(json.dumps(doc).encode(), "application/json")
+        assert status == 200
+        answers.append(json.loads(body).get("partialSuccess", {}))
+    assert answers[:3] == [{}, {}, {}]
+    for answer, which in zip(answers[3:], ("00000000000000a1", "00000000000000c1"), strict=True):
+        assert answer["rejectedSpans"] == "1"
+        message = answer["errorMessage"]
+        assert f"span {which} of trace {TRACE}" in message and "other content" in message
+    code, _, err = collector.stop()
+    assert code == 0, err
+    assert err.count("rejected: span ") == 2
+    with Store(collector.db, readonly=True) as db:
+        (trial,) = db.trials("live")
+    assert [e.type for e in trial.events] == ["tool_call", "tool_result"]
+    assert trial.events[1].t == pytest.approx(0.3)  # the first copy's end, kept

@@ -52,7 +52,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from agentgauge.collect.buffer import TraceBuffer, conflict_message
 from agentgauge.collect.join import attach_held, join_spans
 from agentgauge.errors import InputError
-from agentgauge.importers.otlp import sort_repeats, spans_from_json, spans_from_protobuf
+from agentgauge.importers.otlp import Span, sort_repeats, spans_from_json, spans_from_protobuf
 from agentgauge.importers.otlp_logs import (
     LogEvent,
     log_events_from_json,
@@ -158,6 +158,12 @@ class Receiver:
         finally:
             self.in_flight -= 1
 
+    def _log_held_conflicts(self, spans: list[Span]) -> None:
+        """Held spans (answered 200 while their trace was open) that the trial they join
+        holds with other content: the stored ones are kept, and the user hears it."""
+        if spans:
+            self.log(f"agentgauge collect: not kept: {conflict_message(spans)}")
+
     def _stopping(self, media: str) -> _Reply:
         """The answer to a request that comes after the open traces were written: 503,
         which OTLP/HTTP exporters retry, rather than spans accepted and never stored."""
@@ -252,20 +258,28 @@ class Receiver:
         # stored trial are added once, `attach_traces`).
         found = sort_repeats(spans)
         spans = found.kept
+        conflicting = [repeat for _, repeat in found.conflicting]
         async with self._lock:
             if self.closed:
                 return self._stopping(media)
             if self.store is not None:
-                spans, joined = join_spans(self.store, spans, self.buffer.open, self.buffer.options)
+                request_spans = {id(s) for s in spans}
+                spans, joined, refused = join_spans(
+                    self.store, spans, self.buffer.open, self.buffer.options
+                )
                 self.traces_joined.update(joined)
+                # Spans of this request that a stored trial holds with other content;
+                # a held span (answered before) that does is logged, not counted here.
+                conflicting += [s for s in refused if id(s) in request_spans]
+                self._log_held_conflicts([s for s in refused if id(s) not in request_spans])
             accepted = self.buffer.accept(spans)
             for trial in accepted.trials:
                 await self.writer.submit(trial)
             await self.writer.flush()
-        rejected = accepted.rejected + len(found.conflicting)
+        rejected = accepted.rejected + len(conflicting)
         errors = accepted.errors
-        if found.conflicting:
-            errors = [conflict_message([repeat for _, repeat in found.conflicting]), *errors]
+        if conflicting:
+            errors = [conflict_message(conflicting), *errors]
         repeated = found.identical + accepted.repeats
         self.spans_accepted += received - rejected - repeated  # joined spans too
         self.spans_repeated += repeated
@@ -371,9 +385,9 @@ class Receiver:
             return
         async with self._lock:
             if self.store is not None:
-                self.traces_joined.update(
-                    attach_held(self.store, self.buffer.open, self.buffer.options)
-                )
+                joined, refused = attach_held(self.store, self.buffer.open, self.buffer.options)
+                self.traces_joined.update(joined)
+                self._log_held_conflicts(refused)
             if self.buffer.ended:
                 settled = self.buffer.due()
                 for trial in settled.trials:

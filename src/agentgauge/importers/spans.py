@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
 from agentgauge.importers.dialects import GENAI, Dialect, Message, SpanKind, detect, first
-from agentgauge.importers.otlp import Span, unique_spans
+from agentgauge.importers.otlp import Span, span_digest, unique_spans
 from agentgauge.model_calls import known_sum
 from agentgauge.otel_record import (
     EVALUATION_EVENT,
@@ -543,8 +543,11 @@ class _Builder:
         meta: dict[str, Any] = {
             "trace_id": self.trace_id,
             "dialect": self.d.name,
-            # What late spans of this trace are told apart from (`agentgauge.collect.join`).
+            # What late spans of this trace are told apart from (`agentgauge.collect.join`):
+            # their ids, and a digest of each one's content, so that a changed copy of
+            # one is refused rather than taken for a repeat.
             "trace_spans": [s.span_id for s in self.spans],
+            "trace_span_digests": {s.span_id: span_digest(s) for s in self.spans},
             "trace_t0_ns": self.t0,
             **usage_meta,
         }
