@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -139,8 +140,10 @@ def _outcome_row(
     if unknown:
         raise fail(unknown[0], f"unknown key; an outcome row has {', '.join(_OUTCOME_KEYS)}")
     trace_id = obj.get("trace_id")
-    if not isinstance(trace_id, str) or len(trace_id) != 32 or not _is_hex(trace_id):
+    if not isinstance(trace_id, str) or not _TRACE_ID.fullmatch(trace_id):
         raise fail("trace_id", "expected the trace id as 32 hex digits")
+    if not trace_id.strip("0"):
+        raise fail("trace_id", "a trace id of all zeros is invalid (W3C Trace Context)")
     task_id = obj.get("task_id")
     if task_id is not None and (not isinstance(task_id, str) or not task_id):
         raise fail("task_id", "expected a non-empty string")
@@ -158,12 +161,9 @@ def _outcome_row(
     return trace_id.lower(), Outcome(task_id, index, success, value, where=where)
 
 
-def _is_hex(text: str) -> bool:
-    try:
-        int(text, 16)
-    except ValueError:
-        return False
-    return True
+#: A trace id as OTLP JSON writes it: 32 hex digits and nothing else (``int(s, 16)``
+#: would take ``0x``, a sign, ``_`` and spaces, and the row would match no trace).
+_TRACE_ID = re.compile("[0-9a-fA-F]{32}")
 
 
 def _index(value: Any) -> int | bool | None:
