@@ -527,8 +527,9 @@ def read_otlp_documents(path: Path) -> Iterator[tuple[Any, int | None]]:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
-    first_end = raw.find(b"\n")
-    first = raw if first_end < 0 else raw[:first_end]
+    first = _first_line(raw)
+    if not first.strip():
+        return  # an empty file, or blank lines only: no document (not a JSON error)
     try:
         # A file whose first line is a whole document holds one document per line
         # (a pretty-printed document's first line is "{").
@@ -544,6 +545,18 @@ def read_otlp_documents(path: Path) -> Iterator[tuple[Any, int | None]]:
         if line.strip():
             yield _parse(line, path, number, offset), number
         offset += len(line) + 1
+
+
+def _first_line(raw: bytes) -> bytes:
+    """The first line of ``raw`` that is not blank (empty when there is none): blank
+    lines before the first document do not make a file of lines one document."""
+    start = 0
+    while True:
+        end = raw.find(b"\n", start)
+        line = raw[start:] if end < 0 else raw[start:end]
+        if line.strip() or end < 0:
+            return line
+        start = end + 1
 
 
 def _parse(raw: bytes, path: Path, line: int | None, offset: int) -> Any:
