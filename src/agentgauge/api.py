@@ -804,6 +804,10 @@ def _stored_run(source: str, store: str | Path | None) -> tuple[Path, str]:
             file=source,
             field="SOURCE",
         )
+    if store is not None:
+        from agentgauge.store import check_store_path
+
+        check_store_path(store)
     if store is not None and not Path(source).exists() and ":" not in source:
         return Path(store), source
     return resolve_run(source)

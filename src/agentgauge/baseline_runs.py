@@ -27,7 +27,7 @@ from agentgauge.metrics.validity import NullAgentCheck, null_agent_check
 from agentgauge.report.record import SystemInfo
 from agentgauge.schema import Run, Trial
 from agentgauge.sources import is_store, parse_source
-from agentgauge.store import Store
+from agentgauge.store import Store, check_store_path
 from agentgauge.table import TrialTable
 
 __all__ = ["find_baselines", "mark_baseline"]
@@ -178,6 +178,7 @@ def find_baselines(
 def mark_baseline(store: str | Path, run_id: str, role: str | None) -> Run:
     """Mark a stored run as a baseline role (``None`` clears it): only the run's config
     changes, never its trials, and the store's audit log records the mark."""
+    check_store_path(store)
     if role is not None:
         check_role(role, field="--mark")
     with Store(store, create=False) as db:

@@ -16,22 +16,29 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentgauge.schema import ControlEvent, Grade, MessageEvent, Trial
+from agentgauge.schema import ControlEvent, Event, Grade, MessageEvent, ToolResultEvent, Trial
 from agentgauge.textio import loads_json
 
 __all__ = [
     "CONTROL_EVENT",
     "EVALUATION_EVENT",
+    "EVENT_INDEX",
     "MESSAGE_EVENT",
     "RECORD_ATTRIBUTES",
     "RECORD_MARK",
+    "RESULT_INDEX",
+    "TOOL_RESULT_EVENT",
     "control_attributes",
     "conversation_events",
     "grade_attributes",
     "grade_from_attributes",
     "message_attributes",
+    "placed",
+    "placement_attributes",
     "record_attributes",
     "record_from_attributes",
+    "result_attributes",
+    "result_fields",
 ]
 
 RECORD_MARK = "agentgauge.record"
@@ -100,6 +107,73 @@ def record_from_attributes(
 
 MESSAGE_EVENT = "agentgauge.message"
 CONTROL_EVENT = "agentgauge.control"
+TOOL_RESULT_EVENT = "agentgauge.tool_result"
+"""A tool result that answers no tool call of the transcript (one whose call was never
+recorded): a root span event, as it has no ``execute_tool`` span to sit on."""
+
+#: An event's place in the transcript, on the span or span event that carries it (a
+#: tool span carries its call's, and its result's under `RESULT_INDEX`): spans are
+#: read back in time order, and events of the same instant, or with no time, would
+#: otherwise change places (which error a ``recover`` decision follows, say).
+EVENT_INDEX = "agentgauge.event.index"
+RESULT_INDEX = "agentgauge.result.index"
+#: ``true`` when the event's ``t`` is unknown: the span still needs a time, and the
+#: trace's start is written, which must not come back as a measured 0.
+_UNTIMED = {EVENT_INDEX: "agentgauge.event.untimed", RESULT_INDEX: "agentgauge.result.untimed"}
+_RESULT_NAME = "agentgauge.result.name"
+_RESULT_JSON = "agentgauge.result.json"
+_RESULT_TEXT = "gen_ai.tool.call.result"
+_IRREVERSIBLE = "agentgauge.tool.irreversible"
+
+
+def placement_attributes(index: int, event: Event, key: str = EVENT_INDEX) -> dict[str, Any]:
+    """Where ``event`` (the ``index``-th of its transcript) sits, as attributes."""
+    return {key: index, _UNTIMED[key]: True if event.t is None else None}
+
+
+def placed(
+    fields: dict[str, Any], attributes: Mapping[str, Any], key: str = EVENT_INDEX
+) -> tuple[int | None, dict[str, Any]]:
+    """An event's fields read back from a record trace, with its place in the
+    transcript (``None`` in a file written before places were); an event written
+    without a time gets none back."""
+    index = attributes.get(key)
+    if attributes.get(_UNTIMED[key]) is True:
+        fields["t"] = None
+    valid = isinstance(index, int) and not isinstance(index, bool) and index >= 0
+    return (index if valid else None), fields
+
+
+def result_attributes(result: ToolResultEvent) -> dict[str, Any]:
+    """A tool result as attributes: its content as text (JSON text, flagged, when the
+    tool returned JSON), its error, and the tool's name when the result names one."""
+    content = result.content
+    return {
+        _RESULT_TEXT: content if isinstance(content, str) else json.dumps(content, sort_keys=True),
+        _RESULT_JSON: None if isinstance(content, str) else True,
+        _RESULT_NAME: result.name,
+        "error.type": "tool_error" if result.is_error else None,
+        _IRREVERSIBLE: result.irreversible or None,
+    }
+
+
+def result_fields(
+    attributes: Mapping[str, Any], *, call_id: str | None, where: str
+) -> dict[str, Any]:
+    """The fields of the tool result a record trace's ``attributes`` describe (written by
+    `result_attributes`; checked when the `Trial` holding it is built). ``is_error`` is
+    the span's own error, which the caller adds."""
+    content = attributes.get(_RESULT_TEXT)
+    if attributes.get(_RESULT_JSON) is True and isinstance(content, str):
+        content = loads_json(content, file=f"{where}: {_RESULT_TEXT}", line=None)
+    return {
+        "type": "tool_result",
+        "call_id": call_id,
+        "name": attributes.get(_RESULT_NAME),
+        "content": content,
+        "is_error": attributes.get("error.type") is not None,
+        "irreversible": attributes.get(_IRREVERSIBLE) is True,
+    }
 
 
 def message_attributes(event: MessageEvent) -> dict[str, Any]:
@@ -114,30 +188,33 @@ def control_attributes(event: ControlEvent) -> dict[str, Any]:
 
 
 def conversation_events(
-    span_events: Iterable[tuple[str, float, Mapping[str, Any]]],
-) -> list[dict[str, Any]]:
-    """The messages and control decisions of a marked root span's events
-    ``(name, t, attributes)``, as event fields (checked when the `Trial` is built)."""
-    out: list[dict[str, Any]] = []
+    span_events: Iterable[tuple[str, float, Mapping[str, Any]]], *, where: str = ""
+) -> list[tuple[int | None, dict[str, Any]]]:
+    """The messages, control decisions and unanswered tool results of a marked root
+    span's events ``(name, t, attributes)``, as event fields (checked when the `Trial`
+    is built), each with its place in the transcript (`placed`)."""
+    out: list[tuple[int | None, dict[str, Any]]] = []
     for name, t, attrs in span_events:
         if name == MESSAGE_EVENT:
-            out.append(
-                {
-                    "type": "message",
-                    "t": t,
-                    "role": attrs.get("agentgauge.message.role"),
-                    "content": attrs.get("agentgauge.message.content"),
-                }
-            )
+            fields = {
+                "type": "message",
+                "t": t,
+                "role": attrs.get("agentgauge.message.role"),
+                "content": attrs.get("agentgauge.message.content"),
+            }
         elif name == CONTROL_EVENT:
-            out.append(
-                {
-                    "type": "control",
-                    "t": t,
-                    "decision": attrs.get("agentgauge.control.decision"),
-                    "reason": attrs.get("agentgauge.control.reason"),
-                }
-            )
+            fields = {
+                "type": "control",
+                "t": t,
+                "decision": attrs.get("agentgauge.control.decision"),
+                "reason": attrs.get("agentgauge.control.reason"),
+            }
+        elif name == TOOL_RESULT_EVENT:
+            call_id = attrs.get("gen_ai.tool.call.id")
+            fields = {"t": t, **result_fields(attrs, call_id=call_id, where=where)}
+        else:
+            continue
+        out.append(placed(fields, attrs))
     return out
 
 

@@ -3,17 +3,23 @@ receiver, run as the command a user runs, and the protocol's answers to bad requ
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
 from google.rpc import status_pb2
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http import Compression
@@ -21,7 +27,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from tests.importers.otlp_docs import TRACE, request, span
+from tests.importers.otlp_docs import AGENT_ROOT, TRACE, request, span
 
 from agentgauge.store import Store
 
@@ -357,3 +363,118 @@ def test_an_evaluators_verdict_is_the_outcome_of_a_live_trace(tmp_path: Path) ->
         [("task_completion", True)],
         [("task_completion", False)],
     ]
+
+
+def _stalled_client(url: str) -> socket.socket:
+    """A client that sent a request's headers and the first bytes of its body, then
+    waits: its handler is under way, reading a body that does not come."""
+    where = urllib.parse.urlsplit(url)
+    s = socket.create_connection((where.hostname, where.port))
+    s.sendall(
+        b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b'Content-Length: 1000\r\n\r\n{"resou'
+    )
+    return s
+
+
+#: A chat span whose root never comes: an open trace, accepted with a 200.
+_OPEN_CHILD = span(
+    "00000000000000b1",
+    "chat m",
+    {"gen_ai.operation.name": "chat", "agentgauge.task.id": "open"},
+    parent="00000000000000a1",
+)
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_stores_open_traces_first_and_does_not_wait_on_a_stalled_client(
+    collector: Collector, presses: int
+) -> None:
+    # aiohttp waits a minute for requests under way; a client that stalls mid-body held
+    # the exit that long, and a second Ctrl-C then quit before the open traces were
+    # written: spans answered 200 were lost.
+    assert collector.post(json.dumps(request(_OPEN_CHILD)).encode(), "application/json")[0] == 200
+    with _stalled_client(collector.url):
+        time.sleep(0.5)  # the stalled request's handler is under way
+        began = time.monotonic()
+        collector.proc.send_signal(signal.SIGINT)
+        if presses == 2:
+            time.sleep(0.2)
+            collector.proc.send_signal(signal.SIGINT)
+        out, err = collector.proc.communicate(timeout=30)
+        took = time.monotonic() - began
+    assert collector.proc.returncode == 0, err
+    assert took < 5, f"{took:.1f} s"
+    assert "1 open traces stored as incomplete trials" in err
+    assert "1 requests under way were cut off unanswered" in err, err
+    assert "stored 1 trials from 1 spans" in out
+    assert "Traceback" not in err
+    with Store(collector.db, readonly=True) as db:
+        (trial,) = db.trials("live")
+    assert (trial.task_id, trial.status, trial.metadata["incomplete"]) == ("open", "error", True)
+
+
+def test_a_request_that_completes_after_the_open_traces_were_written_gets_503(
+    tmp_path: Path,
+) -> None:
+    from agentgauge.collect import Receiver, TraceBuffer
+    from agentgauge.schema import Run
+    from agentgauge.store import TrialWriter, utc_now
+
+    async def scenario() -> tuple[int, str, int]:
+        with Store(tmp_path / "s.db") as db:
+            db.create_run(Run(run_id="live", created_at=utc_now()))
+            receiver = Receiver(TrialWriter(db, "live"), TraceBuffer(), log=lambda _: None)
+            server = TestServer(receiver.app())
+            async with TestClient(server) as client:
+                first = await client.post("/v1/traces", json=request(_OPEN_CHILD))
+                assert first.status == 200
+                await receiver.shutdown()
+                late = await client.post("/v1/traces", json=request(AGENT_ROOT))
+                said = await late.text()
+            return late.status, said, len(db.trials("live"))
+
+    status, said, stored = asyncio.run(scenario())
+    # Not a 200 for spans nobody will store: 503, which OTLP exporters retry.
+    assert status == 503 and "stopping" in said
+    assert stored == 1  # the open trace, written at shutdown
+
+
+def test_a_changed_copy_of_a_stored_span_is_rejected_as_while_its_trace_was_open(
+    collector: Collector,
+) -> None:
+    # The trace is stored when its root comes; a late child joins it. A changed copy of
+    # either was answered 200 and dropped unseen; the same copy is a retry, no news.
+    child = span(
+        "00000000000000c1",
+        "execute_tool add",
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add"},
+        parent="00000000000000a1",
+        start=1_200_000_000,
+        end=1_300_000_000,
+    )
+    changed_root = {**AGENT_ROOT, "name": "invoke_agent other"}
+    changed_child = {**child, "endTimeUnixNano": "1900000000"}
+    answers = []
+    for doc in (
+        request(AGENT_ROOT),
+        request(child),
+        request(AGENT_ROOT, child),  # the same again: a retry
+        request(changed_root),
+        request(changed_child),
+    ):
+        status, body = collector.post(json.dumps(doc).encode(), "application/json")
+        assert status == 200
+        answers.append(json.loads(body).get("partialSuccess", {}))
+    assert answers[:3] == [{}, {}, {}]
+    for answer, which in zip(answers[3:], ("00000000000000a1", "00000000000000c1"), strict=True):
+        assert answer["rejectedSpans"] == "1"
+        message = answer["errorMessage"]
+        assert f"span {which} of trace {TRACE}" in message and "other content" in message
+    code, _, err = collector.stop()
+    assert code == 0, err
+    assert err.count("rejected: span ") == 2
+    with Store(collector.db, readonly=True) as db:
+        (trial,) = db.trials("live")
+    assert [e.type for e in trial.events] == ["tool_call", "tool_result"]
+    assert trial.events[1].t == pytest.approx(0.3)  # the first copy's end, kept

@@ -9,6 +9,7 @@ request, counts once; a different span with the same ids is rejected in
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import zlib
@@ -222,3 +223,48 @@ def test_broken_framing_and_a_client_hanging_up_log_no_traceback(collector: Coll
     assert code == 0 and "stored 1 trials" in out
     assert "Traceback" not in err, err
     assert "refused a request (400): Invalid character in chunk size" in err
+
+
+def test_bad_and_all_zero_ids_are_400s_naming_the_element(collector: Collector) -> None:
+    for key, bad in (("traceId", "0x" + TRACE[2:]), ("traceId", "0" * 32), ("spanId", "0" * 16)):
+        status, body = collector.post(_body(request({**ROOT, key: bad})), "application/json")
+        assert status == 400
+        said = json.loads(body)["message"]
+        assert f"resourceSpans[0].scopeSpans[0].spans[0].{key}" in said, said
+    pb = ExportTraceServiceRequest(
+        resource_spans=[
+            ResourceSpans(
+                scope_spans=[ScopeSpans(spans=[PbSpan(trace_id=b"\0" * 16, span_id=b"\1" * 8)])]
+            )
+        ]
+    ).SerializeToString()
+    status, body = collector.post(pb, "application/x-protobuf")
+    assert status == 400
+    assert "spans[0].traceId" in status_pb2.Status.FromString(body).message
+    code, out, err = collector.stop()
+    assert code == 0 and "stored 0 trials" in out, err
+
+
+@pytest.mark.parametrize("encoding", ["json", "protobuf"])
+def test_a_root_with_an_all_zero_parent_ends_its_trace(collector: Collector, encoding: str) -> None:
+    # It was never taken for a root: the trace stayed open and was stored at shutdown
+    # as an incomplete trial, an infra error, while import otel read it whole.
+    root = {**ROOT, "parentSpanId": "0" * 16}
+    if encoding == "json":
+        status, _ = collector.post(_body(request(root, CHAT)), "application/json")
+    else:
+        from google.protobuf import json_format
+
+        doc = request(root, CHAT)
+        for s in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            for key in ("traceId", "spanId", "parentSpanId"):
+                s[key] = base64.b64encode(bytes.fromhex(s[key])).decode() if s.get(key) else ""
+        message = json_format.ParseDict(doc, ExportTraceServiceRequest())
+        status, _ = collector.post(message.SerializeToString(), "application/x-protobuf")
+    assert status == 200
+    code, _, err = collector.stop()
+    assert code == 0, err
+    assert "incomplete" not in err
+    with Store(collector.db, readonly=True) as db:
+        (trial,) = db.trials("live")
+    assert (trial.task_id, trial.status, trial.model_calls) == ("t", "completed", 1)

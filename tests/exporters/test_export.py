@@ -21,6 +21,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from agentgauge.exporters.otel import otlp_json, run_to_otlp
 from agentgauge.schema import (
+    ControlEvent,
     Grade,
     MessageEvent,
     ModelCallEvent,
@@ -101,9 +102,144 @@ def test_otel_round_trip_preserves_every_metric(cli: Cli, retail_run: Path, tmp_
             y.family,
         )
         assert [g.model_dump() for g in y.grades] == [g.model_dump() for g in x.grades]
-        # The same events; spans are read back in start order, and a model call's span
-        # starts before the event that recorded its end.
-        assert sorted(e.type for e in y.events) == sorted(e.type for e in x.events)
+        # The same events in the same order: each span carries its event's place.
+        assert [e.type for e in y.events] == [e.type for e in x.events]
+        assert [e.t for e in y.events] == pytest.approx([e.t for e in x.events], abs=1e-9)
+
+
+def _tool_trials() -> list[Trial]:
+    """Transcripts whose results a call id does not pair: none has ids (OpenInference
+    TOOL spans seldom carry ``tool_call.id``), one id is used twice, a result answers no
+    call, events share an instant or have no time, and a result is JSON."""
+    lookup = {"name": "lookup", "arguments": {"q": 1}}
+    return [
+        Trial(
+            task_id="no-ids",
+            trial=0,
+            success=True,
+            events=[
+                MessageEvent(t=0.0, role="user", content="find it"),
+                ModelCallEvent(t=0.5, model="m", input_tokens=100, output_tokens=10, latency_s=0.4),
+                ToolCallEvent(t=0.6, **lookup),
+                ToolResultEvent(t=0.7, content="db down", is_error=True),
+                ToolCallEvent(t=0.8, **lookup),
+                ToolResultEvent(t=0.9, content="found"),
+                MessageEvent(t=1.0, role="assistant", content="found"),
+            ],
+        ),
+        Trial(
+            task_id="one-id-twice",
+            trial=0,
+            success=False,
+            events=[
+                ToolCallEvent(t=0.1, call_id="c1", **lookup),
+                ToolResultEvent(
+                    t=0.2, call_id="c1", content={"error_type": "timeout"}, is_error=True
+                ),
+                ToolCallEvent(t=0.3, call_id="c1", **lookup),
+                ToolResultEvent(t=0.4, call_id="c1", content="found"),
+                ToolResultEvent(t=0.5, call_id="c9", content="nobody asked", is_error=True),
+                ToolCallEvent(t=0.6, call_id="c2", **lookup),  # the trial ended first
+            ],
+        ),
+        Trial(
+            task_id="same-instant",
+            trial=0,
+            success=True,
+            events=[
+                ToolCallEvent(name="pay", arguments={}),
+                ToolResultEvent(name="pay", content="card declined", is_error=True),
+                ControlEvent(decision="recover"),
+                ModelCallEvent(model="m", latency_s=0.3),
+                ToolCallEvent(t=1.0, name="pay", arguments={}),
+                ControlEvent(t=1.0, decision="confirm"),
+                ToolResultEvent(t=1.0, content=None, is_error=True),
+            ],
+        ),
+    ]
+
+
+def test_otel_round_trip_pairs_every_tool_result_and_keeps_the_transcript(
+    cli: Cli, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="r", created_at="2026-12-01T00:00:00+00:00"))
+        store.add_trials("r", _tool_trials())
+    out = tmp_path / "r.otlp.json"
+    assert cli("export", f"{db}:r", "--otel", str(out))[0] == 0
+    back = tmp_path / "back.db"
+    code, _, err = cli("import", "otel", str(out), "--store", str(back), "--run-id", "r")
+    assert code == 0, err
+    before = metrics_json(cli, f"{db}:r")
+    assert before["groups"][0]["recovery"]["with_tool_error"]["count"] == 3
+    assert metrics_json(cli, f"{back}:r") == before
+    with Store(db, readonly=True) as a, Store(back, readonly=True) as b:
+        original, again = a.trials("r"), b.trials("r")
+    for x, y in zip(original, again, strict=True):
+        # Every event, in its place, with its time (none where it had none).
+        assert [e.model_dump() for e in y.events] == [e.model_dump() for e in x.events]
+
+
+def test_import_openinference_of_an_otel_export_reads_its_genai_spans(
+    cli: Cli, tmp_path: Path
+) -> None:
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="r", created_at="2026-12-01T00:00:00+00:00"))
+        store.add_trials("r", _tool_trials()[:1])
+    out = tmp_path / "r.otlp.json"
+    assert cli("export", f"{db}:r", "--otel", str(out))[0] == 0
+    back = tmp_path / "back.db"
+    code, _, err = cli("import", "openinference", str(out), "--store", str(back))
+    assert code == 0, err
+    with Store(db, readonly=True) as a, Store(back, readonly=True) as b:
+        (run,) = b.list_runs()
+        assert b.trials(run.run_id)[0].events == a.trials("r")[0].events
+
+
+def test_a_model_call_keeps_its_time_and_latency_through_export_and_import(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # A chat span from 0.1 s to 0.5 s into the trace: the call returned at 0.5 s.
+    spans = [
+        {
+            "traceId": "5af7651916cd43dd8448eb211c80319c",
+            "spanId": "b7ad6b7169203331",
+            "name": "invoke_agent a",
+            "startTimeUnixNano": "1700000000000000000",
+            "endTimeUnixNano": "1700000001000000000",
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
+                {"key": "agentgauge.task.id", "value": {"stringValue": "t"}},
+                {"key": "agentgauge.outcome.success", "value": {"boolValue": True}},
+            ],
+        },
+        {
+            "traceId": "5af7651916cd43dd8448eb211c80319c",
+            "spanId": "c7ad6b7169203331",
+            "parentSpanId": "b7ad6b7169203331",
+            "name": "chat m",
+            "kind": 3,
+            "startTimeUnixNano": "1700000000100000000",
+            "endTimeUnixNano": "1700000000500000000",
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            ],
+        },
+    ]
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    db = tmp_path / "s.db"
+    assert cli("import", "otel", str(source), "--store", str(db), "--run-id", "a")[0] == 0
+    out = tmp_path / "a.otlp.json"
+    assert cli("export", f"{db}:a", "--otel", str(out))[0] == 0
+    assert cli("import", "otel", str(out), "--store", str(db), "--run-id", "b")[0] == 0
+    with Store(db, readonly=True) as store:
+        for run_id in ("a", "b"):
+            (call,) = [e for e in store.trials(run_id)[0].events if e.type == "model_call"]
+            assert (call.t, call.latency_s) == (pytest.approx(0.5), pytest.approx(0.4))
 
 
 def test_otel_round_trip_of_real_taubench_trials(

@@ -10,6 +10,8 @@ import pytest
 from agentgauge.errors import InputError
 from agentgauge.importers import read_import
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
 
 @pytest.mark.parametrize("fmt", ["jsonl", "otel", "inspect", "taubench"])
 def test_a_directory_is_named_as_one(tmp_path: Path, fmt: str) -> None:
@@ -39,3 +41,40 @@ def test_a_run_id_db_run_cannot_name_is_refused_by_import_and_collect(
         code, _, err = cli(*args, "--store", str(db), "--run-id", "v2#1")
         assert code == 2 and "'v2#1' holds '#'" in err, err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "otel", "openinference"])
+def test_a_device_is_named_as_no_regular_file(fmt: str) -> None:
+    # /dev/null is there: "no such file" sent the user looking for a typo.
+    with pytest.raises(InputError) as err:
+        read_import(fmt, "/dev/null")
+    assert str(err.value).startswith("/dev/null: is not a regular file")
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "\n   \n\t\n"])
+@pytest.mark.parametrize("fmt", ["otel", "openinference"])
+def test_a_file_of_blank_lines_holds_no_traces(tmp_path: Path, fmt: str, text: str) -> None:
+    # A two-line file of blank lines was "invalid JSON" on its line 3.
+    path = tmp_path / "t.jsonl"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        read_import(fmt, path)
+    assert str(err.value) == (
+        f"{path}: holds no traces: no span in it (an empty file, blank lines, or requests "
+        "without spans)"
+    )
+
+
+def test_blank_lines_before_the_first_request_leave_a_file_of_lines(tmp_path: Path) -> None:
+    # A blank first line made the whole file read as one document ("Extra data").
+    lines = (FIXTURES / "otel" / "genai.jsonl").read_text(encoding="utf-8")
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n  \n" + lines, encoding="utf-8")
+    options = {"suite": str(FIXTURES / "otel" / "suite.yaml")}
+    assert len(read_import("otel", path, options).trials) == 3
+
+
+def test_logs_that_are_no_regular_file_are_named(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as err:
+        read_import("otel", FIXTURES / "otel" / "genai.jsonl", {"logs": "/dev/null"})
+    assert (err.value.field, err.value.reason[:27]) == ("--logs", "is not a regular file (a de")

@@ -90,6 +90,25 @@ def test_tool_calls_errors_usage_and_timing_come_across() -> None:
     assert grades["brevity"].score == pytest.approx(0.1429)  # 1 / 7 words, rounded by the scorer
 
 
+def test_a_model_call_is_timed_when_it_returned() -> None:
+    # As the harness records a model call (once its answer is in): Inspect's
+    # ``completed``, not the ``timestamp`` at which the call began.
+    from datetime import datetime
+
+    sample = json.loads(JSON_LOG.read_text(encoding="utf-8"))["samples"][0]
+    start = datetime.fromisoformat(sample["started_at"])
+    returned = [
+        (datetime.fromisoformat(e["completed"]) - start).total_seconds()
+        for e in sample["events"]
+        if e.get("event") == "model"
+    ]
+    trial = _by_cell(read_import("inspect", JSON_LOG).trials)[
+        str(sample["id"]), sample["epoch"] - 1
+    ]
+    calls = [e for e in trial.events if e.type == "model_call"]
+    assert [c.t for c in calls] == pytest.approx(returned)
+
+
 def test_a_sample_that_hit_a_limit_keeps_its_score_and_says_why() -> None:
     trial = _by_cell(read_import("inspect", EVAL).trials)["loop", 0]
     assert (trial.status, trial.error_kind, trial.success) == ("error", "agent", False)

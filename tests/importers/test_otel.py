@@ -7,11 +7,12 @@ import hashlib
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.importers.otlp_docs import TRACE, request, span, value
+from tests.importers.otlp_docs import AGENT_ROOT, CHAT_CALL, TRACE, request, span, value
 
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file, read_import
@@ -272,12 +273,13 @@ def test_a_sub_agent_inside_the_agent_is_part_of_its_trial(tmp_path: Path) -> No
     assert (trial.model_calls, trial.input_tokens, trial.output_tokens) == (3, 30, 6)
     assert trial.tool_calls == 1 and trial.latency_s == pytest.approx(8.0)
     kinds = [(e.type, e.t) for e in trial.events]
+    # A model call at its span's end: when its answer came, as the harness records it.
     assert kinds == [
-        ("model_call", pytest.approx(0.1)),
-        ("model_call", pytest.approx(1.1)),
+        ("model_call", pytest.approx(0.5)),
+        ("model_call", pytest.approx(1.5)),
         ("tool_call", pytest.approx(2.0)),
         ("tool_result", pytest.approx(2.5)),
-        ("model_call", pytest.approx(6.0)),
+        ("model_call", pytest.approx(6.5)),
     ]
 
 
@@ -686,3 +688,50 @@ def test_an_id_that_is_neither_hex_nor_base64_of_its_size_is_named(tmp_path: Pat
         read_import("otel", _write(tmp_path, bad))
     assert err.value.field == "resourceSpans[0].scopeSpans[0].spans[0].spanId"
     assert "expected 16 hex digits" in err.value.reason
+
+
+@pytest.mark.parametrize(
+    ("key", "bad"),
+    [
+        ("traceId", "0x0af7651916cd43dd8448eb211c8031"),  # 32 characters, as int(s, 16) took
+        ("traceId", "-0af7651916cd43dd8448eb211c80319"),
+        ("traceId", "+0af7651916cd43dd8448eb211c80319"),
+        ("traceId", "0af7_651916cd43dd8448eb211c80319"),
+        ("spanId", " b7ad6b716920333"),
+        ("spanId", "b7ad6b716920333\n"),
+        ("traceId", "0" * 32),  # invalid in W3C Trace Context and OTLP
+        ("spanId", "0" * 16),
+        ("spanId", "AAAAAAAAAAA="),  # all zeros in protobuf's base64 mapping
+    ],
+)
+def test_an_id_that_is_not_exactly_its_hex_digits_is_refused_by_name(
+    tmp_path: Path, cli: Any, key: str, bad: str
+) -> None:
+    # Such ids were stored, and could never match an outcomes row or a live trace.
+    doc = request(
+        {**span("00f067aa0ba902b7", "invoke_agent", {"agentgauge.task.id": "t"}), key: bad}
+    )
+    path = _write(tmp_path, doc)
+    db = tmp_path / "s.db"
+    code, _, err = cli("import", "otel", str(path), "--store", str(db))
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{path}:1: resourceSpans[0].scopeSpans[0].spans[0].{key}:" in err
+    assert "all zeros" in err if not bad.strip("0=A") else "hex digits" in err
+    assert not db.exists()
+
+
+def test_an_all_zero_parent_span_id_means_no_parent(tmp_path: Path) -> None:
+    # Some SDKs write the field for a root span: it is that span's trace's root.
+    root = {**AGENT_ROOT, "parentSpanId": "0" * 16}
+    (trial,) = read_import("otel", _write(tmp_path, request(root, CHAT_CALL))).trials
+    assert (trial.task_id, trial.status, trial.model_calls) == ("t", "completed", 1)
+
+
+def test_an_outcome_row_whose_trace_id_is_not_32_hex_digits_is_refused(tmp_path: Path) -> None:
+    for bad in ("0x" + "0af7651916cd43dd8448eb211c8031", " " + TRACE[1:], "0" * 32):
+        outcomes = tmp_path / "o.jsonl"
+        outcomes.write_text(json.dumps({"trace_id": bad, "success": True}) + "\n")
+        with pytest.raises(InputError) as err:
+            read_import("otel", GENAI, {"outcomes": str(outcomes)})
+        assert (err.value.line, err.value.field) == (1, "trace_id"), err.value

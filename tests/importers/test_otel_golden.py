@@ -38,6 +38,8 @@ def test_trials_are_those_the_importer_made_before(fmt: str) -> None:
         spans, t0 = trial["metadata"].pop("trace_spans"), trial["metadata"].pop("trace_t0_ns")
         assert spans and all(len(s) == 16 and int(s, 16) >= 0 for s in spans)
         assert len(set(spans)) == len(spans) and isinstance(t0, int) and t0 > 0
+        digests = trial["metadata"].pop("trace_span_digests")
+        assert sorted(digests) == sorted(spans) and all(len(d) == 32 for d in digests.values())
     assert len(read) == len(expected["read"]) and len(stored) == len(expected["stored"])
     for got, want in zip(read, expected["read"], strict=True):
         assert got == want

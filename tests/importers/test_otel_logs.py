@@ -296,3 +296,48 @@ def test_a_traces_file_for_logs_or_a_logs_file_for_traces_is_named(
     assert code == 2
     assert f"{logs}:1: resourceLogs: this is an OTLP logs request, not traces" in err
     assert not db.exists()
+
+
+def test_a_log_record_with_all_zero_ids_belongs_to_no_trace() -> None:
+    # logs.proto: an all-zero trace id is invalid and ties the record to no trace (it is
+    # optional on a log record); an all-zero span id, to no span.
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
+
+    from agentgauge.importers.otlp_logs import log_events_from_json, log_events_from_protobuf
+
+    def record(trace_id: str, span_id: str) -> dict[str, Any]:
+        return {"traceId": trace_id, "spanId": span_id, "eventName": "gen_ai.choice"}
+
+    doc = {
+        "resourceLogs": [
+            {
+                "scopeLogs": [
+                    {
+                        "logRecords": [
+                            record("0" * 32, "b7ad6b7169203331"),
+                            record("0af7651916cd43dd8448eb211c80319c", "0" * 16),
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    got = log_events_from_json(doc, file="request")
+    assert got.not_events == 1 and [e.span_id for e in got.events] == [None]
+    pb = ExportLogsServiceRequest(
+        resource_logs=[
+            ResourceLogs(
+                scope_logs=[
+                    ScopeLogs(
+                        log_records=[
+                            LogRecord(trace_id=b"\0" * 16, span_id=b"\1" * 8, event_name="e"),
+                            LogRecord(trace_id=b"\1" * 16, span_id=b"\0" * 8, event_name="e"),
+                        ]
+                    )
+                ]
+            )
+        ]
+    )
+    got = log_events_from_protobuf(pb.SerializeToString(), source="request")
+    assert got.not_events == 1 and [e.span_id for e in got.events] == [None]

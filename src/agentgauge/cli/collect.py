@@ -73,8 +73,10 @@ def collect(
     records on POST /v1/logs) and store each trace as a trial when its root span ends;
     Ctrl-C stores open traces as incomplete trials and stops."""
     from agentgauge.importers.spans import TraceOptions, outcomes_record, read_outcomes
-    from agentgauge.store import utc_now
+    from agentgauge.store import check_store_path, utc_now
     from agentgauge.suite import load_suite
+
+    check_store_path(store)  # before anything is read or bound: the trials would be lost
 
     defaults = TraceOptions()
     options = TraceOptions(

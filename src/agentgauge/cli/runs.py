@@ -35,7 +35,9 @@ def runs(
     """List the runs in a store: id, agent, model, suite and version, trials, created,
     and the baseline role of those marked as one."""
     from agentgauge.schema import ROLE_KEY, runs_entry
-    from agentgauge.store import Store
+    from agentgauge.store import Store, check_store_path
+
+    check_store_path(store)  # a private database holds no runs to list or mark
 
     if mark is not None and mark[0] is not None:
         from agentgauge.baseline_runs import mark_baseline  # the metrics: only to mark

@@ -31,6 +31,9 @@ def view(
 ) -> None:
     """Browse a store's runs, tasks and transcripts, and compare two runs, in a local
     web app (read-only; binds 127.0.0.1; docs/viewer.md)."""
+    from agentgauge.store import check_store_path
     from agentgauge.viewer.serve import serve  # starlette and uvicorn load for this command only
+
+    check_store_path(store)  # a private database holds no runs to browse
 
     serve(store, host=host, port=port, allow_remote=allow_remote)

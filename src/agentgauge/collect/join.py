@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from agentgauge.importers.otlp import Span
+from agentgauge.importers.otlp import Span, span_digest
 from agentgauge.importers.spans import TraceOptions, events_from_trace
 from agentgauge.store import Store
 
@@ -28,21 +28,26 @@ def join_spans(
     spans: list[Span],
     held: MutableMapping[str, list[Span]],
     options: TraceOptions | None = None,
-) -> tuple[list[Span], dict[str, str]]:
+) -> tuple[list[Span], dict[str, str], list[Span]]:
     """``spans`` minus those of traces a stored trial records, which are attached to it
     (with any spans of the same trace in ``held``, taken out of it). Returns the spans
-    left for the buffer and the run of the trial each attached trace joined.
+    left for the buffer, the run of the trial each attached trace joined, and the
+    spans not kept because the trial holds other content under their ids.
 
-    A trial keeps the ids of the spans it was read from (metadata ``trace_spans``) and
-    the time its transcript counts from (``trace_t0_ns``): a span it has already (an
+    A trial keeps the ids of the spans it was read from (metadata ``trace_spans``), a
+    digest of each one's content (``trace_span_digests``, `span_digest`) and the time
+    its transcript counts from (``trace_t0_ns``): a span it has already, the same (an
     exporter's retry of a batch the receiver committed, a trace imported and then sent
-    live) adds nothing, and the events of new spans are timed as the first ones were.
-    A message the transcript holds already, repeated as history in a later model
-    call's input, is not added again (`events_from_trace`)."""
+    live), adds nothing; one with its ids and other content is a conflict, refused as
+    it is while the trace is open (the first one received is kept); and the events of
+    new spans are timed as the first ones were. A trial stored before digests were
+    kept has none to compare: a repeat of its spans is taken as the same. A message
+    the transcript holds already, repeated as history in a later model call's input,
+    is not added again (`events_from_trace`)."""
     ids = {s.trace_id for s in spans} | set(held)
     found = store.trials_by_trace(ids)
     if not found:
-        return spans, {}
+        return spans, {}, []
     traces = {trace_id: held.pop(trace_id, []) for trace_id in found}
     rest: list[Span] = []
     for span in spans:
@@ -50,17 +55,24 @@ def join_spans(
             traces[span.trace_id].append(span)
         else:
             rest.append(span)
+    conflicts: list[Span] = []
     with store.transaction():
         for trace_id, (pk, _run) in found.items():
             existing, metadata = store.trial_events(pk)
             have = metadata.get("trace_spans")
             have = list(have) if isinstance(have, list) else []
+            digests = metadata.get("trace_span_digests")
+            digests = dict(digests) if isinstance(digests, dict) else {}
             seen = set(have)
             fresh: list[Span] = []
             for span in traces[trace_id]:
-                if span.span_id not in seen:
-                    seen.add(span.span_id)
-                    fresh.append(span)
+                if span.span_id in seen:
+                    kept = digests.get(span.span_id)
+                    if kept is not None and kept != span_digest(span):
+                        conflicts.append(span)
+                    continue
+                seen.add(span.span_id)
+                fresh.append(span)
             if not fresh:
                 continue
             t0 = metadata.get("trace_t0_ns")
@@ -68,15 +80,21 @@ def join_spans(
                 t0 = min(s.start_ns for s in fresh)
             events = events_from_trace(fresh, options=options, t0_ns=t0, known=existing)
             metadata["trace_spans"] = [*have, *(s.span_id for s in fresh)]
+            metadata["trace_span_digests"] = {
+                **digests,
+                **{s.span_id: span_digest(s) for s in fresh},
+            }
             metadata["trace_t0_ns"] = t0
             if events:
                 metadata["trace_events"] = int(metadata.get("trace_events", 0)) + len(events)
             store.append_events(pk, events, metadata)
-    return rest, {trace_id: run for trace_id, (_pk, run) in found.items()}
+    return rest, {trace_id: run for trace_id, (_pk, run) in found.items()}, conflicts
 
 
 def attach_held(
     store: Store, held: MutableMapping[str, list[Span]], options: TraceOptions | None = None
-) -> dict[str, str]:
-    """Attach the held traces whose trial is now stored; the run each joined."""
-    return join_spans(store, [], held, options)[1]
+) -> tuple[dict[str, str], list[Span]]:
+    """Attach the held traces whose trial is now stored; the run each joined, and the
+    held spans not kept (`join_spans`: their ids hold other content in the trial)."""
+    _rest, joined, conflicts = join_spans(store, [], held, options)
+    return joined, conflicts

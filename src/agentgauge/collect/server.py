@@ -18,13 +18,20 @@ received again the same is kept once).
 The guarantee: a request is answered only once every trial it completed is
 committed to the store, so a 200 means each accepted span is either in a stored
 trial or held for its still-open trace. Open traces are written as incomplete
-trials when the receiver stops on SIGINT or SIGTERM; a crash (SIGKILL, power
-loss) loses the spans of traces still open.
+trials when the receiver stops on SIGINT or SIGTERM, first thing, before it waits
+(at most `SHUTDOWN_WAIT_S`, twice: for requests to finish, then for them to be
+cut off) for requests still under way, which a client that stalls mid-body would
+otherwise hold for aiohttp's default minute: those are answered 503, or not at
+all, so their spans were never accepted, and the client sends them again. A
+second Ctrl-C while the open traces are written does not stop the writing; after
+it, it ends the wait. A crash (SIGKILL, power loss) loses the spans of traces still
+open.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
@@ -45,7 +52,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from agentgauge.collect.buffer import TraceBuffer, conflict_message
 from agentgauge.collect.join import attach_held, join_spans
 from agentgauge.errors import InputError
-from agentgauge.importers.otlp import sort_repeats, spans_from_json, spans_from_protobuf
+from agentgauge.importers.otlp import Span, sort_repeats, spans_from_json, spans_from_protobuf
 from agentgauge.importers.otlp_logs import (
     LogEvent,
     log_events_from_json,
@@ -57,7 +64,7 @@ from agentgauge.schema import Grade, Task
 from agentgauge.store import Store
 from agentgauge.store.writer import TrialWriter
 
-__all__ = ["MAX_BODY_BYTES", "Receiver", "collect"]
+__all__ = ["MAX_BODY_BYTES", "SHUTDOWN_WAIT_S", "Receiver", "collect"]
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -70,6 +77,9 @@ CODINGS = ("identity", "gzip", "deflate")
 _ALIASES = {"x-gzip": "gzip"}
 #: Compressed bodies larger than this are inflated in a thread, off the event loop.
 INFLATE_IN_THREAD_BYTES = 1024 * 1024
+#: Seconds a stopping receiver waits for requests under way to finish, and then again
+#: for those it cut off to end (aiohttp's default is a minute).
+SHUTDOWN_WAIT_S = 1.0
 
 
 _T = TypeVar("_T")
@@ -112,6 +122,12 @@ class Receiver:
         """Spans received again, the same as one received before: kept once."""
         self.events_accepted = 0
         self.trials_written = 0
+        self.in_flight = 0
+        """Requests being handled (a stalled client's among them)."""
+        self.cut_off = 0
+        """Requests the server cancelled unanswered as it stopped."""
+        self.closed = False
+        """Set once the open traces are written at shutdown: nothing is accepted after."""
         self._lock = asyncio.Lock()
 
     def app(self) -> web.Application:
@@ -123,10 +139,37 @@ class Receiver:
         return app
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        return _response(await self._reply(request))
+        self.in_flight += 1
+        try:
+            return _response(await self._reply(request))
+        except asyncio.CancelledError:
+            self.cut_off += 1
+            raise
+        finally:
+            self.in_flight -= 1
 
     async def handle_logs(self, request: web.Request) -> web.StreamResponse:
-        return _response(await self._logs_reply(request))
+        self.in_flight += 1
+        try:
+            return _response(await self._logs_reply(request))
+        except asyncio.CancelledError:
+            self.cut_off += 1
+            raise
+        finally:
+            self.in_flight -= 1
+
+    def _log_held_conflicts(self, spans: list[Span]) -> None:
+        """Held spans (answered 200 while their trace was open) that the trial they join
+        holds with other content: the stored ones are kept, and the user hears it."""
+        if spans:
+            self.log(f"agentgauge collect: not kept: {conflict_message(spans)}")
+
+    def _stopping(self, media: str) -> _Reply:
+        """The answer to a request that comes after the open traces were written: 503,
+        which OTLP/HTTP exporters retry, rather than spans accepted and never stored."""
+        reply = _status(503, media, "agentgauge collect is stopping: nothing was stored")
+        reply.headers = {"Retry-After": "1"}
+        return reply
 
     async def _decoded(
         self,
@@ -215,18 +258,28 @@ class Receiver:
         # stored trial are added once, `attach_traces`).
         found = sort_repeats(spans)
         spans = found.kept
+        conflicting = [repeat for _, repeat in found.conflicting]
         async with self._lock:
+            if self.closed:
+                return self._stopping(media)
             if self.store is not None:
-                spans, joined = join_spans(self.store, spans, self.buffer.open, self.buffer.options)
+                request_spans = {id(s) for s in spans}
+                spans, joined, refused = join_spans(
+                    self.store, spans, self.buffer.open, self.buffer.options
+                )
                 self.traces_joined.update(joined)
+                # Spans of this request that a stored trial holds with other content;
+                # a held span (answered before) that does is logged, not counted here.
+                conflicting += [s for s in refused if id(s) in request_spans]
+                self._log_held_conflicts([s for s in refused if id(s) not in request_spans])
             accepted = self.buffer.accept(spans)
             for trial in accepted.trials:
                 await self.writer.submit(trial)
             await self.writer.flush()
-        rejected = accepted.rejected + len(found.conflicting)
+        rejected = accepted.rejected + len(conflicting)
         errors = accepted.errors
-        if found.conflicting:
-            errors = [conflict_message([repeat for _, repeat in found.conflicting]), *errors]
+        if conflicting:
+            errors = [conflict_message(conflicting), *errors]
         repeated = found.identical + accepted.repeats
         self.spans_accepted += received - rejected - repeated  # joined spans too
         self.spans_repeated += repeated
@@ -254,6 +307,8 @@ class Receiver:
                 f"{found.not_events} records are no span's events (no event name or trace id)"
             )
         async with self._lock:
+            if self.closed:
+                return self._stopping(media)
             ids = {e.trace_id for e in found.events if e.trace_id not in self.buffer.open}
             stored = self.store.trials_by_trace(ids) if self.store is not None and ids else {}
             early = [e for e in found.events if e.trace_id not in stored]
@@ -326,13 +381,13 @@ class Receiver:
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,
         and write the trials of traces whose wait after their root is over."""
-        if not self.buffer.open:
+        if not self.buffer.open or self.closed:
             return
         async with self._lock:
             if self.store is not None:
-                self.traces_joined.update(
-                    attach_held(self.store, self.buffer.open, self.buffer.options)
-                )
+                joined, refused = attach_held(self.store, self.buffer.open, self.buffer.options)
+                self.traces_joined.update(joined)
+                self._log_held_conflicts(refused)
             if self.buffer.ended:
                 settled = self.buffer.due()
                 for trial in settled.trials:
@@ -344,9 +399,13 @@ class Receiver:
 
     async def shutdown(self) -> None:
         """Write every trace still waiting after its root as its trial and every open
-        trace as an incomplete one, then close the writer."""
+        trace as an incomplete one, then close the writer: from then on a request is
+        answered 503 (`_stopping`)."""
         await self.sweep()
         async with self._lock:
+            if self.closed:
+                return
+            self.closed = True
             trials, errors = self.buffer.drain()
             for trial in trials:
                 await self.writer.submit(trial)
@@ -491,6 +550,7 @@ async def collect(
         handle_signals=False,
         auto_decompress=False,
         logger=_http_logger(receiver.log),
+        shutdown_timeout=SHUTDOWN_WAIT_S,
     )
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
@@ -517,9 +577,51 @@ async def collect(
             except TimeoutError:
                 await receiver.sweep()
     finally:
+        await _stop(receiver, site, runner, loop)
+    return receiver
+
+
+async def _stop(
+    receiver: Receiver, site: web.TCPSite, runner: web.AppRunner, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Stop receiving: no new connection; the open traces written at once (what a 200
+    accepted is stored before anything can hold the exit up); then a bounded wait for
+    the requests under way, which a second SIGINT or SIGTERM ends."""
+    hurry = asyncio.Event()
+
+    def again() -> None:
+        if not hurry.is_set():
+            hurry.set()
+            writing = "" if receiver.closed else "the open traces are written first, then "
+            receiver.log(f"agentgauge collect: stopping: {writing}it exits without waiting")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, again)
+    try:
+        await site.stop()  # the port closes: no new connection
+        await receiver.shutdown()
+        busy = receiver.in_flight
+        if busy and not hurry.is_set():
+            receiver.log(
+                f"agentgauge collect: waiting up to {2 * SHUTDOWN_WAIT_S:g} s for {busy} "
+                "requests under way (answered 503: their spans are not stored; Ctrl-C "
+                "again to stop waiting)"
+            )
+        cleanup = asyncio.ensure_future(runner.cleanup())
+        hurried = asyncio.ensure_future(hurry.wait())
+        await asyncio.wait({cleanup, hurried}, return_when=asyncio.FIRST_COMPLETED)
+        hurried.cancel()
+        if not cleanup.done():
+            cleanup.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await cleanup
+        cut = receiver.cut_off + receiver.in_flight
+        if cut:
+            receiver.log(
+                f"agentgauge collect: {cut} requests under way were cut off "
+                "unanswered (a client that stalled mid-request): their spans were not "
+                "accepted, and an exporter sends them again"
+            )
+    finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-        await site.stop()  # no new requests; those under way finish first
-        await runner.cleanup()
-        await receiver.shutdown()
-    return receiver

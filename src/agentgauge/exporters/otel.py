@@ -34,6 +34,7 @@ import base64
 import hashlib
 import json
 import re
+from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -49,13 +50,18 @@ from agentgauge.otel_record import (
     CONTROL_EVENT,
     EVALUATION_EVENT,
     MESSAGE_EVENT,
+    RESULT_INDEX,
+    TOOL_RESULT_EVENT,
     control_attributes,
     grade_attributes,
     message_attributes,
+    placement_attributes,
     record_attributes,
+    result_attributes,
 )
 from agentgauge.schema import (
     ControlEvent,
+    Event,
     Grade,
     MessageEvent,
     ModelCallEvent,
@@ -128,39 +134,97 @@ def _trial_spans(run: Run, trial: Trial, start_ns: int) -> list[Span]:
         root.status.CopyFrom(Status(code=Status.STATUS_CODE_ERROR, message=trial.error or ""))
     children: list[Span] = []
     tool_spans: dict[str, Span] = {}
-    results = {e.call_id: e for e in trial.events if isinstance(e, ToolResultEvent) and e.call_id}
-    for i, event in enumerate(trial.events):
+    events = trial.events
+    answers = _results_of_calls(events)
+    answered = set(answers.values())
+    for i, event in enumerate(events):
         at = start_ns + _ns(event.t or 0.0)
         if isinstance(event, ModelCallEvent):
-            began = max(start_ns, at - _ns(event.latency_s or 0.0))
-            chat = _child(trace_id, root_id, i, _chat(event), began, at, Span.SPAN_KIND_CLIENT)
-            children.append(chat)
+            # ``t`` is when the call returned (the session records a call once its
+            # answer is in): the span ends there and began its latency before, even
+            # if that is before the trial's start (an untimed call), so that both
+            # come back as they were.
+            began = max(0, at - _ns(event.latency_s or 0.0))
+            chat = _chat(event, placement_attributes(i, event))
+            children.append(_child(trace_id, root_id, i, chat, began, at, Span.SPAN_KIND_CLIENT))
         elif isinstance(event, ToolCallEvent):
-            result = results.get(event.call_id) if event.call_id else None
+            j = answers.get(i)
+            result = events[j] if j is not None else None
+            assert result is None or isinstance(result, ToolResultEvent)
+            place = placement_attributes(i, event)
+            if j is not None and result is not None:
+                place |= placement_attributes(j, result, RESULT_INDEX)
             ends = start_ns + _ns(result.t or event.t or 0.0) if result else at
-            span = _child(trace_id, root_id, i, _tool(event, result), at, max(at, ends))
+            span = _child(trace_id, root_id, i, _tool(event, result, place), at, max(at, ends))
             if result is not None and result.is_error:
                 span.status.CopyFrom(Status(code=Status.STATUS_CODE_ERROR))
             children.append(span)
             if event.call_id:
                 tool_spans.setdefault(event.call_id, span)
-        elif isinstance(event, MessageEvent):
-            root.events.add(
-                time_unix_nano=at,
-                name=MESSAGE_EVENT,
-                attributes=_attributes(message_attributes(event)),
+        elif isinstance(event, ToolResultEvent):
+            if i not in answered:  # no call of the transcript asked for it: kept on the root
+                root.events.add(
+                    time_unix_nano=at,
+                    name=TOOL_RESULT_EVENT,
+                    attributes=_attributes(
+                        {
+                            "gen_ai.tool.call.id": event.call_id,
+                            **result_attributes(event),
+                            **placement_attributes(i, event),
+                        }
+                    ),
+                )
+        elif isinstance(event, MessageEvent | ControlEvent):
+            said = (
+                (MESSAGE_EVENT, message_attributes(event))
+                if isinstance(event, MessageEvent)
+                else (CONTROL_EVENT, control_attributes(event))
             )
-        elif isinstance(event, ControlEvent):
             root.events.add(
                 time_unix_nano=at,
-                name=CONTROL_EVENT,
-                attributes=_attributes(control_attributes(event)),
+                name=said[0],
+                attributes=_attributes({**said[1], **placement_attributes(i, event)}),
             )
     for grade in trial.grades:
         named = grade.evidence.get("call_id") if isinstance(grade.evidence, dict) else None
         target = tool_spans.get(named, root) if isinstance(named, str) else root
         target.events.add(time_unix_nano=end_ns, name=EVALUATION_EVENT, attributes=_grade(grade))
     return [root, *children]
+
+
+def _results_of_calls(events: Sequence[Event]) -> dict[int, int]:
+    """Each tool call's result, by their places in the transcript: the first result
+    after the call that names its call id and answers no earlier call; else (a call or
+    results without ids: ``gen_ai.tool.call.id`` is only recommended by the GenAI
+    conventions, and many traces lack it) the first result after it, answering no
+    earlier call, that names no call of the transcript. A call with no result left (the
+    trial ended first) has none; a result no call takes is exported on its own
+    (`TOOL_RESULT_EVENT`), never dropped."""
+    call_ids = {e.call_id for e in events if isinstance(e, ToolCallEvent) and e.call_id}
+    by_id: dict[str, deque[int]] = {}
+    loose: deque[int] = deque()  # results without an id, or with one no call has
+    for j, e in enumerate(events):
+        if isinstance(e, ToolResultEvent):
+            if e.call_id in call_ids:
+                assert e.call_id is not None
+                by_id.setdefault(e.call_id, deque()).append(j)
+            else:
+                loose.append(j)
+
+    def first_after(queue: deque[int] | None, i: int) -> int | None:
+        while queue and queue[0] < i:  # a result before the call answers another call
+            queue.popleft()
+        return queue.popleft() if queue else None
+
+    out: dict[int, int] = {}
+    for i, e in enumerate(events):
+        if isinstance(e, ToolCallEvent):
+            found = first_after(by_id.get(e.call_id), i) if e.call_id else None
+            if found is None:
+                found = first_after(loose, i)
+            if found is not None:
+                out[i] = found
+    return out
 
 
 def _root_attributes(trial: Trial) -> dict[str, Any]:
@@ -187,9 +251,10 @@ def _message(role: str, text: str) -> dict[str, Any]:
     return {"role": role, "parts": [{"type": "text", "content": text}]}
 
 
-def _chat(event: ModelCallEvent) -> tuple[str, dict[str, Any]]:
+def _chat(event: ModelCallEvent, place: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     name = f"chat {event.model}" if event.model else "chat"
     return name, {
+        **place,
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": event.model,
         "gen_ai.response.model": event.model,
@@ -200,20 +265,18 @@ def _chat(event: ModelCallEvent) -> tuple[str, dict[str, Any]]:
     }
 
 
-def _tool(call: ToolCallEvent, result: ToolResultEvent | None) -> tuple[str, dict[str, Any]]:
+def _tool(
+    call: ToolCallEvent, result: ToolResultEvent | None, place: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": call.name,
         "gen_ai.tool.call.id": call.call_id,
         "gen_ai.tool.call.arguments": json.dumps(call.arguments, sort_keys=True),
+        **place,
     }
     if result is not None:
-        content = result.content
-        attrs["gen_ai.tool.call.result"] = (
-            content if isinstance(content, str) else json.dumps(content, sort_keys=True)
-        )
-        attrs["error.type"] = "tool_error" if result.is_error else None
-        attrs["agentgauge.tool.irreversible"] = result.irreversible or None
+        attrs |= result_attributes(result)
     return f"execute_tool {call.name}", attrs
 
 

@@ -64,7 +64,7 @@ from agentgauge.harness.trial import Scorer, attempt_cell, default_grader
 from agentgauge.metrics.baselines import ROLE_KEY, check_role
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
-from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, utc_now
+from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
 from agentgauge.suite import SuiteLike, as_suite, scenario_defect
 
 __all__ = [
@@ -88,24 +88,6 @@ DEFAULTS: dict[str, Any] = {
 
 #: Settings that must agree when a run is resumed (others may be changed, e.g. more trials).
 _PINNED = ("seed",)
-
-
-def check_store_path(store: Store | str | Path) -> None:
-    """Refuse a store that would not keep the run: SQLite's ``:memory:`` and ``""``
-    (a temporary database) are private to one connection, so the writer's thread
-    (`agentgauge.store.TrialWriter`) would write elsewhere and the trials be lost.
-    From Python, a `Store` object opened on ``":memory:"`` is kept by the caller."""
-    if isinstance(store, Store):
-        return
-    text = str(store) if isinstance(store, Path) else store
-    if text in ("", ":memory:"):
-        what = "an empty path (SQLite's temporary database)" if text == "" else "':memory:'"
-        raise InputError(
-            f"{what} is a private SQLite database, gone when the run ends (and that "
-            "the trial writer's own connection cannot see): name a file, e.g. --store "
-            "results.db (from Python, pass a Store(':memory:') you keep open)",
-            field="--store",
-        )
 
 
 def _check_gradable(tasks: Sequence[Task]) -> None:

@@ -41,8 +41,8 @@ def attach_traces(
 
     Trace ids are 32 hex digits (any case). Idempotent: an event already in the
     trial's transcript (the same spans received twice) is not added again. The
-    trial's tool-call and model-call counts follow; its grades do not change until
-    it is re-graded (``agentgauge grade``)."""
+    trial's call counts, tokens and cost follow (`Store.append_events`); its grades
+    do not change until it is re-graded (``agentgauge grade``)."""
     wanted = {trace_id.lower(): events for trace_id, events in traces.items()}
     if found is None:
         found = store.trials_by_trace(wanted)

@@ -32,6 +32,7 @@ __all__ = [
     "import_file",
     "read_import",
     "register",
+    "require_file",
 ]
 
 
@@ -109,6 +110,21 @@ def _single(values: set[str | None]) -> str | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
+def require_file(path: Path, *, field: str | None = None) -> None:
+    """Refuse what is no regular file, saying what it is: missing, or there but a
+    device or a pipe (``/dev/null``, ``<(zcat ...)``), which an import cannot read
+    twice as it does (once for the trials, once for the run's SHA-256)."""
+    if path.is_file():
+        return
+    if path.exists():
+        raise InputError(
+            "is not a regular file (a device or a pipe): save the data to a file and import that",
+            file=path,
+            field=field,
+        )
+    raise InputError("no such file", file=path, field=field)
+
+
 def read_import(
     fmt: str, path: str | Path, options: Mapping[str, Any] | None = None, **more: Any
 ) -> ImportedRun:
@@ -122,7 +138,7 @@ def read_import(
             field="FORMAT",
         )
     path = Path(path)
-    if not path.is_file() and not (fmt in DIRECTORY_FORMATS and path.is_dir()):
+    if not (fmt in DIRECTORY_FORMATS and path.is_dir()):
         if path.is_dir():
             takes = ", ".join(sorted(DIRECTORY_FORMATS))
             raise InputError(
@@ -130,7 +146,7 @@ def read_import(
                 f"directory: {takes})",
                 file=path,
             )
-        raise InputError("no such file", file=path)
+        require_file(path)
     given = {k: v for k, v in {**(options or {}), **more}.items() if v is not None}
     if given and not OPTIONS[fmt]:
         _load_builtin_formats()
@@ -173,7 +189,9 @@ def import_file(
     no empty store behind. ``baseline_role`` marks the run as that baseline
     (``human`` for the humans' trials: docs/compare-and-plan.md, "Baselines")."""
     from agentgauge.sources import check_run_id
+    from agentgauge.store import check_store_path
 
+    check_store_path(store)  # before the file is read: a store that would keep nothing
     check_run_id(run_id)  # before the file is read: a run id DB:RUN could not name again
     if baseline_role is not None:
         from agentgauge.metrics.baselines import ROLE_KEY, check_role

@@ -356,7 +356,9 @@ def _model_events(sample: Sample, started: Any) -> list[tuple[str | None, ModelC
         latency = shape.number(output.get("time"), f"{where}.output.time")
         if latency is None:
             latency = shape.number(event.get("working_time"), f"{where}.working_time")
-        when = _when(event.get("timestamp"))
+        # ``t`` is when the call returned, as the harness records a model call: Inspect's
+        # ``completed``, else its ``timestamp`` (when the call began) in older logs.
+        when = _when(event.get("completed")) or _when(event.get("timestamp"))
         offset = (when - start).total_seconds() if when and start else None
         call = ModelCallEvent(
             t=offset if offset is not None and offset >= 0 else None,

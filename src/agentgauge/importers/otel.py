@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentgauge.errors import InputError
-from agentgauge.importers import ImportedRun, file_sha256, register
+from agentgauge.importers import ImportedRun, file_sha256, register, require_file
 from agentgauge.importers.dialects import GENAI, Dialect
 from agentgauge.importers.otlp import (
     Span,
@@ -76,6 +76,12 @@ def read_spans_file(
     loaded = load_suite(suite, include_heldout=True) if suite else None
     tasks = {t.id: t for t in loaded.tasks} if loaded else {}
     spans, repeated = read_otlp_spans(path)
+    if not spans:
+        raise InputError(
+            "holds no traces: no span in it (an empty file, blank lines, or requests "
+            "without spans)",
+            file=path,
+        )
     joined = _join_logs(Path(logs), spans, path) if logs is not None else None
     trials = trials_from_spans(
         spans, dialect=dialect, options=options, outcomes=rows, tasks=tasks, unique=True
@@ -103,8 +109,7 @@ def _join_logs(logs: Path, spans: list[Span], traces: Path) -> dict[str, object]
     wrong file, most likely): with a few that do, the others are counted."""
     from agentgauge.importers.otlp_logs import attach_log_events, read_otlp_logs_file
 
-    if not logs.is_file():
-        raise InputError("no such file", file=logs, field="--logs")
+    require_file(logs, field="--logs")
     got = read_otlp_logs_file(logs)
     unmatched = attach_log_events(spans, got.events)
     joined = len(got.events) - len(unmatched)

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +44,7 @@ __all__ = [
     "read_otlp_spans",
     "same_span",
     "sort_repeats",
+    "span_digest",
     "spans_from_json",
     "spans_from_protobuf",
     "unique_spans",
@@ -112,6 +116,26 @@ def same_span(a: Span, b: Span) -> bool:
         and a.events == b.events
         and a.resource == b.resource
     )
+
+
+def span_digest(span: Span) -> str:
+    """A digest of what `same_span` compares, for a span no longer at hand: a stored
+    trial keeps one per span it was read from, so that a late copy of one of them is
+    told from a repeat (`agentgauge.collect.join`). 128 bits of SHA-256 over the
+    canonical JSON of the span's content (ids and where it was read left out)."""
+    content = [
+        span.parent_id,
+        span.name,
+        span.start_ns,
+        span.end_ns,
+        span.ended,
+        span.error,
+        span.attributes,
+        [[e.name, e.time_ns, e.attributes] for e in span.events],
+        span.resource,
+    ]
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @dataclass
@@ -223,8 +247,16 @@ class _Path:
             self.fail(f"{where}.{key}", f"expected an unsigned 64-bit integer, got {got}")
         return value
 
-    def hex_id(self, obj: dict[str, Any], key: str, where: str, size: int) -> str | None:
+    def hex_id(
+        self, obj: dict[str, Any], key: str, where: str, size: int, *, zeros: str = "refuse"
+    ) -> str | None:
         """A hex id of ``size`` bytes, or ``None`` when absent or empty.
+
+        Exactly ``2 * size`` hex digits: no ``0x``, sign, ``_`` or space, which
+        ``int(text, 16)`` would take and no id written elsewhere would match. An id of
+        all zeros is invalid (W3C Trace Context; opentelemetry-proto trace.proto):
+        ``zeros="refuse"`` fails on it, ``"absent"`` reads it as no id (a root span's
+        ``parentSpanId``, a log record outside any trace).
 
         OTLP JSON writes ids in hex, not in the base64 of protobuf's own JSON mapping;
         but a file made with that mapping (``MessageToJson``) is read too: the two
@@ -232,20 +264,23 @@ class _Path:
         value = obj.get(key, "")
         if value == "" or value is None:
             return None
+        hexed: str | None = None
         if isinstance(value, str) and len(value) == _BASE64_LENGTH[size]:
             try:
                 raw = base64.b64decode(value, validate=True)
             except (binascii.Error, ValueError):
                 raw = b""
             if len(raw) == size:
-                return raw.hex()
-        if not isinstance(value, str) or len(value) != 2 * size:
-            self.fail(f"{where}.{key}", f"expected {2 * size} hex digits, got {_shown(value)}")
-        try:
-            int(value, 16)
-        except ValueError:
-            self.fail(f"{where}.{key}", f"expected {2 * size} hex digits, got {_shown(value)}")
-        return value.lower()
+                hexed = raw.hex()
+        if hexed is None:
+            if not isinstance(value, str) or not _HEX_DIGITS[size].fullmatch(value):
+                self.fail(f"{where}.{key}", f"expected {2 * size} hex digits, got {_shown(value)}")
+            hexed = value.lower()
+        if hexed.strip("0"):
+            return hexed
+        if zeros == "absent":
+            return None
+        self.fail(f"{where}.{key}", f"an id of all zeros is invalid (W3C Trace Context): {value!r}")
 
     def attributes(self, obj: dict[str, Any], where: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -365,6 +400,8 @@ def _strings(values: Any) -> list[str] | None:
 
 #: Characters of the base64 text of an id of 16 (trace) or 8 (span) bytes.
 _BASE64_LENGTH = {16: 24, 8: 12}
+#: An id of 16 (trace) or 8 (span) bytes in hex: those digits and nothing else.
+_HEX_DIGITS = {size: re.compile(f"[0-9a-fA-F]{{{2 * size}}}") for size in (16, 8)}
 
 
 def _is_base64(text: str) -> bool:
@@ -451,7 +488,8 @@ def _json_span(
     return Span(
         trace_id=trace_id,
         span_id=span_id,
-        parent_id=check.hex_id(span, "parentSpanId", at, 8),
+        # All zeros: no parent (an SDK that writes the field for a root span).
+        parent_id=check.hex_id(span, "parentSpanId", at, 8, zeros="absent"),
         name=check.text(span, "name", at),
         start_ns=start,
         end_ns=max(end, start),
@@ -489,8 +527,9 @@ def read_otlp_documents(path: Path) -> Iterator[tuple[Any, int | None]]:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
-    first_end = raw.find(b"\n")
-    first = raw if first_end < 0 else raw[:first_end]
+    first = _first_line(raw)
+    if not first.strip():
+        return  # an empty file, or blank lines only: no document (not a JSON error)
     try:
         # A file whose first line is a whole document holds one document per line
         # (a pretty-printed document's first line is "{").
@@ -506,6 +545,18 @@ def read_otlp_documents(path: Path) -> Iterator[tuple[Any, int | None]]:
         if line.strip():
             yield _parse(line, path, number, offset), number
         offset += len(line) + 1
+
+
+def _first_line(raw: bytes) -> bytes:
+    """The first line of ``raw`` that is not blank (empty when there is none): blank
+    lines before the first document do not make a file of lines one document."""
+    start = 0
+    while True:
+        end = raw.find(b"\n", start)
+        line = raw[start:] if end < 0 else raw[start:end]
+        if line.strip() or end < 0:
+            return line
+        start = end + 1
 
 
 def _parse(raw: bytes, path: Path, line: int | None, offset: int) -> Any:
@@ -560,13 +611,20 @@ def spans_from_protobuf(body: bytes, *, source: str) -> list[Span]:
                         file=source,
                         field=f"{at}.{bad}",
                     )
+                if not any(span.trace_id) or not any(span.span_id):
+                    raise InputError(
+                        "an id of all zeros is invalid (W3C Trace Context)",
+                        file=source,
+                        field=f"{at}.{'traceId' if not any(span.trace_id) else 'spanId'}",
+                    )
                 if span.parent_span_id and len(span.parent_span_id) != 8:
                     raise InputError("expected 8 bytes", file=source, field=f"{at}.parentSpanId")
                 out.append(
                     Span(
                         trace_id=span.trace_id.hex(),
                         span_id=span.span_id.hex(),
-                        parent_id=span.parent_span_id.hex() or None,
+                        # All zeros: no parent, as an empty field.
+                        parent_id=span.parent_span_id.hex() if any(span.parent_span_id) else None,
                         name=span.name,
                         start_ns=start,
                         end_ns=max(end, start),

@@ -84,8 +84,10 @@ def log_events_from_json(doc: Any, *, file: str | Path, line: int | None = None)
                 record = check.obj(raw, at)
                 attributes = check.attributes(record, at)
                 name = check.text(record, "eventName", at) or attributes.get(EVENT_NAME_ATTRIBUTE)
-                trace_id = check.hex_id(record, "traceId", at, 16)
-                span_id = check.hex_id(record, "spanId", at, 8)
+                # A record's ids are optional; all zeros, like none, ties it to no trace
+                # (opentelemetry-proto logs.proto).
+                trace_id = check.hex_id(record, "traceId", at, 16, zeros="absent")
+                span_id = check.hex_id(record, "spanId", at, 8, zeros="absent")
                 if trace_id is None or not isinstance(name, str) or not name:
                     out.not_events += 1
                     continue
@@ -109,7 +111,12 @@ def log_events_from_protobuf(body: bytes, *, source: str) -> LogEvents:
                 at = f"resourceLogs[{i}].scopeLogs[{j}].logRecords[{k}]"
                 attributes = _pb_attributes(record.attributes, at, source)
                 name = record.event_name or attributes.get(EVENT_NAME_ATTRIBUTE)
-                if len(record.trace_id) != 16 or not isinstance(name, str) or not name:
+                if (
+                    len(record.trace_id) != 16
+                    or not any(record.trace_id)
+                    or not isinstance(name, str)
+                    or not name
+                ):
                     if record.trace_id and len(record.trace_id) != 16:
                         raise InputError("expected 16 bytes", file=source, field=f"{at}.traceId")
                     out.not_events += 1
@@ -124,7 +131,7 @@ def log_events_from_protobuf(body: bytes, *, source: str) -> LogEvents:
                 out.events.append(
                     LogEvent(
                         record.trace_id.hex(),
-                        record.span_id.hex() or None,
+                        record.span_id.hex() if any(record.span_id) else None,
                         SpanEvent(
                             name,
                             record.time_unix_nano or record.observed_time_unix_nano,

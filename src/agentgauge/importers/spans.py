@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,13 +31,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
-from agentgauge.importers.dialects import Dialect, Message, SpanKind, detect, first
-from agentgauge.importers.otlp import Span, unique_spans
+from agentgauge.importers.dialects import GENAI, Dialect, Message, SpanKind, detect, first
+from agentgauge.importers.otlp import Span, span_digest, unique_spans
+from agentgauge.model_calls import known_sum
 from agentgauge.otel_record import (
     EVALUATION_EVENT,
+    EVENT_INDEX,
     RECORD_MARK,
+    RESULT_INDEX,
     conversation_events,
+    placed,
     record_from_attributes,
+    result_fields,
 )
 from agentgauge.schema import (
     SUCCESS_TOLERANCE,
@@ -134,8 +140,10 @@ def _outcome_row(
     if unknown:
         raise fail(unknown[0], f"unknown key; an outcome row has {', '.join(_OUTCOME_KEYS)}")
     trace_id = obj.get("trace_id")
-    if not isinstance(trace_id, str) or len(trace_id) != 32 or not _is_hex(trace_id):
+    if not isinstance(trace_id, str) or not _TRACE_ID.fullmatch(trace_id):
         raise fail("trace_id", "expected the trace id as 32 hex digits")
+    if not trace_id.strip("0"):
+        raise fail("trace_id", "a trace id of all zeros is invalid (W3C Trace Context)")
     task_id = obj.get("task_id")
     if task_id is not None and (not isinstance(task_id, str) or not task_id):
         raise fail("task_id", "expected a non-empty string")
@@ -153,12 +161,9 @@ def _outcome_row(
     return trace_id.lower(), Outcome(task_id, index, success, value, where=where)
 
 
-def _is_hex(text: str) -> bool:
-    try:
-        int(text, 16)
-    except ValueError:
-        return False
-    return True
+#: A trace id as OTLP JSON writes it: 32 hex digits and nothing else (``int(s, 16)``
+#: would take ``0x``, a sign, ``_`` and spaces, and the row would match no trace).
+_TRACE_ID = re.compile("[0-9a-fA-F]{32}")
 
 
 def _index(value: Any) -> int | bool | None:
@@ -309,6 +314,10 @@ def _checked(where: str) -> Iterator[None]:
 class _Builder:
     def __init__(self, spans: list[Span], dialect: Dialect, options: TraceOptions) -> None:
         self.spans = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
+        if any(s.attributes.get(RECORD_MARK) == 1 for s in self.spans):
+            # A trace agentgauge exported (``export --otel``) is GenAI spans, whichever
+            # reader is given it (``import openinference`` of an export).
+            dialect = GENAI
         self.d = dialect
         self.options = options
         self.kinds: dict[str, SpanKind | None] = {s.span_id: dialect.kind(s) for s in self.spans}
@@ -430,7 +439,7 @@ class _Builder:
             kind = self.kinds[span.span_id]
             if kind == "model":
                 add_messages(span.start_ns, self.d.messages(span, "input"))
-                add(span.start_ns, self._model_call(span))
+                add(span.end_ns, self._model_call(span))  # when its answer came
                 for name, keys in self.d.usage_extras:
                     value = self._int(span, keys)
                     if value is not None:
@@ -472,7 +481,9 @@ class _Builder:
 
     def _model_call(self, span: Span) -> ModelCallEvent:
         fields = {
-            "t": self._t(span.start_ns),
+            # When the call returned, as the harness records a model call (its answer
+            # is the event); the start for a span with no usable end.
+            "t": self._t(span.end_ns),
             "model": self._str(span, self.d.response_model)
             or self._str(span, self.d.request_model),
             "input_tokens": self._int(span, self.d.input_tokens),
@@ -532,8 +543,11 @@ class _Builder:
         meta: dict[str, Any] = {
             "trace_id": self.trace_id,
             "dialect": self.d.name,
-            # What late spans of this trace are told apart from (`agentgauge.collect.join`).
+            # What late spans of this trace are told apart from (`agentgauge.collect.join`):
+            # their ids, and a digest of each one's content, so that a changed copy of
+            # one is refused rather than taken for a repeat.
             "trace_spans": [s.span_id for s in self.spans],
+            "trace_span_digests": {s.span_id: span_digest(s) for s in self.spans},
             "trace_t0_ns": self.t0,
             **usage_meta,
         }
@@ -582,9 +596,9 @@ class _Builder:
             "model": model,
             "success": success if success is not None or score is not None else False,
             "score": score,
-            "input_tokens": _total([c.input_tokens for c in calls]),
-            "output_tokens": _total([c.output_tokens for c in calls]),
-            "cost_usd": _total([c.cost_usd for c in calls]),
+            "input_tokens": known_sum([c.input_tokens for c in calls]),
+            "output_tokens": known_sum([c.output_tokens for c in calls]),
+            "cost_usd": known_sum([c.cost_usd for c in calls]),
             # An incomplete trace's "root" is a child standing in for the span that never
             # came: its duration is not the agent's run time, which nobody measured.
             "latency_s": None if incomplete else self.root.duration_s,
@@ -610,16 +624,40 @@ class _Builder:
             where=self.root.where,
         )
         if record is not None:  # a trace agentgauge exported: its record, whole
-            said = conversation_events(
-                (e.name, self._t(e.time_ns), e.attributes) for e in self.root.events
-            )
-            acted = [e.model_dump() for e in events if not isinstance(e, MessageEvent)]
-            record["events"] = sorted([*said, *acted], key=lambda e: e["t"] or 0.0)
+            record["events"] = self._record_events()
             values.update(record)
         trial = self._validated(values)
         if record is None and success is None and score is None and status == "completed":
             trial = _graded(trial, tasks[task_id], self.root.where)
         return trial
+
+    def _record_events(self) -> list[dict[str, Any]]:
+        """The transcript of a trace agentgauge exported: messages, control decisions
+        and unanswered tool results from the root's span events, model and tool calls
+        from the spans, each put back in its place (`otel_record.placed`). A file
+        written before events carried their places is ordered by time."""
+        placed_events = conversation_events(
+            ((e.name, self._t(e.time_ns), e.attributes) for e in self.root.events),
+            where=self.root.where,
+        )
+        for span in self.spans:
+            kind = self.kinds[span.span_id]
+            if kind == "model":
+                placed_events.append(placed(self._model_call(span).model_dump(), span.attributes))
+            elif kind == "tool":
+                call, result = self._tool(span)
+                placed_events.append(placed(call.model_dump(), span.attributes))
+                if EVENT_INDEX not in span.attributes:  # an older file: the span's result
+                    placed_events.append((None, result.model_dump()))
+                    continue
+                if RESULT_INDEX not in span.attributes:  # the call got no result
+                    continue
+                fields = result_fields(span.attributes, call_id=call.call_id, where=span.where)
+                fields.update(t=result.t, is_error=result.is_error)
+                placed_events.append(placed(fields, span.attributes, RESULT_INDEX))
+        if all(index is not None for index, _ in placed_events):
+            return [e for _, e in sorted(placed_events, key=lambda item: item[0] or 0)]
+        return sorted((e for _, e in placed_events), key=lambda e: e["t"] or 0.0)
 
     # ----------------------------------------------------------------- evaluations
 
@@ -834,13 +872,6 @@ _CALL_NONE_DEFAULTS = _none_defaults(ModelCallEvent)
 def _given(values: dict[str, Any], none_defaults: frozenset[str]) -> dict[str, Any]:
     """``values`` without the ``None`` of fields that default to it."""
     return {k: v for k, v in values.items() if v is not None or k not in none_defaults}
-
-
-def _total(values: list[int | None] | list[float | None]) -> Any:
-    """The sum when every call reported the value; unknown (``None``) otherwise."""
-    if not values or any(v is None for v in values):
-        return None
-    return sum(v for v in values if v is not None)
 
 
 def _arguments(raw: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ an OS crash or power loss can lose the last commits), which is what resume
 needs; each harness trial is committed in its own transaction.
 """
 
-from agentgauge.store.database import DEFAULT_STORE, GradeVersion, Store
+from agentgauge.store.database import DEFAULT_STORE, GradeVersion, Store, check_store_path
 from agentgauge.store.layout import SCHEMA_VERSION
 from agentgauge.store.rows import utc_now
 from agentgauge.store.writer import TrialWriter
@@ -26,5 +26,6 @@ __all__ = [
     "GradeVersion",
     "Store",
     "TrialWriter",
+    "check_store_path",
     "utc_now",
 ]

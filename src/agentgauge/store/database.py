@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,7 @@ from agentgauge.facts import (
     event_facts,
     grade_facts,
 )
+from agentgauge.model_calls import FIGURES, figures_after
 from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
 from agentgauge.store.faults import note_opened, storage_error
 from agentgauge.store.layout import (
@@ -92,6 +93,27 @@ class GradeVersion:
     """Whether the run reports this version's outcomes."""
     outcomes_kept: bool
     """False when an agentgauge before schema 3 overwrote its outcomes in place."""
+
+
+def check_store_path(store: Store | str | Path, *, option: str = "--store") -> None:
+    """Refuse a store path that would not keep what a command writes: SQLite's
+    ``:memory:`` and ``""`` (a temporary database) are private to one connection and
+    gone when it closes, so a run's trial writer (`agentgauge.store.TrialWriter`, a
+    connection of its own) would write elsewhere, an import or ``collect`` would
+    report trials stored that no one can read, and ``""`` is no path to open twice.
+    Every command that takes ``--store`` checks it first. From Python, a `Store`
+    object opened on ``":memory:"`` is kept by the caller and is fine."""
+    if isinstance(store, Store):
+        return
+    text = str(store) if isinstance(store, Path) else store
+    if text in ("", ":memory:"):
+        what = "an empty path (SQLite's temporary database)" if text == "" else "':memory:'"
+        raise InputError(
+            f"{what} is a private SQLite database, gone when the command ends (and that "
+            "no other connection, the trial writer's included, can see): name a file, "
+            "e.g. --store results.db (from Python, pass a Store(':memory:') you keep open)",
+            field=option,
+        )
 
 
 class Store:
@@ -496,8 +518,9 @@ class Store:
         update(record, {"success": success, "score": score}, self._label_id)
         self._put_record(run_id, trial_pk, version, record)
 
-    def _write_event_facts(self, trial_pk: int, tool_calls: int, model_calls: int) -> None:
-        """Every record of a trial with the facts of its transcript as it now is."""
+    def _write_event_facts(self, trial_pk: int, figures: Mapping[str, Any]) -> None:
+        """Every record of a trial with the facts of its transcript as it now is, and
+        ``figures``, the columns that changed with it."""
         events, _ = self.trial_events(trial_pk)
         facts = event_facts(events)
         rows = self.conn.execute(
@@ -509,7 +532,7 @@ class Store:
             record = np.frombuffer(data, dtype=RECORD)[0].copy()
             update(
                 record,
-                {**facts, "tool_calls": tool_calls, "model_calls": model_calls},
+                {**facts, **figures},
                 self._label_id,
             )
             self._put_record(run_id, trial_pk, version, record)
@@ -648,8 +671,25 @@ class Store:
     def append_events(
         self, trial_pk: int, events: Sequence[Event], metadata: dict[str, Any]
     ) -> None:
-        """Add ``events`` after a stored trial's transcript, recount its tool and model
-        calls, and replace its metadata (in the caller's transaction)."""
+        """Add ``events`` after a stored trial's transcript, replace its metadata, and
+        bring the figures its transcript decides up to date (in the caller's
+        transaction): the counts of calls and the tokens and cost of its model calls,
+        as `agentgauge.model_calls.figures_after` reckons them. A figure the events do
+        not bear on is left as it is (an unknown ``model_calls`` stays unknown when no
+        model call is added); with no events only the metadata is written."""
+        if not events:
+            self.conn.execute(
+                "UPDATE trials SET metadata = ? WHERE id = ?", (dumps(metadata), trial_pk)
+            )
+            return
+        known, before_meta = self.trial_events(trial_pk)
+        columns = ", ".join(FIGURES)
+        row = self.conn.execute(
+            f"SELECT {columns} FROM trials WHERE id = ?", (trial_pk,)
+        ).fetchone()
+        before = dict(zip(FIGURES, row, strict=True))
+        # A trial made from spans says so (``dialect``, `agentgauge.importers.spans`).
+        figures = figures_after(before, known, events, from_spans="dialect" in before_meta)
         (last,) = self.conn.execute(
             "SELECT IFNULL(MAX(seq), -1) FROM events WHERE trial_pk = ?", (trial_pk,)
         ).fetchone()
@@ -657,26 +697,13 @@ class Store:
             "INSERT INTO events(trial_pk, seq, type, t, data) VALUES (?,?,?,?,?)",
             [(trial_pk, *event_row(last + 1 + i, e)) for i, e in enumerate(events)],
         )
-        counts = dict(
-            self.conn.execute(
-                "SELECT type, COUNT(*) FROM events WHERE trial_pk = ?"
-                " AND type IN ('tool_call', 'model_call') GROUP BY type",
-                (trial_pk,),
-            ).fetchall()
-        )
+        sets = "".join(f"{name} = ?, " for name in figures)
         self.conn.execute(
-            "UPDATE trials SET tool_calls = ?, model_calls = ?, metadata = ? WHERE id = ?",
-            (
-                counts.get("tool_call", 0),
-                counts.get("model_call", 0),
-                dumps(metadata),
-                trial_pk,
-            ),
+            f"UPDATE trials SET {sets}metadata = ? WHERE id = ?",
+            (*figures.values(), dumps(metadata), trial_pk),
         )
         if self.schema_version >= 5:
-            self._write_event_facts(
-                trial_pk, counts.get("tool_call", 0), counts.get("model_call", 0)
-            )
+            self._write_event_facts(trial_pk, figures)
 
     def trial_events(self, trial_pk: int) -> tuple[list[Event], dict[str, Any]]:
         """A stored trial's transcript and metadata."""
