@@ -10,6 +10,7 @@ answer, the final state and the usage totals for the trial record.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -319,12 +320,7 @@ class TrialSession:
             reasoning = check_count("model_call reasoning_tokens", reasoning_tokens)
             cost = check_amount("model_call cost_usd", cost_usd)
             latency = check_amount("model_call latency_s", latency_s)
-            total_in = self._tokens_in + (tokens_in or 0)
-            total_out = self._tokens_out + (tokens_out or 0)
-            check_count("the trial's total input_tokens", total_in)
-            check_count("the trial's total output_tokens", total_out)
-            if cost is not None:
-                add_amount("cost_usd", self._spent(), cost)
+            totals = self._model_call_totals(tokens_in, tokens_out, cost)
             vt = add_amount("latency_s", self._vt, latency) if self._virtual and latency else None
         except OutOfBounds as exc:
             raise AgentError(str(exc)) from None
@@ -343,10 +339,23 @@ class TrialSession:
             ),
             model,
         )
-        self._tokens_in, self._tokens_out = total_in, total_out
-        self._model_cost += cost or 0.0
+        self._tokens_in, self._tokens_out, self._model_cost = totals
         if vt is not None:
             self._vt = vt
+
+    def _model_call_totals(
+        self, tokens_in: int | None, tokens_out: int | None, cost: float | None
+    ) -> tuple[int, int, float]:
+        """The trial's token and model-cost totals with one more call, or `OutOfBounds`
+        when one would no longer fit the store (every model call of the trial counts,
+        whether recorded here or reported by a remote agent through `record_event`)."""
+        total_in = self._tokens_in + (tokens_in or 0)
+        total_out = self._tokens_out + (tokens_out or 0)
+        check_count("the trial's total input_tokens", total_in)
+        check_count("the trial's total output_tokens", total_out)
+        if cost is not None:
+            add_amount("cost_usd", self._spent(), cost)
+        return total_in, total_out, self._model_cost + (cost or 0.0)
 
     def _spent(self) -> float:
         return self._model_cost + (self._recorded_cost or 0.0)
@@ -358,8 +367,26 @@ class TrialSession:
         call, say) to the transcript, as it happened; the environment is not touched.
         Not counted against ``max_steps``, which stops an agent looping through this
         session: a remote transcript is as long as its reply. It does count toward
-        the transcript's event and byte budget, as every event does. Lone surrogates
-        in its text become U+FFFD, as the store keeps them."""
+        the transcript's event and byte budget, as every event does, and a model call
+        meets the checks of `record_model_call` (its counts and cost fit the store, and
+        so do the trial's totals). Lone surrogates in its text become U+FFFD, as the
+        store keeps them."""
+        if not isinstance(event, _EVENT_TYPES):
+            raise AgentError(
+                "record_event takes a transcript event (agentgauge.schema: MessageEvent, "
+                f"ModelCallEvent, ToolCallEvent, ToolResultEvent, ControlEvent), got "
+                f"{type(event).__module__}.{type(event).__qualname__}"
+            )
+        totals = None
+        if isinstance(event, ModelCallEvent):
+            try:
+                tokens_in = check_count("model_call input_tokens", event.input_tokens)
+                tokens_out = check_count("model_call output_tokens", event.output_tokens)
+                cost = check_amount("model_call cost_usd", event.cost_usd)
+                check_amount("model_call latency_s", event.latency_s)
+                totals = self._model_call_totals(tokens_in, tokens_out, cost)
+            except OutOfBounds as exc:
+                raise AgentError(str(exc)) from None
         try:
             text = event.model_dump_json()
         except PydanticSerializationError as exc:
@@ -368,6 +395,8 @@ class TrialSession:
             event = type(event).model_validate(replace_surrogates(event.model_dump()))
             text = event.model_dump_json()
         self._record(event, text)
+        if totals is not None:
+            self._tokens_in, self._tokens_out, self._model_cost = totals
         if (
             isinstance(event, ToolResultEvent)
             and event.name in TRANSFER_TOOLS
@@ -377,12 +406,17 @@ class TrialSession:
 
     def report_state(self, state: dict[str, Any]) -> None:
         """The final state of a world the agent keeps itself; it replaces this
-        environment's state in the trial record (the state grader reads it)."""
-        self._reported_state = state
+        environment's state in the trial record (the state grader reads it). A JSON
+        object: anything else is refused, naming the path of what JSON cannot hold."""
+        if not isinstance(state, dict):
+            raise AgentError(f"report_state takes a JSON object, got {type(state).__name__}")
+        self._reported_state = _json_value(state, "report_state: state")
 
     def note(self, key: str, value: Any) -> None:
-        """Keep ``value`` (JSON) in the trial's metadata under ``key``."""
-        self._notes[key] = value
+        """Keep ``value`` (JSON) in the trial's metadata under ``key`` (a string)."""
+        if not isinstance(key, str):
+            raise AgentError(f"note: the key must be a string, got {key!r}")
+        self._notes[key] = _json_value(value, f"note: metadata.{key}")
 
     # ------------------------------------------------------------------ results
 
@@ -425,6 +459,23 @@ class TrialSession:
         if self._reported_state is not None:
             return self._reported_state
         return self._env.final_state()
+
+
+_EVENT_TYPES = (MessageEvent, ModelCallEvent, ToolCallEvent, ToolResultEvent, ControlEvent)
+
+
+def _json_value(value: Any, where: str) -> Any:
+    """``value`` as plain JSON (numpy scalars become numbers), or `AgentError` naming
+    the path of what JSON cannot hold: a NaN in a note once stopped the store's writer,
+    and with it the run."""
+    try:
+        value = plain_json(value, where)
+        json.dumps(value, allow_nan=False)
+    except OutOfBounds as exc:
+        raise AgentError(str(exc)) from None
+    except (TypeError, ValueError, RecursionError) as exc:  # a cycle, or too deep
+        raise AgentError(f"{where} is not JSON: {exc}") from None
+    return value
 
 
 def _lone_surrogate(exc: BaseException) -> bool:

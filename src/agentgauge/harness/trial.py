@@ -38,10 +38,13 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from agentgauge.agents.base import Agent, TransientError
 from agentgauge.agents.callable import running_trial
 from agentgauge.agents.provider import InFlight, ProviderError, trial_in_flight
 from agentgauge.envs.base import EnvFactory, Environment
+from agentgauge.errors import first_error
 from agentgauge.harness.blocking import StepClock
 from agentgauge.harness.cells import Cell
 from agentgauge.harness.error_summary import cell_label
@@ -247,6 +250,9 @@ def _finish(
     kind: ErrorKind | None,
     metadata: dict[str, Any] | None,
 ) -> Trial:
+    """The trial's record. It cannot take the run down: a value the record refuses
+    (the session checks what the agent reports where it comes in; this is the last
+    line) is left out, named in the trial's error, and the rest is kept."""
     task = cell.task
     fields: dict[str, Any] = {}
     if outcome is not None:
@@ -263,31 +269,91 @@ def _finish(
             "turns": outcome.turns,
         }
         metadata = {**outcome.metadata, **(metadata or {})}
-    return Trial(
-        task_id=task.id,
-        trial=cell.trial,
-        variant=cell.variant,
-        agent=agent.name,
-        model=agent.model,
-        success=False,
-        score=0.0,
-        status=status,
-        error=error,
-        error_kind=kind,
-        family=task.family,
-        split=task.split,
-        capability=task.capability,
-        human_minutes=task.human_minutes,
-        expected_control=task.expectations.control,
-        latency_s=(
+    record: dict[str, Any] = {
+        "task_id": task.id,
+        "trial": cell.trial,
+        "variant": cell.variant,
+        "agent": agent.name,
+        "model": agent.model,
+        "success": False,
+        "score": 0.0,
+        "status": status,
+        "error": error,
+        "error_kind": kind,
+        "family": task.family,
+        "split": task.split,
+        "capability": task.capability,
+        "human_minutes": task.human_minutes,
+        "expected_control": task.expectations.control,
+        "latency_s": (
             outcome.elapsed_s
             if outcome is not None and outcome.elapsed_s is not None
             else time.monotonic() - start
         ),
-        seed=cell.seed,
-        metadata=metadata or {},
+        "seed": cell.seed,
+        "metadata": metadata or {},
         **fields,
+    }
+    reason = ""
+    for _ in range(len(record)):
+        try:
+            return Trial(**record)
+        except Exception as exc:  # whatever it is, the trial is recorded
+            where, reason = (
+                first_error(exc, metadata_hint=False)
+                if isinstance(exc, ValidationError)
+                else (None, _describe(exc))
+            )
+            name = (where or "").split(".")[0]
+            if name not in _DROPPABLE or name not in record:
+                break  # not one of the outcome's values: recorded without any (below)
+            record[name] = [] if name == "events" else {} if name == "metadata" else None
+            record = _refused(record, f"the trial record refused {where}: {reason}", name)
+    # Last resort: the cell, the agent's name and the error, nothing the agent reported.
+    message = f"the trial record could not be made: {reason}"
+    return Trial(
+        task_id=task.id,
+        trial=cell.trial,
+        variant=cell.variant,
+        agent=str(agent.name),
+        model=agent.model if isinstance(agent.model, str) else None,
+        success=False,
+        score=0.0,
+        status="error",
+        error=message if error is None else f"{error}; {message}",
+        error_kind=kind or "infra",
+        seed=cell.seed,
     )
+
+
+#: Values of a trial record that come from the agent or its environment, which the
+#: record may refuse (`_finish`); the environment's are those of `_FROM_ENVIRONMENT`.
+_DROPPABLE = frozenset(
+    {
+        "events",
+        "answer",
+        "final_state",
+        "tool_calls",
+        "model_calls",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "confidence",
+        "turns",
+        "metadata",
+    }
+)
+_FROM_ENVIRONMENT = frozenset({"final_state", "turns"})
+
+
+def _refused(record: dict[str, Any], message: str, name: str) -> dict[str, Any]:
+    """``record`` as the error it now is: a completed trial becomes an error (the
+    environment's, when the refused value is its state; else the agent's), and an
+    error it already had keeps its class, with the refusal added to its message."""
+    if record["status"] == "completed":
+        kind = "infra" if name in _FROM_ENVIRONMENT else "agent"
+        return {**record, "status": "error", "error": message, "error_kind": kind}
+    return {**record, "error": f"{record['error']}; {message}"}
 
 
 def _cancelled_by_runner() -> bool:
