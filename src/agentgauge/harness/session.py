@@ -14,14 +14,20 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic_core import PydanticSerializationError
 
 from agentgauge.agents.base import AgentError
 from agentgauge.bounds import OutOfBounds, add_amount, check_amount, check_count, plain_json
-from agentgauge.envs.base import Environment, ToolOutcome, TurnTaking, user_turns
+from agentgauge.envs.base import (
+    Environment,
+    EnvironmentFailed,
+    ToolOutcome,
+    TurnTaking,
+    user_turns,
+)
 from agentgauge.schema import (
     ControlDecision,
     ControlEvent,
@@ -42,6 +48,8 @@ __all__ = [
     "SessionOutcome",
     "TrialSession",
 ]
+
+T = TypeVar("T")
 
 #: Tool names that hand the conversation to a human (recorded as ``transfer``).
 TRANSFER_TOOLS = frozenset({"transfer_to_human", "transfer_to_human_agents"})
@@ -136,6 +144,9 @@ class TrialSession:
         self._tokens_in = self._tokens_out = 0
         self._reported_state: dict[str, Any] | None = None
         self._notes: dict[str, Any] = {}
+        self.env_failure: EnvironmentFailed | None = None
+        """The environment's failure, once it has failed: the trial is then an infra
+        error, whatever the agent does next (`run_cell`)."""
         self.user_done = False
         """True once the simulated user has ended the conversation."""
         # A conversation with follow-ups records each hand-back and the state then
@@ -153,11 +164,11 @@ class TrialSession:
 
     @property
     def policy(self) -> str:
-        return self._env.policy
+        return self._in_env("policy", lambda: self._env.policy)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        return self._env.tools
+        return self._in_env("tools", lambda: self._env.tools)
 
     @property
     def instruction(self) -> str:
@@ -178,6 +189,21 @@ class TrialSession:
 
     def _t(self) -> float:
         return max(0.0, self._clock() - self._t0)
+
+    def _in_env(self, what: str, call: Callable[[], T]) -> T:
+        """``call()``, a call into the environment. What it raises is the environment's
+        failure, not the agent's: it reaches the agent as `EnvironmentFailed` (which the
+        agent may catch), is kept in ``env_failure``, and makes the trial an infra error.
+        A failed environment is not called again: every later call raises the same."""
+        if self.env_failure is not None:
+            raise EnvironmentFailed(*self.env_failure.args)
+        try:
+            return call()
+        except Exception as exc:
+            text = str(exc)
+            said = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            self.env_failure = EnvironmentFailed(f"the environment failed in {what}: {said}")
+            raise EnvironmentFailed(*self.env_failure.args) from exc
 
     def _step(self) -> None:
         self._steps += 1
@@ -228,16 +254,21 @@ class TrialSession:
         if name not in self._tool_names:
             outcome = ToolOutcome(content=f"Error: unknown tool {name!r}", is_error=True)
         else:
-            outcome = self._env.call_tool(name, arguments)
+            outcome = self._in_env(
+                f"call_tool({name!r})", lambda: _outcome(self._env, name, arguments)
+            )
         content = outcome.content
         self._record(
-            ToolResultEvent(
-                call_id=call_id,
-                name=name,
-                content=content,
-                is_error=outcome.is_error,
-                irreversible=outcome.irreversible,
-                t=self._t(),
+            self._in_env(
+                f"call_tool({name!r})",
+                lambda: ToolResultEvent(
+                    call_id=call_id,
+                    name=name,
+                    content=content,
+                    is_error=outcome.is_error,
+                    irreversible=outcome.irreversible,
+                    t=self._t(),
+                ),
             ),
             # Only text counts: a structured result is the environment's making,
             # and the step limit bounds how many the agent can ask for.
@@ -253,10 +284,11 @@ class TrialSession:
         self._record(MessageEvent(role="assistant", content=text, t=self._t()), text)
         if self.user_done:
             return None
-        reply = self._env.user_reply(text)
+        reply = self._in_env("user_reply", lambda: _reply(self._env, text))
         if self._turn_env is not None and self._turn_env.user_turn > len(self._hand_backs) + 1:
             # The reply is a follow-up: the turn ended with the message just recorded.
-            self._hand_backs.append(hand_back(len(self._events), self._env.final_state()))
+            state = self._in_env("final_state", self._env.final_state)
+            self._hand_backs.append(hand_back(len(self._events), state))
         if reply is None:
             self.user_done = True
             return None
@@ -459,6 +491,20 @@ class TrialSession:
         if self._reported_state is not None:
             return self._reported_state
         return self._env.final_state()
+
+
+def _outcome(env: Environment, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    outcome = env.call_tool(name, arguments)
+    if not isinstance(outcome, ToolOutcome):
+        raise TypeError(f"returned a {type(outcome).__name__}, not a ToolOutcome")
+    return outcome
+
+
+def _reply(env: Environment, text: str) -> str | None:
+    reply = env.user_reply(text)
+    if reply is not None and not isinstance(reply, str):
+        raise TypeError(f"returned a {type(reply).__name__}, not text or None")
+    return reply
 
 
 _EVENT_TYPES = (MessageEvent, ModelCallEvent, ToolCallEvent, ToolResultEvent, ControlEvent)

@@ -21,8 +21,10 @@ slow, or said ``Retry-After``)
 transient provider errors outlasted retries,   ``error``    ``infra``
 the provider refused the request, or its
 usage report does not fit the store
-the environment failed to build or export      ``error``    ``infra``
-its state
+the environment failed: to build, in a tool     ``error``    ``infra``
+call or user reply (whatever the agent did
+next: `EnvironmentFailed`), or to export its
+state
 ============================================  ==========  ============
 
 Infra errors are excluded from success rates only when the user asks; agent
@@ -168,6 +170,11 @@ async def run_cell(
                 # SystemExit, GeneratorExit, a KeyboardInterrupt of its own and other
                 # BaseException subclasses included
                 status, error, kind = "error", _describe(exc), "agent"
+        if session.env_failure is not None:
+            # The world failed under the agent: whatever the agent made of it (raised,
+            # caught it and finished, ran out of time), the trial measured the
+            # environment, not the agent.
+            status, error, kind = "error", _describe(session.env_failure), "infra"
         try:
             outcome = session.outcome(with_state=True)
         except Exception as exc:
