@@ -184,6 +184,11 @@ class TrialSession:
     def events(self) -> list[Event]:
         return self._events
 
+    @property
+    def transcript_bytes(self) -> int:
+        """UTF-8 bytes of text the transcript holds (within ``max_transcript_bytes``)."""
+        return self._bytes
+
     def _virtual_now(self) -> float:
         return self._vt
 

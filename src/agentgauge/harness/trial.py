@@ -47,7 +47,7 @@ from agentgauge.agents.callable import running_trial
 from agentgauge.agents.provider import InFlight, ProviderError, trial_in_flight
 from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import first_error
-from agentgauge.harness.blocking import StepClock
+from agentgauge.harness.blocking import OwnDeadline, StepClock, loop_ledger
 from agentgauge.harness.cells import Cell
 from agentgauge.harness.error_summary import cell_label
 from agentgauge.harness.session import SessionOutcome, TrialSession
@@ -55,6 +55,8 @@ from agentgauge.harness.stopping import UserInterrupt
 from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
 __all__ = [
+    "GRADE_OFF_LOOP_BYTES",
+    "LOOP_HELD_KEY",
     "Scorer",
     "attempt_cell",
     "default_grader",
@@ -124,11 +126,13 @@ async def run_cell(
     """Run one cell and return its graded trial; never raises for agent or provider faults."""
     task = cell.task
     start = time.monotonic()
+    ledger = loop_ledger()
     status: TrialStatus = "completed"
     error: str | None = None
     kind: ErrorKind | None = None
     env: Environment | None = None
     outcome: SessionOutcome | None = None
+    joined = ledger.unsettled
     try:
         env = env_factory(task, variant=cell.variant, seed=cell.seed)
         session = TrialSession(
@@ -144,13 +148,24 @@ async def run_cell(
         if env is not None:
             _close(env)
         return _finish(cell, agent, None, start, "error", _describe(exc), "infra", None)
+    finally:  # building a world holds the loop too: others are not blamed for it
+        ledger.record(cell, start, time.monotonic(), joined)
+    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    steps: StepClock[None] | None = None
     try:
         with trial_in_flight() as in_flight, running_trial(cell_label(*cell.key)):
-            scope = asyncio.timeout(timeout)
-            steps = StepClock(agent(session), scope.when())
+            # The deadline is on the trial's own clock (`OwnDeadline`): another
+            # agent's stall of the loop is not this trial's time.
+            scope = asyncio.timeout(None)
             try:
+                steps = StepClock(agent(session), deadline, ledger=ledger, owner=cell)
+                watch = OwnDeadline(scope, steps)
                 async with scope:
-                    await steps
+                    watch.start()
+                    try:
+                        await steps
+                    finally:
+                        watch.stop()
                 if steps.overran_s is not None:  # finished late, in the step that held the loop
                     status, error, kind = _timed_out(timeout, agent, steps, in_flight)
             except TimeoutError as exc:
@@ -183,19 +198,54 @@ async def run_cell(
                 status, error, kind = "error", "final state: " + _describe(exc), "infra"
     finally:
         _close(env)
-    trial = _finish(cell, agent, outcome, start, status, error, kind, None)
-    if status == "completed":
-        trial.control = taken_control(trial, task)
-    if status == "completed" and grader is not None:
-        try:
-            success, score, grades = grader(task, trial)
-        except Exception as exc:  # a grader bug must not lose the transcript
-            trial.grades = [
-                Grade(grader="harness", passed=None, status="grader_error", evidence=_describe(exc))
-            ]
-        else:
-            trial.success, trial.score, trial.grades = bool(success), float(score), list(grades)
+    after = time.monotonic()
+    joined = ledger.unsettled
+    held = 0.0 if steps is None else round(steps.credited, 6)
+    trial = _finish(cell, agent, outcome, start + held, status, error, kind, _held_metadata(held))
+    large = session.transcript_bytes >= GRADE_OFF_LOOP_BYTES
+    if status == "completed" and not large:
+        _grade(task, trial, grader)  # a thread's hand-off would cost more than this
+    ledger.record(cell, after, time.monotonic(), joined)  # others are not blamed for it
+    if status == "completed" and large:
+        # Grading megabytes of text takes a while: in a worker thread, so that the
+        # loop, and every other trial, goes on meanwhile.
+        await asyncio.to_thread(_grade, task, trial, grader)
     return trial
+
+
+#: Bytes of transcript text from which a trial is graded in a worker thread, off the
+#: event loop; smaller ones are graded on it, in well under a millisecond.
+GRADE_OFF_LOOP_BYTES = 1_000_000
+
+
+def _held_metadata(held: float) -> dict[str, Any] | None:
+    """What the trial's latency leaves out: the loop held by others' stalls."""
+    return {LOOP_HELD_KEY: held} if held > 0 else None
+
+
+#: Metadata key of the seconds other trials held the event loop while this trial
+#: waited (`agentgauge.harness.blocking`), left out of its ``latency_s``.
+LOOP_HELD_KEY = "loop_held_by_others_s"
+
+
+def _grade(task: Task, trial: Trial, grader: Scorer | None) -> None:
+    """The control decision taken and the grades of a completed ``trial`` (in place).
+    Neither can lose the trial: a failure leaves the decision unknown, or records a
+    ``grader_error`` grade."""
+    try:
+        trial.control = taken_control(trial, task)
+    except Exception:  # the control grader says what went wrong, below
+        trial.control = None
+    if grader is None:
+        return
+    try:
+        success, score, grades = grader(task, trial)
+    except Exception as exc:  # a grader bug must not lose the transcript
+        trial.grades = [
+            Grade(grader="harness", passed=None, status="grader_error", evidence=_describe(exc))
+        ]
+    else:
+        trial.success, trial.score, trial.grades = bool(success), float(score), list(grades)
 
 
 async def attempt_cell(
@@ -229,12 +279,12 @@ def infra_error_trial(cell: Cell, agent: Agent, error: str, *, started: float) -
 
 
 def _timed_out(
-    timeout: float | None, agent: Agent, steps: StepClock[None], in_flight: InFlight
+    timeout: float | None, agent: Agent, steps: StepClock[None] | None, in_flight: InFlight
 ) -> tuple[TrialStatus, str, ErrorKind]:
     """Whose timeout it was: the agent's when it held the event loop as the deadline
     passed or when no provider call was in flight (it hung); the provider's when the
     deadline came during a request or a wait before a retry."""
-    if steps.overran_s is not None:
+    if steps is not None and steps.overran_s is not None:
         return (
             "timeout",
             f"timed out after {timeout}s in the agent: {agent.name} blocked the event loop "
