@@ -184,6 +184,54 @@ def test_malformed_tool_calls_are_the_agents_error(
         assert t.model_calls == 1  # the call that produced it is on the record
 
 
+def _fn(**function: Any) -> list[dict[str, Any]]:
+    return [{"id": "c1", "type": "function", "function": function}]
+
+
+@pytest.mark.parametrize(
+    ("tool_calls", "content", "field"),
+    [
+        (5, None, "tool_calls is a number, not a list"),
+        ("add", None, "tool_calls is a string, not a list"),
+        ([5], None, "tool_calls[0] is a number, not an object"),
+        ([{"function": "add"}], None, "tool_calls[0].function is a string, not an object"),
+        (_fn(arguments="{}"), None, "tool_calls[0].function.name is missing, not a string"),
+        (_fn(name=7), None, "tool_calls[0].function.name is a number, not a string"),
+        (_fn(name="add", arguments=[1]), None, "tool_calls[0].function.arguments is a list"),
+        ([{"id": 3, "function": {"name": "add"}}], None, "tool_calls[0].id is a number"),
+        (None, 12345, "content is a number, not a string or null"),
+    ],
+)
+def test_a_reply_not_in_the_chat_completions_shape_is_a_provider_error(
+    tmp_path: Path, tool_calls: Any, content: Any, field: str
+) -> None:
+    # Once a bare TypeError ('int' object is not iterable) or, for "add", the tool calls
+    # a, d, d, blamed on the agent; a malformed response is the provider's (infra).
+    body = completion("Done.")
+    body["choices"][0]["message"].update(content=content, tool_calls=tool_calls)
+    with OpenAIServer(lambda req: Reply(body=body)) as server:
+        trials = go(server, tmp_path)
+    for t in trials:
+        assert (t.status, t.error_kind) == ("error", "infra"), t.error
+        assert t.error is not None and t.error.startswith(
+            "ProviderError: malformed chat-completions response: choices[0].message." + field
+        )
+
+
+def test_tool_call_arguments_sent_as_an_object_are_taken_as_they_are(tmp_path: Path) -> None:
+    def responder(req: dict[str, Any]) -> Reply:
+        if len(req["messages"]) > 2:
+            return Reply(body=completion("Done."))
+        amount = int(req["messages"][1]["content"].split()[-1])
+        call = {"id": "c1", "type": "function"}
+        call["function"] = {"name": "add", "arguments": {"amount": amount}}  # type: ignore[assignment]
+        return Reply(body=completion(tool_calls=[call]))
+
+    with OpenAIServer(responder) as server:
+        trials = go(server, tmp_path)
+    assert all(t.status == "completed" and t.success for t in trials)
+
+
 def test_feedback_mode_returns_the_error_to_the_model(tmp_path: Path) -> None:
     def responder(req: dict[str, Any]) -> Reply:
         msgs = req["messages"]
