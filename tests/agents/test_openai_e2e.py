@@ -80,14 +80,16 @@ class Scripted:
         )
 
 
-def go(server: OpenAIServer, tmp_path: Path, **options: Any) -> list[Trial]:
+def go(
+    server: OpenAIServer, tmp_path: Path, *, timeout: float | None = 1.0, **options: Any
+) -> list[Trial]:
     options.setdefault("retry", FAST)
     header = run(
         tasks(),
         "openai:fake-model",
         store=tmp_path / "s.db",
         env_factory=make_counter_env,
-        timeout=1.0,
+        timeout=timeout,
         concurrency=3,
         progress=False,
         agent_options={"base_url": server.base_url, **options},
@@ -261,3 +263,47 @@ def test_request_bodies_splice_the_tool_list_json_made_once_per_list() -> None:
     other = [{"type": "function", "function": {"name": "sub", "parameters": {}}}]
     assert json.loads(agent._body(messages, other))["tools"] == other  # another list: new JSON
     assert "tools" not in json.loads(agent._body(messages, []))
+
+
+def loops_forever(req: dict[str, Any]) -> Reply:
+    """A model that reads the counter again and again, never answering."""
+    return Reply(body=completion(tool_calls=[tool_call("get", {})]))
+
+
+def test_the_model_call_limit_is_the_agents_error_and_says_how_to_raise_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "default").mkdir()
+    (tmp_path / "raised").mkdir()
+    with OpenAIServer(loops_forever) as server:
+        default = go(server, tmp_path / "default", timeout=None)
+        raised = go(server, tmp_path / "raised", max_turns=7)
+    for trials, n in ((default, 50), (raised, 7)):
+        for t in trials:
+            assert (t.status, t.error_kind, t.model_calls) == ("error", "agent", n)
+            assert t.error == (
+                f"AgentError: no end to the conversation after {n} model calls (the openai: "
+                "adapter's limit; raise it with --max-turns N, or agent_options="
+                "{'max_turns': N} from Python)"
+            )
+
+
+def test_max_turns_from_the_command_line(cli: Any, tmp_path: Path) -> None:
+    suite = tmp_path / "suite.jsonl"
+    world = {"environment": "agentgauge.testing.worlds:make_counter_env"}
+    suite.write_text("".join(t.model_copy(update=world).model_dump_json() + "\n" for t in tasks()))
+    db = str(tmp_path / "s.db")
+    with OpenAIServer(loops_forever) as server:
+        code, out, err = cli(
+            "run", str(suite), "--agent", "openai:fake-model", "--base-url", server.base_url,
+            "--max-turns", "3", "--store", db, "--run-id", "r", "--no-progress",
+        )  # fmt: skip
+    assert code == 0, err
+    assert "no end to the conversation after 3 model calls" in out
+    with Store(db) as store:
+        assert {t.model_calls for t in store.trials("r")} == {3}
+    # for another kind of agent the option means nothing: refused, one line
+    code, _, err = cli("run", str(suite), "--agent", "cmd:true", "--max-turns", "3", "--store", db)
+    assert code == 2 and "--max-turns apply to openai: agents" in err.replace("\n", " ")
+    code, _, err = cli("run", str(suite), "--agent", "openai:m", "--max-turns", "0", "--store", db)
+    assert code == 2 and "--max-turns" in err

@@ -38,7 +38,10 @@ def test_run_the_example_suite_with_the_cmd_example_then_resume(tmp_path: Path) 
     ("extra", "message"),
     [
         (["--backend", "spark"], "unknown backend 'spark'; use local or ray"),
-        (["--base-url", "http://127.0.0.1:1/v1"], "--base-url, --api-key-env and --prices apply"),
+        (
+            ["--base-url", "http://127.0.0.1:1/v1"],
+            "--base-url, --api-key-env, --prices and --max-turns apply",
+        ),
         (["--variants", "base,fault:gremlins"], "unknown variant 'fault:gremlins'"),
         (["--trials", "0"], "--trials: must be a positive integer, got 0"),
         # Named, then not set: every request went without a key, with no word.

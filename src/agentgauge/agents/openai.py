@@ -67,7 +67,7 @@ from agentgauge.agents.provider import (
 )
 from agentgauge.bounds import OutOfBounds, check_count
 from agentgauge.components import ENVIRONMENT_POLICY, NOT_SENT
-from agentgauge.errors import AgentUnavailable
+from agentgauge.errors import AgentUnavailable, InputError
 
 __all__ = ["DEFAULT_BASE_URL", "MalformedToolCall", "OpenAIAgent"]
 
@@ -90,7 +90,9 @@ class OpenAIAgent:
     ``api_key`` defaults to the environment variable named by ``api_key_env``
     (``OPENAI_API_KEY``); without a key no ``Authorization`` header is sent,
     which is what local servers expect. ``params`` are extra request fields
-    (``temperature``, ``max_tokens``, ...).
+    (``temperature``, ``max_tokens``, ...). ``max_turns`` caps the model calls of one
+    trial (default 50; ``--max-turns``): a conversation still going after that many is
+    the agent's error.
 
     HTTP goes through one `aiohttp.ClientSession` per event loop
     (`agentgauge.agents.http`): keep-alive connections, TLS with aiohttp's
@@ -130,6 +132,8 @@ class OpenAIAgent:
         self.prices = prices or default_prices()
         self.retry = retry or RetryPolicy()
         self.request_timeout = request_timeout
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise InputError(f"must be a whole number >= 1, got {max_turns!r}", field="max_turns")
         self.max_turns = max_turns
         self.on_malformed = on_malformed
         self.params = dict(params or {})
@@ -305,7 +309,11 @@ class OpenAIAgent:
             if reply is None:
                 return
             messages.append({"role": "user", "content": reply})
-        raise AgentError(f"no end to the conversation after {self.max_turns} model calls")
+        raise AgentError(
+            f"no end to the conversation after {self.max_turns} model calls (the openai: "
+            "adapter's limit; raise it with --max-turns N, or agent_options={'max_turns': N} "
+            "from Python)"
+        )
 
     async def _run_tool_call(self, session: Session, call: Any, names: set[Any]) -> dict[str, Any]:
         call_id = call.get("id") if isinstance(call, dict) else None

@@ -83,6 +83,15 @@ def run_cmd(
         str | None,
         typer.Option("--prices", help="JSON/YAML file: model -> {input, output} USD per 1M."),
     ] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(
+            "--max-turns",
+            min=1,
+            help="openai: agents: model calls per trial before the conversation is cut "
+            "off as the agent's error [50].",
+        ),
+    ] = None,
     paraphrases: Annotated[
         int | None,
         typer.Option("--paraphrases", help="Use at most this many paraphrases per task."),
@@ -172,11 +181,12 @@ def run_cmd(
     options: dict[str, Any] = {}
     if agent.startswith("openai:"):
         options = {"base_url": base_url, "api_key_env": api_key_env, "prices": prices}
-    elif agent.startswith("http:") and not (base_url or prices):
+        options["max_turns"] = max_turns
+    elif agent.startswith("http:") and not (base_url or prices or max_turns):
         options = {"api_key_env": api_key_env}
-    elif base_url or api_key_env or prices:
+    elif base_url or api_key_env or prices or max_turns:
         raise InputError(
-            "--base-url, --api-key-env and --prices apply to openai: agents "
+            "--base-url, --api-key-env, --prices and --max-turns apply to openai: agents "
             "(--api-key-env also to http: agents)",
             field="agent",
         )
@@ -189,6 +199,7 @@ def run_cmd(
         "--base-url": base_url,
         "--api-key-env": api_key_env,
         "--prices": prices,
+        "--max-turns": max_turns,
         "--infra-retries": infra_retries or None,
         "--backend": None if backend == "local" else backend,
         "--ray-address": ray_address,
