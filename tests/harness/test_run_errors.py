@@ -46,7 +46,9 @@ async def clumsy(session):
 
 def agentgauge(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "my_agents.py").write_text(AGENTS)
-    environ = {**os.environ, "PYTHONPATH": str(tmp_path), **env}
+    # The folder first, then the import path the tests run with (the code under test).
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
+    environ = {**os.environ, "PYTHONPATH": path, **env}
     if "PROVIDER_DOWN" not in env:
         environ.pop("PROVIDER_DOWN", None)
     return subprocess.run(
@@ -110,6 +112,17 @@ def test_the_run_prints_each_class_with_messages_trial_ids_and_how_to_see_more(
         "cannot parse the plan for from-ten" in again.stdout and "more distinct" not in again.stdout
     )
     assert count(tmp_path / "s.db") == 3  # nothing was run again
+
+
+def test_show_errors_0_shows_only_the_counts(tmp_path: Path) -> None:
+    # It used to add "3 more distinct messages: rerun with ... --show-errors 3".
+    out = agentgauge(tmp_path, "run", str(SUITE), "--agent", "my_agents:clumsy",
+                     "--store", "s.db", "--run-id", "r", "--show-errors", "0")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "3 agent errors (3 distinct messages)"
+    assert lines[1].startswith("run r in s.db: 3 trials")
+    assert "more distinct" not in out.stdout and "AgentError" not in out.stdout
 
 
 # ----------------------------------------------------------------------------- breaker

@@ -254,7 +254,7 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     for cls in classes:
         out.print(_class_lines(cls), soft_wrap=True)
     hidden = sum(c.distinct - len(c.messages) for c in classes)
-    if hidden:
+    if hidden and per_class > 0:  # 0 asks for the counts alone
         most = max(c.distinct for c in classes)
         out.print(
             Text(
