@@ -271,6 +271,8 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     # A total with an unpriced part is unknown; what is priced is a lower bound (costs >= 0).
     if n == 0:
         spend = "-"  # no trial saved: nothing measured (an interrupted one may have spent)
+    elif not math.isfinite(sum(costs)):  # each trial's cost is finite; their sum may not be
+        spend = "past the largest float (about 1.8e308): no total"
     elif len(costs) == n:
         spend = money(sum(costs))  # as every report writes dollars: $9.00e-06, not $0.0000
     elif costs:
