@@ -313,7 +313,8 @@ class Trial(_Strict):
     output_tokens: int | None = Field(default=None, ge=0)
     """Completion tokens over the trial."""
     latency_s: float | None = Field(default=None, ge=0)
-    """Wall-clock seconds for the trial."""
+    """Wall-clock seconds for the trial (from the harness: less the time other trials
+    held the event loop while it waited, ``metadata["loop_held_by_others_s"]``)."""
     tool_calls: int | None = Field(default=None, ge=0)
     """Number of tool calls the agent made."""
     model_calls: int | None = Field(default=None, ge=0)

@@ -51,7 +51,7 @@ def script(tmp_path: Path, body: str) -> str:
 
 
 def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
-    trials = go(tmp_path, str(EXAMPLE), variants=["base", "fault:tool_error"])
+    trials = go(tmp_path, str(EXAMPLE), variants=["base", "fault:tool_error@1.0"])
     a, b, c = [t for t in trials if t.variant == "base"]
     assert a.success and b.success and c.success
     assert a.answer == "Added 250." and a.control == "act"

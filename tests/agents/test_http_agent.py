@@ -138,6 +138,12 @@ def test_a_5xx_that_clears_is_recorded_with_its_attempts(tmp_path: Path) -> None
             b' {"type": "model_call", "input_tokens": 5e18}]}',
             "reply.transcript: input_tokens add up to more than 2^63",
         ),
+        (  # each cost is finite; their sum, the trial's cost, is not (once a traceback)
+            b'{"answer": "x", "cost_usd": 1e308, "transcript": [{"type": "model_call",'
+            b' "model": "m", "cost_usd": 1e308}]}',
+            "reply: cost_usd and the transcript's model_call costs add up to more than the "
+            "largest float",
+        ),
     ],
 )
 def test_a_malformed_reply_is_the_agents_error_naming_the_field(

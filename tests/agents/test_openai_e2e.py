@@ -81,7 +81,9 @@ class Scripted:
         )
 
 
-def go(server: OpenAIServer, tmp_path: Path, **options: Any) -> list[Trial]:
+def go(
+    server: OpenAIServer, tmp_path: Path, *, timeout: float | None = 1.0, **options: Any
+) -> list[Trial]:
     options.setdefault("retry", FAST)
     run(
         tasks(),
@@ -89,7 +91,7 @@ def go(server: OpenAIServer, tmp_path: Path, **options: Any) -> list[Trial]:
         store=tmp_path / "s.db",
         run_id="r",
         env_factory=make_counter_env,
-        timeout=1.0,
+        timeout=timeout,
         concurrency=3,
         progress=False,
         agent_options={"base_url": server.base_url, **options},
@@ -198,6 +200,54 @@ def test_malformed_tool_calls_are_the_agents_error(
         assert t.model_calls == 1  # the call that produced it is on the record
 
 
+def _fn(**function: Any) -> list[dict[str, Any]]:
+    return [{"id": "c1", "type": "function", "function": function}]
+
+
+@pytest.mark.parametrize(
+    ("tool_calls", "content", "field"),
+    [
+        (5, None, "tool_calls is a number, not a list"),
+        ("add", None, "tool_calls is a string, not a list"),
+        ([5], None, "tool_calls[0] is a number, not an object"),
+        ([{"function": "add"}], None, "tool_calls[0].function is a string, not an object"),
+        (_fn(arguments="{}"), None, "tool_calls[0].function.name is missing, not a string"),
+        (_fn(name=7), None, "tool_calls[0].function.name is a number, not a string"),
+        (_fn(name="add", arguments=[1]), None, "tool_calls[0].function.arguments is a list"),
+        ([{"id": 3, "function": {"name": "add"}}], None, "tool_calls[0].id is a number"),
+        (None, 12345, "content is a number, not a string or null"),
+    ],
+)
+def test_a_reply_not_in_the_chat_completions_shape_is_a_provider_error(
+    tmp_path: Path, tool_calls: Any, content: Any, field: str
+) -> None:
+    # Once a bare TypeError ('int' object is not iterable) or, for "add", the tool calls
+    # a, d, d, blamed on the agent; a malformed response is the provider's (infra).
+    body = completion("Done.")
+    body["choices"][0]["message"].update(content=content, tool_calls=tool_calls)
+    with OpenAIServer(lambda req: Reply(body=body)) as server:
+        trials = go(server, tmp_path)
+    for t in trials:
+        assert (t.status, t.error_kind) == ("error", "infra"), t.error
+        assert t.error is not None and t.error.startswith(
+            "ProviderError: malformed chat-completions response: choices[0].message." + field
+        )
+
+
+def test_tool_call_arguments_sent_as_an_object_are_taken_as_they_are(tmp_path: Path) -> None:
+    def responder(req: dict[str, Any]) -> Reply:
+        if len(req["messages"]) > 2:
+            return Reply(body=completion("Done."))
+        amount = int(req["messages"][1]["content"].split()[-1])
+        call = {"id": "c1", "type": "function"}
+        call["function"] = {"name": "add", "arguments": {"amount": amount}}  # type: ignore[assignment]
+        return Reply(body=completion(tool_calls=[call]))
+
+    with OpenAIServer(responder) as server:
+        trials = go(server, tmp_path)
+    assert all(t.status == "completed" and t.success for t in trials)
+
+
 def test_feedback_mode_returns_the_error_to_the_model(tmp_path: Path) -> None:
     def responder(req: dict[str, Any]) -> Reply:
         msgs = req["messages"]
@@ -227,3 +277,47 @@ def test_request_bodies_splice_the_tool_list_json_made_once_per_list() -> None:
     other = [{"type": "function", "function": {"name": "sub", "parameters": {}}}]
     assert json.loads(agent._body(messages, other))["tools"] == other  # another list: new JSON
     assert "tools" not in json.loads(agent._body(messages, []))
+
+
+def loops_forever(req: dict[str, Any]) -> Reply:
+    """A model that reads the counter again and again, never answering."""
+    return Reply(body=completion(tool_calls=[tool_call("get", {})]))
+
+
+def test_the_model_call_limit_is_the_agents_error_and_says_how_to_raise_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "default").mkdir()
+    (tmp_path / "raised").mkdir()
+    with OpenAIServer(loops_forever) as server:
+        default = go(server, tmp_path / "default", timeout=None)
+        raised = go(server, tmp_path / "raised", max_turns=7)
+    for trials, n in ((default, 50), (raised, 7)):
+        for t in trials:
+            assert (t.status, t.error_kind, t.model_calls) == ("error", "agent", n)
+            assert t.error == (
+                f"AgentError: no end to the conversation after {n} model calls (the openai: "
+                "adapter's limit; raise it with --max-turns N, or agent_options="
+                "{'max_turns': N} from Python)"
+            )
+
+
+def test_max_turns_from_the_command_line(cli: Any, tmp_path: Path) -> None:
+    suite = tmp_path / "suite.jsonl"
+    world = {"environment": "agentgauge.testing.worlds:make_counter_env"}
+    suite.write_text("".join(t.model_copy(update=world).model_dump_json() + "\n" for t in tasks()))
+    db = str(tmp_path / "s.db")
+    with OpenAIServer(loops_forever) as server:
+        code, out, err = cli(
+            "run", str(suite), "--agent", "openai:fake-model", "--base-url", server.base_url,
+            "--max-turns", "3", "--store", db, "--run-id", "r", "--no-progress",
+        )  # fmt: skip
+    assert code == 0, err
+    assert "no end to the conversation after 3 model calls" in out
+    with Store(db) as store:
+        assert {t.model_calls for t in store.trials("r")} == {3}
+    # for another kind of agent the option means nothing: refused, one line
+    code, _, err = cli("run", str(suite), "--agent", "cmd:true", "--max-turns", "3", "--store", db)
+    assert code == 2 and "--max-turns apply to openai: agents" in err.replace("\n", " ")
+    code, _, err = cli("run", str(suite), "--agent", "openai:m", "--max-turns", "0", "--store", db)
+    assert code == 2 and "--max-turns" in err

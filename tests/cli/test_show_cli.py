@@ -3,11 +3,11 @@ bad flags (exit 2), and the hint at the end of ``run``.
 
 The store is made by the real harness on the counter suite: a ``shaky`` agent
 passes most base trials, adds one too many on ``add-large`` trial 1 and raises
-on ``from-ten`` trial 0; the ``fault:tool_error`` variant breaks its only tool,
+on ``from-ten`` trial 0; the ``fault:tool_error@1.0`` variant breaks its only tool,
 so every trial there fails. Hand count, 3 tasks x 2 variants x 2 trials:
 
 - base: add-small 0/2 failed; add-large 1/2 (flaky); from-ten 1/2 (flaky, agent error)
-- fault:tool_error: 2/2 failed on each task
+- fault:tool_error@1.0: 2/2 failed on each task
 - so 5 of 6 cells have a failure, 2 are flaky, 8 of 12 trials did not pass.
 """
 
@@ -48,7 +48,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
         str(SUITE),
         shaky,
         trials=2,
-        variants=["base", "fault:tool_error"],
+        variants=["base", "fault:tool_error@1.0"],
         store=str(db),
         run_id="r",
         progress=False,
@@ -69,7 +69,7 @@ def test_failures_table_counts_cells_and_tells_how_to_open_one(cli: Cli, store: 
     assert "5 cells with a failure out of 6; 2 flaky (passed and failed); 8 of 12 trials" in out
     # The first row (most failures, then task id) is the example to open.
     assert f"agentgauge show {store} --task add-large --trial 0" in out
-    assert out.count("fault:tool_error") == 3 and "agent error" in out
+    assert out.count("fault:tool_error@1.0") == 3 and "agent error" in out
     assert out.count("flaky") == 1 + 2  # the count line, then the two flaky rows
 
 
@@ -80,9 +80,9 @@ def test_failures_json_has_every_failing_cell_in_order(cli: Cli, store: str) -> 
     assert (doc["n_trials"], doc["n_failed_trials"]) == (12, 8)
     cells = [(r["task_id"], r["variant"], r["failed"], r["n"], r["flaky"]) for r in doc["failures"]]
     assert cells == [
-        ("add-large", "fault:tool_error", 2, 2, False),
-        ("add-small", "fault:tool_error", 2, 2, False),
-        ("from-ten", "fault:tool_error", 2, 2, False),
+        ("add-large", "fault:tool_error@1.0", 2, 2, False),
+        ("add-small", "fault:tool_error@1.0", 2, 2, False),
+        ("from-ten", "fault:tool_error@1.0", 2, 2, False),
         ("add-large", "base", 1, 2, True),
         ("from-ten", "base", 1, 2, True),
     ]
@@ -90,7 +90,7 @@ def test_failures_json_has_every_failing_cell_in_order(cli: Cli, store: str) -> 
     assert by_cell["from-ten", "base"]["classes"] == {"agent error": 1}
     assert by_cell["from-ten", "base"]["trials"] == [0]
     assert by_cell["add-large", "base"]["trials"] == [1]
-    assert by_cell["from-ten", "fault:tool_error"]["classes"]["agent error"] == 1
+    assert by_cell["from-ten", "fault:tool_error@1.0"]["classes"]["agent error"] == 1
     # --failed without --task is the same table; --variant narrows it.
     assert _json(cli, store, "--failed") == doc
     base = _json(cli, store, "--variant", "base")
@@ -121,7 +121,7 @@ def test_json_is_trial_view_of_the_chosen_trials(cli: Cli, store: str) -> None:
     expected = json.loads(json.dumps([trial_view(t) for t in trials], default=str))
     assert doc["view"] == "trials" and doc["task_id"] == "add-large"
     assert doc["trials"] == expected and len(expected) == 4
-    assert doc["variants"] == ["base", "fault:tool_error"] and doc["n_task_trials"] == 4
+    assert doc["variants"] == ["base", "fault:tool_error@1.0"] and doc["n_task_trials"] == 4
 
 
 def test_failed_with_a_task_keeps_the_trials_that_did_not_pass(cli: Cli, store: str) -> None:
@@ -129,8 +129,8 @@ def test_failed_with_a_task_keeps_the_trials_that_did_not_pass(cli: Cli, store: 
     # In the store's order (trials finish concurrently): compare as a set of cells.
     assert sorted((v["variant"], v["trial"]) for v in doc["trials"]) == [
         ("base", 1),
-        ("fault:tool_error", 0),
-        ("fault:tool_error", 1),
+        ("fault:tool_error@1.0", 0),
+        ("fault:tool_error@1.0", 1),
     ]
     assert all(v["success"] is False for v in doc["trials"]) and doc["failed_only"] is True
     code, out, _ = cli("show", store, "--task", "add-small", "--variant", "base", "--failed")
@@ -144,7 +144,11 @@ def test_failed_with_a_task_keeps_the_trials_that_did_not_pass(cli: Cli, store: 
     [
         (["--task", "add-smal"], "--task", "add-small"),
         (["--task", "add-large", "--trial", "7"], "--trial", "its trials: 0, 1"),
-        (["--task", "add-large", "--variant", "paraphrase"], "--variant", "base, fault:tool_error"),
+        (
+            ["--task", "add-large", "--variant", "paraphrase"],
+            "--variant",
+            "base, fault:tool_error@1.0",
+        ),
         (["--trial", "0"], "--trial", "needs --task"),
     ],
 )
@@ -180,5 +184,5 @@ def test_run_ends_with_the_show_command_when_a_trial_failed(cli: Cli, tmp_path: 
     args = ["run", str(SUITE), "--agent", agent, "--store", db, "--no-progress"]
     code, out, _ = cli(*args, "--run-id", "ok")
     assert code == 0 and "agentgauge show" not in out
-    code, out, _ = cli(*args, "--run-id", "broken", "--variants", "fault:tool_error")
+    code, out, _ = cli(*args, "--run-id", "broken", "--variants", "fault:tool_error@1.0")
     assert code == 0 and f"agentgauge show {db}:broken --failed" in out

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import confusion_matrix
 
-from agentgauge.graders.control import ControlGrader, detect_control, text_cue
+from agentgauge.graders.control import CUE_SCAN_CHARS, ControlGrader, detect_control, text_cue
 from agentgauge.metrics.control import CONTROL_STATES, control_metrics
 from agentgauge.schema import (
     ControlEvent,
@@ -73,6 +73,20 @@ def test_text_cues() -> None:
     assert text_cue("What is your user id?") == "ask"
     assert text_cue("Your order has been cancelled.") is None
     assert text_cue(None) is None
+
+
+def test_text_cues_of_a_long_message_are_read_at_its_opening_and_close() -> None:
+    # 15 MB once took ~0.26 s per pattern (~3 s per trial) on the run's event loop.
+    filler = "y" * (15 * 1024 * 1024)
+    assert text_cue("I cannot help with that. " + filler) == "refuse"
+    assert text_cue(filler + " Shall I proceed with the refund?") == "confirm"
+    assert text_cue(filler + " Shall I proceed? " + filler) is None  # the middle is not read
+    half = CUE_SCAN_CHARS // 2
+    # the opening and the close are read apart: no cue made of the two
+    assert text_cue("What is your" + "y" * (CUE_SCAN_CHARS + 1) + "?") is None
+    straddling = "." * (half - 6) + " I cannot help" + filler  # "I can|not" at the cut
+    assert text_cue(straddling) is None
+    assert text_cue(straddling[: half + 20]) == "refuse"  # read whole when short
 
 
 def test_irreversible_confirmation() -> None:

@@ -60,7 +60,10 @@ def test_a_suite_run_by_two_spellings_of_its_path_is_recorded_by_its_name(
     ("extra", "message"),
     [
         (["--backend", "spark"], "unknown backend 'spark'; use local or ray"),
-        (["--base-url", "http://127.0.0.1:1/v1"], "--base-url, --api-key-env and --prices apply"),
+        (
+            ["--base-url", "http://127.0.0.1:1/v1"],
+            "--base-url, --api-key-env, --prices and --max-turns apply",
+        ),
         (["--variants", "base,fault:gremlins"], "unknown variant 'fault:gremlins'"),
         (["--trials", "0"], "--trials: must be a positive integer, got 0"),
         # Named, then not set: every request went without a key, with no word.

@@ -31,6 +31,8 @@ import json
 import re
 import sys
 
+from agentgauge.schema import ModelCallEvent
+
 
 async def finish(session):
     amount = int(re.findall(r"-?\\d+", session.instruction)[-1])
@@ -74,6 +76,45 @@ async def recorded_costs_sum_to_inf(session):
     session.record_cost(1e308 if poisoned(session) else 0.0)
     if poisoned(session):
         session.record_cost(1e308)
+    await finish(session)
+
+
+async def remote_costs_sum_to_inf(session):
+    # a remote agent's model calls, as the http: adapter records them
+    if poisoned(session):
+        for _ in range(2):
+            session.record_event(ModelCallEvent(model="m", cost_usd=1e308))
+    session.record_cost(0.0)
+    await finish(session)
+
+
+async def remote_then_recorded_cost_inf(session):
+    session.record_cost(0.0)
+    if poisoned(session):
+        session.record_event(ModelCallEvent(model="m", cost_usd=1e308))
+        session.record_cost(1e308)
+    await finish(session)
+
+
+async def remote_tokens_total_2_63(session):
+    if poisoned(session):
+        for _ in range(2):
+            session.record_event(ModelCallEvent(model="m", output_tokens=2**62))
+    session.record_cost(0.0)
+    await finish(session)
+
+
+async def note_nan(session):
+    session.record_cost(0.0)
+    if poisoned(session):
+        session.note("score", float("nan"))
+    await finish(session)
+
+
+async def state_not_an_object(session):
+    session.record_cost(0.0)
+    if poisoned(session):
+        session.report_state([1, 2])
     await finish(session)
 
 
@@ -263,6 +304,17 @@ def assert_agent_error(trial: Trial, *fragments: str) -> None:
         ),
         ("costs_sum_to_inf", ["cost_usd 1e+308 would take the trial's total from 1e+308 past"]),
         ("recorded_costs_sum_to_inf", ["record_cost: cost 1e+308 would take the trial's total"]),
+        ("remote_costs_sum_to_inf", ["cost_usd 1e+308 would take the trial's total from 1e+308"]),
+        (
+            "remote_then_recorded_cost_inf",
+            ["record_cost: cost 1e+308 would take the trial's total from 1e+308"],
+        ),
+        (
+            "remote_tokens_total_2_63",
+            ["the trial's total output_tokens must be between 0 and 2**63 - 1"],
+        ),
+        ("note_nan", ["note: metadata.score is nan, which JSON has no number for"]),
+        ("state_not_an_object", ["report_state takes a JSON object, got list"]),
         ("latency_inf", ["model_call latency_s must be a finite number >= 0, got inf"]),
         ("object_arguments", ["arguments.extra.deep[0] is a poison_agents.Opaque"]),
         ("raises_cancelled", ["CancelledError: agent gave up"]),
@@ -277,6 +329,38 @@ def test_a_poisoned_python_agent_trial_is_its_error_and_the_run_goes_on(
 ) -> None:
     trials = run_twice(workdir, f"poison_agents:{agent}")
     assert_agent_error(trials["t2"], *fragments)
+
+
+WORLDS = """
+from agentgauge.testing.worlds import CounterEnv
+
+
+class ListState(CounterEnv):
+    def final_state(self):
+        return [self.counter]
+
+
+def make(task, *, variant, seed):
+    cls = ListState if task.id == "t2" else CounterEnv
+    return cls(task, variant=variant, seed=seed)
+"""
+
+
+def test_a_trial_record_that_cannot_be_made_is_that_trials_error(workdir: Path) -> None:
+    # The record refuses a final state that is not an object: once a traceback that
+    # ended the run, now the environment's (infra) error, with the rest of the trial kept.
+    (workdir / "poison_worlds.py").write_text(WORLDS)
+    suite = yaml.safe_load((workdir / "suite.yaml").read_text())
+    for task in suite["tasks"]:
+        task["environment"] = "poison_worlds:make"
+    (workdir / "suite.yaml").write_text(yaml.safe_dump(suite))
+    trials = run_twice(workdir, "poison_agents:numpy_arguments")
+    t2 = trials["t2"]
+    assert (t2.status, t2.error_kind, t2.success) == ("error", "infra", False)
+    assert t2.error == (
+        "the trial record refused final_state: Input should be a valid dictionary (got [2])"
+    )
+    assert t2.final_state is None and t2.tool_calls == 1 and t2.cost_usd == 0.0
 
 
 def test_numpy_scalars_in_tool_arguments_are_the_numbers_they_hold(workdir: Path) -> None:

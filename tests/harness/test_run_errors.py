@@ -40,6 +40,10 @@ async def provider_down(session):
         raise TransientError("HTTP 503: [bold red]upstream[/] unavailable\\x1b[2J")
     await counting_agent(session)
 
+async def lavish(session):
+    session.record_cost(1e308)  # finite for each trial; not for the run
+    await counting_agent(session)
+
 async def clumsy(session):
     raise AgentError(f"cannot parse the plan for {session.task_id}")
 """
@@ -117,6 +121,26 @@ def test_the_run_prints_each_class_with_messages_trial_ids_and_how_to_see_more(
         "cannot parse the plan for from-ten" in again.stdout and "more distinct" not in again.stdout
     )
     assert count(tmp_path / "s.db") == 3  # nothing was run again
+
+
+def test_a_run_whose_spend_passes_the_largest_float_says_so(tmp_path: Path) -> None:
+    # The summary line said "spend $inf".
+    out = agentgauge(tmp_path, "run", str(SUITE), "--agent", "my_agents:lavish",
+                     "--store", "s.db", "--run-id", "r")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "spend past the largest float (about 1.8e308): no total" in out.stdout
+    assert "$inf" not in out.stdout
+
+
+def test_show_errors_0_shows_only_the_counts(tmp_path: Path) -> None:
+    # It used to add "3 more distinct messages: rerun with ... --show-errors 3".
+    out = agentgauge(tmp_path, "run", str(SUITE), "--agent", "my_agents:clumsy",
+                     "--store", "s.db", "--run-id", "r", "--show-errors", "0")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "3 agent errors (3 distinct messages)"
+    assert lines[1].startswith("run r in s.db: 3 trials")
+    assert "more distinct" not in out.stdout and "AgentError" not in out.stdout
 
 
 # ----------------------------------------------------------------------------- breaker

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task, Trial
@@ -277,3 +278,117 @@ def test_only_the_agent_that_held_the_loop_is_blamed(tmp_path: Path) -> None:
         by_task = {t.task_id: t for t in db.trials(header.run_id)}
     assert by_task["blocker"].status == "timeout" and by_task["blocker"].error_kind == "agent"
     assert by_task["waiter"].status == "completed" and by_task["waiter"].success
+
+
+def _blocker_and_bystanders(
+    tmp_path: Path, bystanders: dict[str, float], *, block_s: float, timeout: float
+) -> dict[str, Trial]:
+    """Each bystander (launched first, in order) awaits its seconds and then solves its
+    task; the blocker, launched last, holds the loop with ``time.sleep(block_s)``."""
+    import asyncio
+
+    async def agent(session: object) -> None:
+        task_id: str = session.task_id  # type: ignore[attr-defined]
+        if task_id == "blocker":
+            time.sleep(block_s)
+        else:
+            await asyncio.sleep(bystanders[task_id])
+        await session.call_tool("add", {"amount": 3})  # type: ignore[attr-defined]
+
+    tasks = [
+        Task(id=name, instruction="add 3", expectations={"final_state": {"counter": 3}})
+        for name in [*bystanders, "blocker"]
+    ]
+    header = run(
+        tasks,
+        agent,
+        store=tmp_path / "s.db",
+        env_factory=make_counter_env,
+        progress=False,
+        concurrency=len(tasks),
+        timeout=timeout,
+    )
+    with Store(tmp_path / "s.db") as db:
+        return {t.task_id: t for t in db.trials(header.run_id)}
+
+
+def test_a_trial_waiting_when_another_blocks_the_loop_is_recorded_as_it_ended(
+    tmp_path: Path,
+) -> None:
+    """The other order: the waiter starts first and its deadline passes while the
+    blocker holds the loop. Its 0.1 s wait had ended long before; the late timer
+    used to cancel it, recorded as "the agent hung" with the blocker's 1.5 s as its
+    latency. Its own clock says it finished well within its second."""
+    by_task = _blocker_and_bystanders(tmp_path, {"waiter": 0.1}, block_s=1.5, timeout=1.0)
+    assert by_task["blocker"].status == "timeout" and by_task["blocker"].error_kind == "agent"
+    waiter = by_task["waiter"]
+    assert waiter.status == "completed" and waiter.success, waiter.error
+    # the blocker's stall is not the waiter's time, and the record says how much was left out
+    assert waiter.latency_s is not None and waiter.latency_s < 1.0
+    assert waiter.metadata["loop_held_by_others_s"] >= 1.0
+
+
+def test_a_wait_that_outlasts_another_agents_stall_is_not_credited(tmp_path: Path) -> None:
+    """A trial whose own wait went on after the loop was free again was not held up by
+    the stall: its deadline stands (a timeout of its own), and its latency keeps all
+    its time."""
+    by_task = _blocker_and_bystanders(
+        tmp_path, {"slow": 3.0, "quick": 2.0}, block_s=1.0, timeout=2.5
+    )
+    slow, quick = by_task["slow"], by_task["quick"]
+    assert (slow.status, slow.error_kind) == ("timeout", "agent"), slow.error
+    assert slow.error == "timed out after 2.5s in the agent"
+    assert quick.status == "completed" and quick.success
+    assert quick.latency_s is not None and quick.latency_s >= 2.0
+    assert "loop_held_by_others_s" not in quick.metadata
+
+
+#: A cmd: program: task "huge" answers with 15 MB of text at once; the others work
+#: for a second, then solve their task.
+HUGE_ANSWER_PROGRAM = """\
+import json, re, sys, time
+start = json.loads(sys.stdin.readline())
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\\n")
+    sys.stdout.flush()
+send({"type": "cost", "usd": 0})
+if start["task_id"] == "huge":
+    send({"type": "answer", "content": "y" * (15 * 1024 * 1024)})
+    send({"type": "done"})
+    sys.exit(0)
+time.sleep(1.0)
+send({"type": "tool_call", "name": "add", "arguments": {"amount": 3}})
+sys.stdin.readline()
+send({"type": "say", "content": "Added 3."})
+sys.stdin.readline()
+send({"type": "done"})
+"""
+
+
+def test_grading_a_huge_answer_does_not_hold_up_the_other_trials(tmp_path: Path) -> None:
+    """Grading read text cues over the whole answer on the event loop, ~3 s for 15 MB:
+    the two other trials, which finished in about a second, were recorded as agent
+    timeouts at 9.6 s with --timeout 4."""
+    suite = {
+        "name": "huge",
+        "tasks": [
+            {
+                "id": name,
+                "environment": "agentgauge.testing.worlds:make_counter_env",
+                "instruction": "Please add 3",
+                "expectations": {"final_state": {"counter": 3}, "control": "act"},
+            }
+            for name in ("huge", "a", "b")
+        ],
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    (tmp_path / "huge.py").write_text(HUGE_ANSWER_PROGRAM)
+    agent = f"cmd:{sys.executable} huge.py"
+    out = agentgauge(tmp_path, "run", "suite.yaml", "--agent", agent, "--timeout", "4")
+    assert out.returncode == 0, out.stderr
+    by_task = {t.task_id: t for t in stored(tmp_path)}
+    for name in ("a", "b"):
+        trial = by_task[name]
+        assert trial.status == "completed" and trial.success, trial.error
+        assert trial.latency_s is not None and trial.latency_s < 4
+    assert by_task["huge"].status == "completed" and by_task["huge"].control == "act"

@@ -19,6 +19,13 @@ then acts through the session, which records every step as a transcript event
   ``session.record_cost(0.0)`` says the agent is free. A trial's cost is known
   only when the agent records it: one that calls its own model and records
   nothing has an unknown cost, never $0 (docs/running-agents.md, "Cost").
+- ``session.record_event(event)``, ``session.report_state(state)`` and
+  ``session.note(key, value)`` record what a remote agent did elsewhere, the final
+  state of a world it keeps, and a JSON value for the trial's metadata.
+
+`Session` is the interface, the same for every agent (`SESSION_INTERFACE` lists its
+names): the harness's `TrialSession`, and the blocking `SyncSession` a plain ``def``
+agent gets, implement all of it.
 
 A plain Python function ``fn(session)`` (sync or async) is an agent; so are the
 adapters for OpenAI-compatible endpoints and external commands.
@@ -34,7 +41,7 @@ import numpy as np
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.schema import ControlDecision, Event
 
-__all__ = ["Agent", "AgentError", "Session", "TransientError"]
+__all__ = ["SESSION_INTERFACE", "Agent", "AgentError", "Session", "TransientError"]
 
 
 class AgentError(Exception):
@@ -81,6 +88,16 @@ class Session(Protocol):
         """The transcript so far."""
         ...
 
+    @property
+    def trial(self) -> int | None:
+        """The trial's index within its task and variant (``None`` outside a run)."""
+        ...
+
+    @property
+    def variant(self) -> str:
+        """The trial's variant (``base``, ``paraphrase:N``, ``fault:KIND``...)."""
+        ...
+
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Run a tool; the outcome carries the content and whether it is an error."""
         ...
@@ -112,6 +129,25 @@ class Session(Protocol):
         cache_read_tokens: int | None = None,
         reasoning_tokens: int | None = None,
     ) -> None: ...
+
+    def record_event(self, event: Event) -> None:
+        """A step the agent took elsewhere (a remote service's tool call), as it happened."""
+        ...
+
+    def report_state(self, state: dict[str, Any]) -> None:
+        """The final state of a world the agent keeps itself (the state grader reads it)."""
+        ...
+
+    def note(self, key: str, value: Any) -> None:
+        """Keep a JSON value in the trial's metadata under ``key``."""
+        ...
+
+
+#: The names of the `Session` interface, properties and methods: what every session
+#: offers an agent (docs/running-agents.md, "Your agent").
+SESSION_INTERFACE: tuple[str, ...] = tuple(
+    sorted(name for name in vars(Session) if not name.startswith("_"))
+)
 
 
 class Agent(Protocol):

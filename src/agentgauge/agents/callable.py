@@ -64,7 +64,8 @@ def is_async_callable(fn: object) -> bool:
 
 
 class SyncSession:
-    """The `Session` interface with blocking methods, for agents running in a thread."""
+    """The `Session` interface with blocking methods, for agents running in a thread:
+    all of it (`agentgauge.agents.base.SESSION_INTERFACE`), each call run on the loop."""
 
     def __init__(self, session: Session, loop: asyncio.AbstractEventLoop) -> None:
         self._session = session
@@ -107,6 +108,14 @@ class SyncSession:
     def events(self) -> list[Event]:
         return self._session.events
 
+    @property
+    def trial(self) -> int | None:
+        return self._session.trial
+
+    @property
+    def variant(self) -> str:
+        return self._session.variant
+
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         return self._run(self._session.call_tool(name, arguments))
 
@@ -134,6 +143,9 @@ class SyncSession:
         cost_usd: float | None,
         latency_s: float | None,
         attempts: int | None = None,
+        price_source: str | None = None,
+        cache_read_tokens: int | None = None,
+        reasoning_tokens: int | None = None,
     ) -> None:
         self._sync(
             lambda: self._session.record_model_call(
@@ -143,8 +155,20 @@ class SyncSession:
                 cost_usd=cost_usd,
                 latency_s=latency_s,
                 attempts=attempts,
+                price_source=price_source,
+                cache_read_tokens=cache_read_tokens,
+                reasoning_tokens=reasoning_tokens,
             )
         )
+
+    def record_event(self, event: Event) -> None:
+        self._sync(lambda: self._session.record_event(event))
+
+    def report_state(self, state: dict[str, Any]) -> None:
+        self._sync(lambda: self._session.report_state(state))
+
+    def note(self, key: str, value: Any) -> None:
+        self._sync(lambda: self._session.note(key, value))
 
 
 def _declared_version(fn: Callable[..., Any]) -> object:

@@ -303,6 +303,13 @@ def parse_reply(content: bytes) -> dict[str, Any]:
             # Each count fits the store; their sum, the trial's total, must too.
             if sum(getattr(c, attr) or 0 for c in calls) > INT64_MAX:
                 raise MalformedReply(f"reply.transcript: {attr} add up to more than 2^63")
+        # So must the trial's cost: two model calls of $1e308 add up to infinity.
+        costs = [c.cost_usd for c in calls if c.cost_usd is not None]
+        if not math.isfinite(sum(costs, float(reply.get("cost_usd") or 0.0))):
+            raise MalformedReply(
+                "reply: cost_usd and the transcript's model_call costs add up to more "
+                "than the largest float (about 1.8e308)"
+            )
     return reply
 
 

@@ -27,8 +27,11 @@ Errors, and whose they are:
   HTTP, and request timeouts (``request_timeout``, one per request) are
   retried with backoff (`agentgauge.agents.provider`); when retries run out
   the trial is an infra error (`ProviderExhausted`);
-- other 4xx responses and unparseable response bodies are `ProviderError`
-  (infra: a misconfigured key or model name is not the agent's failure).
+- other 4xx responses, unparseable response bodies and replies that are not
+  in the chat-completions shape (``tool_calls`` not a list of calls with a
+  function name, ``content`` not text) are `ProviderError` (infra: a
+  misconfigured key or model name, or a broken server, is not the agent's
+  failure).
 
 Text that accompanies tool calls in the same turn is kept in the model's
 context but not sent to the user (the turn's action is the tool calls).
@@ -64,7 +67,7 @@ from agentgauge.agents.provider import (
 )
 from agentgauge.bounds import OutOfBounds, check_count
 from agentgauge.components import ENVIRONMENT_POLICY, NOT_SENT
-from agentgauge.errors import AgentUnavailable
+from agentgauge.errors import AgentUnavailable, InputError
 
 __all__ = ["DEFAULT_BASE_URL", "MalformedToolCall", "OpenAIAgent"]
 
@@ -87,7 +90,9 @@ class OpenAIAgent:
     ``api_key`` defaults to the environment variable named by ``api_key_env``
     (``OPENAI_API_KEY``); without a key no ``Authorization`` header is sent,
     which is what local servers expect. ``params`` are extra request fields
-    (``temperature``, ``max_tokens``, ...).
+    (``temperature``, ``max_tokens``, ...). ``max_turns`` caps the model calls of one
+    trial (default 50; ``--max-turns``): a conversation still going after that many is
+    the agent's error.
 
     HTTP goes through one `aiohttp.ClientSession` per event loop
     (`agentgauge.agents.http`): keep-alive connections, TLS with aiohttp's
@@ -127,6 +132,8 @@ class OpenAIAgent:
         self.prices = prices or default_prices()
         self.retry = retry or RetryPolicy()
         self.request_timeout = request_timeout
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise InputError(f"must be a whole number >= 1, got {max_turns!r}", field="max_turns")
         self.max_turns = max_turns
         self.on_malformed = on_malformed
         self.params = dict(params or {})
@@ -302,7 +309,11 @@ class OpenAIAgent:
             if reply is None:
                 return
             messages.append({"role": "user", "content": reply})
-        raise AgentError(f"no end to the conversation after {self.max_turns} model calls")
+        raise AgentError(
+            f"no end to the conversation after {self.max_turns} model calls (the openai: "
+            "adapter's limit; raise it with --max-turns N, or agent_options={'max_turns': N} "
+            "from Python)"
+        )
 
     async def _run_tool_call(self, session: Session, call: Any, names: set[Any]) -> dict[str, Any]:
         call_id = call.get("id") if isinstance(call, dict) else None
@@ -401,7 +412,50 @@ def _reply_body(
         ) from None
     if not isinstance(message, dict):
         raise ProviderError("malformed chat-completions response: message is not an object")
+    problem = _message_problem(message)
+    if problem is not None:
+        raise ProviderError(f"malformed chat-completions response: choices[0].message.{problem}")
     return dict(data)
+
+
+def _message_problem(message: dict[str, Any]) -> str | None:
+    """What in the assistant message breaks the chat-completions shape (``content`` a
+    string or null; ``tool_calls`` a list of objects, each with a ``function`` object
+    whose ``name`` is a string and whose ``arguments`` are a string, or an object as
+    some servers send, or absent), or ``None``. What the server sent as that shape is
+    the model's doing (arguments that are not JSON, an unknown tool: `MalformedToolCall`);
+    a reply not in it is the server's (`ProviderError`): ``tool_calls: 5`` was iterated
+    as a bare TypeError, ``"add"`` as the tool calls ``a``, ``d``, ``d``."""
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        return f"content is {_kind(content)}, not a string or null"
+    calls = message.get("tool_calls")
+    if calls is None:
+        return None
+    if not isinstance(calls, list):
+        return f"tool_calls is {_kind(calls)}, not a list"
+    for i, call in enumerate(calls):
+        where = f"tool_calls[{i}]"
+        if not isinstance(call, dict):
+            return f"{where} is {_kind(call)}, not an object"
+        if call.get("id") is not None and not isinstance(call["id"], str):
+            return f"{where}.id is {_kind(call['id'])}, not a string"
+        fn = call.get("function")
+        if not isinstance(fn, dict):
+            return f"{where}.function is {_kind(fn)}, not an object"
+        if not isinstance(fn.get("name"), str):
+            return f"{where}.function.name is {_kind(fn.get('name'))}, not a string"
+        arguments = fn.get("arguments")
+        if arguments is not None and not isinstance(arguments, str | dict):
+            return f"{where}.function.arguments is {_kind(arguments)}, not a string"
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "missing"
+    kinds = {bool: "a boolean", str: "a string", list: "a list", dict: "an object"}
+    return kinds.get(type(value), "a number" if isinstance(value, int | float) else "a value")
 
 
 def _terminal_safe(text: str, limit: int = 200) -> str:

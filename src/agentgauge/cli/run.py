@@ -84,6 +84,15 @@ def run_cmd(
         str | None,
         typer.Option("--prices", help="JSON/YAML file: model -> {input, output} USD per 1M."),
     ] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(
+            "--max-turns",
+            min=1,
+            help="openai: agents: model calls per trial before the conversation is cut "
+            "off as the agent's error [50].",
+        ),
+    ] = None,
     paraphrases: Annotated[
         int | None,
         typer.Option("--paraphrases", help="Use at most this many paraphrases per task."),
@@ -173,11 +182,12 @@ def run_cmd(
     options: dict[str, Any] = {}
     if agent.startswith("openai:"):
         options = {"base_url": base_url, "api_key_env": api_key_env, "prices": prices}
-    elif agent.startswith("http:") and not (base_url or prices):
+        options["max_turns"] = max_turns
+    elif agent.startswith("http:") and not (base_url or prices or max_turns):
         options = {"api_key_env": api_key_env}
-    elif base_url or api_key_env or prices:
+    elif base_url or api_key_env or prices or max_turns:
         raise InputError(
-            "--base-url, --api-key-env and --prices apply to openai: agents "
+            "--base-url, --api-key-env, --prices and --max-turns apply to openai: agents "
             "(--api-key-env also to http: agents)",
             field="agent",
         )
@@ -190,6 +200,7 @@ def run_cmd(
         "--base-url": base_url,
         "--api-key-env": api_key_env,
         "--prices": prices,
+        "--max-turns": max_turns,
         "--infra-retries": infra_retries or None,
         "--backend": None if backend == "local" else backend,
         "--ray-address": ray_address,
@@ -254,7 +265,7 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     for cls in classes:
         out.print(_class_lines(cls), soft_wrap=True)
     hidden = sum(c.distinct - len(c.messages) for c in classes)
-    if hidden:
+    if hidden and per_class > 0:  # 0 asks for the counts alone
         most = max(c.distinct for c in classes)
         out.print(
             Text(
@@ -271,6 +282,8 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     # A total with an unpriced part is unknown; what is priced is a lower bound (costs >= 0).
     if n == 0:
         spend = "-"  # no trial saved: nothing measured (an interrupted one may have spent)
+    elif not math.isfinite(sum(costs)):  # each trial's cost is finite; their sum may not be
+        spend = "past the largest float (about 1.8e308): no total"
     elif len(costs) == n:
         spend = money(sum(costs))  # as every report writes dollars: $9.00e-06, not $0.0000
     elif costs:

@@ -16,11 +16,22 @@ from agentgauge.schema import Task
 __all__ = [
     "EnvFactory",
     "Environment",
+    "EnvironmentFailed",
     "ToolOutcome",
     "TurnTaking",
     "opening_message",
     "user_turns",
 ]
+
+
+class EnvironmentFailed(Exception):
+    """The trial's environment raised, or answered with what no environment may (a
+    tool result that is not a `ToolOutcome`, a user reply that is not text).
+
+    Raised to the agent from the session call that reached the environment; the trial
+    is then the environment's error (infra) whatever the agent does next, and every
+    later call to that environment raises it again (docs/running-agents.md, "Timeouts,
+    retries, and whose fault an error is")."""
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,22 @@ A variant names what was changed for a trial:
 
 Injected faults come from a generator seeded by the trial's seed alone, so the
 same (task, variant, seed) sees the same faults at the same calls.
+
+Faults and perturbations wrap a world's tool calls and need nothing else from it, so
+they apply to any environment: `with_variants` gives them to a factory of one's own
+(the harness does, for every factory that does not say it applies variants itself,
+``applies_variants = True``, as `make_env` does).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from agentgauge.envs.base import Environment, ToolOutcome, TurnTaking, user_turns
+from agentgauge.envs.base import EnvFactory, Environment, ToolOutcome, TurnTaking, user_turns
 from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 from agentgauge.errors import InputError
 from agentgauge.schema import Task
@@ -37,8 +43,10 @@ __all__ = [
     "FaultyEnv",
     "PerturbedEnv",
     "Variant",
+    "apply_variant",
     "make_env",
     "parse_variant",
+    "with_variants",
 ]
 
 FAULT_KINDS = ("tool_error", "timeout", "rate_limit")
@@ -116,7 +124,17 @@ def make_env(task: Task, variant: str = "base", seed: int = 0) -> Environment:
             f"(built in: {', '.join(BUILTIN_ENVIRONMENTS)})",
             field="environment",
         )
-    env = world.make(task, seed, paraphrase)
+    return apply_variant(world.make(task, seed, paraphrase), variant, seed)
+
+
+#: `make_env` applies the fault and perturbation variants itself (`with_variants`).
+make_env.applies_variants = True  # type: ignore[attr-defined]
+
+
+def apply_variant(env: Environment, variant: str, seed: int) -> Environment:
+    """``env`` under ``variant``'s faults (`FaultyEnv`) or perturbation (`PerturbedEnv`);
+    unchanged for ``base`` and ``paraphrase:N`` (the world's own first message)."""
+    parsed = parse_variant(variant)
     if parsed.kind == "fault":
         assert parsed.detail is not None and parsed.rate is not None
         return FaultyEnv(env, kind=parsed.detail, rate=parsed.rate, seed=seed)
@@ -124,6 +142,25 @@ def make_env(task: Task, variant: str = "base", seed: int = 0) -> Environment:
         assert parsed.detail is not None
         return PerturbedEnv(env, kind=parsed.detail)
     return env
+
+
+def with_variants(factory: EnvFactory) -> EnvFactory:
+    """``factory`` whose environments get the ``fault:KIND`` and ``env:KIND`` variants
+    (`apply_variant`): a world of one's own used to run them unchanged, a fault
+    variant reported as perfect robustness. The factory still receives the variant
+    (a world reads its ``paraphrase:N``). One that applies variants itself says so
+    with ``factory.applies_variants = True`` and is returned as it is."""
+    if getattr(factory, "applies_variants", False):
+        return factory
+
+    def make(task: Task, *, variant: str, seed: int) -> Environment:
+        return apply_variant(factory(task, variant=variant, seed=seed), variant, seed)
+
+    wrapped: Callable[..., Environment] = make
+    wrapped.applies_variants = True  # type: ignore[attr-defined]
+    # What the harness reads of a factory before the first trial (its scenario keys).
+    wrapped.scenario = getattr(factory, "scenario", None)  # type: ignore[attr-defined]
+    return make
 
 
 class _Wrapper:

@@ -184,13 +184,13 @@ def _worker_kit(key: str, boxed: list[Any]) -> _Built:
     import ray
 
     from agentgauge.agents.resolve import resolve_agent
-    from agentgauge.harness.runner import default_env_factory
+    from agentgauge.harness.runner import default_env_factory, with_variants
 
     kit: WorkerKit = ray.get(boxed[0])
     if _BUILT:
         _close(_BUILT.pop())
     agent = resolve_agent(kit.agent, tasks=list(kit.tasks), **kit.agent_options)
-    factory = kit.env_factory or default_env_factory(kit.tasks)
+    factory = with_variants(kit.env_factory) if kit.env_factory else default_env_factory(kit.tasks)
     built = _Built(
         key,
         {t.id: t for t in kit.tasks},

@@ -74,6 +74,7 @@ __all__ = [
     "default_env_factory",
     "new_run_id",
     "run",
+    "with_variants",
 ]
 
 DEFAULTS: dict[str, Any] = {
@@ -163,21 +164,22 @@ def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
     """Environments by each task's ``environment`` field.
 
     ``package.module:factory`` names a user's own factory (called as
-    ``factory(task, variant=..., seed=...)``); anything else goes to the built-in
+    ``factory(task, variant=..., seed=...)``, its environments given the fault and
+    perturbation variants: `with_variants`); anything else goes to the built-in
     worlds and their fault variants, `agentgauge.envs.faults.make_env`. The
     factories ``tasks`` need are loaded at once, so a bad name fails before
     anything runs.
     """
     cache: dict[str, EnvFactory] = {}
     for name in {t.environment or "" for t in tasks}:
-        cache[name] = _import_factory(name) if ":" in name else _builtin_factory()
+        cache[name] = _load_factory(name)
     for task in tasks:
         _check_scenario(task, cache[task.environment or ""])
 
     def make(task: Task, *, variant: str, seed: int) -> Environment:
         name = task.environment or ""
         if name not in cache:
-            cache[name] = _import_factory(name) if ":" in name else _builtin_factory()
+            cache[name] = _load_factory(name)
         return cache[name](task, variant=variant, seed=seed)
 
     return make
@@ -196,6 +198,24 @@ def _check_scenario(task: Task, factory: EnvFactory) -> None:
     if defect is not None:
         where, reason = defect
         raise InputError(f"task {task.id!r}: {reason}", field=".".join(str(part) for part in where))
+
+
+def _load_factory(name: str) -> EnvFactory:
+    return with_variants(_import_factory(name)) if ":" in name else _builtin_factory()
+
+
+def with_variants(factory: EnvFactory) -> EnvFactory:
+    """``factory`` whose environments get the ``fault:KIND`` and ``env:KIND`` variants
+    (`agentgauge.envs.faults.with_variants`), which wrap tool calls and so apply to
+    any world."""
+    try:
+        from agentgauge.envs.faults import with_variants as wrap
+    except ImportError as exc:
+        raise InputError(
+            f"the fault and env: variants are not available ({exc})", field="environment"
+        ) from None
+    wrapped: EnvFactory = wrap(factory)
+    return wrapped
 
 
 def _import_factory(spec: str) -> EnvFactory:
@@ -328,7 +348,7 @@ async def arun(
             )
         if worker_retries < 0:
             raise InputError(f"must be 0 or more, got {worker_retries}", field="worker_retries")
-    factory = env_factory or default_env_factory(the_suite.tasks)
+    factory = with_variants(env_factory) if env_factory else default_env_factory(the_suite.tasks)
     check = getattr(the_agent, "preflight", None)
     # A new run checks its agent before the store is touched: a typo in an endpoint
     # leaves neither an empty store file nor an empty run. A resumed run checks it only

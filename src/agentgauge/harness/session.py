@@ -10,17 +10,24 @@ answer, the final state and the usage totals for the trial record.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic_core import PydanticSerializationError
 
 from agentgauge.agents.base import AgentError
 from agentgauge.bounds import OutOfBounds, add_amount, check_amount, check_count, plain_json
-from agentgauge.envs.base import Environment, ToolOutcome, TurnTaking, user_turns
+from agentgauge.envs.base import (
+    Environment,
+    EnvironmentFailed,
+    ToolOutcome,
+    TurnTaking,
+    user_turns,
+)
 from agentgauge.schema import (
     ControlDecision,
     ControlEvent,
@@ -41,6 +48,8 @@ __all__ = [
     "SessionOutcome",
     "TrialSession",
 ]
+
+T = TypeVar("T")
 
 #: Tool names that hand the conversation to a human (recorded as ``transfer``).
 TRANSFER_TOOLS = frozenset({"transfer_to_human", "transfer_to_human_agents"})
@@ -135,6 +144,9 @@ class TrialSession:
         self._tokens_in = self._tokens_out = 0
         self._reported_state: dict[str, Any] | None = None
         self._notes: dict[str, Any] = {}
+        self.env_failure: EnvironmentFailed | None = None
+        """The environment's failure, once it has failed: the trial is then an infra
+        error, whatever the agent does next (`run_cell`)."""
         self.user_done = False
         """True once the simulated user has ended the conversation."""
         # A conversation with follow-ups records each hand-back and the state then
@@ -152,11 +164,11 @@ class TrialSession:
 
     @property
     def policy(self) -> str:
-        return self._env.policy
+        return self._in_env("policy", lambda: self._env.policy)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        return self._env.tools
+        return self._in_env("tools", lambda: self._env.tools)
 
     @property
     def instruction(self) -> str:
@@ -172,11 +184,31 @@ class TrialSession:
     def events(self) -> list[Event]:
         return self._events
 
+    @property
+    def transcript_bytes(self) -> int:
+        """UTF-8 bytes of text the transcript holds (within ``max_transcript_bytes``)."""
+        return self._bytes
+
     def _virtual_now(self) -> float:
         return self._vt
 
     def _t(self) -> float:
         return max(0.0, self._clock() - self._t0)
+
+    def _in_env(self, what: str, call: Callable[[], T]) -> T:
+        """``call()``, a call into the environment. What it raises is the environment's
+        failure, not the agent's: it reaches the agent as `EnvironmentFailed` (which the
+        agent may catch), is kept in ``env_failure``, and makes the trial an infra error.
+        A failed environment is not called again: every later call raises the same."""
+        if self.env_failure is not None:
+            raise EnvironmentFailed(*self.env_failure.args)
+        try:
+            return call()
+        except Exception as exc:
+            text = str(exc)
+            said = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            self.env_failure = EnvironmentFailed(f"the environment failed in {what}: {said}")
+            raise EnvironmentFailed(*self.env_failure.args) from exc
 
     def _step(self) -> None:
         self._steps += 1
@@ -227,16 +259,21 @@ class TrialSession:
         if name not in self._tool_names:
             outcome = ToolOutcome(content=f"Error: unknown tool {name!r}", is_error=True)
         else:
-            outcome = self._env.call_tool(name, arguments)
+            outcome = self._in_env(
+                f"call_tool({name!r})", lambda: _outcome(self._env, name, arguments)
+            )
         content = outcome.content
         self._record(
-            ToolResultEvent(
-                call_id=call_id,
-                name=name,
-                content=content,
-                is_error=outcome.is_error,
-                irreversible=outcome.irreversible,
-                t=self._t(),
+            self._in_env(
+                f"call_tool({name!r})",
+                lambda: ToolResultEvent(
+                    call_id=call_id,
+                    name=name,
+                    content=content,
+                    is_error=outcome.is_error,
+                    irreversible=outcome.irreversible,
+                    t=self._t(),
+                ),
             ),
             # Only text counts: a structured result is the environment's making,
             # and the step limit bounds how many the agent can ask for.
@@ -252,10 +289,11 @@ class TrialSession:
         self._record(MessageEvent(role="assistant", content=text, t=self._t()), text)
         if self.user_done:
             return None
-        reply = self._env.user_reply(text)
+        reply = self._in_env("user_reply", lambda: _reply(self._env, text))
         if self._turn_env is not None and self._turn_env.user_turn > len(self._hand_backs) + 1:
             # The reply is a follow-up: the turn ended with the message just recorded.
-            self._hand_backs.append(hand_back(len(self._events), self._env.final_state()))
+            state = self._in_env("final_state", self._env.final_state)
+            self._hand_backs.append(hand_back(len(self._events), state))
         if reply is None:
             self.user_done = True
             return None
@@ -319,12 +357,7 @@ class TrialSession:
             reasoning = check_count("model_call reasoning_tokens", reasoning_tokens)
             cost = check_amount("model_call cost_usd", cost_usd)
             latency = check_amount("model_call latency_s", latency_s)
-            total_in = self._tokens_in + (tokens_in or 0)
-            total_out = self._tokens_out + (tokens_out or 0)
-            check_count("the trial's total input_tokens", total_in)
-            check_count("the trial's total output_tokens", total_out)
-            if cost is not None:
-                add_amount("cost_usd", self._spent(), cost)
+            totals = self._model_call_totals(tokens_in, tokens_out, cost)
             vt = add_amount("latency_s", self._vt, latency) if self._virtual and latency else None
         except OutOfBounds as exc:
             raise AgentError(str(exc)) from None
@@ -343,10 +376,23 @@ class TrialSession:
             ),
             model,
         )
-        self._tokens_in, self._tokens_out = total_in, total_out
-        self._model_cost += cost or 0.0
+        self._tokens_in, self._tokens_out, self._model_cost = totals
         if vt is not None:
             self._vt = vt
+
+    def _model_call_totals(
+        self, tokens_in: int | None, tokens_out: int | None, cost: float | None
+    ) -> tuple[int, int, float]:
+        """The trial's token and model-cost totals with one more call, or `OutOfBounds`
+        when one would no longer fit the store (every model call of the trial counts,
+        whether recorded here or reported by a remote agent through `record_event`)."""
+        total_in = self._tokens_in + (tokens_in or 0)
+        total_out = self._tokens_out + (tokens_out or 0)
+        check_count("the trial's total input_tokens", total_in)
+        check_count("the trial's total output_tokens", total_out)
+        if cost is not None:
+            add_amount("cost_usd", self._spent(), cost)
+        return total_in, total_out, self._model_cost + (cost or 0.0)
 
     def _spent(self) -> float:
         return self._model_cost + (self._recorded_cost or 0.0)
@@ -358,8 +404,26 @@ class TrialSession:
         call, say) to the transcript, as it happened; the environment is not touched.
         Not counted against ``max_steps``, which stops an agent looping through this
         session: a remote transcript is as long as its reply. It does count toward
-        the transcript's event and byte budget, as every event does. Lone surrogates
-        in its text become U+FFFD, as the store keeps them."""
+        the transcript's event and byte budget, as every event does, and a model call
+        meets the checks of `record_model_call` (its counts and cost fit the store, and
+        so do the trial's totals). Lone surrogates in its text become U+FFFD, as the
+        store keeps them."""
+        if not isinstance(event, _EVENT_TYPES):
+            raise AgentError(
+                "record_event takes a transcript event (agentgauge.schema: MessageEvent, "
+                f"ModelCallEvent, ToolCallEvent, ToolResultEvent, ControlEvent), got "
+                f"{type(event).__module__}.{type(event).__qualname__}"
+            )
+        totals = None
+        if isinstance(event, ModelCallEvent):
+            try:
+                tokens_in = check_count("model_call input_tokens", event.input_tokens)
+                tokens_out = check_count("model_call output_tokens", event.output_tokens)
+                cost = check_amount("model_call cost_usd", event.cost_usd)
+                check_amount("model_call latency_s", event.latency_s)
+                totals = self._model_call_totals(tokens_in, tokens_out, cost)
+            except OutOfBounds as exc:
+                raise AgentError(str(exc)) from None
         try:
             text = event.model_dump_json()
         except PydanticSerializationError as exc:
@@ -368,6 +432,8 @@ class TrialSession:
             event = type(event).model_validate(replace_surrogates(event.model_dump()))
             text = event.model_dump_json()
         self._record(event, text)
+        if totals is not None:
+            self._tokens_in, self._tokens_out, self._model_cost = totals
         if (
             isinstance(event, ToolResultEvent)
             and event.name in TRANSFER_TOOLS
@@ -377,12 +443,17 @@ class TrialSession:
 
     def report_state(self, state: dict[str, Any]) -> None:
         """The final state of a world the agent keeps itself; it replaces this
-        environment's state in the trial record (the state grader reads it)."""
-        self._reported_state = state
+        environment's state in the trial record (the state grader reads it). A JSON
+        object: anything else is refused, naming the path of what JSON cannot hold."""
+        if not isinstance(state, dict):
+            raise AgentError(f"report_state takes a JSON object, got {type(state).__name__}")
+        self._reported_state = _json_value(state, "report_state: state")
 
     def note(self, key: str, value: Any) -> None:
-        """Keep ``value`` (JSON) in the trial's metadata under ``key``."""
-        self._notes[key] = value
+        """Keep ``value`` (JSON) in the trial's metadata under ``key`` (a string)."""
+        if not isinstance(key, str):
+            raise AgentError(f"note: the key must be a string, got {key!r}")
+        self._notes[key] = _json_value(value, f"note: metadata.{key}")
 
     # ------------------------------------------------------------------ results
 
@@ -425,6 +496,37 @@ class TrialSession:
         if self._reported_state is not None:
             return self._reported_state
         return self._env.final_state()
+
+
+def _outcome(env: Environment, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    outcome = env.call_tool(name, arguments)
+    if not isinstance(outcome, ToolOutcome):
+        raise TypeError(f"returned a {type(outcome).__name__}, not a ToolOutcome")
+    return outcome
+
+
+def _reply(env: Environment, text: str) -> str | None:
+    reply = env.user_reply(text)
+    if reply is not None and not isinstance(reply, str):
+        raise TypeError(f"returned a {type(reply).__name__}, not text or None")
+    return reply
+
+
+_EVENT_TYPES = (MessageEvent, ModelCallEvent, ToolCallEvent, ToolResultEvent, ControlEvent)
+
+
+def _json_value(value: Any, where: str) -> Any:
+    """``value`` as plain JSON (numpy scalars become numbers), or `AgentError` naming
+    the path of what JSON cannot hold: a NaN in a note once stopped the store's writer,
+    and with it the run."""
+    try:
+        value = plain_json(value, where)
+        json.dumps(value, allow_nan=False)
+    except OutOfBounds as exc:
+        raise AgentError(str(exc)) from None
+    except (TypeError, ValueError, RecursionError) as exc:  # a cycle, or too deep
+        raise AgentError(f"{where} is not JSON: {exc}") from None
+    return value
 
 
 def _lone_surrogate(exc: BaseException) -> bool:

@@ -21,8 +21,10 @@ slow, or said ``Retry-After``)
 transient provider errors outlasted retries,   ``error``    ``infra``
 the provider refused the request, or its
 usage report does not fit the store
-the environment failed to build or export      ``error``    ``infra``
-its state
+the environment failed: to build, in a tool     ``error``    ``infra``
+call or user reply (whatever the agent did
+next: `EnvironmentFailed`), or to export its
+state
 ============================================  ==========  ============
 
 Infra errors are excluded from success rates only when the user asks; agent
@@ -38,11 +40,14 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from agentgauge.agents.base import Agent, TransientError
 from agentgauge.agents.callable import running_trial
 from agentgauge.agents.provider import InFlight, ProviderError, trial_in_flight
 from agentgauge.envs.base import EnvFactory, Environment
-from agentgauge.harness.blocking import StepClock
+from agentgauge.errors import first_error
+from agentgauge.harness.blocking import OwnDeadline, StepClock, loop_ledger
 from agentgauge.harness.cells import Cell
 from agentgauge.harness.error_summary import cell_label
 from agentgauge.harness.session import SessionOutcome, TrialSession
@@ -50,6 +55,8 @@ from agentgauge.harness.stopping import UserInterrupt
 from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
 __all__ = [
+    "GRADE_OFF_LOOP_BYTES",
+    "LOOP_HELD_KEY",
     "Scorer",
     "attempt_cell",
     "default_grader",
@@ -119,11 +126,13 @@ async def run_cell(
     """Run one cell and return its graded trial; never raises for agent or provider faults."""
     task = cell.task
     start = time.monotonic()
+    ledger = loop_ledger()
     status: TrialStatus = "completed"
     error: str | None = None
     kind: ErrorKind | None = None
     env: Environment | None = None
     outcome: SessionOutcome | None = None
+    joined = ledger.unsettled
     try:
         env = env_factory(task, variant=cell.variant, seed=cell.seed)
         session = TrialSession(
@@ -139,13 +148,24 @@ async def run_cell(
         if env is not None:
             _close(env)
         return _finish(cell, agent, None, start, "error", _describe(exc), "infra", None)
+    finally:  # building a world holds the loop too: others are not blamed for it
+        ledger.record(cell, start, time.monotonic(), joined)
+    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    steps: StepClock[None] | None = None
     try:
         with trial_in_flight() as in_flight, running_trial(cell_label(*cell.key)):
-            scope = asyncio.timeout(timeout)
-            steps = StepClock(agent(session), scope.when())
+            # The deadline is on the trial's own clock (`OwnDeadline`): another
+            # agent's stall of the loop is not this trial's time.
+            scope = asyncio.timeout(None)
             try:
+                steps = StepClock(agent(session), deadline, ledger=ledger, owner=cell)
+                watch = OwnDeadline(scope, steps)
                 async with scope:
-                    await steps
+                    watch.start()
+                    try:
+                        await steps
+                    finally:
+                        watch.stop()
                 if steps.overran_s is not None:  # finished late, in the step that held the loop
                     status, error, kind = _timed_out(timeout, agent, steps, in_flight)
             except TimeoutError as exc:
@@ -165,6 +185,11 @@ async def run_cell(
                 # SystemExit, GeneratorExit, a KeyboardInterrupt of its own and other
                 # BaseException subclasses included
                 status, error, kind = "error", _describe(exc), "agent"
+        if session.env_failure is not None:
+            # The world failed under the agent: whatever the agent made of it (raised,
+            # caught it and finished, ran out of time), the trial measured the
+            # environment, not the agent.
+            status, error, kind = "error", _describe(session.env_failure), "infra"
         try:
             outcome = session.outcome(with_state=True)
         except Exception as exc:
@@ -173,19 +198,54 @@ async def run_cell(
                 status, error, kind = "error", "final state: " + _describe(exc), "infra"
     finally:
         _close(env)
-    trial = _finish(cell, agent, outcome, start, status, error, kind, None)
-    if status == "completed":
-        trial.control = taken_control(trial, task)
-    if status == "completed" and grader is not None:
-        try:
-            success, score, grades = grader(task, trial)
-        except Exception as exc:  # a grader bug must not lose the transcript
-            trial.grades = [
-                Grade(grader="harness", passed=None, status="grader_error", evidence=_describe(exc))
-            ]
-        else:
-            trial.success, trial.score, trial.grades = bool(success), float(score), list(grades)
+    after = time.monotonic()
+    joined = ledger.unsettled
+    held = 0.0 if steps is None else round(steps.credited, 6)
+    trial = _finish(cell, agent, outcome, start + held, status, error, kind, _held_metadata(held))
+    large = session.transcript_bytes >= GRADE_OFF_LOOP_BYTES
+    if status == "completed" and not large:
+        _grade(task, trial, grader)  # a thread's hand-off would cost more than this
+    ledger.record(cell, after, time.monotonic(), joined)  # others are not blamed for it
+    if status == "completed" and large:
+        # Grading megabytes of text takes a while: in a worker thread, so that the
+        # loop, and every other trial, goes on meanwhile.
+        await asyncio.to_thread(_grade, task, trial, grader)
     return trial
+
+
+#: Bytes of transcript text from which a trial is graded in a worker thread, off the
+#: event loop; smaller ones are graded on it, in well under a millisecond.
+GRADE_OFF_LOOP_BYTES = 1_000_000
+
+
+def _held_metadata(held: float) -> dict[str, Any] | None:
+    """What the trial's latency leaves out: the loop held by others' stalls."""
+    return {LOOP_HELD_KEY: held} if held > 0 else None
+
+
+#: Metadata key of the seconds other trials held the event loop while this trial
+#: waited (`agentgauge.harness.blocking`), left out of its ``latency_s``.
+LOOP_HELD_KEY = "loop_held_by_others_s"
+
+
+def _grade(task: Task, trial: Trial, grader: Scorer | None) -> None:
+    """The control decision taken and the grades of a completed ``trial`` (in place).
+    Neither can lose the trial: a failure leaves the decision unknown, or records a
+    ``grader_error`` grade."""
+    try:
+        trial.control = taken_control(trial, task)
+    except Exception:  # the control grader says what went wrong, below
+        trial.control = None
+    if grader is None:
+        return
+    try:
+        success, score, grades = grader(task, trial)
+    except Exception as exc:  # a grader bug must not lose the transcript
+        trial.grades = [
+            Grade(grader="harness", passed=None, status="grader_error", evidence=_describe(exc))
+        ]
+    else:
+        trial.success, trial.score, trial.grades = bool(success), float(score), list(grades)
 
 
 async def attempt_cell(
@@ -219,12 +279,12 @@ def infra_error_trial(cell: Cell, agent: Agent, error: str, *, started: float) -
 
 
 def _timed_out(
-    timeout: float | None, agent: Agent, steps: StepClock[None], in_flight: InFlight
+    timeout: float | None, agent: Agent, steps: StepClock[None] | None, in_flight: InFlight
 ) -> tuple[TrialStatus, str, ErrorKind]:
     """Whose timeout it was: the agent's when it held the event loop as the deadline
     passed or when no provider call was in flight (it hung); the provider's when the
     deadline came during a request or a wait before a retry."""
-    if steps.overran_s is not None:
+    if steps is not None and steps.overran_s is not None:
         return (
             "timeout",
             f"timed out after {timeout}s in the agent: {agent.name} blocked the event loop "
@@ -247,6 +307,9 @@ def _finish(
     kind: ErrorKind | None,
     metadata: dict[str, Any] | None,
 ) -> Trial:
+    """The trial's record. It cannot take the run down: a value the record refuses
+    (the session checks what the agent reports where it comes in; this is the last
+    line) is left out, named in the trial's error, and the rest is kept."""
     task = cell.task
     fields: dict[str, Any] = {}
     if outcome is not None:
@@ -263,31 +326,91 @@ def _finish(
             "turns": outcome.turns,
         }
         metadata = {**outcome.metadata, **(metadata or {})}
-    return Trial(
-        task_id=task.id,
-        trial=cell.trial,
-        variant=cell.variant,
-        agent=agent.name,
-        model=agent.model,
-        success=False,
-        score=0.0,
-        status=status,
-        error=error,
-        error_kind=kind,
-        family=task.family,
-        split=task.split,
-        capability=task.capability,
-        human_minutes=task.human_minutes,
-        expected_control=task.expectations.control,
-        latency_s=(
+    record: dict[str, Any] = {
+        "task_id": task.id,
+        "trial": cell.trial,
+        "variant": cell.variant,
+        "agent": agent.name,
+        "model": agent.model,
+        "success": False,
+        "score": 0.0,
+        "status": status,
+        "error": error,
+        "error_kind": kind,
+        "family": task.family,
+        "split": task.split,
+        "capability": task.capability,
+        "human_minutes": task.human_minutes,
+        "expected_control": task.expectations.control,
+        "latency_s": (
             outcome.elapsed_s
             if outcome is not None and outcome.elapsed_s is not None
             else time.monotonic() - start
         ),
-        seed=cell.seed,
-        metadata=metadata or {},
+        "seed": cell.seed,
+        "metadata": metadata or {},
         **fields,
+    }
+    reason = ""
+    for _ in range(len(record)):
+        try:
+            return Trial(**record)
+        except Exception as exc:  # whatever it is, the trial is recorded
+            where, reason = (
+                first_error(exc, metadata_hint=False)
+                if isinstance(exc, ValidationError)
+                else (None, _describe(exc))
+            )
+            name = (where or "").split(".")[0]
+            if name not in _DROPPABLE or name not in record:
+                break  # not one of the outcome's values: recorded without any (below)
+            record[name] = [] if name == "events" else {} if name == "metadata" else None
+            record = _refused(record, f"the trial record refused {where}: {reason}", name)
+    # Last resort: the cell, the agent's name and the error, nothing the agent reported.
+    message = f"the trial record could not be made: {reason}"
+    return Trial(
+        task_id=task.id,
+        trial=cell.trial,
+        variant=cell.variant,
+        agent=str(agent.name),
+        model=agent.model if isinstance(agent.model, str) else None,
+        success=False,
+        score=0.0,
+        status="error",
+        error=message if error is None else f"{error}; {message}",
+        error_kind=kind or "infra",
+        seed=cell.seed,
     )
+
+
+#: Values of a trial record that come from the agent or its environment, which the
+#: record may refuse (`_finish`); the environment's are those of `_FROM_ENVIRONMENT`.
+_DROPPABLE = frozenset(
+    {
+        "events",
+        "answer",
+        "final_state",
+        "tool_calls",
+        "model_calls",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "confidence",
+        "turns",
+        "metadata",
+    }
+)
+_FROM_ENVIRONMENT = frozenset({"final_state", "turns"})
+
+
+def _refused(record: dict[str, Any], message: str, name: str) -> dict[str, Any]:
+    """``record`` as the error it now is: a completed trial becomes an error (the
+    environment's, when the refused value is its state; else the agent's), and an
+    error it already had keeps its class, with the refusal added to its message."""
+    if record["status"] == "completed":
+        kind = "infra" if name in _FROM_ENVIRONMENT else "agent"
+        return {**record, "status": "error", "error": message, "error_kind": kind}
+    return {**record, "error": f"{record['error']}; {message}"}
 
 
 def _cancelled_by_runner() -> bool:

@@ -69,7 +69,8 @@ class CounterEnv:
         self._first = task.instruction
         if variant.startswith("paraphrase:"):
             self._first = task.paraphrases[int(variant.split(":", 1)[1]) - 1]
-        self._fail_tools = variant == "fault:tool_error"
+        # fault:KIND and env:KIND need nothing here: the harness wraps any world's tool
+        # calls with them (agentgauge.envs.faults.with_variants).
         self.closed = False
 
     @property
@@ -84,8 +85,6 @@ class CounterEnv:
         return self._first
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        if self._fail_tools:
-            return ToolOutcome(content="Error: service unavailable (injected)", is_error=True)
         if name == "get":
             return ToolOutcome(content={"counter": self.counter})
         if name == "add":

@@ -1,0 +1,102 @@
+"""Every session offers an agent the whole `Session` interface, a plain ``def`` agent's too.
+
+Before this change `SyncSession` (what a plain ``def`` agent gets) wrapped only part of
+`TrialSession`: ``session.note``, ``report_state`` and ``record_event`` raised
+AttributeError (recorded as the agent's error), and ``trial``, ``variant`` and
+``record_model_call(cache_read_tokens=...)`` were missing, though the docs list them
+for every agent. One list, `SESSION_INTERFACE`, now names the interface, and these
+tests keep the sessions and the docs to it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgauge.agents.base import SESSION_INTERFACE, Session
+from agentgauge.agents.callable import SyncSession
+from agentgauge.harness.runner import run
+from agentgauge.harness.session import TrialSession
+from agentgauge.schema import ModelCallEvent, Task, ToolCallEvent
+from agentgauge.store import Store
+from agentgauge.testing.worlds import make_counter_env
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: TrialSession's public names that are the harness's, not the agent's.
+HARNESS_ONLY = {"outcome", "user_done", "env_failure", "transcript_bytes"}
+
+
+def public(cls: type) -> set[str]:
+    return {name for name in dir(cls) if not name.startswith("_")}
+
+
+def test_the_trial_session_is_the_interface_and_the_harness_bits() -> None:
+    # A method added to TrialSession for agents must join Session, and so SyncSession.
+    instance_attrs = {"trial", "variant", "user_done", "env_failure"}  # set in __init__
+    assert (public(TrialSession) | instance_attrs) - HARNESS_ONLY == set(SESSION_INTERFACE)
+
+
+@pytest.mark.parametrize("name", SESSION_INTERFACE)
+def test_the_sync_session_has_every_name_as_the_protocol_has_it(name: str) -> None:
+    declared = inspect.getattr_static(Session, name)
+    mine = inspect.getattr_static(SyncSession, name)
+    assert isinstance(mine, property) == isinstance(declared, property), name
+    if isinstance(declared, property):
+        return
+    # Same parameters, defaults and types; blocking where the protocol is async.
+    assert inspect.signature(mine) == inspect.signature(declared), name
+    assert not inspect.iscoroutinefunction(mine)
+    ours = inspect.getattr_static(TrialSession, name)
+    assert inspect.signature(ours) == inspect.signature(declared), name
+
+
+def test_the_docs_list_every_name() -> None:
+    text = (ROOT / "docs" / "running-agents.md").read_text()
+    table = text[text.index("## Your agent") : text.index("### What the session accepts")]
+    listed = set(re.findall(r"session\.(\w+)", table))
+    assert set(SESSION_INTERFACE) <= listed, set(SESSION_INTERFACE) - listed
+
+
+def plain_def_agent(session: Any) -> None:
+    """Uses every method a plain def agent used to lack."""
+    session.record_cost(0.0)
+    session.note("seen", {"trial": session.trial, "variant": session.variant})
+    session.record_model_call(
+        model="m",
+        input_tokens=10,
+        output_tokens=2,
+        cost_usd=0.5,
+        latency_s=0.1,
+        cache_read_tokens=4,
+        reasoning_tokens=1,
+        price_source="mine",
+    )
+    session.record_event(ToolCallEvent(name="remote_lookup", arguments={"q": 1}, call_id="r1"))
+    session.report_state({"counter": 3})
+    session.answer("Added 3.")
+
+
+def test_a_plain_def_agent_has_the_whole_session(tmp_path: Path) -> None:
+    task = Task(id="t", instruction="add 3", expectations={"final_state": {"counter": 3}})
+    header = run(
+        [task],
+        plain_def_agent,
+        store=tmp_path / "s.db",
+        env_factory=make_counter_env,
+        variants=["base", "paraphrase"],
+        progress=False,
+    )
+    with Store(tmp_path / "s.db") as db:
+        (trial,) = db.trials(header.run_id)  # no paraphrases: base only
+    assert trial.status == "completed" and trial.success, trial.error
+    assert trial.metadata["seen"] == {"trial": 0, "variant": "base"}
+    assert trial.final_state == {"counter": 3}  # the reported state
+    assert trial.cost_usd == 0.5 and trial.input_tokens == 10
+    (call,) = [e for e in trial.events if isinstance(e, ModelCallEvent)]
+    assert (call.cache_read_tokens, call.reasoning_tokens, call.price_source) == (4, 1, "mine")
+    assert [e.name for e in trial.events if isinstance(e, ToolCallEvent)] == ["remote_lookup"]

@@ -1,0 +1,207 @@
+"""An environment that fails during a trial is the environment's error (infra), not the agent's.
+
+The blame table (docs/running-agents.md) says "the environment failed | error | infra",
+so that the circuit breaker and ``--infra-retries`` see it. Before this change a world
+whose ``call_tool`` (or simulated user) raised surfaced through the agent's coroutine
+and was recorded as ``3 agent errors ... RuntimeError: database connection lost``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agentgauge.envs.base import EnvironmentFailed, ToolOutcome
+from agentgauge.harness.runner import run
+from agentgauge.schema import Task, Trial
+from agentgauge.store import Store
+from agentgauge.testing.worlds import CounterEnv, counting_agent
+
+WORLDS = """
+from agentgauge.testing.worlds import CounterEnv
+
+CALLS = []
+
+
+class LostDatabase(CounterEnv):
+    def call_tool(self, name, arguments):
+        CALLS.append(name)
+        raise RuntimeError("database connection lost inside the environment")
+
+
+class CrashingUser(CounterEnv):
+    def user_reply(self, message):
+        raise RuntimeError("user simulator crashed")
+
+
+def make(task, *, variant, seed):
+    broken = {"t2": LostDatabase, "t3": CrashingUser}.get(task.id, CounterEnv)
+    return broken(task, variant=variant, seed=seed)
+"""
+
+AGENTS = """
+import re
+
+from agentgauge.envs.base import EnvironmentFailed
+
+
+async def solve(session):
+    session.record_cost(0.0)
+    amount = int(re.findall(r"-?\\d+", session.instruction)[-1])
+    await session.call_tool("add", {"amount": amount})
+    await session.say(f"Added {amount}.")
+
+
+def solve_sync(session):
+    session.record_cost(0.0)
+    amount = int(re.findall(r"-?\\d+", session.instruction)[-1])
+    session.call_tool("add", {"amount": amount})
+    session.say(f"Added {amount}.")
+
+
+async def shrugs_it_off(session):
+    # Catches the environment's failure and claims success: the world it acted on
+    # cannot be trusted any more, so this must not become a pass.
+    session.record_cost(0.0)
+    amount = int(re.findall(r"-?\\d+", session.instruction)[-1])
+    try:
+        await session.call_tool("add", {"amount": amount})
+    except EnvironmentFailed:
+        pass
+    try:
+        await session.say(f"Added {amount}.")
+    except EnvironmentFailed:
+        pass
+    session.report_state({"counter": amount})
+    session.answer("All done.")
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    tasks = [
+        {
+            "id": f"t{i}",
+            "environment": "broken_worlds:make",
+            "instruction": f"please add {i}",
+            "user_scenario": {"replies": ["thanks"]},
+            "expectations": {"final_state": {"counter": i}},
+        }
+        for i in (1, 2, 3)
+    ]
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"name": "broken", "tasks": tasks}))
+    (tmp_path / "broken_worlds.py").write_text(WORLDS)
+    (tmp_path / "env_agents.py").write_text(AGENTS)
+    return tmp_path
+
+
+def agentgauge_run(workdir: Path, agent: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "agentgauge", "run", "suite.yaml", "--agent", agent]
+    command += ["--store", "s.db", "--run-id", "r", "--no-progress", *extra]
+    # python -m puts the folder first on the import path: the worlds and agents are found
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=180)
+
+
+def stored(workdir: Path) -> dict[str, Trial]:
+    with Store(workdir / "s.db") as db:
+        return {t.task_id: t for t in db.trials("r")}
+
+
+LOST = (
+    "EnvironmentFailed: the environment failed in call_tool('add'): "
+    "RuntimeError: database connection lost inside the environment"
+)
+CRASHED = (
+    "EnvironmentFailed: the environment failed in user_reply: RuntimeError: user simulator crashed"
+)
+
+
+@pytest.mark.parametrize(
+    "agent", ["env_agents:solve", "env_agents:solve_sync", "env_agents:shrugs_it_off"]
+)
+def test_an_environment_that_fails_is_an_infra_error_whatever_the_agent_does(
+    workdir: Path, agent: str
+) -> None:
+    done = agentgauge_run(workdir, agent)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    trials = stored(workdir)
+    assert trials["t1"].status == "completed" and trials["t1"].success
+    for task, message in (("t2", LOST), ("t3", CRASHED)):
+        trial = trials[task]
+        assert (trial.status, trial.error_kind, trial.success) == ("error", "infra", False)
+        assert trial.error == message
+    # the message reaches the terminal, in the infra class
+    assert "2 infra errors (2 distinct messages)" in done.stdout
+    assert LOST in done.stdout and CRASHED in done.stdout
+    assert "2 infra errors, 0 agent errors" in done.stdout
+
+
+def test_infra_retries_rerun_a_cell_whose_environment_failed(workdir: Path) -> None:
+    done = agentgauge_run(workdir, "env_agents:solve", "--infra-retries", "2")
+    assert done.returncode == 0, done.stderr
+    trials = stored(workdir)
+    assert trials["t2"].metadata["attempts"] == 3 and trials["t2"].error == LOST
+    assert "attempts" not in trials["t1"].metadata
+
+
+class Counted(CounterEnv):
+    """Fails at its first tool call and counts the calls that reach it."""
+
+    calls = 0
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        Counted.calls += 1
+        raise RuntimeError("disk full")
+
+
+class NotAnOutcome(CounterEnv):
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return {"counter": 3}
+
+
+def one_trial(tmp_path: Path, env: type[CounterEnv], agent: Any) -> Trial:
+    task = Task(id="t", instruction="add 3", expectations={"final_state": {"counter": 3}})
+    header = run(
+        [task],
+        agent,
+        store=tmp_path / "s.db",
+        env_factory=lambda task, *, variant, seed: env(task, variant=variant, seed=seed),
+        progress=False,
+    )
+    with Store(tmp_path / "s.db") as db:
+        (trial,) = db.trials(header.run_id)
+    return trial
+
+
+def test_a_failed_environment_is_not_called_again(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    async def insists(session: Any) -> None:
+        for _ in range(3):
+            try:
+                await session.call_tool("add", {"amount": 1})
+            except EnvironmentFailed as exc:
+                seen.append(str(exc))
+
+    Counted.calls = 0
+    trial = one_trial(tmp_path, Counted, insists)
+    assert Counted.calls == 1  # the agent asked three times; the broken world saw one
+    assert seen == ["the environment failed in call_tool('add'): RuntimeError: disk full"] * 3
+    assert (trial.status, trial.error_kind) == ("error", "infra")
+
+
+def test_a_tool_result_that_is_not_a_tool_outcome_is_the_environments_error(
+    tmp_path: Path,
+) -> None:
+    trial = one_trial(tmp_path, NotAnOutcome, counting_agent)
+    assert (trial.status, trial.error_kind) == ("error", "infra")
+    assert trial.error == (
+        "EnvironmentFailed: the environment failed in call_tool('add'): "
+        "TypeError: returned a dict, not a ToolOutcome"
+    )
