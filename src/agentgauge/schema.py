@@ -313,8 +313,9 @@ class Trial(_Strict):
     output_tokens: int | None = Field(default=None, ge=0)
     """Completion tokens over the trial."""
     latency_s: float | None = Field(default=None, ge=0)
-    """Wall-clock seconds for the trial (from the harness: less the time other trials
-    held the event loop while it waited, ``metadata["loop_held_by_others_s"]``)."""
+    """Wall-clock seconds for the trial; ``None`` when unknown (from the harness: a trial
+    another trial's stall of the event loop held up while it waited, whose own time
+    the loop cannot tell apart, ``metadata["loop_held_by_others_s"]``)."""
     tool_calls: int | None = Field(default=None, ge=0)
     """Number of tool calls the agent made."""
     model_calls: int | None = Field(default=None, ge=0)

@@ -323,8 +323,10 @@ def test_a_trial_waiting_when_another_blocks_the_loop_is_recorded_as_it_ended(
     assert by_task["blocker"].status == "timeout" and by_task["blocker"].error_kind == "agent"
     waiter = by_task["waiter"]
     assert waiter.status == "completed" and waiter.success, waiter.error
-    # the blocker's stall is not the waiter's time, and the record says how much was left out
-    assert waiter.latency_s is not None and waiter.latency_s < 1.0
+    # the blocker's stall is not the waiter's time; where its own wait ended inside it
+    # nobody can tell, so its latency is unknown (it read as about 0 s), and the record
+    # says how long the loop was held
+    assert waiter.latency_s is None
     assert waiter.metadata["loop_held_by_others_s"] >= 1.0
 
 

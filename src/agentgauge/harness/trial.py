@@ -219,12 +219,14 @@ GRADE_OFF_LOOP_BYTES = 1_000_000
 
 
 def _held_metadata(held: float) -> dict[str, Any] | None:
-    """What the trial's latency leaves out: the loop held by others' stalls."""
+    """The loop held by others' stalls while the trial waited (its latency is then
+    unknown: `_finish`)."""
     return {LOOP_HELD_KEY: held} if held > 0 else None
 
 
 #: Metadata key of the seconds other trials held the event loop while this trial
-#: waited (`agentgauge.harness.blocking`), left out of its ``latency_s``.
+#: waited (`agentgauge.harness.blocking`): moved out of its deadline, and its
+#: ``latency_s`` left unknown.
 LOOP_HELD_KEY = "loop_held_by_others_s"
 
 
@@ -345,6 +347,11 @@ def _finish(
         "latency_s": (
             outcome.elapsed_s
             if outcome is not None and outcome.elapsed_s is not None
+            # Held up by another trial's stall: its own wait ended somewhere inside
+            # the stall, and the loop cannot say where, so its latency is unknown
+            # (a 0.3 s wait inside a 3 s stall read as about 0 s, or as 3 s).
+            else None
+            if metadata and LOOP_HELD_KEY in metadata
             else time.monotonic() - start
         ),
         "seed": cell.seed,
