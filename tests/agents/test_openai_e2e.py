@@ -226,7 +226,7 @@ def test_a_reply_not_in_the_chat_completions_shape_is_a_provider_error(
     body = completion("Done.")
     body["choices"][0]["message"].update(content=content, tool_calls=tool_calls)
     with OpenAIServer(lambda req: Reply(body=body)) as server:
-        trials = go(server, tmp_path)
+        trials = go_stopped(server, tmp_path)
     for t in trials:
         assert (t.status, t.error_kind) == ("error", "infra"), t.error
         assert t.error is not None and t.error.startswith(

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from agentgauge.envs.base import EnvironmentFailed, ToolOutcome
+from agentgauge.errors import RunStopped
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task, Trial
 from agentgauge.store import Store
@@ -128,7 +129,10 @@ def test_an_environment_that_fails_is_an_infra_error_whatever_the_agent_does(
     workdir: Path, agent: str
 ) -> None:
     done = agentgauge_run(workdir, agent)
-    assert done.returncode == 0, done.stderr
+    # Two of the three trials measured the environment, not the agent: the circuit
+    # breaker's end-of-run check says so, and the run exits 3 with every trial saved.
+    assert done.returncode == 3, done.stderr
+    assert "stopped: 2 of the 3 trials were infra errors; 3 of 3 trials saved" in done.stderr
     assert "Traceback" not in done.stderr
     trials = stored(workdir)
     assert trials["t1"].status == "completed" and trials["t1"].success
@@ -144,7 +148,7 @@ def test_an_environment_that_fails_is_an_infra_error_whatever_the_agent_does(
 
 def test_infra_retries_rerun_a_cell_whose_environment_failed(workdir: Path) -> None:
     done = agentgauge_run(workdir, "env_agents:solve", "--infra-retries", "2")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # infra errors dominate, retries or not
     trials = stored(workdir)
     assert trials["t2"].metadata["attempts"] == 3 and trials["t2"].error == LOST
     assert "attempts" not in trials["t1"].metadata
@@ -167,15 +171,19 @@ class NotAnOutcome(CounterEnv):
 
 def one_trial(tmp_path: Path, env: type[CounterEnv], agent: Any) -> Trial:
     task = Task(id="t", instruction="add 3", expectations={"final_state": {"counter": 3}})
-    header = run(
-        [task],
-        agent,
-        store=tmp_path / "s.db",
-        env_factory=lambda task, *, variant, seed: env(task, variant=variant, seed=seed),
-        progress=False,
-    )
+    # Its one trial is an infra error, so the run ends stopped by the circuit breaker,
+    # with the trial saved.
+    with pytest.raises(RunStopped):
+        run(
+            [task],
+            agent,
+            store=tmp_path / "s.db",
+            run_id="r",
+            env_factory=lambda task, *, variant, seed: env(task, variant=variant, seed=seed),
+            progress=False,
+        )
     with Store(tmp_path / "s.db") as db:
-        (trial,) = db.trials(header.run_id)
+        (trial,) = db.trials("r")
     return trial
 
 

@@ -21,6 +21,28 @@ def _json(served: Served, path: str) -> Any:
         return json.load(r)
 
 
+def _replaced(element: Any) -> Any:
+    """A wait condition: ``element`` has left the page (a new page replaced it).
+
+    Selenium's ``staleness_of`` knows only the stale-element error; ChromeDriver also
+    answers "Node with given id does not belong to the document" while the old page is
+    being torn down, which made this test fail now and then."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    def gone(driver: Any) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
+    return gone
+
+
 def _text(driver: Any, css: str) -> str:
     return str(driver.find_element(By.CSS_SELECTOR, css).text)
 
@@ -105,7 +127,7 @@ def test_click_from_runs_to_a_transcript_and_a_diff(served: Served) -> None:
         driver.find_element(By.CSS_SELECTOR, "input[name=changed]").click()
         driver.find_element(By.CSS_SELECTOR, "#diff-form button").click()
         # The page already shows a #diff-tasks: wait for the new page, not the old one.
-        wait.until(ec.staleness_of(before))
+        wait.until(_replaced(before))
         wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#diff-tasks")))
         changed = driver.find_elements(By.CSS_SELECTOR, "#diff-tasks tbody tr")
         if diff["n_changed"]:
