@@ -134,8 +134,13 @@ def span_digest(span: Span) -> str:
         [[e.name, e.time_ns, e.attributes] for e in span.events],
         span.resource,
     ]
-    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    try:
+        # orjson: the stdlib's sort_keys encoder made a fifth of an import's time.
+        raw = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):  # a lone surrogate, an integer past 64 bits
+        text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        raw = text.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(raw).hexdigest()[:32]
 
 
 @dataclass
