@@ -36,7 +36,7 @@ import logging
 import signal
 import sys
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -139,19 +139,17 @@ class Receiver:
         return app
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        self.in_flight += 1
-        try:
-            return _response(await self._reply(request))
-        except asyncio.CancelledError:
-            self.cut_off += 1
-            raise
-        finally:
-            self.in_flight -= 1
+        return await self._counted(self._reply(request))
 
     async def handle_logs(self, request: web.Request) -> web.StreamResponse:
+        return await self._counted(self._logs_reply(request))
+
+    async def _counted(self, reply: Awaitable[_Reply]) -> web.StreamResponse:
+        """``reply``'s response, with the request counted while under way, and as cut
+        off if the stopping server cancels it unanswered."""
         self.in_flight += 1
         try:
-            return _response(await self._logs_reply(request))
+            return _response(await reply)
         except asyncio.CancelledError:
             self.cut_off += 1
             raise

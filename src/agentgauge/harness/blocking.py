@@ -18,12 +18,12 @@ a clock of its own. A step that holds the loop for `STALL_S` or more is a *stall
 kept with its owner in the loop's `LoopLedger`. A trial that was waiting through
 another's stall and resumes as soon as the loop is free again (within
 `SETTLE_HOPS` loop iterations: what it waited for came while the loop was held) is
-credited that stall: it is left out of its latency and pushes its deadline back by
-as much (`OwnDeadline`), so work it had finished before a late timer fired counts.
-One whose wait went on past the stall was not held up by it and is credited
-nothing. The loop cannot tell when, during a stall, a wait ended: the credit is the
-whole stretch of the stall the trial spent waiting, so a latency may be understated
-by up to that much, never inflated by another's blocking.
+credited that stall: it pushes its deadline back by as much (`OwnDeadline`), so
+work it had finished before a late timer fired counts. One whose wait went on past
+the stall was not held up by it and is credited nothing. The loop cannot tell when,
+during a stall, a wait ended: the credit is the whole stretch of the stall the
+trial spent waiting, so the latency of a trial credited anything is unknown (the
+harness records it as such, with the credit in its metadata).
 """
 
 from __future__ import annotations

@@ -201,7 +201,7 @@ async def run_cell(
     after = time.monotonic()
     joined = ledger.unsettled
     held = 0.0 if steps is None else round(steps.credited, 6)
-    trial = _finish(cell, agent, outcome, start + held, status, error, kind, _held_metadata(held))
+    trial = _finish(cell, agent, outcome, start, status, error, kind, _held_metadata(held))
     large = session.transcript_bytes >= GRADE_OFF_LOOP_BYTES
     if status == "completed" and not large:
         _grade(task, trial, grader)  # a thread's hand-off would cost more than this
