@@ -62,7 +62,11 @@ class Environment(Protocol):
         ...
 
     def first_message(self) -> str:
-        """The user's opening message (the task's instruction or a paraphrase)."""
+        """The user's opening message (the task's instruction or a paraphrase).
+
+        A world of one's own that opens with the instruction, or a message holding it,
+        under ``paraphrase:N`` has it replaced by the paraphrase; one whose opening holds
+        neither is refused the variant (`agentgauge.envs.faults.ParaphrasedEnv`)."""
         ...
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:

@@ -20,18 +20,31 @@ same (task, variant, seed) sees the same faults at the same calls.
 Faults and perturbations wrap a world's tool calls and need nothing else from it, so
 they apply to any environment: `with_variants` gives them to a factory of one's own
 (the harness does, for every factory that does not say it applies variants itself,
-``applies_variants = True``, as `make_env` does).
+``applies_variants = True``, as `make_env` does). It gives such a world the
+paraphrases too (`ParaphrasedEnv`): a world that opens with the task's instruction, or
+holds it in its opening message, opens with the paraphrase instead. One whose opening
+is its own, holding neither, cannot be given it: `paraphrase_refusal` says so before a
+run starts, and the harness refuses the variant rather than run the instruction under
+the paraphrase's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from agentgauge.envs.base import EnvFactory, Environment, ToolOutcome, TurnTaking, user_turns
+from agentgauge.envs.base import (
+    EnvFactory,
+    Environment,
+    ToolOutcome,
+    TurnTaking,
+    opening_message,
+    user_turns,
+)
 from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 from agentgauge.errors import InputError
 from agentgauge.schema import Task
@@ -40,11 +53,16 @@ __all__ = [
     "DEFAULT_FAULT_RATE",
     "ENV_KINDS",
     "FAULT_KINDS",
+    "VARIANT_KINDS",
     "FaultyEnv",
+    "ParaphraseNotApplied",
+    "ParaphrasedEnv",
     "PerturbedEnv",
     "Variant",
+    "applied_kinds",
     "apply_variant",
     "make_env",
+    "paraphrase_refusal",
     "parse_variant",
     "with_variants",
 ]
@@ -52,6 +70,8 @@ __all__ = [
 FAULT_KINDS = ("tool_error", "timeout", "rate_limit")
 ENV_KINDS = ("rename_keys", "wrap", "reorder")
 DEFAULT_FAULT_RATE = 0.2
+#: The kinds of variant besides ``base``, as a factory's ``applies_variants`` names them.
+VARIANT_KINDS = ("paraphrase", "fault", "env")
 
 _FAULT_TEXT = {
     "tool_error": "Error: internal error in {name} (transient); no changes were made. Retry.",
@@ -144,23 +164,82 @@ def apply_variant(env: Environment, variant: str, seed: int) -> Environment:
     return env
 
 
+def applied_kinds(factory: Any) -> frozenset[str]:
+    """The kinds of variant ``factory`` applies itself, by its ``applies_variants``:
+    ``True`` for all of them (`VARIANT_KINDS`), or some of them by name
+    (``{"paraphrase"}``, ``("fault", "env")``, or one name); absent or false for none.
+
+    Raises `InputError` (field ``environment``) for a kind that is not one of them, so
+    a misspelt declaration fails before a trial instead of wrapping a world twice."""
+    declared = getattr(factory, "applies_variants", False)
+    if declared is True:
+        return frozenset(VARIANT_KINDS)
+    if not declared:
+        return frozenset()
+    if isinstance(declared, str):
+        declared = [declared]
+    kinds = frozenset(declared) if isinstance(declared, Iterable) else frozenset([declared])
+    unknown = sorted(repr(kind) for kind in kinds if kind not in VARIANT_KINDS)
+    if unknown:
+        raise InputError(
+            f"applies_variants holds {', '.join(unknown)}, not a kind of variant: give "
+            f"True, or some of {', '.join(map(repr, VARIANT_KINDS))}",
+            field="environment",
+        )
+    return kinds
+
+
 def with_variants(factory: EnvFactory) -> EnvFactory:
-    """``factory`` whose environments get the ``fault:KIND`` and ``env:KIND`` variants
-    (`apply_variant`): a world of one's own used to run them unchanged, a fault
-    variant reported as perfect robustness. The factory still receives the variant
-    (a world reads its ``paraphrase:N``). One that applies variants itself says so
-    with ``factory.applies_variants = True`` and is returned as it is."""
-    if getattr(factory, "applies_variants", False):
+    """``factory`` whose environments get the variants it does not apply itself
+    (`applied_kinds`): ``paraphrase:N`` (`ParaphrasedEnv`: the opening message is the
+    paraphrase), ``fault:KIND`` and ``env:KIND`` (`apply_variant`). A world of one's own
+    used to run them unchanged: a fault variant reported perfect robustness, and a
+    paraphrase trial was a base trial under the paraphrase's name. The factory still
+    receives the variant. One that applies every variant itself says so with
+    ``factory.applies_variants = True`` and is returned as it is."""
+    applied = applied_kinds(factory)
+    if applied == frozenset(VARIANT_KINDS):
         return factory
 
     def make(task: Task, *, variant: str, seed: int) -> Environment:
-        return apply_variant(factory(task, variant=variant, seed=seed), variant, seed)
+        parsed = parse_variant(variant)
+        env = factory(task, variant=variant, seed=seed)
+        if parsed.kind in applied:
+            return env
+        if parsed.kind == "paraphrase":
+            assert parsed.detail is not None
+            return ParaphrasedEnv(env, task, int(parsed.detail))
+        return apply_variant(env, variant, seed)
 
     wrapped: Callable[..., Environment] = make
     wrapped.applies_variants = True  # type: ignore[attr-defined]
     # What the harness reads of a factory before the first trial (its scenario keys).
     wrapped.scenario = getattr(factory, "scenario", None)  # type: ignore[attr-defined]
     return make
+
+
+def paraphrase_refusal(factory: EnvFactory, task: Task, variant: str, seed: int) -> str | None:
+    """Why ``factory`` (one `with_variants` wrapped) cannot give ``task`` the paraphrase
+    ``variant``, or ``None`` when it can or cannot be told.
+
+    Builds one environment and reads its opening message (`ParaphrasedEnv`), before
+    any trial. A factory or an opening message that fails is left to the trials, which
+    record it as the environment's error."""
+    try:
+        env = factory(task, variant=variant, seed=seed)
+    except Exception:
+        return None
+    try:
+        if isinstance(env, ParaphrasedEnv):
+            env.first_message()
+    except ParaphraseNotApplied as exc:
+        return str(exc)
+    except Exception:
+        return None
+    finally:
+        with contextlib.suppress(Exception):
+            env.close()
+    return None
 
 
 class _Wrapper:
@@ -199,6 +278,59 @@ class _Wrapper:
     @property
     def user_turn(self) -> int:
         return self.inner.user_turn if isinstance(self.inner, TurnTaking) else 1
+
+
+class ParaphraseNotApplied(ValueError):
+    """A world's opening message holds neither the task's instruction nor the
+    paraphrase, so the paraphrase cannot be put in it (`ParaphrasedEnv`)."""
+
+
+class ParaphrasedEnv(_Wrapper):
+    """A world of one's own under ``paraphrase:N``: its opening message is the task's
+    N-th paraphrase (1-based), as in the built-in worlds.
+
+    The world's own opening message decides how: the paraphrase, or a message that
+    holds it, is kept (the world applied the variant); the task's instruction becomes
+    the paraphrase; a message that holds the instruction (``"Hi, I'm Ana. " +
+    instruction``) has it replaced by the paraphrase. Any other opening is the world's
+    own, which the paraphrase cannot be put in: `ParaphraseNotApplied`. The simulated
+    user's replies and follow-ups are the world's, unchanged, as in the built-in worlds,
+    where a paraphrase rewords the opening message only."""
+
+    def __init__(self, inner: Environment, task: Task, paraphrase: int) -> None:
+        super().__init__(inner)
+        self.instruction = task.instruction
+        self.paraphrase = opening_message(task, paraphrase)
+        self.number = paraphrase
+        self.task_id = task.id
+        self._first: str | None = None
+
+    def first_message(self) -> str:
+        if self._first is None:
+            self._first = self._paraphrased(self.inner.first_message())
+        return self._first
+
+    def _paraphrased(self, opening: str) -> str:
+        paraphrase, instruction = self.paraphrase, self.instruction
+        if not isinstance(opening, str) or opening.strip() == paraphrase.strip():
+            return opening  # not text: the session refuses it, as from any world
+        if opening.strip() == instruction.strip():
+            return paraphrase
+        holds_paraphrase = bool(paraphrase.strip()) and paraphrase in opening
+        # A paraphrase that is a piece of the instruction shows nothing while the
+        # instruction is there too.
+        if holds_paraphrase and paraphrase not in instruction:
+            return opening
+        if instruction.strip() and instruction in opening:
+            return opening.replace(instruction, paraphrase)
+        if holds_paraphrase:
+            return opening
+        shown = opening if len(opening) <= 80 else opening[:77] + "..."
+        raise ParaphraseNotApplied(
+            f"task {self.task_id!r}: the environment opens with {shown!r}, which holds "
+            f"neither the task's instruction nor its paraphrase {self.number}, so the "
+            "paraphrase cannot be put in it"
+        )
 
 
 class FaultyEnv(_Wrapper):

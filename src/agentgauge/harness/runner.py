@@ -200,6 +200,59 @@ def _check_scenario(task: Task, factory: EnvFactory) -> None:
         raise InputError(f"task {task.id!r}: {reason}", field=".".join(str(part) for part in where))
 
 
+def _check_paraphrases(
+    tasks: Sequence[Task],
+    given: Mapping[str, Any],
+    recorded: Mapping[str, Any],
+    env_factory: EnvFactory | None,
+) -> None:
+    """Refuse ``paraphrase:N`` before any trial runs on a world of one's own that
+    cannot open with the paraphrase.
+
+    Such a world is given the paraphrase by the harness (`with_variants`): an opening
+    message that is, or holds, the task's instruction has it replaced. One whose
+    opening holds neither the instruction nor the paraphrase (a greeting of its own, a
+    simulated user's first words) would have run its own opening under the
+    paraphrase's name, and prompt robustness would read as perfect; one environment
+    per task with paraphrase trials is built to find out (a factory that applies the
+    paraphrases itself, ``applies_variants``, is trusted and not built).
+
+    The variants, seed and paraphrase cap are those ``given``, else a resumed run's
+    ``recorded`` ones, else the defaults, as `_open_run` settles them."""
+    design = {
+        key: given[key] if given.get(key) is not None else recorded.get(key, DEFAULTS[key])
+        for key in ("variants", "seed", "max_paraphrases")
+    }
+    first: dict[str, Cell] = {}
+    for cell in cells_of_run(tasks, trials=1, **design):
+        if cell.variant.startswith("paraphrase:"):
+            first.setdefault(cell.task.id, cell)
+    if not first:
+        return
+    from agentgauge.envs.faults import applied_kinds, paraphrase_refusal
+    from agentgauge.envs.faults import with_variants as wrap
+
+    refused: list[str] = []
+    for cell in first.values():
+        name = cell.task.environment or ""
+        own = env_factory or (_import_factory(name) if ":" in name else None)
+        if own is None or "paraphrase" in applied_kinds(own):
+            continue  # a built-in world opens with the paraphrase itself
+        reason = paraphrase_refusal(wrap(own), cell.task, cell.variant, cell.seed)
+        if reason is not None:
+            refused.append(reason)
+    if refused:
+        more = f" (and {len(refused) - 1} more task(s))" if len(refused) > 1 else ""
+        raise InputError(
+            f"cannot run the paraphrase variants: {refused[0]}{more}. Open with "
+            "task.paraphrases[N-1] under variant paraphrase:N, or with a message that "
+            "holds task.instruction; a factory that rewords the opening its own way "
+            "declares applies_variants = {'paraphrase'}; or leave paraphrase out of the "
+            'variants (docs/running-agents.md, "Your own environment")',
+            field="variants",
+        )
+
+
 def _load_factory(name: str) -> EnvFactory:
     return with_variants(_import_factory(name)) if ":" in name else _builtin_factory()
 
@@ -334,6 +387,11 @@ async def arun(
     the_suite = as_suite(suite)
     if grader is default_grader:
         _check_gradable(the_suite.tasks)
+    factory = with_variants(env_factory) if env_factory else default_env_factory(the_suite.tasks)
+    resuming = _resuming(store, run_id)
+    design = {"variants": variants, "seed": seed, "max_paraphrases": max_paraphrases}
+    if not resuming:  # before the store is made; a resumed run's, once its header is read
+        _check_paraphrases(the_suite.tasks, design, {}, env_factory)
     the_agent = resolve_agent(agent, tasks=the_suite.tasks, **(agent_options or {}))
     declared = initial_components(the_agent, the_suite, grader)
     if backend == "ray":
@@ -348,13 +406,11 @@ async def arun(
             )
         if worker_retries < 0:
             raise InputError(f"must be 0 or more, got {worker_retries}", field="worker_retries")
-    factory = with_variants(env_factory) if env_factory else default_env_factory(the_suite.tasks)
     check = getattr(the_agent, "preflight", None)
     # A new run checks its agent before the store is touched: a typo in an endpoint
     # leaves neither an empty store file nor an empty run. A resumed run checks it only
     # when cells remain (below), so a finished run resumes with the endpoint down.
     checked = False
-    resuming = _resuming(store, run_id)
     on_ray = contextlib.ExitStack()
     if backend == "ray" and not resuming:
         # Likewise a new Ray run connects first: a wrong address leaves nothing behind.
@@ -377,6 +433,10 @@ async def arun(
         on_ray.close()
         raise
     try:
+        if resuming:  # before its header takes new variants, which a resume cannot drop
+            existing = db.get_run(run_id) if run_id else None
+            recorded = existing.config if existing is not None else {}
+            _check_paraphrases(the_suite.tasks, design, recorded, env_factory)
         header, cfg = _open_run(
             db,
             run_id,
