@@ -191,3 +191,24 @@ def test_many_tasks_keep_the_input_shape() -> None:
     assert isinstance(out, np.ndarray) and out.shape == (40, 25)
     # C(c, 2) / C(6, 2) = c (c - 1) / 30 for the top-left task's c = 0, and c = 4 -> 12/30
     assert out[0, 0] == 0.0 and out[0, 4] == pytest.approx(12 / 30)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("k", [10**6, 10**9, 10**23])
+def test_a_huge_k_is_undefined_at_once(k: int) -> None:
+    # The product used to run k factors over every task whatever the data: k = 10**6
+    # took 14 s, and `metrics --k 99999999999999999999999` never finished. Only tasks
+    # with c >= k need the product, so the work is bounded by the trials, not by k.
+    n, c = np.array([3, 10, 10]), np.array([1, 10, 0])
+    assert np.isnan(pass_hat_k(n, c, k)).all()
+    assert np.isnan(pass_at_k(n, c, k)).all()
+    assert math.isnan(pass_hat_k(3, 3, k))
+
+
+def test_pass_hat_k_is_zero_below_k_successes_and_exact_above() -> None:
+    # 0 where c < k <= n; the product where c >= k; NaN where k > n.
+    out = pass_hat_k(np.array([10, 10, 10, 2]), np.array([2, 3, 10, 2]), 3)
+    assert out[0] == 0.0
+    assert out[1] == pytest.approx(exact_pass_hat_k(10, 3, 3))  # 1/120
+    assert out[2] == 1.0
+    assert math.isnan(out[3])

@@ -107,14 +107,19 @@ def _pass_at_k(n_i: npt.NDArray[np.int64], c_i: npt.NDArray[np.int64], k: int) -
 
 
 def _pass_hat_k(n_i: npt.NDArray[np.int64], c_i: npt.NDArray[np.int64], k: int) -> FloatArray:
-    n_f = n_i.astype(np.float64)
-    c_f = c_i.astype(np.float64)
-    out = np.ones(n_i.shape, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # C(c, k)/C(n, k) = ∏_{j<k} (c−j)/(n−j): 0 where c < k, NaN where k > n. The product
+    # runs only over tasks with c >= k, so its k factors are bounded by the data, not by
+    # a k the user typed (a k of 10**6 looped a million times over every task).
+    out = np.where(k <= n_i, 0.0, np.nan)
+    full = np.flatnonzero(c_i >= k)
+    if full.size:
+        n_f = n_i[full].astype(np.float64)
+        c_f = c_i[full].astype(np.float64)
+        prod = np.ones(full.size)
         for j in range(k):
-            # Once c − j hits 0 the product is 0 and stays 0 (clip avoids negative factors).
-            out *= np.clip(c_f - j, 0.0, None) / (n_f - j)
-    return np.where(k <= n_i, out, np.nan)
+            prod *= (c_f - j) / (n_f - j)
+        out[full] = prod
+    return out
 
 
 @overload
