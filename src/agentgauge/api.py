@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from agentgauge.errors import InputError
 from agentgauge.facts import Facts
@@ -176,7 +177,7 @@ def metrics(
 
     facts: Facts | None = None
     if isinstance(trials, TrialTable):
-        table = trials
+        table = trials  # no grades: which trials a judge graded is not known
     elif isinstance(trials, str | PathLike):
         from agentgauge.sources import open_source
 
@@ -189,6 +190,9 @@ def metrics(
     return _measure(
         table, facts if behaviour else None, k=k, by=by,
         exclude_infra_errors=exclude_infra_errors, seed=seed,
+        # Which trials a judge graded is a grade fact: read with the others, so that
+        # trials, their table and their file give one report without `behaviour`.
+        judged=facts["judged"] if facts is not None and behaviour else None,
     )  # fmt: skip
 
 
@@ -200,12 +204,14 @@ def _measure(
     by: Sequence[str],
     exclude_infra_errors: bool = False,
     seed: int = 0,
+    judged: npt.NDArray[np.bool_] | None = None,
 ) -> MetricsReport:
-    """The metrics of a table, with the behaviour sections when its ``facts`` are given."""
+    """The metrics of a table, with the behaviour sections when its ``facts`` are given;
+    ``judged`` as `compute_metrics` takes it."""
     from agentgauge.metrics.behaviour import behaviour_and_reliability
 
     report = compute_metrics(
-        table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed
+        table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed, judged=judged
     )
     if facts is None:
         return report
@@ -518,7 +524,8 @@ def run_gates(
             )
         table = table.take(keep)
         facts = None if facts is None else facts.take(keep)
-    report = _measure(table, facts, k=_ks(cfg), by=by, seed=seed)
+    judged = None if facts is None else facts["judged"]
+    report = _measure(table, facts, k=_ks(cfg), by=by, seed=seed, judged=judged)
     comparison = None
     margins = [g.margin for g in cfg.gates if g.type == "non_inferiority"]
     if baseline is not None and margins:
