@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from agentgauge.errors import InputError
 from agentgauge.facts import Facts
@@ -69,6 +70,8 @@ from agentgauge.stats.power import (
     Plan,
     components_from_pilot,
     components_from_pilot_pair,
+    measured_within_share,
+    paired_variance,
     pilot_variance,
     plan_from_assumptions,
     z_two_sided,
@@ -174,7 +177,7 @@ def metrics(
 
     facts: Facts | None = None
     if isinstance(trials, TrialTable):
-        table = trials
+        table = trials  # no grades: which trials a judge graded is not known
     elif isinstance(trials, str | PathLike):
         from agentgauge.sources import open_source
 
@@ -187,6 +190,9 @@ def metrics(
     return _measure(
         table, facts if behaviour else None, k=k, by=by,
         exclude_infra_errors=exclude_infra_errors, seed=seed,
+        # Which trials a judge graded is a grade fact: read with the others, so that
+        # trials, their table and their file give one report without `behaviour`.
+        judged=facts["judged"] if facts is not None and behaviour else None,
     )  # fmt: skip
 
 
@@ -198,12 +204,14 @@ def _measure(
     by: Sequence[str],
     exclude_infra_errors: bool = False,
     seed: int = 0,
+    judged: npt.NDArray[np.bool_] | None = None,
 ) -> MetricsReport:
-    """The metrics of a table, with the behaviour sections when its ``facts`` are given."""
+    """The metrics of a table, with the behaviour sections when its ``facts`` are given;
+    ``judged`` as `compute_metrics` takes it."""
     from agentgauge.metrics.behaviour import behaviour_and_reliability
 
     report = compute_metrics(
-        table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed
+        table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed, judged=judged
     )
     if facts is None:
         return report
@@ -516,7 +524,8 @@ def run_gates(
             )
         table = table.take(keep)
         facts = None if facts is None else facts.take(keep)
-    report = _measure(table, facts, k=_ks(cfg), by=by, seed=seed)
+    judged = None if facts is None else facts["judged"]
+    report = _measure(table, facts, k=_ks(cfg), by=by, seed=seed, judged=judged)
     comparison = None
     margins = [g.margin for g in cfg.gates if g.type == "non_inferiority"]
     if baseline is not None and margins:
@@ -560,6 +569,22 @@ def _rates(table: TrialTable) -> dict[str, tuple[int, float]]:
     return {t: (int(n[i]), c[i] / n[i]) for i, t in enumerate(ids)}
 
 
+def _share_measured(pilot: str | None, share: float | None, given: float | None) -> None:
+    """Refuse ``--within-share`` beside a pilot (``None``: a pair) that measures the split."""
+    if given is None:
+        return
+    what, wins = ("the pilot", "the pilot would") if pilot else ("the pilots", "they would")
+    measured = f" ({share:.2f})" if share is not None else ""
+    raise InputError(
+        f"{what} measure{'s' if pilot else ''} the within-task share{measured} from tasks "
+        f"with two or more trials, and {wins} win; --within-share applies only where "
+        "nothing measures it (--baseline, or a pilot with one trial per task): drop "
+        "--within-share",
+        file=pilot,
+        field="--within-share",
+    )
+
+
 def _from_pilot(
     pilot: str,
     pilot_b: str | None,
@@ -568,12 +593,18 @@ def _from_pilot(
     tasks: int | None,
     trials: int,
     correlation: float,
-    within_share: float,
+    within_share: float | None,
     alpha: float,
     power: float,
 ) -> Plan:
     ta = _pilot_table(pilot)
-    inputs: dict[str, Any] = {"method": "pilot", "pilot": pilot, "within_share": within_share}
+    # The split of the pilot's variance into between- and within-task parts: measured
+    # when it has several trials per task (`within_share`, `variance_split` "pilot"),
+    # else --within-share's (or the default's) split of the whole observed variance.
+    given = within_share
+    share = DEFAULT_WITHIN_SHARE if given is None else given
+    assumed = "--within-share" if given is not None else "default"
+    inputs: dict[str, Any] = {"method": "pilot", "pilot": pilot}
     if pilot_b is None:
         _, idx = ta.task_index()
         try:
@@ -591,19 +622,23 @@ def _from_pilot(
                 file=pilot,
                 field="--pilot",
             )
-        comp = components_from_pilot(pv, correlation=correlation, within_share=within_share)
+        split = pv.sigma2 is None
+        if not split:
+            _share_measured(pilot, pv.within_share, given)
+        comp = components_from_pilot(pv, correlation=correlation, within_share=share)
         # Echo the τ² and σ² the plan used. With one trial per task they are the pilot's
         # variance split by --within-share (σ² = ω²'s partner in `components_from_pilot`);
         # `pv.tau2` is then the whole variance, which is not what went into ω².
-        split = pv.sigma2 is None
         inputs.update(
+            within_share=share if split else pv.within_share,
+            within_share_source=assumed if split else "pilot",
             correlation=correlation,
             pilot_tasks=pv.n_tasks,
             pilot_trials_per_task=pv.mean_trials,
             pilot_rate=pv.mean_rate,
             pilot_variance=pv.total,
             variance_split="within_share" if split else "pilot",
-            tau2=(1 - within_share) * pv.total if split else pv.tau2,
+            tau2=(1 - share) * pv.total if split else pv.tau2,
             sigma2=comp.sigma2_a,
         )
     else:
@@ -616,7 +651,7 @@ def _from_pilot(
             for key, src, i in (("na", ra, 0), ("pa", ra, 1), ("nb", rb, 0), ("pb", rb, 1))
         }
         comp = components_from_pilot_pair(
-            arr["na"], arr["pa"], arr["nb"], arr["pb"], within_share=within_share
+            arr["na"], arr["pa"], arr["nb"], arr["pb"], within_share=share
         )
         if comp.per_task() == 0:
             # B − A is the same on every shared task and no trial varies within one (two
@@ -632,7 +667,22 @@ def _from_pilot(
                 "agents do not always pass or fail",
                 field="--pilot-b",
             )
-        inputs.update(method="pilot-pair", pilot_b=pilot_b, pilot_tasks=len(shared))
+        # Both pilots with a task of two or more trials: ω², σ_A² and σ_B² estimated
+        # apart (`components_from_pilot_pair`), and --within-share had no part in them.
+        _, sig_a, sig_b, var_d = paired_variance(arr["na"], arr["pa"], arr["nb"], arr["pb"])
+        split = sig_a is None or sig_b is None
+        measured = measured_within_share(comp.sigma2_a + comp.sigma2_b, comp.omega2)
+        if not split:
+            _share_measured(None, measured, given)
+        inputs.update(
+            within_share=share if split else measured,
+            within_share_source=assumed if split else "pilot",
+            pilot_b=pilot_b,
+            pilot_tasks=len(shared),
+            pilot_variance=var_d,
+            variance_split="within_share" if split else "pilot",
+            method="pilot-pair",
+        )
     inputs["trials"] = trials
     return plan_from_components(
         comp,
@@ -653,7 +703,7 @@ def plan(
     tasks: int | None = None,
     trials: int = 1,
     correlation: float | None = None,
-    within_share: float = DEFAULT_WITHIN_SHARE,
+    within_share: float | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
     pilot: str | None = None,
@@ -666,7 +716,10 @@ def plan(
     `agentgauge.stats.power` and docs/compare-and-plan.md for the formula.
     ``correlation`` is 0 unless given; a paired pilot measures it, and a pilot
     replaces the baseline, so either given beside them is refused rather than
-    dropped. Bad inputs raise `InputError` naming the option."""
+    dropped. ``within_share`` splits a variance nothing measured apart into its
+    between- and within-task parts (`DEFAULT_WITHIN_SHARE` unless given); a pilot
+    with several trials per task measures the split, and ``within_share`` given
+    beside it is refused too. Bad inputs raise `InputError` naming the option."""
     alpha_ok = 0 < alpha < 1
     checks = [
         (not alpha_ok, "--alpha", "must be in (0, 1)"),
@@ -689,7 +742,11 @@ def plan(
             "--correlation",
             "must be in [-1, 1]",
         ),
-        (not 0 <= within_share <= 1, "--within-share", "must be in [0, 1]"),
+        (
+            within_share is not None and not 0 <= within_share <= 1,
+            "--within-share",
+            "must be in [0, 1]",
+        ),
         (tasks is not None and tasks < 2, "--tasks", "must be at least 2"),
         (delta is None and tasks is None, "--delta", "give --delta D, or --tasks N for the MDE"),
         (
@@ -732,16 +789,25 @@ def plan(
                 power=power,
             )
         assert baseline is not None
-        return plan_from_assumptions(
+        result = plan_from_assumptions(
             baseline,
             delta=None if tasks is not None else delta,
             tasks=tasks,
             trials=trials,
             correlation=r,
-            within_share=within_share,
+            within_share=DEFAULT_WITHIN_SHARE if within_share is None else within_share,
             alpha=alpha,
             power=power,
         )
+        # Say where the share came from, beside it: the user's, or the assumed default.
+        inputs: dict[str, Any] = {}
+        for key, value in (result.inputs or {}).items():
+            inputs[key] = value
+            if key == "within_share":
+                inputs["within_share_source"] = (
+                    "default" if within_share is None else "--within-share"
+                )
+        return dataclasses.replace(result, inputs=inputs)
     except ValueError as exc:
         raise InputError(str(exc), field="--delta" if delta is not None else "--tasks") from exc
 

@@ -25,7 +25,9 @@ Two kinds of facts:
 - **grade facts** (`GRADE_FACTS`), from the grades of one grade version: per
   grader that the metrics read (``tool_calls``, ``trajectory``, ``milestones``,
   ``minefields``, ``control``, ``checkpoints``) its verdict state and the
-  evidence fields the metrics use.
+  evidence fields the metrics use; and whether any grade came from a model judge
+  (``judged``: a grade naming its ``judge_model``), which tells a run no judge
+  graded from one whose judge's price is unknown (`agentgauge.metrics.cost`).
 
 Variable-length facts (an action sequence, errors by type, per-turn verdicts) are
 *labels*: one canonical JSON text per distinct value, like a task id, decoded
@@ -119,6 +121,7 @@ GRADE_FACTS: dict[str, FactKind] = {
     "ctl_irreversible": "float",
     "ctl_unconfirmed": "float",
     "ckpt_turns": "label",
+    "judged": "bool",
 }
 
 #: Every fact and its kind, event facts first.
@@ -329,6 +332,7 @@ _NO_GRADE_FACTS: dict[str, Any] = {
     **{name: None for name, kind in GRADE_FACTS.items() if kind != "state"},
     **{f"{p}_state": ABSENT for p in _GRADERS.values()},
     "tc_irrelevance": False,
+    "judged": False,
 }
 
 
@@ -343,6 +347,8 @@ def grade_facts(grades: Sequence[Grade | Mapping[str, Any]]) -> dict[str, Any]:
         name = _get(g, "grader")
         if name in _GRADERS:
             by_name[name] = g
+        if _get(g, "judge_model"):  # rubric, groundedness, semantic_match: a model judged
+            out["judged"] = True
     for name, g in by_name.items():
         prefix = _GRADERS[name]
         state = _state(g)

@@ -299,15 +299,92 @@ def test_a_pilot_reports_the_variance_components_it_used(tmp_path: Path) -> None
     assert d["tau2"] == pytest.approx(0.175) and d["sigma2"] == pytest.approx(0.075)
     assert d["variance"]["omega2"] == pytest.approx(2 * d["tau2"])
     assert d["pilot_variance"] == pytest.approx(0.25) and d["variance_split"] == "within_share"
+    assert d["within_share"] == 0.3 and d["within_share_source"] == "--within-share"
     # Four trials per task (1100, 1111, 0000): σ² = 1/9 and τ² = 2/9 estimated apart
-    # (tests/stats/test_power.py), whatever --within-share says.
+    # (tests/stats/test_power.py); the share it measured is (1/9)/(1/9 + 2/9) = 1/3.
     rows = [[True, True, False, False], [True] * 4, [False] * 4]
     pilot = _outcomes(tmp_path / "k4.jsonl", rows)
     args[2] = str(pilot)
-    d = json.loads(run_cli(*args).stdout)
+    d = json.loads(run_cli(*args[:-3], "--json").stdout)
     assert d["tau2"] == pytest.approx(2 / 9) and d["sigma2"] == pytest.approx(1 / 9)
     assert d["pilot_variance"] == pytest.approx(0.25) and d["variance_split"] == "pilot"
     assert d["variance"]["omega2"] == pytest.approx(4 / 9)
+    assert d["within_share"] == pytest.approx(1 / 3) and d["within_share_source"] == "pilot"
+
+
+_K4 = [[True, True, False, False], [True] * 4, [False] * 4]
+
+
+@pytest.mark.parametrize(
+    ("pair", "share", "shown"),
+    [
+        # One pilot of four trials per task (1100, 1111, 0000): σ² = 1/9, τ² = 2/9,
+        # share (1/9)/(3/9) = 0.33.
+        (False, "0.33", "0.333333"),
+        # Paired with B = 1111, 1111, 0000: d = 0.5, 0, 0, Var_t(d) = 1/12; s_A² = 1/3
+        # on the first task, so σ_A² = 1/9, σ_B² = 0, and ω² = 1/12 − (1/3)/4/3 = 1/18:
+        # share (1/9 + 0)/(1/18 + 1/9) = 2/3.
+        (True, "0.67", "0.666667"),
+    ],
+)
+def test_plan_refuses_within_share_beside_a_pilot_that_measures_it(
+    tmp_path: Path, pair: bool, share: str, shown: str
+) -> None:
+    # --within-share was accepted and dropped without a word: the same plan for 0.1 and
+    # 0.9, which even echoed the share it had not used.
+    a = _outcomes(tmp_path / "a.jsonl", _K4)
+    b = _outcomes(tmp_path / "b.jsonl", [[True] * 4, [True] * 4, [False] * 4])
+    args = ["plan", "--pilot", str(a), *(["--pilot-b", str(b)] if pair else []), "--delta", "0.1"]
+    res = run_cli(*args, "--within-share", "0.5")
+    assert res.returncode == 2 and res.stdout == "", res.stdout
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    what = "the pilots measure" if pair else "the pilot measures"
+    assert (
+        f"--within-share: {what} the within-task share ({share}) from tasks with two or more trials"
+        in res.stderr
+    )
+    assert "drop --within-share" in res.stderr
+    # Without it, the plan says the split is the pilot's, and the share it measured.
+    res = run_cli(*args)
+    assert res.returncode == 0, res.stderr
+    assert f"within_share {shown} (measured by the pilot)" in res.stdout
+    d = json.loads(run_cli(*args, "--json").stdout)
+    assert d["within_share"] == pytest.approx(float(share), abs=0.005)
+    assert d["within_share_source"] == "pilot" and d["variance_split"] == "pilot"
+    if pair:
+        assert d["pilot_variance"] == pytest.approx(1 / 12)
+        assert d["variance"]["omega2"] == pytest.approx(1 / 18)
+        assert d["variance"]["sigma2_a"] == pytest.approx(1 / 9)
+        assert d["variance"]["sigma2_b"] == 0
+
+
+def test_plan_uses_within_share_where_the_pilot_pair_cannot_measure_it(tmp_path: Path) -> None:
+    # B has one trial per task (1, 1, 0): the pair cannot split Var_t(d) = 1/12 (d = 0.5,
+    # 0, 0), so --within-share 0.4 does: ω² = 0.6/12 = 0.05, σ_A² = σ_B² = 0.4/12/2 = 1/60.
+    a = _outcomes(tmp_path / "a.jsonl", _K4)
+    b = _outcomes(tmp_path / "b.jsonl", [[True], [True], [False]])
+    args = ["plan", "--pilot", str(a), "--pilot-b", str(b), "--delta", "0.1"]
+    d = json.loads(run_cli(*args, "--within-share", "0.4", "--json").stdout)
+    assert d["variance"]["omega2"] == pytest.approx(0.05)
+    assert d["variance"]["sigma2_a"] == pytest.approx(1 / 60)
+    assert d["variance"]["sigma2_b"] == pytest.approx(1 / 60)
+    assert d["within_share"] == 0.4 and d["within_share_source"] == "--within-share"
+    assert d["variance_split"] == "within_share" and d["pilot_variance"] == pytest.approx(1 / 12)
+    # Without it, the default 0.5 splits it, and says it is an assumption.
+    res = run_cli(*args)
+    assert "within_share 0.5 (default, assumed)" in res.stdout, res.stderr
+    d = json.loads(run_cli(*args, "--json").stdout)
+    assert d["within_share"] == 0.5 and d["within_share_source"] == "default"
+    assert d["variance"]["omega2"] == pytest.approx(0.5 / 12)
+
+
+def test_plan_from_assumptions_says_where_its_within_share_came_from() -> None:
+    base = ["plan", "--baseline", "0.8", "--delta", "0.1"]
+    assert "within_share 0.5 (default, assumed)" in run_cli(*base).stdout
+    res = run_cli(*base, "--within-share", "0.3")
+    assert "within_share 0.3 (--within-share)" in res.stdout, res.stderr
+    d = json.loads(run_cli(*base, "--within-share", "0.3", "--json").stdout)
+    assert d["within_share"] == 0.3 and d["within_share_source"] == "--within-share"
 
 
 def test_a_pilot_pair_with_variance_in_one_run_still_plans(tmp_path: Path) -> None:

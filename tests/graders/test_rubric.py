@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -565,6 +569,69 @@ def test_rubric_grader_entry_point(serve: Any) -> None:
     grades = grader.grade_all(task, make_trial())
     assert [g.grader for g in grades] == ["rubric", "rubric:cancel", "rubric:polite"]
     grader.judge.close()
+
+
+def test_metrics_tell_no_judge_from_a_judge_of_unknown_price(serve: Any, tmp_path: Path) -> None:
+    # A real judge grades two configurations: "priced" by a judge with a price (two
+    # trials of one call each, (100 · $1 + 20 · $2)/1e6 = $0.00014 a call), "mixed" once
+    # by it and once by one no price table knows; "none" no judge grades. Before, "none"
+    # and "mixed" both read "no trial records a judge cost" or worse: "mixed" reported
+    # $0.00014 over 1 judged trial, the known half of an unknown total.
+    server, priced = serve(by_criterion({"polite": answer("yes")}))
+    unpriced = RubricJudge(
+        JudgeConfig(
+            base_url=server.base_url,
+            model="local-judge",
+            api_key_env=None,
+            headers={"Connection": "close"},
+        )
+    )
+    task = Task(id="t1", instruction="Be polite.", expectations=Expectations(rubric=[C_POLITE]))
+    trials = []
+    for agent, judges in (("priced", [priced, priced]), ("mixed", [priced, unpriced])):
+        for k, judge in enumerate(judges):
+            trial = make_trial(cost_usd=0.01).model_copy(update={"agent": agent, "trial": k})
+            trial.grades = [RubricGrader(judge).grade(task, trial)]
+            trials.append(trial)
+    trials += [
+        make_trial(cost_usd=0.01).model_copy(update={"agent": "none", "trial": k}) for k in range(2)
+    ]
+    unpriced.close()
+    assert [t.judge_cost_usd for t in trials[:4]] == pytest.approx([1.4e-4, 1.4e-4, 1.4e-4, None])
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(t.model_dump_json() + "\n" for t in trials))
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentgauge", *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    db = tmp_path / "agentgauge.db"
+    cli("import", "jsonl", str(path), "--run-id", "r", "--store", str(db))
+    for source in (str(path), f"{db}:r"):  # as read from the file and from the store
+        groups = {g["agent"]: g for g in json.loads(cli("metrics", source, "--json"))["groups"]}
+        cost = {a: g["cost"] for a, g in groups.items()}
+        why = {a: g["null_reasons"].get("cost.judge_total") for a, g in groups.items()}
+        assert cost["priced"]["judge_total"] == pytest.approx(2.8e-4), source
+        assert (cost["priced"]["n_judged"], cost["priced"]["judge_missing"]) == (2, 0)
+        assert why["priced"] is None
+        assert cost["mixed"]["judge_total"] is None
+        assert (cost["mixed"]["n_judged"], cost["mixed"]["judge_missing"]) == (2, 1)
+        assert why["mixed"] == "judge price unknown for 1 of 2 judged trials"
+        assert cost["none"]["judge_total"] is None
+        assert (cost["none"]["n_judged"], cost["none"]["judge_missing"]) == (0, 0)
+        assert why["none"] == "not applicable: no model judge graded these trials"
+        table = cli("metrics", source)
+        assert "unknown (1 of 2 judged trials unpriced)" in table and "no judge" in table
+    # The HTML report's cost table says the same.
+    cli("report", str(path), "--html", str(tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert "unknown (1 of 2 judged trials unpriced)" in page and "<td>no judge</td>" in page
 
 
 def test_rubric_grader_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:

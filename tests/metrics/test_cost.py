@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgauge.metrics import cost_metrics, cost_of_pass
-from agentgauge.metrics.cost import SUM_OVERFLOW, checked_cost_of_pass, quantiles
+from agentgauge.metrics.cost import SUM_OVERFLOW, CostMetrics, checked_cost_of_pass, quantiles
 
 NAN = float("nan")
 
@@ -67,6 +67,40 @@ def test_judge_cost_kept_apart() -> None:
     assert m.judge_total == pytest.approx(0.3) and m.judge_n == 2  # over the trials judged
     assert m.per_trial == 1.0 and m.cost_of_pass == 1.0
     assert cost_metrics(success_rate=1.0, **arrays(cost_usd=[1.0])).judge_total is None
+    # Without ``judged`` (a bare table: no grades) it cannot tell which trials a judge
+    # graded: no count of unpriced ones, and no claim that none was.
+    assert m.judge_missing is None and "judge_total" not in m.reasons
+
+
+def _judge(costs: list[float], judged: list[bool]) -> CostMetrics:
+    return cost_metrics(
+        success_rate=1.0,
+        **arrays(cost_usd=[1.0] * len(costs), judge_cost_usd=costs),
+        judged=np.array(judged),
+    )
+
+
+def test_no_judge_is_not_applicable_not_unknown() -> None:
+    # No grade names a judge model and no trial records a judge cost: no judge ran.
+    m = _judge([NAN, NAN], [False, False])
+    assert m.judge_total is None and m.judge_n == 0 and m.judge_missing == 0
+    assert m.reasons["judge_total"] == "not applicable: no model judge graded these trials"
+
+
+def test_a_judged_trial_without_a_cost_makes_the_judge_total_unknown() -> None:
+    # Three trials a judge graded: $0.10, $0.20 and one whose judge price is unknown (its
+    # grade names the judge, no cost recorded); a fourth no judge graded. The sum of the
+    # two known, $0.30, was reported as the total over "2 judged trials".
+    m = _judge([0.1, 0.2, NAN, NAN], [True, True, True, False])
+    assert m.judge_total is None and m.judge_n == 3 and m.judge_missing == 1
+    assert m.reasons["judge_total"] == "judge price unknown for 1 of 3 judged trials"
+    # Every judged trial priced: the sum over them, the unjudged one left out.
+    m = _judge([0.1, 0.2, NAN], [True, True, False])
+    assert m.judge_total == pytest.approx(0.3) and m.judge_n == 2 and m.judge_missing == 0
+    assert "judge_total" not in m.reasons
+    # A recorded judge cost counts whatever the grades say (an imported record).
+    m = _judge([0.25, NAN], [False, False])
+    assert m.judge_total == pytest.approx(0.25) and m.judge_n == 1 and m.judge_missing == 0
 
 
 def test_latency_quantiles_and_tokens() -> None:

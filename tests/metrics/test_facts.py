@@ -25,7 +25,7 @@ from agentgauge.metrics.reliability import (
     trajectory_consistency_dist,
     trajectory_consistency_seq,
 )
-from agentgauge.schema import ToolCallEvent, ToolResultEvent, Trial
+from agentgauge.schema import Grade, ToolCallEvent, ToolResultEvent, Trial
 from agentgauge.store import Store
 
 
@@ -276,3 +276,14 @@ def test_the_metrics_read_a_control_event_as_the_grader_does(tmp_path: Path) -> 
         store.create_run(Run(run_id="r", created_at=utc_now()))
         store.add_trials("r", trials)
     assert _same(db, "r", by=())["groups"][0]["control"] == control
+
+
+def test_judged_says_whether_a_model_judge_graded_the_trial() -> None:
+    # The fact behind the judge's total (`cost_metrics`): a grade naming its judge model
+    # (rubric, groundedness, semantic_match) marks the trial judged, whatever it cost.
+    code = Grade(grader="state", passed=True)
+    judge = Grade(grader="rubric", passed=None, status="unknown:undecided", judge_model="j")
+    base = {"task_id": "t", "success": True}
+    assert trial_facts(Trial(**base)).get("judged") is False
+    assert trial_facts(Trial(**base, grades=[code]))["judged"] is False
+    assert trial_facts(Trial(**base, grades=[code, judge]))["judged"] is True

@@ -151,12 +151,15 @@ def test_pilot_variance_by_hand() -> None:
     comp = components_from_pilot(pv, correlation=0.25)
     # ω² = 2·(1 − 0.25)·2/9 = 1/3
     assert comp.omega2 == pytest.approx(1 / 3) and comp.sigma2_a == pytest.approx(1 / 9)
+    # The within-task share it measured: σ²/(τ² + σ²) = (1/9)/(3/9) = 1/3.
+    assert pv.within_share == pytest.approx(1 / 3)
 
 
 def test_pilot_with_one_trial_per_task_splits_by_share() -> None:
     pv = pilot_variance(np.arange(4), np.array([1, 0, 1, 1]))
     # p = 1,0,1,1: mean 0.75, Var ddof=1 = (3·0.0625 + 0.5625)/3 = 0.25
     assert pv.sigma2 is None and pv.total == pytest.approx(0.25)
+    assert pv.within_share is None  # nothing measured: the split is assumed
     comp = components_from_pilot(pv, within_share=0.4)
     # σ² = 0.4·0.25 = 0.1, τ² = 0.15, ω² = 2·0.15 = 0.3
     assert comp.sigma2_a == pytest.approx(0.1) and comp.omega2 == pytest.approx(0.3)

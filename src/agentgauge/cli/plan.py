@@ -14,6 +14,13 @@ if TYPE_CHECKING:
     from agentgauge.stats.power import Plan
 
 
+_SHARE_FROM = {
+    "pilot": "measured by the pilot",
+    "--within-share": "--within-share",
+    "default": "default, assumed",
+}
+
+
 def _explain(p: Plan) -> str:
     c = p.components
     z_a = p.z - _z_beta(p.power)
@@ -61,9 +68,13 @@ def plan_cmd(
         ),
     ] = None,
     within_share: Annotated[
-        float,
-        typer.Option("--within-share", help="Share of trial variance within tasks (0–1)."),
-    ] = DEFAULT_WITHIN_SHARE,
+        float | None,
+        typer.Option(
+            "--within-share",
+            help=f"Share of trial variance within tasks (0–1; default {DEFAULT_WITHIN_SHARE:g}"
+            "; not with a pilot of several trials per task, which measures it).",
+        ),
+    ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Two-sided test level.")] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Power 1 − β.")] = 0.8,
     tasks: Annotated[
@@ -112,9 +123,13 @@ def plan_cmd(
     else:
         out.print(Text.assemble(("no detectable effect", "bold"), f": {result.mde_reason}"))
     out.print(_explain(result), markup=False, highlight=False)
-    inputs = result.inputs or {}
+    inputs = dict(result.inputs or {})
+    # "within_share 0.5 (default)": the share and where it came from, as one input.
+    where = _SHARE_FROM.get(inputs.pop("within_share_source", None))
     shown = ", ".join(
-        f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in inputs.items()
+        (f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}")
+        + (f" ({where})" if k == "within_share" and where else "")
+        for k, v in inputs.items()
     )
     out.print(
         f"  from {shown}; α {alpha:g}, power {power:g}; "

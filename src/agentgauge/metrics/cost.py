@@ -72,7 +72,11 @@ class CostMetrics:
     model_calls: float | None
     reasons: dict[str, str] = field(default_factory=dict)
     judge_n: int = 0
-    """Trials that record a judge cost (the count behind `judge_total`)."""
+    """Trials a model judge graded, or that record a judge cost (the count behind
+    `judge_total`); without ``judged``, only those that record one."""
+    judge_missing: int | None = None
+    """Judged trials whose judge price is unknown; ``None`` when which trials a judge
+    graded is not known (``judged`` not given)."""
     input_tokens_n: int = 0
     """Trials that report their input tokens (the count behind `input_tokens`)."""
     output_tokens_n: int = 0
@@ -225,6 +229,7 @@ def cost_metrics(
     task: npt.NDArray[np.intp] | None = None,
     task_trials: npt.NDArray[np.int64] | None = None,
     successes: int | None = None,
+    judged: npt.NDArray[np.bool_] | None = None,
 ) -> CostMetrics:
     """Cost per trial and in total, cost of pass, judge cost, latency, tokens.
 
@@ -238,8 +243,14 @@ def cost_metrics(
     - spend_per_success = total / ``successes`` (pooled: what was spent per
       success, whichever tasks they came from); ``None`` without successes or with
       an unknown price.
-    - judge_total: the graders' spend, never added to the agent's, over the
-      ``judge_n`` trials that record one (a trial no judge graded records none).
+    - judge_total: the graders' spend, never added to the agent's. With ``judged``
+      (per trial: a model judge graded it, the `agentgauge.facts` fact) it is the sum
+      over the ``judge_n`` trials a judge graded, ``None`` with reason ``not
+      applicable: no model judge graded these trials`` when none was, and ``None``
+      with ``judge price unknown for M of N judged trials`` when a judged trial
+      records no cost (``judge_missing`` = M): a sum without them is not the total.
+      Without ``judged``, the sum over the trials that record a cost (a trial no
+      judge graded records none, and neither does one whose judge's price is unknown).
     - token totals: ``None`` when any trial lacks its count (reasons
       ``tokens.input_total``, ``tokens.output_total``: unknown for N of M trials);
       the means are over the ``input_tokens_n`` / ``output_tokens_n`` that have one.
@@ -300,6 +311,13 @@ def cost_metrics(
     n_tool, tool_sum = _count_sum(tool_calls)
     n_model, model_sum = _count_sum(model_calls)
     n_judge, judge_sum = _count_sum(judge_cost_usd)
+    judge_missing: int | None = None
+    if judged is not None:
+        # A judged trial with no cost is one whose judge's price is unknown; one that
+        # records a cost was judged whatever its grades say (an imported record).
+        unpriced = judged & np.isnan(judge_cost_usd)
+        judge_missing = int(np.count_nonzero(unpriced))
+        n_judge += judge_missing
     # A total over the trials that recorded a figure is not the total: one that some
     # trials lack is unknown, and says for how many (the means stay, over those that
     # recorded it, with their count). The judges' spend is summed over the trials a
@@ -309,7 +327,13 @@ def cost_metrics(
             reasons[key] = f"unknown for {n - known} of {n} trials"
     # Token and call counts are at most 2**63 − 1 each (`bounds.check_count`): their
     # sums stay far below the largest float. Judge costs are amounts, and can pass it.
-    judge_total: float | None = judge_sum if n_judge else None
+    judge_total: float | None = judge_sum if n_judge and not judge_missing else None
+    if judge_missing:
+        reasons["judge_total"] = (
+            f"judge price unknown for {judge_missing} of {n_judge} judged trials"
+        )
+    elif judge_missing == 0 and n_judge == 0 and n:
+        reasons["judge_total"] = "not applicable: no model judge graded these trials"
     if judge_total is not None and not math.isfinite(judge_total):
         judge_total = None
         reasons["judge_total"] = SUM_OVERFLOW
@@ -319,6 +343,7 @@ def cost_metrics(
         cost_of_pass=cop,
         judge_total=judge_total,
         judge_n=n_judge,
+        judge_missing=judge_missing,
         missing=missing,
         latency_p50=p50,
         latency_p95=p95,

@@ -94,6 +94,7 @@ class GroupMetrics:
                 "judge_total": _num(c.judge_total),
                 "missing": c.missing,
                 "n_judged": c.judge_n,
+                "judge_missing": c.judge_missing,
             },
             "latency_s": {
                 "p50": _num(c.latency_p50),
@@ -270,13 +271,17 @@ def compute_metrics(
     by: Sequence[str] = _LABELS,
     exclude_infra_errors: bool = False,
     seed: int = 0,
+    judged: npt.NDArray[np.bool_] | None = None,
 ) -> MetricsReport:
     """Outcome, pass@k/pass^k, cost and latency per group (docs/metrics.md).
 
     Infrastructure errors (status ``error``/``timeout`` not caused by the agent)
     count as failures unless ``exclude_infra_errors`` drops them, which adds a
     warning with their count (silently dropping them inflates scores:
-    tau2-bench issue #493). ``seed`` seeds the bootstrap intervals.
+    tau2-bench issue #493). ``seed`` seeds the bootstrap intervals. ``judged``
+    (per row: a model judge graded the trial, the ``judged`` fact of
+    `agentgauge.facts`) lets the judge's total tell a run no judge graded from one
+    whose judge's price is unknown (`cost_metrics`); without it, it cannot.
     """
     ks = _validate_k(k)
     by = tuple(by)
@@ -285,6 +290,8 @@ def compute_metrics(
             raise ValueError(f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}")
     warnings: list[str] = []
     n_rows = len(table)
+    if judged is not None and len(judged) != n_rows:
+        raise ValueError(f"judged has {len(judged)} rows, the table {n_rows}")
     infra = table.infra_error
     n_infra = int(np.count_nonzero(infra))
     # An infra error is a failure unless excluded: a crashed trial is not a success.
@@ -347,6 +354,7 @@ def compute_metrics(
             task=task_codes if rows is None else task_codes[rows],
             task_trials=n_full,
             successes=outcome.n_successes,
+            judged=None if judged is None else judged if rows is None else judged[rows],
         )
         first = int(group_first[g])
         labels: dict[str, Any] = {}

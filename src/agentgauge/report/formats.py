@@ -8,7 +8,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["DASH", "counted_trials", "estimate", "money", "no_spread_count", "no_spread_tasks"]
+__all__ = [
+    "DASH",
+    "counted_trials",
+    "estimate",
+    "judge_cost",
+    "money",
+    "no_spread_count",
+    "no_spread_tasks",
+]
 
 #: What a figure nobody measured shows (the reason is printed beside or below it).
 DASH = "—"
@@ -25,6 +33,27 @@ def money(x: float | None) -> str:
     if x == 0 or abs(x) >= 1:
         return f"${x:,.2f}"
     return f"${x:.3g}" if abs(x) >= 1e-4 else f"${x:.2e}"
+
+
+def judge_cost(cost: dict[str, Any], n_trials: int | None) -> str:
+    """The judge's total spend (a metrics group's ``cost``): ``$0.0420``, with ``(2 of 3
+    trials)`` where a judge graded only some; ``no judge`` where none graded the trials
+    (``judge_missing`` 0 and nothing judged); ``unknown (1 of 3 judged trials
+    unpriced)`` where a judged trial's price is unknown; a dash otherwise (not known
+    whether a judge graded them, or a sum past the largest float)."""
+    total, judged, missing = (
+        cost.get("judge_total"),
+        cost.get("n_judged"),
+        cost.get("judge_missing"),
+    )
+    if total is None and missing:
+        return f"unknown ({missing} of {judged} judged trials unpriced)"
+    if total is None and missing == 0 and not judged:
+        return "no judge"
+    out = money(total)
+    if total is not None and judged and n_trials and judged < n_trials:
+        out += f" ({judged} of {n_trials} trials)"
+    return out
 
 
 def no_spread_count(se: float | None, n_successes: int | None, n_trials: int | None) -> str | None:

@@ -21,7 +21,13 @@ from agentgauge.display import terminal_text as _text
 from agentgauge.display import terminal_warning
 from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
-from agentgauge.report.formats import counted_trials, estimate, no_spread_count, no_spread_tasks
+from agentgauge.report.formats import (
+    counted_trials,
+    estimate,
+    judge_cost,
+    no_spread_count,
+    no_spread_tasks,
+)
 from agentgauge.report.formats import money as _money
 from agentgauge.report.scope import ALL_VARIANTS
 
@@ -68,12 +74,6 @@ def _pm_trials(group: dict[str, Any]) -> str:
     if sr["value"] is not None and count is not None:
         return f"{_pct(sr['value'])} {count}"
     return _pm(sr["value"], sr["se"])
-
-
-def _judged(group: dict[str, Any]) -> str:
-    """`` (2 of 3 trials)`` where a judge graded only some trials: the spend is theirs."""
-    judged, n = group["cost"].get("n_judged"), group["n_trials"]
-    return f" ({judged} of {n} trials)" if judged and n and judged < n else ""
 
 
 def _token_count(group: dict[str, Any]) -> str:
@@ -169,7 +169,7 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
         _cost(g, "total"),
         _cost(g, "cost_of_pass"),
         _cost(g, "spend_per_success"),
-        _money(cost["judge_total"]) + _judged(g),
+        judge_cost(cost, g["n_trials"]),
         f"{_num(lat['p50'], ' s')} / {_num(lat['p95'], ' s')}",
         f"{_num(tok['input'], digits=0)} / {_num(tok['output'], digits=0)}{_token_count(g)}",
         _num(g["calls"]["tool"]),

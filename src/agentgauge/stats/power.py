@@ -62,6 +62,7 @@ __all__ = [
     "components_from_pilot",
     "components_from_pilot_pair",
     "mde_from_assumptions",
+    "measured_within_share",
     "minimum_detectable_effect",
     "paired_variance",
     "pilot_variance",
@@ -263,6 +264,25 @@ class PilotVariance:
     n_tasks: int
     mean_trials: float
     mean_rate: float
+
+    @property
+    def within_share(self) -> float | None:
+        """The measured share of trial variance within tasks, σ²/(τ² + σ²).
+
+        ``None`` when the pilot cannot separate them (one trial per task) or shows
+        no variance at all.
+        """
+        return measured_within_share(self.sigma2, self.tau2)
+
+
+def measured_within_share(within: float | None, between: float) -> float | None:
+    """``within``/(``between`` + ``within``): the within-task share a pilot measured.
+
+    ``None`` when ``within`` is (one trial per task: nothing measured) or both are 0.
+    """
+    if within is None or within + between <= 0:
+        return None
+    return within / (within + between)
 
 
 def _per_task(
