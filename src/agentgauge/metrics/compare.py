@@ -20,9 +20,9 @@ Choices this module makes, and why:
   with fewer of them than the exact sign test needs to reach α (6 at α = 0.05:
   2 · 0.5^5 = 0.0625; `agentgauge.stats.exact.sign_test_min_n`) no test over them
   can tell a difference: the verdict is then the noise sentence with that reason,
-  whatever the interval, which is a bound on trials as much as on tasks (the
-  score interval's 2 tasks × 1 trial, all failing then all passing, excluded 0 at
-  p = 0.028 beside McNemar's 0.5).
+  whatever the interval, whose width also counts the trials (for 2 tasks × 1
+  trial, all failing then all passing, the score interval excluded 0 at p = 0.028
+  beside McNemar's 0.5).
 - **Flips**: a task "passed" in a run when its majority of trials succeeded
   (p_t > 0.5) and "failed" when p_t < 0.5; p_t = 0.5 is neither, so it never
   counts as a flip. With one trial per task this is plain pass/fail.

@@ -61,7 +61,7 @@ def sign_test_min_n(alpha: float) -> int:
     """The fewest pairs with which the two-sided exact sign test can reach p ≤ ``alpha``.
 
     Its smallest p over n pairs is that of every pair moving the same way,
-    `binomial_half_two_sided` (0, n) = 2 · (1/2)ⁿ, so this is the smallest n with
+    ``binomial_half_two_sided(0, n)`` = 2 · (1/2)ⁿ, so this is the smallest n with
     2 · (1/2)ⁿ ≤ α: 6 at α = 0.05 (2 · 0.5⁶ = 0.03125), 5 at α = 0.1, 8 at α = 0.01
     (Conover 1999, *Practical Nonparametric Statistics*, 3rd ed., §3.4). With fewer,
     no exact test whose null is that each pair is equally likely to go either way
