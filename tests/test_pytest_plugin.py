@@ -42,11 +42,18 @@ TASKS = [
     {"id": "b", "environment": ENV, "instruction": "add 4",
      "expectations": {"final_state": {"counter": 4}}},
 ]
+# Six tasks: the fewest with which a paired comparison can tell anything at α = 0.05
+# (the exact sign test over n tasks cannot go below p = 2 · 0.5^n).
+SIX = TASKS + [
+    {"id": f"c{n}", "environment": ENV, "instruction": f"add {n}",
+     "expectations": {"final_state": {"counter": n}}}
+    for n in (5, 6, 7, 8)
+]
 
 def fails_b(session):
-    """Solves task a always, task b never."""
-    if session.task_id == "a":
-        session.call_tool("add", {"amount": 3})
+    """Solves every task but b."""
+    if session.task_id != "b":
+        session.call_tool("add", {"amount": int(re.findall(r"\\d+", session.instruction)[-1])})
 
 _calls = {}
 _lock = threading.Lock()
@@ -298,24 +305,27 @@ def test_non_inferiority_and_gates_dict(pytester: pytest.Pytester) -> None:
             {"type": "non_inferiority", "margin": 0.1},
         ]}
 
-        # Both runs pass everything, but 2 tasks cannot show "within 5 points": the
-        # interval is about [-0.49, +0.49] (the score interval; a paired t on d = 0
+        # Both runs pass everything, but 6 tasks cannot show "within 5 points": the
+        # interval is about [-0.24, +0.24] (the score interval; a paired t on d = 0
         # everywhere would claim [0, 0]), so the same agent is only shown not worse
-        # by more than 60 points.
+        # by more than 60 points. 2 tasks cannot show even that: the gate fails.
         WIDE = {"gates": [{"type": "non_inferiority", "margin": 0.6}]}
 
         def test_same_agent_is_not_worse(agentgauge_eval):
-            base = agentgauge_eval.run(TASKS, counting_agent, trials=2)
-            new = agentgauge_eval.run(TASKS, counting_agent, trials=2, seed=1)
+            base = agentgauge_eval.run(SIX, counting_agent, trials=2)
+            new = agentgauge_eval.run(SIX, counting_agent, trials=2, seed=1)
             new.assert_not_worse_than(base, margin=0.6)
             new.check_gates(WIDE, baseline=base.source)
             narrow = {"gates": [{"type": "non_inferiority", "margin": 0.05}]}
             (result,) = new.evaluate(narrow, baseline=base)
-            assert not result.passed and "lower bound -0.4" in result.detail
+            assert not result.passed and "lower bound -0.2" in result.detail
+            two = agentgauge_eval.run(TASKS, counting_agent, trials=2, seed=2)
+            (result,) = two.evaluate(WIDE, baseline=base)
+            assert not result.passed and "too few tasks to tell" in result.detail
 
         def test_worse_agent_fails(agentgauge_eval):
-            base = agentgauge_eval.run(TASKS, counting_agent, trials=2)
-            new = agentgauge_eval.run(TASKS, fails_b, trials=2)
+            base = agentgauge_eval.run(SIX, counting_agent, trials=2)
+            new = agentgauge_eval.run(SIX, fails_b, trials=2)
             new.check_gates(GATES, baseline=base)
 
         def test_non_inferiority_needs_a_baseline(agentgauge_eval):
@@ -324,12 +334,13 @@ def test_non_inferiority_and_gates_dict(pytester: pytest.Pytester) -> None:
     )
     out = pytester.runpytest()
     out.assert_outcomes(passed=1, failed=2)
-    # Paired over 2 tasks: differences 0 (a) and -1 (b), mean -0.5. pass^2 = 0.5 passes 0.4.
+    # Paired over 6 tasks: differences -1 (b) and 0 (the others), mean -1/6. pass^2 = 5/6
+    # passes 0.4.
     out.stdout.fnmatch_lines_random(
         [
             "*1 of 2 gate checks failed",
             "gate failed: non-inferiority (margin 0.1) (B vs baseline): "
-            "paired difference -0.500, *",
+            "paired difference -0.167, *",
             "*a non_inferiority gate needs a baseline: pass baseline=... (a result or a SOURCE)",
         ]
     )
@@ -403,8 +414,9 @@ def test_the_plugin_refuses_what_gate_refuses_with_its_words(
 def test_the_marker_takes_the_baseline_of_its_non_inferiority_gates(
     pytester: pytest.Pytester,
 ) -> None:
-    # The baseline solved both tasks in both trials; fails_b solves only a.
-    rows = [f'{{"task_id": "{t}", "trial": {k}, "success": true}}' for t in "ab" for k in (0, 1)]
+    # The baseline solved all six tasks in both trials; fails_b solves all but b.
+    ids = ["a", "b", "c5", "c6", "c7", "c8"]
+    rows = [f'{{"task_id": "{t}", "trial": {k}, "success": true}}' for t in ids for k in (0, 1)]
     pytester.makefile(".jsonl", base="\n".join(rows) + "\n")
     _inner(
         pytester,
@@ -414,11 +426,11 @@ def test_the_marker_takes_the_baseline_of_its_non_inferiority_gates(
 
         @pytest.mark.agentgauge(trials=2, gates=WIDE, baseline="base.jsonl")
         def test_not_worse(agentgauge_eval):
-            agentgauge_eval.run(TASKS, counting_agent)
+            agentgauge_eval.run(SIX, counting_agent)
 
         @pytest.mark.agentgauge(trials=2, gates=NARROW, baseline="base.jsonl")
         def test_worse(agentgauge_eval):
-            agentgauge_eval.run(TASKS, fails_b)
+            agentgauge_eval.run(SIX, fails_b)
 
         @pytest.mark.agentgauge(trials=2, gates=NARROW)
         def test_no_baseline(agentgauge_eval):
@@ -431,11 +443,11 @@ def test_the_marker_takes_the_baseline_of_its_non_inferiority_gates(
     )
     out = pytester.runpytest()
     out.assert_outcomes(passed=1, failed=1, errors=2)
-    # Paired over 2 tasks: differences 0 (a) and -1 (b), mean -0.5.
+    # Paired over 6 tasks: differences -1 (b) and 0 (the others), mean -1/6.
     out.stdout.fnmatch_lines_random(
         [
             "gate failed: non-inferiority (margin 0.1) (B vs baseline): "
-            "paired difference -0.500, *",
+            "paired difference -0.167, *",
             # It used to say "pass baseline=...", which the marker did not take.
             "*@pytest.mark.agentgauge: a non_inferiority gate needs a baseline: "
             "add baseline=SOURCE (a trials file or DB:RUN_ID) to the marker",

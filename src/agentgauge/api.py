@@ -265,7 +265,9 @@ def compare(
 
     ``verdict`` is the sentence ("B is better", "B is worse", "not
     distinguishable from noise with T tasks × K trials", or with ``margin`` the
-    non-inferiority form); ``to_dict()`` is ``agentgauge.compare/1``. Gates read
+    non-inferiority form; with fewer shared tasks, or families, than can tell a
+    difference at ``alpha``, 6 at 0.05, the noise sentence with that reason:
+    ``too_few_units``); ``to_dict()`` is ``agentgauge.compare/1``. Gates read
     ``non_inferior_at(margin)``.
 
     Each side must hold one (agent, model) configuration; a SOURCE holding

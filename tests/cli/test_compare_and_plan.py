@@ -88,6 +88,50 @@ def test_json_has_the_spec_schema(tmp_path: Path, theta: np.ndarray) -> None:
     assert len(d["record"]["lines"]) == 9
 
 
+def _all_moving(path: Path, n_tasks: int, success: bool) -> Path:
+    rows = [{"task_id": f"t{i}", "trial": 0, "success": success} for i in range(n_tasks)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_two_tasks_cannot_tell_on_screen_in_json_and_in_the_record(tmp_path: Path) -> None:
+    # Both tasks fail in A and pass in B: the screen said "B is better" (95% CI +7.0 to
+    # +100 pp, p = 0.028) above "McNemar exact p = 0.5". The interval and p stay; the
+    # verdict, everywhere it is shown, says 2 tasks cannot tell.
+    a, b = _all_moving(tmp_path / "a.jsonl", 2, False), _all_moving(tmp_path / "b.jsonl", 2, True)
+    reason = (
+        "not distinguishable from noise with 2 tasks × 1 trial: too few tasks to tell at "
+        "α = 0.05, which needs at least 6 (the exact sign test over 2 tasks cannot go "
+        "below p = 2 × 0.5^2 = 0.5)"
+    )
+    md = tmp_path / "rec.md"
+    res = run_cli("compare", str(a), str(b), "--markdown", str(md), "--margin", "0.05")
+    assert res.returncode == 0, res.stderr
+    screen = " ".join(res.stdout.split())  # the table wraps long lines
+    assert "B is better" not in screen and "not worse" not in screen
+    assert screen.count(reason) == 2  # the verdict, and record line 7's end
+    assert "95% CI +7.0 pp to +100.0 pp" in screen and "p-value 0.02799" in screen
+    assert "McNemar exact p = 0.5 " in screen and "non-inferior False at margin 0.05" in screen
+    assert md.read_text().split("\n")[2] == f"**{reason}**"  # under the title
+    res = run_cli("compare", str(a), str(b), "--json")
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    assert d["verdict"] == reason and d["superiority"] == "noise"
+    assert (d["unit"], d["n_units"], d["min_units"], d["too_few_units"]) == ("tasks", 2, 6, True)
+    assert d["ci"][0] > 0 and d["p_value"] == pytest.approx(0.028, abs=1e-3)
+    (line7,) = [x for x in d["record"]["lines"] if x["n"] == 7]
+    assert line7["text"].endswith(f"): {reason}")
+
+
+def test_alpha_sets_the_fewest_tasks_on_the_command_line(tmp_path: Path) -> None:
+    # 5 tasks all moving: 2 · 0.5^5 = 0.0625, too few at the default 0.05, enough at 0.1.
+    a, b = _all_moving(tmp_path / "a.jsonl", 5, False), _all_moving(tmp_path / "b.jsonl", 5, True)
+    res = run_cli("compare", str(a), str(b), "--json", "--alpha", "0.1")
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    assert d["verdict"] == "B is better" and (d["min_units"], d["too_few_units"]) == (5, False)
+
+
 def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
     a = write_run(tmp_path / "a.jsonl", theta, trials=1, seed=1, agent="a")
     other = tmp_path / "other.jsonl"

@@ -21,9 +21,11 @@ from agentgauge.metrics.compare import (
     design_phrase,
     first_families,
     mcnemar_exact,
+    too_few_units,
     verdict_sentence,
 )
 from agentgauge.schema import Trial
+from agentgauge.stats.exact import sign_test_min_n
 from agentgauge.stats.se import se_clustered
 from agentgauge.store import Store
 from agentgauge.table import TrialTable
@@ -46,7 +48,12 @@ def test_one_trial_per_task_by_hand() -> None:
     assert c.ci95 == pytest.approx((-0.877989, 0.877989), abs=1e-6)
     assert c.p_value == pytest.approx(1.0)
     assert c.df == 4 and c.test == "paired t on tasks, df = 4"
-    assert c.verdict == "not distinguishable from noise with 5 tasks × 1 trial"
+    # 5 tasks are too few to tell at α = 0.05 whatever the data: 2 · 0.5^5 = 0.0625.
+    assert c.verdict == (
+        "not distinguishable from noise with 5 tasks × 1 trial: too few tasks to tell at "
+        "α = 0.05, which needs at least 6 (the exact sign test over 5 tasks cannot go "
+        "below p = 2 × 0.5^5 = 0.0625)"
+    )
     assert c.a_only == ["t5"] and c.b_only == ["t2"]
     # McNemar: one discordant task each way → p = 1
     assert c.mcnemar is not None and c.mcnemar.p_value == 1.0
@@ -72,7 +79,11 @@ def test_several_trials_by_hand() -> None:
     assert c.se_paired == pytest.approx(0.125)
     assert c.p_value == pytest.approx(0.057669, abs=1e-6)
     assert c.ci95 == pytest.approx((-0.022806, 0.772806), abs=1e-6)
-    assert c.verdict == "not distinguishable from noise with 4 tasks × 2 trials"
+    assert c.verdict == (
+        "not distinguishable from noise with 4 tasks × 2 trials: too few tasks to tell at "
+        "α = 0.05, which needs at least 6 (the exact sign test over 4 tasks cannot go "
+        "below p = 2 × 0.5^4 = 0.125)"
+    )
     # Unpaired: SE_A = sd(1, .5, 0, .5)/2 = √(0.5/3)/2 = 0.204124; SE_B = sd(1,1,.5,1)/2 = 0.125
     #   √(0.204124² + 0.125²) = √(0.041667 + 0.015625) = 0.239357 — pairing nearly halves it.
     assert c.se_unpaired == pytest.approx(0.239357, abs=1e-6)
@@ -192,6 +203,113 @@ def test_verdict_sentences() -> None:
     )
 
 
+def _all_moving(n_tasks: int, trials: int) -> tuple[TrialTable, TrialTable]:
+    """A fails every trial of every task, B passes them all."""
+    return (
+        _table({f"t{i}": [0] * trials for i in range(n_tasks)}),
+        _table({f"t{i}": [1] * trials for i in range(n_tasks)}),
+    )
+
+
+def test_two_tasks_cannot_tell() -> None:
+    # Both tasks fail in A and pass in B, one trial each. The score interval (unchanged)
+    # excludes 0: each rate's Wilson bound over 2 is z²/(2 + z²) = 3.841459/5.841459 =
+    # .657620 from its end, r = 0 (no spread to correlate), so the lower bound is
+    # 1 − .6576198·√2 = .0699852, at p = 0.028 by the test it inverts. But McNemar, the
+    # sign test over the 2 tasks, says 2 · 0.5² = 0.5: with 2 tasks no test over tasks
+    # reaches 0.05, and the verdict said "B is better" on them.
+    c = compare(*_all_moving(2, 1))
+    assert c.interval == "score" and c.ci == c.ci95
+    assert c.ci95 == pytest.approx((0.0699852, 1.0), abs=1e-6)
+    assert c.p_value == pytest.approx(0.028, abs=1e-3)
+    assert c.mcnemar is not None and c.mcnemar.p_value == 0.5
+    assert c.verdict == (
+        "not distinguishable from noise with 2 tasks × 1 trial: too few tasks to tell at "
+        "α = 0.05, which needs at least 6 (the exact sign test over 2 tasks cannot go "
+        "below p = 2 × 0.5^2 = 0.5)"
+    )
+    assert c.superiority == "noise"
+    assert (c.unit, c.n_units, c.min_units, c.too_few_units) == ("tasks", 2, 6, True)
+    d = c.to_dict()
+    assert d["verdict"] == c.verdict and d["superiority"] == "noise"
+    assert (d["unit"], d["n_units"], d["min_units"], d["too_few_units"]) == ("tasks", 2, 6, True)
+    # A margin is no way around it: the interval's lower bound is above −0.5, but 2 tasks
+    # cannot show B within 0.5 of A either.
+    m = compare(*_all_moving(2, 1), margin=0.5)
+    assert m.verdict == c.verdict and m.non_inferior is False and m.non_inferior_at(1.0) is False
+
+
+def test_two_tasks_of_three_trials_cannot_tell() -> None:
+    # 2 tasks × 3 trials, every trial failing in A and passing in B: each rate's Wilson
+    # bound over 6 trials is 3.841459/9.841459 = .390334 from its end, so the interval's
+    # lower bound is 1 − .3903343·√2 = .4479840 and p = 0.00014. Trials are not tasks: the
+    # sign test over the 2 tasks still cannot go below 0.5.
+    c = compare(*_all_moving(2, 3))
+    assert c.ci95 == pytest.approx((0.447984, 1.0), abs=1e-6)
+    assert c.p_value is not None and c.p_value < 0.001
+    assert c.verdict == (
+        "not distinguishable from noise with 2 tasks × 3 trials: too few tasks to tell at "
+        "α = 0.05, which needs at least 6 (the exact sign test over 2 tasks cannot go "
+        "below p = 2 × 0.5^2 = 0.5)"
+    )
+    assert c.superiority == "noise" and c.too_few_units
+
+
+def test_six_tasks_all_moving_are_enough() -> None:
+    # 6 tasks is the fewest at α = 0.05: the sign test's 2 · 0.5^6 = 0.03125 ≤ 0.05
+    # (McNemar says the same). Each rate's Wilson bound over 6 is .390334, as above.
+    c = compare(*_all_moving(6, 1))
+    assert c.mcnemar is not None and c.mcnemar.p_value == 0.03125
+    assert c.ci95 == pytest.approx((0.447984, 1.0), abs=1e-6)
+    assert c.verdict == "B is better" and c.superiority == "better"
+    assert (c.n_units, c.min_units, c.too_few_units) == (6, 6, False)
+    assert compare(*_all_moving(6, 1), margin=0.05).non_inferior is True
+
+
+def test_alpha_sets_the_fewest_tasks() -> None:
+    # 5 tasks: 2 · 0.5^5 = 0.0625, above 0.05 but within 0.1.
+    at_05 = compare(*_all_moving(5, 1))
+    assert at_05.superiority == "noise" and at_05.min_units == 6
+    assert at_05.verdict.endswith(
+        "(the exact sign test over 5 tasks cannot go below p = 2 × 0.5^5 = 0.0625)"
+    )
+    at_10 = compare(*_all_moving(5, 1), alpha=0.1)
+    assert at_10.verdict == "B is better" and at_10.min_units == 5 and not at_10.too_few_units
+    # 4 tasks are too few at α = 0.1 (2 · 0.5^4 = 0.125), and the reason names α.
+    at_10_4 = compare(*_all_moving(4, 1), alpha=0.1)
+    assert at_10_4.verdict == (
+        "not distinguishable from noise with 4 tasks × 1 trial: too few tasks to tell at "
+        "α = 0.1, which needs at least 5 (the exact sign test over 4 tasks cannot go "
+        "below p = 2 × 0.5^4 = 0.125)"
+    )
+
+
+def test_sign_test_min_n_by_hand() -> None:
+    # The smallest n with 2 · 0.5^n ≤ α; at α = 2 · 0.5^5 exactly, 5 is enough.
+    cases = {0.05: 6, 0.1: 5, 0.0625: 5, 0.01: 8, 0.2: 4, 0.5: 2, 0.9: 2}
+    assert {a: sign_test_min_n(a) for a in cases} == cases
+    assert too_few_units(6, "tasks", 0.05) is None
+    assert too_few_units(1, "families", 0.05) == (
+        "too few families to tell at α = 0.05, which needs at least 6 (the exact sign "
+        "test over 1 family cannot go below p = 2 × 0.5^1 = 1)"
+    )
+
+
+def test_few_families_are_too_few_units() -> None:
+    # Clustered by family, the families are the units (df = C − 1): 12 tasks in 3
+    # families, every task moving from fail to pass, cannot tell at α = 0.05.
+    fam: list[object] = [f"f{i // 4}" for i in range(12)]
+    a = _table({f"t{i}": [0] for i in range(12)}, family=fam)
+    b = _table({f"t{i}": [1] for i in range(12)}, family=fam)
+    c = compare(a, b)
+    assert c.se_method == "clustered" and (c.unit, c.n_units) == ("families", 3)
+    assert c.verdict == (
+        "not distinguishable from noise with 12 tasks × 1 trial: too few families to tell "
+        "at α = 0.05, which needs at least 6 (the exact sign test over 3 families cannot "
+        "go below p = 2 × 0.5^3 = 0.25)"
+    )
+
+
 def test_design_phrase() -> None:
     assert design_phrase(50, [4] * 3, [4] * 3) == "50 tasks × 4 trials"
     assert design_phrase(1, [1], [1]) == "1 task × 1 trial"
@@ -223,13 +341,18 @@ def test_selection_shared_tasks_variants_heldout_and_cost() -> None:
 def test_degenerate_inputs() -> None:
     one = compare(_table({"t": [1]}), _table({"t": [0]}))
     assert one.se_paired is None and one.p_value is None and one.ci95 is None
-    assert one.verdict == "not distinguishable from noise with 1 task × 1 trial"
+    assert one.verdict == (
+        "not distinguishable from noise with 1 task × 1 trial: too few tasks to tell at "
+        "α = 0.05, which needs at least 6 (the exact sign test over 1 task cannot go "
+        "below p = 2 × 0.5^1 = 1)"
+    )
     # Every task moves by exactly +1: zero spread, no t statistic (a t test "gave" 0).
     # The verdict's interval is the score one, and the p-value is the test it inverts:
-    # below 0.05 exactly as the interval excludes 0.
+    # below 0.05 exactly as the interval excludes 0. Two tasks cannot tell, though
+    # (test_two_tasks_cannot_tell).
     shift = compare(_table({"a": [0], "b": [0]}), _table({"a": [1], "b": [1]}))
     assert shift.se_paired == 0 and shift.interval == "score" and shift.p_method == "score"
-    assert shift.verdict == "B is better"
+    assert shift.superiority == "noise" and shift.too_few_units
     assert shift.ci95 is not None and shift.ci95[0] > 0
     assert shift.p_value is not None and 0.01 < shift.p_value < 0.05
     assert shift.p_test == "the test the MOVER score interval inverts"

@@ -90,6 +90,45 @@ def test_non_inferiority_uses_ci_lower_bound(tmp_path: Path) -> None:
     assert unknown.detail == "cannot check: no interval of the difference from 1 task × 2 trials"
 
 
+def test_non_inferiority_on_too_few_tasks_fails_unchecked(tmp_path: Path) -> None:
+    from agentgauge.metrics.compare import compare
+    from agentgauge.table import TrialTable
+
+    config = load_gate_config(
+        write(tmp_path, "gates:\n  - type: non_inferiority\n    margin: 0.5\n")
+    )
+
+    def runs(n_tasks: int) -> tuple[TrialTable, TrialTable]:
+        # A fails and B passes every task, 3 trials each. The 95% interval of B − A is
+        # 1 − √2 · z²/(m + z²) to 1 over m trials a side (the score interval, each rate's
+        # Wilson bound z²/(m + z²) from its end, r = 0): m = 6 → +0.448; m = 18 → +0.751.
+        ids = [f"t{i}" for i in range(n_tasks) for _ in range(3)]
+        return tuple(  # type: ignore[return-value]
+            TrialTable.from_columns(len(ids), task_id=ids, success=[ok] * len(ids))
+            for ok in (False, True)
+        )
+
+    # 2 tasks: the gate passed on that interval; the exact sign test over 2 tasks cannot
+    # go below p = 2 · 0.5² = 0.5, so they cannot show non-inferiority at 95%.
+    two = compare(*runs(2)).to_dict()
+    assert two["ci95"][0] > -0.5
+    (few,) = evaluate_gates(config, {"groups": []}, comparison=two)
+    assert not few.passed
+    assert few.detail == (
+        "cannot check: 2 tasks × 3 trials: too few tasks to tell at α = 0.05, which needs "
+        "at least 6 (the exact sign test over 2 tasks cannot go below p = 2 × 0.5^2 = 0.5)"
+    )
+    # 6 tasks (2 · 0.5⁶ = 0.03125) are enough, and the same interval passes.
+    (enough,) = evaluate_gates(config, {"groups": []}, comparison=compare(*runs(6)).to_dict())
+    assert enough.passed and "lower bound +0.751 > -0.5" in enough.detail
+    # The gate reads the 95% interval, so a comparison made at α = 0.1 (5 tasks enough
+    # there) is still held to 6.
+    five = compare(*runs(5), alpha=0.1).to_dict()
+    assert five["too_few_units"] is False
+    (held,) = evaluate_gates(config, {"groups": []}, comparison=five)
+    assert not held.passed and "needs at least 6" in held.detail
+
+
 @pytest.mark.parametrize(
     ("text", "line", "field"),
     [

@@ -15,7 +15,14 @@ Choices this module makes, and why:
 - **Verdict**: from the (1 − α) interval (equivalently the two-sided p-value):
   "B is better" when it lies above 0, "B is worse" below, otherwise "not
   distinguishable from noise with T tasks × K trials". With a margin δ the
-  non-inferiority rule is lower bound > −δ; see `verdict_sentence`.
+  non-inferiority rule is lower bound > −δ; see `verdict_sentence`. Tasks (or
+  families, when clustered) are the units the comparison generalises over, and
+  with fewer of them than the exact sign test needs to reach α (6 at α = 0.05:
+  2 · 0.5^5 = 0.0625; `agentgauge.stats.exact.sign_test_min_n`) no test over them
+  can tell a difference: the verdict is then the noise sentence with that reason,
+  whatever the interval, whose width also counts the trials (for 2 tasks × 1
+  trial, all failing then all passing, the score interval excluded 0 at p = 0.028
+  beside McNemar's 0.5).
 - **Flips**: a task "passed" in a run when its majority of trials succeeded
   (p_t > 0.5) and "failed" when p_t < 0.5; p_t = 0.5 is neither, so it never
   counts as a flip. With one trial per task this is plain pass/fail.
@@ -39,7 +46,7 @@ from scipy import optimize, special
 
 from agentgauge.metrics.cost import checked_cost_of_pass, overflow_reason
 from agentgauge.metrics.outcome import success_interval, task_success_counts
-from agentgauge.stats.exact import binomial_half_two_sided
+from agentgauge.stats.exact import binomial_half_two_sided, sign_test_min_n
 from agentgauge.stats.intervals import mover_difference_interval
 from agentgauge.stats.se import cluster_codes, cluster_correlation, se_clustered, se_mean
 from agentgauge.table import TrialTable
@@ -52,6 +59,7 @@ __all__ = [
     "first_families",
     "mcnemar_exact",
     "select_rows",
+    "too_few_units",
     "verdict_sentence",
 ]
 
@@ -111,8 +119,37 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+_SINGULAR = {"tasks": "task", "families": "family"}
+
+
+def too_few_units(n_units: int, unit: str, alpha: float) -> str | None:
+    """Why ``n_units`` tasks (or families: ``unit``) cannot tell a difference at
+    ``alpha``, or ``None`` when they can.
+
+    They cannot when there are fewer than `sign_test_min_n` (α) of them: the exact
+    sign test over them, every one moving the same way, gives p = 2 · 0.5^n, and no
+    exact test over the units gets below it (Conover 1999, §3.4), whatever an
+    interval built on the trials says. ``"too few tasks to tell at α = 0.05, which
+    needs at least 6 (the exact sign test over 2 tasks cannot go below p = 2 × 0.5^2
+    = 0.5)"``.
+    """
+    need = sign_test_min_n(alpha)
+    if n_units >= need:
+        return None
+    name = unit if n_units != 1 else _SINGULAR.get(unit, unit)
+    smallest = min(1.0, 2.0 * 0.5**n_units)
+    return (
+        f"too few {unit} to tell at α = {alpha:g}, which needs at least {need} (the exact "
+        f"sign test over {n_units} {name} cannot go below p = 2 × 0.5^{n_units} = {smallest:.4g})"
+    )
+
+
 def verdict_sentence(
-    ci: tuple[float, float] | None, design: str, margin: float | None = None
+    ci: tuple[float, float] | None,
+    design: str,
+    margin: float | None = None,
+    *,
+    too_few: str | None = None,
 ) -> tuple[str, Superiority]:
     """The verdict sentence from the interval of d = B − A.
 
@@ -122,8 +159,12 @@ def verdict_sentence(
     than δ" (non-inferior); upper < −δ → "B is worse than A by more than δ";
     upper < 0 → "B is worse"; otherwise "B may be worse than A by more than δ:
     not distinguishable from noise with {design}" (non-inferiority not shown).
+    With ``too_few`` (`too_few_units`' reason) the verdict is "not distinguishable
+    from noise with {design}: {too_few}", margin or not, whatever the interval.
     """
     noise = f"not distinguishable from noise with {design}"
+    if too_few is not None:
+        return f"{noise}: {too_few}", "noise"
     if ci is None:
         return noise, "noise"
     lo, hi = ci
@@ -279,6 +320,27 @@ class Comparison:
         return len(self.tasks)
 
     @property
+    def unit(self) -> str:
+        """What the comparison generalises over: ``families`` when clustered, else ``tasks``."""
+        return "families" if self.se_method == "clustered" else "tasks"
+
+    @property
+    def n_units(self) -> int:
+        """How many of them: the families when clustered, else the shared tasks."""
+        return self.n_clusters if self.n_clusters is not None else self.n_tasks
+
+    @property
+    def min_units(self) -> int:
+        """The fewest units that can tell a difference at ``alpha``: `sign_test_min_n`."""
+        return sign_test_min_n(self.alpha)
+
+    @property
+    def too_few_units(self) -> bool:
+        """Whether there are fewer units than `min_units`: the verdict then claims no
+        difference and no non-inferiority, whatever the interval (`too_few_units`)."""
+        return self.n_units < self.min_units
+
+    @property
     def test(self) -> str:
         if self.df is None:
             return "none (fewer than two units)"
@@ -326,9 +388,13 @@ class Comparison:
     def non_inferior_at(self, margin: float) -> bool | None:
         """Whether B is not worse than A by more than ``margin`` (lower bound > −margin).
 
-        For gates: ``None`` when no interval exists (fewer than two tasks).
+        For gates: ``None`` when no interval exists (fewer than two tasks), and
+        ``False`` (not shown) with too few units to tell (`too_few_units`): 2 tasks
+        cannot show B within δ of A, however narrow the interval of their trials.
         """
-        return None if self.ci is None else self.ci[0] > -margin
+        if self.ci is None:
+            return None
+        return not self.too_few_units and self.ci[0] > -margin
 
     @property
     def non_inferior(self) -> bool | None:
@@ -376,6 +442,10 @@ class Comparison:
             "margin": self.margin,
             "non_inferior": self.non_inferior,
             "alpha": self.alpha,
+            "unit": self.unit,
+            "n_units": self.n_units,
+            "min_units": self.min_units,
+            "too_few_units": self.too_few_units,
             "ci": pair(self.ci),
             "ci95_score": pair(self.ci95_score),
             "test": self.test,
@@ -645,7 +715,12 @@ def compare(
     if interval == "score":
         p_value, p_method = mover.p_value(), "score"
     design = design_phrase(T, na, nb)
-    verdict, sup = verdict_sentence(ci, design, margin)
+    # Tasks (families when clustered) are the units: with too few of them no test over
+    # them can reach α, so the verdict claims nothing, whatever the interval of the
+    # trials says (2 tasks × 3 trials, all failing then all passing, gave p = 0.00014).
+    units = n_clusters if method == "clustered" and n_clusters is not None else T
+    few = too_few_units(units, "families" if method == "clustered" else "tasks", alpha)
+    verdict, sup = verdict_sentence(ci, design, margin, too_few=few)
     return Comparison(
         label_a=label_a,
         label_b=label_b,

@@ -515,6 +515,22 @@ def evaluate_gates(
                 why = "no interval of the difference" + (f" from {design}" if design else "")
                 results.append(GateResult(label, "B vs baseline", False, f"cannot check: {why}"))
                 continue
+            units = comparison.get("n_units", comparison.get("n_tasks"))
+            if units is not None:
+                from agentgauge.metrics.compare import too_few_units
+
+                # The gate reads the 95% interval: a two-sided α of 0.05, a one-sided
+                # 0.025 for "not worse by more than δ". With fewer tasks (or families)
+                # than the exact sign test needs to reach it, no interval of their
+                # trials can show non-inferiority, and the gate fails unchecked.
+                few = too_few_units(int(units), str(comparison.get("unit", "tasks")), 0.05)
+                if few is not None:
+                    design = comparison.get("design")
+                    why = f"{design}: {few}" if design else few
+                    results.append(
+                        GateResult(label, "B vs baseline", False, f"cannot check: {why}")
+                    )
+                    continue
             lo = ci[0]
             ok = lo > -gate.margin
             results.append(

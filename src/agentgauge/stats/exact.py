@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from math import comb
 
-__all__ = ["binomial_half_two_sided", "fisher_exact_2x2"]
+__all__ = ["binomial_half_two_sided", "fisher_exact_2x2", "sign_test_min_n"]
 
 
 def fisher_exact_2x2(c1: int, n1: int, c2: int, n2: int) -> float:
@@ -55,3 +55,24 @@ def binomial_half_two_sided(k: int, n: int) -> float:
         return 1.0
     tail = sum(comb(n, i) for i in range(min(k, n - k) + 1))
     return min(tail / (1 << (n - 1)), 1.0)  # 2 · tail / 2ⁿ
+
+
+def sign_test_min_n(alpha: float) -> int:
+    """The fewest pairs with which the two-sided exact sign test can reach p ≤ ``alpha``.
+
+    Its smallest p over n pairs is that of every pair moving the same way,
+    ``binomial_half_two_sided(0, n)`` = 2 · (1/2)ⁿ, so this is the smallest n with
+    2 · (1/2)ⁿ ≤ α: 6 at α = 0.05 (2 · 0.5⁶ = 0.03125), 5 at α = 0.1, 8 at α = 0.01
+    (Conover 1999, *Practical Nonparametric Statistics*, 3rd ed., §3.4). With fewer,
+    no exact test whose null is that each pair is equally likely to go either way
+    (the sign test, the permutation test of the paired differences) can reach α:
+    under that null the 2ⁿ sign patterns are equally likely, and the observed one
+    and its mirror image are always among those at least as extreme. Powers of ½
+    are exact in floating point, so α = 0.0625 gives 5.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    n = 1
+    while 2.0 * 0.5**n > alpha:
+        n += 1
+    return n

@@ -202,7 +202,8 @@ class EvalResult:
         """Fail unless this run is non-inferior to ``baseline`` by ``margin``.
 
         The paired difference B − A over the tasks both ran must have its 95%
-        CI lower bound above −margin, the rule of `agentgauge.compare`.
+        CI lower bound above −margin, the rule of `agentgauge.compare`, over at
+        least 6 shared tasks (or families): fewer cannot show it at 95%.
         """
         gate = _gate({"type": "non_inferiority", "margin": margin})
         return self.check_gates(GateConfig(gates=[gate]), baseline=baseline)
