@@ -38,7 +38,7 @@ from agentgauge.model_calls import ModelCalls
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable, group_codes
-from agentgauge.textio import decode_utf8, loads_json
+from agentgauge.textio import decode_utf8, is_digits, loads_json
 
 __all__ = [
     "RUN_ID_RESERVED",
@@ -128,7 +128,7 @@ def split_selector(spec: str) -> tuple[str, Selector]:
             )
         found[key] = value
     grade = found.get("grade")
-    if grade is not None and not (grade.isdigit() and int(grade) >= 1):
+    if grade is not None and not (is_digits(grade) and int(grade) >= 1):
         raise InputError(
             f"grade version must be a positive integer, got {grade!r}", file=base, field="SOURCE"
         )

@@ -37,6 +37,14 @@ _BOM = "\ufeff"
 MAX_DEPTH = 100
 
 
+def is_digits(text: str) -> bool:
+    """Whether ``text`` is a non-empty run of ASCII digits 0-9: what ``int()`` takes as
+    a whole number of ours. ``str.isdigit`` also holds for ``"²"`` (which ``int`` then
+    refuses with a traceback) and for other scripts' digits (``"١٢٣"``, which ``int``
+    reads as 123), so no typed number is checked with it."""
+    return text.isascii() and text.isdigit()
+
+
 def decode_utf8(raw: bytes, *, file: str | Path, line: int | None = None, offset: int = 0) -> str:
     """``raw`` as UTF-8 text. ``raw`` is the whole file, or its line ``line`` that starts
     at byte ``offset``; the message names the line and the file's byte offset."""

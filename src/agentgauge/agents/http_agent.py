@@ -54,7 +54,7 @@ from agentgauge.agents.http import (
 from agentgauge.agents.provider import ProviderError, RetryPolicy, parse_retry_after, with_retries
 from agentgauge.errors import AgentUnavailable, InputError, first_error
 from agentgauge.schema import INT64_MAX, Event, ModelCallEvent
-from agentgauge.textio import loads_json
+from agentgauge.textio import is_digits, loads_json
 
 __all__ = [
     "PROTOCOL",
@@ -341,7 +341,7 @@ def _path(dotted: str | None) -> str:
         return ""
     out = ""
     for part in dotted.split("."):
-        if part.isdigit():
+        if is_digits(part):
             out += f"[{part}]"
         elif part not in ("message", "model_call", "tool_call", "tool_result", "control"):
             out += f".{part}"

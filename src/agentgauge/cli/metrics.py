@@ -18,13 +18,14 @@ from agentgauge.cli.common import (
 )
 from agentgauge.display import terminal_warning
 from agentgauge.errors import InputError
+from agentgauge.textio import is_digits
 
 
 def parse_ks(value: str) -> list[int]:
     """``"1,2,4"`` → ``[1, 2, 4]``; anything else is a usage error naming ``--k``."""
     ks: list[int] = []
     for part in split_list(value):
-        if not part.isdigit() or int(part) < 1:
+        if not is_digits(part) or int(part) < 1:
             raise InputError(f"expected positive integers like 1,2,4, got {part!r}", field="--k")
         ks.append(int(part))
     if not ks:

@@ -48,6 +48,7 @@ from agentgauge.envs.base import (
 from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 from agentgauge.errors import InputError
 from agentgauge.schema import Task
+from agentgauge.textio import is_digits
 
 __all__ = [
     "DEFAULT_FAULT_RATE",
@@ -100,7 +101,7 @@ def parse_variant(variant: str) -> Variant:
     if variant == "base":
         return Variant("base")
     kind, _, detail = variant.partition(":")
-    if kind == "paraphrase" and detail.isdigit() and int(detail) >= 1:
+    if kind == "paraphrase" and is_digits(detail) and int(detail) >= 1:
         return Variant("paraphrase", detail)
     if kind == "fault":
         name, _, rate_text = detail.partition("@")

@@ -57,6 +57,7 @@ from agentgauge._version import __version__
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.errors import InputError
 from agentgauge.schema import Task, ToolCallSpec
+from agentgauge.textio import is_digits
 
 if TYPE_CHECKING:  # the agent-facing session the harness implements
     from agentgauge.agents.base import Session
@@ -364,6 +365,6 @@ def schema_required(fn: dict[str, Any]) -> list[str]:
 
 def typo(value: str) -> str:
     """A plausible mistyping: the last digit off by one, else an extra letter."""
-    if value and value[-1].isdigit():
+    if value and is_digits(value[-1:]):
         return value[:-1] + str((int(value[-1]) + 1) % 10)
     return value + "x"

@@ -20,6 +20,7 @@ from typing import Any
 from agentgauge.canonical import canonical_json
 from agentgauge.graders.base import fail, pass_, register, unknown
 from agentgauge.schema import Grade, StateAssertion, Task, Trial
+from agentgauge.textio import is_digits
 
 __all__ = [
     "MAX_DIFFS",
@@ -68,7 +69,7 @@ def resolve_path(state: Any, path: str) -> Any:
             node = node[part]
         elif (
             isinstance(node, list)
-            and part.lstrip("-").isdigit()
+            and is_digits(part.lstrip("-"))
             and -len(node) <= int(part) < len(node)
         ):
             node = node[int(part)]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from agentgauge.errors import InputError
 from agentgauge.schema import Task
+from agentgauge.textio import is_digits
 
 __all__ = [
     "DEFAULT_FAULT_KINDS",
@@ -127,7 +128,7 @@ def _parse_variant(variant: str) -> None:
     name, _, rate = arg.partition("@")
     ok = variant == "base"
     if kind == "paraphrase":
-        ok = arg.isdigit() and int(arg) >= 1
+        ok = is_digits(arg) and int(arg) >= 1
     elif kind == "fault":
         ok = name in fault_kinds() and (not rate or _is_rate(rate))
     elif kind == "env":

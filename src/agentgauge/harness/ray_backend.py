@@ -45,6 +45,7 @@ from agentgauge.harness.stopping import Stop
 from agentgauge.harness.trial import Scorer, attempt_cell, infra_error_trial
 from agentgauge.schema import Task, Trial
 from agentgauge.store import Store, TrialWriter
+from agentgauge.textio import is_digits
 
 __all__ = [
     "INSTALL_HINT",
@@ -101,7 +102,7 @@ def _check_reachable(address: str) -> None:
     """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) nothing listens on: ``ray.init``
     would retry it for minutes before giving up."""
     host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not is_digits(port):
         return  # ``auto``, or a form Ray itself reads and reports on
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()

@@ -32,7 +32,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from agentgauge.errors import InputError
 from agentgauge.schema import INT64_MAX
-from agentgauge.textio import MAX_DEPTH, decode_utf8, loads_json
+from agentgauge.textio import MAX_DEPTH, decode_utf8, is_digits, loads_json
 
 __all__ = [
     "Repeats",
@@ -241,7 +241,7 @@ class _Path:
     def uint64(self, obj: dict[str, Any], key: str, where: str) -> int:
         # The JSON encoding writes 64-bit integers as decimal strings; numbers are allowed.
         value = obj.get(key, 0)
-        if isinstance(value, str) and value.isdigit() and len(value) <= 20:
+        if isinstance(value, str) and is_digits(value) and len(value) <= 20:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _UINT64_MAX:
             got = (

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentgauge.errors import InputError
 from agentgauge.schema import json_int, json_number
+from agentgauge.textio import is_digits
 from agentgauge.yamlio import line_of, load_yaml, validate_yaml
 
 if TYPE_CHECKING:
@@ -255,7 +256,7 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
         return "min", f"min {gate.min:g} is above max {gate.max:g}: no value can pass"
     head, dot, tail = gate.metric.partition(".")
     if head in K_METRICS:
-        if dot and not (tail.isdigit() and int(tail) >= 1):
+        if dot and not (is_digits(tail) and int(tail) >= 1):
             return "metric", f"{head} takes a k of 1 or more: {head}.K, got {gate.metric!r}"
         if not dot and deployment_k is None:
             return "metric", f"{gate.metric!r} needs a k: write {gate.metric}.K or set deployment_k"
@@ -397,7 +398,7 @@ def _resolve_metric_name(metric: str, deployment_k: int | None) -> str:
                 f"'{metric}' needs a k: write {metric}.K or set deployment_k", field="metric"
             )
         return f"{metric}.{deployment_k}"
-    if tail.isdigit() and int(tail) >= 1:
+    if is_digits(tail) and int(tail) >= 1:
         return f"{head}.{int(tail)}"  # the key the metrics object uses ("04" is "4")
     return metric
 
@@ -411,7 +412,7 @@ def gate_ks(config: GateConfig) -> set[int]:
         if gate.type != "threshold" or not gate.metric:
             continue
         head, _, tail = _resolve_metric_name(gate.metric, config.deployment_k).partition(".")
-        if head in K_METRICS and tail.isdigit():
+        if head in K_METRICS and is_digits(tail):
             ks.add(int(tail))
     return ks
 

@@ -43,6 +43,7 @@ from agentgauge.store.layout import (
     document_id,
     schema_sql,
 )
+from agentgauge.textio import is_digits
 
 __all__ = ["ADDED_IN", "open_store", "readable_columns", "statements", "stored_fields"]
 
@@ -221,7 +222,7 @@ def _version(conn: sqlite3.Connection, path: str) -> int | None:
         raise InputError("not an agentgauge store (it has no meta table)", file=path) from None
     except sqlite3.DatabaseError as exc:
         raise InputError(f"not an agentgauge store: {exc}", file=path) from None
-    if row is None or not str(row[0]).isdigit():
+    if row is None or not is_digits(str(row[0])):
         raise InputError("not an agentgauge store (no schema version recorded)", file=path)
     return int(row[0])
 

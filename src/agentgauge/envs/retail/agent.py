@@ -19,6 +19,7 @@ from agentgauge.envs.reference_agents import FILL, GaveUp, PlanRun, schema_requi
 from agentgauge.envs.retail import seed
 from agentgauge.envs.retail.tools import IRREVERSIBLE
 from agentgauge.schema import ToolCallSpec
+from agentgauge.textio import is_digits
 
 __all__ = ["play"]
 
@@ -198,7 +199,7 @@ def _corrupt(run: PlanRun, call: ToolCallSpec) -> ToolCallSpec:
     elif key == "amount":
         args[key] = float(value) * 2 + 5
     elif key == "order_id":
-        args[key] = f"W{int(str(value)[1:]) + 1}" if str(value)[1:].isdigit() else value
+        args[key] = f"W{int(str(value)[1:]) + 1}" if is_digits(str(value)[1:]) else value
     else:
         args[key] = typo(str(value))
     return ToolCallSpec(name=call.name, arguments=args)
@@ -218,6 +219,6 @@ def _required(tools: list[dict[str, Any]], name: str) -> list[str]:
 
 def _first_order(text: str) -> str:
     for word in text.replace(",", " ").replace(".", " ").split():
-        if word.startswith("W") and word[1:].isdigit():
+        if word.startswith("W") and is_digits(word[1:]):
             return word
     return "W1001"
