@@ -155,7 +155,7 @@ def metrics(
     trials: TrialsLike,
     *,
     k: int | Iterable[int] = (1, 2, 4),
-    by: Sequence[str] = ("agent", "model", "variant"),
+    by: str | Sequence[str] = ("agent", "model", "variant"),
     exclude_infra_errors: bool = False,
     seed: int = 0,
     behaviour: bool = True,
@@ -201,15 +201,16 @@ def _measure(
     facts: Facts | None,
     *,
     k: int | Iterable[int],
-    by: Sequence[str],
+    by: str | Sequence[str],
     exclude_infra_errors: bool = False,
     seed: int = 0,
     judged: npt.NDArray[np.bool_] | None = None,
 ) -> MetricsReport:
     """The metrics of a table, with the behaviour sections when its ``facts`` are given;
-    ``judged`` as `compute_metrics` takes it."""
+    ``judged`` as `compute_metrics` takes it. ``by`` is one key or several."""
     from agentgauge.metrics.behaviour import behaviour_and_reliability
 
+    by = ((by,) if by else ()) if isinstance(by, str) else tuple(by)
     report = compute_metrics(
         table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed, judged=judged
     )
@@ -473,7 +474,7 @@ def run_gates(
     config: GateConfig | str | Path,
     *,
     baseline: str | None = None,
-    by: Sequence[str] = ("agent", "model"),
+    by: str | Sequence[str] = ("agent", "model"),
     seed: int = 0,
     if_no_baseline: Literal["error", "skip"] = "error",
     grade_version: int | None = None,

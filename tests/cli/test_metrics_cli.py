@@ -177,3 +177,23 @@ def test_every_asked_for_k_is_in_the_table_with_many_groups(
     for header in ("pass@1", "pass@2", "pass@4", "pass^1", "pass^2", "pass^4"):
         assert header in out, out
     assert "…" not in out, out
+
+
+def test_the_api_takes_one_grouping_key_as_itself() -> None:
+    # by="agent" was read as the letters of the string: "cannot group by 'a'".
+    from pathlib import Path
+
+    import agentgauge
+
+    sample = Path(__file__).resolve().parents[2] / "examples" / "sample_trials.jsonl"
+    one = agentgauge.metrics(sample, by="agent").to_dict()
+    listed = agentgauge.metrics(sample, by=["agent"]).to_dict()
+    assert one == listed
+    assert sorted(g["agent"] for g in one["groups"]) == ["careful", "hasty"]
+    assert agentgauge.metrics(sample, by="").to_dict()["groups"][0]["n_trials"] == sum(
+        g["n_trials"] for g in one["groups"]
+    )
+    gates = sample.parent / "gates.yaml"
+    if gates.exists():
+        results = agentgauge.run_gates(str(sample), gates, by="agent", if_no_baseline="skip")
+        assert any(r.checked for r in results)

@@ -151,6 +151,11 @@ def test_unknown_runs_and_trials_are_404(served: Served, store: Store) -> None:
         f"/runs/retail-hasty/trials/{other}",  # a trial of another run
         "/runs/retail-hasty/trials/999999",
         "/runs/retail-hasty/trials/x",
+        # Past a SQLite rowid's range, and digits of another script: 500 and a lookup.
+        "/runs/retail-hasty/trials/99999999999999999999999",
+        "/runs/retail-hasty/trials/9223372036854775808",
+        "/runs/retail-hasty/trials/0",
+        "/runs/retail-hasty/trials/%D9%A1",
         "/diff?a=nope&b=retail-hasty",
     ):
         status, headers, body = _get(served, path)

@@ -268,7 +268,7 @@ def compute_metrics(
     table: TrialTable,
     *,
     k: int | Iterable[int] = (1, 2, 4),
-    by: Sequence[str] = _LABELS,
+    by: str | Sequence[str] = _LABELS,
     exclude_infra_errors: bool = False,
     seed: int = 0,
     judged: npt.NDArray[np.bool_] | None = None,
@@ -284,7 +284,9 @@ def compute_metrics(
     whose judge's price is unknown (`cost_metrics`); without it, it cannot.
     """
     ks = _validate_k(k)
-    by = tuple(by)
+    # One key may be given as itself (``by="agent"``), as `horizon` takes it: a string
+    # is a sequence of its letters, which were refused one by one ("cannot group by 'a'").
+    by = ((by,) if by else ()) if isinstance(by, str) else tuple(by)
     for key in by:
         if key not in GROUP_KEYS:
             raise ValueError(f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}")

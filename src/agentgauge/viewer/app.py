@@ -44,6 +44,7 @@ from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import trial_view
 from agentgauge.store import Store
 from agentgauge.table import TrialTable
+from agentgauge.textio import is_digits
 from agentgauge.viewer import queries
 from agentgauge.viewer.cache import Memo
 from agentgauge.viewer.plots import warm_up
@@ -229,10 +230,12 @@ class Viewer:
 
     async def trial(self, request: Request) -> Response:
         run = self.header(request.path_params["run_id"])
-        try:
-            pk = int(request.path_params["pk"])
-        except ValueError:
-            raise HTTPException(404, "no such trial in this run") from None
+        raw = request.path_params["pk"]
+        # A trial's key is a SQLite rowid: 1 to 2**63 − 1. A longer number overflowed the
+        # query's bind and answered 500.
+        pk = int(raw) if is_digits(raw) and len(raw) <= 19 else 0
+        if not 1 <= pk < 2**63:
+            raise HTTPException(404, "no such trial in this run")
         trial = queries.load_trial(self.store, run["run_id"], pk)
         if trial is None:
             raise HTTPException(404, "no such trial in this run")
