@@ -383,6 +383,14 @@ class Trial(_Strict):
         """True when the trial failed for a reason outside the agent (`infra_error`)."""
         return infra_error(self.status, self.error_kind)
 
+    @property
+    def passed(self) -> bool:
+        """Whether the trial counts as a pass: its ``success``, unless it is an infra
+        error, which counts as a failure whatever its record says (docs/metrics.md,
+        "Infrastructure errors"; ``table.success & ~table.infra_error`` in the metrics).
+        Callers that honour ``exclude_infra_errors`` drop those trials first."""
+        return bool(self.success) and not self.is_infra_error
+
 
 def infra_error(status: str, error_kind: str | None) -> bool:
     """Whether a trial with this status and error kind is an infra error: it did not

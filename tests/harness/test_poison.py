@@ -363,6 +363,24 @@ def test_a_trial_record_that_cannot_be_made_is_that_trials_error(workdir: Path) 
     assert t2.final_state is None and t2.tool_calls == 1 and t2.cost_usd == 0.0
 
 
+def test_a_trial_the_record_made_an_error_is_not_graded(workdir: Path) -> None:
+    # The same refused state, on tasks an answer check grades: the check ran on the
+    # session's "completed" after the record had made the trial an infra error, and
+    # it passed, so the run stored an infra error with success true (and counted it
+    # in its "success 100.0%").
+    (workdir / "poison_worlds.py").write_text(WORLDS)
+    suite = yaml.safe_load((workdir / "suite.yaml").read_text())
+    for task in suite["tasks"]:
+        task["environment"] = "poison_worlds:make"
+        task["expectations"] = {"answer": {"contains": ["done"]}}  # what the agent says
+    (workdir / "suite.yaml").write_text(yaml.safe_dump(suite))
+    t2 = run_twice(workdir, "poison_agents:numpy_arguments")["t2"]
+    assert t2.answer == "done" and t2.error is not None and "final_state" in t2.error
+    assert (t2.status, t2.error_kind, t2.success, t2.score, t2.grades) == (
+        "error", "infra", False, 0.0, []
+    )  # fmt: skip
+
+
 def test_numpy_scalars_in_tool_arguments_are_the_numbers_they_hold(workdir: Path) -> None:
     trials = run_twice(workdir, "poison_agents:numpy_arguments")
     # every task is solved: the counter got the Python int 2, not a string or an error

@@ -392,3 +392,28 @@ def test_figures_nobody_measured_say_so_not_none(tmp_path: Path) -> None:
     assert "None" not in run and "None" not in trial
     assert "the interval is not computed: fewer than 2 clusters" in run
     assert "model calls unknown · tool calls unknown" in trial
+
+
+def test_an_infra_error_whose_record_says_success_did_not_pass(tmp_path: Path) -> None:
+    # fixtures/infra/trials.jsonl: trial 1 of task long is an infra error recorded as a
+    # success. Its page said "passed" beside the task page's mark and counts, which the
+    # SQL rule already made a failure.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    db = tmp_path / "s.db"
+    import_file("jsonl", Path(__file__).parents[1] / "fixtures" / "infra" / "trials.jsonl", db, "m")
+    with Store(db) as store:
+        pk = next(
+            pk
+            for pk, t in zip(store.trial_keys("m"), store.trials("m"), strict=True)
+            if t.is_infra_error
+        )
+    with serving(db) as s:
+        page = _get(s, f"/runs/m/trials/{pk}")[2].decode()
+        (shown,) = _json(s, f"/runs/m/trials/{pk}")["trials"]
+        tasks = _json(s, "/runs/m/tasks")
+    assert 'class="verdict fail" id="why">did not pass: infra error' in page
+    assert (shown["success"], shown["passed"]) == (True, False)
+    assert {r["task_id"]: r["passed"] for r in tasks["tasks"]}["long"] == 0

@@ -275,7 +275,7 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
             soft_wrap=True,
         )
     n = len(trials_)
-    passed = sum(bool(t.success) for t in trials_)
+    passed = sum(t.passed for t in trials_)  # an infra error is a failure, as in the metrics
     infra = sum(t.is_infra_error for t in trials_)
     agent_err = sum(t.status != "completed" and t.error_kind == "agent" for t in trials_)
     costs = [t.cost_usd for t in trials_ if t.cost_usd is not None]

@@ -51,7 +51,8 @@ class RegradeResult:
     skipped: list[str] = field(default_factory=list)
     """Task ids of trials left alone because the store holds no task for them."""
     success_before: float = 0.0
-    """Share of trials passing under the version the run reported before."""
+    """Share of trials passing under the version the run reported before (an infra
+    error never passes: `Trial.passed`)."""
     success_after: float = 0.0
     """Share of trials passing under the new version."""
     active: int = 1
@@ -189,8 +190,9 @@ def regrade(
             result.n_trials += 1
             result.n_changed += new != old
             result.n_unknown += bool(graded.unknown)
-            before += old
-            after += new
+            # An infra error is a failure under either version, as in the metrics.
+            before += old and not trial.is_infra_error
+            after += new and not trial.is_infra_error
         if activate:
             store.activate_grade_version(run_id, result.version)
         result.active = store.active_grade_version(run_id)

@@ -65,7 +65,7 @@ class RunProgress:
     def advance(self, trial: Trial) -> None:
         """Count one finished trial (pass rate and spend cover this session's trials)."""
         self.finished += 1
-        self.passed += bool(trial.success)
+        self.passed += trial.passed  # an infra error is a failure, as in the metrics
         self.errors += trial.status != "completed"
         if trial.cost_usd is None:
             self.unpriced += 1

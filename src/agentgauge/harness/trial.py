@@ -202,11 +202,15 @@ async def run_cell(
     joined = ledger.unsettled
     held = 0.0 if steps is None else round(steps.credited, 6)
     trial = _finish(cell, agent, outcome, start, status, error, kind, _held_metadata(held))
+    # The record's status, not the session's: a value the record refused made a
+    # completed session an error (`_refused`), and an error is not graded (a passing
+    # answer check once made it an infra error with success true).
+    completed = trial.status == "completed"
     large = session.transcript_bytes >= GRADE_OFF_LOOP_BYTES
-    if status == "completed" and not large:
+    if completed and not large:
         _grade(task, trial, grader)  # a thread's hand-off would cost more than this
     ledger.record(cell, after, time.monotonic(), joined)  # others are not blamed for it
-    if status == "completed" and large:
+    if completed and large:
         # Grading megabytes of text takes a while: in a worker thread, so that the
         # loop, and every other trial, goes on meanwhile.
         await asyncio.to_thread(_grade, task, trial, grader)

@@ -134,8 +134,10 @@ def _mean_cost(cost: npt.NDArray[np.float64]) -> float:
 def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model")) -> Frontier:
     """The frontier over the groups of a table (default: each agent and model).
 
-    Success rate is the task-averaged mean of per-task rates; cost per trial is
-    the mean agent cost over all trials, ``None`` when any is unknown.
+    Success rate is the task-averaged mean of per-task rates, an infra error
+    counting as a failure as in the success rate (docs/metrics.md, "Infrastructure
+    errors"); cost per trial is the mean agent cost over all trials, ``None`` when
+    any is unknown.
     """
     labels: list[str] = []
     costs: list[float] = []
@@ -148,6 +150,7 @@ def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model"
         missing.append(int(np.isnan(sub.cost_usd).sum()))
         sizes.append(len(sub))
         _, inv = sub.task_index()
-        per_task = np.bincount(inv, weights=sub.success.astype(np.float64)) / np.bincount(inv)
+        ok = (sub.success & ~sub.infra_error).astype(np.float64)
+        per_task = np.bincount(inv, weights=ok) / np.bincount(inv)
         rates.append(float(per_task.mean()))
     return pareto_frontier(labels, costs, rates, missing=missing, n_trials=sizes)

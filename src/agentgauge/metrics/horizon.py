@@ -186,6 +186,16 @@ def _choose_outcome(success: npt.NDArray[np.bool_], score: FloatArray, outcome: 
     return "score" if bool(np.all(consistent)) else "success"
 
 
+def _outcomes(table: TrialTable) -> tuple[npt.NDArray[np.bool_], FloatArray]:
+    """Success and score as the fit reads them: an infra error is a failure with no
+    credit, whatever its record says, as in the success rate (docs/metrics.md,
+    "Infrastructure errors"; the harness records one with success false and score 0)."""
+    infra = table.infra_error
+    if not infra.any():
+        return table.success, table.score
+    return table.success & ~infra, np.where(infra, 0.0, table.score)
+
+
 def _codes(labels: npt.NDArray[np.object_]) -> tuple[npt.NDArray[np.intp], int]:
     uniq, inv = np.unique(labels.astype(str), return_inverse=True)
     return inv.astype(np.intp), len(uniq)
@@ -222,7 +232,8 @@ def _fit_group(
         [f if f is not None else "\0" + t for f, t in zip(sub.family, task_id, strict=True)]
     )
     chosen = outcome
-    y = sub.score if chosen == "score" else sub.success.astype(np.float64)
+    success, score = _outcomes(sub)
+    y = score if chosen == "score" else success.astype(np.float64)
 
     fam_code, n_fam = _codes(family.astype(object))
     # Order tasks by family and runs by task, as the bootstrap expects.
@@ -419,6 +430,10 @@ def horizon(
             ``success`` uses the binary outcome; ``auto`` uses scores unless some
             trial's success disagrees with score ≥ 1 − 1e-6 (then success).
 
+    An infra error counts as a failure with score 0 whatever its record says, as
+    in the success rate (docs/metrics.md, "Infrastructure errors"), and a warning
+    gives their number.
+
     Each group is fitted on its own; groups are seeded from ``seed`` in order.
     """
     table = (
@@ -473,7 +488,14 @@ def horizon(
             labels["agent"] = next(iter(agents)) if len(agents) == 1 else None
     # One outcome rule for the whole table, so groups stay comparable (a group
     # with no disagreement must not switch to scores while the others use success).
-    chosen = _choose_outcome(table.success[has_minutes], table.score[has_minutes], outcome)
+    success, score = _outcomes(table)
+    chosen = _choose_outcome(success[has_minutes], score[has_minutes], outcome)
+    n_infra = int(np.count_nonzero(table.infra_error[has_minutes]))
+    if n_infra:
+        report_warnings.append(
+            f"{n_infra} infra-error trial{'s' if n_infra != 1 else ''} counted as failures "
+            "(score 0), as in the success rate"
+        )
     seeds = np.random.SeedSequence(seed).spawn(len(grouped))
     groups = [
         _fit_group(

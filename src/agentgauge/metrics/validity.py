@@ -68,7 +68,8 @@ def null_agent_check(null_trials: TrialTable) -> NullAgentCheck:
 
 
 def never_passed_tasks(tables: Sequence[TrialTable]) -> list[str]:
-    """Tasks with no success in any trial of any table (all agents, all runs), sorted."""
+    """Tasks with no success in any trial of any table (all agents, all runs), sorted;
+    an infra error is no success, as in the success rate (`_task_rates`)."""
     seen: set[str] = set()
     passed: set[str] = set()
     for t in tables:
@@ -76,7 +77,8 @@ def never_passed_tasks(tables: Sequence[TrialTable]) -> list[str]:
         # trailing NULs, which merged "a\x00" into "a".
         ids = [str(x) for x in t.task_id.tolist()]
         seen.update(ids)
-        passed.update(i for i, ok in zip(ids, t.success.tolist(), strict=True) if ok)
+        ok = (t.success & ~t.infra_error).tolist()
+        passed.update(i for i, good in zip(ids, ok, strict=True) if good)
     return sorted(seen - passed)
 
 

@@ -368,7 +368,7 @@ def _horizon(base: list[Trial], seed: int) -> tuple[list[dict[str, Any]], str | 
     minutes: dict[str, float] = {}
     for t in timed:
         c = rates.setdefault((str(t.agent), t.task_id), [0, 0])
-        c[0] += int(bool(t.success))
+        c[0] += t.passed
         c[1] += 1
         minutes[t.task_id] = float(t.human_minutes or 0.0)
     try:
@@ -402,7 +402,7 @@ def _task_cells(base: list[Trial], anchors: dict[tuple[str, str], str]) -> list[
             t.task_id, {"task_id": t.task_id, "family": t.family, "human_minutes": t.human_minutes}
         )
         c = counts.setdefault((t.task_id, agent), [0, 0])
-        c[0] += int(bool(t.success))
+        c[0] += t.passed
         c[1] += 1
     rows = []
     for task_id, row in sorted(tasks.items()):
@@ -431,7 +431,7 @@ def _transcripts(
     one failing trial each, capped at `TRANSCRIPTS_PER_AGENT`."""
     rows = failure_rows(base)
     flipped = {(r["agent"], r["model"], r["task_id"]) for r in flips(rows)}
-    by_cell = {(t.agent, t.model, t.task_id, t.trial): t for t in base if not t.success}
+    by_cell = {(t.agent, t.model, t.task_id, t.trial): t for t in base if not t.passed}
     chosen: list[dict[str, Any]] = []
     more: dict[str, int] = {}
     anchors: dict[tuple[str, str], str] = {}

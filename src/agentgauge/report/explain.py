@@ -342,6 +342,7 @@ def trial_view(trial: Trial) -> dict[str, Any]:
         **trial_key(trial),
         "family": trial.family,
         "success": trial.success,
+        "passed": trial.passed,
         "score": trial.score,
         "status": trial.status,
         "error": trial.error,
@@ -363,7 +364,8 @@ def trial_view(trial: Trial) -> dict[str, Any]:
 
 
 def failure_rows(trials: Iterable[Trial]) -> list[dict[str, Any]]:
-    """One row per (agent, model, task, variant) with a trial that did not pass:
+    """One row per (agent, model, task, variant) with a trial that did not pass
+    (`Trial.passed`: an infra error never passes):
     ``{task_id, variant, agent, model, failed, n, trials, classes}`` where
     ``classes`` counts each `error_class` and ``trials`` lists the failing trial
     indices. Sorted by most failures first, then task id."""
@@ -384,7 +386,7 @@ def failure_rows(trials: Iterable[Trial]) -> list[dict[str, Any]]:
             },
         )
         cell["n"] += 1
-        if t.success:
+        if t.passed:  # an infra error is a failure, whatever its record says
             continue
         cell["failed"] += 1
         cell["trials"].append(t.trial)

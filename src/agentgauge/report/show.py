@@ -58,7 +58,8 @@ def select_trials(
 ) -> list[Trial]:
     """The trials the flags name, in the source's order. A ``task``, ``trial`` or
     ``variant`` that no trial has raises `InputError` naming the flag and values
-    that exist; ``failed`` then keeps the trials that did not pass (possibly none)."""
+    that exist; ``failed`` then keeps the trials that did not pass (possibly none;
+    an infra error never passes: `Trial.passed`)."""
     if trial is not None and task is None:
         raise InputError(
             "a trial index needs --task (trial 0 exists in every task)", field="--trial"
@@ -91,7 +92,7 @@ def select_trials(
             )
         chosen = kept
     if failed:
-        chosen = [t for t in chosen if not t.success]
+        chosen = [t for t in chosen if not t.passed]
     return chosen
 
 
@@ -113,7 +114,7 @@ def failures_document(
         "source": source,
         "variant": variant,
         "n_trials": len(trials),
-        "n_failed_trials": sum(not t.success for t in trials),
+        "n_failed_trials": sum(not t.passed for t in trials),
         "n_cells": len({_cell(t) for t in trials}),
         "n_failed_cells": len(rows),
         "n_flaky_cells": sum(r["flaky"] for r in rows),

@@ -111,9 +111,11 @@ def _tokens(view: dict[str, Any]) -> str:
 
 
 def _outcome(view: dict[str, Any]) -> Text:
-    if view["success"]:
+    if view["passed"]:
         return Text("passed", style="bold green")
     score = "" if view["score"] is None else f" (score {view['score']:.2f})"
+    if view["success"]:  # an infra error, whatever its record says (`Trial.passed`)
+        score = " (its record says success)"
     return Text.assemble(("did not pass", "bold red"), score, " — ", _text(view["why"]))
 
 
