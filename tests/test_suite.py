@@ -369,3 +369,21 @@ def test_a_name_that_cannot_name_a_suite_is_refused(
     path.write_text(f"name: {name}\ntasks:\n  - {{id: a, instruction: hi}}\n")
     with pytest.raises(InputError, match=message):
         load_suite(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("5e-2", 0.05), ("1E3", 1000.0), ("-2.5e+3", -2500.0), (".5e1", 5.0), ("0.05", 0.05)],
+)
+def test_an_unquoted_exponent_is_a_number_as_in_yaml_1_2(
+    tmp_path: Path, text: str, value: float
+) -> None:
+    # PyYAML reads YAML 1.1, where 5e-2 (no dot) is a string: a gate's `max: 5e-2` was
+    # refused as "the string '5e-2' (write it unquoted)", though it was unquoted.
+    from agentgauge.yamlio import load_yaml
+
+    path = tmp_path / "g.yaml"
+    path.write_text(f"max: {text}\nquoted: '{text}'\nword: e3\n")
+    data, _ = load_yaml(path)
+    assert data == {"max": value, "quoted": text, "word": "e3"}
+    assert isinstance(data["max"], float)

@@ -21,6 +21,7 @@ an infinite structure) is refused, as is nesting deeper than
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,7 +37,21 @@ __all__ = ["ALIAS_BUDGET", "line_of", "load_yaml", "validate_yaml"]
 M = TypeVar("M", bound=BaseModel)
 
 # libyaml's loader when present (about 20x faster), with the same marks and types.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[misc,valid-type]
+    """The safe loader, reading a number in exponent form without a dot (``5e-2``,
+    ``1E3``) as the float YAML 1.2 and JSON make it. PyYAML resolves YAML 1.1, where
+    such a scalar is a string, so ``max: 5e-2`` was refused as "the string '5e-2'
+    (write it unquoted)" although it was unquoted."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
 
 #: Nodes that aliases may add to a document, beyond the nodes written out. Ample
 #: for sharing (a 60-node function doc used by 1,000 tasks), and a few tenths of a

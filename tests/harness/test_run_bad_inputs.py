@@ -323,3 +323,24 @@ def test_tool_arguments_with_a_lone_surrogate_reach_the_tool_replaced(tmp_path: 
     assert len(trials) == 3
     calls = [e for t in trials for e in t.events if isinstance(e, ToolCallEvent)]
     assert calls and all(c.arguments["note"] == f"n{FFFD}" for c in calls)
+
+
+def test_a_task_with_no_environment_is_refused_before_any_trial(tmp_path: Path) -> None:
+    # Every trial of it used to be an infra error ("unknown environment None") and the
+    # run stopped on the breaker; a world of one's own given in Python still runs it.
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\ntasks:\n  - id: hello\n    instruction: say hi\n"
+        "    expectations:\n      answer: {contains: [hi]}\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(suite), "--agent", "builtin:null",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert "task 'hello' names no environment" in out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "s.db").exists()
+    with pytest.raises(InputError, match="names no environment"):
+        run(str(suite), agent="builtin:null", store=str(tmp_path / "p.db"))
+    assert not (tmp_path / "p.db").exists()

@@ -170,10 +170,21 @@ def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
     factories ``tasks`` need are loaded at once, so a bad name fails before
     anything runs.
     """
+    from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
+
     cache: dict[str, EnvFactory] = {}
     for name in {t.environment or "" for t in tasks}:
         cache[name] = _load_factory(name)
     for task in tasks:
+        if not task.environment and builtin_environment(task) is None:
+            # Without a factory of one's own (Python's env_factory=) such a task has no
+            # world: every trial was an infra error "unknown environment None".
+            raise InputError(
+                f"task {task.id!r} names no environment: set environment: to one of "
+                f"{', '.join(BUILTIN_ENVIRONMENTS)} or package.module:factory for a world "
+                "of your own (docs/writing-tasks.md)",
+                field="environment",
+            )
         _check_scenario(task, cache[task.environment or ""])
 
     def make(task: Task, *, variant: str, seed: int) -> Environment:
