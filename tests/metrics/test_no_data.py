@@ -217,3 +217,25 @@ def test_missed_confirmation_shows_the_trials_it_rests_on(tmp_path: Path) -> Non
     ).stdout  # fmt: skip
     [line] = [line for line in out.splitlines() if "missed confirmation" in line]
     assert "100.0% (1 of 2 trials)" in line
+
+
+def test_a_group_emptied_by_excluding_infra_errors_says_why_for_every_null(
+    tmp_path: Path,
+) -> None:
+    # Only the interval and pass@k said "no tasks"; the rate, cost, latency, tokens and
+    # call counts were null with no reason at all.
+    src = tmp_path / "infra.jsonl"
+    src.write_text(
+        '{"task_id":"a","success":false,"status":"error","cost_usd":0.1}\n'
+        '{"task_id":"b","success":false,"status":"timeout","cost_usd":0.1}\n'
+    )
+    (group,) = agentgauge.metrics(src, exclude_infra_errors=True).to_dict()["groups"]
+    why = "no trials left after excluding 2 infra-error trials"
+    reasons = group["null_reasons"]
+    for key in ("success_rate", "cost.per_trial", "cost.total", "cost.cost_of_pass",
+                "latency_s", "tokens", "calls.tool", "calls.model"):  # fmt: skip
+        assert reasons[key] == why, key
+    assert group["success_rate"]["value"] is None and group["cost"]["per_trial"] is None
+    # Counted as failures (the default), nothing is missing for that reason.
+    (kept,) = agentgauge.metrics(src).to_dict()["groups"]
+    assert why not in kept["null_reasons"].values() and kept["success_rate"]["value"] == 0.0

@@ -65,6 +65,16 @@ class GroupMetrics:
             ):
                 if value is None:
                     reasons.setdefault(key, f"no trial records {what}")
+        else:  # every figure is null, and each says why (only the SE-bound ones did)
+            why = "no trials"
+            if self.infra_errors:  # gone only when excluded: they count as failures else
+                s = "s" if self.infra_errors != 1 else ""
+                why = f"no trials left after excluding {self.infra_errors} infra-error trial{s}"
+            for key in (
+                "success_rate", "n_clusters", "cost.per_trial", "cost.total",
+                "cost.cost_of_pass", "latency_s", "tokens", "calls.tool", "calls.model",
+            ):  # fmt: skip
+                reasons.setdefault(key, why)
         return {
             **self.labels,
             "n_tasks": o.n_tasks,
