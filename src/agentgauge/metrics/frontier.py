@@ -9,6 +9,7 @@ dominated point names the points that dominate it, so a reader sees why it lost.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ import numpy.typing as npt
 
 from agentgauge.table import TrialTable
 
-__all__ = ["Frontier", "FrontierPoint", "frontier_from_table", "pareto_frontier"]
+__all__ = ["Frontier", "FrontierPoint", "frontier_from_table", "group_labels", "pareto_frontier"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,38 @@ def _mean_cost(cost: npt.NDArray[np.float64]) -> float:
     return float(np.sum(cost / cost.size)) if mean == float("inf") else mean
 
 
+def group_labels(keys: Sequence[dict[str, Any]], sep: str = "/") -> list[str]:
+    """One distinct label per group key (``{"agent": ..., "model": ...}``), in order.
+
+    A label joins the key's values with ``sep`` ("all" for a group of no value, as the
+    tables say). Groups whose labels would read alike (agent "a/b", and agent "a" with
+    model "b"; agent "all", and no agent) name their fields instead ("agent a/b",
+    "agent a, model b", "(no agent)"), and any still alike are numbered: the points
+    stay distinct and each can be told from the others.
+    """
+
+    def short(key: dict[str, Any]) -> str:
+        return sep.join(str(v) for v in key.values() if v not in (None, "")) or "all"
+
+    def named(key: dict[str, Any]) -> str:
+        parts = [f"{k} {v}" for k, v in key.items() if v not in (None, "")]
+        return ", ".join(parts) or f"(no {' or '.join(key) or 'group'})"
+
+    first = [short(k) for k in keys]
+    seen = Counter(first)
+    labels = [named(k) if seen[s] > 1 else s for k, s in zip(keys, first, strict=True)]
+    used: set[str] = set()
+    out = []
+    for label in labels:
+        n, unique = 1, label
+        while unique in used:
+            n += 1
+            unique = f"{label} #{n}"
+        used.add(unique)
+        out.append(unique)
+    return out
+
+
 def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model")) -> Frontier:
     """The frontier over the groups of a table (default: each agent and model).
 
@@ -139,13 +172,13 @@ def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model"
     errors"); cost per trial is the mean agent cost over all trials, ``None`` when
     any is unknown.
     """
-    labels: list[str] = []
+    keys: list[dict[str, Any]] = []
     costs: list[float] = []
     rates: list[float] = []
     missing: list[int] = []
     sizes: list[int] = []
     for key, sub in table.groups(list(by)):
-        labels.append("/".join(str(v) for v in key.values() if v is not None) or "all")
+        keys.append(key)
         costs.append(_mean_cost(sub.cost_usd))
         missing.append(int(np.isnan(sub.cost_usd).sum()))
         sizes.append(len(sub))
@@ -153,4 +186,5 @@ def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model"
         ok = (sub.success & ~sub.infra_error).astype(np.float64)
         per_task = np.bincount(inv, weights=ok) / np.bincount(inv)
         rates.append(float(per_task.mean()))
+    labels = group_labels(keys)  # distinct: user labels never clash into an error
     return pareto_frontier(labels, costs, rates, missing=missing, n_trials=sizes)

@@ -3,7 +3,8 @@
 `build_report` turns one or more sources (runs) into a `ReportData` for the
 HTML page and the Markdown summary. Sources are grouped by suite (`group_by_suite`:
 the same recorded suite, or a shared task id) and each group gets its own
-`SuiteReport`. Scopes follow one rule on every face (docs/reports.md):
+`SuiteReport`; within a group each source is its own system, even when two record the
+same agent and model (`report db:v1 db:v2`). Scopes follow one rule on every face (docs/reports.md):
 outcome, tool-call, trajectory and control figures are on the **base
 variant**; reliability (robustness, consistency) is over **all variants**;
 outcome per variant has one row per variant. Given a comparison and the two
@@ -13,16 +14,19 @@ sources it compared, the paired difference is also computed per capability
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from agentgauge.api import metrics as compute_metrics
 from agentgauge.display import markdown_text
 from agentgauge.metrics.compare import compare, select_rows
 from agentgauge.metrics.cost import unpriced_label
-from agentgauge.metrics.frontier import frontier_from_table
+from agentgauge.metrics.frontier import frontier_from_table, group_labels
 from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
@@ -87,7 +91,43 @@ def _est(d: dict[str, Any] | None) -> str | None:
 
 
 def _label(g: dict[str, Any]) -> str:
+    """A group's name: its system's (`_named`), else "agent / model"."""
+    if "system" in g:
+        return str(g["system"])
     return " / ".join(str(g[k]) for k in ("agent", "model") if g.get(k)) or "all"
+
+
+#: A system: the (agent, model) its trials record.
+System = tuple[str | None, str | None]
+
+
+def _systems(trials: Sequence[Trial]) -> dict[System, str]:
+    """Each system's name in every table and plot, the heatmap and the transcripts:
+    "agent / model", made distinct where two would read alike (agent
+    "a / b" and agent "a" with model "b"; agent "all" and no agent) so that no two
+    systems share a point or a column (`frontier.group_labels`)."""
+    systems = list(dict.fromkeys((t.agent, t.model) for t in trials))
+    keys = [{"agent": a, "model": m} for a, m in systems]
+    return dict(zip(systems, group_labels(keys, sep=" / "), strict=True))
+
+
+def _named(groups: list[dict[str, Any]], names: dict[System, str]) -> list[dict[str, Any]]:
+    """The groups (of metrics by agent and model), each with its system's name as
+    ``system``, which `_label` and the HTML tables show: every table, plot and column
+    then names a system alike."""
+    for g in groups:
+        system = (g.get("agent"), g.get("model"))
+        if system in names:
+            g["system"] = names[system]
+    return groups
+
+
+def _system_table(trials: Sequence[Trial], names: dict[System, str]) -> TrialTable:
+    """The trials as a table whose ``agent`` is each trial's system label: grouped by
+    agent, it has one group per system, named as the report names it."""
+    table = TrialTable.from_trials(trials)
+    labels = [names[(t.agent, t.model)] for t in trials]
+    return dataclasses.replace(table, agent=np.array(labels, dtype=object))
 
 
 # --------------------------------------------------------------------------- tables
@@ -185,13 +225,15 @@ def _recovery_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any
     }
 
 
-def _fault_recovery_section(trials: list[Trial], seed: int) -> dict[str, Any] | None:
+def _fault_recovery_section(
+    trials: list[Trial], names: dict[System, str], seed: int
+) -> dict[str, Any] | None:
     # Tools fail on purpose in the fault variants: where recovering (or not) shows most.
     faulty = [t for t in trials if t.variant.startswith("fault:")]
     if not faulty:
         return None
     groups = compute_metrics(faulty, k=[1], by=("agent", "model"), seed=seed).to_dict()["groups"]
-    return _recovery_section(groups, "fault variants (tools fail on purpose)")
+    return _recovery_section(_named(groups, names), "fault variants (tools fail on purpose)")
 
 
 def _missed(control: dict[str, Any]) -> Any:
@@ -343,10 +385,12 @@ def passk_curves(groups: list[dict[str, Any]], ks: Sequence[int]) -> list[dict[s
 
 
 def _frontier(
-    base: list[Trial], groups: list[dict[str, Any]]
+    table: TrialTable, groups: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    frontier = frontier_from_table(TrialTable.from_trials(base), by=("agent",)).to_dict()
-    se = {str(g.get("agent")): g["success_rate"]["se"] for g in groups}
+    """A point per system (agent and model, and source where two share them), as the
+    outcome table has a row per system; ``table`` is `_system_table`'s."""
+    frontier = frontier_from_table(table, by=("agent",)).to_dict()
+    se = {_label(g): g["success_rate"]["se"] for g in groups}  # `_named` groups
     points = [{**p, "dominated_by": None} for p in frontier["frontier"]] + [
         {**p, "dominated_by": ", ".join(p["dominated_by"])} for p in frontier["dominated"]
     ]
@@ -360,19 +404,24 @@ def _frontier(
     return points, unpriced
 
 
-def _horizon(base: list[Trial], seed: int) -> tuple[list[dict[str, Any]], str | None]:
+def _horizon(
+    base: list[Trial], names: dict[System, str], seed: int
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A fit per system, as the outcome table has a row per system."""
     timed = [t for t in base if t.human_minutes is not None]
     if not timed:
         return [], "No task in these runs records human minutes, so no time horizon is fitted."
     rates: dict[tuple[str, str], list[int]] = {}
     minutes: dict[str, float] = {}
     for t in timed:
-        c = rates.setdefault((str(t.agent), t.task_id), [0, 0])
+        c = rates.setdefault((names[(t.agent, t.model)], t.task_id), [0, 0])
         c[0] += t.passed
         c[1] += 1
         minutes[t.task_id] = float(t.human_minutes or 0.0)
     try:
-        fitted = horizon(timed, bootstrap=HORIZON_BOOTSTRAP, seed=seed).to_dict()["groups"]
+        fitted = horizon(
+            _system_table(timed, names), bootstrap=HORIZON_BOOTSTRAP, seed=seed, by="agent"
+        ).to_dict()["groups"]
     except ValueError as exc:  # too few tasks or lengths to fit
         return [], f"No time horizon fitted: {exc}"
     out = []
@@ -389,13 +438,16 @@ def _horizon(base: list[Trial], seed: int) -> tuple[list[dict[str, Any]], str | 
     return out, None
 
 
-def _task_cells(base: list[Trial], anchors: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
-    """Heatmap rows: per task, per agent ``{k, n, rate, flaky, anchor}``."""
+def _task_cells(
+    base: list[Trial], names: dict[System, str], anchors: dict[tuple[str, str], str]
+) -> list[dict[str, Any]]:
+    """Heatmap rows: per task, per system (its column, named as in `_systems`)
+    ``{k, n, rate, flaky, anchor}``."""
     counts: dict[tuple[str, str], list[int]] = {}
     tasks: dict[str, dict[str, Any]] = {}
     agents: list[str] = []
     for t in base:
-        agent = str(t.agent)
+        agent = names[(t.agent, t.model)]
         if agent not in agents:
             agents.append(agent)
         tasks.setdefault(
@@ -425,10 +477,10 @@ def _task_cells(base: list[Trial], anchors: dict[tuple[str, str], str]) -> list[
 
 
 def _transcripts(
-    base: list[Trial], prefix: str
+    base: list[Trial], names: dict[System, str], prefix: str
 ) -> tuple[list[dict[str, Any]], dict[str, int], dict[tuple[str, str], str]]:
-    """Per agent, its failing tasks on the base variant — flips first, then always-failing —
-    one failing trial each, capped at `TRANSCRIPTS_PER_AGENT`."""
+    """Per system (named as in `_systems`), its failing tasks on the base variant — flips
+    first, then always-failing — one failing trial each, capped at `TRANSCRIPTS_PER_AGENT`."""
     rows = failure_rows(base)
     flipped = {(r["agent"], r["model"], r["task_id"]) for r in flips(rows)}
     by_cell = {(t.agent, t.model, t.task_id, t.trial): t for t in base if not t.passed}
@@ -437,10 +489,14 @@ def _transcripts(
     anchors: dict[tuple[str, str], str] = {}
     shown: dict[str, int] = {}
     ordered = sorted(
-        rows, key=lambda r: (str(r["agent"]), (r["agent"], r["model"], r["task_id"]) not in flipped)
+        rows,
+        key=lambda r: (
+            names[(r["agent"], r["model"])],
+            (r["agent"], r["model"], r["task_id"]) not in flipped,
+        ),
     )
     for r in ordered:
-        agent = str(r["agent"])
+        agent = names[(r["agent"], r["model"])]
         if shown.get(agent, 0) >= TRANSCRIPTS_PER_AGENT:
             more[agent] = more.get(agent, 0) + 1
             continue
@@ -463,8 +519,9 @@ def _transcripts(
     return chosen, more, anchors
 
 
-def _variant_rows(trials: list[Trial], seed: int) -> list[dict[str, Any]]:
+def _variant_rows(trials: list[Trial], names: dict[System, str], seed: int) -> list[dict[str, Any]]:
     groups = compute_metrics(trials, k=[1], by=("agent", "model", "variant"), seed=seed).to_dict()
+    _named(groups["groups"], names)
     return [
         {
             "label": _label(g),
@@ -494,17 +551,18 @@ def _reliability_bars(rel: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInputs) -> SuiteReport:
     ks = list(inputs.ks)
     base, scope = base_trials(trials)
+    names = _systems(trials)
     headline = compute_metrics(base, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
     full = compute_metrics(trials, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
-    groups = headline["groups"]
-    rel = full.get("reliability") or []
+    groups = _named(headline["groups"], names)
+    rel = _named(full.get("reliability") or [], names)
     sections = [
         s
         for s in (
             _tool_section(groups, scope),
             _control_section(groups, scope),
             _recovery_section(groups, scope),
-            _fault_recovery_section(trials, inputs.seed),
+            _fault_recovery_section(trials, names, inputs.seed),
             _turns_section(groups, scope),
             _reliability_section(rel),
         )
@@ -519,22 +577,23 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         counts[key] = counts.get(key, 0) + 1
     curve_ks = list(range(1, min(max(counts.values(), default=1), MAX_CURVE_K) + 1))
     curves = compute_metrics(base, k=curve_ks, by=("agent", "model"), seed=inputs.seed)
-    transcripts, more, anchors = _transcripts(base, f"s{index}")
-    points, unpriced = _frontier(base, groups)
-    horizon_groups, horizon_note = _horizon(base, inputs.seed)
+    transcripts, more, anchors = _transcripts(base, names, f"s{index}")
+    points, unpriced = _frontier(_system_table(base, names), groups)
+    horizon_groups, horizon_note = _horizon(base, names, inputs.seed)
+    variants = {t.variant for t in trials}
     return SuiteReport(
         name=name,
         scope=scope,
         metrics=headline,
         ks=ks,
         sections=sections,
-        passk=passk_curves(curves.to_dict()["groups"], curve_ks),
+        passk=passk_curves(_named(curves.to_dict()["groups"], names), curve_ks),
         frontier=points,
         unpriced=unpriced,
         horizon=horizon_groups,
         horizon_note=horizon_note,
-        tasks=_task_cells(base, anchors),
-        variants=_variant_rows(trials, inputs.seed) if len({t.variant for t in trials}) > 1 else [],
+        tasks=_task_cells(base, names, anchors),
+        variants=_variant_rows(trials, names, inputs.seed) if len(variants) > 1 else [],
         reliability=_reliability_bars(rel),
         reliability_notes=reliability_note_lines(rel),
         confusion=[
@@ -603,10 +662,55 @@ def _short_record(record: Sequence[str], has_table: bool) -> list[str]:
     return out
 
 
+def _source_tags(sources: Sequence[TrialSource]) -> list[str]:
+    """A short name per source that no other source has: its run (``run v1``), else the
+    SOURCE as given (``runs.jsonl``, ``a.db:v1`` when two stores hold a run ``v1``), else
+    that and its place among the sources (``runs.jsonl #2``, a source given twice)."""
+    tags = [f"run {s.run.run_id}" if s.run is not None else s.label for s in sources]
+    tags = [s.label if tags.count(tag) > 1 else tag for s, tag in zip(sources, tags, strict=True)]
+    return [f"{tag} #{i + 1}" if tags.count(tag) > 1 else tag for i, tag in enumerate(tags)]
+
+
+def _by_source(sources: Sequence[TrialSource], tags: Sequence[str]) -> list[Trial]:
+    """The sources' trials, each system (agent and model) that several sources record
+    told apart by source: its model reads ``gpt (run v1)`` (``(run v1)`` without a
+    model) in each of them, so that two runs of one agent and model stay two systems in
+    every table and plot instead of being pooled into one. A single source's trials,
+    and systems only one source records, are unchanged."""
+    owners: dict[System, set[int]] = {}
+    for i, src in enumerate(sources):
+        for t in src.trials:
+            owners.setdefault((t.agent, t.model), set()).add(i)
+    taken = set(owners)
+    renamed: dict[tuple[int, System], str] = {}
+    for (agent, model), who in owners.items():
+        if len(who) < 2:
+            continue
+        for i in sorted(who):
+            new = f"{model} ({tags[i]})" if model else f"({tags[i]})"
+            n, unique = 1, new
+            while (agent, unique) in taken:  # a model already named so
+                n += 1
+                unique = f"{new} #{n}"
+            taken.add((agent, unique))
+            renamed[(i, (agent, model))] = unique
+    if not renamed:
+        return [t for src in sources for t in src.trials]
+    return [
+        t
+        if (i, (t.agent, t.model)) not in renamed
+        else t.model_copy(update={"model": renamed[(i, (t.agent, t.model))]})
+        for i, src in enumerate(sources)
+        for t in src.trials
+    ]
+
+
 def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial]]]:
     """Sources that record the same suite, or share a task id, in one group (two JSONL
     imports of one benchmark each record their file as the suite), named by their
-    suites; the groups in the order their first source was given."""
+    suites; the groups in the order their first source was given. Within a group, an
+    agent and model that several sources record is told apart by source (`_by_source`).
+    """
     names = [src.run.suite if src.run is not None and src.run.suite else None for src in sources]
     tasks = [{t.task_id for t in src.trials} for src in sources]
     group = list(range(len(sources)))
@@ -620,14 +724,18 @@ def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial
         for j in range(i):
             if (names[i] is not None and names[i] == names[j]) or tasks[i] & tasks[j]:
                 group[root(i)] = root(j)
-    out: dict[int, tuple[list[str], list[Trial]]] = {}
-    for i, src in enumerate(sources):
-        suites, trials = out.setdefault(root(i), ([], []))
+    tags = _source_tags(sources)
+    out: dict[int, tuple[list[str], list[int]]] = {}
+    for i in range(len(sources)):
+        suites, members = out.setdefault(root(i), ([], []))
         name = names[i] or "trials without a suite"
         if name not in suites:
             suites.append(name)
-        trials.extend(src.trials)
-    return [(", ".join(suites), trials) for suites, trials in out.values()]
+        members.append(i)
+    return [
+        (", ".join(suites), _by_source([sources[i] for i in members], [tags[i] for i in members]))
+        for suites, members in out.values()
+    ]
 
 
 def build_report(inputs: ReportInputs) -> ReportData:

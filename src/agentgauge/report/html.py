@@ -129,6 +129,8 @@ def _cost(group: dict[str, Any], key: str) -> str:
 
 
 def _group_label(group: dict[str, Any]) -> str:
+    if "system" in group:  # its system's name, distinct (`build._named`)
+        return str(group["system"])
     parts = [str(group[k]) for k in ("agent", "model") if group.get(k) is not None]
     return " / ".join(parts) or "all"
 
