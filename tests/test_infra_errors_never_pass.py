@@ -118,7 +118,7 @@ def test_html_report_counts_the_infra_error_as_a_failure(trials: list[Trial]) ->
     suite = build_report(
         ReportInputs(sources=[TrialSource(label="r", trials=trials, run=run)], ks=[1])
     ).suites[0]
-    cells = {row["task_id"]: row["cells"]["a"] for row in suite.tasks}
+    cells = {row["task_id"]: row["cells"]["a / m"] for row in suite.tasks}  # per system
     # Task cells: 0 of 2 on long (the recorded flag read 1 of 2, a flaky task).
     assert (cells["long"]["k"], cells["long"]["n"], cells["long"]["flaky"]) == (0, 2, False)
     # The horizon plot's task points, at the rate the heatmap shows.
