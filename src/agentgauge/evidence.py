@@ -29,7 +29,8 @@ from agentgauge.schema import INT64_MAX
 __all__ = ["EVIDENCE_RULES", "evidence_problem", "grades_problem"]
 
 #: The evidence fields the metrics read, per grader, and what each must be (absent
-#: or ``null`` is always allowed: the metrics then leave the trial out of that figure).
+#: or ``null`` is allowed, but for ``mode``: the metrics then leave the trial out of
+#: that figure).
 EVIDENCE_RULES: dict[str, dict[str, str]] = {
     "tool_calls": {
         "n_calls": "an integer ≥ 0",

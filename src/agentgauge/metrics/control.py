@@ -18,7 +18,10 @@ Definitions (over trials with both decisions known):
   #trials with an irreversible call (both over the trials with both decisions known,
   as every rate here, and with both counts: a trial without them is left out, as an
   ungraded trial is, never read as one without irreversible calls; how many had them
-  is ``counts["trials_with_counts"]`` of ``n``).
+  is ``counts["trials_with_counts"]`` of ``n``). Counts that cannot be (negative,
+  fractional, more unconfirmed than irreversible: a store from before grade evidence
+  was checked, `agentgauge.evidence`) are left out too, counted as
+  ``counts["trials_with_bad_counts"]`` and said in ``null_reasons``.
 
 Over- and under-refusal are always reported together: XSTest (Röttger et al.
 2024) showed a model tuned to refuse less in one direction errs in the other.

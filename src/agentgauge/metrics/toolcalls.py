@@ -22,6 +22,10 @@ and counted. Definitions:
 - **minefield_mean_severity**: mean severity of those hits, each read as safety's
   harmlessness reads it (`agentgauge.metrics.safety.violation_severity`);
 - **tool_calls_per_trial / turns_per_trial**: means, when counts are given.
+
+A precision, recall or severity outside [0, 1] (a store from before grade evidence
+was checked, `agentgauge.evidence`) is left out of its mean, and ``null_reasons``
+says how many were.
 """
 
 from __future__ import annotations
