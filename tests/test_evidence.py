@@ -349,3 +349,19 @@ def test_a_regrade_recording_bad_evidence_writes_nothing(tmp_path: Path) -> None
         trial = Trial(task_id="t", trial=0, success=True)
         with pytest.raises(InputError, match=r"recorded grades\[0\]\.evidence\.max_severity"):
             _grade(db, task, trial, [Severe()])
+
+
+def test_an_export_of_bad_stored_evidence_is_refused_on_import(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JSONL and OTLP exports carry the evidence as it is stored: importing them
+    back names the field (the OTLP file by its span), and writes nothing."""
+    monkeypatch.chdir(tmp_path)
+    _bad_store(tmp_path / "old.db")
+    assert cli("export", "old.db:r", "--jsonl", "out.jsonl")[0] == 0
+    code, _, err = cli("import", "jsonl", "out.jsonl", "--store", "new.db")
+    assert code == 2 and err.startswith("agentgauge: error: out.jsonl:1: grades[0].evidence.")
+    assert cli("export", "old.db:r", "--otel", "out.json")[0] == 0
+    code, _, err = cli("import", "otel", "out.json", "--store", "new.db")
+    assert code == 2 and ": grades[0].evidence.checkpoints[0].turn: must be an integer ≥ 1" in err
+    assert not (tmp_path / "new.db").exists()
