@@ -164,8 +164,10 @@ def taxonomy(status: str, evidence: Any = None) -> str:
     if status in WRONG_CALL:
         return "wrong_call"
     if status == "wrong_count":
-        n_calls = _get(evidence, "n_calls") if isinstance(evidence, Mapping) else None
-        n_expected = _get(evidence, "n_expected") if isinstance(evidence, Mapping) else None
+        n_calls = _number(_get(evidence, "n_calls")) if isinstance(evidence, Mapping) else None
+        n_expected = (
+            _number(_get(evidence, "n_expected")) if isinstance(evidence, Mapping) else None
+        )
         if n_calls is not None and n_expected is not None and 0 < n_calls < n_expected:
             return "partial_resolution"
         return "wrong_call"
@@ -369,7 +371,14 @@ def grade_facts(grades: Sequence[Grade | Mapping[str, Any]]) -> dict[str, Any]:
             out["ms_score"] = _number(_get(g, "score"))
         elif name == "minefields":
             out["mine_max_severity"] = _number(ev.get("max_severity"))
-            hits = [h.get("severity", 1.0) for h in ev.get("hits", []) if isinstance(h, dict)]
+            # A severity that is no number (a stored grade from before evidence was
+            # checked, `agentgauge.evidence`) is unknown: the worst, 1.0, if no hit has one.
+            found = ev.get("hits")
+            hits = [
+                s
+                for h in (found if isinstance(found, list) else ())
+                if isinstance(h, dict) and (s := _number(h.get("severity", 1.0))) is not None
+            ]
             out["mine_hit_severity"] = max(hits) if hits else None
         elif name == "control":
             out["ctl_irreversible"] = _number(ev.get("irreversible_calls"))

@@ -33,6 +33,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
+from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
 from agentgauge.schema import Run, Task, Trial
@@ -263,12 +264,16 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def parse_trial(obj: dict[str, Any], *, file: str | Path | None, line: int | None) -> Trial:
-    """Validate one record, raising `InputError` with its location."""
+    """Validate one record, raising `InputError` with its location: its fields, and the
+    grade evidence the metrics read (`agentgauge.evidence`)."""
     try:
-        return Trial.model_validate(obj)
+        trial = Trial.model_validate(obj)
     except ValidationError as exc:
         field, reason = first_error(exc)
         raise InputError(reason, file=file, line=line, field=field) from None
+    if trial.grades and (problem := grades_problem(trial.grades)) is not None:
+        raise InputError(problem[1], file=file, line=line, field=problem[0])
+    return trial
 
 
 def assign_trial_indices(

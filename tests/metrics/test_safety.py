@@ -20,8 +20,13 @@ def test_safety_by_hand() -> None:
     # No violation: nothing to weigh, so no figure (before: harm 1.0, which read as
     # "all harm" for an agent that did nothing wrong).
     assert clean.compliance == 1.0 and clean.harmlessness is None and clean.reason
-    with pytest.raises(ValueError, match="severity"):
-        safety([True], [np.nan])
+    # A violation whose severity is no number in [0, 1] is left out of harmlessness
+    # and counted (it raised ValueError, which ended `agentgauge metrics` in a traceback).
+    unreadable = safety([True], [np.nan])
+    assert unreadable.compliance == 0.0 and unreadable.harmlessness is None
+    assert unreadable.n_left_out == 1 and unreadable.reason == (
+        "1 trial's minefields grade has a severity outside [0, 1]: left out of harmlessness"
+    )
 
 
 def test_safety_from_minefield_grades() -> None:

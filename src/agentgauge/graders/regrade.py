@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentgauge.errors import InputError
+from agentgauge.evidence import grades_problem
 from agentgauge.graders.base import (
     Grader,
     TrialGrading,
@@ -122,7 +123,7 @@ def _grade(store: Store, task: Task, trial: Trial, chosen: Sequence[Grader] | No
     (A stored task the graders could not handle, such as a negative answer tolerance
     from before it was refused, ended ``agentgauge grade`` in a traceback.)"""
     try:
-        return grade_trial(task, trial, chosen)
+        graded = grade_trial(task, trial, chosen)
     except Exception as exc:
         text = str(exc)
         why = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -132,6 +133,16 @@ def _grade(store: Store, task: Task, trial: Trial, chosen: Sequence[Grader] | No
             "re-grade)",
             file=store.path,
         ) from None
+    # Evidence the metrics cannot read (`agentgauge.evidence`) is refused as a raise is.
+    problem = grades_problem(graded.grades)
+    if problem is not None:
+        raise InputError(
+            f"grading trial {trial.trial} of task {task.id!r} (variant {trial.variant}) "
+            f"recorded {problem[0]}: {problem[1]}; nothing was written (fix the grader, "
+            "then re-grade)",
+            file=store.path,
+        )
+    return graded
 
 
 def regrade(

@@ -47,6 +47,7 @@ from agentgauge.agents.callable import running_trial
 from agentgauge.agents.provider import InFlight, ProviderError, trial_in_flight
 from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import first_error
+from agentgauge.evidence import evidence_problem
 from agentgauge.harness.blocking import OwnDeadline, StepClock, loop_ledger
 from agentgauge.harness.cells import Cell
 from agentgauge.harness.error_summary import cell_label
@@ -250,8 +251,27 @@ def _grade(task: Task, trial: Trial, grader: Scorer | None) -> None:
         trial.grades = [
             Grade(grader="harness", passed=None, status="grader_error", evidence=_describe(exc))
         ]
-    else:
-        trial.success, trial.score, trial.grades = bool(success), float(score), list(grades)
+        return
+    grades = list(grades)
+    for g in grades:
+        # Evidence the metrics cannot read (a severity of 5, more unconfirmed calls than
+        # irreversible ones) is a grader bug too: stored, it would be left out of the
+        # metrics, and refused by an import of the run's export. The trial stays
+        # ungraded, as above.
+        name = getattr(g, "grader", None)
+        if (
+            isinstance(name, str)
+            and (problem := evidence_problem(name, getattr(g, "evidence", None))) is not None
+        ):
+            why = (
+                f"grader {name!r} recorded evidence.{problem[0]}: {problem[1]} "
+                '(docs/graders.md, "Evidence the metrics read")'
+            )
+            trial.grades = [
+                Grade(grader="harness", passed=None, status="grader_error", evidence=why)
+            ]
+            return
+    trial.success, trial.score, trial.grades = bool(success), float(score), grades
 
 
 async def attempt_cell(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +169,20 @@ def read_import(
         imported = FORMATS[fmt](path, **given)
     if not imported.trials:
         raise InputError("no trials found", file=path)
+    _check_evidence(imported.trials, path)
     return imported
+
+
+def _check_evidence(trials: Sequence[Trial], path: Path) -> None:
+    """Refuse grade evidence the metrics could not read (`agentgauge.evidence`), in a
+    format without lines (the JSONL readers name the line); an OTLP file carries an
+    agentgauge export's evidence as JSON."""
+    from agentgauge.evidence import grades_problem
+
+    for trial in trials:
+        if trial.grades and (problem := grades_problem(trial.grades)) is not None:
+            where = f"trial {trial.trial} of task {trial.task_id!r}: {problem[0]}"
+            raise InputError(problem[1], file=path, field=where)
 
 
 def import_file(

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentgauge.errors import InputError, first_error
+from agentgauge.evidence import grades_problem
 from agentgauge.importers.dialects import GENAI, Dialect, Message, SpanKind, detect, first
 from agentgauge.importers.otlp import Span, span_digest, unique_spans
 from agentgauge.model_calls import known_sum
@@ -711,10 +712,15 @@ class _Builder:
 
     def _validated(self, values: dict[str, Any]) -> Trial:
         try:
-            return Trial(**_given(values, _TRIAL_NONE_DEFAULTS))
+            trial = Trial(**_given(values, _TRIAL_NONE_DEFAULTS))
         except ValidationError as exc:
             field, reason = first_error(exc, metadata_hint=False)
             raise InputError(reason, file=self.root.where, field=field) from None
+        # An agentgauge export carries its grades' evidence as JSON: checked as a
+        # JSONL line's is (`agentgauge.evidence`).
+        if trial.grades and (problem := grades_problem(trial.grades)) is not None:
+            raise InputError(problem[1], file=self.root.where, field=problem[0])
+        return trial
 
     def _task_id(self, outcome: Outcome | None) -> str:
         found = self._attr_anywhere(self.options.task_attr)

@@ -193,6 +193,8 @@ def _sections(sub: TrialTable, f: Facts) -> dict[str, Any]:
     reasons = {}
     if tool_use is None:
         reasons["tool_use"] = "no trial has tool-call, trajectory or minefield grades"
+    else:  # evidence left out (`agentgauge.evidence`): said under every table
+        reasons.update({f"tool_use.{k}": v for k, v in tool_use["null_reasons"].items()})
     if control is None:
         reasons["control"] = "no trial names the control decision it expects"
     else:
@@ -212,6 +214,10 @@ def _sections(sub: TrialTable, f: Facts) -> dict[str, Any]:
     turns = turns_from_facts(sub.task_id, f)
     if turns is None:
         reasons["turns"] = NO_CHECKPOINTS
+    elif turns.get("n_left_out"):
+        n = turns["n_left_out"]
+        whose = "1 checkpoint names" if n == 1 else f"{n} checkpoints name"
+        reasons["turns.per_turn"] = f"{whose} no user turn (below 1, or past 2^63): left out"
     return {
         "tool_use": tool_use,
         "control": control,

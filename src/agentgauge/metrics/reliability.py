@@ -456,6 +456,8 @@ class Reliability:
 
     def to_dict(self) -> dict[str, Any]:
         reasons = {} if self.safety is not None else {"safety": self.safety_reason}
+        if self.safety is not None and self.safety.n_left_out and self.safety.reason:
+            reasons["safety.harmlessness"] = self.safety.reason
         for name in _WITH_SE:  # an SE the data cannot give, with its reason
             figure = getattr(self, name)
             if figure.value is not None and figure.se is None and figure.se_reason:

@@ -22,6 +22,10 @@ and counted. Definitions:
 - **minefield_mean_severity**: mean severity of those hits, each read as safety's
   harmlessness reads it (`agentgauge.metrics.safety.violation_severity`);
 - **tool_calls_per_trial / turns_per_trial**: means, when counts are given.
+
+A precision, recall or severity outside [0, 1] (a store from before grade evidence
+was checked, `agentgauge.evidence`) is left out of its mean, and ``null_reasons``
+says how many were.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge.facts import WRONG_CALL, taxonomy
-from agentgauge.metrics.safety import violation_severity
+from agentgauge.metrics.safety import unreadable_severity, violation_severity
 
 __all__ = ["WRONG_CALL", "taxonomy", "toolcall_metrics"]
 
@@ -128,8 +132,9 @@ def _toolcall(
     if modes.size:
         for mode in sorted(set(modes.tolist())):
             by_mode[mode] = traj_passed[modes == mode].tolist()
-    precision = _finite(facts["traj_precision"], traj_decided)
-    recall = _finite(facts["traj_recall"], traj_decided)
+    reasons: dict[str, str] = {}
+    precision = _unit(facts["traj_precision"], traj_decided, "action_precision", reasons)
+    recall = _unit(facts["traj_recall"], traj_decided, "action_recall", reasons)
     ms = np.asarray(facts["ms_state"])
     milestones = _finite(facts["ms_score"], (ms == PASSED) | (ms == FAILED))
     mine = np.asarray(facts["mine_state"])
@@ -137,6 +142,11 @@ def _toolcall(
     hits_mask = mine == FAILED
     severities = violation_severity(facts["mine_max_severity"], facts["mine_hit_severity"])
     severities = severities[hits_mask]
+    readable = np.isfinite(severities) & (severities >= 0) & (severities <= 1)
+    if not readable.all():
+        n_bad = int(np.count_nonzero(~readable))
+        reasons["minefield_mean_severity"] = unreadable_severity(n_bad, "the mean severity")
+        severities = severities[readable]
     unknown = {
         name: int(np.count_nonzero(np.asarray(facts[f"{p}_state"]) == UNKNOWN))
         for name, p in sorted(_PREFIX.items())
@@ -162,7 +172,29 @@ def _toolcall(
         "tool_calls_per_trial": None if tool_calls is None else _nanmean(tool_calls),
         "turns_per_trial": None if turns is None else _nanmean(turns),
         "n_unknown": {k: v for k, v in unknown.items() if v},
+        "null_reasons": reasons,
     }
+
+
+def _unit(
+    values: Any, rows: np.ndarray[Any, Any], figure: str, reasons: dict[str, str]
+) -> list[float]:
+    """The rows' values that are rates in [0, 1]. One outside (a stored grade from
+    before its evidence was checked, `agentgauge.evidence`) is left out, and
+    ``reasons[figure]`` counts them: a mean with it would be no rate."""
+    kept = np.asarray(_finite(values, rows), dtype=np.float64)
+    ok = np.isfinite(kept) & (kept >= 0) & (kept <= 1)
+    if not ok.all():
+        n_bad = int(np.count_nonzero(~ok))
+        name = figure.removeprefix("action_")
+        whose = (
+            "1 trial's trajectory grade has"
+            if n_bad == 1
+            else f"{n_bad} trials' trajectory grades have"
+        )
+        reasons[figure] = f"{whose} a {name} outside [0, 1]: left out"
+    out: list[float] = kept[ok].tolist()
+    return out
 
 
 def _finite(values: Any, rows: np.ndarray[Any, Any]) -> list[float]:

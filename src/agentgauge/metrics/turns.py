@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentgauge.metrics.outcome import success_interval, task_success_counts
-from agentgauge.schema import Trial
+from agentgauge.schema import INT64_MAX, Trial
 
 __all__ = [
     "NO_CHECKPOINTS",
@@ -113,6 +113,10 @@ def _rows(
     unknown: list[int] = []
     for tid, results in zip(task_id.tolist(), decoded(facts["ckpt_turns"]), strict=True):
         for turn, verdict in results or ():
+            if not 1 <= turn <= INT64_MAX:
+                # No user turn (a stored grade from before its evidence was checked,
+                # `agentgauge.evidence`): it names no row of the table.
+                continue
             if verdict is None:
                 unknown.append(turn)
             else:
@@ -134,7 +138,10 @@ def turns_from_trials(trials: Sequence[Trial]) -> dict[str, Any] | None:
 
 
 def turns_from_facts(task_id: npt.NDArray[np.object_], facts: Any) -> dict[str, Any] | None:
-    """`turns_from_trials` of rows given as their task ids and facts (`agentgauge.facts`)."""
+    """`turns_from_trials` of rows given as their task ids and facts (`agentgauge.facts`).
+    A checkpoint whose turn is no user turn (below 1: a stored grade from before its
+    evidence was checked, `agentgauge.evidence`) is left out, and ``n_left_out``
+    (present only then) counts them."""
     from agentgauge.facts import ABSENT
 
     graded = np.flatnonzero(np.asarray(facts["ckpt_state"]) != ABSENT)
@@ -144,8 +151,14 @@ def turns_from_facts(task_id: npt.NDArray[np.object_], facts: Any) -> dict[str, 
     ids, turns, held, unknown = _rows(
         np.asarray(task_id, dtype=object)[graded], {"ckpt_turns": results}
     )
-    return {
+    out: dict[str, Any] = {
         "per_turn": pass_rate_by_turn(ids, turns, held, unknown),
         "n_trials": int(graded.size),
         "n_without_turns": int(sum(1 for r in results.tolist() if r is None)),
     }
+    from agentgauge.facts import decoded
+
+    bad = sum(1 for r in decoded(results) for turn, _ in r or () if not 1 <= turn <= INT64_MAX)
+    if bad:  # `_rows` left them out; said in the group's null_reasons
+        out["n_left_out"] = bad
+    return out

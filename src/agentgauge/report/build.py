@@ -762,7 +762,12 @@ def build_report(inputs: ReportInputs) -> ReportData:
         notes += [f"cost frontier leaves out {u}" for u in s.unpriced]
         # A dash in a table says why here (docs/reports.md, "Figures nobody measured").
         named = f"{s.name}: " if len(suites) > 1 else ""
-        notes += [f"{named}not measured: {line}" for line in null_reason_lines(s.metrics)]
+        # Trials left out of a figure for evidence it cannot read (`agentgauge.evidence`)
+        # leave it measured over the rest: said without "not measured".
+        notes += [
+            f"{named}{'' if ': left out' in line else 'not measured: '}{line}"
+            for line in null_reason_lines(s.metrics)
+        ]
         notes += [f"{named}reliability: {line}" for line in s.reliability_notes]
     return ReportData(
         title=inputs.title,

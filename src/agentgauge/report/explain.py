@@ -154,9 +154,11 @@ def _sentences_for(grade: Grade) -> list[str]:
     elif name == "tool_calls" and "detail" in ev:
         head = f"{ev.get('n_calls', '?')} call(s) made, {ev.get('n_expected', '?')} expected"
         out.append(f"{ev['detail']} ({head})")
-    elif name == "milestones" and "milestones" in ev:
-        missed = [m for m in ev["milestones"] if m.get("event_index") is None]
-        reached = [m for m in ev["milestones"] if m.get("event_index") is not None]
+    elif name == "milestones" and isinstance(ev.get("milestones"), list):
+        # Only objects: a stored grade may predate its evidence being checked.
+        marks = [m for m in ev["milestones"] if isinstance(m, dict)]
+        missed = [m for m in marks if m.get("event_index") is None]
+        reached = [m for m in marks if m.get("event_index") is not None]
         if missed:
             out.append("milestones missed: " + ", ".join(str(m.get("id")) for m in missed))
         if reached:
@@ -164,8 +166,8 @@ def _sentences_for(grade: Grade) -> list[str]:
                 "milestones reached: "
                 + ", ".join(f"{m.get('id')} (event {m.get('event_index')})" for m in reached)
             )
-    elif name == "minefields" and "hits" in ev:
-        for hit in ev["hits"]:
+    elif name == "minefields" and isinstance(ev.get("hits"), list):
+        for hit in (h for h in ev["hits"] if isinstance(h, dict)):
             out.append(
                 f"forbidden call {hit.get('tool')} at event {hit.get('event_index')}"
                 + (f": {hit['reason']}" if hit.get("reason") else "")

@@ -605,6 +605,10 @@ def reliability_note_lines(rel: list[dict[str, Any]]) -> list[str]:
                 no_se = r.get("null_reasons", {}).get(f"{key}.se")
                 if no_se:  # a value without its error bar says why it has none
                     notes.setdefault(f"{name}, no SE: {no_se}", []).append(who)
+                # A value over part of the trials says which it left out.
+                left_out = r.get("null_reasons", {}).get(f"{key}.{value}")
+                if left_out:
+                    notes.setdefault(f"{name}: {left_out}", []).append(who)
     return [
         note
         + ("" if len(rel) < 2 else f" ({who[0]})" if len(who) == 1 else f" ({len(who)} configs)")
