@@ -7,7 +7,10 @@ import json
 import os
 import subprocess
 import sys
+import tracemalloc
 import zipfile
+import zlib
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ import pytest
 
 from agentgauge import metrics
 from agentgauge.errors import InputError
-from agentgauge.importers import import_file, read_import
+from agentgauge.importers import import_file, inspect_log, read_import
 from agentgauge.importers.inspect import score_value
 from agentgauge.schema import Trial
 from agentgauge.store import Store
@@ -528,3 +531,126 @@ def test_a_dict_scored_log_without_results_takes_its_first_key(tmp_path: Path) -
     run = read_import("inspect", _dict_log_file(tmp_path, "json", data))
     assert run.config["inspect"]["outcome_scorer"] == "combo/correct"
     assert sum(t.success for t in run.trials) == 6
+
+
+# --------------------------------------------------------------------------- ZIP bombs
+
+
+def _bomb(path: Path, samples: int, mib: int, *, zstd_declaring: int | None = None) -> Path:
+    """A ``.eval`` whose samples each carry ``mib`` MiB of one repeated byte in a
+    message: deflated (a few KB each), or zstd-compressed declaring an uncompressed
+    size of ``zstd_declaring`` bytes (a ZIP entry's sizes are whatever its writer says)."""
+    header, _ = _header_and_sample()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(header))
+        for i in range(samples):
+            name = f"samples/{i}_epoch_1.json"
+            data = json.dumps(
+                {
+                    "id": i,
+                    "epoch": 1,
+                    "scores": {"match": {"value": "C"}},
+                    "messages": [{"role": "assistant", "content": "a" * (mib << 20)}],
+                }
+            ).encode()
+            if zstd_declaring is None:
+                archive.writestr(name, data)
+                continue
+            zstandard = pytest.importorskip("zstandard")
+            info = zipfile.ZipInfo(name, date_time=(2026, 12, 1, 0, 0, 0))
+            archive.writestr(info, zstandard.ZstdCompressor().compress(data))
+            written = archive.getinfo(name)  # stored as written; made zstd in both headers
+            written.compress_type, written.CRC = 93, zlib.crc32(data)
+            written.file_size = zstd_declaring
+            assert archive.fp is not None
+            end = archive.fp.tell()
+            for offset, value in ((8, (93).to_bytes(2, "little")), (14, written.CRC)):
+                archive.fp.seek(written.header_offset + offset)
+                archive.fp.write(value if isinstance(value, bytes) else value.to_bytes(4, "little"))
+            archive.fp.seek(end)
+    return path
+
+
+def test_a_log_inflating_past_the_total_cap_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each member is under the per-member cap; together they are over the total.
+    monkeypatch.setattr(inspect_log, "MAX_TOTAL_BYTES", 3 << 20)
+    path = _bomb(tmp_path / "bomb.eval", 4, 1)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert info.value.file == f"{path} [samples/2_epoch_1.json]"
+    assert info.value.reason.startswith("the log is larger than 3 MiB uncompressed")
+
+
+def test_the_total_cap_counts_what_is_inflated_not_what_is_declared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inspect_log, "MAX_TOTAL_BYTES", 3 << 20)
+    path = _bomb(tmp_path / "bomb.eval", 4, 1, zstd_declaring=100)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert info.value.file == f"{path} [samples/2_epoch_1.json]"
+    assert info.value.reason.startswith("the log is larger than 3 MiB uncompressed")
+
+
+def test_a_log_inflating_a_thousandfold_is_refused_as_a_zip_bomb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inspect_log, "INFLATION_FLOOR_BYTES", 1 << 20)
+    path = _bomb(tmp_path / "bomb.eval", 4, 2)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert info.value.file == f"{path} [samples/0_epoch_1.json]"
+    assert "inflates more than 100 times" in info.value.reason
+    assert "ZIP bomb" in info.value.reason
+    # Inspect's own logs are far from it, from the first byte on.
+    monkeypatch.setattr(inspect_log, "INFLATION_FLOOR_BYTES", 0)
+    assert len(read_import("inspect", EVAL).trials) == 12
+
+
+def test_the_cli_refuses_a_zip_bomb_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentgauge.cli import main
+
+    monkeypatch.setattr(inspect_log, "INFLATION_FLOOR_BYTES", 1 << 20)
+    bomb = _bomb(tmp_path / "bomb.eval", 2, 2)
+    store = tmp_path / "s.db"
+    err = StringIO()
+    monkeypatch.setattr(
+        sys, "argv", ["agentgauge", "import", "inspect", str(bomb), "--store", str(store)]
+    )
+    monkeypatch.setattr(sys, "stderr", err)
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert err.getvalue().startswith(f"agentgauge: error: {bomb} [samples/0_epoch_1.json]: ")
+    assert "ZIP bomb" in err.getvalue() and len(err.getvalue().splitlines()) == 1
+    assert not store.exists()
+
+
+def test_samples_are_read_one_at_a_time(tmp_path: Path) -> None:
+    """A raw sample is dropped once converted: the peak is about one sample's, not
+    the log's (most of a sample can be events, which the trial does not keep)."""
+    header, _ = _header_and_sample()
+    members: dict[str, Any] = {"header.json": header}
+    for i in range(12):
+        events = [{"event": "info", "data": f"{j} " + "x" * 1000} for j in range(1000)]
+        members[f"samples/{i}_epoch_1.json"] = {
+            "id": i,
+            "epoch": 1,
+            "scores": {"match": {"value": "C"}},
+            "events": events,
+        }
+    size = len(json.dumps(members["samples/0_epoch_1.json"]))  # ~1 MB
+    path = _write_eval(tmp_path / "events.eval", members)
+    del members, events
+    tracemalloc.start()
+    try:
+        run = read_import("inspect", path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(run.trials) == 12
+    assert peak < 6 * size  # every sample held at once: some 19 times one

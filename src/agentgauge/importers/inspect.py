@@ -24,7 +24,7 @@ from typing import Any
 
 from agentgauge.errors import InputError
 from agentgauge.importers import ImportedRun, register
-from agentgauge.importers.inspect_log import Sample, read_log
+from agentgauge.importers.inspect_log import Sample, open_log
 from agentgauge.importers.shape import Shape, finite, kind, shown
 from agentgauge.schema import (
     SUCCESS_TOLERANCE,
@@ -71,23 +71,27 @@ def score_value(value: Any) -> float | None:
 @register("inspect", options=("scorer",))
 def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
     """Read an Inspect log; the first bad element fails as ``FILE [MEMBER]: element: reason``."""
-    log = read_log(path)
-    header = log.header_shape
-    spec = header.obj(log.header.get("eval"), "eval")
-    if not log.samples:
-        raise InputError(
-            "the log holds no samples (written with --no-log-samples, or still empty)", file=path
-        )
-    scorers = _Scorers(_result_scores(log.header, header))
-    model = header.text(spec.get("model"), "eval.model")
-    agent = _agent(spec, header.obj(log.header.get("plan"), "plan"), header)
-    converted: list[_Converted] = []
     tasks: dict[str, Task] = {}
-    for sample in log.samples:
-        trial, task = _trial(sample, agent, model)
-        scorers.saw(trial.values)
-        converted.append(trial)
-        tasks.setdefault(task.id, task)
+    converted: list[_Converted] = []
+    with open_log(path) as log:
+        header = log.header_shape
+        spec = header.obj(log.header.get("eval"), "eval")
+        if not log.sample_count:
+            raise InputError(
+                "the log holds no samples (written with --no-log-samples, or still empty)",
+                file=path,
+            )
+        scorers = _Scorers(_result_scores(log.header, header))
+        model = header.text(spec.get("model"), "eval.model")
+        agent = _agent(spec, header.obj(log.header.get("plan"), "plan"), header)
+        # One raw sample at a time: each is dropped once converted (a sample can be
+        # hundreds of MB, most of it events the trial does not keep).
+        for sample in log.samples:
+            trial, task = _trial(sample, agent, model)
+            del sample
+            scorers.saw(trial.values)
+            converted.append(trial)
+            tasks.setdefault(task.id, task)
     # The outcome is chosen once every sample's scorers are known (a log with no
     # results names its scorers only in its samples).
     outcome = scorers.outcome(scorer, path)
