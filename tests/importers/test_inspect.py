@@ -654,3 +654,22 @@ def test_samples_are_read_one_at_a_time(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert len(run.trials) == 12
     assert peak < 6 * size  # every sample held at once: some 19 times one
+
+
+def test_the_total_counts_the_members_read_not_those_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tiny-chunked.eval inflates to 218 KB; Inspect's calls/ chunks (raw provider
+    # requests, which agentgauge does not read) can be far larger than the rest.
+    path = tmp_path / "calls.eval"
+    path.write_bytes(CHUNKED.read_bytes())
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("samples/add_epoch_1/calls/9000.json", json.dumps(["x" * (2 << 20)]))
+    monkeypatch.setattr(inspect_log, "MAX_TOTAL_BYTES", 1 << 20)
+    assert len(read_import("inspect", path).trials) == 12
+    # Chunks that are read count, from the size they declare on.
+    monkeypatch.setattr(inspect_log, "MAX_TOTAL_BYTES", 100_000)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert "/messages/" in str(info.value.file) or "/events/" in str(info.value.file)
+    assert "its members declare more" in info.value.reason

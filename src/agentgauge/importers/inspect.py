@@ -356,9 +356,8 @@ def _outcome(converted: _Converted, outcome: Outcome | None) -> dict[str, Any]:
         element = f"scores.{scorer}.value" + (f".{key}" if key is not None else "")
         converted.shape.fail(
             f"{converted.where}.{element}" if converted.where else element,
-            f"cannot be read as a number ({shown(converted.unreadable[outcome])}); "
-            "Inspect would count it "
-            "as 0; choose a scorer with numeric or C/I values with --scorer",
+            f"cannot be read as a number ({shown(converted.unreadable[outcome])}); Inspect "
+            "would count it as 0; choose a scorer with numeric or C/I values with --scorer",
         )
     score = min(max(value, 0.0), 1.0)
     if score != value:

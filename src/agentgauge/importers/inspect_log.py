@@ -198,7 +198,7 @@ def _open_eval(path: Path) -> Iterator[InspectLog]:
         if not isinstance(header, dict):
             reader.shape(header_name).fail("", f"expected an object, got {kind(header)}")
         names = _sample_members(members)
-        reader.check_declared([header_name, *(n for n in members if n.startswith("samples/"))])
+        reader.check_declared([header_name, *names])
         yield InspectLog(
             header, reader.shape(header_name), len(names), (reader.sample(n) for n in names)
         )
@@ -248,10 +248,16 @@ class _Members:
         return loads_json(text, file=self.label(name), line=None)
 
     def check_declared(self, names: list[str]) -> None:
-        """Refuse up front a log whose members to read declare more than
-        `MAX_TOTAL_BYTES` (what is inflated is counted too: declared sizes can lie)."""
+        """Refuse up front a log whose members to read (``names``, and the chunks and
+        metadata of the chunked samples among them) declare more than `MAX_TOTAL_BYTES`;
+        what is inflated is counted as well, since declared sizes can lie."""
+        shells = {n.removesuffix("sample.json") for n in names if n.endswith("/sample.json")}
+        chunks = (
+            n for (prefix, _), found in self.chunks.items() if prefix in shells for _, n in found
+        )
+        metadata = (p + "metadata.json" for p in shells if p + "metadata.json" in self.members)
         total = 0
-        for name in names:
+        for name in (*names, *chunks, *metadata):
             total += self.members[name].file_size
             if total > MAX_TOTAL_BYTES:
                 self._too_much(name, "its members declare")
@@ -277,7 +283,7 @@ class _Members:
 
     def _too_much(self, name: str, how: str) -> None:
         raise InputError(
-            f"the log is larger than {MAX_TOTAL_BYTES >> 20} MiB uncompressed ({how} more); "
+            f"the log is larger than {_size(MAX_TOTAL_BYTES)} uncompressed ({how} more); "
             "agentgauge reads Inspect logs up to that size",
             file=self.label(name),
         )
@@ -315,7 +321,7 @@ class _Members:
 
     def _too_large(self, name: str) -> None:
         raise InputError(
-            f"member is larger than {MAX_MEMBER_BYTES >> 20} MiB uncompressed; "
+            f"member is larger than {_size(MAX_MEMBER_BYTES)} uncompressed; "
             "agentgauge reads Inspect samples up to that size",
             file=self.label(name),
         )
@@ -422,6 +428,13 @@ def _expand_refs(refs: Any, pool: list[Any], shape: Shape) -> list[Any]:
             shape.fail(at, f"range [{start}, {end}) is outside the {len(pool)} messages stored")
         out.extend(pool[start:end])
     return out
+
+
+def _size(n: int) -> str:
+    """A byte count as a limit is spoken of: ``4 GiB``, ``512 MiB``, ``1.5 MiB``."""
+    if n >= 1 << 30 and n % (1 << 30) == 0:
+        return f"{n >> 30} GiB"
+    return f"{n / 2**20:g} MiB" if n >= 1 << 20 else f"{n:,} bytes"
 
 
 def _stdlib_zstd_only() -> bool:
