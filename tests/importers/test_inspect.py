@@ -7,7 +7,10 @@ import json
 import os
 import subprocess
 import sys
+import tracemalloc
 import zipfile
+import zlib
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ import pytest
 
 from agentgauge import metrics
 from agentgauge.errors import InputError
-from agentgauge.importers import import_file, read_import
+from agentgauge.importers import import_file, inspect_log, read_import
 from agentgauge.importers.inspect import score_value
 from agentgauge.schema import Trial
 from agentgauge.store import Store
@@ -374,3 +377,299 @@ def test_a_log_whose_every_sample_errored_imports_as_infra_errors(tmp_path: Path
     assert len(trials) == 12 and all(t.is_infra_error and not t.success for t in trials)
     with pytest.raises(InputError, match="has no scorer 'match'"):
         read_import("inspect", path, scorer="match")
+
+
+# --------------------------------------------------------------------------- dict scores
+
+
+def _dict_scored_log() -> dict[str, Any]:
+    """The test log as Inspect writes it for one scorer ``combo`` whose value is a dict,
+    ``Score(value={"correct": <match>, "brevity": <brevity>})`` with metrics
+    ``{"correct": [accuracy(), stderr()], "brevity": [mean()]}`` (made by hand:
+    Inspect is not installed here). Inspect reduces and measures a dict key by key
+    (``_compute_dict_stat``, ``scorers_from_metric_dict``), so each key's results are
+    the ones Inspect recorded for the scorer it replaces, named after the key with
+    ``scorer`` naming ``combo``, reducer by reducer."""
+    data = _json_log()
+    for sample in data["samples"]:
+        match, brevity = sample["scores"]["match"], sample["scores"]["brevity"]
+        sample["scores"] = {
+            "combo": {
+                "value": {"correct": match["value"], "brevity": brevity["value"]},
+                "answer": match.get("answer"),
+                "explanation": match.get("explanation"),
+            }
+        }
+    scores = data["results"]["scores"]
+    by = {(s["name"], s["reducer"]): s for s in scores}
+    renamed = []
+    for reducer in dict.fromkeys(s["reducer"] for s in scores):
+        for key, scorer in (("correct", "match"), ("brevity", "brevity")):
+            renamed.append({**by[scorer, reducer], "name": key, "scorer": "combo"})
+    data["results"]["scores"] = renamed
+    data["reductions"] = [
+        {
+            "scorer": "combo",
+            "reducer": match["reducer"],
+            "samples": [
+                {
+                    "value": {"correct": m["value"], "brevity": b["value"]},
+                    "sample_id": m["sample_id"],
+                }
+                for m, b in zip(match["samples"], brevity["samples"], strict=True)
+            ],
+        }
+        for match, brevity in zip(data["reductions"][:4], data["reductions"][4:], strict=True)
+    ]
+    return data
+
+
+def _dict_log_file(tmp_path: Path, container: str, data: dict[str, Any] | None = None) -> Path:
+    data = data or _dict_scored_log()
+    if container == "json":
+        path = tmp_path / "dict.json"
+        path.write_text(json.dumps(data))
+        return path
+    members: dict[str, Any] = {
+        "header.json": {k: v for k, v in data.items() if k not in ("samples", "reductions")},
+        "reductions.json": data["reductions"],
+    }
+    for sample in data["samples"]:
+        members[f"samples/{sample['id']}_epoch_{sample['epoch']}.json"] = sample
+    return _write_eval(tmp_path / "dict.eval", members)
+
+
+@pytest.mark.parametrize("container", ["json", "eval"])
+def test_a_dict_valued_scorer_reads_each_key_as_inspect_reports_it(
+    tmp_path: Path, container: str
+) -> None:
+    path = _dict_log_file(tmp_path, container)
+    run = read_import("inspect", path)
+    # The default outcome is the first of the log's results: Inspect's "correct".
+    assert run.config["inspect"]["outcome_scorer"] == "combo/correct"
+    assert not any(t.is_infra_error for t in run.trials)  # each was "not scored by 'correct'"
+    group = _figures(run.trials, (1, 2, 3))
+    results = {
+        r["reducer"]: r["metrics"]
+        for r in run.config["inspect"]["results"]
+        if (r["name"], r.get("scorer")) == ("correct", "combo")
+    }
+    assert group["success_rate"]["value"] == pytest.approx(results["mean"]["accuracy"])  # 1/2
+    assert group["pass_hat_k"]["2"] == pytest.approx(results["pass_k_2"]["accuracy"])  # 1/3
+    assert group["pass_hat_k"]["3"] == pytest.approx(results["pass_k_3"]["accuracy"])  # 1/4
+    assert group["pass_at_k"]["2"] == pytest.approx(results["pass_at_2"]["accuracy"])  # 2/3
+    # The same outcomes as the log whose scorers were separate.
+    plain = _by_cell(read_import("inspect", JSON_LOG).trials)
+    for cell, trial in _by_cell(run.trials).items():
+        assert (trial.success, trial.score) == (plain[cell].success, plain[cell].score)
+        grades = {g.grader: g for g in trial.grades}
+        assert set(grades) == {"combo", "combo/correct", "combo/brevity"}
+        assert grades["combo/correct"].passed == plain[cell].success
+        assert (
+            grades["combo/brevity"].score
+            == {g.grader: g for g in plain[cell].grades}["brevity"].score
+        )
+
+
+@pytest.mark.parametrize("name", ["brevity", "combo/brevity"])
+def test_scorer_option_takes_inspects_name_for_a_dict_key_or_scorer_slash_key(
+    tmp_path: Path, name: str
+) -> None:
+    run = read_import("inspect", _dict_log_file(tmp_path, "json"), scorer=name)
+    trials = _by_cell(run.trials)
+    assert run.config["inspect"]["outcome_scorer"] == "combo/brevity"
+    assert trials["capital", 1].success and trials["capital", 1].score == 1.0
+    assert not trials["divide", 0].success and trials["divide", 0].score == pytest.approx(0.1429)
+
+
+def test_scorer_option_naming_a_dict_scorer_lists_its_keys(tmp_path: Path) -> None:
+    path = _dict_log_file(tmp_path, "json")
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path, scorer="combo")
+    assert info.value.field == "--scorer"
+    assert "choose one of correct, brevity (or combo/KEY)" in info.value.reason
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path, scorer="match")
+    assert info.value.reason == "the log has no scorer 'match'; choose one of correct, brevity"
+
+
+def test_a_key_two_dict_scorers_share_is_chosen_as_scorer_slash_key(tmp_path: Path) -> None:
+    data = _dict_scored_log()
+    for sample in data["samples"]:
+        sample["scores"]["other"] = {"value": {"correct": 1, "brevity": 0}}
+    data["results"]["scores"] += [
+        {"name": key, "scorer": "other", "reducer": "mean", "metrics": {}}
+        for key in ("correct", "brevity")
+    ]
+    path = _dict_log_file(tmp_path, "json", data)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path, scorer="correct")
+    assert info.value.reason == (
+        "'correct' is a score of several scorers; choose one of combo/correct, other/correct"
+    )
+    trials = read_import("inspect", path, scorer="other/correct").trials
+    assert all(t.success for t in trials)
+
+
+def test_a_dict_key_unscored_or_unreadable(tmp_path: Path) -> None:
+    data = _dict_scored_log()
+    data["samples"][0]["scores"]["combo"]["value"]["correct"] = None  # Inspect's NaN
+    path = _dict_log_file(tmp_path, "json", data)
+    trial = read_import("inspect", path).trials[0]
+    assert trial.is_infra_error and trial.error == "not scored by 'combo/correct'"
+    data["samples"][1]["scores"]["combo"]["value"]["correct"] = "maybe"
+    path = _dict_log_file(tmp_path, "json", data)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert info.value.field == "samples[1].scores.combo.value.correct"
+    assert "cannot be read as a number ('maybe')" in info.value.reason
+
+
+def test_a_dict_scored_log_without_results_takes_its_first_key(tmp_path: Path) -> None:
+    data = _dict_scored_log()
+    del data["results"]  # a log still being written
+    run = read_import("inspect", _dict_log_file(tmp_path, "json", data))
+    assert run.config["inspect"]["outcome_scorer"] == "combo/correct"
+    assert sum(t.success for t in run.trials) == 6
+
+
+# --------------------------------------------------------------------------- ZIP bombs
+
+
+def _bomb(path: Path, samples: int, mib: int, *, zstd_declaring: int | None = None) -> Path:
+    """A ``.eval`` whose samples each carry ``mib`` MiB of one repeated byte in a
+    message: deflated (a few KB each), or zstd-compressed declaring an uncompressed
+    size of ``zstd_declaring`` bytes (a ZIP entry's sizes are whatever its writer says)."""
+    header, _ = _header_and_sample()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(header))
+        for i in range(samples):
+            name = f"samples/{i}_epoch_1.json"
+            data = json.dumps(
+                {
+                    "id": i,
+                    "epoch": 1,
+                    "scores": {"match": {"value": "C"}},
+                    "messages": [{"role": "assistant", "content": "a" * (mib << 20)}],
+                }
+            ).encode()
+            if zstd_declaring is None:
+                archive.writestr(name, data)
+                continue
+            zstandard = pytest.importorskip("zstandard")
+            info = zipfile.ZipInfo(name, date_time=(2026, 12, 1, 0, 0, 0))
+            archive.writestr(info, zstandard.ZstdCompressor().compress(data))
+            written = archive.getinfo(name)  # stored as written; made zstd in both headers
+            written.compress_type, written.CRC = 93, zlib.crc32(data)
+            written.file_size = zstd_declaring
+            assert archive.fp is not None
+            end = archive.fp.tell()
+            for offset, value in ((8, (93).to_bytes(2, "little")), (14, written.CRC)):
+                archive.fp.seek(written.header_offset + offset)
+                archive.fp.write(value if isinstance(value, bytes) else value.to_bytes(4, "little"))
+            archive.fp.seek(end)
+    return path
+
+
+def test_a_log_inflating_past_the_total_cap_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each member is under the per-member cap; together they are over the total.
+    monkeypatch.setattr(inspect_log, "MAX_TOTAL_BYTES", 3 << 20)
+    path = _bomb(tmp_path / "bomb.eval", 4, 1)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert info.value.file == f"{path} [samples/2_epoch_1.json]"
+    assert info.value.reason.startswith("the log is larger than 3 MiB uncompressed")
+
+
+def test_the_total_cap_counts_what_is_inflated_not_what_is_declared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inspect_log, "MAX_TOTAL_BYTES", 3 << 20)
+    path = _bomb(tmp_path / "bomb.eval", 4, 1, zstd_declaring=100)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert info.value.file == f"{path} [samples/2_epoch_1.json]"
+    assert info.value.reason.startswith("the log is larger than 3 MiB uncompressed")
+
+
+def test_a_log_inflating_a_thousandfold_is_refused_as_a_zip_bomb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inspect_log, "INFLATION_FLOOR_BYTES", 1 << 20)
+    path = _bomb(tmp_path / "bomb.eval", 4, 2)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert info.value.file == f"{path} [samples/0_epoch_1.json]"
+    assert "inflates more than 100 times" in info.value.reason
+    assert "ZIP bomb" in info.value.reason
+    # Inspect's own logs are far from it, from the first byte on.
+    monkeypatch.setattr(inspect_log, "INFLATION_FLOOR_BYTES", 0)
+    assert len(read_import("inspect", EVAL).trials) == 12
+
+
+def test_the_cli_refuses_a_zip_bomb_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentgauge.cli import main
+
+    monkeypatch.setattr(inspect_log, "INFLATION_FLOOR_BYTES", 1 << 20)
+    bomb = _bomb(tmp_path / "bomb.eval", 2, 2)
+    store = tmp_path / "s.db"
+    err = StringIO()
+    monkeypatch.setattr(
+        sys, "argv", ["agentgauge", "import", "inspect", str(bomb), "--store", str(store)]
+    )
+    monkeypatch.setattr(sys, "stderr", err)
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert err.getvalue().startswith(f"agentgauge: error: {bomb} [samples/0_epoch_1.json]: ")
+    assert "ZIP bomb" in err.getvalue() and len(err.getvalue().splitlines()) == 1
+    assert not store.exists()
+
+
+def test_samples_are_read_one_at_a_time(tmp_path: Path) -> None:
+    """A raw sample is dropped once converted: the peak is about one sample's, not
+    the log's (most of a sample can be events, which the trial does not keep)."""
+    header, _ = _header_and_sample()
+    members: dict[str, Any] = {"header.json": header}
+    for i in range(12):
+        events = [{"event": "info", "data": f"{j} " + "x" * 1000} for j in range(1000)]
+        members[f"samples/{i}_epoch_1.json"] = {
+            "id": i,
+            "epoch": 1,
+            "scores": {"match": {"value": "C"}},
+            "events": events,
+        }
+    size = len(json.dumps(members["samples/0_epoch_1.json"]))  # ~1 MB
+    path = _write_eval(tmp_path / "events.eval", members)
+    del members, events
+    tracemalloc.start()
+    try:
+        run = read_import("inspect", path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(run.trials) == 12
+    assert peak < 6 * size  # every sample held at once: some 19 times one
+
+
+def test_the_total_counts_the_members_read_not_those_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tiny-chunked.eval inflates to 218 KB; Inspect's calls/ chunks (raw provider
+    # requests, which agentgauge does not read) can be far larger than the rest.
+    path = tmp_path / "calls.eval"
+    path.write_bytes(CHUNKED.read_bytes())
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("samples/add_epoch_1/calls/9000.json", json.dumps(["x" * (2 << 20)]))
+    monkeypatch.setattr(inspect_log, "MAX_TOTAL_BYTES", 1 << 20)
+    assert len(read_import("inspect", path).trials) == 12
+    # Chunks that are read count, from the size they declare on.
+    monkeypatch.setattr(inspect_log, "MAX_TOTAL_BYTES", 100_000)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert "/messages/" in str(info.value.file) or "/events/" in str(info.value.file)
+    assert "its members declare more" in info.value.reason

@@ -17,13 +17,14 @@ unknown: unknown is not a failure.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from agentgauge.errors import InputError
 from agentgauge.importers import ImportedRun, register
-from agentgauge.importers.inspect_log import Sample, read_log
+from agentgauge.importers.inspect_log import Sample, open_log
 from agentgauge.importers.shape import Shape, finite, kind, shown
 from agentgauge.schema import (
     SUCCESS_TOLERANCE,
@@ -70,30 +71,31 @@ def score_value(value: Any) -> float | None:
 @register("inspect", options=("scorer",))
 def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
     """Read an Inspect log; the first bad element fails as ``FILE [MEMBER]: element: reason``."""
-    log = read_log(path)
-    header = log.header_shape
-    spec = header.obj(log.header.get("eval"), "eval")
-    if not log.samples:
-        raise InputError(
-            "the log holds no samples (written with --no-log-samples, or still empty)", file=path
-        )
-    known = _scorer_names(log.header, log.samples, header)
-    if scorer is not None and scorer not in known:
-        raise InputError(
-            f"the log has no scorer {scorer!r}; choose one of {', '.join(known) or '(none)'}",
-            file=path,
-            field="--scorer",
-        )
-    # With no scorer at all (every sample errored), every trial is unscored.
-    outcome = scorer or (known[0] if known else "")
-    model = header.text(spec.get("model"), "eval.model")
-    agent = _agent(spec, header.obj(log.header.get("plan"), "plan"), header)
-    trials: list[tuple[int | None, Trial]] = []
     tasks: dict[str, Task] = {}
-    for sample in log.samples:
-        trial, task = _trial(sample, outcome, agent, model)
-        trials.append((None, trial))
-        tasks.setdefault(task.id, task)
+    converted: list[_Converted] = []
+    with open_log(path) as log:
+        header = log.header_shape
+        spec = header.obj(log.header.get("eval"), "eval")
+        if not log.sample_count:
+            raise InputError(
+                "the log holds no samples (written with --no-log-samples, or still empty)",
+                file=path,
+            )
+        scorers = _Scorers(_result_scores(log.header, header))
+        model = header.text(spec.get("model"), "eval.model")
+        agent = _agent(spec, header.obj(log.header.get("plan"), "plan"), header)
+        # One raw sample at a time: each is dropped once converted (a sample can be
+        # hundreds of MB, most of it events the trial does not keep).
+        for sample in log.samples:
+            trial, task = _trial(sample, agent, model)
+            del sample
+            scorers.saw(trial.values)
+            converted.append(trial)
+            tasks.setdefault(task.id, task)
+    # The outcome is chosen once every sample's scorers are known (a log with no
+    # results names its scorers only in its samples).
+    outcome = scorers.outcome(scorer, path)
+    trials = [(None, _finish(c, outcome)) for c in converted]
     task_name = header.text(spec.get("task"), "eval.task")
     return ImportedRun(
         trials=assign_trial_indices(trials, file=path),
@@ -105,20 +107,114 @@ def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
     )
 
 
-def _scorer_names(header: dict[str, Any], samples: list[Sample], shape: Shape) -> list[str]:
-    """The log's scorers: those of its results in order, then any other the samples used."""
-    names: dict[str, None] = {}
+#: A score to read as the outcome: the sample's scorer and, for a scorer whose value
+#: is a dict (one score per key, as Inspect reports it), the key.
+Outcome = tuple[str, str | None]
+
+
+def _label(outcome: Outcome) -> str:
+    """How ``--scorer`` names an outcome unambiguously: ``scorer`` or ``scorer/key``."""
+    scorer, key = outcome
+    return scorer if key is None else f"{scorer}/{key}"
+
+
+def _result_scores(header: dict[str, Any], shape: Shape) -> list[tuple[str, Outcome]]:
+    """The scores of the log's results, in order, each as (Inspect's name, outcome).
+
+    Inspect names a scorer's results after the scorer; a scorer whose value is a dict
+    gets one result per key, named after the key, with ``scorer`` naming the scorer
+    (``_eval/task/results.py``: ``scorer_for_metrics``, ``scorers_from_metric_dict``).
+    """
+    out: dict[tuple[str, Outcome], None] = {}
     results = shape.obj(header.get("results"), "results")
     for i, raw in enumerate(shape.items(results.get("scores"), "results.scores")):
         where = f"results.scores[{i}]"
-        name = shape.text(shape.obj(raw, where).get("name"), f"{where}.name")
-        if name:
-            names[name] = None
-    for sample in samples:
-        scores = sample.data.get("scores")
-        if isinstance(scores, dict):
-            names.update(dict.fromkeys(scores))
-    return list(names)
+        entry = shape.obj(raw, where)
+        name = shape.text(entry.get("name"), f"{where}.name")
+        owner = shape.text(entry.get("scorer"), f"{where}.scorer")
+        if not name:
+            continue
+        # One result per reducer: the same name again.
+        out[name, (owner, name) if owner and owner != name else (name, None)] = None
+    return list(out)
+
+
+class _Scorers:
+    """The scores a log offers as the outcome: its results', then the samples'."""
+
+    def __init__(self, results: list[tuple[str, Outcome]]) -> None:
+        self.results = results
+        #: Scorer -> the keys of its dict values (``None`` while only scalars were seen).
+        self.samples: dict[str, dict[str, None] | None] = {}
+
+    def saw(self, values: dict[Outcome, Any]) -> None:
+        for scorer, key in values:
+            keys = self.samples.setdefault(scorer, None)
+            if key is not None:
+                if keys is None:
+                    keys = self.samples[scorer] = {}
+                keys[key] = None
+
+    def known(self) -> list[Outcome]:
+        """Every score, the results' first."""
+        out = dict.fromkeys(outcome for _, outcome in self.results)
+        for scorer, keys in self.samples.items():
+            if keys is None:
+                out.setdefault((scorer, None), None)
+            for key in keys or ():
+                out.setdefault((scorer, key), None)
+        return list(out)
+
+    def names(self, scorer: str | None = None) -> list[str]:
+        """The names ``--scorer`` takes (of ``scorer``'s keys only, when given), as
+        Inspect's results show them where they do (a dict key alone), else
+        ``scorer/key``."""
+        counts: dict[str, int] = {}
+        for name, _ in self.results:
+            counts[name] = counts.get(name, 0) + 1
+        shown_as = {o: n for n, o in self.results if counts[n] == 1}
+        return [
+            shown_as.get(o, _label(o))
+            for o in self.known()
+            if scorer is None or (o[0] == scorer and o[1] is not None)
+        ]
+
+    def outcome(self, requested: str | None, path: Path) -> Outcome | None:
+        """The outcome ``--scorer`` names, by default the first of the log's results
+        (the first scorer of the samples in a log without results); ``None`` in a log
+        with no scorer at all (every sample errored)."""
+        known = self.known()
+        if requested is None:
+            return known[0] if known else None
+        by_name = list(dict.fromkeys(o for n, o in self.results if n == requested))
+        if len(by_name) == 1:
+            return by_name[0]
+        choices = ", ".join(self.names()) or "(none)"
+        if len(by_name) > 1:
+            raise InputError(
+                f"{requested!r} is a score of several scorers; choose one of "
+                + ", ".join(_label(o) for o in by_name),
+                file=path,
+                field="--scorer",
+            )
+        if (requested, None) in known:
+            return requested, None
+        keys = self.names(requested)
+        if keys:
+            raise InputError(
+                f"scorer {requested!r} gives a dict of values, each a score of its own; "
+                f"choose one of {', '.join(keys)} (or {requested}/KEY)",
+                file=path,
+                field="--scorer",
+            )
+        for i, char in enumerate(requested):
+            if char == "/" and (requested[:i], requested[i + 1 :]) in known:
+                return requested[:i], requested[i + 1 :]
+        raise InputError(
+            f"the log has no scorer {requested!r}; choose one of {choices}",
+            file=path,
+            field="--scorer",
+        )
 
 
 def _agent(spec: dict[str, Any], plan: dict[str, Any], shape: Shape) -> str | None:
@@ -135,12 +231,14 @@ def _agent(spec: dict[str, Any], plan: dict[str, Any], shape: Shape) -> str | No
     return "+".join(steps) or None
 
 
-def _run_config(header: dict[str, Any], spec: dict[str, Any], outcome: str) -> dict[str, Any]:
+def _run_config(
+    header: dict[str, Any], spec: dict[str, Any], outcome: Outcome | None
+) -> dict[str, Any]:
     """What identifies the Inspect run, and Inspect's own results to compare with."""
     keep = ("eval_id", "run_id", "task", "task_id", "task_version", "created", "dataset")
     config: dict[str, Any] = {k: spec[k] for k in keep if k in spec}
     config["status"] = header.get("status")
-    config["outcome_scorer"] = outcome
+    config["outcome_scorer"] = _label(outcome) if outcome else ""
     if isinstance(spec.get("config"), dict):
         config["epochs"] = spec["config"].get("epochs")
     results = header.get("results")
@@ -148,6 +246,7 @@ def _run_config(header: dict[str, Any], spec: dict[str, Any], outcome: str) -> d
         config["results"] = [
             {
                 "name": s.get("name"),
+                **({"scorer": s["scorer"]} if s.get("scorer") not in (None, s.get("name")) else {}),
                 "reducer": s.get("reducer"),
                 "metrics": {
                     k: m.get("value")
@@ -164,9 +263,24 @@ def _run_config(header: dict[str, Any], spec: dict[str, Any], outcome: str) -> d
 # --------------------------------------------------------------------------- one sample
 
 
-def _trial(
-    sample: Sample, outcome: str, agent: str | None, model: str | None
-) -> tuple[Trial, Task]:
+@dataclass
+class _Converted:
+    """A sample converted, all but its outcome (chosen once every sample is read)."""
+
+    fields: dict[str, Any]
+    """The trial's fields but ``success``, ``score`` and the status."""
+    values: dict[Outcome, float | None]
+    """Each score the sample holds, as a number (``None``: it cannot be read as one)."""
+    unreadable: dict[Outcome, Any]
+    """The raw values of the scores that cannot be read as numbers."""
+    status: dict[str, Any]
+    """The sample's error, or the limit it hit (``{}`` for neither)."""
+    errored: bool
+    shape: Shape
+    where: str
+
+
+def _trial(sample: Sample, agent: str | None, model: str | None) -> tuple[_Converted, Task]:
     data, shape, at = sample.data, sample.shape, sample.at
     raw_id = data.get("id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
@@ -178,7 +292,7 @@ def _trial(
 
     model_events = _model_events(sample, data.get("started_at"))
     events = _transcript(sample, model_events)
-    grades, values = _grades(sample)
+    grades, values, unreadable = _grades(sample)
     metadata: dict[str, Any] = {"epoch": epoch}
     for key in ("uuid", "target", "working_time", "turn_count"):
         if data.get(key) is not None:
@@ -199,46 +313,55 @@ def _trial(
         "metadata": metadata,
     }
     fields.update(_usage(sample, metadata))
-    fields.update(_outcome(sample, outcome, values, metadata))
-    trial = shape.validated(sample.where, Trial, **fields)
-    return trial, _task(sample, task_id)
+    status = _status(sample, metadata)
+    converted = _Converted(
+        fields, values, unreadable, status, data.get("error") is not None, shape, sample.where
+    )
+    return converted, _task(sample, task_id)
 
 
-def _outcome(
-    sample: Sample, outcome: str, values: dict[str, float | None], metadata: dict[str, Any]
-) -> dict[str, Any]:
-    """success, score and status: from the outcome scorer, the sample's error, its limit."""
+def _finish(converted: _Converted, outcome: Outcome | None) -> Trial:
+    """The trial, with its outcome read from the ``outcome`` score."""
+    fields = dict(converted.fields)
+    fields.update(_outcome(converted, outcome))
+    return converted.shape.validated(converted.where, Trial, **fields)
+
+
+def _status(sample: Sample, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The sample's error, else the limit it hit."""
     data, shape, at = sample.data, sample.shape, sample.at
     error = data.get("error")
-    if error is not None:
-        err = shape.obj(error, at("error"))
-        message = shape.text(err.get("message"), at("error.message")) or "error"
-        if isinstance(err.get("traceback"), str):
-            metadata["error_traceback"] = err["traceback"]
-        # Inspect counts an errored sample as not run (it is retried, and left out of
-        # the reducers), not as a wrong answer: harness or provider trouble.
-        status: dict[str, Any] = {"status": "error", "error": message, "error_kind": "infra"}
-    else:
-        status = _limit(sample, metadata)
-    if outcome not in values:
-        if error is None:
-            status = {
-                "status": "error",
-                "error": f"not scored by {outcome!r}" if outcome else "no scorer in the log",
-                "error_kind": "infra",
-            }
+    if error is None:
+        return _limit(sample, metadata)
+    err = shape.obj(error, at("error"))
+    message = shape.text(err.get("message"), at("error.message")) or "error"
+    if isinstance(err.get("traceback"), str):
+        metadata["error_traceback"] = err["traceback"]
+    # Inspect counts an errored sample as not run (it is retried, and left out of
+    # the reducers), not as a wrong answer: harness or provider trouble.
+    return {"status": "error", "error": message, "error_kind": "infra"}
+
+
+def _outcome(converted: _Converted, outcome: Outcome | None) -> dict[str, Any]:
+    """success, score and status: from the outcome score, the sample's error, its limit."""
+    status = converted.status
+    if outcome is None or outcome not in converted.values:
+        if not converted.errored:
+            missing = f"not scored by {_label(outcome)!r}" if outcome else "no scorer in the log"
+            status = {"status": "error", "error": missing, "error_kind": "infra"}
         return {"success": False, **status}
-    value = values[outcome]
+    value = converted.values[outcome]
     if value is None:
-        raw = shape.obj(data.get("scores"), at("scores"))[outcome]
-        shape.fail(
-            at(f"scores.{outcome}.value"),
-            f"cannot be read as a number ({shown(raw['value'])}); Inspect would count it "
-            "as 0; choose a scorer with numeric or C/I values with --scorer",
+        scorer, key = outcome
+        element = f"scores.{scorer}.value" + (f".{key}" if key is not None else "")
+        converted.shape.fail(
+            f"{converted.where}.{element}" if converted.where else element,
+            f"cannot be read as a number ({shown(converted.unreadable[outcome])}); Inspect "
+            "would count it as 0; choose a scorer with numeric or C/I values with --scorer",
         )
     score = min(max(value, 0.0), 1.0)
     if score != value:
-        metadata["score_raw"] = value
+        converted.fields["metadata"]["score_raw"] = value
     return {"success": value >= 1 - SUCCESS_TOLERANCE, "score": score, **status}
 
 
@@ -261,34 +384,52 @@ def _limit(sample: Sample, metadata: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _grades(sample: Sample) -> tuple[list[Grade], dict[str, float | None]]:
-    """One grade per scorer (``EvalSample.scores``); and each scorer's value as a number."""
+def _grades(
+    sample: Sample,
+) -> tuple[list[Grade], dict[Outcome, float | None], dict[Outcome, Any]]:
+    """One grade per scorer (``EvalSample.scores``) and, for a scorer whose value is a
+    dict, one per key (``scorer/key``); each score's number; and the raw values of
+    those that cannot be read as numbers. A null is Inspect's "unscored" (a NaN
+    written as JSON): no value at all, at the root or under a key."""
     shape, at = sample.shape, sample.at
     grades: list[Grade] = []
-    values: dict[str, float | None] = {}
+    values: dict[Outcome, float | None] = {}
+    unreadable: dict[Outcome, Any] = {}
     for name, raw in shape.obj(sample.data.get("scores"), at("scores")).items():
         where = at(f"scores.{name}")
         score = shape.obj(raw, where)
-        value = score_value(score.get("value"))
-        if score.get("value") is not None:
-            # null is Inspect's "unscored" (a NaN written as JSON): no value at all.
-            values[name] = value
-        evidence = {"value": score.get("value")}
+        raw_value = score.get("value")
+        evidence = {"value": raw_value}
         for key in ("answer", "explanation"):
             text = shape.text(sample.resolve(score.get(key)), f"{where}.{key}")
             if text is not None:
                 evidence[key] = text
-        grades.append(
-            Grade(
-                grader=name,
-                # A value outside [0, 1] (a count, a 1-10 rating) has no score here;
-                # it stays in the evidence.
-                score=value if value is not None and 0 <= value <= 1 else None,
-                passed=None if value is None else value >= 1 - SUCCESS_TOLERANCE,
-                evidence=evidence,
-            )
-        )
-    return grades, values
+        grades.append(_grade(name, raw_value, evidence))
+        scored = [((name, None), raw_value)]
+        if isinstance(raw_value, dict):
+            # Inspect reports each key as a score of its own (its metrics and
+            # reducers apply key by key).
+            for key, item in raw_value.items():
+                grades.append(_grade(f"{name}/{key}", item, {"value": item}))
+                scored.append(((name, key), item))
+        for outcome, item in scored:
+            if item is not None:
+                values[outcome] = score_value(item)
+                if values[outcome] is None:
+                    unreadable[outcome] = item
+    return grades, values, unreadable
+
+
+def _grade(grader: str, value: Any, evidence: dict[str, Any]) -> Grade:
+    number = score_value(value)
+    return Grade(
+        grader=grader,
+        # A value outside [0, 1] (a count, a 1-10 rating) has no score here;
+        # it stays in the evidence.
+        score=number if number is not None and 0 <= number <= 1 else None,
+        passed=None if number is None else number >= 1 - SUCCESS_TOLERANCE,
+        evidence=evidence,
+    )
 
 
 def _usage(sample: Sample, metadata: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,14 @@ turns a reference back into its text.
 Every member is checked as it is read: a bad archive, a missing member, a
 member past `MAX_MEMBER_BYTES`, invalid UTF-8 or JSON is one `InputError`
 naming the file and the member.
+
+A ``.eval`` is a ZIP archive a few KB of which can inflate to gigabytes, so
+what is inflated is counted as it is inflated: past `MAX_TOTAL_BYTES` over
+the members read, or past `MAX_INFLATION` times their compressed size once
+past `INFLATION_FLOOR_BYTES`, reading stops with an `InputError` naming the
+file and the member it stopped in. Samples are read one at a time as the
+caller iterates `InspectLog.samples`, so a caller that keeps only what it
+makes of each holds one raw sample at a time.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,12 +56,30 @@ from agentgauge.errors import InputError
 from agentgauge.importers.shape import Shape, kind
 from agentgauge.textio import decode_utf8, loads_json, read_text
 
-__all__ = ["MAX_MEMBER_BYTES", "InspectLog", "Sample", "read_log"]
+__all__ = [
+    "INFLATION_FLOOR_BYTES",
+    "MAX_INFLATION",
+    "MAX_MEMBER_BYTES",
+    "MAX_TOTAL_BYTES",
+    "InspectLog",
+    "Sample",
+    "open_log",
+]
 
 #: The largest member we decompress. A ZIP entry's declared size can lie and a
 #: zstd frame of a few KB can expand to gigabytes; Inspect itself splits
 #: samples that large into the chunked layout.
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
+#: The most we decompress from one log, over all the members read: what is kept of
+#: the samples (their conversations) grows with it.
+MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024
+#: The most the members read may inflate, as a multiple of their compressed size,
+#: once past `INFLATION_FLOOR_BYTES`: Inspect's JSON compresses some 5 to 20 times,
+#: a ZIP bomb (the same byte over and over) about 1,000 times with deflate, more
+#: with zstd.
+MAX_INFLATION = 100
+INFLATION_FLOOR_BYTES = 256 * 1024 * 1024
+_CHUNK_BYTES = 1 << 20
 
 _ZIP_ZSTANDARD = 93
 _ATTACHMENT = "attachment://"
@@ -93,21 +120,27 @@ class InspectLog:
     """A log's header (``EvalLog`` minus samples) and its samples."""
 
     header: dict[str, Any]
-    samples: list[Sample]
     header_shape: Shape
     """Checks whose errors name the header's file (and member)."""
+    sample_count: int
+    samples: Iterator[Sample]
+    """Each sample, read (and checked) when the iteration reaches it, while the log
+    is open; the log keeps none of them."""
 
 
-def read_log(path: Path) -> InspectLog:
-    """Read an Inspect ``.eval`` or ``.json`` log, checking every member as it goes."""
+@contextmanager
+def open_log(path: Path) -> Iterator[InspectLog]:
+    """Open an Inspect ``.eval`` or ``.json`` log, checking every member as it is read."""
     try:
         with path.open("rb") as fh:
             magic = fh.read(4)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
     if magic.startswith(b"PK"):
-        return _read_eval(path)
-    return _read_json(path)
+        with _open_eval(path) as log:
+            yield log
+    else:
+        yield _read_json(path)
 
 
 # --------------------------------------------------------------------------- .json
@@ -121,13 +154,18 @@ def _read_json(path: Path) -> InspectLog:
     if "eval" not in data:
         shape.fail("eval", "required field is missing (is this an Inspect log?)")
     header = {k: v for k, v in data.items() if k not in ("samples", "reductions")}
-    samples = []
-    for i, raw in enumerate(shape.items(data.get("samples"), "samples")):
+    raws = shape.items(data.get("samples"), "samples")
+    return InspectLog(header, shape, len(raws), _json_samples(raws, shape))
+
+
+def _json_samples(raws: list[Any], shape: Shape) -> Iterator[Sample]:
+    for i in range(len(raws)):
         where = f"samples[{i}]"
-        sample = shape.obj(raw, where)
+        sample = shape.obj(raws[i], where)
+        raws[i] = None  # the caller keeps what it makes of the sample, not the sample
         attachments = _attachment_map(sample.get("attachments"), shape, f"{where}.attachments")
-        samples.append(Sample(sample, shape, where, attachments))
-    return InspectLog(header, samples, shape)
+        yield Sample(sample, shape, where, attachments)
+        del sample, attachments
 
 
 def _attachment_map(value: Any, shape: Shape, where: str) -> dict[str, str]:
@@ -140,7 +178,8 @@ def _attachment_map(value: Any, shape: Shape, where: str) -> dict[str, str]:
 # --------------------------------------------------------------------------- .eval
 
 
-def _read_eval(path: Path) -> InspectLog:
+@contextmanager
+def _open_eval(path: Path) -> Iterator[InspectLog]:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
@@ -158,8 +197,11 @@ def _read_eval(path: Path) -> InspectLog:
         header = reader.json(header_name)
         if not isinstance(header, dict):
             reader.shape(header_name).fail("", f"expected an object, got {kind(header)}")
-        samples = [reader.sample(name) for name in _sample_members(members)]
-    return InspectLog(header, samples, reader.shape(header_name))
+        names = _sample_members(members)
+        reader.check_declared([header_name, *names])
+        yield InspectLog(
+            header, reader.shape(header_name), len(names), (reader.sample(n) for n in names)
+        )
 
 
 def _sample_members(members: dict[str, zipfile.ZipInfo]) -> list[str]:
@@ -179,6 +221,12 @@ class _Members:
         self.path = path
         self.archive = archive
         self.members: dict[str, zipfile.ZipInfo] = members
+        #: Bytes inflated so far over the members read, and those members' compressed
+        #: size; no more than the file's (a hostile archive's entries may overlap or
+        #: declare more than they hold).
+        self.inflated = 0
+        self.compressed = 0
+        self.file_size = path.stat().st_size
         # (sample prefix, sequence) -> [(start, member)]: one pass over the names, not
         # one per sample (a log can hold tens of thousands of members).
         self.chunks: dict[tuple[str, str], list[tuple[int, str]]] = {}
@@ -195,8 +243,50 @@ class _Members:
         return Shape(self.label(name))
 
     def json(self, name: str) -> Any:
-        raw = self.read(name)
-        return loads_json(decode_utf8(raw, file=self.label(name)), file=self.label(name), line=None)
+        # The bytes go once decoded: one copy of the member besides what it parses to.
+        text = decode_utf8(self.read(name), file=self.label(name))
+        return loads_json(text, file=self.label(name), line=None)
+
+    def check_declared(self, names: list[str]) -> None:
+        """Refuse up front a log whose members to read (``names``, and the chunks and
+        metadata of the chunked samples among them) declare more than `MAX_TOTAL_BYTES`;
+        what is inflated is counted as well, since declared sizes can lie."""
+        shells = {n.removesuffix("sample.json") for n in names if n.endswith("/sample.json")}
+        chunks = (
+            n for (prefix, _), found in self.chunks.items() if prefix in shells for _, n in found
+        )
+        metadata = (p + "metadata.json" for p in shells if p + "metadata.json" in self.members)
+        total = 0
+        for name in (*names, *chunks, *metadata):
+            total += self.members[name].file_size
+            if total > MAX_TOTAL_BYTES:
+                self._too_much(name, "its members declare")
+
+    def count(self, name: str, size: int, more: int) -> None:
+        """Count ``more`` bytes inflated from member ``name`` (``size`` so far, these
+        included), and stop at a limit: the member's, the log's, the inflation ratio's."""
+        self.inflated += more
+        if size > MAX_MEMBER_BYTES:
+            self._too_large(name)
+        if self.inflated > MAX_TOTAL_BYTES:
+            self._too_much(name, "it holds")
+        if self.inflated > INFLATION_FLOOR_BYTES and self.inflated > MAX_INFLATION * min(
+            self.compressed, self.file_size
+        ):
+            raise InputError(
+                f"the log inflates more than {MAX_INFLATION} times its compressed size "
+                f"({self.inflated >> 20} MiB from "
+                f"{min(self.compressed, self.file_size) / 2**20:.1f} MiB so far), "
+                "which Inspect's logs do not: refused as a ZIP bomb",
+                file=self.label(name),
+            )
+
+    def _too_much(self, name: str, how: str) -> None:
+        raise InputError(
+            f"the log is larger than {_size(MAX_TOTAL_BYTES)} uncompressed ({how} more); "
+            "agentgauge reads Inspect logs up to that size",
+            file=self.label(name),
+        )
 
     def read(self, name: str) -> bytes:
         info = self.members.get(name)
@@ -204,25 +294,34 @@ class _Members:
             raise InputError(f"missing member {name}", file=self.path)
         if info.file_size > MAX_MEMBER_BYTES:
             self._too_large(name)
+        self.compressed += info.compress_size
         try:
             if info.compress_type == _ZIP_ZSTANDARD and not _stdlib_zstd_only():
                 data = self._zstd(info)
             else:
-                with self.archive.open(info) as fh:
-                    data = fh.read(MAX_MEMBER_BYTES + 1)
+                data = self._inflate(info)
         except InputError:
             raise
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
             raise InputError(f"damaged member: {exc}", file=self.label(name)) from None
         except (NotImplementedError, RuntimeError) as exc:  # other methods, encryption
             raise InputError(f"cannot read member: {exc}", file=self.label(name)) from None
-        if len(data) > MAX_MEMBER_BYTES:
-            self._too_large(name)
         return data
+
+    def _inflate(self, info: zipfile.ZipInfo) -> bytes:
+        """A member zipfile reads (stored, deflated, ...), counted a chunk at a time."""
+        parts: list[bytes] = []
+        size = 0
+        with self.archive.open(info) as fh:
+            while part := fh.read(_CHUNK_BYTES):
+                size += len(part)
+                self.count(info.filename, size, len(part))
+                parts.append(part)
+        return b"".join(parts)
 
     def _too_large(self, name: str) -> None:
         raise InputError(
-            f"member is larger than {MAX_MEMBER_BYTES >> 20} MiB uncompressed; "
+            f"member is larger than {_size(MAX_MEMBER_BYTES)} uncompressed; "
             "agentgauge reads Inspect samples up to that size",
             file=self.label(name),
         )
@@ -242,15 +341,16 @@ class _Members:
         parts: list[bytes] = []
         size = 0
         try:
-            while size <= MAX_MEMBER_BYTES and (part := reader.read(1 << 20)):
-                parts.append(part)
+            while part := reader.read(_CHUNK_BYTES):
                 size += len(part)
+                self.count(info.filename, size, len(part))
+                parts.append(part)
         except zstandard.ZstdError as exc:
             raise InputError(
                 f"damaged zstd member: {exc}", file=self.label(info.filename)
             ) from None
         data = b"".join(parts)
-        if len(data) <= MAX_MEMBER_BYTES and zlib.crc32(data) != info.CRC:
+        if zlib.crc32(data) != info.CRC:
             raise InputError("damaged member: CRC-32 mismatch", file=self.label(info.filename))
         return data
 
@@ -328,6 +428,13 @@ def _expand_refs(refs: Any, pool: list[Any], shape: Shape) -> list[Any]:
             shape.fail(at, f"range [{start}, {end}) is outside the {len(pool)} messages stored")
         out.extend(pool[start:end])
     return out
+
+
+def _size(n: int) -> str:
+    """A byte count as a limit is spoken of: ``4 GiB``, ``512 MiB``, ``1.5 MiB``."""
+    if n >= 1 << 30 and n % (1 << 30) == 0:
+        return f"{n >> 30} GiB"
+    return f"{n / 2**20:g} MiB" if n >= 1 << 20 else f"{n:,} bytes"
 
 
 def _stdlib_zstd_only() -> bool:
