@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conftest import Cli
 from tests.importers.otlp_docs import AGENT_ROOT, CHAT_CALL, TRACE, request, span, value
 
 from agentgauge.errors import InputError
@@ -735,3 +736,29 @@ def test_an_outcome_row_whose_trace_id_is_not_32_hex_digits_is_refused(tmp_path:
         with pytest.raises(InputError) as err:
             read_import("otel", GENAI, {"outcomes": str(outcomes)})
         assert (err.value.line, err.value.field) == (1, "trace_id"), err.value
+
+
+def test_a_trial_index_whose_successor_overflows_the_store_is_refused(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """2^63 - 1 fits SQLite, but a later trial of the task given no index took 2^63:
+    a traceback (OverflowError), exit 1. Refused as the input's fault, nothing stored."""
+    root = span(
+        "00000000000000a1",
+        "invoke_agent bot",
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "agentgauge.task.id": "t",
+            "agentgauge.outcome.success": True,
+            "agentgauge.trial": 2**63 - 1,
+        },
+    )
+    later = {**AGENT_ROOT, "traceId": "1" * 32}
+    path = _write(tmp_path, request(root, later))
+    db = tmp_path / "s.db"
+    code, _out, err = cli("import", "otel", str(path), "--store", str(db))
+    assert code == 2, err
+    assert "attribute 'agentgauge.trial': 9223372036854775807 is past the largest" in err
+    assert f"{path}:1: resourceSpans[0].scopeSpans[0].spans[0]: " in err
+    assert "Traceback" not in err
+    assert not db.exists()

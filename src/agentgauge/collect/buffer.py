@@ -16,7 +16,7 @@ from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span, same_span
 from agentgauge.importers.otlp_logs import LogEvent, attach_log_events
 from agentgauge.importers.spans import Outcome, TraceOptions, trial_from_trace
-from agentgauge.schema import Task, Trial
+from agentgauge.schema import MAX_TRIAL_INDEX, Task, Trial
 
 __all__ = ["Accepted", "TraceBuffer", "conflict_message"]
 
@@ -204,6 +204,14 @@ class TraceBuffer:
         cell: Cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = self._next.get(cell, 0)
+            if trial.trial > MAX_TRIAL_INDEX:  # one stored before has the largest index
+                raise InputError(
+                    f"no trial index is left for task {trial.task_id!r} (agent={trial.agent!r} "
+                    f"model={trial.model!r}): a trial of it in this run has the largest, "
+                    f"{MAX_TRIAL_INDEX}",
+                    file=f"trace {trial.metadata.get('trace_id')}",
+                    field=self.options.trial_attr,
+                )
         elif (cell, trial.trial) in self._taken:
             raise InputError(
                 f"trial {trial.trial} of task {trial.task_id!r} (agent={trial.agent!r} "

@@ -60,7 +60,7 @@ from agentgauge.importers.otlp_logs import (
 )
 from agentgauge.importers.spans import Outcome, TraceOptions, evaluation_grade
 from agentgauge.otel_record import EVALUATION_EVENT
-from agentgauge.schema import Grade, Task
+from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
 from agentgauge.store.writer import TrialWriter
 
@@ -80,6 +80,8 @@ INFLATE_IN_THREAD_BYTES = 1024 * 1024
 #: Seconds a stopping receiver waits for requests under way to finish, and then again
 #: for those it cut off to end (aiohttp's default is a minute).
 SHUTDOWN_WAIT_S = 1.0
+#: Where `TrialWriter`'s error says that it stopped writing: the receiver does not.
+_STOPPED_MARK = "; writing stopped there"
 
 
 _T = TypeVar("_T")
@@ -271,9 +273,14 @@ class Receiver:
                 conflicting += [s for s in refused if id(s) in request_spans]
                 self._log_held_conflicts([s for s in refused if id(s) not in request_spans])
             accepted = self.buffer.accept(spans)
-            for trial in accepted.trials:
-                await self.writer.submit(trial)
-            await self.writer.flush()
+            failed = await self._write(accepted.trials)
+        for trial, why in failed:
+            trace_id = trial.metadata.get("trace_id")
+            in_request = sum(1 for s in spans if s.trace_id == trace_id)
+            accepted.rejected += in_request
+            earlier = len(trial.metadata.get("trace_spans") or ()) - in_request
+            more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
+            accepted.errors.append(f"{why}{more}")
         rejected = accepted.rejected + len(conflicting)
         errors = accepted.errors
         if conflicting:
@@ -281,7 +288,7 @@ class Receiver:
         repeated = found.identical + accepted.repeats
         self.spans_accepted += received - rejected - repeated  # joined spans too
         self.spans_repeated += repeated
-        self.trials_written += len(accepted.trials)
+        self.trials_written += len(accepted.trials) - len(failed)
         for error in errors:
             self.log(f"agentgauge collect: rejected: {error}")
         response = ExportTraceServiceResponse()
@@ -376,6 +383,39 @@ class Receiver:
             errors.append(f"{taken} evaluations name a grader their trial has already")
         return not_kept + taken, errors
 
+    async def _write(self, trials: list[Trial]) -> list[tuple[Trial, str]]:
+        """Write ``trials``, all committed when this returns, but those the store
+        refused: each with why. A trial that fails does not stop the others (the
+        writer, which writes nothing more after an error, is replaced): each trace is
+        its own client's, and the next one's spans are as good as before."""
+        failed: list[tuple[Trial, str]] = []
+        rest = trials
+        while rest:
+            before = self.writer.committed
+            try:
+                for trial in rest:
+                    await self.writer.submit(trial)
+                await self.writer.flush()
+            except Exception as exc:  # any error of the store: said for its trace
+                # Trials are committed in order: those before the one at fault are in.
+                done = self.writer.committed - before
+                if done >= len(rest):  # not any one trial's (all of them are in)
+                    self.log(f"agentgauge collect: {exc}")
+                    self.writer = self.writer.fresh()
+                    break
+                trial = rest[done]
+                reason = str(exc).split(_STOPPED_MARK)[0]
+                failed.append(
+                    (trial, f"trace {trial.metadata.get('trace_id')}: not stored: {reason}")
+                )
+                old, self.writer = self.writer, self.writer.fresh()
+                with contextlib.suppress(Exception):
+                    await old.close()  # lets its thread go; raises the error said above
+                rest = rest[done + 1 :]
+            else:
+                break
+        return failed
+
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,
         and write the trials of traces whose wait after their root is over."""
@@ -388,11 +428,9 @@ class Receiver:
                 self._log_held_conflicts(refused)
             if self.buffer.ended:
                 settled = self.buffer.due()
-                for trial in settled.trials:
-                    await self.writer.submit(trial)
-                await self.writer.flush()
-                self.trials_written += len(settled.trials)
-                for error in settled.errors:
+                failed = await self._write(settled.trials)
+                self.trials_written += len(settled.trials) - len(failed)
+                for error in [*settled.errors, *(why for _, why in failed)]:
                     self.log(f"agentgauge collect: rejected: {error}")
 
     async def shutdown(self) -> None:
@@ -405,9 +443,12 @@ class Receiver:
                 return
             self.closed = True
             trials, errors = self.buffer.drain()
-            for trial in trials:
-                await self.writer.submit(trial)
+            failed = await self._write(trials)
             await self.writer.close()
+        if failed:
+            lost = {id(trial) for trial, _ in failed}
+            trials = [t for t in trials if id(t) not in lost]
+            errors += [why for _, why in failed]
         self.trials_written += len(trials)
         for error in errors:
             self.log(f"agentgauge collect: not stored at shutdown: {error}")
