@@ -259,15 +259,18 @@ class Receiver:
         found = sort_repeats(spans)
         spans = found.kept
         conflicting = [repeat for _, repeat in found.conflicting]
+        stored_repeats = 0
         async with self._lock:
             if self.closed:
                 return self._stopping(media)
             if self.store is not None:
                 request_spans = {id(s) for s in spans}
-                spans, joined, refused = join_spans(
+                spans, joined, refused, again = join_spans(
                     self.store, spans, self.buffer.open, self.buffer.options
                 )
                 self.traces_joined.update(joined)
+                # Spans of this request the trial holds already: a retry, nothing new.
+                stored_repeats = sum(1 for s in again if id(s) in request_spans)
                 # Spans of this request that a stored trial holds with other content;
                 # a held span (answered before) that does is logged, not counted here.
                 conflicting += [s for s in refused if id(s) in request_spans]
@@ -285,7 +288,7 @@ class Receiver:
         errors = accepted.errors
         if conflicting:
             errors = [conflict_message(conflicting), *errors]
-        repeated = found.identical + accepted.repeats
+        repeated = found.identical + accepted.repeats + stored_repeats
         self.spans_accepted += received - rejected - repeated  # joined spans too
         self.spans_repeated += repeated
         self.trials_written += len(accepted.trials) - len(failed)

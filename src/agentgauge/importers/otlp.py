@@ -89,6 +89,15 @@ class Span:
     ended: bool = True
     """Whether the span records its start and an end at or after it: only then is its
     duration (``end_ns - start_ns``) a measure, else it is unknown."""
+    logged: int = 0
+    """How many of ``events``, at its end, came as log records (`attach_log_events`),
+    not with the span: no part of what the span says (`same_span`, `span_digest`), so
+    that the span sent again as it was is a repeat."""
+
+    @property
+    def own_events(self) -> list[SpanEvent]:
+        """The events the span came with (those attached from log records left out)."""
+        return self.events[: len(self.events) - self.logged] if self.logged else self.events
 
     @property
     def duration_s(self) -> float | None:
@@ -113,7 +122,7 @@ def same_span(a: Span, b: Span) -> bool:
         and a.ended == b.ended
         and a.error == b.error
         and a.attributes == b.attributes
-        and a.events == b.events
+        and a.own_events == b.own_events
         and a.resource == b.resource
     )
 
@@ -122,7 +131,8 @@ def span_digest(span: Span) -> str:
     """A digest of what `same_span` compares, for a span no longer at hand: a stored
     trial keeps one per span it was read from, so that a late copy of one of them is
     told from a repeat (`agentgauge.collect.join`). 128 bits of SHA-256 over the
-    canonical JSON of the span's content (ids and where it was read left out)."""
+    canonical JSON of the span's content (ids, where it was read and the events attached
+    from log records left out)."""
     content = [
         span.parent_id,
         span.name,
@@ -131,7 +141,7 @@ def span_digest(span: Span) -> str:
         span.ended,
         span.error,
         span.attributes,
-        [[e.name, e.time_ns, e.attributes] for e in span.events],
+        [[e.name, e.time_ns, e.attributes] for e in span.own_events],
         span.resource,
     ]
     try:
