@@ -5,12 +5,13 @@ agent's trace go with its spans to the trial the harness stored."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from tests.collect.test_receiver import Collector
 from tests.conftest import Cli
-from tests.importers.otlp_docs import AGENT_ROOT, TRACE, request
+from tests.importers.otlp_docs import AGENT_ROOT, TRACE, request, span
 
 from agentgauge.store import Store
 
@@ -87,3 +88,43 @@ def test_spans_imported_with_their_logs_then_sent_live_add_nothing(
     assert code == 0, err
     assert "stored 0 trials from 0 spans" in out
     assert "added the spans" not in out
+
+
+def test_events_of_an_http_agents_trace_become_grades_of_its_stored_trial(
+    collector: Collector, cli: Cli, tmp_path: Path
+) -> None:
+    # The agent service exports its verdict and a span before the harness writes the
+    # trial: the span joined the trial, its verdict was dropped at shutdown as if the
+    # trace's spans never came.
+    trace = "2" * 32
+    tool = span(
+        "00000000000000b2",
+        "execute_tool f",
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "f"},
+        parent="00000000000000c1",
+        trace=trace,
+    )
+    assert _post(collector, "/v1/logs", _logs(_verdict(trace, "00000000000000b2"))) == {}
+    assert _post(collector, "/v1/traces", request(tool)) == {}
+    trials = tmp_path / "http.jsonl"
+    trials.write_text(
+        json.dumps({"task_id": "t1", "success": True, "metadata": {"trace_id": trace}}) + "\n"
+    )
+    code, _out, err = cli(
+        "import", "jsonl", str(trials), "--store", str(collector.db), "--run-id", "r"
+    )
+    assert code == 0, err
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # the receiver looks each second (JOIN_EVERY_S)
+        with Store(collector.db, readonly=True) as db:
+            (trial,) = db.trials("r")
+        if trial.grades:
+            break
+        time.sleep(0.2)
+    code, _out, err = collector.stop()
+    assert code == 0, err
+    assert "never came" not in err
+    with Store(collector.db, readonly=True) as db:
+        (trial,) = db.trials("r")
+    assert [(g.grader, g.passed) for g in trial.grades] == [("judge", True)]
+    assert [e.type for e in trial.events] == ["tool_call", "tool_result"]

@@ -168,6 +168,13 @@ class TraceBuffer:
         over = len(events) - min(len(events), room)
         return over, [f"more than {self.max_held_events} event records held"] if over else []
 
+    def take_events(self, trace_id: str) -> list[LogEvent]:
+        """The held events of ``trace_id``, no longer held (its spans joined a trial
+        stored already, which they go to instead)."""
+        events = self.held_events.pop(trace_id, [])
+        self._held -= len(events)
+        return events
+
     def drain(self) -> tuple[list[Trial], list[str]]:
         """Trials of every open trace, marked incomplete (at shutdown), and the
         reasons for those that could not become one."""

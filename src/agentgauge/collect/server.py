@@ -36,7 +36,7 @@ import logging
 import signal
 import sys
 import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -269,6 +269,7 @@ class Receiver:
                     self.store, spans, self.buffer.open, self.buffer.options
                 )
                 self.traces_joined.update(joined)
+                self._grade_held(joined)
                 # Spans of this request the trial holds already: a retry, nothing new.
                 stored_repeats = sum(1 for s in again if id(s) in request_spans)
                 # Spans of this request that a stored trial holds with other content;
@@ -336,6 +337,21 @@ class Receiver:
             response.partial_success.rejected_log_records = rejected
             response.partial_success.error_message = "; ".join(errors)
         return _encoded(200, media, response)
+
+    def _grade_held(self, trace_ids: Iterable[str]) -> None:
+        """The held events of those of ``trace_ids`` whose trial is stored go to it, as
+        those that come after it do (`_grade_stored`): its spans joined it (an ``http:``
+        agent's trace), and the events are no longer waiting for them."""
+        ids = {t for t in trace_ids if t in self.buffer.held_events}
+        if self.store is None or not ids:
+            return
+        stored = self.store.trials_by_trace(ids)
+        events = [e for trace_id in stored for e in self.buffer.take_events(trace_id)]
+        if events:
+            not_kept, errors = self._grade_stored(events, stored)
+            self.events_accepted -= not_kept
+            for error in errors:
+                self.log(f"agentgauge collect: log records not kept: {error}")
 
     def _grade_stored(
         self, events: list[LogEvent], stored: Mapping[str, tuple[int, str]]
@@ -422,13 +438,16 @@ class Receiver:
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,
         and write the trials of traces whose wait after their root is over."""
-        if not self.buffer.open or self.closed:
+        if not (self.buffer.open or self.buffer.held_events) or self.closed:
             return
         async with self._lock:
             if self.store is not None:
                 joined, refused = attach_held(self.store, self.buffer.open, self.buffer.options)
                 self.traces_joined.update(joined)
                 self._log_held_conflicts(refused)
+                # Events held for a trace none of whose spans are held: its trial may
+                # have been stored since (an ``http:`` agent's), its spans joined to it.
+                self._grade_held(t for t in self.buffer.held_events if t not in self.buffer.open)
             if self.buffer.ended:
                 settled = self.buffer.due()
                 failed = await self._write(settled.trials)
