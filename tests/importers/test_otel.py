@@ -762,3 +762,43 @@ def test_a_trial_index_whose_successor_overflows_the_store_is_refused(
     assert f"{path}:1: resourceSpans[0].scopeSpans[0].spans[0]: " in err
     assert "Traceback" not in err
     assert not db.exists()
+
+
+def _nested(levels: int, tag: str) -> dict[str, Any]:
+    """A string value inside ``levels`` kvlistValues (or arrayValues)."""
+    v: dict[str, Any] = {"stringValue": "x"}
+    for _ in range(levels):
+        if tag == "kvlistValue":
+            v = {"kvlistValue": {"values": [{"key": "k", "value": v}]}}
+        else:
+            v = {"arrayValue": {"values": [v]}}
+    return v
+
+
+@pytest.mark.parametrize("tag", ["kvlistValue", "arrayValue"])
+def test_values_nested_past_the_bound_are_refused_whatever_nests(tmp_path: Path, tag: str) -> None:
+    """Each kvlistValue counted its values from the first level again: 120 levels were
+    stored, then neither `export --jsonl` nor `export --otel` read them back. The bound
+    holds whatever nests (protobuf's reader counts each level too), with the path."""
+    from agentgauge.importers.otlp import spans_from_json
+    from agentgauge.textio import MAX_DEPTH
+
+    def doc(levels: int) -> dict[str, Any]:
+        deep = {**CHAT_CALL, "attributes": [{"key": "deep", "value": _nested(levels, tag)}]}
+        return request(AGENT_ROOT, deep)
+
+    # The attribute's value is the first level; its string the 100th at most.
+    (_, deep) = spans_from_json(doc(MAX_DEPTH - 1), file="t.json")
+    assert "deep" in deep.attributes
+    with pytest.raises(InputError) as info:
+        spans_from_json(doc(MAX_DEPTH), file="t.json")
+    assert info.value.reason == f"nested too deeply: more than {MAX_DEPTH} levels of values"
+    assert info.value.field is not None
+    step = ".kvlistValue.values[0].value" if tag == "kvlistValue" else ".arrayValue.values[0]"
+    assert info.value.field.endswith(step)
+    assert info.value.field.count(step) == MAX_DEPTH
+    # And through the import, the file and line named with the element.
+    path = _write(tmp_path, doc(120))
+    with pytest.raises(InputError) as info:
+        read_import("otel", path)
+    assert str(info.value).startswith(f"{path}:1: resourceSpans[0].scopeSpans[0].spans[1].")

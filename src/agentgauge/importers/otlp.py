@@ -297,13 +297,19 @@ class _Path:
             return None
         self.fail(f"{where}.{key}", f"an id of all zeros is invalid (W3C Trace Context): {value!r}")
 
-    def attributes(self, obj: dict[str, Any], where: str) -> dict[str, Any]:
+    def attributes(
+        self, obj: dict[str, Any], where: str, *, list_key: str = "attributes", depth: int = 0
+    ) -> dict[str, Any]:
+        """``obj[list_key]``, a list of ``KeyValue``, as a dict; ``depth``: the levels of
+        values it is inside (a ``kvlistValue``'s), so that nesting is bounded however
+        it nests (`any_value`)."""
         out: dict[str, Any] = {}
-        for i, raw in enumerate(self.items(obj, "attributes", where)):
+        for i, raw in enumerate(self.items(obj, list_key, where)):
             # Most attributes are one string, boolean, small integer, double or list of
             # strings: taken without the general walk, which formats an element path per
             # value. Anything else (or anything wrong) takes the walk, which says what.
-            if type(raw) is dict and type(key := raw.get("key")) is str:
+            # (Not at the last level a value may be at: the walk refuses one below it.)
+            if depth < MAX_DEPTH and type(raw) is dict and type(key := raw.get("key")) is str:
                 value = raw.get("value")
                 if type(value) is dict and len(value) == 1:
                     [(tag, v)] = value.items()
@@ -329,12 +335,12 @@ class _Path:
                         if strings is not None:
                             out[key] = strings
                             continue
-            at = f"{where}.attributes[{i}]"
+            at = f"{where}.{list_key}[{i}]"
             kv = self.obj(raw, at)
-            key = kv.get("key")
-            if not isinstance(key, str):
-                self.fail(f"{at}.key", f"expected a string, got {_kind(key)}")
-            out[key] = self.any_value(kv.get("value"), f"{at}.value", 1)
+            name = kv.get("key")
+            if not isinstance(name, str):
+                self.fail(f"{at}.key", f"expected a string, got {_kind(name)}")
+            out[name] = self.any_value(kv.get("value"), f"{at}.value", depth + 1)
         return out
 
     def any_value(self, raw: Any, where: str, depth: int) -> Any:
@@ -390,7 +396,9 @@ class _Path:
             ]
         if "kvlistValue" in value:
             kvl = self.obj(value["kvlistValue"], f"{where}.kvlistValue")
-            return self.attributes({"attributes": kvl.get("values")}, f"{where}.kvlistValue")
+            # Its values one level deeper, as an arrayValue's are (each level was
+            # counted from 1 again, and a kvlist nested past any bound was read).
+            return self.attributes(kvl, f"{where}.kvlistValue", list_key="values", depth=depth)
         if "bytesValue" in value:
             raw_b = value["bytesValue"]
             # Kept as its base64 text: transcripts and the store hold JSON, not bytes.
