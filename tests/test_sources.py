@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.conftest import Cli
 
 from agentgauge.errors import InputError
 from agentgauge.sources import load_trials
@@ -140,3 +141,26 @@ def test_task_ids_differing_only_in_normalization_are_refused(tmp_path: Path) ->
     # The same spelling twice is one task, as before.
     same = write(tmp_path, [good(task_id="caf\u00e9", trial=0), good(task_id="caf\u00e9", trial=1)])
     assert {t.task_id for t in load_trials(same)} == {"caf\u00e9"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "reason"),
+    [
+        # The next index after it (a trial given none) would not fit SQLite's INTEGER.
+        ([good(trial=2**63 - 1), good()], 1, "past the largest trial index"),
+        ([good(trial=2**63 - 2), good()], 2, "no trial index is left"),
+    ],
+)
+def test_a_trial_index_whose_successor_overflows_the_store_is_refused(
+    tmp_path: Path, cli: Cli, lines: list[str], line: int, reason: str
+) -> None:
+    path = write(tmp_path, lines)
+    db = tmp_path / "s.db"
+    code, _out, err = cli("import", "jsonl", str(path), "--store", str(db))
+    assert code == 2, err
+    assert f"{path}:{line}: trial: " in err
+    assert reason in err
+    assert "Traceback" not in err
+    assert not db.exists()  # nothing half-written
+    # The largest index with no trial after it is read.
+    assert [t.trial for t in load_trials(write(tmp_path, [good(trial=2**63 - 2)]))] == [2**63 - 2]

@@ -35,6 +35,7 @@ from pydantic import (
 __all__ = [
     "CONTROL_DECISIONS",
     "INT64_MAX",
+    "MAX_TRIAL_INDEX",
     "SUCCESS_TOLERANCE",
     "TRIAL_FIELDS",
     "AnswerSpec",
@@ -102,6 +103,9 @@ def json_number(value: Any) -> Any:
 
 #: Integers the store can hold: SQLite's INTEGER is a signed 64-bit number.
 INT64_MAX = 2**63 - 1
+#: The largest trial index read from input: a trial without one takes the next index
+#: after the largest of its cell, which must fit the store too.
+MAX_TRIAL_INDEX = INT64_MAX - 1
 
 
 def json_int(value: Any) -> Any:

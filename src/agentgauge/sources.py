@@ -36,7 +36,7 @@ from agentgauge.errors import InputError, first_error
 from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
-from agentgauge.schema import Run, Task, Trial
+from agentgauge.schema import MAX_TRIAL_INDEX, Run, Task, Trial
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable, group_codes
 from agentgauge.textio import decode_utf8, is_digits, loads_json
@@ -276,6 +276,14 @@ def parse_trial(obj: dict[str, Any], *, file: str | Path | None, line: int | Non
     return trial
 
 
+def too_large_trial(index: int) -> str:
+    """Why a trial index past `MAX_TRIAL_INDEX` is refused."""
+    return (
+        f"{index} is past the largest trial index, {MAX_TRIAL_INDEX} (2^63 - 2): the "
+        "index after it, which a trial given none would take, must fit the store too"
+    )
+
+
 def assign_trial_indices(
     trials: Iterable[tuple[int | None, Trial]], *, file: str | Path | None = None
 ) -> list[Trial]:
@@ -293,6 +301,16 @@ def assign_trial_indices(
         cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = next_index.get(cell, 0)
+            if trial.trial > MAX_TRIAL_INDEX:  # after one at the largest index
+                raise InputError(
+                    f"no trial index is left for this trial of task {trial.task_id!r}: one "
+                    f"before it has the largest, {MAX_TRIAL_INDEX}; give each its index",
+                    file=file,
+                    line=line,
+                    field="trial",
+                )
+        elif trial.trial > MAX_TRIAL_INDEX:
+            raise InputError(too_large_trial(trial.trial), file=file, line=line, field="trial")
         next_index[cell] = max(next_index.get(cell, 0), trial.trial + 1)
         key = (*cell, trial.trial)
         if key in seen:

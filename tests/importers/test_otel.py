@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conftest import Cli
 from tests.importers.otlp_docs import AGENT_ROOT, CHAT_CALL, TRACE, request, span, value
 
 from agentgauge.errors import InputError
@@ -735,3 +736,69 @@ def test_an_outcome_row_whose_trace_id_is_not_32_hex_digits_is_refused(tmp_path:
         with pytest.raises(InputError) as err:
             read_import("otel", GENAI, {"outcomes": str(outcomes)})
         assert (err.value.line, err.value.field) == (1, "trace_id"), err.value
+
+
+def test_a_trial_index_whose_successor_overflows_the_store_is_refused(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """2^63 - 1 fits SQLite, but a later trial of the task given no index took 2^63:
+    a traceback (OverflowError), exit 1. Refused as the input's fault, nothing stored."""
+    root = span(
+        "00000000000000a1",
+        "invoke_agent bot",
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "agentgauge.task.id": "t",
+            "agentgauge.outcome.success": True,
+            "agentgauge.trial": 2**63 - 1,
+        },
+    )
+    later = {**AGENT_ROOT, "traceId": "1" * 32}
+    path = _write(tmp_path, request(root, later))
+    db = tmp_path / "s.db"
+    code, _out, err = cli("import", "otel", str(path), "--store", str(db))
+    assert code == 2, err
+    assert "attribute 'agentgauge.trial': 9223372036854775807 is past the largest" in err
+    assert f"{path}:1: resourceSpans[0].scopeSpans[0].spans[0]: " in err
+    assert "Traceback" not in err
+    assert not db.exists()
+
+
+def _nested(levels: int, tag: str) -> dict[str, Any]:
+    """A string value inside ``levels`` kvlistValues (or arrayValues)."""
+    v: dict[str, Any] = {"stringValue": "x"}
+    for _ in range(levels):
+        if tag == "kvlistValue":
+            v = {"kvlistValue": {"values": [{"key": "k", "value": v}]}}
+        else:
+            v = {"arrayValue": {"values": [v]}}
+    return v
+
+
+@pytest.mark.parametrize("tag", ["kvlistValue", "arrayValue"])
+def test_values_nested_past_the_bound_are_refused_whatever_nests(tmp_path: Path, tag: str) -> None:
+    """Each kvlistValue counted its values from the first level again: 120 levels were
+    stored, then neither `export --jsonl` nor `export --otel` read them back. The bound
+    holds whatever nests (protobuf's reader counts each level too), with the path."""
+    from agentgauge.importers.otlp import spans_from_json
+    from agentgauge.textio import MAX_DEPTH
+
+    def doc(levels: int) -> dict[str, Any]:
+        deep = {**CHAT_CALL, "attributes": [{"key": "deep", "value": _nested(levels, tag)}]}
+        return request(AGENT_ROOT, deep)
+
+    # The attribute's value is the first level; its string the 100th at most.
+    (_, deep) = spans_from_json(doc(MAX_DEPTH - 1), file="t.json")
+    assert "deep" in deep.attributes
+    with pytest.raises(InputError) as info:
+        spans_from_json(doc(MAX_DEPTH), file="t.json")
+    assert info.value.reason == f"nested too deeply: more than {MAX_DEPTH} levels of values"
+    assert info.value.field is not None
+    step = ".kvlistValue.values[0].value" if tag == "kvlistValue" else ".arrayValue.values[0]"
+    assert info.value.field.endswith(step)
+    assert info.value.field.count(step) == MAX_DEPTH
+    # And through the import, the file and line named with the element.
+    path = _write(tmp_path, doc(120))
+    with pytest.raises(InputError) as info:
+        read_import("otel", path)
+    assert str(info.value).startswith(f"{path}:1: resourceSpans[0].scopeSpans[0].spans[1].")

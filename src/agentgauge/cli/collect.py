@@ -68,6 +68,17 @@ def collect(
             "apart).",
         ),
     ] = 0.0,
+    max_held_mib: Annotated[
+        int,
+        typer.Option(
+            "--max-held-mib",
+            min=1,
+            metavar="MIB",
+            help="Hold at most this many MiB of open traces' spans and event records (as "
+            "sent, inflated); a request that would hold more is answered 503 with "
+            "Retry-After, and the exporter sends it again later.",
+        ),
+    ] = 512,
 ) -> None:
     """Receive traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON; GenAI event
     records on POST /v1/logs) and store each trace as a trial when its root span ends;
@@ -101,7 +112,7 @@ def collect(
     try:
         receiver = _receive(
             store, run_id, port, options, rows, tasks, suite, loaded, out,
-            config=config, settle_s=settle,
+            config=config, settle_s=settle, max_held_bytes=max_held_mib * 1024 * 1024,
         )  # fmt: skip
     except InputError:
         if created:  # a port in use (or a bad run id) leaves no empty store behind
@@ -151,6 +162,7 @@ def _receive(
     *,
     config: dict[str, object],
     settle_s: float = 0.0,
+    max_held_bytes: int,
 ) -> Receiver:
     from agentgauge.collect import collect as receive
     from agentgauge.schema import Run
@@ -199,5 +211,6 @@ def _receive(
                 tasks=tasks,
                 ready=ready,
                 settle_s=settle_s,
+                max_held_bytes=max_held_bytes,
             )
         )

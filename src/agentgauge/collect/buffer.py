@@ -16,9 +16,9 @@ from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span, same_span
 from agentgauge.importers.otlp_logs import LogEvent, attach_log_events
 from agentgauge.importers.spans import Outcome, TraceOptions, trial_from_trace
-from agentgauge.schema import Task, Trial
+from agentgauge.schema import MAX_TRIAL_INDEX, Task, Trial
 
-__all__ = ["Accepted", "TraceBuffer", "conflict_message"]
+__all__ = ["MAX_HELD_BYTES", "Accepted", "TraceBuffer", "conflict_message"]
 
 Cell = tuple[str | None, str | None, str, str]
 
@@ -37,14 +37,20 @@ class Accepted:
     """Spans of this request held already, the same: dropped, not rejected."""
 
 
+#: The default bound on the bytes held for open traces and their events (`held_bytes`).
+MAX_HELD_BYTES = 512 * 1024 * 1024
+
+
 class _Trace(list[Span]):
     """An open trace's spans, and each by its span id (a repeat is found in one look)."""
 
-    __slots__ = ("ids",)
+    __slots__ = ("bytes", "ids")
 
     def __init__(self) -> None:
         super().__init__()
         self.ids: dict[str, Span] = {}
+        self.bytes = 0
+        """What its spans took in the requests they came in (`TraceBuffer.held_bytes`)."""
 
 
 class TraceBuffer:
@@ -60,6 +66,7 @@ class TraceBuffer:
         max_open_traces: int = 10_000,
         max_spans_per_trace: int = 10_000,
         max_held_events: int = 100_000,
+        max_held_bytes: int = MAX_HELD_BYTES,
         settle_s: float = 0.0,
     ) -> None:
         self.options = options or TraceOptions()
@@ -73,6 +80,11 @@ class TraceBuffer:
         self.held_events: dict[str, list[LogEvent]] = {}
         """Events sent as log records, by trace, until the trace's trial is built."""
         self._held = 0  # events in held_events: counted, not summed per request
+        self.max_held_bytes = max_held_bytes
+        """Bytes of spans and events held (as they came in their requests) past which
+        a request that would hold more is refused for now (`has_room`)."""
+        self._event_bytes: dict[str, int] = {}  # by trace, as held_events
+        self._event_bytes_total = 0
         self.settle_s = settle_s
         """Seconds a trace whose root has come waits before its trial is built, for
         its spans and event records still on the way (`due`); 0: built at once."""
@@ -87,8 +99,25 @@ class TraceBuffer:
     def open_spans(self) -> int:
         return sum(len(spans) for spans in self.open.values())
 
-    def accept(self, spans: list[Span]) -> Accepted:
-        """Hold ``spans``; build the trial of every trace whose root is among them."""
+    @property
+    def held_bytes(self) -> int:
+        """Bytes the held spans and events took in the requests they came in: what
+        they hold in memory, roughly (decoded, they take about as much again)."""
+        spans = sum(t.bytes for t in self.open.values() if isinstance(t, _Trace))
+        return spans + self._event_bytes_total
+
+    def has_room(self, incoming: int) -> bool:
+        """Whether ``incoming`` more bytes may be held: within `max_held_bytes`, or
+        nothing is held (so that a request larger than the bound is not refused
+        forever)."""
+        if incoming <= 0:
+            return True
+        held = self.held_bytes
+        return held == 0 or held + incoming <= self.max_held_bytes
+
+    def accept(self, spans: list[Span], span_bytes: int = 0) -> Accepted:
+        """Hold ``spans``; build the trial of every trace whose root is among them.
+        ``span_bytes``: what each took in its request (`held_bytes`)."""
         out = Accepted()
         ended: dict[str, None] = {}  # trace ids in order, once each
         conflicts: list[Span] = []
@@ -118,6 +147,8 @@ class TraceBuffer:
             trace.append(span)
             if ids is not None:
                 ids[span.span_id] = span
+            if isinstance(trace, _Trace):
+                trace.bytes += span_bytes
             if span.parent_id is None:
                 ended[span.trace_id] = None
         if conflicts:
@@ -157,16 +188,28 @@ class TraceBuffer:
                 more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
                 out.errors.append(f"{exc}{more}")
 
-    def hold_events(self, events: list[LogEvent]) -> tuple[int, list[str]]:
+    def hold_events(self, events: list[LogEvent], event_bytes: int = 0) -> tuple[int, list[str]]:
         """Hold ``events`` until their trace's trial is built (they may come before its
         spans: the SDK exports logs and spans apart). Returns how many were not held,
-        over the bound, and why."""
+        over the bound, and why. ``event_bytes``: what each took in its request."""
         room = max(self.max_held_events - self._held, 0)
         for event in events[:room]:
             self.held_events.setdefault(event.trace_id, []).append(event)
+            self._event_bytes[event.trace_id] = (
+                self._event_bytes.get(event.trace_id, 0) + event_bytes
+            )
+            self._event_bytes_total += event_bytes
         self._held += min(len(events), room)
         over = len(events) - min(len(events), room)
         return over, [f"more than {self.max_held_events} event records held"] if over else []
+
+    def take_events(self, trace_id: str) -> list[LogEvent]:
+        """The held events of ``trace_id``, no longer held (its spans joined a trial
+        stored already, which they go to instead)."""
+        events = self.held_events.pop(trace_id, [])
+        self._held -= len(events)
+        self._event_bytes_total -= self._event_bytes.pop(trace_id, 0)
+        return events
 
     def drain(self) -> tuple[list[Trial], list[str]]:
         """Trials of every open trace, marked incomplete (at shutdown), and the
@@ -187,12 +230,13 @@ class TraceBuffer:
             )
             self.held_events.clear()
             self._held = 0
+            self._event_bytes.clear()
+            self._event_bytes_total = 0
         return trials, errors
 
     def _trial(self, trace: list[Span], *, incomplete: bool) -> Trial:
-        held = self.held_events.pop(trace[0].trace_id, None)
+        held = self.take_events(trace[0].trace_id)
         if held:
-            self._held -= len(held)
             attach_log_events(trace, held)
         trial = trial_from_trace(
             trace,
@@ -204,6 +248,14 @@ class TraceBuffer:
         cell: Cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = self._next.get(cell, 0)
+            if trial.trial > MAX_TRIAL_INDEX:  # one stored before has the largest index
+                raise InputError(
+                    f"no trial index is left for task {trial.task_id!r} (agent={trial.agent!r} "
+                    f"model={trial.model!r}): a trial of it in this run has the largest, "
+                    f"{MAX_TRIAL_INDEX}",
+                    file=f"trace {trial.metadata.get('trace_id')}",
+                    field=self.options.trial_attr,
+                )
         elif (cell, trial.trial) in self._taken:
             raise InputError(
                 f"trial {trial.trial} of task {trial.task_id!r} (agent={trial.agent!r} "

@@ -28,11 +28,12 @@ def join_spans(
     spans: list[Span],
     held: MutableMapping[str, list[Span]],
     options: TraceOptions | None = None,
-) -> tuple[list[Span], dict[str, str], list[Span]]:
+) -> tuple[list[Span], dict[str, str], list[Span], list[Span]]:
     """``spans`` minus those of traces a stored trial records, which are attached to it
     (with any spans of the same trace in ``held``, taken out of it). Returns the spans
-    left for the buffer, the run of the trial each attached trace joined, and the
-    spans not kept because the trial holds other content under their ids.
+    left for the buffer, the run of the trial each trace joined (one that added spans
+    to it), the spans not kept because the trial holds other content under their ids,
+    and those it holds already, the same (repeats: nothing added).
 
     A trial keeps the ids of the spans it was read from (metadata ``trace_spans``), a
     digest of each one's content (``trace_span_digests``, `span_digest`) and the time
@@ -47,7 +48,7 @@ def join_spans(
     ids = {s.trace_id for s in spans} | set(held)
     found = store.trials_by_trace(ids)
     if not found:
-        return spans, {}, []
+        return spans, {}, [], []
     traces = {trace_id: held.pop(trace_id, []) for trace_id in found}
     rest: list[Span] = []
     for span in spans:
@@ -56,8 +57,10 @@ def join_spans(
         else:
             rest.append(span)
     conflicts: list[Span] = []
+    repeats: list[Span] = []
+    added: dict[str, str] = {}
     with store.transaction():
-        for trace_id, (pk, _run) in found.items():
+        for trace_id, (pk, run) in found.items():
             existing, metadata = store.trial_events(pk)
             have = metadata.get("trace_spans")
             have = list(have) if isinstance(have, list) else []
@@ -70,11 +73,14 @@ def join_spans(
                     kept = digests.get(span.span_id)
                     if kept is not None and kept != span_digest(span):
                         conflicts.append(span)
+                    else:
+                        repeats.append(span)
                     continue
                 seen.add(span.span_id)
                 fresh.append(span)
             if not fresh:
                 continue
+            added[trace_id] = run
             t0 = metadata.get("trace_t0_ns")
             if not isinstance(t0, int) or isinstance(t0, bool):
                 t0 = min(s.start_ns for s in fresh)
@@ -88,7 +94,7 @@ def join_spans(
             if events:
                 metadata["trace_events"] = int(metadata.get("trace_events", 0)) + len(events)
             store.append_events(pk, events, metadata)
-    return rest, {trace_id: run for trace_id, (_pk, run) in found.items()}, conflicts
+    return rest, added, conflicts, repeats
 
 
 def attach_held(
@@ -96,5 +102,5 @@ def attach_held(
 ) -> tuple[dict[str, str], list[Span]]:
     """Attach the held traces whose trial is now stored; the run each joined, and the
     held spans not kept (`join_spans`: their ids hold other content in the trial)."""
-    _rest, joined, conflicts = join_spans(store, [], held, options)
+    _rest, joined, conflicts, _repeats = join_spans(store, [], held, options)
     return joined, conflicts

@@ -13,7 +13,10 @@ content coding 415 (RFC 9110, 15.5.16); a body over the limit 413. A decoded
 request gets 200 with an ``ExportTraceServiceResponse`` whose ``partial_success``
 counts the spans not kept and says why (too many open traces, a trace that
 names no task, a span with the ids of one received before and other content; one
-received again the same is kept once).
+received again the same is kept once). A request that would hold more than
+``max_held_bytes`` of open traces' spans and events in memory is answered 503 with
+``Retry-After`` (OTLP/HTTP's throttling): nothing of it kept, the exporter sends it
+again later, when traces under way may have ended.
 
 The guarantee: a request is answered only once every trial it completed is
 committed to the store, so a 200 means each accepted span is either in a stored
@@ -36,7 +39,7 @@ import logging
 import signal
 import sys
 import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -49,7 +52,7 @@ from google.rpc import code_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from agentgauge.collect.buffer import TraceBuffer, conflict_message
+from agentgauge.collect.buffer import MAX_HELD_BYTES, TraceBuffer, conflict_message
 from agentgauge.collect.join import attach_held, join_spans
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span, sort_repeats, spans_from_json, spans_from_protobuf
@@ -60,7 +63,7 @@ from agentgauge.importers.otlp_logs import (
 )
 from agentgauge.importers.spans import Outcome, TraceOptions, evaluation_grade
 from agentgauge.otel_record import EVALUATION_EVENT
-from agentgauge.schema import Grade, Task
+from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
 from agentgauge.store.writer import TrialWriter
 
@@ -80,6 +83,11 @@ INFLATE_IN_THREAD_BYTES = 1024 * 1024
 #: Seconds a stopping receiver waits for requests under way to finish, and then again
 #: for those it cut off to end (aiohttp's default is a minute).
 SHUTDOWN_WAIT_S = 1.0
+#: Seconds an exporter is asked to wait (Retry-After) when the held bytes are at their
+#: bound: about the time for a trace under way to end.
+THROTTLE_RETRY_S = 5
+#: Where `TrialWriter`'s error says that it stopped writing: the receiver does not.
+_STOPPED_MARK = "; writing stopped there"
 
 
 _T = TypeVar("_T")
@@ -129,6 +137,7 @@ class Receiver:
         self.closed = False
         """Set once the open traces are written at shutdown: nothing is accepted after."""
         self._lock = asyncio.Lock()
+        self._refusing = False  # said once per spell of 503s over the held bytes
 
     def app(self) -> web.Application:
         """The application; serve it with ``auto_decompress=False`` (as `collect` does):
@@ -169,27 +178,46 @@ class Receiver:
         reply.headers = {"Retry-After": "1"}
         return reply
 
+    def _throttled(self, media: str, what: str) -> _Reply:
+        """The answer to a request that would hold more than the receiver holds at
+        most (``--max-held-mib``): 503 with Retry-After, which OTLP/HTTP exporters
+        retry after that wait (the protocol's throttling), by which time traces may
+        have ended and their trials been written. Nothing of it was kept."""
+        limit = self.buffer.max_held_bytes
+        held = self.buffer.held_bytes
+        message = (
+            f"agentgauge collect holds {held} bytes of open traces (at most {limit}, "
+            f"--max-held-mib): {what} not accepted now; send them again later"
+        )
+        if not self._refusing:
+            self.log(f"agentgauge collect: refusing requests for now (503): {message}")
+        self._refusing = True
+        reply = _status(503, media, message)
+        reply.headers = {"Retry-After": str(THROTTLE_RETRY_S)}
+        return reply
+
     async def _decoded(
         self,
         request: web.Request,
         from_protobuf: Callable[..., _T],
         from_json: Callable[..., _T],
-    ) -> tuple[str, _T] | _Reply:
-        """The request's media type and its body read by the decoder of that type
-        (``from_protobuf(body, source=...)`` or ``from_json(doc, file=...)``), or the
-        answer refusing it (400 says why, and so does stderr)."""
+    ) -> tuple[str, _T, int] | _Reply:
+        """The request's media type, its body read by the decoder of that type
+        (``from_protobuf(body, source=...)`` or ``from_json(doc, file=...)``) and the
+        body's size (inflated), or the answer refusing it (400 says why, and so does
+        stderr)."""
         got = await self._body(request)
         if isinstance(got, _Reply):
             return got
         media, body = got
         try:
             if media == PROTOBUF:
-                return media, from_protobuf(body, source="request")
+                return media, from_protobuf(body, source="request"), len(body)
             try:
                 doc = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
                 raise InputError(f"invalid JSON: {exc}", file="request") from None
-            return media, from_json(doc, file="request")
+            return media, from_json(doc, file="request"), len(body)
         except InputError as exc:
             self.log(f"agentgauge collect: refused a request (400): {exc.message}")
             return _status(400, media, exc.message)
@@ -247,7 +275,9 @@ class Receiver:
         got = await self._decoded(request, spans_from_protobuf, spans_from_json)
         if isinstance(got, _Reply):
             return got
-        media, spans = got
+        media, spans, size = got
+        # What each span took of the request: what holding it costs (`_throttled`).
+        span_bytes = size // max(len(spans), 1)
         # One request at a time through the buffer and the writer: the trials of a
         # request are committed before it is answered, in arrival order.
         received = len(spans)
@@ -257,31 +287,49 @@ class Receiver:
         found = sort_repeats(spans)
         spans = found.kept
         conflicting = [repeat for _, repeat in found.conflicting]
+        stored_repeats = 0
         async with self._lock:
             if self.closed:
                 return self._stopping(media)
             if self.store is not None:
                 request_spans = {id(s) for s in spans}
-                spans, joined, refused = join_spans(
+                spans, joined, refused, again = join_spans(
                     self.store, spans, self.buffer.open, self.buffer.options
                 )
                 self.traces_joined.update(joined)
+                self._grade_held(joined)
+                # Spans of this request the trial holds already: a retry, nothing new.
+                stored_repeats = sum(1 for s in again if id(s) in request_spans)
                 # Spans of this request that a stored trial holds with other content;
                 # a held span (answered before) that does is logged, not counted here.
                 conflicting += [s for s in refused if id(s) in request_spans]
                 self._log_held_conflicts([s for s in refused if id(s) not in request_spans])
-            accepted = self.buffer.accept(spans)
-            for trial in accepted.trials:
-                await self.writer.submit(trial)
-            await self.writer.flush()
+            ends = (
+                set()
+                if self.buffer.settle_s > 0
+                else {s.trace_id for s in spans if s.parent_id is None}
+            )
+            held = sum(1 for s in spans if s.trace_id not in ends)
+            if not self.buffer.has_room(held * span_bytes):
+                return self._throttled(media, f"{held} spans of open traces")
+            accepted = self.buffer.accept(spans, span_bytes)
+            self._refusing = self._refusing and not held
+            failed = await self._write(accepted.trials)
+        for trial, why in failed:
+            trace_id = trial.metadata.get("trace_id")
+            in_request = sum(1 for s in spans if s.trace_id == trace_id)
+            accepted.rejected += in_request
+            earlier = len(trial.metadata.get("trace_spans") or ()) - in_request
+            more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
+            accepted.errors.append(f"{why}{more}")
         rejected = accepted.rejected + len(conflicting)
         errors = accepted.errors
         if conflicting:
             errors = [conflict_message(conflicting), *errors]
-        repeated = found.identical + accepted.repeats
+        repeated = found.identical + accepted.repeats + stored_repeats
         self.spans_accepted += received - rejected - repeated  # joined spans too
         self.spans_repeated += repeated
-        self.trials_written += len(accepted.trials)
+        self.trials_written += len(accepted.trials) - len(failed)
         for error in errors:
             self.log(f"agentgauge collect: rejected: {error}")
         response = ExportTraceServiceResponse()
@@ -298,7 +346,8 @@ class Receiver:
         got = await self._decoded(request, log_events_from_protobuf, log_events_from_json)
         if isinstance(got, _Reply):
             return got
-        media, found = got
+        media, found, size = got
+        event_bytes = size // max(len(found.events) + found.not_events, 1)
         rejected, errors = found.not_events, []
         if found.not_events:
             errors.append(
@@ -311,7 +360,10 @@ class Receiver:
             stored = self.store.trials_by_trace(ids) if self.store is not None and ids else {}
             early = [e for e in found.events if e.trace_id not in stored]
             late = [e for e in found.events if e.trace_id in stored]
-            over, why = self.buffer.hold_events(early)
+            if not self.buffer.has_room(len(early) * event_bytes):
+                return self._throttled(media, f"{len(early)} event records of open traces")
+            over, why = self.buffer.hold_events(early, event_bytes)
+            self._refusing = self._refusing and not early
             rejected += over
             errors += why
             if late:
@@ -326,6 +378,21 @@ class Receiver:
             response.partial_success.rejected_log_records = rejected
             response.partial_success.error_message = "; ".join(errors)
         return _encoded(200, media, response)
+
+    def _grade_held(self, trace_ids: Iterable[str]) -> None:
+        """The held events of those of ``trace_ids`` whose trial is stored go to it, as
+        those that come after it do (`_grade_stored`): its spans joined it (an ``http:``
+        agent's trace), and the events are no longer waiting for them."""
+        ids = {t for t in trace_ids if t in self.buffer.held_events}
+        if self.store is None or not ids:
+            return
+        stored = self.store.trials_by_trace(ids)
+        events = [e for trace_id in stored for e in self.buffer.take_events(trace_id)]
+        if events:
+            not_kept, errors = self._grade_stored(events, stored)
+            self.events_accepted -= not_kept
+            for error in errors:
+                self.log(f"agentgauge collect: log records not kept: {error}")
 
     def _grade_stored(
         self, events: list[LogEvent], stored: Mapping[str, tuple[int, str]]
@@ -376,23 +443,57 @@ class Receiver:
             errors.append(f"{taken} evaluations name a grader their trial has already")
         return not_kept + taken, errors
 
+    async def _write(self, trials: list[Trial]) -> list[tuple[Trial, str]]:
+        """Write ``trials``, all committed when this returns, but those the store
+        refused: each with why. A trial that fails does not stop the others (the
+        writer, which writes nothing more after an error, is replaced): each trace is
+        its own client's, and the next one's spans are as good as before."""
+        failed: list[tuple[Trial, str]] = []
+        rest = trials
+        while rest:
+            before = self.writer.committed
+            try:
+                for trial in rest:
+                    await self.writer.submit(trial)
+                await self.writer.flush()
+            except Exception as exc:  # any error of the store: said for its trace
+                # Trials are committed in order: those before the one at fault are in.
+                done = self.writer.committed - before
+                if done >= len(rest):  # not any one trial's (all of them are in)
+                    self.log(f"agentgauge collect: {exc}")
+                    self.writer = self.writer.fresh()
+                    break
+                trial = rest[done]
+                reason = str(exc).split(_STOPPED_MARK)[0]
+                failed.append(
+                    (trial, f"trace {trial.metadata.get('trace_id')}: not stored: {reason}")
+                )
+                old, self.writer = self.writer, self.writer.fresh()
+                with contextlib.suppress(Exception):
+                    await old.close()  # lets its thread go; raises the error said above
+                rest = rest[done + 1 :]
+            else:
+                break
+        return failed
+
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,
         and write the trials of traces whose wait after their root is over."""
-        if not self.buffer.open or self.closed:
+        if not (self.buffer.open or self.buffer.held_events) or self.closed:
             return
         async with self._lock:
             if self.store is not None:
                 joined, refused = attach_held(self.store, self.buffer.open, self.buffer.options)
                 self.traces_joined.update(joined)
                 self._log_held_conflicts(refused)
+                # Events held for a trace none of whose spans are held: its trial may
+                # have been stored since (an ``http:`` agent's), its spans joined to it.
+                self._grade_held(t for t in self.buffer.held_events if t not in self.buffer.open)
             if self.buffer.ended:
                 settled = self.buffer.due()
-                for trial in settled.trials:
-                    await self.writer.submit(trial)
-                await self.writer.flush()
-                self.trials_written += len(settled.trials)
-                for error in settled.errors:
+                failed = await self._write(settled.trials)
+                self.trials_written += len(settled.trials) - len(failed)
+                for error in [*settled.errors, *(why for _, why in failed)]:
                     self.log(f"agentgauge collect: rejected: {error}")
 
     async def shutdown(self) -> None:
@@ -405,9 +506,12 @@ class Receiver:
                 return
             self.closed = True
             trials, errors = self.buffer.drain()
-            for trial in trials:
-                await self.writer.submit(trial)
+            failed = await self._write(trials)
             await self.writer.close()
+        if failed:
+            lost = {id(trial) for trial, _ in failed}
+            trials = [t for t in trials if id(t) not in lost]
+            errors += [why for _, why in failed]
         self.trials_written += len(trials)
         for error in errors:
             self.log(f"agentgauge collect: not stored at shutdown: {error}")
@@ -525,17 +629,20 @@ async def collect(
     stop: asyncio.Event | None = None,
     log: Callable[[str], None] | None = None,
     settle_s: float = 0.0,
+    max_held_bytes: int = MAX_HELD_BYTES,
 ) -> Receiver:
     """Receive traces on 127.0.0.1:``port`` into run ``run_id`` (which must exist)
     until SIGINT/SIGTERM (or ``stop`` is set); ``ready`` is told the bound port.
     ``settle_s``: how long a trace whose root has come waits before its trial is
-    written, for its spans and event records still on the way."""
+    written, for its spans and event records still on the way. ``max_held_bytes``:
+    past this, requests that would hold more of open traces are answered 503."""
     buffer = TraceBuffer(
         options=options,
         outcomes=outcomes,
         tasks=tasks,
         taken=store.existing_cells(run_id),
         settle_s=settle_s,
+        max_held_bytes=max_held_bytes,
     )
     receiver = Receiver(TrialWriter(store, run_id), buffer, log=log, store=store)
     # Bodies are inflated by the receiver (`Receiver._body`), not by aiohttp, which

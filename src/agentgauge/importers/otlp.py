@@ -89,6 +89,15 @@ class Span:
     ended: bool = True
     """Whether the span records its start and an end at or after it: only then is its
     duration (``end_ns - start_ns``) a measure, else it is unknown."""
+    logged: int = 0
+    """How many of ``events``, at its end, came as log records (`attach_log_events`),
+    not with the span: no part of what the span says (`same_span`, `span_digest`), so
+    that the span sent again as it was is a repeat."""
+
+    @property
+    def own_events(self) -> list[SpanEvent]:
+        """The events the span came with (those attached from log records left out)."""
+        return self.events[: len(self.events) - self.logged] if self.logged else self.events
 
     @property
     def duration_s(self) -> float | None:
@@ -113,7 +122,7 @@ def same_span(a: Span, b: Span) -> bool:
         and a.ended == b.ended
         and a.error == b.error
         and a.attributes == b.attributes
-        and a.events == b.events
+        and a.own_events == b.own_events
         and a.resource == b.resource
     )
 
@@ -122,7 +131,8 @@ def span_digest(span: Span) -> str:
     """A digest of what `same_span` compares, for a span no longer at hand: a stored
     trial keeps one per span it was read from, so that a late copy of one of them is
     told from a repeat (`agentgauge.collect.join`). 128 bits of SHA-256 over the
-    canonical JSON of the span's content (ids and where it was read left out)."""
+    canonical JSON of the span's content (ids, where it was read and the events attached
+    from log records left out)."""
     content = [
         span.parent_id,
         span.name,
@@ -131,7 +141,7 @@ def span_digest(span: Span) -> str:
         span.ended,
         span.error,
         span.attributes,
-        [[e.name, e.time_ns, e.attributes] for e in span.events],
+        [[e.name, e.time_ns, e.attributes] for e in span.own_events],
         span.resource,
     ]
     try:
@@ -287,13 +297,19 @@ class _Path:
             return None
         self.fail(f"{where}.{key}", f"an id of all zeros is invalid (W3C Trace Context): {value!r}")
 
-    def attributes(self, obj: dict[str, Any], where: str) -> dict[str, Any]:
+    def attributes(
+        self, obj: dict[str, Any], where: str, *, list_key: str = "attributes", depth: int = 0
+    ) -> dict[str, Any]:
+        """``obj[list_key]``, a list of ``KeyValue``, as a dict; ``depth``: the levels of
+        values it is inside (a ``kvlistValue``'s), so that nesting is bounded however
+        it nests (`any_value`)."""
         out: dict[str, Any] = {}
-        for i, raw in enumerate(self.items(obj, "attributes", where)):
+        for i, raw in enumerate(self.items(obj, list_key, where)):
             # Most attributes are one string, boolean, small integer, double or list of
             # strings: taken without the general walk, which formats an element path per
             # value. Anything else (or anything wrong) takes the walk, which says what.
-            if type(raw) is dict and type(key := raw.get("key")) is str:
+            # (Not at the last level a value may be at: the walk refuses one below it.)
+            if depth < MAX_DEPTH and type(raw) is dict and type(key := raw.get("key")) is str:
                 value = raw.get("value")
                 if type(value) is dict and len(value) == 1:
                     [(tag, v)] = value.items()
@@ -319,12 +335,12 @@ class _Path:
                         if strings is not None:
                             out[key] = strings
                             continue
-            at = f"{where}.attributes[{i}]"
+            at = f"{where}.{list_key}[{i}]"
             kv = self.obj(raw, at)
-            key = kv.get("key")
-            if not isinstance(key, str):
-                self.fail(f"{at}.key", f"expected a string, got {_kind(key)}")
-            out[key] = self.any_value(kv.get("value"), f"{at}.value", 1)
+            name = kv.get("key")
+            if not isinstance(name, str):
+                self.fail(f"{at}.key", f"expected a string, got {_kind(name)}")
+            out[name] = self.any_value(kv.get("value"), f"{at}.value", depth + 1)
         return out
 
     def any_value(self, raw: Any, where: str, depth: int) -> Any:
@@ -380,7 +396,9 @@ class _Path:
             ]
         if "kvlistValue" in value:
             kvl = self.obj(value["kvlistValue"], f"{where}.kvlistValue")
-            return self.attributes({"attributes": kvl.get("values")}, f"{where}.kvlistValue")
+            # Its values one level deeper, as an arrayValue's are (each level was
+            # counted from 1 again, and a kvlist nested past any bound was read).
+            return self.attributes(kvl, f"{where}.kvlistValue", list_key="values", depth=depth)
         if "bytesValue" in value:
             raw_b = value["bytesValue"]
             # Kept as its base64 text: transcripts and the store hold JSON, not bytes.

@@ -183,4 +183,5 @@ def attach_log_events(spans: Iterable[Span], events: Iterable[LogEvent]) -> list
             unmatched.append(item)
         else:
             target.events.append(item.event)
+            target.logged += 1  # not the span's own: a resend of it is the same span
     return unmatched

@@ -46,6 +46,7 @@ from agentgauge.otel_record import (
     result_fields,
 )
 from agentgauge.schema import (
+    MAX_TRIAL_INDEX,
     SUCCESS_TOLERANCE,
     Event,
     Grade,
@@ -56,7 +57,7 @@ from agentgauge.schema import (
     ToolResultEvent,
     Trial,
 )
-from agentgauge.sources import read_jsonl
+from agentgauge.sources import read_jsonl, too_large_trial
 from agentgauge.textio import MAX_DEPTH, nests_deeper
 
 __all__ = [
@@ -150,7 +151,7 @@ def _outcome_row(
         raise fail("task_id", "expected a non-empty string")
     trial = _index(obj.get("trial"))
     if trial is False:
-        raise fail("trial", "expected an integer >= 0")
+        raise fail("trial", _index_error(obj.get("trial")))
     success = obj.get("success")
     if success is not None and not isinstance(success, bool):
         raise fail("success", "expected true or false")
@@ -171,9 +172,18 @@ def _index(value: Any) -> int | bool | None:
     """A trial index, ``None`` when absent, ``False`` when invalid."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    if not 0 <= value <= MAX_TRIAL_INDEX:
         return False
     return value
+
+
+def _index_error(value: Any) -> str:
+    """Why ``value`` is no trial index (`_index` said ``False``)."""
+    if type(value) is int and value > MAX_TRIAL_INDEX:
+        return too_large_trial(value)
+    return "expected an integer >= 0"
 
 
 def _score(value: Any) -> float | bool | None:
@@ -760,7 +770,7 @@ class _Builder:
             index = _index(found[1])
             if index is False:
                 raise InputError(
-                    f"attribute {self.options.trial_attr!r}: expected an integer >= 0",
+                    f"attribute {self.options.trial_attr!r}: {_index_error(found[1])}",
                     file=found[0].where,
                 )
             value = index if isinstance(index, int) else None

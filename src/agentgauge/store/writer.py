@@ -57,6 +57,12 @@ class TrialWriter:
         self._committed = 0
         self._closed = False
 
+    def fresh(self) -> TrialWriter:
+        """A new writer of the same store and run, with no error: for a caller that
+        writes on after one trial failed (the receiver, whose traces are each their
+        own client's), where this one writes nothing more."""
+        return TrialWriter(self._store, self.run_id, max_pending=self.max_pending)
+
     @property
     def committed(self) -> int:
         """Trials this writer has committed so far."""
