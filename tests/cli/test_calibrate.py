@@ -347,3 +347,25 @@ def test_few_items_with_an_interval_still_warn_that_it_is_wide(tmp_path: Path) -
     assert out["warnings"] == [
         "only 10 items decided by both judge and humans: κ's interval is wide"
     ]
+
+
+def test_a_binary_file_given_as_labels_is_one_line(tmp_path: Path) -> None:
+    # A store given by mistake: its first 4,096 bytes were decoded as text to sniff CSV
+    # from JSONL, and the UnicodeDecodeError came out as a traceback.
+    store = tmp_path / "s.db"
+    store.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 4)
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "calibrate", str(store)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"{store}:2: not a UTF-8 text file: byte 144 (0x80)" in out.stderr  # after "\\n" (byte 26)
+
+
+def test_a_label_csv_from_a_spreadsheet_keeps_its_byte_order_mark(tmp_path: Path) -> None:
+    from agentgauge.graders.human import load_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_bytes(b"\xef\xbb\xbftask_id,trial,grader,label,rater\r\nt1,0,g,pass,ann\r\n")
+    (label,) = load_labels(path)
+    assert (label.task_id, label.trial, label.rater) == ("t1", 0, "ann")

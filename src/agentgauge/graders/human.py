@@ -31,6 +31,7 @@ Errors name ``FILE:LINE: field: reason`` and nothing is loaded.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -42,6 +43,7 @@ from agentgauge.errors import InputError
 from agentgauge.graders.base import register
 from agentgauge.schema import Grade, Task, Trial
 from agentgauge.sources import read_jsonl
+from agentgauge.textio import decode_utf8
 
 __all__ = [
     "HumanGrader",
@@ -221,11 +223,15 @@ def parse_label(
 
 
 def _csv_rows(path: Path, *, rater_required: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
+    # Decoded whole as every text input is, so a file that is not UTF-8 (a store given
+    # by mistake) is one line naming its byte, not a traceback. A spreadsheet's
+    # byte-order mark is allowed here, as it always was for label CSVs.
     try:
-        handle = path.open(encoding="utf-8-sig", newline="")
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
-    with handle:
+    text = decode_utf8(raw.removeprefix(b"\xef\xbb\xbf"), file=path)
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         header = reader.fieldnames or []
         for name in header:
@@ -253,11 +259,13 @@ def _is_csv(path: Path) -> bool:
     if suffix in (".jsonl", ".json", ".ndjson"):
         return False
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            head = handle.read(4096).lstrip()
+        with path.open("rb") as handle:
+            head = handle.read(4096)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
-    return not head.startswith("{")
+    # Bytes, not text: 4,096 bytes of a binary file (a store) raised UnicodeDecodeError
+    # here, before the reader that says "not a UTF-8 text file" with its line.
+    return not head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
 
 
 def load_labels(path: str | Path, *, rater: str | None = None) -> list[Label]:
