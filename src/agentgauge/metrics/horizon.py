@@ -456,6 +456,8 @@ def horizon(
             f"outcome must be auto, score or success, got {outcome!r}", field="outcome"
         )
     keys = [by] if isinstance(by, str) else list(by or [])
+    if not len(table):
+        raise InputError("no trials to fit a time horizon to", field="trials")
     has_minutes = np.isfinite(table.human_minutes) & (table.human_minutes > 0)
     if not has_minutes.any():
         raise InputError(
