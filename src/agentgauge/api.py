@@ -172,6 +172,10 @@ def metrics(
     ``reliability`` (`agentgauge.metrics.behaviour`). A bare `TrialTable` has
     only outcomes, so those sections are absent. ``grade_version`` picks a
     stored run's grade version (default: the active one).
+
+    A SOURCE with no trial raises `InputError` (as every command refuses it); an
+    empty list or table gives a report with no group and the warning ``no trials:
+    nothing was measured``.
     """
     from agentgauge.metrics.behaviour import behaviour_columns
 
