@@ -324,7 +324,7 @@ def test_an_export_makes_its_folders_readable_by_others(
     assert code == 2 and "is a file, not a folder to write into" in err
 
 
-def test_an_empty_run_exports_and_reads_as_no_trials(tmp_path: Path) -> None:
+def test_an_empty_run_exports_and_reads_back_as_refused(tmp_path: Path) -> None:
     from agentgauge.exporters import export_parquet
     from agentgauge.schema import Run
 
@@ -334,8 +334,10 @@ def test_an_empty_run_exports_and_reads_as_no_trials(tmp_path: Path) -> None:
         store.conn.commit()
     counts = export_parquet(f"{db}:e", tmp_path / "e")
     assert (counts.trials, counts.events, counts.grades) == (0, 0, 0)
-    source = open_source(str(tmp_path / "e"))
-    assert len(source.table) == 0 and source.trials == []
+    # Read back, it is a source with no trial: refused as an empty file is (exit 2 in
+    # every command), not measured as zero trials.
+    with pytest.raises(InputError, match="SOURCE: no trials in this export"):
+        open_source(str(tmp_path / "e"))
 
 
 # --------------------------------------------------------------------------- bad input

@@ -172,6 +172,10 @@ def metrics(
     ``reliability`` (`agentgauge.metrics.behaviour`). A bare `TrialTable` has
     only outcomes, so those sections are absent. ``grade_version`` picks a
     stored run's grade version (default: the active one).
+
+    A SOURCE with no trial raises `InputError` (as every command refuses it); an
+    empty list or table gives a report with no group and the warning ``no trials:
+    nothing was measured``.
     """
     from agentgauge.metrics.behaviour import behaviour_columns
 
@@ -233,12 +237,27 @@ def horizon(
     regularization: float = 1e5,
     by: str | Sequence[str] | None = "agent",
     outcome: Outcome = "auto",
+    variants: str | Sequence[str] | None = None,
 ) -> HorizonReport:
     """``agentgauge horizon``: time horizons of trials in any form (`TrialsLike`);
-    see `agentgauge.metrics.horizon.horizon` for the fit and every option."""
+    see `agentgauge.metrics.horizon.horizon` for the fit and every option.
+
+    ``variants`` picks the trials fitted, as the report's horizon does: by default
+    the base variant (every trial when none is ``base``); ``"all"`` pools every
+    variant; variant names or kinds (``"paraphrase"``, ``["base", "fault:timeout"]``)
+    keep those. The report's ``scope`` and ``variants`` say which were fitted.
+    """
+    from agentgauge.report.scope import variant_rows
+
     info = system_info(trials, "trials", events=False)
-    return fit_horizon(
-        info.table,
+    table = info.table
+    if len(table):  # an empty one is refused by the fit, with its reason
+        keep, scope = variant_rows(table.variant, variants)
+        table = table if keep.all() else table.take(keep)
+    else:
+        scope = None
+    report = fit_horizon(
+        table,
         q=q,
         bootstrap=bootstrap,
         seed=seed,
@@ -246,6 +265,9 @@ def horizon(
         by=by,
         outcome=outcome,
     )
+    report.scope = scope
+    report.variants = sorted({str(v) for v in table.variant})
+    return report
 
 
 # --------------------------------------------------------------------------- compare

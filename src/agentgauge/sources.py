@@ -444,6 +444,10 @@ def open_source(
     store's grade version to read when SOURCE names none itself (``#grade=N``);
     default, the run's active one. A ``#agent=`` or ``#model=`` selector keeps that
     configuration's trials and must match some.
+
+    A source with no trial (an empty file or export, a stored run started but with no
+    trial recorded yet) raises `InputError`: there is nothing to measure, and every
+    command that reads trials stops with exit 2 rather than report over zero trials.
     """
     base, selector = split_selector(spec)
     grades = events if grades is None else grades
@@ -452,6 +456,8 @@ def open_source(
         spec, base, selector, events=events or grades, grade_version=grade_version
     )
     if parquet is not None:
+        if not len(parquet.table):
+            raise InputError("no trials in this export", file=base, field="SOURCE")
         return _selected(parquet, selector, base)
     path, run_id = parse_source(base)
     if run_id is None and not is_store(path):
@@ -461,7 +467,12 @@ def open_source(
                 file=path,
                 field="SOURCE",
             )
-        return _selected(TrialSource(label=spec, trials=read_trials_jsonl(path)), selector, base)
+        trials = read_trials_jsonl(path)
+        if not trials:
+            # Nothing measured is not "every trial passed": every command refuses it,
+            # as `import jsonl` does.
+            raise InputError("no trials in this file", file=path, field="SOURCE")
+        return _selected(TrialSource(label=spec, trials=trials), selector, base)
     path, run_id = resolve_run(base)
     version = _asked_version(selector, grade_version, path)
     with Store(path, readonly=True) as store:
@@ -470,6 +481,12 @@ def open_source(
         tasks = store.get_tasks(run_id)
         table, facts = store.columns(run_id, grade_version=version)
         versions = store.grade_versions(run_id)
+    if not len(table):
+        raise InputError(
+            f"run {run_id!r} has no trials yet (it was started, but no trial was recorded)",
+            file=path,
+            field="SOURCE",
+        )
     grading = next((v for v in versions if v.version == version), None)
 
     def load() -> list[Trial]:

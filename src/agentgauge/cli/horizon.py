@@ -48,8 +48,10 @@ def fmt_minutes(m: float | None) -> str:
 
 def render(report: HorizonReport) -> Table:
     """The report as a rich table: one row per group, horizons in minutes."""
+    # The title names the trials' scope, as every table of the report does.
+    scope = f" — {terminal_text(report.scope)}" if report.scope else ""
     table = Table(
-        title=f"Time horizon in human minutes (bootstrap B={report.bootstrap}, "
+        title=f"Time horizon in human minutes{scope} (bootstrap B={report.bootstrap}, "
         f"seed {report.seed}, C={report.regularization:g})",
         title_justify="left",
         box=box.SIMPLE_HEAD,
@@ -105,6 +107,14 @@ def horizon_cmd(
         typer.Option("--outcome", help="auto, score (split fractional scores) or success."),
     ] = "auto",
     by: Annotated[str, typer.Option("--by", help="Fit separately per these labels.")] = "agent",
+    variants: Annotated[
+        str | None,
+        typer.Option(
+            "--variants",
+            help="Variants to fit, comma-separated: names (paraphrase:1), kinds (fault) "
+            "or all (default: base, as the report's horizon).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Time horizon: the task length (human minutes) an agent completes with probability q."""
@@ -121,6 +131,7 @@ def horizon_cmd(
         regularization=regularization,
         by=split_list(by),
         outcome=outcome,  # type: ignore[arg-type]  # checked above
+        variants=None if variants is None else split_list(variants),
     )
     if as_json:
         print_json(report.to_dict())

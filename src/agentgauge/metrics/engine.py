@@ -292,6 +292,9 @@ def compute_metrics(
     (per row: a model judge graded the trial, the ``judged`` fact of
     `agentgauge.facts`) lets the judge's total tell a run no judge graded from one
     whose judge's price is unknown (`cost_metrics`); without it, it cannot.
+
+    An empty table gives a report with no group and the warning ``no trials:
+    nothing was measured`` (the CLI refuses an empty SOURCE before it gets here).
     """
     ks = _validate_k(k)
     # One key may be given as itself (``by="agent"``), as `horizon` takes it: a string
@@ -302,6 +305,9 @@ def compute_metrics(
             raise ValueError(f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}")
     warnings: list[str] = []
     n_rows = len(table)
+    if not n_rows:
+        # No group, and a reason: a report over zero trials claims nothing.
+        warnings.append("no trials: nothing was measured")
     if judged is not None and len(judged) != n_rows:
         raise ValueError(f"judged has {len(judged)} rows, the table {n_rows}")
     infra = table.infra_error

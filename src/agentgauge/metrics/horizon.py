@@ -142,11 +142,19 @@ class HorizonReport:
     regularization: float
     warnings: list[str] = field(default_factory=list)
     """What the groups leave out: a group none of whose trials has a task length."""
+    scope: str | None = None
+    """Which variants' trials were fitted, as the tables title it (``base variant``,
+    ``all variants``, ``variants paraphrase``); set by `agentgauge.api.horizon`,
+    ``None`` when the caller chose the trials itself."""
+    variants: list[str] | None = None
+    """The variants of the trials fitted, sorted (with `scope`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``agentgauge.horizon/1`` object."""
         return {
             "schema": SCHEMA,
+            "scope": self.scope,
+            "variants": self.variants,
             "q": list(self.q),
             "bootstrap": self.bootstrap,
             "seed": self.seed,
@@ -456,6 +464,8 @@ def horizon(
             f"outcome must be auto, score or success, got {outcome!r}", field="outcome"
         )
     keys = [by] if isinstance(by, str) else list(by or [])
+    if not len(table):
+        raise InputError("no trials to fit a time horizon to", field="trials")
     has_minutes = np.isfinite(table.human_minutes) & (table.human_minutes > 0)
     if not has_minutes.any():
         raise InputError(

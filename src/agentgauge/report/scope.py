@@ -17,11 +17,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from agentgauge.api import metrics as compute_metrics
 from agentgauge.metrics import MetricsReport
 from agentgauge.schema import Trial
 
-__all__ = ["ALL_VARIANTS", "BASE_VARIANT", "ScopedMetrics", "base_trials", "scoped_metrics"]
+__all__ = [
+    "ALL_VARIANTS",
+    "BASE_VARIANT",
+    "ScopedMetrics",
+    "base_trials",
+    "scoped_metrics",
+    "variant_rows",
+]
 
 BASE_VARIANT = "base variant"
 ALL_VARIANTS = "all variants"
@@ -34,6 +44,43 @@ def base_trials(trials: Sequence[Trial]) -> tuple[list[Trial], str]:
     if base:
         return base, BASE_VARIANT
     return list(trials), _NO_BASE
+
+
+def variant_rows(
+    variants: npt.NDArray[np.object_], wanted: str | Sequence[str] | None
+) -> tuple[npt.NDArray[np.bool_], str]:
+    """The rows of a table's ``variant`` column that a command's ``--variants`` keeps,
+    and the scope's title, by the rule of `base_trials`.
+
+    ``None`` (the default of the commands that follow this rule): the base variant, or
+    every variant when there is no ``base`` trial (and the title says so). ``all``:
+    every variant. Otherwise variant names, or kinds without a ``:`` (``paraphrase``,
+    ``fault``) as ``run --variants`` and ``show --variant`` read them; naming none
+    that the trials have raises `InputError` listing those they have.
+    """
+    from agentgauge.errors import InputError
+    from agentgauge.report.show import matches_variant
+
+    values = [str(v) for v in variants]
+    if wanted is None:
+        base = np.array([v == "base" for v in values], dtype=bool)
+        if base.any():
+            return base, BASE_VARIANT
+        return np.ones(len(values), dtype=bool), _NO_BASE
+    names = [wanted] if isinstance(wanted, str) else list(wanted)
+    names = [n.strip() for n in names if n.strip()]
+    if not names:
+        raise InputError("give a variant, a kind of variant or all", field="--variants")
+    if "all" in names:
+        return np.ones(len(values), dtype=bool), ALL_VARIANTS
+    keep = np.array([any(matches_variant(v, n) for n in names) for v in values], dtype=bool)
+    if not keep.any():
+        found = ", ".join(sorted(set(values))) or "none"
+        raise InputError(
+            f"no trials of variant {', '.join(names)} (the trials have: {found})",
+            field="--variants",
+        )
+    return keep, ("variant " if len(names) == 1 else "variants ") + ", ".join(names)
 
 
 @dataclass(frozen=True)
