@@ -102,3 +102,52 @@ def test_demo_with_force_replaces_a_store_holding_other_runs(tmp_path: Path) -> 
         runs = {r.run_id: r.agent for r in db.list_runs()}
     # Only the demo's own runs are left, so running it again there needs no --force.
     assert runs == demo_run_ids()
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_what_was_saved_and_how_to_go_on(tmp_path: Path) -> None:
+    # It printed "agentgauge: error: interrupted: 417 trials saved" (the trials of the
+    # run under way only), with no word of what to do next.
+    import os
+    import shlex
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    from agentgauge.demo import _refuse_foreign_store
+
+    out = tmp_path / "my demo"
+    db = out / "agentgauge.db"
+
+    def count() -> int:
+        if not db.exists():
+            return 0
+        conn = sqlite3.connect(db, timeout=30)
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
+        except sqlite3.OperationalError:  # schema not created yet
+            return 0
+        finally:
+            conn.close()
+
+    argv = [sys.executable, "-m", "agentgauge", "demo", "--out", str(out), "--seed", "3",
+            "--no-progress"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))  # fmt: skip
+    deadline = time.monotonic() + 120
+    # Past the first run (retail-null, 1,000-odd trials), so the count spans runs.
+    while count() < 1500 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the demo ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    (line,) = err.strip().splitlines()
+    assert not line.startswith("agentgauge: error")
+    head, _, command = line.partition("; the demo does not resume, it starts over: ")
+    # "(run retail-careful unfinished)" when a run was under way, as it mostly is.
+    assert head.startswith(f"interrupted: {count()} trials saved in {db}"), line
+    assert shlex.split(command) == ["agentgauge", "demo", "--out", str(out), "--seed", "3"]
+    _refuse_foreign_store(db)  # what it left is the demo's: running it again is not refused

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import Cli
 
 from agentgauge.metrics.validity import HELDOUT_ACTION
 from agentgauge.schema import Criterion, Expectations, Grade, Run, Task, Trial
@@ -508,3 +509,42 @@ def test_plan_with_a_tiny_alpha(tmp_path: Path) -> None:
     res = run_cli("plan", "--pilot", str(pilot), "--delta", "0.1", "--alpha", "1e-17")
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("5911 tasks")
+
+
+def test_markdown_never_replaces_the_store_it_reads(tmp_path: Path, cli: Cli) -> None:
+    # `--markdown s.db` replaced the store with Markdown, exit 0: an input is refused
+    # even with --force, before anything is computed or written.
+    db = tmp_path / "s.db"
+    _store(db)
+    before = db.read_bytes()
+    for extra in ((), ("--force",)):
+        code, out, err = cli("compare", f"{db}:base", f"{db}:cand", "--markdown", str(db), *extra)
+        assert code == 2 and out == "", err
+        assert err.count("\n") == 1 and "--markdown: is one of this command's inputs" in err
+        assert db.read_bytes() == before
+
+
+def test_markdown_replaces_a_file_only_with_force(tmp_path: Path, cli: Cli) -> None:
+    a, b = _all_moving(tmp_path / "a.jsonl", 2, False), _all_moving(tmp_path / "b.jsonl", 2, True)
+    notes = tmp_path / "notes.md"
+    notes.write_text("my notes\n")
+    code, _, err = cli("compare", str(a), str(b), "--markdown", str(notes))
+    assert code == 2 and "--markdown: exists and is not empty; add --force" in err
+    assert notes.read_text() == "my notes\n"
+    code, _, err = cli("compare", str(a), str(b), "--markdown", str(notes), "--force")
+    assert code == 0, err
+    assert "## Comparison record" in notes.read_text()
+
+
+def test_markdown_to_a_directory_or_a_missing_folder(tmp_path: Path, cli: Cli) -> None:
+    # A directory was an IsADirectoryError traceback and a missing folder a
+    # FileNotFoundError one, both exit 1 (the code of a failed gate).
+    a, b = _all_moving(tmp_path / "a.jsonl", 2, False), _all_moving(tmp_path / "b.jsonl", 2, True)
+    code, _, err = cli("compare", str(a), str(b), "--markdown", str(tmp_path))
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("agentgauge: error: ") and "--markdown: is a directory" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl"]
+    nested = tmp_path / "new" / "sub" / "rec.md"
+    code, _, err = cli("compare", str(a), str(b), "--markdown", str(nested))
+    assert code == 0, err
+    assert "## Comparison record" in nested.read_text()

@@ -67,16 +67,29 @@ def _rich_pipes_raise() -> Iterator[None]:
         Console.on_broken_pipe = previous  # type: ignore[method-assign]
 
 
+class _Interrupted(Exception):
+    """Ctrl-C in a command that did not handle it itself. Not a `KeyboardInterrupt`:
+    typer turns that into a silent exit 130, and `main` says it was interrupted."""
+
+
+@contextmanager
+def _interrupts_carried() -> Iterator[None]:
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        raise _Interrupted from exc
+
+
 class _Group(TyperGroup):
-    """The command group, with a closed pipe carried past click to `main`: parsing
-    (``--help`` is printed there) and every command's body."""
+    """The command group, with a closed pipe and a Ctrl-C carried past click to `main`:
+    parsing (``--help`` is printed there) and every command's body."""
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
-        with _pipe_closes():
+        with _pipe_closes(), _interrupts_carried():
             return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: Any) -> Any:
-        with _pipe_closes():
+        with _pipe_closes(), _interrupts_carried():
             return super().invoke(ctx)
 
 
@@ -193,6 +206,6 @@ def main() -> None:
             raise
         print(f"agentgauge: error: {visible(error, keep=chr(10))}", file=sys.stderr)
         sys.exit(error.exit_code)
-    except KeyboardInterrupt:  # a second Ctrl-C during a run, or one outside it
+    except (_Interrupted, KeyboardInterrupt):  # a Ctrl-C no command handled itself
         print("agentgauge: interrupted", file=sys.stderr)
         sys.exit(130)

@@ -104,6 +104,30 @@ def _print(result: CompareResult, out: Console) -> None:
         out.print(capability_table(result.record.capabilities, title=_CAPABILITIES))
 
 
+def _markdown_inputs(markdown: str | None, sources: list[str | None], *, force: bool) -> list[Path]:
+    """Refuse, before any work, a ``--markdown`` path that writing would lose something
+    at, as `report` does: a directory, one of the SOURCEs read (even with ``--force``),
+    an existing non-empty file (unless ``--force``). Returns the files read, for the
+    second check when writing."""
+    from agentgauge.exporters import check_output, input_files
+
+    if markdown is None:
+        return []
+    given = [s for s in sources if s is not None]
+    # A --baseline is ROLE=SOURCE or a SOURCE: its file is either way an input.
+    given += [s.partition("=")[2] for s in given if "=" in s]
+    inputs = input_files(given)
+    check_output(
+        markdown,
+        option="--markdown",
+        inputs=inputs,
+        force=force,
+        what="comparison record",
+        example="compare.md",
+    )
+    return inputs
+
+
 @app.command("compare")
 def compare_cmd(
     a: Annotated[str, typer.Argument(metavar="A", help=f"Baseline. {SOURCE_HELP}")],
@@ -114,7 +138,7 @@ def compare_cmd(
     ] = None,
     json_out: JsonOption = False,
     markdown: Annotated[
-        Path | None, typer.Option("--markdown", help="Write the comparison record here.")
+        str | None, typer.Option("--markdown", help="Write the comparison record here.")
     ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Test level (CI is 1 − α).")] = 0.05,
     seed: Annotated[
@@ -150,6 +174,12 @@ def compare_cmd(
         typer.Option("--include-heldout", help="Include held-out tasks (logged in the store)."),
     ] = False,
     grade_version: GradeVersionOption = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Replace an existing --markdown file (never one of the SOURCEs)."
+        ),
+    ] = False,
 ) -> None:
     """Paired comparison of B against A over shared tasks, with the verdict and the record."""
     from agentgauge.api import compare_sources
@@ -163,6 +193,7 @@ def compare_cmd(
         raise InputError("must be in (0, 1)", field="--alpha")
     if k is not None and k < 1:
         raise InputError("must be a positive integer", field="--k")
+    inputs = _markdown_inputs(markdown, [a, b, null, *(baseline or ())], force=force)
     result = compare_sources(
         a,
         b,
@@ -180,9 +211,20 @@ def compare_cmd(
     for w in result.warnings:
         err_console().print(terminal_warning(w))
     if markdown is not None:
+        from agentgauge.exporters import write_output
+
         c = result.comparison
         title = f"# {c.label_b} vs {c.label_a}\n\n**{c.verdict}**\n\n"
-        markdown.write_text(title + result.record.to_markdown(), encoding="utf-8")
+        write_output(
+            markdown,
+            title + result.record.to_markdown(),
+            option="--markdown",
+            inputs=inputs,
+            force=force,
+            create_folder=True,
+            what="comparison record",
+            example="compare.md",
+        )
     if json_out:
         print_json(
             {

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from agentgauge.cli import app
-from agentgauge.cli.common import console
+from agentgauge.cli.common import console, err_console
+from agentgauge.errors import RunInterrupted
 
 
 @app.command()
@@ -33,4 +37,31 @@ def demo(
     """Run builtin:retail with the reference agents; print metrics and the comparison record."""
     from agentgauge.demo import run_demo
 
-    run_demo(out, trials=trials, seed=seed, console=console(), progress=progress, force=force)
+    try:
+        run_demo(out, trials=trials, seed=seed, console=console(), progress=progress, force=force)
+    except (RunInterrupted, KeyboardInterrupt) as exc:
+        # Not an error: what was saved, and the truth about going on. The demo does not
+        # resume: it starts by replacing its store, so running it again starts over. A
+        # Ctrl-C between two runs, or after them, is a KeyboardInterrupt.
+        again = ["agentgauge", "demo", "--out", out]
+        again += ["--trials", str(trials)] if trials != 4 else []
+        again += ["--seed", str(seed)] if seed != 0 else []
+        db = Path(out) / "agentgauge.db"
+        unfinished = f" (run {exc.run_id} unfinished)" if isinstance(exc, RunInterrupted) else ""
+        err_console().print(
+            Text(
+                f"interrupted: {_saved(db)} trials saved in {db}{unfinished}; the demo does "
+                f"not resume, it starts over: {shlex.join(again)}"
+            )
+        )
+        raise typer.Exit(130) from None
+
+
+def _saved(db: Path) -> int:
+    """The trials the interrupted demo left in its store, over all its runs."""
+    from agentgauge.store import Store
+
+    if not db.is_file():
+        return 0
+    with Store(db, readonly=True) as store:
+        return sum(r.n_trials for r in store.list_runs())

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import JsonOption, console, print_json, split_list
+from agentgauge.cli.common import JsonOption, console, err_console, print_json, split_list
 from agentgauge.display import terminal_text
 from agentgauge.errors import InputError
 
 if TYPE_CHECKING:
+    from agentgauge.graders.regrade import RegradeResult
     from agentgauge.store import GradeVersion
 
 GradersOption = Annotated[
@@ -83,7 +84,6 @@ def grade(
 ) -> None:
     """Re-grade stored transcripts without re-running the agent (a new grade version)."""
     from agentgauge.api import activate_grade_version, grade_versions, regrade
-    from agentgauge.report.explain import shorten
 
     if activate_version is not None or list_versions:
         if graders or activate or (activate_version is not None and list_versions):
@@ -111,7 +111,48 @@ def grade(
             "names no grader; leave --graders out for each task's enabled code graders",
             field="--graders",
         )
-    result = regrade(source, names or None, store=store, activate=activate)
+    # The newest version before, to tell after a Ctrl-C whether the new one was committed.
+    newest = max(v.version for v in grade_versions(source, store=store))
+    result: RegradeResult | None = None
+    try:
+        result = regrade(source, names or None, store=store, activate=activate)
+        _print_result(result, source, json_out=json_out)
+    except KeyboardInterrupt:
+        _say_interrupted(source, store, newest, result)
+        raise typer.Exit(130) from None
+
+
+def _say_interrupted(
+    source: str, store: str | None, newest: int, result: RegradeResult | None
+) -> None:
+    """Ctrl-C: the re-grade is one transaction, rolled back unless it had committed.
+    Which of the two happened is read back from the store, not assumed."""
+    from agentgauge.api import grade_versions
+
+    if result is None:
+        try:
+            written = [v for v in grade_versions(source, store=store) if v.version > newest]
+        except KeyboardInterrupt:  # a second Ctrl-C while looking: say only what is sure
+            err_console().print("interrupted")
+            return
+        result_version = written[-1].version if written else None
+    else:
+        result_version = result.version
+    if result_version is None:
+        err_console().print("interrupted: nothing written (the re-grade was rolled back)")
+    else:
+        err_console().print(
+            terminal_text(
+                f"interrupted: grade version {result_version} was already written; see it "
+                f"with: agentgauge grade {source} --list"
+            ),
+            soft_wrap=True,
+        )
+
+
+def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None:
+    from agentgauge.report.explain import shorten
+
     if json_out:
         print_json(
             {
