@@ -14,7 +14,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import typer
@@ -72,12 +72,44 @@ class _Interrupted(Exception):
     typer turns that into a silent exit 130, and `main` says it was interrupted."""
 
 
+class _Misused(Exception):
+    """A usage error click found (an unknown option or command, a missing argument, a
+    value an option refuses), carried past typer to `main`, which prints it as one
+    line: typer drew it as a usage line, a hint and a boxed panel."""
+
+
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """Click's usage-error class: typer 0.2x carries its own copy of click, earlier
+    versions use click itself."""
+    import importlib
+
+    found: list[type[Exception]] = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        with suppress(ImportError, AttributeError):
+            found.append(importlib.import_module(name).UsageError)
+    return tuple(found)
+
+
+_USAGE_ERRORS = _usage_errors()
+
+
 @contextmanager
 def _interrupts_carried() -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt as exc:
         raise _Interrupted from exc
+    except _USAGE_ERRORS as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare command: its help
+            raise
+        ctx = getattr(exc, "ctx", None)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        message = message.strip()
+        if ctx is not None and message.endswith("?"):  # "Did you mean 'run', 'runs'?"
+            message = f"{message} See '{ctx.command_path} --help'."
+        elif ctx is not None:
+            message = f"{message.rstrip('.')}; see '{ctx.command_path} --help'"
+        raise _Misused(message) from exc
 
 
 class _Group(TyperGroup):
@@ -172,7 +204,9 @@ def _leave_quietly() -> None:
 def _run_app() -> None:
     try:
         with _rich_pipes_raise():
-            app()  # standalone: click reports usage errors itself, with exit code 2
+            # One name however it was started (`python -m agentgauge` too), as the
+            # messages that name a command's --help give it.
+            app(prog_name="agentgauge")
     finally:
         # What is still buffered is written now, where a closed pipe is told apart; at
         # exit it would print "Exception ignored ... BrokenPipeError" and exit 120.
@@ -206,6 +240,9 @@ def main() -> None:
             raise
         print(f"agentgauge: error: {visible(error, keep=chr(10))}", file=sys.stderr)
         sys.exit(error.exit_code)
+    except _Misused as exc:
+        print(f"agentgauge: error: {visible(exc, keep='')}", file=sys.stderr)
+        sys.exit(2)
     except (_Interrupted, KeyboardInterrupt):  # a Ctrl-C no command handled itself
         print("agentgauge: interrupted", file=sys.stderr)
         sys.exit(130)
