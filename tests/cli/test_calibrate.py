@@ -359,7 +359,8 @@ def test_a_binary_file_given_as_labels_is_one_line(tmp_path: Path) -> None:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert f"{store}:2: not a UTF-8 text file: byte 144 (0x80)" in out.stderr  # after "\\n" (byte 26)
+    # Line 2: the first byte past UTF-8 is 0x80, after the "\\n" at byte 26.
+    assert f"{store}:2: not a UTF-8 text file: byte 144 (0x80)" in out.stderr
 
 
 def test_a_label_csv_from_a_spreadsheet_keeps_its_byte_order_mark(tmp_path: Path) -> None:
