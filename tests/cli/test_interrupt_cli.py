@@ -94,3 +94,52 @@ def test_other_commands_say_they_were_interrupted(
     code, out, err = cli(*args)
     assert (code, out, err) == (130, "", "agentgauge: interrupted\n")
     assert not (db.parent / "r.md").exists() and not (db.parent / "r.jsonl").exists()
+
+
+_CTRL_C_ON_IMPORT = """
+import os, signal, sys
+
+MODULE = sys.argv[1]
+
+class CtrlC:  # sends Ctrl-C to this process when the named module starts loading
+    def find_spec(self, name, path=None, target=None):
+        if name == MODULE:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["agentgauge", *sys.argv[2:]]
+from agentgauge.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "typer",  # while agentgauge.cli itself loads
+        "agentgauge.cli.metrics",  # while main loads the command's module
+    ],
+)
+def test_ctrl_c_while_loading_is_one_line_not_a_traceback(module: str) -> None:
+    # Python's handler raised KeyboardInterrupt wherever the import stood, and the
+    # traceback ran through typing.py or jinja2 (a Ctrl-C in the first half-second).
+    import subprocess
+    import sys
+
+    sample = Path(__file__).resolve().parents[2] / "examples" / "sample_trials.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_ON_IMPORT, module, "metrics", str(sample)],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 130, out.stderr
+    assert out.stderr == "agentgauge: interrupted\n" and out.stdout == ""
+
+
+def test_loading_the_cli_leaves_pythons_ctrl_c_handler_in_place() -> None:
+    import signal
+
+    import agentgauge.cli  # already loaded or not: either way
+
+    assert signal.getsignal(signal.SIGINT) is not agentgauge.cli._interrupted_while_loading

@@ -11,17 +11,42 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-import typer
-from typer.core import TyperGroup
 
-from agentgauge.display import visible
-from agentgauge.errors import AgentgaugeError
+def _interrupted_while_loading(signum: int, frame: object) -> None:
+    """Ctrl-C while the command's modules load (typer, rich, jinja2 here; the command's
+    own in `main`): a line and 130, where a traceback from deep inside an import came
+    out (Python's handler raises `KeyboardInterrupt` wherever the import stands)."""
+    print("agentgauge: interrupted", file=sys.stderr)
+    raise SystemExit(130)
+
+
+def _quiet_ctrl_c() -> object:
+    """Install `_interrupted_while_loading` for SIGINT, if Python's own handler is the
+    one in place (never over a program's own, nor off the main thread); returns the
+    handler it replaced, or ``None``."""
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted_while_loading)
+            return signal.default_int_handler
+    except ValueError:  # not the main thread: signals are not ours to set
+        pass
+    return None
+
+
+_LOADING = _quiet_ctrl_c()
+
+import typer  # noqa: E402
+from typer.core import TyperGroup  # noqa: E402
+
+from agentgauge.display import visible  # noqa: E402
+from agentgauge.errors import AgentgaugeError  # noqa: E402
 
 #: The exit code of a command whose output pipe closed: 128 + SIGPIPE (13), what a
 #: shell reports for a program that signal ended (Python ignores SIGPIPE, so a write
@@ -217,7 +242,9 @@ def _run_app() -> None:
 def main() -> None:
     """Console entry point."""
     _tolerate_any_encoding()
+    _quiet_ctrl_c()  # again: another command in this process may have run meanwhile
     _register_commands(sys.argv[1:])
+    _loaded()
 
     faults = sys.modules.get("agentgauge.store.faults")  # not imported just for this:
     if faults is not None:  # the store package costs start-up time `--help` need not pay
@@ -246,3 +273,15 @@ def main() -> None:
     except (_Interrupted, KeyboardInterrupt):  # a Ctrl-C no command handled itself
         print("agentgauge: interrupted", file=sys.stderr)
         sys.exit(130)
+
+
+def _loaded() -> None:
+    """Python's own Ctrl-C handler again, once the modules are loaded: the commands
+    handle `KeyboardInterrupt` themselves (a run saves what it has and says how to
+    resume)."""
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_loading:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+if _LOADING is not None:
+    _loaded()
