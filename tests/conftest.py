@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -43,3 +44,17 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
         return code, out.getvalue(), err.getvalue()
 
     return run
+
+
+def stored_trials(db: Path) -> int:
+    """How many trials a store another process is writing holds now (0 before its
+    file or its schema exists): for tests that interrupt a run part-way."""
+    if not db.exists():
+        return 0
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
+    except sqlite3.OperationalError:  # schema not created yet
+        return 0
+    finally:
+        conn.close()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from tests.conftest import stored_trials
 
 import agentgauge
 from agentgauge.demo import demo_run_ids, run_demo
@@ -111,7 +112,6 @@ def test_ctrl_c_says_what_was_saved_and_how_to_go_on(tmp_path: Path) -> None:
     import os
     import shlex
     import signal
-    import sqlite3
     import subprocess
     import sys
     import time
@@ -121,24 +121,13 @@ def test_ctrl_c_says_what_was_saved_and_how_to_go_on(tmp_path: Path) -> None:
     out = tmp_path / "my demo"
     db = out / "agentgauge.db"
 
-    def count() -> int:
-        if not db.exists():
-            return 0
-        conn = sqlite3.connect(db, timeout=30)
-        try:
-            return int(conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
-        except sqlite3.OperationalError:  # schema not created yet
-            return 0
-        finally:
-            conn.close()
-
     argv = [sys.executable, "-m", "agentgauge", "demo", "--out", str(out), "--seed", "3",
             "--no-progress"]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))  # fmt: skip
     deadline = time.monotonic() + 120
     # Past the first run (retail-null, 1,000-odd trials), so the count spans runs.
-    while count() < 1500 and proc.poll() is None and time.monotonic() < deadline:
+    while stored_trials(db) < 1500 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, "the demo ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
@@ -148,6 +137,6 @@ def test_ctrl_c_says_what_was_saved_and_how_to_go_on(tmp_path: Path) -> None:
     assert not line.startswith("agentgauge: error")
     head, _, command = line.partition("; the demo does not resume, it starts over: ")
     # "(run retail-careful unfinished)" when a run was under way, as it mostly is.
-    assert head.startswith(f"interrupted: {count()} trials saved in {db}"), line
+    assert head.startswith(f"interrupted: {stored_trials(db)} trials saved in {db}"), line
     assert shlex.split(command) == ["agentgauge", "demo", "--out", str(out), "--seed", "3"]
     _refuse_foreign_store(db)  # what it left is the demo's: running it again is not refused

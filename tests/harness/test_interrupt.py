@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shlex
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.conftest import stored_trials
 
 from agentgauge.store import Store
 from agentgauge.suite import load_suite
@@ -36,18 +36,6 @@ async def slow(session):
     await asyncio.sleep(0.02)
     await counting_agent(session)
 """
-
-
-def count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    conn = sqlite3.connect(db, timeout=30)
-    try:
-        return int(conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
-    except sqlite3.OperationalError:  # schema not created yet
-        return 0
-    finally:
-        conn.close()
 
 
 CASES = {
@@ -70,7 +58,7 @@ def test_ctrl_c_saves_what_is_done_and_says_how_to_resume(tmp_path: Path, kind: 
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, cwd=tmp_path)  # fmt: skip
     deadline = time.monotonic() + 120
-    while count(db) == 0 and proc.poll() is None and time.monotonic() < deadline:
+    while stored_trials(db) == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     assert proc.poll() is None, "the run ended before it could be interrupted; make it longer"
     proc.send_signal(signal.SIGINT)
@@ -78,7 +66,7 @@ def test_ctrl_c_saves_what_is_done_and_says_how_to_resume(tmp_path: Path, kind: 
     assert proc.returncode == 130, err
     message = err.strip().splitlines()[-1]
     head, _, command = message.partition("; resume with: ")
-    saved = count(db)
+    saved = stored_trials(db)
     assert head == f"interrupted: {saved} trials saved", err
     with Store(db, readonly=True) as store:
         (run_id,) = [r.run_id for r in store.list_runs()]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.conftest import stored_trials
 
 from agentgauge.store import Store
 
@@ -34,18 +34,6 @@ def write_suite(path: Path) -> None:
         for i in range(N_TASKS)
     ]
     path.write_text(yaml.safe_dump({"name": "kill-test", "tasks": tasks}))
-
-
-def count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    conn = sqlite3.connect(db, timeout=30)
-    try:
-        return int(conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
-    except sqlite3.OperationalError:  # schema not created yet
-        return 0
-    finally:
-        conn.close()
 
 
 @pytest.mark.slow
@@ -86,20 +74,20 @@ def test_killed_runs_resume_to_exactly_one_trial_per_cell(tmp_path: Path) -> Non
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        before = count(db)
+        before = stored_trials(db)
         deadline = time.monotonic() + 60
-        while count(db) == before and proc.poll() is None and time.monotonic() < deadline:
+        while stored_trials(db) == before and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)  # wait until this process is writing trials
         time.sleep(rng.uniform(0.0, 0.4))  # then kill it at a random point
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
         proc.communicate(timeout=30)
-        n = count(db)
+        n = stored_trials(db)
         print(f"attempt {attempt}: {before} -> {n} of {total} trials")
         assert before <= n <= total
     assert kills >= 1, "the run finished before it could be killed; make it longer"
-    assert count(db) < total or kills < 3
+    assert stored_trials(db) < total or kills < 3
     # Resume with only the run id: settings come from the stored header.
     done = subprocess.run(base_cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

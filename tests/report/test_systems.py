@@ -11,34 +11,18 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import Cli
 
-from agentgauge.cli import main
 from agentgauge.metrics.frontier import frontier_from_table
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
 from agentgauge.report.html import SuiteReport, render_html
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource, open_source
 from agentgauge.table import TrialTable
-
-
-def run(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
-    """The real console entry point: exit code, stdout and stderr."""
-    out, err = StringIO(), StringIO()
-    monkeypatch.setattr(sys, "argv", ["agentgauge", *args])
-    monkeypatch.setattr(sys, "stdout", out)
-    monkeypatch.setattr(sys, "stderr", err)
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
 def rows(agent: str | None, model: str | None, passed: int, cost: float) -> list[dict[str, Any]]:
@@ -107,7 +91,7 @@ def check_apart(suite: SuiteReport, expected: dict[str, float]) -> None:
 
 
 def test_two_runs_of_one_agent_and_model_are_two_systems(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The README's `report db:v1 db:v2`: both runs record agent bot, model gpt. They
     # were pooled into one row "bot / gpt, 10 / 60, 60.0%" and heatmap cells "3/6".
@@ -116,13 +100,10 @@ def test_two_runs_of_one_agent_and_model_are_two_systems(
         Path(f"{name}.jsonl").write_text(
             "".join(json.dumps(r) + "\n" for r in rows("bot", "gpt", passed, 0.01))
         )
-        code, _, err = run(
-            ["import", "jsonl", f"{name}.jsonl", "--store", "s.db", "--run-id", name],
-            monkeypatch,
-        )
+        code, _, err = cli("import", "jsonl", f"{name}.jsonl", "--store", "s.db", "--run-id", name)
         assert code == 0, err
     args = ["report", "s.db:v1", "s.db:v2", "--markdown", "r.md", "--html", "r.html"]
-    code, _, err = run(args, monkeypatch)
+    code, _, err = cli(*args)
     assert code == 0, err
     md = Path("r.md").read_text()
     assert "| bot / gpt (run v1) | 30.0%" in md
@@ -137,16 +118,14 @@ def test_two_runs_of_one_agent_and_model_are_two_systems(
 
 
 def test_runs_that_share_a_run_id_are_told_apart_by_their_source(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     for store, passed in (("a.db", 3), ("b.db", 9)):
         Path("t.jsonl").write_text(
             "".join(json.dumps(r) + "\n" for r in rows("bot", "gpt", passed, 0.01))
         )
-        code, _, err = run(
-            ["import", "jsonl", "t.jsonl", "--store", store, "--run-id", "v1"], monkeypatch
-        )
+        code, _, err = cli("import", "jsonl", "t.jsonl", "--store", store, "--run-id", "v1")
         assert code == 0, err
     check_apart(
         suite_of(open_source("a.db:v1"), open_source("b.db:v1")),
@@ -204,7 +183,7 @@ def test_models_of_one_agent_are_separate_points_and_columns() -> None:
 
 
 def test_labels_that_read_alike_do_not_crash_the_report(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Agent "all" and trials without an agent were both labelled "all": "point labels
     # must be unique", a traceback and exit 1.
@@ -216,9 +195,7 @@ def test_labels_that_read_alike_do_not_crash_the_report(
         {"task_id": "t1", "success": False, "cost_usd": 0.1},
     ]
     Path("aa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    code, _, err = run(
-        ["report", "aa.jsonl", "--markdown", "aa.md", "--html", "aa.html"], monkeypatch
-    )
+    code, _, err = cli("report", "aa.jsonl", "--markdown", "aa.md", "--html", "aa.html")
     assert code == 0, err
     assert "Traceback" not in err
     md = Path("aa.md").read_text()
