@@ -136,6 +136,13 @@ def test_non_inferiority_on_too_few_tasks_fails_unchecked(tmp_path: Path) -> Non
         ("gates:\n  - metric: success_rate\n    min: 0.5\n    mni: 0.2\n", 4, "gates.0.mni"),
         ("gates:\n  - metric: success_rate\n", 2, "gates.0"),
         ("gates: [\n", 2, None),
+        # A typo in a where key matched no group and failed the gate, exit 1, as if the
+        # agent had done badly: it is the file's error.
+        (
+            "gates:\n  - metric: success_rate\n    min: 0.5\n    where: {varaint: base}\n",
+            4,
+            "gates.0.where",
+        ),
     ],
 )
 def test_malformed_config_names_the_line(
@@ -391,3 +398,24 @@ def test_a_null_control_rate_fails_with_its_reason(tmp_path: Path) -> None:
         "cannot check: irreversible-call counts unknown for 1 of 1 trials"
         " (no control grade records them)",
     ]
+
+
+def test_a_where_no_group_matches_names_the_values_the_groups_have(tmp_path: Path) -> None:
+    config = load_gate_config(
+        write(
+            tmp_path,
+            "gates:\n  - metric: success_rate\n    min: 0.5\n    where: {variant: bsae}\n"
+            "  - metric: success_rate\n    min: 0.5\n    where: {capability: refunds}\n",
+        )
+    )
+    typo, unsplit = evaluate_gates(config, metrics_object(0.8, 0.7, 0.9, 0.4))
+    assert not typo.passed and not unsplit.passed
+    assert typo.group == "variant=bsae"
+    assert typo.detail == "no group matches 'where': no group has variant 'bsae' (they have 'base')"
+    assert unsplit.detail == (
+        "no group matches 'where': the groups are not split by 'capability' (add it to --by)"
+    )
+    with pytest.raises(InputError, match="did you mean 'variant'"):
+        validate_gate_config(
+            {"gates": [{"metric": "success_rate", "min": 0.5, "where": {"varient": "base"}}]}
+        )

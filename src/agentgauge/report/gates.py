@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentgauge.errors import InputError
 from agentgauge.schema import json_int, json_number
+from agentgauge.table import GROUP_KEYS
 from agentgauge.textio import is_digits
 from agentgauge.yamlio import line_of, load_yaml, validate_yaml
 
@@ -249,6 +250,13 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
                 return key, "a margin is for a non_inferiority gate; a threshold gate has min/max"
             return key, f"a {gate.type} gate takes no {key!r}" + (
                 " (only 'margin')" if gate.type == "non_inferiority" else ""
+            )
+    for key in gate.where:
+        if key not in GROUP_KEYS:
+            near = difflib.get_close_matches(key, GROUP_KEYS, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            return "where", (
+                f"cannot select groups by {key!r}{hint} (a group's labels: {', '.join(GROUP_KEYS)})"
             )
     if gate.type != "threshold" or not gate.metric:
         return None
@@ -485,6 +493,27 @@ def _group_label(group: dict[str, Any]) -> str:
     return ", ".join(parts) or "all trials"
 
 
+def _where_label(where: Mapping[str, str]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in where.items())
+
+
+def _unmatched(gate: Gate, metrics: dict[str, Any]) -> str:
+    """Why no group matches a gate's ``where``: the first label no group carries (not
+    among ``--by``) or whose value no group has, with the values the groups do have."""
+    groups = metrics["groups"]
+    for key, value in gate.where.items():
+        present = sorted({str(g[key]) for g in groups if g.get(key) is not None})
+        if not present:
+            return f"no group matches 'where': the groups are not split by {key!r} (add it to --by)"
+        if value not in present:
+            shown = ", ".join(repr(v) for v in present[:10])
+            more = f" and {len(present) - 10} more" if len(present) > 10 else ""
+            return (
+                f"no group matches 'where': no group has {key} {value!r} (they have {shown}{more})"
+            )
+    return "no group matches 'where': no group has all of these labels at once"
+
+
 def evaluate_gates(
     config: GateConfig,
     metrics: dict[str, Any],
@@ -566,7 +595,9 @@ def evaluate_gates(
             if all(str(g.get(key)) == value for key, value in gate.where.items())
         ]
         if not groups:
-            results.append(GateResult(label, str(gate.where), False, "no group matches 'where'"))
+            results.append(
+                GateResult(label, _where_label(gate.where), False, _unmatched(gate, metrics))
+            )
         for group in groups:
             value, why = _metric_value(group, metric, gate.bound)
             name = _group_label(group)
