@@ -62,6 +62,7 @@ def test_a_trial_index_past_the_largest_is_refused_and_later_traces_are_stored(
     # The index after 2^63 - 1, which the next trace of the task took, overflowed SQLite.
     huge = _post(collector, _root("8" * 32, "t1", **{"agentgauge.trial": 2**63 - 1}))
     assert huge["rejectedSpans"] == "1"
+    assert huge["errorMessage"].startswith(f"trace {'8' * 32}: request: ")
     assert "'agentgauge.trial': 9223372036854775807 is past the largest" in huge["errorMessage"]
     assert _post(collector, _root("9" * 32, "t1")) == {}
     assert _post(collector, _root("a" * 32, "other")) == {}
@@ -147,6 +148,7 @@ def test_open_traces_are_held_within_a_byte_bound_past_which_requests_are_503(
         second = _big_open_spans("2" * 32, "b", 200_000)  # 1.2 MB: over the bound
         status, answer, retry_after = _send(collector, *second)
         assert status == 503 and retry_after.isdigit()
+        assert answer["code"] == 14  # UNAVAILABLE: the google.rpc code clients retry
         assert "3 spans of open traces not accepted now" in answer["message"]
         # A trace that ends frees what it held: the root comes, its trial is written.
         assert _send(collector, _root("1" * 32, "a"))[:2] == (200, {})

@@ -186,7 +186,7 @@ class TraceBuffer:
                 out.rejected += in_request
                 earlier = len(trace) - in_request
                 more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
-                out.errors.append(f"{exc}{more}")
+                out.errors.append(f"{_of_trace(trace_id, exc)}{more}")
 
     def hold_events(self, events: list[LogEvent], event_bytes: int = 0) -> tuple[int, list[str]]:
         """Hold ``events`` until their trace's trial is built (they may come before its
@@ -221,7 +221,7 @@ class TraceBuffer:
             try:
                 trials.append(self._trial(trace, incomplete=True))
             except InputError as exc:
-                errors.append(f"{exc} ({len(trace)} spans not stored)")
+                errors.append(f"{_of_trace(trace_id, exc)} ({len(trace)} spans not stored)")
         orphans = self._held
         if orphans:
             errors.append(
@@ -289,3 +289,11 @@ def conflict_message(spans: list[Span]) -> str:
 def _once(errors: list[str], message: str) -> None:
     if message not in errors:
         errors.append(message)
+
+
+def _of_trace(trace_id: str, exc: InputError) -> str:
+    """Why a trace became no trial, naming the trace: a span's place in the request
+    that brought it (``request: resourceSpans[0]...``) means nothing once answered,
+    and its trace id is what the agent's own logs and backend show."""
+    text = str(exc)
+    return text if trace_id in text else f"trace {trace_id}: {text}"

@@ -605,8 +605,19 @@ def _response(reply: _Reply) -> web.Response:
     )
 
 
+#: The google.rpc code a refusal carries with its HTTP status, as gRPC pairs them
+#: (https://github.com/grpc/grpc/blob/master/doc/http-grpc-status-mapping.txt): 503 is
+#: UNAVAILABLE, the code clients retry (OTLP says to retry a 503 after Retry-After).
+_RPC_CODES = {
+    400: code_pb2.INVALID_ARGUMENT,
+    413: code_pb2.RESOURCE_EXHAUSTED,
+    415: code_pb2.UNIMPLEMENTED,
+    503: code_pb2.UNAVAILABLE,
+}
+
+
 def _status(http: int, media: str, message: str) -> _Reply:
-    code = code_pb2.INVALID_ARGUMENT if http == 400 else code_pb2.FAILED_PRECONDITION
+    code = _RPC_CODES.get(http, code_pb2.FAILED_PRECONDITION)
     return _encoded(http, media, status_pb2.Status(code=code, message=message))
 
 
