@@ -25,6 +25,7 @@ from rich.text import Text
 from agentgauge.api import compare_sources
 from agentgauge.api import metrics as agentgauge_metrics
 from agentgauge.errors import InputError
+from agentgauge.exporters import write_output
 from agentgauge.harness.runner import run
 from agentgauge.metrics.grades import grade_summary
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
@@ -305,8 +306,11 @@ def run_demo(
     data = build_report(inputs)
     html_path = out / "report.html"
     md_path = out / "report.md"
-    html_path.write_text(render_html(data), encoding="utf-8")
-    md_path.write_text(markdown_summary(data), encoding="utf-8")
+    # Both rendered before either is written, each written whole (beside it, then
+    # renamed): an error or Ctrl-C leaves the last demo's files, never half of one.
+    html, md = render_html(data), markdown_summary(data)
+    for path, text in ((html_path, html), (md_path, md)):
+        write_output(path, text, option="--out", force=True, what="report")
     con.print(Rule())
     # Paths as plain text: a folder named like Rich markup ("[bold]") is printed as it is.
     for line in (
