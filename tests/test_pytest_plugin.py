@@ -251,8 +251,10 @@ def test_marker_mistakes_are_named(pytester: pytest.Pytester) -> None:
     out.assert_outcomes(errors=2, failed=1)
     out.stdout.fnmatch_lines_random(
         [
-            "*@pytest.mark.agentgauge: unknown argument 'min_sucess_rate' (known: trials, *",
-            "*marked @pytest.mark.agentgauge with thresholds but ran no evaluation*",
+            "*agentgauge: error: @pytest.mark.agentgauge: unknown argument 'min_sucess_rate' "
+            "(known: trials, *",
+            "*agentgauge: error: marked @pytest.mark.agentgauge with thresholds but ran no "
+            "evaluation*",
             "*agentgauge: error: bound: *",
         ]
     )
@@ -502,3 +504,35 @@ def test_plugin_module_imports_no_engine() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "['agentgauge.pytest_plugin']"
+
+
+def test_a_run_the_circuit_breaker_stops_names_the_errors_and_the_stored_run(
+    pytester: pytest.Pytester,
+) -> None:
+    # The test failed with the stop alone ("the first 10 trials were all infra errors"):
+    # no error message, no run to look at, where `agentgauge run` prints both.
+    _inner(
+        pytester,
+        """
+        def broken_env(*_, **__):
+            raise ConnectionError("environment service at 10.0.0.5\\nrefused the connection")
+
+        BROKEN = [{"id": f"t{n}", "environment": "test_inner:broken_env",
+                   "instruction": f"add {n}", "expectations": {"final_state": {"counter": n}}}
+                  for n in range(3)]
+
+        def test_infra(agentgauge_eval):
+            agentgauge_eval.run(BROKEN, counting_agent, trials=4)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(
+        [
+            "*agentgauge: error: stopped: the first 10 trials were all infra errors*",
+            "*  12 infra errors:",
+            "*    12 x *ConnectionError*environment service at 10.0.0.5 refused the connection"
+            "  (e.g. t0 trial 0)",
+            "*  the run is stored: agentgauge show *agentgauge.db:test_infra-* --failed",
+        ]
+    )

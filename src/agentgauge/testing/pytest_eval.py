@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -25,7 +26,7 @@ from typing import Any, NoReturn
 import pytest
 from pydantic import ValidationError
 
-from agentgauge.errors import AgentgaugeError, InputError, first_error
+from agentgauge.errors import AgentgaugeError, InputError, RunEnded, first_error
 from agentgauge.report.formats import no_spread_count, no_spread_tasks
 from agentgauge.report.gates import (
     K_METRICS,
@@ -81,6 +82,33 @@ def _fail(message: str) -> NoReturn:
 
 def _error(exc: AgentgaugeError) -> NoReturn:
     _fail(f"agentgauge: error: {exc}")
+
+
+def _ended(exc: RunEnded, store: Path) -> str:
+    """Why a run stopped (the circuit breaker, Ctrl-C), with what ``agentgauge run``
+    prints at its end: the errors by class, each with its most frequent messages and
+    a trial that had them, and where the run is stored to look further. The stop
+    alone ("the first 10 trials were all infra errors") named no cause."""
+    from agentgauge.harness.error_summary import summarize_errors
+    from agentgauge.store import Store
+
+    lines = [f"agentgauge: error: {exc.reason}"]
+    try:
+        with Store(store, readonly=True) as db:
+            trials = db.trials(exc.run_id, events=False)
+    except AgentgaugeError:  # nothing saved, or no store yet: the stop is the story
+        trials = []
+    for cls in summarize_errors(trials, per_class=3):
+        lines.append(f"  {cls.count} {cls.name}:")
+        for m in cls.messages:
+            # An agent's message may hold newlines and terminal escapes: one plain line.
+            text = " ".join("".join(c if c.isprintable() else " " for c in m.text).split())
+            text = text if len(text) <= 200 else text[:197] + "..."
+            lines.append(f"    {m.count} x {text}  (e.g. {m.example})")
+    if trials:
+        source = shlex.join([f"{store}:{exc.run_id}"])
+        lines.append(f"  the run is stored: agentgauge show {source} --failed")
+    return "\n".join(lines)
 
 
 def _gate(fields: Mapping[str, Any], names: Mapping[str, str] | None = None) -> Gate:
@@ -259,7 +287,8 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
     with. Every threshold is checked by the rules of a gates file
     (`validate_gate_config`); a mistake is a one-line failure naming the argument.
     """
-    where = "@pytest.mark.agentgauge"
+    # The prefix every agentgauge mistake in a test has (`_error`), then what was wrong.
+    where = "agentgauge: error: @pytest.mark.agentgauge"
     if args:
         _fail(f"{where}: takes keyword arguments only ({', '.join(_MARKER_ARGS)})")
     unknown = sorted(set(kwargs) - set(_MARKER_ARGS))
@@ -382,6 +411,8 @@ class Evaluator:
             )
             ks = set(_BASE_K) | (self.marker.ks if self.marker else set())
             measured = _metrics(f"{store}:{run_id}", ks)
+        except RunEnded as exc:
+            _fail(_ended(exc, store))
         except AgentgaugeError as exc:
             _error(exc)
         result = EvalResult(run_id=run_id, store=store, metrics=measured, nodeid=self.nodeid)
@@ -395,7 +426,8 @@ class Evaluator:
             return
         if not self.results:
             _fail(
-                "marked @pytest.mark.agentgauge with thresholds but ran no evaluation: "
+                "agentgauge: error: marked @pytest.mark.agentgauge with thresholds but ran no "
+                "evaluation: "
                 "call agentgauge_eval.run(...) in the test"
             )
         results: list[GateResult] = []
