@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,8 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, judge_cost_usd
+from agentgauge.graders.judge_prompt import PARSE_STATUSES, parse_answer
 from agentgauge.graders.pairwise import compare_pairwise
 from agentgauge.graders.rubric import (
+    JUDGE_STATUSES,
     RubricGrader,
     RubricJudge,
     SelfJudgeError,
@@ -215,6 +218,61 @@ def test_truncated_answer_is_unknown(serve: Any) -> None:
     _, judge = serve(respond)
     grade, _ = judge.judge_criterion(C_POLITE, make_trial())
     assert (grade.passed, grade.status) == (None, "unknown:truncated")
+
+
+DEEP = '{"verdict": "yes", "evidence": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+def test_a_reply_nested_past_the_recursion_limit_is_unparseable_and_grading_goes_on(
+    serve: Any,
+) -> None:
+    # Before, json's RecursionError escaped `grade_rubric` (and ended `agentgauge
+    # grade` for every trial): one hostile reply is one criterion's unknown.
+    _, judge = serve(by_criterion({"cancel": DEEP, "polite": answer("yes")}))
+    result = judge.grade_rubric([C_CANCEL, C_POLITE], make_trial())
+    deep, polite = result.grades
+    assert (deep.passed, deep.status) == (None, "unknown:unparseable")
+    assert deep.evidence["raw"] == DEEP  # kept, as for any unreadable answer
+    assert (polite.passed, polite.status) == (True, "passed")
+    assert result.score.unknown == ["cancel"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        DEEP,
+        "{" * 200_000,  # a brace at every position: read once, not once per brace
+        '{"a": ' * 200_000,
+        "```json\n" + "[" * 50_000 + "\n```",
+    ],
+)
+def test_parse_answer_never_raises_on_deep_nesting(text: str) -> None:
+    started = time.monotonic()
+    assert parse_answer(text).status == "unknown:unparseable"
+    # 200,000 stray braces took 19 s: each failed start counted the lines before it.
+    assert time.monotonic() - started < 5
+
+
+def test_a_deep_reply_cut_off_is_truncated() -> None:
+    assert parse_answer("[" * 100_000, finish_reason="length").status == "unknown:truncated"
+
+
+def _documented_statuses() -> set[str]:
+    doc = (Path(__file__).parents[2] / "docs" / "judge.md").read_text(encoding="utf-8")
+    section = doc.split("### Unknown is a verdict", 1)[1].split("\n#", 1)[0]
+    return set(re.findall(r"^\| `(unknown:[a-z_]+)` \|", section, flags=re.MULTILINE))
+
+
+def test_the_docs_table_lists_every_status_a_criterion_can_have() -> None:
+    # `unknown:empty` was produced but not documented. The set comes from the code:
+    # the constant the grades are checked against, and every status literal the
+    # answer's reader contains (so the constant cannot fall behind the reader).
+    import agentgauge.graders.judge_prompt as judge_prompt
+
+    source = Path(judge_prompt.__file__).read_text(encoding="utf-8")
+    in_reader = set(re.findall(r'"(unknown:[a-z_]+)"', source))
+    assert in_reader <= set(PARSE_STATUSES)
+    assert _documented_statuses() == set(JUDGE_STATUSES)
 
 
 # --------------------------------------------------------------------------- transport

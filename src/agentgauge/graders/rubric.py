@@ -46,6 +46,7 @@ from agentgauge.errors import AgentgaugeError
 from agentgauge.graders.base import register
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import (
+    PARSE_STATUSES,
     ParsedAnswer,
     missing_quotes,
     parse_answer,
@@ -55,6 +56,7 @@ from agentgauge.graders.judge_prompt import (
 from agentgauge.schema import Criterion, Grade, ModelCallEvent, Task, Trial
 
 __all__ = [
+    "JUDGE_STATUSES",
     "JudgeSpend",
     "RubricGrader",
     "RubricJudge",
@@ -71,6 +73,11 @@ __all__ = [
 SelfJudgePolicy = Literal["warn", "allow", "error"]
 EvidencePolicy = Literal["unknown", "flag"]
 _TOL = 1e-9
+
+#: Every status a criterion's grade can have when the judge's answer gives no verdict:
+#: what the answer's reading gives, a verdict on quotes not in the transcript, and an
+#: endpoint that never answered (docs/judge.md, "Unknown is a verdict, never a no").
+JUDGE_STATUSES = (*PARSE_STATUSES, "unknown:evidence_not_found", "unknown:judge_unavailable")
 
 
 class SelfJudgeWarning(UserWarning):
