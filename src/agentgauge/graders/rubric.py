@@ -225,7 +225,9 @@ class RubricResult:
     grades: list[Grade]
     """One grade per criterion (``rubric:<id>``), in rubric order."""
     score: RubricScore
-    judge_model: str
+    judge_model: str | None
+    """The model that answered; ``None`` when no criterion was asked (an empty rubric),
+    so that the case's grade does not claim a judge graded it."""
     cost_usd: float | None
     """Judge spend on this trial; ``None`` when any call's price is unknown."""
     input_tokens: int | None
@@ -235,7 +237,9 @@ class RubricResult:
     def to_grade(self) -> Grade:
         """The case's aggregate grade (``rubric``), the criteria's grades in its evidence."""
         s = self.score
-        if s.blocking_failed:
+        if not self.grades:  # nothing asked: told apart from a judge that decided nothing
+            status = "unknown:no_rubric"
+        elif s.blocking_failed:
             status = "rubric:blocking_failed"
         elif s.passed is None:
             status = "unknown:undecided" if s.score is not None else "unknown:no_decided_criteria"
@@ -256,6 +260,7 @@ class RubricResult:
                 "judge_input_tokens": self.input_tokens,
                 "judge_output_tokens": self.output_tokens,
                 "warnings": self.warnings,
+                **({} if self.grades else {"reason": "the task has no rubric: no judge was asked"}),
             },
         )
 
@@ -431,7 +436,11 @@ class RubricJudge:
             score=rubric_score(
                 criteria, [g.passed for g in grades], pass_threshold=self.pass_threshold
             ),
-            judge_model=replies[0].model if replies else self.model,
+            # No criterion, no call: the grade names no judge, so the trial is not
+            # counted as judged (`agentgauge.facts`, ``judged``). Before, a task without
+            # a rubric re-graded with ``--graders rubric`` counted as judged at an
+            # unknown price.
+            judge_model=(replies[0].model if replies else self.model) if criteria else None,
             cost_usd=spend.cost_usd,
             input_tokens=spend.input_tokens,
             output_tokens=spend.output_tokens,
