@@ -75,6 +75,8 @@ __all__ = [
     "error_type",
     "event_facts",
     "grade_facts",
+    "graded_judge_cost",
+    "is_judged",
     "recorded_control",
     "taxonomy",
     "trial_facts",
@@ -329,6 +331,41 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+def is_judged(grade: Grade | Mapping[str, Any]) -> bool:
+    """Whether a model judge gave this grade: it names its ``judge_model``. The one rule
+    for "judged" (the ``judged`` fact, `graded_judge_cost`): a judge grader names the
+    model only when it asked one (a rubric grade of a task without a rubric names none)."""
+    return bool(_get(grade, "judge_model"))
+
+
+def graded_judge_cost(grades: Sequence[Grade | Mapping[str, Any]]) -> float | None:
+    """The judges' spend on a trial as its grades record it: the sum of the
+    ``judge_cost_usd`` in the evidence of every judged grade (`is_judged`); ``None``
+    when no grade is judged, or when one records no finite cost (its price unknown).
+
+    A grade ``NAME:PART`` beside a grade ``NAME`` (a rubric criterion beside its
+    ``rubric`` grade) is counted in it and not again. This is what a re-grade's judges
+    spent (the store reads a re-graded trial's ``judge_cost_usd`` from it); a trial as
+    recorded keeps the cost its run recorded (`agentgauge.graders.rubric.JudgeSpend`),
+    which these grades sum to.
+    """
+    judged = [g for g in grades if is_judged(g)]
+    if not judged:
+        return None
+    names = {_get(g, "grader") for g in judged}
+    total = 0.0
+    for g in judged:
+        head, colon, _ = str(_get(g, "grader")).partition(":")
+        if colon and head in names:
+            continue
+        evidence = _get(g, "evidence")
+        cost = _number(evidence.get("judge_cost_usd")) if isinstance(evidence, Mapping) else None
+        if cost is None or not 0 <= cost < float("inf"):
+            return None
+        total += cost
+    return total if total < float("inf") else None
+
+
 #: The grade facts of a trial without grades (each call starts from a copy).
 _NO_GRADE_FACTS: dict[str, Any] = {
     **{name: None for name, kind in GRADE_FACTS.items() if kind != "state"},
@@ -349,7 +386,7 @@ def grade_facts(grades: Sequence[Grade | Mapping[str, Any]]) -> dict[str, Any]:
         name = _get(g, "grader")
         if name in _GRADERS:
             by_name[name] = g
-        if _get(g, "judge_model"):  # rubric, groundedness, semantic_match: a model judged
+        if is_judged(g):  # rubric, groundedness, semantic_match: a model judged
             out["judged"] = True
     for name, g in by_name.items():
         prefix = _GRADERS[name]

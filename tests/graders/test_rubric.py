@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,8 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, judge_cost_usd
+from agentgauge.graders.judge_prompt import PARSE_STATUSES, parse_answer
 from agentgauge.graders.pairwise import compare_pairwise
 from agentgauge.graders.rubric import (
+    JUDGE_STATUSES,
     RubricGrader,
     RubricJudge,
     SelfJudgeError,
@@ -215,6 +218,61 @@ def test_truncated_answer_is_unknown(serve: Any) -> None:
     _, judge = serve(respond)
     grade, _ = judge.judge_criterion(C_POLITE, make_trial())
     assert (grade.passed, grade.status) == (None, "unknown:truncated")
+
+
+DEEP = '{"verdict": "yes", "evidence": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+def test_a_reply_nested_past_the_recursion_limit_is_unparseable_and_grading_goes_on(
+    serve: Any,
+) -> None:
+    # Before, json's RecursionError escaped `grade_rubric` (and ended `agentgauge
+    # grade` for every trial): one hostile reply is one criterion's unknown.
+    _, judge = serve(by_criterion({"cancel": DEEP, "polite": answer("yes")}))
+    result = judge.grade_rubric([C_CANCEL, C_POLITE], make_trial())
+    deep, polite = result.grades
+    assert (deep.passed, deep.status) == (None, "unknown:unparseable")
+    assert deep.evidence["raw"] == DEEP  # kept, as for any unreadable answer
+    assert (polite.passed, polite.status) == (True, "passed")
+    assert result.score.unknown == ["cancel"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        DEEP,
+        "{" * 200_000,  # a brace at every position: read once, not once per brace
+        '{"a": ' * 200_000,
+        "```json\n" + "[" * 50_000 + "\n```",
+    ],
+)
+def test_parse_answer_never_raises_on_deep_nesting(text: str) -> None:
+    started = time.monotonic()
+    assert parse_answer(text).status == "unknown:unparseable"
+    # 200,000 stray braces took 19 s: each failed start counted the lines before it.
+    assert time.monotonic() - started < 5
+
+
+def test_a_deep_reply_cut_off_is_truncated() -> None:
+    assert parse_answer("[" * 100_000, finish_reason="length").status == "unknown:truncated"
+
+
+def _documented_statuses() -> set[str]:
+    doc = (Path(__file__).parents[2] / "docs" / "judge.md").read_text(encoding="utf-8")
+    section = doc.split("### Unknown is a verdict", 1)[1].split("\n#", 1)[0]
+    return set(re.findall(r"^\| `(unknown:[a-z_]+)` \|", section, flags=re.MULTILINE))
+
+
+def test_the_docs_table_lists_every_status_a_criterion_can_have() -> None:
+    # `unknown:empty` was produced but not documented. The set comes from the code:
+    # the constant the grades are checked against, and every status literal the
+    # answer's reader contains (so the constant cannot fall behind the reader).
+    import agentgauge.graders.judge_prompt as judge_prompt
+
+    source = Path(judge_prompt.__file__).read_text(encoding="utf-8")
+    in_reader = set(re.findall(r'"(unknown:[a-z_]+)"', source))
+    assert in_reader <= set(PARSE_STATUSES)
+    assert _documented_statuses() == set(JUDGE_STATUSES)
 
 
 # --------------------------------------------------------------------------- transport
@@ -632,6 +690,93 @@ def test_metrics_tell_no_judge_from_a_judge_of_unknown_price(serve: Any, tmp_pat
     cli("report", str(path), "--html", str(tmp_path / "r.html"))
     page = (tmp_path / "r.html").read_text()
     assert "unknown (1 of 2 judged trials unpriced)" in page and "<td>no judge</td>" in page
+
+
+def _judge_cost(report: Any) -> tuple[Any, ...]:
+    """``(judge_total, n_judged, judge_missing, why)`` of a one-group metrics report."""
+    (group,) = report.to_dict()["groups"]
+    cost = group["cost"]
+    why = group["null_reasons"].get("cost.judge_total")
+    return cost["judge_total"], cost["n_judged"], cost["judge_missing"], why
+
+
+def test_a_run_judged_live_and_the_same_trials_regraded_report_the_same_judge_spend(
+    serve: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same four trials (two of a task with a two-criterion rubric, two of a task
+    # without one) in three runs: "live", judged as they were recorded; "later",
+    # recorded without a judge and re-graded with `--graders rubric`; and "live"
+    # re-graded too. Before, the re-graded versions reported `judge_total` null,
+    # "judge price unknown for 4 of 4 judged trials": the spend the judge's grades
+    # recorded never reached the trials, and the trials whose task has no rubric (no
+    # call made) counted as judged because their rubric grade named the judge.
+    from agentgauge import api
+    from agentgauge.graders import regrade
+    from agentgauge.schema import AnswerSpec, Run
+    from agentgauge.store import Store, utc_now
+
+    server, judge = serve(by_criterion({"cancel": answer("yes"), "polite": answer("yes")}))
+    with_rubric = Task(
+        id="t1",
+        instruction="Cancel order W100.",
+        expectations=Expectations(rubric=[C_CANCEL, C_POLITE]),
+    )
+    without = Task(
+        id="t2",
+        instruction="Say hi.",
+        expectations=Expectations(answer=AnswerSpec(contains=["hi"])),
+    )
+    recorded = [
+        make_trial(cost_usd=0.01).model_copy(update={"task_id": task.id, "trial": k})
+        for task in (with_rubric, without)
+        for k in range(2)
+    ]
+    live = [t.model_copy(deep=True) for t in recorded]
+    grader = RubricGrader(judge)
+    for trial, task in zip(live, (with_rubric, with_rubric, without, without), strict=True):
+        trial.grades = [grader.grade(task, trial)]
+    # Two calls a judged trial at (100 · $1 + 20 · $2)/1e6 = $0.00014 each.
+    assert [t.judge_cost_usd for t in live] == pytest.approx([2.8e-4, 2.8e-4, None, None])
+    no_rubric = live[2].grades[0]
+    assert (no_rubric.status, no_rubric.judge_model) == ("unknown:no_rubric", None)
+    assert len(server.requests) == 4  # no call for the task without a rubric
+
+    db = Store(tmp_path / "j.db")
+    for run_id, trials in (("live", live), ("later", recorded)):
+        with db.transaction():
+            db.create_run(Run(run_id=run_id, created_at=utc_now()))
+            db.add_tasks(run_id, [with_rubric, without])
+        db.add_trials(run_id, trials)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("judge-x: {input: 1.0, output: 2.0}\n")
+    monkeypatch.setenv("AGENTGAUGE_PRICES", str(prices))
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", server.base_url)
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+    assert regrade(db, "later", ["rubric"]).version == 2
+    assert regrade(db, "live", ["rubric"], activate=True).version == 2
+    db.close()
+
+    expected = (pytest.approx(5.6e-4), 2, 0, None)
+    path = tmp_path / "j.db"
+    assert _judge_cost(api.metrics(f"{path}:live", grade_version=1)) == expected
+    assert _judge_cost(api.metrics(f"{path}:live")) == expected  # version 2, active
+    assert _judge_cost(api.metrics(f"{path}:later", grade_version=2)) == expected
+    # Recorded without a judge, "later" as recorded had none.
+    assert _judge_cost(api.metrics(f"{path}:later", grade_version=1)) == (
+        None,
+        0,
+        0,
+        "not applicable: no model judge graded these trials",
+    )
+    # The trials read as models (export, the Python API) say what the records say.
+    with Store(path, readonly=True) as store:
+        regraded = store.trials("later", grade_version=2)
+        table = store._table_from_rows("later", 2)
+        one = store.trial("live", store.trial_keys("live")[0])
+    assert [t.judge_cost_usd for t in regraded] == pytest.approx([2.8e-4, 2.8e-4, None, None])
+    assert list(table.judge_cost_usd[:2]) == pytest.approx([2.8e-4, 2.8e-4])
+    assert one is not None and one.judge_cost_usd == pytest.approx(2.8e-4)
+    assert _judge_cost(api.metrics(regraded)) == expected
 
 
 def test_rubric_grader_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgauge import api
-from agentgauge.facts import Facts, trial_facts
+from agentgauge.facts import Facts, graded_judge_cost, trial_facts
 from agentgauge.graders.regrade import regrade
 from agentgauge.harness.runner import run
 from agentgauge.metrics.reliability import (
@@ -287,3 +287,26 @@ def test_judged_says_whether_a_model_judge_graded_the_trial() -> None:
     assert trial_facts(Trial(**base)).get("judged") is False
     assert trial_facts(Trial(**base, grades=[code]))["judged"] is False
     assert trial_facts(Trial(**base, grades=[code, judge]))["judged"] is True
+
+
+def test_graded_judge_cost_sums_the_judges_spend_once_and_unknown_poisons_it() -> None:
+    # What a re-graded trial's judge cost is read from (`Store.trials` under a version
+    # after the first): the judged grades' `judge_cost_usd`, a rubric criterion's cost
+    # not counted again beside its `rubric` grade.
+    def judged(grader: str, cost: Any, model: str | None = "j") -> Grade:
+        return Grade(
+            grader=grader, passed=True, judge_model=model, evidence={"judge_cost_usd": cost}
+        )
+
+    rubric = judged("rubric", 3e-4)
+    criterion = judged("rubric:polite", 1e-4)
+    ground = judged("groundedness", 2e-4)
+    code = Grade(grader="state", passed=True, evidence={"judge_cost_usd": 9.0})
+    assert graded_judge_cost([code, rubric, criterion, ground]) == pytest.approx(5e-4)
+    assert graded_judge_cost([criterion]) == pytest.approx(1e-4)
+    assert graded_judge_cost([code]) is None  # no judge graded it
+    # A rubric grade of a task without a rubric names no judge: not judged.
+    assert graded_judge_cost([judged("rubric", 0.0, model=None)]) is None
+    for unknown in (None, "0.1", -1.0, float("nan"), True):
+        assert graded_judge_cost([rubric, judged("semantic_match", unknown)]) is None
+    assert graded_judge_cost([judged("rubric", 1e308), judged("groundedness", 1e308)]) is None

@@ -25,7 +25,13 @@ Reading is strict (Google ADK's lesson: a parser that reads "not sure" as
 ``unknown:invalid_verdict`` a verdict outside the allowed set ("maybe", true, "pass")
 ``unknown:ambiguous``  several JSON objects with different verdicts
 ``unknown:bad_evidence`` ``evidence`` is not a string or a list of strings
+``unknown:empty``      the answer has no text at all (empty, only whitespace, ``null``)
 =====================  ==========================================================
+
+JSON nested deeper than Python's parser can follow, or prose strewn with more stray
+braces than an answer has, is unparseable like any other text the contract does not
+allow: a judge endpoint is not trusted to stop grading, or to stall it.
+`PARSE_STATUSES` lists these causes (docs/judge.md's table lists them all).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from agentgauge.schema import (
 
 __all__ = [
     "PAIRWISE_SYSTEM",
+    "PARSE_STATUSES",
     "RUBRIC_SYSTEM",
     "ParsedAnswer",
     "clip",
@@ -197,6 +204,33 @@ _REFUSAL = re.compile(
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
+#: Every status `parse_answer` gives an answer it cannot take as a verdict.
+PARSE_STATUSES = (
+    "unknown:judge",
+    "unknown:refusal",
+    "unknown:unparseable",
+    "unknown:truncated",
+    "unknown:missing_verdict",
+    "unknown:invalid_verdict",
+    "unknown:ambiguous",
+    "unknown:bad_evidence",
+    "unknown:empty",
+)
+
+
+class _Unreadable(Exception):
+    """An answer the reader gives up on: JSON nested past what the parser can follow
+    (a `RecursionError` inside it), or more failed starts of an object than any answer
+    in the contract has (`_MAX_FAILED_STARTS`)."""
+
+
+#: Failed attempts at an embedded object (a ``{`` that starts no JSON) before the answer
+#: is unreadable. Each costs time in proportion to its place in the text (the error
+#: counts the lines before it), so a reply of 200,000 ``{`` took 19 s to read; an
+#: answer in the contract holds one object and at most a few stray braces of prose.
+_MAX_FAILED_STARTS = 64
+
+
 @dataclass
 class ParsedAnswer:
     """A judge answer read strictly."""
@@ -212,7 +246,20 @@ class ParsedAnswer:
 
 
 def _objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object in ``text``: the whole text, a fenced block, or embedded ones."""
+    """Every JSON object in ``text``: the whole text, a fenced block, or embedded ones.
+
+    Raises `_Unreadable` at the first JSON nested past the recursion limit, and after
+    `_MAX_FAILED_STARTS` braces that start no object: the answer is then unreadable as
+    a whole. (Skipping on to the next ``{`` instead would make a reply of a million
+    ``{`` cost a million failed descents of a thousand levels.)
+    """
+    try:
+        return _all_objects(text)
+    except RecursionError:
+        raise _Unreadable from None
+
+
+def _all_objects(text: str) -> list[dict[str, Any]]:
     stripped = text.strip()
     fenced = _FENCE.match(stripped)
     for candidate in (stripped, fenced.group(1).strip() if fenced else None):
@@ -226,10 +273,14 @@ def _objects(text: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     decoder = json.JSONDecoder()
     pos = stripped.find("{")
+    failed = 0
     while pos != -1:
         try:
             obj, end = decoder.raw_decode(stripped, pos)
         except ValueError:
+            failed += 1
+            if failed > _MAX_FAILED_STARTS:
+                raise _Unreadable from None
             pos = stripped.find("{", pos + 1)
             continue
         if isinstance(obj, dict):
@@ -264,9 +315,16 @@ def parse_answer(
         return ParsedAnswer(None, "unknown:refusal")
     if text is None or not text.strip():
         return ParsedAnswer(None, "unknown:empty")
-    with_verdict = [o for o in _objects(text) if "verdict" in o]
+    try:
+        objects = _objects(text)
+    except _Unreadable:
+        # A RecursionError here once ended a whole `agentgauge grade` (and reached the
+        # caller of `grade_rubric`): one hostile reply is one criterion's unknown, read
+        # as an answer with no object in it (unparseable, or truncated if cut off).
+        objects = []
+    with_verdict = [o for o in objects if "verdict" in o]
     if not with_verdict:
-        if _objects(text):
+        if objects:
             return ParsedAnswer(None, "unknown:missing_verdict")
         if _REFUSAL.search(text):
             return ParsedAnswer(None, "unknown:refusal")

@@ -5,7 +5,11 @@ run saw them). Every trial is graded again from its stored events, answer and
 final state; the grades and each trial's outcome under them are written as a
 new grade version beside the old ones (trials with status ``error`` or
 ``timeout`` keep their outcome) — all in one transaction, so a failure leaves
-the store as it was.
+the store as it was. A model judge's spend goes with its grades: under the new
+version a re-graded trial's ``judge_cost_usd`` is what its grades' judges recorded
+(`agentgauge.facts.graded_judge_cost`), as a run judged live records it on the
+trial (`agentgauge.graders.rubric.JudgeSpend`), so both report the same
+``cost.judge_total``.
 
 A new version changes nothing the run reports until it is activated
 (``activate=True``, ``agentgauge grade --activate``): a comparison made before

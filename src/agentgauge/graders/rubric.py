@@ -46,6 +46,7 @@ from agentgauge.errors import AgentgaugeError
 from agentgauge.graders.base import register
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import (
+    PARSE_STATUSES,
     ParsedAnswer,
     missing_quotes,
     parse_answer,
@@ -55,6 +56,7 @@ from agentgauge.graders.judge_prompt import (
 from agentgauge.schema import Criterion, Grade, ModelCallEvent, Task, Trial
 
 __all__ = [
+    "JUDGE_STATUSES",
     "JudgeSpend",
     "RubricGrader",
     "RubricJudge",
@@ -71,6 +73,11 @@ __all__ = [
 SelfJudgePolicy = Literal["warn", "allow", "error"]
 EvidencePolicy = Literal["unknown", "flag"]
 _TOL = 1e-9
+
+#: Every status a criterion's grade can have when the judge's answer gives no verdict:
+#: what the answer's reading gives, a verdict on quotes not in the transcript, and an
+#: endpoint that never answered (docs/judge.md, "Unknown is a verdict, never a no").
+JUDGE_STATUSES = (*PARSE_STATUSES, "unknown:evidence_not_found", "unknown:judge_unavailable")
 
 
 class SelfJudgeWarning(UserWarning):
@@ -218,7 +225,9 @@ class RubricResult:
     grades: list[Grade]
     """One grade per criterion (``rubric:<id>``), in rubric order."""
     score: RubricScore
-    judge_model: str
+    judge_model: str | None
+    """The model that answered; ``None`` when no criterion was asked (an empty rubric),
+    so that the case's grade does not claim a judge graded it."""
     cost_usd: float | None
     """Judge spend on this trial; ``None`` when any call's price is unknown."""
     input_tokens: int | None
@@ -228,7 +237,9 @@ class RubricResult:
     def to_grade(self) -> Grade:
         """The case's aggregate grade (``rubric``), the criteria's grades in its evidence."""
         s = self.score
-        if s.blocking_failed:
+        if not self.grades:  # nothing asked: told apart from a judge that decided nothing
+            status = "unknown:no_rubric"
+        elif s.blocking_failed:
             status = "rubric:blocking_failed"
         elif s.passed is None:
             status = "unknown:undecided" if s.score is not None else "unknown:no_decided_criteria"
@@ -249,6 +260,7 @@ class RubricResult:
                 "judge_input_tokens": self.input_tokens,
                 "judge_output_tokens": self.output_tokens,
                 "warnings": self.warnings,
+                **({} if self.grades else {"reason": "the task has no rubric: no judge was asked"}),
             },
         )
 
@@ -424,7 +436,11 @@ class RubricJudge:
             score=rubric_score(
                 criteria, [g.passed for g in grades], pass_threshold=self.pass_threshold
             ),
-            judge_model=replies[0].model if replies else self.model,
+            # No criterion, no call: the grade names no judge, so the trial is not
+            # counted as judged (`agentgauge.facts`, ``judged``). Before, a task without
+            # a rubric re-graded with ``--graders rubric`` counted as judged at an
+            # unknown price.
+            judge_model=(replies[0].model if replies else self.model) if criteria else None,
             cost_usd=spend.cost_usd,
             input_tokens=spend.input_tokens,
             output_tokens=spend.output_tokens,

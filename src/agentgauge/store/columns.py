@@ -37,6 +37,7 @@ class TrialBatch:
 def trial_batches(store: Store, run_id: str, version: int, size: int) -> Iterator[TrialBatch]:
     """The run's trials, ``size`` at a time, with the outcomes of grade ``version``."""
     overlay = store._outcomes(run_id, version)
+    regraded = store._regraded_judge_costs(run_id, version)
     texts: dict[Hashable, str] = {}  # a document many trials share is decompressed once
 
     def document(key: Hashable) -> str:
@@ -61,6 +62,11 @@ def trial_batches(store: Store, run_id: str, version: int, size: int) -> Iterato
             for row, pk in enumerate(keys):
                 if pk in overlay:
                     success[row], score[row] = overlay[pk]
+        if regraded:
+            judge = fields["judge_cost_usd"]
+            for row, pk in enumerate(keys):
+                if pk in regraded:
+                    judge[row] = regraded[pk]
         yield TrialBatch(keys=keys, fields=fields, document=document)
 
 

@@ -27,6 +27,7 @@ from agentgauge.facts import (
     Facts,
     event_facts,
     grade_facts,
+    graded_judge_cost,
 )
 from agentgauge.model_calls import FIGURES, figures_after
 from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
@@ -74,6 +75,18 @@ GRADES_AS_OF = (
     "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
     " FROM grades g JOIN trials t ON t.id = g.trial_pk"
     " WHERE t.run_id = ? AND g.version = ("
+    "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
+    "   AND g2.version <= ?)"
+    " ORDER BY g.trial_pk, g.grader"
+)
+
+
+#: The grades as of a version (`GRADES_AS_OF`) of the trials a re-grade graded: those
+#: whose latest grades up to it are not the ones they were recorded with (version 1).
+REGRADED_AS_OF = (
+    "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
+    " FROM grades g JOIN trials t ON t.id = g.trial_pk"
+    " WHERE t.run_id = ? AND g.version > 1 AND g.version = ("
     "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
     "   AND g2.version <= ?)"
     " ORDER BY g.trial_pk, g.grader"
@@ -496,16 +509,23 @@ class Store:
         if found is None:  # a trial of a store not yet given its records
             return
         run_id, record = found
-        grades = [
-            _grade(*row)
-            for row in self.conn.execute(
-                "SELECT g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
-                " FROM grades g WHERE g.trial_pk = ? AND g.version = (SELECT MAX(version)"
-                " FROM grades g2 WHERE g2.trial_pk = g.trial_pk AND g2.version <= ?)",
-                (trial_pk, version),
-            )
-        ]
-        update(record, grade_facts(grades), self._label_id)
+        rows = self.conn.execute(
+            "SELECT g.version, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
+            " FROM grades g WHERE g.trial_pk = ? AND g.version = (SELECT MAX(version)"
+            " FROM grades g2 WHERE g2.trial_pk = g.trial_pk AND g2.version <= ?)",
+            (trial_pk, version),
+        ).fetchall()
+        grades = [_grade(*row[1:]) for row in rows]
+        values = grade_facts(grades)
+        # The judge spend goes with the grades, as `trials` reads it: a re-graded
+        # trial's from its grades (`_regraded_judge_costs`), else as recorded.
+        if rows and rows[0][0] > 1:
+            values["judge_cost_usd"] = graded_judge_cost(grades)
+        else:
+            (values["judge_cost_usd"],) = self.conn.execute(
+                "SELECT judge_cost_usd FROM trials WHERE id = ?", (trial_pk,)
+            ).fetchone()
+        update(record, values, self._label_id)
         self._put_record(run_id, trial_pk, version, record)
 
     def _write_outcome(
@@ -634,6 +654,8 @@ class Store:
         if grades and out:
             for pk, grade in self._grades_as_of(run_id, version):
                 by_pk[pk].grades.append(grade)
+        for pk, cost in self._regraded_judge_costs(run_id, version).items():
+            by_pk[pk].judge_cost_usd = cost
         return out
 
     def model_call_rows(
@@ -745,6 +767,13 @@ class Store:
                 if pk in at:
                     success[at[pk]], score[at[pk]] = ok, value
             fields["success"], fields["score"] = tuple(success), tuple(score)
+        regraded = self._regraded_judge_costs(run_id, version)
+        if regraded:
+            at = {pk: i for i, pk in enumerate(columns[0])}
+            judge = list(fields["judge_cost_usd"])
+            for pk, cost in regraded.items():
+                judge[at[pk]] = cost
+            fields["judge_cost_usd"] = tuple(judge)
         return TrialTable.from_fields(fields)
 
     def columns(self, run_id: str, *, grade_version: int | None = None) -> tuple[TrialTable, Facts]:
@@ -828,6 +857,23 @@ class Store:
         for pk, *grade in rows:
             yield pk, _grade(*grade)
 
+    def _regraded_judge_costs(self, run_id: str, version: int) -> dict[int, float | None]:
+        """Trial key -> its ``judge_cost_usd`` under ``version``, for the trials whose
+        grades as of it come from a re-grade (a version after the first).
+
+        A version keeps its own outcomes but no trial columns: ``trials.judge_cost_usd``
+        is what the run recorded (version 1). A re-graded trial's judge spend is what the
+        judges of its grades recorded (`agentgauge.facts.graded_judge_cost`); ``None``
+        when no judge graded it then. Before, a re-grade with a judge left every trial's
+        judge cost as recorded: unknown for trials just judged at a known price.
+        """
+        if version <= 1:
+            return {}
+        by_pk: dict[int, list[Grade]] = {}
+        for pk, *grade in self.conn.execute(REGRADED_AS_OF, (run_id, version)):
+            by_pk.setdefault(pk, []).append(_grade(*grade))
+        return {pk: graded_judge_cost(grades) for pk, grades in by_pk.items()}
+
     def trial(self, run_id: str, pk: int) -> Trial | None:
         """One trial of the run by primary key, with its transcript and the grades of
         the run's active version (what ``show`` and the viewer read a trial by);
@@ -850,12 +896,14 @@ class Store:
         trial = trial_of(row, document)
         trial.events, _ = self.trial_events(pk)
         rows = self.conn.execute(
-            "SELECT grader, score, passed, status, evidence, judge_model FROM grades"
+            "SELECT version, grader, score, passed, status, evidence, judge_model FROM grades"
             " WHERE trial_pk = ? AND version = (SELECT MAX(version) FROM grades"
             " WHERE trial_pk = ? AND version <= ?) ORDER BY grader",
             (pk, pk, self.active_grade_version(run_id)),
-        )
-        trial.grades = [_grade(*r) for r in rows]
+        ).fetchall()
+        trial.grades = [_grade(*r[1:]) for r in rows]
+        if rows and rows[0][0] > 1:  # re-graded: the spend of the judges of its grades
+            trial.judge_cost_usd = graded_judge_cost(trial.grades)
         return trial
 
     def grade_versions(self, run_id: str) -> list[GradeVersion]:
