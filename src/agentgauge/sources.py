@@ -45,6 +45,7 @@ __all__ = [
     "RUN_ID_RESERVED",
     "Selector",
     "TrialSource",
+    "asked_grade_version",
     "assign_trial_indices",
     "check_run_id",
     "configurations",
@@ -57,6 +58,7 @@ __all__ = [
     "read_trials_jsonl",
     "require_one_configuration",
     "resolve_run",
+    "selected_rows",
     "split_selector",
 ]
 
@@ -474,7 +476,7 @@ def open_source(
             raise InputError("no trials in this file", file=path, field="SOURCE")
         return _selected(TrialSource(label=spec, trials=trials), selector, base)
     path, run_id = resolve_run(base)
-    version = _asked_version(selector, grade_version, path)
+    version = asked_grade_version(selector, grade_version, path)
     with Store(path, readonly=True) as store:
         run = store.require_run(run_id)
         version = store.resolve_grade_version(run_id, version)
@@ -510,7 +512,7 @@ def open_source(
     return _selected(source, selector, base)
 
 
-def _asked_version(selector: Selector, grade_version: int | None, path: Path) -> int | None:
+def asked_grade_version(selector: Selector, grade_version: int | None, path: Path) -> int | None:
     """The grade version asked for, by SOURCE's ``#grade=`` or by ``--grade-version``;
     two that differ are refused rather than one silently winning."""
     if (
@@ -546,7 +548,7 @@ def _parquet_source(
     if parts is None:
         return None
     headers = [read_header(p) for p in parts]
-    asked = _asked_version(selector, grade_version, Path(base))
+    asked = asked_grade_version(selector, grade_version, Path(base))
     for path, header in zip(parts, headers, strict=True):
         held = header.grading.version if header.grading is not None else None
         if asked is not None and asked != held:
@@ -618,22 +620,31 @@ def require_one_configuration(table: TrialTable, label: str, *, side: str = "SOU
     )
 
 
+def selected_rows(table: TrialTable, selector: Selector, base: str, label: str) -> np.ndarray:
+    """The rows of ``table`` that ``selector``'s ``#agent=``/``#model=`` keep (all of them
+    without either). A selector that keeps none is refused, listing the selector of each
+    configuration ``base`` holds: every command that reads a SOURCE, ``export`` too,
+    says the same rather than go on over zero trials."""
+    rows = np.ones(len(table), dtype=bool)
+    if selector.agent is not None:
+        rows &= table.agent.astype(object) == selector.agent
+    if selector.model is not None:
+        rows &= table.model.astype(object) == selector.model
+    if (selector.agent is not None or selector.model is not None) and not rows.any():
+        found = ", ".join(f"{base}{sel}" for sel in _selectors(configurations(table)))
+        raise InputError(
+            f"the selector matches no trials; this source holds: {found or 'no trials'}",
+            file=label,
+            field="SOURCE",
+        )
+    return rows
+
+
 def _selected(source: TrialSource, selector: Selector, base: str) -> TrialSource:
     if selector.agent is None and selector.model is None:
         return source
     before = source.table
-    rows = np.ones(len(before), dtype=bool)
-    if selector.agent is not None:
-        rows &= before.agent.astype(object) == selector.agent
-    if selector.model is not None:
-        rows &= before.model.astype(object) == selector.model
-    if not rows.any():
-        found = ", ".join(f"{base}{sel}" for sel in _selectors(configurations(before)))
-        raise InputError(
-            f"the selector matches no trials; this source holds: {found or 'no trials'}",
-            file=source.label,
-            field="SOURCE",
-        )
+    rows = selected_rows(before, selector, base, source.label)
     if source._trials is not None:
         source._trials = [t for t in source._trials if selector.keeps(t)]
     else:

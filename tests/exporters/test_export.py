@@ -367,7 +367,9 @@ def test_an_http_trial_keeps_the_trace_its_request_carried(cli: Cli, tmp_path: P
         ([], "give exactly one of --jsonl FILE or --otel FILE"),
         (["--jsonl", "a", "--otel", "b"], "give exactly one of --jsonl FILE or --otel FILE"),
         (["--parquet", "d", "--otel", "b"], "give exactly one of --jsonl FILE or --otel FILE"),
-        (["--jsonl", "a", "--grade-version", "2"], "--grade-version goes with --parquet DIR"),
+        # --grade-version goes with every format now (as #grade=N): a version the run
+        # lacks is the same one line as metrics' `DB:RUN#grade=2`.
+        (["--jsonl", "a", "--grade-version", "2"], "run 'r' has no grade version 2 (it has 1)"),
     ],
 )
 def test_bad_export_options_are_one_line_exit_2(

@@ -1,5 +1,6 @@
-"""``agentgauge export DB:RUN (--jsonl FILE | --otel FILE | --parquet DIR)``: a stored run
-as a file or, for Parquet, a directory."""
+"""``agentgauge export DB:RUN[#selector] (--jsonl FILE | --otel FILE | --parquet DIR)``: a
+stored run (one configuration's trials, one grade version's outcomes) as a file or, for
+Parquet, a directory."""
 
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ from agentgauge.errors import InputError
 @app.command("export")
 def export_cmd(
     source: Annotated[
-        str, typer.Argument(metavar="DB:RUN", help="DB:RUN_ID, or a store holding one run.")
+        str,
+        typer.Argument(
+            metavar="DB:RUN",
+            help="DB:RUN_ID, or a store holding one run; #agent=, #model=, #grade=N "
+            "narrow it as for every SOURCE.",
+        ),
     ],
     jsonl: Annotated[
         str | None,
@@ -43,7 +49,8 @@ def export_cmd(
             "--grade-version",
             metavar="N",
             min=1,
-            help="With --parquet: the grade version exported (default: the active one).",
+            help="The grade version whose outcomes and grades are exported (default: the "
+            "active one); as #grade=N in DB:RUN.",
         ),
     ] = None,
     force: Annotated[
@@ -55,7 +62,14 @@ def export_cmd(
     ] = False,
 ) -> None:
     """Export a run: the interchange format (JSONL), OpenTelemetry (OTLP JSON) or Parquet."""
-    from agentgauge.exporters import export_parquet, export_run, is_stream, run_source
+    from agentgauge.exporters import (
+        export_parquet,
+        export_run,
+        is_stream,
+        run_source,
+        source_label,
+    )
+    from agentgauge.sources import asked_grade_version, split_selector
 
     chosen = [
         (fmt, out)
@@ -67,18 +81,21 @@ def export_cmd(
             "give exactly one of --jsonl FILE or --otel FILE or --parquet DIR", field="export"
         )
     fmt, out = chosen[0]
-    path, run_id = run_source(source)  # DB alone: the store's one run
-    source = f"{path}:{run_id}"
-    if fmt != "parquet" and grade_version is not None:
-        raise InputError("--grade-version goes with --parquet DIR", field="--grade-version")
+    # The selector is honoured as every command reads a SOURCE (docs/cli.md); the line
+    # below names what was exported as a SOURCE, so `metrics` of it counts the same.
+    base, selector = split_selector(source)
+    path, run_id = run_source(base)  # DB alone: the store's one run
+    asked = asked_grade_version(selector, grade_version, path)
     if fmt == "parquet":
         counts = export_parquet(source, out, grade_version=grade_version, force=force)
+        label = source_label(path, run_id, selector, asked)
         console().print(
             f"exported {counts.trials} trials, {counts.events} events and {counts.grades} "
-            f"grades (grade version {counts.grade_version}) of {source} to {out} (parquet)"
+            f"grades (grade version {counts.grade_version}) of {label} to {out} (parquet)"
         )
         return
-    n = export_run(source, fmt, out, force=force)
+    done = export_run(source, fmt, out, grade_version=grade_version, force=force)
+    label = source_label(path, run_id, selector, asked)
     # Written to /dev/stdout or a pipe, the export is the output: say so on stderr.
     said = err_console() if is_stream(out) else console()
-    said.print(f"exported {n} trials of {source} to {out} ({fmt})")
+    said.print(f"exported {done.trials} trials of {label} to {out} ({fmt})")

@@ -1,6 +1,8 @@
 """Exporters: a stored run -> a file other tools read.
 
-`export_run` reads one run (``DB:RUN``, its active grade version) and writes it
+`export_run` reads one run (``DB:RUN``, its active grade version unless
+``#grade=N`` or ``grade_version`` names another, only one configuration's trials
+with ``#agent=``/``#model=``, as every command reads a SOURCE) and writes it
 as the JSONL interchange format (`agentgauge.exporters.jsonl`, which
 ``agentgauge import jsonl`` reads back) or as OTLP JSON
 (`agentgauge.exporters.otel`). The file is written beside its destination and
@@ -17,25 +19,36 @@ import os
 import secrets
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentgauge.errors import InputError
 from agentgauge.schema import Run, Trial
-from agentgauge.sources import is_store, parse_source, split_selector
+from agentgauge.sources import (
+    Selector,
+    asked_grade_version,
+    is_store,
+    parse_source,
+    selected_rows,
+    split_selector,
+)
 from agentgauge.store import Store
+from agentgauge.table import TrialTable
 
 if TYPE_CHECKING:
     from agentgauge.parquet.write import ExportCounts
 
 __all__ = [
     "EXPORT_FORMATS",
+    "Exported",
     "check_output",
     "export_parquet",
     "export_run",
     "input_files",
     "is_stream",
     "run_source",
+    "source_label",
     "write_output",
 ]
 
@@ -60,17 +73,42 @@ EXPORT_FORMATS: dict[str, Writer] = {"jsonl": _jsonl, "otel": _otel}
 _SUFFIX = {"jsonl": "jsonl", "otel": "json"}
 
 
-def export_run(source: str, fmt: str, out: str | Path, *, force: bool = False) -> int:
-    """Write run ``source`` (``DB:RUN``) to ``out`` in format ``fmt``; returns the trial count.
+@dataclass(frozen=True)
+class Exported:
+    """What `export_run` wrote."""
 
-    ``out`` is written as `write_output` writes: an existing non-empty file is refused
-    unless ``force``, and the store itself (or its ``-wal``/``-shm`` files) always is."""
+    trials: int
+    grade_version: int
+    """The grade version whose outcomes and grades were written."""
+
+
+def export_run(
+    source: str,
+    fmt: str,
+    out: str | Path,
+    *,
+    grade_version: int | None = None,
+    force: bool = False,
+) -> Exported:
+    """Write run ``source`` (``DB:RUN``, or a store of one run, with an optional
+    ``#agent=``, ``#model=`` or ``#grade=N`` selector) to ``out`` in format ``fmt``.
+
+    The selector is read as every command reads a SOURCE (docs/cli.md, "SOURCE"): a
+    configuration's trials only, refused in one line when it matches none; grade
+    version ``N``'s outcomes and grades, or ``grade_version``'s (``--grade-version``;
+    the two differing is refused). Before, the ``#...`` part was dropped and the whole
+    run written under its active version, so an export could hold other than what was
+    asked with nothing said. ``out`` is written as `write_output` writes: an existing
+    non-empty file is refused unless ``force``, and the store itself (or its
+    ``-wal``/``-shm`` files) always is."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(
             f"unknown export format {fmt!r}; choose from {', '.join(EXPORT_FORMATS)}",
             field="format",
         )
-    path, run_id = run_source(source)
+    base, selector = split_selector(source)
+    path, run_id = run_source(base)
+    asked = asked_grade_version(selector, grade_version, path)
     option = f"--{fmt}"
     example = f"{run_id}.{_SUFFIX[fmt]}"
     inputs = input_files([str(path)])
@@ -78,29 +116,52 @@ def export_run(source: str, fmt: str, out: str | Path, *, force: bool = False) -
     check_output(out, option=option, inputs=inputs, force=force, example=example)
     with Store(path, readonly=True) as db:
         run = db.require_run(run_id)
-        trials = db.trials(run_id)
+        version = db.resolve_grade_version(run_id, asked)
+        trials = db.trials(run_id, grade_version=version)
+    if selector.agent is not None or selector.model is not None:
+        rows = selected_rows(TrialTable.from_trials(trials), selector, base, source)
+        trials = [t for t, keep in zip(trials, rows.tolist(), strict=True) if keep]
     text = EXPORT_FORMATS[fmt](run, trials)
     write_output(out, text, option=option, inputs=inputs, force=force, example=example)
-    return len(trials)
+    return Exported(len(trials), version)
 
 
 def export_parquet(
     source: str, out: str | Path, *, grade_version: int | None = None, force: bool = False
 ) -> ExportCounts:
-    """Write run ``source`` (``DB:RUN``) as a Parquet export directory ``out``
-    (docs/parquet.md), with the outcomes and grades of ``grade_version`` (default:
-    the active one). An existing non-empty ``out`` is refused unless ``force``,
-    which replaces an earlier export only."""
+    """Write run ``source`` (``DB:RUN``, with an optional ``#...`` selector, read as
+    `export_run` reads it) as a Parquet export directory ``out`` (docs/parquet.md),
+    with the outcomes and grades of ``#grade=N`` or ``grade_version`` (default: the
+    active one). An existing non-empty ``out`` is refused unless ``force``, which
+    replaces an earlier export only."""
     from agentgauge.parquet.write import write_parquet
 
-    path, run_id = run_source(source)
-    return write_parquet(path, run_id, out, grade_version=grade_version, force=force)
+    base, selector = split_selector(source)
+    path, run_id = run_source(base)
+    return write_parquet(
+        path,
+        run_id,
+        out,
+        grade_version=asked_grade_version(selector, grade_version, path),
+        selector=selector,
+        source=source,
+        force=force,
+    )
+
+
+def source_label(path: Path, run_id: str, selector: Selector, grade_version: int | None) -> str:
+    """``DB:RUN`` with the selector that was honoured, spelled as a SOURCE
+    (``s.db:m#agent=careful,grade=2``): what an export holds, named so that ``metrics``
+    of it counts the same trials."""
+    asked = (("agent", selector.agent), ("model", selector.model), ("grade", grade_version))
+    parts = [f"{key}={value}" for key, value in asked if value is not None]
+    return f"{path}:{run_id}" + ("#" + ",".join(parts) if parts else "")
 
 
 def run_source(source: str) -> tuple[Path, str]:
     """The store and run of ``source``: ``DB:RUN``, or ``DB`` when the store holds one
     run; refused when it holds several (which one to export is the user's choice) or
-    none."""
+    none. A ``#...`` selector is not read here (`split_selector` reads it)."""
     path, run_id = parse_source(source)
     if run_id is not None:
         return path, run_id

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -40,10 +40,13 @@ from agentgauge.parquet import (
     trials_schema,
 )
 from agentgauge.schema import TRIAL_FIELDS
+from agentgauge.sources import Selector, selected_rows, split_selector
 from agentgauge.store import Store, utc_now
 from agentgauge.store.columns import event_batches, grade_batches, trial_batches
 
 __all__ = ["BATCH", "ExportCounts", "write_parquet"]
+
+_Row = TypeVar("_Row", bound=tuple[Any, ...])
 
 BATCH = 65_536
 """Rows per batch read from the store and per row group written."""
@@ -65,15 +68,20 @@ def write_parquet(
     out: str | Path,
     *,
     grade_version: int | None = None,
+    selector: Selector | None = None,
+    source: str | None = None,
     force: bool = False,
     batch: int = BATCH,
 ) -> ExportCounts:
     """Export run ``run_id`` of the store at ``store_path`` to the directory ``out``.
 
     ``grade_version`` picks the outcomes and grades exported (default: the run's
-    active version). ``out`` must not exist or be empty (folders above it that do not
-    exist are made); with ``force`` an earlier export there is replaced (a directory
-    that is not an export never is). The export is 0777 less the umask.
+    active version). A ``selector``'s ``#agent=``/``#model=`` keep that configuration's
+    trials (with their events and grades) and must match some, as everywhere a SOURCE
+    is read; ``source`` (how the user named the run, ``DB:RUN#agent=NAME``) words the
+    refusal. ``out`` must not exist or be empty (folders above it that do not exist
+    are made); with ``force`` an earlier export there is replaced (a directory that is
+    not an export never is). The export is 0777 less the umask.
     """
     out = Path(out)
     _check_destination(out, force=force)
@@ -82,6 +90,14 @@ def write_parquet(
         version = store.resolve_grade_version(run_id, grade_version)
         grading = next(v for v in store.grade_versions(run_id) if v.version == version)
         tasks = store.get_tasks(run_id)
+        table, facts = store.columns(run_id, grade_version=version)
+        rows: np.ndarray[Any, Any] | None = None
+        if selector is not None and (selector.agent is not None or selector.model is not None):
+            named = source if source is not None else f"{store_path}:{run_id}"
+            # Refused before a folder is made: a selector matching nothing writes nothing.
+            rows = selected_rows(table, selector, split_selector(named)[0], named)
+            facts = facts.take(rows)
+        del table
         try:
             # Missing folders above it are made, as `mkdir -p` would (the run is known
             # to exist by now, so a bad DB:RUN leaves none behind).
@@ -91,21 +107,20 @@ def write_parquet(
             raise InputError(f"cannot write here: {exc.strerror}", file=out) from None
         try:
             keys: dict[int, int] = {}
-            _, facts = store.columns(run_id, grade_version=version)
             n_trials = _write(
                 tmp / TRIALS_FILE,
                 trials_schema(),
-                _trial_tables(store, run_id, version, batch, keys, facts),
+                _trial_tables(store, run_id, version, batch, keys, facts, rows),
             )
+            events = event_batches(store, run_id, batch)
+            grades = grade_batches(store, run_id, version, batch)
+            if rows is not None:  # only the kept trials' events and grades
+                events, grades = _of_kept(events, keys), _of_kept(grades, keys)
             n_events = _write(
-                tmp / EVENTS_FILE,
-                events_schema(),
-                _event_tables(event_batches(store, run_id, batch), run_id, keys),
+                tmp / EVENTS_FILE, events_schema(), _event_tables(events, run_id, keys)
             )
             n_grades = _write(
-                tmp / GRADES_FILE,
-                grades_schema(),
-                _grade_tables(grade_batches(store, run_id, version, batch), run_id, keys),
+                tmp / GRADES_FILE, grades_schema(), _grade_tables(grades, run_id, keys)
             )
             header = {
                 "schema": LAYOUT,
@@ -209,25 +224,52 @@ def _fact_column(values: np.ndarray[Any, Any], kind: FactKind) -> pa.Array:
 
 
 def _trial_tables(
-    store: Store, run_id: str, version: int, batch: int, keys: dict[int, int], facts: Facts
+    store: Store,
+    run_id: str,
+    version: int,
+    batch: int,
+    keys: dict[int, int],
+    facts: Facts,
+    rows: np.ndarray[Any, Any] | None,
 ) -> Iterator[pa.Table]:
+    """The trials as tables, one a batch; ``rows`` (one flag a trial of the run, in key
+    order): only those kept, ``facts`` being theirs alone."""
     schema = trials_schema()
+    seen = 0
     for part in trial_batches(store, run_id, version, batch):
+        pks, fields = part.keys, part.fields
+        if rows is not None:
+            keep = rows[seen : seen + len(pks)].tolist()
+            seen += len(pks)
+            pks = [pk for pk, k in zip(pks, keep, strict=True) if k]
+            fields = {
+                name: [v for v, k in zip(values, keep, strict=True) if k]
+                for name, values in fields.items()
+            }
+            if not pks:
+                continue
         first = len(keys)
-        keys.update((pk, first + i) for i, pk in enumerate(part.keys))
-        n = len(part.keys)
+        keys.update((pk, first + i) for i, pk in enumerate(pks))
+        n = len(pks)
         columns = [
             _run_ids(run_id, n),
             pa.array(range(first, first + n), pa.int64()),
             *(
-                _documents(part.fields[f.name], part.document)
+                _documents(fields[f.name], part.document)
                 if f.type == "document"
-                else _column(part.fields[f.name], f.type, f.name in LABELS)
+                else _column(fields[f.name], f.type, f.name in LABELS)
                 for f in TRIAL_FIELDS
             ),
             *(_fact_column(facts[name][first : first + n], kind) for name, kind in FACTS.items()),
         ]
         yield pa.Table.from_arrays(columns, schema=schema)
+
+
+def _of_kept(batches: Iterator[list[_Row]], keys: dict[int, int]) -> Iterator[list[_Row]]:
+    """The rows (events or grades, each led by its trial's key) of the trials exported."""
+    for rows in batches:
+        if kept := [r for r in rows if r[0] in keys]:
+            yield kept
 
 
 def _event_tables(
