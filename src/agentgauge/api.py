@@ -539,14 +539,21 @@ def run_gates(
     src = open_source(source, events=behaviour, grade_version=grade_version)
     table = src.table
     facts = src.facts if behaviour else None
+    from agentgauge.report.show import matches_variant
+
     if "all" not in cfg.variants:
-        keep = np.isin(table.variant, list(cfg.variants))
-        if not keep.any():
-            found = sorted({str(v) for v in table.variant})
-            raise InputError(
-                f"no trials of variants {cfg.variants} in {source} (it has {found})",
-                field="variants",
-            )
+        # Names or kinds (`paraphrase`, `fault`), as `run --variants` reads them; each
+        # must name trials the source has: `[base, paraphrase]` gated the base variant
+        # alone, silently, while `[basee]` alone was refused.
+        values = [str(v) for v in table.variant]
+        present = sorted(set(values))
+        for name in cfg.variants:
+            if not any(matches_variant(v, name) for v in present):
+                raise InputError(
+                    f"no trials of variant {name!r} in {source} (it has {', '.join(present)})",
+                    field="variants",
+                )
+        keep = np.array([any(matches_variant(v, n) for n in cfg.variants) for v in values])
         table = table.take(keep)
         facts = None if facts is None else facts.take(keep)
     judged = None if facts is None else facts["judged"]
@@ -555,13 +562,20 @@ def run_gates(
     margins = [g.margin for g in cfg.gates if g.type == "non_inferiority"]
     if baseline is not None and margins:
         # compare() reads each run's base variant, as the gates do by default.
-        comparison = compare(
-            baseline,
-            source,
-            margin=max(m or 0.0 for m in margins),
-            seed=seed,
-            grade_version=grade_version,
-        )
+        try:
+            comparison = compare(
+                baseline,
+                source,
+                margin=max(m or 0.0 for m in margins),
+                seed=seed,
+                grade_version=grade_version,
+            )
+        except InputError as exc:
+            # compare() names its sources A and B; here they are --baseline and SOURCE.
+            if exc.field not in ("A", "B"):
+                raise
+            field = "--baseline" if exc.field == "A" else "SOURCE"
+            raise InputError(exc.reason, file=exc.file, line=exc.line, field=field) from None
         comparison_dict = comparison.to_dict()
     else:
         comparison_dict = None
@@ -571,7 +585,11 @@ def run_gates(
         report.to_dict(),
         comparison=comparison_dict,
         blocking_failures=blocking_failures(
-            [t for t in src.trials if "all" in cfg.variants or t.variant in cfg.variants]
+            [
+                t
+                for t in src.trials
+                if "all" in cfg.variants or any(matches_variant(t.variant, n) for n in cfg.variants)
+            ]
         )
         if needs_rubric
         else None,

@@ -419,3 +419,75 @@ def test_a_where_no_group_matches_names_the_values_the_groups_have(tmp_path: Pat
         validate_gate_config(
             {"gates": [{"metric": "success_rate", "min": 0.5, "where": {"varient": "base"}}]}
         )
+
+
+def _variant_trials(tmp_path: Path) -> str:
+    """Three variants of two tasks: base passes both, paraphrase:1 one, fault:timeout none."""
+    import json
+
+    rows = [
+        {"task_id": task, "trial": 0, "agent": "bot", "variant": variant, "success": ok}
+        for variant, oks in (("base", (1, 1)), ("paraphrase:1", (1, 0)), ("fault:timeout", (0, 0)))
+        for task, ok in zip(("a", "b"), oks, strict=True)
+    ]
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(json.dumps({**r, "success": bool(r["success"])}) + "\n" for r in rows))
+    return str(path)
+
+
+def test_gate_variants_take_kinds_and_refuse_a_name_no_trial_has(tmp_path: Path) -> None:
+    from agentgauge.api import run_gates
+
+    source = _variant_trials(tmp_path)
+
+    def rate(variants: str) -> str:
+        config = write(
+            tmp_path, f"variants: {variants}\ngates:\n  - metric: success_rate\n    min: 0\n"
+        )
+        (result,) = run_gates(source, config)
+        return result.detail
+
+    # A kind reads as `run --variants` reads it: [base, paraphrase] gated base alone.
+    assert rate("[base, paraphrase]") == "success_rate = 0.75"  # 3 of 4
+    assert rate("[base, paraphrase:1]") == "success_rate = 0.75"
+    assert rate("[base, fault]") == "success_rate = 0.5"
+    # A name no trial has is the file's mistake, even beside one that matches.
+    with pytest.raises(InputError, match=r"no trials of variant 'paraphrse' in .*base, fault:"):
+        rate("[base, paraphrse]")
+
+
+def test_a_bound_on_a_figure_without_an_interval_is_refused_when_the_file_loads(
+    tmp_path: Path,
+) -> None:
+    for metric, limit in (("latency_s.p95", "max: 30"), ("pass_hat_k.4", "min: 0.5")):
+        path = write(tmp_path, f"gates:\n  - metric: {metric}\n    {limit}\n    bound: ci_lower\n")
+        with pytest.raises(InputError) as info:
+            load_gate_config(path)
+        assert (info.value.line, info.value.field) == (4, "gates.0.bound")
+        assert info.value.reason.startswith(f"{metric} has no confidence interval")
+    load_gate_config(
+        write(tmp_path, "gates:\n  - metric: success_rate\n    min: 0.5\n    bound: ci_lower\n")
+    )
+
+
+def test_a_gate_line_names_every_label_the_groups_are_split_by() -> None:
+    config = validate_gate_config({"gates": [{"metric": "success_rate", "min": 0.5}]})
+    group = {**metrics_object(0.4, 0.3, 0.5, None)["groups"][0], "family": "refunds"}
+    (result,) = evaluate_gates(config, {"groups": [group]})
+    assert result.group == "agent=bot, variant=base, family=refunds"
+
+
+def test_the_baseline_errors_name_the_options_given(tmp_path: Path) -> None:
+    import json
+
+    from agentgauge.api import run_gates
+
+    ours = tmp_path / "ours.jsonl"
+    ours.write_text(json.dumps({"task_id": "a", "agent": "x", "success": True}) + "\n")
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text(json.dumps({"task_id": "z", "agent": "y", "success": True}) + "\n")
+    config = write(tmp_path, "gates:\n  - type: non_inferiority\n    margin: 0.05\n")
+    with pytest.raises(InputError) as info:
+        run_gates(str(ours), config, baseline=str(theirs))
+    assert info.value.field in ("--baseline", "SOURCE")
+    assert "no task in common" in info.value.reason

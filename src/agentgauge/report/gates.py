@@ -273,6 +273,12 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
         near = difflib.get_close_matches(gate.metric, names, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else " (docs/metrics.md lists them)"
         return "metric", f"unknown metric {gate.metric!r}{hint}"
+    if gate.bound != "value" and not has_interval(gate.metric):
+        with_ci = sorted(_engine_paths()[2])
+        return "bound", (
+            f"{gate.metric} has no confidence interval to take the {gate.bound} of "
+            f"(those with one: {', '.join(with_ci)}); gate its value"
+        )
     if is_rate(gate.metric):
         name = head if head in _RATES else gate.metric
         for key, bound in (("min", gate.min), ("max", gate.max)):
@@ -323,10 +329,11 @@ def reads_behaviour(config: GateConfig) -> bool:
 
 
 @functools.cache
-def _engine_paths() -> tuple[frozenset[str], frozenset[str]]:
-    """The paths of a metrics group, and the heads of its behaviour sections, taken
-    from the engine's own metrics of `_sample_trials` (whose every section has a
-    value), so that the list is the engine's, whatever it adds later."""
+def _engine_paths() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The paths of a metrics group, the heads of its behaviour sections, and the
+    paths of the figures that carry a 95% interval (``ci95``), taken from the engine's
+    own metrics of `_sample_trials` (whose every section has a value), so that the
+    lists are the engine's, whatever it adds later."""
     from agentgauge.metrics.behaviour import behaviour_by_group, behaviour_columns
     from agentgauge.metrics.engine import compute_metrics
 
@@ -335,6 +342,7 @@ def _engine_paths() -> tuple[frozenset[str], frozenset[str]]:
     behaviour = behaviour_by_group((table, facts), ())
     [group] = dataclasses.replace(outcome, behaviour=behaviour).to_dict()["groups"]
     paths: set[str] = set()
+    with_ci: set[str] = set()
 
     def walk(node: dict[str, Any], prefix: str) -> None:
         for key, value in node.items():
@@ -346,13 +354,23 @@ def _engine_paths() -> tuple[frozenset[str], frozenset[str]]:
             elif isinstance(value, dict):
                 if "value" in value:
                     paths.add(path)
+                    if "ci95" in value:
+                        with_ci.add(path)
                 walk(value, f"{path}.")
             elif value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
                 paths.add(path)
 
     walk(group, "")
     heads = {key for extra in behaviour.values() for key in extra if key != "null_reasons"}
-    return frozenset(paths), frozenset(heads)
+    return frozenset(paths), frozenset(heads), frozenset(with_ci)
+
+
+def has_interval(path: str) -> bool:
+    """Whether the figure at ``path`` carries a 95% interval a gate's ``bound`` can
+    read (``success_rate``...); per-k metrics and plain numbers carry none."""
+    if path.partition(".")[0] in K_METRICS:
+        return False
+    return path in _engine_paths()[2]
 
 
 def _sample_trials() -> list[Trial]:
@@ -489,7 +507,9 @@ def _metric_value(group: dict[str, Any], metric: str, bound: str) -> tuple[float
 
 
 def _group_label(group: dict[str, Any]) -> str:
-    parts = [f"{k}={group[k]}" for k in ("agent", "model", "variant") if group.get(k) is not None]
+    # Every label the groups are split by (`--by agent,family`): eleven lines reading
+    # "agent=builtin:careful, variant=base" could not say which family failed.
+    parts = [f"{k}={group[k]}" for k in GROUP_KEYS if group.get(k) is not None]
     return ", ".join(parts) or "all trials"
 
 
