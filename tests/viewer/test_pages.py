@@ -417,3 +417,40 @@ def test_an_infra_error_whose_record_says_success_did_not_pass(tmp_path: Path) -
     assert 'class="verdict fail" id="why">did not pass: infra error' in page
     assert (shown["success"], shown["passed"]) == (True, False)
     assert {r["task_id"]: r["passed"] for r in tasks["tasks"]}["long"] == 0
+
+
+def test_a_run_id_with_a_slash_opens_its_own_pages(tmp_path: Path) -> None:
+    # docs/viewer.md: run ids may contain "/", percent-encoded in the addresses. The
+    # server decoded %2F before routing, so run "x/tasks" opened the tasks page of run
+    # "x" (another run's data), and "q/trials/1" the trial route of run "q".
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id":"a","success":true}\n{"task_id":"b","success":false}\n')
+    db = tmp_path / "s.db"
+    run_ids = ("x", "x/tasks", "q", "q/trials/1", "x/tasks/tasks")
+    for run_id in run_ids:
+        import_file("jsonl", src, db, run_id)
+    with serving(db) as s:
+        listed = _get(s, "/")[2].decode()
+        for run_id in run_ids:
+            address = "/runs/" + quote(run_id, safe="")
+            assert f'href="{address}"' in listed
+            assert _json(s, address)["run"]["run_id"] == run_id
+            tasks = _json(s, address + "/tasks")
+            assert tasks["schema"] == "agentgauge.viewer.tasks/1"
+            assert tasks["run"]["run_id"] == run_id
+            pk = tasks["tasks"][0]["cells"][0]["trials"][0]["pk"]
+            trial = _json(s, f"{address}/trials/{pk}")
+            assert trial["run"]["run_id"] == run_id and trial["pk"] == pk
+            # The page's JSON link keeps the run id encoded, so it names the same run.
+            status, _, page = _get(s, address + "/tasks?failed=1")
+            assert status == 200
+            link = f'id="json-link" href="{address}/tasks?failed=1&amp;format=json"'
+            assert link in page.decode()
+        # A trial of run "x" is not a trial of run "x/tasks" (nor the other way round).
+        other = _json(s, "/runs/x/tasks")["tasks"][0]["cells"][0]["trials"][0]["pk"]
+        assert _get(s, f"/runs/x%2Ftasks/trials/{other}")[0] == 404
+        assert _get(s, "/runs/nope%2Ftasks")[0] == 404
