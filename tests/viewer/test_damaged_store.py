@@ -82,9 +82,7 @@ def test_one_damaged_row_leaves_the_rest_browsable(
     assert lines[0].startswith(f"agentgauge view: error: /runs/bad: {db}: config: run 'bad'")
 
 
-def test_the_commands_name_the_damaged_row_in_one_line(
-    damaged: tuple[Path, int], cli: Cli
-) -> None:
+def test_the_commands_name_the_damaged_row_in_one_line(damaged: tuple[Path, int], cli: Cli) -> None:
     # The same rule as a damaged SQLite page: one line naming the store, exit 2.
     db, pk = damaged
     code, _, err = cli("show", f"{db}:good", "--task", "a")

@@ -44,7 +44,9 @@ from agentgauge.display import html_environment
 from agentgauge.errors import AgentgaugeError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
-from agentgauge.report.explain import trial_view
+from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
+from agentgauge.report.record import p_text
+from agentgauge.report.terminal import null_reason_lines
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
 from agentgauge.table import TrialTable
@@ -85,6 +87,14 @@ def _num(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def _p_value(value: float | None) -> str:
+    """A p-value as `agentgauge compare` prints it (`p_text`), under a column titled
+    p: ``0.029``, ``< 0.001``."""
+    if value is None or math.isnan(value):
+        return "–"
+    return p_text(value).removeprefix("p = ").removeprefix("p ")
+
+
 def run_url(run_id: str, *rest: str) -> str:
     """The address of a run's page (``rest``: ``tasks``, ``trials/PK``); the id is
     percent-encoded whole, a ``/`` in it included."""
@@ -112,7 +122,16 @@ def _run_id(request: Request) -> str:
 _ENV = html_environment(jinja2.FileSystemLoader(_HERE / "templates"))
 _ENV.filters["pct"] = _pct
 _ENV.filters["num"] = _num
-_ENV.globals.update(run_url=run_url, query=_query, json_link=_json_link, version=__version__)
+_ENV.filters["shorten"] = shorten
+_ENV.filters["p_value"] = _p_value
+_ENV.globals.update(
+    run_url=run_url,
+    query=_query,
+    json_link=_json_link,
+    version=__version__,
+    max_text=MAX_TEXT,
+    null_reasons=null_reason_lines,
+)
 
 
 def _int(request: Request, name: str, default: int = 1) -> int:
