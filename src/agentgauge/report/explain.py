@@ -149,7 +149,8 @@ def _began(e: Any) -> float:
     returned), any other event at its ``t``."""
     t: float = e.t
     if e.type == "model_call" and e.latency_s is not None:
-        return t - e.latency_s
+        latency: float = e.latency_s
+        return t - latency
     return t
 
 
