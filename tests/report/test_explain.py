@@ -227,3 +227,59 @@ def test_event_rows_and_the_view_of_a_trial() -> None:
         "state failed",
         5,
     )
+
+
+def test_a_model_calls_latency_is_counted_once_on_the_timeline() -> None:
+    # docs/metrics.md: a model call's `t` is when it returned, its `latency_s` after it
+    # began (what `import otel` and `import inspect` write). The step before the call
+    # was given the time to the call's `t`, which holds the call's latency: 6 s of
+    # steps in this 3 s trial, the instant user message as long as the call.
+    trial = _trial(
+        latency_s=3.0,
+        events=[
+            {"type": "message", "role": "user", "content": "hi", "t": 0.0},
+            {"type": "model_call", "model": "m", "latency_s": 3.0, "cost_usd": 0.01, "t": 3.0},
+            {"type": "message", "role": "assistant", "content": "hello", "t": 3.0},
+        ],
+    )
+    durations = [r["duration_s"] for r in event_rows(trial)]
+    assert durations == [0.0, 3.0, None]
+    assert sum(d for d in durations if d is not None) == trial.latency_s
+
+
+def test_each_step_lasts_until_the_next_step_began() -> None:
+    trial = _trial(
+        events=[
+            {"type": "message", "role": "user", "content": "hi", "t": 0.0},
+            # Began at 0.5, returned at 2.0.
+            {"type": "model_call", "model": "m", "latency_s": 1.5, "t": 2.0},
+            {"type": "tool_call", "name": "add", "arguments": {}, "t": 2.25},
+            {"type": "tool_result", "content": "ok", "t": 3.0},
+            # Began at 2.5, before the result was recorded (a call in parallel).
+            {"type": "model_call", "model": "m", "latency_s": 1.5, "t": 4.0},
+            {"type": "model_call", "model": "m", "t": 4.5},  # no latency: unknown
+            {"type": "message", "role": "assistant", "content": "done", "t": 5.0},
+            {"type": "control", "decision": "stop", "t": 4.0},  # earlier than the last
+        ],
+    )
+    durations = [r["duration_s"] for r in event_rows(trial)]
+    assert durations == [0.5, 1.5, 0.75, 0.0, 1.5, None, None, None]
+
+
+def test_the_rows_keep_the_whole_text() -> None:
+    # docs/show.md: the JSON keeps the text exactly as recorded. The rows cut every text
+    # at 2,000 characters, so `show --json` and the viewer could not give the rest.
+    long = "A" * 5_000 + "END"
+    trial = _trial(
+        answer=long,
+        events=[
+            {"type": "message", "role": "assistant", "content": long},
+            {"type": "tool_call", "name": "f", "arguments": {"q": long}},
+            {"type": "tool_result", "content": long},
+            {"type": "control", "decision": "stop", "reason": long},
+        ],
+    )
+    view = trial_view(trial)
+    assert view["answer"] == long
+    texts = [r["text"] for r in view["events"]]
+    assert texts == [long, '{"q": "' + long + '"}', long, long]

@@ -285,6 +285,24 @@ def test_a_long_transcript_is_cut_with_the_count_of_events_left_out() -> None:
     assert "50 more events not shown" in html
 
 
+def test_a_long_text_is_cut_in_the_report_as_show_cuts_it() -> None:
+    # The rows now keep the whole text (for `show --json` and the viewer); the report,
+    # one file to share, cuts it where it prints it, as it did and as `show` does.
+    trial = Trial.model_validate(
+        {
+            "task_id": "long",
+            "success": False,
+            "events": [{"type": "message", "role": "assistant", "content": "A" * 5_000 + "END"}],
+        }
+    )
+    tr = {"anchor": "s0-t0", "agent": "a", "flip": False, "summary": "1 of 1 trials failed",
+          "classes": "failed ×1", "view": trial_view(trial)}  # fmt: skip
+    suite = SuiteReport(name="s", metrics={"groups": []}, transcripts=[tr])
+    html = render_html(ReportData(title="t", suites=[suite]))
+    assert "A" * 2_000 + "… [3,003 more characters]" in html
+    assert "AEND" not in html and "A" * 2_001 not in html
+
+
 def test_a_dash_says_why_in_both_reports() -> None:
     # docs/reports.md: a null figure shows a dash "with the reason below the table or in
     # the notes"; the reasons were in `metrics --json` only.

@@ -99,3 +99,28 @@ def test_the_command_show_suggests_runs_as_given(cli: Cli, tmp_path: Path) -> No
         ["bash", "-c", "printf '%s\\0' " + found.group(1)], capture_output=True, check=True
     ).stdout.split(b"\0")
     assert said[:5] == [str(src).encode(), b"--task", b"line\nbreak", b"--trial", b"0"]
+
+
+def test_show_json_keeps_a_long_text_whole_and_the_terminal_cuts_it(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # `show --json` cut a 5,003-character message to 2,000 and a note, though the JSON
+    # is documented to keep the text exactly as recorded.
+    long = "A" * 5_000 + "END"
+    row = {
+        "task_id": "long",
+        "success": False,
+        "answer": long,
+        "events": [{"type": "message", "role": "assistant", "content": long, "t": 0.0}],
+    }
+    path = tmp_path / "l.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    code, out, err = cli("show", str(path), "--task", "long", "--trial", "0", "--json")
+    assert code == 0, err
+    (trial,) = json.loads(out)["trials"]
+    assert trial["events"][0]["text"] == long and trial["answer"] == long
+    code, out, err = cli("show", str(path), "--task", "long", "--trial", "0")
+    assert code == 0, err
+    flat = re.sub(r"\s", "", out)
+    assert flat.count("…[3,003morecharacters]") == 2  # the message and the answer
+    assert "END" not in flat

@@ -139,3 +139,65 @@ def test_click_from_runs_to_a_transcript_and_a_diff(served: Served) -> None:
         else:
             assert "No task changed" in _text(driver, "#diff-tasks")
         assert errors(driver) == []
+
+
+def test_a_trial_page_sizes_each_second_once_and_opens_a_long_text(tmp_path: Any) -> None:
+    # A 3-second trial: the user's message, a 3-second model call (its time is when it
+    # returned), the answer. The message was drawn as wide as the call, since it was
+    # given the call's latency too; the long answer could not be read past 2,000
+    # characters; pass@4 was a bare dash.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    long = "A" * 5_000 + "END"
+    rows = [
+        {
+            "task_id": "t1",
+            "trial": k,
+            "success": k == 0,
+            "latency_s": 3.0,
+            "events": [
+                {"type": "message", "role": "user", "content": "hi", "t": 0.0},
+                {"type": "model_call", "model": "m", "latency_s": 3.0, "cost_usd": 0.01, "t": 3.0},
+                {"type": "message", "role": "assistant", "content": long, "t": 3.0},
+            ],
+        }
+        for k in range(2)
+    ]
+    src = tmp_path / "tl.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "tl")
+    with serving(db) as s, browser() as driver:
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        wait = WebDriverWait(driver, 30)
+        driver.get(s.url + "/runs/tl/trials/1")
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#timeline .step")))
+        widths = driver.execute_script(
+            "return [...document.querySelectorAll('#timeline .step')]"
+            ".map(s => [s.getBoundingClientRect().width, s.classList.contains('unknown')])"
+        )
+        (message, _), (call, _), (_, answer_unknown) = widths
+        assert call > 20 * message  # the message is a hairline; the call fills the bar
+        assert answer_unknown  # the last step has no duration: hatched, not a zero
+        row = driver.find_element(By.CSS_SELECTOR, "#event-2")
+        assert "END" not in row.text and "3,003 more characters" in row.text
+        row.find_element(By.CSS_SELECTOR, "details.whole summary").click()
+        wait.until(lambda d: "END" in d.find_element(By.CSS_SELECTOR, "#event-2").text)
+        assert long in row.find_element(By.CSS_SELECTOR, "details.whole pre").text
+        screenshot(driver, "viewer-trial-long-text")
+
+        driver.get(s.url + "/runs/tl")
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#outcome-base")))
+        titles = [
+            (d.text, d.get_attribute("title"))
+            for d in driver.find_elements(By.CSS_SELECTOR, "#outcome-base .unknown")
+        ]
+        exceeds = ("–", "k=4 exceeds the trials of 1 of 1 tasks (fewest: 2)")
+        assert titles.count(exceeds) == 2  # pass@4 and pass^4 say why
+        notes = _text(driver, "#outcome-base-unknown")
+        assert "pass_at_k.4, pass_hat_k.4: k=4 exceeds the trials" in notes
+        assert errors(driver) == []

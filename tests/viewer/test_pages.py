@@ -417,3 +417,130 @@ def test_an_infra_error_whose_record_says_success_did_not_pass(tmp_path: Path) -
     assert 'class="verdict fail" id="why">did not pass: infra error' in page
     assert (shown["success"], shown["passed"]) == (True, False)
     assert {r["task_id"]: r["passed"] for r in tasks["tasks"]}["long"] == 0
+
+
+def test_a_run_id_with_a_slash_opens_its_own_pages(tmp_path: Path) -> None:
+    # docs/viewer.md: run ids may contain "/", percent-encoded in the addresses. The
+    # server decoded %2F before routing, so run "x/tasks" opened the tasks page of run
+    # "x" (another run's data), and "q/trials/1" the trial route of run "q".
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id":"a","success":true}\n{"task_id":"b","success":false}\n')
+    db = tmp_path / "s.db"
+    run_ids = ("x", "x/tasks", "q", "q/trials/1", "x/tasks/tasks")
+    for run_id in run_ids:
+        import_file("jsonl", src, db, run_id)
+    with serving(db) as s:
+        listed = _get(s, "/")[2].decode()
+        for run_id in run_ids:
+            address = "/runs/" + quote(run_id, safe="")
+            assert f'href="{address}"' in listed
+            assert _json(s, address)["run"]["run_id"] == run_id
+            tasks = _json(s, address + "/tasks")
+            assert tasks["schema"] == "agentgauge.viewer.tasks/1"
+            assert tasks["run"]["run_id"] == run_id
+            pk = tasks["tasks"][0]["cells"][0]["trials"][0]["pk"]
+            trial = _json(s, f"{address}/trials/{pk}")
+            assert trial["run"]["run_id"] == run_id and trial["pk"] == pk
+            # The page's JSON link keeps the run id encoded, so it names the same run.
+            status, _, page = _get(s, address + "/tasks?failed=1")
+            assert status == 200
+            link = f'id="json-link" href="{address}/tasks?failed=1&amp;format=json"'
+            assert link in page.decode()
+        # A trial of run "x" is not a trial of run "x/tasks" (nor the other way round).
+        other = _json(s, "/runs/x/tasks")["tasks"][0]["cells"][0]["trials"][0]["pk"]
+        assert _get(s, f"/runs/x%2Ftasks/trials/{other}")[0] == 404
+        assert _get(s, "/runs/nope%2Ftasks")[0] == 404
+
+
+def test_a_long_text_is_whole_in_the_json_and_one_click_away_on_the_page(
+    tmp_path: Path,
+) -> None:
+    # The trial's JSON (`show --json`'s document) cut the text at 2,000 characters, and
+    # the page had no way to show the rest.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    long = "<b>" + "A" * 5_000 + "END"
+    row = {
+        "task_id": "long",
+        "success": True,
+        "answer": long,
+        "events": [{"type": "message", "role": "assistant", "content": long, "t": 0.0}],
+    }
+    src = tmp_path / "l.jsonl"
+    src.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "r")
+    with serving(db) as s:
+        (shown,) = _json(s, "/runs/r/trials/1")["trials"]
+        page = _get(s, "/runs/r/trials/1")[2].decode()
+    assert shown["events"][0]["text"] == long and shown["answer"] == long
+    escaped = "&lt;b&gt;" + "A" * 5_000 + "END"
+    # The message and the answer: their start, then the whole text behind a summary.
+    assert page.count("… [3,006 more characters]") == 2
+    assert page.count("<summary>show all 5,006 characters</summary>") == 2
+    assert page.count(escaped) == 2 and "<b>" not in page
+
+
+def _paired_store(tmp_path: Path) -> Path:
+    """Runs ``a`` (every task failed) and ``b`` (every task passed) over 30 tasks."""
+    from agentgauge.importers import import_file
+
+    db = tmp_path / "s.db"
+    for run_id, ok in (("a", False), ("b", True)):
+        src = tmp_path / f"{run_id}.jsonl"
+        rows = [
+            {"task_id": f"t{i}", "trial": k, "success": ok} for i in range(30) for k in range(2)
+        ]
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        import_file("jsonl", src, db, run_id)
+    return db
+
+
+def test_a_tiny_p_value_reads_as_compare_prints_it(tmp_path: Path) -> None:
+    # p = 3e-05 was printed "0.000"; a p-value is never 0 (compare says "p < 0.001").
+    from viewer_support import serving
+
+    with serving(_paired_store(tmp_path)) as s:
+        diff = _json(s, "/diff?a=a&b=b")
+        page = _get(s, "/diff?a=a&b=b")[2].decode()
+    assert diff["comparison"]["p_value"] < 0.001
+    assert '<td class="n">&lt; 0.001</td>' in page
+    assert ">0.000<" not in page
+    # Fisher's p for one task, 0/2 against 2/2, is 1/3.
+    assert '<td class="n">0.333</td>' in page
+
+
+def test_an_unmeasured_figure_says_why(tmp_path: Path) -> None:
+    # pass@4, pass^4 and latency p50 were bare dashes with no reason on the page; the
+    # terminal and the JSON give it.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        "".join(
+            json.dumps({"task_id": t, "trial": k, "success": ok}) + "\n"
+            for t, k, ok in (("a", 0, True), ("a", 1, False), ("b", 0, True), ("b", 1, True))
+        )
+    )
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "r")
+    with serving(db) as s:
+        page = _get(s, "/runs/r")[2].decode()
+        (group,) = _json(s, "/runs/r")["base"]["groups"]
+    exceeds = group["null_reasons"]["pass_at_k.4"]
+    assert exceeds == "k=4 exceeds the trials of 2 of 2 tasks (fewest: 2)"
+    assert page.count(f'<span class="unknown" title="{exceeds}">–</span>') == 4  # 2 tables
+    latency = '<span class="unknown" title="no trial records a latency">–</span>'
+    assert page.count(latency) == 2
+    assert '<td class="n">–</td>' not in page  # no dash without its reason
+    # Visible under each table, as the terminal prints them.
+    assert page.count(f"<li>– pass_at_k.4, pass_hat_k.4: {exceeds}</li>") == 2
+    assert page.count("<li>– latency_s: no trial records a latency</li>") == 2

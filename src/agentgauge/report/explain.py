@@ -5,9 +5,12 @@ and grader evidence are turned into text.
 `trial_view` (a JSON-ready dict: the trial's header, its transcript as
 `event_rows`, and its grades as `grade_rows` with their evidence as sentences)
 and list failures through `failure_rows`. Nothing here escapes or styles text:
-each face does that for its medium (`agentgauge.display`). Long texts are
-shortened here, with the number of characters left out, so that no face
-renders a 10 MB tool result.
+each face does that for its medium (`agentgauge.display`). The rows keep every
+text exactly as recorded (``show --json`` and the viewer's JSON promise that);
+a face that prints them cuts long ones with `shorten`, which says how many
+characters it left out, so that no terminal or report prints a 10 MB tool
+result whole. Evidence sentences (`evidence_lines`) are cut here: they are a
+reading of the grade, whose ``evidence`` the rows keep as stored.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ __all__ = [
     "trial_view",
 ]
 
-#: Characters of one message, argument list or tool result shown before it is cut.
+#: Characters of one message, argument list or tool result a face shows before it
+#: cuts the text (the terminal and the report; the viewer folds the rest away).
 MAX_TEXT = 2_000
 
 
@@ -80,9 +84,16 @@ def event_rows(trial: Trial) -> list[dict[str, Any]]:
     duration_s, cost_usd}``.
 
     ``kind`` is ``message``, ``model call``, ``tool call``, ``tool result``, ``tool
-    error`` or ``control``. ``duration_s`` is how long the step took when known: a
-    model call's latency, else the time to the next event (what the viewer's
-    timeline sizes its marks by).
+    error`` or ``control``. ``text`` is the whole text, as recorded. ``duration_s`` is
+    how long the step took, each second of the trial counted once (what the viewer's
+    timeline sizes its marks by). A model call's ``t`` is when it returned and its
+    ``latency_s`` how long before that it began (docs/metrics.md; what the harness,
+    ``import otel`` and ``import inspect`` write), so a model call lasts its latency
+    (unknown without one), and any other step lasts until the next step began: the
+    next event's ``t``, or a model call's ``t − latency_s``. A step the next call
+    began before has 0 s of its own; the last step, and a step whose next time is
+    earlier than its own, have no duration. Counting to the next model call's ``t``
+    gave the step before it the call's latency a second time.
     """
     rows: list[dict[str, Any]] = []
     events = trial.events
@@ -99,7 +110,7 @@ def event_rows(trial: Trial) -> list[dict[str, Any]]:
             "cost_usd": None,
         }
         if e.type == "message":
-            row.update(kind="message", who=e.role, text=shorten(e.content or ""))
+            row.update(kind="message", who=e.role, text=e.content or "")
         elif e.type == "model_call":
             row.update(
                 kind="model call",
@@ -112,25 +123,35 @@ def event_rows(trial: Trial) -> list[dict[str, Any]]:
             row.update(
                 kind="tool call",
                 who=e.name,
-                text=shorten(_json(e.arguments)),
+                text=_json(e.arguments),
                 detail="" if e.call_id is None else f"call {e.call_id}",
             )
         elif e.type == "tool_result":
             row.update(
                 kind="tool error" if e.is_error else "tool result",
                 who=e.name or "",
-                text=shorten(_json(e.content)),
+                text=_json(e.content),
                 detail="irreversible" if e.irreversible else "",
                 is_error=e.is_error,
             )
         else:
-            row.update(kind="control", who=e.decision, text=shorten(e.reason or ""))
-        if row["duration_s"] is None and e.t is not None:
-            later = next((n.t for n in events[i + 1 :] if n.t is not None), None)
-            if later is not None and later >= e.t:
-                row["duration_s"] = later - e.t
+            row.update(kind="control", who=e.decision, text=e.reason or "")
+        if e.type != "model_call" and e.t is not None:
+            later = next((n for n in events[i + 1 :] if n.t is not None), None)
+            if later is not None and later.t is not None and later.t >= e.t:
+                row["duration_s"] = max(0.0, _began(later) - e.t)
         rows.append(row)
     return rows
+
+
+def _began(e: Any) -> float:
+    """When a timed event began: a model call ``latency_s`` before its ``t`` (when it
+    returned), any other event at its ``t``."""
+    t: float = e.t
+    if e.type == "model_call" and e.latency_s is not None:
+        latency: float = e.latency_s
+        return t - latency
+    return t
 
 
 # --------------------------------------------------------------------------- evidence
@@ -352,7 +373,7 @@ def trial_view(trial: Trial) -> dict[str, Any]:
         "why": error_class(trial),
         "expected_control": trial.expected_control,
         "control": trial.control,
-        "answer": None if trial.answer is None else shorten(trial.answer),
+        "answer": trial.answer,
         "cost_usd": trial.cost_usd,
         "input_tokens": trial.input_tokens,
         "output_tokens": trial.output_tokens,

@@ -24,6 +24,7 @@ from agentgauge._version import __version__
 from agentgauge.display import html_environment
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report import figures
+from agentgauge.report.explain import shorten
 from agentgauge.report.formats import judge_cost
 from agentgauge.report.formats import money as _money
 from agentgauge.store import utc_now
@@ -168,6 +169,7 @@ _ENV.filters["interval"] = _interval
 _ENV.filters["fmt"] = _fmt
 _ENV.filters["money"] = _money
 _ENV.filters["heat"] = _heat
+_ENV.filters["shorten"] = shorten  # the report is one file to share: texts cut
 _ENV.globals["group_label"] = _group_label
 _ENV.globals["cost_cell"] = _cost
 _ENV.globals["judge_cost"] = judge_cost

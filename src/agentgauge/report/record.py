@@ -42,6 +42,7 @@ __all__ = [
     "build_record",
     "capability_rows",
     "grading_difference",
+    "p_text",
 ]
 
 TITLES = (
@@ -143,7 +144,9 @@ def _num(x: float | None, digits: int = 2) -> str:
     return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
 
 
-def _p(p: float | None) -> str:
+def p_text(p: float | None) -> str:
+    """A p-value as the comparison record prints it: ``p = 0.029``, or ``p < 0.001``
+    below that (three decimals would say ``0.000``, and a p-value is never 0)."""
     if p is None:
         return "p —"
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
@@ -569,7 +572,7 @@ def _difference(c: Comparison) -> str:
     mc = ""
     if c.mcnemar is not None:
         m = c.mcnemar
-        mc = f"; McNemar exact {_p(m.p_value)} ({m.a_only} vs {m.b_only} flips)"
+        mc = f"; McNemar exact {p_text(m.p_value)} ({m.a_only} vs {m.b_only} flips)"
     se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.1f}"
     se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.1f}"
     # The p-value's own test is named only where it is not the interval's own (the
@@ -577,7 +580,7 @@ def _difference(c: Comparison) -> str:
     test = c.test if c.p_method in ("t", "score") else f"{c.p_test}; interval by {c.test}"
     return (
         f"B − A = {_pp(c.mean_diff)} ({level}% CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
-        f"{_p(c.p_value)}, {test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
+        f"{p_text(c.p_value)}, {test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
     )
 
 

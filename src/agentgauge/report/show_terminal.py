@@ -19,6 +19,7 @@ from rich.text import Text
 
 from agentgauge.display import shell_command
 from agentgauge.display import terminal_text as _text
+from agentgauge.report.explain import shorten
 from agentgauge.report.formats import DASH, money
 
 __all__ = ["print_failures", "print_trials"]
@@ -150,7 +151,7 @@ def _header(view: dict[str, Any]) -> Table:
             _text(f"expected {view['expected_control'] or DASH}, took {view['control'] or DASH}"),
         )
     if view["answer"] is not None:
-        grid.add_row("answer", _text(view["answer"], keep=_KEEP))
+        grid.add_row("answer", _text(shorten(view["answer"]), keep=_KEEP))
     return grid
 
 
@@ -168,7 +169,7 @@ def _transcript(view: dict[str, Any]) -> Table:
     table.add_column("content", overflow="fold", ratio=1)
     for e in view["events"]:
         style = _KIND_STYLE.get(e["kind"], "")
-        content = _text(e["text"], keep=_KEEP)
+        content = _text(shorten(e["text"]), keep=_KEEP)
         if e["detail"]:
             if content:
                 content.append("\n")

@@ -45,6 +45,7 @@ from agentgauge.store.rows import (
     DOCUMENT_POSITIONS,
     INSERT_TRIAL,
     INSERT_TRIAL_WITH_ID,
+    UNREADABLE,
     TrialRows,
     describe_row,
     dumps,
@@ -55,6 +56,7 @@ from agentgauge.store.rows import (
     record_values,
     trial_of,
     trial_rows,
+    unreadable,
     utc_now,
 )
 from agentgauge.table import COLUMNS, SOURCE_FIELDS, TrialTable
@@ -279,21 +281,31 @@ class Store:
         ).fetchall()
         return [self._run(row) for row in rows]
 
-    @staticmethod
-    def _run(row: Sequence[Any]) -> Run:
-        return Run(
-            run_id=row[0],
-            agent=row[1],
-            model=row[2],
-            suite=row[3],
-            suite_version=row[4],
-            created_at=row[5],
-            source=row[6],
-            source_sha256=row[7],
-            agentgauge_version=row[8],
-            config=json.loads(row[9] or "{}"),
-            n_trials=row[10],
-        )
+    def _run(self, row: Sequence[Any]) -> Run:
+        try:
+            return Run(
+                run_id=row[0],
+                agent=row[1],
+                model=row[2],
+                suite=row[3],
+                suite_version=row[4],
+                created_at=row[5],
+                source=row[6],
+                source_sha256=row[7],
+                agentgauge_version=row[8],
+                config=loads(row[9] or "{}"),
+                n_trials=row[10],
+            )
+        except UNREADABLE as exc:
+            raise self.damaged(f"run {row[0]!r}", exc, field="config") from None
+
+    def damaged(self, what: str, exc: BaseException, *, field: str | None = None) -> InputError:
+        """The user's error for a stored row that cannot be read back (JSON a hand edit
+        or a failing disk broke, a value an older agentgauge let through): one line
+        naming the store, the row and the field, as for a damaged page
+        (`agentgauge.store.faults.database_error`); the other rows stay readable."""
+        field, why = unreadable(exc, field)
+        return InputError(f"{what} is damaged in the store: {why}", file=self.path, field=field)
 
     def require_run(self, run_id: str) -> Run:
         run = self.get_run(run_id)
@@ -637,7 +649,10 @@ class Store:
         out: list[Trial] = []
         pks: list[int] = []
         for row in cur.fetchall():
-            trial = trial_of(row[1:], document)
+            try:
+                trial = trial_of(row[1:], document)
+            except UNREADABLE as exc:
+                raise self.damaged(f"trial {row[0]} of run {run_id!r}", exc) from None
             if overlay is not None and row[0] in overlay:
                 trial.success, trial.score = overlay[row[0]]
             out.append(trial)
@@ -650,11 +665,21 @@ class Store:
                 " WHERE t.run_id = ? ORDER BY e.trial_pk, e.seq",
                 (run_id,),
             ):
-                by_pk[pk].events.append(event_of(type_, t, data))
+                try:
+                    by_pk[pk].events.append(event_of(type_, t, data))
+                except UNREADABLE as exc:
+                    raise self.damaged(f"an event of trial {pk} of run {run_id!r}", exc) from None
         if grades and out:
-            for pk, grade in self._grades_as_of(run_id, version):
-                by_pk[pk].grades.append(grade)
-        for pk, cost in self._regraded_judge_costs(run_id, version).items():
+            try:
+                for pk, grade in self._grades_as_of(run_id, version):
+                    by_pk[pk].grades.append(grade)
+            except UNREADABLE as exc:
+                raise self.damaged(f"a grade of run {run_id!r}", exc) from None
+        try:
+            regraded = self._regraded_judge_costs(run_id, version)
+        except UNREADABLE as exc:
+            raise self.damaged(f"a grade of run {run_id!r}", exc) from None
+        for pk, cost in regraded.items():
             by_pk[pk].judge_cost_usd = cost
         return out
 
@@ -893,17 +918,20 @@ class Store:
             ).fetchone()
             return document_text(data)
 
-        trial = trial_of(row, document)
-        trial.events, _ = self.trial_events(pk)
-        rows = self.conn.execute(
-            "SELECT version, grader, score, passed, status, evidence, judge_model FROM grades"
-            " WHERE trial_pk = ? AND version = (SELECT MAX(version) FROM grades"
-            " WHERE trial_pk = ? AND version <= ?) ORDER BY grader",
-            (pk, pk, self.active_grade_version(run_id)),
-        ).fetchall()
-        trial.grades = [_grade(*r[1:]) for r in rows]
-        if rows and rows[0][0] > 1:  # re-graded: the spend of the judges of its grades
-            trial.judge_cost_usd = graded_judge_cost(trial.grades)
+        try:
+            trial = trial_of(row, document)
+            trial.events, _ = self.trial_events(pk)
+            rows = self.conn.execute(
+                "SELECT version, grader, score, passed, status, evidence, judge_model FROM grades"
+                " WHERE trial_pk = ? AND version = (SELECT MAX(version) FROM grades"
+                " WHERE trial_pk = ? AND version <= ?) ORDER BY grader",
+                (pk, pk, self.active_grade_version(run_id)),
+            ).fetchall()
+            trial.grades = [_grade(*r[1:]) for r in rows]
+            if rows and rows[0][0] > 1:  # re-graded: the spend of the judges of its grades
+                trial.judge_cost_usd = graded_judge_cost(trial.grades)
+        except UNREADABLE as exc:
+            raise self.damaged(f"trial {pk} of run {run_id!r}", exc) from None
         return trial
 
     def grade_versions(self, run_id: str) -> list[GradeVersion]:

@@ -24,6 +24,7 @@ __all__ = [
     "DOCUMENT_POSITIONS",
     "INSERT_TRIAL",
     "INSERT_TRIAL_WITH_ID",
+    "UNREADABLE",
     "TrialRows",
     "describe_row",
     "dumps",
@@ -35,6 +36,7 @@ __all__ = [
     "replace_surrogates",
     "trial_of",
     "trial_rows",
+    "unreadable",
     "utc_now",
 ]
 
@@ -200,6 +202,29 @@ def trial_of(row: Sequence[Any], document: Any) -> Trial:
             value = loads(document(value))
         data[f.name] = value
     return Trial.model_validate(data)
+
+
+#: What reading a damaged row back raises: JSON that does not parse (`ValueError`),
+#: a value the model refuses (pydantic's `ValidationError` is a `ValueError`), a shape
+#: the reader cannot index (`TypeError`), JSON nested past Python's recursion limit.
+UNREADABLE = (ValueError, TypeError, RecursionError)
+
+
+def unreadable(exc: BaseException, field: str | None = None) -> tuple[str | None, str]:
+    """Why a stored row could not be read back, as ``(field, reason)``: the field
+    ``field`` or the one the model refused, and a few words a user can act on."""
+    from pydantic import ValidationError
+
+    from agentgauge.errors import first_error
+
+    if isinstance(exc, ValidationError):
+        where, why = first_error(exc, metadata_hint=False)
+        return ".".join(p for p in (field, where) if p) or None, why
+    if isinstance(exc, json.JSONDecodeError):
+        return field, f"not valid JSON ({exc.msg} at character {exc.pos})"
+    if isinstance(exc, RecursionError):
+        return field, "nested too deeply to read"
+    return field, str(exc) or type(exc).__name__
 
 
 def loads(text: str) -> Any:

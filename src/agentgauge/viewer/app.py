@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, unquote_to_bytes, urlencode
 
 import jinja2
 import plotly
@@ -39,10 +41,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentgauge._version import __version__
 from agentgauge.components import side_components
 from agentgauge.display import html_environment
+from agentgauge.errors import AgentgaugeError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
-from agentgauge.report.explain import trial_view
+from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
+from agentgauge.report.record import p_text
+from agentgauge.report.terminal import null_reason_lines
 from agentgauge.store import Store
+from agentgauge.store.faults import database_error
 from agentgauge.table import TrialTable
 from agentgauge.textio import is_digits
 from agentgauge.viewer import queries
@@ -81,6 +87,14 @@ def _num(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def _p_value(value: float | None) -> str:
+    """A p-value as `agentgauge compare` prints it (`p_text`), under a column titled
+    p: ``0.029``, ``< 0.001``."""
+    if value is None or math.isnan(value):
+        return "–"
+    return p_text(value).removeprefix("p = ").removeprefix("p ")
+
+
 def run_url(run_id: str, *rest: str) -> str:
     """The address of a run's page (``rest``: ``tasks``, ``trials/PK``); the id is
     percent-encoded whole, a ``/`` in it included."""
@@ -93,15 +107,31 @@ def _query(**params: Any) -> str:
 
 
 def _json_link(request: Request) -> str:
-    """This page's JSON twin: its address with ``format=json`` set."""
+    """This page's JSON twin: its address with ``format=json`` set. The address is the
+    routed one (`_RunPaths`), whose run id is still percent-encoded: a decoded ``%2F``
+    would point at another run's page."""
     params = {k: v for k, v in request.query_params.items() if k != "format"}
-    return request.url.path + _query(**params, format="json")
+    return quote(request.scope["path"], safe="/%") + _query(**params, format="json")
+
+
+def _run_id(request: Request) -> str:
+    """The run id of a ``/runs/RUN...`` address, decoded from its one encoded segment."""
+    return unquote(request.path_params["run_id"])
 
 
 _ENV = html_environment(jinja2.FileSystemLoader(_HERE / "templates"))
 _ENV.filters["pct"] = _pct
 _ENV.filters["num"] = _num
-_ENV.globals.update(run_url=run_url, query=_query, json_link=_json_link, version=__version__)
+_ENV.filters["shorten"] = shorten
+_ENV.filters["p_value"] = _p_value
+_ENV.globals.update(
+    run_url=run_url,
+    query=_query,
+    json_link=_json_link,
+    version=__version__,
+    max_text=MAX_TEXT,
+    null_reasons=null_reason_lines,
+)
 
 
 def _int(request: Request, name: str, default: int = 1) -> int:
@@ -188,7 +218,7 @@ class Viewer:
         return self.page(request, "runs.html.j2", data, store=self.store_path)
 
     async def run(self, request: Request) -> Response:
-        run = self.header(request.path_params["run_id"])
+        run = self.header(_run_id(request))
         summary = self.summaries.get(_version(run), lambda: summarise(self.table(run)))
         data = {
             "schema": "agentgauge.viewer.run/1",
@@ -200,7 +230,7 @@ class Viewer:
         return self.page(request, "run.html.j2", data, figures=summary["figures"])
 
     async def tasks(self, request: Request) -> Response:
-        run = self.header(request.path_params["run_id"])
+        run = self.header(_run_id(request))
         variant = request.query_params.get("variant") or None
         task = request.query_params.get("task") or None
         failed, flaky = _flag(request, "failed"), _flag(request, "flaky")
@@ -229,7 +259,7 @@ class Viewer:
         return self.page(request, "tasks.html.j2", data)
 
     async def trial(self, request: Request) -> Response:
-        run = self.header(request.path_params["run_id"])
+        run = self.header(_run_id(request))
         raw = request.path_params["pk"]
         # A trial's key is a SQLite rowid: 1 to 2**63 − 1. A longer number overflowed the
         # query's bind and answered 500.
@@ -308,14 +338,52 @@ class Viewer:
         return HTMLResponse(html)
 
 
+async def _unreadable(request: Request, exc: Exception) -> Response:
+    """A page whose rows the store cannot give back (a run's damaged config, a trial's
+    damaged metadata, a damaged SQLite page): an error page naming what is damaged,
+    and one line on the server's terminal, as the commands print it (no traceback:
+    the store is damaged, the viewer is not broken)."""
+    error = database_error(exc) if isinstance(exc, sqlite3.DatabaseError) else exc
+    detail = str(error) if isinstance(error, AgentgaugeError) else "the store cannot be read"
+    print(f"agentgauge view: error: {request.url.path}: {detail}", file=sys.stderr, flush=True)
+    return _error_page(request, 500, detail)
+
+
 async def _not_found(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+    return _error_page(request, status, detail)
+
+
+def _error_page(request: Request, status: int, detail: str) -> Response:
     if request.query_params.get("format") == "json":
         body = json.dumps({"error": detail, "status": status})
         return Response(body, status_code=status, media_type="application/json")
     html = _ENV.get_template("error.html.j2").render(status=status, detail=detail)
     return HTMLResponse(html, status_code=status)
+
+
+class _RunPaths:
+    """Routes ``/runs/...`` addresses on the path as sent, not as decoded.
+
+    A run id may contain ``/``; its address has it as ``%2F`` (`run_url`). The server
+    decodes the path before routing, so ``/runs/x%2Ftasks`` (run ``x/tasks``) would be
+    routed as the tasks page of run ``x``. Here the segment after ``/runs/`` is taken
+    from the raw path and kept encoded (in one canonical form) for the routes, which
+    match it as one segment; the rest of the address is decoded as usual."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path") if scope["type"] == "http" else None
+        if isinstance(raw, bytes) and raw.startswith(b"/runs/"):
+            run, slash, rest = raw[len(b"/runs/") :].partition(b"/")
+            path = "/runs/" + quote(unquote_to_bytes(run), safe="")
+            if slash:
+                path += "/" + unquote(rest.decode("latin-1"))
+            scope = {**scope, "path": path}
+        await self.app(scope, receive, send)
 
 
 class _SecurityHeaders:
@@ -359,16 +427,22 @@ def create_app(store_path: str | Path) -> Starlette:
         routes=[
             Route("/", viewer.runs),
             Route("/diff", viewer.diff),
-            # Most specific first: a run id may itself contain "/" (sent as %2F).
-            Route("/runs/{run_id:path}/trials/{pk}", viewer.trial),
-            Route("/runs/{run_id:path}/tasks", viewer.tasks),
-            Route("/runs/{run_id:path}", viewer.run),
+            # The run id is one segment, still percent-encoded (`_RunPaths`): a "/" in
+            # it (sent as %2F) never makes another route match.
+            Route("/runs/{run_id}/trials/{pk}", viewer.trial),
+            Route("/runs/{run_id}/tasks", viewer.tasks),
+            Route("/runs/{run_id}", viewer.run),
             Route("/assets/plotly.min.js", plotly_js),
             Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
         ],
-        exception_handlers={HTTPException: _not_found, Exception: _not_found},
+        exception_handlers={
+            HTTPException: _not_found,
+            AgentgaugeError: _unreadable,
+            sqlite3.DatabaseError: _unreadable,
+            Exception: _not_found,
+        },
         lifespan=lifespan,
-        middleware=[Middleware(_SecurityHeaders)],
+        middleware=[Middleware(_SecurityHeaders), Middleware(_RunPaths)],
     )
     app.state.viewer = viewer
     return app

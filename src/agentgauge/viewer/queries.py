@@ -12,12 +12,12 @@ hold (docs/store.md, "Grade versions").
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from agentgauge.schema import Run, Trial, runs_entry
 from agentgauge.store import Store
+from agentgauge.store.rows import UNREADABLE, loads, unreadable
 
 __all__ = [
     "PAGE_SIZE",
@@ -102,20 +102,28 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
                 f" FROM trials WHERE {_IN_SPAN}",
                 (*span, run_id),
             ).fetchone()
-        header = Run(
-            run_id=run_id,
-            agent=agent,
-            model=model,
-            suite=suite,
-            suite_version=version,
-            created_at=created,
-            config=json.loads(config or "{}"),
-            n_trials=n,
-        )
+        fields = {
+            "run_id": run_id,
+            "agent": agent,
+            "model": model,
+            "suite": suite,
+            "suite_version": version,
+            "created_at": created,
+            "n_trials": n,
+        }
+        damaged = None
+        try:
+            header = Run(**fields, config=loads(config or "{}"))
+        except UNREADABLE as exc:
+            # One run's damaged settings must not take the list of every run with it:
+            # the run is listed, with what is damaged, and its counts (plain columns).
+            header = Run(**fields)
+            damaged = ": ".join(p for p in unreadable(exc, "config") if p)
         out.append(
             {
                 # The fields `agentgauge runs --json` prints, by the same function.
                 **runs_entry(header),
+                "damaged": damaged,
                 "errors": errors,
                 "base": {
                     "n": n_base,

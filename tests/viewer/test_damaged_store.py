@@ -1,0 +1,93 @@
+"""A store with a damaged row: the viewer names what is damaged, keeps the rest
+browsable, and prints one line on its terminal, never a traceback, as the commands
+do (tests/test_store_damage.py: one line naming the store, exit 2)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from tests.conftest import Cli
+from viewer_support import Served, serving
+
+from agentgauge.importers import import_file
+
+
+def _get(served: Served, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(served.url + path, timeout=60) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+@pytest.fixture
+def damaged(tmp_path: Path) -> tuple[Path, int]:
+    """Runs ``good``, ``bad`` and ``fine``: ``bad``'s config is not JSON, and one trial
+    of ``good`` has metadata that is not an object. Returns the store and that trial."""
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id":"a","success":true}\n{"task_id":"b","success":false}\n')
+    db = tmp_path / "s.db"
+    for run_id in ("good", "bad", "fine"):
+        import_file("jsonl", src, db, run_id)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET config = '{bad' WHERE run_id = 'bad'")
+        (pk,) = conn.execute(
+            "SELECT id FROM trials WHERE run_id = 'good' AND task_id = 'a'"
+        ).fetchone()
+        conn.execute("UPDATE trials SET metadata = '[1]' WHERE id = ?", (pk,))
+    conn.close()
+    return db, pk
+
+
+def test_one_damaged_row_leaves_the_rest_browsable(
+    damaged: tuple[Path, int], capfd: pytest.CaptureFixture[str]
+) -> None:
+    # The runs list was a bare "500 internal error" because of run "bad", and the
+    # server's terminal got a JSONDecodeError traceback.
+    db, pk = damaged
+    with serving(db) as s:
+        status, page = _get(s, "/")
+        assert status == 200
+        assert "damaged: config: not valid JSON" in page
+        status, body = _get(s, "/?format=json")
+        runs = {r["run_id"]: r for r in json.loads(body)["runs"]}
+        assert set(runs) == {"good", "bad", "fine"}
+        assert runs["bad"]["damaged"].startswith("config: not valid JSON")
+        assert runs["bad"]["n_trials"] == 2 and runs["bad"]["base"]["passed"] == 1
+        assert runs["good"]["damaged"] is None and runs["fine"]["damaged"] is None
+        # The pages that do not need the damaged row render.
+        for path in ("/runs/fine", "/runs/good", "/runs/good/tasks", "/diff?a=good&b=fine"):
+            assert _get(s, path)[0] == 200, path
+        # Those that need it say which row of which store is damaged, in HTML and JSON.
+        status, page = _get(s, "/runs/bad")
+        assert status == 500
+        assert f"{db}: config: run &#39;bad&#39; is damaged in the store: not valid JSON" in page
+        status, page = _get(s, f"/runs/good/trials/{pk}")
+        assert status == 500
+        assert f"metadata: trial {pk} of run &#39;good&#39; is damaged in the store" in page
+        assert "Input should be a valid dictionary" in page
+        status, body = _get(s, f"/runs/good/trials/{pk}?format=json")
+        assert status == 500
+        error = json.loads(body)
+        assert error["status"] == 500 and f"trial {pk} of run 'good'" in error["error"]
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.startswith("agentgauge view: error: ")]
+    assert len(lines) == 3, err  # one per failed page, nothing else
+    assert lines[0].startswith(f"agentgauge view: error: /runs/bad: {db}: config: run 'bad'")
+
+
+def test_the_commands_name_the_damaged_row_in_one_line(damaged: tuple[Path, int], cli: Cli) -> None:
+    # The same rule as a damaged SQLite page: one line naming the store, exit 2.
+    db, pk = damaged
+    code, _, err = cli("show", f"{db}:good", "--task", "a")
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"agentgauge: error: {db}: metadata: trial {pk} of run 'good'")
+    code, _, err = cli("show", f"{db}:bad")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"agentgauge: error: {db}: config: run 'bad' is damaged in the store")
