@@ -303,6 +303,49 @@ def test_export_is_atomic_and_never_overwrites_unasked(
     assert (empty / TRIALS_FILE).is_file()
 
 
+def test_force_replaces_an_earlier_exports_own_files_only(
+    cli: Cli, retail: Path, tmp_path: Path
+) -> None:
+    """``--force`` once moved the whole of DIR aside and deleted it: the store being
+    read (``export out/s.db:r --parquet out --force``), notes, nested folders. It
+    replaces the four files an export writes, and refuses a DIR holding anything else."""
+    out = tmp_path / "out"
+    assert cli("export", f"{retail}:r", "--parquet", str(out))[0] == 0
+    store = out / "s.db"
+    shutil.copy(retail, store)
+    for args in ((), ("--force",)):
+        code, _, err = cli("export", f"{store}:r", "--parquet", str(out), *args)
+        assert code == 2 and "the store this export reads" in err, err
+        assert err.count("\n") == 1
+    assert store.read_bytes() == retail.read_bytes()
+    store.unlink()
+    for name, make in (
+        ("notes.txt", lambda p: p.write_text("precious", encoding="utf-8")),
+        ("nested", lambda p: shutil.copytree(out, p)),
+        (".hidden", lambda p: p.write_text("x", encoding="utf-8")),
+    ):
+        make(out / name)
+        code, _, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+        assert code == 2 and f"holds {name!r}, which is no file an export writes" in err
+        assert err.count("\n") == 1
+        assert (out / name).exists()
+        shutil.rmtree(out / name) if (out / name).is_dir() else (out / name).unlink()
+    # A link named as an export's file is no file it wrote: refused, its target kept.
+    (out / EVENTS_FILE).unlink()
+    (out / EVENTS_FILE).symlink_to(retail)
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+    assert code == 2 and f"holds {EVENTS_FILE!r}" in err and retail.is_file()
+    (out / EVENTS_FILE).unlink()
+    before = (out / TRIALS_FILE).stat().st_ino
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [TRIALS_FILE, EVENTS_FILE, GRADES_FILE, HEADER_FILE]
+    )
+    assert (out / TRIALS_FILE).stat().st_ino != before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside
+
+
 def test_an_export_makes_its_folders_readable_by_others(
     cli: Cli, retail: Path, tmp_path: Path
 ) -> None:
