@@ -662,16 +662,26 @@ def _check_fact_labels(
     check = _JSON_FACTS.get(name) or _CHOICE_FACTS.get(name)
     if check is None:
         return None
+
+    def row_of(code: int) -> int:  # looked up for an error only: a pass over the rows
+        return int(np.flatnonzero(codes == code)[0])
+
     sums: dict[int, int] = {}
     for value, code in met:
         if value is None:
             sums[code] = 0
             continue
-        row = int(np.flatnonzero(codes == code)[0])
-        decoded = _json(value, path, row, name) if name in _JSON_FACTS else value
+        decoded = value
+        if name in _JSON_FACTS:
+            try:
+                decoded = loads_json(value, file=path, line=None)
+            except InputError as exc:
+                raise InputError(
+                    f"row {row_of(code) + 1}: {exc.reason}", file=path, field=name
+                ) from None
         why = check(decoded)
         if why is not None:
-            raise InputError(f"row {row + 1}: {why}", file=path, field=name)
+            raise InputError(f"row {row_of(code) + 1}: {why}", file=path, field=name)
         if name == "error_types":
             sums[code] = sum(decoded.values())
     if name != "error_types":
