@@ -238,8 +238,28 @@ def test_a_glob_of_two_exports_is_one_source(
     shutil.copytree(exported, exports / "3-copy")
     code, _, err = cli("metrics", f"{exports}/*")
     assert code == 2 and "duplicate trial" in err and "3-copy" in err
+    assert "run 'r' is in the glob twice" in err
     code, _, err = cli("metrics", f"{tmp_path}/nothing-*")
     assert code == 2 and "matches no file" in err
+
+
+def test_a_glob_of_two_runs_of_one_configuration_says_so(
+    cli: Cli, two_agents: Path, tmp_path: Path
+) -> None:
+    """Two runs of one agent (on two days, say) each number their trials from 0: they
+    were called a "duplicate trial", as if one export had been matched twice."""
+    from agentgauge.importers import import_file
+
+    db = tmp_path / "s.db"
+    import_file("jsonl", two_agents.parent / "two.jsonl", store=db, run_id="day1")
+    exports = tmp_path / "ex"
+    assert cli("export", f"{two_agents}:two", "--parquet", str(exports / "a"))[0] == 0
+    assert cli("export", f"{db}:day1", "--parquet", str(exports / "b"))[0] == 0
+    code, _, err = cli("metrics", f"{exports}/*")
+    assert code == 2 and err.count("\n") == 1
+    assert f"runs 'two' ({exports / 'a'}) and 'day1' ({exports / 'b'}) are two runs of one" in err
+    assert f"agentgauge compare {exports / 'a'} {exports / 'b'}" in err
+    assert "duplicate" not in err
 
 
 def test_pyarrow_datasets_read_and_join_an_export(exported: Path) -> None:
@@ -301,6 +321,49 @@ def test_export_is_atomic_and_never_overwrites_unasked(
     empty.mkdir()
     assert cli("export", f"{retail}:r", "--parquet", str(empty))[0] == 0
     assert (empty / TRIALS_FILE).is_file()
+
+
+def test_force_replaces_an_earlier_exports_own_files_only(
+    cli: Cli, retail: Path, tmp_path: Path
+) -> None:
+    """``--force`` once moved the whole of DIR aside and deleted it: the store being
+    read (``export out/s.db:r --parquet out --force``), notes, nested folders. It
+    replaces the four files an export writes, and refuses a DIR holding anything else."""
+    out = tmp_path / "out"
+    assert cli("export", f"{retail}:r", "--parquet", str(out))[0] == 0
+    store = out / "s.db"
+    shutil.copy(retail, store)
+    for args in ((), ("--force",)):
+        code, _, err = cli("export", f"{store}:r", "--parquet", str(out), *args)
+        assert code == 2 and "the store this export reads" in err, err
+        assert err.count("\n") == 1
+    assert store.read_bytes() == retail.read_bytes()
+    store.unlink()
+    for name, make in (
+        ("notes.txt", lambda p: p.write_text("precious", encoding="utf-8")),
+        ("nested", lambda p: shutil.copytree(out, p)),
+        (".hidden", lambda p: p.write_text("x", encoding="utf-8")),
+    ):
+        make(out / name)
+        code, _, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+        assert code == 2 and f"holds {name!r}, which is no file an export writes" in err
+        assert err.count("\n") == 1
+        assert (out / name).exists()
+        shutil.rmtree(out / name) if (out / name).is_dir() else (out / name).unlink()
+    # A link named as an export's file is no file it wrote: refused, its target kept.
+    (out / EVENTS_FILE).unlink()
+    (out / EVENTS_FILE).symlink_to(retail)
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+    assert code == 2 and f"holds {EVENTS_FILE!r}" in err and retail.is_file()
+    (out / EVENTS_FILE).unlink()
+    before = (out / TRIALS_FILE).stat().st_ino
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [TRIALS_FILE, EVENTS_FILE, GRADES_FILE, HEADER_FILE]
+    )
+    assert (out / TRIALS_FILE).stat().st_ino != before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside
 
 
 def test_an_export_makes_its_folders_readable_by_others(
@@ -424,14 +487,28 @@ def test_bad_files_and_directories(cli: Cli, exported: Path, tmp_path: Path) -> 
     assert code == 2 and "agentgauge.parquet/99" in err and HEADER_FILE in err
 
 
+#: JSON nested far past the 100 levels the JSONL reader allows (Python's parser recursed
+#: out on it: a RecursionError traceback).
+_DEEP = "[" * 5000 + "]" * 5000
+
+
 @pytest.mark.parametrize(
     ("name", "change", "column", "message"),
     [
         (EVENTS_FILE, lambda t: t.drop_columns(["type"]), "type", "missing required column"),
-        (EVENTS_FILE, _set("data", ["{not json"]), "data", "row 1: not JSON"),
+        (EVENTS_FILE, _set("data", ["{not json"]), "data", "row 1: invalid JSON"),
+        (EVENTS_FILE, _set("data", [_DEEP]), "data", "row 1: nested too deeply"),
+        (EVENTS_FILE, _set("data", ["[1]"]), "data", "row 1: expected a JSON object, got list"),
         (EVENTS_FILE, _set("type", ["teleport"]), "data", "row 1"),
         (EVENTS_FILE, _set("trial_key", [10**9]), "trial_key", "row 1: trial_key 1000000000"),
-        (GRADES_FILE, _set("evidence", ["[1,"]), "evidence", "row 1: not JSON"),
+        (GRADES_FILE, _set("evidence", ["[1,"]), "evidence", "row 1: invalid JSON"),
+        (GRADES_FILE, _set("evidence", [_DEEP]), "evidence", "row 1: nested too deeply"),
+        (
+            GRADES_FILE,
+            lambda t: _set("evidence", ['{"max_severity": 5}'])(_set("grader", ["minefields"])(t)),
+            "evidence.max_severity",
+            "row 1: must be a number in [0, 1], got 5",
+        ),
         (GRADES_FILE, _set("score", [7.0]), "score", "row 1"),
         (GRADES_FILE, _set("passed", ["yes"], pa.string()), "passed", "expected a boolean"),
     ],
@@ -446,6 +523,127 @@ def test_bad_events_and_grades_are_found_when_trials_are_built(
     assert code == 2, err
     assert name in err and f"{column}: {message}" in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("command", "change", "column", "message"),
+    [
+        ("show", _set("metadata", [_DEEP]), "metadata", "row 1: nested too deeply"),
+        ("show", _set("metadata", ['{"a": 1, "a": 2}']), "metadata", "appears twice"),
+        ("show", _set("metadata", ["[1]"]), "metadata", "row 1:"),
+        ("show", _set("final_state", ["{oops"]), "final_state", "row 1: invalid JSON"),
+        ("metrics", _set("actions", ["{oops"]), "actions", "row 1: invalid JSON"),
+        ("metrics", _set("actions", [_DEEP]), "actions", "row 1: nested too deeply"),
+        ("metrics", _set("actions", ["[1]"]), "actions", "list of tool names"),
+        ("metrics", _set("error_types", ["[1]"]), "error_types", "row 1: expected a JSON object"),
+        ("metrics", _set("error_types", ['{"timeout": 0}']), "error_types", "at least 1"),
+        ("metrics", _set("error_types", ['{"timeout": 4}']), "error_types", "add up to 4"),
+        ("metrics", _set("control_decisions", ['["dance"]']), "control_decisions", "row 1"),
+        ("metrics", _set("ckpt_turns", ['[[1,"maybe"]]']), "ckpt_turns", "row 1"),
+        ("metrics", _set("ckpt_turns", ['[[0,"pass"]]']), "ckpt_turns", "turn ≥ 1"),
+        ("metrics", _set("tc_class", ["wrong_vibes"]), "tc_class", "row 1"),
+        ("metrics", _set("ctl_irreversible", [float("nan")]), "ctl_irreversible", "NaN"),
+        ("metrics", _set("traj_recall", [float("inf")]), "traj_recall", "NaN or infinity"),
+        ("metrics", _set("assistant_turns", [-3.0]), "assistant_turns", "at least 0"),
+        ("metrics", _set("assistant_turns", [1.5]), "assistant_turns", "a whole number"),
+        ("metrics", _set("tool_results", [-1]), "tool_results", "at least 0"),
+        ("metrics", _set("tool_errors", [99]), "tool_errors", "more than tool_results"),
+        ("metrics", _set("tc_state", [9]), "tc_state", "at most 3"),
+        ("metrics", _set("ckpt_state", [300], pa.int64()), "ckpt_state", "at most 3"),
+        ("metrics", _set("traj_precision", [7.0]), "traj_precision", "at most 1"),
+        ("metrics", _set("mine_hit_severity", [-0.5]), "mine_hit_severity", "at least 0"),
+        (
+            "metrics",
+            lambda t: _set("ctl_unconfirmed", [3.0])(_set("ctl_irreversible", [1.0])(t)),
+            "ctl_unconfirmed",
+            "more than ctl_irreversible",
+        ),
+    ],
+)
+def test_json_and_fact_columns_are_checked_as_a_trial_record_is(
+    cli: Cli, exported: Path, tmp_path: Path, command: str, change: Any, column: str, message: str
+) -> None:
+    """Hostile JSON in any column (deep, repeated keys, the wrong type) and facts no
+    trial has (NaN, negative counts, a verdict state 9) were read as they came: a
+    RecursionError or AttributeError traceback, or metrics silently changed."""
+    folder = _trials(exported, tmp_path, change)
+    code, _, err = cli(command, str(folder), *(["--json"] if command == "show" else []))
+    assert code == 2, err
+    assert f"{TRIALS_FILE}: {column}: " in err and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_file_without_facts_reads_its_json_as_jsonl_does(
+    cli: Cli, exported: Path, tmp_path: Path
+) -> None:
+    """Without fact columns, metrics builds the trials: their metadata is read then."""
+    from agentgauge.facts import FACTS
+
+    folder = _trials(
+        exported, tmp_path, lambda t: _set("metadata", [_DEEP])(t.drop_columns(list(FACTS)))
+    )
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and "metadata: row 1: nested too deeply" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ('{"schema": "agentgauge.parquet/1", "run": ' + _DEEP + "}", "nested too deeply"),
+        ('{"schema": "agentgauge.parquet/1", "run": NaN}', "invalid JSON"),
+        ('{"schema": "agentgauge.parquet/1", "grade_version": [1]}', "grade_version: not a"),
+    ],
+)
+def test_a_hostile_header_is_one_line(
+    cli: Cli, exported: Path, tmp_path: Path, header: str, message: str
+) -> None:
+    folder = tmp_path / "header"
+    shutil.copytree(exported, folder)
+    (folder / HEADER_FILE).write_text(header, encoding="utf-8")
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and HEADER_FILE in err and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    source = _trials(exported, tmp_path, lambda t: t)
+    version = json.loads((source / HEADER_FILE).read_text(encoding="utf-8"))
+    version["grade_version"]["version"] = "1"
+    (source / HEADER_FILE).write_text(json.dumps(version), encoding="utf-8")
+    code, _, err = cli("metrics", str(source))
+    assert code == 2 and "grade_version: version: expected int" in err, err
+
+
+def test_task_ids_and_trial_indexes_are_checked_as_in_jsonl(tmp_path: Path) -> None:
+    """A JSONL file refuses two spellings of one task id and a trial index past
+    2^63 - 2; Parquet counted café twice (as two tasks that print the same)."""
+    one, two = tmp_path / "x", tmp_path / "y"
+    one.mkdir()
+    two.mkdir()
+    ids = ["caf\u00e9", "cafe\u0301", "b", "b"]
+    pq.write_table(
+        pa.table({"task_id": ids, "trial": [0, 1, 0, 1], "success": [True, False, True, True]}),
+        one / TRIALS_FILE,
+    )
+    with pytest.raises(InputError, match=r"row 2: task ids 'caf\\xe9' \(row 1 of .*x/trials"):
+        open_source(str(one))
+    jsonl = tmp_path / "n.jsonl"
+    jsonl.write_text(
+        "".join(json.dumps({"task_id": t, "success": True}) + "\n" for t in ids[:2]), "utf-8"
+    )
+    with pytest.raises(InputError, match="differ only in Unicode normalization"):
+        open_source(str(jsonl))
+    # Across the files of a glob too.
+    pq.write_table(
+        pa.table({"task_id": [ids[0]], "trial": [0], "success": [True]}), one / TRIALS_FILE
+    )
+    pq.write_table(
+        pa.table({"task_id": [ids[1]], "trial": [0], "success": [True]}), two / TRIALS_FILE
+    )
+    with pytest.raises(InputError, match=r"y/trials.parquet: task_id: row 1: .*differ only"):
+        open_source(f"{tmp_path}/[xy]")
+    pq.write_table(
+        pa.table({"task_id": ["a"], "trial": [2**63 - 1], "success": [True]}), one / TRIALS_FILE
+    )
+    with pytest.raises(InputError, match=r"trial: row 1: .* is past the largest trial index"):
+        open_source(str(one))
 
 
 def test_a_minimal_file_from_another_tool_is_a_source(tmp_path: Path) -> None:

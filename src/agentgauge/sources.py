@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 from pydantic import ValidationError
@@ -44,6 +44,7 @@ from agentgauge.textio import decode_utf8, is_digits, loads_json
 __all__ = [
     "RUN_ID_RESERVED",
     "Selector",
+    "TaskIdSpellings",
     "TrialSource",
     "asked_grade_version",
     "assign_trial_indices",
@@ -59,8 +60,12 @@ __all__ = [
     "require_one_configuration",
     "resolve_run",
     "selected_rows",
+    "spellings_reason",
     "split_selector",
+    "too_large_trial",
 ]
+
+_Place = TypeVar("_Place")
 
 
 @dataclass(frozen=True)
@@ -297,9 +302,16 @@ def assign_trial_indices(
     out: list[Trial] = []
     next_index: dict[tuple[Any, ...], int] = {}
     seen: dict[tuple[Any, ...], int | None] = {}
-    ids = _TaskIdSpellings(file)
+    ids: TaskIdSpellings[int | None] = TaskIdSpellings()
     for line, trial in trials:
-        ids.check(trial.task_id, line)
+        if (other := ids.other_spelling(trial.task_id, line)) is not None:
+            where = f" (line {other[1]})" if other[1] is not None else ""
+            raise InputError(
+                spellings_reason(other[0], where, trial.task_id),
+                file=file,
+                line=line,
+                field="task_id",
+            )
         cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = next_index.get(cell, 0)
@@ -330,33 +342,37 @@ def assign_trial_indices(
     return out
 
 
-class _TaskIdSpellings:
+class TaskIdSpellings(Generic[_Place]):
     """Task ids that differ only in Unicode normalization (é as one code point, or as
     e and a combining accent) print the same in every table yet count as two tasks:
     refused, naming both spellings and where each was first seen, as a suite refuses
-    them. Each distinct id is looked at once."""
+    them. Each distinct id is looked at once. Every reader of trials checks its ids
+    here: a JSONL file line by line (`assign_trial_indices`), Parquet by distinct value
+    (`agentgauge.parquet.read`), each with its own kind of place (a line, a row)."""
 
-    def __init__(self, file: str | Path | None) -> None:
-        self.file = file
+    def __init__(self) -> None:
         self.known: set[str] = set()
-        self.by_form: dict[str, tuple[str, int | None]] = {}
+        self.by_form: dict[str, tuple[str, _Place]] = {}
 
-    def check(self, task_id: str, line: int | None) -> None:
+    def other_spelling(self, task_id: str, place: _Place) -> tuple[str, _Place] | None:
+        """The spelling of ``task_id`` met before it (with where it was met) when the two
+        differ only in normalization; ``None`` when there is none. ``place`` is where
+        ``task_id`` is, kept if it is the first spelling met."""
         if task_id in self.known:
-            return
+            return None
         self.known.add(task_id)
         form = task_id if task_id.isascii() else unicodedata.normalize("NFC", task_id)
-        first = self.by_form.setdefault(form, (task_id, line))
-        if first[0] != task_id:
-            where = f" (line {first[1]})" if first[1] is not None else ""
-            raise InputError(
-                f"task ids {first[0]!a}{where} and {task_id!a} differ only in Unicode "
-                "normalization: they print the same but would count as two tasks; write "
-                "one spelling",
-                file=self.file,
-                line=line,
-                field="task_id",
-            )
+        first = self.by_form.setdefault(form, (task_id, place))
+        return first if first[0] != task_id else None
+
+
+def spellings_reason(first: str, where: str, task_id: str) -> str:
+    """Why two spellings of one task id (`TaskIdSpellings`) are refused; ``where`` says
+    where the first was seen (`` (line 3)``), or is empty."""
+    return (
+        f"task ids {first!a}{where} and {task_id!a} differ only in Unicode normalization: "
+        "they print the same but would count as two tasks; write one spelling"
+    )
 
 
 def read_trials_jsonl(path: str | Path) -> list[Trial]:

@@ -57,7 +57,10 @@ def export_cmd(
         bool,
         typer.Option(
             "--force",
-            help="Replace an existing FILE, or an earlier export in DIR (never the store read).",
+            help=(
+                "Replace an existing FILE, or an earlier export in DIR (its own files only: "
+                "a DIR holding anything else, or the store read, is refused)."
+            ),
         ),
     ] = False,
 ) -> None:

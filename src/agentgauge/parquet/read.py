@@ -17,8 +17,8 @@ the column and the row.
 from __future__ import annotations
 
 import glob
-import json
 import math
+import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -34,12 +34,26 @@ import pyarrow.parquet as pq
 from pydantic import TypeAdapter, ValidationError
 
 from agentgauge.errors import InputError, first_error
-from agentgauge.facts import FACTS, Facts
+from agentgauge.evidence import evidence_problem
+from agentgauge.facts import ABSENT, FACTS, UNKNOWN, Facts
 from agentgauge.parquet import EVENTS_FILE, GRADES_FILE, HEADER_FILE, LAYOUT, TRIALS_FILE
-from agentgauge.schema import TRIAL_FIELDS, Grade, Run, Task, Trial, TrialField, infra_error
+from agentgauge.schema import (
+    CONTROL_DECISIONS,
+    INT64_MAX,
+    MAX_TRIAL_INDEX,
+    TRIAL_FIELDS,
+    Grade,
+    Run,
+    Task,
+    Trial,
+    TrialField,
+    infra_error,
+)
+from agentgauge.sources import TaskIdSpellings, spellings_reason, too_large_trial
 from agentgauge.store.database import GradeVersion
-from agentgauge.store.rows import event_of
+from agentgauge.store.rows import event_from
 from agentgauge.table import COLUMNS, TrialTable, by_first_appearance
+from agentgauge.textio import loads_json, read_text
 
 __all__ = [
     "ParquetHeader",
@@ -116,10 +130,8 @@ def read_header(trials_file: Path) -> ParquetHeader:
     path = trials_file.parent / HEADER_FILE
     if not path.is_file():
         return ParquetHeader()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a readable JSON header ({exc})", file=path) from None
+    # The JSONL reader's rules: strict UTF-8 and JSON, at most `MAX_DEPTH` levels deep.
+    data = loads_json(read_text(path), file=path, line=None)
     if not isinstance(data, dict) or data.get("schema") != LAYOUT:
         found = data.get("schema") if isinstance(data, dict) else None
         raise InputError(
@@ -133,15 +145,38 @@ def read_header(trials_file: Path) -> ParquetHeader:
     except ValidationError as exc:
         name, reason = first_error(exc)
         raise InputError(reason, file=path, field=name) from None
-    grading = None
-    if isinstance(data.get("grade_version"), dict):
-        try:
-            grading = GradeVersion(**data["grade_version"])
-        except TypeError:
-            raise InputError(
-                "not a grade version record", file=path, field="grade_version"
-            ) from None
+    found = data.get("grade_version")
+    if found is not None and (why := _grade_version_problem(found)) is not None:
+        raise InputError(why, file=path, field="grade_version")
+    grading = None if found is None else GradeVersion(**found)
     return ParquetHeader(run=run, tasks=tasks, grading=grading)
+
+
+#: The fields of a grade version record (`GradeVersion`) and the JSON types each takes.
+_GRADE_VERSION: dict[str, tuple[type, ...]] = {
+    "version": (int,),
+    "created_at": (str,),
+    "graders": (list,),
+    "note": (str, type(None)),
+    "active": (bool,),
+    "outcomes_kept": (bool,),
+}
+
+
+def _grade_version_problem(found: Any) -> str | None:
+    """Why the header's ``grade_version`` is no grade version record (`GradeVersion`),
+    or ``None``: it names the version a ``#grade=N`` is checked against."""
+    if not isinstance(found, dict) or set(found) != set(_GRADE_VERSION):
+        return f"not a grade version record (an object with {', '.join(_GRADE_VERSION)})"
+    for key, types in _GRADE_VERSION.items():
+        value = found[key]
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            return f"{key}: expected {' or '.join(t.__name__ for t in types)}, got {value!r:.40}"
+    if found["version"] < 1:
+        return f"version: must be at least 1, got {found['version']}"
+    if not all(isinstance(g, str) for g in found["graders"]):
+        return "graders: expected a list of grader names"
+    return None
 
 
 # --------------------------------------------------------------------------- columns
@@ -254,6 +289,16 @@ def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
             reason = "NaN or infinity is not a number the trial record accepts"
         if bad is None or not pc.any(pc.fill_null(bad, False)).as_py():
             bad, reason = _out_of_bounds(f.name, column)
+        if f.name == "trial" and not pc.any(pc.fill_null(bad, False)).as_py():
+            # As a JSONL file's (`assign_trial_indices`): the next index must fit too.
+            bad = pc.greater(column, MAX_TRIAL_INDEX)
+            if pc.any(pc.fill_null(bad, False)).as_py():
+                row = _first(bad)
+                raise InputError(
+                    f"row {row + 1}: {too_large_trial(column[row].as_py())}",
+                    file=path,
+                    field=f.name,
+                )
         if bad is not None and pc.any(pc.fill_null(bad, False)).as_py():
             row = _first(bad)
             raise InputError(
@@ -328,6 +373,7 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
     wanted = [name for name in COLUMNS if name != "infra_error"] + ["status", "error_kind"]
     found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in wanted}
     labels: dict[str, _Labels] = {}
+    spellings: TaskIdSpellings[tuple[Path, npt.NDArray[np.intp], int]] = TaskIdSpellings()
     sizes = []
     for path in parts:
         present = set(_schema_of(path).names)
@@ -337,7 +383,9 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
         for name in wanted:
             if _FIELDS[name].type == "text":  # a label: encoded, checked per distinct value
                 column = table.column(name) if name in names else _default(name, table.num_rows)
-                labels.setdefault(name, _Labels()).add(path, _FIELDS[name], column)
+                met, coded = labels.setdefault(name, _Labels()).add(path, _FIELDS[name], column)
+                if name == "task_id":
+                    _check_spellings(spellings, path, met, coded)
             elif name in names:
                 found[name].append(_normal(path, name, table.column(name)))
             elif name == "score":  # as the trial record: 1.0 or 0.0 from success
@@ -372,6 +420,29 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
     return table
 
 
+def _check_spellings(
+    spellings: TaskIdSpellings[tuple[Path, npt.NDArray[np.intp], int]],
+    path: Path,
+    met: list[tuple[Any, int]],
+    codes: npt.NDArray[np.intp],
+) -> None:
+    """One spelling per task id across the files read (`TaskIdSpellings`, as a JSONL
+    file's ids are checked): each distinct id once, a row looked up only for the error."""
+    for task_id, code in met:
+        other = spellings.other_spelling(task_id, (path, codes, code))
+        if other is None:
+            continue
+        first, (first_path, first_codes, first_code) = other
+        first_row = int(np.flatnonzero(first_codes == first_code)[0]) + 1
+        row = int(np.flatnonzero(codes == code)[0]) + 1
+        raise InputError(
+            f"row {row}: "
+            + spellings_reason(first, f" (row {first_row} of {first_path})", task_id),
+            file=path,
+            field="task_id",
+        )
+
+
 class _Labels:
     """A label column read file by file: each file's values encoded as integers by
     Arrow's hash (or as the file stores them) straight into one numbering of the whole
@@ -381,12 +452,16 @@ class _Labels:
         self.index: dict[Any, int] = {}
         self.parts: list[npt.NDArray[np.intp]] = []
 
-    def add(self, path: Path, f: TrialField | None, column: pa.ChunkedArray) -> None:
-        """A file's part of the column, checked against the rules of ``f`` if given."""
+    def add(
+        self, path: Path, f: TrialField | None, column: pa.ChunkedArray
+    ) -> tuple[list[tuple[Any, int]], npt.NDArray[np.intp]]:
+        """A file's part of the column, checked against the rules of ``f`` if given; its
+        distinct values with their codes, in order of first appearance, and its codes."""
         met, codes = _encode_into(column, self.index)
         if f is not None:
             _check_labels(path, f, met, codes)
         self.parts.append(codes)
+        return met, codes
 
     def codes(self) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.intp]]:
         """Distinct values in order of first appearance, and each row's index into them.
@@ -452,6 +527,171 @@ _FACT_ACCEPTS: dict[ArrayKind, str] = {
 }
 
 
+#: The numeric facts' ranges, as the trial record and its grades' evidence allow them
+#: (`agentgauge.evidence`): (least, most or ``None``, whether a whole number). A count
+#: of -3 turns, a verdict state 9 or a precision of 7 is no value a trial gives.
+_FACT_RANGES: dict[str, tuple[float, float | None, bool]] = {
+    "assistant_turns": (0, None, True),
+    "tool_results": (0, INT64_MAX, True),
+    "tool_errors": (0, INT64_MAX, True),
+    **{name: (ABSENT, UNKNOWN, True) for name, kind in FACTS.items() if kind == "state"},
+    "traj_precision": (0, 1, False),
+    "traj_recall": (0, 1, False),
+    "ms_score": (0, 1, False),
+    "mine_max_severity": (0, 1, False),
+    "mine_hit_severity": (0, 1, False),
+    "ctl_irreversible": (0, None, True),
+    "ctl_unconfirmed": (0, None, True),
+}
+
+#: Counts that are part of another count of the same trial: (part, whole, why).
+_FACT_PARTS = (
+    ("tool_errors", "tool_results", "a tool error is one of the tool results"),
+    ("ctl_unconfirmed", "ctl_irreversible", "an unconfirmed call is one of the irreversible ones"),
+)
+
+
+def _refuse_row(path: Path, name: str, bad: Any, column: Any, reason: str) -> None:
+    """One error naming the first row of ``bad`` (a boolean array; nulls false), if any."""
+    bad = pc.fill_null(bad, False)
+    if pc.any(bad).as_py():
+        row = _first(bad)
+        raise InputError(f"row {row + 1}: {column[row].as_py()!r}: {reason}", file=path, field=name)
+
+
+def _check_fact_numbers(path: Path, name: str, column: pa.ChunkedArray) -> None:
+    """A numeric fact column's values: finite (a missing value is null, never NaN,
+    which would be read as missing and change what is counted) and in range."""
+    if pa.types.is_floating(column.type):
+        _refuse_row(
+            path,
+            name,
+            pc.invert(pc.is_finite(column)),
+            column,
+            "NaN or infinity is no fact a trial has (a missing one is null)",
+        )
+    least, most, whole = _FACT_RANGES[name]
+    words = f"at least {least:g}" + ("" if most is None else f" and at most {most:g}")
+    bad = pc.less(column, least)
+    if most is not None:
+        bad = pc.or_(bad, pc.greater(column, most))
+    _refuse_row(path, name, bad, column, f"must be {words}")
+    if whole and pa.types.is_floating(column.type):
+        _refuse_row(
+            path, name, pc.not_equal(pc.floor(column), column), column, "must be a whole number"
+        )
+
+
+def _check_fact_pairs(
+    path: Path, numbers: dict[str, pa.ChunkedArray], errors_by_type: npt.NDArray[np.int64] | None
+) -> None:
+    """The facts that count part of another: at most that count, and the tool errors by
+    type adding up to the tool errors."""
+    for part, whole, why in _FACT_PARTS:
+        bad = pc.greater(numbers[part], numbers[whole])
+        reason = f"more than {whole} ({why})"
+        _refuse_row(path, part, bad, numbers[part], reason)
+    if errors_by_type is not None:
+        errors = _numpy(numbers["tool_errors"], np.int64)
+        off = np.flatnonzero(errors_by_type != errors)
+        if off.size:
+            row = int(off[0])
+            raise InputError(
+                f"row {row + 1}: errors by type add up to {errors_by_type[row]}, but "
+                f"tool_errors is {errors[row]}",
+                file=path,
+                field="error_types",
+            )
+
+
+def _strings(value: Any) -> str | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return None
+    return "expected a JSON list of tool names (strings)"
+
+
+def _decisions(value: Any) -> str | None:
+    if isinstance(value, list) and all(v in CONTROL_DECISIONS for v in value):
+        return None
+    return f"expected a JSON list of control decisions ({', '.join(CONTROL_DECISIONS)})"
+
+
+def _counts(value: Any) -> str | None:
+    if isinstance(value, dict) and all(
+        type(n) is int and 1 <= n <= INT64_MAX for n in value.values()
+    ):
+        return None
+    return "expected a JSON object of error types, each with a count of at least 1"
+
+
+def _checkpoints(value: Any) -> str | None:
+    if isinstance(value, list) and all(
+        isinstance(v, list)
+        and len(v) == 2
+        and type(v[0]) is int
+        and 1 <= v[0] <= INT64_MAX
+        and v[1] in ("pass", "fail", None)
+        for v in value
+    ):
+        return None
+    return 'expected a JSON list of [turn ≥ 1, "pass" | "fail" | null]'
+
+
+def _tc_class(value: Any) -> str | None:
+    if value in ("wrong_call", "wrong_arguments", "partial_resolution"):
+        return None
+    return "expected wrong_call, wrong_arguments or partial_resolution"
+
+
+#: The label facts whose values are JSON (read as the JSONL reader reads JSON, then
+#: checked for what the metrics read of them), and the labels of a fixed set.
+_JSON_FACTS: dict[str, Callable[[Any], str | None]] = {
+    "actions": _strings,
+    "error_types": _counts,
+    "control_decisions": _decisions,
+    "ckpt_turns": _checkpoints,
+}
+_CHOICE_FACTS: dict[str, Callable[[Any], str | None]] = {"tc_class": _tc_class}
+
+
+def _check_fact_labels(
+    path: Path, name: str, met: list[tuple[Any, int]], codes: npt.NDArray[np.intp]
+) -> npt.NDArray[np.int64] | None:
+    """A label fact's distinct values, each checked once; an error names its first row.
+    For ``error_types``, each row's errors by type added up (0 where it has none)."""
+    check = _JSON_FACTS.get(name) or _CHOICE_FACTS.get(name)
+    if check is None:
+        return None
+
+    def row_of(code: int) -> int:  # looked up for an error only: a pass over the rows
+        return int(np.flatnonzero(codes == code)[0])
+
+    sums: dict[int, int] = {}
+    for value, code in met:
+        if value is None:
+            sums[code] = 0
+            continue
+        decoded = value
+        if name in _JSON_FACTS:
+            try:
+                decoded = loads_json(value, file=path, line=None)
+            except InputError as exc:
+                raise InputError(
+                    f"row {row_of(code) + 1}: {exc.reason}", file=path, field=name
+                ) from None
+        why = check(decoded)
+        if why is not None:
+            raise InputError(f"row {row_of(code) + 1}: {why}", file=path, field=name)
+        if name == "error_types":
+            sums[code] = sum(decoded.values())
+    if name != "error_types":
+        return None
+    total = np.zeros(max(sums, default=-1) + 1, dtype=np.int64)
+    for code, n in sums.items():
+        total[code] = min(n, INT64_MAX)
+    return total[codes] if codes.size else np.zeros(0, np.int64)
+
+
 def read_facts(parts: Sequence[Path]) -> Facts | None:
     """The facts of ``parts``' trials (`agentgauge.facts`), row for row with
     `read_table`; ``None`` when a file lacks them (one another tool wrote): the
@@ -471,10 +711,15 @@ def read_facts(parts: Sequence[Path]) -> Facts | None:
                     field=name,
                 )
         table = _read(path, list(FACTS), [n for n, kind in FACTS.items() if kind == "label"])
+        numbers: dict[str, pa.ChunkedArray] = {}
+        errors_by_type: npt.NDArray[np.int64] | None = None
         for name, kind in FACTS.items():
             column = table.column(name)
             if kind == "label":
-                labels.setdefault(name, _Labels()).add(path, None, column)
+                met, codes = labels.setdefault(name, _Labels()).add(path, None, column)
+                sums = _check_fact_labels(path, name, met, codes)
+                if sums is not None:
+                    errors_by_type = sums
                 continue
             if pa.types.is_dictionary(column.type):
                 column = column.cast(column.type.value_type)
@@ -490,7 +735,11 @@ def read_facts(parts: Sequence[Path]) -> Facts | None:
                 raise InputError(
                     f"row {row + 1}: a value is required, found null", file=path, field=name
                 )
+            if kind != "bool":
+                _check_fact_numbers(path, name, column)
+                numbers[name] = column
             found[name].append(column)
+        _check_fact_pairs(path, numbers, errors_by_type)
     columns: dict[str, Any] = {}
     ids: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]] = {}
     for name, kind in FACTS.items():
@@ -622,8 +871,10 @@ def _in_first_appearance_order(codes: npt.NDArray[Any], size: int) -> bool:
 
 
 def _refuse_duplicates(parts: Sequence[Path], sizes: Sequence[int], table: TrialTable) -> None:
-    """Two rows for one (agent, model, variant, task, trial) cell: a merge went wrong
-    (or a glob matched one export twice), and pooling them would count an attempt twice."""
+    """Two rows for one (agent, model, variant, task, trial) cell: a merge went wrong,
+    a glob matched one export twice, or it matched two runs of one configuration (whose
+    trials are each numbered from 0), and pooling them would count an attempt twice. The
+    error says which, from the exports' headers."""
     if len(table) < 2:
         return
     keys = [table.codes(name)[1] for name in ("agent", "model", "variant", "task_id")]
@@ -650,13 +901,34 @@ def _refuse_duplicates(parts: Sequence[Path], sizes: Sequence[int], table: Trial
         for r in (a, b)
         for p in [int(np.searchsorted(ends, r, "right"))]
     ]
-    raise InputError(
-        f"duplicate trial {table.trial[b]} of task {table.task_id[b]!r} for "
-        f"agent={table.agent[b]!r} model={table.model[b]!r} variant={table.variant[b]!r}: "
-        f"row {where[0][1] + 1} of {where[0][0]} and row {where[1][1] + 1} of {where[1][0]}",
-        file=where[1][0],
-        field="trial",
+    attempt = (
+        f"trial {table.trial[b]} of task {table.task_id[b]!r} for agent={table.agent[b]!r} "
+        f"model={table.model[b]!r} variant={table.variant[b]!r}"
     )
+    rows = f"row {where[0][1] + 1} of {where[0][0]} and row {where[1][1] + 1} of {where[1][0]}"
+    runs = [read_header(path).run for path, _ in where] if where[0][0] != where[1][0] else []
+    if len(runs) == 2 and runs[0] is not None and runs[1] is not None:
+        first, second = (path.parent for path, _ in where)
+        one, two = shlex.quote(str(first)), shlex.quote(str(second))
+        if runs[0].run_id != runs[1].run_id:
+            # Two runs of one configuration: their trials are numbered from 0 each, and
+            # pooled they would read as one run's, the same attempt twice. Each is read
+            # on its own, or the two compared.
+            raise InputError(
+                f"runs {runs[0].run_id!r} ({first}) and {runs[1].run_id!r} ({second}) are "
+                f"two runs of one configuration, and a glob pools trials by configuration: "
+                f"both hold {attempt}. Read each run as its own SOURCE (agentgauge metrics "
+                f"{one}), or compare them (agentgauge compare {one} {two})",
+                file=where[1][0],
+                field="trial",
+            )
+        raise InputError(
+            f"duplicate {attempt}: run {runs[0].run_id!r} is in the glob twice, as {first} "
+            f"and {second}; read one of them ({rows})",
+            file=where[1][0],
+            field="trial",
+        )
+    raise InputError(f"duplicate {attempt}: {rows}", file=where[1][0], field="trial")
 
 
 # --------------------------------------------------------------------------- trials
@@ -704,10 +976,13 @@ def _part_trials(path: Path, *, events: bool) -> list[Trial]:
 
 
 def _json(text: str, path: Path, row: int, name: str) -> Any:
+    """The JSON text of column ``name`` at ``row`` (0-based), read as the JSONL reader
+    reads a line (`agentgauge.textio.loads_json`: strict, at most `MAX_DEPTH` levels
+    deep); what it refuses is one error naming the file, the row and the column."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"row {row + 1}: not JSON ({exc})", file=path, field=name) from None
+        return loads_json(text, file=path, line=None)
+    except InputError as exc:
+        raise InputError(f"row {row + 1}: {exc.reason}", file=path, field=name) from None
 
 
 def _rows(path: Path, columns: dict[str, str]) -> dict[str, list[Any]] | None:
@@ -777,10 +1052,15 @@ def _add_events(path: Path, by_key: dict[Any, Trial]) -> None:
                 file=path,
                 field="type" if type_ is None else "data",
             )
+        fields = _json(data, path, row, "data")
+        if not isinstance(fields, dict):
+            raise InputError(
+                f"row {row + 1}: expected a JSON object, got {type(fields).__name__}",
+                file=path,
+                field="data",
+            )
         try:
-            trial.events.append(event_of(type_, v["t"][row], data))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"row {row + 1}: not JSON ({exc})", file=path, field="data") from None
+            trial.events.append(event_from(type_, v["t"][row], fields))
         except (ValidationError, TypeError) as exc:
             reason = first_error(exc)[1] if isinstance(exc, ValidationError) else str(exc)
             raise InputError(f"row {row + 1}: {reason}", file=path, field="data") from None
@@ -804,16 +1084,21 @@ def _add_grades(path: Path, by_key: dict[Any, Trial]) -> None:
         trial = _trial_of(path, row, v["trial_key"][row], by_key)
         evidence = v["evidence"][row]
         try:
-            trial.grades.append(
-                Grade(
-                    grader=v["grader"][row],
-                    score=v["score"][row],
-                    passed=v["passed"][row],
-                    status=v["status"][row],
-                    evidence=None if evidence is None else _json(evidence, path, row, "evidence"),
-                    judge_model=v["judge_model"][row],
-                )
+            grade = Grade(
+                grader=v["grader"][row],
+                score=v["score"][row],
+                passed=v["passed"][row],
+                status=v["status"][row],
+                evidence=None if evidence is None else _json(evidence, path, row, "evidence"),
+                judge_model=v["judge_model"][row],
             )
         except ValidationError as exc:
             name, reason = first_error(exc)
             raise InputError(f"row {row + 1}: {reason}", file=path, field=name) from None
+        # The evidence the metrics read, checked as a trial record's (`parse_trial`).
+        problem = evidence_problem(grade.grader, grade.evidence)
+        if problem is not None:
+            raise InputError(
+                f"row {row + 1}: {problem[1]}", file=path, field=f"evidence.{problem[0]}"
+            )
+        trial.grades.append(grade)

@@ -5,11 +5,14 @@ The run is read column-wise in batches (`agentgauge.store.columns`), never as
 millions of trials needs the memory of one batch. The directory is written
 beside its destination under a temporary name and renamed into place once
 complete: a failed export leaves nothing at the destination, and nothing
-already there is replaced unless the user asks (``force``).
+already there is replaced unless the user asks (``force``). Even then only an
+earlier export's own files go (`EXPORT_FILES`): a directory holding anything
+else (notes, a nested folder, the store being read) is refused, never emptied.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -44,12 +47,17 @@ from agentgauge.sources import Selector, selected_rows, split_selector
 from agentgauge.store import Store, utc_now
 from agentgauge.store.columns import event_batches, grade_batches, trial_batches
 
-__all__ = ["BATCH", "ExportCounts", "write_parquet"]
+__all__ = ["BATCH", "EXPORT_FILES", "ExportCounts", "write_parquet"]
 
 _Row = TypeVar("_Row", bound=tuple[Any, ...])
 
 BATCH = 65_536
 """Rows per batch read from the store and per row group written."""
+
+#: The files an export writes, and so the only ones ``--force`` removes.
+EXPORT_FILES = (TRIALS_FILE, EVENTS_FILE, GRADES_FILE, HEADER_FILE)
+#: The files SQLite keeps beside a store while it is open (WAL mode, a rollback journal).
+_STORE_SIBLINGS = ("-wal", "-shm", "-journal")
 
 
 @dataclass(frozen=True)
@@ -80,11 +88,12 @@ def write_parquet(
     trials (with their events and grades) and must match some, as everywhere a SOURCE
     is read; ``source`` (how the user named the run, ``DB:RUN#agent=NAME``) words the
     refusal. ``out`` must not exist or be empty (folders above it that do not exist
-    are made); with ``force`` an earlier export there is replaced (a directory that is
-    not an export never is). The export is 0777 less the umask.
+    are made); with ``force`` an earlier export there is replaced: a directory that
+    holds anything but an export's own files (`EXPORT_FILES`), or holds the store
+    read, never is. The export is 0777 less the umask.
     """
     out = Path(out)
-    _check_destination(out, force=force)
+    _check_destination(out, force=force, inputs=_store_files(Path(store_path)))
     with Store(store_path, readonly=True) as store:
         run = store.require_run(run_id)
         version = store.resolve_grade_version(run_id, grade_version)
@@ -152,7 +161,29 @@ def _new_folder(out: Path) -> Path:
         return tmp
 
 
-def _check_destination(out: Path, *, force: bool) -> None:
+def _store_files(store: Path) -> list[Path]:
+    """The files the export reads: the store and the files SQLite keeps beside it."""
+    return [store, *(store.with_name(store.name + end) for end in _STORE_SIBLINGS)]
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies in it, links and ``..`` followed."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a loop of links: not ours to decide, so refused
+        return True
+
+
+def _foreign(out: Path) -> Path | None:
+    """The first entry of ``out`` (by name) that an export does not write: anything but
+    a plain file named as one of `EXPORT_FILES` (a folder, a link, another file)."""
+    for entry in sorted(out.iterdir()):
+        if entry.name not in EXPORT_FILES or entry.is_symlink() or not entry.is_file():
+            return entry
+    return None
+
+
+def _check_destination(out: Path, *, force: bool, inputs: Sequence[Path]) -> None:
     above = next((p for p in out.parents if p.exists()), None)
     if above is not None and not above.is_dir():
         raise InputError("is a file, not a folder to write into", file=above)
@@ -162,6 +193,15 @@ def _check_destination(out: Path, *, force: bool) -> None:
         raise InputError("exists and is not a directory; name a new directory", file=out)
     if not any(out.iterdir()):
         return
+    # The store read, inside the folder the export replaces, would go with it: refused
+    # whatever else the folder holds, before --force is even asked about.
+    held = next((p for p in inputs if p.exists() and _inside(p, out)), None)
+    if held is not None:
+        raise InputError(
+            f"holds {held}, the store this export reads, which replacing the directory "
+            "would delete; write the export to another directory",
+            file=out,
+        )
     if not force:
         raise InputError("exists and is not empty; add --force to replace it", file=out)
     if not (out / HEADER_FILE).is_file():
@@ -170,15 +210,32 @@ def _check_destination(out: Path, *, force: bool) -> None:
             "only an earlier export, so name a new or empty directory",
             file=out,
         )
+    foreign = _foreign(out)
+    if foreign is not None:
+        raise InputError(
+            f"holds {foreign.name!r}, which is no file an export writes "
+            f"({', '.join(EXPORT_FILES)}); --force replaces only an earlier export's own "
+            "files, so move it out or name another directory",
+            file=out,
+        )
 
 
 def _put_in_place(tmp: Path, out: Path) -> None:
-    """Rename the finished export to ``out``; an earlier export there goes only after."""
+    """Rename the finished export to ``out``; an earlier export there goes only after,
+    and of it only the files an export writes (`EXPORT_FILES`, all that
+    `_check_destination` let through). Anything that appeared in ``out`` while the
+    export was written is moved into the new export's directory, never deleted."""
     if out.is_dir() and any(out.iterdir()):
         old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
         os.replace(out, old)  # replaces the empty directory just made
         os.replace(tmp, out)
-        shutil.rmtree(old, ignore_errors=True)
+        for entry in old.iterdir():
+            if entry.name in EXPORT_FILES and entry.is_file() and not entry.is_symlink():
+                entry.unlink()
+            elif not (out / entry.name).exists():
+                entry.rename(out / entry.name)
+        with contextlib.suppress(OSError):  # not empty: what could not move back stays
+            old.rmdir()
     else:
         os.replace(tmp, out)  # POSIX renames over an empty directory
 

@@ -28,6 +28,7 @@ __all__ = [
     "TrialRows",
     "describe_row",
     "dumps",
+    "event_from",
     "event_of",
     "event_row",
     "grade_rows",
@@ -243,7 +244,12 @@ def loads(text: str) -> Any:
 def event_of(type_: str, t: float | None, data: str) -> Event:
     """An event from its row: ``data`` with the ``type`` and ``t`` columns laid over it
     (schema-1 stores repeat both in ``data``, which reads the same)."""
-    fields = loads(data)
+    return event_from(type_, t, loads(data))
+
+
+def event_from(type_: str, t: float | None, fields: dict[str, Any]) -> Event:
+    """`event_of` with ``data`` already read (a file's, by `agentgauge.textio.loads_json`,
+    whose rules a stored text needs not pass). ``fields`` is changed in place."""
     fields["type"] = type_
     if t is not None:
         fields["t"] = t
