@@ -162,6 +162,8 @@ def test_agent_span_error_is_an_agent_error(tmp_path: Path) -> None:
     assert (trial.status, trial.error_kind, trial.success) == ("error", "agent", False)
     assert trial.error == "Boom: it broke"
     assert trial.model_calls is None  # no chat spans: unknown, not 0
+    # Nor does a trace of its root span alone show a transcript: tool calls unknown.
+    assert (trial.events, trial.tool_calls) == ([], None)
 
 
 def test_an_event_the_model_refuses_is_an_input_error_at_the_root(

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agentgauge import metrics
 from agentgauge.agents.prices import genai_prices_version
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file, read_import
@@ -106,9 +107,16 @@ def test_every_termination_is_kept_and_blamed_per_the_table(tmp_path: Path) -> N
     }
     infra = trials["sim-0-2"]
     assert infra.is_infra_error and "connection reset" in (infra.error or "")
-    # tau2's placeholder for a simulation that never ran: duration 0 is no latency.
+    # tau2's placeholder for a simulation that never ran: duration 0 is no latency,
+    # and with no transcript its tool and model calls are unknown, not 0.
     assert infra.latency_s is None and infra.cost_usd is None
+    assert (infra.tool_calls, infra.model_calls, infra.events) == (None, None, [])
     assert not trials["sim-1-2"].is_infra_error
+    # calls.tool is the mean over the seven that ran (12 calls), not over all eight.
+    ran = [t.tool_calls for sid, t in trials.items() if sid != "sim-0-2"]
+    assert None not in ran and sum(ran) == 12  # type: ignore[arg-type]
+    figures = metrics(list(trials.values())).to_dict()["groups"][0]["calls"]
+    assert figures["tool"] == pytest.approx(12 / 7)
 
 
 @pytest.mark.parametrize("reason", sorted(TERMINATIONS))

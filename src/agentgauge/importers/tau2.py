@@ -356,7 +356,9 @@ def _trial(
         output_tokens=_total(c.output_tokens for c in calls),
         # tau2's placeholder for a simulation that never ran says duration 0: not a latency.
         latency_s=None if reason == "infrastructure_error" and not events else duration,
-        tool_calls=sum(1 for e in events if isinstance(e, ToolCallEvent)),
+        # No transcript (tau2's placeholder for a simulation that never ran): the count
+        # of tool calls is unknown, as model_calls is, not 0.
+        tool_calls=sum(1 for e in events if isinstance(e, ToolCallEvent)) if events else None,
         model_calls=len(calls) or None,
         control="transfer" if any(isinstance(e, ControlEvent) for e in events) else None,
         events=events,

@@ -103,7 +103,9 @@ def _trial(
 ) -> Trial:
     traj = shape.items(rec.get("traj"), f"{where}.traj")
     events = trajectory_events(traj, shape, f"{where}.traj")
-    n_calls = sum(1 for e in events if e.type == "tool_call")
+    # A record without a transcript (no ``traj``, or an empty one) made calls nobody saw:
+    # its count is unknown, not 0 (docs/metrics.md, "An events list that is absent...").
+    n_calls = sum(1 for e in events if e.type == "tool_call") if events else None
     transferred = any(e.type == "control" for e in events)
     meta: dict[str, Any] = {}
     user_cost = info.get("user_cost")
