@@ -114,6 +114,44 @@ CASES = [
         ": [0].traj[0].tool_calls[0].function: expected an object",
         ".json",
     ),
+    # What a default stood in for (role "", a call named "", arguments {"__unparsed__":
+    # null}), and a spend that was text or negative, dropped or stored as it stood.
+    Case(
+        "taubench",
+        _taubench(traj=[{"content": "hi"}]),
+        ": [0].traj[0].role: required field is missing",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(traj=[{"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}]),
+        ": [0].traj[0].tool_calls[0].function: required field is missing",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(traj=[{"role": "assistant", "tool_calls": [{"function": None}]}]),
+        ": [0].traj[0].tool_calls[0].function: expected an object, got null",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(traj=[{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}]),
+        ": [0].traj[0].tool_calls[0].function.name: required field is missing",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(info={"user_cost": "0.5"}),
+        ": [0].info.user_cost: expected a finite number, got a string",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(info={"user_cost": -7}),
+        ": [0].info.user_cost: must be at least 0, got -7",
+        ".json",
+    ),
     Case("taubench", _taubench(trial=-1), ": [0].trial: Input should be greater than", ".json"),
     Case("taubench", _taubench(trial="x"), ": [0].trial: not a valid number", ".json"),
     Case("taubench", _taubench(trial=BIG), ": [0].trial: out of range", ".json"),

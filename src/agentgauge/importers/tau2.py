@@ -26,7 +26,6 @@ unpriceable one makes the trial's cost unknown, never $0.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -101,16 +100,6 @@ TERMINATIONS: dict[str, Termination] = {
 
 class _Check(_Shape):
     """`_Shape` plus the scalar checks tau2's numbers need."""
-
-    def number(self, value: Any, where: str, *, minimum: float | None = 0) -> float | None:
-        """A finite number >= ``minimum``, or ``None`` for a missing or null one."""
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
-            self.fail(where, f"expected a finite number, got {_kind(value)}")
-        if minimum is not None and value < minimum:
-            self.fail(where, f"must be at least {minimum:g}, got {value!r}")
-        return float(value)
 
     def count(self, value: Any, where: str) -> int | None:
         """A token count: an integer >= 0 that the store can hold, or ``None``."""
@@ -617,13 +606,6 @@ def _offset(start: datetime | None, value: Any) -> float | None:
 def _total(values: Any) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
-
-
-def _finite(value: int | float) -> bool:
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int no float can hold
-        return False
 
 
 def _price_sources(trials: list[Trial]) -> dict[str, int]:
