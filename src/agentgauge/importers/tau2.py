@@ -62,6 +62,10 @@ __all__ = ["TERMINATIONS", "Termination", "read"]
 
 SIMULATIONS_DIR = "simulations"
 
+#: The roles of tau2's messages (``message.py``: ``SystemMessage``, ``UserMessage``,
+#: ``AssistantMessage``, ``ToolMessage`` and ``MultiToolMessage``, each a literal).
+ROLES = ("system", "user", "assistant", "tool")
+
 
 @dataclass(frozen=True)
 class Termination:
@@ -124,6 +128,21 @@ class _Check(_Shape):
         if not isinstance(value, bool):
             self.fail(where, f"expected true or false, got {_kind(value)}")
         return value
+
+    def time(self, value: Any, where: str) -> datetime | None:
+        """A time as tau2 writes it (``datetime.isoformat()``), or ``None`` for a missing
+        or null one. Anything else is refused: taken as "no time", a garbled
+        ``start_time`` silently dropped the time of every event of its simulation."""
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.fail(where, f"expected an ISO 8601 time, got {_kind(value)}")
+        try:
+            if len(value) > 64:
+                raise ValueError
+            return datetime.fromisoformat(value)
+        except ValueError:
+            self.fail(where, f"expected an ISO 8601 time, got {_shown(value)}")
 
     def ident(self, value: Any, where: str) -> str:
         """An id tau2 writes as a string (``SimulationIndexEntry`` allows ints)."""
@@ -301,7 +320,7 @@ def _trial(
         # A simulation tau2 never evaluated: its outcome is unknown, not a failure of the agent.
         status, kind = "error", "infra"
         error = "tau2 simulation has no reward_info (it was not evaluated)"
-    start = _when(sim.get("start_time"))
+    start = check.time(sim.get("start_time"), at("start_time"))
     events, repriced = _events(
         check.items(sim.get("messages"), at("messages")),
         header,
@@ -373,7 +392,12 @@ def _events(
         msg = check.obj(raw, at)
         role = check.text(msg.get("role"), f"{at}.role", optional=False)
         assert role is not None
-        t = _offset(start, msg.get("timestamp"))
+        if role not in ROLES:
+            check.fail(
+                f"{at}.role", f"unknown role {role[:40]!r}; tau2 writes one of {', '.join(ROLES)}"
+            )
+        when = check.time(msg.get("timestamp"), f"{at}.timestamp")
+        t = _offset(start, when)
         if role == "tool":
             parts = msg.get("tool_messages")
             if parts is None:  # a ToolMessage; a MultiToolMessage carries tool_messages
@@ -381,12 +405,13 @@ def _events(
             for k, part in enumerate(check.items(parts, f"{at}.tool_messages")):
                 sub = f"{at}.tool_messages[{k}]"
                 item = check.obj(part, sub)
-                events.append(_tool_result(item, check, sub, _offset(start, item.get("timestamp"))))
+                t_part = _offset(start, check.time(item.get("timestamp"), f"{sub}.timestamp"))
+                events.append(_tool_result(item, check, sub, t_part))
             continue
         content = check.text(msg.get("content"), f"{at}.content")
         tool_calls = check.items(msg.get("tool_calls"), f"{at}.tool_calls")
         if role == "assistant":
-            call, was_priced = _model_call(msg, header, prices, check, at, t)
+            call, was_priced = _model_call(msg, header, prices, check, at, t, when)
             repriced = repriced or was_priced
             events.append(call)
         if content is not None or not tool_calls:
@@ -404,6 +429,7 @@ def _model_call(
     check: _Check,
     at: str,
     t: float | None,
+    when: datetime | None,
 ) -> tuple[ModelCallEvent, bool]:
     """The model call behind an agent turn, and whether agentgauge priced it:
     tau2 recorded no cost, or litellm's $0 for a call that used tokens (litellm
@@ -427,9 +453,7 @@ def _model_call(
         return call, False
     counts = None if tokens_in is None or tokens_out is None else Usage(tokens_in, tokens_out)
     # tau2 names models as litellm does (``openai/gpt-4.1``, ``gpt-4.1-2025-04-14``).
-    quote = prices.quote(
-        (header.model,), counts, provider="litellm", at=_when(msg.get("timestamp"))
-    )
+    quote = prices.quote((header.model,), counts, provider="litellm", at=when)
     call.cost_usd, call.price_source = quote.usd, quote.source
     return call, True
 
@@ -587,17 +611,9 @@ def _task(raw: Any, header: _Header, check: _Check, where: str) -> Task:
 # --------------------------------------------------------------------------- helpers
 
 
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str) or len(value) > 64:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
-def _offset(start: datetime | None, value: Any) -> float | None:
-    when = _when(value)
+def _offset(start: datetime | None, when: datetime | None) -> float | None:
+    """Seconds from ``start`` to ``when``; unknown when either is, or when one has a
+    time zone and the other none (which the difference cannot span)."""
     if start is None or when is None or (start.tzinfo is None) != (when.tzinfo is None):
         return None
     return max(0.0, (when - start).total_seconds())
