@@ -50,11 +50,11 @@ def figures_after(
     the importers and the harness reckon them). A trial stored without a transcript
     has its tool calls unknown (the importers' rule: no events, no count); its first
     events make the count known, 0 when none of them is a tool call. The cost is the
-    trial's cost plus the added calls' (unknown when either is), except for a trial without model calls
-    until now: one made from spans (``from_spans``) had its agent span's own figure,
-    which the calls now stand for (as ``import otel`` of all its spans would say);
-    a run's trial had only the spend its agent reported beyond model calls
-    (``record_cost``, an ``http:`` reply's ``cost_usd``), which still adds up."""
+    trial's cost plus the added calls' (unknown when either is), except for a trial
+    without model calls until now: one made from spans (``from_spans``) had its agent
+    span's own figure, which the calls now stand for (as ``import otel`` of all its
+    spans would say); a run's trial had only the spend its agent reported beyond model
+    calls (``record_cost``, an ``http:`` reply's ``cost_usd``), which still adds up."""
     from agentgauge.schema import ModelCallEvent, ToolCallEvent
 
     out: dict[str, Any] = {}
