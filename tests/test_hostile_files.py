@@ -114,6 +114,44 @@ CASES = [
         ": [0].traj[0].tool_calls[0].function: expected an object",
         ".json",
     ),
+    # What a default stood in for (role "", a call named "", arguments {"__unparsed__":
+    # null}), and a spend that was text or negative, dropped or stored as it stood.
+    Case(
+        "taubench",
+        _taubench(traj=[{"content": "hi"}]),
+        ": [0].traj[0].role: required field is missing",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(traj=[{"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}]),
+        ": [0].traj[0].tool_calls[0].function: required field is missing",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(traj=[{"role": "assistant", "tool_calls": [{"function": None}]}]),
+        ": [0].traj[0].tool_calls[0].function: expected an object, got null",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(traj=[{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}]),
+        ": [0].traj[0].tool_calls[0].function.name: required field is missing",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(info={"user_cost": "0.5"}),
+        ": [0].info.user_cost: expected a finite number, got a string",
+        ".json",
+    ),
+    Case(
+        "taubench",
+        _taubench(info={"user_cost": -7}),
+        ": [0].info.user_cost: must be at least 0, got -7",
+        ".json",
+    ),
     Case("taubench", _taubench(trial=-1), ": [0].trial: Input should be greater than", ".json"),
     Case("taubench", _taubench(trial="x"), ": [0].trial: not a valid number", ".json"),
     Case("taubench", _taubench(trial=BIG), ": [0].trial: out of range", ".json"),
@@ -276,3 +314,106 @@ def _limit_memory() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+# --------------------------------------------------------------------------- endless files
+
+
+TAU2_DIR = Path(__file__).resolve().parent / "fixtures" / "tau2" / "dir"
+OTEL_TRACES = Path(__file__).resolve().parent / "fixtures" / "otel" / "genai.jsonl"
+
+
+def _endless(kind: str, path: Path) -> Path:
+    """``path`` made a FIFO nobody writes to, or a symlink to ``/dev/zero``."""
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    return path
+
+
+def _tau2_dir_with(kind: str, tmp_path: Path) -> tuple[list[str], Path]:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(TAU2_DIR, run)
+    sim = _endless(kind, run / "simulations" / "sim-0-0.json")
+    return ["import", "tau2", str(run)], sim
+
+
+def _outcomes(kind: str, tmp_path: Path) -> tuple[list[str], Path]:
+    bad = _endless(kind, tmp_path / "outcomes.jsonl")
+    return ["import", "otel", str(OTEL_TRACES), "--outcomes", str(bad)], bad
+
+
+def _taubench_file(kind: str, tmp_path: Path) -> tuple[list[str], Path]:
+    bad = _endless(kind, tmp_path / "results.json")
+    return ["import", "taubench", str(bad)], bad
+
+
+def _source(kind: str, tmp_path: Path) -> tuple[list[str], Path]:
+    bad = _endless(kind, tmp_path / "trials.jsonl")
+    return ["metrics", str(bad)], bad
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+@pytest.mark.parametrize("where", [_tau2_dir_with, _outcomes, _taubench_file, _source])
+def test_a_fifo_or_device_is_refused_not_read_forever(
+    kind: str, where: Callable[[str, Path], tuple[list[str], Path]], tmp_path: Path
+) -> None:
+    """A FIFO with no writer, or a symlink to ``/dev/zero``, anywhere an input is read
+    (a tau2 directory's simulation file, an outcomes file, the file imported, a
+    SOURCE): one line naming it, exit 2. Reading one never ended (the process
+    waited on the FIFO, or its memory grew on ``/dev/zero`` until it was killed)."""
+    args, bad = where(kind, tmp_path)
+    store = tmp_path / "new.db"
+    if args[0] == "import":
+        args += ["--store", str(store)]
+    # Run apart, with its memory capped: an endless read fails the test, not the machine.
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=lambda: _cap_memory(1 << 30),
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"agentgauge: error: {bad}: is not a regular file ("), proc.stderr
+    assert not store.exists()
+
+
+def _cap_memory(limit: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.timeout(30)
+def test_read_text_refuses_a_fifo_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    """Opening a FIFO for reading waits for a writer: the open must not block."""
+    from agentgauge.errors import InputError
+    from agentgauge.textio import read_text
+
+    fifo = _endless("fifo", tmp_path / "pipe.json")
+    with pytest.raises(InputError) as err:
+        read_text(fifo)
+    assert str(err.value) == (
+        f"{fifo}: is not a regular file (a pipe): save the data to a file and give that"
+    )
+
+
+def test_read_text_refuses_a_device_and_a_directory(tmp_path: Path) -> None:
+    from agentgauge.errors import InputError
+    from agentgauge.textio import read_text
+
+    # /dev/null reads as empty: refused for what it is, not as an empty file.
+    with pytest.raises(InputError, match=r"^/dev/null: is not a regular file \(a device\)"):
+        read_text("/dev/null")
+    with pytest.raises(InputError, match=r": is a directory, not a file$"):
+        read_text(tmp_path)
+    regular = tmp_path / "ok.json"
+    regular.write_text("[1]")
+    assert read_text(regular) == "[1]"

@@ -43,19 +43,23 @@ def figures_after(
     from_spans: bool,
 ) -> dict[str, Any]:
     """A stored trial's `FIGURES` once ``added`` follows its transcript ``known``, for
-    those that change (none when ``added`` holds no call). ``before``: its figures now.
+    those that change (none when ``added`` holds no call and the trial had events
+    already). ``before``: its figures now.
 
     Counts are recounted; tokens are the sums over every model call (`known_sum`, as
-    the importers and the harness reckon them). The cost is the trial's cost plus the
-    added calls' (unknown when either is), except for a trial without model calls
-    until now: one made from spans (``from_spans``) had its agent span's own figure,
-    which the calls now stand for (as ``import otel`` of all its spans would say);
-    a run's trial had only the spend its agent reported beyond model calls
-    (``record_cost``, an ``http:`` reply's ``cost_usd``), which still adds up."""
+    the importers and the harness reckon them). A trial stored without a transcript
+    has its tool calls unknown (the importers' rule: no events, no count); its first
+    events make the count known, 0 when none of them is a tool call. The cost is the
+    trial's cost plus the added calls' (unknown when either is), except for a trial
+    without model calls until now: one made from spans (``from_spans``) had its agent
+    span's own figure, which the calls now stand for (as ``import otel`` of all its
+    spans would say); a run's trial had only the spend its agent reported beyond model
+    calls (``record_cost``, an ``http:`` reply's ``cost_usd``), which still adds up."""
     from agentgauge.schema import ModelCallEvent, ToolCallEvent
 
     out: dict[str, Any] = {}
-    if any(isinstance(e, ToolCallEvent) for e in added):
+    first = not known and before.get("tool_calls") is None
+    if any(isinstance(e, ToolCallEvent) for e in added) or (added and first):
         out["tool_calls"] = sum(isinstance(e, ToolCallEvent) for e in (*known, *added))
     new = [e for e in added if isinstance(e, ModelCallEvent)]
     if not new:

@@ -39,7 +39,7 @@ from agentgauge.model_calls import ModelCalls
 from agentgauge.schema import MAX_TRIAL_INDEX, Run, Task, Trial
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable, group_codes
-from agentgauge.textio import decode_utf8, is_digits, loads_json
+from agentgauge.textio import decode_utf8, is_digits, loads_json, open_regular
 
 __all__ = [
     "RUN_ID_RESERVED",
@@ -251,11 +251,7 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     fails on its first bad byte with the line and offset (`agentgauge.textio`).
     """
     path = Path(path)
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
-    with handle:
+    with open_regular(path) as handle:
         offset = 0
         for lineno, raw in enumerate(handle, start=1):
             line = decode_utf8(raw, file=path, line=lineno, offset=offset)
@@ -421,7 +417,10 @@ def parse_source(spec: str) -> tuple[Path, str | None]:
 
 
 def is_store(path: Path) -> bool:
-    """Whether ``path`` is a SQLite file (a store), by its header."""
+    """Whether ``path`` is a SQLite file (a store), by its header. A FIFO is none: it is
+    not opened, since opening one for reading waits for a writer."""
+    if not path.is_file():
+        return False
     try:
         with path.open("rb") as fh:
             return fh.read(16) == b"SQLite format 3\x00"

@@ -12,10 +12,12 @@ what to do, never a traceback (``UnicodeDecodeError``, ``RecursionError``,
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentgauge.errors import InputError
 
@@ -25,6 +27,8 @@ __all__ = [
     "has_long_integer",
     "loads_json",
     "nests_deeper",
+    "open_regular",
+    "read_bytes",
     "read_text",
 ]
 
@@ -96,14 +100,63 @@ def compressed_as(raw: bytes) -> tuple[str, str] | None:
     return None
 
 
-def read_text(path: str | Path) -> str:
-    """The whole file as UTF-8 text."""
+#: Opening a FIFO for reading waits for a writer unless the open does not block; a
+#: regular file reads the same either way.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _not_regular(mode: int) -> str:
+    """Why a file of ``mode`` (``st_mode``) cannot be read as an input, in words."""
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file"
+    what = "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"is not a regular file ({what}): save the data to a file and give that"
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """``path`` opened for reading in binary, refused unless it is a regular file.
+
+    Every input is read whole, and some twice (the import's SHA-256): a FIFO, a
+    device or a symlink to one (``/dev/zero``, ``/dev/urandom``) never ends, and
+    reading it held the process forever while its memory grew. The check is made
+    on the open file (``fstat``), so a file swapped after a first look is caught
+    too; the open does not block, so a FIFO with no writer is refused rather than
+    waited on."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     except OSError as exc:
+        # A socket cannot be opened at all; say what it is rather than ENXIO.
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise InputError(_not_regular(mode), file=path) from None
         raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
-    return decode_utf8(raw, file=path)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(_not_regular(mode), file=path)
+        return os.fdopen(fd, "rb")  # O_NONBLOCK changes nothing on a regular file
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The whole of a regular file (`open_regular`), as bytes."""
+    path = Path(path)
+    with open_regular(path) as fh:
+        try:
+            return fh.read()
+        except OSError as exc:
+            raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+
+
+def read_text(path: str | Path) -> str:
+    """The whole of a regular file (`open_regular`) as UTF-8 text."""
+    return decode_utf8(read_bytes(path), file=Path(path))
 
 
 def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:

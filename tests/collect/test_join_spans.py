@@ -242,11 +242,12 @@ def test_an_agent_span_usage_gives_way_to_the_calls_that_come_late(tmp_path: Pat
 
 
 def test_spans_that_add_no_event_change_nothing(tmp_path: Path) -> None:
-    # An imported trial whose model calls nobody counted (NULL): a late span that adds
-    # no event (an agent span below the root) leaves it unknown, and the rest as it was.
+    # An imported trial whose model and tool calls nobody counted (NULL: a root span
+    # alone shows no transcript): a late span that adds no event (an agent span below
+    # the root) leaves them unknown, and the rest as it was.
     other = span("00000000000000d1", "plan", {}, parent="00000000000000a1")
     joined, _ = _stored_then_joined(tmp_path, [AGENT], [other])
-    assert [getattr(joined, f) for f in FIGURES] == [None, None, None, None, 0]
+    assert [getattr(joined, f) for f in FIGURES] == [None, None, None, None, None]
     assert joined.metadata["trace_spans"] == ["00000000000000a1", "00000000000000d1"]
 
 

@@ -93,6 +93,15 @@ def test_otel_round_trip_preserves_every_metric(cli: Cli, retail_run: Path, tmp_
     assert metrics_json(cli, f"{db2}:back") == metrics_json(cli, f"{retail_run}:r")
     with Store(retail_run, readonly=True) as a, Store(db2, readonly=True) as b:
         original, again = a.trials("r"), b.trials("back")
+        run_a, run_b = a.get_run("r"), b.get_run("back")
+    assert run_a is not None and run_b is not None
+    # The suite and its version come back from the resource the export names them on:
+    # the file's name stood in for the suite, and compare said "suites differ".
+    assert run_a.suite_version  # a harness run records it: the check below means something
+    assert (run_b.suite, run_b.suite_version) == (run_a.suite, run_a.suite_version)
+    code, said, err = cli("compare", f"{retail_run}:r", f"{db2}:back")
+    assert code == 0, err
+    assert "suites differ" not in said and f"suite {run_a.suite} @ " in said
     for x, y in zip(original, again, strict=True):
         assert (x.task_id, x.trial, x.success, x.score, x.family) == (
             y.task_id,

@@ -247,6 +247,20 @@ def _header_and_sample() -> tuple[dict[str, Any], dict[str, Any]]:
     return header, data["samples"][0]
 
 
+def test_a_sample_without_transcript_has_unknown_tool_calls_not_zero(tmp_path: Path) -> None:
+    """A sample whose messages and events are empty carries no transcript: its tool
+    calls, like its model calls, are unknown rather than 0."""
+    data = _json_log()
+    data["samples"][0]["messages"] = []
+    data["samples"][0]["events"] = []
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(data))
+    trials = read_import("inspect", path).trials
+    bare = trials[0]
+    assert (bare.events, bare.tool_calls, bare.model_calls) == ([], None, None)
+    assert all(t.tool_calls is not None for t in trials[1:])
+
+
 def test_json_log_element_errors_name_the_element(tmp_path: Path) -> None:
     data = _json_log()
     data["samples"][2]["messages"][1]["role"] = 7

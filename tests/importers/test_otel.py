@@ -18,6 +18,7 @@ from tests.importers.otlp_docs import AGENT_ROOT, CHAT_CALL, TRACE, request, spa
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file, read_import
 from agentgauge.store import Store
+from agentgauge.suite import load_suite
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "otel"
 GENAI = FIXTURES / "genai.jsonl"
@@ -38,6 +39,7 @@ def test_sdk_fixture_becomes_trials_with_the_suites_grade(tmp_path: Path) -> Non
         tasks = db.get_tasks("g")
     assert run.n_trials == 3 and run.agent == "weather-agent" and run.model == "fake-model-2026"
     assert run.suite == "weather"  # the suite file's name, not the path it was given by
+    assert run.suite_version == load_suite(SUITE).version  # as `collect --suite` records
     paris = trials["weather-paris"]
     assert paris.success is True and paris.score == 1.0  # agentgauge.outcome.success = true
     # Two chat spans: 42 + 10 input tokens, 5 + 5 output tokens.
@@ -65,6 +67,46 @@ def test_sdk_fixture_becomes_trials_with_the_suites_grade(tmp_path: Path) -> Non
     france = trials["capital-france"]
     assert france.success is True and [g.grader for g in france.grades] == ["answer"]
     assert {t.id for t in tasks} == set(trials)
+
+
+def _with_resource(doc: dict[str, Any], **attrs: Any) -> dict[str, Any]:
+    doc["resourceSpans"][0]["resource"] = {
+        "attributes": [{"key": k, "value": value(v)} for k, v in attrs.items()]
+    }
+    return doc
+
+
+def test_the_suite_an_export_names_on_its_resource_is_the_runs(tmp_path: Path) -> None:
+    """``agentgauge.suite`` and ``agentgauge.suite.version``, which ``export --otel``
+    writes on the resource, are the run's suite again (not the file's name); files
+    whose resources name different suites name none."""
+    named = {"agentgauge.suite": "retail", "agentgauge.suite.version": "ab12"}
+    one = read_import("otel", _write(tmp_path, _with_resource(request(AGENT_ROOT), **named)))
+    assert (one.suite, one.suite_version) == ("retail", "ab12")
+    other = span("00000000000000a2", "invoke_agent bot", {"agentgauge.task.id": "u",
+                 "agentgauge.outcome.success": True}, trace="1" * 32)  # fmt: skip
+    mixed = _write(
+        tmp_path,
+        _with_resource(request(AGENT_ROOT), **named),
+        _with_resource(request(other), **{"agentgauge.suite": "airline"}),
+        name="mixed.jsonl",
+    )
+    assert (read_import("otel", mixed).suite, read_import("otel", mixed).suite_version) == (
+        None,
+        None,
+    )
+    with Store(tmp_path / "s.db") as db:
+        run = import_file("otel", mixed, db, "m")
+    assert run.suite == str(mixed)  # as for any trace file that names no suite
+    bad = _write(
+        tmp_path, _with_resource(request(AGENT_ROOT), **{"agentgauge.suite": 5}), name="b.jsonl"
+    )
+    with pytest.raises(InputError) as info:
+        read_import("otel", bad)
+    assert str(info.value) == (
+        f"{bad}:1: resourceSpans[0].resource: attribute 'agentgauge.suite' must be a string, "
+        "got a number"
+    )
 
 
 def test_a_trace_without_outcome_is_refused_without_a_suite(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -162,6 +204,8 @@ def test_agent_span_error_is_an_agent_error(tmp_path: Path) -> None:
     assert (trial.status, trial.error_kind, trial.success) == ("error", "agent", False)
     assert trial.error == "Boom: it broke"
     assert trial.model_calls is None  # no chat spans: unknown, not 0
+    # Nor does a trace of its root span alone show a transcript: tool calls unknown.
+    assert (trial.events, trial.tool_calls) == ([], None)
 
 
 def test_an_event_the_model_refuses_is_an_input_error_at_the_root(

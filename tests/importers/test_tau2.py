@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agentgauge import metrics
 from agentgauge.agents.prices import genai_prices_version
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file, read_import
@@ -106,9 +107,16 @@ def test_every_termination_is_kept_and_blamed_per_the_table(tmp_path: Path) -> N
     }
     infra = trials["sim-0-2"]
     assert infra.is_infra_error and "connection reset" in (infra.error or "")
-    # tau2's placeholder for a simulation that never ran: duration 0 is no latency.
+    # tau2's placeholder for a simulation that never ran: duration 0 is no latency,
+    # and with no transcript its tool and model calls are unknown, not 0.
     assert infra.latency_s is None and infra.cost_usd is None
+    assert (infra.tool_calls, infra.model_calls, infra.events) == (None, None, [])
     assert not trials["sim-1-2"].is_infra_error
+    # calls.tool is the mean over the seven that ran (12 calls), not over all eight.
+    ran = [t.tool_calls for sid, t in trials.items() if sid != "sim-0-2"]
+    assert None not in ran and sum(ran) == 12  # type: ignore[arg-type]
+    figures = metrics(list(trials.values())).to_dict()["groups"][0]["calls"]
+    assert figures["tool"] == pytest.approx(12 / 7)
 
 
 @pytest.mark.parametrize("reason", sorted(TERMINATIONS))
@@ -237,6 +245,20 @@ def _drop(path: str) -> Any:
         (_set("simulations.0.agent_cost", -1), "simulations[0].agent_cost", "at least 0"),
         (_set("simulations.0.messages.2.role", 7), "simulations[0].messages[2].role",
          "expected a string"),
+        # tau2's four roles only, and times as it writes them: a garbled start_time
+        # dropped the time of every event of its simulation, silently.
+        (_set("simulations.0.messages.1.role", "alien"), "simulations[0].messages[1].role",
+         "unknown role 'alien'; tau2 writes one of system, user, assistant, tool"),
+        (_set("simulations.0.start_time", "not a time"), "simulations[0].start_time",
+         "expected an ISO 8601 time, got 'not a time'"),
+        (_set("simulations.0.start_time", 1754042400), "simulations[0].start_time",
+         "expected an ISO 8601 time, got a number"),
+        (_set("simulations.0.messages.1.timestamp", 12345),
+         "simulations[0].messages[1].timestamp", "expected an ISO 8601 time, got a number"),
+        (_set("simulations.0.messages.1.timestamp", "notatime"),
+         "simulations[0].messages[1].timestamp", "expected an ISO 8601 time, got 'notatime'"),
+        (_set("simulations.3.messages.2.tool_messages.1.timestamp", "2026-13-01T00:00:00"),
+         "simulations[3].messages[2].tool_messages[1].timestamp", "expected an ISO 8601 time"),
         (_set("simulations.0.messages.2.tool_calls", {"a": 1}),
          "simulations[0].messages[2].tool_calls", "expected a list"),
         (_set("simulations.0.messages.2.tool_calls.0.name", None),
@@ -312,6 +334,12 @@ def test_directory_errors_name_the_simulation_file(tmp_path: Path) -> None:
     sim.write_text(json.dumps({**data, "id": "another"}))
     with pytest.raises(InputError, match="differs from its file name"):
         read_import("tau2", run)
+    data["messages"][2]["tool_messages"][1]["content"] = "ok"
+    sim.write_text(json.dumps({**data, "start_time": "yesterday"}))
+    with pytest.raises(InputError) as info:
+        read_import("tau2", run)
+    assert (info.value.file, info.value.field) == (str(sim), "start_time")
+    assert info.value.reason == "expected an ISO 8601 time, got 'yesterday'"
 
 
 def test_directory_without_results_json_is_refused(tmp_path: Path) -> None:

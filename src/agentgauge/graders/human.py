@@ -43,7 +43,7 @@ from agentgauge.errors import InputError
 from agentgauge.graders.base import register
 from agentgauge.schema import Grade, Task, Trial
 from agentgauge.sources import read_jsonl
-from agentgauge.textio import decode_utf8
+from agentgauge.textio import decode_utf8, open_regular, read_bytes
 
 __all__ = [
     "HumanGrader",
@@ -226,10 +226,7 @@ def _csv_rows(path: Path, *, rater_required: bool = True) -> Iterator[tuple[int,
     # Decoded whole as every text input is, so a file that is not UTF-8 (a store given
     # by mistake) is one line naming its byte, not a traceback. A spreadsheet's
     # byte-order mark is allowed here, as it always was for label CSVs.
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+    raw = read_bytes(path)
     text = decode_utf8(raw.removeprefix(b"\xef\xbb\xbf"), file=path)
     with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
@@ -258,11 +255,11 @@ def _is_csv(path: Path) -> bool:
         return True
     if suffix in (".jsonl", ".json", ".ndjson"):
         return False
-    try:
-        with path.open("rb") as handle:
+    with open_regular(path) as handle:
+        try:
             head = handle.read(4096)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+        except OSError as exc:
+            raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
     # Bytes, not text: 4,096 bytes of a binary file (a store) raised UnicodeDecodeError
     # here, before the reader that says "not a UTF-8 text file" with its line.
     return not head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")

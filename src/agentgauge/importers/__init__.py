@@ -44,6 +44,8 @@ class ImportedRun:
     agent: str | None = None
     model: str | None = None
     suite: str | None = None
+    suite_version: str | None = None
+    """The suite's version (`agentgauge.suite.suite_version`), when the source says it."""
     tasks: list[Task] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -229,6 +231,7 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
         agent=imported.agent or _single({t.agent for t in imported.trials}),
         model=imported.model or _single({t.model for t in imported.trials}),
         suite=imported.suite or str(path),
+        suite_version=imported.suite_version if imported.suite else None,
         created_at=utc_now(),
         source=f"import:{fmt}:{path.resolve()}",
         source_sha256=sha,

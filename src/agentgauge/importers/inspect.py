@@ -306,7 +306,8 @@ def _trial(sample: Sample, agent: str | None, model: str | None) -> tuple[_Conve
         "model": model,
         "events": events,
         "grades": grades,
-        "tool_calls": sum(1 for e in events if e.type == "tool_call"),
+        # A sample with no transcript left its tool calls unseen: unknown, not 0.
+        "tool_calls": sum(1 for e in events if e.type == "tool_call") if events else None,
         "model_calls": len(model_events) if data.get("events") else None,
         "latency_s": shape.number(data.get("total_time"), at("total_time")),
         "answer": _answer(sample),

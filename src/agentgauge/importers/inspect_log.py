@@ -54,7 +54,7 @@ from typing import Any
 
 from agentgauge.errors import InputError
 from agentgauge.importers.shape import Shape, kind
-from agentgauge.textio import decode_utf8, loads_json, read_text
+from agentgauge.textio import decode_utf8, loads_json, open_regular, read_text
 
 __all__ = [
     "INFLATION_FLOOR_BYTES",
@@ -131,11 +131,11 @@ class InspectLog:
 @contextmanager
 def open_log(path: Path) -> Iterator[InspectLog]:
     """Open an Inspect ``.eval`` or ``.json`` log, checking every member as it is read."""
-    try:
-        with path.open("rb") as fh:
+    with open_regular(path) as fh:
+        try:
             magic = fh.read(4)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+        except OSError as exc:
+            raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
     if magic.startswith(b"PK"):
         with _open_eval(path) as log:
             yield log

@@ -23,6 +23,7 @@ from agentgauge.importers.otlp import (
     spans_from_json,
     spans_from_protobuf,
 )
+from agentgauge.importers.shape import kind
 from agentgauge.importers.spans import (
     Outcome,
     TraceOptions,
@@ -95,12 +96,46 @@ def read_spans_file(
         config["repeated_spans"] = repeated  # written more than once, the same: read once
     if joined is not None:
         config["logs"] = joined
+    suite, version = (loaded.name, loaded.version) if loaded else _exported_suite(spans, path)
     return ImportedRun(
         trials=trials,
-        suite=loaded.name if loaded else None,
+        suite=suite,
+        suite_version=version,
         tasks=[t for t in tasks.values() if t.id in used],
         config=config,
     )
+
+
+#: The resource attributes ``agentgauge export --otel`` names the run's suite with
+#: (`agentgauge.exporters.otel.run_to_otlp`).
+SUITE_ATTR = "agentgauge.suite"
+SUITE_VERSION_ATTR = "agentgauge.suite.version"
+
+
+def _exported_suite(spans: list[Span], path: Path) -> tuple[str | None, str | None]:
+    """The suite and its version that an agentgauge export wrote on its resource, so
+    that a run and its round trip name the same suite (``compare`` said "suites
+    differ", the file's name standing in for the suite). ``None`` when no resource
+    names one, or the file's resources name different ones (exports of several runs
+    put together): no one of them is the run's."""
+    named: set[tuple[str, str | None]] = set()
+    for span in spans:
+        if SUITE_ATTR not in span.resource:
+            continue
+        suite, version = span.resource[SUITE_ATTR], span.resource.get(SUITE_VERSION_ATTR)
+        for key, value in ((SUITE_ATTR, suite), (SUITE_VERSION_ATTR, version)):
+            if value is not None and not isinstance(value, str):
+                # Where the span was read (``FILE:LINE: resourceSpans[0]...spans[2]``),
+                # cut back to the resource the attribute sits on.
+                resource = span.where.split(".scopeSpans[", 1)[0] + ".resource"
+                raise InputError(
+                    f"attribute {key!r} must be a string, got {kind(value)}", file=resource
+                )
+        if suite:
+            named.add((suite, version or None))
+    if len(named) != 1:
+        return None, None
+    return next(iter(named))
 
 
 def _join_logs(logs: Path, spans: list[Span], traces: Path) -> dict[str, object]:

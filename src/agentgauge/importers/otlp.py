@@ -32,7 +32,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from agentgauge.errors import InputError
 from agentgauge.schema import INT64_MAX
-from agentgauge.textio import MAX_DEPTH, decode_utf8, is_digits, loads_json
+from agentgauge.textio import MAX_DEPTH, decode_utf8, is_digits, loads_json, read_bytes
 
 __all__ = [
     "Repeats",
@@ -546,10 +546,7 @@ def read_otlp_spans(path: Path) -> tuple[list[Span], int]:
 def read_otlp_documents(path: Path) -> Iterator[tuple[Any, int | None]]:
     """The parsed requests of an OTLP JSON file, each with its line (``None`` when the
     whole file is one document): traces and logs files are framed alike."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
+    raw = read_bytes(path)
     first = _first_line(raw)
     if not first.strip():
         return  # an empty file, or blank lines only: no document (not a JSON error)

@@ -35,6 +35,13 @@ class Shape:
     def fail(self, where: str, reason: str) -> NoReturn:
         raise InputError(reason, file=self.path, field=where or None)
 
+    def required(self, obj: dict[str, Any], key: str, where: str) -> Any:
+        """``obj[key]``, failing at ``where`` when the key is absent: a default in its
+        place (``""`` for a role, ``{}`` for a call's function) stored a made-up value."""
+        if key not in obj:
+            self.fail(where, "required field is missing")
+        return obj[key]
+
     def obj(self, value: Any, where: str) -> dict[str, Any]:
         """An object, or ``{}`` for a missing or null one."""
         if value is None:

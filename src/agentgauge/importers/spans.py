@@ -613,7 +613,11 @@ class _Builder:
             # An incomplete trace's "root" is a child standing in for the span that never
             # came: its duration is not the agent's run time, which nobody measured.
             "latency_s": None if incomplete else self.root.duration_s,
-            "tool_calls": sum(1 for e in events if isinstance(e, ToolCallEvent)),
+            # A trace of nothing but its root span shows no transcript: how many tools
+            # the agent called is unknown, not 0 (an exported record says, below).
+            "tool_calls": sum(1 for e in events if isinstance(e, ToolCallEvent))
+            if events
+            else None,
             "model_calls": len(calls),
             "status": status,
             "error": error,

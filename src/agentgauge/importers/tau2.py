@@ -26,7 +26,6 @@ unpriceable one makes the trial's cost unknown, never $0.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -62,6 +61,10 @@ from agentgauge.textio import loads_json, read_text
 __all__ = ["TERMINATIONS", "Termination", "read"]
 
 SIMULATIONS_DIR = "simulations"
+
+#: The roles of tau2's messages (``message.py``: ``SystemMessage``, ``UserMessage``,
+#: ``AssistantMessage``, ``ToolMessage`` and ``MultiToolMessage``, each a literal).
+ROLES = ("system", "user", "assistant", "tool")
 
 
 @dataclass(frozen=True)
@@ -102,16 +105,6 @@ TERMINATIONS: dict[str, Termination] = {
 class _Check(_Shape):
     """`_Shape` plus the scalar checks tau2's numbers need."""
 
-    def number(self, value: Any, where: str, *, minimum: float | None = 0) -> float | None:
-        """A finite number >= ``minimum``, or ``None`` for a missing or null one."""
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
-            self.fail(where, f"expected a finite number, got {_kind(value)}")
-        if minimum is not None and value < minimum:
-            self.fail(where, f"must be at least {minimum:g}, got {value!r}")
-        return float(value)
-
     def count(self, value: Any, where: str) -> int | None:
         """A token count: an integer >= 0 that the store can hold, or ``None``."""
         if value is None:
@@ -135,6 +128,21 @@ class _Check(_Shape):
         if not isinstance(value, bool):
             self.fail(where, f"expected true or false, got {_kind(value)}")
         return value
+
+    def time(self, value: Any, where: str) -> datetime | None:
+        """A time as tau2 writes it (``datetime.isoformat()``), or ``None`` for a missing
+        or null one. Anything else is refused: taken as "no time", a garbled
+        ``start_time`` silently dropped the time of every event of its simulation."""
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.fail(where, f"expected an ISO 8601 time, got {_kind(value)}")
+        try:
+            if len(value) > 64:
+                raise ValueError
+            return datetime.fromisoformat(value)
+        except ValueError:
+            self.fail(where, f"expected an ISO 8601 time, got {_shown(value)}")
 
     def ident(self, value: Any, where: str) -> str:
         """An id tau2 writes as a string (``SimulationIndexEntry`` allows ints)."""
@@ -312,7 +320,7 @@ def _trial(
         # A simulation tau2 never evaluated: its outcome is unknown, not a failure of the agent.
         status, kind = "error", "infra"
         error = "tau2 simulation has no reward_info (it was not evaluated)"
-    start = _when(sim.get("start_time"))
+    start = check.time(sim.get("start_time"), at("start_time"))
     events, repriced = _events(
         check.items(sim.get("messages"), at("messages")),
         header,
@@ -356,7 +364,9 @@ def _trial(
         output_tokens=_total(c.output_tokens for c in calls),
         # tau2's placeholder for a simulation that never ran says duration 0: not a latency.
         latency_s=None if reason == "infrastructure_error" and not events else duration,
-        tool_calls=sum(1 for e in events if isinstance(e, ToolCallEvent)),
+        # No transcript (tau2's placeholder for a simulation that never ran): the count
+        # of tool calls is unknown, as model_calls is, not 0.
+        tool_calls=sum(1 for e in events if isinstance(e, ToolCallEvent)) if events else None,
         model_calls=len(calls) or None,
         control="transfer" if any(isinstance(e, ControlEvent) for e in events) else None,
         events=events,
@@ -382,7 +392,12 @@ def _events(
         msg = check.obj(raw, at)
         role = check.text(msg.get("role"), f"{at}.role", optional=False)
         assert role is not None
-        t = _offset(start, msg.get("timestamp"))
+        if role not in ROLES:
+            check.fail(
+                f"{at}.role", f"unknown role {role[:40]!r}; tau2 writes one of {', '.join(ROLES)}"
+            )
+        when = check.time(msg.get("timestamp"), f"{at}.timestamp")
+        t = _offset(start, when)
         if role == "tool":
             parts = msg.get("tool_messages")
             if parts is None:  # a ToolMessage; a MultiToolMessage carries tool_messages
@@ -390,12 +405,13 @@ def _events(
             for k, part in enumerate(check.items(parts, f"{at}.tool_messages")):
                 sub = f"{at}.tool_messages[{k}]"
                 item = check.obj(part, sub)
-                events.append(_tool_result(item, check, sub, _offset(start, item.get("timestamp"))))
+                t_part = _offset(start, check.time(item.get("timestamp"), f"{sub}.timestamp"))
+                events.append(_tool_result(item, check, sub, t_part))
             continue
         content = check.text(msg.get("content"), f"{at}.content")
         tool_calls = check.items(msg.get("tool_calls"), f"{at}.tool_calls")
         if role == "assistant":
-            call, was_priced = _model_call(msg, header, prices, check, at, t)
+            call, was_priced = _model_call(msg, header, prices, check, at, t, when)
             repriced = repriced or was_priced
             events.append(call)
         if content is not None or not tool_calls:
@@ -413,6 +429,7 @@ def _model_call(
     check: _Check,
     at: str,
     t: float | None,
+    when: datetime | None,
 ) -> tuple[ModelCallEvent, bool]:
     """The model call behind an agent turn, and whether agentgauge priced it:
     tau2 recorded no cost, or litellm's $0 for a call that used tokens (litellm
@@ -436,9 +453,7 @@ def _model_call(
         return call, False
     counts = None if tokens_in is None or tokens_out is None else Usage(tokens_in, tokens_out)
     # tau2 names models as litellm does (``openai/gpt-4.1``, ``gpt-4.1-2025-04-14``).
-    quote = prices.quote(
-        (header.model,), counts, provider="litellm", at=_when(msg.get("timestamp"))
-    )
+    quote = prices.quote((header.model,), counts, provider="litellm", at=when)
     call.cost_usd, call.price_source = quote.usd, quote.source
     return call, True
 
@@ -596,17 +611,9 @@ def _task(raw: Any, header: _Header, check: _Check, where: str) -> Task:
 # --------------------------------------------------------------------------- helpers
 
 
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str) or len(value) > 64:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
-def _offset(start: datetime | None, value: Any) -> float | None:
-    when = _when(value)
+def _offset(start: datetime | None, when: datetime | None) -> float | None:
+    """Seconds from ``start`` to ``when``; unknown when either is, or when one has a
+    time zone and the other none (which the difference cannot span)."""
     if start is None or when is None or (start.tzinfo is None) != (when.tzinfo is None):
         return None
     return max(0.0, (when - start).total_seconds())
@@ -615,13 +622,6 @@ def _offset(start: datetime | None, value: Any) -> float | None:
 def _total(values: Any) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
-
-
-def _finite(value: int | float) -> bool:
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int no float can hold
-        return False
 
 
 def _price_sources(trials: list[Trial]) -> dict[str, int]:

@@ -41,10 +41,22 @@ TRANSFER_TOOLS = frozenset({"transfer_to_human_agents", "transfer_to_human"})
 
 
 class _Shape(Shape):
+    """`Shape` as tau-bench's and tau2's results are checked (tau2's ``_Check`` adds to it)."""
+
     list_hint = (
         " (OpenAI list-style content parts are not tau-bench's format; join the text parts "
         "into one string)"
     )
+
+    def number(self, value: Any, where: str, *, minimum: float | None = 0) -> float | None:
+        """A finite number >= ``minimum``, or ``None`` for a missing or null one."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
+            self.fail(where, f"expected a finite number, got {_kind(value)}")
+        if minimum is not None and value < minimum:
+            self.fail(where, f"must be at least {minimum:g}, got {_shown(value)}")
+        return float(value)
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
@@ -67,7 +79,7 @@ def trajectory_events(
     for j, raw in enumerate(traj):
         at = f"{where}[{j}]"
         msg = check.obj(raw, at)
-        role = check.text(msg.get("role", ""), f"{at}.role", optional=False)
+        role = check.text(check.required(msg, "role", f"{at}.role"), f"{at}.role", optional=False)
         assert role is not None
         if role == "tool":
             call_id = check.text(msg.get("tool_call_id"), f"{at}.tool_call_id")
@@ -81,8 +93,11 @@ def trajectory_events(
         for k, raw_call in enumerate(calls):
             call_at = f"{at}.tool_calls[{k}]"
             call = check.obj(raw_call, call_at)
-            fn = check.obj(call.get("function"), f"{call_at}.function")
-            name = check.text(fn.get("name", ""), f"{call_at}.function.name", optional=False)
+            fn = check.required(call, "function", f"{call_at}.function")
+            if not isinstance(fn, dict):
+                check.fail(f"{call_at}.function", f"expected an object, got {_kind(fn)}")
+            name_at = f"{call_at}.function.name"
+            name = check.text(check.required(fn, "name", name_at), name_at, optional=False)
             assert name is not None
             call_id = check.text(call.get("id"), f"{call_at}.id")
             events.append(
@@ -103,14 +118,15 @@ def _trial(
 ) -> Trial:
     traj = shape.items(rec.get("traj"), f"{where}.traj")
     events = trajectory_events(traj, shape, f"{where}.traj")
-    n_calls = sum(1 for e in events if e.type == "tool_call")
+    # A record without a transcript (no ``traj``, or an empty one) made calls nobody saw:
+    # its count is unknown, not 0 (docs/metrics.md, "An events list that is absent...").
+    n_calls = sum(1 for e in events if e.type == "tool_call") if events else None
     transferred = any(e.type == "control" for e in events)
     meta: dict[str, Any] = {}
-    user_cost = info.get("user_cost")
-    if isinstance(user_cost, int | float) and not isinstance(user_cost, bool):
-        if not _finite(user_cost):
-            shape.fail(f"{where}.info.user_cost", "must be a finite number")
-        meta["user_sim_cost_usd"] = float(user_cost)
+    # A spend that is text or below 0 is refused, not dropped or stored as it stands.
+    user_cost = shape.number(info.get("user_cost"), f"{where}.info.user_cost")
+    if user_cost is not None:
+        meta["user_sim_cost_usd"] = user_cost
     if "reward_info" in info:
         meta["reward_info"] = info["reward_info"]
     return shape.validated(
