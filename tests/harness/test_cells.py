@@ -10,6 +10,7 @@ from agentgauge.harness.cells import (
     cell_seed,
     cells_of_run,
     check_variants,
+    count_cells,
     expand_variants,
     fault_kinds,
 )
@@ -65,6 +66,29 @@ def test_grid_is_trial_major_and_complete() -> None:
         ("b", 1, "base"),
     ]
     assert len({c.seed for c in grid}) == 8
+
+
+@given(
+    trials=st.integers(1, 4),
+    cap=st.none() | st.integers(0, 3),
+    stored=st.sets(st.tuples(st.sampled_from("abc"), st.integers(-1, 5), st.sampled_from(
+        ["base", "paraphrase:1", "paraphrase:2", "paraphrase:3", "fault:timeout"]))),
+)  # fmt: skip
+def test_the_grid_is_counted_as_generated_without_listing_it(
+    trials: int, cap: int | None, stored: set[tuple[str, int, str]]
+) -> None:
+    # A run counts its cells and generates them as they are launched: listing them at
+    # once ran out of memory on a typo of --trials. The count must be what is generated,
+    # stored cells outside the grid (a resume with fewer paraphrases) not subtracted.
+    variants = ["base", "paraphrase"]
+    per_trial, remaining = count_cells(
+        [TWO, NONE], trials=trials, variants=variants, max_paraphrases=cap, skip=stored
+    )
+    grid = list(
+        cells_of_run([TWO, NONE], trials=trials, variants=variants, seed=0, max_paraphrases=cap)
+    )
+    assert per_trial * trials == len(grid)
+    assert remaining == sum(c.key not in stored for c in grid)
 
 
 def test_seed_is_a_fixed_function_of_the_cell() -> None:

@@ -83,3 +83,78 @@ def test_ctrl_c_saves_what_is_done_and_says_how_to_resume(tmp_path: Path, kind: 
         cells = Counter((t.task_id, t.trial, t.variant) for t in store.trials(run_id, events=False))
     assert len(cells) == sum(cells.values())  # every cell once
     assert len(cells) == total and f"{total} trials" in done.stdout
+
+
+# Ctrl-C before the first trial is saved. The agents send SIGINT to their own process,
+# so that it arrives at a known step: while the agent's module is imported (the run has
+# written nothing yet), or while the first trial waits (its header is written).
+EARLY_AGENTS = """
+import asyncio
+import os
+import signal
+
+from agentgauge.testing.worlds import counting_agent
+
+if os.environ.get("CTRL_C_AT_IMPORT"):
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+async def at_import(session):
+    await counting_agent(session)
+
+
+async def in_first_trial(session):
+    os.kill(os.getpid(), signal.SIGINT)
+    await asyncio.sleep(30)
+"""
+
+
+def _agentgauge(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "early_agents.py").write_text(EARLY_AGENTS)
+    path = os.pathsep.join([str(tmp_path), str(ROOT / "src")])
+    return subprocess.run(
+        [sys.executable, "-m", "agentgauge", *args, "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": path, **env},
+        cwd=tmp_path,
+    )
+
+
+def test_ctrl_c_while_the_run_starts_writes_nothing_and_says_how_to_run_it_again(
+    tmp_path: Path,
+) -> None:
+    # asyncio's own handler only cancelled the run's task, which a step that blocks saw
+    # at its first await, after the header was written: a bare "interrupted", and an
+    # empty run left under the id.
+    args = ["run", str(COUNTER), "--agent", "early_agents:at_import", "--store", "s.db",
+            "--run-id", "r"]  # fmt: skip
+    out = _agentgauge(tmp_path, *args, CTRL_C_AT_IMPORT="1")
+    assert out.returncode == 130, out.stderr
+    assert out.stderr.strip() == (
+        "interrupted: 0 trials saved; resume with: agentgauge run "
+        f"{COUNTER} --agent early_agents:at_import --store s.db --run-id r"
+    )
+    assert out.stdout == ""
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_a_run_interrupted_before_its_first_trial_leaves_no_run_to_block_the_next(
+    tmp_path: Path,
+) -> None:
+    args = ["run", str(COUNTER), "--store", "s.db", "--run-id", "r", "--concurrency", "1"]
+    out = _agentgauge(tmp_path, *args, "--agent", "early_agents:in_first_trial")
+    assert out.returncode == 130, out.stderr
+    assert (
+        out.stderr.strip()
+        .splitlines()[-1]
+        .startswith("interrupted: 0 trials saved; resume with: agentgauge run ")
+    )
+    with Store(tmp_path / "s.db", readonly=True) as store:
+        assert store.list_runs() == []  # the empty run it had made was not kept
+    # The corrected command (another agent) under the same id was refused: "run 'r'
+    # was made with agent 'early_agents:in_first_trial'".
+    fixed = _agentgauge(tmp_path, *args, "--agent", "agentgauge.testing.worlds:counting_agent")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "run r in s.db: 3 trials, success 100.0%" in fixed.stdout

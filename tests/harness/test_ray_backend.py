@@ -375,6 +375,49 @@ def _count(db: Path) -> Counter[tuple[str, int, str]]:
         return Counter()
 
 
+def test_ctrl_c_while_ray_starts_says_how_to_resume_and_leaves_no_run(tmp_path: Path) -> None:
+    # Starting Ray blocks for seconds. A Ctrl-C then reached asyncio's handler, which
+    # cancelled the run at its first await, once the header was written: a bare
+    # "agentgauge: interrupted", and an empty run that refused a corrected command.
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    db = tmp_path / "s.db"
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(t.model_dump_json() + "\n" for t in counter_tasks()))
+    agent = "agentgauge.testing.worlds:counting_agent"
+    argv = [sys.executable, "-m", "agentgauge", "run", str(suite), "--agent", agent, "--store",
+            str(db), "--run-id", "nightly", "--backend", "ray", "--no-progress"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("RAY_ADDRESS", None)  # a local Ray instance, started by the run
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=tmp_path)  # fmt: skip
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    try:
+        deadline = time.monotonic() + 120
+        # Ray's own processes (its GCS, its raylet) are the run's first children.
+        while proc.poll() is None and time.monotonic() < deadline:
+            if children.exists() and children.read_text().split():
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == (
+        f"interrupted: 0 trials saved; resume with: agentgauge run {suite} --agent {agent} "
+        f"--store {db} --run-id nightly --backend ray"
+    )
+    assert out == ""
+    if db.exists():
+        with Store(db, readonly=True) as store:
+            assert store.list_runs() == []
+    # The id is free for another command (here another agent, run locally).
+    header = run(counter_tasks(), "builtin:null", store=db, run_id="nightly", progress=False)
+    assert header.n_trials == 3
+
+
 def test_an_agent_that_cannot_be_pickled_is_named_before_anything_is_written(
     agents_dir: Path, tmp_path: Path
 ) -> None:

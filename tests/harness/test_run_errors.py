@@ -24,6 +24,7 @@ from agentgauge.harness.breaker import CircuitBreaker
 from agentgauge.harness.error_summary import summarize_errors
 from agentgauge.harness.runner import run
 from agentgauge.schema import Trial
+from agentgauge.store import Store
 from agentgauge.testing.worlds import counting_agent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -231,6 +232,14 @@ def test_a_run_of_only_infra_errors_exits_3_when_every_trial_was_launched(
     with pytest.raises(RunStopped, match=f"stopped: {reason}") as caught:
         run(SUITE, down, trials=int(trials), store=tmp_path / "py.db", progress=False)
     assert caught.value.saved == caught.value.total == total == count(tmp_path / "py.db")
+    # Run again (as the docs advise, to see more messages) it runs nothing and ends as
+    # it did: it exited 0, and a CI retry step went green on a run of infra errors.
+    again = agentgauge(tmp_path, *args, "--show-errors", "10", PROVIDER_DOWN="1")
+    assert again.returncode == 3, again.stderr
+    assert again.stderr.strip().splitlines()[-1] == out.stderr.strip().splitlines()[-1]
+    assert count(tmp_path / "s.db") == total
+    with pytest.raises(RunStopped, match=f"stopped: {reason}; {total} of {total}"):
+        run(SUITE, down, store=tmp_path / "py.db", run_id=caught.value.run_id, progress=False)
 
 
 def test_the_breaker_can_be_turned_off(tmp_path: Path) -> None:
@@ -239,6 +248,46 @@ def test_the_breaker_can_be_turned_off(tmp_path: Path) -> None:
     out = agentgauge(tmp_path, *args, PROVIDER_DOWN="1")
     assert out.returncode == 0, out.stderr
     assert count(tmp_path / "s.db") == 12
+
+
+# ----------------------------------------------------------------------------- design
+
+
+def test_a_design_past_what_a_run_may_hold_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    # Within 2 GB of memory, as the report ran it: the cells were listed at once, after
+    # the run's header was written, and the run died of a MemoryError (a traceback),
+    # leaving an empty run that refused the corrected command as a smaller design.
+    import resource
+
+    def two_gigabytes() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
+
+    agent = "agentgauge.testing.worlds:counting_agent"
+    argv = [sys.executable, "-m", "agentgauge", "run", str(SUITE), "--agent", agent,
+            "--store", "s.db", "--run-id", "big", "--no-progress"]  # fmt: skip
+    environ = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    out = subprocess.run([*argv, "--trials", "100000000"], capture_output=True, text=True,
+                         timeout=120, env=environ, cwd=tmp_path,
+                         preexec_fn=two_gigabytes)  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == (
+        "agentgauge: error: --trials: 100,000,000 trials per task and variant (3 of them) "
+        "make 300,000,000 trials, more than the 1,000,000 one run may hold: give a smaller "
+        "--trials (a larger design goes into several runs)\n"
+    )
+    assert not (tmp_path / "s.db").exists()
+    fixed = subprocess.run([*argv, "--trials", "2"], capture_output=True, text=True,
+                           timeout=120, env=environ, cwd=tmp_path)  # fmt: skip
+    assert fixed.returncode == 0, fixed.stderr
+    # A resume is held to the same bound, before its header takes the new design.
+    with pytest.raises(InputError, match="1,000,002 trials, more than the 1,000,000") as caught:
+        run(SUITE, agent, trials=333_334, store=tmp_path / "s.db", run_id="big")
+    assert caught.value.field == "--trials"
+    with Store(tmp_path / "s.db", readonly=True) as store:
+        big = store.get_run("big")
+    assert big is not None and big.config["trials"] == 2 and big.n_trials == 6
 
 
 # ----------------------------------------------------------------------------- resume

@@ -236,9 +236,12 @@ def run_cmd(
         the_run_id = header.run_id
     except RunEnded as exc:
         ended, the_run_id = exc, exc.run_id
-    with Store(store, readonly=True) as db:
-        trials_ = db.trials(the_run_id, events=False)
-    _print_summary(trials_, the_run_id, store, show_errors)
+    if ended is None or ended.saved:
+        with Store(store, readonly=True) as db:
+            trials_ = db.trials(the_run_id, events=False)
+        _print_summary(trials_, the_run_id, store, show_errors)
+    # else: stopped before its first trial was saved, the run was not kept (nor the store
+    # made, before it was opened): there is nothing to sum up, and nothing to read.
     if ended is not None:
         if ended.saved < ended.total:
             again = _resume_command(suite, agent, store, the_run_id, given)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from agentgauge.errors import InputError
@@ -33,13 +33,21 @@ from agentgauge.textio import is_digits
 
 __all__ = [
     "DEFAULT_FAULT_KINDS",
+    "MAX_RUN_TRIALS",
     "Cell",
     "cell_seed",
     "cells_of_run",
     "check_variants",
+    "count_cells",
     "expand_variants",
     "fault_kinds",
 ]
+
+#: The most trials one run may plan (tasks x variants x trials). A run of a million
+#: trials already takes days; a design past it is a typo (``--trials 100000000``), and
+#: is refused before anything is written rather than found out by running out of
+#: memory or time.
+MAX_RUN_TRIALS = 1_000_000
 
 #: Used when the environment package does not declare its fault kinds: tool errors,
 #: timeouts and rate-limit responses, the faults docs/running-agents.md, "Variants" lists.
@@ -163,3 +171,23 @@ def cells_of_run(
         for task, expanded in per_task:
             for variant in expanded:
                 yield Cell(task, trial, variant, cell_seed(seed, task.id, trial, variant))
+
+
+def count_cells(
+    tasks: Sequence[Task],
+    *,
+    trials: int,
+    variants: Sequence[str],
+    max_paraphrases: int | None = None,
+    skip: Iterable[tuple[str, int, str]] = (),
+) -> tuple[int, int]:
+    """``(cells per trial, cells of the grid not in skip)`` for the grid `cells_of_run`
+    yields, counted without building it: a run's cells are generated one by one as
+    they are launched, so the grid is never held whole. ``skip`` holds the keys of
+    stored cells (some may lie outside the grid: a resume cannot drop them)."""
+    per_task = {
+        t.id: set(expand_variants(t, variants, max_paraphrases=max_paraphrases)) for t in tasks
+    }
+    per_trial = sum(len(per_task[t.id]) for t in tasks)
+    stored = sum(1 for t, i, v in skip if 0 <= i < trials and v in per_task.get(t, ()))
+    return per_trial, per_trial * trials - stored

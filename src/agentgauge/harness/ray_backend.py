@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -242,7 +242,7 @@ class _Outstanding:
 
 
 async def execute_on_ray(
-    cells: Sequence[Cell],
+    cells: Iterable[Cell],
     kit: WorkerKit,
     agent: Agent,
     observer: ObservingFactory,

@@ -37,7 +37,7 @@ import secrets
 import sqlite3
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,13 @@ from agentgauge.components import COMPONENTS, COMPONENTS_KEY, ENVIRONMENT_POLICY
 from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import AgentgaugeError, InputError, RunInterrupted, RunStopped
 from agentgauge.harness.breaker import CircuitBreaker
-from agentgauge.harness.cells import Cell, cells_of_run, check_variants
+from agentgauge.harness.cells import (
+    MAX_RUN_TRIALS,
+    Cell,
+    cells_of_run,
+    check_variants,
+    count_cells,
+)
 from agentgauge.harness.configuration import (
     SEEN_KEY,
     ObservingFactory,
@@ -364,8 +370,13 @@ async def arun(
     raises `agentgauge.errors.RunStopped`, as it does at the end of a run whose
     finished trials meet its rules (`CircuitBreaker.at_end`); Ctrl-C raises
     `agentgauge.errors.RunInterrupted`. Both after committing every finished
-    trial; the same ``run_id`` resumes. ``notify`` receives sentences for the
-    user (e.g. that a resumed run is being extended to more trials).
+    trial; the same ``run_id`` resumes. A call with nothing left to run judges the
+    run's stored trials by the breaker's rules instead (``RunStopped`` again for a
+    run that measured only its infrastructure). A run this call made that ends
+    before its first trial is committed (Ctrl-C, an error) is not kept, so its id
+    stays free. A design of more than `MAX_RUN_TRIALS` trials is refused before
+    anything is written. ``notify`` receives sentences for the user (e.g. that a
+    resumed run is being extended to more trials).
 
     The header's config records the run's configuration as named components
     (``config["components"]``: `agentgauge.components`), and ``baseline_role``
@@ -395,14 +406,78 @@ async def arun(
     elif ray_address is not None:
         raise InputError("--ray-address applies to --backend ray", field="ray-address")
     breaker = CircuitBreaker(first=breaker_first, window=breaker_window)
+    given: dict[str, Any] = {
+        "trials": trials,
+        "variants": None if variants is None else list(variants),
+        "seed": seed,
+        "concurrency": concurrency,
+        "timeout": timeout,
+        "max_paraphrases": max_paraphrases,
+    }
+    stop = Stop()
+    # Ctrl-C is this run's from here on, not asyncio's: asyncio's handler cancels the
+    # main task, which a step that blocks (loading a suite, starting Ray) sees only at
+    # its next await, once the run's header was written: the run ended with a bare
+    # "interrupted", no resume command, and an empty run under its id.
+    with sigint_stops(stop, asyncio.get_running_loop()):
+        return await _session(
+            suite,
+            agent,
+            given,
+            stop,
+            breaker,
+            store=store,
+            run_id=run_id,
+            progress=progress,
+            grader=grader,
+            env_factory=env_factory,
+            infra_retries=infra_retries,
+            backend=backend,
+            ray_address=ray_address,
+            worker_retries=worker_retries,
+            agent_options=agent_options,
+            on_trial=on_trial,
+            preflight=preflight,
+            notify=notify,
+            baseline_role=baseline_role,
+        )
+
+
+async def _session(
+    suite: SuiteLike | str | Path | Sequence[Any],
+    agent: str | Callable[..., Any] | Agent,
+    given: dict[str, Any],
+    stop: Stop,
+    breaker: CircuitBreaker,
+    *,
+    store: Store | str | Path,
+    run_id: str | None,
+    progress: bool | None,
+    grader: Scorer | None,
+    env_factory: EnvFactory | None,
+    infra_retries: int,
+    backend: str,
+    ray_address: str | None,
+    worker_retries: int,
+    agent_options: dict[str, Any] | None,
+    on_trial: Callable[[Trial], None] | None,
+    preflight: bool,
+    notify: Callable[[str], None] | None,
+    baseline_role: str | None,
+) -> Run:
+    """`arun` once its arguments are checked, with Ctrl-C setting ``stop``: every step
+    looks at it before the next, so that an interrupt at any moment ends as one does
+    while trials run (`RunInterrupted`, what is saved, how to resume)."""
     the_suite = as_suite(suite)
     if grader is default_grader:
         _check_gradable(the_suite.tasks)
     factory = with_variants(env_factory) if env_factory else default_env_factory(the_suite.tasks)
     resuming = _resuming(store, run_id)
-    design = {"variants": variants, "seed": seed, "max_paraphrases": max_paraphrases}
+    design = {k: given[k] for k in ("variants", "seed", "max_paraphrases")}
+    planned = 0
     if not resuming:  # before the store is made; a resumed run's, once its header is read
         _check_paraphrases(the_suite.tasks, design, {}, env_factory)
+        planned = _check_plan(the_suite.tasks, _settled(given, {}))
     the_agent = resolve_agent(agent, tasks=the_suite.tasks, **(agent_options or {}))
     declared = initial_components(the_agent, the_suite, grader)
     if backend == "ray":
@@ -423,44 +498,43 @@ async def arun(
     # when cells remain (below), so a finished run resumes with the endpoint down.
     checked = False
     on_ray = contextlib.ExitStack()
-    if backend == "ray" and not resuming:
-        # Likewise a new Ray run connects first: a wrong address leaves nothing behind.
-        from agentgauge.harness.ray_backend import ray_session
-
-        on_ray.enter_context(ray_session(ray_address))
     try:
-        if preflight and check is not None and not resuming:
-            try:
-                await check()
-            except BaseException:
-                close = getattr(the_agent, "aclose", None)
-                if close is not None:
-                    await close()
-                raise
+        if backend == "ray" and not resuming and not stop.interrupted:
+            # Likewise a new Ray run connects first: a wrong address leaves nothing behind.
+            from agentgauge.harness.ray_backend import ray_session
+
+            on_ray.enter_context(ray_session(ray_address))
+        if preflight and check is not None and not resuming and not stop.interrupted:
+            await _unless_interrupted(check(), stop)
             checked = True
+        if stop.interrupted and not resuming:
+            # Nothing is written yet, and nothing will be: the same command starts afresh.
+            raise RunInterrupted(
+                "interrupted: 0 trials saved",
+                run_id=run_id or new_run_id(),
+                saved=0,
+                total=planned,
+            )
         owns_store = not isinstance(store, Store)
         db = Store(store) if not isinstance(store, Store) else store
     except BaseException:
+        close = getattr(the_agent, "aclose", None)
+        if close is not None:
+            await close()
         on_ray.close()
         raise
+    created: str | None = None  # the id of the run this session made, while it holds no trial
     try:
         if resuming:  # before its header takes new variants, which a resume cannot drop
             existing = db.get_run(run_id) if run_id else None
             recorded = existing.config if existing is not None else {}
             _check_paraphrases(the_suite.tasks, design, recorded, env_factory)
-        header, cfg = _open_run(
+        header, cfg, created = _open_run(
             db,
             run_id,
             the_suite,
             the_agent,
-            {
-                "trials": trials,
-                "variants": None if variants is None else list(variants),
-                "seed": seed,
-                "concurrency": concurrency,
-                "timeout": timeout,
-                "max_paraphrases": max_paraphrases,
-            },
+            given,
             notify or _quiet,
             backend,
             {COMPONENTS_KEY: declared, **({ROLE_KEY: baseline_role} if baseline_role else {})},
@@ -479,12 +553,21 @@ async def arun(
                 run_id=header.run_id,
                 detail={"command": "run", "runs": [header.run_id], "tasks": heldout},
             )
-        done = {
-            (t, i, v)
+        stored = {
+            (t, i, v): a == the_agent.name and m == the_agent.model
             for t, i, v, a, m in db.existing_cells(header.run_id)
-            if a == the_agent.name and m == the_agent.model
         }
-        cells = [
+        done = {key for key, ours in stored.items() if ours}
+        # The cells are generated as they are launched, never held as one list: the
+        # plan was counted (and refused past MAX_RUN_TRIALS) before the header was made.
+        _, remaining = count_cells(
+            the_suite.tasks,
+            trials=cfg["trials"],
+            variants=cfg["variants"],
+            max_paraphrases=cfg["max_paraphrases"],
+            skip=done,
+        )
+        cells = (
             c
             for c in cells_of_run(
                 the_suite.tasks,
@@ -494,22 +577,18 @@ async def arun(
                 max_paraphrases=cfg["max_paraphrases"],
             )
             if c.key not in done
-        ]
+        )
         limit = cfg["timeout"] if cfg["timeout"] and cfg["timeout"] > 0 else None
-        if cells and preflight and check is not None and not checked:
-            await check()
+        if remaining and preflight and check is not None and not checked and not stop.stopped:
+            await _unless_interrupted(check(), stop)
         show = sys.stderr.isatty() if progress is None else progress
-        stop = Stop()
-        total = len(cells) + len(done)
-        ray_cells = backend == "ray" and bool(cells)
+        total = remaining + len(done)
+        ray_cells = backend == "ray" and remaining > 0 and not stop.stopped
         if ray_cells and resuming:  # a resumed run connects only when cells remain
             from agentgauge.harness.ray_backend import ray_session
 
             on_ray.enter_context(ray_session(ray_address))
-        with (
-            sigint_stops(stop, asyncio.get_running_loop()),
-            RunProgress(total, len(done), enabled=show) as bar,
-        ):
+        with RunProgress(total, len(done), enabled=show) as bar:
             try:
                 if ray_cells:
                     from agentgauge.harness.ray_backend import WorkerKit, execute_on_ray
@@ -540,6 +619,7 @@ async def arun(
                 else:
                     written = await _execute(
                         cells,
+                        remaining,
                         the_agent,
                         observer,
                         db,
@@ -567,6 +647,14 @@ async def arun(
                 saved=saved,
                 total=total,
             )
+        if remaining == 0:
+            # Nothing ran in this session: its stored trials are judged instead, so that
+            # running a finished run again (to see its errors with --show-errors) ends as
+            # its first session did, and a run that measured only its infrastructure
+            # never passes as done.
+            for trial in db.trials(header.run_id, events=False):
+                if (trial.task_id, trial.trial, trial.variant) in done:
+                    breaker.record(trial.is_infra_error)
         # Decided when every trial has finished, not only when some were left unlaunched:
         # a run that tripped after its last launch, or was too short for a rule to be
         # decided while it went, measured its infrastructure and must not pass as done.
@@ -581,6 +669,14 @@ async def arun(
         final = db.get_run(header.run_id)
         assert final is not None
         return final
+    except BaseException:
+        if created is not None:
+            # A run this session made that ended (Ctrl-C, an error) before its first
+            # trial was committed holds nothing: it goes, so that its id is free for a
+            # corrected command (another agent, fewer trials) instead of refusing it.
+            with contextlib.suppress(AgentgaugeError, sqlite3.Error):
+                db.delete_run_if_empty(created)
+        raise
     finally:
         close = getattr(the_agent, "aclose", None)
         if close is not None:
@@ -671,12 +767,14 @@ def _open_run(
     notify: Callable[[str], None],
     backend: str,
     recorded_once: dict[str, Any],
-) -> tuple[Run, dict[str, Any]]:
-    """The run's header and settings; ``recorded_once`` goes into a new run's config
-    (its components and baseline role; a resumed run keeps what it recorded)."""
+) -> tuple[Run, dict[str, Any], str | None]:
+    """The run's header and settings, and the run's id when it was made here (``None``
+    for a resumed run); ``recorded_once`` goes into a new run's config (its components
+    and baseline role; a resumed run keeps what it recorded). The plan is checked
+    (`_check_plan`) before anything is written."""
     existing = db.get_run(run_id) if run_id else None
     if existing is None:
-        cfg = {k: (DEFAULTS[k] if v is None else v) for k, v in given.items()}
+        cfg = _settled(given, {})
     else:
         for label, old, new in (
             ("agent", existing.agent, agent.name),
@@ -691,7 +789,7 @@ def _open_run(
                 )
         _check_components(existing, recorded_once.get(COMPONENTS_KEY) or {})
         recorded = existing.config
-        cfg = {k: (recorded.get(k, DEFAULTS[k]) if v is None else v) for k, v in given.items()}
+        cfg = _settled(given, recorded)
         for key in _PINNED:
             if key in recorded and cfg[key] != recorded[key]:
                 raise InputError(
@@ -709,13 +807,14 @@ def _open_run(
             f"concurrency must be a positive integer, got {cfg['concurrency']!r}",
             field="concurrency",
         )
+    _check_plan(suite.tasks, cfg)
     if existing is not None:
         _check_growth(existing, cfg, notify)
         merged = {**existing.config, **cfg}
         if merged != existing.config:
             db.update_run_config(existing.run_id, merged)
             existing = existing.model_copy(update={"config": merged})
-        return existing, cfg
+        return existing, cfg, None
     header = Run(
         run_id=run_id or new_run_id(),
         agent=agent.name,
@@ -729,7 +828,51 @@ def _open_run(
     with db.transaction():
         db.create_run(header)
         db.add_tasks(header.run_id, suite.tasks)
-    return header, cfg
+    return header, cfg, header.run_id
+
+
+def _settled(given: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's settings: those ``given``, else a resumed run's ``recorded`` ones, else
+    the defaults."""
+    return {k: (recorded.get(k, DEFAULTS[k]) if v is None else v) for k, v in given.items()}
+
+
+def _check_plan(tasks: Sequence[Task], cfg: Mapping[str, Any]) -> int:
+    """The number of trials the run plans, refused past `MAX_RUN_TRIALS` before anything
+    is written: ``--trials 100000000`` (a typo) ran out of memory listing its cells,
+    after the run's header was written, and the empty run it left refused the
+    corrected command as one that would shrink it."""
+    per_trial, planned = count_cells(
+        tasks,
+        trials=cfg["trials"],
+        variants=cfg["variants"],
+        max_paraphrases=cfg["max_paraphrases"],
+    )
+    if planned > MAX_RUN_TRIALS:
+        raise InputError(
+            f"{cfg['trials']:,} trials per task and variant ({per_trial:,} of them) make "
+            f"{planned:,} trials, more than the {MAX_RUN_TRIALS:,} one run may hold: give "
+            "a smaller --trials (a larger design goes into several runs)",
+            field="--trials",
+        )
+    return planned
+
+
+async def _unless_interrupted(step: Awaitable[Any], stop: Stop) -> None:
+    """Await ``step`` (the agent's check), cancelled by Ctrl-C: the caller reads
+    ``stop.interrupted`` next. asyncio's own handler did this before the run's handler
+    was installed for the whole run (`arun`)."""
+    task = asyncio.ensure_future(step)
+
+    def cancel() -> None:
+        task.cancel()
+
+    stop.on_interrupt(cancel)
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not (stop.interrupted and task.cancelled()):
+            raise
 
 
 #: Components a resume need not repeat: the tool set is observed as trials run, and the
@@ -791,7 +934,8 @@ def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], No
 
 
 async def _execute(
-    cells: list[Cell],
+    cells: Iterable[Cell],
+    count: int,
     agent: Agent,
     factory: EnvFactory,
     db: Store,
@@ -805,7 +949,8 @@ async def _execute(
     breaker: CircuitBreaker,
     stop: Stop,
 ) -> int:
-    """Run ``cells`` until done or stopped; the number of trials committed."""
+    """Run ``cells`` (``count`` of them) until done or stopped; the number of trials
+    committed."""
     queue = iter(cells)
     # Each trial is committed in its own transaction, on the writer's thread: a
     # crash loses only trials in flight or not yet committed.
@@ -836,7 +981,9 @@ async def _execute(
                 raise
             # Ctrl-C: the trial in flight is dropped, its cell stays missing for a resume.
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(cells)))]
+    # A Ctrl-C before the first launch (while the run started) launches nothing.
+    launched = 0 if stop.stopped else min(concurrency, count)
+    workers = [asyncio.create_task(worker()) for _ in range(launched)]
 
     def cancel_workers() -> None:
         for w in workers:
@@ -845,6 +992,11 @@ async def _execute(
     stop.on_interrupt(cancel_workers)
     try:
         await asyncio.gather(*workers)
+    except asyncio.CancelledError:
+        # A worker cancelled by Ctrl-C before its first step never reached its own
+        # handler above; the interrupt is reported by the caller, not as a cancellation.
+        if not stop.interrupted:
+            raise
     finally:
         for w in workers:
             w.cancel()

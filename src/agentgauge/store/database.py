@@ -332,14 +332,30 @@ class Store:
         """Delete a run with its tasks, trials, events and grades, and the documents
         no other run refers to."""
         with self.transaction():
-            self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-            if self.schema_version >= 5:
-                self.conn.execute("DELETE FROM trial_facts WHERE run_id = ?", (run_id,))
-            used = " UNION ".join(
-                f"SELECT {col} FROM {table} WHERE {col} IS NOT NULL"
-                for table, col in DOCUMENT_REFERENCES
-            )
-            self.conn.execute(f"DELETE FROM documents WHERE id NOT IN ({used})")
+            self._delete_run(run_id)
+
+    def delete_run_if_empty(self, run_id: str) -> bool:
+        """Delete a run that holds no trial (with its tasks), in one transaction with the
+        check: a run a harness session made and that ended before its first trial was
+        committed (`agentgauge.harness.runner`). Whether it was deleted."""
+        with self.transaction():
+            held = self.conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM trials WHERE run_id = ?)", (run_id,)
+            ).fetchone()[0]
+            if held or self.get_run(run_id) is None:
+                return False
+            self._delete_run(run_id)
+            return True
+
+    def _delete_run(self, run_id: str) -> None:
+        self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        if self.schema_version >= 5:
+            self.conn.execute("DELETE FROM trial_facts WHERE run_id = ?", (run_id,))
+        used = " UNION ".join(
+            f"SELECT {col} FROM {table} WHERE {col} IS NOT NULL"
+            for table, col in DOCUMENT_REFERENCES
+        )
+        self.conn.execute(f"DELETE FROM documents WHERE id NOT IN ({used})")
 
     # ------------------------------------------------------------------ tasks
 
