@@ -88,6 +88,42 @@ def test_the_same_selector_on_a_store_and_on_every_command(
     assert "cannot check: 10 tasks × 4 trials: too few families to tell" in out
 
 
+def test_plan_refuses_a_pilot_pooling_two_agents(store: Path, cli: Cli) -> None:
+    # The pilot pooled careful and hasty into 8 trials per task of one system: within
+    # share 0.966 (a mixture's) where careful alone measures 1, and a plan from it.
+    run = f"{store}:sample"
+    for pilot in (str(SAMPLE), run):
+        code, out, err = cli("plan", "--pilot", pilot, "--delta", "0.1")
+        assert code == 2 and out == ""
+        (line,) = err.strip().splitlines()
+        assert (
+            f"{pilot}: --pilot: the pilot holds 2 (agent, model) configurations and is read "
+            "as one system; pick one: " in line
+        )
+        assert f"{pilot}#agent=careful (agent careful, model gpt-4o-mini, 40 trials)" in line
+        assert f"{pilot}#agent=hasty (agent hasty, model llama-3.1-8b, 40 trials)" in line
+    code, _, err = cli(
+        "plan", "--pilot", f"{SAMPLE}#agent=careful", "--pilot-b", run, "--delta", "0.1"
+    )
+    assert code == 2 and f"{run}: --pilot-b: the second pilot holds 2" in err
+    with pytest.raises(InputError, match="the pilot holds 2"):
+        agentgauge.plan(pilot=run, tasks=50)
+    code, out, err = cli("plan", "--pilot", f"{SAMPLE}#agent=careful", "--delta", "0.1", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert (d["pilot_trials_per_task"], d["pilot_rate"], d["within_share"]) == (4, 0.675, 1)
+    code, _, err = cli(
+        "plan",
+        "--pilot",
+        f"{run}#agent=careful",
+        "--pilot-b",
+        f"{SAMPLE}#agent=hasty",
+        "--delta",
+        "0.1",
+    )
+    assert code == 0, err
+
+
 def test_bad_and_empty_selectors_are_one_clear_error(cli: Cli) -> None:
     code, _, err = cli("metrics", f"{SAMPLE}#agnt=careful")
     assert code == 2 and "bad selector 'agnt=careful'" in err and "SOURCE" in err

@@ -599,8 +599,20 @@ def run_gates(
 # --------------------------------------------------------------------------- plan
 
 
-def _pilot_table(spec: str) -> TrialTable:
-    table = select_rows(system_info(spec, spec, events=False).table)
+def _pilot_table(spec: str, side: str) -> TrialTable:
+    from agentgauge.sources import require_one_configuration
+
+    table = system_info(spec, spec, events=False).table
+    # One system's variance, as compare's sides: a pilot pooling two agents' trials is
+    # a system that never existed (its σ², τ² and within-task share a mixture's).
+    require_one_configuration(
+        table,
+        spec,
+        side=side,
+        subject="the pilot" if side == "--pilot" else "the second pilot",
+        read_as="read as one system",
+    )
+    table = select_rows(table)
     if len(table) == 0:
         raise InputError("the pilot has no trials (base variant, dev split)", file=spec)
     return table
@@ -640,7 +652,7 @@ def _from_pilot(
     alpha: float,
     power: float,
 ) -> Plan:
-    ta = _pilot_table(pilot)
+    ta = _pilot_table(pilot, "--pilot")
     # The split of the pilot's variance into between- and within-task parts: measured
     # when it has several trials per task (`within_share`, `variance_split` "pilot"),
     # else --within-share's (or the default's) split of the whole observed variance.
@@ -685,7 +697,7 @@ def _from_pilot(
             sigma2=comp.sigma2_a,
         )
     else:
-        ra, rb = _rates(ta), _rates(_pilot_table(pilot_b))
+        ra, rb = _rates(ta), _rates(_pilot_table(pilot_b, "--pilot-b"))
         shared = sorted(set(ra) & set(rb))
         if len(shared) < 2:
             raise InputError("the two pilots share fewer than two tasks", field="--pilot-b")
@@ -762,7 +774,13 @@ def plan(
     dropped. ``within_share`` splits a variance nothing measured apart into its
     between- and within-task parts (`DEFAULT_WITHIN_SHARE` unless given); a pilot
     with several trials per task measures the split, and ``within_share`` given
-    beside it is refused too. Bad inputs raise `InputError` naming the option."""
+    beside it is refused too. The tasks needed are never fewer than `compare` needs
+    to give a verdict at ``alpha`` (6 at 0.05: ``min_tasks``, with ``n_tasks_reason``
+    when the formula gave fewer), and with fewer ``tasks`` than that ``mde`` is
+    ``None`` with ``mde_reason``. A pilot holding several (agent, model)
+    configurations is refused, as a side of `compare` is. Bad inputs (a ``delta``
+    too small for its square or the tasks needed to be a finite float, too) raise
+    `InputError` naming the option."""
     alpha_ok = 0 < alpha < 1
     checks = [
         (not alpha_ok, "--alpha", "must be in (0, 1)"),
@@ -790,14 +808,18 @@ def plan(
             "--within-share",
             "must be in [0, 1]",
         ),
-        (tasks is not None and tasks < 2, "--tasks", "must be at least 2"),
+        (tasks is not None and tasks < 1, "--tasks", "must be at least 1"),
         (delta is None and tasks is None, "--delta", "give --delta D, or --tasks N for the MDE"),
         (
             delta is not None and tasks is not None,
             "--tasks",
             "--delta D asks how many tasks detect D, --tasks N what N tasks can detect: give one",
         ),
-        (delta is not None and (delta == 0 or abs(delta) >= 1), "--delta", "must be in (0, 1)"),
+        (
+            delta is not None and not 0 < abs(delta) < 1,
+            "--delta",
+            "must be a non-zero difference B − A in (−1, 1) (negative: B worse than A)",
+        ),
         (pilot_b is not None and pilot is None, "--pilot-b", "needs --pilot"),
         (pilot is None and baseline is None, "--baseline", "give --baseline P or --pilot SOURCE"),
         (

@@ -615,10 +615,19 @@ def _selectors(configs: list[tuple[str | None, str | None, int]]) -> list[str]:
     return out
 
 
-def require_one_configuration(table: TrialTable, label: str, *, side: str = "SOURCE") -> None:
+def require_one_configuration(
+    table: TrialTable,
+    label: str,
+    *,
+    side: str = "SOURCE",
+    subject: str | None = None,
+    read_as: str = "compared as one system",
+) -> None:
     """Refuse a side that holds several (agent, model) configurations: a comparison
-    (or a baseline) treats a side as one system, and pooling two agents makes one
-    that never existed. The message lists them and the selector to type."""
+    (or a baseline, or a plan's pilot) treats a side as one system, and pooling two
+    agents makes one that never existed. The message lists them and the selector to
+    type: "``subject`` (default ``side``) holds 2 (agent, model) configurations and is
+    ``read_as``; pick one: ..."."""
     configs = configurations(table)
     if len(configs) <= 1:
         return
@@ -628,8 +637,8 @@ def require_one_configuration(table: TrialTable, label: str, *, side: str = "SOU
         for (a, m, n), sel in zip(configs, _selectors(configs), strict=True)
     )
     raise InputError(
-        f"{side} holds {len(configs)} (agent, model) configurations and is compared as one "
-        f"system; pick one: {listed}",
+        f"{subject or side} holds {len(configs)} (agent, model) configurations and is "
+        f"{read_as}; pick one: {listed}",
         file=label,
         field=side,
     )

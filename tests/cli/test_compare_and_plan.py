@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from tests.conftest import Cli
 
+import agentgauge
+from agentgauge.errors import InputError
 from agentgauge.metrics.validity import HELDOUT_ACTION
 from agentgauge.schema import Criterion, Expectations, Grade, Run, Task, Trial
 from agentgauge.store import Store
@@ -509,6 +511,108 @@ def test_plan_with_a_tiny_alpha(tmp_path: Path) -> None:
     res = run_cli("plan", "--pilot", str(pilot), "--delta", "0.1", "--alpha", "1e-17")
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("5911 tasks")
+
+
+@pytest.mark.parametrize(
+    ("delta", "extra", "message"),
+    [
+        # δ² underflows to 0: a ZeroDivisionError traceback, exit 1.
+        ("1e-300", [], "δ = 1e-300 is too small: δ² underflows double precision"),
+        ("-1e-300", [], "δ = -1e-300 is too small: δ² underflows double precision"),
+        # n infinite: ceil(∞), an OverflowError traceback.
+        ("1e-160", [], "δ = 1e-160 is too small: δ² underflows double precision"),
+        ("1.6e-154", ["--alpha", "1e-17"], "δ = 1.6e-154 is too small: the tasks needed,"),
+    ],
+)
+def test_plan_with_a_delta_too_small_to_compute(
+    tmp_path: Path, delta: str, extra: list[str], message: str
+) -> None:
+    pilot = _outcomes(tmp_path / "p.jsonl", [[True], [False], [True], [False]])
+    for source in (["--baseline", "0.5"], ["--pilot", str(pilot)]):
+        res = run_cli("plan", *source, "--delta", delta, *extra)
+        assert res.returncode == 2 and res.stdout == ""
+        assert res.stderr.startswith(f"agentgauge: error: --delta: {message}"), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1
+    with pytest.raises(InputError, match="--delta: δ = "):
+        agentgauge.plan(baseline=0.5, delta=float(delta), alpha=float(extra[-1]) if extra else 0.05)
+    with pytest.raises(InputError, match="--delta: δ = "):
+        agentgauge.plan(
+            pilot=str(pilot), delta=float(delta), alpha=float(extra[-1]) if extra else 0.05
+        )
+
+
+def test_plan_asks_for_the_tasks_compare_needs_and_compare_can_answer(tmp_path: Path) -> None:
+    # The formula gives 3 tasks (2.2) for δ = 0.8 on a baseline of 0.1, and plan said 3:
+    # compare gives no verdict from fewer than 6 tasks at α = 0.05, whatever happens.
+    res = run_cli("plan", "--baseline", "0.1", "--delta", "0.8")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    reason = (
+        "the formula gives 3 tasks, but compare needs at least 6 at α = 0.05 to give any "
+        "verdict (the exact sign test over 5 tasks cannot go below p = 2 × 0.5^5 = 0.0625)"
+    )
+    assert lines[0] == "6 tasks to detect δ = 0.8"
+    assert lines[3].endswith("= 2.2 → 3 tasks")
+    assert lines[4] == f"    → 6 tasks: {reason}"
+    d = json.loads(run_cli("plan", "--baseline", "0.1", "--delta", "0.8", "--json").stdout)
+    assert (d["n_tasks"], d["min_tasks"], d["n_tasks_reason"]) == (6, 6, reason)
+    assert d["n_tasks_exact"] == pytest.approx(2.2075, abs=1e-4)
+    d = json.loads(
+        run_cli("plan", "--baseline", "0.1", "--delta", "0.8", "--alpha", "0.01", "--json").stdout
+    )
+    assert (d["n_tasks"], d["min_tasks"]) == (8, 8)
+    # The planned design, with the effect it was planned for: compare can now tell.
+    n = 6
+    a, b = _all_moving(tmp_path / "a.jsonl", n, False), _all_moving(tmp_path / "b.jsonl", n, True)
+    res = run_cli("compare", str(a), str(b), "--json")
+    assert json.loads(res.stdout)["verdict"] == "B is better"
+    # Enough tasks: no reason, no extra line.
+    res = run_cli("plan", "--baseline", "0.8", "--delta", "0.03", "--json")
+    d = json.loads(res.stdout)
+    assert d["n_tasks"] == 2626 and d["min_tasks"] == 6 and "n_tasks_reason" not in d
+
+
+@pytest.mark.parametrize("source", ["baseline", "pilot"])
+def test_plan_detects_nothing_with_fewer_tasks_than_compare_needs(
+    tmp_path: Path, source: str
+) -> None:
+    # "minimum detectable effect 0.2341 with 5 tasks": no effect, however large, gives a
+    # verdict with 5 tasks at α = 0.05. Not an error: the answer is "none", and why.
+    pilot = _outcomes(tmp_path / "p.jsonl", [[True, False]] * 3 + [[True, True]] * 3)
+    args = (
+        ["--baseline", "0.5", "--trials", "20"] if source == "baseline" else ["--pilot", str(pilot)]
+    )
+    reason = (
+        "with 5 tasks compare gives no verdict at α = 0.05, which needs at least 6 (the "
+        "exact sign test over 5 tasks cannot go below p = 2 × 0.5^5 = 0.0625)"
+    )
+    res = run_cli("plan", *args, "--tasks", "5")
+    assert res.returncode == 0, res.stderr
+    assert " ".join(res.stdout.split()).startswith(f"no detectable effect: {reason}")
+    d = json.loads(run_cli("plan", *args, "--tasks", "5", "--json").stdout)
+    assert (d["mde"], d["mde_reason"], d["tasks"], d["min_tasks"]) == (None, reason, 5, 6)
+    d = json.loads(run_cli("plan", *args, "--tasks", "6", "--json").stdout)
+    assert d["mde"] is not None and "mde_reason" not in d
+    d = json.loads(run_cli("plan", *args, "--tasks", "1", "--json").stdout)
+    assert d["mde"] is None and d["mde_reason"].startswith("with 1 task compare gives no verdict")
+    res = run_cli("plan", *args, "--tasks", "0")
+    assert res.returncode == 2 and "--tasks: must be at least 1" in res.stderr
+
+
+def test_plan_with_a_negative_delta() -> None:
+    # A regression to detect: accepted (B − A < 0), but the error said "(0, 1)" and the
+    # arithmetic read "/ -0.03²", as if dividing by −0.0009.
+    res = run_cli("plan", "--baseline", "0.8", "--delta", "-0.03")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("2940 tasks to detect δ = -0.03")
+    assert "/ (-0.03)²\n" in res.stdout and "/ -0.03²" not in res.stdout
+    for bad in ("0", "1", "-1", "1.5", "nan", "inf"):
+        res = run_cli("plan", "--baseline", "0.5", "--delta", bad)
+        assert res.returncode == 2
+        assert res.stderr == (
+            "agentgauge: error: --delta: must be a non-zero difference B − A in (−1, 1) "
+            "(negative: B worse than A)\n"
+        )
 
 
 def test_markdown_never_replaces_the_store_it_reads(tmp_path: Path, cli: Cli) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +20,10 @@ from agentgauge.stats.power import (
     components_from_pilot,
     components_from_pilot_pair,
     mde_from_assumptions,
+    min_tasks,
     minimum_detectable_effect,
     pilot_variance,
+    plan,
     plan_from_assumptions,
     tasks_needed,
     z_sum,
@@ -115,8 +118,96 @@ def test_minimum_detectable_effect_inverts_the_size() -> None:
 
 def test_mde_none_when_nothing_is_detectable() -> None:
     assert mde_from_assumptions(3, 0.9) is None
-    p = plan_from_assumptions(0.9, tasks=3)
-    assert p.mde is None and p.mde_reason and "3 tasks" in p.mde_reason
+    p = plan_from_assumptions(0.9, tasks=6)
+    assert p.mde is None and p.mde_reason and "with 6 tasks" in p.mde_reason
+
+
+def test_min_tasks_is_compares_rule() -> None:
+    from agentgauge.metrics.compare import too_few_units
+
+    for alpha, need in ((0.05, 6), (0.1, 5), (0.01, 8), (0.0625, 5)):
+        assert min_tasks(alpha) == need
+        assert too_few_units(need, "tasks", alpha) is None
+        assert too_few_units(need - 1, "tasks", alpha) is not None
+
+
+@pytest.mark.parametrize(("alpha", "need"), [(0.05, 6), (0.01, 8)])
+def test_a_plan_is_never_fewer_tasks_than_compare_can_tell(alpha: float, need: int) -> None:
+    # The formula gives 3 tasks for δ = 0.8 on a 0.1 baseline (2.2 unrounded); compare
+    # can give no verdict with fewer than 6 tasks at α = 0.05, so `plan` said 3 (floored
+    # at 2) for a design that could never show a difference.
+    p = plan_from_assumptions(0.1, delta=0.8, alpha=alpha)
+    assert p.n_tasks == need and p.min_tasks == need
+    assert p.n_tasks_exact is not None and p.n_tasks_exact < need
+    formula = math.ceil(p.n_tasks_exact)
+    assert p.n_tasks_reason == (
+        f"the formula gives {formula} tasks, but compare needs at least {need} at "
+        f"α = {alpha:g} to give any verdict (the exact sign test over {need - 1} tasks "
+        f"cannot go below p = 2 × 0.5^{need - 1} = {2 * 0.5 ** (need - 1):.4g})"
+    )
+    d = p.to_dict()
+    assert (d["n_tasks"], d["min_tasks"], d["n_tasks_reason"]) == (need, need, p.n_tasks_reason)
+    # Enough tasks: no reason, and the formula's count stands.
+    q = plan_from_assumptions(0.8, delta=0.03, alpha=alpha)
+    assert q.n_tasks_reason is None and "n_tasks_reason" not in q.to_dict()
+    assert q.to_dict()["min_tasks"] == need
+    # Fixed components: zero variance gives the fewest tasks, not 2 (nor 0).
+    zero = VarianceComponents(omega2=0.0, sigma2_a=0.0, sigma2_b=0.0, source="pilot")
+    z = plan(zero, delta=0.1, alpha=alpha)
+    assert z.n_tasks == need and z.n_tasks_reason and "gives 0 tasks" in z.n_tasks_reason
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 5])
+def test_no_detectable_effect_with_fewer_tasks_than_compare_can_tell(tasks: int) -> None:
+    # 5 tasks, 20 trials each and correlated systems: "minimum detectable effect 0.2341
+    # with 5 tasks", which compare would never turn into a verdict.
+    reason = (
+        f"with {tasks} task{'s' if tasks != 1 else ''} compare gives no verdict at α = 0.05, "
+        f"which needs at least 6 (the exact sign test over {tasks} "
+        f"task{'s' if tasks != 1 else ''} cannot go below p = 2 × 0.5^{tasks} = "
+        f"{min(1.0, 2 * 0.5**tasks):.4g})"
+    )
+    p = plan_from_assumptions(0.5, tasks=tasks, trials=20, correlation=0.9)
+    assert (p.mde, p.mde_reason) == (None, reason)
+    d = p.to_dict()
+    assert (d["mde"], d["mde_reason"], d["min_tasks"]) == (None, reason, 6)
+    comp = components_from_assumptions(0.5, 0.1)
+    q = plan(comp, tasks=tasks)
+    assert (q.mde, q.mde_reason) == (None, reason)
+    # From 6 on, a number.
+    assert plan_from_assumptions(0.5, tasks=6, trials=20, correlation=0.9).mde is not None
+    assert plan(comp, tasks=6).mde is not None
+    with pytest.raises(ValueError, match="tasks must be at least 1"):
+        plan(comp, tasks=0)
+
+
+@pytest.mark.parametrize(
+    ("delta", "alpha", "message"),
+    [
+        # δ² underflows to 0: ZeroDivisionError.
+        (1e-300, 0.05, "δ = 1e-300 is too small: δ² underflows double precision"),
+        (-1e-300, 0.05, "δ = -1e-300 is too small: δ² underflows"),
+        # δ² subnormal: n was +inf, and ceil(inf) an OverflowError.
+        (1e-160, 0.05, "δ = 1e-160 is too small: δ² underflows"),
+        # δ² normal, n past the largest float.
+        (
+            1.6e-154,
+            1e-17,
+            "δ = 1.6e-154 is too small: the tasks needed, 88.65 · 0.5 / 2.56e-308, pass the "
+            "largest float",
+        ),
+    ],
+)
+def test_a_delta_too_small_to_compute_is_a_value_error(
+    delta: float, alpha: float, message: str
+) -> None:
+    comp = components_from_assumptions(0.5, 0.0)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tasks_needed(delta, comp, alpha=alpha)
+    with pytest.raises(ValueError, match="too small"):
+        plan_from_assumptions(0.5, delta=delta, alpha=alpha)
+    # The smallest δ that still computes gives a (large) finite count.
+    assert math.isfinite(tasks_needed(1e-150, comp))
 
 
 @settings(max_examples=60, deadline=None)

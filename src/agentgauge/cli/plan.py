@@ -22,6 +22,8 @@ _SHARE_FROM = {
 
 
 def _explain(p: Plan) -> str:
+    from agentgauge.stats.power import round_up_tasks
+
     c = p.components
     z_a = p.z - _z_beta(p.power)
     var = f"({c.omega2:.4f} + {c.sigma2_a:.4f}/{p.trials_a} + {c.sigma2_b:.4f}/{p.trials_b})"
@@ -29,11 +31,17 @@ def _explain(p: Plan) -> str:
     lines = ["  n = (z_{1−α/2} + z_{1−β})² · (ω² + σ_A²/K_A + σ_B²/K_B) / δ²"]
     if p.tasks is None:
         assert p.delta is not None and p.n_tasks_exact is not None
+        # (-0.03)²: "/ -0.03²" read as dividing by −0.0009.
+        d = f"({p.delta:g})" if p.delta < 0 else f"{p.delta:g}"
+        # The formula's count; a plan raised to the fewest tasks compare needs says so.
+        n = round_up_tasks(p.n_tasks_exact) if p.n_tasks_reason else p.n_tasks
         lines += [
-            f"    = ({z_a:.4f} + {_z_beta(p.power):.4f})² · {var} / {p.delta:g}²",
+            f"    = ({z_a:.4f} + {_z_beta(p.power):.4f})² · {var} / {d}²",
             f"    = {p.z**2:.4f} · {per_task:.4f} / {p.delta**2:.6g}"
-            f" = {p.n_tasks_exact:.1f} → {p.n_tasks} tasks",
+            f" = {p.n_tasks_exact:.1f} → {n} task{'s' if n != 1 else ''}",
         ]
+        if p.n_tasks_reason:
+            lines.append(f"    → {p.n_tasks} tasks: {p.n_tasks_reason}")
     else:
         lines[0] = "  δ = (z_{1−α/2} + z_{1−β}) · √((ω² + σ_A²/K_A + σ_B²/K_B) / n)"
         if p.mde is not None:
@@ -122,7 +130,7 @@ def plan_cmd(
         )
     else:
         out.print(Text.assemble(("no detectable effect", "bold"), f": {result.mde_reason}"))
-    out.print(_explain(result), markup=False, highlight=False)
+    out.print(_explain(result), markup=False, highlight=False, soft_wrap=True)
     inputs = dict(result.inputs or {})
     # "within_share 0.5 (default)": the share and where it came from, as one input.
     where = _SHARE_FROM.get(inputs.pop("within_share_source", None))

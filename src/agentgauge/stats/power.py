@@ -44,6 +44,7 @@ systems gives ω² = Var_t(d_t) − mean_t(s_A,t²/n_A,t + s_B,t²/n_B,t) direct
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,7 @@ import numpy.typing as npt
 from scipy import special
 
 from agentgauge.defaults import DEFAULT_WITHIN_SHARE
+from agentgauge.stats.exact import binomial_half_two_sided, sign_test_min_n
 
 __all__ = [
     "DEFAULT_WITHIN_SHARE",
@@ -63,12 +65,16 @@ __all__ = [
     "components_from_pilot_pair",
     "mde_from_assumptions",
     "measured_within_share",
+    "min_tasks",
     "minimum_detectable_effect",
     "paired_variance",
     "pilot_variance",
     "plan",
     "plan_from_assumptions",
+    "raised_to_min_reason",
+    "round_up_tasks",
     "tasks_needed",
+    "too_few_tasks_reason",
     "z_sum",
     "z_two_sided",
 ]
@@ -188,12 +194,80 @@ def tasks_needed(
 ) -> float:
     """Unrounded n = (z_{1−α/2} + z_{1−β})² · (ω² + σ_A²/K_A + σ_B²/K_B) / δ².
 
-    Round up (``math.ceil``) for a count of tasks.
+    Round up (``math.ceil``) for a count of tasks. A δ whose square underflows
+    double precision (|δ| below about 1.5e-154), or so small that n passes the
+    largest float, raises ``ValueError`` (it was a ZeroDivisionError, or an
+    OverflowError when n was rounded up).
     """
     if not math.isfinite(delta) or delta == 0:
         raise ValueError("delta must be a non-zero difference")
     z = z_sum(alpha, power)
-    return z * z * components.per_task(trials_a, trials_b) / (delta * delta)
+    d2 = delta * delta
+    if d2 < sys.float_info.min:
+        raise ValueError(
+            f"δ = {delta!r} is too small: δ² underflows double precision (below "
+            f"{sys.float_info.min:.4g}), so the tasks needed, (z_(1−α/2) + z_(1−β))² · "
+            "variance / δ², cannot be computed"
+        )
+    per_task = components.per_task(trials_a, trials_b)
+    n = z * z * per_task / d2
+    if not math.isfinite(n):
+        raise ValueError(
+            f"δ = {delta!r} is too small: the tasks needed, {z * z:.4g} · {per_task:.4g} / "
+            f"{d2:.4g}, pass the largest float ({sys.float_info.max:.4g})"
+        )
+    return n
+
+
+def round_up_tasks(exact: float) -> int:
+    """The formula's count of tasks: ``exact`` rounded up, where a value that is an
+    integer up to rounding noise adds no task."""
+    return max(math.ceil(exact - 1e-9), 0)
+
+
+def min_tasks(alpha: float = 0.05) -> int:
+    """The fewest tasks with which ``compare`` can give any verdict at ``alpha``.
+
+    `sign_test_min_n` (α), the rule ``compare`` applies (`agentgauge.metrics.compare.
+    too_few_units`): with n tasks the exact sign test cannot go below p = 2 · 0.5^n,
+    so 6 at α = 0.05, 8 at 0.01. A plan never answers fewer tasks than this, and no
+    effect is detectable with fewer.
+    """
+    return sign_test_min_n(alpha)
+
+
+def _sign_floor(n: int) -> str:
+    """Why ``n`` tasks cannot reach a smaller p: the exact sign test's floor."""
+    tasks = f"{n} task{'s' if n != 1 else ''}"
+    p = binomial_half_two_sided(0, n)
+    return f"the exact sign test over {tasks} cannot go below p = 2 × 0.5^{n} = {p:.4g}"
+
+
+def raised_to_min_reason(n: int, alpha: float) -> str | None:
+    """Why a plan answers `min_tasks` rather than the formula's ``n`` (``None`` when
+    ``n`` is enough): "the formula gives 3 tasks, but compare needs at least 6 at α =
+    0.05 to give any verdict (the exact sign test over 5 tasks cannot go below p = 2 ×
+    0.5^5 = 0.0625)"."""
+    need = min_tasks(alpha)
+    if n >= need:
+        return None
+    return (
+        f"the formula gives {n} task{'s' if n != 1 else ''}, but compare needs at least "
+        f"{need} at α = {alpha:g} to give any verdict ({_sign_floor(need - 1)})"
+    )
+
+
+def too_few_tasks_reason(tasks: int, alpha: float) -> str | None:
+    """Why no effect is detectable with ``tasks`` tasks at ``alpha`` (``None`` when one
+    can be): "with 5 tasks compare gives no verdict at α = 0.05, which needs at least
+    6 (the exact sign test over 5 tasks cannot go below p = 2 × 0.5^5 = 0.0625)"."""
+    need = min_tasks(alpha)
+    if tasks >= need:
+        return None
+    return (
+        f"with {tasks} task{'s' if tasks != 1 else ''} compare gives no verdict at "
+        f"α = {alpha:g}, which needs at least {need} ({_sign_floor(tasks)})"
+    )
 
 
 def minimum_detectable_effect(
@@ -423,17 +497,26 @@ class Plan:
     delta: float | None = None
     """The difference to detect (for ``n_tasks``)."""
     n_tasks: int | None = None
-    """Tasks needed, rounded up (when ``delta`` was given)."""
+    """Tasks needed, rounded up (when ``delta`` was given), and never below `min_tasks`."""
     n_tasks_exact: float | None = None
     """The unrounded formula value."""
+    n_tasks_reason: str | None = None
+    """Why ``n_tasks`` is `min_tasks` rather than the formula's value, when it is."""
     tasks: int | None = None
     """Tasks available (for ``mde``)."""
     mde: float | None = None
     """Minimum detectable effect with ``tasks`` tasks."""
     mde_reason: str | None = None
-    """Why ``mde`` is ``None`` when it is."""
+    """Why ``mde`` is ``None`` when it is (fewer tasks than `min_tasks`, or no effect up
+    to 1 − baseline detectable)."""
     inputs: dict[str, Any] | None = None
     """The assumptions or pilot the plan was made from, echoed for the record."""
+
+    @property
+    def min_tasks(self) -> int:
+        """The fewest tasks with which ``compare`` gives any verdict at ``alpha``
+        (`min_tasks`)."""
+        return min_tasks(self.alpha)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``agentgauge.plan/1`` object: ``n_tasks`` or ``mde``, and every input."""
@@ -441,11 +524,14 @@ class Plan:
         if self.tasks is None:
             out["n_tasks"] = self.n_tasks
             out["n_tasks_exact"] = self.n_tasks_exact
+            if self.n_tasks_reason:
+                out["n_tasks_reason"] = self.n_tasks_reason
         else:
             out["mde"] = self.mde
             if self.mde_reason:
                 out["mde_reason"] = self.mde_reason
             out["tasks"] = self.tasks
+        out["min_tasks"] = self.min_tasks
         out.update(self.inputs or {})
         out.update(
             {
@@ -475,7 +561,11 @@ def plan(
 ) -> Plan:
     """Tasks needed for ``delta``, or (with ``tasks``) the detectable effect, for fixed components.
 
-    For assumption-based variance that depends on δ, use `plan_from_assumptions`.
+    The tasks needed are never fewer than `min_tasks` (α), the fewest with which
+    ``compare`` gives a verdict: the formula's smaller answer is raised to it, with
+    ``n_tasks_reason``. With fewer ``tasks`` than that, ``mde`` is ``None`` with
+    ``mde_reason``. For assumption-based variance that depends on δ, use
+    `plan_from_assumptions`.
     """
     z = z_sum(alpha, power)
     common: dict[str, Any] = {
@@ -488,6 +578,11 @@ def plan(
         "inputs": inputs,
     }
     if tasks is not None:
+        if tasks < 1:
+            raise ValueError("tasks must be at least 1")
+        few = too_few_tasks_reason(tasks, alpha)
+        if few is not None:
+            return Plan(delta=delta, tasks=tasks, mde=None, mde_reason=few, **common)
         mde = minimum_detectable_effect(
             tasks, components, trials_a=trials_a, trials_b=trials_b, alpha=alpha, power=power
         )
@@ -497,9 +592,14 @@ def plan(
     exact = tasks_needed(
         delta, components, trials_a=trials_a, trials_b=trials_b, alpha=alpha, power=power
     )
-    # ceil of a value that is an integer up to rounding noise must not add a task.
-    n = math.ceil(exact - 1e-9)
-    return Plan(delta=delta, n_tasks=max(n, 2), n_tasks_exact=exact, **common)
+    n = round_up_tasks(exact)
+    return Plan(
+        delta=delta,
+        n_tasks=max(n, min_tasks(alpha)),
+        n_tasks_exact=exact,
+        n_tasks_reason=raised_to_min_reason(n, alpha),
+        **common,
+    )
 
 
 def plan_from_assumptions(
@@ -524,15 +624,22 @@ def plan_from_assumptions(
         "trials": trials,
     }
     if tasks is not None:
-        mde = mde_from_assumptions(
-            tasks,
-            baseline,
-            correlation=correlation,
-            within_share=within_share,
-            trials_a=trials,
-            trials_b=trials,
-            alpha=alpha,
-            power=power,
+        if tasks < 1:
+            raise ValueError("tasks must be at least 1")
+        few = too_few_tasks_reason(tasks, alpha)
+        mde = (
+            None
+            if few is not None
+            else mde_from_assumptions(
+                tasks,
+                baseline,
+                correlation=correlation,
+                within_share=within_share,
+                trials_a=trials,
+                trials_b=trials,
+                alpha=alpha,
+                power=power,
+            )
         )
         # Report the variance at the detectable effect (or at δ = 0 when there is none).
         comp = components_from_assumptions(
@@ -548,10 +655,13 @@ def plan_from_assumptions(
             delta=delta,
             tasks=tasks,
             mde=mde,
-            mde_reason=None
-            if mde is not None
-            else f"no improvement up to 1 − baseline = {1 - baseline:g} is detectable "
-            f"with {tasks} tasks",
+            mde_reason=few
+            or (
+                None
+                if mde is not None
+                else f"no improvement up to 1 − baseline = {1 - baseline:g} is detectable "
+                f"with {tasks} tasks"
+            ),
             inputs=inputs,
         )
     if delta is None:
