@@ -114,3 +114,36 @@ def test_an_import_error_inside_the_module_is_reported_as_it_is(
 def test_a_misspelt_adapter_prefix_gets_a_suggestion() -> None:
     with pytest.raises(InputError, match=r"did you mean builtin:oracle\?"):
         resolve_agent("buitin:oracle")
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("import no_such_dependency_xyz\n", "No module named 'no_such_dependency_xyz' "
+         "(raising_agent_xyz.py, line 1)"),
+        ("\n\nraise RuntimeError('no key configured')\n", "RuntimeError: no key configured "
+         "(raising_agent_xyz.py, line 3)"),
+        ("def f(session:\n", "SyntaxError: '(' was never closed (raising_agent_xyz.py, line 1)"),
+    ],
+)  # fmt: skip
+def test_a_module_that_fails_to_import_says_why_and_where(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, source: str, said: str
+) -> None:
+    (tmp_path / "raising_agent_xyz.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, "raising_agent_xyz", raising=False)
+    with pytest.raises(InputError) as info:
+        resolve_agent("raising_agent_xyz:fn")
+    assert str(info.value).endswith(f"for agent 'raising_agent_xyz:fn': {said}")
+
+
+@pytest.mark.parametrize("raised", ["KeyboardInterrupt()", "SystemExit(3)"])
+def test_ctrl_c_and_exit_at_import_are_not_taken_for_bad_input(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, raised: str
+) -> None:
+    (tmp_path / "exiting_agent_xyz.py").write_text(f"raise {raised}\n")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, "exiting_agent_xyz", raising=False)
+    with pytest.raises((KeyboardInterrupt, SystemExit)):
+        resolve_agent("exiting_agent_xyz:fn")

@@ -44,7 +44,7 @@ from typing import Any, get_args
 
 from agentgauge.agents.base import AgentError, Session
 from agentgauge.agents.process import Program
-from agentgauge.errors import AgentUnavailable
+from agentgauge.errors import AgentUnavailable, InputError
 from agentgauge.schema import ControlDecision
 
 __all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
@@ -74,9 +74,26 @@ class CommandAgent:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
     ) -> None:
-        self.argv = shlex.split(argv) if isinstance(argv, str) else list(argv)
+        # Bad input, not a bug: one line naming the agent, exit 2 (was a ValueError
+        # traceback from shlex or from the check below).
+        if isinstance(argv, str):
+            try:
+                self.argv = shlex.split(argv)
+            except ValueError as exc:  # "No closing quotation", "No escaped character"
+                raise InputError(
+                    f"cannot split cmd:{argv} into a program and its arguments ({exc}); "
+                    "quote as in a shell: cmd:python 'my agent.py' --flag",
+                    field="agent",
+                ) from None
+        else:
+            self.argv = list(argv)
         if not self.argv:
-            raise ValueError("cmd: needs a program, e.g. cmd:python examples/cmd_agent.py")
+            got = repr(f"cmd:{argv}") if isinstance(argv, str) else "an empty argument list"
+            raise InputError(
+                "cmd: needs a program after the prefix, e.g. cmd:python examples/cmd_agent.py "
+                f"(got {got})",
+                field="agent",
+            )
         self.name = name or "cmd:" + shlex.join(self.argv)
         self.model = model
         self.env = env
