@@ -11,6 +11,7 @@ from agentgauge.agents.callable import CallableAgent, is_async_callable
 from agentgauge.agents.cmd import CommandAgent
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.errors import InputError
+from agentgauge.schema import Task
 
 
 async def async_agent(session: Any) -> None:
@@ -147,3 +148,25 @@ def test_ctrl_c_and_exit_at_import_are_not_taken_for_bad_input(
     monkeypatch.delitem(sys.modules, "exiting_agent_xyz", raising=False)
     with pytest.raises((KeyboardInterrupt, SystemExit)):
         resolve_agent("exiting_agent_xyz:fn")
+
+
+def test_a_callable_that_returns_a_generator_fails_its_trials_saying_so(tmp_path: Any) -> None:
+    # A lambda hides that it makes a generator; its trials were "completed", no error.
+    from agentgauge.harness.runner import run
+    from agentgauge.store import Store
+    from agentgauge.testing.worlds import make_counter_env
+
+    def gen(session: Any) -> Any:
+        yield session.say("hello")
+
+    header = run(
+        [Task(id="t", instruction="please add 1", expectations={"final_state": {"counter": 1}})],
+        lambda session: gen(session),
+        store=tmp_path / "s.db",
+        env_factory=make_counter_env,
+        progress=False,
+    )
+    with Store(tmp_path / "s.db") as db:
+        (trial,) = db.trials(header.run_id)
+    assert (trial.status, trial.error_kind) == ("error", "agent")
+    assert "returned a generator, so none of its body ran" in (trial.error or "")

@@ -81,3 +81,49 @@ def test_a_cmd_spec_without_a_program_to_run(tmp_path: Path, spec: str, said: st
     # Was a ValueError traceback (from shlex, or from the adapter's own check), exit 1.
     line = agentgauge_run(tmp_path, spec)
     assert line.startswith("agentgauge: error: agent: ") and said in line
+
+
+@pytest.mark.parametrize("name", ["oracle", "careful", "hasty", "ablation"])
+def test_a_reference_agent_on_a_suite_of_another_world(tmp_path: Path, name: str) -> None:
+    # Each trial was the agent's error ("plays the built-in worlds") and the run a 0%
+    # success, exit 0.
+    line = agentgauge_run(tmp_path, f"builtin:{name}")
+    assert line.startswith(
+        f"agentgauge: error: agent: builtin:{name} plays only the built-in worlds "
+        "(retail, functions); task 'add-small' has environment "
+        "'agentgauge.testing.worlds:make_counter_env' (and 2 more task(s))"
+    )
+
+
+GENERATORS = """\
+import functools
+
+def gen(session):
+    yield session.say("hello")
+
+async def agen(session):
+    yield await session.say("hello")
+
+class Yielding:
+    def __call__(self, session):
+        yield 1
+
+obj = Yielding()
+part = functools.partial(agen)
+"""
+
+
+@pytest.mark.parametrize(
+    ("attr", "kind"),
+    [
+        ("gen", "a generator function"),
+        ("agen", "an async generator function"),
+        ("obj", "a generator function"),
+        ("part", "an async generator function"),
+    ],
+)
+def test_a_generator_function_as_the_agent(tmp_path: Path, attr: str, kind: str) -> None:
+    # Its body never ran, and every trial was "completed" with no error.
+    (tmp_path / "genagent.py").write_text(GENERATORS)
+    line = agentgauge_run(tmp_path, f"genagent:{attr}")
+    assert line.startswith(f"agentgauge: error: agent: genagent:{attr} is {kind} (it yields)")
