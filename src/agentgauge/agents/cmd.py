@@ -52,6 +52,8 @@ __all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
 PROTOCOL = "agentgauge.cmd/1"
 _DECISIONS = frozenset(get_args(ControlDecision))
 _LINE_LIMIT = 16 * 1024 * 1024
+#: The section of docs/running-agents.md that states the protocol and its limits.
+LIMITS_SECTION = "An external program"
 #: Seconds a program must stay alive, before it is sent anything, to pass the preflight.
 PREFLIGHT_GRACE_S = 1.0
 #: Seconds a program has to exit after sending ``done`` before its process group is ended.
@@ -278,7 +280,8 @@ async def _readline(program: Program) -> bytes:
     except ValueError:
         raise ProtocolError(
             f"stdout line longer than {_LINE_LIMIT // 2**20} MiB: each message is one JSON "
-            "line (docs/running-agents.md)"
+            f"line of at most {_LINE_LIMIT // 2**20} MiB (docs/running-agents.md, "
+            f'"{LIMITS_SECTION}")'
         ) from None
 
 
