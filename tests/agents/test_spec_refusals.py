@@ -52,7 +52,8 @@ def test_an_agent_module_that_raises_at_import(tmp_path: Path, module: str) -> N
     source, said = BROKEN_MODULES[module]
     (tmp_path / f"{module}.py").write_text(source)
     line = agentgauge_run(tmp_path, f"{module}:f")
-    assert line == f"agentgauge: error: agent: cannot import {module!r} for agent '{module}:f': {said}"
+    spec = f"{module}:f"
+    assert line == f"agentgauge: error: agent: cannot import {module!r} for agent {spec!r}: {said}"
 
 
 @pytest.mark.parametrize("module", sorted(BROKEN_MODULES))
