@@ -7,7 +7,9 @@ file, line and field, and the CLI exits with code 2. Tracebacks are for bugs.
 from __future__ import annotations
 
 import json
+import os
 import re
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +25,7 @@ __all__ = [
     "RunStopped",
     "StoreFull",
     "first_error",
+    "import_failure",
 ]
 
 
@@ -121,6 +124,57 @@ class RunInterrupted(RunEnded):
     """Ctrl-C (SIGINT) stopped the run (exit 130, the shell's code for SIGINT)."""
 
     exit_code = 130
+
+
+def import_failure(exc: Exception) -> str:
+    """Why importing a user's module (an agent, an environment factory) failed, for the
+    one-line error: ``SyntaxError: '(' was never closed (my_agent.py, line 1)``, or the
+    exception and the line of the user's code it was raised at
+    (``RuntimeError: no key configured (my_agent.py, line 3)``).
+
+    Importing runs the module's code, which may raise anything; an ImportError keeps
+    its own words (``No module named 'x'`` says what it is), any other exception is
+    named by its type. Callers catch `Exception` only: Ctrl-C and ``sys.exit()`` at
+    import are not bad input and go on up.
+    """
+    try:
+        said = str(exc.msg if isinstance(exc, SyntaxError) else exc)
+    except Exception:  # a hostile __str__ in the user's module
+        said = "<message could not be read>"
+    said = said.strip()[:300]
+    text = said if isinstance(exc, ImportError) else f"{type(exc).__name__}: {said}".rstrip(": ")
+    if isinstance(exc, SyntaxError):  # the file that does not parse is not in the traceback
+        where = (exc.filename, exc.lineno) if exc.filename else None
+    else:
+        where = _raised_at(exc)
+    if where is None:
+        return text
+    file, line = where
+    return f"{text} ({_shown_path(file)}" + (f", line {line})" if line else ")")
+
+
+def _raised_at(exc: BaseException) -> tuple[str, int | None] | None:
+    """The innermost frame of module code run by the import (after the import
+    machinery's first frame) that is in a real file: where the user's code raised. None
+    when the import failed before running any (a module that is not there)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    started = next(
+        (i for i, f in enumerate(frames) if f.filename.startswith("<frozen importlib")), None
+    )
+    if started is None:
+        return None
+    real = [f for f in frames[started:] if not f.filename.startswith("<")]
+    return (real[-1].filename, real[-1].lineno) if real else None
+
+
+def _shown_path(file: str) -> str:
+    """``file`` relative to the current folder when it is under it, as the user would
+    type it; else as it is."""
+    try:
+        relative = os.path.relpath(file)
+    except ValueError:  # another drive (Windows)
+        return file
+    return file if relative.startswith(os.pardir) else relative
 
 
 def first_error(exc: ValidationError, *, metadata_hint: bool = True) -> tuple[str | None, str]:

@@ -133,7 +133,8 @@ def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
         (
             'sys.stdin.readline(); sys.stdout.write("x" * (17 * 2**20)); sys.stdout.flush()\n',
             "error",
-            "ProtocolError: stdout line longer than 16 MiB",
+            "ProtocolError: stdout line longer than 16 MiB: each message is one JSON line "
+            'of at most 16 MiB (docs/running-agents.md, "An external program")',
         ),
         (
             'sys.stdin.readline(); print("[" * 100000 + "]" * 100000, flush=True)\n',
@@ -172,3 +173,13 @@ def test_program_can_report_its_own_model_calls(tmp_path: Path) -> None:
     for t in go(tmp_path, script(tmp_path, body)):
         assert t.status == "completed" and t.answer == "ok" and t.confidence == 0.75
         assert (t.input_tokens, t.output_tokens, t.cost_usd, t.model_calls) == (7, 3, 0.002, 1)
+
+
+def test_the_line_limit_is_documented_where_its_error_points() -> None:
+    # The error named docs/running-agents.md, which never mentioned the 16 MiB limit.
+    from agentgauge.agents.cmd import LIMITS_SECTION
+
+    doc = (ROOT / "docs" / "running-agents.md").read_text()
+    heading = next(line for line in doc.splitlines() if line.startswith("### " + LIMITS_SECTION))
+    section = doc.split(heading, 1)[1].split("\n### ", 1)[0]
+    assert "at most **16 MiB**" in section

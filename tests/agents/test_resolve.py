@@ -11,6 +11,7 @@ from agentgauge.agents.callable import CallableAgent, is_async_callable
 from agentgauge.agents.cmd import CommandAgent
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.errors import InputError
+from agentgauge.schema import Task
 
 
 async def async_agent(session: Any) -> None:
@@ -114,3 +115,58 @@ def test_an_import_error_inside_the_module_is_reported_as_it_is(
 def test_a_misspelt_adapter_prefix_gets_a_suggestion() -> None:
     with pytest.raises(InputError, match=r"did you mean builtin:oracle\?"):
         resolve_agent("buitin:oracle")
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("import no_such_dependency_xyz\n", "No module named 'no_such_dependency_xyz' "
+         "(raising_agent_xyz.py, line 1)"),
+        ("\n\nraise RuntimeError('no key configured')\n", "RuntimeError: no key configured "
+         "(raising_agent_xyz.py, line 3)"),
+        ("def f(session:\n", "SyntaxError: '(' was never closed (raising_agent_xyz.py, line 1)"),
+    ],
+)  # fmt: skip
+def test_a_module_that_fails_to_import_says_why_and_where(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, source: str, said: str
+) -> None:
+    (tmp_path / "raising_agent_xyz.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, "raising_agent_xyz", raising=False)
+    with pytest.raises(InputError) as info:
+        resolve_agent("raising_agent_xyz:fn")
+    assert str(info.value).endswith(f"for agent 'raising_agent_xyz:fn': {said}")
+
+
+@pytest.mark.parametrize("raised", ["KeyboardInterrupt()", "SystemExit(3)"])
+def test_ctrl_c_and_exit_at_import_are_not_taken_for_bad_input(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, raised: str
+) -> None:
+    (tmp_path / "exiting_agent_xyz.py").write_text(f"raise {raised}\n")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, "exiting_agent_xyz", raising=False)
+    with pytest.raises((KeyboardInterrupt, SystemExit)):
+        resolve_agent("exiting_agent_xyz:fn")
+
+
+def test_a_callable_that_returns_a_generator_fails_its_trials_saying_so(tmp_path: Any) -> None:
+    # A lambda hides that it makes a generator; its trials were "completed", no error.
+    from agentgauge.harness.runner import run
+    from agentgauge.store import Store
+    from agentgauge.testing.worlds import make_counter_env
+
+    def gen(session: Any) -> Any:
+        yield session.say("hello")
+
+    header = run(
+        [Task(id="t", instruction="please add 1", expectations={"final_state": {"counter": 1}})],
+        lambda session: gen(session),
+        store=tmp_path / "s.db",
+        env_factory=make_counter_env,
+        progress=False,
+    )
+    with Store(tmp_path / "s.db") as db:
+        (trial,) = db.trials(header.run_id)
+    assert (trial.status, trial.error_kind) == ("error", "agent")
+    assert "returned a generator, so none of its body ran" in (trial.error or "")

@@ -26,7 +26,8 @@ SUITE = ROOT / "examples" / "counter-suite.yaml"
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("pipe") / "s.db"
-    run(str(SUITE), "builtin:oracle", trials=2, store=path, run_id="r", progress=False)
+    agent = "agentgauge.testing.worlds:counting_agent"  # the counter world's own agent
+    run(str(SUITE), agent, trials=2, store=path, run_id="r", progress=False)
     return path
 
 

@@ -31,7 +31,8 @@ def _versions(db: Path) -> list[int]:
 @pytest.fixture
 def db(tmp_path: Path, cli: Cli) -> Path:
     path = tmp_path / "s.db"
-    code, _, err = cli("run", str(COUNTER), "--agent", "builtin:oracle", "--store", str(path),
+    agent = "agentgauge.testing.worlds:counting_agent"  # the counter world's own agent
+    code, _, err = cli("run", str(COUNTER), "--agent", agent, "--store", str(path),
                        "--run-id", "r", "--trials", "2", "--no-progress")  # fmt: skip
     assert code == 0, err
     return path

@@ -53,3 +53,12 @@ def test_grade_refuses_a_selector_it_would_ignore(cli: Cli, tmp_path: Path) -> N
     assert code == 2 and "grade works on a whole stored run" in err
     code, out, _ = cli("grade", src, "--list", "--json")
     assert code == 0 and '"version": 2' not in out
+
+
+def test_run_refuses_a_negative_show_errors(cli: Cli, tmp_path: Path) -> None:
+    # `--show-errors -1` was taken as 0: the run went on and showed no messages.
+    suite = Path(__file__).resolve().parents[2] / "examples" / "counter-suite.yaml"
+    code, _, err = cli("run", str(suite), "--agent", "agentgauge.testing.worlds:counting_agent",
+                       "--store", str(tmp_path / "s.db"), "--show-errors", "-1")  # fmt: skip
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "--show-errors" in err and not (tmp_path / "s.db").exists()

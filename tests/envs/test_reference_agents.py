@@ -180,3 +180,16 @@ def test_reference_agents_record_their_cost_explicitly(name: str) -> None:
             assert outcome.cost_usd == 0.0 and outcome.model_calls == 0
         else:
             assert outcome.cost_usd > 0
+
+
+def test_only_the_null_agent_plays_a_suite_of_another_world() -> None:
+    # The others read a built-in world's reference plan: on a task of a world of one's
+    # own every trial was the agent's error. Refused when the agent is made, before a run.
+    counter = Task(id="c", instruction="add 1", environment="my_world:make")
+    for name in ("oracle", "careful", "hasty", "ablation"):
+        with pytest.raises(InputError, match=rf"builtin:{name} plays only the built-in worlds"):
+            reference_agent(name, [*RETAIL[:2], counter])
+    null = reference_agent("builtin:null", [counter])
+    session = TrialSession("c", make_env(RETAIL[0], "base", 0), seed=0)
+    asyncio.run(null(session))  # does nothing, as on any suite
+    assert [e.type for e in session.outcome().events] == ["message"]  # the user's opening

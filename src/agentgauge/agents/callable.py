@@ -39,6 +39,7 @@ import numpy as np
 from agentgauge.agents.base import AgentError, Session
 from agentgauge.components import digest
 from agentgauge.envs.base import ToolOutcome
+from agentgauge.errors import InputError
 from agentgauge.schema import ControlDecision, Event
 
 __all__ = ["CallableAgent", "SyncSession", "TrialOver", "is_async_callable", "running_trial"]
@@ -61,6 +62,19 @@ def is_async_callable(fn: object) -> bool:
         return True
     call = getattr(fn, "__call__", None)  # noqa: B004 - objects with an async __call__
     return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _generator_kind(fn: object) -> str | None:
+    """``"a generator function"`` or ``"an async generator function"`` when calling
+    ``fn`` (also behind partial/__call__) makes a generator instead of running it."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    for target in (fn, getattr(fn, "__call__", None)):  # noqa: B004 - objects' __call__
+        if inspect.isasyncgenfunction(target):
+            return "an async generator function"
+        if inspect.isgeneratorfunction(target):
+            return "a generator function"
+    return None
 
 
 class SyncSession:
@@ -205,6 +219,16 @@ class CallableAgent:
         declared = version if version is not None else _declared_version(fn)
         self.version = None if declared is None else str(declared)
         self._declared = dict(components or {})
+        kind = _generator_kind(fn)
+        if kind is not None:
+            # Calling one only makes a generator: none of its body would run, and every
+            # trial would end "completed" with nothing done and no error to see.
+            raise InputError(
+                f"{self.name} is {kind} (it yields), so calling it runs none of its body; "
+                "an agent is a function (async def or def) that acts on the session and "
+                "returns: drop the yield",
+                field="agent",
+            )
         self.is_async = is_async_callable(fn)
         self._abandoned: list[tuple[str, threading.Thread]] = []
 
@@ -241,6 +265,15 @@ class CallableAgent:
                 result.close()
             raise AgentError(
                 f"{self.name} is synchronous but returned an awaitable; declare it `async def`"
+            )
+        if inspect.isgenerator(result) or inspect.isasyncgen(result):
+            # A callable whose generator nature `_generator_kind` could not see (a lambda
+            # or a wrapper returning one): the body never ran.
+            if inspect.isgenerator(result):
+                result.close()
+            raise AgentError(
+                f"{self.name} returned a generator, so none of its body ran; an agent is a "
+                "function (async def or def) that acts on the session and returns"
             )
 
     def components(self) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from typing import Any, get_args
 
 from agentgauge.agents.base import AgentError, Session
 from agentgauge.agents.process import Program
-from agentgauge.errors import AgentUnavailable
+from agentgauge.errors import AgentUnavailable, InputError
 from agentgauge.schema import ControlDecision
 
 __all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
@@ -52,6 +52,8 @@ __all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
 PROTOCOL = "agentgauge.cmd/1"
 _DECISIONS = frozenset(get_args(ControlDecision))
 _LINE_LIMIT = 16 * 1024 * 1024
+#: The section of docs/running-agents.md that states the protocol and its limits.
+LIMITS_SECTION = "An external program"
 #: Seconds a program must stay alive, before it is sent anything, to pass the preflight.
 PREFLIGHT_GRACE_S = 1.0
 #: Seconds a program has to exit after sending ``done`` before its process group is ended.
@@ -74,9 +76,26 @@ class CommandAgent:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
     ) -> None:
-        self.argv = shlex.split(argv) if isinstance(argv, str) else list(argv)
+        # Bad input, not a bug: one line naming the agent, exit 2 (was a ValueError
+        # traceback from shlex or from the check below).
+        if isinstance(argv, str):
+            try:
+                self.argv = shlex.split(argv)
+            except ValueError as exc:  # "No closing quotation", "No escaped character"
+                raise InputError(
+                    f"cannot split cmd:{argv} into a program and its arguments ({exc}); "
+                    "quote as in a shell: cmd:python 'my agent.py' --flag",
+                    field="agent",
+                ) from None
+        else:
+            self.argv = list(argv)
         if not self.argv:
-            raise ValueError("cmd: needs a program, e.g. cmd:python examples/cmd_agent.py")
+            got = repr(f"cmd:{argv}") if isinstance(argv, str) else "an empty argument list"
+            raise InputError(
+                "cmd: needs a program after the prefix, e.g. cmd:python examples/cmd_agent.py "
+                f"(got {got})",
+                field="agent",
+            )
         self.name = name or "cmd:" + shlex.join(self.argv)
         self.model = model
         self.env = env
@@ -261,7 +280,8 @@ async def _readline(program: Program) -> bytes:
     except ValueError:
         raise ProtocolError(
             f"stdout line longer than {_LINE_LIMIT // 2**20} MiB: each message is one JSON "
-            "line (docs/running-agents.md)"
+            f"line of at most {_LINE_LIMIT // 2**20} MiB (docs/running-agents.md, "
+            f'"{LIMITS_SECTION}")'
         ) from None
 
 

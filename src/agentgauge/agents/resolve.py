@@ -31,7 +31,7 @@ from agentgauge.agents.cmd import CommandAgent
 from agentgauge.agents.http_agent import HttpAgent
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.agents.prices import PriceTable, default_prices
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, import_failure
 from agentgauge.schema import Task
 
 __all__ = ["resolve_agent"]
@@ -132,7 +132,10 @@ def _import_from_path_or_here(module_name: str) -> Any:
 def _imported(spec: str, module_name: str, attr: str, options: dict[str, Any]) -> Agent:
     try:
         module = _import_from_path_or_here(module_name)
-    except ImportError as exc:
+    except Exception as exc:
+        # Importing runs the module: a SyntaxError, or a RuntimeError for a missing API
+        # key, is as much the user's to fix as a missing module (KeyboardInterrupt and
+        # SystemExit are not Exceptions, and go on up).
         hint = ""
         if isinstance(exc, ModuleNotFoundError) and exc.name == module_name.split(".")[0]:
             hint = (
@@ -143,7 +146,8 @@ def _imported(spec: str, module_name: str, attr: str, options: dict[str, Any]) -
             if close:
                 hint = f"; did you mean {close[0]}:{attr}?"
         raise InputError(
-            f"cannot import {module_name!r} for agent {spec!r}: {exc}{hint}", field="agent"
+            f"cannot import {module_name!r} for agent {spec!r}: {import_failure(exc)}{hint}",
+            field="agent",
         ) from None
     target: Any = module
     for part in attr.split("."):

@@ -156,6 +156,7 @@ def run_cmd(
         int,
         typer.Option(
             "--show-errors",
+            min=0,
             help="Error messages shown per class at the end [3]; rerunning a finished run "
             "with its --run-id runs nothing and shows them again.",
         ),

@@ -252,13 +252,33 @@ class ReferenceAgent:
 
 
 def reference_agent(name: str, tasks: Iterable[Task]) -> ReferenceAgent:
-    """``builtin:null|oracle|careful|hasty|ablation`` (the ``builtin:`` prefix is optional)."""
+    """``builtin:null|oracle|careful|hasty|ablation`` (the ``builtin:`` prefix is optional).
+
+    All but ``builtin:null`` play a task through its built-in world's reference plan,
+    so a task of another world is refused here, before any trial: each of its trials
+    would have been the agent's error, and the run a 0% success that measures nothing.
+    """
     short = name.removeprefix("builtin:")
     if f"builtin:{short}" not in REFERENCE_AGENTS:
         raise InputError(
             f"unknown reference agent {name!r} (known: {', '.join(REFERENCE_AGENTS)})",
             field="agent",
         )
+    tasks = list(tasks)
+    if short != "null":
+        # Imported here: the worlds' players import this module.
+        from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
+
+        foreign = [t for t in tasks if builtin_environment(t) is None]
+        if foreign:
+            more = f" (and {len(foreign) - 1} more task(s))" if len(foreign) > 1 else ""
+            raise InputError(
+                f"builtin:{short} plays only the built-in worlds "
+                f"({', '.join(BUILTIN_ENVIRONMENTS)}); task {foreign[0].id!r} has "
+                f"environment {foreign[0].environment!r}{more}. Run it on a built-in "
+                "suite (builtin:retail), or use builtin:null, which plays any suite",
+                field="agent",
+            )
     return ReferenceAgent(f"builtin:{short}", tasks, PROFILES.get(short))
 
 

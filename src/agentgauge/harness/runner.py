@@ -48,7 +48,13 @@ from agentgauge.agents.base import Agent
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.components import COMPONENTS, COMPONENTS_KEY, ENVIRONMENT_POLICY
 from agentgauge.envs.base import EnvFactory, Environment
-from agentgauge.errors import AgentgaugeError, InputError, RunInterrupted, RunStopped
+from agentgauge.errors import (
+    AgentgaugeError,
+    InputError,
+    RunInterrupted,
+    RunStopped,
+    import_failure,
+)
 from agentgauge.harness.breaker import CircuitBreaker
 from agentgauge.harness.cells import (
     MAX_RUN_TRIALS,
@@ -291,8 +297,14 @@ def with_variants(factory: EnvFactory) -> EnvFactory:
 def _import_factory(spec: str) -> EnvFactory:
     module_name, _, attr = spec.partition(":")
     try:
-        factory: EnvFactory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # importing runs the module's code, which may raise anything
+        raise InputError(
+            f"cannot load environment {spec!r}: {import_failure(exc)}", field="environment"
+        ) from None
+    try:
+        factory: EnvFactory = getattr(module, attr)
+    except AttributeError as exc:
         raise InputError(f"cannot load environment {spec!r}: {exc}", field="environment") from None
     return factory
 

@@ -1,0 +1,130 @@
+"""An agent or environment that cannot work is refused before any trial: one line
+naming it, exit 2, no store written (docs/running-agents.md, "Before the first trial:
+the preflight"). Real `agentgauge run` processes, from a folder holding the user's
+modules, as a user runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agentgauge
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "examples" / "counter-suite.yaml"
+#: The folder holding the agentgauge under test, so the child runs this code.
+PACKAGE_ROOT = str(Path(agentgauge.__file__).resolve().parents[1])
+
+
+def agentgauge_run(tmp_path: Path, agent: str, *extra: str, suite: Path = SUITE) -> str:
+    """``agentgauge run`` in ``tmp_path`` that must fail with one line and exit 2,
+    writing nothing; that line."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([PACKAGE_ROOT, str(tmp_path)])}
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(suite), "--agent", agent,
+         "--store", "s.db", *extra],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stdout + out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert not (tmp_path / "s.db").exists()  # not even an empty store
+    return lines[0]
+
+
+BROKEN_MODULES = {
+    "syntaxerr": ("def f(session:\n", "SyntaxError: '(' was never closed (syntaxerr.py, line 1)"),
+    "importraise": (
+        "import os\nraise RuntimeError('no key configured')\n",
+        "RuntimeError: no key configured (importraise.py, line 2)",
+    ),
+}
+
+
+@pytest.mark.parametrize("module", sorted(BROKEN_MODULES))
+def test_an_agent_module_that_raises_at_import(tmp_path: Path, module: str) -> None:
+    # Was a Python traceback and exit 1: only ImportError was caught.
+    source, said = BROKEN_MODULES[module]
+    (tmp_path / f"{module}.py").write_text(source)
+    line = agentgauge_run(tmp_path, f"{module}:f")
+    spec = f"{module}:f"
+    assert line == f"agentgauge: error: agent: cannot import {module!r} for agent {spec!r}: {said}"
+
+
+@pytest.mark.parametrize("module", sorted(BROKEN_MODULES))
+def test_an_environment_module_that_raises_at_import(tmp_path: Path, module: str) -> None:
+    source, said = BROKEN_MODULES[module]
+    (tmp_path / f"{module}.py").write_text(source)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        SUITE.read_text().replace("agentgauge.testing.worlds:make_counter_env", f"{module}:make")
+    )
+    line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
+    assert line == (
+        f"agentgauge: error: environment: cannot load environment '{module}:make': {said}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("cmd:python 'x", "cannot split cmd:python 'x into a program and its arguments "
+         "(No closing quotation)"),
+        ("cmd:   ", "cmd: needs a program after the prefix"),
+    ],
+)  # fmt: skip
+def test_a_cmd_spec_without_a_program_to_run(tmp_path: Path, spec: str, said: str) -> None:
+    # Was a ValueError traceback (from shlex, or from the adapter's own check), exit 1.
+    line = agentgauge_run(tmp_path, spec)
+    assert line.startswith("agentgauge: error: agent: ") and said in line
+
+
+@pytest.mark.parametrize("name", ["oracle", "careful", "hasty", "ablation"])
+def test_a_reference_agent_on_a_suite_of_another_world(tmp_path: Path, name: str) -> None:
+    # Each trial was the agent's error ("plays the built-in worlds") and the run a 0%
+    # success, exit 0.
+    line = agentgauge_run(tmp_path, f"builtin:{name}")
+    assert line.startswith(
+        f"agentgauge: error: agent: builtin:{name} plays only the built-in worlds "
+        "(retail, functions); task 'add-small' has environment "
+        "'agentgauge.testing.worlds:make_counter_env' (and 2 more task(s))"
+    )
+
+
+GENERATORS = """\
+import functools
+
+def gen(session):
+    yield session.say("hello")
+
+async def agen(session):
+    yield await session.say("hello")
+
+class Yielding:
+    def __call__(self, session):
+        yield 1
+
+obj = Yielding()
+part = functools.partial(agen)
+"""
+
+
+@pytest.mark.parametrize(
+    ("attr", "kind"),
+    [
+        ("gen", "a generator function"),
+        ("agen", "an async generator function"),
+        ("obj", "a generator function"),
+        ("part", "an async generator function"),
+    ],
+)
+def test_a_generator_function_as_the_agent(tmp_path: Path, attr: str, kind: str) -> None:
+    # Its body never ran, and every trial was "completed" with no error.
+    (tmp_path / "genagent.py").write_text(GENERATORS)
+    line = agentgauge_run(tmp_path, f"genagent:{attr}")
+    assert line.startswith(f"agentgauge: error: agent: genagent:{attr} is {kind} (it yields)")
