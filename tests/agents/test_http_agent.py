@@ -96,7 +96,7 @@ def stored(folder: Path) -> list[Trial]:
 def test_5xx_is_retried_then_an_infra_error(tmp_path: Path) -> None:
     svc = CounterService(mode="error")
     # Stored, then the run is stopped: it measured nothing but the service's failure.
-    with pytest.raises(RunStopped, match="the run's only trial was an infra error"):
+    with pytest.raises(RunStopped, match="the only trial it ran was an infra error"):
         run_against(svc, tmp_path, counter_tasks(3))
     (trial,) = stored(tmp_path)
     assert len(svc.requests) == 3  # the first attempt and FAST_RETRY's two retries
@@ -166,7 +166,7 @@ def test_a_slow_service_times_out_as_the_agents_failure(tmp_path: Path) -> None:
 
 def test_a_request_timeout_is_retried_like_a_dropped_connection(tmp_path: Path) -> None:
     svc = CounterService(mode="slow", delay=30.0)
-    with pytest.raises(RunStopped, match="the run's only trial was an infra error"):
+    with pytest.raises(RunStopped, match="the only trial it ran was an infra error"):
         run_against(svc, tmp_path, counter_tasks(3), agent_options={"request_timeout": 0.2})
     (trial,) = stored(tmp_path)
     assert len(svc.requests) == 3

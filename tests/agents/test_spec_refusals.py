@@ -128,3 +128,29 @@ def test_a_generator_function_as_the_agent(tmp_path: Path, attr: str, kind: str)
     (tmp_path / "genagent.py").write_text(GENERATORS)
     line = agentgauge_run(tmp_path, f"genagent:{attr}")
     assert line.startswith(f"agentgauge: error: agent: genagent:{attr} is {kind} (it yields)")
+
+
+def test_an_environment_module_beside_the_suite_is_found_in_the_current_folder(
+    tmp_path: Path,
+) -> None:
+    # An agent's module is looked for in the current folder too (the `agentgauge` script
+    # does not put it on the path); a factory's was not: `my_world:make` beside the
+    # suite was "No module named 'my_world'" unless PYTHONPATH named the folder.
+    (tmp_path / "my_world.py").write_text(
+        "from agentgauge.testing.worlds import make_counter_env as make\n"
+    )
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        SUITE.read_text().replace("agentgauge.testing.worlds:make_counter_env", "my_world:make")
+    )
+    env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT}  # the folder is not on the path
+    out = subprocess.run(
+        # -P: as the `agentgauge` script runs, without the current folder on the path
+        # (which `python -m` puts there).
+        [sys.executable, "-P", "-m", "agentgauge", "run", str(suite), "--agent",
+         "agentgauge.testing.worlds:counting_agent", "--store", "s.db", "--trials", "1",
+         "--no-progress"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "3 trials, success 100.0%" in out.stdout

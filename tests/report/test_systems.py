@@ -233,3 +233,25 @@ def test_frontier_from_table_gives_each_group_its_own_label() -> None:
     assert labels == ["agent all"]
     dominated = [p.label for p, _ in frontier_from_table(alike, by=["agent"]).dominated]
     assert dominated == ["(no agent)"]
+
+
+def test_two_sources_with_different_variants_report_a_dash_where_one_has_none(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # v1 ran the base variant only, v2 a paraphrase too: the per-variant table's cell of
+    # v1 on the paraphrase has no trial, and rendering it raised jinja2's UndefinedError
+    # ("No first item"), for --markdown too (the HTML was rendered whatever was asked).
+    monkeypatch.chdir(tmp_path)
+    for name, variants in (("v1", ("base",)), ("v2", ("base", "paraphrase:1"))):
+        rows = [
+            {"task_id": f"t{i}", "trial": 0, "agent": "bot", "variant": v, "success": i % 2 == 0}
+            for i in range(4)
+            for v in variants
+        ]
+        Path(f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, _, err = cli("report", "v1.jsonl", "v2.jsonl", "--markdown", "r.md")
+    assert code == 0, err
+    code, _, err = cli("report", "v1.jsonl", "v2.jsonl", "--html", "r.html")
+    assert code == 0, err
+    page = Path("r.html").read_text()
+    assert '<span title="this system has no trial of this variant">–</span>' in page

@@ -71,12 +71,19 @@ def test_run_summary_is_the_metrics_engine_on_each_scope(served: Served, store: 
     data = _json(served, "/runs/retail-hasty")
     assert data["run"]["run_id"] == "retail-hasty" and data["run"]["n_trials"] == 36
     assert data["scope"] == "base variant"
-    table = store.table("retail-hasty")
+    table, facts = store.columns("retail-hasty")
+    rows = np.flatnonzero(table.variant == "base")
     base = compute_metrics(
-        table.take(np.flatnonzero(table.variant == "base")), k=(1, 2, 4), by=("agent", "model")
+        table.take(rows), k=(1, 2, 4), by=("agent", "model"), judged=facts["judged"][rows]
     ).to_dict()
     assert data["base"] == json.loads(json.dumps(base))
     group = data["base"]["groups"][0]
+    # Which trials a judge graded is read with the table, as `agentgauge metrics` reads
+    # it: the page said "no trial records a judge cost" where the terminal said this.
+    assert group["cost"]["judge_total"] is None
+    assert group["null_reasons"]["cost.judge_total"] == (
+        "not applicable: no model judge graded these trials"
+    )
     assert group["n_trials"] == 18 and group["variant"] == "base"
     assert [g["variant"] for g in data["variants"]["groups"]] == ["base", "fault:tool_error"]
     assert [g["n_trials"] for g in data["variants"]["groups"]] == [18, 18]

@@ -111,13 +111,14 @@ def _builtin(name: str, options: dict[str, Any]) -> Agent:
 _KINDS = ("openai", "cmd", "http", "builtin")
 
 
-def _import_from_path_or_here(module_name: str) -> Any:
+def import_from_path_or_here(module_name: str) -> Any:
     """Import a module from the import path, then from the current folder.
 
     The ``agentgauge`` script, unlike ``python -m``, does not put the current folder on
     the import path, so ``--agent my_agent:fn`` beside ``my_agent.py`` would fail; the
     folder is tried last (as uvicorn's ``--app-dir`` default does), so installed
-    modules still win over local files of the same name.
+    modules still win over local files of the same name. The one rule for every
+    ``module:name`` a user gives: agents, and the environment factories of a suite.
     """
     try:
         return importlib.import_module(module_name)
@@ -131,7 +132,7 @@ def _import_from_path_or_here(module_name: str) -> Any:
 
 def _imported(spec: str, module_name: str, attr: str, options: dict[str, Any]) -> Agent:
     try:
-        module = _import_from_path_or_here(module_name)
+        module = import_from_path_or_here(module_name)
     except Exception as exc:
         # Importing runs the module: a SyntaxError, or a RuntimeError for a missing API
         # key, is as much the user's to fix as a missing module (KeyboardInterrupt and

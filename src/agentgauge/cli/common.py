@@ -21,7 +21,7 @@ GradeVersionOption = Annotated[
         "--grade-version",
         min=1,
         help="Grade version of each stored run to read (1 = as recorded; default: the "
-        "active one). A SOURCE's own #grade=N wins.",
+        "active one). A SOURCE's own #grade=N naming another version is refused.",
     ),
 ]
 SOURCE_HELP = (

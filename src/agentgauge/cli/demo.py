@@ -17,7 +17,7 @@ from agentgauge.errors import RunInterrupted
 @app.command()
 def demo(
     out: Annotated[
-        str, typer.Option("--out", help="Directory for agentgauge.db and report.html.")
+        str, typer.Option("--out", help="Directory for agentgauge.db, report.html and report.md.")
     ] = "agentgauge-demo",
     trials: Annotated[
         int, typer.Option("--trials", min=1, help="Trials per task and variant.")
@@ -34,7 +34,8 @@ def demo(
         ),
     ] = False,
 ) -> None:
-    """Run builtin:retail with the reference agents; print metrics and the comparison record."""
+    """Run builtin:retail and builtin:functions with the simulated reference agents; print
+    the metrics and the comparison record; write the store and the report."""
     from agentgauge.demo import run_demo
 
     try:

@@ -111,7 +111,9 @@ def report(
             compared=(opened[0], opened[1]) if comparison is not None else None,
         )
     )
-    texts = {"--html": render_html(data), "--markdown": markdown_summary(data)}
+    # Only the formats asked for are rendered, each before any file is written.
+    render = {"--html": render_html, "--markdown": markdown_summary}
+    texts = {option: render[option](data) for option in dict(outputs)}
     for option, path in outputs:
         stream = _write(path, texts[option], option, inputs, force=force)
         # Written to /dev/stdout or a pipe, the report is the output: say so on stderr.

@@ -91,7 +91,7 @@ class CircuitBreaker:
         n = self._seen
         every = f"all {n} trials were infra errors"
         if n == 1:
-            every = "the run's only trial was an infra error"
+            every = "the only trial it ran was an infra error"  # a resume may hold more
         if self.first and 0 < n < self.first and self._infra_first == n:
             return every
         if self.window and 0 < n < self.window:

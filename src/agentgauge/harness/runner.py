@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import math
 import secrets
 import sqlite3
@@ -45,7 +44,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentgauge.agents.base import Agent
-from agentgauge.agents.resolve import resolve_agent
+from agentgauge.agents.resolve import import_from_path_or_here, resolve_agent
 from agentgauge.components import COMPONENTS, COMPONENTS_KEY, ENVIRONMENT_POLICY
 from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import (
@@ -297,10 +296,18 @@ def with_variants(factory: EnvFactory) -> EnvFactory:
 def _import_factory(spec: str) -> EnvFactory:
     module_name, _, attr = spec.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        # From the import path, then the current folder, as an agent's module is found.
+        module = import_from_path_or_here(module_name)
     except Exception as exc:  # importing runs the module's code, which may raise anything
+        hint = ""
+        if isinstance(exc, ModuleNotFoundError) and exc.name == module_name.split(".")[0]:
+            hint = (
+                f" (looked on the import path and in the current folder {Path.cwd()}; run "
+                "from the folder that holds it, or add its folder to PYTHONPATH)"
+            )
         raise InputError(
-            f"cannot load environment {spec!r}: {import_failure(exc)}", field="environment"
+            f"cannot load environment {spec!r}: {import_failure(exc)}{hint}",
+            field="environment",
         ) from None
     try:
         factory: EnvFactory = getattr(module, attr)

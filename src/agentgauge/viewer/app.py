@@ -26,6 +26,8 @@ from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes, urlencode
 
 import jinja2
+import numpy as np
+import numpy.typing as npt
 import plotly
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -191,12 +193,24 @@ class Viewer:
         return HTMLResponse(html)
 
     def table(self, run: dict[str, Any]) -> TrialTable:
-        """The run's columnar table (`Store.table`), read once per version of the run."""
-        table: TrialTable = self.tables.get(
-            _version(run),
-            lambda: self.store.table(run["run_id"], grade_version=run["grade_version"]),
-        )
-        return table
+        """The run's columnar table (`Store.columns`), read once per version of the run."""
+        return self._columns(run)[0]
+
+    def judged(self, run: dict[str, Any]) -> npt.NDArray[np.bool_]:
+        """Per row of `table`: whether a model judge graded the trial (the ``judged``
+        fact), so the judge's total tells "no judge" from "judge price unknown" as
+        ``agentgauge metrics`` does; without it the page said "no trial records a judge
+        cost" where the terminal said "not applicable", and summed a partly priced
+        judge's spend."""
+        return self._columns(run)[1]
+
+    def _columns(self, run: dict[str, Any]) -> tuple[TrialTable, npt.NDArray[np.bool_]]:
+        def read() -> tuple[TrialTable, npt.NDArray[np.bool_]]:
+            table, facts = self.store.columns(run["run_id"], grade_version=run["grade_version"])
+            return table, np.asarray(facts["judged"], dtype=bool)
+
+        columns: tuple[TrialTable, npt.NDArray[np.bool_]] = self.tables.get(_version(run), read)
+        return columns
 
     def components(self, run: dict[str, Any], table: TrialTable) -> dict[str, Any]:
         """The run's configuration as `agentgauge compare` reads a stored run's."""
@@ -219,7 +233,9 @@ class Viewer:
 
     async def run(self, request: Request) -> Response:
         run = self.header(_run_id(request))
-        summary = self.summaries.get(_version(run), lambda: summarise(self.table(run)))
+        summary = self.summaries.get(
+            _version(run), lambda: summarise(self.table(run), self.judged(run))
+        )
         data = {
             "schema": "agentgauge.viewer.run/1",
             "run": run,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from agentgauge.metrics.engine import compute_metrics
 from agentgauge.table import TrialTable
@@ -25,24 +26,34 @@ __all__ = ["KS", "summarise"]
 KS = (1, 2, 4)
 
 
-def summarise(table: TrialTable) -> dict[str, Any]:
+def summarise(table: TrialTable, judged: npt.NDArray[np.bool_] | None = None) -> dict[str, Any]:
     """A run's summary from its `Store.table`: ``base`` (``agentgauge.metrics/1`` per
     agent and model on the base variant), ``variants`` (the same per variant),
     ``scope`` (which trials ``base`` covers) and ``figures``.
 
     A run with no base-variant trial has its outcome table over all its trials,
     and ``scope`` says so, as ``agentgauge show`` and the terminal tables do.
+    ``judged`` (per row, the ``judged`` fact) as `compute_metrics` takes it.
     """
     base_rows = np.flatnonzero(table.variant == "base")
     scope = "base variant"
     if not base_rows.size:
         base_rows, scope = np.arange(len(table)), "all variants: the run has no base variant"
     base = (
-        compute_metrics(table.take(base_rows), k=KS, by=("agent", "model")).to_dict()
+        compute_metrics(
+            table.take(base_rows),
+            k=KS,
+            by=("agent", "model"),
+            judged=None if judged is None else judged[base_rows],
+        ).to_dict()
         if len(table)
         else None
     )
-    per_variant = compute_metrics(table, k=KS, by=("variant",)).to_dict() if len(table) else None
+    per_variant = (
+        compute_metrics(table, k=KS, by=("variant",), judged=judged).to_dict()
+        if len(table)
+        else None
+    )
     return {
         "scope": scope,
         "base": base,
