@@ -267,7 +267,7 @@ def test_a_world_whose_opening_changes_after_the_check_fails_its_trial(tmp_path:
         built.append(variant)
         return (plain if len(built) == 1 else own_opening)(task, variant=variant, seed=seed)
 
-    with pytest.raises(RunStopped, match="only trial was an infra error"):
+    with pytest.raises(RunStopped, match="only trial it ran was an infra error"):
         run([TASK], literal_agent, store=tmp_path / "s.db", run_id="r", env_factory=fickle,
             variants=["paraphrase:1"], progress=False)  # fmt: skip
     (trial,) = by_variant(tmp_path / "s.db", "r").values()
