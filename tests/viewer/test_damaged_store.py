@@ -91,3 +91,20 @@ def test_the_commands_name_the_damaged_row_in_one_line(damaged: tuple[Path, int]
     code, _, err = cli("show", f"{db}:bad")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert err.startswith(f"agentgauge: error: {db}: config: run 'bad' is damaged in the store")
+
+
+def test_runs_lists_every_run_and_says_which_is_damaged(
+    damaged: tuple[Path, int], cli: Cli
+) -> None:
+    # `agentgauge runs` stopped at the first damaged run (one line, exit 2), so the
+    # store's other runs could not be listed; the viewer's list already showed them.
+    db, _ = damaged
+    code, out, err = cli("runs", "--store", str(db), "--json")
+    assert code == 0, err
+    runs = {r["run_id"]: r for r in json.loads(out)["runs"]}
+    assert list(runs) == ["good", "bad", "fine"]
+    assert runs["good"]["damaged"] is None and runs["fine"]["n_trials"] == 2
+    assert runs["bad"]["damaged"].startswith("config: not valid JSON")
+    code, out, err = cli("runs", "--store", str(db))
+    assert code == 0 and all(name in out for name in ("good", "bad", "fine"))
+    assert err.startswith(f"run bad is damaged in {db}: config: not valid JSON")

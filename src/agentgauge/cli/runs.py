@@ -9,7 +9,14 @@ from rich.table import Table
 from rich.text import Text
 
 from agentgauge.cli import app
-from agentgauge.cli.common import DEFAULT_STORE_PATH, JsonOption, StoreOption, console, print_json
+from agentgauge.cli.common import (
+    DEFAULT_STORE_PATH,
+    JsonOption,
+    StoreOption,
+    console,
+    err_console,
+    print_json,
+)
 from agentgauge.display import terminal_text, visible
 
 _COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
@@ -56,13 +63,17 @@ def runs(
         )
         return
     with Store(store, readonly=True) as db:
-        found = db.list_runs()
+        listed = db.list_runs_marked()
+    found = [r for r, _ in listed]
+    damaged = {r.run_id: why for r, why in listed if why is not None}
     roles = {r.run_id: r.config.get(ROLE_KEY) for r in found}
     if json_out:
         print_json(
             {
                 "schema": "agentgauge.runs/1",
-                "runs": [runs_entry(r) for r in found],
+                # `damaged`: why a run's settings cannot be read back (null when they
+                # can), as the viewer's list of runs says it.
+                "runs": [{**runs_entry(r), "damaged": damaged.get(r.run_id)} for r in found],
             }
         )
         return
@@ -86,6 +97,11 @@ def runs(
         for r in found
     ]
     out = console()
+    # One run's damaged settings do not hide the others: each is listed, and said so.
+    for run_id, why in damaged.items():
+        err_console().print(
+            terminal_text(f"run {visible(run_id)} is damaged in {store}: {why}"), soft_wrap=True
+        )
     widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(columns)]
     if sum(widths) + 3 * len(widths) + 1 > out.width:
         # Too narrow for a table that shows every id whole: one block per run instead.

@@ -281,23 +281,50 @@ class Store:
         ).fetchall()
         return [self._run(row) for row in rows]
 
+    def list_runs_marked(self) -> list[tuple[Run, str | None]]:
+        """All runs, oldest first, each with why it is damaged (``None`` when it is
+        not): a run whose settings cannot be read back is listed with its columns and
+        no config, so one damaged row does not hide the others (`agentgauge runs`, as
+        the viewer's list of runs)."""
+        rows = self.conn.execute(
+            "SELECT r.run_id, r.agent, r.model, r.suite, r.suite_version, r.created_at, r.source,"
+            " r.source_sha256, r.agentgauge_version, r.config, COUNT(t.id)"
+            " FROM runs r LEFT JOIN trials t ON t.run_id = r.run_id"
+            " GROUP BY r.run_id ORDER BY r.created_at, r.rowid"
+        ).fetchall()
+        out: list[tuple[Run, str | None]] = []
+        for row in rows:
+            try:
+                out.append((self._run_fields(row, loads(row[9] or "{}")), None))
+            except UNREADABLE as exc:
+                try:
+                    run = self._run_fields(row, {})
+                except UNREADABLE:  # a column, not the config: nothing to list it by
+                    raise self.damaged(f"run {row[0]!r}", exc) from None
+                out.append((run, ": ".join(p for p in unreadable(exc, "config") if p)))
+        return out
+
     def _run(self, row: Sequence[Any]) -> Run:
         try:
-            return Run(
-                run_id=row[0],
-                agent=row[1],
-                model=row[2],
-                suite=row[3],
-                suite_version=row[4],
-                created_at=row[5],
-                source=row[6],
-                source_sha256=row[7],
-                agentgauge_version=row[8],
-                config=loads(row[9] or "{}"),
-                n_trials=row[10],
-            )
+            return self._run_fields(row, loads(row[9] or "{}"))
         except UNREADABLE as exc:
             raise self.damaged(f"run {row[0]!r}", exc, field="config") from None
+
+    @staticmethod
+    def _run_fields(row: Sequence[Any], config: Any) -> Run:
+        return Run(
+            run_id=row[0],
+            agent=row[1],
+            model=row[2],
+            suite=row[3],
+            suite_version=row[4],
+            created_at=row[5],
+            source=row[6],
+            source_sha256=row[7],
+            agentgauge_version=row[8],
+            config=config,
+            n_trials=row[10],
+        )
 
     def damaged(self, what: str, exc: BaseException, *, field: str | None = None) -> InputError:
         """The user's error for a stored row that cannot be read back (JSON a hand edit

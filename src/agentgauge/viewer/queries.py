@@ -137,12 +137,17 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
 
 
 def run_header(store: Store, run_id: str) -> dict[str, Any] | None:
-    """The run's header (``agentgauge.runs/1`` fields, `runs_entry`) with its active
-    grade version."""
+    """The run's header (the fields ``agentgauge runs --json`` prints: `runs_entry`,
+    and ``damaged``, null here since a damaged header raises) with its active grade
+    version."""
     run = store.get_run(run_id)
     if run is None:
         return None
-    return {**runs_entry(run), "grade_version": store.active_grade_version(run_id)}
+    return {
+        **runs_entry(run),
+        "damaged": None,
+        "grade_version": store.active_grade_version(run_id),
+    }
 
 
 def run_ids(store: Store, limit: int = 1_000) -> list[str]:
