@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,3 +60,11 @@ def stored_trials(db: Path) -> int:
         return 0
     finally:
         conn.close()
+
+
+def metrics_json(cli: Cli, source: str, *extra: str) -> dict[str, Any]:
+    """``agentgauge metrics SOURCE --json --k 1,2`` through `cli`, which must succeed."""
+    code, out, err = cli("metrics", source, "--json", "--k", "1,2", *extra)
+    assert code == 0, err
+    result: dict[str, Any] = json.loads(out)
+    return result

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conftest import Cli, metrics_json
 
 from agentgauge.errors import InputError
 from agentgauge.parquet import (
@@ -41,7 +42,6 @@ from agentgauge.schema import Trial
 from agentgauge.sources import open_source
 from agentgauge.store import Store
 
-Cli = Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -98,13 +98,6 @@ def two_agents(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = folder / "s.db"
     import_file("jsonl", src, store=db, run_id="two")
     return db
-
-
-def metrics_json(cli: Cli, source: str, *extra: str) -> dict[str, Any]:
-    code, out, err = cli("metrics", source, "--json", "--k", "1,2", *extra)
-    assert code == 0, err
-    result: dict[str, Any] = json.loads(out)
-    return result
 
 
 # --------------------------------------------------------------------------- equality

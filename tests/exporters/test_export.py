@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+from tests.conftest import Cli, metrics_json
 
 from agentgauge.exporters.otel import otlp_json, run_to_otlp
 from agentgauge.schema import (
@@ -33,8 +34,6 @@ from agentgauge.schema import (
 from agentgauge.store import Store
 from agentgauge.testing.agent_service import CounterService, counter_tasks, run_against
 
-Cli = Any
-
 
 @pytest.fixture(scope="module")
 def retail_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -45,13 +44,6 @@ def retail_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("retail") / "s.db"
     run("builtin:retail", "builtin:careful", trials=2, store=db, run_id="r", progress=False)
     return db
-
-
-def metrics_json(cli: Cli, source: str) -> dict[str, Any]:
-    code, out, err = cli("metrics", source, "--json", "--k", "1,2")
-    assert code == 0, err
-    result: dict[str, Any] = json.loads(out)
-    return result
 
 
 def test_jsonl_round_trip_preserves_every_metric(

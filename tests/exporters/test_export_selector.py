@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from tests.conftest import Cli, metrics_json
 
 from agentgauge.importers import import_file
 from agentgauge.schema import Grade
 from agentgauge.store import Store
-
-Cli = Any
 
 FORMATS = ("jsonl", "otel", "parquet")
 
@@ -56,13 +54,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             s.add_outcome(pk, version, success, float(success))
             s.add_grades(pk, version, [Grade(grader="g2", passed=success)])
     return db
-
-
-def metrics_json(cli: Cli, source: str) -> dict[str, Any]:
-    code, out, err = cli("metrics", source, "--json", "--k", "1,2")
-    assert code == 0, err
-    result: dict[str, Any] = json.loads(out)
-    return result
 
 
 def read_back(cli: Cli, fmt: str, out: Path, tmp_path: Path) -> str:

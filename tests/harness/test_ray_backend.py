@@ -22,7 +22,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -336,18 +336,7 @@ def test_an_interrupted_ray_run_resumes_with_only_its_missing_cells(
     argv += ["--trials", "30", "--concurrency", "2", "--no-progress"]
     argv += ["--backend", "ray", "--ray-address", address]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            if db.exists() and sum(_count(db).values()) >= 6:
-                break
-            time.sleep(0.1)
-        assert proc.poll() is None, proc.communicate()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    _, err = _interrupt_when(proc, lambda: db.exists() and sum(_count(db).values()) >= 6)
     assert proc.returncode == 130, err
     saved = sum(cells(db, "r").values())
     assert 6 <= saved < 90
@@ -366,6 +355,25 @@ def test_an_interrupted_ray_run_resumes_with_only_its_missing_cells(
     )
     assert len(ran) == 90 - saved
     assert cells(db, "r") == Counter({(f"t{i}", k, "base"): 1 for i in range(3) for k in range(30)})
+
+
+def _interrupt_when(
+    proc: subprocess.Popen[str], ready: Callable[[], bool], *, poll: float = 0.1
+) -> tuple[str, str]:
+    """Ctrl-C to ``proc`` once ``ready()`` (within two minutes; it must still be
+    running then), and its stdout and stderr once it has stopped."""
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if ready():
+                break
+            time.sleep(poll)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        return proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def _count(db: Path) -> Counter[tuple[str, int, str]]:
@@ -391,19 +399,10 @@ def test_ctrl_c_while_ray_starts_says_how_to_resume_and_leaves_no_run(tmp_path: 
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, cwd=tmp_path)  # fmt: skip
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-    try:
-        deadline = time.monotonic() + 120
-        # Ray's own processes (its GCS, its raylet) are the run's first children.
-        while proc.poll() is None and time.monotonic() < deadline:
-            if children.exists() and children.read_text().split():
-                break
-            time.sleep(0.02)
-        assert proc.poll() is None, proc.communicate()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    # Ray's own processes (its GCS, its raylet) are the run's first children.
+    out, err = _interrupt_when(
+        proc, lambda: children.exists() and bool(children.read_text().split()), poll=0.02
+    )
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == (
         f"interrupted: 0 trials saved; resume with: agentgauge run {suite} --agent {agent} "

@@ -95,6 +95,15 @@ REGRADED_AS_OF = (
 )
 
 
+#: Every run's header with its trial count, oldest first (`Store.list_runs`).
+_RUN_ROWS = (
+    "SELECT r.run_id, r.agent, r.model, r.suite, r.suite_version, r.created_at, r.source,"
+    " r.source_sha256, r.agentgauge_version, r.config, COUNT(t.id)"
+    " FROM runs r LEFT JOIN trials t ON t.run_id = r.run_id"
+    " GROUP BY r.run_id ORDER BY r.created_at, r.rowid"
+)
+
+
 @dataclass(frozen=True)
 class GradeVersion:
     """One grading of a run: as recorded (version 1) or a re-grade."""
@@ -273,27 +282,15 @@ class Store:
 
     def list_runs(self) -> list[Run]:
         """All runs, oldest first."""
-        rows = self.conn.execute(
-            "SELECT r.run_id, r.agent, r.model, r.suite, r.suite_version, r.created_at, r.source,"
-            " r.source_sha256, r.agentgauge_version, r.config, COUNT(t.id)"
-            " FROM runs r LEFT JOIN trials t ON t.run_id = r.run_id"
-            " GROUP BY r.run_id ORDER BY r.created_at, r.rowid"
-        ).fetchall()
-        return [self._run(row) for row in rows]
+        return [self._run(row) for row in self.conn.execute(_RUN_ROWS)]
 
     def list_runs_marked(self) -> list[tuple[Run, str | None]]:
         """All runs, oldest first, each with why it is damaged (``None`` when it is
         not): a run whose settings cannot be read back is listed with its columns and
         no config, so one damaged row does not hide the others (`agentgauge runs`, as
         the viewer's list of runs)."""
-        rows = self.conn.execute(
-            "SELECT r.run_id, r.agent, r.model, r.suite, r.suite_version, r.created_at, r.source,"
-            " r.source_sha256, r.agentgauge_version, r.config, COUNT(t.id)"
-            " FROM runs r LEFT JOIN trials t ON t.run_id = r.run_id"
-            " GROUP BY r.run_id ORDER BY r.created_at, r.rowid"
-        ).fetchall()
         out: list[tuple[Run, str | None]] = []
-        for row in rows:
+        for row in self.conn.execute(_RUN_ROWS).fetchall():
             try:
                 out.append((self._run_fields(row, loads(row[9] or "{}")), None))
             except UNREADABLE as exc:
