@@ -545,15 +545,16 @@ def run_gates(
         # Names or kinds (`paraphrase`, `fault`), as `run --variants` reads them; each
         # must name trials the source has: `[base, paraphrase]` gated the base variant
         # alone, silently, while `[basee]` alone was refused.
-        values = [str(v) for v in table.variant]
-        present = sorted(set(values))
+        present = sorted({str(v) for v in set(table.variant.tolist())})
         for name in cfg.variants:
             if not any(matches_variant(v, name) for v in present):
                 raise InputError(
                     f"no trials of variant {name!r} in {source} (it has {', '.join(present)})",
                     field="variants",
                 )
-        keep = np.array([any(matches_variant(v, n) for n in cfg.variants) for v in values])
+        # Decided once per distinct variant, not once per trial (a run has a handful).
+        kept = [v for v in present if any(matches_variant(v, n) for n in cfg.variants)]
+        keep = np.isin(table.variant, kept)
         table = table.take(keep)
         facts = None if facts is None else facts.take(keep)
     judged = None if facts is None else facts["judged"]

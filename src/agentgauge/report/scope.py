@@ -73,7 +73,9 @@ def variant_rows(
         raise InputError("give a variant, a kind of variant or all", field="--variants")
     if "all" in names:
         return np.ones(len(values), dtype=bool), ALL_VARIANTS
-    keep = np.array([any(matches_variant(v, n) for n in names) for v in values], dtype=bool)
+    # Decided once per distinct variant, not once per trial (a run has a handful).
+    kept = [v for v in set(values) if any(matches_variant(v, n) for n in names)]
+    keep = np.isin(np.asarray(values, dtype=object), kept)
     if not keep.any():
         found = ", ".join(sorted(set(values))) or "none"
         raise InputError(
