@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from agentgauge.harness.error_summary import ErrorClass
     from agentgauge.schema import Trial
 
-#: How long a message may be in the summary before it is cut (one terminal line or two).
-_MESSAGE_WIDTH = 160
-
 
 @app.command("run")
 def run_cmd(
@@ -311,21 +308,17 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
 
 
 def _class_lines(cls: ErrorClass) -> Text:
+    from agentgauge.harness.error_summary import one_line
+
     # Text, not markup: an agent's message is untrusted and may contain [brackets].
     text = Text()
     text.append(f"{cls.count} {cls.name}", style="bold red" if cls.infra else "bold yellow")
     text.append(f" ({cls.distinct} distinct messages)" if cls.distinct > 1 else "")
     for m in cls.messages:
         text.append(f"\n  {m.count:>5} x ")
-        text.append(_one_line(m.text))
+        text.append(one_line(m.text))
         text.append(f"  (e.g. {visible(m.example)})", style="dim")
     return text
-
-
-def _one_line(message: str) -> str:
-    # Control characters (ANSI escapes, newlines) from an agent must not steer the terminal.
-    flat = " ".join("".join(c if c.isprintable() else " " for c in message).split())
-    return flat if len(flat) <= _MESSAGE_WIDTH else flat[: _MESSAGE_WIDTH - 3] + "..."
 
 
 def _resume_command(suite: str, agent: str, store: str, run_id: str, given: dict[str, Any]) -> str:

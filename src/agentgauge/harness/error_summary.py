@@ -21,6 +21,7 @@ __all__ = [
     "ErrorClass",
     "ErrorMessage",
     "cell_label",
+    "one_line",
     "summarize_errors",
     "trial_label",
 ]
@@ -57,6 +58,17 @@ class ErrorClass:
     messages: list[ErrorMessage]
     infra: bool
     """Whether the class counts as infra errors (excludable from success rates)."""
+
+
+#: How long a message may be in a summary before it is cut (one terminal line or two).
+MESSAGE_WIDTH = 160
+
+
+def one_line(message: str, width: int = MESSAGE_WIDTH) -> str:
+    """An agent's message as one plain line of at most ``width`` characters: control
+    characters (newlines, terminal escapes) must not steer the terminal."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in message).split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
 def trial_label(trial: Trial) -> str:

@@ -89,7 +89,7 @@ def _ended(exc: RunEnded, store: Path) -> str:
     prints at its end: the errors by class, each with its most frequent messages and
     a trial that had them, and where the run is stored to look further. The stop
     alone ("the first 10 trials were all infra errors") named no cause."""
-    from agentgauge.harness.error_summary import summarize_errors
+    from agentgauge.harness.error_summary import one_line, summarize_errors
     from agentgauge.store import Store
 
     lines = [f"agentgauge: error: {exc.reason}"]
@@ -101,10 +101,7 @@ def _ended(exc: RunEnded, store: Path) -> str:
     for cls in summarize_errors(trials, per_class=3):
         lines.append(f"  {cls.count} {cls.name}:")
         for m in cls.messages:
-            # An agent's message may hold newlines and terminal escapes: one plain line.
-            text = " ".join("".join(c if c.isprintable() else " " for c in m.text).split())
-            text = text if len(text) <= 200 else text[:197] + "..."
-            lines.append(f"    {m.count} x {text}  (e.g. {m.example})")
+            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
     if trials:
         source = shlex.join([f"{store}:{exc.run_id}"])
         lines.append(f"  the run is stored: agentgauge show {source} --failed")
