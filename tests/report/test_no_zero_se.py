@@ -36,10 +36,13 @@ def test_reports_show_the_count_where_the_se_is_zero(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows: dict[str, str] = {}
     for line in md.read_text().splitlines():  # the outcome table comes first
-        if line.startswith(("| always", "| mixed")):
+        if line.startswith(("| always", "| mixed", "| uneven")):
             rows.setdefault(line.split("|")[1].strip(), line)
     assert "100.0% (18/18)" in rows["always"] and "± 0.0" not in rows["always"]
-    assert "±" in rows["mixed"]
+    # The report shows the clustered SE, as the viewer does: 0 for "mixed", whose
+    # families are alike.
+    assert "50.0% (9/18)" in rows["mixed"] and "±" not in rows["mixed"]
+    assert "±" in rows["uneven"]
     page = html.read_text()
     assert '1.000 <span class="ci">(18/18)</span>' in page
     assert "± 0.000" not in page

@@ -30,7 +30,13 @@ from agentgauge.metrics.frontier import frontier_from_table, group_labels
 from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
-from agentgauge.report.formats import counted_trials, estimate, money, no_spread_count
+from agentgauge.report.formats import (
+    counted_trials,
+    estimate,
+    money,
+    no_spread_count,
+    success_se_of,
+)
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.report.scope import base_trials
 from agentgauge.report.terminal import null_reason_lines, reliability_note_lines
@@ -390,7 +396,7 @@ def _frontier(
     """A point per system (agent and model, and source where two share them), as the
     outcome table has a row per system; ``table`` is `_system_table`'s."""
     frontier = frontier_from_table(table, by=("agent",)).to_dict()
-    se = {_label(g): g["success_rate"]["se"] for g in groups}  # `_named` groups
+    se = {_label(g): success_se_of(g) for g in groups}  # `_named` groups, as the table
     points = [{**p, "dominated_by": None} for p in frontier["frontier"]] + [
         {**p, "dominated_by": ", ".join(p["dominated_by"])} for p in frontier["dominated"]
     ]
@@ -527,7 +533,7 @@ def _variant_rows(trials: list[Trial], names: dict[System, str], seed: int) -> l
             "label": _label(g),
             "variant": str(g.get("variant")),
             "value": g["success_rate"]["value"],
-            "se": g["success_rate"]["se"],
+            "se": success_se_of(g),
             "ci95": g["success_rate"]["ci95"],
             "n_trials": g["n_trials"],
         }
@@ -801,14 +807,11 @@ def markdown_summary(data: ReportData) -> str:
         head += [f"pass^{k}" for k in ks] + ["cost / trial", "cost of pass"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for g in suite.metrics["groups"]:
-            sr = g["success_rate"]
+            sr, se = g["success_rate"], success_se_of(g)
             row = [
                 esc(_label(g)),
                 f"{_pct(sr['value'])} "
-                + (
-                    no_spread_count(sr["se"], g["n_successes"], g["n_trials"])
-                    or f"± {_pct(sr['se'])}"
-                ),
+                + (no_spread_count(se, g["n_successes"], g["n_trials"]) or f"± {_pct(se)}"),
                 "–"
                 if not sr["ci95"]
                 else f"{_pct(sr['ci95'][0])}–{_pct(sr['ci95'][1])} ({sr['ci_method']})",

@@ -16,6 +16,8 @@ __all__ = [
     "money",
     "no_spread_count",
     "no_spread_tasks",
+    "success_se",
+    "success_se_of",
 ]
 
 #: What a figure nobody measured shows (the reason is printed beside or below it).
@@ -54,6 +56,24 @@ def judge_cost(cost: dict[str, Any], n_trials: int | None) -> str:
     if total is not None and judged and n_trials and judged < n_trials:
         out += f" ({judged} of {n_trials} trials)"
     return out
+
+
+def success_se(
+    se: float | None, se_clustered: float | None, cluster_unit: str | None
+) -> float | None:
+    """The SE a success rate is shown with: the clustered SE (Miller 2024) when the
+    tasks are grouped in families and it could be estimated, else the SE over tasks.
+    Its 95% interval is made the same way (`metrics.outcome.success_interval`), so the
+    "±" and the interval beside it agree, here as in the comparison record."""
+    if cluster_unit == "family" and se_clustered is not None:
+        return se_clustered
+    return se
+
+
+def success_se_of(group: dict[str, Any]) -> float | None:
+    """`success_se` of a group of ``agentgauge.metrics/1``."""
+    sr = group.get("success_rate") or {}
+    return success_se(sr.get("se"), sr.get("se_clustered"), group.get("cluster_unit"))
 
 
 def no_spread_count(se: float | None, n_successes: int | None, n_trials: int | None) -> str | None:

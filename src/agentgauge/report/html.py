@@ -25,7 +25,7 @@ from agentgauge.display import html_environment
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report import figures
 from agentgauge.report.explain import shorten
-from agentgauge.report.formats import judge_cost
+from agentgauge.report.formats import judge_cost, success_se_of
 from agentgauge.report.formats import money as _money
 from agentgauge.store import utc_now
 
@@ -173,6 +173,7 @@ _ENV.filters["shorten"] = shorten  # the report is one file to share: texts cut
 _ENV.globals["group_label"] = _group_label
 _ENV.globals["cost_cell"] = _cost
 _ENV.globals["judge_cost"] = judge_cost
+_ENV.globals["success_se"] = success_se_of
 
 
 def render_html(data: ReportData) -> str:

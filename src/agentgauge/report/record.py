@@ -28,7 +28,7 @@ from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.formats import money as _money
-from agentgauge.report.formats import no_spread_count
+from agentgauge.report.formats import no_spread_count, success_se
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.table import TrialTable
 
@@ -479,7 +479,7 @@ def _baselines(
 
 
 def _rate(o: Any) -> str:
-    se = o.se_clustered if o.cluster_unit == "family" and o.se_clustered is not None else o.se
+    se = success_se(o.se, o.se_clustered, o.cluster_unit)
     count = no_spread_count(se, o.n_successes, o.n_trials)
     if count is None:
         count = "" if se is None else f"±{100 * se:.1f}"
@@ -517,7 +517,7 @@ def _side(g: GroupMetrics | None) -> dict[str, Any] | None:
     if g is None:
         return None
     o = g.outcome
-    se = o.se_clustered if o.cluster_unit == "family" and o.se_clustered is not None else o.se
+    se = success_se(o.se, o.se_clustered, o.cluster_unit)
     return {
         "rate": o.success_rate,
         "se": se,

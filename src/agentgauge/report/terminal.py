@@ -27,6 +27,7 @@ from agentgauge.report.formats import (
     judge_cost,
     no_spread_count,
     no_spread_tasks,
+    success_se_of,
 )
 from agentgauge.report.formats import money as _money
 from agentgauge.report.scope import ALL_VARIANTS
@@ -682,8 +683,9 @@ def variant_table(
             if g is None:
                 row.append(_DASH)
             else:
-                sr = g["success_rate"]
-                row.append(f"{_pm(sr['value'], sr['se'])} ({g['n_trials']:,})")
+                row.append(
+                    f"{_pm(g['success_rate']['value'], success_se_of(g))} ({g['n_trials']:,})"
+                )
         _add_row(table, *row)
     return table
 

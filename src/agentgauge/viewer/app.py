@@ -47,6 +47,7 @@ from agentgauge.errors import AgentgaugeError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
+from agentgauge.report.formats import success_se_of
 from agentgauge.report.record import p_text
 from agentgauge.report.terminal import null_reason_lines
 from agentgauge.store import Store
@@ -133,6 +134,7 @@ _ENV.globals.update(
     version=__version__,
     max_text=MAX_TEXT,
     null_reasons=null_reason_lines,
+    success_se=success_se_of,
 )
 
 
