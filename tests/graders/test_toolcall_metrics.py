@@ -74,6 +74,23 @@ def test_empty_and_dict_grades() -> None:
         toolcall_metrics(TRIALS, task_ids=["A"])
 
 
+def test_failed_calls_nobody_counted_are_null_with_the_reason() -> None:
+    # No tool_calls grade (the retail suite grades trajectories and milestones): the
+    # failed calls were never counted, and "0 failed" or "wrong_call: 0" claimed they were.
+    m = toolcall_metrics([[_g("milestones", True, score=1.0)], [_g("trajectory", False)]])
+    assert m["ast_match_rate"]["per_trial"] is None
+    assert m["error_types"] is None and m["error_classes"] is None
+    why = "no trial has a tool_calls (AST) grade"
+    assert m["null_reasons"] == {k: why for k in ("ast_match_rate", "error_types", "error_classes")}
+    unknown = toolcall_metrics([[_g("tool_calls", None, "unknown:no_reference")]])
+    assert unknown["error_types"] is None
+    assert unknown["null_reasons"]["error_types"] == "every tool_calls grade is unknown (1)"
+    # Counted and none failed: an empty histogram and zero classes, no reason.
+    passed = toolcall_metrics([[_g("tool_calls", True)]])
+    assert passed["error_types"] == {} and passed["error_classes"]["wrong_call"] == 0
+    assert passed["null_reasons"] == {}
+
+
 def test_taxonomy() -> None:
     assert taxonomy("wrong_func_name") == "wrong_call"
     assert taxonomy("wrong_count", {"n_calls": 3, "n_expected": 2}) == "wrong_call"

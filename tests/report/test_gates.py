@@ -327,8 +327,12 @@ def test_every_path_metrics_reports_for_a_run_with_every_section_is_a_gate(
 
     [group] = metrics(retail_run, by=("agent", "model")).to_dict()["groups"]
     assert all(group[s] is not None for s in ("tool_use", "control", "recovery", "turns"))
-    # Not ci95/ci_method either: what ``bound:`` reads, even when null.
-    paths = _gate_paths(group, skip=("null_reasons", "ci95", "ci_method"))
+    # Not ci95/ci_method either: what ``bound:`` reads, even when null. The failed
+    # calls' maps are null here (no tool_calls grade in the retail suite): a null map
+    # has no path of its own; its entries' gates say why (the test below).
+    assert group["tool_use"]["error_classes"] is None
+    skip = ("null_reasons", "ci95", "ci_method", "error_types", "error_classes")
+    paths = _gate_paths(group, skip=skip)
     # Each refused before: "unknown metric 'calls.model'; did you mean 'calls.tool'?".
     assert {"calls.model", "tool_use.tool_calls_per_trial", "control.accuracy",
             "control.missed_confirmation", "tool_use.minefield_hit_rate",
@@ -347,6 +351,19 @@ def test_every_path_metrics_reports_for_a_run_with_every_section_is_a_gate(
             assert result.detail.startswith("cannot check: "), (path, result)
         else:
             assert result.passed and result.detail == f"{path} = {value:.4g}", (path, result)
+
+
+def test_a_gate_on_failed_tool_calls_nobody_counted_cannot_check(retail_run: str) -> None:
+    from agentgauge.api import run_gates
+
+    # No retail task has a tool_calls (AST) grade: "wrong_call = 0" passed this gate on
+    # failed calls that were never counted.
+    config = validate_gate_config(
+        {"gates": [{"metric": "tool_use.error_classes.wrong_call", "max": 0}]}
+    )
+    [result] = run_gates(retail_run, config)
+    assert not result.passed
+    assert result.detail == "cannot check: no trial has a tool_calls (AST) grade"
 
 
 def test_a_null_metric_fails_with_the_reason_recorded_for_it_or_its_section(

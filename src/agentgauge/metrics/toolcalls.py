@@ -12,7 +12,9 @@ and counted. Definitions:
   tau-bench taxonomy (Yao et al. 2024): ``wrong_call`` (wrong or malformed
   function, a call where none was due, none where one was), ``partial_resolution``
   (fewer calls than expected, but some), ``wrong_arguments`` (everything else:
-  missing, unexpected, mistyped or wrong values);
+  missing, unexpected, mistyped or wrong values). With no decided ``tool_calls``
+  grade, both are ``None`` (nobody counted failed calls), and so is the AST match
+  rate, each with a reason in ``null_reasons``;
 - **irrelevance_pass_rate**: share passed among ``tool_calls`` grades of
   category ``irrelevance``;
 - **trajectory_match_rate**: share of ``trajectory`` grades passed, per mode;
@@ -151,6 +153,16 @@ def _toolcall(
         name: int(np.count_nonzero(np.asarray(facts[f"{p}_state"]) == UNKNOWN))
         for name, p in sorted(_PREFIX.items())
     }
+    measured = bool(decided.any())
+    if not measured:
+        # No AST verdict: the failed calls were never counted, which is not "none failed".
+        why = (
+            f"every tool_calls grade is unknown ({unknown['tool_calls']})"
+            if unknown["tool_calls"]
+            else "no trial has a tool_calls (AST) grade"
+        )
+        for figure in ("ast_match_rate", "error_types", "error_classes"):
+            reasons[figure] = why
     return {
         "n_trials": n,
         "ast_match_rate": {
@@ -158,10 +170,12 @@ def _toolcall(
             "per_task": per_task if task_ids is not None else None,
             "n": int(passed.size),
         },
-        "error_types": dict(sorted(errors.items())),
+        "error_types": dict(sorted(errors.items())) if measured else None,
         "error_classes": {
             k: classes.get(k, 0) for k in ("wrong_arguments", "wrong_call", "partial_resolution")
-        },
+        }
+        if measured
+        else None,
         "irrelevance_pass_rate": _rate(irrelevance.tolist()),
         "trajectory_match_rate": {m: _rate(v) for m, v in sorted(by_mode.items())},
         "action_precision": _mean(precision),

@@ -39,7 +39,11 @@ from agentgauge.report.formats import (
 )
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.report.scope import base_trials
-from agentgauge.report.terminal import null_reason_lines, reliability_note_lines
+from agentgauge.report.terminal import (
+    null_reason_lines,
+    reliability_note_lines,
+    turn_note_lines,
+)
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
 from agentgauge.table import TrialTable
@@ -139,8 +143,11 @@ def _system_table(trials: Sequence[Trial], names: dict[System, str]) -> TrialTab
 # --------------------------------------------------------------------------- tables
 
 
-def _errors(types: dict[str, int]) -> str:
-    """Failed calls: the total and the three most common types (all are in the histogram)."""
+def _errors(types: dict[str, int] | None) -> str:
+    """Failed calls: the total and the three most common types (all are in the
+    histogram); a dash where no AST grade counted them (the notes say why)."""
+    if types is None:
+        return "–"
     if not types:
         return "0"
     top = sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -303,7 +310,9 @@ def _turns_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] |
         "note": "For each user turn, the share of trials whose checkpoint held (the state "
         "when the agent handed the turn back, and the calls the turn had to contain), "
         "averaged over tasks, with its 95% interval (tasks as clusters). Unknown: no "
-        "state was recorded at that turn.",
+        "state was recorded at that turn."
+        # A dash says why (docs/reports.md, "Figures nobody measured").
+        + "".join(f" Not measured: {line}." for line in turn_note_lines(groups, ["system"])),
         "columns": ["agent", "turn", "held", "95% interval", "trials", "tasks", "unknown"],
         "rows": rows,
     }

@@ -41,6 +41,7 @@ __all__ = [
     "print_recovery",
     "print_variants",
     "reliability_note_lines",
+    "turn_note_lines",
     "variant_table",
 ]
 
@@ -357,9 +358,13 @@ def null_reason_lines(data: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- behaviour
 
 
-def _top_errors(errors: dict[str, int], n: int = 3) -> str:
-    if not errors:
+def _top_errors(errors: dict[str, int] | None, n: int = 3) -> str:
+    """The ``n`` most common failed-call types; ``none`` where the AST grades found no
+    failed call, a dash where no call was graded (the reason is printed below)."""
+    if errors is None:
         return _DASH
+    if not errors:
+        return "none"
     top = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
     return ", ".join(f"{k} {v}" for k, v in top)
 
@@ -425,7 +430,7 @@ def _tool_control(report: MetricsReport) -> tuple[list[str], _Rows]:
         ("action recall", [_num(t.get("action_recall"), digits=3) for t in tools]),
         ("milestone score", [_num(t.get("milestone_score"), digits=3) for t in tools]),
         ("minefield hit rate", [_pct(t.get("minefield_hit_rate")) for t in tools]),
-        ("top tool-call error", [_top_errors(t.get("error_types") or {}, 1) for t in tools]),
+        ("top tool-call error", [_top_errors(t.get("error_types"), 1) for t in tools]),
         ("control decisions (n)", [_DASH if c.get("n") is None else str(c["n"]) for c in ctls]),
         ("control accuracy", [_pct(c.get("accuracy")) for c in ctls]),
         ("over-refusal", [_pct(c.get("over_refusal")) for c in ctls]),
@@ -534,6 +539,28 @@ def _turns(report: MetricsReport) -> tuple[list[str], _Rows]:
     return [_group_title(g, keys) for g in shown], rows
 
 
+def turn_note_lines(groups: list[dict[str, Any]], keys: Sequence[str]) -> list[str]:
+    """Why a turn's pass rate (``held``) or its 95% interval is missing (each row's
+    ``reason`` in ``turns.per_turn``): each reason once, with its turns, and the group
+    when several groups have turns (``keys`` name them). What the terminal prints
+    below the per-turn table and the reports put in that section's note."""
+    shown = [g for g in groups if g.get("turns")]
+    notes: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for g in shown:
+        for row in g["turns"]["per_turn"]:
+            if row.get("reason"):
+                what = "held" if row["pass_rate"] is None else "95% interval"
+                who = notes.setdefault((what, row["reason"]), {})
+                who.setdefault(_group_title(g, list(keys)), []).append(row["turn"])
+    lines = []
+    for (what, reason), by_group in notes.items():
+        for group, turns in by_group.items():
+            label = ("turn " if len(turns) == 1 else "turns ") + ", ".join(map(str, turns))
+            where = f" ({group})" if len(shown) > 1 else ""
+            lines.append(f"{label}, {what}: {reason}{where}")
+    return lines
+
+
 _TOOLS_TITLE = "tool use and control decisions"
 RECOVERY_TITLE = "recovery from tool errors, HAL (Kapoor et al. 2025)"
 _TURNS_TITLE = "checkpoints held per user turn, BFCL V3 multi-turn"
@@ -633,6 +660,9 @@ def print_behaviour(
         (_scoped(_TURNS_TITLE, scope), _turns(report)),
         (_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), _reliability(reliability or report)),
     )
+    data = report.to_dict()
+    for note in turn_note_lines(data["groups"], _title_keys(data["groups"], list(report.by))):
+        console.print(_text(f"— checkpoints, {note}", "dim"))
     for note in reliability_notes(reliability or report):
         console.print(_text(f"— {note}", "dim"))
 
