@@ -337,7 +337,8 @@ class CompareResult:
     a: SystemInfo
     b: SystemInfo
     warnings: list[str] = dataclasses.field(default_factory=list)
-    """What the user must know to read the result (the sides graded differently)."""
+    """What the user must know to read the result (a side compared on other variants
+    than its base one, the sides graded differently)."""
     components: ComponentDiff | None = None
     """What differs between the two runs' configurations (`agentgauge.components`)."""
     baselines: dict[str, Baseline] = dataclasses.field(default_factory=dict)
@@ -421,8 +422,9 @@ def compare_sources(
     component changed the verdict says the difference is not attributable.
 
     Including held-out tasks writes an audit entry in each store involved.
-    ``warnings`` says when the two sides were graded differently (other graders,
-    or a re-grade on one side only).
+    ``warnings`` says when a side has no base-variant trial (all its trials are then
+    compared: `Comparison.scope`), and when the two sides were graded differently
+    (other graders, or a re-grade on one side only).
     """
     from agentgauge.baseline_runs import find_baselines
     from agentgauge.components import diff_components, with_configuration
@@ -462,7 +464,7 @@ def compare_sources(
         record,
         sa,
         sb,
-        [difference] if difference else [],
+        [*comp.scope_warnings, *([difference] if difference else [])],
         components=changes,
         baselines=found,
     )

@@ -26,8 +26,10 @@ if TYPE_CHECKING:
     from agentgauge.api import CompareResult
     from agentgauge.metrics.compare import Comparison
 
-#: The title of the table that record line 6 points to.
-_CAPABILITIES = "per-capability table (record line 6; shared tasks, base variant)"
+
+def _capabilities_title(c: Comparison) -> str:
+    """The title of the table that record line 6 points to, with the variants compared."""
+    return f"per-capability table (record line 6; shared tasks, {c.scope})"
 
 
 def _pct(x: float | None) -> str:
@@ -101,7 +103,7 @@ def _print(result: CompareResult, out: Console) -> None:
     out.print(Text.assemble("\n", ("Comparison record", "bold")))
     out.print(terminal_text(result.record.to_text(), keep="\n"), highlight=False, soft_wrap=True)
     if result.record.capabilities:
-        out.print(capability_table(result.record.capabilities, title=_CAPABILITIES))
+        out.print(capability_table(result.record.capabilities, title=_capabilities_title(c)))
 
 
 def _markdown_inputs(markdown: str | None, sources: list[str | None], *, force: bool) -> list[Path]:

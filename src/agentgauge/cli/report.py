@@ -95,10 +95,13 @@ def report(
     opened = [open_source(s, grade_version=grade_version) for s in sources]
     record: list[str] = []
     comparison = None
+    warnings: list[str] = []
     if compare and len(sources) == 2:
         result = compare_sources(sources[0], sources[1], seed=seed, grade_version=grade_version)
         for w in result.warnings:
             err_console().print(terminal_warning(w))
+        # And in the report, which is read without the terminal that made it.
+        warnings = [f"comparison: {w}" for w in result.warnings]
         record = [f"{ln.title}: {ln.text}" for ln in result.record.lines]
         comparison = result.comparison.to_dict()
     data = build_report(
@@ -107,6 +110,7 @@ def report(
             title=title,
             record=record,
             comparison=comparison,
+            notes=warnings,
             seed=seed,
             compared=(opened[0], opened[1]) if comparison is not None else None,
         )

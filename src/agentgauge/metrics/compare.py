@@ -60,6 +60,7 @@ __all__ = [
     "mcnemar_exact",
     "select_rows",
     "too_few_units",
+    "variant_scope",
     "verdict_sentence",
 ]
 
@@ -184,7 +185,9 @@ def verdict_sentence(
 
 
 def select_rows(table: TrialTable, *, include_heldout: bool = False) -> TrialTable:
-    """The rows a comparison reads: ``base`` variant (when present), held-out only on request."""
+    """The rows a comparison reads: ``base`` variant (when present), held-out only on
+    request. Each side by itself: a side with no base trial is read whole, and
+    `variant_scope` says so."""
     keep = np.ones(len(table), dtype=bool)
     base = table.text_equals("variant", "base")
     if base.any():
@@ -192,6 +195,20 @@ def select_rows(table: TrialTable, *, include_heldout: bool = False) -> TrialTab
     if not include_heldout:
         keep &= ~table.text_equals("split", "heldout")
     return table.take(keep)
+
+
+#: What a comparison reads of a side that has base trials.
+BASE_SCOPE = "base variant"
+
+
+def variant_scope(table: TrialTable) -> str | None:
+    """What `select_rows` reads of a side when it is not its base variant: ``"all its
+    variants (paraphrase:1)"`` for a side with no base trial, ``None`` otherwise."""
+    if not len(table) or table.text_equals("variant", "base").any():
+        return None
+    uniques, codes = table.codes("variant")
+    present = sorted({str(v) for v in uniques[np.unique(codes)].tolist()})
+    return f"all its variants ({', '.join(present)})"
 
 
 def _per_task(table: TrialTable) -> dict[str, tuple[int, int]]:
@@ -314,6 +331,35 @@ class Comparison:
     """How ``ci`` and ``ci95`` were made: ``paired_t``, or ``score`` (the MOVER
     interval, ``ci`` at 1 − α and ``ci95`` at 95%) when either run's rate is below 10%
     or above 90%, or every task moved by the same amount so that the paired SE is 0."""
+    scope_a: str | None = None
+    """What was read of A when not its base variant (`variant_scope`): A has no base
+    trial and all its trials were compared."""
+    scope_b: str | None = None
+
+    @property
+    def scope(self) -> str:
+        """The variants compared: ``base variant``, else each side's
+        (``A base variant; B all its variants (paraphrase:1)``)."""
+        if self.scope_a is None and self.scope_b is None:
+            return BASE_SCOPE
+        return f"A {self.scope_a or BASE_SCOPE}; B {self.scope_b or BASE_SCOPE}"
+
+    @property
+    def scope_warnings(self) -> list[str]:
+        """A sentence for each side compared on other variants than its base one."""
+        out = []
+        for tag, label, scope, other in (
+            ("A", self.label_a, self.scope_a, ("B", self.scope_b)),
+            ("B", self.label_b, self.scope_b, ("A", self.scope_a)),
+        ):
+            if scope is not None:
+                against = f", against {other[0]}'s base variant" if other[1] is None else ""
+                out.append(
+                    f"{tag} ({label}) has no base-variant trial: the comparison reads "
+                    f"{scope}{against}; run the base variant on both sides to compare "
+                    "like with like"
+                )
+        return out
 
     @property
     def n_tasks(self) -> int:
@@ -457,6 +503,9 @@ class Comparison:
             "tasks_only_a": self.tasks_only_a,
             "tasks_only_b": self.tasks_only_b,
             "seed": self.seed,
+            "scope": self.scope,
+            "scope_a": self.scope_a or BASE_SCOPE,
+            "scope_b": self.scope_b or BASE_SCOPE,
             "per_task": [
                 {"task_id": t, "p_a": float(a), "p_b": float(b)}
                 for t, a, b in zip(self.tasks, self.p_a, self.p_b, strict=True)
@@ -759,4 +808,6 @@ def compare(
         tasks_only_a=sorted(set(per_a) - shared),
         tasks_only_b=sorted(set(per_b) - shared),
         seed=seed,
+        scope_a=variant_scope(a),
+        scope_b=variant_scope(b),
     )

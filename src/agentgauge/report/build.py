@@ -38,7 +38,7 @@ from agentgauge.report.formats import (
     success_se_of,
 )
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
-from agentgauge.report.scope import base_trials
+from agentgauge.report.scope import system_base_trials
 from agentgauge.report.terminal import (
     null_reason_lines,
     reliability_note_lines,
@@ -565,7 +565,9 @@ def _reliability_bars(rel: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInputs) -> SuiteReport:
     ks = list(inputs.ks)
-    base, scope = base_trials(trials)
+    # Each system's base variant, or all its trials when it has none (docs/show.md).
+    chosen = system_base_trials(trials)
+    base, scope = chosen.trials, chosen.scope
     names = _systems(trials)
     headline = compute_metrics(base, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
     full = compute_metrics(trials, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
@@ -623,6 +625,11 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         },
         transcripts=transcripts,
         transcripts_more=more,
+        scope_notes=[
+            f"{names[system]} has no base-variant trial: its rows of the base-variant "
+            f"tables and figures use all its trials ({', '.join(variants)})"
+            for system, variants in chosen.fallback.items()
+        ],
     )
 
 
@@ -773,10 +780,11 @@ def build_report(inputs: ReportInputs) -> ReportData:
     ]
     notes = list(inputs.notes)
     for s in suites:
+        named = f"{s.name}: " if len(suites) > 1 else ""
+        notes += [f"{named}{line}" for line in s.scope_notes]
         notes += [f"{s.name}: {w}" if len(suites) > 1 else w for w in s.metrics.get("warnings", [])]
         notes += [f"cost frontier leaves out {u}" for u in s.unpriced]
         # A dash in a table says why here (docs/reports.md, "Figures nobody measured").
-        named = f"{s.name}: " if len(suites) > 1 else ""
         # Trials left out of a figure for evidence it cannot read (`agentgauge.evidence`)
         # leave it measured over the rest: said without "not measured".
         notes += [

@@ -52,8 +52,11 @@ class SuiteReport:
     metrics: dict[str, Any]
     """An ``agentgauge.metrics/1`` object on the base variant, by agent and model."""
     scope: str = "base variant"
-    """The trials of the base-variant tables (`agentgauge.report.scope.base_trials`): all
-    of them, and the titles say so, when the suite's runs have no base variant."""
+    """The trials of the base-variant tables (`agentgauge.report.scope.system_base_trials`):
+    all of a system's trials, and the titles say so, when it has no base variant."""
+    scope_notes: list[str] = field(default_factory=list)
+    """Each system whose rows use all its trials (it has no base variant) while others
+    use their base variant, and its variants."""
     ks: list[int] = field(default_factory=lambda: [1, 2, 4])
     sections: list[dict[str, Any]] = field(default_factory=list)
     """Tables: ``{title, note, columns, rows}`` (tool calls, control, reliability, validity)."""

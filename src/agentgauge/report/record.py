@@ -23,7 +23,7 @@ import numpy as np
 
 from agentgauge.components import from_run
 from agentgauge.metrics.baselines import Baseline, relative_to_human
-from agentgauge.metrics.compare import Comparison, select_rows
+from agentgauge.metrics.compare import BASE_SCOPE, Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
 from agentgauge.model_calls import ModelCalls
@@ -248,9 +248,15 @@ def _trials(c: Comparison, a: SystemInfo, b: SystemInfo) -> str:
 
     ia, ib = _independence(a), _independence(b)
     indep = f"{ia}" if ia == ib else f"A: {ia}; B: {ib}"
+    # A side with no base trial is compared on all its trials: said where the trials are.
+    scope = ""
+    if c.scope != BASE_SCOPE:
+        sides = [tag for tag, s in (("A", c.scope_a), ("B", c.scope_b)) if s is not None]
+        has = "has" if len(sides) == 1 else "have"
+        scope = f"; variants compared: {c.scope} ({' and '.join(sides)} {has} no base trial)"
     return (
         f"{k(c.trials_a)} per task in A, {k(c.trials_b)} in B "
-        f"({int(c.trials_a.sum())} and {int(c.trials_b.sum())} trials); {indep}"
+        f"({int(c.trials_a.sum())} and {int(c.trials_b.sum())} trials); {indep}{scope}"
     )
 
 

@@ -8,8 +8,11 @@ HTML report, viewer) shows the same number for the same scope (docs/show.md,
   the ratio of a perturbed variant's accuracy to the base one;
 - outcome per variant: a table of its own, one row per variant.
 
-A source with no ``base`` trial (an import that names its variants otherwise)
-has no base to take: its base-variant tables use all its trials and say so.
+A system (agent and model) with no ``base`` trial (an import that names its
+variants otherwise, a run of paraphrases only) has no base to take: its rows of the
+base-variant tables use all its trials, and the title and `SystemScope.fallback` say
+so. The rule is each system's: one system's base trials never hide another system
+that has none.
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ from agentgauge.schema import Trial
 __all__ = [
     "ALL_VARIANTS",
     "BASE_VARIANT",
+    "SOME_BASE",
     "ScopedMetrics",
+    "SystemScope",
     "base_trials",
     "scoped_metrics",
+    "system_base_trials",
     "variant_rows",
 ]
 
@@ -44,6 +50,43 @@ def base_trials(trials: Sequence[Trial]) -> tuple[list[Trial], str]:
     if base:
         return base, BASE_VARIANT
     return list(trials), _NO_BASE
+
+
+#: The title when some systems have base trials and some have none.
+SOME_BASE = "base variant (all variants where a system has none)"
+
+
+@dataclass(frozen=True)
+class SystemScope:
+    """The trials of the base-variant tables, by the rule of `base_trials` applied to
+    each system (agent and model) on its own."""
+
+    trials: list[Trial]
+    scope: str
+    """The tables' title: `BASE_VARIANT`, `SOME_BASE`, or all variants when no system
+    has a base trial."""
+    fallback: dict[tuple[str | None, str | None], list[str]]
+    """Each system with no base trial, and the variants of its trials (all of them
+    taken), while some other system has base trials; empty otherwise (the title says it)."""
+
+
+def system_base_trials(trials: Sequence[Trial]) -> SystemScope:
+    """Each system's base-variant trials, or all its trials when it has no base trial:
+    pooled, the rule of `base_trials` dropped a system whose trials are all paraphrases
+    whenever another system had base trials."""
+    with_base = {(t.agent, t.model) for t in trials if t.variant == "base"}
+    if not with_base:
+        return SystemScope(list(trials), _NO_BASE, {})
+    kept = [t for t in trials if t.variant == "base" or (t.agent, t.model) not in with_base]
+    fallback: dict[tuple[str | None, str | None], set[str]] = {}
+    for t in trials:
+        if (t.agent, t.model) not in with_base:
+            fallback.setdefault((t.agent, t.model), set()).add(t.variant)
+    return SystemScope(
+        kept,
+        SOME_BASE if fallback else BASE_VARIANT,
+        {system: sorted(variants) for system, variants in fallback.items()},
+    )
 
 
 def variant_rows(
@@ -106,10 +149,10 @@ def scoped_metrics(
     seed: int = 0,
 ) -> ScopedMetrics:
     """The three reports the scope rule asks for, grouped ``by`` configuration."""
-    base, scope = base_trials(trials)
+    base = system_base_trials(trials)
     return ScopedMetrics(
-        base=compute_metrics(base, k=k, by=by, seed=seed),
-        base_scope=scope,
+        base=compute_metrics(base.trials, k=k, by=by, seed=seed),
+        base_scope=base.scope,
         all=compute_metrics(list(trials), k=k, by=by, seed=seed),
         per_variant=compute_metrics(list(trials), k=k, by=(*by, "variant"), seed=seed),
     )
