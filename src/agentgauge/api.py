@@ -375,6 +375,16 @@ def _audit_heldout(specs: Sequence[tuple[str, SystemInfo]]) -> HeldoutUsage | No
     return usage
 
 
+def _reads_heldout(comp: Comparison, *sides: SystemInfo) -> bool:
+    """Whether the comparison's tasks include a held-out one (``split: heldout``)."""
+    tasks = list(comp.tasks)
+    for side in sides:
+        on = np.isin(side.table.task_id.astype(str), tasks)
+        if any(v == "heldout" for v in side.table.split[on]):
+            return True
+    return False
+
+
 def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
     from agentgauge.store import Store
 
@@ -436,7 +446,10 @@ def compare_sources(
     sa = system_info(a, "A", events=False, grades=True, grade_version=grade_version)
     sb = system_info(b, "B", events=False, grades=True, grade_version=grade_version)
     comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
-    heldout = _audit_heldout([(a, sa), (b, sb)]) if include_heldout else _heldout_usage([b, a])
+    # A use is logged only when held-out trials were read: `--include-heldout` on a
+    # suite with no held-out task (or none shared) spends nothing of the held-out set.
+    reads_heldout = include_heldout and _reads_heldout(comp, sa, sb)
+    heldout = _audit_heldout([(a, sa), (b, sb)]) if reads_heldout else _heldout_usage([b, a])
     given = [*baselines, *([f"null={null}"] if null is not None else [])]
     null_check, found, absent = find_baselines(
         b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate

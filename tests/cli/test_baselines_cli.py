@@ -232,4 +232,22 @@ def test_the_null_agents_interval_is_on_the_headlines_rows(tmp_path: Path) -> No
     assert res.returncode == 0, res.stderr
     line5 = json.loads(res.stdout)["record"]["lines"][4]["text"]
     # Wilson on the 10 base trials, none passing: upper = z²/(10 + z²) = 0.2775.
-    assert "null agent 0.0%, passes 0 tasks, 95% CI [0.0, 27.8]" in line5, line5
+    null = "null agent 0.0% on the shared tasks, passes 0 tasks of all it ran, 95% CI [0.0, 27.8]"
+    assert null in line5, line5
+
+
+def test_mark_and_unmark_together_are_refused_and_json_is_honoured(store: Path) -> None:
+    # Both at once: one was done and the other dropped without a word (exit 0).
+    res = cli("runs", "--store", str(store), "--mark", "oneshot", "previous", "--unmark", "oneshot")
+    assert res.returncode == 2 and "--mark and --unmark" in res.stderr, res.stderr
+    with Store(store, readonly=True) as db:
+        assert "baseline_role" not in db.require_run("oneshot").config
+        assert db.audit_log("baseline_marked") == []
+    res = cli("runs", "--store", str(store), "--mark", "oneshot", "previous", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == {
+        "schema": "agentgauge.runs.mark/1", "store": str(store), "run": "oneshot",
+        "role": "previous",
+    }  # fmt: skip
+    res = cli("runs", "--store", str(store), "--unmark", "oneshot", "--json")
+    assert json.loads(res.stdout)["role"] is None

@@ -227,7 +227,10 @@ def test_record_from_a_store(tmp_path: Path) -> None:
     assert "judge judge-7b, κ not measured" in rec
     # null agent: passes t2 only. Scored on the headline's rows, the 5 tasks compared:
     # 1/5 (it was 1/6, over a task the comparison leaves out); its defects over all 6.
-    assert "null agent 20.0%, passes 1 task (outcome-validity defects: t2)" in rec
+    assert (
+        "null agent 20.0% on the shared tasks, passes 1 task of all it ran "
+        "(outcome-validity defects: t2)"
+    ) in rec
     assert "pass^2 (deployment k = 2)" in rec
     assert "held-out tasks never used" in rec
     # Including held-out tasks is logged in the store and shown in the record.
@@ -652,3 +655,26 @@ def test_markdown_to_a_directory_or_a_missing_folder(tmp_path: Path, cli: Cli) -
     code, _, err = cli("compare", str(a), str(b), "--markdown", str(nested))
     assert code == 0, err
     assert "## Comparison record" in nested.read_text()
+
+
+def test_markdown_record_escapes_run_labels(tmp_path: Path, cli: Cli) -> None:
+    # The title and the record wrote run ids raw: a live link, an <img onerror> and,
+    # through a newline, a setext heading "Approved" in the user's notes.
+    db = tmp_path / "s.db"
+    hostile_a = "<img src=x onerror=alert(1)>"
+    hostile_b = "[click me](http://evil.example)\n\nApproved\n===="
+    for run_id, passing in ((hostile_a, 3), (hostile_b, 8)):
+        rows = [{"task_id": f"t{t}", "success": t < passing} for t in range(10)]
+        src = tmp_path / f"{passing}.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        code, _, err = cli("import", "jsonl", str(src), "--store", str(db), "--run-id", run_id)
+        assert code == 0, err
+    md = tmp_path / "rec.md"
+    code, _, err = cli("compare", f"{db}:{hostile_a}", f"{db}:{hostile_b}", "--markdown", str(md))
+    assert code == 0, err
+    text = md.read_text()
+    assert "<img" not in text and "[click me](http" not in text  # no tag, no link
+    assert "\nApproved\n" not in text and "\n====" not in text
+    assert text.startswith("# ")
+    assert "s.db:\\[click me\\](http://evil.example)  Approved ==== vs " in text
+    assert "&lt;img src=x onerror=alert(1)>" in text

@@ -67,9 +67,11 @@ def test_failures_table_counts_cells_and_tells_how_to_open_one(cli: Cli, store: 
     code, out, err = cli("show", store)
     assert code == 0, err
     assert "5 cells with a failure out of 6; 2 flaky (passed and failed); 8 of 12 trials" in out
-    # The first row (most failures, then task id) is the example to open.
-    assert f"agentgauge show {store} --task add-large --trial 0" in out
-    assert out.count("fault:tool_error@1.0") == 3 and "agent error" in out
+    # The first row (most failures, then task id) is the example to open, its variant
+    # named: `--task add-large --trial 0` alone showed the base variant's trial 0 too.
+    hint = f"agentgauge show {store} --task add-large --variant fault:tool_error@1.0 --trial 0"
+    assert hint in out, out
+    assert out.count("fault:tool_error@1.0") == 1 + 3 and "agent error" in out  # hint, rows
     assert out.count("flaky") == 1 + 2  # the count line, then the two flaky rows
 
 
@@ -174,7 +176,13 @@ def test_fits_80_columns(cli: Cli, store: str, monkeypatch: pytest.MonkeyPatch) 
     for args in ([], ["--task", "add-large"]):
         code, out, _ = cli("show", store, *args)
         assert code == 0
-        assert max(len(line) for line in out.splitlines()) <= 80
+        # The command to open one is one line, whatever its length (the terminal wraps
+        # it; a newline in it would paste as two commands); the rest fits.
+        lines = out.splitlines()
+        hint = [line for line in lines if line.startswith("open one: ")]
+        assert len(hint) == (0 if args else 1)
+        assert all(line.endswith("(without --trial: all its trials)") for line in hint)
+        assert max(len(line) for line in lines if line not in hint) <= 80
         assert "…" not in out  # folded and wrapped, never cut
 
 

@@ -49,10 +49,10 @@ def test_markdown_escapes_user_strings() -> None:
         null_agent=NullAgentCheck(0.0, [], 1),
     )
     md = rec.to_markdown()
-    assert "<script>" not in md and r"\<script\>" in md
+    assert "<script>" not in md and "&lt;script>x&lt;/script>" in md
     assert r"\*evil\*" in md and r"a\_\[link\](x)" in md and r"b\|c" in md
     assert md.startswith("## Comparison record\n\n1. **Systems**: ")
-    assert "null agent 0.0%, passes 0 tasks" in md
+    assert "null agent 0.0% on the shared tasks, passes 0 tasks of all it ran" in md
 
 
 def test_trials_feed_graders_and_judge() -> None:

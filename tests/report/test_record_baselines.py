@@ -43,7 +43,9 @@ def test_all_four_present() -> None:
         human_rate=120.0,
     )
     parts = text.split("; ")
-    assert parts[0].startswith("null agent 0.0%, passes 0 tasks, 95% CI [")
+    assert parts[0].startswith(
+        "null agent 0.0% on the shared tasks, passes 0 tasks of all it ran, 95% CI ["
+    )
     assert "cost per success unknown (no successes), latency p50 0.1 s" in parts[0]
     # prod-v3 passes 1 of 2 tasks at $0.40 a trial: $0.40 / 0.5 = $0.80 per success.
     assert parts[1].startswith("previous system: prod-v3 50.0% on 2 shared tasks, 95% CI [")

@@ -98,7 +98,15 @@ def test_the_command_show_suggests_runs_as_given(cli: Cli, tmp_path: Path) -> No
     said = subprocess.run(
         ["bash", "-c", "printf '%s\\0' " + found.group(1)], capture_output=True, check=True
     ).stdout.split(b"\0")
-    assert said[:5] == [str(src).encode(), b"--task", b"line\nbreak", b"--trial", b"0"]
+    assert said[:7] == [
+        str(src).encode(),
+        b"--task",
+        b"line\nbreak",
+        b"--variant",
+        b"base",
+        b"--trial",
+        b"0",
+    ]
 
 
 def test_show_json_keeps_a_long_text_whole_and_the_terminal_cuts_it(

@@ -213,10 +213,15 @@ def compare_cmd(
     for w in result.warnings:
         err_console().print(terminal_warning(w))
     if markdown is not None:
+        from agentgauge.display import markdown_text
         from agentgauge.exporters import write_output
 
         c = result.comparison
-        title = f"# {c.label_b} vs {c.label_a}\n\n**{c.verdict}**\n\n"
+        # The labels are the user's SOURCEs (run ids, file names): Markdown-escaped.
+        title = (
+            f"# {markdown_text(c.label_b)} vs {markdown_text(c.label_a)}\n\n"
+            f"**{markdown_text(c.verdict)}**\n\n"
+        )
         write_output(
             markdown,
             title + result.record.to_markdown(),

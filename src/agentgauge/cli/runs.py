@@ -18,6 +18,7 @@ from agentgauge.cli.common import (
     print_json,
 )
 from agentgauge.display import terminal_text, visible
+from agentgauge.errors import InputError
 
 _COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
 
@@ -46,21 +47,34 @@ def runs(
 
     check_store_path(store)  # a private database holds no runs to list or mark
 
-    if mark is not None and mark[0] is not None:
+    if mark is not None and mark[0] is not None and unmark is not None:
+        # Which one was meant? Doing one and dropping the other said "marked" for a run
+        # the user had also asked to clear.
+        raise InputError("--mark and --unmark: give one of them per command")
+    if (mark is not None and mark[0] is not None) or unmark is not None:
         from agentgauge.baseline_runs import mark_baseline  # the metrics: only to mark
 
-        marked = mark_baseline(store, mark[0], mark[1])
-        console().print(
-            terminal_text(f"run {marked.run_id} in {store} marked as {mark[1]}"), soft_wrap=True
-        )
-        return
-    if unmark is not None:
-        from agentgauge.baseline_runs import mark_baseline
-
-        mark_baseline(store, unmark, None)
-        console().print(
-            terminal_text(f"run {unmark} in {store}: baseline role cleared"), soft_wrap=True
-        )
+        run_id, role = (mark[0], mark[1]) if mark is not None and mark[0] else (unmark, None)
+        assert run_id is not None
+        marked = mark_baseline(store, run_id, role)
+        if json_out:
+            print_json(
+                {
+                    "schema": "agentgauge.runs.mark/1",
+                    "store": str(store),
+                    "run": marked.run_id,
+                    "role": role,
+                }
+            )
+        elif role is not None:
+            console().print(
+                terminal_text(f"run {marked.run_id} in {store} marked as {role}"), soft_wrap=True
+            )
+        else:
+            console().print(
+                terminal_text(f"run {marked.run_id} in {store}: baseline role cleared"),
+                soft_wrap=True,
+            )
         return
     with Store(store, readonly=True) as db:
         listed = db.list_runs_marked()

@@ -14,7 +14,6 @@ from a `Comparison` plus what the runs recorded about themselves
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentgauge.components import from_run
+from agentgauge.display import markdown_text
 from agentgauge.metrics.baselines import Baseline, relative_to_human
 from agentgauge.metrics.compare import BASE_SCOPE, Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
@@ -112,7 +112,11 @@ class ComparisonRecord:
         return "\n".join(f"{ln.number}. {ln.title:<{width}}  {ln.text}" for ln in self.lines)
 
     def to_markdown(self, heading: str = "## Comparison record") -> str:
-        body = "\n".join(f"{ln.number}. **{ln.title}**: {_md_escape(ln.text)}" for ln in self.lines)
+        # Run labels, agent names and task ids are user strings: one line each, markup
+        # escaped (`markdown_text`), so none becomes a link, HTML or a heading.
+        body = "\n".join(
+            f"{ln.number}. **{ln.title}**: {markdown_text(ln.text)}" for ln in self.lines
+        )
         return f"{heading}\n\n{body}\n"
 
     def to_dict(self) -> dict[str, Any]:
@@ -120,12 +124,6 @@ class ComparisonRecord:
             "lines": [{"n": ln.number, "title": ln.title, "text": ln.text} for ln in self.lines],
             "capabilities": self.capabilities,
         }
-
-
-def _md_escape(text: str) -> str:
-    # Run labels, agent names and task ids are user strings: keep them from
-    # becoming emphasis, links or HTML when the Markdown is rendered.
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
 
 
 # --------------------------------------------------------------------------- formatting
@@ -411,7 +409,12 @@ def _null_text(null: NullAgentCheck | None, figures: Baseline | None) -> str:
     if null is None or null.score is None:
         return "null agent not run (its score would show what doing nothing earns)"
     defects = len(null.tasks_passed)
-    nul = f"null agent {_pct(null.score)}, passes {defects} task{'s' if defects != 1 else ''}"
+    # Scored on the shared rows as every baseline is; its passes are sought in all its
+    # trials (a task it passes is a defect wherever it lies): the line says which is which.
+    nul = (
+        f"null agent {_pct(null.score)} on the shared tasks, passes "
+        f"{defects} task{'s' if defects != 1 else ''} of all it ran"
+    )
     if defects:
         shown = ", ".join(null.tasks_passed[:5]) + (" …" if defects > 5 else "")
         nul += f" (outcome-validity defects: {shown})"

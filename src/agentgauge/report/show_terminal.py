@@ -71,9 +71,20 @@ def print_failures(doc: dict[str, Any], console: Console) -> None:
     console.print(
         Text.assemble(
             "open one: ",
-            _command(doc["source"], "--task", first["task_id"], "--trial", str(first["trials"][0])),
+            # The row's variant too: the same trial number of the task's other variants
+            # is another trial, which `--task --trial` alone would show beside it.
+            _command(
+                doc["source"],
+                "--task",
+                first["task_id"],
+                "--variant",
+                first["variant"],
+                "--trial",
+                str(first["trials"][0]),
+            ),
             " (without --trial: all its trials)",
-        )
+        ),
+        soft_wrap=True,  # one line however long: a command broken by a newline pastes wrong
     )
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
     if len(configs) > 1:
