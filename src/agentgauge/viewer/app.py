@@ -48,7 +48,7 @@ from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
 from agentgauge.report.record import p_text
-from agentgauge.report.terminal import null_reason_lines
+from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
 from agentgauge.table import TrialTable
@@ -133,6 +133,7 @@ _ENV.globals.update(
     version=__version__,
     max_text=MAX_TEXT,
     null_reasons=null_reason_lines,
+    comparison_null_reasons=comparison_null_reason_lines,
 )
 
 
