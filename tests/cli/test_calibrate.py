@@ -370,3 +370,100 @@ def test_a_label_csv_from_a_spreadsheet_keeps_its_byte_order_mark(tmp_path: Path
     path.write_bytes(b"\xef\xbb\xbftask_id,trial,grader,label,rater\r\nt1,0,g,pass,ann\r\n")
     (label,) = load_labels(path)
     assert (label.task_id, label.trial, label.rater) == ("t1", 0, "ann")
+
+
+def test_one_decided_item_has_no_kappa_anywhere_and_says_why(tmp_path: Path) -> None:
+    # One item, judge and human disagree: p_o = 0, p_e = 1·0 + 0·1 = 0, so the formula
+    # gives κ = 0 ("slight") from no sample, beside a warning that κ has no value.
+    labels = write(tmp_path / "one.jsonl", [row("t0", "ana", "pass"), row("t0", "judge", "fail")])
+    proc = agentgauge("calibrate", str(labels), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    why = (
+        "κ has no value: only 1 item is decided by both raters, and κ needs at least two "
+        "(label more items to measure agreement)"
+    )
+    for stats in [out["judge_vs_human"], *out["per_rater"], *out["by_grader"]]:
+        assert stats["kappa"] is None and stats["kappa_band"] is None
+        assert stats["ci95"] is None and stats["null_reason"] == why
+        assert stats["raw_agreement"] == 0.0  # measured: the one item disagrees
+    # α over one pairable item is 0 or undefined whatever the raters say.
+    alpha = out["krippendorff_alpha"]
+    assert alpha["all_raters"] is None and alpha["humans"] is None
+    assert alpha["null_reasons"] == {
+        "all_raters": "only 1 item has decided labels from two of these raters: α needs at "
+        "least two such items",
+        "humans": "one human rater: α among the humans needs two",
+    }
+    text = " ".join(agentgauge("calibrate", str(labels), cwd=tmp_path).stdout.split())
+    assert "Cohen's κ - [-, -] (undefined)" in text and "0.000 [" not in text
+    assert f"— rater ana, grader rubric:c: {why}" in text
+    assert "— α, all raters: only 1 item has decided labels" in text
+    assert "— α, humans only: one human rater" in text
+
+
+def test_alpha_of_one_label_says_it_is_undefined(tmp_path: Path) -> None:
+    # Two items, every label 'pass': D_e = 0, α is 0/0; it printed a bare '-'.
+    rows = [row(f"t{k}", r, "pass") for k in range(2) for r in ("ana", "ben", "judge")]
+    labels = write(tmp_path / "allpass.jsonl", rows)
+    out = json.loads(agentgauge("calibrate", str(labels), "--json", cwd=tmp_path).stdout)
+    why = (
+        "every decided label on the items rated twice is 'pass': α is undefined (no "
+        "disagreement is expected by chance)"
+    )
+    assert out["krippendorff_alpha"]["null_reasons"] == {"all_raters": why, "humans": why}
+    text = " ".join(agentgauge("calibrate", str(labels), cwd=tmp_path).stdout.split())
+    assert f"— α, all raters: {why}" in text and f"— α, humans only: {why}" in text
+
+
+def test_alpha_has_no_null_reasons_when_measured(tmp_path: Path) -> None:
+    rows = []
+    for k, (a, b, j) in enumerate([("pass", "pass", "pass"), ("fail", "fail", "pass")]):
+        rows += [row(f"t{k}", "ana", a), row(f"t{k}", "ben", b), row(f"t{k}", "judge", j)]
+    out = json.loads(
+        agentgauge(
+            "calibrate", str(write(tmp_path / "l.jsonl", rows)), "--json", cwd=tmp_path
+        ).stdout
+    )
+    assert out["krippendorff_alpha"]["humans"] == 1.0
+    assert out["krippendorff_alpha"]["null_reasons"] == {}
+
+
+def test_no_bootstrap_says_why_there_is_no_interval(tmp_path: Path) -> None:
+    # --bootstrap 0: κ's interval was null with null_reason null, printed as [-, -].
+    rows = []
+    for k, (human, judge) in enumerate([("pass", "pass"), ("fail", "pass"), ("fail", "fail")]):
+        rows += [row(f"t{k}", "ana", human), row(f"t{k}", "judge", judge)]
+    labels = write(tmp_path / "l.jsonl", rows)
+    out = json.loads(
+        agentgauge("calibrate", str(labels), "--bootstrap", "0", "--json", cwd=tmp_path).stdout
+    )
+    off = "no interval: the bootstrap was turned off (--bootstrap 0)"
+    for stats in [out["judge_vs_human"], *out["per_rater"]]:
+        # p_o = 2/3, p_e = (1·2 + 2·1)/9 = 4/9, κ = (2/3 − 4/9)/(5/9) = 0.4
+        assert stats["kappa"] == pytest.approx(0.4)
+        assert stats["ci95"] is None and stats["null_reason"] == off
+    (grader,) = out["by_grader"]
+    assert grader["ci95"] is None
+    assert grader["null_reason"].startswith("no interval per grader:")
+    text = " ".join(
+        agentgauge("calibrate", str(labels), "--bootstrap", "0", cwd=tmp_path).stdout.split()
+    )
+    assert f"Cohen's κ 0.400 [-, -] (fair), raw agreement 0.667 — {off}" in text
+    assert f"— rater ana: {off}" in text
+    assert "— grader rubric:c: no interval per grader:" in text
+
+
+def test_grader_rows_say_why_they_have_no_interval(tmp_path: Path) -> None:
+    # With the bootstrap on, the overall κ has an interval; a criterion's never has, and
+    # its row now says so rather than leaving the cell empty.
+    out = json.loads(
+        agentgauge(
+            "calibrate", str(write(tmp_path / "l.jsonl", table_rows())), "--json", cwd=tmp_path
+        ).stdout
+    )
+    assert out["judge_vs_human"]["ci95"] is not None
+    assert out["judge_vs_human"]["null_reason"] is None
+    (grader,) = out["by_grader"]
+    assert grader["kappa"] == pytest.approx(0.4) and grader["ci95"] is None
+    assert grader["null_reason"].startswith("no interval per grader:")

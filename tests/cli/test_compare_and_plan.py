@@ -126,6 +126,68 @@ def test_two_tasks_cannot_tell_on_screen_in_json_and_in_the_record(tmp_path: Pat
     assert line7["text"].endswith(f"): {reason}")
 
 
+def _outcomes_of(path: Path, agent: str, outcomes: dict[str, list[bool]]) -> Path:
+    rows = [
+        {"task_id": task, "trial": k, "success": ok, "agent": agent}
+        for task, oks in outcomes.items()
+        for k, ok in enumerate(oks)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_one_shared_task_says_why_each_figure_is_missing(tmp_path: Path) -> None:
+    # One task, A 1/3 and B 3/3: no spread between tasks, so no SE, interval, test or
+    # correlation. They were null with no reason, and the screen printed bare dashes.
+    a = _outcomes_of(tmp_path / "a.jsonl", "a", {"t": [True, False, False]})
+    b = _outcomes_of(tmp_path / "b.jsonl", "b", {"t": [True, True, True]})
+    res = run_cli("compare", str(a), str(b), "--json")
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    spread = (
+        "one shared task: no spread between tasks to measure, and a standard error, an "
+        "interval and a test need at least two"
+    )
+    assert d["null_reasons"] == {
+        **dict.fromkeys(("se_paired", "se_unpaired", "df", "ci", "ci95", "p_value"), spread),
+        "ci95_score": "one shared task: each run's success-rate interval needs at least two "
+        "tasks (the trials of one task share its difficulty)",
+        "correlation": "one shared task: a correlation needs at least two",
+    }
+    for key in d["null_reasons"]:
+        assert d[key] is None, key
+    res = run_cli("compare", str(a), str(b))
+    assert res.returncode == 0, res.stderr
+    screen = " ".join(res.stdout.split())  # the notes wrap
+    assert f"— B − A CI, p-value, SE paired, SE unpaired: {spread}" in screen
+    assert "— correlation: one shared task: a correlation needs at least two" in screen
+
+
+def test_a_constant_rate_says_why_there_is_no_correlation(tmp_path: Path) -> None:
+    # A passes both tasks, B one of them: A's rates do not vary, so Pearson's r is 0/0.
+    a = _outcomes_of(tmp_path / "a.jsonl", "a", {"t": [True], "u": [True]})
+    b = _outcomes_of(tmp_path / "b.jsonl", "b", {"t": [True], "u": [False]})
+    d = json.loads(run_cli("compare", str(a), str(b), "--json").stdout)
+    why = "A's rate is 100.0% on every shared task: a correlation with a constant is undefined"
+    assert d["correlation"] is None and d["null_reasons"] == {"correlation": why}
+    assert d["se_paired"] == pytest.approx(0.5)  # sd(0, −1)/√2 = 0.7071/1.4142
+    screen = " ".join(run_cli("compare", str(a), str(b)).stdout.split())
+    assert f"— correlation: {why}" in screen
+    both = json.loads(run_cli("compare", str(a), str(a), "--json").stdout)
+    assert both["null_reasons"]["correlation"] == (
+        "both runs' rates are the same on every shared task (A 100.0%, B 100.0%): a "
+        "correlation with a constant is undefined"
+    )
+
+
+def test_figures_with_values_have_no_null_reasons(tmp_path: Path, theta: np.ndarray) -> None:
+    a = write_run(tmp_path / "a.jsonl", theta, trials=2, seed=1, agent="a")
+    b = write_run(tmp_path / "b.jsonl", theta, trials=2, seed=2, agent="b")
+    d = json.loads(run_cli("compare", str(a), str(b), "--json").stdout)
+    assert d["null_reasons"] == {}
+    assert "— " not in run_cli("compare", str(a), str(b)).stdout.split("Comparison record")[0]
+
+
 def test_alpha_sets_the_fewest_tasks_on_the_command_line(tmp_path: Path) -> None:
     # 5 tasks all moving: 2 · 0.5^5 = 0.0625, too few at the default 0.05, enough at 0.1.
     a, b = _all_moving(tmp_path / "a.jsonl", 5, False), _all_moving(tmp_path / "b.jsonl", 5, True)

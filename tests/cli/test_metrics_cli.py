@@ -101,6 +101,30 @@ def test_null_reasons_reach_the_json(monkeypatch: pytest.MonkeyPatch) -> None:
     assert g["agent"] is None  # two agents in one group: no single label
 
 
+def test_pass_k_of_one_task_says_why_it_has_no_se(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One task, three trials (pass, fail, fail): pass@1 = 1/3, pass@2 = 1 − C(2,2)/C(3,2)
+    # = 2/3, but over one task there is no spread to estimate their SE from; the SEs were
+    # null with no reason, while the success rate's SE said "one task".
+    src = tmp_path / "one.jsonl"
+    rows = [{"task_id": "t", "success": ok, "agent": "a"} for ok in (True, False, False)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run(["metrics", str(src), "--k", "1,2,4", "--json"], monkeypatch)
+    assert code == 0, err
+    (g,) = json.loads(out)["groups"]
+    assert g["pass_at_k"]["2"] == pytest.approx(2 / 3)
+    why = "one task: no spread to estimate"
+    for name in ("pass_at_k", "pass_hat_k"):
+        assert g[f"{name}_se"] == {"1": None, "2": None, "4": None}
+        assert g["null_reasons"][f"{name}_se.1"] == g["null_reasons"][f"{name}_se.2"] == why
+        # k = 4 has no value at all, and its own reason: no second one for its SE.
+        assert f"{name}_se.4" not in g["null_reasons"] and g["null_reasons"][f"{name}.4"]
+    code, out, err = run(["metrics", str(src), "--k", "1,2"], monkeypatch)
+    assert code == 0, err
+    assert "pass_at_k_se.1, pass_at_k_se.2, pass_hat_k_se.1, pass_hat_k_se.2: " + why in out
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

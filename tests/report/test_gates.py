@@ -375,7 +375,8 @@ def test_a_null_metric_fails_with_the_reason_recorded_for_it_or_its_section(
     trials = tmp_path / "t.jsonl"
     trials.write_text('{"task_id": "a", "success": true}\n')
     metrics = ("latency_s.p95", "tokens.input", "success_rate.se", "control.accuracy",
-               "recovery.recovered", "pass_hat_k.2", "calls.model")  # fmt: skip
+               "recovery.recovered", "pass_hat_k.2", "calls.model", "pass_at_k_se.1",
+               "pass_hat_k_se.1")  # fmt: skip
     config = validate_gate_config({"gates": [{"metric": m, "max": 1} for m in metrics]})
     details = [r.detail for r in run_gates(str(trials), config)]
     # Before, the first three said "cannot check: latency_s.p95 is null" and so on.
@@ -387,6 +388,9 @@ def test_a_null_metric_fails_with_the_reason_recorded_for_it_or_its_section(
         "cannot check: no trial has a transcript",
         "cannot check: k=2 exceeds the trials of 1 of 1 tasks (fewest: 1)",
         "cannot check: no trial records a model-call count",
+        # Said "pass_at_k_se.1 is null": the SE of a value over one task.
+        "cannot check: one task: no spread to estimate",
+        "cannot check: one task: no spread to estimate",
     ]
     bound = validate_gate_config(
         {"gates": [{"metric": "recovery.recovered", "min": 0.5, "bound": "ci_lower"}]}

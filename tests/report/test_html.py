@@ -264,6 +264,30 @@ def test_the_record_headline_is_short_with_capabilities_in_a_table() -> None:
     assert rows["cap0"]["rate_a"] == pytest.approx(0.25)
 
 
+def test_a_capability_of_one_task_says_why_it_has_no_interval_in_markdown() -> None:
+    from agentgauge.report.build import ReportInputs, build_report, markdown_summary
+
+    # cap0 holds one task, cap1 two: cap0's paired difference has no spread, so no
+    # interval; the Markdown table showed a bare dash where the HTML's caption says why.
+    def side(agent: str, ok: bool) -> list[Trial]:
+        return [
+            _trial(f"t{t}", k, agent, ok != (t == 2 and k == 0), capability=f"cap{min(t, 1)}")
+            for t in range(3)
+            for k in range(2)
+        ]
+
+    a, b = _source("a", "s", side("A", False)), _source("b", "s", side("B", True))
+    data = build_report(ReportInputs(sources=[a, b], record=["x"], comparison={}, compared=(a, b)))
+    rows = {r["label"]: r for r in data.capabilities}
+    assert rows["cap0"]["ci"] is None and rows["cap1"]["ci"] is not None
+    md = markdown_summary(data)
+    assert "| cap0 | 1 |" in md and "| – |" in md
+    assert (
+        "– 95% CI: a capability with one shared task has no interval (no spread between "
+        "tasks to measure)"
+    ) in md
+
+
 def test_a_long_transcript_is_cut_with_the_count_of_events_left_out() -> None:
     from agentgauge.report.html import EVENTS_SHOWN
 

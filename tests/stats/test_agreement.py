@@ -74,8 +74,8 @@ def test_kappa_agrees_with_statsmodels_on_random_tables(table: list[list[int]]) 
     ours = cohens_kappa_table(t)
     n = t.sum()
     pe = (t.sum(0) * t.sum(1)).sum() / n**2 if n else 1.0
-    if n == 0 or math.isclose(pe, 1.0):
-        assert math.isnan(ours)  # undefined, not 0 or 1
+    if n < 2 or math.isclose(pe, 1.0):
+        assert math.isnan(ours)  # undefined, not 0 or 1 (statsmodels gives 0 for one item)
     else:
         assert ours == pytest.approx(sm_cohens_kappa(t).kappa, abs=1e-9)
         assert ours <= 1 + 1e-12
@@ -145,6 +145,17 @@ def test_kappa_undefined_when_both_raters_use_one_category() -> None:
     assert math.isnan(res.ci95[0]) and res.n_boot_undefined == res.n_boot
 
 
+def test_kappa_undefined_from_one_item() -> None:
+    # One disagreeing item: p_o = 0, marginals (1, 0) and (0, 1), p_e = 0, so the formula
+    # gives (0 − 0)/(1 − 0) = 0 — a κ from no sample, not a measured chance-level agreement.
+    res = cohens_kappa([0], [1], n_labels=2)
+    assert math.isnan(res.kappa) and res.n == 1
+    assert res.raw_agreement == 0.0  # the one item's agreement is still reported
+    assert math.isnan(cohens_kappa_table([[0, 1], [0, 0]]))
+    # Two items are enough: [[1, 0], [1, 0]] gives p_o = 1/2, p_e = (1·2 + 1·0)/4 = 1/2, κ = 0.
+    assert cohens_kappa([0, 1], [0, 0], n_labels=2, n_boot=0).kappa == 0.0
+
+
 def test_inputs_are_not_mutated_and_bad_shapes_fail() -> None:
     a = np.array([0, 1, -1, 1])
     b = np.array([0, 1, 1, 0])
@@ -195,6 +206,10 @@ def test_alpha_extremes_and_undefined() -> None:
     assert math.isnan(krippendorff_alpha_nominal([[1, 1], [1, 1]]))
     # nothing pairable
     assert math.isnan(krippendorff_alpha_nominal([[0, NAN], [NAN, 1]]))
+    # one pairable unit: its pairs are both the observed and the expected disagreement,
+    # so the formula gives 1 − (m − 1)·[(m² − Σn_c²)/(m − 1)]/(m² − Σn_c²) = 0 whatever
+    # the labels: not a measurement (m = 3, values 0, 0, 1 here)
+    assert math.isnan(krippendorff_alpha_nominal([[0, NAN], [0, 1], [1, NAN]]))
     with pytest.raises(ValueError):
         krippendorff_alpha_nominal([[0.5, 1], [0, 1]])
 

@@ -551,3 +551,38 @@ def test_an_unmeasured_figure_says_why(tmp_path: Path) -> None:
     # Visible under each table, as the terminal prints them.
     assert page.count(f"<li>– pass_at_k.4, pass_hat_k.4: {exceeds}</li>") == 2
     assert page.count("<li>– latency_s: no trial records a latency</li>") == 2
+
+
+def test_a_diff_of_one_task_says_why_its_figures_are_missing(tmp_path: Path) -> None:
+    # One shared task: the comparison has no interval, SE or p-value, and the page showed
+    # bare dashes where `compare` now prints why.
+    import subprocess
+    import sys
+
+    from viewer_support import serving
+
+    db = tmp_path / "agentgauge.db"
+    for run_id, outcomes in (("one-a", (True, False, False)), ("one-b", (True, True, True))):
+        src = tmp_path / f"{run_id}.jsonl"
+        rows = [{"task_id": "t", "trial": k, "success": ok} for k, ok in enumerate(outcomes)]
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        cmd = [sys.executable, "-m", "agentgauge", "import", "jsonl", str(src)]
+        done = subprocess.run(
+            [*cmd, "--store", str(db), "--run-id", run_id],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+    spread = (
+        "one shared task: no spread between tasks to measure, and a standard error, an "
+        "interval and a test need at least two"
+    )
+    with serving(db) as s:
+        c = _json(s, "/diff?a=one-a&b=one-b")["comparison"]
+        assert c["ci95"] is None and c["se_paired"] is None and c["p_value"] is None
+        assert c["null_reasons"]["ci95"] == c["null_reasons"]["p_value"] == spread
+        status, _, body = _get(s, "/diff?a=one-a&b=one-b")
+    assert status == 200
+    page = body.decode()
+    assert f"<li>– 95% interval, SE paired, p: {spread}</li>" in page
+    assert 'id="comparison-unknown"' in page

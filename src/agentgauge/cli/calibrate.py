@@ -88,29 +88,32 @@ def _print(r: dict[str, Any]) -> None:
         per = Table(title="per rater and per grader")
         for col in ("against", "items", "κ", "95% CI", "agreement"):
             per.add_column(col, justify="left" if col == "against" else "right")
-        for p in r["per_rater"]:
+        notes: dict[str, list[str]] = {}
+        for who, p in [(f"rater {p['rater']}", p) for p in r["per_rater"]] + [
+            (f"grader {g['grader']}", g) for g in r["by_grader"]
+        ]:
             ci = p["ci95"] or [None, None]
             per.add_row(
-                terminal_text(f"rater {p['rater']}"),
+                terminal_text(who),
                 str(p["n_decided"]),
                 _fmt(p["kappa"]),
                 f"[{_fmt(ci[0])}, {_fmt(ci[1])}]",
                 _fmt(p["raw_agreement"]),
             )
-        for g in r["by_grader"]:
-            per.add_row(
-                terminal_text(f"grader {g['grader']}"),
-                str(g["n_decided"]),
-                _fmt(g["kappa"]),
-                "",
-                _fmt(g["raw_agreement"]),
-            )
+            if p.get("null_reason"):
+                notes.setdefault(p["null_reason"], []).append(who)
         out.print(per)
+        for reason, rows in notes.items():  # each reason once, with the rows it is about
+            out.print(terminal_text(f"— {', '.join(rows)}: {reason}", "dim"))
         ka = r["krippendorff_alpha"]
         out.print(
             f"Krippendorff's α (nominal): all raters {_fmt(ka['all_raters'])}, "
             f"humans only {_fmt(ka['humans'])}"
         )
+        why = ka.get("null_reasons", {})
+        for key, name in (("all_raters", "all raters"), ("humans", "humans only")):
+            if why.get(key):
+                out.print(terminal_text(f"— α, {name}: {why[key]}", "dim"))
         us = r["unknown_share"]
         out.print(f"unknown share: judge {_fmt(us['judge'])}, humans {_fmt(us['humans'])}")
     for p in r["pairwise"] or []:

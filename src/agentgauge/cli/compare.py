@@ -46,8 +46,18 @@ def _money(x: float | None, why: str | None) -> str:
     return f"${x:,.4g}"
 
 
+#: The table's name for each figure `Comparison.null_reasons` may explain, in its order.
+_SHOWN = {
+    "ci": "B − A CI",
+    "p_value": "p-value",
+    "se_paired": "SE paired",
+    "se_unpaired": "SE unpaired",
+    "correlation": "correlation",
+}
+
+
 def _print(result: CompareResult, out: Console) -> None:
-    from agentgauge.report.terminal import capability_table
+    from agentgauge.report.terminal import capability_table, comparison_null_reason_lines
 
     c: Comparison = result.comparison
     colour = {"better": "green", "worse": "red", "noise": "yellow"}[c.superiority]
@@ -84,6 +94,8 @@ def _print(result: CompareResult, out: Console) -> None:
     if result.components is not None:
         t.add_row("configuration", terminal_text(result.components.sentence()))
     out.print(t)
+    for line in comparison_null_reason_lines(c.null_reasons, _SHOWN):
+        out.print(terminal_text(f"— {line}", "dim"))
     for name, flips in (
         ("passed in A, failed in B", c.a_only),
         ("failed in A, passed in B", c.b_only),

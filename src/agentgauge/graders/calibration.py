@@ -15,7 +15,8 @@ Reported, as the ``agentgauge.calibrate/1`` object:
 - ``per_rater``: the judge against each human rater;
 - ``by_grader``: judge-vs-consensus κ and agreement per criterion/grader;
 - ``krippendorff_alpha``: α (nominal, unknown = missing) across all raters,
-  and across the humans alone (the ceiling a judge can be expected to reach);
+  and across the humans alone (the ceiling a judge can be expected to reach),
+  with ``null_reasons`` saying why either has no value;
 - ``unknown_share``: share of ``unknown`` among the judge's labels and the humans';
 - ``pairwise``: per rater with pairwise records, the position-flip rate — the
   share of complete, decided A–B/B–A pairs whose preferences name different
@@ -68,8 +69,15 @@ def kappa_band(kappa: float | None) -> str | None:
 
 
 def _agreement(
-    human: Sequence[str], judge: Sequence[str], *, n_boot: int, seed: int
+    human: Sequence[str],
+    judge: Sequence[str],
+    *,
+    n_boot: int,
+    seed: int,
+    no_boot: str = "no interval: the bootstrap was turned off (--bootstrap 0)",
 ) -> dict[str, Any]:
+    """κ, its interval and the confusion table of one comparison. ``no_boot`` says why
+    there is no interval when ``n_boot`` is 0."""
     h = np.array([_CODES[v] for v in human], dtype=np.int64)
     j = np.array([_CODES[v] for v in judge], dtype=np.int64)
     res = cohens_kappa(h, j, n_labels=2, n_boot=n_boot, seed=seed)
@@ -80,20 +88,28 @@ def _agreement(
     lo, hi = (_num(res.ci95[0]), _num(res.ci95[1])) if n_boot else (None, None)
     why: str | None = None
     if kappa is None:
-        # Chance agreement is 1 (one label for every item, from both sides) or nothing
-        # was decided: κ = (p_o − p_e)/(1 − p_e) has no value.
-        why = (
-            "no item has a decided label from both raters"
-            if not res.n
-            else "κ is undefined: both raters gave every decided item the same label, so "
-            "agreement by chance is 1 (label items that differ to measure agreement)"
-        )
+        # Chance agreement is 1 (one label for every item, from both sides), or fewer
+        # than two items were decided: κ = (p_o − p_e)/(1 − p_e) has no value.
+        if not res.n:
+            why = "no item has a decided label from both raters"
+        elif res.n == 1:
+            why = (
+                "κ has no value: only 1 item is decided by both raters, and κ needs at "
+                "least two (label more items to measure agreement)"
+            )
+        else:
+            why = (
+                "κ is undefined: both raters gave every decided item the same label, so "
+                "agreement by chance is 1 (label items that differ to measure agreement)"
+            )
     ci95: list[float | None] | None = [lo, hi] if n_boot else None
     if ci95 is not None and (lo is None or hi is None or lo == hi):
         # Every replicate gave the same κ: a zero-width interval from a few dozen items
         # is not a measurement.
         ci95 = None
         why = why or _no_interval(res.table, kappa, res.n)
+    if not n_boot:
+        why = why or no_boot
     return {
         "n_items": len(h),
         "n_decided": res.n,
@@ -120,6 +136,14 @@ def _agreement(
             "matrix": full.tolist(),
         },
     }
+
+
+# Why a criterion's κ has no interval: read it against the overall one.
+_NO_GRADER_INTERVAL = (
+    "no interval per grader: the bootstrap interval is computed for the judge against "
+    "the humans overall and per rater; read a criterion's κ as a point, beside the "
+    "overall interval and its raw agreement"
+)
 
 
 def _no_interval(table: np.ndarray[Any, Any], kappa: float | None, n: int) -> str:
@@ -257,23 +281,49 @@ def calibrate(
                 [judge_labels[i] for i in items],
                 n_boot=0,
                 seed=seed,
+                no_boot=_NO_GRADER_INTERVAL,
             )
             out["by_grader"].append({"grader": grader, **stats})
         every = sorted({lb.item for lb in grades}, key=repr)
         col = {item: k for k, item in enumerate(every)}
 
-        def alpha(names: Sequence[str]) -> float | None:
+        def alpha(names: Sequence[str]) -> tuple[float | None, str | None]:
             mat = np.full((len(names), len(every)), np.nan)
             row = {name: k for k, name in enumerate(names)}
             for lb in grades:
                 if lb.rater in row and lb.decided:
                     mat[row[lb.rater], col[lb.item]] = _CODES[lb.label]
-            return _num(krippendorff_alpha_nominal(mat))
+            value = _num(krippendorff_alpha_nominal(mat))
+            if value is not None:
+                return value, None
+            # α pairs the decided labels within an item; it is undefined with fewer than
+            # two such items, or when every paired label is the same (D_e = 0: nothing to
+            # disagree on).
+            paired = mat[:, (~np.isnan(mat)).sum(axis=0) >= 2]
+            if paired.shape[1] < 2:
+                return None, (
+                    f"{'no item has' if not paired.shape[1] else 'only 1 item has'} decided "
+                    "labels from two of these raters: α needs at least two such items"
+                )
+            codes = np.unique(paired[~np.isnan(paired)]).astype(np.int64)
+            return None, (
+                f"every decided label on the items rated twice is {_ORDER[codes[0]]!r}: α is "
+                "undefined (no disagreement is expected by chance)"
+            )
 
+        all_raters, all_why = alpha([judge_rater, *human_raters])
+        if len(human_raters) >= 2:
+            humans_alpha, humans_why = alpha(human_raters)
+        else:
+            humans_alpha = None
+            humans_why = "one human rater: α among the humans needs two"
         out["krippendorff_alpha"] = {
-            "all_raters": alpha([judge_rater, *human_raters]),
-            "humans": alpha(human_raters) if len(human_raters) >= 2 else None,
+            "all_raters": all_raters,
+            "humans": humans_alpha,
             "level": "nominal; unknown labels are missing values",
+            "null_reasons": {
+                k: v for k, v in (("all_raters", all_why), ("humans", humans_why)) if v
+            },
         }
         j_all = [lb.label for lb in grades if lb.rater == judge_rater]
         h_all = [lb.label for lb in grades if lb.rater in human_raters]

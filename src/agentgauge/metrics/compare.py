@@ -431,6 +431,45 @@ class Comparison:
             return "A's cost per success is $0"
         return None if self.cost_ratio is not None else overflow_reason("B / A")
 
+    @property
+    def null_reasons(self) -> dict[str, str]:
+        """Why each of the comparison's figures that is ``None`` has no value, keyed as
+        in `to_dict` (``se_paired``, ``ci95``, ``correlation``, ...); figures that are
+        ``None`` because they do not apply (``mcnemar``, ``n_clusters``, ``margin``) and
+        the cost of pass (whose reasons are its own) are not listed."""
+        why: dict[str, str] = {}
+        if self.n_tasks < 2:
+            # Clustering needs two families, so one task is the only way to no SE: the
+            # paired and unpaired SE, the t reference, its interval and test all need two.
+            spread = (
+                "one shared task: no spread between tasks to measure, and a standard error, "
+                "an interval and a test need at least two"
+            )
+            for key in ("se_paired", "se_unpaired", "df", "ci", "ci95", "p_value"):
+                if getattr(self, key) is None:
+                    why[key] = spread
+            if self.ci95_score is None:
+                why["ci95_score"] = (
+                    "one shared task: each run's success-rate interval needs at least two "
+                    "tasks (the trials of one task share its difficulty)"
+                )
+            if self.correlation is None:
+                why["correlation"] = "one shared task: a correlation needs at least two"
+        elif self.correlation is None:
+            constant = [
+                (side, f"{100 * float(p[0]):.1f}%")
+                for side, p in (("A", self.p_a), ("B", self.p_b))
+                if not float(p.std()) > 0
+            ]
+            which = (
+                f"{constant[0][0]}'s rate is {constant[0][1]} on every shared task"
+                if len(constant) == 1
+                else "both runs' rates are the same on every shared task "
+                f"(A {constant[0][1]}, B {constant[1][1]})"
+            )
+            why["correlation"] = f"{which}: a correlation with a constant is undefined"
+        return why
+
     def non_inferior_at(self, margin: float) -> bool | None:
         """Whether B is not worse than A by more than ``margin`` (lower bound > −margin).
 
@@ -506,6 +545,7 @@ class Comparison:
             "scope": self.scope,
             "scope_a": self.scope_a or BASE_SCOPE,
             "scope_b": self.scope_b or BASE_SCOPE,
+            "null_reasons": self.null_reasons,
             "per_task": [
                 {"task_id": t, "p_a": float(a), "p_b": float(b)}
                 for t, a, b in zip(self.tasks, self.p_a, self.p_b, strict=True)

@@ -222,6 +222,10 @@ def outcome_metrics(
         hat_k[k] = _pass_aggregate(np.asarray(pass_hat_k(n_arr, c_arr, k)), n_arr, k)
         if at_k[k].reason:
             reasons[f"pass_at_k.{k}"] = reasons[f"pass_hat_k.{k}"] = str(at_k[k].reason)
+    for name, aggs in (("pass_at_k", at_k), ("pass_hat_k", hat_k)):
+        for k, agg in aggs.items():
+            if agg.value is not None and agg.se is None:  # a value over one task
+                reasons[f"{name}_se.{k}"] = "one task: no spread to estimate"
 
     consistency: float | None = None
     single = int(np.count_nonzero(n_arr < 2))

@@ -875,4 +875,12 @@ def markdown_summary(data: ReportData) -> str:
                 f"| {esc(c['label'])} | {c['n_tasks']} | {_pct(c['rate_a'])} | "
                 f"{_pct(c['rate_b'])} | {_pct(c['diff'])} | {ci} |"
             )
+        if any(c["ci"] is None for c in data.capabilities):
+            # As the HTML's caption says: the dash is not a figure nobody looked for.
+            by = data.capabilities[0].get("by", "capability")
+            lines += [
+                "",
+                f"– 95% CI: a {by} with one shared task has no interval (no spread "
+                "between tasks to measure)",
+            ]
     return "\n".join(lines) + "\n"

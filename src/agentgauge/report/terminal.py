@@ -9,7 +9,7 @@ trials: every cell and line is a `Text` with controls made visible
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich import box
@@ -353,6 +353,21 @@ def null_reason_lines(data: dict[str, Any]) -> list[str]:
             where = f" ({who[0]})" if len(who) == 1 else f" ({len(who)} groups)"
         lines.append(f"{note}{where}")
     return lines
+
+
+def comparison_null_reason_lines(
+    null_reasons: Mapping[str, str], names: Mapping[str, str]
+) -> list[str]:
+    """Why each figure of a comparison (``null_reasons`` of an ``agentgauge.compare/1``
+    object) that a table shows is missing: each reason once, after the figures it
+    applies to (``p-value, SE paired: one shared task: ...``). ``names`` maps the keys
+    of the figures shown to their names there, in the table's order; the others are
+    left out. What `compare` and the viewer's run diff print under their tables."""
+    notes: dict[str, list[str]] = {}
+    for key, name in names.items():
+        if null_reasons.get(key):
+            notes.setdefault(null_reasons[key], []).append(name)
+    return [f"{', '.join(shown)}: {reason}" for reason, shown in notes.items()]
 
 
 # --------------------------------------------------------------------------- behaviour

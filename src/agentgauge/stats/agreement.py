@@ -6,8 +6,8 @@ Pure numerics over numpy arrays. Labels are small non-negative integer codes
 `krippendorff_alpha_nominal`. Inputs are validated once here and never mutated.
 
 Undefined values are ``None``-like ``nan`` at this level (κ when both raters
-used a single and the same category: p_e = 1, 0/0); callers turn them into JSON
-``null`` with a reason rather than guessing 0 or 1.
+used a single and the same category: p_e = 1, 0/0; κ from fewer than two items);
+callers turn them into JSON ``null`` with a reason rather than guessing 0 or 1.
 """
 
 from __future__ import annotations
@@ -74,8 +74,9 @@ def _kappa_from_tables(tables: FloatArray) -> FloatArray:
         po = np.trace(p, axis1=-2, axis2=-1)
         pe = (p.sum(axis=-1) * p.sum(axis=-2)).sum(axis=-1)
         kappa = (po - pe) / (1.0 - pe)
-    # p_e = 1 (one shared category) or no items: κ is 0/0, undefined.
-    undefined = (n == 0) | np.isclose(pe, 1.0, rtol=0.0, atol=1e-12)
+    # p_e = 1 (one shared category): κ is 0/0, undefined. One item is no sample either:
+    # a single disagreement gives p_o = p_e = 0, a κ of 0 that measures nothing.
+    undefined = (n < 2) | np.isclose(pe, 1.0, rtol=0.0, atol=1e-12)
     return np.where(undefined, np.nan, kappa)
 
 
@@ -86,9 +87,11 @@ def cohens_kappa_table(table: npt.ArrayLike) -> float:
     and p_e = Σ_i (n_i· / n)(n_·i / n) the agreement expected by chance from
     the two raters' marginal distributions.
 
-    Returns ``nan`` when κ is undefined (no items, or p_e = 1: both raters used
-    one and the same category). Agrees with
-    ``statsmodels.stats.inter_rater.cohens_kappa(table).kappa`` (unweighted).
+    Returns ``nan`` when κ is undefined: p_e = 1 (both raters used one and the
+    same category), or fewer than two items (one disagreeing item gives
+    p_o = p_e = 0, a κ of 0 from no sample). Otherwise agrees with
+    ``statsmodels.stats.inter_rater.cohens_kappa(table).kappa`` (unweighted),
+    which returns 0 for that single item.
 
     Cohen, J. (1960). A coefficient of agreement for nominal scales.
     *Educational and Psychological Measurement*, 20(1), 37–46.
@@ -126,7 +129,8 @@ class KappaResult:
     """Cohen's κ between two raters with its bootstrap interval."""
 
     kappa: float
-    """Point estimate on all items both raters decided; ``nan`` when undefined."""
+    """Point estimate on all items both raters decided; ``nan`` when undefined (p_e = 1,
+    or fewer than two items)."""
     ci95: tuple[float, float]
     """Percentile bootstrap interval (items resampled); ``nan`` bounds when undefined."""
     raw_agreement: float
@@ -226,9 +230,11 @@ def krippendorff_alpha_nominal(data: npt.ArrayLike) -> float:
 
         α = 1 − D_o / D_e = 1 − (n − 1) · Σ_{c≠k} o_ck / Σ_{c≠k} n_c · n_k.
 
-    Returns ``nan`` when α is undefined (no pairable unit, or every pairable
-    value in one category: D_e = 0). α = 1 is perfect agreement, 0 is chance;
-    it can be negative (systematic disagreement).
+    Returns ``nan`` when α is undefined: fewer than two pairable units (with one,
+    the observed and the expected disagreement are the same pairs, so α is 0 or
+    0/0 whatever the raters do), or every pairable value in one category
+    (D_e = 0). α = 1 is perfect agreement, 0 is chance; it can be negative
+    (systematic disagreement).
 
     Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
     Annenberg School for Communication, University of Pennsylvania; and
@@ -243,7 +249,7 @@ def krippendorff_alpha_nominal(data: npt.ArrayLike) -> float:
         raise ValueError("category codes must be non-negative integers (NaN for missing)")
     m = present.sum(axis=0)
     pairable = m >= 2
-    if not pairable.any():
+    if np.count_nonzero(pairable) < 2:
         return float("nan")
     cats = np.unique(values).astype(np.int64)
     # counts[u, c]: how many raters put unit u in category c (pairable units only).

@@ -49,7 +49,7 @@ from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
 from agentgauge.report.formats import success_se_of
 from agentgauge.report.record import p_text
-from agentgauge.report.terminal import null_reason_lines
+from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
 from agentgauge.table import TrialTable
@@ -135,6 +135,7 @@ _ENV.globals.update(
     max_text=MAX_TEXT,
     null_reasons=null_reason_lines,
     success_se=success_se_of,
+    comparison_null_reasons=comparison_null_reason_lines,
 )
 
 
