@@ -159,6 +159,10 @@ class PriceTable:
         (default: now)."""
         if usage is None:
             return Quote(None, "unknown: the call recorded no token counts")
+        key = (tuple(n for n in names if n), provider)
+        known_unknown = self._unknown.get(key)
+        if known_unknown is not None:  # which models are known does not depend on the date
+            return known_unknown
         entry = self._user_entry(names)
         if entry is not None:
             price = self._prices[entry]
@@ -171,10 +175,6 @@ class PriceTable:
             return Quote(None, "unknown: the call names no model")
         if not self.fallback:
             return Quote(None, f"unknown: no user price for {candidates[0]!r}")
-        key = (tuple(candidates), provider)
-        known_unknown = self._unknown.get(key)
-        if known_unknown is not None:  # which models it knows does not depend on the date
-            return known_unknown
         for name in candidates:
             found = _genai_quote(name, provider, usage, at)
             if found is not None:
