@@ -25,6 +25,9 @@ __all__ = [
     "EVENT_INDEX",
     "MESSAGE_EVENT",
     "RECORD_ATTRIBUTES",
+    "RECORD_CALL_ATTEMPTS",
+    "RECORD_CALL_COST",
+    "RECORD_CALL_PRICE_SOURCE",
     "RECORD_MARK",
     "RESULT_INDEX",
     "TOOL_RESULT_EVENT",
@@ -42,6 +45,11 @@ __all__ = [
 ]
 
 RECORD_MARK = "agentgauge.record"
+#: A model call's span attributes for what the GenAI conventions have no key for: its
+#: cost (``None``, unknown, left out), where its price came from, its HTTP attempts.
+RECORD_CALL_COST = "agentgauge.cost_usd"
+RECORD_CALL_PRICE_SOURCE = "agentgauge.price_source"
+RECORD_CALL_ATTEMPTS = "agentgauge.attempts"
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 
 #: Root-span attribute -> trial field (values JSON-scalar; ``final_state`` as JSON text).

@@ -63,6 +63,7 @@ __all__ = [
     "spellings_reason",
     "split_selector",
     "too_large_trial",
+    "trial_cell_words",
 ]
 
 _Place = TypeVar("_Place")
@@ -279,6 +280,19 @@ def parse_trial(obj: dict[str, Any], *, file: str | Path | None, line: int | Non
     return trial
 
 
+def trial_cell_words(agent: Any, model: Any, variant: Any = None) -> str:
+    """The configuration a trial belongs to, for a message: ``agent 'a', model not
+    recorded`` (as ``show`` words a missing agent or model; never Python's ``None``),
+    with ``variant 'v'`` when one is given."""
+    parts = [
+        f"{what} {value!r}" if value is not None else f"{what} not recorded"
+        for what, value in (("agent", agent), ("model", model))
+    ]
+    if variant is not None:
+        parts.append(f"variant {variant!r}")
+    return ", ".join(parts)
+
+
 def too_large_trial(index: int) -> str:
     """Why a trial index past `MAX_TRIAL_INDEX` is refused."""
     return (
@@ -328,7 +342,7 @@ def assign_trial_indices(
             where = f" (first seen on line {first})" if first is not None else ""
             raise InputError(
                 f"duplicate trial {trial.trial} of task {trial.task_id!r} for "
-                f"agent={trial.agent!r} model={trial.model!r} variant={trial.variant!r}{where}",
+                f"{trial_cell_words(trial.agent, trial.model, trial.variant)}{where}",
                 file=file,
                 line=line,
                 field="trial",

@@ -106,3 +106,36 @@ def test_graders_see_the_tool_calls_the_service_exported(
         passed = {g.grader: g.passed for g in t.grades}
         assert passed["tool_calls"] is True and passed["trajectory"] is True, t.grades
         assert passed["state"] is True and t.success
+
+
+def test_the_services_spans_fall_where_they_happened_before_its_reply(
+    tmp_path: Path, collector: tuple[subprocess.Popen[str], str]
+) -> None:
+    """A service that works for a while, then calls its tool, then replies: the tool's
+    spans join the trial timed from the trial's start (the ``http:`` adapter keeps it,
+    ``trace_t0_ns``), and sit before the reply in the transcript. They were timed from
+    the first span (``t`` 0.00) and put after the reply."""
+    proc, url = collector
+    provider = TracerProvider(resource=Resource.create({"service.name": "counter-service"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    service = CounterService(mode="slow", delay=1.0, transcript=False, tracer_provider=provider)
+    (trial,) = run_against(service, tmp_path, counter_tasks(3))
+    provider.shutdown()
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        (joined,) = db.trials("r")
+    assert isinstance(trial.metadata["trace_t0_ns"], int)
+    kinds = [(e.type, getattr(e, "role", None)) for e in joined.events]
+    assert kinds == [
+        ("message", "user"),
+        ("tool_call", None),
+        ("tool_result", None),
+        ("message", "assistant"),
+    ], kinds
+    call, answer = joined.events[1], joined.events[3]
+    assert call.t is not None and answer.t is not None
+    assert 0.9 <= call.t <= answer.t  # after the service's second of work, before its reply
+    assert [e.t for e in joined.events] == sorted(e.t or 0.0 for e in joined.events)

@@ -36,6 +36,7 @@ import math
 import os
 import random
 import secrets
+import time
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -182,6 +183,13 @@ class HttpAgent:
             )
 
     async def __call__(self, session: Session) -> None:
+        # When the trial began, on the wall clock the service's spans are timed by: its
+        # spans joined to the trial (`agentgauge.collect.join`) count from it, so they
+        # fall where they happened in the transcript (before the reply). A session
+        # that does not say is taken to have begun now.
+        started = getattr(session, "started_ns", None)
+        if not isinstance(started, int):
+            started = time.time_ns()
         trial = getattr(session, "trial", None)
         body = {
             "protocol": PROTOCOL,
@@ -212,6 +220,7 @@ class HttpAgent:
         if note is not None:
             note("trace_id", sent["trace_id"])
             note("span_id", sent["span_id"])
+            note("trace_t0_ns", started)
             if attempts > 1:
                 note("http_attempts", attempts)
         _apply(reply, session)

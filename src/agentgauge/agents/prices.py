@@ -102,12 +102,17 @@ class PriceTable:
         self._prices: dict[str, Price] = dict(prices or {})
         self._sources: dict[str, str] = dict.fromkeys(self._prices, "user prices")
         self.fallback = fallback
+        # Quotes of names nobody prices, by (names, provider): genai-prices looks an
+        # unknown model up anew across every provider each time (~0.1 ms a call), and
+        # an import of a million calls of an in-house model would pay it a million times.
+        self._unknown: dict[tuple[tuple[str, ...], str | None], Quote] = {}
 
     def update(self, prices: Mapping[str, Price | Mapping[str, Any]], *, source: str = "") -> None:
         """Add or replace prices; values are `Price` or ``{"input", "output"}`` mappings."""
         for name, value in prices.items():
             self._prices[str(name)] = _as_price(name, value, source)
             self._sources[str(name)] = f"user prices {source}" if source else "user prices"
+        self._unknown.clear()
 
     def load(self, path: str | Path) -> None:
         """Add the prices in a JSON or YAML file."""
@@ -154,6 +159,10 @@ class PriceTable:
         (default: now)."""
         if usage is None:
             return Quote(None, "unknown: the call recorded no token counts")
+        key = (tuple(n for n in names if n), provider)
+        known_unknown = self._unknown.get(key)
+        if known_unknown is not None:  # which models are known does not depend on the date
+            return known_unknown
         entry = self._user_entry(names)
         if entry is not None:
             price = self._prices[entry]
@@ -170,11 +179,20 @@ class PriceTable:
             found = _genai_quote(name, provider, usage, at)
             if found is not None:
                 return found
-        return Quote(
+        unknown = Quote(
             None,
             f"unknown: neither the user's prices nor genai-prices {genai_prices_version()} "
             f"know {candidates[0]!r} (add it to a --prices file)",
         )
+        if (usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens) == (
+            None,
+            None,
+            None,
+        ):
+            # Only then: counts genai-prices refuses (more cached tokens than input) are
+            # no verdict on the model.
+            self._unknown[key] = unknown
+        return unknown
 
     def cost(
         self,
@@ -319,12 +337,15 @@ def _finite(value: int | float) -> bool:
         return False
 
 
-def default_prices(path: str | Path | None = None) -> PriceTable:
+def default_prices(path: str | Path | None = None, *, warm: bool = True) -> PriceTable:
     """genai-prices, overlaid by ``AGENTGAUGE_PRICES`` and then by ``path`` (which wins).
 
-    Loads genai-prices' snapshot now (about a second, once per process), so that
-    the first priced call of a run does not stall its event loop."""
-    _load_snapshot()
+    ``warm``: load genai-prices' snapshot now (about a second, once per process), so
+    that the first priced call of a run does not stall its event loop. An importer
+    passes ``False``: the snapshot is then loaded by the first call that needs it, and
+    a file whose calls all state their cost never pays for it."""
+    if warm:
+        _load_snapshot()
     table = PriceTable()
     env = os.environ.get("AGENTGAUGE_PRICES")
     if env:

@@ -20,6 +20,7 @@ from agentgauge.cli.common import DEFAULT_STORE_PATH, StoreOption, console
 from agentgauge.cli.span_options import (
     OutcomeEvaluation,
     OutcomesFile,
+    PricesOption,
     ScoreAttr,
     SuccessAttr,
     SuiteOption,
@@ -29,6 +30,7 @@ from agentgauge.cli.span_options import (
 from agentgauge.errors import InputError
 
 if TYPE_CHECKING:
+    from agentgauge.agents.prices import PriceTable
     from agentgauge.collect.server import Receiver
     from agentgauge.importers.spans import Outcome, TraceOptions
     from agentgauge.schema import Task
@@ -57,6 +59,7 @@ def collect(
     outcome_evaluation: OutcomeEvaluation = None,
     outcomes: OutcomesFile = None,
     suite: SuiteOption = None,
+    prices: PricesOption = None,
     settle: Annotated[
         float,
         typer.Option(
@@ -83,6 +86,7 @@ def collect(
     """Receive traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON; GenAI event
     records on POST /v1/logs) and store each trace as a trial when its root span ends;
     Ctrl-C stores open traces as incomplete trials and stops."""
+    from agentgauge.agents.prices import default_prices
     from agentgauge.importers.spans import TraceOptions, outcomes_record, read_outcomes
     from agentgauge.store import check_store_path, utc_now
     from agentgauge.suite import load_suite
@@ -98,6 +102,9 @@ def collect(
         outcome_evaluation=outcome_evaluation,
     )
     rows = read_outcomes(outcomes) if outcomes else None
+    # Read now, so that a bad file stops the receiver before it listens; genai-prices'
+    # snapshot is loaded by the first call that needs it.
+    table = default_prices(prices, warm=False)
     config: dict[str, object] = {"attributes": options.__dict__}
     if outcomes and rows is not None:
         config["outcomes"] = outcomes_record(outcomes, rows)
@@ -113,6 +120,7 @@ def collect(
         receiver = _receive(
             store, run_id, port, options, rows, tasks, suite, loaded, out,
             config=config, settle_s=settle, max_held_bytes=max_held_mib * 1024 * 1024,
+            prices=table,
         )  # fmt: skip
     except InputError:
         if created:  # a port in use (or a bad run id) leaves no empty store behind
@@ -163,6 +171,7 @@ def _receive(
     config: dict[str, object],
     settle_s: float = 0.0,
     max_held_bytes: int,
+    prices: PriceTable | None = None,
 ) -> Receiver:
     from agentgauge.collect import collect as receive
     from agentgauge.schema import Run
@@ -212,5 +221,6 @@ def _receive(
                 ready=ready,
                 settle_s=settle_s,
                 max_held_bytes=max_held_bytes,
+                prices=prices,
             )
         )

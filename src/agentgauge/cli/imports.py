@@ -12,6 +12,7 @@ from agentgauge.cli.span_options import (
     LogsFile,
     OutcomeEvaluation,
     OutcomesFile,
+    PricesOption,
     ScoreAttr,
     SuccessAttr,
     SuiteOption,
@@ -52,6 +53,7 @@ def import_cmd(
     outcomes: OutcomesFile = None,
     logs: LogsFile = None,
     suite: SuiteOption = None,
+    prices: PricesOption = None,
     baseline_role: Annotated[
         str | None,
         typer.Option(
@@ -75,6 +77,7 @@ def import_cmd(
         logs=logs,
         suite=suite,
         scorer=scorer,
+        prices=prices,
     )
     # A path, not an open store: the store is created only once the file has validated.
     run = import_file(fmt, path, store, run_id, options, baseline_role=baseline_role)

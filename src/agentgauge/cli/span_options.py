@@ -76,6 +76,16 @@ SuiteOption = Annotated[
     ),
 ]
 
+PricesOption = Annotated[
+    str | None,
+    typer.Option(
+        "--prices",
+        metavar="FILE",
+        help="JSON/YAML file: model -> {input, output} USD per 1M, for model calls with "
+        "tokens and no cost (wins over AGENTGAUGE_PRICES and genai-prices).",
+    ),
+]
+
 
 def given(**values: Any) -> dict[str, Any]:
     """The options the user gave (formats without options refuse any)."""

@@ -12,11 +12,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentgauge.agents.prices import PriceTable, default_prices
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span, same_span
 from agentgauge.importers.otlp_logs import LogEvent, attach_log_events
 from agentgauge.importers.spans import Outcome, TraceOptions, trial_from_trace
 from agentgauge.schema import MAX_TRIAL_INDEX, Task, Trial
+from agentgauge.sources import trial_cell_words
 
 __all__ = ["MAX_HELD_BYTES", "Accepted", "TraceBuffer", "conflict_message"]
 
@@ -68,8 +70,12 @@ class TraceBuffer:
         max_held_events: int = 100_000,
         max_held_bytes: int = MAX_HELD_BYTES,
         settle_s: float = 0.0,
+        prices: PriceTable | None = None,
     ) -> None:
         self.options = options or TraceOptions()
+        self.prices = prices if prices is not None else default_prices(warm=False)
+        """What prices model calls that carry tokens and no cost (genai-prices' snapshot
+        is loaded by the first such call)."""
         self.outcomes = outcomes or {}
         self.tasks = tasks or {}
         self.max_open_traces = max_open_traces
@@ -244,22 +250,24 @@ class TraceBuffer:
             outcome=self.outcomes.get(trace[0].trace_id),
             tasks=self.tasks,
             incomplete=incomplete,
+            prices=self.prices,
         )
         cell: Cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = self._next.get(cell, 0)
             if trial.trial > MAX_TRIAL_INDEX:  # one stored before has the largest index
                 raise InputError(
-                    f"no trial index is left for task {trial.task_id!r} (agent={trial.agent!r} "
-                    f"model={trial.model!r}): a trial of it in this run has the largest, "
+                    f"no trial index is left for task {trial.task_id!r} "
+                    f"({trial_cell_words(trial.agent, trial.model)}): a trial of it in this "
+                    "run has the largest, "
                     f"{MAX_TRIAL_INDEX}",
                     file=f"trace {trial.metadata.get('trace_id')}",
                     field=self.options.trial_attr,
                 )
         elif (cell, trial.trial) in self._taken:
             raise InputError(
-                f"trial {trial.trial} of task {trial.task_id!r} (agent={trial.agent!r} "
-                f"model={trial.model!r}) is already stored in this run",
+                f"trial {trial.trial} of task {trial.task_id!r} "
+                f"({trial_cell_words(trial.agent, trial.model)}) is already stored in this run",
                 file=f"trace {trial.metadata.get('trace_id')}",
                 field=self.options.trial_attr,
             )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
+from agentgauge.agents.prices import PriceTable
 from agentgauge.importers.otlp import Span, span_digest
 from agentgauge.importers.spans import TraceOptions, events_from_trace
 from agentgauge.store import Store
@@ -28,6 +29,7 @@ def join_spans(
     spans: list[Span],
     held: MutableMapping[str, list[Span]],
     options: TraceOptions | None = None,
+    prices: PriceTable | None = None,
 ) -> tuple[list[Span], dict[str, str], list[Span], list[Span]]:
     """``spans`` minus those of traces a stored trial records, which are attached to it
     (with any spans of the same trace in ``held``, taken out of it). Returns the spans
@@ -84,7 +86,9 @@ def join_spans(
             t0 = metadata.get("trace_t0_ns")
             if not isinstance(t0, int) or isinstance(t0, bool):
                 t0 = min(s.start_ns for s in fresh)
-            events = events_from_trace(fresh, options=options, t0_ns=t0, known=existing)
+            events = events_from_trace(
+                fresh, options=options, t0_ns=t0, known=existing, prices=prices
+            )
             metadata["trace_spans"] = [*have, *(s.span_id for s in fresh)]
             metadata["trace_span_digests"] = {
                 **digests,
@@ -98,9 +102,12 @@ def join_spans(
 
 
 def attach_held(
-    store: Store, held: MutableMapping[str, list[Span]], options: TraceOptions | None = None
+    store: Store,
+    held: MutableMapping[str, list[Span]],
+    options: TraceOptions | None = None,
+    prices: PriceTable | None = None,
 ) -> tuple[dict[str, str], list[Span]]:
     """Attach the held traces whose trial is now stored; the run each joined, and the
     held spans not kept (`join_spans`: their ids hold other content in the trial)."""
-    _rest, joined, conflicts, _repeats = join_spans(store, [], held, options)
+    _rest, joined, conflicts, _repeats = join_spans(store, [], held, options, prices)
     return joined, conflicts

@@ -52,6 +52,7 @@ from google.rpc import code_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from agentgauge.agents.prices import PriceTable
 from agentgauge.collect.buffer import MAX_HELD_BYTES, TraceBuffer, conflict_message
 from agentgauge.collect.join import attach_held, join_spans
 from agentgauge.errors import InputError
@@ -294,7 +295,7 @@ class Receiver:
             if self.store is not None:
                 request_spans = {id(s) for s in spans}
                 spans, joined, refused, again = join_spans(
-                    self.store, spans, self.buffer.open, self.buffer.options
+                    self.store, spans, self.buffer.open, self.buffer.options, self.buffer.prices
                 )
                 self.traces_joined.update(joined)
                 self._grade_held(joined)
@@ -483,7 +484,9 @@ class Receiver:
             return
         async with self._lock:
             if self.store is not None:
-                joined, refused = attach_held(self.store, self.buffer.open, self.buffer.options)
+                joined, refused = attach_held(
+                    self.store, self.buffer.open, self.buffer.options, self.buffer.prices
+                )
                 self.traces_joined.update(joined)
                 self._log_held_conflicts(refused)
                 # Events held for a trace none of whose spans are held: its trial may
@@ -641,14 +644,18 @@ async def collect(
     log: Callable[[str], None] | None = None,
     settle_s: float = 0.0,
     max_held_bytes: int = MAX_HELD_BYTES,
+    prices: PriceTable | None = None,
 ) -> Receiver:
     """Receive traces on 127.0.0.1:``port`` into run ``run_id`` (which must exist)
     until SIGINT/SIGTERM (or ``stop`` is set); ``ready`` is told the bound port.
     ``settle_s``: how long a trace whose root has come waits before its trial is
     written, for its spans and event records still on the way. ``max_held_bytes``:
-    past this, requests that would hold more of open traces are answered 503."""
+    past this, requests that would hold more of open traces are answered 503.
+    ``prices``: what prices model calls with tokens and no cost (default:
+    `default_prices`)."""
     buffer = TraceBuffer(
         options=options,
+        prices=prices,
         outcomes=outcomes,
         tasks=tasks,
         taken=store.existing_cells(run_id),

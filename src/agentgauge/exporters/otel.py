@@ -50,6 +50,9 @@ from agentgauge.otel_record import (
     CONTROL_EVENT,
     EVALUATION_EVENT,
     MESSAGE_EVENT,
+    RECORD_CALL_ATTEMPTS,
+    RECORD_CALL_COST,
+    RECORD_CALL_PRICE_SOURCE,
     RESULT_INDEX,
     TOOL_RESULT_EVENT,
     control_attributes,
@@ -260,8 +263,9 @@ def _chat(event: ModelCallEvent, place: dict[str, Any]) -> tuple[str, dict[str, 
         "gen_ai.response.model": event.model,
         "gen_ai.usage.input_tokens": event.input_tokens,
         "gen_ai.usage.output_tokens": event.output_tokens,
-        "agentgauge.cost_usd": event.cost_usd,
-        "agentgauge.attempts": event.attempts,
+        RECORD_CALL_COST: event.cost_usd,
+        RECORD_CALL_PRICE_SOURCE: event.price_source,
+        RECORD_CALL_ATTEMPTS: event.attempts,
     }
 
 

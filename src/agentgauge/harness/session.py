@@ -128,6 +128,9 @@ class TrialSession:
             clock = self._virtual_now
         self._clock = clock
         self._t0 = clock()
+        self.started_ns = time.time_ns()
+        """The wall-clock time (ns since the Unix epoch) of the trial's ``t = 0``: what
+        an ``http:`` agent's spans, timed by another process's clock, count from."""
         self._events: list[Event] = []
         self._ids = itertools.count(1)
         self._steps = 0

@@ -13,6 +13,10 @@ and a trial succeeds when that value is at least 1, the threshold of Inspect's
 is what ``pass_k`` reports. Where ``value_to_float`` would count a value it
 cannot read as 0, agentgauge refuses it (as the outcome) or records the grade as
 unknown: unknown is not a failure.
+
+A model's usage or a model call with tokens and no ``total_cost`` is priced as the
+harness prices a call (`agentgauge.agents.prices`: the user's ``--prices`` file,
+then genai-prices' bundled snapshot), by the price in force when the sample ran.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentgauge.agents.prices import PriceTable, Usage, default_prices
 from agentgauge.errors import InputError
 from agentgauge.importers import ImportedRun, register
 from agentgauge.importers.inspect_log import Sample, open_log
@@ -68,9 +73,11 @@ def score_value(value: Any) -> float | None:
     return None
 
 
-@register("inspect", options=("scorer",))
-def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
-    """Read an Inspect log; the first bad element fails as ``FILE [MEMBER]: element: reason``."""
+@register("inspect", options=("scorer", "prices"))
+def read(path: Path, *, scorer: str | None = None, prices: str | None = None) -> ImportedRun:
+    """Read an Inspect log; the first bad element fails as ``FILE [MEMBER]: element: reason``.
+    ``prices``: a file of the user's prices (docs/running-agents.md, "Prices")."""
+    table = default_prices(prices, warm=False)  # genai-prices once a call needs it
     tasks: dict[str, Task] = {}
     converted: list[_Converted] = []
     with open_log(path) as log:
@@ -87,7 +94,7 @@ def read(path: Path, *, scorer: str | None = None) -> ImportedRun:
         # One raw sample at a time: each is dropped once converted (a sample can be
         # hundreds of MB, most of it events the trial does not keep).
         for sample in log.samples:
-            trial, task = _trial(sample, agent, model)
+            trial, task = _trial(sample, agent, model, table)
             del sample
             scorers.saw(trial.values)
             converted.append(trial)
@@ -280,7 +287,9 @@ class _Converted:
     where: str
 
 
-def _trial(sample: Sample, agent: str | None, model: str | None) -> tuple[_Converted, Task]:
+def _trial(
+    sample: Sample, agent: str | None, model: str | None, prices: PriceTable
+) -> tuple[_Converted, Task]:
     data, shape, at = sample.data, sample.shape, sample.at
     raw_id = data.get("id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
@@ -290,7 +299,7 @@ def _trial(sample: Sample, agent: str | None, model: str | None) -> tuple[_Conve
         shape.fail(at("epoch"), "required field is missing")
     task_id = str(raw_id)
 
-    model_events = _model_events(sample, data.get("started_at"))
+    model_events = _model_events(sample, data.get("started_at"), prices)
     events = _transcript(sample, model_events)
     grades, values, unreadable = _grades(sample)
     metadata: dict[str, Any] = {"epoch": epoch}
@@ -313,7 +322,7 @@ def _trial(sample: Sample, agent: str | None, model: str | None) -> tuple[_Conve
         "answer": _answer(sample),
         "metadata": metadata,
     }
-    fields.update(_usage(sample, metadata))
+    fields.update(_usage(sample, metadata, prices))
     status = _status(sample, metadata)
     converted = _Converted(
         fields, values, unreadable, status, data.get("error") is not None, shape, sample.where
@@ -433,11 +442,12 @@ def _grade(grader: str, value: Any, evidence: dict[str, Any]) -> Grade:
     )
 
 
-def _usage(sample: Sample, metadata: dict[str, Any]) -> dict[str, Any]:
+def _usage(sample: Sample, metadata: dict[str, Any], prices: PriceTable) -> dict[str, Any]:
     """Tokens and cost over the sample's models (``model_usage``). Input tokens are
     Inspect's true total, ``input_tokens`` + cache reads + cache writes (Inspect's
-    ``input_tokens`` leaves cached tokens out). Cost is known only when every model
-    recorded a ``total_cost``."""
+    ``input_tokens`` leaves cached tokens out). A model with no ``total_cost`` is
+    priced from its tokens (its ``price_source`` kept beside its usage); cost is known
+    only when every model's is."""
     shape, at = sample.shape, sample.at
     usage = shape.obj(sample.data.get("model_usage"), at("model_usage"))
     if not usage:
@@ -451,8 +461,12 @@ def _usage(sample: Sample, metadata: dict[str, Any]) -> dict[str, Any]:
         )
         input_tokens += parts["input"]
         output_tokens += parts["output_tokens"]
-        costs.append(parts["total_cost"])
         kept[name] = {k: v for k, v in parts.items() if k != "input" and v is not None}
+        if parts["total_cost"] is None:
+            parts["total_cost"], kept[name]["price_source"] = _price(
+                prices, name, parts, _when(sample.data.get("started_at"))
+            )
+        costs.append(parts["total_cost"])
     metadata["model_usage"] = kept
     cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
     return {"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost}
@@ -480,7 +494,25 @@ def _model_usage(usage: dict[str, Any], shape: Shape, where: str) -> dict[str, A
     return parts
 
 
-def _model_events(sample: Sample, started: Any) -> list[tuple[str | None, ModelCallEvent]]:
+def _price(
+    prices: PriceTable, model: str | None, parts: dict[str, Any], at: datetime | None
+) -> tuple[float | None, str]:
+    """The price of one model's tokens (`_model_usage`'s ``parts``) and its source."""
+    usage = Usage(
+        parts["input"],
+        parts["output_tokens"],
+        parts["input_tokens_cache_read"],
+        parts["input_tokens_cache_write"],
+        parts["reasoning_tokens"],
+    )
+    # Inspect names models provider/model (``openai/gpt-4o``), which the table splits.
+    quote = prices.quote((model,), usage, at=at)
+    return quote.usd, quote.source
+
+
+def _model_events(
+    sample: Sample, started: Any, prices: PriceTable
+) -> list[tuple[str | None, ModelCallEvent]]:
     """One `ModelCallEvent` per Inspect ``model`` event, with the id of the assistant
     message it produced (to place it in the transcript)."""
     shape, at = sample.shape, sample.at
@@ -502,12 +534,17 @@ def _model_events(sample: Sample, started: Any) -> list[tuple[str | None, ModelC
         # ``completed``, else its ``timestamp`` (when the call began) in older logs.
         when = _when(event.get("completed")) or _when(event.get("timestamp"))
         offset = (when - start).total_seconds() if when and start else None
+        name = shape.text(event.get("model"), f"{where}.model")
+        cost, source = usage["total_cost"], None
+        if cost is None and output.get("usage"):
+            cost, source = _price(prices, name, usage, when or start)
         call = ModelCallEvent(
             t=offset if offset is not None and offset >= 0 else None,
-            model=shape.text(event.get("model"), f"{where}.model"),
+            model=name,
             input_tokens=usage["input"] if output.get("usage") else None,
             output_tokens=usage["output_tokens"] if output.get("usage") else None,
-            cost_usd=usage["total_cost"],
+            cost_usd=cost,
+            price_source=source,
             latency_s=latency,
         )
         out.append((_produced(output, shape, f"{where}.output"), call))

@@ -61,10 +61,14 @@ def read_spans_file(
     outcomes: str | Path | None = None,
     logs: str | Path | None = None,
     suite: str | Path | None = None,
+    prices: str | Path | None = None,
 ) -> ImportedRun:
     """An OTLP JSON file's traces as trials, in the order traces first appear; with
     ``logs``, an OTLP JSON logs file whose event records join the traces' spans
-    (`agentgauge.importers.otlp_logs`)."""
+    (`agentgauge.importers.otlp_logs`); ``prices``, a file of the user's prices for
+    model calls that carry tokens and no cost (docs/running-agents.md, "Prices")."""
+    from agentgauge.agents.prices import default_prices
+
     defaults = TraceOptions()
     options = TraceOptions(
         task_attr=task_attr or defaults.task_attr,
@@ -76,6 +80,7 @@ def read_spans_file(
     rows = read_outcomes(outcomes) if outcomes is not None else None
     loaded = load_suite(suite, include_heldout=True) if suite else None
     tasks = {t.id: t for t in loaded.tasks} if loaded else {}
+    table = default_prices(prices, warm=False)  # genai-prices only once a call needs it
     spans, repeated = read_otlp_spans(path)
     if not spans:
         raise InputError(
@@ -85,7 +90,13 @@ def read_spans_file(
         )
     joined = _join_logs(Path(logs), spans, path) if logs is not None else None
     trials = trials_from_spans(
-        spans, dialect=dialect, options=options, outcomes=rows, tasks=tasks, unique=True
+        spans,
+        dialect=dialect,
+        options=options,
+        outcomes=rows,
+        tasks=tasks,
+        unique=True,
+        prices=table,
     )
     trials = assign_trial_indices([(None, t) for t in trials], file=path)
     used = {t.task_id for t in trials}
@@ -174,6 +185,7 @@ SPAN_OPTIONS = (
     "outcomes",
     "logs",
     "suite",
+    "prices",
 )
 
 

@@ -4,8 +4,9 @@ and ``collect``.
 A trace is one trial, rooted at its outermost agent span (GenAI ``invoke_agent``,
 OpenInference ``AGENT``), or at the trace's root span when no span says it is an
 agent. The trace's model and tool spans, in time order, become the transcript:
-a model span is a `ModelCallEvent` (tokens, model, latency from its times, and a
-price only when the trace carries one), a tool span a `ToolCallEvent` and its
+a model span is a `ModelCallEvent` (tokens, model, latency from its times, and the
+price the span states; a call with tokens and no price is priced as the harness
+prices one, `agentgauge.agents.prices`), a tool span a `ToolCallEvent` and its
 `ToolResultEvent`, and the messages the spans carry become `MessageEvent`s, each
 once although every model call repeats the history before it.
 
@@ -25,11 +26,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from agentgauge.agents.prices import PriceTable, Usage, default_prices
 from agentgauge.errors import InputError, first_error
 from agentgauge.evidence import grades_problem
 from agentgauge.importers.dialects import GENAI, Dialect, Message, SpanKind, detect, first
@@ -38,6 +41,9 @@ from agentgauge.model_calls import known_sum
 from agentgauge.otel_record import (
     EVALUATION_EVENT,
     EVENT_INDEX,
+    RECORD_CALL_ATTEMPTS,
+    RECORD_CALL_COST,
+    RECORD_CALL_PRICE_SOURCE,
     RECORD_MARK,
     RESULT_INDEX,
     conversation_events,
@@ -46,6 +52,7 @@ from agentgauge.otel_record import (
     result_fields,
 )
 from agentgauge.schema import (
+    INT64_MAX,
     MAX_TRIAL_INDEX,
     SUCCESS_TOLERANCE,
     Event,
@@ -211,15 +218,19 @@ def trials_from_spans(
     outcomes: Mapping[str, Outcome] | None = None,
     tasks: Mapping[str, Task] | None = None,
     unique: bool = False,
+    prices: PriceTable | None = None,
 ) -> list[Trial]:
     """One trial per trace (`trial_from_trace`), in the order traces first appear.
     ``dialect=None`` detects each trace's dialect from its spans. Trial indices the
     trace does not give are left ``None`` (`agentgauge.sources.assign_trial_indices`
     numbers them). A span given twice counts once; two different spans with the same
     ``(trace_id, span_id)`` are an `InputError` (`agentgauge.importers.otlp.unique_spans`).
-    ``unique``: the caller has made them so already (`read_otlp_spans` does)."""
+    ``unique``: the caller has made them so already (`read_otlp_spans` does).
+    ``prices``: what prices a model call that carries tokens and no cost (default:
+    `default_prices`, the user's ``AGENTGAUGE_PRICES`` file then genai-prices)."""
     if not unique:
         spans, _repeats = unique_spans(spans)
+    table = prices if prices is not None else default_prices(warm=False)
     return [
         trial_from_trace(
             trace,
@@ -227,6 +238,7 @@ def trials_from_spans(
             options=options,
             outcome=(outcomes or {}).get(trace_id),
             tasks=tasks,
+            prices=table,
         )
         for trace_id, trace in group_traces(spans).items()
     ]
@@ -239,6 +251,7 @@ def events_from_trace(
     options: TraceOptions | None = None,
     t0_ns: int | None = None,
     known: Iterable[Event] = (),
+    prices: PriceTable | None = None,
 ) -> list[Event]:
     """The transcript events of one trace's spans (tool calls and results, model calls,
     messages), as `trial_from_trace` reads them, without making a trial: for spans that
@@ -249,10 +262,10 @@ def events_from_trace(
     that a model call of these spans repeats in its input (or the final answer the
     trial recorded), and is not added again; so are the tool calls and results of a
     call id it has. The spans themselves must be new to the trial (`join_spans`
-    keeps the span ids a trial was read from)."""
+    keeps the span ids a trial was read from). ``prices``: as `trials_from_spans`."""
     if not spans:
         return []
-    builder = _Builder(spans, dialect or detect(spans), options or TraceOptions())
+    builder = _Builder(spans, dialect or detect(spans), options or TraceOptions(), prices)
     if t0_ns is not None:
         builder.t0 = t0_ns
     with _checked(builder.root.where):
@@ -298,14 +311,16 @@ def trial_from_trace(
     outcome: Outcome | None = None,
     tasks: Mapping[str, Task] | None = None,
     incomplete: bool = False,
+    prices: PriceTable | None = None,
 ) -> Trial:
     """The trial of one trace's spans (all of one trace id, in any order).
 
     ``incomplete``: the trace's root span never arrived (``collect`` at shutdown);
-    the trial is stored with status ``error``, an infra error, and says so."""
+    the trial is stored with status ``error``, an infra error, and says so.
+    ``prices``: as `trials_from_spans`."""
     if not spans:
         raise ValueError("a trace has at least one span")
-    builder = _Builder(spans, dialect or detect(spans), options or TraceOptions())
+    builder = _Builder(spans, dialect or detect(spans), options or TraceOptions(), prices)
     with _checked(builder.root.where):
         return builder.build(outcome, tasks or {}, incomplete)
 
@@ -323,16 +338,31 @@ def _checked(where: str) -> Iterator[None]:
 
 
 class _Builder:
-    def __init__(self, spans: list[Span], dialect: Dialect, options: TraceOptions) -> None:
+    def __init__(
+        self,
+        spans: list[Span],
+        dialect: Dialect,
+        options: TraceOptions,
+        prices: PriceTable | None = None,
+    ) -> None:
         self.spans = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
+        self._prices = prices
+        self._priced = True
+        """Whether calls with tokens and no cost are priced: not those of a trace
+        agentgauge exported, whose record says what each call cost, or that it was
+        unknown (its round trip gives back the same figures)."""
         if any(s.attributes.get(RECORD_MARK) == 1 for s in self.spans):
             # A trace agentgauge exported (``export --otel``) is GenAI spans, whichever
             # reader is given it (``import openinference`` of an export).
             dialect = GENAI
+            self._priced = False
         self.d = dialect
         self.options = options
         self.kinds: dict[str, SpanKind | None] = {s.span_id: dialect.kind(s) for s in self.spans}
         self.root = self._root()
+        self.call_spans: dict[int, Span] = {}
+        """The span of each model call made (by the event's ``id``), to name the span
+        where the trace's totals overflow (`_total`)."""
         self.t0 = self.root.start_ns
         self.trace_id = self.root.trace_id
 
@@ -450,7 +480,9 @@ class _Builder:
             kind = self.kinds[span.span_id]
             if kind == "model":
                 add_messages(span.start_ns, self.d.messages(span, "input"))
-                add(span.end_ns, self._model_call(span))  # when its answer came
+                made = self._model_call(span)
+                self.call_spans[id(made)] = span
+                add(span.end_ns, made)  # when its answer came
                 for name, keys in self.d.usage_extras:
                     value = self._int(span, keys)
                     if value is not None:
@@ -502,7 +534,39 @@ class _Builder:
             "cost_usd": self._cost(span),
             "latency_s": span.duration_s,  # unknown for a span with no (usable) end
         }
+        if not self._priced:
+            # A call of a trace agentgauge exported: what its record says of it.
+            fields["cost_usd"] = self._num(span, RECORD_CALL_COST)
+            fields["price_source"] = self._str(span, (RECORD_CALL_PRICE_SOURCE,))
+            fields["attempts"] = self._int(span, (RECORD_CALL_ATTEMPTS,))
+        elif (
+            fields["cost_usd"] is None
+            and fields["input_tokens"] is not None
+            and fields["output_tokens"] is not None
+        ):
+            fields["cost_usd"], fields["price_source"] = self._price(span, fields)
         return ModelCallEvent(**_given(fields, _CALL_NONE_DEFAULTS))
+
+    def _price(self, span: Span, fields: dict[str, Any]) -> tuple[float | None, str]:
+        """The price of a model call that carries tokens and no cost, and its source
+        (docs/running-agents.md, "Prices"): by the model the provider reported, then
+        the one requested; the provider the span (else the trace) names; the price in
+        force when the call was made; its cached and reasoning tokens when it counts
+        them."""
+        if self._prices is None:  # loaded once per builder, and only when needed
+            self._prices = default_prices(warm=False)
+        names = (self._str(span, self.d.response_model), self._str(span, self.d.request_model))
+        provider = self._str(span, self.d.provider) or self._str(self.root, self.d.provider)
+        extras = {name: self._int(span, keys) for name, keys in self.d.usage_extras}
+        usage = Usage(
+            fields["input_tokens"],
+            fields["output_tokens"],
+            extras.get("cache_read_input_tokens"),
+            extras.get("cache_creation_input_tokens"),
+            extras.get("reasoning_output_tokens"),
+        )
+        quote = self._prices.quote(names, usage, provider=provider, at=_utc(span.start_ns))
+        return quote.usd, quote.source
 
     def _tool(self, span: Span) -> tuple[ToolCallEvent, ToolResultEvent]:
         name = self._str(span, self.d.tool_name)
@@ -607,9 +671,9 @@ class _Builder:
             "model": model,
             "success": success if success is not None or score is not None else False,
             "score": score,
-            "input_tokens": known_sum([c.input_tokens for c in calls]),
-            "output_tokens": known_sum([c.output_tokens for c in calls]),
-            "cost_usd": known_sum([c.cost_usd for c in calls]),
+            "input_tokens": self._total(calls, "input_tokens"),
+            "output_tokens": self._total(calls, "output_tokens"),
+            "cost_usd": self._total(calls, "cost_usd"),
             # An incomplete trace's "root" is a child standing in for the span that never
             # came: its duration is not the agent's run time, which nobody measured.
             "latency_s": None if incomplete else self.root.duration_s,
@@ -645,6 +709,34 @@ class _Builder:
         if record is None and success is None and score is None and status == "completed":
             trial = _graded(trial, tasks[task_id], self.root.where)
         return trial
+
+    def _total(self, calls: list[ModelCallEvent], field: str) -> Any:
+        """The sum of the calls' ``field`` (`known_sum`); one past what a trial can
+        hold (the largest finite number; for tokens, the store's integers) is refused
+        at the span whose value carries it over, not blamed on the root."""
+        total = known_sum([getattr(c, field) for c in calls])
+        if total is None or (math.isfinite(total) if field == "cost_usd" else total <= INT64_MAX):
+            return total
+        running: float = 0
+        for call in calls:
+            running += getattr(call, field) or 0
+            if math.isfinite(running) and running <= (
+                math.inf if field == "cost_usd" else INT64_MAX
+            ):
+                continue
+            span = self.call_spans.get(id(call), self.root)
+            keys = self.d.cost_usd + self.d.cost_parts
+            if field != "cost_usd":
+                keys = self.d.input_tokens if field == "input_tokens" else self.d.output_tokens
+            key = next((k for k in keys if k in span.attributes), field)
+            what = (
+                "costs add up past the largest finite number"
+                if field == "cost_usd"
+                else f"{field.replace('_', ' ')} add up past {INT64_MAX} (2^63 - 1, the "
+                "largest integer the store holds)"
+            )
+            raise InputError(f"the trace's model-call {what}", file=span.where, field=key)
+        return total  # not reached: the running sum passes the bound at some call
 
     def _record_events(self) -> list[dict[str, Any]]:
         """The transcript of a trace agentgauge exported: messages, control decisions
@@ -873,6 +965,15 @@ _LABEL_VERDICT: dict[str, bool] = {
     **dict.fromkeys(("pass", "passed", "correct", "true", "yes", "success"), True),
     **dict.fromkeys(("fail", "failed", "incorrect", "false", "no", "failure"), False),
 }
+
+
+def _utc(ns: int) -> datetime | None:
+    """A span's time as a UTC datetime; ``None`` (the price in force today) for one no
+    datetime can hold."""
+    try:
+        return datetime.fromtimestamp(ns / 1e9, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _none_defaults(model: type[Any]) -> frozenset[str]:

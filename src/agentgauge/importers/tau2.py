@@ -164,20 +164,21 @@ class _Header:
     config: dict[str, Any]
 
 
-@register("tau2")
-def read(path: Path) -> ImportedRun:
+@register("tau2", options=("prices",))
+def read(path: Path, *, prices: str | None = None) -> ImportedRun:
     """Read a tau2-bench ``Results`` file or directory; the first bad element fails
-    with FILE: element.path: reason (``simulations[3].messages[2].role``)."""
+    with FILE: element.path: reason (``simulations[3].messages[2].role``).
+    ``prices``: a file of the user's prices (docs/running-agents.md, "Prices")."""
+    table = default_prices(prices, warm=False)  # genai-prices once a call needs it
     meta_path, sims_dir = _locate(path)
     check = _Check(meta_path)
     data = check.obj(loads_json(read_text(meta_path), file=meta_path, line=None), "")
     if not data:
         raise InputError("expected a tau2 Results object (timestamp, info, tasks, ...)", file=path)
     header = _header(check.obj(data.get("info"), "info"), check)
-    prices = default_prices()
     trials: list[Trial] = []
     for check_at, where, raw in _simulations(data, meta_path, sims_dir, check):
-        trials.append(_trial(raw, header, prices, check_at, where))
+        trials.append(_trial(raw, header, table, check_at, where))
     trials = assign_trial_indices([(None, t) for t in trials], file=meta_path)
     tasks = [
         _task(raw, header, check, f"tasks[{i}]")

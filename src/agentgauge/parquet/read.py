@@ -49,7 +49,12 @@ from agentgauge.schema import (
     TrialField,
     infra_error,
 )
-from agentgauge.sources import TaskIdSpellings, spellings_reason, too_large_trial
+from agentgauge.sources import (
+    TaskIdSpellings,
+    spellings_reason,
+    too_large_trial,
+    trial_cell_words,
+)
 from agentgauge.store.database import GradeVersion
 from agentgauge.store.rows import event_from
 from agentgauge.table import COLUMNS, TrialTable, by_first_appearance
@@ -902,8 +907,8 @@ def _refuse_duplicates(parts: Sequence[Path], sizes: Sequence[int], table: Trial
         for p in [int(np.searchsorted(ends, r, "right"))]
     ]
     attempt = (
-        f"trial {table.trial[b]} of task {table.task_id[b]!r} for agent={table.agent[b]!r} "
-        f"model={table.model[b]!r} variant={table.variant[b]!r}"
+        f"trial {table.trial[b]} of task {table.task_id[b]!r} for "
+        f"{trial_cell_words(table.agent[b], table.model[b], table.variant[b])}"
     )
     rows = f"row {where[0][1] + 1} of {where[0][0]} and row {where[1][1] + 1} of {where[1][0]}"
     runs = [read_header(path).run for path, _ in where] if where[0][0] != where[1][0] else []

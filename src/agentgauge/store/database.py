@@ -758,12 +758,19 @@ class Store:
     def append_events(
         self, trial_pk: int, events: Sequence[Event], metadata: dict[str, Any]
     ) -> None:
-        """Add ``events`` after a stored trial's transcript, replace its metadata, and
-        bring the figures its transcript decides up to date (in the caller's
-        transaction): the counts of calls and the tokens and cost of its model calls,
-        as `agentgauge.model_calls.figures_after` reckons them. A figure the events do
-        not bear on is left as it is (an unknown ``model_calls`` stays unknown when no
-        model call is added); with no events only the metadata is written."""
+        """Add ``events`` to a stored trial's transcript in time order, replace its
+        metadata, and bring the figures its transcript decides up to date (in the
+        caller's transaction): the counts of calls and the tokens and cost of its model
+        calls, as `agentgauge.model_calls.figures_after` reckons them. A figure the
+        events do not bear on is left as it is (an unknown ``model_calls`` stays unknown
+        when no model call is added); with no events only the metadata is written.
+
+        Each added event goes before the first event of the transcript that happened
+        later (`merged_places`; at the end when it has no time), so that the spans an
+        ``http:`` agent's service exported read where they happened, before the answer
+        it replied with. The events after it move up, and the grades stored with the
+        trial keep pointing at the events they cite: their evidence's ``event_index``
+        values (milestones reached, minefield hits) are moved with them."""
         if not events:
             self.conn.execute(
                 "UPDATE trials SET metadata = ? WHERE id = ?", (dumps(metadata), trial_pk)
@@ -777,12 +784,28 @@ class Store:
         before = dict(zip(FIGURES, row, strict=True))
         # A trial made from spans says so (``dialect``, `agentgauge.importers.spans`).
         figures = figures_after(before, known, events, from_spans="dialect" in before_meta)
-        (last,) = self.conn.execute(
-            "SELECT IFNULL(MAX(seq), -1) FROM events WHERE trial_pk = ?", (trial_pk,)
-        ).fetchone()
+        seqs = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT seq FROM events WHERE trial_pk = ? ORDER BY seq", (trial_pk,)
+            )
+        ]
+        kept, added = merged_places(known, events)
+        moved = {old: new for old, new in enumerate(kept) if new != old}
+        if moved or seqs != list(range(len(seqs))):
+            # Two steps: a row's new seq may be another's old one (the primary key).
+            self.conn.executemany(
+                "UPDATE events SET seq = ? WHERE trial_pk = ? AND seq = ?",
+                [(-1 - new, trial_pk, seq) for seq, new in zip(seqs, kept, strict=True)],
+            )
+            self.conn.execute(
+                "UPDATE events SET seq = -1 - seq WHERE trial_pk = ? AND seq < 0", (trial_pk,)
+            )
+            if moved:
+                self._move_cited_events(trial_pk, moved)
         self.conn.executemany(
             "INSERT INTO events(trial_pk, seq, type, t, data) VALUES (?,?,?,?,?)",
-            [(trial_pk, *event_row(last + 1 + i, e)) for i, e in enumerate(events)],
+            [(trial_pk, *event_row(seq, e)) for seq, e in zip(added, events, strict=True)],
         )
         sets = "".join(f"{name} = ?, " for name in figures)
         self.conn.execute(
@@ -791,6 +814,23 @@ class Store:
         )
         if self.schema_version >= 5:
             self._write_event_facts(trial_pk, figures)
+
+    def _move_cited_events(self, trial_pk: int, moved: Mapping[int, int]) -> None:
+        """Point the ``event_index`` values of a trial's stored grades (every version)
+        at the events' new places (``moved``: old index to new)."""
+        rows = self.conn.execute(
+            "SELECT version, grader, evidence FROM grades WHERE trial_pk = ?"
+            " AND evidence LIKE '%event_index%'",
+            (trial_pk,),
+        ).fetchall()
+        for version, grader, text in rows:
+            evidence = loads(text)
+            if _move_indices(evidence, moved):
+                self.conn.execute(
+                    "UPDATE grades SET evidence = ? WHERE trial_pk = ? AND version = ?"
+                    " AND grader = ?",
+                    (dumps(evidence), trial_pk, version, grader),
+                )
 
     def trial_events(self, trial_pk: int) -> tuple[list[Event], dict[str, Any]]:
         """A stored trial's transcript and metadata."""
@@ -1193,3 +1233,52 @@ def _grade(
 def _text(value: bytes | str) -> str:
     """A document column's JSON text: a document (compressed) or, in schema 1, the text."""
     return value if isinstance(value, str) else document_text(value)
+
+
+def merged_places(known: Sequence[Event], added: Sequence[Event]) -> tuple[list[int], list[int]]:
+    """Where each event of a transcript ``known`` and each of ``added`` go once merged
+    in time order: an added event goes before the first known event that happened
+    after it (one of the same time goes after it: ties keep the transcript's order),
+    at the end when it has no time. Known events keep their order; added ones are put
+    in time order (a stable sort). Returns the new index of each known event, then of
+    each added one."""
+    order = sorted(
+        range(len(added)),
+        key=lambda i: (added[i].t is None, added[i].t or 0.0),
+    )
+    kept: list[int] = []
+    places = [0] * len(added)
+    position = j = 0
+    for event in known:
+        while j < len(order) and _before(added[order[j]], event):
+            places[order[j]] = position
+            position += 1
+            j += 1
+        kept.append(position)
+        position += 1
+    for i in order[j:]:
+        places[i] = position
+        position += 1
+    return kept, places
+
+
+def _before(new: Event, old: Event) -> bool:
+    """Whether ``new`` happened before ``old`` (never when either has no time)."""
+    return new.t is not None and old.t is not None and new.t < old.t
+
+
+def _move_indices(node: Any, moved: Mapping[int, int]) -> bool:
+    """Replace, in place, every integer ``event_index`` in ``node`` (a grade's evidence)
+    by its new value in ``moved``; whether any changed."""
+    changed = False
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "event_index" and type(value) is int and value in moved:
+                node[key] = moved[value]
+                changed = True
+            elif isinstance(value, dict | list):
+                changed = _move_indices(value, moved) or changed
+    elif isinstance(node, list):
+        for item in node:
+            changed = _move_indices(item, moved) or changed
+    return changed
