@@ -18,7 +18,12 @@ from agentgauge.schema import AnswerSpec, Grade, MessageEvent, Task, Trial
 
 __all__ = ["AnswerGrader", "answer_text", "check_answer", "numbers_in"]
 
-_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+# A sign only where it cannot be a hyphen or dash between words and numbers
+# ("5-10 days" is 5 and 10, "2024-05-01" is 2024, 5 and 1); a thousands form only
+# when its last group ends the digits ("12,3456" is 12 and 3456, not 12345 and 6).
+_NUMBER = re.compile(
+    r"(?:(?<![\w.])[-+])?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?"
+)
 
 
 def answer_text(trial: Trial) -> str | None:
