@@ -590,7 +590,8 @@ class AnswerSpec(_Strict):
     number: float | None = None
     """A number that must appear, within ``tolerance``."""
     tolerance: float = Field(default=0.0, ge=0)
-    """Absolute tolerance for ``number`` (not negative: ``math.isclose`` refuses one)."""
+    """Absolute tolerance for ``number``, inclusive, on the decimals as written (not
+    negative: no number could be within one)."""
 
 
 class StateAssertion(_Strict):

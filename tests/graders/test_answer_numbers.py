@@ -52,3 +52,47 @@ def test_the_number_check_finds_the_upper_end_of_a_range() -> None:
 
     checks = check_answer("Delivery takes 5-10 business days.", AnswerSpec(number=10))
     assert checks == [("number", True, "found [5.0, 10.0]")]
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "tolerance", "held"),
+    [
+        # At the tolerance exactly: in binary floating point 1.1 - 1.0 is
+        # 0.10000000000000009, and these failed.
+        ("It is 1.1", 1.0, 0.1, True),
+        ("It is 0.9", 1.0, 0.1, True),
+        ("It costs 100.01", 100.0, 0.01, True),
+        ("It costs 100.02", 100.0, 0.01, False),
+        ("It is 1.10001", 1.0, 0.1, False),
+        ("It is 1,234.50", 1234.5, 0.0, True),
+        # An exponent beyond any range is a number far away, not an error.
+        ("It is 1e99999999999999999999999", 1.0, 0.1, False),
+    ],
+)
+def test_the_tolerance_is_inclusive_on_the_numbers_as_written(
+    text: str, number: float, tolerance: float, held: bool
+) -> None:
+    from agentgauge.graders.answer import check_answer
+    from agentgauge.schema import AnswerSpec
+
+    checks = check_answer(text, AnswerSpec(number=number, tolerance=tolerance))
+    assert [(name, ok) for name, ok, _ in checks] == [("number", held)]
+
+
+def _cents(n: int) -> str:
+    sign = "-" if n < 0 else ""
+    return f"{sign}{abs(n) // 100}.{abs(n) % 100:02d}"
+
+
+@given(
+    st.integers(min_value=-(10**9), max_value=10**9),
+    st.integers(min_value=-(10**9), max_value=10**9),
+    st.integers(min_value=0, max_value=10**6),
+)
+def test_the_tolerance_decides_as_exact_arithmetic_on_the_written_decimals(
+    written: int, target: int, tolerance: int
+) -> None:
+    from agentgauge.graders.answer import number_within
+
+    held = number_within(_cents(written), float(_cents(target)), float(_cents(tolerance)))
+    assert held == (abs(written - target) <= tolerance)
