@@ -387,3 +387,37 @@ def test_an_unquoted_exponent_is_a_number_as_in_yaml_1_2(
     data, _ = load_yaml(path)
     assert data == {"max": value, "quoted": text, "word": "e3"}
     assert isinstance(data["max"], float)
+
+
+@pytest.mark.parametrize(
+    ("assertion", "error"),
+    [
+        # A path alone meant `equals: null`, and every trial with a value there failed
+        # ("counter: expected None, got 3").
+        (
+            "      state_assertions:\n        - path: counter\n",
+            "FILE:6: expectations.state_assertions.0: task 'a': the assertion on 'counter' "
+            "says neither equals: (a value, or null) nor exists: true/false, so it asserts "
+            "nothing",
+        ),
+        (
+            "      state_assertions:\n        - {path: a, exists: true}\n"
+            "        - {path: b, exists: null}\n",
+            "FILE:7: expectations.state_assertions.1: task 'a': the assertion on 'b' says ",
+        ),
+        (
+            "      checkpoints:\n        - state_assertions:\n            - {path: c}\n",
+            "FILE:7: expectations.checkpoints.0.state_assertions.0: task 'a': the assertion "
+            "on 'c' says ",
+        ),
+    ],
+)
+def test_a_state_assertion_must_say_what_it_asserts(
+    tmp_path: Path, assertion: str, error: str
+) -> None:
+    head = "tasks:\n  - id: a\n    instruction: count\n    expectations:\n"
+    assert error_of(tmp_path, head + assertion).startswith(error)
+    # An explicit null is an assertion that the value is null.
+    ok = head + "      state_assertions:\n        - {path: counter, equals: null}\n"
+    task = load_suite(write(tmp_path, ok)).tasks[0]
+    assert task.expectations.state_assertions[0].equals is None

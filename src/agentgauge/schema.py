@@ -600,7 +600,8 @@ class StateAssertion(_Strict):
     path: str
     """Dotted path into the canonical state, e.g. ``orders.W100.status``."""
     equals: Any = None
-    """Expected value."""
+    """Expected value; ``None`` asserts null only when given (a suite whose assertion
+    sets neither ``equals`` nor ``exists`` does not load)."""
     exists: bool | None = None
     """Assert only that the path exists (``True``) or not (``False``)."""
 

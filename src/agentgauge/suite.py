@@ -42,7 +42,7 @@ from agentgauge.envs.builtin import (
     builtin_environment,
 )
 from agentgauge.errors import InputError, first_error
-from agentgauge.schema import Task
+from agentgauge.schema import StateAssertion, Task
 from agentgauge.sources import read_jsonl
 from agentgauge.yamlio import line_of, load_yaml
 
@@ -346,11 +346,40 @@ def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
         err = _pick(exc)
         reason = _describe(exc, err)[1]
         raise place.error(reason, tuple(err.get("loc", ())), prefix) from None
-    defect = _world_defect(task) or _callable_defect(task) or _expectation_defect(task)
+    defect = (
+        _assertion_defect(task)
+        or _world_defect(task)
+        or _callable_defect(task)
+        or _expectation_defect(task)
+    )
     if defect is not None:
         loc, reason = defect
         raise place.error(reason, loc, prefix)
     return task
+
+
+def _assertion_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """A state assertion that asserts nothing, as ``(location, reason)``: one with a
+    ``path`` alone read as ``equals: null`` and failed every trial whose state has a
+    value there ("counter: expected None, got 3"). ``equals: null`` written out still
+    asserts null. Checked on the suite as written, since a stored task keeps no trace
+    of whether a null was written (a run's stored tasks stay readable)."""
+    exp = task.expectations
+    lists: list[tuple[tuple[str | int, ...], list[StateAssertion]]] = [
+        (("expectations", "state_assertions"), exp.state_assertions)
+    ]
+    lists += [
+        (("expectations", "checkpoints", i, "state_assertions"), c.state_assertions)
+        for i, c in enumerate(exp.checkpoints)
+    ]
+    for loc, assertions in lists:
+        for j, a in enumerate(assertions):
+            if "equals" not in a.model_fields_set and a.exists is None:
+                return (*loc, j), (
+                    f"the assertion on {a.path!r} says neither equals: (a value, or null) "
+                    "nor exists: true/false, so it asserts nothing"
+                )
+    return None
 
 
 def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
