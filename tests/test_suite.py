@@ -421,3 +421,21 @@ def test_a_state_assertion_must_say_what_it_asserts(
     ok = head + "      state_assertions:\n        - {path: counter, equals: null}\n"
     task = load_suite(write(tmp_path, ok)).tasks[0]
     assert task.expectations.state_assertions[0].equals is None
+
+
+@pytest.mark.parametrize("value", ["0", "false", '""', "[]"])
+def test_defaults_or_tasks_of_the_wrong_type_are_refused_at_their_line(
+    tmp_path: Path, value: str
+) -> None:
+    # `defaults: 0` was read as no defaults without a word, and `tasks: 0` said the
+    # suite "holds no tasks", naming neither line nor field.
+    task = "tasks:\n  - {id: a, instruction: hi}\n"
+    assert error_of(tmp_path, f"name: s\ndefaults: {value}\n{task}") == (
+        "FILE:2: defaults: expected a mapping"
+    )
+    if value != "[]":  # an empty list of tasks holds no tasks (above)
+        assert error_of(tmp_path, f"name: s\ntasks: {value}\n") == (
+            "FILE:2: tasks: expected a list of tasks"
+        )
+    # No value at all is none, as before.
+    assert [t.id for t in load_suite(write(tmp_path, f"name: s\ndefaults:\n{task}")).tasks] == ["a"]

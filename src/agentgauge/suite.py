@@ -285,7 +285,9 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
                     field="name",
                 )
             declared[str(path)] = name.strip()
-        defaults = data.get("defaults") or {}
+        # Only an absent or empty value (``defaults:``) stands for none: ``defaults: 0``
+        # (or false, "", []) was read as no defaults without a word.
+        defaults = {} if data.get("defaults") is None else data["defaults"]
         if not isinstance(defaults, dict):
             raise InputError("expected a mapping", file=path, field="defaults",
                              line=line_of(root, ["defaults"]))  # fmt: skip
@@ -293,7 +295,8 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
         _check_defaults(defaults, _Place(str(path), None, defaults=defaults_node,
                                          inherited=frozenset(map(str, defaults))))  # fmt: skip
         root = _child(root, "tasks")
-        data = data.get("tasks") or []
+        # As for defaults: ``tasks: 0`` said "holds no tasks", without its line.
+        data = [] if data.get("tasks") is None else data["tasks"]
     if not isinstance(data, list):
         raise InputError("expected a list of tasks", file=path, line=line_of(root, ()),
                          field="tasks")  # fmt: skip
