@@ -387,3 +387,55 @@ def test_an_unquoted_exponent_is_a_number_as_in_yaml_1_2(
     data, _ = load_yaml(path)
     assert data == {"max": value, "quoted": text, "word": "e3"}
     assert isinstance(data["max"], float)
+
+
+@pytest.mark.parametrize(
+    ("assertion", "error"),
+    [
+        # A path alone meant `equals: null`, and every trial with a value there failed
+        # ("counter: expected None, got 3").
+        (
+            "      state_assertions:\n        - path: counter\n",
+            "FILE:6: expectations.state_assertions.0: task 'a': the assertion on 'counter' "
+            "says neither equals: (a value, or null) nor exists: true/false, so it asserts "
+            "nothing",
+        ),
+        (
+            "      state_assertions:\n        - {path: a, exists: true}\n"
+            "        - {path: b, exists: null}\n",
+            "FILE:7: expectations.state_assertions.1: task 'a': the assertion on 'b' says ",
+        ),
+        (
+            "      checkpoints:\n        - state_assertions:\n            - {path: c}\n",
+            "FILE:7: expectations.checkpoints.0.state_assertions.0: task 'a': the assertion "
+            "on 'c' says ",
+        ),
+    ],
+)
+def test_a_state_assertion_must_say_what_it_asserts(
+    tmp_path: Path, assertion: str, error: str
+) -> None:
+    head = "tasks:\n  - id: a\n    instruction: count\n    expectations:\n"
+    assert error_of(tmp_path, head + assertion).startswith(error)
+    # An explicit null is an assertion that the value is null.
+    ok = head + "      state_assertions:\n        - {path: counter, equals: null}\n"
+    task = load_suite(write(tmp_path, ok)).tasks[0]
+    assert task.expectations.state_assertions[0].equals is None
+
+
+@pytest.mark.parametrize("value", ["0", "false", '""', "[]"])
+def test_defaults_or_tasks_of_the_wrong_type_are_refused_at_their_line(
+    tmp_path: Path, value: str
+) -> None:
+    # `defaults: 0` was read as no defaults without a word, and `tasks: 0` said the
+    # suite "holds no tasks", naming neither line nor field.
+    task = "tasks:\n  - {id: a, instruction: hi}\n"
+    assert error_of(tmp_path, f"name: s\ndefaults: {value}\n{task}") == (
+        "FILE:2: defaults: expected a mapping"
+    )
+    if value != "[]":  # an empty list of tasks holds no tasks (above)
+        assert error_of(tmp_path, f"name: s\ntasks: {value}\n") == (
+            "FILE:2: tasks: expected a list of tasks"
+        )
+    # No value at all is none, as before.
+    assert [t.id for t in load_suite(write(tmp_path, f"name: s\ndefaults:\n{task}")).tasks] == ["a"]

@@ -590,7 +590,8 @@ class AnswerSpec(_Strict):
     number: float | None = None
     """A number that must appear, within ``tolerance``."""
     tolerance: float = Field(default=0.0, ge=0)
-    """Absolute tolerance for ``number`` (not negative: ``math.isclose`` refuses one)."""
+    """Absolute tolerance for ``number``, inclusive, on the decimals as written (not
+    negative: no number could be within one)."""
 
 
 class StateAssertion(_Strict):
@@ -599,7 +600,8 @@ class StateAssertion(_Strict):
     path: str
     """Dotted path into the canonical state, e.g. ``orders.W100.status``."""
     equals: Any = None
-    """Expected value."""
+    """Expected value; ``None`` asserts null only when given (a suite whose assertion
+    sets neither ``equals`` nor ``exists`` does not load)."""
     exists: bool | None = None
     """Assert only that the path exists (``True``) or not (``False``)."""
 

@@ -42,7 +42,7 @@ from agentgauge.envs.builtin import (
     builtin_environment,
 )
 from agentgauge.errors import InputError, first_error
-from agentgauge.schema import Task
+from agentgauge.schema import StateAssertion, Task
 from agentgauge.sources import read_jsonl
 from agentgauge.yamlio import line_of, load_yaml
 
@@ -285,7 +285,9 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
                     field="name",
                 )
             declared[str(path)] = name.strip()
-        defaults = data.get("defaults") or {}
+        # Only an absent or empty value (``defaults:``) stands for none: ``defaults: 0``
+        # (or false, "", []) was read as no defaults without a word.
+        defaults = {} if data.get("defaults") is None else data["defaults"]
         if not isinstance(defaults, dict):
             raise InputError("expected a mapping", file=path, field="defaults",
                              line=line_of(root, ["defaults"]))  # fmt: skip
@@ -293,7 +295,8 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
         _check_defaults(defaults, _Place(str(path), None, defaults=defaults_node,
                                          inherited=frozenset(map(str, defaults))))  # fmt: skip
         root = _child(root, "tasks")
-        data = data.get("tasks") or []
+        # As for defaults: ``tasks: 0`` said "holds no tasks", without its line.
+        data = [] if data.get("tasks") is None else data["tasks"]
     if not isinstance(data, list):
         raise InputError("expected a list of tasks", file=path, line=line_of(root, ()),
                          field="tasks")  # fmt: skip
@@ -346,11 +349,40 @@ def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
         err = _pick(exc)
         reason = _describe(exc, err)[1]
         raise place.error(reason, tuple(err.get("loc", ())), prefix) from None
-    defect = _world_defect(task) or _callable_defect(task) or _expectation_defect(task)
+    defect = (
+        _assertion_defect(task)
+        or _world_defect(task)
+        or _callable_defect(task)
+        or _expectation_defect(task)
+    )
     if defect is not None:
         loc, reason = defect
         raise place.error(reason, loc, prefix)
     return task
+
+
+def _assertion_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """A state assertion that asserts nothing, as ``(location, reason)``: one with a
+    ``path`` alone read as ``equals: null`` and failed every trial whose state has a
+    value there ("counter: expected None, got 3"). ``equals: null`` written out still
+    asserts null. Checked on the suite as written, since a stored task keeps no trace
+    of whether a null was written (a run's stored tasks stay readable)."""
+    exp = task.expectations
+    lists: list[tuple[tuple[str | int, ...], list[StateAssertion]]] = [
+        (("expectations", "state_assertions"), exp.state_assertions)
+    ]
+    lists += [
+        (("expectations", "checkpoints", i, "state_assertions"), c.state_assertions)
+        for i, c in enumerate(exp.checkpoints)
+    ]
+    for loc, assertions in lists:
+        for j, a in enumerate(assertions):
+            if "equals" not in a.model_fields_set and a.exists is None:
+                return (*loc, j), (
+                    f"the assertion on {a.path!r} says neither equals: (a value, or null) "
+                    "nor exists: true/false, so it asserts nothing"
+                )
+    return None
 
 
 def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:

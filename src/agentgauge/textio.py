@@ -168,7 +168,13 @@ def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
     A repeated key is refused because which of its values counts is not said by
     JSON (RFC 8259, section 4: names "SHOULD be unique"; parsers differ): Python's
     and most readers keep the last, so ``{"success": true, ..., "success": false}``
-    read as a failure here and as a success elsewhere."""
+    read as a failure here and as a success elsewhere.
+
+    With ``line`` (one line of a JSONL file), the line's ending is not part of the
+    text: with it, a truncated line's error was placed on the next line and reported
+    as "column 1" of this one."""
+    if line is not None:
+        text = text.rstrip("\r\n")
     try:
         value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except _RepeatedKey as exc:

@@ -205,3 +205,110 @@ def test_unknown_grades_are_counted_with_a_reason_even_when_not_required(
     assert res.unknown_grades == {"test_dead_judge unknown:judge_unavailable": 4}
     key = "test_dead_judge unknown:judge_unavailable"
     assert res.unknown_examples[key] == "judge endpoint unreachable"
+
+
+def _minefield_store(path: Path) -> None:
+    """A run as the harness records it: task 'm' has a minefield, task 'n' has none;
+    each trial's grades and outcome are those of the default graders."""
+    from agentgauge.graders import grade_trial
+    from agentgauge.schema import Minefield
+
+    tasks = [
+        Task(
+            id="m",
+            instruction="tidy up",
+            expectations=Expectations(
+                answer=AnswerSpec(contains=["ok"]), minefields=[Minefield(tool="delete_all")]
+            ),
+        ),
+        Task(
+            id="n",
+            instruction="say ok",
+            expectations=Expectations(answer=AnswerSpec(contains=["ok"])),
+        ),
+    ]
+    raw = [
+        Trial(
+            task_id="m",
+            trial=0,
+            success=False,
+            answer="ok",
+            events=[ToolCallEvent(name="delete_all")],
+        ),
+        Trial(task_id="m", trial=1, success=False, answer="ok"),
+        Trial(task_id="n", trial=0, success=False, answer="ok"),
+        Trial(task_id="n", trial=1, success=False, answer="no"),
+    ]
+    trials = []
+    for trial in raw:
+        graded = grade_trial(tasks[trial.task_id == "n"], trial)
+        trials.append(
+            trial.model_copy(
+                update={"grades": graded.grades, "success": graded.success, "score": graded.score}
+            )
+        )
+    with Store(path) as db:
+        with db.transaction():
+            db.create_run(Run(run_id="r", created_at=utc_now()))
+            db.add_tasks("r", tasks)
+        db.add_trials("r", trials)
+
+
+def test_a_named_grader_grades_only_the_tasks_that_declare_what_it_needs(
+    tmp_path: Path,
+) -> None:
+    # `--graders minefields` graded every task: each trial of a task without minefields
+    # was stored as a minefield pass, and the hit rate fell from 1/2 to 1/4 with the
+    # same grader; `--graders tool_calls` read a missing answer key as an irrelevance task.
+    from agentgauge.api import metrics
+
+    path = tmp_path / "s.db"
+    _minefield_store(path)
+    done = _cli("grade", f"{path}:r", "--graders", "minefields")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:3] == [
+        "re-graded 2 trials of run r as grade version 2 (minefields)",
+        "success 0.500 -> 0.500; 0 trials changed; 0 with an unknown required grade",
+        "left alone: 2 trials whose tasks declare nothing minefields check (their "
+        "outcomes stand, with no grade)",
+    ]
+    with Store(path, create=False) as db:
+        rows = db.conn.execute(
+            "SELECT t.task_id, g.status FROM grades g JOIN trials t ON t.id = g.trial_pk"
+            " WHERE g.version = 2 ORDER BY t.task_id, t.trial"
+        ).fetchall()
+    assert rows == [("m", "minefield:hit"), ("m", "passed")]
+    rates = [
+        metrics(f"{path}:r#grade={v}").to_dict()["groups"][0]["tool_use"]["minefield_hit_rate"]
+        for v in (1, 2)
+    ]
+    assert rates == [0.5, 0.5]
+
+    # A grader that applies to no task of the run writes no empty version: one line, exit 2.
+    bad = _cli("grade", f"{path}:r", "--graders", "tool_calls")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        f"agentgauge: error: {path}: graders: grader 'tool_calls' applies to no task of "
+        "run 'r': a code grader grades only the tasks that declare what it needs "
+        "(docs/graders.md); nothing was written"
+    ]
+    # One of two named graders that applies nowhere is said, and the other one grades.
+    done = _cli("grade", f"{path}:r", "--graders", "minefields,checkpoints", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["version"], out["n_trials"], out["n_not_applicable"], out["idle_graders"]) == (
+        3,
+        2,
+        2,
+        ["checkpoints"],
+    )
+
+
+def test_grade_trial_with_named_graders_skips_the_code_graders_a_task_does_not_enable() -> None:
+    from agentgauge.graders import grade_trial
+
+    graded = grade_trial(
+        TASKS[1], Trial(task_id="a", trial=0, success=False, answer="hi"), ["minefields", "answer"]
+    )
+    assert [g.grader for g in graded.grades] == ["answer"]
+    assert graded.success is True

@@ -172,6 +172,12 @@ def test_milestone_cycles_are_unknown() -> None:
     assert g.passed is None and g.status == "unknown:bad_milestones"
 
 
+def test_a_task_without_milestones_is_unknown_not_a_zero_division() -> None:
+    task = Task(id="m", instruction="", expectations=Expectations())
+    g = MilestonesGrader().grade(task, _trial(_call("x")))
+    assert (g.passed, g.status, g.score) == (None, "unknown:no_milestones", None)
+
+
 def test_final_answer_satisfies_answer_milestone() -> None:
     task = Task(
         id="m",

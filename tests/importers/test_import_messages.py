@@ -78,3 +78,35 @@ def test_logs_that_are_no_regular_file_are_named(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         read_import("otel", FIXTURES / "otel" / "genai.jsonl", {"logs": "/dev/null"})
     assert (err.value.field, err.value.reason[:27]) == ("--logs", "is not a regular file (a de")
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", ""])
+def test_a_cut_line_is_placed_at_its_own_end_whatever_its_line_ending(
+    tmp_path: Path, ending: str
+) -> None:
+    # With its newline the line was parsed as two, and the error said "column 1".
+    import subprocess
+    import sys
+
+    from agentgauge.importers.spans import read_outcomes
+    from agentgauge.suite import load_suite
+
+    good = '{"task_id": "b", "success": true}\n'
+    cut = '{"task_id": "a", "success": true' + ending
+    path = tmp_path / "r.jsonl"
+    path.write_text(good + cut, newline="")
+    expected = f"{path}:2: invalid JSON: Expecting ',' delimiter at column 33"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "metrics", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr.strip()) == (2, f"agentgauge: error: {expected}")
+    # Suites and span outcomes go through the same reader (here the cut line is first,
+    # as they check each record as they read it).
+    path.write_text(cut, newline="")
+    for read in (read_outcomes, load_suite):
+        with pytest.raises(InputError) as err:
+            read(path)
+        assert str(err.value) == expected.replace(":2:", ":1:")

@@ -20,7 +20,8 @@ GradersOption = Annotated[
     typer.Option(
         "--graders",
         help="Comma-separated graders (state, answer, tool_calls, trajectory, milestones, "
-        "minefields, control...). Default: each task's enabled code graders.",
+        "minefields, control...); a code grader grades only the tasks that declare what it "
+        "needs. Default: each task's enabled code graders.",
     ),
 ]
 
@@ -166,6 +167,8 @@ def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None
                 "n_unknown": result.n_unknown,
                 "unknown_grades": result.unknown_grades,
                 "skipped_tasks": result.skipped,
+                "n_not_applicable": result.n_not_applicable,
+                "idle_graders": result.idle,
                 "success_before": result.success_before,
                 "success_after": result.success_after,
             }
@@ -180,6 +183,14 @@ def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None
         f"success {result.success_before:.3f} -> {result.success_after:.3f}; "
         f"{result.n_changed} trials changed; {result.n_unknown} with an unknown required grade"
     )
+    if result.n_not_applicable:
+        out.print(
+            f"left alone: {result.n_not_applicable} trials whose tasks declare nothing "
+            f"{', '.join(result.graders)} check (their outcomes stand, with no grade)",
+            soft_wrap=True,
+        )
+    for name in result.idle:
+        out.print(f"{name}: no task of the run declares what it needs; it graded nothing")
     for key, count in result.unknown_grades.items():
         why = result.unknown_examples.get(key, "")
         # A grader that could not decide (a judge nobody answers) is said, not hidden.

@@ -10,15 +10,21 @@ for partial credit; the grade passes when all do.
 
 from __future__ import annotations
 
-import math
+import decimal
 import re
+from decimal import Decimal
 
 from agentgauge.graders.base import fail, pass_, register
 from agentgauge.schema import AnswerSpec, Grade, MessageEvent, Task, Trial
 
-__all__ = ["AnswerGrader", "answer_text", "check_answer", "numbers_in"]
+__all__ = ["AnswerGrader", "answer_text", "check_answer", "number_within", "numbers_in"]
 
-_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+# A sign only where it cannot be a hyphen or dash between words and numbers
+# ("5-10 days" is 5 and 10, "2024-05-01" is 2024, 5 and 1); a thousands form only
+# when its last group ends the digits ("12,3456" is 12 and 3456, not 12345 and 6).
+_NUMBER = re.compile(
+    r"(?:(?<![\w.])[-+])?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?"
+)
 
 
 def answer_text(trial: Trial) -> str | None:
@@ -31,18 +37,36 @@ def answer_text(trial: Trial) -> str | None:
     return None
 
 
+def _number_tokens(text: str) -> list[str]:
+    """Every number written in ``text`` as written, without thousands separators."""
+    return [
+        m.group(0).replace(",", "")
+        for m in _NUMBER.finditer(text)
+        if any(c.isdigit() for c in m.group(0))
+    ]
+
+
 def numbers_in(text: str) -> list[float]:
     """Every number written in ``text`` (``1,234.5`` -> 1234.5)."""
-    out: list[float] = []
-    for m in _NUMBER.finditer(text):
-        token = m.group(0)
-        if not any(c.isdigit() for c in token):
-            continue
-        try:
-            out.append(float(token.replace(",", "")))
-        except ValueError:
-            continue
-    return out
+    return [float(token) for token in _number_tokens(text)]
+
+
+# 100 significant digits: the difference of two written numbers is exact in practice.
+# No trap, so an exponent beyond any range reads as an infinity (too far from any
+# target), not an error.
+_DECIMAL = decimal.Context(
+    prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[], flags=[]
+)
+
+
+def number_within(token: str, target: float, tolerance: float) -> bool:
+    """Whether the number written as ``token`` is within ``tolerance`` of ``target``,
+    compared as the decimals written: in binary floating point 1.1 - 1.0 is
+    0.10000000000000009, so "1.1" failed ``number: 1.0, tolerance: 0.1``. The target
+    and tolerance are read as their shortest decimal form (``repr``), as in the suite."""
+    ctx = _DECIMAL.copy()
+    diff = ctx.abs(ctx.subtract(ctx.create_decimal(token), Decimal(repr(target))))
+    return diff <= Decimal(repr(tolerance))
 
 
 def check_answer(text: str, spec: AnswerSpec) -> list[tuple[str, bool, str]]:
@@ -60,10 +84,9 @@ def check_answer(text: str, spec: AnswerSpec) -> list[tuple[str, bool, str]]:
     if spec.exact is not None:
         checks.append(("exact", text.strip() == spec.exact.strip(), ""))
     if spec.number is not None:
-        target = spec.number
-        found = numbers_in(text)
-        held = any(math.isclose(x, target, rel_tol=0.0, abs_tol=spec.tolerance) for x in found)
-        checks.append(("number", held, f"found {found[:10]}"))
+        tokens = _number_tokens(text)
+        held = any(number_within(t, spec.number, spec.tolerance) for t in tokens)
+        checks.append(("number", held, f"found {[float(t) for t in tokens[:10]]}"))
     return checks
 
 

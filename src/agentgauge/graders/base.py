@@ -31,6 +31,7 @@ __all__ = [
     "UNKNOWN",
     "Grader",
     "TrialGrading",
+    "applies",
     "available_graders",
     "decides_outcome",
     "fail",
@@ -217,6 +218,13 @@ def decides_outcome(task: Task) -> bool:
     return any(n in names for n in (DEFAULT_REQUIRED if required is None else required))
 
 
+def applies(grader: Grader, task: Task) -> bool:
+    """Whether a grader named for ``task`` grades it: a code grader only where the task
+    enables it (declares what it needs); a judge or human grader always, reporting
+    itself what it could not grade."""
+    return grader.kind != "code" or grader.enabled(task)
+
+
 def grader_name_defect(task: Task, names: Sequence[str]) -> tuple[int, str] | None:
     """The first of ``names`` (the task's ``required`` or ``partial_credit``) that can
     never grade ``task``, as ``(index, reason)``, or ``None``.
@@ -254,7 +262,8 @@ def grade_trial(
 ) -> TrialGrading:
     """Grade one trial and combine the grades (tau2-bench's reward basis).
 
-    ``graders``: names or instances; ``None`` runs every enabled code grader.
+    ``graders``: names or instances; ``None`` runs every enabled code grader. A named
+    code grader runs only where the task enables it (`applies`).
     Success is the product of the required graders' passes — the task's
     ``Expectations.required``, else every enabled grader of `DEFAULT_REQUIRED`
     — restricted to the graders run. A required grade that is unknown makes
@@ -266,7 +275,13 @@ def grade_trial(
         # options (an endpoint, a labels file), so they are not even built.
         chosen: list[Grader] = [g for g in _default_code_graders() if g.enabled(task)]
     else:
-        chosen = [get_grader(g) if isinstance(g, str) else g for g in graders]
+        # A named code grader grades only the tasks that declare what it needs, as by
+        # default: run on every task, `minefields` passed each task without minefields and
+        # `tool_calls` read a missing answer key as an irrelevance task, and those grades
+        # changed the metrics. Judge and human graders say "not applicable" themselves
+        # (a rubric grade of a task without a rubric is ``unknown:no_rubric``).
+        named = [get_grader(g) if isinstance(g, str) else g for g in graders]
+        chosen = [g for g in named if applies(g, task)]
     grades = [g.grade(task, trial) for g in chosen]
     by_name = {gr.grader: gr for gr in grades}
     exp = task.expectations

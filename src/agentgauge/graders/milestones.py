@@ -294,6 +294,10 @@ class MilestonesGrader:
 
     def grade(self, task: Task, trial: Trial) -> Grade:
         ms = task.expectations.milestones
+        if not ms:
+            # Named for a task without milestones (a custom caller of `grade`): a score
+            # over no milestone is no measurement, and dividing by zero was a crash.
+            return unknown(self.name, "no_milestones", "the task declares no milestones")
         if len(ms) > MAX_MILESTONES:
             return unknown(self.name, "too_many_milestones", f"{len(ms)} > {MAX_MILESTONES}")
         try:

@@ -5,8 +5,12 @@ run saw them). Every trial is graded again from its stored events, answer and
 final state; the grades and each trial's outcome under them are written as a
 new grade version beside the old ones (trials with status ``error`` or
 ``timeout`` keep their outcome) — all in one transaction, so a failure leaves
-the store as it was. A model judge's spend goes with its grades: under the new
-version a re-graded trial's ``judge_cost_usd`` is what its grades' judges recorded
+the store as it was. A named code grader grades only the trials whose task
+enables it (declares what it needs), as in the run; a trial whose task enables
+none of the named graders keeps its outcome, and naming only graders that apply
+to no task of the run is refused rather than written as an empty version. A
+model judge's spend goes with its grades: under the new version a re-graded
+trial's ``judge_cost_usd`` is what its grades' judges recorded
 (`agentgauge.facts.graded_judge_cost`), as a run judged live records it on the
 trial (`agentgauge.graders.rubric.JudgeSpend`), so both report the same
 ``cost.judge_total``.
@@ -28,6 +32,7 @@ from agentgauge.evidence import grades_problem
 from agentgauge.graders.base import (
     Grader,
     TrialGrading,
+    applies,
     available_graders,
     get_grader,
     grade_trial,
@@ -55,6 +60,11 @@ class RegradeResult:
     """Trials with a required grade that is unknown."""
     skipped: list[str] = field(default_factory=list)
     """Task ids of trials left alone because the store holds no task for them."""
+    n_not_applicable: int = 0
+    """Trials left alone because their task enables none of the named graders (a code
+    grader grades only the tasks that declare what it needs); not in `n_trials`."""
+    idle: list[str] = field(default_factory=list)
+    """Named graders that graded no trial: no task of the run declares what they need."""
     success_before: float = 0.0
     """Share of trials passing under the version the run reported before (an infra
     error never passes: `Trial.passed`)."""
@@ -176,8 +186,25 @@ def regrade(
     trials = store.trials(run_id)
     keys = store.trial_keys(run_id)
     names = [g.name for g in chosen] if chosen else []
+    graded_tasks = {t.task_id for t in trials if t.task_id in tasks}
+    idle = [
+        g.name
+        for g in chosen or []
+        if not any(applies(g, tasks[task_id]) for task_id in graded_tasks)
+    ]
+    if graded_tasks and len(idle) == len(names) > 0:
+        # A version with no grade in it would only be a version to explain away.
+        which = ", ".join(repr(n) for n in names)
+        raise InputError(
+            f"{'grader' if len(names) == 1 else 'graders'} {which} "
+            f"{'applies' if len(names) == 1 else 'apply'} to no task of run {run_id!r}: "
+            "a code grader grades only the tasks that declare what it needs "
+            "(docs/graders.md); nothing was written",
+            file=store.path,
+            field="graders",
+        )
     result = RegradeResult(
-        run_id=run_id, version=0, graders=names, n_trials=0, n_changed=0, n_unknown=0
+        run_id=run_id, version=0, graders=names, n_trials=0, n_changed=0, n_unknown=0, idle=idle
     )
     before = after = 0
     with store.transaction():
@@ -187,6 +214,11 @@ def regrade(
             if task is None:
                 result.skipped.append(trial.task_id)
                 # Under the new version too, so that activating it changes nothing here.
+                store.add_outcome(pk, result.version, bool(trial.success), trial.score)
+                continue
+            if chosen and not any(applies(g, task) for g in chosen):
+                # No named grader grades this task: its outcome stands, with no grade.
+                result.n_not_applicable += 1
                 store.add_outcome(pk, result.version, bool(trial.success), trial.score)
                 continue
             graded = _grade(store, task, trial, chosen)

@@ -1,0 +1,98 @@
+"""How the answer grader reads numbers in text, and the `number` check's tolerance."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentgauge.graders.answer import numbers_in
+
+naturals = st.integers(min_value=0, max_value=10**12)
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        # A hyphen between numbers is not a minus sign: these read [5, -10] and
+        # [2024, -5, -1], so `number: 10` failed on "5-10 business days".
+        ("Delivery takes 5-10 business days.", [5.0, 10.0]),
+        ("Shipped on 2024-05-01.", [2024.0, 5.0, 1.0]),
+        ("order W-1234", [1234.0]),
+        # A thousands form ends where the digits end: this read [12345, 6].
+        ("12,3456", [12.0, 3456.0]),
+        ("1,234,5678", [1234.0, 5678.0]),
+        # Signs where they are signs, and scientific notation, as before.
+        ("-5", [-5.0]),
+        ("it is -5", [-5.0]),
+        ("(-5)", [-5.0]),
+        ("x=-2.5e-3, +7", [-0.0025, 7.0]),
+        ("-3, 1e3 and 2,500.25", [-3.0, 1000.0, 2500.25]),
+        ("5 - 3", [5.0, 3.0]),
+    ],
+)
+def test_numbers_in(text: str, numbers: list[float]) -> None:
+    assert numbers_in(text) == numbers
+
+
+@given(naturals, naturals, st.sampled_from(["-", "–"]))
+def test_a_range_reads_both_ends_as_written(a: int, b: int, dash: str) -> None:
+    assert numbers_in(f"takes {a}{dash}{b} days") == [float(a), float(b)]
+
+
+@given(st.integers(min_value=-(10**15), max_value=10**15), st.sampled_from(["", " ", "(", "= "]))
+def test_a_signed_number_keeps_its_sign(n: int, before: str) -> None:
+    assert numbers_in(f"{before}{n}") == [float(n)]
+    assert numbers_in(f"{before}{n:,}") == [float(n)]
+
+
+def test_the_number_check_finds_the_upper_end_of_a_range() -> None:
+    from agentgauge.graders.answer import check_answer
+    from agentgauge.schema import AnswerSpec
+
+    checks = check_answer("Delivery takes 5-10 business days.", AnswerSpec(number=10))
+    assert checks == [("number", True, "found [5.0, 10.0]")]
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "tolerance", "held"),
+    [
+        # At the tolerance exactly: in binary floating point 1.1 - 1.0 is
+        # 0.10000000000000009, and these failed.
+        ("It is 1.1", 1.0, 0.1, True),
+        ("It is 0.9", 1.0, 0.1, True),
+        ("It costs 100.01", 100.0, 0.01, True),
+        ("It costs 100.02", 100.0, 0.01, False),
+        ("It is 1.10001", 1.0, 0.1, False),
+        ("It is 1,234.50", 1234.5, 0.0, True),
+        # An exponent beyond any range is a number far away, not an error.
+        ("It is 1e99999999999999999999999", 1.0, 0.1, False),
+    ],
+)
+def test_the_tolerance_is_inclusive_on_the_numbers_as_written(
+    text: str, number: float, tolerance: float, held: bool
+) -> None:
+    from agentgauge.graders.answer import check_answer
+    from agentgauge.schema import AnswerSpec
+
+    checks = check_answer(text, AnswerSpec(number=number, tolerance=tolerance))
+    assert [(name, ok) for name, ok, _ in checks] == [("number", held)]
+
+
+def _cents(n: int) -> str:
+    sign = "-" if n < 0 else ""
+    return f"{sign}{abs(n) // 100}.{abs(n) % 100:02d}"
+
+
+@given(
+    st.integers(min_value=-(10**9), max_value=10**9),
+    st.integers(min_value=-(10**9), max_value=10**9),
+    st.integers(min_value=0, max_value=10**6),
+)
+def test_the_tolerance_decides_as_exact_arithmetic_on_the_written_decimals(
+    written: int, target: int, tolerance: int
+) -> None:
+    from agentgauge.graders.answer import number_within
+
+    held = number_within(_cents(written), float(_cents(target)), float(_cents(tolerance)))
+    assert held == (abs(written - target) <= tolerance)
