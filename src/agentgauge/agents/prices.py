@@ -142,6 +142,12 @@ class PriceTable:
                 return bare
         return None
 
+    def known_unknown(self, names: tuple[str | None, ...], provider: str | None) -> Quote | None:
+        """The quote of a model this table already found nobody prices, or ``None``:
+        what `quote` answers for it whatever the tokens and the date, so that a caller
+        with many calls of such a model can skip reading them."""
+        return self._unknown.get((tuple(n for n in names if n), provider))
+
     def quote(
         self,
         names: tuple[str | None, ...],
@@ -159,10 +165,10 @@ class PriceTable:
         (default: now)."""
         if usage is None:
             return Quote(None, "unknown: the call recorded no token counts")
-        key = (tuple(n for n in names if n), provider)
-        known_unknown = self._unknown.get(key)
-        if known_unknown is not None:  # which models are known does not depend on the date
+        known_unknown = self.known_unknown(names, provider)
+        if known_unknown is not None:
             return known_unknown
+        key = (tuple(n for n in names if n), provider)
         entry = self._user_entry(names)
         if entry is not None:
             price = self._prices[entry]

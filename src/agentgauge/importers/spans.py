@@ -557,6 +557,9 @@ class _Builder:
             self._prices = default_prices(warm=False)
         names = (self._str(span, self.d.response_model), self._str(span, self.d.request_model))
         provider = self._str(span, self.d.provider) or self._str(self.root, self.d.provider)
+        known_unknown = self._prices.known_unknown(names, provider)
+        if known_unknown is not None:  # a trace's calls of one model: read once
+            return known_unknown.usd, known_unknown.source
         extras = {name: self._int(span, keys) for name, keys in self.d.usage_extras}
         usage = Usage(
             fields["input_tokens"],
