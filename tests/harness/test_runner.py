@@ -330,6 +330,17 @@ def test_bad_settings_fail_before_anything_is_written(tmp_path: Path) -> None:
     assert not (tmp_path / "s.db").exists()  # not even an empty store
 
 
+def test_a_seed_that_is_not_a_whole_number_is_refused_as_the_cli_refuses_it(
+    tmp_path: Path,
+) -> None:
+    # The seed is hashed as text into each cell's seed: 0.0 ran other trials than 0, and
+    # "x" and -1 (which `run --seed -1` refuses) ran and were stored.
+    for seed in (0.0, "x", -1, True):
+        with pytest.raises(InputError, match=r"^--seed: must be a whole number >= 0, got "):
+            go(tmp_path, counting_agent, seed=seed)
+    assert not (tmp_path / "s.db").exists()
+
+
 def test_environment_named_by_the_task_is_imported(tmp_path: Path) -> None:
     tasks = [
         t.model_copy(update={"environment": "agentgauge.testing.worlds:make_counter_env"})
