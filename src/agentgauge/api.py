@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, whole_number
 from agentgauge.facts import Facts
 from agentgauge.metrics.baselines import Baseline
 from agentgauge.metrics.compare import Comparison, select_rows
@@ -90,6 +90,8 @@ __all__ = [
     "activate_grade_version",
     "blocking_failures",
     "calibrate",
+    "check_by",
+    "check_ks",
     "compare",
     "compare_sources",
     "grade_versions",
@@ -148,6 +150,37 @@ def _one_system(info: SystemInfo, side: str) -> None:
     require_one_configuration(info.table, info.label, side=side)
 
 
+# --------------------------------------------------------------------------- arguments
+# What each command's options refuse, checked here so that the twin refuses it too, in
+# the same one line naming the option (the CLI calls these, or passes its values on).
+
+
+def check_by(by: str | Iterable[str]) -> tuple[str, ...]:
+    """The grouping keys ``by`` names (one key as a string, ``""`` for one group of all
+    trials); `InputError` naming ``--by`` for a key trials cannot be grouped by."""
+    from agentgauge.table import GROUP_KEYS
+
+    keys = ((by,) if by else ()) if isinstance(by, str) else tuple(by)
+    for key in keys:
+        if key not in GROUP_KEYS:
+            raise InputError(
+                f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}", field="--by"
+            )
+    return keys
+
+
+def check_ks(k: int | Iterable[int]) -> list[int]:
+    """The values of k for pass@k and pass^k; `InputError` naming ``--k`` unless each is a
+    whole number >= 1 and there is at least one."""
+    ks = [k] if isinstance(k, int | np.integer | str) else list(k)
+    for v in ks:
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+            raise InputError(f"expected positive integers like 1,2,4, got {v!r}", field="--k")
+    if not ks:
+        raise InputError("give at least one k, like 1,2,4", field="--k")
+    return [int(v) for v in ks]
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -179,6 +212,7 @@ def metrics(
     """
     from agentgauge.metrics.behaviour import behaviour_columns
 
+    k, by, seed = check_ks(k), check_by(by), whole_number(seed, "--seed")
     facts: Facts | None = None
     if isinstance(trials, TrialTable):
         table = trials  # no grades: which trials a judge graded is not known
@@ -249,6 +283,7 @@ def horizon(
     """
     from agentgauge.report.scope import variant_rows
 
+    seed, bootstrap = whole_number(seed, "--seed"), whole_number(bootstrap, "--bootstrap")
     info = system_info(trials, "trials", events=False)
     table = info.table
     if len(table):  # an empty one is refused by the fit, with its reason
@@ -439,6 +474,8 @@ def compare_sources(
     from agentgauge.baseline_runs import find_baselines
     from agentgauge.components import diff_components, with_configuration
 
+    if deployment_k is not None:
+        deployment_k = whole_number(deployment_k, "--k", least=1)
     if human_rate is not None and not human_rate > 0:
         raise InputError("must be a positive hourly rate in USD, e.g. 143.61", field="--human-rate")
     # Grades (record line 4, the grading check) but not transcripts: what the record
@@ -528,6 +565,7 @@ def run_gates(
     one configuration on each side (narrow a SOURCE with ``#agent=NAME``).
     ``grade_version`` applies to each stored SOURCE that names none itself.
     """
+    by, seed = check_by(by), whole_number(seed, "--seed")
     # A config built in Python is checked as a gates file is (`validate_gate_config`).
     if isinstance(config, GateConfig):
         cfg = validate_gate_config(config)
@@ -980,6 +1018,7 @@ def calibrate(
     from agentgauge.graders.calibration import calibrate as calibrate_labels
     from agentgauge.graders.human import load_labels
 
+    n_boot, seed = whole_number(n_boot, "--bootstrap"), whole_number(seed, "--seed")
     found = load_labels(labels)
     if judge is not None:
         extra = load_labels(judge, rater=judge_rater)

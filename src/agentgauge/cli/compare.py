@@ -193,8 +193,6 @@ def compare_cmd(
         )
     if not 0 < alpha < 1:
         raise InputError("must be in (0, 1)", field="--alpha")
-    if k is not None and k < 1:
-        raise InputError("must be a positive integer", field="--k")
     inputs = _markdown_inputs(markdown, [a, b, null, *(baseline or ())], force=force)
     result = compare_sources(
         a,
