@@ -70,3 +70,14 @@ def test_options_the_cli_parser_checks_are_checked_by_the_twins(store: Path, lab
         (lambda: api.calibrate(labels, seed=-1), seed),
     ]:
         refused(call, message)
+
+
+def test_a_bare_string_where_a_list_goes_is_one_item(store: Path, labels: Path) -> None:
+    # Each was iterated by character: "unknown grader(s) s, t, a, t, e", "rater(s) a, n
+    # have no labels", "n: SOURCE: no such file".
+    assert agentgauge.regrade(f"{store}:careful", "state").graders == ["state"]
+    one = api.calibrate(labels, against="ana", n_boot=0)
+    assert one == api.calibrate(labels, against=["ana"], n_boot=0)
+    src, base = f"{store}:hasty", f"{store}:careful"
+    result = api.compare_sources(base, src, baselines=f"previous={base}")
+    assert "previous" in result.baselines

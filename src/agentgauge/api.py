@@ -155,6 +155,14 @@ def _one_system(info: SystemInfo, side: str) -> None:
 # the same one line naming the option (the CLI calls these, or passes its values on).
 
 
+def _items(value: str | Iterable[str] | None) -> list[str]:
+    """The items of a list option given in Python: a bare string is one item (as the
+    option given once), not its characters (``"state"`` was graders s, t, a, t, e)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
 def check_by(by: str | Iterable[str]) -> tuple[str, ...]:
     """The grouping keys ``by`` names (one key as a string, ``""`` for one group of all
     trials); `InputError` naming ``--by`` for a key trials cannot be grouped by."""
@@ -452,14 +460,14 @@ def compare_sources(
     null: str | None = None,
     judge_kappa: float | None = None,
     grade_version: int | None = None,
-    baselines: Sequence[str] = (),
+    baselines: str | Sequence[str] = (),
     human_rate: float | None = None,
 ) -> CompareResult:
     """What ``agentgauge compare A B`` does: the comparison and its record from two SOURCEs.
 
     Record line 5's baselines (docs/compare-and-plan.md, "Baselines") come from
     ``baselines`` (each ``ROLE=SOURCE``, or the SOURCE of a run marked with a
-    role) and ``null`` (a SOURCE), else from the runs marked in B's store (the
+    role; one as a string) and ``null`` (a SOURCE), else from the runs marked in B's store (the
     null agent also by its agent name, on the same suite version); the previous
     system is A unless one is marked. ``human_rate`` (USD per hour) prices the
     human's time. The runs' configurations are compared component by component
@@ -487,7 +495,7 @@ def compare_sources(
     # suite with no held-out task (or none shared) spends nothing of the held-out set.
     reads_heldout = include_heldout and _reads_heldout(comp, sa, sb)
     heldout = _audit_heldout([(a, sa), (b, sb)]) if reads_heldout else _heldout_usage([b, a])
-    given = [*baselines, *([f"null={null}"] if null is not None else [])]
+    given = [*_items(baselines), *([f"null={null}"] if null is not None else [])]
     null_check, found, absent = find_baselines(
         b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
     )
@@ -936,19 +944,20 @@ def plan(
 
 def regrade(
     source: str,
-    graders: Sequence[str] | None = None,
+    graders: str | Sequence[str] | None = None,
     *,
     store: str | Path | None = None,
     activate: bool = False,
 ) -> RegradeResult:
     """``agentgauge grade``: re-grade a stored run's transcripts as a new grade
     version (`agentgauge.graders.regrade.regrade`). ``source`` is ``DB:RUN_ID``,
-    a store that holds exactly one run, or (with ``store``) a run id. The run
-    reports the new version only with ``activate``."""
+    a store that holds exactly one run, or (with ``store``) a run id. ``graders``
+    names the graders (one as a string; default: the run's). The run reports the new
+    version only with ``activate``."""
     from agentgauge.graders.regrade import regrade as regrade_run
 
     db_path, run_id = _stored_run(source, store)
-    return regrade_run(db_path, run_id, list(graders) if graders else None, activate=activate)
+    return regrade_run(db_path, run_id, _items(graders) or None, activate=activate)
 
 
 def activate_grade_version(
@@ -1006,15 +1015,16 @@ def calibrate(
     *,
     judge: str | Path | None = None,
     judge_rater: str = "judge",
-    against: Sequence[str] | None = None,
+    against: str | Sequence[str] | None = None,
     n_boot: int = 2000,
     seed: int = 0,
 ) -> dict[str, Any]:
     """``agentgauge calibrate``: judge-versus-human agreement from a labels file
     (JSONL or CSV with a ``rater`` column), with the judge's labels in it or in
     a separate ``judge`` file (`agentgauge.graders.calibration.calibrate` gives
-    the figures). A judge label for an item the labels file already has from
-    the judge is an error naming its line."""
+    the figures). ``against`` names the human raters (one as a string; default:
+    all). A judge label for an item the labels file already has from the judge is an
+    error naming its line."""
     from agentgauge.graders.calibration import calibrate as calibrate_labels
     from agentgauge.graders.human import load_labels
 
@@ -1035,7 +1045,7 @@ def calibrate(
     return calibrate_labels(
         found,
         judge_rater=judge_rater,
-        humans=list(against) if against else None,
+        humans=_items(against) or None,
         n_boot=n_boot,
         seed=seed,
         source=str(labels),
