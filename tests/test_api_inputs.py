@@ -81,3 +81,23 @@ def test_a_bare_string_where_a_list_goes_is_one_item(store: Path, labels: Path) 
     src, base = f"{store}:hasty", f"{store}:careful"
     result = api.compare_sources(base, src, baselines=f"previous={base}")
     assert "previous" in result.baselines
+
+
+def test_compare_names_the_option_or_the_side_that_is_wrong(store: Path, cli: Any) -> None:
+    # Every refusal was put on B: "B: margin must be ...", and for an empty list as A
+    # "B: A and s.db:hasty have no task in common".
+    a, b = f"{store}:careful", f"{store}:hasty"
+    margin = "--margin: must be a rate difference from 0 to 1, e.g. 0.02, got "
+    for call, message in [
+        (lambda: agentgauge.compare(a, b, margin=5), margin + "5"),
+        (lambda: agentgauge.compare(a, b, margin=float("nan")), margin + "nan"),
+        (lambda: agentgauge.compare(a, b, margin="0.1"), "--margin: must be a number, got '0.1'"),
+        (lambda: agentgauge.compare(a, b, alpha=2), "--alpha: must be in (0, 1), got 2"),
+        (lambda: agentgauge.compare(a, b, seed=-1), "--seed: must be a whole number >= 0, got -1"),
+        (lambda: agentgauge.compare([], b), "A: no trials to compare"),
+        (lambda: agentgauge.compare(a, []), "B: no trials to compare"),
+    ]:
+        refused(call, message)
+    # The command says the same, from the same check.
+    code, _, err = cli("compare", a, b, "--margin", "5")
+    assert code == 2 and err.strip() == f"agentgauge: error: {margin}5"

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.errors import InputError, whole_number
+from agentgauge.errors import InputError, real_number, whole_number
 from agentgauge.facts import Facts
 from agentgauge.metrics.baselines import Baseline
 from agentgauge.metrics.compare import Comparison, select_rows
@@ -90,8 +90,10 @@ __all__ = [
     "activate_grade_version",
     "blocking_failures",
     "calibrate",
+    "check_alpha",
     "check_by",
     "check_ks",
+    "check_margin",
     "compare",
     "compare_sources",
     "grade_versions",
@@ -161,6 +163,27 @@ def _items(value: str | Iterable[str] | None) -> list[str]:
     if value is None:
         return []
     return [value] if isinstance(value, str) else list(value)
+
+
+def check_margin(margin: float | None) -> float | None:
+    """A non-inferiority margin: a rate difference in [0, 1] (a margin past 1 holds for
+    any data); `InputError` naming ``--margin`` otherwise (NaN included)."""
+    if margin is None:
+        return None
+    value = real_number(margin, "--margin")
+    if not 0 <= value <= 1:
+        raise InputError(
+            f"must be a rate difference from 0 to 1, e.g. 0.02, got {value:g}", field="--margin"
+        )
+    return value
+
+
+def check_alpha(alpha: float) -> float:
+    """A test level in (0, 1); `InputError` naming ``--alpha`` otherwise."""
+    value = real_number(alpha, "--alpha")
+    if not 0 < value < 1:
+        raise InputError(f"must be in (0, 1), got {value:g}", field="--alpha")
+    return value
 
 
 def check_by(by: str | Iterable[str]) -> tuple[str, ...]:
@@ -354,9 +377,14 @@ def _compare(
     seed: int,
     include_heldout: bool,
 ) -> Comparison:
-    _one_system(sa, "A")
-    _one_system(sb, "B")
+    margin, alpha = check_margin(margin), check_alpha(alpha)
+    seed = whole_number(seed, "--seed")
+    for info, side in ((sa, "A"), (sb, "B")):
+        if len(info.table) == 0:  # a SOURCE with none was refused when read
+            raise InputError("no trials to compare", field=side)
+        _one_system(info, side)
     try:
+        # What is left to refuse is the data's: the sides share no task.
         return compare_tables(
             sa.table,
             sb.table,
