@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, real_number, whole_number
 from agentgauge.facts import Facts
 from agentgauge.metrics.baselines import Baseline
 from agentgauge.metrics.compare import Comparison, select_rows
@@ -90,6 +90,10 @@ __all__ = [
     "activate_grade_version",
     "blocking_failures",
     "calibrate",
+    "check_alpha",
+    "check_by",
+    "check_ks",
+    "check_margin",
     "compare",
     "compare_sources",
     "grade_versions",
@@ -148,6 +152,66 @@ def _one_system(info: SystemInfo, side: str) -> None:
     require_one_configuration(info.table, info.label, side=side)
 
 
+# --------------------------------------------------------------------------- arguments
+# What each command's options refuse, checked here so that the twin refuses it too, in
+# the same one line naming the option (the CLI calls these, or passes its values on).
+
+
+def _items(value: str | Iterable[str] | None) -> list[str]:
+    """The items of a list option given in Python: a bare string is one item (as the
+    option given once), not its characters (``"state"`` was graders s, t, a, t, e)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def check_margin(margin: float | None) -> float | None:
+    """A non-inferiority margin: a rate difference in [0, 1] (a margin past 1 holds for
+    any data); `InputError` naming ``--margin`` otherwise (NaN included)."""
+    if margin is None:
+        return None
+    value = real_number(margin, "--margin")
+    if not 0 <= value <= 1:
+        raise InputError(
+            f"must be a rate difference from 0 to 1, e.g. 0.02, got {value:g}", field="--margin"
+        )
+    return value
+
+
+def check_alpha(alpha: float) -> float:
+    """A test level in (0, 1); `InputError` naming ``--alpha`` otherwise."""
+    value = real_number(alpha, "--alpha")
+    if not 0 < value < 1:
+        raise InputError(f"must be in (0, 1), got {value:g}", field="--alpha")
+    return value
+
+
+def check_by(by: str | Iterable[str]) -> tuple[str, ...]:
+    """The grouping keys ``by`` names (one key as a string, ``""`` for one group of all
+    trials); `InputError` naming ``--by`` for a key trials cannot be grouped by."""
+    from agentgauge.table import GROUP_KEYS
+
+    keys = ((by,) if by else ()) if isinstance(by, str) else tuple(by)
+    for key in keys:
+        if key not in GROUP_KEYS:
+            raise InputError(
+                f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}", field="--by"
+            )
+    return keys
+
+
+def check_ks(k: int | Iterable[int]) -> list[int]:
+    """The values of k for pass@k and pass^k; `InputError` naming ``--k`` unless each is a
+    whole number >= 1 and there is at least one."""
+    ks = [k] if isinstance(k, int | np.integer | str) else list(k)
+    for v in ks:
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+            raise InputError(f"expected positive integers like 1,2,4, got {v!r}", field="--k")
+    if not ks:
+        raise InputError("give at least one k, like 1,2,4", field="--k")
+    return [int(v) for v in ks]
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -179,6 +243,7 @@ def metrics(
     """
     from agentgauge.metrics.behaviour import behaviour_columns
 
+    k, by, seed = check_ks(k), check_by(by), whole_number(seed, "--seed")
     facts: Facts | None = None
     if isinstance(trials, TrialTable):
         table = trials  # no grades: which trials a judge graded is not known
@@ -249,6 +314,7 @@ def horizon(
     """
     from agentgauge.report.scope import variant_rows
 
+    seed, bootstrap = whole_number(seed, "--seed"), whole_number(bootstrap, "--bootstrap")
     info = system_info(trials, "trials", events=False)
     table = info.table
     if len(table):  # an empty one is refused by the fit, with its reason
@@ -311,9 +377,14 @@ def _compare(
     seed: int,
     include_heldout: bool,
 ) -> Comparison:
-    _one_system(sa, "A")
-    _one_system(sb, "B")
+    margin, alpha = check_margin(margin), check_alpha(alpha)
+    seed = whole_number(seed, "--seed")
+    for info, side in ((sa, "A"), (sb, "B")):
+        if len(info.table) == 0:  # a SOURCE with none was refused when read
+            raise InputError("no trials to compare", field=side)
+        _one_system(info, side)
     try:
+        # What is left to refuse is the data's: the sides share no task.
         return compare_tables(
             sa.table,
             sb.table,
@@ -417,14 +488,14 @@ def compare_sources(
     null: str | None = None,
     judge_kappa: float | None = None,
     grade_version: int | None = None,
-    baselines: Sequence[str] = (),
+    baselines: str | Sequence[str] = (),
     human_rate: float | None = None,
 ) -> CompareResult:
     """What ``agentgauge compare A B`` does: the comparison and its record from two SOURCEs.
 
     Record line 5's baselines (docs/compare-and-plan.md, "Baselines") come from
     ``baselines`` (each ``ROLE=SOURCE``, or the SOURCE of a run marked with a
-    role) and ``null`` (a SOURCE), else from the runs marked in B's store (the
+    role; one as a string) and ``null`` (a SOURCE), else from the runs marked in B's store (the
     null agent also by its agent name, on the same suite version); the previous
     system is A unless one is marked. ``human_rate`` (USD per hour) prices the
     human's time. The runs' configurations are compared component by component
@@ -439,6 +510,8 @@ def compare_sources(
     from agentgauge.baseline_runs import find_baselines
     from agentgauge.components import diff_components, with_configuration
 
+    if deployment_k is not None:
+        deployment_k = whole_number(deployment_k, "--k", least=1)
     if human_rate is not None and not human_rate > 0:
         raise InputError("must be a positive hourly rate in USD, e.g. 143.61", field="--human-rate")
     # Grades (record line 4, the grading check) but not transcripts: what the record
@@ -450,7 +523,7 @@ def compare_sources(
     # suite with no held-out task (or none shared) spends nothing of the held-out set.
     reads_heldout = include_heldout and _reads_heldout(comp, sa, sb)
     heldout = _audit_heldout([(a, sa), (b, sb)]) if reads_heldout else _heldout_usage([b, a])
-    given = [*baselines, *([f"null={null}"] if null is not None else [])]
+    given = [*_items(baselines), *([f"null={null}"] if null is not None else [])]
     null_check, found, absent = find_baselines(
         b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
     )
@@ -528,6 +601,7 @@ def run_gates(
     one configuration on each side (narrow a SOURCE with ``#agent=NAME``).
     ``grade_version`` applies to each stored SOURCE that names none itself.
     """
+    by, seed = check_by(by), whole_number(seed, "--seed")
     # A config built in Python is checked as a gates file is (`validate_gate_config`).
     if isinstance(config, GateConfig):
         cfg = validate_gate_config(config)
@@ -898,19 +972,20 @@ def plan(
 
 def regrade(
     source: str,
-    graders: Sequence[str] | None = None,
+    graders: str | Sequence[str] | None = None,
     *,
     store: str | Path | None = None,
     activate: bool = False,
 ) -> RegradeResult:
     """``agentgauge grade``: re-grade a stored run's transcripts as a new grade
     version (`agentgauge.graders.regrade.regrade`). ``source`` is ``DB:RUN_ID``,
-    a store that holds exactly one run, or (with ``store``) a run id. The run
-    reports the new version only with ``activate``."""
+    a store that holds exactly one run, or (with ``store``) a run id. ``graders``
+    names the graders (one as a string; default: the run's). The run reports the new
+    version only with ``activate``."""
     from agentgauge.graders.regrade import regrade as regrade_run
 
     db_path, run_id = _stored_run(source, store)
-    return regrade_run(db_path, run_id, list(graders) if graders else None, activate=activate)
+    return regrade_run(db_path, run_id, _items(graders) or None, activate=activate)
 
 
 def activate_grade_version(
@@ -968,18 +1043,20 @@ def calibrate(
     *,
     judge: str | Path | None = None,
     judge_rater: str = "judge",
-    against: Sequence[str] | None = None,
+    against: str | Sequence[str] | None = None,
     n_boot: int = 2000,
     seed: int = 0,
 ) -> dict[str, Any]:
     """``agentgauge calibrate``: judge-versus-human agreement from a labels file
     (JSONL or CSV with a ``rater`` column), with the judge's labels in it or in
     a separate ``judge`` file (`agentgauge.graders.calibration.calibrate` gives
-    the figures). A judge label for an item the labels file already has from
-    the judge is an error naming its line."""
+    the figures). ``against`` names the human raters (one as a string; default:
+    all). A judge label for an item the labels file already has from the judge is an
+    error naming its line."""
     from agentgauge.graders.calibration import calibrate as calibrate_labels
     from agentgauge.graders.human import load_labels
 
+    n_boot, seed = whole_number(n_boot, "--bootstrap"), whole_number(seed, "--seed")
     found = load_labels(labels)
     if judge is not None:
         extra = load_labels(judge, rater=judge_rater)
@@ -996,7 +1073,7 @@ def calibrate(
     return calibrate_labels(
         found,
         judge_rater=judge_rater,
-        humans=list(against) if against else None,
+        humans=_items(against) or None,
         n_boot=n_boot,
         seed=seed,
         source=str(labels),

@@ -13,6 +13,8 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -26,6 +28,8 @@ __all__ = [
     "StoreFull",
     "first_error",
     "import_failure",
+    "real_number",
+    "whole_number",
 ]
 
 
@@ -124,6 +128,24 @@ class RunInterrupted(RunEnded):
     """Ctrl-C (SIGINT) stopped the run (exit 130, the shell's code for SIGINT)."""
 
     exit_code = 130
+
+
+def whole_number(value: object, field: str, *, least: int = 0) -> int:
+    """``value`` as an int if it is a whole number ``>= least`` (a bool is not one);
+    else `InputError` naming ``field``, the option the CLI spells it with (``--seed``).
+    The Python twins check what the CLI's parser checks with these, so that a
+    ``seed=-1`` or ``trials=2.5`` is refused in one line there too."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise InputError(f"must be a whole number >= {least}, got {value!r}", field=field)
+    return int(value)
+
+
+def real_number(value: object, field: str) -> float:
+    """``value`` as a float if it is a real number (an int or a float; not a bool, not
+    a string); else `InputError` naming ``field``. Its range is the caller's to check."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InputError(f"must be a number, got {value!r}", field=field)
+    return float(value)
 
 
 def import_failure(exc: Exception) -> str:

@@ -159,10 +159,29 @@ def as_suite(obj: SuiteLike | str | Path | Sequence[Any]) -> SuiteLike:
     if isinstance(obj, str | Path):
         return load_suite(obj)
     if isinstance(obj, SuiteLike):
-        return obj
-    tasks = [t if isinstance(t, Task) else Task.model_validate(t) for t in obj]
-    _check_unique(tasks, "tasks")
-    return Suite(name="python", version=suite_version(tasks), tasks=tasks)
+        suite = obj
+    else:
+        tasks = [t if isinstance(t, Task) else _task_of(t, i) for i, t in enumerate(obj)]
+        _check_unique(tasks, "tasks")
+        suite = Suite(name="python", version=suite_version(tasks), tasks=tasks)
+    if not suite.tasks:
+        # As `load_suite` refuses an empty file: a run of it stored an empty run.
+        raise InputError("holds no tasks: a suite needs at least one", field="suite")
+    return suite
+
+
+def _task_of(obj: Any, i: int) -> Task:
+    """Task ``i`` of a list given in Python, or `InputError` naming its first defect as
+    the loader names one in a file (``tasks[0].instrction: task 'a': unknown key ...``):
+    pydantic's own error spans lines, one per defect."""
+    try:
+        return Task.model_validate(obj)
+    except ValidationError as exc:
+        err = _pick(exc)
+        loc = "".join(f".{part}" for part in err.get("loc", ()))
+        task_id = obj.get("id") if isinstance(obj, dict) else None
+        prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
+        raise InputError(prefix + _describe(exc, err)[1], field=f"tasks[{i}]{loc}") from None
 
 
 def _check_unique(tasks: Sequence[Task], where: str) -> None:

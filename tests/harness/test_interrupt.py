@@ -10,6 +10,7 @@ the whole suite; the other agents died with exit 130 and no word of how to resum
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import signal
@@ -18,15 +19,19 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.conftest import stored_trials
 
+from agentgauge.errors import RunInterrupted
+from agentgauge.harness.runner import arun
 from agentgauge.store import Store
 from agentgauge.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTER = ROOT / "examples" / "counter-suite.yaml"
+WORLDS = "agentgauge.testing.worlds"
 
 SLOW_AGENT = """
 import asyncio
@@ -158,3 +163,63 @@ def test_a_run_interrupted_before_its_first_trial_leaves_no_run_to_block_the_nex
     fixed = _agentgauge(tmp_path, *args, "--agent", "agentgauge.testing.worlds:counting_agent")
     assert fixed.returncode == 0, fixed.stderr
     assert "run r in s.db: 3 trials, success 100.0%" in fixed.stdout
+
+
+# Two runs at once in one process (``asyncio.gather`` of two `arun` calls). Each run used
+# to save the SIGINT handler it found and put it back when it ended, which holds only
+# when runs end in the reverse order of their start: ended in start order, the first
+# run's handler stayed installed, and a later Ctrl-C raised "Event loop is closed"
+# instead of KeyboardInterrupt.
+def _held_agent(started: asyncio.Event, release: asyncio.Event) -> Any:
+    async def agent(session: Any) -> None:
+        started.set()
+        await release.wait()
+        await session.say("done")
+
+    return agent
+
+
+def _overlapping(tmp_path: Path, started: list[asyncio.Event], release: list[asyncio.Event]) -> Any:
+    task = {"id": "t", "instruction": "add 1", "environment": f"{WORLDS}:make_counter_env"}
+    return [
+        arun(
+            [task],
+            _held_agent(s, r),
+            store=tmp_path / "s.db",
+            run_id=f"r{i}",
+            grader=None,
+            progress=False,
+            preflight=False,
+        )
+        for i, (s, r) in enumerate(zip(started, release, strict=True))
+    ]
+
+
+def test_overlapping_runs_ending_in_start_order_give_ctrl_c_back(tmp_path: Path) -> None:
+    async def main() -> None:
+        started = [asyncio.Event(), asyncio.Event()]
+        release = [asyncio.Event(), asyncio.Event()]
+        first, second = (asyncio.ensure_future(c) for c in _overlapping(tmp_path, started, release))
+        await asyncio.gather(*(s.wait() for s in started))
+        release[0].set()
+        await first  # the first run ends first, the second still under way
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        release[1].set()
+        await second
+
+    asyncio.run(main())
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_while_runs_overlap_stops_them_all(tmp_path: Path) -> None:
+    async def main() -> list[BaseException]:
+        started = [asyncio.Event(), asyncio.Event()]
+        release = [asyncio.Event(), asyncio.Event()]  # never set: only Ctrl-C ends them
+        runs = [asyncio.ensure_future(c) for c in _overlapping(tmp_path, started, release)]
+        await asyncio.gather(*(s.wait() for s in started))
+        os.kill(os.getpid(), signal.SIGINT)
+        return await asyncio.wait_for(asyncio.gather(*runs, return_exceptions=True), 30)
+
+    outcomes = asyncio.run(main())
+    assert [type(o) for o in outcomes] == [RunInterrupted, RunInterrupted]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

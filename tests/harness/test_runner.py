@@ -330,6 +330,39 @@ def test_bad_settings_fail_before_anything_is_written(tmp_path: Path) -> None:
     assert not (tmp_path / "s.db").exists()  # not even an empty store
 
 
+def test_a_seed_that_is_not_a_whole_number_is_refused_as_the_cli_refuses_it(
+    tmp_path: Path,
+) -> None:
+    # The seed is hashed as text into each cell's seed: 0.0 ran other trials than 0, and
+    # "x" and -1 (which `run --seed -1` refuses) ran and were stored.
+    for seed in (0.0, "x", -1, True):
+        with pytest.raises(InputError, match=r"^--seed: must be a whole number >= 0, got "):
+            go(tmp_path, counting_agent, seed=seed)
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_an_empty_or_misspelt_task_list_is_refused_in_one_line_as_a_file_is(
+    tmp_path: Path,
+) -> None:
+    # `agentgauge.run([], agent)` stored an empty run and returned it (the CLI refuses an
+    # empty suite file), and a misspelt key gave pydantic's error over several lines.
+    for tasks, message in [
+        ([], "suite: holds no tasks: a suite needs at least one"),
+        (
+            [{"id": "a", "instrction": "x"}],
+            "tasks[0].instrction: task 'a': unknown key (put free-form data under 'metadata')",
+        ),
+        (
+            [{"id": "a", "instruction": "x"}, {"instruction": "y"}],
+            "tasks[1].id: task 1: required field is missing",
+        ),
+    ]:
+        with pytest.raises(InputError) as caught:
+            run(tasks, counting_agent, store=tmp_path / "s.db", progress=False)
+        assert str(caught.value) == message
+    assert not (tmp_path / "s.db").exists()
+
+
 def test_environment_named_by_the_task_is_imported(tmp_path: Path) -> None:
     tasks = [
         t.model_copy(update={"environment": "agentgauge.testing.worlds:make_counter_env"})

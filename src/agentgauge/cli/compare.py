@@ -20,7 +20,6 @@ from agentgauge.cli.common import (
     print_json,
 )
 from agentgauge.display import terminal_text, terminal_warning
-from agentgauge.errors import InputError
 
 if TYPE_CHECKING:
     from agentgauge.api import CompareResult
@@ -198,15 +197,7 @@ def compare_cmd(
     """Paired comparison of B against A over shared tasks, with the verdict and the record."""
     from agentgauge.api import compare_sources
 
-    if margin is not None and not 0 <= margin <= 1:
-        # A difference of two rates lies in [-1, 1]: a margin past 1 holds for any data.
-        raise InputError(
-            f"must be a rate difference from 0 to 1, e.g. 0.02, got {margin:g}", field="--margin"
-        )
-    if not 0 < alpha < 1:
-        raise InputError("must be in (0, 1)", field="--alpha")
-    if k is not None and k < 1:
-        raise InputError("must be a positive integer", field="--k")
+    # --margin, --alpha and --k are checked by `compare_sources`, for Python too.
     inputs = _markdown_inputs(markdown, [a, b, null, *(baseline or ())], force=force)
     result = compare_sources(
         a,

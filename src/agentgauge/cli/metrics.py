@@ -35,15 +35,9 @@ def parse_ks(value: str) -> list[int]:
 
 def parse_by(value: str) -> list[str]:
     """``"agent,model"`` → labels; an empty value means one group for all trials."""
-    from agentgauge.table import GROUP_KEYS
+    from agentgauge.api import check_by
 
-    keys = split_list(value)
-    for key in keys:
-        if key not in GROUP_KEYS:
-            raise InputError(
-                f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}", field="--by"
-            )
-    return keys
+    return list(check_by(split_list(value)))
 
 
 @app.command("metrics")

@@ -53,6 +53,7 @@ from agentgauge.errors import (
     RunInterrupted,
     RunStopped,
     import_failure,
+    whole_number,
 )
 from agentgauge.harness.breaker import CircuitBreaker
 from agentgauge.harness.cells import (
@@ -128,7 +129,9 @@ def _check_gradable(tasks: Sequence[Task]) -> None:
     )
 
 
-def _check_numbers(timeout: float | None, max_paraphrases: int | None, infra_retries: int) -> None:
+def _check_numbers(
+    timeout: float | None, max_paraphrases: int | None, infra_retries: int, seed: int | None
+) -> None:
     if timeout is not None and (
         isinstance(timeout, bool)
         or not isinstance(timeout, int | float)
@@ -137,14 +140,14 @@ def _check_numbers(timeout: float | None, max_paraphrases: int | None, infra_ret
         raise InputError(
             f"must be a finite number of seconds (0 for none), got {timeout!r}", field="--timeout"
         )
-    for flag, value, least in (
-        ("--paraphrases", max_paraphrases, 0),
-        ("--infra-retries", infra_retries, 0),
+    for flag, value in (
+        ("--paraphrases", max_paraphrases),
+        ("--infra-retries", infra_retries),
+        # The seed is hashed as text into each cell's seed: 0.0 gave other trials than 0.
+        ("--seed", seed),
     ):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise InputError(f"must be a whole number >= {least}, got {value!r}", field=flag)
+        if value is not None:
+            whole_number(value, flag, least=0)
 
 
 def _check_design(
@@ -410,7 +413,11 @@ async def arun(
     """
     check_store_path(store)
     check_run_id(run_id)
-    _check_numbers(timeout, max_paraphrases, infra_retries)
+    _check_numbers(timeout, max_paraphrases, infra_retries, seed)
+    # A numpy integer passed the checks: stored (in the run's JSON config) as the int it is.
+    seed = None if seed is None else int(seed)
+    max_paraphrases = None if max_paraphrases is None else int(max_paraphrases)
+    infra_retries = int(infra_retries)
     if isinstance(variants, str):
         variants = [v.strip() for v in variants.split(",") if v.strip()]
     _check_design(trials, variants, concurrency)

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 __all__ = ["Stop", "UserInterrupt", "sigint_stops"]
 
@@ -63,25 +64,45 @@ class Stop:
         self._on_interrupt.append(callback)
 
 
-@contextmanager
-def sigint_stops(stop: Stop, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
-    """While inside, the first SIGINT calls ``stop.interrupt`` (from the loop's thread
-    safely); the previous handler comes back on exit. Outside the main thread
-    (signals go only there), or where SIGINT is ignored (a shell script's
-    background job), this does nothing."""
-    main = threading.current_thread() is threading.main_thread()
-    if not main or signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        yield
-        return
+# The runs under way in this process, and the SIGINT handler found before the first.
+# Runs may overlap (``asyncio.gather`` of two `arun` calls) and end in any order: one
+# handler serves them all, and the one found comes back when the last ends. Each run
+# saving and restoring its own left the first run's handler installed when the runs
+# ended in the order they started, and a later Ctrl-C raised "Event loop is closed".
+_active: list[tuple[Stop, asyncio.AbstractEventLoop]] = []
+_previous: Any = None
 
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if stop.interrupted:
-            raise UserInterrupt
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C for every run under way: the first stops them all, a second quits."""
+    running = [(stop, loop) for stop, loop in _active if not stop.interrupted]
+    if not running:
+        raise UserInterrupt
+    for stop, loop in running:
         stop.interrupted = True  # seen by the very next launch, before the loop runs again
         loop.call_soon_threadsafe(stop.interrupt)
 
-    previous = signal.signal(signal.SIGINT, handler)
+
+@contextmanager
+def sigint_stops(stop: Stop, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """While inside, the first SIGINT calls ``stop.interrupt`` (from the loop's thread
+    safely), and that of every other run inside at the same time; the handler found
+    before the first of them comes back when the last leaves. Outside the main thread
+    (signals go only there), or where SIGINT is ignored (a shell script's background
+    job), this does nothing."""
+    global _previous
+    main = threading.current_thread() is threading.main_thread()
+    if not main or (not _active and signal.getsignal(signal.SIGINT) == signal.SIG_IGN):
+        yield
+        return
+    if not _active:
+        _previous = signal.signal(signal.SIGINT, _handler)
+    entry = (stop, loop)
+    _active.append(entry)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _active.remove(entry)
+        if not _active:
+            signal.signal(signal.SIGINT, _previous)
+            _previous = None

@@ -1,0 +1,103 @@
+"""The Python twins (`agentgauge.api`, ``agentgauge.run``) refuse what their commands
+refuse, in the same one line naming the option: the CLI holds no logic of its own, so a
+check made only by its parser let the twin run on (or fail deep inside with a bare
+ValueError or TypeError)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentgauge
+from agentgauge import api
+from agentgauge.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two stored runs of the built-in retail suite: ``careful`` and ``hasty``."""
+    db = tmp_path_factory.mktemp("api") / "s.db"
+    for agent in ("careful", "hasty"):
+        agentgauge.run("builtin:retail", f"builtin:{agent}", trials=2, store=db, run_id=agent,
+                       progress=False)  # fmt: skip
+    return db
+
+
+@pytest.fixture(scope="module")
+def labels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("labels") / "labels.jsonl"
+    rows = [
+        {"task_id": f"t{i}", "trial": 0, "criterion": "c", "rater": rater, "label": label}
+        for i in range(6)
+        for rater, label in (("judge", "pass" if i % 2 else "fail"), ("ana", "pass"))
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def refused(call: Any, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        call()
+    assert str(caught.value) == message
+
+
+def test_options_the_cli_parser_checks_are_checked_by_the_twins(store: Path, labels: Path) -> None:
+    src = f"{store}:careful"
+    seed = "--seed: must be a whole number >= 0, got -1"
+    keys = "agent, model, variant, capability, split, family"
+    by = f"--by: cannot group by 'agentt'; choose from {keys}"
+    gates = ROOT / "examples" / "gates.yaml"
+    for call, message in [
+        (lambda: agentgauge.metrics(src, by="agentt"), by),
+        (lambda: agentgauge.metrics(src, k=0), "--k: expected positive integers like 1,2,4, got 0"),
+        (lambda: agentgauge.metrics(src, k=[]), "--k: give at least one k, like 1,2,4"),
+        (lambda: agentgauge.metrics(src, seed=-1), seed),
+        (lambda: agentgauge.horizon(src, seed=-1), seed),
+        (lambda: api.run_gates(src, gates, by="agentt"), by),
+        (
+            lambda: api.compare_sources(src, f"{store}:hasty", deployment_k=0),
+            "--k: must be a whole number >= 1, got 0",
+        ),
+        (
+            lambda: api.calibrate(labels, n_boot=-5),
+            "--bootstrap: must be a whole number >= 0, got -5",
+        ),
+        (lambda: api.calibrate(labels, seed=-1), seed),
+    ]:
+        refused(call, message)
+
+
+def test_a_bare_string_where_a_list_goes_is_one_item(store: Path, labels: Path) -> None:
+    # Each was iterated by character: "unknown grader(s) s, t, a, t, e", "rater(s) a, n
+    # have no labels", "n: SOURCE: no such file".
+    assert agentgauge.regrade(f"{store}:careful", "state").graders == ["state"]
+    one = api.calibrate(labels, against="ana", n_boot=0)
+    assert one == api.calibrate(labels, against=["ana"], n_boot=0)
+    src, base = f"{store}:hasty", f"{store}:careful"
+    result = api.compare_sources(base, src, baselines=f"previous={base}")
+    assert "previous" in result.baselines
+
+
+def test_compare_names_the_option_or_the_side_that_is_wrong(store: Path, cli: Any) -> None:
+    # Every refusal was put on B: "B: margin must be ...", and for an empty list as A
+    # "B: A and s.db:hasty have no task in common".
+    a, b = f"{store}:careful", f"{store}:hasty"
+    margin = "--margin: must be a rate difference from 0 to 1, e.g. 0.02, got "
+    for call, message in [
+        (lambda: agentgauge.compare(a, b, margin=5), margin + "5"),
+        (lambda: agentgauge.compare(a, b, margin=float("nan")), margin + "nan"),
+        (lambda: agentgauge.compare(a, b, margin="0.1"), "--margin: must be a number, got '0.1'"),
+        (lambda: agentgauge.compare(a, b, alpha=2), "--alpha: must be in (0, 1), got 2"),
+        (lambda: agentgauge.compare(a, b, seed=-1), "--seed: must be a whole number >= 0, got -1"),
+        (lambda: agentgauge.compare([], b), "A: no trials to compare"),
+        (lambda: agentgauge.compare(a, []), "B: no trials to compare"),
+    ]:
+        refused(call, message)
+    # The command says the same, from the same check.
+    code, _, err = cli("compare", a, b, "--margin", "5")
+    assert code == 2 and err.strip() == f"agentgauge: error: {margin}5"
