@@ -7,13 +7,12 @@ file, line and field, and the CLI exits with code 2. Tracebacks are for bugs.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import re
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -135,7 +134,7 @@ def whole_number(value: object, field: str, *, least: int = 0) -> int:
     else `InputError` naming ``field``, the option the CLI spells it with (``--seed``).
     The Python twins check what the CLI's parser checks with these, so that a
     ``seed=-1`` or ``trials=2.5`` is refused in one line there too."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
         raise InputError(f"must be a whole number >= {least}, got {value!r}", field=field)
     return int(value)
 
@@ -143,7 +142,7 @@ def whole_number(value: object, field: str, *, least: int = 0) -> int:
 def real_number(value: object, field: str) -> float:
     """``value`` as a float if it is a real number (an int or a float; not a bool, not
     a string); else `InputError` naming ``field``. Its range is the caller's to check."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(f"must be a number, got {value!r}", field=field)
     return float(value)
 
