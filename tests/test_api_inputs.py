@@ -101,3 +101,28 @@ def test_compare_names_the_option_or_the_side_that_is_wrong(store: Path, cli: An
     # The command says the same, from the same check.
     code, _, err = cli("compare", a, b, "--margin", "5")
     assert code == 2 and err.strip() == f"agentgauge: error: {margin}5"
+
+
+def test_a_source_may_be_a_path(store: Path, tmp_path: Path) -> None:
+    # Each raised "TypeError: argument of type 'PosixPath' is not iterable".
+    from agentgauge.exporters import export_parquet, export_run
+
+    src = Path(f"{store}:careful")
+    gates = ROOT / "examples" / "gates.yaml"
+    assert api.run_gates(src, gates, if_no_baseline="skip")
+    assert export_run(src, "jsonl", tmp_path / "x.jsonl").trials > 0
+    assert export_parquet(src, tmp_path / "pq").trials > 0
+    assert api.grade_versions(src)[0].version == 1
+    assert api.compare_sources(src, Path(f"{store}:hasty")).comparison.label_a == str(src)
+
+
+def test_run_gates_refuses_trials_in_one_line(store: Path) -> None:
+    # A list of trials as SOURCE: "TypeError: expected str, bytes or os.PathLike object".
+    from agentgauge.sources import load_trials
+
+    trials = load_trials(f"{store}:careful")
+    gates = ROOT / "examples" / "gates.yaml"
+    refused(
+        lambda: api.run_gates(trials, gates, baseline=f"{store}:hasty"),  # type: ignore[arg-type]
+        "SOURCE: expected a SOURCE (a path or DB:RUN_ID, as a str or pathlib.Path), got list",
+    )

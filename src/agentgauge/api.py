@@ -477,8 +477,8 @@ def _components(info: SystemInfo) -> dict[str, Any]:
 
 
 def compare_sources(
-    a: str,
-    b: str,
+    a: str | PathLike[str],
+    b: str | PathLike[str],
     *,
     margin: float | None = None,
     alpha: float = 0.05,
@@ -509,7 +509,9 @@ def compare_sources(
     """
     from agentgauge.baseline_runs import find_baselines
     from agentgauge.components import diff_components, with_configuration
+    from agentgauge.sources import source_text
 
+    a, b = source_text(a, "A"), source_text(b, "B")
     if deployment_k is not None:
         deployment_k = whole_number(deployment_k, "--k", least=1)
     if human_rate is not None and not human_rate > 0:
@@ -580,10 +582,10 @@ def blocking_failures(trials: Sequence[Trial]) -> int | None:
 
 
 def run_gates(
-    source: str,
+    source: str | PathLike[str],
     config: GateConfig | str | Path,
     *,
-    baseline: str | None = None,
+    baseline: TrialsLike | None = None,
     by: str | Sequence[str] = ("agent", "model"),
     seed: int = 0,
     if_no_baseline: Literal["error", "skip"] = "error",
@@ -600,7 +602,16 @@ def run_gates(
     Gates hold per (agent, model) group; the non-inferiority comparison needs
     one configuration on each side (narrow a SOURCE with ``#agent=NAME``).
     ``grade_version`` applies to each stored SOURCE that names none itself.
+
+    ``source`` is a SOURCE (a ``str`` or `pathlib.Path`), as the command's is: a gate
+    on blocking rubric failures or on a behaviour section reads what only a SOURCE
+    keeps whole, so a list of trials or a table is refused with `InputError` (write
+    them to a trials JSONL file, or store them, first). ``baseline`` is read as a
+    side of `compare` is, in any form (`TrialsLike`).
     """
+    from agentgauge.sources import source_text
+
+    source = source_text(source)
     by, seed = check_by(by), whole_number(seed, "--seed")
     # A config built in Python is checked as a gates file is (`validate_gate_config`).
     if isinstance(config, GateConfig):
@@ -971,7 +982,7 @@ def plan(
 
 
 def regrade(
-    source: str,
+    source: str | PathLike[str],
     graders: str | Sequence[str] | None = None,
     *,
     store: str | Path | None = None,
@@ -989,7 +1000,7 @@ def regrade(
 
 
 def activate_grade_version(
-    source: str, version: int, *, store: str | Path | None = None
+    source: str | PathLike[str], version: int, *, store: str | Path | None = None
 ) -> list[GradeVersion]:
     """``agentgauge grade --activate-version N``: make grade version ``version``
     (1 = as recorded) what the stored run reports; returns the run's versions."""
@@ -1002,7 +1013,9 @@ def activate_grade_version(
         return db.grade_versions(run_id)
 
 
-def grade_versions(source: str, *, store: str | Path | None = None) -> list[GradeVersion]:
+def grade_versions(
+    source: str | PathLike[str], *, store: str | Path | None = None
+) -> list[GradeVersion]:
     """The grade versions of a stored run, oldest first, the active one marked."""
     from agentgauge.store import Store
 
@@ -1012,12 +1025,13 @@ def grade_versions(source: str, *, store: str | Path | None = None) -> list[Grad
         return db.grade_versions(run_id)
 
 
-def _stored_run(source: str, store: str | Path | None) -> tuple[Path, str]:
+def _stored_run(source: str | PathLike[str], store: str | Path | None) -> tuple[Path, str]:
     """The store and run ``grade`` works on: a whole run, so a ``#...`` selector (which
     picks trials or a grade version for reading) is refused rather than ignored (it
     used to re-grade every trial of the run)."""
-    from agentgauge.sources import resolve_run, split_selector
+    from agentgauge.sources import resolve_run, source_text, split_selector
 
+    source = source_text(source)
     _, selector = split_selector(source)
     if not selector.empty:
         raise InputError(

@@ -26,6 +26,7 @@ import glob
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from os import PathLike, fspath
 from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
@@ -118,9 +119,27 @@ def check_run_id(run_id: str | None) -> None:
         )
 
 
-def split_selector(spec: str) -> tuple[str, Selector]:
+def source_text(spec: str | PathLike[str], field: str = "SOURCE") -> str:
+    """A SOURCE as the text every reader parses: a ``str`` as it is, a path
+    (`pathlib.Path`) as its text. Anything else (a list of trials given where only a
+    SOURCE goes) is `InputError` naming ``field``, not a TypeError deep inside."""
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, PathLike):
+        text = fspath(spec)
+        if isinstance(text, str):
+            return text
+    raise InputError(
+        "expected a SOURCE (a path or DB:RUN_ID, as a str or pathlib.Path), got "
+        f"{type(spec).__name__}",
+        field=field,
+    )
+
+
+def split_selector(spec: str | PathLike[str]) -> tuple[str, Selector]:
     """``SOURCE#agent=A,model=M,grade=N`` -> (``SOURCE``, the selector). A path that
     exists as given has no selector, whatever characters its name holds."""
+    spec = source_text(spec)
     if "#" not in spec or Path(spec).exists():
         return spec, Selector()
     base, _, fragment = spec.rpartition("#")
@@ -405,12 +424,10 @@ def load_trials(source: str | Path) -> list[Trial]:
     `InputError` (``FILE:LINE: field: reason``): bad JSON, unknown keys, wrong
     types, scores outside [0, 1], NaN, or a duplicate (task, trial) within a group.
     """
-    if isinstance(source, Path):
-        source = str(source)
     return open_source(source).trials
 
 
-def parse_source(spec: str) -> tuple[Path, str | None]:
+def parse_source(spec: str | PathLike[str]) -> tuple[Path, str | None]:
     """Split ``DB:RUN_ID`` into its parts; a plain path has no run id.
 
     A path that exists as given wins (so a file with a colon in its name still
@@ -442,7 +459,7 @@ def is_store(path: Path) -> bool:
         return False
 
 
-def resolve_run(spec: str) -> tuple[Path, str]:
+def resolve_run(spec: str | PathLike[str]) -> tuple[Path, str]:
     """The store and run a ``DB:RUN_ID`` (or a store holding one run) names.
 
     Raises `InputError` when the file is not a store or a store given without a
@@ -466,7 +483,11 @@ def resolve_run(spec: str) -> tuple[Path, str]:
 
 
 def open_source(
-    spec: str, *, events: bool = True, grades: bool | None = None, grade_version: int | None = None
+    spec: str | PathLike[str],
+    *,
+    events: bool = True,
+    grades: bool | None = None,
+    grade_version: int | None = None,
 ) -> TrialSource:
     """Resolve SOURCE to trials. A store given without a run id must hold exactly one run.
 
@@ -480,6 +501,7 @@ def open_source(
     trial recorded yet) raises `InputError`: there is nothing to measure, and every
     command that reads trials stops with exit 2 rather than report over zero trials.
     """
+    spec = source_text(spec)
     base, selector = split_selector(spec)
     grades = events if grades is None else grades
     # A Parquet export keeps grades beside the events: it reads both or neither.

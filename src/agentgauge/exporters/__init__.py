@@ -20,6 +20,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ from agentgauge.sources import (
     is_store,
     parse_source,
     selected_rows,
+    source_text,
     split_selector,
 )
 from agentgauge.store import Store
@@ -83,7 +85,7 @@ class Exported:
 
 
 def export_run(
-    source: str,
+    source: str | PathLike[str],
     fmt: str,
     out: str | Path,
     *,
@@ -106,6 +108,7 @@ def export_run(
             f"unknown export format {fmt!r}; choose from {', '.join(EXPORT_FORMATS)}",
             field="format",
         )
+    source = source_text(source)
     base, selector = split_selector(source)
     path, run_id = run_source(base)
     asked = asked_grade_version(selector, grade_version, path)
@@ -127,7 +130,11 @@ def export_run(
 
 
 def export_parquet(
-    source: str, out: str | Path, *, grade_version: int | None = None, force: bool = False
+    source: str | PathLike[str],
+    out: str | Path,
+    *,
+    grade_version: int | None = None,
+    force: bool = False,
 ) -> ExportCounts:
     """Write run ``source`` (``DB:RUN``, with an optional ``#...`` selector, read as
     `export_run` reads it) as a Parquet export directory ``out`` (docs/parquet.md),
@@ -136,6 +143,7 @@ def export_parquet(
     replaces an earlier export only."""
     from agentgauge.parquet.write import write_parquet
 
+    source = source_text(source)
     base, selector = split_selector(source)
     path, run_id = run_source(base)
     return write_parquet(
