@@ -126,3 +126,33 @@ def test_run_gates_refuses_trials_in_one_line(store: Path) -> None:
         lambda: api.run_gates(trials, gates, baseline=f"{store}:hasty"),  # type: ignore[arg-type]
         "SOURCE: expected a SOURCE (a path or DB:RUN_ID, as a str or pathlib.Path), got list",
     )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "said"),
+    [
+        ({"baseline": 0.8, "delta": 0.03, "trials": 2.5}, "--trials", "got 2.5"),
+        ({"baseline": 0.8, "tasks": True}, "--tasks", "got True"),
+        ({"baseline": "0.8", "delta": 0.03}, "--baseline", "must be a number, got '0.8'"),
+        ({"baseline": 0.8, "delta": "0.03"}, "--delta", "must be a number"),
+        ({"baseline": 0.8, "delta": 0.03, "power": None}, "--power", "must be a number"),
+    ],
+)
+def test_plan_checks_types_as_its_command_does(
+    kwargs: dict[str, Any], field: str, said: str
+) -> None:
+    # trials=2.5 planned for two and a half trials a task; tasks=True printed "True
+    # task"; baseline="0.8" was a TypeError from a comparison deep inside.
+    with pytest.raises(InputError) as caught:
+        agentgauge.plan(**kwargs)
+    assert caught.value.field == field and said in str(caught.value)
+
+
+def test_a_grade_version_that_is_no_whole_number_is_named(store: Path) -> None:
+    # "1" was looked up as text: "run 'careful' has no grade version 1 (it has 1)".
+    for version in ("1", 1.0, True):
+        with pytest.raises(InputError) as caught:
+            agentgauge.metrics(f"{store}:careful", grade_version=version)  # type: ignore[arg-type]
+        assert caught.value.field == "grade_version"
+        assert f"must be a whole number >= 1, got {version!r}" in str(caught.value)
+    assert agentgauge.metrics(f"{store}:careful", grade_version=1).groups

@@ -28,6 +28,7 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from numbers import Integral
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -882,6 +883,21 @@ def plan(
     configurations is refused, as a side of `compare` is. Bad inputs (a ``delta``
     too small for its square or the tasks needed to be a finite float, too) raise
     `InputError` naming the option."""
+    # Types first, as the command's parser checks them: trials=2.5 planned for two and
+    # a half trials a task, tasks=True printed "True task", baseline="0.8" a TypeError.
+    for name, count in (("--trials", trials), ("--tasks", tasks)):
+        if count is not None and (isinstance(count, bool) or not isinstance(count, Integral)):
+            whole_number(count, name, least=1)
+    for name, value in (
+        ("--baseline", baseline),
+        ("--delta", delta),
+        ("--correlation", correlation),
+        ("--within-share", within_share),
+    ):
+        if value is not None:
+            real_number(value, name)
+    real_number(alpha, "--alpha")  # these two have defaults: None is no number either
+    real_number(power, "--power")
     alpha_ok = 0 < alpha < 1
     checks = [
         (not alpha_ok, "--alpha", "must be in (0, 1)"),

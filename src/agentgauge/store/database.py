@@ -1052,6 +1052,13 @@ class Store:
         """``version``, checked against the run's versions (``None``: the active one).
         Raises `InputError` for a version the run does not have or whose outcomes
         were overwritten by an agentgauge before grade versions were kept."""
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            # A "1" from Python was looked up as text: "has no grade version 1 (it has 1)".
+            raise InputError(
+                f"must be a whole number >= 1, got {version!r}",
+                file=self.path,
+                field="grade_version",
+            )
         active = self.active_grade_version(run_id)
         if version is None or version == active:
             return active
