@@ -156,3 +156,12 @@ def test_a_grade_version_that_is_no_whole_number_is_named(store: Path) -> None:
         assert caught.value.field == "grade_version"
         assert f"must be a whole number >= 1, got {version!r}" in str(caught.value)
     assert agentgauge.metrics(f"{store}:careful", grade_version=1).groups
+
+
+def test_compare_gives_the_verdict_the_command_prints(store: Path) -> None:
+    # The twin said "B is worse" where `agentgauge compare --json` said "B is worse;
+    # not attributable: model and agent version both changed".
+    a, b = f"{store}:careful", f"{store}:hasty"
+    twin = agentgauge.compare(a, b).verdict
+    assert twin == api.compare_sources(a, b).comparison.verdict
+    assert "not attributable" in twin

@@ -362,11 +362,19 @@ def compare(
 
     Each side must hold one (agent, model) configuration; a SOURCE holding
     several is narrowed with ``#agent=NAME`` (`agentgauge.sources`).
-    ``grade_version`` applies to each stored side that names none itself.
+    ``grade_version`` applies to each stored side that names none itself. The
+    verdict says "not attributable" when the runs differ in more than one component
+    (`agentgauge.components`), as the command's does.
     """
+    from agentgauge.components import diff_components, with_configuration
+
     sa = system_info(a, "A", events=False, grade_version=grade_version)
     sb = system_info(b, "B", events=False, grade_version=grade_version)
-    return _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
+    comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
+    # The verdict `agentgauge compare` prints: with the one-change caveat when the two
+    # runs differ in more than one component (it said "B is worse" where the command
+    # said "B is worse; not attributable: model and agent version both changed").
+    return with_configuration(comp, diff_components(_components(sa), _components(sb)))
 
 
 def _compare(
