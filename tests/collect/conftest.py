@@ -14,6 +14,4 @@ def collector(tmp_path: Path) -> Iterator[Collector]:
     """``agentgauge collect`` on a free port into ``live.db``, killed if a test left it."""
     c = Collector(tmp_path / "live.db")
     yield c
-    if c.proc.poll() is None:
-        c.proc.kill()
-        c.proc.wait()
+    c.kill()

@@ -63,6 +63,12 @@ class Collector:
         assert "listening on http://127.0.0.1:" in line, line + self.proc.stderr.read()
         self.url = line.split()[2]
 
+    def kill(self) -> None:
+        """End the receiver if a test left it running (a failed assertion before `stop`)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
     def stop(self) -> tuple[int, str, str]:
         self.proc.send_signal(signal.SIGINT)
         out, err = self.proc.communicate(timeout=60)

@@ -82,9 +82,7 @@ def test_spans_imported_with_their_logs_then_sent_live_add_nothing(
         assert _post(collector, "/v1/traces", request(AGENT_ROOT)) == {}
         code, out, err = collector.stop()
     finally:
-        if collector.proc.poll() is None:
-            collector.proc.kill()
-            collector.proc.wait()
+        collector.kill()
     assert code == 0, err
     assert "stored 0 trials from 0 spans" in out
     assert "added the spans" not in out

@@ -245,9 +245,7 @@ def test_with_settle_events_after_the_root_still_join_the_trial(tmp_path: Path) 
         assert "stored 1 trials from 2 spans and 1 event records in run live" in out
         assert "incomplete" not in err
     finally:
-        if collector.proc.poll() is None:
-            collector.proc.kill()
-            collector.proc.wait()
+        collector.kill()
 
 
 def test_a_trace_waiting_at_shutdown_is_stored_complete(tmp_path: Path) -> None:

@@ -97,9 +97,7 @@ def test_a_trial_the_store_refuses_costs_no_other_trace_its_trial(tmp_path: Path
         assert _post(collector, _open_child("5" * 32, "open too")) == {}
         code, out, err = collector.stop()
     finally:
-        if collector.proc.poll() is None:
-            collector.proc.kill()
-            collector.proc.wait()
+        collector.kill()
     assert code == 0, err
     assert "Traceback" not in err
     assert f"not stored at shutdown: trace {'4' * 32}: not stored: " in err
@@ -172,9 +170,7 @@ def test_open_traces_are_held_within_a_byte_bound_past_which_requests_are_503(
             assert exc.code == 503 and exc.headers.get("Retry-After")
         code, out, err = collector.stop()
     finally:
-        if collector.proc.poll() is None:
-            collector.proc.kill()
-            collector.proc.wait()
+        collector.kill()
     assert code == 0, err
     assert err.count("refusing requests for now (503)") == 2  # once per spell
     assert "stored 2 trials" in out  # a, complete; b, open at shutdown: nothing lost

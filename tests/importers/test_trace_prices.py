@@ -312,9 +312,7 @@ def test_collect_prices_live_spans(tmp_path: Path) -> None:
         assert status == 200
         code, _out, err = collector.stop()
     finally:
-        if collector.proc.poll() is None:
-            collector.proc.kill()
-            collector.proc.wait()
+        collector.kill()
     assert code == 0, err
     trial, (call,) = _calls(tmp_path / "live.db", "live")
     assert call.cost_usd == trial.cost_usd == pytest.approx(0.0012)
