@@ -309,7 +309,8 @@ def horizon(
     see `agentgauge.metrics.horizon.horizon` for the fit and every option.
 
     ``variants`` picks the trials fitted, as the report's horizon does: by default
-    the base variant (every trial when none is ``base``); ``"all"`` pools every
+    each system's base variant (all of a system's trials when it has no ``base``
+    trial); ``"all"`` pools every
     variant; variant names or kinds (``"paraphrase"``, ``["base", "fault:timeout"]``)
     keep those. The report's ``scope`` and ``variants`` say which were fitted.
     """
@@ -319,7 +320,7 @@ def horizon(
     info = system_info(trials, "trials", events=False)
     table = info.table
     if len(table):  # an empty one is refused by the fit, with its reason
-        keep, scope = variant_rows(table.variant, variants)
+        keep, scope = variant_rows(table.variant, variants, (table.agent, table.model))
         table = table if keep.all() else table.take(keep)
     else:
         scope = None

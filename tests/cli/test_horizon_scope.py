@@ -14,7 +14,7 @@ from tests.conftest import Cli
 
 import agentgauge
 from agentgauge.report.build import _horizon, _systems
-from agentgauge.report.scope import base_trials
+from agentgauge.report.scope import SOME_BASE, base_trials
 from agentgauge.sources import load_trials
 
 
@@ -114,3 +114,27 @@ def load_trials_of(tmp_path: Path, *, variant: str) -> list[agentgauge.Trial]:
         )
     )
     return load_trials(path)
+
+
+def test_a_system_without_base_trials_is_fitted_on_all_of_them(tmp_path: Path) -> None:
+    """The default is each system's base variant, as the report's: a source holding a
+    system with base trials and one run on paraphrases only once dropped the second
+    from the fit (its trials were not ``base``, and another system's were)."""
+    rows = [
+        {
+            "task_id": f"t{m}",
+            "agent": agent,
+            "variant": variant,
+            "human_minutes": m,
+            "success": m < 4,
+        }
+        for agent, variants in (("a", ("base", "fault:timeout")), ("b", ("paraphrase:1",)))
+        for variant in variants
+        for m in (1, 2, 4, 8, 16)
+    ]
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = agentgauge.horizon(load_trials(path), bootstrap=0)
+    assert report.scope == SOME_BASE
+    assert {g.labels["agent"]: g.n_runs for g in report.groups} == {"a": 5, "b": 5}
+    assert report.variants == ["base", "paraphrase:1"]

@@ -35,6 +35,7 @@ __all__ = [
     "SystemScope",
     "base_trials",
     "scoped_metrics",
+    "system_base_rows",
     "system_base_trials",
     "variant_rows",
 ]
@@ -89,8 +90,25 @@ def system_base_trials(trials: Sequence[Trial]) -> SystemScope:
     )
 
 
+def system_base_rows(
+    variants: npt.NDArray[np.object_],
+    agents: npt.NDArray[np.object_],
+    models: npt.NDArray[np.object_],
+) -> tuple[npt.NDArray[np.bool_], str]:
+    """`system_base_trials` on a table's columns: the rows of each system's base
+    variant, or all of a system's rows when it has none, and the scope's title."""
+    base = np.asarray([str(v) == "base" for v in variants], dtype=bool)
+    if not base.any():
+        return np.ones(len(base), dtype=bool), _NO_BASE
+    systems = np.asarray([f"{a}\x00{m}" for a, m in zip(agents, models, strict=True)], dtype=object)
+    keep = base | ~np.isin(systems, np.unique(systems[base]))
+    return keep, SOME_BASE if bool((keep & ~base).any()) else BASE_VARIANT
+
+
 def variant_rows(
-    variants: npt.NDArray[np.object_], wanted: str | Sequence[str] | None
+    variants: npt.NDArray[np.object_],
+    wanted: str | Sequence[str] | None,
+    systems: tuple[npt.NDArray[np.object_], npt.NDArray[np.object_]] | None = None,
 ) -> tuple[npt.NDArray[np.bool_], str]:
     """The rows of a table's ``variant`` column that a command's ``--variants`` keeps,
     and the scope's title, by the rule of `base_trials`.
@@ -100,10 +118,15 @@ def variant_rows(
     every variant. Otherwise variant names, or kinds without a ``:`` (``paraphrase``,
     ``fault``) as ``run --variants`` and ``show --variant`` read them; naming none
     that the trials have raises `InputError` listing those they have.
+
+    ``systems`` (the agent and model columns) makes the default each system's, as
+    `system_base_rows`: a system with no base trial keeps all its rows.
     """
     from agentgauge.errors import InputError
     from agentgauge.report.show import matches_variant
 
+    if wanted is None and systems is not None:
+        return system_base_rows(variants, *systems)
     values = [str(v) for v in variants]
     if wanted is None:
         base = np.array([v == "base" for v in values], dtype=bool)

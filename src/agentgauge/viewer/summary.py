@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentgauge.metrics.engine import compute_metrics
+from agentgauge.report.scope import system_base_rows
 from agentgauge.table import TrialTable
 from agentgauge.viewer.plots import run_figures
 
@@ -31,14 +32,13 @@ def summarise(table: TrialTable, judged: npt.NDArray[np.bool_] | None = None) ->
     agent and model on the base variant), ``variants`` (the same per variant),
     ``scope`` (which trials ``base`` covers) and ``figures``.
 
-    A run with no base-variant trial has its outcome table over all its trials,
-    and ``scope`` says so, as ``agentgauge show`` and the terminal tables do.
+    A system (agent and model) with no base-variant trial has its row over all its
+    trials, and ``scope`` says so, as ``agentgauge report`` and the terminal tables do
+    (`agentgauge.report.scope`).
     ``judged`` (per row, the ``judged`` fact) as `compute_metrics` takes it.
     """
-    base_rows = np.flatnonzero(table.variant == "base")
-    scope = "base variant"
-    if not base_rows.size:
-        base_rows, scope = np.arange(len(table)), "all variants: the run has no base variant"
+    keep, scope = system_base_rows(table.variant, table.agent, table.model)
+    base_rows = np.flatnonzero(keep)
     base = (
         compute_metrics(
             table.take(base_rows),
