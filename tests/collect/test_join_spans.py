@@ -78,8 +78,9 @@ def test_two_batches_and_a_retry_add_each_span_once(tmp_path: Path) -> None:
     )
     with Store(tmp_path / "s.db") as db:
         http_trial(db, root.trace_id)
-        rest, joined, refused, _ = join_spans(db, [chat1, tool], {})
-        assert rest == [] and joined == {root.trace_id: "r"} and refused == []
+        done = join_spans(db, [chat1, tool], {})
+        assert done.rest == [] and done.joined == {root.trace_id: "r"}
+        assert done.conflicts == [] and done.refused == []
         (first,) = db.trials("r")
         # The second batch's chat span repeats the system and user messages as its
         # input, and its output is the reply the trial holds: neither comes twice.
@@ -177,7 +178,7 @@ def _stored_then_joined(
     with Store(tmp_path / "s.db") as db:
         db.create_run(Run(run_id="live", created_at=utc_now()))
         db.add_trials("live", [t.model_copy(update={"trial": 0}) for t in trials_from_spans(early)])
-        rest, _, refused, _ = join_spans(db, after, {})
+        rest, _, refused, _, _ = join_spans(db, after, {})
         assert rest == [] and refused == []
         (joined,) = db.trials("live")
     (whole,) = trials_from_spans(spans)
@@ -294,12 +295,12 @@ def test_a_trial_stored_without_digests_takes_a_repeat_as_the_same(tmp_path: Pat
         trial.metadata.pop("trace_span_digests")
         db.add_trials("r", [trial.model_copy(update={"trial": 0})])
         changed = Span(**{**vars_of(root), "name": "invoke_agent other"})
-        _, _, refused, _ = join_spans(db, [changed, tool], {})
+        _, _, refused, _, _ = join_spans(db, [changed, tool], {})
         assert refused == []
         (after,) = db.trials("r")
         assert sorted(after.metadata["trace_span_digests"]) == [tool.span_id]
         # A changed copy of the span that joined since is refused.
-        _, _, refused, _ = join_spans(
+        _, _, refused, _, _ = join_spans(
             db, [Span(**{**vars_of(tool), "end_ns": tool.end_ns + 1})], {}
         )
         assert [s.span_id for s in refused] == [tool.span_id]

@@ -15,13 +15,32 @@ has written the trial.
 from __future__ import annotations
 
 from collections.abc import MutableMapping
+from typing import NamedTuple
 
 from agentgauge.agents.prices import PriceTable
+from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span, span_digest
 from agentgauge.importers.spans import TraceOptions, events_from_trace
 from agentgauge.store import Store
 
-__all__ = ["attach_held", "join_spans"]
+__all__ = ["Joined", "attach_held", "join_spans"]
+
+
+class Joined(NamedTuple):
+    """What `join_spans` did with the spans it was given."""
+
+    rest: list[Span]
+    """The spans left for the buffer: their trace is no stored trial's."""
+    joined: dict[str, str]
+    """The run of the trial each trace joined (one that added spans to it)."""
+    conflicts: list[Span]
+    """Spans not kept: the trial holds other content under their ids."""
+    repeats: list[Span]
+    """Spans the trial holds already, the same (nothing added)."""
+    refused: list[tuple[list[Span], str]]
+    """A trace's new spans that cannot join its trial, and why: a span the importer
+    refuses (``gen_ai.usage.input_tokens: -5``), or totals past what a trial holds.
+    The trial is left as it was; the other traces join."""
 
 
 def join_spans(
@@ -30,12 +49,10 @@ def join_spans(
     held: MutableMapping[str, list[Span]],
     options: TraceOptions | None = None,
     prices: PriceTable | None = None,
-) -> tuple[list[Span], dict[str, str], list[Span], list[Span]]:
+) -> Joined:
     """``spans`` minus those of traces a stored trial records, which are attached to it
-    (with any spans of the same trace in ``held``, taken out of it). Returns the spans
-    left for the buffer, the run of the trial each trace joined (one that added spans
-    to it), the spans not kept because the trial holds other content under their ids,
-    and those it holds already, the same (repeats: nothing added).
+    (with any spans of the same trace in ``held``, taken out of it); `Joined` says
+    what became of each.
 
     A trial keeps the ids of the spans it was read from (metadata ``trace_spans``), a
     digest of each one's content (``trace_span_digests``, `span_digest`) and the time
@@ -50,7 +67,7 @@ def join_spans(
     ids = {s.trace_id for s in spans} | set(held)
     found = store.trials_by_trace(ids)
     if not found:
-        return spans, {}, [], []
+        return Joined(spans, {}, [], [], [])
     traces = {trace_id: held.pop(trace_id, []) for trace_id in found}
     rest: list[Span] = []
     for span in spans:
@@ -61,6 +78,7 @@ def join_spans(
     conflicts: list[Span] = []
     repeats: list[Span] = []
     added: dict[str, str] = {}
+    refused: list[tuple[list[Span], str]] = []
     with store.transaction():
         for trace_id, (pk, run) in found.items():
             existing, metadata = store.trial_events(pk)
@@ -82,23 +100,28 @@ def join_spans(
                 fresh.append(span)
             if not fresh:
                 continue
-            added[trace_id] = run
             t0 = metadata.get("trace_t0_ns")
             if not isinstance(t0, int) or isinstance(t0, bool):
                 t0 = min(s.start_ns for s in fresh)
-            events = events_from_trace(
-                fresh, options=options, t0_ns=t0, known=existing, prices=prices
-            )
             metadata["trace_spans"] = [*have, *(s.span_id for s in fresh)]
             metadata["trace_span_digests"] = {
                 **digests,
                 **{s.span_id: span_digest(s) for s in fresh},
             }
             metadata["trace_t0_ns"] = t0
-            if events:
-                metadata["trace_events"] = int(metadata.get("trace_events", 0)) + len(events)
-            store.append_events(pk, events, metadata)
-    return rest, added, conflicts, repeats
+            try:
+                events = events_from_trace(
+                    fresh, options=options, t0_ns=t0, known=existing, prices=prices
+                )
+                if events:
+                    metadata["trace_events"] = int(metadata.get("trace_events", 0)) + len(events)
+                # Refuses totals past what the trial holds before it writes anything.
+                store.append_events(pk, events, metadata)
+            except InputError as exc:
+                refused.append((fresh, f"trace {trace_id}: not joined to its trial: {exc}"))
+                continue
+            added[trace_id] = run
+    return Joined(rest, added, conflicts, repeats, refused)
 
 
 def attach_held(
@@ -106,8 +129,7 @@ def attach_held(
     held: MutableMapping[str, list[Span]],
     options: TraceOptions | None = None,
     prices: PriceTable | None = None,
-) -> tuple[dict[str, str], list[Span]]:
-    """Attach the held traces whose trial is now stored; the run each joined, and the
-    held spans not kept (`join_spans`: their ids hold other content in the trial)."""
-    _rest, joined, conflicts, _repeats = join_spans(store, [], held, options, prices)
-    return joined, conflicts
+) -> Joined:
+    """Attach the held traces whose trial is now stored (`join_spans` with no new
+    spans)."""
+    return join_spans(store, [], held, options, prices)

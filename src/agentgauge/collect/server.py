@@ -288,23 +288,32 @@ class Receiver:
         found = sort_repeats(spans)
         spans = found.kept
         conflicting = [repeat for _, repeat in found.conflicting]
-        stored_repeats = 0
+        stored_repeats = join_refused = 0
+        join_errors: list[str] = []
         async with self._lock:
             if self.closed:
                 return self._stopping(media)
             if self.store is not None:
                 request_spans = {id(s) for s in spans}
-                spans, joined, refused, again = join_spans(
+                done = join_spans(
                     self.store, spans, self.buffer.open, self.buffer.options, self.buffer.prices
                 )
-                self.traces_joined.update(joined)
-                self._grade_held(joined)
+                spans = done.rest
+                self.traces_joined.update(done.joined)
+                self._grade_held(done.joined)
                 # Spans of this request the trial holds already: a retry, nothing new.
-                stored_repeats = sum(1 for s in again if id(s) in request_spans)
+                stored_repeats = sum(1 for s in done.repeats if id(s) in request_spans)
                 # Spans of this request that a stored trial holds with other content;
                 # a held span (answered before) that does is logged, not counted here.
-                conflicting += [s for s in refused if id(s) in request_spans]
-                self._log_held_conflicts([s for s in refused if id(s) not in request_spans])
+                conflicting += [s for s in done.conflicts if id(s) in request_spans]
+                self._log_held_conflicts([s for s in done.conflicts if id(s) not in request_spans])
+                for lost, why in done.refused:
+                    in_request = sum(1 for s in lost if id(s) in request_spans)
+                    if in_request:
+                        join_refused += in_request
+                        join_errors.append(why)
+                    if in_request < len(lost):
+                        self.log(f"agentgauge collect: not kept: {why}")
             ends = (
                 set()
                 if self.buffer.settle_s > 0
@@ -323,8 +332,8 @@ class Receiver:
             earlier = len(trial.metadata.get("trace_spans") or ()) - in_request
             more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
             accepted.errors.append(f"{why}{more}")
-        rejected = accepted.rejected + len(conflicting)
-        errors = accepted.errors
+        rejected = accepted.rejected + len(conflicting) + join_refused
+        errors = [*join_errors, *accepted.errors]
         if conflicting:
             errors = [conflict_message(conflicting), *errors]
         repeated = found.identical + accepted.repeats + stored_repeats
@@ -484,11 +493,13 @@ class Receiver:
             return
         async with self._lock:
             if self.store is not None:
-                joined, refused = attach_held(
+                done = attach_held(
                     self.store, self.buffer.open, self.buffer.options, self.buffer.prices
                 )
-                self.traces_joined.update(joined)
-                self._log_held_conflicts(refused)
+                self.traces_joined.update(done.joined)
+                self._log_held_conflicts(done.conflicts)
+                for _lost, why in done.refused:
+                    self.log(f"agentgauge collect: not kept: {why}")
                 # Events held for a trace none of whose spans are held: its trial may
                 # have been stored since (an ``http:`` agent's), its spans joined to it.
                 self._grade_held(t for t in self.buffer.held_events if t not in self.buffer.open)

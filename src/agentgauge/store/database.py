@@ -8,6 +8,7 @@ in `agentgauge.store.migrate`.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from agentgauge.facts import (
     graded_judge_cost,
 )
 from agentgauge.model_calls import FIGURES, figures_after
-from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
+from agentgauge.schema import INT64_MAX, TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
 from agentgauge.store.faults import note_opened, storage_error
 from agentgauge.store.layout import (
     DOCUMENT_REFERENCES,
@@ -784,6 +785,17 @@ class Store:
         before = dict(zip(FIGURES, row, strict=True))
         # A trial made from spans says so (``dialect``, `agentgauge.importers.spans`).
         figures = figures_after(before, known, events, from_spans="dialect" in before_meta)
+        for name, value in figures.items():
+            # Refused before anything is written: two calls of 2^62 tokens add up past
+            # the store's integers (sqlite3 raised OverflowError), two of $1e308 to inf.
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InputError("the model calls' costs add up past the largest float", field=name)
+            if isinstance(value, int) and value > INT64_MAX:
+                raise InputError(
+                    f"the model calls' {name.replace('_', ' ')} add up past {INT64_MAX} "
+                    "(2^63 - 1, the largest integer the store holds)",
+                    field=name,
+                )
         seqs = [
             row[0]
             for row in self.conn.execute(
