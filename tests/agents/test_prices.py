@@ -65,3 +65,12 @@ def test_bad_price_files_name_the_field(tmp_path: Path, text: str, match: str) -
     path.write_text(text)
     with pytest.raises(InputError, match=match):
         PriceTable().load(path)
+
+
+def test_a_call_with_one_token_count_is_unknown_and_says_which() -> None:
+    """The callers pass no usage when either count is missing; the reason said "no
+    token counts" for a call that recorded its input tokens."""
+    table = PriceTable({"m": Price(1.0, 1.0)})
+    quote = table.quote(("m",), None)
+    assert quote.usd is None
+    assert quote.source == "unknown: the call did not record both its input and output tokens"

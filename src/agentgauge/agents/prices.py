@@ -164,7 +164,7 @@ class PriceTable:
         ``at``: when the call was made, which picks the price in force then
         (default: now)."""
         if usage is None:
-            return Quote(None, "unknown: the call recorded no token counts")
+            return Quote(None, "unknown: the call did not record both its input and output tokens")
         known_unknown = self.known_unknown(names, provider)
         if known_unknown is not None:
             return known_unknown
