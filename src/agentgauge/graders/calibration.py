@@ -338,8 +338,7 @@ def calibrate(
             # One item (or none) has no κ and no interval to be wide: say what is missing.
             warnings.append(
                 f"only {n_dec} item{'' if n_dec == 1 else 's'} decided by both judge and "
-                "humans: κ needs at least two items, not all with one label, so it has no value "
-                "and no interval"
+                "humans: κ needs at least two, so it has no value and no interval"
             )
         elif n_dec < 30:
             if jh["ci95"] is not None or not n_boot:
