@@ -295,6 +295,10 @@ def _measure(
 # --------------------------------------------------------------------------- horizon
 
 
+#: The fit's parameters that are `agentgauge horizon`'s options of the same name.
+_HORIZON_OPTIONS = frozenset({"q", "bootstrap", "regularization", "outcome", "by"})
+
+
 def horizon(
     trials: TrialsLike,
     q: float | Sequence[float] = (0.5, 0.8),
@@ -317,6 +321,8 @@ def horizon(
     from agentgauge.report.scope import variant_rows
 
     seed, bootstrap = whole_number(seed, "--seed"), whole_number(bootstrap, "--bootstrap")
+    if by is not None:
+        by = check_by(by)  # as `metrics` checks it, naming --by
     info = system_info(trials, "trials", events=False)
     table = info.table
     if len(table):  # an empty one is refused by the fit, with its reason
@@ -324,15 +330,20 @@ def horizon(
         table = table if keep.all() else table.take(keep)
     else:
         scope = None
-    report = fit_horizon(
-        table,
-        q=q,
-        bootstrap=bootstrap,
-        seed=seed,
-        regularization=regularization,
-        by=by,
-        outcome=outcome,
-    )
+    try:
+        report = fit_horizon(
+            table,
+            q=q,
+            bootstrap=bootstrap,
+            seed=seed,
+            regularization=regularization,
+            by=by,
+            outcome=outcome,
+        )
+    except InputError as exc:
+        if exc.field in _HORIZON_OPTIONS:  # the fit names its parameter; say the option
+            raise InputError(exc.reason, field=f"--{exc.field}") from None
+        raise
     report.scope = scope
     report.variants = sorted({str(v) for v in table.variant})
     return report

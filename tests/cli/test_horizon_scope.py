@@ -138,3 +138,23 @@ def test_a_system_without_base_trials_is_fitted_on_all_of_them(tmp_path: Path) -
     assert report.scope == SOME_BASE
     assert {g.labels["agent"]: g.n_runs for g in report.groups} == {"a": 5, "b": 5}
     assert report.variants == ["base", "paraphrase:1"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--by", "agentt"), "agentgauge: error: --by: cannot group by 'agentt'; choose from "),
+        (
+            ("--regularization", "0"),
+            "agentgauge: error: --regularization: regularization (C) must be a positive "
+            "number, got 0.0",
+        ),
+    ],
+)
+def test_a_bad_option_is_named_as_the_option(
+    cli: Cli, trials_file: Path, args: tuple[str, ...], said: str
+) -> None:
+    """They were named as the fit's parameters (``by:``, ``regularization:``)."""
+    code, out, err = cli("horizon", str(trials_file), *args)
+    assert (code, out) == (2, "")
+    assert err.startswith(said)
