@@ -56,6 +56,16 @@ def test_options_the_cli_parser_checks_are_checked_by_the_twins(store: Path, lab
         (lambda: agentgauge.metrics(src, by="agentt"), by),
         (lambda: agentgauge.metrics(src, k=0), "--k: expected positive integers like 1,2,4, got 0"),
         (lambda: agentgauge.metrics(src, k=[]), "--k: give at least one k, like 1,2,4"),
+        (lambda: agentgauge.metrics(src, k=""), "--k: give at least one k, like 1,2,4"),
+        (
+            lambda: agentgauge.metrics(src, k="1,x"),
+            "--k: expected positive integers like 1,2,4, got 'x'",
+        ),
+        (
+            lambda: agentgauge.metrics(src, k="1,-2"),
+            "--k: expected positive integers like 1,2,4, got -2",
+        ),
+        (lambda: agentgauge.horizon(src, by="agentt"), by),
         (lambda: agentgauge.metrics(src, seed=-1), seed),
         (lambda: agentgauge.horizon(src, seed=-1), seed),
         (lambda: api.run_gates(src, gates, by="agentt"), by),
@@ -165,3 +175,10 @@ def test_compare_gives_the_verdict_the_command_prints(store: Path) -> None:
     twin = agentgauge.compare(a, b).verdict
     assert twin == api.compare_sources(a, b).comparison.verdict
     assert "not attributable" in twin
+
+
+def test_k_as_text_is_split_as_the_cli_splits_it(store: Path) -> None:
+    """``k="1,2,4"`` was refused ("got '1,2,4'") although ``--k 1,2,4`` is the CLI's."""
+    src = f"{store}:careful"
+    as_text = agentgauge.metrics(src, k="1, 2,4").to_dict()
+    assert as_text == agentgauge.metrics(src, k=[1, 2, 4]).to_dict()

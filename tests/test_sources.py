@@ -164,3 +164,18 @@ def test_a_trial_index_whose_successor_overflows_the_store_is_refused(
     assert not db.exists()  # nothing half-written
     # The largest index with no trial after it is read.
     assert [t.trial for t in load_trials(write(tmp_path, [good(trial=2**63 - 2)]))] == [2**63 - 2]
+
+
+@pytest.mark.parametrize("command", [("metrics",), ("horizon",), ("show",), ("compare", "a.jsonl")])
+def test_an_empty_source_is_named_empty(cli: Cli, command: tuple[str, ...]) -> None:
+    """``""`` read as the path ``.`` and was named as the working folder (``.: SOURCE: a
+    directory SOURCE is a Parquet export...``)."""
+    code, out, err = cli(*command, "")
+    field = "B" if command[0] == "compare" else "SOURCE"
+    assert (code, out) == (2, "")
+    assert err == (
+        f"agentgauge: error: {field}: is empty; give a file of trials, DB:RUN_ID or a "
+        "Parquet export's folder\n"
+    )
+    with pytest.raises(InputError, match="SOURCE: is empty"):
+        load_trials("  ")

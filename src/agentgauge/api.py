@@ -202,9 +202,14 @@ def check_by(by: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def check_ks(k: int | Iterable[int]) -> list[int]:
-    """The values of k for pass@k and pass^k; `InputError` naming ``--k`` unless each is a
-    whole number >= 1 and there is at least one."""
-    ks = [k] if isinstance(k, int | np.integer | str) else list(k)
+    """The values of k for pass@k and pass^k (a string ``"1,2,4"`` is split as the CLI
+    splits it); `InputError` naming ``--k`` unless each is a whole number >= 1 and there
+    is at least one."""
+    if isinstance(k, str):  # "1,2,4", as the CLI's --k reads it
+        parts = [p.strip() for p in k.split(",") if p.strip()]
+        ks: list[Any] = [int(p) if p.lstrip("-").isdigit() else p for p in parts]
+    else:
+        ks = [k] if isinstance(k, int | np.integer) else list(k)
     for v in ks:
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise InputError(f"expected positive integers like 1,2,4, got {v!r}", field="--k")

@@ -121,9 +121,15 @@ def check_run_id(run_id: str | None) -> None:
 
 def source_text(spec: str | PathLike[str], field: str = "SOURCE") -> str:
     """A SOURCE as the text every reader parses: a ``str`` as it is, a path
-    (`pathlib.Path`) as its text. Anything else (a list of trials given where only a
-    SOURCE goes) is `InputError` naming ``field``, not a TypeError deep inside."""
+    (`pathlib.Path`) as its text. An empty text, or anything else (a list of trials
+    given where only a SOURCE goes), is `InputError` naming ``field``, not a TypeError
+    deep inside or the working folder."""
     if isinstance(spec, str):
+        if not spec.strip():  # Path("") is ".", which named the working folder
+            raise InputError(
+                "is empty; give a file of trials, DB:RUN_ID or a Parquet export's folder",
+                field=field,
+            )
         return spec
     if isinstance(spec, PathLike):
         text = fspath(spec)
