@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shlex
 from pathlib import Path
 
 import pytest
@@ -93,16 +94,32 @@ def test_demo_with_force_replaces_a_store_holding_other_runs(tmp_path: Path) -> 
     from agentgauge.schema import Run
     from agentgauge.store import utc_now
 
-    out = tmp_path / "demo"
+    out = tmp_path / "my demo"  # a space: the printed commands must quote it
     out.mkdir()
     with Store(out / "agentgauge.db") as db:
         db.create_run(Run(run_id="mine", created_at=utc_now()))
-    quiet = Console(file=io.StringIO())
+    printed = io.StringIO()
+    quiet = Console(file=printed, width=400)
     run_demo(out, trials=1, console=quiet, progress=False, force=True)
     with Store(out / "agentgauge.db") as db:
         runs = {r.run_id: r.agent for r in db.list_runs()}
     # Only the demo's own runs are left, so running it again there needs no --force.
     assert runs == demo_run_ids()
+    # The next steps it prints paste into a shell as one argument per path.
+    lines = printed.getvalue().splitlines()
+    show = next(ln for ln in lines if ln.startswith("why trials failed:"))
+    assert shlex.split(show.split(":", 1)[1]) == [
+        "agentgauge",
+        "show",
+        f"{out}/agentgauge.db:retail-hasty",
+    ]
+    view = next(ln for ln in lines if ln.startswith("browse the runs:"))
+    assert shlex.split(view.split(":", 1)[1]) == [
+        "agentgauge",
+        "view",
+        "--store",
+        f"{out}/agentgauge.db",
+    ]
 
 
 @pytest.mark.slow

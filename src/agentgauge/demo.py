@@ -24,6 +24,7 @@ from rich.text import Text
 
 from agentgauge.api import compare_sources
 from agentgauge.api import metrics as agentgauge_metrics
+from agentgauge.display import shell_command
 from agentgauge.errors import InputError
 from agentgauge.exporters import write_output
 from agentgauge.harness.runner import run
@@ -313,11 +314,12 @@ def run_demo(
         write_output(path, text, option="--out", force=True, what="report")
     con.print(Rule())
     # Paths as plain text: a folder named like Rich markup ("[bold]") is printed as it is.
+    # Commands quoted as the shell reads them: a folder "my demo" is one argument.
     for line in (
-        f"store:  {db}   (try: agentgauge runs --store {db})",
+        f"store:  {db}   (try: {shell_command(['agentgauge', 'runs', '--store', str(db)])})",
         f"report: {html_path}  and  {md_path}",
-        f"why trials failed: agentgauge show {db}:retail-hasty",
-        f"browse the runs:   agentgauge view --store {db}",
+        f"why trials failed: {shell_command(['agentgauge', 'show', f'{db}:retail-hasty'])}",
+        f"browse the runs:   {shell_command(['agentgauge', 'view', '--store', str(db)])}",
     ):
         con.print(Text(line), soft_wrap=True)
     return DemoResult(db, html_path, md_path, run_ids, result.comparison.verdict)

@@ -175,7 +175,9 @@ def test_an_evaluation_that_cannot_be_the_outcome_is_refused(tmp_path: Path, cli
         assert not db.exists(), case
 
 
-@pytest.mark.parametrize(("fmt", "words"), [("jsonl", "takes no options"), ("inspect", "outcome")])
+@pytest.mark.parametrize(
+    ("fmt", "words"), [("jsonl", "--outcome-evaluation: applies only to"), ("inspect", "outcome")]
+)
 def test_formats_without_spans_refuse_the_option(tmp_path: Path, cli, fmt: str, words: str) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "x.jsonl"
     path.write_text('{"task_id": "t", "success": true}\n')

@@ -130,7 +130,9 @@ def test_prices_is_refused_by_a_format_whose_calls_it_cannot_price(
         "import", "jsonl", str(tmp_path / "t.jsonl"), "--prices", "p.yaml",
         "--store", str(tmp_path / "e.db"),
     )  # fmt: skip
-    assert code == 2 and "takes no options" in err
+    # The option is named (it said "jsonl: format 'jsonl' takes no options").
+    assert code == 2 and err.startswith("agentgauge: error: --prices: applies only to the ")
+    assert "otel" in err and "tau2" in err
 
 
 def test_a_model_nobody_prices_stays_unknown_never_zero(tmp_path: Path) -> None:

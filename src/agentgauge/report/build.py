@@ -545,6 +545,8 @@ def _variant_rows(trials: list[Trial], names: dict[System, str], seed: int) -> l
             "se": success_se_of(g),
             "ci95": g["success_rate"]["ci95"],
             "n_trials": g["n_trials"],
+            # "(236/236)" where the SE is 0, as every table shows such a rate.
+            "count": no_spread_count(success_se_of(g), g["n_successes"], g["n_trials"]),
         }
         for g in groups["groups"]
     ]
@@ -623,6 +625,11 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
             for g in groups
             if g.get("tool_use") and g["tool_use"]["error_types"]
         },
+        tool_errors_unknown=[
+            f"{_label(g)}: {g['null_reasons'].get('tool_use.error_types', 'not measured')}"
+            for g in groups
+            if g.get("tool_use") and g["tool_use"]["error_types"] is None
+        ],
         transcripts=transcripts,
         transcripts_more=more,
         scope_notes=[

@@ -27,6 +27,7 @@ from agentgauge.report import figures
 from agentgauge.report.explain import shorten
 from agentgauge.report.formats import judge_cost, success_se_of
 from agentgauge.report.formats import money as _money
+from agentgauge.report.record import p_cell
 from agentgauge.store import utc_now
 
 __all__ = [
@@ -83,6 +84,9 @@ class SuiteReport:
     """Matrices for `figures.confusion_figure`."""
     tool_errors: dict[str, dict[str, int]] = field(default_factory=dict)
     """Failed tool-call statuses per agent."""
+    tool_errors_unknown: list[str] = field(default_factory=list)
+    """``AGENT: why`` for each agent whose failed calls nobody counted (no ``tool_calls``
+    grade): no histogram, and not "no failed call" either."""
     transcripts: list[dict[str, Any]] = field(default_factory=list)
     """``{anchor, agent, flip, summary, classes, view}``; ``view`` is `explain.trial_view`."""
     transcripts_more: dict[str, int] = field(default_factory=dict)
@@ -170,6 +174,7 @@ def suite_plots(suite: SuiteReport, prefix: str) -> dict[str, str]:
 _ENV = html_environment(jinja2.PackageLoader("agentgauge.report", "templates"))
 _ENV.filters["interval"] = _interval
 _ENV.filters["fmt"] = _fmt
+_ENV.filters["p_value"] = p_cell  # as `compare` and the viewer print it
 _ENV.filters["money"] = _money
 _ENV.filters["heat"] = _heat
 _ENV.filters["shorten"] = shorten  # the report is one file to share: texts cut

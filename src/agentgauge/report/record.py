@@ -14,6 +14,7 @@ from a `Comparison` plus what the runs recorded about themselves
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -148,6 +149,13 @@ def p_text(p: float | None) -> str:
     if p is None:
         return "p —"
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def p_cell(p: float | None) -> str:
+    """`p_text` under a column titled p: ``0.029``, ``< 0.001``, ``–`` when unknown."""
+    if p is None or math.isnan(p):
+        return "–"
+    return p_text(p).removeprefix("p = ").removeprefix("p ")
 
 
 def _distinct(values: Any) -> list[str]:

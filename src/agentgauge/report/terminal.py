@@ -728,9 +728,12 @@ def variant_table(
             if g is None:
                 row.append(_DASH)
             else:
-                row.append(
-                    f"{_pm(g['success_rate']['value'], success_se_of(g))} ({g['n_trials']:,})"
-                )
+                value, se = g["success_rate"]["value"], success_se_of(g)
+                count = no_spread_count(se, g["n_successes"], g["n_trials"])
+                if value is not None and count is not None:  # no "± 0.0" (`_pm_trials`)
+                    row.append(f"{_pct(value)} {count}")
+                else:
+                    row.append(f"{_pm(value, se)} ({g['n_trials']:,})")
         _add_row(table, *row)
     return table
 

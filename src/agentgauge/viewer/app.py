@@ -48,7 +48,7 @@ from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
 from agentgauge.report.formats import success_se_of
-from agentgauge.report.record import p_text
+from agentgauge.report.record import p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
@@ -90,14 +90,6 @@ def _num(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def _p_value(value: float | None) -> str:
-    """A p-value as `agentgauge compare` prints it (`p_text`), under a column titled
-    p: ``0.029``, ``< 0.001``."""
-    if value is None or math.isnan(value):
-        return "–"
-    return p_text(value).removeprefix("p = ").removeprefix("p ")
-
-
 def run_url(run_id: str, *rest: str) -> str:
     """The address of a run's page (``rest``: ``tasks``, ``trials/PK``); the id is
     percent-encoded whole, a ``/`` in it included."""
@@ -126,7 +118,7 @@ _ENV = html_environment(jinja2.FileSystemLoader(_HERE / "templates"))
 _ENV.filters["pct"] = _pct
 _ENV.filters["num"] = _num
 _ENV.filters["shorten"] = shorten
-_ENV.filters["p_value"] = _p_value
+_ENV.filters["p_value"] = p_cell
 _ENV.globals.update(
     run_url=run_url,
     query=_query,
