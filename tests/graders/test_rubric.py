@@ -237,6 +237,36 @@ def test_a_reply_nested_past_the_recursion_limit_is_unparseable_and_grading_goes
     assert result.score.unknown == ["cancel"]
 
 
+def test_a_reply_of_the_wrong_shape_is_one_criterions_unknown_and_grading_goes_on(
+    serve: Any,
+) -> None:
+    # Before, a message that is a string or a usage that is a list ended `agentgauge
+    # grade` with "raised AttributeError: 'list' object has no attribute 'get'".
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(answer("yes"), model="judge-x", prompt_tokens=100, completion_tokens=20)
+        cid = criterion_of(request)
+        if cid == "msgstr":
+            body["choices"][0]["message"] = "hello"
+        elif cid == "usagelist":
+            body["usage"] = [1, 2]
+        elif cid == "choicestr":
+            body["choices"] = ["hello"]
+        return Reply(body=body)
+
+    _, judge = serve(respond, max_retries=0)
+    criteria = [Criterion(id=c, text=c) for c in ("msgstr", "choicestr", "usagelist", "polite")]
+    result = judge.grade_rubric(criteria, make_trial())
+    msgstr, choicestr, usagelist, polite = result.grades
+    for broken in (msgstr, choicestr):
+        assert (broken.passed, broken.status) == (None, "unknown:judge_unavailable")
+        assert "not a chat completion" in broken.evidence["error"]
+    # A usage that is no object: the verdict stands, its tokens and cost are unknown.
+    assert (usagelist.passed, usagelist.evidence["judge_input_tokens"]) == (True, None)
+    assert usagelist.evidence["judge_cost_usd"] is None
+    assert (polite.passed, polite.evidence["judge_cost_usd"]) == (True, pytest.approx(1.4e-4))
+    assert result.cost_usd is None
+
+
 @pytest.mark.parametrize(
     "text",
     [

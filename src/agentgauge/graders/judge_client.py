@@ -369,23 +369,34 @@ class JudgeClient:
             retries += 1
 
     def _reply(self, content: bytes, attempts: int, latency: float) -> JudgeReply:
+        # Every shape is checked before use: a list for ``usage`` or a string for the
+        # message once ended a whole `agentgauge grade` with an AttributeError, where
+        # a broken reply is one criterion's unknown (docs/judge.md).
         try:
             body = json.loads(content)
-            choice = body["choices"][0]
-            message = choice.get("message") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+        except (ValueError, RecursionError):
+            body = None
+        choices = body.get("choices") if isinstance(body, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(choice, dict) or not (message is None or isinstance(message, dict)):
             raise JudgeUnavailable(
                 "judge endpoint sent a body that is not a chat completion: "
                 f"{content.decode('utf-8', errors='replace')[:200]!r}",
                 attempts=attempts,
-            ) from None
-        usage = body.get("usage") or {}
+            )
+        message = message or {}
+        usage = body.get("usage")
+        # A usage that is not an object gives no token counts: the cost is unknown.
+        usage = usage if isinstance(usage, dict) else {}
         tin = usage.get("prompt_tokens")
         tout = usage.get("completion_tokens")
         tin = tin if _token_count(tin) else None
         tout = tout if _token_count(tout) else None
         content_text = message.get("content")
         refusal = message.get("refusal")
+        finish = choice.get("finish_reason")
+        model = body.get("model")
         # Price by the configured name: servers often answer with a dated snapshot
         # ("gpt-4o-2024-08-06") that the user's price file does not list.
         quote = self._prices.quote(
@@ -394,8 +405,8 @@ class JudgeClient:
         )
         return JudgeReply(
             text=content_text if isinstance(content_text, str) else None,
-            model=str(body.get("model") or self.config.model),
-            finish_reason=choice.get("finish_reason"),
+            model=model if isinstance(model, str) and model else self.config.model,
+            finish_reason=finish if isinstance(finish, str) else None,
             refusal=refusal if isinstance(refusal, str) else None,
             input_tokens=tin,
             output_tokens=tout,
