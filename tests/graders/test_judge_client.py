@@ -152,6 +152,31 @@ def test_a_judge_nobody_answers_is_given_up_on_after_one_call() -> None:
         assert again.value.attempts == 0 and len(sleeps) == 2
 
 
+def test_a_judge_that_answered_is_asked_again_after_a_call_times_out() -> None:
+    # Before, one slow criterion (its attempts all timed out) turned the judge off for
+    # the rest of the grading ("not tried again after: request timed out"), though it
+    # had answered the call before and would answer the next.
+    sleeps: list[float] = []
+    late = Reply(200, completion("late"), delay_s=2.0)
+    replies = [Reply(200, completion("before")), late, late, Reply(200, completion("after"))]
+    with client_for(replies, sleeps, timeout_s=0.3, max_retries=1) as client:
+        assert client.complete(MESSAGES).text == "before"
+        with pytest.raises(JudgeUnavailable, match="after 2 attempts: request timed out"):
+            client.complete(MESSAGES)
+        assert client.complete(MESSAGES).text == "after"
+
+
+def test_a_judge_that_never_answers_in_time_is_still_asked_on_every_call() -> None:
+    # It accepts the connection: a server that is there but slow, not a dead address.
+    sleeps: list[float] = []
+    late = Reply(200, completion("late"), delay_s=2.0)
+    replies = [late, Reply(200, completion("in time"))]
+    with client_for(replies, sleeps, timeout_s=0.3, max_retries=0) as client:
+        with pytest.raises(JudgeUnavailable, match="timed out"):
+            client.complete(MESSAGES)
+        assert client.complete(MESSAGES).text == "in time"
+
+
 def test_a_busy_judge_is_still_tried_on_every_call() -> None:
     # An endpoint that answers (503) is there: each call gets its own retries.
     sleeps: list[float] = []

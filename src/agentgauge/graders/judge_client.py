@@ -268,10 +268,14 @@ class JudgeClient:
         self._headers()
         self._background: _Background | None = None
         self._lock = threading.Lock()
-        # Set when a call spent its retries without ever reaching the endpoint (refused,
-        # timed out): the next calls fail at once instead of each waiting out the same
-        # retries, which made grading a run against a dead judge take hours.
+        # Set when a call spent its retries without ever connecting (refused, no such
+        # host, a connect that timed out) and no call before had an answer: the next
+        # calls fail at once instead of each waiting out the same retries, which made
+        # grading a run against a dead judge take hours. A judge that has answered is
+        # there: a call of it that times out (a slow criterion) is that call's failure,
+        # not a reason to stop asking, which left every later criterion unknown.
         self._unreachable: str | None = None
+        self._answered = False
 
     def close(self) -> None:
         with self._lock:
@@ -331,13 +335,15 @@ class JudgeClient:
                 f"judge endpoint unreachable (not tried again after: {self._unreachable})",
                 attempts=0,
             )
+        import aiohttp
+
         from agentgauge.agents.http import TRANSPORT_ERRORS, transport_failure
 
         start = time.monotonic()
         attempts = 0
         retries = 0
         last = ""
-        answered = False  # whether any attempt got an HTTP answer
+        connected = False  # whether any attempt of this call got as far as a connection
         while True:
             attempts += 1
             retry_after: str | None = None
@@ -345,8 +351,13 @@ class JudgeClient:
                 status, retry_after, content = self._post(self._body(messages))
             except TRANSPORT_ERRORS as exc:
                 last = transport_failure(exc, self.config.timeout_s, "timeout_s")
+                # aiohttp raises these two before a byte of the request is sent.
+                if not isinstance(
+                    exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError
+                ):
+                    connected = True
             else:
-                answered = True
+                self._answered = connected = True
                 if status == 200:
                     return self._reply(content, attempts, time.monotonic() - start)
                 text = content.decode("utf-8", errors="replace")
@@ -359,7 +370,7 @@ class JudgeClient:
                 if status != 429 and status < 500:
                     raise JudgeUnavailable(f"judge endpoint refused: {last}", attempts=attempts)
             if retries >= self._retry.max_retries:
-                if not answered:
+                if not connected and not self._answered:
                     self._unreachable = last
                 raise JudgeUnavailable(
                     f"judge endpoint failed after {attempts} attempts: {last}", attempts=attempts
