@@ -196,6 +196,64 @@ def test_separate_judge_file_and_judge_rater(tmp_path: Path) -> None:
     assert out["judge_vs_human"]["kappa"] == pytest.approx(0.4)
 
 
+def judge_file(path: Path, agents: dict[str, str]) -> Path:
+    """The judge's records as the docs say to write them: `judge_label_records` of
+    trials of tasks t0, t1... run by ``agents[task]``, criterion ``polite`` alternating
+    pass/fail."""
+    from agentgauge.graders.human import judge_label_records
+    from agentgauge.schema import Grade, Trial
+
+    records = []
+    for k, (task, agent) in enumerate(agents.items()):
+        trial = Trial(task_id=task, trial=0, success=True, agent=agent)
+        records += judge_label_records(trial, [Grade(grader="rubric:polite", passed=k % 2 == 0)])
+    return write(path, records)
+
+
+def test_labels_without_an_agent_match_the_judges_records_of_trials_with_one(
+    tmp_path: Path,
+) -> None:
+    # The documented workflow: a label sheet with the docs' own columns (no agent), and
+    # the judge's records from `judge_label_records`, which name the trial's agent.
+    # Before: "no item is labelled by both the judge and a human", exit 2.
+    agents = {"t0": "careful", "t1": "careful", "t2": "hasty", "t3": "hasty"}
+    judge = judge_file(tmp_path / "judge.jsonl", agents)
+    humans = tmp_path / "humans.csv"
+    # judge: pass, fail, pass, fail; ana: pass, fail, fail, fail -> 3 of 4 agree,
+    # p_o = 3/4, p_e = (2/4)(1/4) + (2/4)(3/4) = 1/2, κ = (3/4 − 1/2)/(1 − 1/2) = 0.5
+    humans.write_text(
+        "task_id,trial,criterion,label,rater\n"
+        "t0,0,polite,pass,ana\nt1,0,polite,fail,ana\nt2,0,polite,fail,ana\n"
+        "t3,0,polite,fail,ana\n",
+        encoding="utf-8",
+    )
+    proc = agentgauge("calibrate", str(humans), "--judge", str(judge), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["judge_vs_human"]["n_items"], out["n_judge_only"], out["n_human_only"]) == (4, 0, 0)
+    assert out["judge_vs_human"]["kappa"] == pytest.approx(0.5)
+
+
+def test_a_label_without_an_agent_that_could_be_two_agents_trials_is_refused(
+    tmp_path: Path,
+) -> None:
+    # The judge graded trial 0 of t0 run by two agents: which one did ana label?
+    judge = judge_file(tmp_path / "judge.jsonl", {"t0": "careful"})
+    more = judge_file(tmp_path / "more.jsonl", {"t0": "hasty"})
+    with judge.open("a", encoding="utf-8") as handle:
+        handle.write(more.read_text(encoding="utf-8"))
+    humans = tmp_path / "humans.csv"
+    humans.write_text(
+        "task_id,trial,criterion,label,rater\nt0,0,polite,pass,ana\n", encoding="utf-8"
+    )
+    proc = agentgauge("calibrate", str(humans), "--judge", str(judge), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1
+    assert "humans.csv:2: agent: the label names no agent" in proc.stderr
+    assert "for agents 'careful', 'hasty': add an agent column" in proc.stderr
+
+
 def test_text_output(tmp_path: Path) -> None:
     labels = write(tmp_path / "labels.jsonl", several_raters())
     proc = agentgauge("calibrate", str(labels), "--bootstrap", "100", cwd=tmp_path)

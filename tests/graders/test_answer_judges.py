@@ -139,6 +139,23 @@ def test_unknown_samples_leave_the_vote(serve: Any) -> None:
     assert g.passed is False and g.evidence["votes"] == {"yes": 0, "no": 1, "unknown": 2}
 
 
+def test_a_sample_that_timed_out_makes_the_judge_cost_unknown(serve: Any) -> None:
+    # The first sample's reply is never read (it may have been billed); the second is.
+    replies = iter([2.0, 0.0])
+
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(answer("yes"), model="judge-x", prompt_tokens=100, completion_tokens=20)
+        return Reply(body=body, delay_s=next(replies))
+
+    _, judge = serve(respond, max_retries=0, timeout_s=0.3)
+    grader = SemanticMatchGrader(judge, samples=2)
+    t = trial("Refunded $35.00 to the card ending 9090.")
+    g = grader.grade(task(), t)
+    assert g.evidence["votes"] == {"yes": 1, "no": 0, "unknown": 1}
+    assert t.judge_cost_usd is None and g.evidence["judge_cost_usd"] is None
+    assert g.evidence["judge_cost_unknown"].startswith("unknown: a request was sent")
+
+
 @pytest.mark.parametrize(
     ("reply", "status"),
     [

@@ -152,6 +152,66 @@ def test_a_judge_nobody_answers_is_given_up_on_after_one_call() -> None:
         assert again.value.attempts == 0 and len(sleeps) == 2
 
 
+def test_a_judge_that_answered_is_asked_again_after_a_call_times_out() -> None:
+    # Before, one slow criterion (its attempts all timed out) turned the judge off for
+    # the rest of the grading ("not tried again after: request timed out"), though it
+    # had answered the call before and would answer the next.
+    sleeps: list[float] = []
+    late = Reply(200, completion("late"), delay_s=2.0)
+    replies = [Reply(200, completion("before")), late, late, Reply(200, completion("after"))]
+    with client_for(replies, sleeps, timeout_s=0.3, max_retries=1) as client:
+        assert client.complete(MESSAGES).text == "before"
+        with pytest.raises(JudgeUnavailable, match="after 2 attempts: request timed out"):
+            client.complete(MESSAGES)
+        assert client.complete(MESSAGES).text == "after"
+
+
+def test_a_judge_that_never_answers_in_time_is_still_asked_on_every_call() -> None:
+    # It accepts the connection: a server that is there but slow, not a dead address.
+    sleeps: list[float] = []
+    late = Reply(200, completion("late"), delay_s=2.0)
+    replies = [late, Reply(200, completion("in time"))]
+    with client_for(replies, sleeps, timeout_s=0.3, max_retries=0) as client:
+        with pytest.raises(JudgeUnavailable, match="timed out"):
+            client.complete(MESSAGES)
+        assert client.complete(MESSAGES).text == "in time"
+
+
+def test_what_a_failed_call_cost_is_zero_when_refused_and_unknown_when_unread() -> None:
+    # Prices (1, 2) USD per 1M tokens: 100 in, 20 out = (100 · 1 + 20 · 2)/1e6 = 1.4e-4.
+    prices = {"judge-x": (1.0, 2.0)}
+    usage = {"prompt_tokens": 100, "completion_tokens": 20}
+    cases: list[tuple[Reply, Any, tuple[int | None, int | None], str]] = [
+        # an error status: no completion delivered, not billed
+        (Reply(503, {"error": "busy"}), 0.0, (0, 0), "no completion delivered: not billed"),
+        # sent, and the reply never read: maybe billed, for what nobody knows
+        (
+            Reply(200, completion("late"), delay_s=2.0),
+            None,
+            (None, None),
+            "unknown: a request was sent and its reply not read (request timed out",
+        ),
+        # a 200 that is no chat completion: priced from its usage when it reports one
+        (Reply(200, {"choices": [], "usage": usage}), pytest.approx(1.4e-4), (100, 20), "user"),
+        (
+            Reply(200, {"choices": [{"message": "hello"}]}),
+            None,
+            (None, None),
+            "unknown: it answered HTTP 200 with no token counts",
+        ),
+    ]
+    for reply, cost, tokens, source in cases:
+        with (
+            client_for([reply], [], timeout_s=0.3, max_retries=0, prices=prices) as client,
+            pytest.raises(JudgeUnavailable) as err,
+        ):
+            client.complete(MESSAGES)
+        failed = err.value
+        assert failed.cost_usd == cost, reply
+        assert (failed.input_tokens, failed.output_tokens) == tokens, reply
+        assert (failed.price_source or "").startswith(source), failed.price_source
+
+
 def test_a_busy_judge_is_still_tried_on_every_call() -> None:
     # An endpoint that answers (503) is there: each call gets its own retries.
     sleeps: list[float] = []

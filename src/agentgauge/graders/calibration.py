@@ -3,7 +3,10 @@
 
 Input is a list of `Label` (see `agentgauge.graders.human`): the judge's labels
 are those by ``judge_rater``; the human raters are the others (or those named).
-An *item* is one (task, trial, variant, agent, grader) cell.
+An *item* is one (task, trial, variant, agent, grader) cell. A label without an
+agent is about that trial whichever agent ran it, as when labels are applied as
+grades: it takes the agent the other raters' labels of the cell name
+(`resolve_agents`), and is refused when they name two.
 
 Reported, as the ``agentgauge.calibrate/1`` object:
 
@@ -25,6 +28,7 @@ Reported, as the ``agentgauge.calibrate/1`` object:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -39,7 +43,7 @@ from agentgauge.stats.agreement import (
     krippendorff_alpha_nominal,
 )
 
-__all__ = ["SCHEMA", "calibrate", "kappa_band"]
+__all__ = ["SCHEMA", "calibrate", "kappa_band", "resolve_agents"]
 
 SCHEMA = "agentgauge.calibrate/1"
 _CODES = {"pass": 0, "fail": 1, "unknown": -1}
@@ -193,6 +197,59 @@ def _flip_stats(pairs: list[Label]) -> dict[str, Any]:
     }
 
 
+def resolve_agents(labels: Sequence[Label]) -> list[Label]:
+    """``labels`` with the agent of each grade label that names none filled in from the
+    other raters' labels of the same (task, trial, variant, grader).
+
+    `agentgauge.graders.human.judge_label_records` writes the trial's agent; a human
+    label sheet seldom has the column, and `HumanGrader` applies such a label to the
+    trial whichever agent ran it. Compared as is, no item matched ("no item is
+    labelled by both the judge and a human"). Raises `InputError` at the label when
+    the others name two agents (which trial it is about is not said), and when the
+    filled-in label repeats one its rater gave the item.
+    """
+    named: dict[tuple[Any, ...], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for lb in labels:
+        if lb.kind == "grade" and lb.agent is not None:
+            named[lb.task_id, lb.trial, lb.variant or "base", lb.grader][lb.rater].add(lb.agent)
+    out: list[Label] = []
+    filled: list[bool] = []
+    for lb in labels:
+        agents: list[str] = []
+        if lb.kind == "grade" and lb.agent is None:
+            by_rater = named.get((lb.task_id, lb.trial, lb.variant or "base", lb.grader), {})
+            agents = sorted({a for r, names in by_rater.items() if r != lb.rater for a in names})
+        if len(agents) > 1:
+            raise InputError(
+                f"the label names no agent, and the other raters label this item "
+                f"({lb.grader} of task {lb.task_id!r}, trial {lb.trial}) for agents "
+                f"{', '.join(map(repr, agents))}: add an agent column to say which "
+                "agent's trial it is about",
+                file=lb.file,
+                line=lb.line,
+                field="agent",
+            )
+        out.append(dataclasses.replace(lb, agent=agents[0]) if agents else lb)
+        filled.append(bool(agents))
+    seen: dict[tuple[Any, ...], int] = {}
+    for k, lb in enumerate(out):
+        if lb.kind != "grade":
+            continue
+        first = seen.setdefault((*lb.item, lb.rater), k)
+        if first != k and (filled[k] or filled[first]):
+            lone, named_one = (lb, out[first]) if filled[k] else (out[first], lb)
+            raise InputError(
+                f"rater {lb.rater!r} labels this item twice: once without an agent (so for "
+                f"{lb.agent!r}, the one agent the other raters name) and once for "
+                f"{lb.agent!r}"
+                + (f" on line {named_one.line}" if named_one.line is not None else ""),
+                file=lone.file,
+                line=lone.line,
+                field="agent",
+            )
+    return out
+
+
 def calibrate(
     labels: Sequence[Label],
     *,
@@ -205,8 +262,10 @@ def calibrate(
     """Judge-vs-human agreement as the ``agentgauge.calibrate/1`` object (module docstring).
 
     Raises `InputError` when the labels hold no judge, no human rater, or no
-    item labelled by both.
+    item labelled by both, and where a label without an agent is ambiguous
+    (`resolve_agents`).
     """
+    labels = resolve_agents(labels)
     grades = [lb for lb in labels if lb.kind == "grade"]
     pairs = [lb for lb in labels if lb.kind == "pairwise"]
     raters = sorted({lb.rater for lb in labels})
@@ -255,7 +314,8 @@ def calibrate(
         if not both:
             raise InputError(
                 "no item is labelled by both the judge and a human; items match on task_id, "
-                "trial, variant, agent and criterion/grader",
+                "trial, variant, agent and criterion/grader (a label without an agent on "
+                "any agent's trial)",
                 file=source,
             )
         consensus = [majority(list(human_labels[i].values())) for i in both]

@@ -38,12 +38,13 @@ from typing import Any, Literal
 
 from agentgauge.graders.answer_judge import JudgedVerdict, final_answer, read_verdict
 from agentgauge.graders.base import register, unknown
-from agentgauge.graders.judge_client import JudgeConfig, JudgeReply
+from agentgauge.graders.judge_client import JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import clip, delimit, render_transcript
 from agentgauge.graders.rubric import (
     EvidencePolicy,
     RubricJudge,
     SelfJudgePolicy,
+    answered,
     build_judge,
     judge_spend,
     rubric_score,
@@ -190,14 +191,13 @@ class GroundednessGrader:
             trial, max_chars=self.judge.max_transcript_chars, agent_text=False
         )
         shown = clip(answer, self.judge.max_transcript_chars)
-        replies: list[JudgeReply] = []
+        calls: list[JudgeReply | JudgeUnavailable] = []
         judged: list[tuple[str, JudgedVerdict]] = []
         for claim in claims:
-            reply, error = self.judge.ask(
-                groundedness_messages(claim, shown, context, task.instruction)
+            calls.append(
+                self.judge.call(groundedness_messages(claim, shown, context, task.instruction))
             )
-            if reply is not None:
-                replies.append(reply)
+            reply, error = answered(calls[-1])
             verdict = read_verdict(
                 reply,
                 error,
@@ -207,8 +207,9 @@ class GroundednessGrader:
                 on_bad_evidence=self.judge.on_bad_evidence,
             )
             judged.append((claim, verdict))
-        spend = judge_spend(replies)
+        spend = judge_spend(calls)
         spend.record(trial)
+        replies = [c for c in calls if isinstance(c, JudgeReply)]
         factual = [(c, v) for c, v in judged if v.verdict != "not_applicable"]
         verdicts = [None if v.verdict is None else LABELS[v.verdict] for _, v in factual]
         # Claims beyond max_claims were not judged: unknown, so they can keep a pass undecided.
@@ -235,6 +236,7 @@ class GroundednessGrader:
             "claims_not_judged": cut,
             "score_bounds": list(score.bounds) if score.bounds else None,
             "judge_cost_usd": spend.cost_usd,
+            **({"judge_cost_unknown": spend.reason} if spend.reason else {}),
             "judge_input_tokens": spend.input_tokens,
             "judge_output_tokens": spend.output_tokens,
         }

@@ -16,8 +16,10 @@ field          required   meaning
                           booleans and 0/1 too). Pairwise records: ``A``, ``B``,
                           ``tie`` or ``unknown`` (the transcript preferred)
 ``rater``      yes        who labelled (a person, or ``judge`` for the model)
-``variant``    no         restricts the label to trials of that variant
-``agent``      no         restricts the label to trials of that agent
+``variant``    no         restricts the label to trials of that variant (in
+                          calibration, no variant is ``base``)
+``agent``      no         restricts the label to trials of that agent (none:
+                          any agent's trial)
 ``kind``       no         ``grade`` (default) or ``pairwise``
 ``order``      pairwise   ``AB`` (A shown first) or ``BA``
 ``note``       no         free text
@@ -384,7 +386,8 @@ def judge_label_records(
             "label": label,
             "rater": rater,
         }
-        # Only what a human label sheet would carry too: items match on every given key.
+        # Only what a human label sheet would carry too. The agent is written whenever
+        # the trial has one; a sheet's label without it takes it (`calibration.resolve_agents`).
         if trial.variant != "base":
             record["variant"] = trial.variant
         if trial.agent is not None:

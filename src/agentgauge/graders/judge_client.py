@@ -114,11 +114,35 @@ def judge_cost_usd(
 
 
 class JudgeUnavailable(Exception):
-    """The judge endpoint failed (retries spent, or a non-retryable HTTP error)."""
+    """The judge endpoint failed (retries spent, a non-retryable HTTP error, or a body
+    that is not a chat completion), with what the failed call is known to have cost.
 
-    def __init__(self, message: str, *, attempts: int) -> None:
+    A call whose every attempt was refused (no connection, or an HTTP error status)
+    delivered no completion and is taken as unbilled: cost 0, no tokens. A call with an
+    attempt whose request was sent and whose reply was never read (a timeout, a
+    connection cut mid-reply) may have been billed for a completion nobody saw: its
+    cost and tokens are unknown (``None``). A reply that is not a chat completion but
+    reports its token counts is priced from them.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int,
+        cost_usd: float | None = 0.0,
+        input_tokens: int | None = 0,
+        output_tokens: int | None = 0,
+        price_source: str | None = "no completion delivered: not billed",
+    ) -> None:
         super().__init__(message)
         self.attempts = attempts
+        self.cost_usd = cost_usd
+        """What the call cost: 0 when nothing was billed, ``None`` when unknown."""
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.price_source = price_source
+        """Where ``cost_usd`` came from, or why it is unknown (``unknown: ...``)."""
 
 
 @dataclass
@@ -175,6 +199,25 @@ class JudgeReply:
     """Wall-clock seconds, retries and waits included."""
     price_source: str | None = None
     """Where ``cost_usd`` came from (`agentgauge.agents.prices.Quote.source`)."""
+
+
+def _failed(message: str, attempts: int, unread: str | None) -> JudgeUnavailable:
+    """A failed call's error: unbilled (cost 0) unless an attempt's request was sent and
+    its reply not read (``unread`` says why), when its cost and tokens are unknown."""
+    if unread is None:
+        return JudgeUnavailable(message, attempts=attempts)
+    return _unknown_cost(message, attempts, f"a request was sent and its reply not read ({unread})")
+
+
+def _unknown_cost(message: str, attempts: int, because: str) -> JudgeUnavailable:
+    return JudgeUnavailable(
+        message,
+        attempts=attempts,
+        cost_usd=None,
+        input_tokens=None,
+        output_tokens=None,
+        price_source=f"unknown: {because}; what the endpoint billed for it is unknown",
+    )
 
 
 T = TypeVar("T")
@@ -268,10 +311,14 @@ class JudgeClient:
         self._headers()
         self._background: _Background | None = None
         self._lock = threading.Lock()
-        # Set when a call spent its retries without ever reaching the endpoint (refused,
-        # timed out): the next calls fail at once instead of each waiting out the same
-        # retries, which made grading a run against a dead judge take hours.
+        # Set when a call spent its retries without ever connecting (refused, no such
+        # host, a connect that timed out) and no call before had an answer: the next
+        # calls fail at once instead of each waiting out the same retries, which made
+        # grading a run against a dead judge take hours. A judge that has answered is
+        # there: a call of it that times out (a slow criterion) is that call's failure,
+        # not a reason to stop asking, which left every later criterion unknown.
         self._unreachable: str | None = None
+        self._answered = False
 
     def close(self) -> None:
         with self._lock:
@@ -331,13 +378,16 @@ class JudgeClient:
                 f"judge endpoint unreachable (not tried again after: {self._unreachable})",
                 attempts=0,
             )
+        import aiohttp
+
         from agentgauge.agents.http import TRANSPORT_ERRORS, transport_failure
 
         start = time.monotonic()
         attempts = 0
         retries = 0
         last = ""
-        answered = False  # whether any attempt got an HTTP answer
+        connected = False  # whether any attempt of this call got as far as a connection
+        unread: str | None = None  # an attempt sent whose reply was not read, and why
         while True:
             attempts += 1
             retry_after: str | None = None
@@ -345,10 +395,16 @@ class JudgeClient:
                 status, retry_after, content = self._post(self._body(messages))
             except TRANSPORT_ERRORS as exc:
                 last = transport_failure(exc, self.config.timeout_s, "timeout_s")
+                # aiohttp raises these two before a byte of the request is sent.
+                if not isinstance(
+                    exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError
+                ):
+                    connected = True
+                    unread = last
             else:
-                answered = True
+                self._answered = connected = True
                 if status == 200:
-                    return self._reply(content, attempts, time.monotonic() - start)
+                    return self._reply(content, attempts, time.monotonic() - start, unread)
                 text = content.decode("utf-8", errors="replace")
                 last = f"HTTP {status}: {text[:200]}"
                 if status == 400 and self._json_mode and "response_format" in text:
@@ -357,45 +413,71 @@ class JudgeClient:
                     self._json_mode = False
                     continue
                 if status != 429 and status < 500:
-                    raise JudgeUnavailable(f"judge endpoint refused: {last}", attempts=attempts)
+                    raise _failed(f"judge endpoint refused: {last}", attempts, unread)
             if retries >= self._retry.max_retries:
-                if not answered:
+                if not connected and not self._answered:
                     self._unreachable = last
-                raise JudgeUnavailable(
-                    f"judge endpoint failed after {attempts} attempts: {last}", attempts=attempts
+                raise _failed(
+                    f"judge endpoint failed after {attempts} attempts: {last}", attempts, unread
                 )
             hinted = parse_retry_after(retry_after)
             self._sleep(self._retry.delay(retries, self._rng, hinted))
             retries += 1
 
-    def _reply(self, content: bytes, attempts: int, latency: float) -> JudgeReply:
+    def _reply(
+        self, content: bytes, attempts: int, latency: float, unread: str | None
+    ) -> JudgeReply:
+        # Every shape is checked before use: a list for ``usage`` or a string for the
+        # message once ended a whole `agentgauge grade` with an AttributeError, where
+        # a broken reply is one criterion's unknown (docs/judge.md).
         try:
             body = json.loads(content)
-            choice = body["choices"][0]
-            message = choice.get("message") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
-            raise JudgeUnavailable(
-                "judge endpoint sent a body that is not a chat completion: "
-                f"{content.decode('utf-8', errors='replace')[:200]!r}",
-                attempts=attempts,
-            ) from None
-        usage = body.get("usage") or {}
+        except (ValueError, RecursionError):
+            body = None
+        usage = body.get("usage") if isinstance(body, dict) else None
+        # A usage that is not an object gives no token counts: the cost is unknown.
+        usage = usage if isinstance(usage, dict) else {}
         tin = usage.get("prompt_tokens")
         tout = usage.get("completion_tokens")
         tin = tin if _token_count(tin) else None
         tout = tout if _token_count(tout) else None
-        content_text = message.get("content")
-        refusal = message.get("refusal")
         # Price by the configured name: servers often answer with a dated snapshot
         # ("gpt-4o-2024-08-06") that the user's price file does not list.
         quote = self._prices.quote(
             _price_names(self.config.model),
             None if tin is None or tout is None else Usage(tin, tout),
         )
+        choices = body.get("choices") if isinstance(body, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(choice, dict) or not (message is None or isinstance(message, dict)):
+            failure = (
+                "judge endpoint sent a body that is not a chat completion: "
+                f"{content.decode('utf-8', errors='replace')[:200]!r}"
+            )
+            if unread is not None:
+                raise _failed(failure, attempts, unread)
+            if tin is None or tout is None:
+                # An answer of 200 may have been billed; without token counts, for what
+                # is unknown (a reply with no ``choices`` but a ``usage`` is priced).
+                raise _unknown_cost(failure, attempts, "it answered HTTP 200 with no token counts")
+            raise JudgeUnavailable(
+                failure,
+                attempts=attempts,
+                cost_usd=quote.usd,
+                input_tokens=tin,
+                output_tokens=tout,
+                price_source=quote.source,
+            )
+        message = message or {}
+        content_text = message.get("content")
+        refusal = message.get("refusal")
+        finish = choice.get("finish_reason")
+        model = body.get("model")
         return JudgeReply(
             text=content_text if isinstance(content_text, str) else None,
-            model=str(body.get("model") or self.config.model),
-            finish_reason=choice.get("finish_reason"),
+            model=model if isinstance(model, str) and model else self.config.model,
+            finish_reason=finish if isinstance(finish, str) else None,
             refusal=refusal if isinstance(refusal, str) else None,
             input_tokens=tin,
             output_tokens=tout,

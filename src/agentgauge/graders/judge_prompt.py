@@ -118,7 +118,8 @@ def render_transcript(trial: Trial, *, max_chars: int = 60_000, agent_text: bool
 
     Messages, tool calls (name and JSON arguments), tool results and control
     decisions, in order; model-call bookkeeping is left out. Every event starts a
-    line with ``[n]``; continuation lines of its text are indented. The final answer is
+    line with ``[n]``; continuation lines of every field the agent wrote (a role, a
+    tool's name or call id, a decision, not only a message's text) are indented. The final answer is
     appended when it is not already the last assistant message. Longer than
     ``max_chars``: the middle is cut (head and tail kept) and the cut is marked.
     Without ``agent_text`` the agent's own words (assistant messages, the final
@@ -130,18 +131,18 @@ def render_transcript(trial: Trial, *, max_chars: int = 60_000, agent_text: bool
         if isinstance(event, MessageEvent):
             if event.content is None or (not agent_text and event.role == "assistant"):
                 continue
-            lines.append(f"[{i}] {event.role}: {_text(event.content)}")
+            lines.append(f"[{i}] {_text(event.role)}: {_text(event.content)}")
             if event.role == "assistant":
                 last_assistant = event.content
         elif isinstance(event, ToolCallEvent):
-            lines.append(f"[{i}] tool call {event.name}: {_text(event.arguments)}")
+            lines.append(f"[{i}] tool call {_text(event.name)}: {_text(event.arguments)}")
         elif isinstance(event, ToolResultEvent):
-            who = event.name or event.call_id or "tool"
+            who = _text(event.name or event.call_id or "tool")
             flag = " (error)" if event.is_error else ""
             lines.append(f"[{i}] tool result {who}{flag}: {_text(event.content)}")
         elif isinstance(event, ControlEvent):
             why = f": {_text(event.reason)}" if event.reason else ""
-            lines.append(f"[{i}] control {event.decision}{why}")
+            lines.append(f"[{i}] control {_text(event.decision)}{why}")
     if (
         agent_text
         and trial.answer is not None

@@ -21,14 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentgauge.graders.judge_client import JudgeReply
+from agentgauge.graders.judge_client import JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import (
     missing_quotes,
     pairwise_messages,
     parse_answer,
     render_transcript,
 )
-from agentgauge.graders.rubric import RubricJudge
+from agentgauge.graders.rubric import RubricJudge, failure_spend, judge_spend
 from agentgauge.schema import Criterion, Trial
 
 __all__ = ["PairwiseResult", "compare_pairwise"]
@@ -86,11 +86,12 @@ def _one_order(
     first: str,
     second: str,
     instruction: str | None,
-) -> tuple[str | None, dict[str, Any], JudgeReply | None]:
+) -> tuple[str | None, dict[str, Any], JudgeReply | JudgeUnavailable]:
     """Ask with ``first`` shown as response 1; returns the position preferred (1/2/tie)."""
-    reply, error = judge.ask(pairwise_messages(criterion, first, second, instruction))
-    if reply is None:
-        return None, {"status": "unknown:judge_unavailable", "error": error}, None
+    reply = judge.call(pairwise_messages(criterion, first, second, instruction))
+    if isinstance(reply, JudgeUnavailable):
+        failed = {"status": "unknown:judge_unavailable", "error": str(reply)}
+        return None, {**failed, **failure_spend(reply)}, reply
     parsed = parse_answer(
         reply.text,
         decisive=("1", "2", "tie"),
@@ -140,8 +141,7 @@ def compare_pairwise(
         verdict = ab
     else:
         verdict = "tie"  # a flip or a win against a tie: no stable preference (MT-Bench)
-    replies = [r for r in (reply_ab, reply_ba) if r is not None]
-    costs = [r.cost_usd for r in replies]
+    replies = [r for r in (reply_ab, reply_ba) if isinstance(r, JudgeReply)]
     return PairwiseResult(
         criterion=criterion.id,
         verdict=verdict,
@@ -150,7 +150,7 @@ def compare_pairwise(
         position_flip=flip,
         position_bias=bias,
         judge_model=replies[0].model if replies else judge.model,
-        cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c)),
+        cost_usd=judge_spend([reply_ab, reply_ba]).cost_usd,
         evidence={"AB": info_ab, "BA": info_ba},
         warnings=notes,
     )

@@ -30,7 +30,10 @@ is the evaluated model, ``self_judge="warn"`` (default) emits a
 silently; ``"error"`` refuses with `SelfJudgeError`.
 
 **Cost.** Every grade carries the judge model, tokens and cost; the total goes
-to ``Trial.judge_cost_usd`` (unknown price → ``None``), never to ``cost_usd``.
+to ``Trial.judge_cost_usd`` (unknown price → ``None``), never to ``cost_usd``. A call
+that failed adds nothing when nothing was billed (refused, an HTTP error status) and
+makes the total unknown when its request was sent and its reply not read (a timeout):
+`JudgeUnavailable` carries which.
 """
 
 from __future__ import annotations
@@ -64,7 +67,9 @@ __all__ = [
     "RubricScore",
     "SelfJudgeError",
     "SelfJudgeWarning",
+    "answered",
     "build_judge",
+    "failure_spend",
     "judge_spend",
     "rubric_score",
     "same_model",
@@ -188,9 +193,11 @@ class JudgeSpend:
     """What a trial's judge calls cost together."""
 
     cost_usd: float | None
-    """``None`` when any call's price is unknown."""
+    """``None`` when any call's cost is unknown."""
     input_tokens: int | None
     output_tokens: int | None
+    reason: str | None = None
+    """Why ``cost_usd`` is unknown (the first such call's ``unknown: ...``), else ``None``."""
 
     def record(self, trial: Trial) -> None:
         """Add the spend to ``trial.judge_cost_usd`` (unknown poisons it), never to
@@ -201,18 +208,40 @@ class JudgeSpend:
             trial.judge_cost_usd = (trial.judge_cost_usd or 0.0) + self.cost_usd
 
 
-def judge_spend(replies: Sequence[JudgeReply]) -> JudgeSpend:
-    """The summed cost and tokens of judge replies."""
-    # A call that never produced a completion was not billed (providers bill
-    # completions), so failed calls add nothing; a priced-unknown one poisons the sum.
-    costs = [r.cost_usd for r in replies]
-    tin = [r.input_tokens for r in replies]
-    tout = [r.output_tokens for r in replies]
+def judge_spend(calls: Sequence[JudgeReply | JudgeUnavailable]) -> JudgeSpend:
+    """The summed cost and tokens of judge calls, answered or failed."""
+    # Providers bill completions: a call that delivered none and was refused (an HTTP
+    # error status, no connection) adds 0. One whose request was sent and whose reply
+    # was not read (a timeout) may have been billed: unknown, like an unknown price,
+    # poisons the sum (`JudgeUnavailable`). A trial's judge spend nobody measured is
+    # unknown, never $0.00.
+    costs = [c.cost_usd for c in calls]
+    tin = [c.input_tokens for c in calls]
+    tout = [c.output_tokens for c in calls]
+    unknown = [c.price_source or "unknown" for c in calls if c.cost_usd is None]
     return JudgeSpend(
-        cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c)),
+        cost_usd=None if unknown else float(sum(c for c in costs if c)),
         input_tokens=None if any(t is None for t in tin) else sum(t for t in tin if t),
         output_tokens=None if any(t is None for t in tout) else sum(t for t in tout if t),
+        reason=unknown[0] if unknown else None,
     )
+
+
+def answered(got: JudgeReply | JudgeUnavailable) -> tuple[JudgeReply | None, str | None]:
+    """``(reply, None)`` for an answer, ``(None, error)`` for a failed call."""
+    return (got, None) if isinstance(got, JudgeReply) else (None, str(got))
+
+
+def failure_spend(failure: JudgeUnavailable) -> dict[str, Any]:
+    """A failed call's cost fields for a grade's evidence, as `read_reply` gives an
+    answer's: 0 when nothing was billed, ``None`` with why when unknown."""
+    return {
+        "judge_input_tokens": failure.input_tokens,
+        "judge_output_tokens": failure.output_tokens,
+        "judge_cost_usd": failure.cost_usd,
+        "judge_price_source": failure.price_source,
+        "attempts": failure.attempts,
+    }
 
 
 # --------------------------------------------------------------------------- the judge
@@ -229,10 +258,12 @@ class RubricResult:
     """The model that answered; ``None`` when no criterion was asked (an empty rubric),
     so that the case's grade does not claim a judge graded it."""
     cost_usd: float | None
-    """Judge spend on this trial; ``None`` when any call's price is unknown."""
+    """Judge spend on this trial; ``None`` when any call's cost is unknown."""
     input_tokens: int | None
     output_tokens: int | None
     warnings: list[str] = field(default_factory=list)
+    cost_reason: str | None = None
+    """Why ``cost_usd`` is unknown (`JudgeSpend.reason`)."""
 
     def to_grade(self) -> Grade:
         """The case's aggregate grade (``rubric``), the criteria's grades in its evidence."""
@@ -257,6 +288,7 @@ class RubricResult:
                 "blocking_failed": s.blocking_failed,
                 "unknown": s.unknown,
                 "judge_cost_usd": self.cost_usd,
+                **({"judge_cost_unknown": self.cost_reason} if self.cost_reason else {}),
                 "judge_input_tokens": self.input_tokens,
                 "judge_output_tokens": self.output_tokens,
                 "warnings": self.warnings,
@@ -343,12 +375,17 @@ class RubricJudge:
             warnings.warn(message, SelfJudgeWarning, stacklevel=3)
         return [message]
 
+    def call(self, messages: list[dict[str, str]]) -> JudgeReply | JudgeUnavailable:
+        """One judge call: the reply, or the failure (with what it is known to have cost,
+        for `judge_spend`)."""
+        try:
+            return self.client.complete(messages)
+        except JudgeUnavailable as exc:
+            return exc
+
     def ask(self, messages: list[dict[str, str]]) -> tuple[JudgeReply | None, str | None]:
         """One judge call: the reply, or ``None`` and the error when the endpoint failed."""
-        try:
-            return self.client.complete(messages), None
-        except JudgeUnavailable as exc:
-            return None, str(exc)
+        return answered(self.call(messages))
 
     def judge_criterion(
         self, criterion: Criterion, trial: Trial, *, instruction: str | None = None
@@ -360,25 +397,26 @@ class RubricJudge:
         """
         notes = self.check_self_judge(trial)
         transcript = render_transcript(trial, max_chars=self.max_transcript_chars)
-        reply, error = self.ask(rubric_messages(criterion, transcript, instruction))
-        grade = self._grade(criterion, transcript, reply, error)
+        got = self.call(rubric_messages(criterion, transcript, instruction))
+        grade = self._grade(criterion, transcript, got)
         if notes:
             grade.evidence["self_judged"] = True
-        return grade, reply
+        return grade, got if isinstance(got, JudgeReply) else None
 
     def _grade(
-        self, criterion: Criterion, transcript: str, reply: JudgeReply | None, error: str | None
+        self, criterion: Criterion, transcript: str, reply: JudgeReply | JudgeUnavailable
     ) -> Grade:
         name = f"rubric:{criterion.id}"
-        if reply is None:
+        if isinstance(reply, JudgeUnavailable):
             return Grade(
                 grader=name,
                 passed=None,
                 status="unknown:judge_unavailable",
                 evidence={
-                    "error": error,
+                    "error": str(reply),
                     "weight": criterion.weight,
                     "blocking": criterion.blocking,
+                    **failure_spend(reply),
                 },
                 judge_model=self.model,
             )
@@ -421,16 +459,16 @@ class RubricJudge:
         notes = self.check_self_judge(trial)
         transcript = render_transcript(trial, max_chars=self.max_transcript_chars)
         grades: list[Grade] = []
-        replies: list[JudgeReply] = []
+        calls: list[JudgeReply | JudgeUnavailable] = []
         for criterion in criteria:
-            reply, error = self.ask(rubric_messages(criterion, transcript, instruction))
-            grade = self._grade(criterion, transcript, reply, error)
+            got = self.call(rubric_messages(criterion, transcript, instruction))
+            grade = self._grade(criterion, transcript, got)
             if notes:
                 grade.evidence["self_judged"] = True
             grades.append(grade)
-            if reply is not None:
-                replies.append(reply)
-        spend = judge_spend(replies)
+            calls.append(got)
+        replies = [c for c in calls if isinstance(c, JudgeReply)]
+        spend = judge_spend(calls)
         result = RubricResult(
             grades=grades,
             score=rubric_score(
@@ -445,6 +483,7 @@ class RubricJudge:
             input_tokens=spend.input_tokens,
             output_tokens=spend.output_tokens,
             warnings=notes,
+            cost_reason=spend.reason,
         )
         if record_cost and criteria:
             spend.record(trial)

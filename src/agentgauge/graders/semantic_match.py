@@ -27,12 +27,13 @@ from typing import Any, Literal
 from agentgauge.graders.answer_judge import JudgedVerdict, final_answer, read_verdict
 from agentgauge.graders.answer_judge import reference_answer as task_reference
 from agentgauge.graders.base import register, unknown
-from agentgauge.graders.judge_client import JudgeConfig, JudgeReply
+from agentgauge.graders.judge_client import JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import clip, delimit
 from agentgauge.graders.rubric import (
     EvidencePolicy,
     RubricJudge,
     SelfJudgePolicy,
+    answered,
     build_judge,
     judge_spend,
 )
@@ -146,12 +147,11 @@ class SemanticMatchGrader:
         messages = semantic_match_messages(
             clip(answer, limit), clip(reference, limit), task.instruction
         )
-        replies: list[JudgeReply] = []
+        calls: list[JudgeReply | JudgeUnavailable] = []
         verdicts: list[JudgedVerdict] = []
         for _ in range(self.samples):
-            reply, error = self.judge.ask(messages)
-            if reply is not None:
-                replies.append(reply)
+            calls.append(self.judge.call(messages))
+            reply, error = answered(calls[-1])
             verdicts.append(
                 read_verdict(
                     reply,
@@ -161,8 +161,9 @@ class SemanticMatchGrader:
                     on_bad_evidence=self.judge.on_bad_evidence,
                 )
             )
-        spend = judge_spend(replies)
+        spend = judge_spend(calls)
         spend.record(trial)
+        replies = [c for c in calls if isinstance(c, JudgeReply)]
         verdict, status = _majority(verdicts)
         evidence: dict[str, Any] = {
             "answer": answer,
@@ -174,6 +175,7 @@ class SemanticMatchGrader:
                 "unknown": sum(v.verdict is None for v in verdicts),
             },
             "judge_cost_usd": spend.cost_usd,
+            **({"judge_cost_unknown": spend.reason} if spend.reason else {}),
             "judge_input_tokens": spend.input_tokens,
             "judge_output_tokens": spend.output_tokens,
         }
