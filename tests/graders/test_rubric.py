@@ -719,7 +719,7 @@ def test_a_judge_call_that_timed_out_makes_the_judge_spend_unknown_never_zero(
     assert slow_cost["judge_total"] is None
     assert (slow_cost["n_judged"], slow_cost["judge_missing"]) == (1, 1)
     assert groups["slow"]["null_reasons"]["cost.judge_total"] == (
-        "judge price unknown for 1 of 1 judged trials"
+        "judge cost unknown for 1 of 1 judged trials"
     )
     assert down_cost["judge_total"] == pytest.approx(1.4e-4)
     assert (down_cost["n_judged"], down_cost["judge_missing"]) == (1, 0)
@@ -808,16 +808,16 @@ def test_metrics_tell_no_judge_from_a_judge_of_unknown_price(serve: Any, tmp_pat
         assert why["priced"] is None
         assert cost["mixed"]["judge_total"] is None
         assert (cost["mixed"]["n_judged"], cost["mixed"]["judge_missing"]) == (2, 1)
-        assert why["mixed"] == "judge price unknown for 1 of 2 judged trials"
+        assert why["mixed"] == "judge cost unknown for 1 of 2 judged trials"
         assert cost["none"]["judge_total"] is None
         assert (cost["none"]["n_judged"], cost["none"]["judge_missing"]) == (0, 0)
         assert why["none"] == "not applicable: no model judge graded these trials"
         table = cli("metrics", source)
-        assert "unknown (1 of 2 judged trials unpriced)" in table and "no judge" in table
+        assert "unknown (1 of 2 judged trials without a cost)" in table and "no judge" in table
     # The HTML report's cost table says the same.
     cli("report", str(path), "--html", str(tmp_path / "r.html"))
     page = (tmp_path / "r.html").read_text()
-    assert "unknown (1 of 2 judged trials unpriced)" in page and "<td>no judge</td>" in page
+    assert "unknown (1 of 2 judged trials without a cost)" in page and "<td>no judge</td>" in page
 
 
 def _judge_cost(report: Any) -> tuple[Any, ...]:
@@ -835,7 +835,7 @@ def test_a_run_judged_live_and_the_same_trials_regraded_report_the_same_judge_sp
     # without one) in three runs: "live", judged as they were recorded; "later",
     # recorded without a judge and re-graded with `--graders rubric`; and "live"
     # re-graded too. Before, the re-graded versions reported `judge_total` null,
-    # "judge price unknown for 4 of 4 judged trials": the spend the judge's grades
+    # "judge cost unknown for 4 of 4 judged trials": the spend the judge's grades
     # recorded never reached the trials, and the trials whose task has no rubric (no
     # call made) counted as judged because their rubric grade named the judge.
     from agentgauge import api

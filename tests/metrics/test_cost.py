@@ -93,7 +93,7 @@ def test_a_judged_trial_without_a_cost_makes_the_judge_total_unknown() -> None:
     # two known, $0.30, was reported as the total over "2 judged trials".
     m = _judge([0.1, 0.2, NAN, NAN], [True, True, True, False])
     assert m.judge_total is None and m.judge_n == 3 and m.judge_missing == 1
-    assert m.reasons["judge_total"] == "judge price unknown for 1 of 3 judged trials"
+    assert m.reasons["judge_total"] == "judge cost unknown for 1 of 3 judged trials"
     # Every judged trial priced: the sum over them, the unjudged one left out.
     m = _judge([0.1, 0.2, NAN], [True, True, False])
     assert m.judge_total == pytest.approx(0.3) and m.judge_n == 2 and m.judge_missing == 0

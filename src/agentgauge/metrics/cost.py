@@ -247,7 +247,7 @@ def cost_metrics(
       (per trial: a model judge graded it, the `agentgauge.facts` fact) it is the sum
       over the ``judge_n`` trials a judge graded, ``None`` with reason ``not
       applicable: no model judge graded these trials`` when none was, and ``None``
-      with ``judge price unknown for M of N judged trials`` when a judged trial
+      with ``judge cost unknown for M of N judged trials`` when a judged trial
       records no cost (``judge_missing`` = M): a sum without them is not the total.
       Without ``judged``, the sum over the trials that record a cost (a trial no
       judge graded records none, and neither does one whose judge's price is unknown).
@@ -330,7 +330,7 @@ def cost_metrics(
     judge_total: float | None = judge_sum if n_judge and not judge_missing else None
     if judge_missing:
         reasons["judge_total"] = (
-            f"judge price unknown for {judge_missing} of {n_judge} judged trials"
+            f"judge cost unknown for {judge_missing} of {n_judge} judged trials"
         )
     elif judge_missing == 0 and n_judge == 0 and n:
         reasons["judge_total"] = "not applicable: no model judge graded these trials"

@@ -49,7 +49,7 @@ def judge_cost(cost: dict[str, Any], n_trials: int | None) -> str:
         cost.get("judge_missing"),
     )
     if total is None and missing:
-        return f"unknown ({missing} of {judged} judged trials unpriced)"
+        return f"unknown ({missing} of {judged} judged trials without a cost)"
     if total is None and missing == 0 and not judged:
         return "no judge"
     out = money(total)
