@@ -68,7 +68,7 @@ def require_ray() -> ModuleType:
     try:
         import ray
     except ImportError:
-        raise InputError(INSTALL_HINT, field="backend") from None
+        raise InputError(INSTALL_HINT, field="--backend") from None
     return ray
 
 
@@ -91,7 +91,14 @@ def ray_session(address: str | None, *, num_cpus: int | None = None) -> Iterator
         ray.init(address=address, **options)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        raise InputError(f"cannot connect to {where}: {exc}", field="ray-address") from None
+        if address == "auto" and isinstance(exc, ConnectionError):
+            # Ray's own words point at its `--address` flag, which `agentgauge run` has not.
+            raise InputError(
+                "no Ray cluster is running on this machine (start one with `ray start "
+                "--head`), or give --ray-address HOST:PORT",
+                field="--ray-address",
+            ) from None
+        raise InputError(f"cannot connect to {where}: {exc}", field="--ray-address") from None
     try:
         yield ray
     finally:
@@ -110,7 +117,7 @@ def _check_reachable(address: str) -> None:
         raise InputError(
             f"cannot reach the Ray cluster at {address} ({exc}); is `ray start --head` "
             "running there, with that port open to this machine?",
-            field="ray-address",
+            field="--ray-address",
         ) from None
 
 

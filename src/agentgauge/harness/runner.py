@@ -428,9 +428,9 @@ async def arun(
 
         require_ray()
     elif backend != "local":
-        raise InputError(f"unknown backend {backend!r}; use local or ray", field="backend")
+        raise InputError(f"unknown backend {backend!r}; use local or ray", field="--backend")
     elif ray_address is not None:
-        raise InputError("--ray-address applies to --backend ray", field="ray-address")
+        raise InputError("applies to --backend ray only", field="--ray-address")
     breaker = CircuitBreaker(first=breaker_first, window=breaker_window)
     given: dict[str, Any] = {
         "trials": trials,
