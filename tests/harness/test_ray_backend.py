@@ -43,6 +43,7 @@ import math
 import os
 import signal
 import socket
+import time
 from pathlib import Path
 
 from agentgauge.agents.base import TransientError
@@ -77,6 +78,14 @@ async def provider_down(session):
 async def slow(session):
     await asyncio.sleep(0.05)
     await counting_agent(session)
+
+
+def stuck_on_t1(session):
+    """A plain def, so it runs in a thread: at task t1 it outlives any short timeout."""
+    if session.task_id == "t1":
+        time.sleep(20)
+    else:
+        session.say("done")
 '''
 
 
@@ -344,6 +353,30 @@ def test_the_circuit_breaker_stops_a_ray_run_of_infra_errors(
     assert caught.value.saved == saved and 4 <= saved <= 6 < caught.value.total == 60
     trials = stored(db, "r")
     assert all(t.error_kind == "infra" and "503" in (t.error or "") for t in trials.values())
+
+
+def test_an_agent_thread_a_worker_abandoned_is_named_at_the_end(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # The driver asked its own build of the agent, which runs no trial on Ray: a thread
+    # a worker had abandoned past its timeout was never named.
+    said: list[str] = []
+    header = run(
+        counter_tasks(),
+        "ray_test_agents:stuck_on_t1",
+        store=tmp_path / "s.db",
+        progress=False,
+        backend="ray",
+        concurrency=2,
+        timeout=2,
+        notify=said.append,
+    )
+    assert header.n_trials == 3
+    assert stored(tmp_path / "s.db", header.run_id)[("t1", 0, "base")].status == "timeout"
+    assert said == [
+        "1 agent thread was still running on the Ray workers when they last reported: "
+        "t1 trial 0; they were abandoned"
+    ]
 
 
 def test_an_interrupted_ray_run_resumes_with_only_its_missing_cells(
