@@ -213,7 +213,7 @@ def run_cmd(
             the_suite,
             agent,
             trials=trials,
-            variants=split_list(variants) if variants else None,
+            variants=None if variants is None else split_list(variants),
             concurrency=concurrency,
             timeout=timeout,
             seed=seed,
