@@ -1112,6 +1112,13 @@ def calibrate(
     from agentgauge.graders.human import load_labels
 
     n_boot, seed = whole_number(n_boot, "--bootstrap"), whole_number(seed, "--seed")
+    humans = _items(against)
+    if against is not None and not humans:
+        # An empty list (a shell variable that was not set) is not "every human rater".
+        raise InputError(
+            "names no rater; leave --against out to compare the judge with every human rater",
+            field="--against",
+        )
     found = load_labels(labels)
     if judge is not None:
         extra = load_labels(judge, rater=judge_rater)
@@ -1128,7 +1135,7 @@ def calibrate(
     return calibrate_labels(
         found,
         judge_rater=judge_rater,
-        humans=_items(against) or None,
+        humans=humans or None,
         n_boot=n_boot,
         seed=seed,
         source=str(labels),

@@ -62,3 +62,26 @@ def test_run_refuses_a_negative_show_errors(cli: Cli, tmp_path: Path) -> None:
                        "--store", str(tmp_path / "s.db"), "--show-errors", "-1")  # fmt: skip
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "--show-errors" in err and not (tmp_path / "s.db").exists()
+
+
+def test_calibrate_refuses_an_empty_against_as_its_twin_does(cli: Cli, tmp_path: Path) -> None:
+    # `--against ''` (a shell variable that was not set) compared with every human rater.
+    from agentgauge import calibrate
+    from agentgauge.errors import InputError
+
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            f'{{"task_id": "t{i}", "trial": 0, "criterion": "c", "label": "{x}", "rater": "{r}"}}\n'
+            for i, (x, y) in enumerate([("pass", "pass"), ("fail", "pass")])
+            for r, x in (("ann", x), ("judge", y))
+        )
+    )
+    line = "--against: names no rater; leave --against out to compare the judge with every"
+    for against in ("", " , "):
+        code, out, err = cli("calibrate", str(labels), "--against", against)
+        assert code == 2 and out == "" and err.startswith(f"agentgauge: error: {line}"), err
+    with pytest.raises(InputError, match=f"^{line}"):
+        calibrate(labels, against=[])
+    code, out, _ = cli("calibrate", str(labels), "--against", "ann", "--bootstrap", "10")
+    assert code == 0 and "vs humans ann" in out

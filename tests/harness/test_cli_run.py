@@ -94,6 +94,13 @@ def test_bad_options_exit_2_with_one_line(tmp_path: Path, extra: list[str], mess
         (["--trials", "0"], "--trials: must be a positive integer, got 0"),
         (["--concurrency", "0"], "--concurrency: must be a positive integer, got 0"),
         (["--variants", "basee"], "--variants: unknown variant 'basee'"),
+        # An empty value ran the default design (base), as if none were given.
+        (["--variants", ""], "--variants: at least one variant is needed (e.g. base)"),
+        # Named the breaker's internal fields: breaker.first, breaker.window.
+        (["--breaker-first", "-1"], "--breaker-first: must be a whole number, 0 to turn"),
+        (["--breaker-window", "-2"], "--breaker-window: must be a whole number, 0 to turn"),
+        (["--ray-address", "auto"], "--ray-address: applies to --backend ray only"),
+        (["--backend", "spark"], "--backend: unknown backend 'spark'; use local or ray"),
     ],
 )
 def test_a_refused_design_option_writes_no_store(

@@ -111,6 +111,18 @@ async def at_import(session):
 async def in_first_trial(session):
     os.kill(os.getpid(), signal.SIGINT)
     await asyncio.sleep(30)
+
+
+CALLS = []
+
+
+# Ctrl-C in this process's trial number CTRL_C_AT_CALL (from 0), when it is set.
+async def at_call(session):
+    CALLS.append(session.task_id)
+    if str(len(CALLS) - 1) == os.environ.get("CTRL_C_AT_CALL"):
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(30)
+    await counting_agent(session)
 """
 
 
@@ -163,6 +175,41 @@ def test_a_run_interrupted_before_its_first_trial_leaves_no_run_to_block_the_nex
     fixed = _agentgauge(tmp_path, *args, "--agent", "agentgauge.testing.worlds:counting_agent")
     assert fixed.returncode == 0, fixed.stderr
     assert "run r in s.db: 3 trials, success 100.0%" in fixed.stdout
+
+
+@pytest.mark.parametrize("at_call", [0, 4])
+def test_the_resume_command_runs_the_design_that_was_given(tmp_path: Path, at_call: int) -> None:
+    # A run that saved no trial is not kept, so its design cannot come back from its
+    # header: the command left --trials, --variants, --seed... out, and ran 1 trial of
+    # base with seed 0, timeout 300 and concurrency 8. A kept run (at_call 4) must take
+    # the same options again as the same design, not refuse them as a change.
+    design = ["--trials", "2", "--variants", "base,paraphrase", "--paraphrases", "1",
+              "--seed", "7", "--timeout", "20", "--concurrency", "1"]  # fmt: skip
+    args = ["run", str(COUNTER), "--agent", "early_agents:at_call", "--store", "s.db",
+            "--run-id", "r", *design, "--baseline-role", "previous"]  # fmt: skip
+    out = _agentgauge(tmp_path, *args, CTRL_C_AT_CALL=str(at_call))
+    assert out.returncode == 130, out.stderr
+    head, _, command = out.stderr.strip().splitlines()[-1].partition("; resume with: ")
+    saved = stored_trials(tmp_path / "s.db")
+    assert head == f"interrupted: {saved} trials saved" and (saved > 0) == (at_call > 0)
+    assert command == (
+        f"agentgauge run {COUNTER} --agent early_agents:at_call --store s.db --run-id r "
+        "--trials 2 --variants base,paraphrase --seed 7 --concurrency 1 --timeout 20.0 "
+        "--paraphrases 1 --baseline-role previous"
+    )
+    resumed = _agentgauge(tmp_path, *shlex.split(command)[1:])
+    assert resumed.returncode == 0, resumed.stderr
+    with Store(tmp_path / "s.db", readonly=True) as store:
+        (run,) = store.list_runs()
+        cells = Counter((t.task_id, t.trial, t.variant) for t in store.trials("r", events=False))
+    # 3 tasks x 2 trials x (base, paraphrase:1), each once
+    assert sorted(cells.values()) == [1] * 12
+    assert {v for _, _, v in cells} == {"base", "paraphrase:1"}
+    config = run.config
+    assert (config["trials"], config["seed"], config["timeout"], config["concurrency"]) == (
+        2, 7, 20.0, 1
+    )  # fmt: skip
+    assert config["max_paraphrases"] == 1 and config["baseline_role"] == "previous"
 
 
 # Two runs at once in one process (``asyncio.gather`` of two `arun` calls). Each run used

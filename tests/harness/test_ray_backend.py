@@ -43,6 +43,7 @@ import math
 import os
 import signal
 import socket
+import time
 from pathlib import Path
 
 from agentgauge.agents.base import TransientError
@@ -77,6 +78,14 @@ async def provider_down(session):
 async def slow(session):
     await asyncio.sleep(0.05)
     await counting_agent(session)
+
+
+def stuck_on_t1(session):
+    """A plain def, so it runs in a thread: at task t1 it outlives any short timeout."""
+    if session.task_id == "t1":
+        time.sleep(20)
+    else:
+        session.say("done")
 '''
 
 
@@ -133,6 +142,30 @@ def cells(db: Path, run_id: str) -> Counter[tuple[str, int, str]]:
 def stored(db: Path, run_id: str) -> dict[tuple[str, int, str], Trial]:
     with Store(db, readonly=True) as store:
         return {(t.task_id, t.trial, t.variant): t for t in store.trials(run_id)}
+
+
+# First in the module: the tests after it keep a Ray instance running on this machine.
+def test_auto_with_no_cluster_on_this_machine_says_how_to_start_one(tmp_path: Path) -> None:
+    # Ray's own words sent the user to an `--address` flag that `agentgauge run` has not.
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    from ray._private.services import find_gcs_addresses
+
+    if find_gcs_addresses():
+        pytest.skip("a Ray instance is running on this machine: auto would connect to it")
+    db = tmp_path / "s.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "RAY_TMPDIR": str(tmp_path)}
+    env.pop("RAY_ADDRESS", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", "builtin:retail", "--agent", "builtin:null",
+         "--store", str(db), "--backend", "ray", "--ray-address", "auto"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "agentgauge: error: --ray-address: no Ray cluster is running on this machine (start "
+        "one with `ray start --head`), or give --ray-address HOST:PORT"
+    ]
+    assert not db.exists()
 
 
 def test_ray_gives_the_same_trials_and_metrics_as_local(agents_dir: Path, tmp_path: Path) -> None:
@@ -322,6 +355,30 @@ def test_the_circuit_breaker_stops_a_ray_run_of_infra_errors(
     assert all(t.error_kind == "infra" and "503" in (t.error or "") for t in trials.values())
 
 
+def test_an_agent_thread_a_worker_abandoned_is_named_at_the_end(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # The driver asked its own build of the agent, which runs no trial on Ray: a thread
+    # a worker had abandoned past its timeout was never named.
+    said: list[str] = []
+    header = run(
+        counter_tasks(),
+        "ray_test_agents:stuck_on_t1",
+        store=tmp_path / "s.db",
+        progress=False,
+        backend="ray",
+        concurrency=2,
+        timeout=2,
+        notify=said.append,
+    )
+    assert header.n_trials == 3
+    assert stored(tmp_path / "s.db", header.run_id)[("t1", 0, "base")].status == "timeout"
+    assert said == [
+        "1 agent thread was still running on the Ray workers when they last reported: "
+        "t1 trial 0; they were abandoned"
+    ]
+
+
 def test_an_interrupted_ray_run_resumes_with_only_its_missing_cells(
     agents_dir: Path, tmp_path: Path
 ) -> None:
@@ -457,7 +514,7 @@ def test_without_ray_the_command_says_how_to_install_it(tmp_path: Path) -> None:
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert lines == [
-        "agentgauge: error: backend: the Ray backend needs ray: pip install 'agentgauge[ray]'"
+        "agentgauge: error: --backend: the Ray backend needs ray: pip install 'agentgauge[ray]'"
     ]
     assert not db.exists()
 
@@ -479,12 +536,12 @@ def test_a_cluster_nobody_listens_at_is_one_line_and_nothing_written(tmp_path: P
     assert out.returncode == 2, out.stderr
     (line,) = out.stderr.strip().splitlines()
     assert line.startswith(
-        f"agentgauge: error: ray-address: cannot reach the Ray cluster at 127.0.0.1:{port}"
+        f"agentgauge: error: --ray-address: cannot reach the Ray cluster at 127.0.0.1:{port}"
     )
     assert not db.exists()
 
 
 def test_a_ray_address_without_the_ray_backend_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="--ray-address applies to --backend ray"):
+    with pytest.raises(InputError, match=r"^--ray-address: applies to --backend ray only$"):
         run(counter_tasks(), "builtin:null", store=tmp_path / "s.db", ray_address="auto")
     assert not (tmp_path / "s.db").exists()

@@ -324,6 +324,9 @@ def test_bad_settings_fail_before_anything_is_written(tmp_path: Path) -> None:
         ({"variants": ["base", "fault:meteor"]}, "unknown variant 'fault:meteor'"),
         ({"trials": 0}, "--trials: must be a positive integer"),
         ({"concurrency": 0}, "--concurrency: must be a positive integer"),
+        # The option's name, as the CLI's refusal says it (it said breaker.first).
+        ({"breaker_first": -1}, "^--breaker-first: must be a whole number, 0 to turn"),
+        ({"breaker_window": 2.5}, "^--breaker-window: must be a whole number, 0 to turn"),
     ]:
         with pytest.raises(InputError, match=match):
             go(tmp_path, counting_agent, **kw)

@@ -51,7 +51,7 @@ def calibrate(
         labels,
         judge=judge,
         judge_rater=judge_rater,
-        against=split_list(against) or None,
+        against=None if against is None else split_list(against),
         n_boot=bootstrap,
         seed=seed,
     )

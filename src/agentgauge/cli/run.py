@@ -194,7 +194,18 @@ def run_cmd(
         from agentgauge.suite import load_suite
 
         the_suite = load_suite(suite, include_heldout=True)
+    # An empty --variants is refused as `--variants ,` is, not read as the default.
+    variant_list = None if variants is None else split_list(variants)
+    # Every option given is repeated by the resume command, the run's design included: a
+    # run that saved no trial is not kept, so nothing of it comes back from its header,
+    # and repeating a design a kept run recorded is accepted as the same design.
     given: dict[str, Any] = {
+        "--trials": trials,
+        "--variants": None if variant_list is None else ",".join(variant_list),
+        "--seed": seed,
+        "--concurrency": concurrency,
+        "--timeout": timeout,
+        "--paraphrases": paraphrases,
         "--base-url": base_url,
         "--api-key-env": api_key_env,
         "--prices": prices,
@@ -206,6 +217,7 @@ def run_cmd(
         "--no-preflight": (not preflight) or None,
         "--breaker-first": None if breaker_first == 10 else breaker_first,
         "--breaker-window": None if breaker_window == 50 else breaker_window,
+        "--baseline-role": baseline_role,
     }
     ended: RunEnded | None = None
     try:
@@ -213,7 +225,7 @@ def run_cmd(
             the_suite,
             agent,
             trials=trials,
-            variants=split_list(variants) if variants else None,
+            variants=variant_list,
             concurrency=concurrency,
             timeout=timeout,
             seed=seed,
@@ -322,8 +334,9 @@ def _class_lines(cls: ErrorClass) -> Text:
 
 
 def _resume_command(suite: str, agent: str, store: str, run_id: str, given: dict[str, Any]) -> str:
-    """The command that resumes this run: the recorded settings (trials, variants, seed,
-    concurrency, timeout) come back from the run's header, the rest is repeated."""
+    """The command that resumes this run: every option ``given`` is repeated, the design
+    (trials, variants, seed...) included, since a run interrupted before its first trial
+    was saved is not kept and has no header to take it from."""
     argv = ["agentgauge", "run", suite, "--agent", agent, "--store", store, "--run-id", run_id]
     for flag, value in given.items():
         if value is True:

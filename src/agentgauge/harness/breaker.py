@@ -50,7 +50,7 @@ class CircuitBreaker:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(
                     f"must be a whole number, 0 to turn the rule off; got {value!r}",
-                    field=f"breaker.{name}",
+                    field=f"--breaker-{name}",  # as the CLI spells it; breaker_{name}= in Python
                 )
         if not 0.0 <= self.share < 1.0:
             raise InputError(f"must be in [0, 1), got {self.share!r}", field="breaker.share")

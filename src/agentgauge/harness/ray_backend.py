@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -68,7 +69,7 @@ def require_ray() -> ModuleType:
     try:
         import ray
     except ImportError:
-        raise InputError(INSTALL_HINT, field="backend") from None
+        raise InputError(INSTALL_HINT, field="--backend") from None
     return ray
 
 
@@ -90,8 +91,15 @@ def ray_session(address: str | None, *, num_cpus: int | None = None) -> Iterator
     try:
         ray.init(address=address, **options)
     except (ConnectionError, ValueError, RuntimeError) as exc:
+        if address == "auto" and isinstance(exc, ConnectionError):
+            # Ray's own words point at its `--address` flag, which `agentgauge run` has not.
+            raise InputError(
+                "no Ray cluster is running on this machine (start one with `ray start "
+                "--head`), or give --ray-address HOST:PORT",
+                field="--ray-address",
+            ) from None
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        raise InputError(f"cannot connect to {where}: {exc}", field="ray-address") from None
+        raise InputError(f"cannot connect to {where}: {exc}", field="--ray-address") from None
     try:
         yield ray
     finally:
@@ -110,7 +118,7 @@ def _check_reachable(address: str) -> None:
         raise InputError(
             f"cannot reach the Ray cluster at {address} ({exc}); is `ray start --head` "
             "running there, with that port open to this machine?",
-            field="ray-address",
+            field="--ray-address",
         ) from None
 
 
@@ -212,11 +220,26 @@ def _close(built: _Built) -> None:
         built.loop.close()
 
 
+@dataclass(frozen=True)
+class WorkerResult:
+    """What one Ray task brings back to the driver."""
+
+    trial: Trial
+    """The cell's trial, graded as locally."""
+    seen: dict[str, list[str]]
+    """The tool-set and policy digests this worker's environments offered so far (for
+    the run's header)."""
+    worker: str
+    """The worker process (``HOST:PID``) that ran it."""
+    still_running: list[str]
+    """The trials (``TASK trial N``) whose agent thread this worker abandoned past its
+    timeout and is still running: only the worker's agent knows them."""
+
+
 def run_on_worker(
     key: str, boxed: list[Any], task_id: str, trial: int, variant: str, seed: int
-) -> tuple[Trial, dict[str, list[str]]]:
-    """One cell, on a Ray worker: its trial (graded, as locally) and the tool-set and
-    policy digests this worker's environments offered so far (for the run's header)."""
+) -> WorkerResult:
+    """One cell, on a Ray worker: its trial and what the driver reports of the worker."""
     built = _worker_kit(key, boxed)
     kit = built.kit
     cell = Cell(built.tasks[task_id], trial, variant, seed)
@@ -230,7 +253,13 @@ def run_on_worker(
             infra_retries=kit.infra_retries,
         )
     )
-    return result, built.factory.seen()
+    still_running = getattr(built.agent, "still_running", None)
+    return WorkerResult(
+        result,
+        built.factory.seen(),
+        f"{socket.gethostname()}:{os.getpid()}",
+        still_running() if still_running is not None else [],
+    )
 
 
 @dataclass
@@ -254,11 +283,13 @@ async def execute_on_ray(
     breaker: CircuitBreaker,
     stop: Stop,
     worker_retries: int = DEFAULT_WORKER_RETRIES,
+    still_running: dict[str, list[str]] | None = None,
 ) -> int:
     """Run ``cells`` as Ray tasks (Ray connected already: `ray_session`) until done or
     stopped; the number of trials committed. ``agent`` is the driver's own build of
     the agent, for the name and model of a trial whose worker died; ``observer``
-    gathers the digests the workers report."""
+    gathers the digests the workers report, and ``still_running`` the agent threads
+    each worker last said it had abandoned (by worker), for the end-of-run report."""
     import ray
 
     boxed = [ray.put(kit)]
@@ -293,7 +324,9 @@ async def execute_on_ray(
                 task = outstanding.pop(future)
                 if stop.interrupted or future.cancelled():
                     continue
-                trial = _result(future, task, agent, worker_retries, stop, launch, observer)
+                trial = _result(
+                    future, task, agent, worker_retries, stop, launch, observer, still_running
+                )
                 if trial is not None:
                     await keep_trial(trial, writer, on_done, breaker, stop)
     finally:
@@ -311,14 +344,13 @@ def _result(
     stop: Stop,
     launch: Callable[[Cell, int, float], None],
     observer: ObservingFactory,
+    still_running: dict[str, list[str]] | None,
 ) -> Trial | None:
     """The trial a finished task brought back; ``None`` when it was submitted again."""
     from ray.exceptions import RayError, RayTaskError
 
     try:
-        trial: Trial
-        seen: dict[str, list[str]]
-        trial, seen = future.result()
+        back: WorkerResult = future.result()
     except RayError as exc:
         cause = exc.cause if isinstance(exc, RayTaskError) else None
         # An agent or world the worker cannot build fails the same way every time.
@@ -333,8 +365,13 @@ def _result(
             reason = f"the Ray worker running this trial died {times}: {_first_line(exc)}"
         trial = infra_error_trial(task.cell, agent, reason, started=task.started)
     else:
-        observer.tools.update(seen["tool_set"])
-        observer.policies.update(seen["policy"])
+        trial = back.trial
+        observer.tools.update(back.seen["tool_set"])
+        observer.policies.update(back.seen["policy"])
+        if still_running is not None:
+            # The worker's latest word replaces its earlier one: a thread that has
+            # ended since is no longer named.
+            still_running[back.worker] = back.still_running
     if task.attempts > 1:
         trial.metadata["worker_attempts"] = task.attempts
     return trial

@@ -428,9 +428,9 @@ async def arun(
 
         require_ray()
     elif backend != "local":
-        raise InputError(f"unknown backend {backend!r}; use local or ray", field="backend")
+        raise InputError(f"unknown backend {backend!r}; use local or ray", field="--backend")
     elif ray_address is not None:
-        raise InputError("--ray-address applies to --backend ray", field="ray-address")
+        raise InputError("applies to --backend ray only", field="--ray-address")
     breaker = CircuitBreaker(first=breaker_first, window=breaker_window)
     given: dict[str, Any] = {
         "trials": trials,
@@ -550,6 +550,7 @@ async def _session(
         on_ray.close()
         raise
     created: str | None = None  # the id of the run this session made, while it holds no trial
+    on_workers: dict[str, list[str]] = {}  # Ray: the agent threads each worker abandoned
     try:
         if resuming:  # before its header takes new variants, which a resume cannot drop
             existing = db.get_run(run_id) if run_id else None
@@ -641,6 +642,7 @@ async def _session(
                         breaker=breaker,
                         stop=stop,
                         worker_retries=worker_retries,
+                        still_running=on_workers,
                     )
                 else:
                     written = await _execute(
@@ -710,7 +712,7 @@ async def _session(
         if owns_store:
             db.close()
         on_ray.close()  # shuts down what this run started or connected
-        _report_abandoned(the_agent, notify)
+        _report_abandoned(the_agent, notify, on_workers)
 
 
 def _record_observed(
@@ -754,17 +756,26 @@ def _holds_no_tables(path: Path) -> bool:
         return False
 
 
-def _report_abandoned(agent: Agent, notify: Callable[[str], None] | None) -> None:
+def _report_abandoned(
+    agent: Agent, notify: Callable[[str], None] | None, on_workers: Mapping[str, list[str]]
+) -> None:
     """Name the trials whose agent thread outlived its timeout and is still running: the
-    run does not wait for them (a thread cannot be stopped), so they are abandoned."""
+    run does not wait for them (a thread cannot be stopped), so they are abandoned.
+
+    On Ray the threads are those of the agent each worker built, which the workers
+    report with each trial (``on_workers``: each one's latest report); the driver's
+    own agent ran no trial."""
     still_running = getattr(agent, "still_running", None)
     labels: list[str] = still_running() if still_running is not None else []
+    when = "at the end of the run"
+    remote = [label for worker in sorted(on_workers) for label in on_workers[worker]]
+    if remote:
+        labels += remote
+        when = "on the Ray workers when they last reported"
     if not labels:
         return
     threads = "1 agent thread was" if len(labels) == 1 else f"{len(labels)} agent threads were"
-    message = (
-        f"{threads} still running at the end of the run: {', '.join(labels)}; they were abandoned"
-    )
+    message = f"{threads} still running {when}: {', '.join(labels)}; they were abandoned"
     if notify is not None:
         notify(message)
     else:
