@@ -61,8 +61,8 @@ def write(tmp_path: Path, extra: str = "", env: str = "retail") -> Path:
         (
             "retail",
             "    initial_state:\n      oders: [{order_id: W1001}]\n",
-            5,
-            "initial_state",
+            6,
+            "initial_state.oders",
             "unknown table 'oders'",
         ),
     ],
@@ -381,3 +381,64 @@ def test_a_retail_task_with_nothing_to_check_is_refused(tmp_path: Path, expectat
         "    expectations: {control: refuse}\n"
     )
     assert load_suite(path).tasks[0].expectations.final_state is not None
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "reason"),
+    [
+        # SQLite refused to bind the list: "SQLite refused the store", as if the store
+        # were at fault, with no file, line or field.
+        (
+            "payment_methods: [{payment_id: card_4242, description: [1, 2]}]",
+            "initial_state.payment_methods.0.description",
+            "expected text or a number, got a list",
+        ),
+        # OverflowError from sqlite3: a traceback, exit 1.
+        (
+            "orders: [{order_id: W1001, zip: 99999999999999999999999}]",
+            "initial_state.orders.0.zip",
+            "99999999999999999999999 is out of range: an integer must lie within ±2^63",
+        ),
+        # YAML reads an unquoted date as a date, which json.dumps refused: a traceback.
+        (
+            "orders: [{order_id: W1001, placed_on: 2024-06-01}]",
+            "initial_state.orders.0.placed_on",
+            "expected text or a number, got a date (quote it: '2024-06-01')",
+        ),
+        (
+            "returns: [{return_id: R1, order_id: W1002, item_ids: 2002, payment_id: card_4242, "
+            "amount: 120.0, status: requested}]",
+            "initial_state.returns.0.item_ids",
+            "expected a list of item ids (text, such as '1001'), got a number",
+        ),
+        (
+            "orders: [{order_id: W1001, totl: 5}]",
+            "initial_state.orders.0.totl",
+            "unknown column(s) ['totl'] (its columns: order_id, customer_id,",
+        ),
+    ],
+)
+def test_a_value_no_column_can_hold_is_named_where_it_is_written(
+    tmp_path: Path, row: str, field: str, reason: str
+) -> None:
+    path = write(tmp_path, f"    initial_state:\n      {row}\n")
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.file, err.line, err.field) == (str(path), 6, field)
+    assert err.reason.startswith(f"task 't1': {reason}")
+
+
+def test_a_wrong_initial_value_stops_the_cli_with_one_line_and_no_store(tmp_path: Path) -> None:
+    path = write(tmp_path, "    initial_state:\n      orders: [{order_id: W1001, zip: 1e400}]\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:oracle",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        f"agentgauge: error: {path}:6: initial_state.orders.0.zip: task 't1': "
+        "must be a finite number, got inf"
+    ]
+    assert not (tmp_path / "s.db").exists()

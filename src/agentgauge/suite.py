@@ -510,6 +510,8 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         return defect
     try:
         world.check_state(task)
+    except TaskDefect as exc:
+        return exc.loc, exc.reason
     except ValueError as exc:
         return ("initial_state",), str(exc)
     return _tool_defect(task, world)

@@ -41,10 +41,15 @@ BUILTIN_ENVIRONMENTS = {
 class TaskDefect(ValueError):
     """What a world finds wrong in a task it completes, with where in the task it is
     (``("expectations", "state_assertions", 1)``), so the suite loader names that line
-    and field."""
+    and field.
 
-    def __init__(self, reason: str, loc: tuple[str | int, ...]) -> None:
-        super().__init__(reason)
+    ``reason`` says what is wrong there; the message (``str``) leads with ``where``
+    when given (``orders[0].zip: ...``), for whoever catches it as a `ValueError`
+    without reading ``loc``."""
+
+    def __init__(self, reason: str, loc: tuple[str | int, ...], where: str | None = None) -> None:
+        super().__init__(reason if where is None else f"{where}: {reason}")
+        self.reason = reason
         self.loc = loc
 
 
