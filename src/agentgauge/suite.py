@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -370,6 +371,7 @@ def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
         raise place.error(reason, tuple(err.get("loc", ())), prefix) from None
     defect = (
         _assertion_defect(task)
+        or _function_defect(task)
         or _world_defect(task)
         or _callable_defect(task)
         or _expectation_defect(task)
@@ -402,6 +404,102 @@ def _assertion_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                     "nor exists: true/false, so it asserts nothing"
                 )
     return None
+
+
+def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """A function doc or answer key entry not in BFCL's form, as ``(location, reason)``.
+
+    The task model leaves both open (``list[dict]``), and a malformed one loaded: an
+    answer key value ``"Paris"`` for ``["Paris"]`` was played by the reference agent as
+    ``"P"`` and read by the grader as ``["Paris"]``, an entry naming two functions
+    stopped the agent, and ``parameters: "city: string"`` or ``required: [cty]`` (no
+    such property) failed every trial. Every BFCL v4 entry has the form checked here:
+    one function name per answer key entry, a list of acceptable values per parameter,
+    and an object schema whose ``required`` names its properties."""
+    exp = task.expectations
+    for i, doc in enumerate(exp.functions):
+        loc: tuple[str | int, ...] = ("expectations", "functions", i)
+        name = doc.get("name")
+        if not isinstance(name, str) or not name:
+            return (*loc, "name"), "expected the function's name (text)"
+        if "parameters" not in doc:
+            continue  # a function without parameters
+        params = doc["parameters"]
+        loc = (*loc, "parameters")
+        if not isinstance(params, Mapping):
+            return loc, (
+                f"{name}: expected a JSON schema object, {{type: object, properties: "
+                f"{{PARAMETER: {{type: ...}}}}, required: [...]}}, got {_kind(params)}"
+            )
+        kind = params.get("type", "object")
+        if kind not in ("object", "dict"):  # "dict" is BFCL's name for it
+            return (*loc, "type"), (
+                f"{name}: expected type: object (a function's parameters are an object "
+                f"schema), got {kind!r}"
+            )
+        props = params.get("properties", {})
+        if not isinstance(props, Mapping):
+            return (*loc, "properties"), (
+                f"{name}: expected a mapping of parameter to its schema, got {_kind(props)}"
+            )
+        for prop, schema in props.items():
+            if not isinstance(schema, Mapping):
+                return (*loc, "properties", prop), (
+                    f"{name}: expected the parameter's JSON schema ({{type: string}}, say), "
+                    f"got {_kind(schema)}"
+                )
+        required = params.get("required", [])
+        if not isinstance(required, list):
+            return (*loc, "required"), (
+                f"{name}: expected a list of parameter names, got {_kind(required)}"
+            )
+        names = sorted(str(p) for p in props)
+        for j, req in enumerate(required):
+            if req not in props:
+                return (*loc, "required", j), (
+                    f"{name} requires {req!r}, which is none of its properties"
+                    f"{_nearest(str(req), names)} (its properties: {', '.join(names) or 'none'})"
+                )
+    for i, entry in enumerate(exp.answer_key or []):
+        loc = ("expectations", "answer_key", i)
+        if len(entry) != 1:
+            named = (
+                f"{len(entry)} functions ({', '.join(map(str, entry))}); parallel calls are "
+                "entries of their own"
+                if entry
+                else "none"
+            )
+            return loc, (
+                f"expected one call, {{FUNCTION: {{PARAMETER: [acceptable values]}}}}, got {named}"
+            )
+        ((name, args),) = entry.items()
+        if not isinstance(args, Mapping):
+            return (*loc, name), (
+                f"expected the call's parameters, {{PARAMETER: [acceptable values]}}, "
+                f"got {_kind(args)}"
+            )
+        for param, values in args.items():
+            if not isinstance(values, list):
+                alone = json.dumps([values], ensure_ascii=False, default=str)
+                alone = alone if len(alone) <= 60 else "[VALUE]"
+                return (*loc, name, param), (
+                    f"expected a list of acceptable values ({alone} for this one alone; "
+                    f'"" in the list lets the parameter be left out), got {_kind(values)}'
+                )
+    return None
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a reason: ``a mapping``, ``text``, ``a number``..."""
+    kinds: tuple[tuple[type | tuple[type, ...], str], ...] = (
+        (Mapping, "a mapping"),
+        (list, "a list"),
+        (str, "text"),
+        (bool, "a boolean"),
+        ((int, float), "a number"),
+    )
+    found = (name for t, name in kinds if isinstance(value, t))
+    return next(found, "null" if value is None else type(value).__name__)
 
 
 def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
