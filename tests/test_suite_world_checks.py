@@ -338,7 +338,7 @@ def test_state_assertions_must_hold_on_the_reference_plan(tmp_path: Path) -> Non
         - {name: cancel_pending_order, arguments: {order_id: W1001, reason: no longer needed}}
       state_assertions:
         - {path: orders.W1001.status, equals: cancelled}
-        - {path: orders.W1001.stauts, equals: x}
+        - {path: orders.W1007.status, equals: x}
 """
     path = tmp_path / "suite.yaml"
     path.write_text(text)
@@ -347,12 +347,12 @@ def test_state_assertions_must_hold_on_the_reference_plan(tmp_path: Path) -> Non
     assert (err.value.line, err.value.field) == (10, "expectations.state_assertions.1")
     assert err.value.reason == (
         "task 't1': does not hold on the final state of the reference calls "
-        "(orders.W1001.stauts: missing)"
+        "(orders.W1007.status: expected 'x', got 'delivered')"
     )
-    path.write_text(text.replace("stauts, equals: x", "status, equals: pending"))
+    path.write_text(text.replace("W1007.status, equals: x", "W1001.status, equals: pending"))
     with pytest.raises(InputError, match="expected 'pending', got 'cancelled'"):
         load_suite(path)
-    path.write_text(text.replace("stauts, equals: x", "status, exists: true"))
+    path.write_text(text.replace("W1007.status, equals: x", "W1001.status, exists: true"))
     assert len(load_suite(path).tasks[0].expectations.state_assertions) == 2
 
 
@@ -442,3 +442,86 @@ def test_a_wrong_initial_value_stops_the_cli_with_one_line_and_no_store(tmp_path
         "must be a finite number, got inf"
     ]
     assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("assertion", "field", "reason"),
+    [
+        # With exists: false a path the state never has passed every trial (the
+        # builtin:null agent scored 100%); with equals it failed every one.
+        (
+            "{path: orderz.W1001.status, exists: false}",
+            "expectations.state_assertions.0.path",
+            "the retail world's state has no 'orderz'; did you mean 'orders'? (it has: "
+            "customers, exchanges, orders, payment_methods, refunds, returns, transfers), "
+            "so no trial's state has this path",
+        ),
+        (
+            "{path: orders.W1001.statuss, equals: pending}",
+            "expectations.state_assertions.0.path",
+            "orders.W1001 has no 'statuss'; did you mean 'status'? (it has: city, "
+            "customer_id, delivered_on, items, payment_id, placed_on, state, status, street, "
+            "tracking, zip), so no trial's state has this path",
+        ),
+        # Products are not part of the state: the agent cannot change them.
+        (
+            "{path: products.1001.price, equals: 25.0}",
+            "expectations.state_assertions.0.path",
+            "the retail world's state has no 'products'",
+        ),
+    ],
+)
+def test_a_state_path_the_world_never_has_is_refused(
+    tmp_path: Path, assertion: str, field: str, reason: str
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "tasks:\n  - id: t1\n    environment: retail\n    instruction: Hi\n"
+        "    expectations:\n      control: refuse\n"
+        f"      state_assertions:\n        - {assertion}\n"
+    )
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.line, err.field) == (8, field)
+    assert err.reason.startswith(f"task 't1': {reason}")
+
+
+def test_a_checkpoint_path_or_table_the_world_never_has_is_refused(tmp_path: Path) -> None:
+    text = """tasks:
+  - id: t1
+    environment: retail
+    instruction: Please cancel order W1001
+    expectations:
+      checkpoints:
+        - calls:
+            - {name: cancel_pending_order, arguments: {order_id: W1001, reason: ordered by mistake}}
+          state_assertions: [{path: orders.W1001.status, equals: cancelled}]
+"""
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    assert load_suite(path).tasks[0].expectations.final_state is not None
+    path.write_text(text.replace("path: orders.W1001.status", "path: orders.W1001.stauts"))
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    assert (caught.value.line, caught.value.field) == (
+        9,
+        "expectations.checkpoints.0.state_assertions.0.path",
+    )
+    assert "orders.W1001 has no 'stauts'; did you mean 'status'?" in caught.value.reason
+    assertions = "state_assertions: [{path: orders.W1001.status, equals: cancelled}]"
+    path.write_text(text.replace(assertions, "state: {order: {}}"))
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    assert (caught.value.line, caught.value.field) == (9, "expectations.checkpoints.0.state.order")
+    assert "has no 'order'; did you mean 'orders'?" in caught.value.reason
+
+
+def test_the_retail_state_shape_names_what_the_state_holds() -> None:
+    from agentgauge.envs.retail import db
+
+    state = db.export_state(db.fresh_connection(db.template()))
+    assert set(state) == set(db.STATE_SHAPE)
+    for table, rows in state.items():
+        for row in rows.values():
+            assert set(row) == set(db.STATE_SHAPE[table]["*"]), table

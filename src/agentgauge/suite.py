@@ -612,7 +612,45 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         return exc.loc, exc.reason
     except ValueError as exc:
         return ("initial_state",), str(exc)
-    return _tool_defect(task, world)
+    return _state_path_defect(task, world) or _tool_defect(task, world)
+
+
+def _state_path_defect(
+    task: Task, world: BuiltinEnvironment
+) -> tuple[tuple[str | int, ...], str] | None:
+    """A state assertion path, or a checkpoint's ``state`` table, that the world's state
+    never has, as ``(location, reason)``: ``orderz.W1001.status`` failed every trial
+    with ``equals``, and with ``exists: false`` passed every one, the agent's included.
+    Checked against the world's `BuiltinEnvironment.state_shape`, as far as it says."""
+    if world.state_shape is None:
+        return None
+    exp = task.expectations
+    where: tuple[str | int, ...] = ("expectations",)
+    paths = [((*where, "state_assertions", j, "path"), a.path)
+             for j, a in enumerate(exp.state_assertions)]  # fmt: skip
+    for i, cp in enumerate(exp.checkpoints):
+        at = (*where, "checkpoints", i)
+        paths += [((*at, "state_assertions", j, "path"), a.path)
+                  for j, a in enumerate(cp.state_assertions)]  # fmt: skip
+        paths += [((*at, "state", table), table) for table in cp.state or {}]
+    for loc, path in paths:
+        shape: Mapping[str, Any] | None = world.state_shape
+        parts = path.split(".") if path else []
+        for depth, part in enumerate(parts):
+            if shape is None:
+                break
+            if "*" in shape:
+                shape = shape["*"]
+                continue
+            if part not in shape:
+                known = sorted(shape)
+                within = ".".join(parts[:depth]) or f"the {world.name} world's state"
+                return loc, (
+                    f"{within} has no {part!r}{_nearest(part, known)} (it has: "
+                    f"{', '.join(known)}), so no trial's state has this path"
+                )
+            shape = shape[part]
+    return None
 
 
 def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int, ...], str] | None:

@@ -11,7 +11,7 @@ ask it instead of testing its name.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +94,12 @@ class BuiltinEnvironment:
     typo such as ``knwon:`` fails when the suite loads instead of passing silently)."""
     check_state: Callable[[Task], None] = _no_check
     """Raises `ValueError` naming what is wrong in the task's ``initial_state``."""
+    state_shape: Mapping[str, Any] | None = None
+    """The keys the world's state can hold, as nested mappings: ``"*"`` stands for any
+    key, and ``None`` for anything below (retail: ``{"orders": {"*": {"status": None,
+    ...}}, ...}``); ``None`` when the world cannot say. The suite loader checks each
+    state assertion's path against it (``orderz.W1001.status`` can never hold, and
+    with ``exists: false`` always holds)."""
     tools: Callable[[Task], list[dict[str, Any]]] | None = None
     """The tools the task's agent is offered, as function docs (``name``, and
     ``parameters`` with its ``properties``); ``None`` when the world cannot say

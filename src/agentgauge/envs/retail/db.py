@@ -22,6 +22,7 @@ from agentgauge.envs.retail import seed
 
 __all__ = [
     "JSON_COLUMNS",
+    "STATE_SHAPE",
     "TABLES",
     "Template",
     "apply_overrides",
@@ -87,6 +88,23 @@ MUTABLE = tuple(
         ("customers", "payment_methods", "orders", "returns", "exchanges", "refunds", "transfers")
     )
 )
+
+
+#: The keys of the exported state (`export_state`), in the form of
+#: `BuiltinEnvironment.state_shape`: table -> any row key -> its exported columns.
+STATE_SHAPE: dict[str, Any] = {
+    table: {
+        "*": {
+            **{
+                c: None
+                for c in TABLES[table][0]
+                if c != TABLES[table][1][0] and (table, c) not in _NOT_EXPORTED
+            },
+            **({"items": None} if table == "orders" else {}),
+        }
+    }
+    for table in MUTABLE
+}
 
 
 def _create(conn: sqlite3.Connection) -> None:
