@@ -439,3 +439,30 @@ def test_defaults_or_tasks_of_the_wrong_type_are_refused_at_their_line(
         )
     # No value at all is none, as before.
     assert [t.id for t in load_suite(write(tmp_path, f"name: s\ndefaults:\n{task}")).tasks] == ["a"]
+
+
+@pytest.mark.parametrize("key", ["family", "capability"])
+@pytest.mark.parametrize("value", ['""', '"  "'])
+def test_a_blank_grouping_label_is_refused_at_its_line(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    # Tasks with family "" formed one cluster named "" (in the clustered standard
+    # errors and the bootstrap) while Suite.families left it out.
+    text = f"""- {{id: a, environment: retail, instruction: hi, expectations: {{control: refuse}}}}
+- id: b
+  environment: retail
+  {key}: {value}
+  instruction: hi
+  expectations: {{control: refuse}}
+"""
+    assert error_of(tmp_path, text) == (
+        f"FILE:4: {key}: task 'b': blank ({value.strip(chr(34))!r}): name it, or leave the "
+        f"key out (tasks with the same {key} are grouped in reports)"
+    )
+    from_defaults = f"defaults: {{{key}: {value}}}\ntasks:\n" + "\n".join(
+        "  " + line for line in text.replace(f"  {key}: {value}\n", "").splitlines()
+    )
+    assert error_of(tmp_path, from_defaults).startswith(f"FILE:1: defaults.{key}: task 'a': blank")
+    with pytest.raises(InputError) as caught:
+        as_suite([{"id": "a", "instruction": "hi", key: value.strip('"')}])
+    assert caught.value.field == f"tasks[0].{key}"
