@@ -146,7 +146,11 @@ def test_yaml_syntax_error_and_bad_reference_call(tmp_path: Path) -> None:
         "FILE:4: invalid YAML"
     )
     bad = GOOD.replace("order_id: W1001", "order_id: W9999")
-    assert "reference call 0 (cancel_pending_order) failed" in error_of(tmp_path, bad)
+    # At the call's own line and field: it was the task's line (FILE:4), with no field.
+    assert error_of(tmp_path, bad) == (
+        "FILE:9: expectations.reference_calls.0: task 'a': reference call 0 "
+        "(cancel_pending_order) failed on a fresh environment: Error: order 'W9999' not found"
+    )
     assert error_of(tmp_path, "oops: 1\ntasks: []\n").startswith("FILE:1: oops: unknown key")
 
 

@@ -525,3 +525,49 @@ def test_the_retail_state_shape_names_what_the_state_holds() -> None:
     for table, rows in state.items():
         for row in rows.values():
             assert set(row) == set(db.STATE_SHAPE[table]["*"]), table
+
+
+def run_cli(tmp_path: Path, path: Path, agent: str = "builtin:oracle") -> str:
+    """The one line ``agentgauge run`` prints on stderr, after checking it exits 2 and
+    writes no store."""
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", agent,
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert not (tmp_path / "s.db").exists()
+    (line,) = out.stderr.strip().splitlines()
+    return line.replace(str(path), "FILE")
+
+
+def test_refusals_after_loading_name_the_file_and_line_of_the_task(tmp_path: Path) -> None:
+    # Each named no file or line: "agentgauge: error: expectations: nothing grades ...",
+    # "environment: cannot load environment 'nopkg.w:make': ..."
+    path = tmp_path / "a.yaml"
+    path.write_text(
+        "- {id: a, environment: retail, instruction: hi, expectations: {control: refuse}}\n"
+        "- id: b\n  environment: retail\n  instruction: hi\n"
+    )
+    assert run_cli(tmp_path, path).startswith(
+        "agentgauge: error: FILE:2: expectations: nothing grades the outcome of 1 task(s), 'b'"
+    )
+    path.write_text(
+        "- id: a\n  instruction: hi\n  environment: nopkg.w:make\n"
+        "  expectations: {answer: {contains: [x]}}\n"
+    )
+    assert run_cli(tmp_path, path) == (
+        "agentgauge: error: FILE:3: environment: task 'a': cannot find module 'nopkg.w' for "
+        f"environment 'nopkg.w:make' (installed? on PYTHONPATH? in the current folder {tmp_path}?)"
+    )
+    # A module beside the suite, in the folder the run starts from, is found.
+    (tmp_path / "here_world.py").write_text(
+        "from agentgauge.testing.worlds import make_counter_env as make\n"
+    )
+    path.write_text(path.read_text().replace("nopkg.w:make", "here_world:make"))
+    suite = subprocess.run(
+        [sys.executable, "-c", "from agentgauge.suite import load_suite; "
+         f"print(load_suite({str(path)!r}).places)"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert suite.stdout.strip() == f"{{'a': ({str(path)!r}, 1)}}", suite.stderr

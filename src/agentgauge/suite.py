@@ -47,7 +47,15 @@ from agentgauge.schema import StateAssertion, Task
 from agentgauge.sources import read_jsonl
 from agentgauge.yamlio import line_of, load_yaml
 
-__all__ = ["BUILTIN_SUITES", "Suite", "SuiteLike", "as_suite", "load_suite", "suite_version"]
+__all__ = [
+    "BUILTIN_SUITES",
+    "Suite",
+    "SuiteLike",
+    "as_suite",
+    "load_suite",
+    "suite_version",
+    "task_place",
+]
 
 #: ``builtin:NAME`` -> package directory holding its task files.
 BUILTIN_SUITES = {"retail": "envs/retail/tasks", "functions": "envs/functions/tasks"}
@@ -68,6 +76,9 @@ class Suite:
     """Ids of held-out tasks left out of ``tasks``."""
     path: str | None = None
     """The spec or path it was loaded from (``None`` for a suite built in Python)."""
+    places: Mapping[str, tuple[str, int | None]] = field(default_factory=dict)
+    """Where each task is written, ``id -> (file, line)`` (`load_suite`), so that a check
+    made after loading (``agentgauge run``'s) names the file and line too."""
 
     def task(self, task_id: str) -> Task:
         """The task with this id (`KeyError` when absent)."""
@@ -79,6 +90,13 @@ class Suite:
     @property
     def families(self) -> list[str]:
         return sorted({t.family for t in self.tasks if t.family})
+
+
+def task_place(suite: SuiteLike, task_id: str) -> tuple[str | None, int | None]:
+    """``(file, line)`` where ``suite`` writes task ``task_id``; ``(None, None)`` when it
+    does not say (a suite built in Python)."""
+    places = suite.places if isinstance(suite, Suite) else {}
+    return places.get(task_id, (None, None))
 
 
 def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
@@ -136,7 +154,9 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
             "tasks (agentgauge run --include-heldout) or mark some split: dev",
             file=text,
         )
-    return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded, path=text)
+    places = {t.id: (p.file, p.line) for t, p in located}
+    return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded, path=text,
+                 places=places)  # fmt: skip
 
 
 @runtime_checkable
@@ -583,26 +603,31 @@ def _callable_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     spec = task.expectations.executable
     if spec is None:
         return None
-    # Looked for where the worker looks: the import path and then the current folder
-    # (a module next to the suite was refused, though the grader would have run it).
-    from agentgauge.graders.exec_runner import import_path
-
     for name, ref in spec.functions.items():
         module = ref.split(":", 1)[0]
-        saved = sys.path[:]
-        sys.path[:] = import_path()
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        finally:
-            sys.path[:] = saved
-        if not found:
+        if not _module_found(module):
             return ("expectations", "executable", "functions", name), (
                 f"cannot find module {module!r} for {ref!r} (installed? on PYTHONPATH? "
                 "in the current folder?)"
             )
     return None
+
+
+def _module_found(module: str) -> bool:
+    """Whether ``module`` can be imported, running none of its code (its parent packages
+    are imported). Looked for where a user's code is looked for when it runs: the
+    import path and then the current folder (`agentgauge.agents.resolve`; a module
+    next to the suite was refused, though the grader would have run it)."""
+    from agentgauge.graders.exec_runner import import_path
+
+    saved = sys.path[:]
+    sys.path[:] = import_path()
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+    finally:
+        sys.path[:] = saved
 
 
 def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
@@ -612,8 +637,8 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     open, since each world defines them; here the world checks them, so a typo fails
     when the suite loads rather than as an infra error in every trial (or, worse,
     not at all: an unknown ``user_scenario`` key used to be ignored).
-    A ``package.module:factory`` environment is the user's own and is checked when
-    the run loads it."""
+    A ``package.module:factory`` environment is the user's own: its module must be
+    found (running none of its code), and the rest is checked when the run loads it."""
     name = task.environment
     if name is not None and ":" not in name and name not in BUILTIN_ENVIRONMENTS:
         known = ", ".join(BUILTIN_ENVIRONMENTS)
@@ -621,6 +646,14 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
             f"unknown environment {name!r} (built-in: {known}; "
             "or package.module:factory for your own)"
         )
+    if name is not None and ":" in name:
+        module = name.split(":", 1)[0]
+        if not _module_found(module):
+            # The run said so too, without the file and line of the task.
+            return ("environment",), (
+                f"cannot find module {module!r} for environment {name!r} (installed? on "
+                f"PYTHONPATH? in the current folder {Path.cwd()}?)"
+            )
     world = builtin_environment(task)
     if world is None:
         return None
@@ -792,7 +825,7 @@ def _finish(located: Located) -> list[Task]:
         try:
             task = _derive(task)
         except TaskDefect as exc:
-            raise place.error(str(exc), exc.loc, prefix) from None
+            raise place.error(exc.reason, exc.loc, prefix) from None
         except ValueError as exc:
             raise InputError(prefix + str(exc), file=file, line=line) from None
         defect = _grader_defect(task)
