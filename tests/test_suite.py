@@ -146,7 +146,11 @@ def test_yaml_syntax_error_and_bad_reference_call(tmp_path: Path) -> None:
         "FILE:4: invalid YAML"
     )
     bad = GOOD.replace("order_id: W1001", "order_id: W9999")
-    assert "reference call 0 (cancel_pending_order) failed" in error_of(tmp_path, bad)
+    # At the call's own line and field: it was the task's line (FILE:4), with no field.
+    assert error_of(tmp_path, bad) == (
+        "FILE:9: expectations.reference_calls.0: task 'a': reference call 0 "
+        "(cancel_pending_order) failed on a fresh environment: Error: order 'W9999' not found"
+    )
     assert error_of(tmp_path, "oops: 1\ntasks: []\n").startswith("FILE:1: oops: unknown key")
 
 
@@ -439,3 +443,30 @@ def test_defaults_or_tasks_of_the_wrong_type_are_refused_at_their_line(
         )
     # No value at all is none, as before.
     assert [t.id for t in load_suite(write(tmp_path, f"name: s\ndefaults:\n{task}")).tasks] == ["a"]
+
+
+@pytest.mark.parametrize("key", ["family", "capability"])
+@pytest.mark.parametrize("value", ['""', '"  "'])
+def test_a_blank_grouping_label_is_refused_at_its_line(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    # Tasks with family "" formed one cluster named "" (in the clustered standard
+    # errors and the bootstrap) while Suite.families left it out.
+    text = f"""- {{id: a, environment: retail, instruction: hi, expectations: {{control: refuse}}}}
+- id: b
+  environment: retail
+  {key}: {value}
+  instruction: hi
+  expectations: {{control: refuse}}
+"""
+    assert error_of(tmp_path, text) == (
+        f"FILE:4: {key}: task 'b': blank ({value.strip(chr(34))!r}): name it, or leave the "
+        f"key out (tasks with the same {key} are grouped in reports)"
+    )
+    from_defaults = f"defaults: {{{key}: {value}}}\ntasks:\n" + "\n".join(
+        "  " + line for line in text.replace(f"  {key}: {value}\n", "").splitlines()
+    )
+    assert error_of(tmp_path, from_defaults).startswith(f"FILE:1: defaults.{key}: task 'a': blank")
+    with pytest.raises(InputError) as caught:
+        as_suite([{"id": "a", "instruction": "hi", key: value.strip('"')}])
+    assert caught.value.field == f"tasks[0].{key}"

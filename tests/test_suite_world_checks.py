@@ -61,8 +61,8 @@ def write(tmp_path: Path, extra: str = "", env: str = "retail") -> Path:
         (
             "retail",
             "    initial_state:\n      oders: [{order_id: W1001}]\n",
-            5,
-            "initial_state",
+            6,
+            "initial_state.oders",
             "unknown table 'oders'",
         ),
     ],
@@ -338,7 +338,7 @@ def test_state_assertions_must_hold_on_the_reference_plan(tmp_path: Path) -> Non
         - {name: cancel_pending_order, arguments: {order_id: W1001, reason: no longer needed}}
       state_assertions:
         - {path: orders.W1001.status, equals: cancelled}
-        - {path: orders.W1001.stauts, equals: x}
+        - {path: orders.W1007.status, equals: x}
 """
     path = tmp_path / "suite.yaml"
     path.write_text(text)
@@ -347,12 +347,12 @@ def test_state_assertions_must_hold_on_the_reference_plan(tmp_path: Path) -> Non
     assert (err.value.line, err.value.field) == (10, "expectations.state_assertions.1")
     assert err.value.reason == (
         "task 't1': does not hold on the final state of the reference calls "
-        "(orders.W1001.stauts: missing)"
+        "(orders.W1007.status: expected 'x', got 'delivered')"
     )
-    path.write_text(text.replace("stauts, equals: x", "status, equals: pending"))
+    path.write_text(text.replace("W1007.status, equals: x", "W1001.status, equals: pending"))
     with pytest.raises(InputError, match="expected 'pending', got 'cancelled'"):
         load_suite(path)
-    path.write_text(text.replace("stauts, equals: x", "status, exists: true"))
+    path.write_text(text.replace("W1007.status, equals: x", "W1001.status, exists: true"))
     assert len(load_suite(path).tasks[0].expectations.state_assertions) == 2
 
 
@@ -381,3 +381,193 @@ def test_a_retail_task_with_nothing_to_check_is_refused(tmp_path: Path, expectat
         "    expectations: {control: refuse}\n"
     )
     assert load_suite(path).tasks[0].expectations.final_state is not None
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "reason"),
+    [
+        # SQLite refused to bind the list: "SQLite refused the store", as if the store
+        # were at fault, with no file, line or field.
+        (
+            "payment_methods: [{payment_id: card_4242, description: [1, 2]}]",
+            "initial_state.payment_methods.0.description",
+            "expected text or a number, got a list",
+        ),
+        # OverflowError from sqlite3: a traceback, exit 1.
+        (
+            "orders: [{order_id: W1001, zip: 99999999999999999999999}]",
+            "initial_state.orders.0.zip",
+            "99999999999999999999999 is out of range: an integer must lie within ±2^63",
+        ),
+        # YAML reads an unquoted date as a date, which json.dumps refused: a traceback.
+        (
+            "orders: [{order_id: W1001, placed_on: 2024-06-01}]",
+            "initial_state.orders.0.placed_on",
+            "expected text or a number, got a date (quote it: '2024-06-01')",
+        ),
+        (
+            "returns: [{return_id: R1, order_id: W1002, item_ids: 2002, payment_id: card_4242, "
+            "amount: 120.0, status: requested}]",
+            "initial_state.returns.0.item_ids",
+            "expected a list of item ids (text, such as '1001'), got a number",
+        ),
+        (
+            "orders: [{order_id: W1001, totl: 5}]",
+            "initial_state.orders.0.totl",
+            "unknown column(s) ['totl'] (its columns: order_id, customer_id,",
+        ),
+    ],
+)
+def test_a_value_no_column_can_hold_is_named_where_it_is_written(
+    tmp_path: Path, row: str, field: str, reason: str
+) -> None:
+    path = write(tmp_path, f"    initial_state:\n      {row}\n")
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.file, err.line, err.field) == (str(path), 6, field)
+    assert err.reason.startswith(f"task 't1': {reason}")
+
+
+def test_a_wrong_initial_value_stops_the_cli_with_one_line_and_no_store(tmp_path: Path) -> None:
+    path = write(tmp_path, "    initial_state:\n      orders: [{order_id: W1001, zip: 1e400}]\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:oracle",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        f"agentgauge: error: {path}:6: initial_state.orders.0.zip: task 't1': "
+        "must be a finite number, got inf"
+    ]
+    assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("assertion", "field", "reason"),
+    [
+        # With exists: false a path the state never has passed every trial (the
+        # builtin:null agent scored 100%); with equals it failed every one.
+        (
+            "{path: orderz.W1001.status, exists: false}",
+            "expectations.state_assertions.0.path",
+            "the retail world's state has no 'orderz'; did you mean 'orders'? (it has: "
+            "customers, exchanges, orders, payment_methods, refunds, returns, transfers), "
+            "so no trial's state has this path",
+        ),
+        (
+            "{path: orders.W1001.statuss, equals: pending}",
+            "expectations.state_assertions.0.path",
+            "orders.W1001 has no 'statuss'; did you mean 'status'? (it has: city, "
+            "customer_id, delivered_on, items, payment_id, placed_on, state, status, street, "
+            "tracking, zip), so no trial's state has this path",
+        ),
+        # Products are not part of the state: the agent cannot change them.
+        (
+            "{path: products.1001.price, equals: 25.0}",
+            "expectations.state_assertions.0.path",
+            "the retail world's state has no 'products'",
+        ),
+    ],
+)
+def test_a_state_path_the_world_never_has_is_refused(
+    tmp_path: Path, assertion: str, field: str, reason: str
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "tasks:\n  - id: t1\n    environment: retail\n    instruction: Hi\n"
+        "    expectations:\n      control: refuse\n"
+        f"      state_assertions:\n        - {assertion}\n"
+    )
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.line, err.field) == (8, field)
+    assert err.reason.startswith(f"task 't1': {reason}")
+
+
+def test_a_checkpoint_path_or_table_the_world_never_has_is_refused(tmp_path: Path) -> None:
+    text = """tasks:
+  - id: t1
+    environment: retail
+    instruction: Please cancel order W1001
+    expectations:
+      checkpoints:
+        - calls:
+            - {name: cancel_pending_order, arguments: {order_id: W1001, reason: ordered by mistake}}
+          state_assertions: [{path: orders.W1001.status, equals: cancelled}]
+"""
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    assert load_suite(path).tasks[0].expectations.final_state is not None
+    path.write_text(text.replace("path: orders.W1001.status", "path: orders.W1001.stauts"))
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    assert (caught.value.line, caught.value.field) == (
+        9,
+        "expectations.checkpoints.0.state_assertions.0.path",
+    )
+    assert "orders.W1001 has no 'stauts'; did you mean 'status'?" in caught.value.reason
+    assertions = "state_assertions: [{path: orders.W1001.status, equals: cancelled}]"
+    path.write_text(text.replace(assertions, "state: {order: {}}"))
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    assert (caught.value.line, caught.value.field) == (9, "expectations.checkpoints.0.state.order")
+    assert "has no 'order'; did you mean 'orders'?" in caught.value.reason
+
+
+def test_the_retail_state_shape_names_what_the_state_holds() -> None:
+    from agentgauge.envs.retail import db
+
+    state = db.export_state(db.fresh_connection(db.template()))
+    assert set(state) == set(db.STATE_SHAPE)
+    for table, rows in state.items():
+        for row in rows.values():
+            assert set(row) == set(db.STATE_SHAPE[table]["*"]), table
+
+
+def run_cli(tmp_path: Path, path: Path, agent: str = "builtin:oracle") -> str:
+    """The one line ``agentgauge run`` prints on stderr, after checking it exits 2 and
+    writes no store."""
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", agent,
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert not (tmp_path / "s.db").exists()
+    (line,) = out.stderr.strip().splitlines()
+    return line.replace(str(path), "FILE")
+
+
+def test_refusals_after_loading_name_the_file_and_line_of_the_task(tmp_path: Path) -> None:
+    # Each named no file or line: "agentgauge: error: expectations: nothing grades ...",
+    # "environment: cannot load environment 'nopkg.w:make': ..."
+    path = tmp_path / "a.yaml"
+    path.write_text(
+        "- {id: a, environment: retail, instruction: hi, expectations: {control: refuse}}\n"
+        "- id: b\n  environment: retail\n  instruction: hi\n"
+    )
+    assert run_cli(tmp_path, path).startswith(
+        "agentgauge: error: FILE:2: expectations: nothing grades the outcome of 1 task(s), 'b'"
+    )
+    path.write_text(
+        "- id: a\n  instruction: hi\n  environment: nopkg.w:make\n"
+        "  expectations: {answer: {contains: [x]}}\n"
+    )
+    assert run_cli(tmp_path, path) == (
+        "agentgauge: error: FILE:3: environment: task 'a': cannot find module 'nopkg.w' for "
+        f"environment 'nopkg.w:make' (installed? on PYTHONPATH? in the current folder {tmp_path}?)"
+    )
+    # A module beside the suite, in the folder the run starts from, is found.
+    (tmp_path / "here_world.py").write_text(
+        "from agentgauge.testing.worlds import make_counter_env as make\n"
+    )
+    path.write_text(path.read_text().replace("nopkg.w:make", "here_world:make"))
+    suite = subprocess.run(
+        [sys.executable, "-c", "from agentgauge.suite import load_suite; "
+         f"print(load_suite({str(path)!r}).places)"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert suite.stdout.strip() == f"{{'a': ({str(path)!r}, 1)}}", suite.stderr

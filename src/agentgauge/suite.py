@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -46,7 +47,15 @@ from agentgauge.schema import StateAssertion, Task
 from agentgauge.sources import read_jsonl
 from agentgauge.yamlio import line_of, load_yaml
 
-__all__ = ["BUILTIN_SUITES", "Suite", "SuiteLike", "as_suite", "load_suite", "suite_version"]
+__all__ = [
+    "BUILTIN_SUITES",
+    "Suite",
+    "SuiteLike",
+    "as_suite",
+    "load_suite",
+    "suite_version",
+    "task_place",
+]
 
 #: ``builtin:NAME`` -> package directory holding its task files.
 BUILTIN_SUITES = {"retail": "envs/retail/tasks", "functions": "envs/functions/tasks"}
@@ -67,6 +76,9 @@ class Suite:
     """Ids of held-out tasks left out of ``tasks``."""
     path: str | None = None
     """The spec or path it was loaded from (``None`` for a suite built in Python)."""
+    places: Mapping[str, tuple[str, int | None]] = field(default_factory=dict)
+    """Where each task is written, ``id -> (file, line)`` (`load_suite`), so that a check
+    made after loading (``agentgauge run``'s) names the file and line too."""
 
     def task(self, task_id: str) -> Task:
         """The task with this id (`KeyError` when absent)."""
@@ -78,6 +90,13 @@ class Suite:
     @property
     def families(self) -> list[str]:
         return sorted({t.family for t in self.tasks if t.family})
+
+
+def task_place(suite: SuiteLike, task_id: str) -> tuple[str | None, int | None]:
+    """``(file, line)`` where ``suite`` writes task ``task_id``; ``(None, None)`` when it
+    does not say (a suite built in Python)."""
+    places = suite.places if isinstance(suite, Suite) else {}
+    return places.get(task_id, (None, None))
 
 
 def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
@@ -135,7 +154,9 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
             "tasks (agentgauge run --include-heldout) or mark some split: dev",
             file=text,
         )
-    return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded, path=text)
+    places = {t.id: (p.file, p.line) for t, p in located}
+    return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded, path=text,
+                 places=places)  # fmt: skip
 
 
 @runtime_checkable
@@ -175,13 +196,18 @@ def _task_of(obj: Any, i: int) -> Task:
     the loader names one in a file (``tasks[0].instrction: task 'a': unknown key ...``):
     pydantic's own error spans lines, one per defect."""
     try:
-        return Task.model_validate(obj)
+        task = Task.model_validate(obj)
     except ValidationError as exc:
         err = _pick(exc)
         loc = "".join(f".{part}" for part in err.get("loc", ()))
         task_id = obj.get("id") if isinstance(obj, dict) else None
         prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
         raise InputError(prefix + _describe(exc, err)[1], field=f"tasks[{i}]{loc}") from None
+    defect = _label_defect(task)
+    if defect is not None:
+        field = "".join(f".{part}" for part in defect[0])
+        raise InputError(f"task {task.id!r}: {defect[1]}", field=f"tasks[{i}]{field}")
+    return task
 
 
 def _check_unique(tasks: Sequence[Task], where: str) -> None:
@@ -369,7 +395,9 @@ def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
         reason = _describe(exc, err)[1]
         raise place.error(reason, tuple(err.get("loc", ())), prefix) from None
     defect = (
-        _assertion_defect(task)
+        _label_defect(task)
+        or _assertion_defect(task)
+        or _function_defect(task)
         or _world_defect(task)
         or _callable_defect(task)
         or _expectation_defect(task)
@@ -378,6 +406,21 @@ def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
         loc, reason = defect
         raise place.error(reason, loc, prefix)
     return task
+
+
+def _label_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """A blank ``family`` or ``capability``, as ``(location, reason)``: tasks with
+    ``family: ""`` formed one cluster named "" in the standard errors, while
+    `Suite.families` left it out. Checked on the suite as written (a run's stored
+    tasks stay readable)."""
+    for key in ("family", "capability"):
+        value = getattr(task, key)
+        if value is not None and not value.strip():
+            return (key,), (
+                f"blank ({value!r}): name it, or leave the key out (tasks with the same "
+                f"{key} are grouped in reports)"
+            )
+    return None
 
 
 def _assertion_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
@@ -402,6 +445,102 @@ def _assertion_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                     "nor exists: true/false, so it asserts nothing"
                 )
     return None
+
+
+def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+    """A function doc or answer key entry not in BFCL's form, as ``(location, reason)``.
+
+    The task model leaves both open (``list[dict]``), and a malformed one loaded: an
+    answer key value ``"Paris"`` for ``["Paris"]`` was played by the reference agent as
+    ``"P"`` and read by the grader as ``["Paris"]``, an entry naming two functions
+    stopped the agent, and ``parameters: "city: string"`` or ``required: [cty]`` (no
+    such property) failed every trial. Every BFCL v4 entry has the form checked here:
+    one function name per answer key entry, a list of acceptable values per parameter,
+    and an object schema whose ``required`` names its properties."""
+    exp = task.expectations
+    for i, doc in enumerate(exp.functions):
+        loc: tuple[str | int, ...] = ("expectations", "functions", i)
+        name = doc.get("name")
+        if not isinstance(name, str) or not name:
+            return (*loc, "name"), "expected the function's name (text)"
+        if "parameters" not in doc:
+            continue  # a function without parameters
+        params = doc["parameters"]
+        loc = (*loc, "parameters")
+        if not isinstance(params, Mapping):
+            return loc, (
+                f"{name}: expected a JSON schema object, {{type: object, properties: "
+                f"{{PARAMETER: {{type: ...}}}}, required: [...]}}, got {_kind(params)}"
+            )
+        kind = params.get("type", "object")
+        if kind not in ("object", "dict"):  # "dict" is BFCL's name for it
+            return (*loc, "type"), (
+                f"{name}: expected type: object (a function's parameters are an object "
+                f"schema), got {kind!r}"
+            )
+        props = params.get("properties", {})
+        if not isinstance(props, Mapping):
+            return (*loc, "properties"), (
+                f"{name}: expected a mapping of parameter to its schema, got {_kind(props)}"
+            )
+        for prop, schema in props.items():
+            if not isinstance(schema, Mapping):
+                return (*loc, "properties", prop), (
+                    f"{name}: expected the parameter's JSON schema ({{type: string}}, say), "
+                    f"got {_kind(schema)}"
+                )
+        required = params.get("required", [])
+        if not isinstance(required, list):
+            return (*loc, "required"), (
+                f"{name}: expected a list of parameter names, got {_kind(required)}"
+            )
+        names = sorted(str(p) for p in props)
+        for j, req in enumerate(required):
+            if req not in props:
+                return (*loc, "required", j), (
+                    f"{name} requires {req!r}, which is none of its properties"
+                    f"{_nearest(str(req), names)} (its properties: {', '.join(names) or 'none'})"
+                )
+    for i, entry in enumerate(exp.answer_key or []):
+        loc = ("expectations", "answer_key", i)
+        if len(entry) != 1:
+            named = (
+                f"{len(entry)} functions ({', '.join(map(str, entry))}); parallel calls are "
+                "entries of their own"
+                if entry
+                else "none"
+            )
+            return loc, (
+                f"expected one call, {{FUNCTION: {{PARAMETER: [acceptable values]}}}}, got {named}"
+            )
+        ((name, args),) = entry.items()
+        if not isinstance(args, Mapping):
+            return (*loc, name), (
+                f"expected the call's parameters, {{PARAMETER: [acceptable values]}}, "
+                f"got {_kind(args)}"
+            )
+        for param, values in args.items():
+            if not isinstance(values, list):
+                alone = json.dumps([values], ensure_ascii=False, default=str)
+                alone = alone if len(alone) <= 60 else "[VALUE]"
+                return (*loc, name, param), (
+                    f"expected a list of acceptable values ({alone} for this one alone; "
+                    f'"" in the list lets the parameter be left out), got {_kind(values)}'
+                )
+    return None
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a reason: ``a mapping``, ``text``, ``a number``..."""
+    kinds: tuple[tuple[type | tuple[type, ...], str], ...] = (
+        (Mapping, "a mapping"),
+        (list, "a list"),
+        (str, "text"),
+        (bool, "a boolean"),
+        ((int, float), "a number"),
+    )
+    found = (name for t, name in kinds if isinstance(value, t))
+    return next(found, "null" if value is None else type(value).__name__)
 
 
 def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
@@ -464,26 +603,31 @@ def _callable_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     spec = task.expectations.executable
     if spec is None:
         return None
-    # Looked for where the worker looks: the import path and then the current folder
-    # (a module next to the suite was refused, though the grader would have run it).
-    from agentgauge.graders.exec_runner import import_path
-
     for name, ref in spec.functions.items():
         module = ref.split(":", 1)[0]
-        saved = sys.path[:]
-        sys.path[:] = import_path()
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        finally:
-            sys.path[:] = saved
-        if not found:
+        if not _module_found(module):
             return ("expectations", "executable", "functions", name), (
                 f"cannot find module {module!r} for {ref!r} (installed? on PYTHONPATH? "
                 "in the current folder?)"
             )
     return None
+
+
+def _module_found(module: str) -> bool:
+    """Whether ``module`` can be imported, running none of its code (its parent packages
+    are imported). Looked for where a user's code is looked for when it runs: the
+    import path and then the current folder (`agentgauge.agents.resolve`; a module
+    next to the suite was refused, though the grader would have run it)."""
+    from agentgauge.graders.exec_runner import import_path
+
+    saved = sys.path[:]
+    sys.path[:] = import_path()
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+    finally:
+        sys.path[:] = saved
 
 
 def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
@@ -493,8 +637,8 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     open, since each world defines them; here the world checks them, so a typo fails
     when the suite loads rather than as an infra error in every trial (or, worse,
     not at all: an unknown ``user_scenario`` key used to be ignored).
-    A ``package.module:factory`` environment is the user's own and is checked when
-    the run loads it."""
+    A ``package.module:factory`` environment is the user's own: its module must be
+    found (running none of its code), and the rest is checked when the run loads it."""
     name = task.environment
     if name is not None and ":" not in name and name not in BUILTIN_ENVIRONMENTS:
         known = ", ".join(BUILTIN_ENVIRONMENTS)
@@ -502,6 +646,14 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
             f"unknown environment {name!r} (built-in: {known}; "
             "or package.module:factory for your own)"
         )
+    if name is not None and ":" in name:
+        module = name.split(":", 1)[0]
+        if not _module_found(module):
+            # The run said so too, without the file and line of the task.
+            return ("environment",), (
+                f"cannot find module {module!r} for environment {name!r} (installed? on "
+                f"PYTHONPATH? in the current folder {Path.cwd()}?)"
+            )
     world = builtin_environment(task)
     if world is None:
         return None
@@ -510,9 +662,49 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         return defect
     try:
         world.check_state(task)
+    except TaskDefect as exc:
+        return exc.loc, exc.reason
     except ValueError as exc:
         return ("initial_state",), str(exc)
-    return _tool_defect(task, world)
+    return _state_path_defect(task, world) or _tool_defect(task, world)
+
+
+def _state_path_defect(
+    task: Task, world: BuiltinEnvironment
+) -> tuple[tuple[str | int, ...], str] | None:
+    """A state assertion path, or a checkpoint's ``state`` table, that the world's state
+    never has, as ``(location, reason)``: ``orderz.W1001.status`` failed every trial
+    with ``equals``, and with ``exists: false`` passed every one, the agent's included.
+    Checked against the world's `BuiltinEnvironment.state_shape`, as far as it says."""
+    if world.state_shape is None:
+        return None
+    exp = task.expectations
+    where: tuple[str | int, ...] = ("expectations",)
+    paths = [((*where, "state_assertions", j, "path"), a.path)
+             for j, a in enumerate(exp.state_assertions)]  # fmt: skip
+    for i, cp in enumerate(exp.checkpoints):
+        at = (*where, "checkpoints", i)
+        paths += [((*at, "state_assertions", j, "path"), a.path)
+                  for j, a in enumerate(cp.state_assertions)]  # fmt: skip
+        paths += [((*at, "state", table), table) for table in cp.state or {}]
+    for loc, path in paths:
+        shape: Mapping[str, Any] | None = world.state_shape
+        parts = path.split(".") if path else []
+        for depth, part in enumerate(parts):
+            if shape is None:
+                break
+            if "*" in shape:
+                shape = shape["*"]
+                continue
+            if part not in shape:
+                known = sorted(shape)
+                within = ".".join(parts[:depth]) or f"the {world.name} world's state"
+                return loc, (
+                    f"{within} has no {part!r}{_nearest(part, known)} (it has: "
+                    f"{', '.join(known)}), so no trial's state has this path"
+                )
+            shape = shape[part]
+    return None
 
 
 def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int, ...], str] | None:
@@ -633,7 +825,7 @@ def _finish(located: Located) -> list[Task]:
         try:
             task = _derive(task)
         except TaskDefect as exc:
-            raise place.error(str(exc), exc.loc, prefix) from None
+            raise place.error(exc.reason, exc.loc, prefix) from None
         except ValueError as exc:
             raise InputError(prefix + str(exc), file=file, line=line) from None
         defect = _grader_defect(task)

@@ -183,13 +183,20 @@ def test_a_checkpointed_task_loads_and_bad_checkpoints_are_located(tmp_path: Pat
     )
     assert "expectations.checkpoints.0.mode" in _error(tmp_path, mode)
     one_more = CHECKPOINTED.replace('["Actually', '["Also W1001.", "Actually')
+    # Each at its own line and field: they were all at the task's first line.
     assert _error(tmp_path, one_more).startswith(
-        "FILE:2: task 'two': expectations.checkpoints: 2 checkpoint(s) for 3 user turn(s)"
+        "FILE:7: expectations.checkpoints: task 'two': 2 checkpoint(s) for 3 user turn(s)"
     )
     wrong = CHECKPOINTED.replace("equals: 12 Oxford St", "equals: 13 Oxford St")
-    assert "expectations.checkpoints[0] does not hold on its own calls" in _error(tmp_path, wrong)
+    assert _error(tmp_path, wrong).startswith(
+        "FILE:8: expectations.checkpoints.0: task 'two': checkpoint 1 does not hold on its "
+        "own calls"
+    )
     failing = CHECKPOINTED.replace("order_id: W1030", "order_id: W9999")
-    assert "checkpoint 2's call 0 (get_order_details) failed" in _error(tmp_path, failing)
+    assert _error(tmp_path, failing).startswith(
+        "FILE:13: expectations.checkpoints.1.calls.0: task 'two': checkpoint 2's call 0 "
+        "(get_order_details) failed"
+    )
 
 
 def test_the_worked_example_in_the_task_guide_loads_and_the_oracle_passes_it(

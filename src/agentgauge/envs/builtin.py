@@ -11,7 +11,7 @@ ask it instead of testing its name.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,10 +41,15 @@ BUILTIN_ENVIRONMENTS = {
 class TaskDefect(ValueError):
     """What a world finds wrong in a task it completes, with where in the task it is
     (``("expectations", "state_assertions", 1)``), so the suite loader names that line
-    and field."""
+    and field.
 
-    def __init__(self, reason: str, loc: tuple[str | int, ...]) -> None:
-        super().__init__(reason)
+    ``reason`` says what is wrong there; the message (``str``) leads with ``where``
+    when given (``orders[0].zip: ...``), for whoever catches it as a `ValueError`
+    without reading ``loc``."""
+
+    def __init__(self, reason: str, loc: tuple[str | int, ...], where: str | None = None) -> None:
+        super().__init__(reason if where is None else f"{where}: {reason}")
+        self.reason = reason
         self.loc = loc
 
 
@@ -89,6 +94,12 @@ class BuiltinEnvironment:
     typo such as ``knwon:`` fails when the suite loads instead of passing silently)."""
     check_state: Callable[[Task], None] = _no_check
     """Raises `ValueError` naming what is wrong in the task's ``initial_state``."""
+    state_shape: Mapping[str, Any] | None = None
+    """The keys the world's state can hold, as nested mappings: ``"*"`` stands for any
+    key, and ``None`` for anything below (retail: ``{"orders": {"*": {"status": None,
+    ...}}, ...}``); ``None`` when the world cannot say. The suite loader checks each
+    state assertion's path against it (``orderz.W1001.status`` can never hold, and
+    with ``exists: false`` always holds)."""
     tools: Callable[[Task], list[dict[str, Any]]] | None = None
     """The tools the task's agent is offered, as function docs (``name``, and
     ``parameters`` with its ``properties``); ``None`` when the world cannot say

@@ -77,7 +77,7 @@ from agentgauge.metrics.baselines import ROLE_KEY, check_role
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
-from agentgauge.suite import SuiteLike, as_suite, scenario_defect
+from agentgauge.suite import SuiteLike, as_suite, scenario_defect, task_place
 
 __all__ = [
     "DEFAULTS",
@@ -103,13 +103,14 @@ DEFAULTS: dict[str, Any] = {
 _PINNED = ("seed",)
 
 
-def _check_gradable(tasks: Sequence[Task]) -> None:
+def _check_gradable(suite: SuiteLike) -> None:
     """Refuse tasks whose outcome no code grader decides, before any trial runs: each
     of their trials would be stored as "not evaluated" and counted as a failure (a
-    suite of them reported 0.0% with a consistency of 1.000)."""
+    suite of them reported 0.0% with a consistency of 1.000). The error names where
+    the first of them is written, when the suite says (`task_place`)."""
     from agentgauge.graders import decides_outcome
 
-    undecided = [t for t in tasks if not decides_outcome(t)]
+    undecided = [t for t in suite.tasks if not decides_outcome(t)]
     if not undecided:
         return
     shown = ", ".join(repr(t.id) for t in undecided[:5])
@@ -121,10 +122,13 @@ def _check_gradable(tasks: Sequence[Task]) -> None:
         if rubric
         else ""
     )
+    file, line = task_place(suite, undecided[0].id)
     raise InputError(
         f"nothing grades the outcome of {len(undecided)} task(s), {shown}{more}: their "
         "expectations give no final_state, answer, tool_calls, control, minefields, "
         f"checkpoints or executable check (docs/writing-tasks.md){hint}",
+        file=file,
+        line=line,
         field="expectations",
     )
 
@@ -496,7 +500,7 @@ async def _session(
     while trials run (`RunInterrupted`, what is saved, how to resume)."""
     the_suite = as_suite(suite)
     if grader is default_grader:
-        _check_gradable(the_suite.tasks)
+        _check_gradable(the_suite)
     factory = with_variants(env_factory) if env_factory else default_env_factory(the_suite.tasks)
     resuming = _resuming(store, run_id)
     design = {k: given[k] for k in ("variants", "seed", "max_paraphrases")}

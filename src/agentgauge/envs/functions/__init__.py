@@ -10,5 +10,7 @@ ENVIRONMENT = BuiltinEnvironment(
     name="functions",
     make=lambda task, seed, paraphrase: FunctionsEnv(task, paraphrase=paraphrase),
     play=play,
+    # The calls made (`FunctionsEnv.final_state`).
+    state_shape={"calls": None},
     tools=lambda task: task.expectations.functions,
 )

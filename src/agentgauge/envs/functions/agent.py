@@ -34,8 +34,13 @@ async def play(run: PlanRun) -> None:
         return
     names = [str(f.get("name")) for f in exp.functions]
     for entry in key:
-        ((name, params),) = entry.items()
-        args = {p: values[0] for p, values in params.items() if values and values[0] != ""}
+        # A loaded suite's key is in BFCL's form (the loader refuses others); a task
+        # built in Python is read as the grader reads it (`agentgauge.graders.ast`): the
+        # entry's first name, and a value that is no list as the one acceptable value.
+        name, params = next(iter(entry.items()))
+        params = params if isinstance(params, dict) else {}
+        firsts = {p: v[0] if isinstance(v, list) else v for p, v in params.items() if v != []}
+        args = {p: first for p, first in firsts.items() if first != ""}
         if len(key) > 1 and run.chance(run.p.early_stop * 5 if run.p else 0.0):
             continue  # a parallel call left out
         if run.chance(run.p.wrong_args if run.p else 0.0) and args:

@@ -3,7 +3,7 @@ account changes on SQLite, with a written policy and a scripted user."""
 
 from agentgauge.envs.builtin import BuiltinEnvironment
 from agentgauge.envs.retail.agent import play
-from agentgauge.envs.retail.db import template
+from agentgauge.envs.retail.db import STATE_SHAPE, template
 from agentgauge.envs.retail.env import RetailEnv, policy_text
 from agentgauge.envs.retail.expected import complete
 from agentgauge.envs.retail.tools import IRREVERSIBLE, TOOLS
@@ -43,5 +43,6 @@ ENVIRONMENT = BuiltinEnvironment(
     complete=with_reference_answer,
     scenario=Scenario,
     check_state=check_initial_state,
+    state_shape=STATE_SHAPE,
     tools=lambda task: [tool["function"] for tool in TOOLS],
 )

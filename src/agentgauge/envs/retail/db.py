@@ -9,18 +9,24 @@ and copied per trial.
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import sqlite3
 import threading
+from types import UnionType
 from typing import Any
 
+from agentgauge.envs.builtin import TaskDefect
 from agentgauge.envs.retail import seed
 
 __all__ = [
     "JSON_COLUMNS",
+    "STATE_SHAPE",
     "TABLES",
     "Template",
     "apply_overrides",
+    "check_overrides",
     "export_state",
     "fresh_connection",
     "template",
@@ -84,6 +90,23 @@ MUTABLE = tuple(
 )
 
 
+#: The keys of the exported state (`export_state`), in the form of
+#: `BuiltinEnvironment.state_shape`: table -> any row key -> its exported columns.
+STATE_SHAPE: dict[str, Any] = {
+    table: {
+        "*": {
+            **{
+                c: None
+                for c in TABLES[table][0]
+                if c != TABLES[table][1][0] and (table, c) not in _NOT_EXPORTED
+            },
+            **({"items": None} if table == "orders" else {}),
+        }
+    }
+    for table in MUTABLE
+}
+
+
 def _create(conn: sqlite3.Connection) -> None:
     for table, (columns, key) in TABLES.items():
         cols = ", ".join(columns)
@@ -117,51 +140,113 @@ def _populate(conn: sqlite3.Connection) -> None:
         )
 
 
+def check_overrides(overrides: dict[str, Any]) -> None:
+    """Raise `TaskDefect` (a `ValueError`) naming the table, row and column of the first
+    thing in a task's ``initial_state`` that is no row of the database: an unknown
+    table or column, a row without its primary key, or a value SQLite cannot hold.
+
+    Checked before any SQL runs: a list in a text column was reported as "SQLite
+    refused the store" (as if the store were at fault), and an integer beyond 64 bits
+    or an unquoted YAML date was a traceback.
+    """
+    for table, rows in overrides.items():
+        at: tuple[str | int, ...] = ("initial_state", table)
+        if table not in TABLES:
+            raise TaskDefect(f"unknown table {table!r} (known: {', '.join(TABLES)})", at)
+        if not isinstance(rows, list):
+            raise TaskDefect("expected a list of rows", at, table)
+        columns, key = TABLES[table]
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise TaskDefect("expected a mapping of column to value", (*at, i), f"{table}[{i}]")
+            unknown = sorted(set(row) - set(columns))
+            if unknown:
+                raise TaskDefect(f"unknown column(s) {unknown} (its columns: {', '.join(columns)})",
+                                 (*at, i, unknown[0]), f"{table}[{i}]")  # fmt: skip
+            missing_key = [k for k in key if k not in row]
+            if missing_key:
+                raise TaskDefect(f"primary key column(s) {missing_key} missing", (*at, i),
+                                 f"{table}[{i}]")  # fmt: skip
+            for column, value in row.items():
+                reason = _cell_defect(column, value)
+                if reason is not None:
+                    raise TaskDefect(reason, (*at, i, column), f"{table}[{i}].{column}")
+
+
+def _cell_defect(column: str, value: Any) -> str | None:
+    """Why ``value`` cannot go in ``column``, or ``None``: a JSON column holds a list of
+    item ids (or null); any other holds text, a number or a boolean (or null)."""
+    if column in JSON_COLUMNS:
+        if value is None or (isinstance(value, list) and all(type(v) is str for v in value)):
+            return None
+        return f"expected a list of item ids (text, such as '1001'), got {_kind(value)}"
+    if value is None or isinstance(value, str | bool):
+        return None
+    if isinstance(value, int):
+        if -(2**63) <= value < 2**63:
+            return None
+        return f"{value} is out of range: an integer must lie within ±2^63 (what SQLite holds)"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"must be a finite number, got {value}"
+    if isinstance(value, datetime.date):
+        # YAML reads an unquoted 2024-06-01 as a date; the world keeps dates as text.
+        return f"expected text or a number, got a date (quote it: '{value.isoformat()}')"
+    return f"expected text or a number, got {_kind(value)}"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list" if value else "an empty list"
+    kinds: tuple[tuple[type | UnionType, str], ...] = (
+        (dict, "a mapping"),
+        (str, "text"),
+        (bool, "a boolean"),
+        (int | float, "a number"),
+        (datetime.date, "a date"),
+    )
+    return next((name for t, name in kinds if isinstance(value, t)), type(value).__name__)
+
+
 def apply_overrides(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None:
     """Apply a task's ``initial_state``: ``{table: [row, ...]}``.
 
     A row whose primary key exists updates the columns it names; otherwise it is
     inserted (and must name every column). Raises `ValueError` naming the table
-    and row for anything else.
+    and row for anything else (`check_overrides`).
     """
+    check_overrides(overrides)
     for table, rows in overrides.items():
-        if table not in TABLES:
-            raise ValueError(f"unknown table {table!r} (known: {', '.join(TABLES)})")
-        if not isinstance(rows, list):
-            raise ValueError(f"{table}: expected a list of rows")
-        columns, key = TABLES[table]
         for i, row in enumerate(rows):
-            if not isinstance(row, dict):
-                raise ValueError(f"{table}[{i}]: expected a mapping of column to value")
-            unknown = set(row) - set(columns)
-            if unknown:
-                raise ValueError(f"{table}[{i}]: unknown column(s) {sorted(unknown)}")
-            missing_key = [k for k in key if k not in row]
-            if missing_key:
-                raise ValueError(f"{table}[{i}]: primary key column(s) {missing_key} missing")
-            values = {
-                c: json.dumps(v) if c in JSON_COLUMNS and v is not None else v
-                for c, v in row.items()
-            }
-            where = " AND ".join(f"{k} = ?" for k in key)
-            exists = conn.execute(
-                f"SELECT 1 FROM {table} WHERE {where}", [values[k] for k in key]
-            ).fetchone()
-            if exists:
-                sets = [c for c in values if c not in key]
-                if sets:
-                    conn.execute(
-                        f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in sets)} WHERE {where}",
-                        [values[c] for c in sets] + [values[k] for k in key],
-                    )
-            else:
-                missing = [c for c in columns if c not in values]
-                if missing:
-                    raise ValueError(f"{table}[{i}]: new row needs column(s) {missing}")
-                conn.execute(
-                    f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})",
-                    [values[c] for c in columns],
-                )
+            try:
+                _apply_row(conn, table, row, i)
+            except (sqlite3.Error, OverflowError, UnicodeError) as exc:  # not foreseen above
+                at = ("initial_state", table, i)
+                raise TaskDefect(f"SQLite refused the row: {exc}", at, f"{table}[{i}]") from None
+
+
+def _apply_row(conn: sqlite3.Connection, table: str, row: dict[str, Any], i: int) -> None:
+    columns, key = TABLES[table]
+    values = {
+        c: json.dumps(v) if c in JSON_COLUMNS and v is not None else v for c, v in row.items()
+    }
+    where = " AND ".join(f"{k} = ?" for k in key)
+    exists = conn.execute(f"SELECT 1 FROM {table} WHERE {where}", [values[k] for k in key])
+    if exists.fetchone():
+        sets = [c for c in values if c not in key]
+        if sets:
+            conn.execute(
+                f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in sets)} WHERE {where}",
+                [values[c] for c in sets] + [values[k] for k in key],
+            )
+        return
+    missing = [c for c in columns if c not in values]
+    if missing:
+        at = ("initial_state", table, i)
+        raise TaskDefect(f"new row needs column(s) {missing}", at, f"{table}[{i}]")
+    conn.execute(
+        f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})",
+        [values[c] for c in columns],
+    )
 
 
 class Template:
@@ -182,7 +267,11 @@ _lock = threading.Lock()
 
 def template(overrides: dict[str, Any] | None = None) -> Template:
     """The (cached) template for an initial state; raises `ValueError` for bad overrides."""
-    key = json.dumps(overrides or {}, sort_keys=True)
+    try:
+        key = json.dumps(overrides or {}, sort_keys=True)
+    except TypeError:  # a value JSON cannot hold (a YAML date): name it
+        check_overrides(overrides or {})
+        raise
     with _lock:
         found = _templates.get(key)
         if found is None:

@@ -73,10 +73,10 @@ def check_turn_plan(task: Task) -> Task:
         return task
     n_turns = 1 + len(task.user_scenario.get("follow_ups", []))
     if len(exp.checkpoints) != n_turns:
-        raise ValueError(
-            f"expectations.checkpoints: {len(exp.checkpoints)} checkpoint(s) for {n_turns} "
-            "user turn(s) (the instruction and each of user_scenario.follow_ups); "
-            "declare one per turn"
+        raise TaskDefect(
+            f"{len(exp.checkpoints)} checkpoint(s) for {n_turns} user turn(s) (the "
+            "instruction and each of user_scenario.follow_ups); declare one per turn",
+            ("expectations", "checkpoints"),
         )
     if not exp.reference_calls:
         plan = [call for cp in exp.checkpoints for call in cp.calls]
@@ -85,7 +85,7 @@ def check_turn_plan(task: Task) -> Task:
     env = RetailEnv(task, seed=0)
     try:
         for i, cp in enumerate(exp.checkpoints):
-            calls = [_call(env, call, f"checkpoint {i + 1}'s call {j}")
+            calls = [_call(env, call, f"checkpoint {i + 1}'s call {j}", (i, j))
                      for j, call in enumerate(cp.calls)]  # fmt: skip
             turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=env.final_state())
             result = check_checkpoint(cp, i + 1, turn, exp.functions)
@@ -93,36 +93,41 @@ def check_turn_plan(task: Task) -> Task:
                 state, checked = result["state"] or {}, result["calls"] or {}
                 why = [*state.get("failed", []), *state.get("paths", [])]
                 why += [f"missing call {m['name']}" for m in checked.get("missing", [])]
-                raise ValueError(
-                    f"expectations.checkpoints[{i}] does not hold on its own calls "
-                    f"({result['status']}): {'; '.join(why)}"
+                raise TaskDefect(
+                    f"checkpoint {i + 1} does not hold on its own calls "
+                    f"({result['status']}): {'; '.join(why)}",
+                    ("expectations", "checkpoints", i),
                 )
     finally:
         env.close()
     return task
 
 
-def _call(env: RetailEnv, call: ToolCallSpec, what: str) -> ToolCallEvent:
+def _call(env: RetailEnv, call: ToolCallSpec, what: str, at: tuple[int, int]) -> ToolCallEvent:
     outcome = env.call_tool(call.name, call.arguments)
     if outcome.is_error:
-        raise ValueError(f"{what} ({call.name}) failed on a fresh environment: {outcome.content}")
+        raise TaskDefect(
+            f"{what} ({call.name}) failed on a fresh environment: {outcome.content}",
+            ("expectations", "checkpoints", at[0], "calls", at[1]),
+        )
     return ToolCallEvent(name=call.name, arguments=call.arguments)
 
 
 def replay(task: Task) -> dict[str, Any]:
     """The final state after running ``task.expectations.reference_calls`` in order.
 
-    Raises `ValueError` naming the first reference call that returns an error
-    (or a bad ``initial_state``).
+    Raises `TaskDefect` naming the first reference call that returns an error
+    (`ValueError` for a bad ``initial_state``).
     """
     env = RetailEnv(task, seed=0)
     try:
         for i, call in enumerate(task.expectations.reference_calls):
             outcome = env.call_tool(call.name, call.arguments)
             if outcome.is_error:
-                raise ValueError(
+                raise TaskDefect(
                     f"reference call {i} ({call.name}) failed on a fresh environment: "
-                    f"{outcome.content}"
+                    f"{outcome.content}",
+                    ("expectations", "reference_calls", i),
                 )
         return env.final_state()
     finally:
