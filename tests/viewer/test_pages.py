@@ -586,3 +586,74 @@ def test_a_diff_of_one_task_says_why_its_figures_are_missing(tmp_path: Path) -> 
     page = body.decode()
     assert f"<li>– 95% interval, SE paired, p: {spread}</li>" in page
     assert 'id="comparison-unknown"' in page
+
+
+def _two_agents_and_one(tmp_path: Path) -> Path:
+    """Run ``sample`` (examples/sample_trials.jsonl: agents careful and hasty) and run
+    ``careful2``: careful's trials with every even trial's outcome flipped."""
+    from agentgauge.importers import import_file
+
+    sample = Path(__file__).parents[2] / "examples" / "sample_trials.jsonl"
+    rows = [json.loads(line) for line in sample.read_text().splitlines() if line.strip()]
+    careful = [
+        {**r, "success": not r["success"] if r["trial"] % 2 == 0 else r["success"]}
+        for r in rows
+        if r["agent"] == "careful"
+    ]
+    flipped = tmp_path / "careful2.jsonl"
+    flipped.write_text("".join(json.dumps(r) + "\n" for r in careful))
+    db = tmp_path / "s.db"
+    import_file("jsonl", sample, db, "sample")
+    import_file("jsonl", flipped, db, "careful2")
+    return db
+
+
+def test_a_diff_side_of_two_agents_is_refused_and_one_can_be_picked(
+    tmp_path: Path, cli: Cli
+) -> None:
+    # The diff pooled careful's and hasty's trials into one side (A 55%, p 0.785, and a
+    # verdict) where `agentgauge compare` refuses the run and compares one agent of it.
+    from viewer_support import serving
+
+    db = _two_agents_and_one(tmp_path)
+    code, _, err = cli("compare", f"{db}:sample", f"{db}:careful2")
+    assert code == 2 and "A holds 2 (agent, model) configurations" in err
+    code, out, err = cli("compare", f"{db}:sample#agent=careful", f"{db}:careful2", "--json")
+    assert code == 0, err
+    compared = json.loads(out)
+    with serving(db) as s:
+        status, _, body = _get(s, "/diff?a=sample&b=careful2&format=json")
+        refused = json.loads(body)
+        page_status, _, page = _get(s, "/diff?a=sample&b=careful2&changed=1")
+        picked = _json(s, refused["choices"][0]["href"])
+        chosen_page = _get(s, "/diff?a=sample&a_agent=careful&b=careful2")[2].decode()
+        none_status, _, none = _get(s, "/diff?a=sample&a_agent=nobody&b=careful2&format=json")
+        # B is checked too, and the pick keeps what the address already chose for A.
+        b_refused = _get(s, "/diff?a=careful2&b=sample&a_agent=careful&format=json")
+    assert status == page_status == none_status == 400
+    assert refused["error"] == (
+        "A (run sample) holds 2 (agent, model) configurations and is compared as one "
+        "system; pick one: agent careful, model gpt-4o-mini (40 trials); agent hasty, "
+        "model llama-3.1-8b (40 trials)"
+    )
+    assert [c["href"] for c in refused["choices"]] == [
+        "/diff?a=sample&b=careful2&a_agent=careful",
+        "/diff?a=sample&b=careful2&a_agent=hasty",
+    ]
+    html = page.decode()
+    assert 'href="/diff?a=sample&amp;b=careful2&amp;changed=1&amp;a_agent=hasty"' in html
+    assert 'id="verdict"' not in html
+    # The chosen agent's diff is compare's numbers: A 67.5%, B − A −15 pp, p 0.093.
+    c = picked["comparison"]
+    assert c["a"]["label"] == "sample#agent=careful"
+    assert c["a"]["success_rate"] == compared["a"]["success_rate"] == pytest.approx(0.675)
+    assert c["mean_diff"] == compared["mean_diff"] == pytest.approx(-0.15)
+    assert c["p_value"] == compared["p_value"]
+    assert picked["verdict"] == compared["verdict"]
+    assert picked["components"] == compared["components"]
+    assert 'sample</a> <span class="chosen">(agent careful)</span> (A)' in chosen_page
+    assert json.loads(none)["error"].startswith("A (run sample) has no trials of agent nobody;")
+    assert b_refused[0] == 400 and json.loads(b_refused[2])["side"] == "b"
+    assert json.loads(b_refused[2])["choices"][0]["href"] == (
+        "/diff?a=careful2&b=sample&a_agent=careful&b_agent=careful"
+    )

@@ -50,6 +50,7 @@ from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
 from agentgauge.report.formats import success_se_of
 from agentgauge.report.record import p_text
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
+from agentgauge.sources import configurations
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
 from agentgauge.table import TrialTable
@@ -158,6 +159,33 @@ def _json(data: Any) -> Response:
     return Response(body, media_type="application/json")
 
 
+#: A diff side's choice of one (agent, model) configuration: ``a_agent``, ``a_model``,
+#: ``b_agent``, ``b_model`` in the address, as ``#agent=``/``#model=`` on a SOURCE of
+#: ``agentgauge compare``.
+Chosen = tuple[str | None, str | None]
+
+
+def _chosen(request: Request, side: str) -> Chosen:
+    params = request.query_params
+    return (params.get(f"{side}_agent") or None, params.get(f"{side}_model") or None)
+
+
+def _side_label(run_id: str, chosen: Chosen) -> str:
+    """A side's name as compare's SOURCE would spell it: ``RUN#agent=A,model=M``."""
+    parts = [f"{k}={v}" for k, v in zip(("agent", "model"), chosen, strict=True) if v is not None]
+    return run_id + ("#" + ",".join(parts) if parts else "")
+
+
+class _PickOne(Exception):
+    """A diff side that is not one system: the configurations it holds, to pick from."""
+
+    def __init__(
+        self, message: str, side: str, configs: list[tuple[str | None, str | None, int]]
+    ) -> None:
+        super().__init__(message)
+        self.message, self.side, self.configs = message, side, configs
+
+
 def _version(run: dict[str, Any]) -> tuple[str, int, int]:
     """What a run's computed pages depend on: its id, active grade version and trial
     count (a re-grade activated, or trials added by a resumed run, change it)."""
@@ -215,11 +243,42 @@ class Viewer:
         columns: tuple[TrialTable, npt.NDArray[np.bool_]] = self.tables.get(_version(run), read)
         return columns
 
-    def components(self, run: dict[str, Any], table: TrialTable) -> dict[str, Any]:
-        """The run's configuration as `agentgauge compare` reads a stored run's."""
-        calls = ModelCalls.of_run(self.store, run["run_id"])
+    def components(
+        self, run: dict[str, Any], table: TrialTable, chosen: Chosen = (None, None)
+    ) -> dict[str, Any]:
+        """The run's configuration (of the ``chosen`` agent and model) as `agentgauge
+        compare` reads a stored run's."""
+        calls = ModelCalls.of_run(self.store, run["run_id"], agent=chosen[0], model=chosen[1])
         header = self.store.get_run(run["run_id"])
         return side_components(header, table.codes("model")[0], calls.served)
+
+    def system(self, run: dict[str, Any], side: str, chosen: Chosen) -> TrialTable:
+        """The run's trials of the configuration ``chosen`` (all of them when nothing
+        is), refused with `_PickOne` unless they are one (agent, model) configuration:
+        `agentgauge compare` refuses to pool two agents into a system that never
+        existed (`sources.require_one_configuration`), and so does the diff."""
+        table = self.table(run)
+        agent, model = chosen
+        rows = np.ones(len(table), dtype=bool)
+        if agent is not None:
+            rows &= table.agent.astype(object) == agent
+        if model is not None:
+            rows &= table.model.astype(object) == model
+        kept = table.take(np.flatnonzero(rows)) if agent is not None or model is not None else table
+        held = configurations(table)
+        name = f"{side.upper()} (run {run['run_id']})"
+        if not len(kept) and (agent is not None or model is not None):
+            named = (("agent", agent), ("model", model))
+            what = " and ".join(f"{k} {v}" for k, v in named if v is not None)
+            raise _PickOne(f"{name} has no trials of {what}", side, held)
+        if len(configurations(kept)) > 1:
+            raise _PickOne(
+                f"{name} holds {len(held)} (agent, model) configurations and is compared "
+                "as one system",
+                side,
+                held,
+            )
+        return kept
 
     def header(self, run_id: str) -> dict[str, Any]:
         run = queries.run_header(self.store, run_id)
@@ -312,24 +371,31 @@ class Viewer:
             data = {"schema": "agentgauge.viewer.diff-choose/1", "runs": runs}
             return self.page(request, "diff_choose.html.j2", data, variant=variant)
         a, b = self.header(a_id), self.header(b_id)
-        key = (_version(a), _version(b), variant)
+        chosen_a, chosen_b = _chosen(request, "a"), _chosen(request, "b")
+        key = (_version(a), chosen_a, _version(b), chosen_b, variant)
         diff: dict[str, Any] = self.diffs.peek(key)
         if diff is None:
             # The tables are read here, on the event loop's thread, which owns the store's
             # connection; the diff of them is computed on a worker thread, so that other
             # pages are served meanwhile.
-            table_a, table_b = self.table(a), self.table(b)
+            try:
+                table_a, table_b = self.system(a, "a", chosen_a), self.system(b, "b", chosen_b)
+            except _PickOne as pick:
+                return _pick_page(request, pick, runs, variant)
             # Each side's configuration as `agentgauge compare` reads it, so the verdict
             # says what compare's says (not attributable when two components changed).
-            sides = (self.components(a, table_a), self.components(b, table_b))
+            sides = (
+                self.components(a, table_a, chosen_a),
+                self.components(b, table_b, chosen_b),
+            )
             diff = await run_in_threadpool(
                 self.diffs.get,
                 key,
                 lambda: run_diff(
                     table_a,
                     table_b,
-                    label_a=a["run_id"],
-                    label_b=b["run_id"],
+                    label_a=_side_label(a["run_id"], chosen_a),
+                    label_b=_side_label(b["run_id"], chosen_b),
                     variant=variant,
                     components=sides,
                 ),
@@ -350,6 +416,7 @@ class Viewer:
             "changed": changed,
             "variant": variant,
             "runs": runs,
+            "chosen": {"a": chosen_a, "b": chosen_b},
         }
         html = _ENV.get_template("diff.html.j2").render(
             data=context, request=request, variant=variant
@@ -372,6 +439,55 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
     return _error_page(request, status, detail)
+
+
+def _recorded(name: str | None) -> str:
+    return "not recorded" if name is None else name
+
+
+def _pick_page(request: Request, pick: _PickOne, runs: list[str], variant: str) -> Response:
+    """A 400 for a diff side that is not one system: compare's message, and a link to
+    the diff of each configuration the side holds (its ``a_agent``/``a_model``)."""
+    agents = [a for a, _, _ in pick.configs]
+    kept = {
+        k: v
+        for k, v in request.query_params.items()
+        if k not in ("format", "page", f"{pick.side}_agent", f"{pick.side}_model")
+    }
+    choices: list[dict[str, Any]] = []
+    for agent, model, n in pick.configs:
+        # The shortest choice that names it, as compare's selectors: the agent, with the
+        # model when the agent alone is not enough.
+        narrowed = {f"{pick.side}_agent": agent}
+        if agent is None or agents.count(agent) > 1:
+            narrowed[f"{pick.side}_model"] = model
+        choices.append(
+            {
+                "agent": agent,
+                "model": model,
+                "n_trials": n,
+                "href": "/diff" + _query(**kept, **narrowed),
+            }
+        )
+    listed = "; ".join(
+        f"agent {_recorded(c['agent'])}, model {_recorded(c['model'])} ({c['n_trials']} trials)"
+        for c in choices
+    )
+    detail = f"{pick.message}; pick one: {listed}"
+    if request.query_params.get("format") == "json":
+        body = json.dumps(
+            {"error": detail, "status": 400, "side": pick.side, "choices": choices},
+            ensure_ascii=False,
+        )
+        return Response(body, status_code=400, media_type="application/json")
+    html = _ENV.get_template("diff_pick.html.j2").render(
+        request=request,
+        data={"runs": runs},
+        variant=variant,
+        message=pick.message,
+        choices=choices,
+    )
+    return HTMLResponse(html, status_code=400)
 
 
 def _error_page(request: Request, status: int, detail: str) -> Response:
