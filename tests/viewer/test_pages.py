@@ -657,3 +657,35 @@ def test_a_diff_side_of_two_agents_is_refused_and_one_can_be_picked(
     assert json.loads(b_refused[2])["choices"][0]["href"] == (
         "/diff?a=careful2&b=sample&a_agent=careful&b_agent=careful"
     )
+
+
+def test_a_run_page_follows_figures_collect_updates_in_place(tmp_path: Path) -> None:
+    # `collect` joins spans to trials already stored: their cost, calls and tokens change
+    # with no trial added and no grade activated. The run page, cached by (run, grade
+    # version, trial count), said "unknown (2 unpriced)" until the viewer restarted,
+    # beside `agentgauge metrics` and the trial page saying $0.072 a trial.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+    from agentgauge.schema import ModelCallEvent
+
+    src = tmp_path / "t.jsonl"
+    rows = [{"task_id": t, "trial": 0, "success": t == "a", "model": "m"} for t in "ab"]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "r")
+    with serving(db) as s:
+        (before,) = _json(s, "/runs/r")["base"]["groups"]
+        assert before["cost"]["per_trial"] is None
+        assert "unknown (2 unpriced)" in _get(s, "/runs/r")[2].decode()
+        summaries = s.app.state.viewer.summaries.computed
+        _json(s, "/runs/r")  # nothing changed: read from memory
+        assert s.app.state.viewer.summaries.computed == summaries
+        with Store(db) as writer, writer.transaction():  # as `collect` joins a trace
+            for pk in writer.trial_keys("r"):
+                call = ModelCallEvent(model="m", input_tokens=10, output_tokens=5, cost_usd=0.072)
+                writer.append_events(pk, [call], {})
+        (after,) = _json(s, "/runs/r")["base"]["groups"]
+        page = _get(s, "/runs/r")[2].decode()
+    assert after["cost"]["per_trial"] == pytest.approx(0.072)
+    assert "$0.0720" in page and "unpriced" not in page

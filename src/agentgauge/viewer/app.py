@@ -186,23 +186,20 @@ class _PickOne(Exception):
         self.message, self.side, self.configs = message, side, configs
 
 
-def _version(run: dict[str, Any]) -> tuple[str, int, int]:
-    """What a run's computed pages depend on: its id, active grade version and trial
-    count (a re-grade activated, or trials added by a resumed run, change it)."""
-    return (run["run_id"], run["grade_version"], run["n_trials"])
-
-
 class Viewer:
     """The app's state: the read-only store and the caches of computed pages."""
 
     def __init__(self, store_path: str | Path) -> None:
         self.store_path = str(store_path)
         self._store: Store | None = None
-        # Each cache is keyed by `_version` of the runs it reads.
+        # Each cache is keyed by `version` of the runs it reads.
         self.tables = Memo(keep=4)  # the largest entries: a column per trial field
         self.summaries = Memo(keep=64)
         self.cells = Memo(keep=16)
         self.diffs = Memo(keep=16)
+        # `run_stamp` per run, good while no other connection committed to the store.
+        self._stamps: dict[str, tuple[Any, ...]] = {}
+        self._data_version: int | None = None
 
     @property
     def store(self) -> Store:
@@ -215,6 +212,23 @@ class Viewer:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    def version(self, run: dict[str, Any]) -> tuple[Any, ...]:
+        """What a run's computed pages depend on: its id, active grade version, trial
+        count (a re-grade activated, trials added by a resumed run) and `run_stamp`
+        (figures ``collect`` updated in place when it joined spans to stored trials).
+
+        The stamp is read again only after another connection committed to the store
+        (SQLite's ``PRAGMA data_version``): while nothing writes, a page costs no scan."""
+        (data_version,) = self.store.conn.execute("PRAGMA data_version").fetchone()
+        if data_version != self._data_version:
+            self._stamps.clear()
+            self._data_version = data_version
+        run_id = run["run_id"]
+        stamp = self._stamps.get(run_id)
+        if stamp is None:
+            stamp = self._stamps[run_id] = queries.run_stamp(self.store, run_id)
+        return (run_id, run["grade_version"], run["n_trials"], stamp)
 
     def page(self, request: Request, template: str, data: dict[str, Any], **extra: Any) -> Response:
         """The page, or its JSON twin with ``?format=json``."""
@@ -240,7 +254,7 @@ class Viewer:
             table, facts = self.store.columns(run["run_id"], grade_version=run["grade_version"])
             return table, np.asarray(facts["judged"], dtype=bool)
 
-        columns: tuple[TrialTable, npt.NDArray[np.bool_]] = self.tables.get(_version(run), read)
+        columns: tuple[TrialTable, npt.NDArray[np.bool_]] = self.tables.get(self.version(run), read)
         return columns
 
     def components(
@@ -296,7 +310,7 @@ class Viewer:
     async def run(self, request: Request) -> Response:
         run = self.header(_run_id(request))
         summary = self.summaries.get(
-            _version(run), lambda: summarise(self.table(run), self.judged(run))
+            self.version(run), lambda: summarise(self.table(run), self.judged(run))
         )
         data = {
             "schema": "agentgauge.viewer.run/1",
@@ -314,7 +328,7 @@ class Viewer:
         failed, flaky = _flag(request, "failed"), _flag(request, "flaky")
         filters = {"variant": variant, "task": task, "failed": failed, "flaky": flaky}
         cells: list[queries.Cell] = self.cells.get(
-            _version(run), lambda: queries.task_cells(self.store, run["run_id"])
+            self.version(run), lambda: queries.task_cells(self.store, run["run_id"])
         )
         page = queries.task_page(
             self.store,
@@ -372,7 +386,7 @@ class Viewer:
             return self.page(request, "diff_choose.html.j2", data, variant=variant)
         a, b = self.header(a_id), self.header(b_id)
         chosen_a, chosen_b = _chosen(request, "a"), _chosen(request, "b")
-        key = (_version(a), chosen_a, _version(b), chosen_b, variant)
+        key = (self.version(a), chosen_a, self.version(b), chosen_b, variant)
         diff: dict[str, Any] = self.diffs.peek(key)
         if diff is None:
             # The tables are read here, on the event loop's thread, which owns the store's
