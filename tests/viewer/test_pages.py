@@ -332,7 +332,12 @@ def test_a_diff_follows_trials_added_while_serving(store_path: Path, tmp_path: P
         with Store(db) as writer:  # a resumed run adds trials next to the viewer
             writer.add_trials(
                 "retail-careful",
-                [Trial(task_id="late-task", trial=k, success=True) for k in range(2)],
+                # The run's agent: a trial of no agent would be a second configuration,
+                # which the diff refuses to pool (as compare does).
+                [
+                    Trial(task_id="late-task", trial=k, success=True, agent="builtin:careful")
+                    for k in range(2)
+                ],
             )
         again = _json(s, "/diff?a=retail-hasty&b=retail-careful")
         late = [r for r in again["tasks"] if r["task_id"] == "late-task"]
