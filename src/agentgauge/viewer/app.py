@@ -19,7 +19,7 @@ import json
 import math
 import sqlite3
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Mount, Route
@@ -60,7 +61,7 @@ from agentgauge.viewer.cache import Memo
 from agentgauge.viewer.plots import warm_up
 from agentgauge.viewer.summary import summarise
 
-__all__ = ["CSP", "create_app"]
+__all__ = ["CSP", "LOOPBACK_HOSTS", "create_app"]
 
 _HERE = Path(__file__).resolve().parent
 _PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
@@ -77,6 +78,10 @@ _HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+#: The names this machine answers to itself: the ``Host`` a browser sends to a viewer
+#: on loopback. Any other is refused (400): a page of another site whose name was made
+#: to resolve to 127.0.0.1 (DNS rebinding) would otherwise read every transcript.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 #: Pages change as runs grow or are re-graded; the assets only with agentgauge itself.
 _PAGE_CACHE, _ASSET_CACHE = "no-store", "max-age=3600"
 
@@ -557,8 +562,10 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(store_path: str | Path) -> Starlette:
-    """The viewer of the store at ``store_path`` (opened read-only on first use)."""
+def create_app(store_path: str | Path, hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
+    """The viewer of the store at ``store_path`` (opened read-only on first use),
+    answering requests whose ``Host`` is one of ``hosts`` (without the port; an IPv6
+    address in brackets; ``*`` any) and 400 to others."""
     viewer = Viewer(store_path)
 
     async def plotly_js(request: Request) -> Response:
@@ -591,7 +598,11 @@ def create_app(store_path: str | Path) -> Starlette:
             Exception: _not_found,
         },
         lifespan=lifespan,
-        middleware=[Middleware(_SecurityHeaders), Middleware(_RunPaths)],
+        middleware=[
+            Middleware(_SecurityHeaders),
+            Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False),
+            Middleware(_RunPaths),
+        ],
     )
     app.state.viewer = viewer
     return app
