@@ -694,3 +694,26 @@ def test_a_run_page_follows_figures_collect_updates_in_place(tmp_path: Path) -> 
         page = _get(s, "/runs/r")[2].decode()
     assert after["cost"]["per_trial"] == pytest.approx(0.072)
     assert "$0.0720" in page and "unpriced" not in page
+
+
+def test_an_unmeasured_se_is_a_dash_that_says_why(tmp_path: Path) -> None:
+    # One task: no spread between tasks to estimate an SE from. Both tables showed
+    # "100.0% ± –", a dash with no reason, where every other unknown says why.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        "".join(json.dumps({"task_id": "t", "trial": k, "success": True}) + "\n" for k in range(2))
+    )
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "one")
+    with serving(db) as s:
+        page = _get(s, "/runs/one")[2].decode()
+        (group,) = _json(s, "/runs/one")["base"]["groups"]
+    assert group["success_rate"]["se"] is None
+    reason = group["null_reasons"]["se"]
+    assert reason == "one task: no spread to estimate"
+    assert page.count(f'100.0% ± <span class="unknown" title="{reason}">–</span>') == 2
+    assert "± –" not in page
