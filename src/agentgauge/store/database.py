@@ -913,7 +913,7 @@ class Store:
         NULL (a hand edit: ``UPDATE trials SET success = 7``). Read as a number it was
         a pass here and a failure where SQL counts ``success = 1`` (the viewer's list
         of runs); it is neither. One scan of the run's span of keys, without an index
-        descent per trial (about 0.01 s for 100,000 trials)."""
+        descent per trial (a few hundredths of a second for 100,000 trials)."""
         lo, hi = self.conn.execute(
             "SELECT MIN(id), MAX(id) FROM trials WHERE run_id = ?", (run_id,)
         ).fetchone()

@@ -161,7 +161,7 @@ _STAMP = ", ".join(f"COUNT({c}), TOTAL({c})" for c in FIGURES)
 def run_stamp(store: Store, run_id: str) -> tuple[Any, ...]:
     """What tells this run's figures from their last reading when no trial was added
     nor grade activated: the count and sum of each transcript figure over its trials
-    (one scan of the run's span of keys, about 30 ms for 100,000 trials)."""
+    (one scan of the run's span of keys, a few hundredths of a second for 100,000 trials)."""
     span = _span(store, run_id)
     if span is None:
         return ()
