@@ -44,14 +44,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentgauge._version import __version__
 from agentgauge.components import side_components
 from agentgauge.display import html_environment
-from agentgauge.errors import AgentgaugeError
+from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
 from agentgauge.report.formats import success_se_of
 from agentgauge.report.record import p_text
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
-from agentgauge.sources import configurations
+from agentgauge.sources import Selector, configurations, selected_rows
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
 from agentgauge.table import TrialTable
@@ -277,19 +277,17 @@ class Viewer:
         `agentgauge compare` refuses to pool two agents into a system that never
         existed (`sources.require_one_configuration`), and so does the diff."""
         table = self.table(run)
-        agent, model = chosen
-        rows = np.ones(len(table), dtype=bool)
-        if agent is not None:
-            rows &= table.agent.astype(object) == agent
-        if model is not None:
-            rows &= table.model.astype(object) == model
-        kept = table.take(np.flatnonzero(rows)) if agent is not None or model is not None else table
         held = configurations(table)
         name = f"{side.upper()} (run {run['run_id']})"
-        if not len(kept) and (agent is not None or model is not None):
+        agent, model = chosen
+        try:
+            # The rows compare's ``#agent=``/``#model=`` keep, refused when none.
+            rows = selected_rows(table, Selector(agent, model), run["run_id"], run["run_id"])
+        except InputError:
             named = (("agent", agent), ("model", model))
             what = " and ".join(f"{k} {v}" for k, v in named if v is not None)
-            raise _PickOne(f"{name} has no trials of {what}", side, held)
+            raise _PickOne(f"{name} has no trials of {what}", side, held) from None
+        kept = table if rows.all() else table.take(np.flatnonzero(rows))
         if len(configurations(kept)) > 1:
             raise _PickOne(
                 f"{name} holds {len(held)} (agent, model) configurations and is compared "
