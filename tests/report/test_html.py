@@ -132,7 +132,25 @@ def test_frontier_uses_a_log_axis_and_leaves_unknown_and_zero_costs_out() -> Non
     assert fig.layout.xaxis.type == "log"
     drawn = [x for t in fig.data for x in t.x]
     assert drawn == [0.01, 1.0]
-    assert list(fig.data[0].error_y.array) == pytest.approx([1.959964 * 0.1, 0.0])
+    # No SE, no error bar (NaN, which plotly.js leaves undrawn): a 0 drew a bar of no
+    # width, the look of a rate known exactly.
+    assert list(fig.data[0].error_y.array) == pytest.approx([1.959964 * 0.1, math.nan], nan_ok=True)
+
+
+def test_variant_bars_span_the_tables_interval_and_none_without_one() -> None:
+    # The bars were ±1.96·se, around a table printing an interval that need not be
+    # symmetric, and 0 wide where the interval is unknown.
+    from agentgauge.report.figures import variant_figure
+
+    rows = [
+        {"label": "a", "variant": "base", "value": 0.675, "ci95": [0.52, 0.799], "se": 0.075},
+        {"label": "b", "variant": "base", "value": 1.0, "ci95": [0.984, 1.0], "se": 0.0},
+        {"label": "c", "variant": "base", "value": 0.5, "ci95": None, "se": None},
+    ]
+    (bars,) = variant_figure(rows).data
+    assert bars.error_y.symmetric is False
+    assert list(bars.error_y.array) == pytest.approx([0.124, 0.0, math.nan], nan_ok=True)
+    assert list(bars.error_y.arrayminus) == pytest.approx([0.155, 0.016, math.nan], nan_ok=True)
 
 
 def test_horizon_axis_spans_the_tasks_not_an_extrapolated_horizon() -> None:

@@ -11,6 +11,7 @@ import json
 import urllib.request
 from typing import Any
 
+import pytest
 from agentgauge_browser import browser, errors, screenshot
 from viewer_support import By, Served
 
@@ -201,3 +202,60 @@ def test_a_trial_page_sizes_each_second_once_and_opens_a_long_text(tmp_path: Any
         notes = _text(driver, "#outcome-base-unknown")
         assert "pass_at_k.4, pass_hat_k.4: k=4 exceeds the trials" in notes
         assert errors(driver) == []
+
+
+def test_success_per_variant_bars_are_the_tables_intervals(tmp_path: Any) -> None:
+    # The bars' error bars were ±1.96·(SE over tasks) where the table prints the
+    # interval from the clustered SE (67.5% [52.0%, 79.9%] beside a bar of ± 0.147), and
+    # a bar of no width where no interval is known (one task) or where every trial
+    # passed (the table: [98.4%, 100%]). Read back from what plotly.js drew.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    rows = [
+        {"task_id": f"t{i}", "trial": k, "variant": v, "family": f"f{i % 3}", "success": ok}
+        for i in range(8)
+        for k in range(3)
+        for v, ok in (("base", (i + k) % 3 != 0), ("easy", True))
+    ]
+    src = tmp_path / "v.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    one = tmp_path / "one.jsonl"
+    one.write_text(
+        "".join(json.dumps({"task_id": "t", "trial": k, "success": k > 0}) + "\n" for k in range(3))
+    )
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "v")
+    import_file("jsonl", one, db, "one")
+    drawn = (
+        "const gd = [...document.querySelectorAll('.plot')].find("
+        "  p => p.layout && p.layout.title.text === 'Success rate per variant');"
+        "return gd.calcdata.map(trace => trace.map(pt => [pt.y, pt.ys ?? null, pt.yh ?? null]))"
+        ".concat([[[gd.querySelectorAll('.errorbar path').length]]]);"
+    )
+    with serving(db) as s, browser() as driver:
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        wait = WebDriverWait(driver, 30)
+        shown: dict[str, Any] = {}
+        for run in ("v", "one"):
+            groups = _json(s, f"/runs/{run}")["variants"]["groups"]
+            driver.get(f"{s.url}/runs/{run}")
+            wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".plot .main-svg")) >= 2)
+            *traces, ((paths,),) = driver.execute_script(drawn)
+            shown[run] = (groups, [pt for t in traces for pt in t], paths)
+        assert errors(driver) == []
+    groups, points, paths = shown["v"]
+    assert [g["variant"] for g in groups] == ["base", "easy"]
+    for g, (y, low, high) in zip(groups, points, strict=True):
+        lo, hi = g["success_rate"]["ci95"]
+        assert y == g["success_rate"]["value"]
+        assert (low, high) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert groups[1]["success_rate"]["value"] == 1.0 and groups[1]["success_rate"]["ci95"][0] < 1
+    assert paths == 2
+    groups, points, paths = shown["one"]
+    assert groups[0]["success_rate"]["ci95"] is None
+    ((y, low, high),) = points
+    assert y == pytest.approx(2 / 3) and low is None and high is None  # no bar, not a 0
+    assert paths == 0

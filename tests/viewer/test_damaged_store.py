@@ -108,3 +108,37 @@ def test_runs_lists_every_run_and_says_which_is_damaged(
     code, out, err = cli("runs", "--store", str(db))
     assert code == 0 and all(name in out for name in ("good", "bad", "fine"))
     assert err.startswith(f"run bad is damaged in {db}: config: not valid JSON")
+
+
+@pytest.mark.parametrize("value", [7, -1, "'yes'", 0.5])
+def test_a_success_that_is_neither_pass_nor_fail_is_a_damaged_row(
+    tmp_path: Path, cli: Cli, capfd: pytest.CaptureFixture[str], value: object
+) -> None:
+    # `UPDATE trials SET success = 7`: the run page and `metrics` counted the trial as a
+    # pass (its record), the runs list as a failure (SQL `success = 1`). It is neither.
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id":"a","success":false}\n{"task_id":"b","success":true}\n')
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "r")
+    import_file("jsonl", src, db, "fine")
+    with sqlite3.connect(db) as conn:
+        (pk,) = conn.execute(
+            "SELECT id FROM trials WHERE run_id = 'r' AND task_id = 'a'"
+        ).fetchone()
+        conn.execute(f"UPDATE trials SET success = {value} WHERE id = ?", (pk,))
+    conn.close()
+    line = (
+        f"{db}: success: trial {pk} of run 'r' is damaged in the store: a success is 1, 0 "
+        f"or null (passed, failed, not graded), got {value}"
+    )
+    with serving(db) as s:
+        status, body = _get(s, "/runs/r?format=json")
+        assert status == 500 and json.loads(body)["error"] == line
+        status, page = _get(s, "/diff?a=fine&b=r")
+        assert status == 500 and f"trial {pk} of run &#39;r&#39; is damaged" in page
+        assert _get(s, "/runs/fine")[0] == 200
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    assert f"agentgauge view: error: /runs/r: {line}" in err.splitlines()
+    code, _, err = cli("metrics", f"{db}:r")  # (after: it takes sys.stderr over)
+    assert code == 2 and err.strip() == f"agentgauge: error: {line}"

@@ -332,7 +332,12 @@ def test_a_diff_follows_trials_added_while_serving(store_path: Path, tmp_path: P
         with Store(db) as writer:  # a resumed run adds trials next to the viewer
             writer.add_trials(
                 "retail-careful",
-                [Trial(task_id="late-task", trial=k, success=True) for k in range(2)],
+                # The run's agent: a trial of no agent would be a second configuration,
+                # which the diff refuses to pool (as compare does).
+                [
+                    Trial(task_id="late-task", trial=k, success=True, agent="builtin:careful")
+                    for k in range(2)
+                ],
             )
         again = _json(s, "/diff?a=retail-hasty&b=retail-careful")
         late = [r for r in again["tasks"] if r["task_id"] == "late-task"]
@@ -586,3 +591,129 @@ def test_a_diff_of_one_task_says_why_its_figures_are_missing(tmp_path: Path) -> 
     page = body.decode()
     assert f"<li>– 95% interval, SE paired, p: {spread}</li>" in page
     assert 'id="comparison-unknown"' in page
+
+
+def _two_agents_and_one(tmp_path: Path) -> Path:
+    """Run ``sample`` (examples/sample_trials.jsonl: agents careful and hasty) and run
+    ``careful2``: careful's trials with every even trial's outcome flipped."""
+    from agentgauge.importers import import_file
+
+    sample = Path(__file__).parents[2] / "examples" / "sample_trials.jsonl"
+    rows = [json.loads(line) for line in sample.read_text().splitlines() if line.strip()]
+    careful = [
+        {**r, "success": not r["success"] if r["trial"] % 2 == 0 else r["success"]}
+        for r in rows
+        if r["agent"] == "careful"
+    ]
+    flipped = tmp_path / "careful2.jsonl"
+    flipped.write_text("".join(json.dumps(r) + "\n" for r in careful))
+    db = tmp_path / "s.db"
+    import_file("jsonl", sample, db, "sample")
+    import_file("jsonl", flipped, db, "careful2")
+    return db
+
+
+def test_a_diff_side_of_two_agents_is_refused_and_one_can_be_picked(
+    tmp_path: Path, cli: Cli
+) -> None:
+    # The diff pooled careful's and hasty's trials into one side (A 55%, p 0.785, and a
+    # verdict) where `agentgauge compare` refuses the run and compares one agent of it.
+    from viewer_support import serving
+
+    db = _two_agents_and_one(tmp_path)
+    code, _, err = cli("compare", f"{db}:sample", f"{db}:careful2")
+    assert code == 2 and "A holds 2 (agent, model) configurations" in err
+    code, out, err = cli("compare", f"{db}:sample#agent=careful", f"{db}:careful2", "--json")
+    assert code == 0, err
+    compared = json.loads(out)
+    with serving(db) as s:
+        status, _, body = _get(s, "/diff?a=sample&b=careful2&format=json")
+        refused = json.loads(body)
+        page_status, _, page = _get(s, "/diff?a=sample&b=careful2&changed=1")
+        picked = _json(s, refused["choices"][0]["href"])
+        chosen_page = _get(s, "/diff?a=sample&a_agent=careful&b=careful2")[2].decode()
+        none_status, _, none = _get(s, "/diff?a=sample&a_agent=nobody&b=careful2&format=json")
+        # B is checked too, and the pick keeps what the address already chose for A.
+        b_refused = _get(s, "/diff?a=careful2&b=sample&a_agent=careful&format=json")
+    assert status == page_status == none_status == 400
+    assert refused["error"] == (
+        "A (run sample) holds 2 (agent, model) configurations and is compared as one "
+        "system; pick one: agent careful, model gpt-4o-mini (40 trials); agent hasty, "
+        "model llama-3.1-8b (40 trials)"
+    )
+    assert [c["href"] for c in refused["choices"]] == [
+        "/diff?a=sample&b=careful2&a_agent=careful",
+        "/diff?a=sample&b=careful2&a_agent=hasty",
+    ]
+    html = page.decode()
+    assert 'href="/diff?a=sample&amp;b=careful2&amp;changed=1&amp;a_agent=hasty"' in html
+    assert 'id="verdict"' not in html
+    # The chosen agent's diff is compare's numbers: A 67.5%, B − A −15 pp, p 0.093.
+    c = picked["comparison"]
+    assert c["a"]["label"] == "sample#agent=careful"
+    assert c["a"]["success_rate"] == compared["a"]["success_rate"] == pytest.approx(0.675)
+    assert c["mean_diff"] == compared["mean_diff"] == pytest.approx(-0.15)
+    assert c["p_value"] == compared["p_value"]
+    assert picked["verdict"] == compared["verdict"]
+    assert picked["components"] == compared["components"]
+    assert 'sample</a> <span class="chosen">(agent careful)</span> (A)' in chosen_page
+    assert json.loads(none)["error"].startswith("A (run sample) has no trials of agent nobody;")
+    assert b_refused[0] == 400 and json.loads(b_refused[2])["side"] == "b"
+    assert json.loads(b_refused[2])["choices"][0]["href"] == (
+        "/diff?a=careful2&b=sample&a_agent=careful&b_agent=careful"
+    )
+
+
+def test_a_run_page_follows_figures_collect_updates_in_place(tmp_path: Path) -> None:
+    # `collect` joins spans to trials already stored: their cost, calls and tokens change
+    # with no trial added and no grade activated. The run page, cached by (run, grade
+    # version, trial count), said "unknown (2 unpriced)" until the viewer restarted,
+    # beside `agentgauge metrics` and the trial page saying $0.072 a trial.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+    from agentgauge.schema import ModelCallEvent
+
+    src = tmp_path / "t.jsonl"
+    rows = [{"task_id": t, "trial": 0, "success": t == "a", "model": "m"} for t in "ab"]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "r")
+    with serving(db) as s:
+        (before,) = _json(s, "/runs/r")["base"]["groups"]
+        assert before["cost"]["per_trial"] is None
+        assert "unknown (2 unpriced)" in _get(s, "/runs/r")[2].decode()
+        summaries = s.app.state.viewer.summaries.computed
+        _json(s, "/runs/r")  # nothing changed: read from memory
+        assert s.app.state.viewer.summaries.computed == summaries
+        with Store(db) as writer, writer.transaction():  # as `collect` joins a trace
+            for pk in writer.trial_keys("r"):
+                call = ModelCallEvent(model="m", input_tokens=10, output_tokens=5, cost_usd=0.072)
+                writer.append_events(pk, [call], {})
+        (after,) = _json(s, "/runs/r")["base"]["groups"]
+        page = _get(s, "/runs/r")[2].decode()
+    assert after["cost"]["per_trial"] == pytest.approx(0.072)
+    assert "$0.0720" in page and "unpriced" not in page
+
+
+def test_an_unmeasured_se_is_a_dash_that_says_why(tmp_path: Path) -> None:
+    # One task: no spread between tasks to estimate an SE from. Both tables showed
+    # "100.0% ± –", a dash with no reason, where every other unknown says why.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        "".join(json.dumps({"task_id": "t", "trial": k, "success": True}) + "\n" for k in range(2))
+    )
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "one")
+    with serving(db) as s:
+        page = _get(s, "/runs/one")[2].decode()
+        (group,) = _json(s, "/runs/one")["base"]["groups"]
+    assert group["success_rate"]["se"] is None
+    reason = group["null_reasons"]["se"]
+    assert reason == "one task: no spread to estimate"
+    assert page.count(f'100.0% ± <span class="unknown" title="{reason}">–</span>') == 2
+    assert "± –" not in page

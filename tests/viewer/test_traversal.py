@@ -49,10 +49,10 @@ _PATHS = (
 )
 
 
-def _get(served: Served, path: str) -> tuple[int, bytes]:
+def _get(served: Served, path: str, host: str | None = None) -> tuple[int, bytes]:
     conn = http.client.HTTPConnection(served.host, served.port, timeout=30)
     try:
-        conn.request("GET", path)
+        conn.request("GET", path, headers={} if host is None else {"Host": host})
         response = conn.getresponse()
         return response.status, response.read()
     finally:
@@ -75,6 +75,39 @@ def test_the_assets_that_exist_are_served(served: Served) -> None:
     for path, marker in assets:
         status, body = _get(served, path)
         assert status == 200 and marker in body[:200_000]
+
+
+@pytest.mark.parametrize("host", ["attacker.example", "127.0.0.1.nip.io", "0.0.0.0", "[::2]"])
+def test_a_page_of_another_site_cannot_read_the_viewer(served: Served, host: str) -> None:
+    # DNS rebinding: a page at attacker.example:8765 whose name then resolves to
+    # 127.0.0.1 reaches the viewer as its own origin, with "Host: attacker.example".
+    # Every page, transcripts and JSON included, answered it.
+    for path in ("/?format=json", "/runs/retail-careful", "/static/viewer.css"):
+        status, body = _get(served, path, f"{host}:{served.port}")
+        assert status == 400, (host, path, status)
+        assert b"retail-careful" not in body and b".timeline" not in body
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "LocalHost", "[::1]"])
+def test_this_machines_own_names_are_answered(served: Served, host: str) -> None:
+    assert _get(served, "/?format=json", f"{host}:{served.port}")[0] == 200
+    assert _get(served, "/?format=json", host)[0] == 200  # no port: 80 behind a proxy
+
+
+def test_the_host_it_was_told_to_serve_on_is_answered(store_path: Path) -> None:
+    # `--host 127.0.0.2` (another loopback address): the browser sends that name.
+    proc = _view("--store", str(store_path), "--host", "127.0.0.2", "--port", "0")
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        port = int(line.split("http://127.0.0.2:")[1].split("/")[0])
+        own = Served("", "127.0.0.2", port, None)
+        assert _get(own, "/", f"127.0.0.2:{port}")[0] == 200
+        assert _get(own, "/", f"localhost:{port}")[0] == 200
+        assert _get(own, "/", f"attacker.example:{port}")[0] == 400
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def _view(*args: str) -> subprocess.Popen[str]:

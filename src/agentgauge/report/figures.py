@@ -19,6 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
@@ -160,7 +161,12 @@ def frontier_figure(points: Sequence[Mapping[str, Any]]) -> go.Figure:
                 y=[p["success_rate"] for p in group],
                 error_y={
                     "type": "data",
-                    "array": [Z95 * (p.get("success_se") or 0.0) for p in group],
+                    "array": _no_bar_where_unknown(
+                        [
+                            Z95 * p["success_se"] if _known(p.get("success_se")) else None
+                            for p in group
+                        ]
+                    ),
                     "visible": True,
                 },
                 text=[plotly_text(p["label"]) for p in group],
@@ -305,23 +311,52 @@ def confusion_figure(matrices: Sequence[Mapping[str, Any]], states: Sequence[str
     return fig
 
 
+def _no_bar_where_unknown(values: Sequence[float | None]) -> np.ndarray:
+    """Error-bar lengths with NaN where unknown, for which plotly.js draws no bar: a
+    null would read as 0 there and draw a bar of no width, the look of a figure known
+    exactly. A float64 array reaches the page as a typed array (plotly's encoder),
+    which keeps the NaN."""
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def _whiskers(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each bar's error bar above and below its value: to the ends of its ``ci95``
+    where the row has that key (a success rate's interval, the one the table beside
+    it prints, which need not be symmetric: [52.0%, 79.9%] around 67.5%), else
+    ±1.96·``se``; no bar where neither is known (`_no_bar_where_unknown`)."""
+    up, down = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
+    for i, r in enumerate(rows):
+        value = r["value"]
+        if "ci95" in r:
+            ci = r["ci95"]
+            if ci is not None and _known(ci[0]) and _known(ci[1]):
+                up[i], down[i] = max(0.0, ci[1] - value), max(0.0, value - ci[0])
+        elif _known(r.get("se")):
+            up[i] = down[i] = Z95 * r["se"]
+    return up, down
+
+
 def _bars(
     rows: Sequence[Mapping[str, Any]], x_key: str, series_key: str, title: str, y_title: str
 ) -> go.Figure:
-    """Grouped bars of ``value`` with ±1.96·``se`` error bars (no bar where value is None)."""
+    """Grouped bars of ``value`` with their 95% intervals (`_whiskers`; no bar where
+    value is None)."""
     fig = go.Figure()
     series = list(dict.fromkeys(str(r[series_key]) for r in rows))
     for i, s in enumerate(series):
         mine = [r for r in rows if str(r[series_key]) == s and _known(r.get("value"))]
         if not mine:
             continue
+        up, down = _whiskers(mine)
         fig.add_trace(
             go.Bar(
                 x=[plotly_text(str(r[x_key])) for r in mine],
                 y=[r["value"] for r in mine],
                 error_y={
                     "type": "data",
-                    "array": [Z95 * r["se"] if _known(r.get("se")) else 0.0 for r in mine],
+                    "symmetric": False,
+                    "array": up,
+                    "arrayminus": down,
                     "visible": True,
                 },
                 marker_color=_colour(i),
@@ -335,7 +370,8 @@ def _bars(
 
 
 def variant_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Success rate per variant, bars grouped by agent: rows ``{label, variant, value, se}``."""
+    """Success rate per variant, bars grouped by agent: rows ``{label, variant, value,
+    ci95}``, each bar's error bar its interval."""
     return _bars(rows, "label", "variant", "Success rate per variant", "success rate")
 
 
@@ -360,8 +396,12 @@ def forest_figure(rows: Sequence[Mapping[str, Any]], by: str = "capability") -> 
             error_x={
                 "type": "data",
                 "symmetric": False,
-                "array": [(r["ci"][1] - r["diff"]) if r.get("ci") else 0.0 for r in rows],
-                "arrayminus": [(r["diff"] - r["ci"][0]) if r.get("ci") else 0.0 for r in rows],
+                "array": _no_bar_where_unknown(
+                    [(r["ci"][1] - r["diff"]) if r.get("ci") else None for r in rows]
+                ),
+                "arrayminus": _no_bar_where_unknown(
+                    [(r["diff"] - r["ci"][0]) if r.get("ci") else None for r in rows]
+                ),
             },
             mode="markers",
             marker={"symbol": "square", "size": 9, "color": _colour(0)},

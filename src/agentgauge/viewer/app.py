@@ -19,7 +19,7 @@ import json
 import math
 import sqlite3
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Mount, Route
@@ -43,13 +44,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentgauge._version import __version__
 from agentgauge.components import side_components
 from agentgauge.display import html_environment
-from agentgauge.errors import AgentgaugeError
+from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
 from agentgauge.report.formats import success_se_of
 from agentgauge.report.record import p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
+from agentgauge.sources import Selector, configurations, selected_rows
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
 from agentgauge.table import TrialTable
@@ -59,7 +61,7 @@ from agentgauge.viewer.cache import Memo
 from agentgauge.viewer.plots import warm_up
 from agentgauge.viewer.summary import summarise
 
-__all__ = ["CSP", "create_app"]
+__all__ = ["CSP", "LOOPBACK_HOSTS", "create_app"]
 
 _HERE = Path(__file__).resolve().parent
 _PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
@@ -76,6 +78,10 @@ _HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+#: The names this machine answers to itself: the ``Host`` a browser sends to a viewer
+#: on loopback. Any other is refused (400): a page of another site whose name was made
+#: to resolve to 127.0.0.1 (DNS rebinding) would otherwise read every transcript.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 #: Pages change as runs grow or are re-graded; the assets only with agentgauge itself.
 _PAGE_CACHE, _ASSET_CACHE = "no-store", "max-age=3600"
 
@@ -150,10 +156,31 @@ def _json(data: Any) -> Response:
     return Response(body, media_type="application/json")
 
 
-def _version(run: dict[str, Any]) -> tuple[str, int, int]:
-    """What a run's computed pages depend on: its id, active grade version and trial
-    count (a re-grade activated, or trials added by a resumed run, change it)."""
-    return (run["run_id"], run["grade_version"], run["n_trials"])
+#: A diff side's choice of one (agent, model) configuration: ``a_agent``, ``a_model``,
+#: ``b_agent``, ``b_model`` in the address, as ``#agent=``/``#model=`` on a SOURCE of
+#: ``agentgauge compare``.
+Chosen = tuple[str | None, str | None]
+
+
+def _chosen(request: Request, side: str) -> Chosen:
+    params = request.query_params
+    return (params.get(f"{side}_agent") or None, params.get(f"{side}_model") or None)
+
+
+def _side_label(run_id: str, chosen: Chosen) -> str:
+    """A side's name as compare's SOURCE would spell it: ``RUN#agent=A,model=M``."""
+    parts = [f"{k}={v}" for k, v in zip(("agent", "model"), chosen, strict=True) if v is not None]
+    return run_id + ("#" + ",".join(parts) if parts else "")
+
+
+class _PickOne(Exception):
+    """A diff side that is not one system: the configurations it holds, to pick from."""
+
+    def __init__(
+        self, message: str, side: str, configs: list[tuple[str | None, str | None, int]]
+    ) -> None:
+        super().__init__(message)
+        self.message, self.side, self.configs = message, side, configs
 
 
 class Viewer:
@@ -162,11 +189,14 @@ class Viewer:
     def __init__(self, store_path: str | Path) -> None:
         self.store_path = str(store_path)
         self._store: Store | None = None
-        # Each cache is keyed by `_version` of the runs it reads.
+        # Each cache is keyed by `version` of the runs it reads.
         self.tables = Memo(keep=4)  # the largest entries: a column per trial field
         self.summaries = Memo(keep=64)
         self.cells = Memo(keep=16)
         self.diffs = Memo(keep=16)
+        # `run_stamp` per run, good while no other connection committed to the store.
+        self._stamps: dict[str, tuple[Any, ...]] = {}
+        self._data_version: int | None = None
 
     @property
     def store(self) -> Store:
@@ -179,6 +209,23 @@ class Viewer:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    def version(self, run: dict[str, Any]) -> tuple[Any, ...]:
+        """What a run's computed pages depend on: its id, active grade version, trial
+        count (a re-grade activated, trials added by a resumed run) and `run_stamp`
+        (figures ``collect`` updated in place when it joined spans to stored trials).
+
+        The stamp is read again only after another connection committed to the store
+        (SQLite's ``PRAGMA data_version``): while nothing writes, a page costs no scan."""
+        (data_version,) = self.store.conn.execute("PRAGMA data_version").fetchone()
+        if data_version != self._data_version:
+            self._stamps.clear()
+            self._data_version = data_version
+        run_id = run["run_id"]
+        stamp = self._stamps.get(run_id)
+        if stamp is None:
+            stamp = self._stamps[run_id] = queries.run_stamp(self.store, run_id)
+        return (run_id, run["grade_version"], run["n_trials"], stamp)
 
     def page(self, request: Request, template: str, data: dict[str, Any], **extra: Any) -> Response:
         """The page, or its JSON twin with ``?format=json``."""
@@ -204,14 +251,43 @@ class Viewer:
             table, facts = self.store.columns(run["run_id"], grade_version=run["grade_version"])
             return table, np.asarray(facts["judged"], dtype=bool)
 
-        columns: tuple[TrialTable, npt.NDArray[np.bool_]] = self.tables.get(_version(run), read)
+        columns: tuple[TrialTable, npt.NDArray[np.bool_]] = self.tables.get(self.version(run), read)
         return columns
 
-    def components(self, run: dict[str, Any], table: TrialTable) -> dict[str, Any]:
-        """The run's configuration as `agentgauge compare` reads a stored run's."""
-        calls = ModelCalls.of_run(self.store, run["run_id"])
+    def components(
+        self, run: dict[str, Any], table: TrialTable, chosen: Chosen = (None, None)
+    ) -> dict[str, Any]:
+        """The run's configuration (of the ``chosen`` agent and model) as `agentgauge
+        compare` reads a stored run's."""
+        calls = ModelCalls.of_run(self.store, run["run_id"], agent=chosen[0], model=chosen[1])
         header = self.store.get_run(run["run_id"])
         return side_components(header, table.codes("model")[0], calls.served)
+
+    def system(self, run: dict[str, Any], side: str, chosen: Chosen) -> TrialTable:
+        """The run's trials of the configuration ``chosen`` (all of them when nothing
+        is), refused with `_PickOne` unless they are one (agent, model) configuration:
+        `agentgauge compare` refuses to pool two agents into a system that never
+        existed (`sources.require_one_configuration`), and so does the diff."""
+        table = self.table(run)
+        held = configurations(table)
+        name = f"{side.upper()} (run {run['run_id']})"
+        agent, model = chosen
+        try:
+            # The rows compare's ``#agent=``/``#model=`` keep, refused when none.
+            rows = selected_rows(table, Selector(agent, model), run["run_id"], run["run_id"])
+        except InputError:
+            named = (("agent", agent), ("model", model))
+            what = " and ".join(f"{k} {v}" for k, v in named if v is not None)
+            raise _PickOne(f"{name} has no trials of {what}", side, held) from None
+        kept = table if rows.all() else table.take(np.flatnonzero(rows))
+        if len(configurations(kept)) > 1:
+            raise _PickOne(
+                f"{name} holds {len(held)} (agent, model) configurations and is compared "
+                "as one system",
+                side,
+                held,
+            )
+        return kept
 
     def header(self, run_id: str) -> dict[str, Any]:
         run = queries.run_header(self.store, run_id)
@@ -229,7 +305,7 @@ class Viewer:
     async def run(self, request: Request) -> Response:
         run = self.header(_run_id(request))
         summary = self.summaries.get(
-            _version(run), lambda: summarise(self.table(run), self.judged(run))
+            self.version(run), lambda: summarise(self.table(run), self.judged(run))
         )
         data = {
             "schema": "agentgauge.viewer.run/1",
@@ -247,7 +323,7 @@ class Viewer:
         failed, flaky = _flag(request, "failed"), _flag(request, "flaky")
         filters = {"variant": variant, "task": task, "failed": failed, "flaky": flaky}
         cells: list[queries.Cell] = self.cells.get(
-            _version(run), lambda: queries.task_cells(self.store, run["run_id"])
+            self.version(run), lambda: queries.task_cells(self.store, run["run_id"])
         )
         page = queries.task_page(
             self.store,
@@ -304,24 +380,31 @@ class Viewer:
             data = {"schema": "agentgauge.viewer.diff-choose/1", "runs": runs}
             return self.page(request, "diff_choose.html.j2", data, variant=variant)
         a, b = self.header(a_id), self.header(b_id)
-        key = (_version(a), _version(b), variant)
+        chosen_a, chosen_b = _chosen(request, "a"), _chosen(request, "b")
+        key = (self.version(a), chosen_a, self.version(b), chosen_b, variant)
         diff: dict[str, Any] = self.diffs.peek(key)
         if diff is None:
             # The tables are read here, on the event loop's thread, which owns the store's
             # connection; the diff of them is computed on a worker thread, so that other
             # pages are served meanwhile.
-            table_a, table_b = self.table(a), self.table(b)
+            try:
+                table_a, table_b = self.system(a, "a", chosen_a), self.system(b, "b", chosen_b)
+            except _PickOne as pick:
+                return _pick_page(request, pick, runs, variant)
             # Each side's configuration as `agentgauge compare` reads it, so the verdict
             # says what compare's says (not attributable when two components changed).
-            sides = (self.components(a, table_a), self.components(b, table_b))
+            sides = (
+                self.components(a, table_a, chosen_a),
+                self.components(b, table_b, chosen_b),
+            )
             diff = await run_in_threadpool(
                 self.diffs.get,
                 key,
                 lambda: run_diff(
                     table_a,
                     table_b,
-                    label_a=a["run_id"],
-                    label_b=b["run_id"],
+                    label_a=_side_label(a["run_id"], chosen_a),
+                    label_b=_side_label(b["run_id"], chosen_b),
                     variant=variant,
                     components=sides,
                 ),
@@ -342,6 +425,7 @@ class Viewer:
             "changed": changed,
             "variant": variant,
             "runs": runs,
+            "chosen": {"a": chosen_a, "b": chosen_b},
         }
         html = _ENV.get_template("diff.html.j2").render(
             data=context, request=request, variant=variant
@@ -364,6 +448,55 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
     return _error_page(request, status, detail)
+
+
+def _recorded(name: str | None) -> str:
+    return "not recorded" if name is None else name
+
+
+def _pick_page(request: Request, pick: _PickOne, runs: list[str], variant: str) -> Response:
+    """A 400 for a diff side that is not one system: compare's message, and a link to
+    the diff of each configuration the side holds (its ``a_agent``/``a_model``)."""
+    agents = [a for a, _, _ in pick.configs]
+    kept = {
+        k: v
+        for k, v in request.query_params.items()
+        if k not in ("format", "page", f"{pick.side}_agent", f"{pick.side}_model")
+    }
+    choices: list[dict[str, Any]] = []
+    for agent, model, n in pick.configs:
+        # The shortest choice that names it, as compare's selectors: the agent, with the
+        # model when the agent alone is not enough.
+        narrowed = {f"{pick.side}_agent": agent}
+        if agent is None or agents.count(agent) > 1:
+            narrowed[f"{pick.side}_model"] = model
+        choices.append(
+            {
+                "agent": agent,
+                "model": model,
+                "n_trials": n,
+                "href": "/diff" + _query(**kept, **narrowed),
+            }
+        )
+    listed = "; ".join(
+        f"agent {_recorded(c['agent'])}, model {_recorded(c['model'])} ({c['n_trials']} trials)"
+        for c in choices
+    )
+    detail = f"{pick.message}; pick one: {listed}"
+    if request.query_params.get("format") == "json":
+        body = json.dumps(
+            {"error": detail, "status": 400, "side": pick.side, "choices": choices},
+            ensure_ascii=False,
+        )
+        return Response(body, status_code=400, media_type="application/json")
+    html = _ENV.get_template("diff_pick.html.j2").render(
+        request=request,
+        data={"runs": runs},
+        variant=variant,
+        message=pick.message,
+        choices=choices,
+    )
+    return HTMLResponse(html, status_code=400)
 
 
 def _error_page(request: Request, status: int, detail: str) -> Response:
@@ -419,8 +552,10 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(store_path: str | Path) -> Starlette:
-    """The viewer of the store at ``store_path`` (opened read-only on first use)."""
+def create_app(store_path: str | Path, hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
+    """The viewer of the store at ``store_path`` (opened read-only on first use),
+    answering requests whose ``Host`` is one of ``hosts`` (without the port; an IPv6
+    address in brackets; ``*`` any) and 400 to others."""
     viewer = Viewer(store_path)
 
     async def plotly_js(request: Request) -> Response:
@@ -453,7 +588,11 @@ def create_app(store_path: str | Path) -> Starlette:
             Exception: _not_found,
         },
         lifespan=lifespan,
-        middleware=[Middleware(_SecurityHeaders), Middleware(_RunPaths)],
+        middleware=[
+            Middleware(_SecurityHeaders),
+            Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False),
+            Middleware(_RunPaths),
+        ],
     )
     app.state.viewer = viewer
     return app

@@ -2,8 +2,9 @@
 
 The store is opened read-only, so a run's summary or a diff of two runs only
 changes when the run does. Callers key what they keep by each run's (run id,
-grade version, trial count): activating a re-grade, or trials added by a run
-resuming next to the viewer, make a new key and the old entry ages out.
+grade version, trial count, transcript figures) (`Viewer.version`): activating a
+re-grade, trials added by a run resuming next to the viewer, or the costs ``collect``
+fills in on stored trials make a new key and the old entry ages out.
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ def run_figures(
                 "label": "all agents",
                 "variant": str(g.get("variant")),
                 "value": g["success_rate"]["value"],
-                "se": g["success_rate"]["se"],
+                # The interval the table beside the plot prints (Wilson, or from the
+                # clustered SE), as the report draws it.
+                "ci95": g["success_rate"]["ci95"],
             }
             for g in per_variant["groups"]
         ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentgauge.model_calls import FIGURES
 from agentgauge.schema import Run, Trial, runs_entry
 from agentgauge.store import Store
 from agentgauge.store.rows import UNREADABLE, loads, unreadable
@@ -26,6 +27,7 @@ __all__ = [
     "load_trial",
     "run_header",
     "run_ids",
+    "run_stamp",
     "runs_page",
     "task_cells",
     "task_page",
@@ -148,6 +150,26 @@ def run_header(store: Store, run_id: str) -> dict[str, Any] | None:
         "damaged": None,
         "grade_version": store.active_grade_version(run_id),
     }
+
+
+#: What of a run's trials changes in place: the figures of their transcripts, which
+#: ``agentgauge collect`` brings up to date when it joins spans to a stored trial
+#: (`Store.append_events`), with no trial added.
+_STAMP = ", ".join(f"COUNT({c}), TOTAL({c})" for c in FIGURES)
+
+
+def run_stamp(store: Store, run_id: str) -> tuple[Any, ...]:
+    """What tells this run's figures from their last reading when no trial was added
+    nor grade activated: the count and sum of each transcript figure over its trials
+    (one scan of the run's span of keys, a few hundredths of a second for 100,000 trials)."""
+    span = _span(store, run_id)
+    if span is None:
+        return ()
+    return tuple(
+        store.conn.execute(
+            f"SELECT {_STAMP} FROM trials WHERE {_IN_SPAN}", (*span, run_id)
+        ).fetchone()
+    )
 
 
 def run_ids(store: Store, limit: int = 1_000) -> list[str]:

@@ -18,9 +18,9 @@ import uvicorn
 from agentgauge.errors import InputError
 from agentgauge.store import Store
 from agentgauge.viewer import DEFAULT_PORT
-from agentgauge.viewer.app import create_app
+from agentgauge.viewer.app import LOOPBACK_HOSTS, create_app
 
-__all__ = ["is_loopback", "open_socket", "serve"]
+__all__ = ["hosts_for", "is_loopback", "open_socket", "serve"]
 
 NO_AUTH_WARNING = (
     "warning: the viewer has no authentication; anyone who can reach {url} can read "
@@ -59,6 +59,19 @@ def open_socket(host: str, port: int, *, allow_remote: bool = False) -> socket.s
     return sock
 
 
+def hosts_for(host: str) -> list[str]:
+    """The ``Host`` names the viewer bound to ``host`` answers to: this machine's own
+    (127.0.0.1, localhost, [::1]) and ``host`` as given; any for an address of every
+    interface (``0.0.0.0``, ``::``), whose names cannot be listed."""
+    bare = host.strip("[]").lower()
+    try:
+        if ipaddress.ip_address(bare).is_unspecified:
+            return ["*"]
+    except ValueError:  # a host name
+        pass
+    return [*LOOPBACK_HOSTS, f"[{bare}]" if ":" in bare else bare]
+
+
 def _url(host: str, port: int) -> str:
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     return f"http://{shown}:{port}/"
@@ -84,5 +97,6 @@ def serve(
     if not is_loopback(host):
         print(NO_AUTH_WARNING.format(url=url, store=store), file=sys.stderr)
     print(f"agentgauge viewer of {store} (read-only) at {url}  (Ctrl-C stops it)", flush=True)
-    config = uvicorn.Config(create_app(store), log_level="warning", lifespan="on")
+    app = create_app(store, hosts_for(host))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
