@@ -14,7 +14,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import stat
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -291,7 +295,7 @@ def test_export_is_atomic_and_never_overwrites_unasked(
 
     with monkeypatch.context() as m:
         m.setattr(write, "grade_batches", broken)  # fails after trials and events are written
-        with pytest.raises(OSError, match="No space left"):
+        with pytest.raises(InputError, match="--parquet: cannot write here: No space left"):
             write.write_parquet(retail, "r", out)
     assert list(tmp_path.iterdir()) == []  # no DIR, no temporary sibling left behind
 
@@ -357,6 +361,186 @@ def test_force_replaces_an_earlier_exports_own_files_only(
     )
     assert (out / TRIALS_FILE).stat().st_ino != before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside
+
+
+def _export_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_an_export_through_a_link_writes_the_folder_it_names(
+    cli: Cli, retail: Path, tmp_path: Path
+) -> None:
+    """A DIR that is a symlink was renamed over as if it were the folder: a traceback
+    (NotADirectoryError), and with --force an empty hidden folder left beside it. As a
+    FILE export does, the export goes where the link points and the link stays."""
+    real = tmp_path / "real"
+    (real / "empty").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real / "empty")
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and _export_files(real / "empty") == sorted(EXPORT)
+    first = (real / "empty" / TRIALS_FILE).stat().st_ino
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(link))
+    assert code == 2 and "not empty; add --force" in err and err.count("\n") == 1
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(link), "--force")
+    assert code == 0, err
+    assert link.is_symlink() and _export_files(real / "empty") == sorted(EXPORT)
+    assert (real / "empty" / TRIALS_FILE).stat().st_ino != first
+    assert _export_files(real) == ["empty"] and _export_files(tmp_path) == ["link", "real"]
+    # A link to nothing yet: the folder it names is made, as `mkdir -p` would.
+    dangling = tmp_path / "later"
+    dangling.symlink_to(real / "new" / "v2")
+    assert cli("export", f"{retail}:r", "--parquet", str(dangling))[0] == 0
+    assert _export_files(real / "new" / "v2") == sorted(EXPORT)
+    loop = tmp_path / "loop"
+    loop.symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(loop)
+    code, _, err = cli("export", f"{retail}:r", "--parquet", str(loop))
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{loop}: --parquet: cannot write here: " in err
+
+
+EXPORT = [TRIALS_FILE, EVENTS_FILE, GRADES_FILE, HEADER_FILE]
+
+
+def _limit_file_size() -> None:
+    import resource
+
+    # `ulimit -f 200`: a write past 200 KB fails with EFBIG (Python ignores SIGXFSZ).
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200 * 1024, 200 * 1024))
+
+
+def test_a_write_the_system_refuses_is_one_line_and_leaves_nothing(
+    retail: Path, tmp_path: Path
+) -> None:
+    """A file size limit (or a full disk) mid-export was a pyarrow OSError traceback,
+    exit 1, where --jsonl says "cannot write here: File too large", exit 2."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    store = folder / "s.db"  # the store's own -wal and -shm stay far below the limit
+    shutil.copy(retail, store)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "export", f"{store}:r", "--parquet", "pq"],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=300,
+        preexec_fn=_limit_file_size,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == "agentgauge: error: pq: --parquet: cannot write here: File too large\n"
+    assert _export_files(folder) == ["s.db"]  # no DIR, no temporary folder beside it
+
+
+def _read_only(folder: Path) -> Callable[[], None] | None:
+    """Make ``folder`` read-only to this user (a read-only mount on itself for root,
+    whom modes do not stop); the undoing, or None when that cannot be done here."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        return lambda: folder.chmod(0o755)
+    from tests.test_store_damage import read_only_folder
+
+    if not read_only_folder(folder):
+        return None
+    return lambda: subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_force_over_an_export_that_cannot_be_removed_refuses_before_moving_anything(
+    cli: Cli, retail: Path, tmp_path: Path
+) -> None:
+    """A read-only earlier export was swapped out, the new one put in place, and then a
+    PermissionError traceback, exit 1, with the old export left in a hidden folder."""
+    out = tmp_path / "pq"
+    assert cli("export", f"{retail}:r", "--parquet", str(out))[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    undo = _read_only(out)
+    if undo is None:
+        pytest.skip("needs mount(8) to make a folder root cannot write")
+    try:
+        code, _, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+    finally:
+        undo()
+    assert code == 2, err
+    assert err == (
+        f"agentgauge: error: {out}: holds an earlier export that cannot be replaced: the "
+        "directory is read-only, so its files cannot be removed; make it writable (chmod "
+        "u+w) or name another directory\n"
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert _export_files(tmp_path) == ["pq"]
+
+
+def test_an_earlier_export_that_sticks_after_the_swap_is_said_not_a_traceback(
+    cli: Cli, retail: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "pq"
+    assert cli("export", f"{retail}:r", "--parquet", str(out))[0] == 0
+    stuck = out / TRIALS_FILE
+    # An immutable file: its folder is writable, yet it cannot be removed (nor by root).
+    if shutil.which("chattr") is None or os.geteuid() != 0:
+        pytest.skip("needs root and chattr(1) to make a file no one can remove")
+    if subprocess.run(["chattr", "+i", str(stuck)], capture_output=True).returncode != 0:
+        pytest.skip("this filesystem has no immutable files")
+    try:
+        code, out_text, err = cli("export", f"{retail}:r", "--parquet", str(out), "--force")
+        left = [p for p in tmp_path.iterdir() if p.name != "pq"]
+        assert code == 0, err
+        assert out_text.startswith("exported ")
+        assert _export_files(out) == sorted(EXPORT)  # the new export, whole
+        assert len(left) == 1 and _export_files(left[0]) == [TRIALS_FILE]
+        assert err == (
+            f"warning: the earlier export in {out} was replaced, but the folder it was moved "
+            f"to could not be emptied: {left[0]} (Operation not permitted); remove it "
+            "yourself\n"
+        )
+    finally:
+        for p in tmp_path.rglob(TRIALS_FILE):
+            subprocess.run(["chattr", "-i", str(p)], capture_output=True)
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "value", "message"),
+    [
+        ("trials", "metadata", "[1]", "metadata: trial {pk} of run 'r' is damaged in the "
+         "store: not a JSON object (list)"),
+        ("trials", "metadata", "{bad", "metadata: trial {pk} of run 'r' is damaged in the "
+         "store: not valid JSON (Expecting property name enclosed in double quotes at "
+         "character 1)"),
+        ("events", "data", "{bad", "data: an event of trial {pk} of run 'r' is damaged in "
+         "the store: not valid JSON (Expecting property name enclosed in double quotes at "
+         "character 1)"),
+        ("grades", "evidence", "[1,", "evidence: the '{grader}' grade of trial {pk} of run "
+         "'r' is damaged in the store: not valid JSON (Expecting value at character 3)"),
+    ],
+)  # fmt: skip
+def test_a_damaged_row_is_refused_as_jsonl_refuses_it_not_exported(
+    cli: Cli, retail: Path, tmp_path: Path, table: str, column: str, value: str, message: str
+) -> None:
+    """The export copied the store's JSON text as it was (exit 0), and reading the export
+    back then blamed the export ("trials.parquet: metadata: row 1: invalid JSON")."""
+    db = tmp_path / "s.db"
+    shutil.copy(retail, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP INDEX trials_trace")  # it reads every metadata as JSON
+        pk, grader = conn.execute(
+            "SELECT t.id, (SELECT grader FROM grades g WHERE g.trial_pk = t.id"
+            " AND evidence IS NOT NULL ORDER BY grader LIMIT 1)"
+            " FROM trials t WHERE t.run_id = 'r' ORDER BY t.id LIMIT 1 OFFSET 3"
+        ).fetchone()
+        where, args = {
+            "trials": ("id = ?", (pk,)),
+            "events": ("trial_pk = ? AND seq = 0", (pk,)),
+            "grades": ("trial_pk = ? AND grader = ?", (pk, grader)),
+        }[table]
+        done = conn.execute(f"UPDATE {table} SET {column} = ? WHERE {where}", (value, *args))
+        assert done.rowcount >= 1
+    conn.close()
+    out = tmp_path / "pq"
+    code, _, err = cli("export", f"{db}:r", "--parquet", str(out))
+    assert code == 2, err
+    assert err == f"agentgauge: error: {db}: " + message.format(pk=pk, grader=grader) + "\n"
+    assert _export_files(tmp_path) == ["s.db"]
 
 
 def test_an_export_makes_its_folders_readable_by_others(

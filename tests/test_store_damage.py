@@ -105,3 +105,72 @@ def test_a_read_only_store_file_is_named_read_only(tmp_path: Path, cli: Cli) -> 
     db.chmod(0o444)
     code, _, err = cli("grade", f"{db}:r1")
     assert code == 2 and "the file is read-only" in err
+
+
+def test_a_store_cut_short_is_called_damaged_not_a_foreign_file(
+    store: Path, tmp_path: Path, cli: Cli
+) -> None:
+    cut = tmp_path / "cut.db"
+    with sqlite3.connect(store) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    cut.write_bytes(store.read_bytes()[:40960])  # head -c 40960: a copy that stopped
+    for command in (["runs", "--store", str(cut)], ["metrics", f"{cut}:r1"]):
+        code, _, err = cli(*command)
+        assert code == 2, err
+        assert err.strip() == (
+            f"agentgauge: error: {cut}: the store is damaged (SQLite: database disk image is "
+            f"malformed); nothing more was written to it. Check it with: sqlite3 {cut} "
+            "'PRAGMA integrity_check', and restore it from a copy"
+        )
+    text = tmp_path / "text.db"
+    text.write_text("a file that is no SQLite database at all, long enough to have a header\n")
+    code, _, err = cli("runs", "--store", str(text))
+    assert code == 2 and "not an agentgauge store: file is not a database" in err
+
+
+def test_writes_in_the_wal_of_a_store_that_cannot_be_read_with_it_are_never_dropped(
+    tmp_path: Path, cli: Cli
+) -> None:
+    db = tmp_path / "s.db"
+    run(str(SUITE), counting_agent, trials=1, store=db, run_id="first")
+    # A copy of the store and its -wal without the -shm (or a writer killed before
+    # its checkpoint): the second run is committed, in the -wal only.
+    holder = sqlite3.connect(db)  # open, so that the run's close does not checkpoint
+    try:
+        holder.execute("SELECT COUNT(*) FROM runs").fetchone()
+        run(str(SUITE), counting_agent, trials=1, store=db, run_id="second")
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        for name in ("s.db", "s.db-wal"):
+            (folder / name).write_bytes((tmp_path / name).read_bytes())
+    finally:
+        holder.close()
+    copy = folder / "s.db"
+    assert (folder / "s.db-wal").stat().st_size > 0
+    mounted = read_only_folder(folder)
+    if not mounted:
+        if os.geteuid() == 0:
+            pytest.skip("needs mount(8) to make a folder root cannot write")
+        folder.chmod(0o555)
+    try:
+        for command in (["runs", "--store", str(copy)], ["metrics", f"{copy}:second"]):
+            code, out, err = cli(*command)
+            assert code == 2, (command, out, err)
+            assert err.strip() == (
+                f"agentgauge: error: {copy}: cannot read the store here: its latest writes "
+                f"are in {copy}-wal, which SQLite reads only where it may write beside the "
+                "store (this folder is read-only); copy the store with its -wal file to a "
+                "folder you can write and read the copy, or run an agentgauge command on it "
+                "once as a user who may write the folder (which moves those writes into the "
+                "store)"
+            )
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=True)
+        folder.chmod(0o755)
+    # What the line says to do works: read once with write access, the store is whole.
+    code, out, err = cli("runs", "--store", str(copy), "--json")
+    assert code == 0, err
+    assert "first" in out and "second" in out
+    assert not (folder / "s.db-wal").exists()

@@ -96,6 +96,15 @@ def export_cmd(
             f"exported {counts.trials} trials, {counts.events} events and {counts.grades} "
             f"grades (grade version {counts.grade_version}) of {label} to {out} (parquet)"
         )
+        if counts.left_behind is not None:
+            from agentgauge.display import terminal_warning
+
+            err_console().print(
+                terminal_warning(
+                    f"the earlier export in {out} was replaced, but the folder it was moved "
+                    f"to could not be emptied: {counts.left_behind}; remove it yourself"
+                )
+            )
         return
     done = export_run(source, fmt, out, grade_version=grade_version, force=force)
     label = source_label(path, run_id, selector, asked)

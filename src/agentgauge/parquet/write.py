@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -46,6 +47,7 @@ from agentgauge.schema import TRIAL_FIELDS
 from agentgauge.sources import Selector, selected_rows, split_selector
 from agentgauge.store import Store, utc_now
 from agentgauge.store.columns import event_batches, grade_batches, trial_batches
+from agentgauge.store.rows import UNREADABLE
 
 __all__ = ["BATCH", "EXPORT_FILES", "ExportCounts", "write_parquet"]
 
@@ -68,6 +70,9 @@ class ExportCounts:
     events: int
     grades: int
     grade_version: int
+    left_behind: str | None = None
+    """When ``--force`` replaced an earlier export whose files could not all be removed
+    afterwards: the hidden folder holding them, and why (the export itself is whole)."""
 
 
 def write_parquet(
@@ -92,8 +97,11 @@ def write_parquet(
     holds anything but an export's own files (`EXPORT_FILES`), or holds the store
     read, never is. The export is 0777 less the umask.
     """
-    out = Path(out)
-    _check_destination(out, force=force, inputs=_store_files(Path(store_path)))
+    given = Path(out)
+    # Through a link, the folder it names is written (as a FILE export writes through
+    # one): the rename into place must not replace the link itself.
+    out = _resolved(given)
+    _check_destination(given, force=force, inputs=_store_files(Path(store_path)))
     with Store(store_path, readonly=True) as store:
         run = store.require_run(run_id)
         version = store.resolve_grade_version(run_id, grade_version)
@@ -113,7 +121,7 @@ def write_parquet(
             out.parent.mkdir(parents=True, exist_ok=True)
             tmp = _new_folder(out)
         except OSError as exc:
-            raise InputError(f"cannot write here: {exc.strerror}", file=out) from None
+            raise _cannot_write(exc, given) from None
         try:
             keys: dict[int, int] = {}
             n_trials = _write(
@@ -126,10 +134,10 @@ def write_parquet(
             if rows is not None:  # only the kept trials' events and grades
                 events, grades = _of_kept(events, keys), _of_kept(grades, keys)
             n_events = _write(
-                tmp / EVENTS_FILE, events_schema(), _event_tables(events, run_id, keys)
+                tmp / EVENTS_FILE, events_schema(), _event_tables(store, events, run_id, keys)
             )
             n_grades = _write(
-                tmp / GRADES_FILE, grades_schema(), _grade_tables(grades, run_id, keys)
+                tmp / GRADES_FILE, grades_schema(), _grade_tables(store, grades, run_id, keys)
             )
             header = {
                 "schema": LAYOUT,
@@ -141,11 +149,30 @@ def write_parquet(
                 "tasks": [t.model_dump(mode="json", exclude_defaults=True) for t in tasks],
             }
             (tmp / HEADER_FILE).write_text(json.dumps(header) + "\n", encoding="utf-8")
-            _put_in_place(tmp, out)
-        except BaseException:
+            left = _put_in_place(tmp, out)
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(exc, OSError):  # a full disk, a file size limit: nothing was put
+                raise _cannot_write(exc, given) from None
             raise
-    return ExportCounts(n_trials, n_events, n_grades, version)
+    return ExportCounts(n_trials, n_events, n_grades, version, left)
+
+
+def _resolved(out: Path) -> Path:
+    try:
+        return out.resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of links
+        raise _cannot_write(exc, out) from None
+
+
+def _cannot_write(exc: BaseException, out: Path) -> InputError:
+    """The user's line for a write the system refused, in the system's words (pyarrow's
+    OSError wraps them in its own: "Error writing bytes to file. Detail: ...")."""
+    if isinstance(exc, OSError):
+        reason = os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
+    else:
+        reason = "symlink loop"
+    return InputError(f"cannot write here: {reason}", file=out, field="--parquet")
 
 
 def _new_folder(out: Path) -> Path:
@@ -218,26 +245,54 @@ def _check_destination(out: Path, *, force: bool, inputs: Sequence[Path]) -> Non
             "files, so move it out or name another directory",
             file=out,
         )
+    # Its files go once the new export is in place: a directory whose entries this user
+    # may not remove would be swapped out and then stick, half replaced.
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise InputError(
+            "holds an earlier export that cannot be replaced: the directory is read-only, "
+            "so its files cannot be removed; make it writable (chmod u+w) or name another "
+            "directory",
+            file=out,
+        )
 
 
-def _put_in_place(tmp: Path, out: Path) -> None:
-    """Rename the finished export to ``out``; an earlier export there goes only after,
-    and of it only the files an export writes (`EXPORT_FILES`, all that
-    `_check_destination` let through). Anything that appeared in ``out`` while the
-    export was written is moved into the new export's directory, never deleted."""
-    if out.is_dir() and any(out.iterdir()):
-        old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
+def _put_in_place(tmp: Path, out: Path) -> str | None:
+    """Rename the finished export to ``out`` (a real path, no link); an earlier export
+    there goes only after, and of it only the files an export writes (`EXPORT_FILES`,
+    all that `_check_destination` let through). Anything that appeared in ``out`` while
+    the export was written is moved into the new export's directory, never deleted.
+
+    Returns, when the earlier export's folder could not be emptied once the new one was
+    in place, that folder and why (for the user to remove); ``None`` otherwise."""
+    if not (out.is_dir() and any(out.iterdir())):
+        os.replace(tmp, out)  # POSIX renames over an empty directory
+        return None
+    old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
+    try:
         os.replace(out, old)  # replaces the empty directory just made
+    except BaseException:
+        with contextlib.suppress(OSError):
+            old.rmdir()
+        raise
+    try:
         os.replace(tmp, out)
-        for entry in old.iterdir():
+    except BaseException:
+        os.replace(old, out)  # the earlier export back where it was
+        raise
+    failed: OSError | None = None
+    for entry in sorted(old.iterdir()):
+        try:
             if entry.name in EXPORT_FILES and entry.is_file() and not entry.is_symlink():
                 entry.unlink()
             elif not (out / entry.name).exists():
                 entry.rename(out / entry.name)
-        with contextlib.suppress(OSError):  # not empty: what could not move back stays
-            old.rmdir()
-    else:
-        os.replace(tmp, out)  # POSIX renames over an empty directory
+        except OSError as exc:  # the export is in place: a success, with what stuck said
+            failed = failed or exc
+    try:
+        old.rmdir()  # not empty: what could not move back stays, and is said
+    except OSError as exc:
+        failed = failed or exc
+    return None if failed is None else f"{old} ({failed.strerror or failed})"
 
 
 def _write(path: Path, schema: pa.Schema, tables: Iterator[pa.Table]) -> int:
@@ -305,6 +360,9 @@ def _trial_tables(
             }
             if not pks:
                 continue
+        for f in _JSON_FIELDS:
+            if (bad := _damaged_json(fields[f])) is not None:
+                raise store.damaged(f"trial {pks[bad[0]]} of run {run_id!r}", bad[1], field=f)
         first = len(keys)
         keys.update((pk, first + i) for i, pk in enumerate(pks))
         n = len(pks)
@@ -322,6 +380,43 @@ def _trial_tables(
         yield pa.Table.from_arrays(columns, schema=schema)
 
 
+#: The trial fields the store keeps as JSON text, copied to the export as it is.
+_JSON_FIELDS = tuple(f.name for f in TRIAL_FIELDS if f.type == "json")
+
+
+def _damaged_json(
+    texts: Sequence[str | None], *, mapping: bool = True
+) -> tuple[int, BaseException] | None:
+    """The first of a batch's stored JSON texts that would not read back, and why, for
+    the store's damaged-row error (`Store.damaged`, what ``--jsonl`` says of it): the
+    export copies each text as it is, and a reader would then blame the export. Each
+    distinct text is parsed once, by orjson (a few microseconds); ``mapping`` asks for
+    an object (metadata, an event's data)."""
+    for text in set(texts):
+        if text is not None and _json_problem(text, mapping) is not None:
+            return next(
+                (i, p)
+                for i, t in enumerate(texts)
+                if t is not None and (p := _json_problem(t, mapping)) is not None
+            )
+    return None
+
+
+def _json_problem(text: str, mapping: bool) -> BaseException | None:
+    """Why ``text`` would not read back as the store reads it (`agentgauge.store.rows.loads`),
+    or ``None``."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses and the store reads (NaN, a lone surrogate, a long integer)
+            value = json.loads(text)
+        except UNREADABLE as exc:
+            return exc
+    if mapping and not isinstance(value, dict):
+        return TypeError(f"not a JSON object ({type(value).__name__})")
+    return None
+
+
 def _of_kept(batches: Iterator[list[_Row]], keys: dict[int, int]) -> Iterator[list[_Row]]:
     """The rows (events or grades, each led by its trial's key) of the trials exported."""
     for rows in batches:
@@ -330,6 +425,7 @@ def _of_kept(batches: Iterator[list[_Row]], keys: dict[int, int]) -> Iterator[li
 
 
 def _event_tables(
+    store: Store,
     batches: Iterator[list[tuple[int, int, str, float | None, str]]],
     run_id: str,
     keys: dict[int, int],
@@ -337,6 +433,9 @@ def _event_tables(
     schema = events_schema()
     for rows in batches:
         pk, seq, type_, t, data = zip(*rows, strict=True)
+        if (bad := _damaged_json(data)) is not None:
+            where = f"an event of trial {pk[bad[0]]} of run {run_id!r}"
+            raise store.damaged(where, bad[1], field="data")
         yield pa.Table.from_arrays(
             [
                 _run_ids(run_id, len(rows)),
@@ -351,11 +450,14 @@ def _event_tables(
 
 
 def _grade_tables(
-    batches: Iterator[list[tuple[Any, ...]]], run_id: str, keys: dict[int, int]
+    store: Store, batches: Iterator[list[tuple[Any, ...]]], run_id: str, keys: dict[int, int]
 ) -> Iterator[pa.Table]:
     schema = grades_schema()
     for rows in batches:
         pk, grader, score, passed, status, evidence, judge_model = zip(*rows, strict=True)
+        if (bad := _damaged_json(evidence, mapping=False)) is not None:
+            where = f"the {grader[bad[0]]!r} grade of trial {pk[bad[0]]} of run {run_id!r}"
+            raise store.damaged(where, bad[1], field="evidence")
         yield pa.Table.from_arrays(
             [
                 _run_ids(run_id, len(rows)),

@@ -14,7 +14,7 @@ import sqlite3
 
 from agentgauge.errors import InputError, StoreFull
 
-__all__ = ["database_error", "forget_opened", "note_opened", "storage_error"]
+__all__ = ["damaged_store", "database_error", "forget_opened", "note_opened", "storage_error"]
 
 #: The stores this process has opened, newest last: a damaged page is found only when
 #: a statement reads it, often far from where the store was named.
@@ -61,13 +61,30 @@ def database_error(exc: BaseException) -> InputError | None:
     named = " or ".join(stores[-2:]) if stores else None
     text = str(exc)
     if "malformed" in text or "not a database" in text or type(exc) is sqlite3.DatabaseError:
-        reason = (
-            f"the store is damaged (SQLite: {text}); nothing more was written to it. Check it "
-            f"with: sqlite3 {stores[-1] if stores else 'FILE'} 'PRAGMA integrity_check', "
-            "and restore it from a copy"
-        )
+        reason = _damaged(text, stores[-1] if stores else None)
     elif "locked" in text or "busy" in text:
         reason = f"the store is locked by another process (SQLite: {text}); try again"
     else:
         reason = f"SQLite refused the store: {text}"
     return InputError(reason, file=named)
+
+
+def damaged_store(exc: BaseException, path: str) -> InputError | None:
+    """The user's error for a store SQLite finds damaged as it is opened (a file cut
+    short, a page overwritten: SQLITE_CORRUPT, "database disk image is malformed"), as
+    for one found damaged mid-command (`database_error`); ``None`` for anything else. A
+    file that is no database at all (SQLITE_NOTADB) is not damaged but no store, which
+    the opener says."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    if (code is None or code & 0xFF != sqlite3.SQLITE_CORRUPT) and "malformed" not in str(exc):
+        return None
+    return InputError(_damaged(str(exc), path), file=path)
+
+
+def _damaged(text: str, path: str | None) -> str:
+    return (
+        f"the store is damaged (SQLite: {text}); nothing more was written to it. Check it "
+        f"with: sqlite3 {path or 'FILE'} 'PRAGMA integrity_check', and restore it from a copy"
+    )

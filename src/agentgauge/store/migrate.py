@@ -32,7 +32,7 @@ from pathlib import Path
 
 from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS, TrialField
-from agentgauge.store.faults import storage_error
+from agentgauge.store.faults import damaged_store, storage_error
 from agentgauge.store.layout import (
     DOCUMENTS_SQL,
     FACTS_SQL,
@@ -89,8 +89,11 @@ def open_store(path: str, *, readonly: bool) -> tuple[sqlite3.Connection, int]:
         raise InputError(f"cannot open the store: {_why_not(path, exc)}", file=path) from None
     try:
         version = _prepare(conn, path, readonly=readonly)
-    except BaseException:
+    except BaseException as exc:
         conn.close()
+        damaged = damaged_store(exc, path)
+        if damaged is not None:
+            raise damaged from None
         raise
     return conn, version
 
@@ -143,7 +146,10 @@ def _connect_readonly(path: str) -> sqlite3.Connection:
     (a read-only filesystem, a folder this user may not write), that open fails with
     "unable to open database file", and the store is read ``immutable`` (SQLite,
     "URI filenames"): nobody can write to that folder, so no writer changes the file
-    while it is read.
+    while it is read. An immutable read ignores the ``-wal`` file, so a store whose
+    ``-wal`` holds anything (a writer that ended without checkpointing, a copy taken
+    with its ``-wal`` but not its ``-shm``) is refused then (`_refuse_unread_wal`): read
+    without it, it would show an older state as the whole store.
     """
     file = Path(path).resolve()
     if os.access(file, os.W_OK) and os.access(file.parent, os.W_OK):
@@ -157,10 +163,31 @@ def _connect_readonly(path: str) -> sqlite3.Connection:
     except sqlite3.OperationalError:
         if not os.access(file.parent, os.W_OK):
             conn.close()
+            _refuse_unread_wal(path)
             return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, timeout=30)
     except sqlite3.DatabaseError:
         pass  # not a database: reading its version says so, as for any other store
     return conn
+
+
+def _refuse_unread_wal(path: str) -> None:
+    """Refuse to read the store immutable while its ``-wal`` holds writes: SQLite would
+    read the main file alone, without the runs and trials committed since the last
+    checkpoint, and nothing would say so."""
+    wal = Path(f"{path}-wal")
+    try:
+        held = wal.stat().st_size > 0
+    except OSError:
+        return  # no -wal: the main file is the whole store
+    if held:
+        raise InputError(
+            f"cannot read the store here: its latest writes are in {wal}, which SQLite "
+            "reads only where it may write beside the store (this folder is read-only); "
+            "copy the store with its -wal file to a folder you can write and read the copy, "
+            "or run an agentgauge command on it once as a user who may write the folder "
+            "(which moves those writes into the store)",
+            file=path,
+        )
 
 
 def _prepare(conn: sqlite3.Connection, path: str, *, readonly: bool) -> int:
@@ -214,14 +241,17 @@ def _version(conn: sqlite3.Connection, path: str) -> int | None:
     """The store's schema version; ``None`` for an empty database."""
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.OperationalError as exc:
-        if "no such table" not in str(exc):
+    except sqlite3.DatabaseError as exc:
+        # A store cut short or overwritten is damaged, and said so as any damaged page
+        # is; a file SQLite cannot read as a database at all is no store.
+        damaged = damaged_store(exc, path)
+        if damaged is not None:
+            raise damaged from None
+        if not isinstance(exc, sqlite3.OperationalError) or "no such table" not in str(exc):
             raise InputError(f"not an agentgauge store: {exc}", file=path) from None
         if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0:
             return None
         raise InputError("not an agentgauge store (it has no meta table)", file=path) from None
-    except sqlite3.DatabaseError as exc:
-        raise InputError(f"not an agentgauge store: {exc}", file=path) from None
     if row is None or not is_digits(str(row[0])):
         raise InputError("not an agentgauge store (no schema version recorded)", file=path)
     return int(row[0])
