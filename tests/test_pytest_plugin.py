@@ -253,8 +253,7 @@ def test_marker_mistakes_are_named(pytester: pytest.Pytester) -> None:
         [
             "*agentgauge: error: @pytest.mark.agentgauge: unknown argument 'min_sucess_rate' "
             "(known: trials, *",
-            "*agentgauge: error: marked @pytest.mark.agentgauge with thresholds but ran no "
-            "evaluation*",
+            "*agentgauge: error: marked @pytest.mark.agentgauge but ran no evaluation*",
             "*agentgauge: error: bound: *",
         ]
     )
@@ -536,3 +535,94 @@ def test_a_run_the_circuit_breaker_stops_names_the_errors_and_the_stored_run(
             "*  the run is stored: agentgauge show *agentgauge.db:test_infra-* --failed",
         ]
     )
+
+
+def test_ctrl_c_ends_the_session_after_saying_what_was_saved(pytester: pytest.Pytester) -> None:
+    # Ctrl-C failed the current test ("FAILED test_1 - agentgauge: error: interrupted:
+    # ...") and pytest went on to run every evaluation left: "1 failed, 2 passed".
+    _inner(
+        pytester,
+        """
+        import asyncio
+        import os
+        import signal
+
+        async def interrupts(session):
+            if session.task_id == "a" and session.trial == 2:
+                os.kill(os.getpid(), signal.SIGINT)  # the user's Ctrl-C, mid-run
+                await asyncio.sleep(1)
+            await counting_agent(session)
+
+        def test_1(agentgauge_eval):
+            agentgauge_eval.run(TASKS, interrupts, trials=3, concurrency=1)
+
+        def test_2(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1)
+        """,
+    )
+    out = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert out.ret == pytest.ExitCode.INTERRUPTED
+    text = out.stdout.str()
+    assert "KeyboardInterrupt: agentgauge: error: interrupted: 4 trials saved" in text
+    assert "the run is stored: agentgauge show " in text
+    assert "test_2" not in text and "no tests ran" in text  # test_1 did not fail, nor run on
+
+
+def test_a_marked_test_with_only_trials_that_runs_nothing_fails(pytester: pytest.Pytester) -> None:
+    # It passed: the check for a marked test that ran no evaluation came after the
+    # return for a marker without thresholds.
+    _inner(
+        pytester,
+        """
+        @pytest.mark.agentgauge(trials=2)
+        def test_forgot_to_run(agentgauge_eval):
+            pass
+
+        @pytest.mark.agentgauge(trials=2)
+        def test_ran(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1, failed=1)
+    out.stdout.fnmatch_lines(
+        ["*agentgauge: error: marked @pytest.mark.agentgauge but ran no evaluation: call *"]
+    )
+
+
+def test_a_failing_gate_on_a_run_whose_agent_raised_names_the_errors(
+    pytester: pytest.Pytester,
+) -> None:
+    # The failure read "gate failed: success_rate >= 0.5 (...): success_rate = 0" and
+    # nothing else: the agent's exception, on every trial, was not named.
+    _inner(
+        pytester,
+        """
+        def boom(session):
+            raise RuntimeError("the model client\\nis not configured")
+
+        @pytest.mark.agentgauge(min_success_rate=0.5, trials=2)
+        def test_marked(agentgauge_eval):
+            agentgauge_eval.run(TASKS, boom)
+
+        def test_checked(agentgauge_eval):
+            agentgauge_eval.run(TASKS, boom, trials=2).check("success_rate", min=0.5)
+
+        def test_passing_run_has_no_error_lines(agentgauge_eval):
+            agentgauge_eval.run(TASKS, fails_b, trials=2).check("success_rate", min=0.9)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=3)
+    text = out.stdout.str()
+    for test in ("test_marked", "test_checked"):
+        out.stdout.fnmatch_lines(
+            [
+                "*gate failed: success_rate >= 0.5 *: success_rate = 0*",
+                "*  4 agent errors:",
+                "*    4 x RuntimeError: the model client is not configured  (e.g. a trial 0)",
+                f"*  the run is stored: agentgauge show *agentgauge.db:{test}-* --failed",
+            ]
+        )
+    # A run without errors fails on its gate alone: nothing to add.
+    assert "agentgauge show" not in text.split("test_passing_run_has_no_error_lines")[-1]

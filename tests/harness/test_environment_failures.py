@@ -143,7 +143,7 @@ def test_an_environment_that_fails_is_an_infra_error_whatever_the_agent_does(
     # the message reaches the terminal, in the infra class
     assert "2 infra errors (2 distinct messages)" in done.stdout
     assert LOST in done.stdout and CRASHED in done.stdout
-    assert "2 infra errors, 0 agent errors" in done.stdout
+    assert "success 33.3%, 2 infra errors, spend" in done.stdout
 
 
 def test_infra_retries_rerun_a_cell_whose_environment_failed(workdir: Path) -> None:
@@ -213,3 +213,102 @@ def test_a_tool_result_that_is_not_a_tool_outcome_is_the_environments_error(
         "EnvironmentFailed: the environment failed in call_tool('add'): "
         "TypeError: returned a dict, not a ToolOutcome"
     )
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cyclic() -> dict[str, Any]:
+    state: dict[str, Any] = {"counter": 3}
+    state["self"] = state
+    return state
+
+
+class OddResult(CounterEnv):
+    """Makes the call, then returns the ``odd`` content."""
+
+    odd = ""
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        super().call_tool(name, arguments)
+        odd = {"bytes": b"\xff", "object": object(), "deep": _nested(5000)}
+        return ToolOutcome(content=odd[self.odd])
+
+
+class OddState(CounterEnv):
+    odd = ""
+
+    def final_state(self) -> dict[str, Any]:
+        odd = {"cycle": _cyclic(), "deep": {"counter": _nested(5000)}}
+        return odd[self.odd]
+
+
+@pytest.mark.parametrize(
+    ("env", "odd", "message"),
+    [
+        (
+            OddResult,
+            "bytes",
+            "EnvironmentFailed: the environment failed in call_tool('add'): ValueError: "
+            "returned content is a builtins.bytes, which JSON has no type for",
+        ),
+        (
+            OddResult,
+            "object",
+            "EnvironmentFailed: the environment failed in call_tool('add'): ValueError: "
+            "returned content is a builtins.object, which JSON has no type for",
+        ),
+        (
+            OddResult,
+            "deep",
+            "EnvironmentFailed: the environment failed in call_tool('add'): ValueError: "
+            "returned content that is not JSON: ",
+        ),
+        (
+            OddState,
+            "cycle",
+            "final state: ValueError: final_state() returned a state that is not JSON: "
+            "Circular reference detected",
+        ),
+        (
+            OddState,
+            "deep",
+            "final state: ValueError: final_state() returned a state that is not JSON: ",
+        ),
+    ],
+)
+def test_a_value_the_store_cannot_write_is_the_environments_error_and_the_run_goes_on(
+    tmp_path: Path, env: type[CounterEnv], odd: str, message: str
+) -> None:
+    # The store's writer serialised it first, and the run ended in a traceback
+    # (PydanticSerializationError, "Circular reference detected") with the trials after
+    # it never run: a resume crashed again.
+    tasks = [
+        Task(
+            id=f"t{i}",
+            instruction=f"add {i}",
+            expectations={"final_state": {"counter": i}},
+        )
+        for i in (1, 2, 3, 4)
+    ]
+
+    def factory(task: Task, *, variant: str, seed: int) -> CounterEnv:
+        if task.id != "t2":
+            return CounterEnv(task, variant=variant, seed=seed)
+        world = env(task, variant=variant, seed=seed)
+        world.odd = odd  # type: ignore[attr-defined]
+        return world
+
+    run(tasks, counting_agent, store=tmp_path / "s.db", run_id="r", env_factory=factory,
+        progress=False)  # fmt: skip
+    with Store(tmp_path / "s.db") as db:
+        trials = {t.task_id: t for t in db.trials("r")}
+    assert sorted(trials) == ["t1", "t2", "t3", "t4"]
+    assert all(trials[t].success for t in ("t1", "t3", "t4"))
+    odd_one = trials["t2"]
+    assert (odd_one.status, odd_one.error_kind, odd_one.success) == ("error", "infra", False)
+    assert odd_one.error is not None and odd_one.error.startswith(message), odd_one.error

@@ -344,3 +344,33 @@ def test_a_task_with_no_environment_is_refused_before_any_trial(tmp_path: Path) 
     with pytest.raises(InputError, match="names no environment"):
         run(str(suite), agent="builtin:null", store=str(tmp_path / "p.db"))
     assert not (tmp_path / "p.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("variants", "extra", "why"),
+    [
+        ("paraphrase:3", (), "no task has 3 paraphrases (the most any task has is 2)"),
+        ("paraphrase", ("--paraphrases", "0"), "--paraphrases 0 allows none"),
+    ],
+)
+def test_variants_that_select_no_trial_are_refused_before_anything_is_written(
+    tmp_path: Path, variants: str, extra: tuple[str, ...], why: str
+) -> None:
+    # It stored an empty run and exited 0 ("0 trials, success -"), which `runs` listed
+    # and `metrics` then called a run with no trials yet.
+    db = tmp_path / "s.db"
+    out = agentgauge(
+        "run", str(SUITE), "--agent", "agentgauge.testing.worlds:counting_agent",
+        "--variants", variants, *extra, "--store", str(db), "--no-progress",
+    )  # fmt: skip
+    _one_line_exit_2(out, f"--variants: {variants} selects no trial: {why}")
+    assert not db.exists()
+    with pytest.raises(InputError, match="selects no trial"):
+        run(
+            str(SUITE),
+            agent="agentgauge.testing.worlds:counting_agent",
+            variants=[variants],
+            max_paraphrases=int(extra[1]) if extra else None,
+            store=str(tmp_path / "p.db"),
+        )
+    assert not (tmp_path / "p.db").exists()

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "examples" / "counter-suite.yaml"
 
 AGENTS = """
+import asyncio
 import os
 from agentgauge.agents.base import AgentError, TransientError
 from agentgauge.testing.worlds import counting_agent
@@ -47,6 +48,13 @@ async def lavish(session):
 
 async def clumsy(session):
     raise AgentError(f"cannot parse the plan for {session.task_id}")
+
+async def raises_or_hangs(session):
+    if session.task_id == "add-small":
+        raise AgentError("no plan")
+    if session.task_id == "add-large":
+        await asyncio.sleep(30)
+    await counting_agent(session)
 """
 
 
@@ -142,6 +150,24 @@ def test_show_errors_0_shows_only_the_counts(tmp_path: Path) -> None:
     assert lines[0] == "3 agent errors (3 distinct messages)"
     assert lines[1].startswith("run r in s.db: 3 trials")
     assert "more distinct" not in out.stdout and "AgentError" not in out.stdout
+
+
+def test_the_totals_line_names_the_classes_listed_above_it(tmp_path: Path) -> None:
+    # It counted every agent trial that did not complete as "agent errors", timeouts
+    # included, under a summary that had just listed them apart: "2 agent errors ...
+    # 2 agent timeouts (the agent hung) ... 0 infra errors, 4 agent errors".
+    out = agentgauge(tmp_path, "run", str(SUITE), "--agent", "my_agents:raises_or_hangs",
+                     "--store", "s.db", "--run-id", "r", "--trials", "2", "--timeout", "0.5",
+                     "--no-progress")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "2 agent errors" and lines[2] == "2 agent timeouts (the agent hung)"
+    assert "run r in s.db: 6 trials, success 33.3%, 2 agent errors, 2 agent timeouts, " in (
+        out.stdout
+    )
+    clean = agentgauge(tmp_path, "run", str(SUITE), "--agent", "my_agents:provider_down",
+                       "--store", "s.db", "--run-id", "ok", "--no-progress")  # fmt: skip
+    assert "run ok in s.db: 3 trials, success 100.0%, no errors, spend $0.00" in clean.stdout
 
 
 # ----------------------------------------------------------------------------- breaker

@@ -220,7 +220,7 @@ def test_a_timeout_while_waiting_out_retry_after_is_the_providers(workdir: Path)
     for trial in stored(workdir):
         assert (trial.status, trial.error_kind) == ("timeout", "infra"), trial.error
         assert trial.error == "timed out after 4.0s in a provider call"
-    assert "2 infra errors, 0 agent errors" in out.stdout
+    assert "success 0.0%, 2 infra timeouts, spend" in out.stdout
     assert "stopped: all 2 trials were infra errors" in out.stderr
 
 

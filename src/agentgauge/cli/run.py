@@ -289,8 +289,10 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
         )
     n = len(trials_)
     passed = sum(t.passed for t in trials_)  # an infra error is a failure, as in the metrics
-    infra = sum(t.is_infra_error for t in trials_)
-    agent_err = sum(t.status != "completed" and t.error_kind == "agent" for t in trials_)
+    # The classes printed above, by the same names and counts: counting every agent
+    # trial that did not complete as "agent errors" put its timeouts in it too, under
+    # a line that had just listed them apart.
+    errors = ", ".join(f"{c.count} {_short(c.name)}" for c in classes) or "no errors"
     costs = [t.cost_usd for t in trials_ if t.cost_usd is not None]
     # A total with an unpriced part is unknown; what is priced is a lower bound (costs >= 0).
     if n == 0:
@@ -306,10 +308,7 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     rate = f"{passed / n:.1%}" if n else "-"
     line = Text("run ")
     line.append(run_id, style="bold")
-    line.append(
-        f" in {store}: {n} trials, success {rate}, "
-        f"{infra} infra errors, {agent_err} agent errors, spend {spend}"
-    )
+    line.append(f" in {store}: {n} trials, success {rate}, {errors}, spend {spend}")
     out.print(line, soft_wrap=True)
     if passed < n:
         # Which trials failed, and why, is one command away; the summary names only classes.
@@ -317,6 +316,12 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
         out.print(
             Text(f"see which trials did not pass, and why: {visible(command)}"), soft_wrap=True
         )
+
+
+def _short(name: str) -> str:
+    """An error class's name without its gloss (``agent timeouts (the agent hung)``),
+    for the totals line; an unclassified one keeps it."""
+    return name if name.endswith("(unclassified)") else name.split(" (")[0]
 
 
 def _class_lines(cls: ErrorClass) -> Text:

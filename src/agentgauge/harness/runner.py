@@ -889,6 +889,14 @@ def _check_plan(tasks: Sequence[Task], cfg: Mapping[str, Any]) -> int:
         variants=cfg["variants"],
         max_paraphrases=cfg["max_paraphrases"],
     )
+    if planned == 0 and tasks and cfg["variants"]:
+        # The variants select nothing (``paraphrase:3`` beyond every task's paraphrases):
+        # refused as an empty suite is, not stored as an empty run that exits 0.
+        raise InputError(
+            f"{','.join(cfg['variants'])} selects no trial: "
+            f"{_why_no_variant(tasks, cfg['variants'], cfg['max_paraphrases'])}",
+            field="--variants",
+        )
     if planned > MAX_RUN_TRIALS:
         raise InputError(
             f"{cfg['trials']:,} trials per task and variant ({per_trial:,} of them) make "
@@ -897,6 +905,22 @@ def _check_plan(tasks: Sequence[Task], cfg: Mapping[str, Any]) -> int:
             field="--trials",
         )
     return planned
+
+
+def _why_no_variant(
+    tasks: Sequence[Task], variants: Sequence[str], max_paraphrases: int | None
+) -> str:
+    """Why ``variants`` make no cell for any of ``tasks`` (only paraphrase variants
+    can: a task without enough paraphrases is skipped for them)."""
+    most = max(len(t.paraphrases) for t in tasks)
+    if max_paraphrases == 0 and "paraphrase" in variants:
+        return "--paraphrases 0 allows none (add base, or allow some paraphrases)"
+    wanted = [int(v.split(":", 1)[1]) for v in variants if v.startswith("paraphrase:")]
+    if wanted:
+        n = min(wanted)
+        have = f"the most any task has is {most}" if most else "no task has any"
+        return f"no task has {n} paraphrase{'s' if n > 1 else ''} ({have})"
+    return "no task has paraphrases (add them under the task's paraphrases, or add base)"
 
 
 async def _unless_interrupted(step: Awaitable[Any], stop: Stop) -> None:

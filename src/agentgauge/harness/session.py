@@ -37,7 +37,7 @@ from agentgauge.schema import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentgauge.store.rows import replace_surrogates
+from agentgauge.store.rows import dumps, replace_surrogates
 from agentgauge.turns import hand_back
 
 __all__ = [
@@ -139,6 +139,10 @@ class TrialSession:
         self._max_bytes = max_transcript_bytes
         self._bytes = 0
         self._tool_names = {t["function"]["name"] for t in env.tools}
+        # What a world of one's own returns is checked as the store will write it
+        # (`_result_event`, `_state_of`); agentgauge's own worlds return plain JSON, and
+        # are spared the cost (serialising a retail state takes longer than building it).
+        self._own_world = _own_world(env)
         self._answer: str | None = None
         self._confidence: float | None = None
         self._recorded_cost: float | None = None  # record_cost's sum; None: never called
@@ -269,7 +273,8 @@ class TrialSession:
         self._record(
             self._in_env(
                 f"call_tool({name!r})",
-                lambda: ToolResultEvent(
+                lambda: _result_event(
+                    checked=self._own_world,
                     call_id=call_id,
                     name=name,
                     content=content,
@@ -295,7 +300,9 @@ class TrialSession:
         reply = self._in_env("user_reply", lambda: _reply(self._env, text))
         if self._turn_env is not None and self._turn_env.user_turn > len(self._hand_backs) + 1:
             # The reply is a follow-up: the turn ended with the message just recorded.
-            state = self._in_env("final_state", self._env.final_state)
+            state = self._in_env(
+                "final_state", lambda: _state_of(self._env, checked=self._own_world)
+            )
             self._hand_backs.append(hand_back(len(self._events), state))
         if reply is None:
             self.user_done = True
@@ -498,7 +505,7 @@ class TrialSession:
     def _final_state(self) -> dict[str, Any]:
         if self._reported_state is not None:
             return self._reported_state
-        return self._env.final_state()
+        return _state_of(self._env, checked=self._own_world)
 
 
 def _outcome(env: Environment, name: str, arguments: dict[str, Any]) -> ToolOutcome:
@@ -506,6 +513,56 @@ def _outcome(env: Environment, name: str, arguments: dict[str, Any]) -> ToolOutc
     if not isinstance(outcome, ToolOutcome):
         raise TypeError(f"returned a {type(outcome).__name__}, not a ToolOutcome")
     return outcome
+
+
+def _own_world(env: Environment) -> bool:
+    """Whether ``env`` is not one of agentgauge's built-in worlds (under the harness's
+    variant wrappers, `agentgauge.envs.faults`)."""
+    while type(env).__module__ == "agentgauge.envs.faults" and hasattr(env, "inner"):
+        env = env.inner
+    return not type(env).__module__.startswith(_BUILT_IN_WORLDS)
+
+
+_BUILT_IN_WORLDS = ("agentgauge.envs.retail.", "agentgauge.envs.functions.")
+
+
+def _result_event(*, checked: bool, **fields: Any) -> ToolResultEvent:
+    """The tool result event, checked as the store will write it: content JSON has no
+    form for (bytes, an object, a NaN, a cycle, nesting past the serialiser's depth)
+    is the environment's failure, raised here so that `TrialSession._in_env` makes the
+    trial an infra error; unchecked, it stopped the store's writer, and the run, with a
+    traceback. Numpy scalars become numbers and tuples lists; lone surrogates U+FFFD,
+    as the store keeps them. Unless ``checked``, the event is made as it is."""
+    if not checked:
+        return ToolResultEvent(**fields)
+    try:
+        fields["content"] = plain_json(fields["content"], "content")
+    except OutOfBounds as exc:
+        raise ValueError(f"returned {exc}") from None
+    event = ToolResultEvent(**fields)
+    try:
+        event.model_dump_json()
+    except (ValueError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
+        if not _lone_surrogate(exc):
+            why = str(exc).removeprefix("Error serializing to JSON: ")
+            raise ValueError(f"returned content that is not JSON: {why}") from None
+        event = ToolResultEvent(**replace_surrogates(event.model_dump()))
+    return event
+
+
+def _state_of(env: Environment, *, checked: bool) -> dict[str, Any]:
+    """``env.final_state()``, ``checked`` as the store will write it: a cycle, or
+    nesting past what the encoder can follow, stopped the store's writer, and the
+    run, with a traceback; raised here, it makes the trial an infra error
+    (`run_cell`)."""
+    state = env.final_state()
+    if not checked:
+        return state
+    try:  # one that is no object is refused by the trial record (`run_cell`'s `_finish`)
+        dumps(state)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ValueError(f"final_state() returned a state that is not JSON: {exc}") from None
+    return state
 
 
 def _reply(env: Environment, text: str) -> str | None:

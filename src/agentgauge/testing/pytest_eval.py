@@ -26,7 +26,13 @@ from typing import Any, NoReturn
 import pytest
 from pydantic import ValidationError
 
-from agentgauge.errors import AgentgaugeError, InputError, RunEnded, first_error
+from agentgauge.errors import (
+    AgentgaugeError,
+    InputError,
+    RunEnded,
+    RunInterrupted,
+    first_error,
+)
 from agentgauge.report.formats import no_spread_count, no_spread_tasks
 from agentgauge.report.gates import (
     K_METRICS,
@@ -89,23 +95,30 @@ def _ended(exc: RunEnded, store: Path) -> str:
     prints at its end: the errors by class, each with its most frequent messages and
     a trial that had them, and where the run is stored to look further. The stop
     alone ("the first 10 trials were all infra errors") named no cause."""
+    return "\n".join([f"agentgauge: error: {exc.reason}", *_error_lines(store, exc.run_id)])
+
+
+def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
+    """What ``agentgauge run`` prints at its end: the run's errors by class, each with
+    its most frequent messages and a trial that had them, and where the run is stored
+    to look further (unless no trial erred and not ``always``)."""
     from agentgauge.harness.error_summary import one_line, summarize_errors
     from agentgauge.store import Store
 
-    lines = [f"agentgauge: error: {exc.reason}"]
     try:
         with Store(store, readonly=True) as db:
-            trials = db.trials(exc.run_id, events=False)
+            trials = db.trials(run_id, events=False)
     except AgentgaugeError:  # nothing saved, or no store yet: the stop is the story
         trials = []
+    lines = []
     for cls in summarize_errors(trials, per_class=3):
         lines.append(f"  {cls.count} {cls.name}:")
         for m in cls.messages:
             lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
-    if trials:
-        source = shlex.join([f"{store}:{exc.run_id}"])
+    if trials and (lines or always):
+        source = shlex.join([f"{store}:{run_id}"])
         lines.append(f"  the run is stored: agentgauge show {source} --failed")
-    return "\n".join(lines)
+    return lines
 
 
 def _gate(fields: Mapping[str, Any], names: Mapping[str, str] | None = None) -> Gate:
@@ -192,7 +205,7 @@ class EvalResult:
 
         ``baseline`` (another result or a SOURCE) is what non-inferiority gates compare with.
         """
-        _raise_failed(self.evaluate(config, baseline))
+        _raise_failed([(self, self.evaluate(config, baseline))])
         return self
 
     def check(
@@ -234,11 +247,19 @@ class EvalResult:
         return self.check_gates(GateConfig(gates=[gate]), baseline=baseline)
 
 
-def _raise_failed(results: Sequence[GateResult]) -> None:
-    failed = [r for r in results if not r.passed]
-    if failed:
-        lines = "\n".join(_failed_line(r) for r in failed)
-        _fail(f"{len(failed)} of {len(results)} gate checks failed\n{lines}")
+def _raise_failed(checked: Sequence[tuple[EvalResult, Sequence[GateResult]]]) -> None:
+    """Fail the test naming each failed gate of the ``(result, its gate results)``
+    pairs; a failing result whose trials erred says so, with the errors' messages and
+    where to look ("success_rate = 0" alone gave no cause)."""
+    failed = [r for _, results in checked for r in results if not r.passed]
+    if not failed:
+        return
+    total = sum(len(results) for _, results in checked)
+    lines = [_failed_line(r) for r in failed]
+    for evaluated, results in checked:
+        if not all(r.passed for r in results):
+            lines += _error_lines(evaluated.store, evaluated.run_id, always=False)
+    _fail(f"{len(failed)} of {total} gate checks failed\n" + "\n".join(lines))
 
 
 def _failed_line(r: GateResult) -> str:
@@ -408,6 +429,11 @@ class Evaluator:
             )
             ks = set(_BASE_K) | (self.marker.ks if self.marker else set())
             measured = _metrics(f"{store}:{run_id}", ks)
+        except RunInterrupted as exc:
+            # Ctrl-C ends the session, as it does any test: failing this one let pytest
+            # go on to run every evaluation left. pytest reports the interrupt with
+            # this message and exits 2.
+            raise KeyboardInterrupt(_ended(exc, store)) from None
         except RunEnded as exc:
             _fail(_ended(exc, store))
         except AgentgaugeError as exc:
@@ -418,19 +444,22 @@ class Evaluator:
         return result
 
     def apply_marker(self) -> None:
-        """Check the marker's thresholds on every result of the test (after its body passed)."""
-        if self.marker is None or self.marker.gates is None:
+        """Check the marker's thresholds on every result of the test (after its body passed);
+        a marked test that ran no evaluation fails, with thresholds or without (a marker
+        of ``trials=`` alone let it pass)."""
+        if self.marker is None:
             return
         if not self.results:
             _fail(
-                "agentgauge: error: marked @pytest.mark.agentgauge with thresholds but ran no "
-                "evaluation: "
+                "agentgauge: error: marked @pytest.mark.agentgauge but ran no evaluation: "
                 "call agentgauge_eval.run(...) in the test"
             )
-        results: list[GateResult] = []
-        for result in self.results:
-            results.extend(result.evaluate(self.marker.gates, baseline=self.marker.baseline))
-        _raise_failed(results)
+        if self.marker.gates is None:
+            return
+        gates, baseline = self.marker.gates, self.marker.baseline
+        _raise_failed(
+            [(result, result.evaluate(gates, baseline=baseline)) for result in self.results]
+        )
 
     def _new_run_id(self) -> str:
         # The test's name, then time and randomness: unique across sessions sharing a
