@@ -79,7 +79,11 @@ def test_ctrl_c_saves_what_is_done_and_says_how_to_resume(tmp_path: Path, kind: 
     assert 0 < saved < total
 
     resume = shlex.split(command)
-    assert resume[:2] == ["agentgauge", "run"] and resume[-2:] == ["--run-id", run_id]
+    assert resume[:2] == ["agentgauge", "run"]
+    # The run id, then the design as given, so that the command runs it even when no
+    # trial was saved and no header is left to bring it back.
+    i = resume.index("--run-id")
+    assert resume[i : i + 4] == ["--run-id", run_id, "--trials", str(trials)]
     done = subprocess.run([sys.executable, "-m", "agentgauge", *resume[1:], "--no-progress"],
                           capture_output=True, text=True, env=env, cwd=tmp_path,
                           timeout=600)  # fmt: skip
