@@ -512,3 +512,21 @@ def test_the_baseline_errors_name_the_options_given(tmp_path: Path) -> None:
         run_gates(str(ours), config, baseline=str(theirs))
     assert info.value.field in ("--baseline", "SOURCE")
     assert "no task in common" in info.value.reason
+
+
+def test_a_key_written_twice_is_refused_at_its_line(tmp_path: Path) -> None:
+    # YAML keeps the last of two keys: the first `gates:` list was never checked, and
+    # the first `metric:` of a gate was replaced by the second, without a word.
+    twice = {
+        "gates:\n  - metric: success_rate\n    min: 0.9\n"
+        "gates:\n  - metric: cost.cost_of_pass\n    max: 1\n": (4, "gates"),
+        "gates:\n  - metric: success_rate\n    min: 0.9\n    metric: pass_hat_k.2\n": (
+            4,
+            "metric",
+        ),
+    }
+    for text, (line, field) in twice.items():
+        with pytest.raises(InputError) as info:
+            load_gate_config(write(tmp_path, text))
+        assert (info.value.line, info.value.field) == (line, field)
+        assert info.value.reason == "key appears twice in the same mapping"
