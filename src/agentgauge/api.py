@@ -51,8 +51,10 @@ from agentgauge.metrics.validity import (
     heldout_usage,
 )
 from agentgauge.report.gates import (
+    BlockingCheck,
     GateConfig,
     GateResult,
+    blocking_check,
     evaluate_gates,
     gate_ks,
     load_gate_config,
@@ -575,19 +577,11 @@ def _ks(config: GateConfig) -> list[int]:
     return sorted({1, 2, 4} | gate_ks(config))
 
 
-def blocking_failures(trials: Sequence[Trial]) -> int | None:
-    """Trials with a failed blocking rubric criterion; ``None`` when no rubric was graded."""
-    graded = [t for t in trials if any(g.grader == "rubric" for g in t.grades)]
-    if not graded:
-        return None
-    return sum(
-        1
-        for t in graded
-        for g in t.grades
-        if g.grader == "rubric"
-        and isinstance(g.evidence, dict)
-        and g.evidence.get("blocking_failed")
-    )
+def blocking_failures(trials: Sequence[Trial]) -> BlockingCheck | None:
+    """What the trials' rubric grades say of their blocking criteria: how many failed
+    one, decided them all, or left one undecided (`agentgauge.report.gates.blocking_check`);
+    ``None`` when no rubric was graded."""
+    return blocking_check(trials)
 
 
 def run_gates(

@@ -530,3 +530,65 @@ def test_a_key_written_twice_is_refused_at_its_line(tmp_path: Path) -> None:
             load_gate_config(write(tmp_path, text))
         assert (info.value.line, info.value.field) == (line, field)
         assert info.value.reason == "key appears twice in the same mapping"
+
+
+def _rubric_grades(verdicts: dict[str, tuple[bool, bool | None, str]]) -> list[dict[str, Any]]:
+    """A trial's grades as the rubric judge stores them: one ``rubric:<id>`` grade per
+    criterion ``id -> (blocking, verdict, status)`` and the case's ``rubric`` grade."""
+    from agentgauge.graders.rubric import RubricResult, rubric_score
+    from agentgauge.schema import Criterion, Grade
+
+    criteria = [Criterion(id=c, text=c, blocking=b) for c, (b, _, _) in verdicts.items()]
+    grades = [
+        Grade(grader=f"rubric:{c}", passed=v, status=s, evidence={"blocking": b, "weight": 1.0})
+        for c, (b, v, s) in verdicts.items()
+    ]
+    score = rubric_score(criteria, [v for _, v, _ in verdicts.values()])
+    result = RubricResult(grades, score, "judge-x" if grades else None, 0.0, 1, 1)
+    return [g.model_dump(mode="json") for g in (result.to_grade(), *grades)]
+
+
+def test_no_blocking_failures_counts_only_trials_whose_blocking_criteria_were_decided(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from agentgauge.api import run_gates
+
+    config = write(tmp_path, "gates:\n  - type: no_blocking_failures\n")
+
+    def gate(*trials: dict[str, tuple[bool, bool | None, str]]) -> tuple[bool, str]:
+        path = tmp_path / "trials.jsonl"
+        path.write_text(
+            "".join(
+                json.dumps({"task_id": f"t{i}", "success": True, "grades": _rubric_grades(v)})
+                + "\n"
+                for i, v in enumerate(trials)
+            )
+        )
+        (result,) = run_gates(str(path), config)
+        return result.passed, result.detail
+
+    safe_yes = {"safe": (True, True, "passed"), "tone": (False, None, "unknown:unparseable")}
+    safe_no = {"safe": (True, False, "failed")}
+    safe_unknown = {"safe": (True, None, "unknown:unparseable")}
+    # Decided everywhere (a non-blocking criterion left unknown does not matter): pass.
+    assert gate(safe_yes, safe_yes) == (True, "0 of 2 trial(s) failed a blocking criterion")
+    # The judge could not read its answer on the blocking criterion: this passed as
+    # "0 trial(s) failed a blocking criterion" although nothing was checked.
+    assert gate(safe_unknown, safe_unknown, safe_yes) == (
+        False,
+        "cannot check: a blocking criterion is undecided on 2 of 3 trial(s) "
+        "(unknown:unparseable × 2); none failed on the other 1",
+    )
+    # A failure anywhere fails, whatever is undecided elsewhere.
+    assert gate(safe_no, safe_unknown, safe_yes) == (
+        False,
+        "1 of 3 trial(s) failed a blocking criterion; on 1 more a blocking criterion is undecided",
+    )
+    # Tasks without a rubric: no judge was asked, so nothing was checked.
+    assert gate({}, {}) == (
+        False,
+        "cannot check: the tasks of all 2 rubric-graded trial(s) have no rubric "
+        "(unknown:no_rubric): no judge was asked",
+    )

@@ -20,6 +20,8 @@ Every gate applies to every group the metrics report (optionally filtered
 with ``where: {agent: ..., variant: ...}``), and must hold for each. A metric
 that is ``null`` (undefined, price missing...) fails its gate with the reason the
 metrics record: a gate that cannot be checked must not pass silently.
+``no_blocking_failures`` passes only when every rubric-graded trial had its blocking
+criteria decided (`blocking_check`).
 
 `validate_gate_config` is the one check of a config, whatever its form (a gates
 file, its dict form, a `GateConfig` built in Python, the pytest plugin's
@@ -34,7 +36,8 @@ import dataclasses
 import difflib
 import functools
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,9 +57,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "K_METRICS",
+    "BlockingCheck",
     "Gate",
     "GateConfig",
     "GateResult",
+    "blocking_check",
     "evaluate_gates",
     "gate_defect",
     "gate_ks",
@@ -154,6 +159,135 @@ class GateResult:
     """False for a gate that was not evaluated (a non-inferiority gate with no baseline
     yet, when the caller allowed that); ``passed`` is then True so it does not block,
     and every display says it was not checked."""
+
+
+@dataclass(frozen=True)
+class BlockingCheck:
+    """What the trials' rubric grades say of their blocking criteria (`blocking_check`)."""
+
+    graded: int
+    """Trials with a rubric grade."""
+    failed: int
+    """Trials with a blocking criterion answered "no"."""
+    checked: int
+    """Trials whose blocking criteria were all decided (those that failed included)."""
+    undecided: int
+    """Trials, none failed, with a criterion left unknown that is (or may be) blocking."""
+    no_rubric: int = 0
+    """Trials whose task has no rubric (no judge was asked): nothing to check on them."""
+    causes: tuple[tuple[str, int], ...] = ()
+    """The statuses of the undecided blocking criteria, with their counts, most first."""
+
+    def result(self, label: str) -> GateResult:
+        """The gate's line: fails on a blocking failure anywhere; cannot check while a
+        blocking criterion is undecided, or when no trial's rubric decided anything."""
+        group = "all trials"
+        if self.failed:
+            more = (
+                f"; on {self.undecided} more a blocking criterion is undecided"
+                if self.undecided
+                else ""
+            )
+            return GateResult(
+                label,
+                group,
+                False,
+                f"{self.failed} of {self.graded} trial(s) failed a blocking criterion{more}",
+            )
+        if self.undecided:
+            causes = ", ".join(f"{status} × {n}" for status, n in self.causes)
+            rest = f"; none failed on the other {self.checked}" if self.checked else ""
+            return GateResult(
+                label,
+                group,
+                False,
+                f"cannot check: a blocking criterion is undecided on {self.undecided} of "
+                f"{self.graded} trial(s) ({causes}){rest}",
+            )
+        if not self.checked:
+            return GateResult(
+                label,
+                group,
+                False,
+                f"cannot check: the tasks of all {self.graded} rubric-graded trial(s) have "
+                "no rubric (unknown:no_rubric): no judge was asked",
+            )
+        return GateResult(
+            label, group, True, f"0 of {self.checked} trial(s) failed a blocking criterion"
+        )
+
+
+def blocking_check(trials: Iterable[Trial]) -> BlockingCheck | None:
+    """Count the trials whose rubric (grade ``rubric``) failed a blocking criterion,
+    decided all of them, or left one undecided; ``None`` when no trial has a rubric
+    grade. A criterion left unknown counts as blocking unless its grade says it is
+    not (``evidence.blocking``): the judge's unparseable answer on a blocking
+    criterion is not a pass."""
+    graded = failed = checked = undecided = no_rubric = 0
+    causes: Counter[str] = Counter()
+    for trial in trials:
+        rubric = [g for g in trial.grades if g.grader == "rubric"]
+        if not rubric:
+            continue
+        graded += 1
+        # Each criterion's own grade (`rubric:<id>`), where its blocking flag is recorded.
+        own = {
+            g.grader.removeprefix("rubric:"): g
+            for g in trial.grades
+            if g.grader.startswith("rubric:")
+        }
+        state = "no_rubric"
+        pending: list[str] = []
+        for grade in rubric:
+            evidence = grade.evidence if isinstance(grade.evidence, dict) else {}
+            if evidence.get("blocking_failed"):
+                state = "failed"
+                break
+            criteria = evidence.get("criteria")
+            if not isinstance(criteria, list):
+                pending.append(grade.status or "unknown")  # nothing says what was decided
+                continue
+            for item in _undecided_blocking(criteria, evidence.get("unknown"), own):
+                pending.append(item or grade.status or "unknown")
+            if criteria:
+                state = "checked"
+        if state == "failed":
+            failed += 1
+            checked += 1
+        elif pending:
+            undecided += 1
+            causes.update(pending)
+        elif state == "checked":
+            checked += 1
+        else:
+            no_rubric += 1
+    if not graded:
+        return None
+    return BlockingCheck(graded, failed, checked, undecided, no_rubric, tuple(causes.most_common()))
+
+
+def _undecided_blocking(
+    criteria: list[Any], unknown: Any, own: Mapping[str, Any]
+) -> list[str | None]:
+    """The status (``None`` when not recorded) of each criterion in a rubric grade's
+    evidence that was left unknown and is, or may be, blocking."""
+    out: list[str | None] = []
+    ids = {str(u) for u in unknown} if isinstance(unknown, list) else set()
+    for item in criteria:
+        if not isinstance(item, dict):
+            continue
+        cid = str(item.get("id") or str(item.get("grader", "")).removeprefix("rubric:"))
+        decided = item.get("passed", item.get("verdict")) is not None and cid not in ids
+        if decided:
+            continue
+        evidence = item.get("evidence")
+        blocking = (evidence if isinstance(evidence, dict) else item).get("blocking")
+        if blocking is None and cid in own and isinstance(own[cid].evidence, dict):
+            blocking = own[cid].evidence.get("blocking")
+        if blocking is not False:
+            status = item.get("status")
+            out.append(str(status) if status else None)
+    return out
 
 
 def load_gate_config(path: str | Path) -> GateConfig:
@@ -539,13 +673,13 @@ def evaluate_gates(
     metrics: dict[str, Any],
     *,
     comparison: dict[str, Any] | None = None,
-    blocking_failures: int | None = None,
+    blocking_failures: BlockingCheck | None = None,
 ) -> list[GateResult]:
     """Check every gate against a ``agentgauge.metrics/1`` object.
 
     ``comparison`` is an ``agentgauge.compare/1`` object against the baseline
-    (needed by non-inferiority gates); ``blocking_failures`` is the number of
-    trials with a failed blocking rubric criterion (``None`` when no rubric ran).
+    (needed by non-inferiority gates); ``blocking_failures`` is the `blocking_check`
+    of the trials (``None`` when no rubric ran).
     """
     results: list[GateResult] = []
     k = config.deployment_k
@@ -596,17 +730,10 @@ def evaluate_gates(
         if gate.type == "no_blocking_failures":
             if blocking_failures is None:
                 results.append(
-                    GateResult(label, "all trials", False, "no rubric grades found to check")
+                    GateResult(label, "all trials", False, "cannot check: no rubric grades found")
                 )
             else:
-                results.append(
-                    GateResult(
-                        label,
-                        "all trials",
-                        blocking_failures == 0,
-                        f"{blocking_failures} trial(s) failed a blocking criterion",
-                    )
-                )
+                results.append(blocking_failures.result(label))
             continue
         metric = _resolve_metric_name(gate.metric or "", k)
         groups = [
