@@ -592,3 +592,82 @@ def test_no_blocking_failures_counts_only_trials_whose_blocking_criteria_were_de
         "cannot check: the tasks of all 2 rubric-graded trial(s) have no rubric "
         "(unknown:no_rubric): no judge was asked",
     )
+
+
+def _two_variant_runs(tmp_path: Path) -> tuple[str, str]:
+    """Baseline and candidate over 10 tasks × 2 trials of each of base and paraphrase:1:
+    both pass every base trial; on paraphrases the baseline passes all, B none."""
+    import json
+
+    def write_run(name: str, agent: str, paraphrase_ok: bool) -> str:
+        path = tmp_path / f"{name}.jsonl"
+        rows = [
+            {"task_id": f"t{t}", "trial": k, "agent": agent, "variant": variant, "success": ok}
+            for t in range(10)
+            for k in range(2)
+            for variant, ok in (("base", True), ("paraphrase:1", paraphrase_ok))
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return str(path)
+
+    return write_run("baseline", "A", True), write_run("candidate", "B", False)
+
+
+def test_non_inferiority_compares_the_variants_the_gates_read(tmp_path: Path) -> None:
+    from agentgauge.api import run_gates
+
+    baseline, candidate = _two_variant_runs(tmp_path)
+
+    def check(variants: str) -> tuple[str, bool, str]:
+        config = write(
+            tmp_path, f"variants: {variants}\ngates:\n  - type: non_inferiority\n    margin: 0.2\n"
+        )
+        (result,) = run_gates(candidate, config, baseline=baseline)
+        return result.group, result.passed, result.detail
+
+    # The base variants agree: d = 0 on every task.
+    group, passed, detail = check("[base]")
+    assert (group, passed) == ("B vs baseline", True)
+    assert detail.startswith("paired difference +0.000")
+    # On paraphrases B fails everything the baseline passes: d = −1 on every task. It
+    # passed as "paired difference +0.000", reading the base variant of both.
+    group, passed, detail = check("[paraphrase]")
+    assert (group, passed) == ("B vs baseline, variants paraphrase", False)
+    assert detail.startswith("paired difference -1.000")
+    # Both variants pooled per task: (2 + 0)/4 − 4/4 = −0.5 on every task.
+    group, passed, detail = check("[all]")
+    assert (group, passed) == ("B vs baseline, all variants", False)
+    assert detail.startswith("paired difference -0.500")
+
+
+def test_the_gates_variants_are_checked_on_both_sides_and_never_empty(tmp_path: Path) -> None:
+    import json
+
+    from agentgauge.api import run_gates
+
+    _, candidate = _two_variant_runs(tmp_path)
+    base_only = tmp_path / "base-only.jsonl"
+    base_only.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{t}", "agent": "A", "success": True}) + "\n"
+            for t in range(10)
+        )
+    )
+    config = write(
+        tmp_path, "variants: [paraphrase]\ngates:\n  - type: non_inferiority\n    margin: 0.2\n"
+    )
+    with pytest.raises(InputError) as info:
+        run_gates(candidate, config, baseline=str(base_only))
+    assert info.value.field == "--baseline"
+    assert info.value.reason == f"no trials of variant 'paraphrase' in {base_only} (it has base)"
+    # `all` beside a name no trial has: the name was not checked, and the run passed.
+    config = write(
+        tmp_path, "variants: [all, paraphrse]\ngates:\n  - metric: success_rate\n    min: 0\n"
+    )
+    with pytest.raises(InputError, match=r"variants: no trials of variant 'paraphrse'"):
+        run_gates(candidate, config)
+    # `[]` read no trial, and every gate failed with "no group matches 'where': ...".
+    with pytest.raises(InputError) as info:
+        load_gate_config(write(tmp_path, "variants: []\ngates:\n  - type: no_blocking_failures\n"))
+    assert (info.value.line, info.value.field) == (1, "variants")
+    assert info.value.reason.startswith("names no variant")

@@ -146,6 +146,16 @@ class GateConfig(BaseModel):
 
     _k = field_validator("deployment_k", mode="before")(json_int)
 
+    @field_validator("variants")
+    @classmethod
+    def _some_variants(cls, variants: list[str]) -> list[str]:
+        # `[]` read no trial: every gate failed with "no group matches 'where'".
+        if not variants:
+            raise ValueError(
+                "names no variant: write [base] (the default), names or kinds, or [all]"
+            )
+        return variants
+
 
 @dataclass(frozen=True)
 class GateResult:
@@ -683,6 +693,12 @@ def evaluate_gates(
     """
     results: list[GateResult] = []
     k = config.deployment_k
+    # The variants both sides were compared on, when not the default base.
+    versus = "B vs baseline"
+    if "all" in config.variants:
+        versus += ", all variants"
+    elif config.variants != ["base"]:
+        versus += f", variants {', '.join(config.variants)}"
     for gate in config.gates:
         label = gate.label(k)
         if gate.type == "non_inferiority":
@@ -697,7 +713,7 @@ def evaluate_gates(
                 # be checked fails, it does not pass.
                 design = comparison.get("design")
                 why = "no interval of the difference" + (f" from {design}" if design else "")
-                results.append(GateResult(label, "B vs baseline", False, f"cannot check: {why}"))
+                results.append(GateResult(label, versus, False, f"cannot check: {why}"))
                 continue
             units = comparison.get("n_units", comparison.get("n_tasks"))
             if units is not None:
@@ -711,16 +727,14 @@ def evaluate_gates(
                 if few is not None:
                     design = comparison.get("design")
                     why = f"{design}: {few}" if design else few
-                    results.append(
-                        GateResult(label, "B vs baseline", False, f"cannot check: {why}")
-                    )
+                    results.append(GateResult(label, versus, False, f"cannot check: {why}"))
                     continue
             lo = ci[0]
             ok = lo > -gate.margin
             results.append(
                 GateResult(
                     label,
-                    "B vs baseline",
+                    versus,
                     ok,
                     f"paired difference {comparison['mean_diff']:+.3f}, 95% CI lower bound "
                     f"{lo:+.3f} {'>' if ok else '<='} -{gate.margin:g}",
