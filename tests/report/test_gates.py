@@ -671,3 +671,33 @@ def test_the_gates_variants_are_checked_on_both_sides_and_never_empty(tmp_path: 
         load_gate_config(write(tmp_path, "variants: []\ngates:\n  - type: no_blocking_failures\n"))
     assert (info.value.line, info.value.field) == (1, "variants")
     assert info.value.reason.startswith("names no variant")
+
+
+def test_a_gate_line_shows_the_bound_as_written_and_the_value_beside_it() -> None:
+    config = validate_gate_config(
+        {
+            "gates": [
+                {"metric": "latency_s.p95", "max": 30},
+                {"metric": "success_rate", "min": 0.7500001},
+                {"metric": "success_rate", "min": 0.75},
+            ]
+        }
+    )
+    group = {"variant": "base", "latency_s": {"p95": 30.004}, "success_rate": {"value": 0.75}}
+    late, near, at = evaluate_gates(config, {"groups": [group]})
+    # It read "FAIL latency_s.p95 <= 30 — ...: latency_s.p95 = 30" (the value at .4g), and
+    # "success_rate >= 0.75 ...: success_rate = 0.75" failing (the bound at :g).
+    assert (late.gate, late.passed, late.detail) == (
+        "latency_s.p95 <= 30", False, "latency_s.p95 = 30.004",
+    )  # fmt: skip
+    assert (near.gate, near.passed, near.detail) == (
+        "success_rate >= 0.7500001", False, "success_rate = 0.75",
+    )  # fmt: skip
+    assert (at.gate, at.passed, at.detail) == ("success_rate >= 0.75", True, "success_rate = 0.75")
+    # The non-inferiority bound: -0.0500001 is below -0.05, and showed as "-0.050 <= -0.05".
+    ni = validate_gate_config({"gates": [{"type": "non_inferiority", "margin": 0.05}]})
+    (result,) = evaluate_gates(
+        ni, {"groups": []}, comparison={"mean_diff": 0.01, "ci95": [-0.0500001, 0.07]}
+    )
+    assert not result.passed
+    assert result.detail.endswith("95% CI lower bound -0.0500001 <= -0.05")

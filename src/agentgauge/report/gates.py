@@ -115,7 +115,7 @@ class Gate(BaseModel):
         if self.name:
             return self.name
         if self.type == "non_inferiority":
-            return f"non-inferiority (margin {self.margin:g})"
+            return f"non-inferiority (margin {_written(self.margin or 0.0)})"
         if self.type == "no_blocking_failures":
             return "no blocking rubric criterion failed"
         metric = _resolve_metric_name(self.metric or "", deployment_k)
@@ -123,8 +123,8 @@ class Gate(BaseModel):
         limits = " and ".join(
             s
             for s in (
-                None if self.min is None else f">= {self.min:g}",
-                None if self.max is None else f"<= {self.max:g}",
+                None if self.min is None else f">= {_written(self.min)}",
+                None if self.max is None else f"<= {_written(self.max)}",
             )
             if s
         )
@@ -405,7 +405,10 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
     if gate.type != "threshold" or not gate.metric:
         return None
     if gate.min is not None and gate.max is not None and gate.min > gate.max:
-        return "min", f"min {gate.min:g} is above max {gate.max:g}: no value can pass"
+        return (
+            "min",
+            f"min {_written(gate.min)} is above max {_written(gate.max)}: no value can pass",
+        )
     head, dot, tail = gate.metric.partition(".")
     if head in K_METRICS:
         if dot and not (is_digits(tail) and int(tail) >= 1):
@@ -427,7 +430,10 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
         name = head if head in _RATES else gate.metric
         for key, bound in (("min", gate.min), ("max", gate.max)):
             if bound is not None and not 0 <= bound <= 1:
-                return key, f"{name} is a rate in [0, 1]; a {key} of {bound:g} cannot be meant"
+                return (
+                    key,
+                    f"{name} is a rate in [0, 1]; a {key} of {_written(bound)} cannot be meant",
+                )
     return None
 
 
@@ -650,6 +656,26 @@ def _metric_value(group: dict[str, Any], metric: str, bound: str) -> tuple[float
     return float(node), ""
 
 
+def _written(bound: float) -> str:
+    """A gate's bound as the file wrote it: ``30`` for 30.0, else the shortest text
+    that reads back as the same number (``0.7500001``; ``:g`` showed 0.75)."""
+    return str(int(bound)) if bound.is_integer() and abs(bound) < 1e15 else repr(bound)
+
+
+def _beside(value: float, bounds: Iterable[float], spec: str = "g", digits: int = 4) -> str:
+    """``value`` formatted as ``{value:.{p}<spec>}`` (``spec`` "g", or "+f"...) at the
+    fewest digits ``p`` from ``digits`` up that read on the same side of every bound as
+    ``value`` is, and equal to one only when it is: a latency of 30.004 against
+    ``max: 30`` showed as "= 30" on a line that failed."""
+    sign, kind = spec[:-1], spec[-1]
+    for p in range(digits, 18):
+        text = f"{value:{sign}.{p}{kind}}"
+        shown = float(text)
+        if all((shown > b) - (shown < b) == (value > b) - (value < b) for b in bounds):
+            return text
+    return repr(value)
+
+
 def _group_label(group: dict[str, Any]) -> str:
     # Every label the groups are split by (`--by agent,family`): eleven lines reading
     # "agent=builtin:careful, variant=base" could not say which family failed.
@@ -731,13 +757,14 @@ def evaluate_gates(
                     continue
             lo = ci[0]
             ok = lo > -gate.margin
+            shown = _beside(lo, (-gate.margin,), "+f", 3)
             results.append(
                 GateResult(
                     label,
                     versus,
                     ok,
                     f"paired difference {comparison['mean_diff']:+.3f}, 95% CI lower bound "
-                    f"{lo:+.3f} {'>' if ok else '<='} -{gate.margin:g}",
+                    f"{shown} {'>' if ok else '<='} -{_written(gate.margin)}",
                 )
             )
             continue
@@ -767,5 +794,7 @@ def evaluate_gates(
                 continue
             ok = (gate.min is None or value >= gate.min) and (gate.max is None or value <= gate.max)
             what = metric if gate.bound == "value" else f"{metric} {gate.bound}"
-            results.append(GateResult(label, name, ok, f"{what} = {value:.4g}"))
+            limits = [b for b in (gate.min, gate.max) if b is not None]
+            shown = _beside(value, limits)
+            results.append(GateResult(label, name, ok, f"{what} = {shown}"))
     return results
