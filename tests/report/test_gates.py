@@ -701,3 +701,35 @@ def test_a_gate_line_shows_the_bound_as_written_and_the_value_beside_it() -> Non
     )
     assert not result.passed
     assert result.detail.endswith("95% CI lower bound -0.0500001 <= -0.05")
+
+
+def test_a_where_on_a_label_no_trial_records_says_so(tmp_path: Path) -> None:
+    import json
+
+    from agentgauge.api import run_gates
+
+    source = tmp_path / "trials.jsonl"  # no trial records a model
+    source.write_text(
+        "".join(json.dumps({"task_id": f"t{t}", "success": True}) + "\n" for t in range(4))
+    )
+
+    def detail(model: str, by: tuple[str, ...]) -> str:
+        config = write(
+            tmp_path,
+            f"gates:\n  - metric: success_rate\n    min: 0.5\n    where: {{model: {model!r}}}\n",
+        )
+        (result,) = run_gates(str(source), config, by=by)
+        assert not result.passed
+        return result.detail
+
+    # It said "the groups are not split by 'model' (add it to --by)" with model in --by.
+    assert (
+        detail("gpt-4o", ("agent", "model")) == "no group matches 'where': no trial records a model"
+    )
+    assert detail("gpt-4o", ("agent",)) == (
+        "no group matches 'where': the groups are not split by 'model' (add it to --by)"
+    )
+    # A null label is not the text "None": it matched, and the gate passed.
+    assert (
+        detail("None", ("agent", "model")) == "no group matches 'where': no trial records a model"
+    )

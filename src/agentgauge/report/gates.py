@@ -689,11 +689,16 @@ def _where_label(where: Mapping[str, str]) -> str:
 
 def _unmatched(gate: Gate, metrics: dict[str, Any]) -> str:
     """Why no group matches a gate's ``where``: the first label no group carries (not
-    among ``--by``) or whose value no group has, with the values the groups do have."""
+    among ``--by``, or among it and recorded by no trial) or whose value no group has,
+    with the values the groups do have."""
     groups = metrics["groups"]
+    by = metrics.get("by")
     for key, value in gate.where.items():
         present = sorted({str(g[key]) for g in groups if g.get(key) is not None})
         if not present:
+            if by is not None and key in by:
+                # `--by agent,model` on trials that record no model: it is not --by's fault.
+                return f"no group matches 'where': no trial records a {key}"
             return f"no group matches 'where': the groups are not split by {key!r} (add it to --by)"
         if value not in present:
             shown = ", ".join(repr(v) for v in present[:10])
@@ -780,7 +785,10 @@ def evaluate_gates(
         groups = [
             g
             for g in metrics["groups"]
-            if all(str(g.get(key)) == value for key, value in gate.where.items())
+            # A label no trial records is null, which no `where` names ("None" matched it).
+            if all(
+                g.get(key) is not None and str(g[key]) == value for key, value in gate.where.items()
+            )
         ]
         if not groups:
             results.append(
