@@ -51,8 +51,10 @@ from agentgauge.metrics.validity import (
     heldout_usage,
 )
 from agentgauge.report.gates import (
+    BlockingCheck,
     GateConfig,
     GateResult,
+    blocking_check,
     evaluate_gates,
     gate_ks,
     load_gate_config,
@@ -592,19 +594,11 @@ def _ks(config: GateConfig) -> list[int]:
     return sorted({1, 2, 4} | gate_ks(config))
 
 
-def blocking_failures(trials: Sequence[Trial]) -> int | None:
-    """Trials with a failed blocking rubric criterion; ``None`` when no rubric was graded."""
-    graded = [t for t in trials if any(g.grader == "rubric" for g in t.grades)]
-    if not graded:
-        return None
-    return sum(
-        1
-        for t in graded
-        for g in t.grades
-        if g.grader == "rubric"
-        and isinstance(g.evidence, dict)
-        and g.evidence.get("blocking_failed")
-    )
+def blocking_failures(trials: Sequence[Trial]) -> BlockingCheck | None:
+    """What the trials' rubric grades say of their blocking criteria: how many failed
+    one, decided them all, or left one undecided (`agentgauge.report.gates.blocking_check`);
+    ``None`` when no rubric was graded."""
+    return blocking_check(trials)
 
 
 def run_gates(
@@ -645,6 +639,11 @@ def run_gates(
     else:
         cfg = load_gate_config(config)
     unchecked: list[GateResult] = []
+    if baseline is not None and not any(g.type == "non_inferiority" for g in cfg.gates):
+        # It was read by nothing, even a file that does not exist, and the run passed.
+        raise InputError(
+            "a baseline is for non_inferiority gates, and the config has none", field="--baseline"
+        )
     if baseline is None and if_no_baseline == "skip":
         k = cfg.deployment_k
         unchecked = [
@@ -665,62 +664,102 @@ def run_gates(
     src = open_source(source, events=behaviour, grade_version=grade_version)
     table = src.table
     facts = src.facts if behaviour else None
-    from agentgauge.report.show import matches_variant
-
-    if "all" not in cfg.variants:
-        # Names or kinds (`paraphrase`, `fault`), as `run --variants` reads them; each
-        # must name trials the source has: `[base, paraphrase]` gated the base variant
-        # alone, silently, while `[basee]` alone was refused.
-        present = sorted({str(v) for v in set(table.variant.tolist())})
-        for name in cfg.variants:
-            if not any(matches_variant(v, name) for v in present):
-                raise InputError(
-                    f"no trials of variant {name!r} in {source} (it has {', '.join(present)})",
-                    field="variants",
-                )
-        # Decided once per distinct variant, not once per trial (a run has a handful).
-        kept = [v for v in present if any(matches_variant(v, n) for n in cfg.variants)]
-        keep = np.isin(table.variant, kept)
+    keep = _gate_variants(table, cfg.variants, source, "variants")
+    if keep is not None:
         table = table.take(keep)
         facts = None if facts is None else facts.take(keep)
     judged = None if facts is None else facts["judged"]
     report = _measure(table, facts, k=_ks(cfg), by=by, seed=seed, judged=judged)
-    comparison = None
-    margins = [g.margin for g in cfg.gates if g.type == "non_inferiority"]
-    if baseline is not None and margins:
-        # compare() reads each run's base variant, as the gates do by default.
-        try:
-            comparison = compare(
-                baseline,
-                source,
-                margin=max(m or 0.0 for m in margins),
-                seed=seed,
-                grade_version=grade_version,
-            )
-        except InputError as exc:
-            # compare() names its sources A and B; here they are --baseline and SOURCE.
-            if exc.field not in ("A", "B"):
-                raise
-            field = "--baseline" if exc.field == "A" else "SOURCE"
-            raise InputError(exc.reason, file=exc.file, line=exc.line, field=field) from None
-        comparison_dict = comparison.to_dict()
-    else:
-        comparison_dict = None
+    comparison_dict = None
+    margins = [g.margin or 0.0 for g in cfg.gates if g.type == "non_inferiority"]
+    if baseline is not None:
+        comparison_dict = _gate_comparison(
+            baseline, source, table, cfg.variants, max(margins), seed, grade_version
+        ).to_dict()
     needs_rubric = any(g.type == "no_blocking_failures" for g in cfg.gates)
     return unchecked + evaluate_gates(
         cfg,
         report.to_dict(),
         comparison=comparison_dict,
         blocking_failures=blocking_failures(
-            [
-                t
-                for t in src.trials
-                if "all" in cfg.variants or any(matches_variant(t.variant, n) for n in cfg.variants)
-            ]
+            [t for t in src.trials if _in_variants(t.variant, cfg.variants)]
         )
         if needs_rubric
         else None,
     )
+
+
+def _in_variants(variant: str, variants: Sequence[str]) -> bool:
+    """Whether a trial of ``variant`` is among a gates file's ``variants`` (names or
+    kinds, as `run --variants` reads them; ``all`` for every one)."""
+    from agentgauge.report.show import matches_variant
+
+    return "all" in variants or any(matches_variant(variant, n) for n in variants)
+
+
+def _gate_variants(
+    table: TrialTable, variants: Sequence[str], source: str, field: str
+) -> npt.NDArray[np.bool_] | None:
+    """The rows of ``table`` a gates file's ``variants`` keep (``None``: all of them),
+    or `InputError` naming ``field`` when a name other than ``all`` matches no trial of
+    ``source``: `[base, paraphrase]` gated the base variant alone, silently, while
+    `[basee]` alone was refused, and `[all, paraphrse]` passed."""
+    from agentgauge.report.show import matches_variant
+
+    present = sorted({str(v) for v in set(table.variant.tolist())})
+    for name in variants:
+        if name != "all" and not any(matches_variant(v, name) for v in present):
+            raise InputError(
+                f"no trials of variant {name!r} in {source} (it has {', '.join(present)})",
+                field=field,
+            )
+    if "all" in variants:
+        return None
+    # Decided once per distinct variant, not once per trial (a run has a handful).
+    kept = [v for v in present if _in_variants(v, variants)]
+    return np.isin(table.variant, kept)
+
+
+def _gate_comparison(
+    baseline: TrialsLike,
+    source: str,
+    table: TrialTable,
+    variants: Sequence[str],
+    margin: float,
+    seed: int,
+    grade_version: int | None,
+) -> Comparison:
+    """The paired comparison a non-inferiority gate reads: SOURCE's trials of the
+    gates' ``variants`` (``table``, already kept) against the baseline's trials of the
+    same variants. It read both runs' base variant, whatever ``variants`` said."""
+    from agentgauge.sources import require_one_configuration
+
+    try:
+        base = system_info(baseline, "--baseline", events=False, grade_version=grade_version)
+    except InputError as exc:
+        # The baseline is read as a SOURCE is, and its errors named it so.
+        if exc.field != "SOURCE":
+            raise
+        raise InputError(exc.reason, file=exc.file, line=exc.line, field="--baseline") from None
+    base_table = base.table
+    keep = _gate_variants(base_table, variants, base.label, "--baseline")
+    if keep is not None:
+        base_table = base_table.take(keep)
+    sides = ((base_table, base.label, "--baseline"), (table, source, "SOURCE"))
+    for side_table, label, field in sides:
+        require_one_configuration(side_table, label, side=field, subject="it")
+    try:
+        return compare_tables(
+            base_table,
+            table,
+            margin=margin,
+            seed=seed,
+            label_a="the baseline",
+            label_b="SOURCE",
+            base_only=False,
+        )
+    except ValueError as exc:  # the two share no task
+        raise InputError(str(exc), field="--baseline") from exc
 
 
 # --------------------------------------------------------------------------- plan

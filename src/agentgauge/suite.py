@@ -303,10 +303,6 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
     data, root = load_yaml(path)
     if data is None:
         return
-    duplicate = _duplicate_key(root)
-    if duplicate is not None:
-        raise InputError("key appears twice in the same mapping", file=path,
-                         line=line_of(duplicate, ()), field=str(duplicate.value))  # fmt: skip
     defaults: dict[str, Any] = {}
     defaults_node: yaml.Node | None = None
     if isinstance(data, dict):
@@ -354,26 +350,6 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
         task_id = obj.get("id")
         prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
         yield _validate({**defaults, **obj}, place, prefix), place
-
-
-def _duplicate_key(node: yaml.Node | None) -> yaml.ScalarNode | None:
-    """The first key repeated within one mapping (YAML loaders silently keep the last)."""
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode):
-                if key.value in seen:
-                    return key
-                seen.add(key.value)
-            found = _duplicate_key(value)
-            if found is not None:
-                return found
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            found = _duplicate_key(item)
-            if found is not None:
-                return found
-    return None
 
 
 def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:

@@ -17,6 +17,10 @@ the node tree is measured before any data is built: aliases may add at most
 `ALIAS_BUDGET` nodes, and an alias inside the node it names (``a: &a [*a]``,
 an infinite structure) is refused, as is nesting deeper than
 `agentgauge.textio.MAX_DEPTH` (as for JSON).
+
+A key written twice in one mapping is refused at its second line, in every file
+(suites, gates, prices): YAML loaders keep the last one silently, so a gates file
+with two ``gates:`` lists checked only the second.
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ def load_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
             root = loader.get_single_node()
             if root is None:
                 return None, None
-            _check_aliases(root, path)
+            _check_tree(root, path)
             data = loader.construct_document(root)
         finally:
             loader.dispose()
@@ -105,9 +109,22 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _check_aliases(root: yaml.Node, path: Path) -> None:
+def _duplicate_key(node: yaml.Node) -> yaml.ScalarNode | None:
+    """The first key written a second time in the mapping ``node``, if any."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    seen: set[str] = set()
+    for key, _ in node.value:
+        if isinstance(key, yaml.ScalarNode):
+            if key.value in seen:
+                return key
+            seen.add(key.value)
+    return None
+
+
+def _check_tree(root: yaml.Node, path: Path) -> None:
     """Refuse a node tree whose aliases expand past the budget, or into themselves,
-    or that nests deeper than `MAX_DEPTH`.
+    that nests deeper than `MAX_DEPTH`, or that writes a key twice in one mapping.
 
     One pass over the distinct nodes (iterative: nesting may be deep) computes
     each node's expanded size; an alias is the same node object reached twice."""
@@ -136,6 +153,14 @@ def _check_aliases(root: yaml.Node, path: Path) -> None:
                 f"nested too deeply: more than {MAX_DEPTH} levels of mappings and lists",
                 file=path,
                 line=node.start_mark.line + 1,
+            )
+        duplicate = _duplicate_key(node)
+        if duplicate is not None:
+            raise InputError(
+                "key appears twice in the same mapping",
+                file=path,
+                line=duplicate.start_mark.line + 1,
+                field=str(duplicate.value),
             )
         on_path.add(key)
         stack.append((node, 0))

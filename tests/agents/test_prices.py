@@ -58,6 +58,8 @@ def test_files_and_environment_extend_the_table(
         ("m: {input: -1, output: 1}\n", "p.yaml: m.input: price must be a non-negative number"),
         ("m: {input: true, output: 1}\n", "m.input"),
         ("- 1\n", "expected a mapping"),
+        # YAML keeps the last of two keys: the first price vanished without a word.
+        ("m: {input: 1, output: 2}\nm: {input: 3, output: 4}\n", "p.yaml:2: m: key appears twice"),
     ],
 )
 def test_bad_price_files_name_the_field(tmp_path: Path, text: str, match: str) -> None:

@@ -194,3 +194,31 @@ def test_a_stored_run_is_gated_on_its_variants_from_the_columns(tmp_path: Path) 
     assert absent.returncode == 2
     assert "no trials of variant 'noise' in " in absent.stderr
     assert "(it has base, typos)" in absent.stderr
+
+
+def test_baseline_is_refused_without_a_non_inferiority_gate_and_named_as_such(
+    tmp_path: Path,
+) -> None:
+    run = write_run(tmp_path / "r.jsonl", "v2", [0.95] * 30, seed=1)
+    config = tmp_path / "gates.yaml"
+    config.write_text("gates:\n  - metric: success_rate\n    min: 0.5\n")
+    # Read by nothing, even a file that does not exist: "all 1 gate checks passed", exit 0.
+    missing = gate(str(run), "--config", str(config), "--baseline", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2, missing.stdout
+    assert missing.stderr.strip() == (
+        "agentgauge: error: --baseline: a baseline is for non_inferiority gates, and the "
+        "config has none"
+    )
+    config.write_text("gates:\n  - type: non_inferiority\n    margin: 0.1\n")
+    # A missing baseline was "nope.jsonl: SOURCE: no such file".
+    missing = gate(str(run), "--config", str(config), "--baseline", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2
+    assert "nope.jsonl: --baseline: no such file" in missing.stderr
+    # A baseline of two agents was "--baseline: A holds 2 ... configurations".
+    both = tmp_path / "both.jsonl"
+    both.write_text(
+        run.read_text() + write_run(tmp_path / "o.jsonl", "v1", [0.9] * 30, 2).read_text()
+    )
+    pooled = gate(str(run), "--config", str(config), "--baseline", str(both))
+    assert pooled.returncode == 2
+    assert "--baseline: it holds 2 (agent, model) configurations" in pooled.stderr

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from agentgauge.metrics import outcome_metrics
@@ -39,6 +42,29 @@ def test_consistency_at_three_quarters() -> None:
 def test_tasks_weigh_equally_whatever_their_trials() -> None:
     # task a: 1 of 10, task b: 2 of 2 -> (.1 + 1)/2 = .55 (pooled would be 3/12 = .25)
     assert outcome_metrics([10, 2], [1, 2]).success_rate == pytest.approx(0.55)
+
+
+def test_task_averages_are_the_exact_mean_rounded_once() -> None:
+    # 6 tasks × 3 trials, successes 1,1,1,2,2,2: 9 of 18, exactly 0.5. The floats
+    # 1/3 and 2/3 averaged gave 0.49999999999999994, and a gate `min: 0.5` failed.
+    m = outcome_metrics([3] * 6, [1, 1, 1, 2, 2, 2], ks=(1, 2))
+    assert m.success_rate == 0.5 == m.pass_at_k[1].value == m.pass_hat_k[1].value
+    # pass@2 per task: 1 − C(2,2)/C(3,2) = 2/3 (c=1), 1 − 0 = 1 (c=2): mean 5/6;
+    # pass^2: 0 (c=1), C(2,2)/3 = 1/3 (c=2): mean 1/6; consistency (2p − 1)² = 1/9 each.
+    assert m.pass_at_k[2].value == 5 / 6 and m.pass_hat_k[2].value == 1 / 6
+    assert m.outcome_consistency == 1 / 9
+    # Tasks of 3 and 5 trials: (1/3 + 2/3 + 3/5 + 4/5 + 3/5) / 5 = (1 + 2) / 5 = 0.6
+    # (the floats averaged to 0.6000000000000001, and `max: 0.6` failed).
+    assert outcome_metrics([3, 3, 5, 5, 5], [1, 2, 3, 4, 3]).success_rate == 0.6
+
+
+@given(st.lists(st.tuples(st.integers(1, 12), st.integers(0, 12)), min_size=1, max_size=40))
+def test_success_rate_is_the_correctly_rounded_exact_mean(cells: list[tuple[int, int]]) -> None:
+    n = [a for a, _ in cells]
+    c = [min(a, b) for a, b in cells]
+    exact = sum((Fraction(ci, ni) for ni, ci in zip(n, c, strict=True)), Fraction(0)) / len(n)
+    m = outcome_metrics(n, c, ks=(1,))
+    assert m.success_rate == float(exact) == m.pass_at_k[1].value == m.pass_hat_k[1].value
 
 
 def test_wilson_when_one_trial_per_task_and_no_families() -> None:

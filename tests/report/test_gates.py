@@ -512,3 +512,224 @@ def test_the_baseline_errors_name_the_options_given(tmp_path: Path) -> None:
         run_gates(str(ours), config, baseline=str(theirs))
     assert info.value.field in ("--baseline", "SOURCE")
     assert "no task in common" in info.value.reason
+
+
+def test_a_key_written_twice_is_refused_at_its_line(tmp_path: Path) -> None:
+    # YAML keeps the last of two keys: the first `gates:` list was never checked, and
+    # the first `metric:` of a gate was replaced by the second, without a word.
+    twice = {
+        "gates:\n  - metric: success_rate\n    min: 0.9\n"
+        "gates:\n  - metric: cost.cost_of_pass\n    max: 1\n": (4, "gates"),
+        "gates:\n  - metric: success_rate\n    min: 0.9\n    metric: pass_hat_k.2\n": (
+            4,
+            "metric",
+        ),
+    }
+    for text, (line, field) in twice.items():
+        with pytest.raises(InputError) as info:
+            load_gate_config(write(tmp_path, text))
+        assert (info.value.line, info.value.field) == (line, field)
+        assert info.value.reason == "key appears twice in the same mapping"
+
+
+def _rubric_grades(verdicts: dict[str, tuple[bool, bool | None, str]]) -> list[dict[str, Any]]:
+    """A trial's grades as the rubric judge stores them: one ``rubric:<id>`` grade per
+    criterion ``id -> (blocking, verdict, status)`` and the case's ``rubric`` grade."""
+    from agentgauge.graders.rubric import RubricResult, rubric_score
+    from agentgauge.schema import Criterion, Grade
+
+    criteria = [Criterion(id=c, text=c, blocking=b) for c, (b, _, _) in verdicts.items()]
+    grades = [
+        Grade(grader=f"rubric:{c}", passed=v, status=s, evidence={"blocking": b, "weight": 1.0})
+        for c, (b, v, s) in verdicts.items()
+    ]
+    score = rubric_score(criteria, [v for _, v, _ in verdicts.values()])
+    result = RubricResult(grades, score, "judge-x" if grades else None, 0.0, 1, 1)
+    return [g.model_dump(mode="json") for g in (result.to_grade(), *grades)]
+
+
+def test_no_blocking_failures_counts_only_trials_whose_blocking_criteria_were_decided(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from agentgauge.api import run_gates
+
+    config = write(tmp_path, "gates:\n  - type: no_blocking_failures\n")
+
+    def gate(*trials: dict[str, tuple[bool, bool | None, str]]) -> tuple[bool, str]:
+        path = tmp_path / "trials.jsonl"
+        path.write_text(
+            "".join(
+                json.dumps({"task_id": f"t{i}", "success": True, "grades": _rubric_grades(v)})
+                + "\n"
+                for i, v in enumerate(trials)
+            )
+        )
+        (result,) = run_gates(str(path), config)
+        return result.passed, result.detail
+
+    safe_yes = {"safe": (True, True, "passed"), "tone": (False, None, "unknown:unparseable")}
+    safe_no = {"safe": (True, False, "failed")}
+    safe_unknown = {"safe": (True, None, "unknown:unparseable")}
+    # Decided everywhere (a non-blocking criterion left unknown does not matter): pass.
+    assert gate(safe_yes, safe_yes) == (True, "0 of 2 trial(s) failed a blocking criterion")
+    # The judge could not read its answer on the blocking criterion: this passed as
+    # "0 trial(s) failed a blocking criterion" although nothing was checked.
+    assert gate(safe_unknown, safe_unknown, safe_yes) == (
+        False,
+        "cannot check: a blocking criterion is undecided on 2 of 3 trial(s) "
+        "(unknown:unparseable × 2); none failed on the other 1",
+    )
+    # A failure anywhere fails, whatever is undecided elsewhere.
+    assert gate(safe_no, safe_unknown, safe_yes) == (
+        False,
+        "1 of 3 trial(s) failed a blocking criterion; on 1 more a blocking criterion is undecided",
+    )
+    # Tasks without a rubric: no judge was asked, so nothing was checked.
+    assert gate({}, {}) == (
+        False,
+        "cannot check: the tasks of all 2 rubric-graded trial(s) have no rubric "
+        "(unknown:no_rubric): no judge was asked",
+    )
+
+
+def _two_variant_runs(tmp_path: Path) -> tuple[str, str]:
+    """Baseline and candidate over 10 tasks × 2 trials of each of base and paraphrase:1:
+    both pass every base trial; on paraphrases the baseline passes all, B none."""
+    import json
+
+    def write_run(name: str, agent: str, paraphrase_ok: bool) -> str:
+        path = tmp_path / f"{name}.jsonl"
+        rows = [
+            {"task_id": f"t{t}", "trial": k, "agent": agent, "variant": variant, "success": ok}
+            for t in range(10)
+            for k in range(2)
+            for variant, ok in (("base", True), ("paraphrase:1", paraphrase_ok))
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return str(path)
+
+    return write_run("baseline", "A", True), write_run("candidate", "B", False)
+
+
+def test_non_inferiority_compares_the_variants_the_gates_read(tmp_path: Path) -> None:
+    from agentgauge.api import run_gates
+
+    baseline, candidate = _two_variant_runs(tmp_path)
+
+    def check(variants: str) -> tuple[str, bool, str]:
+        config = write(
+            tmp_path, f"variants: {variants}\ngates:\n  - type: non_inferiority\n    margin: 0.2\n"
+        )
+        (result,) = run_gates(candidate, config, baseline=baseline)
+        return result.group, result.passed, result.detail
+
+    # The base variants agree: d = 0 on every task.
+    group, passed, detail = check("[base]")
+    assert (group, passed) == ("B vs baseline", True)
+    assert detail.startswith("paired difference +0.000")
+    # On paraphrases B fails everything the baseline passes: d = −1 on every task. It
+    # passed as "paired difference +0.000", reading the base variant of both.
+    group, passed, detail = check("[paraphrase]")
+    assert (group, passed) == ("B vs baseline, variants paraphrase", False)
+    assert detail.startswith("paired difference -1.000")
+    # Both variants pooled per task: (2 + 0)/4 − 4/4 = −0.5 on every task.
+    group, passed, detail = check("[all]")
+    assert (group, passed) == ("B vs baseline, all variants", False)
+    assert detail.startswith("paired difference -0.500")
+
+
+def test_the_gates_variants_are_checked_on_both_sides_and_never_empty(tmp_path: Path) -> None:
+    import json
+
+    from agentgauge.api import run_gates
+
+    _, candidate = _two_variant_runs(tmp_path)
+    base_only = tmp_path / "base-only.jsonl"
+    base_only.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{t}", "agent": "A", "success": True}) + "\n"
+            for t in range(10)
+        )
+    )
+    config = write(
+        tmp_path, "variants: [paraphrase]\ngates:\n  - type: non_inferiority\n    margin: 0.2\n"
+    )
+    with pytest.raises(InputError) as info:
+        run_gates(candidate, config, baseline=str(base_only))
+    assert info.value.field == "--baseline"
+    assert info.value.reason == f"no trials of variant 'paraphrase' in {base_only} (it has base)"
+    # `all` beside a name no trial has: the name was not checked, and the run passed.
+    config = write(
+        tmp_path, "variants: [all, paraphrse]\ngates:\n  - metric: success_rate\n    min: 0\n"
+    )
+    with pytest.raises(InputError, match=r"variants: no trials of variant 'paraphrse'"):
+        run_gates(candidate, config)
+    # `[]` read no trial, and every gate failed with "no group matches 'where': ...".
+    with pytest.raises(InputError) as info:
+        load_gate_config(write(tmp_path, "variants: []\ngates:\n  - type: no_blocking_failures\n"))
+    assert (info.value.line, info.value.field) == (1, "variants")
+    assert info.value.reason.startswith("names no variant")
+
+
+def test_a_gate_line_shows_the_bound_as_written_and_the_value_beside_it() -> None:
+    config = validate_gate_config(
+        {
+            "gates": [
+                {"metric": "latency_s.p95", "max": 30},
+                {"metric": "success_rate", "min": 0.7500001},
+                {"metric": "success_rate", "min": 0.75},
+            ]
+        }
+    )
+    group = {"variant": "base", "latency_s": {"p95": 30.004}, "success_rate": {"value": 0.75}}
+    late, near, at = evaluate_gates(config, {"groups": [group]})
+    # It read "FAIL latency_s.p95 <= 30 — ...: latency_s.p95 = 30" (the value at .4g), and
+    # "success_rate >= 0.75 ...: success_rate = 0.75" failing (the bound at :g).
+    assert (late.gate, late.passed, late.detail) == (
+        "latency_s.p95 <= 30", False, "latency_s.p95 = 30.004",
+    )  # fmt: skip
+    assert (near.gate, near.passed, near.detail) == (
+        "success_rate >= 0.7500001", False, "success_rate = 0.75",
+    )  # fmt: skip
+    assert (at.gate, at.passed, at.detail) == ("success_rate >= 0.75", True, "success_rate = 0.75")
+    # The non-inferiority bound: -0.0500001 is below -0.05, and showed as "-0.050 <= -0.05".
+    ni = validate_gate_config({"gates": [{"type": "non_inferiority", "margin": 0.05}]})
+    (result,) = evaluate_gates(
+        ni, {"groups": []}, comparison={"mean_diff": 0.01, "ci95": [-0.0500001, 0.07]}
+    )
+    assert not result.passed
+    assert result.detail.endswith("95% CI lower bound -0.0500001 <= -0.05")
+
+
+def test_a_where_on_a_label_no_trial_records_says_so(tmp_path: Path) -> None:
+    import json
+
+    from agentgauge.api import run_gates
+
+    source = tmp_path / "trials.jsonl"  # no trial records a model
+    source.write_text(
+        "".join(json.dumps({"task_id": f"t{t}", "success": True}) + "\n" for t in range(4))
+    )
+
+    def detail(model: str, by: tuple[str, ...]) -> str:
+        config = write(
+            tmp_path,
+            f"gates:\n  - metric: success_rate\n    min: 0.5\n    where: {{model: {model!r}}}\n",
+        )
+        (result,) = run_gates(str(source), config, by=by)
+        assert not result.passed
+        return result.detail
+
+    # It said "the groups are not split by 'model' (add it to --by)" with model in --by.
+    assert (
+        detail("gpt-4o", ("agent", "model")) == "no group matches 'where': no trial records a model"
+    )
+    assert detail("gpt-4o", ("agent",)) == (
+        "no group matches 'where': the groups are not split by 'model' (add it to --by)"
+    )
+    # A null label is not the text "None": it matched, and the gate passed.
+    assert (
+        detail("None", ("agent", "model")) == "no group matches 'where': no trial records a model"
+    )

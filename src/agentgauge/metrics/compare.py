@@ -184,13 +184,16 @@ def verdict_sentence(
     return f"B may be worse than A by more than {d}: {noise}", sup
 
 
-def select_rows(table: TrialTable, *, include_heldout: bool = False) -> TrialTable:
+def select_rows(
+    table: TrialTable, *, include_heldout: bool = False, base_only: bool = True
+) -> TrialTable:
     """The rows a comparison reads: ``base`` variant (when present), held-out only on
     request. Each side by itself: a side with no base trial is read whole, and
-    `variant_scope` says so."""
+    `variant_scope` says so. ``base_only=False`` reads every variant of the table (a
+    caller that chose the variants itself: the gates' ``variants``)."""
     keep = np.ones(len(table), dtype=bool)
     base = table.text_equals("variant", "base")
-    if base.any():
+    if base_only and base.any():
         keep &= base
     if not include_heldout:
         keep &= ~table.text_equals("split", "heldout")
@@ -201,13 +204,16 @@ def select_rows(table: TrialTable, *, include_heldout: bool = False) -> TrialTab
 BASE_SCOPE = "base variant"
 
 
-def variant_scope(table: TrialTable) -> str | None:
+def variant_scope(table: TrialTable, *, base_only: bool = True) -> str | None:
     """What `select_rows` reads of a side when it is not its base variant: ``"all its
-    variants (paraphrase:1)"`` for a side with no base trial, ``None`` otherwise."""
-    if not len(table) or table.text_equals("variant", "base").any():
+    variants (paraphrase:1)"`` for a side with no base trial, ``None`` otherwise; with
+    ``base_only=False``, ``"variants base, paraphrase:1"`` unless it holds base alone."""
+    if not len(table) or (base_only and table.text_equals("variant", "base").any()):
         return None
     uniques, codes = table.codes("variant")
     present = sorted({str(v) for v in uniques[np.unique(codes)].tolist()})
+    if not base_only:
+        return None if present == ["base"] else f"variants {', '.join(present)}"
     return f"all its variants ({', '.join(present)})"
 
 
@@ -718,6 +724,7 @@ def compare(
     label_a: str = "A",
     label_b: str = "B",
     include_heldout: bool = False,
+    base_only: bool = True,
 ) -> Comparison:
     """Compare run B with run A over the tasks both ran (Miller 2024; see the module docstring).
 
@@ -727,6 +734,7 @@ def compare(
     T − 1 (or C − 1) df, clipped to [−1, 1]; unpaired SE √(SE_A² + SE_B²) of the two rates on the
     same tasks and by the same method; ``ci95_score`` by `_score_interval`.
     ``seed`` is recorded with the result (no step of the comparison is random).
+    ``base_only=False``: every variant of ``a`` and ``b`` is read (`select_rows`).
     Raises ``ValueError`` when the runs share no task.
     """
     if not 0 < alpha < 1:
@@ -735,8 +743,8 @@ def compare(
         # A difference of two rates lies in [-1, 1]: a margin past 1 holds for any data.
         raise ValueError(f"margin must be a number from 0 to 1 (a share: 0.05), got {margin}")
     ta, tb = (
-        select_rows(a, include_heldout=include_heldout),
-        select_rows(b, include_heldout=include_heldout),
+        select_rows(a, include_heldout=include_heldout, base_only=base_only),
+        select_rows(b, include_heldout=include_heldout, base_only=base_only),
     )
     per_a, per_b = _per_task(ta), _per_task(tb)
     tasks = sorted(set(per_a) & set(per_b))
@@ -848,6 +856,6 @@ def compare(
         tasks_only_a=sorted(set(per_a) - shared),
         tasks_only_b=sorted(set(per_b) - shared),
         seed=seed,
-        scope_a=variant_scope(a),
-        scope_b=variant_scope(b),
+        scope_a=variant_scope(a) if base_only else variant_scope(ta, base_only=False),
+        scope_b=variant_scope(b) if base_only else variant_scope(tb, base_only=False),
     )

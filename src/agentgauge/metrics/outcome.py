@@ -8,8 +8,11 @@ Every task weighs the same, whatever its number of trials.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +36,7 @@ __all__ = [
     "PassK",
     "outcome_metrics",
     "success_interval",
+    "task_mean",
     "task_success_counts",
 ]
 
@@ -108,6 +112,66 @@ def task_success_counts(
     return [str(t) for t in uniq], n, c
 
 
+#: Per distinct (n_t, c_t): how many tasks have it (`_pairs`).
+_Pairs = list[tuple[int, int, int]]
+
+
+def _pairs(n: IntArray, c: IntArray) -> _Pairs:
+    """``(n_t, c_t, tasks)`` per distinct pair: a suite has a handful of trial counts,
+    so 100,000 tasks hold a few dozen pairs."""
+    width = int(c.max(initial=0)) + 1
+    codes, counts = np.unique(n * width + c, return_counts=True)
+    return [
+        (*divmod(code, width), count)
+        for code, count in zip(codes.tolist(), counts.tolist(), strict=True)
+    ]
+
+
+def _exact_mean(
+    pairs: _Pairs,
+    numerator: Callable[[int, int], int],
+    denominator: Callable[[int], int],
+) -> float:
+    """mean_t numerator(n_t, c_t)/denominator(n_t), summed as integers per trial count
+    and divided once (see `task_mean`)."""
+    sums: dict[int, int] = {}
+    tasks = 0
+    for n_t, c_t, count in pairs:
+        sums[n_t] = sums.get(n_t, 0) + count * numerator(n_t, c_t)
+        tasks += count
+    if not tasks:
+        return float("nan")
+    total = sum((Fraction(s, denominator(n_t)) for n_t, s in sums.items()), Fraction(0))
+    # A Fraction's float is its int / int, which rounds correctly.
+    return float(total / tasks)
+
+
+def _rate(_n: int, c: int) -> int:
+    return c
+
+
+def _trials(n: int) -> int:
+    return n
+
+
+def task_mean(
+    n: npt.ArrayLike,
+    c: npt.ArrayLike,
+    numerator: Callable[[int, int], int] = _rate,
+    denominator: Callable[[int], int] = _trials,
+) -> float:
+    """The mean over tasks of ``numerator(n_t, c_t) / denominator(n_t)``, the exact
+    rational mean rounded once to the nearest float; by default the success rate
+    mean_t c_t/n_t. NaN when there are no tasks.
+
+    Averaging the floats c_t/n_t rounds each term and the sum: successes (1,1,1,2,2,2)
+    of 3 trials each, 9 of 18, averaged to 0.49999999999999994, and a gate ``min: 0.5``
+    failed on a rate its line printed as 0.5. Here 9/18 is 0.5 exactly."""
+    n_arr = np.asarray(n, dtype=np.int64).reshape(-1)
+    c_arr = np.asarray(c, dtype=np.int64).reshape(-1)
+    return _exact_mean(_pairs(n_arr, c_arr), numerator, denominator)
+
+
 def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
@@ -145,7 +209,7 @@ def success_interval(
     if n_units < 2:
         return None, None, "fewer than 2 clusters: no interval can be estimated"
     se = se_mean(p) if clusters is None else se_clustered(p, clusters)
-    rate = float(p.mean())
+    rate = task_mean(n, c)
     normal = NORMAL_RATES[0] <= rate <= NORMAL_RATES[1] and se > 0
     if n_units < NORMAL_FROM_CLUSTERS or not normal:
         ci = wilson_design_effect_interval(rate, se, kish_n(n), n_units - 1, level=level)
@@ -154,7 +218,22 @@ def success_interval(
     return (float(lo), float(hi)), "normal", None
 
 
-def _pass_aggregate(per_task: FloatArray, n: IntArray, k: int) -> PassK:
+# The numerators over C(n, k) of the exact per-task values: pass@k = 1 − C(n−c, k)/C(n, k)
+# (Chen et al. 2021), pass^k = C(c, k)/C(n, k) (Yao et al. 2024).
+def _at_k(k: int, n: int, c: int) -> int:
+    return math.comb(n, k) - math.comb(n - c, k)
+
+
+def _hat_k(k: int, _n: int, c: int) -> int:
+    return math.comb(c, k)
+
+
+def _pass_aggregate(
+    per_task: FloatArray, n: IntArray, pairs: _Pairs, k: int, numerator: Callable[[int, int], int]
+) -> PassK:
+    """The task average of a per-task estimator and its SE. The average is `task_mean`
+    of its exact values ``numerator(n_t, c_t) / C(n_t, k)``, not of the rounded floats
+    in ``per_task``: pass@1 is the success rate, to the last digit."""
     if n.size == 0:
         return PassK(None, None, "no tasks")
     undefined = int(np.count_nonzero(np.isnan(per_task)))
@@ -165,7 +244,8 @@ def _pass_aggregate(per_task: FloatArray, n: IntArray, k: int) -> PassK:
             None,
             f"k={k} exceeds the trials of {undefined} of {n.size} tasks (fewest: {int(n.min())})",
         )
-    return PassK(float(per_task.mean()), _finite(se_mean(per_task)))
+    value = _exact_mean(pairs, numerator, lambda n_t: math.comb(n_t, k))
+    return PassK(value, _finite(se_mean(per_task)))
 
 
 def outcome_metrics(
@@ -203,7 +283,8 @@ def outcome_metrics(
     reasons: dict[str, str] = {}
 
     p = c_arr / n_arr if t else np.empty(0)
-    rate = float(p.mean()) if t else None
+    pairs = _pairs(n_arr, c_arr)
+    rate = _exact_mean(pairs, _rate, _trials) if t else None
     se = _finite(se_mean(p)) if t else None
     if t and se is None:
         reasons["se"] = "one task: no spread to estimate"
@@ -218,8 +299,12 @@ def outcome_metrics(
     at_k: dict[int, PassK] = {}
     hat_k: dict[int, PassK] = {}
     for k in ks:
-        at_k[k] = _pass_aggregate(np.asarray(pass_at_k(n_arr, c_arr, k)), n_arr, k)
-        hat_k[k] = _pass_aggregate(np.asarray(pass_hat_k(n_arr, c_arr, k)), n_arr, k)
+        at_k[k] = _pass_aggregate(
+            np.asarray(pass_at_k(n_arr, c_arr, k)), n_arr, pairs, k, partial(_at_k, k)
+        )
+        hat_k[k] = _pass_aggregate(
+            np.asarray(pass_hat_k(n_arr, c_arr, k)), n_arr, pairs, k, partial(_hat_k, k)
+        )
         if at_k[k].reason:
             reasons[f"pass_at_k.{k}"] = reasons[f"pass_hat_k.{k}"] = str(at_k[k].reason)
     for name, aggs in (("pass_at_k", at_k), ("pass_hat_k", hat_k)):
@@ -230,7 +315,10 @@ def outcome_metrics(
     consistency: float | None = None
     single = int(np.count_nonzero(n_arr < 2))
     if t and not single:
-        consistency = float(np.mean((2 * p - 1) ** 2))
+        # (2p − 1)² = (2c − n)²/n², averaged exactly as the rate is.
+        consistency = task_mean(
+            n_arr, c_arr, lambda n_t, c_t: (2 * c_t - n_t) ** 2, lambda n_t: n_t * n_t
+        )
     elif t:
         reasons["outcome_consistency"] = f"needs >= 2 trials per task; {single} tasks have 1"
     else:

@@ -20,6 +20,8 @@ Every gate applies to every group the metrics report (optionally filtered
 with ``where: {agent: ..., variant: ...}``), and must hold for each. A metric
 that is ``null`` (undefined, price missing...) fails its gate with the reason the
 metrics record: a gate that cannot be checked must not pass silently.
+``no_blocking_failures`` passes only when every rubric-graded trial had its blocking
+criteria decided (`blocking_check`).
 
 `validate_gate_config` is the one check of a config, whatever its form (a gates
 file, its dict form, a `GateConfig` built in Python, the pytest plugin's
@@ -34,7 +36,8 @@ import dataclasses
 import difflib
 import functools
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,9 +57,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "K_METRICS",
+    "BlockingCheck",
     "Gate",
     "GateConfig",
     "GateResult",
+    "blocking_check",
     "evaluate_gates",
     "gate_defect",
     "gate_ks",
@@ -110,7 +115,7 @@ class Gate(BaseModel):
         if self.name:
             return self.name
         if self.type == "non_inferiority":
-            return f"non-inferiority (margin {self.margin:g})"
+            return f"non-inferiority (margin {_written(self.margin or 0.0)})"
         if self.type == "no_blocking_failures":
             return "no blocking rubric criterion failed"
         metric = _resolve_metric_name(self.metric or "", deployment_k)
@@ -118,8 +123,8 @@ class Gate(BaseModel):
         limits = " and ".join(
             s
             for s in (
-                None if self.min is None else f">= {self.min:g}",
-                None if self.max is None else f"<= {self.max:g}",
+                None if self.min is None else f">= {_written(self.min)}",
+                None if self.max is None else f"<= {_written(self.max)}",
             )
             if s
         )
@@ -141,6 +146,16 @@ class GateConfig(BaseModel):
 
     _k = field_validator("deployment_k", mode="before")(json_int)
 
+    @field_validator("variants")
+    @classmethod
+    def _some_variants(cls, variants: list[str]) -> list[str]:
+        # `[]` read no trial: every gate failed with "no group matches 'where'".
+        if not variants:
+            raise ValueError(
+                "names no variant: write [base] (the default), names or kinds, or [all]"
+            )
+        return variants
+
 
 @dataclass(frozen=True)
 class GateResult:
@@ -154,6 +169,135 @@ class GateResult:
     """False for a gate that was not evaluated (a non-inferiority gate with no baseline
     yet, when the caller allowed that); ``passed`` is then True so it does not block,
     and every display says it was not checked."""
+
+
+@dataclass(frozen=True)
+class BlockingCheck:
+    """What the trials' rubric grades say of their blocking criteria (`blocking_check`)."""
+
+    graded: int
+    """Trials with a rubric grade."""
+    failed: int
+    """Trials with a blocking criterion answered "no"."""
+    checked: int
+    """Trials whose blocking criteria were all decided (those that failed included)."""
+    undecided: int
+    """Trials, none failed, with a criterion left unknown that is (or may be) blocking."""
+    no_rubric: int = 0
+    """Trials whose task has no rubric (no judge was asked): nothing to check on them."""
+    causes: tuple[tuple[str, int], ...] = ()
+    """The statuses of the undecided blocking criteria, with their counts, most first."""
+
+    def result(self, label: str) -> GateResult:
+        """The gate's line: fails on a blocking failure anywhere; cannot check while a
+        blocking criterion is undecided, or when no trial's rubric decided anything."""
+        group = "all trials"
+        if self.failed:
+            more = (
+                f"; on {self.undecided} more a blocking criterion is undecided"
+                if self.undecided
+                else ""
+            )
+            return GateResult(
+                label,
+                group,
+                False,
+                f"{self.failed} of {self.graded} trial(s) failed a blocking criterion{more}",
+            )
+        if self.undecided:
+            causes = ", ".join(f"{status} × {n}" for status, n in self.causes)
+            rest = f"; none failed on the other {self.checked}" if self.checked else ""
+            return GateResult(
+                label,
+                group,
+                False,
+                f"cannot check: a blocking criterion is undecided on {self.undecided} of "
+                f"{self.graded} trial(s) ({causes}){rest}",
+            )
+        if not self.checked:
+            return GateResult(
+                label,
+                group,
+                False,
+                f"cannot check: the tasks of all {self.graded} rubric-graded trial(s) have "
+                "no rubric (unknown:no_rubric): no judge was asked",
+            )
+        return GateResult(
+            label, group, True, f"0 of {self.checked} trial(s) failed a blocking criterion"
+        )
+
+
+def blocking_check(trials: Iterable[Trial]) -> BlockingCheck | None:
+    """Count the trials whose rubric (grade ``rubric``) failed a blocking criterion,
+    decided all of them, or left one undecided; ``None`` when no trial has a rubric
+    grade. A criterion left unknown counts as blocking unless its grade says it is
+    not (``evidence.blocking``): the judge's unparseable answer on a blocking
+    criterion is not a pass."""
+    graded = failed = checked = undecided = no_rubric = 0
+    causes: Counter[str] = Counter()
+    for trial in trials:
+        rubric = [g for g in trial.grades if g.grader == "rubric"]
+        if not rubric:
+            continue
+        graded += 1
+        # Each criterion's own grade (`rubric:<id>`), where its blocking flag is recorded.
+        own = {
+            g.grader.removeprefix("rubric:"): g
+            for g in trial.grades
+            if g.grader.startswith("rubric:")
+        }
+        state = "no_rubric"
+        pending: list[str] = []
+        for grade in rubric:
+            evidence = grade.evidence if isinstance(grade.evidence, dict) else {}
+            if evidence.get("blocking_failed"):
+                state = "failed"
+                break
+            criteria = evidence.get("criteria")
+            if not isinstance(criteria, list):
+                pending.append(grade.status or "unknown")  # nothing says what was decided
+                continue
+            for item in _undecided_blocking(criteria, evidence.get("unknown"), own):
+                pending.append(item or grade.status or "unknown")
+            if criteria:
+                state = "checked"
+        if state == "failed":
+            failed += 1
+            checked += 1
+        elif pending:
+            undecided += 1
+            causes.update(pending)
+        elif state == "checked":
+            checked += 1
+        else:
+            no_rubric += 1
+    if not graded:
+        return None
+    return BlockingCheck(graded, failed, checked, undecided, no_rubric, tuple(causes.most_common()))
+
+
+def _undecided_blocking(
+    criteria: list[Any], unknown: Any, own: Mapping[str, Any]
+) -> list[str | None]:
+    """The status (``None`` when not recorded) of each criterion in a rubric grade's
+    evidence that was left unknown and is, or may be, blocking."""
+    out: list[str | None] = []
+    ids = {str(u) for u in unknown} if isinstance(unknown, list) else set()
+    for item in criteria:
+        if not isinstance(item, dict):
+            continue
+        cid = str(item.get("id") or str(item.get("grader", "")).removeprefix("rubric:"))
+        decided = item.get("passed", item.get("verdict")) is not None and cid not in ids
+        if decided:
+            continue
+        evidence = item.get("evidence")
+        blocking = (evidence if isinstance(evidence, dict) else item).get("blocking")
+        if blocking is None and cid in own and isinstance(own[cid].evidence, dict):
+            blocking = own[cid].evidence.get("blocking")
+        if blocking is not False:
+            status = item.get("status")
+            out.append(str(status) if status else None)
+    return out
 
 
 def load_gate_config(path: str | Path) -> GateConfig:
@@ -261,7 +405,10 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
     if gate.type != "threshold" or not gate.metric:
         return None
     if gate.min is not None and gate.max is not None and gate.min > gate.max:
-        return "min", f"min {gate.min:g} is above max {gate.max:g}: no value can pass"
+        return (
+            "min",
+            f"min {_written(gate.min)} is above max {_written(gate.max)}: no value can pass",
+        )
     head, dot, tail = gate.metric.partition(".")
     if head in K_METRICS:
         if dot and not (is_digits(tail) and int(tail) >= 1):
@@ -283,7 +430,10 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
         name = head if head in _RATES else gate.metric
         for key, bound in (("min", gate.min), ("max", gate.max)):
             if bound is not None and not 0 <= bound <= 1:
-                return key, f"{name} is a rate in [0, 1]; a {key} of {bound:g} cannot be meant"
+                return (
+                    key,
+                    f"{name} is a rate in [0, 1]; a {key} of {_written(bound)} cannot be meant",
+                )
     return None
 
 
@@ -506,6 +656,26 @@ def _metric_value(group: dict[str, Any], metric: str, bound: str) -> tuple[float
     return float(node), ""
 
 
+def _written(bound: float) -> str:
+    """A gate's bound as the file wrote it: ``30`` for 30.0, else the shortest text
+    that reads back as the same number (``0.7500001``; ``:g`` showed 0.75)."""
+    return str(int(bound)) if bound.is_integer() and abs(bound) < 1e15 else repr(bound)
+
+
+def _beside(value: float, bounds: Iterable[float], spec: str = "g", digits: int = 4) -> str:
+    """``value`` formatted as ``{value:.{p}<spec>}`` (``spec`` "g", or "+f"...) at the
+    fewest digits ``p`` from ``digits`` up that read on the same side of every bound as
+    ``value`` is, and equal to one only when it is: a latency of 30.004 against
+    ``max: 30`` showed as "= 30" on a line that failed."""
+    sign, kind = spec[:-1], spec[-1]
+    for p in range(digits, 18):
+        text = f"{value:{sign}.{p}{kind}}"
+        shown = float(text)
+        if all((shown > b) - (shown < b) == (value > b) - (value < b) for b in bounds):
+            return text
+    return repr(value)
+
+
 def _group_label(group: dict[str, Any]) -> str:
     # Every label the groups are split by (`--by agent,family`): eleven lines reading
     # "agent=builtin:careful, variant=base" could not say which family failed.
@@ -519,11 +689,16 @@ def _where_label(where: Mapping[str, str]) -> str:
 
 def _unmatched(gate: Gate, metrics: dict[str, Any]) -> str:
     """Why no group matches a gate's ``where``: the first label no group carries (not
-    among ``--by``) or whose value no group has, with the values the groups do have."""
+    among ``--by``, or among it and recorded by no trial) or whose value no group has,
+    with the values the groups do have."""
     groups = metrics["groups"]
+    by = metrics.get("by")
     for key, value in gate.where.items():
         present = sorted({str(g[key]) for g in groups if g.get(key) is not None})
         if not present:
+            if by is not None and key in by:
+                # `--by agent,model` on trials that record no model: it is not --by's fault.
+                return f"no group matches 'where': no trial records a {key}"
             return f"no group matches 'where': the groups are not split by {key!r} (add it to --by)"
         if value not in present:
             shown = ", ".join(repr(v) for v in present[:10])
@@ -539,16 +714,22 @@ def evaluate_gates(
     metrics: dict[str, Any],
     *,
     comparison: dict[str, Any] | None = None,
-    blocking_failures: int | None = None,
+    blocking_failures: BlockingCheck | None = None,
 ) -> list[GateResult]:
     """Check every gate against a ``agentgauge.metrics/1`` object.
 
     ``comparison`` is an ``agentgauge.compare/1`` object against the baseline
-    (needed by non-inferiority gates); ``blocking_failures`` is the number of
-    trials with a failed blocking rubric criterion (``None`` when no rubric ran).
+    (needed by non-inferiority gates); ``blocking_failures`` is the `blocking_check`
+    of the trials (``None`` when no rubric ran).
     """
     results: list[GateResult] = []
     k = config.deployment_k
+    # The variants both sides were compared on, when not the default base.
+    versus = "B vs baseline"
+    if "all" in config.variants:
+        versus += ", all variants"
+    elif config.variants != ["base"]:
+        versus += f", variants {', '.join(config.variants)}"
     for gate in config.gates:
         label = gate.label(k)
         if gate.type == "non_inferiority":
@@ -563,7 +744,7 @@ def evaluate_gates(
                 # be checked fails, it does not pass.
                 design = comparison.get("design")
                 why = "no interval of the difference" + (f" from {design}" if design else "")
-                results.append(GateResult(label, "B vs baseline", False, f"cannot check: {why}"))
+                results.append(GateResult(label, versus, False, f"cannot check: {why}"))
                 continue
             units = comparison.get("n_units", comparison.get("n_tasks"))
             if units is not None:
@@ -577,42 +758,37 @@ def evaluate_gates(
                 if few is not None:
                     design = comparison.get("design")
                     why = f"{design}: {few}" if design else few
-                    results.append(
-                        GateResult(label, "B vs baseline", False, f"cannot check: {why}")
-                    )
+                    results.append(GateResult(label, versus, False, f"cannot check: {why}"))
                     continue
             lo = ci[0]
             ok = lo > -gate.margin
+            shown = _beside(lo, (-gate.margin,), "+f", 3)
             results.append(
                 GateResult(
                     label,
-                    "B vs baseline",
+                    versus,
                     ok,
                     f"paired difference {comparison['mean_diff']:+.3f}, 95% CI lower bound "
-                    f"{lo:+.3f} {'>' if ok else '<='} -{gate.margin:g}",
+                    f"{shown} {'>' if ok else '<='} -{_written(gate.margin)}",
                 )
             )
             continue
         if gate.type == "no_blocking_failures":
             if blocking_failures is None:
                 results.append(
-                    GateResult(label, "all trials", False, "no rubric grades found to check")
+                    GateResult(label, "all trials", False, "cannot check: no rubric grades found")
                 )
             else:
-                results.append(
-                    GateResult(
-                        label,
-                        "all trials",
-                        blocking_failures == 0,
-                        f"{blocking_failures} trial(s) failed a blocking criterion",
-                    )
-                )
+                results.append(blocking_failures.result(label))
             continue
         metric = _resolve_metric_name(gate.metric or "", k)
         groups = [
             g
             for g in metrics["groups"]
-            if all(str(g.get(key)) == value for key, value in gate.where.items())
+            # A label no trial records is null, which no `where` names ("None" matched it).
+            if all(
+                g.get(key) is not None and str(g[key]) == value for key, value in gate.where.items()
+            )
         ]
         if not groups:
             results.append(
@@ -626,5 +802,7 @@ def evaluate_gates(
                 continue
             ok = (gate.min is None or value >= gate.min) and (gate.max is None or value <= gate.max)
             what = metric if gate.bound == "value" else f"{metric} {gate.bound}"
-            results.append(GateResult(label, name, ok, f"{what} = {value:.4g}"))
+            limits = [b for b in (gate.min, gate.max) if b is not None]
+            shown = _beside(value, limits)
+            results.append(GateResult(label, name, ok, f"{what} = {shown}"))
     return results
