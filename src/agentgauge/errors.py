@@ -7,6 +7,7 @@ file, line and field, and the CLI exits with code 2. Tracebacks are for bugs.
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import os
 import re
@@ -145,6 +146,21 @@ def real_number(value: object, field: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(f"must be a number, got {value!r}", field=field)
     return float(value)
+
+
+def as_float(value: int | float) -> float:
+    """``float(value)``, with an int too large for a float read as infinity (``float``
+    raises OverflowError there), so that a range check refuses it by its value."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def shown_number(value: object) -> str:
+    """A number as an error message quotes it: a 400-digit integer is cut short."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}…({len(text)} digits)"
 
 
 def import_failure(exc: Exception) -> str:

@@ -147,6 +147,27 @@ def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
             "error",
             "ProtocolError: stdout line has a number that cannot be read",
         ),
+        # A number past any float was "OverflowError: int too large to convert to
+        # float", naming no field; UTF-8 that is not was called "not JSON".
+        (
+            "sys.stdin.readline()\n"
+            'print(\'{"type": "cost", "usd": 1\' + "0" * 400 + "}", flush=True)\n',
+            "error",
+            "ProtocolError: cost.usd must be a finite non-negative number, got 1000000000",
+        ),
+        (
+            "sys.stdin.readline()\n"
+            'print(\'{"type": "confidence", "value": 1\' + "0" * 400 + "}", flush=True)\n',
+            "error",
+            "ProtocolError: confidence.value must be a number in [0, 1], got 1000000000",
+        ),
+        (
+            "sys.stdin.readline()\n"
+            'sys.stdout.buffer.write(b\'{"type": "say", "content": "caf\\xe9"}\\n\')\n'
+            "sys.stdout.flush()\n",
+            "error",
+            "ProtocolError: stdout line: byte 31 is not valid UTF-8 (each line must be UTF-8 JSON)",
+        ),
     ],
 )
 def test_misbehaving_programs_are_the_agents_error(

@@ -126,6 +126,15 @@ def test_a_5xx_that_clears_is_recorded_with_its_attempts(tmp_path: Path) -> None
         (b'{"answer": "x", "state": [1]}', "reply.state: must be an object, got a list"),
         (b'{"answer": "x", "cost_usd": -1}', "reply.cost_usd: must be a number >= 0"),
         (b'{"answer": "x", "confidence": 2}', "reply.confidence: must be a number in [0, 1]"),
+        # A number past any float was "OverflowError: int too large to convert to float".
+        (
+            b'{"answer": "x", "cost_usd": 1' + b"0" * 400 + b"}",
+            "reply.cost_usd: must be a number >= 0",
+        ),
+        (
+            b'{"answer": "x", "confidence": 1' + b"0" * 400 + b"}",
+            "reply.confidence: must be a number in [0, 1]",
+        ),
         (b'{"answer": "x", "transcript": {}}', "reply.transcript: must be a list"),
         (
             b'{"answer": "x", "transcript": [{"type": "tool_call", "name": "add"},'

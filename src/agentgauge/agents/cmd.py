@@ -38,13 +38,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import shlex
 from collections.abc import Sequence
 from typing import Any, get_args
 
 from agentgauge.agents.base import AgentError, Session
 from agentgauge.agents.process import Program
-from agentgauge.errors import AgentUnavailable, InputError
+from agentgauge.errors import AgentUnavailable, InputError, as_float, shown_number
 from agentgauge.schema import ControlDecision
 
 __all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
@@ -223,7 +224,13 @@ class CommandAgent:
             elif kind == "confidence":
                 value = msg.get("value")
                 if isinstance(value, bool) or not isinstance(value, int | float):
-                    raise ProtocolError(f"confidence needs a number 'value', got {value!r}")
+                    raise ProtocolError(
+                        f"confidence needs a number 'value', got {shown_number(value)}"
+                    )
+                if not 0 <= as_float(value) <= 1:  # an int past any float, too
+                    raise ProtocolError(
+                        f"confidence.value must be a number in [0, 1], got {shown_number(value)}"
+                    )
                 session.report_confidence(float(value))
             elif kind == "model_call":
                 session.record_model_call(
@@ -288,7 +295,12 @@ async def _readline(program: Program) -> bytes:
 def _parse(line: bytes) -> dict[str, Any]:
     try:
         msg = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except UnicodeDecodeError as exc:  # JSON, perhaps, but not in UTF-8
+        raise ProtocolError(
+            f"stdout line: byte {exc.start} is not valid UTF-8 (each line must be UTF-8 "
+            f"JSON): {line[:120]!r}"
+        ) from None
+    except json.JSONDecodeError:
         raise ProtocolError(f"stdout line is not JSON: {line[:120]!r}") from None
     except RecursionError:
         raise ProtocolError(f"stdout line is JSON nested too deeply: {line[:120]!r}") from None
@@ -322,6 +334,9 @@ def _opt_number(msg: dict[str, Any], key: str) -> float | None:
     value = msg.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ProtocolError(f"{msg['type']}.{key} must be a non-negative number, got {value!r}")
-    return float(value)
+    number = as_float(value) if isinstance(value, int | float) else math.nan
+    if isinstance(value, bool) or not (0 <= number < math.inf):
+        raise ProtocolError(
+            f"{msg['type']}.{key} must be a finite non-negative number, got {shown_number(value)}"
+        )
+    return number

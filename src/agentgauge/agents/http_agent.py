@@ -53,7 +53,7 @@ from agentgauge.agents.http import (
     url_problem,
 )
 from agentgauge.agents.provider import ProviderError, RetryPolicy, parse_retry_after, with_retries
-from agentgauge.errors import AgentUnavailable, InputError, first_error
+from agentgauge.errors import AgentUnavailable, InputError, as_float, first_error
 from agentgauge.schema import INT64_MAX, Event, ModelCallEvent
 from agentgauge.textio import is_digits, loads_json
 
@@ -295,7 +295,8 @@ def parse_reply(content: bytes) -> dict[str, Any]:
         if value is None:
             continue
         number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not low <= float(value) <= high or not math.isfinite(float(value)):
+        # as_float: an int past any float (10**400) is out of range, not an OverflowError.
+        if not number or not low <= as_float(value) <= high or not math.isfinite(as_float(value)):
             shown = "a number >= 0" if high == math.inf else f"a number in [{low:g}, {high:g}]"
             raise MalformedReply(f"reply.{key}: must be {shown}, got {json.dumps(value)[:60]}")
     transcript = reply.get("transcript")
