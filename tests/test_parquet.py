@@ -1020,3 +1020,38 @@ def test_label_columns_are_coded_as_factorize_codes_them(
     uniques, codes = _encode(column)
     assert uniques.tolist() == want_uniques.tolist()
     assert codes.tolist() == want_codes.tolist()
+
+
+@pytest.mark.parametrize("deeper", [False, True])
+def test_json_nested_as_deep_as_the_reader_takes_round_trips_and_deeper_is_refused(
+    cli: Cli, tmp_path: Path, deeper: bool
+) -> None:
+    """The store kept metadata nested 101 levels deep, the export wrote it (exit 0), and
+    reading the export back refused it ("trials.parquet: metadata: row 1: nested too
+    deeply"): the export now refuses it, naming the trial, and writes nothing."""
+    from agentgauge.schema import Run
+    from agentgauge.textio import MAX_DEPTH
+
+    metadata: dict[str, Any] = {}
+    inner = metadata
+    for _ in range(MAX_DEPTH - 1 + deeper):  # MAX_DEPTH objects in all, or one more
+        inner["a"] = inner = {}
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="p", created_at="2026-01-01T00:00:00+00:00"))
+        store.add_trials("p", [Trial(task_id="t", trial=0, success=True, metadata=metadata)])
+        (pk,) = store.trial_keys("p")
+    out = tmp_path / "pq"
+    code, _, err = cli("export", f"{db}:p", "--parquet", str(out))
+    if deeper:
+        assert code == 2
+        assert err == (
+            f"agentgauge: error: {db}: metadata: trial {pk} of run 'p' is nested too deeply"
+            f" to export: more than {MAX_DEPTH} levels of arrays and objects, which no reader"
+            " of the export (agentgauge's Parquet and JSONL readers) takes back\n"
+        )
+        assert _export_files(tmp_path) == ["s.db"]
+        return
+    assert code == 0, err
+    (back,) = open_source(str(out)).trials
+    assert back.metadata == metadata

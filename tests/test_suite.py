@@ -470,3 +470,17 @@ def test_a_blank_grouping_label_is_refused_at_its_line(
     with pytest.raises(InputError) as caught:
         as_suite([{"id": "a", "instruction": "hi", key: value.strip('"')}])
     assert caught.value.field == f"tasks[0].{key}"
+
+
+@pytest.mark.parametrize("value", ['"  "', '"\\t"'])
+def test_a_task_id_of_spaces_alone_is_refused_at_its_line(tmp_path: Path, value: str) -> None:
+    # An empty id was refused, but one of spaces alone was taken: a task no report
+    # could tell apart from another.
+    text = f"- {{id: a, instruction: hi}}\n- id: {value}\n  instruction: hi\n"
+    shown = repr(" " * 2 if value == '"  "' else "\t")
+    assert error_of(tmp_path, text) == (
+        f"FILE:2: id: task {shown}: blank ({shown}): give the task an id that is not only spaces"
+    )
+    with pytest.raises(InputError) as caught:
+        as_suite([{"id": " ", "instruction": "hi"}])
+    assert caught.value.field == "tasks[0].id"

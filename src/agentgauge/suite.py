@@ -385,10 +385,13 @@ def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
 
 
 def _label_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
-    """A blank ``family`` or ``capability``, as ``(location, reason)``: tasks with
-    ``family: ""`` formed one cluster named "" in the standard errors, while
-    `Suite.families` left it out. Checked on the suite as written (a run's stored
-    tasks stay readable)."""
+    """A blank ``id``, ``family`` or ``capability``, as ``(location, reason)``: tasks
+    with ``family: ""`` formed one cluster named "" in the standard errors, while
+    `Suite.families` left it out; an id of spaces alone was taken (an empty one is
+    refused) and named a task no one could tell apart in a report. Checked on the
+    suite as written (a run's stored tasks stay readable)."""
+    if not task.id.strip():
+        return ("id",), f"blank ({task.id!r}): give the task an id that is not only spaces"
     for key in ("family", "capability"):
         value = getattr(task, key)
         if value is not None and not value.strip():

@@ -360,3 +360,31 @@ def test_a_dash_says_why_in_both_reports() -> None:
     ):
         assert f"not measured: {reason}" in html
         assert f"not measured: {reason.replace('_', chr(92) + '_')}" in md  # Markdown-escaped
+
+
+def test_frontier_error_bars_span_the_tables_interval_and_none_without_one() -> None:
+    # The frontier drew ±1.96·SE while the outcome table beside it prints an interval
+    # that need not be symmetric (and the variant bars already span it).
+    from agentgauge.report.build import ReportInputs, build_report
+    from agentgauge.report.figures import frontier_figure
+
+    a = [_trial(f"t{t}", k, "a", t > 0, cost_usd=0.01) for t in range(6) for k in range(2)]
+    b = [_trial(f"t{t}", k, "b", t < 2, cost_usd=0.02) for t in range(6) for k in range(2)]
+    (suite,) = build_report(ReportInputs(sources=[_source("r", "s", a + b)], ks=[1])).suites
+    tables = {g["agent"]: g["success_rate"] for g in suite.metrics["groups"]}
+    points = {p["label"]: p for p in suite.frontier}
+    assert {label: p["ci95"] for label, p in points.items()} == {
+        agent: rate["ci95"] for agent, rate in tables.items()
+    }
+    fig = frontier_figure(suite.frontier)
+    for trace in fig.data:
+        assert trace.error_y.symmetric is False
+        bars = zip(trace.text, trace.error_y.array, trace.error_y.arrayminus, strict=True)
+        for label, up, down in bars:
+            rate = tables[label]
+            lo, hi = rate["ci95"]
+            assert (up, down) == pytest.approx((hi - rate["value"], rate["value"] - lo))
+    # A point whose interval is unknown has no bar, whatever its SE.
+    unknown = [{**points["a"], "ci95": None, "success_se": 0.1}]
+    (trace,) = frontier_figure(unknown).data
+    assert math.isnan(trace.error_y.array[0]) and math.isnan(trace.error_y.arrayminus[0])

@@ -137,8 +137,28 @@ def test_a_success_that_is_neither_pass_nor_fail_is_a_damaged_row(
         status, page = _get(s, "/diff?a=fine&b=r")
         assert status == 500 and f"trial {pk} of run &#39;r&#39; is damaged" in page
         assert _get(s, "/runs/fine")[0] == 200
+        # Every reader agrees: the trial's page and the tasks page read it as a pass (the
+        # trial page) or a failure (the tasks' marks); the runs list counted it failed.
+        for path in (f"/runs/r/trials/{pk}?format=json", "/runs/r/tasks?format=json"):
+            status, body = _get(s, path)
+            assert status == 500 and json.loads(body)["error"] == line, path
+        status, body = _get(s, "/?format=json")
+        assert status == 200
+        runs = {r["run_id"]: r for r in json.loads(body)["runs"]}
+        assert runs["r"]["damaged"] == (
+            f"success: trial {pk}: a success is 1, 0 or null (passed, failed, not graded),"
+            f" got {value}"
+        )
+        assert runs["r"]["base"] == {"n": 2, "passed": None, "success_rate": None}
+        assert runs["fine"]["damaged"] is None and runs["fine"]["base"]["passed"] == 1
+        status, page = _get(s, "/")
+        assert status == 200 and f"damaged: success: trial {pk}: a success is" in page
     err = capfd.readouterr().err
     assert "Traceback" not in err
     assert f"agentgauge view: error: /runs/r: {line}" in err.splitlines()
     code, _, err = cli("metrics", f"{db}:r")  # (after: it takes sys.stderr over)
     assert code == 2 and err.strip() == f"agentgauge: error: {line}"
+    out = str(tmp_path / "out.jsonl")
+    for args in (("show", f"{db}:r", "--task", "a"), ("export", f"{db}:r", "--jsonl", out)):
+        code, _, err = cli(*args)
+        assert code == 2 and err.strip() == f"agentgauge: error: {line}", args

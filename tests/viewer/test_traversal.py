@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,20 @@ def test_a_missing_store_is_one_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "no such store" in err and "none.db" in err
     assert "Traceback" not in err
+
+
+def test_the_startup_line_shows_a_control_in_the_store_path(
+    store_path: Path, tmp_path: Path
+) -> None:
+    # The store's path was printed as it is: an ESC in a folder's name reached the
+    # terminal, as it never does from the commands (agentgauge.display.visible).
+    odd = tmp_path / "a\x1b[31mb.db"
+    shutil.copyfile(store_path, odd)
+    proc = _view("--store", str(odd), "--port", "0")
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "\x1b" not in line and "a\\x1b[31mb.db (read-only)" in line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

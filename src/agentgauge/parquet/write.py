@@ -48,6 +48,7 @@ from agentgauge.sources import Selector, selected_rows, split_selector
 from agentgauge.store import Store, utc_now
 from agentgauge.store.columns import event_batches, grade_batches, trial_batches
 from agentgauge.store.rows import UNREADABLE
+from agentgauge.textio import MAX_DEPTH, nests_deeper
 
 __all__ = ["BATCH", "EXPORT_FILES", "ExportCounts", "write_parquet"]
 
@@ -362,7 +363,7 @@ def _trial_tables(
                 continue
         for f in _JSON_FIELDS:
             if (bad := _damaged_json(fields[f])) is not None:
-                raise store.damaged(f"trial {pks[bad[0]]} of run {run_id!r}", bad[1], field=f)
+                raise _refused(store, f"trial {pks[bad[0]]} of run {run_id!r}", bad[1], f)
         first = len(keys)
         keys.update((pk, first + i) for i, pk in enumerate(pks))
         n = len(pks)
@@ -414,7 +415,30 @@ def _json_problem(text: str, mapping: bool) -> BaseException | None:
             return exc
     if mapping and not isinstance(value, dict):
         return TypeError(f"not a JSON object ({type(value).__name__})")
+    # Deeper than the readers take (`agentgauge.textio.MAX_DEPTH`, as `import jsonl`):
+    # the export would be written and then refused by every reader of it.
+    if text.count("[") + text.count("{") > MAX_DEPTH and nests_deeper(text, MAX_DEPTH):
+        return _TooDeep()
     return None
+
+
+class _TooDeep(ValueError):
+    """A stored JSON text nested deeper than a Parquet export is read back."""
+
+
+def _refused(store: Store, what: str, problem: BaseException, field: str) -> InputError:
+    """The error for a stored JSON text the export will not copy: the store's
+    damaged-row error, or, for a text that reads back from the store but nests deeper
+    than the readers of an export take, one line saying so."""
+    if isinstance(problem, _TooDeep):
+        return InputError(
+            f"{what} is nested too deeply to export: more than {MAX_DEPTH} levels of "
+            "arrays and objects, which no reader of the export (agentgauge's Parquet "
+            "and JSONL readers) takes back",
+            file=store.path,
+            field=field,
+        )
+    return store.damaged(what, problem, field=field)
 
 
 def _of_kept(batches: Iterator[list[_Row]], keys: dict[int, int]) -> Iterator[list[_Row]]:
@@ -435,7 +459,7 @@ def _event_tables(
         pk, seq, type_, t, data = zip(*rows, strict=True)
         if (bad := _damaged_json(data)) is not None:
             where = f"an event of trial {pk[bad[0]]} of run {run_id!r}"
-            raise store.damaged(where, bad[1], field="data")
+            raise _refused(store, where, bad[1], "data")
         yield pa.Table.from_arrays(
             [
                 _run_ids(run_id, len(rows)),
@@ -457,7 +481,7 @@ def _grade_tables(
         pk, grader, score, passed, status, evidence, judge_model = zip(*rows, strict=True)
         if (bad := _damaged_json(evidence, mapping=False)) is not None:
             where = f"the {grader[bad[0]]!r} grade of trial {pk[bad[0]]} of run {run_id!r}"
-            raise store.damaged(where, bad[1], field="evidence")
+            raise _refused(store, where, bad[1], "evidence")
         yield pa.Table.from_arrays(
             [
                 _run_ids(run_id, len(rows)),

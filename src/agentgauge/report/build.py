@@ -406,11 +406,14 @@ def _frontier(
     outcome table has a row per system; ``table`` is `_system_table`'s."""
     frontier = frontier_from_table(table, by=("agent",)).to_dict()
     se = {_label(g): success_se_of(g) for g in groups}  # `_named` groups, as the table
+    # Each point's error bar is the interval the outcome table prints for it.
+    ci = {_label(g): (g.get("success_rate") or {}).get("ci95") for g in groups}
     points = [{**p, "dominated_by": None} for p in frontier["frontier"]] + [
         {**p, "dominated_by": ", ".join(p["dominated_by"])} for p in frontier["dominated"]
     ]
     for p in points:
         p["success_se"] = se.get(p["label"])
+        p["ci95"] = ci.get(p["label"])
     # An agent whose cost is unknown is left off the plot, never drawn at $0, and named.
     unpriced = [
         f"{p['label']}: cost {unpriced_label(p['missing'], p['n_trials'])}"

@@ -141,10 +141,11 @@ def passk_figure(curves: Sequence[Mapping[str, Any]]) -> go.Figure:
 def frontier_figure(points: Sequence[Mapping[str, Any]]) -> go.Figure:
     """Success rate against cost per trial on a log axis, the frontier as a step line.
 
-    Points are ``{label, cost_per_trial, success_rate, success_se, dominated_by}``;
-    a point whose cost is ``None`` or not positive is not drawn (the caller lists
-    it). Error bars are ±1.96·SE of the success rate where given. The frontier of
-    Kapoor et al. 2024 ("AI agents that matter").
+    Points are ``{label, cost_per_trial, success_rate, success_se, ci95,
+    dominated_by}``; a point whose cost is ``None`` or not positive is not drawn (the
+    caller lists it). Each error bar spans the point's ``ci95`` where it has that key
+    (the interval the outcome table prints; none where it is null), else ±1.96·SE
+    (`_whiskers`). The frontier of Kapoor et al. 2024 ("AI agents that matter").
     """
     usable = [p for p in points if _known(p.get("cost_per_trial")) and p["cost_per_trial"] > 0]
     fig = go.Figure()
@@ -155,18 +156,25 @@ def frontier_figure(points: Sequence[Mapping[str, Any]]) -> go.Figure:
         if not group:
             continue
         on = name == "on the frontier"
+        up, down = _whiskers(
+            [
+                {
+                    "value": p["success_rate"],
+                    "se": p.get("success_se"),
+                    **({"ci95": p["ci95"]} if "ci95" in p else {}),
+                }
+                for p in group
+            ]
+        )
         fig.add_trace(
             go.Scatter(
                 x=[p["cost_per_trial"] for p in group],
                 y=[p["success_rate"] for p in group],
                 error_y={
                     "type": "data",
-                    "array": _no_bar_where_unknown(
-                        [
-                            Z95 * p["success_se"] if _known(p.get("success_se")) else None
-                            for p in group
-                        ]
-                    ),
+                    "symmetric": False,
+                    "array": up,
+                    "arrayminus": down,
                     "visible": True,
                 },
                 text=[plotly_text(p["label"]) for p in group],

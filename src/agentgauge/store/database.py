@@ -47,7 +47,9 @@ from agentgauge.store.rows import (
     INSERT_TRIAL,
     INSERT_TRIAL_WITH_ID,
     UNREADABLE,
+    DamagedValue,
     TrialRows,
+    bad_flag,
     describe_row,
     dumps,
     event_of,
@@ -900,7 +902,7 @@ class Store:
         record (a store of an older schema, read-only) is read as models, with the
         same result."""
         version = self.resolve_grade_version(run_id, grade_version)
-        self._refuse_damaged_success(run_id)
+        self.refuse_damaged_success(run_id)
         fast = self._records(run_id, version)
         if fast is not None:
             return fast
@@ -908,31 +910,34 @@ class Store:
             self.trials(run_id, grade_version=version)
         )
 
-    def _refuse_damaged_success(self, run_id: str) -> None:
+    def refuse_damaged_success(self, run_id: str) -> None:
         """A damaged row's error for a trial whose stored ``success`` is not 0, 1 or
         NULL (a hand edit: ``UPDATE trials SET success = 7``). Read as a number it was
         a pass here and a failure where SQL counts ``success = 1`` (the viewer's list
-        of runs); it is neither. One scan of the run's span of keys, without an index
-        descent per trial (a few hundredths of a second for 100,000 trials)."""
+        of runs); it is neither, to every reader (`agentgauge.store.rows.stored_flag`).
+        One scan of the run's span of keys, without an index descent per trial (a few
+        hundredths of a second for 100,000 trials)."""
+        bad = self.damaged_success(run_id)
+        if bad is not None:
+            pk, value = bad
+            raise self.damaged(
+                f"trial {pk} of run {run_id!r}", DamagedValue("success", bad_flag("success", value))
+            )
+
+    def damaged_success(self, run_id: str) -> tuple[int, Any] | None:
+        """The first trial of the run whose stored ``success`` is not 0, 1 or NULL, as
+        ``(key, value)``, or ``None`` (`refuse_damaged_success`)."""
         lo, hi = self.conn.execute(
             "SELECT MIN(id), MAX(id) FROM trials WHERE run_id = ?", (run_id,)
         ).fetchone()
         if lo is None:
-            return
+            return None
         bad = self.conn.execute(
             "SELECT id, success FROM trials WHERE id BETWEEN ? AND ? AND +run_id = ?"
             " AND success NOT IN (0, 1) LIMIT 1",
             (lo, hi, run_id),
         ).fetchone()
-        if bad is not None:
-            pk, value = bad
-            raise self.damaged(
-                f"trial {pk} of run {run_id!r}",
-                ValueError(
-                    f"a success is 1, 0 or null (passed, failed, not graded), got {value!r}"
-                ),
-                field="success",
-            )
+        return None if bad is None else (bad[0], bad[1])
 
     def _records(self, run_id: str, version: int) -> tuple[TrialTable, Facts] | None:
         if self.schema_version < 5 or self._layout() != LAYOUT:

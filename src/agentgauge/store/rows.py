@@ -25,7 +25,9 @@ __all__ = [
     "INSERT_TRIAL",
     "INSERT_TRIAL_WITH_ID",
     "UNREADABLE",
+    "DamagedValue",
     "TrialRows",
+    "bad_flag",
     "describe_row",
     "dumps",
     "event_from",
@@ -35,6 +37,7 @@ __all__ = [
     "loads",
     "record_values",
     "replace_surrogates",
+    "stored_flag",
     "trial_of",
     "trial_rows",
     "unreadable",
@@ -196,13 +199,37 @@ def trial_of(row: Sequence[Any], document: Any) -> Trial:
         if value is None:
             continue
         if f.type == "bool":
-            value = bool(value)
+            value = stored_flag(f.name, value)
         elif f.type == "json":
             value = loads(value)
         elif f.type == "document":
             value = loads(document(value))
         data[f.name] = value
     return Trial.model_validate(data)
+
+
+class DamagedValue(ValueError):
+    """A stored value that reads back as no value of its field (a hand edit), naming
+    the field for the damaged-row error (`unreadable`)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+
+
+def stored_flag(name: str, value: Any) -> bool:
+    """A stored boolean (a trial's ``success``), kept as 1 or 0. Anything else (a hand
+    edit: ``UPDATE trials SET success = 7``) is a damaged row: read as a number it was
+    true here and false where SQL counts ``success = 1`` (the viewer's lists)."""
+    if value in (0, 1):
+        return bool(value)
+    raise DamagedValue(name, bad_flag(name, value))
+
+
+def bad_flag(name: str, value: Any) -> str:
+    """Why a stored boolean ``value`` of field ``name`` is damaged (`stored_flag`)."""
+    meaning = " (passed, failed, not graded)" if name == "success" else ""
+    return f"a {name} is 1, 0 or null{meaning}, got {value!r}"
 
 
 #: What reading a damaged row back raises: JSON that does not parse (`ValueError`),
@@ -218,6 +245,8 @@ def unreadable(exc: BaseException, field: str | None = None) -> tuple[str | None
 
     from agentgauge.errors import first_error
 
+    if isinstance(exc, DamagedValue):
+        return ".".join(p for p in (field, exc.field) if p), str(exc)
     if isinstance(exc, ValidationError):
         where, why = first_error(exc, metadata_hint=False)
         return ".".join(p for p in (field, where) if p) or None, why

@@ -18,7 +18,7 @@ from typing import Any
 from agentgauge.model_calls import FIGURES
 from agentgauge.schema import Run, Trial, runs_entry
 from agentgauge.store import Store
-from agentgauge.store.rows import UNREADABLE, loads, unreadable
+from agentgauge.store.rows import UNREADABLE, bad_flag, loads, unreadable
 
 __all__ = [
     "PAGE_SIZE",
@@ -42,6 +42,9 @@ PAGE_SIZE = 50
 _PASSED = "(success = 1 AND NOT (status != 'completed' AND IFNULL(error_kind, '') != 'agent'))"
 #: A trial that did not finish (error or timeout, whoever is to blame).
 _ERRORED = "(status != 'completed')"
+#: A trial whose stored success is neither 1, 0 nor NULL: a damaged row, neither a pass
+#: nor a failure (`agentgauge.store.rows.stored_flag`).
+_DAMAGED = "(success NOT IN (0, 1))"
 
 
 @dataclass(frozen=True)
@@ -96,11 +99,14 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
     out = []
     for run_id, agent, model, suite, version, created, config in runs:
         span = _span(store, run_id)
-        n = n_base = passed = errors = 0
+        n = n_base = errors = 0
+        passed: int | None = 0
+        bad_pk = None
         if span is not None:
-            n, n_base, passed, errors = store.conn.execute(
+            n, n_base, passed, errors, bad_pk = store.conn.execute(
                 "SELECT COUNT(*), SUM(variant = 'base'),"
-                f" SUM(variant = 'base' AND {_PASSED}), SUM({_ERRORED})"
+                f" SUM(variant = 'base' AND {_PASSED}), SUM({_ERRORED}),"
+                f" MIN(CASE WHEN {_DAMAGED} THEN id END)"
                 f" FROM trials WHERE {_IN_SPAN}",
                 (*span, run_id),
             ).fetchone()
@@ -113,25 +119,34 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
             "created_at": created,
             "n_trials": n,
         }
-        damaged = None
+        damaged = []
         try:
             header = Run(**fields, config=loads(config or "{}"))
         except UNREADABLE as exc:
             # One run's damaged settings must not take the list of every run with it:
             # the run is listed, with what is damaged, and its counts (plain columns).
             header = Run(**fields)
-            damaged = ": ".join(p for p in unreadable(exc, "config") if p)
+            damaged.append(": ".join(p for p in unreadable(exc, "config") if p))
+        if bad_pk is not None:
+            # A trial whose success is neither pass nor fail: the run is listed, said so,
+            # and its passed count is unknown (its page refuses the trial by name).
+            (value,) = store.conn.execute(
+                "SELECT success FROM trials WHERE id = ?", (bad_pk,)
+            ).fetchone()
+            damaged.append(f"success: trial {bad_pk}: {bad_flag('success', value)}")
+            passed = None
         out.append(
             {
                 # The fields `agentgauge runs --json` prints, by the same function.
                 **runs_entry(header),
-                "damaged": damaged,
+                "damaged": "; ".join(damaged) or None,
                 "errors": errors,
                 "base": {
                     "n": n_base,
                     "passed": passed,
-                    # Unknown, not 0%, when the run has no base-variant trial.
-                    "success_rate": passed / n_base if n_base else None,
+                    # Unknown, not 0%, when the run has no base-variant trial or a
+                    # trial whose success is damaged.
+                    "success_rate": passed / n_base if n_base and passed is not None else None,
                 },
             }
         )
@@ -206,13 +221,16 @@ def task_cells(store: Store, run_id: str) -> list[Cell]:
         return []
     rows = store.conn.execute(
         f"SELECT task_id, variant, agent, model, MAX(family), COUNT(*), SUM({_PASSED}),"
-        f" SUM({_ERRORED}) FROM trials WHERE {_IN_SPAN}"
+        f" SUM({_ERRORED}), MAX({_DAMAGED}) FROM trials WHERE {_IN_SPAN}"
         # SQLite groups NULLs together; sorting here beats an ORDER BY (0.2 s against
         # 0.5 s for 100,000 trials, measured).
         " GROUP BY task_id, variant, agent, model",
         (*span, run_id),
-    )
-    return sorted((Cell(*row) for row in rows), key=lambda c: c.task_id)
+    ).fetchall()
+    if any(row[-1] for row in rows):
+        # A trial whose success is neither pass nor fail: named, as the run page does.
+        store.refuse_damaged_success(run_id)
+    return sorted((Cell(*row[:-1]) for row in rows), key=lambda c: c.task_id)
 
 
 def task_page(

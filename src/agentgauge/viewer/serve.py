@@ -15,6 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
+from agentgauge.display import visible
 from agentgauge.errors import InputError
 from agentgauge.store import Store
 from agentgauge.viewer import DEFAULT_PORT
@@ -95,8 +96,9 @@ def serve(
     sock = open_socket(host, port, allow_remote=allow_remote)
     url = _url(host, sock.getsockname()[1])
     if not is_loopback(host):
-        print(NO_AUTH_WARNING.format(url=url, store=store), file=sys.stderr)
-    print(f"agentgauge viewer of {store} (read-only) at {url}  (Ctrl-C stops it)", flush=True)
+        print(NO_AUTH_WARNING.format(url=url, store=visible(store)), file=sys.stderr)
+    shown = visible(store)  # a path is the user's: controls in it are shown, not sent
+    print(f"agentgauge viewer of {shown} (read-only) at {url}  (Ctrl-C stops it)", flush=True)
     app = create_app(store, hosts_for(host))
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
