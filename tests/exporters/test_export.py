@@ -485,3 +485,36 @@ def test_hostile_transcripts_export_as_valid_otlp(
     assert attributes(root)["agentgauge.task.id"] == task_id
     evaluations = [e for s in spans for e in s.events if e.name == "gen_ai.evaluation.result"]
     assert len(evaluations) == len(grades)
+
+
+@pytest.mark.parametrize("deeper", [False, True])
+def test_a_record_deeper_than_import_reads_is_refused_not_exported(
+    cli: Cli, tmp_path: Path, deeper: bool
+) -> None:
+    """Metadata nested 100 levels exported with exit 0 (the line adds one level) and
+    `import jsonl` then refused the file; the export now refuses it and writes nothing."""
+    from agentgauge.schema import Run, Trial
+    from agentgauge.store import Store
+    from agentgauge.textio import MAX_DEPTH
+
+    metadata: dict[str, Any] = {}
+    inner = metadata
+    for _ in range(MAX_DEPTH - 2 + deeper):  # with the record's own level: MAX_DEPTH, or one more
+        inner["a"] = inner = {}
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="p", created_at="2026-01-01T00:00:00+00:00"))
+        store.add_trials("p", [Trial(task_id="t", trial=0, success=True, metadata=metadata)])
+    out = tmp_path / "x.jsonl"
+    code, _, err = cli("export", f"{db}:p", "--jsonl", str(out))
+    if deeper:
+        assert code == 2 and not out.exists()
+        assert err == (
+            f"agentgauge: error: --jsonl: trial 0 of task 't' is nested too deeply to export: "
+            f"more than {MAX_DEPTH} levels of arrays and objects in its record, which "
+            "`agentgauge import jsonl` does not take back\n"
+        )
+        return
+    assert code == 0, err
+    code, _, err = cli("import", "jsonl", str(out), "--store", str(tmp_path / "b.db"))
+    assert code == 0, err
