@@ -187,7 +187,7 @@ def run_cmd(
         raise InputError(
             "--base-url, --api-key-env, --prices and --max-turns apply to openai: agents "
             "(--api-key-env also to http: agents)",
-            field="agent",
+            field="--agent",
         )
     the_suite: Any = suite
     if include_heldout:

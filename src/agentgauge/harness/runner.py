@@ -278,7 +278,7 @@ def _check_paraphrases(
             "holds task.instruction; a factory that rewords the opening its own way "
             "declares applies_variants = {'paraphrase'}; or leave paraphrase out of the "
             'variants (docs/running-agents.md, "Your own environment")',
-            field="variants",
+            field="--variants",
         )
 
 
@@ -817,16 +817,18 @@ def _open_run(
     if existing is None:
         cfg = _settled(given, {})
     else:
-        for label, old, new in (
-            ("agent", existing.agent, agent.name),
-            ("model", existing.model, agent.model),
-            ("suite_version", existing.suite_version, suite.version),
+        # Each named by the option (or argument) that gives it: the model is part of
+        # --agent (openai:MODEL), the suite's version is the SUITE's content.
+        for label, option, old, new in (
+            ("agent", "--agent", existing.agent, agent.name),
+            ("model", "--agent", existing.model, agent.model),
+            ("suite_version", "suite", existing.suite_version, suite.version),
         ):
             if old != new:
                 raise InputError(
                     f"run {existing.run_id!r} was made with {label} {old!r}, not {new!r}; "
                     "resume with the same settings or choose another --run-id",
-                    field=label,
+                    field=option,
                 )
         _check_components(existing, recorded_once.get(COMPONENTS_KEY) or {})
         recorded = existing.config
@@ -834,20 +836,18 @@ def _open_run(
         for key in _PINNED:
             if key in recorded and cfg[key] != recorded[key]:
                 raise InputError(
-                    f"run {existing.run_id!r} was made with {key}={recorded[key]!r}; "
-                    f"resuming with {key}={cfg[key]!r} would mix two designs",
-                    field=key,
+                    f"run {existing.run_id!r} was made with --{key} {recorded[key]!r}; "
+                    f"resuming with --{key} {cfg[key]!r} would mix two designs",
+                    field=f"--{key}",
                 )
-    cfg["variants"] = check_variants(cfg["variants"])
-    if not isinstance(cfg["trials"], int) or cfg["trials"] < 1:
-        raise InputError(
-            f"trials must be a positive integer, got {cfg['trials']!r}", field="trials"
-        )
-    if not isinstance(cfg["concurrency"], int) or cfg["concurrency"] < 1:
-        raise InputError(
-            f"concurrency must be a positive integer, got {cfg['concurrency']!r}",
-            field="concurrency",
-        )
+    try:
+        cfg["variants"] = check_variants(cfg["variants"])
+    except InputError as exc:
+        raise InputError(exc.reason, field="--variants") from None
+    for key in ("trials", "concurrency"):
+        if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 1:
+            # As `_check_design` words it: the option, then what is wrong with it.
+            raise InputError(f"must be a positive integer, got {cfg[key]!r}", field=f"--{key}")
     _check_plan(suite.tasks, cfg)
     if existing is not None:
         _check_growth(existing, cfg, notify)
@@ -978,7 +978,7 @@ def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], No
             f"run {existing.run_id!r} already has {recorded_trials} trials per task and "
             f"variant; resuming with {cfg['trials']} would not remove any: give "
             f"--trials {recorded_trials} or more, or leave --trials out",
-            field="trials",
+            field="--trials",
         )
     dropped = [v for v in recorded_variants if v not in cfg["variants"]]
     if dropped:
@@ -986,7 +986,7 @@ def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], No
             f"run {existing.run_id!r} was made with variants {', '.join(recorded_variants)}; "
             f"resuming without {', '.join(dropped)} would not remove them: give them again "
             "(more may be added), or leave --variants out",
-            field="variants",
+            field="--variants",
         )
     if cfg["trials"] > recorded_trials:
         notify(
