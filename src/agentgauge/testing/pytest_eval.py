@@ -471,10 +471,6 @@ class Evaluator:
 # --------------------------------------------------------------------------- the summary
 
 
-def _fmt(x: Any, spec: str = ".3f") -> str:
-    return "-" if x is None else format(x, spec)
-
-
 def _task_average(value: float | None, se: float | None, n_tasks: int | None) -> str:
     """pass^k ± its SE across tasks, or the count of tasks where there is no spread."""
     if value is None:
@@ -485,14 +481,40 @@ def _task_average(value: float | None, se: float | None, n_tasks: int | None) ->
     return f"{value:.2f}" if se is None else f"{value:.2f} ± {se:.2f}"
 
 
+def _success(group: Mapping[str, Any]) -> str:
+    """The success rate as the terminal's tables give it: ± its SE; the count of trials
+    where the SE is 0 (``0.000 (0/4)``: no spread, not certainty); the value alone where
+    nobody could estimate an SE (one task), not ``± -``."""
+    sr = group.get("success_rate") or {}
+    value, se = sr.get("value"), sr.get("se")
+    if value is None:
+        return "-"
+    count = no_spread_count(se, group.get("n_successes"), group.get("n_trials"))
+    if count is not None:
+        return f"{value:.3f} {count}"
+    return f"{value:.3f}" if se is None else f"{value:.3f} ± {se:.3f}"
+
+
+def _interval(group: Mapping[str, Any]) -> str:
+    """``95% CI LO–HI``, or, where none could be estimated, ``no 95% CI`` and why (the
+    metrics' own reason: ``fewer than 2 clusters: ...``), not ``95% CI -–-``."""
+    ci = (group.get("success_rate") or {}).get("ci95")
+    if ci is not None:
+        return f"95% CI {ci[0]:.3f}–{ci[1]:.3f}"
+    why = (group.get("null_reasons") or {}).get("ci95")
+    return "no 95% CI" + (f": {why}" if why else "")
+
+
+def _count(n: int | None, unit: str) -> str:
+    return f"{'-' if n is None else n} {unit}{'' if n == 1 else 's'}"
+
+
 def summary_lines(results: Sequence[EvalResult]) -> list[str]:
     """The terminal summary: per result and group, success ± SE, CI, pass^k and gates."""
     lines: list[str] = []
     for res in results:
         lines.append(f"{res.nodeid}  {res.source}")
         for g in res.metrics.get("groups", []):
-            sr = g.get("success_rate", {})
-            ci = sr.get("ci95") or [None, None]
             labels = ", ".join(
                 f"{key}={g[key]}" for key in ("agent", "model", "variant") if g.get(key) is not None
             )
@@ -503,11 +525,10 @@ def summary_lines(results: Sequence[EvalResult]) -> list[str]:
                 f"pass^{k} {_task_average(v, ses.get(k), tasks)}"
                 for k, v in sorted(g.get("pass_hat_k", {}).items(), key=lambda kv: int(kv[0]))
             )
-            count = no_spread_count(sr.get("se"), g.get("n_successes"), trials)
-            spread = f" {count}" if count is not None else f" ± {_fmt(sr.get('se'))}"
             lines.append(
-                f"  {labels}: success {_fmt(sr.get('value'))}{spread} "
-                f"(95% CI {_fmt(ci[0])}–{_fmt(ci[1])}; {tasks} tasks, {trials} trials)  {pass_hat}"
+                f"  {labels}: success {_success(g)} "
+                f"({_interval(g)}; {_count(tasks, 'task')}, {_count(trials, 'trial')})"
+                f"  {pass_hat}"
             )
         for gr in res.gate_results:
             lines.append(f"  {_summary_line(gr)}")
