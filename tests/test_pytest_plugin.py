@@ -655,3 +655,34 @@ def test_a_failing_gate_on_a_run_whose_agent_raised_names_the_errors(
         )
     # A run without errors fails on its gate alone: nothing to add.
     assert "agentgauge show" not in text.split("test_passing_run_has_no_error_lines")[-1]
+
+
+def test_a_failing_gate_on_a_run_a_grader_could_not_grade_names_the_grader(
+    pytester: pytest.Pytester,
+) -> None:
+    # A grader that raised left every trial failed (success 0) with no word: the gate's
+    # failure said only "success_rate = 0", as if the agent had failed.
+    _inner(
+        pytester,
+        """
+        def buggy(task, trial):
+            raise KeyError("oops")
+
+        def test_buggy_grader(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=2, grader=buggy).check(
+                "success_rate", min=0.5
+            )
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(
+        [
+            "*gate failed: success_rate >= 0.5 *: success_rate = 0*",
+            "*  4 trials could not be graded:",
+            "*    4 x grader 'buggy' raised KeyError: 'oops'  (e.g. * trial *)",
+            "*    they count as failures; fix the grader and re-grade with: agentgauge grade "
+            "*agentgauge.db:test_buggy_grader-* --activate",
+            "*  the run is stored: agentgauge show *agentgauge.db:test_buggy_grader-* --failed",
+        ]
+    )

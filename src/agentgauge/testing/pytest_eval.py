@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -102,12 +101,21 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
     """What ``agentgauge run`` prints at its end: the run's errors by class, each with
     its most frequent messages and a trial that had them, and where the run is stored
     to look further (unless no trial erred and not ``always``)."""
-    from agentgauge.harness.error_summary import one_line, summarize_errors
+    from agentgauge.display import shell_command
+    from agentgauge.harness.error_summary import (
+        one_line,
+        summarize_errors,
+        summarize_ungraded,
+        ungraded_lines,
+    )
+    from agentgauge.schema import Task
     from agentgauge.store import Store
 
+    tasks: dict[str, Task] = {}
     try:
         with Store(store, readonly=True) as db:
-            trials = db.trials(run_id, events=False)
+            trials = db.trials(run_id, events=False, grades=True)
+            tasks = {t.id: t for t in db.get_tasks(run_id)}
     except AgentgaugeError:  # nothing saved, or no store yet: the stop is the story
         trials = []
     lines = []
@@ -115,8 +123,16 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
         lines.append(f"  {cls.count} {cls.name}:")
         for m in cls.messages:
             lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
+    # Trials counted as failures that no grader judged failed (a grader raised, a
+    # required grade was unknown), as `agentgauge run` says them at its end.
+    regrade = shell_command(["agentgauge", "grade", f"{store}:{run_id}", "--activate"])
+    for header, messages, advice in ungraded_lines(*summarize_ungraded(trials, tasks), regrade):
+        lines.append(f"  {header}:")
+        for m in messages:
+            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
+        lines.append(f"    {advice}")
     if trials and (lines or always):
-        source = shlex.join([f"{store}:{run_id}"])
+        source = shell_command([f"{store}:{run_id}"])
         lines.append(f"  the run is stored: agentgauge show {source} --failed")
     return lines
 
