@@ -178,7 +178,7 @@ def new_run_id() -> str:
     return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
-def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
+def default_env_factory(tasks: Sequence[Task] = (), suite: SuiteLike | None = None) -> EnvFactory:
     """Environments by each task's ``environment`` field.
 
     ``package.module:factory`` names a user's own factory (called as
@@ -186,24 +186,35 @@ def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
     perturbation variants: `with_variants`); anything else goes to the built-in
     worlds and their fault variants, `agentgauge.envs.faults.make_env`. The
     factories ``tasks`` need are loaded at once, so a bad name fails before
-    anything runs.
+    anything runs; the error names where ``suite`` writes the first task that names
+    it (`task_place`), as the suite loader's errors do.
     """
     from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 
     cache: dict[str, EnvFactory] = {}
-    for name in {t.environment or "" for t in tasks}:
-        cache[name] = _load_factory(name)
+    first: dict[str, Task] = {}
+    for task in tasks:
+        first.setdefault(task.environment or "", task)
+    for name, task in first.items():
+        try:
+            cache[name] = _load_factory(name)
+        except InputError as exc:
+            raise _placed(exc, suite, task) from None
     for task in tasks:
         if not task.environment and builtin_environment(task) is None:
             # Without a factory of one's own (Python's env_factory=) such a task has no
             # world: every trial was an infra error "unknown environment None".
-            raise InputError(
+            missing = InputError(
                 f"task {task.id!r} names no environment: set environment: to one of "
                 f"{', '.join(BUILTIN_ENVIRONMENTS)} or package.module:factory for a world "
                 "of your own (docs/writing-tasks.md)",
                 field="environment",
             )
-        _check_scenario(task, cache[task.environment or ""])
+            raise _placed(missing, suite, task)
+        try:
+            _check_scenario(task, cache[task.environment or ""])
+        except InputError as exc:
+            raise _placed(exc, suite, task) from None
 
     def make(task: Task, *, variant: str, seed: int) -> Environment:
         name = task.environment or ""
@@ -212,6 +223,15 @@ def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
         return cache[name](task, variant=variant, seed=seed)
 
     return make
+
+
+def _placed(exc: InputError, suite: SuiteLike | None, task: Task) -> InputError:
+    """``exc`` with the file and line where ``suite`` writes ``task`` (unchanged when
+    it does not say: a suite built in Python)."""
+    file, line = (None, None) if suite is None else task_place(suite, task.id)
+    if file is None or exc.file is not None:
+        return exc
+    return InputError(exc.reason, file=file, line=line, field=exc.field)
 
 
 def _check_scenario(task: Task, factory: EnvFactory) -> None:
@@ -501,7 +521,11 @@ async def _session(
     the_suite = as_suite(suite)
     if grader is default_grader:
         _check_gradable(the_suite)
-    factory = with_variants(env_factory) if env_factory else default_env_factory(the_suite.tasks)
+    factory = (
+        with_variants(env_factory)
+        if env_factory
+        else default_env_factory(the_suite.tasks, the_suite)
+    )
     resuming = _resuming(store, run_id)
     design = {k: given[k] for k in ("variants", "seed", "max_paraphrases")}
     planned = 0
