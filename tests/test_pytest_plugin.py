@@ -130,6 +130,35 @@ def test_failing_gate_names_each_failed_gate(pytester: pytest.Pytester) -> None:
     out.stdout.no_fnmatch_line("gate failed: pass_hat_k*")
 
 
+def test_the_summary_line_reads_a_run_without_spread_as_the_terminal_does(
+    pytester: pytest.Pytester,
+) -> None:
+    # One task failed 4 times: no SE and no interval can be estimated (one task). The
+    # line read "success 0.000 ± - (95% CI -–-; 1 tasks, 4 trials)"; two tasks passed
+    # every time: SE 0, so the count of trials stands in for "± 0".
+    _inner(
+        pytester,
+        """
+        def test_one_task(agentgauge_eval):
+            agentgauge_eval.run(TASKS[1:], fails_b, trials=4)
+
+        def test_all_pass(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=2)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=2)
+    out.stdout.fnmatch_lines(
+        [
+            "*variant=base: success 0.000 (no 95% CI: fewer than 2 clusters: no interval "
+            "can be estimated; 1 task, 4 trials)  pass^1 0.00  pass^2 0.00  pass^4 0.00",
+            "*variant=base: success 1.000 (4/4) (95% CI *; 2 tasks, 4 trials)  pass^1 1.00 *",
+        ]
+    )
+    out.stdout.no_fnmatch_line("*± -*")
+    out.stdout.no_fnmatch_line("*-–-*")
+
+
 def test_hand_computed_pass_hat_k_and_explicit_checks(pytester: pytest.Pytester) -> None:
     _inner(
         pytester,
@@ -626,3 +655,34 @@ def test_a_failing_gate_on_a_run_whose_agent_raised_names_the_errors(
         )
     # A run without errors fails on its gate alone: nothing to add.
     assert "agentgauge show" not in text.split("test_passing_run_has_no_error_lines")[-1]
+
+
+def test_a_failing_gate_on_a_run_a_grader_could_not_grade_names_the_grader(
+    pytester: pytest.Pytester,
+) -> None:
+    # A grader that raised left every trial failed (success 0) with no word: the gate's
+    # failure said only "success_rate = 0", as if the agent had failed.
+    _inner(
+        pytester,
+        """
+        def buggy(task, trial):
+            raise KeyError("oops")
+
+        def test_buggy_grader(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=2, grader=buggy).check(
+                "success_rate", min=0.5
+            )
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(
+        [
+            "*gate failed: success_rate >= 0.5 *: success_rate = 0*",
+            "*  4 trials could not be graded:",
+            "*    4 x grader 'buggy' raised KeyError: 'oops'  (e.g. * trial *)",
+            "*    they count as failures; fix the grader and re-grade with: agentgauge grade "
+            "*agentgauge.db:test_buggy_grader-* --activate",
+            "*  the run is stored: agentgauge show *agentgauge.db:test_buggy_grader-* --failed",
+        ]
+    )

@@ -126,8 +126,8 @@ def test_an_own_environment_that_declares_its_scenario_is_checked_before_any_tri
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
     (line,) = out.stderr.strip().splitlines()
-    assert line == (
-        "agentgauge: error: user_scenario.replys: task 't1': unknown key in the "
+    assert line == (  # the file and the task's line (the run knows tasks' places only)
+        f"agentgauge: error: {path}:2: user_scenario.replys: task 't1': unknown key in the "
         "agentgauge.testing.worlds:make_counter_env user_scenario (its fields: replies)"
     )
     assert not (tmp_path / "s.db").exists()

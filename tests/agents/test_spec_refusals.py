@@ -65,8 +65,40 @@ def test_an_environment_module_that_raises_at_import(tmp_path: Path, module: str
         SUITE.read_text().replace("agentgauge.testing.worlds:make_counter_env", f"{module}:make")
     )
     line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
+    # Where the first task naming it is written, as the suite loader's errors say.
     assert line == (
-        f"agentgauge: error: environment: cannot load environment '{module}:make': {said}"
+        f"agentgauge: error: {suite}:7: environment: cannot load environment "
+        f"'{module}:make': {said}"
+    )
+
+
+def test_an_environment_module_without_the_factory_names_the_task_that_names_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "worlds.py").write_text("def other(task, *, variant, seed):\n    pass\n")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        SUITE.read_text().replace("agentgauge.testing.worlds:make_counter_env", "worlds:make")
+    )
+    line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
+    assert line.startswith(
+        f"agentgauge: error: {suite}:7: environment: cannot load environment 'worlds:make': "
+    )
+    assert "has no attribute 'make'" in line
+
+
+def test_a_scenario_key_ones_own_world_refuses_names_the_task_and_the_field(
+    tmp_path: Path,
+) -> None:
+    # The counter world declares its user_scenario (replies only): a typo was refused
+    # with no file or line.
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        SUITE.read_text().replace("user_scenario: {replies:", "user_scenario: {replys:")
+    )
+    line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
+    assert line.startswith(
+        f"agentgauge: error: {suite}:14: user_scenario.replys: task 'add-large': unknown key"
     )
 
 

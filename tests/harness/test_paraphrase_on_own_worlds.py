@@ -194,7 +194,7 @@ def test_a_world_with_an_opening_of_its_own_is_refused_before_anything_runs(
             progress=False,
         )
     message = str(caught.value)
-    assert message.startswith("variants: cannot run the paraphrase variants: task 't':")
+    assert message.startswith("--variants: cannot run the paraphrase variants: task 't':")
     assert "holds neither the task's instruction nor its paraphrase 1" in message
     assert "applies_variants = {'paraphrase'}" in message and "SPEC" not in message
     assert not (tmp_path / "s.db").exists()  # nothing was written

@@ -488,7 +488,7 @@ def test_an_agent_that_cannot_be_pickled_is_named_before_anything_is_written(
 
     with pytest.raises(InputError, match="cannot be sent to Ray workers") as caught:
         run(counter_tasks(), Locked(), store=tmp_path / "s.db", backend="ray", progress=False)
-    assert "lock" in str(caught.value) and caught.value.field == "agent"
+    assert "lock" in str(caught.value) and caught.value.field == "--agent"
     assert not (tmp_path / "s.db").exists()
 
 

@@ -327,13 +327,39 @@ def test_a_resume_grows_a_run_with_a_note_and_refuses_to_shrink_it(tmp_path: Pat
     go(trials=2)
     with pytest.raises(InputError, match="already has 2 trials per task and variant") as caught:
         go(trials=1)
-    assert caught.value.field == "trials"
+    assert caught.value.field == "--trials"  # the option, as the CLI names it
     go(trials=3, notify=notes.append)
     assert notes == ["extending run r from 2 to 3 trials per task and variant"]
     assert count(tmp_path / "s.db") == 9
     with pytest.raises(InputError, match="resuming without paraphrase:1"):
         go(variants=["base", "paraphrase:1"])
         go(variants=["base"])
+
+
+def test_a_refused_resume_names_the_option_to_change(tmp_path: Path) -> None:
+    # The refusals named internal fields ("agent: run 'r' was made with agent ...",
+    # "seed: ...", "variants: ..."): the user fixes an option, so they name it, in the
+    # CLI and in agentgauge.run alike.
+    args = ["run", str(SUITE), "--store", "s.db", "--run-id", "r"]
+    assert agentgauge(tmp_path, *args, "--agent", "my_agents:lavish").returncode == 0
+    other = agentgauge(tmp_path, *args, "--agent", "agentgauge.testing.worlds:counting_agent")
+    assert other.returncode == 2
+    assert other.stderr.startswith("agentgauge: error: --agent: run 'r' was made with agent ")
+    seed = agentgauge(tmp_path, *args, "--agent", "my_agents:lavish", "--seed", "3")
+    assert seed.returncode == 2
+    assert seed.stderr.strip() == (
+        "agentgauge: error: --seed: run 'r' was made with --seed 0; resuming with --seed 3 "
+        "would mix two designs"
+    )
+    db = tmp_path / "p.db"
+    run(SUITE, counting_agent, store=db, run_id="r", variants=["base", "paraphrase:1"],
+        progress=False)  # fmt: skip
+    with pytest.raises(InputError, match="resuming without paraphrase:1") as caught:
+        run(SUITE, counting_agent, store=db, run_id="r", variants=["base"], progress=False)
+    assert caught.value.field == "--variants"
+    with pytest.raises(InputError, match="made with --seed 0; resuming with --seed 1") as caught:
+        run(SUITE, counting_agent, store=db, run_id="r", seed=1, progress=False)
+    assert caught.value.field == "--seed"
 
 
 def test_the_cli_says_when_a_resume_extends_a_run(tmp_path: Path) -> None:
@@ -343,7 +369,7 @@ def test_the_cli_says_when_a_resume_extends_a_run(tmp_path: Path) -> None:
     fewer = agentgauge(tmp_path, *args, "--trials", "1")
     assert fewer.returncode == 2
     assert fewer.stderr.strip() == (
-        "agentgauge: error: trials: run 'r' already has 2 trials per task and variant; "
+        "agentgauge: error: --trials: run 'r' already has 2 trials per task and variant; "
         "resuming with 1 would not remove any: give --trials 2 or more, or leave --trials out"
     )
     more = agentgauge(tmp_path, *args, "--trials", "3")

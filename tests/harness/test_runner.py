@@ -255,7 +255,7 @@ def test_resume_runs_only_missing_cells_and_checks_settings(tmp_path: Path) -> N
     assert sorted((t.task_id, t.trial) for t in trials) == [
         (f"t{i}", k) for i in range(3) for k in range(3)
     ]
-    with pytest.raises(InputError, match="seed=3"):
+    with pytest.raises(InputError, match="made with --seed 3"):
         go(tmp_path, agent, run_id="r1", seed=4)
     with pytest.raises(InputError, match="agent"):
         go(tmp_path, counting_agent, run_id="r1")

@@ -24,12 +24,14 @@ from agentgauge.cli.common import (
     err_console,
     split_list,
 )
-from agentgauge.display import visible
+from agentgauge.display import shell_command, visible
 from agentgauge.errors import InputError, RunEnded
 
 if TYPE_CHECKING:
-    from agentgauge.harness.error_summary import ErrorClass
-    from agentgauge.schema import Trial
+    from collections.abc import Mapping
+
+    from agentgauge.harness.error_summary import ErrorClass, ErrorMessage
+    from agentgauge.schema import Task, Trial
 
 
 @app.command("run")
@@ -187,7 +189,7 @@ def run_cmd(
         raise InputError(
             "--base-url, --api-key-env, --prices and --max-turns apply to openai: agents "
             "(--api-key-env also to http: agents)",
-            field="agent",
+            field="--agent",
         )
     the_suite: Any = suite
     if include_heldout:
@@ -248,8 +250,9 @@ def run_cmd(
         ended, the_run_id = exc, exc.run_id
     if ended is None or ended.saved:
         with Store(store, readonly=True) as db:
-            trials_ = db.trials(the_run_id, events=False)
-        _print_summary(trials_, the_run_id, store, show_errors)
+            trials_ = db.trials(the_run_id, events=False, grades=True)
+            tasks = {t.id: t for t in db.get_tasks(the_run_id)}
+        _print_summary(trials_, the_run_id, store, show_errors, tasks)
     # else: stopped before its first trial was saved, the run was not kept (nor the store
     # made, before it was opened): there is nothing to sum up, and nothing to read.
     if ended is not None:
@@ -268,8 +271,18 @@ def run_cmd(
         raise typer.Exit(ended.exit_code)
 
 
-def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int) -> None:
-    from agentgauge.harness.error_summary import summarize_errors
+def _print_summary(
+    trials_: list[Trial],
+    run_id: str,
+    store: str,
+    per_class: int,
+    tasks: Mapping[str, Task] | None = None,
+) -> None:
+    from agentgauge.harness.error_summary import (
+        summarize_errors,
+        summarize_ungraded,
+        ungraded_lines,
+    )
     from agentgauge.metrics.cost import unpriced_label
     from agentgauge.report.formats import money
 
@@ -277,9 +290,19 @@ def _print_summary(trials_: list[Trial], run_id: str, store: str, per_class: int
     classes = summarize_errors(trials_, per_class=per_class)
     for cls in classes:
         out.print(_class_lines(cls), soft_wrap=True)
-    hidden = sum(c.distinct - len(c.messages) for c in classes)
+    # Completed trials stored as failures though no grader judged them failed: said
+    # here, or "success 0.0%, no errors" hid a grader's crash as the agent's failure.
+    raised, unknown = summarize_ungraded(trials_, tasks, per_class=per_class)
+    # The new grade version is what the run then reports (without --activate it would
+    # be stored beside the recorded one and change nothing).
+    regrade = shell_command(["agentgauge", "grade", f"{store}:{run_id}", "--activate"])
+    for header, messages, advice in ungraded_lines(raised, unknown, regrade):
+        out.print(_ungraded_text(header, messages, advice), soft_wrap=True)
+    shown = [(c.distinct, len(c.messages)) for c in classes]
+    shown += [(u.distinct, len(u.messages)) for u in (raised, unknown) if u is not None]
+    hidden = sum(distinct - listed for distinct, listed in shown)
     if hidden and per_class > 0:  # 0 asks for the counts alone
-        most = max(c.distinct for c in classes)
+        most = max(distinct for distinct, _ in shown)
         out.print(
             Text(
                 f"{hidden} more distinct messages: rerun with --run-id {run_id} "
@@ -335,6 +358,20 @@ def _class_lines(cls: ErrorClass) -> Text:
         text.append(f"\n  {m.count:>5} x ")
         text.append(one_line(m.text))
         text.append(f"  (e.g. {visible(m.example)})", style="dim")
+    return text
+
+
+def _ungraded_text(header: str, messages: list[ErrorMessage], advice: str) -> Text:
+    """`ungraded_lines`'s group as `_class_lines` prints an error class."""
+    from agentgauge.harness.error_summary import one_line
+
+    text = Text()
+    text.append(header, style="bold yellow")
+    for m in messages:
+        text.append(f"\n  {m.count:>5} x ")
+        text.append(one_line(m.text))
+        text.append(f"  (e.g. {visible(m.example)})", style="dim")
+    text.append(f"\n  {advice}")
     return text
 
 

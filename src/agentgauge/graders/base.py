@@ -11,8 +11,9 @@ always names the grader that produced it.
 
 Statuses are namespaced strings: ``passed`` on a pass, the error type on a
 failure (``value_error:string``, ``state:mismatch``, ``minefield:hit``...) and
-``unknown:<why>`` when the grader could not decide (``passed=None``). Unknown
-is never counted as a pass or a fail: `grade_trial` reports it.
+``unknown:<why>`` when the grader could not decide (``passed=None``). An unknown
+grade is not a pass: one the task requires makes the trial's success False, and
+`grade_trial` lists it in ``unknown``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "grade_trial",
     "grader_name_defect",
     "pass_",
+    "raising_grader",
     "register",
     "tool_calls_of",
     "unknown",
@@ -257,6 +259,19 @@ def grader_name_defect(task: Task, names: Sequence[str]) -> tuple[int, str] | No
     return None
 
 
+#: The start of the note `grade_trial` adds to an exception a grader raised.
+_RAISED_IN = "raised by the grader "
+
+
+def raising_grader(exc: BaseException) -> str | None:
+    """The name of the grader whose ``grade`` raised ``exc`` in `grade_trial`, or
+    ``None`` when it did not come from one."""
+    for note in getattr(exc, "__notes__", None) or ():
+        if isinstance(note, str) and note.startswith(_RAISED_IN):
+            return note.removeprefix(_RAISED_IN)
+    return None
+
+
 def grade_trial(
     task: Task, trial: Trial, graders: Sequence[str | Grader] | None = None
 ) -> TrialGrading:
@@ -282,7 +297,15 @@ def grade_trial(
         # (a rubric grade of a task without a rubric is ``unknown:no_rubric``).
         named = [get_grader(g) if isinstance(g, str) else g for g in graders]
         chosen = [g for g in named if applies(g, task)]
-    grades = [g.grade(task, trial) for g in chosen]
+    grades = []
+    for g in chosen:
+        try:
+            grades.append(g.grade(task, trial))
+        except Exception as exc:
+            # Which grader raised, for whoever reports it (`raising_grader`): the
+            # harness stores it with the trial's grader_error.
+            exc.add_note(f"{_RAISED_IN}{g.name}")
+            raise
     by_name = {gr.grader: gr for gr in grades}
     exp = task.expectations
     if exp.required is not None:

@@ -6,24 +6,31 @@ instead: each error class (docs/metrics.md, "Infrastructure errors") with its
 count, and its most frequent messages, each with the count and one trial that
 had it, so the user can look at that trial. Messages are grouped as written
 (no pattern guessing: two messages that differ are two lines).
+
+`summarize_ungraded` does the same for the completed trials counted as failures that
+no grader judged failed: a grader raised (a ``grader_error`` grade), or a grade the
+task requires was unknown (docs/graders.md, "Success and score of a trial").
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from agentgauge.schema import Trial
+from agentgauge.schema import Task, Trial
 
 __all__ = [
     "ERROR_CLASSES",
     "ErrorClass",
     "ErrorMessage",
+    "Ungraded",
     "cell_label",
     "one_line",
     "summarize_errors",
+    "summarize_ungraded",
     "trial_label",
+    "ungraded_lines",
 ]
 
 #: (status, error_kind) -> the class's name, in the order classes are shown.
@@ -110,3 +117,96 @@ def summarize_errors(trials: Iterable[Trial], *, per_class: int = 3) -> list[Err
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class Ungraded:
+    """Completed trials counted as failures for want of a grade, by message."""
+
+    count: int
+    distinct: int
+    messages: list[ErrorMessage]
+    """The most frequent messages: ``grader 'x' raised KeyError: 'y'``, or the unknown
+    required grades (``answer unknown:no_answer``)."""
+
+
+def summarize_ungraded(
+    trials: Iterable[Trial], tasks: Mapping[str, Task] | None = None, *, per_class: int = 3
+) -> tuple[Ungraded | None, Ungraded | None]:
+    """The completed, failed trials that could not be graded (a grader raised: the
+    harness's ``grader_error`` grade) and those counted as failures only because a
+    required grade was unknown (no required grade failed, no minefield was hit), each
+    grouped by message as `summarize_errors` groups errors; ``None`` where there is no
+    such trial. ``tasks`` (by id) give each task's ``expectations.required``; a task not
+    among them requires the default graders (`agentgauge.graders.DEFAULT_REQUIRED`)."""
+    from agentgauge.graders.base import DEFAULT_REQUIRED
+
+    raised: Counter[str] = Counter()
+    unknown: Counter[str] = Counter()
+    examples: dict[tuple[str, str], str] = {}
+    for t in trials:
+        if t.status != "completed" or t.success:
+            continue
+        crash = next(
+            (g for g in t.grades if g.grader == "harness" and g.status == "grader_error"), None
+        )
+        if crash is not None:
+            text = crash.evidence if isinstance(crash.evidence, str) else "(no message recorded)"
+            raised[text] += 1
+            examples.setdefault(("raised", text), trial_label(t))
+            continue
+        task = (tasks or {}).get(t.task_id)
+        listed = None if task is None else task.expectations.required
+        names = DEFAULT_REQUIRED if listed is None else listed
+        required = [g for g in t.grades if g.grader in names]
+        if not required or any(g.passed is False for g in required):
+            continue  # failed on a grade, or nothing required was graded ("not evaluated")
+        if any(g.grader == "minefields" and g.passed is False for g in t.grades):
+            continue
+        undecided = [g for g in required if g.passed is None]
+        if undecided:
+            text = ", ".join(f"{g.grader} {g.status or 'unknown'}" for g in undecided)
+            unknown[text] += 1
+            examples.setdefault(("unknown", text), trial_label(t))
+
+    def group(kind: str, counts: Counter[str]) -> Ungraded | None:
+        if not counts:
+            return None
+        top = counts.most_common(max(per_class, 0))
+        return Ungraded(
+            count=sum(counts.values()),
+            distinct=len(counts),
+            messages=[ErrorMessage(m, c, examples[(kind, m)]) for m, c in top],
+        )
+
+    return group("raised", raised), group("unknown", unknown)
+
+
+def ungraded_lines(
+    raised: Ungraded | None, unknown: Ungraded | None, regrade: str
+) -> list[tuple[str, list[ErrorMessage], str]]:
+    """What to say of `summarize_ungraded`'s two groups: ``(header, messages, advice)``
+    for each group there is, ``regrade`` being the command that re-grades the run."""
+    out = []
+    if raised is not None:
+        out.append(
+            (
+                f"{raised.count} {_trials(raised.count)} could not be graded",
+                raised.messages,
+                f"they count as failures; fix the grader and re-grade with: {regrade}",
+            )
+        )
+    if unknown is not None:
+        out.append(
+            (
+                f"{unknown.count} {_trials(unknown.count)} counted as failures because a "
+                "required grade was unknown",
+                unknown.messages,
+                'they count as failures (docs/graders.md, "Success and score of a trial")',
+            )
+        )
+    return out
+
+
+def _trials(n: int) -> str:
+    return "trial" if n == 1 else "trials"

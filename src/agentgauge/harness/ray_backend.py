@@ -152,8 +152,8 @@ def check_shippable(
     from ray import cloudpickle
 
     parts = (
-        ("agent", agent, f"the agent {agent_name}"),
-        ("agent", agent_options, f"the options of the agent {agent_name}"),
+        ("--agent", agent, f"the agent {agent_name}"),
+        ("--agent", agent_options, f"the options of the agent {agent_name}"),
         ("environment", env_factory, "the environment factory"),
         ("grader", grader, "the grader"),
     )

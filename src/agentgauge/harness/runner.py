@@ -178,7 +178,7 @@ def new_run_id() -> str:
     return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
-def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
+def default_env_factory(tasks: Sequence[Task] = (), suite: SuiteLike | None = None) -> EnvFactory:
     """Environments by each task's ``environment`` field.
 
     ``package.module:factory`` names a user's own factory (called as
@@ -186,24 +186,35 @@ def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
     perturbation variants: `with_variants`); anything else goes to the built-in
     worlds and their fault variants, `agentgauge.envs.faults.make_env`. The
     factories ``tasks`` need are loaded at once, so a bad name fails before
-    anything runs.
+    anything runs; the error names where ``suite`` writes the first task that names
+    it (`task_place`), as the suite loader's errors do.
     """
     from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 
     cache: dict[str, EnvFactory] = {}
-    for name in {t.environment or "" for t in tasks}:
-        cache[name] = _load_factory(name)
+    first: dict[str, Task] = {}
+    for task in tasks:
+        first.setdefault(task.environment or "", task)
+    for name, task in first.items():
+        try:
+            cache[name] = _load_factory(name)
+        except InputError as exc:
+            raise _placed(exc, suite, task) from None
     for task in tasks:
         if not task.environment and builtin_environment(task) is None:
             # Without a factory of one's own (Python's env_factory=) such a task has no
             # world: every trial was an infra error "unknown environment None".
-            raise InputError(
+            missing = InputError(
                 f"task {task.id!r} names no environment: set environment: to one of "
                 f"{', '.join(BUILTIN_ENVIRONMENTS)} or package.module:factory for a world "
                 "of your own (docs/writing-tasks.md)",
                 field="environment",
             )
-        _check_scenario(task, cache[task.environment or ""])
+            raise _placed(missing, suite, task)
+        try:
+            _check_scenario(task, cache[task.environment or ""])
+        except InputError as exc:
+            raise _placed(exc, suite, task) from None
 
     def make(task: Task, *, variant: str, seed: int) -> Environment:
         name = task.environment or ""
@@ -212,6 +223,15 @@ def default_env_factory(tasks: Sequence[Task] = ()) -> EnvFactory:
         return cache[name](task, variant=variant, seed=seed)
 
     return make
+
+
+def _placed(exc: InputError, suite: SuiteLike | None, task: Task) -> InputError:
+    """``exc`` with the file and line where ``suite`` writes ``task`` (unchanged when
+    it does not say: a suite built in Python)."""
+    file, line = (None, None) if suite is None else task_place(suite, task.id)
+    if file is None or exc.file is not None:
+        return exc
+    return InputError(exc.reason, file=file, line=line, field=exc.field)
 
 
 def _check_scenario(task: Task, factory: EnvFactory) -> None:
@@ -278,7 +298,7 @@ def _check_paraphrases(
             "holds task.instruction; a factory that rewords the opening its own way "
             "declares applies_variants = {'paraphrase'}; or leave paraphrase out of the "
             'variants (docs/running-agents.md, "Your own environment")',
-            field="variants",
+            field="--variants",
         )
 
 
@@ -501,7 +521,11 @@ async def _session(
     the_suite = as_suite(suite)
     if grader is default_grader:
         _check_gradable(the_suite)
-    factory = with_variants(env_factory) if env_factory else default_env_factory(the_suite.tasks)
+    factory = (
+        with_variants(env_factory)
+        if env_factory
+        else default_env_factory(the_suite.tasks, the_suite)
+    )
     resuming = _resuming(store, run_id)
     design = {k: given[k] for k in ("variants", "seed", "max_paraphrases")}
     planned = 0
@@ -817,16 +841,18 @@ def _open_run(
     if existing is None:
         cfg = _settled(given, {})
     else:
-        for label, old, new in (
-            ("agent", existing.agent, agent.name),
-            ("model", existing.model, agent.model),
-            ("suite_version", existing.suite_version, suite.version),
+        # Each named by the option (or argument) that gives it: the model is part of
+        # --agent (openai:MODEL), the suite's version is the SUITE's content.
+        for label, option, old, new in (
+            ("agent", "--agent", existing.agent, agent.name),
+            ("model", "--agent", existing.model, agent.model),
+            ("suite_version", "suite", existing.suite_version, suite.version),
         ):
             if old != new:
                 raise InputError(
                     f"run {existing.run_id!r} was made with {label} {old!r}, not {new!r}; "
                     "resume with the same settings or choose another --run-id",
-                    field=label,
+                    field=option,
                 )
         _check_components(existing, recorded_once.get(COMPONENTS_KEY) or {})
         recorded = existing.config
@@ -834,20 +860,18 @@ def _open_run(
         for key in _PINNED:
             if key in recorded and cfg[key] != recorded[key]:
                 raise InputError(
-                    f"run {existing.run_id!r} was made with {key}={recorded[key]!r}; "
-                    f"resuming with {key}={cfg[key]!r} would mix two designs",
-                    field=key,
+                    f"run {existing.run_id!r} was made with --{key} {recorded[key]!r}; "
+                    f"resuming with --{key} {cfg[key]!r} would mix two designs",
+                    field=f"--{key}",
                 )
-    cfg["variants"] = check_variants(cfg["variants"])
-    if not isinstance(cfg["trials"], int) or cfg["trials"] < 1:
-        raise InputError(
-            f"trials must be a positive integer, got {cfg['trials']!r}", field="trials"
-        )
-    if not isinstance(cfg["concurrency"], int) or cfg["concurrency"] < 1:
-        raise InputError(
-            f"concurrency must be a positive integer, got {cfg['concurrency']!r}",
-            field="concurrency",
-        )
+    try:
+        cfg["variants"] = check_variants(cfg["variants"])
+    except InputError as exc:
+        raise InputError(exc.reason, field="--variants") from None
+    for key in ("trials", "concurrency"):
+        if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 1:
+            # As `_check_design` words it: the option, then what is wrong with it.
+            raise InputError(f"must be a positive integer, got {cfg[key]!r}", field=f"--{key}")
     _check_plan(suite.tasks, cfg)
     if existing is not None:
         _check_growth(existing, cfg, notify)
@@ -978,7 +1002,7 @@ def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], No
             f"run {existing.run_id!r} already has {recorded_trials} trials per task and "
             f"variant; resuming with {cfg['trials']} would not remove any: give "
             f"--trials {recorded_trials} or more, or leave --trials out",
-            field="trials",
+            field="--trials",
         )
     dropped = [v for v in recorded_variants if v not in cfg["variants"]]
     if dropped:
@@ -986,7 +1010,7 @@ def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], No
             f"run {existing.run_id!r} was made with variants {', '.join(recorded_variants)}; "
             f"resuming without {', '.join(dropped)} would not remove them: give them again "
             "(more may be added), or leave --variants out",
-            field="variants",
+            field="--variants",
         )
     if cfg["trials"] > recorded_trials:
         notify(

@@ -248,9 +248,13 @@ def _grade(task: Task, trial: Trial, grader: Scorer | None) -> None:
     try:
         success, score, grades = grader(task, trial)
     except Exception as exc:  # a grader bug must not lose the transcript
-        trial.grades = [
-            Grade(grader="harness", passed=None, status="grader_error", evidence=_describe(exc))
-        ]
+        # Named, so the run's summary can say which grader to fix: the registered one
+        # that raised inside `default_grader`, else the scorer given as grader=.
+        from agentgauge.graders.base import raising_grader
+
+        name = raising_grader(exc) or getattr(grader, "__name__", None) or type(grader).__name__
+        why = f"grader {name!r} raised {_describe(exc)}"
+        trial.grades = [Grade(grader="harness", passed=None, status="grader_error", evidence=why)]
         return
     grades = list(grades)
     for g in grades:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -102,12 +101,21 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
     """What ``agentgauge run`` prints at its end: the run's errors by class, each with
     its most frequent messages and a trial that had them, and where the run is stored
     to look further (unless no trial erred and not ``always``)."""
-    from agentgauge.harness.error_summary import one_line, summarize_errors
+    from agentgauge.display import shell_command
+    from agentgauge.harness.error_summary import (
+        one_line,
+        summarize_errors,
+        summarize_ungraded,
+        ungraded_lines,
+    )
+    from agentgauge.schema import Task
     from agentgauge.store import Store
 
+    tasks: dict[str, Task] = {}
     try:
         with Store(store, readonly=True) as db:
-            trials = db.trials(run_id, events=False)
+            trials = db.trials(run_id, events=False, grades=True)
+            tasks = {t.id: t for t in db.get_tasks(run_id)}
     except AgentgaugeError:  # nothing saved, or no store yet: the stop is the story
         trials = []
     lines = []
@@ -115,8 +123,16 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
         lines.append(f"  {cls.count} {cls.name}:")
         for m in cls.messages:
             lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
+    # Trials counted as failures that no grader judged failed (a grader raised, a
+    # required grade was unknown), as `agentgauge run` says them at its end.
+    regrade = shell_command(["agentgauge", "grade", f"{store}:{run_id}", "--activate"])
+    for header, messages, advice in ungraded_lines(*summarize_ungraded(trials, tasks), regrade):
+        lines.append(f"  {header}:")
+        for m in messages:
+            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
+        lines.append(f"    {advice}")
     if trials and (lines or always):
-        source = shlex.join([f"{store}:{run_id}"])
+        source = shell_command([f"{store}:{run_id}"])
         lines.append(f"  the run is stored: agentgauge show {source} --failed")
     return lines
 
@@ -471,10 +487,6 @@ class Evaluator:
 # --------------------------------------------------------------------------- the summary
 
 
-def _fmt(x: Any, spec: str = ".3f") -> str:
-    return "-" if x is None else format(x, spec)
-
-
 def _task_average(value: float | None, se: float | None, n_tasks: int | None) -> str:
     """pass^k ± its SE across tasks, or the count of tasks where there is no spread."""
     if value is None:
@@ -485,14 +497,40 @@ def _task_average(value: float | None, se: float | None, n_tasks: int | None) ->
     return f"{value:.2f}" if se is None else f"{value:.2f} ± {se:.2f}"
 
 
+def _success(group: Mapping[str, Any]) -> str:
+    """The success rate as the terminal's tables give it: ± its SE; the count of trials
+    where the SE is 0 (``0.000 (0/4)``: no spread, not certainty); the value alone where
+    nobody could estimate an SE (one task), not ``± -``."""
+    sr = group.get("success_rate") or {}
+    value, se = sr.get("value"), sr.get("se")
+    if value is None:
+        return "-"
+    count = no_spread_count(se, group.get("n_successes"), group.get("n_trials"))
+    if count is not None:
+        return f"{value:.3f} {count}"
+    return f"{value:.3f}" if se is None else f"{value:.3f} ± {se:.3f}"
+
+
+def _interval(group: Mapping[str, Any]) -> str:
+    """``95% CI LO–HI``, or, where none could be estimated, ``no 95% CI`` and why (the
+    metrics' own reason: ``fewer than 2 clusters: ...``), not ``95% CI -–-``."""
+    ci = (group.get("success_rate") or {}).get("ci95")
+    if ci is not None:
+        return f"95% CI {ci[0]:.3f}–{ci[1]:.3f}"
+    why = (group.get("null_reasons") or {}).get("ci95")
+    return "no 95% CI" + (f": {why}" if why else "")
+
+
+def _count(n: int | None, unit: str) -> str:
+    return f"{'-' if n is None else n} {unit}{'' if n == 1 else 's'}"
+
+
 def summary_lines(results: Sequence[EvalResult]) -> list[str]:
     """The terminal summary: per result and group, success ± SE, CI, pass^k and gates."""
     lines: list[str] = []
     for res in results:
         lines.append(f"{res.nodeid}  {res.source}")
         for g in res.metrics.get("groups", []):
-            sr = g.get("success_rate", {})
-            ci = sr.get("ci95") or [None, None]
             labels = ", ".join(
                 f"{key}={g[key]}" for key in ("agent", "model", "variant") if g.get(key) is not None
             )
@@ -503,11 +541,10 @@ def summary_lines(results: Sequence[EvalResult]) -> list[str]:
                 f"pass^{k} {_task_average(v, ses.get(k), tasks)}"
                 for k, v in sorted(g.get("pass_hat_k", {}).items(), key=lambda kv: int(kv[0]))
             )
-            count = no_spread_count(sr.get("se"), g.get("n_successes"), trials)
-            spread = f" {count}" if count is not None else f" ± {_fmt(sr.get('se'))}"
             lines.append(
-                f"  {labels}: success {_fmt(sr.get('value'))}{spread} "
-                f"(95% CI {_fmt(ci[0])}–{_fmt(ci[1])}; {tasks} tasks, {trials} trials)  {pass_hat}"
+                f"  {labels}: success {_success(g)} "
+                f"({_interval(g)}; {_count(tasks, 'task')}, {_count(trials, 'trial')})"
+                f"  {pass_hat}"
             )
         for gr in res.gate_results:
             lines.append(f"  {_summary_line(gr)}")
