@@ -194,3 +194,35 @@ def test_run_ends_with_the_show_command_when_a_trial_failed(cli: Cli, tmp_path: 
     assert code == 0 and "agentgauge show" not in out
     code, out, _ = cli(*args, "--run-id", "broken", "--variants", "fault:tool_error@1.0")
     assert code == 0 and f"agentgauge show {db}:broken --failed" in out
+
+
+def test_an_errored_trials_control_is_its_first_control_event_as_metrics_count_it(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # The agent refuses, then raises: the harness never sets the trial's control field,
+    # yet its transcript records the refusal, which the control metrics count. show
+    # must say the same decision, and where it read it.
+    from agentgauge.schema import Task
+    from agentgauge.testing.worlds import make_counter_env
+
+    async def refuses_then_raises(session: Session) -> None:
+        session.control("refuse", "not allowed")
+        raise AgentError("lost the connection")
+
+    task = Task(id="t", instruction="add 1", expectations={"control": "refuse"})
+    db = tmp_path / "s.db"
+    run([task], refuses_then_raises, store=db, run_id="r", env_factory=make_counter_env,
+        progress=False)  # fmt: skip
+    code, out, err = cli("show", f"{db}:r", "--task", "t", "--trial", "0")
+    assert code == 0, err
+    assert "expected refuse, took refuse (from the transcript)" in out, out
+    (view,) = _json(cli, f"{db}:r", "--task", "t")["trials"]
+    assert (view["status"], view["control"], view["control_from"]) == (
+        "error",
+        "refuse",
+        "transcript",
+    )
+    code, out, err = cli("metrics", f"{db}:r", "--json")
+    assert code == 0, err
+    (group,) = json.loads(out)["groups"]
+    assert group["control"]["n"] == 1 and group["control"]["accuracy"] == 1.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -214,3 +215,60 @@ def test_the_worked_example_in_the_task_guide_loads_and_the_oracle_passes_it(
         (trial,) = store.trials(header.run_id)
     assert trial.success, [(g.grader, g.status) for g in trial.grades]
     assert {g.grader for g in trial.grades} >= {"checkpoints", "state", "answer", "control"}
+
+
+def test_a_statement_gets_the_next_follow_up_after_max_turns_answers() -> None:
+    # max_turns bounds answers to questions (a looping agent), not the scenario's
+    # follow-ups: one answer used, the statement still gets the follow-up.
+    user = ScriptedUser(
+        {"known": {"order_id": "W1"}, "max_turns": 1, "follow_ups": ["Also B."]},
+        np.random.default_rng(0),
+    )
+    assert (user.reply("Shall I proceed (yes/no)?") or "").startswith("Yes")
+    assert user.reply("Done, cancelled.") == "Also B." and user.user_turn == 2
+    assert user.reply("Which order?") is None  # the budget is spent: the user leaves
+    assert user.reply("All done.") is None  # no follow-up left
+
+
+_ONE_QUESTION_SUITE = """\
+name: one-question
+tasks:
+  - id: ta
+    environment: retail
+    instruction: "Ana Silva (ana.silva@example.com). Please cancel my order W1001."
+    user_scenario:
+      known: {email: ana.silva@example.com, order_id: W1001, reason: no longer needed}
+      max_turns: 1
+      follow_ups: ["Thanks. Also, what's the tracking number of my order W1030?"]
+    expectations:
+      checkpoints:
+        - calls:
+            - name: cancel_pending_order
+              arguments: {order_id: W1001, reason: no longer needed}
+        - calls: [{name: get_order_details, arguments: {order_id: W1030}}]
+"""
+
+
+def test_an_agent_that_asks_once_per_max_turns_1_still_gets_its_follow_up(
+    tmp_path: Path,
+) -> None:
+    async def confirms_then_acts(session: Any) -> None:
+        await session.say("Shall I cancel W1001 (yes/no)?")
+        args = {"order_id": "W1001", "reason": "no longer needed"}
+        await session.call_tool("cancel_pending_order", args)
+        follow_up = await session.say("Done, cancelled.")
+        assert follow_up and "W1030" in follow_up
+        await session.call_tool("get_order_details", {"order_id": "W1030"})
+        await session.say("Its tracking number is 1Z1030.")
+
+    (tmp_path / "suite.yaml").write_text(_ONE_QUESTION_SUITE)
+    header = run(
+        load_suite(tmp_path / "suite.yaml"),
+        confirms_then_acts,
+        store=tmp_path / "s.db",
+        progress=False,
+    )
+    with Store(tmp_path / "s.db") as store:
+        (trial,) = store.trials(header.run_id)
+    grade = next(g for g in trial.grades if g.grader == "checkpoints")
+    assert (trial.status, trial.success, grade.status) == ("completed", True, "passed")

@@ -7,6 +7,7 @@ from typing import Any
 
 from agentgauge.graders import grade_trial
 from agentgauge.graders.checkpoints import CheckpointsGrader
+from agentgauge.graders.trajectory import call_matcher, unmatched_reference
 from agentgauge.report.explain import evidence_lines
 from agentgauge.schema import (
     Checkpoint,
@@ -116,6 +117,32 @@ def test_skipping_a_read_only_call_fails_the_response_check_naming_call_and_turn
     assert lines[0] == "turn 1: held (events 0–3)"
     assert lines[1].startswith("turn 2: failed (events 4–5): missing call(s) get_order")
     assert '{"order": "W2"}' in lines[1] and "0 call(s) made in the turn" in lines[1]
+
+
+def test_a_skipped_lookup_is_the_only_call_named_missing() -> None:
+    # The turn skips find_customer and makes set_address with the reference's exact
+    # arguments: only the lookup is missing (a longest common subsequence), not both.
+    turn1 = [_call("set_address", order="W1", street="Oxford St")]
+    g = grade(_trial(turn1, REFERENCE_ROUTE[1], state1=SHIPPED_OXFORD, final=SHIPPED_OXFORD))
+    first = g.evidence["checkpoints"][0]
+    assert (g.status, first["verdict"]) == ("checkpoint:calls", "fail")
+    assert first["calls"]["missing"] == [{"name": "find_customer", "arguments": {"email": "a@x"}}]
+    line = evidence_lines(g)[0]
+    assert line.startswith("turn 1: failed (events 0–2): missing call(s) find_customer")
+    assert "set_address" not in line.split("missing call(s)")[1].split(";")[0]
+
+
+def test_the_missing_calls_in_order_are_those_outside_a_longest_common_subsequence() -> None:
+    match = call_matcher("exact")
+    a, b, c = ("a", {}), ("b", {}), ("c", {})
+    assert unmatched_reference([a, b, c], [a, b, c], "in_order", match) == []
+    assert unmatched_reference([b, c], [a, b, c], "in_order", match) == [0]
+    assert unmatched_reference([a, c], [a, b, c], "in_order", match) == [1]
+    assert unmatched_reference([c, a], [a, b, c], "in_order", match) in ([1, 2], [0, 1])
+    assert len(unmatched_reference([c, b, a], [a, b, c], "in_order", match)) == 2  # one kept
+    assert unmatched_reference([], [a, b], "in_order", match) == [0, 1]
+    # Out of order is no order: b after c keeps one of the two.
+    assert len(unmatched_reference([a, c, b], [a, b, c], "in_order", match)) == 1
 
 
 def test_a_wrong_state_at_turn_1_fails_though_the_final_state_is_right() -> None:

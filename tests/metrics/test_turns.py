@@ -110,3 +110,69 @@ def test_hostile_checkpoint_evidence_neither_crashes_nor_counts() -> None:
     assert out is not None
     (row,) = out["per_turn"]
     assert row["turn"] == 2 and row["pass_rate"] is None and row["n_unknown"] == 1
+
+
+_CRASH_SUITE = """\
+name: turns-crash
+tasks:
+  - id: ta
+    environment: retail
+    instruction: "Ana Silva (ana.silva@example.com). Please cancel my order W1001."
+    user_scenario:
+      known: {email: ana.silva@example.com, order_id: W1001, reason: no longer needed}
+      follow_ups: ["Thanks. Also, what's the tracking number of my order W1030?"]
+    expectations:
+      checkpoints:
+        - calls:
+            - name: cancel_pending_order
+              arguments: {order_id: W1001, reason: no longer needed}
+        - calls: [{name: get_order_details, arguments: {order_id: W1030}}]
+"""
+
+
+def test_trials_that_raised_are_counted_at_every_turn_not_left_out(cli: Any, tmp_path: Any) -> None:
+    # Turn 1 right in all 4 trials; the even ones raise in turn 2, so the harness
+    # grades only the odd ones. The 2 ungraded trials count as unknown at turns 1 and
+    # 2 (their facts cannot say how far they got), and n_ungraded says so.
+    import json
+
+    from agentgauge.harness.runner import run
+    from agentgauge.suite import load_suite
+
+    async def crash_in_turn2(session: Any) -> None:
+        args = {"order_id": "W1001", "reason": "no longer needed"}
+        await session.call_tool("cancel_pending_order", args)
+        await session.say("Done, cancelled.")
+        if session.trial % 2 == 0:
+            raise RuntimeError("crashed in turn 2")
+        await session.call_tool("get_order_details", {"order_id": "W1030"})
+        await session.say("Tracking 1Z1030.")
+
+    (tmp_path / "suite.yaml").write_text(_CRASH_SUITE)
+    db = tmp_path / "s.db"
+    suite = load_suite(tmp_path / "suite.yaml")
+    run(suite, crash_in_turn2, trials=4, store=db, run_id="r", progress=False)
+    code, out, err = cli("metrics", f"{db}:r", "--json")
+    assert code == 0, err
+    (group,) = json.loads(out)["groups"]
+    turns = group["turns"]
+    assert (turns["n_trials"], turns["n_ungraded"]) == (4, 2)
+    assert [(r["turn"], r["n_trials"], r["n_held"], r["n_unknown"]) for r in turns["per_turn"]] == [
+        (1, 2, 2, 2),
+        (2, 2, 2, 2),
+    ]
+    assert group["null_reasons"]["turns.n_ungraded"].startswith(
+        "2 trials of tasks with checkpoints ended before grading"
+    )
+
+    # Every trial raises: no grade shows the checkpoints, and the reason says what the
+    # trials show rather than that no task declares any.
+    async def crash_always(session: Any) -> None:
+        raise RuntimeError("crashed")
+
+    run(suite, crash_always, trials=2, store=db, run_id="all", progress=False)
+    code, out, err = cli("metrics", f"{db}:all", "--json")
+    assert code == 0, err
+    (group,) = json.loads(out)["groups"]
+    assert group["turns"] is None and group["null_reasons"]["turns"] == NO_CHECKPOINTS
+    assert "none of its trials was graded" in NO_CHECKPOINTS

@@ -85,11 +85,21 @@ class SyncSession:
         self._session = session
         self._loop = loop
         self.closed = threading.Event()
+        self.ended_because = "the trial timed out or was cancelled"
+        """Why the trial ended, as `TrialOver` says it; set before ``closed``."""
+
+    def close(self, because: str) -> None:
+        """End the trial for the agent's thread: its session calls raise `TrialOver`
+        saying ``because`` (the agent function returned, raised, or ran out of time)."""
+        self.ended_because = because
+        self.closed.set()
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self.closed.is_set():
             coro.close()
-            raise TrialOver("the trial has ended (timeout or cancellation)")
+            raise TrialOver(
+                f"the trial has ended ({self.ended_because}); session calls after that are refused"
+            )
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     def _sync(self, fn: Callable[[], T]) -> T:
@@ -252,14 +262,21 @@ class CallableAgent:
             daemon=True,
         )
         thread.start()
+        # Why the trial ended, for a thread the agent left behind that calls the
+        # session later: "timeout or cancellation" misled when the function had returned.
+        because = "the trial timed out or was cancelled"
         try:
             result = await done
+            because = "the agent function returned"
         except asyncio.CancelledError:
             if thread.is_alive():
                 self._abandoned.append((_TRIAL.get(), thread))
             raise
+        except BaseException:
+            because = "the agent function raised"
+            raise
         finally:
-            facade.closed.set()
+            facade.close(because)
         if inspect.isawaitable(result):
             if inspect.iscoroutine(result):
                 result.close()

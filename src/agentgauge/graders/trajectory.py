@@ -121,7 +121,12 @@ def unmatched_reference(
         for a in actual:
             if i < len(ref) and match(a, ref[i]):
                 i += 1
-        return list(range(i, len(ref)))
+        if i == len(ref):
+            return []
+        # It fails: the missing calls are those outside a longest common subsequence,
+        # not every call after the first one the scan missed (skipping a lookup does
+        # not make the cancellation after it missing).
+        return _outside_common_subsequence(actual, ref, match)
     if mode == "any_order":
         if not ref:
             return []
@@ -130,6 +135,35 @@ def unmatched_reference(
         pairs = max_bipartite_matching(_pair_matrix(actual, ref, match))
         return [j for j, a in enumerate(pairs) if a < 0]
     raise ValueError(f"unmatched_reference needs mode in_order or any_order, not {mode!r}")
+
+
+def _outside_common_subsequence(
+    actual: Sequence[Call], ref: Sequence[Call], match: Matcher
+) -> list[int]:
+    """Indices of the reference calls left out of one longest common subsequence of
+    ``ref`` and ``actual`` (a call pairs with a reference call when ``match`` says so):
+    the textbook dynamic programme, |A|·|R| matches, run only on a failed trajectory."""
+    n, m = len(actual), len(ref)
+    # longest[i][j]: the longest common subsequence of actual[i:] and ref[j:].
+    longest = [[0] * (m + 1) for _ in range(n + 1)]
+    fits = [[match(actual[i], ref[j]) for j in range(m)] for i in range(n)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            if fits[i][j]:
+                longest[i][j] = longest[i + 1][j + 1] + 1
+            else:
+                longest[i][j] = max(longest[i + 1][j], longest[i][j + 1])
+    kept: set[int] = set()
+    i = j = 0
+    while i < n and j < m:
+        if fits[i][j] and longest[i][j] == longest[i + 1][j + 1] + 1:
+            kept.add(j)
+            i, j = i + 1, j + 1
+        elif longest[i + 1][j] >= longest[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return [j for j in range(m) if j not in kept]
 
 
 def _calls(specs: Sequence[ToolCallSpec]) -> list[Call]:

@@ -34,7 +34,7 @@ from agentgauge.metrics.recovery import recovery_metrics
 from agentgauge.metrics.reliability import Reliability, reliability
 from agentgauge.metrics.safety import violation_severity
 from agentgauge.metrics.toolcalls import toolcall_metrics_from_facts
-from agentgauge.metrics.turns import NO_CHECKPOINTS, turns_from_facts
+from agentgauge.metrics.turns import NO_CHECKPOINTS, checkpoint_turns_by_task, turns_from_facts
 from agentgauge.schema import Trial
 from agentgauge.table import TrialTable, group_codes
 
@@ -168,8 +168,10 @@ def behaviour_by_group(
     ``null_reasons`` says why.
     """
     table, facts = _kept(*_columns(trials), exclude_infra_errors)
+    declared = checkpoint_turns_by_task(table.task_id, facts)
     return {
-        key: _sections(sub, f) for key, sub, f in _subsets(table, facts, _group_rows(table, by))
+        key: _sections(sub, f, declared)
+        for key, sub, f in _subsets(table, facts, _group_rows(table, by))
     }
 
 
@@ -185,8 +187,10 @@ def _subsets(
             yield key, table.take(rows), facts.take(rows)
 
 
-def _sections(sub: TrialTable, f: Facts) -> dict[str, Any]:
-    """The behaviour sections of one group."""
+def _sections(sub: TrialTable, f: Facts, declared: dict[Any, list[int]]) -> dict[str, Any]:
+    """The behaviour sections of one group; ``declared``: the turns each task has
+    checkpoints at, over every group (`checkpoint_turns_by_task`), so that a group whose
+    trials of a task all ended in an error still counts them."""
     tool_use = toolcall_metrics_from_facts(sub, f)
     control = _control(sub, f)
     recovery, no_recovery = _recovery(sub, f)
@@ -211,9 +215,17 @@ def _sections(sub: TrialTable, f: Facts) -> dict[str, Any]:
         reasons["recovery"] = no_recovery
     elif recovery is not None:
         reasons.update({f"recovery.{k}": v for k, v in recovery["null_reasons"].items()})
-    turns = turns_from_facts(sub.task_id, f)
+    turns = turns_from_facts(sub.task_id, f, declared)
     if turns is None:
         reasons["turns"] = NO_CHECKPOINTS
+    elif turns["n_ungraded"]:
+        n = turns["n_ungraded"]
+        whose = "1 trial" if n == 1 else f"{n} trials"
+        reasons["turns.n_ungraded"] = (
+            f"{whose} of tasks with checkpoints ended before grading (an error or a "
+            "timeout): unknown at every checkpoint turn, not rated; each counts as a "
+            "failure in the success rate"
+        )
     elif turns.get("n_left_out"):
         n = turns["n_left_out"]
         whose = "1 checkpoint names" if n == 1 else f"{n} checkpoints name"
@@ -240,6 +252,7 @@ def behaviour_and_reliability(
     table, facts = _kept(*_columns(trials), exclude_infra_errors)
     groups = _group_rows(table, by)
     configurations = _group_rows(table, _CONFIGURATION)
+    declared = checkpoint_turns_by_task(table.task_id, facts)
     if not set(_CONFIGURATION) <= set(by) or len(groups) != len(configurations):
         return (
             behaviour_by_group((table, facts), by),
@@ -251,7 +264,7 @@ def behaviour_and_reliability(
     for (key, sub, f), (config, _) in zip(
         _subsets(table, facts, groups), configurations, strict=True
     ):
-        behaviour[key] = _sections(sub, f)
+        behaviour[key] = _sections(sub, f, declared)
         rel = reliability_of_configuration(sub, f, seed=seed)
         reliability.append({"agent": config[0], "model": config[1], **rel.to_dict()})
     return behaviour, reliability

@@ -12,6 +12,13 @@ from the same rule (`agentgauge.metrics.outcome.success_interval`, tasks as
 the clusters). A turn's checkpoint counts only for trials that reached the
 turn or should have: a conversation that ended early fails the checkpoints of
 the turns it never reached.
+
+A trial that did not finish (an agent error, a timeout; an infra error unless the
+user excludes those, as the success rate counts them) is not graded, so it has no
+checkpoints grade, and its facts do not say how far it got. Of a task whose other
+trials show its checkpoints (`checkpoint_turns_by_task`), such a trial is counted
+at every one of those turns as unknown (``n_unknown``; ``n_ungraded`` counts the
+trials), never left out silently nor called a pass or a fail from nothing.
 """
 
 from __future__ import annotations
@@ -28,13 +35,19 @@ from agentgauge.schema import INT64_MAX, Trial
 __all__ = [
     "NO_CHECKPOINTS",
     "checkpoint_rows",
+    "checkpoint_turns_by_task",
     "pass_rate_by_turn",
     "turns_from_facts",
     "turns_from_trials",
 ]
 
-#: Why the section is ``None``.
-NO_CHECKPOINTS = "no trial has a checkpoints grade (no task declares checkpoints)"
+#: Why the section is ``None``: no trial carries a checkpoints grade, which is all the
+#: facts show; a task may declare checkpoints whose trials all ended in an error (those
+#: are not graded).
+NO_CHECKPOINTS = (
+    "no trial has a checkpoints grade: no task declares checkpoints, or none of its "
+    "trials was graded (a trial that ended in an error or a timeout is not)"
+)
 
 _GRADER = "checkpoints"
 
@@ -137,24 +150,55 @@ def turns_from_trials(trials: Sequence[Trial]) -> dict[str, Any] | None:
     )
 
 
-def turns_from_facts(task_id: npt.NDArray[np.object_], facts: Any) -> dict[str, Any] | None:
+def checkpoint_turns_by_task(task_id: npt.ArrayLike, facts: Any) -> dict[Any, list[int]]:
+    """The user turns each task has checkpoints at, as its trials' ``checkpoints``
+    grades show them (the turns their evidence names); a task none of whose trials
+    has one is absent."""
+    from agentgauge.facts import ABSENT, decoded
+
+    graded = np.flatnonzero(np.asarray(facts["ckpt_state"]) != ABSENT)
+    ids = np.asarray(task_id, dtype=object)[graded].tolist()
+    results = decoded(np.asarray(facts["ckpt_turns"], dtype=object)[graded])
+    found: dict[Any, set[int]] = {}
+    for tid, result in zip(ids, results, strict=True):
+        turns = found.setdefault(tid, set())
+        turns.update(t for t, _ in result or () if 1 <= t <= INT64_MAX)
+    return {tid: sorted(turns) for tid, turns in found.items() if turns}
+
+
+def turns_from_facts(
+    task_id: npt.NDArray[np.object_],
+    facts: Any,
+    declared: dict[Any, list[int]] | None = None,
+) -> dict[str, Any] | None:
     """`turns_from_trials` of rows given as their task ids and facts (`agentgauge.facts`).
     A checkpoint whose turn is no user turn (below 1: a stored grade from before its
     evidence was checked, `agentgauge.evidence`) is left out, and ``n_left_out``
-    (present only then) counts them."""
+    (present only then) counts them.
+
+    A row without a checkpoints grade whose task has checkpoints (``declared``; by
+    default `checkpoint_turns_by_task` of these rows: pass that of all rows when these
+    are one group of them) was never graded (it ended in an error or a timeout): it
+    counts as unknown at each of its task's turns, and ``n_ungraded`` counts such
+    rows."""
     from agentgauge.facts import ABSENT
 
-    graded = np.flatnonzero(np.asarray(facts["ckpt_state"]) != ABSENT)
-    if not graded.size:
+    ids_all = np.asarray(task_id, dtype=object)
+    absent = np.asarray(facts["ckpt_state"]) == ABSENT
+    graded = np.flatnonzero(~absent)
+    if declared is None:
+        declared = checkpoint_turns_by_task(ids_all, facts)
+    ungraded_turns = [declared[t] for t in ids_all[absent].tolist() if t in declared]
+    if not graded.size and not ungraded_turns:
         return None
     results = np.asarray(facts["ckpt_turns"], dtype=object)[graded]
-    ids, turns, held, unknown = _rows(
-        np.asarray(task_id, dtype=object)[graded], {"ckpt_turns": results}
-    )
+    ids, turns, held, unknown = _rows(ids_all[graded], {"ckpt_turns": results})
+    unknown += [t for task_turns in ungraded_turns for t in task_turns]
     out: dict[str, Any] = {
         "per_turn": pass_rate_by_turn(ids, turns, held, unknown),
-        "n_trials": int(graded.size),
+        "n_trials": int(graded.size) + len(ungraded_turns),
         "n_without_turns": int(sum(1 for r in results.tolist() if r is None)),
+        "n_ungraded": len(ungraded_turns),
     }
     from agentgauge.facts import decoded
 

@@ -19,7 +19,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentgauge.schema import Grade, Trial
+from agentgauge.facts import recorded_control
+from agentgauge.schema import ControlEvent, Grade, Trial
 
 __all__ = [
     "MAX_TEXT",
@@ -372,7 +373,7 @@ def trial_view(trial: Trial) -> dict[str, Any]:
         "error_kind": trial.error_kind,
         "why": error_class(trial),
         "expected_control": trial.expected_control,
-        "control": trial.control,
+        **_control_taken(trial),
         "answer": trial.answer,
         "cost_usd": trial.cost_usd,
         "input_tokens": trial.input_tokens,
@@ -384,6 +385,18 @@ def trial_view(trial: Trial) -> dict[str, Any]:
         "events": event_rows(trial),
         "grades": grade_rows(trial),
     }
+
+
+def _control_taken(trial: Trial) -> dict[str, Any]:
+    """``control``, the decision the trial records as the control grader and metrics
+    read it (`agentgauge.facts.recorded_control`: its field, else its first control
+    event), and ``control_from``: ``record``, ``transcript`` or ``None``. A trial that
+    did not finish has no field (the step that sets it never ran), yet its transcript
+    may record the decision it took before it failed."""
+    decisions = [e.decision for e in trial.events if isinstance(e, ControlEvent)]
+    taken = recorded_control(trial.control, decisions, trial.expected_control)
+    where = None if taken is None else "record" if trial.control is not None else "transcript"
+    return {"control": taken, "control_from": where}
 
 
 def failure_rows(trials: Iterable[Trial]) -> list[dict[str, Any]]:

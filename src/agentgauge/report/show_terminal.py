@@ -157,10 +157,10 @@ def _header(view: dict[str, Any]) -> Table:
         ),
     )
     if view["expected_control"] or view["control"]:
-        grid.add_row(
-            "control",
-            _text(f"expected {view['expected_control'] or DASH}, took {view['control'] or DASH}"),
-        )
+        # A trial that did not finish records its decision only in its transcript.
+        source = " (from the transcript)" if view.get("control_from") == "transcript" else ""
+        took = f"took {view['control'] or DASH}{source}"
+        grid.add_row("control", _text(f"expected {view['expected_control'] or DASH}, {took}"))
     if view["answer"] is not None:
         grid.add_row("answer", _text(shorten(view["answer"]), keep=_KEEP))
     return grid

@@ -14,8 +14,10 @@ No model is involved, so a trial is fast and exactly repeatable. The rules:
    the agent's final answer and leaves (``None``).
    With ``follow_ups`` left, the user sends the next one instead (a new user turn:
    "actually, ship it to my office instead"), and leaves after the last.
-5. After ``max_turns`` replies the user leaves, so a looping agent cannot run forever.
-   Follow-ups are not counted: the scenario bounds them.
+5. After ``max_turns`` answers to questions, the user leaves at the next question,
+   so a looping agent cannot run forever. Follow-ups are neither counted nor held
+   back: a statement with follow-ups left gets the next one whatever the count (the
+   scenario bounds them).
 
 The scenario fields::
 
@@ -52,7 +54,7 @@ class Scenario(BaseModel):
     default_reply: str = "I don't know, sorry."
     """The reply to any other question."""
     max_turns: int = Field(default=8, ge=1)
-    """Replies before the user leaves."""
+    """Answers to questions before the user leaves (follow-ups are not counted)."""
     follow_ups: list[str] = Field(default_factory=list)
     """Requests the user sends, one after each statement of the agent, before leaving:
     each opens a new user turn (the task declares one checkpoint per turn)."""
@@ -101,13 +103,15 @@ class ScriptedUser:
         return options[int(self._rng.integers(len(options)))]
 
     def reply(self, message: str) -> str | None:
-        if self.turns >= self._max_turns:
-            return None
         text = message.lower()
         if "?" not in text:
             if self.user_turn <= len(self._follow_ups):
                 self.user_turn += 1
                 return self._follow_ups[self.user_turn - 2]
+            return None
+        # The budget bounds answers to questions (a looping agent), not the scenario's
+        # follow-ups: a statement with one left gets it whatever the count.
+        if self.turns >= self._max_turns:
             return None
         self.turns += 1
         question = _last_question(text)
