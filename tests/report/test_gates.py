@@ -477,6 +477,30 @@ def test_gate_variants_take_kinds_and_refuse_a_name_no_trial_has(tmp_path: Path)
         rate("[base, paraphrse]")
 
 
+def test_a_threshold_line_says_the_variants_its_group_pools(tmp_path: Path) -> None:
+    # With `variants: [all]` the line read "agent=bot: success_rate = 0.5", as if of the
+    # base trials; the non-inferiority line already said "B vs baseline, all variants".
+    from agentgauge.api import run_gates
+
+    source = _variant_trials(tmp_path)
+
+    def line(variants: str) -> tuple[str, str]:
+        config = write(
+            tmp_path, f"variants: {variants}\ngates:\n  - metric: success_rate\n    min: 0\n"
+        )
+        (result,) = run_gates(source, config)
+        return result.group, result.detail
+
+    assert line("[all]") == ("agent=bot, all variants", "success_rate = 0.5")
+    assert line("[base, paraphrase]") == (
+        "agent=bot, variants base, paraphrase",
+        "success_rate = 0.75",
+    )
+    # One variant read: the group's own label says it, as by default.
+    assert line("[base]") == ("agent=bot, variant=base", "success_rate = 1")
+    assert line("[fault]") == ("agent=bot, variant=fault:timeout", "success_rate = 0")
+
+
 def test_a_bound_on_a_figure_without_an_interval_is_refused_when_the_file_loads(
     tmp_path: Path,
 ) -> None:

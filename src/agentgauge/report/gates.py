@@ -724,12 +724,13 @@ def evaluate_gates(
     """
     results: list[GateResult] = []
     k = config.deployment_k
-    # The variants both sides were compared on, when not the default base.
-    versus = "B vs baseline"
+    # The variants the gates read (both sides, for a comparison), when not the default base.
+    scope = None
     if "all" in config.variants:
-        versus += ", all variants"
+        scope = "all variants"
     elif config.variants != ["base"]:
-        versus += f", variants {', '.join(config.variants)}"
+        scope = f"variants {', '.join(config.variants)}"
+    versus = "B vs baseline" + (f", {scope}" if scope else "")
     for gate in config.gates:
         label = gate.label(k)
         if gate.type == "non_inferiority":
@@ -797,6 +798,10 @@ def evaluate_gates(
         for group in groups:
             value, why = _metric_value(group, metric, gate.bound)
             name = _group_label(group)
+            if scope and group.get("variant") is None:
+                # A group pooling several variants has no variant label: "agent=B" alone
+                # read as its base trials.
+                name += f", {scope}"
             if value is None or not math.isfinite(value):
                 results.append(GateResult(label, name, False, f"cannot check: {why}"))
                 continue
