@@ -616,6 +616,18 @@ def test_no_blocking_failures_counts_only_trials_whose_blocking_criteria_were_de
         "cannot check: the tasks of all 2 rubric-graded trial(s) have no rubric "
         "(unknown:no_rubric): no judge was asked",
     )
+    # A rubric with no blocking criterion: this passed as "0 of 2 trial(s) failed a
+    # blocking criterion" with nothing to check.
+    tone_yes, tone_no = {"tone": (False, True, "passed")}, {"tone": (False, False, "failed")}
+    no_blocking = (
+        False,
+        "cannot check: no trial's rubric has a blocking criterion, so none of the "
+        "2 rubric-graded trial(s) could fail one",
+    )
+    assert gate(tone_yes, tone_no) == no_blocking
+    assert gate(tone_yes, {}) == no_blocking
+    # One trial whose rubric has one is checked, and the others cannot fail.
+    assert gate(tone_no, safe_yes) == (True, "0 of 1 trial(s) failed a blocking criterion")
 
 
 def _two_variant_runs(tmp_path: Path) -> tuple[str, str]:
