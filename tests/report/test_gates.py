@@ -544,9 +544,15 @@ def test_a_key_written_twice_is_refused_at_its_line(tmp_path: Path) -> None:
     twice = {
         "gates:\n  - metric: success_rate\n    min: 0.9\n"
         "gates:\n  - metric: cost.cost_of_pass\n    max: 1\n": (4, "gates"),
+        # Named by its path: "metric" alone could be any gate's.
         "gates:\n  - metric: success_rate\n    min: 0.9\n    metric: pass_hat_k.2\n": (
             4,
-            "metric",
+            "gates.0.metric",
+        ),
+        "gates:\n  - metric: success_rate\n    min: 0\n"
+        "  - metric: success_rate\n    where: {agent: a, agent: b}\n    min: 0\n": (
+            5,
+            "gates.1.where.agent",
         ),
     }
     for text, (line, field) in twice.items():
@@ -554,6 +560,18 @@ def test_a_key_written_twice_is_refused_at_its_line(tmp_path: Path) -> None:
             load_gate_config(write(tmp_path, text))
         assert (info.value.line, info.value.field) == (line, field)
         assert info.value.reason == "key appears twice in the same mapping"
+
+
+def test_keys_are_the_same_when_their_loaded_values_are(tmp_path: Path) -> None:
+    from agentgauge.yamlio import load_yaml
+
+    # 1 and "1" are two keys in YAML (an int and a string): refused as one, by their text.
+    data, _ = load_yaml(write(tmp_path, "m:\n  1: int\n  '1': text\n"))
+    assert data == {"m": {1: "int", "1": "text"}}
+    # 1 and 0x1 load as the same key, and the mapping kept only the second.
+    with pytest.raises(InputError) as info:
+        load_yaml(write(tmp_path, "m:\n  1: one\n  0x1: also one\n"))
+    assert (info.value.line, info.value.field) == (3, "m.0x1")
 
 
 def _rubric_grades(verdicts: dict[str, tuple[bool, bool | None, str]]) -> list[dict[str, Any]]:
