@@ -182,3 +182,17 @@ def test_k_as_text_is_split_as_the_cli_splits_it(store: Path) -> None:
     src = f"{store}:careful"
     as_text = agentgauge.metrics(src, k="1, 2,4").to_dict()
     assert as_text == agentgauge.metrics(src, k=[1, 2, 4]).to_dict()
+
+
+def test_by_as_text_is_split_as_the_cli_splits_it(store: Path) -> None:
+    """``by="agent,model"`` was refused ("cannot group by 'agent,model'") although
+    ``--by agent,model`` is the CLI's; one key stays one key, ``""`` one group."""
+    src = f"{store}:careful"
+    gates = ROOT / "examples" / "gates.yaml"
+    as_text = api.run_gates(src, gates, by=" agent, model", if_no_baseline="skip")
+    assert as_text == api.run_gates(src, gates, by=["agent", "model"], if_no_baseline="skip")
+    for text, keys in [("agent,model", ["agent", "model"]), ("agent", ["agent"]), ("", [])]:
+        assert (
+            agentgauge.metrics(src, by=text).to_dict() == agentgauge.metrics(src, by=keys).to_dict()
+        )
+    assert api.check_by("agent,model") == ("agent", "model") and api.check_by("") == ()

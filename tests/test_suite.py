@@ -158,7 +158,10 @@ def test_yaml_duplicate_key_is_an_error(tmp_path: Path) -> None:
     bad = GOOD.replace(
         '    instruction: "Hello"', '    instruction: "Hello"\n    instruction: "Bye"'
     )
-    assert error_of(tmp_path, bad) == "FILE:12: instruction: key appears twice in the same mapping"
+    assert (
+        error_of(tmp_path, bad)
+        == "FILE:12: tasks.1.instruction: key appears twice in the same mapping"
+    )
 
 
 def test_duplicate_ids_are_an_error(tmp_path: Path) -> None:

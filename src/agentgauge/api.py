@@ -190,11 +190,15 @@ def check_alpha(alpha: float) -> float:
 
 
 def check_by(by: str | Iterable[str]) -> tuple[str, ...]:
-    """The grouping keys ``by`` names (one key as a string, ``""`` for one group of all
-    trials); `InputError` naming ``--by`` for a key trials cannot be grouped by."""
+    """The grouping keys ``by`` names: a string is split at its commas as the CLI's
+    ``--by`` splits it (``"agent,model"``; one key stays one key, ``""`` is one group of
+    all trials); `InputError` naming ``--by`` for a key trials cannot be grouped by."""
     from agentgauge.table import GROUP_KEYS
 
-    keys = ((by,) if by else ()) if isinstance(by, str) else tuple(by)
+    if isinstance(by, str):  # "agent,model", as the CLI's --by reads it
+        keys = tuple(p.strip() for p in by.split(",") if p.strip())
+    else:
+        keys = tuple(by)
     for key in keys:
         if key not in GROUP_KEYS:
             raise InputError(

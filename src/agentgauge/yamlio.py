@@ -18,9 +18,11 @@ the node tree is measured before any data is built: aliases may add at most
 an infinite structure) is refused, as is nesting deeper than
 `agentgauge.textio.MAX_DEPTH` (as for JSON).
 
-A key written twice in one mapping is refused at its second line, in every file
-(suites, gates, prices): YAML loaders keep the last one silently, so a gates file
-with two ``gates:`` lists checked only the second.
+A key written twice in one mapping is refused at its second line, naming its path
+(``gates.0.metric``), in every file (suites, gates, prices): YAML loaders keep the
+last one silently, so a gates file with two ``gates:`` lists checked only the second.
+Keys are compared as loaded, as the mapping would hold them: ``1`` and ``"1"`` are two
+keys, ``1`` and ``0x1`` one.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def load_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
             root = loader.get_single_node()
             if root is None:
                 return None, None
-            _check_tree(root, path)
+            _check_tree(root, path, loader)
             data = loader.construct_document(root)
         finally:
             loader.dispose()
@@ -109,31 +111,72 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _duplicate_key(node: yaml.Node) -> yaml.ScalarNode | None:
-    """The first key written a second time in the mapping ``node``, if any."""
+def _key_value(key: yaml.ScalarNode, loader: Any) -> Any:
+    """A mapping key as loaded (``1`` an int, ``"1"`` a string), or, for a key that
+    loads to no value of its own (a merge key ``<<``), its tag and text."""
+    try:
+        value = loader.construct_object(key)
+        hash(value)
+    except (yaml.YAMLError, TypeError):
+        return (key.tag, key.value)
+    return value
+
+
+def _duplicate_key(node: yaml.Node, loader: Any) -> yaml.ScalarNode | None:
+    """The first key written a second time in the mapping ``node``, if any: two keys
+    whose loaded values are equal (the loaded mapping would keep one of them)."""
     if not isinstance(node, yaml.MappingNode):
         return None
-    seen: set[str] = set()
+    seen: set[Any] = set()
     for key, _ in node.value:
         if isinstance(key, yaml.ScalarNode):
-            if key.value in seen:
+            value = _key_value(key, loader)
+            if value in seen:
                 return key
-            seen.add(key.value)
+            seen.add(value)
     return None
 
 
-def _check_tree(root: yaml.Node, path: Path) -> None:
+#: A node's place in the document: ``(parent's place, key or index)``, ``None`` at the root.
+_Place = tuple[Any, str] | None
+
+
+def _dotted(place: _Place, last: str) -> str:
+    parts = [last]
+    while place is not None:
+        place, part = place
+        parts.append(part)
+    return ".".join(reversed(parts))
+
+
+def _child_places(node: yaml.Node, place: _Place) -> list[tuple[yaml.Node, _Place]]:
+    """`_children` with each one's place: a value under its key's text, an item under
+    its index, a key at its mapping's place."""
+    if isinstance(node, yaml.MappingNode):
+        out: list[tuple[yaml.Node, _Place]] = []
+        for key, value in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+            out += [(key, place), (value, (place, name))]
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [(item, (place, str(i))) for i, item in enumerate(node.value)]
+    return []
+
+
+def _check_tree(root: yaml.Node, path: Path, loader: Any) -> None:
     """Refuse a node tree whose aliases expand past the budget, or into themselves,
-    that nests deeper than `MAX_DEPTH`, or that writes a key twice in one mapping.
+    that nests deeper than `MAX_DEPTH`, or that writes a key twice in one mapping
+    (named by its path, ``gates.0.metric``).
 
     One pass over the distinct nodes (iterative: nesting may be deep) computes
     each node's expanded size; an alias is the same node object reached twice."""
     size: dict[int, int] = {}
     on_path: set[int] = set()
     shared: dict[int, yaml.Node] = {}
-    stack: list[tuple[yaml.Node, int]] = [(root, 1)]  # depth 0: all children are done
+    # depth 0: all children are done
+    stack: list[tuple[yaml.Node, int, _Place]] = [(root, 1, None)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, place = stack.pop()
         key = id(node)
         if depth == 0:
             on_path.discard(key)
@@ -154,17 +197,19 @@ def _check_tree(root: yaml.Node, path: Path) -> None:
                 file=path,
                 line=node.start_mark.line + 1,
             )
-        duplicate = _duplicate_key(node)
+        duplicate = _duplicate_key(node, loader)
         if duplicate is not None:
             raise InputError(
                 "key appears twice in the same mapping",
                 file=path,
                 line=duplicate.start_mark.line + 1,
-                field=str(duplicate.value),
+                field=_dotted(place, str(duplicate.value)),
             )
         on_path.add(key)
-        stack.append((node, 0))
-        stack.extend((child, depth + 1) for child in reversed(_children(node)))
+        stack.append((node, 0, place))
+        stack.extend(
+            (child, depth + 1, where) for child, where in reversed(_child_places(node, place))
+        )
     added = size[id(root)] - len(size)
     if added > ALIAS_BUDGET:
         worst = max(shared.values(), key=lambda n: size[id(n)])

@@ -15,6 +15,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from agentgauge.importers import import_file
+from agentgauge.metrics import compute_metrics
 from agentgauge.metrics.compare import (
     _p_value,
     compare,
@@ -640,3 +641,18 @@ def test_p_value_agrees_with_the_verdicts_interval(
     excludes = c.ci[0] > 0 or c.ci[1] < 0
     if abs(c.p_value - alpha) > 1e-6:  # at the boundary either reading holds
         assert excludes == (c.p_value < alpha), (c.ci, c.p_value, c.interval)
+
+
+def test_rates_and_difference_are_exact_task_averages() -> None:
+    # Successes (1, 1, 1, 2, 2, 2) of 3 trials each: 9 of 18, a rate of 0.5. Averaging the
+    # float task rates gave 0.49999999999999994 here while `metrics` said 0.5, and a mean
+    # difference of 0.5000000000000001 against an all-passing B.
+    a = _table({f"t{i}": [1] * k + [0] * (3 - k) for i, k in enumerate([1, 1, 1, 2, 2, 2])})
+    b = _table({f"t{i}": [1, 1, 1] for i in range(6)})
+    c = compare(a, b)
+    shown = compute_metrics(a, by=()).to_dict()["groups"][0]["success_rate"]["value"]
+    assert c.rate_a == 0.5 == shown and c.rate_b == 1.0 and c.mean_diff == 0.5
+    assert c.to_dict()["a"]["success_rate"] == 0.5
+    # The same rates the other way round differ by exactly 0 (the floats said 1.9e-17).
+    swapped = _table({f"t{i}": [1] * k + [0] * (3 - k) for i, k in enumerate([2, 2, 2, 1, 1, 1])})
+    assert compare(a, swapped).mean_diff == 0.0

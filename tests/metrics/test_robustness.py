@@ -133,3 +133,15 @@ def test_tasks_alike_have_an_se_of_zero_shown_as_their_count() -> None:
     r = robustness(_table(rows), "prompt")
     assert (r.value, r.se, r.n_tasks, r.se_reason) == (0.5, 0.0, 3, None)
     assert estimate(r.to_dict()) == "0.500 (each of 3)"
+
+
+def test_accuracies_are_exact_task_averages() -> None:
+    # Base successes (1, 1, 1, 2, 2, 2) of 3 trials: 9 of 18, 0.5 exactly, as the metrics'
+    # rate (the float average was 0.49999999999999994); paraphrase passes 2 of 6 tasks.
+    rows = [
+        (f"t{i}", "base", int(j < k)) for i, k in enumerate([1, 1, 1, 2, 2, 2]) for j in range(3)
+    ]
+    rows += [(f"t{i}", "paraphrase:1", int(i < 2)) for i in range(6)]
+    r = robustness(_table(rows), "prompt")
+    assert r.acc_base == 0.5 and r.acc_perturbed == 1 / 3
+    assert r.value == 2 / 3 and r.per_variant == {"paraphrase:1": 2 / 3}

@@ -477,6 +477,30 @@ def test_gate_variants_take_kinds_and_refuse_a_name_no_trial_has(tmp_path: Path)
         rate("[base, paraphrse]")
 
 
+def test_a_threshold_line_says_the_variants_its_group_pools(tmp_path: Path) -> None:
+    # With `variants: [all]` the line read "agent=bot: success_rate = 0.5", as if of the
+    # base trials; the non-inferiority line already said "B vs baseline, all variants".
+    from agentgauge.api import run_gates
+
+    source = _variant_trials(tmp_path)
+
+    def line(variants: str) -> tuple[str, str]:
+        config = write(
+            tmp_path, f"variants: {variants}\ngates:\n  - metric: success_rate\n    min: 0\n"
+        )
+        (result,) = run_gates(source, config)
+        return result.group, result.detail
+
+    assert line("[all]") == ("agent=bot, all variants", "success_rate = 0.5")
+    assert line("[base, paraphrase]") == (
+        "agent=bot, variants base, paraphrase",
+        "success_rate = 0.75",
+    )
+    # One variant read: the group's own label says it, as by default.
+    assert line("[base]") == ("agent=bot, variant=base", "success_rate = 1")
+    assert line("[fault]") == ("agent=bot, variant=fault:timeout", "success_rate = 0")
+
+
 def test_a_bound_on_a_figure_without_an_interval_is_refused_when_the_file_loads(
     tmp_path: Path,
 ) -> None:
@@ -520,9 +544,15 @@ def test_a_key_written_twice_is_refused_at_its_line(tmp_path: Path) -> None:
     twice = {
         "gates:\n  - metric: success_rate\n    min: 0.9\n"
         "gates:\n  - metric: cost.cost_of_pass\n    max: 1\n": (4, "gates"),
+        # Named by its path: "metric" alone could be any gate's.
         "gates:\n  - metric: success_rate\n    min: 0.9\n    metric: pass_hat_k.2\n": (
             4,
-            "metric",
+            "gates.0.metric",
+        ),
+        "gates:\n  - metric: success_rate\n    min: 0\n"
+        "  - metric: success_rate\n    where: {agent: a, agent: b}\n    min: 0\n": (
+            5,
+            "gates.1.where.agent",
         ),
     }
     for text, (line, field) in twice.items():
@@ -530,6 +560,18 @@ def test_a_key_written_twice_is_refused_at_its_line(tmp_path: Path) -> None:
             load_gate_config(write(tmp_path, text))
         assert (info.value.line, info.value.field) == (line, field)
         assert info.value.reason == "key appears twice in the same mapping"
+
+
+def test_keys_are_the_same_when_their_loaded_values_are(tmp_path: Path) -> None:
+    from agentgauge.yamlio import load_yaml
+
+    # 1 and "1" are two keys in YAML (an int and a string): refused as one, by their text.
+    data, _ = load_yaml(write(tmp_path, "m:\n  1: int\n  '1': text\n"))
+    assert data == {"m": {1: "int", "1": "text"}}
+    # 1 and 0x1 load as the same key, and the mapping kept only the second.
+    with pytest.raises(InputError) as info:
+        load_yaml(write(tmp_path, "m:\n  1: one\n  0x1: also one\n"))
+    assert (info.value.line, info.value.field) == (3, "m.0x1")
 
 
 def _rubric_grades(verdicts: dict[str, tuple[bool, bool | None, str]]) -> list[dict[str, Any]]:
@@ -592,6 +634,18 @@ def test_no_blocking_failures_counts_only_trials_whose_blocking_criteria_were_de
         "cannot check: the tasks of all 2 rubric-graded trial(s) have no rubric "
         "(unknown:no_rubric): no judge was asked",
     )
+    # A rubric with no blocking criterion: this passed as "0 of 2 trial(s) failed a
+    # blocking criterion" with nothing to check.
+    tone_yes, tone_no = {"tone": (False, True, "passed")}, {"tone": (False, False, "failed")}
+    no_blocking = (
+        False,
+        "cannot check: no trial's rubric has a blocking criterion, so none of the "
+        "2 rubric-graded trial(s) could fail one",
+    )
+    assert gate(tone_yes, tone_no) == no_blocking
+    assert gate(tone_yes, {}) == no_blocking
+    # One trial whose rubric has one is checked, and the others cannot fail.
+    assert gate(tone_no, safe_yes) == (True, "0 of 1 trial(s) failed a blocking criterion")
 
 
 def _two_variant_runs(tmp_path: Path) -> tuple[str, str]:

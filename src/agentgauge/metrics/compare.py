@@ -45,7 +45,11 @@ import numpy.typing as npt
 from scipy import optimize, special
 
 from agentgauge.metrics.cost import checked_cost_of_pass, overflow_reason
-from agentgauge.metrics.outcome import success_interval, task_success_counts
+from agentgauge.metrics.outcome import (
+    success_interval,
+    task_rate_fraction,
+    task_success_counts,
+)
 from agentgauge.stats.exact import binomial_half_two_sided, sign_test_min_n
 from agentgauge.stats.intervals import mover_difference_interval
 from agentgauge.stats.se import cluster_codes, cluster_correlation, se_clustered, se_mean
@@ -290,10 +294,11 @@ class Comparison:
     """A's trials on each shared task."""
     trials_b: npt.NDArray[np.int64]
     rate_a: float
-    """A's success rate over the shared tasks (tasks weigh equally)."""
+    """A's success rate over the shared tasks (tasks weigh equally), the exact task
+    average rounded once, as the metrics' success rate."""
     rate_b: float
     mean_diff: float
-    """mean_t (p_B,t − p_A,t) = rate_b − rate_a."""
+    """mean_t (p_B,t − p_A,t) = rate_b − rate_a, exact and rounded once."""
     se_paired: float | None
     se_unpaired: float | None
     se_method: str
@@ -592,6 +597,18 @@ def _p_value(mean: float, se: float | None, df: int | None) -> tuple[float | Non
     return float(2 * special.stdtr(df, -abs(mean / se))), "t"  # two-sided t tail
 
 
+def _exact_rates(
+    counts_a: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    counts_b: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+) -> tuple[float, float, float]:
+    """A's and B's success rates over the shared tasks and their difference, each the
+    exact task average rounded once (`task_rate_fraction`), as the metrics' rate is."""
+    exact_a, exact_b = task_rate_fraction(*counts_a), task_rate_fraction(*counts_b)
+    if exact_a is None or exact_b is None:
+        raise ValueError("a comparison needs at least one shared task")
+    return float(exact_a), float(exact_b), float(exact_b - exact_a)
+
+
 def _score_interval(
     counts_a: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     counts_b: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
@@ -623,14 +640,14 @@ class _ScoreInterval:
         self.pa: FloatArray = self.ca / self.na
         self.pb: FloatArray = self.cb / self.nb
         self.r = estimate_correlation(counts_a, counts_b, self.codes)
+        self.rate_a, self.rate_b, self.diff = _exact_rates(counts_a, counts_b)
 
     def at(self, level: float) -> tuple[float, float] | None:
         ci_a, _, _ = success_interval(self.pa, self.na, self.ca, self.codes, level=level)
         ci_b, _, _ = success_interval(self.pb, self.nb, self.cb, self.codes, level=level)
         if ci_a is None or ci_b is None:
             return None
-        a, b = float(self.pa.mean()), float(self.pb.mean())
-        return mover_difference_interval(a, ci_a, b, ci_b, self.r)
+        return mover_difference_interval(self.rate_a, ci_a, self.rate_b, ci_b, self.r)
 
     def p_value(self) -> float:
         """The two-sided p-value of d = 0 by the test this interval inverts: the α at
@@ -638,7 +655,7 @@ class _ScoreInterval:
         excludes 0 exactly when α exceeds it, so the p-value, the interval and the
         verdict agree (a t or sign test beside a score interval could say p = 0.008
         while the interval held 0). 1 when d = 0; at most `_P_FLOOR`."""
-        d = float(self.pb.mean() - self.pa.mean())
+        d = self.diff
         if d == 0:
             return 1.0
 
@@ -757,7 +774,10 @@ def compare(
     pa, pb = ca / na, cb / nb
     d = pb - pa
     T = len(tasks)
-    mean = float(d.mean())
+    # The rates and their mean difference are exact task averages rounded once, as the
+    # metrics' success rate is (`task_mean`): 9 successes of 18 trials over 6 tasks is 0.5
+    # on both, not 0.49999999999999994. The SEs are computed from the float rates.
+    rate_a, rate_b, mean = _exact_rates((na, ca), (nb, cb))
 
     fams = _families((ta, tb), tasks)
     n_clusters = None if fams is None else len(set(fams))
@@ -779,7 +799,7 @@ def compare(
     mover = _ScoreInterval((na, ca), (nb, cb), clusters if method == "clustered" else None)
     score = mover.at(0.95)
     interval = "paired_t"
-    near_edge = not all(EDGE <= r <= 1 - EDGE for r in (float(pa.mean()), float(pb.mean())))
+    near_edge = not all(EDGE <= r <= 1 - EDGE for r in (rate_a, rate_b))
     paired_ok = se is not None and df is not None
     if paired_ok and (se == 0 or near_edge) and score is not None:
         # Near 0% and 100% the paired t interval under-covers (79% at 97% -> 99% with 5
@@ -801,7 +821,6 @@ def compare(
     if (na == 1).all() and (nb == 1).all():
         mc = mcnemar_exact(len(a_only), len(b_only))
 
-    rate_a, rate_b = float(pa.mean()), float(pb.mean())
     shared = set(tasks)
     sub_a = ta.take(ta.text_in("task_id", shared))
     sub_b = tb.take(tb.text_in("task_id", shared))

@@ -37,6 +37,7 @@ __all__ = [
     "outcome_metrics",
     "success_interval",
     "task_mean",
+    "task_rate_fraction",
     "task_success_counts",
 ]
 
@@ -127,23 +128,33 @@ def _pairs(n: IntArray, c: IntArray) -> _Pairs:
     ]
 
 
-def _exact_mean(
+def _exact_fraction(
     pairs: _Pairs,
     numerator: Callable[[int, int], int],
     denominator: Callable[[int], int],
-) -> float:
-    """mean_t numerator(n_t, c_t)/denominator(n_t), summed as integers per trial count
-    and divided once (see `task_mean`)."""
+) -> Fraction | None:
+    """mean_t numerator(n_t, c_t)/denominator(n_t) as an exact fraction, summed as
+    integers per trial count; ``None`` when there are no tasks."""
     sums: dict[int, int] = {}
     tasks = 0
     for n_t, c_t, count in pairs:
         sums[n_t] = sums.get(n_t, 0) + count * numerator(n_t, c_t)
         tasks += count
     if not tasks:
-        return float("nan")
+        return None
     total = sum((Fraction(s, denominator(n_t)) for n_t, s in sums.items()), Fraction(0))
+    return total / tasks
+
+
+def _exact_mean(
+    pairs: _Pairs,
+    numerator: Callable[[int, int], int],
+    denominator: Callable[[int], int],
+) -> float:
+    """`_exact_fraction` divided once (see `task_mean`); NaN when there are no tasks."""
+    total = _exact_fraction(pairs, numerator, denominator)
     # A Fraction's float is its int / int, which rounds correctly.
-    return float(total / tasks)
+    return float("nan") if total is None else float(total)
 
 
 def _rate(_n: int, c: int) -> int:
@@ -170,6 +181,15 @@ def task_mean(
     n_arr = np.asarray(n, dtype=np.int64).reshape(-1)
     c_arr = np.asarray(c, dtype=np.int64).reshape(-1)
     return _exact_mean(_pairs(n_arr, c_arr), numerator, denominator)
+
+
+def task_rate_fraction(n: npt.ArrayLike, c: npt.ArrayLike) -> Fraction | None:
+    """The success rate mean_t c_t/n_t as an exact fraction (``None`` with no tasks):
+    for a figure built from task rates (a difference of two, a ratio) that is to be
+    rounded once, as `task_mean` rounds the rate itself."""
+    n_arr = np.asarray(n, dtype=np.int64).reshape(-1)
+    c_arr = np.asarray(c, dtype=np.int64).reshape(-1)
+    return _exact_fraction(_pairs(n_arr, c_arr), _rate, _trials)
 
 
 def _finite(x: float) -> float | None:

@@ -9,12 +9,13 @@ keys, wrapped responses, reordered fields: the ``env:KIND`` variants).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.metrics.outcome import task_success_counts
+from agentgauge.metrics.outcome import task_rate_fraction, task_success_counts
 from agentgauge.stats.bootstrap import cluster_bootstrap_means
 from agentgauge.table import TrialTable, by_first_appearance
 
@@ -57,12 +58,28 @@ class Robustness:
         }
 
 
-def _task_rates(table: TrialTable, rows: npt.NDArray[np.bool_]) -> dict[str, float]:
+def _task_counts(table: TrialTable, rows: npt.NDArray[np.bool_]) -> dict[str, tuple[int, int]]:
+    """task → (trials, successes) over ``rows``."""
     # Infra errors count as failures, as in the headline success rate.
     ok = table.success & ~table.infra_error
     uniques, codes = table.codes("task_id")
     ids, n, c = task_success_counts(table.task_id[rows], ok[rows], coded=(uniques, codes[rows]))
-    return dict(zip(ids, (c / n).tolist(), strict=True))
+    return dict(zip(ids, zip(n.tolist(), c.tolist(), strict=True), strict=True))
+
+
+def _accuracy(counts: dict[str, tuple[int, int]], tasks: list[str]) -> Fraction:
+    """The success rate over ``tasks`` (at least one), the exact task average
+    (`task_rate_fraction`): rounded once where it is shown, as the metrics' rate is."""
+    n = [counts[t][0] for t in tasks]
+    c = [counts[t][1] for t in tasks]
+    exact = task_rate_fraction(n, c)
+    assert exact is not None
+    return exact
+
+
+def _ratio(perturbed: Fraction, base: Fraction) -> float | None:
+    """min(perturbed / base, 1) divided exactly and rounded once; ``None`` when base is 0."""
+    return min(float(perturbed / base), 1.0) if base > 0 else None
 
 
 def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 0) -> Robustness:
@@ -92,29 +109,29 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
     variant = names[codes]
     is_base = (names == "base")[codes]
     is_pert = perturbed[codes]
-    base = _task_rates(table, is_base)
-    pert = _task_rates(table, is_pert)
+    base = _task_counts(table, is_base)
+    pert = _task_counts(table, is_pert)
     shared = sorted(set(base) & set(pert))
     if not shared:
         return Robustness(
             None, None, None, None, 0, labels, reason="no task was run in both base and variant"
         )
-    pb = np.array([base[t] for t in shared])
-    pp = np.array([pert[t] for t in shared])
-    acc_b, acc_p = float(pb.mean()), float(pp.mean())
+    pb = np.array([c / n for n, c in (base[t] for t in shared)])
+    pp = np.array([c / n for n, c in (pert[t] for t in shared)])
+    exact_b, exact_p = _accuracy(base, shared), _accuracy(pert, shared)
+    acc_b, acc_p = float(exact_b), float(exact_p)
     per_variant: dict[str, float | None] = {}
     for label in labels:
-        one = _task_rates(table, variant == label)
+        one = _task_counts(table, variant == label)
         common = [t for t in shared if t in one]
-        b = float(np.mean([base[t] for t in common])) if common else 0.0
         per_variant[label] = (
-            min(float(np.mean([one[t] for t in common])) / b, 1.0) if b > 0 else None
+            _ratio(_accuracy(one, common), _accuracy(base, common)) if common else None
         )
-    if acc_b == 0:
+    value = _ratio(exact_p, exact_b)
+    if value is None:
         return Robustness(
             None, None, acc_b, acc_p, len(shared), labels, per_variant, "base accuracy is 0"
         )
-    value = min(acc_p / acc_b, 1.0)
     if len(shared) < 2:
         return Robustness(
             value, None, acc_b, acc_p, 1, labels, per_variant,

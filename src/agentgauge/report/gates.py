@@ -185,12 +185,15 @@ class BlockingCheck:
     """Trials, none failed, with a criterion left unknown that is (or may be) blocking."""
     no_rubric: int = 0
     """Trials whose task has no rubric (no judge was asked): nothing to check on them."""
+    no_blocking: int = 0
+    """Trials whose rubric has no blocking criterion: nothing to check on them either."""
     causes: tuple[tuple[str, int], ...] = ()
     """The statuses of the undecided blocking criteria, with their counts, most first."""
 
     def result(self, label: str) -> GateResult:
         """The gate's line: fails on a blocking failure anywhere; cannot check while a
-        blocking criterion is undecided, or when no trial's rubric decided anything."""
+        blocking criterion is undecided, or when no trial's rubric has a blocking
+        criterion it decided (a check that checked nothing does not pass)."""
         group = "all trials"
         if self.failed:
             more = (
@@ -214,6 +217,14 @@ class BlockingCheck:
                 f"cannot check: a blocking criterion is undecided on {self.undecided} of "
                 f"{self.graded} trial(s) ({causes}){rest}",
             )
+        if not self.checked and self.no_blocking:
+            return GateResult(
+                label,
+                group,
+                False,
+                "cannot check: no trial's rubric has a blocking criterion, so none of the "
+                f"{self.graded} rubric-graded trial(s) could fail one",
+            )
         if not self.checked:
             return GateResult(
                 label,
@@ -233,7 +244,7 @@ def blocking_check(trials: Iterable[Trial]) -> BlockingCheck | None:
     grade. A criterion left unknown counts as blocking unless its grade says it is
     not (``evidence.blocking``): the judge's unparseable answer on a blocking
     criterion is not a pass."""
-    graded = failed = checked = undecided = no_rubric = 0
+    graded = failed = checked = undecided = no_rubric = no_blocking = 0
     causes: Counter[str] = Counter()
     for trial in trials:
         rubric = [g for g in trial.grades if g.grader == "rubric"]
@@ -259,8 +270,12 @@ def blocking_check(trials: Iterable[Trial]) -> BlockingCheck | None:
                 continue
             for item in _undecided_blocking(criteria, evidence.get("unknown"), own):
                 pending.append(item or grade.status or "unknown")
-            if criteria:
+            if any(_blocking_flag(item, own) is True for item in criteria):
                 state = "checked"
+            elif criteria and state == "no_rubric":
+                # Criteria that are all non-blocking (a flag not recorded is not read as
+                # blocking here): decided or not, no blocking failure could be seen.
+                state = "no_blocking"
         if state == "failed":
             failed += 1
             checked += 1
@@ -269,11 +284,35 @@ def blocking_check(trials: Iterable[Trial]) -> BlockingCheck | None:
             causes.update(pending)
         elif state == "checked":
             checked += 1
+        elif state == "no_blocking":
+            no_blocking += 1
         else:
             no_rubric += 1
     if not graded:
         return None
-    return BlockingCheck(graded, failed, checked, undecided, no_rubric, tuple(causes.most_common()))
+    return BlockingCheck(
+        graded,
+        failed,
+        checked,
+        undecided,
+        no_rubric=no_rubric,
+        no_blocking=no_blocking,
+        causes=tuple(causes.most_common()),
+    )
+
+
+def _blocking_flag(item: Any, own: Mapping[str, Any]) -> bool | None:
+    """A rubric criterion's ``blocking`` flag as its grade records it (in the criterion's
+    evidence, or its own ``rubric:<id>`` grade); ``None`` when not recorded."""
+    if not isinstance(item, dict):
+        return None
+    evidence = item.get("evidence")
+    blocking = (evidence if isinstance(evidence, dict) else item).get("blocking")
+    if blocking is None:
+        cid = str(item.get("id") or str(item.get("grader", "")).removeprefix("rubric:"))
+        if cid in own and isinstance(own[cid].evidence, dict):
+            blocking = own[cid].evidence.get("blocking")
+    return blocking if isinstance(blocking, bool) else None
 
 
 def _undecided_blocking(
@@ -290,11 +329,7 @@ def _undecided_blocking(
         decided = item.get("passed", item.get("verdict")) is not None and cid not in ids
         if decided:
             continue
-        evidence = item.get("evidence")
-        blocking = (evidence if isinstance(evidence, dict) else item).get("blocking")
-        if blocking is None and cid in own and isinstance(own[cid].evidence, dict):
-            blocking = own[cid].evidence.get("blocking")
-        if blocking is not False:
+        if _blocking_flag(item, own) is not False:
             status = item.get("status")
             out.append(str(status) if status else None)
     return out
@@ -724,12 +759,13 @@ def evaluate_gates(
     """
     results: list[GateResult] = []
     k = config.deployment_k
-    # The variants both sides were compared on, when not the default base.
-    versus = "B vs baseline"
+    # The variants the gates read (both sides, for a comparison), when not the default base.
+    scope = None
     if "all" in config.variants:
-        versus += ", all variants"
+        scope = "all variants"
     elif config.variants != ["base"]:
-        versus += f", variants {', '.join(config.variants)}"
+        scope = f"variants {', '.join(config.variants)}"
+    versus = "B vs baseline" + (f", {scope}" if scope else "")
     for gate in config.gates:
         label = gate.label(k)
         if gate.type == "non_inferiority":
@@ -797,6 +833,10 @@ def evaluate_gates(
         for group in groups:
             value, why = _metric_value(group, metric, gate.bound)
             name = _group_label(group)
+            if scope and group.get("variant") is None:
+                # A group pooling several variants has no variant label: "agent=B" alone
+                # read as its base trials.
+                name += f", {scope}"
             if value is None or not math.isfinite(value):
                 results.append(GateResult(label, name, False, f"cannot check: {why}"))
                 continue
