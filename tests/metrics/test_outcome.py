@@ -131,3 +131,29 @@ def test_rejects_bad_counts() -> None:
         outcome_metrics([2], [3])
     with pytest.raises(ValueError):
         outcome_metrics([0], [0])
+
+
+def test_every_task_average_is_the_exact_one() -> None:
+    """The frontier's rate, a grader's pass rate and the null agent's score averaged
+    the floats c/n as the success rate once did: 9 of 18 read 0.49999999999999994."""
+    from agentgauge.metrics.frontier import frontier_from_table
+    from agentgauge.metrics.grades import grade_summary
+    from agentgauge.metrics.validity import null_agent_check
+    from agentgauge.schema import Grade
+    from agentgauge.table import TrialTable
+
+    passes = {f"t{i}": c for i, c in enumerate((1, 1, 1, 2, 2, 2))}
+    rows = [(t, j < c) for t, c in passes.items() for j in range(3)]
+    table = TrialTable.from_columns(
+        len(rows),
+        task_id=np.array([t for t, _ in rows], dtype=object),
+        success=np.array([ok for _, ok in rows]),
+        cost_usd=np.zeros(len(rows)),
+    )
+    assert float(np.mean([c / 3 for c in passes.values()])) != 0.5  # the float mean
+    (point,) = frontier_from_table(table).frontier
+    assert point.success_rate == 0.5
+    assert null_agent_check(table).score == 0.5
+    grades = [[Grade(grader="state", passed=ok, score=float(ok))] for _, ok in rows]
+    summary = grade_summary(grades, "state", task_ids=[t for t, _ in rows])
+    assert summary.pass_rate == 0.5

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.metrics.outcome import task_mean
 from agentgauge.table import TrialTable
 
 __all__ = ["Frontier", "FrontierPoint", "frontier_from_table", "group_labels", "pareto_frontier"]
@@ -183,8 +184,8 @@ def frontier_from_table(table: TrialTable, by: Sequence[str] = ("agent", "model"
         missing.append(int(np.isnan(sub.cost_usd).sum()))
         sizes.append(len(sub))
         _, inv = sub.task_index()
-        ok = (sub.success & ~sub.infra_error).astype(np.float64)
-        per_task = np.bincount(inv, weights=ok) / np.bincount(inv)
-        rates.append(float(per_task.mean()))
+        ok = (sub.success & ~sub.infra_error).astype(np.int64)
+        # The exact task average, as the outcome table's (`task_mean`).
+        rates.append(task_mean(np.bincount(inv), np.bincount(inv, weights=ok).astype(np.int64)))
     labels = group_labels(keys)  # distinct: user labels never clash into an error
     return pareto_frontier(labels, costs, rates, missing=missing, n_trials=sizes)

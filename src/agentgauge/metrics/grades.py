@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgauge.metrics.outcome import success_interval, task_success_counts
+from agentgauge.metrics.outcome import success_interval, task_mean, task_success_counts
 
 __all__ = ["GradeSummary", "grade_summary"]
 
@@ -96,7 +96,7 @@ def grade_summary(
             ids = np.asarray(decided_tasks, dtype=object)
             _, n, c = task_success_counts(ids, np.asarray(decided_pass, dtype=bool))
             p = c / n
-            rate = float(p.mean())
+            rate = task_mean(n, c)  # exact, as the success rate (`task_mean`)
             ci, _, _ = success_interval(p, n, c, None)
     return GradeSummary(
         grader=grader,

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.metrics.outcome import success_interval, task_success_counts
+from agentgauge.metrics.outcome import success_interval, task_mean, task_success_counts
 from agentgauge.schema import INT64_MAX, Trial
 
 __all__ = [
@@ -95,7 +95,7 @@ def pass_rate_by_turn(
         p = c / n
         ci, method, why = success_interval(p, n, c, None)
         row.update(
-            pass_rate=float(p.mean()),
+            pass_rate=task_mean(n, c),  # exact, as the success rate
             ci95=None if ci is None else [float(ci[0]), float(ci[1])],
             ci_method=method,
             n_tasks=int(n.size),

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgauge.metrics.outcome import task_success_counts
+from agentgauge.metrics.outcome import task_mean, task_success_counts
 from agentgauge.table import TrialTable
 
 __all__ = [
@@ -64,7 +64,10 @@ def null_agent_check(null_trials: TrialTable) -> NullAgentCheck:
         return NullAgentCheck(None, [], 0)
     ids, rates = _task_rates(null_trials)
     passed = [t for t, r in zip(ids, rates, strict=True) if r > 0]
-    return NullAgentCheck(float(rates.mean()), passed, len(ids))
+    _, n, c = task_success_counts(
+        null_trials.task_id, null_trials.success & ~null_trials.infra_error
+    )
+    return NullAgentCheck(task_mean(n, c), passed, len(ids))  # exact, as the success rate
 
 
 def never_passed_tasks(tables: Sequence[TrialTable]) -> list[str]:
