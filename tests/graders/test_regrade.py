@@ -119,8 +119,10 @@ def test_regrade_is_atomic(tmp_path: Path) -> None:
     with _store(tmp_path / "s.db") as db:
         before = db.conn.execute("SELECT COUNT(*) FROM grade_versions").fetchone()
         # One line naming the trial and what the grader raised, not a traceback.
-        with pytest.raises(InputError, match=r"grading trial 1 of task 'w' \(variant base\) "
-                           r"raised RuntimeError: boom; nothing was written"):  # fmt: skip
+        # The grader named, as the run's summary names it (it said only "raised ...").
+        with pytest.raises(InputError, match=r"grading trial 1 of task 'w' \(variant base\): "
+                           r"grader 'explodes_on_second' raised RuntimeError: boom; "
+                           r"nothing was written"):  # fmt: skip
             regrade(db, "r1", ["explodes_on_second"])
         assert db.conn.execute("SELECT COUNT(*) FROM grade_versions").fetchone() == before
         assert [t.success for t in db.trials("r1")] == [False, True, True, True, False]

@@ -36,6 +36,7 @@ from agentgauge.graders.base import (
     available_graders,
     get_grader,
     grade_trial,
+    raising_grader,
 )
 from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
@@ -141,9 +142,11 @@ def _grade(store: Store, task: Task, trial: Trial, chosen: Sequence[Grader] | No
     except Exception as exc:
         text = str(exc)
         why = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        name = raising_grader(exc)  # as the run's summary names it
+        who = f"grader {name!r} " if name else ""
         raise InputError(
-            f"grading trial {trial.trial} of task {task.id!r} (variant {trial.variant}) "
-            f"raised {why}; nothing was written (fix the task or the grader, then "
+            f"grading trial {trial.trial} of task {task.id!r} (variant {trial.variant}): "
+            f"{who}raised {why}; nothing was written (fix the task or the grader, then "
             "re-grade)",
             file=store.path,
         ) from None
