@@ -646,6 +646,12 @@ def test_no_blocking_failures_counts_only_trials_whose_blocking_criteria_were_de
     assert gate(tone_yes, {}) == no_blocking
     # One trial whose rubric has one is checked, and the others cannot fail.
     assert gate(tone_no, safe_yes) == (True, "0 of 1 trial(s) failed a blocking criterion")
+    # The line names the trials it read: the gates' variants, not "all trials".
+    (result,) = run_gates(str(tmp_path / "trials.jsonl"), config)
+    assert result.group == "trials of the base variant"
+    every = write(tmp_path, "variants: [all]\ngates:\n  - type: no_blocking_failures\n")
+    (result,) = run_gates(str(tmp_path / "trials.jsonl"), every)
+    assert result.group == "trials of all variants"
 
 
 def _two_variant_runs(tmp_path: Path) -> tuple[str, str]:

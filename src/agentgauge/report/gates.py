@@ -190,11 +190,11 @@ class BlockingCheck:
     causes: tuple[tuple[str, int], ...] = ()
     """The statuses of the undecided blocking criteria, with their counts, most first."""
 
-    def result(self, label: str) -> GateResult:
+    def result(self, label: str, group: str = "all trials") -> GateResult:
         """The gate's line: fails on a blocking failure anywhere; cannot check while a
         blocking criterion is undecided, or when no trial's rubric has a blocking
-        criterion it decided (a check that checked nothing does not pass)."""
-        group = "all trials"
+        criterion it decided (a check that checked nothing does not pass). ``group``:
+        which trials were read, as the line names them."""
         if self.failed:
             more = (
                 f"; on {self.undecided} more a blocking criterion is undecided"
@@ -810,12 +810,15 @@ def evaluate_gates(
             )
             continue
         if gate.type == "no_blocking_failures":
+            # The trials of the variants the gates read ("all trials" of the base one
+            # read as if of every variant).
+            group = f"trials of {scope or 'the base variant'}"
             if blocking_failures is None:
                 results.append(
-                    GateResult(label, "all trials", False, "cannot check: no rubric grades found")
+                    GateResult(label, group, False, "cannot check: no rubric grades found")
                 )
             else:
-                results.append(blocking_failures.result(label))
+                results.append(blocking_failures.result(label, group))
             continue
         metric = _resolve_metric_name(gate.metric or "", k)
         groups = [
