@@ -226,3 +226,28 @@ def test_judge_label_records_round_trip(tmp_path: Path) -> None:
         (("t1", 2, "fault:timeout", "hasty", "rubric:polite"), "pass", "judge"),
         (("t1", 2, "fault:timeout", "hasty", "rubric:safe"), "unknown", "judge"),
     ]
+
+
+def test_a_label_without_a_variant_is_about_the_base_trial(tmp_path: Path) -> None:
+    """It was applied to trial 0 of every variant, though a paraphrase's trial 0 is
+    another transcript than the one the rater read (and calibration read it as base)."""
+    rows = [
+        {"task_id": "t1", "trial": 0, "criterion": "polite", "label": "pass", "rater": "ann"},
+        {
+            "task_id": "t1",
+            "trial": 0,
+            "variant": "paraphrase:1",
+            "criterion": "polite",
+            "label": "fail",
+            "rater": "ann",
+        },
+    ]
+    grader = HumanGrader(load_labels(write_jsonl(tmp_path / "l.jsonl", rows)))
+    task = Task(id="t1", instruction="x")
+
+    def trial(variant: str) -> Trial:
+        return Trial(task_id="t1", trial=0, success=True, variant=variant)
+
+    assert grader.grade(task, trial("base")).passed is True
+    assert grader.grade(task, trial("paraphrase:1")).passed is False
+    assert grader.grade(task, trial("paraphrase:2")).status == "unknown:no_labels"

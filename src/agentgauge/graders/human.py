@@ -16,8 +16,8 @@ field          required   meaning
                           booleans and 0/1 too). Pairwise records: ``A``, ``B``,
                           ``tie`` or ``unknown`` (the transcript preferred)
 ``rater``      yes        who labelled (a person, or ``judge`` for the model)
-``variant``    no         restricts the label to trials of that variant (in
-                          calibration, no variant is ``base``)
+``variant``    no         the variant of the trial labelled (none: ``base``;
+                          trial 0 of a paraphrase is another transcript)
 ``agent``      no         restricts the label to trials of that agent (none:
                           any agent's trial)
 ``kind``       no         ``grade`` (default) or ``pairwise``
@@ -118,7 +118,9 @@ class Label:
         return (
             self.task_id == trial.task_id
             and self.trial == trial.trial
-            and (self.variant is None or self.variant == trial.variant)
+            # No variant is the base one, as in calibration: trial 0 of a paraphrase is
+            # another transcript than trial 0 of the instruction the rater read.
+            and (self.variant or "base") == trial.variant
             and (self.agent is None or self.agent == trial.agent)
         )
 
