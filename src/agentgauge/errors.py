@@ -6,12 +6,14 @@ file, line and field, and the CLI exits with code 2. Tracebacks are for bugs.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import numbers
 import os
 import re
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -155,6 +157,24 @@ def as_float(value: int | float) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+def value_kind(value: object) -> str:
+    """What a value read from a YAML or JSON file is, as a reason names it: ``a
+    mapping``, ``a list`` (``an empty list``), ``text``, ``a boolean``, ``a number``,
+    ``a date`` (YAML reads ``2024-06-01`` unquoted as one), ``null``; else the type's
+    name. The one wording for the suite's and the retail world's checks."""
+    if isinstance(value, list):
+        return "a list" if value else "an empty list"
+    kinds: tuple[tuple[type | tuple[type, ...], str], ...] = (
+        (Mapping, "a mapping"),
+        (str, "text"),
+        (bool, "a boolean"),
+        ((int, float), "a number"),
+        (datetime.date, "a date"),
+    )
+    found = (name for t, name in kinds if isinstance(value, t))
+    return next(found, "null" if value is None else type(value).__name__)
 
 
 def shown_number(value: object) -> str:

@@ -42,7 +42,7 @@ from agentgauge.envs.builtin import (
     TaskDefect,
     builtin_environment,
 )
-from agentgauge.errors import InputError, first_error
+from agentgauge.errors import InputError, first_error, value_kind
 from agentgauge.schema import StateAssertion, Task
 from agentgauge.sources import read_jsonl
 from agentgauge.yamlio import line_of, load_yaml
@@ -449,7 +449,7 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         if not isinstance(params, Mapping):
             return loc, (
                 f"{name}: expected a JSON schema object, {{type: object, properties: "
-                f"{{PARAMETER: {{type: ...}}}}, required: [...]}}, got {_kind(params)}"
+                f"{{PARAMETER: {{type: ...}}}}, required: [...]}}, got {value_kind(params)}"
             )
         kind = params.get("type", "object")
         if kind not in ("object", "dict"):  # "dict" is BFCL's name for it
@@ -460,18 +460,18 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         props = params.get("properties", {})
         if not isinstance(props, Mapping):
             return (*loc, "properties"), (
-                f"{name}: expected a mapping of parameter to its schema, got {_kind(props)}"
+                f"{name}: expected a mapping of parameter to its schema, got {value_kind(props)}"
             )
         for prop, schema in props.items():
             if not isinstance(schema, Mapping):
                 return (*loc, "properties", prop), (
                     f"{name}: expected the parameter's JSON schema ({{type: string}}, say), "
-                    f"got {_kind(schema)}"
+                    f"got {value_kind(schema)}"
                 )
         required = params.get("required", [])
         if not isinstance(required, list):
             return (*loc, "required"), (
-                f"{name}: expected a list of parameter names, got {_kind(required)}"
+                f"{name}: expected a list of parameter names, got {value_kind(required)}"
             )
         names = sorted(str(p) for p in props)
         for j, req in enumerate(required):
@@ -496,7 +496,7 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         if not isinstance(args, Mapping):
             return (*loc, name), (
                 f"expected the call's parameters, {{PARAMETER: [acceptable values]}}, "
-                f"got {_kind(args)}"
+                f"got {value_kind(args)}"
             )
         for param, values in args.items():
             if not isinstance(values, list):
@@ -504,22 +504,9 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                 alone = alone if len(alone) <= 60 else "[VALUE]"
                 return (*loc, name, param), (
                     f"expected a list of acceptable values ({alone} for this one alone; "
-                    f'"" in the list lets the parameter be left out), got {_kind(values)}'
+                    f'"" in the list lets the parameter be left out), got {value_kind(values)}'
                 )
     return None
-
-
-def _kind(value: Any) -> str:
-    """What a JSON value is, for a reason: ``a mapping``, ``text``, ``a number``..."""
-    kinds: tuple[tuple[type | tuple[type, ...], str], ...] = (
-        (Mapping, "a mapping"),
-        (list, "a list"),
-        (str, "text"),
-        (bool, "a boolean"),
-        ((int, float), "a number"),
-    )
-    found = (name for t, name in kinds if isinstance(value, t))
-    return next(found, "null" if value is None else type(value).__name__)
 
 
 def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:

@@ -14,11 +14,11 @@ import json
 import math
 import sqlite3
 import threading
-from types import UnionType
 from typing import Any
 
 from agentgauge.envs.builtin import TaskDefect
 from agentgauge.envs.retail import seed
+from agentgauge.errors import value_kind
 
 __all__ = [
     "JSON_COLUMNS",
@@ -179,7 +179,7 @@ def _cell_defect(column: str, value: Any) -> str | None:
     if column in JSON_COLUMNS:
         if value is None or (isinstance(value, list) and all(type(v) is str for v in value)):
             return None
-        return f"expected a list of item ids (text, such as '1001'), got {_kind(value)}"
+        return f"expected a list of item ids (text, such as '1001'), got {value_kind(value)}"
     if value is None or isinstance(value, str | bool):
         return None
     if isinstance(value, int):
@@ -191,20 +191,7 @@ def _cell_defect(column: str, value: Any) -> str | None:
     if isinstance(value, datetime.date):
         # YAML reads an unquoted 2024-06-01 as a date; the world keeps dates as text.
         return f"expected text or a number, got a date (quote it: '{value.isoformat()}')"
-    return f"expected text or a number, got {_kind(value)}"
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list" if value else "an empty list"
-    kinds: tuple[tuple[type | UnionType, str], ...] = (
-        (dict, "a mapping"),
-        (str, "text"),
-        (bool, "a boolean"),
-        (int | float, "a number"),
-        (datetime.date, "a date"),
-    )
-    return next((name for t, name in kinds if isinstance(value, t)), type(value).__name__)
+    return f"expected text or a number, got {value_kind(value)}"
 
 
 def apply_overrides(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None:
