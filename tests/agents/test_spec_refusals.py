@@ -53,7 +53,7 @@ def test_an_agent_module_that_raises_at_import(tmp_path: Path, module: str) -> N
     (tmp_path / f"{module}.py").write_text(source)
     line = agentgauge_run(tmp_path, f"{module}:f")
     spec = f"{module}:f"
-    assert line == f"agentgauge: error: agent: cannot import {module!r} for agent {spec!r}: {said}"
+    assert line == f"agentgauge: error: --agent: cannot import {module!r} for agent {spec!r}: {said}"
 
 
 @pytest.mark.parametrize("module", sorted(BROKEN_MODULES))
@@ -113,7 +113,7 @@ def test_a_scenario_key_ones_own_world_refuses_names_the_task_and_the_field(
 def test_a_cmd_spec_without_a_program_to_run(tmp_path: Path, spec: str, said: str) -> None:
     # Was a ValueError traceback (from shlex, or from the adapter's own check), exit 1.
     line = agentgauge_run(tmp_path, spec)
-    assert line.startswith("agentgauge: error: agent: ") and said in line
+    assert line.startswith("agentgauge: error: --agent: ") and said in line
 
 
 @pytest.mark.parametrize("name", ["oracle", "careful", "hasty", "ablation"])
@@ -122,7 +122,7 @@ def test_a_reference_agent_on_a_suite_of_another_world(tmp_path: Path, name: str
     # success, exit 0.
     line = agentgauge_run(tmp_path, f"builtin:{name}")
     assert line.startswith(
-        f"agentgauge: error: agent: builtin:{name} plays only the built-in worlds "
+        f"agentgauge: error: --agent: builtin:{name} plays only the built-in worlds "
         "(retail, functions); task 'add-small' has environment "
         "'agentgauge.testing.worlds:make_counter_env' (and 2 more task(s))"
     )
@@ -159,7 +159,7 @@ def test_a_generator_function_as_the_agent(tmp_path: Path, attr: str, kind: str)
     # Its body never ran, and every trial was "completed" with no error.
     (tmp_path / "genagent.py").write_text(GENERATORS)
     line = agentgauge_run(tmp_path, f"genagent:{attr}")
-    assert line.startswith(f"agentgauge: error: agent: genagent:{attr} is {kind} (it yields)")
+    assert line.startswith(f"agentgauge: error: --agent: genagent:{attr} is {kind} (it yields)")
 
 
 def test_an_environment_module_beside_the_suite_is_found_in_the_current_folder(

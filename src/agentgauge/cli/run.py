@@ -248,6 +248,12 @@ def run_cmd(
         the_run_id = header.run_id
     except RunEnded as exc:
         ended, the_run_id = exc, exc.run_id
+    except InputError as exc:
+        # The harness names the agent spec by its field in a Python call (`agent`); here
+        # the user typed it as an option, so the line names the option they can fix.
+        if exc.field == "agent" and exc.file is None:
+            raise InputError(exc.reason, field="--agent") from None
+        raise
     if ended is None or ended.saved:
         with Store(store, readonly=True) as db:
             trials_ = db.trials(the_run_id, events=False, grades=True)
