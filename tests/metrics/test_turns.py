@@ -176,3 +176,27 @@ def test_trials_that_raised_are_counted_at_every_turn_not_left_out(cli: Any, tmp
     (group,) = json.loads(out)["groups"]
     assert group["turns"] is None and group["null_reasons"]["turns"] == NO_CHECKPOINTS
     assert "none of its trials was graded" in NO_CHECKPOINTS
+
+
+def test_both_reasons_are_given_when_trials_are_ungraded_and_checkpoints_left_out() -> None:
+    # Task a: one trial graded at turn 1, one that ended before grading (unknown at
+    # turn 1). Task b: a stored checkpoint at turn 0 (no user turn): left out. Each
+    # reason explains its own part of the per-turn figures; one hid the other.
+    bad = Grade(
+        grader="checkpoints",
+        passed=False,
+        evidence={"checkpoints": [{"turn": 0, "verdict": "fail"}]},
+    )
+    trials = [
+        _graded("a", ["pass"]),
+        Trial(task_id="a", success=False, agent="x"),
+        Trial(task_id="b", success=False, agent="x", grades=[bad]),
+    ]
+    (group,) = metrics(trials).to_dict()["groups"]
+    assert (group["turns"]["n_ungraded"], group["turns"]["n_left_out"]) == (1, 1)
+    reasons = group["null_reasons"]
+    assert reasons["turns.n_ungraded"].startswith("1 trial of tasks with checkpoints ended")
+    assert (
+        reasons["turns.per_turn"]
+        == "1 checkpoint names no user turn (below 1, or past 2^63): left out"
+    )

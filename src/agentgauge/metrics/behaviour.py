@@ -226,7 +226,7 @@ def _sections(sub: TrialTable, f: Facts, declared: dict[Any, list[int]]) -> dict
             "timeout): unknown at every checkpoint turn, not rated; each counts as a "
             "failure in the success rate"
         )
-    elif turns.get("n_left_out"):
+    if turns is not None and turns.get("n_left_out"):
         n = turns["n_left_out"]
         whose = "1 checkpoint names" if n == 1 else f"{n} checkpoints name"
         reasons["turns.per_turn"] = f"{whose} no user turn (below 1, or past 2^63): left out"
