@@ -172,13 +172,25 @@ def test_a_run_interrupted_before_its_first_trial_leaves_no_run_to_block_the_nex
         .splitlines()[-1]
         .startswith("interrupted: 0 trials saved; resume with: agentgauge run ")
     )
-    with Store(tmp_path / "s.db", readonly=True) as store:
-        assert store.list_runs() == []  # the empty run it had made was not kept
+    # The empty run it had made was not kept, nor the store file it had made for it
+    # (an empty store read as a result: `agentgauge runs` listing nothing).
+    assert sorted(p.name for p in tmp_path.glob("s.db*")) == []
     # The corrected command (another agent) under the same id was refused: "run 'r'
     # was made with agent 'early_agents:in_first_trial'".
     fixed = _agentgauge(tmp_path, *args, "--agent", "agentgauge.testing.worlds:counting_agent")
     assert fixed.returncode == 0, fixed.stderr
     assert "run r in s.db: 3 trials, success 100.0%" in fixed.stdout
+
+
+def test_a_store_that_existed_is_kept_when_the_run_is_interrupted_before_a_trial(
+    tmp_path: Path,
+) -> None:
+    Store(tmp_path / "s.db").close()  # the user's, empty
+    args = ["run", str(COUNTER), "--store", "s.db", "--run-id", "r", "--concurrency", "1"]
+    out = _agentgauge(tmp_path, *args, "--agent", "early_agents:in_first_trial")
+    assert out.returncode == 130, out.stderr
+    with Store(tmp_path / "s.db", readonly=True) as store:
+        assert store.list_runs() == []
 
 
 @pytest.mark.parametrize("at_call", [0, 4])

@@ -570,6 +570,10 @@ async def _session(
                 total=planned,
             )
         owns_store = not isinstance(store, Store)
+        # A store file this session makes is removed again if the run ends before its
+        # first trial is saved: an empty store is no result, and left behind it reads
+        # as one (`agentgauge runs` shows no runs where there were none to show).
+        made_file = owns_store and str(store) != ":memory:" and not Path(str(store)).exists()
         db = Store(store) if not isinstance(store, Store) else store
     except BaseException:
         close = getattr(the_agent, "aclose", None)
@@ -739,8 +743,23 @@ async def _session(
             await close()
         if owns_store:
             db.close()
+            if made_file:
+                _remove_if_empty(Path(str(store)))
         on_ray.close()  # shuts down what this run started or connected
         _report_abandoned(the_agent, notify, on_workers)
+
+
+def _remove_if_empty(path: Path) -> None:
+    """Remove the store file at ``path`` (made by this session) if it holds no run."""
+    try:
+        with Store(path, readonly=True) as db:
+            if db.list_runs():
+                return
+    except (AgentgaugeError, sqlite3.Error):
+        return  # not ours to judge: left as it is
+    for suffix in ("-wal", "-shm", ""):
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{path}{suffix}").unlink()
 
 
 def _record_observed(
