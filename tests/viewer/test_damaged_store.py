@@ -162,3 +162,10 @@ def test_a_success_that_is_neither_pass_nor_fail_is_a_damaged_row(
     for args in (("show", f"{db}:r", "--task", "a"), ("export", f"{db}:r", "--jsonl", out)):
         code, _, err = cli(*args)
         assert code == 2 and err.strip() == f"agentgauge: error: {line}", args
+    # `agentgauge runs` says so as the viewer's list does (it listed the run as sound).
+    code, out, err = cli("runs", "--store", str(db), "--json")
+    assert code == 0, err
+    listed = {r["run_id"]: r["damaged"] for r in json.loads(out)["runs"]}
+    assert listed == {"r": runs["r"]["damaged"], "fine": None}
+    code, out, err = cli("runs", "--store", str(db))
+    assert code == 0 and err.strip() == f"run r is damaged in {db}: {runs['r']['damaged']}"

@@ -50,6 +50,7 @@ from agentgauge.store.rows import (
     DamagedValue,
     TrialRows,
     bad_flag,
+    damaged_success,
     describe_row,
     dumps,
     event_of,
@@ -292,16 +293,29 @@ class Store:
         not): a run whose settings cannot be read back is listed with its columns and
         no config, so one damaged row does not hide the others (`agentgauge runs`, as
         the viewer's list of runs)."""
+        # A trial whose success is neither a pass nor a failure (as a hand edit leaves
+        # it) damages its run too: every reader of the run refuses it.
+        bad_success = {
+            run_id: damaged_success(pk, value)
+            for run_id, pk, value in self.conn.execute(
+                "SELECT run_id, id, success FROM trials WHERE id IN"
+                " (SELECT MIN(id) FROM trials WHERE success NOT IN (0, 1) GROUP BY run_id)"
+            )
+        }
         out: list[tuple[Run, str | None]] = []
         for row in self.conn.execute(_RUN_ROWS).fetchall():
+            why = []
             try:
-                out.append((self._run_fields(row, loads(row[9] or "{}")), None))
+                run = self._run_fields(row, loads(row[9] or "{}"))
             except UNREADABLE as exc:
                 try:
                     run = self._run_fields(row, {})
                 except UNREADABLE:  # a column, not the config: nothing to list it by
                     raise self.damaged(f"run {row[0]!r}", exc) from None
-                out.append((run, ": ".join(p for p in unreadable(exc, "config") if p)))
+                why.append(": ".join(p for p in unreadable(exc, "config") if p))
+            if row[0] in bad_success:
+                why.append(bad_success[row[0]])
+            out.append((run, "; ".join(why) or None))
         return out
 
     def _run(self, row: Sequence[Any]) -> Run:

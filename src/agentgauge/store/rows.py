@@ -232,6 +232,12 @@ def bad_flag(name: str, value: Any) -> str:
     return f"a {name} is 1, 0 or null{meaning}, got {value!r}"
 
 
+def damaged_success(pk: int, value: Any) -> str:
+    """How a run's list names its first trial (key ``pk``) whose stored success is
+    neither 1, 0 nor null (`agentgauge runs`, as the viewer's list of runs)."""
+    return f"success: trial {pk}: {bad_flag('success', value)}"
+
+
 #: What reading a damaged row back raises: JSON that does not parse (`ValueError`),
 #: a value the model refuses (pydantic's `ValidationError` is a `ValueError`), a shape
 #: the reader cannot index (`TypeError`), JSON nested past Python's recursion limit.

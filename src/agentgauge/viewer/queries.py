@@ -18,7 +18,7 @@ from typing import Any
 from agentgauge.model_calls import FIGURES
 from agentgauge.schema import Run, Trial, runs_entry
 from agentgauge.store import Store
-from agentgauge.store.rows import UNREADABLE, bad_flag, loads, unreadable
+from agentgauge.store.rows import UNREADABLE, damaged_success, loads, unreadable
 
 __all__ = [
     "PAGE_SIZE",
@@ -133,7 +133,7 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
             (value,) = store.conn.execute(
                 "SELECT success FROM trials WHERE id = ?", (bad_pk,)
             ).fetchone()
-            damaged.append(f"success: trial {bad_pk}: {bad_flag('success', value)}")
+            damaged.append(damaged_success(bad_pk, value))
             passed = None
         out.append(
             {
