@@ -200,8 +200,11 @@ def test_a_provider_that_is_down_stops_the_run_with_exit_3_and_a_resume_command(
     assert out.returncode == 3, out.stderr
     assert count(tmp_path / "s.db") == 10  # 10 of 30 cells, then nothing more launched
     assert "10 infra errors" in out.stdout.splitlines()[0]
-    # The agent's text is shown as written: markup not interpreted, the escape removed.
-    shown = "10 x TransientError: HTTP 503: [bold red]upstream[/] unavailable [2J  (e.g. add-small"
+    # The agent's text is shown as written: markup not interpreted, the escape visible
+    # as `show` shows it (it read as a space).
+    shown = (
+        "10 x TransientError: HTTP 503: [bold red]upstream[/] unavailable\\x1b[2J  (e.g. add-small"
+    )
     assert shown in out.stdout
     assert "\x1b" not in out.stdout
     message = out.stderr.strip().splitlines()[-1]

@@ -73,8 +73,14 @@ MESSAGE_WIDTH = 160
 
 def one_line(message: str, width: int = MESSAGE_WIDTH) -> str:
     """An agent's message as one plain line of at most ``width`` characters: control
-    characters (newlines, terminal escapes) must not steer the terminal."""
-    flat = " ".join("".join(c if c.isprintable() else " " for c in message).split())
+    characters must not steer the terminal. Line breaks and tabs read as spaces; any
+    other control (a terminal escape, a bidi override) is shown as its escape
+    (``\\x1b``), as `agentgauge show` shows it, not blanked out of sight."""
+    from agentgauge.display import visible
+
+    flat = " ".join(
+        "".join(c if c.isprintable() or c.isspace() else visible(c) for c in message).split()
+    )
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
