@@ -27,6 +27,7 @@ __all__ = [
     "RECORD_ATTRIBUTES",
     "RECORD_CALL_ATTEMPTS",
     "RECORD_CALL_COST",
+    "RECORD_CALL_LATENCY_UNKNOWN",
     "RECORD_CALL_PRICE_SOURCE",
     "RECORD_MARK",
     "RESULT_INDEX",
@@ -50,9 +51,13 @@ RECORD_MARK = "agentgauge.record"
 RECORD_CALL_COST = "agentgauge.cost_usd"
 RECORD_CALL_PRICE_SOURCE = "agentgauge.price_source"
 RECORD_CALL_ATTEMPTS = "agentgauge.attempts"
+#: ``true`` on a model call's span when its latency was never measured: the span still
+#: needs an end, which must not come back as a measured 0 s.
+RECORD_CALL_LATENCY_UNKNOWN = "agentgauge.latency.unknown"
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 
-#: Root-span attribute -> trial field (values JSON-scalar; ``final_state`` as JSON text).
+#: Root-span attribute -> trial field (values JSON-scalar; ``final_state`` and ``turns``
+#: as JSON text).
 RECORD_ATTRIBUTES: dict[str, str] = {
     "agentgauge.task.id": "task_id",
     "agentgauge.trial": "trial",
@@ -81,7 +86,11 @@ RECORD_ATTRIBUTES: dict[str, str] = {
     "agentgauge.seed": "seed",
     "agentgauge.answer": "answer",
     "agentgauge.final_state": "final_state",
+    "agentgauge.turns": "turns",
 }
+#: The record's fields written as JSON text (objects and lists the attribute types of
+#: OpenTelemetry cannot hold whole).
+_JSON_TEXT = ("final_state", "turns")
 
 
 def record_attributes(trial: Trial) -> dict[str, Any]:
@@ -89,7 +98,7 @@ def record_attributes(trial: Trial) -> dict[str, Any]:
     attrs: dict[str, Any] = {RECORD_MARK: 1}
     for key, name in RECORD_ATTRIBUTES.items():
         value = getattr(trial, name)
-        if name == "final_state" and value is not None:
+        if name in _JSON_TEXT and value is not None:
             value = json.dumps(value, sort_keys=True)
         attrs[key] = value
     return attrs
@@ -104,11 +113,10 @@ def record_from_attributes(
     if attributes.get(RECORD_MARK) != 1:
         return None
     fields: dict[str, Any] = {name: attributes.get(key) for key, name in RECORD_ATTRIBUTES.items()}
-    state = fields.get("final_state")
-    if isinstance(state, str):
-        fields["final_state"] = loads_json(
-            state, file=f"{where}: {RECORD_MARK}.final_state", line=None
-        )
+    for name in _JSON_TEXT:
+        text = fields.get(name)
+        if isinstance(text, str):
+            fields[name] = loads_json(text, file=f"{where}: {RECORD_MARK}.{name}", line=None)
     fields["grades"] = [grade_from_attributes(a, where=where) for a in evaluations]
     return fields
 

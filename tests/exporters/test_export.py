@@ -106,6 +106,35 @@ def test_otel_round_trip_preserves_every_metric(cli: Cli, retail_run: Path, tmp_
         # The same events in the same order: each span carries its event's place.
         assert [e.type for e in y.events] == [e.type for e in x.events]
         assert [e.t for e in y.events] == pytest.approx([e.t for e in x.events], abs=1e-9)
+        # The state at each hand-back comes across too: the checkpoints grader reads it,
+        # and without it a re-grade of the import turned passes into unknowns.
+        assert y.turns == x.turns
+    assert any(x.turns for x in original)
+    args = ("import", "otel", str(out), "--suite", "builtin:retail", "--store", str(db2))
+    assert cli(*args, "--run-id", "graded")[0] == 0
+    code, said, err = cli("grade", f"{db2}:graded")
+    assert code == 0, err
+    assert "0 trials changed; 0 with an unknown required grade" in said
+
+
+def test_a_model_call_of_unknown_latency_stays_unknown_through_otel(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # The span needs an end; it came back as a measured 0.00 s.
+    source = tmp_path / "t.jsonl"
+    calls = [
+        {"type": "model_call", "t": 1.0, "model": "m", "input_tokens": 9, "output_tokens": 2},
+        {"type": "model_call", "t": 2.0, "model": "m", "latency_s": 0.5},
+    ]
+    source.write_text(json.dumps({"task_id": "t", "success": True, "events": calls}) + "\n")
+    db = tmp_path / "s.db"
+    assert cli("import", "jsonl", str(source), "--store", str(db), "--run-id", "a")[0] == 0
+    out = tmp_path / "a.otlp.json"
+    assert cli("export", f"{db}:a", "--otel", str(out))[0] == 0
+    assert cli("import", "otel", str(out), "--store", str(db), "--run-id", "b")[0] == 0
+    with Store(db, readonly=True) as store:
+        (trial,) = store.trials("b")
+    assert [e.latency_s for e in trial.events] == [None, pytest.approx(0.5)]
 
 
 def _tool_trials() -> list[Trial]:

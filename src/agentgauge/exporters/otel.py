@@ -52,6 +52,7 @@ from agentgauge.otel_record import (
     MESSAGE_EVENT,
     RECORD_CALL_ATTEMPTS,
     RECORD_CALL_COST,
+    RECORD_CALL_LATENCY_UNKNOWN,
     RECORD_CALL_PRICE_SOURCE,
     RESULT_INDEX,
     TOOL_RESULT_EVENT,
@@ -266,6 +267,7 @@ def _chat(event: ModelCallEvent, place: dict[str, Any]) -> tuple[str, dict[str, 
         RECORD_CALL_COST: event.cost_usd,
         RECORD_CALL_PRICE_SOURCE: event.price_source,
         RECORD_CALL_ATTEMPTS: event.attempts,
+        RECORD_CALL_LATENCY_UNKNOWN: True if event.latency_s is None else None,
     }
 
 

@@ -43,6 +43,7 @@ from agentgauge.otel_record import (
     EVENT_INDEX,
     RECORD_CALL_ATTEMPTS,
     RECORD_CALL_COST,
+    RECORD_CALL_LATENCY_UNKNOWN,
     RECORD_CALL_PRICE_SOURCE,
     RECORD_MARK,
     RESULT_INDEX,
@@ -539,6 +540,8 @@ class _Builder:
             fields["cost_usd"] = self._num(span, RECORD_CALL_COST)
             fields["price_source"] = self._str(span, (RECORD_CALL_PRICE_SOURCE,))
             fields["attempts"] = self._int(span, (RECORD_CALL_ATTEMPTS,))
+            if span.attributes.get(RECORD_CALL_LATENCY_UNKNOWN) is True:
+                fields["latency_s"] = None  # the span's length was made up, not measured
         elif (
             fields["cost_usd"] is None
             and fields["input_tokens"] is not None
