@@ -352,5 +352,10 @@ def test_a_store_path_that_cannot_be_one_says_why(tmp_path: Path, where: str) ->
     said = str(err.value)
     if where == ".":
         assert "it is a directory; name the store file in it" in said
+        # A Parquet export's folder is named for what it is (every command but export,
+        # grade, runs and run reads it as a SOURCE).
+        (tmp_path / "_agentgauge.json").write_text("{}")
+        with pytest.raises(InputError, match="it is a Parquet export, not a store; name the"):
+            Store(path)
     else:
         assert f"the folder {path.parent} does not exist" in said

@@ -53,7 +53,9 @@ def test_an_agent_module_that_raises_at_import(tmp_path: Path, module: str) -> N
     (tmp_path / f"{module}.py").write_text(source)
     line = agentgauge_run(tmp_path, f"{module}:f")
     spec = f"{module}:f"
-    assert line == f"agentgauge: error: --agent: cannot import {module!r} for agent {spec!r}: {said}"
+    assert (
+        line == f"agentgauge: error: --agent: cannot import {module!r} for agent {spec!r}: {said}"
+    )
 
 
 @pytest.mark.parametrize("module", sorted(BROKEN_MODULES))

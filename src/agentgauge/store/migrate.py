@@ -129,6 +129,11 @@ def _why_not(path: str, exc: sqlite3.Error) -> str:
     all it gives for a folder that is not there, or a path that is a folder)."""
     where = Path(path)
     if where.is_dir():
+        if (where / "_agentgauge.json").is_file():
+            return (
+                "it is a Parquet export, not a store; name the store it was exported from "
+                "(metrics, compare, show, report and horizon read the export itself)"
+            )
         return "it is a directory; name the store file in it (agentgauge.db, say)"
     if not where.parent.is_dir():
         return f"the folder {where.parent} does not exist ({exc})"
