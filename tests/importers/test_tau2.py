@@ -382,3 +382,15 @@ def test_comparison_record_says_where_prices_came_from(cli: Cli, tmp_path: Path)
     snapshot = f"genai-prices {genai_prices_version()} (bundled snapshot)"
     sources = f"as recorded (8 calls), {snapshot} (2 calls)"
     assert f"prices A {sources}, B {sources}" in " ".join(out.split())
+
+
+def test_tokens_are_unknown_when_an_agent_turn_lacks_them(tmp_path: Path) -> None:
+    """A trial's tokens are the sum over the agent's calls only when every call reports
+    them: one turn without usage made the total the other turns' (1200 of an unknown
+    2500), shown as the trial's tokens. Each count is read on its own."""
+    path = _mutated(tmp_path, _drop("simulations.0.messages.4.usage"))
+    trial = by_sim(read_import("tau2", path).trials)["sim-0-0"]
+    assert (trial.input_tokens, trial.output_tokens, trial.model_calls) == (None, None, 2)
+    path = _mutated(tmp_path, _drop("simulations.0.messages.4.usage.completion_tokens"))
+    trial = by_sim(read_import("tau2", path).trials)["sim-0-0"]
+    assert (trial.input_tokens, trial.output_tokens) == (2500, None)

@@ -621,8 +621,12 @@ def _offset(start: datetime | None, when: datetime | None) -> float | None:
 
 
 def _total(values: Any) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
+    """The sum over the agent's calls; unknown when any call's count is (the sum of
+    the others is less than the trial used), or when there is no call."""
+    counts = list(values)
+    if not counts or None in counts:
+        return None
+    return sum(counts)
 
 
 def _price_sources(trials: list[Trial]) -> dict[str, int]:
