@@ -26,6 +26,7 @@ unpriceable one makes the trial's cost unknown, never $0.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -620,13 +621,12 @@ def _offset(start: datetime | None, when: datetime | None) -> float | None:
     return max(0.0, (when - start).total_seconds())
 
 
-def _total(values: Any) -> int | None:
+def _total(values: Iterable[int | None]) -> int | None:
     """The sum over the agent's calls; unknown when any call's count is (the sum of
     the others is less than the trial used), or when there is no call."""
     counts = list(values)
-    if not counts or None in counts:
-        return None
-    return sum(counts)
+    known = [c for c in counts if c is not None]
+    return sum(known) if counts and len(known) == len(counts) else None
 
 
 def _price_sources(trials: list[Trial]) -> dict[str, int]:
