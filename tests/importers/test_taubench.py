@@ -160,3 +160,35 @@ def test_the_reference_file_has_tool_errors(shared_data: Path) -> None:
     assert all(str(e.content).startswith("Error: ") for e in errors)
     recovery = metrics(trials).to_dict()["groups"][0]["recovery"]
     assert (recovery["with_tool_error"]["count"], recovery["n_trials"]) == (36, 200)
+
+
+def test_a_duplicate_trial_names_both_elements(cli: Cli, tmp_path: Path) -> None:
+    """A (task, trial) twice in one results file: the error named no element, so the
+    user had to search the file for the pair."""
+    records = [
+        {"task_id": 1, "trial": 0, "reward": 1.0, "traj": [HI]},
+        {"task_id": 2, "trial": 0, "reward": 1.0, "traj": [HI]},
+        {"task_id": 1, "trial": 0, "reward": 0.0, "traj": [HI]},
+    ]
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps(records))
+    code, _, err = cli("import", "taubench", str(path), "--store", str(tmp_path / "d.db"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert (
+        f"{path}: [2].trial: duplicate trial 0 of task '1' for agent not recorded, model "
+        "not recorded, variant 'base' (first seen at [0].trial)"
+    ) in err
+    assert not (tmp_path / "d.db").exists()
+
+
+def test_task_ids_spelt_two_ways_name_both_elements(tmp_path: Path) -> None:
+    records = [
+        {"task_id": "caf\u00e9", "reward": 1.0},
+        {"task_id": "cafe\u0301", "reward": 1.0},
+    ]
+    path = tmp_path / "ids.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(InputError) as info:
+        read_import("taubench", path)
+    assert info.value.field == "[1].task_id"
+    assert info.value.reason.startswith("task ids 'caf\\xe9' ([0].task_id) and")

@@ -56,7 +56,7 @@ from agentgauge.schema import (
     Trial,
     TrialStatus,
 )
-from agentgauge.sources import assign_trial_indices
+from agentgauge.sources import Element, assign_trial_indices
 from agentgauge.textio import loads_json, read_text
 
 __all__ = ["TERMINATIONS", "Termination", "read"]
@@ -177,10 +177,11 @@ def read(path: Path, *, prices: str | None = None) -> ImportedRun:
     if not data:
         raise InputError("expected a tau2 Results object (timestamp, info, tasks, ...)", file=path)
     header = _header(check.obj(data.get("info"), "info"), check)
-    trials: list[Trial] = []
-    for check_at, where, raw in _simulations(data, meta_path, sims_dir, check):
-        trials.append(_trial(raw, header, table, check_at, where))
-    trials = assign_trial_indices([(None, t) for t in trials], file=meta_path)
+    placed = [
+        (Element(check_at.path, where), _trial(raw, header, table, check_at, where))
+        for check_at, where, raw in _simulations(data, meta_path, sims_dir, check)
+    ]
+    trials = assign_trial_indices(placed, file=meta_path)
     tasks = [
         _task(raw, header, check, f"tasks[{i}]")
         for i, raw in enumerate(check.items(data.get("tasks"), "tasks"))

@@ -43,7 +43,7 @@ from agentgauge.schema import (
     ToolResultEvent,
     Trial,
 )
-from agentgauge.sources import assign_trial_indices
+from agentgauge.sources import Element, assign_trial_indices
 from agentgauge.textio import loads_json, read_text
 
 #: tau-bench's hand-off tool (airline and retail domains).
@@ -215,7 +215,7 @@ def read(path: Path) -> ImportedRun:
     if not isinstance(data, list):
         raise InputError("expected a JSON list of tau-bench results", file=path)
     shape = _Shape(path)
-    trials: list[Trial] = []
+    trials: list[tuple[Element, Trial]] = []
     tasks: dict[str, Task] = {}
     for i, raw in enumerate(data):
         where = f"[{i}]"
@@ -235,9 +235,14 @@ def read(path: Path) -> ImportedRun:
             )
         info = shape.obj(rec.get("info"), f"{where}.info")
         task_id = str(raw_id)
-        trials.append(_trial(rec, task_id, float(reward), info, shape, where))
+        trials.append(
+            (Element(path, where), _trial(rec, task_id, float(reward), info, shape, where))
+        )
         task = info.get("task")
         if isinstance(task, dict) and task_id not in tasks:
             tasks[task_id] = _task(task, task_id, shape, f"{where}.info.task")
-    trials = assign_trial_indices([(None, t) for t in trials], file=path)
-    return ImportedRun(trials=trials, suite=f"taubench:{path.stem}", tasks=list(tasks.values()))
+    return ImportedRun(
+        trials=assign_trial_indices(trials, file=path),
+        suite=f"taubench:{path.stem}",
+        tasks=list(tasks.values()),
+    )
