@@ -44,6 +44,7 @@ from agentgauge.textio import decode_utf8, is_digits, loads_json, open_regular
 
 __all__ = [
     "RUN_ID_RESERVED",
+    "Element",
     "Selector",
     "TaskIdSpellings",
     "TrialSource",
@@ -326,53 +327,102 @@ def too_large_trial(index: int) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Element:
+    """Where a trial is in a JSON document (tau-bench results, a tau2 simulation, an
+    Inspect sample), for `assign_trial_indices` to name: the file (an archive's member
+    as its label, ``log.eval [samples/1_epoch_1.json]``), the element's path in it
+    (``[2]``, ``simulations[3]``; empty for a document of its own), and the fields of
+    the element that hold its task id and its trial index."""
+
+    file: str | Path
+    path: str
+    task_key: str = "task_id"
+    trial_key: str = "trial"
+
+    def field(self, key: str) -> str:
+        """The element path of ``key`` in this element: ``[2].trial``."""
+        return f"{self.path}.{key}" if self.path else key
+
+    def named_from(self, file: str | Path | None, key: str) -> str:
+        """How an error about another trial names ``key`` of this one: its element
+        path, with its file when that is not ``file``."""
+        if file is not None and str(self.file) == str(file):
+            return self.field(key)
+        return f"{self.file}: {self.field(key)}"
+
+
+#: Where a trial is: a line of a JSONL file, an element of a JSON document, or unknown.
+Place = int | Element | None
+
+
 def assign_trial_indices(
-    trials: Iterable[tuple[int | None, Trial]], *, file: str | Path | None = None
+    trials: Iterable[tuple[Place, Trial]], *, file: str | Path | None = None
 ) -> list[Trial]:
     """Fill missing ``trial`` indices by order of appearance and reject duplicates.
 
     A (task, trial) pair must be unique within its group (agent, model, variant):
-    two records claiming to be the same attempt mean a merge went wrong.
+    two records claiming to be the same attempt mean a merge went wrong. Each trial
+    comes with its place in ``file``, which an error names: a line number, or an
+    `Element` of a JSON document (for which ``file`` is the default).
     """
     out: list[Trial] = []
     next_index: dict[tuple[Any, ...], int] = {}
-    seen: dict[tuple[Any, ...], int | None] = {}
-    ids: TaskIdSpellings[int | None] = TaskIdSpellings()
-    for line, trial in trials:
-        if (other := ids.other_spelling(trial.task_id, line)) is not None:
-            where = f" (line {other[1]})" if other[1] is not None else ""
-            raise InputError(
-                spellings_reason(other[0], where, trial.task_id),
-                file=file,
-                line=line,
-                field="task_id",
+    seen: dict[tuple[Any, ...], Place] = {}
+    ids: TaskIdSpellings[Place] = TaskIdSpellings()
+
+    def key_of(place: Element, what: str) -> str:
+        return place.task_key if what == "task" else place.trial_key
+
+    def refuse(reason: str, place: Place, what: str) -> InputError:
+        """The error about ``what`` (``task``: its id; ``trial``: its index) at ``place``."""
+        if isinstance(place, Element):
+            return InputError(reason, file=place.file, field=place.field(key_of(place, what)))
+        field = "task_id" if what == "task" else "trial"
+        return InputError(reason, file=file, line=place, field=field)
+
+    def named(first: Place, at: Place, what: str) -> str | None:
+        """Where a trial was first seen (``line 3``, ``[0].trial``), for an error at
+        ``at``; ``None`` when that is not known."""
+        if isinstance(first, Element):
+            here = at.file if isinstance(at, Element) else file
+            return first.named_from(here, key_of(first, what))
+        return f"line {first}" if first is not None else None
+
+    for place, trial in trials:
+        if (other := ids.other_spelling(trial.task_id, place)) is not None:
+            first_at = named(other[1], place, "task")
+            raise refuse(
+                spellings_reason(other[0], f" ({first_at})" if first_at else "", trial.task_id),
+                place,
+                "task",
             )
         cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = next_index.get(cell, 0)
             if trial.trial > MAX_TRIAL_INDEX:  # after one at the largest index
-                raise InputError(
+                raise refuse(
                     f"no trial index is left for this trial of task {trial.task_id!r}: one "
                     f"before it has the largest, {MAX_TRIAL_INDEX}; give each its index",
-                    file=file,
-                    line=line,
-                    field="trial",
+                    place,
+                    "trial",
                 )
         elif trial.trial > MAX_TRIAL_INDEX:
-            raise InputError(too_large_trial(trial.trial), file=file, line=line, field="trial")
+            raise refuse(too_large_trial(trial.trial), place, "trial")
         next_index[cell] = max(next_index.get(cell, 0), trial.trial + 1)
         key = (*cell, trial.trial)
         if key in seen:
             first = seen[key]
-            where = f" (first seen on line {first})" if first is not None else ""
-            raise InputError(
+            first_at = named(first, place, "trial")
+            on = "on" if isinstance(first, int) else "at"
+            where = f" (first seen {on} {first_at})" if first_at else ""
+            raise refuse(
                 f"duplicate trial {trial.trial} of task {trial.task_id!r} for "
                 f"{trial_cell_words(trial.agent, trial.model, trial.variant)}{where}",
-                file=file,
-                line=line,
-                field="trial",
+                place,
+                "trial",
             )
-        seen[key] = line
+        seen[key] = place
         out.append(trial)
     return out
 

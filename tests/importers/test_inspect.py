@@ -285,6 +285,32 @@ def test_eval_member_errors_name_the_member_and_element(tmp_path: Path) -> None:
     assert "expected an integer, got a string" in info.value.reason
 
 
+def test_a_duplicate_sample_names_both_elements(tmp_path: Path) -> None:
+    """Two samples with one id and epoch: the error named no sample (it said only
+    ``trial: duplicate trial 0 ...``)."""
+    data = _json_log()
+    data["samples"][2]["id"] = data["samples"][0]["id"]
+    data["samples"][2]["epoch"] = data["samples"][0]["epoch"]
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert (info.value.file, info.value.field) == (str(path), "samples[2].epoch")
+    assert info.value.reason.startswith("duplicate trial ")
+    assert info.value.reason.endswith("(first seen at samples[0].epoch)")
+
+
+def test_a_duplicate_sample_in_an_eval_log_names_both_members(tmp_path: Path) -> None:
+    header, sample = _header_and_sample()
+    members = {"header.json": header, "samples/a_epoch_1.json": sample}
+    members["samples/b_epoch_1.json"] = sample  # the same id and epoch inside
+    path = _write_eval(tmp_path / "dup.eval", members)
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    assert (info.value.file, info.value.field) == (f"{path} [samples/b_epoch_1.json]", "epoch")
+    assert info.value.reason.endswith(f"(first seen at {path} [samples/a_epoch_1.json]: epoch)")
+
+
 @pytest.mark.parametrize(
     ("members", "reason"),
     [

@@ -495,6 +495,54 @@ def test_what_only_pythons_json_reads_is_refused_for_what_it_is(tmp_path: Path) 
         read_import("otel", path)
 
 
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        ('{"resourceSpans": [], "x": NaN}', "NaN is not allowed"),
+        ('{"resourceSpans": [], "x": "\\ud800"}', "surrogate"),
+        ('{"resourceSpans": [], "x": 1e400}', "infinity"),
+    ],
+)
+def test_a_bad_first_line_is_named_by_its_line_as_a_later_one_is(
+    tmp_path: Path, cli: Cli, bad: str, words: str
+) -> None:
+    """A file of one request per line whose first line is bad was read as one document,
+    and its error named no line (``tr.jsonl: invalid JSON: NaN is not allowed``), while
+    the same line third said ``tr.jsonl:3:``."""
+    good = json.dumps(request(AGENT_ROOT))
+    for lines, number in (([bad, good], 1), (["", bad, good], 2), ([good, good, bad], 3)):
+        path = tmp_path / "tr.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with pytest.raises(InputError, match=words) as err:
+            read_import("otel", path)
+        assert err.value.line == number, lines
+    path.write_text(f"{bad}\n{good}\n", encoding="utf-8")
+    code, _, out = cli("import", "otel", str(path), "--store", str(tmp_path / "s.db"))
+    assert code == 2 and f"{path}:1: " in out
+
+
+def test_a_bad_first_line_of_bytes_is_named_by_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "b.jsonl"
+    path.write_bytes(b'{"resourceSpans": [], "x": "\xff"}\n{"resourceSpans": []}\n')
+    with pytest.raises(InputError, match="not a UTF-8 text file") as err:
+        read_import("otel", path)
+    assert err.value.line == 1
+
+
+def test_a_document_over_many_lines_is_still_read_as_one(tmp_path: Path) -> None:
+    """The first line of a pretty-printed request is no document of its own: the file
+    is one document, and so is its error (not line 1's "unexpected end")."""
+    doc = request(AGENT_ROOT)
+    path = tmp_path / "pretty.json"
+    path.write_text(json.dumps(doc, indent=1).replace('"invoke_agent"', "NaN", 1))
+    with pytest.raises(InputError, match="NaN is not allowed") as err:
+        read_import("otel", path)
+    assert err.value.line is None
+    first_line = json.dumps(doc)[:-1] + ',\n"x": 1}'
+    path.write_text(first_line)
+    assert read_import("otel", path, {"suite": str(SUITE)}).trials
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: (

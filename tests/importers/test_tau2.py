@@ -273,7 +273,10 @@ def _drop(path: str) -> Any:
          "simulations[0].reward_info.action_checks[0].action_reward", "[0, 1]"),
         (_set("tasks.0.evaluation_criteria.actions.0.name", 5),
          "tasks[0].evaluation_criteria.actions[0].name", "expected a string"),
-        (_set("simulations.1.trial", 0), "trial", "duplicate trial 0 of task '0'"),
+        # The element, and where the first of the two was (it named neither).
+        (_set("simulations.1.trial", 0), "simulations[1].trial",
+         "duplicate trial 0 of task '0' for agent 'llm_agent', model "
+         "'gpt-4.1-mini-2025-04-14', variant 'base' (first seen at simulations[0].trial)"),
     ],
 )  # fmt: skip
 def test_malformed_simulation_names_file_and_element(
@@ -382,3 +385,29 @@ def test_comparison_record_says_where_prices_came_from(cli: Cli, tmp_path: Path)
     snapshot = f"genai-prices {genai_prices_version()} (bundled snapshot)"
     sources = f"as recorded (8 calls), {snapshot} (2 calls)"
     assert f"prices A {sources}, B {sources}" in " ".join(out.split())
+
+
+def test_tokens_are_unknown_when_an_agent_turn_lacks_them(tmp_path: Path) -> None:
+    """A trial's tokens are the sum over the agent's calls only when every call reports
+    them: one turn without usage made the total the other turns' (1200 of an unknown
+    2500), shown as the trial's tokens. Each count is read on its own."""
+    path = _mutated(tmp_path, _drop("simulations.0.messages.4.usage"))
+    trial = by_sim(read_import("tau2", path).trials)["sim-0-0"]
+    assert (trial.input_tokens, trial.output_tokens, trial.model_calls) == (None, None, 2)
+    path = _mutated(tmp_path, _drop("simulations.0.messages.4.usage.completion_tokens"))
+    trial = by_sim(read_import("tau2", path).trials)["sim-0-0"]
+    assert (trial.input_tokens, trial.output_tokens) == (2500, None)
+
+
+def test_a_duplicate_across_simulation_files_names_both_files(tmp_path: Path) -> None:
+    target = tmp_path / "run"
+    shutil.copytree(DIRECTORY, target)
+    sim = target / "simulations" / "sim-0-1.json"
+    data = json.loads(sim.read_text())
+    data["trial"] = 0
+    sim.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        read_import("tau2", target)
+    assert (info.value.file, info.value.field) == (str(sim), "trial")
+    first = target / "simulations" / "sim-0-0.json"
+    assert info.value.reason.endswith(f"(first seen at {first}: trial)")

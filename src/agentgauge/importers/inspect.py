@@ -42,7 +42,7 @@ from agentgauge.schema import (
     ToolResultEvent,
     Trial,
 )
-from agentgauge.sources import assign_trial_indices
+from agentgauge.sources import Element, assign_trial_indices
 
 __all__ = ["read", "score_value"]
 
@@ -102,7 +102,10 @@ def read(path: Path, *, scorer: str | None = None, prices: str | None = None) ->
     # The outcome is chosen once every sample's scorers are known (a log with no
     # results names its scorers only in its samples).
     outcome = scorers.outcome(scorer, path)
-    trials = [(None, _finish(c, outcome)) for c in converted]
+    trials = [
+        (Element(c.shape.path, c.where, task_key="id", trial_key="epoch"), _finish(c, outcome))
+        for c in converted
+    ]
     task_name = header.text(spec.get("task"), "eval.task")
     return ImportedRun(
         trials=assign_trial_indices(trials, file=path),

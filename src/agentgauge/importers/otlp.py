@@ -554,12 +554,18 @@ def read_otlp_documents(path: Path) -> Iterator[tuple[Any, int | None]]:
         # A file whose first line is a whole document holds one document per line
         # (a pretty-printed document's first line is "{").
         orjson.loads(first)
-        per_line = True
     except orjson.JSONDecodeError:
-        per_line = False
-    if not per_line:
-        yield _parse(raw, path, None, 0), None
-        return
+        try:
+            whole = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            if not _object_line(first):
+                yield _parse(raw, path, None, 0), None  # raises, saying where and why
+                return
+            # A bad first line of a file of lines (a NaN in it, a number past a
+            # double's range): its own error, on its line, as a later line's is.
+        else:
+            yield whole, None
+            return
     offset = 0
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if line.strip():
@@ -577,6 +583,17 @@ def _first_line(raw: bytes) -> bytes:
         if line.strip() or end < 0:
             return line
         start = end + 1
+
+
+def _object_line(line: bytes) -> bool:
+    """Whether ``line`` is one JSON object to a lenient reader: Python's, which takes
+    what the strict one refuses (``NaN``, ``1e400``, half a surrogate pair), with bytes
+    that are not UTF-8 let through. Such a first line that the strict reader refuses is a
+    bad line of a file of lines, not the start of a document over many lines."""
+    try:
+        return isinstance(json.loads(line.decode("utf-8", "surrogateescape")), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _parse(raw: bytes, path: Path, line: int | None, offset: int) -> Any:

@@ -26,6 +26,7 @@ unpriceable one makes the trial's cost unknown, never $0.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -55,7 +56,7 @@ from agentgauge.schema import (
     Trial,
     TrialStatus,
 )
-from agentgauge.sources import assign_trial_indices
+from agentgauge.sources import Element, assign_trial_indices
 from agentgauge.textio import loads_json, read_text
 
 __all__ = ["TERMINATIONS", "Termination", "read"]
@@ -176,10 +177,11 @@ def read(path: Path, *, prices: str | None = None) -> ImportedRun:
     if not data:
         raise InputError("expected a tau2 Results object (timestamp, info, tasks, ...)", file=path)
     header = _header(check.obj(data.get("info"), "info"), check)
-    trials: list[Trial] = []
-    for check_at, where, raw in _simulations(data, meta_path, sims_dir, check):
-        trials.append(_trial(raw, header, table, check_at, where))
-    trials = assign_trial_indices([(None, t) for t in trials], file=meta_path)
+    placed = [
+        (Element(check_at.path, where), _trial(raw, header, table, check_at, where))
+        for check_at, where, raw in _simulations(data, meta_path, sims_dir, check)
+    ]
+    trials = assign_trial_indices(placed, file=meta_path)
     tasks = [
         _task(raw, header, check, f"tasks[{i}]")
         for i, raw in enumerate(check.items(data.get("tasks"), "tasks"))
@@ -620,9 +622,12 @@ def _offset(start: datetime | None, when: datetime | None) -> float | None:
     return max(0.0, (when - start).total_seconds())
 
 
-def _total(values: Any) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
+def _total(values: Iterable[int | None]) -> int | None:
+    """The sum over the agent's calls; unknown when any call's count is (the sum of
+    the others is less than the trial used), or when there is no call."""
+    counts = list(values)
+    known = [c for c in counts if c is not None]
+    return sum(known) if counts and len(known) == len(counts) else None
 
 
 def _price_sources(trials: list[Trial]) -> dict[str, int]:

@@ -5,6 +5,16 @@ Format as written by sierra-research/tau-bench's ``run.py`` (``EnvRunResult``):
 holds the grading detail and ``info.task`` the task (user instruction and the
 reference ``actions``). Success is ``reward >= 1 - 1e-6`` (tau-bench's rule).
 
+A run that raised is written by ``run.py`` as ``reward`` 0 with ``info.error`` (the
+exception's text) and ``info.traceback``: it is a trial with status ``error`` and
+``error_kind`` ``infra`` (the run, not the agent's answer, failed; a rate limit is the
+usual cause), as tau2's ``infrastructure_error`` and Inspect's sample errors are, with
+the traceback kept as ``metadata.error_traceback``.
+
+A tool result is an error (``is_error``) when its text starts with ``Error:`` or
+``Unknown action ``: what tau-bench's environment (``envs/base.py``, ``step``) returns
+for a tool that raised and for a tool that does not exist (`tool_error`).
+
 Cost: tau-bench v1 results keep only ``info.user_cost``, the spend of the
 *user simulator*, not the agent's. We record it as ``metadata.user_sim_cost_usd``
 and leave the agent's ``cost_usd`` unknown rather than pass one off as the other.
@@ -33,11 +43,21 @@ from agentgauge.schema import (
     ToolResultEvent,
     Trial,
 )
-from agentgauge.sources import assign_trial_indices
+from agentgauge.sources import Element, assign_trial_indices
 from agentgauge.textio import loads_json, read_text
 
 #: tau-bench's hand-off tool (airline and retail domains).
 TRANSFER_TOOLS = frozenset({"transfer_to_human_agents", "transfer_to_human"})
+
+#: How tau-bench's environment words a failed tool call (``envs/base.py``, ``step``):
+#: ``f"Error: {e}"`` for a tool that raised, ``f"Unknown action {name}"`` for a tool
+#: it does not have. Its tools return ``"Error: ..."`` themselves for a refused call.
+TOOL_ERROR_PREFIXES = ("Error:", "Unknown action ")
+
+
+def tool_error(content: Any) -> bool:
+    """Whether a tau-bench tool result is an error, by the words its environment uses."""
+    return isinstance(content, str) and content.startswith(TOOL_ERROR_PREFIXES)
 
 
 class _Shape(Shape):
@@ -84,7 +104,12 @@ def trajectory_events(
         if role == "tool":
             call_id = check.text(msg.get("tool_call_id"), f"{at}.tool_call_id")
             name = check.text(msg.get("name"), f"{at}.name")
-            events.append(ToolResultEvent(call_id=call_id, name=name, content=msg.get("content")))
+            content = msg.get("content")
+            events.append(
+                ToolResultEvent(
+                    call_id=call_id, name=name, content=content, is_error=tool_error(content)
+                )
+            )
             continue
         content = check.text(msg.get("content"), f"{at}.content")
         calls = check.items(msg.get("tool_calls"), f"{at}.tool_calls")
@@ -129,17 +154,37 @@ def _trial(
         meta["user_sim_cost_usd"] = user_cost
     if "reward_info" in info:
         meta["reward_info"] = info["reward_info"]
+    crash = _crash(info, shape, f"{where}.info", meta)
     return shape.validated(
         where,
         Trial,
         task_id=task_id,
         trial=rec.get("trial"),
         score=reward,
+        **crash,
         tool_calls=n_calls,
         control="transfer" if transferred else None,
         events=events,
         metadata=meta,
     )
+
+
+def _crash(info: dict[str, Any], shape: _Shape, where: str, meta: dict[str, Any]) -> dict[str, Any]:
+    """The status of a run that raised (``run.py`` writes ``info.error`` and
+    ``info.traceback`` with a reward of 0): an infra error with the exception's text,
+    the traceback kept in ``meta``; ``{}`` for a run that ended."""
+    if info.get("error") is None:
+        return {}
+    message = shape.text(info["error"], f"{where}.error", optional=False)
+    traceback = shape.text(info.get("traceback"), f"{where}.traceback")
+    if traceback:
+        meta["error_traceback"] = traceback
+    if not message or not message.strip():
+        # ``str(e)`` of an exception raised without a message: the traceback's last
+        # line names its type.
+        lines = [line for line in (traceback or "").splitlines() if line.strip()]
+        message = lines[-1].strip() if lines else "the run raised an exception with no message"
+    return {"status": "error", "error_kind": "infra", "error": message}
 
 
 def _task(task: dict[str, Any], task_id: str, shape: _Shape, where: str) -> Task:
@@ -170,7 +215,7 @@ def read(path: Path) -> ImportedRun:
     if not isinstance(data, list):
         raise InputError("expected a JSON list of tau-bench results", file=path)
     shape = _Shape(path)
-    trials: list[Trial] = []
+    trials: list[tuple[Element, Trial]] = []
     tasks: dict[str, Task] = {}
     for i, raw in enumerate(data):
         where = f"[{i}]"
@@ -190,9 +235,14 @@ def read(path: Path) -> ImportedRun:
             )
         info = shape.obj(rec.get("info"), f"{where}.info")
         task_id = str(raw_id)
-        trials.append(_trial(rec, task_id, float(reward), info, shape, where))
+        trials.append(
+            (Element(path, where), _trial(rec, task_id, float(reward), info, shape, where))
+        )
         task = info.get("task")
         if isinstance(task, dict) and task_id not in tasks:
             tasks[task_id] = _task(task, task_id, shape, f"{where}.info.task")
-    trials = assign_trial_indices([(None, t) for t in trials], file=path)
-    return ImportedRun(trials=trials, suite=f"taubench:{path.stem}", tasks=list(tasks.values()))
+    return ImportedRun(
+        trials=assign_trial_indices(trials, file=path),
+        suite=f"taubench:{path.stem}",
+        tasks=list(tasks.values()),
+    )
