@@ -662,18 +662,26 @@ def run_gates(
     from agentgauge.sources import open_source
 
     # The outcome columns are all most gates read: the facts of the transcripts and
-    # grades are read only for a gate on a behaviour section (`control.accuracy`), and
-    # a stored run's trials are built only for a gate on blocking rubric failures.
+    # grades are read only for a gate on a behaviour section (`control.accuracy`) or on
+    # cost (which trials a judge graded, without which `cost.judge_total` would be the
+    # sum over the trials that record a judge cost, where `metrics` says the total is
+    # unknown), and a stored run's trials are built only for a gate on blocking rubric
+    # failures.
     behaviour = reads_behaviour(cfg)
+    costs = any(
+        g.type == "threshold" and (g.metric or "").partition(".")[0] == "cost" for g in cfg.gates
+    )
     src = open_source(source, events=behaviour, grade_version=grade_version)
     table = src.table
-    facts = src.facts if behaviour else None
+    facts = src.facts if behaviour or costs else None
     keep = _gate_variants(table, cfg.variants, source, "variants")
     if keep is not None:
         table = table.take(keep)
         facts = None if facts is None else facts.take(keep)
     judged = None if facts is None else facts["judged"]
-    report = _measure(table, facts, k=_ks(cfg), by=by, seed=seed, judged=judged)
+    report = _measure(
+        table, facts if behaviour else None, k=_ks(cfg), by=by, seed=seed, judged=judged
+    )
     comparison_dict = None
     margins = [g.margin or 0.0 for g in cfg.gates if g.type == "non_inferiority"]
     if baseline is not None:

@@ -56,7 +56,25 @@ def test_files_and_environment_extend_the_table(
     [
         ("m: {input: 1}\n", r"p.yaml: m: expected \{input"),
         ("m: {input: -1, output: 1}\n", "p.yaml: m.input: price must be a non-negative number"),
-        ("m: {input: true, output: 1}\n", "m.input"),
+        (
+            "m: {input: true, output: 1}\n",
+            "m.input: price must be a non-negative number, got a boolean",
+        ),
+        # A quoted price read "must be a non-negative number, got 0.15".
+        (
+            "m: {input: '0.15', output: 0.6}\n",
+            r"m.input: price must be a non-negative number, got the string '0.15' "
+            r"\(write it unquoted\)",
+        ),
+        (
+            "m: {input: 1, output: cheap}\n",
+            "m.output: price must be a non-negative number, got the string 'cheap'$",
+        ),
+        ("m: {input: 1, output: .inf}\n", "m.output: price must be a non-negative number, got inf"),
+        (
+            "m: {input: 1, output: null}\n",
+            "m.output: price must be a non-negative number, got null",
+        ),
         ("- 1\n", "expected a mapping"),
         # YAML keeps the last of two keys: the first price vanished without a word.
         ("m: {input: 1, output: 2}\nm: {input: 3, output: 4}\n", "p.yaml:2: m: key appears twice"),

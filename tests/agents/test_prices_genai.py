@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentgauge.agents.prices import (
+    Price,
     PriceTable,
     Usage,
     default_prices,
@@ -104,3 +105,54 @@ def test_pricing_never_starts_genai_prices_updater(no_network: None) -> None:
     price_call("gpt-4o", input_tokens=1, output_tokens=1)
     # The updater installs a fetched snapshot; the bundled one is what priced the call.
     assert snapshot.get_snapshot().from_auto_update is False
+
+
+def test_a_users_price_is_found_for_a_name_with_an_eight_digit_date(
+    tmp_path: Path, no_network: None
+) -> None:
+    # Anthropic dates its models -YYYYMMDD: the user's claude-sonnet-4 was passed over
+    # for genai-prices' $3 per 1M input tokens.
+    path = tmp_path / "p.yaml"
+    path.write_text("claude-sonnet-4: {input: 1.0, output: 1.0}\n")
+    usd, source = price_call(
+        "claude-sonnet-4-20250514", input_tokens=1_000_000, output_tokens=0,
+        prices=default_prices(path),
+    )  # fmt: skip
+    assert (usd, source) == (pytest.approx(1.0), f"user prices {path}: claude-sonnet-4")
+    # Still never by prefix: the bare name must be the user's entry.
+    mine = PriceTable({"claude-sonnet": Price(1.0, 1.0)}, fallback=False)
+    assert mine.lookup("claude-sonnet-4-20250514") is None
+
+
+def test_counts_genai_prices_refuses_are_named_not_read_as_an_unknown_model(
+    no_network: None,
+) -> None:
+    # 300 tokens read from the cache of a 100-token prompt: genai-prices knows
+    # gpt-4o-mini and refuses the counts. The reason said nobody knew the model.
+    usd, source = price_call(
+        "gpt-4o-mini", input_tokens=100, output_tokens=50, cache_read_tokens=300
+    )
+    assert usd is None
+    assert source == (
+        "unknown: genai-prices refused the token counts (cache_read_tokens 300 > input_tokens 100)"
+    )
+    # The same model with counts it takes is priced: the refusal was not remembered.
+    assert price_call("gpt-4o-mini", input_tokens=100, output_tokens=50)[0] is not None
+
+
+def test_an_imported_call_with_refused_counts_names_them(tmp_path: Path) -> None:
+    # The hunter's span: 300 cache-read tokens of a 100-token prompt, imported.
+    from tests.importers.test_trace_prices import _chat, _genai_file
+
+    from agentgauge.importers import read_import
+    from agentgauge.schema import ModelCallEvent
+
+    span = _chat("gpt-4o-mini", 100, 50, **{"gen_ai.usage.cache_read.input_tokens": 300})
+    path = _genai_file(tmp_path / "t.jsonl", span, _chat("gpt-4o-mini", 100, 50))
+    (trial,) = read_import("otel", path).trials
+    refused, priced = [e for e in trial.events if isinstance(e, ModelCallEvent)]
+    assert refused.cost_usd is None and trial.cost_usd is None
+    assert refused.price_source == (
+        "unknown: genai-prices refused the token counts (cache_read_tokens 300 > input_tokens 100)"
+    )
+    assert priced.cost_usd is not None

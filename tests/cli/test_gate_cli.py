@@ -222,3 +222,43 @@ def test_baseline_is_refused_without_a_non_inferiority_gate_and_named_as_such(
     pooled = gate(str(run), "--config", str(config), "--baseline", str(both))
     assert pooled.returncode == 2
     assert "--baseline: it holds 2 (agent, model) configurations" in pooled.stderr
+
+
+def test_a_judge_cost_gate_reads_which_trials_a_judge_graded_as_metrics_does(
+    tmp_path: Path,
+) -> None:
+    # Two judged trials, one of which records no judge cost: the total is unknown, as
+    # `metrics` says. The gate passed on the 0.1 the other recorded, a partial sum.
+    judged = '"grades": [{"grader": "rubric", "score": 1, "passed": true, "judge_model": "gpt-4o"}]'
+    path = tmp_path / "j.jsonl"
+    path.write_text(
+        f'{{"task_id": "a", "success": true, "cost_usd": 1.0, "judge_cost_usd": 0.1, {judged}}}\n'
+        f'{{"task_id": "a", "success": true, "cost_usd": 1.0, {judged}}}\n'
+        '{"task_id": "b", "success": false, "cost_usd": 4.0}\n'
+    )
+    config = tmp_path / "g.yaml"
+    config.write_text("gates:\n  - metric: cost.judge_total\n    max: 1\n")
+    unknown = "cannot check: judge cost unknown for 1 of 2 judged trials"
+    store = tmp_path / "s.db"
+    imported = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "import", "jsonl", str(path), "--store",
+         str(store), "--run-id", "r"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    for source in (str(path), f"{store}:r"):
+        checked = gate(source, "--config", str(config))
+        assert checked.returncode == 1, checked.stdout + checked.stderr
+        assert unknown in " ".join(checked.stdout.split()), checked.stdout
+    # The pytest plugin's checks run the same engine on the stored run.
+    from agentgauge.api import run_gates
+
+    [result] = run_gates(f"{store}:r", str(config))
+    assert not result.passed and result.detail == unknown
+
+    # No judge graded any trial: the same words as `metrics`, not "no trial records one".
+    plain = tmp_path / "nojudge.jsonl"
+    plain.write_text('{"task_id": "a", "success": true, "cost_usd": 1}\n')
+    none = gate(str(plain), "--config", str(config))
+    assert none.returncode == 1
+    why = "cannot check: not applicable: no model judge graded these trials"
+    assert why in " ".join(none.stdout.split()), none.stdout

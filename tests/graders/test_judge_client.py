@@ -220,3 +220,26 @@ def test_a_busy_judge_is_still_tried_on_every_call() -> None:
         with pytest.raises(JudgeUnavailable, match="after 2 attempts"):
             client.complete(MESSAGES)
         assert client.complete(MESSAGES).attempts == 1
+
+
+def test_cached_prompt_tokens_are_billed_at_the_cache_price_and_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The judge read only prompt_tokens and completion_tokens: 8000 cached prompt tokens
+    # were billed as uncached, 2.4 times the spend (as the agents' calls are priced).
+    monkeypatch.delenv("AGENTGAUGE_PRICES", raising=False)
+    body = completion("ok", model="gpt-4.1-mini", prompt_tokens=10_000, completion_tokens=100)
+    body["usage"]["prompt_tokens_details"] = {"cached_tokens": 8000}
+    body["usage"]["completion_tokens_details"] = {"reasoning_tokens": 60}
+    judge = JudgeConfig(base_url="", model="gpt-4.1-mini", api_key_env=None)
+    with OpenAIServer(lambda request: Reply(200, body)) as server:
+        judge.base_url = server.base_url
+        with JudgeClient(judge) as client:
+            reply = client.complete(MESSAGES)
+    # gpt-4.1-mini per 1M tokens: $0.40 input, $0.10 cached input, $1.60 output (the
+    # reasoning tokens are output tokens): 2000 · 0.40 + 8000 · 0.10 + 100 · 1.60 = 1760
+    # per 1M, $0.00176 (the uncached price was $0.00416).
+    assert reply.cost_usd == pytest.approx(0.00176)
+    assert (reply.input_tokens, reply.output_tokens) == (10_000, 100)
+    assert (reply.cached_tokens, reply.reasoning_tokens) == (8000, 60)
+    assert reply.price_source is not None and "openai/gpt-4.1-mini" in reply.price_source

@@ -971,3 +971,27 @@ def test_pairwise_unknown_in_either_order_is_unknown(serve: Any) -> None:
         False,
     )
     assert result.evidence["BA"]["status"] == "unknown:refusal"
+
+
+def test_cached_and_reasoning_tokens_are_recorded_with_the_token_counts(serve: Any) -> None:
+    # Each criterion's evidence and the case's sum; a server that reports no details
+    # (most non-OpenAI servers) leaves them unknown, never 0.
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(answer("yes"), model="judge-x", prompt_tokens=100, completion_tokens=20)
+        if criterion_of(request) != "plain":
+            body["usage"]["prompt_tokens_details"] = {"cached_tokens": 40}
+            body["usage"]["completion_tokens_details"] = {"reasoning_tokens": 5}
+        return Reply(body=body)
+
+    _, judge = serve(respond)
+    detailed = [Criterion(id=c, text=c) for c in ("a", "b")]
+    result = judge.grade_rubric(detailed, make_trial())
+    for grade in result.grades:
+        assert grade.evidence["judge_cached_tokens"] == 40
+        assert grade.evidence["judge_reasoning_tokens"] == 5
+    case = result.to_grade().evidence
+    assert (case["judge_input_tokens"], case["judge_cached_tokens"]) == (200, 80)
+    assert case["judge_reasoning_tokens"] == 10
+    mixed = judge.grade_rubric([*detailed, Criterion(id="plain", text="plain")], make_trial())
+    assert mixed.grades[2].evidence["judge_cached_tokens"] is None
+    assert mixed.to_grade().evidence["judge_cached_tokens"] is None

@@ -7,7 +7,8 @@ Where a call's price comes from, first match wins (docs/running-agents.md, "Pric
    mapping a model name to ``{"input": USD per 1M prompt tokens, "output": USD
    per 1M completion tokens}``. Looked up by the exact name the provider
    reported, then the name that was requested, then each without a trailing
-   date stamp (``gpt-4o-2024-08-06`` -> ``gpt-4o``), never by prefix
+   date stamp (``gpt-4o-2024-08-06`` -> ``gpt-4o``, ``claude-sonnet-4-20250514``
+   -> ``claude-sonnet-4``), never by prefix
    (``gpt-4o-mini`` must not be billed as ``gpt-4o``).
 2. **genai-prices** (Pydantic's maintained price database across providers,
    https://github.com/pydantic/genai-prices): the snapshot bundled with the
@@ -21,7 +22,9 @@ Where a call's price comes from, first match wins (docs/running-agents.md, "Pric
 
 Every quote says where its price came from (`Quote.source`): ``user prices
 FILE: NAME``, ``genai-prices VERSION (bundled snapshot): PROVIDER/MODEL at
-DATE``, or why the price is unknown.
+DATE``, or why the price is unknown (a model nobody prices, or counts genai-prices
+refuses: ``unknown: genai-prices refused the token counts (cache_read_tokens 300 >
+input_tokens 100)``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from agentgauge.errors import InputError
+from agentgauge.errors import InputError, shown_number, value_kind
 from agentgauge.textio import loads_json, read_text
 from agentgauge.yamlio import load_yaml
 
@@ -89,7 +92,8 @@ class Quote:
     PROVIDER/MODEL at DATE``, or why the price is unknown."""
 
 
-_DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
+#: A trailing date stamp: OpenAI's ``-2024-08-06`` and ``-0613``, Anthropic's ``-20250514``.
+_DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
 
 
 class PriceTable:
@@ -181,23 +185,22 @@ class PriceTable:
             return Quote(None, "unknown: the call names no model")
         if not self.fallback:
             return Quote(None, f"unknown: no user price for {candidates[0]!r}")
+        refused: Quote | None = None
         for name in candidates:
             found = _genai_quote(name, provider, usage, at)
-            if found is not None:
+            if found is not None and found.usd is not None:
                 return found
+            refused = refused or found
+        if refused is not None:
+            # genai-prices knows the model and refused the counts: no verdict on the
+            # model, and not remembered (other counts of it are priced).
+            return refused
         unknown = Quote(
             None,
             f"unknown: neither the user's prices nor genai-prices {genai_prices_version()} "
             f"know {candidates[0]!r} (add it to a --prices file)",
         )
-        if (usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens) == (
-            None,
-            None,
-            None,
-        ):
-            # Only then: counts genai-prices refuses (more cached tokens than input) are
-            # no verdict on the model.
-            self._unknown[key] = unknown
+        self._unknown[key] = unknown
         return unknown
 
     def cost(
@@ -264,6 +267,7 @@ def _genai_quote(
     from genai_prices import Usage as GenaiUsage
     from genai_prices import calc_price
 
+    refused: Quote | None = None
     when = at or datetime.now(tz=UTC)
     counts: dict[str, int] = {
         "input_tokens": usage.input_tokens,
@@ -286,8 +290,10 @@ def _genai_quote(
                     provider_id=provider_id,
                     genai_request_timestamp=when,
                 )
-        except (LookupError, ValueError):
-            # LookupError: model unknown; ValueError: counts it refuses (cache > input).
+        except LookupError:  # the model is unknown under this name
+            continue
+        except ValueError as exc:  # it knows the model and refuses the counts
+            refused = refused or Quote(None, _refused(usage, exc))
             continue
         origin = (
             f"prices fetched {calc.auto_update_timestamp:%Y-%m-%d}"
@@ -299,7 +305,21 @@ def _genai_quote(
             f"genai-prices {genai_prices_version()} ({origin}): "
             f"{calc.provider.id}/{calc.model.id} at {when:%Y-%m-%d}",
         )
-    return None
+    return refused
+
+
+def _refused(usage: Usage, exc: ValueError) -> str:
+    """Why genai-prices refused a call's counts, naming them: ``unknown: genai-prices
+    refused the token counts (cache_read_tokens 300 > input_tokens 100)``; its own
+    words when none of the counts is larger than the count it is part of."""
+    parts = (
+        ("cache_read_tokens", usage.cache_read_tokens, "input_tokens", usage.input_tokens),
+        ("cache_write_tokens", usage.cache_write_tokens, "input_tokens", usage.input_tokens),
+        ("reasoning_tokens", usage.reasoning_tokens, "output_tokens", usage.output_tokens),
+    )
+    over = [f"{a} {n} > {b} {whole}" for a, n, b, whole in parts if n is not None and n > whole]
+    said = "; ".join(over) or str(exc).removeprefix("Invalid usage data: ")[:200]
+    return f"unknown: genai-prices refused the token counts ({said})"
 
 
 def _genai_refs(name: str, provider: str | None) -> list[tuple[str, str | None]]:
@@ -328,12 +348,29 @@ def _as_price(name: object, value: Price | Mapping[str, Any], source: str) -> Pr
         v = value[key]
         if isinstance(v, bool) or not isinstance(v, int | float) or not _finite(v) or v < 0:
             raise InputError(
-                f"price must be a non-negative number, got {str(v)[:40]}",
+                f"price must be a non-negative number, got {_shown_price(v)}",
                 file=source or None,
                 field=f"{where}.{key}",
             )
         out.append(float(v))
     return Price(out[0], out[1])
+
+
+def _shown_price(value: object) -> str:
+    """A refused price as the refusal names it: a number as written (``-1``, ``inf``),
+    text as text (``the string '0.15' (write it unquoted)`` when it reads as a number,
+    as `import jsonl` says of a quoted number), anything else by its kind."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return shown_number(value)
+    if not isinstance(value, str):
+        return value_kind(value)
+    shown = f"the string {value[:40]!r}"
+    try:
+        number = float(value)
+    except ValueError:
+        return shown
+    # Only where unquoting it would make it a price.
+    return f"{shown} (write it unquoted)" if _finite(number) and number >= 0 else shown
 
 
 def _finite(value: int | float) -> bool:

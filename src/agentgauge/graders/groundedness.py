@@ -237,8 +237,7 @@ class GroundednessGrader:
             "score_bounds": list(score.bounds) if score.bounds else None,
             "judge_cost_usd": spend.cost_usd,
             **({"judge_cost_unknown": spend.reason} if spend.reason else {}),
-            "judge_input_tokens": spend.input_tokens,
-            "judge_output_tokens": spend.output_tokens,
+            **spend.token_evidence(),
         }
         if notes:
             evidence["self_judged"] = True

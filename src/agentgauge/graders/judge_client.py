@@ -134,6 +134,8 @@ class JudgeUnavailable(Exception):
         input_tokens: int | None = 0,
         output_tokens: int | None = 0,
         price_source: str | None = "no completion delivered: not billed",
+        cached_tokens: int | None = 0,
+        reasoning_tokens: int | None = 0,
     ) -> None:
         super().__init__(message)
         self.attempts = attempts
@@ -141,6 +143,9 @@ class JudgeUnavailable(Exception):
         """What the call cost: 0 when nothing was billed, ``None`` when unknown."""
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
+        self.cached_tokens = cached_tokens
+        """Of ``input_tokens``, those read from the prompt cache (as `JudgeReply`'s)."""
+        self.reasoning_tokens = reasoning_tokens
         self.price_source = price_source
         """Where ``cost_usd`` came from, or why it is unknown (``unknown: ...``)."""
 
@@ -198,6 +203,12 @@ class JudgeReply:
     latency_s: float
     """Wall-clock seconds, retries and waits included."""
     price_source: str | None = None
+    cached_tokens: int | None = None
+    """Of ``input_tokens``, those read from the prompt cache
+    (``usage.prompt_tokens_details.cached_tokens``); ``None`` when not reported."""
+    reasoning_tokens: int | None = None
+    """Of ``output_tokens``, the reasoning ones
+    (``usage.completion_tokens_details.reasoning_tokens``); ``None`` when not reported."""
     """Where ``cost_usd`` came from (`agentgauge.agents.prices.Quote.source`)."""
 
 
@@ -217,6 +228,8 @@ def _unknown_cost(message: str, attempts: int, because: str) -> JudgeUnavailable
         input_tokens=None,
         output_tokens=None,
         price_source=f"unknown: {because}; what the endpoint billed for it is unknown",
+        cached_tokens=None,
+        reasoning_tokens=None,
     )
 
 
@@ -441,11 +454,23 @@ class JudgeClient:
         tout = usage.get("completion_tokens")
         tin = tin if _token_count(tin) else None
         tout = tout if _token_count(tout) else None
+        # Imported here, as the HTTP modules are (a reply means they are loaded).
+        from agentgauge.agents.openai import _detail
+
+        # OpenAI's usage details, read as the `openai:` adapter reads them: cached
+        # prompt tokens bill lower, reasoning ones as output (docs/running-agents.md,
+        # "Prices"). Before, the judge billed every prompt token as uncached.
+        cached = _detail(usage, "prompt_tokens_details")
+        cached = cached.get("cached_tokens") if cached is not None else None
+        cached = cached if _token_count(cached) else None
+        reasoning = _detail(usage, "completion_tokens_details")
+        reasoning = reasoning.get("reasoning_tokens") if reasoning is not None else None
+        reasoning = reasoning if _token_count(reasoning) else None
         # Price by the configured name: servers often answer with a dated snapshot
         # ("gpt-4o-2024-08-06") that the user's price file does not list.
         quote = self._prices.quote(
             _price_names(self.config.model),
-            None if tin is None or tout is None else Usage(tin, tout),
+            None if tin is None or tout is None else Usage(tin, tout, cached, None, reasoning),
         )
         choices = body.get("choices") if isinstance(body, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else None
@@ -468,6 +493,8 @@ class JudgeClient:
                 input_tokens=tin,
                 output_tokens=tout,
                 price_source=quote.source,
+                cached_tokens=cached,
+                reasoning_tokens=reasoning,
             )
         message = message or {}
         content_text = message.get("content")
@@ -485,4 +512,6 @@ class JudgeClient:
             attempts=attempts,
             latency_s=latency,
             price_source=quote.source,
+            cached_tokens=cached,
+            reasoning_tokens=reasoning,
         )

@@ -198,6 +198,20 @@ class JudgeSpend:
     output_tokens: int | None
     reason: str | None = None
     """Why ``cost_usd`` is unknown (the first such call's ``unknown: ...``), else ``None``."""
+    cached_tokens: int | None = None
+    """Of ``input_tokens``, those read from the prompt cache; ``None`` when a call did
+    not report them."""
+    reasoning_tokens: int | None = None
+    """Of ``output_tokens``, the reasoning ones; ``None`` when a call did not report them."""
+
+    def token_evidence(self) -> dict[str, int | None]:
+        """The token counts as a grade's evidence names them."""
+        return {
+            "judge_input_tokens": self.input_tokens,
+            "judge_output_tokens": self.output_tokens,
+            "judge_cached_tokens": self.cached_tokens,
+            "judge_reasoning_tokens": self.reasoning_tokens,
+        }
 
     def record(self, trial: Trial) -> None:
         """Add the spend to ``trial.judge_cost_usd`` (unknown poisons it), never to
@@ -216,15 +230,20 @@ def judge_spend(calls: Sequence[JudgeReply | JudgeUnavailable]) -> JudgeSpend:
     # poisons the sum (`JudgeUnavailable`). A trial's judge spend nobody measured is
     # unknown, never $0.00.
     costs = [c.cost_usd for c in calls]
-    tin = [c.input_tokens for c in calls]
-    tout = [c.output_tokens for c in calls]
     unknown = [c.price_source or "unknown" for c in calls if c.cost_usd is None]
     return JudgeSpend(
         cost_usd=None if unknown else float(sum(c for c in costs if c)),
-        input_tokens=None if any(t is None for t in tin) else sum(t for t in tin if t),
-        output_tokens=None if any(t is None for t in tout) else sum(t for t in tout if t),
+        input_tokens=_total([c.input_tokens for c in calls]),
+        output_tokens=_total([c.output_tokens for c in calls]),
         reason=unknown[0] if unknown else None,
+        cached_tokens=_total([c.cached_tokens for c in calls]),
+        reasoning_tokens=_total([c.reasoning_tokens for c in calls]),
     )
+
+
+def _total(counts: Sequence[int | None]) -> int | None:
+    """The sum of counts, ``None`` when any is unknown."""
+    return None if any(t is None for t in counts) else sum(t for t in counts if t)
 
 
 def answered(got: JudgeReply | JudgeUnavailable) -> tuple[JudgeReply | None, str | None]:
@@ -238,6 +257,8 @@ def failure_spend(failure: JudgeUnavailable) -> dict[str, Any]:
     return {
         "judge_input_tokens": failure.input_tokens,
         "judge_output_tokens": failure.output_tokens,
+        "judge_cached_tokens": failure.cached_tokens,
+        "judge_reasoning_tokens": failure.reasoning_tokens,
         "judge_cost_usd": failure.cost_usd,
         "judge_price_source": failure.price_source,
         "attempts": failure.attempts,
@@ -264,6 +285,9 @@ class RubricResult:
     warnings: list[str] = field(default_factory=list)
     cost_reason: str | None = None
     """Why ``cost_usd`` is unknown (`JudgeSpend.reason`)."""
+    cached_tokens: int | None = None
+    """Of ``input_tokens``, those read from the prompt cache (`JudgeSpend`)."""
+    reasoning_tokens: int | None = None
 
     def to_grade(self) -> Grade:
         """The case's aggregate grade (``rubric``), the criteria's grades in its evidence."""
@@ -291,6 +315,8 @@ class RubricResult:
                 **({"judge_cost_unknown": self.cost_reason} if self.cost_reason else {}),
                 "judge_input_tokens": self.input_tokens,
                 "judge_output_tokens": self.output_tokens,
+                "judge_cached_tokens": self.cached_tokens,
+                "judge_reasoning_tokens": self.reasoning_tokens,
                 "warnings": self.warnings,
                 **({} if self.grades else {"reason": "the task has no rubric: no judge was asked"}),
             },
@@ -316,6 +342,8 @@ def read_reply(
         **fields,
         "judge_input_tokens": reply.input_tokens,
         "judge_output_tokens": reply.output_tokens,
+        "judge_cached_tokens": reply.cached_tokens,
+        "judge_reasoning_tokens": reply.reasoning_tokens,
         "judge_cost_usd": reply.cost_usd,
         "judge_price_source": reply.price_source,
         "attempts": reply.attempts,
@@ -484,6 +512,8 @@ class RubricJudge:
             output_tokens=spend.output_tokens,
             warnings=notes,
             cost_reason=spend.reason,
+            cached_tokens=spend.cached_tokens,
+            reasoning_tokens=spend.reasoning_tokens,
         )
         if record_cost and criteria:
             spend.record(trial)
