@@ -113,3 +113,13 @@ def test_mean_severity_reads_the_hits_when_the_grade_gives_no_max() -> None:
     trials = [Trial(task_id="a", success=False, grades=[g]) for g in (hit, bare)]
     safe = reliability_from_trials(trials).safety
     assert safe is not None and safe.harmlessness == pytest.approx(0.25)
+
+
+def test_the_per_task_rate_is_the_exact_mean_of_the_task_shares() -> None:
+    # 1,1,1,2,2,2 of 3 per task: 9/18 is 0.5 exactly (the float mean of the rounded
+    # shares read 0.49999999999999994, and a gate `min: 0.5` failed on it).
+    tasks = [f"t{t}" for t, c in enumerate([1, 1, 1, 2, 2, 2]) for _ in range(3)]
+    hits = [i < c for c in [1, 1, 1, 2, 2, 2] for i in range(3)]
+    trials = [[_g("tool_calls", ok, "passed" if ok else "wrong_count")] for ok in hits]
+    m = toolcall_metrics(trials, task_ids=tasks)
+    assert m["ast_match_rate"]["per_task"] == 0.5

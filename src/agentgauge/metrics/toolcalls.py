@@ -119,9 +119,11 @@ def _toolcall(
             _, codes = compact(task_ids[1][decided], len(task_ids[0]))
         else:
             _, codes = factorize(np.asarray(task_ids, dtype=object)[decided])
-        hits = np.bincount(codes, passed.astype(np.float64))
-        counts = np.bincount(codes)
-        per_task = float(np.mean(hits / counts))
+        from agentgauge.metrics.outcome import task_mean
+
+        # The exact mean of the tasks' shares, rounded once, as the success rate is:
+        # the float mean of rounded shares read 9 of 18 as 0.49999999999999994.
+        per_task = task_mean(np.bincount(codes), np.bincount(codes, passed.astype(np.int64)))
     statuses = np.asarray(facts["tc_status"], dtype=object)[failed]
     errors = Counter(statuses.tolist())
     classes = Counter(np.asarray(facts["tc_class"], dtype=object)[failed].tolist())
