@@ -96,6 +96,7 @@ def report(
     record: list[str] = []
     comparison = None
     warnings: list[str] = []
+    null_agent = None
     if compare and len(sources) == 2:
         result = compare_sources(sources[0], sources[1], seed=seed, grade_version=grade_version)
         for w in result.warnings:
@@ -104,6 +105,9 @@ def report(
         warnings = [f"comparison: {w}" for w in result.warnings]
         record = [f"{ln.title}: {ln.text}" for ln in result.record.lines]
         comparison = result.comparison.to_dict()
+        found = result.baselines.get("null")
+        if found is not None and result.null_agent is not None:
+            null_agent = (found.label, result.null_agent)
     data = build_report(
         ReportInputs(
             sources=opened,
@@ -113,6 +117,7 @@ def report(
             notes=warnings,
             seed=seed,
             compared=(opened[0], opened[1]) if comparison is not None else None,
+            null_agent=null_agent,
         )
     )
     # Only the formats asked for are rendered, each before any file is written.
