@@ -139,3 +139,24 @@ def test_validity_checks_score_the_null_agent_the_record_scores(tmp_path: Path, 
                        "--force")  # fmt: skip
     assert code == 0, err
     assert "| null agent score | not run | run builtin:null" in md.read_text()
+
+
+def test_two_sources_with_no_task_in_common_are_reported_without_a_comparison(
+    tmp_path: Path, cli: Any
+) -> None:
+    # The report was refused ("error: B: a.jsonl and b.jsonl have no task in common",
+    # exit 2, nothing written), while --no-compare wrote it: two unrelated runs are two
+    # suite sections, and the report says why there is no comparison.
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps({"task_id": "x", "trial": 0, "success": True}) + "\n")
+    b.write_text(json.dumps({"task_id": "y", "trial": 0, "success": False}) + "\n")
+    md, page = tmp_path / "r.md", tmp_path / "r.html"
+    code, out, err = cli("report", str(a), str(b), "--html", str(page), "--markdown", str(md))
+    assert code == 0, err
+    assert f"wrote {page}" in out and f"wrote {md}" in out
+    note = f"no comparison: {a} and {b} have no task in common"
+    assert err.startswith(f"warning: {note}") and err.count("\n") == 1, err
+    text = md.read_text()
+    assert markdown_text(note) in text and "Comparison record" not in text
+    assert text.count(": outcome — base variant") == 2  # a section each
+    assert escape(note) in page.read_text()
