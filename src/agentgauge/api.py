@@ -48,6 +48,7 @@ from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.metrics.validity import (
     HELDOUT_ACTION,
     HeldoutUsage,
+    NullAgentCheck,
     heldout_usage,
 )
 from agentgauge.report.gates import (
@@ -446,6 +447,9 @@ class CompareResult:
     """What differs between the two runs' configurations (`agentgauge.components`)."""
     baselines: dict[str, Baseline] = dataclasses.field(default_factory=dict)
     """The baselines found, by role (record line 5)."""
+    null_agent: NullAgentCheck | None = None
+    """The null agent's score and the tasks it passes, as record line 5 says them
+    (``baselines["null"]`` names its run when it shares a task with A and B)."""
 
 
 def _store_of(spec: str) -> tuple[Path, str] | None:
@@ -587,6 +591,7 @@ def compare_sources(
         [*comp.scope_warnings, *([difference] if difference else [])],
         components=changes,
         baselines=found,
+        null_agent=null_check,
     )
 
 

@@ -693,6 +693,25 @@ def test_markdown_never_replaces_the_store_it_reads(tmp_path: Path, cli: Cli) ->
         assert db.read_bytes() == before
 
 
+def test_markdown_never_replaces_a_parquet_exports_other_files(tmp_path: Path, cli: Cli) -> None:
+    # `compare exp/trials.parquet B --markdown exp/events.parquet --force` replaced the
+    # export's events, read with its trials file: the export could not be read after.
+    a, b = _all_moving(tmp_path / "a.jsonl", 2, False), _all_moving(tmp_path / "b.jsonl", 2, True)
+    db = tmp_path / "s.db"
+    assert cli("import", "jsonl", str(a), "--store", str(db), "--run-id", "a")[0] == 0
+    exported = tmp_path / "exp"
+    assert cli("export", f"{db}:a", "--parquet", str(exported))[0] == 0
+    before = {p: p.read_bytes() for p in exported.iterdir()}
+    for name in ("events.parquet", "grades.parquet", "_agentgauge.json"):
+        dest = exported / name
+        code, out, err = cli(
+            "compare", str(exported / "trials.parquet"), str(b), "--markdown", str(dest), "--force"
+        )
+        assert code == 2 and out == "", err
+        assert err.count("\n") == 1 and "--markdown: is one of this command's inputs" in err
+    assert {p: p.read_bytes() for p in exported.iterdir()} == before
+
+
 def test_markdown_replaces_a_file_only_with_force(tmp_path: Path, cli: Cli) -> None:
     a, b = _all_moving(tmp_path / "a.jsonl", 2, False), _all_moving(tmp_path / "b.jsonl", 2, True)
     notes = tmp_path / "notes.md"

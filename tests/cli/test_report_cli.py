@@ -3,7 +3,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from html import escape
 from pathlib import Path
+from typing import Any
+
+from agentgauge.display import markdown_text
 
 
 def test_report_writes_html_and_markdown_with_escaping(tmp_path: Path) -> None:
@@ -97,3 +102,61 @@ def test_markdown_cells_cannot_break_the_table_or_open_a_tag() -> None:
     assert markdown_text("</b> <!-- <?php <https://x") == "&lt;/b> &lt;!-- &lt;?php &lt;https://x"
     assert markdown_text("p < 0.001, 3 <= 4") == "p < 0.001, 3 <= 4"
     assert markdown_text("C:\\path") == "C:\\\\path"
+
+
+def _import(cli: Any, db: Path, run_id: str, agent: str, passes: Callable[[int], bool]) -> None:
+    path = db.parent / f"{run_id}.jsonl"
+    rows = [
+        {"task_id": f"t{t}", "trial": k, "agent": agent, "success": passes(t)}
+        for t in range(4)
+        for k in range(2)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, _, err = cli("import", "jsonl", str(path), "--store", str(db), "--run-id", run_id)
+    assert code == 0, err
+
+
+def test_validity_checks_score_the_null_agent_the_record_scores(tmp_path: Path, cli: Any) -> None:
+    # A null agent's run marked in the store: record line 5 scored it (25.0%, passes t3)
+    # while the validity checks said "null agent score | not run", reading only the
+    # SOURCEs' trials.
+    db = tmp_path / "s.db"
+    _import(cli, db, "r", "careful", lambda t: t % 2 == 0)
+    _import(cli, db, "r2", "hasty", lambda t: True)
+    _import(cli, db, "nul", "builtin:null", lambda t: t == 3)
+    assert cli("runs", "--store", str(db), "--mark", "nul", "null")[0] == 0
+    md, page = tmp_path / "r.md", tmp_path / "r.html"
+    code, _, err = cli("report", f"{db}:r", f"{db}:r2", "--markdown", str(md), "--html", str(page))
+    assert code == 0, err
+    text = md.read_text()
+    assert "Baselines: null agent 25.0% on the shared tasks" in text
+    check = f"null agent score ({db}:nul, on the shared tasks)"
+    assert f"| {markdown_text(check)} | 25.0% | t3 |" in text
+    assert "not run | run builtin:null" not in text
+    assert escape(check) in page.read_text()
+    # Without the comparison there is no record, and the checks read the SOURCEs alone.
+    code, _, err = cli("report", f"{db}:r", f"{db}:r2", "--markdown", str(md), "--no-compare",
+                       "--force")  # fmt: skip
+    assert code == 0, err
+    assert "| null agent score | not run | run builtin:null" in md.read_text()
+
+
+def test_two_sources_with_no_task_in_common_are_reported_without_a_comparison(
+    tmp_path: Path, cli: Any
+) -> None:
+    # The report was refused ("error: B: a.jsonl and b.jsonl have no task in common",
+    # exit 2, nothing written), while --no-compare wrote it: two unrelated runs are two
+    # suite sections, and the report says why there is no comparison.
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps({"task_id": "x", "trial": 0, "success": True}) + "\n")
+    b.write_text(json.dumps({"task_id": "y", "trial": 0, "success": False}) + "\n")
+    md, page = tmp_path / "r.md", tmp_path / "r.html"
+    code, out, err = cli("report", str(a), str(b), "--html", str(page), "--markdown", str(md))
+    assert code == 0, err
+    assert f"wrote {page}" in out and f"wrote {md}" in out
+    note = f"no comparison: {a} and {b} have no task in common"
+    assert err.startswith(f"warning: {note}") and err.count("\n") == 1, err
+    text = md.read_text()
+    assert markdown_text(note) in text and "Comparison record" not in text
+    assert text.count(": outcome — base variant") == 2  # a section each
+    assert escape(note) in page.read_text()

@@ -75,6 +75,26 @@ def test_failures_table_counts_cells_and_tells_how_to_open_one(cli: Cli, store: 
     assert out.count("flaky") == 1 + 2  # the count line, then the two flaky rows
 
 
+def test_the_command_to_open_one_keeps_the_grade_version(cli: Cli, tmp_path: Path) -> None:
+    # With --grade-version 1, "open one" left the version out: following it showed the
+    # active version's grades, where the failing trial passes.
+    db = tmp_path / "s.db"
+    run(str(SUITE), shaky, trials=2, store=str(db), run_id="r", progress=False)
+    code, _, err = cli("grade", f"{db}:r", "--graders", "control", "--activate")
+    assert code == 0, err
+    code, out, err = cli("show", f"{db}:r", "--grade-version", "1")
+    assert code == 0, err
+    hint = next(line for line in out.splitlines() if line.startswith("open one: "))
+    args = f"{db}:r --task add-large --variant base --trial 1 --grade-version 1"
+    assert f"agentgauge show {args} (" in hint, hint
+    [shown] = _json(cli, *args.split())["trials"]
+    [active] = _json(cli, *args.split()[:-2])["trials"]
+    assert shown["success"] is False and active["success"] is True
+    # The active version: no flag, as before.
+    code, out, _ = cli("show", f"{db}:r")
+    assert code == 0 and "--grade-version" not in out
+
+
 def test_failures_json_has_every_failing_cell_in_order(cli: Cli, store: str) -> None:
     doc = _json(cli, store)
     assert doc["schema"] == "agentgauge.show/1" and doc["view"] == "failures"

@@ -253,6 +253,10 @@ def test_report_never_replaces_its_sources_even_forced(cli: Cli, work: Path, opt
         (str(db), Path(f"{db}-shm")),
         (str(exported), exported / "trials.parquet"),
         (str(work / "e*"), exported / "_agentgauge.json"),
+        # A trials file is read with the export's other files beside it: those are inputs.
+        (str(exported / "trials.parquet"), exported / "events.parquet"),
+        (str(exported / "trials.parquet"), exported / "_agentgauge.json"),
+        (str(work / "e*" / "trials.parquet"), exported / "grades.parquet"),
     ]
     for source, dest in cases:
         for force in ([], ["--force"]):

@@ -210,6 +210,31 @@ def test_agent_a_slash_b_and_agent_a_model_b_are_two_systems() -> None:
     check_apart(suite_of(source("x.jsonl", data)), {"agent a / b": 0.3, "agent a, model b": 0.9})
 
 
+def test_a_figure_nobody_measured_names_the_system_as_the_tables_do(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The note of an unpriced cost named "(a / b)", the priced system: the unpriced one
+    # is agent "a" with model "b", which the tables call "agent a, model b".
+    monkeypatch.chdir(tmp_path)
+    lines = [
+        {"task_id": "t", "success": True, "agent": "a / b", "cost_usd": 0.1},
+        {"task_id": "t", "success": True, "agent": "a", "model": "b"},
+        {"task_id": "t", "success": False, "agent": "c", "cost_usd": 0.0},
+    ]
+    Path("n.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    code, _, err = cli("report", "n.jsonl", "--markdown", "n.md", "--html", "n.html")
+    assert code == 0, err
+    notes = build_report(ReportInputs(sources=[open_source("n.jsonl")])).notes
+    unpriced = [n for n in notes if "price unknown" in n]
+    assert unpriced == [
+        "not measured: per_trial, total, cost_of_pass, spend_per_success: price unknown "
+        "for 1 of 1 trials (agent a, model b)"
+    ]
+    assert "(agent a, model b)" in Path("n.md").read_text()
+    assert "(agent a, model b)" in Path("n.html").read_text()
+    assert "trials (a / b)" not in Path("n.md").read_text()
+
+
 def test_frontier_from_table_gives_each_group_its_own_label() -> None:
     t = TrialTable.from_columns(
         6,

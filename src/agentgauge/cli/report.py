@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -11,6 +11,9 @@ from agentgauge.cli import app
 from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, console, err_console
 from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
+
+if TYPE_CHECKING:
+    from agentgauge.sources import TrialSource
 
 
 def _destinations(outputs: list[tuple[str, str]], sources: list[str], *, force: bool) -> list[Path]:
@@ -37,6 +40,16 @@ def _destinations(outputs: list[tuple[str, str]], sources: list[str], *, force: 
 
 
 _NAME = {"--html": "report.html", "--markdown": "report.md"}
+
+
+def _share_a_task(a: TrialSource, b: TrialSource) -> bool:
+    """Whether the rows a comparison reads of ``a`` and ``b`` (`select_rows`: the base
+    variant, held-out tasks left out) share a task: without one there is nothing to pair,
+    and the report is written without the comparison."""
+    from agentgauge.metrics.compare import select_rows
+
+    tasks_a, tasks_b = (set(select_rows(s.table).task_id.astype(str).tolist()) for s in (a, b))
+    return bool(tasks_a & tasks_b)
 
 
 def _write(path: str, text: str, option: str, inputs: list[Path], *, force: bool) -> bool:
@@ -96,7 +109,17 @@ def report(
     record: list[str] = []
     comparison = None
     warnings: list[str] = []
-    if compare and len(sources) == 2:
+    null_agent = None
+    if compare and len(sources) == 2 and not _share_a_task(opened[0], opened[1]):
+        # Two unrelated runs are reported side by side (each in its suite section);
+        # there is no paired difference to compute, and the report says so.
+        note = (
+            f"no comparison: {sources[0]} and {sources[1]} have no task in common "
+            "(base variant, held-out tasks left out), so there is no paired difference"
+        )
+        err_console().print(terminal_warning(note))
+        warnings = [note]
+    elif compare and len(sources) == 2:
         result = compare_sources(sources[0], sources[1], seed=seed, grade_version=grade_version)
         for w in result.warnings:
             err_console().print(terminal_warning(w))
@@ -104,6 +127,9 @@ def report(
         warnings = [f"comparison: {w}" for w in result.warnings]
         record = [f"{ln.title}: {ln.text}" for ln in result.record.lines]
         comparison = result.comparison.to_dict()
+        found = result.baselines.get("null")
+        if found is not None and result.null_agent is not None:
+            null_agent = (found.label, result.null_agent)
     data = build_report(
         ReportInputs(
             sources=opened,
@@ -113,6 +139,7 @@ def report(
             notes=warnings,
             seed=seed,
             compared=(opened[0], opened[1]) if comparison is not None else None,
+            null_agent=null_agent,
         )
     )
     # Only the formats asked for are rendered, each before any file is written.

@@ -54,6 +54,6 @@ def show_cmd(
     if json_out:
         print_json(doc)
     elif task is None:
-        print_failures(doc, console())
+        print_failures(doc, console(), grade_version=grade_version)
     else:
         print_trials(doc, console())

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentgauge.errors import InputError
+from agentgauge.parquet import EVENTS_FILE, GRADES_FILE, HEADER_FILE
 from agentgauge.schema import Run, Trial
 from agentgauge.sources import (
     Selector,
@@ -191,14 +192,18 @@ def run_source(source: str) -> tuple[Path, str]:
 
 #: The files SQLite keeps beside a store while it is open (WAL mode, or a rollback journal).
 _STORE_SIBLINGS = ("-wal", "-shm", "-journal")
+#: The files the Parquet reader reads beside a trials file, whatever that file's name.
+_PARQUET_SIBLINGS = (HEADER_FILE, EVENTS_FILE, GRADES_FILE)
 
 
 def input_files(sources: Iterable[str]) -> list[Path]:
     """The files a command reads for ``sources`` (SOURCE strings: ``DB:RUN``, a trials
     file, a Parquet export or a glob, with or without a ``#`` selector): each file, the
     files of an export directory, and a store's ``-wal``, ``-shm`` and ``-journal``
-    (whether they exist now or not). A SOURCE that names nothing adds nothing (reading
-    it will say what is wrong)."""
+    (whether they exist now or not). A ``.parquet`` file is read with the export's other
+    files beside it (its header, ``events.parquet``, ``grades.parquet``: whether they exist
+    now or not), so those are inputs too. A SOURCE that names nothing adds nothing
+    (reading it will say what is wrong)."""
     found: list[Path] = []
     for spec in sources:
         base, _ = split_selector(spec)
@@ -217,6 +222,8 @@ def input_files(sources: Iterable[str]) -> list[Path]:
                 found.append(file)
                 if file.is_file() and is_store(file):
                     found.extend(Path(f"{file}{suffix}") for suffix in _STORE_SIBLINGS)
+                elif file.suffix == ".parquet" and not path.is_dir():
+                    found.extend(file.parent / name for name in _PARQUET_SIBLINGS)
     return found
 
 

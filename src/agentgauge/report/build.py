@@ -28,7 +28,7 @@ from agentgauge.metrics.compare import compare, select_rows
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.metrics.frontier import frontier_from_table, group_labels
 from agentgauge.metrics.horizon import horizon
-from agentgauge.metrics.validity import never_passed_tasks, null_agent_check
+from agentgauge.metrics.validity import NullAgentCheck, never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
 from agentgauge.report.formats import (
     counted_trials,
@@ -88,6 +88,10 @@ class ReportInputs:
     seed: int = 0
     compared: tuple[TrialSource, TrialSource] | None = None
     """The two sources (A, B) the comparison was made between, for its per-capability table."""
+    null_agent: tuple[str, NullAgentCheck] | None = None
+    """The null agent's run and check the comparison found (record line 5: a run marked
+    ``null`` in B's store, or a null agent's run on the same suite version), for the
+    validity checks of the suite compared when no SOURCE of it is a null agent's run."""
 
 
 def _pct(x: float | None) -> str:
@@ -349,18 +353,32 @@ def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def _validity_section(base: list[Trial], warnings: list[str], scope: str) -> dict[str, Any]:
+def _validity_section(
+    base: list[Trial],
+    warnings: list[str],
+    scope: str,
+    found: tuple[str, NullAgentCheck] | None = None,
+) -> dict[str, Any]:
+    """The null agent's score (of a SOURCE's null agent, else of the run ``found`` by the
+    comparison, named, as record line 5 says it), the tasks no agent passed, and the
+    metrics' warnings."""
     table = TrialTable.from_trials(base)
     by_agent = [sub for _, sub in table.groups(["agent"])] if base else []
     rows: list[list[Any]] = []
     null = [sub for sub in by_agent if sub.agent[0] in _NULL_AGENTS]
+    named: tuple[str, NullAgentCheck] | None = None
     if null:
-        check = null_agent_check(null[0])
+        named = ("null agent score", null_agent_check(null[0]))
+    elif found is not None and found[1].score is not None:
+        # Not among the SOURCEs: the run the comparison's record scores (line 5).
+        named = (f"null agent score ({found[0]}, on the shared tasks)", found[1])
+    if named is not None:
+        check, result = named
         rows.append(
             [
-                "null agent score",
-                _pct(check.score),
-                ", ".join(check.tasks_passed) or "none — every task needs the agent to act",
+                check,
+                _pct(result.score),
+                ", ".join(result.tasks_passed) or "none — every task needs the agent to act",
             ]
         )
     else:
@@ -590,7 +608,13 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         )
         if s is not None
     ]
-    sections.append(_validity_section(base, list(headline.get("warnings", [])), scope))
+    # The comparison's null agent belongs to the suite of the tasks it compared.
+    compared = inputs.compared
+    shared = compared is not None and bool(
+        {t.task_id for t in compared[1].trials} & {t.task_id for t in trials}
+    )
+    found = inputs.null_agent if shared else None
+    sections.append(_validity_section(base, list(headline.get("warnings", [])), scope, found))
     # The curves run over every k the trials allow (pass^k of a task needs k ≤ its
     # trials), not only the table's few.
     counts: dict[tuple[Any, ...], int] = {}

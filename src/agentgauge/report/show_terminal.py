@@ -46,8 +46,12 @@ def _command(source: str, *args: str) -> Text:
     return _text(shell_command(["agentgauge", "show", source, *args]), "bold")
 
 
-def print_failures(doc: dict[str, Any], console: Console) -> None:
-    """The failing cells: a count line, how to open one, and one row per cell."""
+def print_failures(
+    doc: dict[str, Any], console: Console, *, grade_version: int | None = None
+) -> None:
+    """The failing cells: a count line, how to open one, and one row per cell.
+    ``grade_version`` is the ``--grade-version`` the cells were read with: the command
+    to open one names it, so that it shows the trial as graded here."""
     rows = doc["failures"]
     scope = "" if doc["variant"] is None else f" (variant {doc['variant']})"
     if not rows:
@@ -81,6 +85,8 @@ def print_failures(doc: dict[str, Any], console: Console) -> None:
                 first["variant"],
                 "--trial",
                 str(first["trials"][0]),
+                # Without it, the active version's grades: the trial may pass there.
+                *(() if grade_version is None else ("--grade-version", str(grade_version))),
             ),
             " (without --trial: all its trials)",
         ),

@@ -337,7 +337,9 @@ def print_metrics(
 def null_reason_lines(data: dict[str, Any]) -> list[str]:
     """Why each figure of an ``agentgauge.metrics/1`` object is null, each distinct
     reason once with the groups it applies to (``ci95: fewer than 2 clusters...``):
-    what the terminal, the HTML and the Markdown report print under their tables."""
+    what the terminal, the HTML and the Markdown report print under their tables. A
+    group named as a system (``system``, which the report sets where two groups' fields
+    would read alike) is called by that name, as its tables call it."""
     keys = _title_keys(data["groups"], data["by"])
     notes: dict[str, list[str]] = {}
     for g in data["groups"]:
@@ -345,7 +347,8 @@ def null_reason_lines(data: dict[str, Any]) -> list[str]:
         for key, reason in g.get("null_reasons", {}).items():
             by_reason.setdefault(reason, []).append(key.removeprefix("cost."))
         for reason, names in by_reason.items():
-            notes.setdefault(f"{', '.join(names)}: {reason}", []).append(_group_title(g, keys))
+            title = str(g["system"]) if "system" in g else _group_title(g, keys)
+            notes.setdefault(f"{', '.join(names)}: {reason}", []).append(title)
     lines = []
     for note, who in notes.items():
         where = ""
