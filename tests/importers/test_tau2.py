@@ -411,3 +411,13 @@ def test_a_duplicate_across_simulation_files_names_both_files(tmp_path: Path) ->
     assert (info.value.file, info.value.field) == (str(sim), "trial")
     first = target / "simulations" / "sim-0-0.json"
     assert info.value.reason.endswith(f"(first seen at {first}: trial)")
+
+
+def test_a_message_stamped_before_the_start_has_no_time_not_zero(tmp_path: Path) -> None:
+    """tau2 writes local times with no zone: a clock change can put a message before
+    its simulation's start. Its time is unknown, not a measured 0 s."""
+    path = _mutated(tmp_path, _set("simulations.0.messages.1.timestamp", "2026-08-01T09:59:00"))
+    trial = by_sim(read_import("tau2", path).trials)["sim-0-0"]
+    messages = [e for e in trial.events if e.type == "message"]
+    assert [m.t for m in messages[:2]] == [0.0, None]
+    assert all(m.t is not None and m.t > 0 for m in messages[2:])

@@ -120,6 +120,13 @@ def test_long_texts_are_cut_with_a_note_of_what_was_left_out() -> None:
     # 10 characters, limit 4: 4 kept, 6 left out.
     assert shorten("0123456789", 4) == "0123… [6 more characters]"
     assert shorten("x" * (MAX_TEXT + 1_234)) == "x" * MAX_TEXT + "… [1,234 more characters]"
+    assert shorten("01234", 4) == "0123… [1 more character]"
+    # The cut falls between whole characters: the accent of é (e + U+0301) and the
+    # laptop of 👩‍💻 (woman + ZWJ + laptop) went into the part left out, so the text
+    # shown read "e" and "👩": other characters than the ones written.
+    assert shorten("abce\u0301xyz", 4) == "abc… [5 more characters]"
+    assert shorten("ab\U0001f469\u200d\U0001f4bbz", 4) == "ab… [4 more characters]"
+    assert shorten("ab\U0001f44d\U0001f3fdz", 3) == "ab… [3 more characters]"  # skin tone
     # Thirteen differing keys: twelve named, the rest as an ellipsis; the count is exact.
     paths = [f"k{i}" for i in range(13)]
     (line,) = evidence_lines(_grade("state", {"paths": paths, "n_differences": 13}))

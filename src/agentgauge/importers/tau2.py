@@ -615,11 +615,15 @@ def _task(raw: Any, header: _Header, check: _Check, where: str) -> Task:
 
 
 def _offset(start: datetime | None, when: datetime | None) -> float | None:
-    """Seconds from ``start`` to ``when``; unknown when either is, or when one has a
-    time zone and the other none (which the difference cannot span)."""
+    """Seconds from ``start`` to ``when``; unknown when either is, when one has a
+    time zone and the other none (which the difference cannot span), or when ``when``
+    is before ``start`` (tau2 writes local times with no zone: a clock step or a change
+    from summer time puts a message before its simulation began, and 0 would be a time
+    nobody measured)."""
     if start is None or when is None or (start.tzinfo is None) != (when.tzinfo is None):
         return None
-    return max(0.0, (when - start).total_seconds())
+    seconds = (when - start).total_seconds()
+    return seconds if seconds >= 0 else None
 
 
 def _total(values: Iterable[int | None]) -> int | None:

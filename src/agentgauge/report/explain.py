@@ -41,10 +41,35 @@ MAX_TEXT = 2_000
 
 
 def shorten(text: str, limit: int = MAX_TEXT) -> str:
-    """``text``, cut to ``limit`` characters with a note of how many were left out."""
+    """``text``, cut to at most ``limit`` characters with a note of how many were left
+    out. The cut falls between whole characters as a reader sees them: not between a
+    letter and its accent (``e`` + U+0301), nor inside an emoji sequence joined by
+    U+200D or modified by a skin tone or variation selector, where the part kept would
+    show another character than the one written."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+    cut = limit
+    while cut > 0 and (_continues(text[cut]) or text[cut - 1] == "\u200d"):
+        cut -= 1
+    if cut == 0:  # one sequence longer than the limit: cut it where the limit is
+        cut = limit
+    left = len(text) - cut
+    return f"{text[:cut]}… [{left:,} more character{'' if left == 1 else 's'}]"
+
+
+def _continues(char: str) -> bool:
+    """Whether ``char`` belongs to the character before it (a combining mark, a
+    joiner, a variation selector or an emoji modifier)."""
+    import unicodedata
+
+    code = ord(char)
+    return (
+        unicodedata.category(char) in ("Mn", "Mc", "Me")
+        or code == 0x200D
+        or 0xFE00 <= code <= 0xFE0F
+        or 0xE0100 <= code <= 0xE01EF
+        or 0x1F3FB <= code <= 0x1F3FF
+    )
 
 
 def _json(value: Any) -> str:
