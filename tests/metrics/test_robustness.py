@@ -55,7 +55,7 @@ def test_missing_variant_and_zero_base() -> None:
     r = robustness(_table(ROWS), "environment")
     assert r.value is None and r.reason == "no env:* variant trials"
     zero = robustness(_table([("a", "base", 0), ("a", "env:rename", 1)]), "environment")
-    assert zero.value is None and zero.reason == "base accuracy is 0"
+    assert zero.value is None and zero.reason == "base accuracy is 0 on the 1 shared task"
     with pytest.raises(ValueError, match="kind"):
         robustness(_table(ROWS), "typo")
 
@@ -145,3 +145,28 @@ def test_accuracies_are_exact_task_averages() -> None:
     r = robustness(_table(rows), "prompt")
     assert r.acc_base == 0.5 and r.acc_perturbed == 1 / 3
     assert r.value == 2 / 3 and r.per_variant == {"paraphrase:1": 2 / 3}
+
+
+def test_a_null_ratio_of_one_variant_says_why() -> None:
+    # paraphrase:1 shares task a only, whose base is 0; paraphrase:3 shares no task.
+    rows = [("a", "base", 0), ("b", "base", 1), ("a", "paraphrase:1", 1)]
+    rows += [("b", "paraphrase:2", 1), ("c", "paraphrase:3", 1)]
+    r = robustness(_table(rows), "prompt")
+    assert r.per_variant == {"paraphrase:1": None, "paraphrase:2": 1.0, "paraphrase:3": None}
+    assert r.per_variant_reasons == {
+        "paraphrase:1": "base accuracy is 0 on its 1 shared task",
+        "paraphrase:3": "no task shared with base",
+    }
+    no_base = robustness(_table([("a", "paraphrase:1", 1)]), "prompt")
+    assert no_base.value is None and no_base.reason == "no base-variant trial"
+
+
+def test_a_ratio_capped_in_every_resample_does_not_read_as_tasks_alike() -> None:
+    # Task a goes 0 → 1, task b 1 → 1: every resample with a base above 0 is capped at
+    # 1, an SE of 0, though the tasks differ.
+    from agentgauge.report.formats import estimate
+
+    rows = [("a", "base", 0), ("b", "base", 1), ("a", "paraphrase:1", 1), ("b", "paraphrase:1", 1)]
+    r = robustness(_table(rows), "prompt")
+    assert (r.value, r.se) == (1.0, 0.0)
+    assert estimate(r.to_dict()) == "1.000 (capped in every resample of 2 tasks)"

@@ -130,7 +130,7 @@ def test_each_suite_has_its_own_section_and_titles_say_their_scope(page: Any) ->
         "return [...document.querySelectorAll('h3')].map(h => h.textContent)"
     )
     assert titles.count("Outcome — base variant") == 2
-    assert "Reliability — all variants (Rabanser et al. 2026)" in titles
+    assert "Reliability (Rabanser et al. 2026)" in titles
     assert "Outcome per variant" in titles
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentgauge.facts import Coded
+from agentgauge.metrics.compare import BASE_SCOPE, variant_scope
 from agentgauge.metrics.predictability import Predictability, predictability
 from agentgauge.metrics.robustness import Robustness, robustness
 from agentgauge.metrics.safety import Safety, safety, safety_from_trials
@@ -453,6 +454,10 @@ class Reliability:
     """``None`` when no trial's minefields grade was decided (see ``safety_reason``)."""
     safety_reason: str = "no trial was graded for minefields"
     """Why ``safety`` is ``None``."""
+    base_scope: str = BASE_SCOPE
+    """The trials consistency, resources and predictability read: ``"base variant"``,
+    or ``"all its variants (paraphrase:1)"`` for a configuration with no base trial
+    (as the base-variant tables read such a system)."""
 
     def to_dict(self) -> dict[str, Any]:
         reasons = {} if self.safety is not None else {"safety": self.safety_reason}
@@ -462,7 +467,11 @@ class Reliability:
             figure = getattr(self, name)
             if figure.value is not None and figure.se is None and figure.se_reason:
                 reasons[f"{name}.se"] = figure.se_reason
+        for name in ("prompt_robustness", "fault_robustness", "environment_robustness"):
+            for label, why in getattr(self, name).per_variant_reasons.items():
+                reasons[f"{name}.per_variant.{label}"] = why
         return {
+            "base_scope": self.base_scope,
             "null_reasons": reasons,
             "trajectory_consistency_dist": self.trajectory_consistency_dist.to_dict(),
             "trajectory_consistency_seq": self.trajectory_consistency_seq.to_dict(),
@@ -488,18 +497,26 @@ def reliability(
     """All reliability metrics of one configuration's trials.
 
     Consistency, resources and predictability read the ``base`` variant's trials
-    (perturbations would blur them); robustness compares base with each kind of
-    perturbation. An infra-error trial is a failure in every one of them, whatever its
-    record says (resource consistency leaves it out: its spend says nothing about the
-    agent). ``actions`` (one sequence per row, `action_sequences`) enables
-    trajectory consistency; ``violation``/``severity`` (`safety_from_trials`),
-    over the rows ``graded`` marks as checked for minefields (default: all),
-    enable safety. Build the inputs from trials with ``TrialTable.from_trials``.
+    (perturbations would blur them), or all the trials of a configuration with no base
+    trial (``base_scope`` says so), as the base-variant tables do; robustness compares
+    base with each kind of perturbation; safety reads every variant. An infra-error
+    trial is a failure in every one of them, whatever its record says (resource
+    consistency leaves it out: its spend says nothing about the agent). ``actions``
+    (one sequence per row, `action_sequences`) enables trajectory consistency;
+    ``violation``/``severity`` (`safety_from_trials`), over the rows ``graded`` marks
+    as checked for minefields (default: all), enable safety. Build the inputs from
+    trials with ``TrialTable.from_trials``.
     """
     variants, codes = table.codes("variant")
     is_base = np.array([str(v) == "base" for v in variants.tolist()], dtype=bool)
     base = is_base[codes] if len(codes) else np.zeros(0, dtype=bool)
-    sub = table if base.all() else table.take(base)  # all base: the table's codes kept
+    # No base trial (a run of paraphrases only): all of them, as the base-variant tables
+    # read such a system, and `base_scope` says so (not "no transcripts", which blamed
+    # the data for the scope).
+    scope = variant_scope(table) or BASE_SCOPE
+    if not base.any():
+        base = np.ones(len(table), dtype=bool)
+    sub = table if base.all() else table.take(base)  # all kept: the table's codes kept
     # An infra error counts as a failure, whatever its record says, as in every metric
     # (docs/metrics.md, "Infrastructure errors"): not a successful run to compare paths
     # with, nor a success the agent's confidence foresaw.
@@ -531,6 +548,7 @@ def reliability(
         environment_robustness=robustness(table, "environment", n_boot=n_boot, seed=seed),
         predictability=predictability(sub.confidence, ok),
         safety=safe,
+        base_scope=scope,
     )
 
 

@@ -44,6 +44,9 @@ class Robustness:
     """Why ``value`` is ``None``."""
     se_reason: str | None = None
     """Why ``se`` is ``None`` where ``value`` is not (one task: nothing to resample)."""
+    per_variant_reasons: dict[str, str] = field(default_factory=dict)
+    """Why a variant's ratio in ``per_variant`` is ``None`` (in the configuration's
+    ``null_reasons`` as ``prompt_robustness.per_variant.paraphrase:1``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -109,6 +112,8 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
     variant = names[codes]
     is_base = (names == "base")[codes]
     is_pert = perturbed[codes]
+    if not is_base.any():
+        return Robustness(None, None, None, None, 0, labels, reason="no base-variant trial")
     base = _task_counts(table, is_base)
     pert = _task_counts(table, is_pert)
     shared = sorted(set(base) & set(pert))
@@ -121,21 +126,27 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
     exact_b, exact_p = _accuracy(base, shared), _accuracy(pert, shared)
     acc_b, acc_p = float(exact_b), float(exact_p)
     per_variant: dict[str, float | None] = {}
+    why: dict[str, str] = {}  # a variant's ratio that is None says why
     for label in labels:
         one = _task_counts(table, variant == label)
         common = [t for t in shared if t in one]
         per_variant[label] = (
             _ratio(_accuracy(one, common), _accuracy(base, common)) if common else None
         )
+        if not common:
+            why[label] = "no task shared with base"
+        elif per_variant[label] is None:
+            why[label] = f"base accuracy is 0 on its {_tasks(len(common))}"
     value = _ratio(exact_p, exact_b)
     if value is None:
         return Robustness(
-            None, None, acc_b, acc_p, len(shared), labels, per_variant, "base accuracy is 0"
-        )
+            None, None, acc_b, acc_p, len(shared), labels, per_variant,
+            f"base accuracy is 0 on the {_tasks(len(shared))}", per_variant_reasons=why,
+        )  # fmt: skip
     if len(shared) < 2:
         return Robustness(
             value, None, acc_b, acc_p, 1, labels, per_variant,
-            se_reason="one task: no spread to estimate",
+            se_reason="one task: no spread to estimate", per_variant_reasons=why,
         )  # fmt: skip
     # Same seed and same clusters give the same resampling draws for both columns
     # (the draws depend only on the cluster structure), which makes it paired.
@@ -148,9 +159,17 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
         return Robustness(
             value, None, acc_b, acc_p, len(shared), labels, per_variant,
             se_reason="fewer than 2 bootstrap replicates with a base accuracy above 0",
+            per_variant_reasons=why,
         )  # fmt: skip
     se = float(ratios.std(ddof=1))
-    return Robustness(value, se, acc_b, acc_p, len(shared), labels, per_variant)
+    return Robustness(
+        value, se, acc_b, acc_p, len(shared), labels, per_variant, per_variant_reasons=why
+    )
+
+
+def _tasks(n: int) -> str:
+    """``1 shared task``, ``3 shared tasks``."""
+    return f"{n} shared task" + ("" if n == 1 else "s")
 
 
 def _clusters(table: TrialTable, tasks: list[str]) -> npt.NDArray[np.object_]:

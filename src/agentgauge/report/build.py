@@ -6,7 +6,9 @@ the same recorded suite, or a shared task id) and each group gets its own
 `SuiteReport`; within a group each source is its own system, even when two record the
 same agent and model (`report db:v1 db:v2`). Scopes follow one rule on every face (docs/reports.md):
 outcome, tool-call, trajectory and control figures are on the **base
-variant**; reliability (robustness, consistency) is over **all variants**;
+variant**; reliability says the scope of each figure (robustness: each perturbed
+variant against base; consistency and calibration: the base variant; safety: all
+variants);
 outcome per variant has one row per variant. Given a comparison and the two
 sources it compared, the paired difference is also computed per capability
 (Miller 2024).
@@ -42,6 +44,7 @@ from agentgauge.report.scope import system_base_trials
 from agentgauge.report.terminal import (
     null_reason_lines,
     reliability_note_lines,
+    reliability_scope,
     turn_note_lines,
 )
 from agentgauge.schema import Trial
@@ -331,10 +334,11 @@ def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     return {
         "key": "reliability",
-        "title": "Reliability — all variants (Rabanser et al. 2026)",
-        "note": "Per configuration, over all variants: robustness = min(acc_perturbed / "
-        "acc_base, 1); consistency over successful runs; ± one SE, or (each of n) where "
-        "every task has the same value and there is no spread to estimate one from.",
+        "title": "Reliability (Rabanser et al. 2026)",
+        "note": f"Per configuration; {reliability_scope(rel)}. Robustness = "
+        "min(acc_perturbed / acc_base, 1); consistency over successful runs; ± one SE, or "
+        "(each of n) where every task has the same value and there is no spread to "
+        "estimate one from.",
         "columns": [
             "configuration",
             *(name for _, name in RELIABILITY_BARS),

@@ -386,7 +386,7 @@ def variant_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
 def reliability_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     """Robustness and consistency per agent: rows ``{label, metric, value, se}``
     (Rabanser et al. 2026)."""
-    return _bars(rows, "metric", "label", "Robustness and consistency (all variants)", "score")
+    return _bars(rows, "metric", "label", "Robustness and consistency", "score")
 
 
 def forest_figure(rows: Sequence[Mapping[str, Any]], by: str = "capability") -> go.Figure:

@@ -100,13 +100,19 @@ def estimate(d: dict[str, Any] | None) -> str | None:
     """A reliability figure (consistency, robustness: ``{"value", "se", "n"}`` or
     ``{..., "n_tasks"}``) as ``0.750 ± 0.050``; where every unit has the same value (SE
     0) there is no spread to estimate an SE from, and the count of units stands in for
-    the "± 0" (``0.500 (each of 3)``); without an SE (one task), the value alone.
+    the "± 0" (``0.500 (each of 3)``); a robustness ratio whose every resample is capped
+    at 1 says so (``1.000 (capped in every resample of 3 tasks)``): its tasks need not be
+    alike. Without an SE (one task), the value alone.
     ``None`` for a figure nobody measured (each medium prints its own dash)."""
     if not d or d.get("value") is None:
         return None
     se = d.get("se")
     units = d.get("n", d.get("n_tasks"))
     if se == 0 and isinstance(units, int) and units:
+        if "acc_base" in d and d["value"] == 1.0:
+            # A robustness ratio at its cap: every resample's ratio is capped at 1, an SD
+            # of 0 although the tasks' rates differ, so not "each of" (each task alike).
+            return f"1.000 (capped in every resample of {units} tasks)"
         return f"{d['value']:.3f} (each of {units})"
     return f"{d['value']:.3f}" if se is None else f"{d['value']:.3f} ± {se:.3f}"
 

@@ -4,8 +4,9 @@ HTML report, viewer) shows the same number for the same scope (docs/show.md,
 
 - the outcome table (success rate, pass@k, pass^k, cost, latency) per agent and
   model, and the tool-call, trajectory and control tables: the **base variant**;
-- reliability (robustness, consistency): **all variants**, since robustness is
-  the ratio of a perturbed variant's accuracy to the base one;
+- reliability: robustness compares each perturbed variant with the base one, safety
+  reads all variants, and consistency, calibration and AUROC the base variant (all
+  the variants of a system with none, by the rule below);
 - outcome per variant: a table of its own, one row per variant.
 
 A system (agent and model) with no ``base`` trial (an import that names its

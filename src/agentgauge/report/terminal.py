@@ -30,7 +30,7 @@ from agentgauge.report.formats import (
     success_se_of,
 )
 from agentgauge.report.formats import money as _money
-from agentgauge.report.scope import ALL_VARIANTS
+from agentgauge.report.scope import BASE_VARIANT
 
 __all__ = [
     "behaviour_tables",
@@ -585,6 +585,26 @@ _TURNS_TITLE = "checkpoints held per user turn, BFCL V3 multi-turn"
 _RELIABILITY_TITLE = "reliability per configuration, Rabanser et al. 2026"
 
 
+def reliability_scope(rel: list[dict[str, Any]]) -> str:
+    """Which trials each reliability figure reads (``reliability`` of an
+    ``agentgauge.metrics/1`` object), for the title of its table: consistency,
+    calibration and AUROC the base variant (all the variants of a configuration with no
+    base trial, as the base-variant tables), robustness each perturbed variant against
+    base, safety every variant."""
+    fallback = [r.get("base_scope", BASE_VARIANT) != BASE_VARIANT for r in rel]
+    base = (
+        "all variants, no base variant in the data"
+        if fallback and all(fallback)
+        else "base variant, all variants where a configuration has none"
+        if any(fallback)
+        else BASE_VARIANT
+    )
+    return (
+        f"consistency, calibration and AUROC: {base}; robustness: each perturbed variant "
+        "against base; safety: all variants"
+    )
+
+
 def behaviour_tables(
     report: MetricsReport,
     *,
@@ -606,8 +626,13 @@ def behaviour_tables(
         tables.append(_transposed(_scoped(_TURNS_TITLE, scope), columns, rows))
     columns, rows = _reliability(reliability or report)
     if columns:
-        tables.append(_transposed(_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), columns, rows))
+        title = _scoped(_RELIABILITY_TITLE, _reliability_scope_of(reliability or report))
+        tables.append(_transposed(title, columns, rows))
     return tables
+
+
+def _reliability_scope_of(report: MetricsReport) -> str:
+    return reliability_scope(report.to_dict().get("reliability") or [])
 
 
 #: Reliability figures, as the table names them, and the key of each one's value.
@@ -636,6 +661,11 @@ def reliability_note_lines(rel: list[dict[str, Any]]) -> list[str]:
     notes: dict[str, list[str]] = {}
     for r in rel:
         who = " / ".join(str(r[k]) for k in ("agent", "model") if r.get(k)) or "all"
+        scope = r.get("base_scope", BASE_VARIANT)
+        if scope != BASE_VARIANT:  # read whole, as the base-variant tables read it
+            notes.setdefault(
+                f"consistency, calibration and AUROC read {scope}: no base-variant trial", []
+            ).append(who)
         for name, key, value in _RELIABILITY_FIGURES:
             figure = r.get(key)
             reason = (
@@ -676,7 +706,10 @@ def print_behaviour(
         (_scoped(_TOOLS_TITLE, scope), _tool_control(report)),
         (_scoped(RECOVERY_TITLE, scope), _recovery(report)),
         (_scoped(_TURNS_TITLE, scope), _turns(report)),
-        (_scoped(_RELIABILITY_TITLE, ALL_VARIANTS), _reliability(reliability or report)),
+        (
+            _scoped(_RELIABILITY_TITLE, _reliability_scope_of(reliability or report)),
+            _reliability(reliability or report),
+        ),
     )
     data = report.to_dict()
     for note in turn_note_lines(data["groups"], _title_keys(data["groups"], list(report.by))):
