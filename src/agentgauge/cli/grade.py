@@ -168,6 +168,7 @@ def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None
                 "unknown_grades": result.unknown_grades,
                 "skipped_tasks": result.skipped,
                 "n_not_applicable": result.n_not_applicable,
+                "n_unfinished": result.n_unfinished,
                 "idle_graders": result.idle,
                 "success_before": result.success_before,
                 "success_after": result.success_after,
@@ -187,6 +188,12 @@ def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None
         out.print(
             f"left alone: {result.n_not_applicable} trials whose tasks declare nothing "
             f"{', '.join(result.graders)} check (their outcomes stand, with no grade)",
+            soft_wrap=True,
+        )
+    if result.n_unfinished:
+        out.print(
+            f"left ungraded, as the run left them: {result.n_unfinished} trials that ended "
+            "in an error or a timeout (their outcomes stand)",
             soft_wrap=True,
         )
     for name in result.idle:
