@@ -293,7 +293,7 @@ def test_a_named_grader_grades_only_the_tasks_that_declare_what_it_needs(
     bad = _cli("grade", f"{path}:r", "--graders", "tool_calls")
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        f"agentgauge: error: {path}: graders: grader 'tool_calls' applies to no task of "
+        f"agentgauge: error: {path}: --graders: grader 'tool_calls' applies to no task of "
         "run 'r': a code grader grades only the tasks that declare what it needs "
         "(docs/graders.md); nothing was written"
     ]

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import JsonOption, console, err_console, print_json, split_list
+from agentgauge.cli.common import (
+    JsonOption,
+    console,
+    err_console,
+    options_typed,
+    print_json,
+    split_list,
+)
 from agentgauge.display import terminal_text
 from agentgauge.errors import InputError
 
@@ -93,11 +100,12 @@ def grade(
                 "--graders, --activate or each other",
                 field="--activate-version" if activate_version is not None else "--list",
             )
-        versions = (
-            grade_versions(source, store=store)
-            if activate_version is None
-            else activate_grade_version(source, activate_version, store=store)
-        )
+        with options_typed(grade_version="--activate-version"):
+            versions = (
+                grade_versions(source, store=store)
+                if activate_version is None
+                else activate_grade_version(source, activate_version, store=store)
+            )
         if json_out:
             print_json(
                 {"schema": "agentgauge.grade_versions/1", "versions": _versions_json(versions)}
@@ -116,7 +124,8 @@ def grade(
     newest = max(v.version for v in grade_versions(source, store=store))
     result: RegradeResult | None = None
     try:
-        result = regrade(source, names or None, store=store, activate=activate)
+        with options_typed(graders="--graders"):
+            result = regrade(source, names or None, store=store, activate=activate)
         _print_result(result, source, json_out=json_out)
     except KeyboardInterrupt:
         _say_interrupted(source, store, newest, result)
