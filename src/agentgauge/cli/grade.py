@@ -211,7 +211,7 @@ def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None
         why = result.unknown_examples.get(key, "")
         # A grader that could not decide (a judge nobody answers) is said, not hidden.
         line = f"unknown: {key} × {count}" + (f" (e.g. {shorten(why, 160)})" if why else "")
-        out.print(terminal_text(line))
+        out.print(terminal_text(line), soft_wrap=True)  # one line, to grep
     if result.active == result.version:
         out.print(f"grade version {result.version} is now what the run reports")
     else:

@@ -98,13 +98,20 @@ def _count_unknown(result: RegradeResult, grades: Sequence[Grade]) -> None:
 
 
 def _why(evidence: object, depth: int = 0) -> str:
-    """The first reason an unknown grade's evidence gives (a judge's is in its samples)."""
+    """Why an unknown grade is unknown, as its evidence says (a judge's is in its
+    samples): an error, a grader's own reason, or a rubric's undecided criteria. A
+    judge reply's ``reason`` is the judge's rationale for its verdict ("The agent
+    clearly stated the refund amount."), not why the grade is unknown: never that."""
     if isinstance(evidence, str):
         return evidence
     if depth > 3:
         return ""
     if isinstance(evidence, dict):
-        for key in ("error", "why", "reason"):
+        undecided = _undecided(evidence.get("criteria"))
+        if undecided:
+            return undecided
+        judged = "verdict" in evidence  # a judge's reply (`agentgauge.graders.rubric`)
+        for key in ("error", "why") if judged else ("error", "why", "reason"):
             if isinstance(evidence.get(key), str) and evidence[key]:
                 return str(evidence[key])
         evidence = list(evidence.values())
@@ -113,6 +120,26 @@ def _why(evidence: object, depth: int = 0) -> str:
             if isinstance(item, dict | list) and (found := _why(item, depth + 1)):
                 return found
     return ""
+
+
+def _undecided(criteria: object, shown: int = 3) -> str:
+    """A rubric grade's criteria that decided nothing, each with its status (and its
+    error, when the judge could not be asked): ``criteria undecided: polite
+    unknown:invalid_verdict, ...``; ``""`` when there are none."""
+    if not isinstance(criteria, list):
+        return ""
+    parts = []
+    for c in criteria:
+        if not isinstance(c, dict) or c.get("passed") is not None:
+            continue
+        name = str(c.get("grader", "?")).removeprefix("rubric:")
+        part = f"{name} {c.get('status', 'unknown')}"
+        error = c.get("evidence", {}).get("error") if isinstance(c.get("evidence"), dict) else None
+        parts.append(f"{part} ({error})" if isinstance(error, str) and error else part)
+    if not parts:
+        return ""
+    more = f", and {len(parts) - shown} more" if len(parts) > shown else ""
+    return f"criteria undecided: {', '.join(parts[:shown])}{more}"
 
 
 def resolve_graders(names: Sequence[str] | None) -> list[Grader] | None:
