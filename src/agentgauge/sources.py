@@ -586,7 +586,13 @@ def open_source(
     version = asked_grade_version(selector, grade_version, path)
     with Store(path, readonly=True) as store:
         run = store.require_run(run_id)
-        version = store.resolve_grade_version(run_id, version)
+        try:
+            version = store.resolve_grade_version(run_id, version)
+        except InputError as exc:
+            if selector.grade_version is None:
+                raise
+            # Asked for in SOURCE itself: the refusal names what was typed there.
+            raise InputError(exc.reason, file=exc.file, field="#grade") from None
         tasks = store.get_tasks(run_id)
         table, facts = store.columns(run_id, grade_version=version)
         versions = store.grade_versions(run_id)

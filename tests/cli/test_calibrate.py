@@ -421,6 +421,27 @@ def test_a_binary_file_given_as_labels_is_one_line(tmp_path: Path) -> None:
     assert f"{store}:2: not a UTF-8 text file: byte 144 (0x80)" in out.stderr
 
 
+def test_a_label_csv_with_a_column_written_twice_is_refused(tmp_path: Path) -> None:
+    # Read before as its last "label" column (the rater's "pass" became "fail"),
+    # while a JSONL label with a key written twice is refused.
+    labels = tmp_path / "dup.csv"
+    labels.write_text("task_id,trial,criterion,label,rater,label\nt1,0,c,pass,ann,fail\n")
+    proc = agentgauge("calibrate", str(labels), cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == f"agentgauge: error: {labels}:1: label: column appears twice"
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "task_id,trial,label,rater\n"])
+def test_a_label_csv_without_labels_says_so(tmp_path: Path, text: str) -> None:
+    # A 0-byte CSV said "task_id: required column is missing" on line 1, which it
+    # does not have; it is empty, as an empty JSONL file or a header alone is.
+    labels = tmp_path / "empty.csv"
+    labels.write_text(text)
+    proc = agentgauge("calibrate", str(labels), cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == f"agentgauge: error: {labels}: no labels in file"
+
+
 def test_a_label_csv_from_a_spreadsheet_keeps_its_byte_order_mark(tmp_path: Path) -> None:
     from agentgauge.graders.human import load_labels
 

@@ -399,7 +399,14 @@ def test_an_http_trial_keeps_the_trace_its_request_carried(cli: Cli, tmp_path: P
         (["--parquet", "d", "--otel", "b"], "give exactly one of --jsonl FILE or --otel FILE"),
         # --grade-version goes with every format now (as #grade=N): a version the run
         # lacks is the same one line as metrics' `DB:RUN#grade=2`.
-        (["--jsonl", "a", "--grade-version", "2"], "run 'r' has no grade version 2 (it has 1)"),
+        (
+            ["--jsonl", "a", "--grade-version", "2"],
+            "--grade-version: run 'r' has no grade version 2 (it has 1)",
+        ),
+        (
+            ["--parquet", "d", "--grade-version", "2"],
+            "--grade-version: run 'r' has no grade version 2 (it has 1)",
+        ),
     ],
 )
 def test_bad_export_options_are_one_line_exit_2(
@@ -547,3 +554,15 @@ def test_a_record_deeper_than_import_reads_is_refused_not_exported(
     assert code == 0, err
     code, _, err = cli("import", "jsonl", str(out), "--store", str(tmp_path / "b.db"))
     assert code == 0, err
+
+
+def test_a_grade_version_the_run_lacks_names_the_selector_typed(
+    cli: Cli, retail_run: Path, tmp_path: Path
+) -> None:
+    # As `metrics` names it: `#grade:` for a version asked in SOURCE (it said
+    # `grade_version:`, the Python parameter, whichever was typed).
+    code, _, err = cli("export", f"{retail_run}:r#grade=2", "--jsonl", str(tmp_path / "a"))
+    assert code == 2
+    assert err == (
+        f"agentgauge: error: {retail_run}: #grade: run 'r' has no grade version 2 (it has 1)\n"
+    )

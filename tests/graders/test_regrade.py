@@ -85,10 +85,12 @@ def test_regrade_writes_a_new_version(tmp_path: Path) -> None:
         # Activated: the run reports the new version (a re-grade alone changes nothing
         # the run reports; test_regrade_versions.py).
         res = regrade(db, "r1", activate=True)
-        assert (res.version, res.n_trials, res.n_changed, res.skipped) == (2, 4, 2, ["zzz"])
+        assert (res.version, res.n_trials, res.n_changed, res.skipped) == (2, 3, 2, ["zzz"])
+        assert res.n_unfinished == 1
         trials = db.trials("r1")
         assert [t.success for t in trials] == [True, False, True, True, False]
-        assert {g.grader for g in trials[4].grades} == {"answer"}  # graded, outcome kept
+        # Not graded, as the run grades no trial that ended in an error (it was).
+        assert trials[4].grades == []
         latest = {g.grader: g for g in trials[1].grades}
         assert latest["tool_calls"].status == "value_error:string"
         rows = db.conn.execute(
@@ -204,7 +206,8 @@ def test_unknown_grades_are_counted_with_a_reason_even_when_not_required(
     with _store(tmp_path / "s.db") as db:
         res = regrade(db, "r1", ["test_dead_judge"])
     assert res.n_unknown == 0  # not a required grade
-    assert res.unknown_grades == {"test_dead_judge unknown:judge_unavailable": 4}
+    # 3: the trial that ended in an error is not graded (nor was it by the run)
+    assert res.unknown_grades == {"test_dead_judge unknown:judge_unavailable": 3}
     key = "test_dead_judge unknown:judge_unavailable"
     assert res.unknown_examples[key] == "judge endpoint unreachable"
 
@@ -290,7 +293,7 @@ def test_a_named_grader_grades_only_the_tasks_that_declare_what_it_needs(
     bad = _cli("grade", f"{path}:r", "--graders", "tool_calls")
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        f"agentgauge: error: {path}: graders: grader 'tool_calls' applies to no task of "
+        f"agentgauge: error: {path}: --graders: grader 'tool_calls' applies to no task of "
         "run 'r': a code grader grades only the tasks that declare what it needs "
         "(docs/graders.md); nothing was written"
     ]

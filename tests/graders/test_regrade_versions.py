@@ -153,6 +153,34 @@ def test_gate_and_report_read_the_chosen_grade_version(tmp_path: Path, cli: Cli)
     assert "run 'a' has no grade version 7 (it has 1, 2)" in err
 
 
+def test_a_grade_version_refusal_names_what_the_user_typed(tmp_path: Path, cli: Cli) -> None:
+    # They named the Python field (`grade_version:`, `graders:`) whichever was typed.
+    db = make_store(tmp_path / "s.db")
+    a = f"{db}:a"
+    code, _, err = cli("grade", a, "--graders", "answer")
+    assert code == 0, err
+    missing = "run 'a' has no grade version 7 (it has 1, 2)"
+    for args, line in (
+        (("metrics", a, "--grade-version", "7"), f"{db}: --grade-version: {missing}"),
+        (("show", a, "--grade-version", "7"), f"{db}: --grade-version: {missing}"),
+        (("compare", a, a, "--grade-version", "7"), f"{db}: --grade-version: {missing}"),
+        (("metrics", f"{a}#grade=7"), f"{db}: #grade: {missing}"),
+        (("show", f"{a}#grade=7"), f"{db}: #grade: {missing}"),
+        (("grade", a, "--activate-version", "7"), f"{db}: --activate-version: {missing}"),
+        (
+            ("grade", a, "--graders", "stat"),
+            "--graders: unknown grader(s) stat; known: answer, checkpoints,",
+        ),
+    ):
+        code, out, err = cli(*args)
+        assert code == 2 and out == "", args
+        assert err.startswith(f"agentgauge: error: {line}"), err
+    # The Python API names its own parameter.
+    with pytest.raises(InputError) as exc:
+        metrics(a, grade_version=7)
+    assert exc.value.field == "grade_version"
+
+
 def _schema_2_store(path: Path) -> None:
     """A store as agentgauge wrote it at schema 2, after an in-place re-grade of run
     ``a``: grade version 2 overwrote the trials' outcomes."""

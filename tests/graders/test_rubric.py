@@ -995,3 +995,32 @@ def test_cached_and_reasoning_tokens_are_recorded_with_the_token_counts(serve: A
     mixed = judge.grade_rubric([*detailed, Criterion(id="plain", text="plain")], make_trial())
     assert mixed.grades[2].evidence["judge_cached_tokens"] is None
     assert mixed.to_grade().evidence["judge_cached_tokens"] is None
+
+
+def test_grade_says_why_a_rubric_grade_is_unknown_not_what_the_judge_reasoned(
+    serve: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
+) -> None:
+    # Every criterion's verdict is outside the allowed set: the grade's "e.g." gave the
+    # judge's rationale ("The agent clearly stated ..."), which says nothing of why.
+    from agentgauge.schema import Run
+    from agentgauge.store import Store, utc_now
+
+    rationale = "The agent clearly stated the refund amount."
+    server, _ = serve(lambda request: Reply(body=completion(answer("PASS", reason=rationale))))
+    task = Task(id="t1", instruction="Cancel order W100.",
+                expectations=Expectations(rubric=[C_CANCEL, C_POLITE]))  # fmt: skip
+    path = tmp_path / "j.db"
+    with Store(path) as db:
+        with db.transaction():
+            db.create_run(Run(run_id="r", created_at=utc_now()))
+            db.add_tasks("r", [task])
+        db.add_trials("r", [make_trial()])
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", server.base_url)
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+    code, out, err = cli("grade", f"{path}:r", "--graders", "rubric")
+    assert code == 0, err
+    assert rationale not in out
+    assert (
+        "unknown: rubric unknown:no_decided_criteria × 1 (e.g. criteria undecided: "
+        "cancel unknown:invalid_verdict, polite unknown:invalid_verdict)"
+    ) in out

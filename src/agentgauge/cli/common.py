@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from agentgauge.defaults import DEFAULT_STORE
+from agentgauge.errors import InputError
 
 StoreOption = Annotated[str, typer.Option("--store", help="SQLite store file.", show_default=True)]
 DEFAULT_STORE_PATH = DEFAULT_STORE
@@ -75,3 +79,25 @@ def print_json(obj: Any) -> None:
 
 def split_list(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+@contextmanager
+def options_typed(**options: str) -> Iterator[None]:
+    """A refusal that names a parameter of the Python call (``grade_version``) names,
+    instead, the option the user typed for it (``options``: ``--grade-version``),
+    keeping the file it is about: ``r.db: --grade-version: run 'h' has no grade
+    version 7 (it has 1, 2)``, where it said ``grade_version:``. A Parquet export's
+    header field of that name is the file's own and keeps its name."""
+    try:
+        yield
+    except InputError as exc:
+        option = options.get(exc.field or "")
+        if option is None or _in_export_header(exc):
+            raise
+        raise InputError(exc.reason, file=exc.file, line=exc.line, field=option) from None
+
+
+def _in_export_header(exc: InputError) -> bool:
+    from agentgauge.parquet import HEADER_FILE
+
+    return exc.file is not None and Path(exc.file).name == HEADER_FILE

@@ -17,6 +17,7 @@ from agentgauge.cli.common import (
     JsonOption,
     console,
     err_console,
+    options_typed,
     print_json,
 )
 from agentgauge.display import terminal_text, terminal_warning
@@ -199,19 +200,20 @@ def compare_cmd(
 
     # --margin, --alpha and --k are checked by `compare_sources`, for Python too.
     inputs = _markdown_inputs(markdown, [a, b, null, *(baseline or ())], force=force)
-    result = compare_sources(
-        a,
-        b,
-        margin=margin,
-        alpha=alpha,
-        seed=seed,
-        include_heldout=include_heldout,
-        deployment_k=k,
-        null=null,
-        grade_version=grade_version,
-        baselines=baseline or (),
-        human_rate=human_rate,
-    )
+    with options_typed(grade_version="--grade-version"):
+        result = compare_sources(
+            a,
+            b,
+            margin=margin,
+            alpha=alpha,
+            seed=seed,
+            include_heldout=include_heldout,
+            deployment_k=k,
+            null=null,
+            grade_version=grade_version,
+            baselines=baseline or (),
+            human_rate=human_rate,
+        )
     # Warnings go to stderr so that stdout stays the table or the JSON alone.
     for w in result.warnings:
         err_console().print(terminal_warning(w))

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import console, err_console
+from agentgauge.cli.common import console, err_console, options_typed
 from agentgauge.errors import InputError
 
 
@@ -89,8 +89,13 @@ def export_cmd(
     base, selector = split_selector(source)
     path, run_id = run_source(base)  # DB alone: the store's one run
     asked = asked_grade_version(selector, grade_version, path)
+    # A refusal of the version names where it was typed, as `metrics` names it.
+    typed = options_typed(
+        grade_version="#grade" if selector.grade_version is not None else "--grade-version"
+    )
     if fmt == "parquet":
-        counts = export_parquet(source, out, grade_version=grade_version, force=force)
+        with typed:
+            counts = export_parquet(source, out, grade_version=grade_version, force=force)
         label = source_label(path, run_id, selector, asked)
         console().print(
             f"exported {counts.trials} trials, {counts.events} events and {counts.grades} "
@@ -106,7 +111,8 @@ def export_cmd(
                 )
             )
         return
-    done = export_run(source, fmt, out, grade_version=grade_version, force=force)
+    with typed:
+        done = export_run(source, fmt, out, grade_version=grade_version, force=force)
     label = source_label(path, run_id, selector, asked)
     # Written to /dev/stdout or a pipe, the export is the output: say so on stderr.
     said = err_console() if is_stream(out) else console()

@@ -12,7 +12,13 @@ import typer
 from rich.text import Text
 
 from agentgauge.cli import app
-from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, console, err_console
+from agentgauge.cli.common import (
+    SOURCE_HELP,
+    GradeVersionOption,
+    console,
+    err_console,
+    options_typed,
+)
 from agentgauge.display import terminal_text
 from agentgauge.errors import GateFailed, InputError
 
@@ -51,15 +57,16 @@ def gate(
             f"expected error or skip, got {if_no_baseline!r}", field="--if-no-baseline"
         )
     cfg = load_gate_config(config)
-    results = run_gates(
-        source,
-        cfg,
-        baseline=baseline,
-        by=parse_by(by),
-        seed=seed,
-        if_no_baseline="skip" if if_no_baseline == "skip" else "error",
-        grade_version=grade_version,
-    )
+    with options_typed(grade_version="--grade-version"):
+        results = run_gates(
+            source,
+            cfg,
+            baseline=baseline,
+            by=parse_by(by),
+            seed=seed,
+            if_no_baseline="skip" if if_no_baseline == "skip" else "error",
+            grade_version=grade_version,
+        )
     out = console()
     failed = [r for r in results if not r.passed]
     for r in results:

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import JsonOption, console, err_console, print_json, split_list
+from agentgauge.cli.common import (
+    JsonOption,
+    console,
+    err_console,
+    options_typed,
+    print_json,
+    split_list,
+)
 from agentgauge.display import terminal_text
 from agentgauge.errors import InputError
 
@@ -93,11 +100,12 @@ def grade(
                 "--graders, --activate or each other",
                 field="--activate-version" if activate_version is not None else "--list",
             )
-        versions = (
-            grade_versions(source, store=store)
-            if activate_version is None
-            else activate_grade_version(source, activate_version, store=store)
-        )
+        with options_typed(grade_version="--activate-version"):
+            versions = (
+                grade_versions(source, store=store)
+                if activate_version is None
+                else activate_grade_version(source, activate_version, store=store)
+            )
         if json_out:
             print_json(
                 {"schema": "agentgauge.grade_versions/1", "versions": _versions_json(versions)}
@@ -116,7 +124,8 @@ def grade(
     newest = max(v.version for v in grade_versions(source, store=store))
     result: RegradeResult | None = None
     try:
-        result = regrade(source, names or None, store=store, activate=activate)
+        with options_typed(graders="--graders"):
+            result = regrade(source, names or None, store=store, activate=activate)
         _print_result(result, source, json_out=json_out)
     except KeyboardInterrupt:
         _say_interrupted(source, store, newest, result)
@@ -168,6 +177,7 @@ def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None
                 "unknown_grades": result.unknown_grades,
                 "skipped_tasks": result.skipped,
                 "n_not_applicable": result.n_not_applicable,
+                "n_unfinished": result.n_unfinished,
                 "idle_graders": result.idle,
                 "success_before": result.success_before,
                 "success_after": result.success_after,
@@ -189,13 +199,19 @@ def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None
             f"{', '.join(result.graders)} check (their outcomes stand, with no grade)",
             soft_wrap=True,
         )
+    if result.n_unfinished:
+        out.print(
+            f"left ungraded, as the run left them: {result.n_unfinished} trials that ended "
+            "in an error or a timeout (their outcomes stand)",
+            soft_wrap=True,
+        )
     for name in result.idle:
         out.print(f"{name}: no task of the run declares what it needs; it graded nothing")
     for key, count in result.unknown_grades.items():
         why = result.unknown_examples.get(key, "")
         # A grader that could not decide (a judge nobody answers) is said, not hidden.
         line = f"unknown: {key} × {count}" + (f" (e.g. {shorten(why, 160)})" if why else "")
-        out.print(terminal_text(line))
+        out.print(terminal_text(line), soft_wrap=True)  # one line, to grep
     if result.active == result.version:
         out.print(f"grade version {result.version} is now what the run reports")
     else:

@@ -13,6 +13,7 @@ from agentgauge.cli.common import (
     JsonOption,
     console,
     err_console,
+    options_typed,
     print_json,
     split_list,
 )
@@ -65,14 +66,15 @@ def metrics_cmd(
     from agentgauge.report.terminal import print_behaviour, print_metrics
 
     ks, keys = parse_ks(k), parse_by(by)
-    report = compute(
-        source,
-        k=ks,
-        by=keys,
-        exclude_infra_errors=exclude_infra_errors,
-        seed=seed,
-        grade_version=grade_version,
-    )
+    with options_typed(grade_version="--grade-version"):
+        report = compute(
+            source,
+            k=ks,
+            by=keys,
+            exclude_infra_errors=exclude_infra_errors,
+            seed=seed,
+            grade_version=grade_version,
+        )
     # Warnings go to stderr so that stdout stays the table or the JSON alone.
     for w in report.warnings:
         err_console().print(terminal_warning(w))

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, console, err_console
+from agentgauge.cli.common import (
+    SOURCE_HELP,
+    GradeVersionOption,
+    console,
+    err_console,
+    options_typed,
+)
 from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
 
@@ -105,7 +111,8 @@ def report(
         )
     outputs = [(o, p) for o, p in (("--html", html), ("--markdown", markdown)) if p is not None]
     inputs = _destinations(outputs, sources, force=force)
-    opened = [open_source(s, grade_version=grade_version) for s in sources]
+    with options_typed(grade_version="--grade-version"):
+        opened = [open_source(s, grade_version=grade_version) for s in sources]
     record: list[str] = []
     comparison = None
     warnings: list[str] = []

@@ -12,7 +12,14 @@ from typing import Annotated
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import SOURCE_HELP, GradeVersionOption, JsonOption, console, print_json
+from agentgauge.cli.common import (
+    SOURCE_HELP,
+    GradeVersionOption,
+    JsonOption,
+    console,
+    options_typed,
+    print_json,
+)
 
 
 @app.command("show")
@@ -43,7 +50,8 @@ def show_cmd(
     from agentgauge.sources import open_source
 
     # Grades (each failure's class) are read with the transcripts: one load for both views.
-    src = open_source(source, grade_version=grade_version)
+    with options_typed(grade_version="--grade-version"):
+        src = open_source(source, grade_version=grade_version)
     if task is None:
         select_trials(src.trials, trial=trial)  # a --trial without --task is refused
         doc = failures_document(src.trials, source=source, variant=variant)

@@ -234,12 +234,18 @@ def _csv_rows(path: Path, *, rater_required: bool = True) -> Iterator[tuple[int,
     text = decode_utf8(raw.removeprefix(b"\xef\xbb\xbf"), file=path)
     with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
-        for name in header:
+        if not reader.fieldnames:  # not even a header: as empty as a header alone
+            return
+        header = reader.fieldnames
+        for i, name in enumerate(header):
             if name not in FIELDS:
                 raise InputError(
                     f"unknown column (known: {', '.join(FIELDS)})", file=path, line=1, field=name
                 )
+            if name in header[:i]:
+                # A reader keeps the last of two such cells: which one the rater meant is
+                # not known (a JSON label with a key written twice is refused too).
+                raise InputError("column appears twice", file=path, line=1, field=name)
         for required in ("task_id", "trial", "label", *(("rater",) if rater_required else ())):
             if required not in header:
                 raise InputError("required column is missing", file=path, line=1, field=required)

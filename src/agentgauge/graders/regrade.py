@@ -1,14 +1,18 @@
 """Re-grading stored transcripts without re-running the agent (``agentgauge grade``).
 
 The run's tasks come from the store's ``tasks`` table (the expectations as the
-run saw them). Every trial is graded again from its stored events, answer and
-final state; the grades and each trial's outcome under them are written as a
-new grade version beside the old ones (trials with status ``error`` or
-``timeout`` keep their outcome) — all in one transaction, so a failure leaves
-the store as it was. A named code grader grades only the trials whose task
-enables it (declares what it needs), as in the run; a trial whose task enables
-none of the named graders keeps its outcome, and naming only graders that apply
-to no task of the run is refused rather than written as an empty version. A
+run saw them). Every trial that completed is graded again from its stored
+events, answer and final state; the grades and each trial's outcome under them
+are written as a new grade version beside the old ones — all in one
+transaction, so a failure leaves the store as it was. A trial that ended in an
+error or a timeout is not graded, as the run grades none (an empty transcript
+must not pass a "do nothing" check), so re-grading with unchanged graders gives
+the grades and metrics the run gave. A named code grader grades only the trials
+whose task enables it (declares what it needs), as in the run. A trial left
+alone (unfinished, its task not stored, or no named grader applies to it) keeps
+under the new version the outcome, grades and facts it has under the version the
+run reports (`Store.keep_outcome`). Naming only graders that apply to no task of
+the run is refused rather than written as an empty version. A
 model judge's spend goes with its grades: under the new version a re-graded
 trial's ``judge_cost_usd`` is what its grades' judges recorded
 (`agentgauge.facts.graded_judge_cost`), as a run judged live records it on the
@@ -61,6 +65,9 @@ class RegradeResult:
     """Trials with a required grade that is unknown."""
     skipped: list[str] = field(default_factory=list)
     """Task ids of trials left alone because the store holds no task for them."""
+    n_unfinished: int = 0
+    """Trials left ungraded as the run left them: they ended in an error or a timeout
+    (the run grades no such trial); they keep their outcome. Not in `n_trials`."""
     n_not_applicable: int = 0
     """Trials left alone because their task enables none of the named graders (a code
     grader grades only the tasks that declare what it needs); not in `n_trials`."""
@@ -68,7 +75,8 @@ class RegradeResult:
     """Named graders that graded no trial: no task of the run declares what they need."""
     success_before: float = 0.0
     """Share of trials passing under the version the run reported before (an infra
-    error never passes: `Trial.passed`)."""
+    error never passes: `Trial.passed`), of the trials re-graded and those left
+    ungraded as the run left them (`n_unfinished`)."""
     success_after: float = 0.0
     """Share of trials passing under the new version."""
     active: int = 1
@@ -90,13 +98,20 @@ def _count_unknown(result: RegradeResult, grades: Sequence[Grade]) -> None:
 
 
 def _why(evidence: object, depth: int = 0) -> str:
-    """The first reason an unknown grade's evidence gives (a judge's is in its samples)."""
+    """Why an unknown grade is unknown, as its evidence says (a judge's is in its
+    samples): an error, a grader's own reason, or a rubric's undecided criteria. A
+    judge reply's ``reason`` is the judge's rationale for its verdict ("The agent
+    clearly stated the refund amount."), not why the grade is unknown: never that."""
     if isinstance(evidence, str):
         return evidence
     if depth > 3:
         return ""
     if isinstance(evidence, dict):
-        for key in ("error", "why", "reason"):
+        undecided = _undecided(evidence.get("criteria"))
+        if undecided:
+            return undecided
+        judged = "verdict" in evidence  # a judge's reply (`agentgauge.graders.rubric`)
+        for key in ("error", "why") if judged else ("error", "why", "reason"):
             if isinstance(evidence.get(key), str) and evidence[key]:
                 return str(evidence[key])
         evidence = list(evidence.values())
@@ -105,6 +120,26 @@ def _why(evidence: object, depth: int = 0) -> str:
             if isinstance(item, dict | list) and (found := _why(item, depth + 1)):
                 return found
     return ""
+
+
+def _undecided(criteria: object, shown: int = 3) -> str:
+    """A rubric grade's criteria that decided nothing, each with its status (and its
+    error, when the judge could not be asked): ``criteria undecided: polite
+    unknown:invalid_verdict, ...``; ``""`` when there are none."""
+    if not isinstance(criteria, list):
+        return ""
+    parts = []
+    for c in criteria:
+        if not isinstance(c, dict) or c.get("passed") is not None:
+            continue
+        name = str(c.get("grader", "?")).removeprefix("rubric:")
+        part = f"{name} {c.get('status', 'unknown')}"
+        error = c.get("evidence", {}).get("error") if isinstance(c.get("evidence"), dict) else None
+        parts.append(f"{part} ({error})" if isinstance(error, str) and error else part)
+    if not parts:
+        return ""
+    more = f", and {len(parts) - shown} more" if len(parts) > shown else ""
+    return f"criteria undecided: {', '.join(parts[:shown])}{more}"
 
 
 def resolve_graders(names: Sequence[str] | None) -> list[Grader] | None:
@@ -211,28 +246,39 @@ def regrade(
     )
     before = after = 0
     with store.transaction():
+        active = store.active_grade_version(run_id)
         result.version = store.new_grade_version(run_id, names, note or "agentgauge grade")
         for pk, trial in zip(keys, trials, strict=True):
             task = tasks.get(trial.task_id)
+            # A trial left alone keeps, under the new version too, the outcome, grades
+            # and facts it has under the active one: activating the new version changes
+            # nothing here, and reading it shows one version's outcome with its grades.
             if task is None:
                 result.skipped.append(trial.task_id)
-                # Under the new version too, so that activating it changes nothing here.
-                store.add_outcome(pk, result.version, bool(trial.success), trial.score)
+                store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
+                continue
+            if trial.status != "completed":
+                # The run grades no trial that ended in an error or a timeout (an empty
+                # transcript must not pass a "do nothing" check), and neither does a
+                # re-grade: with unchanged graders it gives what the run gave.
+                result.n_unfinished += 1
+                store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
+                # In the success shares still, as in the run's success rate: an
+                # infra error never passes (`Trial.passed`), under either version.
+                before += trial.passed
+                after += trial.passed
                 continue
             if chosen and not any(applies(g, task) for g in chosen):
-                # No named grader grades this task: its outcome stands, with no grade.
+                # No named grader grades this task: its outcome stands, with no new grade.
                 result.n_not_applicable += 1
-                store.add_outcome(pk, result.version, bool(trial.success), trial.score)
+                store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
                 continue
             graded = _grade(store, task, trial, chosen)
             store.add_grades(pk, result.version, graded.grades)
             _count_unknown(result, graded.grades)
             old = bool(trial.success)
-            # A trial that did not finish (error, timeout) keeps its recorded
-            # outcome: an empty transcript must not pass a "do nothing" check.
-            finished = trial.status == "completed"
-            new = old if graded.success is None or not finished else graded.success
-            if graded.success is not None and finished:
+            new = old if graded.success is None else graded.success
+            if graded.success is not None:
                 score = graded.score if graded.score is not None else float(graded.success)
                 store.add_outcome(pk, result.version, graded.success, score)
             else:
@@ -246,8 +292,8 @@ def regrade(
         if activate:
             store.activate_grade_version(run_id, result.version)
         result.active = store.active_grade_version(run_id)
-    if result.n_trials:
-        result.success_before = before / result.n_trials
-        result.success_after = after / result.n_trials
+    if counted := result.n_trials + result.n_unfinished:
+        result.success_before = before / counted
+        result.success_after = after / counted
     result.skipped = sorted(set(result.skipped))
     return result

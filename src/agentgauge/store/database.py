@@ -1186,6 +1186,40 @@ class Store:
         if self.schema_version >= 5:
             self._write_outcome(trial_pk, version, success, score)
 
+    def keep_outcome(
+        self, trial_pk: int, version: int, active: int, success: bool, score: float | None
+    ) -> None:
+        """A trial a re-grade leaves alone (not graded under ``version``): its outcome,
+        grades and record under ``version`` are those it has under ``active``, the
+        version whose outcome (``success``, ``score``) it keeps.
+
+        Its grades as of ``active`` are copied into ``version`` when a version between
+        the two graded it: else the grades as of ``version`` (`GRADES_AS_OF`, the latest
+        up to it) would be that version's, beside the outcome of another.
+        """
+        self.conn.execute(
+            "INSERT OR REPLACE INTO grade_outcomes(trial_pk, version, success, score)"
+            " VALUES (?,?,?,?)",
+            (trial_pk, version, int(success), score),
+        )
+        latest = "SELECT MAX(version) FROM grades WHERE trial_pk = ? AND version <= ?"
+        (kept,) = self.conn.execute(latest, (trial_pk, active)).fetchone()
+        (newest,) = self.conn.execute(latest, (trial_pk, version)).fetchone()
+        if kept is not None and newest != kept:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO grades(trial_pk, version, grader, score, passed,"
+                " status, evidence, judge_model) SELECT trial_pk, ?, grader, score, passed,"
+                " status, evidence, judge_model FROM grades WHERE trial_pk = ? AND version = ?",
+                (version, trial_pk, kept),
+            )
+        if self.schema_version < 5:
+            return
+        found = self._record_for(trial_pk, active)
+        if found is not None:
+            run_id, record = found
+            update(record, {"success": success, "score": score}, self._label_id)
+            self._put_record(run_id, trial_pk, version, record)
+
     def activate_grade_version(self, run_id: str, version: int) -> None:
         """Make ``version`` what the run reports: its outcomes into the trials, after
         the outcomes of the version left are kept in ``grade_outcomes`` (so it can be
