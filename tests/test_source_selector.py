@@ -37,8 +37,8 @@ def test_compare_refuses_a_side_pooling_two_agents_and_says_what_to_type(
     assert code == 2 and out == ""
     (line,) = err.strip().splitlines()
     assert "A holds 2 (agent, model) configurations" in line
-    assert f"{SAMPLE}#agent=careful (agent careful, model gpt-4o-mini, 40 trials)" in line
-    assert f"{SAMPLE}#agent=hasty (agent hasty, model llama-3.1-8b, 40 trials)" in line
+    assert f"{SAMPLE}#agent=careful (agent 'careful', model 'gpt-4o-mini', 40 trials)" in line
+    assert f"{SAMPLE}#agent=hasty (agent 'hasty', model 'llama-3.1-8b', 40 trials)" in line
     code, out, err = cli("compare", f"{SAMPLE}#agent=hasty", f"{SAMPLE}#agent=careful", "--json")
     assert code == 0, err
     result = json.loads(out)
@@ -100,8 +100,8 @@ def test_plan_refuses_a_pilot_pooling_two_agents(store: Path, cli: Cli) -> None:
             f"{pilot}: --pilot: the pilot holds 2 (agent, model) configurations and is read "
             "as one system; pick one: " in line
         )
-        assert f"{pilot}#agent=careful (agent careful, model gpt-4o-mini, 40 trials)" in line
-        assert f"{pilot}#agent=hasty (agent hasty, model llama-3.1-8b, 40 trials)" in line
+        assert f"{pilot}#agent=careful (agent 'careful', model 'gpt-4o-mini', 40 trials)" in line
+        assert f"{pilot}#agent=hasty (agent 'hasty', model 'llama-3.1-8b', 40 trials)" in line
     code, _, err = cli(
         "plan", "--pilot", f"{SAMPLE}#agent=careful", "--pilot-b", run, "--delta", "0.1"
     )

@@ -144,6 +144,70 @@ def test_task_ids_differing_only_in_normalization_are_refused(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
+    ("first", "second", "reason"),
+    [
+        # A zero-width space inside: "task" in every table, two tasks to the metrics.
+        ("task", "ta\u200bsk", "task ids 'task' (line 1) and 'ta\\u200bsk' differ only in "
+         "invisible characters"),
+    ],
+)  # fmt: skip
+def test_task_ids_differing_only_in_invisible_characters_are_refused(
+    tmp_path: Path, cli: Cli, first: str, second: str, reason: str
+) -> None:
+    path = write(tmp_path, [good(task_id=first), good(task_id=second)])
+    code, out, err = cli("metrics", str(path))
+    assert code == 2 and out == ""
+    (line,) = err.splitlines()
+    assert f"{path}:2: task_id: {reason}" in line
+
+
+@pytest.mark.parametrize("task_id", ["task ", " task", "task\t"])
+def test_a_task_id_with_whitespace_at_an_end_is_refused_at_its_line(
+    tmp_path: Path, cli: Cli, task_id: str
+) -> None:
+    # "task" and "task " were two tasks that `show --task` listed as "task , task".
+    path = write(tmp_path, [good(task_id="task"), good(task_id=task_id)])
+    code, out, err = cli("metrics", str(path))
+    assert code == 2 and out == ""
+    (line,) = err.splitlines()
+    assert f"{path}:2: task_id: {task_id!r} begins or ends with whitespace" in line
+
+
+@pytest.mark.parametrize("field", ["agent", "model", "variant"])
+def test_names_differing_only_in_normalization_are_one_system(
+    tmp_path: Path, cli: Cli, field: str
+) -> None:
+    # "José" as NFC and as NFD made two systems under one header: "┃ José ┃ José ┃".
+    lines = [good(task_id=t, **{field: name}) for name in ("Jos\u00e9", "Jose\u0301") for t in "ab"]
+    path = write(tmp_path, lines)
+    code, out, err = cli("metrics", str(path))
+    assert code == 2 and out == ""
+    (line,) = err.splitlines()
+    assert (
+        f"{path}:3: {field}: {field} names 'Jos\\xe9' (line 1) and 'Jose\\u0301' differ only "
+        f"in Unicode normalization: they print the same but would count as two {field}s"
+    ) in line
+
+
+def test_a_configuration_list_quotes_names_that_print_alike() -> None:
+    # Two agents a JSONL file cannot hold any more, as an older store's run may: the
+    # list to pick one from named "agent José" twice.
+    from agentgauge.sources import require_one_configuration
+
+    table = TrialTable.from_columns(
+        4,
+        task_id=["a", "b", "a", "b"],
+        success=[True] * 4,
+        agent=["Jos\u00e9"] * 2 + ["Jose\u0301"] * 2,
+        model=[None, None, "m", "m"],
+    )
+    with pytest.raises(InputError) as info:
+        require_one_configuration(table, "x.jsonl")
+    assert "(agent 'Jos\\xe9', model not recorded, 2 trials)" in info.value.reason
+    assert "(agent 'Jose\\u0301', model 'm', 2 trials)" in info.value.reason
+
+
+@pytest.mark.parametrize(
     ("lines", "line", "reason"),
     [
         # The next index after it (a trial given none) would not fit SQLite's INTEGER.

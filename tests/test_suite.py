@@ -187,6 +187,30 @@ def test_ids_that_differ_only_in_normalization_are_one_id(tmp_path: Path) -> Non
         as_suite([Task(id=composed, instruction="hi"), Task(id=decomposed, instruction="hi")])
 
 
+def test_ids_that_differ_only_in_invisible_characters_are_one_id(tmp_path: Path) -> None:
+    # "add" and "add" with a zero-width space: one id in every table, two tasks.
+    text = '- {id: add, instruction: hi}\n- {id: "ad\\u200bd", instruction: hi}\n'
+    assert error_of(tmp_path, text) == (
+        "FILE:2: id: duplicate task id 'ad\\u200bd' ('add' and 'ad\\u200bd' differ only in "
+        "invisible characters) (first defined at FILE:1)"
+    )
+    with pytest.raises(InputError, match="differ only in invisible characters"):
+        as_suite([Task(id="add", instruction="hi"), Task(id="ad\u200bd", instruction="hi")])
+
+
+@pytest.mark.parametrize("task_id", ["add ", " add", "add\\t"])
+def test_an_id_with_whitespace_at_an_end_is_refused(tmp_path: Path, task_id: str) -> None:
+    # "add" and "add " were two tasks that `show --task` listed as "add , add".
+    text = f'- {{id: add, instruction: hi}}\n- {{id: "{task_id}", instruction: hi}}\n'
+    shown = repr(task_id.replace("\\t", "\t"))
+    assert error_of(tmp_path, text) == (
+        f"FILE:2: id: task {shown}: {shown} begins or ends with whitespace, which no table "
+        "shows; write the id without it"
+    )
+    with pytest.raises(InputError, match="begins or ends with whitespace"):
+        as_suite([{"id": "add ", "instruction": "hi"}])
+
+
 def test_jsonl_and_directory_suites(tmp_path: Path) -> None:
     lines = [
         {"id": "j1", "instruction": "hi"},

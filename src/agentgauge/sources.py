@@ -23,7 +23,6 @@ callers write nothing until the whole file has validated.
 from __future__ import annotations
 
 import glob
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike, fspath
@@ -38,15 +37,17 @@ from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
 from agentgauge.schema import MAX_TRIAL_INDEX, Run, Task, Trial
+from agentgauge.spelling import lookalike_key, quoted, spelling_difference
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable, group_codes
 from agentgauge.textio import decode_utf8, is_digits, loads_json, open_regular
 
 __all__ = [
     "RUN_ID_RESERVED",
+    "SPELLED_ONCE",
     "Element",
     "Selector",
-    "TaskIdSpellings",
+    "Spellings",
     "TrialSource",
     "asked_grade_version",
     "assign_trial_indices",
@@ -102,13 +103,20 @@ RUN_ID_RESERVED = "#"
 
 def check_run_id(run_id: str | None) -> None:
     """Refuse a run id that ``DB:RUN_ID`` cannot name (`RUN_ID_RESERVED`, or none at
-    all), before anything is written (`run`, `import` and `collect` call it): ``v2#1``
-    was stored, and then ``show DB:v2#1`` read ``#1`` as a bad selector."""
+    all), or that begins or ends with whitespace (``'base '`` printed as ``base``),
+    before anything is written (`run`, `import` and `collect` call it): ``v2#1`` was
+    stored, and then ``show DB:v2#1`` read ``#1`` as a bad selector."""
     if run_id is None:
         return
     if not run_id:
         raise InputError(
             "a run id cannot be empty (leave --run-id out for a new one)", field="--run-id"
+        )
+    if run_id != run_id.strip():
+        raise InputError(
+            f"{run_id!r} begins or ends with whitespace, which no list of runs shows; "
+            "choose a run id without it",
+            field="--run-id",
         )
     bad = sorted({c for c in run_id if c in RUN_ID_RESERVED})
     if bad:
@@ -369,16 +377,19 @@ def assign_trial_indices(
     out: list[Trial] = []
     next_index: dict[tuple[Any, ...], int] = {}
     seen: dict[tuple[Any, ...], Place] = {}
-    ids: TaskIdSpellings[Place] = TaskIdSpellings()
+    names: dict[str, Spellings[Place]] = {key: Spellings() for key in SPELLED_ONCE}
 
     def key_of(place: Element, what: str) -> str:
-        return place.task_key if what == "task" else place.trial_key
+        if what == "task":
+            return place.task_key
+        return place.trial_key if what == "trial" else what
 
     def refuse(reason: str, place: Place, what: str) -> InputError:
-        """The error about ``what`` (``task``: its id; ``trial``: its index) at ``place``."""
+        """The error about ``what`` (``task``: its id; ``trial``: its index; else the
+        field of that name) at ``place``."""
         if isinstance(place, Element):
             return InputError(reason, file=place.file, field=place.field(key_of(place, what)))
-        field = "task_id" if what == "task" else "trial"
+        field = {"task": "task_id", "trial": "trial"}.get(what, what)
         return InputError(reason, file=file, line=place, field=field)
 
     def named(first: Place, at: Place, what: str) -> str | None:
@@ -390,12 +401,23 @@ def assign_trial_indices(
         return f"line {first}" if first is not None else None
 
     for place, trial in trials:
-        if (other := ids.other_spelling(trial.task_id, place)) is not None:
-            first_at = named(other[1], place, "task")
+        if trial.task_id != trial.task_id.strip():
             raise refuse(
-                spellings_reason(other[0], f" ({first_at})" if first_at else "", trial.task_id),
+                f"{trial.task_id!r} begins or ends with whitespace, which no table shows; "
+                "write the id without it",
                 place,
                 "task",
+            )
+        for field, spellings in names.items():
+            name = getattr(trial, field)
+            if name is None or (other := spellings.other_spelling(name, place)) is None:
+                continue
+            what = "task" if field == "task_id" else field
+            first_at = named(other[1], place, what)
+            raise refuse(
+                spellings_reason(other[0], f" ({first_at})" if first_at else "", name, field),
+                place,
+                what,
             )
         cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
@@ -427,36 +449,50 @@ def assign_trial_indices(
     return out
 
 
-class TaskIdSpellings(Generic[_Place]):
-    """Task ids that differ only in Unicode normalization (é as one code point, or as
-    e and a combining accent) print the same in every table yet count as two tasks:
-    refused, naming both spellings and where each was first seen, as a suite refuses
-    them. Each distinct id is looked at once. Every reader of trials checks its ids
-    here: a JSONL file line by line (`assign_trial_indices`), Parquet by distinct value
-    (`agentgauge.parquet.read`), each with its own kind of place (a line, a row)."""
+class Spellings(Generic[_Place]):
+    """Names (task ids, agents, models, variants) that print the same yet are two
+    texts (`agentgauge.spelling`): é as one code point or as e and a combining accent, a
+    zero-width space inside, a space at an end. They would count as two tasks (or two
+    systems) that no table tells apart, so the second is refused, naming both spellings
+    and where each was first seen, as a suite refuses them. Each distinct name is looked
+    at once. Every reader of trials checks its names here: a JSONL file line by line
+    (`assign_trial_indices`), Parquet by distinct value (`agentgauge.parquet.read`), each
+    with its own kind of place (a line, a row)."""
 
     def __init__(self) -> None:
         self.known: set[str] = set()
         self.by_form: dict[str, tuple[str, _Place]] = {}
 
-    def other_spelling(self, task_id: str, place: _Place) -> tuple[str, _Place] | None:
-        """The spelling of ``task_id`` met before it (with where it was met) when the two
-        differ only in normalization; ``None`` when there is none. ``place`` is where
-        ``task_id`` is, kept if it is the first spelling met."""
-        if task_id in self.known:
+    def other_spelling(self, name: str, place: _Place) -> tuple[str, _Place] | None:
+        """The spelling of ``name`` met before it (with where it was met) when the two
+        print the same; ``None`` when there is none. ``place`` is where ``name`` is,
+        kept if it is the first spelling met."""
+        if name in self.known:
             return None
-        self.known.add(task_id)
-        form = task_id if task_id.isascii() else unicodedata.normalize("NFC", task_id)
-        first = self.by_form.setdefault(form, (task_id, place))
-        return first if first[0] != task_id else None
+        self.known.add(name)
+        first = self.by_form.setdefault(lookalike_key(name), (name, place))
+        return first if first[0] != name else None
 
 
-def spellings_reason(first: str, where: str, task_id: str) -> str:
-    """Why two spellings of one task id (`TaskIdSpellings`) are refused; ``where`` says
-    where the first was seen (`` (line 3)``), or is empty."""
+#: The trial fields whose values must each have one spelling (`Spellings`), with what
+#: two spellings of one would count as.
+SPELLED_ONCE = {
+    "task_id": "tasks",
+    "agent": "agents",
+    "model": "models",
+    "variant": "variants",
+    "family": "families",
+}
+
+
+def spellings_reason(first: str, where: str, second: str, field: str = "task_id") -> str:
+    """Why two spellings of one ``field`` value (`Spellings`) are refused; ``where``
+    says where the first was seen (`` (line 3)``), or is empty."""
+    a, b = quoted((first, second))
+    what = "task ids" if field == "task_id" else f"{field} names"
     return (
-        f"task ids {first!a}{where} and {task_id!a} differ only in Unicode normalization: "
-        "they print the same but would count as two tasks; write one spelling"
+        f"{what} {a}{where} and {b} differ only in {spelling_difference(first, second)}: "
+        f"they print the same but would count as two {SPELLED_ONCE[field]}; write one spelling"
     )
 
 
@@ -528,7 +564,7 @@ def resolve_run(spec: str | PathLike[str]) -> tuple[Path, str]:
         with Store(path, readonly=True) as store:
             runs = store.list_runs()
         if len(runs) != 1:
-            names = ", ".join(r.run_id for r in runs[-5:]) or "none"
+            names = ", ".join(quoted(r.run_id for r in runs[-5:])) or "none"
             raise InputError(
                 f"this store holds {len(runs)} runs; name one as {path}:RUN_ID (recent: {names})",
                 file=path,
@@ -713,6 +749,13 @@ def _selectors(configs: list[tuple[str | None, str | None, int]]) -> list[str]:
     return out
 
 
+def _quoted_names(values: Iterable[str | None]) -> dict[str | None, str]:
+    """Each distinct value quoted (`quoted`: two names that print alike read apart),
+    and ``None`` as ``not recorded``, for a list to pick from."""
+    names = sorted({v for v in values if v is not None})
+    return {None: "not recorded", **dict(zip(names, quoted(names), strict=True))}
+
+
 def require_one_configuration(
     table: TrialTable,
     label: str,
@@ -730,8 +773,10 @@ def require_one_configuration(
     if len(configs) <= 1:
         return
     base = split_selector(label)[0]
+    agents = _quoted_names(a for a, _, _ in configs)
+    models = _quoted_names(m for _, m, _ in configs)
     listed = "; ".join(
-        f"{base}{sel} (agent {a}, model {m}, {n} trials)"
+        f"{base}{sel} (agent {agents[a]}, model {models[m]}, {n} trials)"
         for (a, m, n), sel in zip(configs, _selectors(configs), strict=True)
     )
     raise InputError(

@@ -25,7 +25,6 @@ import json
 import os
 import re
 import sys
-import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -45,6 +44,7 @@ from agentgauge.envs.builtin import (
 from agentgauge.errors import InputError, first_error, value_kind
 from agentgauge.schema import StateAssertion, Task
 from agentgauge.sources import read_jsonl
+from agentgauge.spelling import lookalike_key, quoted, spelling_difference
 from agentgauge.yamlio import line_of, load_yaml
 
 __all__ = [
@@ -211,12 +211,24 @@ def _task_of(obj: Any, i: int) -> Task:
 
 
 def _check_unique(tasks: Sequence[Task], where: str) -> None:
-    seen: set[str] = set()
+    seen: dict[str, tuple[str, int]] = {}
     for i, t in enumerate(tasks):
-        key = unicodedata.normalize("NFC", t.id)
+        key = lookalike_key(t.id)
         if key in seen:
-            raise InputError(f"duplicate task id {t.id!r}", file=where, field=f"tasks[{i}].id")
-        seen.add(key)
+            first_id, first = seen[key]
+            first_shown, shown = quoted((first_id, t.id))
+            how = (
+                ""
+                if first_id == t.id
+                else f" ({first_shown} and {shown} differ only in "
+                f"{spelling_difference(first_id, t.id)})"
+            )
+            raise InputError(
+                f"duplicate task id {t.id!r}{how} (first at tasks[{first}])",
+                file=where,
+                field=f"tasks[{i}].id",
+            )
+        seen[key] = (t.id, i)
 
 
 def suite_version(tasks: Sequence[Task]) -> str:
@@ -392,6 +404,11 @@ def _label_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     suite as written (a run's stored tasks stay readable)."""
     if not task.id.strip():
         return ("id",), f"blank ({task.id!r}): give the task an id that is not only spaces"
+    if task.id != task.id.strip():
+        return ("id",), (
+            f"{task.id!r} begins or ends with whitespace, which no table shows; "
+            "write the id without it"
+        )
     for key in ("family", "capability"):
         value = getattr(task, key)
         if value is not None and not value.strip():
@@ -773,16 +790,18 @@ def _finish(located: Located) -> list[Task]:
     tasks: list[Task] = []
     for task, place in located:
         file, line = place.file, place.line
-        # Ids that differ only in Unicode normalization (é as one code point or as e
-        # and a combining accent) look the same in every table: one id, written twice.
-        key = unicodedata.normalize("NFC", task.id)
+        # Ids that print the same (é as one code point or as e and a combining accent,
+        # a zero-width space inside) look the same in every table: one id, written twice.
+        key = lookalike_key(task.id)
         if key in seen:
             first_id, first_file, first_line = seen[key]
             where = f"{first_file}:{first_line}" if first_line else first_file
+            first_shown, shown = quoted((first_id, task.id))
             how = (
                 ""
                 if first_id == task.id
-                else f" ({first_id!r} and {task.id!r} differ only in Unicode normalization)"
+                else f" ({first_shown} and {shown} differ only in "
+                f"{spelling_difference(first_id, task.id)})"
             )
             raise InputError(f"duplicate task id {task.id!r}{how} (first defined at {where})",
                              file=file, line=line, field="id")  # fmt: skip

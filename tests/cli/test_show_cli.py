@@ -169,7 +169,7 @@ def test_failed_with_a_task_keeps_the_trials_that_did_not_pass(cli: Cli, store: 
         (
             ["--task", "add-large", "--variant", "paraphrase"],
             "--variant",
-            "base, fault:tool_error@1.0",
+            "(it has 'base', 'fault:tool_error@1.0')",
         ),
         (["--trial", "0"], "--trial", "needs --task"),
     ],
@@ -180,6 +180,23 @@ def test_a_name_that_matches_nothing_exits_2_naming_the_flag(
     code, out, err = cli("show", store, *args)
     assert code == 2 and out == ""
     assert f"error: {field}: " in err and named in err and len(err.splitlines()) == 1
+
+
+def test_the_tasks_it_suggests_are_quoted(cli: Cli, tmp_path: Path) -> None:
+    # A run an earlier agentgauge stored with ids "add" and "add " (a file is refused
+    # now): the suggestions read "e.g. add , add", two ids no one could tell apart.
+    from agentgauge.schema import Run, Trial
+    from agentgauge.store import Store, utc_now
+
+    db = tmp_path / "s.db"
+    with Store(db) as store, store.transaction():
+        store.create_run(Run(run_id="r", created_at=utc_now()))
+        store.add_trials("r", [Trial(task_id=t, trial=0, success=False) for t in ("add ", "add")])
+    code, out, err = cli("show", f"{db}:r", "--task", "nope")
+    assert code == 2 and out == ""
+    assert err.strip().endswith(
+        "--task: no task 'nope' in this source (2 tasks; e.g. 'add ', 'add')"
+    )
 
 
 def test_every_trial_passed_says_so(cli: Cli, tmp_path: Path) -> None:

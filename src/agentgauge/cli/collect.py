@@ -185,6 +185,8 @@ def _receive(
                 file=store,
                 field="--run-id",
             )
+        if existing is None:  # before the port is taken, as the check above
+            db.refuse_lookalike_run(run_id)
 
         def ready(bound: int) -> None:
             # Only once the port is ours: a port in use leaves the store as it was.

@@ -36,6 +36,7 @@ from agentgauge.sources import (
     source_text,
     split_selector,
 )
+from agentgauge.spelling import quoted
 from agentgauge.store import Store
 from agentgauge.table import TrialTable
 
@@ -180,7 +181,7 @@ def run_source(source: str) -> tuple[Path, str]:
         return path, runs[0]
     if not runs:
         raise InputError("this store holds no run to export", file=source)
-    recent = ", ".join(runs[-5:])
+    recent = ", ".join(quoted(runs[-5:]))
     raise InputError(
         f"this store holds {len(runs)} runs: name the one to export as DB:RUN, e.g. "
         f"{source}:{runs[-1]} (recent runs: {recent})",

@@ -50,7 +50,8 @@ from agentgauge.schema import (
     infra_error,
 )
 from agentgauge.sources import (
-    TaskIdSpellings,
+    SPELLED_ONCE,
+    Spellings,
     spellings_reason,
     too_large_trial,
     trial_cell_words,
@@ -378,7 +379,9 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
     wanted = [name for name in COLUMNS if name != "infra_error"] + ["status", "error_kind"]
     found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in wanted}
     labels: dict[str, _Labels] = {}
-    spellings: TaskIdSpellings[tuple[Path, npt.NDArray[np.intp], int]] = TaskIdSpellings()
+    spellings: dict[str, Spellings[tuple[Path, npt.NDArray[np.intp], int]]] = {
+        name: Spellings() for name in SPELLED_ONCE
+    }
     sizes = []
     for path in parts:
         present = set(_schema_of(path).names)
@@ -389,8 +392,8 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
             if _FIELDS[name].type == "text":  # a label: encoded, checked per distinct value
                 column = table.column(name) if name in names else _default(name, table.num_rows)
                 met, coded = labels.setdefault(name, _Labels()).add(path, _FIELDS[name], column)
-                if name == "task_id":
-                    _check_spellings(spellings, path, met, coded)
+                if name in spellings:
+                    _check_spellings(spellings[name], name, path, met, coded)
             elif name in names:
                 found[name].append(_normal(path, name, table.column(name)))
             elif name == "score":  # as the trial record: 1.0 or 0.0 from success
@@ -426,15 +429,19 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
 
 
 def _check_spellings(
-    spellings: TaskIdSpellings[tuple[Path, npt.NDArray[np.intp], int]],
+    spellings: Spellings[tuple[Path, npt.NDArray[np.intp], int]],
+    name: str,
     path: Path,
     met: list[tuple[Any, int]],
     codes: npt.NDArray[np.intp],
 ) -> None:
-    """One spelling per task id across the files read (`TaskIdSpellings`, as a JSONL
-    file's ids are checked): each distinct id once, a row looked up only for the error."""
-    for task_id, code in met:
-        other = spellings.other_spelling(task_id, (path, codes, code))
+    """One spelling per task id (agent, model, variant) across the files read
+    (`Spellings`, as a JSONL file's are checked): each distinct value once, a row looked
+    up only for the error."""
+    for value, code in met:
+        if value is None:
+            continue
+        other = spellings.other_spelling(value, (path, codes, code))
         if other is None:
             continue
         first, (first_path, first_codes, first_code) = other
@@ -442,9 +449,9 @@ def _check_spellings(
         row = int(np.flatnonzero(codes == code)[0]) + 1
         raise InputError(
             f"row {row}: "
-            + spellings_reason(first, f" (row {first_row} of {first_path})", task_id),
+            + spellings_reason(first, f" (row {first_row} of {first_path})", value, name),
             file=path,
-            field="task_id",
+            field=name,
         )
 
 

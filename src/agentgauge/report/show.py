@@ -18,6 +18,7 @@ from typing import Any
 from agentgauge.errors import InputError
 from agentgauge.report.explain import failure_rows, trial_view
 from agentgauge.schema import Trial
+from agentgauge.spelling import quoted
 
 __all__ = [
     "SCHEMA",
@@ -40,12 +41,13 @@ def matches_variant(variant: str, wanted: str) -> bool:
 
 
 def _some(values: Sequence[str], near: str) -> str:
-    """A few of ``values``: those closest to what was typed first, then the first ones."""
+    """A few of ``values``: those closest to what was typed first, then the first ones,
+    each quoted so that ``'add '`` and ``'add'`` read apart (`quoted`)."""
     close = difflib.get_close_matches(near, values, n=_SUGGEST, cutoff=0.5)
     rest = [v for v in values if v not in close]
     shown = [*close, *rest][:_SUGGEST]
     more = len(values) - len(shown)
-    return ", ".join(shown) + (f" and {more:,} more" if more > 0 else "")
+    return ", ".join(quoted(shown)) + (f" and {more:,} more" if more > 0 else "")
 
 
 def select_trials(
@@ -79,7 +81,8 @@ def select_trials(
             names = sorted({t.variant for t in chosen})
             where = f"task {task!r}" if task is not None else "this source"
             raise InputError(
-                f"no variant {variant!r} in {where} (it has {', '.join(names)})", field="--variant"
+                f"no variant {variant!r} in {where} (it has {', '.join(quoted(names))})",
+                field="--variant",
             )
         chosen = kept
     if trial is not None:

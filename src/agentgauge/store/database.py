@@ -32,6 +32,7 @@ from agentgauge.facts import (
 )
 from agentgauge.model_calls import FIGURES, figures_after
 from agentgauge.schema import INT64_MAX, TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
+from agentgauge.spelling import lookalike_key, quoted, spelling_difference
 from agentgauge.store.faults import note_opened, storage_error
 from agentgauge.store.layout import (
     DOCUMENT_REFERENCES,
@@ -144,6 +145,11 @@ def check_store_path(store: Store | str | Path, *, option: str = "--store") -> N
         )
 
 
+def _escapes_hint(shown: str) -> str:
+    """How to type a run id ``shown`` with escapes (``'nai\\u0308ve'``) in a shell."""
+    return " (a shell like bash reads escapes in $'...')" if "\\" in shown else ""
+
+
 class Store:
     """A SQLite store of runs, trials, transcripts and grades.
 
@@ -251,6 +257,7 @@ class Store:
                 file=self.path,
                 field="run_id",
             )
+        self.refuse_lookalike_run(run.run_id)
         self.conn.execute(
             "INSERT INTO runs(run_id, agent, model, suite, suite_version, created_at, source,"
             " source_sha256, agentgauge_version, config) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -348,10 +355,50 @@ class Store:
         field, why = unreadable(exc, field)
         return InputError(f"{what} is damaged in the store: {why}", file=self.path, field=field)
 
+    def lookalike_runs(self, run_id: str) -> list[str]:
+        """The ids of the runs other than ``run_id`` that print the same (they differ
+        from it in Unicode normalization, invisible characters or whitespace at the
+        ends: `agentgauge.spelling`), oldest first."""
+        key = lookalike_key(run_id)
+        return [
+            str(other)
+            for (other,) in self.conn.execute("SELECT run_id FROM runs ORDER BY rowid")
+            if other != run_id and lookalike_key(other) == key
+        ]
+
+    def refuse_lookalike_run(self, run_id: str) -> None:
+        """Refuse a new run ``run_id`` when a stored run prints the same
+        (`lookalike_runs`): the two would be two runs no list tells apart, and a run
+        resumed under the other spelling (NFC typed for an NFD name) a new one."""
+        same = self.lookalike_runs(run_id)
+        if same:
+            stored, given = quoted((same[0], run_id))
+            raise InputError(
+                f"run {stored} already exists in this store, and {given} differs from it only "
+                f"in {spelling_difference(same[0], run_id)}: the two would print the same; "
+                f"name that run as stored{_escapes_hint(stored)} or choose another --run-id",
+                file=self.path,
+                field="run_id",
+            )
+
     def require_run(self, run_id: str) -> Run:
         run = self.get_run(run_id)
         if run is None:
-            known = ", ".join(r.run_id for r in self.list_runs()[-5:]) or "none"
+            same = self.lookalike_runs(run_id)
+            if same:
+                given, *stored = quoted((run_id, *same))
+                each = " and ".join(
+                    f"run {q} (differs in {spelling_difference(other, run_id)})"
+                    for q, other in zip(stored, same, strict=True)
+                )
+                raise InputError(
+                    f"no run {given} in this store, but {each} "
+                    f"{'prints' if len(same) == 1 else 'print'} the same: name the one you "
+                    f"mean as stored{_escapes_hint(' '.join(stored))}",
+                    file=self.path,
+                    field="run_id",
+                )
+            known = ", ".join(quoted(r.run_id for r in self.list_runs()[-5:])) or "none"
             raise InputError(
                 f"no run {run_id!r} in this store (recent runs: {known})",
                 file=self.path,
