@@ -268,3 +268,22 @@ def test_an_empty_graders_list_is_refused(tmp_path: Path, cli: Cli, empty: str) 
     code, out, err = cli("grade", f"{db}:a", "--list", "--json")
     assert code == 0, err
     assert [v["version"] for v in json.loads(out)["versions"]] == [1]
+
+
+def test_the_command_to_activate_runs_as_printed(tmp_path: Path, cli: Cli) -> None:
+    # It dropped --store and did not quote the store path: pasted, the command read
+    # "my runs/s.db:a" as two arguments, or "a" as a file.
+    import shlex
+
+    folder = tmp_path / "my runs"
+    folder.mkdir()
+    db = make_store(folder / "s.db")
+    for args in ([f"{db}:a"], ["a", "--store", str(db)]):
+        code, out, err = cli("grade", *args, "--graders", "answer")
+        assert code == 0, err
+        command = out.strip().splitlines()[-1].partition("make it the run's with: ")[2]
+        argv = shlex.split(command)
+        assert argv[:2] == ["agentgauge", "grade"] and argv[-2] == "--activate-version"
+        code, out, err = cli(*argv[1:])
+        assert code == 0, err
+    assert rate(f"{db}:a") == pytest.approx(4 / 6)

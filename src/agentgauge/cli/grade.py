@@ -126,7 +126,7 @@ def grade(
     try:
         with options_typed(graders="--graders"):
             result = regrade(source, names or None, store=store, activate=activate)
-        _print_result(result, source, json_out=json_out)
+        _print_result(result, source, store, json_out=json_out)
     except KeyboardInterrupt:
         _say_interrupted(source, store, newest, result)
         raise typer.Exit(130) from None
@@ -154,13 +154,13 @@ def _say_interrupted(
         err_console().print(
             terminal_text(
                 f"interrupted: grade version {result_version} was already written; see it "
-                f"with: agentgauge grade {source} --list"
+                f"with: {_again(source, store, '--list')}"
             ),
             soft_wrap=True,
         )
 
 
-def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None:
+def _print_result(result: RegradeResult, source: str, store: str | None, *, json_out: bool) -> None:
     from agentgauge.report.explain import shorten
 
     if json_out:
@@ -218,9 +218,18 @@ def _print_result(result: RegradeResult, source: str, *, json_out: bool) -> None
         out.print(
             f"the run still reports grade version {result.active}; read the new one with "
             f"--grade-version {result.version} (or SOURCE#grade={result.version}), or make "
-            f"it the run's with: agentgauge grade {source} --activate-version "
-            f"{result.version}",
+            f"it the run's with: "
+            + _again(source, store, "--activate-version", str(result.version)),
             soft_wrap=True,
         )
     if result.skipped:
         out.print(f"left alone (no stored task): {', '.join(result.skipped[:10])}")
+
+
+def _again(source: str, store: str | None, *options: str) -> str:
+    """The ``agentgauge grade`` command for the same run, as a shell runs it pasted: the
+    SOURCE quoted (a store path may hold a space) and ``--store`` when it was given."""
+    from agentgauge.display import shell_command
+
+    where = ["--store", store] if store is not None else []
+    return shell_command(["agentgauge", "grade", source, *where, *options])
