@@ -239,6 +239,27 @@ class Store:
                 raise full from None
             raise
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read inside sees the store as of one moment: one read transaction
+        (a WAL snapshot), so that the trials, events and grades read by separate
+        queries are of the same trials while a run commits more of them. Inside a
+        transaction already open (a write's, an outer snapshot's) it adds nothing.
+        For reads: a write inside may find the snapshot stale (``database is locked``).
+        """
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+
     # ------------------------------------------------------------------ runs
 
     def create_run(self, run: Run, *, exist_ok: bool = False) -> None:
@@ -683,7 +704,16 @@ class Store:
         active one, what the run reports); a trial graded in no later version
         than it keeps its latest grades before it. Each trial gets its own copy
         of its final state, even where trials share one.
+
+        The trials, their events and their grades are read in one `snapshot`: a run
+        committing trials meanwhile adds none of them halfway.
         """
+        with self.snapshot():
+            return self._trials(run_id, events=events, grades=grades, grade_version=grade_version)
+
+    def _trials(
+        self, run_id: str, *, events: bool, grades: bool | None, grade_version: int | None
+    ) -> list[Trial]:
         grades = events if grades is None else grades
         version = self.resolve_grade_version(run_id, grade_version)
         overlay = self._outcomes(run_id, version)
@@ -879,11 +909,12 @@ class Store:
         """The run's trials as a columnar table, straight from SQL (no models), with
         the outcomes of ``grade_version`` (default: the run's active one): from the
         trials' records (`columns`) where they have them, else from their columns."""
-        version = self.resolve_grade_version(run_id, grade_version)
-        fast = self._records(run_id, version)
-        if fast is not None:
-            return fast[0]
-        return self._table_from_rows(run_id, version)
+        with self.snapshot():
+            version = self.resolve_grade_version(run_id, grade_version)
+            fast = self._records(run_id, version)
+            if fast is not None:
+                return fast[0]
+            return self._table_from_rows(run_id, version)
 
     def _table_from_rows(self, run_id: str, version: int) -> TrialTable:
         overlay = self._outcomes(run_id, version)
@@ -914,15 +945,16 @@ class Store:
         under ``grade_version`` (default: the run's active one): one record a trial
         (`agentgauge.store.packed`), no models. A run some of whose trials have no
         record (a store of an older schema, read-only) is read as models, with the
-        same result."""
-        version = self.resolve_grade_version(run_id, grade_version)
-        self.refuse_damaged_success(run_id)
-        fast = self._records(run_id, version)
-        if fast is not None:
-            return fast
-        return self._table_from_rows(run_id, version), Facts.from_trials(
-            self.trials(run_id, grade_version=version)
-        )
+        same result. One `snapshot`: the table and the facts are of the same trials."""
+        with self.snapshot():
+            version = self.resolve_grade_version(run_id, grade_version)
+            self.refuse_damaged_success(run_id)
+            fast = self._records(run_id, version)
+            if fast is not None:
+                return fast
+            return self._table_from_rows(run_id, version), Facts.from_trials(
+                self.trials(run_id, grade_version=version)
+            )
 
     def refuse_damaged_success(self, run_id: str) -> None:
         """A damaged row's error for a trial whose stored ``success`` is not 0, 1 or
@@ -1042,7 +1074,8 @@ class Store:
         the run's active version (what ``show`` and the viewer read a trial by);
         ``None`` when the run has no such trial."""
         if self.schema_version < 2:  # documents kept inline: the whole-run reader knows how
-            keyed = zip(self.trials(run_id), self.trial_keys(run_id), strict=True)
+            with self.snapshot():
+                keyed = list(zip(self.trials(run_id), self.trial_keys(run_id), strict=True))
             return next((t for t, k in keyed if k == pk), None)
         row = self.conn.execute(
             f"SELECT {self._trial_select} FROM trials WHERE id = ? AND run_id = ?", (pk, run_id)
