@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -106,6 +107,11 @@ _RUN_ROWS = (
     " FROM runs r LEFT JOIN trials t ON t.run_id = r.run_id"
     " GROUP BY r.run_id ORDER BY r.created_at, r.rowid"
 )
+
+
+#: The ``meta`` key, followed by a run's id, of the mark of the last session that opened
+#: the run (`Store.mark_opened`).
+_OPENED = "opened:"
 
 
 @dataclass(frozen=True)
@@ -396,21 +402,40 @@ class Store:
         with self.transaction():
             self._delete_run(run_id)
 
-    def delete_run_if_empty(self, run_id: str) -> bool:
+    def mark_opened(self, run_id: str) -> str:
+        """Record that a session opens the run (makes or resumes it), in the caller's
+        transaction (the one that opens it); returns the session's mark, which the next
+        session to open the run replaces (`delete_run_if_empty`)."""
+        mark = secrets.token_hex(8)
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_OPENED + run_id, mark)
+        )
+        return mark
+
+    def delete_run_if_empty(self, run_id: str, *, opened: str | None = None) -> bool:
         """Delete a run that holds no trial (with its tasks), in one transaction with the
         check: a run a harness session made and that ended before its first trial was
-        committed (`agentgauge.harness.runner`). Whether it was deleted."""
+        committed (`agentgauge.harness.runner`). With ``opened`` (the session's
+        `mark_opened`), only while no other session has opened the run since: one that
+        resumed it meanwhile is writing to it. Whether it was deleted."""
         with self.transaction():
             held = self.conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM trials WHERE run_id = ?)", (run_id,)
             ).fetchone()[0]
             if held or self.get_run(run_id) is None:
                 return False
+            if opened is not None:
+                row = self.conn.execute(
+                    "SELECT value FROM meta WHERE key = ?", (_OPENED + run_id,)
+                ).fetchone()
+                if row is None or row[0] != opened:
+                    return False
             self._delete_run(run_id)
             return True
 
     def _delete_run(self, run_id: str) -> None:
         self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (_OPENED + run_id,))
         if self.schema_version >= 5:
             self.conn.execute("DELETE FROM trial_facts WHERE run_id = ?", (run_id,))
         used = " UNION ".join(
