@@ -140,6 +140,24 @@ def test_a_file_whose_name_holds_a_hash_or_colon_is_that_file(tmp_path: Path) ->
     assert len(agentgauge.load_trials(str(odd))) == 80
 
 
+def test_a_store_in_a_folder_whose_name_holds_a_hash_is_read_by_db_run(
+    tmp_path: Path, cli: Cli
+) -> None:
+    folder = tmp_path / "team #2"
+    folder.mkdir()
+    with Store(folder / "s.db") as db:
+        import_file("jsonl", SAMPLE, db, run_id="sample")
+    run = f"{folder / 's.db'}:sample"
+    # It was "team : SOURCE: bad selector '2/s.db:sample'", for every command.
+    assert len(agentgauge.load_trials(run)) == 80
+    assert {t.agent for t in agentgauge.load_trials(f"{run}#agent=hasty")} == {"hasty"}
+    code, out, err = cli("metrics", f"{run}#agent=careful", "--json")
+    assert code == 0, err
+    assert [g["agent"] for g in json.loads(out)["groups"]] == ["careful"]
+    code, _, err = cli("metrics", f"{run}#agent=nobody")
+    assert code == 2 and "the selector matches no trials" in err
+
+
 def test_load_trials_reads_a_stored_run_as_the_readme_promises(store: Path) -> None:
     from_file = agentgauge.load_trials(SAMPLE)
     from_store = agentgauge.load_trials(f"{store}:sample")

@@ -153,11 +153,20 @@ def source_text(spec: str | PathLike[str], field: str = "SOURCE") -> str:
 
 def split_selector(spec: str | PathLike[str]) -> tuple[str, Selector]:
     """``SOURCE#agent=A,model=M,grade=N`` -> (``SOURCE``, the selector). A path that
-    exists as given has no selector, whatever characters its name holds."""
+    exists as given has no selector, whatever characters its name holds; nor has a
+    store path in ``DB:RUN`` (``team #2/s.db:r``): the selector's ``#`` is looked for
+    after the colon when what comes before it is a file (a run id holds no ``#``)."""
     spec = source_text(spec)
     if "#" not in spec or Path(spec).exists():
         return spec, Selector()
-    base, _, fragment = spec.rpartition("#")
+    start = next(
+        (i + 1 for i in range(len(spec) - 1, -1, -1) if spec[i] == ":" and _is_file(spec[:i])),
+        0,
+    )
+    at = spec.rfind("#")
+    if at < start:
+        return spec, Selector()
+    base, fragment = spec[:at], spec[at + 1 :]
     found: dict[str, str] = {}
     for part in fragment.split(","):
         key, eq, value = part.partition("=")
@@ -180,6 +189,13 @@ def split_selector(spec: str | PathLike[str]) -> tuple[str, Selector]:
         model=found.get("model"),
         grade_version=None if grade is None else int(grade),
     )
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return "#" in text and Path(text).is_file()
+    except OSError:  # a name too long for the system
+        return False
 
 
 class TrialSource:

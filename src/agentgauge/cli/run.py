@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -163,7 +164,6 @@ def run_cmd(
 ) -> None:
     """Run an agent over a suite: trials x variants per task, each in a fresh environment."""
     from agentgauge.harness.runner import run
-    from agentgauge.store import Store
 
     if timeout is not None and not (math.isfinite(timeout) and timeout >= 0):
         # NaN compares false with everything: it must be refused, not read as "no timeout".
@@ -255,9 +255,8 @@ def run_cmd(
             raise InputError(exc.reason, field="--agent") from None
         raise
     if ended is None or ended.saved:
-        with Store(store, readonly=True) as db:
-            trials_ = db.trials(the_run_id, events=False, grades=True)
-            tasks = {t.id: t for t in db.get_tasks(the_run_id)}
+        saved = header.n_trials if ended is None else ended.saved
+        trials_, tasks = _saved_trials(store, the_run_id, saved)
         _print_summary(trials_, the_run_id, store, show_errors, tasks)
     # else: stopped before its first trial was saved, the run was not kept (nor the store
     # made, before it was opened): there is nothing to sum up, and nothing to read.
@@ -275,6 +274,36 @@ def run_cmd(
                 )
             )
         raise typer.Exit(ended.exit_code)
+
+
+def _saved_trials(
+    store: str, run_id: str, saved: int | None
+) -> tuple[list[Trial], dict[str, Task]]:
+    """The run's trials and tasks read back for the summary, which must hold the
+    ``saved`` trials the run committed: a store deleted or replaced while the run wrote
+    (its folder removed, another run's store copied over it) ended as "no such store",
+    or as a run of 0 trials with exit 0."""
+    from agentgauge.store import Store
+
+    lost = InputError(
+        f"the store was removed or replaced while run {run_id!r} wrote to it: the "
+        f"{saved} trials it saved are not kept (run the command again to run them afresh)",
+        file=store,
+    )
+    if not Path(store).exists():
+        raise lost
+    with Store(store, readonly=True) as db, db.snapshot():
+        if db.get_run(run_id) is None:
+            raise lost
+        trials_ = db.trials(run_id, events=False, grades=True)
+        tasks = {t.id: t for t in db.get_tasks(run_id)}
+    if saved is not None and len(trials_) < saved:
+        raise InputError(
+            f"the store was removed or replaced while run {run_id!r} wrote to it: it "
+            f"holds {len(trials_)} of the {saved} trials the run saved",
+            file=store,
+        )
+    return trials_, tasks
 
 
 def _print_summary(

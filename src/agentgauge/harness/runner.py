@@ -588,9 +588,10 @@ async def _session(
             existing = db.get_run(run_id) if run_id else None
             recorded = existing.config if existing is not None else {}
             _check_paraphrases(the_suite.tasks, design, recorded, env_factory)
-        header, cfg, created = _open_run(
+        header, cfg, created, opened = _open_run(
             db,
             run_id,
+            resuming,
             the_suite,
             the_agent,
             given,
@@ -734,8 +735,10 @@ async def _session(
             # A run this session made that ended (Ctrl-C, an error) before its first
             # trial was committed holds nothing: it goes, so that its id is free for a
             # corrected command (another agent, fewer trials) instead of refusing it.
+            # Not when another session has opened it since (resumed it): that one is
+            # writing its trials to it.
             with contextlib.suppress(AgentgaugeError, sqlite3.Error):
-                db.delete_run_if_empty(created)
+                db.delete_run_if_empty(created, opened=opened)
         raise
     finally:
         close = getattr(the_agent, "aclose", None)
@@ -750,16 +753,38 @@ async def _session(
 
 
 def _remove_if_empty(path: Path) -> None:
-    """Remove the store file at ``path`` (made by this session) if it holds no run."""
+    """Remove the store file at ``path`` (made by this session) if it holds no run and
+    no other connection has it open: another session that opened it meanwhile (to
+    resume a run, or start one) would go on writing to a file no one can find.
+
+    Leaving WAL mode needs the file to itself (SQLite refuses it, ``database is
+    locked``, while any other connection is open, idle or not), so that is the test;
+    the file is then checked and removed under an exclusive lock, and put back in WAL
+    mode if it is kept."""
+    try:  # never made again if it is gone
+        uri = path.resolve().as_uri() + "?mode=rw"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=0)
+    except (sqlite3.Error, OSError):
+        return
+    removed = False
     try:
-        with Store(path, readonly=True) as db:
-            if db.list_runs():
-                return
-    except (AgentgaugeError, sqlite3.Error):
-        return  # not ours to judge: left as it is
-    for suffix in ("-wal", "-shm", ""):
-        with contextlib.suppress(FileNotFoundError):
-            Path(f"{path}{suffix}").unlink()
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute("BEGIN EXCLUSIVE")
+        if conn.execute("SELECT EXISTS (SELECT 1 FROM runs)").fetchone()[0]:
+            return
+        for suffix in ("-wal", "-shm", "-journal", ""):
+            with contextlib.suppress(FileNotFoundError):
+                Path(f"{path}{suffix}").unlink()
+        removed = True
+    except sqlite3.Error:
+        return  # another connection has it open, or it is no store: left as it is
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if not removed:
+                conn.execute("PRAGMA journal_mode=WAL")
+        conn.close()
 
 
 def _record_observed(
@@ -845,6 +870,42 @@ def _notify(bar: RunProgress, on_trial: Callable[[Trial], None] | None) -> Calla
 def _open_run(
     db: Store,
     run_id: str | None,
+    resuming: bool,
+    suite: SuiteLike,
+    agent: Agent,
+    given: dict[str, Any],
+    notify: Callable[[str], None],
+    backend: str,
+    recorded_once: dict[str, Any],
+) -> tuple[Run, dict[str, Any], str | None, str]:
+    """The run's header and settings, the run's id when it was made here (``None``
+    for a resumed run), and this session's mark on it (`Store.mark_opened`);
+    ``recorded_once`` goes into a new run's config (its components and baseline role;
+    a resumed run keeps what it recorded). The plan is checked (`_check_plan`) before
+    anything is written.
+
+    All in one write transaction, from reading whether the run exists to making or
+    updating it: of two sessions started together with the same ``--run-id`` one makes
+    it, and the other (``resuming`` False: the run was not there when it started) says
+    so; it was told the run "already exists", though the same command resumes it."""
+    with db.transaction():
+        if not resuming and run_id is not None and db.get_run(run_id) is not None:
+            # Not resumed at once: both sessions would run every cell, and the second to
+            # write one would stop with "already stored", having paid for its trials.
+            raise InputError(
+                f"run {run_id!r} was made by another session after this command started; "
+                "once that session has ended, running this command again resumes it",
+                field="--run-id",
+            )
+        header, cfg, created = _make_or_resume(
+            db, run_id, suite, agent, given, notify, backend, recorded_once
+        )
+        return header, cfg, created, db.mark_opened(header.run_id)
+
+
+def _make_or_resume(
+    db: Store,
+    run_id: str | None,
     suite: SuiteLike,
     agent: Agent,
     given: dict[str, Any],
@@ -852,10 +913,7 @@ def _open_run(
     backend: str,
     recorded_once: dict[str, Any],
 ) -> tuple[Run, dict[str, Any], str | None]:
-    """The run's header and settings, and the run's id when it was made here (``None``
-    for a resumed run); ``recorded_once`` goes into a new run's config (its components
-    and baseline role; a resumed run keeps what it recorded). The plan is checked
-    (`_check_plan`) before anything is written."""
+    """`_open_run`'s work, in its transaction."""
     existing = db.get_run(run_id) if run_id else None
     if existing is None:
         cfg = _settled(given, {})
@@ -909,9 +967,8 @@ def _open_run(
         source="harness",
         config={**cfg, "backend": backend, **recorded_once},
     )
-    with db.transaction():
-        db.create_run(header)
-        db.add_tasks(header.run_id, suite.tasks)
+    db.create_run(header)
+    db.add_tasks(header.run_id, suite.tasks)
     return header, cfg, header.run_id
 
 

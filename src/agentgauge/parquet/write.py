@@ -103,7 +103,9 @@ def write_parquet(
     # one): the rename into place must not replace the link itself.
     out = _resolved(given)
     _check_destination(given, force=force, inputs=_store_files(Path(store_path)))
-    with Store(store_path, readonly=True) as store:
+    # One snapshot for every read: a run committing trials meanwhile adds none of them
+    # halfway (their events or grades without their rows).
+    with Store(store_path, readonly=True) as store, store.snapshot():
         run = store.require_run(run_id)
         version = store.resolve_grade_version(run_id, grade_version)
         grading = next(v for v in store.grade_versions(run_id) if v.version == version)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -107,6 +108,11 @@ _RUN_ROWS = (
     " FROM runs r LEFT JOIN trials t ON t.run_id = r.run_id"
     " GROUP BY r.run_id ORDER BY r.created_at, r.rowid"
 )
+
+
+#: The ``meta`` key, followed by a run's id, of the mark of the last session that opened
+#: the run (`Store.mark_opened`).
+_OPENED = "opened:"
 
 
 @dataclass(frozen=True)
@@ -244,6 +250,27 @@ class Store:
             if full is not None:
                 raise full from None
             raise
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read inside sees the store as of one moment: one read transaction
+        (a WAL snapshot), so that the trials, events and grades read by separate
+        queries are of the same trials while a run commits more of them. Inside a
+        transaction already open (a write's, an outer snapshot's) it adds nothing.
+        For reads: a write inside may find the snapshot stale (``database is locked``).
+        """
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ runs
 
@@ -422,21 +449,40 @@ class Store:
         with self.transaction():
             self._delete_run(run_id)
 
-    def delete_run_if_empty(self, run_id: str) -> bool:
+    def mark_opened(self, run_id: str) -> str:
+        """Record that a session opens the run (makes or resumes it), in the caller's
+        transaction (the one that opens it); returns the session's mark, which the next
+        session to open the run replaces (`delete_run_if_empty`)."""
+        mark = secrets.token_hex(8)
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_OPENED + run_id, mark)
+        )
+        return mark
+
+    def delete_run_if_empty(self, run_id: str, *, opened: str | None = None) -> bool:
         """Delete a run that holds no trial (with its tasks), in one transaction with the
         check: a run a harness session made and that ended before its first trial was
-        committed (`agentgauge.harness.runner`). Whether it was deleted."""
+        committed (`agentgauge.harness.runner`). With ``opened`` (the session's
+        `mark_opened`), only while no other session has opened the run since: one that
+        resumed it meanwhile is writing to it. Whether it was deleted."""
         with self.transaction():
             held = self.conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM trials WHERE run_id = ?)", (run_id,)
             ).fetchone()[0]
             if held or self.get_run(run_id) is None:
                 return False
+            if opened is not None:
+                row = self.conn.execute(
+                    "SELECT value FROM meta WHERE key = ?", (_OPENED + run_id,)
+                ).fetchone()
+                if row is None or row[0] != opened:
+                    return False
             self._delete_run(run_id)
             return True
 
     def _delete_run(self, run_id: str) -> None:
         self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (_OPENED + run_id,))
         if self.schema_version >= 5:
             self.conn.execute("DELETE FROM trial_facts WHERE run_id = ?", (run_id,))
         used = " UNION ".join(
@@ -730,7 +776,16 @@ class Store:
         active one, what the run reports); a trial graded in no later version
         than it keeps its latest grades before it. Each trial gets its own copy
         of its final state, even where trials share one.
+
+        The trials, their events and their grades are read in one `snapshot`: a run
+        committing trials meanwhile adds none of them halfway.
         """
+        with self.snapshot():
+            return self._trials(run_id, events=events, grades=grades, grade_version=grade_version)
+
+    def _trials(
+        self, run_id: str, *, events: bool, grades: bool | None, grade_version: int | None
+    ) -> list[Trial]:
         grades = events if grades is None else grades
         version = self.resolve_grade_version(run_id, grade_version)
         overlay = self._outcomes(run_id, version)
@@ -926,11 +981,12 @@ class Store:
         """The run's trials as a columnar table, straight from SQL (no models), with
         the outcomes of ``grade_version`` (default: the run's active one): from the
         trials' records (`columns`) where they have them, else from their columns."""
-        version = self.resolve_grade_version(run_id, grade_version)
-        fast = self._records(run_id, version)
-        if fast is not None:
-            return fast[0]
-        return self._table_from_rows(run_id, version)
+        with self.snapshot():
+            version = self.resolve_grade_version(run_id, grade_version)
+            fast = self._records(run_id, version)
+            if fast is not None:
+                return fast[0]
+            return self._table_from_rows(run_id, version)
 
     def _table_from_rows(self, run_id: str, version: int) -> TrialTable:
         overlay = self._outcomes(run_id, version)
@@ -961,15 +1017,16 @@ class Store:
         under ``grade_version`` (default: the run's active one): one record a trial
         (`agentgauge.store.packed`), no models. A run some of whose trials have no
         record (a store of an older schema, read-only) is read as models, with the
-        same result."""
-        version = self.resolve_grade_version(run_id, grade_version)
-        self.refuse_damaged_success(run_id)
-        fast = self._records(run_id, version)
-        if fast is not None:
-            return fast
-        return self._table_from_rows(run_id, version), Facts.from_trials(
-            self.trials(run_id, grade_version=version)
-        )
+        same result. One `snapshot`: the table and the facts are of the same trials."""
+        with self.snapshot():
+            version = self.resolve_grade_version(run_id, grade_version)
+            self.refuse_damaged_success(run_id)
+            fast = self._records(run_id, version)
+            if fast is not None:
+                return fast
+            return self._table_from_rows(run_id, version), Facts.from_trials(
+                self.trials(run_id, grade_version=version)
+            )
 
     def refuse_damaged_success(self, run_id: str) -> None:
         """A damaged row's error for a trial whose stored ``success`` is not 0, 1 or
@@ -1089,7 +1146,8 @@ class Store:
         the run's active version (what ``show`` and the viewer read a trial by);
         ``None`` when the run has no such trial."""
         if self.schema_version < 2:  # documents kept inline: the whole-run reader knows how
-            keyed = zip(self.trials(run_id), self.trial_keys(run_id), strict=True)
+            with self.snapshot():
+                keyed = list(zip(self.trials(run_id), self.trial_keys(run_id), strict=True))
             return next((t for t, k in keyed if k == pk), None)
         row = self.conn.execute(
             f"SELECT {self._trial_select} FROM trials WHERE id = ? AND run_id = ?", (pk, run_id)

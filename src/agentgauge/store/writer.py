@@ -197,6 +197,14 @@ def _named(exc: BaseException, rows: TrialRows) -> BaseException:
             file=exc.file,
             cause=exc.cause,
         )
+    if isinstance(exc, sqlite3.IntegrityError) and "FOREIGN KEY" in str(exc):
+        # A trial's only reference outside its own rows is its run (its events and
+        # grades go in with it): the run's header is gone, deleted by another session.
+        return TrialWriteError(
+            f"run {rows[0][0]!r} was deleted from the store while this session wrote it: "
+            f"{describe_row(rows[0])} and the trials after it were not stored (running "
+            "the command again starts the run afresh)"
+        )
     if isinstance(exc, sqlite3.Error | OSError):
         return TrialWriteError(
             f"cannot write {describe_row(rows[0])} of run {rows[0][0]!r} to the store "
