@@ -330,3 +330,32 @@ def test_a_store_removed_or_replaced_while_a_run_writes_is_not_reported_as_kept(
         "them afresh)\n"
     )
     assert "run r in" not in out.stdout
+
+
+def test_a_regrade_while_a_run_commits_more_pairs_each_trial_with_its_key(
+    tmp_path: Path,
+) -> None:
+    from agentgauge.graders.regrade import regrade
+    from agentgauge.schema import AnswerSpec, Expectations, Task
+
+    path = tmp_path / "s.db"
+    tasks = [
+        Task(id=f"t{i}", instruction="say done", expectations=Expectations(
+            answer=AnswerSpec(contains=["done"])))
+        for i in range(3)
+    ]  # fmt: skip
+    with Store(path) as db:
+        with db.transaction():
+            db.create_run(Run(run_id="r", created_at=utc_now()))
+            db.add_tasks("r", tasks)
+        for i in range(2):
+            db.add_trial("r", _trial(i))
+    writer = Store(path)
+    with Store(path) as grading:
+        # The run commits trial 2 after the trials were read and before their keys:
+        # two trials and three keys (zip strict: a traceback), or keys paired wrong.
+        _commit_when(grading, "SELECT id FROM trials", lambda: writer.add_trial("r", _trial(2)))
+        result = regrade(grading, "r", ["answer"])
+        grading.conn.set_trace_callback(None)
+    writer.close()
+    assert result.n_trials == 2

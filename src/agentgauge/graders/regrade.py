@@ -221,8 +221,11 @@ def regrade(
             file=store.path,
             field="tasks",
         )
-    trials = store.trials(run_id)
-    keys = store.trial_keys(run_id)
+    # One snapshot: a run still writing commits trials between the two reads, and the
+    # trials and their keys are paired one to one.
+    with store.snapshot():
+        trials = store.trials(run_id)
+        keys = store.trial_keys(run_id)
     names = [g.name for g in chosen] if chosen else []
     graded_tasks = {t.task_id for t in trials if t.task_id in tasks}
     idle = [
