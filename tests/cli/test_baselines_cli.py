@@ -236,6 +236,29 @@ def test_the_null_agents_interval_is_on_the_headlines_rows(tmp_path: Path) -> No
     assert null in line5, line5
 
 
+def test_a_null_agent_sharing_no_task_is_not_scored(tmp_path: Path) -> None:
+    # A null agent run on other tasks was given its score on all it ran, "100.0% on the
+    # shared tasks" though it shares none: unknown, with the reason; its passes stand.
+    def rows(name: str, ids: list[str], passed: set[str]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        records = [{"task_id": t, "trial": 0, "agent": name, "success": t in passed} for t in ids]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return path
+
+    tasks = [f"t{i}" for i in range(10)]
+    a, b = rows("a", tasks, {"t5", "t6", "t7"}), rows("b", tasks, set(tasks[:8]))
+    others = [f"u{i}" for i in range(10)]
+    null = rows("null", others, set(others))
+    res = cli("compare", str(a), str(b), "--null", str(null), "--json")
+    assert res.returncode == 0, res.stderr
+    line5 = json.loads(res.stdout)["record"]["lines"][4]["text"]
+    assert "on the shared tasks, passes" not in line5, line5
+    assert line5.startswith(
+        f"null agent not scored ({null} shares no task with A and B), passes 10 tasks of "
+        "all it ran (outcome-validity defects: u0, u1, u2, u3, u4 …); previous system"
+    ), line5
+
+
 def test_mark_and_unmark_together_are_refused_and_json_is_honoured(store: Path) -> None:
     # Both at once: one was done and the other dropped without a word (exit 0).
     res = cli("runs", "--store", str(store), "--mark", "oneshot", "previous", "--unmark", "oneshot")

@@ -413,16 +413,22 @@ def _figures(b: Baseline, human_rate: float | None = None) -> str:
     return f"{ci}cost per success {cost}, {latency}"
 
 
-def _null_text(null: NullAgentCheck | None, figures: Baseline | None) -> str:
-    if null is None or null.score is None:
+def _null_text(
+    null: NullAgentCheck | None, figures: Baseline | None, unscored: str | None = None
+) -> str:
+    """The null agent's part of line 5; ``unscored`` is why it has no score beside the
+    headline (it shares no task with A and B) while its passes still count."""
+    if null is None or (null.score is None and unscored is None):
         return "null agent not run (its score would show what doing nothing earns)"
     defects = len(null.tasks_passed)
     # Scored on the shared rows as every baseline is; its passes are sought in all its
     # trials (a task it passes is a defect wherever it lies): the line says which is which.
-    nul = (
-        f"null agent {_pct(null.score)} on the shared tasks, passes "
-        f"{defects} task{'s' if defects != 1 else ''} of all it ran"
+    score = (
+        f"{_pct(null.score)} on the shared tasks"
+        if null.score is not None
+        else f"not scored ({unscored})"
     )
+    nul = f"null agent {score}, passes {defects} task{'s' if defects != 1 else ''} of all it ran"
     if defects:
         shown = ", ".join(null.tasks_passed[:5]) + (" …" if defects > 5 else "")
         nul += f" (outcome-validity defects: {shown})"
@@ -470,7 +476,7 @@ def _baselines(
     """Line 5: each of the four baselines with its figures, or named as absent."""
     found = dict(baselines or {})
     why_absent = dict(absent or {})
-    parts = [_null_text(null, found.get("null"))]
+    parts = [_null_text(null, found.get("null"), why_absent.get("null"))]
     previous = found.get("previous")
     if previous is None:
         parts.append(f"previous system: A ({c.label_a}) at {_pct(c.rate_a)} on the shared tasks")
