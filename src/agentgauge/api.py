@@ -848,6 +848,7 @@ def _from_pilot(
                 field="--pilot",
             )
         split = pv.sigma2 is None
+        rate = pv.mean_rate
         if not split:
             _share_measured(pilot, pv.within_share, given)
         comp = components_from_pilot(pv, correlation=correlation, within_share=share)
@@ -899,16 +900,20 @@ def _from_pilot(
         measured = measured_within_share(comp.sigma2_a + comp.sigma2_b, comp.omega2)
         if not split:
             _share_measured(None, measured, given)
+        rate = float(arr["pa"].mean())
         inputs.update(
             within_share=share if split else measured,
             within_share_source=assumed if split else "pilot",
             pilot_b=pilot_b,
             pilot_tasks=len(shared),
+            pilot_rate=rate,
             pilot_variance=var_d,
             variance_split="within_share" if split else "pilot",
             method="pilot-pair",
         )
     inputs["trials"] = trials
+    # A's rate (the pilot's; A's on the shared tasks for a pair) bounds the effect: B at
+    # 149% is no plan, and an MDE past 1 − rate is nothing detectable.
     return plan_from_components(
         comp,
         delta=delta,
@@ -918,6 +923,8 @@ def _from_pilot(
         alpha=alpha,
         power=power,
         inputs=inputs,
+        rate=rate,
+        rate_name="the pilot's rate",
     )
 
 

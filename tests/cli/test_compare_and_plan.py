@@ -644,9 +644,9 @@ def test_plan_detects_nothing_with_fewer_tasks_than_compare_needs(
     # "minimum detectable effect 0.2341 with 5 tasks": no effect, however large, gives a
     # verdict with 5 tasks at α = 0.05. Not an error: the answer is "none", and why.
     pilot = _outcomes(tmp_path / "p.jsonl", [[True, False]] * 3 + [[True, True]] * 3)
-    args = (
-        ["--baseline", "0.5", "--trials", "20"] if source == "baseline" else ["--pilot", str(pilot)]
-    )
+    # 20 trials a task: with 6 tasks an effect below 1 − the rate is detectable.
+    args = ["--baseline", "0.5"] if source == "baseline" else ["--pilot", str(pilot)]
+    args += ["--trials", "20"]
     reason = (
         "with 5 tasks compare gives no verdict at α = 0.05, which needs at least 6 (the "
         "exact sign test over 5 tasks cannot go below p = 2 × 0.5^5 = 0.0625)"
@@ -662,6 +662,44 @@ def test_plan_detects_nothing_with_fewer_tasks_than_compare_needs(
     assert d["mde"] is None and d["mde_reason"].startswith("with 1 task compare gives no verdict")
     res = run_cli("plan", *args, "--tasks", "0")
     assert res.returncode == 2 and "--tasks: must be at least 1" in res.stderr
+
+
+def test_a_pilot_plan_stays_within_the_rates_that_exist(tmp_path: Path) -> None:
+    # From a pilot, "minimum detectable effect 1.2056 (120.6 percentage points)" with 6
+    # tasks, and "9 tasks to detect δ = 0.99" on a pilot at 50% (B at 149%): no effect
+    # goes past 1 − the pilot's rate, as from assumptions past 1 − baseline.
+    half_a = _outcomes(tmp_path / "xa.jsonl", [[i % 2 == 0] for i in range(10)])
+    half_b = _outcomes(tmp_path / "xb.jsonl", [[i % 2 == 1] for i in range(10)])
+    low = _outcomes(tmp_path / "a.jsonl", [[i in (5, 6, 7)] for i in range(10)])
+    for pilots, rate, formula in (
+        (["--pilot", str(half_a), "--pilot-b", str(half_b)], 0.5, "1.2056"),
+        (["--pilot", str(low)], 0.7, "0.7813"),
+    ):
+        reason = (
+            f"no improvement up to 1 − the pilot's rate = {rate:g} is detectable with 6 "
+            f"tasks (the formula gives {formula})"
+        )
+        res = run_cli("plan", *pilots, "--tasks", "6")
+        assert res.returncode == 0, res.stderr
+        assert " ".join(res.stdout.split()).startswith(f"no detectable effect: {reason}")
+        d = json.loads(run_cli("plan", *pilots, "--tasks", "6", "--json").stdout)
+        assert (d["mde"], d["mde_reason"]) == (None, reason)
+        assert d["pilot_rate"] == pytest.approx(1 - rate)
+    # Enough tasks: the effect is below the cap and given.
+    d = json.loads(run_cli("plan", "--pilot", str(low), "--tasks", "60", "--json").stdout)
+    assert 0 < d["mde"] < 0.7 and "mde_reason" not in d
+    # A δ that takes the pilot's rate out of [0, 1] is refused, as --baseline's is.
+    for delta, total in (("0.99", "1.49"), ("-0.6", "-0.1")):
+        res = run_cli("plan", "--pilot", str(half_a), "--delta", delta)
+        assert res.returncode == 2 and res.stdout == ""
+        assert res.stderr == (
+            f"agentgauge: error: --delta: the pilot's rate 0.5 + delta {delta} = {total} "
+            "is not a rate in [0, 1]\n"
+        )
+    res = run_cli("plan", "--pilot", str(half_a), "--pilot-b", str(half_b), "--delta", "0.99")
+    assert res.returncode == 2 and "the pilot's rate 0.5 + delta 0.99" in res.stderr
+    with pytest.raises(InputError, match=r"--delta: the pilot's rate 0\.5 \+ delta 0\.99"):
+        agentgauge.plan(pilot=str(half_a), delta=0.99)
 
 
 def test_plan_with_a_negative_delta() -> None:
