@@ -457,25 +457,43 @@ def _store_of(spec: str) -> tuple[Path, str] | None:
     return path, (run_id or "")
 
 
-def _audit_heldout(specs: Sequence[tuple[str, SystemInfo]]) -> HeldoutUsage | None:
-    """Log this use of held-out tasks once per store involved; return the usage in B's store."""
-    from agentgauge.store import Store
-
+def _heldout_runs(specs: Sequence[tuple[str, SystemInfo]]) -> dict[Path, list[str]]:
+    """The stored runs whose held-out tasks a comparison reads, by store (B's last)."""
     by_store: dict[Path, list[str]] = {}
     for spec, info in specs:
         where = _store_of(spec)
         if where is not None and info.run is not None:
             by_store.setdefault(where[0].resolve(), []).append(info.run.run_id)
-    usage = None
+    return by_store
+
+
+def _heldout_entry(run_ids: list[str]) -> dict[str, Any]:
+    return {"run_id": run_ids[-1], "detail": {"command": "compare", "runs": run_ids}}
+
+
+def _heldout_usage_with_this(by_store: dict[Path, list[str]]) -> HeldoutUsage | None:
+    """The usage in B's store (the last) counting this use, before it is logged: the
+    entry is written only once the command has succeeded (`_audit_heldout`)."""
+    from agentgauge.store import Store
+    from agentgauge.store.rows import utc_now
+
+    if not by_store:
+        return None
+    path, run_ids = list(by_store.items())[-1]
+    with Store(path, readonly=True) as db:
+        log = db.audit_log(HELDOUT_ACTION)
+    this = {"at": utc_now(), "action": HELDOUT_ACTION, **_heldout_entry(run_ids)}
+    return heldout_usage([*log, this])
+
+
+def _audit_heldout(by_store: dict[Path, list[str]]) -> None:
+    """Log this use of held-out tasks once per store involved."""
+    from agentgauge.store import Store
+
     for path, run_ids in by_store.items():
+        entry = _heldout_entry(run_ids)
         with Store(path, create=False) as db:
-            db.audit(
-                HELDOUT_ACTION,
-                run_id=run_ids[-1],
-                detail={"command": "compare", "runs": run_ids},
-            )
-            usage = heldout_usage(db.audit_log(HELDOUT_ACTION))
-    return usage
+            db.audit(HELDOUT_ACTION, run_id=entry["run_id"], detail=entry["detail"])
 
 
 def _reads_heldout(comp: Comparison, *sides: SystemInfo) -> bool:
@@ -556,7 +574,10 @@ def compare_sources(
     # A use is logged only when held-out trials were read: `--include-heldout` on a
     # suite with no held-out task (or none shared) spends nothing of the held-out set.
     reads_heldout = include_heldout and _reads_heldout(comp, sa, sb)
-    heldout = _audit_heldout([(a, sa), (b, sb)]) if reads_heldout else _heldout_usage([b, a])
+    # The record counts this use; the audit entry is written last, once nothing else
+    # can fail (a misspelt --baseline logged a use of a comparison never made).
+    heldout_runs = _heldout_runs([(a, sa), (b, sb)]) if reads_heldout else {}
+    heldout = _heldout_usage_with_this(heldout_runs) if reads_heldout else _heldout_usage([b, a])
     given = [*_items(baselines), *([f"null={null}"] if null is not None else [])]
     null_check, found, absent = find_baselines(
         b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
@@ -579,6 +600,7 @@ def compare_sources(
         configuration=changes.sentence(),
     )
     difference = grading_difference(sa, sb)
+    _audit_heldout(heldout_runs)
     return CompareResult(
         comp,
         record,

@@ -309,6 +309,30 @@ def test_record_from_a_store(tmp_path: Path) -> None:
     assert "(held-out excluded); held-out tasks used 2 times" in res.stdout
 
 
+def test_a_failed_compare_logs_no_heldout_use(tmp_path: Path) -> None:
+    # `--include-heldout` with a misspelt --baseline exited 2 but logged a use each time:
+    # the next real comparison said "held-out tasks used 3 times".
+    db = tmp_path / "s.db"
+    _store(db)
+    for _ in range(2):
+        res = run_cli(
+            "compare", f"{db}:base", f"{db}:cand", "--include-heldout",
+            "--baseline", f"human={tmp_path / 'typo.jsonl'}",
+        )  # fmt: skip
+        assert res.returncode == 2 and "typo.jsonl" in res.stderr
+    with Store(db, readonly=True) as s:
+        assert s.audit_log(HELDOUT_ACTION) == []
+    # The one that succeeds counts itself, and is logged once.
+    res = run_cli("compare", f"{db}:base", f"{db}:cand", "--include-heldout", "--json")
+    assert res.returncode == 0, res.stderr
+    assert (
+        "; held-out tasks used once (last " in json.loads(res.stdout)["record"]["lines"][1]["text"]
+    )
+    with Store(db, readonly=True) as s:
+        log = s.audit_log(HELDOUT_ACTION)
+    assert len(log) == 1 and log[0]["run_id"] == "cand"
+
+
 def test_plan_textbook_size() -> None:
     # (1.959964 + 0.841621)² · (0.8·0.2 + 0.83·0.17) / 0.03² = 7.848880 · 0.3011 / 0.0009
     #   = 2625.89 → 2626 (see tests/stats/test_power.py for the derivation)
