@@ -197,6 +197,22 @@ def test_alpha_sets_the_fewest_tasks_on_the_command_line(tmp_path: Path) -> None
     assert d["verdict"] == "B is better" and (d["min_units"], d["too_few_units"]) == (5, False)
 
 
+@pytest.mark.parametrize(
+    ("alpha", "level"), [("0.005", "99.5%"), ("0.025", "97.5%"), ("0.001", "99.9%"), ("0.1", "90%")]
+)
+def test_the_interval_level_is_not_rounded(tmp_path: Path, alpha: str, level: str) -> None:
+    # round(100 · (1 − α)) labelled a 99.5% interval "100% CI" and a 97.5% one "98% CI",
+    # in the terminal's B − A row and on record line 7 alike.
+    a = _outcomes(tmp_path / "a.jsonl", [[i in (5, 6, 7)] for i in range(10)])
+    b = _outcomes(tmp_path / "b.jsonl", [[i < 8] for i in range(10)])
+    res = run_cli("compare", str(a), str(b), "--alpha", alpha)
+    assert res.returncode == 0, res.stderr
+    row = next(line for line in res.stdout.splitlines() if line.startswith("B − A "))
+    assert f"   {level} CI " in row, row
+    line7 = next(line for line in res.stdout.splitlines() if line.startswith("7. "))
+    assert f"B − A = +50.0 pp ({level} CI " in line7, line7
+
+
 def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
     a = write_run(tmp_path / "a.jsonl", theta, trials=1, seed=1, agent="a")
     other = tmp_path / "other.jsonl"

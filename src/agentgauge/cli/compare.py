@@ -56,6 +56,7 @@ _SHOWN = {
 
 
 def _print(result: CompareResult, out: Console) -> None:
+    from agentgauge.report.record import level_text
     from agentgauge.report.terminal import capability_table, comparison_null_reason_lines
 
     c: Comparison = result.comparison
@@ -68,7 +69,7 @@ def _print(result: CompareResult, out: Console) -> None:
     t.add_column()
     t.add_row("success rate", f"A {_pct(c.rate_a)}   B {_pct(c.rate_b)}   ({c.design})")
     ci = "—" if c.ci is None else f"{_pp(c.ci[0])} to {_pp(c.ci[1])}"
-    t.add_row("B − A", f"{_pp(c.mean_diff)}   {round(100 * (1 - c.alpha))}% CI {ci}")
+    t.add_row("B − A", f"{_pp(c.mean_diff)}   {level_text(c.alpha)} CI {ci}")
     t.add_row("p-value", "—" if c.p_value is None else f"{c.p_value:.4g}   ({c.p_test})")
     se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.2f} pp"
     se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.2f} pp"

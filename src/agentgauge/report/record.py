@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,6 +44,7 @@ __all__ = [
     "build_record",
     "capability_rows",
     "grading_difference",
+    "level_text",
     "p_text",
 ]
 
@@ -149,6 +151,13 @@ def p_text(p: float | None) -> str:
     if p is None:
         return "p —"
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def level_text(alpha: float) -> str:
+    """An interval's level 1 − α as a percentage: ``95%``, ``99.5%``, ``97.5%``, in the
+    decimals α was given with (rounded, α = 0.005 read "100% CI")."""
+    level = (100 - 100 * Decimal(repr(float(alpha)))).normalize()
+    return f"{level:f}%"
 
 
 def p_cell(p: float | None) -> str:
@@ -591,7 +600,6 @@ def _headline(
 def _difference(c: Comparison) -> str:
     if c.ci is None:
         return f"B − A = {_pp(c.mean_diff)}, no interval with one task: {c.verdict}"
-    level = round(100 * (1 - c.alpha))
     mc = ""
     if c.mcnemar is not None:
         m = c.mcnemar
@@ -602,7 +610,7 @@ def _difference(c: Comparison) -> str:
     # paired t, or the test the score interval inverts).
     test = c.test if c.p_method in ("t", "score") else f"{c.p_test}; interval by {c.test}"
     return (
-        f"B − A = {_pp(c.mean_diff)} ({level}% CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
+        f"B − A = {_pp(c.mean_diff)} ({level_text(c.alpha)} CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
         f"{p_text(c.p_value)}, {test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
     )
 
