@@ -213,6 +213,36 @@ def test_the_interval_level_is_not_rounded(tmp_path: Path, alpha: str, level: st
     assert f"B − A = +50.0 pp ({level} CI " in line7, line7
 
 
+def test_pass_at_one_is_the_success_rate_whatever_the_trials(tmp_path: Path) -> None:
+    # With 2 trials on every task, --k 1 read "pass^k not measurable: it needs ≥ 2 trials
+    # per task, and the runs have 2 on some task; outcome consistency likewise".
+    a = _outcomes(tmp_path / "a.jsonl", [[(i + k) % 3 == 0 for k in range(2)] for i in range(10)])
+    b = _outcomes(tmp_path / "b.jsonl", [[(i + k) % 3 != 0 for k in range(2)] for i in range(10)])
+
+    def line8(*args: str) -> str:
+        res = run_cli("compare", *args, "--json")
+        assert res.returncode == 0, res.stderr
+        return str(json.loads(res.stdout)["record"]["lines"][7]["text"])
+
+    consistency = "outcome consistency (2p−1)²: A 0.30, B 0.30"
+    assert line8(str(a), str(b), "--k", "1") == (
+        f"pass^1 (deployment k = 1, the success rate): A 35.0%, B 65.0%; {consistency}"
+    )
+    assert line8(str(a), str(b)) == f"pass^2 (deployment k = 2): A 0.0%, B 30.0%; {consistency}"
+    # One trial a task: pass^1 still is the success rate; consistency is not measurable.
+    one_a = _outcomes(tmp_path / "one_a.jsonl", [[i in (5, 6, 7)] for i in range(10)])
+    one_b = _outcomes(tmp_path / "one_b.jsonl", [[i < 8] for i in range(10)])
+    few = "it needs ≥ 2 trials per task, and the runs have 1 on some task"
+    assert line8(str(one_a), str(one_b), "--k", "1") == (
+        "pass^1 (deployment k = 1, the success rate): A 30.0%, B 80.0%; "
+        f"outcome consistency not measurable: {few}"
+    )
+    for k in ((), ("--k", "2")):
+        assert line8(str(one_a), str(one_b), *k) == (
+            f"pass^k not measurable: {few}; outcome consistency likewise"
+        )
+
+
 def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
     a = write_run(tmp_path / "a.jsonl", theta, trials=1, seed=1, agent="a")
     other = tmp_path / "other.jsonl"

@@ -619,13 +619,13 @@ def _reliability(
     c: Comparison, ra: list[GroupMetrics], rb: list[GroupMetrics], k: int | None
 ) -> str:
     kmin = int(min(c.trials_a.min(), c.trials_b.min()))
+    few = f"it needs ≥ 2 trials per task, and the runs have {kmin} on some task"
+    # pass^1 is the success rate, whatever the trials; pass^k for k ≥ 2 (the default k
+    # is the fewest trials) and outcome consistency need two trials on every task.
+    if kmin < 2 and (k is None or k >= 2):
+        return f"pass^k not measurable: {few}; outcome consistency likewise"
     if k is None:
         k = kmin
-    if k < 2:
-        return (
-            "pass^k not measurable: it needs ≥ 2 trials per task, "
-            f"and the runs have {kmin} on some task; outcome consistency likewise"
-        )
 
     def one(groups: list[GroupMetrics]) -> tuple[str, str]:
         o = groups[0].outcome
@@ -635,10 +635,13 @@ def _reliability(
         return text, _num(o.outcome_consistency)
 
     (pa, ca), (pb, cb) = one(ra), one(rb)
-    return (
-        f"pass^{k} (deployment k = {k}): A {pa}, B {pb}; "
+    rate = ", the success rate" if k == 1 else ""
+    consistency = (
         f"outcome consistency (2p−1)²: A {ca}, B {cb}"
+        if kmin >= 2
+        else f"outcome consistency not measurable: {few}"
     )
+    return f"pass^{k} (deployment k = {k}{rate}): A {pa}, B {pb}; {consistency}"
 
 
 def _cost(
