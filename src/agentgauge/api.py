@@ -39,7 +39,7 @@ import numpy.typing as npt
 from agentgauge.errors import InputError, real_number, whole_number
 from agentgauge.facts import Facts
 from agentgauge.metrics.baselines import Baseline
-from agentgauge.metrics.compare import Comparison, select_rows
+from agentgauge.metrics.compare import Comparison, NoSharedTask, select_rows
 from agentgauge.metrics.compare import compare as compare_tables
 from agentgauge.metrics.engine import MetricsReport, compute_metrics
 from agentgauge.metrics.horizon import HorizonReport, Outcome
@@ -427,8 +427,13 @@ def _compare(
             label_b=sb.label,
             include_heldout=include_heldout,
         )
+    except NoSharedTask as exc:
+        # The data's, not one side's: no "B:" before it; held-out shared tasks name the
+        # option that reads them.
+        why = f"{exc}: give --include-heldout to compare them" if exc.heldout else str(exc)
+        raise InputError(why) from exc
     except ValueError as exc:
-        raise InputError(str(exc), field="B") from exc
+        raise InputError(str(exc)) from exc
 
 
 @dataclass(frozen=True)

@@ -243,6 +243,39 @@ def test_pass_at_one_is_the_success_rate_whatever_the_trials(tmp_path: Path) -> 
         )
 
 
+def test_shared_tasks_that_are_held_out_are_named_with_the_option(tmp_path: Path) -> None:
+    # Runs whose shared tasks are all held out read "B: ha.jsonl and hb.jsonl have no task
+    # in common": they share ten, and neither side is at fault.
+    def rows(name: str, records: list[dict[str, object]]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"agent": name, **r}) + "\n" for r in records))
+        return path
+
+    held = [{"task_id": f"t{i}", "trial": 0, "split": "heldout"} for i in range(10)]
+    ha = rows("ha", [{**r, "success": i % 2 == 0} for i, r in enumerate(held)])
+    hb = rows("hb", [{**r, "success": i % 3 == 0} for i, r in enumerate(held)])
+    res = run_cli("compare", str(ha), str(hb))
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == (
+        f"agentgauge: error: {ha} and {hb} share 10 tasks, but they are held out (split: "
+        "heldout), left out unless included: give --include-heldout to compare them\n"
+    )
+    assert run_cli("compare", str(ha), str(hb), "--include-heldout").returncode == 0
+    # Shared only in a variant that is not read: said so, with no option to name.
+    va = rows("va", [{"task_id": "u0", "trial": 0, "success": True, "variant": "paraphrase:1"},
+                     {"task_id": "t0", "trial": 0, "success": True}])  # fmt: skip
+    vb = rows("vb", [{"task_id": "u0", "trial": 0, "success": True}])
+    res = run_cli("compare", str(va), str(vb))
+    assert res.returncode == 2
+    assert res.stderr == (
+        f"agentgauge: error: {va} and {vb} share 1 task, but only in variants not compared "
+        "(a side with base-variant trials is compared on those)\n"
+    )
+    # Nothing shared at all: as before, without a side's name in front.
+    res = run_cli("compare", str(vb), str(ha))
+    assert res.stderr == f"agentgauge: error: {vb} and {ha} have no task in common\n"
+
+
 def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
     a = write_run(tmp_path / "a.jsonl", theta, trials=1, seed=1, agent="a")
     other = tmp_path / "other.jsonl"
