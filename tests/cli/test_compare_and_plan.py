@@ -163,6 +163,27 @@ def test_one_shared_task_says_why_each_figure_is_missing(tmp_path: Path) -> None
     assert "— correlation: one shared task: a correlation needs at least two" in screen
 
 
+def test_non_inferiority_with_one_shared_task_is_unknown_with_its_reason(tmp_path: Path) -> None:
+    # With --margin and one shared task the table printed "non-inferior None at margin
+    # 0.05" (a bare Python None), and --json had non_inferior null with no reason.
+    a = _outcomes_of(tmp_path / "a.jsonl", "a", {"t": [True, False, True]})
+    b = _outcomes_of(tmp_path / "b.jsonl", "b", {"t": [True, True, True]})
+    reason = (
+        "one shared task: non-inferiority is read from the lower bound of the B − A "
+        "interval, and there is none"
+    )
+    d = json.loads(run_cli("compare", str(a), str(b), "--margin", "0.05", "--json").stdout)
+    assert d["non_inferior"] is None and d["null_reasons"]["non_inferior"] == reason
+    # Without a margin it does not apply: null, and no reason to give.
+    d = json.loads(run_cli("compare", str(a), str(b), "--json").stdout)
+    assert d["non_inferior"] is None and "non_inferior" not in d["null_reasons"]
+    res = run_cli("compare", str(a), str(b), "--margin", "0.05")
+    assert res.returncode == 0, res.stderr
+    screen = " ".join(res.stdout.split())
+    assert "non-inferior unknown at margin 0.05" in screen and "None" not in screen
+    assert f"— non-inferior: {reason}" in screen
+
+
 def test_a_constant_rate_says_why_there_is_no_correlation(tmp_path: Path) -> None:
     # A passes both tasks, B one of them: A's rates do not vary, so Pearson's r is 0/0.
     a = _outcomes_of(tmp_path / "a.jsonl", "a", {"t": [True], "u": [True]})

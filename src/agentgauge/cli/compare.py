@@ -52,6 +52,7 @@ _SHOWN = {
     "se_paired": "SE paired",
     "se_unpaired": "SE unpaired",
     "correlation": "correlation",
+    "non_inferior": "non-inferior",
 }
 
 
@@ -90,7 +91,8 @@ def _print(result: CompareResult, out: Console) -> None:
         f"B {_money(c.cost_of_pass_b, c.cost_reason_b)}{ratio}",
     )
     if c.margin is not None:
-        t.add_row("non-inferior", f"{c.non_inferior} at margin {c.margin:g}")
+        known = "unknown" if c.non_inferior is None else str(c.non_inferior)
+        t.add_row("non-inferior", f"{known} at margin {c.margin:g}")
     if result.components is not None:
         t.add_row("configuration", terminal_text(result.components.sentence()))
     out.print(t)

@@ -489,7 +489,8 @@ class Comparison:
     def null_reasons(self) -> dict[str, str]:
         """Why each of the comparison's figures that is ``None`` has no value, keyed as
         in `to_dict` (``se_paired``, ``ci95``, ``correlation``, ...); figures that are
-        ``None`` because they do not apply (``mcnemar``, ``n_clusters``, ``margin``) and
+        ``None`` because they do not apply (``mcnemar``, ``n_clusters``, ``margin``, and
+        ``non_inferior`` without a margin) and
         the cost of pass (whose reasons are its own) are not listed."""
         why: dict[str, str] = {}
         if self.n_tasks < 2:
@@ -522,6 +523,12 @@ class Comparison:
                 f"(A {constant[0][1]}, B {constant[1][1]})"
             )
             why["correlation"] = f"{which}: a correlation with a constant is undefined"
+        if self.margin is not None and self.non_inferior is None:
+            # Asked for, and unknown: the margin is judged against the interval's bound.
+            why["non_inferior"] = (
+                "one shared task: non-inferiority is read from the lower bound of the "
+                "B − A interval, and there is none"
+            )
         return why
 
     def non_inferior_at(self, margin: float) -> bool | None:
