@@ -796,7 +796,10 @@ def _gate_comparison(
 # --------------------------------------------------------------------------- plan
 
 
-def _pilot_table(spec: str, side: str) -> TrialTable:
+def _pilot_table(spec: str, side: str) -> tuple[TrialTable, str | None]:
+    """The pilot's trials a plan reads (base variant, dev split), and a warning when it
+    has no base-variant trial and all its variants are read, as compare warns."""
+    from agentgauge.metrics.compare import variant_scope
     from agentgauge.sources import require_one_configuration
 
     table = system_info(spec, spec, events=False).table
@@ -809,10 +812,18 @@ def _pilot_table(spec: str, side: str) -> TrialTable:
         subject="the pilot" if side == "--pilot" else "the second pilot",
         read_as="read as one system",
     )
+    scope = variant_scope(table)
     table = select_rows(table)
     if len(table) == 0:
         raise InputError("the pilot has no trials (base variant, dev split)", file=spec)
-    return table
+    warning = None
+    if scope is not None:
+        warning = (
+            f"{side} {spec} has no base-variant trial: the plan reads {scope}, while "
+            "compare reads the base variant of runs that have one; pilot the base variant "
+            "to plan from the variance compare will see"
+        )
+    return table, warning
 
 
 def _rates(table: TrialTable) -> dict[str, tuple[int, float]]:
@@ -849,7 +860,8 @@ def _from_pilot(
     alpha: float,
     power: float,
 ) -> Plan:
-    ta = _pilot_table(pilot, "--pilot")
+    ta, warning = _pilot_table(pilot, "--pilot")
+    warnings = [warning] if warning else []
     # The split of the pilot's variance into between- and within-task parts: measured
     # when it has several trials per task (`within_share`, `variance_split` "pilot"),
     # else --within-share's (or the default's) split of the whole observed variance.
@@ -895,7 +907,9 @@ def _from_pilot(
             sigma2=comp.sigma2_a,
         )
     else:
-        ra, rb = _rates(ta), _rates(_pilot_table(pilot_b, "--pilot-b"))
+        tb, warning_b = _pilot_table(pilot_b, "--pilot-b")
+        warnings += [warning_b] if warning_b else []
+        ra, rb = _rates(ta), _rates(tb)
         shared = sorted(set(ra) & set(rb))
         if len(shared) < 2:
             raise InputError("the two pilots share fewer than two tasks", field="--pilot-b")
@@ -941,7 +955,7 @@ def _from_pilot(
     inputs["trials"] = trials
     # A's rate (the pilot's; A's on the shared tasks for a pair) bounds the effect: B at
     # 149% is no plan, and an MDE past 1 − rate is nothing detectable.
-    return plan_from_components(
+    result = plan_from_components(
         comp,
         delta=delta,
         tasks=tasks,
@@ -953,6 +967,7 @@ def _from_pilot(
         rate=rate,
         rate_name="the pilot's rate",
     )
+    return dataclasses.replace(result, warnings=warnings)
 
 
 def plan(

@@ -826,6 +826,36 @@ def test_a_pilot_plan_stays_within_the_rates_that_exist(tmp_path: Path) -> None:
         agentgauge.plan(pilot=str(half_a), delta=0.99)
 
 
+def test_a_pilot_without_base_trials_is_warned_of(tmp_path: Path) -> None:
+    # A pilot with only paraphrased trials was planned from silently, while the docs say
+    # the pilot is read from the base variant (and compare warns of such a side).
+    def pilot(name: str, variant: str, every: int) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        rows = [
+            {"task_id": f"t{i}", "trial": 0, "variant": variant, "success": i % every == 0}
+            for i in range(10)
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return path
+
+    para, base = pilot("para", "paraphrase:1", 3), pilot("base", "base", 2)
+    warning = (
+        f"--pilot {para} has no base-variant trial: the plan reads all its variants "
+        "(paraphrase:1), while compare reads the base variant of runs that have one; pilot "
+        "the base variant to plan from the variance compare will see"
+    )
+    res = run_cli("plan", "--pilot", str(para), "--delta", "0.1")
+    assert res.returncode == 0, res.stderr
+    assert " ".join(res.stderr.split()) == f"warning: {warning}"
+    assert res.stdout.split(" tasks")[0].isdigit()
+    res = run_cli("plan", "--pilot", str(para), "--delta", "0.1", "--json")
+    assert json.loads(res.stdout)["warnings"] == [warning]
+    res = run_cli("plan", "--pilot", str(base), "--pilot-b", str(para), "--tasks", "50", "--json")
+    assert json.loads(res.stdout)["warnings"] == [warning.replace("--pilot ", "--pilot-b ", 1)]
+    res = run_cli("plan", "--pilot", str(base), "--delta", "0.1", "--json")
+    assert res.stderr == "" and json.loads(res.stdout)["warnings"] == []
+
+
 def test_plan_with_a_negative_delta() -> None:
     # A regression to detect: accepted (B − A < 0), but the error said "(0, 1)" and the
     # arithmetic read "/ -0.03²", as if dividing by −0.0009.

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -511,6 +511,9 @@ class Plan:
     to 1 − baseline detectable)."""
     inputs: dict[str, Any] | None = None
     """The assumptions or pilot the plan was made from, echoed for the record."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user must know to read the plan (a pilot read on other variants than
+    its base one)."""
 
     @property
     def min_tasks(self) -> int:
@@ -543,6 +546,7 @@ class Plan:
                 "z_alpha_plus_z_beta": self.z,
                 "variance": self.components.to_dict(),
                 "variance_per_task": self.components.per_task(self.trials_a, self.trials_b),
+                "warnings": self.warnings,
             }
         )
         return out
