@@ -564,6 +564,7 @@ def compare_sources(
     """
     from agentgauge.baseline_runs import find_baselines
     from agentgauge.components import diff_components, with_configuration
+    from agentgauge.report.record import agent_name
     from agentgauge.sources import source_text
 
     a, b = source_text(a, "A"), source_text(b, "B")
@@ -587,7 +588,11 @@ def compare_sources(
     null_check, found, absent = find_baselines(
         b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
     )
-    changes = diff_components(_components(sa), _components(sb))
+    # One sentence for line 1, the terminal's row and --json: with the agents named
+    # when they differ and no recorded component does.
+    changes = diff_components(
+        _components(sa), _components(sb), agents=(agent_name(sa), agent_name(sb))
+    )
     comp = with_configuration(comp, changes)
     record = build_record(
         comp,

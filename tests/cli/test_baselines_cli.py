@@ -98,6 +98,34 @@ def test_a_run_without_components_is_not_recorded_not_equal(store: Path) -> None
     assert out["components"]["not_recorded"] == list(COMPONENTS)
 
 
+def test_one_configuration_sentence_in_line_1_the_row_and_json(tmp_path: Path) -> None:
+    # Two agents, no component recorded: line 1 said "no recorded component differs, but
+    # the agent does (x → y)", the terminal's row and --json "no recorded component
+    # differs" only.
+    def rows(agent: str) -> Path:
+        path = tmp_path / f"{agent}.jsonl"
+        records = [{"task_id": t, "trial": 0, "agent": agent, "success": t != "t4"} for t in TASKS]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return path
+
+    x, y = rows("x"), rows("y")
+    out = json.loads(cli("compare", str(x), str(y), "--json").stdout)
+    sentence = out["components"]["sentence"]
+    assert sentence.startswith(
+        "no recorded component differs, but the agent does (x → y); not recorded on one "
+        "side or both: model, "
+    ), sentence
+    assert out["record"]["lines"][0]["text"].endswith(f"; configuration: {sentence}")
+    screen = cli("compare", str(x), str(y)).stdout
+    row = next(line for line in screen.splitlines() if line.startswith("configuration"))
+    assert row.split(None, 1)[1].startswith(
+        "no recorded component differs, but the agent does (x → y);"
+    ), row
+    # One agent on both sides: no clause.
+    out = json.loads(cli("compare", str(x), str(x), "--json").stdout)
+    assert out["components"]["sentence"].startswith("no recorded component differs; not ")
+
+
 def test_marked_runs_and_an_imported_human_baseline(store: Path, tmp_path: Path) -> None:
     res = cli("runs", "--store", str(store), "--mark", "oneshot", "ablation")
     assert res.returncode == 0, res.stderr

@@ -41,6 +41,7 @@ __all__ = [
     "ComparisonRecord",
     "RecordLine",
     "SystemInfo",
+    "agent_name",
     "build_record",
     "capability_rows",
     "grading_difference",
@@ -178,28 +179,14 @@ def _restrict(table: TrialTable, tasks: Sequence[str]) -> TrialTable:
 # --------------------------------------------------------------------------- lines
 
 
-def _agent_of(s: SystemInfo) -> str | None:
+def agent_name(s: SystemInfo) -> str | None:
+    """A side's agent: its run header's, else the names its trials carry."""
     return (s.run.agent if s.run else None) or ", ".join(_distinct(s.table.agent)) or None
-
-
-def _configuration(a: SystemInfo, b: SystemInfo, configuration: str | None) -> str:
-    """Line 1's tail: what differs between the runs' components; where none recorded
-    does, the agents themselves when they are not the same (two different agents whose
-    components went unrecorded read "no recorded component differs")."""
-    if not configuration:
-        return ""
-    agent_a, agent_b = _agent_of(a), _agent_of(b)
-    none = "no recorded component differs"
-    if agent_a and agent_b and agent_a != agent_b and configuration.startswith(none):
-        configuration = configuration.replace(
-            none, f"no recorded component differs, but the agent does ({agent_a} → {agent_b})"
-        )
-    return f"; configuration: {configuration}"
 
 
 def _systems(a: SystemInfo, b: SystemInfo) -> str:
     def one(tag: str, s: SystemInfo) -> str:
-        agent = _agent_of(s)
+        agent = agent_name(s)
         model = (s.run.model if s.run else None) or ", ".join(_distinct(s.table.model)) or None
         if model is None and s.run is not None:
             # An agent that reports no model on its trials may still name one among its
@@ -713,7 +700,7 @@ def build_record(
     whole_a = compute_metrics(ta, k=k, by=(), seed=seed).groups if by_cap else ca
     whole_b = compute_metrics(tb, k=k, by=(), seed=seed).groups if by_cap else cb
     texts = [
-        _systems(a, b) + _configuration(a, b, configuration),
+        _systems(a, b) + (f"; configuration: {configuration}" if configuration else ""),
         _tasks(c, a, b, heldout),
         _trials(c, a, b),
         _graders(a, b, judge_kappa),
