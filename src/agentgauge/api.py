@@ -39,7 +39,7 @@ import numpy.typing as npt
 from agentgauge.errors import InputError, real_number, whole_number
 from agentgauge.facts import Facts
 from agentgauge.metrics.baselines import Baseline
-from agentgauge.metrics.compare import Comparison, select_rows
+from agentgauge.metrics.compare import Comparison, NoSharedTask, select_rows
 from agentgauge.metrics.compare import compare as compare_tables
 from agentgauge.metrics.engine import MetricsReport, compute_metrics
 from agentgauge.metrics.horizon import HorizonReport, Outcome
@@ -428,8 +428,13 @@ def _compare(
             label_b=sb.label,
             include_heldout=include_heldout,
         )
+    except NoSharedTask as exc:
+        # The data's, not one side's: no "B:" before it; held-out shared tasks name the
+        # option that reads them.
+        why = f"{exc}: give --include-heldout to compare them" if exc.heldout else str(exc)
+        raise InputError(why) from exc
     except ValueError as exc:
-        raise InputError(str(exc), field="B") from exc
+        raise InputError(str(exc)) from exc
 
 
 @dataclass(frozen=True)
@@ -461,25 +466,43 @@ def _store_of(spec: str) -> tuple[Path, str] | None:
     return path, (run_id or "")
 
 
-def _audit_heldout(specs: Sequence[tuple[str, SystemInfo]]) -> HeldoutUsage | None:
-    """Log this use of held-out tasks once per store involved; return the usage in B's store."""
-    from agentgauge.store import Store
-
+def _heldout_runs(specs: Sequence[tuple[str, SystemInfo]]) -> dict[Path, list[str]]:
+    """The stored runs whose held-out tasks a comparison reads, by store (B's last)."""
     by_store: dict[Path, list[str]] = {}
     for spec, info in specs:
         where = _store_of(spec)
         if where is not None and info.run is not None:
             by_store.setdefault(where[0].resolve(), []).append(info.run.run_id)
-    usage = None
+    return by_store
+
+
+def _heldout_entry(run_ids: list[str]) -> dict[str, Any]:
+    return {"run_id": run_ids[-1], "detail": {"command": "compare", "runs": run_ids}}
+
+
+def _heldout_usage_with_this(by_store: dict[Path, list[str]]) -> HeldoutUsage | None:
+    """The usage in B's store (the last) counting this use, before it is logged: the
+    entry is written only once the command has succeeded (`_audit_heldout`)."""
+    from agentgauge.store import Store
+    from agentgauge.store.rows import utc_now
+
+    if not by_store:
+        return None
+    path, run_ids = list(by_store.items())[-1]
+    with Store(path, readonly=True) as db:
+        log = db.audit_log(HELDOUT_ACTION)
+    this = {"at": utc_now(), "action": HELDOUT_ACTION, **_heldout_entry(run_ids)}
+    return heldout_usage([*log, this])
+
+
+def _audit_heldout(by_store: dict[Path, list[str]]) -> None:
+    """Log this use of held-out tasks once per store involved."""
+    from agentgauge.store import Store
+
     for path, run_ids in by_store.items():
+        entry = _heldout_entry(run_ids)
         with Store(path, create=False) as db:
-            db.audit(
-                HELDOUT_ACTION,
-                run_id=run_ids[-1],
-                detail={"command": "compare", "runs": run_ids},
-            )
-            usage = heldout_usage(db.audit_log(HELDOUT_ACTION))
-    return usage
+            db.audit(HELDOUT_ACTION, run_id=entry["run_id"], detail=entry["detail"])
 
 
 def _reads_heldout(comp: Comparison, *sides: SystemInfo) -> bool:
@@ -545,6 +568,7 @@ def compare_sources(
     """
     from agentgauge.baseline_runs import find_baselines
     from agentgauge.components import diff_components, with_configuration
+    from agentgauge.report.record import agent_name
     from agentgauge.sources import source_text
 
     a, b = source_text(a, "A"), source_text(b, "B")
@@ -560,12 +584,19 @@ def compare_sources(
     # A use is logged only when held-out trials were read: `--include-heldout` on a
     # suite with no held-out task (or none shared) spends nothing of the held-out set.
     reads_heldout = include_heldout and _reads_heldout(comp, sa, sb)
-    heldout = _audit_heldout([(a, sa), (b, sb)]) if reads_heldout else _heldout_usage([b, a])
+    # The record counts this use; the audit entry is written last, once nothing else
+    # can fail (a misspelt --baseline logged a use of a comparison never made).
+    heldout_runs = _heldout_runs([(a, sa), (b, sb)]) if reads_heldout else {}
+    heldout = _heldout_usage_with_this(heldout_runs) if reads_heldout else _heldout_usage([b, a])
     given = [*_items(baselines), *([f"null={null}"] if null is not None else [])]
     null_check, found, absent = find_baselines(
         b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
     )
-    changes = diff_components(_components(sa), _components(sb))
+    # One sentence for line 1, the terminal's row and --json: with the agents named
+    # when they differ and no recorded component does.
+    changes = diff_components(
+        _components(sa), _components(sb), agents=(agent_name(sa), agent_name(sb))
+    )
     comp = with_configuration(comp, changes)
     record = build_record(
         comp,
@@ -583,6 +614,7 @@ def compare_sources(
         configuration=changes.sentence(),
     )
     difference = grading_difference(sa, sb)
+    _audit_heldout(heldout_runs)
     return CompareResult(
         comp,
         record,
@@ -782,7 +814,10 @@ def _gate_comparison(
 # --------------------------------------------------------------------------- plan
 
 
-def _pilot_table(spec: str, side: str) -> TrialTable:
+def _pilot_table(spec: str, side: str) -> tuple[TrialTable, str | None]:
+    """The pilot's trials a plan reads (base variant, dev split), and a warning when it
+    has no base-variant trial and all its variants are read, as compare warns."""
+    from agentgauge.metrics.compare import variant_scope
     from agentgauge.sources import require_one_configuration
 
     table = system_info(spec, spec, events=False).table
@@ -795,10 +830,18 @@ def _pilot_table(spec: str, side: str) -> TrialTable:
         subject="the pilot" if side == "--pilot" else "the second pilot",
         read_as="read as one system",
     )
+    scope = variant_scope(table)
     table = select_rows(table)
     if len(table) == 0:
         raise InputError("the pilot has no trials (base variant, dev split)", file=spec)
-    return table
+    warning = None
+    if scope is not None:
+        warning = (
+            f"{side} {spec} has no base-variant trial: the plan reads {scope}, while "
+            "compare reads the base variant of runs that have one; pilot the base variant "
+            "to plan from the variance compare will see"
+        )
+    return table, warning
 
 
 def _rates(table: TrialTable) -> dict[str, tuple[int, float]]:
@@ -835,7 +878,8 @@ def _from_pilot(
     alpha: float,
     power: float,
 ) -> Plan:
-    ta = _pilot_table(pilot, "--pilot")
+    ta, warning = _pilot_table(pilot, "--pilot")
+    warnings = [warning] if warning else []
     # The split of the pilot's variance into between- and within-task parts: measured
     # when it has several trials per task (`within_share`, `variance_split` "pilot"),
     # else --within-share's (or the default's) split of the whole observed variance.
@@ -861,6 +905,7 @@ def _from_pilot(
                 field="--pilot",
             )
         split = pv.sigma2 is None
+        rate = pv.mean_rate
         if not split:
             _share_measured(pilot, pv.within_share, given)
         comp = components_from_pilot(pv, correlation=correlation, within_share=share)
@@ -880,7 +925,9 @@ def _from_pilot(
             sigma2=comp.sigma2_a,
         )
     else:
-        ra, rb = _rates(ta), _rates(_pilot_table(pilot_b, "--pilot-b"))
+        tb, warning_b = _pilot_table(pilot_b, "--pilot-b")
+        warnings += [warning_b] if warning_b else []
+        ra, rb = _rates(ta), _rates(tb)
         shared = sorted(set(ra) & set(rb))
         if len(shared) < 2:
             raise InputError("the two pilots share fewer than two tasks", field="--pilot-b")
@@ -912,17 +959,21 @@ def _from_pilot(
         measured = measured_within_share(comp.sigma2_a + comp.sigma2_b, comp.omega2)
         if not split:
             _share_measured(None, measured, given)
+        rate = float(arr["pa"].mean())
         inputs.update(
             within_share=share if split else measured,
             within_share_source=assumed if split else "pilot",
             pilot_b=pilot_b,
             pilot_tasks=len(shared),
+            pilot_rate=rate,
             pilot_variance=var_d,
             variance_split="within_share" if split else "pilot",
             method="pilot-pair",
         )
     inputs["trials"] = trials
-    return plan_from_components(
+    # A's rate (the pilot's; A's on the shared tasks for a pair) bounds the effect: B at
+    # 149% is no plan, and an MDE past 1 − rate is nothing detectable.
+    result = plan_from_components(
         comp,
         delta=delta,
         tasks=tasks,
@@ -931,7 +982,10 @@ def _from_pilot(
         alpha=alpha,
         power=power,
         inputs=inputs,
+        rate=rate,
+        rate_name="the pilot's rate",
     )
+    return dataclasses.replace(result, warnings=warnings)
 
 
 def plan(

@@ -133,7 +133,8 @@ def find_baselines(
     B's store (the null agent also found by its agent name, as before roles); each
     scored on the comparison's rows of the shared tasks (the base variant), as the
     headline is; the null agent's defects are every task it passes in any of its
-    trials."""
+    trials. A baseline sharing no task with A and B has its reason in the third item
+    (the null agent's check then has no score, and keeps its defects)."""
     tables: dict[str, _Found] = {}
     for spec in given:
         given_role, label, info = _given_baseline(spec)
@@ -163,7 +164,10 @@ def find_baselines(
                 null_check = dataclasses.replace(every, score=scored.score)
                 found[role] = summarize_baseline("null", hit.label, rows)
             else:
-                null_check = every
+                # Nothing to score beside the headline: the score is unknown, not its
+                # score on all it ran (read as "on the shared tasks"); its passes stand.
+                null_check = dataclasses.replace(every, score=None)
+                absent[role] = f"{hit.label} shares no task with A and B"
             continue
         if len(rows) == 0:
             absent[role] = f"{hit.label} is marked {role} but shares no task with A and B"

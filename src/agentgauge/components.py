@@ -158,6 +158,10 @@ class ComponentDiff:
     """``(component, A's value, B's value)`` for each recorded on both sides and unequal."""
     unknown: list[str]
     """Components not recorded on one side or both: whether they changed cannot be told."""
+    agents: tuple[str, str] | None = None
+    """A's and B's agent names when both are known and differ: where no recorded
+    component does, the sentence says the agents do (two agents whose components went
+    unrecorded are not "no change")."""
 
     @property
     def attributable(self) -> bool:
@@ -175,6 +179,8 @@ class ComponentDiff:
             text = f"one change: {COMPONENTS[name]} ({_short(a)} → {_short(b)})"
         else:
             text = "no recorded component differs"
+            if self.agents is not None:
+                text += f", but the agent does ({self.agents[0]} → {self.agents[1]})"
         if self.unknown:
             unknown = _and([COMPONENTS[c] for c in self.unknown])
             text += f"; not recorded on one side or both: {unknown}"
@@ -220,8 +226,14 @@ def with_configuration(comparison: Comparison, changes: ComponentDiff) -> Compar
     return replace(comparison, verdict=f"{comparison.verdict}; {clause}")
 
 
-def diff_components(a: Mapping[str, Any], b: Mapping[str, Any]) -> ComponentDiff:
-    """Compare two component maps (`from_run`), in `COMPONENTS` order."""
+def diff_components(
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    *,
+    agents: tuple[str | None, str | None] | None = None,
+) -> ComponentDiff:
+    """Compare two component maps (`from_run`), in `COMPONENTS` order; ``agents``, the
+    sides' agent names, are named in the sentence when both are known and differ."""
     changed: list[tuple[str, Any, Any]] = []
     unknown: list[str] = []
     for name in COMPONENTS:
@@ -230,7 +242,10 @@ def diff_components(a: Mapping[str, Any], b: Mapping[str, Any]) -> ComponentDiff
             unknown.append(name)
         elif va != vb:
             changed.append((name, va, vb))
-    return ComponentDiff(changed, unknown)
+    named = None
+    if agents is not None and agents[0] and agents[1] and agents[0] != agents[1]:
+        named = (agents[0], agents[1])
+    return ComponentDiff(changed, unknown, named)
 
 
 def _and(words: Sequence[str]) -> str:

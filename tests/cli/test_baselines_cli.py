@@ -98,6 +98,34 @@ def test_a_run_without_components_is_not_recorded_not_equal(store: Path) -> None
     assert out["components"]["not_recorded"] == list(COMPONENTS)
 
 
+def test_one_configuration_sentence_in_line_1_the_row_and_json(tmp_path: Path) -> None:
+    # Two agents, no component recorded: line 1 said "no recorded component differs, but
+    # the agent does (x → y)", the terminal's row and --json "no recorded component
+    # differs" only.
+    def rows(agent: str) -> Path:
+        path = tmp_path / f"{agent}.jsonl"
+        records = [{"task_id": t, "trial": 0, "agent": agent, "success": t != "t4"} for t in TASKS]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return path
+
+    x, y = rows("x"), rows("y")
+    out = json.loads(cli("compare", str(x), str(y), "--json").stdout)
+    sentence = out["components"]["sentence"]
+    assert sentence.startswith(
+        "no recorded component differs, but the agent does (x → y); not recorded on one "
+        "side or both: model, "
+    ), sentence
+    assert out["record"]["lines"][0]["text"].endswith(f"; configuration: {sentence}")
+    screen = cli("compare", str(x), str(y)).stdout
+    row = next(line for line in screen.splitlines() if line.startswith("configuration"))
+    assert row.split(None, 1)[1].startswith(
+        "no recorded component differs, but the agent does (x → y);"
+    ), row
+    # One agent on both sides: no clause.
+    out = json.loads(cli("compare", str(x), str(x), "--json").stdout)
+    assert out["components"]["sentence"].startswith("no recorded component differs; not ")
+
+
 def test_marked_runs_and_an_imported_human_baseline(store: Path, tmp_path: Path) -> None:
     res = cli("runs", "--store", str(store), "--mark", "oneshot", "ablation")
     assert res.returncode == 0, res.stderr
@@ -234,6 +262,29 @@ def test_the_null_agents_interval_is_on_the_headlines_rows(tmp_path: Path) -> No
     # Wilson on the 10 base trials, none passing: upper = z²/(10 + z²) = 0.2775.
     null = "null agent 0.0% on the shared tasks, passes 0 tasks of all it ran, 95% CI [0.0, 27.8]"
     assert null in line5, line5
+
+
+def test_a_null_agent_sharing_no_task_is_not_scored(tmp_path: Path) -> None:
+    # A null agent run on other tasks was given its score on all it ran, "100.0% on the
+    # shared tasks" though it shares none: unknown, with the reason; its passes stand.
+    def rows(name: str, ids: list[str], passed: set[str]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        records = [{"task_id": t, "trial": 0, "agent": name, "success": t in passed} for t in ids]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return path
+
+    tasks = [f"t{i}" for i in range(10)]
+    a, b = rows("a", tasks, {"t5", "t6", "t7"}), rows("b", tasks, set(tasks[:8]))
+    others = [f"u{i}" for i in range(10)]
+    null = rows("null", others, set(others))
+    res = cli("compare", str(a), str(b), "--null", str(null), "--json")
+    assert res.returncode == 0, res.stderr
+    line5 = json.loads(res.stdout)["record"]["lines"][4]["text"]
+    assert "on the shared tasks, passes" not in line5, line5
+    assert line5.startswith(
+        f"null agent not scored ({null} shares no task with A and B), passes 10 tasks of "
+        "all it ran (outcome-validity defects: u0, u1, u2, u3, u4 …); previous system"
+    ), line5
 
 
 def test_mark_and_unmark_together_are_refused_and_json_is_honoured(store: Path) -> None:

@@ -163,6 +163,27 @@ def test_one_shared_task_says_why_each_figure_is_missing(tmp_path: Path) -> None
     assert "— correlation: one shared task: a correlation needs at least two" in screen
 
 
+def test_non_inferiority_with_one_shared_task_is_unknown_with_its_reason(tmp_path: Path) -> None:
+    # With --margin and one shared task the table printed "non-inferior None at margin
+    # 0.05" (a bare Python None), and --json had non_inferior null with no reason.
+    a = _outcomes_of(tmp_path / "a.jsonl", "a", {"t": [True, False, True]})
+    b = _outcomes_of(tmp_path / "b.jsonl", "b", {"t": [True, True, True]})
+    reason = (
+        "one shared task: non-inferiority is read from the lower bound of the B − A "
+        "interval, and there is none"
+    )
+    d = json.loads(run_cli("compare", str(a), str(b), "--margin", "0.05", "--json").stdout)
+    assert d["non_inferior"] is None and d["null_reasons"]["non_inferior"] == reason
+    # Without a margin it does not apply: null, and no reason to give.
+    d = json.loads(run_cli("compare", str(a), str(b), "--json").stdout)
+    assert d["non_inferior"] is None and "non_inferior" not in d["null_reasons"]
+    res = run_cli("compare", str(a), str(b), "--margin", "0.05")
+    assert res.returncode == 0, res.stderr
+    screen = " ".join(res.stdout.split())
+    assert "non-inferior unknown at margin 0.05" in screen and "None" not in screen
+    assert f"— non-inferior: {reason}" in screen
+
+
 def test_a_constant_rate_says_why_there_is_no_correlation(tmp_path: Path) -> None:
     # A passes both tasks, B one of them: A's rates do not vary, so Pearson's r is 0/0.
     a = _outcomes_of(tmp_path / "a.jsonl", "a", {"t": [True], "u": [True]})
@@ -195,6 +216,85 @@ def test_alpha_sets_the_fewest_tasks_on_the_command_line(tmp_path: Path) -> None
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
     assert d["verdict"] == "B is better" and (d["min_units"], d["too_few_units"]) == (5, False)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "level"), [("0.005", "99.5%"), ("0.025", "97.5%"), ("0.001", "99.9%"), ("0.1", "90%")]
+)
+def test_the_interval_level_is_not_rounded(tmp_path: Path, alpha: str, level: str) -> None:
+    # round(100 · (1 − α)) labelled a 99.5% interval "100% CI" and a 97.5% one "98% CI",
+    # in the terminal's B − A row and on record line 7 alike.
+    a = _outcomes(tmp_path / "a.jsonl", [[i in (5, 6, 7)] for i in range(10)])
+    b = _outcomes(tmp_path / "b.jsonl", [[i < 8] for i in range(10)])
+    res = run_cli("compare", str(a), str(b), "--alpha", alpha)
+    assert res.returncode == 0, res.stderr
+    row = next(line for line in res.stdout.splitlines() if line.startswith("B − A "))
+    assert f"   {level} CI " in row, row
+    line7 = next(line for line in res.stdout.splitlines() if line.startswith("7. "))
+    assert f"B − A = +50.0 pp ({level} CI " in line7, line7
+
+
+def test_pass_at_one_is_the_success_rate_whatever_the_trials(tmp_path: Path) -> None:
+    # With 2 trials on every task, --k 1 read "pass^k not measurable: it needs ≥ 2 trials
+    # per task, and the runs have 2 on some task; outcome consistency likewise".
+    a = _outcomes(tmp_path / "a.jsonl", [[(i + k) % 3 == 0 for k in range(2)] for i in range(10)])
+    b = _outcomes(tmp_path / "b.jsonl", [[(i + k) % 3 != 0 for k in range(2)] for i in range(10)])
+
+    def line8(*args: str) -> str:
+        res = run_cli("compare", *args, "--json")
+        assert res.returncode == 0, res.stderr
+        return str(json.loads(res.stdout)["record"]["lines"][7]["text"])
+
+    consistency = "outcome consistency (2p−1)²: A 0.30, B 0.30"
+    assert line8(str(a), str(b), "--k", "1") == (
+        f"pass^1 (deployment k = 1, the success rate): A 35.0%, B 65.0%; {consistency}"
+    )
+    assert line8(str(a), str(b)) == f"pass^2 (deployment k = 2): A 0.0%, B 30.0%; {consistency}"
+    # One trial a task: pass^1 still is the success rate; consistency is not measurable.
+    one_a = _outcomes(tmp_path / "one_a.jsonl", [[i in (5, 6, 7)] for i in range(10)])
+    one_b = _outcomes(tmp_path / "one_b.jsonl", [[i < 8] for i in range(10)])
+    few = "it needs ≥ 2 trials per task, and the runs have 1 on some task"
+    assert line8(str(one_a), str(one_b), "--k", "1") == (
+        "pass^1 (deployment k = 1, the success rate): A 30.0%, B 80.0%; "
+        f"outcome consistency not measurable: {few}"
+    )
+    for k in ((), ("--k", "2")):
+        assert line8(str(one_a), str(one_b), *k) == (
+            f"pass^k not measurable: {few}; outcome consistency likewise"
+        )
+
+
+def test_shared_tasks_that_are_held_out_are_named_with_the_option(tmp_path: Path) -> None:
+    # Runs whose shared tasks are all held out read "B: ha.jsonl and hb.jsonl have no task
+    # in common": they share ten, and neither side is at fault.
+    def rows(name: str, records: list[dict[str, object]]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"agent": name, **r}) + "\n" for r in records))
+        return path
+
+    held = [{"task_id": f"t{i}", "trial": 0, "split": "heldout"} for i in range(10)]
+    ha = rows("ha", [{**r, "success": i % 2 == 0} for i, r in enumerate(held)])
+    hb = rows("hb", [{**r, "success": i % 3 == 0} for i, r in enumerate(held)])
+    res = run_cli("compare", str(ha), str(hb))
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == (
+        f"agentgauge: error: {ha} and {hb} share 10 tasks, but they are held out (split: "
+        "heldout), left out unless included: give --include-heldout to compare them\n"
+    )
+    assert run_cli("compare", str(ha), str(hb), "--include-heldout").returncode == 0
+    # Shared only in a variant that is not read: said so, with no option to name.
+    va = rows("va", [{"task_id": "u0", "trial": 0, "success": True, "variant": "paraphrase:1"},
+                     {"task_id": "t0", "trial": 0, "success": True}])  # fmt: skip
+    vb = rows("vb", [{"task_id": "u0", "trial": 0, "success": True}])
+    res = run_cli("compare", str(va), str(vb))
+    assert res.returncode == 2
+    assert res.stderr == (
+        f"agentgauge: error: {va} and {vb} share 1 task, but only in variants not compared "
+        "(a side with base-variant trials is compared on those)\n"
+    )
+    # Nothing shared at all: as before, without a side's name in front.
+    res = run_cli("compare", str(vb), str(ha))
+    assert res.stderr == f"agentgauge: error: {vb} and {ha} have no task in common\n"
 
 
 def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
@@ -307,6 +407,30 @@ def test_record_from_a_store(tmp_path: Path) -> None:
     # Without --include-heldout the record still reports the usage so far.
     res = run_cli("compare", f"{db}:base", f"{db}:cand")
     assert "(held-out excluded); held-out tasks used 2 times" in res.stdout
+
+
+def test_a_failed_compare_logs_no_heldout_use(tmp_path: Path) -> None:
+    # `--include-heldout` with a misspelt --baseline exited 2 but logged a use each time:
+    # the next real comparison said "held-out tasks used 3 times".
+    db = tmp_path / "s.db"
+    _store(db)
+    for _ in range(2):
+        res = run_cli(
+            "compare", f"{db}:base", f"{db}:cand", "--include-heldout",
+            "--baseline", f"human={tmp_path / 'typo.jsonl'}",
+        )  # fmt: skip
+        assert res.returncode == 2 and "typo.jsonl" in res.stderr
+    with Store(db, readonly=True) as s:
+        assert s.audit_log(HELDOUT_ACTION) == []
+    # The one that succeeds counts itself, and is logged once.
+    res = run_cli("compare", f"{db}:base", f"{db}:cand", "--include-heldout", "--json")
+    assert res.returncode == 0, res.stderr
+    assert (
+        "; held-out tasks used once (last " in json.loads(res.stdout)["record"]["lines"][1]["text"]
+    )
+    with Store(db, readonly=True) as s:
+        log = s.audit_log(HELDOUT_ACTION)
+    assert len(log) == 1 and log[0]["run_id"] == "cand"
 
 
 def test_plan_textbook_size() -> None:
@@ -644,9 +768,9 @@ def test_plan_detects_nothing_with_fewer_tasks_than_compare_needs(
     # "minimum detectable effect 0.2341 with 5 tasks": no effect, however large, gives a
     # verdict with 5 tasks at α = 0.05. Not an error: the answer is "none", and why.
     pilot = _outcomes(tmp_path / "p.jsonl", [[True, False]] * 3 + [[True, True]] * 3)
-    args = (
-        ["--baseline", "0.5", "--trials", "20"] if source == "baseline" else ["--pilot", str(pilot)]
-    )
+    # 20 trials a task: with 6 tasks an effect below 1 − the rate is detectable.
+    args = ["--baseline", "0.5"] if source == "baseline" else ["--pilot", str(pilot)]
+    args += ["--trials", "20"]
     reason = (
         "with 5 tasks compare gives no verdict at α = 0.05, which needs at least 6 (the "
         "exact sign test over 5 tasks cannot go below p = 2 × 0.5^5 = 0.0625)"
@@ -662,6 +786,74 @@ def test_plan_detects_nothing_with_fewer_tasks_than_compare_needs(
     assert d["mde"] is None and d["mde_reason"].startswith("with 1 task compare gives no verdict")
     res = run_cli("plan", *args, "--tasks", "0")
     assert res.returncode == 2 and "--tasks: must be at least 1" in res.stderr
+
+
+def test_a_pilot_plan_stays_within_the_rates_that_exist(tmp_path: Path) -> None:
+    # From a pilot, "minimum detectable effect 1.2056 (120.6 percentage points)" with 6
+    # tasks, and "9 tasks to detect δ = 0.99" on a pilot at 50% (B at 149%): no effect
+    # goes past 1 − the pilot's rate, as from assumptions past 1 − baseline.
+    half_a = _outcomes(tmp_path / "xa.jsonl", [[i % 2 == 0] for i in range(10)])
+    half_b = _outcomes(tmp_path / "xb.jsonl", [[i % 2 == 1] for i in range(10)])
+    low = _outcomes(tmp_path / "a.jsonl", [[i in (5, 6, 7)] for i in range(10)])
+    for pilots, rate, formula in (
+        (["--pilot", str(half_a), "--pilot-b", str(half_b)], 0.5, "1.2056"),
+        (["--pilot", str(low)], 0.7, "0.7813"),
+    ):
+        reason = (
+            f"no improvement up to 1 − the pilot's rate = {rate:g} is detectable with 6 "
+            f"tasks (the formula gives {formula})"
+        )
+        res = run_cli("plan", *pilots, "--tasks", "6")
+        assert res.returncode == 0, res.stderr
+        assert " ".join(res.stdout.split()).startswith(f"no detectable effect: {reason}")
+        d = json.loads(run_cli("plan", *pilots, "--tasks", "6", "--json").stdout)
+        assert (d["mde"], d["mde_reason"]) == (None, reason)
+        assert d["pilot_rate"] == pytest.approx(1 - rate)
+    # Enough tasks: the effect is below the cap and given.
+    d = json.loads(run_cli("plan", "--pilot", str(low), "--tasks", "60", "--json").stdout)
+    assert 0 < d["mde"] < 0.7 and "mde_reason" not in d
+    # A δ that takes the pilot's rate out of [0, 1] is refused, as --baseline's is.
+    for delta, total in (("0.99", "1.49"), ("-0.6", "-0.1")):
+        res = run_cli("plan", "--pilot", str(half_a), "--delta", delta)
+        assert res.returncode == 2 and res.stdout == ""
+        assert res.stderr == (
+            f"agentgauge: error: --delta: the pilot's rate 0.5 + delta {delta} = {total} "
+            "is not a rate in [0, 1]\n"
+        )
+    res = run_cli("plan", "--pilot", str(half_a), "--pilot-b", str(half_b), "--delta", "0.99")
+    assert res.returncode == 2 and "the pilot's rate 0.5 + delta 0.99" in res.stderr
+    with pytest.raises(InputError, match=r"--delta: the pilot's rate 0\.5 \+ delta 0\.99"):
+        agentgauge.plan(pilot=str(half_a), delta=0.99)
+
+
+def test_a_pilot_without_base_trials_is_warned_of(tmp_path: Path) -> None:
+    # A pilot with only paraphrased trials was planned from silently, while the docs say
+    # the pilot is read from the base variant (and compare warns of such a side).
+    def pilot(name: str, variant: str, every: int) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        rows = [
+            {"task_id": f"t{i}", "trial": 0, "variant": variant, "success": i % every == 0}
+            for i in range(10)
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return path
+
+    para, base = pilot("para", "paraphrase:1", 3), pilot("base", "base", 2)
+    warning = (
+        f"--pilot {para} has no base-variant trial: the plan reads all its variants "
+        "(paraphrase:1), while compare reads the base variant of runs that have one; pilot "
+        "the base variant to plan from the variance compare will see"
+    )
+    res = run_cli("plan", "--pilot", str(para), "--delta", "0.1")
+    assert res.returncode == 0, res.stderr
+    assert " ".join(res.stderr.split()) == f"warning: {warning}"
+    assert res.stdout.split(" tasks")[0].isdigit()
+    res = run_cli("plan", "--pilot", str(para), "--delta", "0.1", "--json")
+    assert json.loads(res.stdout)["warnings"] == [warning]
+    res = run_cli("plan", "--pilot", str(base), "--pilot-b", str(para), "--tasks", "50", "--json")
+    assert json.loads(res.stdout)["warnings"] == [warning.replace("--pilot ", "--pilot-b ", 1)]
+    res = run_cli("plan", "--pilot", str(base), "--delta", "0.1", "--json")
+    assert res.stderr == "" and json.loads(res.stdout)["warnings"] == []
 
 
 def test_plan_with_a_negative_delta() -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import agentgauge
+from agentgauge.components import diff_components
 from agentgauge.metrics.compare import compare
 from agentgauge.metrics.validity import NullAgentCheck
-from agentgauge.report.record import TITLES, SystemInfo, build_record
+from agentgauge.report.record import TITLES, SystemInfo, agent_name, build_record
 from agentgauge.schema import Trial
 from agentgauge.table import TrialTable
 
@@ -102,13 +103,15 @@ def test_two_different_agents_with_no_recorded_components_are_named() -> None:
     # Line 1 said "no recorded component differs" of a Python agent against a cmd: one.
     a = [Trial(task_id="t", agent="python:mine.fn", success=True)]
     b = [Trial(task_id="t", agent="cmd:python agent.py", success=False)]
-    rec = build_record(
-        agentgauge.compare(a, b),
-        SystemInfo("A", TrialTable.from_trials(a), trials=a),
-        SystemInfo("B", TrialTable.from_trials(b), trials=b),
-        configuration="no recorded component differs",
-    )
-    assert rec.lines[0].text.endswith(
+    sa = SystemInfo("A", TrialTable.from_trials(a), trials=a)
+    sb = SystemInfo("B", TrialTable.from_trials(b), trials=b)
+    # The sentence says so itself (line 1, the terminal's row and --json give one).
+    changes = diff_components({}, {}, agents=(agent_name(sa), agent_name(sb)))
+    rec = build_record(agentgauge.compare(a, b), sa, sb, configuration=changes.sentence())
+    assert (
         "configuration: no recorded component differs, but the agent does "
-        "(python:mine.fn → cmd:python agent.py)"
-    )
+        "(python:mine.fn → cmd:python agent.py); not recorded on one side or both: model, "
+    ) in rec.lines[0].text
+    # The same agent on both sides: nothing to add.
+    same = diff_components({}, {}, agents=(agent_name(sa), agent_name(sa)))
+    assert same.sentence().startswith("no recorded component differs; not recorded")

@@ -53,10 +53,12 @@ _SHOWN = {
     "se_paired": "SE paired",
     "se_unpaired": "SE unpaired",
     "correlation": "correlation",
+    "non_inferior": "non-inferior",
 }
 
 
 def _print(result: CompareResult, out: Console) -> None:
+    from agentgauge.report.record import level_text
     from agentgauge.report.terminal import capability_table, comparison_null_reason_lines
 
     c: Comparison = result.comparison
@@ -69,7 +71,7 @@ def _print(result: CompareResult, out: Console) -> None:
     t.add_column()
     t.add_row("success rate", f"A {_pct(c.rate_a)}   B {_pct(c.rate_b)}   ({c.design})")
     ci = "—" if c.ci is None else f"{_pp(c.ci[0])} to {_pp(c.ci[1])}"
-    t.add_row("B − A", f"{_pp(c.mean_diff)}   {round(100 * (1 - c.alpha))}% CI {ci}")
+    t.add_row("B − A", f"{_pp(c.mean_diff)}   {level_text(c.alpha)} CI {ci}")
     t.add_row("p-value", "—" if c.p_value is None else f"{c.p_value:.4g}   ({c.p_test})")
     se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.2f} pp"
     se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.2f} pp"
@@ -90,7 +92,8 @@ def _print(result: CompareResult, out: Console) -> None:
         f"B {_money(c.cost_of_pass_b, c.cost_reason_b)}{ratio}",
     )
     if c.margin is not None:
-        t.add_row("non-inferior", f"{c.non_inferior} at margin {c.margin:g}")
+        known = "unknown" if c.non_inferior is None else str(c.non_inferior)
+        t.add_row("non-inferior", f"{known} at margin {c.margin:g}")
     if result.components is not None:
         t.add_row("configuration", terminal_text(result.components.sentence()))
     out.print(t)

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import JsonOption, console, print_json
+from agentgauge.cli.common import JsonOption, console, err_console, print_json
 from agentgauge.defaults import DEFAULT_WITHIN_SHARE
+from agentgauge.display import terminal_warning
 
 if TYPE_CHECKING:
     from agentgauge.stats.power import Plan
@@ -111,6 +112,9 @@ def plan_cmd(
         pilot=pilot,
         pilot_b=pilot_b,
     )
+    # Warnings go to stderr so that stdout stays the plan or the JSON alone, as compare's.
+    for w in result.warnings:
+        err_console().print(terminal_warning(w))
     if json_out:
         print_json(result.to_dict())
         return

@@ -58,6 +58,7 @@ from agentgauge.table import TrialTable
 __all__ = [
     "Comparison",
     "McNemar",
+    "NoSharedTask",
     "compare",
     "design_phrase",
     "first_families",
@@ -202,6 +203,48 @@ def select_rows(
     if not include_heldout:
         keep &= ~table.text_equals("split", "heldout")
     return table.take(keep)
+
+
+class NoSharedTask(ValueError):
+    """The sides share no task that `compare` reads. ``heldout`` when task ids they share
+    are held out (``split: heldout``) and reading held-out tasks would give shared ones:
+    the caller may name its option that does."""
+
+    def __init__(self, message: str, *, heldout: bool = False) -> None:
+        super().__init__(message)
+        self.heldout = heldout
+
+
+def _no_shared_task(
+    a: TrialTable,
+    b: TrialTable,
+    label_a: str,
+    label_b: str,
+    *,
+    include_heldout: bool,
+    base_only: bool,
+) -> NoSharedTask:
+    """Why the sides have no task to compare: none in common, or the ones they share are
+    held out or only in variants not read (said apart from "no task in common")."""
+    shared = set(_per_task(a)) & set(_per_task(b))
+    if not shared:
+        return NoSharedTask(f"{label_a} and {label_b} have no task in common")
+    n = len(shared)
+    head = f"{label_a} and {label_b} share {n} task{'s' if n != 1 else ''}, but"
+    if not include_heldout:
+        with_heldout = set(
+            _per_task(select_rows(a, include_heldout=True, base_only=base_only))
+        ) & set(_per_task(select_rows(b, include_heldout=True, base_only=base_only)))
+        if with_heldout:
+            return NoSharedTask(
+                f"{head} {'it is' if n == 1 else 'they are'} held out (split: heldout), "
+                "left out unless included",
+                heldout=True,
+            )
+    return NoSharedTask(
+        f"{head} only in variants not compared (a side with base-variant trials is "
+        "compared on those)"
+    )
 
 
 #: What a comparison reads of a side that has base trials.
@@ -446,7 +489,8 @@ class Comparison:
     def null_reasons(self) -> dict[str, str]:
         """Why each of the comparison's figures that is ``None`` has no value, keyed as
         in `to_dict` (``se_paired``, ``ci95``, ``correlation``, ...); figures that are
-        ``None`` because they do not apply (``mcnemar``, ``n_clusters``, ``margin``) and
+        ``None`` because they do not apply (``mcnemar``, ``n_clusters``, ``margin``, and
+        ``non_inferior`` without a margin) and
         the cost of pass (whose reasons are its own) are not listed."""
         why: dict[str, str] = {}
         if self.n_tasks < 2:
@@ -479,6 +523,12 @@ class Comparison:
                 f"(A {constant[0][1]}, B {constant[1][1]})"
             )
             why["correlation"] = f"{which}: a correlation with a constant is undefined"
+        if self.margin is not None and self.non_inferior is None:
+            # Asked for, and unknown: the margin is judged against the interval's bound.
+            why["non_inferior"] = (
+                "one shared task: non-inferiority is read from the lower bound of the "
+                "B − A interval, and there is none"
+            )
         return why
 
     def non_inferior_at(self, margin: float) -> bool | None:
@@ -752,7 +802,7 @@ def compare(
     same tasks and by the same method; ``ci95_score`` by `_score_interval`.
     ``seed`` is recorded with the result (no step of the comparison is random).
     ``base_only=False``: every variant of ``a`` and ``b`` is read (`select_rows`).
-    Raises ``ValueError`` when the runs share no task.
+    Raises `NoSharedTask` (a ``ValueError``) when the runs share no task it reads.
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
@@ -766,7 +816,9 @@ def compare(
     per_a, per_b = _per_task(ta), _per_task(tb)
     tasks = sorted(set(per_a) & set(per_b))
     if not tasks:
-        raise ValueError(f"{label_a} and {label_b} have no task in common")
+        raise _no_shared_task(
+            a, b, label_a, label_b, include_heldout=include_heldout, base_only=base_only
+        )
     na = np.array([per_a[t][0] for t in tasks], dtype=np.int64)
     nb = np.array([per_b[t][0] for t in tasks], dtype=np.int64)
     ca = np.array([per_a[t][1] for t in tasks], dtype=np.int64)

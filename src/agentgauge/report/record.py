@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,9 +41,11 @@ __all__ = [
     "ComparisonRecord",
     "RecordLine",
     "SystemInfo",
+    "agent_name",
     "build_record",
     "capability_rows",
     "grading_difference",
+    "level_text",
     "p_text",
 ]
 
@@ -151,6 +154,13 @@ def p_text(p: float | None) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
+def level_text(alpha: float) -> str:
+    """An interval's level 1 − α as a percentage: ``95%``, ``99.5%``, ``97.5%``, in the
+    decimals α was given with (rounded, α = 0.005 read "100% CI")."""
+    level = (100 - 100 * Decimal(repr(float(alpha)))).normalize()
+    return f"{level:f}%"
+
+
 def p_cell(p: float | None) -> str:
     """`p_text` under a column titled p: ``0.029``, ``< 0.001``, ``–`` when unknown."""
     if p is None or math.isnan(p):
@@ -169,28 +179,14 @@ def _restrict(table: TrialTable, tasks: Sequence[str]) -> TrialTable:
 # --------------------------------------------------------------------------- lines
 
 
-def _agent_of(s: SystemInfo) -> str | None:
+def agent_name(s: SystemInfo) -> str | None:
+    """A side's agent: its run header's, else the names its trials carry."""
     return (s.run.agent if s.run else None) or ", ".join(_distinct(s.table.agent)) or None
-
-
-def _configuration(a: SystemInfo, b: SystemInfo, configuration: str | None) -> str:
-    """Line 1's tail: what differs between the runs' components; where none recorded
-    does, the agents themselves when they are not the same (two different agents whose
-    components went unrecorded read "no recorded component differs")."""
-    if not configuration:
-        return ""
-    agent_a, agent_b = _agent_of(a), _agent_of(b)
-    none = "no recorded component differs"
-    if agent_a and agent_b and agent_a != agent_b and configuration.startswith(none):
-        configuration = configuration.replace(
-            none, f"no recorded component differs, but the agent does ({agent_a} → {agent_b})"
-        )
-    return f"; configuration: {configuration}"
 
 
 def _systems(a: SystemInfo, b: SystemInfo) -> str:
     def one(tag: str, s: SystemInfo) -> str:
-        agent = _agent_of(s)
+        agent = agent_name(s)
         model = (s.run.model if s.run else None) or ", ".join(_distinct(s.table.model)) or None
         if model is None and s.run is not None:
             # An agent that reports no model on its trials may still name one among its
@@ -413,16 +409,22 @@ def _figures(b: Baseline, human_rate: float | None = None) -> str:
     return f"{ci}cost per success {cost}, {latency}"
 
 
-def _null_text(null: NullAgentCheck | None, figures: Baseline | None) -> str:
-    if null is None or null.score is None:
+def _null_text(
+    null: NullAgentCheck | None, figures: Baseline | None, unscored: str | None = None
+) -> str:
+    """The null agent's part of line 5; ``unscored`` is why it has no score beside the
+    headline (it shares no task with A and B) while its passes still count."""
+    if null is None or (null.score is None and unscored is None):
         return "null agent not run (its score would show what doing nothing earns)"
     defects = len(null.tasks_passed)
     # Scored on the shared rows as every baseline is; its passes are sought in all its
     # trials (a task it passes is a defect wherever it lies): the line says which is which.
-    nul = (
-        f"null agent {_pct(null.score)} on the shared tasks, passes "
-        f"{defects} task{'s' if defects != 1 else ''} of all it ran"
+    score = (
+        f"{_pct(null.score)} on the shared tasks"
+        if null.score is not None
+        else f"not scored ({unscored})"
     )
+    nul = f"null agent {score}, passes {defects} task{'s' if defects != 1 else ''} of all it ran"
     if defects:
         shown = ", ".join(null.tasks_passed[:5]) + (" …" if defects > 5 else "")
         nul += f" (outcome-validity defects: {shown})"
@@ -470,7 +472,7 @@ def _baselines(
     """Line 5: each of the four baselines with its figures, or named as absent."""
     found = dict(baselines or {})
     why_absent = dict(absent or {})
-    parts = [_null_text(null, found.get("null"))]
+    parts = [_null_text(null, found.get("null"), why_absent.get("null"))]
     previous = found.get("previous")
     if previous is None:
         parts.append(f"previous system: A ({c.label_a}) at {_pct(c.rate_a)} on the shared tasks")
@@ -585,7 +587,6 @@ def _headline(
 def _difference(c: Comparison) -> str:
     if c.ci is None:
         return f"B − A = {_pp(c.mean_diff)}, no interval with one task: {c.verdict}"
-    level = round(100 * (1 - c.alpha))
     mc = ""
     if c.mcnemar is not None:
         m = c.mcnemar
@@ -596,7 +597,7 @@ def _difference(c: Comparison) -> str:
     # paired t, or the test the score interval inverts).
     test = c.test if c.p_method in ("t", "score") else f"{c.p_test}; interval by {c.test}"
     return (
-        f"B − A = {_pp(c.mean_diff)} ({level}% CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
+        f"B − A = {_pp(c.mean_diff)} ({level_text(c.alpha)} CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
         f"{p_text(c.p_value)}, {test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
     )
 
@@ -605,13 +606,13 @@ def _reliability(
     c: Comparison, ra: list[GroupMetrics], rb: list[GroupMetrics], k: int | None
 ) -> str:
     kmin = int(min(c.trials_a.min(), c.trials_b.min()))
+    few = f"it needs ≥ 2 trials per task, and the runs have {kmin} on some task"
+    # pass^1 is the success rate, whatever the trials; pass^k for k ≥ 2 (the default k
+    # is the fewest trials) and outcome consistency need two trials on every task.
+    if kmin < 2 and (k is None or k >= 2):
+        return f"pass^k not measurable: {few}; outcome consistency likewise"
     if k is None:
         k = kmin
-    if k < 2:
-        return (
-            "pass^k not measurable: it needs ≥ 2 trials per task, "
-            f"and the runs have {kmin} on some task; outcome consistency likewise"
-        )
 
     def one(groups: list[GroupMetrics]) -> tuple[str, str]:
         o = groups[0].outcome
@@ -621,10 +622,13 @@ def _reliability(
         return text, _num(o.outcome_consistency)
 
     (pa, ca), (pb, cb) = one(ra), one(rb)
-    return (
-        f"pass^{k} (deployment k = {k}): A {pa}, B {pb}; "
+    rate = ", the success rate" if k == 1 else ""
+    consistency = (
         f"outcome consistency (2p−1)²: A {ca}, B {cb}"
+        if kmin >= 2
+        else f"outcome consistency not measurable: {few}"
     )
+    return f"pass^{k} (deployment k = {k}{rate}): A {pa}, B {pb}; {consistency}"
 
 
 def _cost(
@@ -696,7 +700,7 @@ def build_record(
     whole_a = compute_metrics(ta, k=k, by=(), seed=seed).groups if by_cap else ca
     whole_b = compute_metrics(tb, k=k, by=(), seed=seed).groups if by_cap else cb
     texts = [
-        _systems(a, b) + _configuration(a, b, configuration),
+        _systems(a, b) + (f"; configuration: {configuration}" if configuration else ""),
         _tasks(c, a, b, heldout),
         _trials(c, a, b),
         _graders(a, b, judge_kappa),

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -511,6 +511,9 @@ class Plan:
     to 1 − baseline detectable)."""
     inputs: dict[str, Any] | None = None
     """The assumptions or pilot the plan was made from, echoed for the record."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user must know to read the plan (a pilot read on other variants than
+    its base one)."""
 
     @property
     def min_tasks(self) -> int:
@@ -543,6 +546,7 @@ class Plan:
                 "z_alpha_plus_z_beta": self.z,
                 "variance": self.components.to_dict(),
                 "variance_per_task": self.components.per_task(self.trials_a, self.trials_b),
+                "warnings": self.warnings,
             }
         )
         return out
@@ -558,6 +562,8 @@ def plan(
     alpha: float = 0.05,
     power: float = 0.8,
     inputs: dict[str, Any] | None = None,
+    rate: float | None = None,
+    rate_name: str = "baseline",
 ) -> Plan:
     """Tasks needed for ``delta``, or (with ``tasks``) the detectable effect, for fixed components.
 
@@ -566,6 +572,11 @@ def plan(
     ``n_tasks_reason``. With fewer ``tasks`` than that, ``mde`` is ``None`` with
     ``mde_reason``. For assumption-based variance that depends on δ, use
     `plan_from_assumptions`.
+
+    ``rate`` is A's success rate when known (a pilot's; ``rate_name`` names it in the
+    reasons): no effect beyond 1 − ``rate`` exists, so an ``mde`` above it is ``None``
+    with ``mde_reason``, and a ``delta`` taking ``rate`` out of [0, 1] raises
+    ``ValueError``, as from assumptions.
     """
     z = z_sum(alpha, power)
     common: dict[str, Any] = {
@@ -586,9 +597,24 @@ def plan(
         mde = minimum_detectable_effect(
             tasks, components, trials_a=trials_a, trials_b=trials_b, alpha=alpha, power=power
         )
+        if rate is not None and mde > 1 - rate:
+            # B cannot pass more than every trial: an effect past 1 − rate (120 points,
+            # say) is no effect at all, and nothing up to it is detectable.
+            return Plan(
+                delta=delta,
+                tasks=tasks,
+                mde=None,
+                mde_reason=f"no improvement up to 1 − {rate_name} = {1 - rate:g} is "
+                f"detectable with {tasks} tasks (the formula gives {mde:.4f})",
+                **common,
+            )
         return Plan(delta=delta, tasks=tasks, mde=mde, **common)
     if delta is None:
         raise ValueError("give delta (tasks needed) or tasks (minimum detectable effect)")
+    if rate is not None and not 0 <= rate + delta <= 1:
+        raise ValueError(
+            f"{rate_name} {rate:g} + delta {delta:g} = {rate + delta:g} is not a rate in [0, 1]"
+        )
     exact = tasks_needed(
         delta, components, trials_a=trials_a, trials_b=trials_b, alpha=alpha, power=power
     )
