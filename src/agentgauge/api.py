@@ -266,15 +266,16 @@ def metrics(
         # A stored run is read as columns and facts: no Trial is built (docs/store.md).
         src = open_source(str(trials), events=behaviour, grade_version=grade_version)
         table = src.table
-        facts = src.facts if behaviour else None
+        facts = src.facts
     else:
         table, facts = behaviour_columns(list(trials))
     return _measure(
         table, facts if behaviour else None, k=k, by=by,
         exclude_infra_errors=exclude_infra_errors, seed=seed,
-        # Which trials a judge graded is a grade fact: read with the others, so that
-        # trials, their table and their file give one report without `behaviour`.
-        judged=facts["judged"] if facts is not None and behaviour else None,
+        # Which trials a judge graded is a grade fact, read whether or not the behaviour
+        # sections are: without it the judge's cost reads as unknown where `metrics` and
+        # `gate` know it (judge_missing null beside n_judged 40).
+        judged=facts["judged"] if facts is not None else None,
     )  # fmt: skip
 
 
