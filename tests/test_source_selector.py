@@ -14,7 +14,9 @@ import pytest
 import agentgauge
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file
-from agentgauge.store import Store
+from agentgauge.schema import Grade, MessageEvent, Run, Trial
+from agentgauge.sources import open_source
+from agentgauge.store import Store, utc_now
 
 Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture (tests/conftest.py)
 
@@ -167,3 +169,58 @@ def test_load_trials_reads_a_stored_run_as_the_readme_promises(store: Path) -> N
     ]
     assert {t.agent for t in agentgauge.load_trials(f"{store}:sample#agent=hasty")} == {"hasty"}
     assert len(agentgauge.load_trials(store)) == 80  # a store holding one run
+
+
+def _two_agent_store(path: Path) -> None:
+    """A run of two agents, interleaved, with transcripts and grades, re-graded once:
+    every part `Store.trials` reads per trial (events, grades, the re-grade's outcomes
+    and judge spend) has rows of both agents."""
+    trials = [
+        Trial(
+            task_id=f"t{i % 3}",
+            trial=i // 6,
+            agent="a" if i % 2 else "b",
+            model="m",
+            success=i % 3 == 0,
+            events=[MessageEvent(role="assistant", content=f"answer {i}")],
+            grades=[Grade(grader="state", passed=i % 3 == 0, evidence={"i": i})],
+        )
+        for i in range(12)
+    ]
+    with Store(path) as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        db.add_trials("r", trials)
+        keys = db.trial_keys("r")
+        with db.transaction():
+            version = db.new_grade_version("r", ["judge"], note="again")
+            for i, pk in enumerate(keys[:8]):  # some of each agent
+                grade = Grade(grader="judge", passed=i % 2 == 0, judge_model="j")
+                db.add_grades(pk, version, [grade])
+                db.add_outcome(pk, version, i % 2 == 0, None)
+
+
+@pytest.mark.parametrize("grade_version", [1, 2])
+def test_a_selector_reads_only_its_configuration_as_the_whole_run_would(
+    tmp_path: Path, grade_version: int
+) -> None:
+    # compare 'db:run#agent=A' 'db:run#agent=B' built every trial of the run for each
+    # side, then dropped the other agent's: now the selector is part of the SQL read.
+    # Its trials (transcripts, grades, re-graded outcomes) must be those of the whole
+    # run's read, kept by the selector.
+    path = tmp_path / "s.db"
+    _two_agent_store(path)
+    with Store(path, readonly=True) as db:
+        whole = db.trials("r", grade_version=grade_version)
+        for agent in ("a", "b"):
+            picked = db.trials("r", grade_version=grade_version, agent=agent, model="m")
+            assert picked == [t for t in whole if t.agent == agent]
+            assert [t.model_dump() for t in picked] == [
+                t.model_dump() for t in whole if t.agent == agent
+            ]
+        assert db.trials("r", agent="a", model="other") == []
+    # Through a SOURCE: the built trials agree with the columns read for metrics.
+    for agent in ("a", "b"):
+        src = open_source(f"{path}:r#agent={agent}", grade_version=grade_version)
+        assert {t.agent for t in src.trials} == {agent}
+        assert len(src.trials) == len(src.table) == 6
+        assert [t.success for t in src.trials] == src.table.success.tolist()

@@ -657,8 +657,18 @@ def open_source(
     grading = next((v for v in versions if v.version == version), None)
 
     def load() -> list[Trial]:
+        # Only the selector's configuration is built (`_selected` keeps the rest out
+        # of the table): a side of ``compare 'db:run#agent=A' 'db:run#agent=B'`` no
+        # longer builds the other side's trials too.
         with Store(path, readonly=True) as again:
-            return again.trials(run_id, events=events, grades=grades, grade_version=version)
+            return again.trials(
+                run_id,
+                events=events,
+                grades=grades,
+                grade_version=version,
+                agent=selector.agent,
+                model=selector.model,
+            )
 
     def count_calls() -> ModelCalls:
         with Store(path, readonly=True) as again:

@@ -767,10 +767,14 @@ class Store:
         events: bool = True,
         grades: bool | None = None,
         grade_version: int | None = None,
+        agent: str | None = None,
+        model: str | None = None,
     ) -> list[Trial]:
         """The run's trials as models, in insertion order, with events and grades
         (``events=False``: without their transcripts; ``grades``, default as
-        ``events``: with their grades).
+        ``events``: with their grades). ``agent``/``model``: only the trials of that
+        agent/model (a SOURCE's ``#agent=``/``#model=``), chosen in SQL, so that the
+        other configurations' trials are never built.
 
         Outcomes and grades are those of ``grade_version`` (default: the run's
         active one, what the run reports); a trial graded in no later version
@@ -781,17 +785,40 @@ class Store:
         committing trials meanwhile adds none of them halfway.
         """
         with self.snapshot():
-            return self._trials(run_id, events=events, grades=grades, grade_version=grade_version)
+            return self._trials(
+                run_id,
+                events=events,
+                grades=grades,
+                grade_version=grade_version,
+                agent=agent,
+                model=model,
+            )
 
     def _trials(
-        self, run_id: str, *, events: bool, grades: bool | None, grade_version: int | None
+        self,
+        run_id: str,
+        *,
+        events: bool,
+        grades: bool | None,
+        grade_version: int | None,
+        agent: str | None = None,
+        model: str | None = None,
     ) -> list[Trial]:
         grades = events if grades is None else grades
         version = self.resolve_grade_version(run_id, grade_version)
         overlay = self._outcomes(run_id, version)
+        # The selector's configuration only (the columns are compared as text).
+        chosen = [
+            (f" AND t.{name} = ?", value)
+            for name, value in (("agent", agent), ("model", model))
+            if value is not None
+        ]
+        where = "".join(c for c, _ in chosen)
+        picked = tuple(v for _, v in chosen)
         cur = self.conn.execute(
-            f"SELECT id, {self._trial_select} FROM trials WHERE run_id = ? ORDER BY id",
-            (run_id,),
+            f"SELECT t.id, {self._trial_select} FROM trials t WHERE t.run_id = ?{where}"
+            " ORDER BY t.id",
+            (run_id, *picked),
         )
         texts: dict[int, str] = {}  # a shared document is read and decompressed once
 
@@ -821,8 +848,8 @@ class Store:
             for pk, type_, t, data in self.conn.execute(
                 "SELECT e.trial_pk, e.type, e.t, e.data FROM events e"
                 " JOIN trials t ON t.id = e.trial_pk"
-                " WHERE t.run_id = ? ORDER BY e.trial_pk, e.seq",
-                (run_id,),
+                f" WHERE t.run_id = ?{where} ORDER BY e.trial_pk, e.seq",
+                (run_id, *picked),
             ):
                 try:
                     by_pk[pk].events.append(event_of(type_, t, data))
@@ -831,7 +858,8 @@ class Store:
         if grades and out:
             try:
                 for pk, grade in self._grades_as_of(run_id, version):
-                    by_pk[pk].grades.append(grade)
+                    if pk in by_pk:  # not another configuration's
+                        by_pk[pk].grades.append(grade)
             except UNREADABLE as exc:
                 raise self.damaged(f"a grade of run {run_id!r}", exc) from None
         try:
@@ -839,7 +867,8 @@ class Store:
         except UNREADABLE as exc:
             raise self.damaged(f"a grade of run {run_id!r}", exc) from None
         for pk, cost in regraded.items():
-            by_pk[pk].judge_cost_usd = cost
+            if pk in by_pk:
+                by_pk[pk].judge_cost_usd = cost
         return out
 
     def model_call_rows(
