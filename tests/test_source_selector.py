@@ -14,6 +14,7 @@ import pytest
 import agentgauge
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file
+from agentgauge.report.show import failures_document
 from agentgauge.schema import Grade, MessageEvent, Run, Trial
 from agentgauge.sources import open_source
 from agentgauge.store import Store, utc_now
@@ -224,3 +225,8 @@ def test_a_selector_reads_only_its_configuration_as_the_whole_run_would(
         assert {t.agent for t in src.trials} == {agent}
         assert len(src.trials) == len(src.table) == 6
         assert [t.success for t in src.trials] == src.table.success.tolist()
+        # show's failures view reads the same configuration's outcomes from SQL.
+        again = open_source(f"{path}:r#agent={agent}", grade_version=grade_version)
+        assert failures_document(again.outcomes, source="s") == failures_document(
+            src.trials, source="s"
+        )

@@ -60,6 +60,7 @@ from agentgauge.store.rows import (
     grade_rows,
     loads,
     record_values,
+    stored_flag,
     trial_of,
     trial_rows,
     unreadable,
@@ -870,6 +871,57 @@ class Store:
             if pk in by_pk:
                 by_pk[pk].judge_cost_usd = cost
         return out
+
+    def outcome_rows(
+        self,
+        run_id: str,
+        *,
+        grade_version: int | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+    ) -> tuple[list[tuple[Any, ...]], dict[int, list[Grade]]]:
+        """What a trial's outcome is told by, without building the trials: one row a
+        trial in insertion order, ``(key, task_id, trial, variant, agent, model,
+        success, status, error_kind)`` with the outcome of ``grade_version`` (default:
+        the run's active one) and the values as stored (``None`` where unset), and each
+        trial's failed grades as of that version, by grader (what ``show``'s failures
+        view classifies a failure by). ``agent``/``model``: only that configuration's
+        trials (as `trials`). One `snapshot`."""
+        chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
+        where = "".join(f" AND t.{name} = ?" for name, _ in chosen)
+        picked = tuple(v for _, v in chosen)
+        with self.snapshot():
+            version = self.resolve_grade_version(run_id, grade_version)
+            overlay = self._outcomes(run_id, version)
+            rows = self.conn.execute(
+                "SELECT t.id, t.task_id, t.trial, t.variant, t.agent, t.model, t.success,"
+                f" t.status, t.error_kind FROM trials t WHERE t.run_id = ?{where} ORDER BY t.id",
+                (run_id, *picked),
+            ).fetchall()
+            failed: dict[int, list[Grade]] = {}
+            try:
+                for pk, *grade in self.conn.execute(
+                    "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence,"
+                    " g.judge_model FROM grades g JOIN trials t ON t.id = g.trial_pk"
+                    f" WHERE t.run_id = ?{where} AND g.passed = 0 AND g.version = ("
+                    "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
+                    "   AND g2.version <= ?)"
+                    " ORDER BY g.trial_pk, g.grader",
+                    (run_id, *picked, version),
+                ):
+                    failed.setdefault(pk, []).append(_grade(*grade))
+            except UNREADABLE as exc:
+                raise self.damaged(f"a grade of run {run_id!r}", exc) from None
+        out = []
+        for pk, *row in rows:
+            try:
+                row[5] = None if row[5] is None else stored_flag("success", row[5])
+            except UNREADABLE as exc:
+                raise self.damaged(f"trial {pk} of run {run_id!r}", exc) from None
+            if overlay is not None and pk in overlay:
+                row[5] = overlay[pk][0]
+            out.append((pk, *row))
+        return out, failed
 
     def model_call_rows(
         self, run_id: str
