@@ -25,7 +25,10 @@ from typing import Any
 import numpy as np
 
 from agentgauge.api import metrics as compute_metrics
+from agentgauge.api import metrics_of_columns
 from agentgauge.display import markdown_text
+from agentgauge.facts import Facts
+from agentgauge.metrics.behaviour import behaviour_columns
 from agentgauge.metrics.compare import compare, select_rows
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.metrics.frontier import frontier_from_table, group_labels
@@ -590,14 +593,34 @@ def _reliability_bars(rel: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInputs) -> SuiteReport:
+def _suite_report(
+    name: str,
+    trials: list[Trial],
+    index: int,
+    inputs: ReportInputs,
+    columns: tuple[TrialTable, Facts] | None = None,
+) -> SuiteReport:
+    """One suite's part of the report. ``columns``: ``trials``' table and facts, row
+    for row, when already read (a stored run's, straight from SQL); otherwise they are
+    built from the trials, once for every figure that measures them."""
     ks = list(inputs.ks)
     # Each system's base variant, or all its trials when it has none (docs/show.md).
     chosen = system_base_trials(trials)
     base, scope = chosen.trials, chosen.scope
     names = _systems(trials)
-    headline = compute_metrics(base, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
-    full = compute_metrics(trials, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
+    table, facts = behaviour_columns(trials) if columns is None else columns
+    if len(base) == len(trials):
+        base_columns = (table, facts)
+    else:  # the base trials are some of ``trials``, in their order
+        kept = {id(t) for t in base}
+        rows = np.fromiter((id(t) in kept for t in trials), dtype=bool, count=len(trials))
+        base_columns = (table.take(rows), facts.take(rows))
+
+    def measured(on: tuple[TrialTable, Facts], k: list[int]) -> Any:
+        return metrics_of_columns(*on, k=k, by=("agent", "model"), seed=inputs.seed)
+
+    headline = measured(base_columns, ks).to_dict()
+    full = measured((table, facts), ks).to_dict()
     groups = _named(headline["groups"], names)
     rel = _named(full.get("reliability") or [], names)
     sections = [
@@ -626,7 +649,7 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         key = (t.agent, t.model, t.task_id)
         counts[key] = counts.get(key, 0) + 1
     curve_ks = list(range(1, min(max(counts.values(), default=1), MAX_CURVE_K) + 1))
-    curves = compute_metrics(base, k=curve_ks, by=("agent", "model"), seed=inputs.seed)
+    curves = measured(base_columns, curve_ks)
     transcripts, more, anchors = _transcripts(base, names, f"s{index}")
     points, unpriced = _frontier(_system_table(base, names), groups)
     horizon_groups, horizon_note = _horizon(base, names, inputs.seed)
@@ -771,6 +794,15 @@ def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial
     suites; the groups in the order their first source was given. Within a group, an
     agent and model that several sources record is told apart by source (`_by_source`).
     """
+    return [
+        (name, _by_source([sources[i] for i in members], tags))
+        for name, members, tags in _suite_groups(sources)
+    ]
+
+
+def _suite_groups(sources: Sequence[TrialSource]) -> list[tuple[str, list[int], list[str]]]:
+    """`group_by_suite`'s groups: each group's name, its sources (their places in
+    ``sources``) and their tags (`_source_tags`)."""
     names = [src.run.suite if src.run is not None and src.run.suite else None for src in sources]
     tasks = [{t.task_id for t in src.trials} for src in sources]
     group = list(range(len(sources)))
@@ -793,17 +825,20 @@ def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial
             suites.append(name)
         members.append(i)
     return [
-        (", ".join(suites), _by_source([sources[i] for i in members], [tags[i] for i in members]))
-        for suites, members in out.values()
+        (", ".join(suites), members, [tags[i] for i in members]) for suites, members in out.values()
     ]
 
 
 def build_report(inputs: ReportInputs) -> ReportData:
     """Everything the HTML and Markdown reports show, from the given sources."""
-    suites = [
-        _suite_report(name, trials, i, inputs)
-        for i, (name, trials) in enumerate(group_by_suite(inputs.sources))
-    ]
+    suites = []
+    for i, (name, members, tags) in enumerate(_suite_groups(inputs.sources)):
+        group = [inputs.sources[j] for j in members]
+        # A suite of one source is that source's trials as they are (`_by_source`
+        # renames none): its columns, read without building the trials, serve.
+        one = group[0] if len(group) == 1 else None
+        columns = (one.table, one.facts) if one is not None else None
+        suites.append(_suite_report(name, _by_source(group, tags), i, inputs, columns))
     capabilities = (
         capability_differences(inputs.compared[0].table, inputs.compared[1].table, inputs.seed)
         if inputs.compared is not None and inputs.comparison is not None
