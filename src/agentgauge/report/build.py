@@ -142,10 +142,13 @@ def _named(groups: list[dict[str, Any]], names: dict[System, str]) -> list[dict[
     return groups
 
 
-def _system_table(trials: Sequence[Trial], names: dict[System, str]) -> TrialTable:
+def _system_table(
+    trials: Sequence[Trial], names: dict[System, str], table: TrialTable | None = None
+) -> TrialTable:
     """The trials as a table whose ``agent`` is each trial's system label: grouped by
-    agent, it has one group per system, named as the report names it."""
-    table = TrialTable.from_trials(trials)
+    agent, it has one group per system, named as the report names it. ``table``: the
+    trials' table, row for row, when already read."""
+    table = TrialTable.from_trials(trials) if table is None else table
     labels = [names[(t.agent, t.model)] for t in trials]
     return dataclasses.replace(table, agent=np.array(labels, dtype=object))
 
@@ -365,11 +368,12 @@ def _validity_section(
     warnings: list[str],
     scope: str,
     found: tuple[str, NullAgentCheck] | None = None,
+    table: TrialTable | None = None,
 ) -> dict[str, Any]:
     """The null agent's score (of a SOURCE's null agent, else of the run ``found`` by the
     comparison, named, as record line 5 says it), the tasks no agent passed, and the
-    metrics' warnings."""
-    table = TrialTable.from_trials(base)
+    metrics' warnings. ``table``: ``base``'s table, row for row, when already read."""
+    table = TrialTable.from_trials(base) if table is None else table
     by_agent = [sub for _, sub in table.groups(["agent"])] if base else []
     rows: list[list[Any]] = []
     null = [sub for sub in by_agent if sub.agent[0] in _NULL_AGENTS]
@@ -641,7 +645,8 @@ def _suite_report(
         {t.task_id for t in compared[1].trials} & {t.task_id for t in trials}
     )
     found = inputs.null_agent if shared else None
-    sections.append(_validity_section(base, list(headline.get("warnings", [])), scope, found))
+    warned = list(headline.get("warnings", []))
+    sections.append(_validity_section(base, warned, scope, found, base_columns[0]))
     # The curves run over every k the trials allow (pass^k of a task needs k ≤ its
     # trials), not only the table's few.
     counts: dict[tuple[Any, ...], int] = {}
@@ -651,7 +656,7 @@ def _suite_report(
     curve_ks = list(range(1, min(max(counts.values(), default=1), MAX_CURVE_K) + 1))
     curves = measured(base_columns, curve_ks)
     transcripts, more, anchors = _transcripts(base, names, f"s{index}")
-    points, unpriced = _frontier(_system_table(base, names), groups)
+    points, unpriced = _frontier(_system_table(base, names, base_columns[0]), groups)
     horizon_groups, horizon_note = _horizon(base, names, inputs.seed)
     variants = {t.variant for t in trials}
     return SuiteReport(
