@@ -16,7 +16,7 @@ from agentgauge.errors import InputError
 from agentgauge.importers import import_file
 from agentgauge.report.show import failures_document
 from agentgauge.schema import Grade, MessageEvent, Run, Trial
-from agentgauge.sources import open_source
+from agentgauge.sources import GradeSummary, open_source
 from agentgauge.store import Store, utc_now
 
 Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture (tests/conftest.py)
@@ -230,3 +230,22 @@ def test_a_selector_reads_only_its_configuration_as_the_whole_run_would(
         assert failures_document(again.outcomes, source="s") == failures_document(
             src.trials, source="s"
         )
+
+
+@pytest.mark.parametrize("grade_version", [1, 2])
+@pytest.mark.parametrize("selector", ["", "#agent=a", "#agent=b,model=m"])
+def test_the_grade_summary_of_a_stored_run_is_what_its_trials_say(
+    tmp_path: Path, grade_version: int, selector: str
+) -> None:
+    # For a comparison's record (its graders line): read in SQL, without the trials.
+    path = tmp_path / "s.db"
+    _two_agent_store(path)
+    source = f"{path}:r{selector}"
+    from_sql = open_source(source, grade_version=grade_version).summarize_grades()
+    trials = open_source(source, grade_version=grade_version).trials
+    assert from_sql == GradeSummary.of_trials(trials)
+    # Version 2 re-graded some trials of each agent with a judge; the rest keep their
+    # version-1 grades.
+    graders = {"state"} if grade_version == 1 else {"state", "judge"}
+    judges = set() if grade_version == 1 else {"j"}
+    assert from_sql == GradeSummary(frozenset(graders), frozenset(judges), True)

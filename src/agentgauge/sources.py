@@ -220,6 +220,29 @@ class TrialOutcome:
         return bool(self.success) and not infra_error(self.status, self.error_kind)
 
 
+@dataclass(frozen=True)
+class GradeSummary:
+    """The graders of some trials' grades, the judge models those name, and whether
+    any of the trials finished (``completed``)."""
+
+    graders: frozenset[str]
+    judges: frozenset[str]
+    finished: bool
+
+    @classmethod
+    def of_trials(cls, trials: Iterable[Trial]) -> GradeSummary:
+        graders: set[str] = set()
+        judges: set[str] = set()
+        finished = False
+        for t in trials:
+            finished = finished or t.status == "completed"
+            for g in t.grades:
+                graders.add(g.grader)
+                if g.judge_model:
+                    judges.add(g.judge_model)
+        return cls(frozenset(graders), frozenset(judges), finished)
+
+
 class TrialSource:
     """Trials resolved from a SOURCE string, with their run header when stored.
 
@@ -250,6 +273,7 @@ class TrialSource:
         _load: Callable[[], list[Trial]] | None = None,
         _calls: Callable[[], ModelCalls] | None = None,
         _outcomes: Callable[[], list[TrialOutcome]] | None = None,
+        _grade_summary: Callable[[], GradeSummary] | None = None,
     ) -> None:
         if trials is None and _load is None:
             raise ValueError("a TrialSource needs its trials or a way to load them")
@@ -257,6 +281,16 @@ class TrialSource:
         self.tasks = [] if tasks is None else tasks
         self.grading, self._table, self._facts, self._load = grading, _table, _facts, _load
         self._calls, self._outcomes = _calls, _outcomes
+        self._grade_summary = _grade_summary
+
+    @property
+    def summarize_grades(self) -> Callable[[], GradeSummary]:
+        """The graders and judge models of the trials' grades and whether any trial
+        finished (what a comparison's record says of the grading): a stored run's in
+        SQL, without building its trials; otherwise from the trials."""
+        if self._grade_summary is not None and self._trials is None:
+            return self._grade_summary
+        return lambda: GradeSummary.of_trials(self.trials)
 
     @property
     def outcomes(self) -> Sequence[Trial | TrialOutcome]:
@@ -726,6 +760,13 @@ def open_source(
             for pk, task_id, trial, variant, agent, model, success, status, error_kind in rows
         ]
 
+    def summarize_grades() -> GradeSummary:
+        with Store(path, readonly=True) as again:
+            graders, judges, finished = again.grade_summary(
+                run_id, grade_version=version, agent=selector.agent, model=selector.model
+            )
+        return GradeSummary(frozenset(graders), frozenset(judges), finished)
+
     source = TrialSource(
         label=spec,
         run=run,
@@ -736,6 +777,7 @@ def open_source(
         _load=load,
         _calls=count_calls,
         _outcomes=outcomes,
+        _grade_summary=summarize_grades,
     )
     return _selected(source, selector, base)
 

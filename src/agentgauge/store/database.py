@@ -872,6 +872,41 @@ class Store:
                 by_pk[pk].judge_cost_usd = cost
         return out
 
+    def grade_summary(
+        self,
+        run_id: str,
+        *,
+        grade_version: int | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+    ) -> tuple[set[str], set[str], bool]:
+        """What a comparison's record says of a run's grading, without building its
+        trials: the graders of its grades as of ``grade_version`` (default: the run's
+        active one; each trial's latest grades up to it, as `trials` reads them), the
+        judge models named by them, and whether any trial finished (``completed``).
+        ``agent``/``model``: only that configuration's trials (as `trials`). One
+        `snapshot`."""
+        chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
+        where = "".join(f" AND t.{name} = ?" for name, _ in chosen)
+        picked = tuple(v for _, v in chosen)
+        with self.snapshot():
+            version = self.resolve_grade_version(run_id, grade_version)
+            rows = self.conn.execute(
+                "SELECT DISTINCT g.grader, g.judge_model FROM grades g"
+                f" JOIN trials t ON t.id = g.trial_pk WHERE t.run_id = ?{where} AND g.version = ("
+                "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
+                "   AND g2.version <= ?)",
+                (run_id, *picked, version),
+            ).fetchall()
+            (finished,) = self.conn.execute(
+                f"SELECT EXISTS(SELECT 1 FROM trials t WHERE t.run_id = ?{where}"
+                " AND t.status = 'completed')",
+                (run_id, *picked),
+            ).fetchone()
+        graders = {grader for grader, _ in rows}
+        judges = {judge for _, judge in rows if judge}
+        return graders, judges, bool(finished)
+
     def outcome_rows(
         self,
         run_id: str,
