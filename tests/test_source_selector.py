@@ -248,4 +248,36 @@ def test_the_grade_summary_of_a_stored_run_is_what_its_trials_say(
     # version-1 grades.
     graders = {"state"} if grade_version == 1 else {"state", "judge"}
     judges = set() if grade_version == 1 else {"j"}
-    assert from_sql == GradeSummary(frozenset(graders), frozenset(judges), True)
+    assert from_sql == GradeSummary(frozenset(graders), frozenset(graders), frozenset(judges), True)
+
+
+def test_the_grade_summary_tells_the_graders_of_finished_trials_apart(tmp_path: Path) -> None:
+    # An errored trial's grades count among the graders, not among the finished ones'
+    # (record: "graded differently" compares the finished trials' graders).
+    path = tmp_path / "s.db"
+    trials = [
+        Trial(task_id="t", trial=0, success=True, grades=[Grade(grader="state", passed=True)]),
+        Trial(
+            task_id="t",
+            trial=1,
+            success=False,
+            status="error",
+            error_kind="agent",
+            grades=[Grade(grader="judge", passed=False, judge_model="j")],
+        ),
+    ]
+    with Store(path) as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        db.add_trials("r", trials)
+    src = open_source(f"{path}:r")
+    summary = src.summarize_grades()
+    assert summary == GradeSummary.of_trials(src.trials)
+    assert summary == GradeSummary(
+        frozenset({"state", "judge"}), frozenset({"state"}), frozenset({"j"}), True
+    )
+    with Store(path) as db:  # no trial finished
+        db.conn.execute("UPDATE trials SET status = 'error', error_kind = 'agent'")
+        db.conn.commit()
+    src = open_source(f"{path}:r")
+    assert src.summarize_grades() == GradeSummary.of_trials(src.trials)
+    assert src.summarize_grades().finished is False

@@ -222,25 +222,31 @@ class TrialOutcome:
 
 @dataclass(frozen=True)
 class GradeSummary:
-    """The graders of some trials' grades, the judge models those name, and whether
-    any of the trials finished (``completed``)."""
+    """The graders of some trials' grades, those of the finished (``completed``)
+    trials' grades, the judge models the grades name, and whether any of the trials
+    finished: what a comparison's record says of each side's grading."""
 
     graders: frozenset[str]
+    of_finished: frozenset[str]
     judges: frozenset[str]
     finished: bool
 
     @classmethod
     def of_trials(cls, trials: Iterable[Trial]) -> GradeSummary:
         graders: set[str] = set()
+        of_finished: set[str] = set()
         judges: set[str] = set()
         finished = False
         for t in trials:
-            finished = finished or t.status == "completed"
+            done = t.status == "completed"
+            finished = finished or done
             for g in t.grades:
                 graders.add(g.grader)
+                if done:
+                    of_finished.add(g.grader)
                 if g.judge_model:
                     judges.add(g.judge_model)
-        return cls(frozenset(graders), frozenset(judges), finished)
+        return cls(frozenset(graders), frozenset(of_finished), frozenset(judges), finished)
 
 
 class TrialSource:
@@ -285,9 +291,8 @@ class TrialSource:
 
     @property
     def summarize_grades(self) -> Callable[[], GradeSummary]:
-        """The graders and judge models of the trials' grades and whether any trial
-        finished (what a comparison's record says of the grading): a stored run's in
-        SQL, without building its trials; otherwise from the trials."""
+        """What a comparison's record says of the trials' grading (`GradeSummary`): a
+        stored run's in SQL, without building its trials; otherwise from the trials."""
         if self._grade_summary is not None and self._trials is None:
             return self._grade_summary
         return lambda: GradeSummary.of_trials(self.trials)
@@ -762,10 +767,10 @@ def open_source(
 
     def summarize_grades() -> GradeSummary:
         with Store(path, readonly=True) as again:
-            graders, judges, finished = again.grade_summary(
+            graders, of_finished, judges, finished = again.grade_summary(
                 run_id, grade_version=version, agent=selector.agent, model=selector.model
             )
-        return GradeSummary(frozenset(graders), frozenset(judges), finished)
+        return GradeSummary(frozenset(graders), frozenset(of_finished), frozenset(judges), finished)
 
     source = TrialSource(
         label=spec,

@@ -879,11 +879,12 @@ class Store:
         grade_version: int | None = None,
         agent: str | None = None,
         model: str | None = None,
-    ) -> tuple[set[str], set[str], bool]:
+    ) -> tuple[set[str], set[str], set[str], bool]:
         """What a comparison's record says of a run's grading, without building its
         trials: the graders of its grades as of ``grade_version`` (default: the run's
         active one; each trial's latest grades up to it, as `trials` reads them), the
-        judge models named by them, and whether any trial finished (``completed``).
+        graders of its finished (``completed``) trials' grades, the judge models named
+        by them all, and whether any trial finished.
         ``agent``/``model``: only that configuration's trials (as `trials`). One
         `snapshot`."""
         chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
@@ -892,7 +893,7 @@ class Store:
         with self.snapshot():
             version = self.resolve_grade_version(run_id, grade_version)
             rows = self.conn.execute(
-                "SELECT DISTINCT g.grader, g.judge_model FROM grades g"
+                "SELECT DISTINCT g.grader, g.judge_model, t.status = 'completed' FROM grades g"
                 f" JOIN trials t ON t.id = g.trial_pk WHERE t.run_id = ?{where} AND g.version = ("
                 "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
                 "   AND g2.version <= ?)",
@@ -903,9 +904,10 @@ class Store:
                 " AND t.status = 'completed')",
                 (run_id, *picked),
             ).fetchone()
-        graders = {grader for grader, _ in rows}
-        judges = {judge for _, judge in rows if judge}
-        return graders, judges, bool(finished)
+        graders = {grader for grader, _, _ in rows}
+        of_finished = {grader for grader, _, done in rows if done}
+        judges = {judge for _, judge, _ in rows if judge}
+        return graders, of_finished, judges, bool(finished)
 
     def outcome_rows(
         self,
