@@ -14,7 +14,10 @@ import pytest
 import agentgauge
 from agentgauge.errors import InputError
 from agentgauge.importers import import_file
-from agentgauge.store import Store
+from agentgauge.report.show import failures_document
+from agentgauge.schema import Grade, MessageEvent, Run, Trial
+from agentgauge.sources import GradeSummary, open_source
+from agentgauge.store import Store, utc_now
 
 Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture (tests/conftest.py)
 
@@ -167,3 +170,114 @@ def test_load_trials_reads_a_stored_run_as_the_readme_promises(store: Path) -> N
     ]
     assert {t.agent for t in agentgauge.load_trials(f"{store}:sample#agent=hasty")} == {"hasty"}
     assert len(agentgauge.load_trials(store)) == 80  # a store holding one run
+
+
+def _two_agent_store(path: Path) -> None:
+    """A run of two agents, interleaved, with transcripts and grades, re-graded once:
+    every part `Store.trials` reads per trial (events, grades, the re-grade's outcomes
+    and judge spend) has rows of both agents."""
+    trials = [
+        Trial(
+            task_id=f"t{i % 3}",
+            trial=i // 6,
+            agent="a" if i % 2 else "b",
+            model="m",
+            success=i % 3 == 0,
+            events=[MessageEvent(role="assistant", content=f"answer {i}")],
+            grades=[Grade(grader="state", passed=i % 3 == 0, evidence={"i": i})],
+        )
+        for i in range(12)
+    ]
+    with Store(path) as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        db.add_trials("r", trials)
+        keys = db.trial_keys("r")
+        with db.transaction():
+            version = db.new_grade_version("r", ["judge"], note="again")
+            for i, pk in enumerate(keys[:8]):  # some of each agent
+                grade = Grade(grader="judge", passed=i % 2 == 0, judge_model="j")
+                db.add_grades(pk, version, [grade])
+                db.add_outcome(pk, version, i % 2 == 0, None)
+
+
+@pytest.mark.parametrize("grade_version", [1, 2])
+def test_a_selector_reads_only_its_configuration_as_the_whole_run_would(
+    tmp_path: Path, grade_version: int
+) -> None:
+    # compare 'db:run#agent=A' 'db:run#agent=B' built every trial of the run for each
+    # side, then dropped the other agent's: now the selector is part of the SQL read.
+    # Its trials (transcripts, grades, re-graded outcomes) must be those of the whole
+    # run's read, kept by the selector.
+    path = tmp_path / "s.db"
+    _two_agent_store(path)
+    with Store(path, readonly=True) as db:
+        whole = db.trials("r", grade_version=grade_version)
+        for agent in ("a", "b"):
+            picked = db.trials("r", grade_version=grade_version, agent=agent, model="m")
+            assert picked == [t for t in whole if t.agent == agent]
+            assert [t.model_dump() for t in picked] == [
+                t.model_dump() for t in whole if t.agent == agent
+            ]
+        assert db.trials("r", agent="a", model="other") == []
+    # Through a SOURCE: the built trials agree with the columns read for metrics.
+    for agent in ("a", "b"):
+        src = open_source(f"{path}:r#agent={agent}", grade_version=grade_version)
+        assert {t.agent for t in src.trials} == {agent}
+        assert len(src.trials) == len(src.table) == 6
+        assert [t.success for t in src.trials] == src.table.success.tolist()
+        # show's failures view reads the same configuration's outcomes from SQL.
+        again = open_source(f"{path}:r#agent={agent}", grade_version=grade_version)
+        assert failures_document(again.outcomes, source="s") == failures_document(
+            src.trials, source="s"
+        )
+
+
+@pytest.mark.parametrize("grade_version", [1, 2])
+@pytest.mark.parametrize("selector", ["", "#agent=a", "#agent=b,model=m"])
+def test_the_grade_summary_of_a_stored_run_is_what_its_trials_say(
+    tmp_path: Path, grade_version: int, selector: str
+) -> None:
+    # For a comparison's record (its graders line): read in SQL, without the trials.
+    path = tmp_path / "s.db"
+    _two_agent_store(path)
+    source = f"{path}:r{selector}"
+    from_sql = open_source(source, grade_version=grade_version).summarize_grades()
+    trials = open_source(source, grade_version=grade_version).trials
+    assert from_sql == GradeSummary.of_trials(trials)
+    # Version 2 re-graded some trials of each agent with a judge; the rest keep their
+    # version-1 grades.
+    graders = {"state"} if grade_version == 1 else {"state", "judge"}
+    judges = set() if grade_version == 1 else {"j"}
+    assert from_sql == GradeSummary(frozenset(graders), frozenset(graders), frozenset(judges), True)
+
+
+def test_the_grade_summary_tells_the_graders_of_finished_trials_apart(tmp_path: Path) -> None:
+    # An errored trial's grades count among the graders, not among the finished ones'
+    # (record: "graded differently" compares the finished trials' graders).
+    path = tmp_path / "s.db"
+    trials = [
+        Trial(task_id="t", trial=0, success=True, grades=[Grade(grader="state", passed=True)]),
+        Trial(
+            task_id="t",
+            trial=1,
+            success=False,
+            status="error",
+            error_kind="agent",
+            grades=[Grade(grader="judge", passed=False, judge_model="j")],
+        ),
+    ]
+    with Store(path) as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        db.add_trials("r", trials)
+    src = open_source(f"{path}:r")
+    summary = src.summarize_grades()
+    assert summary == GradeSummary.of_trials(src.trials)
+    assert summary == GradeSummary(
+        frozenset({"state", "judge"}), frozenset({"state"}), frozenset({"j"}), True
+    )
+    with Store(path) as db:  # no trial finished
+        db.conn.execute("UPDATE trials SET status = 'error', error_kind = 'agent'")
+        db.conn.commit()
+    src = open_source(f"{path}:r")
+    assert src.summarize_grades() == GradeSummary.of_trials(src.trials)
+    assert src.summarize_grades().finished is False

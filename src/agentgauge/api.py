@@ -279,6 +279,22 @@ def metrics(
     )  # fmt: skip
 
 
+def metrics_of_columns(
+    table: TrialTable,
+    facts: Facts,
+    *,
+    k: int | Iterable[int] = (1, 2, 4),
+    by: str | Sequence[str] = ("agent", "model", "variant"),
+    seed: int = 0,
+) -> MetricsReport:
+    """`metrics` of trials already read as their table and facts (row for row), with
+    the behaviour sections: what ``metrics(trials)`` gives of the trials they were read
+    from, without building the columns again (the report measures one suite's columns
+    several ways)."""
+    k, by, seed = check_ks(k), check_by(by), whole_number(seed, "--seed")
+    return _measure(table, facts, k=k, by=by, seed=seed, judged=facts["judged"])
+
+
 def _measure(
     table: TrialTable,
     facts: Facts | None,

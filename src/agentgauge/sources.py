@@ -36,7 +36,7 @@ from agentgauge.errors import InputError, first_error
 from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
-from agentgauge.schema import MAX_TRIAL_INDEX, Run, Task, Trial
+from agentgauge.schema import MAX_TRIAL_INDEX, Grade, Run, Task, Trial, infra_error
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
 from agentgauge.store import GradeVersion, Store
 from agentgauge.table import TrialTable, group_codes
@@ -198,6 +198,57 @@ def _is_file(text: str) -> bool:
         return False
 
 
+@dataclass(frozen=True, slots=True)
+class TrialOutcome:
+    """One trial's key and outcome without the trial (no transcript, no model): what
+    ``show``'s failures view reads of each trial (`TrialSource.outcomes`), with the
+    trial's failed grades only."""
+
+    task_id: str
+    trial: int | None
+    variant: str
+    agent: str | None
+    model: str | None
+    success: bool | None
+    status: str
+    error_kind: str | None
+    grades: tuple[Grade, ...]
+
+    @property
+    def passed(self) -> bool:
+        """As `Trial.passed`: its success, unless it is an infra error."""
+        return bool(self.success) and not infra_error(self.status, self.error_kind)
+
+
+@dataclass(frozen=True)
+class GradeSummary:
+    """The graders of some trials' grades, those of the finished (``completed``)
+    trials' grades, the judge models the grades name, and whether any of the trials
+    finished: what a comparison's record says of each side's grading."""
+
+    graders: frozenset[str]
+    of_finished: frozenset[str]
+    judges: frozenset[str]
+    finished: bool
+
+    @classmethod
+    def of_trials(cls, trials: Iterable[Trial]) -> GradeSummary:
+        graders: set[str] = set()
+        of_finished: set[str] = set()
+        judges: set[str] = set()
+        finished = False
+        for t in trials:
+            done = t.status == "completed"
+            finished = finished or done
+            for g in t.grades:
+                graders.add(g.grader)
+                if done:
+                    of_finished.add(g.grader)
+                if g.judge_model:
+                    judges.add(g.judge_model)
+        return cls(frozenset(graders), frozenset(of_finished), frozenset(judges), finished)
+
+
 class TrialSource:
     """Trials resolved from a SOURCE string, with their run header when stored.
 
@@ -227,13 +278,33 @@ class TrialSource:
         _facts: Facts | None = None,
         _load: Callable[[], list[Trial]] | None = None,
         _calls: Callable[[], ModelCalls] | None = None,
+        _outcomes: Callable[[], list[TrialOutcome]] | None = None,
+        _grade_summary: Callable[[], GradeSummary] | None = None,
     ) -> None:
         if trials is None and _load is None:
             raise ValueError("a TrialSource needs its trials or a way to load them")
         self.label, self._trials, self.run = label, trials, run
         self.tasks = [] if tasks is None else tasks
         self.grading, self._table, self._facts, self._load = grading, _table, _facts, _load
-        self._calls = _calls
+        self._calls, self._outcomes = _calls, _outcomes
+        self._grade_summary = _grade_summary
+
+    @property
+    def summarize_grades(self) -> Callable[[], GradeSummary]:
+        """What a comparison's record says of the trials' grading (`GradeSummary`): a
+        stored run's in SQL, without building its trials; otherwise from the trials."""
+        if self._grade_summary is not None and self._trials is None:
+            return self._grade_summary
+        return lambda: GradeSummary.of_trials(self.trials)
+
+    @property
+    def outcomes(self) -> Sequence[Trial | TrialOutcome]:
+        """Each trial's key and outcome (`TrialOutcome`), in the trials' order: a stored
+        run's straight from SQL, without building its trials (unless they are built
+        already); otherwise the trials themselves."""
+        if self._trials is None and self._outcomes is not None:
+            return self._outcomes()
+        return self.trials
 
     @property
     def count_model_calls(self) -> Callable[[], ModelCalls]:
@@ -657,12 +728,49 @@ def open_source(
     grading = next((v for v in versions if v.version == version), None)
 
     def load() -> list[Trial]:
+        # Only the selector's configuration is built (`_selected` keeps the rest out
+        # of the table): a side of ``compare 'db:run#agent=A' 'db:run#agent=B'`` no
+        # longer builds the other side's trials too.
         with Store(path, readonly=True) as again:
-            return again.trials(run_id, events=events, grades=grades, grade_version=version)
+            return again.trials(
+                run_id,
+                events=events,
+                grades=grades,
+                grade_version=version,
+                agent=selector.agent,
+                model=selector.model,
+            )
 
     def count_calls() -> ModelCalls:
         with Store(path, readonly=True) as again:
             return ModelCalls.of_run(again, run_id, agent=selector.agent, model=selector.model)
+
+    def outcomes() -> list[TrialOutcome]:
+        with Store(path, readonly=True) as again:
+            rows, failed = again.outcome_rows(
+                run_id, grade_version=version, agent=selector.agent, model=selector.model
+            )
+        return [
+            TrialOutcome(
+                task_id=task_id,
+                trial=trial,
+                variant="base" if variant is None else variant,
+                agent=agent,
+                model=model,
+                success=success,
+                status="completed" if status is None else status,
+                error_kind=error_kind,
+                grades=tuple(failed.get(pk, ())),
+            )
+            for pk, task_id, trial, variant, agent, model, success, status, error_kind in rows
+        ]
+
+    def summarize_grades() -> GradeSummary:
+        with Store(path, readonly=True) as again:
+            graders, of_finished, judges, finished = again.grade_summary(
+                run_id, grade_version=version, agent=selector.agent, model=selector.model
+            )
+        return GradeSummary(frozenset(graders), frozenset(of_finished), frozenset(judges), finished)
 
     source = TrialSource(
         label=spec,
@@ -673,6 +781,8 @@ def open_source(
         _facts=facts,
         _load=load,
         _calls=count_calls,
+        _outcomes=outcomes,
+        _grade_summary=summarize_grades,
     )
     return _selected(source, selector, base)
 

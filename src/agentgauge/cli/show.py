@@ -49,12 +49,14 @@ def show_cmd(
     from agentgauge.report.show_terminal import print_failures, print_trials
     from agentgauge.sources import open_source
 
-    # Grades (each failure's class) are read with the transcripts: one load for both views.
     with options_typed(grade_version="--grade-version"):
         src = open_source(source, grade_version=grade_version)
     if task is None:
-        select_trials(src.trials, trial=trial)  # a --trial without --task is refused
-        doc = failures_document(src.trials, source=source, variant=variant)
+        # The failing cells need each trial's key and outcome only: a stored run's are
+        # read from SQL (`TrialSource.outcomes`), its trials are not built.
+        outcomes = src.outcomes
+        select_trials(outcomes, trial=trial)  # a --trial without --task is refused
+        doc = failures_document(outcomes, source=source, variant=variant)
     else:
         doc = trials_document(
             src.trials, source=source, task=task, trial=trial, variant=variant, failed=failed

@@ -25,7 +25,10 @@ from typing import Any
 import numpy as np
 
 from agentgauge.api import metrics as compute_metrics
+from agentgauge.api import metrics_of_columns
 from agentgauge.display import markdown_text
+from agentgauge.facts import Facts
+from agentgauge.metrics.behaviour import behaviour_columns
 from agentgauge.metrics.compare import compare, select_rows
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.metrics.frontier import frontier_from_table, group_labels
@@ -139,10 +142,13 @@ def _named(groups: list[dict[str, Any]], names: dict[System, str]) -> list[dict[
     return groups
 
 
-def _system_table(trials: Sequence[Trial], names: dict[System, str]) -> TrialTable:
+def _system_table(
+    trials: Sequence[Trial], names: dict[System, str], table: TrialTable | None = None
+) -> TrialTable:
     """The trials as a table whose ``agent`` is each trial's system label: grouped by
-    agent, it has one group per system, named as the report names it."""
-    table = TrialTable.from_trials(trials)
+    agent, it has one group per system, named as the report names it. ``table``: the
+    trials' table, row for row, when already read."""
+    table = TrialTable.from_trials(trials) if table is None else table
     labels = [names[(t.agent, t.model)] for t in trials]
     return dataclasses.replace(table, agent=np.array(labels, dtype=object))
 
@@ -362,11 +368,12 @@ def _validity_section(
     warnings: list[str],
     scope: str,
     found: tuple[str, NullAgentCheck] | None = None,
+    table: TrialTable | None = None,
 ) -> dict[str, Any]:
     """The null agent's score (of a SOURCE's null agent, else of the run ``found`` by the
     comparison, named, as record line 5 says it), the tasks no agent passed, and the
-    metrics' warnings."""
-    table = TrialTable.from_trials(base)
+    metrics' warnings. ``table``: ``base``'s table, row for row, when already read."""
+    table = TrialTable.from_trials(base) if table is None else table
     by_agent = [sub for _, sub in table.groups(["agent"])] if base else []
     rows: list[list[Any]] = []
     null = [sub for sub in by_agent if sub.agent[0] in _NULL_AGENTS]
@@ -590,14 +597,34 @@ def _reliability_bars(rel: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInputs) -> SuiteReport:
+def _suite_report(
+    name: str,
+    trials: list[Trial],
+    index: int,
+    inputs: ReportInputs,
+    columns: tuple[TrialTable, Facts] | None = None,
+) -> SuiteReport:
+    """One suite's part of the report. ``columns``: ``trials``' table and facts, row
+    for row, when already read (a stored run's, straight from SQL); otherwise they are
+    built from the trials, once for every figure that measures them."""
     ks = list(inputs.ks)
     # Each system's base variant, or all its trials when it has none (docs/show.md).
     chosen = system_base_trials(trials)
     base, scope = chosen.trials, chosen.scope
     names = _systems(trials)
-    headline = compute_metrics(base, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
-    full = compute_metrics(trials, k=ks, by=("agent", "model"), seed=inputs.seed).to_dict()
+    table, facts = behaviour_columns(trials) if columns is None else columns
+    if len(base) == len(trials):
+        base_columns = (table, facts)
+    else:  # the base trials are some of ``trials``, in their order
+        kept = {id(t) for t in base}
+        rows = np.fromiter((id(t) in kept for t in trials), dtype=bool, count=len(trials))
+        base_columns = (table.take(rows), facts.take(rows))
+
+    def measured(on: tuple[TrialTable, Facts], k: list[int]) -> Any:
+        return metrics_of_columns(*on, k=k, by=("agent", "model"), seed=inputs.seed)
+
+    headline = measured(base_columns, ks).to_dict()
+    full = measured((table, facts), ks).to_dict()
     groups = _named(headline["groups"], names)
     rel = _named(full.get("reliability") or [], names)
     sections = [
@@ -618,7 +645,8 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         {t.task_id for t in compared[1].trials} & {t.task_id for t in trials}
     )
     found = inputs.null_agent if shared else None
-    sections.append(_validity_section(base, list(headline.get("warnings", [])), scope, found))
+    warned = list(headline.get("warnings", []))
+    sections.append(_validity_section(base, warned, scope, found, base_columns[0]))
     # The curves run over every k the trials allow (pass^k of a task needs k ≤ its
     # trials), not only the table's few.
     counts: dict[tuple[Any, ...], int] = {}
@@ -626,9 +654,9 @@ def _suite_report(name: str, trials: list[Trial], index: int, inputs: ReportInpu
         key = (t.agent, t.model, t.task_id)
         counts[key] = counts.get(key, 0) + 1
     curve_ks = list(range(1, min(max(counts.values(), default=1), MAX_CURVE_K) + 1))
-    curves = compute_metrics(base, k=curve_ks, by=("agent", "model"), seed=inputs.seed)
+    curves = measured(base_columns, curve_ks)
     transcripts, more, anchors = _transcripts(base, names, f"s{index}")
-    points, unpriced = _frontier(_system_table(base, names), groups)
+    points, unpriced = _frontier(_system_table(base, names, base_columns[0]), groups)
     horizon_groups, horizon_note = _horizon(base, names, inputs.seed)
     variants = {t.variant for t in trials}
     return SuiteReport(
@@ -771,6 +799,15 @@ def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial
     suites; the groups in the order their first source was given. Within a group, an
     agent and model that several sources record is told apart by source (`_by_source`).
     """
+    return [
+        (name, _by_source([sources[i] for i in members], tags))
+        for name, members, tags in _suite_groups(sources)
+    ]
+
+
+def _suite_groups(sources: Sequence[TrialSource]) -> list[tuple[str, list[int], list[str]]]:
+    """`group_by_suite`'s groups: each group's name, its sources (their places in
+    ``sources``) and their tags (`_source_tags`)."""
     names = [src.run.suite if src.run is not None and src.run.suite else None for src in sources]
     tasks = [{t.task_id for t in src.trials} for src in sources]
     group = list(range(len(sources)))
@@ -793,17 +830,20 @@ def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial
             suites.append(name)
         members.append(i)
     return [
-        (", ".join(suites), _by_source([sources[i] for i in members], [tags[i] for i in members]))
-        for suites, members in out.values()
+        (", ".join(suites), members, [tags[i] for i in members]) for suites, members in out.values()
     ]
 
 
 def build_report(inputs: ReportInputs) -> ReportData:
     """Everything the HTML and Markdown reports show, from the given sources."""
-    suites = [
-        _suite_report(name, trials, i, inputs)
-        for i, (name, trials) in enumerate(group_by_suite(inputs.sources))
-    ]
+    suites = []
+    for i, (name, members, tags) in enumerate(_suite_groups(inputs.sources)):
+        group = [inputs.sources[j] for j in members]
+        # A suite of one source is that source's trials as they are (`_by_source`
+        # renames none): its columns, read without building the trials, serve.
+        one = group[0] if len(group) == 1 else None
+        columns = (one.table, one.facts) if one is not None else None
+        suites.append(_suite_report(name, _by_source(group, tags), i, inputs, columns))
     capabilities = (
         capability_differences(inputs.compared[0].table, inputs.compared[1].table, inputs.seed)
         if inputs.compared is not None and inputs.comparison is not None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from agentgauge.facts import recorded_control
 from agentgauge.schema import ControlEvent, Grade, Trial
@@ -355,7 +355,33 @@ def grade_rows(trial: Trial) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- trials
 
 
-def error_class(trial: Trial) -> str:
+class Outcome(Protocol):
+    """What `failure_rows` and `error_class` read of a trial: a `Trial`, or a stored
+    trial's `agentgauge.sources.TrialOutcome` (read without building the trial)."""
+
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def trial(self) -> int | None: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def agent(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def success(self) -> bool | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def error_kind(self) -> str | None: ...
+    @property
+    def grades(self) -> Sequence[Grade]: ...
+    @property
+    def passed(self) -> bool: ...
+
+
+def error_class(trial: Outcome) -> str:
     """Why a trial did not pass, in one short phrase: ``infra error``, ``agent
     error``, ``timeout``, the first failed grader's status, ``ungraded`` or
     ``passed``."""
@@ -424,7 +450,7 @@ def _control_taken(trial: Trial) -> dict[str, Any]:
     return {"control": taken, "control_from": where}
 
 
-def failure_rows(trials: Iterable[Trial]) -> list[dict[str, Any]]:
+def failure_rows(trials: Iterable[Outcome]) -> list[dict[str, Any]]:
     """One row per (agent, model, task, variant) with a trial that did not pass
     (`Trial.passed`: an infra error never passes):
     ``{task_id, variant, agent, model, failed, n, trials, classes}`` where

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from agentgauge.errors import InputError
-from agentgauge.report.explain import failure_rows, trial_view
+from agentgauge.report.explain import Outcome, failure_rows, trial_view
 from agentgauge.schema import Trial
 from agentgauge.spelling import quoted
 
@@ -29,6 +29,8 @@ __all__ = [
 ]
 
 SCHEMA = "agentgauge.show/1"
+
+_O = TypeVar("_O", bound=Outcome)
 
 #: How many existing values an error suggests when a flag names none.
 _SUGGEST = 5
@@ -51,13 +53,13 @@ def _some(values: Sequence[str], near: str) -> str:
 
 
 def select_trials(
-    trials: Sequence[Trial],
+    trials: Sequence[_O],
     *,
     task: str | None = None,
     trial: int | None = None,
     variant: str | None = None,
     failed: bool = False,
-) -> list[Trial]:
+) -> list[_O]:
     """The trials the flags name, in the source's order. A ``task``, ``trial`` or
     ``variant`` that no trial has raises `InputError` naming the flag and values
     that exist; ``failed`` then keeps the trials that did not pass (possibly none;
@@ -99,15 +101,17 @@ def select_trials(
     return chosen
 
 
-def _cell(t: Trial) -> tuple[Any, ...]:
+def _cell(t: Outcome) -> tuple[Any, ...]:
     return (t.agent, t.model, t.task_id, t.variant)
 
 
 def failures_document(
-    trials: Sequence[Trial], *, source: str, variant: str | None = None
+    trials: Sequence[Outcome], *, source: str, variant: str | None = None
 ) -> dict[str, Any]:
     """The failing cells (agent, model, task, variant) of ``trials``, most failures
-    first: each `failure_rows` row plus ``flaky`` (the cell also passed)."""
+    first: each `failure_rows` row plus ``flaky`` (the cell also passed). Reads only
+    the trials' keys and outcomes: a stored run's `TrialSource.outcomes` serve without
+    building the trials."""
     if variant is not None:
         trials = select_trials(trials, variant=variant)
     rows = [{**r, "flaky": 0 < r["failed"] < r["n"]} for r in failure_rows(trials)]

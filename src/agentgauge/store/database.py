@@ -60,6 +60,7 @@ from agentgauge.store.rows import (
     grade_rows,
     loads,
     record_values,
+    stored_flag,
     trial_of,
     trial_rows,
     unreadable,
@@ -767,10 +768,14 @@ class Store:
         events: bool = True,
         grades: bool | None = None,
         grade_version: int | None = None,
+        agent: str | None = None,
+        model: str | None = None,
     ) -> list[Trial]:
         """The run's trials as models, in insertion order, with events and grades
         (``events=False``: without their transcripts; ``grades``, default as
-        ``events``: with their grades).
+        ``events``: with their grades). ``agent``/``model``: only the trials of that
+        agent/model (a SOURCE's ``#agent=``/``#model=``), chosen in SQL, so that the
+        other configurations' trials are never built.
 
         Outcomes and grades are those of ``grade_version`` (default: the run's
         active one, what the run reports); a trial graded in no later version
@@ -781,17 +786,40 @@ class Store:
         committing trials meanwhile adds none of them halfway.
         """
         with self.snapshot():
-            return self._trials(run_id, events=events, grades=grades, grade_version=grade_version)
+            return self._trials(
+                run_id,
+                events=events,
+                grades=grades,
+                grade_version=grade_version,
+                agent=agent,
+                model=model,
+            )
 
     def _trials(
-        self, run_id: str, *, events: bool, grades: bool | None, grade_version: int | None
+        self,
+        run_id: str,
+        *,
+        events: bool,
+        grades: bool | None,
+        grade_version: int | None,
+        agent: str | None = None,
+        model: str | None = None,
     ) -> list[Trial]:
         grades = events if grades is None else grades
         version = self.resolve_grade_version(run_id, grade_version)
         overlay = self._outcomes(run_id, version)
+        # The selector's configuration only (the columns are compared as text).
+        chosen = [
+            (f" AND t.{name} = ?", value)
+            for name, value in (("agent", agent), ("model", model))
+            if value is not None
+        ]
+        where = "".join(c for c, _ in chosen)
+        picked = tuple(v for _, v in chosen)
         cur = self.conn.execute(
-            f"SELECT id, {self._trial_select} FROM trials WHERE run_id = ? ORDER BY id",
-            (run_id,),
+            f"SELECT t.id, {self._trial_select} FROM trials t WHERE t.run_id = ?{where}"
+            " ORDER BY t.id",
+            (run_id, *picked),
         )
         texts: dict[int, str] = {}  # a shared document is read and decompressed once
 
@@ -821,8 +849,8 @@ class Store:
             for pk, type_, t, data in self.conn.execute(
                 "SELECT e.trial_pk, e.type, e.t, e.data FROM events e"
                 " JOIN trials t ON t.id = e.trial_pk"
-                " WHERE t.run_id = ? ORDER BY e.trial_pk, e.seq",
-                (run_id,),
+                f" WHERE t.run_id = ?{where} ORDER BY e.trial_pk, e.seq",
+                (run_id, *picked),
             ):
                 try:
                     by_pk[pk].events.append(event_of(type_, t, data))
@@ -831,7 +859,8 @@ class Store:
         if grades and out:
             try:
                 for pk, grade in self._grades_as_of(run_id, version):
-                    by_pk[pk].grades.append(grade)
+                    if pk in by_pk:  # not another configuration's
+                        by_pk[pk].grades.append(grade)
             except UNREADABLE as exc:
                 raise self.damaged(f"a grade of run {run_id!r}", exc) from None
         try:
@@ -839,8 +868,97 @@ class Store:
         except UNREADABLE as exc:
             raise self.damaged(f"a grade of run {run_id!r}", exc) from None
         for pk, cost in regraded.items():
-            by_pk[pk].judge_cost_usd = cost
+            if pk in by_pk:
+                by_pk[pk].judge_cost_usd = cost
         return out
+
+    def grade_summary(
+        self,
+        run_id: str,
+        *,
+        grade_version: int | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+    ) -> tuple[set[str], set[str], set[str], bool]:
+        """What a comparison's record says of a run's grading, without building its
+        trials: the graders of its grades as of ``grade_version`` (default: the run's
+        active one; each trial's latest grades up to it, as `trials` reads them), the
+        graders of its finished (``completed``) trials' grades, the judge models named
+        by them all, and whether any trial finished.
+        ``agent``/``model``: only that configuration's trials (as `trials`). One
+        `snapshot`."""
+        chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
+        where = "".join(f" AND t.{name} = ?" for name, _ in chosen)
+        picked = tuple(v for _, v in chosen)
+        with self.snapshot():
+            version = self.resolve_grade_version(run_id, grade_version)
+            rows = self.conn.execute(
+                "SELECT DISTINCT g.grader, g.judge_model, t.status = 'completed' FROM grades g"
+                f" JOIN trials t ON t.id = g.trial_pk WHERE t.run_id = ?{where} AND g.version = ("
+                "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
+                "   AND g2.version <= ?)",
+                (run_id, *picked, version),
+            ).fetchall()
+            (finished,) = self.conn.execute(
+                f"SELECT EXISTS(SELECT 1 FROM trials t WHERE t.run_id = ?{where}"
+                " AND t.status = 'completed')",
+                (run_id, *picked),
+            ).fetchone()
+        graders = {grader for grader, _, _ in rows}
+        of_finished = {grader for grader, _, done in rows if done}
+        judges = {judge for _, judge, _ in rows if judge}
+        return graders, of_finished, judges, bool(finished)
+
+    def outcome_rows(
+        self,
+        run_id: str,
+        *,
+        grade_version: int | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+    ) -> tuple[list[tuple[Any, ...]], dict[int, list[Grade]]]:
+        """What a trial's outcome is told by, without building the trials: one row a
+        trial in insertion order, ``(key, task_id, trial, variant, agent, model,
+        success, status, error_kind)`` with the outcome of ``grade_version`` (default:
+        the run's active one) and the values as stored (``None`` where unset), and each
+        trial's failed grades as of that version, by grader (what ``show``'s failures
+        view classifies a failure by). ``agent``/``model``: only that configuration's
+        trials (as `trials`). One `snapshot`."""
+        chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
+        where = "".join(f" AND t.{name} = ?" for name, _ in chosen)
+        picked = tuple(v for _, v in chosen)
+        with self.snapshot():
+            version = self.resolve_grade_version(run_id, grade_version)
+            overlay = self._outcomes(run_id, version)
+            rows = self.conn.execute(
+                "SELECT t.id, t.task_id, t.trial, t.variant, t.agent, t.model, t.success,"
+                f" t.status, t.error_kind FROM trials t WHERE t.run_id = ?{where} ORDER BY t.id",
+                (run_id, *picked),
+            ).fetchall()
+            failed: dict[int, list[Grade]] = {}
+            try:
+                for pk, *grade in self.conn.execute(
+                    "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence,"
+                    " g.judge_model FROM grades g JOIN trials t ON t.id = g.trial_pk"
+                    f" WHERE t.run_id = ?{where} AND g.passed = 0 AND g.version = ("
+                    "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
+                    "   AND g2.version <= ?)"
+                    " ORDER BY g.trial_pk, g.grader",
+                    (run_id, *picked, version),
+                ):
+                    failed.setdefault(pk, []).append(_grade(*grade))
+            except UNREADABLE as exc:
+                raise self.damaged(f"a grade of run {run_id!r}", exc) from None
+        out = []
+        for pk, *row in rows:
+            try:
+                row[5] = None if row[5] is None else stored_flag("success", row[5])
+            except UNREADABLE as exc:
+                raise self.damaged(f"trial {pk} of run {run_id!r}", exc) from None
+            if overlay is not None and pk in overlay:
+                row[5] = overlay[pk][0]
+            out.append((pk, *row))
+        return out, failed
 
     def model_call_rows(
         self, run_id: str
