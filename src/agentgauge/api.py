@@ -144,6 +144,7 @@ def system_info(
             trials=src.lazy_trials,  # a Parquet source builds them only if asked
             grading=src.grading,
             count_model_calls=src.count_model_calls,
+            summarize_grades=src.summarize_grades,
         )
     items = list(trials)
     return SystemInfo(label=label, table=TrialTable.from_trials(items), trials=items)
