@@ -142,7 +142,20 @@ def test_public_api_accepts_trials_table_and_source(tmp_path: Any) -> None:
     a = agentgauge.metrics(trials, behaviour=False).to_dict()
     b = agentgauge.metrics(TrialTable.from_trials(trials)).to_dict()
     c = agentgauge.metrics(str(path), behaviour=False).to_dict()
-    assert a == b == c
+    assert a == c
+    # A table has no grades: which trials a judge graded is not known there, so its
+    # judge figures say so where the trials' say no judge graded any (as `metrics` and
+    # `gate` do); everything else is the same.
+    for ga, gb in zip(a["groups"], b["groups"], strict=True):
+        assert (ga["cost"]["judge_missing"], gb["cost"]["judge_missing"]) == (0, None)
+        assert ga["null_reasons"]["cost.judge_total"].startswith("not applicable: no model")
+        assert gb["null_reasons"]["cost.judge_total"] == "no trial records a judge cost"
+        for g in (ga, gb):
+            del g["cost"]["judge_missing"], g["null_reasons"]["cost.judge_total"]
+    assert a["groups"] == b["groups"]
+    assert {k: v for k, v in a.items() if k != "groups"} == {
+        k: v for k, v in b.items() if k != "groups"
+    }
     # Trials carry transcripts, so the default adds behaviour sections a table cannot have.
     full = agentgauge.metrics(trials).to_dict()
     assert "reliability" in full and "reliability" not in b
