@@ -152,6 +152,13 @@ def check_store_path(store: Store | str | Path, *, option: str = "--store") -> N
         )
 
 
+def _configuration_sql(agent: str | None, model: str | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL condition on trials ``t`` (and its values) that keeps one configuration's
+    trials (a SOURCE's ``#agent=``/``#model=``; the columns compared as text)."""
+    chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
+    return "".join(f" AND t.{name} = ?" for name, _ in chosen), tuple(v for _, v in chosen)
+
+
 def _escapes_hint(shown: str) -> str:
     """How to type a run id ``shown`` with escapes (``'nai\\u0308ve'``) in a shell."""
     return " (a shell like bash reads escapes in $'...')" if "\\" in shown else ""
@@ -808,14 +815,7 @@ class Store:
         grades = events if grades is None else grades
         version = self.resolve_grade_version(run_id, grade_version)
         overlay = self._outcomes(run_id, version)
-        # The selector's configuration only (the columns are compared as text).
-        chosen = [
-            (f" AND t.{name} = ?", value)
-            for name, value in (("agent", agent), ("model", model))
-            if value is not None
-        ]
-        where = "".join(c for c, _ in chosen)
-        picked = tuple(v for _, v in chosen)
+        where, picked = _configuration_sql(agent, model)
         cur = self.conn.execute(
             f"SELECT t.id, {self._trial_select} FROM trials t WHERE t.run_id = ?{where}"
             " ORDER BY t.id",
@@ -887,9 +887,7 @@ class Store:
         by them all, and whether any trial finished.
         ``agent``/``model``: only that configuration's trials (as `trials`). One
         `snapshot`."""
-        chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
-        where = "".join(f" AND t.{name} = ?" for name, _ in chosen)
-        picked = tuple(v for _, v in chosen)
+        where, picked = _configuration_sql(agent, model)
         with self.snapshot():
             version = self.resolve_grade_version(run_id, grade_version)
             rows = self.conn.execute(
@@ -924,9 +922,7 @@ class Store:
         trial's failed grades as of that version, by grader (what ``show``'s failures
         view classifies a failure by). ``agent``/``model``: only that configuration's
         trials (as `trials`). One `snapshot`."""
-        chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
-        where = "".join(f" AND t.{name} = ?" for name, _ in chosen)
-        picked = tuple(v for _, v in chosen)
+        where, picked = _configuration_sql(agent, model)
         with self.snapshot():
             version = self.resolve_grade_version(run_id, grade_version)
             overlay = self._outcomes(run_id, version)
