@@ -23,6 +23,7 @@ from agentgauge.cli.common import (
     StoreOption,
     console,
     err_console,
+    options_typed,
     split_list,
 )
 from agentgauge.display import shell_command, visible
@@ -223,37 +224,34 @@ def run_cmd(
     }
     ended: RunEnded | None = None
     try:
-        header = run(
-            the_suite,
-            agent,
-            trials=trials,
-            variants=variant_list,
-            concurrency=concurrency,
-            timeout=timeout,
-            seed=seed,
-            store=store,
-            run_id=run_id,
-            progress=progress,
-            max_paraphrases=paraphrases,
-            infra_retries=infra_retries,
-            backend=backend,
-            ray_address=ray_address,
-            agent_options=options,
-            preflight=preflight,
-            breaker_first=breaker_first,
-            breaker_window=breaker_window,
-            notify=lambda message: err_console().print(Text(message)),
-            baseline_role=baseline_role,
-        )
+        # The harness names the agent spec by its Python parameter (`agent`); here the
+        # user typed it as an option, so a refusal names the option they can fix.
+        with options_typed(agent="--agent"):
+            header = run(
+                the_suite,
+                agent,
+                trials=trials,
+                variants=variant_list,
+                concurrency=concurrency,
+                timeout=timeout,
+                seed=seed,
+                store=store,
+                run_id=run_id,
+                progress=progress,
+                max_paraphrases=paraphrases,
+                infra_retries=infra_retries,
+                backend=backend,
+                ray_address=ray_address,
+                agent_options=options,
+                preflight=preflight,
+                breaker_first=breaker_first,
+                breaker_window=breaker_window,
+                notify=lambda message: err_console().print(Text(message)),
+                baseline_role=baseline_role,
+            )
         the_run_id = header.run_id
     except RunEnded as exc:
         ended, the_run_id = exc, exc.run_id
-    except InputError as exc:
-        # The harness names the agent spec by its field in a Python call (`agent`); here
-        # the user typed it as an option, so the line names the option they can fix.
-        if exc.field == "agent" and exc.file is None:
-            raise InputError(exc.reason, field="--agent") from None
-        raise
     if ended is None or ended.saved:
         saved = header.n_trials if ended is None else ended.saved
         trials_, tasks = _saved_trials(store, the_run_id, saved)
