@@ -187,6 +187,44 @@ def test_a_tie_reports_a_null_horizon_with_a_warning() -> None:
     json.dumps(g, allow_nan=False)
 
 
+def flat_table(lengths: list[float], successes: int = 3, runs: int = 5) -> TrialTable:
+    """Every task (own family) passes the same `successes` of its `runs`: no slope at all."""
+    return table([(f"t{m:g}", None, m, float(k < successes)) for m in lengths for k in range(runs)])
+
+
+@pytest.mark.parametrize("lengths", [[1.0, 2.0], [1.0, 2.0, 5.0], [1.0, 2.0, 5.0, 7.0]])
+def test_a_flat_fit_follows_the_flat_rule_not_the_sign_of_rounding(lengths: list[float]) -> None:
+    # 3 of 5 pass at every length: the optimum is b1 = 0, b0 = logit(0.6) = ln 1.5. Newton
+    # stopped at b1 = ±1e-17..1e-33, and its sign made p50 0 and p80 ∞ (tasks 1, 2, 5 min,
+    # b1 = 1.06e-32) or the reverse. Flat, σ(b0) = 0.6: p50 unbounded, p80 0, and q = 0.6
+    # is a tie though b0 differs from ln 1.5 by ~3e-16.
+    g = horizon(flat_table(lengths), q=(0.5, 0.6, 0.8), bootstrap=0).groups[0]
+    assert g.slope == 0.0
+    assert g.intercept == pytest.approx(math.log(1.5), abs=1e-12)
+    assert g.horizons[0.5] == math.inf and g.horizons[0.8] == 0.0
+    assert math.isnan(g.horizons[0.6])
+    assert g.to_dict()["horizons"] == {"0.5": None, "0.6": None, "0.8": 0.0}
+    assert [w for w in g.warnings if not w.startswith("slope b1")] == [
+        "p50 is unbounded: the slope is 0 and the predicted success (0.6) is above 0.5 at "
+        "every task length",
+        "p60 is undefined: the slope is 0 and the predicted success is 0.6 at every task length",
+        "p80 is 0: the slope is 0 and the predicted success (0.6) is below 0.8 at every task "
+        "length",
+    ]
+
+
+def test_flat_tolerance_is_relative_to_the_lengths_held() -> None:
+    # A slope that moves the log-odds by less than 1e-9 across the lengths is 0; one that
+    # moves them by more is kept (b1 = −0.00111 per doubling stays; see the test of a
+    # horizon past the largest float).
+    x = np.array([0.0, 2.0])
+    pos, neg = np.array([[0.3, 0.3], [0.3, 0.0]]), np.array([[0.2, 0.2], [0.2, 0.0]])
+    fit = fit_logistic(x, pos, neg)
+    assert fit.slope.tolist() == [0.0, 0.0]  # flat data; one length held (x = 0)
+    tie, above = horizon_from_coefficients(np.array([1e-10, 2e-9]), np.array([0.0, 0.0]), 0.5)
+    assert math.isnan(tie) and above == math.inf
+
+
 @pytest.mark.parametrize(
     "rows",
     [

@@ -316,6 +316,16 @@ def _fit_group(
                     f"is {qq:g} at every task length"
                 )
                 continue
+            if b1 == 0:
+                # Flat: the predicted success is the same at every length, above q
+                # (unbounded) or below it (0); neither is an extrapolation of a slope.
+                rate = 1.0 / (1.0 + np.exp(-b0))
+                side = "above" if h > 0 else "below"
+                warnings.append(
+                    f"p{qq * 100:g} is {'unbounded' if h > 0 else '0'}: the slope is 0 and the "
+                    f"predicted success ({rate:.3g}) is {side} {qq:g} at every task length"
+                )
+                continue
             if np.isinf(h):
                 # 2^(a huge exponent) from a finite, nearly flat fit: no length to report
                 # (JSON null), and "∞ min" would read as "never fails".
