@@ -481,6 +481,47 @@ def test_bootstrap_resamples_whole_families() -> None:
     assert (absent[:, 0] & absent[:, 1]).mean() == pytest.approx(0.25, abs=0.015)
 
 
+def test_a_replicate_of_one_length_has_no_horizon_and_is_named() -> None:
+    # Two families of one task each: 1 min passing 4 runs in 5, 4 min passing 1 in 5.
+    # Half the replicates draw one family twice, so hold one length: their slope is not
+    # identified (the penalty sets 0). They read 0 or ∞ by the flat rule or by rounding
+    # (4 in 5 at 1 min is σ(b0) = 0.8, a tie at p80 called "slope 0, predicted success
+    # exactly q"), and counted as "had slope ≥ 0". Like the full data with one length,
+    # they have no horizon: left out of the interval, with their own warning.
+    rows = [("s", "A", 1.0, float(k < 4)) for k in range(5)]
+    rows += [("l", "B", 4.0, float(k < 1)) for k in range(5)]
+    n_boot = 1000
+    g = horizon(table(rows), bootstrap=n_boot).groups[0]
+    assert g.bootstrap_horizons is not None
+    # A replicate of one length has no horizon at any q (a tie has none at one q only:
+    # here a replicate whose two tasks both drew 4 passes in 5 is flat at σ(b0) = 0.8).
+    one = np.isnan(g.bootstrap_horizons[0.5]) & np.isnan(g.bootstrap_horizons[0.8])
+    # P(one family drawn twice) = 1/2; its task is then drawn twice, 10 runs from its 5,
+    # all passing (or all failing) with P = 0.8^10 + 0.2^10 = 0.107, and then there is no
+    # fit at all (0 or ∞): 0.5 · 0.893 = 0.446 of the replicates (sd 0.016).
+    assert one.sum() == pytest.approx(0.446 * n_boot, abs=60)
+    assert (
+        f"{one.sum()} of {n_boot} bootstrap replicates drew tasks of one length only: the "
+        "slope is not identified in them, so they have no horizon and the interval omits them"
+    ) in g.warnings
+    assert not any("p50 undefined" in w or "largest float" in w for w in g.warnings)
+    ties = np.isnan(g.bootstrap_horizons[0.8]) & ~one
+    assert (
+        not ties.any()
+        or (
+            f"{ties.sum()} of {n_boot} bootstrap replicates left p80 undefined (slope 0, "
+            "predicted success exactly q); the interval omits them"
+        )
+        in g.warnings
+    )
+    positive = [w for w in g.warnings if w.endswith("had slope ≥ 0")]
+    assert not positive or int(positive[0].split()[0]) < 0.05 * n_boot
+    assert g.ci95 is not None
+    for q in (0.5, 0.8):
+        kept = g.bootstrap_horizons[q][~np.isnan(g.bootstrap_horizons[q])]
+        assert list(g.ci95[q]) == percentile_with_inf(kept, (2.5, 97.5))
+
+
 def test_percentile_keeps_infinity() -> None:
     assert percentile_with_inf(np.array([1.0, 2.0, np.inf, np.inf]), [97.5]) == [np.inf]
     # Linear interpolation at 50%: position 1.5 between 2 and 3 -> 2.5.

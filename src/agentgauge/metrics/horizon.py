@@ -30,6 +30,7 @@ from agentgauge.metrics.horizon_fit import (
     fit_logistic,
     half_life_probability,
     horizon_from_coefficients,
+    length_span,
     metr_weights,
     weighted_log_loss,
 )
@@ -281,7 +282,7 @@ def _fit_group(
     # With one task length (one task, or all of the same length) only σ(b0 + b1·x) at
     # that length is fitted: b1 is whatever the penalty makes it (0), and the flat-fit
     # rule would turn that into a horizon of 0 or ∞ with a [0, ∞] interval.
-    identified = fit.degenerate[0] != 0 or np.unique(x).size >= 2
+    identified = fit.degenerate[0] != 0 or length_span(x, pos, neg)[0] > 0
 
     if fit.degenerate[0] == -1:
         warnings.append("no successes: the horizon is 0 at every q")
@@ -359,32 +360,48 @@ def _fit_group(
         )
         init = (b0, b1) if fit.degenerate[0] == 0 else None
         bfit = fit_logistic(x, bpos, bneg, regularization=regularization, init=init)
-        boot_h = {qq: horizon_from_coefficients(bfit.intercept, bfit.slope, qq) for qq in q}
+        live = bfit.degenerate == 0
+        # A replicate that drew tasks of one length only identifies no slope, as the
+        # full data with one length: it has no horizon (NaN), not the flat fit's 0 or ∞.
+        one_length = live & (length_span(x, bpos, bneg) <= 0)
+        boot_h = {}
+        for qq in q:
+            hs = horizon_from_coefficients(bfit.intercept, bfit.slope, qq)
+            hs[one_length] = _NAN
+            boot_h[qq] = hs
         ci95 = {}
         for qq, hs in boot_h.items():
-            # A replicate whose horizon is undefined (a tie: slope 0, σ(b0) = q) has
-            # no length to rank; it is left out of the percentiles and counted.
+            # A replicate whose horizon is undefined (a tie: slope 0, σ(b0) = q, or one
+            # length) has no length to rank; it is left out of the percentiles and counted.
             undefined = np.isnan(hs)
             lo, hi = percentile_with_inf(hs[~undefined], (2.5, 97.5))
             ci95[qq] = (lo, hi)
-            passed = np.isinf(hs) & (bfit.degenerate == 0) & (bfit.slope != 0)
+            passed = np.isinf(hs) & live & (bfit.slope != 0)
             if passed.any():
                 warnings.append(
                     f"{int(passed.sum())} of {n_boot} bootstrap replicates put p{qq * 100:g} "
                     "past the largest float (about 1.8e308 min); they count as unbounded"
                 )
-            if undefined.any():
+            tied = undefined & ~one_length
+            if tied.any():
                 warnings.append(
-                    f"{int(undefined.sum())} of {n_boot} bootstrap replicates left p{qq * 100:g} "
+                    f"{int(tied.sum())} of {n_boot} bootstrap replicates left p{qq * 100:g} "
                     "undefined (slope 0, predicted success exactly q); the interval omits them"
                 )
-        n_deg = int(np.count_nonzero(bfit.degenerate))
+        n_one = int(np.count_nonzero(one_length))
+        if n_one:
+            warnings.append(
+                f"{n_one} of {n_boot} bootstrap replicates drew tasks of one length only: "
+                "the slope is not identified in them, so they have no horizon and the "
+                "interval omits them"
+            )
+        n_deg = int(np.count_nonzero(~live))
         if n_deg and fit.degenerate[0] == 0:
             warnings.append(
                 f"{n_deg} of {n_boot} bootstrap replicates drew only failures or only "
                 "successes (horizon 0 or unbounded in those)"
             )
-        n_pos = int(np.count_nonzero((bfit.slope >= 0) & (bfit.degenerate == 0)))
+        n_pos = int(np.count_nonzero((bfit.slope >= 0) & live & ~one_length))
         if n_pos and b1 < 0:
             warnings.append(f"{n_pos} of {n_boot} bootstrap replicates had slope ≥ 0")
         n_nc = int(np.count_nonzero(~bfit.converged))
