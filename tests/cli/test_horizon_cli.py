@@ -91,6 +91,12 @@ def test_import_metr_then_horizon(shared_data: Path, tmp_path: Path) -> None:
     # Claude 3.5 Sonnet (New): p50 = 60.9 min in our fit, which the sklearn test pins.
     assert groups["Claude 3.5 Sonnet (New)"]["p50_minutes"] == pytest.approx(60.94, rel=1e-3)
     assert groups["davinci-002"]["p50_minutes"] == 0.0
+    # One agent read alone through the selector gets the interval it has beside the
+    # other ten (o1: [2.96, 246] in the full run, [3.42, 211] alone, by B = 1000).
+    res = agentgauge("horizon", f"{db}:metr#agent=o1", "--bootstrap", "100", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    [alone] = json.loads(res.stdout)["groups"]
+    assert alone["ci95"] == groups["o1"]["ci95"]
 
 
 def test_horizon_of_one_task_length_is_null_in_the_table(tmp_path: Path) -> None:

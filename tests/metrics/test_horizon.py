@@ -672,6 +672,49 @@ def test_metr_bootstrap_is_reproducible_from_its_seed(metr_trials: list[Any]) ->
     assert math.log(c.ci95[0.5][1]) == pytest.approx(math.log(hi), abs=0.25)
 
 
+def test_metr_intervals_are_those_docs_horizon_md_shows(metr_trials: list[Any]) -> None:
+    # docs/horizon.md, "How to read the numbers" (B = 1000, seed 0): each bound as shown,
+    # to the significant digits shown.
+    groups = {g.labels["agent"]: g for g in horizon(metr_trials, bootstrap=1000, seed=0).groups}
+    shown = {
+        "Claude 3.5 Sonnet (New)": (("18.9", "192"), ("0.24", "22.8")),
+        "o1": (("3.14", "250"), ("0.0002", "12.8")),
+        "GPT-4o": (("0.95", "27.5"), ("0.006", "4.37")),
+    }
+    for agent, intervals in shown.items():
+        ci = groups[agent].ci95
+        assert ci is not None
+        for q, bounds in zip((0.5, 0.8), intervals, strict=True):
+            for got, text in zip(ci[q], bounds, strict=True):
+                digits = len(text.replace(".", "").lstrip("0"))
+                assert float(f"{got:.{digits}g}") == float(text), (agent, q, got, text)
+
+
+def test_a_group_interval_does_not_depend_on_the_other_groups() -> None:
+    # Two agents with the same runs. The bootstrap seeds were spawned in group order, so
+    # b's interval changed when a was in the source (b [9.45, 53.21] beside a, [10.53,
+    # 49.19] alone). Each group is now seeded from the seed and its own labels.
+    rows = [
+        (f"t{m:g}", f"f{i % 3}", m, float(k < 4 - 0.7 * i))
+        for i, m in enumerate([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+        for k in range(4)
+    ]
+    a, b = table(rows, agent="a"), table(rows, agent="b")
+    both = TrialTable(**{k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in vars(a)})
+    swapped = TrialTable(**{k: np.concatenate([getattr(b, k), getattr(a, k)]) for k in vars(a)})
+    alone = horizon(b, bootstrap=300).groups[0]
+    for together in (horizon(both, bootstrap=300), horizon(swapped, bootstrap=300)):
+        [in_pair] = [g for g in together.groups if g.labels["agent"] == "b"]
+        assert in_pair.ci95 == alone.ci95
+        assert in_pair.bootstrap_horizons is not None and alone.bootstrap_horizons is not None
+        np.testing.assert_array_equal(
+            in_pair.bootstrap_horizons[0.5], alone.bootstrap_horizons[0.5]
+        )
+    # The seed still matters, and another agent draws its own replicates.
+    assert horizon(b, bootstrap=300, seed=1).groups[0].ci95 != alone.ci95
+    assert horizon(a, bootstrap=300).groups[0].ci95 != alone.ci95
+
+
 def test_all_failures_give_no_interval_slope_or_loss_and_a_group_without_lengths_is_named() -> None:
     # All 16 runs of agent a fail: the horizon is 0 by convention, but the interval was
     # [0, 0] (every bootstrap replicate repeats the same all-failure fit), the slope 0.0

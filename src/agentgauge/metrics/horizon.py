@@ -16,6 +16,8 @@ trials, chooses the outcome, collects warnings and shapes the report.
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -208,6 +210,16 @@ def _outcomes(table: TrialTable) -> tuple[npt.NDArray[np.bool_], FloatArray]:
 def _codes(labels: npt.NDArray[np.object_]) -> tuple[npt.NDArray[np.intp], int]:
     uniq, inv = np.unique(labels.astype(str), return_inverse=True)
     return inv.astype(np.intp), len(uniq)
+
+
+def _group_seed(seed: int, labels: dict[str, Any]) -> np.random.SeedSequence:
+    """The bootstrap seed of one group: ``seed`` and a checksum of the group's labels,
+    so a group's interval is the same whichever other groups the source holds (and in
+    whatever order), as it is when the group is fitted alone."""
+    text = json.dumps(
+        sorted([k, None if v is None else str(v)] for k, v in labels.items()), ensure_ascii=False
+    )
+    return np.random.SeedSequence([seed, zlib.crc32(text.encode())])
 
 
 def _fmt(m: float) -> str:
@@ -469,7 +481,8 @@ def horizon(
     in the success rate (docs/metrics.md, "Infrastructure errors"), and a warning
     gives their number.
 
-    Each group is fitted on its own; groups are seeded from ``seed`` in order.
+    Each group is fitted on its own, its bootstrap seeded from ``seed`` and the group's
+    labels: a group's interval does not depend on which other groups the trials hold.
     """
     table = (
         trials_or_table
@@ -517,6 +530,8 @@ def horizon(
                 f"{name}: left out, none of its {len(sub)} trials has human_minutes"
             )
     grouped = kept
+    # Seeded from the labels the trials were grouped by, before `agent` is added below.
+    seeds = [_group_seed(seed, labels) for labels, _ in grouped]
     if "agent" not in keys:
         # The ``agentgauge.horizon/1`` object names each group's agent; give it when
         # the group has one.
@@ -533,7 +548,6 @@ def horizon(
             f"{n_infra} infra-error trial{'s' if n_infra != 1 else ''} counted as failures "
             "(score 0), as in the success rate"
         )
-    seeds = np.random.SeedSequence(seed).spawn(len(grouped))
     groups = [
         _fit_group(
             labels,
