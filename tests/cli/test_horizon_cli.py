@@ -115,3 +115,35 @@ def test_horizon_of_one_task_length_is_null_in_the_table(tmp_path: Path) -> None
     shown = " ".join(res.stdout.split())
     assert "the slope is not identified, so no horizon is" in shown
     assert "lies below the shortest task" not in shown and "slope b1" not in shown
+
+
+def test_a_task_under_two_families_is_named_and_the_report_still_written(tmp_path: Path) -> None:
+    # Trial 0 of t1 in family F, trial 1 in family <b>G</b>: the fit refused with
+    # "family: task np.str_('t1') appears under more than one family" (no source), and
+    # `report` stopped on it too, though `metrics` reads the file.
+    rows = [("t1", 0, "F", True, 1), ("t1", 1, "<b>G</b>", False, 1), ("t2", 0, "G", False, 4)]
+    path = tmp_path / "fam.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"task_id": t, "trial": k, "family": f, "success": ok, "human_minutes": m})
+            + "\n"
+            for t, k, f, ok, m in rows
+        )
+    )
+    res = agentgauge("horizon", str(path), cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr == (
+        f"agentgauge: error: {path}: family: task 't1' appears under more than one family "
+        "('<b>G</b>', 'F'); the time horizon weighs each task within its family, so give all "
+        "its trials one\n"
+    )
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    res = agentgauge("report", str(path), "--html", str(html), "--markdown", str(md), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    page = html.read_text()
+    assert (
+        "No time horizon fitted: task &#39;t1&#39; appears under more than one family "
+        "(&#39;&lt;b&gt;G&lt;/b&gt;&#39;, &#39;F&#39;)"
+    ) in page
+    assert "<b>G</b>" not in page
+    assert md.read_text().startswith("# ")

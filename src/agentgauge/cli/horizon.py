@@ -123,16 +123,22 @@ def horizon_cmd(
     qs = parse_q(q)
     if outcome not in ("auto", "score", "success"):
         raise InputError(f"choose auto, score or success, got {outcome!r}", field="--outcome")
-    report = horizon(
-        source,
-        q=qs,
-        bootstrap=bootstrap,
-        seed=seed,
-        regularization=regularization,
-        by=split_list(by),
-        outcome=outcome,  # type: ignore[arg-type]  # checked above
-        variants=None if variants is None else split_list(variants),
-    )
+    try:
+        report = horizon(
+            source,
+            q=qs,
+            bootstrap=bootstrap,
+            seed=seed,
+            regularization=regularization,
+            by=split_list(by),
+            outcome=outcome,  # type: ignore[arg-type]  # checked above
+            variants=None if variants is None else split_list(variants),
+        )
+    except InputError as exc:
+        if exc.field != "family" or exc.file is not None:
+            raise
+        # The fit sees trials, not where they came from: name the source it refused.
+        raise InputError(exc.reason, file=source, field=exc.field) from None
     if as_json:
         print_json(report.to_dict())
         return

@@ -262,8 +262,16 @@ def _fit_group(
     fam_of_task = np.zeros(task_uniq.size, dtype=np.intp)
     fam_of_task[task_code] = fam_code
     if np.any(fam_of_task[task_code] != fam_code):
-        bad = task_uniq[task_code[fam_of_task[task_code] != fam_code][0]]
-        raise InputError(f"task {bad!r} appears under more than one family", field="family")
+        bad = str(task_uniq[task_code[fam_of_task[task_code] != fam_code][0]])
+        # A task without a family is its own ("\0" + task id, above).
+        named = sorted(
+            {"no family" if f[:1] == "\0" else repr(str(f)) for f in family[task_id == bad]}
+        )
+        raise InputError(
+            f"task {bad!r} appears under more than one family ({', '.join(named)}); the "
+            "time horizon weighs each task within its family, so give all its trials one",
+            field="family",
+        )
     task_order = np.lexsort((np.arange(task_uniq.size), fam_of_task))
     rank = np.empty_like(task_order)
     rank[task_order] = np.arange(task_order.size)
