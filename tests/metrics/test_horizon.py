@@ -273,6 +273,28 @@ def test_perfectly_separable_is_warned_and_bounded_by_the_penalty() -> None:
     assert weaker.slope < g.slope < 0
 
 
+def test_separation_the_wrong_way_round_is_warned_too() -> None:
+    # Tasks of 1..32 min, 2 runs each, success iff at least 8 min: every failure is
+    # shorter than every success. Only "slope ≥ 0" was said, though the slope (and the
+    # tight interval) are set by C, as for separation the usual way round.
+    rows = [(f"t{m}", None, float(m), float(m >= 8)) for m in range(1, 33) for _ in range(2)]
+    t = table(rows)
+    g = horizon(t, bootstrap=0).groups[0]
+    assert g.slope > 0
+    assert (
+        "successes and failures are perfectly separated by task length, the wrong way "
+        "round (longest failure 7 min, shortest success 8 min: every failure is shorter "
+        "than every success): the slope is bounded only by the penalty (C = 100000)"
+    ) in g.warnings
+    assert not any(
+        w.startswith("successes and failures are perfectly separated by task length (")
+        for w in g.warnings
+    )
+    stronger = horizon(t, bootstrap=0, regularization=10).groups[0]
+    assert 0 < stronger.slope < g.slope
+    assert any("the wrong way round" in w and "(C = 10)" in w for w in stronger.warnings)
+
+
 def test_positive_slope_is_warned() -> None:
     report = horizon(two_lengths(1, 4), bootstrap=0)
     g = report.groups[0]

@@ -323,12 +323,21 @@ def _fit_group(
                 "so the horizons do not mean 'tasks up to this length'"
             )
         succ_x, fail_x = x[pos > 0], x[neg > 0]
+        # Either way round, the likelihood rises without end as |b1| grows: the slope
+        # (and the steepness of the curve) is set by C, not by the data.
         if succ_x.max() < fail_x.min():
             warnings.append(
                 "successes and failures are perfectly separated by task length "
                 f"(longest success {_fmt(2 ** succ_x.max())}, shortest failure "
                 f"{_fmt(2 ** fail_x.min())}): the slope is bounded only by the penalty "
                 f"(C = {regularization:g})"
+            )
+        elif fail_x.max() < succ_x.min():
+            warnings.append(
+                "successes and failures are perfectly separated by task length, the "
+                f"wrong way round (longest failure {_fmt(2 ** fail_x.max())}, shortest "
+                f"success {_fmt(2 ** succ_x.min())}: every failure is shorter than every "
+                f"success): the slope is bounded only by the penalty (C = {regularization:g})"
             )
         for qq, h in horizons.items():
             if np.isnan(h):
