@@ -70,6 +70,25 @@ def test_horizon_bad_q_exits_2(trials_file: Path, tmp_path: Path) -> None:
     assert "--q" in res.stderr and "between 0 and 1" in res.stderr
 
 
+def test_horizon_q_with_many_digits_is_named_in_full_and_a_repeat_refused(
+    trials_file: Path, tmp_path: Path
+) -> None:
+    res = agentgauge(
+        "horizon",
+        str(trials_file),
+        "--q",
+        "0.9999999,0.5000001",
+        "--bootstrap",
+        "0",
+        cwd=tmp_path,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "p99.99999" in res.stdout and "p50.00001" in res.stdout and "p100" not in res.stdout
+    res = agentgauge("horizon", str(trials_file), "--q", "0.5,0.50", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr == "agentgauge: error: --q: each q once, got 0.5 more than once\n"
+
+
 def test_horizon_without_minutes_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text('{"task_id": "a", "success": true}\n')

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import agentgauge
 from agentgauge.errors import InputError
 from agentgauge.importers.metr import read as read_metr
-from agentgauge.metrics.horizon import horizon, percentile_with_inf
+from agentgauge.metrics.horizon import horizon, percentile_with_inf, q_label
 from agentgauge.metrics.horizon_fit import (
     bootstrap_masses,
     fit_half_life,
@@ -349,6 +349,26 @@ def test_input_errors() -> None:
     assert refused.value.reason.startswith(
         "task 's' appears under more than one family ('A', 'B'); "
     )
+
+
+def test_q_is_keyed_and_named_with_all_its_digits() -> None:
+    # Keys and labels had six significant digits: q = 0.5 and 0.5000001 shared the key
+    # "0.5" (one horizon lost from the JSON), and 0.9999999 was named "p100".
+    t = table([("s", None, 1.0, 1.0), ("s", None, 1.0, 0.0), ("l", None, 4.0, 0.0)])
+    rows = [(f"t{m}", None, float(m), float(k < 6 - m)) for m in range(1, 6) for k in range(5)]
+    d = horizon(table(rows), q=(0.5, 0.5000001, 0.9999999), bootstrap=20).to_dict()
+    [g] = d["groups"]
+    keys = ["0.5", "0.5000001", "0.9999999"]
+    assert list(g["horizons"]) == keys and list(g["ci95"]) == keys
+    assert list(g["half_life"]["horizons"]) == keys
+    assert g["horizons"]["0.5"] != g["horizons"]["0.5000001"]
+    assert any(w.startswith("p99.99999 = ") for w in g["warnings"])
+    assert not any("p100" in w for w in g["warnings"])
+    assert q_label(0.5) == "p50" and q_label(0.8) == "p80" and q_label(0.001) == "p0.1"
+    # A q given twice would be one horizon under two names: refused.
+    with pytest.raises(InputError) as twice:
+        horizon(t, q=(0.5, 0.8, 0.50), bootstrap=0)
+    assert twice.value.field == "q" and twice.value.reason == "each q once, got 0.5 more than once"
 
 
 # --------------------------------------------------------------------------- batched Newton

@@ -20,6 +20,7 @@ import json
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 import numpy as np
@@ -39,7 +40,7 @@ from agentgauge.metrics.horizon_fit import (
 from agentgauge.schema import SUCCESS_TOLERANCE, Trial
 from agentgauge.table import TrialTable
 
-__all__ = ["SCHEMA", "HorizonGroup", "HorizonReport", "horizon"]
+__all__ = ["SCHEMA", "HorizonGroup", "HorizonReport", "horizon", "q_label"]
 
 SCHEMA = "agentgauge.horizon/1"
 Outcome = Literal["auto", "score", "success"]
@@ -47,7 +48,16 @@ FloatArray = npt.NDArray[np.float64]
 
 
 def _qkey(q: float) -> str:
-    return f"{q:g}"
+    """q as JSON keys it: the shortest text that reads back as the same float ("0.5",
+    "0.5000001"), so two q values never share a key (six digits made 0.5 and 0.5000001
+    one key)."""
+    return repr(float(q))
+
+
+def q_label(q: float) -> str:
+    """The horizon's name at q: ``p50`` for 0.5, ``p99.99999`` for 0.9999999 (never
+    ``p100``): 100·q written from q's own digits, so no rounding can merge two."""
+    return "p" + format((Decimal(_qkey(q)) * 100).normalize(), "f")
 
 
 def _finite(v: float) -> float | None:
@@ -342,8 +352,8 @@ def _fit_group(
         for qq, h in horizons.items():
             if np.isnan(h):
                 warnings.append(
-                    f"p{qq * 100:g} is undefined: the slope is 0 and the predicted success "
-                    f"is {qq:g} at every task length"
+                    f"{q_label(qq)} is undefined: the slope is 0 and the predicted success "
+                    f"is {_qkey(qq)} at every task length"
                 )
                 continue
             if b1 == 0:
@@ -352,15 +362,15 @@ def _fit_group(
                 rate = 1.0 / (1.0 + np.exp(-b0))
                 side = "above" if h > 0 else "below"
                 warnings.append(
-                    f"p{qq * 100:g} is {'unbounded' if h > 0 else '0'}: the slope is 0 and the "
-                    f"predicted success ({rate:.3g}) is {side} {qq:g} at every task length"
+                    f"{q_label(qq)} is {'unbounded' if h > 0 else '0'}: the slope is 0 and the "
+                    f"predicted success ({rate:.3g}) is {side} {_qkey(qq)} at every task length"
                 )
                 continue
             if np.isinf(h):
                 # 2^(a huge exponent) from a finite, nearly flat fit: no length to report
                 # (JSON null), and "∞ min" would read as "never fails".
                 warnings.append(
-                    f"p{qq * 100:g} passes the largest float (about 1.8e308 min): the "
+                    f"{q_label(qq)} passes the largest float (about 1.8e308 min): the "
                     f"nearly flat fit extrapolates it far above the longest task "
                     f"({_fmt(hi_min)})"
                 )
@@ -370,7 +380,7 @@ def _fit_group(
             if h < lo_min * (1 - 1e-9) or h > hi_min * (1 + 1e-9):
                 side = "below the shortest" if h < lo_min else "above the longest"
                 warnings.append(
-                    f"p{qq * 100:g} = {_fmt(h)} lies {side} task "
+                    f"{q_label(qq)} = {_fmt(h)} lies {side} task "
                     f"({_fmt(lo_min if h < lo_min else hi_min)}): extrapolated beyond the data"
                 )
 
@@ -408,13 +418,13 @@ def _fit_group(
             passed = np.isinf(hs) & live & (bfit.slope != 0)
             if passed.any():
                 warnings.append(
-                    f"{int(passed.sum())} of {n_boot} bootstrap replicates put p{qq * 100:g} "
+                    f"{int(passed.sum())} of {n_boot} bootstrap replicates put {q_label(qq)} "
                     "past the largest float (about 1.8e308 min); they count as unbounded"
                 )
             tied = undefined & ~one_length
             if tied.any():
                 warnings.append(
-                    f"{int(tied.sum())} of {n_boot} bootstrap replicates left p{qq * 100:g} "
+                    f"{int(tied.sum())} of {n_boot} bootstrap replicates left {q_label(qq)} "
                     "undefined (slope 0, predicted success exactly q); the interval omits them"
                 )
         n_one = int(np.count_nonzero(one_length))
@@ -509,6 +519,10 @@ def horizon(
     qs = (float(q),) if isinstance(q, int | float) else tuple(float(v) for v in q)
     if not qs or any(not 0 < v < 1 for v in qs):
         raise InputError(f"each q must lie strictly between 0 and 1, got {list(qs)}", field="q")
+    twice = sorted({_qkey(v) for v in qs if qs.count(v) > 1})
+    if twice:
+        # One horizon per q: a repeated q would report one value under two names.
+        raise InputError(f"each q once, got {', '.join(twice)} more than once", field="q")
     if bootstrap < 0:
         raise InputError(f"bootstrap must be ≥ 0, got {bootstrap}", field="bootstrap")
     if not regularization > 0 or not np.isfinite(regularization):
