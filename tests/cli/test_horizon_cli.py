@@ -70,6 +70,25 @@ def test_horizon_bad_q_exits_2(trials_file: Path, tmp_path: Path) -> None:
     assert "--q" in res.stderr and "between 0 and 1" in res.stderr
 
 
+def test_horizon_q_with_many_digits_is_named_in_full_and_a_repeat_refused(
+    trials_file: Path, tmp_path: Path
+) -> None:
+    res = agentgauge(
+        "horizon",
+        str(trials_file),
+        "--q",
+        "0.9999999,0.5000001",
+        "--bootstrap",
+        "0",
+        cwd=tmp_path,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "p99.99999" in res.stdout and "p50.00001" in res.stdout and "p100" not in res.stdout
+    res = agentgauge("horizon", str(trials_file), "--q", "0.5,0.50", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr == "agentgauge: error: --q: each q once, got 0.5 more than once\n"
+
+
 def test_horizon_without_minutes_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text('{"task_id": "a", "success": true}\n')
@@ -91,6 +110,12 @@ def test_import_metr_then_horizon(shared_data: Path, tmp_path: Path) -> None:
     # Claude 3.5 Sonnet (New): p50 = 60.9 min in our fit, which the sklearn test pins.
     assert groups["Claude 3.5 Sonnet (New)"]["p50_minutes"] == pytest.approx(60.94, rel=1e-3)
     assert groups["davinci-002"]["p50_minutes"] == 0.0
+    # One agent read alone through the selector gets the interval it has beside the
+    # other ten (o1: [2.96, 246] in the full run, [3.42, 211] alone, by B = 1000).
+    res = agentgauge("horizon", f"{db}:metr#agent=o1", "--bootstrap", "100", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    [alone] = json.loads(res.stdout)["groups"]
+    assert alone["ci95"] == groups["o1"]["ci95"]
 
 
 def test_horizon_of_one_task_length_is_null_in_the_table(tmp_path: Path) -> None:
@@ -109,3 +134,35 @@ def test_horizon_of_one_task_length_is_null_in_the_table(tmp_path: Path) -> None
     shown = " ".join(res.stdout.split())
     assert "the slope is not identified, so no horizon is" in shown
     assert "lies below the shortest task" not in shown and "slope b1" not in shown
+
+
+def test_a_task_under_two_families_is_named_and_the_report_still_written(tmp_path: Path) -> None:
+    # Trial 0 of t1 in family F, trial 1 in family <b>G</b>: the fit refused with
+    # "family: task np.str_('t1') appears under more than one family" (no source), and
+    # `report` stopped on it too, though `metrics` reads the file.
+    rows = [("t1", 0, "F", True, 1), ("t1", 1, "<b>G</b>", False, 1), ("t2", 0, "G", False, 4)]
+    path = tmp_path / "fam.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"task_id": t, "trial": k, "family": f, "success": ok, "human_minutes": m})
+            + "\n"
+            for t, k, f, ok, m in rows
+        )
+    )
+    res = agentgauge("horizon", str(path), cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr == (
+        f"agentgauge: error: {path}: family: task 't1' appears under more than one family "
+        "('<b>G</b>', 'F'); the time horizon weighs each task within its family, so give all "
+        "its trials one\n"
+    )
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    res = agentgauge("report", str(path), "--html", str(html), "--markdown", str(md), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    page = html.read_text()
+    assert (
+        "No time horizon fitted: task &#39;t1&#39; appears under more than one family "
+        "(&#39;&lt;b&gt;G&lt;/b&gt;&#39;, &#39;F&#39;)"
+    ) in page
+    assert "<b>G</b>" not in page
+    assert md.read_text().startswith("# ")

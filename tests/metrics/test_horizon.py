@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import agentgauge
 from agentgauge.errors import InputError
 from agentgauge.importers.metr import read as read_metr
-from agentgauge.metrics.horizon import horizon, percentile_with_inf
+from agentgauge.metrics.horizon import horizon, percentile_with_inf, q_label
 from agentgauge.metrics.horizon_fit import (
     bootstrap_masses,
     fit_half_life,
@@ -187,6 +187,44 @@ def test_a_tie_reports_a_null_horizon_with_a_warning() -> None:
     json.dumps(g, allow_nan=False)
 
 
+def flat_table(lengths: list[float], successes: int = 3, runs: int = 5) -> TrialTable:
+    """Every task (own family) passes the same `successes` of its `runs`: no slope at all."""
+    return table([(f"t{m:g}", None, m, float(k < successes)) for m in lengths for k in range(runs)])
+
+
+@pytest.mark.parametrize("lengths", [[1.0, 2.0], [1.0, 2.0, 5.0], [1.0, 2.0, 5.0, 7.0]])
+def test_a_flat_fit_follows_the_flat_rule_not_the_sign_of_rounding(lengths: list[float]) -> None:
+    # 3 of 5 pass at every length: the optimum is b1 = 0, b0 = logit(0.6) = ln 1.5. Newton
+    # stopped at b1 = ±1e-17..1e-33, and its sign made p50 0 and p80 ∞ (tasks 1, 2, 5 min,
+    # b1 = 1.06e-32) or the reverse. Flat, σ(b0) = 0.6: p50 unbounded, p80 0, and q = 0.6
+    # is a tie though b0 differs from ln 1.5 by ~3e-16.
+    g = horizon(flat_table(lengths), q=(0.5, 0.6, 0.8), bootstrap=0).groups[0]
+    assert g.slope == 0.0
+    assert g.intercept == pytest.approx(math.log(1.5), abs=1e-12)
+    assert g.horizons[0.5] == math.inf and g.horizons[0.8] == 0.0
+    assert math.isnan(g.horizons[0.6])
+    assert g.to_dict()["horizons"] == {"0.5": None, "0.6": None, "0.8": 0.0}
+    assert [w for w in g.warnings if not w.startswith("slope b1")] == [
+        "p50 is unbounded: the slope is 0 and the predicted success (0.6) is above 0.5 at "
+        "every task length",
+        "p60 is undefined: the slope is 0 and the predicted success is 0.6 at every task length",
+        "p80 is 0: the slope is 0 and the predicted success (0.6) is below 0.8 at every task "
+        "length",
+    ]
+
+
+def test_flat_tolerance_is_relative_to_the_lengths_held() -> None:
+    # A slope that moves the log-odds by less than 1e-9 across the lengths is 0; one that
+    # moves them by more is kept (b1 = −0.00111 per doubling stays; see the test of a
+    # horizon past the largest float).
+    x = np.array([0.0, 2.0])
+    pos, neg = np.array([[0.3, 0.3], [0.3, 0.0]]), np.array([[0.2, 0.2], [0.2, 0.0]])
+    fit = fit_logistic(x, pos, neg)
+    assert fit.slope.tolist() == [0.0, 0.0]  # flat data; one length held (x = 0)
+    tie, above = horizon_from_coefficients(np.array([1e-10, 2e-9]), np.array([0.0, 0.0]), 0.5)
+    assert math.isnan(tie) and above == math.inf
+
+
 @pytest.mark.parametrize(
     "rows",
     [
@@ -233,6 +271,28 @@ def test_perfectly_separable_is_warned_and_bounded_by_the_penalty() -> None:
     assert any("perfectly separated" in w for w in g.warnings)
     weaker = horizon(t, bootstrap=0, regularization=1e7).groups[0]
     assert weaker.slope < g.slope < 0
+
+
+def test_separation_the_wrong_way_round_is_warned_too() -> None:
+    # Tasks of 1..32 min, 2 runs each, success iff at least 8 min: every failure is
+    # shorter than every success. Only "slope ≥ 0" was said, though the slope (and the
+    # tight interval) are set by C, as for separation the usual way round.
+    rows = [(f"t{m}", None, float(m), float(m >= 8)) for m in range(1, 33) for _ in range(2)]
+    t = table(rows)
+    g = horizon(t, bootstrap=0).groups[0]
+    assert g.slope > 0
+    assert (
+        "successes and failures are perfectly separated by task length, the wrong way "
+        "round (longest failure 7 min, shortest success 8 min: every failure is shorter "
+        "than every success): the slope is bounded only by the penalty (C = 100000)"
+    ) in g.warnings
+    assert not any(
+        w.startswith("successes and failures are perfectly separated by task length (")
+        for w in g.warnings
+    )
+    stronger = horizon(t, bootstrap=0, regularization=10).groups[0]
+    assert 0 < stronger.slope < g.slope
+    assert any("the wrong way round" in w and "(C = 10)" in w for w in stronger.warnings)
 
 
 def test_positive_slope_is_warned() -> None:
@@ -284,8 +344,31 @@ def test_input_errors() -> None:
     with pytest.raises(InputError, match="human_minutes"):
         horizon(table([("s", None, float("nan"), 1.0)]))
     two_families = table([("s", "A", 1.0, 1.0), ("s", "B", 1.0, 0.0), ("l", "A", 4.0, 0.0)])
-    with pytest.raises(InputError, match="more than one family"):
+    with pytest.raises(InputError) as refused:
         horizon(two_families, bootstrap=0)
+    assert refused.value.reason.startswith(
+        "task 's' appears under more than one family ('A', 'B'); "
+    )
+
+
+def test_q_is_keyed_and_named_with_all_its_digits() -> None:
+    # Keys and labels had six significant digits: q = 0.5 and 0.5000001 shared the key
+    # "0.5" (one horizon lost from the JSON), and 0.9999999 was named "p100".
+    t = table([("s", None, 1.0, 1.0), ("s", None, 1.0, 0.0), ("l", None, 4.0, 0.0)])
+    rows = [(f"t{m}", None, float(m), float(k < 6 - m)) for m in range(1, 6) for k in range(5)]
+    d = horizon(table(rows), q=(0.5, 0.5000001, 0.9999999), bootstrap=20).to_dict()
+    [g] = d["groups"]
+    keys = ["0.5", "0.5000001", "0.9999999"]
+    assert list(g["horizons"]) == keys and list(g["ci95"]) == keys
+    assert list(g["half_life"]["horizons"]) == keys
+    assert g["horizons"]["0.5"] != g["horizons"]["0.5000001"]
+    assert any(w.startswith("p99.99999 = ") for w in g["warnings"])
+    assert not any("p100" in w for w in g["warnings"])
+    assert q_label(0.5) == "p50" and q_label(0.8) == "p80" and q_label(0.001) == "p0.1"
+    # A q given twice would be one horizon under two names: refused.
+    with pytest.raises(InputError) as twice:
+        horizon(t, q=(0.5, 0.8, 0.50), bootstrap=0)
+    assert twice.value.field == "q" and twice.value.reason == "each q once, got 0.5 more than once"
 
 
 # --------------------------------------------------------------------------- batched Newton
@@ -443,6 +526,47 @@ def test_bootstrap_resamples_whole_families() -> None:
     assert (absent[:, 0] & absent[:, 1]).mean() == pytest.approx(0.25, abs=0.015)
 
 
+def test_a_replicate_of_one_length_has_no_horizon_and_is_named() -> None:
+    # Two families of one task each: 1 min passing 4 runs in 5, 4 min passing 1 in 5.
+    # Half the replicates draw one family twice, so hold one length: their slope is not
+    # identified (the penalty sets 0). They read 0 or ∞ by the flat rule or by rounding
+    # (4 in 5 at 1 min is σ(b0) = 0.8, a tie at p80 called "slope 0, predicted success
+    # exactly q"), and counted as "had slope ≥ 0". Like the full data with one length,
+    # they have no horizon: left out of the interval, with their own warning.
+    rows = [("s", "A", 1.0, float(k < 4)) for k in range(5)]
+    rows += [("l", "B", 4.0, float(k < 1)) for k in range(5)]
+    n_boot = 1000
+    g = horizon(table(rows), bootstrap=n_boot).groups[0]
+    assert g.bootstrap_horizons is not None
+    # A replicate of one length has no horizon at any q (a tie has none at one q only:
+    # here a replicate whose two tasks both drew 4 passes in 5 is flat at σ(b0) = 0.8).
+    one = np.isnan(g.bootstrap_horizons[0.5]) & np.isnan(g.bootstrap_horizons[0.8])
+    # P(one family drawn twice) = 1/2; its task is then drawn twice, 10 runs from its 5,
+    # all passing (or all failing) with P = 0.8^10 + 0.2^10 = 0.107, and then there is no
+    # fit at all (0 or ∞): 0.5 · 0.893 = 0.446 of the replicates (sd 0.016).
+    assert one.sum() == pytest.approx(0.446 * n_boot, abs=60)
+    assert (
+        f"{one.sum()} of {n_boot} bootstrap replicates drew tasks of one length only: the "
+        "slope is not identified in them, so they have no horizon and the interval omits them"
+    ) in g.warnings
+    assert not any("p50 undefined" in w or "largest float" in w for w in g.warnings)
+    ties = np.isnan(g.bootstrap_horizons[0.8]) & ~one
+    assert (
+        not ties.any()
+        or (
+            f"{ties.sum()} of {n_boot} bootstrap replicates left p80 undefined (slope 0, "
+            "predicted success exactly q); the interval omits them"
+        )
+        in g.warnings
+    )
+    positive = [w for w in g.warnings if w.endswith("had slope ≥ 0")]
+    assert not positive or int(positive[0].split()[0]) < 0.05 * n_boot
+    assert g.ci95 is not None
+    for q in (0.5, 0.8):
+        kept = g.bootstrap_horizons[q][~np.isnan(g.bootstrap_horizons[q])]
+        assert list(g.ci95[q]) == percentile_with_inf(kept, (2.5, 97.5))
+
+
 def test_percentile_keeps_infinity() -> None:
     assert percentile_with_inf(np.array([1.0, 2.0, np.inf, np.inf]), [97.5]) == [np.inf]
     # Linear interpolation at 50%: position 1.5 between 2 and 3 -> 2.5.
@@ -591,6 +715,49 @@ def test_metr_bootstrap_is_reproducible_from_its_seed(metr_trials: list[Any]) ->
     # log-scale width: the interval is a property of the data, not of the seed.
     assert math.log(c.ci95[0.5][0]) == pytest.approx(math.log(lo), abs=0.25)
     assert math.log(c.ci95[0.5][1]) == pytest.approx(math.log(hi), abs=0.25)
+
+
+def test_metr_intervals_are_those_docs_horizon_md_shows(metr_trials: list[Any]) -> None:
+    # docs/horizon.md, "How to read the numbers" (B = 1000, seed 0): each bound as shown,
+    # to the significant digits shown.
+    groups = {g.labels["agent"]: g for g in horizon(metr_trials, bootstrap=1000, seed=0).groups}
+    shown = {
+        "Claude 3.5 Sonnet (New)": (("18.9", "192"), ("0.24", "22.8")),
+        "o1": (("3.14", "250"), ("0.0002", "12.8")),
+        "GPT-4o": (("0.95", "27.5"), ("0.006", "4.37")),
+    }
+    for agent, intervals in shown.items():
+        ci = groups[agent].ci95
+        assert ci is not None
+        for q, bounds in zip((0.5, 0.8), intervals, strict=True):
+            for got, text in zip(ci[q], bounds, strict=True):
+                digits = len(text.replace(".", "").lstrip("0"))
+                assert float(f"{got:.{digits}g}") == float(text), (agent, q, got, text)
+
+
+def test_a_group_interval_does_not_depend_on_the_other_groups() -> None:
+    # Two agents with the same runs. The bootstrap seeds were spawned in group order, so
+    # b's interval changed when a was in the source (b [9.45, 53.21] beside a, [10.53,
+    # 49.19] alone). Each group is now seeded from the seed and its own labels.
+    rows = [
+        (f"t{m:g}", f"f{i % 3}", m, float(k < 4 - 0.7 * i))
+        for i, m in enumerate([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+        for k in range(4)
+    ]
+    a, b = table(rows, agent="a"), table(rows, agent="b")
+    both = TrialTable(**{k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in vars(a)})
+    swapped = TrialTable(**{k: np.concatenate([getattr(b, k), getattr(a, k)]) for k in vars(a)})
+    alone = horizon(b, bootstrap=300).groups[0]
+    for together in (horizon(both, bootstrap=300), horizon(swapped, bootstrap=300)):
+        [in_pair] = [g for g in together.groups if g.labels["agent"] == "b"]
+        assert in_pair.ci95 == alone.ci95
+        assert in_pair.bootstrap_horizons is not None and alone.bootstrap_horizons is not None
+        np.testing.assert_array_equal(
+            in_pair.bootstrap_horizons[0.5], alone.bootstrap_horizons[0.5]
+        )
+    # The seed still matters, and another agent draws its own replicates.
+    assert horizon(b, bootstrap=300, seed=1).groups[0].ci95 != alone.ci95
+    assert horizon(a, bootstrap=300).groups[0].ci95 != alone.ci95
 
 
 def test_all_failures_give_no_interval_slope_or_loss_and_a_group_without_lengths_is_named() -> None:

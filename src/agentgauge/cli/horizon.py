@@ -48,6 +48,8 @@ def fmt_minutes(m: float | None) -> str:
 
 def render(report: HorizonReport) -> Table:
     """The report as a rich table: one row per group, horizons in minutes."""
+    from agentgauge.metrics.horizon import q_label
+
     # The title names the trials' scope, as every table of the report does.
     scope = f" — {terminal_text(report.scope)}" if report.scope else ""
     table = Table(
@@ -62,7 +64,7 @@ def render(report: HorizonReport) -> Table:
     table.add_column("runs/\ntasks", justify="right", no_wrap=True)
     for q in report.q:
         ci_head = "\n[95% CI]" if report.bootstrap > 0 else ""
-        table.add_column(f"p{q * 100:g}{ci_head}", justify="right")
+        table.add_column(f"{q_label(q)}{ci_head}", justify="right")
     table.add_column("slope", justify="right", no_wrap=True)
     table.add_column("T½", justify="right", no_wrap=True)
     table.add_column("log-loss\nlogit/T½", justify="right", no_wrap=True)
@@ -123,16 +125,22 @@ def horizon_cmd(
     qs = parse_q(q)
     if outcome not in ("auto", "score", "success"):
         raise InputError(f"choose auto, score or success, got {outcome!r}", field="--outcome")
-    report = horizon(
-        source,
-        q=qs,
-        bootstrap=bootstrap,
-        seed=seed,
-        regularization=regularization,
-        by=split_list(by),
-        outcome=outcome,  # type: ignore[arg-type]  # checked above
-        variants=None if variants is None else split_list(variants),
-    )
+    try:
+        report = horizon(
+            source,
+            q=qs,
+            bootstrap=bootstrap,
+            seed=seed,
+            regularization=regularization,
+            by=split_list(by),
+            outcome=outcome,  # type: ignore[arg-type]  # checked above
+            variants=None if variants is None else split_list(variants),
+        )
+    except InputError as exc:
+        if exc.field != "family" or exc.file is not None:
+            raise
+        # The fit sees trials, not where they came from: name the source it refused.
+        raise InputError(exc.reason, file=source, field=exc.field) from None
     if as_json:
         print_json(report.to_dict())
         return

@@ -16,8 +16,11 @@ trials, chooses the outcome, collects warnings and shapes the report.
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 import numpy as np
@@ -30,13 +33,14 @@ from agentgauge.metrics.horizon_fit import (
     fit_logistic,
     half_life_probability,
     horizon_from_coefficients,
+    length_span,
     metr_weights,
     weighted_log_loss,
 )
 from agentgauge.schema import SUCCESS_TOLERANCE, Trial
 from agentgauge.table import TrialTable
 
-__all__ = ["SCHEMA", "HorizonGroup", "HorizonReport", "horizon"]
+__all__ = ["SCHEMA", "HorizonGroup", "HorizonReport", "horizon", "q_label"]
 
 SCHEMA = "agentgauge.horizon/1"
 Outcome = Literal["auto", "score", "success"]
@@ -44,7 +48,16 @@ FloatArray = npt.NDArray[np.float64]
 
 
 def _qkey(q: float) -> str:
-    return f"{q:g}"
+    """q as JSON keys it: the shortest text that reads back as the same float ("0.5",
+    "0.5000001"), so two q values never share a key (six digits made 0.5 and 0.5000001
+    one key)."""
+    return repr(float(q))
+
+
+def q_label(q: float) -> str:
+    """The horizon's name at q: ``p50`` for 0.5, ``p99.99999`` for 0.9999999 (never
+    ``p100``): 100·q written from q's own digits, so no rounding can merge two."""
+    return "p" + format((Decimal(_qkey(q)) * 100).normalize(), "f")
 
 
 def _finite(v: float) -> float | None:
@@ -209,6 +222,16 @@ def _codes(labels: npt.NDArray[np.object_]) -> tuple[npt.NDArray[np.intp], int]:
     return inv.astype(np.intp), len(uniq)
 
 
+def _group_seed(seed: int, labels: dict[str, Any]) -> np.random.SeedSequence:
+    """The bootstrap seed of one group: ``seed`` and a checksum of the group's labels,
+    so a group's interval is the same whichever other groups the source holds (and in
+    whatever order), as it is when the group is fitted alone."""
+    text = json.dumps(
+        sorted([k, None if v is None else str(v)] for k, v in labels.items()), ensure_ascii=False
+    )
+    return np.random.SeedSequence([seed, zlib.crc32(text.encode())])
+
+
 def _fmt(m: float) -> str:
     return f"{m:.3g} min"
 
@@ -249,8 +272,16 @@ def _fit_group(
     fam_of_task = np.zeros(task_uniq.size, dtype=np.intp)
     fam_of_task[task_code] = fam_code
     if np.any(fam_of_task[task_code] != fam_code):
-        bad = task_uniq[task_code[fam_of_task[task_code] != fam_code][0]]
-        raise InputError(f"task {bad!r} appears under more than one family", field="family")
+        bad = str(task_uniq[task_code[fam_of_task[task_code] != fam_code][0]])
+        # A task without a family is its own ("\0" + task id, above).
+        named = sorted(
+            {"no family" if f[:1] == "\0" else repr(str(f)) for f in family[task_id == bad]}
+        )
+        raise InputError(
+            f"task {bad!r} appears under more than one family ({', '.join(named)}); the "
+            "time horizon weighs each task within its family, so give all its trials one",
+            field="family",
+        )
     task_order = np.lexsort((np.arange(task_uniq.size), fam_of_task))
     rank = np.empty_like(task_order)
     rank[task_order] = np.arange(task_order.size)
@@ -281,7 +312,7 @@ def _fit_group(
     # With one task length (one task, or all of the same length) only σ(b0 + b1·x) at
     # that length is fitted: b1 is whatever the penalty makes it (0), and the flat-fit
     # rule would turn that into a horizon of 0 or ∞ with a [0, ∞] interval.
-    identified = fit.degenerate[0] != 0 or np.unique(x).size >= 2
+    identified = fit.degenerate[0] != 0 or length_span(x, pos, neg)[0] > 0
 
     if fit.degenerate[0] == -1:
         warnings.append("no successes: the horizon is 0 at every q")
@@ -302,6 +333,8 @@ def _fit_group(
                 "so the horizons do not mean 'tasks up to this length'"
             )
         succ_x, fail_x = x[pos > 0], x[neg > 0]
+        # Either way round, the likelihood rises without end as |b1| grows: the slope
+        # (and the steepness of the curve) is set by C, not by the data.
         if succ_x.max() < fail_x.min():
             warnings.append(
                 "successes and failures are perfectly separated by task length "
@@ -309,18 +342,35 @@ def _fit_group(
                 f"{_fmt(2 ** fail_x.min())}): the slope is bounded only by the penalty "
                 f"(C = {regularization:g})"
             )
+        elif fail_x.max() < succ_x.min():
+            warnings.append(
+                "successes and failures are perfectly separated by task length, the "
+                f"wrong way round (longest failure {_fmt(2 ** fail_x.max())}, shortest "
+                f"success {_fmt(2 ** succ_x.min())}: every failure is shorter than every "
+                f"success): the slope is bounded only by the penalty (C = {regularization:g})"
+            )
         for qq, h in horizons.items():
             if np.isnan(h):
                 warnings.append(
-                    f"p{qq * 100:g} is undefined: the slope is 0 and the predicted success "
-                    f"is {qq:g} at every task length"
+                    f"{q_label(qq)} is undefined: the slope is 0 and the predicted success "
+                    f"is {_qkey(qq)} at every task length"
+                )
+                continue
+            if b1 == 0:
+                # Flat: the predicted success is the same at every length, above q
+                # (unbounded) or below it (0); neither is an extrapolation of a slope.
+                rate = 1.0 / (1.0 + np.exp(-b0))
+                side = "above" if h > 0 else "below"
+                warnings.append(
+                    f"{q_label(qq)} is {'unbounded' if h > 0 else '0'}: the slope is 0 and the "
+                    f"predicted success ({rate:.3g}) is {side} {_qkey(qq)} at every task length"
                 )
                 continue
             if np.isinf(h):
                 # 2^(a huge exponent) from a finite, nearly flat fit: no length to report
                 # (JSON null), and "∞ min" would read as "never fails".
                 warnings.append(
-                    f"p{qq * 100:g} passes the largest float (about 1.8e308 min): the "
+                    f"{q_label(qq)} passes the largest float (about 1.8e308 min): the "
                     f"nearly flat fit extrapolates it far above the longest task "
                     f"({_fmt(hi_min)})"
                 )
@@ -330,7 +380,7 @@ def _fit_group(
             if h < lo_min * (1 - 1e-9) or h > hi_min * (1 + 1e-9):
                 side = "below the shortest" if h < lo_min else "above the longest"
                 warnings.append(
-                    f"p{qq * 100:g} = {_fmt(h)} lies {side} task "
+                    f"{q_label(qq)} = {_fmt(h)} lies {side} task "
                     f"({_fmt(lo_min if h < lo_min else hi_min)}): extrapolated beyond the data"
                 )
 
@@ -349,32 +399,48 @@ def _fit_group(
         )
         init = (b0, b1) if fit.degenerate[0] == 0 else None
         bfit = fit_logistic(x, bpos, bneg, regularization=regularization, init=init)
-        boot_h = {qq: horizon_from_coefficients(bfit.intercept, bfit.slope, qq) for qq in q}
+        live = bfit.degenerate == 0
+        # A replicate that drew tasks of one length only identifies no slope, as the
+        # full data with one length: it has no horizon (NaN), not the flat fit's 0 or ∞.
+        one_length = live & (length_span(x, bpos, bneg) <= 0)
+        boot_h = {}
+        for qq in q:
+            hs = horizon_from_coefficients(bfit.intercept, bfit.slope, qq)
+            hs[one_length] = _NAN
+            boot_h[qq] = hs
         ci95 = {}
         for qq, hs in boot_h.items():
-            # A replicate whose horizon is undefined (a tie: slope 0, σ(b0) = q) has
-            # no length to rank; it is left out of the percentiles and counted.
+            # A replicate whose horizon is undefined (a tie: slope 0, σ(b0) = q, or one
+            # length) has no length to rank; it is left out of the percentiles and counted.
             undefined = np.isnan(hs)
             lo, hi = percentile_with_inf(hs[~undefined], (2.5, 97.5))
             ci95[qq] = (lo, hi)
-            passed = np.isinf(hs) & (bfit.degenerate == 0) & (bfit.slope != 0)
+            passed = np.isinf(hs) & live & (bfit.slope != 0)
             if passed.any():
                 warnings.append(
-                    f"{int(passed.sum())} of {n_boot} bootstrap replicates put p{qq * 100:g} "
+                    f"{int(passed.sum())} of {n_boot} bootstrap replicates put {q_label(qq)} "
                     "past the largest float (about 1.8e308 min); they count as unbounded"
                 )
-            if undefined.any():
+            tied = undefined & ~one_length
+            if tied.any():
                 warnings.append(
-                    f"{int(undefined.sum())} of {n_boot} bootstrap replicates left p{qq * 100:g} "
+                    f"{int(tied.sum())} of {n_boot} bootstrap replicates left {q_label(qq)} "
                     "undefined (slope 0, predicted success exactly q); the interval omits them"
                 )
-        n_deg = int(np.count_nonzero(bfit.degenerate))
+        n_one = int(np.count_nonzero(one_length))
+        if n_one:
+            warnings.append(
+                f"{n_one} of {n_boot} bootstrap replicates drew tasks of one length only: "
+                "the slope is not identified in them, so they have no horizon and the "
+                "interval omits them"
+            )
+        n_deg = int(np.count_nonzero(~live))
         if n_deg and fit.degenerate[0] == 0:
             warnings.append(
                 f"{n_deg} of {n_boot} bootstrap replicates drew only failures or only "
                 "successes (horizon 0 or unbounded in those)"
             )
-        n_pos = int(np.count_nonzero((bfit.slope >= 0) & (bfit.degenerate == 0)))
+        n_pos = int(np.count_nonzero((bfit.slope >= 0) & live & ~one_length))
         if n_pos and b1 < 0:
             warnings.append(f"{n_pos} of {n_boot} bootstrap replicates had slope ≥ 0")
         n_nc = int(np.count_nonzero(~bfit.converged))
@@ -442,7 +508,8 @@ def horizon(
     in the success rate (docs/metrics.md, "Infrastructure errors"), and a warning
     gives their number.
 
-    Each group is fitted on its own; groups are seeded from ``seed`` in order.
+    Each group is fitted on its own, its bootstrap seeded from ``seed`` and the group's
+    labels: a group's interval does not depend on which other groups the trials hold.
     """
     table = (
         trials_or_table
@@ -452,6 +519,10 @@ def horizon(
     qs = (float(q),) if isinstance(q, int | float) else tuple(float(v) for v in q)
     if not qs or any(not 0 < v < 1 for v in qs):
         raise InputError(f"each q must lie strictly between 0 and 1, got {list(qs)}", field="q")
+    twice = sorted({_qkey(v) for v in qs if qs.count(v) > 1})
+    if twice:
+        # One horizon per q: a repeated q would report one value under two names.
+        raise InputError(f"each q once, got {', '.join(twice)} more than once", field="q")
     if bootstrap < 0:
         raise InputError(f"bootstrap must be ≥ 0, got {bootstrap}", field="bootstrap")
     if not regularization > 0 or not np.isfinite(regularization):
@@ -490,6 +561,8 @@ def horizon(
                 f"{name}: left out, none of its {len(sub)} trials has human_minutes"
             )
     grouped = kept
+    # Seeded from the labels the trials were grouped by, before `agent` is added below.
+    seeds = [_group_seed(seed, labels) for labels, _ in grouped]
     if "agent" not in keys:
         # The ``agentgauge.horizon/1`` object names each group's agent; give it when
         # the group has one.
@@ -506,7 +579,6 @@ def horizon(
             f"{n_infra} infra-error trial{'s' if n_infra != 1 else ''} counted as failures "
             "(score 0), as in the success rate"
         )
-    seeds = np.random.SeedSequence(seed).spawn(len(grouped))
     groups = [
         _fit_group(
             labels,

@@ -23,12 +23,14 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "FLAT_TOL",
     "LogisticFit",
     "bootstrap_masses",
     "fit_half_life",
     "fit_logistic",
     "half_life_probability",
     "horizon_from_coefficients",
+    "length_span",
     "logistic_loss",
     "metr_weights",
     "weighted_log_loss",
@@ -40,6 +42,14 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Probabilities are clipped to [EPS, 1 − EPS] in log-losses (as METR's ``get_bce_loss``).
 EPS = 1e-15
+
+#: Log-odds closer than this are equal. A fit whose slope moves the log-odds by less
+#: across the task lengths it holds is flat (`fit_logistic` returns slope 0), and a flat
+#: fit whose intercept lies this close to logit(q) is a tie at q
+#: (`horizon_from_coefficients`). Newton stops within rounding (1e-17 to 1e-33) of an
+#: exactly flat optimum, and the sign of that noise must not decide whether a horizon is
+#: 0 or unbounded.
+FLAT_TOL = 1e-9
 
 
 def metr_weights(task: IntArray, family: IntArray) -> FloatArray:
@@ -81,6 +91,19 @@ class LogisticFit:
     """Newton's step fell below tolerance within the iteration cap."""
     degenerate: npt.NDArray[np.int8]
     """0: both outcomes present; +1: only successes (b0 → +∞); −1: only failures."""
+
+
+def length_span(x: FloatArray, pos: FloatArray, neg: FloatArray) -> FloatArray:
+    """Per replicate, max x − min x over the cells that carry mass (0 with one length,
+    −∞ with no mass at all); ``pos`` and ``neg`` of shape (J,) or (B, J)."""
+    x = np.asarray(x, dtype=np.float64)
+    held = np.atleast_2d(np.asarray(pos, dtype=np.float64) + np.asarray(neg, dtype=np.float64)) > 0
+    if x.size == 0:
+        return np.full(held.shape[0], -np.inf)
+    top = np.where(held, x, -np.inf).max(axis=1)
+    bottom = np.where(held, x, np.inf).min(axis=1)
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.where(held.any(axis=1), top - bottom, -np.inf), dtype=np.float64)
 
 
 def logistic_loss(
@@ -170,7 +193,9 @@ def fit_logistic(
         init: starting (b0, b1); default logit of the mean outcome and slope 0.
 
     Replicates with no success mass (or no failure mass) have no finite optimum
-    for b0; they are returned with ``degenerate`` set and b0 = ∓∞, b1 = 0.
+    for b0; they are returned with ``degenerate`` set and b0 = ∓∞, b1 = 0. A slope
+    that moves the log-odds by less than `FLAT_TOL` across the lengths a replicate
+    holds is returned as exactly 0 (rounding noise of a flat optimum).
     """
     x = np.asarray(x, dtype=np.float64)
     pos = np.atleast_2d(np.asarray(pos, dtype=np.float64))
@@ -202,6 +227,10 @@ def fit_logistic(
         a[rows], b1[rows], converged[rows] = _newton(
             xc, pos[rows], neg[rows], a[rows], b1[rows], c, max_iter, tol
         )
+    # Where the data have no slope, Newton leaves b1 = ±1e-17..1e-33, and its sign would
+    # make a horizon 0 or ∞ (`horizon_from_coefficients`): such a fit is flat.
+    with np.errstate(invalid="ignore"):  # 0 · −∞ for a row with no mass (already 0)
+        b1 = np.where(np.abs(b1) * length_span(x, pos, neg) < FLAT_TOL, 0.0, b1)
     b0 = a - b1 * centre
     b0 = np.where(degenerate == 1, np.inf, np.where(degenerate == -1, -np.inf, b0))
     return LogisticFit(intercept=b0, slope=b1, converged=converged, degenerate=degenerate)
@@ -268,8 +297,8 @@ def horizon_from_coefficients(b0: FloatArray, b1: FloatArray, q: float) -> Float
     h_q = 2^((ln(q/(1−q)) − b0)/b1) (Kwa et al. 2025, eq. for the p-horizon),
     since the fit is on log2 minutes. Limits: b0 = +∞ (only successes) gives ∞,
     b0 = −∞ (only failures) gives 0; b1 = 0 gives ∞ when σ(b0) > q, 0 when
-    σ(b0) < q, and NaN (undefined) when σ(b0) = q: the predicted success is q at
-    every length, so no length is *the* one.
+    σ(b0) < q, and NaN (undefined) when σ(b0) = q (b0 within `FLAT_TOL` of
+    logit q): the predicted success is q at every length, so no length is *the* one.
     """
     b0 = np.asarray(b0, dtype=np.float64)
     b1 = np.asarray(b1, dtype=np.float64)
@@ -277,7 +306,8 @@ def horizon_from_coefficients(b0: FloatArray, b1: FloatArray, q: float) -> Float
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log2h = (logit - b0) / b1
         flat = (b1 == 0) | ~np.isfinite(b0)
-        limit = np.where(b0 > logit, np.inf, np.where(b0 < logit, -np.inf, np.nan))
+        tie = np.abs(b0 - logit) <= FLAT_TOL
+        limit = np.where(tie, np.nan, np.where(b0 > logit, np.inf, -np.inf))
         log2h = np.where(flat, limit, log2h)
         return np.asarray(np.exp2(log2h), dtype=np.float64)
 

@@ -27,6 +27,7 @@ import numpy as np
 from agentgauge.api import metrics as compute_metrics
 from agentgauge.api import metrics_of_columns
 from agentgauge.display import markdown_text
+from agentgauge.errors import InputError
 from agentgauge.facts import Facts
 from agentgauge.metrics.behaviour import behaviour_columns
 from agentgauge.metrics.compare import compare, select_rows
@@ -469,8 +470,9 @@ def _horizon(
         fitted = horizon(
             _system_table(timed, names), bootstrap=HORIZON_BOOTSTRAP, seed=seed, by="agent"
         ).to_dict()["groups"]
-    except ValueError as exc:  # too few tasks or lengths to fit
-        return [], f"No time horizon fitted: {exc}"
+    except InputError as exc:  # data the fit refuses (a task under two families)
+        # The rest of the report does not need the fit: say why this section is empty.
+        return [], f"No time horizon fitted: {exc.reason}"
     out = []
     for g in fitted:
         agent = str(g.get("agent"))
