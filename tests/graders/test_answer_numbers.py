@@ -29,6 +29,10 @@ naturals = st.integers(min_value=0, max_value=10**12)
         ("x=-2.5e-3, +7", [-0.0025, 7.0]),
         ("-3, 1e3 and 2,500.25", [-3.0, 1000.0, 2500.25]),
         ("5 - 3", [5.0, 3.0]),
+        # An exponent needs a digit before it: "e2" of "page2" was read as a number.
+        ("see page2", [2.0]),
+        ("code5e3 or E10", [5000.0, 10.0]),
+        (".5e2", [50.0]),
     ],
 )
 def test_numbers_in(text: str, numbers: list[float]) -> None:
@@ -96,3 +100,26 @@ def test_the_tolerance_decides_as_exact_arithmetic_on_the_written_decimals(
 
     held = number_within(_cents(written), float(_cents(target)), float(_cents(tolerance)))
     assert held == (abs(written - target) <= tolerance)
+
+
+@pytest.mark.parametrize(
+    "text", ["The total is 42 (see page2).", "See page2: the total is 42.", "code5: 42"]
+)
+def test_a_word_ending_in_a_digit_does_not_stop_the_grader(text: str) -> None:
+    # `grader 'answer' raised ValueError: could not convert string to float: 'e2'`
+    # (and decimal.InvalidOperation): the trial could not be graded at all.
+    from agentgauge.graders import grade_trial
+    from agentgauge.schema import AnswerSpec, Expectations, Task, Trial
+
+    task = Task(id="t", instruction="sum?", expectations=Expectations(answer=AnswerSpec(number=42)))
+    graded = grade_trial(task, Trial(task_id="t", success=False, answer=text))
+    assert (graded.success, graded.grades[0].status) == (True, "passed")
+
+
+@given(st.text(alphabet=st.sampled_from("0123456789eE+-.,pag ")))
+def test_any_text_reads_without_raising(text: str) -> None:
+    from agentgauge.graders.answer import check_answer
+    from agentgauge.schema import AnswerSpec
+
+    numbers_in(text)
+    check_answer(text, AnswerSpec(number=1, tolerance=0.5))

@@ -22,8 +22,19 @@ __all__ = ["AnswerGrader", "answer_text", "check_answer", "number_within", "numb
 # A sign only where it cannot be a hyphen or dash between words and numbers
 # ("5-10 days" is 5 and 10, "2024-05-01" is 2024, 5 and 1); a thousands form only
 # when its last group ends the digits ("12,3456" is 12 and 3456, not 12345 and 6).
+# An exponent only after a digit: with every part optional, the "e2" of "page2" was a
+# number, which no decimal reads.
 _NUMBER = re.compile(
-    r"(?:(?<![\w.])[-+])?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?"
+    r"(?:(?<![\w.])[-+])?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?:[eE][-+]?\d+)?"
+)
+
+
+# 100 significant digits: the difference of two written numbers is exact in practice.
+# No trap, so an exponent beyond any range reads as an infinity (too far from any
+# target), not an error.
+_DECIMAL = decimal.Context(
+    prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[], flags=[]
 )
 
 
@@ -38,25 +49,15 @@ def answer_text(trial: Trial) -> str | None:
 
 
 def _number_tokens(text: str) -> list[str]:
-    """Every number written in ``text`` as written, without thousands separators."""
-    return [
-        m.group(0).replace(",", "")
-        for m in _NUMBER.finditer(text)
-        if any(c.isdigit() for c in m.group(0))
-    ]
+    """Every number written in ``text`` as written, without thousands separators; a
+    token no decimal reads is passed over."""
+    tokens = (m.group(0).replace(",", "") for m in _NUMBER.finditer(text))
+    return [t for t in tokens if not _DECIMAL.copy().create_decimal(t).is_nan()]
 
 
 def numbers_in(text: str) -> list[float]:
     """Every number written in ``text`` (``1,234.5`` -> 1234.5)."""
     return [float(token) for token in _number_tokens(text)]
-
-
-# 100 significant digits: the difference of two written numbers is exact in practice.
-# No trap, so an exponent beyond any range reads as an infinity (too far from any
-# target), not an error.
-_DECIMAL = decimal.Context(
-    prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[], flags=[]
-)
 
 
 def number_within(token: str, target: float, tolerance: float) -> bool:
