@@ -60,14 +60,17 @@ def numbers_in(text: str) -> list[float]:
     return [float(token) for token in _number_tokens(text)]
 
 
-def number_within(token: str, target: float, tolerance: float) -> bool:
+def number_within(
+    token: str, target: int | float | Decimal, tolerance: int | float | Decimal
+) -> bool:
     """Whether the number written as ``token`` is within ``tolerance`` of ``target``,
     compared as the decimals written: in binary floating point 1.1 - 1.0 is
     0.10000000000000009, so "1.1" failed ``number: 1.0, tolerance: 0.1``. The target
-    and tolerance are read as their shortest decimal form (``repr``), as in the suite."""
+    and tolerance are read as written: an integer or a `Decimal` exactly, a float as
+    its shortest decimal form, as in the suite."""
     ctx = _DECIMAL.copy()
-    diff = ctx.abs(ctx.subtract(ctx.create_decimal(token), Decimal(repr(target))))
-    return diff <= Decimal(repr(tolerance))
+    diff = ctx.abs(ctx.subtract(ctx.create_decimal(token), Decimal(str(target))))
+    return diff <= Decimal(str(tolerance))
 
 
 def check_answer(text: str, spec: AnswerSpec) -> list[tuple[str, bool, str]]:
@@ -87,7 +90,8 @@ def check_answer(text: str, spec: AnswerSpec) -> list[tuple[str, bool, str]]:
     if spec.number is not None:
         tokens = _number_tokens(text)
         held = any(number_within(t, spec.number, spec.tolerance) for t in tokens)
-        checks.append(("number", held, f"found {[float(t) for t in tokens[:10]]}"))
+        # The numbers as written: as floats, 12345678901234567 showed as 1.2345678901234568e+16.
+        checks.append(("number", held, f"found {', '.join(tokens[:10]) or 'no number'}"))
     return checks
 
 
