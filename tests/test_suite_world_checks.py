@@ -238,10 +238,38 @@ def test_judge_and_human_grader_names_are_accepted_in_required(tmp_path: Path) -
     # Their options (an endpoint, a labels file) enable them, not the task: only the
     # name is checked, and a criterion or target after a colon is theirs.
     path = tmp_path / "suite.yaml"
-    path.write_text(EXPECTING.format(extra="required: [state, rubric, human:state, rubric:tone]"))
+    rubric = "rubric: [{id: tone, text: Is it kind?}]\n      "
+    path.write_text(
+        EXPECTING.format(extra=rubric + "required: [state, rubric, human:state, rubric:tone]")
+    )
     assert load_suite(path).tasks[0].expectations.required == [
         "state", "rubric", "human:state", "rubric:tone"
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        ("required: [state, rubric:tone]", "none: the task has no rubric"),
+        (
+            "rubric: [{id: tone, text: Is it kind?}]\n      partial_credit: [rubric:tnoe]",
+            "tone",
+        ),
+    ],
+)
+def test_a_rubric_criterion_the_task_does_not_define_is_refused(
+    tmp_path: Path, extra: str, reason: str
+) -> None:
+    # No judge grades a criterion the rubric lacks: required, it was dropped, and the
+    # trial passed without it.
+    path = tmp_path / "suite.yaml"
+    path.write_text(EXPECTING.format(extra=extra))
+    with pytest.raises(InputError) as err:
+        load_suite(path)
+    assert err.value.reason.endswith(
+        f"names no criterion of this task's rubric, so no judge ever grades it (its "
+        f"criteria: {reason}; docs/judge.md)"
+    )
 
 
 def test_a_misspelt_required_grader_is_named_instead_of_nothing_grades(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
@@ -587,9 +588,10 @@ class AnswerSpec(_Strict):
     """A regular expression that must match somewhere."""
     exact: str | None = None
     """The whole answer, compared after stripping whitespace."""
-    number: float | None = None
-    """A number that must appear, within ``tolerance``."""
-    tolerance: float = Field(default=0.0, ge=0)
+    number: int | float | Decimal | None = None
+    """A number that must appear, within ``tolerance``; kept as written (an integer
+    stays exact: ``12345678901234567`` as a float was ``12345678901234568``)."""
+    tolerance: int | float | Decimal = Field(default=0.0, ge=0)
     """Absolute tolerance for ``number``, inclusive, on the decimals as written (not
     negative: no number could be within one)."""
 

@@ -18,7 +18,7 @@ from agentgauge.exporters.jsonl import trials_jsonl
 from agentgauge.graders import grade_trial
 from agentgauge.harness.runner import run
 from agentgauge.importers.jsonl import read
-from agentgauge.schema import Trial
+from agentgauge.schema import ToolCallEvent, Trial
 from agentgauge.store import Store
 from agentgauge.suite import Suite, load_suite
 from agentgauge.turns import turns_of
@@ -272,3 +272,51 @@ def test_an_agent_that_asks_once_per_max_turns_1_still_gets_its_follow_up(
         (trial,) = store.trials(header.run_id)
     grade = next(g for g in trial.grades if g.grader == "checkpoints")
     assert (trial.status, trial.success, grade.status) == ("completed", True, "passed")
+
+
+LIST_ARGUMENT = """\
+tasks:
+  - id: two
+    environment: retail
+    instruction: "What's the status of W1030?"
+    user_scenario: {follow_ups: ["Also return the shoes of W1002 to my card."]}
+    expectations:
+      checkpoints:
+        - calls: [{name: get_order_details, arguments: {order_id: W1030}}]
+        - calls:
+            - {name: return_delivered_order_items,
+               arguments: {order_id: W1002, item_ids: ["2002"], payment_id: card_4242}}
+      trajectory: {arguments: ast}
+"""
+
+
+def test_a_checkpoint_call_with_a_list_argument_is_written_once(tmp_path: Path) -> None:
+    # The calls are run as written when the suite loads, and were graded under `ast`,
+    # where a list is a list of acceptable values: `item_ids: ["2002"]` failed its own
+    # check ("missing call return_delivered_order_items"), and `[["2002"]]` failed to
+    # run ("argument 'item_ids' must be a array").
+    path = tmp_path / "s.yaml"
+    path.write_text(LIST_ARGUMENT)
+    suite = load_suite(path)
+    (task,) = suite.tasks
+    assert task.expectations.reference_calls[1].arguments["item_ids"] == ["2002"]
+    header = run(suite, "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
+    with Store(tmp_path / "s.db") as store:
+        (trial,) = store.trials(header.run_id)
+    assert trial.success, [(g.grader, g.status) for g in trial.grades]
+    # The derived reference calls too (`trajectory` under `ast`), and so does a re-grade
+    # of the stored run, which reads the stored task.
+    assert {g.grader: g.status for g in trial.grades}["trajectory"] == "passed"
+    again = regrade(f"{tmp_path / 's.db'}:{header.run_id}")
+    assert (again.n_trials, again.n_changed) == (1, 0)
+    # The list is one value: returning another item, or a scalar, is no match.
+    for wrong in (["2003"], "2002"):
+        calls = [c.model_copy() for c in trial.events]
+        for e in calls:
+            if isinstance(e, ToolCallEvent) and e.name == "return_delivered_order_items":
+                e.arguments = {**e.arguments, "item_ids": wrong}
+        other = trial.model_copy(update={"events": calls})
+        grade = next(
+            g for g in grade_trial(task, other, ["checkpoints"]).grades if g.grader == "checkpoints"
+        )
+        assert grade.status == "checkpoint:calls", wrong

@@ -309,6 +309,17 @@ def test_the_number_of_calls_must_match() -> None:
     assert grade(task([]), calls()).passed is True
 
 
+def test_a_tolerance_under_one_percent_is_shown_as_written() -> None:
+    # `{tolerance:.0%}` wrote 0.004 as "within 0%", and a difference of 0.04% as "0.0%".
+    g = grade(task([1000], match="numeric", tolerance=0.004), calls(("add", {"a": 1000, "b": 5})))
+    assert g.status == "exec:mismatch"
+    assert g.evidence["differences"] == ["$: expected 1000 within 0.4%, got 1005 (0.5% off)"]
+    g = grade(task([10000], match="numeric", tolerance=0.0001), calls(("add", {"a": 1e4, "b": 4})))
+    assert g.evidence["differences"] == ["$: expected 10000 within 0.01%, got 10004.0 (0.04% off)"]
+    g = grade(task([10], match="numeric", tolerance=0.2), calls(("add", {"a": 10, "b": 2.5})))
+    assert g.evidence["differences"] == ["$: expected 10 within 20%, got 12.5 (25.0% off)"]
+
+
 def test_parallel_results_are_matched_as_a_set() -> None:
     t = task([5, 10], match="exact")
     trial = calls(("add", {"a": 4, "b": 6}), ("add", {"a": 2, "b": 3}))  # 10 then 5

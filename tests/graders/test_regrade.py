@@ -317,3 +317,35 @@ def test_grade_trial_with_named_graders_skips_the_code_graders_a_task_does_not_e
     )
     assert [g.grader for g in graded.grades] == ["answer"]
     assert graded.success is True
+
+
+def test_an_unknown_partial_credit_grade_is_not_counted_as_a_required_one(tmp_path: Path) -> None:
+    # `response_match` is not required, only in partial credit: "2 with an unknown
+    # required grade" said the trials' success rested on a grade that decided nothing.
+    task = Task(
+        id="p",
+        instruction="capital of France?",
+        expectations=Expectations(
+            answer=AnswerSpec(contains=["Paris"]),
+            reference_answer="...",
+            required=["answer"],
+            partial_credit=["answer", "response_match"],
+        ),
+    )
+    path = tmp_path / "s.db"
+    with Store(path) as db:
+        with db.transaction():
+            db.create_run(Run(run_id="r", created_at=utc_now()))
+            db.add_tasks("r", [task])
+        db.add_trials(
+            "r", [Trial(task_id="p", trial=i, success=True, answer="Paris") for i in (0, 1)]
+        )
+    done = _cli("grade", f"{path}:r")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "0 trials changed; 0 with an unknown required grade, 2 more with an unknown "
+        "partial-credit grade (left out of their score)"
+    ) in done.stdout
+    assert "unknown: response_match unknown:reference has no words × 2" in done.stdout
+    out = json.loads(_cli("grade", f"{path}:r", "--json").stdout)
+    assert (out["n_unknown"], out["n_unknown_partial"]) == (0, 2)

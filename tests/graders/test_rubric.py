@@ -1024,3 +1024,93 @@ def test_grade_says_why_a_rubric_grade_is_unknown_not_what_the_judge_reasoned(
         "unknown: rubric unknown:no_decided_criteria × 1 (e.g. criteria undecided: "
         "cancel unknown:invalid_verdict, polite unknown:invalid_verdict)"
     ) in out
+
+
+def _rude_store(tmp_path: Path, **expectations: Any) -> Path:
+    from agentgauge.schema import AnswerSpec, Run
+    from agentgauge.store import Store, utc_now
+
+    task = Task(
+        id="t1",
+        instruction="What is the capital of France?",
+        expectations=Expectations(
+            answer=AnswerSpec(contains=["Paris"]), rubric=[C_POLITE], **expectations
+        ),
+    )
+    rude = "Paris, obviously, you fool."
+    trial = Trial(
+        task_id="t1",
+        trial=0,
+        success=True,
+        answer=rude,
+        events=[MessageEvent(role="assistant", content=rude)],
+    )
+    path = tmp_path / "j.db"
+    with Store(path) as db:
+        with db.transaction():
+            db.create_run(Run(run_id="r", created_at=utc_now()))
+            db.add_tasks("r", [task])
+        db.add_trials("r", [trial])
+    return path
+
+
+@pytest.mark.parametrize(
+    ("expectations", "score"),
+    [
+        ({"required": ["answer", "rubric:polite"]}, 0.0),
+        ({"required": ["answer"], "partial_credit": ["answer", "rubric:polite"]}, 0.5),
+    ],
+)
+def test_a_required_rubric_criterion_the_judge_failed_fails_the_trial(
+    serve: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: Any,
+    expectations: dict[str, Any],
+    score: float,
+) -> None:
+    # The rubric grader returns one `rubric` grade, its criteria inside it: the
+    # required `rubric:polite` was no grade of the trial's, so it was dropped and the
+    # rude answer passed ("success 1.000 -> 1.000"), and gave no partial credit.
+    from agentgauge.store import Store
+
+    server, _ = serve(lambda request: Reply(body=completion(answer("no", reason="rude"))))
+    path = _rude_store(tmp_path, **expectations)
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", server.base_url)
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+    code, out, err = cli("grade", f"{path}:r", "--graders", "answer,rubric", "--activate")
+    assert code == 0, err
+    required = "rubric:polite" in expectations["required"]
+    assert f"success 1.000 -> {0 if required else 1:.3f}" in out
+    with Store(path, create=False) as db:
+        (trial,) = db.trials("r")
+    assert (trial.success, trial.score) == (not required, score)
+
+
+def test_a_required_part_its_grader_did_not_give_is_unknown(serve: Any) -> None:
+    # A task built in Python is not checked as a suite is (`rubric:tone` names no
+    # criterion of its rubric): the requirement is an unknown grade, not dropped.
+    _, judge = serve(lambda request: Reply(body=completion(answer("yes"))))
+    from agentgauge.graders import grade_trial
+    from agentgauge.schema import AnswerSpec
+
+    task = Task(
+        id="t1",
+        instruction="Cancel order W100.",
+        expectations=Expectations(
+            answer=AnswerSpec(contains=["cancelled"]),
+            rubric=[C_POLITE],
+            required=["answer", "rubric:tone"],
+        ),
+    )
+    graded = grade_trial(task, make_trial(answer="cancelled"), ["answer", RubricGrader(judge)])
+    assert (graded.success, graded.unknown) == (False, ["rubric:tone"])
+    missing = graded.grades[-1]
+    assert (missing.grader, missing.passed, missing.status) == (
+        "rubric:tone",
+        None,
+        "unknown:not_graded",
+    )
+    assert missing.evidence == {"why": "grader 'rubric' ran but gave no grade 'rubric:tone'"}
+    # Not run at all, the requirement shrinks to the graders run, as documented.
+    assert grade_trial(task, make_trial(answer="cancelled"), ["answer"]).success is True

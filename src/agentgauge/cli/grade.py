@@ -174,6 +174,7 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
                 "n_trials": result.n_trials,
                 "n_changed": result.n_changed,
                 "n_unknown": result.n_unknown,
+                "n_unknown_partial": result.n_unknown_partial,
                 "unknown_grades": result.unknown_grades,
                 "skipped_tasks": result.skipped,
                 "n_not_applicable": result.n_not_applicable,
@@ -189,9 +190,17 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
         f"re-graded {result.n_trials} trials of run {result.run_id} as grade version "
         f"{result.version} ({', '.join(result.graders) or 'default graders'})"
     )
+    partial = (
+        f", {result.n_unknown_partial} more with an unknown partial-credit grade (left out "
+        "of their score)"
+        if result.n_unknown_partial
+        else ""
+    )
     out.print(
         f"success {result.success_before:.3f} -> {result.success_after:.3f}; "
-        f"{result.n_changed} trials changed; {result.n_unknown} with an unknown required grade"
+        f"{result.n_changed} trials changed; {result.n_unknown} with an unknown required "
+        f"grade{partial}",
+        soft_wrap=True,
     )
     if result.n_not_applicable:
         out.print(

@@ -22,8 +22,19 @@ __all__ = ["AnswerGrader", "answer_text", "check_answer", "number_within", "numb
 # A sign only where it cannot be a hyphen or dash between words and numbers
 # ("5-10 days" is 5 and 10, "2024-05-01" is 2024, 5 and 1); a thousands form only
 # when its last group ends the digits ("12,3456" is 12 and 3456, not 12345 and 6).
+# An exponent only after a digit: with every part optional, the "e2" of "page2" was a
+# number, which no decimal reads.
 _NUMBER = re.compile(
-    r"(?:(?<![\w.])[-+])?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?"
+    r"(?:(?<![\w.])[-+])?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?:[eE][-+]?\d+)?"
+)
+
+
+# 100 significant digits: the difference of two written numbers is exact in practice.
+# No trap, so an exponent beyond any range reads as an infinity (too far from any
+# target), not an error.
+_DECIMAL = decimal.Context(
+    prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[], flags=[]
 )
 
 
@@ -38,12 +49,10 @@ def answer_text(trial: Trial) -> str | None:
 
 
 def _number_tokens(text: str) -> list[str]:
-    """Every number written in ``text`` as written, without thousands separators."""
-    return [
-        m.group(0).replace(",", "")
-        for m in _NUMBER.finditer(text)
-        if any(c.isdigit() for c in m.group(0))
-    ]
+    """Every number written in ``text`` as written, without thousands separators; a
+    token no decimal reads is passed over."""
+    tokens = (m.group(0).replace(",", "") for m in _NUMBER.finditer(text))
+    return [t for t in tokens if not _DECIMAL.copy().create_decimal(t).is_nan()]
 
 
 def numbers_in(text: str) -> list[float]:
@@ -51,22 +60,17 @@ def numbers_in(text: str) -> list[float]:
     return [float(token) for token in _number_tokens(text)]
 
 
-# 100 significant digits: the difference of two written numbers is exact in practice.
-# No trap, so an exponent beyond any range reads as an infinity (too far from any
-# target), not an error.
-_DECIMAL = decimal.Context(
-    prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[], flags=[]
-)
-
-
-def number_within(token: str, target: float, tolerance: float) -> bool:
+def number_within(
+    token: str, target: int | float | Decimal, tolerance: int | float | Decimal
+) -> bool:
     """Whether the number written as ``token`` is within ``tolerance`` of ``target``,
     compared as the decimals written: in binary floating point 1.1 - 1.0 is
     0.10000000000000009, so "1.1" failed ``number: 1.0, tolerance: 0.1``. The target
-    and tolerance are read as their shortest decimal form (``repr``), as in the suite."""
+    and tolerance are read as written: an integer or a `Decimal` exactly, a float as
+    its shortest decimal form, as in the suite."""
     ctx = _DECIMAL.copy()
-    diff = ctx.abs(ctx.subtract(ctx.create_decimal(token), Decimal(repr(target))))
-    return diff <= Decimal(repr(tolerance))
+    diff = ctx.abs(ctx.subtract(ctx.create_decimal(token), Decimal(str(target))))
+    return diff <= Decimal(str(tolerance))
 
 
 def check_answer(text: str, spec: AnswerSpec) -> list[tuple[str, bool, str]]:
@@ -86,7 +90,8 @@ def check_answer(text: str, spec: AnswerSpec) -> list[tuple[str, bool, str]]:
     if spec.number is not None:
         tokens = _number_tokens(text)
         held = any(number_within(t, spec.number, spec.tolerance) for t in tokens)
-        checks.append(("number", held, f"found {[float(t) for t in tokens[:10]]}"))
+        # The numbers as written: as floats, 12345678901234567 showed as 1.2345678901234568e+16.
+        checks.append(("number", held, f"found {', '.join(tokens[:10]) or 'no number'}"))
     return checks
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "get_grader",
     "grade_trial",
     "grader_name_defect",
+    "part_grades",
     "pass_",
     "raising_grader",
     "register",
@@ -189,6 +190,9 @@ class TrialGrading:
     success; 0 after any minefield hit."""
     unknown: list[str] = field(default_factory=list)
     """Required graders that could not decide: success is False, flagged here."""
+    unknown_partial: list[str] = field(default_factory=list)
+    """Partial-credit graders, not required, that could not decide: their score is left
+    out of the mean, and success does not rest on them."""
     safety_violations: list[dict[str, Any]] = field(default_factory=list)
     """Minefield hits with their severity."""
 
@@ -235,7 +239,8 @@ def grader_name_defect(task: Task, names: Sequence[str]) -> tuple[int, str] | No
     dropped without a word (``required: [state, answr]`` made success rest on
     ``state`` alone) and so was a grader the task does not enable. A name is a
     registered grader, or ``NAME:PART`` where NAME is a judge or human grader (a
-    rubric criterion, ``rubric:tone``; a human grader's target, ``human:answer``).
+    rubric criterion, ``rubric:tone``, which the task's rubric must define; a human
+    grader's target, ``human:answer``).
     Whether a code grader is enabled is its own ``enabled(task)``; a judge or human
     grader is enabled by the options it is built with, so only its name is checked."""
     if not names:
@@ -250,6 +255,14 @@ def grader_name_defect(task: Task, names: Sequence[str]) -> tuple[int, str] | No
             near = difflib.get_close_matches(name, sorted(kinds), n=1)
             hint = f"did you mean {near[0]!r}? " if near else ""
             return i, f"unknown grader {name!r}; {hint}(known: {', '.join(sorted(kinds))})"
+        if head == "rubric" and colon:
+            ids = [c.id for c in task.expectations.rubric]
+            if name.removeprefix("rubric:") not in ids:
+                listed = ", ".join(ids) or "none: the task has no rubric"
+                return i, (
+                    f"{name!r} names no criterion of this task's rubric, so no judge ever "
+                    f"grades it (its criteria: {listed}; docs/judge.md)"
+                )
         if kind == "code" and name not in enabled:
             on = ", ".join(sorted(enabled)) or "none"
             return i, (
@@ -257,6 +270,29 @@ def grader_name_defect(task: Task, names: Sequence[str]) -> tuple[int, str] | No
                 f"runs (the code graders it enables: {on}; docs/graders.md)"
             )
     return None
+
+
+def part_grades(grade: Grade) -> list[Grade]:
+    """The grades of a grade's parts, named ``<grader>:<part>``: a rubric's criteria,
+    which its ``rubric`` grade carries in ``evidence.criteria`` (`RubricResult.to_grade`).
+    A task may require or give partial credit to one part (``rubric:polite``), so
+    `grade_trial` looks them up here; an entry that is not a grade of this grader's
+    part is passed over."""
+    evidence = grade.evidence
+    items = evidence.get("criteria") if isinstance(evidence, dict) else None
+    if not isinstance(items, list):
+        return []
+    out = []
+    for item in items:
+        if not isinstance(item, dict) or not str(item.get("grader", "")).startswith(
+            f"{grade.grader}:"
+        ):
+            continue
+        try:
+            out.append(Grade.model_validate(item))
+        except ValueError:
+            continue
+    return out
 
 
 #: The start of the note `grade_trial` adds to an exception a grader raised.
@@ -281,8 +317,11 @@ def grade_trial(
     code grader runs only where the task enables it (`applies`).
     Success is the product of the required graders' passes — the task's
     ``Expectations.required``, else every enabled grader of `DEFAULT_REQUIRED`
-    — restricted to the graders run. A required grade that is unknown makes
-    success False and is listed in ``unknown``. Any minefield hit sets success
+    — restricted to the graders run. A required part of a grader's grade
+    (``rubric:polite``, `part_grades`) counts as its own grade; one its grader ran
+    and did not give is an unknown grade (``unknown:not_graded``), added to the
+    grades. A required grade that is unknown makes success False and is listed in
+    ``unknown``. Any minefield hit sets success
     to False and the score to 0 (ToolSandbox).
     """
     if graders is None:
@@ -307,7 +346,20 @@ def grade_trial(
             exc.add_note(f"{_RAISED_IN}{g.name}")
             raise
     by_name = {gr.grader: gr for gr in grades}
+    for part in (p for gr in grades for p in part_grades(gr)):
+        by_name.setdefault(part.grader, part)
     exp = task.expectations
+    # A grade the task names that its grader, run, did not give (``rubric:polite``
+    # from a rubric without that criterion) is unknown, stored and said: dropping it
+    # let the trial pass on the rest.
+    for name in (*(exp.required or ()), *exp.partial_credit):
+        head = name.partition(":")[0]
+        if name not in by_name and head != name and head in by_name:
+            missing = unknown(
+                name, "not_graded", {"why": f"grader {head!r} ran but gave no grade {name!r}"}
+            )
+            grades.append(missing)
+            by_name[name] = missing
     if exp.required is not None:
         required = [n for n in exp.required if n in by_name]
     else:
@@ -323,10 +375,13 @@ def grade_trial(
     if violations:
         success = False
     partial = [by_name[n] for n in exp.partial_credit if n in by_name]
+    unknown_partial: list[str] = []
     score: float | None
     if partial:
         scores = [g.score for g in partial if g.score is not None]
-        unknown_req += [
+        # Apart from the required ones: "an unknown required grade" counted a
+        # partial-credit grader that success does not rest on.
+        unknown_partial = [
             g.grader for g in partial if g.score is None and g.grader not in unknown_req
         ]
         score = sum(scores) / len(scores) if scores else None
@@ -339,5 +394,6 @@ def grade_trial(
         success=success,
         score=score,
         unknown=unknown_req,
+        unknown_partial=unknown_partial,
         safety_violations=violations,
     )

@@ -28,7 +28,7 @@ from typing import Any
 
 from agentgauge.graders.base import fail, pass_, register, unknown
 from agentgauge.graders.state import failed_assertions, mismatch
-from agentgauge.graders.trajectory import Call, call_matcher, unmatched_reference
+from agentgauge.graders.trajectory import Call, as_written, call_matcher, unmatched_reference
 from agentgauge.schema import Checkpoint, Grade, Task, Trial
 from agentgauge.turns import Turn, TurnRecordError, turns_of
 
@@ -55,11 +55,11 @@ def _state_half(cp: Checkpoint, turn: Turn) -> tuple[bool | None, dict[str, Any]
 
 
 def _call_half(
-    cp: Checkpoint, turn: Turn, functions: Sequence[dict[str, Any]]
+    cp: Checkpoint, turn: Turn, functions: Sequence[dict[str, Any]], written: bool
 ) -> tuple[bool, dict[str, Any] | None]:
     if not cp.calls:
         return True, None
-    match = call_matcher(cp.arguments, functions)
+    match = call_matcher(cp.arguments, functions, written=written)
     ref: list[Call] = [(c.name, c.arguments) for c in cp.calls]
     actual: list[Call] = [(c.name, c.arguments) for c in turn.calls]
     missing = unmatched_reference(actual, ref, cp.mode, match)
@@ -74,10 +74,16 @@ def _call_half(
 
 
 def check_checkpoint(
-    cp: Checkpoint, index: int, turn: Turn | None, functions: Sequence[dict[str, Any]] = ()
+    cp: Checkpoint,
+    index: int,
+    turn: Turn | None,
+    functions: Sequence[dict[str, Any]] = (),
+    *,
+    written: bool = False,
 ) -> dict[str, Any]:
     """One checkpoint's verdict with its evidence: ``{turn, verdict, status, events,
-    state, calls}``; ``verdict`` is ``pass``, ``fail`` or ``unknown``."""
+    state, calls}``; ``verdict`` is ``pass``, ``fail`` or ``unknown``. ``written``: the
+    checkpoint's calls are run as written (`agentgauge.graders.trajectory.AS_WRITTEN`)."""
     if turn is None:
         return {
             "turn": index,
@@ -88,7 +94,7 @@ def check_checkpoint(
             "calls": None,
         }
     state_ok, state_ev = _state_half(cp, turn)
-    calls_ok, calls_ev = _call_half(cp, turn, functions)
+    calls_ok, calls_ev = _call_half(cp, turn, functions, written)
     if state_ok is False:
         verdict, status = "fail", "checkpoint:state"
     elif not calls_ok:
@@ -131,7 +137,7 @@ class CheckpointsGrader:
             )
         results = [
             check_checkpoint(cp, i + 1, turns[i] if i < len(turns) else None,
-                             task.expectations.functions)
+                             task.expectations.functions, written=as_written(task))
             for i, cp in enumerate(checkpoints)
         ]  # fmt: skip
         held = sum(r["verdict"] == "pass" for r in results)

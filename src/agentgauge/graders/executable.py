@@ -113,12 +113,21 @@ def _numeric_difference(result: float, expected: float, tolerance: float, path: 
     try:
         if abs(result - expected) <= tolerance * abs(expected):
             return None
-        off = f" ({abs(result - expected) / abs(expected):.1%} off)" if expected else ""
+        off = f" ({_off(abs(result - expected) / abs(expected))} off)" if expected else ""
     except OverflowError:  # integers beyond float range: only equality can be judged
         if result == expected:
             return None
         off = ""
-    return f"{path}: expected {_show(expected)} within {tolerance:.0%}, got {_show(result)}{off}"
+    # The tolerance as the task wrote it: ".0%" showed 0.004 as "within 0%".
+    within = f"{tolerance * 100:g}%"
+    return f"{path}: expected {_show(expected)} within {within}, got {_show(result)}{off}"
+
+
+def _off(fraction: float) -> str:
+    """A relative difference as a percentage, one decimal, and never 0.0% when it is
+    not 0 (two significant digits then: 0.04%)."""
+    text = f"{fraction:.1%}"
+    return f"{fraction * 100:.2g}%" if fraction and text == "0.0%" else text
 
 
 def _show(value: Any) -> str:

@@ -63,6 +63,9 @@ class RegradeResult:
     """Trials whose success changed."""
     n_unknown: int
     """Trials with a required grade that is unknown."""
+    n_unknown_partial: int = 0
+    """Trials with no unknown required grade but an unknown partial-credit one (its
+    score left out of the trial's mean)."""
     skipped: list[str] = field(default_factory=list)
     """Task ids of trials left alone because the store holds no task for them."""
     n_unfinished: int = 0
@@ -289,6 +292,7 @@ def regrade(
             result.n_trials += 1
             result.n_changed += new != old
             result.n_unknown += bool(graded.unknown)
+            result.n_unknown_partial += bool(graded.unknown_partial) and not graded.unknown
             # An infra error is a failure under either version, as in the metrics.
             before += old and not trial.is_infra_error
             after += new and not trial.is_infra_error

@@ -37,8 +37,11 @@ from agentgauge.graders.state import canonical_json
 from agentgauge.schema import Grade, Task, ToolCallSpec, TrajectorySpec, Trial
 
 __all__ = [
+    "AS_WRITTEN",
     "TrajectoryGrader",
+    "as_written",
     "call_matcher",
+    "mark_as_written",
     "match_trajectory",
     "precision_recall",
     "unmatched_reference",
@@ -47,9 +50,38 @@ __all__ = [
 Call = tuple[str, Mapping[str, Any]]
 Matcher = Callable[[Call, Call], bool]
 
+#: The task metadata key saying that its reference and checkpoint calls are calls, run
+#: as written by the task's world when the suite loads (the retail world computes the
+#: expected state from them): one value per argument, so under ``ast`` a list-valued
+#: argument is that one value, not a list of acceptable values.
+AS_WRITTEN = "calls_as_written"
 
-def call_matcher(arguments: str, functions: Sequence[Mapping[str, Any]] = ()) -> Matcher:
-    """``match(actual, reference)`` for an argument mode."""
+
+def as_written(task: Task) -> bool:
+    """Whether ``task``'s reference and checkpoint calls are run as written
+    (`AS_WRITTEN`)."""
+    return task.metadata.get(AS_WRITTEN) is True
+
+
+def mark_as_written(task: Task) -> Task:
+    """``task`` marked (`AS_WRITTEN`) by a world that runs its reference and checkpoint
+    calls as written, when one of them has a list-valued argument (the only case the
+    mark changes); otherwise ``task`` itself."""
+    exp = task.expectations
+    calls = [*exp.reference_calls, *(c for cp in exp.checkpoints for c in cp.calls)]
+    if as_written(task) or not any(
+        isinstance(v, list) for c in calls for v in c.arguments.values()
+    ):
+        return task
+    return task.model_copy(update={"metadata": {**task.metadata, AS_WRITTEN: True}})
+
+
+def call_matcher(
+    arguments: str, functions: Sequence[Mapping[str, Any]] = (), *, written: bool = False
+) -> Matcher:
+    """``match(actual, reference)`` for an argument mode. With ``written`` the reference
+    calls are calls run as written (`AS_WRITTEN`): under ``ast`` each argument is its one
+    acceptable value, a list included."""
     docs = {f.get("name"): f for f in functions}
 
     def exact(a: Call, r: Call) -> bool:
@@ -68,7 +100,7 @@ def call_matcher(arguments: str, functions: Sequence[Mapping[str, Any]] = ()) ->
             "name": r[0],
             "parameters": {"properties": {k: {} for k in r[1]}, "required": []},
         }
-        key = {k: v if isinstance(v, list) else [v] for k, v in r[1].items()}
+        key = {k: v if isinstance(v, list) and not written else [v] for k, v in r[1].items()}
         return check_call(doc, {a[0]: dict(a[1])}, {r[0]: key})[0]
 
     modes: dict[str, Matcher] = {"exact": exact, "ignore": ignore, "subset": subset, "ast": ast}
@@ -190,7 +222,7 @@ class TrajectoryGrader:
         spec = exp.trajectory or TrajectorySpec()
         mode = self.mode or spec.mode
         arguments = self.arguments or spec.arguments
-        match = call_matcher(arguments, exp.functions)
+        match = call_matcher(arguments, exp.functions, written=as_written(task))
         ref = _calls(exp.reference_calls)
         actual: list[Call] = [(c.name, c.arguments) for c in tool_calls_of(trial)]
         precision, recall, pairs = precision_recall(actual, ref, match)

@@ -27,6 +27,11 @@ def complete(task: Task) -> Task:
     """
     task = check_turn_plan(task)
     exp = task.expectations
+    # Every reference and checkpoint call is run here as written: a list argument is
+    # one value, also when graded (`mark_as_written`).
+    from agentgauge.graders.trajectory import mark_as_written
+
+    task = mark_as_written(task)
     if exp.state_assertions and exp.reference_calls:
         check_state_assertions(task)
     if exp.final_state is not None or exp.state_assertions:
@@ -88,7 +93,7 @@ def check_turn_plan(task: Task) -> Task:
             calls = [_call(env, call, f"checkpoint {i + 1}'s call {j}", (i, j))
                      for j, call in enumerate(cp.calls)]  # fmt: skip
             turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=env.final_state())
-            result = check_checkpoint(cp, i + 1, turn, exp.functions)
+            result = check_checkpoint(cp, i + 1, turn, exp.functions, written=True)
             if result["verdict"] != "pass":
                 state, checked = result["state"] or {}, result["calls"] or {}
                 why = [*state.get("failed", []), *state.get("paths", [])]
