@@ -15,6 +15,17 @@ def test_visible_writes_controls_and_bidi_as_escapes() -> None:
     assert visible("café ✓ ± 日本") == "café ✓ ± 日本"  # printable text is left alone
 
 
+def test_visible_shows_characters_that_print_as_nothing() -> None:
+    # A zero-width space, word joiner or BOM inside a name would print it as another.
+    assert visible("ba\u200bse") == "ba\\u200bse"
+    assert visible("\ufeffbase\u2060") == "\\ufeffbase\\u2060"
+    # The joiners shape what is shown (an emoji family, Persian words): left alone.
+    assert visible("\U0001f468\u200d\U0001f469") == "\U0001f468\u200d\U0001f469"
+    assert visible("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645") == (
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    )
+
+
 def test_terminal_text_is_never_markup() -> None:
     text = terminal_text("[link=https://example.com]x[/link]\x1b[2J", "bold")
     assert text.plain == "[link=https://example.com]x[/link]\\x1b[2J"

@@ -7,8 +7,8 @@ markup that becomes a hyperlink, no Markdown that starts a heading or hides a
 link's target, no HTML that plotly renders as a live link or a styled element
 (docs/reports.md, "Untrusted text").
 
-- `visible`: control characters and Unicode bidirectional controls written as
-  escapes (``\\x1b``, ``\\u202e``), for every medium;
+- `visible`: control characters, Unicode bidirectional controls and zero-width
+  spaces written as escapes (``\\x1b``, ``\\u202e``, ``\\u200b``), for every medium;
 - `terminal_text`: a `rich.text.Text` (never parsed as markup), controls visible;
 - `markdown_text`: one line of Markdown that renders as written;
 - `plotly_text`: text for plotly, which renders a subset of HTML in legend
@@ -43,7 +43,13 @@ __all__ = [
 #: Source", Boucher & Anderson 2021), so ``evil\u202etxt.exe`` reads as something else.
 #: U+2028/U+2029 are line breaks to some renderers although not to Python's ``\n``.
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f" + _BIDI + "]")
+#: Characters that print as nothing and join or split nothing a reader could see: the
+#: zero-width space, the word joiner and the zero-width no-break space (the BOM), so
+#: ``ba\u200bse`` would print as ``base``. The zero-width joiner and non-joiner are
+#: left alone: they shape emoji sequences and Persian or Indic text, which they change
+#: visibly.
+_INVISIBLE = "\u200b\u2060\ufeff"
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f" + _BIDI + _INVISIBLE + "]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -52,9 +58,9 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def visible(text: Any, *, keep: str = "") -> str:
-    """``text`` with every control character (C0, DEL, C1) and bidirectional control
-    written as a visible escape, except those in ``keep`` (say ``"\\n\\t"`` where the
-    medium shows line breaks and tabs as such)."""
+    """``text`` with every control character (C0, DEL, C1), bidirectional control and
+    zero-width space (`_INVISIBLE`) written as a visible escape, except those in
+    ``keep`` (say ``"\\n\\t"`` where the medium shows line breaks and tabs as such)."""
     s = str(text)
     if keep:
         return _CONTROLS.sub(lambda m: m.group() if m.group() in keep else _escape(m), s)
