@@ -110,3 +110,24 @@ def test_a_cut_line_is_placed_at_its_own_end_whatever_its_line_ending(
         with pytest.raises(InputError) as err:
             read(path)
         assert str(err.value) == expected.replace(":2:", ":1:")
+
+
+def test_a_file_imported_twice_is_named_as_imported_not_invited_again(
+    tmp_path: Path, cli: Any
+) -> None:
+    # It said "run 'sample_trials-2721506b' already exists in this store; choose
+    # another --run-id": an invitation to store the same trials twice.
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id": "a", "success": true}\n')
+    db = tmp_path / "s.db"
+    assert cli("import", "jsonl", str(src), "--store", str(db))[0] == 0
+    code, _, err = cli("import", "jsonl", str(src), "--store", str(db))
+    assert code == 2
+    assert f"--run-id: {src} was already imported as run 't-" in err
+    assert "its trials are in the store; to store them a second time, give --run-id" in err
+    # The same name with other content is another file: the generic refusal stays out
+    # of its way (its own hash names another run), and --run-id stores a second copy.
+    src.write_text('{"task_id": "a", "success": false}\n')
+    assert cli("import", "jsonl", str(src), "--store", str(db))[0] == 0
+    src.write_text('{"task_id": "a", "success": true}\n')
+    assert cli("import", "jsonl", str(src), "--store", str(db), "--run-id", "x")[0] == 0

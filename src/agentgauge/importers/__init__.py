@@ -224,6 +224,7 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
     if run_id is None:
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem)
         run_id = f"{stem}-{sha[:8]}"
+        _refuse_import_again(store, path, run_id, sha)
     run = Run(
         run_id=run_id,
         agent=imported.agent or _single({t.agent for t in imported.trials}),
@@ -243,6 +244,22 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
             store.add_tasks(run_id, imported.tasks)
         store.add_trials(run_id, imported.trials)
     return run
+
+
+def _refuse_import_again(store: Store, path: Path, run_id: str, sha: str) -> None:
+    """The default run id is the file's name and the start of its hash, so a file
+    imported twice names its first import: say that, not "choose another --run-id",
+    which reads as an invitation to store the same trials twice."""
+    existing = store.get_run(run_id)
+    if existing is None or existing.source_sha256 != sha:
+        return
+    raise InputError(
+        f"{path} was already imported as run {run_id!r} "
+        f"at {existing.created_at}: its trials are in the store; "
+        "to store them a second time, give --run-id",
+        file=store.path,
+        field="--run-id",
+    )
 
 
 #: The built-in formats, each registered by the module of its name.
