@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentgauge.envs.base import ToolOutcome
 from agentgauge.envs.builtin import TaskDefect
 from agentgauge.envs.retail.env import RetailEnv
 from agentgauge.schema import Task, ToolCallEvent, ToolCallSpec
@@ -104,13 +105,29 @@ def check_turn_plan(task: Task) -> Task:
 
 
 def _call(env: RetailEnv, call: ToolCallSpec, what: str, at: tuple[int, int]) -> ToolCallEvent:
-    outcome = env.call_tool(call.name, call.arguments)
+    loc = ("expectations", "checkpoints", at[0], "calls", at[1])
+    outcome = _played(env, call, what, loc)
     if outcome.is_error:
-        raise TaskDefect(
-            f"{what} ({call.name}) failed on a fresh environment: {outcome.content}",
-            ("expectations", "checkpoints", at[0], "calls", at[1]),
-        )
+        raise TaskDefect(f"{what} ({call.name}) failed on a fresh environment: {outcome.content}",
+                         loc)  # fmt: skip
     return ToolCallEvent(name=call.name, arguments=call.arguments)
+
+
+def _played(
+    env: RetailEnv, call: ToolCallSpec, what: str, loc: tuple[str | int, ...]
+) -> ToolOutcome:
+    """The outcome of one call of the task's plan. What the world raises (rather than
+    returns as an error result) is refused at the call's line: data in the task's
+    ``initial_state`` the tools cannot work with was a Python traceback."""
+    try:
+        return env.call_tool(call.name, call.arguments)
+    except Exception as exc:
+        said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise TaskDefect(
+            f"{what} ({call.name}) broke the world on a fresh environment ({said}); check the "
+            "task's initial_state",
+            loc,
+        ) from None
 
 
 def replay(task: Task) -> dict[str, Any]:
@@ -122,12 +139,13 @@ def replay(task: Task) -> dict[str, Any]:
     env = RetailEnv(task, seed=0)
     try:
         for i, call in enumerate(task.expectations.reference_calls):
-            outcome = env.call_tool(call.name, call.arguments)
+            loc = ("expectations", "reference_calls", i)
+            outcome = _played(env, call, f"reference call {i}", loc)
             if outcome.is_error:
                 raise TaskDefect(
                     f"reference call {i} ({call.name}) failed on a fresh environment: "
                     f"{outcome.content}",
-                    ("expectations", "reference_calls", i),
+                    loc,
                 )
         return env.final_state()
     finally:
