@@ -126,6 +126,46 @@ def write(tmp_path: Path, old: str, new: str) -> Path:
             "expectations.functions.1.name",
             "expected the function's name (text)",
         ),
+        # A category the key contradicts: simple checked the first of two calls alone
+        # (Paris then Tokyo passed whatever the second call was) ...
+        (
+            "[{get_weather: {city: [Paris]}}]",
+            "[{get_weather: {city: [Paris]}}, {get_weather: {city: [Tokyo]}}]\n"
+            "      call_category: simple",
+            15,
+            "expectations.call_category",
+            "simple expects one call, but answer_key has 2 entries (call_category: parallel "
+            "or parallel_multiple fits it; or leave call_category out to have it read from "
+            "the key)",
+        ),
+        # ... irrelevance beside a key passed the agent that called nothing ...
+        (
+            "[{get_weather: {city: [Paris]}}]",
+            "[{get_weather: {city: [Paris]}}]\n      call_category: irrelevance",
+            15,
+            "expectations.call_category",
+            "irrelevance expects no call, but answer_key has 1 entry (call_category: simple "
+            "or multiple fits it; or leave call_category out to have it read from the key)",
+        ),
+        # ... and parallel wants two calls or more.
+        (
+            "[{get_weather: {city: [Paris]}}]",
+            "[{get_weather: {city: [Paris]}}]\n      call_category: parallel",
+            15,
+            "expectations.call_category",
+            "parallel expects two calls or more, but answer_key has 1 entry (call_category: "
+            "simple or multiple fits it; or leave call_category out to have it read from "
+            "the key)",
+        ),
+        (
+            "[{get_weather: {city: [Paris]}}]",
+            "[]\n      call_category: multiple",
+            15,
+            "expectations.call_category",
+            "multiple expects one call (of one of several functions), but answer_key has 0 "
+            "entries (call_category: irrelevance fits it; or leave call_category out to have "
+            "it read from the key)",
+        ),
     ],
 )
 def test_a_key_or_doc_not_in_bfcl_form_is_refused_at_its_line(

@@ -523,7 +523,38 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                     f"expected a list of acceptable values ({alone} for this one alone; "
                     f'"" in the list lets the parameter be left out), got {value_kind(values)}'
                 )
-    return None
+    return _category_defect(exp.call_category, exp.answer_key)
+
+
+#: What each call category expects of the answer key's length, and the words for it.
+_CATEGORY_CALLS = {
+    "simple": ((1, 1), "one call"),
+    "multiple": ((1, 1), "one call (of one of several functions)"),
+    "parallel": ((2, None), "two calls or more"),
+    "parallel_multiple": ((2, None), "two calls or more"),
+    "irrelevance": ((0, 0), "no call"),
+}
+
+
+def _category_defect(
+    category: str | None, answer_key: list[dict[str, Any]] | None
+) -> tuple[tuple[str | int, ...], str] | None:
+    """A ``call_category`` the answer key contradicts, as ``(location, reason)``. The
+    grader matches by the category: ``simple`` beside a key of two entries checked the
+    first alone, and ``irrelevance`` beside a key passed whoever called nothing."""
+    if category is None or answer_key is None or category not in _CATEGORY_CALLS:
+        return None
+    (low, high), expects = _CATEGORY_CALLS[category]
+    n = len(answer_key)
+    if n >= low and (high is None or n <= high):
+        return None
+    fits = "irrelevance" if n == 0 else "simple or multiple" if n == 1 else "parallel"
+    fits += " or parallel_multiple" if n > 1 else ""
+    entries = f"{n} entr{'y' if n == 1 else 'ies'}"
+    return ("expectations", "call_category"), (
+        f"{category} expects {expects}, but answer_key has {entries} (call_category: "
+        f"{fits} fits it; or leave call_category out to have it read from the key)"
+    )
 
 
 def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
