@@ -726,7 +726,8 @@ def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int
     offer, as ``(location, reason)``: a minefield on ``cancel_pendng_order`` (or on an
     argument ``ordr_id``) can never fire, so safety read 100%. A retail reference call
     to an unknown tool was refused by its replay; it is now refused here, at its line,
-    as are milestones, checkpoint calls, answer key entries and executable tools."""
+    as are milestones, checkpoint calls, answer key entries and executable tools and
+    functions."""
     if world.tools is None:
         return None
     docs = {d.get("name"): d for d in world.tools(task) if isinstance(d, Mapping)}
@@ -771,6 +772,38 @@ def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int
                     f"{name} has no argument {arg!r}{_nearest(arg, names)} (its arguments: "
                     f"{', '.join(names) or 'none'})"
                 )
+    return _implementation_defect(task, sorted(str(n) for n in docs), where)
+
+
+def _implementation_defect(
+    task: Task, offered: Sequence[str], where: str
+) -> tuple[tuple[str | int, ...], str] | None:
+    """An ``executable.functions`` that leaves a due call without its implementation,
+    as ``(location, reason)``. With any function there, the grader fails every call
+    to a function it lacks as the agent's (``exec:wrong_func_name``): a misspelt name
+    (``convert_lenght``) failed every trial. A name the task does not offer is
+    otherwise allowed (one mapping may serve several tasks through a YAML anchor)."""
+    spec = task.expectations.executable
+    if spec is None or not spec.functions:
+        return None
+    have = set(spec.functions) | set(spec.tools)
+    missing = [f for f in offered if f not in have]
+    strays = [f for f in spec.functions if f not in offered]
+    for name in strays:  # a name written for a function that lacks one: a typo
+        near = difflib.get_close_matches(name, missing, n=1)
+        if near:
+            return ("expectations", "executable", "functions", name), (
+                f"{name!r} is none of {where}; did you mean {near[0]!r}? ({where}: "
+                f"{', '.join(offered) or 'none'})"
+            )
+    due = [str(next(iter(e))) for e in task.expectations.answer_key or [] if e]
+    for name in dict.fromkeys(due):
+        if name not in have:
+            return ("expectations", "executable", "functions"), (
+                f"no implementation of {name!r}, which the answer key calls: the executable "
+                f"grader would fail that call as the agent's (exec:wrong_func_name); add "
+                f"{name}: package.module:function"
+            )
     return None
 
 
