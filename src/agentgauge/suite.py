@@ -563,10 +563,15 @@ def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
     sets the key itself and so never takes the misspelt default."""
     probe = {"id": "defaults", "instruction": "", **defaults}
     try:
-        Task.model_validate(probe)
+        task = Task.model_validate(probe)
     except ValidationError as exc:
         err = _pick(exc)
         raise place.error(_describe(exc, err)[1], tuple(err.get("loc", ()))) from None
+    # What the world checks too (``environment: retial``, ``user_scenario: {knwon: ...}``,
+    # ``initial_state: {ordrs: ...}``): these went unreported when every task set its own.
+    defect = _label_defect(task) or _world_defect(task, alone=True)
+    if defect is not None:
+        raise place.error(defect[1], defect[0])
 
 
 def _expectation_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
@@ -644,7 +649,7 @@ def _module_found(module: str) -> bool:
         sys.path[:] = saved
 
 
-def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+def _world_defect(task: Task, *, alone: bool = False) -> tuple[tuple[str | int, ...], str] | None:
     """What the task's world rejects, as ``(location, reason)``, or ``None``.
 
     The task model leaves ``environment``, ``user_scenario`` and ``initial_state``
@@ -652,7 +657,11 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     when the suite loads rather than as an infra error in every trial (or, worse,
     not at all: an unknown ``user_scenario`` key used to be ignored).
     A ``package.module:factory`` environment is the user's own: its module must be
-    found (running none of its code), and the rest is checked when the run loads it."""
+    found (running none of its code), and the rest is checked when the run loads it.
+
+    ``alone``: ``task`` is a file's ``defaults`` on their own, whose tools may be the
+    tasks' (a function-calling task's ``functions``): tools are checked only when the
+    world offers some to the defaults alone."""
     name = task.environment
     if name is not None and ":" not in name and name not in BUILTIN_ENVIRONMENTS:
         known = ", ".join(BUILTIN_ENVIRONMENTS)
@@ -680,7 +689,10 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         return exc.loc, exc.reason
     except ValueError as exc:
         return ("initial_state",), str(exc)
-    return _state_path_defect(task, world) or _tool_defect(task, world)
+    found = _state_path_defect(task, world)
+    if found is None and not (alone and world.tools is not None and not world.tools(task)):
+        found = _tool_defect(task, world)
+    return found
 
 
 def _state_path_defect(
