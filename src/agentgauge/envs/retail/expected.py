@@ -79,16 +79,19 @@ def check_turn_plan(task: Task) -> Task:
             "instruction and each of user_scenario.follow_ups); declare one per turn",
             ("expectations", "checkpoints"),
         )
-    if not exp.reference_calls:
+    given = bool(exp.reference_calls)
+    if not given:
         plan = [call for cp in exp.checkpoints for call in cp.calls]
         exp = exp.model_copy(update={"reference_calls": plan})
         task = task.model_copy(update={"expectations": exp})
     env = RetailEnv(task, seed=0)
+    states = [env.final_state()]  # before any call, then after each checkpoint's calls
     try:
         for i, cp in enumerate(exp.checkpoints):
             calls = [_call(env, call, f"checkpoint {i + 1}'s call {j}", (i, j))
                      for j, call in enumerate(cp.calls)]  # fmt: skip
-            turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=env.final_state())
+            states.append(env.final_state())
+            turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=states[-1])
             result = check_checkpoint(cp, i + 1, turn, exp.functions)
             if result["verdict"] != "pass":
                 state, checked = result["state"] or {}, result["calls"] or {}
@@ -101,7 +104,41 @@ def check_turn_plan(task: Task) -> Task:
                 )
     finally:
         env.close()
+    if given:
+        _check_same_end(states, replay(task))
     return task
+
+
+def _check_same_end(states: list[dict[str, Any]], reference: dict[str, Any]) -> None:
+    """Raise `TaskDefect` when the checkpoints' calls, turn after turn, leave another
+    state than the task's own ``reference_calls``: the final state is derived from the
+    latter and each checkpoint checked on the former, so no trial could pass both (a
+    checkpoint that cancels an order the reference calls only read loaded, and the
+    reference agent then failed). Named: the first checkpoint whose calls change a
+    path where the two differ, else the last."""
+    from agentgauge.graders.state import diff_paths
+
+    differ = diff_paths(reference, states[-1])
+    if not differ:
+        return
+
+    def related(p: str, q: str) -> bool:
+        return p == q or p.startswith(f"{q}.") or q.startswith(f"{p}.")
+
+    at = len(states) - 2
+    for i in range(len(states) - 1):
+        changed = diff_paths(states[i], states[i + 1])
+        if any(related(p, q) for p in differ for q in changed):
+            at = i
+            break
+    shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
+    raise TaskDefect(
+        f"the checkpoints' calls, turn after turn, leave another state than reference_calls "
+        f"do (they differ at {shown}; checkpoint {at + 1} is the first whose calls change "
+        "one), so no trial could pass both: make reference_calls change what the checkpoints' "
+        "calls change, or leave them out",
+        ("expectations", "checkpoints", at),
+    )
 
 
 def _call(env: RetailEnv, call: ToolCallSpec, what: str, at: tuple[int, int]) -> ToolCallEvent:
