@@ -4,10 +4,13 @@ and `as_suite` (what the harness accepts as a suite)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import agentgauge
 from agentgauge.envs.retail.expected import replay
 from agentgauge.envs.retail.tools import IRREVERSIBLE
 from agentgauge.errors import InputError
@@ -321,9 +324,6 @@ def test_a_suite_whose_tasks_are_all_held_out_is_refused(tmp_path: Path) -> None
 
 
 def test_an_empty_suite_writes_no_store(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     path = write(tmp_path, "name: mine\ntasks: []\n")
     out = subprocess.run(
         [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:oracle",
@@ -446,7 +446,8 @@ def test_a_suite_is_named_by_its_declared_name_else_by_its_normalised_path(
         ("5", r"bad.yaml:1: name: expected the suite's name: one line of text"),
         ("'  '", r"bad.yaml:1: name: expected the suite's name"),
         ('"a\\nb"', r"bad.yaml:1: name: expected the suite's name"),
-        ("builtin:retail", r"bad.yaml: name: 'builtin:retail' names a built-in suite"),
+        # Without its line, the one refusal of a name that had none.
+        ("builtin:retail", r"bad.yaml:1: name: 'builtin:retail' names a built-in suite"),
     ],
 )
 def test_a_name_that_cannot_name_a_suite_is_refused(
@@ -567,3 +568,19 @@ def test_a_task_id_of_spaces_alone_is_refused_at_its_line(tmp_path: Path, value:
     with pytest.raises(InputError) as caught:
         as_suite([{"id": " ", "instruction": "hi"}])
     assert caught.value.field == "tasks[0].id"
+
+
+@pytest.mark.parametrize("file", ["functions.yaml", "functions_executable.yaml"])
+def test_a_copy_of_a_shipped_task_file_runs_as_it_is(tmp_path: Path, file: str) -> None:
+    # The guide offers functions_executable.yaml as five complete tasks; a copy was
+    # refused for naming the built-in suite (name: builtin:functions).
+    shipped = Path(agentgauge.__file__).parent / "envs" / "functions" / "tasks" / file
+    copy = tmp_path / file
+    copy.write_text(shipped.read_text())
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(copy), "--agent", "builtin:oracle",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "success 100.0%" in out.stdout + out.stderr

@@ -133,13 +133,6 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
             raise InputError("no such file or directory", file=path)
         located = _load_path(path, declared)
         name = _suite_name(declared) or os.path.normpath(text)
-        if name.startswith("builtin:") and declared:
-            # Reports would show it as the built-in suite of that name.
-            raise InputError(
-                f"{name!r} names a built-in suite; give this suite a name of its own",
-                file=next(f for f, n in declared.items() if n == name),
-                field="name",
-            )
     if not located:
         # A run of it "succeeded" with 0 trials (exit 0, an empty run in the store).
         raise InputError("holds no tasks: a suite needs at least one", file=text)
@@ -333,6 +326,15 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
             if not isinstance(name, str) or not name.strip() or not name.isprintable():
                 raise InputError(
                     "expected the suite's name: one line of text (runs record it as their suite)",
+                    file=path,
+                    line=line_of(root, ["name"]),
+                    field="name",
+                )
+            if name.strip().startswith("builtin:"):
+                # Reports would show it as the built-in suite of that name.
+                raise InputError(
+                    f"{name.strip()!r} names a built-in suite; give this suite a name of its "
+                    "own (or leave name out: the file's path names it)",
                     file=path,
                     line=line_of(root, ["name"]),
                     field="name",
