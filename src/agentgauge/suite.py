@@ -12,8 +12,9 @@ holds either a list of tasks or a mapping::
 Errors name the file and line (``FILE:LINE: field: reason``): the YAML is
 composed into a node tree whose marks locate the key a validation error points
 at. A suite's version is the SHA-256 of its normalised content (every task as
-canonical JSON, sorted by id, plus the text of each environment's policy), so
-it changes exactly when something that could change a score changes.
+canonical JSON, sorted by id, plus the text of each built-in environment's policy),
+so it changes when something that could change a score changes (a world of the user's
+own counts by its name: its code is not run to load a suite).
 """
 
 from __future__ import annotations
@@ -225,7 +226,10 @@ def _check_unique(tasks: Sequence[Task], where: str) -> None:
 
 
 def suite_version(tasks: Sequence[Task]) -> str:
-    """SHA-256 of the tasks' canonical JSON (sorted by id) and their environments' policies."""
+    """SHA-256 of the tasks' canonical JSON (sorted by id) and their built-in
+    environments' policies. A world of the user's own counts by its name alone: building
+    it to read its policy would run the user's code when a suite loads
+    (docs/writing-tasks.md, "Versions")."""
     digest = hashlib.sha256()
     for task in sorted(tasks, key=lambda t: t.id):
         digest.update(canonical_json(task.model_dump(mode="json")).encode())
