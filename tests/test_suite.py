@@ -584,3 +584,11 @@ def test_a_copy_of_a_shipped_task_file_runs_as_it_is(tmp_path: Path, file: str) 
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "success 100.0%" in out.stdout + out.stderr
+
+
+def test_an_unquoted_date_is_named_a_date(tmp_path: Path) -> None:
+    # "(got "2024-01-01")" read as if the id were the text the field wants.
+    assert error_of(tmp_path, "tasks:\n  - id: 2024-01-01\n    instruction: hi\n") == (
+        "FILE:2: id: task 0: Input should be a valid string (got a date, 2024-01-01; in "
+        "YAML, quote it: '2024-01-01')"
+    )

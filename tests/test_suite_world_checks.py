@@ -411,6 +411,20 @@ def test_a_retail_task_with_nothing_to_check_is_refused(tmp_path: Path, expectat
             "initial_state.returns.0.item_ids",
             "expected a list of item ids (text, such as '1001'), got a number",
         ),
+        # "got a list", though a list is what the column holds: the item was the fault.
+        (
+            "returns: [{return_id: R1, order_id: W1002, item_ids: [1001], payment_id: card_4242, "
+            "amount: 120.0, status: requested}]",
+            "initial_state.returns.0.item_ids",
+            "expected a list of item ids (text, such as '1001'); its item 0 is a number, 1001 "
+            "(quote it: '1001')",
+        ),
+        (
+            "exchanges: [{exchange_id: X1, order_id: W1002, item_ids: ['2002'], "
+            "new_item_ids: ['2003', [1]], payment_id: card_4242, price_difference: 0}]",
+            "initial_state.exchanges.0.new_item_ids",
+            "expected a list of item ids (text, such as '1001'); its item 1 is a list",
+        ),
         (
             "orders: [{order_id: W1001, totl: 5}]",
             "initial_state.orders.0.totl",

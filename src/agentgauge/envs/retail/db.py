@@ -185,7 +185,14 @@ def _cell_defect(column: str, value: Any) -> str | None:
     if column in JSON_COLUMNS:
         if value is None or (isinstance(value, list) and all(type(v) is str for v in value)):
             return None
-        return f"expected a list of item ids (text, such as '1001'), got {value_kind(value)}"
+        wanted = "expected a list of item ids (text, such as '1001')"
+        if not isinstance(value, list):
+            return f"{wanted}, got {value_kind(value)}"
+        j, item = next((j, v) for j, v in enumerate(value) if type(v) is not str)
+        said = f"{wanted}; its item {j} is {value_kind(item)}"
+        if type(item) is int or isinstance(item, datetime.date):  # YAML read 1001 as a number
+            return f"{said}, {item} (quote it: '{item}')"
+        return said
     if column in MONEY_COLUMNS and not (
         (value is None and column in _MAY_BE_NULL)
         or (isinstance(value, int | float) and not isinstance(value, bool))
