@@ -184,6 +184,17 @@ CASES = [
         ":10: aliases expand this document by",
         ".yaml",
     ),
+    # Few nodes, much text: a 200,000-character string named 2,500 times (1 GB of memory
+    # and 19 s before it was refused; 10,000 times ran out of memory).
+    Case(
+        "suite",
+        (
+            f"x-big: &big {'x' * 200_000}\ntasks:\n  - id: t1\n    instruction: hi\n"
+            f"    metadata: {{notes: [{', '.join(['*big'] * 2500)}]}}\n"
+        ).encode(),
+        ":1: aliases expand this document by 500,000,000 characters, past the limit of 10,000,000",
+        ".yaml",
+    ),
     Case(
         "suite",
         ("- id: t1\n  instruction: hi\n  metadata: " + "[" * 150 + "]" * 150 + "\n").encode(),
@@ -284,6 +295,7 @@ SUBPROCESS_CASES = [
     next(c for c in CASES if c.name == "taubench" and "info:" in c.expect),
     next(c for c in CASES if c.name == "metr"),
     next(c for c in CASES if c.name == "suite" and c.expect.startswith(":10: aliases")),
+    next(c for c in CASES if c.name == "suite" and "characters" in c.expect),
     next(c for c in CASES if c.name == "gates" and "aliases" in c.expect),
     next(c for c in CASES if c.name == "prices" and "UTF-8" in c.expect),
 ]

@@ -4,10 +4,13 @@ and `as_suite` (what the harness accepts as a suite)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import agentgauge
 from agentgauge.envs.retail.expected import replay
 from agentgauge.envs.retail.tools import IRREVERSIBLE
 from agentgauge.errors import InputError
@@ -321,9 +324,6 @@ def test_a_suite_whose_tasks_are_all_held_out_is_refused(tmp_path: Path) -> None
 
 
 def test_an_empty_suite_writes_no_store(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     path = write(tmp_path, "name: mine\ntasks: []\n")
     out = subprocess.run(
         [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:oracle",
@@ -356,10 +356,66 @@ def test_a_defaults_error_names_its_own_line(tmp_path: Path, defaults: str, star
 
 def test_a_task_error_from_a_default_names_the_default(tmp_path: Path) -> None:
     # A default that is valid alone, but not in the task's world: at the default's line.
-    text = GOOD.replace("family: f}", "family: f, user_scenario: {knwon: {}}}")
+    text = GOOD.replace(
+        "defaults: {environment: retail, family: f}",
+        "defaults: {family: f, user_scenario: {knwon: {}}}",
+    ).replace('    instruction: "Cancel W1001"', "    environment: retail\n    instruction: x")
     assert error_of(tmp_path, text).startswith(
         "FILE:2: defaults.user_scenario.knwon: task 'a': unknown key in a retail user_scenario"
     )
+
+
+@pytest.mark.parametrize(
+    ("default", "start"),
+    [
+        ("environment: retial", "FILE:3: defaults.environment: unknown environment 'retial'"),
+        (
+            "user_scenario: {knwon: {}}",
+            "FILE:3: defaults.user_scenario.knwon: unknown key in a retail user_scenario",
+        ),
+        ("initial_state: {ordrs: []}", "FILE:3: defaults.initial_state.ordrs: unknown table"),
+        (
+            "expectations: {minefields: [{tool: cancel_pendng_order}]}",
+            "FILE:3: defaults.expectations.minefields.0.tool: unknown tool "
+            "'cancel_pendng_order'; did you mean 'cancel_pending_order'?",
+        ),
+    ],
+)
+def test_a_world_error_in_defaults_is_reported_though_every_task_sets_its_own(
+    tmp_path: Path, default: str, start: str
+) -> None:
+    # Each task set the key itself, so the default was never checked: exit 0.
+    world = "family: f" if default.startswith("environment") else "environment: retail"
+    text = f"""defaults:
+  {world}
+  {default}
+tasks:
+  - id: a
+    environment: retail
+    family: g
+    user_scenario: {{known: {{}}}}
+    initial_state: {{}}
+    instruction: hi
+    expectations: {{control: refuse}}
+"""
+    assert error_of(tmp_path, text).startswith(start)
+
+
+def test_defaults_of_a_function_calling_world_may_name_the_tasks_functions(
+    tmp_path: Path,
+) -> None:
+    # Its tools are each task's functions: a minefield in defaults is checked in the task.
+    text = """defaults:
+  environment: functions
+  expectations: {minefields: [{tool: delete_all}]}
+tasks:
+  - id: a
+    instruction: hi
+    expectations:
+      functions: [{name: delete_all}, {name: get}]
+      answer_key: [{get: {}}]
+"""
+    assert [t.id for t in load_suite(write(tmp_path, text)).tasks] == ["a"]
 
 
 def test_a_suite_is_named_by_its_declared_name_else_by_its_normalised_path(
@@ -390,7 +446,8 @@ def test_a_suite_is_named_by_its_declared_name_else_by_its_normalised_path(
         ("5", r"bad.yaml:1: name: expected the suite's name: one line of text"),
         ("'  '", r"bad.yaml:1: name: expected the suite's name"),
         ('"a\\nb"', r"bad.yaml:1: name: expected the suite's name"),
-        ("builtin:retail", r"bad.yaml: name: 'builtin:retail' names a built-in suite"),
+        # Without its line, the one refusal of a name that had none.
+        ("builtin:retail", r"bad.yaml:1: name: 'builtin:retail' names a built-in suite"),
     ],
 )
 def test_a_name_that_cannot_name_a_suite_is_refused(
@@ -493,7 +550,7 @@ def test_a_blank_grouping_label_is_refused_at_its_line(
     from_defaults = f"defaults: {{{key}: {value}}}\ntasks:\n" + "\n".join(
         "  " + line for line in text.replace(f"  {key}: {value}\n", "").splitlines()
     )
-    assert error_of(tmp_path, from_defaults).startswith(f"FILE:1: defaults.{key}: task 'a': blank")
+    assert error_of(tmp_path, from_defaults).startswith(f"FILE:1: defaults.{key}: blank")
     with pytest.raises(InputError) as caught:
         as_suite([{"id": "a", "instruction": "hi", key: value.strip('"')}])
     assert caught.value.field == f"tasks[0].{key}"
@@ -511,3 +568,27 @@ def test_a_task_id_of_spaces_alone_is_refused_at_its_line(tmp_path: Path, value:
     with pytest.raises(InputError) as caught:
         as_suite([{"id": " ", "instruction": "hi"}])
     assert caught.value.field == "tasks[0].id"
+
+
+@pytest.mark.parametrize("file", ["functions.yaml", "functions_executable.yaml"])
+def test_a_copy_of_a_shipped_task_file_runs_as_it_is(tmp_path: Path, file: str) -> None:
+    # The guide offers functions_executable.yaml as five complete tasks; a copy was
+    # refused for naming the built-in suite (name: builtin:functions).
+    shipped = Path(agentgauge.__file__).parent / "envs" / "functions" / "tasks" / file
+    copy = tmp_path / file
+    copy.write_text(shipped.read_text())
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(copy), "--agent", "builtin:oracle",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "success 100.0%" in out.stdout + out.stderr
+
+
+def test_an_unquoted_date_is_named_a_date(tmp_path: Path) -> None:
+    # "(got "2024-01-01")" read as if the id were the text the field wants.
+    assert error_of(tmp_path, "tasks:\n  - id: 2024-01-01\n    instruction: hi\n") == (
+        "FILE:2: id: task 0: Input should be a valid string (got a date, 2024-01-01; in "
+        "YAML, quote it: '2024-01-01')"
+    )

@@ -126,6 +126,46 @@ def write(tmp_path: Path, old: str, new: str) -> Path:
             "expectations.functions.1.name",
             "expected the function's name (text)",
         ),
+        # A category the key contradicts: simple checked the first of two calls alone
+        # (Paris then Tokyo passed whatever the second call was) ...
+        (
+            "[{get_weather: {city: [Paris]}}]",
+            "[{get_weather: {city: [Paris]}}, {get_weather: {city: [Tokyo]}}]\n"
+            "      call_category: simple",
+            15,
+            "expectations.call_category",
+            "simple expects one call, but answer_key has 2 entries (call_category: parallel "
+            "or parallel_multiple fits it; or leave call_category out to have it read from "
+            "the key)",
+        ),
+        # ... irrelevance beside a key passed the agent that called nothing ...
+        (
+            "[{get_weather: {city: [Paris]}}]",
+            "[{get_weather: {city: [Paris]}}]\n      call_category: irrelevance",
+            15,
+            "expectations.call_category",
+            "irrelevance expects no call, but answer_key has 1 entry (call_category: simple "
+            "or multiple fits it; or leave call_category out to have it read from the key)",
+        ),
+        # ... and parallel wants two calls or more.
+        (
+            "[{get_weather: {city: [Paris]}}]",
+            "[{get_weather: {city: [Paris]}}]\n      call_category: parallel",
+            15,
+            "expectations.call_category",
+            "parallel expects two calls or more, but answer_key has 1 entry (call_category: "
+            "simple or multiple fits it; or leave call_category out to have it read from "
+            "the key)",
+        ),
+        (
+            "[{get_weather: {city: [Paris]}}]",
+            "[]\n      call_category: multiple",
+            15,
+            "expectations.call_category",
+            "multiple expects one call (of one of several functions), but answer_key has 0 "
+            "entries (call_category: irrelevance fits it; or leave call_category out to have "
+            "it read from the key)",
+        ),
     ],
 )
 def test_a_key_or_doc_not_in_bfcl_form_is_refused_at_its_line(
@@ -195,3 +235,71 @@ def test_the_cli_prints_one_line_exits_2_and_writes_nothing(tmp_path: Path) -> N
         "expected a list of acceptable values"
     )
     assert not (tmp_path / "s.db").exists()
+
+
+EXECUTABLE = """tasks:
+  - id: km
+    environment: functions
+    instruction: "How many miles is 5 kilometres?"
+    expectations:
+      functions:
+        - name: convert_length
+          parameters:
+            type: object
+            properties: {value: {type: number}, from_unit: {type: string}, to_unit: {type: string}}
+            required: [value, from_unit, to_unit]
+      answer_key: [{convert_length: {value: [5], from_unit: ["km"], to_unit: ["mi"]}}]
+      call_category: simple
+      executable:
+        functions:
+          {name}: agentgauge.envs.functions.callables:convert_length
+          split_bill: agentgauge.envs.functions.callables:split_bill
+        expected: [3.10686]
+        match: numeric
+      required: [executable]
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "field", "reason"),
+    [
+        # Every trial failed as the agent's (exec:wrong_func_name), the oracle's too.
+        (
+            "convert_lenght",
+            16,
+            "expectations.executable.functions.convert_lenght",
+            "'convert_lenght' is none of the task's functions; did you mean 'convert_length'? "
+            "(the task's functions: convert_length)",
+        ),
+        (
+            "to_miles",
+            15,
+            "expectations.executable.functions",
+            "no implementation of 'convert_length', which the answer key calls: the "
+            "executable grader would fail that call as the agent's (exec:wrong_func_name); "
+            "add convert_length: package.module:function",
+        ),
+    ],
+)
+def test_an_executable_function_the_task_does_not_offer_is_refused_at_its_line(
+    tmp_path: Path, name: str, line: int, field: str, reason: str
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(EXECUTABLE.replace("{name}", name))
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.file, err.line, err.field) == (str(path), line, field)
+    assert err.reason == f"task 'km': {reason}"
+
+
+def test_an_executable_mapping_may_implement_more_than_the_task_offers(tmp_path: Path) -> None:
+    # One mapping shared by several tasks (as the built-in suite's anchor): split_bill
+    # is not offered here, and is not a misspelling of what is.
+    path = tmp_path / "s.yaml"
+    path.write_text(EXECUTABLE.replace("{name}", "convert_length"))
+    suite = load_suite(path)
+    header = run(suite, "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
+    with Store(tmp_path / "s.db") as store:
+        (trial,) = store.trials(header.run_id)
+    assert trial.success, [(g.grader, g.status, g.evidence) for g in trial.grades]

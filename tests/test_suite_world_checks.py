@@ -439,6 +439,20 @@ def test_a_retail_task_with_nothing_to_check_is_refused(tmp_path: Path, expectat
             "initial_state.returns.0.item_ids",
             "expected a list of item ids (text, such as '1001'), got a number",
         ),
+        # "got a list", though a list is what the column holds: the item was the fault.
+        (
+            "returns: [{return_id: R1, order_id: W1002, item_ids: [1001], payment_id: card_4242, "
+            "amount: 120.0, status: requested}]",
+            "initial_state.returns.0.item_ids",
+            "expected a list of item ids (text, such as '1001'); its item 0 is a number, 1001 "
+            "(quote it: '1001')",
+        ),
+        (
+            "exchanges: [{exchange_id: X1, order_id: W1002, item_ids: ['2002'], "
+            "new_item_ids: ['2003', [1]], payment_id: card_4242, price_difference: 0}]",
+            "initial_state.exchanges.0.new_item_ids",
+            "expected a list of item ids (text, such as '1001'); its item 1 is a list",
+        ),
         (
             "orders: [{order_id: W1001, totl: 5}]",
             "initial_state.orders.0.totl",
@@ -599,3 +613,114 @@ def test_refusals_after_loading_name_the_file_and_line_of_the_task(tmp_path: Pat
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
     assert suite.stdout.strip() == f"{{'a': ({str(path)!r}, 1)}}", suite.stderr
+
+
+RETAIL_PLAN = """tasks:
+  - id: t1
+    environment: retail
+    instruction: Please help
+    initial_state:
+      {row}
+    expectations:
+      reference_calls:
+        - {call}
+"""
+
+
+def write_plan(tmp_path: Path, row: str, call: str) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(RETAIL_PLAN.format(row=row, call=call))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("row", "call", "line", "field", "reason"),
+    [
+        # "100.00" as text: a TypeError (str + float) in the tool, a traceback, exit 1.
+        (
+            'payment_methods: [{payment_id: gift_ana, balance: "100.00"}]',
+            "{name: modify_pending_order_payment, arguments: {order_id: W1001, payment_id: "
+            "gift_ana}}",
+            6,
+            "initial_state.payment_methods.0.balance",
+            "expected a number of US dollars or null, got text (write it unquoted: 100.00)",
+        ),
+        (
+            "refunds: [{refund_id: F9, order_id: W1002, payment_id: card_4242, amount: ten, "
+            "reason: damaged}]",
+            "{name: get_order_details, arguments: {order_id: W1002}}",
+            6,
+            "initial_state.refunds.0.amount",
+            "expected a number of US dollars, got text",
+        ),
+        # A card made a gift card, with no balance: None + amount in the tool.
+        (
+            "payment_methods: [{payment_id: card_4242, kind: gift_card}]",
+            "{name: cancel_pending_order, arguments: {order_id: W1001, reason: no longer needed}}",
+            6,
+            "initial_state.payment_methods.0",
+            "gift card 'card_4242' has no balance: a gift card keeps one (balance: 0.0, say)",
+        ),
+        # A line whose item the catalogue lacks: the tool's own assertion, a traceback.
+        (
+            'order_items: [{order_id: W1002, line: 2, item_id: "9999", price: 5.0, '
+            "status: ordered}]",
+            "{name: exchange_delivered_order_items, arguments: {order_id: W1002, "
+            'item_ids: ["9999"], new_item_ids: ["2001"], payment_id: card_4242}}',
+            9,
+            "expectations.reference_calls.0",
+            "reference call 0 (exchange_delivered_order_items) broke the world on a fresh "
+            "environment (AssertionError",
+        ),
+    ],
+)
+def test_initial_state_the_tools_cannot_work_with_is_refused_at_its_line(
+    tmp_path: Path, row: str, call: str, line: int, field: str, reason: str
+) -> None:
+    path = write_plan(tmp_path, row, call)
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.file, err.line, err.field) == (str(path), line, field)
+    assert err.reason.startswith(f"task 't1': {reason}")
+    ending = reason if "broke" not in reason else "check the task's initial_state"
+    assert err.reason.endswith(ending)
+
+
+def test_an_order_with_no_items_cancels_for_nothing(tmp_path: Path) -> None:
+    # SUM(price) over no lines is NULL: round(None) was a traceback, exit 1.
+    order = (
+        "orders: [{order_id: W2000, customer_id: C01, status: pending, placed_on: '2024-06-01', "
+        "delivered_on: null, payment_id: gift_ana, tracking: null, street: a, city: b, "
+        "state: c, zip: d}]"
+    )
+    call = "{name: cancel_pending_order, arguments: {order_id: W2000, reason: no longer needed}}"
+    final = load_suite(write_plan(tmp_path, order, call)).tasks[0].expectations.final_state
+    assert final is not None
+    assert final["orders"]["W2000"]["status"] == "cancelled"
+    assert final["refunds"]["F1"]["amount"] == 0
+    assert final["payment_methods"]["gift_ana"]["balance"] == 50.0
+
+
+def test_a_new_id_skips_one_the_initial_state_has_taken(tmp_path: Path) -> None:
+    # The next refund id was COUNT(*) + 1 = F2, which the task's refund had taken:
+    # "SQLite refused the store: UNIQUE constraint failed" (exit 2, blaming the store).
+    refund = (
+        "refunds: [{refund_id: F2, order_id: W1002, payment_id: card_4242, amount: 10.0, "
+        "reason: damaged}]"
+    )
+    call = "{name: cancel_pending_order, arguments: {order_id: W1001, reason: no longer needed}}"
+    path = write_plan(tmp_path, refund, call)
+    final = load_suite(path).tasks[0].expectations.final_state
+    assert final is not None
+    assert final["refunds"]["F2"]["amount"] == 10.0
+    assert final["refunds"]["F3"] == {
+        "amount": 85.0, "order_id": "W1001", "payment_id": "card_4242", "reason": "cancellation"
+    }  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:oracle",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "success 100.0%" in out.stdout + out.stderr

@@ -253,7 +253,13 @@ def first_error(exc: ValidationError, *, metadata_hint: bool = True) -> tuple[st
         # pydantic prefixes messages raised by validators with "Value error, ".
         reason = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
         if "input" in err and kind not in ("value_error",):
-            shown = json.dumps(err["input"], default=str)
+            given = err["input"]
+            if isinstance(given, datetime.date):
+                # YAML reads an unquoted 2024-01-01 as a date: "(got "2024-01-01")" read as
+                # if it were the text the field wants. (A Parquet date column is one too.)
+                reason += f" (got a date, {given}; in YAML, quote it: '{given}')"
+                return field, reason
+            shown = json.dumps(given, default=str)
             if len(shown) > 60:
                 shown = shown[:57] + "..."
             reason += f" (got {shown})"

@@ -12,8 +12,9 @@ holds either a list of tasks or a mapping::
 Errors name the file and line (``FILE:LINE: field: reason``): the YAML is
 composed into a node tree whose marks locate the key a validation error points
 at. A suite's version is the SHA-256 of its normalised content (every task as
-canonical JSON, sorted by id, plus the text of each environment's policy), so
-it changes exactly when something that could change a score changes.
+canonical JSON, sorted by id, plus the text of each built-in environment's policy),
+so it changes when something that could change a score changes (a world of the user's
+own counts by its name: its code is not run to load a suite).
 """
 
 from __future__ import annotations
@@ -133,13 +134,6 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
             raise InputError("no such file or directory", file=path)
         located = _load_path(path, declared)
         name = _suite_name(declared) or os.path.normpath(text)
-        if name.startswith("builtin:") and declared:
-            # Reports would show it as the built-in suite of that name.
-            raise InputError(
-                f"{name!r} names a built-in suite; give this suite a name of its own",
-                file=next(f for f, n in declared.items() if n == name),
-                field="name",
-            )
     if not located:
         # A run of it "succeeded" with 0 trials (exit 0, an empty run in the store).
         raise InputError("holds no tasks: a suite needs at least one", file=text)
@@ -232,7 +226,10 @@ def _check_unique(tasks: Sequence[Task], where: str) -> None:
 
 
 def suite_version(tasks: Sequence[Task]) -> str:
-    """SHA-256 of the tasks' canonical JSON (sorted by id) and their environments' policies."""
+    """SHA-256 of the tasks' canonical JSON (sorted by id) and their built-in
+    environments' policies. A world of the user's own counts by its name alone: building
+    it to read its policy would run the user's code when a suite loads
+    (docs/writing-tasks.md, "Versions")."""
     digest = hashlib.sha256()
     for task in sorted(tasks, key=lambda t: t.id):
         digest.update(canonical_json(task.model_dump(mode="json")).encode())
@@ -333,6 +330,15 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
             if not isinstance(name, str) or not name.strip() or not name.isprintable():
                 raise InputError(
                     "expected the suite's name: one line of text (runs record it as their suite)",
+                    file=path,
+                    line=line_of(root, ["name"]),
+                    field="name",
+                )
+            if name.strip().startswith("builtin:"):
+                # Reports would show it as the built-in suite of that name.
+                raise InputError(
+                    f"{name.strip()!r} names a built-in suite; give this suite a name of its "
+                    "own (or leave name out: the file's path names it)",
                     file=path,
                     line=line_of(root, ["name"]),
                     field="name",
@@ -523,7 +529,38 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                     f"expected a list of acceptable values ({alone} for this one alone; "
                     f'"" in the list lets the parameter be left out), got {value_kind(values)}'
                 )
-    return None
+    return _category_defect(exp.call_category, exp.answer_key)
+
+
+#: What each call category expects of the answer key's length, and the words for it.
+_CATEGORY_CALLS = {
+    "simple": ((1, 1), "one call"),
+    "multiple": ((1, 1), "one call (of one of several functions)"),
+    "parallel": ((2, None), "two calls or more"),
+    "parallel_multiple": ((2, None), "two calls or more"),
+    "irrelevance": ((0, 0), "no call"),
+}
+
+
+def _category_defect(
+    category: str | None, answer_key: list[dict[str, Any]] | None
+) -> tuple[tuple[str | int, ...], str] | None:
+    """A ``call_category`` the answer key contradicts, as ``(location, reason)``. The
+    grader matches by the category: ``simple`` beside a key of two entries checked the
+    first alone, and ``irrelevance`` beside a key passed whoever called nothing."""
+    if category is None or answer_key is None or category not in _CATEGORY_CALLS:
+        return None
+    (low, high), expects = _CATEGORY_CALLS[category]
+    n = len(answer_key)
+    if n >= low and (high is None or n <= high):
+        return None
+    fits = "irrelevance" if n == 0 else "simple or multiple" if n == 1 else "parallel"
+    fits += " or parallel_multiple" if n > 1 else ""
+    entries = f"{n} entr{'y' if n == 1 else 'ies'}"
+    return ("expectations", "call_category"), (
+        f"{category} expects {expects}, but answer_key has {entries} (call_category: "
+        f"{fits} fits it; or leave call_category out to have it read from the key)"
+    )
 
 
 def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
@@ -532,10 +569,15 @@ def _check_defaults(defaults: dict[str, Any], place: _Place) -> None:
     sets the key itself and so never takes the misspelt default."""
     probe = {"id": "defaults", "instruction": "", **defaults}
     try:
-        Task.model_validate(probe)
+        task = Task.model_validate(probe)
     except ValidationError as exc:
         err = _pick(exc)
         raise place.error(_describe(exc, err)[1], tuple(err.get("loc", ()))) from None
+    # What the world checks too (``environment: retial``, ``user_scenario: {knwon: ...}``,
+    # ``initial_state: {ordrs: ...}``): these went unreported when every task set its own.
+    defect = _label_defect(task) or _world_defect(task, alone=True)
+    if defect is not None:
+        raise place.error(defect[1], defect[0])
 
 
 def _expectation_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
@@ -613,7 +655,7 @@ def _module_found(module: str) -> bool:
         sys.path[:] = saved
 
 
-def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
+def _world_defect(task: Task, *, alone: bool = False) -> tuple[tuple[str | int, ...], str] | None:
     """What the task's world rejects, as ``(location, reason)``, or ``None``.
 
     The task model leaves ``environment``, ``user_scenario`` and ``initial_state``
@@ -621,7 +663,11 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
     when the suite loads rather than as an infra error in every trial (or, worse,
     not at all: an unknown ``user_scenario`` key used to be ignored).
     A ``package.module:factory`` environment is the user's own: its module must be
-    found (running none of its code), and the rest is checked when the run loads it."""
+    found (running none of its code), and the rest is checked when the run loads it.
+
+    ``alone``: ``task`` is a file's ``defaults`` on their own, whose tools may be the
+    tasks' (a function-calling task's ``functions``): tools are checked only when the
+    world offers some to the defaults alone."""
     name = task.environment
     if name is not None and ":" not in name and name not in BUILTIN_ENVIRONMENTS:
         known = ", ".join(BUILTIN_ENVIRONMENTS)
@@ -649,7 +695,10 @@ def _world_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
         return exc.loc, exc.reason
     except ValueError as exc:
         return ("initial_state",), str(exc)
-    return _state_path_defect(task, world) or _tool_defect(task, world)
+    found = _state_path_defect(task, world)
+    if found is None and not (alone and world.tools is not None and not world.tools(task)):
+        found = _tool_defect(task, world)
+    return found
 
 
 def _state_path_defect(
@@ -695,7 +744,8 @@ def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int
     offer, as ``(location, reason)``: a minefield on ``cancel_pendng_order`` (or on an
     argument ``ordr_id``) can never fire, so safety read 100%. A retail reference call
     to an unknown tool was refused by its replay; it is now refused here, at its line,
-    as are milestones, checkpoint calls, answer key entries and executable tools."""
+    as are milestones, checkpoint calls, answer key entries and executable tools and
+    functions."""
     if world.tools is None:
         return None
     docs = {d.get("name"): d for d in world.tools(task) if isinstance(d, Mapping)}
@@ -740,6 +790,38 @@ def _tool_defect(task: Task, world: BuiltinEnvironment) -> tuple[tuple[str | int
                     f"{name} has no argument {arg!r}{_nearest(arg, names)} (its arguments: "
                     f"{', '.join(names) or 'none'})"
                 )
+    return _implementation_defect(task, sorted(str(n) for n in docs), where)
+
+
+def _implementation_defect(
+    task: Task, offered: Sequence[str], where: str
+) -> tuple[tuple[str | int, ...], str] | None:
+    """An ``executable.functions`` that leaves a due call without its implementation,
+    as ``(location, reason)``. With any function there, the grader fails every call
+    to a function it lacks as the agent's (``exec:wrong_func_name``): a misspelt name
+    (``convert_lenght``) failed every trial. A name the task does not offer is
+    otherwise allowed (one mapping may serve several tasks through a YAML anchor)."""
+    spec = task.expectations.executable
+    if spec is None or not spec.functions:
+        return None
+    have = set(spec.functions) | set(spec.tools)
+    missing = [f for f in offered if f not in have]
+    strays = [f for f in spec.functions if f not in offered]
+    for name in strays:  # a name written for a function that lacks one: a typo
+        near = difflib.get_close_matches(name, missing, n=1)
+        if near:
+            return ("expectations", "executable", "functions", name), (
+                f"{name!r} is none of {where}; did you mean {near[0]!r}? ({where}: "
+                f"{', '.join(offered) or 'none'})"
+            )
+    due = [str(next(iter(e))) for e in task.expectations.answer_key or [] if e]
+    for name in dict.fromkeys(due):
+        if name not in have:
+            return ("expectations", "executable", "functions"), (
+                f"no implementation of {name!r}, which the answer key calls: the executable "
+                f"grader would fail that call as the agent's (exec:wrong_func_name); add "
+                f"{name}: package.module:function"
+            )
     return None
 
 

@@ -14,7 +14,10 @@ but the loader builds an alias as a shared reference, and everything after it
 memory and wrote a 269 MB store before this check (nine aliases per level
 expand a 500-byte file to about 900 million nodes). So
 the node tree is measured before any data is built: aliases may add at most
-`ALIAS_BUDGET` nodes, and an alias inside the node it names (``a: &a [*a]``,
+`ALIAS_BUDGET` nodes and `ALIAS_TEXT_BUDGET` characters of scalars (one long
+string referred to many times is a bomb of few nodes: a 240 KB suite naming a
+200,000-character string 2,500 times took 19 s and 1 GB, and 10,000 times ran out of
+memory), and an alias inside the node it names (``a: &a [*a]``,
 an infinite structure) is refused, as is nesting deeper than
 `agentgauge.textio.MAX_DEPTH` (as for JSON).
 
@@ -38,7 +41,7 @@ from pydantic import BaseModel, ValidationError
 from agentgauge.errors import InputError, first_error
 from agentgauge.textio import MAX_DEPTH, read_text
 
-__all__ = ["ALIAS_BUDGET", "line_of", "load_yaml", "validate_yaml"]
+__all__ = ["ALIAS_BUDGET", "ALIAS_TEXT_BUDGET", "line_of", "load_yaml", "validate_yaml"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -63,6 +66,11 @@ _Loader.add_implicit_resolver(
 #: for sharing (a 60-node function doc used by 1,000 tasks), and a few tenths of a
 #: second to validate; a bomb needs millions.
 ALIAS_BUDGET = 100_000
+
+#: Characters of scalars (keys and values) that aliases may add to a document, beyond
+#: those written out: 10 MB of text, ample for a 3 KB function doc shared by 1,000
+#: tasks, and well under a second to validate and hash.
+ALIAS_TEXT_BUDGET = 10_000_000
 
 
 def load_yaml(path: str | Path) -> tuple[Any, yaml.Node | None]:
@@ -169,8 +177,11 @@ def _check_tree(root: yaml.Node, path: Path, loader: Any) -> None:
     (named by its path, ``gates.0.metric``).
 
     One pass over the distinct nodes (iterative: nesting may be deep) computes
-    each node's expanded size; an alias is the same node object reached twice."""
+    each node's expanded size, in nodes and in characters of its scalars; an alias is
+    the same node object reached twice."""
     size: dict[int, int] = {}
+    text: dict[int, int] = {}
+    written = 0  # characters of the distinct scalars: the text as written
     on_path: set[int] = set()
     shared: dict[int, yaml.Node] = {}
     # depth 0: all children are done
@@ -180,7 +191,13 @@ def _check_tree(root: yaml.Node, path: Path, loader: Any) -> None:
         key = id(node)
         if depth == 0:
             on_path.discard(key)
-            size[key] = 1 + sum(size[id(child)] for child in _children(node))
+            children = _children(node)
+            size[key] = 1 + sum(size[id(child)] for child in children)
+            if isinstance(node, yaml.ScalarNode):
+                text[key] = len(node.value)
+                written += text[key]
+            else:
+                text[key] = sum(text[id(child)] for child in children)
             continue
         if key in on_path:
             raise InputError(
@@ -217,6 +234,16 @@ def _check_tree(root: yaml.Node, path: Path, loader: Any) -> None:
             f"aliases expand this document by {added:,} nodes, past the limit of "
             f"{ALIAS_BUDGET:,} (an alias bomb?); write the shared part out or refer to it "
             "fewer times",
+            file=path,
+            line=worst.start_mark.line + 1,
+        )
+    added = text[id(root)] - written
+    if added > ALIAS_TEXT_BUDGET:
+        worst = max(shared.values(), key=lambda n: text[id(n)])
+        raise InputError(
+            f"aliases expand this document by {added:,} characters, past the limit of "
+            f"{ALIAS_TEXT_BUDGET:,} (an alias bomb?); write the shared part out or refer to "
+            "it fewer times",
             file=path,
             line=worst.start_mark.line + 1,
         )

@@ -320,3 +320,36 @@ def test_a_checkpoint_call_with_a_list_argument_is_written_once(tmp_path: Path) 
             g for g in grade_trial(task, other, ["checkpoints"]).grades if g.grader == "checkpoints"
         )
         assert grade.status == "checkpoint:calls", wrong
+
+
+def test_checkpoints_that_change_what_the_reference_calls_do_not_are_refused(
+    tmp_path: Path,
+) -> None:
+    # Checkpoint 1 cancels W1001, the reference calls only read it: the suite loaded,
+    # the final state (from the reference calls) said W1001 stays pending, and the
+    # reference agent failed every trial.
+    text = CHECKPOINTED.replace(
+        "    expectations:\n",
+        "    expectations:\n      reference_calls:\n"
+        "        - {name: get_order_details, arguments: {order_id: W1014}}\n"
+        "        - {name: get_order_details, arguments: {order_id: W1030}}\n",
+    )
+    assert _error(tmp_path, text) == (
+        "FILE:11: expectations.checkpoints.0: task 'two': the checkpoints' calls, turn after "
+        "turn, leave another state than reference_calls do (they differ at "
+        "orders.W1014.street, orders.W1014.zip; checkpoint 1 is the first whose calls "
+        "change one), so no trial could pass both: make reference_calls change what the "
+        "checkpoints' calls change, or leave them out"
+    )
+    # Reference calls that make the same change in their own order, with reads of their
+    # own, agree with the checkpoints.
+    same = CHECKPOINTED.replace(
+        "    expectations:\n",
+        "    expectations:\n      reference_calls:\n"
+        "        - {name: get_order_details, arguments: {order_id: W1014}}\n"
+        "        - {name: modify_pending_order_address, arguments: {order_id: W1014, "
+        'street: 12 Oxford St, city: Cambridge, state: MA, zip: "02138"}}\n',
+    )
+    path = tmp_path / "same.yaml"
+    path.write_text(same)
+    assert len(load_suite(path).tasks[0].expectations.reference_calls) == 2

@@ -247,3 +247,17 @@ def test_incremental_export_matches_full_read_on_every_plan() -> None:
             e = RetailEnv(task, seed=seed)
             asyncio.run(hasty(TrialSession(task.id, e, seed=seed)))
             assert e.final_state() == db.export_state_reference(e._conn), task.id
+
+
+def test_sqlite_refusing_a_tool_is_the_worlds_error_not_the_stores() -> None:
+    import sqlite3
+
+    from agentgauge.envs.retail.tools import WorldDatabaseError
+
+    e = env()
+    e.close()  # any refusal of the world's own database will do
+    with pytest.raises(WorldDatabaseError, match="the retail world's database refused "
+                       "get_order_details") as caught:  # fmt: skip
+        e.call_tool("get_order_details", {"order_id": "W1001"})
+    # The CLI reads a sqlite3.Error that reaches it as the store's ("SQLite refused the store").
+    assert not isinstance(caught.value, sqlite3.Error)

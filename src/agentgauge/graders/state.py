@@ -8,7 +8,9 @@ differs: the top-level tables (keys) that differ and, inside them, up to
 
 Alternatively a task lists ``state_assertions`` on dotted paths
 (``orders.W100.status``); list elements are addressed by index
-(``items.0.id``). Every assertion must hold.
+(``items.0.id``). Every assertion must hold. An assertion's ``equals`` compares as
+JSON values, not texts: numbers by value (``3`` equals ``3.0``, which JSON does not
+tell apart), booleans only with booleans (``true`` is not ``1``), text exactly.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "failed_assertions",
     "mismatch",
     "resolve_path",
+    "same_value",
     "state_hash",
 ]
 
@@ -88,9 +91,34 @@ def _check(state: Any, assertion: StateAssertion) -> str | None:
             return None
     if not present:
         return f"{assertion.path}: missing"
-    if canonical_json(value) != canonical_json(assertion.equals):
+    if not same_value(value, assertion.equals):
         return f"{assertion.path}: expected {assertion.equals!r}, got {value!r}"
     return None
+
+
+def same_value(value: Any, expected: Any) -> bool:
+    """Whether two JSON values are equal: numbers by value (``3`` and ``3.0``: a state
+    written by SQLite or a world in Python may keep either, and YAML reads ``85`` as
+    an integer), booleans only equal to booleans, lists item by item, mappings key by
+    key, anything else by its canonical JSON text. Comparing the texts failed
+    ``equals: 3.0`` on a counter of 3 ("expected 3.0, got 3")."""
+    if isinstance(value, bool) or isinstance(expected, bool):
+        return isinstance(value, bool) and isinstance(expected, bool) and value == expected
+    if isinstance(value, int | float) and isinstance(expected, int | float):
+        return value == expected or (value != value and expected != expected)  # NaN, NaN
+    if isinstance(value, list) and isinstance(expected, list):
+        return len(value) == len(expected) and all(
+            same_value(v, e) for v, e in zip(value, expected, strict=True)
+        )
+    if isinstance(value, dict) and isinstance(expected, dict):
+        # Keys as JSON writes them (YAML reads ``1:`` as an integer key, JSON has "1").
+        have, want = _json_keys(value), _json_keys(expected)
+        return have.keys() == want.keys() and all(same_value(have[k], want[k]) for k in have)
+    return canonical_json(value) == canonical_json(expected)
+
+
+def _json_keys(mapping: dict[Any, Any]) -> dict[str, Any]:
+    return {k if isinstance(k, str) else canonical_json(k): v for k, v in mapping.items()}
 
 
 def mismatch(expected: Any, actual: Any) -> dict[str, Any]:

@@ -78,6 +78,11 @@ TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 #: Columns holding JSON lists (stored as text, exported as lists).
 JSON_COLUMNS = frozenset({"item_ids", "new_item_ids"})
 
+#: Columns holding amounts of money (US dollars), which the tools add and compare: a
+#: number each, or null where it may be (a balance: only gift cards keep one).
+MONEY_COLUMNS = frozenset({"price", "amount", "price_difference", "balance"})
+_MAY_BE_NULL = frozenset({"balance"})
+
 #: Columns kept for inspection but left out of the state: optional arguments whose
 #: omission is not a failure (a transfer without a customer id is still a transfer).
 _NOT_EXPORTED = frozenset({("transfers", "customer_id")})
@@ -175,11 +180,27 @@ def check_overrides(overrides: dict[str, Any]) -> None:
 
 def _cell_defect(column: str, value: Any) -> str | None:
     """Why ``value`` cannot go in ``column``, or ``None``: a JSON column holds a list of
-    item ids (or null); any other holds text, a number or a boolean (or null)."""
+    item ids (or null); a money column a number (a balance may be null); any other
+    text, a number or a boolean (or null)."""
     if column in JSON_COLUMNS:
         if value is None or (isinstance(value, list) and all(type(v) is str for v in value)):
             return None
-        return f"expected a list of item ids (text, such as '1001'), got {value_kind(value)}"
+        wanted = "expected a list of item ids (text, such as '1001')"
+        if not isinstance(value, list):
+            return f"{wanted}, got {value_kind(value)}"
+        j, item = next((j, v) for j, v in enumerate(value) if type(v) is not str)
+        said = f"{wanted}; its item {j} is {value_kind(item)}"
+        if type(item) is int or isinstance(item, datetime.date):  # YAML read 1001 as a number
+            return f"{said}, {item} (quote it: '{item}')"
+        return said
+    if column in MONEY_COLUMNS and not (
+        (value is None and column in _MAY_BE_NULL)
+        or (isinstance(value, int | float) and not isinstance(value, bool))
+    ):
+        # The tools add and compare these: "100.00" as text was a traceback mid-replay.
+        null = " or null" if column in _MAY_BE_NULL else ""
+        hint = f" (write it unquoted: {value.strip()})" if _numeric_text(value) else ""
+        return f"expected a number of US dollars{null}, got {value_kind(value)}{hint}"
     if value is None or isinstance(value, str | bool):
         return None
     if isinstance(value, int):
@@ -192,6 +213,14 @@ def _cell_defect(column: str, value: Any) -> str | None:
         # YAML reads an unquoted 2024-06-01 as a date; the world keeps dates as text.
         return f"expected text or a number, got a date (quote it: '{value.isoformat()}')"
     return f"expected text or a number, got {value_kind(value)}"
+
+
+def _numeric_text(value: Any) -> bool:
+    """Whether ``value`` is text that reads as a finite number (``"100.00"``)."""
+    try:
+        return isinstance(value, str) and len(value) <= 40 and math.isfinite(float(value))
+    except ValueError:
+        return False
 
 
 def apply_overrides(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None:
@@ -209,6 +238,28 @@ def apply_overrides(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None
             except (sqlite3.Error, OverflowError, UnicodeError) as exc:  # not foreseen above
                 at = ("initial_state", table, i)
                 raise TaskDefect(f"SQLite refused the row: {exc}", at, f"{table}[{i}]") from None
+    _check_gift_cards(conn, overrides)
+
+
+def _check_gift_cards(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None:
+    """Raise `TaskDefect` for a gift card left without a balance (a row that makes a
+    card a gift card, or sets a gift card's balance to null): the tools add to it and
+    compare it, which was a traceback mid-trial."""
+    found = conn.execute(
+        "SELECT payment_id FROM payment_methods WHERE kind = 'gift_card' AND balance IS NULL "
+        "ORDER BY payment_id"
+    ).fetchone()
+    if found is None:
+        return
+    rows = overrides.get("payment_methods", [])
+    i = next(i for i, row in enumerate(rows) if row.get("payment_id") == found[0])
+    at: tuple[str | int, ...] = ("initial_state", "payment_methods", i)
+    at += ("balance",) if "balance" in rows[i] else ()
+    raise TaskDefect(
+        f"gift card {found[0]!r} has no balance: a gift card keeps one (balance: 0.0, say)",
+        at,
+        f"payment_methods[{i}]",
+    )
 
 
 def _apply_row(conn: sqlite3.Connection, table: str, row: dict[str, Any], i: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentgauge.envs.base import ToolOutcome
 from agentgauge.envs.builtin import TaskDefect
 from agentgauge.envs.retail.env import RetailEnv
 from agentgauge.schema import Task, ToolCallEvent, ToolCallSpec
@@ -83,16 +84,19 @@ def check_turn_plan(task: Task) -> Task:
             "instruction and each of user_scenario.follow_ups); declare one per turn",
             ("expectations", "checkpoints"),
         )
-    if not exp.reference_calls:
+    given = bool(exp.reference_calls)
+    if not given:
         plan = [call for cp in exp.checkpoints for call in cp.calls]
         exp = exp.model_copy(update={"reference_calls": plan})
         task = task.model_copy(update={"expectations": exp})
     env = RetailEnv(task, seed=0)
+    states = [env.final_state()]  # before any call, then after each checkpoint's calls
     try:
         for i, cp in enumerate(exp.checkpoints):
             calls = [_call(env, call, f"checkpoint {i + 1}'s call {j}", (i, j))
                      for j, call in enumerate(cp.calls)]  # fmt: skip
-            turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=env.final_state())
+            states.append(env.final_state())
+            turn = Turn(index=i + 1, start=0, end=0, calls=calls, state=states[-1])
             result = check_checkpoint(cp, i + 1, turn, exp.functions, written=True)
             if result["verdict"] != "pass":
                 state, checked = result["state"] or {}, result["calls"] or {}
@@ -105,17 +109,67 @@ def check_turn_plan(task: Task) -> Task:
                 )
     finally:
         env.close()
+    if given:
+        _check_same_end(states, replay(task))
     return task
 
 
+def _check_same_end(states: list[dict[str, Any]], reference: dict[str, Any]) -> None:
+    """Raise `TaskDefect` when the checkpoints' calls, turn after turn, leave another
+    state than the task's own ``reference_calls``: the final state is derived from the
+    latter and each checkpoint checked on the former, so no trial could pass both (a
+    checkpoint that cancels an order the reference calls only read loaded, and the
+    reference agent then failed). Named: the first checkpoint whose calls change a
+    path where the two differ, else the last."""
+    from agentgauge.graders.state import diff_paths
+
+    differ = diff_paths(reference, states[-1])
+    if not differ:
+        return
+
+    def related(p: str, q: str) -> bool:
+        return p == q or p.startswith(f"{q}.") or q.startswith(f"{p}.")
+
+    at = len(states) - 2
+    for i in range(len(states) - 1):
+        changed = diff_paths(states[i], states[i + 1])
+        if any(related(p, q) for p in differ for q in changed):
+            at = i
+            break
+    shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
+    raise TaskDefect(
+        f"the checkpoints' calls, turn after turn, leave another state than reference_calls "
+        f"do (they differ at {shown}; checkpoint {at + 1} is the first whose calls change "
+        "one), so no trial could pass both: make reference_calls change what the checkpoints' "
+        "calls change, or leave them out",
+        ("expectations", "checkpoints", at),
+    )
+
+
 def _call(env: RetailEnv, call: ToolCallSpec, what: str, at: tuple[int, int]) -> ToolCallEvent:
-    outcome = env.call_tool(call.name, call.arguments)
+    loc = ("expectations", "checkpoints", at[0], "calls", at[1])
+    outcome = _played(env, call, what, loc)
     if outcome.is_error:
-        raise TaskDefect(
-            f"{what} ({call.name}) failed on a fresh environment: {outcome.content}",
-            ("expectations", "checkpoints", at[0], "calls", at[1]),
-        )
+        raise TaskDefect(f"{what} ({call.name}) failed on a fresh environment: {outcome.content}",
+                         loc)  # fmt: skip
     return ToolCallEvent(name=call.name, arguments=call.arguments)
+
+
+def _played(
+    env: RetailEnv, call: ToolCallSpec, what: str, loc: tuple[str | int, ...]
+) -> ToolOutcome:
+    """The outcome of one call of the task's plan. What the world raises (rather than
+    returns as an error result) is refused at the call's line: data in the task's
+    ``initial_state`` the tools cannot work with was a Python traceback."""
+    try:
+        return env.call_tool(call.name, call.arguments)
+    except Exception as exc:
+        said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise TaskDefect(
+            f"{what} ({call.name}) broke the world on a fresh environment ({said}); check the "
+            "task's initial_state",
+            loc,
+        ) from None
 
 
 def replay(task: Task) -> dict[str, Any]:
@@ -127,12 +181,13 @@ def replay(task: Task) -> dict[str, Any]:
     env = RetailEnv(task, seed=0)
     try:
         for i, call in enumerate(task.expectations.reference_calls):
-            outcome = env.call_tool(call.name, call.arguments)
+            loc = ("expectations", "reference_calls", i)
+            outcome = _played(env, call, f"reference call {i}", loc)
             if outcome.is_error:
                 raise TaskDefect(
                     f"reference call {i} ({call.name}) failed on a fresh environment: "
                     f"{outcome.content}",
-                    ("expectations", "reference_calls", i),
+                    loc,
                 )
         return env.final_state()
     finally:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentgauge.envs.base import ToolOutcome
-from agentgauge.envs.retail.db import touch
+from agentgauge.envs.retail.db import TABLES, touch
 
 __all__ = ["CANCEL_REASONS", "IRREVERSIBLE", "REFUND_REASONS", "TOOLS", "call"]
 
@@ -33,6 +33,12 @@ IRREVERSIBLE = frozenset(
 
 class ToolError(Exception):
     """Invalid data in a call: reported to the agent as an error result."""
+
+
+class WorldDatabaseError(RuntimeError):
+    """SQLite refused what a tool did to the world's database: the world's failure
+    (the task's, when its ``initial_state`` led there), neither the agent's nor the
+    store's."""
 
 
 def _str(desc: str) -> dict[str, Any]:
@@ -197,10 +203,20 @@ def _charge(conn: sqlite3.Connection, payment: sqlite3.Row, amount: float) -> No
         touch(conn, "payment_methods", payment["payment_id"])
 
 
+#: An order's total; 0 for an order with no items (SUM alone gives NULL).
+_ORDER_TOTAL = "SELECT COALESCE(SUM(price), 0) FROM order_items WHERE order_id = ?"
+
+
 def _next_id(conn: sqlite3.Connection, table: str, prefix: str) -> str:
-    """The id of a row about to be inserted (noted as written)."""
+    """The id of a row about to be inserted (noted as written): one more than the
+    table's rows, or the next free one after it, since a task's ``initial_state`` may
+    have taken it (``refund_id: F2`` beside no other refund)."""
     (n,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+    key = TABLES[table][1][0]
     new_id = f"{prefix}{n + 1}"
+    while _row(conn, f"SELECT 1 FROM {table} WHERE {key} = ?", new_id) is not None:
+        n += 1
+        new_id = f"{prefix}{n + 1}"
     touch(conn, table, new_id)
     return new_id
 
@@ -317,7 +333,7 @@ def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
     order = _order(conn, a["order_id"])
     if order["status"] != "pending":
         raise ToolError(f"order {order['order_id']} is {order['status']}, not pending")
-    (total,) = conn.execute("SELECT SUM(price) FROM order_items WHERE order_id = ?",
+    (total,) = conn.execute(_ORDER_TOTAL,
                             (order["order_id"],)).fetchone()  # fmt: skip
     payment = _payment_of(conn, order["payment_id"], order["customer_id"])
     touch(conn, "orders", order["order_id"])
@@ -423,7 +439,7 @@ def _modify_payment(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
     if new["payment_id"] == order["payment_id"]:
         raise ToolError("the order is already paid with that payment method")
     old = _payment_of(conn, order["payment_id"], order["customer_id"])
-    (total,) = conn.execute("SELECT SUM(price) FROM order_items WHERE order_id = ?",
+    (total,) = conn.execute(_ORDER_TOTAL,
                             (order["order_id"],)).fetchone()  # fmt: skip
     _charge(conn, new, total)
     _credit(conn, old, total)
@@ -448,7 +464,7 @@ def _refund(conn: sqlite3.Connection, a: dict[str, Any]) -> Any:
     order = _order(conn, a["order_id"])
     if order["status"] in ("pending", "cancelled"):
         raise ToolError(f"order {order['order_id']} is {order['status']}; nothing was charged")
-    (total,) = conn.execute("SELECT SUM(price) FROM order_items WHERE order_id = ?",
+    (total,) = conn.execute(_ORDER_TOTAL,
                             (order["order_id"],)).fetchone()  # fmt: skip
     amount = float(a["amount"])
     if not 0 < amount <= total + 1e-9:
@@ -496,4 +512,8 @@ def call(conn: sqlite3.Connection, name: str, arguments: dict[str, Any]) -> Tool
             content = _IMPL[name](conn, arguments)
     except ToolError as exc:
         return ToolOutcome(content=f"Error: {exc}", is_error=True)
+    except sqlite3.Error as exc:
+        # The world's own database, not the store: an error of the world (the CLI read
+        # a sqlite3 error as the store's: "SQLite refused the store").
+        raise WorldDatabaseError(f"the retail world's database refused {name}: {exc}") from exc
     return ToolOutcome(content=content, irreversible=name in IRREVERSIBLE)
