@@ -693,7 +693,7 @@ def test_a_run_page_follows_figures_collect_updates_in_place(tmp_path: Path) -> 
         (after,) = _json(s, "/runs/r")["base"]["groups"]
         page = _get(s, "/runs/r")[2].decode()
     assert after["cost"]["per_trial"] == pytest.approx(0.072)
-    assert "$0.0720" in page and "unpriced" not in page
+    assert "$0.072" in page and "unpriced" not in page
 
 
 def test_an_unmeasured_se_is_a_dash_that_says_why(tmp_path: Path) -> None:
@@ -717,3 +717,33 @@ def test_an_unmeasured_se_is_a_dash_that_says_why(tmp_path: Path) -> None:
     assert reason == "one task: no spread to estimate"
     assert page.count(f'100.0% ± <span class="unknown" title="{reason}">–</span>') == 2
     assert "± –" not in page
+
+
+def test_a_fraction_of_a_cent_reads_as_metrics_prints_it(tmp_path: Path, cli: Cli) -> None:
+    # 8 trials of $0.00002 each: the run page (both tables) and the trial page said
+    # "$0.0000", a measured cost that reads as free, where `agentgauge metrics` prints
+    # "$2.00e-05".
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    call = {"type": "model_call", "model": "m", "cost_usd": 0.00002, "t": 0.1}
+    rows = [
+        {"task_id": f"t{i % 4}", "trial": i // 4, "success": i % 3 == 0, "cost_usd": 0.00002}
+        | {"events": [call]}
+        for i in range(8)
+    ]
+    src = tmp_path / "t.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "c")
+    code, out, err = cli("metrics", f"{db}:c")
+    assert code == 0, err
+    assert "$2.00e-05" in out
+    with serving(db) as s:
+        run = _get(s, "/runs/c")[2].decode()
+        trial = _get(s, "/runs/c/trials/1")[2].decode()
+    assert "$0.0000" not in run and "$0.0000" not in trial.split('id="transcript"')[0]
+    assert run.count('<td class="n">$2.00e-05</td>') == 2  # base and per-variant tables
+    assert "cost $2.00e-05 ·" in trial
+    assert "model call · m · duration unknown · $2.00e-05" in trial  # the timeline mark

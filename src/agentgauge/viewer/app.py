@@ -48,7 +48,7 @@ from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
-from agentgauge.report.formats import success_se_of
+from agentgauge.report.formats import money, success_se_of
 from agentgauge.report.record import p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.sources import Selector, configurations, selected_rows
@@ -125,6 +125,8 @@ _ENV.filters["pct"] = _pct
 _ENV.filters["num"] = _num
 _ENV.filters["shorten"] = shorten
 _ENV.filters["p_value"] = p_cell
+# Dollars as `agentgauge metrics` prints them: a fraction of a cent is never "$0.0000".
+_ENV.filters["money"] = money
 _ENV.globals.update(
     run_url=run_url,
     query=_query,
