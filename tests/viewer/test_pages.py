@@ -747,3 +747,50 @@ def test_a_fraction_of_a_cent_reads_as_metrics_prints_it(tmp_path: Path, cli: Cl
     assert run.count('<td class="n">$2.00e-05</td>') == 2  # base and per-variant tables
     assert "cost $2.00e-05 ·" in trial
     assert "model call · m · duration unknown · $2.00e-05" in trial  # the timeline mark
+
+
+def test_runs_of_paraphrases_only_are_compared_as_compare_compares_them(
+    tmp_path: Path, cli: Cli
+) -> None:
+    # No base-variant trial on either side: the diff said "pa has no trial of variant
+    # 'base'" and gave no comparison, where `compare` warns and compares all the trials.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    db = tmp_path / "s.db"
+    for run_id, shift in (("pa", 0), ("pb", 1)):
+        rows = [
+            {"task_id": f"t{i}", "trial": k, "variant": f"paraphrase:{1 + k % 2}"}
+            | {"success": (i * k + shift * (i % 2)) % 3 != 0}
+            for i in range(8)
+            for k in range(4)
+        ]
+        src = tmp_path / f"{run_id}.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        import_file("jsonl", src, db, run_id)
+    code, out, err = cli("compare", f"{db}:pa", f"{db}:pb", "--json")
+    assert code == 0, err
+    compared = json.loads(out)
+    assert len(compared["warnings"]) == 2
+    with serving(db) as s:
+        diff = _json(s, "/diff?a=pa&b=pb")
+        page = _get(s, "/diff?a=pa&b=pb")[2].decode()
+        strict = _json(s, "/diff?a=pa&b=pb&variant=base")
+    c = diff["comparison"]
+    assert diff["reason"] is None and c is not None
+    for key in ("mean_diff", "se_paired", "ci95", "p_value", "verdict", "scope", "n_tasks"):
+        assert c[key] == compared[key], key
+    assert diff["variant"] is None and diff["a"]["n"] == diff["b"]["n"] == 32
+    scope = "all its variants (paraphrase:1, paraphrase:2)"
+    assert diff["a"]["scope"] == diff["b"]["scope"] == scope
+    # compare's warnings, with the run ids where compare has the SOURCEs as typed.
+    warnings = [w.replace(f"{db}:", "") for w in compared["warnings"]]
+    assert diff["notes"][:2] == warnings
+    assert f"A {scope}; B {scope} · A: " in page
+    assert f'<p class="note">{warnings[0]}</p>' in page
+    assert 'id="verdict">No comparison' not in page
+    # The tasks links read the side whole too (no variant filter).
+    assert 'href="/runs/pa/tasks?task=t0">A</a>' in page
+    # A variant named is that variant alone.
+    assert strict["comparison"] is None and strict["reason"] == "pa has no trial of variant 'base'"

@@ -376,7 +376,8 @@ class Viewer:
 
     async def diff(self, request: Request) -> Response:
         a_id, b_id = request.query_params.get("a"), request.query_params.get("b")
-        variant = request.query_params.get("variant") or "base"
+        # No variant: each side as `agentgauge compare` reads it (`run_diff`).
+        variant = request.query_params.get("variant") or None
         runs = queries.run_ids(self.store)
         if not a_id or not b_id:
             data = {"schema": "agentgauge.viewer.diff-choose/1", "runs": runs}
@@ -456,7 +457,7 @@ def _recorded(name: str | None) -> str:
     return "not recorded" if name is None else name
 
 
-def _pick_page(request: Request, pick: _PickOne, runs: list[str], variant: str) -> Response:
+def _pick_page(request: Request, pick: _PickOne, runs: list[str], variant: str | None) -> Response:
     """A 400 for a diff side that is not one system: compare's message, and a link to
     the diff of each configuration the side holds (its ``a_agent``/``a_model``)."""
     agents = [a for a, _, _ in pick.configs]
