@@ -191,6 +191,7 @@ def test_diff_is_run_diff_of_the_two_tables(served: Served, store: Store) -> Non
         label_a="retail-hasty",
         label_b="retail-careful",
         components=(_components(store, "retail-hasty"), _components(store, "retail-careful")),
+        agents=("builtin:hasty", "builtin:careful"),
     )
     assert data["run_a"]["run_id"] == "retail-hasty"
     assert {k: v for k, v in data.items() if k not in ("run_a", "run_b")} == json.loads(
@@ -794,3 +795,36 @@ def test_runs_of_paraphrases_only_are_compared_as_compare_compares_them(
     assert 'href="/runs/pa/tasks?task=t0">A</a>' in page
     # A variant named is that variant alone.
     assert strict["comparison"] is None and strict["reason"] == "pa has no trial of variant 'base'"
+
+
+def test_a_diff_names_the_agents_as_compare_does(tmp_path: Path, cli: Cli) -> None:
+    # Two agents of one model in one run, no component recorded: compare's sentence says
+    # "no recorded component differs, but the agent does (careful → hasty)", the diff's
+    # JSON (documented as compare's) "no recorded component differs" only.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    rows = [
+        {"task_id": f"t{i}", "trial": k, "agent": agent, "model": "m"}
+        | {"success": (i + k + len(agent)) % 3 != 0}
+        for agent in ("careful", "hasty")
+        for i in range(6)
+        for k in range(2)
+    ]
+    src = tmp_path / "two.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "two")
+    code, out, err = cli("compare", f"{db}:two#agent=careful", f"{db}:two#agent=hasty", "--json")
+    assert code == 0, err
+    compared = json.loads(out)["components"]
+    assert compared["sentence"].startswith(
+        "no recorded component differs, but the agent does (careful → hasty); "
+    )
+    with serving(db) as s:
+        diff = _json(s, "/diff?a=two&a_agent=careful&b=two&b_agent=hasty")
+        same = _json(s, "/diff?a=two&a_agent=careful&b=two&b_agent=careful")
+    assert diff["components"] == compared
+    # One agent on both sides: no clause.
+    assert same["components"]["sentence"].startswith("no recorded component differs; not ")

@@ -119,6 +119,7 @@ def run_diff(
     variant: str | None = None,
     seed: int = 0,
     components: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
+    agents: tuple[str | None, str | None] | None = None,
 ) -> dict[str, Any]:
     """The ``agentgauge.diff/1`` object of run B against run A.
 
@@ -136,6 +137,8 @@ def run_diff(
     ``components``: A's and B's configurations (`agentgauge.components.side_components`).
     With them the verdict says, as ``agentgauge compare`` does, when the difference is
     not attributable, and ``components`` says what differs (`ComponentDiff.to_dict`).
+    ``agents``: A's and B's agent names (`agentgauge.report.record.agent_name`), which
+    its sentence names when they differ and no recorded component does, as compare's.
     """
     (ta, va, scope_a), (tb, vb, scope_b) = _select(a, variant), _select(b, variant)
     ca, cb = _counts(ta), _counts(tb)
@@ -170,7 +173,7 @@ def run_diff(
         )
     )
     comparison: dict[str, Any] | None = None
-    changes = None if components is None else diff_components(*components)
+    changes = None if components is None else diff_components(*components, agents=agents)
     reason: str | None = None
     warnings: list[str] = []
     if variant is not None and (not ca or not cb):

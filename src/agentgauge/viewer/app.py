@@ -49,7 +49,7 @@ from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
 from agentgauge.report.formats import money, success_se_of
-from agentgauge.report.record import p_cell
+from agentgauge.report.record import SystemInfo, agent_name, p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.sources import Selector, configurations, selected_rows
 from agentgauge.store import Store
@@ -258,12 +258,13 @@ class Viewer:
 
     def components(
         self, run: dict[str, Any], table: TrialTable, chosen: Chosen = (None, None)
-    ) -> dict[str, Any]:
-        """The run's configuration (of the ``chosen`` agent and model) as `agentgauge
-        compare` reads a stored run's."""
+    ) -> tuple[dict[str, Any], str | None]:
+        """The run's configuration (of the ``chosen`` agent and model, whose trials are
+        ``table``) and its agent's name, as `agentgauge compare` reads a stored run's."""
         calls = ModelCalls.of_run(self.store, run["run_id"], agent=chosen[0], model=chosen[1])
         header = self.store.get_run(run["run_id"])
-        return side_components(header, table.codes("model")[0], calls.served)
+        agent = agent_name(SystemInfo(run["run_id"], table, header))
+        return side_components(header, table.codes("model")[0], calls.served), agent
 
     def system(self, run: dict[str, Any], side: str, chosen: Chosen) -> TrialTable:
         """The run's trials of the configuration ``chosen`` (all of them when nothing
@@ -396,7 +397,7 @@ class Viewer:
                 return _pick_page(request, pick, runs, variant)
             # Each side's configuration as `agentgauge compare` reads it, so the verdict
             # says what compare's says (not attributable when two components changed).
-            sides = (
+            (side_a, agent_a), (side_b, agent_b) = (
                 self.components(a, table_a, chosen_a),
                 self.components(b, table_b, chosen_b),
             )
@@ -409,7 +410,8 @@ class Viewer:
                     label_a=_side_label(a["run_id"], chosen_a),
                     label_b=_side_label(b["run_id"], chosen_b),
                     variant=variant,
-                    components=sides,
+                    components=(side_a, side_b),
+                    agents=(agent_a, agent_b),
                 ),
             )
         changed = _flag(request, "changed")
