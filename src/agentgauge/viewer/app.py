@@ -43,7 +43,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentgauge._version import __version__
 from agentgauge.components import side_components
-from agentgauge.display import html_environment
+from agentgauge.display import html_environment, visible
 from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
@@ -445,7 +445,10 @@ async def _unreadable(request: Request, exc: Exception) -> Response:
     the store is damaged, the viewer is not broken)."""
     error = database_error(exc) if isinstance(exc, sqlite3.DatabaseError) else exc
     detail = str(error) if isinstance(error, AgentgaugeError) else "the store cannot be read"
-    print(f"agentgauge view: error: {request.url.path}: {detail}", file=sys.stderr, flush=True)
+    # The address is whoever sent it's, the detail may quote the store's rows: controls
+    # in either are shown as escapes, never sent to the terminal.
+    line = visible(f"agentgauge view: error: {request.url.path}: {detail}")
+    print(line, file=sys.stderr, flush=True)
     return _error_page(request, 500, detail)
 
 
