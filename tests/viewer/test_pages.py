@@ -828,3 +828,71 @@ def test_a_diff_names_the_agents_as_compare_does(tmp_path: Path, cli: Cli) -> No
     assert diff["components"] == compared
     # One agent on both sides: no clause.
     assert same["components"]["sentence"].startswith("no recorded component differs; not ")
+
+
+def test_a_configuration_with_nothing_recorded_can_be_picked(tmp_path: Path) -> None:
+    # Run "na": half its trials record no agent and no model, half model m2. The pick-one
+    # link for the first left both out, so it led back to the same 400 page; the same for
+    # agent x with no model beside agent x with model m.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    def imported(run_id: str, rows: list[dict[str, Any]]) -> None:
+        src = tmp_path / f"{run_id}.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        import_file("jsonl", src, db, run_id)
+
+    db = tmp_path / "s.db"
+    tasks = [f"t{i}" for i in range(6)]
+    # Trials 0-1 record nothing (all pass), trials 2-3 model m2 (all fail).
+    imported(
+        "na",
+        [
+            {"task_id": t, "trial": k, "success": k < 2} | ({"model": "m2"} if k >= 2 else {})
+            for t in tasks
+            for k in range(4)
+        ],
+    )
+    imported("other", [{"task_id": t, "trial": 0, "success": True, "model": "m2"} for t in tasks])
+    imported(
+        "xm",
+        [
+            {"task_id": t, "trial": k, "agent": "x", "success": k == 0}
+            | ({"model": "m"} if k else {})
+            for t in tasks
+            for k in range(2)
+        ],
+    )
+    with serving(db) as s:
+        status, _, body = _get(s, "/diff?a=na&b=other&format=json")
+        refused = json.loads(body)
+        picked = [_json(s, c["href"]) for c in refused["choices"]]
+        page = _get(s, refused["choices"][1]["href"])[2].decode()
+        status_xm, _, body_xm = _get(s, "/diff?a=xm&b=other&format=json")
+        xm = json.loads(body_xm)
+        picked_xm = [_json(s, c["href"]) for c in xm["choices"]]
+        none_status, _, none = _get(s, "/diff?a=other&a_no_model=1&b=na&b_no_model=1&format=json")
+    assert status == status_xm == none_status == 400
+    assert [(c["agent"], c["model"], c["href"]) for c in refused["choices"]] == [
+        (None, "m2", "/diff?a=na&b=other&a_model=m2"),
+        (None, None, "/diff?a=na&b=other&a_no_model=1"),
+    ]
+    # Each link is the diff of that one configuration: 12 trials, all failed or all passed.
+    assert [(d["a"]["n"], d["a"]["passed"]) for d in picked] == [(12, 0), (12, 12)]
+    assert picked[1]["a"]["label"] == "na#model=(not recorded)"
+    assert picked[1]["comparison"]["mean_diff"] == 0.0
+    assert 'na</a> <span class="chosen">(model not recorded)</span> (A)' in page
+    # The form keeps the choice (a hidden flag; a name typed in the box wins).
+    assert '<input type="hidden" name="a_no_model" value="1">' in page
+    assert 'name="a_model" value="" size="10" placeholder="not recorded"' in page
+    # Agent x with no model beside agent x with model m.
+    assert [(c["model"], c["href"]) for c in xm["choices"]] == [
+        ("m", "/diff?a=xm&b=other&a_model=m"),
+        (None, "/diff?a=xm&b=other&a_no_model=1"),
+    ]
+    assert [(d["a"]["n"], d["a"]["passed"]) for d in picked_xm] == [(6, 0), (6, 6)]
+    # A side with no such trials says so, in words.
+    assert json.loads(none)["error"].startswith(
+        "A (run other) has no trials of model not recorded;"
+    )
