@@ -896,3 +896,38 @@ def test_a_configuration_with_nothing_recorded_can_be_picked(tmp_path: Path) -> 
     assert json.loads(none)["error"].startswith(
         "A (run other) has no trials of model not recorded;"
     )
+
+
+def test_the_diff_form_offers_the_runs_compared_and_says_when_it_offers_fewer(
+    tmp_path: Path,
+) -> None:
+    # The form offered the newest 1,000 runs only: a diff of two older runs showed the
+    # newest run selected on both sides, and sending the form again compared it.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+    from agentgauge.schema import Run
+
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id":"a","success":true}\n{"task_id":"b","success":false}\n')
+    db = tmp_path / "s.db"
+    for run_id in ("old-a", "old-b"):
+        import_file("jsonl", src, db, run_id)
+    with Store(db) as store, store.transaction():
+        for i in range(1_000):  # queries.RUN_CHOICES, the newest runs the form offers
+            at = f"2099-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
+            store.create_run(Run(run_id=f"new-{i:04d}", created_at=at))
+    with serving(db) as s:
+        chooser = _json(s, "/diff")
+        empty_form = _get(s, "/diff")[2].decode()
+        page = _get(s, "/diff?a=old-a&b=old-b")[2].decode()
+        one_old = _get(s, "/diff?a=old-a&b=new-0005")[2].decode()
+    assert chooser["n_runs"] == 1_002 and len(chooser["runs"]) == 1_000
+    assert chooser["runs"][0] == "new-0999" and "old-a" not in chooser["runs"]
+    assert "The lists offer 1,000 of the store's 1,002 runs" in empty_form
+    # Both runs compared are offered, and selected, on both lists.
+    assert page.count('<option value="old-a" selected>') == 1
+    assert page.count('<option value="old-b" selected>') == 1
+    assert 'id="runs-cut"' not in page  # every run is offered
+    assert one_old.count('<option value="old-a" selected>') == 1
+    assert "The lists offer 1,001 of the store" in one_old

@@ -437,9 +437,12 @@ class Viewer:
         a_id, b_id = request.query_params.get("a"), request.query_params.get("b")
         # No variant: each side as `agentgauge compare` reads it (`run_diff`).
         variant = request.query_params.get("variant") or None
-        runs = queries.run_ids(self.store)
+        # The runs compared are offered whatever their age: a form that showed another
+        # run selected would compare that one when sent again.
+        runs, n_runs = queries.run_ids(self.store, keep=[r for r in (a_id, b_id) if r])
+        offered = {"runs": runs, "n_runs": n_runs}
         if not a_id or not b_id:
-            data = {"schema": "agentgauge.viewer.diff-choose/1", "runs": runs}
+            data = {"schema": "agentgauge.viewer.diff-choose/1", **offered}
             return self.page(request, "diff_choose.html.j2", data, variant=variant)
         a, b = self.header(a_id), self.header(b_id)
         chosen_a, chosen_b = _chosen(request, "a"), _chosen(request, "b")
@@ -452,7 +455,7 @@ class Viewer:
             try:
                 table_a, table_b = self.system(a, "a", chosen_a), self.system(b, "b", chosen_b)
             except _PickOne as pick:
-                return _pick_page(request, pick, runs, variant)
+                return _pick_page(request, pick, offered, variant)
             # Each side's configuration as `agentgauge compare` reads it, so the verdict
             # says what compare's says (not attributable when two components changed).
             (side_a, agent_a), (side_b, agent_b) = (
@@ -487,7 +490,7 @@ class Viewer:
             "page": {"page": shown, "pages": pages, "total": len(rows)},
             "changed": changed,
             "variant": variant,
-            "runs": runs,
+            **offered,
             # Each side's choice in words, and in the address (the pager's links).
             "chosen": {"a": _choice_words(chosen_a, ", "), "b": _choice_words(chosen_b, ", ")},
             "params": {
@@ -550,7 +553,9 @@ def _picks(chosen: Chosen, config: tuple[str | None, str | None]) -> bool:
     )
 
 
-def _pick_page(request: Request, pick: _PickOne, runs: list[str], variant: str | None) -> Response:
+def _pick_page(
+    request: Request, pick: _PickOne, offered: dict[str, Any], variant: str | None
+) -> Response:
     """A 400 for a diff side that is not one system: compare's message, and a link to
     the diff of each configuration the side holds (its ``a_agent``/``a_model``)."""
     side = pick.side
@@ -583,7 +588,7 @@ def _pick_page(request: Request, pick: _PickOne, runs: list[str], variant: str |
         return Response(body, status_code=400, media_type="application/json")
     html = _ENV.get_template("diff_pick.html.j2").render(
         request=request,
-        data={"runs": runs},
+        data=offered,
         variant=variant,
         message=pick.message,
         choices=choices,
