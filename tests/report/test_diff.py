@@ -58,7 +58,14 @@ def test_counts_changes_and_fisher_p_values_by_hand() -> None:
         "only_b": 1,
     }
     assert d["n_changed"] == 5
-    assert d["a"] == {"label": "old", "n_tasks": 5, "passed": 10, "n": 18}
+    assert d["a"] == {
+        "label": "old",
+        "n_tasks": 5,
+        "passed": 10,
+        "n": 18,
+        "variant": "base",
+        "scope": "base variant",
+    }
     # Flips first (lost, larger change first), then gained, then the rest by id.
     assert [r["task_id"] for r in d["tasks"]] == ["down", "half", "up", "gone", "new", "same"]  # type: ignore[index, union-attr]
 
@@ -100,3 +107,25 @@ def test_no_comparison_says_why(variant: str) -> None:
         assert "no task in common" in d["reason"]
     else:
         assert "no trial of variant 'nonexistent'" in d["reason"]
+
+
+def test_a_side_with_no_base_trial_is_read_whole_as_compare_reads_it() -> None:
+    # A run of paraphrases only: the diff kept the base variant alone and gave "A has no
+    # trial of variant 'base'" where `compare` compares all its trials, with a warning.
+    a = _table({f"t{i}": (i % 3, 3) for i in range(8)}, variant="paraphrase:1")
+    b = _table({f"t{i}": ((i + 1) % 4, 3) for i in range(8)})  # base variant
+    d = run_diff(a, b, label_a="A", label_b="B")
+    direct = compare(a, b, label_a="A", label_b="B")
+    assert d["comparison"] == direct.to_dict() and d["reason"] is None
+    assert d["variant"] is None
+    assert (d["a"]["variant"], d["a"]["scope"]) == (None, "all its variants (paraphrase:1)")
+    assert (d["b"]["variant"], d["b"]["scope"]) == ("base", "base variant")
+    assert d["a"]["n"] == 24 and _row(d, "t2")["a"] == {"passed": 2, "n": 3}
+    (warning,) = direct.scope_warnings
+    assert warning.startswith("A (A) has no base-variant trial: the comparison reads all its")
+    assert d["notes"][0] == warning
+    # A variant named is that variant alone: B has none of it.
+    strict = run_diff(a, b, label_a="A", label_b="B", variant="base")
+    assert strict["comparison"] is None
+    assert strict["reason"] == "A has no trial of variant 'base'"
+    assert len(strict["notes"]) == 1

@@ -169,3 +169,17 @@ def test_a_success_that_is_neither_pass_nor_fail_is_a_damaged_row(
     assert listed == {"r": runs["r"]["damaged"], "fine": None}
     code, out, err = cli("runs", "--store", str(db))
     assert code == 0 and err.strip() == f"run r is damaged in {db}: {runs['r']['damaged']}"
+
+
+def test_the_terminal_line_shows_controls_in_the_address_as_escapes(
+    damaged: tuple[Path, int], capfd: pytest.CaptureFixture[str]
+) -> None:
+    # The address of a page that fails on a damaged row was printed as sent: ESC and BEL
+    # from whoever requested it reached the viewer's terminal.
+    db, _ = damaged
+    with serving(db) as s:
+        assert _get(s, "/runs/bad/trials/%1B%5B31mRED%07")[0] == 500
+    err = capfd.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("agentgauge view: error: ")]
+    assert line.startswith("agentgauge view: error: /runs/bad/trials/\\x1b[31mRED\\x07: ")

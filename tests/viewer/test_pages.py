@@ -191,6 +191,7 @@ def test_diff_is_run_diff_of_the_two_tables(served: Served, store: Store) -> Non
         label_a="retail-hasty",
         label_b="retail-careful",
         components=(_components(store, "retail-hasty"), _components(store, "retail-careful")),
+        agents=("builtin:hasty", "builtin:careful"),
     )
     assert data["run_a"]["run_id"] == "retail-hasty"
     assert {k: v for k, v in data.items() if k not in ("run_a", "run_b")} == json.loads(
@@ -693,7 +694,7 @@ def test_a_run_page_follows_figures_collect_updates_in_place(tmp_path: Path) -> 
         (after,) = _json(s, "/runs/r")["base"]["groups"]
         page = _get(s, "/runs/r")[2].decode()
     assert after["cost"]["per_trial"] == pytest.approx(0.072)
-    assert "$0.0720" in page and "unpriced" not in page
+    assert "$0.072" in page and "unpriced" not in page
 
 
 def test_an_unmeasured_se_is_a_dash_that_says_why(tmp_path: Path) -> None:
@@ -717,3 +718,216 @@ def test_an_unmeasured_se_is_a_dash_that_says_why(tmp_path: Path) -> None:
     assert reason == "one task: no spread to estimate"
     assert page.count(f'100.0% ± <span class="unknown" title="{reason}">–</span>') == 2
     assert "± –" not in page
+
+
+def test_a_fraction_of_a_cent_reads_as_metrics_prints_it(tmp_path: Path, cli: Cli) -> None:
+    # 8 trials of $0.00002 each: the run page (both tables) and the trial page said
+    # "$0.0000", a measured cost that reads as free, where `agentgauge metrics` prints
+    # "$2.00e-05".
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    call = {"type": "model_call", "model": "m", "cost_usd": 0.00002, "t": 0.1}
+    rows = [
+        {"task_id": f"t{i % 4}", "trial": i // 4, "success": i % 3 == 0, "cost_usd": 0.00002}
+        | {"events": [call]}
+        for i in range(8)
+    ]
+    src = tmp_path / "t.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "c")
+    code, out, err = cli("metrics", f"{db}:c")
+    assert code == 0, err
+    assert "$2.00e-05" in out
+    with serving(db) as s:
+        run = _get(s, "/runs/c")[2].decode()
+        trial = _get(s, "/runs/c/trials/1")[2].decode()
+    assert "$0.0000" not in run and "$0.0000" not in trial.split('id="transcript"')[0]
+    assert run.count('<td class="n">$2.00e-05</td>') == 2  # base and per-variant tables
+    assert "cost $2.00e-05 ·" in trial
+    assert "model call · m · duration unknown · $2.00e-05" in trial  # the timeline mark
+
+
+def test_runs_of_paraphrases_only_are_compared_as_compare_compares_them(
+    tmp_path: Path, cli: Cli
+) -> None:
+    # No base-variant trial on either side: the diff said "pa has no trial of variant
+    # 'base'" and gave no comparison, where `compare` warns and compares all the trials.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    db = tmp_path / "s.db"
+    for run_id, shift in (("pa", 0), ("pb", 1)):
+        rows = [
+            {"task_id": f"t{i}", "trial": k, "variant": f"paraphrase:{1 + k % 2}"}
+            | {"success": (i * k + shift * (i % 2)) % 3 != 0}
+            for i in range(8)
+            for k in range(4)
+        ]
+        src = tmp_path / f"{run_id}.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        import_file("jsonl", src, db, run_id)
+    code, out, err = cli("compare", f"{db}:pa", f"{db}:pb", "--json")
+    assert code == 0, err
+    compared = json.loads(out)
+    assert len(compared["warnings"]) == 2
+    with serving(db) as s:
+        diff = _json(s, "/diff?a=pa&b=pb")
+        page = _get(s, "/diff?a=pa&b=pb")[2].decode()
+        strict = _json(s, "/diff?a=pa&b=pb&variant=base")
+    c = diff["comparison"]
+    assert diff["reason"] is None and c is not None
+    for key in ("mean_diff", "se_paired", "ci95", "p_value", "verdict", "scope", "n_tasks"):
+        assert c[key] == compared[key], key
+    assert diff["variant"] is None and diff["a"]["n"] == diff["b"]["n"] == 32
+    scope = "all its variants (paraphrase:1, paraphrase:2)"
+    assert diff["a"]["scope"] == diff["b"]["scope"] == scope
+    # compare's warnings, with the run ids where compare has the SOURCEs as typed.
+    warnings = [w.replace(f"{db}:", "") for w in compared["warnings"]]
+    assert diff["notes"][:2] == warnings
+    assert f"A {scope}; B {scope} · A: " in page
+    assert f'<p class="note">{warnings[0]}</p>' in page
+    assert 'id="verdict">No comparison' not in page
+    # The tasks links read the side whole too (no variant filter).
+    assert 'href="/runs/pa/tasks?task=t0">A</a>' in page
+    # A variant named is that variant alone.
+    assert strict["comparison"] is None and strict["reason"] == "pa has no trial of variant 'base'"
+
+
+def test_a_diff_names_the_agents_as_compare_does(tmp_path: Path, cli: Cli) -> None:
+    # Two agents of one model in one run, no component recorded: compare's sentence says
+    # "no recorded component differs, but the agent does (careful → hasty)", the diff's
+    # JSON (documented as compare's) "no recorded component differs" only.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    rows = [
+        {"task_id": f"t{i}", "trial": k, "agent": agent, "model": "m"}
+        | {"success": (i + k + len(agent)) % 3 != 0}
+        for agent in ("careful", "hasty")
+        for i in range(6)
+        for k in range(2)
+    ]
+    src = tmp_path / "two.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "two")
+    code, out, err = cli("compare", f"{db}:two#agent=careful", f"{db}:two#agent=hasty", "--json")
+    assert code == 0, err
+    compared = json.loads(out)["components"]
+    assert compared["sentence"].startswith(
+        "no recorded component differs, but the agent does (careful → hasty); "
+    )
+    with serving(db) as s:
+        diff = _json(s, "/diff?a=two&a_agent=careful&b=two&b_agent=hasty")
+        same = _json(s, "/diff?a=two&a_agent=careful&b=two&b_agent=careful")
+    assert diff["components"] == compared
+    # One agent on both sides: no clause.
+    assert same["components"]["sentence"].startswith("no recorded component differs; not ")
+
+
+def test_a_configuration_with_nothing_recorded_can_be_picked(tmp_path: Path) -> None:
+    # Run "na": half its trials record no agent and no model, half model m2. The pick-one
+    # link for the first left both out, so it led back to the same 400 page; the same for
+    # agent x with no model beside agent x with model m.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    def imported(run_id: str, rows: list[dict[str, Any]]) -> None:
+        src = tmp_path / f"{run_id}.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        import_file("jsonl", src, db, run_id)
+
+    db = tmp_path / "s.db"
+    tasks = [f"t{i}" for i in range(6)]
+    # Trials 0-1 record nothing (all pass), trials 2-3 model m2 (all fail).
+    imported(
+        "na",
+        [
+            {"task_id": t, "trial": k, "success": k < 2} | ({"model": "m2"} if k >= 2 else {})
+            for t in tasks
+            for k in range(4)
+        ],
+    )
+    imported("other", [{"task_id": t, "trial": 0, "success": True, "model": "m2"} for t in tasks])
+    imported(
+        "xm",
+        [
+            {"task_id": t, "trial": k, "agent": "x", "success": k == 0}
+            | ({"model": "m"} if k else {})
+            for t in tasks
+            for k in range(2)
+        ],
+    )
+    with serving(db) as s:
+        status, _, body = _get(s, "/diff?a=na&b=other&format=json")
+        refused = json.loads(body)
+        picked = [_json(s, c["href"]) for c in refused["choices"]]
+        page = _get(s, refused["choices"][1]["href"])[2].decode()
+        status_xm, _, body_xm = _get(s, "/diff?a=xm&b=other&format=json")
+        xm = json.loads(body_xm)
+        picked_xm = [_json(s, c["href"]) for c in xm["choices"]]
+        none_status, _, none = _get(s, "/diff?a=other&a_no_model=1&b=na&b_no_model=1&format=json")
+    assert status == status_xm == none_status == 400
+    assert [(c["agent"], c["model"], c["href"]) for c in refused["choices"]] == [
+        (None, "m2", "/diff?a=na&b=other&a_model=m2"),
+        (None, None, "/diff?a=na&b=other&a_no_model=1"),
+    ]
+    # Each link is the diff of that one configuration: 12 trials, all failed or all passed.
+    assert [(d["a"]["n"], d["a"]["passed"]) for d in picked] == [(12, 0), (12, 12)]
+    assert picked[1]["a"]["label"] == "na#model=(not recorded)"
+    assert picked[1]["comparison"]["mean_diff"] == 0.0
+    assert 'na</a> <span class="chosen">(model not recorded)</span> (A)' in page
+    # The form keeps the choice (a hidden flag; a name typed in the box wins).
+    assert '<input type="hidden" name="a_no_model" value="1">' in page
+    assert 'name="a_model" value="" size="10" placeholder="not recorded"' in page
+    # Agent x with no model beside agent x with model m.
+    assert [(c["model"], c["href"]) for c in xm["choices"]] == [
+        ("m", "/diff?a=xm&b=other&a_model=m"),
+        (None, "/diff?a=xm&b=other&a_no_model=1"),
+    ]
+    assert [(d["a"]["n"], d["a"]["passed"]) for d in picked_xm] == [(6, 0), (6, 6)]
+    # A side with no such trials says so, in words.
+    assert json.loads(none)["error"].startswith(
+        "A (run other) has no trials of model not recorded;"
+    )
+
+
+def test_the_diff_form_offers_the_runs_compared_and_says_when_it_offers_fewer(
+    tmp_path: Path,
+) -> None:
+    # The form offered the newest 1,000 runs only: a diff of two older runs showed the
+    # newest run selected on both sides, and sending the form again compared it.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+    from agentgauge.schema import Run
+
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id":"a","success":true}\n{"task_id":"b","success":false}\n')
+    db = tmp_path / "s.db"
+    for run_id in ("old-a", "old-b"):
+        import_file("jsonl", src, db, run_id)
+    with Store(db) as store, store.transaction():
+        for i in range(1_000):  # queries.RUN_CHOICES, the newest runs the form offers
+            at = f"2099-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
+            store.create_run(Run(run_id=f"new-{i:04d}", created_at=at))
+    with serving(db) as s:
+        chooser = _json(s, "/diff")
+        empty_form = _get(s, "/diff")[2].decode()
+        page = _get(s, "/diff?a=old-a&b=old-b")[2].decode()
+        one_old = _get(s, "/diff?a=old-a&b=new-0005")[2].decode()
+    assert chooser["n_runs"] == 1_002 and len(chooser["runs"]) == 1_000
+    assert chooser["runs"][0] == "new-0999" and "old-a" not in chooser["runs"]
+    assert "The lists offer 1,000 of the store's 1,002 runs" in empty_form
+    # Both runs compared are offered, and selected, on both lists.
+    assert page.count('<option value="old-a" selected>') == 1
+    assert page.count('<option value="old-b" selected>') == 1
+    assert 'id="runs-cut"' not in page  # every run is offered
+    assert one_old.count('<option value="old-a" selected>') == 1
+    assert "The lists offer 1,001 of the store" in one_old

@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,34 @@ def test_the_startup_line_shows_a_control_in_the_store_path(
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_an_address_that_cannot_be_bound_names_the_option_to_change(store_path: Path) -> None:
+    # A host name that does not resolve was blamed on the port ("port: cannot listen on
+    # nonexistent.invalid:8765: ..."), and the options were named without their dashes.
+    proc = _view("--store", str(store_path), "--host", "nonexistent.invalid", "--allow-remote")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith("agentgauge: error: --host: cannot listen on nonexistent.invalid:8765: ")
+    # An address this machine does not have (TEST-NET-1, RFC 5737) is the host's too.
+    proc = _view("--store", str(store_path), "--host", "192.0.2.1", "--allow-remote")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert err.startswith("agentgauge: error: --host: cannot listen on 192.0.2.1:8765: ")
+    # A port in use is the port's.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _view("--store", str(store_path), "--port", str(port))
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert err.strip() == (
+        f"agentgauge: error: --port: cannot listen on 127.0.0.1:{port}: Address already in "
+        "use (choose another --port; 0 picks a free one)"
+    )
+    # Refused beyond loopback: the option, once.
+    proc = _view("--store", str(store_path), "--host", "0.0.0.0")
+    _, err = proc.communicate(timeout=60)
+    assert err.startswith("agentgauge: error: --host: 0.0.0.0 is not a loopback address;")

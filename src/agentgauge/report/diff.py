@@ -25,7 +25,13 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from agentgauge.components import diff_components, with_configuration
-from agentgauge.metrics.compare import compare, first_families
+from agentgauge.metrics.compare import (
+    BASE_SCOPE,
+    compare,
+    first_families,
+    select_rows,
+    variant_scope,
+)
 from agentgauge.metrics.outcome import task_success_counts
 from agentgauge.stats.exact import fisher_exact_2x2
 from agentgauge.table import TrialTable
@@ -63,11 +69,18 @@ def _change(pa: float, pb: float) -> Change:
     return "better" if pb > pa else "worse"
 
 
-def _select(table: TrialTable, variant: str) -> TrialTable:
-    """The trials of one variant, held-out tasks left out (as `compare` reads them: it
-    keeps the base variant when there is one, so each variant is compared alone)."""
-    keep = table.text_equals("variant", variant) & ~table.text_equals("split", "heldout")
-    return table.take(keep)
+def _select(table: TrialTable, variant: str | None) -> tuple[TrialTable, str | None, str]:
+    """The trials of a side that the diff reads, held-out tasks left out, with the
+    variant they are of (``None``: several) and what that is in words.
+
+    ``variant`` keeps the trials of that one variant. ``None`` reads the side as
+    ``agentgauge compare`` does (`select_rows`): its base variant, or all its trials
+    when it has no base trial (a run of paraphrases only)."""
+    if variant is not None:
+        keep = table.text_equals("variant", variant) & ~table.text_equals("split", "heldout")
+        return table.take(keep), variant, f"variant {variant}"
+    whole = variant_scope(table)
+    return select_rows(table), None if whole else "base", whole or BASE_SCOPE
 
 
 def _counts(table: TrialTable) -> dict[str, tuple[int, int]]:
@@ -82,10 +95,19 @@ def _families(*tables: TrialTable) -> dict[str, str]:
     return {task: str(f) for task, f in first_families(tables).items()}
 
 
-def _side(label: str, counts: dict[str, tuple[int, int]]) -> dict[str, Any]:
+def _side(
+    label: str, counts: dict[str, tuple[int, int]], variant: str | None, scope: str
+) -> dict[str, Any]:
     passed = sum(c for c, _ in counts.values())
     n = sum(n for _, n in counts.values())
-    return {"label": label, "n_tasks": len(counts), "passed": passed, "n": n}
+    return {
+        "label": label,
+        "n_tasks": len(counts),
+        "passed": passed,
+        "n": n,
+        "variant": variant,
+        "scope": scope,
+    }
 
 
 def run_diff(
@@ -94,22 +116,31 @@ def run_diff(
     *,
     label_a: str = "A",
     label_b: str = "B",
-    variant: str = "base",
+    variant: str | None = None,
     seed: int = 0,
     components: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
+    agents: tuple[str | None, str | None] | None = None,
 ) -> dict[str, Any]:
     """The ``agentgauge.diff/1`` object of run B against run A.
 
-    ``variant`` keeps the trials of one variant (the base instruction by default; a
-    paraphrase or a fault variant is compared on its own). Held-out tasks are left out, as
-    ``agentgauge compare`` leaves them out. Tasks are listed flips first (lost,
-    then gained), then by the size of the change, then by id.
+    ``variant`` keeps the trials of one variant (a paraphrase or a fault variant is
+    compared on its own). Without it each side is read as ``agentgauge compare`` reads
+    it: its base variant, or all its trials when it has no base trial, and the notes
+    carry compare's warning for such a side. Held-out tasks are left out, as
+    ``agentgauge compare`` leaves them out. Tasks are listed flips first (lost, then
+    gained), then by the size of the change, then by id.
+
+    ``variant`` in the result is the variant both sides were read on (``base`` by
+    default), ``None`` when a side was read whole; each side's ``variant`` and
+    ``scope`` say what was read of it.
 
     ``components``: A's and B's configurations (`agentgauge.components.side_components`).
     With them the verdict says, as ``agentgauge compare`` does, when the difference is
     not attributable, and ``components`` says what differs (`ComponentDiff.to_dict`).
+    ``agents``: A's and B's agent names (`agentgauge.report.record.agent_name`), which
+    its sentence names when they differ and no recorded component does, as compare's.
     """
-    ta, tb = _select(a, variant), _select(b, variant)
+    (ta, va, scope_a), (tb, vb, scope_b) = _select(a, variant), _select(b, variant)
     ca, cb = _counts(ta), _counts(tb)
     families = _families(ta, tb)
     rows: list[dict[str, Any]] = []
@@ -142,33 +173,42 @@ def run_diff(
         )
     )
     comparison: dict[str, Any] | None = None
-    changes = None if components is None else diff_components(*components)
+    changes = None if components is None else diff_components(*components, agents=agents)
     reason: str | None = None
-    if not ca or not cb:
+    warnings: list[str] = []
+    if variant is not None and (not ca or not cb):
         empty = label_a if not ca else label_b
         reason = f"{empty} has no trial of variant {variant!r}"
     else:
         try:
-            result = compare(ta, tb, label_a=label_a, label_b=label_b, seed=seed)
+            # Without a variant, the sides as given: compare chooses what to read of
+            # each (the rows counted above) and says why it found no task to compare.
+            result = (
+                compare(ta, tb, label_a=label_a, label_b=label_b, seed=seed)
+                if variant is not None
+                else compare(a, b, label_a=label_a, label_b=label_b, seed=seed)
+            )
         except ValueError as exc:  # no task in common
             reason = str(exc)
         else:
             if changes is not None:
                 result = with_configuration(result, changes)
             comparison = result.to_dict()
+            if variant is None:
+                warnings = result.scope_warnings
     n_changed = sum(r["change"] != "same" for r in rows)
     counts = {c: sum(r["change"] == c for r in rows) for c in CHANGES}
     return {
         "schema": "agentgauge.diff/1",
-        "variant": variant,
-        "a": _side(label_a, ca),
-        "b": _side(label_b, cb),
+        "variant": variant if variant is not None else (va if va == vb else None),
+        "a": _side(label_a, ca, va, scope_a),
+        "b": _side(label_b, cb, vb, scope_b),
         "comparison": comparison,
         "reason": reason,
         "verdict": None if comparison is None else comparison["verdict"],
         "components": None if changes is None else changes.to_dict(),
         "n_changed": n_changed,
         "changes": counts,
-        "notes": [_NOTE],
+        "notes": [*warnings, _NOTE],
         "tasks": rows,
     }

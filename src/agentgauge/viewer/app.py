@@ -43,13 +43,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentgauge._version import __version__
 from agentgauge.components import side_components
-from agentgauge.display import html_environment
+from agentgauge.display import html_environment, visible
 from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
-from agentgauge.report.formats import success_se_of
-from agentgauge.report.record import p_cell
+from agentgauge.report.formats import money, success_se_of
+from agentgauge.report.record import SystemInfo, agent_name, p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.sources import Selector, configurations, selected_rows
 from agentgauge.store import Store
@@ -125,6 +125,8 @@ _ENV.filters["pct"] = _pct
 _ENV.filters["num"] = _num
 _ENV.filters["shorten"] = shorten
 _ENV.filters["p_value"] = p_cell
+# Dollars as `agentgauge metrics` prints them: a fraction of a cent is never "$0.0000".
+_ENV.filters["money"] = money
 _ENV.globals.update(
     run_url=run_url,
     query=_query,
@@ -151,6 +153,9 @@ def _flag(request: Request, name: str) -> bool:
     return request.query_params.get(name, "") not in ("", "0", "false")
 
 
+_ENV.globals["flag"] = _flag
+
+
 def _json(data: Any) -> Response:
     body = json.dumps(data, allow_nan=False, default=str, ensure_ascii=False)
     return Response(body, media_type="application/json")
@@ -158,19 +163,66 @@ def _json(data: Any) -> Response:
 
 #: A diff side's choice of one (agent, model) configuration: ``a_agent``, ``a_model``,
 #: ``b_agent``, ``b_model`` in the address, as ``#agent=``/``#model=`` on a SOURCE of
-#: ``agentgauge compare``.
+#: ``agentgauge compare``; ``None`` where the side does not choose, `NOT_RECORDED` for
+#: the trials that record no agent (no model): ``a_no_agent=1`` (``a_no_model=1``).
 Chosen = tuple[str | None, str | None]
+#: A choice of the trials with no agent (model) recorded, which no name picks. The
+#: address says it with a flag of its own: an empty ``a_agent=`` is what the form sends
+#: for an empty box, "no choice".
+NOT_RECORDED = ""
+_COLUMNS = ("agent", "model")
 
 
 def _chosen(request: Request, side: str) -> Chosen:
-    params = request.query_params
-    return (params.get(f"{side}_agent") or None, params.get(f"{side}_model") or None)
+    def one(column: str) -> str | None:
+        name = request.query_params.get(f"{side}_{column}") or None
+        if name is None and _flag(request, f"{side}_no_{column}"):
+            return NOT_RECORDED
+        return name
+
+    return (one("agent"), one("model"))
+
+
+def _chosen_params(side: str, chosen: Chosen) -> dict[str, Any]:
+    """The address's parameters of a side's choice (`_chosen` reads them back)."""
+    out: dict[str, Any] = {}
+    for column, value in zip(_COLUMNS, chosen, strict=True):
+        if value == NOT_RECORDED:
+            out[f"{side}_no_{column}"] = True
+        elif value is not None:
+            out[f"{side}_{column}"] = value
+    return out
+
+
+def _choice_words(chosen: Chosen, sep: str = " and ") -> str:
+    """``agent careful and model not recorded``: a side's choice, in words."""
+    return sep.join(
+        f"{column} {'not recorded' if value == NOT_RECORDED else value}"
+        for column, value in zip(_COLUMNS, chosen, strict=True)
+        if value is not None
+    )
 
 
 def _side_label(run_id: str, chosen: Chosen) -> str:
-    """A side's name as compare's SOURCE would spell it: ``RUN#agent=A,model=M``."""
-    parts = [f"{k}={v}" for k, v in zip(("agent", "model"), chosen, strict=True) if v is not None]
+    """A side's name as compare's SOURCE would spell it: ``RUN#agent=A,model=M``
+    (``model=(not recorded)`` for `NOT_RECORDED`, which compare has no selector for)."""
+    parts = [
+        f"{column}={'(not recorded)' if value == NOT_RECORDED else value}"
+        for column, value in zip(_COLUMNS, chosen, strict=True)
+        if value is not None
+    ]
     return run_id + ("#" + ",".join(parts) if parts else "")
+
+
+def _chosen_rows(table: TrialTable, chosen: Chosen) -> npt.NDArray[np.bool_]:
+    """The rows of ``table`` with no agent (model) where ``chosen`` says `NOT_RECORDED`;
+    the names are `selected_rows`'."""
+    rows = np.ones(len(table), dtype=bool)
+    for column, value in zip(_COLUMNS, chosen, strict=True):
+        if value == NOT_RECORDED:
+            uniques, codes = table.codes(column)
+            rows &= np.asarray([u is None for u in uniques.tolist()], dtype=bool)[codes]
+    return rows
 
 
 class _PickOne(Exception):
@@ -256,12 +308,19 @@ class Viewer:
 
     def components(
         self, run: dict[str, Any], table: TrialTable, chosen: Chosen = (None, None)
-    ) -> dict[str, Any]:
-        """The run's configuration (of the ``chosen`` agent and model) as `agentgauge
-        compare` reads a stored run's."""
-        calls = ModelCalls.of_run(self.store, run["run_id"], agent=chosen[0], model=chosen[1])
+    ) -> tuple[dict[str, Any], str | None]:
+        """The run's configuration (of the ``chosen`` agent and model, whose trials are
+        ``table``) and its agent's name, as `agentgauge compare` reads a stored run's."""
+        want_agent, want_model = (None if v == NOT_RECORDED else v for v in chosen)
+        calls = ModelCalls.of_rows(
+            (served, source, cost, n)
+            for a, m, served, source, cost, n in self.store.model_call_rows(run["run_id"])
+            # `ModelCalls.of_run`'s rule, where a side's choice may be "not recorded".
+            if (chosen[0] is None or a == want_agent) and (chosen[1] is None or m == want_model)
+        )
         header = self.store.get_run(run["run_id"])
-        return side_components(header, table.codes("model")[0], calls.served)
+        agent = agent_name(SystemInfo(run["run_id"], table, header))
+        return side_components(header, table.codes("model")[0], calls.served), agent
 
     def system(self, run: dict[str, Any], side: str, chosen: Chosen) -> TrialTable:
         """The run's trials of the configuration ``chosen`` (all of them when nothing
@@ -271,14 +330,16 @@ class Viewer:
         table = self.table(run)
         held = configurations(table)
         name = f"{side.upper()} (run {run['run_id']})"
-        agent, model = chosen
+        agent, model = (v or None for v in chosen)  # the names: `NOT_RECORDED` is none
         try:
             # The rows compare's ``#agent=``/``#model=`` keep, refused when none.
             rows = selected_rows(table, Selector(agent, model), run["run_id"], run["run_id"])
         except InputError:
-            named = (("agent", agent), ("model", model))
-            what = " and ".join(f"{k} {v}" for k, v in named if v is not None)
-            raise _PickOne(f"{name} has no trials of {what}", side, held) from None
+            rows = np.zeros(len(table), dtype=bool)
+        rows &= _chosen_rows(table, chosen)
+        if not rows.any():
+            what = _choice_words(chosen)
+            raise _PickOne(f"{name} has no trials of {what}", side, held)
         kept = table if rows.all() else table.take(np.flatnonzero(rows))
         if len(configurations(kept)) > 1:
             raise _PickOne(
@@ -374,10 +435,14 @@ class Viewer:
 
     async def diff(self, request: Request) -> Response:
         a_id, b_id = request.query_params.get("a"), request.query_params.get("b")
-        variant = request.query_params.get("variant") or "base"
-        runs = queries.run_ids(self.store)
+        # No variant: each side as `agentgauge compare` reads it (`run_diff`).
+        variant = request.query_params.get("variant") or None
+        # The runs compared are offered whatever their age: a form that showed another
+        # run selected would compare that one when sent again.
+        runs, n_runs = queries.run_ids(self.store, keep=[r for r in (a_id, b_id) if r])
+        offered = {"runs": runs, "n_runs": n_runs}
         if not a_id or not b_id:
-            data = {"schema": "agentgauge.viewer.diff-choose/1", "runs": runs}
+            data = {"schema": "agentgauge.viewer.diff-choose/1", **offered}
             return self.page(request, "diff_choose.html.j2", data, variant=variant)
         a, b = self.header(a_id), self.header(b_id)
         chosen_a, chosen_b = _chosen(request, "a"), _chosen(request, "b")
@@ -390,10 +455,10 @@ class Viewer:
             try:
                 table_a, table_b = self.system(a, "a", chosen_a), self.system(b, "b", chosen_b)
             except _PickOne as pick:
-                return _pick_page(request, pick, runs, variant)
+                return _pick_page(request, pick, offered, variant)
             # Each side's configuration as `agentgauge compare` reads it, so the verdict
             # says what compare's says (not attributable when two components changed).
-            sides = (
+            (side_a, agent_a), (side_b, agent_b) = (
                 self.components(a, table_a, chosen_a),
                 self.components(b, table_b, chosen_b),
             )
@@ -406,7 +471,8 @@ class Viewer:
                     label_a=_side_label(a["run_id"], chosen_a),
                     label_b=_side_label(b["run_id"], chosen_b),
                     variant=variant,
-                    components=sides,
+                    components=(side_a, side_b),
+                    agents=(agent_a, agent_b),
                 ),
             )
         changed = _flag(request, "changed")
@@ -424,8 +490,17 @@ class Viewer:
             "page": {"page": shown, "pages": pages, "total": len(rows)},
             "changed": changed,
             "variant": variant,
-            "runs": runs,
-            "chosen": {"a": chosen_a, "b": chosen_b},
+            **offered,
+            # Each side's choice in words, and in the address (the pager's links).
+            "chosen": {"a": _choice_words(chosen_a, ", "), "b": _choice_words(chosen_b, ", ")},
+            "params": {
+                "a": a["run_id"],
+                **_chosen_params("a", chosen_a),
+                "b": b["run_id"],
+                **_chosen_params("b", chosen_b),
+                "variant": variant,
+                "changed": changed,
+            },
         }
         html = _ENV.get_template("diff.html.j2").render(
             data=context, request=request, variant=variant
@@ -440,7 +515,10 @@ async def _unreadable(request: Request, exc: Exception) -> Response:
     the store is damaged, the viewer is not broken)."""
     error = database_error(exc) if isinstance(exc, sqlite3.DatabaseError) else exc
     detail = str(error) if isinstance(error, AgentgaugeError) else "the store cannot be read"
-    print(f"agentgauge view: error: {request.url.path}: {detail}", file=sys.stderr, flush=True)
+    # The address is whoever sent it's, the detail may quote the store's rows: controls
+    # in either are shown as escapes, never sent to the terminal.
+    line = visible(f"agentgauge view: error: {request.url.path}: {detail}")
+    print(line, file=sys.stderr, flush=True)
     return _error_page(request, 500, detail)
 
 
@@ -454,28 +532,47 @@ def _recorded(name: str | None) -> str:
     return "not recorded" if name is None else name
 
 
-def _pick_page(request: Request, pick: _PickOne, runs: list[str], variant: str) -> Response:
+def _naming(
+    agent: str | None, model: str | None, held: list[tuple[str | None, str | None]]
+) -> Chosen:
+    """The shortest choice that picks the configuration (``agent``, ``model``) alone of
+    those ``held``, as compare's selectors: the agent, else the model, else both; an
+    unrecorded one as `NOT_RECORDED` (a choice that left it out would pick again the
+    side the user is asked to narrow)."""
+    want = (NOT_RECORDED if agent is None else agent, NOT_RECORDED if model is None else model)
+    for chosen in ((want[0], None), (None, want[1])):
+        if sum(_picks(chosen, config) for config in held) == 1:
+            return chosen
+    return want
+
+
+def _picks(chosen: Chosen, config: tuple[str | None, str | None]) -> bool:
+    return all(
+        c is None or (v is None if c == NOT_RECORDED else v == c)
+        for c, v in zip(chosen, config, strict=True)
+    )
+
+
+def _pick_page(
+    request: Request, pick: _PickOne, offered: dict[str, Any], variant: str | None
+) -> Response:
     """A 400 for a diff side that is not one system: compare's message, and a link to
     the diff of each configuration the side holds (its ``a_agent``/``a_model``)."""
-    agents = [a for a, _, _ in pick.configs]
+    side = pick.side
+    chosen_keys = {f"{side}_{c}" for c in _COLUMNS} | {f"{side}_no_{c}" for c in _COLUMNS}
     kept = {
-        k: v
-        for k, v in request.query_params.items()
-        if k not in ("format", "page", f"{pick.side}_agent", f"{pick.side}_model")
+        k: v for k, v in request.query_params.items() if k not in ("format", "page", *chosen_keys)
     }
+    held = [(a, m) for a, m, _ in pick.configs]
     choices: list[dict[str, Any]] = []
     for agent, model, n in pick.configs:
-        # The shortest choice that names it, as compare's selectors: the agent, with the
-        # model when the agent alone is not enough.
-        narrowed = {f"{pick.side}_agent": agent}
-        if agent is None or agents.count(agent) > 1:
-            narrowed[f"{pick.side}_model"] = model
         choices.append(
             {
                 "agent": agent,
                 "model": model,
                 "n_trials": n,
-                "href": "/diff" + _query(**kept, **narrowed),
+                "href": "/diff"
+                + _query(**kept, **_chosen_params(side, _naming(agent, model, held))),
             }
         )
     listed = "; ".join(
@@ -491,7 +588,7 @@ def _pick_page(request: Request, pick: _PickOne, runs: list[str], variant: str) 
         return Response(body, status_code=400, media_type="application/json")
     html = _ENV.get_template("diff_pick.html.j2").render(
         request=request,
-        data={"runs": runs},
+        data=offered,
         variant=variant,
         message=pick.message,
         choices=choices,

@@ -12,6 +12,7 @@ hold (docs/store.md, "Grade versions").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from agentgauge.store.rows import UNREADABLE, damaged_success, loads, unreadable
 
 __all__ = [
     "PAGE_SIZE",
+    "RUN_CHOICES",
     "Cell",
     "Page",
     "load_trial",
@@ -187,12 +189,29 @@ def run_stamp(store: Store, run_id: str) -> tuple[Any, ...]:
     )
 
 
-def run_ids(store: Store, limit: int = 1_000) -> list[str]:
-    """Run ids, newest first (the diff page's choices)."""
-    rows = store.conn.execute(
-        "SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,)
-    )
-    return [r[0] for r in rows]
+#: How many runs the diff form offers (the newest), besides the runs compared.
+RUN_CHOICES = 1_000
+
+
+def run_ids(
+    store: Store, keep: Sequence[str] = (), limit: int = RUN_CHOICES
+) -> tuple[list[str], int]:
+    """The diff form's choices, newest first: the newest ``limit`` runs and the runs in
+    ``keep`` (the runs compared) that the store has, wherever they fall; and how many
+    runs the store holds, so the form can say when it offers fewer. Without ``keep``
+    a diff of an older run showed the newest run selected, and resubmitting the form
+    compared another run."""
+    order = " ORDER BY created_at DESC, rowid DESC"
+    ids = [r[0] for r in store.conn.execute(f"SELECT run_id FROM runs{order} LIMIT ?", (limit,))]
+    missing = sorted(set(keep) - set(ids))
+    if missing:
+        marks = ",".join("?" * len(missing))
+        older = store.conn.execute(
+            f"SELECT run_id FROM runs WHERE run_id IN ({marks}){order}", missing
+        )
+        ids += [r[0] for r in older]
+    (total,) = store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()
+    return ids, total
 
 
 #: A trial's mark on the tasks page, by the same rules as the counts beside it.

@@ -8,6 +8,7 @@ warning says so.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import socket
 import sys
@@ -39,15 +40,23 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+#: Failures of the address itself (``--host``): a name that does not resolve, an
+#: address this machine does not have, a family it does not speak. Any other failure to
+#: listen (the port in use, below 1024 without the right, out of range) is ``--port``'s.
+_HOST_ERRNOS = frozenset({errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT})
+
+
 def open_socket(host: str, port: int, *, allow_remote: bool = False) -> socket.socket:
     """A listening socket on ``host:port``; `InputError` for a non-loopback host
-    without ``allow_remote`` or an address that cannot be bound."""
+    without ``allow_remote`` or an address that cannot be bound, naming the option to
+    change (``--host`` or ``--port``, as the user typed them)."""
     if not is_loopback(host) and not allow_remote:
         raise InputError(
-            f"--host {host} is not a loopback address; the viewer has no authentication, "
+            f"{host} is not a loopback address; the viewer has no authentication, "
             "so serving beyond this machine needs --allow-remote",
-            field="host",
+            field="--host",
         )
+    sock: socket.socket | None = None
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -55,7 +64,19 @@ def open_socket(host: str, port: int, *, allow_remote: bool = False) -> socket.s
         sock.bind((host.strip("[]"), port))
         sock.listen(128)
     except (OSError, OverflowError) as exc:
-        raise InputError(f"cannot listen on {host}:{port}: {exc}", field="port") from None
+        if sock is not None:
+            sock.close()
+        why = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)).rstrip(".")
+        if (
+            sock is None
+            or isinstance(exc, socket.gaierror)
+            or (isinstance(exc, OSError) and exc.errno in _HOST_ERRNOS)
+        ):
+            raise InputError(f"cannot listen on {host}:{port}: {why}", field="--host") from None
+        raise InputError(
+            f"cannot listen on {host}:{port}: {why} (choose another --port; 0 picks a free one)",
+            field="--port",
+        ) from None
     sock.setblocking(False)
     return sock
 
