@@ -218,6 +218,12 @@ def test_event_rows_and_the_view_of_a_trial() -> None:
         "message", "model call", "tool call", "tool error", "control",
     ]  # fmt: skip
     assert rows[1]["detail"] == "1,200 in / 30 out tokens · $0.0021 · 0.50 s"
+    # A call of a fraction of a cent reads as `metrics` prints it ("$0.0000" before).
+    cheap = trial.model_copy(
+        update={"events": [e.model_copy(update={"cost_usd": 0.00002}) if i == 1 else e
+                           for i, e in enumerate(trial.events)]}
+    )  # fmt: skip
+    assert event_rows(cheap)[1]["detail"] == "1,200 in / 30 out tokens · $2.00e-05 · 0.50 s"
     assert rows[2]["text"] == '{"amount": 3}' and rows[2]["detail"] == "call c"
     assert rows[3]["is_error"] is True and rows[4]["who"] == "stop"
     # A model call lasts its latency; another step until the next event (0.6 → 1.0 s).

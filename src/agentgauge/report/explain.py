@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from agentgauge.facts import recorded_control
+from agentgauge.report.formats import money
 from agentgauge.schema import ControlEvent, Grade, Trial
 
 __all__ = [
@@ -82,7 +83,8 @@ def _json(value: Any) -> str:
 
 
 def _money(value: float | None) -> str:
-    return "cost unknown" if value is None else f"${value:.4f}"
+    # The figure `metrics` prints: "%.4f" showed a call of $0.00002 as "$0.0000".
+    return "cost unknown" if value is None else money(value)
 
 
 def _model_detail(e: Any) -> str:
