@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.conftest import Cli
+
 from agentgauge.components import COMPONENTS, NOT_SENT, diff_components, digest, from_run
 from agentgauge.schema import Run
 
@@ -176,3 +178,32 @@ def test_a_file_without_a_header_has_the_model_its_trials_name(tmp_path: Path) -
     # Trials that name none leave it not recorded.
     line1 = compare_sources(f"{path}#agent=a", f"{path}#agent=c").record.lines[0].text
     assert "one change: model" not in line1 and "recorded on one side or both: model" in line1
+
+
+def test_line_one_names_the_model_its_model_calls_name(cli: Cli, tmp_path: Path) -> None:
+    # Trials that name their model only on their model calls (the README's JSONL): line
+    # 1 said "model not recorded" on both sides and, in the same line, "one change:
+    # model (gpt-4o-mini → gpt-4.1)".
+    from agentgauge.api import compare_sources
+
+    for run, model in (("a", "gpt-4o-mini"), ("b", "gpt-4.1")):
+        call = {"t": 0.0, "type": "model_call", "model": model, "input_tokens": 100}
+        rows = [
+            {"task_id": f"t{i}", "agent": "bot", "success": i % 2 == 0, "events": [call]}
+            for i in range(4)
+        ]
+        (tmp_path / f"{run}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        args = (
+            "import",
+            "jsonl",
+            str(tmp_path / f"{run}.jsonl"),
+            "--store",
+            str(tmp_path / "s.db"),
+        )
+        code, _, err = cli(*args, "--run-id", run)
+        assert code == 0, err
+    line1 = compare_sources(f"{tmp_path}/s.db:a", f"{tmp_path}/s.db:b").record.lines[0].text
+    assert "model not recorded" not in line1
+    assert "(agent bot; model gpt-4o-mini; run a;" in line1
+    assert "(agent bot; model gpt-4.1; run b;" in line1
+    assert "configuration: one change: model (gpt-4o-mini → gpt-4.1)" in line1

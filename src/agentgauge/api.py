@@ -545,12 +545,7 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
 
 
 def _components(info: SystemInfo) -> dict[str, Any]:
-    from agentgauge.components import side_components
-
-    calls = info.model_calls()
-    return side_components(
-        info.run, info.table.codes("model")[0], calls.served if calls is not None else []
-    )
+    return info.components()
 
 
 def compare_sources(
