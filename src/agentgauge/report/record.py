@@ -113,11 +113,14 @@ class SystemInfo:
     def components(self) -> dict[str, Any]:
         """Its configuration as components (`agentgauge.components.side_components`):
         the run header's, the model its trials name, folded with the models its model
-        calls were served by. Line 1's model and the one-change rule both read this, so
-        they cannot disagree."""
+        calls were served by, and its agent. Line 1's model and the one-change rule
+        both read this, so they cannot disagree."""
         calls = self.model_calls()
         return side_components(
-            self.run, self.table.codes("model")[0], calls.served if calls is not None else []
+            self.run,
+            self.table.codes("model")[0],
+            calls.served if calls is not None else [],
+            self.table.codes("agent")[0],
         )
 
 
