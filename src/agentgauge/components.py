@@ -42,6 +42,7 @@ __all__ = [
     "digest",
     "fold_served_model",
     "from_run",
+    "run_model",
     "served_models",
     "side_components",
     "with_configuration",
@@ -121,6 +122,17 @@ def from_run(run: Any) -> dict[str, Any]:
         for key in ("temperature", "top_p", "max_tokens", "seed"):
             out[key] = args.get(key, NOT_SENT)
     return out
+
+
+def run_model(run: Any) -> str | None:
+    """A run's model as `runs` and `show` print it: the header's, else the one its
+    components record, marked ``(component)`` (a reference agent names its simulated
+    model only there: its header and trials name none, while `compare` compares it);
+    ``None`` when neither names one. ``--json`` keeps the header's value."""
+    if run.model:
+        return str(run.model)
+    named = from_run(run).get("model")
+    return None if named is None else f"{named} (component)"
 
 
 def served_models(trials: Iterable[Any]) -> list[str]:
