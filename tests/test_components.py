@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentgauge.components import COMPONENTS, NOT_SENT, diff_components, digest, from_run
+from tests.conftest import Cli
+
+from agentgauge.components import AGENT, COMPONENTS, NOT_SENT, diff_components, digest, from_run
 from agentgauge.schema import Run
 
 
@@ -165,14 +167,120 @@ def test_a_file_without_a_header_has_the_model_its_trials_name(tmp_path: Path) -
     path = tmp_path / "t.jsonl"
     rows = [
         {"task_id": f"t{i}", "agent": agent, "model": model, "success": i % 2 == 0}
-        for agent, model in (("a", "m-1"), ("b", "m-2"), ("c", None))
+        for agent, model in (("a", "m-1"), ("a", "m-2"), ("a", None))
         for i in range(4)
     ]
     given = [{k: v for k, v in r.items() if v is not None} for r in rows]
     path.write_text("".join(json.dumps(r) + "\n" for r in given))
-    line1 = compare_sources(f"{path}#agent=a", f"{path}#agent=b").record.lines[0].text
+    line1 = compare_sources(f"{path}#model=m-1", f"{path}#model=m-2").record.lines[0].text
     assert "one change: model (m-1 → m-2)" in line1
     assert "not recorded on one side or both: agent version" in line1
     # Trials that name none leave it not recorded.
-    line1 = compare_sources(f"{path}#agent=a", f"{path}#agent=c").record.lines[0].text
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps(r) + "\n" for r in given if "model" not in r))
+    line1 = compare_sources(f"{path}#model=m-1", bare).record.lines[0].text
     assert "one change: model" not in line1 and "recorded on one side or both: model" in line1
+
+
+def test_line_one_names_the_model_its_model_calls_name(cli: Cli, tmp_path: Path) -> None:
+    # Trials that name their model only on their model calls (the README's JSONL): line
+    # 1 said "model not recorded" on both sides and, in the same line, "one change:
+    # model (gpt-4o-mini → gpt-4.1)".
+    from agentgauge.api import compare_sources
+
+    for run, model in (("a", "gpt-4o-mini"), ("b", "gpt-4.1")):
+        call = {"t": 0.0, "type": "model_call", "model": model, "input_tokens": 100}
+        rows = [
+            {"task_id": f"t{i}", "agent": "bot", "success": i % 2 == 0, "events": [call]}
+            for i in range(4)
+        ]
+        (tmp_path / f"{run}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        args = (
+            "import",
+            "jsonl",
+            str(tmp_path / f"{run}.jsonl"),
+            "--store",
+            str(tmp_path / "s.db"),
+        )
+        code, _, err = cli(*args, "--run-id", run)
+        assert code == 0, err
+    line1 = compare_sources(f"{tmp_path}/s.db:a", f"{tmp_path}/s.db:b").record.lines[0].text
+    assert "model not recorded" not in line1
+    assert "(agent bot; model gpt-4o-mini; run a;" in line1
+    assert "(agent bot; model gpt-4.1; run b;" in line1
+    assert "configuration: one change: model (gpt-4o-mini → gpt-4.1)" in line1
+
+
+def _two_agents(cli: Cli, tmp_path: Path, models: tuple[str, str]) -> tuple[str, str]:
+    """planner-v1 on ``models[0]`` as run a, react-v2 on ``models[1]`` as run b, imported
+    from JSONL (no agent version recorded); B passes every task, A one in two."""
+    db = tmp_path / "s.db"
+    for run, agent, model in (("a", "planner-v1", models[0]), ("b", "react-v2", models[1])):
+        call = {"t": 0.0, "type": "model_call", "model": model, "input_tokens": 100}
+        rows = [
+            {"task_id": f"t{i}", "trial": k, "agent": agent, "events": [call]}
+            | {"success": run == "b" or i % 2 == 0}
+            for i in range(12)
+            for k in range(2)
+        ]
+        path = tmp_path / f"{run}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        code, _, err = cli("import", "jsonl", str(path), "--store", str(db), "--run-id", run)
+        assert code == 0, err
+    return f"{db}:a", f"{db}:b"
+
+
+def test_two_agents_on_two_models_are_not_one_change_of_model(cli: Cli, tmp_path: Path) -> None:
+    # planner-v1 on gpt-4o-mini against react-v2 on gpt-4.1, no agent version recorded:
+    # compare said "B is better" and "one change: model (gpt-4o-mini → gpt-4.1)", as if
+    # the agents were one.
+    import agentgauge
+    from agentgauge.api import compare_sources
+
+    a, b = _two_agents(cli, tmp_path, ("gpt-4o-mini", "gpt-4.1"))
+    result = compare_sources(a, b)
+    verdict = "B is better; not attributable: model and agent both changed"
+    assert result.comparison.verdict == verdict
+    assert result.components is not None
+    assert result.components.sentence().startswith(
+        "not attributable: model and agent both changed; not recorded on one side or both: "
+        "agent version, system prompt,"
+    )
+    assert result.components.to_dict()["agent_changed"] is True
+    line1 = result.record.lines[0].text
+    assert "configuration: not attributable: model and agent both changed" in line1
+    # The Python API's verdict is the command's.
+    assert agentgauge.compare(a, b).verdict == verdict
+    code, out, err = cli("compare", a, b, "--json")
+    assert code == 0, err
+    assert json.loads(out)["verdict"] == verdict
+
+
+def test_two_agents_on_one_model_are_one_change(cli: Cli, tmp_path: Path) -> None:
+    # The agent alone differs: attributable, said as before.
+    from agentgauge.api import compare_sources
+
+    result = compare_sources(*_two_agents(cli, tmp_path, ("gpt-4.1", "gpt-4.1")))
+    assert result.comparison.verdict == "B is better"
+    assert result.components is not None
+    assert result.components.sentence().startswith(
+        "no recorded component differs, but the agent does (planner-v1 → react-v2); "
+    )
+
+
+def test_recorded_agent_versions_decide_whether_the_agent_changed() -> None:
+    # Both versions recorded and equal: the names alone are not a second change.
+    a, b = {**_config(model="m-1"), AGENT: "x"}, {**_config(model="m-2"), AGENT: "y"}
+    diff = diff_components(a, b)
+    assert diff.attributable and not diff.agent_changed
+    assert diff.sentence() == "one change: model (m-1 → m-2)"
+    # One side's version not recorded: the agent is a change of its own.
+    b = {**b, "agent_version": None}
+    diff = diff_components(a, b)
+    assert not diff.attributable and diff.agent_changed
+    assert diff.sentence_for_verdict() == "not attributable: model and agent both changed"
+    # Listed where its version would be.
+    diff = diff_components(a, {**b, "temperature": 0.7})
+    assert diff.sentence_for_verdict() == (
+        "not attributable: model, agent and temperature all changed"
+    )

@@ -545,12 +545,7 @@ def _heldout_usage(specs: Sequence[str]) -> HeldoutUsage | None:
 
 
 def _components(info: SystemInfo) -> dict[str, Any]:
-    from agentgauge.components import side_components
-
-    calls = info.model_calls()
-    return side_components(
-        info.run, info.table.codes("model")[0], calls.served if calls is not None else []
-    )
+    return info.components()
 
 
 def compare_sources(
@@ -729,7 +724,7 @@ def run_gates(
     src = open_source(source, events=behaviour, grade_version=grade_version)
     table = src.table
     facts = src.facts if behaviour or costs else None
-    keep = _gate_variants(table, cfg.variants, source, "variants")
+    keep = _gate_variants(table, cfg.variants, source, "variants", config=config)
     if keep is not None:
         table = table.take(keep)
         facts = None if facts is None else facts.take(keep)
@@ -765,19 +760,34 @@ def _in_variants(variant: str, variants: Sequence[str]) -> bool:
 
 
 def _gate_variants(
-    table: TrialTable, variants: Sequence[str], source: str, field: str
+    table: TrialTable,
+    variants: Sequence[str],
+    source: str,
+    field: str,
+    *,
+    config: GateConfig | str | Path | None = None,
 ) -> npt.NDArray[np.bool_] | None:
     """The rows of ``table`` a gates file's ``variants`` keep (``None``: all of them),
     or `InputError` naming ``field`` when a name other than ``all`` matches no trial of
     ``source``: `[base, paraphrase]` gated the base variant alone, silently, while
-    `[basee]` alone was refused, and `[all, paraphrse]` passed."""
+    `[basee]` alone was refused, and `[all, paraphrse]` passed. Given ``config``, the
+    gates file the names were read from, the refusal names its file and the name's
+    line, as the file's other errors do (``g.yaml:1: variants: ...``)."""
     from agentgauge.report.show import matches_variant
 
     present = sorted({str(v) for v in set(table.variant.tolist())})
-    for name in variants:
+    for i, name in enumerate(variants):
         if name != "all" and not any(matches_variant(v, name) for v in present):
+            file, line = None, None
+            if config is not None and not isinstance(config, GateConfig):
+                from agentgauge.yamlio import line_of, load_yaml
+
+                # Read again for its lines on this path only: the config keeps none.
+                file, line = config, line_of(load_yaml(config)[1], ("variants", i))
             raise InputError(
                 f"no trials of variant {name!r} in {source} (it has {', '.join(present)})",
+                file=file,
+                line=line,
                 field=field,
             )
     if "all" in variants:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from agentgauge.metrics.compare import Comparison
 
 __all__ = [
+    "AGENT",
     "COMPONENTS",
     "COMPONENTS_KEY",
     "ENVIRONMENT_POLICY",
@@ -41,6 +42,7 @@ __all__ = [
     "digest",
     "fold_served_model",
     "from_run",
+    "run_model",
     "served_models",
     "side_components",
     "with_configuration",
@@ -61,6 +63,9 @@ COMPONENTS: dict[str, str] = {
     "max_tokens": "max tokens",
     "seed": "sampling seed",
 }
+#: The key under which `side_components` gives a side's agent name (not a component:
+#: no run records it in its components, but a change of agent is a change).
+AGENT = "agent"
 #: Where a run's config holds them.
 COMPONENTS_KEY = "components"
 #: An agent's ``system_prompt`` when it sends the environment's policy as it is
@@ -119,6 +124,17 @@ def from_run(run: Any) -> dict[str, Any]:
     return out
 
 
+def run_model(run: Any) -> str | None:
+    """A run's model as `runs` and `show` print it: the header's, else the one its
+    components record, marked ``(component)`` (a reference agent names its simulated
+    model only there: its header and trials name none, while `compare` compares it);
+    ``None`` when neither names one. ``--json`` keeps the header's value."""
+    if run.model:
+        return str(run.model)
+    named = from_run(run).get("model")
+    return None if named is None else f"{named} (component)"
+
+
 def served_models(trials: Iterable[Any]) -> list[str]:
     """The model names the provider reported on the trials' model calls (the version it
     served, e.g. ``gpt-4o-2024-08-06`` for a request of ``gpt-4o``), sorted."""
@@ -162,19 +178,33 @@ class ComponentDiff:
     """A's and B's agent names when both are known and differ: where no recorded
     component does, the sentence says the agents do (two agents whose components went
     unrecorded are not "no change")."""
+    agent_changed: bool = False
+    """The agents' names differ and their versions are not both recorded: the agent is a
+    change of its own (planner-v1 on one model against react-v2 on another is not "one
+    change: model"). With recorded versions, the versions say whether it changed."""
 
     @property
     def attributable(self) -> bool:
-        """At most one recorded component changed."""
-        return len(self.changed) <= 1
+        """At most one known change: a recorded component, or the agent."""
+        return len(self.changed) + self.agent_changed <= 1
+
+    def _names(self) -> list[str]:
+        """The changes' words in `COMPONENTS` order, the agent where its version is."""
+        names = []
+        for name in COMPONENTS:
+            if any(c == name for c, _, _ in self.changed):
+                names.append(COMPONENTS[name])
+            if name == "agent_version" and self.agent_changed:
+                names.append("agent")
+        return names
 
     def sentence(self) -> str:
         """What changed, in words (docs/compare-and-plan.md, "One change at a time")."""
-        names = [COMPONENTS[c] for c, _, _ in self.changed]
+        names = self._names()
         if len(names) >= 2:
             both = "both" if len(names) == 2 else "all"
             text = f"not attributable: {_and(names)} {both} changed"
-        elif names:
+        elif self.changed:
             name, a, b = self.changed[0]
             text = f"one change: {COMPONENTS[name]} ({_short(a)} → {_short(b)})"
         else:
@@ -184,7 +214,7 @@ class ComponentDiff:
         if self.unknown:
             unknown = _and([COMPONENTS[c] for c in self.unknown])
             text += f"; not recorded on one side or both: {unknown}"
-            if len(names) == 1:
+            if len(names) == 1 and self.changed:
                 text += " (the difference is the one change's only if these did not change)"
         return text
 
@@ -197,24 +227,36 @@ class ComponentDiff:
         return {
             "changed": [{"component": c, "a": a, "b": b} for c, a, b in self.changed],
             "not_recorded": self.unknown,
+            "agent": None if self.agents is None else {"a": self.agents[0], "b": self.agents[1]},
+            "agent_changed": self.agent_changed,
             "attributable": self.attributable,
             "sentence": self.sentence(),
         }
 
 
 def side_components(
-    run: Any | None, models: Iterable[str | None], served: Sequence[str]
+    run: Any | None,
+    models: Iterable[str | None],
+    served: Sequence[str],
+    agents: Iterable[str | None] = (),
 ) -> dict[str, Any]:
     """One side of a comparison as components: its run header's (`from_run`; all not
     recorded without a header), the model its trials name when no header does and
-    they agree, folded with the models the provider served (`fold_served_model`).
-    ``agentgauge compare`` and the viewer's diff both read a side this way, so their
-    verdicts cannot differ (docs/viewer.md)."""
+    they agree, folded with the models the provider served (`fold_served_model`);
+    under `AGENT`, the header's agent, else the one its trials name (``agents``) when
+    they agree. ``agentgauge compare`` and the viewer's diff both read a side this
+    way, so their verdicts cannot differ (docs/viewer.md)."""
     out = from_run(run) if run is not None else dict.fromkeys(COMPONENTS)
     if out.get("model") is None:
-        named = {m for m in models if m is not None}
-        out["model"] = next(iter(named)) if len(named) == 1 else None
-    return fold_served_model(out, served)
+        out["model"] = _the_one(models)
+    out = fold_served_model(out, served)
+    out[AGENT] = (run.agent if run is not None else None) or _the_one(agents)
+    return out
+
+
+def _the_one(names: Iterable[str | None]) -> str | None:
+    named = {n for n in names if n is not None}
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def with_configuration(comparison: Comparison, changes: ComponentDiff) -> Comparison:
@@ -232,8 +274,18 @@ def diff_components(
     *,
     agents: tuple[str | None, str | None] | None = None,
 ) -> ComponentDiff:
-    """Compare two component maps (`from_run`), in `COMPONENTS` order; ``agents``, the
-    sides' agent names, are named in the sentence when both are known and differ."""
+    """Compare two component maps (`side_components`), in `COMPONENTS` order.
+
+    ``agents``, the sides' agent names (default: the maps' `AGENT`), are named in the
+    sentence when both are known and differ. Where the agent version is not recorded
+    on both sides, two differently named agents are a change of their own, listed
+    where the agent version would be: planner-v1 on gpt-4o-mini against react-v2 on
+    gpt-4.1 is not "one change: model", whatever else went unrecorded."""
+    if agents is None:
+        agents = (a.get(AGENT), b.get(AGENT))
+    named = None
+    if agents[0] and agents[1] and agents[0] != agents[1]:
+        named = (str(agents[0]), str(agents[1]))
     changed: list[tuple[str, Any, Any]] = []
     unknown: list[str] = []
     for name in COMPONENTS:
@@ -242,10 +294,7 @@ def diff_components(
             unknown.append(name)
         elif va != vb:
             changed.append((name, va, vb))
-    named = None
-    if agents is not None and agents[0] and agents[1] and agents[0] != agents[1]:
-        named = (agents[0], agents[1])
-    return ComponentDiff(changed, unknown, named)
+    return ComponentDiff(changed, unknown, named, named is not None and "agent_version" in unknown)
 
 
 def _and(words: Sequence[str]) -> str:

@@ -196,6 +196,26 @@ def test_a_stored_run_is_gated_on_its_variants_from_the_columns(tmp_path: Path) 
     assert "(it has base, typos)" in absent.stderr
 
 
+def test_a_variant_no_trial_has_is_refused_at_its_line_of_the_gates_file(
+    tmp_path: Path,
+) -> None:
+    # `variants: [all, basee]` said "variants: no trials of variant 'basee' ..." with no
+    # file or line, where `variants: []` said "g.yaml:1: variants: ...".
+    source = write_run(tmp_path / "run.jsonl", "v2", [0.9] * 10, seed=1)
+    gates = "gates:\n  - metric: success_rate\n    min: 0.1\n"
+    flow = tmp_path / "g.yaml"
+    flow.write_text("variants: [all, basee]\n" + gates)
+    block = tmp_path / "g2.yaml"
+    block.write_text(gates + "variants:\n  - base\n  - basee\n")
+    for config, line in ((flow, 1), (block, 6)):
+        refused = gate(str(source), "--config", str(config))
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr == (
+            f"agentgauge: error: {config}:{line}: variants: no trials of variant 'basee' in "
+            f"{source} (it has base)\n"
+        )
+
+
 def test_baseline_is_refused_without_a_non_inferiority_gate_and_named_as_such(
     tmp_path: Path,
 ) -> None:

@@ -28,6 +28,7 @@ from agentgauge.report.explain import trial_view
 from agentgauge.report.show import failures_document
 from agentgauge.sources import TrialOutcome, open_source
 
+AT = "2026-12-01T13:26:47+00:00"
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "examples" / "counter-suite.yaml"
 
@@ -294,3 +295,25 @@ def test_an_errored_trials_control_is_its_first_control_event_as_metrics_count_i
     assert code == 0, err
     (group,) = json.loads(out)["groups"]
     assert group["control"]["n"] == 1 and group["control"]["accuracy"] == 1.0
+
+
+def test_a_trial_that_names_no_model_shows_its_runs_component(cli: Cli, tmp_path: Path) -> None:
+    # The reference agents name their simulated model only in the run's components:
+    # `show` said "agent / model  builtin:hasty" where `compare` said the model changed
+    # (sim:hasty → sim:careful).
+    from agentgauge.schema import Run, Trial
+    from agentgauge.store import Store
+
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        config = {"components": {"model": "sim:hasty"}}
+        store.create_run(Run(run_id="r", agent="builtin:hasty", config=config, created_at=AT))
+        store.add_trials("r", [Trial(task_id="t", trial=0, agent="builtin:hasty", success=False)])
+    code, out, err = cli("show", f"{db}:r")
+    assert code == 0, err
+    assert out.startswith("builtin:hasty / sim:hasty (component): 1 cells with a failure")
+    code, out, err = cli("show", f"{db}:r", "--task", "t", "--trial", "0")
+    assert code == 0, err
+    assert re.search(r"agent / model +builtin:hasty / sim:hasty \(component\) *\n", out), out
+    # The JSON is the trial's record: it names no model.
+    assert _json(cli, f"{db}:r", "--task", "t")["trials"][0]["model"] is None

@@ -50,17 +50,17 @@ def gate(
     """Check release gates on a run; exit 1 naming each gate that fails."""
     from agentgauge.api import run_gates
     from agentgauge.cli.metrics import parse_by
-    from agentgauge.report.gates import load_gate_config
 
     if if_no_baseline not in ("error", "skip"):
         raise InputError(
             f"expected error or skip, got {if_no_baseline!r}", field="--if-no-baseline"
         )
-    cfg = load_gate_config(config)
     with options_typed(grade_version="--grade-version"):
+        # The file, not its content: a refusal of a variant it names then names the
+        # file and line, as its other errors do.
         results = run_gates(
             source,
-            cfg,
+            config,
             baseline=baseline,
             by=parse_by(by),
             seed=seed,

@@ -42,6 +42,7 @@ def runs(
 ) -> None:
     """List the runs in a store: id, agent, model, suite and version, trials, created,
     and the baseline role of those marked as one."""
+    from agentgauge.components import run_model
     from agentgauge.schema import ROLE_KEY, runs_entry
     from agentgauge.store import Store, check_store_path
 
@@ -100,7 +101,7 @@ def runs(
             for cell in (
                 r.run_id,
                 r.agent or "-",
-                r.model or "-",
+                run_model(r) or "-",
                 r.suite or "-",
                 (r.suite_version or "-")[:12],
                 str(r.n_trials),

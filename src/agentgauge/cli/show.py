@@ -61,9 +61,15 @@ def show_cmd(
         doc = trials_document(
             src.trials, source=source, task=task, trial=trial, variant=variant, failed=failed
         )
+    # A stored run's model for trials that name none: a reference agent names its
+    # simulated model only in the run's components, which `compare` compares (the trial
+    # record, and so --json, keeps its null).
+    from agentgauge.components import run_model as model_of
+
+    run_model = None if src.run is None else model_of(src.run)
     if json_out:
         print_json(doc)
     elif task is None:
-        print_failures(doc, console(), grade_version=grade_version)
+        print_failures(doc, console(), grade_version=grade_version, run_model=run_model)
     else:
-        print_trials(doc, console())
+        print_trials(doc, console(), run_model=run_model)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agentgauge.components import from_run
+from agentgauge.components import side_components
 from agentgauge.display import markdown_text
 from agentgauge.metrics.baselines import Baseline, relative_to_human
 from agentgauge.metrics.compare import BASE_SCOPE, Comparison, select_rows
@@ -109,6 +109,19 @@ class SystemInfo:
         if self.count_model_calls is not None:
             return self.count_model_calls()
         return None if self.trials is None else ModelCalls.of_trials(self.trials)
+
+    def components(self) -> dict[str, Any]:
+        """Its configuration as components (`agentgauge.components.side_components`):
+        the run header's, the model its trials name, folded with the models its model
+        calls were served by, and its agent. Line 1's model and the one-change rule
+        both read this, so they cannot disagree."""
+        calls = self.model_calls()
+        return side_components(
+            self.run,
+            self.table.codes("model")[0],
+            calls.served if calls is not None else [],
+            self.table.codes("agent")[0],
+        )
 
 
 @dataclass(frozen=True)
@@ -203,13 +216,12 @@ def agent_name(s: SystemInfo) -> str | None:
 def _systems(a: SystemInfo, b: SystemInfo) -> str:
     def one(tag: str, s: SystemInfo) -> str:
         agent = agent_name(s)
-        model = (s.run.model if s.run else None) or ", ".join(_distinct(s.table.model)) or None
-        if model is None and s.run is not None:
-            # An agent that reports no model on its trials may still name one among its
-            # configuration's components (a simulated one, say): the line says the same
-            # as the one-change rule does.
-            named = from_run(s.run).get("model")
-            model = str(named) if named is not None else None
+        # The model as the one-change rule reads it (the header, the trials, the
+        # components a simulated agent names, the models its calls were served by): a
+        # line 1 that said "model not recorded" beside "one change: model (X → Y)"
+        # contradicted itself when only the model calls named it.
+        named = s.components().get("model")
+        model = str(named) if named is not None else None
         parts = [f"agent {agent}" if agent else "agent not recorded"]
         parts.append(f"model {model}" if model else "model not recorded")
         if s.run is not None:

@@ -32,7 +32,9 @@ _VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "unknown": "bold yel
 _KIND_STYLE = {"tool error": "bold red", "control": "magenta", "model call": "dim"}
 
 
-def _who(agent: Any, model: Any) -> str:
+def _who(agent: Any, model: Any, run_model: str | None = None) -> str:
+    """``agent / model``; a trial that names no model takes ``run_model``, the run's."""
+    model = run_model if model is None else model
     return " / ".join(str(x) for x in (agent, model) if x is not None) or "agent not recorded"
 
 
@@ -47,11 +49,17 @@ def _command(source: str, *args: str) -> Text:
 
 
 def print_failures(
-    doc: dict[str, Any], console: Console, *, grade_version: int | None = None
+    doc: dict[str, Any],
+    console: Console,
+    *,
+    grade_version: int | None = None,
+    run_model: str | None = None,
 ) -> None:
     """The failing cells: a count line, how to open one, and one row per cell.
     ``grade_version`` is the ``--grade-version`` the cells were read with: the command
-    to open one names it, so that it shows the trial as graded here."""
+    to open one names it, so that it shows the trial as graded here. ``run_model``
+    (`agentgauge.cli.show`) names the model in the count line when the trials name
+    none."""
     rows = doc["failures"]
     scope = "" if doc["variant"] is None else f" (variant {doc['variant']})"
     if not rows:
@@ -64,7 +72,7 @@ def print_failures(
     configs = {(r["agent"], r["model"]) for r in rows}
     head = Text()
     if len(configs) == 1:
-        head.append_text(_text(_who(*next(iter(configs))), "bold")).append(": ")
+        head.append_text(_text(_who(*next(iter(configs)), run_model), "bold")).append(": ")
     head.append(
         f"{doc['n_failed_cells']:,} cells with a failure out of {doc['n_cells']:,}{scope}; "
         f"{doc['n_flaky_cells']:,} flaky (passed and failed); "
@@ -137,7 +145,7 @@ def _outcome(view: dict[str, Any]) -> Text:
     return Text.assemble(("did not pass", "bold red"), score, " — ", _text(view["why"]))
 
 
-def _header(view: dict[str, Any]) -> Table:
+def _header(view: dict[str, Any], run_model: str | None) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column(overflow="fold")
@@ -146,7 +154,7 @@ def _header(view: dict[str, Any]) -> Table:
     grid.add_row("status", _text(status))
     if view["error"]:
         grid.add_row("error", _text(view["error"], "red", keep=_KEEP))
-    grid.add_row("agent / model", _text(_who(view["agent"], view["model"])))
+    grid.add_row("agent / model", _text(_who(view["agent"], view["model"], run_model)))
     if view["family"]:
         grid.add_row("family", _text(view["family"]))
     cost = "cost unknown" if view["cost_usd"] is None else money(view["cost_usd"])
@@ -228,17 +236,18 @@ def _grades(view: dict[str, Any]) -> Table | Text:
     return grid
 
 
-def print_trials(doc: dict[str, Any], console: Console) -> None:
-    """Each chosen trial: header, transcript, grades; then which trials were shown."""
+def print_trials(doc: dict[str, Any], console: Console, *, run_model: str | None = None) -> None:
+    """Each chosen trial: header, transcript, grades; then which trials were shown.
+    ``run_model``: the model of the trials that name none (`agentgauge.cli.show`)."""
     views = doc["trials"]
     for view in views:
         title = (
             f"task {view['task_id']} · trial {view['trial']} · {view['variant']} · "
-            f"{_who(view['agent'], view['model'])}"
+            f"{_who(view['agent'], view['model'], run_model)}"
         )
         # Not a Rule: a Rule cuts a long title to one line, this wraps it.
         console.print(Text.assemble(("\n── ", "dim"), _text(title, "bold")))
-        console.print(_header(view))
+        console.print(_header(view, run_model))
         if view["events"]:
             console.print(_transcript(view))
         else:
