@@ -830,6 +830,37 @@ def test_a_diff_names_the_agents_as_compare_does(tmp_path: Path, cli: Cli) -> No
     assert same["components"]["sentence"].startswith("no recorded component differs; not ")
 
 
+def test_a_diff_of_two_agents_on_two_models_is_not_attributable_as_compare_says(
+    tmp_path: Path, cli: Cli
+) -> None:
+    # One run of two agents, each on its own model, narrowed to one agent a side: the
+    # header names no agent, so the diff counted only the model's change ("one change:
+    # model") where compare read each side's agent from its trials ("model and agent
+    # both changed": not attributable).
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    rows = [
+        {"task_id": f"t{i}", "trial": k, "agent": agent, "model": model}
+        | {"success": (i + k + len(agent)) % 3 != 0}
+        for agent, model in (("careful", "m1"), ("hasty", "m2"))
+        for i in range(6)
+        for k in range(2)
+    ]
+    src = tmp_path / "two.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "two")
+    code, out, err = cli("compare", f"{db}:two#agent=careful", f"{db}:two#agent=hasty", "--json")
+    assert code == 0, err
+    compared = json.loads(out)["components"]
+    assert compared["agent_changed"] is True
+    with serving(db) as s:
+        diff = _json(s, "/diff?a=two&a_agent=careful&b=two&b_agent=hasty")
+    assert diff["components"] == compared
+
+
 def test_a_configuration_with_nothing_recorded_can_be_picked(tmp_path: Path) -> None:
     # Run "na": half its trials record no agent and no model, half model m2. The pick-one
     # link for the first left both out, so it led back to the same 400 page; the same for
