@@ -22,7 +22,8 @@ a service; in short:
 Whose fault a failure is (as for ``openai:``; docs/running-agents.md, "Timeouts,
 retries, and whose fault an error is"): refused or reset connections, 408, 429
 and 5xx are retried with backoff and become an infra error when the retries are
-spent; other 4xx are a `ProviderError` (infra: a wrong URL or key is not the
+spent; other 4xx, and any 3xx (a redirect is not followed: it would resend the task
+as a GET with no body), are a `ProviderError` (infra: a wrong URL or key is not the
 agent's failure); a 2xx reply that breaks the contract is an `AgentError` naming
 the field. The trial's ``--timeout`` bounds the whole exchange: a service that
 does not answer in time has hung, which is the agent's failure (the service *is*
@@ -227,9 +228,14 @@ class HttpAgent:
 
     async def _post_once(self, data: bytes, headers: dict[str, str]) -> dict[str, Any]:
         try:
-            async with self._session().post(self.url, data=data, headers=headers) as response:
+            # Redirects are not followed: aiohttp would follow a 301/302/303 as a GET
+            # with no body, and the target's reply would be graded as the agent's.
+            async with self._session().post(
+                self.url, data=data, headers=headers, allow_redirects=False
+            ) as response:
                 status, reason = response.status, response.reason or ""
                 retry_after = response.headers.get("Retry-After")
+                location = response.headers.get("Location")
                 if response.content_length and response.content_length > MAX_REPLY_BYTES:
                     raise MalformedReply(
                         f"reply of {response.content_length} bytes is larger than "
@@ -245,7 +251,12 @@ class HttpAgent:
                 f"HTTP {status}: {_said(content, reason)}",
                 retry_after=parse_retry_after(retry_after),
             )
-        if status >= 400 or status < 200:
+        if 300 <= status < 400:
+            moved = f"; Location: {_printable(location)}" if location else ""
+            raise ProviderError(
+                f"HTTP {status} from {self.url} (redirects are not followed{moved})"
+            )
+        if not 200 <= status < 300:
             raise ProviderError(f"HTTP {status} from {self.url}: {_said(content, reason)}")
         if len(content) > MAX_REPLY_BYTES:
             raise MalformedReply(f"reply is larger than {MAX_REPLY_BYTES} bytes")
