@@ -171,6 +171,10 @@ def test_a_slow_service_times_out_as_the_agents_failure(tmp_path: Path) -> None:
     (trial,) = run_against(svc, tmp_path, counter_tasks(3), timeout=0.5)
     assert trial.status == "timeout" and trial.error_kind == "agent"
     assert trial.error == "timed out after 0.5s in the agent"
+    # The request's trace is kept all the same, so the service's spans can join the trial.
+    sent = TRACEPARENT.match(svc.requests[0].headers["traceparent"])
+    assert sent is not None and trial.metadata["trace_id"] == sent.group(1)
+    assert isinstance(trial.metadata["trace_t0_ns"], int)
 
 
 def test_a_request_timeout_is_retried_like_a_dropped_connection(tmp_path: Path) -> None:

@@ -206,24 +206,29 @@ class HttpAgent:
             body["tools"] = session.tools
         data = json.dumps(body, default=str).encode()
         baggage = baggage_header(session.task_id, trial)
-        sent: dict[str, str] = {}
+        note = getattr(session, "note", None)
+        attempts = 0
 
         async def attempt() -> dict[str, Any]:
+            nonlocal attempts
+            attempts += 1
             # A fresh trace per attempt: spans of an attempt that failed are not the
             # trial's (their tool calls may be half done), so they must not join it.
             traceparent, trace_id, span_id = new_traceparent()
-            sent.update(trace_id=trace_id, span_id=span_id)
+            if note is not None:
+                # Noted before the request, each attempt over the last: a trial that
+                # ends in an error (a malformed reply, its timeout, retries spent)
+                # keeps its last attempt's trace too, so the spans the service sent
+                # for that attempt join it rather than being dropped by collect.
+                note("trace_id", trace_id)
+                note("span_id", span_id)
+                note("trace_t0_ns", started)
+                if attempts > 1:
+                    note("http_attempts", attempts)
             headers = {"traceparent": traceparent, "baggage": baggage}
             return await self._post_once(data, headers)
 
-        reply, attempts = await with_retries(attempt, self.retry, rng=self._rng)
-        note = getattr(session, "note", None)
-        if note is not None:
-            note("trace_id", sent["trace_id"])
-            note("span_id", sent["span_id"])
-            note("trace_t0_ns", started)
-            if attempts > 1:
-                note("http_attempts", attempts)
+        reply, _ = await with_retries(attempt, self.retry, rng=self._rng)
         _apply(reply, session)
 
     async def _post_once(self, data: bytes, headers: dict[str, str]) -> dict[str, Any]:

@@ -10,7 +10,9 @@ misbehave the ways a real service does: ``"error"`` answers 500 to the first
 
 With ``tracer_provider`` (an OpenTelemetry SDK ``TracerProvider``), each tool call is
 also an ``execute_tool`` span in the trace the request's ``traceparent`` names, and
-the provider is flushed before the reply, so the spans reach their exporter first.
+the provider is flushed before the reply, so the spans reach their exporter first. The
+span is made in every mode: a service that fails (500, a malformed reply) has done its
+work first.
 """
 
 from __future__ import annotations
@@ -81,6 +83,13 @@ class CounterService:
         self.served += 1
         if self.record:
             self.requests.append(ServiceRequest(dict(request.headers), body))
+        if self.mode == "slow":
+            await asyncio.sleep(self.delay)
+        amount = int(re.findall(r"-?\d+", body["instruction"])[-1])
+        counter = 0
+        counter += amount  # the service's own tool: add
+        result = {"counter": counter}
+        self._span(request, amount, result)  # its work is done (and traced), whatever it replies
         if self.mode == "error" and self.served <= self.failures:
             return web.Response(status=500, text="internal error")
         if self.mode == "malformed":
@@ -91,13 +100,6 @@ class CounterService:
                 headers=headers,
                 content_type="application/json",
             )
-        if self.mode == "slow":
-            await asyncio.sleep(self.delay)
-        amount = int(re.findall(r"-?\d+", body["instruction"])[-1])
-        counter = 0
-        counter += amount  # the service's own tool: add
-        result = {"counter": counter}
-        self._span(request, amount, result)
         reply: dict[str, Any] = {
             "answer": f"The counter is now {counter}.",
             "state": {"counter": counter},
