@@ -98,6 +98,10 @@ class TraceBuffer:
         """Traces whose root has come, waiting, with the time (`time.monotonic`) due."""
         self._taken: set[tuple[Cell, int]] = set()
         self._next: dict[Cell, int] = {}
+        self._chosen: set[str] = set()
+        """Traces whose trial this buffer numbered (they named no index) and that are
+        not yet stored: on a clash with another session's trial, `renumber` may give
+        them the next free index, which a trace that named its own may not take."""
         for task, index, variant, agent, model in taken or ():
             self._take((agent, model, variant, task), index)
 
@@ -255,6 +259,7 @@ class TraceBuffer:
         cell: Cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = self._next.get(cell, 0)
+            self._chosen.add(trace[0].trace_id)
             if trial.trial > MAX_TRIAL_INDEX:  # one stored before has the largest index
                 raise InputError(
                     f"no trial index is left for task {trial.task_id!r} "
@@ -273,6 +278,27 @@ class TraceBuffer:
             )
         self._take(cell, trial.trial)
         return trial
+
+    def renumber(self, trial: Trial, free: int) -> bool:
+        """Give ``trial``, whose index this buffer chose and another session has
+        stored since (another ``collect`` on the run), the next index free both here
+        and in the store (``free``: the store's next, `Store.next_trial_index`).
+        False, leaving it as it is, for a trial that named its own index (the clash
+        is its client's) or when no index is left."""
+        if trial.metadata.get("trace_id") not in self._chosen:
+            return False
+        cell: Cell = (trial.agent, trial.model, trial.variant, trial.task_id)
+        index = max(self._next.get(cell, 0), free)
+        if index > MAX_TRIAL_INDEX:
+            return False
+        trial.trial = index
+        self._take(cell, index)
+        return True
+
+    def stored(self, trials: list[Trial]) -> None:
+        """``trials`` are written (or failed for good): their numbers are settled."""
+        for trial in trials:
+            self._chosen.discard(str(trial.metadata.get("trace_id")))
 
     def _take(self, cell: Cell, index: int) -> None:
         self._taken.add((cell, index))

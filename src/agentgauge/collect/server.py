@@ -474,17 +474,35 @@ class Receiver:
                     self.writer = self.writer.fresh()
                     break
                 trial = rest[done]
+                old, self.writer = self.writer, self.writer.fresh()
+                with contextlib.suppress(Exception):
+                    await old.close()  # lets its thread go; raises the error said below
+                if self._renumbered(trial, exc):
+                    rest = rest[done:]  # again, under the index now free
+                    continue
                 reason = str(exc).split(_STOPPED_MARK)[0]
                 failed.append(
                     (trial, f"trace {trial.metadata.get('trace_id')}: not stored: {reason}")
                 )
-                old, self.writer = self.writer, self.writer.fresh()
-                with contextlib.suppress(Exception):
-                    await old.close()  # lets its thread go; raises the error said above
                 rest = rest[done + 1 :]
             else:
                 break
+        self.buffer.stored(trials)
         return failed
+
+    def _renumbered(self, trial: Trial, exc: Exception) -> bool:
+        """Whether ``trial``, refused by the store with ``exc``, was given another
+        index to be written under: its index was the receiver's choice (its trace
+        named none), and another session (a second ``collect`` on the run) has stored
+        a trial under it since this receiver read the run's trials. A trace that named
+        its own index keeps it, and the clash is said."""
+        clash = isinstance(exc, InputError) and exc.field == "trial"  # `Store.add_trial`
+        if not clash or self.store is None or trial.trial is None:
+            return False
+        free = self.store.next_trial_index(
+            self.writer.run_id, trial.task_id, trial.variant, trial.agent, trial.model
+        )
+        return free > trial.trial and self.buffer.renumber(trial, free)
 
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,

@@ -768,6 +768,19 @@ class Store:
         )
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
+    def next_trial_index(
+        self, run_id: str, task_id: str, variant: str, agent: str | None, model: str | None
+    ) -> int:
+        """The index after the largest stored for this cell of ``run_id`` (0 when it
+        has none), as committed now: what a writer that numbers its own trials takes
+        when another session has written the cell since (``collect`` on the run)."""
+        (top,) = self.conn.execute(
+            "SELECT MAX(trial) FROM trials WHERE run_id = ? AND task_id = ? AND variant = ?"
+            " AND IFNULL(agent, '') = ? AND IFNULL(model, '') = ?",
+            (run_id, task_id, variant, agent or "", model or ""),
+        ).fetchone()
+        return 0 if top is None else int(top) + 1
+
     def trials(
         self,
         run_id: str,
