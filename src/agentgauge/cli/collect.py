@@ -127,14 +127,29 @@ def collect(
             for path in (store, f"{store}-wal", f"{store}-shm"):
                 Path(path).unlink(missing_ok=True)
         raise
-    events = f" and {receiver.events_accepted} event records" if receiver.events_accepted else ""
+    events = f" and {receiver.events_stored} event records" if receiver.events_stored else ""
     out.print(
-        f"stored {receiver.trials_written} trials from {receiver.spans_accepted} spans"
+        f"stored {receiver.trials_written} trials from {receiver.spans_stored} spans"
         f"{events} in run {run_id}",
         soft_wrap=True,
     )
+    for line in dropped_lines(receiver):
+        out.print(line, soft_wrap=True, markup=False, highlight=False)
     for line in joined_lines(store, receiver.traces_joined):
         out.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def dropped_lines(receiver: Receiver) -> list[str]:
+    """What was answered as accepted (held for an open trace) and then not stored:
+    counted apart, so the summary's figures are what the store holds."""
+    spans, events = receiver.spans_dropped, receiver.buffer.events_dropped
+    what = [f"{n} {noun}" for n, noun in ((spans, "spans"), (events, "event records")) if n]
+    if not what:
+        return []
+    return [
+        f"{' and '.join(what)} accepted while their traces were open were not stored "
+        "(stderr says why)"
+    ]
 
 
 def joined_lines(store: str, traces: dict[str, str]) -> list[str]:

@@ -96,6 +96,11 @@ class TraceBuffer:
         its spans and event records still on the way (`due`); 0: built at once."""
         self.ended: dict[str, float] = {}
         """Traces whose root has come, waiting, with the time (`time.monotonic`) due."""
+        self.spans_dropped = 0
+        """Spans held (accepted in an earlier answer) that became no trial: their
+        trace was refused when its trial was built (`_build`, `drain`)."""
+        self.events_dropped = 0
+        """Event records held (accepted) that went to no trial (`drain`, `_trial`)."""
         self._taken: set[tuple[Cell, int]] = set()
         self._next: dict[Cell, int] = {}
         self._chosen: set[str] = set()
@@ -195,6 +200,7 @@ class TraceBuffer:
                 in_request = sum(1 for s in spans if s.trace_id == trace_id)
                 out.rejected += in_request
                 earlier = len(trace) - in_request
+                self.spans_dropped += earlier
                 more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
                 out.errors.append(f"{_of_trace(trace_id, exc)}{more}")
 
@@ -231,9 +237,11 @@ class TraceBuffer:
             try:
                 trials.append(self._trial(trace, incomplete=True))
             except InputError as exc:
+                self.spans_dropped += len(trace)
                 errors.append(f"{_of_trace(trace_id, exc)} ({len(trace)} spans not stored)")
         orphans = self._held
         if orphans:
+            self.events_dropped += orphans
             errors.append(
                 f"{orphans} event records of {len(self.held_events)} traces whose spans never "
                 "came were not stored"
@@ -248,6 +256,14 @@ class TraceBuffer:
         held = self.take_events(trace[0].trace_id)
         if held:
             attach_log_events(trace, held)
+        try:
+            return self._numbered(trace, incomplete=incomplete)
+        except InputError:
+            self.events_dropped += len(held)  # they went with the trace
+            raise
+
+    def _numbered(self, trace: list[Span], *, incomplete: bool) -> Trial:
+        """The trace's trial, with its index: its own, or the next of its cell."""
         trial = trial_from_trace(
             trace,
             options=self.options,
@@ -259,7 +275,6 @@ class TraceBuffer:
         cell: Cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = self._next.get(cell, 0)
-            self._chosen.add(trace[0].trace_id)
             if trial.trial > MAX_TRIAL_INDEX:  # one stored before has the largest index
                 raise InputError(
                     f"no trial index is left for task {trial.task_id!r} "
@@ -269,6 +284,7 @@ class TraceBuffer:
                     file=f"trace {trial.metadata.get('trace_id')}",
                     field=self.options.trial_attr,
                 )
+            self._chosen.add(trace[0].trace_id)
         elif (cell, trial.trial) in self._taken:
             raise InputError(
                 f"trial {trial.trial} of task {trial.task_id!r} "
