@@ -521,6 +521,11 @@ class Store:
             ],
         )
 
+    def has_tasks(self, run_id: str) -> bool:
+        """Whether ``run_id`` holds its suite's tasks (what a re-grade reads)."""
+        row = self.conn.execute("SELECT 1 FROM tasks WHERE run_id = ? LIMIT 1", (run_id,))
+        return row.fetchone() is not None
+
     def get_tasks(self, run_id: str) -> list[Task]:
         rows = self.conn.execute(self._spec_select, (run_id,)).fetchall()
         tasks = []
