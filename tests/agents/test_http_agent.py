@@ -171,6 +171,10 @@ def test_a_slow_service_times_out_as_the_agents_failure(tmp_path: Path) -> None:
     (trial,) = run_against(svc, tmp_path, counter_tasks(3), timeout=0.5)
     assert trial.status == "timeout" and trial.error_kind == "agent"
     assert trial.error == "timed out after 0.5s in the agent"
+    # The request's trace is kept all the same, so the service's spans can join the trial.
+    sent = TRACEPARENT.match(svc.requests[0].headers["traceparent"])
+    assert sent is not None and trial.metadata["trace_id"] == sent.group(1)
+    assert isinstance(trial.metadata["trace_t0_ns"], int)
 
 
 def test_a_request_timeout_is_retried_like_a_dropped_connection(tmp_path: Path) -> None:
@@ -339,3 +343,40 @@ def test_the_documented_example_service_solves_the_counter_suite(cli: Any, tmp_p
         trials = store.trials("e")
     assert len(trials) == 3
     assert all(t.success and t.tool_calls == 1 and t.cost_usd == 0.0 for t in trials)
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_not_followed_but_an_infra_error_naming_it(
+    tmp_path: Path, status: int
+) -> None:
+    # aiohttp followed a 301/302/303 as a GET with no body, and the target's reply
+    # ("I never saw a task") was graded as the agent's trial.
+    svc = CounterService(mode="malformed", status=status, location="/moved", reply=b"{}")
+    with pytest.raises(RunStopped, match="the only trial it ran was an infra error"):
+        run_against(svc, tmp_path, counter_tasks(3))
+    (trial,) = stored(tmp_path)
+    assert len(svc.requests) == 1  # the POST; nothing was sent to /moved
+    assert trial.status == "error" and trial.error_kind == "infra"
+    assert trial.answer is None
+    assert trial.error is not None and trial.error.startswith(f"ProviderError: HTTP {status} from ")
+    assert trial.error.endswith("(redirects are not followed; Location: /moved)")
+
+
+@pytest.mark.parametrize("status", [300, 304])
+def test_a_3xx_with_a_json_body_is_not_a_reply(tmp_path: Path, status: int) -> None:
+    # A 300 with a well-formed reply was accepted and graded (only >= 400 was refused).
+    body = b'{"answer": "The counter is now 3.", "state": {"counter": 3}}'
+    svc = CounterService(mode="malformed", status=status, reply=body)
+    with pytest.raises(RunStopped, match="the only trial it ran was an infra error"):
+        run_against(svc, tmp_path, counter_tasks(3))
+    (trial,) = stored(tmp_path)
+    assert trial.status == "error" and trial.error_kind == "infra" and trial.answer is None
+    assert f"HTTP {status} from " in (trial.error or "")
+
+
+def test_any_2xx_with_a_reply_is_accepted(tmp_path: Path) -> None:
+    body = b'{"answer": "The counter is now 3.", "state": {"counter": 3}}'
+    (trial,) = run_against(
+        CounterService(mode="malformed", status=201, reply=body), tmp_path, counter_tasks(3)
+    )
+    assert trial.status == "completed" and trial.answer == "The counter is now 3."

@@ -12,6 +12,7 @@ trial is there.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from agentgauge.errors import RunStopped
 from agentgauge.schema import ToolCallEvent, ToolResultEvent
 from agentgauge.store import Store
 from agentgauge.testing.agent_service import CounterService, counter_tasks, run_against
@@ -31,6 +33,8 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-01$")
 
 
 @pytest.fixture
@@ -139,3 +143,65 @@ def test_the_services_spans_fall_where_they_happened_before_its_reply(
     assert call.t is not None and answer.t is not None
     assert 0.9 <= call.t <= answer.t  # after the service's second of work, before its reply
     assert [e.t for e in joined.events] == sorted(e.t or 0.0 for e in joined.events)
+
+
+def _exporting(url: str) -> TracerProvider:
+    provider = TracerProvider(resource=Resource.create({"service.name": "counter-service"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    return provider
+
+
+def test_a_trial_that_ended_in_an_error_keeps_its_trace_and_its_spans_join(
+    tmp_path: Path, collector: tuple[subprocess.Popen[str], str]
+) -> None:
+    """The service did its work, then replied badly: the trial is the agent's error, and
+    the spans of what the service did join it. The trace was noted only after a good
+    reply, so they named no trial and collect dropped them when it stopped."""
+    proc, url = collector
+    provider = _exporting(url)
+    service = CounterService(mode="malformed", reply=b'{"anwser": 1}', tracer_provider=provider)
+    (trial,) = run_against(service, tmp_path, counter_tasks(3))
+    provider.shutdown()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert trial.status == "error" and trial.error_kind == "agent"
+    sent = TRACEPARENT.match(service.requests[0].headers["traceparent"])
+    assert sent is not None
+    assert trial.metadata["trace_id"] == sent.group(1)
+    assert trial.metadata["span_id"] == sent.group(2)
+    assert isinstance(trial.metadata["trace_t0_ns"], int)
+    assert "names no task" not in err, err
+    assert "by run: r (1)" in out, out
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        (joined,) = db.trials("r")
+    calls = [e for e in joined.events if isinstance(e, ToolCallEvent)]
+    assert [(c.name, c.arguments) for c in calls] == [("add", {"amount": 3})]
+    assert joined.status == "error" and joined.tool_calls == 1
+
+
+def test_retries_spent_keep_the_last_attempts_trace(
+    tmp_path: Path, collector: tuple[subprocess.Popen[str], str]
+) -> None:
+    """Every attempt answered 500: the infra error keeps the last attempt's trace, whose
+    spans join it; the spans of the attempts that were retried never do."""
+    proc, url = collector
+    provider = _exporting(url)
+    service = CounterService(mode="error", tracer_provider=provider)
+    with pytest.raises(RunStopped, match="the only trial it ran was an infra error"):
+        run_against(service, tmp_path, counter_tasks(3))
+    provider.shutdown()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    traces = [TRACEPARENT.match(r.headers["traceparent"]) for r in service.requests]
+    assert len(traces) == 3 and all(traces)
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        (joined,) = db.trials("r")
+    assert joined.status == "error" and joined.error_kind == "infra"
+    assert joined.metadata["trace_id"] == traces[-1].group(1)  # type: ignore[union-attr]
+    assert joined.metadata["http_attempts"] == 3
+    assert joined.tool_calls == 1  # the last attempt's call, once
+    assert "by run: r (1)" in out, out
+    for retried in traces[:-1]:  # their spans name no trial: not stored, and said so
+        assert f"trace {retried.group(1)}" in err, err  # type: ignore[union-attr]

@@ -17,6 +17,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
@@ -185,13 +186,52 @@ def test_a_span_that_comes_after_its_root_joins_the_stored_trial(collector: Coll
     assert "stored 1 trials from 2 spans in run live" in out, out
     assert "1 spans came again, the same as before" in err
     assert "incomplete" not in err
-    assert "added the spans of 1 trace to trials already stored, by run: live (1)" in out
-    assert f"agentgauge grade {collector.db}:live --activate" in out
+    # The run has no stored tasks (no --suite): the outcome came from the trace, and
+    # `agentgauge grade` would refuse the run ("has no stored tasks"), so no command.
+    assert out.splitlines()[1:] == [
+        "added the spans of 1 trace to trials already stored, by run: live (1)",
+        "  live: nothing to re-grade (no stored tasks: its outcomes came from its traces); "
+        "the added calls count in its calls, tokens and cost already",
+    ]
+    assert "agentgauge grade" not in out
     with Store(collector.db, readonly=True) as db:
         (trial,) = db.trials("live")
     # Received twice, added once.
     assert [e.type for e in trial.events] == ["tool_call", "tool_result"]
     assert trial.tool_calls == 1 and trial.success is True
+
+
+def test_a_late_span_of_a_suite_run_prints_a_re_grade_that_works(cli: Any, tmp_path: Path) -> None:
+    """With ``--suite`` the run keeps its tasks: the late span's call counts once the
+    run is re-graded, with the command the summary prints."""
+    db = tmp_path / "s.db"
+    collector = Collector(db, "--suite", str(FIXTURES / "otel" / "suite.yaml"))
+    try:
+        root = span(
+            "00000000000000a1",
+            "invoke_agent bot",
+            {"gen_ai.operation.name": "invoke_agent", "agentgauge.task.id": "capital-france"},
+        )
+        tool = span(
+            "00000000000000c1",
+            "execute_tool lookup",
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"},
+            parent="00000000000000a1",
+        )
+        for doc in (request(root), request(tool)):
+            assert collector.post(json.dumps(doc).encode(), "application/json") == (200, b"{}")
+        code, out, err = collector.stop()
+    finally:
+        collector.kill()
+    assert code == 0, err
+    command = f"agentgauge grade {db}:live --activate"
+    assert out.splitlines()[1:] == [
+        "added the spans of 1 trace to trials already stored, by run: live (1); their "
+        "grades predate those spans",
+        f"  re-grade to count them: {command}",
+    ]
+    code, _, err = cli(*command.split()[1:])
+    assert code == 0, err
 
 
 def test_an_outcomes_file_decides_live_traces_and_the_run_names_it(tmp_path: Path) -> None:

@@ -344,6 +344,39 @@ def test_a_resume_grows_a_run_with_a_note_and_refuses_to_shrink_it(tmp_path: Pat
     assert count(tmp_path / "s.db") == 18
 
 
+def test_run_refuses_a_run_that_collect_or_import_made(tmp_path: Path) -> None:
+    # run compared its settings with the collect run's and named one it could never
+    # match: "--agent: run 'mine' was made with agent None, not '...'; resume with the
+    # same settings or choose another --run-id".
+    from tests.collect.test_receiver import Collector
+
+    collector = Collector(tmp_path / "s.db")  # makes run 'live'
+    try:
+        assert collector.stop()[0] == 0
+    finally:
+        collector.kill()
+    trials = tmp_path / "t.jsonl"
+    trials.write_text('{"task_id": "add-small", "trial": 0, "success": true}\n')
+    imported = agentgauge(
+        tmp_path, "import", "jsonl", str(trials), "--store", "s.db", "--run-id", "mine"
+    )
+    assert imported.returncode == 0, imported.stderr
+    agent = "agentgauge.testing.worlds:counting_agent"
+    for run_id, maker in (("live", "collect"), ("mine", "import jsonl")):
+        args = ["run", str(SUITE), "--store", "s.db", "--run-id", run_id, "--agent", agent]
+        refused = agentgauge(tmp_path, *args)
+        assert refused.returncode == 2
+        assert refused.stderr == (
+            f"agentgauge: error: --run-id: run {run_id!r} was made by {maker}, not run; "
+            "choose another --run-id\n"
+        )
+    with pytest.raises(InputError, match="run 'live' was made by collect, not run") as caught:
+        run(SUITE, counting_agent, store=tmp_path / "s.db", run_id="live", progress=False)
+    assert caught.value.field == "--run-id"
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        assert len(db.trials("live")) == 0 and len(db.trials("mine")) == 1
+
+
 def test_a_refused_resume_names_the_option_to_change(tmp_path: Path) -> None:
     # The refusals named internal fields ("agent: run 'r' was made with agent ...",
     # "seed: ...", "variants: ..."): the user fixes an option, so they name it, in the

@@ -22,7 +22,8 @@ a service; in short:
 Whose fault a failure is (as for ``openai:``; docs/running-agents.md, "Timeouts,
 retries, and whose fault an error is"): refused or reset connections, 408, 429
 and 5xx are retried with backoff and become an infra error when the retries are
-spent; other 4xx are a `ProviderError` (infra: a wrong URL or key is not the
+spent; other 4xx, and any 3xx (a redirect is not followed: it would resend the task
+as a GET with no body), are a `ProviderError` (infra: a wrong URL or key is not the
 agent's failure); a 2xx reply that breaks the contract is an `AgentError` naming
 the field. The trial's ``--timeout`` bounds the whole exchange: a service that
 does not answer in time has hung, which is the agent's failure (the service *is*
@@ -205,31 +206,41 @@ class HttpAgent:
             body["tools"] = session.tools
         data = json.dumps(body, default=str).encode()
         baggage = baggage_header(session.task_id, trial)
-        sent: dict[str, str] = {}
+        note = getattr(session, "note", None)
+        attempts = 0
 
         async def attempt() -> dict[str, Any]:
+            nonlocal attempts
+            attempts += 1
             # A fresh trace per attempt: spans of an attempt that failed are not the
             # trial's (their tool calls may be half done), so they must not join it.
             traceparent, trace_id, span_id = new_traceparent()
-            sent.update(trace_id=trace_id, span_id=span_id)
+            if note is not None:
+                # Noted before the request, each attempt over the last: a trial that
+                # ends in an error (a malformed reply, its timeout, retries spent)
+                # keeps its last attempt's trace too, so the spans the service sent
+                # for that attempt join it rather than being dropped by collect.
+                note("trace_id", trace_id)
+                note("span_id", span_id)
+                note("trace_t0_ns", started)
+                if attempts > 1:
+                    note("http_attempts", attempts)
             headers = {"traceparent": traceparent, "baggage": baggage}
             return await self._post_once(data, headers)
 
-        reply, attempts = await with_retries(attempt, self.retry, rng=self._rng)
-        note = getattr(session, "note", None)
-        if note is not None:
-            note("trace_id", sent["trace_id"])
-            note("span_id", sent["span_id"])
-            note("trace_t0_ns", started)
-            if attempts > 1:
-                note("http_attempts", attempts)
+        reply, _ = await with_retries(attempt, self.retry, rng=self._rng)
         _apply(reply, session)
 
     async def _post_once(self, data: bytes, headers: dict[str, str]) -> dict[str, Any]:
         try:
-            async with self._session().post(self.url, data=data, headers=headers) as response:
+            # Redirects are not followed: aiohttp would follow a 301/302/303 as a GET
+            # with no body, and the target's reply would be graded as the agent's.
+            async with self._session().post(
+                self.url, data=data, headers=headers, allow_redirects=False
+            ) as response:
                 status, reason = response.status, response.reason or ""
                 retry_after = response.headers.get("Retry-After")
+                location = response.headers.get("Location")
                 if response.content_length and response.content_length > MAX_REPLY_BYTES:
                     raise MalformedReply(
                         f"reply of {response.content_length} bytes is larger than "
@@ -245,7 +256,12 @@ class HttpAgent:
                 f"HTTP {status}: {_said(content, reason)}",
                 retry_after=parse_retry_after(retry_after),
             )
-        if status >= 400 or status < 200:
+        if 300 <= status < 400:
+            moved = f"; Location: {_printable(location)}" if location else ""
+            raise ProviderError(
+                f"HTTP {status} from {self.url} (redirects are not followed{moved})"
+            )
+        if not 200 <= status < 300:
             raise ProviderError(f"HTTP {status} from {self.url}: {_said(content, reason)}")
         if len(content) > MAX_REPLY_BYTES:
             raise MalformedReply(f"reply is larger than {MAX_REPLY_BYTES} bytes")

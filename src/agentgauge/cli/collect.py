@@ -127,33 +127,61 @@ def collect(
             for path in (store, f"{store}-wal", f"{store}-shm"):
                 Path(path).unlink(missing_ok=True)
         raise
-    events = f" and {receiver.events_accepted} event records" if receiver.events_accepted else ""
+    events = f" and {receiver.events_stored} event records" if receiver.events_stored else ""
     out.print(
-        f"stored {receiver.trials_written} trials from {receiver.spans_accepted} spans"
+        f"stored {receiver.trials_written} trials from {receiver.spans_stored} spans"
         f"{events} in run {run_id}",
         soft_wrap=True,
     )
-    for line in joined_lines(store, receiver.traces_joined):
+    for line in dropped_lines(receiver):
         out.print(line, soft_wrap=True, markup=False, highlight=False)
+    if receiver.traces_joined:
+        from agentgauge.store import Store
+
+        with Store(store, readonly=True) as db:
+            graded = {run for run in receiver.traces_joined.values() if db.has_tasks(run)}
+        for line in joined_lines(store, receiver.traces_joined, graded):
+            out.print(line, soft_wrap=True, markup=False, highlight=False)
 
 
-def joined_lines(store: str, traces: dict[str, str]) -> list[str]:
+def dropped_lines(receiver: Receiver) -> list[str]:
+    """What was answered as accepted (held for an open trace) and then not stored:
+    counted apart, so the summary's figures are what the store holds."""
+    spans, events = receiver.spans_dropped, receiver.buffer.events_dropped
+    what = [f"{n} {noun}" for n, noun in ((spans, "spans"), (events, "event records")) if n]
+    if not what:
+        return []
+    return [
+        f"{' and '.join(what)} accepted while their traces were open were not stored "
+        "(stderr says why)"
+    ]
+
+
+def joined_lines(store: str, traces: dict[str, str], graded: set[str]) -> list[str]:
     """What to tell about spans added to trials already stored (``traces``: trace id to
-    the trial's run): their grades were given before the spans came, and count them
-    only once the run is re-graded."""
+    the trial's run). The runs in ``graded`` hold their tasks: their grades were given
+    before the spans came, and count them only once the run is re-graded. A run without
+    (a ``collect`` or ``import otel`` run with no suite) took its outcomes from its
+    traces: there is nothing to re-grade, and `agentgauge grade` would refuse it."""
     if not traces:
         return []
     joined = Counter(traces.values())
     total = len(traces)
     runs = ", ".join(f"{run} ({n})" for run, n in sorted(joined.items()))
+    predate = "; their grades predate those spans" if graded & set(joined) else ""
     lines = [
         f"added the spans of {total} {'trace' if total == 1 else 'traces'} to trials "
-        f"already stored, by run: {runs}; their grades predate those spans"
+        f"already stored, by run: {runs}{predate}"
     ]
-    lines += [
-        f"  re-grade to count them: agentgauge grade {shlex.quote(f'{store}:{run}')} --activate"
-        for run in sorted(joined)
-    ]
+    for run in sorted(joined):
+        if run in graded:
+            quoted = shlex.quote(f"{store}:{run}")
+            lines.append(f"  re-grade to count them: agentgauge grade {quoted} --activate")
+        else:
+            lines.append(
+                f"  {run}: nothing to re-grade (no stored tasks: its outcomes came from its "
+                "traces); the added calls count in its calls, tokens and cost already"
+            )
     return lines
 
 

@@ -96,8 +96,17 @@ class TraceBuffer:
         its spans and event records still on the way (`due`); 0: built at once."""
         self.ended: dict[str, float] = {}
         """Traces whose root has come, waiting, with the time (`time.monotonic`) due."""
+        self.spans_dropped = 0
+        """Spans held (accepted in an earlier answer) that became no trial: their
+        trace was refused when its trial was built (`_build`, `drain`)."""
+        self.events_dropped = 0
+        """Event records held (accepted) that went to no trial (`drain`, `_trial`)."""
         self._taken: set[tuple[Cell, int]] = set()
         self._next: dict[Cell, int] = {}
+        self._chosen: set[str] = set()
+        """Traces whose trial this buffer numbered (they named no index) and that are
+        not yet stored: on a clash with another session's trial, `renumber` may give
+        them the next free index, which a trace that named its own may not take."""
         for task, index, variant, agent, model in taken or ():
             self._take((agent, model, variant, task), index)
 
@@ -191,6 +200,7 @@ class TraceBuffer:
                 in_request = sum(1 for s in spans if s.trace_id == trace_id)
                 out.rejected += in_request
                 earlier = len(trace) - in_request
+                self.spans_dropped += earlier
                 more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
                 out.errors.append(f"{_of_trace(trace_id, exc)}{more}")
 
@@ -227,9 +237,11 @@ class TraceBuffer:
             try:
                 trials.append(self._trial(trace, incomplete=True))
             except InputError as exc:
+                self.spans_dropped += len(trace)
                 errors.append(f"{_of_trace(trace_id, exc)} ({len(trace)} spans not stored)")
         orphans = self._held
         if orphans:
+            self.events_dropped += orphans
             errors.append(
                 f"{orphans} event records of {len(self.held_events)} traces whose spans never "
                 "came were not stored"
@@ -244,6 +256,14 @@ class TraceBuffer:
         held = self.take_events(trace[0].trace_id)
         if held:
             attach_log_events(trace, held)
+        try:
+            return self._numbered(trace, incomplete=incomplete)
+        except InputError:
+            self.events_dropped += len(held)  # they went with the trace
+            raise
+
+    def _numbered(self, trace: list[Span], *, incomplete: bool) -> Trial:
+        """The trace's trial, with its index: its own, or the next of its cell."""
         trial = trial_from_trace(
             trace,
             options=self.options,
@@ -264,6 +284,7 @@ class TraceBuffer:
                     file=f"trace {trial.metadata.get('trace_id')}",
                     field=self.options.trial_attr,
                 )
+            self._chosen.add(trace[0].trace_id)
         elif (cell, trial.trial) in self._taken:
             raise InputError(
                 f"trial {trial.trial} of task {trial.task_id!r} "
@@ -273,6 +294,27 @@ class TraceBuffer:
             )
         self._take(cell, trial.trial)
         return trial
+
+    def renumber(self, trial: Trial, free: int) -> bool:
+        """Give ``trial``, whose index this buffer chose and another session has
+        stored since (another ``collect`` on the run), the next index free both here
+        and in the store (``free``: the store's next, `Store.next_trial_index`).
+        False, leaving it as it is, for a trial that named its own index (the clash
+        is its client's) or when no index is left."""
+        if trial.metadata.get("trace_id") not in self._chosen:
+            return False
+        cell: Cell = (trial.agent, trial.model, trial.variant, trial.task_id)
+        index = max(self._next.get(cell, 0), free)
+        if index > MAX_TRIAL_INDEX:
+            return False
+        trial.trial = index
+        self._take(cell, index)
+        return True
+
+    def stored(self, trials: list[Trial]) -> None:
+        """``trials`` are written (or failed for good): their numbers are settled."""
+        for trial in trials:
+            self._chosen.discard(str(trial.metadata.get("trace_id")))
 
     def _take(self, cell: Cell, index: int) -> None:
         self._taken.add((cell, index))

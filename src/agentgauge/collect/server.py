@@ -127,6 +127,8 @@ class Receiver:
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.max_body_bytes = max_body_bytes
         self.spans_accepted = 0
+        """Spans answered as accepted (joined to a stored trial, or held)."""
+        self._spans_dropped = 0  # of those, held ones that were not stored after all
         self.spans_repeated = 0
         """Spans received again, the same as one received before: kept once."""
         self.events_accepted = 0
@@ -166,10 +168,29 @@ class Receiver:
         finally:
             self.in_flight -= 1
 
+    @property
+    def spans_stored(self) -> int:
+        """Spans accepted and in a stored trial, or held for an open trace: those
+        accepted but those dropped since (`spans_dropped`)."""
+        return self.spans_accepted - self.spans_dropped
+
+    @property
+    def spans_dropped(self) -> int:
+        """Spans answered as accepted while their trace was open that were not stored
+        after all: the trace became no trial (it names no task), its trial could not
+        be written, or the stored trial it joined refused them. Each is said on stderr."""
+        return self._spans_dropped + self.buffer.spans_dropped
+
+    @property
+    def events_stored(self) -> int:
+        """Event records accepted, but those held that went to no trial."""
+        return self.events_accepted - self.buffer.events_dropped
+
     def _log_held_conflicts(self, spans: list[Span]) -> None:
         """Held spans (answered 200 while their trace was open) that the trial they join
         holds with other content: the stored ones are kept, and the user hears it."""
         if spans:
+            self._spans_dropped += len(spans)
             self.log(f"agentgauge collect: not kept: {conflict_message(spans)}")
 
     def _stopping(self, media: str) -> _Reply:
@@ -313,6 +334,7 @@ class Receiver:
                         join_refused += in_request
                         join_errors.append(why)
                     if in_request < len(lost):
+                        self._spans_dropped += len(lost) - in_request
                         self.log(f"agentgauge collect: not kept: {why}")
             ends = (
                 set()
@@ -329,7 +351,8 @@ class Receiver:
             trace_id = trial.metadata.get("trace_id")
             in_request = sum(1 for s in spans if s.trace_id == trace_id)
             accepted.rejected += in_request
-            earlier = len(trial.metadata.get("trace_spans") or ()) - in_request
+            earlier = _span_count(trial) - in_request
+            self._spans_dropped += max(earlier, 0)
             more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
             accepted.errors.append(f"{why}{more}")
         rejected = accepted.rejected + len(conflicting) + join_refused
@@ -474,17 +497,35 @@ class Receiver:
                     self.writer = self.writer.fresh()
                     break
                 trial = rest[done]
+                old, self.writer = self.writer, self.writer.fresh()
+                with contextlib.suppress(Exception):
+                    await old.close()  # lets its thread go; raises the error said below
+                if self._renumbered(trial, exc):
+                    rest = rest[done:]  # again, under the index now free
+                    continue
                 reason = str(exc).split(_STOPPED_MARK)[0]
                 failed.append(
                     (trial, f"trace {trial.metadata.get('trace_id')}: not stored: {reason}")
                 )
-                old, self.writer = self.writer, self.writer.fresh()
-                with contextlib.suppress(Exception):
-                    await old.close()  # lets its thread go; raises the error said above
                 rest = rest[done + 1 :]
             else:
                 break
+        self.buffer.stored(trials)
         return failed
+
+    def _renumbered(self, trial: Trial, exc: Exception) -> bool:
+        """Whether ``trial``, refused by the store with ``exc``, was given another
+        index to be written under: its index was the receiver's choice (its trace
+        named none), and another session (a second ``collect`` on the run) has stored
+        a trial under it since this receiver read the run's trials. A trace that named
+        its own index keeps it, and the clash is said."""
+        clash = isinstance(exc, InputError) and exc.field == "trial"  # `Store.add_trial`
+        if not clash or self.store is None or trial.trial is None:
+            return False
+        free = self.store.next_trial_index(
+            self.writer.run_id, trial.task_id, trial.variant, trial.agent, trial.model
+        )
+        return free > trial.trial and self.buffer.renumber(trial, free)
 
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,
@@ -498,7 +539,8 @@ class Receiver:
                 )
                 self.traces_joined.update(done.joined)
                 self._log_held_conflicts(done.conflicts)
-                for _lost, why in done.refused:
+                for lost, why in done.refused:
+                    self._spans_dropped += len(lost)
                     self.log(f"agentgauge collect: not kept: {why}")
                 # Events held for a trace none of whose spans are held: its trial may
                 # have been stored since (an ``http:`` agent's), its spans joined to it.
@@ -506,6 +548,7 @@ class Receiver:
             if self.buffer.ended:
                 settled = self.buffer.due()
                 failed = await self._write(settled.trials)
+                self._spans_dropped += sum(_span_count(trial) for trial, _ in failed)
                 self.trials_written += len(settled.trials) - len(failed)
                 for error in [*settled.errors, *(why for _, why in failed)]:
                     self.log(f"agentgauge collect: rejected: {error}")
@@ -523,6 +566,7 @@ class Receiver:
             failed = await self._write(trials)
             await self.writer.close()
         if failed:
+            self._spans_dropped += sum(_span_count(trial) for trial, _ in failed)
             lost = {id(trial) for trial, _ in failed}
             trials = [t for t in trials if id(t) not in lost]
             errors += [why for _, why in failed]
@@ -537,6 +581,12 @@ class Receiver:
         incomplete = sum(1 for t in trials if t.metadata.get("incomplete"))
         if incomplete:
             self.log(f"agentgauge collect: {incomplete} open traces stored as incomplete trials")
+
+
+def _span_count(trial: Trial) -> int:
+    """How many spans ``trial`` was read from (``metadata.trace_spans``)."""
+    spans = trial.metadata.get("trace_spans")
+    return len(spans) if isinstance(spans, list) else 0
 
 
 def inflate(raw: bytes, coding: str, limit: int) -> bytes | None:

@@ -918,6 +918,14 @@ def _make_or_resume(
     if existing is None:
         cfg = _settled(given, {})
     else:
+        maker = _maker(existing.source)
+        if maker is not None:
+            # Its settings were never run's (agent None...): compared below, they would
+            # name a setting to change that could not make the resume possible.
+            raise InputError(
+                f"run {existing.run_id!r} was made by {maker}, not run; choose another --run-id",
+                field="--run-id",
+            )
         # Each named by the option (or argument) that gives it: the model is part of
         # --agent (openai:MODEL), the suite's version is the SUITE's content.
         for label, option, old, new in (
@@ -970,6 +978,18 @@ def _make_or_resume(
     db.create_run(header)
     db.add_tasks(header.run_id, suite.tasks)
     return header, cfg, header.run_id
+
+
+def _maker(source: str | None) -> str | None:
+    """The command that made a run of ``source``, when it was not ``run`` (the
+    harness): ``collect``, ``import otel``... A run that records no source (made
+    before runs kept one) is taken as run's."""
+    if source is None or source.startswith("harness"):
+        return None
+    kind, _, rest = source.partition(":")
+    if kind == "import" and rest:
+        return f"import {rest.partition(':')[0]}"
+    return kind or repr(source)
 
 
 def _settled(given: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any]:

@@ -521,6 +521,11 @@ class Store:
             ],
         )
 
+    def has_tasks(self, run_id: str) -> bool:
+        """Whether ``run_id`` holds its suite's tasks (what a re-grade reads)."""
+        row = self.conn.execute("SELECT 1 FROM tasks WHERE run_id = ? LIMIT 1", (run_id,))
+        return row.fetchone() is not None
+
     def get_tasks(self, run_id: str) -> list[Task]:
         rows = self.conn.execute(self._spec_select, (run_id,)).fetchall()
         tasks = []
@@ -767,6 +772,19 @@ class Store:
             "SELECT task_id, trial, variant, agent, model FROM trials WHERE run_id = ?", (run_id,)
         )
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def next_trial_index(
+        self, run_id: str, task_id: str, variant: str, agent: str | None, model: str | None
+    ) -> int:
+        """The index after the largest stored for this cell of ``run_id`` (0 when it
+        has none), as committed now: what a writer that numbers its own trials takes
+        when another session has written the cell since (``collect`` on the run)."""
+        (top,) = self.conn.execute(
+            "SELECT MAX(trial) FROM trials WHERE run_id = ? AND task_id = ? AND variant = ?"
+            " AND IFNULL(agent, '') = ? AND IFNULL(model, '') = ?",
+            (run_id, task_id, variant, agent or "", model or ""),
+        ).fetchone()
+        return 0 if top is None else int(top) + 1
 
     def trials(
         self,

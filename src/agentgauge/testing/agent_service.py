@@ -4,12 +4,15 @@
 does): asked to "add 3", it calls its own ``add`` tool and replies with the answer,
 the final state and, when ``transcript`` is on, the calls it made. ``mode`` makes it
 misbehave the ways a real service does: ``"error"`` answers 500 to the first
-``failures`` requests, ``"malformed"`` replies ``reply`` verbatim, ``"slow"`` sleeps
+``failures`` requests, ``"malformed"`` replies ``reply`` verbatim (with HTTP
+``status``, and a ``Location`` header when ``location`` is set), ``"slow"`` sleeps
 ``delay`` seconds first. Every request's headers and body are kept in ``requests``.
 
 With ``tracer_provider`` (an OpenTelemetry SDK ``TracerProvider``), each tool call is
 also an ``execute_tool`` span in the trace the request's ``traceparent`` names, and
-the provider is flushed before the reply, so the spans reach their exporter first.
+the provider is flushed before the reply, so the spans reach their exporter first. The
+span is made in every mode: a service that fails (500, a malformed reply) has done its
+work first.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class CounterService:
     failures: int = 10**9
     delay: float = 0.0
     reply: bytes = b""
+    status: int = 200
+    location: str | None = None
     tracer_provider: Any = None
     record: bool = True
     """Keep every request in ``requests`` (a benchmark's service does not)."""
@@ -61,6 +66,7 @@ class CounterService:
         """Serve on a free port of 127.0.0.1; the URL of the agent's route."""
         app = web.Application()
         app.router.add_post("/run", self._run)
+        app.router.add_get("/moved", self._moved)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -77,17 +83,23 @@ class CounterService:
         self.served += 1
         if self.record:
             self.requests.append(ServiceRequest(dict(request.headers), body))
-        if self.mode == "error" and self.served <= self.failures:
-            return web.Response(status=500, text="internal error")
-        if self.mode == "malformed":
-            return web.Response(body=self.reply, content_type="application/json")
         if self.mode == "slow":
             await asyncio.sleep(self.delay)
         amount = int(re.findall(r"-?\d+", body["instruction"])[-1])
         counter = 0
         counter += amount  # the service's own tool: add
         result = {"counter": counter}
-        self._span(request, amount, result)
+        self._span(request, amount, result)  # its work is done (and traced), whatever it replies
+        if self.mode == "error" and self.served <= self.failures:
+            return web.Response(status=500, text="internal error")
+        if self.mode == "malformed":
+            headers = {"Location": self.location} if self.location else None
+            return web.Response(
+                body=self.reply,
+                status=self.status,
+                headers=headers,
+                content_type="application/json",
+            )
         reply: dict[str, Any] = {
             "answer": f"The counter is now {counter}.",
             "state": {"counter": counter},
@@ -104,6 +116,11 @@ class CounterService:
                 {"type": "tool_result", "call_id": "c1", "name": "add", "content": result},
             ]
         return web.json_response(reply)
+
+    async def _moved(self, request: web.Request) -> web.StreamResponse:
+        """Where a redirect points (``location="/moved"``): a GET that never saw the task."""
+        self.requests.append(ServiceRequest(dict(request.headers), {}))
+        return web.json_response({"answer": "I never saw a task"})
 
     def _span(self, request: web.Request, amount: int, result: dict[str, Any]) -> None:
         if self.tracer_provider is None:
