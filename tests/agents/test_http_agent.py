@@ -239,6 +239,41 @@ def test_preflight_passes_a_post_only_route_and_refuses_a_404() -> None:
     asyncio.run(go())
 
 
+def test_preflight_refuses_a_redirect_the_trials_would_not_follow() -> None:
+    # The preflight's GET followed a redirect to a POST-only route (405: "up"), and then
+    # every trial's POST, which is not redirected, failed as an infra error.
+    from aiohttp import web
+
+    async def go() -> None:
+        svc = CounterService()
+        url = await svc.start()
+
+        async def moved(_: web.Request) -> web.StreamResponse:
+            raise web.HTTPFound(url)
+
+        app = web.Application()
+        app.router.add_route("*", "/old", moved)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        agent = HttpAgent(f"http://127.0.0.1:{port}/old")
+        try:
+            with pytest.raises(AgentUnavailable) as caught:
+                await agent.preflight()
+            assert str(caught.value).endswith(
+                f"/old answered HTTP 302 (redirects are not followed; Location: {url}): "
+                "give the URL the service answers at"
+            )
+        finally:
+            await agent.aclose()
+            await runner.cleanup()
+            await svc.stop()
+
+    asyncio.run(go())
+
+
 def test_cli_run_against_no_service_is_one_line_exit_2(cli: Any, tmp_path: Path) -> None:
     suite = tmp_path / "suite.jsonl"
     suite.write_text(counter_tasks(3)[0].model_dump_json() + "\n")

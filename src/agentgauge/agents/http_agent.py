@@ -158,14 +158,16 @@ class HttpAgent:
         """Check once, before a run, that something answers at the URL.
 
         Sends ``GET URL`` (no task, so the service does no work): any answer shows the
-        service is up (a POST-only route answers 405) except 404 (nothing there) and
-        401/403 (the credentials); no answer at all is `AgentUnavailable`."""
+        service is up (a POST-only route answers 405) except 404 (nothing there),
+        401/403 (the credentials) and a redirect (the trials' POSTs are not redirected);
+        no answer at all is `AgentUnavailable`."""
         limit = min(self.request_timeout, PREFLIGHT_TIMEOUT_S)
         try:
             async with self._session().get(
-                self.url, timeout=aiohttp.ClientTimeout(total=limit)
+                self.url, timeout=aiohttp.ClientTimeout(total=limit), allow_redirects=False
             ) as response:
                 status, reason = response.status, response.reason or ""
+                location = response.headers.get("Location")
         except TRANSPORT_ERRORS as exc:
             raise AgentUnavailable(
                 f"{self.name}: no answer from {self.url}: "
@@ -176,6 +178,13 @@ class HttpAgent:
             raise AgentUnavailable(
                 f"{self.name}: {self.url} answered HTTP 404 ({_printable(reason)}): "
                 "no route there; check the path in http:URL"
+            )
+        if 300 <= status < 400:
+            # The trials' POSTs are not redirected either: every one would fail alike.
+            where = f"; Location: {_printable(location)}" if location else ""
+            raise AgentUnavailable(
+                f"{self.name}: {self.url} answered HTTP {status} (redirects are not "
+                f"followed{where}): give the URL the service answers at"
             )
         if status in (401, 403):
             raise AgentUnavailable(
