@@ -486,6 +486,44 @@ def test_the_marker_takes_the_baseline_of_its_non_inferiority_gates(
     )
 
 
+def test_a_module_marker_holds_for_a_test_with_its_own(pytester: pytest.Pytester) -> None:
+    # The test's own marker (trials=2) hid the module's threshold: only the closest
+    # marker was read, and the test passed with no gate checked at all.
+    _inner(
+        pytester,
+        """
+        pytestmark = pytest.mark.agentgauge(min_success_rate=0.9)
+
+        @pytest.mark.agentgauge(trials=2)
+        def test_own_marker(agentgauge_eval):
+            agentgauge_eval.run(TASKS, fails_b)
+
+        @pytest.mark.agentgauge(pass_hat_k={2: 0.9})
+        class TestClass:
+            @pytest.mark.agentgauge(trials=2)
+            def test_three_levels(self, agentgauge_eval):
+                agentgauge_eval.run(TASKS, fails_b)
+
+        @pytest.mark.agentgauge(trials=2, min_success_rate=0.4)
+        def test_closest_wins(agentgauge_eval):
+            agentgauge_eval.run(TASKS, fails_b)
+        """,
+    )
+    out = pytester.runpytest()
+    # fails_b: a 2/2, b 0/2, so success 0.5 and pass^2 (1 + 0)/2 = 0.5.
+    out.assert_outcomes(passed=1, failed=2)
+    out.stdout.fnmatch_lines_random(
+        [
+            "*1 of 1 gate checks failed",
+            "*2 of 2 gate checks failed",
+            "gate failed: success_rate >= 0.9 (*): success_rate = 0.5",
+            "gate failed: pass_hat_k.2 >= 0.9 (*): pass_hat_k.2 = 0.5",
+            "  PASS success_rate >= 0.4 — *: success_rate = 0.5",
+        ]
+    )
+    out.stdout.no_fnmatch_line("*FAILED*test_closest_wins*")
+
+
 def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> None:
     _inner(
         pytester,
