@@ -543,11 +543,30 @@ def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> N
         )
         def test_all_variants(agentgauge_eval):
             agentgauge_eval.run(WORDED, counting_agent, variants=VARIANTS)
+
+        # The marker's own threshold reads the base variant, the file's gates all of
+        # them: the file's `variants: [all]` made min_success_rate read 0.5 as well.
+        @pytest.mark.agentgauge(
+            trials=1,
+            min_success_rate=0.9,
+            gates={"variants": ["all"], "gates": [{"metric": "success_rate", "max": 0.6}]},
+        )
+        def test_marker_and_file(agentgauge_eval):
+            agentgauge_eval.run(WORDED, counting_agent, variants=VARIANTS)
         """,
     )
     out = pytester.runpytest()
-    out.assert_outcomes(passed=1, failed=1)
+    out.assert_outcomes(passed=2, failed=1)
     out.stdout.fnmatch_lines(["gate failed: success_rate >= 0.9 (*): success_rate = 0.5"])
+    out.stdout.fnmatch_lines(
+        [
+            "test_inner.py::test_marker_and_file *",
+            "*",
+            "*",
+            "  PASS success_rate >= 0.9 — *, variant=base: success_rate = 1",
+            "  PASS success_rate <= 0.6 — *, all variants: success_rate = 0.5",
+        ]
+    )
 
 
 def test_the_example_file_runs(pytester: pytest.Pytester) -> None:

@@ -302,23 +302,30 @@ class MarkerSettings:
     """What ``@pytest.mark.agentgauge(...)`` asks for."""
 
     trials: int | None
-    gates: GateConfig | None
+    thresholds: GateConfig | None
+    """``min_success_rate``, ``pass_hat_k`` and ``max_cost_of_pass``: on the base
+    variant always, whatever the ``gates`` file reads."""
+    gates: GateConfig | None = None
+    """The config of ``gates=``, with its own ``variants``."""
     baseline: str | None = None
     """The SOURCE that the non-inferiority gates of ``gates`` compare with."""
 
     @property
     def ks(self) -> set[int]:
-        return set() if self.gates is None else gate_ks(self.gates)
+        configs = (self.thresholds, self.gates)
+        return {k for config in configs if config is not None for k in gate_ks(config)}
 
 
 def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSettings:
-    """Validate the marker's arguments and turn its thresholds into one `GateConfig`.
+    """Validate the marker's arguments and turn its thresholds into `GateConfig`s.
 
     ``min_success_rate`` (on ``bound``: value, ci_lower or ci_upper),
-    ``pass_hat_k={k: min}``, ``max_cost_of_pass`` and the gates of ``gates``
-    (a gates file, dict or `GateConfig`) all apply to every result the test
-    produces; ``baseline`` (a SOURCE) is what their non-inferiority gates compare
-    with. Every threshold is checked by the rules of a gates file
+    ``pass_hat_k={k: min}`` and ``max_cost_of_pass`` (one config, on the base
+    variant) and the gates of ``gates`` (a gates file, dict or `GateConfig`, on the
+    variants it names) all apply to every result the test produces; ``baseline`` (a
+    SOURCE) is what their non-inferiority gates compare with. Two configs, not one:
+    a file's ``variants: [all]`` made ``min_success_rate`` read every variant. Every
+    threshold is checked by the rules of a gates file
     (`validate_gate_config`); a mistake is a one-line failure naming the argument.
     """
     # The prefix every agentgauge mistake in a test has (`_error`), then what was wrong.
@@ -335,7 +342,6 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
         _fail(f"{where}: trials must be a positive integer, got {trials!r}")
     bound = kwargs.get("bound", "value")
     gates: list[Gate] = []
-    deployment_k = None
     if kwargs.get("min_success_rate") is not None:
         fields = {"metric": "success_rate", "min": kwargs["min_success_rate"], "bound": bound}
         gates.append(_gate(fields, {"min": "min_success_rate"}))
@@ -352,15 +358,11 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
     if kwargs.get("max_cost_of_pass") is not None:
         fields = {"metric": "cost.cost_of_pass", "max": kwargs["max_cost_of_pass"]}
         gates.append(_gate(fields, {"max": "max_cost_of_pass"}))
-    variants = ["base"]
-    if kwargs.get("gates") is not None:
-        extra = _config(kwargs["gates"])
-        gates.extend(extra.gates)
-        deployment_k, variants = extra.deployment_k, extra.variants
+    extra = None if kwargs.get("gates") is None else _config(kwargs["gates"])
     baseline = kwargs.get("baseline")
     if baseline is not None and not isinstance(baseline, str | Path):
         _fail(f"{where}: baseline is a SOURCE (a trials file or DB:RUN_ID), got {baseline!r}")
-    comparing = any(g.type == "non_inferiority" for g in gates)
+    comparing = extra is not None and any(g.type == "non_inferiority" for g in extra.gates)
     if comparing and baseline is None:
         # Said before the test runs, not after it: the marker is where the fix goes.
         _fail(
@@ -369,11 +371,11 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
         )
     if baseline is not None and not comparing:
         _fail(f"{where}: baseline is for non_inferiority gates, and gates= has none")
-    config = (
-        GateConfig(gates=gates, deployment_k=deployment_k, variants=variants) if gates else None
-    )
     return MarkerSettings(
-        trials=trials, gates=config, baseline=None if baseline is None else str(baseline)
+        trials=trials,
+        thresholds=GateConfig(gates=gates) if gates else None,
+        gates=extra,
+        baseline=None if baseline is None else str(baseline),
     )
 
 
@@ -470,11 +472,19 @@ class Evaluator:
                 "agentgauge: error: marked @pytest.mark.agentgauge but ran no evaluation: "
                 "call agentgauge_eval.run(...) in the test"
             )
-        if self.marker.gates is None:
+        marker = self.marker
+        checks: list[tuple[GateConfig, str | None]] = []
+        if marker.thresholds is not None:
+            checks.append((marker.thresholds, None))
+        if marker.gates is not None:
+            checks.append((marker.gates, marker.baseline))
+        if not checks:
             return
-        gates, baseline = self.marker.gates, self.marker.baseline
         _raise_failed(
-            [(result, result.evaluate(gates, baseline=baseline)) for result in self.results]
+            [
+                (result, [r for c, base in checks for r in result.evaluate(c, base)])
+                for result in self.results
+            ]
         )
 
     def _new_run_id(self) -> str:
