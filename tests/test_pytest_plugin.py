@@ -181,6 +181,26 @@ def test_hand_computed_pass_hat_k_and_explicit_checks(pytester: pytest.Pytester)
     out.stdout.fnmatch_lines(["gate failed: pass_hat_k.3 >= 0.7 (*): pass_hat_k.3 = 0.625"])
 
 
+def test_a_cost_gate_at_its_boundary_reads_the_exact_cost(pytester: pytest.Pytester) -> None:
+    # 4 tasks × 5 trials at $0.03 failed `max=0.03`: "cost.per_trial = 0.03000000000000001".
+    _inner(
+        pytester,
+        """
+        async def priced(session):
+            session.record_cost(0.03)
+            await counting_agent(session)
+
+        def test_priced(agentgauge_eval):
+            four = SIX[:4]
+            result = agentgauge_eval.run(four, priced, trials=5)
+            result.check("cost.per_trial", max=0.03).check("cost.cost_of_pass", max=0.03)
+            assert result.metrics["groups"][0]["cost"]["total"] == 0.6
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1)
+
+
 def test_null_metric_fails_closed(pytester: pytest.Pytester) -> None:
     _inner(
         pytester,
