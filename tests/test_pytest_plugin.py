@@ -273,10 +273,15 @@ def test_malformed_gate_file_is_a_clear_error(pytester: pytest.Pytester) -> None
     )
     out = pytester.runpytest()
     # The marker's config is read when the fixture is set up (an error, before any
-    # run); the explicit call fails the test. Both name file, line 5 and the field.
+    # run); the explicit call fails the test. Both name file, line 5 and the field;
+    # the marker's path is read from where pytest runs, and named so.
     out.assert_outcomes(errors=1, failed=1)
-    msg = "agentgauge: error: gates.yaml:5: gates.1.minimum: *"
-    out.stdout.fnmatch_lines([msg, msg])
+    out.stdout.fnmatch_lines_random(
+        [
+            f"agentgauge: error: {pytester.path / 'gates.yaml'}:5: gates.1.minimum: *",
+            "agentgauge: error: gates.yaml:5: gates.1.minimum: *",
+        ]
+    )
 
 
 def test_marker_mistakes_are_named(pytester: pytest.Pytester) -> None:
@@ -542,6 +547,47 @@ def test_a_module_marker_holds_for_a_test_with_its_own(pytester: pytest.Pytester
         ]
     )
     out.stdout.no_fnmatch_line("*FAILED*test_closest_wins*")
+
+
+def test_the_markers_relative_paths_are_read_from_where_pytest_runs(
+    pytester: pytest.Pytester,
+) -> None:
+    # They were read from the working directory when checked: a test that moved it
+    # (monkeypatch.chdir) failed with "gates.yaml: cannot read file" and
+    # "base.db:base: --baseline: no such file".
+    from agentgauge import run
+    from agentgauge.testing.worlds import counting_agent
+
+    six = [
+        {"id": t, "environment": "agentgauge.testing.worlds:make_counter_env",
+         "instruction": f"add {n}", "expectations": {"final_state": {"counter": n}}}
+        for t, n in zip(["a", "b", "c5", "c6", "c7", "c8"], [3, 4, 5, 6, 7, 8], strict=True)
+    ]  # fmt: skip
+    run(six, counting_agent, trials=2, store=pytester.path / "base.db", run_id="base")
+    pytester.makefile(".yaml", gates="gates:\n  - metric: success_rate\n    min: 0.9\n")
+    pytester.makefile(".yaml", ni="gates:\n  - type: non_inferiority\n    margin: 0.6\n")
+    _inner(
+        pytester,
+        """
+        @pytest.fixture
+        def elsewhere(tmp_path, monkeypatch):
+            monkeypatch.chdir(tmp_path)
+
+        @pytest.mark.agentgauge(trials=2, gates="gates.yaml")
+        def test_gates(elsewhere, agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
+        BASE = "base.db:base#agent=python:agentgauge.testing.worlds.counting_agent"
+
+        @pytest.mark.agentgauge(trials=2, gates="ni.yaml", baseline=BASE)
+        def test_baseline(agentgauge_eval, monkeypatch, tmp_path):
+            monkeypatch.chdir(tmp_path)
+            agentgauge_eval.run(SIX, counting_agent)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=2)
+    out.stdout.fnmatch_lines(["  PASS non-inferiority (margin 0.6) — B vs baseline: *"])
 
 
 def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> None:

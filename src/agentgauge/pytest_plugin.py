@@ -83,7 +83,8 @@ def _marker_settings(node: pytest.Item | pytest.Collector) -> MarkerSettings | N
     """The test's markers merged, closest first: a module's or class's
     ``@pytest.mark.agentgauge(min_success_rate=...)`` holds as well for a test with a
     marker of its own (``trials=2``), which replaces only the arguments it gives.
-    ``get_closest_marker`` read the test's marker alone, silently dropping the rest."""
+    ``get_closest_marker`` read the test's marker alone, silently dropping the rest.
+    Relative paths in them are read from the directory pytest runs in, as the store's."""
     from agentgauge.testing.pytest_eval import marker_settings
 
     markers = list(node.iter_markers(_MARKER))  # the test's own first, the module's last
@@ -92,7 +93,8 @@ def _marker_settings(node: pytest.Item | pytest.Collector) -> MarkerSettings | N
     kwargs: dict[str, object] = {}
     for marker in reversed(markers):
         kwargs.update(marker.kwargs)
-    return marker_settings([a for m in markers for a in m.args], kwargs)
+    root = node.config.invocation_params.dir
+    return marker_settings([a for m in markers for a in m.args], kwargs, root=root)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ The plugin module imports this one only when a test uses the fixture.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -316,7 +317,21 @@ class MarkerSettings:
         return {k for config in configs if config is not None for k in gate_ks(config)}
 
 
-def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSettings:
+def _anchored(spec: Any, root: Path | None) -> Any:
+    """A relative path in the marker (``gates``, ``baseline``: a file, ``DB:RUN_ID``, a
+    selector after it) joined to ``root``, the directory pytest runs in; anything else
+    as it is. Read when it is checked, it followed the working directory, which a test
+    may have changed (``monkeypatch.chdir``): "cannot read file"."""
+    if root is None or not isinstance(spec, str | Path) or os.path.isabs(spec):
+        return spec
+    # os.path.join, not Path: a SOURCE is text (``runs.db:RUN#agent=A``), kept as written.
+    joined = os.path.join(root, spec)
+    return Path(joined) if isinstance(spec, Path) else joined
+
+
+def marker_settings(
+    args: Sequence[Any], kwargs: Mapping[str, Any], *, root: Path | None = None
+) -> MarkerSettings:
     """Validate the marker's arguments and turn its thresholds into `GateConfig`s.
 
     ``min_success_rate`` (on ``bound``: value, ci_lower or ci_upper),
@@ -327,6 +342,7 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
     a file's ``variants: [all]`` made ``min_success_rate`` read every variant. Every
     threshold is checked by the rules of a gates file
     (`validate_gate_config`); a mistake is a one-line failure naming the argument.
+    Relative ``gates`` and ``baseline`` paths are read from ``root`` (`_anchored`).
     """
     # The prefix every agentgauge mistake in a test has (`_error`), then what was wrong.
     where = "agentgauge: error: @pytest.mark.agentgauge"
@@ -358,8 +374,8 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
     if kwargs.get("max_cost_of_pass") is not None:
         fields = {"metric": "cost.cost_of_pass", "max": kwargs["max_cost_of_pass"]}
         gates.append(_gate(fields, {"max": "max_cost_of_pass"}))
-    extra = None if kwargs.get("gates") is None else _config(kwargs["gates"])
-    baseline = kwargs.get("baseline")
+    extra = None if kwargs.get("gates") is None else _config(_anchored(kwargs["gates"], root))
+    baseline = _anchored(kwargs.get("baseline"), root)
     if baseline is not None and not isinstance(baseline, str | Path):
         _fail(f"{where}: baseline is a SOURCE (a trials file or DB:RUN_ID), got {baseline!r}")
     comparing = extra is not None and any(g.type == "non_inferiority" for g in extra.gates)
