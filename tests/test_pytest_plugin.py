@@ -780,6 +780,38 @@ def test_a_failing_gate_on_a_run_whose_agent_raised_names_the_errors(
     assert "agentgauge show" not in text.split("test_passing_run_has_no_error_lines")[-1]
 
 
+def test_control_characters_of_the_run_never_reach_the_terminal(
+    pytester: pytest.Pytester,
+) -> None:
+    # A task id's ESC reached the terminal raw in the failure's error lines ("(e.g.
+    # add^[[31mRED^[[0m trial 0)"), and a model's name in the gate lines and summary.
+    _inner(
+        pytester,
+        """
+        RED = [dict(TASKS[0], id="add\\x1b[31mRED\\x1b[0m")]
+
+        def boom(session):
+            raise RuntimeError("the model client is not configured")
+
+        def test_red(agentgauge_eval):
+            agentgauge_eval.run(
+                RED, boom, trials=2, agent_options={"model": "m\\x1b[2J"}
+            ).check("success_rate", min=0.5)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    assert "\x1b" not in out.stdout.str()
+    out.stdout.fnmatch_lines(
+        [
+            "gate failed: success_rate >= 0.5 (*model=m\\x1b[[]2J*): success_rate = 0",
+            "*(e.g. add\\x1b[[]31mRED\\x1b[[]0m trial 0)",
+            "*model=m\\x1b[[]2J, variant=base: success 0.000*",
+            "  FAIL success_rate >= 0.5 — *model=m\\x1b[[]2J*",
+        ]
+    )
+
+
 def test_a_failing_gate_on_a_run_a_grader_could_not_grade_names_the_grader(
     pytester: pytest.Pytester,
 ) -> None:

@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 import pytest
 from pydantic import ValidationError
 
+from agentgauge.display import visible
 from agentgauge.errors import (
     AgentgaugeError,
     InputError,
@@ -123,14 +124,14 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
     for cls in summarize_errors(trials, per_class=3):
         lines.append(f"  {cls.count} {cls.name}:")
         for m in cls.messages:
-            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
+            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {visible(m.example)})")
     # Trials counted as failures that no grader judged failed (a grader raised, a
     # required grade was unknown), as `agentgauge run` says them at its end.
     regrade = shell_command(["agentgauge", "grade", f"{store}:{run_id}", "--activate"])
     for header, messages, advice in ungraded_lines(*summarize_ungraded(trials, tasks), regrade):
         lines.append(f"  {header}:")
         for m in messages:
-            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
+            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {visible(m.example)})")
         lines.append(f"    {advice}")
     if trials and (lines or always):
         source = shell_command([f"{store}:{run_id}"])
@@ -280,13 +281,14 @@ def _raise_failed(checked: Sequence[tuple[EvalResult, Sequence[GateResult]]]) ->
 
 
 def _failed_line(r: GateResult) -> str:
-    # As `agentgauge gate` prints a failed gate (agentgauge.cli.gate).
-    return f"gate failed: {r.gate} ({r.group}): {r.detail}"
+    # As `agentgauge gate` prints a failed gate (agentgauge.cli.gate), controls in the
+    # run's labels (a model's name) made visible.
+    return visible(f"gate failed: {r.gate} ({r.group}): {r.detail}")
 
 
 def _summary_line(r: GateResult) -> str:
     # As `agentgauge gate` prints every gate.
-    return f"{'PASS' if r.passed else 'FAIL'} {r.gate} — {r.group}: {r.detail}"
+    return visible(f"{'PASS' if r.passed else 'FAIL'} {r.gate} — {r.group}: {r.detail}")
 
 
 def _metrics(source: str, ks: Iterable[int]) -> dict[str, Any]:
@@ -557,8 +559,12 @@ def summary_lines(results: Sequence[EvalResult]) -> list[str]:
     for res in results:
         lines.append(f"{res.nodeid}  {res.source}")
         for g in res.metrics.get("groups", []):
-            labels = ", ".join(
-                f"{key}={g[key]}" for key in ("agent", "model", "variant") if g.get(key) is not None
+            labels = visible(
+                ", ".join(
+                    f"{key}={g[key]}"
+                    for key in ("agent", "model", "variant")
+                    if g.get(key) is not None
+                )
             )
             trials = g.get("n_trials")
             tasks = g.get("n_tasks")
