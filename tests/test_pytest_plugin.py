@@ -249,6 +249,48 @@ def test_check_mistakes_are_named(pytester: pytest.Pytester) -> None:
     out.stdout.no_fnmatch_line("*During handling of the above exception*")
 
 
+def test_mistakes_in_the_calls_name_the_arguments_passed(pytester: pytest.Pytester) -> None:
+    # They named the command's options, which the test never typed: "--trials: must
+    # be a positive integer", "--baseline: no such file".
+    _inner(
+        pytester,
+        """
+        def test_trials(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=0)
+
+        def test_seed(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1, seed=-1)
+
+        def test_variants(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1, variants=("paraphrse",))
+
+        def test_run_id(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1, run_id="a#b")
+
+        def test_no_such_baseline(agentgauge_eval):
+            r = agentgauge_eval.run(TASKS, counting_agent, trials=1)
+            r.assert_not_worse_than("nosuch.db:x")
+
+        def test_baseline_for_nothing(agentgauge_eval):
+            r = agentgauge_eval.run(TASKS, counting_agent, trials=1)
+            r.check_gates({"gates": [{"metric": "success_rate", "min": 0}]}, baseline=r)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=6)
+    out.stdout.fnmatch_lines_random(
+        [
+            "agentgauge: error: trials: must be a positive integer, got 0",
+            "agentgauge: error: seed: must be a whole number >= 0, got -1",
+            "agentgauge: error: variants: unknown variant 'paraphrse'; *",
+            "agentgauge: error: run_id: 'a#b' holds '#', *",
+            "agentgauge: error: nosuch.db:x: baseline: no such file; *",
+            "agentgauge: error: baseline: a baseline is for non_inferiority gates, *",
+        ]
+    )
+    out.stdout.no_fnmatch_line("*agentgauge: error:*--*")
+
+
 def test_malformed_gate_file_is_a_clear_error(pytester: pytest.Pytester) -> None:
     pytester.makefile(
         ".yaml",

@@ -14,6 +14,7 @@ The plugin module imports this one only when a test uses the fixture.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import secrets
@@ -87,8 +88,26 @@ def _fail(message: str) -> NoReturn:
     raise pytest.fail.Exception(message, pytrace=False) from None
 
 
-def _error(exc: AgentgaugeError) -> NoReturn:
+def _error(exc: AgentgaugeError, names: Mapping[str, str] | None = None) -> NoReturn:
+    """Fail the test with the error; ``names`` maps a field the engine names (the
+    option of the command it also serves: ``--trials``) to the argument the test
+    passed (``trials``), as `agentgauge.cli.common.options_typed` maps the other way."""
+    names = names or {}
+    if isinstance(exc, InputError) and exc.field is not None and exc.field in names:
+        exc = InputError(exc.reason, file=exc.file, line=exc.line, field=names[exc.field])
     _fail(f"agentgauge: error: {exc}")
+
+
+#: The field `agentgauge.run_gates` names its ``baseline`` with, and the argument.
+_BASELINE = {"--baseline": "baseline"}
+
+
+def _run_arguments() -> dict[str, str]:
+    """``--run-id`` -> ``run_id`` for every argument of `agentgauge.run` (``trials``,
+    ``seed``, ``variants``, ``timeout``...): its refusals name the command's options."""
+    from agentgauge.harness.runner import arun
+
+    return {f"--{name.replace('_', '-')}": name for name in inspect.signature(arun).parameters}
 
 
 def _ended(exc: RunEnded, store: Path) -> str:
@@ -148,11 +167,11 @@ def _gate(fields: Mapping[str, Any], names: Mapping[str, str] | None = None) -> 
         gate = Gate.model_validate(dict(fields))
     except ValidationError as exc:
         name, reason = first_error(exc, metadata_hint=False)
-        _error(InputError(reason, field=names.get(name or "", name)))
+        _error(InputError(reason, field=name), names)
     defect = gate_defect(gate, None)
     if defect is not None:
         key, reason = defect
-        _error(InputError(reason, field=names.get(key, key)))
+        _error(InputError(reason, field=key), names)
     return gate
 
 
@@ -214,7 +233,7 @@ class EvalResult:
         try:
             results = run_gates(self.source, cfg, baseline=base)
         except AgentgaugeError as exc:
-            _error(exc)
+            _error(exc, _BASELINE)
         self.gate_results.extend(results)
         return results
 
@@ -473,7 +492,7 @@ class Evaluator:
         except RunEnded as exc:
             _fail(_ended(exc, store))
         except AgentgaugeError as exc:
-            _error(exc)
+            _error(exc, _run_arguments())
         result = EvalResult(run_id=run_id, store=store, metrics=measured, nodeid=self.nodeid)
         self.results.append(result)
         self._registry.append(result)
