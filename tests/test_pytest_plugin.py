@@ -341,16 +341,23 @@ def test_marker_mistakes_are_named(pytester: pytest.Pytester) -> None:
         @pytest.mark.agentgauge(min_success_rate=0.5, bound="ci_low")
         def test_bad_bound(agentgauge_eval):
             pass
+
+        # A mistake of the whole gate named no argument: "agentgauge: error: a
+        # threshold gate needs 'min' or 'max'".
+        @pytest.mark.agentgauge(pass_hat_k={2: None})
+        def test_no_minimum(agentgauge_eval):
+            pass
         """,
     )
     out = pytester.runpytest()
-    out.assert_outcomes(errors=2, failed=1)
+    out.assert_outcomes(errors=3, failed=1)
     out.stdout.fnmatch_lines_random(
         [
             "*agentgauge: error: @pytest.mark.agentgauge: unknown argument 'min_sucess_rate' "
             "(known: trials, *",
             "*agentgauge: error: marked @pytest.mark.agentgauge but ran no evaluation*",
             "*agentgauge: error: bound: *",
+            "agentgauge: error: pass_hat_k[[]2[]]: a threshold gate needs 'min' or 'max'",
         ]
     )
 

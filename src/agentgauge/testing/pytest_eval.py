@@ -161,12 +161,17 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
 def _gate(fields: Mapping[str, Any], names: Mapping[str, str] | None = None) -> Gate:
     """One gate from keyword arguments, checked by the rules of a gates file
     (`validate_gate_config`: the model, then `gate_defect`); a mistake fails the test
-    naming the argument (``names`` maps a gate key to the argument that gave it)."""
+    naming the argument (``names`` maps a gate key to the argument that gave it; a
+    mistake of the whole gate, which pydantic locates nowhere, is the argument's when
+    one gave it all: ``pass_hat_k={2: None}`` is ``pass_hat_k[2]``)."""
     names = names or {}
     try:
         gate = Gate.model_validate(dict(fields))
     except ValidationError as exc:
         name, reason = first_error(exc, metadata_hint=False)
+        given = set(names.values())
+        if name is None and len(given) == 1:
+            _error(InputError(reason, field=given.pop()))
         _error(InputError(reason, field=name), names)
     defect = gate_defect(gate, None)
     if defect is not None:
