@@ -39,6 +39,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -63,6 +64,7 @@ __all__ = [
     "GateResult",
     "blocking_check",
     "evaluate_gates",
+    "gate_config",
     "gate_defect",
     "gate_ks",
     "known_metric",
@@ -339,6 +341,23 @@ def load_gate_config(path: str | Path) -> GateConfig:
     """Read and validate a gates YAML file (errors name file, line and field)."""
     data, node = load_yaml(path)
     return validate_gate_config(data, file=path, node=node)
+
+
+def gate_config(spec: GateConfig | Mapping[str, Any] | str | PathLike[str]) -> GateConfig:
+    """A gate config in any form the Python callers take — a gates file's path, its
+    dict form (errors name ``<gates>``), a `GateConfig` — checked by
+    `validate_gate_config`; anything else is `InputError` naming ``--config`` (a dict
+    was read as a path: "TypeError: expected str, bytes or os.PathLike object")."""
+    if isinstance(spec, GateConfig):
+        return validate_gate_config(spec)
+    if isinstance(spec, Mapping):
+        return validate_gate_config(spec, file="<gates>")
+    if isinstance(spec, str | PathLike):
+        return load_gate_config(Path(spec))
+    raise InputError(
+        f"expected a gates file (a path), its dict form or a GateConfig, got {type(spec).__name__}",
+        field="--config",
+    )
 
 
 def validate_gate_config(

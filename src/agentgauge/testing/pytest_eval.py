@@ -41,10 +41,9 @@ from agentgauge.report.gates import (
     Gate,
     GateConfig,
     GateResult,
+    gate_config,
     gate_defect,
     gate_ks,
-    load_gate_config,
-    validate_gate_config,
 )
 from agentgauge.schema import Trial
 
@@ -180,17 +179,14 @@ def _gate(fields: Mapping[str, Any], names: Mapping[str, str] | None = None) -> 
     return gate
 
 
-def _config(spec: GateSpec) -> GateConfig:
-    """A `GateConfig` from any accepted form, checked as `agentgauge gate` checks a
-    gates file (`validate_gate_config`); bad input becomes a one-line test failure."""
+def _config(spec: GateSpec, argument: str = "config") -> GateConfig:
+    """A `GateConfig` from any accepted form (`gate_config`), checked as `agentgauge
+    gate` checks a gates file; bad input becomes a one-line test failure naming the
+    ``argument`` that gave it."""
     try:
-        if isinstance(spec, str | Path):
-            return load_gate_config(spec)
-        if isinstance(spec, GateConfig):
-            return validate_gate_config(spec)
-        return validate_gate_config(spec, file="<gates>")
+        return gate_config(spec)
     except AgentgaugeError as exc:
-        _error(exc)
+        _error(exc, {"--config": argument})
 
 
 @dataclass
@@ -400,7 +396,8 @@ def marker_settings(
     if kwargs.get("max_cost_of_pass") is not None:
         fields = {"metric": "cost.cost_of_pass", "max": kwargs["max_cost_of_pass"]}
         gates.append(_gate(fields, {"max": "max_cost_of_pass"}))
-    extra = None if kwargs.get("gates") is None else _config(_anchored(kwargs["gates"], root))
+    gates_spec = kwargs.get("gates")
+    extra = None if gates_spec is None else _config(_anchored(gates_spec, root), "gates")
     baseline = _anchored(kwargs.get("baseline"), root)
     if baseline is not None and not isinstance(baseline, str | Path):
         _fail(f"{where}: baseline is a SOURCE (a trials file or DB:RUN_ID), got {baseline!r}")
