@@ -687,9 +687,29 @@ def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> N
 def test_the_example_file_runs(pytester: pytest.Pytester) -> None:
     example = ROOT / "examples" / "test_agent_with_pytest.py"
     pytester.makepyfile(test_agent_with_pytest=example.read_text(encoding="utf-8"))
-    out = pytester.runpytest()
-    out.assert_outcomes(passed=2, xfailed=1)
+    # The example's regression test xfailed for "too few tasks to tell" (4 tasks), as
+    # it would have with no regression at all: its agent against itself must pass it.
+    pytester.makepyfile(
+        test_control="""
+        from test_agent_with_pytest import REGRESSION_TASKS, my_agent
+
+        def test_same_version_is_not_worse(agentgauge_eval):
+            current = agentgauge_eval.run(REGRESSION_TASKS, my_agent, trials=4)
+            again = agentgauge_eval.run(REGRESSION_TASKS, my_agent, trials=4, seed=1)
+            again.assert_not_worse_than(current, margin=0.10)
+        """
+    )
+    out = pytester.runpytest("test_agent_with_pytest.py", "test_control.py")
+    out.assert_outcomes(passed=3, xfailed=1)
     out.stdout.fnmatch_lines(["*= agentgauge =*", "*PASS success_rate [[]ci_lower[]] >= 0.5*"])
+    out.stdout.fnmatch_lines(
+        [
+            "  FAIL non-inferiority (margin 0.1) — B vs baseline: paired difference -0.338, "
+            "95% CI lower bound * <= -0.1",
+            "  PASS non-inferiority (margin 0.1) — B vs baseline: *",
+        ]
+    )
+    out.stdout.no_fnmatch_line("*too few tasks*")
 
 
 def test_plugin_module_imports_no_engine() -> None:
