@@ -88,15 +88,16 @@ def test_passing_gates_and_the_summary(pytester: pytest.Pytester) -> None:
     )
     out = pytester.runpytest()
     out.assert_outcomes(passed=1)
-    # Every trial succeeds: rate 6/6 = 1, SE 0, pass^1 = pass^2 = 1; pass^4 is null
-    # (k = 4 > 3 trials). The CI is Wilson on the 6 trials (design effect 1 when all
-    # pass): [6/(6 + 1.96²), 1] = [0.6097, 1] (it was [1, 1] under the old bootstrap).
+    # Every trial succeeds: rate 6/6 = 1, SE 0, pass^1 = pass^2 = 1; pass^4 is not
+    # listed (k = 4 > 3 trials: it read "pass^4 -", no reason given). The CI is Wilson
+    # on the 6 trials (design effect 1 when all pass): [6/(6 + 1.96²), 1] = [0.6097, 1]
+    # (it was [1, 1] under the old bootstrap).
     out.stdout.fnmatch_lines(
         [
             "*= agentgauge =*",
             "test_inner.py::test_counting  *agentgauge.db:test_counting-*",
             "*variant=base: success 1.000 (6/6) (95% CI 0.610–1.000; 2 tasks, 6 trials)"
-            "  pass^1 1.00 (2/2 tasks)  pass^2 1.00 (2/2 tasks)  pass^4 -",
+            "  pass^1 1.00 (2/2 tasks)  pass^2 1.00 (2/2 tasks)",
             "  PASS success_rate [[]ci_lower[]] >= 0.6 — agent=python:agentgauge.testing.worlds"
             ".counting_agent, variant=base: success_rate ci_lower = 0.6097",
             "  PASS pass_hat_k.2 >= 0.9 — *: pass_hat_k.2 = 1",
@@ -124,10 +125,32 @@ def test_failing_gate_names_each_failed_gate(pytester: pytest.Pytester) -> None:
             "*1 of 2 gate checks failed",
             "gate failed: success_rate >= 0.9 (agent=python:test_inner.fails_b, variant=base): "
             "success_rate = 0.5",
-            "*success 0.500 ± 0.500 *pass^1 0.50 ± 0.50  pass^2 0.50 ± 0.50  pass^4 -",
+            "*success 0.500 ± 0.500 *pass^1 0.50 ± 0.50  pass^2 0.50 ± 0.50",
         ]
     )
     out.stdout.no_fnmatch_line("gate failed: pass_hat_k*")
+    out.stdout.no_fnmatch_line("*pass^4*")
+
+
+def test_a_pass_hat_k_beyond_the_trials_says_why(pytester: pytest.Pytester) -> None:
+    # Asked for by the marker, pass^3 of 2 trials is listed, null, with the reason.
+    _inner(
+        pytester,
+        """
+        @pytest.mark.agentgauge(trials=2, pass_hat_k={3: 0.5})
+        def test_three(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(
+        [
+            "*  pass^1 1.00 (2/2 tasks)  pass^2 1.00 (2/2 tasks)  pass^3 - (k=3 exceeds the "
+            "trials of 2 of 2 tasks (fewest: 2))",
+            "  FAIL pass_hat_k.3 >= 0.5 — *: cannot check: k=3 exceeds the trials*",
+        ]
+    )
 
 
 def test_the_summary_line_reads_a_run_without_spread_as_the_terminal_does(

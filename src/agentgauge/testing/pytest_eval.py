@@ -59,7 +59,8 @@ __all__ = [
 DEFAULT_TRIALS = 5
 """Trials per task when neither the call, the marker nor ``--agentgauge-trials`` says."""
 
-#: pass^k is always reported at these k (as ``agentgauge metrics`` does), plus any k asked for.
+#: pass^k is reported at these k (as ``agentgauge metrics`` does) up to the trials per
+#: task, plus any k the marker asks for.
 _BASE_K = (1, 2, 4)
 
 _MARKER_ARGS = (
@@ -484,7 +485,8 @@ class Evaluator:
                 progress=False,
                 **kwargs,
             )
-            ks = set(_BASE_K) | (self.marker.ks if self.marker else set())
+            # pass^4 of 3 trials a task is null by construction: the summary read "pass^4 -".
+            ks = {k for k in _BASE_K if k <= n} | (self.marker.ks if self.marker else set())
             measured = _metrics(f"{store}:{run_id}", ks)
         except RunInterrupted as exc:
             # Ctrl-C ends the session, as it does any test: failing this one let pytest
@@ -536,10 +538,13 @@ class Evaluator:
 # --------------------------------------------------------------------------- the summary
 
 
-def _task_average(value: float | None, se: float | None, n_tasks: int | None) -> str:
-    """pass^k ± its SE across tasks, or the count of tasks where there is no spread."""
+def _task_average(
+    value: float | None, se: float | None, n_tasks: int | None, why: str | None = None
+) -> str:
+    """pass^k ± its SE across tasks, or the count of tasks where there is no spread;
+    ``-`` and why (the metrics' reason) where it is null."""
     if value is None:
-        return "-"
+        return "-" + (f" ({why})" if why else "")
     count = no_spread_tasks(value, se, n_tasks)
     if count is not None:
         return f"{value:.2f} {count}"
@@ -590,8 +595,9 @@ def summary_lines(results: Sequence[EvalResult]) -> list[str]:
             trials = g.get("n_trials")
             tasks = g.get("n_tasks")
             ses = g.get("pass_hat_k_se", {})
+            why = g.get("null_reasons") or {}
             pass_hat = "  ".join(
-                f"pass^{k} {_task_average(v, ses.get(k), tasks)}"
+                f"pass^{k} {_task_average(v, ses.get(k), tasks, why.get(f'pass_hat_k.{k}'))}"
                 for k, v in sorted(g.get("pass_hat_k", {}).items(), key=lambda kv: int(kv[0]))
             )
             lines.append(
