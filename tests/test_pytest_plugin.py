@@ -518,13 +518,17 @@ def test_the_plugin_refuses_what_gate_refuses_with_its_words(
         def test_marker_pass_hat_k(agentgauge_eval):
             agentgauge_eval.run(TASKS, counting_agent)
 
+        @pytest.mark.agentgauge(trials=1, max_cost_of_pass=-1)
+        def test_marker_cost(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
         def test_a_documented_metric_is_read(agentgauge_eval):
             # Refused before: "unknown metric 'calls.model'; did you mean 'calls.tool'?".
             agentgauge_eval.run(TASKS, counting_agent, trials=1).check("calls.model", max=10)
         """),
     )
     out = pytester.runpytest()
-    out.assert_outcomes(passed=1, failed=len(_REFUSED), errors=2)
+    out.assert_outcomes(passed=1, failed=len(_REFUSED), errors=3)
     out.stdout.fnmatch_lines_random(
         [
             *(f"agentgauge: error: {field}: {reason}" for (_, _, field), reason in
@@ -533,6 +537,8 @@ def test_the_plugin_refuses_what_gate_refuses_with_its_words(
             "cannot be meant",
             "agentgauge: error: pass_hat_k[2]: pass_hat_k is a rate in [0, 1]; a min of -1 "
             "cannot be meant",
+            "agentgauge: error: max_cost_of_pass: cost.cost_of_pass is at least 0; a max of -1: "
+            "no value can pass",
         ]
     )  # fmt: skip
     assert "did you mean 'calls.model'?" in reasons[-1]

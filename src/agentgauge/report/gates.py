@@ -439,9 +439,9 @@ _KEYS = {
 def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
     """What is wrong with a gate that its model alone does not catch, as ``(key, reason)``:
     a setting its type ignores, bounds no value can meet (``min`` above ``max``, a
-    rate's bound outside [0, 1]), a metric the metrics never hold (a typo, named
-    with the nearest metric), a per-k metric with no k. Each used to load and then
-    fail, or pass, when the gate ran, naming no line."""
+    rate's bound outside [0, 1], a cost's ``max`` below 0), a metric the metrics never
+    hold (a typo, named with the nearest metric), a per-k metric with no k. Each used to
+    load and then fail, or pass, when the gate ran, naming no line."""
     for key in ("metric", "min", "max", "bound", "where", "margin"):
         if key in gate.model_fields_set and key not in _KEYS[gate.type]:
             if gate.type == "threshold":
@@ -488,6 +488,13 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
                     key,
                     f"{name} is a rate in [0, 1]; a {key} of {_written(bound)} cannot be meant",
                 )
+    if head == "cost" and gate.max is not None and gate.max < 0:
+        # Amounts and counts of trials, never negative: `max_cost_of_pass=-1` loaded and
+        # failed every run.
+        return (
+            "max",
+            f"{gate.metric} is at least 0; a max of {_written(gate.max)}: no value can pass",
+        )
     return None
 
 
@@ -824,7 +831,7 @@ def evaluate_gates(
                     versus,
                     ok,
                     f"paired difference {comparison['mean_diff']:+.3f}, 95% CI lower bound "
-                    f"{shown} {'>' if ok else '<='} -{_written(gate.margin)}",
+                    f"{shown} {'>' if ok else '<='} {_written(-gate.margin)}",
                 )
             )
             continue
