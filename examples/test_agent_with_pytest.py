@@ -69,9 +69,37 @@ def my_agent(session):
 
 
 def careless_agent(session):
-    """A "new version" that forgets the starting value on the from-ten task."""
+    """A "new version" that adds the first number it reads: on a task that starts the
+    counter elsewhere ("The counter is at 10; add 5") it adds the start instead."""
     amount = int(re.findall(r"-?\d+", session.instruction)[0])
     session.call_tool("add", {"amount": amount})
+
+
+# A comparison needs more tasks than a threshold: a paired difference over fewer than
+# 6 tasks cannot tell anything at 95%, and "not worse by more than 10 points" needs
+# about 20 (with 4 the test below would fail even for an agent compared with itself).
+REGRESSION_TASKS = (
+    TASKS
+    + [
+        {
+            "id": f"add-{n}",
+            "environment": COUNTER,
+            "instruction": f"Add {n} to the counter",
+            "expectations": {"final_state": {"counter": n}},
+        }
+        for n in (1, 2, 4, 5, 7, 8, 9, 11, 20, 42)
+    ]
+    + [
+        {
+            "id": f"from-{start}",
+            "environment": COUNTER,
+            "initial_state": {"counter": start},
+            "instruction": f"The counter is at {start}; add {n}",
+            "expectations": {"final_state": {"counter": start + n}},
+        }
+        for start, n in ((1, 2), (7, 2), (20, 3), (50, 6), (99, 1), (30, 4))
+    ]
+)
 
 
 # 1. Thresholds on the marker: checked on the result once the test body has run.
@@ -92,10 +120,11 @@ def test_agent_checks(agentgauge_eval):
 
 
 # 3. A regression test: the new version must not be worse than the current one by
-#    more than 5 points (paired over the same tasks). `careless_agent` is, so this
-#    test is expected to fail; it shows what the failure says.
-@pytest.mark.xfail(reason="careless_agent fails from-ten: a real regression", strict=True)
+#    more than 10 points (paired over the same 20 tasks). `careless_agent` fails the 7
+#    tasks that start elsewhere, so this test is expected to fail; it shows what the
+#    failure says. (`my_agent` against itself passes it.)
+@pytest.mark.xfail(reason="careless_agent fails the from-* tasks: a real regression", strict=True)
 def test_new_version_is_not_worse(agentgauge_eval):
-    current = agentgauge_eval.run(TASKS, my_agent, trials=4)
-    candidate = agentgauge_eval.run(TASKS, careless_agent, trials=4)
-    candidate.assert_not_worse_than(current, margin=0.05)
+    current = agentgauge_eval.run(REGRESSION_TASKS, my_agent, trials=4)
+    candidate = agentgauge_eval.run(REGRESSION_TASKS, careless_agent, trials=4)
+    candidate.assert_not_worse_than(current, margin=0.10)

@@ -14,6 +14,7 @@ import pytest
 import agentgauge
 from agentgauge import api
 from agentgauge.errors import InputError
+from agentgauge.report.gates import GateConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,6 +137,23 @@ def test_run_gates_refuses_trials_in_one_line(store: Path) -> None:
         lambda: api.run_gates(trials, gates, baseline=f"{store}:hasty"),  # type: ignore[arg-type]
         "SOURCE: expected a SOURCE (a path or DB:RUN_ID, as a str or pathlib.Path), got list",
     )
+
+
+def test_run_gates_takes_a_config_in_dict_form(store: Path) -> None:
+    # A dict was read as a path: "TypeError: expected str, bytes or os.PathLike object,
+    # not dict" (None and a number alike), where check_gates in pytest takes one.
+    src = f"{store}:careful"
+    config = {"gates": [{"metric": "success_rate", "min": 0.0}]}
+    [result] = api.run_gates(src, config)
+    assert result.passed and result.gate == "success_rate >= 0"
+    assert result == api.run_gates(src, GateConfig.model_validate(config))[0]
+    refused(
+        lambda: api.run_gates(src, {"gates": [{"metric": "success_rate", "mn": 0.5}]}),
+        "<gates>: gates.0.mn: unknown key",
+    )
+    expected = "--config: expected a gates file (a path), its dict form or a GateConfig"
+    refused(lambda: api.run_gates(src, None), f"{expected}, got NoneType")  # type: ignore[arg-type]
+    refused(lambda: api.run_gates(src, 3), f"{expected}, got int")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -88,15 +88,16 @@ def test_passing_gates_and_the_summary(pytester: pytest.Pytester) -> None:
     )
     out = pytester.runpytest()
     out.assert_outcomes(passed=1)
-    # Every trial succeeds: rate 6/6 = 1, SE 0, pass^1 = pass^2 = 1; pass^4 is null
-    # (k = 4 > 3 trials). The CI is Wilson on the 6 trials (design effect 1 when all
-    # pass): [6/(6 + 1.96²), 1] = [0.6097, 1] (it was [1, 1] under the old bootstrap).
+    # Every trial succeeds: rate 6/6 = 1, SE 0, pass^1 = pass^2 = 1; pass^4 is not
+    # listed (k = 4 > 3 trials: it read "pass^4 -", no reason given). The CI is Wilson
+    # on the 6 trials (design effect 1 when all pass): [6/(6 + 1.96²), 1] = [0.6097, 1]
+    # (it was [1, 1] under the old bootstrap).
     out.stdout.fnmatch_lines(
         [
             "*= agentgauge =*",
             "test_inner.py::test_counting  *agentgauge.db:test_counting-*",
             "*variant=base: success 1.000 (6/6) (95% CI 0.610–1.000; 2 tasks, 6 trials)"
-            "  pass^1 1.00 (2/2 tasks)  pass^2 1.00 (2/2 tasks)  pass^4 -",
+            "  pass^1 1.00 (2/2 tasks)  pass^2 1.00 (2/2 tasks)",
             "  PASS success_rate [[]ci_lower[]] >= 0.6 — agent=python:agentgauge.testing.worlds"
             ".counting_agent, variant=base: success_rate ci_lower = 0.6097",
             "  PASS pass_hat_k.2 >= 0.9 — *: pass_hat_k.2 = 1",
@@ -124,10 +125,32 @@ def test_failing_gate_names_each_failed_gate(pytester: pytest.Pytester) -> None:
             "*1 of 2 gate checks failed",
             "gate failed: success_rate >= 0.9 (agent=python:test_inner.fails_b, variant=base): "
             "success_rate = 0.5",
-            "*success 0.500 ± 0.500 *pass^1 0.50 ± 0.50  pass^2 0.50 ± 0.50  pass^4 -",
+            "*success 0.500 ± 0.500 *pass^1 0.50 ± 0.50  pass^2 0.50 ± 0.50",
         ]
     )
     out.stdout.no_fnmatch_line("gate failed: pass_hat_k*")
+    out.stdout.no_fnmatch_line("*pass^4*")
+
+
+def test_a_pass_hat_k_beyond_the_trials_says_why(pytester: pytest.Pytester) -> None:
+    # Asked for by the marker, pass^3 of 2 trials is listed, null, with the reason.
+    _inner(
+        pytester,
+        """
+        @pytest.mark.agentgauge(trials=2, pass_hat_k={3: 0.5})
+        def test_three(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(
+        [
+            "*  pass^1 1.00 (2/2 tasks)  pass^2 1.00 (2/2 tasks)  pass^3 - (k=3 exceeds the "
+            "trials of 2 of 2 tasks (fewest: 2))",
+            "  FAIL pass_hat_k.3 >= 0.5 — *: cannot check: k=3 exceeds the trials*",
+        ]
+    )
 
 
 def test_the_summary_line_reads_a_run_without_spread_as_the_terminal_does(
@@ -181,6 +204,26 @@ def test_hand_computed_pass_hat_k_and_explicit_checks(pytester: pytest.Pytester)
     out.stdout.fnmatch_lines(["gate failed: pass_hat_k.3 >= 0.7 (*): pass_hat_k.3 = 0.625"])
 
 
+def test_a_cost_gate_at_its_boundary_reads_the_exact_cost(pytester: pytest.Pytester) -> None:
+    # 4 tasks × 5 trials at $0.03 failed `max=0.03`: "cost.per_trial = 0.03000000000000001".
+    _inner(
+        pytester,
+        """
+        async def priced(session):
+            session.record_cost(0.03)
+            await counting_agent(session)
+
+        def test_priced(agentgauge_eval):
+            four = SIX[:4]
+            result = agentgauge_eval.run(four, priced, trials=5)
+            result.check("cost.per_trial", max=0.03).check("cost.cost_of_pass", max=0.03)
+            assert result.metrics["groups"][0]["cost"]["total"] == 0.6
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1)
+
+
 def test_null_metric_fails_closed(pytester: pytest.Pytester) -> None:
     _inner(
         pytester,
@@ -229,6 +272,48 @@ def test_check_mistakes_are_named(pytester: pytest.Pytester) -> None:
     out.stdout.no_fnmatch_line("*During handling of the above exception*")
 
 
+def test_mistakes_in_the_calls_name_the_arguments_passed(pytester: pytest.Pytester) -> None:
+    # They named the command's options, which the test never typed: "--trials: must
+    # be a positive integer", "--baseline: no such file".
+    _inner(
+        pytester,
+        """
+        def test_trials(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=0)
+
+        def test_seed(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1, seed=-1)
+
+        def test_variants(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1, variants=("paraphrse",))
+
+        def test_run_id(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent, trials=1, run_id="a#b")
+
+        def test_no_such_baseline(agentgauge_eval):
+            r = agentgauge_eval.run(TASKS, counting_agent, trials=1)
+            r.assert_not_worse_than("nosuch.db:x")
+
+        def test_baseline_for_nothing(agentgauge_eval):
+            r = agentgauge_eval.run(TASKS, counting_agent, trials=1)
+            r.check_gates({"gates": [{"metric": "success_rate", "min": 0}]}, baseline=r)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=6)
+    out.stdout.fnmatch_lines_random(
+        [
+            "agentgauge: error: trials: must be a positive integer, got 0",
+            "agentgauge: error: seed: must be a whole number >= 0, got -1",
+            "agentgauge: error: variants: unknown variant 'paraphrse'; *",
+            "agentgauge: error: run_id: 'a#b' holds '#', *",
+            "agentgauge: error: nosuch.db:x: baseline: no such file; *",
+            "agentgauge: error: baseline: a baseline is for non_inferiority gates, *",
+        ]
+    )
+    out.stdout.no_fnmatch_line("*agentgauge: error:*--*")
+
+
 def test_malformed_gate_file_is_a_clear_error(pytester: pytest.Pytester) -> None:
     pytester.makefile(
         ".yaml",
@@ -253,10 +338,15 @@ def test_malformed_gate_file_is_a_clear_error(pytester: pytest.Pytester) -> None
     )
     out = pytester.runpytest()
     # The marker's config is read when the fixture is set up (an error, before any
-    # run); the explicit call fails the test. Both name file, line 5 and the field.
+    # run); the explicit call fails the test. Both name file, line 5 and the field;
+    # the marker's path is read from where pytest runs, and named so.
     out.assert_outcomes(errors=1, failed=1)
-    msg = "agentgauge: error: gates.yaml:5: gates.1.minimum: *"
-    out.stdout.fnmatch_lines([msg, msg])
+    out.stdout.fnmatch_lines_random(
+        [
+            f"agentgauge: error: {pytester.path / 'gates.yaml'}:5: gates.1.minimum: *",
+            "agentgauge: error: gates.yaml:5: gates.1.minimum: *",
+        ]
+    )
 
 
 def test_marker_mistakes_are_named(pytester: pytest.Pytester) -> None:
@@ -274,16 +364,23 @@ def test_marker_mistakes_are_named(pytester: pytest.Pytester) -> None:
         @pytest.mark.agentgauge(min_success_rate=0.5, bound="ci_low")
         def test_bad_bound(agentgauge_eval):
             pass
+
+        # A mistake of the whole gate named no argument: "agentgauge: error: a
+        # threshold gate needs 'min' or 'max'".
+        @pytest.mark.agentgauge(pass_hat_k={2: None})
+        def test_no_minimum(agentgauge_eval):
+            pass
         """,
     )
     out = pytester.runpytest()
-    out.assert_outcomes(errors=2, failed=1)
+    out.assert_outcomes(errors=3, failed=1)
     out.stdout.fnmatch_lines_random(
         [
             "*agentgauge: error: @pytest.mark.agentgauge: unknown argument 'min_sucess_rate' "
             "(known: trials, *",
             "*agentgauge: error: marked @pytest.mark.agentgauge but ran no evaluation*",
             "*agentgauge: error: bound: *",
+            "agentgauge: error: pass_hat_k[[]2[]]: a threshold gate needs 'min' or 'max'",
         ]
     )
 
@@ -421,13 +518,17 @@ def test_the_plugin_refuses_what_gate_refuses_with_its_words(
         def test_marker_pass_hat_k(agentgauge_eval):
             agentgauge_eval.run(TASKS, counting_agent)
 
+        @pytest.mark.agentgauge(trials=1, max_cost_of_pass=-1)
+        def test_marker_cost(agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
         def test_a_documented_metric_is_read(agentgauge_eval):
             # Refused before: "unknown metric 'calls.model'; did you mean 'calls.tool'?".
             agentgauge_eval.run(TASKS, counting_agent, trials=1).check("calls.model", max=10)
         """),
     )
     out = pytester.runpytest()
-    out.assert_outcomes(passed=1, failed=len(_REFUSED), errors=2)
+    out.assert_outcomes(passed=1, failed=len(_REFUSED), errors=3)
     out.stdout.fnmatch_lines_random(
         [
             *(f"agentgauge: error: {field}: {reason}" for (_, _, field), reason in
@@ -436,6 +537,8 @@ def test_the_plugin_refuses_what_gate_refuses_with_its_words(
             "cannot be meant",
             "agentgauge: error: pass_hat_k[2]: pass_hat_k is a rate in [0, 1]; a min of -1 "
             "cannot be meant",
+            "agentgauge: error: max_cost_of_pass: cost.cost_of_pass is at least 0; a max of -1: "
+            "no value can pass",
         ]
     )  # fmt: skip
     assert "did you mean 'calls.model'?" in reasons[-1]
@@ -486,6 +589,85 @@ def test_the_marker_takes_the_baseline_of_its_non_inferiority_gates(
     )
 
 
+def test_a_module_marker_holds_for_a_test_with_its_own(pytester: pytest.Pytester) -> None:
+    # The test's own marker (trials=2) hid the module's threshold: only the closest
+    # marker was read, and the test passed with no gate checked at all.
+    _inner(
+        pytester,
+        """
+        pytestmark = pytest.mark.agentgauge(min_success_rate=0.9)
+
+        @pytest.mark.agentgauge(trials=2)
+        def test_own_marker(agentgauge_eval):
+            agentgauge_eval.run(TASKS, fails_b)
+
+        @pytest.mark.agentgauge(pass_hat_k={2: 0.9})
+        class TestClass:
+            @pytest.mark.agentgauge(trials=2)
+            def test_three_levels(self, agentgauge_eval):
+                agentgauge_eval.run(TASKS, fails_b)
+
+        @pytest.mark.agentgauge(trials=2, min_success_rate=0.4)
+        def test_closest_wins(agentgauge_eval):
+            agentgauge_eval.run(TASKS, fails_b)
+        """,
+    )
+    out = pytester.runpytest()
+    # fails_b: a 2/2, b 0/2, so success 0.5 and pass^2 (1 + 0)/2 = 0.5.
+    out.assert_outcomes(passed=1, failed=2)
+    out.stdout.fnmatch_lines_random(
+        [
+            "*1 of 1 gate checks failed",
+            "*2 of 2 gate checks failed",
+            "gate failed: success_rate >= 0.9 (*): success_rate = 0.5",
+            "gate failed: pass_hat_k.2 >= 0.9 (*): pass_hat_k.2 = 0.5",
+            "  PASS success_rate >= 0.4 — *: success_rate = 0.5",
+        ]
+    )
+    out.stdout.no_fnmatch_line("*FAILED*test_closest_wins*")
+
+
+def test_the_markers_relative_paths_are_read_from_where_pytest_runs(
+    pytester: pytest.Pytester,
+) -> None:
+    # They were read from the working directory when checked: a test that moved it
+    # (monkeypatch.chdir) failed with "gates.yaml: cannot read file" and
+    # "base.db:base: --baseline: no such file".
+    from agentgauge import run
+    from agentgauge.testing.worlds import counting_agent
+
+    six = [
+        {"id": t, "environment": "agentgauge.testing.worlds:make_counter_env",
+         "instruction": f"add {n}", "expectations": {"final_state": {"counter": n}}}
+        for t, n in zip(["a", "b", "c5", "c6", "c7", "c8"], [3, 4, 5, 6, 7, 8], strict=True)
+    ]  # fmt: skip
+    run(six, counting_agent, trials=2, store=pytester.path / "base.db", run_id="base")
+    pytester.makefile(".yaml", gates="gates:\n  - metric: success_rate\n    min: 0.9\n")
+    pytester.makefile(".yaml", ni="gates:\n  - type: non_inferiority\n    margin: 0.6\n")
+    _inner(
+        pytester,
+        """
+        @pytest.fixture
+        def elsewhere(tmp_path, monkeypatch):
+            monkeypatch.chdir(tmp_path)
+
+        @pytest.mark.agentgauge(trials=2, gates="gates.yaml")
+        def test_gates(elsewhere, agentgauge_eval):
+            agentgauge_eval.run(TASKS, counting_agent)
+
+        BASE = "base.db:base#agent=python:agentgauge.testing.worlds.counting_agent"
+
+        @pytest.mark.agentgauge(trials=2, gates="ni.yaml", baseline=BASE)
+        def test_baseline(agentgauge_eval, monkeypatch, tmp_path):
+            monkeypatch.chdir(tmp_path)
+            agentgauge_eval.run(SIX, counting_agent)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=2)
+    out.stdout.fnmatch_lines(["  PASS non-inferiority (margin 0.6) — B vs baseline: *"])
+
+
 def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> None:
     _inner(
         pytester,
@@ -505,19 +687,58 @@ def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> N
         )
         def test_all_variants(agentgauge_eval):
             agentgauge_eval.run(WORDED, counting_agent, variants=VARIANTS)
+
+        # The marker's own threshold reads the base variant, the file's gates all of
+        # them: the file's `variants: [all]` made min_success_rate read 0.5 as well.
+        @pytest.mark.agentgauge(
+            trials=1,
+            min_success_rate=0.9,
+            gates={"variants": ["all"], "gates": [{"metric": "success_rate", "max": 0.6}]},
+        )
+        def test_marker_and_file(agentgauge_eval):
+            agentgauge_eval.run(WORDED, counting_agent, variants=VARIANTS)
         """,
     )
     out = pytester.runpytest()
-    out.assert_outcomes(passed=1, failed=1)
+    out.assert_outcomes(passed=2, failed=1)
     out.stdout.fnmatch_lines(["gate failed: success_rate >= 0.9 (*): success_rate = 0.5"])
+    out.stdout.fnmatch_lines(
+        [
+            "test_inner.py::test_marker_and_file *",
+            "*",
+            "*",
+            "  PASS success_rate >= 0.9 — *, variant=base: success_rate = 1",
+            "  PASS success_rate <= 0.6 — *, all variants: success_rate = 0.5",
+        ]
+    )
 
 
 def test_the_example_file_runs(pytester: pytest.Pytester) -> None:
     example = ROOT / "examples" / "test_agent_with_pytest.py"
     pytester.makepyfile(test_agent_with_pytest=example.read_text(encoding="utf-8"))
-    out = pytester.runpytest()
-    out.assert_outcomes(passed=2, xfailed=1)
+    # The example's regression test xfailed for "too few tasks to tell" (4 tasks), as
+    # it would have with no regression at all: its agent against itself must pass it.
+    pytester.makepyfile(
+        test_control="""
+        from test_agent_with_pytest import REGRESSION_TASKS, my_agent
+
+        def test_same_version_is_not_worse(agentgauge_eval):
+            current = agentgauge_eval.run(REGRESSION_TASKS, my_agent, trials=4)
+            again = agentgauge_eval.run(REGRESSION_TASKS, my_agent, trials=4, seed=1)
+            again.assert_not_worse_than(current, margin=0.10)
+        """
+    )
+    out = pytester.runpytest("test_agent_with_pytest.py", "test_control.py")
+    out.assert_outcomes(passed=3, xfailed=1)
     out.stdout.fnmatch_lines(["*= agentgauge =*", "*PASS success_rate [[]ci_lower[]] >= 0.5*"])
+    out.stdout.fnmatch_lines(
+        [
+            "  FAIL non-inferiority (margin 0.1) — B vs baseline: paired difference -0.338, "
+            "95% CI lower bound * <= -0.1",
+            "  PASS non-inferiority (margin 0.1) — B vs baseline: *",
+        ]
+    )
+    out.stdout.no_fnmatch_line("*too few tasks*")
 
 
 def test_plugin_module_imports_no_engine() -> None:
@@ -655,6 +876,38 @@ def test_a_failing_gate_on_a_run_whose_agent_raised_names_the_errors(
         )
     # A run without errors fails on its gate alone: nothing to add.
     assert "agentgauge show" not in text.split("test_passing_run_has_no_error_lines")[-1]
+
+
+def test_control_characters_of_the_run_never_reach_the_terminal(
+    pytester: pytest.Pytester,
+) -> None:
+    # A task id's ESC reached the terminal raw in the failure's error lines ("(e.g.
+    # add^[[31mRED^[[0m trial 0)"), and a model's name in the gate lines and summary.
+    _inner(
+        pytester,
+        """
+        RED = [dict(TASKS[0], id="add\\x1b[31mRED\\x1b[0m")]
+
+        def boom(session):
+            raise RuntimeError("the model client is not configured")
+
+        def test_red(agentgauge_eval):
+            agentgauge_eval.run(
+                RED, boom, trials=2, agent_options={"model": "m\\x1b[2J"}
+            ).check("success_rate", min=0.5)
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    assert "\x1b" not in out.stdout.str()
+    out.stdout.fnmatch_lines(
+        [
+            "gate failed: success_rate >= 0.5 (*model=m\\x1b[[]2J*): success_rate = 0",
+            "*(e.g. add\\x1b[[]31mRED\\x1b[[]0m trial 0)",
+            "*model=m\\x1b[[]2J, variant=base: success 0.000*",
+            "  FAIL success_rate >= 0.5 — *model=m\\x1b[[]2J*",
+        ]
+    )
 
 
 def test_a_failing_gate_on_a_run_a_grader_could_not_grade_names_the_grader(

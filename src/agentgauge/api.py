@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from os import PathLike
@@ -57,10 +57,9 @@ from agentgauge.report.gates import (
     GateResult,
     blocking_check,
     evaluate_gates,
+    gate_config,
     gate_ks,
-    load_gate_config,
     reads_behaviour,
-    validate_gate_config,
 )
 from agentgauge.report.record import (
     ComparisonRecord,
@@ -657,7 +656,7 @@ def blocking_failures(trials: Sequence[Trial]) -> BlockingCheck | None:
 
 def run_gates(
     source: str | PathLike[str],
-    config: GateConfig | str | Path,
+    config: GateConfig | Mapping[str, Any] | str | PathLike[str],
     *,
     baseline: TrialsLike | None = None,
     by: str | Sequence[str] = ("agent", "model"),
@@ -681,17 +680,15 @@ def run_gates(
     on blocking rubric failures or on a behaviour section reads what only a SOURCE
     keeps whole, so a list of trials or a table is refused with `InputError` (write
     them to a trials JSONL file, or store them, first). ``baseline`` is read as a
-    side of `compare` is, in any form (`TrialsLike`).
+    side of `compare` is, in any form (`TrialsLike`). ``config`` is a gates file's
+    path, its dict form or a `GateConfig` (`agentgauge.report.gates.gate_config`).
     """
     from agentgauge.sources import source_text
 
     source = source_text(source)
     by, seed = check_by(by), whole_number(seed, "--seed")
-    # A config built in Python is checked as a gates file is (`validate_gate_config`).
-    if isinstance(config, GateConfig):
-        cfg = validate_gate_config(config)
-    else:
-        cfg = load_gate_config(config)
+    # A config given in Python is checked as a gates file is (`validate_gate_config`).
+    cfg = gate_config(config)
     unchecked: list[GateResult] = []
     if baseline is not None and not any(g.type == "non_inferiority" for g in cfg.gates):
         # It was read by nothing, even a file that does not exist, and the run passed.

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from agentgauge.testing.pytest_eval import EvalResult, Evaluator
+    from agentgauge.testing.pytest_eval import EvalResult, Evaluator, MarkerSettings
 
 _RESULTS: pytest.StashKey[list[EvalResult]] = pytest.StashKey()
 _EVALUATOR: pytest.StashKey[Evaluator] = pytest.StashKey()
@@ -79,14 +79,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             names.append(_FIXTURE)
 
 
+def _marker_settings(node: pytest.Item | pytest.Collector) -> MarkerSettings | None:
+    """The test's markers merged, closest first: a module's or class's
+    ``@pytest.mark.agentgauge(min_success_rate=...)`` holds as well for a test with a
+    marker of its own (``trials=2``), which replaces only the arguments it gives.
+    ``get_closest_marker`` read the test's marker alone, silently dropping the rest.
+    Relative paths in them are read from the directory pytest runs in, as the store's."""
+    from agentgauge.testing.pytest_eval import marker_settings
+
+    markers = list(node.iter_markers(_MARKER))  # the test's own first, the module's last
+    if not markers:
+        return None
+    kwargs: dict[str, object] = {}
+    for marker in reversed(markers):
+        kwargs.update(marker.kwargs)
+    root = node.config.invocation_params.dir
+    return marker_settings([a for m in markers for a in m.args], kwargs, root=root)
+
+
 @pytest.fixture
 def agentgauge_eval(request: pytest.FixtureRequest) -> Evaluator:
     """Run agents over tasks and check the results: ``agentgauge_eval.run(tasks, agent)``."""
-    from agentgauge.testing.pytest_eval import Evaluator, marker_settings
+    from agentgauge.testing.pytest_eval import Evaluator
 
     config = request.config
-    marker = request.node.get_closest_marker(_MARKER)
-    settings = marker_settings(marker.args, marker.kwargs) if marker else None
+    settings = _marker_settings(request.node)
     store_option = config.getoption("agentgauge_store")
 
     def store() -> Path:

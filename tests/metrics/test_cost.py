@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -8,7 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgauge.metrics import cost_metrics, cost_of_pass
-from agentgauge.metrics.cost import SUM_OVERFLOW, CostMetrics, checked_cost_of_pass, quantiles
+from agentgauge.metrics.cost import (
+    SUM_OVERFLOW,
+    CostMetrics,
+    checked_cost_of_pass,
+    quantiles,
+    task_mean,
+)
 
 NAN = float("nan")
 
@@ -181,3 +188,55 @@ def test_judge_total_past_the_largest_float_is_null_with_its_reason() -> None:
     m = cost_metrics(success_rate=0.5, **arrays(judge_cost_usd=[1.7e308, 1.7e308]))
     assert m.judge_total is None and m.judge_n == 2
     assert m.reasons["judge_total"] == SUM_OVERFLOW
+
+
+def test_a_constant_cost_averages_to_itself() -> None:
+    # Float sums rounded at every addition: 30 trials at $0.10 gave a total of
+    # 3.000000000000001 and $0.10000000000000003 per trial, so `max: 0.1` failed on
+    # a run that cost exactly $0.10 a trial. The exact sum is 30 × 0.1 (the double),
+    # rounded once: 3.0; divided once: 0.1.
+    m = cost_metrics(
+        success_rate=1.0, **arrays(cost_usd=[0.1] * 30), task=np.repeat(np.arange(10), 3),
+        successes=30,
+    )  # fmt: skip
+    assert (m.total, m.per_trial, m.cost_of_pass, m.spend_per_success) == (3.0, 0.1, 0.1, 0.1)
+    # 4 tasks × 5 trials at $0.03 (the pytest plugin's record_cost): 0.03000000000000001.
+    m = cost_metrics(success_rate=1.0, **arrays(cost_usd=[0.03] * 20))
+    assert m.per_trial == 0.03 and m.total == 0.6
+    # The task average: each task's 0.1 + 0.1 + 0.1 = 0.30000000000000004 in floats,
+    # / 3 = 0.10000000000000002; exact, 0.1. Unequal counts (3 trials and 7): 0.1.
+    assert task_mean(np.full(30, 0.1), np.repeat(np.arange(10), 3)) == 0.1
+    assert task_mean(np.full(10, 0.1), np.array([0] * 3 + [1] * 7)) == 0.1
+    # Judges' spend too: $0.1 + $0.2 + $0.3 summed in floats is 0.6000000000000001.
+    judged = cost_metrics(
+        success_rate=1.0, **arrays(cost_usd=[0] * 3, judge_cost_usd=[0.1, 0.2, 0.3])
+    )
+    assert judged.judge_total == 0.6
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 4),
+            st.floats(0, 1e6, allow_nan=False) | st.sampled_from([0.1, 0.03, 1e-9]),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_cost_figures_are_the_exact_means_rounded_once(rows: list[tuple[int, float]]) -> None:
+    # Fractions hold the floats exactly: the exact sum and means, each rounded once.
+    task = np.array([t for t, _ in rows])
+    cost = np.array([c for _, c in rows])
+    exact = sum((Fraction(c) for c in cost.tolist()), Fraction(0))
+    m = cost_metrics(success_rate=1.0, **arrays(cost_usd=list(cost)), task=task, successes=3)
+    assert m.total == float(exact) and m.per_trial == float(exact / len(rows))
+    assert m.spend_per_success == float(exact / 3)
+    tasks = sorted(set(task.tolist()))
+    by_task = [
+        sum((Fraction(c) for t, c in rows if t == k), Fraction(0)) / task.tolist().count(k)
+        for k in tasks
+    ]
+    assert task_mean(cost, task) == float(sum(by_task, Fraction(0)) / len(tasks))
+    assert m.cost_of_pass == float(sum(by_task, Fraction(0)) / len(tasks))

@@ -81,6 +81,12 @@ def test_non_inferiority_uses_ci_lower_bound(tmp_path: Path) -> None:
         config, {"groups": []}, comparison={"mean_diff": -0.02, "ci95": [-0.06, 0.02]}
     )
     assert not bad.passed
+    # A margin of 0 read "<= -0".
+    zero = load_gate_config(write(tmp_path, "gates:\n  - type: non_inferiority\n    margin: 0\n"))
+    (strict,) = evaluate_gates(
+        zero, {"groups": []}, comparison={"mean_diff": 0.0, "ci95": [-0.04, 0.04]}
+    )
+    assert strict.detail == "paired difference +0.000, 95% CI lower bound -0.040 <= 0"
     with pytest.raises(InputError, match="baseline"):
         evaluate_gates(config, {"groups": []})
     # One shared task: no interval, so the gate cannot be checked, and fails (it crashed).
@@ -235,6 +241,9 @@ def test_every_gate_path_reads_the_value_metrics_reports_in_gate_and_in_pytest(
          "unknown metric 'cost.cost_of_pas'; did you mean 'cost.cost_of_pass'?"),
         ("metric: pass_hat_k.0\n    min: 0.1", 2, "gates.0.metric", "takes a k of 1 or more"),
         ("metric: success_rate\n    min: 1.5", 3, "gates.0.min", "a rate in [0, 1]"),
+        # A cost is never negative: a max below 0 failed every run.
+        ("metric: cost.cost_of_pass\n    max: -1", 3, "gates.0.max",
+         "cost.cost_of_pass is at least 0; a max of -1: no value can pass"),
         # The behaviour sections' rates, as the outcome's (a percentage meant as 90 loaded
         # and always passed a max, or never passed a min).
         ("metric: control.missed_confirmation\n    max: 5", 3, "gates.0.max",

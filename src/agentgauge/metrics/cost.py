@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +21,7 @@ __all__ = [
     "checked_cost_of_pass",
     "cost_metrics",
     "cost_of_pass",
+    "exact_sum",
     "overflow_reason",
     "quantiles",
     "task_mean",
@@ -85,18 +87,66 @@ class CostMetrics:
     accounting figure; `cost_of_pass` is the expected cost of a success over tasks)."""
 
 
+def exact_sum(values: FloatArray) -> Fraction | None:
+    """The sum of ``values`` (no NaN) as an exact fraction; ``None`` when it passes
+    the largest float.
+
+    A float sum rounds at every addition: 30 costs of $0.10 added up to
+    3.000000000000001, and their mean to 0.10000000000000003, failing a gate ``max:
+    0.1``. Here the sum is ``math.fsum``'s (Shewchuk 1997: the correctly rounded sum)
+    plus the remainder it rounded away (``fsum`` again with the first sum taken out):
+    exact while the sum is less than about 2^53 (9e15) times the smallest nonzero
+    value, and to about 106 bits beyond. A mean is then this divided once and
+    rounded once (`_rounded`), so a constant cost averages to itself.
+    """
+    numbers = values.tolist()
+    try:
+        rounded = math.fsum(numbers)
+        if not math.isfinite(rounded):
+            return None
+        numbers.append(-rounded)
+        return Fraction(rounded) + Fraction(math.fsum(numbers))
+    except OverflowError:  # a partial sum passed the largest float
+        return None
+
+
+def _rounded(value: Fraction | None) -> float:
+    """``value`` rounded once to a float (a Fraction's float rounds correctly); inf for
+    a sum that passed the largest float (`exact_sum`'s ``None``), which callers report
+    as `SUM_OVERFLOW`."""
+    if value is None:
+        return math.inf
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def task_mean(
     values: FloatArray, task: npt.NDArray[np.intp], counts: npt.NDArray[np.int64] | None = None
 ) -> float:
     """Mean over tasks of each task's mean value (tasks weigh equally, whatever
     their trial counts); ``task`` codes each row's task, and ``counts`` (rows per
-    task code, when the caller has them) saves counting again."""
+    task code, when the caller has them) saves counting again.
+
+    The exact mean, rounded once: (1/T) Σ_m S_m / m over the trial counts m, with
+    S_m the `exact_sum` of the values of the tasks run m times (tasks with equal
+    counts share a denominator, so the sum needs one exact sum per count, not per
+    task). inf when a sum passes the largest float.
+    """
     if values.shape != task.shape or values.size == 0:
         raise ValueError("values and task need one entry per trial, and at least one")
     n = np.bincount(task) if counts is None else counts
-    sums = np.bincount(task, weights=values, minlength=n.size)
     present = n > 0
-    return float((sums[present] / n[present]).mean())
+    sizes = np.unique(n[present]).tolist()
+    per_row = n[task] if len(sizes) > 1 else None  # one size (the usual run): every row
+    mean = Fraction(0)
+    for m in sizes:
+        total = exact_sum(values if per_row is None else values[per_row == m])
+        if total is None:
+            return math.inf
+        mean += total / m
+    return _rounded(mean / int(np.count_nonzero(present)))
 
 
 def task_weighted_cost_of_pass(
@@ -145,8 +195,7 @@ def checked_cost_of_pass(
     if success_rate == 0:
         return None, "no successes"
     # A task's trials may add up past the largest float (two of $1e308): inf, then null.
-    with np.errstate(over="ignore", invalid="ignore"):
-        per_trial = task_mean(cost_usd, task, counts)
+    per_trial = task_mean(cost_usd, task, counts)
     if not math.isfinite(per_trial):
         return None, SUM_OVERFLOW
     cop = cost_of_pass(per_trial, success_rate)
@@ -216,6 +265,13 @@ def _mean(values: FloatArray, count: int, total: float) -> float:
     return float(np.sum(known / count))
 
 
+def _one_size(task: npt.NDArray[np.intp], counts: npt.NDArray[np.int64] | None) -> bool:
+    """Whether every task present has the same number of rows."""
+    n = np.bincount(task) if counts is None else counts
+    present = n[n > 0]
+    return bool((present == present[0]).all()) if present.size else True
+
+
 def cost_metrics(
     *,
     success_rate: float | None,
@@ -233,7 +289,8 @@ def cost_metrics(
 ) -> CostMetrics:
     """Cost per trial and in total, cost of pass, judge cost, latency, tokens.
 
-    - per_trial = Σ cost / N over all N trials; total = Σ cost. Both ``None``
+    - per_trial = Σ cost / N over all N trials; total = Σ cost (the exact sum,
+      `exact_sum`, divided and rounded once: a constant cost is its own mean). Both ``None``
       when any trial's price is unknown (``missing`` counts them).
     - cost_of_pass = task-averaged cost per trial / the task-averaged
       ``success_rate`` (`task_weighted_cost_of_pass`; ``task`` codes each row's
@@ -259,16 +316,17 @@ def cost_metrics(
     """
     n = cost_usd.size
     reasons: dict[str, str] = {}
-    priced, cost_sum = _count_sum(cost_usd)
-    missing = n - priced  # NaN = price unknown
+    missing = int(np.count_nonzero(np.isnan(cost_usd)))  # NaN = price unknown
+    # Exact, then divided and rounded once (`exact_sum`): $0.03 × 20 trials is $0.03.
+    cost_sum = exact_sum(cost_usd) if n and not missing else None
     total: float | None = None
     per_trial: float | None = None
-    overflow = bool(n) and not missing and not math.isfinite(cost_sum)
+    overflow = bool(n) and not missing and not math.isfinite(_rounded(cost_sum))
     if overflow:
         reasons["per_trial"] = reasons["total"] = SUM_OVERFLOW
-    elif n and not missing:
-        total = cost_sum
-        per_trial = total / n
+    elif cost_sum is not None:
+        total = float(cost_sum)
+        per_trial = float(cost_sum / n)
     elif missing:
         reasons["per_trial"] = reasons["total"] = f"price unknown for {missing} of {n} trials"
 
@@ -280,7 +338,9 @@ def cost_metrics(
     elif overflow:
         reasons["cost_of_pass"] = SUM_OVERFLOW
     elif per_trial is not None and success_rate is not None:
-        if task is None:
+        # With as many trials of every task, the task average is the exact mean per
+        # trial (S/(T·m) = S/N): no second exact sum.
+        if task is None or _one_size(task, task_trials):
             cop = cost_of_pass(per_trial, success_rate)
             if not math.isfinite(cop):  # $1e308 per trial at 50%
                 cop = None
@@ -298,8 +358,8 @@ def cost_metrics(
             reasons["spend_per_success"] = f"price unknown for {missing} of {n} trials"
         elif overflow:
             reasons["spend_per_success"] = SUM_OVERFLOW
-        elif total is not None:
-            spend = total / successes  # at most the total: finite when it is
+        elif cost_sum is not None:
+            spend = float(cost_sum / successes)  # at most the total: finite when it is
 
     n_lat, lat_sum = _count_sum(latency_s)
     p50 = p95 = None
@@ -310,7 +370,8 @@ def cost_metrics(
     n_out, out_sum = _count_sum(output_tokens)
     n_tool, tool_sum = _count_sum(tool_calls)
     n_model, model_sum = _count_sum(model_calls)
-    n_judge, judge_sum = _count_sum(judge_cost_usd)
+    judge_known = judge_cost_usd[~np.isnan(judge_cost_usd)]
+    n_judge = judge_known.size
     judge_missing: int | None = None
     if judged is not None:
         # A judged trial with no cost is one whose judge's price is unknown; one that
@@ -327,7 +388,9 @@ def cost_metrics(
             reasons[key] = f"unknown for {n - known} of {n} trials"
     # Token and call counts are at most 2**63 − 1 each (`bounds.check_count`): their
     # sums stay far below the largest float. Judge costs are amounts, and can pass it.
-    judge_total: float | None = judge_sum if n_judge and not judge_missing else None
+    judge_total: float | None = None
+    if n_judge and not judge_missing:
+        judge_total = _rounded(exact_sum(judge_known))
     if judge_missing:
         reasons["judge_total"] = (
             f"judge cost unknown for {judge_missing} of {n_judge} judged trials"

@@ -39,6 +39,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -63,6 +64,7 @@ __all__ = [
     "GateResult",
     "blocking_check",
     "evaluate_gates",
+    "gate_config",
     "gate_defect",
     "gate_ks",
     "known_metric",
@@ -341,6 +343,23 @@ def load_gate_config(path: str | Path) -> GateConfig:
     return validate_gate_config(data, file=path, node=node)
 
 
+def gate_config(spec: GateConfig | Mapping[str, Any] | str | PathLike[str]) -> GateConfig:
+    """A gate config in any form the Python callers take — a gates file's path, its
+    dict form (errors name ``<gates>``), a `GateConfig` — checked by
+    `validate_gate_config`; anything else is `InputError` naming ``--config`` (a dict
+    was read as a path: "TypeError: expected str, bytes or os.PathLike object")."""
+    if isinstance(spec, GateConfig):
+        return validate_gate_config(spec)
+    if isinstance(spec, Mapping):
+        return validate_gate_config(spec, file="<gates>")
+    if isinstance(spec, str | PathLike):
+        return load_gate_config(Path(spec))
+    raise InputError(
+        f"expected a gates file (a path), its dict form or a GateConfig, got {type(spec).__name__}",
+        field="--config",
+    )
+
+
 def validate_gate_config(
     config: GateConfig | Mapping[str, Any] | Any,
     *,
@@ -420,9 +439,9 @@ _KEYS = {
 def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
     """What is wrong with a gate that its model alone does not catch, as ``(key, reason)``:
     a setting its type ignores, bounds no value can meet (``min`` above ``max``, a
-    rate's bound outside [0, 1]), a metric the metrics never hold (a typo, named
-    with the nearest metric), a per-k metric with no k. Each used to load and then
-    fail, or pass, when the gate ran, naming no line."""
+    rate's bound outside [0, 1], a cost's ``max`` below 0), a metric the metrics never
+    hold (a typo, named with the nearest metric), a per-k metric with no k. Each used to
+    load and then fail, or pass, when the gate ran, naming no line."""
     for key in ("metric", "min", "max", "bound", "where", "margin"):
         if key in gate.model_fields_set and key not in _KEYS[gate.type]:
             if gate.type == "threshold":
@@ -469,6 +488,13 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
                     key,
                     f"{name} is a rate in [0, 1]; a {key} of {_written(bound)} cannot be meant",
                 )
+    if head == "cost" and gate.max is not None and gate.max < 0:
+        # Amounts and counts of trials, never negative: `max_cost_of_pass=-1` loaded and
+        # failed every run.
+        return (
+            "max",
+            f"{gate.metric} is at least 0; a max of {_written(gate.max)}: no value can pass",
+        )
     return None
 
 
@@ -805,7 +831,7 @@ def evaluate_gates(
                     versus,
                     ok,
                     f"paired difference {comparison['mean_diff']:+.3f}, 95% CI lower bound "
-                    f"{shown} {'>' if ok else '<='} -{_written(gate.margin)}",
+                    f"{shown} {'>' if ok else '<='} {_written(-gate.margin)}",
                 )
             )
             continue

@@ -14,6 +14,8 @@ The plugin module imports this one only when a test uses the fixture.
 
 from __future__ import annotations
 
+import inspect
+import os
 import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,6 +27,7 @@ from typing import Any, NoReturn
 import pytest
 from pydantic import ValidationError
 
+from agentgauge.display import visible
 from agentgauge.errors import (
     AgentgaugeError,
     InputError,
@@ -38,10 +41,9 @@ from agentgauge.report.gates import (
     Gate,
     GateConfig,
     GateResult,
+    gate_config,
     gate_defect,
     gate_ks,
-    load_gate_config,
-    validate_gate_config,
 )
 from agentgauge.schema import Trial
 
@@ -57,7 +59,8 @@ __all__ = [
 DEFAULT_TRIALS = 5
 """Trials per task when neither the call, the marker nor ``--agentgauge-trials`` says."""
 
-#: pass^k is always reported at these k (as ``agentgauge metrics`` does), plus any k asked for.
+#: pass^k is reported at these k (as ``agentgauge metrics`` does) up to the trials per
+#: task, plus any k the marker asks for.
 _BASE_K = (1, 2, 4)
 
 _MARKER_ARGS = (
@@ -85,8 +88,26 @@ def _fail(message: str) -> NoReturn:
     raise pytest.fail.Exception(message, pytrace=False) from None
 
 
-def _error(exc: AgentgaugeError) -> NoReturn:
+def _error(exc: AgentgaugeError, names: Mapping[str, str] | None = None) -> NoReturn:
+    """Fail the test with the error; ``names`` maps a field the engine names (the
+    option of the command it also serves: ``--trials``) to the argument the test
+    passed (``trials``), as `agentgauge.cli.common.options_typed` maps the other way."""
+    names = names or {}
+    if isinstance(exc, InputError) and exc.field is not None and exc.field in names:
+        exc = InputError(exc.reason, file=exc.file, line=exc.line, field=names[exc.field])
     _fail(f"agentgauge: error: {exc}")
+
+
+#: The field `agentgauge.run_gates` names its ``baseline`` with, and the argument.
+_BASELINE = {"--baseline": "baseline"}
+
+
+def _run_arguments() -> dict[str, str]:
+    """``--run-id`` -> ``run_id`` for every argument of `agentgauge.run` (``trials``,
+    ``seed``, ``variants``, ``timeout``...): its refusals name the command's options."""
+    from agentgauge.harness.runner import arun
+
+    return {f"--{name.replace('_', '-')}": name for name in inspect.signature(arun).parameters}
 
 
 def _ended(exc: RunEnded, store: Path) -> str:
@@ -122,14 +143,14 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
     for cls in summarize_errors(trials, per_class=3):
         lines.append(f"  {cls.count} {cls.name}:")
         for m in cls.messages:
-            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
+            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {visible(m.example)})")
     # Trials counted as failures that no grader judged failed (a grader raised, a
     # required grade was unknown), as `agentgauge run` says them at its end.
     regrade = shell_command(["agentgauge", "grade", f"{store}:{run_id}", "--activate"])
     for header, messages, advice in ungraded_lines(*summarize_ungraded(trials, tasks), regrade):
         lines.append(f"  {header}:")
         for m in messages:
-            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {m.example})")
+            lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {visible(m.example)})")
         lines.append(f"    {advice}")
     if trials and (lines or always):
         source = shell_command([f"{store}:{run_id}"])
@@ -140,31 +161,33 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
 def _gate(fields: Mapping[str, Any], names: Mapping[str, str] | None = None) -> Gate:
     """One gate from keyword arguments, checked by the rules of a gates file
     (`validate_gate_config`: the model, then `gate_defect`); a mistake fails the test
-    naming the argument (``names`` maps a gate key to the argument that gave it)."""
+    naming the argument (``names`` maps a gate key to the argument that gave it; a
+    mistake of the whole gate, which pydantic locates nowhere, is the argument's when
+    one gave it all: ``pass_hat_k={2: None}`` is ``pass_hat_k[2]``)."""
     names = names or {}
     try:
         gate = Gate.model_validate(dict(fields))
     except ValidationError as exc:
         name, reason = first_error(exc, metadata_hint=False)
-        _error(InputError(reason, field=names.get(name or "", name)))
+        given = set(names.values())
+        if name is None and len(given) == 1:
+            _error(InputError(reason, field=given.pop()))
+        _error(InputError(reason, field=name), names)
     defect = gate_defect(gate, None)
     if defect is not None:
         key, reason = defect
-        _error(InputError(reason, field=names.get(key, key)))
+        _error(InputError(reason, field=key), names)
     return gate
 
 
-def _config(spec: GateSpec) -> GateConfig:
-    """A `GateConfig` from any accepted form, checked as `agentgauge gate` checks a
-    gates file (`validate_gate_config`); bad input becomes a one-line test failure."""
+def _config(spec: GateSpec, argument: str = "config") -> GateConfig:
+    """A `GateConfig` from any accepted form (`gate_config`), checked as `agentgauge
+    gate` checks a gates file; bad input becomes a one-line test failure naming the
+    ``argument`` that gave it."""
     try:
-        if isinstance(spec, str | Path):
-            return load_gate_config(spec)
-        if isinstance(spec, GateConfig):
-            return validate_gate_config(spec)
-        return validate_gate_config(spec, file="<gates>")
+        return gate_config(spec)
     except AgentgaugeError as exc:
-        _error(exc)
+        _error(exc, {"--config": argument})
 
 
 @dataclass
@@ -212,7 +235,7 @@ class EvalResult:
         try:
             results = run_gates(self.source, cfg, baseline=base)
         except AgentgaugeError as exc:
-            _error(exc)
+            _error(exc, _BASELINE)
         self.gate_results.extend(results)
         return results
 
@@ -279,13 +302,14 @@ def _raise_failed(checked: Sequence[tuple[EvalResult, Sequence[GateResult]]]) ->
 
 
 def _failed_line(r: GateResult) -> str:
-    # As `agentgauge gate` prints a failed gate (agentgauge.cli.gate).
-    return f"gate failed: {r.gate} ({r.group}): {r.detail}"
+    # As `agentgauge gate` prints a failed gate (agentgauge.cli.gate), controls in the
+    # run's labels (a model's name) made visible.
+    return visible(f"gate failed: {r.gate} ({r.group}): {r.detail}")
 
 
 def _summary_line(r: GateResult) -> str:
     # As `agentgauge gate` prints every gate.
-    return f"{'PASS' if r.passed else 'FAIL'} {r.gate} — {r.group}: {r.detail}"
+    return visible(f"{'PASS' if r.passed else 'FAIL'} {r.gate} — {r.group}: {r.detail}")
 
 
 def _metrics(source: str, ks: Iterable[int]) -> dict[str, Any]:
@@ -302,24 +326,46 @@ class MarkerSettings:
     """What ``@pytest.mark.agentgauge(...)`` asks for."""
 
     trials: int | None
-    gates: GateConfig | None
+    thresholds: GateConfig | None
+    """``min_success_rate``, ``pass_hat_k`` and ``max_cost_of_pass``: on the base
+    variant always, whatever the ``gates`` file reads."""
+    gates: GateConfig | None = None
+    """The config of ``gates=``, with its own ``variants``."""
     baseline: str | None = None
     """The SOURCE that the non-inferiority gates of ``gates`` compare with."""
 
     @property
     def ks(self) -> set[int]:
-        return set() if self.gates is None else gate_ks(self.gates)
+        configs = (self.thresholds, self.gates)
+        return {k for config in configs if config is not None for k in gate_ks(config)}
 
 
-def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSettings:
-    """Validate the marker's arguments and turn its thresholds into one `GateConfig`.
+def _anchored(spec: Any, root: Path | None) -> Any:
+    """A relative path in the marker (``gates``, ``baseline``: a file, ``DB:RUN_ID``, a
+    selector after it) joined to ``root``, the directory pytest runs in; anything else
+    as it is. Read when it is checked, it followed the working directory, which a test
+    may have changed (``monkeypatch.chdir``): "cannot read file"."""
+    if root is None or not isinstance(spec, str | Path) or os.path.isabs(spec):
+        return spec
+    # os.path.join, not Path: a SOURCE is text (``runs.db:RUN#agent=A``), kept as written.
+    joined = os.path.join(root, spec)
+    return Path(joined) if isinstance(spec, Path) else joined
+
+
+def marker_settings(
+    args: Sequence[Any], kwargs: Mapping[str, Any], *, root: Path | None = None
+) -> MarkerSettings:
+    """Validate the marker's arguments and turn its thresholds into `GateConfig`s.
 
     ``min_success_rate`` (on ``bound``: value, ci_lower or ci_upper),
-    ``pass_hat_k={k: min}``, ``max_cost_of_pass`` and the gates of ``gates``
-    (a gates file, dict or `GateConfig`) all apply to every result the test
-    produces; ``baseline`` (a SOURCE) is what their non-inferiority gates compare
-    with. Every threshold is checked by the rules of a gates file
+    ``pass_hat_k={k: min}`` and ``max_cost_of_pass`` (one config, on the base
+    variant) and the gates of ``gates`` (a gates file, dict or `GateConfig`, on the
+    variants it names) all apply to every result the test produces; ``baseline`` (a
+    SOURCE) is what their non-inferiority gates compare with. Two configs, not one:
+    a file's ``variants: [all]`` made ``min_success_rate`` read every variant. Every
+    threshold is checked by the rules of a gates file
     (`validate_gate_config`); a mistake is a one-line failure naming the argument.
+    Relative ``gates`` and ``baseline`` paths are read from ``root`` (`_anchored`).
     """
     # The prefix every agentgauge mistake in a test has (`_error`), then what was wrong.
     where = "agentgauge: error: @pytest.mark.agentgauge"
@@ -335,7 +381,6 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
         _fail(f"{where}: trials must be a positive integer, got {trials!r}")
     bound = kwargs.get("bound", "value")
     gates: list[Gate] = []
-    deployment_k = None
     if kwargs.get("min_success_rate") is not None:
         fields = {"metric": "success_rate", "min": kwargs["min_success_rate"], "bound": bound}
         gates.append(_gate(fields, {"min": "min_success_rate"}))
@@ -352,15 +397,12 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
     if kwargs.get("max_cost_of_pass") is not None:
         fields = {"metric": "cost.cost_of_pass", "max": kwargs["max_cost_of_pass"]}
         gates.append(_gate(fields, {"max": "max_cost_of_pass"}))
-    variants = ["base"]
-    if kwargs.get("gates") is not None:
-        extra = _config(kwargs["gates"])
-        gates.extend(extra.gates)
-        deployment_k, variants = extra.deployment_k, extra.variants
-    baseline = kwargs.get("baseline")
+    gates_spec = kwargs.get("gates")
+    extra = None if gates_spec is None else _config(_anchored(gates_spec, root), "gates")
+    baseline = _anchored(kwargs.get("baseline"), root)
     if baseline is not None and not isinstance(baseline, str | Path):
         _fail(f"{where}: baseline is a SOURCE (a trials file or DB:RUN_ID), got {baseline!r}")
-    comparing = any(g.type == "non_inferiority" for g in gates)
+    comparing = extra is not None and any(g.type == "non_inferiority" for g in extra.gates)
     if comparing and baseline is None:
         # Said before the test runs, not after it: the marker is where the fix goes.
         _fail(
@@ -369,11 +411,11 @@ def marker_settings(args: Sequence[Any], kwargs: Mapping[str, Any]) -> MarkerSet
         )
     if baseline is not None and not comparing:
         _fail(f"{where}: baseline is for non_inferiority gates, and gates= has none")
-    config = (
-        GateConfig(gates=gates, deployment_k=deployment_k, variants=variants) if gates else None
-    )
     return MarkerSettings(
-        trials=trials, gates=config, baseline=None if baseline is None else str(baseline)
+        trials=trials,
+        thresholds=GateConfig(gates=gates) if gates else None,
+        gates=extra,
+        baseline=None if baseline is None else str(baseline),
     )
 
 
@@ -443,7 +485,8 @@ class Evaluator:
                 progress=False,
                 **kwargs,
             )
-            ks = set(_BASE_K) | (self.marker.ks if self.marker else set())
+            # pass^4 of 3 trials a task is null by construction: the summary read "pass^4 -".
+            ks = {k for k in _BASE_K if k <= n} | (self.marker.ks if self.marker else set())
             measured = _metrics(f"{store}:{run_id}", ks)
         except RunInterrupted as exc:
             # Ctrl-C ends the session, as it does any test: failing this one let pytest
@@ -453,7 +496,7 @@ class Evaluator:
         except RunEnded as exc:
             _fail(_ended(exc, store))
         except AgentgaugeError as exc:
-            _error(exc)
+            _error(exc, _run_arguments())
         result = EvalResult(run_id=run_id, store=store, metrics=measured, nodeid=self.nodeid)
         self.results.append(result)
         self._registry.append(result)
@@ -470,11 +513,19 @@ class Evaluator:
                 "agentgauge: error: marked @pytest.mark.agentgauge but ran no evaluation: "
                 "call agentgauge_eval.run(...) in the test"
             )
-        if self.marker.gates is None:
+        marker = self.marker
+        checks: list[tuple[GateConfig, str | None]] = []
+        if marker.thresholds is not None:
+            checks.append((marker.thresholds, None))
+        if marker.gates is not None:
+            checks.append((marker.gates, marker.baseline))
+        if not checks:
             return
-        gates, baseline = self.marker.gates, self.marker.baseline
         _raise_failed(
-            [(result, result.evaluate(gates, baseline=baseline)) for result in self.results]
+            [
+                (result, [r for c, base in checks for r in result.evaluate(c, base)])
+                for result in self.results
+            ]
         )
 
     def _new_run_id(self) -> str:
@@ -487,10 +538,13 @@ class Evaluator:
 # --------------------------------------------------------------------------- the summary
 
 
-def _task_average(value: float | None, se: float | None, n_tasks: int | None) -> str:
-    """pass^k ± its SE across tasks, or the count of tasks where there is no spread."""
+def _task_average(
+    value: float | None, se: float | None, n_tasks: int | None, why: str | None = None
+) -> str:
+    """pass^k ± its SE across tasks, or the count of tasks where there is no spread;
+    ``-`` and why (the metrics' reason) where it is null."""
     if value is None:
-        return "-"
+        return "-" + (f" ({why})" if why else "")
     count = no_spread_tasks(value, se, n_tasks)
     if count is not None:
         return f"{value:.2f} {count}"
@@ -531,14 +585,19 @@ def summary_lines(results: Sequence[EvalResult]) -> list[str]:
     for res in results:
         lines.append(f"{res.nodeid}  {res.source}")
         for g in res.metrics.get("groups", []):
-            labels = ", ".join(
-                f"{key}={g[key]}" for key in ("agent", "model", "variant") if g.get(key) is not None
+            labels = visible(
+                ", ".join(
+                    f"{key}={g[key]}"
+                    for key in ("agent", "model", "variant")
+                    if g.get(key) is not None
+                )
             )
             trials = g.get("n_trials")
             tasks = g.get("n_tasks")
             ses = g.get("pass_hat_k_se", {})
+            why = g.get("null_reasons") or {}
             pass_hat = "  ".join(
-                f"pass^{k} {_task_average(v, ses.get(k), tasks)}"
+                f"pass^{k} {_task_average(v, ses.get(k), tasks, why.get(f'pass_hat_k.{k}'))}"
                 for k, v in sorted(g.get("pass_hat_k", {}).items(), key=lambda kv: int(kv[0]))
             )
             lines.append(
