@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -62,6 +63,15 @@ async def dies_once(session):
     await counting_agent(session)
 
 
+async def dies_first(session):
+    """Kills its own process on its first attempt at each task (marker files, by task)."""
+    mark = MARKS / f"first-{session.task_id}"
+    if not mark.exists():
+        mark.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    await counting_agent(session)
+
+
 async def always_dies(session):
     """Kills its process on every attempt at task t1."""
     if session.task_id == "t1":
@@ -77,6 +87,11 @@ async def provider_down(session):
 
 async def slow(session):
     await asyncio.sleep(0.05)
+    await counting_agent(session)
+
+
+async def slow_second(session):
+    await asyncio.sleep(3)
     await counting_agent(session)
 
 
@@ -166,6 +181,137 @@ def test_auto_with_no_cluster_on_this_machine_says_how_to_start_one(tmp_path: Pa
         "one with `ray start --head`), or give --ray-address HOST:PORT"
     ]
     assert not db.exists()
+
+
+def _listening_socket() -> socket.socket:
+    """A port that accepts connections and never answers: not a Ray cluster."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    return server
+
+
+def _cli_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "agentgauge", *args]
+
+
+def _env(*paths: Path) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, paths), str(ROOT / "src")])}
+    env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def test_a_port_that_is_not_ray_is_one_line_after_a_deadline(tmp_path: Path) -> None:
+    # ray.init blocked for minutes in Ray's native code, deaf to Ctrl-C.
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    db = tmp_path / "s.db"
+    wrapper = textwrap.dedent(
+        """
+        import sys
+        from agentgauge.harness import ray_backend
+        ray_backend.CONNECT_TIMEOUT = 3.0
+        from agentgauge.cli import main
+        sys.argv = ["agentgauge", *sys.argv[1:]]
+        main()
+        """
+    )
+    with _listening_socket() as server:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        started = time.monotonic()
+        out = subprocess.run(
+            [sys.executable, "-c", wrapper, "run", "builtin:retail", "--agent", "builtin:null",
+             "--store", str(db), "--backend", "ray", "--ray-address", address],
+            capture_output=True, text=True, timeout=120, env=_env(),
+        )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert time.monotonic() - started < 60
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"agentgauge: error: --ray-address: cannot connect to the Ray cluster at {address}: "
+        "no answer in 3 s; is it a Ray cluster's address (HOST:6379, or ray://HOST:10001 for "
+        "Ray Client)?"
+    )
+    assert not db.exists()
+
+
+def test_ctrl_c_while_connecting_to_a_port_that_is_not_ray_is_130(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    db = tmp_path / "s.db"
+    with _listening_socket() as server:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        argv = _cli_argv("run", "builtin:retail", "--agent", "builtin:null", "--store", str(db),
+                         "--run-id", "r", "--backend", "ray", "--ray-address", address)  # fmt: skip
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+        )
+        server.settimeout(60)
+        probed, _ = server.accept()  # the check that the port is open: ray.init next
+        try:
+            time.sleep(3)  # well inside ray.init, and far from its 20 s deadline
+            _, err = _interrupt_when(proc, lambda: True)
+        finally:
+            probed.close()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("interrupted: 0 trials saved; resume with: ")
+    assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("address", "says"),
+    [
+        ("", "--ray-address: empty address; give auto, HOST:6379 or ray://HOST:10001"),
+        (
+            "http://127.0.0.1:8265",
+            "--ray-address: http://127.0.0.1:8265 is not a Ray address (http:// is the "
+            "dashboard's or a job server's); give the cluster's HOST:6379, or "
+            "ray://HOST:10001 for Ray Client",
+        ),
+    ],
+)
+def test_an_address_ray_would_misread_is_refused_in_its_own_words(
+    tmp_path: Path, address: str, says: str
+) -> None:
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    with pytest.raises(InputError) as caught:
+        run(counter_tasks(), "builtin:null", store=tmp_path / "s.db", backend="ray",
+            ray_address=address, progress=False)  # fmt: skip
+    assert str(caught.value) == says
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_a_resume_that_cannot_reach_the_cluster_changes_nothing(tmp_path: Path) -> None:
+    # The header took the new --trials and a held-out use was logged before the
+    # connection failed; the original command was then refused.
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    from agentgauge.metrics.validity import HELDOUT_ACTION
+
+    db = tmp_path / "s.db"
+    suite = tmp_path / "suite.jsonl"
+    tasks = [t.model_copy(update={"split": "heldout"} if t.id == "t0" else {})
+             for t in counter_tasks()]  # fmt: skip
+    suite.write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    agent = "agentgauge.testing.worlds:counting_agent"
+    first = ["run", str(suite), "--include-heldout", "--agent", agent, "--store", str(db),
+             "--run-id", "r", "--no-progress"]  # fmt: skip
+    assert (
+        subprocess.run(_cli_argv(*first, "--trials", "3"), env=_env(), timeout=120).returncode == 0
+    )
+    with socket.socket() as probe:  # a port that was free a moment ago: nobody listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    grow = ["--trials", "5", "--backend", "ray", "--ray-address", f"127.0.0.1:{port}"]
+    out = subprocess.run(
+        _cli_argv(*first, *grow), capture_output=True, text=True, timeout=120, env=_env()
+    )
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()  # no "extending run r" before it
+    assert line.startswith("agentgauge: error: --ray-address: cannot reach the Ray cluster")
+    with Store(db, readonly=True) as store:
+        header = store.get_run("r")
+        assert header is not None and header.config["trials"] == 3
+        assert len(store.audit_log(HELDOUT_ACTION)) == 1
+    again = subprocess.run(_cli_argv(*first, "--trials", "3"), env=_env(), timeout=120,
+                           capture_output=True, text=True)  # fmt: skip
+    assert again.returncode == 0, again.stderr
 
 
 def test_ray_gives_the_same_trials_and_metrics_as_local(agents_dir: Path, tmp_path: Path) -> None:
@@ -327,9 +473,144 @@ def test_an_agent_the_workers_cannot_import_is_an_infra_error_naming_it(
     for trial in trials.values():
         assert trial.status == "error" and trial.error_kind == "infra"
         assert trial.error is not None
-        assert trial.error.startswith("the Ray worker could not run this trial: InputError: ")
-        assert "cannot import 'driver_only_agents'" in trial.error
+        # Worded as a local run words it: the option, not the Python API's field name.
+        assert trial.error.startswith(
+            "the Ray worker could not run this trial: --agent: cannot import "
+            "'driver_only_agents' for agent 'driver_only_agents:solve'"
+        )
         assert "worker_attempts" not in trial.metadata  # the same every time: not retried
+
+
+def test_a_function_the_workers_cannot_unpickle_is_not_retried(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # Sent by reference, it fails to unpickle on every worker: it was tried 4 times.
+    (tmp_path / "driver_only_functions.py").write_text(
+        "from agentgauge.testing.worlds import counting_agent\n\n"
+        "async def solve(session):\n    await counting_agent(session)\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from driver_only_functions import solve  # type: ignore[import-not-found]
+
+        with pytest.raises(RunStopped):
+            run(counter_tasks(1), solve, store=tmp_path / "s.db", run_id="r", progress=False,
+                backend="ray")  # fmt: skip
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("driver_only_functions", None)
+    (trial,) = stored(tmp_path / "s.db", "r").values()
+    assert trial.error_kind == "infra" and trial.error is not None
+    assert trial.error.startswith("the Ray worker could not run this trial: RaySystemError: ")
+    assert "No module named 'driver_only_functions'" in trial.error
+    assert "worker_attempts" not in trial.metadata
+
+
+OVERLAPPING = """
+import asyncio, sys
+from agentgauge.harness.runner import arun
+from agentgauge.testing.worlds import make_counter_env  # noqa: F401
+from agentgauge.schema import Task
+
+tasks = [Task(id=f"t{i}", instruction=f"please add {i + 1}",
+              environment="agentgauge.testing.worlds:make_counter_env",
+              expectations={"final_state": {"counter": i + 1}, "control": "act"})
+         for i in range(3)]
+address, store = sys.argv[1], sys.argv[2]
+
+async def main():
+    quick = arun(tasks, "agentgauge.testing.worlds:counting_agent", backend="ray",
+                 ray_address=address, store=store, run_id="quick", progress=False)
+    slow = arun(tasks, "ray_test_agents:slow_second", trials=2, concurrency=2, backend="ray",
+                ray_address=address, store=store, run_id="slow", progress=False)
+    for header in await asyncio.gather(quick, slow):
+        print(header.run_id, header.n_trials)
+
+asyncio.run(main())
+"""
+
+
+def test_two_overlapping_ray_runs_in_one_process_both_finish(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # The first to finish shut Ray down under the other, which then waited forever.
+    import ray
+
+    address = ray.get_runtime_context().gcs_address
+    out = subprocess.run(
+        [sys.executable, "-c", OVERLAPPING, address, str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=150, env=_env(agents_dir),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["quick", "3", "slow", "6"]
+
+
+LOST = """
+import sys
+import ray
+from agentgauge.errors import RunStopped
+from agentgauge.harness.runner import run
+from agentgauge.schema import Task
+
+tasks = [Task(id=f"t{i}", instruction=f"please add {i + 1}",
+              environment="agentgauge.testing.worlds:make_counter_env",
+              expectations={"final_state": {"counter": i + 1}, "control": "act"})
+         for i in range(3)]
+try:
+    run(tasks, "ray_test_agents:slow", trials=4, concurrency=2, backend="ray",
+        ray_address=sys.argv[1], store=sys.argv[2], run_id="r", progress=False,
+        on_trial=lambda trial: ray.shutdown())  # other code in the process
+except RunStopped as exc:
+    print(exc)
+"""
+
+
+def test_ray_shut_down_under_a_run_stops_it_instead_of_waiting_forever(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    import ray
+
+    address = ray.get_runtime_context().gcs_address
+    out = subprocess.run(
+        [sys.executable, "-c", LOST, address, str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=150, env=_env(agents_dir),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    # The trial that shut it down, and any that came back with it.
+    assert re.fullmatch(
+        r"stopped: the connection to Ray was lost \(ray\.shutdown\(\) was called in this "
+        r"process\); [12] of 12 trials saved\n",
+        out.stdout,
+    ), out.stdout
+
+
+def test_a_dead_worker_prints_nothing_of_ray_s_on_stdout(agents_dir: Path, tmp_path: Path) -> None:
+    # Ray's driver printed "(raylet) A worker died..." lines, with colour escapes, to stdout.
+    import ray
+
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(t.model_dump_json() + "\n" for t in counter_tasks(1)))
+    argv = _cli_argv("run", str(suite), "--agent", "ray_test_agents:dies_first", "--store",
+                     str(tmp_path / "s.db"), "--run-id", "r", "--no-progress", "--backend", "ray",
+                     "--ray-address", ray.get_runtime_context().gcs_address)  # fmt: skip
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=150, env=_env(agents_dir))
+    assert out.returncode == 0, out.stderr
+    assert (agents_dir / "marks" / "first-t0").exists()  # the worker really died
+    assert stored(tmp_path / "s.db", "r")[("t0", 0, "base")].metadata["worker_attempts"] == 2
+    assert "raylet" not in out.stdout and "\x1b" not in out.stdout, out.stdout
+
+
+def test_a_run_resumed_on_the_other_backend_records_both(agents_dir: Path, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    common: dict[str, Any] = {"store": db, "run_id": "r", "progress": False}
+    run(counter_tasks(), "builtin:null", trials=1, **common)
+    header = run(counter_tasks(), "builtin:null", trials=3, backend="ray", **common)
+    assert header.n_trials == 9
+    assert header.config["backend"] == "local"  # the one it was made with
+    assert header.config["backends"] == ["local", "ray"]
+    header = run(counter_tasks(), "builtin:null", trials=4, **common)  # nothing new
+    assert header.config["backends"] == ["local", "ray"]
+    assert "backends" not in run(counter_tasks(), "builtin:null", store=db, progress=False).config
 
 
 def test_the_circuit_breaker_stops_a_ray_run_of_infra_errors(

@@ -62,6 +62,12 @@ class CircuitBreaker:
             self._tripped = reason
         return reason
 
+    def trip(self, reason: str) -> None:
+        """Stop the run for a reason outside its trials (its Ray connection was lost):
+        `at_end` reports it, and the run is stopped as when a rule trips."""
+        if self._tripped is None:
+            self._tripped = reason
+
     def _rule(self, infra_error: bool) -> str | None:
         self._seen += 1
         if self._seen <= self.first:

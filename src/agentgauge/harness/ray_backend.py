@@ -17,10 +17,13 @@ tasks' futures: `ray.wait`'s asyncio twin, so the store's writer keeps running o
 the same loop), and each result goes through `agentgauge.harness.keep.keep_trial`
 as a local trial does: one writer, one transaction per trial, the store's unique
 index on the cell as the backstop, so every cell is written exactly once. A task
-whose worker died (`ray.exceptions.RayError`: the process was killed, its node
-left, it ran out of memory) is submitted again, at most ``worker_retries`` times,
-then recorded as an infra error with Ray's reason. Ctrl-C cancels every
-outstanding task (`ray.cancel`, ``force=True``) and writes none of them.
+whose worker died (`_deaths`: the process was killed, its node left, it ran out of
+memory) is submitted again, at most ``worker_retries`` times, then recorded as an
+infra error with Ray's reason; any other failure (a module the worker cannot import)
+is recorded at once. Ctrl-C cancels every outstanding task (`ray.cancel`,
+``force=True``) and writes none of them. Ray shut down under the run (by other code
+in the process) stops it as the circuit breaker does, the outstanding cells left
+for a resume, instead of waiting for results that will never come.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -63,6 +67,10 @@ INSTALL_HINT = "the Ray backend needs ray: pip install 'agentgauge[ray]'"
 #: default for ``max_retries``).
 DEFAULT_WORKER_RETRIES = 3
 
+#: Seconds without a result after which the driver checks again that Ray is connected.
+LOST_CHECK = 5.0
+LOST = "the connection to Ray was lost (ray.shutdown() was called in this process)"
+
 
 def require_ray() -> ModuleType:
     """The ``ray`` module, or an `InputError` (exit 2) saying how to install it."""
@@ -73,23 +81,82 @@ def require_ray() -> ModuleType:
     return ray
 
 
+#: Seconds `ray_session` waits for ``ray.init`` to connect to a cluster: an open port
+#: that is not Ray's (a web server, the dashboard) leaves it retrying for minutes.
+CONNECT_TIMEOUT = 20.0
+
+#: The sessions of this process that use the Ray a `ray_session` started or connected
+#: (runs may overlap: ``asyncio.gather`` of two `arun` calls): the last to leave shuts
+#: it down, so that no run's Ray is shut down under another's feet.
+_users = 0
+_users_lock = threading.Lock()
+
+
 @contextlib.contextmanager
-def ray_session(address: str | None, *, num_cpus: int | None = None) -> Iterator[ModuleType]:
+def ray_session(
+    address: str | None,
+    *,
+    num_cpus: int | None = None,
+    stop: Stop | None = None,
+    timeout: float | None = None,
+) -> Iterator[ModuleType]:
     """Ray, connected: to ``address`` (``auto``, ``ray://HOST:10001``, ``HOST:6379``) when
     given, else to a local instance started here (``num_cpus``: Ray's detection when
-    ``None``). A session this process already holds is used as it is. Whatever was
-    started or connected here is shut down on the way out."""
+    ``None``). A session this process already holds is used as it is: one a user
+    started is left to them, one a `ray_session` started is shut down when the last
+    session using it leaves.
+
+    Connecting to ``address`` waits at most ``timeout`` seconds (`CONNECT_TIMEOUT`
+    when ``None``), and a Ctrl-C
+    (``stop.interrupted``) ends the wait: Ray is then not connected, and the caller
+    reads ``stop`` before using it."""
+    global _users
     ray = require_ray()
-    if ray.is_initialized():
+    if address is not None:
+        _check_address(address)
+    with _users_lock:
+        if _users:
+            _users += 1
+            ours = True
+        elif ray.is_initialized():
+            ours = False  # the user's own session: theirs to shut down
+        else:
+            # Not ours when a Ctrl-C ended the wait: nothing to shut down.
+            ours = _start(ray, address, num_cpus, stop, timeout or CONNECT_TIMEOUT)
+            _users = 1 if ours else 0
+    if not ours:
         yield ray
         return
+    try:
+        yield ray
+    finally:
+        with _users_lock:
+            _users -= 1
+            if not _users:
+                ray.shutdown()
+
+
+def _start(
+    ray: ModuleType,
+    address: str | None,
+    num_cpus: int | None,
+    stop: Stop | None,
+    timeout: float,
+) -> bool:
+    """Start or connect Ray for `ray_session`; ``False`` when a Ctrl-C ended the wait."""
     if address is not None:
         _check_reachable(address)
     options: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR"}
     if address is None:
         options |= {"num_cpus": num_cpus, "include_dashboard": False}
     try:
-        ray.init(address=address, **options)
+        if address is None:
+            # Python code that starts Ray's processes: a Ctrl-C is seen when it ends,
+            # and what it started is shut down then (a start abandoned halfway would
+            # leave them running).
+            ray.init(**options)
+        elif not _connect(ray, address, options, stop, timeout):
+            return False
     except (ConnectionError, ValueError, RuntimeError) as exc:
         if address == "auto" and isinstance(exc, ConnectionError):
             # Ray's own words point at its `--address` flag, which `agentgauge run` has not.
@@ -100,16 +167,73 @@ def ray_session(address: str | None, *, num_cpus: int | None = None) -> Iterator
             ) from None
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise InputError(f"cannot connect to {where}: {exc}", field="--ray-address") from None
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    _quiet_worker_errors()
+    return True
+
+
+def _connect(
+    ray: ModuleType, address: str, options: dict[str, Any], stop: Stop | None, timeout: float
+) -> bool:
+    """``ray.init(address)`` in a thread of its own, waited for at most ``timeout``
+    seconds: it blocks in Ray's native code, where neither a deadline nor Ctrl-C
+    reaches the main thread. ``False`` when a Ctrl-C ended the wait. A connection
+    abandoned (past its deadline, or interrupted) that is made later is shut down."""
+    done = threading.Event()
+    lock = threading.Lock()
+    outcome: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, **options)
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+        with lock:
+            done.set()
+            if outcome.get("abandoned") and "error" not in outcome:
+                ray.shutdown()
+
+    threading.Thread(target=connect, name="agentgauge-ray-connect", daemon=True).start()
+    end = time.monotonic() + timeout
+    while not done.wait(0.05):
+        late = time.monotonic() >= end
+        if late or (stop is not None and stop.interrupted):
+            with lock:
+                if not done.is_set():
+                    outcome["abandoned"] = True
+                    if not late:
+                        return False
+                    raise InputError(
+                        f"cannot connect to the Ray cluster at {address}: no answer in "
+                        f"{timeout:g} s; is it a Ray cluster's address (HOST:6379, or "
+                        "ray://HOST:10001 for Ray Client)?",
+                        field="--ray-address",
+                    )
+    if "error" in outcome:
+        raise outcome["error"]
+    return True
+
+
+def _check_address(address: str) -> None:
+    """Refuse an address Ray would misread: an empty one (Ray's "Invalid address
+    format: "), and an ``http://`` one (the dashboard's or a job server's, which Ray
+    took for a host name called "http")."""
+    if not address.strip():
+        raise InputError(
+            "empty address; give auto, HOST:6379 or ray://HOST:10001", field="--ray-address"
+        )
+    scheme = address.split("://", 1)[0].lower() if "://" in address else ""
+    if scheme in ("http", "https"):
+        raise InputError(
+            f"{address} is not a Ray address ({scheme}:// is the dashboard's or a job "
+            "server's); give the cluster's HOST:6379, or ray://HOST:10001 for Ray Client",
+            field="--ray-address",
+        )
 
 
 def _check_reachable(address: str) -> None:
     """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) nothing listens on: ``ray.init``
     would retry it for minutes before giving up."""
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    host, sep, port = address.split("://", 1)[-1].rpartition(":")
     if not sep or not is_digits(port):
         return  # ``auto``, or a form Ray itself reads and reports on
     try:
@@ -120,6 +244,25 @@ def _check_reachable(address: str) -> None:
             "running there, with that port open to this machine?",
             field="--ray-address",
         ) from None
+
+
+def _quiet_worker_errors() -> None:
+    """Stop the thread Ray starts in the driver to print the cluster's error messages
+    (``(raylet) A worker died or was killed...``, with colour escapes) to stdout,
+    where only the run's summary belongs: a worker's death is recorded on its
+    trial, with Ray's reason. Ray Client (``ray://``) has no such thread. Ray's own
+    shutdown stops and closes it again, as it does for every session."""
+    from ray._private import worker as ray_worker
+
+    driver = ray_worker.global_worker
+    thread = getattr(driver, "listener_thread", None)
+    subscriber = getattr(driver, "gcs_error_subscriber", None)
+    if thread is None or subscriber is None or not thread.is_alive():
+        return
+    driver.threads_stopped.set()  # read by that thread (and Ray's log printer) only
+    subscriber.close()  # ends the thread's wait for the next message
+    thread.join(timeout=5)
+    driver.threads_stopped.clear()
 
 
 @dataclass(frozen=True)
@@ -292,6 +435,8 @@ async def execute_on_ray(
     each worker last said it had abandoned (by worker), for the end-of-run report."""
     import ray
 
+    if stop.stopped:  # before anything reaches Ray, which may not be connected
+        return 0
     boxed = [ray.put(kit)]
     remote = ray.remote(num_cpus=1, max_retries=0)(run_on_worker)
     writer = TrialWriter(db, run_id)
@@ -299,6 +444,8 @@ async def execute_on_ray(
     outstanding: dict[asyncio.Future[Any], _Outstanding] = {}
 
     def launch(cell: Cell, attempts: int, started: float) -> None:
+        if not ray.is_initialized():
+            return  # lost (the loop stops the run): a task now would start another Ray
         ref = remote.remote(kit.key, boxed, cell.task.id, cell.trial, cell.variant, cell.seed)
         outstanding[asyncio.wrap_future(ref.future())] = _Outstanding(ref, cell, attempts, started)
 
@@ -312,6 +459,12 @@ async def execute_on_ray(
     stop.on_interrupt(cancel_outstanding)
     try:
         while True:
+            if not ray.is_initialized():
+                # Nothing will come back, and a task launched now would start another
+                # Ray: the run stops; a resume runs the outstanding cells again.
+                breaker.trip(LOST)
+                stop.halt(LOST)
+                break
             while len(outstanding) < concurrency and not stop.stopped:
                 cell = next(queue, None)
                 if cell is None:
@@ -319,7 +472,9 @@ async def execute_on_ray(
                 launch(cell, 1, time.monotonic())
             if not outstanding:
                 break
-            finished, _ = await asyncio.wait(outstanding, return_when=asyncio.FIRST_COMPLETED)
+            finished, _ = await asyncio.wait(
+                outstanding, timeout=LOST_CHECK, return_when=asyncio.FIRST_COMPLETED
+            )
             for future in finished:
                 task = outstanding.pop(future)
                 if stop.interrupted or future.cancelled():
@@ -352,17 +507,18 @@ def _result(
     try:
         back: WorkerResult = future.result()
     except RayError as exc:
-        cause = exc.cause if isinstance(exc, RayTaskError) else None
-        # An agent or world the worker cannot build fails the same way every time.
-        again = not isinstance(cause, InputError)
-        if again and task.attempts <= worker_retries and not stop.stopped:
+        # Only a death is worth another attempt: an agent or world the worker cannot
+        # build, or a module it cannot import to unpickle them, fails every time.
+        died = isinstance(exc, _deaths())
+        if died and task.attempts <= worker_retries and not stop.stopped:
             launch(task.cell, task.attempts + 1, task.started)
             return None
-        if cause is not None:
-            reason = f"the Ray worker could not run this trial: {_first_line(cause)}"
-        else:
+        if died:
             times = "once" if task.attempts == 1 else f"{task.attempts} times"
             reason = f"the Ray worker running this trial died {times}: {_first_line(exc)}"
+        else:
+            cause = exc.cause if isinstance(exc, RayTaskError) else exc
+            reason = f"the Ray worker could not run this trial: {_first_line(cause)}"
         trial = infra_error_trial(task.cell, agent, reason, started=task.started)
     else:
         trial = back.trial
@@ -377,6 +533,29 @@ def _result(
     return trial
 
 
+def _deaths() -> tuple[type[BaseException], ...]:
+    """Ray's errors for a task whose process or node died under it (killed, out of
+    memory, its node gone, its result lost with it): the same cell may succeed
+    elsewhere."""
+    from ray import exceptions
+
+    return (
+        exceptions.WorkerCrashedError,
+        exceptions.NodeDiedError,
+        exceptions.OutOfMemoryError,
+        exceptions.LocalRayletDiedError,
+        exceptions.ObjectLostError,
+    )
+
+
+#: The command-line option of an `InputError` a worker raises while building what the
+#: user gave (the agent: its field in the Python API is ``agent``).
+_OPTIONS = {"agent": "--agent"}
+
+
 def _first_line(exc: BaseException) -> str:
+    if isinstance(exc, InputError):  # the user's to fix: worded as a local run words it
+        field = _OPTIONS.get(exc.field or "", exc.field)
+        return InputError(exc.reason, file=exc.file, line=exc.line, field=field).message
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -549,15 +549,17 @@ async def _session(
     check = getattr(the_agent, "preflight", None)
     # A new run checks its agent before the store is touched: a typo in an endpoint
     # leaves neither an empty store file nor an empty run. A resumed run checks it only
-    # when cells remain (below), so a finished run resumes with the endpoint down.
+    # when cells remain (below), so a finished run resumes with the endpoint down, but
+    # still before its header takes the new design and a held-out use is logged.
     checked = False
+    connected = False  # a resumed run's connection to Ray, made before its header changes
     on_ray = contextlib.ExitStack()
     try:
         if backend == "ray" and not resuming and not stop.interrupted:
             # Likewise a new Ray run connects first: a wrong address leaves nothing behind.
             from agentgauge.harness.ray_backend import ray_session
 
-            on_ray.enter_context(ray_session(ray_address))
+            on_ray.enter_context(ray_session(ray_address, stop=stop))
         if preflight and check is not None and not resuming and not stop.interrupted:
             await _unless_interrupted(check(), stop)
             checked = True
@@ -588,6 +590,26 @@ async def _session(
             existing = db.get_run(run_id) if run_id else None
             recorded = existing.config if existing is not None else {}
             _check_paraphrases(the_suite.tasks, design, recorded, env_factory)
+            left = _left_to_run(db, existing, the_suite, the_agent, given)
+            # Connected and checked before anything is written: an unreachable cluster
+            # or an endpoint that is down leaves the run as it was (its design, its
+            # held-out log), and the command that made it still resumes it.
+            if left and backend == "ray" and not stop.interrupted:
+                from agentgauge.harness.ray_backend import ray_session
+
+                on_ray.enter_context(ray_session(ray_address, stop=stop))
+                connected = True
+            if left and preflight and check is not None and not stop.interrupted:
+                await _unless_interrupted(check(), stop)
+                checked = True
+            if stop.interrupted and existing is not None:
+                saved = existing.n_trials
+                raise RunInterrupted(
+                    f"interrupted: {saved} trials saved",
+                    run_id=existing.run_id,
+                    saved=saved,
+                    total=saved + (left or 0),
+                )
         header, cfg, created, opened = _open_run(
             db,
             run_id,
@@ -613,11 +635,7 @@ async def _session(
                 run_id=header.run_id,
                 detail={"command": "run", "runs": [header.run_id], "tasks": heldout},
             )
-        stored = {
-            (t, i, v): a == the_agent.name and m == the_agent.model
-            for t, i, v, a, m in db.existing_cells(header.run_id)
-        }
-        done = {key for key, ours in stored.items() if ours}
+        done = _done_cells(db, header.run_id, the_agent)
         # The cells are generated as they are launched, never held as one list: the
         # plan was counted (and refused past MAX_RUN_TRIALS) before the header was made.
         _, remaining = count_cells(
@@ -644,10 +662,13 @@ async def _session(
         show = sys.stderr.isatty() if progress is None else progress
         total = remaining + len(done)
         ray_cells = backend == "ray" and remaining > 0 and not stop.stopped
-        if ray_cells and resuming:  # a resumed run connects only when cells remain
+        if ray_cells and resuming and not connected:
+            # Cells `_left_to_run` did not foresee: connected only when cells remain.
             from agentgauge.harness.ray_backend import ray_session
 
-            on_ray.enter_context(ray_session(ray_address))
+            on_ray.enter_context(ray_session(ray_address, stop=stop))
+        if remaining and resuming:
+            header = _record_backend(db, header, backend)
         with RunProgress(total, len(done), enabled=show) as bar:
             try:
                 if ray_cells:
@@ -750,6 +771,50 @@ async def _session(
                 _remove_if_empty(Path(str(store)))
         on_ray.close()  # shuts down what this run started or connected
         _report_abandoned(the_agent, notify, on_workers)
+
+
+def _left_to_run(
+    db: Store, existing: Run | None, suite: SuiteLike, agent: Agent, given: dict[str, Any]
+) -> int | None:
+    """How many cells a resume of ``existing`` would run, read before anything is
+    written (as `_open_run` will settle its design); ``None`` when the design is one
+    `_open_run` refuses."""
+    if existing is None:
+        return None
+    cfg = _settled(given, existing.config)
+    try:
+        variants = check_variants(cfg["variants"])
+        _, left = count_cells(
+            suite.tasks,
+            trials=cfg["trials"],
+            variants=variants,
+            max_paraphrases=cfg["max_paraphrases"],
+            skip=_done_cells(db, existing.run_id, agent),
+        )
+    except (InputError, TypeError, ValueError):
+        return None
+    return left
+
+
+def _done_cells(db: Store, run_id: str, agent: Agent) -> set[tuple[str, int, str]]:
+    """The cells of ``run_id`` stored with ``agent``'s name and model: a resume skips them."""
+    return {
+        (t, i, v)
+        for t, i, v, a, m in db.existing_cells(run_id)
+        if a == agent.name and m == agent.model
+    }
+
+
+def _record_backend(db: Store, header: Run, backend: str) -> Run:
+    """``header`` naming ``backend`` among the backends its sessions ran trials on:
+    ``backend`` stays the one the run was made with, and ``backends`` lists them all,
+    in the order first used, once a resume ran on another."""
+    used = list(header.config.get("backends") or [header.config.get("backend", "local")])
+    if backend in used:
+        return header
+    config = {**header.config, "backends": [*used, backend]}
+    db.update_run_config(header.run_id, config)
+    return header.model_copy(update={"config": config})
 
 
 def _remove_if_empty(path: Path) -> None:
