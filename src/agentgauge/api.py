@@ -762,7 +762,7 @@ def _gate_variants(
     source: str,
     field: str,
     *,
-    config: GateConfig | str | Path | None = None,
+    config: GateConfig | Mapping[str, Any] | str | PathLike[str] | None = None,
 ) -> npt.NDArray[np.bool_] | None:
     """The rows of ``table`` a gates file's ``variants`` keep (``None``: all of them),
     or `InputError` naming ``field`` when a name other than ``all`` matches no trial of
@@ -776,11 +776,12 @@ def _gate_variants(
     for i, name in enumerate(variants):
         if name != "all" and not any(matches_variant(v, name) for v in present):
             file, line = None, None
-            if config is not None and not isinstance(config, GateConfig):
+            if isinstance(config, str | PathLike):
                 from agentgauge.yamlio import line_of, load_yaml
 
-                # Read again for its lines on this path only: the config keeps none.
-                file, line = config, line_of(load_yaml(config)[1], ("variants", i))
+                # Read again for its lines on this path only: the config keeps none (a
+                # config given as a dict or a `GateConfig` has no file to name).
+                file, line = str(config), line_of(load_yaml(Path(config))[1], ("variants", i))
             raise InputError(
                 f"no trials of variant {name!r} in {source} (it has {', '.join(present)})",
                 file=file,
