@@ -178,6 +178,9 @@ def test_fenced_or_embedded_json_is_read(serve: Any, text: str) -> None:
         ('{"verdict": true, "evidence": []}', "unknown:invalid_verdict"),
         ('{"verdict": "unknown", "evidence": []}', "unknown:judge"),
         ('{"verdict": "yes"} {"verdict": "no"}', "unknown:ambiguous"),
+        # one object, its verdict written twice: a dict keeps the last ("no")
+        ('{"verdict": "yes", "evidence": [], "verdict": "no"}', "unknown:ambiguous"),
+        ('Here: {"verdict": "no", "verdict": "yes"}', "unknown:ambiguous"),
         ('{"verdict": "yes", "evidence": 3}', "unknown:bad_evidence"),
         ("I can't help with that.", "unknown:refusal"),
         ("I'm sorry, but I cannot evaluate this transcript.", "unknown:refusal"),
