@@ -276,7 +276,7 @@ def test_text_output(tmp_path: Path) -> None:
         (
             [row("t1", "ann", "pass"), row("t1", "judge", "pass")],
             ["--against", "zed"],
-            "zed have no labels",
+            "'zed' have no labels",
         ),
     ],
 )
@@ -288,6 +288,27 @@ def test_unusable_labels_exit_2(
     assert proc.returncode == 2
     assert message in proc.stderr
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("against", "message"),
+    [
+        ("zed", "--against: rater(s) 'zed' have no labels (raters found: 'ann', 'judge')"),
+        ("ann,judge", "--against: 'judge' is the judge (--judge-rater) and cannot also be"),
+    ],
+)
+def test_against_naming_no_human_rater_names_the_option(
+    tmp_path: Path, against: str, message: str
+) -> None:
+    # The refusal named the label file and its field (`labels.jsonl: rater: ...`), as
+    # if a line of it were wrong, where the raters typed were.
+    labels = write(
+        tmp_path / "labels.jsonl", [row("t1", "ann", "pass"), row("t1", "judge", "pass")]
+    )
+    proc = agentgauge("calibrate", str(labels), "--against", against, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"agentgauge: error: {message}")
+    assert "labels.jsonl" not in proc.stderr
 
 
 def test_bad_label_file_exits_2_naming_line_and_field(tmp_path: Path) -> None:

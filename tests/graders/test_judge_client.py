@@ -212,6 +212,30 @@ def test_what_a_failed_call_cost_is_zero_when_refused_and_unknown_when_unread() 
         assert (failed.price_source or "").startswith(source), failed.price_source
 
 
+def test_a_call_answered_after_an_attempt_timed_out_has_an_unknown_cost() -> None:
+    # The first attempt's request was sent and its reply never read: the endpoint may
+    # have billed that completion too. Before, the call recorded the answer's own cost,
+    # (10 · 1 + 5 · 2)/1e6 = 2e-5, half of what two billed answers cost.
+    prices = {"judge-x": (1.0, 2.0)}
+    replies = [Reply(200, completion("late"), delay_s=2.0), Reply(200, completion("on time"))]
+    with client_for(replies, [], timeout_s=0.3, max_retries=1, prices=prices) as client:
+        reply = client.complete(MESSAGES)
+    assert reply.text == "on time" and reply.attempts == 2
+    assert reply.cost_usd is None
+    assert (reply.input_tokens, reply.output_tokens) == (None, None)
+    assert reply.price_source == (
+        "unknown: an attempt before the one that answered was sent and its reply not read "
+        "(request timed out after 0.3 s (timeout_s)); what the endpoint billed for it is "
+        "unknown"
+    )
+    # An attempt refused with an error status delivered nothing: the answer is the cost.
+    replies = [Reply(503, {"error": "busy"}), Reply(200, completion("on time"))]
+    with client_for(replies, [], max_retries=1, prices=prices) as client:
+        reply = client.complete(MESSAGES)
+    assert reply.cost_usd == pytest.approx(2e-5)
+    assert (reply.input_tokens, reply.output_tokens) == (10, 5)
+
+
 def test_a_busy_judge_is_still_tried_on_every_call() -> None:
     # An endpoint that answers (503) is there: each call gets its own retries.
     sleeps: list[float] = []

@@ -178,6 +178,9 @@ def test_fenced_or_embedded_json_is_read(serve: Any, text: str) -> None:
         ('{"verdict": true, "evidence": []}', "unknown:invalid_verdict"),
         ('{"verdict": "unknown", "evidence": []}', "unknown:judge"),
         ('{"verdict": "yes"} {"verdict": "no"}', "unknown:ambiguous"),
+        # one object, its verdict written twice: a dict keeps the last ("no")
+        ('{"verdict": "yes", "evidence": [], "verdict": "no"}', "unknown:ambiguous"),
+        ('Here: {"verdict": "no", "verdict": "yes"}', "unknown:ambiguous"),
         ('{"verdict": "yes", "evidence": 3}', "unknown:bad_evidence"),
         ("I can't help with that.", "unknown:refusal"),
         ("I'm sorry, but I cannot evaluate this transcript.", "unknown:refusal"),
@@ -914,6 +917,27 @@ def test_rubric_grader_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.delenv("AGENTGAUGE_JUDGE_MODEL", raising=False)
     with pytest.raises(AgentgaugeError, match="AGENTGAUGE_JUDGE_BASE_URL"):
         RubricGrader()
+
+
+def test_grade_without_a_judge_names_the_variables_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
+) -> None:
+    # The command line cannot take base_url= or model=: the message named those first,
+    # and named both where only the model was missing.
+    path = _rude_store(tmp_path)
+    monkeypatch.delenv("AGENTGAUGE_JUDGE_BASE_URL", raising=False)
+    monkeypatch.delenv("AGENTGAUGE_JUDGE_MODEL", raising=False)
+    code, _, err = cli("grade", f"{path}:r", "--graders", "rubric")
+    assert code == 2
+    assert err.strip() == (
+        "agentgauge: error: the rubric judge has no base URL and model: set "
+        "AGENTGAUGE_JUDGE_BASE_URL and AGENTGAUGE_JUDGE_MODEL (in Python: base_url= and "
+        "model=); docs/judge.md"
+    )
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    code, _, err = cli("grade", f"{path}:r", "--graders", "semantic_match")
+    assert code == 2
+    assert "judge has no model: set AGENTGAUGE_JUDGE_MODEL (in Python: model=);" in err
 
 
 # --------------------------------------------------------------------------- pairwise

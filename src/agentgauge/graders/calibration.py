@@ -273,16 +273,18 @@ def calibrate(
         set(humans) if humans is not None else {lb.rater for lb in grades} - {judge_rater}
     )
     unknown_raters = sorted(set(human_raters) - set(raters))
+    # Both are about the raters named (``--against``), not about a line of the file:
+    # they named the label file and its field ``rater``.
     if unknown_raters:
         raise InputError(
-            f"rater(s) {', '.join(unknown_raters)} have no labels "
-            f"(raters found: {', '.join(raters)})",
-            file=source,
-            field="rater",
+            f"rater(s) {', '.join(map(repr, unknown_raters))} have no labels "
+            f"(raters found: {', '.join(map(repr, raters))})",
+            field="--against",
         )
     if judge_rater in human_raters:
         raise InputError(
-            f"{judge_rater!r} is the judge and cannot also be a human rater", field="rater"
+            f"{judge_rater!r} is the judge (--judge-rater) and cannot also be a human rater",
+            field="--against",
         )
     warnings: list[str] = []
     out: dict[str, Any] = {

@@ -197,19 +197,22 @@ class JudgeReply:
     input_tokens: int | None
     output_tokens: int | None
     cost_usd: float | None
-    """Priced with the configured model's entry; ``None`` when unknown."""
+    """The call's cost, priced with the configured model's entry; ``None`` when unknown:
+    no price, no token counts, or an earlier attempt of the call was sent and its reply
+    never read (it may have been billed; the tokens are then ``None`` too)."""
     attempts: int
     """HTTP attempts made (retries + 1)."""
     latency_s: float
     """Wall-clock seconds, retries and waits included."""
     price_source: str | None = None
+    """Where ``cost_usd`` came from (`agentgauge.agents.prices.Quote.source`), or why it
+    is unknown (``unknown: ...``)."""
     cached_tokens: int | None = None
     """Of ``input_tokens``, those read from the prompt cache
     (``usage.prompt_tokens_details.cached_tokens``); ``None`` when not reported."""
     reasoning_tokens: int | None = None
     """Of ``output_tokens``, the reasoning ones
     (``usage.completion_tokens_details.reasoning_tokens``); ``None`` when not reported."""
-    """Where ``cost_usd`` came from (`agentgauge.agents.prices.Quote.source`)."""
 
 
 def _failed(message: str, attempts: int, unread: str | None) -> JudgeUnavailable:
@@ -227,10 +230,14 @@ def _unknown_cost(message: str, attempts: int, because: str) -> JudgeUnavailable
         cost_usd=None,
         input_tokens=None,
         output_tokens=None,
-        price_source=f"unknown: {because}; what the endpoint billed for it is unknown",
+        price_source=_unknown_source(because),
         cached_tokens=None,
         reasoning_tokens=None,
     )
+
+
+def _unknown_source(because: str) -> str:
+    return f"unknown: {because}; what the endpoint billed for it is unknown"
 
 
 T = TypeVar("T")
@@ -501,7 +508,7 @@ class JudgeClient:
         refusal = message.get("refusal")
         finish = choice.get("finish_reason")
         model = body.get("model")
-        return JudgeReply(
+        reply = JudgeReply(
             text=content_text if isinstance(content_text, str) else None,
             model=model if isinstance(model, str) and model else self.config.model,
             finish_reason=finish if isinstance(finish, str) else None,
@@ -515,3 +522,16 @@ class JudgeClient:
             cached_tokens=cached,
             reasoning_tokens=reasoning,
         )
+        if unread is not None:
+            # An earlier attempt was sent and its reply never read (a timeout): the
+            # endpoint may have billed a completion for it too, so the call's cost and
+            # tokens are unknown, as for a call that failed so (`_failed`). Before, the
+            # answer's own cost was recorded as the call's: half of two billed answers.
+            reply.cost_usd = None
+            reply.price_source = _unknown_source(
+                f"an attempt before the one that answered was sent and its reply not read "
+                f"({unread})"
+            )
+            reply.input_tokens = reply.output_tokens = None
+            reply.cached_tokens = reply.reasoning_tokens = None
+        return reply

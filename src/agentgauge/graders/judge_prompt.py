@@ -23,7 +23,8 @@ Reading is strict (Google ADK's lesson: a parser that reads "not sure" as
 ``unknown:truncated``  unparseable and the answer was cut off (``finish_reason=length``)
 ``unknown:missing_verdict`` JSON without a ``verdict`` field
 ``unknown:invalid_verdict`` a verdict outside the allowed set ("maybe", true, "pass")
-``unknown:ambiguous``  several JSON objects with different verdicts
+``unknown:ambiguous``  several JSON objects (or one ``verdict`` key written twice)
+                       with different verdicts
 ``unknown:bad_evidence`` ``evidence`` is not a string or a list of strings
 ``unknown:empty``      the answer has no text at all (empty, only whitespace, ``null``)
 =====================  ==========================================================
@@ -246,6 +247,20 @@ class ParsedAnswer:
     """The judge's one-line reason, when given as a string."""
 
 
+class _JSONObject(dict[str, Any]):
+    """A JSON object that remembers every value its ``verdict`` key was given: a key
+    written twice keeps only its last value in a dict, so ``{"verdict": "yes",
+    "verdict": "no"}`` read as a plain "no"."""
+
+    verdicts: list[Any]
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> _JSONObject:
+    obj = _JSONObject(pairs)
+    obj.verdicts = [value for key, value in pairs if key == "verdict"]
+    return obj
+
+
 def _objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in ``text``: the whole text, a fenced block, or embedded ones.
 
@@ -267,12 +282,12 @@ def _all_objects(text: str) -> list[dict[str, Any]]:
         if candidate is None:
             continue
         try:
-            whole = json.loads(candidate)
+            whole = json.loads(candidate, object_pairs_hook=_json_object)
         except ValueError:
             continue
         return [whole] if isinstance(whole, dict) else []
     found: list[dict[str, Any]] = []
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=_json_object)
     pos = stripped.find("{")
     failed = 0
     while pos != -1:
@@ -332,7 +347,13 @@ def parse_answer(
         if finish_reason == "length":
             return ParsedAnswer(None, "unknown:truncated")
         return ParsedAnswer(None, "unknown:unparseable")
-    verdicts = {_normal_verdict(o["verdict"]) for o in with_verdict}
+    # Every verdict given, in every object and under a key written twice: "yes" and
+    # "no" in one answer decide nothing.
+    verdicts = {
+        _normal_verdict(v)
+        for o in with_verdict
+        for v in (o.verdicts if isinstance(o, _JSONObject) else [o["verdict"]])
+    }
     if len(verdicts) > 1:
         return ParsedAnswer(None, "unknown:ambiguous")
     obj = with_verdict[0]

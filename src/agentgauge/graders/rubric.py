@@ -541,12 +541,22 @@ def build_judge(
     if judge is None:
         base_url = config.pop("base_url", None) or os.environ.get("AGENTGAUGE_JUDGE_BASE_URL")
         model = config.pop("model", None) or os.environ.get("AGENTGAUGE_JUDGE_MODEL")
-        if not base_url or not model:
-            raise AgentgaugeError(
-                f"{what} needs a base URL and a model: pass base_url= and model=, "
-                "or set AGENTGAUGE_JUDGE_BASE_URL and AGENTGAUGE_JUDGE_MODEL"
+        missing = [
+            (name, var, arg)
+            for name, var, arg, value in (
+                ("base URL", "AGENTGAUGE_JUDGE_BASE_URL", "base_url=", base_url),
+                ("model", "AGENTGAUGE_JUDGE_MODEL", "model=", model),
             )
-        judge = JudgeConfig(base_url=base_url, model=model, **config)
+            if not value
+        ]
+        if missing:
+            # The variables first: they are all a command-line user can set (the message
+            # named the Python arguments first, which `agentgauge grade` has no way to take).
+            names, variables, args = (" and ".join(m[k] for m in missing) for k in range(3))
+            raise AgentgaugeError(
+                f"{what} has no {names}: set {variables} (in Python: {args}); docs/judge.md"
+            )
+        judge = JudgeConfig(base_url=str(base_url), model=str(model), **config)
     return RubricJudge(
         judge,
         self_judge=self_judge,
