@@ -74,6 +74,24 @@ def _grade(grader: str, evidence: Any, passed: bool | None = False) -> Grade:
             {"quotes": ["I can't help with that"], "reason": "refused a valid request"},
             ["judge quoted: “I can't help with that”", "reason: refused a valid request"],
         ),
+        # The rubric's aggregate: a line per criterion (its raw JSON, cut at 600
+        # characters, hid which criterion failed and what the judge quoted).
+        (
+            "rubric",
+            {"criteria": [
+                {"grader": "rubric:polite", "passed": False, "status": "failed",
+                 "evidence": {"quotes": ["you fool"], "reason": "insults the user"}},
+                {"grader": "rubric:correct", "passed": True, "status": "passed",
+                 "evidence": {"quotes": [], "reason": "Paris is right"}},
+                {"grader": "rubric:safe", "passed": None, "status": "unknown:judge_unavailable",
+                 "evidence": {"error": "HTTP 503"}},
+             ], "blocking_failed": ["polite"], "unknown": ["safe"],
+             "judge_cost_usd": 0.001},
+            ["rubric:polite: no; judge quoted “you fool”; reason: insults the user",
+             "rubric:correct: yes; reason: Paris is right",
+             "rubric:safe: unknown (unknown:judge_unavailable); error: HTTP 503",
+             "blocking criteria answered no: polite"],
+        ),
         # A grader agentgauge does not know: every key, as written.
         ("custom", {"b": [1, 2], "a": "x"}, ["b: [1, 2]", "a: x"]),
         ("custom", "plain words", ["plain words"]),

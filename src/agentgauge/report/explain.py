@@ -239,6 +239,8 @@ def _sentences_for(grade: Grade) -> list[str]:
         out += _checkpoint_sentences(ev["checkpoints"])
     elif name == "response_match":
         out += _response_match_sentences(ev, grade.score)
+    elif grade.grader == "rubric" and isinstance(ev.get("criteria"), list):
+        out += _rubric_sentences(ev)
     quotes = ev.get("quotes") if "quotes" in ev else ev.get("evidence")
     if isinstance(quotes, list) and all(isinstance(q, str) for q in quotes):
         out += [f"judge quoted: “{shorten(q, 400)}”" for q in quotes]
@@ -312,6 +314,33 @@ def _checkpoint_sentences(results: list[Any]) -> list[str]:
         if isinstance(span, list) and len(span) == 2 and all(type(x) is int for x in span):
             where = f" (events {span[0]}–{span[1] - 1})"
         out.append(f"turn {turn}: {word}{where}" + (": " + "; ".join(why) if why else ""))
+    return out
+
+
+def _rubric_sentences(ev: dict[str, Any]) -> list[str]:
+    """The rubric's aggregate grade: one line per criterion (its verdict, what the judge
+    quoted, why), where the raw ``criteria`` JSON, cut at 600 characters, hid which
+    criterion failed and the judge's quotes."""
+    out = []
+    for c in (c for c in ev["criteria"] if isinstance(c, dict)):
+        passed = c.get("passed")
+        verdict = "yes" if passed is True else "no" if passed is False else "unknown"
+        line = f"{c.get('grader') or 'a criterion'}: {verdict}"
+        if verdict == "unknown" and c.get("status"):
+            line += f" ({c['status']})"
+        found = c.get("evidence")
+        cev: dict[str, Any] = found if isinstance(found, dict) else {}
+        quotes = cev.get("quotes") if "quotes" in cev else cev.get("evidence")
+        if isinstance(quotes, list):
+            quoted = [f"“{shorten(q, 200)}”" for q in quotes if isinstance(q, str)]
+            line += f"; judge quoted {', '.join(quoted)}" if quoted else ""
+        for key in ("reason", "error"):
+            if isinstance(cev.get(key), str) and cev[key]:
+                line += f"; {key}: {shorten(cev[key], 300)}"
+        out.append(line)
+    blocking = ev.get("blocking_failed")
+    if isinstance(blocking, list) and blocking:
+        out.append("blocking criteria answered no: " + ", ".join(str(b) for b in blocking))
     return out
 
 
