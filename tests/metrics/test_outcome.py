@@ -118,7 +118,7 @@ def test_k_above_some_tasks_trials_is_null_with_reason() -> None:
 def test_consistency_needs_two_trials() -> None:
     m = outcome_metrics([1, 4], [1, 2])
     assert m.outcome_consistency is None
-    assert "1 tasks have 1" in m.reasons["outcome_consistency"]
+    assert "1 task has 1" in m.reasons["outcome_consistency"]
 
 
 def test_single_task_has_no_se_and_one_cluster_no_interval() -> None:

@@ -340,7 +340,8 @@ def outcome_metrics(
             n_arr, c_arr, lambda n_t, c_t: (2 * c_t - n_t) ** 2, lambda n_t: n_t * n_t
         )
     elif t:
-        reasons["outcome_consistency"] = f"needs >= 2 trials per task; {single} tasks have 1"
+        have = "1 task has" if single == 1 else f"{single} tasks have"
+        reasons["outcome_consistency"] = f"needs >= 2 trials per task; {have} 1"
     else:
         reasons["outcome_consistency"] = "no tasks"
 

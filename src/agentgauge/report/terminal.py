@@ -35,6 +35,7 @@ from agentgauge.report.scope import BASE_VARIANT
 __all__ = [
     "behaviour_tables",
     "capability_table",
+    "interval",
     "metrics_table",
     "print_behaviour",
     "print_metrics",
@@ -51,6 +52,18 @@ _METHOD = {"wilson": "Wilson", "wilson_design_effect": "Wilson (deff)", "normal"
 
 def _pct(x: float | None, digits: int = 1) -> str:
     return _DASH if x is None else f"{100 * x:.{digits}f}%"
+
+
+def interval(ci: Sequence[float], digits: int = 1) -> str:
+    """A 95% interval in percent, ``52.0–79.9%``, with more decimals where ``digits``
+    would print two different bounds alike: 1,000 tasks all passing have Wilson's
+    99.6–100%, which one decimal fewer wrote "100–100%", an interval of no width."""
+    lo, hi = (100 * float(x) for x in ci)
+    for d in range(digits, digits + 6):
+        a, b = f"{lo:.{d}f}", f"{hi:.{d}f}"
+        if a != b:
+            break
+    return f"{a}–{b}%"
 
 
 def _pm(value: float | None, se: float | None) -> str:
@@ -80,10 +93,12 @@ def _pm_trials(group: dict[str, Any]) -> str:
 
 def _token_count(group: dict[str, Any]) -> str:
     """`` (2 / 1 of 3 trials)`` where the token means come from fewer trials than the group
-    holds: a mean over the trials that reported tokens, which should say how many."""
+    holds: a mean over the trials that reported tokens, which should say how many; also
+    where one of the two is recorded by none (``(3 / 0 of 3 trials)``: the dash of the
+    other has no reason of its own below the table)."""
     tok, n = group["tokens"], group["n_trials"]
     got = [tok.get("n_input"), tok.get("n_output")]
-    if not n or all(k in (0, n, None) for k in got):
+    if not n or all(k in (n, None) for k in got) or all(k in (0, None) for k in got):
         return ""
     return f" ({' / '.join(str(k) for k in got)} of {n} trials)"
 
@@ -126,27 +141,28 @@ def _folded(console: Console, n: int, build: Callable[[Sequence[int], bool], Tab
 
 
 def _group_title(group: dict[str, Any], keys: list[str]) -> str:
-    parts = [str(group[k]) for k in keys if group.get(k) is not None]
+    """The group's values of ``keys`` (`_title_keys`), ``no capability`` for one its
+    trials do not record: beside a group ``refunds``, the trials without a capability
+    are not "all trials"."""
+    parts = [f"no {k}" if group.get(k) is None else str(group[k]) for k in keys]
     return " / ".join(parts) or "all trials"
 
 
 def _title_keys(groups: list[dict[str, Any]], by: list[str]) -> list[str]:
-    """Labels that tell the groups apart (all of them when there is only one group)."""
+    """Labels that tell the groups apart; for one group, those its trials record."""
     keys = by or ["agent", "model", "variant"]
     if len(groups) < 2:
-        return keys
+        return [k for k in keys if groups and groups[0].get(k) is not None]
     varying = [k for k in keys if len({str(g.get(k)) for g in groups}) > 1]
-    return varying or keys
+    return varying or [k for k in keys if any(g.get(k) is not None for g in groups)]
 
 
 def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
     sr = g["success_rate"]
-    unit = "families" if g["cluster_unit"] == "family" else "tasks"
+    one, plural = ("family", "families") if g["cluster_unit"] == "family" else ("task", "tasks")
+    unit = one if g["n_clusters"] == 1 else plural
     clusters = _DASH if g["n_clusters"] is None else f"{g['n_clusters']} {unit}"
-    ci = _DASH
-    if sr["ci95"] is not None:
-        lo, hi = sr["ci95"]
-        ci = f"{100 * lo:.1f}–{100 * hi:.1f}%"
+    ci = _DASH if sr["ci95"] is None else interval(sr["ci95"])
     se_cl = _DASH if sr["se_clustered"] is None else f"± {100 * sr['se_clustered']:.1f}"
     if sr["se_clustered"] == 0 and g["n_clusters"]:
         # Every family has the same rate: no spread between them, not certainty.
@@ -200,9 +216,7 @@ def _rows_data(report: MetricsReport) -> list[_RowsTable]:
     passk: _RowsTable = (["group", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)], [])
     for g in data["groups"]:
         sr = g["success_rate"]
-        ci = (
-            _DASH if sr["ci95"] is None else f"{100 * sr['ci95'][0]:.0f}–{100 * sr['ci95'][1]:.0f}%"
-        )
+        ci = _DASH if sr["ci95"] is None else interval(sr["ci95"], 0)
         name, n = _group_title(g, keys), g["n_tasks"]
         headline[1].append(
             [
@@ -412,6 +426,11 @@ def _transposed(
     return table
 
 
+def _measured(rows: _Rows) -> bool:
+    """Whether any group has any of the figures (`_transposed` leaves out the others)."""
+    return any(cell != _DASH for _, cells in rows for cell in cells)
+
+
 def _scoped(title: str, scope: str | None) -> str:
     return title if scope is None else f"{title} ({scope})"
 
@@ -472,7 +491,7 @@ def _rate_cell(rate: dict[str, Any] | None) -> str:
     if not rate or rate.get("value") is None:
         return _DASH
     ci = rate.get("ci95")
-    band = " [no interval]" if ci is None else f" [{100 * ci[0]:.1f}–{100 * ci[1]:.1f}%]"
+    band = " [no interval]" if ci is None else f" [{interval(ci)}]"
     return f"{_pct(rate['value'])}{band} ({rate['count']}/{rate['n_trials']})"
 
 
@@ -540,7 +559,7 @@ def turn_cell(row: dict[str, Any] | None) -> str:
         return f"— ({n})"
     ci = " [no interval]"
     if row["ci95"] is not None:
-        ci = f" [{100 * row['ci95'][0]:.0f}–{100 * row['ci95'][1]:.0f}%]"
+        ci = f" [{interval(row['ci95'], 0)}]"
     return f"{_pct(row['pass_rate'])}{ci} ({n})"
 
 
@@ -616,16 +635,16 @@ def behaviour_tables(
     (default: ``report``), when present."""
     tables = []
     columns, rows = _tool_control(report)
-    if columns:
+    if _measured(rows):
         tables.append(_transposed(_scoped(_TOOLS_TITLE, scope), columns, rows))
     columns, rows = _recovery(report)
-    if columns:
+    if _measured(rows):
         tables.append(_transposed(_scoped(RECOVERY_TITLE, scope), columns, rows))
     columns, rows = _turns(report)
-    if columns:
+    if _measured(rows):
         tables.append(_transposed(_scoped(_TURNS_TITLE, scope), columns, rows))
     columns, rows = _reliability(reliability or report)
-    if columns:
+    if _measured(rows):
         title = _scoped(_RELIABILITY_TITLE, _reliability_scope_of(reliability or report))
         tables.append(_transposed(title, columns, rows))
     return tables
@@ -726,7 +745,7 @@ def print_recovery(report: MetricsReport, console: Console, *, scope: str) -> No
 
 def _print_transposed(console: Console, *tables: tuple[str, tuple[list[str], _Rows]]) -> None:
     for title, (columns, rows) in tables:
-        if not columns:
+        if not _measured(rows):  # a header over no figure: the notes below say why
             continue
         # The title on a line of its own: as a table's title it wraps to the table's width.
         console.print(_text(title, "bold"))
