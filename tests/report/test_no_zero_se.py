@@ -131,3 +131,25 @@ def test_robustness_without_spread_reads_the_same_in_every_medium(tmp_path: Path
     _run("report", one, "--html", str(html), "--markdown", str(md), "--force")
     assert f"> reliability: {why}" in md.read_text()
     assert why in html.read_text()
+
+
+def test_reports_never_write_an_interval_as_two_equal_bounds(tmp_path: Path) -> None:
+    # 0 of 10,000 single-trial tasks: Wilson's 95% interval is [0, 0.038%]. The Markdown
+    # report wrote it "0.0%–0.0%" and the HTML "[0.000, 0.000]": no width, which a
+    # rate estimated from finite data never has (the terminal already grew decimals).
+    source = tmp_path / "t.jsonl"
+    source.write_text(
+        "".join(json.dumps({"task_id": f"t{i}", "success": False}) + "\n" for i in range(10_000))
+    )
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "report", str(source), "--html", str(html),
+         "--markdown", str(md)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (group,) = agentgauge.metrics(str(source)).to_dict()["groups"]
+    assert 0 < group["success_rate"]["ci95"][1] < 0.0005
+    assert "0.00–0.04% (wilson)" in md.read_text()
+    assert "[0.0000, 0.0004]" in html.read_text()
+    assert "0.0%–0.0%" not in md.read_text() and "[0.000, 0.000]" not in html.read_text()

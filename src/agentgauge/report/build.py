@@ -37,6 +37,7 @@ from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import NullAgentCheck, never_passed_tasks, null_agent_check
 from agentgauge.report.explain import failure_rows, flips, trial_view
 from agentgauge.report.formats import (
+    bounds,
     counted_trials,
     estimate,
     money,
@@ -46,6 +47,7 @@ from agentgauge.report.formats import (
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
 from agentgauge.report.scope import system_base_trials
 from agentgauge.report.terminal import (
+    interval,
     null_reason_lines,
     reliability_note_lines,
     reliability_scope,
@@ -208,8 +210,8 @@ def _recovery_rate(rate: dict[str, Any]) -> str:
     if rate.get("value") is None:
         return "–"
     ci = rate.get("ci95")
-    interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-    return f"{rate['value']:.3f}{interval} ({rate['count']}/{rate['n_trials']})"
+    shown = " [{}, {}]".format(*bounds(ci[0], ci[1], 3)) if ci else ""
+    return f"{rate['value']:.3f}{shown} ({rate['count']}/{rate['n_trials']})"
 
 
 def _recovery_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] | None:
@@ -333,7 +335,7 @@ def _turns_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] |
 
 
 def _ci(ci: list[float] | None) -> str:
-    return "–" if ci is None else f"{_pct(ci[0])}–{_pct(ci[1])}"
+    return "–" if ci is None else interval(ci)
 
 
 def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -909,9 +911,7 @@ def markdown_summary(data: ReportData) -> str:
                 esc(_label(g)),
                 f"{_pct(sr['value'])} "
                 + (no_spread_count(se, g["n_successes"], g["n_trials"]) or f"± {_pct(se)}"),
-                "–"
-                if not sr["ci95"]
-                else f"{_pct(sr['ci95'][0])}–{_pct(sr['ci95'][1])} ({sr['ci_method']})",
+                "–" if not sr["ci95"] else f"{interval(sr['ci95'])} ({sr['ci_method']})",
                 f"{g['n_tasks']} / {g['n_trials']}",
             ]
             row += [num(g["pass_hat_k"].get(str(k))) for k in ks]

@@ -10,6 +10,7 @@ from typing import Any
 
 __all__ = [
     "DASH",
+    "bounds",
     "counted_trials",
     "estimate",
     "judge_cost",
@@ -22,6 +23,20 @@ __all__ = [
 
 #: What a figure nobody measured shows (the reason is printed beside or below it).
 DASH = "—"
+
+
+def bounds(lo: float, hi: float, digits: int, *, scale: float = 1.0) -> tuple[str, str]:
+    """An interval's two bounds (times ``scale``: 100 for percent) written with
+    ``digits`` decimals, or more where that many would write two different bounds
+    alike: 1,000 tasks all passing have Wilson's 99.6–100%, which no decimal wrote
+    "100–100%", and 0 of 10,000 trials 0–0.04%, which one decimal wrote "0.0–0.0%":
+    an interval of no width, which a rate estimated from finite data never has."""
+    a, b = scale * float(lo), scale * float(hi)
+    for d in range(digits, digits + 6):
+        x, y = f"{a:.{d}f}", f"{b:.{d}f}"
+        if x != y:
+            break
+    return x, y
 
 
 def money(x: float | None) -> str:

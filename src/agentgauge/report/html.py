@@ -25,7 +25,7 @@ from agentgauge.display import html_environment
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report import figures
 from agentgauge.report.explain import shorten
-from agentgauge.report.formats import judge_cost, success_se_of
+from agentgauge.report.formats import bounds, judge_cost, success_se_of
 from agentgauge.report.formats import money as _money
 from agentgauge.report.record import p_cell
 from agentgauge.store import utc_now
@@ -123,9 +123,10 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 def _interval(ci: Any, digits: int = 3) -> str:
     """``[lo, hi]``, or a dash when the metrics give no interval (``null``)."""
-    if not ci or len(ci) != 2:
+    if not ci or len(ci) != 2 or ci[0] is None or ci[1] is None:
         return "–"
-    return f"[{_fmt(ci[0], digits)}, {_fmt(ci[1], digits)}]"
+    lo, hi = bounds(ci[0], ci[1], digits)  # never two bounds alike ("[0.000, 0.000]")
+    return f"[{lo}, {hi}]"
 
 
 def _cost(group: dict[str, Any], key: str) -> str:

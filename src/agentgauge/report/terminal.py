@@ -22,6 +22,7 @@ from agentgauge.display import terminal_warning
 from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import (
+    bounds,
     counted_trials,
     estimate,
     judge_cost,
@@ -56,13 +57,8 @@ def _pct(x: float | None, digits: int = 1) -> str:
 
 def interval(ci: Sequence[float], digits: int = 1) -> str:
     """A 95% interval in percent, ``52.0–79.9%``, with more decimals where ``digits``
-    would print two different bounds alike: 1,000 tasks all passing have Wilson's
-    99.6–100%, which one decimal fewer wrote "100–100%", an interval of no width."""
-    lo, hi = (100 * float(x) for x in ci)
-    for d in range(digits, digits + 6):
-        a, b = f"{lo:.{d}f}", f"{hi:.{d}f}"
-        if a != b:
-            break
+    would print two different bounds alike (`formats.bounds`)."""
+    a, b = bounds(ci[0], ci[1], digits, scale=100)
     return f"{a}–{b}%"
 
 
