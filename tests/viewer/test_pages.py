@@ -750,6 +750,25 @@ def test_a_fraction_of_a_cent_reads_as_metrics_prints_it(tmp_path: Path, cli: Cl
     assert "model call · m · duration unknown · $2.00e-05" in trial  # the timeline mark
 
 
+def test_an_interval_is_never_shown_as_two_equal_bounds(tmp_path: Path) -> None:
+    # 0 of 10,000 single-trial tasks: Wilson's interval is [0, 0.038%], which the run
+    # page wrote "[0.0%, 0.0%]", an interval of no width.
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        "".join(json.dumps({"task_id": f"t{i}", "success": False}) + "\n" for i in range(10_000))
+    )
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "z")
+    with serving(db) as s:
+        run = _get(s, "/runs/z")[2].decode()
+    assert "[0.0%, 0.0%]" not in run
+    assert run.count("[0.00%, 0.04%]") == 2  # base and per-variant tables
+
+
 def test_runs_of_paraphrases_only_are_compared_as_compare_compares_them(
     tmp_path: Path, cli: Cli
 ) -> None:
