@@ -161,6 +161,13 @@ def test_example_program_runs_through_the_protocol(tmp_path: Path) -> None:
             "error",
             "ProtocolError: confidence.value must be a number in [0, 1], got 1000000000",
         ),
+        # A reason that was not text was dropped without a word.
+        (
+            "sys.stdin.readline()\n"
+            'print(\'{"type": "control", "decision": "refuse", "reason": 5}\', flush=True)\n',
+            "error",
+            "ProtocolError: control.reason must be a string, got 5",
+        ),
         (
             "sys.stdin.readline()\n"
             'sys.stdout.buffer.write(b\'{"type": "say", "content": "caf\\xe9"}\\n\')\n'

@@ -19,6 +19,7 @@ from agentgauge.store import Store
 from agentgauge.testing.openai_server import (
     OpenAIServer,
     Reply,
+    Responder,
     completion,
     error_body,
     tool_call,
@@ -321,3 +322,112 @@ def test_max_turns_from_the_command_line(cli: Any, tmp_path: Path) -> None:
     assert code == 2 and "--max-turns apply to openai: agents" in err.replace("\n", " ")
     code, _, err = cli("run", str(suite), "--agent", "openai:m", "--max-turns", "0", "--store", db)
     assert code == 2 and "--max-turns" in err
+
+
+def _finishing(finish: str, content: str | None, *, tool_args: str | None = None) -> Responder:
+    """A model whose first reply ends with ``finish`` (``content``, or an ``add`` call
+    whose arguments are ``tool_args``), and which would add and say Done afterwards."""
+
+    def responder(req: dict[str, Any]) -> Reply:
+        msgs = req["messages"]
+        if len(msgs) > 2:
+            return Reply(body=completion("Done."))
+        calls = None if tool_args is None else [tool_call("add", tool_args)]
+        body = completion(content, tool_calls=calls)
+        body["choices"][0]["finish_reason"] = finish
+        return Reply(body=body)
+
+    return responder
+
+
+@pytest.mark.parametrize(
+    ("finish", "content", "tool_args", "said"),
+    [
+        ("length", "I will add the amo", None, "the model's reply was cut off at its token limit"),
+        ("length", "", None, "the model's reply was cut off at its token limit"),
+        ("length", None, '{"amou', "the model's reply was cut off at its token limit"),
+        ("content_filter", None, None, "the provider's content filter withheld"),
+        ("content_filter", "Sorry, I", None, "the provider's content filter withheld"),
+    ],
+)
+def test_a_reply_cut_off_or_filtered_is_the_agents_error_saying_so(
+    tmp_path: Path, finish: str, content: str | None, tool_args: str | None, said: str
+) -> None:
+    # Once a fragment ("I will add the amo") was said to the user and stored as the
+    # answer of a completed trial, a blank was read as the model choosing to stop
+    # (control act -> stop), and a cut-off tool call was "not valid JSON": no word of
+    # the finish_reason anywhere.
+    with OpenAIServer(_finishing(finish, content, tool_args=tool_args)) as server:
+        trials = go(server, tmp_path)
+    for t in trials:
+        assert (t.status, t.error_kind, t.model_calls) == ("error", "agent", 1), t.error
+        assert t.error is not None and t.error.startswith(f"IncompleteReply: {said}")
+        assert t.error.endswith(f"; finish_reason {finish!r}")
+        assert not any(e.type == "message" and e.role == "assistant" for e in t.events)
+        assert t.cost_usd is None and t.input_tokens == 10  # the call is on the record
+
+
+def test_a_refusal_is_what_the_model_said(tmp_path: Path) -> None:
+    # OpenAI puts a refusal in message.refusal with content null; it was dropped, and
+    # the trial read as the model ending its turn with nothing to say.
+    body = completion(None)
+    body["choices"][0]["message"]["refusal"] = "I can't help with that."
+    with OpenAIServer(lambda req: Reply(body=body)) as server:
+        trials = go(server, tmp_path)
+    for t in trials:
+        assert t.status == "completed" and t.answer == "I can't help with that."
+        said = [e for e in t.events if e.type == "message" and e.role == "assistant"]
+        assert [e.content for e in said] == ["I can't help with that."]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {  # OpenAI
+            "error": {
+                "message": "This model's maximum context length is 128000 tokens. However, "
+                "your messages resulted in 130512 tokens. Please reduce the length.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+        {  # llama.cpp server
+            "error": {
+                "code": 400,
+                "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error",
+            }
+        },
+        {  # vLLM (older releases: the error at the top level)
+            "object": "error",
+            "message": "This model's maximum context length is 4096 tokens. However, you "
+            "requested 4200 tokens.",
+            "type": "BadRequestError",
+            "code": 400,
+        },
+    ],
+)
+def test_a_conversation_past_the_context_window_is_the_agents_error(
+    tmp_path: Path, body: dict[str, Any]
+) -> None:
+    # Was a ProviderError, an infra error: --exclude-infra-errors dropped the trials
+    # whose agent outgrew its model, and the circuit breaker stopped the run.
+    def responder(req: dict[str, Any]) -> Reply:
+        if len(req["messages"]) == 2:
+            return Reply(body=completion(tool_calls=[tool_call("get", {})]))
+        return Reply(400, body)
+
+    with OpenAIServer(responder) as server:
+        trials = go(server, tmp_path)
+    for t in trials:
+        assert (t.status, t.error_kind, t.model_calls) == ("error", "agent", 1), t.error
+        assert t.error is not None and t.error.startswith(
+            "ContextLengthExceeded: the conversation no longer fits the model's context "
+            "window (HTTP 400: "
+        )
+    # a client error of another kind stays the provider's
+    with OpenAIServer(lambda req: Reply(400, error_body("model 'x' does not exist"))) as server:
+        (tmp_path / "other").mkdir()
+        other = go_stopped(server, tmp_path / "other")
+    assert all(t.error == "ProviderError: HTTP 400: model 'x' does not exist" for t in other)

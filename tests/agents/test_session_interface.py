@@ -100,3 +100,79 @@ def test_a_plain_def_agent_has_the_whole_session(tmp_path: Path) -> None:
     (call,) = [e for e in trial.events if isinstance(e, ModelCallEvent)]
     assert (call.cache_read_tokens, call.reasoning_tokens, call.price_source) == (4, 1, "mine")
     assert [e.name for e in trial.events if isinstance(e, ToolCallEvent)] == ["remote_lookup"]
+
+
+async def _says_none(session: Any) -> None:
+    await session.say(None)
+
+
+async def _says_a_number(session: Any) -> None:
+    await session.say(42)
+
+
+def _misspelt_decision(session: Any) -> None:  # a plain def: the same refusal
+    session.control("refusee", "out of policy")
+
+
+async def _numeric_reason(session: Any) -> None:
+    session.control("refuse", 5)
+
+
+async def _answers_a_number(session: Any) -> None:
+    session.answer(7)
+
+
+async def _zero_attempts(session: Any) -> None:
+    session.record_model_call(
+        model="m", input_tokens=1, output_tokens=1, cost_usd=0.1, latency_s=0.1, attempts=0
+    )
+
+
+async def _tool_named_by_a_number(session: Any) -> None:
+    await session.call_tool(123, {})
+
+
+@pytest.mark.parametrize(
+    ("agent", "error"),
+    [
+        (_says_none, "AgentError: say: text must be a string, got None (NoneType)"),
+        (_says_a_number, "AgentError: say: text must be a string, got 42 (int)"),
+        (
+            _misspelt_decision,
+            "AgentError: control: decision: Input should be 'act', 'ask', 'refuse', 'stop', "
+            "'confirm', 'recover' or 'transfer', got 'refusee' (str)",
+        ),
+        (
+            _numeric_reason,
+            "AgentError: control: reason: Input should be a valid string, got 5 (int)",
+        ),
+        (
+            _answers_a_number,
+            "AgentError: answer: text: Input should be a valid string, got 7 (int)",
+        ),
+        (
+            _zero_attempts,
+            "AgentError: record_model_call: attempts: Input should be greater than or equal "
+            "to 1, got 0 (int)",
+        ),
+        (
+            _tool_named_by_a_number,
+            "AgentError: call_tool: name: Input should be a valid string, got 123 (int)",
+        ),
+    ],
+)
+def test_a_value_the_session_refuses_is_the_agents_error_naming_the_call(
+    tmp_path: Path, agent: Any, error: str
+) -> None:
+    # say(None) reached the world as the agent's message: the retail world raised on it,
+    # and the agent's mistake was an infra error (EnvironmentFailed) that tripped the
+    # circuit breaker; the counter world took it, and the trial "completed". The others
+    # were pydantic's report on the event (`1 validation error for ControlEvent decision
+    # ... For further information visit ...`), naming no session call.
+    task = Task(id="t", instruction="add 3", expectations={"final_state": {"counter": 3}})
+    header = run(
+        [task], agent, store=tmp_path / "s.db", env_factory=make_counter_env, progress=False
+    )
+    with Store(tmp_path / "s.db") as db:
+        (trial,) = db.trials(header.run_id)
+    assert (trial.status, trial.error_kind, trial.error) == ("error", "agent", error)

@@ -218,7 +218,9 @@ class CommandAgent:
                         f"(one of {', '.join(sorted(_DECISIONS))})"
                     )
                 reason = msg.get("reason")
-                session.control(decision, reason if isinstance(reason, str) else None)
+                if reason is not None and not isinstance(reason, str):  # was dropped unsaid
+                    raise ProtocolError(f"control.reason must be a string, got {reason!r}")
+                session.control(decision, reason)
             elif kind == "answer":
                 session.answer(_field(msg, "content", str))
             elif kind == "confidence":

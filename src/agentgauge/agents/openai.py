@@ -27,6 +27,10 @@ Errors, and whose they are:
   HTTP, and request timeouts (``request_timeout``, one per request) are
   retried with backoff (`agentgauge.agents.provider`); when retries run out
   the trial is an infra error (`ProviderExhausted`);
+- a reply whose ``finish_reason`` is ``length`` (cut off at the token limit) or
+  ``content_filter`` is an `IncompleteReply`, and a 4xx saying the conversation
+  outgrew the model's context window a `ContextLengthExceeded` (both the agent's
+  error: its model did not finish its turn);
 - other 4xx responses, unparseable response bodies and replies that are not
   in the chat-completions shape (``tool_calls`` not a list of calls with a
   function name, ``content`` not text) are `ProviderError` (infra: a
@@ -69,7 +73,13 @@ from agentgauge.bounds import OutOfBounds, check_count
 from agentgauge.components import ENVIRONMENT_POLICY, NOT_SENT
 from agentgauge.errors import AgentUnavailable, InputError
 
-__all__ = ["DEFAULT_BASE_URL", "MalformedToolCall", "OpenAIAgent"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "ContextLengthExceeded",
+    "IncompleteReply",
+    "MalformedToolCall",
+    "OpenAIAgent",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -82,6 +92,32 @@ _PREFLIGHT_BODY = b"{"
 
 class MalformedToolCall(AgentError):
     """The model asked for a tool call the harness cannot run as given."""
+
+
+class IncompleteReply(AgentError):
+    """The model's turn did not end: its reply was cut off at a token limit
+    (``finish_reason`` ``length``) or withheld by the provider's content filter
+    (``content_filter``). What came back is not a turn to act on: a fragment of a
+    message sent to the user as said, or a blank read as the model choosing to stop."""
+
+
+class ContextLengthExceeded(AgentError):
+    """The server refused the request because the conversation no longer fits the
+    model's context window: the agent's transcript outgrew its model, which is the
+    agent's failure, not a server that is down or misconfigured."""
+
+
+#: How servers say the request is longer than the model's context window, in a 4xx body:
+#: OpenAI's error code (and providers copying it), llama.cpp server's error type, and
+#: the message OpenAI, vLLM and Mistral write.
+_CONTEXT_OVERFLOW = ("context_length_exceeded", "exceed_context_size", "maximum context length")
+
+#: ``finish_reason`` values that say the model's turn did not end, and what each means.
+_UNFINISHED = {
+    "length": "the model's reply was cut off at its token limit (its max_tokens, or the "
+    "end of its context window)",
+    "content_filter": "the provider's content filter withheld or cut off the model's reply",
+}
 
 
 class OpenAIAgent:
@@ -264,7 +300,11 @@ class OpenAIAgent:
             latency_s=time.monotonic() - start,
             attempts=attempts,
         )
-        message: dict[str, Any] = data["choices"][0]["message"]
+        choice = data["choices"][0]
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish in _UNFINISHED:
+            raise IncompleteReply(f"{_UNFINISHED[finish]}; finish_reason {finish!r}")
+        message: dict[str, Any] = choice["message"]
         return message
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bytes:
@@ -295,6 +335,9 @@ class OpenAIAgent:
             calls = message.get("tool_calls") or []
             content = message.get("content")
             text = content if isinstance(content, str) else None
+            refusal = message.get("refusal")  # OpenAI's refusals come here, content null
+            if not (text and text.strip()) and isinstance(refusal, str) and refusal.strip():
+                text = refusal
             turn: dict[str, Any] = {"role": "assistant", "content": text}
             if calls:
                 turn["tool_calls"] = calls
@@ -401,7 +444,12 @@ def _reply_body(
             retry_after=parse_retry_after(retry_after),
         )
     if status >= 400:
-        raise ProviderError(f"HTTP {status}: {_error_message(content, reason)}")
+        said = f"HTTP {status}: {_error_message(content, reason)}"
+        if any(mark in _text(content).lower() for mark in _CONTEXT_OVERFLOW):
+            raise ContextLengthExceeded(
+                f"the conversation no longer fits the model's context window ({said})"
+            )
+        raise ProviderError(said)
     try:
         data = json.loads(content)
         message = data["choices"][0]["message"]

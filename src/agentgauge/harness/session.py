@@ -12,11 +12,13 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
+from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from agentgauge.agents.base import AgentError
@@ -251,7 +253,8 @@ class TrialSession:
         if self._virtual:
             self._vt += SIMULATED_TOOL_LATENCY
         call_id = f"call_{next(self._ids)}"
-        event = ToolCallEvent(name=name, arguments=arguments, call_id=call_id, t=self._t())
+        with _refused("call_tool"):
+            event = ToolCallEvent(name=name, arguments=arguments, call_id=call_id, t=self._t())
         try:  # as the store will write it: a cyclic or too deep argument fails the agent
             text = event.model_dump_json()
         except ValueError as exc:
@@ -294,6 +297,8 @@ class TrialSession:
     async def say(self, text: str) -> str | None:
         """Send a message to the user; the reply, or ``None`` once the user has left."""
         self._step()
+        if not isinstance(text, str):  # None too: the world would be handed no message
+            raise AgentError(f"say: text must be a string, got {text!r} ({type(text).__name__})")
         self._record(MessageEvent(role="assistant", content=text, t=self._t()), text)
         if self.user_done:
             return None
@@ -311,16 +316,20 @@ class TrialSession:
         return reply
 
     def control(self, decision: ControlDecision, reason: str | None = None) -> None:
-        self._record(ControlEvent(decision=decision, reason=reason, t=self._t()), reason)
+        with _refused("control"):
+            event = ControlEvent(decision=decision, reason=reason, t=self._t())
+        self._record(event, reason)
 
     def answer(self, text: str) -> None:
         """Record the final answer (also as the last assistant message)."""
+        with _refused("answer", {"content": "text"}):
+            said = MessageEvent(role="assistant", content=text, t=self._t())
         self._answer = text
         last = self._events[-1] if self._events else None
         if not (
             isinstance(last, MessageEvent) and last.role == "assistant" and last.content == text
         ):
-            self._record(MessageEvent(role="assistant", content=text, t=self._t()), text)
+            self._record(said, text)
 
     def report_confidence(self, p: float) -> None:
         """Record the agent's confidence that it succeeded (the last report wins)."""
@@ -371,8 +380,8 @@ class TrialSession:
             vt = add_amount("latency_s", self._vt, latency) if self._virtual and latency else None
         except OutOfBounds as exc:
             raise AgentError(str(exc)) from None
-        self._record(
-            ModelCallEvent(
+        with _refused("record_model_call"):
+            event = ModelCallEvent(
                 model=model,
                 input_tokens=tokens_in,
                 output_tokens=tokens_out,
@@ -383,9 +392,8 @@ class TrialSession:
                 latency_s=latency,
                 attempts=attempts,
                 t=self._t(),
-            ),
-            model,
-        )
+            )
+        self._record(event, model)
         self._tokens_in, self._tokens_out, self._model_cost = totals
         if vt is not None:
             self._vt = vt
@@ -587,6 +595,26 @@ def _json_value(value: Any, where: str) -> Any:
     except (TypeError, ValueError, RecursionError) as exc:  # a cycle, or too deep
         raise AgentError(f"{where} is not JSON: {exc}") from None
     return value
+
+
+@contextmanager
+def _refused(call: str, params: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Turn pydantic's refusal of what the agent passed to ``call`` into the agent's
+    error naming the call, the parameter and the value (``control: decision: Input
+    should be 'act', ... or 'transfer', got 'refusee' (str)``), instead of pydantic's
+    report on the event it was making (``1 validation error for ControlEvent decision
+    ... For further information visit https://errors.pydantic.dev/...``). ``params``
+    maps an event field to the parameter's name where they differ."""
+    try:
+        yield
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = str(error["loc"][0]) if error["loc"] else "value"
+        value = error.get("input")
+        raise AgentError(
+            f"{call}: {(params or {}).get(field, field)}: {error['msg']}, got {value!r} "
+            f"({type(value).__name__})"
+        ) from None
 
 
 def _lone_surrogate(exc: BaseException) -> bool:
