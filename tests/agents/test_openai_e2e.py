@@ -293,11 +293,13 @@ def test_the_model_call_limit_is_the_agents_error_and_says_how_to_raise_it(
     with OpenAIServer(loops_forever) as server:
         default = go(server, tmp_path / "default", timeout=None)
         raised = go(server, tmp_path / "raised", max_turns=7)
-    for trials, n in ((default, 50), (raised, 7)):
+        (tmp_path / "one").mkdir()
+        one = go(server, tmp_path / "one", max_turns=1)
+    for trials, n, calls in ((default, 50, "calls"), (raised, 7, "calls"), (one, 1, "call")):
         for t in trials:
             assert (t.status, t.error_kind, t.model_calls) == ("error", "agent", n)
             assert t.error == (
-                f"AgentError: no end to the conversation after {n} model calls (the openai: "
+                f"AgentError: no end to the conversation after {n} model {calls} (the openai: "
                 "adapter's limit; raise it with --max-turns N, or agent_options="
                 "{'max_turns': N} from Python)"
             )

@@ -353,7 +353,8 @@ class OpenAIAgent:
                 return
             messages.append({"role": "user", "content": reply})
         raise AgentError(
-            f"no end to the conversation after {self.max_turns} model calls (the openai: "
+            f"no end to the conversation after {self.max_turns} model "
+            f"call{'' if self.max_turns == 1 else 's'} (the openai: "
             "adapter's limit; raise it with --max-turns N, or agent_options={'max_turns': N} "
             "from Python)"
         )
