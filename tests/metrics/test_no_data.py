@@ -235,6 +235,13 @@ def test_a_group_emptied_by_excluding_infra_errors_says_why_for_every_null(
     for key in ("success_rate", "cost.per_trial", "cost.total", "cost.cost_of_pass",
                 "latency_s", "tokens", "calls.tool", "calls.model"):  # fmt: skip
         assert reasons[key] == why, key
+    # And the figures that said "no tasks" or "no successes", which hid what emptied it.
+    for key in ("ci95", "pass_at_k.1", "pass_hat_k.2", "outcome_consistency",
+                "cost.spend_per_success"):  # fmt: skip
+        assert reasons[key] == why, key
+    # The warning names the group as the tables do, not as a Python dict.
+    warnings = agentgauge.metrics(src, exclude_infra_errors=True).to_dict()["warnings"]
+    assert warnings[-1] == "group variant=base has no trials left after excluding infra errors"
     assert group["success_rate"]["value"] is None and group["cost"]["per_trial"] is None
     # Counted as failures (the default), nothing is missing for that reason.
     (kept,) = agentgauge.metrics(src).to_dict()["groups"]

@@ -75,6 +75,10 @@ class GroupMetrics:
                 "cost.cost_of_pass", "latency_s", "tokens", "calls.tool", "calls.model",
             ):  # fmt: skip
                 reasons.setdefault(key, why)
+            if self.infra_errors:
+                # What emptied the group is every figure's reason: "no tasks" (the
+                # interval, pass@k) and "no successes" (spend per success) hid it.
+                reasons.update(dict.fromkeys(reasons, why))
         return {
             **self.labels,
             "n_tasks": o.n_tasks,
@@ -382,7 +386,11 @@ def compute_metrics(
             else:
                 labels[key] = _label_value(table, key, rows)
         if outcome.n_tasks == 0:
-            warnings.append(f"group {labels} has no trials left after excluding infra errors")
+            # As the tables name a group ("agent=y, variant=base"), not a Python dict.
+            named = ", ".join(f"{k}={v}" for k, v in labels.items() if v is not None)
+            warnings.append(
+                f"group {named or 'of all trials'} has no trials left after excluding infra errors"
+            )
         groups.append(
             GroupMetrics(
                 labels=labels,
