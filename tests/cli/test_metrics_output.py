@@ -121,6 +121,33 @@ def test_output_tokens_nobody_recorded_say_so(
     assert "10 / — (3 / 0 of 3 trials)" in out, out
 
 
+def test_latency_from_some_trials_says_how_many(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # p50 / p95 / mean over the 2 trials that record a latency read as over all 3.
+    rows = [
+        {"task_id": "a", "success": True, "latency_s": 2.0},
+        {"task_id": "b", "success": False},
+        {"task_id": "c", "success": True, "latency_s": 4.0},
+    ]
+    src = _write(tmp_path / "lat.jsonl", rows)
+    code, out, err = run(["metrics", src], monkeypatch)
+    assert code == 0, err
+    assert "3.0 s / 3.9 s (2 of 3 trials)" in out, out
+    code, out, err = run(["metrics", src, "--json"], monkeypatch)
+    assert json.loads(out)["groups"][0]["latency_s"] == {
+        "p50": 3.0,
+        "p95": 3.9,
+        "mean": 3.0,
+        "n": 2,
+    }
+    # Every trial recording one: no count beside the figures.
+    rows[1]["latency_s"] = 3.0
+    code, out, err = run(["metrics", _write(tmp_path / "all.jsonl", rows)], monkeypatch)
+    assert code == 0, err
+    assert "3.0 s / 3.9 s" in out and "of 3 trials)" not in out, out
+
+
 def test_counts_of_one_are_singular(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = [
         {"task_id": "a", "family": "F", "success": True},

@@ -51,7 +51,7 @@ def test_groups_in_order_with_labels() -> None:
     assert a["n_tasks"] == 3 and a["n_trials"] == 12 and a["n_clusters"] == 2
     assert a["cluster_unit"] == "family" and a["success_rate"]["se_clustered"] is not None
     assert a["cost"]["per_trial"] == 0.5 and a["cost"]["cost_of_pass"] == pytest.approx(0.6)
-    assert a["latency_s"] == {"p50": 2.5, "p95": pytest.approx(4.0), "mean": 2.5}
+    assert a["latency_s"] == {"p50": 2.5, "p95": pytest.approx(4.0), "mean": 2.5, "n": 12}
     assert a["flaky_tasks"] == ["t1", "t2"]
 
 

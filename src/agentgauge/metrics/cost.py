@@ -82,6 +82,8 @@ class CostMetrics:
     input_tokens_n: int = 0
     """Trials that report their input tokens (the count behind `input_tokens`)."""
     output_tokens_n: int = 0
+    latency_n: int = 0
+    """Trials that report their latency (the count behind the latency figures)."""
     spend_per_success: float | None = None
     """What the trials spent per success: total / successes, pooled over trials (the
     accounting figure; `cost_of_pass` is the expected cost of a success over tasks)."""
@@ -417,6 +419,7 @@ def cost_metrics(
         output_tokens_total=out_sum if n_out == n and n else None,
         input_tokens_n=n_in,
         output_tokens_n=n_out,
+        latency_n=n_lat,
         tool_calls=tool_sum / n_tool if n_tool else None,
         model_calls=model_sum / n_model if n_model else None,
         reasons=reasons,

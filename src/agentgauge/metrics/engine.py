@@ -114,6 +114,7 @@ class GroupMetrics:
                 "p50": _num(c.latency_p50),
                 "p95": _num(c.latency_p95),
                 "mean": _num(c.latency_mean),
+                "n": c.latency_n,
             },
             "tokens": {
                 "input": _num(c.input_tokens),

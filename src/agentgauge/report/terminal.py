@@ -99,6 +99,13 @@ def _token_count(group: dict[str, Any]) -> str:
     return f" ({' / '.join(str(k) for k in got)} of {n} trials)"
 
 
+def _latency_count(group: dict[str, Any]) -> str:
+    """`` (2 of 3 trials)`` where the latency figures come from fewer trials than the
+    group holds (the others record none)."""
+    n, got = group["n_trials"], group["latency_s"].get("n")
+    return "" if not n or got in (n, 0, None) else f" ({got} of {n} trials)"
+
+
 def _cost(group: dict[str, Any], key: str, *, full: bool = False) -> str:
     """A cost figure; one that unpriced trials make unknown says so, with the count once."""
     cost = group["cost"]
@@ -184,7 +191,7 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
         _cost(g, "cost_of_pass"),
         _cost(g, "spend_per_success"),
         judge_cost(cost, g["n_trials"]),
-        f"{_num(lat['p50'], ' s')} / {_num(lat['p95'], ' s')}",
+        f"{_num(lat['p50'], ' s')} / {_num(lat['p95'], ' s')}{_latency_count(g)}",
         f"{_num(tok['input'], digits=0)} / {_num(tok['output'], digits=0)}{_token_count(g)}",
         _num(g["calls"]["tool"]),
     ]
