@@ -196,3 +196,51 @@ def test_by_as_text_is_split_as_the_cli_splits_it(store: Path) -> None:
             agentgauge.metrics(src, by=text).to_dict() == agentgauge.metrics(src, by=keys).to_dict()
         )
     assert api.check_by("agent,model") == ("agent", "model") and api.check_by("") == ()
+
+
+def _timed_trials() -> list[Any]:
+    """Two agents on eight tasks of 1 to 128 minutes, the longer ones failed more."""
+    from agentgauge.schema import Trial
+
+    return [
+        Trial(task_id=f"t{i}", trial=k, agent=agent, success=(i + k) % 8 < 8 - i // 2 - shift,
+              human_minutes=float(2**i), variant="base" if k < 2 else "paraphrase:1")
+        for agent, shift in (("a", 0), ("b", 2))
+        for i in range(8)
+        for k in range(3)
+    ]  # fmt: skip
+
+
+def test_horizon_reads_text_as_its_command_does() -> None:
+    """``q="0.5,0.8"`` was read character by character ("could not convert string to
+    float: '.'"), ``regularization="1"`` was a TypeError deep in the fit, and
+    ``variants="base,paraphrase"`` was one variant of that name; each is split at its
+    commas, or refused naming the option, as ``--q``, ``--regularization`` and
+    ``--variants`` are."""
+    trials = _timed_trials()
+    as_list = agentgauge.horizon(trials, q=[0.5, 0.8], bootstrap=20).to_dict()
+    assert agentgauge.horizon(trials, q=" 0.5, 0.8", bootstrap=20).to_dict() == as_list
+    assert agentgauge.horizon(trials, q="0.5", bootstrap=20).q == (0.5,)
+    pooled = agentgauge.horizon(trials, variants="base,paraphrase", bootstrap=20)
+    pooled_all = agentgauge.horizon(trials, variants="all", bootstrap=20)
+    assert pooled.to_dict()["groups"] == pooled_all.to_dict()["groups"]
+    assert pooled.scope == "variants base, paraphrase"
+    assert pooled.variants == ["base", "paraphrase:1"]
+    for kwargs, message in [
+        ({"q": "0.5,x"}, "--q: not a number: 'x'"),
+        ({"q": "0.5,1.5"}, "--q: each q must lie strictly between 0 and 1, got 1.5"),
+        ({"q": 1.5}, "--q: each q must lie strictly between 0 and 1, got 1.5"),
+        ({"q": [0.5, True]}, "--q: must be a number, got True"),
+        ({"q": ""}, "--q: give at least one q, e.g. --q 0.5,0.8"),
+        ({"q": []}, "--q: give at least one q, e.g. --q 0.5,0.8"),
+        ({"regularization": "1"}, "--regularization: must be a number, got '1'"),
+        ({"variants": ","}, "--variants: give a variant, a kind of variant or all"),
+    ]:
+        refused(lambda kwargs=kwargs: agentgauge.horizon(trials, bootstrap=0, **kwargs), message)
+
+
+def test_a_single_k_that_is_no_whole_number_is_named() -> None:
+    """``k=2.0`` was "'float' object is not iterable"."""
+    refused(
+        lambda: agentgauge.metrics([], k=2.0), "--k: expected positive integers like 1,2,4, got 2.0"
+    )

@@ -98,6 +98,7 @@ __all__ = [
     "check_by",
     "check_ks",
     "check_margin",
+    "check_qs",
     "compare",
     "compare_sources",
     "grade_versions",
@@ -217,13 +218,42 @@ def check_ks(k: int | Iterable[int]) -> list[int]:
         parts = [p.strip() for p in k.split(",") if p.strip()]
         ks: list[Any] = [int(p) if p.lstrip("-").isdigit() else p for p in parts]
     else:
-        ks = [k] if isinstance(k, int | np.integer) else list(k)
+        # One value that is not a list (2.0 too: it was "'float' object is not iterable").
+        ks = list(k) if isinstance(k, Iterable) else [k]
     for v in ks:
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise InputError(f"expected positive integers like 1,2,4, got {v!r}", field="--k")
     if not ks:
         raise InputError("give at least one k, like 1,2,4", field="--k")
     return [int(v) for v in ks]
+
+
+def check_qs(q: str | float | Iterable[float | str]) -> list[float]:
+    """The success probabilities q of a time horizon: a string ``"0.5,0.8"`` is split at
+    its commas as the CLI's ``--q`` splits it (it was read character by character:
+    "could not convert string to float: '.'"); `InputError` naming ``--q`` unless each
+    is a number strictly between 0 and 1 and there is at least one. A q given twice is
+    the fit's to refuse (`agentgauge.metrics.horizon.horizon`)."""
+    if isinstance(q, str):  # "0.5,0.8", as the CLI's --q reads it
+        given: list[Any] = [p.strip() for p in q.split(",") if p.strip()]
+    else:
+        given = list(q) if isinstance(q, Iterable) else [q]
+    qs: list[float] = []
+    for part in given:
+        if isinstance(part, str):
+            try:
+                value, shown = float(part), part
+            except ValueError:
+                raise InputError(f"not a number: {part!r}", field="--q") from None
+        else:
+            value = real_number(part, "--q")
+            shown = repr(value)
+        if not 0 < value < 1:
+            raise InputError(f"each q must lie strictly between 0 and 1, got {shown}", field="--q")
+        qs.append(value)
+    if not qs:
+        raise InputError("give at least one q, e.g. --q 0.5,0.8", field="--q")
+    return qs
 
 
 # --------------------------------------------------------------------------- metrics
@@ -331,7 +361,7 @@ _HORIZON_OPTIONS = frozenset({"q", "bootstrap", "regularization", "outcome", "by
 
 def horizon(
     trials: TrialsLike,
-    q: float | Sequence[float] = (0.5, 0.8),
+    q: str | float | Sequence[float] = (0.5, 0.8),
     bootstrap: int = 1000,
     seed: int = 0,
     regularization: float = 1e5,
@@ -347,12 +377,19 @@ def horizon(
     trial); ``"all"`` pools every
     variant; variant names or kinds (``"paraphrase"``, ``["base", "fault:timeout"]``)
     keep those. The report's ``scope`` and ``variants`` say which were fitted.
+
+    ``q``, ``by`` and ``variants`` given as text are split at their commas, as the
+    command's ``--q``, ``--by`` and ``--variants`` are (``q="0.5,0.8"``).
     """
     from agentgauge.report.scope import variant_rows
 
     seed, bootstrap = whole_number(seed, "--seed"), whole_number(bootstrap, "--bootstrap")
+    q = check_qs(q)
+    regularization = real_number(regularization, "--regularization")  # its range: the fit's
     if by is not None:
         by = check_by(by)  # as `metrics` checks it, naming --by
+    if isinstance(variants, str):  # "base,paraphrase", as the CLI's --variants reads it
+        variants = [v.strip() for v in variants.split(",") if v.strip()]
     info = system_info(trials, "trials", events=False)
     table = info.table
     if len(table):  # an empty one is refused by the fit, with its reason
