@@ -244,3 +244,24 @@ def test_a_single_k_that_is_no_whole_number_is_named() -> None:
     refused(
         lambda: agentgauge.metrics([], k=2.0), "--k: expected positive integers like 1,2,4, got 2.0"
     )
+
+
+def test_the_subpackages_the_docs_name_are_attributes_after_import_agentgauge() -> None:
+    """README names ``agentgauge.graders.ast_match`` beside ``agentgauge.load_trials``,
+    and the docs ``agentgauge.api.compare_sources``, ``agentgauge.store.Store``...; after
+    ``import agentgauge`` alone each was "module 'agentgauge' has no attribute
+    'graders'". They load on first use, so importing agentgauge still loads none."""
+    import subprocess
+    import sys
+
+    code = """
+import sys, agentgauge
+assert "agentgauge.graders" not in sys.modules and "agentgauge.api" not in sys.modules
+print(agentgauge.graders.ast_match.__name__, agentgauge.api.compare_sources.__name__,
+      agentgauge.store.Store.__name__, agentgauge.exporters.export_run.__name__)
+for name in ("nothing", "_private", "__wrapped__"):
+    assert not hasattr(agentgauge, name), name
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ast_match", "compare_sources", "Store", "export_run"]
