@@ -265,3 +265,26 @@ for name in ("nothing", "_private", "__wrapped__"):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ast_match", "compare_sources", "Store", "export_run"]
+
+
+def test_regrade_refuses_an_empty_list_of_graders_as_grade_does(
+    store: Path, tmp_path: Path
+) -> None:
+    """``regrade(src, [])`` re-graded with the default graders and stored a grade
+    version nobody asked for, where ``grade --graders ''`` is refused; ``regrade(src,
+    "")`` said ``graders: unknown grader(s) ; known: ...``. Text is split at its commas
+    as ``--graders`` is, and a misspelt grader names ``--graders``."""
+    import shutil
+
+    db = tmp_path / "s.db"
+    shutil.copy(store, db)
+    src = f"{db}:careful"
+    before = [v.version for v in api.grade_versions(src)]
+    empty = "--graders: names no grader; leave --graders out for each task's enabled code graders"
+    for graders in ([], (), "", " , "):
+        refused(lambda graders=graders: agentgauge.regrade(src, graders), empty)
+    with pytest.raises(InputError) as caught:
+        agentgauge.regrade(src, ["stat"])
+    assert str(caught.value).startswith("--graders: unknown grader(s) stat; known: answer,")
+    assert [v.version for v in api.grade_versions(src)] == before  # nothing written
+    assert agentgauge.regrade(src, "state, answer").graders == ["state", "answer"]

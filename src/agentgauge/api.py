@@ -1207,12 +1207,31 @@ def regrade(
     """``agentgauge grade``: re-grade a stored run's transcripts as a new grade
     version (`agentgauge.graders.regrade.regrade`). ``source`` is ``DB:RUN_ID``,
     a store that holds exactly one run, or (with ``store``) a run id. ``graders``
-    names the graders (one as a string; default: the run's). The run reports the new
-    version only with ``activate``."""
+    names the graders (text is split at its commas, as ``--graders`` is; default, and
+    ``None``: each task's enabled code graders). An empty list is refused, as
+    ``--graders ''`` is: it re-graded with the defaults, a version nobody asked for. The
+    run reports the new version only with ``activate``."""
     from agentgauge.graders.regrade import regrade as regrade_run
 
+    names = (
+        [g.strip() for g in graders.split(",") if g.strip()]
+        if isinstance(graders, str)
+        else _items(graders)
+    )
+    if graders is not None and not names:
+        # An empty list (a shell variable that was not set) is not "the defaults".
+        raise InputError(
+            "names no grader; leave --graders out for each task's enabled code graders",
+            field="--graders",
+        )
     db_path, run_id = _stored_run(source, store)
-    return regrade_run(db_path, run_id, _items(graders) or None, activate=activate)
+    try:
+        return regrade_run(db_path, run_id, names or None, activate=activate)
+    except InputError as exc:
+        if exc.field != "graders":
+            raise
+        # The re-grade names its parameter; say the option, as the command does.
+        raise InputError(exc.reason, file=exc.file, line=exc.line, field="--graders") from None
 
 
 def activate_grade_version(
