@@ -288,3 +288,51 @@ def test_regrade_refuses_an_empty_list_of_graders_as_grade_does(
     assert str(caught.value).startswith("--graders: unknown grader(s) stat; known: answer,")
     assert [v.version for v in api.grade_versions(src)] == before  # nothing written
     assert agentgauge.regrade(src, "state, answer").graders == ["state", "answer"]
+
+
+def test_a_plan_pilot_is_a_source_as_text(store: Path) -> None:
+    """A ``pathlib.Path`` pilot made a plan whose ``to_dict()`` held the Path, so the
+    ``agentgauge.plan/1`` object was no JSON; a list of trials was named by its whole
+    repr in each message about it."""
+    from agentgauge.sources import load_trials
+
+    as_path = agentgauge.plan(pilot=Path(f"{store}:careful"), delta=0.1).to_dict()
+    assert as_path == agentgauge.plan(pilot=f"{store}:careful", delta=0.1).to_dict()
+    assert json.loads(json.dumps(as_path))["pilot"] == f"{store}:careful"
+    trials = load_trials(f"{store}:careful")
+    for kwargs, option in [({"pilot": trials}, "--pilot"), ({"pilot_b": trials}, "--pilot-b")]:
+        refused(
+            lambda kwargs=kwargs: agentgauge.plan(delta=0.1, **{"pilot": str(store), **kwargs}),
+            f"{option}: expected a SOURCE (a path or DB:RUN_ID, as a str or pathlib.Path), "
+            "got list",
+        )
+
+
+def test_a_trial_twice_in_a_list_is_refused_not_counted_twice(store: Path) -> None:
+    """``metrics(trials + trials)`` read each trial as two attempts: 236 trials of 59
+    tasks, pass^2 0.195 where the run's is 0.153, and a pass^4 from two trials a task;
+    ``compare(t, t + t)`` compared "2 (A) / 4 (B) trials". A JSONL file with a line
+    twice is refused, and so is a glob of two runs of one configuration."""
+    from agentgauge.schema import Trial
+    from agentgauge.sources import load_trials
+
+    trials = load_trials(f"{store}:hasty")
+    first = trials[0]
+    twice = (
+        f"duplicate trial 0 of task {first.task_id!r} for agent 'builtin:hasty', model not "
+        f"recorded, variant 'base' (items 0 and {len(trials)} of the list): counted twice, "
+        "it reads as two attempts. Keep one; two runs of one configuration are two SOURCEs "
+        "to compare, not one list"
+    )
+    refused(lambda: agentgauge.metrics(trials + trials), f"trials: {twice}")
+    refused(lambda: agentgauge.compare(trials, trials + trials), f"B: {twice}")
+    refused(lambda: agentgauge.horizon(trials + trials), f"trials: {twice}")
+    refused(
+        lambda: agentgauge.metrics([{"task_id": "t", "success": True}]),  # type: ignore[list-item]
+        "trials: item 0 is a dict, not a Trial: build each with agentgauge.Trial(...), or "
+        "give the file's path as a SOURCE",
+    )
+    # Trials without an index are each an attempt, as a file's lines without one are.
+    unnumbered = [Trial(task_id="t", success=ok) for ok in (True, False, True)]
+    assert agentgauge.metrics(unnumbered).groups[0].outcome.n_trials == 3
+    assert agentgauge.metrics(trials).to_dict() == agentgauge.metrics(f"{store}:hasty").to_dict()

@@ -108,6 +108,7 @@ __all__ = [
     "regrade",
     "run_gates",
     "system_info",
+    "trial_list",
 ]
 
 TrialsLike = Sequence[Trial] | TrialTable | str | PathLike[str]
@@ -147,8 +148,43 @@ def system_info(
             count_model_calls=src.count_model_calls,
             summarize_grades=src.summarize_grades,
         )
-    items = list(trials)
+    items = trial_list(trials, label)
     return SystemInfo(label=label, table=TrialTable.from_trials(items), trials=items)
+
+
+def trial_list(trials: Iterable[Trial], field: str) -> list[Trial]:
+    """The trials of a list given in Python, each once: a trial there twice (the same
+    task and trial index of one agent, model and variant: a list added to itself, or
+    two reads of one run joined) is refused naming ``field``, as a JSONL file's
+    duplicate line is, instead of being counted as two attempts (pass^4 reported from
+    two trials a task, and an interval narrower than the data allow). Trials with no
+    index are each an attempt of their own. An item that is no `Trial` (a dict read
+    from JSON) is refused too; it was an AttributeError from deep inside."""
+    from agentgauge.sources import trial_cell_words
+
+    items = list(trials)
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, trial in enumerate(items):
+        if not isinstance(trial, Trial):
+            raise InputError(
+                f"item {i} is a {type(trial).__name__}, not a Trial: build each with "
+                "agentgauge.Trial(...), or give the file's path as a SOURCE",
+                field=field,
+            )
+        if trial.trial is None:
+            continue
+        key = (trial.agent, trial.model, trial.variant, trial.task_id, trial.trial)
+        first = seen.setdefault(key, i)
+        if first != i:
+            raise InputError(
+                f"duplicate trial {trial.trial} of task {trial.task_id!r} for "
+                f"{trial_cell_words(trial.agent, trial.model, trial.variant)} (items "
+                f"{first} and {i} of the list): counted twice, it reads as two attempts. "
+                "Keep one; two runs of one configuration are two SOURCEs to compare, not "
+                "one list",
+                field=field,
+            )
+    return items
 
 
 def _one_system(info: SystemInfo, side: str) -> None:
@@ -299,7 +335,7 @@ def metrics(
         table = src.table
         facts = src.facts
     else:
-        table, facts = behaviour_columns(list(trials))
+        table, facts = behaviour_columns(trial_list(trials, "trials"))
     return _measure(
         table, facts if behaviour else None, k=k, by=by,
         exclude_infra_errors=exclude_infra_errors, seed=seed,
@@ -1063,8 +1099,8 @@ def plan(
     within_share: float | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
-    pilot: str | None = None,
-    pilot_b: str | None = None,
+    pilot: str | PathLike[str] | None = None,
+    pilot_b: str | PathLike[str] | None = None,
 ) -> Plan:
     """``agentgauge plan``: the tasks needed to detect a difference ``delta`` (or,
     with ``tasks``, the smallest detectable difference), from assumptions (a
@@ -1098,6 +1134,13 @@ def plan(
             real_number(value, name)
     real_number(alpha, "--alpha")  # these two have defaults: None is no number either
     real_number(power, "--power")
+    # A pilot is a SOURCE, read as its text: a pathlib.Path made a plan whose to_dict()
+    # held the Path (not JSON), and a list of trials was named by its whole repr in
+    # every message about it.
+    from agentgauge.sources import source_text
+
+    pilot = None if pilot is None else source_text(pilot, "--pilot")
+    pilot_b = None if pilot_b is None else source_text(pilot_b, "--pilot-b")
     alpha_ok = 0 < alpha < 1
     checks = [
         (not alpha_ok, "--alpha", "must be in (0, 1)"),
