@@ -479,7 +479,8 @@ def compare(
     several is narrowed with ``#agent=NAME`` (`agentgauge.sources`).
     ``grade_version`` applies to each stored side that names none itself. The
     verdict says "not attributable" when the runs differ in more than one component
-    (`agentgauge.components`), as the command's does.
+    (`agentgauge.components`), as the command's does. Including held-out tasks of a
+    stored run writes an audit entry in its store, as the command does.
     """
     from agentgauge.components import diff_components, with_configuration
 
@@ -489,7 +490,16 @@ def compare(
     # The verdict `agentgauge compare` prints: with the one-change caveat when the two
     # runs differ in more than one component (it said "B is worse" where the command
     # said "B is worse; not attributable: model and agent version both changed").
-    return with_configuration(comp, diff_components(_components(sa), _components(sb)))
+    result = with_configuration(comp, diff_components(_components(sa), _components(sb)))
+    if include_heldout and _reads_heldout(comp, sa, sb):
+        # Every use of held-out tasks is logged (docs/compare-and-plan.md): the twin read
+        # them and logged nothing, so the held-out set's count of uses missed it.
+        from agentgauge.sources import source_text
+
+        sides = ((a, sa), (b, sb))
+        stored = [(source_text(x), info) for x, info in sides if isinstance(x, str | PathLike)]
+        _audit_heldout(_heldout_runs(stored))
+    return result
 
 
 def _compare(
