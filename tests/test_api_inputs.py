@@ -214,3 +214,143 @@ def test_by_as_text_is_split_as_the_cli_splits_it(store: Path) -> None:
             agentgauge.metrics(src, by=text).to_dict() == agentgauge.metrics(src, by=keys).to_dict()
         )
     assert api.check_by("agent,model") == ("agent", "model") and api.check_by("") == ()
+
+
+def _timed_trials() -> list[Any]:
+    """Two agents on eight tasks of 1 to 128 minutes, the longer ones failed more."""
+    from agentgauge.schema import Trial
+
+    return [
+        Trial(task_id=f"t{i}", trial=k, agent=agent, success=(i + k) % 8 < 8 - i // 2 - shift,
+              human_minutes=float(2**i), variant="base" if k < 2 else "paraphrase:1")
+        for agent, shift in (("a", 0), ("b", 2))
+        for i in range(8)
+        for k in range(3)
+    ]  # fmt: skip
+
+
+def test_horizon_reads_text_as_its_command_does() -> None:
+    """``q="0.5,0.8"`` was read character by character ("could not convert string to
+    float: '.'"), ``regularization="1"`` was a TypeError deep in the fit, and
+    ``variants="base,paraphrase"`` was one variant of that name; each is split at its
+    commas, or refused naming the option, as ``--q``, ``--regularization`` and
+    ``--variants`` are."""
+    trials = _timed_trials()
+    as_list = agentgauge.horizon(trials, q=[0.5, 0.8], bootstrap=20).to_dict()
+    assert agentgauge.horizon(trials, q=" 0.5, 0.8", bootstrap=20).to_dict() == as_list
+    assert agentgauge.horizon(trials, q="0.5", bootstrap=20).q == (0.5,)
+    pooled = agentgauge.horizon(trials, variants="base,paraphrase", bootstrap=20)
+    pooled_all = agentgauge.horizon(trials, variants="all", bootstrap=20)
+    assert pooled.to_dict()["groups"] == pooled_all.to_dict()["groups"]
+    assert pooled.scope == "variants base, paraphrase"
+    assert pooled.variants == ["base", "paraphrase:1"]
+    for kwargs, message in [
+        ({"q": "0.5,x"}, "--q: not a number: 'x'"),
+        ({"q": "0.5,1.5"}, "--q: each q must lie strictly between 0 and 1, got 1.5"),
+        ({"q": 1.5}, "--q: each q must lie strictly between 0 and 1, got 1.5"),
+        ({"q": [0.5, True]}, "--q: must be a number, got True"),
+        ({"q": ""}, "--q: give at least one q, e.g. --q 0.5,0.8"),
+        ({"q": []}, "--q: give at least one q, e.g. --q 0.5,0.8"),
+        ({"regularization": "1"}, "--regularization: must be a number, got '1'"),
+        ({"variants": ","}, "--variants: give a variant, a kind of variant or all"),
+    ]:
+        refused(lambda kwargs=kwargs: agentgauge.horizon(trials, bootstrap=0, **kwargs), message)
+
+
+def test_a_single_k_that_is_no_whole_number_is_named() -> None:
+    """``k=2.0`` was "'float' object is not iterable"."""
+    refused(
+        lambda: agentgauge.metrics([], k=2.0), "--k: expected positive integers like 1,2,4, got 2.0"
+    )
+
+
+def test_the_subpackages_the_docs_name_are_attributes_after_import_agentgauge() -> None:
+    """README names ``agentgauge.graders.ast_match`` beside ``agentgauge.load_trials``,
+    and the docs ``agentgauge.api.compare_sources``, ``agentgauge.store.Store``...; after
+    ``import agentgauge`` alone each was "module 'agentgauge' has no attribute
+    'graders'". They load on first use, so importing agentgauge still loads none."""
+    import subprocess
+    import sys
+
+    code = """
+import sys, agentgauge
+assert "agentgauge.graders" not in sys.modules and "agentgauge.api" not in sys.modules
+print(agentgauge.graders.ast_match.__name__, agentgauge.api.compare_sources.__name__,
+      agentgauge.store.Store.__name__, agentgauge.exporters.export_run.__name__)
+for name in ("nothing", "_private", "__wrapped__"):
+    assert not hasattr(agentgauge, name), name
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ast_match", "compare_sources", "Store", "export_run"]
+
+
+def test_regrade_refuses_an_empty_list_of_graders_as_grade_does(
+    store: Path, tmp_path: Path
+) -> None:
+    """``regrade(src, [])`` re-graded with the default graders and stored a grade
+    version nobody asked for, where ``grade --graders ''`` is refused; ``regrade(src,
+    "")`` said ``graders: unknown grader(s) ; known: ...``. Text is split at its commas
+    as ``--graders`` is, and a misspelt grader names ``--graders``."""
+    import shutil
+
+    db = tmp_path / "s.db"
+    shutil.copy(store, db)
+    src = f"{db}:careful"
+    before = [v.version for v in api.grade_versions(src)]
+    empty = "--graders: names no grader; leave --graders out for each task's enabled code graders"
+    for graders in ([], (), "", " , "):
+        refused(lambda graders=graders: agentgauge.regrade(src, graders), empty)
+    with pytest.raises(InputError) as caught:
+        agentgauge.regrade(src, ["stat"])
+    assert str(caught.value).startswith("--graders: unknown grader(s) stat; known: answer,")
+    assert [v.version for v in api.grade_versions(src)] == before  # nothing written
+    assert agentgauge.regrade(src, "state, answer").graders == ["state", "answer"]
+
+
+def test_a_plan_pilot_is_a_source_as_text(store: Path) -> None:
+    """A ``pathlib.Path`` pilot made a plan whose ``to_dict()`` held the Path, so the
+    ``agentgauge.plan/1`` object was no JSON; a list of trials was named by its whole
+    repr in each message about it."""
+    from agentgauge.sources import load_trials
+
+    as_path = agentgauge.plan(pilot=Path(f"{store}:careful"), delta=0.1).to_dict()
+    assert as_path == agentgauge.plan(pilot=f"{store}:careful", delta=0.1).to_dict()
+    assert json.loads(json.dumps(as_path))["pilot"] == f"{store}:careful"
+    trials = load_trials(f"{store}:careful")
+    for kwargs, option in [({"pilot": trials}, "--pilot"), ({"pilot_b": trials}, "--pilot-b")]:
+        refused(
+            lambda kwargs=kwargs: agentgauge.plan(delta=0.1, **{"pilot": str(store), **kwargs}),
+            f"{option}: expected a SOURCE (a path or DB:RUN_ID, as a str or pathlib.Path), "
+            "got list",
+        )
+
+
+def test_a_trial_twice_in_a_list_is_refused_not_counted_twice(store: Path) -> None:
+    """``metrics(trials + trials)`` read each trial as two attempts: 236 trials of 59
+    tasks, pass^2 0.195 where the run's is 0.153, and a pass^4 from two trials a task;
+    ``compare(t, t + t)`` compared "2 (A) / 4 (B) trials". A JSONL file with a line
+    twice is refused, and so is a glob of two runs of one configuration."""
+    from agentgauge.schema import Trial
+    from agentgauge.sources import load_trials
+
+    trials = load_trials(f"{store}:hasty")
+    first = trials[0]
+    twice = (
+        f"duplicate trial 0 of task {first.task_id!r} for agent 'builtin:hasty', model not "
+        f"recorded, variant 'base' (items 0 and {len(trials)} of the list): counted twice, "
+        "it reads as two attempts. Keep one; two runs of one configuration are two SOURCEs "
+        "to compare, not one list"
+    )
+    refused(lambda: agentgauge.metrics(trials + trials), f"trials: {twice}")
+    refused(lambda: agentgauge.compare(trials, trials + trials), f"B: {twice}")
+    refused(lambda: agentgauge.horizon(trials + trials), f"trials: {twice}")
+    refused(
+        lambda: agentgauge.metrics([{"task_id": "t", "success": True}]),  # type: ignore[list-item]
+        "trials: item 0 is a dict, not a Trial: build each with agentgauge.Trial(...), or "
+        "give the file's path as a SOURCE",
+    )
+    # Trials without an index are each an attempt, as a file's lines without one are.
+    unnumbered = [Trial(task_id="t", success=ok) for ok in (True, False, True)]
+    assert agentgauge.metrics(unnumbered).groups[0].outcome.n_trials == 3
+    assert agentgauge.metrics(trials).to_dict() == agentgauge.metrics(f"{store}:hasty").to_dict()

@@ -8,7 +8,8 @@ Names are loaded on first use (PEP 562): importing ``agentgauge`` — which pyte
 does for every session once the plugin is installed — costs milliseconds, not
 the second it takes to load scipy. ``agentgauge.metrics`` is both the metrics
 subpackage and the callable ``agentgauge.metrics(trials, ...)`` (see
-`agentgauge.metrics`).
+`agentgauge.metrics`). Any subpackage is an attribute the same way, loaded when first
+named (``agentgauge.graders.ast_match``, ``agentgauge.api.compare_sources``).
 """
 
 from __future__ import annotations
@@ -82,13 +83,31 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'agentgauge' has no attribute {name!r}")
-    module, attr = _LAZY[name]
-    loaded = importlib.import_module(module)
-    value = loaded if attr is None else getattr(loaded, attr)
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        loaded = importlib.import_module(module)
+        value = loaded if attr is None else getattr(loaded, attr)
+    else:
+        # A subpackage named as an attribute, as the docs name the functions in them
+        # (`agentgauge.graders.ast_match`, `agentgauge.api.compare_sources`): Python
+        # binds it only once something imports it, so after `import agentgauge` alone it
+        # was "module 'agentgauge' has no attribute 'graders'". Loaded on first use too.
+        value = _submodule(name)
     globals()[name] = value
     return value
+
+
+def _submodule(name: str) -> Any:
+    """The module ``agentgauge.<name>``, imported; `AttributeError` when there is none."""
+    missing = AttributeError(f"module 'agentgauge' has no attribute {name!r}")
+    if name.startswith("_") or not name.isidentifier():
+        raise missing  # dunders asked for by tools (__wrapped__, __file__...), private names
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise  # the module is there, but something it imports is not
+        raise missing from None
 
 
 def __dir__() -> list[str]:

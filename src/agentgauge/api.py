@@ -97,6 +97,7 @@ __all__ = [
     "check_by",
     "check_ks",
     "check_margin",
+    "check_qs",
     "compare",
     "compare_sources",
     "grade_versions",
@@ -106,6 +107,7 @@ __all__ = [
     "regrade",
     "run_gates",
     "system_info",
+    "trial_list",
 ]
 
 TrialsLike = Sequence[Trial] | TrialTable | str | PathLike[str]
@@ -145,8 +147,43 @@ def system_info(
             count_model_calls=src.count_model_calls,
             summarize_grades=src.summarize_grades,
         )
-    items = list(trials)
+    items = trial_list(trials, label)
     return SystemInfo(label=label, table=TrialTable.from_trials(items), trials=items)
+
+
+def trial_list(trials: Iterable[Trial], field: str) -> list[Trial]:
+    """The trials of a list given in Python, each once: a trial there twice (the same
+    task and trial index of one agent, model and variant: a list added to itself, or
+    two reads of one run joined) is refused naming ``field``, as a JSONL file's
+    duplicate line is, instead of being counted as two attempts (pass^4 reported from
+    two trials a task, and an interval narrower than the data allow). Trials with no
+    index are each an attempt of their own. An item that is no `Trial` (a dict read
+    from JSON) is refused too; it was an AttributeError from deep inside."""
+    from agentgauge.sources import trial_cell_words
+
+    items = list(trials)
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, trial in enumerate(items):
+        if not isinstance(trial, Trial):
+            raise InputError(
+                f"item {i} is a {type(trial).__name__}, not a Trial: build each with "
+                "agentgauge.Trial(...), or give the file's path as a SOURCE",
+                field=field,
+            )
+        if trial.trial is None:
+            continue
+        key = (trial.agent, trial.model, trial.variant, trial.task_id, trial.trial)
+        first = seen.setdefault(key, i)
+        if first != i:
+            raise InputError(
+                f"duplicate trial {trial.trial} of task {trial.task_id!r} for "
+                f"{trial_cell_words(trial.agent, trial.model, trial.variant)} (items "
+                f"{first} and {i} of the list): counted twice, it reads as two attempts. "
+                "Keep one; two runs of one configuration are two SOURCEs to compare, not "
+                "one list",
+                field=field,
+            )
+    return items
 
 
 def _one_system(info: SystemInfo, side: str) -> None:
@@ -216,13 +253,42 @@ def check_ks(k: int | Iterable[int]) -> list[int]:
         parts = [p.strip() for p in k.split(",") if p.strip()]
         ks: list[Any] = [int(p) if p.lstrip("-").isdigit() else p for p in parts]
     else:
-        ks = [k] if isinstance(k, int | np.integer) else list(k)
+        # One value that is not a list (2.0 too: it was "'float' object is not iterable").
+        ks = list(k) if isinstance(k, Iterable) else [k]
     for v in ks:
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise InputError(f"expected positive integers like 1,2,4, got {v!r}", field="--k")
     if not ks:
         raise InputError("give at least one k, like 1,2,4", field="--k")
     return [int(v) for v in ks]
+
+
+def check_qs(q: str | float | Iterable[float | str]) -> list[float]:
+    """The success probabilities q of a time horizon: a string ``"0.5,0.8"`` is split at
+    its commas as the CLI's ``--q`` splits it (it was read character by character:
+    "could not convert string to float: '.'"); `InputError` naming ``--q`` unless each
+    is a number strictly between 0 and 1 and there is at least one. A q given twice is
+    the fit's to refuse (`agentgauge.metrics.horizon.horizon`)."""
+    if isinstance(q, str):  # "0.5,0.8", as the CLI's --q reads it
+        given: list[Any] = [p.strip() for p in q.split(",") if p.strip()]
+    else:
+        given = list(q) if isinstance(q, Iterable) else [q]
+    qs: list[float] = []
+    for part in given:
+        if isinstance(part, str):
+            try:
+                value, shown = float(part), part
+            except ValueError:
+                raise InputError(f"not a number: {part!r}", field="--q") from None
+        else:
+            value = real_number(part, "--q")
+            shown = repr(value)
+        if not 0 < value < 1:
+            raise InputError(f"each q must lie strictly between 0 and 1, got {shown}", field="--q")
+        qs.append(value)
+    if not qs:
+        raise InputError("give at least one q, e.g. --q 0.5,0.8", field="--q")
+    return qs
 
 
 # --------------------------------------------------------------------------- metrics
@@ -268,7 +334,7 @@ def metrics(
         table = src.table
         facts = src.facts
     else:
-        table, facts = behaviour_columns(list(trials))
+        table, facts = behaviour_columns(trial_list(trials, "trials"))
     return _measure(
         table, facts if behaviour else None, k=k, by=by,
         exclude_infra_errors=exclude_infra_errors, seed=seed,
@@ -330,7 +396,7 @@ _HORIZON_OPTIONS = frozenset({"q", "bootstrap", "regularization", "outcome", "by
 
 def horizon(
     trials: TrialsLike,
-    q: float | Sequence[float] = (0.5, 0.8),
+    q: str | float | Sequence[float] = (0.5, 0.8),
     bootstrap: int = 1000,
     seed: int = 0,
     regularization: float = 1e5,
@@ -346,12 +412,19 @@ def horizon(
     trial); ``"all"`` pools every
     variant; variant names or kinds (``"paraphrase"``, ``["base", "fault:timeout"]``)
     keep those. The report's ``scope`` and ``variants`` say which were fitted.
+
+    ``q``, ``by`` and ``variants`` given as text are split at their commas, as the
+    command's ``--q``, ``--by`` and ``--variants`` are (``q="0.5,0.8"``).
     """
     from agentgauge.report.scope import variant_rows
 
     seed, bootstrap = whole_number(seed, "--seed"), whole_number(bootstrap, "--bootstrap")
+    q = check_qs(q)
+    regularization = real_number(regularization, "--regularization")  # its range: the fit's
     if by is not None:
         by = check_by(by)  # as `metrics` checks it, naming --by
+    if isinstance(variants, str):  # "base,paraphrase", as the CLI's --variants reads it
+        variants = [v.strip() for v in variants.split(",") if v.strip()]
     info = system_info(trials, "trials", events=False)
     table = info.table
     if len(table):  # an empty one is refused by the fit, with its reason
@@ -405,7 +478,8 @@ def compare(
     several is narrowed with ``#agent=NAME`` (`agentgauge.sources`).
     ``grade_version`` applies to each stored side that names none itself. The
     verdict says "not attributable" when the runs differ in more than one component
-    (`agentgauge.components`), as the command's does.
+    (`agentgauge.components`), as the command's does. Including held-out tasks of a
+    stored run writes an audit entry in its store, as the command does.
     """
     from agentgauge.components import diff_components, with_configuration
 
@@ -415,7 +489,16 @@ def compare(
     # The verdict `agentgauge compare` prints: with the one-change caveat when the two
     # runs differ in more than one component (it said "B is worse" where the command
     # said "B is worse; not attributable: model and agent version both changed").
-    return with_configuration(comp, diff_components(_components(sa), _components(sb)))
+    result = with_configuration(comp, diff_components(_components(sa), _components(sb)))
+    if include_heldout and _reads_heldout(comp, sa, sb):
+        # Every use of held-out tasks is logged (docs/compare-and-plan.md): the twin read
+        # them and logged nothing, so the held-out set's count of uses missed it.
+        from agentgauge.sources import source_text
+
+        sides = ((a, sa), (b, sb))
+        stored = [(source_text(x), info) for x, info in sides if isinstance(x, str | PathLike)]
+        _audit_heldout(_heldout_runs(stored))
+    return result
 
 
 def _compare(
@@ -1024,8 +1107,8 @@ def plan(
     within_share: float | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
-    pilot: str | None = None,
-    pilot_b: str | None = None,
+    pilot: str | PathLike[str] | None = None,
+    pilot_b: str | PathLike[str] | None = None,
 ) -> Plan:
     """``agentgauge plan``: the tasks needed to detect a difference ``delta`` (or,
     with ``tasks``, the smallest detectable difference), from assumptions (a
@@ -1059,6 +1142,13 @@ def plan(
             real_number(value, name)
     real_number(alpha, "--alpha")  # these two have defaults: None is no number either
     real_number(power, "--power")
+    # A pilot is a SOURCE, read as its text: a pathlib.Path made a plan whose to_dict()
+    # held the Path (not JSON), and a list of trials was named by its whole repr in
+    # every message about it.
+    from agentgauge.sources import source_text
+
+    pilot = None if pilot is None else source_text(pilot, "--pilot")
+    pilot_b = None if pilot_b is None else source_text(pilot_b, "--pilot-b")
     alpha_ok = 0 < alpha < 1
     checks = [
         (not alpha_ok, "--alpha", "must be in (0, 1)"),
@@ -1168,12 +1258,31 @@ def regrade(
     """``agentgauge grade``: re-grade a stored run's transcripts as a new grade
     version (`agentgauge.graders.regrade.regrade`). ``source`` is ``DB:RUN_ID``,
     a store that holds exactly one run, or (with ``store``) a run id. ``graders``
-    names the graders (one as a string; default: the run's). The run reports the new
-    version only with ``activate``."""
+    names the graders (text is split at its commas, as ``--graders`` is; default, and
+    ``None``: each task's enabled code graders). An empty list is refused, as
+    ``--graders ''`` is: it re-graded with the defaults, a version nobody asked for. The
+    run reports the new version only with ``activate``."""
     from agentgauge.graders.regrade import regrade as regrade_run
 
+    names = (
+        [g.strip() for g in graders.split(",") if g.strip()]
+        if isinstance(graders, str)
+        else _items(graders)
+    )
+    if graders is not None and not names:
+        # An empty list (a shell variable that was not set) is not "the defaults".
+        raise InputError(
+            "names no grader; leave --graders out for each task's enabled code graders",
+            field="--graders",
+        )
     db_path, run_id = _stored_run(source, store)
-    return regrade_run(db_path, run_id, _items(graders) or None, activate=activate)
+    try:
+        return regrade_run(db_path, run_id, names or None, activate=activate)
+    except InputError as exc:
+        if exc.field != "graders":
+            raise
+        # The re-grade names its parameter; say the option, as the command does.
+        raise InputError(exc.reason, file=exc.file, line=exc.line, field="--graders") from None
 
 
 def activate_grade_version(

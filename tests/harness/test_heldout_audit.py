@@ -48,3 +48,34 @@ def test_compare_logs_a_use_only_when_heldout_trials_are_read(tmp_path: Path) ->
     with Store(db) as store:
         log = store.audit_log(HELDOUT_ACTION)
         assert len(log) == before + 1 and log[-1]["detail"]["command"] == "compare"
+
+
+def test_the_compare_twin_logs_a_use_of_heldout_tasks_as_the_command_does(
+    tmp_path: Path,
+) -> None:
+    """``agentgauge.compare(a, b, include_heldout=True)`` read the held-out tasks of two
+    stored runs and logged nothing, where ``agentgauge compare --include-heldout`` (and
+    ``compare_sources``) log the use; the held-out set's count of uses missed it."""
+    db = tmp_path / "s.db"
+    full = load_suite("builtin:retail", include_heldout=True)
+    for run_id, agent in (("all-a", "builtin:hasty"), ("all-b", "builtin:careful")):
+        agentgauge.run(full, agent, store=db, run_id=run_id, progress=False)
+    with Store(db) as store:
+        before = len(store.audit_log(HELDOUT_ACTION))  # the two runs' own uses
+    a, b = f"{db}:all-a", f"{db}:all-b"
+    agentgauge.compare(a, b)  # held-out tasks left out: nothing used
+    with Store(db) as store:
+        assert len(store.audit_log(HELDOUT_ACTION)) == before
+    twin = agentgauge.compare(Path(a), b, include_heldout=True)
+    with Store(db) as store:
+        log = store.audit_log(HELDOUT_ACTION)
+    assert len(log) == before + 1 and log[-1]["detail"] == {
+        "command": "compare",
+        "runs": ["all-a", "all-b"],
+    }
+    assert twin.verdict == compare_sources(a, b, include_heldout=True).comparison.verdict
+    # Trials given as a list have no store to log in.
+    trials = agentgauge.load_trials(a)
+    agentgauge.compare(trials, agentgauge.load_trials(b), include_heldout=True)
+    with Store(db) as store:
+        assert len(store.audit_log(HELDOUT_ACTION)) == before + 2  # compare_sources's

@@ -13,7 +13,6 @@ from agentgauge.cli.common import (
     err_console,
     options_typed,
     print_json,
-    split_list,
 )
 from agentgauge.display import terminal_text
 from agentgauge.errors import InputError
@@ -113,19 +112,13 @@ def grade(
         else:
             _print_versions(versions)
         return
-    names = split_list(graders)
-    if graders is not None and not names:
-        # An empty list (a shell variable that was not set) is not "the defaults".
-        raise InputError(
-            "names no grader; leave --graders out for each task's enabled code graders",
-            field="--graders",
-        )
     # The newest version before, to tell after a Ctrl-C whether the new one was committed.
     newest = max(v.version for v in grade_versions(source, store=store))
     result: RegradeResult | None = None
     try:
         with options_typed(graders="--graders"):
-            result = regrade(source, names or None, store=store, activate=activate)
+            # The API splits --graders at its commas and refuses an empty one.
+            result = regrade(source, graders, store=store, activate=activate)
         _print_result(result, source, store, json_out=json_out)
     except KeyboardInterrupt:
         _say_interrupted(source, store, newest, result)

@@ -21,22 +21,6 @@ if TYPE_CHECKING:
     from agentgauge.metrics.horizon import HorizonReport
 
 
-def parse_q(value: str) -> list[float]:
-    """``"0.5,0.8"`` -> ``[0.5, 0.8]``; each must lie in (0, 1)."""
-    out: list[float] = []
-    for part in split_list(value):
-        try:
-            q = float(part)
-        except ValueError:
-            raise InputError(f"not a number: {part!r}", field="--q") from None
-        if not 0 < q < 1:
-            raise InputError(f"each q must lie strictly between 0 and 1, got {part}", field="--q")
-        out.append(q)
-    if not out:
-        raise InputError("give at least one q, e.g. --q 0.5,0.8", field="--q")
-    return out
-
-
 def fmt_minutes(m: float | None) -> str:
     """Minutes with three significant digits; ∞ for unbounded, — for undefined."""
     if m is None or math.isnan(m):
@@ -120,9 +104,9 @@ def horizon_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Time horizon: the task length (human minutes) an agent completes with probability q."""
-    from agentgauge.api import horizon
+    from agentgauge.api import check_qs, horizon
 
-    qs = parse_q(q)
+    qs = check_qs(q)
     if outcome not in ("auto", "score", "success"):
         raise InputError(f"choose auto, score or success, got {outcome!r}", field="--outcome")
     try:
