@@ -16,6 +16,8 @@ from agentgauge.store import Store
 from agentgauge.testing.openai_server import OpenAIServer, Reply, completion, tool_call
 from agentgauge.testing.worlds import counting_agent, make_counter_env
 
+SUITE = Path(__file__).resolve().parents[2] / "examples" / "counter-suite.yaml"
+
 TASKS = [
     Task(
         id=f"t{i}",
@@ -143,3 +145,40 @@ def test_a_bad_role_is_refused_before_the_store_is_touched(tmp_path: Path) -> No
         run(TASKS, undeclared, store=tmp_path / "s.db", env_factory=make_counter_env,
             progress=False, baseline_role="boss")  # fmt: skip
     assert not (tmp_path / "s.db").exists()
+
+
+def test_your_own_code_graders_are_named_in_the_graders_component(tmp_path: Path) -> None:
+    # A registered code grader runs by default beside the built-in ones, and the run
+    # recorded "agentgauge X code graders" as if it did not: two runs, with and without
+    # it, read as one change less than they are. In a process of its own: registering
+    # is for the whole process.
+    import subprocess
+    import sys
+
+    script = f"""
+import json, agentgauge
+from agentgauge.graders import register
+from agentgauge.store import Store
+
+@register("polite_words")
+class Polite:
+    name = "polite_words"
+    kind = "code"
+    def enabled(self, task):
+        return False
+    def grade(self, task, trial):
+        raise AssertionError("not enabled")
+
+header = agentgauge.run({str(SUITE)!r}, "agentgauge.testing.worlds:counting_agent",
+                        store={str(tmp_path / "s.db")!r}, progress=False)
+with Store({str(tmp_path / "s.db")!r}) as db:
+    print(db.get_run(header.run_id).config["components"]["graders"])
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(" code graders and polite_words (__main__.Polite)"), (
+        done.stdout
+    )
+    header = run(SUITE, counting_agent, store=tmp_path / "plain.db", progress=False)
+    with Store(tmp_path / "plain.db") as db:
+        assert db.get_run(header.run_id).config["components"]["graders"].endswith(" code graders")

@@ -197,6 +197,19 @@ class TrialGrading:
     """Minefield hits with their severity."""
 
 
+def user_code_graders() -> list[str]:
+    """The code graders registered from outside agentgauge (each as ``name
+    (module.Class)``, by name): they run by default beside the built-in ones, so a
+    run's ``graders`` component names them (docs/extending.md)."""
+    _load_builtin()
+    return [
+        f"{name} ({_qualname(factory)})"
+        for name, factory in sorted(_REGISTRY.items())
+        if getattr(factory, "kind", None) == "code"
+        and not str(getattr(factory, "__module__", "")).startswith("agentgauge.")
+    ]
+
+
 _DEFAULTS: tuple[int, tuple[Grader, ...]] = (-1, ())
 
 

@@ -40,7 +40,12 @@ def _grader_name(grader: Callable[..., Any] | None) -> str:
     if grader is None:
         return "none (ungraded)"
     if grader is default_grader:
-        return f"agentgauge {__version__} code graders"
+        from agentgauge.graders.base import user_code_graders
+
+        # Your own registered code graders run by default too: a run with and one
+        # without them are not the same graders.
+        own = user_code_graders()
+        return f"agentgauge {__version__} code graders" + (f" and {', '.join(own)}" if own else "")
     module = getattr(grader, "__module__", None) or "python"
     name = getattr(grader, "__qualname__", None) or type(grader).__qualname__
     version = getattr(grader, "version", None)
