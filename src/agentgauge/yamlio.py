@@ -227,26 +227,20 @@ def _check_tree(root: yaml.Node, path: Path, loader: Any) -> None:
         stack.extend(
             (child, depth + 1, where) for child, where in reversed(_child_places(node, place))
         )
-    added = size[id(root)] - len(size)
-    if added > ALIAS_BUDGET:
-        worst = max(shared.values(), key=lambda n: size[id(n)])
-        raise InputError(
-            f"aliases expand this document by {added:,} nodes, past the limit of "
-            f"{ALIAS_BUDGET:,} (an alias bomb?); write the shared part out or refer to it "
-            "fewer times",
-            file=path,
-            line=worst.start_mark.line + 1,
-        )
-    added = text[id(root)] - written
-    if added > ALIAS_TEXT_BUDGET:
-        worst = max(shared.values(), key=lambda n: text[id(n)])
-        raise InputError(
-            f"aliases expand this document by {added:,} characters, past the limit of "
-            f"{ALIAS_TEXT_BUDGET:,} (an alias bomb?); write the shared part out or refer to "
-            "it fewer times",
-            file=path,
-            line=worst.start_mark.line + 1,
-        )
+    budgets: tuple[tuple[str, dict[int, int], int, int], ...] = (
+        ("nodes", size, size[id(root)] - len(size), ALIAS_BUDGET),
+        ("characters", text, text[id(root)] - written, ALIAS_TEXT_BUDGET),
+    )
+    for unit, weight, added, budget in budgets:
+        if added > budget:
+            worst = max(shared.values(), key=lambda n: weight[id(n)])
+            raise InputError(
+                f"aliases expand this document by {added:,} {unit}, past the limit of "
+                f"{budget:,} (an alias bomb?); write the shared part out or refer to it "
+                "fewer times",
+                file=path,
+                line=worst.start_mark.line + 1,
+            )
 
 
 def line_of(node: yaml.Node | None, loc: Sequence[str | int]) -> int | None:
