@@ -4,30 +4,20 @@ groups named for what they hold, empty tables left out, every dash explained."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-import agentgauge.cli.metrics  # noqa: F401  (registers the command on app)
-from agentgauge.cli import main
+Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture (tests/conftest.py)
+Run = Callable[[list[str]], tuple[int, str, str]]
 
 
-def run(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
-    """Run the real console entry point, capturing exit code, stdout and stderr."""
-    import sys
-    from io import StringIO
-
-    out, err = StringIO(), StringIO()
-    monkeypatch.setattr(sys, "argv", ["agentgauge", *args])
-    monkeypatch.setattr(sys, "stdout", out)
-    monkeypatch.setattr(sys, "stderr", err)
+@pytest.fixture
+def run(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Run:
+    """The real console entry point (conftest's ``cli``), 200 columns wide."""
     monkeypatch.setenv("COLUMNS", "200")
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
+    return lambda args: cli(*args)
 
 
 def _write(path: Path, rows: list[dict[str, object]]) -> str:
@@ -35,9 +25,7 @@ def _write(path: Path, rows: list[dict[str, object]]) -> str:
     return str(path)
 
 
-def test_a_tight_interval_never_prints_as_zero_width(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_tight_interval_never_prints_as_zero_width(tmp_path: Path, run: Run) -> None:
     # Five agents make one row per group, whose interval had no decimals: 1000 tasks all
     # passing printed "100–100%" (Wilson's is 99.6–100%), none passing "0–0%".
     rows = [
@@ -46,84 +34,72 @@ def test_a_tight_interval_never_prints_as_zero_width(
         for t in range(1000)
     ]
     path = _write(tmp_path / "five.jsonl", rows)
-    code, out, err = run(["metrics", path], monkeypatch)
+    code, out, err = run(["metrics", path])
     assert code == 0, err
     assert "100–100%" not in out and "0–0%" not in out, out
     assert "99.6–100.0%" in out and "0.0–0.4%" in out, out
     # One group: the table's one decimal holds, and 0 of 10,000 is not "0.0–0.0%".
     many = [{"task_id": f"t{t}", "success": False} for t in range(10_000)]
-    code, out, err = run(["metrics", _write(tmp_path / "many.jsonl", many)], monkeypatch)
+    code, out, err = run(["metrics", _write(tmp_path / "many.jsonl", many)])
     assert code == 0, err
     assert "0.0–0.0%" not in out and "0.00–0.04%" in out, out
 
 
-def test_a_group_without_the_label_is_not_all_trials(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_group_without_the_label_is_not_all_trials(tmp_path: Path, run: Run) -> None:
     # Half the tasks name a capability: --by capability made a group "refunds" and one
     # titled "all trials", which held the other half only.
     rows = [
         {"task_id": f"t{t}", "success": t % 2 == 0, **({"capability": "refunds"} if t < 4 else {})}
         for t in range(8)
     ]
-    code, out, err = run(
-        ["metrics", _write(tmp_path / "cap.jsonl", rows), "--by", "capability"], monkeypatch
-    )
+    code, out, err = run(["metrics", _write(tmp_path / "cap.jsonl", rows), "--by", "capability"])
     assert code == 0, err
     assert "all trials" not in out, out
     assert "refunds" in out and "no capability" in out, out
 
 
-def test_a_by_label_no_trial_records_is_said(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_by_label_no_trial_records_is_said(tmp_path: Path, run: Run) -> None:
     rows = [{"task_id": f"t{t}", "success": t % 2 == 0} for t in range(4)]
     path = _write(tmp_path / "plain.jsonl", rows)
-    code, out, err = run(["metrics", path, "--by", "split"], monkeypatch)
+    code, out, err = run(["metrics", path, "--by", "split"])
     assert code == 0, err
     assert "no trial records a split" in err, err
-    code, out, err = run(["metrics", path, "--by", "split", "--json"], monkeypatch)
+    code, out, err = run(["metrics", path, "--by", "split", "--json"])
     assert code == 0, err
     assert any("no trial records a split" in w for w in json.loads(out)["warnings"])
     # The labels the table groups by by default say nothing: a file without agents is usual.
-    code, out, err = run(["metrics", path], monkeypatch)
+    code, out, err = run(["metrics", path])
     assert code == 0 and "no trial records" not in err, err
 
 
-def test_a_label_typed_twice_groups_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_label_typed_twice_groups_once(tmp_path: Path, run: Run) -> None:
     rows = [{"task_id": "t", "agent": a, "success": True} for a in ("x", "y")]
     path = _write(tmp_path / "two.jsonl", rows)
-    code, out, err = run(["metrics", path, "--by", "agent,agent", "--json"], monkeypatch)
+    code, out, err = run(["metrics", path, "--by", "agent,agent", "--json"])
     assert code == 0, err
     assert json.loads(out)["by"] == ["agent"]
-    code, out, err = run(["metrics", path, "--by", "agent,agent"], monkeypatch)
+    code, out, err = run(["metrics", path, "--by", "agent,agent"])
     assert "x / x" not in out, out
 
 
-def test_a_table_with_no_figure_is_not_printed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_table_with_no_figure_is_not_printed(tmp_path: Path, run: Run) -> None:
     # No figure of reliability can be measured here: its table had a header and no row.
     rows = [{"task_id": f"t{t}", "success": True} for t in range(3)]
-    code, out, err = run(["metrics", _write(tmp_path / "bare.jsonl", rows)], monkeypatch)
+    code, out, err = run(["metrics", _write(tmp_path / "bare.jsonl", rows)])
     assert code == 0, err
     assert "reliability per configuration" not in out, out
     # Its notes still say why each figure is missing.
     assert "calibration (1 − ECE): no trial reports a confidence" in out, out
 
 
-def test_output_tokens_nobody_recorded_say_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_output_tokens_nobody_recorded_say_so(tmp_path: Path, run: Run) -> None:
     rows = [{"task_id": f"t{t}", "success": True, "input_tokens": 10} for t in range(3)]
-    code, out, err = run(["metrics", _write(tmp_path / "tok.jsonl", rows)], monkeypatch)
+    code, out, err = run(["metrics", _write(tmp_path / "tok.jsonl", rows)])
     assert code == 0, err
     assert "10 / — (3 / 0 of 3 trials)" in out, out
 
 
-def test_latency_from_some_trials_says_how_many(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_latency_from_some_trials_says_how_many(tmp_path: Path, run: Run) -> None:
     # p50 / p95 / mean over the 2 trials that record a latency read as over all 3.
     rows = [
         {"task_id": "a", "success": True, "latency_s": 2.0},
@@ -131,10 +107,10 @@ def test_latency_from_some_trials_says_how_many(
         {"task_id": "c", "success": True, "latency_s": 4.0},
     ]
     src = _write(tmp_path / "lat.jsonl", rows)
-    code, out, err = run(["metrics", src], monkeypatch)
+    code, out, err = run(["metrics", src])
     assert code == 0, err
     assert "3.0 s / 3.9 s (2 of 3 trials)" in out, out
-    code, out, err = run(["metrics", src, "--json"], monkeypatch)
+    code, out, err = run(["metrics", src, "--json"])
     assert json.loads(out)["groups"][0]["latency_s"] == {
         "p50": 3.0,
         "p95": 3.9,
@@ -143,18 +119,18 @@ def test_latency_from_some_trials_says_how_many(
     }
     # Every trial recording one: no count beside the figures.
     rows[1]["latency_s"] = 3.0
-    code, out, err = run(["metrics", _write(tmp_path / "all.jsonl", rows)], monkeypatch)
+    code, out, err = run(["metrics", _write(tmp_path / "all.jsonl", rows)])
     assert code == 0, err
     assert "3.0 s / 3.9 s" in out and "of 3 trials)" not in out, out
 
 
-def test_counts_of_one_are_singular(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_counts_of_one_are_singular(tmp_path: Path, run: Run) -> None:
     rows = [
         {"task_id": "a", "family": "F", "success": True},
         {"task_id": "b", "family": "F", "success": False},
         {"task_id": "b", "family": "F", "success": True},
     ]
-    code, out, err = run(["metrics", _write(tmp_path / "one.jsonl", rows)], monkeypatch)
+    code, out, err = run(["metrics", _write(tmp_path / "one.jsonl", rows)])
     assert code == 0, err
     assert "1 family " in out and "1 families" not in out, out
     assert "1 task has 1" in out and "1 tasks" not in out, out
