@@ -24,7 +24,7 @@ from agentgauge.schema import (
     ToolResultEvent,
     Trial,
 )
-from agentgauge.store import Store, TrialWriter, utc_now
+from agentgauge.store import MissingRun, Store, TrialWriter, utc_now
 from agentgauge.table import COLUMNS, TrialTable
 
 
@@ -359,3 +359,23 @@ def test_a_store_path_that_cannot_be_one_says_why(tmp_path: Path, where: str) ->
             Store(path)
     else:
         assert f"the folder {path.parent} does not exist" in said
+
+
+def test_store_misuse_is_one_error_naming_the_store_and_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with Store(path) as db:
+        db.create_run(Run(run_id="r1", created_at=utc_now()))
+        db.add_trial("r1", Trial(task_id="t", trial=0, success=True))
+        with pytest.raises(MissingRun, match=r"s\.db: run_id: no run 'nope' in this store"):
+            db.add_trial("nope", Trial(task_id="t", trial=0, success=True))
+        with pytest.raises(MissingRun, match="no run 'nope' in this store"):
+            db.add_trials("nope", [Trial(task_id="t", trial=1, success=True)])
+        with pytest.raises(MissingRun, match=r"no run 'typo' in this store \(recent runs: 'r1'\)"):
+            db.trials("typo")
+        assert len(db.trials("r1")) == 1
+    with Store(path, readonly=True) as db:
+        with pytest.raises(InputError, match=r"s\.db: this store was opened read-only"):
+            db.add_trial("r1", Trial(task_id="t", trial=1, success=True))
+        with pytest.raises(InputError, match="opened read-only"):
+            db.delete_run("r1")
+        assert len(db.trials("r1")) == 1  # reading it still works

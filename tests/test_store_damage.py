@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 from tests.conftest import Cli
 
+import agentgauge
 from agentgauge import run
+from agentgauge.errors import InputError
+from agentgauge.store import Store
 from agentgauge.testing.worlds import counting_agent
 
 SUITE = Path(__file__).resolve().parents[1] / "examples" / "counter-suite.yaml"
@@ -174,3 +177,22 @@ def test_writes_in_the_wal_of_a_store_that_cannot_be_read_with_it_are_never_drop
     assert code == 0, err
     assert "first" in out and "second" in out
     assert not (folder / "s.db-wal").exists()
+
+
+def test_the_python_functions_name_a_damaged_store_as_the_commands_do(store: Path) -> None:
+    damage_events(store)
+    source = f"{store}:r1"
+    calls = {
+        "load_trials": lambda: agentgauge.load_trials(source),
+        "compare": lambda: agentgauge.compare(source, source),
+        "regrade": lambda: agentgauge.regrade(source),
+        "Store.trials": lambda: Store(store, readonly=True).trials("r1"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InputError) as caught:
+            call()
+        assert str(caught.value) == (
+            f"{store}: the store is damaged (SQLite: database disk image is malformed); "
+            f"nothing more was written to it. Check it with: sqlite3 {store} "
+            "'PRAGMA integrity_check', and restore it from a copy"
+        ), name

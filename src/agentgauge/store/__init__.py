@@ -15,7 +15,13 @@ an OS crash or power loss can lose the last commits), which is what resume
 needs; each harness trial is committed in its own transaction.
 """
 
-from agentgauge.store.database import DEFAULT_STORE, GradeVersion, Store, check_store_path
+from agentgauge.store.database import (
+    DEFAULT_STORE,
+    GradeVersion,
+    MissingRun,
+    Store,
+    check_store_path,
+)
 from agentgauge.store.layout import SCHEMA_VERSION
 from agentgauge.store.rows import utc_now
 from agentgauge.store.writer import TrialWriter
@@ -24,6 +30,7 @@ __all__ = [
     "DEFAULT_STORE",
     "SCHEMA_VERSION",
     "GradeVersion",
+    "MissingRun",
     "Store",
     "TrialWriter",
     "check_store_path",

@@ -7,6 +7,8 @@ in `agentgauge.store.migrate`.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import math
 import secrets
@@ -15,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FunctionType
 from typing import Any
 
 import numpy as np
@@ -34,7 +37,7 @@ from agentgauge.facts import (
 from agentgauge.model_calls import FIGURES, figures_after
 from agentgauge.schema import INT64_MAX, TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
-from agentgauge.store.faults import note_opened, storage_error
+from agentgauge.store.faults import note_opened, storage_error, store_error
 from agentgauge.store.layout import (
     DOCUMENT_REFERENCES,
     FACTS_SQL,
@@ -68,7 +71,7 @@ from agentgauge.store.rows import (
 )
 from agentgauge.table import COLUMNS, SOURCE_FIELDS, TrialTable
 
-__all__ = ["DEFAULT_STORE", "GradeVersion", "Store"]
+__all__ = ["DEFAULT_STORE", "GradeVersion", "MissingRun", "Store"]
 
 
 _INSERT_GRADE = (
@@ -164,6 +167,11 @@ def _escapes_hint(shown: str) -> str:
     return " (a shell like bash reads escapes in $'...')" if "\\" in shown else ""
 
 
+class MissingRun(InputError):
+    """A run this store does not hold, named by a method of `Store` (no such
+    ``run_id``)."""
+
+
 class Store:
     """A SQLite store of runs, trials, transcripts and grades.
 
@@ -180,6 +188,7 @@ class Store:
     ) -> None:
         self.path = str(path)
         memory = self.path == ":memory:"
+        self.readonly = readonly and not memory
         if (readonly or not create) and not memory and not Path(self.path).exists():
             raise InputError("no such store (run or import something first)", file=self.path)
         self.conn, self.schema_version = open_store(self.path, readonly=readonly and not memory)
@@ -417,6 +426,8 @@ class Store:
             )
 
     def require_run(self, run_id: str) -> Run:
+        """The run's header; `MissingRun` naming the store, the run and the runs it
+        holds (or the one that prints the same) when it holds no such run."""
         run = self.get_run(run_id)
         if run is None:
             same = self.lookalike_runs(run_id)
@@ -426,7 +437,7 @@ class Store:
                     f"run {q} (differs in {spelling_difference(other, run_id)})"
                     for q, other in zip(stored, same, strict=True)
                 )
-                raise InputError(
+                raise MissingRun(
                     f"no run {given} in this store, but {each} "
                     f"{'prints' if len(same) == 1 else 'print'} the same: name the one you "
                     f"mean as stored{_escapes_hint(' '.join(stored))}",
@@ -434,7 +445,7 @@ class Store:
                     field="run_id",
                 )
             known = ", ".join(quoted(r.run_id for r in self.list_runs()[-5:])) or "none"
-            raise InputError(
+            raise MissingRun(
                 f"no run {run_id!r} in this store (recent runs: {known})",
                 file=self.path,
                 field="run_id",
@@ -808,9 +819,13 @@ class Store:
         of its final state, even where trials share one.
 
         The trials, their events and their grades are read in one `snapshot`: a run
-        committing trials meanwhile adds none of them halfway.
+        committing trials meanwhile adds none of them halfway. A run the store does not
+        hold is refused (`MissingRun`), never read as a run without trials.
         """
         with self.snapshot():
+            held = self.conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,))
+            if held.fetchone() is None:
+                self.require_run(run_id)
             return self._trials(
                 run_id,
                 events=events,
@@ -1618,3 +1633,42 @@ def _move_indices(node: Any, moved: Mapping[int, int]) -> bool:
         for item in node:
             changed = _move_indices(item, moved) or changed
     return changed
+
+
+def _with_store_errors(method: Any) -> Any:
+    """``method`` of `Store` with SQLite's refusals in the user's words, naming the
+    store (`agentgauge.store.faults.store_error`): a damaged page met mid-read, a lock
+    held, a full disk, a write to a store opened read-only; and, for a method whose
+    first argument is a ``run_id``, a write into a run the store does not hold (SQLite's
+    "FOREIGN KEY constraint failed") as `require_run` says it. The commands already
+    word these in one line; this gives Python's callers (`Store`, and the functions
+    that read a store through it) the same error rather than a bare ``sqlite3`` one."""
+    parameters = list(inspect.signature(method).parameters)
+    takes_run = len(parameters) > 1 and parameters[1] == "run_id"
+
+    @functools.wraps(method)
+    def translated(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if takes_run and isinstance(exc, sqlite3.IntegrityError) and "FOREIGN KEY" in str(exc):
+                run_id = args[0] if args else kwargs.get("run_id")
+                if isinstance(run_id, str):
+                    self.require_run(run_id)  # raises MissingRun when it is not there
+            error = store_error(exc, self.path, readonly=getattr(self, "readonly", False))
+            if error is None:
+                raise
+            raise error from None
+
+    return translated
+
+
+# Every public method, and opening (which may derive records), translated: the context
+# managers are left as they are (what fails inside them is the caller's statement).
+for _name, _method in list(vars(Store).items()):
+    if (
+        isinstance(_method, FunctionType)
+        and (_name == "__init__" or not _name.startswith("_"))
+        and _name not in ("close", "transaction", "snapshot")
+    ):
+        setattr(Store, _name, _with_store_errors(_method))

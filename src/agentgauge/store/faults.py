@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentgauge.errors import InputError, StoreFull
+from agentgauge.errors import AgentgaugeError, InputError, StoreFull
 
-__all__ = ["damaged_store", "database_error", "forget_opened", "note_opened", "storage_error"]
+__all__ = [
+    "damaged_store",
+    "database_error",
+    "forget_opened",
+    "note_opened",
+    "storage_error",
+    "store_error",
+]
 
 #: The stores this process has opened, newest last: a damaged page is found only when
 #: a statement reads it, often far from where the store was named.
@@ -59,14 +66,47 @@ def database_error(exc: BaseException) -> InputError | None:
         return None
     stores = [p for p in _OPENED if p != ":memory:"]
     named = " or ".join(stores[-2:]) if stores else None
+    reason = _unread(exc, stores[-1] if stores else None)
+    return InputError(reason or f"SQLite refused the store: {exc}", file=named)
+
+
+def store_error(exc: BaseException, path: str, *, readonly: bool) -> AgentgaugeError | None:
+    """The user's error for SQLite's refusal met by a `Store` method on the store at
+    ``path``, as the commands word it (`database_error`, `storage_error`), naming that
+    store: a damaged page, a lock held, a full disk, a write to a store opened
+    read-only. ``None`` for anything else (a constraint the caller words itself, or a
+    bug, which keeps its traceback)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    full = storage_error(exc, path)
+    if full is not None:
+        return full
+    code = getattr(exc, "sqlite_errorcode", None)
+    if (code is not None and code & 0xFF == sqlite3.SQLITE_READONLY) or "readonly" in str(exc):
+        if readonly:
+            return InputError(
+                "this store was opened read-only (Store(path, readonly=True)), which never "
+                "writes: open it as Store(path) to write to it",
+                file=path,
+            )
+        return InputError(
+            f"cannot write to the store (SQLite: {exc}): the file, its folder or its "
+            "filesystem is read-only; make it writable or work on a copy",
+            file=path,
+        )
+    reason = _unread(exc, path)
+    return None if reason is None else InputError(reason, file=path)
+
+
+def _unread(exc: sqlite3.DatabaseError, path: str | None) -> str | None:
+    """Why SQLite could not read or write the store, in the user's words: damaged, or
+    locked by another process; ``None`` for another refusal."""
     text = str(exc)
     if "malformed" in text or "not a database" in text or type(exc) is sqlite3.DatabaseError:
-        reason = _damaged(text, stores[-1] if stores else None)
-    elif "locked" in text or "busy" in text:
-        reason = f"the store is locked by another process (SQLite: {text}); try again"
-    else:
-        reason = f"SQLite refused the store: {text}"
-    return InputError(reason, file=named)
+        return _damaged(text, path)
+    if "locked" in text or "busy" in text:
+        return f"the store is locked by another process (SQLite: {text}); try again"
+    return None
 
 
 def damaged_store(exc: BaseException, path: str) -> InputError | None:

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from agentgauge.errors import AgentgaugeError, InputError, StoreFull
 from agentgauge.schema import Trial
-from agentgauge.store.database import Store
+from agentgauge.store.database import MissingRun, Store
 from agentgauge.store.rows import TrialRows, describe_row, trial_rows
 
 __all__ = ["TrialWriteError", "TrialWriter"]
@@ -189,6 +189,16 @@ _STOPPED = (
 
 def _named(exc: BaseException, rows: TrialRows) -> BaseException:
     """The error as the user should read it: which trial, and that writing stopped."""
+    if isinstance(exc, MissingRun) or (
+        isinstance(exc, sqlite3.IntegrityError) and "FOREIGN KEY" in str(exc)
+    ):
+        # A trial's only reference outside its own rows is its run (its events and
+        # grades go in with it): the run's header is gone, deleted by another session.
+        return TrialWriteError(
+            f"run {rows[0][0]!r} was deleted from the store while this session wrote it: "
+            f"{describe_row(rows[0])} and the trials after it were not stored (running "
+            "the command again starts the run afresh)"
+        )
     if isinstance(exc, InputError):  # already names the trial (a cell already stored)
         return InputError(f"{exc.reason}; {_STOPPED}", file=exc.file, field=exc.field)
     if isinstance(exc, StoreFull):
@@ -196,14 +206,6 @@ def _named(exc: BaseException, rows: TrialRows) -> BaseException:
             f"cannot write {describe_row(rows[0])} of run {rows[0][0]!r}: {exc.cause}; {_STOPPED}",
             file=exc.file,
             cause=exc.cause,
-        )
-    if isinstance(exc, sqlite3.IntegrityError) and "FOREIGN KEY" in str(exc):
-        # A trial's only reference outside its own rows is its run (its events and
-        # grades go in with it): the run's header is gone, deleted by another session.
-        return TrialWriteError(
-            f"run {rows[0][0]!r} was deleted from the store while this session wrote it: "
-            f"{describe_row(rows[0])} and the trials after it were not stored (running "
-            "the command again starts the run afresh)"
         )
     if isinstance(exc, sqlite3.Error | OSError):
         return TrialWriteError(
