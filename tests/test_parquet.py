@@ -788,6 +788,58 @@ def test_a_hostile_header_is_one_line(
     assert code == 2 and "grade_version: version: expected int" in err, err
 
 
+@pytest.mark.parametrize(
+    ("header", "field", "message"),
+    [
+        ("[]", "schema: ", "expected a JSON object naming schema"),
+        ('{"schema": "agentgauge.parquet/1", "run": "x"}', "run: ", "valid dictionary"),
+        ('{"schema": "agentgauge.parquet/1", "run": {"run_id": "r"}}', "run.", "missing"),
+        ('{"schema": "agentgauge.parquet/1", "tasks": {"a": 1}}', "tasks: ", "a list of tasks"),
+        (
+            '{"schema": "agentgauge.parquet/1", "tasks": '
+            '[{"id": "a", "instruction": "i"}, {"id": 1, "instruction": "i"}]}',
+            "tasks[1].id: ",
+            "valid string",
+        ),
+    ],
+)
+def test_a_bad_header_names_the_place_in_it(
+    cli: Cli, exported: Path, tmp_path: Path, header: str, field: str, message: str
+) -> None:
+    """A header error named the field alone ("id": the run's? which task's?), or nothing
+    (a run that is no object); tasks given as an object were read key by key."""
+    folder = tmp_path / "header"
+    shutil.copytree(exported, folder)
+    (folder / HEADER_FILE).write_text(header, encoding="utf-8")
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and f"{HEADER_FILE}: {field}" in err and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_set("trial_key", [0, 0]), "row 2: trial_key 0 is row 1's too"),
+        (_set("trial_key", [None]), "row 1: a value is required, found null"),
+        (_set("trial_key", ["0"], pa.string()), "expected an integer, found Arrow type string"),
+    ],
+)
+def test_each_trial_has_a_key_of_its_own(
+    cli: Cli, exported: Path, tmp_path: Path, change: Any, message: str
+) -> None:
+    """A key held twice gave one trial's events and grades to another, and the behaviour
+    metrics derived from them (a file without facts) changed without a word; a key that
+    is no integer was blamed on events.parquet."""
+    from agentgauge.facts import FACTS
+
+    folder = _trials(exported, tmp_path, lambda t: change(t.drop_columns(list(FACTS))))
+    for command in (["show", str(folder), "--json"], ["metrics", str(folder)]):
+        code, _, err = cli(*command)
+        assert code == 2, err
+        assert f"{TRIALS_FILE}: trial_key: {message}" in err, err
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_task_ids_and_trial_indexes_are_checked_as_in_jsonl(tmp_path: Path) -> None:
     """A JSONL file refuses two spellings of one task id and a trial index past
     2^63 - 2; Parquet counted café twice (as two tasks that print the same)."""

@@ -17,6 +17,7 @@ the column and the row.
 from __future__ import annotations
 
 import glob
+import json
 import math
 import shlex
 from collections.abc import Callable, Iterable, Sequence
@@ -138,19 +139,38 @@ def read_header(trials_file: Path) -> ParquetHeader:
         return ParquetHeader()
     # The JSONL reader's rules: strict UTF-8 and JSON, at most `MAX_DEPTH` levels deep.
     data = loads_json(read_text(path), file=path, line=None)
-    if not isinstance(data, dict) or data.get("schema") != LAYOUT:
-        found = data.get("schema") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise InputError(
+            f"expected a JSON object naming schema {LAYOUT!r}, got {json.dumps(data):.40}",
+            file=path,
+            field="schema",
+        )
+    if data.get("schema") != LAYOUT:
+        found = data.get("schema")
         raise InputError(
             f"expected schema {LAYOUT!r}, found {found!r} (written by another agentgauge?)",
             file=path,
             field="schema",
         )
+    # Each error named by its place in the header (run.suite, tasks[3].id), not by the
+    # field alone: "id" could be any task's.
+    found_tasks = data.get("tasks") or []
+    if not isinstance(found_tasks, list):
+        raise InputError(
+            f"expected a list of tasks, got {json.dumps(found_tasks):.40}", file=path, field="tasks"
+        )
+    place = "run"
     try:
         run = Run.model_validate(data.get("run")) if data.get("run") is not None else None
-        tasks = [Task.model_validate(t) for t in data.get("tasks") or []]
+        tasks = []
+        for i, task in enumerate(found_tasks):
+            place = f"tasks[{i}]"
+            tasks.append(Task.model_validate(task))
     except ValidationError as exc:
         name, reason = first_error(exc)
-        raise InputError(reason, file=path, field=name) from None
+        raise InputError(
+            reason, file=path, field=place + ("" if name is None else f".{name}")
+        ) from None
     found = data.get("grade_version")
     if found is not None and (why := _grade_version_problem(found)) is not None:
         raise InputError(why, file=path, field="grade_version")
@@ -243,9 +263,10 @@ def _schema_of(path: Path) -> pa.Schema:
             )
     for name in schema.names:
         f = _FIELDS.get(name)
-        if f is None:
+        kind = "int" if name == "trial_key" else None if f is None else f.type
+        if kind is None:
             continue
-        what, accepts, _ = _ACCEPTS[f.type]
+        what, accepts, _ = _ACCEPTS[kind]
         if not accepts(schema.field(name).type):
             raise InputError(
                 f"expected {what}, found Arrow type {schema.field(name).type}",
@@ -959,11 +980,7 @@ def _part_trials(path: Path, *, events: bool) -> list[Trial]:
     schema = _schema_of(path)
     names = [f.name for f in TRIAL_FIELDS if f.name in schema.names]
     table = _read(path, names + (["trial_key"] if "trial_key" in schema.names else []))
-    keys = (
-        table.column("trial_key").to_pylist()
-        if "trial_key" in schema.names
-        else list(range(table.num_rows))
-    )
+    keys = _trial_keys(path, table) if "trial_key" in schema.names else list(range(table.num_rows))
     values = {name: _normal(path, name, table.column(name)).to_pylist() for name in names}
     trials: list[Trial] = []
     for row in range(table.num_rows):
@@ -985,6 +1002,31 @@ def _part_trials(path: Path, *, events: bool) -> list[Trial]:
         _add_events(path.parent / EVENTS_FILE, by_key)
         _add_grades(path.parent / GRADES_FILE, by_key)
     return trials
+
+
+def _trial_keys(path: Path, table: pa.Table) -> list[int]:
+    """The trials' keys, which events and grades name their trial by: one each (a key
+    missing or held twice joined a trial's transcript and grades to another trial)."""
+    column = table.column("trial_key")
+    try:
+        keys: list[Any] = column.cast(pa.int64()).to_pylist()
+    except pa.ArrowInvalid as exc:
+        raise InputError(f"cannot be read as int64 ({exc})", file=path, field="trial_key") from None
+    first: dict[int, int] = {}
+    for row, key in enumerate(keys):
+        if key is None:
+            raise InputError(
+                f"row {row + 1}: a value is required, found null", file=path, field="trial_key"
+            )
+        if key in first:
+            raise InputError(
+                f"row {row + 1}: trial_key {key} is row {first[key] + 1}'s too; each trial "
+                "has a key of its own, which its events and grades name it by",
+                file=path,
+                field="trial_key",
+            )
+        first[key] = row
+    return keys
 
 
 def _json(text: str, path: Path, row: int, name: str) -> Any:
@@ -1030,6 +1072,10 @@ def _rows(path: Path, columns: dict[str, str]) -> dict[str, list[Any]] | None:
 
 
 def _trial_of(path: Path, row: int, key: Any, by_key: dict[Any, Trial]) -> Trial:
+    if key is None:
+        raise InputError(
+            f"row {row + 1}: a value is required, found null", file=path, field="trial_key"
+        )
     trial = by_key.get(key)
     if trial is None:
         raise InputError(
