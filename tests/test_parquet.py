@@ -606,10 +606,39 @@ def _set(name: str, values: list[Any], type_: pa.DataType | None = None) -> Any:
     return change
 
 
+def _past_its_type(name: str, row: int, value: int, type_: pa.DataType) -> Any:
+    """Column ``name`` as ``type_``, ``value`` at 0-based ``row``: a value the column's
+    type holds but the trial record's does not (a uint64 past int64, an integer no
+    float64 holds exactly)."""
+
+    def change(table: pa.Table) -> pa.Table:
+        values = [v or 0 for v in table.column(name).to_pylist()]
+        values[row] = value
+        i = table.schema.get_field_index(name)
+        return table.set_column(i, name, pa.array(values, type_))
+
+    return change
+
+
 @pytest.mark.parametrize(
     ("change", "column", "message"),
     [
         (lambda t: t.drop_columns(["task_id"]), "task_id", "missing required column"),
+        (
+            _past_its_type("trial", 2, 2**64 - 1, pa.uint64()),
+            "trial",
+            "row 3: cannot be read as int64",
+        ),
+        (
+            _past_its_type("cost_usd", 1, 2**60 + 1, pa.int64()),
+            "cost_usd",
+            "row 2: cannot be read as double",
+        ),
+        (
+            _past_its_type("tool_results", 4, 2**64 - 1, pa.uint64()),
+            "tool_results",
+            "row 5: cannot be read as int64",
+        ),
         (lambda t: t.drop_columns(["success"]), "success", "missing required column"),
         (_set("task_id", [1], pa.int64()), "task_id", "expected a string"),
         (_set("success", ["yes"], pa.string()), "success", "expected a boolean"),

@@ -298,12 +298,29 @@ def _normal(path: Path, name: str, column: pa.ChunkedArray) -> pa.ChunkedArray:
     try:
         column = column.cast(target)
     except pa.ArrowInvalid as exc:
-        raise InputError(f"cannot be read as {target} ({exc})", file=path, field=name) from None
+        raise _uncastable(path, name, column, target, exc) from None
     if (f.required or name in REQUIRED) and column.null_count:
         row = _first(pc.is_null(column))
         raise InputError(f"row {row + 1}: a value is required, found null", file=path, field=name)
     _check_values(path, f, column)
     return column
+
+
+def _uncastable(
+    path: Path, name: str, column: pa.ChunkedArray, target: pa.DataType, exc: Exception
+) -> InputError:
+    """The error for a column with a value ``target`` cannot hold (a uint64 past int64's
+    range, an integer no float64 holds exactly), naming the first such row: found by
+    halving, so an error costs a few casts, not one per row."""
+    lo, hi = 0, len(column)  # the first such row is in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            column.slice(lo, mid - lo).cast(target)
+            lo = mid
+        except pa.ArrowInvalid:
+            hi = mid
+    return InputError(f"row {lo + 1}: cannot be read as {target} ({exc})", file=path, field=name)
 
 
 def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
@@ -760,9 +777,7 @@ def read_facts(parts: Sequence[Path]) -> Facts | None:
             try:
                 column = column.cast(target)
             except pa.ArrowInvalid as exc:
-                raise InputError(
-                    f"cannot be read as {target} ({exc})", file=path, field=name
-                ) from None
+                raise _uncastable(path, name, column, target, exc) from None
             if kind in ("int", "bool", "state") and column.null_count:
                 row = _first(pc.is_null(column))
                 raise InputError(
@@ -1011,7 +1026,7 @@ def _trial_keys(path: Path, table: pa.Table) -> list[int]:
     try:
         keys: list[Any] = column.cast(pa.int64()).to_pylist()
     except pa.ArrowInvalid as exc:
-        raise InputError(f"cannot be read as int64 ({exc})", file=path, field="trial_key") from None
+        raise _uncastable(path, "trial_key", column, pa.int64(), exc) from None
     first: dict[int, int] = {}
     for row, key in enumerate(keys):
         if key is None:
