@@ -845,6 +845,34 @@ def test_a_bad_header_names_the_place_in_it(
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+def test_an_export_missing_a_file_or_rows_is_refused_not_read_short(
+    cli: Cli, exported: Path, tmp_path: Path
+) -> None:
+    """An export whose grades.parquet (or events.parquet) was lost in a copy showed its
+    trials without grades or transcripts and said "no trial has a transcript"; a file
+    cut short or swapped for another (rows the header does not count) was read as it
+    came. The header counts every file's rows: they are checked."""
+    from agentgauge.facts import FACTS
+
+    header = json.loads((exported / HEADER_FILE).read_text(encoding="utf-8"))
+    lost = _trials(exported, tmp_path / "lost", lambda t: t.drop_columns(list(FACTS)))
+    (lost / GRADES_FILE).unlink()
+    for command in (["show", str(lost)], ["metrics", str(lost)]):
+        code, _, err = cli(*command)
+        assert code == 2, err
+        assert f"{GRADES_FILE}: missing, where {HEADER_FILE} counts" in err, err
+        assert err.count("\n") == 1
+    short = _trials(exported, tmp_path / "short", lambda t: t)
+    events = pq.read_table(short / EVENTS_FILE)
+    pq.write_table(events.slice(0, events.num_rows - 1), short / EVENTS_FILE)
+    code, _, err = cli("show", str(short))
+    n = header["counts"]["events"]
+    assert code == 2 and f"holds {n - 1} rows where {HEADER_FILE} counts {n} events" in err
+    cut = _trials(exported, tmp_path / "cut", lambda t: t.slice(1))
+    code, _, err = cli("metrics", str(cut))
+    assert code == 2 and f"{TRIALS_FILE}: holds" in err and "trials" in err, err
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

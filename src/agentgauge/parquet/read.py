@@ -171,11 +171,51 @@ def read_header(trials_file: Path) -> ParquetHeader:
         raise InputError(
             reason, file=path, field=place + ("" if name is None else f".{name}")
         ) from None
+    _check_count(trials_file, _counts_of(data).get("trials"), "trials")
     found = data.get("grade_version")
     if found is not None and (why := _grade_version_problem(found)) is not None:
         raise InputError(why, file=path, field="grade_version")
     grading = None if found is None else GradeVersion(**found)
     return ParquetHeader(run=run, tasks=tasks, grading=grading)
+
+
+def _counts_of(header: dict[str, Any]) -> dict[str, int]:
+    """The rows the header counts in each file (``trials``, ``events``, ``grades``)."""
+    counts = header.get("counts")
+    if not isinstance(counts, dict):
+        return {}
+    return {k: v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _header_counts(trials_file: Path) -> dict[str, int]:
+    path = trials_file.parent / HEADER_FILE
+    if not path.is_file():
+        return {}
+    data = loads_json(read_text(path), file=path, line=None)
+    return _counts_of(data) if isinstance(data, dict) else {}
+
+
+def _check_count(path: Path, expected: int | None, noun: str) -> None:
+    """An export's file holds the rows its header counts: one missing, cut short or
+    swapped for another run's was read as it came (a missing events.parquet as trials
+    without transcripts, "no trial has a transcript")."""
+    if expected is None:
+        return
+    if not path.is_file():
+        if expected == 0:
+            return
+        raise InputError(
+            f"missing, where {HEADER_FILE} counts {expected} {noun} in this export; "
+            "copy the whole export, or export the run again",
+            file=path,
+        )
+    rows = _open(path).metadata.num_rows
+    if rows != expected:
+        raise InputError(
+            f"holds {rows} rows where {HEADER_FILE} counts {expected} {noun}: not the file "
+            "exported with it (cut short, or replaced); export the run again",
+            file=path,
+        )
 
 
 #: The fields of a grade version record (`GradeVersion`) and the JSON types each takes.
@@ -1014,6 +1054,9 @@ def _part_trials(path: Path, *, events: bool) -> list[Trial]:
             raise InputError(f"row {row + 1}: {reason}", file=path, field=column) from None
     if events:
         by_key = dict(zip(keys, trials, strict=True))
+        counts = _header_counts(path)
+        _check_count(path.parent / EVENTS_FILE, counts.get("events"), "events")
+        _check_count(path.parent / GRADES_FILE, counts.get("grades"), "grades")
         _add_events(path.parent / EVENTS_FILE, by_key)
         _add_grades(path.parent / GRADES_FILE, by_key)
     return trials
