@@ -606,10 +606,39 @@ def _set(name: str, values: list[Any], type_: pa.DataType | None = None) -> Any:
     return change
 
 
+def _past_its_type(name: str, row: int, value: int, type_: pa.DataType) -> Any:
+    """Column ``name`` as ``type_``, ``value`` at 0-based ``row``: a value the column's
+    type holds but the trial record's does not (a uint64 past int64, an integer no
+    float64 holds exactly)."""
+
+    def change(table: pa.Table) -> pa.Table:
+        values = [v or 0 for v in table.column(name).to_pylist()]
+        values[row] = value
+        i = table.schema.get_field_index(name)
+        return table.set_column(i, name, pa.array(values, type_))
+
+    return change
+
+
 @pytest.mark.parametrize(
     ("change", "column", "message"),
     [
         (lambda t: t.drop_columns(["task_id"]), "task_id", "missing required column"),
+        (
+            _past_its_type("trial", 2, 2**64 - 1, pa.uint64()),
+            "trial",
+            "row 3: cannot be read as int64",
+        ),
+        (
+            _past_its_type("cost_usd", 1, 2**60 + 1, pa.int64()),
+            "cost_usd",
+            "row 2: cannot be read as double",
+        ),
+        (
+            _past_its_type("tool_results", 4, 2**64 - 1, pa.uint64()),
+            "tool_results",
+            "row 5: cannot be read as int64",
+        ),
         (lambda t: t.drop_columns(["success"]), "success", "missing required column"),
         (_set("task_id", [1], pa.int64()), "task_id", "expected a string"),
         (_set("success", ["yes"], pa.string()), "success", "expected a boolean"),
@@ -786,6 +815,86 @@ def test_a_hostile_header_is_one_line(
     (source / HEADER_FILE).write_text(json.dumps(version), encoding="utf-8")
     code, _, err = cli("metrics", str(source))
     assert code == 2 and "grade_version: version: expected int" in err, err
+
+
+@pytest.mark.parametrize(
+    ("header", "field", "message"),
+    [
+        ("[]", "schema: ", "expected a JSON object naming schema"),
+        ('{"schema": "agentgauge.parquet/1", "run": "x"}', "run: ", "valid dictionary"),
+        ('{"schema": "agentgauge.parquet/1", "run": {"run_id": "r"}}', "run.", "missing"),
+        ('{"schema": "agentgauge.parquet/1", "tasks": {"a": 1}}', "tasks: ", "a list of tasks"),
+        (
+            '{"schema": "agentgauge.parquet/1", "tasks": '
+            '[{"id": "a", "instruction": "i"}, {"id": 1, "instruction": "i"}]}',
+            "tasks[1].id: ",
+            "valid string",
+        ),
+    ],
+)
+def test_a_bad_header_names_the_place_in_it(
+    cli: Cli, exported: Path, tmp_path: Path, header: str, field: str, message: str
+) -> None:
+    """A header error named the field alone ("id": the run's? which task's?), or nothing
+    (a run that is no object); tasks given as an object were read key by key."""
+    folder = tmp_path / "header"
+    shutil.copytree(exported, folder)
+    (folder / HEADER_FILE).write_text(header, encoding="utf-8")
+    code, _, err = cli("metrics", str(folder))
+    assert code == 2 and f"{HEADER_FILE}: {field}" in err and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_an_export_missing_a_file_or_rows_is_refused_not_read_short(
+    cli: Cli, exported: Path, tmp_path: Path
+) -> None:
+    """An export whose grades.parquet (or events.parquet) was lost in a copy showed its
+    trials without grades or transcripts and said "no trial has a transcript"; a file
+    cut short or swapped for another (rows the header does not count) was read as it
+    came. The header counts every file's rows: they are checked."""
+    from agentgauge.facts import FACTS
+
+    header = json.loads((exported / HEADER_FILE).read_text(encoding="utf-8"))
+    lost = _trials(exported, tmp_path / "lost", lambda t: t.drop_columns(list(FACTS)))
+    (lost / GRADES_FILE).unlink()
+    for command in (["show", str(lost)], ["metrics", str(lost)]):
+        code, _, err = cli(*command)
+        assert code == 2, err
+        assert f"{GRADES_FILE}: missing, where {HEADER_FILE} counts" in err, err
+        assert err.count("\n") == 1
+    short = _trials(exported, tmp_path / "short", lambda t: t)
+    events = pq.read_table(short / EVENTS_FILE)
+    pq.write_table(events.slice(0, events.num_rows - 1), short / EVENTS_FILE)
+    code, _, err = cli("show", str(short))
+    n = header["counts"]["events"]
+    assert code == 2 and f"holds {n - 1} rows where {HEADER_FILE} counts {n} events" in err
+    cut = _trials(exported, tmp_path / "cut", lambda t: t.slice(1))
+    code, _, err = cli("metrics", str(cut))
+    assert code == 2 and f"{TRIALS_FILE}: holds" in err and "trials" in err, err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_set("trial_key", [0, 0]), "row 2: trial_key 0 is row 1's too"),
+        (_set("trial_key", [None]), "row 1: a value is required, found null"),
+        (_set("trial_key", ["0"], pa.string()), "expected an integer, found Arrow type string"),
+    ],
+)
+def test_each_trial_has_a_key_of_its_own(
+    cli: Cli, exported: Path, tmp_path: Path, change: Any, message: str
+) -> None:
+    """A key held twice gave one trial's events and grades to another, and the behaviour
+    metrics derived from them (a file without facts) changed without a word; a key that
+    is no integer was blamed on events.parquet."""
+    from agentgauge.facts import FACTS
+
+    folder = _trials(exported, tmp_path, lambda t: change(t.drop_columns(list(FACTS))))
+    for command in (["show", str(folder), "--json"], ["metrics", str(folder)]):
+        code, _, err = cli(*command)
+        assert code == 2, err
+        assert f"{TRIALS_FILE}: trial_key: {message}" in err, err
+        assert err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_task_ids_and_trial_indexes_are_checked_as_in_jsonl(tmp_path: Path) -> None:

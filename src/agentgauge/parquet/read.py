@@ -17,6 +17,7 @@ the column and the row.
 from __future__ import annotations
 
 import glob
+import json
 import math
 import shlex
 from collections.abc import Callable, Iterable, Sequence
@@ -138,24 +139,83 @@ def read_header(trials_file: Path) -> ParquetHeader:
         return ParquetHeader()
     # The JSONL reader's rules: strict UTF-8 and JSON, at most `MAX_DEPTH` levels deep.
     data = loads_json(read_text(path), file=path, line=None)
-    if not isinstance(data, dict) or data.get("schema") != LAYOUT:
-        found = data.get("schema") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise InputError(
+            f"expected a JSON object naming schema {LAYOUT!r}, got {json.dumps(data):.40}",
+            file=path,
+            field="schema",
+        )
+    if data.get("schema") != LAYOUT:
+        found = data.get("schema")
         raise InputError(
             f"expected schema {LAYOUT!r}, found {found!r} (written by another agentgauge?)",
             file=path,
             field="schema",
         )
+    # Each error named by its place in the header (run.suite, tasks[3].id), not by the
+    # field alone: "id" could be any task's.
+    found_tasks = data.get("tasks") or []
+    if not isinstance(found_tasks, list):
+        raise InputError(
+            f"expected a list of tasks, got {json.dumps(found_tasks):.40}", file=path, field="tasks"
+        )
+    place = "run"
     try:
         run = Run.model_validate(data.get("run")) if data.get("run") is not None else None
-        tasks = [Task.model_validate(t) for t in data.get("tasks") or []]
+        tasks = []
+        for i, task in enumerate(found_tasks):
+            place = f"tasks[{i}]"
+            tasks.append(Task.model_validate(task))
     except ValidationError as exc:
         name, reason = first_error(exc)
-        raise InputError(reason, file=path, field=name) from None
+        raise InputError(
+            reason, file=path, field=place + ("" if name is None else f".{name}")
+        ) from None
+    _check_count(trials_file, _counts_of(data).get("trials"), "trials")
     found = data.get("grade_version")
     if found is not None and (why := _grade_version_problem(found)) is not None:
         raise InputError(why, file=path, field="grade_version")
     grading = None if found is None else GradeVersion(**found)
     return ParquetHeader(run=run, tasks=tasks, grading=grading)
+
+
+def _counts_of(header: dict[str, Any]) -> dict[str, int]:
+    """The rows the header counts in each file (``trials``, ``events``, ``grades``)."""
+    counts = header.get("counts")
+    if not isinstance(counts, dict):
+        return {}
+    return {k: v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _header_counts(trials_file: Path) -> dict[str, int]:
+    path = trials_file.parent / HEADER_FILE
+    if not path.is_file():
+        return {}
+    data = loads_json(read_text(path), file=path, line=None)
+    return _counts_of(data) if isinstance(data, dict) else {}
+
+
+def _check_count(path: Path, expected: int | None, noun: str) -> None:
+    """An export's file holds the rows its header counts: one missing, cut short or
+    swapped for another run's was read as it came (a missing events.parquet as trials
+    without transcripts, "no trial has a transcript")."""
+    if expected is None:
+        return
+    if not path.is_file():
+        if expected == 0:
+            return
+        raise InputError(
+            f"missing, where {HEADER_FILE} counts {expected} {noun} in this export; "
+            "copy the whole export, or export the run again",
+            file=path,
+        )
+    rows = _open(path).metadata.num_rows
+    if rows != expected:
+        raise InputError(
+            f"holds {rows} rows where {HEADER_FILE} counts {expected} {noun}: not the file "
+            "exported with it (cut short, or replaced); export the run again",
+            file=path,
+        )
 
 
 #: The fields of a grade version record (`GradeVersion`) and the JSON types each takes.
@@ -243,9 +303,10 @@ def _schema_of(path: Path) -> pa.Schema:
             )
     for name in schema.names:
         f = _FIELDS.get(name)
-        if f is None:
+        kind = "int" if name == "trial_key" else None if f is None else f.type
+        if kind is None:
             continue
-        what, accepts, _ = _ACCEPTS[f.type]
+        what, accepts, _ = _ACCEPTS[kind]
         if not accepts(schema.field(name).type):
             raise InputError(
                 f"expected {what}, found Arrow type {schema.field(name).type}",
@@ -277,12 +338,29 @@ def _normal(path: Path, name: str, column: pa.ChunkedArray) -> pa.ChunkedArray:
     try:
         column = column.cast(target)
     except pa.ArrowInvalid as exc:
-        raise InputError(f"cannot be read as {target} ({exc})", file=path, field=name) from None
+        raise _uncastable(path, name, column, target, exc) from None
     if (f.required or name in REQUIRED) and column.null_count:
         row = _first(pc.is_null(column))
         raise InputError(f"row {row + 1}: a value is required, found null", file=path, field=name)
     _check_values(path, f, column)
     return column
+
+
+def _uncastable(
+    path: Path, name: str, column: pa.ChunkedArray, target: pa.DataType, exc: Exception
+) -> InputError:
+    """The error for a column with a value ``target`` cannot hold (a uint64 past int64's
+    range, an integer no float64 holds exactly), naming the first such row: found by
+    halving, so an error costs a few casts, not one per row."""
+    lo, hi = 0, len(column)  # the first such row is in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            column.slice(lo, mid - lo).cast(target)
+            lo = mid
+        except pa.ArrowInvalid:
+            hi = mid
+    return InputError(f"row {lo + 1}: cannot be read as {target} ({exc})", file=path, field=name)
 
 
 def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
@@ -739,9 +817,7 @@ def read_facts(parts: Sequence[Path]) -> Facts | None:
             try:
                 column = column.cast(target)
             except pa.ArrowInvalid as exc:
-                raise InputError(
-                    f"cannot be read as {target} ({exc})", file=path, field=name
-                ) from None
+                raise _uncastable(path, name, column, target, exc) from None
             if kind in ("int", "bool", "state") and column.null_count:
                 row = _first(pc.is_null(column))
                 raise InputError(
@@ -959,11 +1035,7 @@ def _part_trials(path: Path, *, events: bool) -> list[Trial]:
     schema = _schema_of(path)
     names = [f.name for f in TRIAL_FIELDS if f.name in schema.names]
     table = _read(path, names + (["trial_key"] if "trial_key" in schema.names else []))
-    keys = (
-        table.column("trial_key").to_pylist()
-        if "trial_key" in schema.names
-        else list(range(table.num_rows))
-    )
+    keys = _trial_keys(path, table) if "trial_key" in schema.names else list(range(table.num_rows))
     values = {name: _normal(path, name, table.column(name)).to_pylist() for name in names}
     trials: list[Trial] = []
     for row in range(table.num_rows):
@@ -982,9 +1054,37 @@ def _part_trials(path: Path, *, events: bool) -> list[Trial]:
             raise InputError(f"row {row + 1}: {reason}", file=path, field=column) from None
     if events:
         by_key = dict(zip(keys, trials, strict=True))
+        counts = _header_counts(path)
+        _check_count(path.parent / EVENTS_FILE, counts.get("events"), "events")
+        _check_count(path.parent / GRADES_FILE, counts.get("grades"), "grades")
         _add_events(path.parent / EVENTS_FILE, by_key)
         _add_grades(path.parent / GRADES_FILE, by_key)
     return trials
+
+
+def _trial_keys(path: Path, table: pa.Table) -> list[int]:
+    """The trials' keys, which events and grades name their trial by: one each (a key
+    missing or held twice joined a trial's transcript and grades to another trial)."""
+    column = table.column("trial_key")
+    try:
+        keys: list[Any] = column.cast(pa.int64()).to_pylist()
+    except pa.ArrowInvalid as exc:
+        raise _uncastable(path, "trial_key", column, pa.int64(), exc) from None
+    first: dict[int, int] = {}
+    for row, key in enumerate(keys):
+        if key is None:
+            raise InputError(
+                f"row {row + 1}: a value is required, found null", file=path, field="trial_key"
+            )
+        if key in first:
+            raise InputError(
+                f"row {row + 1}: trial_key {key} is row {first[key] + 1}'s too; each trial "
+                "has a key of its own, which its events and grades name it by",
+                file=path,
+                field="trial_key",
+            )
+        first[key] = row
+    return keys
 
 
 def _json(text: str, path: Path, row: int, name: str) -> Any:
@@ -1030,6 +1130,10 @@ def _rows(path: Path, columns: dict[str, str]) -> dict[str, list[Any]] | None:
 
 
 def _trial_of(path: Path, row: int, key: Any, by_key: dict[Any, Trial]) -> Trial:
+    if key is None:
+        raise InputError(
+            f"row {row + 1}: a value is required, found null", file=path, field="trial_key"
+        )
     trial = by_key.get(key)
     if trial is None:
         raise InputError(
