@@ -149,6 +149,14 @@ class _Group(TyperGroup):
         with _pipe_closes(), _interrupts_carried():
             return super().invoke(ctx)
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The command list boxed at any width (`_help_markup` aside): its names never
+        wrap and its summaries wrap whole, where click's plain list cuts each summary
+        at "..."."""
+        from typer import rich_utils
+
+        rich_utils.rich_format_help(obj=self, ctx=ctx, markup_mode="markdown")
+
 
 app = typer.Typer(
     name="agentgauge",
@@ -226,7 +234,28 @@ def _leave_quietly() -> None:
                 pass
 
 
+#: The narrowest terminal typer's boxed help fits without cutting an option's name
+#: (``run --help`` read ``--include-held…`` at 80 columns, ``--concurr…`` at 60): Rich
+#: shrinks its columns alike, with an ellipsis. Narrower, click's plain help, which
+#: wraps its text and never cuts.
+RICH_HELP_COLUMNS = 100
+
+
+def _help_markup() -> str | None:
+    """typer's markup mode for this terminal: ``markdown`` (boxed help) where it fits,
+    ``None`` (click's plain help) below `RICH_HELP_COLUMNS`, measured as typer does
+    (``TERMINAL_WIDTH``, then ``COLUMNS``, then the terminal)."""
+    import shutil
+
+    try:
+        columns = int(os.environ.get("TERMINAL_WIDTH", ""))
+    except ValueError:
+        columns = shutil.get_terminal_size().columns
+    return "markdown" if columns >= RICH_HELP_COLUMNS else None
+
+
 def _run_app() -> None:
+    app.rich_markup_mode = _help_markup()  # type: ignore[assignment]
     try:
         with _rich_pipes_raise():
             # One name however it was started (`python -m agentgauge` too), as the
