@@ -6,6 +6,9 @@ column dropped. Where a table cannot fit, its rows are printed as blocks of
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +105,27 @@ def test_show_never_breaks_a_number(
     assert "1,020 in / 64 out tokens" in out
     failures = _narrow(cli, monkeypatch, 40, "show", f"{trials_file}#agent={AGENTS[0]}")
     assert "failed: 1/2" in failures and "failing trials: 0" in failures
+
+
+def test_an_ascii_terminal_keeps_a_table_of_wide_names_aligned(tmp_path: Path) -> None:
+    # Rich lays 日本 out two columns wide; written as one "?" each, every border after
+    # it moved left: "| ?mega-?????-?? |" was two columns short of its column.
+    rows = [
+        {"task_id": f"t{t}", "trial": 0, "agent": agent, "success": t % 2 == 0}
+        for agent in ("Ωmega-агент-日本", "plain")
+        for t in range(4)
+    ]
+    trials = tmp_path / "t.jsonl"
+    trials.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "metrics", str(trials), "--by", "agent"],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode("ascii")  # every byte is ASCII
+    assert "?mega-?????-????" in out  # two "?" for each of 日 and 本
+    table = [line.rstrip() for line in out.splitlines() if line.startswith(("|", "+"))]
+    assert len(table) > 5 and len({len(line) for line in table}) == 1

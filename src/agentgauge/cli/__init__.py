@@ -209,13 +209,33 @@ def _register_commands(argv: list[str] | None = None) -> None:
         importlib.import_module(f"{__name__}.{each}")
 
 
+#: The codec error handler of stdout and stderr (`_tolerate_any_encoding`).
+_AS_WIDE = "agentgauge.question-marks"
+
+
+def _question_marks(exc: UnicodeError) -> tuple[str, int]:
+    """A ``?`` per column of each character the encoding lacks (at least one): Rich laid
+    the table out with 日 two columns wide, so a single ``?`` shifted every border after
+    it (``| ?mega-?????-?? |`` one column short per character)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    from rich.cells import cell_len
+
+    bad = exc.object[exc.start : exc.end]
+    return "".join("?" * max(1, cell_len(ch)) for ch in bad), exc.end
+
+
 def _tolerate_any_encoding() -> None:
     """A character the output's encoding lacks (``PYTHONIOENCODING=ascii``, a Latin-1
-    terminal) is written as ``?`` instead of ending the command with a traceback."""
+    terminal) is written as ``?`` (``??`` for one two columns wide) instead of ending
+    the command with a traceback."""
+    import codecs
+
+    codecs.register_error(_AS_WIDE, _question_marks)
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            reconfigure(errors="replace")
+            reconfigure(errors=_AS_WIDE)
 
 
 def _leave_quietly() -> None:
