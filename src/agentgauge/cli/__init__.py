@@ -54,6 +54,13 @@ from agentgauge.errors import AgentgaugeError  # noqa: E402
 PIPE_CLOSED = 141
 
 
+#: Writes that failed for want of room or a working device: the user's to fix (free
+#: space, another file), where any other `OSError` reaching `main` is a bug. They exit
+#: `DISK_FULL`, as a full disk under the store does (`agentgauge.errors.StoreFull`).
+_CANNOT_WRITE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+DISK_FULL = 4
+
+
 class _PipeClosed(Exception):
     """A write to stdout or stderr found the reader gone. Not an `OSError`: click would
     take an EPIPE for its own and exit 1, the code of a failed gate, without a word."""
@@ -322,6 +329,15 @@ def main() -> None:
     except (_Interrupted, KeyboardInterrupt):  # a Ctrl-C no command handled itself
         print("agentgauge: interrupted", file=sys.stderr)
         sys.exit(130)
+    except OSError as exc:
+        if exc.errno not in _CANNOT_WRITE:
+            raise
+        # Output to a full disk (`> /dev/full`, a quota): one line, not a traceback; the
+        # output left unwritten is dropped, not tried again (and failed again) at exit.
+        _leave_quietly()
+        where = f"{exc.filename}: " if exc.filename else "the output: "
+        print(f"agentgauge: error: {visible(where)}cannot write ({exc.strerror})", file=sys.stderr)
+        sys.exit(DISK_FULL)
 
 
 def _loaded() -> None:
