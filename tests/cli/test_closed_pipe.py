@@ -54,6 +54,9 @@ def closed_stdout(*args: str) -> tuple[int, str]:
         ["metrics", "{db}:r"],
         ["--help"],  # typer's help, printed while the arguments are parsed
         ["show", "--help"],
+        # A file option naming the pipe: it said "cannot write here: Broken pipe", exit 2.
+        ["export", "{db}:r", "--jsonl", "/dev/stdout"],
+        ["report", "{db}:r", "--markdown", "/dev/stdout"],
     ],
     ids=lambda args: " ".join(args[:2]),
 )

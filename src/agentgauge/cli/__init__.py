@@ -73,9 +73,14 @@ def _pipe_closes() -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        if exc.errno in (errno.EPIPE, errno.ESHUTDOWN):
+        if _closed_pipe(exc):
             raise _PipeClosed from exc
         raise
+
+
+def _closed_pipe(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a write that found its pipe's reader gone (EPIPE)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.EPIPE, errno.ESHUTDOWN)
 
 
 def _raise_broken_pipe(console: Any) -> None:
@@ -312,6 +317,11 @@ def main() -> None:
         _leave_quietly()
         sys.exit(PIPE_CLOSED)
     except AgentgaugeError as exc:
+        if _closed_pipe(exc.__context__):
+            # `export --jsonl /dev/stdout | head -1`: the writer's refusal ("cannot write
+            # here: Broken pipe", exit 2) is the reader going away, as for any output.
+            _leave_quietly()
+            sys.exit(PIPE_CLOSED)
         # The message may quote the data (a name, a line of a file): controls shown, not run.
         print(f"agentgauge: error: {visible(exc, keep=chr(10))}", file=sys.stderr)
         sys.exit(exc.exit_code)
