@@ -129,3 +129,14 @@ def test_an_ascii_terminal_keeps_a_table_of_wide_names_aligned(tmp_path: Path) -
     assert "?mega-?????-????" in out  # two "?" for each of 日 and 本
     table = [line.rstrip() for line in out.splitlines() if line.startswith(("|", "+"))]
     assert len(table) > 5 and len({len(line) for line in table}) == 1
+
+
+def test_calibrate_per_rater_figures_are_whole(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests.cli.test_calibrate import several_raters, write
+
+    labels = write(tmp_path / "labels.jsonl", several_raters())
+    out = _narrow(cli, monkeypatch, 40, "calibrate", str(labels), "--bootstrap", "100")
+    # κ and agreement read "-0.3…" and "0.5…" at 40 columns.
+    assert "κ: -0.333" in out and "95% CI: [-0.500, 0.000]" in out and "agreement: 0.500" in out
