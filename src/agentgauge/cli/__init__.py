@@ -287,6 +287,7 @@ def _help_markup() -> str | None:
 
 
 def _run_app() -> None:
+    markup = app.rich_markup_mode
     app.rich_markup_mode = _help_markup()  # type: ignore[assignment]
     try:
         with _rich_pipes_raise():
@@ -294,6 +295,7 @@ def _run_app() -> None:
             # messages that name a command's --help give it.
             app(prog_name="agentgauge")
     finally:
+        app.rich_markup_mode = markup  # `app` as it was, for a caller that runs it itself
         # What is still buffered is written now, where a closed pipe is told apart; at
         # exit it would print "Exception ignored ... BrokenPipeError" and exit 120.
         with _pipe_closes():
