@@ -54,6 +54,9 @@ def closed_stdout(*args: str) -> tuple[int, str]:
         ["metrics", "{db}:r"],
         ["--help"],  # typer's help, printed while the arguments are parsed
         ["show", "--help"],
+        # A file option naming the pipe: it said "cannot write here: Broken pipe", exit 2.
+        ["export", "{db}:r", "--jsonl", "/dev/stdout"],
+        ["report", "{db}:r", "--markdown", "/dev/stdout"],
     ],
     ids=lambda args: " ".join(args[:2]),
 )
@@ -70,3 +73,23 @@ def test_output_that_is_read_is_untouched(db: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
     )
     assert done.returncode == 0 and done.stderr == "" and '"run_id": "r"' in done.stdout
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["runs", "--store", "{db}"], ["metrics", "{db}:r", "--json"]])
+def test_a_full_disk_is_one_line_and_exit_4(db: Path, args: list[str]) -> None:
+    # stdout on a full disk (`> /dev/full`) ended in a traceback: OSError ENOSPC.
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentgauge", *(a.format(db=db) for a in args)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+            check=False,
+        )
+    assert proc.returncode == 4  # as a full disk under the store
+    assert proc.stderr == (
+        "agentgauge: error: the output: cannot write (No space left on device)\n"
+    )

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 import typer
+from tests.conftest import Cli
 from typer.testing import CliRunner
 
 from agentgauge.cli import _register_commands, app
@@ -57,3 +59,23 @@ def test_the_command_list_shows_each_summary_on_its_own_lines() -> None:
         # docstring had one.
         [row] = [line for line in result.output.splitlines() if f" {path[0]} " in line[:20]]
         assert summary in _words(row), path
+
+
+@pytest.mark.parametrize("columns", ["60", "80"])
+def test_every_option_name_is_shown_whole_on_a_narrow_terminal(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    # typer's boxed help shrank its columns alike: at 80 columns `run --help` read
+    # "--include-held…", at 60 "--concurr…" and "openai:MOD…". Below 100 columns a
+    # command's help is click's plain one, which wraps and never cuts.
+    monkeypatch.setenv("COLUMNS", columns)
+    for path, command in _commands():
+        code, out, err = cli(*path, "--help")
+        assert code == 0, (path, err)
+        assert "…" not in out, path
+        for param in command.params:
+            for name in [n for n in (*param.opts, *param.secondary_opts) if n[0] == "-"]:
+                assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", out), (path, name)
+    code, out, _ = cli("--help")  # the command list stays boxed: summaries wrap whole
+    listing = out[out.index("╭─ Commands") :]
+    assert code == 0 and "..." not in listing and "…" not in listing

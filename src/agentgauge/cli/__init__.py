@@ -54,6 +54,13 @@ from agentgauge.errors import AgentgaugeError  # noqa: E402
 PIPE_CLOSED = 141
 
 
+#: Writes that failed for want of room or a working device: the user's to fix (free
+#: space, another file), where any other `OSError` reaching `main` is a bug. They exit
+#: `DISK_FULL`, as a full disk under the store does (`agentgauge.errors.StoreFull`).
+_CANNOT_WRITE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+DISK_FULL = 4
+
+
 class _PipeClosed(Exception):
     """A write to stdout or stderr found the reader gone. Not an `OSError`: click would
     take an EPIPE for its own and exit 1, the code of a failed gate, without a word."""
@@ -66,9 +73,14 @@ def _pipe_closes() -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        if exc.errno in (errno.EPIPE, errno.ESHUTDOWN):
+        if _closed_pipe(exc):
             raise _PipeClosed from exc
         raise
+
+
+def _closed_pipe(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a write that found its pipe's reader gone (EPIPE)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.EPIPE, errno.ESHUTDOWN)
 
 
 def _raise_broken_pipe(console: Any) -> None:
@@ -149,6 +161,14 @@ class _Group(TyperGroup):
         with _pipe_closes(), _interrupts_carried():
             return super().invoke(ctx)
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The command list boxed at any width (`_help_markup` aside): its names never
+        wrap and its summaries wrap whole, where click's plain list cuts each summary
+        at "..."."""
+        from typer import rich_utils
+
+        rich_utils.rich_format_help(obj=self, ctx=ctx, markup_mode="markdown")
+
 
 app = typer.Typer(
     name="agentgauge",
@@ -201,13 +221,33 @@ def _register_commands(argv: list[str] | None = None) -> None:
         importlib.import_module(f"{__name__}.{each}")
 
 
+#: The codec error handler of stdout and stderr (`_tolerate_any_encoding`).
+_AS_WIDE = "agentgauge.question-marks"
+
+
+def _question_marks(exc: UnicodeError) -> tuple[str, int]:
+    """A ``?`` per column of each character the encoding lacks (at least one): Rich laid
+    the table out with 日 two columns wide, so a single ``?`` shifted every border after
+    it (``| ?mega-?????-?? |`` one column short per character)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    from rich.cells import cell_len
+
+    bad = exc.object[exc.start : exc.end]
+    return "".join("?" * max(1, cell_len(ch)) for ch in bad), exc.end
+
+
 def _tolerate_any_encoding() -> None:
     """A character the output's encoding lacks (``PYTHONIOENCODING=ascii``, a Latin-1
-    terminal) is written as ``?`` instead of ending the command with a traceback."""
+    terminal) is written as ``?`` (``??`` for one two columns wide) instead of ending
+    the command with a traceback."""
+    import codecs
+
+    codecs.register_error(_AS_WIDE, _question_marks)
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            reconfigure(errors="replace")
+            reconfigure(errors=_AS_WIDE)
 
 
 def _leave_quietly() -> None:
@@ -226,13 +266,36 @@ def _leave_quietly() -> None:
                 pass
 
 
+#: The narrowest terminal typer's boxed help fits without cutting an option's name
+#: (``run --help`` read ``--include-held…`` at 80 columns, ``--concurr…`` at 60): Rich
+#: shrinks its columns alike, with an ellipsis. Narrower, click's plain help, which
+#: wraps its text and never cuts.
+RICH_HELP_COLUMNS = 100
+
+
+def _help_markup() -> str | None:
+    """typer's markup mode for this terminal: ``markdown`` (boxed help) where it fits,
+    ``None`` (click's plain help) below `RICH_HELP_COLUMNS`, measured as typer does
+    (``TERMINAL_WIDTH``, then ``COLUMNS``, then the terminal)."""
+    import shutil
+
+    try:
+        columns = int(os.environ.get("TERMINAL_WIDTH", ""))
+    except ValueError:
+        columns = shutil.get_terminal_size().columns
+    return "markdown" if columns >= RICH_HELP_COLUMNS else None
+
+
 def _run_app() -> None:
+    markup = app.rich_markup_mode
+    app.rich_markup_mode = _help_markup()  # type: ignore[assignment]
     try:
         with _rich_pipes_raise():
             # One name however it was started (`python -m agentgauge` too), as the
             # messages that name a command's --help give it.
             app(prog_name="agentgauge")
     finally:
+        app.rich_markup_mode = markup  # `app` as it was, for a caller that runs it itself
         # What is still buffered is written now, where a closed pipe is told apart; at
         # exit it would print "Exception ignored ... BrokenPipeError" and exit 120.
         with _pipe_closes():
@@ -256,6 +319,11 @@ def main() -> None:
         _leave_quietly()
         sys.exit(PIPE_CLOSED)
     except AgentgaugeError as exc:
+        if _closed_pipe(exc.__context__):
+            # `export --jsonl /dev/stdout | head -1`: the writer's refusal ("cannot write
+            # here: Broken pipe", exit 2) is the reader going away, as for any output.
+            _leave_quietly()
+            sys.exit(PIPE_CLOSED)
         # The message may quote the data (a name, a line of a file): controls shown, not run.
         print(f"agentgauge: error: {visible(exc, keep=chr(10))}", file=sys.stderr)
         sys.exit(exc.exit_code)
@@ -273,6 +341,15 @@ def main() -> None:
     except (_Interrupted, KeyboardInterrupt):  # a Ctrl-C no command handled itself
         print("agentgauge: interrupted", file=sys.stderr)
         sys.exit(130)
+    except OSError as exc:
+        if exc.errno not in _CANNOT_WRITE:
+            raise
+        # Output to a full disk (`> /dev/full`, a quota): one line, not a traceback; the
+        # output left unwritten is dropped, not tried again (and failed again) at exit.
+        _leave_quietly()
+        where = f"{exc.filename}: " if exc.filename else "the output: "
+        print(f"agentgauge: error: {visible(where)}cannot write ({exc.strerror})", file=sys.stderr)
+        sys.exit(DISK_FULL)
 
 
 def _loaded() -> None:

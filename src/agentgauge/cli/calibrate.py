@@ -84,7 +84,10 @@ def _print(r: dict[str, Any]) -> None:
             table.add_column(terminal_text(name), justify="right")
         for name, row in zip(jh["confusion"]["labels"], jh["confusion"]["matrix"], strict=True):
             table.add_row(terminal_text(name), *(str(v) for v in row))
-        out.print(table)
+        # On a narrow terminal each row a block of its figures, none cut (docs/reports.md).
+        from agentgauge.report.layout import fitted
+
+        out.print(fitted(out, table))
         per = Table(title="per rater and per grader")
         for col in ("against", "items", "κ", "95% CI", "agreement"):
             per.add_column(col, justify="left" if col == "against" else "right")
@@ -102,7 +105,7 @@ def _print(r: dict[str, Any]) -> None:
             )
             if p.get("null_reason"):
                 notes.setdefault(p["null_reason"], []).append(who)
-        out.print(per)
+        out.print(fitted(out, per))
         for reason, rows in notes.items():  # each reason once, with the rows it is about
             out.print(terminal_text(f"— {', '.join(rows)}: {reason}", "dim"))
         ka = r["krippendorff_alpha"]

@@ -58,6 +58,7 @@ _SHOWN = {
 
 
 def _print(result: CompareResult, out: Console) -> None:
+    from agentgauge.report.layout import fitted
     from agentgauge.report.record import level_text
     from agentgauge.report.terminal import capability_table, comparison_null_reason_lines
 
@@ -67,8 +68,9 @@ def _print(result: CompareResult, out: Console) -> None:
     out.print(Text.assemble(("B", "bold"), " = ", terminal_text(c.label_b), "\n"))
     out.print(terminal_text(c.verdict, f"bold {colour}"), "\n")
     t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="dim")
-    t.add_column()
+    # Wrapped between words on a narrow terminal; a word wider than it folds, never cut.
+    t.add_column(style="dim", overflow="fold")
+    t.add_column(overflow="fold")
     t.add_row("success rate", f"A {_pct(c.rate_a)}   B {_pct(c.rate_b)}   ({c.design})")
     ci = "—" if c.ci is None else f"{_pp(c.ci[0])} to {_pp(c.ci[1])}"
     t.add_row("B − A", f"{_pp(c.mean_diff)}   {level_text(c.alpha)} CI {ci}")
@@ -118,7 +120,8 @@ def _print(result: CompareResult, out: Console) -> None:
     out.print(Text.assemble("\n", ("Comparison record", "bold")))
     out.print(terminal_text(result.record.to_text(), keep="\n"), highlight=False, soft_wrap=True)
     if result.record.capabilities:
-        out.print(capability_table(result.record.capabilities, title=_capabilities_title(c)))
+        table = capability_table(result.record.capabilities, title=_capabilities_title(c))
+        out.print(fitted(out, table))
 
 
 def _markdown_inputs(markdown: str | None, sources: list[str | None], *, force: bool) -> list[Path]:

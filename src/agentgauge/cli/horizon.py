@@ -129,7 +129,9 @@ def horizon_cmd(
         print_json(report.to_dict())
         return
     out = console()
-    out.print(render(report))
+    from agentgauge.report.layout import fitted
+
+    out.print(fitted(out, render(report)))  # a narrow terminal: rows as blocks
     for w in report.warnings:
         out.print(terminal_warning(w))
     for g in report.groups:

@@ -21,6 +21,7 @@ from agentgauge.display import shell_command
 from agentgauge.display import terminal_text as _text
 from agentgauge.report.explain import shorten
 from agentgauge.report.formats import DASH, money
+from agentgauge.report.layout import fitted
 
 __all__ = ["print_failures", "print_trials"]
 
@@ -119,7 +120,8 @@ def print_failures(
         if len(configs) > 1:
             cells.insert(0, _text(_who(r["agent"], r["model"])))
         table.add_row(*cells)
-    console.print(table)
+    # Long ids fold between columns; narrower than that, each row a block.
+    console.print(fitted(console, table, head=3 if len(configs) > 1 else 2, wrap_width=24))
 
 
 # --------------------------------------------------------------------------- a trial
@@ -249,7 +251,8 @@ def print_trials(doc: dict[str, Any], console: Console, *, run_model: str | None
         console.print(Text.assemble(("\n── ", "dim"), _text(title, "bold")))
         console.print(_header(view, run_model))
         if view["events"]:
-            console.print(_transcript(view))
+            # Content folds between words; narrower than 20 columns for it, blocks.
+            console.print(fitted(console, _transcript(view), head=4, wrap_width=20))
         else:
             console.print(Text("no transcript recorded", style="dim"))
         console.print(Text("grades", style="bold"))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -31,6 +31,7 @@ from agentgauge.report.formats import (
     success_se_of,
 )
 from agentgauge.report.formats import money as _money
+from agentgauge.report.layout import fitted
 from agentgauge.report.scope import BASE_VARIANT
 
 __all__ = [
@@ -129,16 +130,19 @@ def _fits(console: Console, table: Table) -> bool:
     return natural <= console.width
 
 
-def _folded(console: Console, n: int, build: Callable[[Sequence[int], bool], Table]) -> list[Table]:
+def _folded(
+    console: Console, n: int, build: Callable[[Sequence[int], bool], Table]
+) -> list[RenderableType]:
     """The table of ``n`` group columns as consecutive tables that each fit the console,
-    so that no figure is wrapped or cut: ``build(columns, first)`` makes one of them."""
-    tables: list[Table] = []
+    so that no figure is wrapped or cut: ``build(columns, first)`` makes one of them. A
+    table of one group that still does not fit is given as `fitted` gives it."""
+    tables: list[RenderableType] = []
     start = 0
     while start < n:
         end = start + 1
         while end < n and _fits(console, build(range(start, end + 1), start == 0)):
             end += 1
-        tables.append(build(range(start, end), start == 0))
+        tables.append(fitted(console, build(range(start, end), start == 0)))
         start = end
     return tables
 
