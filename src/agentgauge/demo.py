@@ -32,6 +32,7 @@ from agentgauge.metrics.grades import grade_summary
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
 from agentgauge.report.grade_table import grade_table
 from agentgauge.report.html import render_html
+from agentgauge.report.layout import fitted
 from agentgauge.report.scope import scoped_metrics
 from agentgauge.report.terminal import (
     capability_table,
@@ -286,11 +287,10 @@ def run_demo(
     )
     con.print(Text(result.record.to_text()))
     if result.record.capabilities:
-        con.print(
-            capability_table(
-                result.record.capabilities, title="per-capability table (record line 6)"
-            )
+        table = capability_table(
+            result.record.capabilities, title="per-capability table (record line 6)"
         )
+        con.print(fitted(con, table))  # as `compare` prints it: whole at any width
     con.print(Text.assemble("\n", (result.comparison.verdict, "bold")))
 
     by_name = dict(zip(REFERENCE_AGENTS, retail_sources, strict=True))
