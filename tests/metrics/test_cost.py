@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentgauge.metrics import cost_metrics, cost_of_pass
@@ -225,6 +225,9 @@ def test_a_constant_cost_averages_to_itself() -> None:
         max_size=40,
     )
 )
+# Found by CI: an fsum and one remainder held about 106 bits, short of $500,000 beside
+# 1e-38 (the total came out one unit in the last place low).
+@example([(0, 1.0), (0, 524287.87163045333), (0, 1.175494351e-38)])
 def test_cost_figures_are_the_exact_means_rounded_once(rows: list[tuple[int, float]]) -> None:
     # Fractions hold the floats exactly: the exact sum and means, each rounded once.
     task = np.array([t for t, _ in rows])

@@ -96,18 +96,23 @@ def exact_sum(values: FloatArray) -> Fraction | None:
     A float sum rounds at every addition: 30 costs of $0.10 added up to
     3.000000000000001, and their mean to 0.10000000000000003, failing a gate ``max:
     0.1``. Here the sum is ``math.fsum``'s (Shewchuk 1997: the correctly rounded sum)
-    plus the remainder it rounded away (``fsum`` again with the first sum taken out):
-    exact while the sum is less than about 2^53 (9e15) times the smallest nonzero
-    value, and to about 106 bits beyond. A mean is then this divided once and
-    rounded once (`_rounded`), so a constant cost averages to itself.
+    plus the remainder it rounded away, itself an ``fsum`` with the first sum taken
+    out, and so on until a remainder is 0: each round holds about 53 more bits, so
+    the parts add up to the sum exactly (one round past the first for most data; one
+    per 53 bits between the largest value and the smallest, such as $500,000 beside
+    1e-38, for the rest). A mean is then this divided once and rounded once
+    (`_rounded`), so a constant cost averages to itself; the total is the first
+    round's, the correctly rounded sum.
     """
     numbers = values.tolist()
     try:
-        rounded = math.fsum(numbers)
-        if not math.isfinite(rounded):
+        parts = [math.fsum(numbers)]
+        if not math.isfinite(parts[0]):
             return None
-        numbers.append(-rounded)
-        return Fraction(rounded) + Fraction(math.fsum(numbers))
+        while parts[-1] != 0.0:
+            numbers.append(-parts[-1])
+            parts.append(math.fsum(numbers))
+        return sum((Fraction(p) for p in parts), Fraction(0))
     except OverflowError:  # a partial sum passed the largest float
         return None
 
