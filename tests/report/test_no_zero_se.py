@@ -25,8 +25,8 @@ def _trials(path: Path) -> Path:
     return path
 
 
-def test_reports_show_the_count_where_the_se_is_zero(tmp_path: Path) -> None:
-    source = _trials(tmp_path / "t.jsonl")
+def _report(source: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """`agentgauge report SOURCE` as a user runs it: the HTML and Markdown it wrote."""
     html, md = tmp_path / "r.html", tmp_path / "r.md"
     done = subprocess.run(
         [sys.executable, "-m", "agentgauge", "report", str(source), "--html", str(html),
@@ -34,6 +34,12 @@ def test_reports_show_the_count_where_the_se_is_zero(tmp_path: Path) -> None:
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    return html, md
+
+
+def test_reports_show_the_count_where_the_se_is_zero(tmp_path: Path) -> None:
+    source = _trials(tmp_path / "t.jsonl")
+    html, md = _report(source, tmp_path)
     rows: dict[str, str] = {}
     for line in md.read_text().splitlines():  # the outcome table comes first
         if line.startswith(("| always", "| mixed", "| uneven")):
@@ -141,13 +147,7 @@ def test_reports_never_write_an_interval_as_two_equal_bounds(tmp_path: Path) -> 
     source.write_text(
         "".join(json.dumps({"task_id": f"t{i}", "success": False}) + "\n" for i in range(10_000))
     )
-    html, md = tmp_path / "r.html", tmp_path / "r.md"
-    done = subprocess.run(
-        [sys.executable, "-m", "agentgauge", "report", str(source), "--html", str(html),
-         "--markdown", str(md)],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    html, md = _report(source, tmp_path)
     (group,) = agentgauge.metrics(str(source)).to_dict()["groups"]
     assert 0 < group["success_rate"]["ci95"][1] < 0.0005
     assert "0.00–0.04% (wilson)" in md.read_text()

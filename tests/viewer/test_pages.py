@@ -816,18 +816,17 @@ def test_runs_of_paraphrases_only_are_compared_as_compare_compares_them(
     assert strict["comparison"] is None and strict["reason"] == "pa has no trial of variant 'base'"
 
 
-def test_a_diff_names_the_agents_as_compare_does(tmp_path: Path, cli: Cli) -> None:
-    # Two agents of one model in one run, no component recorded: compare's sentence says
-    # "no recorded component differs, but the agent does (careful → hasty)", the diff's
-    # JSON (documented as compare's) "no recorded component differs" only.
-    from viewer_support import serving
-
+def _compared_agents(
+    tmp_path: Path, cli: Cli, models: dict[str, str]
+) -> tuple[Path, dict[str, Any]]:
+    """A store of one run "two" of agents careful and hasty (each on its model in
+    ``models``), and `compare --json`'s components of careful against hasty."""
     from agentgauge.importers import import_file
 
     rows = [
-        {"task_id": f"t{i}", "trial": k, "agent": agent, "model": "m"}
+        {"task_id": f"t{i}", "trial": k, "agent": agent, "model": model}
         | {"success": (i + k + len(agent)) % 3 != 0}
-        for agent in ("careful", "hasty")
+        for agent, model in models.items()
         for i in range(6)
         for k in range(2)
     ]
@@ -837,7 +836,16 @@ def test_a_diff_names_the_agents_as_compare_does(tmp_path: Path, cli: Cli) -> No
     import_file("jsonl", src, db, "two")
     code, out, err = cli("compare", f"{db}:two#agent=careful", f"{db}:two#agent=hasty", "--json")
     assert code == 0, err
-    compared = json.loads(out)["components"]
+    return db, json.loads(out)["components"]
+
+
+def test_a_diff_names_the_agents_as_compare_does(tmp_path: Path, cli: Cli) -> None:
+    # Two agents of one model in one run, no component recorded: compare's sentence says
+    # "no recorded component differs, but the agent does (careful → hasty)", the diff's
+    # JSON (documented as compare's) "no recorded component differs" only.
+    from viewer_support import serving
+
+    db, compared = _compared_agents(tmp_path, cli, {"careful": "m", "hasty": "m"})
     assert compared["sentence"].startswith(
         "no recorded component differs, but the agent does (careful → hasty); "
     )
@@ -858,22 +866,7 @@ def test_a_diff_of_two_agents_on_two_models_is_not_attributable_as_compare_says(
     # both changed": not attributable).
     from viewer_support import serving
 
-    from agentgauge.importers import import_file
-
-    rows = [
-        {"task_id": f"t{i}", "trial": k, "agent": agent, "model": model}
-        | {"success": (i + k + len(agent)) % 3 != 0}
-        for agent, model in (("careful", "m1"), ("hasty", "m2"))
-        for i in range(6)
-        for k in range(2)
-    ]
-    src = tmp_path / "two.jsonl"
-    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    db = tmp_path / "s.db"
-    import_file("jsonl", src, db, "two")
-    code, out, err = cli("compare", f"{db}:two#agent=careful", f"{db}:two#agent=hasty", "--json")
-    assert code == 0, err
-    compared = json.loads(out)["components"]
+    db, compared = _compared_agents(tmp_path, cli, {"careful": "m1", "hasty": "m2"})
     assert compared["agent_changed"] is True
     with serving(db) as s:
         diff = _json(s, "/diff?a=two&a_agent=careful&b=two&b_agent=hasty")
