@@ -321,7 +321,8 @@ def test_max_turns_from_the_command_line(cli: Any, tmp_path: Path) -> None:
         assert {t.model_calls for t in store.trials("r")} == {3}
     # for another kind of agent the option means nothing: refused, one line
     code, _, err = cli("run", str(suite), "--agent", "cmd:true", "--max-turns", "3", "--store", db)
-    assert code == 2 and "--max-turns apply to openai: agents" in err.replace("\n", " ")
+    one_line = " ".join(err.split())
+    assert code == 2 and "error: --max-turns: applies to openai: agents, not cmd:true" in one_line
     code, _, err = cli("run", str(suite), "--agent", "openai:m", "--max-turns", "0", "--store", db)
     assert code == 2 and "--max-turns" in err
 

@@ -153,3 +153,32 @@ def test_reports_never_write_an_interval_as_two_equal_bounds(tmp_path: Path) -> 
     assert "0.00–0.04% (wilson)" in md.read_text()
     assert "[0.0000, 0.0004]" in html.read_text()
     assert "0.0%–0.0%" not in md.read_text() and "[0.000, 0.000]" not in html.read_text()
+
+
+def test_a_comparison_whose_tasks_all_differ_alike_shows_no_se_of_zero(tmp_path: Path) -> None:
+    """B passes every task A fails: every task's difference is +1, so the paired SE over
+    tasks is 0, and so is each run's own (each has the same rate on every task). Shown
+    as what that means, never "0.00 pp" (the interval beside it comes from each run's
+    own interval), in `compare`, the record line, the HTML report and the viewer."""
+    for name, passed in (("a", False), ("b", True)):
+        rows = [
+            {"task_id": f"t{i}", "trial": k, "agent": name, "success": passed}
+            for i in range(10)
+            for k in range(2)
+        ]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a, b = str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")
+    out = " ".join(_run("compare", a, b).split())
+    assert "paired none (every task's difference is the same)" in out
+    assert "unpaired none (each run's rate is the same on every task)" in out
+    assert "0.00 pp" not in out
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    _run("report", a, b, "--html", str(html), "--markdown", str(md))
+    text = " ".join(md.read_text().split())
+    assert "SE paired none (every task's difference is the same) vs unpaired none" in text
+    page = html.read_text()
+    assert "<td>none (every task&#39;s difference is the same)</td>" in page
+    assert "<td>none (each run&#39;s rate is the same on every task)</td>" in page
+    se = _ENV.filters["difference_se"]
+    assert se(0.0, True) == "none (every task's difference is the same)"
+    assert se(0.0152, True) == "1.5%"

@@ -21,6 +21,7 @@ from agentgauge.cli.common import (
     print_json,
 )
 from agentgauge.display import terminal_text, terminal_warning
+from agentgauge.report.formats import difference_se
 
 if TYPE_CHECKING:
     from agentgauge.api import CompareResult
@@ -75,8 +76,8 @@ def _print(result: CompareResult, out: Console) -> None:
     ci = "—" if c.ci is None else f"{_pp(c.ci[0])} to {_pp(c.ci[1])}"
     t.add_row("B − A", f"{_pp(c.mean_diff)}   {level_text(c.alpha)} CI {ci}")
     t.add_row("p-value", "—" if c.p_value is None else f"{c.p_value:.4g}   ({c.p_test})")
-    se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.2f} pp"
-    se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.2f} pp"
+    se_p = difference_se(c.se_paired, paired=True)
+    se_u = difference_se(c.se_unpaired, paired=False)
     t.add_row("SE", f"paired {se_p} ({c.se_method})   unpaired {se_u}")
     if c.ci95_score is not None:
         lo, hi = c.ci95_score

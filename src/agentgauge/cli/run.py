@@ -187,10 +187,19 @@ def run_cmd(
     elif agent.startswith("http:") and not (base_url or prices or max_turns):
         options = {"api_key_env": api_key_env}
     elif base_url or api_key_env or prices or max_turns:
+        given = {
+            "--base-url": base_url,
+            "--api-key-env": api_key_env,
+            "--prices": prices,
+            "--max-turns": max_turns,
+        }
+        named = [name for name, value in given.items() if value]
+        # Name what the user typed (the option that does not fit), not --agent.
+        also = f" (and {' and '.join(named[1:])})" if len(named) > 1 else ""
         raise InputError(
-            "--base-url, --api-key-env, --prices and --max-turns apply to openai: agents "
-            "(--api-key-env also to http: agents)",
-            field="--agent",
+            f"applies to openai: agents, not {agent}{also}; of --base-url, --api-key-env, "
+            "--prices and --max-turns, only --api-key-env also applies to http: agents",
+            field=named[0],
         )
     the_suite: Any = suite
     if include_heldout:

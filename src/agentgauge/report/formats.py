@@ -111,6 +111,26 @@ def no_spread_tasks(value: float | None, se: float | None, n_tasks: int | None) 
     return f"(each of {n_tasks} tasks)"
 
 
+def difference_se(se: float | None, *, paired: bool, decimals: int = 2) -> str:
+    """A comparison's SE in points (``1.52 pp``), ``—`` when unknown, and where it is 0
+    what that says instead of "0.00 pp": a paired SE of 0 means every shared task's
+    difference is the same, an unpaired one that each run has the same rate on every
+    task. Neither is a certainty; the interval beside it (which then comes from each
+    run's own interval, not from this SE) is the one to read."""
+    if se is None or math.isnan(se):
+        return "—"
+    if se == 0:
+        return zero_difference_se(paired=paired)
+    return f"{100 * se:.{decimals}f} pp"
+
+
+def zero_difference_se(*, paired: bool) -> str:
+    """What a comparison's SE of 0 is shown as (`difference_se`), in every view."""
+    if paired:
+        return "none (every task's difference is the same)"
+    return "none (each run's rate is the same on every task)"
+
+
 def estimate(d: dict[str, Any] | None) -> str | None:
     """A reliability figure (consistency, robustness: ``{"value", "se", "n"}`` or
     ``{..., "n_tasks"}``) as ``0.750 ± 0.050``; where every unit has the same value (SE

@@ -25,7 +25,7 @@ from agentgauge.display import html_environment
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report import figures
 from agentgauge.report.explain import shorten
-from agentgauge.report.formats import bounds, judge_cost, success_se_of
+from agentgauge.report.formats import bounds, judge_cost, success_se_of, zero_difference_se
 from agentgauge.report.formats import money as _money
 from agentgauge.report.record import p_cell
 from agentgauge.store import utc_now
@@ -121,6 +121,14 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _difference_se(se: float | None, paired: bool) -> str:
+    """A comparison's SE as the table shows it, or why there is none where it is 0
+    (`formats.zero_difference_se`): never "0.000"."""
+    if se == 0:
+        return zero_difference_se(paired=paired)
+    return _fmt(se)
+
+
 def _interval(ci: Any, digits: int = 3) -> str:
     """``[lo, hi]``, or a dash when the metrics give no interval (``null``)."""
     if not ci or len(ci) != 2 or ci[0] is None or ci[1] is None:
@@ -175,6 +183,7 @@ def suite_plots(suite: SuiteReport, prefix: str) -> dict[str, str]:
 _ENV = html_environment(jinja2.PackageLoader("agentgauge.report", "templates"))
 _ENV.filters["interval"] = _interval
 _ENV.filters["fmt"] = _fmt
+_ENV.filters["difference_se"] = _difference_se
 _ENV.filters["p_value"] = p_cell  # as `compare` and the viewer print it
 _ENV.filters["money"] = _money
 _ENV.filters["heat"] = _heat

@@ -29,8 +29,8 @@ from agentgauge.metrics.compare import BASE_SCOPE, Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
 from agentgauge.model_calls import ModelCalls
+from agentgauge.report.formats import difference_se, no_spread_count, success_se
 from agentgauge.report.formats import money as _money
-from agentgauge.report.formats import no_spread_count, success_se
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.table import TrialTable
 
@@ -617,14 +617,14 @@ def _difference(c: Comparison) -> str:
     if c.mcnemar is not None:
         m = c.mcnemar
         mc = f"; McNemar exact {p_text(m.p_value)} ({m.a_only} vs {m.b_only} flips)"
-    se_u = "—" if c.se_unpaired is None else f"{100 * c.se_unpaired:.1f}"
-    se_p = "—" if c.se_paired is None else f"{100 * c.se_paired:.1f}"
+    se_u = difference_se(c.se_unpaired, paired=False, decimals=1)
+    se_p = difference_se(c.se_paired, paired=True, decimals=1)
     # The p-value's own test is named only where it is not the interval's own (the
     # paired t, or the test the score interval inverts).
     test = c.test if c.p_method in ("t", "score") else f"{c.p_test}; interval by {c.test}"
     return (
         f"B − A = {_pp(c.mean_diff)} ({level_text(c.alpha)} CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
-        f"{p_text(c.p_value)}, {test}; SE paired {se_p} vs unpaired {se_u} pp{mc}): {c.verdict}"
+        f"{p_text(c.p_value)}, {test}; SE paired {se_p} vs unpaired {se_u}{mc}): {c.verdict}"
     )
 
 

@@ -48,7 +48,7 @@ from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
-from agentgauge.report.formats import bounds, money, success_se_of
+from agentgauge.report.formats import bounds, money, success_se_of, zero_difference_se
 from agentgauge.report.record import SystemInfo, agent_name, p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.sources import Selector, configurations, selected_rows
@@ -90,6 +90,14 @@ def _pct(value: float | None) -> str:
     return "–" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
 
 
+def _difference_se(se: float | None, paired: bool) -> str:
+    """A comparison's SE in percent, or why there is none where it is 0
+    (`formats.zero_difference_se`): never "0.0%"."""
+    if se == 0:
+        return zero_difference_se(paired=paired)
+    return _pct(se)
+
+
 def _interval(ci: Sequence[float]) -> str:
     """``[lo%, hi%]`` with decimals enough that the bounds differ (`formats.bounds`):
     0 of 10,000 trials is ``[0.00%, 0.04%]``, never ``[0.0%, 0.0%]``."""
@@ -129,6 +137,7 @@ def _run_id(request: Request) -> str:
 
 _ENV = html_environment(jinja2.FileSystemLoader(_HERE / "templates"))
 _ENV.filters["pct"] = _pct
+_ENV.filters["difference_se"] = _difference_se
 _ENV.filters["interval"] = _interval
 _ENV.filters["num"] = _num
 _ENV.filters["shorten"] = shorten
