@@ -108,13 +108,17 @@ def test_a_run_not_found_names_the_runs_that_print_as_it(cli: Cli, tmp_path: Pat
     assert code == 2 and out == ""
     (line,) = err.splitlines()
     assert (
-        f"{db}: run_id: no run 'base' in this store, but run 'base ' (differs in whitespace "
+        f"{db}:base: no run 'base' in this store, but run 'base ' (differs in whitespace "
         "at the ends) and run 'ba\\u200bse' (differs in invisible characters) print the same: "
         "name the one you mean as stored (a shell like bash reads escapes in $'...')"
     ) in line
-    code, _, err = cli("metrics", f"{db}:other")
+    code, _, err = cli("metrics", f"{db}:other#agent=a")
     assert code == 2
-    assert "no run 'other' in this store (recent runs: 'base ', 'ba\\u200bse')" in err
+    # Named by the SOURCE as typed (it said "s.db: run_id: ...", a field nobody typed).
+    assert err.splitlines() == [
+        f"agentgauge: error: {db}:other: no run 'other' in this store (recent runs: 'base ', "
+        "'ba\\u200bse')"
+    ]
 
 
 def test_a_run_typed_in_another_normalization_is_pointed_at(cli: Cli, tmp_path: Path) -> None:

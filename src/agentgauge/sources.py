@@ -38,7 +38,7 @@ from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
 from agentgauge.schema import MAX_TRIAL_INDEX, Grade, Run, Task, Trial, infra_error
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
-from agentgauge.store import GradeVersion, Store
+from agentgauge.store import GradeVersion, MissingRun, Store
 from agentgauge.table import TrialTable, group_codes
 from agentgauge.textio import decode_utf8, is_digits, loads_json, open_regular
 
@@ -708,7 +708,10 @@ def open_source(
     path, run_id = resolve_run(base)
     version = asked_grade_version(selector, grade_version, path)
     with Store(path, readonly=True) as store:
-        run = store.require_run(run_id)
+        try:
+            run = store.require_run(run_id)
+        except MissingRun as exc:  # named by what was typed, not by the store's field
+            raise MissingRun(exc.reason, file=base) from None
         try:
             version = store.resolve_grade_version(run_id, version)
         except InputError as exc:

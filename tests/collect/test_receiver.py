@@ -38,7 +38,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 class Collector:
     """``agentgauge collect --port 0`` in a subprocess; the port read from its first line."""
 
-    def __init__(self, db: Path, *args: str) -> None:
+    def __init__(self, db: Path, *args: str, port: int = 0, wait: bool = True) -> None:
         self.db = db
         self.proc = subprocess.Popen(
             [
@@ -47,7 +47,7 @@ class Collector:
                 "agentgauge",
                 "collect",
                 "--port",
-                "0",
+                str(port),
                 "--store",
                 str(db),
                 "--run-id",
@@ -59,7 +59,13 @@ class Collector:
             text=True,
             env={**os.environ, "COLUMNS": "200"},
         )
-        assert self.proc.stdout is not None
+        self.url = ""
+        if wait:
+            self.listening()
+
+    def listening(self) -> None:
+        """Wait for the line that says the receiver listens, and take its URL."""
+        assert self.proc.stdout is not None and self.proc.stderr is not None
         line = self.proc.stdout.readline()
         assert "listening on http://127.0.0.1:" in line, line + self.proc.stderr.read()
         self.url = line.split()[2]

@@ -93,3 +93,97 @@ def test_held_spans_of_a_trial_the_store_refuses_are_not_counted_as_stored(
         "stored 0 trials from 0 spans in run live",
         "1 spans accepted while their traces were open were not stored (stderr says why)",
     ]
+
+
+def _verdict(trace: str, span_id: str) -> dict[str, object]:
+    """An evaluator's verdict on a span, as a log record (``gen_ai.evaluation.result``)."""
+    return {
+        "eventName": "gen_ai.evaluation.result",
+        "traceId": trace,
+        "spanId": span_id,
+        "attributes": [
+            {"key": "gen_ai.evaluation.name", "value": {"stringValue": "judge"}},
+            {"key": "gen_ai.evaluation.score.label", "value": {"stringValue": "pass"}},
+        ],
+    }
+
+
+def _post_logs(collector: Collector, *records: dict[str, object]) -> tuple[int, bytes]:
+    logs = {"resourceLogs": [{"scopeLogs": [{"logRecords": list(records)}]}]}
+    url = collector.url
+    collector.url = url.replace("/v1/traces", "/v1/logs")
+    try:
+        return collector.post(_json(logs), "application/json")
+    finally:
+        collector.url = url
+
+
+def test_events_of_a_trial_the_store_refuses_are_not_counted_as_stored(tmp_path: Path) -> None:
+    """The event records held for a trace went with its trial; when the store refused the
+    trial (its index stored meanwhile by another session), they were counted in the
+    summary's "and N event records" all the same."""
+    db = tmp_path / "live.db"
+    first, second = Collector(db), Collector(db)
+    named = {"agentgauge.task.id": "t", "agentgauge.trial": 0}
+    try:
+        assert _post_logs(second, _verdict("d" * 32, "00000000000000d1")) == (200, b"{}")
+        root = span("00000000000000e1", "r", {**named, "agentgauge.outcome.success": True})
+        assert first.post(_json(request(root)), "application/json") == (200, b"{}")
+        assert first.stop()[0] == 0
+        ended = span(
+            "00000000000000d1",
+            "r",
+            {**named, "agentgauge.outcome.success": True},
+            trace="d" * 32,
+        )
+        status, body = second.post(_json(request(ended)), "application/json")
+        assert status == 200
+        assert json.loads(body)["partialSuccess"]["rejectedSpans"] == "1"
+        code, out, err = second.stop()
+    finally:
+        first.kill()
+        second.kill()
+    assert code == 0
+    assert "trial 0 of task 't' (variant 'base') is already stored" in err, err
+    assert out.splitlines() == [
+        "stored 0 trials from 0 spans in run live",
+        "1 event records accepted while their traces were open were not stored (stderr says why)",
+    ]
+
+
+def test_events_of_a_trace_refused_for_its_trial_index_are_not_counted_as_stored(
+    collector: Collector,
+) -> None:
+    named = {"agentgauge.task.id": "t", "agentgauge.trial": 0, "agentgauge.outcome.success": True}
+    assert (
+        collector.post(_json(request(span("00000000000000a1", "r", named))), "application/json")[0]
+        == 200
+    )
+    assert _post_logs(collector, _verdict("b" * 32, "00000000000000b1")) == (200, b"{}")
+    refused = request(span("00000000000000b1", "r", named, trace="b" * 32))
+    status, body = collector.post(_json(refused), "application/json")
+    assert status == 200 and json.loads(body)["partialSuccess"]["rejectedSpans"] == "1"
+    code, out, err = collector.stop()
+    assert code == 0
+    assert "is already stored in this run" in err, err
+    assert out.splitlines() == [
+        "stored 1 trials from 1 spans in run live",
+        "1 event records accepted while their traces were open were not stored (stderr says why)",
+    ]
+
+
+def test_events_of_a_trace_refused_for_a_bad_attribute_are_not_counted_as_stored(
+    collector: Collector,
+) -> None:
+    bad = {"agentgauge.task.id": "t", "agentgauge.trial": -1, "agentgauge.outcome.success": True}
+    assert _post_logs(collector, _verdict("b" * 32, "00000000000000b1")) == (200, b"{}")
+    refused = request(span("00000000000000b1", "r", bad, trace="b" * 32))
+    status, body = collector.post(_json(refused), "application/json")
+    assert status == 200 and json.loads(body)["partialSuccess"]["rejectedSpans"] == "1", body
+    code, out, err = collector.stop()
+    assert code == 0
+    assert "agentgauge.trial" in err, err
+    assert out.splitlines() == [
+        "stored 0 trials from 0 spans in run live",
+        "1 event records accepted while their traces were open were not stored (stderr says why)",
+    ]

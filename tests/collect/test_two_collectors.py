@@ -11,6 +11,9 @@ names its own index and clashes is still its client's clash.
 from __future__ import annotations
 
 import json
+import socket
+import sqlite3
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -86,3 +89,48 @@ def test_a_trace_that_names_a_stored_index_is_still_refused(tmp_path: Path) -> N
         first.kill()
         second.kill()
     assert stored_indices(db) == [0]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def accepts(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_two_receivers_started_together_on_a_new_run_both_write_into_it(tmp_path: Path) -> None:
+    """Both looked for run 'live', found none, and both created it: the second was
+    refused (\"run 'live' already exists\") although two sessions may share a run. The
+    store's write lock is held while they start, so that both have looked (and
+    listen) before either can create the run."""
+    db = tmp_path / "s.db"
+    Store(db).close()
+    lock = sqlite3.connect(db, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
+    ports = [free_port(), free_port()]
+    receivers = [Collector(db, port=port, wait=False) for port in ports]
+    try:
+        deadline = time.monotonic() + 60
+        while not all(accepts(port) for port in ports):
+            assert time.monotonic() < deadline, "the receivers did not listen"
+            assert all(r.proc.poll() is None for r in receivers)
+            time.sleep(0.05)
+        lock.execute("ROLLBACK")  # both have looked for the run: now both write it
+        lock.close()
+        for n, receiver in enumerate(receivers, start=1):
+            receiver.listening()
+            assert receiver.post(trace(n), "application/json") == (200, b"{}")
+        for receiver in receivers:
+            code, out, err = receiver.stop()
+            assert code == 0 and err == "", err
+            assert "stored 1 trials" in out
+    finally:
+        for receiver in receivers:
+            receiver.kill()
+    assert stored_indices(db) == [0, 1]
+    with Store(db, readonly=True) as store:
+        assert [run.run_id for run in store.list_runs()] == ["live"]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from agentgauge.envs.base import ToolOutcome
 from agentgauge.envs.retail import IRREVERSIBLE, TOOLS, RetailEnv
 from agentgauge.envs.retail.user import ScriptedUser
 from agentgauge.schema import Task
@@ -261,3 +263,55 @@ def test_sqlite_refusing_a_tool_is_the_worlds_error_not_the_stores() -> None:
         e.call_tool("get_order_details", {"order_id": "W1001"})
     # The CLI reads a sqlite3.Error that reaches it as the store's ("SQLite refused the store").
     assert not isinstance(caught.value, sqlite3.Error)
+
+
+def test_a_number_no_float_holds_is_the_agents_tool_error_not_the_worlds(tmp_path: Path) -> None:
+    """``issue_refund`` with an integer amount past what a float holds (10**400, which
+    JSON allows and Python reads as an int) raised OverflowError inside the tool: the
+    trial was recorded as an infra error, the world's fault, and the agent never saw
+    why. It is the agent's bad input: an error result, and the state unchanged."""
+    import dataclasses
+
+    import agentgauge
+    from agentgauge.harness.session import TrialSession
+    from agentgauge.store import Store
+    from agentgauge.suite import load_suite
+
+    answers: list[ToolOutcome] = []
+
+    async def agent(session: TrialSession) -> None:
+        for name, args in [
+            ("get_product_details", {"product_id": "P999"}),  # no such product
+            (
+                "exchange_delivered_order_items",  # no such item in the catalogue
+                {
+                    "order_id": "W1002",
+                    "item_ids": ["2002"],
+                    "new_item_ids": ["9999"],
+                    "payment_id": "card_4242",
+                },
+            ),
+            (
+                "issue_refund",
+                {
+                    "order_id": "W1002",
+                    "amount": 10**400,
+                    "payment_id": "card_4242",
+                    "reason": "late",
+                },
+            ),
+        ]:
+            answers.append(await session.call_tool(name, args))
+        session.answer("done")
+
+    suite = load_suite("builtin:retail")
+    one = dataclasses.replace(suite, tasks=suite.tasks[:1])
+    agentgauge.run(one, agent, store=tmp_path / "s.db", run_id="r", progress=False)
+    with Store(tmp_path / "s.db", readonly=True) as store:
+        (trial,) = store.trials("r")
+    assert not trial.is_infra_error, trial.error
+    assert [a.is_error for a in answers] == [True, True, True]
+    assert "product 'P999' not found" in str(answers[0].content)
+    assert "item '9999' not found" in str(answers[1].content)
+    assert "amount" in str(answers[2].content)
+    assert trial.final_state is not None and trial.final_state.get("refunds", {}) == {}

@@ -205,21 +205,30 @@ def _receive(
     from agentgauge.schema import Run
     from agentgauge.store import Store, utc_now
 
-    with Store(store) as db:
-        existing = db.get_run(run_id)
+    def refuse_another(existing: Run | None) -> None:
         if existing is not None and existing.source != SOURCE:
             raise InputError(
                 f"run {run_id!r} exists and was not made by collect; choose another --run-id",
                 file=store,
                 field="--run-id",
             )
+
+    with Store(store) as db:
+        existing = db.get_run(run_id)
+        refuse_another(existing)
         if existing is None:  # before the port is taken, as the check above
             db.refuse_lookalike_run(run_id)
 
         def ready(bound: int) -> None:
             # Only once the port is ours: a port in use leaves the store as it was.
-            if existing is None:
-                with db.transaction():
+            # Looked for again and made in one write transaction: a second `collect`
+            # started at the same moment on the same new run may have made it since
+            # the look above, and then this one writes into it too (two sessions may
+            # share a run).
+            with db.transaction():
+                now = db.get_run(run_id)
+                refuse_another(now)
+                if now is None:
                     db.create_run(
                         Run(
                             run_id=run_id,

@@ -9,7 +9,7 @@ trace), so a client that never ends its traces cannot exhaust memory.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentgauge.agents.prices import PriceTable, default_prices
@@ -101,6 +101,9 @@ class TraceBuffer:
         trace was refused when its trial was built (`_build`, `drain`)."""
         self.events_dropped = 0
         """Event records held (accepted) that went to no trial (`drain`, `_trial`)."""
+        self._events_of: dict[str, int] = {}
+        """Held event records that went into a built trial not yet written, by trace:
+        dropped with it if the store refuses it (`stored`)."""
         self._taken: set[tuple[Cell, int]] = set()
         self._next: dict[Cell, int] = {}
         self._chosen: set[str] = set()
@@ -257,10 +260,13 @@ class TraceBuffer:
         if held:
             attach_log_events(trace, held)
         try:
-            return self._numbered(trace, incomplete=incomplete)
+            trial = self._numbered(trace, incomplete=incomplete)
         except InputError:
             self.events_dropped += len(held)  # they went with the trace
             raise
+        if held:
+            self._events_of[trace[0].trace_id] = len(held)
+        return trial
 
     def _numbered(self, trace: list[Span], *, incomplete: bool) -> Trial:
         """The trace's trial, with its index: its own, or the next of its cell."""
@@ -311,10 +317,15 @@ class TraceBuffer:
         self._take(cell, index)
         return True
 
-    def stored(self, trials: list[Trial]) -> None:
-        """``trials`` are written (or failed for good): their numbers are settled."""
+    def stored(self, trials: list[Trial], refused: Sequence[Trial] = ()) -> None:
+        """``trials`` are written, but ``refused`` (failed for good): their numbers are
+        settled, and the event records held for a refused one were not stored."""
         for trial in trials:
             self._chosen.discard(str(trial.metadata.get("trace_id")))
+        for trial in refused:
+            self.events_dropped += self._events_of.get(str(trial.metadata.get("trace_id")), 0)
+        for trial in trials:
+            self._events_of.pop(str(trial.metadata.get("trace_id")), None)
 
     def _take(self, cell: Cell, index: int) -> None:
         self._taken.add((cell, index))

@@ -510,7 +510,7 @@ class Receiver:
                 rest = rest[done + 1 :]
             else:
                 break
-        self.buffer.stored(trials)
+        self.buffer.stored(trials, [trial for trial, _ in failed])
         return failed
 
     def _renumbered(self, trial: Trial, exc: Exception) -> bool:

@@ -12,6 +12,7 @@ every agent look compliant.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -151,8 +152,19 @@ def _check_arguments(name: str, args: dict[str, Any]) -> None:
         )
         if not ok:
             raise ToolError(f"argument {key!r} must be a {kind}")
+        if kind == "number" and not _finite(value):
+            # JSON allows 1 followed by 400 zeros, which Python reads as an int that no
+            # float holds: the tools' arithmetic would raise, as the world's failure.
+            raise ToolError(f"argument {key!r} must be a finite number (at most about 1.8e308)")
         if "enum" in props[key] and value not in props[key]["enum"]:
             raise ToolError(f"argument {key!r} must be one of {props[key]['enum']}")
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)  # an int past float's range raises OverflowError
+    except OverflowError:
+        return False
 
 
 # --------------------------------------------------------------------------- helpers
