@@ -249,3 +249,46 @@ def test_the_grader_runs_by_default_only_where_checkpoints_are_declared() -> Non
     both = grade_trial(TASK, _trial(*REFERENCE_ROUTE, state1=SHIPPED_OXFORD, final=SHIPPED_OXFORD))
     assert both.success is True
     assert {g.grader for g in both.grades} == {"checkpoints", "state"}
+
+
+def test_an_unfinished_trial_is_checked_on_the_turns_it_handed_back() -> None:
+    from agentgauge.graders.checkpoints import grade_unfinished
+
+    right = _trial(*REFERENCE_ROUTE, state1=SHIPPED_OXFORD, final=SHIPPED_OXFORD)
+    # Ended in turn 2 (whose calls and state would hold): turn 1 held, turn 2 failed.
+    for status, kind in (("error", "agent"), ("timeout", "agent"), ("error", "infra")):
+        ended = right.model_copy(update={"status": status, "error_kind": kind})
+        grade = grade_unfinished(TASK, ended)
+        assert grade is not None and grade == CheckpointsGrader().grade(TASK, ended)
+        assert (grade.passed, grade.status, grade.score) == (False, "checkpoint:unfinished", 0.5)
+        verdicts = [(r["verdict"], r["status"]) for r in grade.evidence["checkpoints"]]
+        assert verdicts == [("pass", "passed"), ("fail", "checkpoint:unfinished")]
+        assert grade.evidence["ended_in_turn"] == 2
+        how = "a timeout" if status == "timeout" else "an error"
+        assert f"turn 2: failed: the trial ended in {how} in this turn" in evidence_lines(grade)
+    # Ended in turn 1 (no hand-back): both fail, turn 2 never reached.
+    first = Trial(
+        task_id=TASK.id, success=False, status="error", error_kind="agent",
+        events=[_say("user", "Ship W1 to Oxford St.")], turns=[],
+    )  # fmt: skip
+    grade = grade_unfinished(TASK, first)
+    assert grade is not None and grade.score == 0.0
+    assert [r["status"] for r in grade.evidence["checkpoints"]] == [
+        "checkpoint:unfinished",
+        "checkpoint:turn_missing",
+    ]
+    # Nothing says how far it got: no grade (the per-turn rates count it unknown).
+    for no_record in (
+        right.model_copy(update={"status": "error", "turns": None}),
+        right.model_copy(update={"status": "error", "turns": [{"end": 99, "state": None}]}),
+    ):
+        assert grade_unfinished(TASK, no_record) is None
+    # Finished, or no checkpoints: not this rule's.
+    assert grade_unfinished(TASK, right) is None
+    plain = Task(id="p", instruction="x", expectations=Expectations(final_state=SHIPPED_OXFORD))
+    assert grade_unfinished(plain, right.model_copy(update={"status": "error"})) is None
+    # An imported agent error whose record says it passed is a pass in the success rate
+    # (its harness graded the state it reached): its turns are checked as recorded.
+    passed = right.model_copy(update={"status": "error", "error_kind": "agent", "success": True})
+    grade = grade_unfinished(TASK, passed)
+    assert grade is not None and grade.passed and grade.status == "passed"

@@ -1,5 +1,6 @@
 """What a re-grade leaves alone reads, under the new version, as it read before: a
-trial that ended in an error or a timeout is not graded (the run grades none), and
+trial that ended in an error or a timeout is not graded (the run grades none, but on
+the checkpoints of the turns it completed), and
 a trial no named grader applies to keeps the outcome, grades and facts of the
 version whose outcome it keeps. Real runs of the built-in retail suite, real SQLite
 stores, the real CLI."""
@@ -59,9 +60,15 @@ def test_regrading_with_the_run_s_graders_leaves_errored_trials_ungraded(
     )
     with Store(db, readonly=True) as store:
         keys = store.trial_keys("e")
-        for pk, trial in zip(keys, trials, strict=True):
+        regraded = store.trials("e", grade_version=2)
+        assert any(t.status != "completed" and t.turns is not None for t in trials)
+        for pk, trial, again in zip(keys, trials, regraded, strict=True):
             if trial.status != "completed":
-                assert store.grader_names(pk, version=2) == set(), trial.task_id
+                # None but the checkpoints of the turns a multi-turn one completed, as
+                # the run gave them.
+                names = {"checkpoints"} if trial.turns is not None else set()
+                assert store.grader_names(pk, version=2) == names, trial.task_id
+                assert again.grades == trial.grades, trial.task_id
     # Unchanged graders: the same metrics as the run gave (safety counted 24 trials
     # under the run and 48 under the re-grade; turns lost its ungraded trials).
     assert _metrics(cli, f"{db}:e") == _metrics(cli, f"{db}:e", "--grade-version", "2")

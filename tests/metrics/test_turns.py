@@ -120,62 +120,169 @@ tasks:
     instruction: "Ana Silva (ana.silva@example.com). Please cancel my order W1001."
     user_scenario:
       known: {email: ana.silva@example.com, order_id: W1001, reason: no longer needed}
-      follow_ups: ["Thanks. Also, what's the tracking number of my order W1030?"]
+      follow_ups: ["Thanks. Also, what's the tracking number of my order W1030?",
+                   "And what's the status of W1014?"]
     expectations:
       checkpoints:
         - calls:
             - name: cancel_pending_order
               arguments: {order_id: W1001, reason: no longer needed}
         - calls: [{name: get_order_details, arguments: {order_id: W1030}}]
+        - calls: [{name: get_order_details, arguments: {order_id: W1014}}]
 """
 
 
-def test_trials_that_raised_are_counted_at_every_turn_not_left_out(cli: Any, tmp_path: Any) -> None:
-    # Turn 1 right in all 4 trials; the even ones raise in turn 2, so the harness
-    # grades only the odd ones. The 2 ungraded trials count as unknown at turns 1 and
-    # 2 (their facts cannot say how far they got), and n_ungraded says so.
+async def _ends_in_turn(session: Any) -> None:
+    """Three user turns, done right but where the trial number says otherwise:
+    0 finishes; 1 raises in turn 2; 2 gets turn 1 wrong (another reason), turn 2
+    right, and raises in turn 3; 3 ends in turn 3 in an infra error (the provider's
+    retries ran out); 4 hangs in turn 2 until the timeout."""
+    import asyncio
+
+    from agentgauge.agents.base import TransientError
+
+    n = session.trial
+    reason = "ordered by mistake" if n == 2 else "no longer needed"
+    await session.call_tool("cancel_pending_order", {"order_id": "W1001", "reason": reason})
+    await session.say("Done, cancelled.")
+    if n == 1:
+        raise RuntimeError("crashed in turn 2")
+    if n == 4:
+        await asyncio.sleep(60)
+    await session.call_tool("get_order_details", {"order_id": "W1030"})
+    await session.say("Tracking 1Z1030.")
+    if n == 2:
+        raise RuntimeError("crashed in turn 3")
+    if n == 3:
+        raise TransientError("503 from the provider")
+    await session.call_tool("get_order_details", {"order_id": "W1014"})
+    await session.say("W1014 is pending.")
+
+
+def _per_turn(cli: Any, source: str, *options: str) -> tuple[dict[str, Any], list[Any]]:
     import json
 
+    code, out, err = cli("metrics", source, "--json", *options)
+    assert code == 0, err
+    (group,) = json.loads(out)["groups"]
+    rows = [(r["turn"], r["pass_rate"], r["n_trials"], r["n_held"], r["n_unknown"])
+            for r in group["turns"]["per_turn"]]  # fmt: skip
+    return group, rows
+
+
+#: Turn 1 held by trials 0, 1, 3, 4 (2 gave another reason): 4/5. Turn 2 held by 0,
+#: 2, 3 (1 raised in it, 4 hung in it): 3/5. Turn 3 held by 0 alone (1 and 4 never
+#: reached it, 2 and 3 ended in it): 1/5, the success rate.
+_EVERY_TRIAL = [(1, 0.8, 5, 4, 0), (2, 0.6, 5, 3, 0), (3, 0.2, 5, 1, 0)]
+#: --exclude-infra-errors drops trial 3, as from the success rate: 3/4, 2/4, 1/4.
+_NO_INFRA = [(1, 0.75, 4, 3, 0), (2, 0.5, 4, 2, 0), (3, 0.25, 4, 1, 0)]
+
+
+def test_trials_that_ended_in_an_error_count_the_turns_they_completed(
+    cli: Any, tmp_path: Any
+) -> None:
+    # The turns an unfinished trial handed back are decided from its record; the turn
+    # it ended in and every later one fail, as the success rate counts it a failure
+    # (an infra error too, unless excluded, when it is dropped from both). They were
+    # all unknown, whatever the trial had done.
     from agentgauge.harness.runner import run
     from agentgauge.suite import load_suite
-
-    async def crash_in_turn2(session: Any) -> None:
-        args = {"order_id": "W1001", "reason": "no longer needed"}
-        await session.call_tool("cancel_pending_order", args)
-        await session.say("Done, cancelled.")
-        if session.trial % 2 == 0:
-            raise RuntimeError("crashed in turn 2")
-        await session.call_tool("get_order_details", {"order_id": "W1030"})
-        await session.say("Tracking 1Z1030.")
 
     (tmp_path / "suite.yaml").write_text(_CRASH_SUITE)
     db = tmp_path / "s.db"
     suite = load_suite(tmp_path / "suite.yaml")
-    run(suite, crash_in_turn2, trials=4, store=db, run_id="r", progress=False)
-    code, out, err = cli("metrics", f"{db}:r", "--json")
-    assert code == 0, err
-    (group,) = json.loads(out)["groups"]
-    turns = group["turns"]
-    assert (turns["n_trials"], turns["n_ungraded"]) == (4, 2)
-    assert [(r["turn"], r["n_trials"], r["n_held"], r["n_unknown"]) for r in turns["per_turn"]] == [
-        (1, 2, 2, 2),
-        (2, 2, 2, 2),
-    ]
-    assert group["null_reasons"]["turns.n_ungraded"].startswith(
-        "2 trials of tasks with checkpoints ended before grading"
-    )
+    run(suite, _ends_in_turn, trials=5, timeout=2, store=db, run_id="r", progress=False)
+    group, rows = _per_turn(cli, f"{db}:r")
+    assert rows == _EVERY_TRIAL
+    assert group["success_rate"]["value"] == 0.2 and group["infra_errors"] == 1
+    assert (group["turns"]["n_trials"], group["turns"]["n_ungraded"]) == (5, 0)
+    assert "turns.n_ungraded" not in group["null_reasons"]
+    group, rows = _per_turn(cli, f"{db}:r", "--exclude-infra-errors")
+    assert rows == _NO_INFRA and group["success_rate"]["value"] == 0.25
 
-    # Every trial raises: no grade shows the checkpoints, and the reason says what the
-    # trials show rather than that no task declares any.
+    # What each trial's grade says, turn by turn: `agentgauge show` prints it.
+    from agentgauge.store import Store
+
+    with Store(db) as store:
+        trials = {t.trial: t for t in store.trials("r")}
+    assert [(t.status, t.error_kind, t.success) for _, t in sorted(trials.items())] == [
+        ("completed", None, True),
+        ("error", "agent", False),
+        ("error", "agent", False),
+        ("error", "infra", False),
+        ("timeout", "agent", False),
+    ]
+    statuses = {
+        n: [r["status"] for r in t.grades[0].evidence["checkpoints"]] for n, t in trials.items()
+    }
+    assert statuses[1] == ["passed", "checkpoint:unfinished", "checkpoint:turn_missing"]
+    assert statuses[2] == ["checkpoint:calls", "passed", "checkpoint:unfinished"]
+    grade = trials[2].grades[0]
+    assert (grade.passed, grade.status, grade.score) == (False, "checkpoint:calls", 1 / 3)
+    assert grade.evidence["ended_in_turn"] == 3
+    code, out, err = cli("show", f"{db}:r", "--task", "ta", "--trial", "1")
+    assert code == 0, err
+    assert "turn 2: failed: the trial ended in an error in this turn" in out
+    assert "turn 3: failed: the conversation ended before this turn" in out
+
+    # Every trial raises in turn 1: each fails every turn (0%), as it fails the task.
     async def crash_always(session: Any) -> None:
         raise RuntimeError("crashed")
 
     run(suite, crash_always, trials=2, store=db, run_id="all", progress=False)
-    code, out, err = cli("metrics", f"{db}:all", "--json")
+    group, rows = _per_turn(cli, f"{db}:all")
+    assert rows == [(1, 0.0, 2, 0, 0), (2, 0.0, 2, 0, 0), (3, 0.0, 2, 0, 0)]
+
+
+def test_a_regrade_and_a_parquet_export_give_the_run_s_per_turn_rates(
+    cli: Any, tmp_path: Any
+) -> None:
+    from agentgauge.harness.runner import run
+    from agentgauge.schema import Run
+    from agentgauge.store import Store, utc_now
+    from agentgauge.suite import load_suite
+
+    (tmp_path / "suite.yaml").write_text(_CRASH_SUITE)
+    db = tmp_path / "s.db"
+    suite = load_suite(tmp_path / "suite.yaml")
+    run(suite, _ends_in_turn, trials=5, timeout=2, store=db, run_id="r", progress=False)
+    code, out, err = cli("grade", f"{db}:r", "--activate")
     assert code == 0, err
-    (group,) = json.loads(out)["groups"]
-    assert group["turns"] is None and group["null_reasons"]["turns"] == NO_CHECKPOINTS
-    assert "none of its trials was graded" in NO_CHECKPOINTS
+    assert (
+        "left ungraded, as the run left them: 4 trials that ended in an error or a timeout "
+        "(their outcomes stand; 4 of them checked on the checkpoints of the turns they "
+        "completed, as the run checks them)"
+    ) in " ".join(out.split())
+    assert _per_turn(cli, f"{db}:r")[1] == _EVERY_TRIAL
+    assert cli("export", f"{db}:r", "--parquet", str(tmp_path / "pq"))[0] == 0
+    assert _per_turn(cli, str(tmp_path / "pq"))[1] == _EVERY_TRIAL
+    assert _per_turn(cli, str(tmp_path / "pq"), "--exclude-infra-errors")[1] == _NO_INFRA
+
+    # A run stored before unfinished trials were graded: they are unknown at every
+    # turn (n_ungraded), never a pass or a fail from nothing, until a re-grade grades
+    # them as a run now does.
+    with Store(db) as store:
+        trials = store.trials("r")
+        with store.transaction():
+            store.create_run(Run(run_id="old", created_at=utc_now()))
+            store.add_tasks("old", suite.tasks)
+        for t in trials:
+            if t.status != "completed":
+                t.grades = []
+        store.add_trials("old", trials)
+    group, rows = _per_turn(cli, f"{db}:old")
+    assert rows == [(1, 1.0, 1, 1, 4), (2, 1.0, 1, 1, 4), (3, 1.0, 1, 1, 4)]
+    assert group["turns"]["n_ungraded"] == 4
+    assert group["null_reasons"]["turns.n_ungraded"].startswith(
+        "4 trials of tasks with checkpoints ended in an error or a timeout without a "
+        "checkpoints grade"
+    )
+    assert cli("grade", f"{db}:old", "--activate")[0] == 0
+    group, rows = _per_turn(cli, f"{db}:old")
+    assert rows == _EVERY_TRIAL and group["turns"]["n_ungraded"] == 0
+    # The checkpoints grader named alone grades them the same.
+    assert cli("grade", f"{db}:old", "--graders", "checkpoints", "--activate")[0] == 0
+    assert _per_turn(cli, f"{db}:old")[1] == _EVERY_TRIAL
 
 
 def test_both_reasons_are_given_when_trials_are_ungraded_and_checkpoints_left_out() -> None:

@@ -172,6 +172,7 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
                 "skipped_tasks": result.skipped,
                 "n_not_applicable": result.n_not_applicable,
                 "n_unfinished": result.n_unfinished,
+                "n_unfinished_turns": result.n_unfinished_turns,
                 "idle_graders": result.idle,
                 "success_before": result.success_before,
                 "success_after": result.success_after,
@@ -202,9 +203,16 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
             soft_wrap=True,
         )
     if result.n_unfinished:
+        turns = result.n_unfinished_turns
+        checked = (
+            f"; {turns} of them checked on the checkpoints of the turns they completed, "
+            "as the run checks them"
+            if turns
+            else ""
+        )
         out.print(
             f"left ungraded, as the run left them: {result.n_unfinished} trials that ended "
-            "in an error or a timeout (their outcomes stand)",
+            f"in an error or a timeout (their outcomes stand{checked})",
             soft_wrap=True,
         )
     for name in result.idle:

@@ -19,6 +19,12 @@ Turns come from the trial's turn record (`agentgauge.turns`). A checkpoint whose
 turn never came (the conversation ended before it) fails; a state half without a
 recorded state (an imported trial) is unknown, never a pass or a fail from
 nothing; without any turn record the whole grade is unknown.
+
+A trial that ended in an error or a timeout (`grade_unfinished`) is checked on the
+turns it completed, those it handed back, as any other; the turn it ended in fails
+(``checkpoint:unfinished``), and so do the turns after it, never reached
+(``checkpoint:turn_missing``): the success rate counts the trial as a failure, and
+the per-turn rates follow it (docs/metrics.md, "Pass rate per user turn").
 """
 
 from __future__ import annotations
@@ -32,7 +38,10 @@ from agentgauge.graders.trajectory import Call, as_written, call_matcher, unmatc
 from agentgauge.schema import Checkpoint, Grade, Task, Trial
 from agentgauge.turns import Turn, TurnRecordError, turns_of
 
-__all__ = ["CheckpointsGrader", "check_checkpoint"]
+__all__ = ["UNFINISHED", "CheckpointsGrader", "check_checkpoint", "grade_unfinished"]
+
+#: The status of the checkpoint of the turn a trial ended in by an error or a timeout.
+UNFINISHED = "checkpoint:unfinished"
 
 
 def _state_half(cp: Checkpoint, turn: Turn) -> tuple[bool | None, dict[str, Any] | None]:
@@ -113,6 +122,21 @@ def check_checkpoint(
     }
 
 
+def _unfinished(index: int, turn: Turn, status: str) -> dict[str, Any]:
+    """The checkpoint of the turn a trial ended in by an error or a timeout (its
+    ``status``): failed, whatever the turn did before it ended (it was never handed
+    back)."""
+    return {
+        "turn": index,
+        "verdict": "fail",
+        "status": UNFINISHED,
+        "ended": status,
+        "events": [turn.start, turn.end],
+        "state": None,
+        "calls": None,
+    }
+
+
 @register("checkpoints")
 class CheckpointsGrader:
     """Every checkpoint holds at the end of its user turn."""
@@ -135,21 +159,47 @@ class CheckpointsGrader:
                 "no_turn_record",
                 {"reason": "the trial recorded no turn boundaries (imported, or older)"},
             )
+        # A trial the success rate counts as failed by its error (`Trial.passed`: an
+        # imported one whose record says it passed keeps that) did not finish its last
+        # recorded turn: the turns before it are those it handed back.
+        ended = len(turns) if trial.status != "completed" and not trial.passed else None
         results = [
-            check_checkpoint(cp, i + 1, turns[i] if i < len(turns) else None,
-                             task.expectations.functions, written=as_written(task))
+            _unfinished(i + 1, turns[i], trial.status) if ended is not None and i + 1 == ended
+            else check_checkpoint(cp, i + 1, turns[i] if i < len(turns) else None,
+                                  task.expectations.functions, written=as_written(task))
             for i, cp in enumerate(checkpoints)
         ]  # fmt: skip
         held = sum(r["verdict"] == "pass" for r in results)
-        evidence = {
+        evidence: dict[str, Any] = {
             "n_checkpoints": len(checkpoints),
             "n_turns": len(turns),
             "held": held,
             "checkpoints": results,
         }
+        if ended is not None:
+            evidence["ended_in_turn"] = ended
         failed = [r for r in results if r["verdict"] == "fail"]
         if failed:
             return fail(self.name, failed[0]["status"], evidence, score=held / len(results))
         if held < len(results):
             return unknown(self.name, "no_state_snapshot", evidence)
         return pass_(self.name, evidence=evidence)
+
+
+def grade_unfinished(task: Task, trial: Trial) -> Grade | None:
+    """The ``checkpoints`` grade of a trial that ended in an error or a timeout, which
+    no other grader grades (an empty transcript must not pass a "do nothing" check):
+    its checkpoints decided on the turns it handed back, failed from the turn it
+    ended in (`CheckpointsGrader`). ``None`` when its task declares no checkpoints or
+    its turn record is missing or malformed: nothing then says how far it got, and
+    the per-turn rates count it as unknown at every turn (``n_ungraded``).
+
+    What `agentgauge run` records for such a trial and `agentgauge grade` writes
+    again, so that a re-grade gives what the run gave."""
+    grader = CheckpointsGrader()
+    if trial.status == "completed" or not grader.enabled(task):
+        return None
+    grade = grader.grade(task, trial)
+    if not isinstance(grade.evidence, dict) or "checkpoints" not in grade.evidence:
+        return None  # unknown as a whole: no turn record to read
+    return grade

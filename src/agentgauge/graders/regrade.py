@@ -6,11 +6,13 @@ events, answer and final state; the grades and each trial's outcome under them
 are written as a new grade version beside the old ones — all in one
 transaction, so a failure leaves the store as it was. A trial that ended in an
 error or a timeout is not graded, as the run grades none (an empty transcript
-must not pass a "do nothing" check), so re-grading with unchanged graders gives
-the grades and metrics the run gave. A named code grader grades only the trials
-whose task enables it (declares what it needs), as in the run. A trial left
-alone (unfinished, its task not stored, or no named grader applies to it) keeps
-under the new version the outcome, grades and facts it has under the version the
+must not pass a "do nothing" check), but on the checkpoints of the user turns it
+completed, as the run grades those (`agentgauge.graders.checkpoints.grade_unfinished`),
+so re-grading with unchanged graders gives the grades and metrics the run gave. A
+named code grader grades only the trials whose task enables it (declares what it
+needs), as in the run. A trial left alone (unfinished and not checked on its
+turns, its task not stored, or no named grader applies to it) keeps under the new
+version the outcome, grades and facts it has under the version the
 run reports (`Store.keep_outcome`). Naming only graders that apply to no task of
 the run is refused rather than written as an empty version. A
 model judge's spend goes with its grades: under the new version a re-graded
@@ -70,7 +72,12 @@ class RegradeResult:
     """Task ids of trials left alone because the store holds no task for them."""
     n_unfinished: int = 0
     """Trials left ungraded as the run left them: they ended in an error or a timeout
-    (the run grades no such trial); they keep their outcome. Not in `n_trials`."""
+    (the run grades no such trial but on the checkpoints of the turns it completed,
+    `n_unfinished_turns`); they keep their outcome. Not in `n_trials`."""
+    n_unfinished_turns: int = 0
+    """Of `n_unfinished`, the trials given the ``checkpoints`` grade of the turns they
+    completed, as the run gives it (their task declares checkpoints and they recorded
+    their turns)."""
     n_not_applicable: int = 0
     """Trials left alone because their task enables none of the named graders (a code
     grader grades only the tasks that declare what it needs); not in `n_trials`."""
@@ -200,6 +207,30 @@ def _grade(store: Store, task: Task, trial: Trial, chosen: Sequence[Grader] | No
     return graded
 
 
+def _unfinished(
+    store: Store, task: Task, trial: Trial, chosen: Sequence[Grader] | None
+) -> Grade | None:
+    """The grade a trial that ended in an error or a timeout gets, as the run gives it
+    (`agentgauge.graders.checkpoints.grade_unfinished`), when the checkpoints grader is
+    among those asked; a bug in it is refused as any grader's (`_grade`)."""
+    from agentgauge.graders.checkpoints import grade_unfinished
+
+    if chosen and not any(g.name == "checkpoints" for g in chosen):
+        return None
+    try:
+        grade = grade_unfinished(task, trial)
+    except Exception as exc:
+        text = str(exc)
+        why = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        raise InputError(
+            f"grading trial {trial.trial} of task {task.id!r} (variant {trial.variant}): "
+            f"grader 'checkpoints' raised {why}; nothing was written (fix the task or the "
+            "grader, then re-grade)",
+            file=store.path,
+        ) from None
+    return grade
+
+
 def regrade(
     store: Store | str | Path,
     run_id: str,
@@ -265,10 +296,19 @@ def regrade(
                 continue
             if trial.status != "completed":
                 # The run grades no trial that ended in an error or a timeout (an empty
-                # transcript must not pass a "do nothing" check), and neither does a
-                # re-grade: with unchanged graders it gives what the run gave.
+                # transcript must not pass a "do nothing" check) but on the checkpoints
+                # of the turns it completed, and neither does a re-grade: with unchanged
+                # graders it gives what the run gave.
                 result.n_unfinished += 1
-                store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
+                partial = _unfinished(store, task, trial, chosen)
+                if partial is None:
+                    store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
+                else:
+                    # Its other grades (an import's own) kept beside the new one.
+                    kept = [g for g in trial.grades if g.grader != partial.grader]
+                    store.add_grades(pk, result.version, [*kept, partial])
+                    store.add_outcome(pk, result.version, bool(trial.success), trial.score)
+                    result.n_unfinished_turns += 1
                 # In the success shares still, as in the run's success rate: an
                 # infra error never passes (`Trial.passed`), under either version.
                 before += trial.passed

@@ -29,7 +29,8 @@ state
 
 Infra errors are excluded from success rates only when the user asks; agent
 errors are always failures. Only completed trials are graded; the others are
-recorded with success false and score 0.
+recorded with success false and score 0, and those of a task with checkpoints get
+the ``checkpoints`` grade of the turns they completed (`_grade_unfinished`).
 """
 
 from __future__ import annotations
@@ -207,14 +208,20 @@ async def run_cell(
     # completed session an error (`_refused`), and an error is not graded (a passing
     # answer check once made it an infra error with success true).
     completed = trial.status == "completed"
+    # An unfinished trial is graded only on the turns it completed, and only by the
+    # default grading, of which that is a part (a scorer of one's own grades what it
+    # grades); its outcome stays a failure.
+    grade: Callable[[Task, Trial, Scorer | None], None] | None = (
+        _grade if completed else _grade_unfinished if grader is default_grader else None
+    )
     large = session.transcript_bytes >= GRADE_OFF_LOOP_BYTES
-    if completed and not large:
-        _grade(task, trial, grader)  # a thread's hand-off would cost more than this
+    if grade is not None and not large:
+        grade(task, trial, grader)  # a thread's hand-off would cost more than this
     ledger.record(cell, after, time.monotonic(), joined)  # others are not blamed for it
-    if completed and large:
+    if grade is not None and large:
         # Grading megabytes of text takes a while: in a worker thread, so that the
         # loop, and every other trial, goes on meanwhile.
-        await asyncio.to_thread(_grade, task, trial, grader)
+        await asyncio.to_thread(grade, task, trial, grader)
     return trial
 
 
@@ -276,6 +283,31 @@ def _grade(task: Task, trial: Trial, grader: Scorer | None) -> None:
             ]
             return
     trial.success, trial.score, trial.grades = bool(success), float(score), grades
+
+
+def _grade_unfinished(task: Task, trial: Trial, _grader: Scorer | None) -> None:
+    """The ``checkpoints`` grade of a trial that ended in an error or a timeout, on the
+    turns it completed (`agentgauge.graders.checkpoints.grade_unfinished`), in place;
+    its success and score stay False and 0. A grader that raises, or records evidence
+    the metrics cannot read, leaves a ``grader_error`` grade instead, as in `_grade`."""
+    from agentgauge.graders.checkpoints import grade_unfinished
+
+    try:
+        grade = grade_unfinished(task, trial)
+    except Exception as exc:  # a grader bug must not lose the transcript
+        why = f"grader 'checkpoints' raised {_describe(exc)}"
+        trial.grades = [Grade(grader="harness", passed=None, status="grader_error", evidence=why)]
+        return
+    if grade is None:
+        return
+    if (problem := evidence_problem(grade.grader, grade.evidence)) is not None:
+        why = (
+            f"grader {grade.grader!r} recorded evidence.{problem[0]}: {problem[1]} "
+            '(docs/graders.md, "Evidence the metrics read")'
+        )
+        trial.grades = [Grade(grader="harness", passed=None, status="grader_error", evidence=why)]
+        return
+    trial.grades = [grade]
 
 
 async def attempt_cell(

@@ -222,9 +222,10 @@ def _sections(sub: TrialTable, f: Facts, declared: dict[Any, list[int]]) -> dict
         n = turns["n_ungraded"]
         whose = "1 trial" if n == 1 else f"{n} trials"
         reasons["turns.n_ungraded"] = (
-            f"{whose} of tasks with checkpoints ended before grading (an error or a "
-            "timeout): unknown at every checkpoint turn, not rated; each counts as a "
-            "failure in the success rate"
+            f"{whose} of tasks with checkpoints ended in an error or a timeout without a "
+            "checkpoints grade (no turn record, or stored before such trials were graded: "
+            "agentgauge grade grades them): unknown at every checkpoint turn, not rated; "
+            "each counts as a failure in the success rate"
         )
     if turns is not None and turns.get("n_left_out"):
         n = turns["n_left_out"]

@@ -14,11 +14,15 @@ turn or should have: a conversation that ended early fails the checkpoints of
 the turns it never reached.
 
 A trial that did not finish (an agent error, a timeout; an infra error unless the
-user excludes those, as the success rate counts them) is not graded, so it has no
-checkpoints grade, and its facts do not say how far it got. Of a task whose other
-trials show its checkpoints (`checkpoint_turns_by_task`), such a trial is counted
-at every one of those turns as unknown (``n_unknown``; ``n_ungraded`` counts the
-trials), never left out silently nor called a pass or a fail from nothing.
+user excludes those, as the success rate counts them) is graded on the turns it
+completed, those it handed back, as any other; the turn it ended in and every later
+one fail, as the success rate counts the trial a failure
+(`agentgauge.graders.checkpoints.grade_unfinished`). One without that grade (no turn
+record, or stored before such trials were graded) does not say how far it got. Of a
+task whose other trials show its checkpoints (`checkpoint_turns_by_task`), such a
+trial is counted at every one of those turns as unknown (``n_unknown``;
+``n_ungraded`` counts the trials), never left out silently nor called a pass or a
+fail from nothing.
 """
 
 from __future__ import annotations
@@ -42,11 +46,12 @@ __all__ = [
 ]
 
 #: Why the section is ``None``: no trial carries a checkpoints grade, which is all the
-#: facts show; a task may declare checkpoints whose trials all ended in an error (those
-#: are not graded).
+#: facts show; a task may declare checkpoints whose trials all ended in an error without
+#: a turn record (those are not graded).
 NO_CHECKPOINTS = (
     "no trial has a checkpoints grade: no task declares checkpoints, or none of its "
-    "trials was graded (a trial that ended in an error or a timeout is not)"
+    "trials was graded (a trial that ended in an error or a timeout before recording "
+    "its turns is not)"
 )
 
 _GRADER = "checkpoints"
@@ -178,9 +183,9 @@ def turns_from_facts(
 
     A row without a checkpoints grade whose task has checkpoints (``declared``; by
     default `checkpoint_turns_by_task` of these rows: pass that of all rows when these
-    are one group of them) was never graded (it ended in an error or a timeout): it
-    counts as unknown at each of its task's turns, and ``n_ungraded`` counts such
-    rows."""
+    are one group of them) was never graded (it ended in an error or a timeout with no
+    turn record, or was stored before such trials were graded): it counts as unknown at
+    each of its task's turns, and ``n_ungraded`` counts such rows."""
     from agentgauge.facts import ABSENT
 
     ids_all = np.asarray(task_id, dtype=object)

@@ -325,8 +325,10 @@ def _turns_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any] |
         "title": f"Checkpoints held per user turn — {scope} (BFCL V3 multi-turn)",
         "note": "For each user turn, the share of trials whose checkpoint held (the state "
         "when the agent handed the turn back, and the calls the turn had to contain), "
-        "averaged over tasks, with its 95% interval (tasks as clusters). Unknown: no "
-        "state was recorded at that turn."
+        "averaged over tasks, with its 95% interval (tasks as clusters). A trial that "
+        "ended in an error or a timeout fails the turn it ended in and the later ones, "
+        "as the success rate counts it. Unknown: no state was recorded at that turn, or "
+        "the trial ended in an error with no record of its turns."
         # A dash says why (docs/reports.md, "Figures nobody measured").
         + "".join(f" Not measured: {line}." for line in turn_note_lines(groups, ["system"])),
         "columns": ["agent", "turn", "held", "95% interval", "trials", "tasks", "unknown"],

@@ -289,6 +289,10 @@ def _checkpoint_sentences(results: list[Any]) -> list[str]:
         if r.get("status") == "checkpoint:turn_missing":
             out.append(f"turn {turn}: failed: the conversation ended before this turn")
             continue
+        if r.get("status") == "checkpoint:unfinished":
+            how = "a timeout" if r.get("ended") == "timeout" else "an error"
+            out.append(f"turn {turn}: failed: the trial ended in {how} in this turn")
+            continue
         why: list[str] = []
         state = _object(r.get("state"))
         if state.get("recorded") is False:
