@@ -187,13 +187,13 @@ def run_cmd(
     elif agent.startswith("http:") and not (base_url or prices or max_turns):
         options = {"api_key_env": api_key_env}
     elif base_url or api_key_env or prices or max_turns:
-        given = {
+        openai_only = {
             "--base-url": base_url,
             "--api-key-env": api_key_env,
             "--prices": prices,
             "--max-turns": max_turns,
         }
-        named = [name for name, value in given.items() if value]
+        named = [name for name, value in openai_only.items() if value]
         # Name what the user typed (the option that does not fit), not --agent.
         also = f" (and {' and '.join(named[1:])})" if len(named) > 1 else ""
         raise InputError(
