@@ -123,9 +123,11 @@ def collect(
             prices=table,
         )  # fmt: skip
     except InputError:
-        if created:  # a port in use (or a bad run id) leaves no empty store behind
-            for path in (store, f"{store}-wal", f"{store}-shm"):
-                Path(path).unlink(missing_ok=True)
+        if created:  # a port in use (or a bad run id) leaves no empty store behind,
+            # and one that another session filled meanwhile is kept
+            from agentgauge.store.removal import remove_if_empty
+
+            remove_if_empty(Path(store))
         raise
     events = f" and {receiver.events_stored} event records" if receiver.events_stored else ""
     out.print(

@@ -77,6 +77,7 @@ from agentgauge.metrics.baselines import ROLE_KEY, check_role
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
+from agentgauge.store.removal import remove_if_empty
 from agentgauge.suite import SuiteLike, as_suite, scenario_defect, task_place
 
 __all__ = [
@@ -768,7 +769,7 @@ async def _session(
         if owns_store:
             db.close()
             if made_file:
-                _remove_if_empty(Path(str(store)))
+                remove_if_empty(Path(str(store)))
         on_ray.close()  # shuts down what this run started or connected
         _report_abandoned(the_agent, notify, on_workers)
 
@@ -815,41 +816,6 @@ def _record_backend(db: Store, header: Run, backend: str) -> Run:
     config = {**header.config, "backends": [*used, backend]}
     db.update_run_config(header.run_id, config)
     return header.model_copy(update={"config": config})
-
-
-def _remove_if_empty(path: Path) -> None:
-    """Remove the store file at ``path`` (made by this session) if it holds no run and
-    no other connection has it open: another session that opened it meanwhile (to
-    resume a run, or start one) would go on writing to a file no one can find.
-
-    Leaving WAL mode needs the file to itself (SQLite refuses it, ``database is
-    locked``, while any other connection is open, idle or not), so that is the test;
-    the file is then checked and removed under an exclusive lock, and put back in WAL
-    mode if it is kept."""
-    try:  # never made again if it is gone
-        uri = path.resolve().as_uri() + "?mode=rw"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=0)
-    except (sqlite3.Error, OSError):
-        return
-    removed = False
-    try:
-        conn.execute("PRAGMA journal_mode=DELETE")
-        conn.execute("BEGIN EXCLUSIVE")
-        if conn.execute("SELECT EXISTS (SELECT 1 FROM runs)").fetchone()[0]:
-            return
-        for suffix in ("-wal", "-shm", "-journal", ""):
-            with contextlib.suppress(FileNotFoundError):
-                Path(f"{path}{suffix}").unlink()
-        removed = True
-    except sqlite3.Error:
-        return  # another connection has it open, or it is no store: left as it is
-    finally:
-        with contextlib.suppress(sqlite3.Error):
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if not removed:
-                conn.execute("PRAGMA journal_mode=WAL")
-        conn.close()
 
 
 def _record_observed(
