@@ -873,6 +873,35 @@ def test_an_export_missing_a_file_or_rows_is_refused_not_read_short(
     assert code == 2 and f"{TRIALS_FILE}: holds" in err and "trials" in err, err
 
 
+def test_a_foreign_parquet_file_in_an_export_is_refused_not_left_out(
+    cli: Cli, exported: Path, tmp_path: Path
+) -> None:
+    """A .parquet file agentgauge did not write, put in an export (more trials of the
+    run, say), was left out without a word: a directory SOURCE reads its own three
+    files. It is refused, naming the file; the export's trials file named alone is
+    read without it; other files (a note) are left alone."""
+    folder = tmp_path / "export"
+    shutil.copytree(exported, folder)
+    (folder / "notes.txt").write_text("read me")
+    code, expected, err = cli("metrics", str(folder), "--json")
+    assert code == 0, err
+    pq.write_table(pa.table({"task_id": ["extra"], "trial": [0], "success": [True]}),
+                   folder / "more.parquet")  # fmt: skip
+    for source in (str(folder), f"{tmp_path}/*"):
+        code, _, err = cli("metrics", source, "--json")
+        assert code == 2, err
+        assert err == (
+            f"agentgauge: error: {folder / 'more.parquet'}: SOURCE: a .parquet file in the "
+            f"export {folder} that agentgauge export did not write: a directory SOURCE is "
+            f"read as its {TRIALS_FILE}, {EVENTS_FILE} and {GRADES_FILE} alone, so its rows "
+            f"would be left out without a word; move it out of the folder, or name "
+            f"{folder / TRIALS_FILE} to read the export without it\n"
+        )
+    code, out, err = cli("metrics", str(folder / TRIALS_FILE), "--json")
+    assert code == 0, err
+    assert json.loads(out)["groups"] == json.loads(expected)["groups"]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

@@ -116,7 +116,32 @@ def _trials_file(folder: Path) -> Path:
             file=folder,
             field="SOURCE",
         )
+    _refuse_foreign_parquet(folder, found)
     return found
+
+
+def _refuse_foreign_parquet(folder: Path, found: Path) -> None:
+    """Refuse an export directory holding a ``.parquet`` file of its own beyond the three
+    an export writes: agentgauge reads only those, so trials put there to be read along
+    (another part of the run, a file another tool wrote) would be left out without a
+    word. Other files (notes, ``.DS_Store``) are nothing a reader could take for data."""
+    try:
+        names = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return  # reading the export's own files says why
+    ours = (TRIALS_FILE, EVENTS_FILE, GRADES_FILE)
+    foreign = [n for n in names if n.lower().endswith(".parquet") and n not in ours]
+    if foreign:
+        others = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise InputError(
+            f"a .parquet file in the export {folder} that agentgauge export did not "
+            f"write{others}: a directory SOURCE is read as its {TRIALS_FILE}, "
+            f"{EVENTS_FILE} and {GRADES_FILE} alone, so its rows would be left out "
+            f"without a word; move it out of the folder, or name {found} to read the "
+            "export without it",
+            file=folder / foreign[0],
+            field="SOURCE",
+        )
 
 
 # --------------------------------------------------------------------------- header
