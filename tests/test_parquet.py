@@ -580,6 +580,39 @@ def test_an_empty_run_exports_and_reads_back_as_refused(tmp_path: Path) -> None:
         open_source(str(tmp_path / "e"))
 
 
+def test_an_export_whose_facts_were_derived_by_other_rules_reads_the_new_ones(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """An export made before a fact's rule changed ("order 512 not found" was a
+    `transient` error, a bare number read as an HTTP status) holds the old rule's
+    facts; its header records no `facts_rules` of this agentgauge, so its facts are
+    derived again from its transcripts: its metrics equal the store's."""
+    from agentgauge.exporters import export_parquet
+    from agentgauge.facts import RULES
+    from agentgauge.schema import Run, ToolCallEvent, ToolResultEvent
+
+    db = tmp_path / "s.db"
+    events = [
+        ToolCallEvent(name="refund", arguments={}, call_id="c"),
+        ToolResultEvent(name="refund", call_id="c", content="order 512 not found", is_error=True),
+    ]
+    with Store(db) as store:
+        store.create_run(Run(run_id="r", created_at="2026-01-01T00:00:00+00:00"))
+        store.add_trials("r", [Trial(task_id="t", trial=0, success=False, events=events)])
+    export_parquet(f"{db}:r", tmp_path / "new")
+    header = json.loads((tmp_path / "new" / HEADER_FILE).read_text(encoding="utf-8"))
+    assert header["facts_rules"] == RULES
+    # As the agentgauge before the change exported it: the old type, no facts_rules.
+    old = _trials(tmp_path / "new", tmp_path, _set("error_types", ['{"transient":1}']))
+    del header["facts_rules"]
+    (old / HEADER_FILE).write_text(json.dumps(header), encoding="utf-8")
+    store_types = metrics_json(cli, f"{db}:r")["groups"][0]["recovery"]["error_types"]
+    assert set(store_types) == {"not_found"}
+    for source in (str(tmp_path / "new"), str(old)):
+        got = metrics_json(cli, source)["groups"][0]["recovery"]["error_types"]
+        assert got == store_types, source
+
+
 # --------------------------------------------------------------------------- bad input
 
 

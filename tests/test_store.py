@@ -389,6 +389,7 @@ RUN_ANSWERS = {
     "lookalike_runs": "a new run's id, not held yet",
     "refuse_lookalike_run": "a new run's id, not held yet",
     "delete_run_if_empty": "False: a run another session deleted is not deleted again",
+    "existing_cells": "none stored: collect reads them before it makes its run",
 }
 
 
@@ -409,7 +410,6 @@ def test_every_method_of_a_run_refuses_a_run_the_store_does_not_hold(tmp_path: P
         "get_tasks": lambda db: db.get_tasks("nope"),
         "add_trial": lambda db: db.add_trial("nope", trial),
         "add_trials": lambda db: db.add_trials("nope", []),
-        "existing_cells": lambda db: db.existing_cells("nope"),
         "next_trial_index": lambda db: db.next_trial_index("nope", "t", "base", None, None),
         "trials": lambda db: db.trials("nope"),
         "grade_summary": lambda db: db.grade_summary("nope"),

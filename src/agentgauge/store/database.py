@@ -887,9 +887,10 @@ class Store:
         )
 
     @store_errors
-    @of_held_run
     def existing_cells(self, run_id: str) -> set[tuple[str, int, str, str | None, str | None]]:
-        """(task, trial, variant, agent, model) cells already stored, for resume."""
+        """(task, trial, variant, agent, model) cells already stored, for resume; none for
+        a run the store does not hold yet (``collect`` reads them before it makes its run,
+        once its port is bound), where the other methods of a run refuse it."""
         rows = self.conn.execute(
             "SELECT task_id, trial, variant, agent, model FROM trials WHERE run_id = ?", (run_id,)
         )
