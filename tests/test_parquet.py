@@ -580,6 +580,39 @@ def test_an_empty_run_exports_and_reads_back_as_refused(tmp_path: Path) -> None:
         open_source(str(tmp_path / "e"))
 
 
+def test_an_export_whose_facts_were_derived_by_other_rules_reads_the_new_ones(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """An export made before a fact's rule changed ("order 512 not found" was a
+    `transient` error, a bare number read as an HTTP status) holds the old rule's
+    facts; its header records no `facts_rules` of this agentgauge, so its facts are
+    derived again from its transcripts: its metrics equal the store's."""
+    from agentgauge.exporters import export_parquet
+    from agentgauge.facts import RULES
+    from agentgauge.schema import Run, ToolCallEvent, ToolResultEvent
+
+    db = tmp_path / "s.db"
+    events = [
+        ToolCallEvent(name="refund", arguments={}, call_id="c"),
+        ToolResultEvent(name="refund", call_id="c", content="order 512 not found", is_error=True),
+    ]
+    with Store(db) as store:
+        store.create_run(Run(run_id="r", created_at="2026-01-01T00:00:00+00:00"))
+        store.add_trials("r", [Trial(task_id="t", trial=0, success=False, events=events)])
+    export_parquet(f"{db}:r", tmp_path / "new")
+    header = json.loads((tmp_path / "new" / HEADER_FILE).read_text(encoding="utf-8"))
+    assert header["facts_rules"] == RULES
+    # As the agentgauge before the change exported it: the old type, no facts_rules.
+    old = _trials(tmp_path / "new", tmp_path, _set("error_types", ['{"transient":1}']))
+    del header["facts_rules"]
+    (old / HEADER_FILE).write_text(json.dumps(header), encoding="utf-8")
+    store_types = metrics_json(cli, f"{db}:r")["groups"][0]["recovery"]["error_types"]
+    assert set(store_types) == {"not_found"}
+    for source in (str(tmp_path / "new"), str(old)):
+        got = metrics_json(cli, source)["groups"][0]["recovery"]["error_types"]
+        assert got == store_types, source
+
+
 # --------------------------------------------------------------------------- bad input
 
 
@@ -871,6 +904,35 @@ def test_an_export_missing_a_file_or_rows_is_refused_not_read_short(
     cut = _trials(exported, tmp_path / "cut", lambda t: t.slice(1))
     code, _, err = cli("metrics", str(cut))
     assert code == 2 and f"{TRIALS_FILE}: holds" in err and "trials" in err, err
+
+
+def test_a_foreign_parquet_file_in_an_export_is_refused_not_left_out(
+    cli: Cli, exported: Path, tmp_path: Path
+) -> None:
+    """A .parquet file agentgauge did not write, put in an export (more trials of the
+    run, say), was left out without a word: a directory SOURCE reads its own three
+    files. It is refused, naming the file; the export's trials file named alone is
+    read without it; other files (a note) are left alone."""
+    folder = tmp_path / "export"
+    shutil.copytree(exported, folder)
+    (folder / "notes.txt").write_text("read me")
+    code, expected, err = cli("metrics", str(folder), "--json")
+    assert code == 0, err
+    pq.write_table(pa.table({"task_id": ["extra"], "trial": [0], "success": [True]}),
+                   folder / "more.parquet")  # fmt: skip
+    for source in (str(folder), f"{tmp_path}/*"):
+        code, _, err = cli("metrics", source, "--json")
+        assert code == 2, err
+        assert err == (
+            f"agentgauge: error: {folder / 'more.parquet'}: SOURCE: a .parquet file in the "
+            f"export {folder} that agentgauge export did not write: a directory SOURCE is "
+            f"read as its {TRIALS_FILE}, {EVENTS_FILE} and {GRADES_FILE} alone, so its rows "
+            f"would be left out without a word; move it out of the folder, or name "
+            f"{folder / TRIALS_FILE} to read the export without it\n"
+        )
+    code, out, err = cli("metrics", str(folder / TRIALS_FILE), "--json")
+    assert code == 0, err
+    assert json.loads(out)["groups"] == json.loads(expected)["groups"]
 
 
 @pytest.mark.parametrize(

@@ -379,3 +379,96 @@ def test_store_misuse_is_one_error_naming_the_store_and_the_run(tmp_path: Path) 
         with pytest.raises(InputError, match="opened read-only"):
             db.delete_run("r1")
         assert len(db.trials("r1")) == 1  # reading it still works
+
+
+#: The methods of `Store` that name a run by its first argument yet answer for one the
+#: store does not hold, and why: the others refuse it (`MissingRun`).
+RUN_ANSWERS = {
+    "get_run": "None says there is no such run",
+    "require_run": "says there is no such run (MissingRun)",
+    "lookalike_runs": "a new run's id, not held yet",
+    "refuse_lookalike_run": "a new run's id, not held yet",
+    "delete_run_if_empty": "False: a run another session deleted is not deleted again",
+    "existing_cells": "none stored: collect reads them before it makes its run",
+}
+
+
+def test_every_method_of_a_run_refuses_a_run_the_store_does_not_hold(tmp_path: Path) -> None:
+    import inspect
+
+    from agentgauge.schema import Task
+    from agentgauge.store.columns import event_batches, grade_batches, trial_batches
+
+    path = tmp_path / "s.db"
+    trial = Trial(task_id="t", trial=0, success=True)
+    calls = {
+        "update_run_config": lambda db: db.update_run_config("nope", {}),
+        "delete_run": lambda db: db.delete_run("nope"),
+        "mark_opened": lambda db: db.mark_opened("nope"),
+        "add_tasks": lambda db: db.add_tasks("nope", []),
+        "has_tasks": lambda db: db.has_tasks("nope"),
+        "get_tasks": lambda db: db.get_tasks("nope"),
+        "add_trial": lambda db: db.add_trial("nope", trial),
+        "add_trials": lambda db: db.add_trials("nope", []),
+        "next_trial_index": lambda db: db.next_trial_index("nope", "t", "base", None, None),
+        "trials": lambda db: db.trials("nope"),
+        "grade_summary": lambda db: db.grade_summary("nope"),
+        "outcome_rows": lambda db: db.outcome_rows("nope"),
+        "model_call_rows": lambda db: db.model_call_rows("nope"),
+        "trial_keys": lambda db: db.trial_keys("nope"),
+        "table": lambda db: db.table("nope"),
+        "columns": lambda db: db.columns("nope"),
+        "refuse_damaged_success": lambda db: db.refuse_damaged_success("nope"),
+        "damaged_success": lambda db: db.damaged_success("nope"),
+        "trial": lambda db: db.trial("nope", 1),
+        "grade_versions": lambda db: db.grade_versions("nope"),
+        "active_grade_version": lambda db: db.active_grade_version("nope"),
+        "resolve_grade_version": lambda db: db.resolve_grade_version("nope", None),
+        "new_grade_version": lambda db: db.new_grade_version("nope", []),
+        "activate_grade_version": lambda db: db.activate_grade_version("nope", 1),
+        # The column-wise readers of a Parquet export, refused when called.
+        "trial_batches": lambda db: trial_batches(db, "nope", 1, 10),
+        "event_batches": lambda db: event_batches(db, "nope", 10),
+        "grade_batches": lambda db: grade_batches(db, "nope", 1, 10),
+    }
+    # Every method that names a run is here or answers for a missing one on purpose:
+    # a method added later is refused until it says which.
+    of_a_run = {
+        name
+        for name, method in vars(Store).items()
+        if callable(method)
+        and not name.startswith("_")
+        and list(inspect.signature(method).parameters)[1:2] == ["run_id"]
+    }
+    assert of_a_run == (calls.keys() - {"trial_batches", "event_batches", "grade_batches"}) | (
+        RUN_ANSWERS.keys()
+    )
+    with Store(path) as db:
+        db.create_run(Run(run_id="r1", created_at=utc_now()))
+        db.add_tasks("r1", [Task(id="t", instruction="p")])
+        db.add_trial("r1", trial)
+        before = db.conn.execute("SELECT COUNT(*) FROM meta").fetchone()
+        for name, call in calls.items():
+            with pytest.raises(MissingRun) as caught:
+                call(db)
+            assert str(caught.value) == (
+                f"{path}: run_id: no run 'nope' in this store (recent runs: 'r1')"
+            ), name
+        # Nothing was written for it (mark_opened refused before its mark).
+        assert db.conn.execute("SELECT COUNT(*) FROM meta").fetchone() == before
+        assert [r.run_id for r in db.list_runs()] == ["r1"]
+    # Read-only, the readers refuse it the same.
+    with Store(path, readonly=True) as db, pytest.raises(MissingRun, match="no run 'nope'"):
+        db.get_tasks("nope")
+
+
+def test_every_public_method_of_the_store_words_sqlites_refusals() -> None:
+    # The decorator is written on each method (no loop at class creation): one left
+    # without it would give Python's callers a bare sqlite3 error.
+    import inspect
+
+    for name, method in vars(Store).items():
+        if inspect.isfunction(method) and (name == "__init__" or not name.startswith("_")):
+            if name in ("close", "transaction", "snapshot"):
+                continue
+            assert getattr(method, "translates_store_errors", False), name

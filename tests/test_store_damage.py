@@ -18,6 +18,7 @@ from agentgauge.store import Store
 from agentgauge.testing.worlds import counting_agent
 
 SUITE = Path(__file__).resolve().parents[1] / "examples" / "counter-suite.yaml"
+SAMPLE = SUITE.parent / "sample_trials.jsonl"
 
 
 @pytest.fixture
@@ -92,8 +93,22 @@ def test_a_store_on_a_read_only_filesystem_is_named_read_only(tmp_path: Path, cl
     try:
         code, _, err = cli("grade", f"{db}:r1")
         assert code == 2
-        assert "cannot write to the store" in err and "read-only" in err
-        assert "not an agentgauge store" not in err
+        # The filesystem is the cause, not the file's mode (which chmod would change):
+        # it said "the file is read-only".
+        assert err.strip() == (
+            f"agentgauge: error: {db}: cannot write to the store: it is on a read-only "
+            "filesystem (mounted read-only, which no file mode changes); this command adds "
+            "to the store. Copy the store to a writable disk and name the copy, or remount "
+            "the filesystem read-write (metrics, compare, show, report, export and gate "
+            "only read a store, and work on it as it is)"
+        )
+        code, _, err = cli("import", "jsonl", str(SAMPLE), "--store", str(folder / "new.db"))
+        assert code == 2
+        assert err.strip() == (
+            f"agentgauge: error: {folder / 'new.db'}: cannot create the store: the folder "
+            f"{folder} is on a read-only filesystem (mounted read-only, which no file mode "
+            "changes); name a store on a writable disk"
+        )
         code, _, err = cli("metrics", f"{db}:r1", "--json")  # reading works as it is
         assert code == 0, err
     finally:
@@ -107,7 +122,30 @@ def test_a_read_only_store_file_is_named_read_only(tmp_path: Path, cli: Cli) -> 
     run(str(SUITE), counting_agent, trials=1, store=db, run_id="r1")
     db.chmod(0o444)
     code, _, err = cli("grade", f"{db}:r1")
-    assert code == 2 and "the file is read-only" in err
+    assert code == 2
+    assert "cannot write to the store: the file is read-only; this command adds" in err
+    assert f"Make it writable (chmod u+w {db}) or work on a copy" in err
+
+
+def test_a_store_in_a_read_only_folder_names_the_folder(tmp_path: Path, cli: Cli) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes a folder whatever its mode")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "s.db"
+    run(str(SUITE), counting_agent, trials=1, store=db, run_id="r1")
+    folder.chmod(0o555)
+    try:
+        code, _, err = cli("grade", f"{db}:r1")
+        assert code == 2
+        assert f"its folder {folder} is read-only (SQLite writes the store's -wal and" in err
+        assert f"(chmod u+w {folder})" in err
+        db.chmod(0o444)  # both: both are named
+        code, _, err = cli("grade", f"{db}:r1")
+        assert f"the file and its folder {folder} are read-only" in err
+        assert f"(chmod u+w {db} {folder})" in err
+    finally:
+        folder.chmod(0o755)
 
 
 def test_a_store_cut_short_is_called_damaged_not_a_foreign_file(
@@ -196,3 +234,29 @@ def test_the_python_functions_name_a_damaged_store_as_the_commands_do(store: Pat
             f"nothing more was written to it. Check it with: sqlite3 {store} "
             "'PRAGMA integrity_check', and restore it from a copy"
         ), name
+
+
+def test_a_damaged_store_read_lazily_is_named_as_the_commands_do(
+    store: Path, tmp_path: Path
+) -> None:
+    # The column-wise readers are generators: the damaged page is met while they are
+    # iterated, after the call returned, and was a bare sqlite3.DatabaseError there.
+    from agentgauge.parquet.write import write_parquet
+    from agentgauge.store.columns import event_batches
+
+    damage_events(store)
+    said = (
+        f"{store}: the store is damaged (SQLite: database disk image is malformed); "
+        f"nothing more was written to it. Check it with: sqlite3 {store} "
+        "'PRAGMA integrity_check', and restore it from a copy"
+    )
+    with Store(store, readonly=True) as db:
+        batches = event_batches(db, "r1", 4)
+        with pytest.raises(InputError) as caught:
+            for _ in batches:
+                pass
+    assert str(caught.value) == said
+    with pytest.raises(InputError) as caught:
+        write_parquet(store, "r1", tmp_path / "out")
+    assert str(caught.value) == said
+    assert not (tmp_path / "out").exists()

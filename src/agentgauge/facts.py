@@ -65,6 +65,7 @@ __all__ = [
     "FAILED",
     "GRADE_FACTS",
     "PASSED",
+    "RULES",
     "UNKNOWN",
     "WRONG_CALL",
     "Coded",
@@ -129,6 +130,13 @@ GRADE_FACTS: dict[str, FactKind] = {
 #: Every fact and its kind, event facts first.
 FACTS: dict[str, FactKind] = {**EVENT_FACTS, **GRADE_FACTS}
 
+#: The version of the rules the facts are derived by, raised when a rule changes what a
+#: fact holds for the same trial: facts derived by other rules (a store's records, an
+#: export's fact columns) are derived again from the trials rather than read as they
+#: are. 2: a tool error's status code counts only where its text calls it one ("HTTP
+#: 503", "status 429"), not as a bare number ("order 512 not found" was ``transient``).
+RULES = 2
+
 
 def _text(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
@@ -178,11 +186,33 @@ def taxonomy(status: str, evidence: Any = None) -> str:
 
 # --------------------------------------------------------------------------- recovery
 
+
+def _http_status(codes: str) -> str:
+    """A pattern for an HTTP status among ``codes`` (a regex of three digits) where the
+    text says it is one: after ``HTTP``, ``HTTP/1.1``, ``HTTPError``, ``status``,
+    ``status code`` or ``response code`` (``HTTP 503``, ``status: 429``,
+    ``'status_code': 503``). A bare number is not one: "order 512 not found" names an
+    order. The reason phrases (``503 Service Unavailable``) are matched on their own."""
+    before = (
+        r"\b(?:https?(?:/[\d.]+)?(?:\s*error)?|status(?:[\s_-]*code)?|response[\s_-]*code)"
+        r"[\"']?\s*[:=#]?\s*"
+    )
+    return rf"{before}(?:{codes})\b"
+
+
 #: Error types, tried in order on a tool error's text; the first that matches names it.
+#: A status code counts only where the text calls it one (`_http_status`).
 ERROR_TYPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("rate_limit", re.compile(r"\b429\b|rate.?limit|too many requests", re.I)),
+    ("rate_limit", re.compile(_http_status("429") + r"|rate.?limit|too many requests", re.I)),
     ("timeout", re.compile(r"time(?:d)?\s*out|deadline", re.I)),
-    ("transient", re.compile(r"transient|internal error|\b5\d\d\b|unavailable|try again", re.I)),
+    (
+        "transient",
+        re.compile(
+            _http_status(r"5\d\d")
+            + r"|transient|internal (?:server )?error|bad gateway|unavailable|try again",
+            re.I,
+        ),
+    ),
     ("unknown_tool", re.compile(r"unknown (?:tool|function)|no such (?:tool|function)", re.I)),
     ("not_found", re.compile(r"not found|no such|does not exist", re.I)),
     # The world's state forbids the call: "W1010 is shipped, not pending", "already paid".

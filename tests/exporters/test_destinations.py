@@ -127,6 +127,28 @@ def test_export_onto_a_directory_is_one_line(cli: Cli, work: Path, fmt: str) -> 
     assert list(folder.iterdir()) == [] and leftovers(work) == []
 
 
+@pytest.mark.parametrize(
+    ("fmt", "example"),
+    [("parquet", "directory (e.g. --parquet m)"), ("jsonl", "file (e.g. --jsonl m.jsonl)"),
+     ("otel", "file (e.g. --otel m.otlp.json)")],
+)  # fmt: skip
+def test_export_to_an_empty_path_names_the_option(
+    cli: Cli, work: Path, fmt: str, example: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "" was the current folder to the writers: `--parquet ''` beside the store said
+    # ".: holds m.db, the store this export reads, ...", naming neither the option nor
+    # the mistake.
+    monkeypatch.chdir(work)
+    before = sorted(p.name for p in work.iterdir())
+    code, _, err = cli("export", "m.db:m", f"--{fmt}", "")
+    one_line(code, err)
+    what = example.split(" ")[0]
+    assert err == (
+        f"agentgauge: error: --{fmt}: an empty path names no {what}: give the export's {example}\n"
+    )
+    assert sorted(p.name for p in work.iterdir()) == before
+
+
 def test_export_into_a_missing_folder_or_a_file_as_folder_is_one_line(cli: Cli, work: Path) -> None:
     for dest in (work / "missing" / "x.jsonl", work / "m.jsonl" / "x.jsonl"):
         code, _, err = cli("export", str(work / "m.db"), "--jsonl", str(dest))

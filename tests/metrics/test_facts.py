@@ -130,6 +130,60 @@ def test_a_store_of_an_unknown_record_layout_reads_the_same_and_is_rebuilt(
     assert _same(db, "r") == before
 
 
+def test_a_store_whose_records_hold_the_old_error_types_reads_the_new_ones(
+    tmp_path: Path,
+) -> None:
+    """The error-type rules changed (a bare number is no HTTP status: "order 512 not
+    found" was `transient`) while the record kept its shape: the rules' version in the
+    layout stamp makes a store derived by the old rules read and keep the new types."""
+    from agentgauge.schema import Run
+    from agentgauge.store import utc_now
+    from agentgauge.store.packed import update
+
+    def failed(text: str) -> Trial:
+        return Trial(
+            task_id="t",
+            trial=0,
+            success=False,
+            events=[
+                ToolCallEvent(name="refund", arguments={}, call_id="c"),
+                ToolResultEvent(name="refund", call_id="c", content=text, is_error=True),
+            ],
+        )
+
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="r", created_at=utc_now()))
+        store.add_trials("r", [failed("Error: order 512 not found")])
+        # As the agentgauge before the change left the store: the record holds what
+        # the old rules made of the error, under the stamp it wrote.
+        old_types = trial_facts(failed("Error: internal error"))["error_types"]
+        (pk,) = store.trial_keys("r")
+        with store.transaction():
+            found = store._record_for(pk, 1)
+            assert found is not None
+            update(found[1], {"error_types": old_types}, store._label_id)
+            store._put_record("r", pk, 1, found[1])
+            store.conn.execute(
+                "UPDATE meta SET value = '1:3ab2f8277620a450' WHERE key = 'facts_layout'"
+            )
+
+    def types(readonly: bool) -> object:
+        with Store(db, readonly=readonly) as store:
+            _, facts = store.columns("r")
+        return facts["error_types"].tolist()
+
+    new_types = trial_facts(failed("Error: order 512 not found"))["error_types"]
+    assert json.loads(new_types) == {"not_found": 1}
+    assert types(readonly=True) == [new_types]  # read-only: from the trial, not the record
+    assert types(readonly=False) == [new_types]  # writable: the records derived again
+    with Store(db, readonly=True) as store:
+        assert store._layout() != "1:3ab2f8277620a450"
+    assert types(readonly=True) == [new_types]  # and read from them since
+    out = api.metrics(f"{db}:r").to_dict()
+    assert set(out["groups"][0]["recovery"]["error_types"]) == {"not_found"}
+
+
 def test_records_of_another_shape_are_made_again(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     run("builtin:retail", "builtin:hasty", trials=1, store=db, run_id="r", progress=False)

@@ -102,6 +102,17 @@ def test_result_named_without_call_id_is_matched_by_name() -> None:
         ("Error: the order is already paid", "precondition"),
         ("Error: order W1010 is shipped, not pending", "precondition"),
         ("Error: the moon is made of cheese", "other"),
+        # A status code counts where the text calls it one, not as a bare number.
+        ("Error: order 512 not found", "not_found"),
+        ("Error: order 429 is shipped, not pending", "precondition"),
+        ("Error: 503 rooms left, none free", "other"),
+        ("HTTP 503", "transient"),
+        ("HTTP/1.1 502 Bad Gateway", "transient"),
+        ("HTTPError: 500 Internal Server Error", "transient"),
+        ("upstream said status code: 504", "transient"),
+        ("status 429", "rate_limit"),
+        ("503 Service Unavailable", "transient"),
+        ({"status": 503, "message": "upstream"}, "transient"),
     ],
 )
 def test_error_types(content: Any, expected: str) -> None:

@@ -10,6 +10,7 @@ import typer
 
 from agentgauge.cli import app
 from agentgauge.cli.common import console, err_console, options_typed
+from agentgauge.display import shell_command
 from agentgauge.errors import InputError
 
 
@@ -88,6 +89,19 @@ def export_cmd(
     # below names what was exported as a SOURCE, so `metrics` of it counts the same.
     base, selector = split_selector(source)
     path, run_id = run_source(base)  # DB alone: the store's one run
+    if not out:
+        # "" is the current folder to the writers (`.`), which is refused for what it
+        # holds (the store, a folder): say what was typed.
+        what, example = {
+            "parquet": ("directory", run_id),
+            "jsonl": ("file", f"{run_id}.jsonl"),
+            "otel": ("file", f"{run_id}.otlp.json"),
+        }[fmt]
+        raise InputError(
+            f"an empty path names no {what}: give the export's {what} "
+            f"(e.g. --{fmt} {shell_command([example])})",
+            field=f"--{fmt}",
+        )
     asked = asked_grade_version(selector, grade_version, path)
     # A refusal of the version names where it was typed, as `metrics` names it.
     typed = options_typed(

@@ -36,7 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from agentgauge.errors import InputError, first_error
 from agentgauge.evidence import evidence_problem
-from agentgauge.facts import ABSENT, FACTS, UNKNOWN, Facts
+from agentgauge.facts import ABSENT, FACTS, RULES, UNKNOWN, Facts
 from agentgauge.parquet import EVENTS_FILE, GRADES_FILE, HEADER_FILE, LAYOUT, TRIALS_FILE
 from agentgauge.schema import (
     CONTROL_DECISIONS,
@@ -116,7 +116,32 @@ def _trials_file(folder: Path) -> Path:
             file=folder,
             field="SOURCE",
         )
+    _refuse_foreign_parquet(folder, found)
     return found
+
+
+def _refuse_foreign_parquet(folder: Path, found: Path) -> None:
+    """Refuse an export directory holding a ``.parquet`` file of its own beyond the three
+    an export writes: agentgauge reads only those, so trials put there to be read along
+    (another part of the run, a file another tool wrote) would be left out without a
+    word. Other files (notes, ``.DS_Store``) are nothing a reader could take for data."""
+    try:
+        names = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return  # reading the export's own files says why
+    ours = (TRIALS_FILE, EVENTS_FILE, GRADES_FILE)
+    foreign = [n for n in names if n.lower().endswith(".parquet") and n not in ours]
+    if foreign:
+        others = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise InputError(
+            f"a .parquet file in the export {folder} that agentgauge export did not "
+            f"write{others}: a directory SOURCE is read as its {TRIALS_FILE}, "
+            f"{EVENTS_FILE} and {GRADES_FILE} alone, so its rows would be left out "
+            f"without a word; move it out of the folder, or name {found} to read the "
+            "export without it",
+            file=folder / foreign[0],
+            field="SOURCE",
+        )
 
 
 # --------------------------------------------------------------------------- header
@@ -782,15 +807,30 @@ def _check_fact_labels(
     return total[codes] if codes.size else np.zeros(0, np.int64)
 
 
+def _facts_current(trials_file: Path) -> bool:
+    """Whether the fact columns of ``trials_file`` were derived by this agentgauge's rules
+    (`agentgauge.facts.RULES`, which an export's header records as ``facts_rules``): an
+    export made before a rule changed holds what the old rule made of its trials (a bare
+    "512" read as an HTTP status), so its facts are derived again from its transcripts
+    and grades, as the store derives its records again. A file without a header (one
+    another tool wrote) is read as it is."""
+    path = trials_file.parent / HEADER_FILE
+    if not path.is_file():
+        return True
+    data = loads_json(read_text(path), file=path, line=None)
+    return isinstance(data, dict) and data.get("facts_rules") == RULES
+
+
 def read_facts(parts: Sequence[Path]) -> Facts | None:
     """The facts of ``parts``' trials (`agentgauge.facts`), row for row with
-    `read_table`; ``None`` when a file lacks them (one another tool wrote): the
-    behaviour metrics then derive them from the transcripts, as for a list of trials."""
+    `read_table`; ``None`` when a file lacks them (one another tool wrote) or holds
+    facts derived by other rules (`_facts_current`): the behaviour metrics then derive
+    them from the transcripts, as for a list of trials."""
     found: dict[str, list[pa.ChunkedArray]] = {name: [] for name in FACTS}
     labels: dict[str, _Labels] = {}
     for path in parts:
         schema = _schema_of(path)
-        if not set(FACTS) <= set(schema.names):
+        if not set(FACTS) <= set(schema.names) or not _facts_current(path):
             return None
         for name, kind in FACTS.items():
             what, accepts, target = _ACCEPTS[_FACT_ACCEPTS[kind]]

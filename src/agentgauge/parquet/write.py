@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from agentgauge._version import __version__
 from agentgauge.errors import InputError
-from agentgauge.facts import FACTS, FactKind, Facts
+from agentgauge.facts import FACTS, RULES, FactKind, Facts
 from agentgauge.parquet import (
     EVENTS_FILE,
     GRADES_FILE,
@@ -149,6 +149,7 @@ def write_parquet(
                 "run": run.model_dump(mode="json"),
                 "grade_version": asdict(grading),
                 "counts": {"trials": n_trials, "events": n_events, "grades": n_grades},
+                "facts_rules": RULES,
                 "tasks": [t.model_dump(mode="json", exclude_defaults=True) for t in tasks],
             }
             (tmp / HEADER_FILE).write_text(json.dumps(header) + "\n", encoding="utf-8")

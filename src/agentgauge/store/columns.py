@@ -5,6 +5,11 @@ returns them (booleans as 0/1, JSON as canonical text), with each document's
 text in place of its id, and the outcomes and grades of one grade version (the
 rules of `Store.trials`: a trial graded in no later version than the one asked
 keeps its latest grades before it).
+
+Each reader is a `Store` method in all but name: a run the store does not hold is
+refused when it is called, and what SQLite refuses while a batch is read (a damaged
+page) is the store's error in the user's words (`agentgauge.store.database.store_errors`),
+never a bare ``sqlite3`` one.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgauge.schema import TRIAL_FIELDS
-from agentgauge.store.database import GRADES_AS_OF, Store
+from agentgauge.store.database import GRADES_AS_OF, Store, of_held_run, store_errors
 from agentgauge.store.layout import document_text
 
 __all__ = ["TrialBatch", "event_batches", "grade_batches", "trial_batches"]
@@ -34,6 +39,8 @@ class TrialBatch:
     so a writer can keep each distinct one once."""
 
 
+@store_errors
+@of_held_run
 def trial_batches(store: Store, run_id: str, version: int, size: int) -> Iterator[TrialBatch]:
     """The run's trials, ``size`` at a time, with the outcomes of grade ``version``."""
     overlay = store._outcomes(run_id, version)
@@ -70,6 +77,8 @@ def trial_batches(store: Store, run_id: str, version: int, size: int) -> Iterato
         yield TrialBatch(keys=keys, fields=fields, document=document)
 
 
+@store_errors
+@of_held_run
 def event_batches(
     store: Store, run_id: str, size: int
 ) -> Iterator[list[tuple[int, int, str, float | None, str]]]:
@@ -83,6 +92,8 @@ def event_batches(
         yield rows
 
 
+@store_errors
+@of_held_run
 def grade_batches(
     store: Store, run_id: str, version: int, size: int
 ) -> Iterator[list[tuple[Any, ...]]]:

@@ -13,12 +13,11 @@ import json
 import math
 import secrets
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import FunctionType
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +25,7 @@ from pydantic import ValidationError
 
 from agentgauge._version import __version__
 from agentgauge.defaults import DEFAULT_STORE
-from agentgauge.errors import InputError, first_error
+from agentgauge.errors import AgentgaugeError, InputError, first_error
 from agentgauge.facts import (
     FACTS,
     Facts,
@@ -71,7 +70,7 @@ from agentgauge.store.rows import (
 )
 from agentgauge.table import COLUMNS, SOURCE_FIELDS, TrialTable
 
-__all__ = ["DEFAULT_STORE", "GradeVersion", "MissingRun", "Store"]
+__all__ = ["DEFAULT_STORE", "GradeVersion", "MissingRun", "Store", "of_held_run", "store_errors"]
 
 
 _INSERT_GRADE = (
@@ -172,6 +171,90 @@ class MissingRun(InputError):
     ``run_id``)."""
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_Y = TypeVar("_Y")
+_S = TypeVar("_S")
+_T = TypeVar("_T")
+
+
+def store_errors(
+    method: Callable[Concatenate[Store, _P], _R],
+) -> Callable[Concatenate[Store, _P], _R]:
+    """``method`` of `Store` (or a function whose first argument is one) with SQLite's
+    refusals in the user's words, naming the store (`agentgauge.store.faults.store_error`):
+    a damaged page met mid-read, a lock held, a full disk, a write to a store opened
+    read-only; and, for a method whose first argument is a ``run_id``, a write into a
+    run the store does not hold (SQLite's "FOREIGN KEY constraint failed") as
+    `Store.require_run` says it. A generator it returns is wrapped too: what SQLite
+    refuses while it is iterated (a damaged page read lazily, batch by batch) is
+    translated as what it refuses during the call. The commands already word these in
+    one line; this gives Python's callers the same error rather than a bare
+    ``sqlite3`` one. Every public method of `Store` carries it (the context managers
+    `Store.transaction` and `Store.snapshot` do not: what fails inside them is the
+    caller's statement)."""
+    parameters = list(inspect.signature(method).parameters)
+    takes_run = len(parameters) > 1 and parameters[1] == "run_id"
+
+    @functools.wraps(method)
+    def translated(store: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        run_id = (args[0] if args else kwargs.get("run_id")) if takes_run else None
+        try:
+            result = method(store, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            error = _user_error(store, exc, run_id)
+            if error is None:
+                raise
+            raise error from None
+        if isinstance(result, Generator):
+            return cast(_R, _translating(store, result, run_id))
+        return result
+
+    translated.translates_store_errors = True  # type: ignore[attr-defined]
+    return translated
+
+
+def _translating(store: Store, items: Generator[_Y, _S, _T], run_id: Any) -> Generator[_Y, _S, _T]:
+    """``items``, with what SQLite refuses while they are read translated (`store_errors`)."""
+    try:
+        return (yield from items)
+    except sqlite3.DatabaseError as exc:
+        error = _user_error(store, exc, run_id)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _user_error(store: Store, exc: sqlite3.DatabaseError, run_id: Any) -> AgentgaugeError | None:
+    """The user's error for SQLite's refusal ``exc`` met on ``store`` (`store_errors`);
+    ``None`` for one the caller words itself, or a bug, which keeps its traceback. A
+    foreign key that failed on ``run_id`` raises `MissingRun` when the store holds no
+    such run."""
+    foreign_key = isinstance(exc, sqlite3.IntegrityError) and "FOREIGN KEY" in str(exc)
+    if foreign_key and isinstance(run_id, str):
+        store.require_run(run_id)  # raises MissingRun when it is not there
+    return store_error(exc, store.path, readonly=getattr(store, "readonly", False))
+
+
+def of_held_run(
+    method: Callable[Concatenate[Store, str, _P], _R],
+) -> Callable[Concatenate[Store, str, _P], _R]:
+    """``method``, whose first argument is a ``run_id``, refusing a run the store does not
+    hold (`MissingRun`, worded by `Store.require_run`) before it reads or writes anything:
+    never an empty answer (no tasks, no trials, grade version 1) standing in for "no
+    such run". One look-up of the run's key."""
+
+    @functools.wraps(method)
+    def checked(store: Store, /, run_id: str, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        held = store.conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,))
+        if held.fetchone() is None:
+            store.require_run(run_id)
+        return method(store, run_id, *args, **kwargs)
+
+    # ``run_id`` may be given by name too, which `Concatenate` cannot say.
+    return cast("Callable[Concatenate[Store, str, _P], _R]", checked)
+
+
 class Store:
     """A SQLite store of runs, trials, transcripts and grades.
 
@@ -183,6 +266,7 @@ class Store:
     ``schema_version`` is the layout as opened (the current one unless read-only).
     """
 
+    @store_errors
     def __init__(
         self, path: str | Path = DEFAULT_STORE, *, create: bool = True, readonly: bool = False
     ) -> None:
@@ -291,6 +375,7 @@ class Store:
 
     # ------------------------------------------------------------------ runs
 
+    @store_errors
     def create_run(self, run: Run, *, exist_ok: bool = False) -> None:
         """Record a run's header (in the caller's transaction when one is open)."""
         if self.get_run(run.run_id) is not None:
@@ -324,6 +409,7 @@ class Store:
             (run.run_id, run.created_at),
         )
 
+    @store_errors
     def get_run(self, run_id: str) -> Run | None:
         """The run's header with its trial count, or ``None``."""
         row = self.conn.execute(
@@ -335,10 +421,12 @@ class Store:
         ).fetchone()
         return None if row is None else self._run(row)
 
+    @store_errors
     def list_runs(self) -> list[Run]:
         """All runs, oldest first."""
         return [self._run(row) for row in self.conn.execute(_RUN_ROWS)]
 
+    @store_errors
     def list_runs_marked(self) -> list[tuple[Run, str | None]]:
         """All runs, oldest first, each with why it is damaged (``None`` when it is
         not): a run whose settings cannot be read back is listed with its columns and
@@ -391,6 +479,7 @@ class Store:
             n_trials=row[10],
         )
 
+    @store_errors
     def damaged(self, what: str, exc: BaseException, *, field: str | None = None) -> InputError:
         """The user's error for a stored row that cannot be read back (JSON a hand edit
         or a failing disk broke, a value an older agentgauge let through): one line
@@ -399,6 +488,7 @@ class Store:
         field, why = unreadable(exc, field)
         return InputError(f"{what} is damaged in the store: {why}", file=self.path, field=field)
 
+    @store_errors
     def lookalike_runs(self, run_id: str) -> list[str]:
         """The ids of the runs other than ``run_id`` that print the same (they differ
         from it in Unicode normalization, invisible characters or whitespace at the
@@ -410,6 +500,7 @@ class Store:
             if other != run_id and lookalike_key(other) == key
         ]
 
+    @store_errors
     def refuse_lookalike_run(self, run_id: str) -> None:
         """Refuse a new run ``run_id`` when a stored run prints the same
         (`lookalike_runs`): the two would be two runs no list tells apart, and a run
@@ -425,6 +516,7 @@ class Store:
                 field="run_id",
             )
 
+    @store_errors
     def require_run(self, run_id: str) -> Run:
         """The run's header; `MissingRun` naming the store, the run and the runs it
         holds (or the one that prints the same) when it holds no such run."""
@@ -452,6 +544,8 @@ class Store:
             )
         return run
 
+    @store_errors
+    @of_held_run
     def update_run_config(self, run_id: str, config: dict[str, Any]) -> None:
         """Replace a run's recorded settings (a resumed run that was extended), in the
         caller's transaction or its own (so that a full disk says so in one line)."""
@@ -462,12 +556,16 @@ class Store:
         with self.transaction():
             self.conn.execute(sql, (dumps(config), run_id))
 
+    @store_errors
+    @of_held_run
     def delete_run(self, run_id: str) -> None:
         """Delete a run with its tasks, trials, events and grades, and the documents
         no other run refers to."""
         with self.transaction():
             self._delete_run(run_id)
 
+    @store_errors
+    @of_held_run
     def mark_opened(self, run_id: str) -> str:
         """Record that a session opens the run (makes or resumes it), in the caller's
         transaction (the one that opens it); returns the session's mark, which the next
@@ -478,6 +576,7 @@ class Store:
         )
         return mark
 
+    @store_errors
     def delete_run_if_empty(self, run_id: str, *, opened: str | None = None) -> bool:
         """Delete a run that holds no trial (with its tasks), in one transaction with the
         check: a run a harness session made and that ended before its first trial was
@@ -512,6 +611,8 @@ class Store:
 
     # ------------------------------------------------------------------ tasks
 
+    @store_errors
+    @of_held_run
     def add_tasks(self, run_id: str, tasks: Iterable[Task]) -> None:
         """Record the tasks a run uses (idempotent). Each task's specification is a
         document: runs of the same suite share them."""
@@ -532,11 +633,15 @@ class Store:
             ],
         )
 
+    @store_errors
+    @of_held_run
     def has_tasks(self, run_id: str) -> bool:
         """Whether ``run_id`` holds its suite's tasks (what a re-grade reads)."""
         row = self.conn.execute("SELECT 1 FROM tasks WHERE run_id = ? LIMIT 1", (run_id,))
         return row.fetchone() is not None
 
+    @store_errors
+    @of_held_run
     def get_tasks(self, run_id: str) -> list[Task]:
         rows = self.conn.execute(self._spec_select, (run_id,)).fetchall()
         tasks = []
@@ -559,6 +664,8 @@ class Store:
 
     # ------------------------------------------------------------------ trials
 
+    @store_errors
+    @of_held_run
     def add_trial(self, run_id: str, trial: Trial) -> int:
         """Write one trial with its events and grades (in the caller's transaction,
         or in its own when none is open). Returns the trial's primary key."""
@@ -567,6 +674,8 @@ class Store:
         with self.transaction():
             return self._insert_trial(run_id, trial)
 
+    @store_errors
+    @of_held_run
     def add_trials(self, run_id: str, trials: Iterable[Trial], *, batch: int = 4096) -> int:
         """Write many trials (in the caller's transaction, or in one of their own when
         none is open), their events, grades and records ``batch`` trials to a statement.
@@ -777,13 +886,18 @@ class Store:
             _INSERT_GRADE, [(trial_pk, version, *row) for row in grade_rows(grades)]
         )
 
+    @store_errors
     def existing_cells(self, run_id: str) -> set[tuple[str, int, str, str | None, str | None]]:
-        """(task, trial, variant, agent, model) cells already stored, for resume."""
+        """(task, trial, variant, agent, model) cells already stored, for resume; none for
+        a run the store does not hold yet (``collect`` reads them before it makes its run,
+        once its port is bound), where the other methods of a run refuse it."""
         rows = self.conn.execute(
             "SELECT task_id, trial, variant, agent, model FROM trials WHERE run_id = ?", (run_id,)
         )
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
+    @store_errors
+    @of_held_run
     def next_trial_index(
         self, run_id: str, task_id: str, variant: str, agent: str | None, model: str | None
     ) -> int:
@@ -797,6 +911,8 @@ class Store:
         ).fetchone()
         return 0 if top is None else int(top) + 1
 
+    @store_errors
+    @of_held_run
     def trials(
         self,
         run_id: str,
@@ -823,9 +939,6 @@ class Store:
         hold is refused (`MissingRun`), never read as a run without trials.
         """
         with self.snapshot():
-            held = self.conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,))
-            if held.fetchone() is None:
-                self.require_run(run_id)
             return self._trials(
                 run_id,
                 events=events,
@@ -905,6 +1018,8 @@ class Store:
                 by_pk[pk].judge_cost_usd = cost
         return out
 
+    @store_errors
+    @of_held_run
     def grade_summary(
         self,
         run_id: str,
@@ -940,6 +1055,8 @@ class Store:
         judges = {judge for _, judge, _ in rows if judge}
         return graders, of_finished, judges, bool(finished)
 
+    @store_errors
+    @of_held_run
     def outcome_rows(
         self,
         run_id: str,
@@ -989,6 +1106,8 @@ class Store:
             out.append((pk, *row))
         return out, failed
 
+    @store_errors
+    @of_held_run
     def model_call_rows(
         self, run_id: str
     ) -> list[tuple[str | None, str | None, str | None, str | None, bool, int]]:
@@ -1005,6 +1124,7 @@ class Store:
         ).fetchall()
         return [(a, m, served, src, bool(cost), int(n)) for a, m, served, src, cost, n in rows]
 
+    @store_errors
     def trials_by_trace(self, trace_ids: Iterable[str]) -> dict[str, tuple[int, str]]:
         """The primary key and run of the trial whose metadata records each trace id (the
         trace an ``http:`` agent's request started, or one ``collect`` stored), for those
@@ -1021,6 +1141,7 @@ class Store:
         )
         return {trace: (pk, run_id) for trace, pk, run_id in rows}
 
+    @store_errors
     def append_events(
         self, trial_pk: int, events: Sequence[Event], metadata: dict[str, Any]
     ) -> None:
@@ -1109,6 +1230,7 @@ class Store:
                     (dumps(evidence), trial_pk, version, grader),
                 )
 
+    @store_errors
     def trial_events(self, trial_pk: int) -> tuple[list[Event], dict[str, Any]]:
         """A stored trial's transcript and metadata."""
         (meta,) = self.conn.execute(
@@ -1119,11 +1241,15 @@ class Store:
         )
         return [event_of(*row) for row in rows], loads(meta) if meta else {}
 
+    @store_errors
+    @of_held_run
     def trial_keys(self, run_id: str) -> list[int]:
         """Primary keys of the run's trials, in insertion order."""
         rows = self.conn.execute("SELECT id FROM trials WHERE run_id = ? ORDER BY id", (run_id,))
         return [r[0] for r in rows]
 
+    @store_errors
+    @of_held_run
     def table(self, run_id: str, *, grade_version: int | None = None) -> TrialTable:
         """The run's trials as a columnar table, straight from SQL (no models), with
         the outcomes of ``grade_version`` (default: the run's active one): from the
@@ -1159,6 +1285,8 @@ class Store:
             fields["judge_cost_usd"] = tuple(judge)
         return TrialTable.from_fields(fields)
 
+    @store_errors
+    @of_held_run
     def columns(self, run_id: str, *, grade_version: int | None = None) -> tuple[TrialTable, Facts]:
         """The run's trials as a table and their facts (`agentgauge.facts`), row for row,
         under ``grade_version`` (default: the run's active one): one record a trial
@@ -1175,6 +1303,8 @@ class Store:
                 self.trials(run_id, grade_version=version)
             )
 
+    @store_errors
+    @of_held_run
     def refuse_damaged_success(self, run_id: str) -> None:
         """A damaged row's error for a trial whose stored ``success`` is not 0, 1 or
         NULL (a hand edit: ``UPDATE trials SET success = 7``). Read as a number it was
@@ -1189,6 +1319,8 @@ class Store:
                 f"trial {pk} of run {run_id!r}", DamagedValue("success", bad_flag("success", value))
             )
 
+    @store_errors
+    @of_held_run
     def damaged_success(self, run_id: str) -> tuple[int, Any] | None:
         """The first trial of the run whose stored ``success`` is not 0, 1 or NULL, as
         ``(key, value)``, or ``None`` (`refuse_damaged_success`)."""
@@ -1288,6 +1420,8 @@ class Store:
             by_pk.setdefault(pk, []).append(_grade(*grade))
         return {pk: graded_judge_cost(grades) for pk, grades in by_pk.items()}
 
+    @store_errors
+    @of_held_run
     def trial(self, run_id: str, pk: int) -> Trial | None:
         """One trial of the run by primary key, with its transcript and the grades of
         the run's active version (what ``show`` and the viewer read a trial by);
@@ -1324,6 +1458,8 @@ class Store:
             raise self.damaged(f"trial {pk} of run {run_id!r}", exc) from None
         return trial
 
+    @store_errors
+    @of_held_run
     def grade_versions(self, run_id: str) -> list[GradeVersion]:
         """The run's grade versions, oldest first, the active one marked."""
         active = self.active_grade_version(run_id)
@@ -1346,6 +1482,8 @@ class Store:
             for v, at, graders, note, k in rows
         ]
 
+    @store_errors
+    @of_held_run
     def active_grade_version(self, run_id: str) -> int:
         """The grade version whose outcomes the run reports (and its trials hold)."""
         if self.schema_version >= 3:
@@ -1358,6 +1496,8 @@ class Store:
             ).fetchone()
         return int(row[0]) if row is not None and row[0] is not None else 1
 
+    @store_errors
+    @of_held_run
     def resolve_grade_version(self, run_id: str, version: int | None) -> int:
         """``version``, checked against the run's versions (``None``: the active one).
         Raises `InputError` for a version the run does not have or whose outcomes
@@ -1401,6 +1541,8 @@ class Store:
         )
         return {pk: (bool(ok), score) for pk, ok, score in rows}
 
+    @store_errors
+    @of_held_run
     def new_grade_version(self, run_id: str, graders: Sequence[str], note: str = "") -> int:
         """Open a new grade version for a run (re-grading keeps the old beside it)."""
         row = self.conn.execute(
@@ -1414,6 +1556,7 @@ class Store:
         )
         return version
 
+    @store_errors
     def grader_names(self, trial_pk: int, *, version: int) -> set[str]:
         """The graders that graded a trial under ``version`` itself."""
         rows = self.conn.execute(
@@ -1421,12 +1564,14 @@ class Store:
         )
         return {name for (name,) in rows}
 
+    @store_errors
     def add_grades(self, trial_pk: int, version: int, grades: Sequence[Grade]) -> None:
         """Store grades for one trial under a grade version (and its record under it)."""
         self._insert_grades(trial_pk, version, grades)
         if self.schema_version >= 5:
             self._write_grade_facts(trial_pk, version)
 
+    @store_errors
     def add_outcome(self, trial_pk: int, version: int, success: bool, score: float | None) -> None:
         """Store one trial's outcome under a grade version (what the run reports
         once that version is activated)."""
@@ -1438,6 +1583,7 @@ class Store:
         if self.schema_version >= 5:
             self._write_outcome(trial_pk, version, success, score)
 
+    @store_errors
     def keep_outcome(
         self, trial_pk: int, version: int, active: int, success: bool, score: float | None
     ) -> None:
@@ -1472,6 +1618,8 @@ class Store:
             update(record, {"success": success, "score": score}, self._label_id)
             self._put_record(run_id, trial_pk, version, record)
 
+    @store_errors
+    @of_held_run
     def activate_grade_version(self, run_id: str, version: int) -> None:
         """Make ``version`` what the run reports: its outcomes into the trials, after
         the outcomes of the version left are kept in ``grade_outcomes`` (so it can be
@@ -1502,6 +1650,7 @@ class Store:
 
     # ------------------------------------------------------------------ audit
 
+    @store_errors
     def audit(self, action: str, *, run_id: str | None = None, detail: Any = None) -> None:
         """Log a use that reports must disclose (e.g. held-out tasks included)."""
         self.conn.execute(
@@ -1509,6 +1658,7 @@ class Store:
             (utc_now(), run_id, action, None if detail is None else dumps(detail)),
         )
 
+    @store_errors
     def audit_log(self, action: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT at, run_id, action, detail FROM audit"
         args: tuple[Any, ...] = ()
@@ -1520,6 +1670,7 @@ class Store:
             for a, r, act, d in self.conn.execute(sql + " ORDER BY id", args)
         ]
 
+    @store_errors
     def integrity_check(self) -> str:
         """``ok``, or what is wrong: SQLite's own check, then references to documents."""
         found = str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
@@ -1633,42 +1784,3 @@ def _move_indices(node: Any, moved: Mapping[int, int]) -> bool:
         for item in node:
             changed = _move_indices(item, moved) or changed
     return changed
-
-
-def _with_store_errors(method: Any) -> Any:
-    """``method`` of `Store` with SQLite's refusals in the user's words, naming the
-    store (`agentgauge.store.faults.store_error`): a damaged page met mid-read, a lock
-    held, a full disk, a write to a store opened read-only; and, for a method whose
-    first argument is a ``run_id``, a write into a run the store does not hold (SQLite's
-    "FOREIGN KEY constraint failed") as `require_run` says it. The commands already
-    word these in one line; this gives Python's callers (`Store`, and the functions
-    that read a store through it) the same error rather than a bare ``sqlite3`` one."""
-    parameters = list(inspect.signature(method).parameters)
-    takes_run = len(parameters) > 1 and parameters[1] == "run_id"
-
-    @functools.wraps(method)
-    def translated(self: Store, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            if takes_run and isinstance(exc, sqlite3.IntegrityError) and "FOREIGN KEY" in str(exc):
-                run_id = args[0] if args else kwargs.get("run_id")
-                if isinstance(run_id, str):
-                    self.require_run(run_id)  # raises MissingRun when it is not there
-            error = store_error(exc, self.path, readonly=getattr(self, "readonly", False))
-            if error is None:
-                raise
-            raise error from None
-
-    return translated
-
-
-# Every public method, and opening (which may derive records), translated: the context
-# managers are left as they are (what fails inside them is the caller's statement).
-for _name, _method in list(vars(Store).items()):
-    if (
-        isinstance(_method, FunctionType)
-        and (_name == "__init__" or not _name.startswith("_"))
-        and _name not in ("close", "transaction", "snapshot")
-    ):
-        setattr(Store, _name, _with_store_errors(_method))

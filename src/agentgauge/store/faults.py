@@ -10,7 +10,9 @@ is as it was before the step that failed.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from pathlib import Path
 
 from agentgauge.errors import AgentgaugeError, InputError, StoreFull
 
@@ -19,6 +21,8 @@ __all__ = [
     "database_error",
     "forget_opened",
     "note_opened",
+    "read_only_cause",
+    "read_only_filesystem",
     "storage_error",
     "store_error",
 ]
@@ -89,13 +93,62 @@ def store_error(exc: BaseException, path: str, *, readonly: bool) -> AgentgaugeE
                 "writes: open it as Store(path) to write to it",
                 file=path,
             )
-        return InputError(
-            f"cannot write to the store (SQLite: {exc}): the file, its folder or its "
-            "filesystem is read-only; make it writable or work on a copy",
-            file=path,
+        found = None if path == ":memory:" else read_only_cause(Path(path))
+        # None: writable by now, the cause met mid-command is gone.
+        why, fix = found or (
+            "the file, its folder or its filesystem is read-only",
+            "make it writable or work on a copy",
         )
+        return InputError(f"cannot write to the store (SQLite: {exc}): {why}; {fix}", file=path)
     reason = _unread(exc, path)
     return None if reason is None else InputError(reason, file=path)
+
+
+def read_only_filesystem(folder: Path) -> bool:
+    """Whether ``folder`` is on a filesystem mounted read-only (where nobody may write,
+    root included, whatever the files' modes)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): the modes say what they can
+        return False
+
+
+def read_only_cause(file: Path) -> tuple[str, str] | None:
+    """Why this user cannot write the store ``file`` (an existing file) and what to do
+    about it, or ``None`` when they can: SQLite writes the file itself and, beside it in
+    its folder, its ``-wal`` and ``-shm`` files (SQLite, "Write-Ahead Logging"), so both
+    must be writable. A read-only filesystem is named for what it is: the file's mode
+    is not the cause there, and ``chmod`` cannot help."""
+    folder = file.parent
+    if read_only_filesystem(folder):
+        return (
+            "it is on a read-only filesystem (mounted read-only, which no file mode changes)",
+            "copy the store to a writable disk and name the copy, or remount the filesystem "
+            "read-write",
+        )
+    file_ok, folder_ok = os.access(file, os.W_OK), os.access(folder, os.W_OK)
+    if file_ok and folder_ok:
+        return None
+    from agentgauge.display import shell_command  # only on this error's path
+
+    if not file_ok and not folder_ok:
+        return (
+            f"the file and its folder {folder} are read-only (SQLite writes the store, "
+            "and its -wal and -shm files beside it)",
+            f"make both writable ({shell_command(['chmod', 'u+w', str(file), str(folder)])}) "
+            "or work on a copy",
+        )
+    if not file_ok:
+        return (
+            "the file is read-only",
+            f"make it writable ({shell_command(['chmod', 'u+w', str(file)])}) or work on a copy",
+        )
+    return (
+        f"its folder {folder} is read-only (SQLite writes the store's -wal and -shm files "
+        "beside it)",
+        f"make the folder writable ({shell_command(['chmod', 'u+w', str(folder)])}) or work "
+        "on a copy in a folder you can write",
+    )
 
 
 def _unread(exc: sqlite3.DatabaseError, path: str | None) -> str | None:

@@ -32,7 +32,12 @@ from pathlib import Path
 
 from agentgauge.errors import InputError
 from agentgauge.schema import TRIAL_FIELDS, TrialField
-from agentgauge.store.faults import damaged_store, storage_error
+from agentgauge.store.faults import (
+    damaged_store,
+    read_only_cause,
+    read_only_filesystem,
+    storage_error,
+)
 from agentgauge.store.layout import (
     DOCUMENTS_SQL,
     FACTS_SQL,
@@ -45,7 +50,13 @@ from agentgauge.store.layout import (
 )
 from agentgauge.textio import is_digits
 
-__all__ = ["ADDED_IN", "open_store", "readable_columns", "statements", "stored_fields"]
+__all__ = [
+    "ADDED_IN",
+    "open_store",
+    "readable_columns",
+    "statements",
+    "stored_fields",
+]
 
 #: The oldest schema a read-only open reads without upgrading it.
 _READABLE_FROM = 1
@@ -107,17 +118,21 @@ def _check_writable(path: str) -> None:
     if not folder.is_dir():
         return  # `_why_not` says so when the open fails
     if file.exists():
-        if os.access(file, os.W_OK) and os.access(folder, os.W_OK):
+        found = read_only_cause(file)
+        if found is None:
             return
-        why = (
-            "the file is read-only"
-            if not os.access(file, os.W_OK)
-            else (f"its folder {folder} is read-only (SQLite writes its journal files there)")
-        )
+        why, fix = found
         raise InputError(
             f"cannot write to the store: {why}; this command adds to the store. "
-            "Make it writable or work on a copy (metrics, compare, show, report, export "
-            "and gate only read a store, and work on it as it is)",
+            f"{fix[0].upper()}{fix[1:]} (metrics, compare, show, report, export and gate "
+            "only read a store, and work on it as it is)",
+            file=path,
+        )
+    if read_only_filesystem(folder):
+        raise InputError(
+            f"cannot create the store: the folder {folder} is on a read-only filesystem "
+            "(mounted read-only, which no file mode changes); name a store on a writable "
+            "disk",
             file=path,
         )
     if not os.access(folder, os.W_OK):

@@ -11,8 +11,10 @@ kind (the infra-error rule's inputs) and the facts (`agentgauge.facts`).
 Text is kept as the id of a row of ``labels`` (each distinct text once, like a
 task id or an action sequence), ``-1`` for none; numbers as float64 (NaN for
 none); counts as int32; flags as uint8; verdict states as int8.
-`RECORD` is the layout; `LAYOUT` names it in the store's ``meta``, so a store
-written with another layout is read the slow way rather than misread.
+`RECORD` is the layout; `LAYOUT` names it, with the version of the rules the facts
+were derived by (`agentgauge.facts.RULES`), in the store's ``meta``, so a store written with another
+layout or other rules is read the slow way rather than misread, and has its records
+derived again on its first writable open.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentgauge.facts import FACTS
+from agentgauge.facts import FACTS, RULES
 from agentgauge.table import COLUMNS, SOURCE_FIELDS
 
 __all__ = ["LAYOUT", "RECORD", "pack", "record_fields", "unpack", "update"]
@@ -48,8 +50,11 @@ RECORD = np.dtype(
         for name, kind in _KINDS.items()
     ]
 )
-#: The record's layout, as the store's ``meta`` records it.
-LAYOUT = "1:" + hashlib.sha256(str(RECORD.descr).encode()).hexdigest()[:16]
+#: The record's layout, as the store's ``meta`` records it: the version of the rules its
+#: facts were derived by (`agentgauge.facts.RULES`) and the record's shape. A store
+#: whose records were derived by other rules gets them derived again, as one of another
+#: shape does.
+LAYOUT = f"{RULES}:" + hashlib.sha256(str(RECORD.descr).encode()).hexdigest()[:16]
 
 #: The same layout for `struct` (numpy's structured dtypes are packed, no padding), which
 #: packs one record about fifty times faster than filling a numpy scalar.
