@@ -472,3 +472,15 @@ def test_every_public_method_of_the_store_words_sqlites_refusals() -> None:
             if name in ("close", "transaction", "snapshot"):
                 continue
             assert getattr(method, "translates_store_errors", False), name
+
+
+def test_a_trial_without_its_index_is_refused_by_name(tmp_path: Path) -> None:
+    """A `Trial` made in Python without ``trial=`` is refused in one line naming its
+    task and the field, not as SQLite's NOT NULL constraint; nothing is written."""
+    with Store(tmp_path / "s.db") as db:
+        db.create_run(Run(run_id="r", created_at=utc_now()))
+        with pytest.raises(InputError, match=r"trial: task 'a': the trial has no index"):
+            db.add_trials(
+                "r", [Trial(task_id="ok", trial=0, success=True), Trial(task_id="a", success=False)]
+            )
+        assert db.trials("r") == []

@@ -14,6 +14,7 @@ import orjson
 from pydantic_core import PydanticSerializationError
 
 from agentgauge.canonical import canonical_json
+from agentgauge.errors import InputError
 from agentgauge.facts import FACTS, trial_facts
 from agentgauge.schema import TRIAL_FIELDS, Event, Grade, Trial
 from agentgauge.store.layout import TRIAL_COLUMNS
@@ -136,6 +137,14 @@ def trial_rows(run_id: str, t: Trial) -> TrialRows:
     Lone surrogates in the trial's text (its transcript, answer, error, final state,
     metadata) are stored as U+FFFD (`replace_surrogates`): the trial is kept, and the
     run goes on, whatever an agent wrote."""
+    if t.trial is None:
+        # The store keeps each (task, variant, trial) once; without its index the row
+        # would break that rule as a bare SQLite constraint error.
+        raise InputError(
+            f"task {t.task_id!r}: the trial has no index; give each trial of a task its "
+            "own (trial=0, 1, ...), as a run numbers them",
+            field="trial",
+        )
     row: list[Any] = [run_id, *_VALUES(t), utc_now()]
     for i in _JSON_POSITIONS:
         if row[i] is not None:
