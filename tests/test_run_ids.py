@@ -121,6 +121,31 @@ def test_a_run_not_found_names_the_runs_that_print_as_it(cli: Cli, tmp_path: Pat
     ]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["grade", "{db}:other"],
+        ["grade", "other", "--store", "{db}"],
+        ["grade", "{db}:other", "--list"],
+        ["grade", "{db}:other", "--activate-version", "1"],
+        ["export", "{db}:other", "--jsonl", "{tmp}/o.jsonl"],
+        ["export", "{db}:other#agent=a", "--parquet", "{tmp}/o"],
+    ],
+)
+def test_grade_and_export_name_a_missing_run_by_its_source(
+    cli: Cli, tmp_path: Path, command: list[str]
+) -> None:
+    # Said "s.db: run_id: no run 'other' ...", naming a Python parameter nobody typed.
+    db = tmp_path / "s.db"
+    assert imported(cli, db, "r1")[0] == 0
+    code, out, err = cli(*(arg.format(db=db, tmp=tmp_path) for arg in command))
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        f"agentgauge: error: {db}:other: no run 'other' in this store (recent runs: 'r1')"
+    ]
+    assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "o").exists()
+
+
 def test_a_run_typed_in_another_normalization_is_pointed_at(cli: Cli, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     assert imported(cli, db, NFD)[0] == 0

@@ -97,6 +97,21 @@ def options_typed(**options: str) -> Iterator[None]:
         raise InputError(exc.reason, file=exc.file, line=exc.line, field=option) from None
 
 
+@contextmanager
+def run_named(source: str) -> Iterator[None]:
+    """A run the store does not hold, refused by the store as ``r.db: run_id: no run
+    'x' ...`` (the Python parameter), named instead by the SOURCE the user typed, as
+    every command that reads one names it: ``r.db:x: no run 'x' in this store ...``."""
+    from agentgauge.store import MissingRun
+
+    try:
+        yield
+    except MissingRun as exc:
+        if exc.field != "run_id":
+            raise
+        raise MissingRun(exc.reason, file=source) from None
+
+
 def _in_export_header(exc: InputError) -> bool:
     from agentgauge.parquet import HEADER_FILE
 

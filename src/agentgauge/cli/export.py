@@ -4,14 +4,17 @@ Parquet, a directory."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import console, err_console, options_typed
+from agentgauge.cli.common import console, err_console, options_typed, run_named
 from agentgauge.display import shell_command
 from agentgauge.errors import InputError
+
+if TYPE_CHECKING:
+    from agentgauge.sources import Selector
 
 
 @app.command("export")
@@ -66,14 +69,7 @@ def export_cmd(
     ] = False,
 ) -> None:
     """Export a run: the interchange format (JSONL), OpenTelemetry (OTLP JSON) or Parquet."""
-    from agentgauge.exporters import (
-        export_parquet,
-        export_run,
-        is_stream,
-        run_source,
-        source_label,
-    )
-    from agentgauge.sources import asked_grade_version, split_selector
+    from agentgauge.sources import split_selector
 
     chosen = [
         (fmt, out)
@@ -88,6 +84,28 @@ def export_cmd(
     # The selector is honoured as every command reads a SOURCE (docs/cli.md); the line
     # below names what was exported as a SOURCE, so `metrics` of it counts the same.
     base, selector = split_selector(source)
+    with run_named(base):
+        _export(source, base, selector, fmt, out, grade_version, force)
+
+
+def _export(
+    source: str,
+    base: str,
+    selector: Selector,
+    fmt: str,
+    out: str,
+    grade_version: int | None,
+    force: bool,
+) -> None:
+    from agentgauge.exporters import (
+        export_parquet,
+        export_run,
+        is_stream,
+        run_source,
+        source_label,
+    )
+    from agentgauge.sources import asked_grade_version
+
     path, run_id = run_source(base)  # DB alone: the store's one run
     if not out:
         # "" is the current folder to the writers (`.`), which is refused for what it

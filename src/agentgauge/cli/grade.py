@@ -13,6 +13,7 @@ from agentgauge.cli.common import (
     err_console,
     options_typed,
     print_json,
+    run_named,
 )
 from agentgauge.display import terminal_text
 from agentgauge.errors import InputError
@@ -90,6 +91,21 @@ def grade(
     json_out: JsonOption = False,
 ) -> None:
     """Re-grade stored transcripts without re-running the agent (a new grade version)."""
+
+    # A run id alone is read in --store: named as the DB:RUN it stands for.
+    with run_named(source if store is None else f"{store}:{source}"):
+        _grade(source, graders, store, activate, activate_version, list_versions, json_out)
+
+
+def _grade(
+    source: str,
+    graders: str | None,
+    store: str | None,
+    activate: bool,
+    activate_version: int | None,
+    list_versions: bool,
+    json_out: bool,
+) -> None:
     from agentgauge.api import activate_grade_version, grade_versions, regrade
 
     if activate_version is not None or list_versions:
