@@ -22,6 +22,7 @@ from agentgauge.graders.judge_prompt import PARSE_STATUSES, parse_answer
 from agentgauge.graders.pairwise import compare_pairwise
 from agentgauge.graders.rubric import (
     JUDGE_STATUSES,
+    ZERO_WEIGHT_REASON,
     RubricGrader,
     RubricJudge,
     SelfJudgeError,
@@ -499,6 +500,35 @@ def test_weights_hand_computed(serve: Any) -> None:
     # (3·1 + 1·0 + 2·1) / (3 + 1 + 2) = 5/6
     assert result.score.score == pytest.approx(5 / 6)
     assert result.to_grade().score == pytest.approx(5 / 6)
+
+
+def test_a_rubric_whose_every_weight_is_0_is_unknown_not_passed(serve: Any) -> None:
+    # Σ w·[yes] / Σ w over no weight is 0/0: the case has no score, so no outcome.
+    # Before, it passed (score null), whatever the judge said.
+    crit = [Criterion(id="a", text="A", weight=0), Criterion(id="b", text="B", weight=0)]
+    _, judge = serve(by_criterion({"a": answer("yes"), "b": answer("no")}))
+    result = judge.grade_rubric(crit, make_trial())
+    assert [g.passed for g in result.grades] == [True, False]  # the judge was asked
+    grade = result.to_grade()
+    assert (grade.score, grade.passed, grade.status) == (None, None, "unknown:zero_weight")
+    assert grade.evidence["reason"] == ZERO_WEIGHT_REASON
+    assert "weighs 0" in grade.evidence["reason"] and "0/0" in grade.evidence["reason"]
+    assert rubric_score(crit, [True, True]).passed is None  # all yes: still no score
+    # A blocking criterion blocks whatever its weight: a "no" fails the case.
+    gate = [Criterion(id="a", text="A", weight=0, blocking=True)]
+    assert (rubric_score(gate, [False]).passed, rubric_score(gate, [False]).score) == (False, 0.0)
+
+
+def test_criteria_of_weight_0_count_in_no_score() -> None:
+    # Weights 0 and 1: the weight-0 criterion's "no" (or its unknown) moves nothing:
+    # (0·0 + 1·1) / (0 + 1) = 1, bounds [1/1, 1/1].
+    crit = [Criterion(id="note", text="N", weight=0), Criterion(id="a", text="A", weight=1)]
+    for verdict in (False, None):
+        s = rubric_score(crit, [verdict, True])
+        assert (s.score, s.bounds, s.passed, s.reason) == (1.0, (1.0, 1.0), True, None)
+    # Decided only where the weight is 0: no score over the decided, yet bounds [0, 1].
+    s = rubric_score(crit, [True, None])
+    assert (s.score, s.bounds, s.passed, s.reason) == (None, (0.0, 1.0), None, None)
 
 
 def test_failed_blocking_criterion_zeroes_the_case(serve: Any) -> None:
