@@ -225,6 +225,52 @@ def test_truncated_answer_is_unknown(serve: Any) -> None:
     assert (grade.passed, grade.status) == (None, "unknown:truncated")
 
 
+THINKING = (
+    'The user wants a verdict. A first draft: {"verdict": "no", "evidence": []}. '
+    "But the agent did write the cancellation."
+)
+
+
+def test_a_leading_think_block_is_set_apart_from_the_verdict(serve: Any) -> None:
+    # DeepSeek-R1 and Qwen3 through an OpenAI-compatible server start with their
+    # reasoning. Its draft "no" beside the answer's "yes" read as unknown:ambiguous.
+    verdict = answer("yes", "Your order W100 is cancelled")
+    _, judge = serve(by_criterion({"cancel": f"<think>\n{THINKING}\n</think>\n\n{verdict}"}))
+    grade, reply = judge.judge_criterion(C_CANCEL, make_trial())
+    assert (grade.passed, grade.status) == (True, "passed")
+    assert grade.evidence["raw"].strip() == verdict  # the answer, without the reasoning
+    assert grade.evidence["judge_thinking"] == THINKING  # kept apart, for a human
+    assert grade.evidence["reason"] == "because"
+    assert reply is not None and reply.thinking == THINKING
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "status"),
+    [
+        # never closed: no answer given, whatever the draft in it says
+        (f"<think>{THINKING}", "length", "unknown:truncated"),
+        (f"<think>{THINKING}", "stop", "unknown:unparseable"),
+        # not leading: all of it is the answer, read as before
+        (f"{answer('yes')} <think>{THINKING}</think>", "stop", "unknown:ambiguous"),
+        # only reasoning: nothing after it
+        (f"<think>{THINKING}</think>  ", "stop", "unknown:empty"),
+    ],
+)
+def test_only_a_leading_closed_think_block_is_set_apart(
+    serve: Any, text: str, finish: str, status: str
+) -> None:
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(text, model="judge-x")
+        body["choices"][0]["finish_reason"] = finish
+        return Reply(body=body)
+
+    _, judge = serve(respond)
+    grade, _ = judge.judge_criterion(C_POLITE, make_trial())
+    assert (grade.passed, grade.status) == (None, status)
+    # An empty block (Qwen3 with thinking off) leaves nothing to keep.
+    assert parse_answer('<think>\n\n</think>\n{"verdict": "no"}').verdict == "no"
+
+
 DEEP = '{"verdict": "yes", "evidence": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
 

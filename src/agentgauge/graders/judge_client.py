@@ -213,6 +213,10 @@ class JudgeReply:
     reasoning_tokens: int | None = None
     """Of ``output_tokens``, the reasoning ones
     (``usage.completion_tokens_details.reasoning_tokens``); ``None`` when not reported."""
+    thinking: str | None = None
+    """The reasoning a model wrote before its answer in a leading ``<think>...</think>``
+    block (DeepSeek-R1, Qwen3 through an OpenAI-compatible server), set apart from
+    ``text`` (`agentgauge.graders.judge_prompt.split_thinking`); ``None`` without one."""
 
 
 def _failed(message: str, attempts: int, unread: str | None) -> JudgeUnavailable:
@@ -505,6 +509,13 @@ class JudgeClient:
             )
         message = message or {}
         content_text = message.get("content")
+        from agentgauge.graders.judge_prompt import split_thinking
+
+        # A reasoning model's leading <think> block is not its answer: read apart, so a
+        # draft verdict in it does not make the answer ambiguous.
+        thinking, content_text = split_thinking(
+            content_text if isinstance(content_text, str) else None
+        )
         refusal = message.get("refusal")
         finish = choice.get("finish_reason")
         model = body.get("model")
@@ -521,6 +532,7 @@ class JudgeClient:
             price_source=quote.source,
             cached_tokens=cached,
             reasoning_tokens=reasoning,
+            thinking=thinking,
         )
         if unread is not None:
             # An earlier attempt was sent and its reply never read (a timeout): the

@@ -368,6 +368,7 @@ def read_reply(
         "judge_cost_usd": reply.cost_usd,
         "judge_price_source": reply.price_source,
         "attempts": reply.attempts,
+        **({"judge_thinking": reply.thinking} if reply.thinking is not None else {}),
     }
     verdict, status = parsed.verdict, parsed.status
     not_found = missing_quotes(parsed.evidence, *haystacks)
