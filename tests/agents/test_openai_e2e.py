@@ -249,6 +249,58 @@ def test_tool_call_arguments_sent_as_an_object_are_taken_as_they_are(tmp_path: P
     assert all(t.status == "completed" and t.success for t in trials)
 
 
+def _id_problem(messages: list[dict[str, Any]]) -> str | None:
+    """What OpenAI's API refuses in a conversation's tool-call ids (HTTP 400): a tool
+    call or a tool message whose id is not a string, or a tool message answering no
+    call of the assistant turn before it."""
+    open_ids: set[str] = set()
+    for k, msg in enumerate(messages):
+        if msg["role"] == "assistant":
+            open_ids = set()
+            for i, call in enumerate(msg.get("tool_calls") or []):
+                if not isinstance(call.get("id"), str) or not call["id"]:
+                    return f"messages[{k}].tool_calls[{i}].id: expected a string"
+                open_ids.add(call["id"])
+        elif msg["role"] == "tool":
+            if not isinstance(msg.get("tool_call_id"), str):
+                return f"Invalid type for 'messages[{k}].tool_call_id': expected a string"
+            if msg["tool_call_id"] not in open_ids:
+                return f"messages[{k}].tool_call_id answers no tool call"
+    return None
+
+
+@pytest.mark.parametrize("given", ["absent", None, ""])
+def test_tool_calls_without_an_id_get_one_the_tool_message_answers(
+    tmp_path: Path, given: str | None
+) -> None:
+    # Some local servers send tool calls with no id: the adapter sent the tool's result
+    # back with "tool_call_id": null, which OpenAI's API refuses (HTTP 400), so a
+    # trial on such a model, routed to a strict server, ended as an infra error.
+    def responder(req: dict[str, Any]) -> Reply:
+        msgs = req["messages"]
+        problem = _id_problem(msgs)
+        if problem is not None:
+            return Reply(400, error_body(problem, "invalid_request_error"))
+        if msgs[-1]["role"] == "tool":
+            return Reply(body=completion("Done."))
+        amount = int(msgs[1]["content"].split()[-1])
+        calls = [tool_call("add", {"amount": amount}), tool_call("get", {})]
+        for call in calls:
+            if given == "absent":
+                del call["id"]
+            else:
+                call["id"] = given
+        return Reply(body=completion(tool_calls=calls))
+
+    with OpenAIServer(responder) as server:
+        trials = go(server, tmp_path)
+    assert all(t.status == "completed" and t.success for t in trials), trials[0].error
+    last = next(r for r in server.requests if r["messages"][-1]["role"] == "tool")["messages"]
+    ids = [c["id"] for c in last[2]["tool_calls"]]
+    assert ids == ["call_agentgauge_1", "call_agentgauge_2"]  # numbered in the trial
+    assert [m["tool_call_id"] for m in last[3:]] == ids
+
+
 def test_feedback_mode_returns_the_error_to_the_model(tmp_path: Path) -> None:
     def responder(req: dict[str, Any]) -> Reply:
         msgs = req["messages"]

@@ -330,9 +330,10 @@ class OpenAIAgent:
             {"role": "system", "content": session.policy},
             {"role": "user", "content": session.instruction},
         ]
+        call_ids = _CallIds()
         for _ in range(self.max_turns):
             message = await self.complete(session, messages, tools)
-            calls = message.get("tool_calls") or []
+            calls = call_ids.given(message.get("tool_calls") or [])
             content = message.get("content")
             text = content if isinstance(content, str) else None
             refusal = message.get("refusal")  # OpenAI's refusals come here, content null
@@ -371,6 +372,40 @@ class OpenAIAgent:
         content = outcome.content
         text = content if isinstance(content, str) else json.dumps(content, default=str)
         return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+class _CallIds:
+    """Tool-call ids for one trial's conversation. A call the model sent without one
+    (some local servers leave ``id`` out, or send ``null`` or ``""``) gets
+    ``call_agentgauge_N``, numbered in the trial and unlike any id the model gave, in
+    the assistant turn and in the ``tool`` message that answers it alike: OpenAI's API
+    requires a string ``tool_call_id`` matching a call of the turn before, and the
+    adapter sent ``null``."""
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+        self._next = 0
+
+    def given(self, calls: list[Any]) -> list[Any]:
+        """``calls`` (checked by `_message_problem`: objects whose ``id`` is a string or
+        absent), each with an id."""
+        for call in calls:
+            if isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"]:
+                self._taken.add(call["id"])
+        out: list[Any] = []
+        for call in calls:
+            if isinstance(call, dict) and not (isinstance(call.get("id"), str) and call["id"]):
+                call = {**call, "id": self._new()}
+            out.append(call)
+        return out
+
+    def _new(self) -> str:
+        while True:
+            self._next += 1
+            made = f"call_agentgauge_{self._next}"
+            if made not in self._taken:
+                self._taken.add(made)
+                return made
 
 
 def _base_url(given: str | None) -> str:
