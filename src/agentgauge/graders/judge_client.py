@@ -224,24 +224,22 @@ def _failed(message: str, attempts: int, unread: str | None) -> JudgeUnavailable
     its reply not read (``unread`` says why), when its cost and tokens are unknown."""
     if unread is None:
         return JudgeUnavailable(message, attempts=attempts)
-    return _unknown_cost(message, attempts, f"a request was sent and its reply not read ({unread})")
+    from agentgauge.agents.http import unread_cost
+
+    return _unknown_cost(message, attempts, unread_cost(unread, answered=False))
 
 
-def _unknown_cost(message: str, attempts: int, because: str) -> JudgeUnavailable:
+def _unknown_cost(message: str, attempts: int, source: str) -> JudgeUnavailable:
     return JudgeUnavailable(
         message,
         attempts=attempts,
         cost_usd=None,
         input_tokens=None,
         output_tokens=None,
-        price_source=_unknown_source(because),
+        price_source=source,
         cached_tokens=None,
         reasoning_tokens=None,
     )
-
-
-def _unknown_source(because: str) -> str:
-    return f"unknown: {because}; what the endpoint billed for it is unknown"
 
 
 T = TypeVar("T")
@@ -402,9 +400,7 @@ class JudgeClient:
                 f"judge endpoint unreachable (not tried again after: {self._unreachable})",
                 attempts=0,
             )
-        import aiohttp
-
-        from agentgauge.agents.http import TRANSPORT_ERRORS, transport_failure
+        from agentgauge.agents.http import TRANSPORT_ERRORS, sent_unread, transport_failure
 
         start = time.monotonic()
         attempts = 0
@@ -419,10 +415,7 @@ class JudgeClient:
                 status, retry_after, content = self._post(self._body(messages))
             except TRANSPORT_ERRORS as exc:
                 last = transport_failure(exc, self.config.timeout_s, "timeout_s")
-                # aiohttp raises these two before a byte of the request is sent.
-                if not isinstance(
-                    exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError
-                ):
+                if sent_unread(exc):  # else refused before a byte of the request was sent
                     connected = True
                     unread = last
             else:
@@ -496,7 +489,11 @@ class JudgeClient:
             if tin is None or tout is None:
                 # An answer of 200 may have been billed; without token counts, for what
                 # is unknown (a reply with no ``choices`` but a ``usage`` is priced).
-                raise _unknown_cost(failure, attempts, "it answered HTTP 200 with no token counts")
+                from agentgauge.agents.http import billed_unknown
+
+                raise _unknown_cost(
+                    failure, attempts, billed_unknown("it answered HTTP 200 with no token counts")
+                )
             raise JudgeUnavailable(
                 failure,
                 attempts=attempts,
@@ -539,11 +536,10 @@ class JudgeClient:
             # endpoint may have billed a completion for it too, so the call's cost and
             # tokens are unknown, as for a call that failed so (`_failed`). Before, the
             # answer's own cost was recorded as the call's: half of two billed answers.
+            from agentgauge.agents.http import unread_cost
+
             reply.cost_usd = None
-            reply.price_source = _unknown_source(
-                f"an attempt before the one that answered was sent and its reply not read "
-                f"({unread})"
-            )
+            reply.price_source = unread_cost(unread, answered=True)
             reply.input_tokens = reply.output_tokens = None
             reply.cached_tokens = reply.reasoning_tokens = None
         return reply
