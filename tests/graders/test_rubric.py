@@ -1126,6 +1126,50 @@ def test_grade_says_why_a_rubric_grade_is_unknown_not_what_the_judge_reasoned(
     ) in out
 
 
+def test_a_re_grade_whose_judge_cannot_be_reached_stops_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
+) -> None:
+    # Connection refused on every call: the re-grade stored a grade version of nothing
+    # but unknown:judge_unavailable, exit 0. It stops now, one line naming the judge's
+    # URL, exit 2 (the code for an endpoint that does not answer before a run).
+    import socket
+
+    from agentgauge.schema import Run
+    from agentgauge.store import Store, utc_now
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        base = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    task = Task(id="t1", instruction="Cancel order W100.",
+                expectations=Expectations(rubric=[C_CANCEL, C_POLITE]))  # fmt: skip
+    path = tmp_path / "j.db"
+    with Store(path) as db:
+        with db.transaction():
+            db.create_run(Run(run_id="r", created_at=utc_now()))
+            db.add_tasks("r", [task])
+        db.add_trials("r", [make_trial(), make_trial().model_copy(update={"trial": 1})])
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", base)
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+    # The backoff between the first call's retries (about 7 s in all) is not waited.
+    kwdefaults = JudgeClient.__init__.__kwdefaults__
+    assert kwdefaults is not None
+    monkeypatch.setitem(kwdefaults, "sleep", lambda seconds: None)
+    code, out, err = cli("grade", f"{path}:r", "--graders", "rubric")
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and out == ""
+    assert err.startswith(
+        f"agentgauge: error: the judge of grader 'rubric' at {base} cannot be reached "
+        "(could not connect (ClientConnectorError: "
+    )
+    assert err.rstrip().endswith(
+        "it answered no call, so nothing was written: start it, or point "
+        "AGENTGAUGE_JUDGE_BASE_URL at it, then re-grade (docs/judge.md)"
+    )
+    code, out, err = cli("grade", f"{path}:r", "--list")
+    assert code == 0 and out.splitlines()[0].startswith("* 1 ")  # version 1 alone
+    assert len(out.splitlines()) == 2
+
+
 def _rude_store(tmp_path: Path, **expectations: Any) -> Path:
     from agentgauge.schema import AnswerSpec, Run
     from agentgauge.store import Store, utc_now

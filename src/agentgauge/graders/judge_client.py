@@ -342,6 +342,13 @@ class JudgeClient:
         self._unreachable: str | None = None
         self._answered = False
 
+    @property
+    def unreachable(self) -> str | None:
+        """Why the endpoint is taken to be down — a call spent its retries without ever
+        connecting, and no call has had an answer — else ``None``. A re-grade stops on
+        it rather than store a grade version of nothing but unknowns."""
+        return self._unreachable
+
     def close(self) -> None:
         with self._lock:
             background, self._background = self._background, None
