@@ -165,6 +165,69 @@ def test_unknown_price_is_recorded_as_missing_not_zero(tmp_path: Path) -> None:
     assert all(t.cost_usd is None and t.input_tokens == 230 for t in trials)
 
 
+def test_a_call_with_an_attempt_timed_out_after_it_was_sent_has_an_unknown_cost(
+    tmp_path: Path,
+) -> None:
+    # Each trial's first request is answered after the 0.3 s request timeout: the retry
+    # is answered in time. The provider may have billed the first attempt too; the
+    # trial counted only the answer's cost, (100·1 + 20·2)/1e6 + (130·1 + 5·2)/1e6.
+    late: set[str] = set()
+    lock = threading.Lock()
+
+    def responder(req: dict[str, Any]) -> Reply:
+        msgs = req["messages"]
+        if len(msgs) > 2:
+            return Reply(body=completion("Done.", prompt_tokens=130, completion_tokens=5))
+        with lock:
+            first = msgs[1]["content"] not in late
+            late.add(msgs[1]["content"])
+        if first:
+            return Reply(body=completion("late"), delay_s=1.0)
+        call = tool_call("add", {"amount": int(msgs[1]["content"].split()[-1])})
+        return Reply(body=completion(tool_calls=[call], prompt_tokens=100, completion_tokens=20))
+
+    with OpenAIServer(responder) as server:
+        trials = go(
+            server,
+            tmp_path,
+            timeout=None,
+            request_timeout=0.3,
+            prices={"fake-model": {"input": 1.0, "output": 2.0}},
+        )
+    for t in trials:
+        assert t.status == "completed" and t.success, t.error
+        first, second = (e for e in t.events if isinstance(e, ModelCallEvent))
+        assert (first.attempts, first.cost_usd, first.input_tokens) == (2, None, None)
+        assert first.price_source == (
+            "unknown: an attempt before the one that answered was sent and its reply not "
+            "read (request timed out after 0.3 s (request_timeout)); what the endpoint "
+            "billed for it is unknown"
+        )
+        assert second.cost_usd == pytest.approx(140e-6)  # answered at once: priced
+        assert t.cost_usd is None and t.input_tokens is None
+
+
+def test_a_call_whose_every_attempt_timed_out_is_on_the_record_at_an_unknown_cost(
+    tmp_path: Path,
+) -> None:
+    # Retries spent on timeouts: an infra error, as before, but not a free one.
+    with OpenAIServer(lambda req: Reply(body=completion("late"), delay_s=1.0)) as server:
+        trials = go_stopped(
+            server,
+            tmp_path,
+            timeout=None,
+            request_timeout=0.2,
+            retry=RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.01),
+        )
+    for t in trials:
+        assert t.is_infra_error and t.error is not None and "timed out" in t.error
+        (call,) = (e for e in t.events if isinstance(e, ModelCallEvent))
+        assert (call.attempts, call.cost_usd) == (2, None)
+        assert call.price_source is not None
+        assert call.price_source.startswith("unknown: a request was sent and its reply not read")
+        assert t.cost_usd is None
+
+
 def test_an_endpoint_that_always_fails_gives_infra_errors(tmp_path: Path) -> None:
     with OpenAIServer(lambda req: Reply(500, error_body("down"))) as server:
         trials = go_stopped(server, tmp_path)
@@ -247,6 +310,58 @@ def test_tool_call_arguments_sent_as_an_object_are_taken_as_they_are(tmp_path: P
     with OpenAIServer(responder) as server:
         trials = go(server, tmp_path)
     assert all(t.status == "completed" and t.success for t in trials)
+
+
+def _id_problem(messages: list[dict[str, Any]]) -> str | None:
+    """What OpenAI's API refuses in a conversation's tool-call ids (HTTP 400): a tool
+    call or a tool message whose id is not a string, or a tool message answering no
+    call of the assistant turn before it."""
+    open_ids: set[str] = set()
+    for k, msg in enumerate(messages):
+        if msg["role"] == "assistant":
+            open_ids = set()
+            for i, call in enumerate(msg.get("tool_calls") or []):
+                if not isinstance(call.get("id"), str) or not call["id"]:
+                    return f"messages[{k}].tool_calls[{i}].id: expected a string"
+                open_ids.add(call["id"])
+        elif msg["role"] == "tool":
+            if not isinstance(msg.get("tool_call_id"), str):
+                return f"Invalid type for 'messages[{k}].tool_call_id': expected a string"
+            if msg["tool_call_id"] not in open_ids:
+                return f"messages[{k}].tool_call_id answers no tool call"
+    return None
+
+
+@pytest.mark.parametrize("given", ["absent", None, ""])
+def test_tool_calls_without_an_id_get_one_the_tool_message_answers(
+    tmp_path: Path, given: str | None
+) -> None:
+    # Some local servers send tool calls with no id: the adapter sent the tool's result
+    # back with "tool_call_id": null, which OpenAI's API refuses (HTTP 400), so a
+    # trial on such a model, routed to a strict server, ended as an infra error.
+    def responder(req: dict[str, Any]) -> Reply:
+        msgs = req["messages"]
+        problem = _id_problem(msgs)
+        if problem is not None:
+            return Reply(400, error_body(problem, "invalid_request_error"))
+        if msgs[-1]["role"] == "tool":
+            return Reply(body=completion("Done."))
+        amount = int(msgs[1]["content"].split()[-1])
+        calls = [tool_call("add", {"amount": amount}), tool_call("get", {})]
+        for call in calls:
+            if given == "absent":
+                del call["id"]
+            else:
+                call["id"] = given
+        return Reply(body=completion(tool_calls=calls))
+
+    with OpenAIServer(responder) as server:
+        trials = go(server, tmp_path)
+    assert all(t.status == "completed" and t.success for t in trials), trials[0].error
+    last = next(r for r in server.requests if r["messages"][-1]["role"] == "tool")["messages"]
+    ids = [c["id"] for c in last[2]["tool_calls"]]
+    assert ids == ["call_agentgauge_1", "call_agentgauge_2"]  # numbered in the trial
+    assert [m["tool_call_id"] for m in last[3:]] == ids
 
 
 def test_feedback_mode_returns_the_error_to_the_model(tmp_path: Path) -> None:

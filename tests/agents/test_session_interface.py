@@ -132,6 +132,14 @@ async def _tool_named_by_a_number(session: Any) -> None:
     await session.call_tool(123, {})
 
 
+async def _notes_the_harness_attempts(session: Any) -> None:
+    session.note("attempts", 3)  # read as 3 runs of the cell (--infra-retries)
+
+
+def _notes_loop_held(session: Any) -> None:  # a plain def: the same refusal
+    session.note("loop_held_by_others_s", 1.0)  # made the trial's latency unknown
+
+
 @pytest.mark.parametrize(
     ("agent", "error"),
     [
@@ -159,6 +167,16 @@ async def _tool_named_by_a_number(session: Any) -> None:
             _tool_named_by_a_number,
             "AgentError: call_tool: name: Input should be a valid string, got 123 (int)",
         ),
+        (
+            _notes_the_harness_attempts,
+            "AgentError: note: metadata.attempts is agentgauge's own (how many times the "
+            "harness ran the cell (--infra-retries)); note under another key",
+        ),
+        (
+            _notes_loop_held,
+            "AgentError: note: metadata.loop_held_by_others_s is agentgauge's own (how long "
+            "other trials' stalls held this one up); note under another key",
+        ),
     ],
 )
 def test_a_value_the_session_refuses_is_the_agents_error_naming_the_call(
@@ -176,3 +194,21 @@ def test_a_value_the_session_refuses_is_the_agents_error_naming_the_call(
     with Store(tmp_path / "s.db") as db:
         (trial,) = db.trials(header.run_id)
     assert (trial.status, trial.error_kind, trial.error) == ("error", "agent", error)
+    assert trial.metadata == {}  # nothing the agent noted under the harness's key
+
+
+def test_every_key_the_harness_writes_is_refused_to_a_note() -> None:
+    # The keys agentgauge writes into a trial's metadata itself, where they are defined.
+    from agentgauge.harness.session import HARNESS_METADATA_KEYS
+    from agentgauge.harness.trial import LOOP_HELD_KEY
+
+    src = ROOT / "src" / "agentgauge"
+    written = {LOOP_HELD_KEY}
+    for path in src.rglob("*.py"):
+        written |= set(re.findall(r'\bmetadata\["(\w+)"\] =', path.read_text()))
+    # What importers keep from the files they read is the file's, not the harness's;
+    # trace_t0_ns is the `http:` adapter's own note (any agent may write it), which
+    # collect fills in only when no agent did.
+    written -= {"sample_metadata", "error_traceback", "limit", "model_usage", "score_raw",
+                "human_baseline", "trace_t0_ns"}  # fmt: skip
+    assert written == set(HARNESS_METADATA_KEYS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -389,6 +390,53 @@ def test_a_constant_label_says_why_kappa_has_no_interval(tmp_path: Path, constan
         f"no interval: {who} gave all 30 decided items the same label ('pass'), so κ is 0"
     )
     assert "no disagreement" not in jh["null_reason"]
+
+
+@pytest.mark.parametrize("bootstrap", ["0", "200"])
+def test_a_kappa_of_0_from_a_constant_label_says_so_without_an_interval_too(
+    tmp_path: Path, bootstrap: str
+) -> None:
+    # The judge says "pass" on all 6 items, the humans fail 2: p_o = 4/6 and p_e =
+    # (4/6)·1 + (2/6)·0 = 4/6, so κ = (4/6 − 4/6)/(1 − 4/6) = 0. sklearn's
+    # cohen_kappa_score gives the same 0 (nan only for 0/0, p_e = 1: our null): κ is
+    # kept as 0, with a note. Without a bootstrap (a criterion's row, --bootstrap 0)
+    # that 0 came with no word on why, or only "no interval per grader".
+    human = ["pass", "fail", "pass", "fail", "pass", "pass"]
+    rows = []
+    for k, label in enumerate(human):
+        rows += [row(f"t{k}", "ann", label), row(f"t{k}", "judge", "pass")]
+    labels = write(tmp_path / "labels.jsonl", rows)
+    proc = agentgauge("calibrate", str(labels), "--json", "--bootstrap", bootstrap, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    sklearn = pytest.importorskip("sklearn.metrics")
+    reference = sklearn.cohen_kappa_score(human, ["pass"] * 6)
+    assert reference == 0.0
+    note = "the judge gave all 6 decided items the same label ('pass'), so κ is 0 on the data"
+    for stats in (out["judge_vs_human"], out["per_rater"][0], out["by_grader"][0]):
+        assert stats["kappa"] == reference and stats["raw_agreement"] == pytest.approx(4 / 6)
+        assert stats["ci95"] is None
+        assert note in stats["null_reason"], stats["null_reason"]
+        assert "constant label cannot show" in stats["null_reason"]
+    # Both sides constant on different labels: p_o = 0, p_e = 0, κ = 0 (sklearn: 0).
+    rows = [
+        row(f"t{k}", r, lab) for k in range(3) for r, lab in (("ann", "fail"), ("judge", "pass"))
+    ]
+    labels = write(tmp_path / "apart.jsonl", rows)
+    proc = agentgauge("calibrate", str(labels), "--json", "--bootstrap", bootstrap, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    grader = json.loads(proc.stdout)["by_grader"][0]
+    assert grader["kappa"] == sklearn.cohen_kappa_score(["fail"] * 3, ["pass"] * 3) == 0.0
+    assert "same label ('pass'), so κ is 0" in grader["null_reason"]
+    # Both constant on one label: 0/0, null with its reason (sklearn: nan, warning).
+    rows = [row(f"t{k}", r, "pass") for k in range(3) for r in ("ann", "judge")]
+    labels = write(tmp_path / "same.jsonl", rows)
+    proc = agentgauge("calibrate", str(labels), "--json", "--bootstrap", bootstrap, cwd=tmp_path)
+    grader = json.loads(proc.stdout)["by_grader"][0]
+    assert grader["kappa"] is None and "agreement by chance is 1" in grader["null_reason"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "only one label in common": undefined
+        assert np.isnan(sklearn.cohen_kappa_score(["pass"] * 3, ["pass"] * 3))
 
 
 @pytest.mark.parametrize(("n_items", "label"), [(1, "pass"), (1, "unknown"), (3, "unknown")])

@@ -22,6 +22,7 @@ from agentgauge.graders.judge_prompt import PARSE_STATUSES, parse_answer
 from agentgauge.graders.pairwise import compare_pairwise
 from agentgauge.graders.rubric import (
     JUDGE_STATUSES,
+    ZERO_WEIGHT_REASON,
     RubricGrader,
     RubricJudge,
     SelfJudgeError,
@@ -222,6 +223,52 @@ def test_truncated_answer_is_unknown(serve: Any) -> None:
     _, judge = serve(respond)
     grade, _ = judge.judge_criterion(C_POLITE, make_trial())
     assert (grade.passed, grade.status) == (None, "unknown:truncated")
+
+
+THINKING = (
+    'The user wants a verdict. A first draft: {"verdict": "no", "evidence": []}. '
+    "But the agent did write the cancellation."
+)
+
+
+def test_a_leading_think_block_is_set_apart_from_the_verdict(serve: Any) -> None:
+    # DeepSeek-R1 and Qwen3 through an OpenAI-compatible server start with their
+    # reasoning. Its draft "no" beside the answer's "yes" read as unknown:ambiguous.
+    verdict = answer("yes", "Your order W100 is cancelled")
+    _, judge = serve(by_criterion({"cancel": f"<think>\n{THINKING}\n</think>\n\n{verdict}"}))
+    grade, reply = judge.judge_criterion(C_CANCEL, make_trial())
+    assert (grade.passed, grade.status) == (True, "passed")
+    assert grade.evidence["raw"].strip() == verdict  # the answer, without the reasoning
+    assert grade.evidence["judge_thinking"] == THINKING  # kept apart, for a human
+    assert grade.evidence["reason"] == "because"
+    assert reply is not None and reply.thinking == THINKING
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "status"),
+    [
+        # never closed: no answer given, whatever the draft in it says
+        (f"<think>{THINKING}", "length", "unknown:truncated"),
+        (f"<think>{THINKING}", "stop", "unknown:unparseable"),
+        # not leading: all of it is the answer, read as before
+        (f"{answer('yes')} <think>{THINKING}</think>", "stop", "unknown:ambiguous"),
+        # only reasoning: nothing after it
+        (f"<think>{THINKING}</think>  ", "stop", "unknown:empty"),
+    ],
+)
+def test_only_a_leading_closed_think_block_is_set_apart(
+    serve: Any, text: str, finish: str, status: str
+) -> None:
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(text, model="judge-x")
+        body["choices"][0]["finish_reason"] = finish
+        return Reply(body=body)
+
+    _, judge = serve(respond)
+    grade, _ = judge.judge_criterion(C_POLITE, make_trial())
+    assert (grade.passed, grade.status) == (None, status)
+    # An empty block (Qwen3 with thinking off) leaves nothing to keep.
+    assert parse_answer('<think>\n\n</think>\n{"verdict": "no"}').verdict == "no"
 
 
 DEEP = '{"verdict": "yes", "evidence": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
@@ -499,6 +546,35 @@ def test_weights_hand_computed(serve: Any) -> None:
     # (3·1 + 1·0 + 2·1) / (3 + 1 + 2) = 5/6
     assert result.score.score == pytest.approx(5 / 6)
     assert result.to_grade().score == pytest.approx(5 / 6)
+
+
+def test_a_rubric_whose_every_weight_is_0_is_unknown_not_passed(serve: Any) -> None:
+    # Σ w·[yes] / Σ w over no weight is 0/0: the case has no score, so no outcome.
+    # Before, it passed (score null), whatever the judge said.
+    crit = [Criterion(id="a", text="A", weight=0), Criterion(id="b", text="B", weight=0)]
+    _, judge = serve(by_criterion({"a": answer("yes"), "b": answer("no")}))
+    result = judge.grade_rubric(crit, make_trial())
+    assert [g.passed for g in result.grades] == [True, False]  # the judge was asked
+    grade = result.to_grade()
+    assert (grade.score, grade.passed, grade.status) == (None, None, "unknown:zero_weight")
+    assert grade.evidence["reason"] == ZERO_WEIGHT_REASON
+    assert "weighs 0" in grade.evidence["reason"] and "0/0" in grade.evidence["reason"]
+    assert rubric_score(crit, [True, True]).passed is None  # all yes: still no score
+    # A blocking criterion blocks whatever its weight: a "no" fails the case.
+    gate = [Criterion(id="a", text="A", weight=0, blocking=True)]
+    assert (rubric_score(gate, [False]).passed, rubric_score(gate, [False]).score) == (False, 0.0)
+
+
+def test_criteria_of_weight_0_count_in_no_score() -> None:
+    # Weights 0 and 1: the weight-0 criterion's "no" (or its unknown) moves nothing:
+    # (0·0 + 1·1) / (0 + 1) = 1, bounds [1/1, 1/1].
+    crit = [Criterion(id="note", text="N", weight=0), Criterion(id="a", text="A", weight=1)]
+    for verdict in (False, None):
+        s = rubric_score(crit, [verdict, True])
+        assert (s.score, s.bounds, s.passed, s.reason) == (1.0, (1.0, 1.0), True, None)
+    # Decided only where the weight is 0: no score over the decided, yet bounds [0, 1].
+    s = rubric_score(crit, [True, None])
+    assert (s.score, s.bounds, s.passed, s.reason) == (None, (0.0, 1.0), None, None)
 
 
 def test_failed_blocking_criterion_zeroes_the_case(serve: Any) -> None:
@@ -1048,6 +1124,50 @@ def test_grade_says_why_a_rubric_grade_is_unknown_not_what_the_judge_reasoned(
         "unknown: rubric unknown:no_decided_criteria × 1 (e.g. criteria undecided: "
         "cancel unknown:invalid_verdict, polite unknown:invalid_verdict)"
     ) in out
+
+
+def test_a_re_grade_whose_judge_cannot_be_reached_stops_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
+) -> None:
+    # Connection refused on every call: the re-grade stored a grade version of nothing
+    # but unknown:judge_unavailable, exit 0. It stops now, one line naming the judge's
+    # URL, exit 2 (the code for an endpoint that does not answer before a run).
+    import socket
+
+    from agentgauge.schema import Run
+    from agentgauge.store import Store, utc_now
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        base = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    task = Task(id="t1", instruction="Cancel order W100.",
+                expectations=Expectations(rubric=[C_CANCEL, C_POLITE]))  # fmt: skip
+    path = tmp_path / "j.db"
+    with Store(path) as db:
+        with db.transaction():
+            db.create_run(Run(run_id="r", created_at=utc_now()))
+            db.add_tasks("r", [task])
+        db.add_trials("r", [make_trial(), make_trial().model_copy(update={"trial": 1})])
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", base)
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+    # The backoff between the first call's retries (about 7 s in all) is not waited.
+    kwdefaults = JudgeClient.__init__.__kwdefaults__
+    assert kwdefaults is not None
+    monkeypatch.setitem(kwdefaults, "sleep", lambda seconds: None)
+    code, out, err = cli("grade", f"{path}:r", "--graders", "rubric")
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and out == ""
+    assert err.startswith(
+        f"agentgauge: error: the judge of grader 'rubric' at {base} cannot be reached "
+        "(could not connect (ClientConnectorError: "
+    )
+    assert err.rstrip().endswith(
+        "it answered no call, so nothing was written: start it, or point "
+        "AGENTGAUGE_JUDGE_BASE_URL at it, then re-grade (docs/judge.md)"
+    )
+    code, out, err = cli("grade", f"{path}:r", "--list")
+    assert code == 0 and out.splitlines()[0].startswith("* 1 ")  # version 1 alone
+    assert len(out.splitlines()) == 2
 
 
 def _rude_store(tmp_path: Path, **expectations: Any) -> Path:

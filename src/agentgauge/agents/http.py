@@ -41,11 +41,14 @@ from agentgauge.errors import InputError
 __all__ = [
     "TRANSPORT_ERRORS",
     "LoopSession",
+    "billed_unknown",
     "check_base_url",
     "check_header",
     "env_proxy",
     "new_session",
+    "sent_unread",
     "transport_failure",
+    "unread_cost",
     "url_problem",
 ]
 
@@ -122,6 +125,31 @@ def transport_failure(exc: BaseException, timeout_s: float, setting: str) -> str
     else:
         what = "the connection failed"
     return f"{what} ({type(exc).__name__}: {exc})"
+
+
+def sent_unread(exc: BaseException) -> bool:
+    """Whether a request that failed with ``exc`` (one of `TRANSPORT_ERRORS`) may have
+    reached the server, been served and been billed, its reply never read: a timeout, a
+    connection cut mid-reply. aiohttp raises `aiohttp.ClientConnectorError` and
+    `aiohttp.ConnectionTimeoutError` before a byte of the request is sent: those were
+    not. The judge and the ``openai:`` adapter both price a call by this rule
+    (`unread_cost`)."""
+    return not isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
+
+
+def unread_cost(unread: str, *, answered: bool) -> str:
+    """Why a model call's cost is unknown when an attempt of it was sent and its reply
+    not read (`sent_unread`; ``unread`` says what happened): the endpoint may have billed
+    a completion nobody saw, besides the answer's (``answered``), so the call's cost and
+    tokens are unknown, never the answer's alone. Read as a price source
+    (``unknown: ...``)."""
+    which = "an attempt before the one that answered" if answered else "a request"
+    return billed_unknown(f"{which} was sent and its reply not read ({unread})")
+
+
+def billed_unknown(because: str) -> str:
+    """A price source saying why what an endpoint billed for a call is unknown."""
+    return f"unknown: {because}; what the endpoint billed for it is unknown"
 
 
 def check_base_url(url: str, source: str) -> str:

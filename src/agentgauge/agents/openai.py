@@ -15,7 +15,10 @@ Every model call is recorded with its tokens (cached prompt and reasoning
 tokens too, when the server reports them), cost and where the price came from
 (`agentgauge.agents.prices`: the user's ``--prices`` file, else genai-prices'
 bundled snapshot; unknown price -> ``None``), latency (retries included) and
-attempts.
+attempts. A call with an attempt whose request was sent and whose reply was never
+read (a timeout) may have been billed for it: its cost and tokens are ``None`` with
+the reason in ``price_source`` (`agentgauge.agents.http.unread_cost`, the judge's
+rule too), answered or not.
 
 Errors, and whose they are:
 
@@ -59,7 +62,9 @@ from agentgauge.agents.http import (
     check_base_url,
     check_header,
     new_session,
+    sent_unread,
     transport_failure,
+    unread_cost,
 )
 from agentgauge.agents.prices import PriceTable, Usage, default_prices
 from agentgauge.agents.provider import (
@@ -254,16 +259,18 @@ class OpenAIAgent:
 
     # ------------------------------------------------------------------ one call
 
-    async def _post_once(self, body: bytes) -> dict[str, Any]:
+    async def _post_once(self, body: bytes, tried: _Attempts) -> dict[str, Any]:
         http = self._session()
+        tried.n += 1
         try:
             with provider_call():
                 async with http.post(self._url, data=body) as response:
                     content = await response.read()
         except TRANSPORT_ERRORS as exc:
-            raise TransientError(
-                transport_failure(exc, self.request_timeout, "request_timeout")
-            ) from exc
+            failure = transport_failure(exc, self.request_timeout, "request_timeout")
+            if sent_unread(exc):
+                tried.unread = failure
+            raise TransientError(failure) from exc
         return _reply_body(
             response.status, response.reason, response.headers.get("Retry-After"), content
         )
@@ -274,9 +281,41 @@ class OpenAIAgent:
         """One chat completion with retries; records the model call on the session."""
         body = self._body(messages, tools)
         start = time.monotonic()
-        data, attempts = await with_retries(
-            lambda: self._post_once(body), self.retry, rng=self._rng
-        )
+        tried = _Attempts()
+        try:
+            data, attempts = await with_retries(
+                lambda: self._post_once(body, tried), self.retry, rng=self._rng
+            )
+        except Exception:
+            if tried.unread is not None:
+                # No answer, but an attempt was sent and its reply not read: it may have
+                # been billed. The call is on the record with its cost unknown, so the
+                # trial's is too; a call refused at every attempt cost nothing.
+                session.record_model_call(
+                    model=self.model,
+                    input_tokens=None,
+                    output_tokens=None,
+                    cost_usd=None,
+                    price_source=unread_cost(tried.unread, answered=False),
+                    latency_s=time.monotonic() - start,
+                    attempts=tried.n,
+                )
+            raise
+        if tried.unread is not None:
+            # An attempt before the one that answered was sent and its reply not read:
+            # the provider may have billed it too, so what the call cost, and the tokens
+            # it was billed for, are unknown (as for the judge's calls). Before, the
+            # answer's own cost was counted as the call's.
+            session.record_model_call(
+                model=_reported(data) or self.model,
+                input_tokens=None,
+                output_tokens=None,
+                cost_usd=None,
+                price_source=unread_cost(tried.unread, answered=True),
+                latency_s=time.monotonic() - start,
+                attempts=attempts,
+            )
+            return _message(data)
         raw_usage = data.get("usage")
         usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
         inp = _count(usage, "prompt_tokens")
@@ -284,7 +323,7 @@ class OpenAIAgent:
         # OpenAI's usage details: cached prompt tokens bill lower, reasoning ones as output.
         cached = _count(_detail(usage, "prompt_tokens_details"), "cached_tokens")
         reasoning = _count(_detail(usage, "completion_tokens_details"), "reasoning_tokens")
-        reported = data.get("model") if isinstance(data.get("model"), str) else None
+        reported = _reported(data)
         quote = self.prices.quote(
             (reported, self.model),
             None if inp is None or out is None else Usage(inp, out, cached, None, reasoning),
@@ -300,12 +339,7 @@ class OpenAIAgent:
             latency_s=time.monotonic() - start,
             attempts=attempts,
         )
-        choice = data["choices"][0]
-        finish = choice.get("finish_reason")
-        if isinstance(finish, str) and finish in _UNFINISHED:
-            raise IncompleteReply(f"{_UNFINISHED[finish]}; finish_reason {finish!r}")
-        message: dict[str, Any] = choice["message"]
-        return message
+        return _message(data)
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bytes:
         """The request as JSON bytes. An environment offers the same tool list on
@@ -330,9 +364,10 @@ class OpenAIAgent:
             {"role": "system", "content": session.policy},
             {"role": "user", "content": session.instruction},
         ]
+        call_ids = _CallIds()
         for _ in range(self.max_turns):
             message = await self.complete(session, messages, tools)
-            calls = message.get("tool_calls") or []
+            calls = call_ids.given(message.get("tool_calls") or [])
             content = message.get("content")
             text = content if isinstance(content, str) else None
             refusal = message.get("refusal")  # OpenAI's refusals come here, content null
@@ -371,6 +406,66 @@ class OpenAIAgent:
         content = outcome.content
         text = content if isinstance(content, str) else json.dumps(content, default=str)
         return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+class _Attempts:
+    """The HTTP attempts of one model call: how many, and the last one sent whose reply
+    was not read (`agentgauge.agents.http.sent_unread`), in words."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.unread: str | None = None
+
+
+def _reported(data: dict[str, Any]) -> str | None:
+    """The model the server says answered, when it says."""
+    model = data.get("model")
+    return model if isinstance(model, str) else None
+
+
+def _message(data: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message of a chat completion (`_reply_body` checked its shape), or
+    `IncompleteReply` when the model's turn did not end."""
+    choice = data["choices"][0]
+    finish = choice.get("finish_reason")
+    if isinstance(finish, str) and finish in _UNFINISHED:
+        raise IncompleteReply(f"{_UNFINISHED[finish]}; finish_reason {finish!r}")
+    message: dict[str, Any] = choice["message"]
+    return message
+
+
+class _CallIds:
+    """Tool-call ids for one trial's conversation. A call the model sent without one
+    (some local servers leave ``id`` out, or send ``null`` or ``""``) gets
+    ``call_agentgauge_N``, numbered in the trial and unlike any id the model gave, in
+    the assistant turn and in the ``tool`` message that answers it alike: OpenAI's API
+    requires a string ``tool_call_id`` matching a call of the turn before, and the
+    adapter sent ``null``."""
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+        self._next = 0
+
+    def given(self, calls: list[Any]) -> list[Any]:
+        """``calls`` (checked by `_message_problem`: objects whose ``id`` is a string or
+        absent), each with an id."""
+        for call in calls:
+            if isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"]:
+                self._taken.add(call["id"])
+        out: list[Any] = []
+        for call in calls:
+            if isinstance(call, dict) and not (isinstance(call.get("id"), str) and call["id"]):
+                call = {**call, "id": self._new()}
+            out.append(call)
+        return out
+
+    def _new(self) -> str:
+        while True:
+            self._next += 1
+            made = f"call_agentgauge_{self._next}"
+            if made not in self._taken:
+                self._taken.add(made)
+                return made
 
 
 def _base_url(given: str | None) -> str:

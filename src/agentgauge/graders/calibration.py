@@ -106,6 +106,12 @@ def _agreement(
                 "κ is undefined: both raters gave every decided item the same label, so "
                 "agreement by chance is 1 (label items that differ to measure agreement)"
             )
+    else:
+        # κ = 0 because one side gave every item the same label (p_o = p_e): a value,
+        # as sklearn's cohen_kappa_score gives it, but one that says nothing of how
+        # often the two agree. Said whether or not there is an interval: without a
+        # bootstrap (per grader, --bootstrap 0) this κ of 0 came with no word.
+        why = _constant_label(res.table, res.n, bootstrapped=bool(n_boot))
     ci95: list[float | None] | None = [lo, hi] if n_boot else None
     if ci95 is not None and (lo is None or hi is None or lo == hi):
         # Every replicate gave the same κ: a zero-width interval from a few dozen items
@@ -150,21 +156,37 @@ _NO_GRADER_INTERVAL = (
 )
 
 
+def _constant_label(table: np.ndarray[Any, Any], n: int, *, bootstrapped: bool) -> str | None:
+    """Why κ is 0 when one side gave all ``n`` decided items one label (the confusion
+    table's rows are the humans, its columns the judge), else ``None``.
+
+    When one side gives every item label c, p_o = n_cc/n and p_e = (n_cc/n)·1, so
+    κ = (p_o − p_e)/(1 − p_e) = 0 whatever the other side says (undefined, 0/0, when the
+    other side is constant on c too: that κ is null). sklearn's ``cohen_kappa_score``
+    gives the same 0 (and ``nan`` for the 0/0); the value is kept, with this note."""
+    humans, judge = (int(np.count_nonzero(table.sum(axis=a))) for a in (1, 0))
+    if n < 2 or (judge >= 2 and humans >= 2):
+        return None
+    who = "the judge" if judge < 2 else "the human labels"
+    label = _ORDER[int(np.flatnonzero(table.sum(axis=0 if judge < 2 else 1))[0])]
+    where = "on the data and on every bootstrap replicate" if bootstrapped else "on the data"
+    head = "no interval: " if bootstrapped else ""
+    return (
+        f"{head}{who} gave all {n} decided items the same label ({label!r}), so κ is 0 "
+        f"{where} however often the raters agree: κ measures agreement beyond chance, "
+        "which a constant label cannot show (read the raw agreement and the confusion "
+        "table instead)"
+    )
+
+
 def _no_interval(table: np.ndarray[Any, Any], kappa: float | None, n: int) -> str:
     """Why every bootstrap replicate gave the same κ, from the confusion table (rows
     the humans, columns the judge) of the ``n`` decided items."""
-    humans, judge = (int(np.count_nonzero(table.sum(axis=a))) for a in (1, 0))
-    if judge < 2 or humans < 2:
-        # When one side gives every item label c, p_o = n_cc/n and p_e = (n_cc/n)·1:
-        # κ = 0 on the data and on every resample (or undefined, p_e = 1), whatever the
-        # other side says, so the bootstrap has no spread to show.
-        who = "the judge" if judge < 2 else "the human labels"
-        label = _ORDER[int(np.flatnonzero(table.sum(axis=0 if judge < 2 else 1))[0])]
-        return (
-            f"no interval: {who} gave all {n} decided items the same label ({label!r}), so κ "
-            "is 0 on the data and on every bootstrap replicate however often the raters "
-            "agree: κ measures agreement beyond chance, which a constant label cannot show"
-        )
+    constant = _constant_label(table, n, bootstrapped=True)
+    if constant is not None:
+        # κ = 0 on every resample too (or undefined, p_e = 1), so the bootstrap has no
+        # spread to show.
+        return constant
     if not np.any(table - np.diag(np.diag(table))):
         return (
             f"no interval: every bootstrap replicate gave κ = {kappa:.3f} "

@@ -213,6 +213,10 @@ class JudgeReply:
     reasoning_tokens: int | None = None
     """Of ``output_tokens``, the reasoning ones
     (``usage.completion_tokens_details.reasoning_tokens``); ``None`` when not reported."""
+    thinking: str | None = None
+    """The reasoning a model wrote before its answer in a leading ``<think>...</think>``
+    block (DeepSeek-R1, Qwen3 through an OpenAI-compatible server), set apart from
+    ``text`` (`agentgauge.graders.judge_prompt.split_thinking`); ``None`` without one."""
 
 
 def _failed(message: str, attempts: int, unread: str | None) -> JudgeUnavailable:
@@ -220,24 +224,22 @@ def _failed(message: str, attempts: int, unread: str | None) -> JudgeUnavailable
     its reply not read (``unread`` says why), when its cost and tokens are unknown."""
     if unread is None:
         return JudgeUnavailable(message, attempts=attempts)
-    return _unknown_cost(message, attempts, f"a request was sent and its reply not read ({unread})")
+    from agentgauge.agents.http import unread_cost
+
+    return _unknown_cost(message, attempts, unread_cost(unread, answered=False))
 
 
-def _unknown_cost(message: str, attempts: int, because: str) -> JudgeUnavailable:
+def _unknown_cost(message: str, attempts: int, source: str) -> JudgeUnavailable:
     return JudgeUnavailable(
         message,
         attempts=attempts,
         cost_usd=None,
         input_tokens=None,
         output_tokens=None,
-        price_source=_unknown_source(because),
+        price_source=source,
         cached_tokens=None,
         reasoning_tokens=None,
     )
-
-
-def _unknown_source(because: str) -> str:
-    return f"unknown: {because}; what the endpoint billed for it is unknown"
 
 
 T = TypeVar("T")
@@ -340,6 +342,13 @@ class JudgeClient:
         self._unreachable: str | None = None
         self._answered = False
 
+    @property
+    def unreachable(self) -> str | None:
+        """Why the endpoint is taken to be down — a call spent its retries without ever
+        connecting, and no call has had an answer — else ``None``. A re-grade stops on
+        it rather than store a grade version of nothing but unknowns."""
+        return self._unreachable
+
     def close(self) -> None:
         with self._lock:
             background, self._background = self._background, None
@@ -398,9 +407,7 @@ class JudgeClient:
                 f"judge endpoint unreachable (not tried again after: {self._unreachable})",
                 attempts=0,
             )
-        import aiohttp
-
-        from agentgauge.agents.http import TRANSPORT_ERRORS, transport_failure
+        from agentgauge.agents.http import TRANSPORT_ERRORS, sent_unread, transport_failure
 
         start = time.monotonic()
         attempts = 0
@@ -415,10 +422,7 @@ class JudgeClient:
                 status, retry_after, content = self._post(self._body(messages))
             except TRANSPORT_ERRORS as exc:
                 last = transport_failure(exc, self.config.timeout_s, "timeout_s")
-                # aiohttp raises these two before a byte of the request is sent.
-                if not isinstance(
-                    exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError
-                ):
+                if sent_unread(exc):  # else refused before a byte of the request was sent
                     connected = True
                     unread = last
             else:
@@ -492,7 +496,11 @@ class JudgeClient:
             if tin is None or tout is None:
                 # An answer of 200 may have been billed; without token counts, for what
                 # is unknown (a reply with no ``choices`` but a ``usage`` is priced).
-                raise _unknown_cost(failure, attempts, "it answered HTTP 200 with no token counts")
+                from agentgauge.agents.http import billed_unknown
+
+                raise _unknown_cost(
+                    failure, attempts, billed_unknown("it answered HTTP 200 with no token counts")
+                )
             raise JudgeUnavailable(
                 failure,
                 attempts=attempts,
@@ -505,6 +513,13 @@ class JudgeClient:
             )
         message = message or {}
         content_text = message.get("content")
+        from agentgauge.graders.judge_prompt import split_thinking
+
+        # A reasoning model's leading <think> block is not its answer: read apart, so a
+        # draft verdict in it does not make the answer ambiguous.
+        thinking, content_text = split_thinking(
+            content_text if isinstance(content_text, str) else None
+        )
         refusal = message.get("refusal")
         finish = choice.get("finish_reason")
         model = body.get("model")
@@ -521,17 +536,17 @@ class JudgeClient:
             price_source=quote.source,
             cached_tokens=cached,
             reasoning_tokens=reasoning,
+            thinking=thinking,
         )
         if unread is not None:
             # An earlier attempt was sent and its reply never read (a timeout): the
             # endpoint may have billed a completion for it too, so the call's cost and
             # tokens are unknown, as for a call that failed so (`_failed`). Before, the
             # answer's own cost was recorded as the call's: half of two billed answers.
+            from agentgauge.agents.http import unread_cost
+
             reply.cost_usd = None
-            reply.price_source = _unknown_source(
-                f"an attempt before the one that answered was sent and its reply not read "
-                f"({unread})"
-            )
+            reply.price_source = unread_cost(unread, answered=True)
             reply.input_tokens = reply.output_tokens = None
             reply.cached_tokens = reply.reasoning_tokens = None
         return reply

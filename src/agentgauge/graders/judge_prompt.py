@@ -29,6 +29,14 @@ Reading is strict (Google ADK's lesson: a parser that reads "not sure" as
 ``unknown:empty``      the answer has no text at all (empty, only whitespace, ``null``)
 =====================  ==========================================================
 
+A reasoning model served through an OpenAI-compatible server (DeepSeek-R1, Qwen3)
+may start its answer with its reasoning between ``<think>`` and ``</think>``. That
+block is not the answer: a leading, closed one is set apart (`split_thinking`) before
+the verdict is read, so a draft verdict inside it cannot make the answer ambiguous.
+An answer that opens a leading ``<think>`` and never closes it gave no answer
+(``unknown:truncated`` when cut off, else ``unknown:unparseable``), whatever the
+unfinished reasoning holds.
+
 JSON nested deeper than Python's parser can follow, or prose strewn with more stray
 braces than an answer has, is unparseable like any other text the contract does not
 allow: a judge endpoint is not trusted to stop grading, or to stall it.
@@ -66,6 +74,7 @@ __all__ = [
     "parse_answer",
     "render_transcript",
     "rubric_messages",
+    "split_thinking",
 ]
 
 RUBRIC_SYSTEM = """\
@@ -204,6 +213,26 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
+_THINK_OPEN = re.compile(r"\A\s*<think>")
+_THINK_CLOSE = "</think>"
+
+
+def split_thinking(text: str | None) -> tuple[str | None, str | None]:
+    """``(thinking, answer)``: a reasoning model's leading ``<think>...</think>`` block
+    set apart from the answer after it. Only a block that opens the text (after
+    whitespace) and is closed counts; any other text is all answer (``(None, text)``),
+    a ``<think>`` later in it included. ``thinking`` is ``None`` when the block is empty
+    (Qwen3 with its reasoning turned off sends ``<think>\n\n</think>``)."""
+    if text is None:
+        return None, None
+    opened = _THINK_OPEN.match(text)
+    if opened is None:
+        return None, text
+    end = text.find(_THINK_CLOSE, opened.end())
+    if end == -1:
+        return None, text
+    thinking = text[opened.end() : end].strip()
+    return thinking or None, text[end + len(_THINK_CLOSE) :]
 
 
 #: Every status `parse_answer` gives an answer it cannot take as a verdict.
@@ -330,6 +359,16 @@ def parse_answer(
     if refusal or finish_reason == "content_filter":
         return ParsedAnswer(None, "unknown:refusal")
     if text is None or not text.strip():
+        return ParsedAnswer(None, "unknown:empty")
+    _, answer = split_thinking(text)  # the client has done it; a direct caller may not
+    text = answer if answer is not None else text
+    if _THINK_OPEN.match(text):
+        # Reasoning opened and never closed: no answer was given. A draft verdict in
+        # the unfinished reasoning is not one.
+        return ParsedAnswer(
+            None, "unknown:truncated" if finish_reason == "length" else "unknown:unparseable"
+        )
+    if not text.strip():
         return ParsedAnswer(None, "unknown:empty")
     try:
         objects = _objects(text)

@@ -103,6 +103,7 @@ def _one_order(
         "quotes": parsed.evidence,
         "reason": parsed.reason,
         "raw": reply.text if reply.text is not None else reply.refusal,
+        **({"judge_thinking": reply.thinking} if reply.thinking is not None else {}),
     }
     verdict = parsed.verdict
     not_found = missing_quotes(parsed.evidence, first, second)

@@ -14,7 +14,9 @@ needs), as in the run. A trial left alone (unfinished and not checked on its
 turns, its task not stored, or no named grader applies to it) keeps under the new
 version the outcome, grades and facts it has under the version the
 run reports (`Store.keep_outcome`). Naming only graders that apply to no task of
-the run is refused rather than written as an empty version. A
+the run is refused rather than written as an empty version, and so is a re-grade
+whose judge cannot be reached (no call of it ever connected): it stops at the first
+trial that shows it, with nothing written. A
 model judge's spend goes with its grades: under the new version a re-graded
 trial's ``judge_cost_usd`` is what its grades' judges recorded
 (`agentgauge.facts.graded_judge_cost`), as a run judged live records it on the
@@ -231,6 +233,25 @@ def _unfinished(
     return grade
 
 
+def _judge_down(chosen: Sequence[Grader] | None) -> str | None:
+    """Why the re-grade cannot go on when a named model grader's judge is unreachable
+    (`JudgeClient.unreachable`: no call of it ever connected), else ``None``. Its every
+    grade would be ``unknown:judge_unavailable``: a version of nothing but unknowns is
+    not a re-grade, and each later trial would only add more."""
+    from agentgauge.graders.rubric import RubricJudge
+
+    for grader in chosen or []:
+        judge = getattr(grader, "judge", None)
+        if isinstance(judge, RubricJudge) and judge.client.unreachable is not None:
+            return (
+                f"the judge of grader {grader.name!r} at {judge.client.config.base_url} "
+                f"cannot be reached ({judge.client.unreachable}); it answered no call, so "
+                "nothing was written: start it, or point AGENTGAUGE_JUDGE_BASE_URL at it, "
+                "then re-grade (docs/judge.md)"
+            )
+    return None
+
+
 def regrade(
     store: Store | str | Path,
     run_id: str,
@@ -320,6 +341,9 @@ def regrade(
                 store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
                 continue
             graded = _grade(store, task, trial, chosen)
+            down = _judge_down(chosen)
+            if down is not None:  # raised inside the transaction: it is rolled back
+                raise InputError(down)
             store.add_grades(pk, result.version, graded.grades)
             _count_unknown(result, graded.grades)
             old = bool(trial.success)

@@ -21,7 +21,10 @@ score to 0. ``passed`` asks whether the case clears ``pass_threshold`` however
 the unknowns would resolve: with all weights W, yes-weight Y and unknown weight
 U, the score lies in [Y/W, (Y+U)/W] (the lower end 0 when a blocking criterion
 is unknown); passed is ``True`` when the lower end clears the threshold,
-``False`` when the upper end does not, and ``None`` (unknown) otherwise.
+``False`` when the upper end does not, and ``None`` (unknown) otherwise. A
+criterion of weight 0 counts in no score (a blocking one still fails the case on a
+"no"); a rubric whose every weight is 0 has no score and no outcome (0/0:
+``unknown:zero_weight``, with the reason), never a pass.
 
 **Self-judging.** Models favour their own output (Panickssery et al. 2024, *LLM
 evaluators recognize and favor their own generations*). When the judge model
@@ -60,6 +63,7 @@ from agentgauge.schema import Criterion, Grade, ModelCallEvent, Task, Trial
 
 __all__ = [
     "JUDGE_STATUSES",
+    "ZERO_WEIGHT_REASON",
     "JudgeSpend",
     "RubricGrader",
     "RubricJudge",
@@ -111,6 +115,17 @@ class RubricScore:
     """Ids of blocking criteria answered "no"."""
     unknown: list[str]
     """Ids of criteria left unknown (excluded from the score's denominator)."""
+    reason: str | None = None
+    """Why the case has no score and no outcome when the criteria's verdicts do not say
+    (every weight is 0), else ``None``."""
+
+
+#: Why a rubric whose every criterion weighs 0 has no score: the weighted share of
+#: "yes" is 0/0 there, whatever the judge said.
+ZERO_WEIGHT_REASON = (
+    "every criterion of the rubric weighs 0: a weighted score over no weight is undefined "
+    "(0/0), so the case is neither passed nor failed; give a criterion a weight above 0"
+)
 
 
 def rubric_score(
@@ -146,9 +161,12 @@ def rubric_score(
     score = yes_w / decided_w if decided_w > 0 else None
     passed: bool | None
     if total_w <= 0:
-        # Every weight is 0: nothing to score. Undecided unless something is unknown.
-        passed = None if unknown or not criteria else True
-        return RubricScore(score, passed, None, blocking_failed, unknown)
+        # Every weight is 0: the score is 0/0, so there is no outcome to read from it.
+        # Before, a rubric all of whose criteria weighed 0 passed with no score, whatever
+        # the judge said. (A blocking "no" still fails the case, above: blocking does not
+        # depend on weight.)
+        reason = ZERO_WEIGHT_REASON if criteria else None
+        return RubricScore(None, None, None, blocking_failed, unknown, reason)
     lo = 0.0 if blocking_unknown else yes_w / total_w
     hi = (yes_w + unknown_w) / total_w
     if lo >= pass_threshold - _TOL:
@@ -296,6 +314,8 @@ class RubricResult:
             status = "unknown:no_rubric"
         elif s.blocking_failed:
             status = "rubric:blocking_failed"
+        elif s.reason is not None:
+            status = "unknown:zero_weight"
         elif s.passed is None:
             status = "unknown:undecided" if s.score is not None else "unknown:no_decided_criteria"
         else:
@@ -319,6 +339,7 @@ class RubricResult:
                 "judge_reasoning_tokens": self.reasoning_tokens,
                 "warnings": self.warnings,
                 **({} if self.grades else {"reason": "the task has no rubric: no judge was asked"}),
+                **({"reason": s.reason} if self.grades and s.reason else {}),
             },
         )
 
@@ -347,6 +368,7 @@ def read_reply(
         "judge_cost_usd": reply.cost_usd,
         "judge_price_source": reply.price_source,
         "attempts": reply.attempts,
+        **({"judge_thinking": reply.thinking} if reply.thinking is not None else {}),
     }
     verdict, status = parsed.verdict, parsed.status
     not_found = missing_quotes(parsed.evidence, *haystacks)

@@ -43,6 +43,7 @@ from agentgauge.store.rows import dumps, replace_surrogates
 from agentgauge.turns import hand_back
 
 __all__ = [
+    "HARNESS_METADATA_KEYS",
     "MAX_EVENTS",
     "MAX_TRANSCRIPT_BYTES",
     "SIMULATED_TOOL_LATENCY",
@@ -69,6 +70,21 @@ MAX_EVENTS = 10_000
 #: UTF-8 bytes of text one trial's transcript may hold (message and result text,
 #: tool arguments, control reasons), 50 MB.
 MAX_TRANSCRIPT_BYTES = 50_000_000
+
+#: Keys of a trial's metadata that agentgauge writes itself, and what each says: an
+#: agent's ``note`` under one of them is refused. Noted, they overwrote the harness's
+#: value or were read as it (an agent's ``attempts`` read as infra retries, its
+#: ``loop_held_by_others_s`` made the trial's latency unknown). The ``http:`` adapter's
+#: trace keys (``trace_id``, ``span_id``, ``trace_t0_ns``, ``http_attempts``) are an
+#: agent's own notes, so any agent may write them (docs/running-agents.md).
+HARNESS_METADATA_KEYS: dict[str, str] = {
+    "attempts": "how many times the harness ran the cell (--infra-retries)",
+    "worker_attempts": "how many Ray workers the trial took (--backend ray)",
+    "loop_held_by_others_s": "how long other trials' stalls held this one up",
+    "trace_events": "how many events agentgauge collect added from the trial's trace",
+    "trace_spans": "the spans agentgauge collect read into the transcript",
+    "trace_span_digests": "the content of each span agentgauge collect read",
+}
 
 
 @dataclass
@@ -471,6 +487,11 @@ class TrialSession:
         """Keep ``value`` (JSON) in the trial's metadata under ``key`` (a string)."""
         if not isinstance(key, str):
             raise AgentError(f"note: the key must be a string, got {key!r}")
+        if key in HARNESS_METADATA_KEYS:
+            raise AgentError(
+                f"note: metadata.{key} is agentgauge's own ({HARNESS_METADATA_KEYS[key]}); "
+                "note under another key"
+            )
         self._notes[key] = _json_value(value, f"note: metadata.{key}")
 
     # ------------------------------------------------------------------ results
