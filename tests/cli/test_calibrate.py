@@ -474,6 +474,17 @@ def test_few_items_with_an_interval_still_warn_that_it_is_wide(tmp_path: Path) -
     assert out["warnings"] == [
         "only 10 items decided by both judge and humans: κ's interval is wide"
     ]
+    # Without a bootstrap there is no interval to be wide (it said it was).
+    out = json.loads(
+        agentgauge(
+            "calibrate", str(tmp_path / "l.jsonl"), "--bootstrap", "0", "--json", cwd=tmp_path
+        ).stdout
+    )
+    assert out["judge_vs_human"]["ci95"] is None
+    assert out["warnings"] == [
+        "only 10 items decided by both judge and humans: κ's interval would be wide "
+        "(--bootstrap 0 computes none)"
+    ]
 
 
 def test_a_binary_file_given_as_labels_is_one_line(tmp_path: Path) -> None:

@@ -425,8 +425,10 @@ def calibrate(
                 "humans: κ needs at least two, so it has no value and no interval"
             )
         elif n_dec < 30:
-            if jh["ci95"] is not None or not n_boot:
+            if jh["ci95"] is not None:
                 what = "κ's interval is wide"
+            elif not n_boot:  # none asked for: say what it would show
+                what = "κ's interval would be wide (--bootstrap 0 computes none)"
             else:  # no interval, for the reason given beside κ
                 what = "too few to rely on κ" if jh["kappa"] is not None else "too few for κ"
             warnings.append(f"only {n_dec} items decided by both judge and humans: {what}")
