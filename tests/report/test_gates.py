@@ -546,7 +546,7 @@ def test_gate_variants_take_kinds_and_refuse_a_name_no_trial_has(tmp_path: Path)
     assert rate("[base, paraphrase:1]") == "success_rate = 0.75"
     assert rate("[base, fault]") == "success_rate = 0.5"
     # A name no trial has is the file's mistake, even beside one that matches.
-    with pytest.raises(InputError, match=r"no trials of variant 'paraphrse' in .*base, fault:"):
+    with pytest.raises(InputError, match=r"no trials of variant 'paraphrse' in .*'base', 'fault:"):
         rate("[base, paraphrse]")
 
 
@@ -566,7 +566,7 @@ def test_a_threshold_line_says_the_variants_its_group_pools(tmp_path: Path) -> N
 
     assert line("[all]") == ("agent=bot, all variants", "success_rate = 0.5")
     assert line("[base, paraphrase]") == (
-        "agent=bot, variants base, paraphrase",
+        "agent=bot, variants 'base', 'paraphrase'",
         "success_rate = 0.75",
     )
     # One variant read: the group's own label says it, as by default.
@@ -765,7 +765,7 @@ def test_non_inferiority_compares_the_variants_the_gates_read(tmp_path: Path) ->
     # On paraphrases B fails everything the baseline passes: d = −1 on every task. It
     # passed as "paired difference +0.000", reading the base variant of both.
     group, passed, detail = check("[paraphrase]")
-    assert (group, passed) == ("B vs baseline, variants paraphrase", False)
+    assert (group, passed) == ("B vs baseline, variants 'paraphrase'", False)
     assert detail.startswith("paired difference -1.000")
     # Both variants pooled per task: (2 + 0)/4 − 4/4 = −0.5 on every task.
     group, passed, detail = check("[all]")
@@ -792,7 +792,7 @@ def test_the_gates_variants_are_checked_on_both_sides_and_never_empty(tmp_path: 
     with pytest.raises(InputError) as info:
         run_gates(candidate, config, baseline=str(base_only))
     assert info.value.field == "--baseline"
-    assert info.value.reason == f"no trials of variant 'paraphrase' in {base_only} (it has base)"
+    assert info.value.reason == f"no trials of variant 'paraphrase' in {base_only} (it has 'base')"
     # `all` beside a name no trial has: the name was not checked, and the run passed.
     config = write(
         tmp_path, "variants: [all, paraphrse]\ngates:\n  - metric: success_rate\n    min: 0\n"

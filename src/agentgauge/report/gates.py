@@ -825,7 +825,7 @@ def evaluate_gates(
     if "all" in config.variants:
         scope = "all variants"
     elif config.variants != ["base"]:
-        scope = f"variants {', '.join(config.variants)}"
+        scope = _read_variants(config.variants)
     versus = "B vs baseline" + (f", {scope}" if scope else "")
     for gate in config.gates:
         label = gate.label(k)
