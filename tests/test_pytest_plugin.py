@@ -713,6 +713,58 @@ def test_gates_read_the_base_variant_unless_told(pytester: pytest.Pytester) -> N
     )
 
 
+def test_a_where_no_group_matches_fails_as_agentgauge_gate_fails_it(
+    pytester: pytest.Pytester,
+) -> None:
+    # A paraphrase the gates do not read (they read the base variant) and an agent's
+    # name without its prefix: the failure named neither what the `where` asked for
+    # nor the variants read, so the typo did not show. The plugin's line and the
+    # command's are one function's.
+    _inner(
+        pytester,
+        """
+        from pathlib import Path
+
+        WORDED = [dict(t, paraphrases=["plus some"]) for t in TASKS]
+
+        def test_where(agentgauge_eval):
+            result = agentgauge_eval.run(
+                WORDED, counting_agent, trials=1, variants=("base", "paraphrase:1")
+            )
+            Path("source.txt").write_text(result.source)
+            result.check_gates({"gates": [
+                {"metric": "success_rate", "min": 0, "where": {"variant": "paraphrase:1"}},
+                {"metric": "success_rate", "min": 0, "where": {"agent": "counting_agent"}},
+            ]})
+        """,
+    )
+    out = pytester.runpytest()
+    out.assert_outcomes(failed=1)
+    agent = "python:agentgauge.testing.worlds.counting_agent"
+    read = "the gates read the base variant only (the config's 'variants'; [all] reads every one)"
+    lines = [
+        "gate failed: success_rate >= 0 (variant=paraphrase:1): no group matches 'where' "
+        f"(variant 'paraphrase:1'): no group has that variant (they have 'base'); {read}",
+        f"gate failed: success_rate >= 0 (agent=counting_agent): no group matches 'where' "
+        f"(agent 'counting_agent'): no group has that agent (they have '{agent}'); {read}",
+    ]
+    out.stdout.fnmatch_lines(["*2 of 2 gate checks failed", *lines])
+    config = pytester.path / "gates.yaml"
+    config.write_text(
+        "gates:\n"
+        "  - {metric: success_rate, min: 0, where: {variant: 'paraphrase:1'}}\n"
+        "  - {metric: success_rate, min: 0, where: {agent: counting_agent}}\n"
+    )
+    source = (pytester.path / "source.txt").read_text()
+    cli = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "gate", source, "--config", str(config)],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 1, cli.stderr
+    assert [line for line in cli.stderr.splitlines() if line.startswith("gate failed")] == lines
+
+
 def test_the_example_file_runs(pytester: pytest.Pytester) -> None:
     example = ROOT / "examples" / "test_agent_with_pytest.py"
     pytester.makepyfile(test_agent_with_pytest=example.read_text(encoding="utf-8"))

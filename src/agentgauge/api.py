@@ -854,6 +854,7 @@ def _gate_variants(
     gates file the names were read from, the refusal names its file and the name's
     line, as the file's other errors do (``g.yaml:1: variants: ...``)."""
     from agentgauge.report.show import matches_variant
+    from agentgauge.spelling import quoted
 
     present = sorted({str(v) for v in set(table.variant.tolist())})
     for i, name in enumerate(variants):
@@ -866,7 +867,7 @@ def _gate_variants(
                 # config given as a dict or a `GateConfig` has no file to name).
                 file, line = str(config), line_of(load_yaml(Path(config))[1], ("variants", i))
             raise InputError(
-                f"no trials of variant {name!r} in {source} (it has {', '.join(present)})",
+                f"no trials of variant {name!r} in {source} (it has {', '.join(quoted(present))})",
                 file=file,
                 line=line,
                 field=field,

@@ -34,12 +34,29 @@ __all__ = [
     "column_kinds",
     "compact",
     "factorize",
+    "group_keys",
     "sorted_codes",
     "subset_codes",
 ]
 
 #: Labels a table can be grouped by.
 GROUP_KEYS = ("agent", "model", "variant", "capability", "split", "family")
+
+
+def group_keys(by: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The labels ``by`` names, each once: a text is split at its commas, as the CLI's
+    ``--by`` is (``"agent,model"``; ``"agent"`` is one label, ``""`` none: one group
+    of all trials); ``None`` is none too. `ValueError` for a label not among
+    `GROUP_KEYS`. The metrics functions took a text as one label: ``"agent,model"``
+    was refused as a label of that name, and ``""`` by `horizon` as well."""
+    if by is None:
+        return ()
+    keys = [p.strip() for p in by.split(",") if p.strip()] if isinstance(by, str) else list(by)
+    for key in keys:
+        if key not in GROUP_KEYS:
+            raise ValueError(f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}")
+    return tuple(dict.fromkeys(keys))
+
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]

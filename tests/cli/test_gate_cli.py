@@ -193,7 +193,7 @@ def test_a_stored_run_is_gated_on_its_variants_from_the_columns(tmp_path: Path) 
     absent = gate(f"{store}:r", "--config", config("[noise]"))
     assert absent.returncode == 2
     assert "no trials of variant 'noise' in " in absent.stderr
-    assert "(it has base, typos)" in absent.stderr
+    assert "(it has 'base', 'typos')" in absent.stderr
 
 
 def test_a_variant_no_trial_has_is_refused_at_its_line_of_the_gates_file(
@@ -212,7 +212,7 @@ def test_a_variant_no_trial_has_is_refused_at_its_line_of_the_gates_file(
         assert refused.returncode == 2, refused.stderr
         assert refused.stderr == (
             f"agentgauge: error: {config}:{line}: variants: no trials of variant 'basee' in "
-            f"{source} (it has base)\n"
+            f"{source} (it has 'base')\n"
         )
 
 

@@ -172,6 +172,21 @@ def test_rejects_bad_options() -> None:
         compute_metrics(table, by=("colour",))
 
 
+def test_by_as_text_is_split_at_its_commas() -> None:
+    # compute_metrics(by="agent,model") was refused as one label of that name ("cannot
+    # group by 'agent,model'"), where agentgauge.metrics and the CLI's --by split it.
+    table = TrialTable.from_trials(sample())
+    keys = ("agent", "model")
+    assert compute_metrics(table, by=" agent, model").to_dict() == (
+        compute_metrics(table, by=keys).to_dict()
+    )
+    assert compute_metrics(table, by="agent,model").by == keys
+    assert compute_metrics(table, by="agent").by == ("agent",)
+    assert compute_metrics(table, by="").by == () == compute_metrics(table, by=()).by
+    with pytest.raises(ValueError, match="cannot group by 'colour'; choose from agent, model"):
+        compute_metrics(table, by="agent,colour")
+
+
 # ------------------------------------------------------- against a plain Python reference
 
 

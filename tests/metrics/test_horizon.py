@@ -326,6 +326,27 @@ def test_groups_are_fitted_apart_and_can_be_pooled() -> None:
     assert pooled.groups[0].labels == {"agent": None}  # two agents: no single name
 
 
+def test_by_as_text_is_split_at_its_commas() -> None:
+    # horizon(by="agent,model") was refused as one label of that name ("cannot group by
+    # 'agent,model'"), and by="" as a label "", where the CLI's --by splits the text.
+    a = table([("s", None, 1.0, 1.0), ("l", None, 4.0, 0.0), ("m", None, 2.0, 1.0)], agent="a")
+    rows_b = [("s", None, 1.0, 1.0), ("l", None, 4.0, 1.0), ("m", None, 2.0, 0.0)]
+    b = table(rows_b, agent="b")
+    both = TrialTable(**{k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in vars(a)})
+    as_text = horizon(both, bootstrap=0, by="agent, model")
+    assert [g.labels for g in as_text.groups] == [
+        g.labels for g in horizon(both, bootstrap=0, by=["agent", "model"]).groups
+    ]
+    assert [g.labels for g in as_text.groups] == [
+        {"agent": "a", "model": None},
+        {"agent": "b", "model": None},
+    ]
+    pooled = horizon(both, bootstrap=0, by="")
+    assert len(pooled.groups) == 1 and pooled.groups[0].n_runs == 6
+    with pytest.raises(InputError, match="by: cannot group by 'colour'; choose from agent"):
+        horizon(both, bootstrap=0, by="agent,colour")
+
+
 def test_missing_minutes_are_left_out_with_a_warning() -> None:
     t = table([("s", None, 1.0, 1.0), ("l", None, 4.0, 0.0), ("n", None, float("nan"), 1.0)])
     g = horizon(t, bootstrap=0).groups[0]

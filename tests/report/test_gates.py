@@ -441,14 +441,78 @@ def test_a_where_no_group_matches_names_the_values_the_groups_have(tmp_path: Pat
     typo, unsplit = evaluate_gates(config, metrics_object(0.8, 0.7, 0.9, 0.4))
     assert not typo.passed and not unsplit.passed
     assert typo.group == "variant=bsae"
-    assert typo.detail == "no group matches 'where': no group has variant 'bsae' (they have 'base')"
+    # It named neither what the `where` asked for nor the variants the gates read.
+    assert typo.detail == (
+        "no group matches 'where' (variant 'bsae'): no group has that variant (they have "
+        "'base'); the gates read the base variant only (the config's 'variants'; [all] reads "
+        "every one)"
+    )
     assert unsplit.detail == (
-        "no group matches 'where': the groups are not split by 'capability' (add it to --by)"
+        "no group matches 'where' (capability 'refunds'): the groups are not split by "
+        "'capability' (add it to --by)"
     )
     with pytest.raises(InputError, match="did you mean 'variant'"):
         validate_gate_config(
             {"gates": [{"metric": "success_rate", "min": 0.5, "where": {"varient": "base"}}]}
         )
+
+
+def test_a_where_no_group_matches_names_what_it_asked_and_the_variants_read(
+    tmp_path: Path,
+) -> None:
+    from agentgauge.api import run_gates
+
+    source = _variant_trials(tmp_path)
+
+    def detail(config: str, by: str = "agent,model") -> str:
+        (result,) = run_gates(source, write(tmp_path, config), by=by)
+        assert not result.passed
+        return result.detail
+
+    gate = "gates:\n  - {metric: success_rate, min: 0, where: %s}\n"
+    # The run has paraphrase:1, but the gates read its base variant: the failure said
+    # "no group has variant 'paraphrase:1' (they have 'base')", as if the run had none.
+    assert detail(gate % "{variant: 'paraphrase:1'}") == (
+        "no group matches 'where' (variant 'paraphrase:1'): no group has that variant (they "
+        "have 'base'); the gates read the base variant only (the config's 'variants'; [all] "
+        "reads every one)"
+    )
+    assert detail("variants: [base, fault]\n" + gate % "{agent: bott}", "agent,variant") == (
+        "no group matches 'where' (agent 'bott'): no group has that agent (they have 'bot'); "
+        "the gates read variants 'base', 'fault' only (the config's 'variants'; [all] reads "
+        "every one)"
+    )
+    # Every variant read: nothing to add.
+    assert detail("variants: [all]\n" + gate % "{variant: paraphrase}", "agent,variant") == (
+        "no group matches 'where' (variant 'paraphrase'): no group has that variant (they "
+        "have 'base', 'fault:timeout', 'paraphrase:1')"
+    )
+
+
+def test_a_where_whose_labels_no_one_group_has_lists_the_groups() -> None:
+    groups = [
+        {"agent": "careful", "variant": "base", "success_rate": {"value": 1.0}},
+        {"agent": "hasty", "variant": "paraphrase:1", "success_rate": {"value": 0.5}},
+    ]
+    config = validate_gate_config(
+        {
+            "variants": ["all"],
+            "gates": [
+                {
+                    "metric": "success_rate",
+                    "min": 0,
+                    "where": {"agent": "careful", "variant": "paraphrase:1"},
+                }
+            ],
+        }
+    )
+    (result,) = evaluate_gates(config, {"by": ["agent", "variant"], "groups": groups})
+    # It said "no group has all of these labels at once", and not which go together.
+    assert result.detail == (
+        "no group matches 'where' (agent 'careful', variant 'paraphrase:1'): no group has "
+        "them all at once (the groups: agent 'careful', variant 'base'; agent 'hasty', "
+        "variant 'paraphrase:1')"
+    )
 
 
 def _variant_trials(tmp_path: Path) -> str:
@@ -482,7 +546,7 @@ def test_gate_variants_take_kinds_and_refuse_a_name_no_trial_has(tmp_path: Path)
     assert rate("[base, paraphrase:1]") == "success_rate = 0.75"
     assert rate("[base, fault]") == "success_rate = 0.5"
     # A name no trial has is the file's mistake, even beside one that matches.
-    with pytest.raises(InputError, match=r"no trials of variant 'paraphrse' in .*base, fault:"):
+    with pytest.raises(InputError, match=r"no trials of variant 'paraphrse' in .*'base', 'fault:"):
         rate("[base, paraphrse]")
 
 
@@ -502,7 +566,7 @@ def test_a_threshold_line_says_the_variants_its_group_pools(tmp_path: Path) -> N
 
     assert line("[all]") == ("agent=bot, all variants", "success_rate = 0.5")
     assert line("[base, paraphrase]") == (
-        "agent=bot, variants base, paraphrase",
+        "agent=bot, variants 'base', 'paraphrase'",
         "success_rate = 0.75",
     )
     # One variant read: the group's own label says it, as by default.
@@ -701,7 +765,7 @@ def test_non_inferiority_compares_the_variants_the_gates_read(tmp_path: Path) ->
     # On paraphrases B fails everything the baseline passes: d = −1 on every task. It
     # passed as "paired difference +0.000", reading the base variant of both.
     group, passed, detail = check("[paraphrase]")
-    assert (group, passed) == ("B vs baseline, variants paraphrase", False)
+    assert (group, passed) == ("B vs baseline, variants 'paraphrase'", False)
     assert detail.startswith("paired difference -1.000")
     # Both variants pooled per task: (2 + 0)/4 − 4/4 = −0.5 on every task.
     group, passed, detail = check("[all]")
@@ -728,7 +792,7 @@ def test_the_gates_variants_are_checked_on_both_sides_and_never_empty(tmp_path: 
     with pytest.raises(InputError) as info:
         run_gates(candidate, config, baseline=str(base_only))
     assert info.value.field == "--baseline"
-    assert info.value.reason == f"no trials of variant 'paraphrase' in {base_only} (it has base)"
+    assert info.value.reason == f"no trials of variant 'paraphrase' in {base_only} (it has 'base')"
     # `all` beside a name no trial has: the name was not checked, and the run passed.
     config = write(
         tmp_path, "variants: [all, paraphrse]\ngates:\n  - metric: success_rate\n    min: 0\n"
@@ -792,13 +856,14 @@ def test_a_where_on_a_label_no_trial_records_says_so(tmp_path: Path) -> None:
         return result.detail
 
     # It said "the groups are not split by 'model' (add it to --by)" with model in --by.
-    assert (
-        detail("gpt-4o", ("agent", "model")) == "no group matches 'where': no trial records a model"
+    assert detail("gpt-4o", ("agent", "model")) == (
+        "no group matches 'where' (model 'gpt-4o'): no trial records a model"
     )
     assert detail("gpt-4o", ("agent",)) == (
-        "no group matches 'where': the groups are not split by 'model' (add it to --by)"
+        "no group matches 'where' (model 'gpt-4o'): the groups are not split by 'model' "
+        "(add it to --by)"
     )
     # A null label is not the text "None": it matched, and the gate passed.
-    assert (
-        detail("None", ("agent", "model")) == "no group matches 'where': no trial records a model"
+    assert detail("None", ("agent", "model")) == (
+        "no group matches 'where' (model 'None'): no trial records a model"
     )

@@ -637,10 +637,11 @@ def test_a_diff_side_of_two_agents_is_refused_and_one_can_be_picked(
         # B is checked too, and the pick keeps what the address already chose for A.
         b_refused = _get(s, "/diff?a=careful2&b=sample&a_agent=careful&format=json")
     assert status == page_status == none_status == 400
+    # The names quoted as compare's own "pick one" list quotes them (they were bare).
     assert refused["error"] == (
         "A (run sample) holds 2 (agent, model) configurations and is compared as one "
-        "system; pick one: agent careful, model gpt-4o-mini (40 trials); agent hasty, "
-        "model llama-3.1-8b (40 trials)"
+        "system; pick one: agent 'careful', model 'gpt-4o-mini' (40 trials); agent 'hasty', "
+        "model 'llama-3.1-8b' (40 trials)"
     )
     assert [c["href"] for c in refused["choices"]] == [
         "/diff?a=sample&b=careful2&a_agent=careful",
@@ -648,6 +649,7 @@ def test_a_diff_side_of_two_agents_is_refused_and_one_can_be_picked(
     ]
     html = page.decode()
     assert 'href="/diff?a=sample&amp;b=careful2&amp;changed=1&amp;a_agent=hasty"' in html
+    assert ">agent &#39;hasty&#39;, model &#39;llama-3.1-8b&#39;</a> (40 trials)" in html
     assert 'id="verdict"' not in html
     # The chosen agent's diff is compare's numbers: A 67.5%, B − A −15 pp, p 0.093.
     c = picked["comparison"]

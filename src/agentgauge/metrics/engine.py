@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from agentgauge.metrics.cost import CostMetrics, cost_metrics
 from agentgauge.metrics.outcome import OutcomeMetrics, PassK, outcome_metrics
-from agentgauge.table import GROUP_KEYS, TrialTable, factorize, group_codes
+from agentgauge.table import TrialTable, factorize, group_codes, group_keys
 
 __all__ = ["SCHEMA", "GroupMetrics", "MetricsReport", "compute_metrics"]
 
@@ -298,16 +298,18 @@ def compute_metrics(
     `agentgauge.facts`) lets the judge's total tell a run no judge graded from one
     whose judge's price is unknown (`cost_metrics`); without it, it cannot.
 
+    ``by``: the labels to split the trials by (`agentgauge.table.GROUP_KEYS`), a
+    sequence or a text split at its commas as the CLI's ``--by`` is (``"agent,model"``;
+    ``""`` or ``()`` for one group of all trials); `ValueError` names a label there is
+    none of.
+
     An empty table gives a report with no group and the warning ``no trials:
     nothing was measured`` (the CLI refuses an empty SOURCE before it gets here).
     """
     ks = _validate_k(k)
-    # One key may be given as itself (``by="agent"``), as `horizon` takes it: a string
-    # is a sequence of its letters, which were refused one by one ("cannot group by 'a'").
-    by = ((by,) if by else ()) if isinstance(by, str) else tuple(by)
-    for key in by:
-        if key not in GROUP_KEYS:
-            raise ValueError(f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}")
+    # A text is split at its commas (``by="agent,model"``), as `agentgauge.metrics` and
+    # the CLI's --by read it: it was one label ("cannot group by 'agent,model'").
+    by = group_keys(by)
     warnings: list[str] = []
     n_rows = len(table)
     if not n_rows:

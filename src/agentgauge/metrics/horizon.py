@@ -38,7 +38,7 @@ from agentgauge.metrics.horizon_fit import (
     weighted_log_loss,
 )
 from agentgauge.schema import SUCCESS_TOLERANCE, Trial
-from agentgauge.table import TrialTable
+from agentgauge.table import TrialTable, group_keys
 
 __all__ = ["SCHEMA", "HorizonGroup", "HorizonReport", "horizon", "q_label"]
 
@@ -499,7 +499,10 @@ def horizon(
         bootstrap: replicates B of the families → tasks → runs bootstrap; 0 skips it.
         seed: seeds the bootstrap; the same seed and data give the same interval.
         regularization: C in the slope penalty ½·b1²/C (default 1e5: practically none).
-        by: label column(s) to fit separately (``agent`` by default); None for one fit.
+        by: label column(s) to fit separately (``agent`` by default): a sequence, or
+            a text split at its commas as the CLI's ``--by`` is (``"agent,model"``);
+            None, ``""`` or ``()`` for one fit. A label there is none of is
+            `InputError`.
         outcome: ``score`` splits fractional scores into weighted 0/1 rows;
             ``success`` uses the binary outcome; ``auto`` uses scores unless some
             trial's success disagrees with score ≥ 1 − 1e-6 (then success).
@@ -534,7 +537,12 @@ def horizon(
         raise InputError(
             f"outcome must be auto, score or success, got {outcome!r}", field="outcome"
         )
-    keys = [by] if isinstance(by, str) else list(by or [])
+    try:
+        # A text is split at its commas, as the CLI's --by is: "agent,model" was refused
+        # as one label of that name, and "" (one fit) as a label "".
+        keys = list(group_keys(by))
+    except ValueError as exc:
+        raise InputError(str(exc), field="by") from None
     if not len(table):
         raise InputError("no trials to fit a time horizon to", field="trials")
     has_minutes = np.isfinite(table.human_minutes) & (table.human_minutes > 0)

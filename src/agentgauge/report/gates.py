@@ -37,7 +37,7 @@ import difflib
 import functools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentgauge.errors import InputError
 from agentgauge.schema import json_int, json_number
+from agentgauge.spelling import quoted
 from agentgauge.table import GROUP_KEYS
 from agentgauge.textio import is_digits
 from agentgauge.yamlio import line_of, load_yaml, validate_yaml
@@ -748,26 +749,60 @@ def _where_label(where: Mapping[str, str]) -> str:
     return ", ".join(f"{key}={value}" for key, value in where.items())
 
 
-def _unmatched(gate: Gate, metrics: dict[str, Any]) -> str:
-    """Why no group matches a gate's ``where``: the first label no group carries (not
-    among ``--by``, or among it and recorded by no trial) or whose value no group has,
-    with the values the groups do have."""
+def _listed(values: Iterable[str]) -> str:
+    """The first ten of ``values``, quoted as the CLI's lists quote names (`quoted`:
+    ``'base '`` and ``'base'`` read apart), and how many more."""
+    values = list(values)
+    more = f" and {len(values) - 10} more" if len(values) > 10 else ""
+    return ", ".join(quoted(values[:10])) + more
+
+
+def _read_variants(variants: Sequence[str]) -> str | None:
+    """Which variants' trials the gates read, as their lines name them (``variants
+    'base', 'paraphrase'``); ``None`` for every variant (``[all]``)."""
+    if "all" in variants:
+        return None
+    if list(variants) == ["base"]:
+        return "the base variant"
+    return f"variants {_listed(variants)}"
+
+
+def _unmatched(gate: Gate, metrics: dict[str, Any], variants: Sequence[str]) -> str:
+    """Why no group matches a gate's ``where``, naming what it asked for: the first
+    label no group carries (not among ``--by``, or among it and recorded by no trial) or
+    whose value no group has, with the values the groups do have, or, when each value
+    is some group's but none has them all, the groups' labels; and the variants the
+    gates read when not all (a ``where`` on a variant the config leaves out, or on an
+    agent that ran only perturbed trials, said only "they have 'base'")."""
     groups = metrics["groups"]
     by = metrics.get("by")
+    head = f"no group matches 'where' ({_labelled(gate.where, gate.where)})"
+    read = _read_variants(variants)
+    scope = f"; the gates read {read} only (the config's 'variants'; [all] reads every one)"
+    scope = scope if read else ""
     for key, value in gate.where.items():
         present = sorted({str(g[key]) for g in groups if g.get(key) is not None})
         if not present:
             if by is not None and key in by:
                 # `--by agent,model` on trials that record no model: it is not --by's fault.
-                return f"no group matches 'where': no trial records a {key}"
-            return f"no group matches 'where': the groups are not split by {key!r} (add it to --by)"
+                return f"{head}: no trial records a {key}"
+            return f"{head}: the groups are not split by {key!r} (add it to --by)"
         if value not in present:
-            shown = ", ".join(repr(v) for v in present[:10])
-            more = f" and {len(present) - 10} more" if len(present) > 10 else ""
-            return (
-                f"no group matches 'where': no group has {key} {value!r} (they have {shown}{more})"
-            )
-    return "no group matches 'where': no group has all of these labels at once"
+            return f"{head}: no group has that {key} (they have {_listed(present)}){scope}"
+    # Each value is some group's, but no group has them all: the groups' labels of the
+    # keys asked for show which go together.
+    held = list(dict.fromkeys(_labelled(gate.where, g) for g in groups))
+    more = f" and {len(held) - 10} more" if len(held) > 10 else ""
+    return (
+        f"{head}: no group has them all at once (the groups: {'; '.join(held[:10])}{more}){scope}"
+    )
+
+
+def _labelled(keys: Iterable[str], labels: Mapping[str, Any]) -> str:
+    """``agent 'careful', variant 'base'``: the ``keys`` of ``labels``, values quoted."""
+    keys = list(keys)
+    values = quoted(str(labels.get(key)) for key in keys)
+    return ", ".join(f"{key} {v}" for key, v in zip(keys, values, strict=True))
 
 
 def evaluate_gates(
@@ -790,7 +825,7 @@ def evaluate_gates(
     if "all" in config.variants:
         scope = "all variants"
     elif config.variants != ["base"]:
-        scope = f"variants {', '.join(config.variants)}"
+        scope = _read_variants(config.variants)
     versus = "B vs baseline" + (f", {scope}" if scope else "")
     for gate in config.gates:
         label = gate.label(k)
@@ -857,7 +892,12 @@ def evaluate_gates(
         ]
         if not groups:
             results.append(
-                GateResult(label, _where_label(gate.where), False, _unmatched(gate, metrics))
+                GateResult(
+                    label,
+                    _where_label(gate.where),
+                    False,
+                    _unmatched(gate, metrics, config.variants),
+                )
             )
         for group in groups:
             value, why = _metric_value(group, metric, gate.bound)

@@ -52,6 +52,7 @@ from agentgauge.report.formats import bounds, money, success_se_of, zero_differe
 from agentgauge.report.record import SystemInfo, agent_name, p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.sources import Selector, configurations, selected_rows
+from agentgauge.spelling import quoted
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
 from agentgauge.table import TrialTable
@@ -545,8 +546,12 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return _error_page(request, status, detail)
 
 
-def _recorded(name: str | None) -> str:
-    return "not recorded" if name is None else name
+def _quoted_names(names: Sequence[str | None]) -> list[str]:
+    """Each of ``names`` quoted as the CLI's lists of names quote them (`quoted`: two
+    names that print alike read apart), ``None`` as ``not recorded``."""
+    given = [n for n in names if n is not None]
+    shown = iter(quoted(given))
+    return ["not recorded" if n is None else next(shown) for n in names]
 
 
 def _naming(
@@ -592,9 +597,12 @@ def _pick_page(
                 + _query(**kept, **_chosen_params(side, _naming(agent, model, held))),
             }
         )
+    # Quoted as compare's "pick one" list quotes them ('careful ' and 'careful' apart).
+    agents = _quoted_names([c["agent"] for c in choices])
+    models = _quoted_names([c["model"] for c in choices])
+    labels = [f"agent {a}, model {m}" for a, m in zip(agents, models, strict=True)]
     listed = "; ".join(
-        f"agent {_recorded(c['agent'])}, model {_recorded(c['model'])} ({c['n_trials']} trials)"
-        for c in choices
+        f"{label} ({c['n_trials']} trials)" for label, c in zip(labels, choices, strict=True)
     )
     detail = f"{pick.message}; pick one: {listed}"
     if request.query_params.get("format") == "json":
@@ -608,7 +616,7 @@ def _pick_page(
         data=offered,
         variant=variant,
         message=pick.message,
-        choices=choices,
+        choices=list(zip(choices, labels, strict=True)),
     )
     return HTMLResponse(html, status_code=400)
 
