@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.api import metrics as outcome_metrics
 from agentgauge.api import metrics_of_columns
 from agentgauge.display import markdown_text
 from agentgauge.errors import InputError
@@ -676,8 +677,10 @@ def _suite_report(name: str, suite: _Suite, index: int, inputs: ReportInputs) ->
     def measured(on: tuple[TrialTable, Facts], k: list[int]) -> Any:
         return metrics_of_columns(*on, k=k, by=("agent", "model"), seed=inputs.seed)
 
-    headline = measured(base_columns, ks).to_dict()
-    full = measured((table, facts), ks).to_dict()
+    on_base = measured(base_columns, ks)
+    # Reliability reads every variant: the same rows when all are base ones.
+    headline = on_base.to_dict()
+    full = (on_base if base is table else measured((table, facts), ks)).to_dict()
     groups = _named(headline["groups"], names)
     rel = _named(full.get("reliability") or [], names)
     sections = [
@@ -703,7 +706,8 @@ def _suite_report(name: str, suite: _Suite, index: int, inputs: ReportInputs) ->
     cell, _ = group_codes(base, ("agent", "model", "task_id"))
     most = int(np.bincount(cell).max()) if len(base) else 1
     curve_ks = list(range(1, min(most, MAX_CURVE_K) + 1))
-    curves = measured(base_columns, curve_ks)
+    # The curves read the outcomes only: no behaviour section measured again.
+    curves = outcome_metrics(base, k=curve_ks, by=("agent", "model"), seed=inputs.seed)
 
     def pick(rows: Sequence[int], events: bool) -> list[Trial]:
         return suite.pick([int(at[r]) for r in rows], events)
