@@ -183,3 +183,35 @@ def test_each_failing_cell_shows_its_own_trial(tmp_path: Path) -> None:
         "answer a 0 0 paraphrase:1",
         "answer a 0 0 paraphrase:2",
     }
+
+
+@pytest.fixture(scope="module")
+def regraded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of the counter suite, its variants failing on some trials, graded again
+    (version 2, active) by the control grader alone."""
+    from agentgauge.harness.runner import run
+    from agentgauge.testing.worlds import counting_agent
+
+    db = tmp_path_factory.mktemp("regraded") / "s.db"
+    suite = Path(__file__).resolve().parents[2] / "examples" / "counter-suite.yaml"
+    run(str(suite), counting_agent, trials=2, variants=["base", "fault:tool_error@1.0"],
+        store=str(db), run_id="r", progress=False)  # fmt: skip
+    return db
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_trials_picked_by_row_are_those_of_the_whole_run(
+    regraded: Path, cli: Cli, version: int
+) -> None:
+    if version == 2:
+        code, _, err = cli("grade", f"{regraded}:r", "--graders", "control", "--activate")
+        assert code == 0 or "already" in err, err
+    source = f"{regraded}:r#grade={version}"
+    every = open_source(source).trials
+    rows = [len(every) - 1, 0, 3, 3]  # any order, a row twice
+    for events in (True, False):
+        picked = open_source(source).pick(rows, events=events)
+        want = [every[i] for i in rows]
+        if not events:
+            want = [t.model_copy(update={"events": []}) for t in want]
+        assert [t.model_dump() for t in picked] == [t.model_dump() for t in want]
