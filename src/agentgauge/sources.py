@@ -254,8 +254,9 @@ class TrialSource:
 
     A store's trials, or a Parquet export's, are read as columns (`table`,
     `facts`), which is all the metrics need; the `Trial` objects (transcripts,
-    grades) are built only when ``trials`` is first read (``show``, the report, a
-    re-grade).
+    grades) are built only when ``trials`` is first read (``show``, a re-grade), or,
+    of a stored run, only those asked for by their rows (`pick`: the few whose
+    transcripts a report shows).
     """
 
     label: str
@@ -280,6 +281,7 @@ class TrialSource:
         _calls: Callable[[], ModelCalls] | None = None,
         _outcomes: Callable[[], list[TrialOutcome]] | None = None,
         _grade_summary: Callable[[], GradeSummary] | None = None,
+        _pick: Callable[[Sequence[int], bool], list[Trial]] | None = None,
     ) -> None:
         if trials is None and _load is None:
             raise ValueError("a TrialSource needs its trials or a way to load them")
@@ -288,6 +290,7 @@ class TrialSource:
         self.grading, self._table, self._facts, self._load = grading, _table, _facts, _load
         self._calls, self._outcomes = _calls, _outcomes
         self._grade_summary = _grade_summary
+        self._pick = _pick
 
     @property
     def summarize_grades(self) -> Callable[[], GradeSummary]:
@@ -325,6 +328,15 @@ class TrialSource:
     @trials.setter
     def trials(self, value: list[Trial]) -> None:
         self._trials = value
+
+    def pick(self, rows: Sequence[int], *, events: bool = True) -> list[Trial]:
+        """The trials at these rows of `table`, in the order given, built: of a stored run
+        only these (``events=False``: without their transcripts), never the others;
+        otherwise taken from `trials` (a JSONL file's are built already)."""
+        if self._trials is None and self._pick is not None:
+            return self._pick(rows, events)
+        trials = self.trials
+        return [trials[i] for i in rows]
 
     @property
     def lazy_trials(self) -> Sequence[Trial]:
@@ -744,6 +756,21 @@ def open_source(
                 model=selector.model,
             )
 
+    def pick(rows: Sequence[int], with_events: bool) -> list[Trial]:
+        # The rows of the selector's configuration, as `load` and `_selected` take them.
+        with Store(path, readonly=True) as again, again.snapshot():
+            every = again.trial_keys(run_id, agent=selector.agent, model=selector.model)
+            keys = [every[i] for i in rows]
+            built = again.trials(
+                run_id,
+                events=events and with_events,
+                grades=grades,
+                grade_version=version,
+                keys=keys,
+            )
+        by_key = dict(zip(sorted(set(keys)), built, strict=True))
+        return [by_key[k] for k in keys]
+
     def count_calls() -> ModelCalls:
         with Store(path, readonly=True) as again:
             return ModelCalls.of_run(again, run_id, agent=selector.agent, model=selector.model)
@@ -786,6 +813,7 @@ def open_source(
         _calls=count_calls,
         _outcomes=outcomes,
         _grade_summary=summarize_grades,
+        _pick=pick,
     )
     return _selected(source, selector, base)
 

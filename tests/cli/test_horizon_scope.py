@@ -16,6 +16,7 @@ import agentgauge
 from agentgauge.report.build import _horizon, _systems
 from agentgauge.report.scope import SOME_BASE, base_trials
 from agentgauge.sources import load_trials
+from agentgauge.table import TrialTable
 
 
 @pytest.fixture
@@ -58,7 +59,8 @@ def test_the_default_is_the_base_variant_as_in_the_report(cli: Cli, trials_file:
     # The report's horizon of the same trials: the same fit, the same number.
     trials = load_trials(trials_file)
     base, scope = base_trials(trials)
-    (in_report,), note = _horizon(base, _systems(trials), 0)
+    table = TrialTable.from_trials(base)
+    (in_report,), note = _horizon(table, _systems(table)[1], 0)
     assert (scope, note) == ("base variant", None)
     assert in_report["horizons"]["0.5"] == pytest.approx(group["p50_minutes"], rel=1e-9)
 

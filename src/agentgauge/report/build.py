@@ -17,25 +17,26 @@ sources it compared, the paired difference is also computed per capability
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from agentgauge.api import metrics as compute_metrics
+from agentgauge.api import metrics as outcome_metrics
 from agentgauge.api import metrics_of_columns
 from agentgauge.display import markdown_text
 from agentgauge.errors import InputError
-from agentgauge.facts import Facts
-from agentgauge.metrics.behaviour import behaviour_columns
+from agentgauge.facts import FACTS, Facts
 from agentgauge.metrics.compare import compare, select_rows
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.metrics.frontier import frontier_from_table, group_labels
 from agentgauge.metrics.horizon import horizon
 from agentgauge.metrics.validity import NullAgentCheck, never_passed_tasks, null_agent_check
-from agentgauge.report.explain import failure_rows, flips, trial_view
+from agentgauge.report.explain import error_class, trial_view
 from agentgauge.report.formats import (
     bounds,
     counted_trials,
@@ -45,7 +46,7 @@ from agentgauge.report.formats import (
     success_se_of,
 )
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
-from agentgauge.report.scope import system_base_trials
+from agentgauge.report.scope import system_base_scope
 from agentgauge.report.terminal import (
     interval,
     null_reason_lines,
@@ -55,7 +56,7 @@ from agentgauge.report.terminal import (
 )
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource
-from agentgauge.table import TrialTable
+from agentgauge.table import TrialTable, group_codes
 
 __all__ = [
     "TRANSCRIPTS_PER_AGENT",
@@ -122,16 +123,25 @@ def _label(g: dict[str, Any]) -> str:
 
 #: A system: the (agent, model) its trials record.
 System = tuple[str | None, str | None]
+#: Each row's text (a system's name), as a table holds labels.
+Labels = npt.NDArray[np.object_]
+#: Builds the trials at some rows of a table (``events``: with their transcripts).
+Pick = Callable[[Sequence[int], bool], list[Trial]]
 
 
-def _systems(trials: Sequence[Trial]) -> dict[System, str]:
+def _systems(table: TrialTable) -> tuple[dict[System, str], Labels]:
     """Each system's name in every table and plot, the heatmap and the transcripts:
     "agent / model", made distinct where two would read alike (agent
     "a / b" and agent "a" with model "b"; agent "all" and no agent) so that no two
-    systems share a point or a column (`frontier.group_labels`)."""
-    systems = list(dict.fromkeys((t.agent, t.model) for t in trials))
+    systems share a point or a column (`frontier.group_labels`); the systems in the
+    order their first row comes. And each row's system's name."""
+    system, first = group_codes(table, ("agent", "model"))
+    systems = [(table.agent[i], table.model[i]) for i in first.tolist()]
     keys = [{"agent": a, "model": m} for a, m in systems]
-    return dict(zip(systems, group_labels(keys, sep=" / "), strict=True))
+    shown = group_labels(keys, sep=" / ")
+    labels = np.empty(len(shown), dtype=object)
+    labels[:] = shown
+    return dict(zip(systems, shown, strict=True)), labels[system]
 
 
 def _named(groups: list[dict[str, Any]], names: dict[System, str]) -> list[dict[str, Any]]:
@@ -145,15 +155,21 @@ def _named(groups: list[dict[str, Any]], names: dict[System, str]) -> list[dict[
     return groups
 
 
-def _system_table(
-    trials: Sequence[Trial], names: dict[System, str], table: TrialTable | None = None
-) -> TrialTable:
-    """The trials as a table whose ``agent`` is each trial's system label: grouped by
-    agent, it has one group per system, named as the report names it. ``table``: the
-    trials' table, row for row, when already read."""
-    table = TrialTable.from_trials(trials) if table is None else table
-    labels = [names[(t.agent, t.model)] for t in trials]
-    return dataclasses.replace(table, agent=np.array(labels, dtype=object))
+def _system_table(table: TrialTable, labels: Labels) -> TrialTable:
+    """The table with each row's system name (`_systems`) as its ``agent``: grouped by
+    agent, it has one group per system, named as the report names it."""
+    return dataclasses.replace(table, agent=labels)
+
+
+def _passed(table: TrialTable) -> npt.NDArray[np.bool_]:
+    """Each row's `Trial.passed`: a success that is no infra error."""
+    return table.success & ~table.infra_error
+
+
+def _variant_is(table: TrialTable, test: Callable[[str], bool]) -> npt.NDArray[np.bool_]:
+    """The rows whose variant passes ``test``, decided once per distinct variant."""
+    variants, codes = table.codes("variant")
+    return np.array([test(str(v)) for v in variants.tolist()], dtype=bool)[codes]
 
 
 # --------------------------------------------------------------------------- tables
@@ -255,13 +271,16 @@ def _recovery_section(groups: list[dict[str, Any]], scope: str) -> dict[str, Any
 
 
 def _fault_recovery_section(
-    trials: list[Trial], names: dict[System, str], seed: int
+    table: TrialTable, facts: Facts, names: dict[System, str], seed: int
 ) -> dict[str, Any] | None:
     # Tools fail on purpose in the fault variants: where recovering (or not) shows most.
-    faulty = [t for t in trials if t.variant.startswith("fault:")]
-    if not faulty:
+    faulty = _variant_is(table, lambda v: v.startswith("fault:"))
+    if not faulty.any():
         return None
-    groups = compute_metrics(faulty, k=[1], by=("agent", "model"), seed=seed).to_dict()["groups"]
+    measured = metrics_of_columns(
+        table.take(faulty), facts.take(faulty), k=[1], by=("agent", "model"), seed=seed
+    )
+    groups = measured.to_dict()["groups"]
     return _recovery_section(_named(groups, names), "fault variants (tools fail on purpose)")
 
 
@@ -369,17 +388,15 @@ def _reliability_section(rel: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _validity_section(
-    base: list[Trial],
+    table: TrialTable,
     warnings: list[str],
     scope: str,
     found: tuple[str, NullAgentCheck] | None = None,
-    table: TrialTable | None = None,
 ) -> dict[str, Any]:
     """The null agent's score (of a SOURCE's null agent, else of the run ``found`` by the
     comparison, named, as record line 5 says it), the tasks no agent passed, and the
-    metrics' warnings. ``table``: ``base``'s table, row for row, when already read."""
-    table = TrialTable.from_trials(base) if table is None else table
-    by_agent = [sub for _, sub in table.groups(["agent"])] if base else []
+    metrics' warnings, of the base-variant rows ``table``."""
+    by_agent = [sub for _, sub in table.groups(["agent"])] if len(table) else []
     rows: list[list[Any]] = []
     null = [sub for sub in by_agent if sub.agent[0] in _NULL_AGENTS]
     named: tuple[str, NullAgentCheck] | None = None
@@ -457,22 +474,32 @@ def _frontier(
 
 
 def _horizon(
-    base: list[Trial], names: dict[System, str], seed: int
+    base: TrialTable, labels: Labels, seed: int
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """A fit per system, as the outcome table has a row per system."""
-    timed = [t for t in base if t.human_minutes is not None]
-    if not timed:
+    """A fit per system, as the outcome table has a row per system: of the base-variant
+    rows ``base`` and their systems' names ``labels`` (`_systems`)."""
+    timed = ~np.isnan(base.human_minutes)
+    if not timed.any():
         return [], "No task in these runs records human minutes, so no time horizon is fitted."
     rates: dict[tuple[str, str], list[int]] = {}
     minutes: dict[str, float] = {}
-    for t in timed:
-        c = rates.setdefault((names[(t.agent, t.model)], t.task_id), [0, 0])
-        c[0] += t.passed
+    for system, task, passed, taken in zip(
+        labels[timed].tolist(),
+        base.task_id[timed].tolist(),
+        _passed(base)[timed].tolist(),
+        base.human_minutes[timed].tolist(),
+        strict=True,
+    ):
+        c = rates.setdefault((system, task), [0, 0])
+        c[0] += passed
         c[1] += 1
-        minutes[t.task_id] = float(t.human_minutes or 0.0)
+        minutes[task] = float(taken or 0.0)
     try:
         fitted = horizon(
-            _system_table(timed, names), bootstrap=HORIZON_BOOTSTRAP, seed=seed, by="agent"
+            _system_table(base.take(timed), labels[timed]),
+            bootstrap=HORIZON_BOOTSTRAP,
+            seed=seed,
+            by="agent",
         ).to_dict()["groups"]
     except InputError as exc:  # data the fit refuses (a task under two families)
         # The rest of the report does not need the fit: say why this section is empty.
@@ -492,22 +519,27 @@ def _horizon(
 
 
 def _task_cells(
-    base: list[Trial], names: dict[System, str], anchors: dict[tuple[str, str], str]
+    base: TrialTable, labels: Labels, anchors: dict[tuple[str, str], str]
 ) -> list[dict[str, Any]]:
     """Heatmap rows: per task, per system (its column, named as in `_systems`)
-    ``{k, n, rate, flaky, anchor}``."""
+    ``{k, n, rate, flaky, anchor}``, of the base-variant rows ``base``."""
     counts: dict[tuple[str, str], list[int]] = {}
     tasks: dict[str, dict[str, Any]] = {}
-    agents: list[str] = []
-    for t in base:
-        agent = names[(t.agent, t.model)]
-        if agent not in agents:
-            agents.append(agent)
-        tasks.setdefault(
-            t.task_id, {"task_id": t.task_id, "family": t.family, "human_minutes": t.human_minutes}
-        )
-        c = counts.setdefault((t.task_id, agent), [0, 0])
-        c[0] += t.passed
+    agents: dict[str, None] = {}
+    for agent, task, family, minutes, passed in zip(
+        labels.tolist(),
+        base.task_id.tolist(),
+        base.family.tolist(),
+        base.human_minutes.tolist(),
+        _passed(base).tolist(),
+        strict=True,
+    ):
+        agents.setdefault(agent)
+        if task not in tasks:
+            shown = None if math.isnan(minutes) else minutes
+            tasks[task] = {"task_id": task, "family": family, "human_minutes": shown}
+        c = counts.setdefault((task, agent), [0, 0])
+        c[0] += passed
         c[1] += 1
     rows = []
     for task_id, row in sorted(tasks.items()):
@@ -530,50 +562,75 @@ def _task_cells(
 
 
 def _transcripts(
-    base: list[Trial], names: dict[System, str], prefix: str
+    base: TrialTable, labels: Labels, pick: Pick, prefix: str
 ) -> tuple[list[dict[str, Any]], dict[str, int], dict[tuple[str, str], str]]:
     """Per system (named as in `_systems`), its failing tasks on the base variant — flips
-    first, then always-failing — one failing trial each, capped at `TRANSCRIPTS_PER_AGENT`."""
-    rows = failure_rows(base)
-    flipped = {(r["agent"], r["model"], r["task_id"]) for r in flips(rows)}
-    by_cell = {(t.agent, t.model, t.task_id, t.trial): t for t in base if not t.passed}
-    chosen: list[dict[str, Any]] = []
+    first, then always-failing — one failing trial each, capped at `TRANSCRIPTS_PER_AGENT`.
+
+    The cells (agent, model, task, variant; ordered as `explain.failure_rows` orders
+    them) are counted from the columns of the base-variant rows ``base``; only the
+    failing trials of the cells shown are built (``pick``, by their rows of ``base``):
+    the first with its transcript, the rest without, for why each failed."""
+    passed = _passed(base)
+    cell, first = group_codes(base, ("agent", "model", "task_id", "variant"))
+    n = np.bincount(cell, minlength=first.size).tolist()
+    failed = np.bincount(cell[~passed], minlength=first.size).tolist()
+    key = [(base.agent[i], base.model[i], base.task_id[i], base.variant[i]) for i in first.tolist()]
+    system = labels[first].tolist()
+    cells = [c for c in range(first.size) if failed[c]]
+    cells.sort(key=lambda c: (-failed[c], str(key[c][0]), key[c][2], key[c][3]))
+    flipped = {key[c][:3] for c in cells if failed[c] < n[c]}
+    ordered = sorted(cells, key=lambda c: (system[c], key[c][:3] not in flipped))
+    shown_cells: list[int] = []
     more: dict[str, int] = {}
-    anchors: dict[tuple[str, str], str] = {}
     shown: dict[str, int] = {}
-    ordered = sorted(
-        rows,
-        key=lambda r: (
-            names[(r["agent"], r["model"])],
-            (r["agent"], r["model"], r["task_id"]) not in flipped,
-        ),
-    )
-    for r in ordered:
-        agent = names[(r["agent"], r["model"])]
+    for c in ordered:
+        agent = system[c]
         if shown.get(agent, 0) >= TRANSCRIPTS_PER_AGENT:
             more[agent] = more.get(agent, 0) + 1
             continue
-        trial = by_cell[(r["agent"], r["model"], r["task_id"], r["trials"][0])]
-        anchor = f"{prefix}-t{len(chosen)}"
         shown[agent] = shown.get(agent, 0) + 1
-        anchors[(agent, r["task_id"])] = anchor
-        flip = (r["agent"], r["model"], r["task_id"]) in flipped
+        shown_cells.append(c)
+    # Each shown cell's failing rows, in order: the first is the one shown.
+    wanted = np.zeros(first.size, dtype=bool)
+    wanted[shown_cells] = True
+    failing: dict[int, list[int]] = {}
+    for row in np.flatnonzero(~passed & wanted[cell]).tolist():
+        failing.setdefault(int(cell[row]), []).append(row)
+    views = [failing[c][0] for c in shown_cells]
+    rest = [r for c in shown_cells for r in failing[c][1:]]
+    built = dict(zip(views, pick(views, True), strict=True))
+    if rest:
+        built.update(zip(rest, pick(rest, False), strict=True))
+    chosen: list[dict[str, Any]] = []
+    anchors: dict[tuple[str, str], str] = {}
+    for c in shown_cells:
+        anchor = f"{prefix}-t{len(chosen)}"
+        anchors[(system[c], key[c][2])] = anchor
+        flip = key[c][:3] in flipped
+        classes: dict[str, int] = {}
+        for row in failing[c]:
+            why = error_class(built[row])
+            classes[why] = classes.get(why, 0) + 1
         chosen.append(
             {
                 "anchor": anchor,
-                "agent": agent,
+                "agent": system[c],
                 "flip": flip,
-                "summary": f"{r['failed']} of {r['n']} trials failed"
+                "summary": f"{failed[c]} of {n[c]} trials failed"
                 + (" (passed on the others)" if flip else ""),
-                "classes": ", ".join(f"{k} ×{v}" for k, v in r["classes"].items()),
-                "view": trial_view(trial),
+                "classes": ", ".join(f"{k} ×{v}" for k, v in classes.items()),
+                "view": trial_view(built[failing[c][0]]),
             }
         )
     return chosen, more, anchors
 
 
-def _variant_rows(trials: list[Trial], names: dict[System, str], seed: int) -> list[dict[str, Any]]:
-    groups = compute_metrics(trials, k=[1], by=("agent", "model", "variant"), seed=seed).to_dict()
+def _variant_rows(
+    table: TrialTable, facts: Facts, names: dict[System, str], seed: int
+) -> list[dict[str, Any]]:
+    measured = metrics_of_columns(table, facts, k=[1], by=("agent", "model", "variant"), seed=seed)
+    groups = measured.to_dict()
     _named(groups["groups"], names)
     return [
         {
@@ -603,34 +660,29 @@ def _reliability_bars(rel: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _suite_report(
-    name: str,
-    trials: list[Trial],
-    index: int,
-    inputs: ReportInputs,
-    columns: tuple[TrialTable, Facts] | None = None,
-) -> SuiteReport:
-    """One suite's part of the report. ``columns``: ``trials``' table and facts, row
-    for row, when already read (a stored run's, straight from SQL); otherwise they are
-    built from the trials, once for every figure that measures them."""
+def _suite_report(name: str, suite: _Suite, index: int, inputs: ReportInputs) -> SuiteReport:
+    """One suite's part of the report, from its columns: only the trials whose
+    transcripts it shows are built (`_transcripts`)."""
     ks = list(inputs.ks)
+    table, facts = suite.table, suite.facts
     # Each system's base variant, or all its trials when it has none (docs/show.md).
-    chosen = system_base_trials(trials)
-    base, scope = chosen.trials, chosen.scope
-    names = _systems(trials)
-    table, facts = behaviour_columns(trials) if columns is None else columns
-    if len(base) == len(trials):
+    chosen = system_base_scope(table)
+    scope = chosen.scope
+    names, labels = _systems(table)
+    if chosen.rows.all():
         base_columns = (table, facts)
-    else:  # the base trials are some of ``trials``, in their order
-        kept = {id(t) for t in base}
-        rows = np.fromiter((id(t) in kept for t in trials), dtype=bool, count=len(trials))
-        base_columns = (table.take(rows), facts.take(rows))
+    else:  # the base rows are some of the table's, in their order
+        base_columns = (table.take(chosen.rows), facts.take(chosen.rows))
+    base, base_labels = base_columns[0], labels[chosen.rows]
+    at = np.flatnonzero(chosen.rows)  # each base row's row of ``table``
 
     def measured(on: tuple[TrialTable, Facts], k: list[int]) -> Any:
         return metrics_of_columns(*on, k=k, by=("agent", "model"), seed=inputs.seed)
 
-    headline = measured(base_columns, ks).to_dict()
-    full = measured((table, facts), ks).to_dict()
+    on_base = measured(base_columns, ks)
+    # Reliability reads every variant: the same rows when all are base ones.
+    headline = on_base.to_dict()
+    full = (on_base if base is table else measured((table, facts), ks)).to_dict()
     groups = _named(headline["groups"], names)
     rel = _named(full.get("reliability") or [], names)
     sections = [
@@ -639,7 +691,7 @@ def _suite_report(
             _tool_section(groups, scope),
             _control_section(groups, scope),
             _recovery_section(groups, scope),
-            _fault_recovery_section(trials, names, inputs.seed),
+            _fault_recovery_section(table, facts, names, inputs.seed),
             _turns_section(groups, scope),
             _reliability_section(rel),
         )
@@ -647,24 +699,25 @@ def _suite_report(
     ]
     # The comparison's null agent belongs to the suite of the tasks it compared.
     compared = inputs.compared
-    shared = compared is not None and bool(
-        {t.task_id for t in compared[1].trials} & {t.task_id for t in trials}
-    )
+    shared = compared is not None and bool(_task_ids(compared[1].table) & _task_ids(table))
     found = inputs.null_agent if shared else None
     warned = list(headline.get("warnings", []))
-    sections.append(_validity_section(base, warned, scope, found, base_columns[0]))
+    sections.append(_validity_section(base, warned, scope, found))
     # The curves run over every k the trials allow (pass^k of a task needs k ≤ its
     # trials), not only the table's few.
-    counts: dict[tuple[Any, ...], int] = {}
-    for t in base:
-        key = (t.agent, t.model, t.task_id)
-        counts[key] = counts.get(key, 0) + 1
-    curve_ks = list(range(1, min(max(counts.values(), default=1), MAX_CURVE_K) + 1))
-    curves = measured(base_columns, curve_ks)
-    transcripts, more, anchors = _transcripts(base, names, f"s{index}")
-    points, unpriced = _frontier(_system_table(base, names, base_columns[0]), groups)
-    horizon_groups, horizon_note = _horizon(base, names, inputs.seed)
-    variants = {t.variant for t in trials}
+    cell, _ = group_codes(base, ("agent", "model", "task_id"))
+    most = int(np.bincount(cell).max()) if len(base) else 1
+    curve_ks = list(range(1, min(most, MAX_CURVE_K) + 1))
+    # The curves read the outcomes only: no behaviour section measured again.
+    curves = outcome_metrics(base, k=curve_ks, by=("agent", "model"), seed=inputs.seed)
+
+    def pick(rows: Sequence[int], events: bool) -> list[Trial]:
+        return suite.pick([int(at[r]) for r in rows], events)
+
+    transcripts, more, anchors = _transcripts(base, base_labels, pick, f"s{index}")
+    points, unpriced = _frontier(_system_table(base, base_labels), groups)
+    horizon_groups, horizon_note = _horizon(base, base_labels, inputs.seed)
+    several = len(table.codes("variant")[0]) > 1
     return SuiteReport(
         name=name,
         scope=scope,
@@ -676,8 +729,8 @@ def _suite_report(
         unpriced=unpriced,
         horizon=horizon_groups,
         horizon_note=horizon_note,
-        tasks=_task_cells(base, names, anchors),
-        variants=_variant_rows(trials, names, inputs.seed) if len(variants) > 1 else [],
+        tasks=_task_cells(base, base_labels, anchors),
+        variants=_variant_rows(table, facts, names, inputs.seed) if several else [],
         reliability=_reliability_bars(rel),
         reliability_notes=reliability_note_lines(rel),
         confusion=[
@@ -765,22 +818,28 @@ def _source_tags(sources: Sequence[TrialSource]) -> list[str]:
     return [f"{tag} #{i + 1}" if tags.count(tag) > 1 else tag for i, tag in enumerate(tags)]
 
 
-def _by_source(sources: Sequence[TrialSource], tags: Sequence[str]) -> list[Trial]:
-    """The sources' trials, each system (agent and model) that several sources record
-    told apart by source: its model reads ``gpt (run v1)`` (``(run v1)`` without a
-    model) in each of them, so that two runs of one agent and model stay two systems in
-    every table and plot instead of being pooled into one. A single source's trials,
-    and systems only one source records, are unchanged."""
-    owners: dict[System, set[int]] = {}
-    for i, src in enumerate(sources):
-        for t in src.trials:
-            owners.setdefault((t.agent, t.model), set()).add(i)
+@dataclass(frozen=True)
+class _Suite:
+    """One suite's trials as columns: its sources' tables (each system that several
+    of them record told apart by source, `_suite_columns`) and facts, row for row, one
+    source after another, and a way to build the trials of some rows only."""
+
+    table: TrialTable
+    facts: Facts
+    pick: Pick
+    """The trials at these rows (``events``: with their transcripts), named as the table."""
+
+
+def _renamed(owners: dict[System, list[int]], tags: Sequence[str]) -> dict[tuple[int, System], str]:
+    """The model each system that several sources record reads in each of them
+    (``owners``: each system's sources): ``gpt (run v1)``, ``(run v1)`` without a model,
+    never a model some system already has."""
     taken = set(owners)
     renamed: dict[tuple[int, System], str] = {}
     for (agent, model), who in owners.items():
         if len(who) < 2:
             continue
-        for i in sorted(who):
+        for i in who:
             new = f"{model} ({tags[i]})" if model else f"({tags[i]})"
             n, unique = 1, new
             while (agent, unique) in taken:  # a model already named so
@@ -788,34 +847,83 @@ def _by_source(sources: Sequence[TrialSource], tags: Sequence[str]) -> list[Tria
                 unique = f"{new} #{n}"
             taken.add((agent, unique))
             renamed[(i, (agent, model))] = unique
-    if not renamed:
-        return [t for src in sources for t in src.trials]
-    return [
-        t
-        if (i, (t.agent, t.model)) not in renamed
-        else t.model_copy(update={"model": renamed[(i, (t.agent, t.model))]})
-        for i, src in enumerate(sources)
-        for t in src.trials
-    ]
+    return renamed
+
+
+def _suite_columns(sources: Sequence[TrialSource], tags: Sequence[str]) -> _Suite:
+    """The sources' columns as one suite's, each system (agent and model) that several
+    sources record told apart by source: its model reads ``gpt (run v1)`` (``(run v1)``
+    without a model) in each of them, so that two runs of one agent and model stay two
+    systems in every table and plot instead of being pooled into one. A single source's
+    columns, and systems only one source records, are unchanged. No trial is built."""
+    owners: dict[System, list[int]] = {}
+    held: list[tuple[npt.NDArray[np.intp], list[System]]] = []
+    for i, src in enumerate(sources):
+        system, first = group_codes(src.table, ("agent", "model"))
+        systems = [(src.table.agent[r], src.table.model[r]) for r in first.tolist()]
+        held.append((system, systems))
+        for s in systems:
+            owners.setdefault(s, []).append(i)
+    renamed = _renamed(owners, tags)
+    tables = []
+    for i, (src, (system, systems)) in enumerate(zip(sources, held, strict=True)):
+        table = src.table
+        if any((i, s) in renamed for s in systems):
+            models = np.empty(len(systems), dtype=object)
+            models[:] = [renamed.get((i, s), s[1]) for s in systems]
+            table = dataclasses.replace(table, model=models[system])
+        tables.append(table)
+    starts = np.cumsum([0, *(len(t) for t in tables)])
+
+    def pick(rows: Sequence[int], events: bool) -> list[Trial]:
+        where = np.searchsorted(starts, np.asarray(rows, dtype=np.intp), side="right") - 1
+        asked: dict[int, list[int]] = {}
+        for row, i in zip(rows, where.tolist(), strict=True):
+            asked.setdefault(i, []).append(int(row - starts[i]))
+        built = {i: iter(sources[i].pick(local, events=events)) for i, local in asked.items()}
+        out = []
+        for i in where.tolist():
+            t = next(built[i])
+            model = renamed.get((i, (t.agent, t.model)))
+            out.append(t if model is None else t.model_copy(update={"model": model}))
+        return out
+
+    if len(sources) == 1:
+        return _Suite(tables[0], sources[0].facts, pick)
+    table = TrialTable(
+        **{
+            f.name: np.concatenate([getattr(t, f.name) for t in tables])
+            for f in dataclasses.fields(TrialTable)
+        }
+    )
+    facts = Facts({name: np.concatenate([src.facts[name] for src in sources]) for name in FACTS})
+    return _Suite(table, facts, pick)
+
+
+def _task_ids(table: TrialTable) -> set[str]:
+    return {str(t) for t in table.codes("task_id")[0].tolist()}
 
 
 def group_by_suite(sources: Sequence[TrialSource]) -> list[tuple[str, list[Trial]]]:
     """Sources that record the same suite, or share a task id, in one group (two JSONL
     imports of one benchmark each record their file as the suite), named by their
     suites; the groups in the order their first source was given. Within a group, an
-    agent and model that several sources record is told apart by source (`_by_source`).
+    agent and model that several sources record is told apart by source
+    (`_suite_columns`). Builds every trial: the report reads the columns instead.
     """
-    return [
-        (name, _by_source([sources[i] for i in members], tags))
-        for name, members, tags in _suite_groups(sources)
-    ]
+    out = []
+    for name, members, tags in _suite_groups(sources):
+        suite = _suite_columns([sources[i] for i in members], tags)
+        out.append((name, suite.pick(range(len(suite.table)), True)))
+    return out
 
 
 def _suite_groups(sources: Sequence[TrialSource]) -> list[tuple[str, list[int], list[str]]]:
     """`group_by_suite`'s groups: each group's name, its sources (their places in
-    ``sources``) and their tags (`_source_tags`)."""
+    ``sources``) and their tags (`_source_tags`). Reads the sources' task ids from their
+    columns, building no trial."""
     names = [src.run.suite if src.run is not None and src.run.suite else None for src in sources]
-    tasks = [{t.task_id for t in src.trials} for src in sources]
+    tasks = [_task_ids(src.table) for src in sources]
     group = list(range(len(sources)))
 
     def root(i: int) -> int:
@@ -844,12 +952,8 @@ def build_report(inputs: ReportInputs) -> ReportData:
     """Everything the HTML and Markdown reports show, from the given sources."""
     suites = []
     for i, (name, members, tags) in enumerate(_suite_groups(inputs.sources)):
-        group = [inputs.sources[j] for j in members]
-        # A suite of one source is that source's trials as they are (`_by_source`
-        # renames none): its columns, read without building the trials, serve.
-        one = group[0] if len(group) == 1 else None
-        columns = (one.table, one.facts) if one is not None else None
-        suites.append(_suite_report(name, _by_source(group, tags), i, inputs, columns))
+        suite = _suite_columns([inputs.sources[j] for j in members], tags)
+        suites.append(_suite_report(name, suite, i, inputs))
     capabilities = (
         capability_differences(inputs.compared[0].table, inputs.compared[1].table, inputs.seed)
         if inputs.compared is not None and inputs.comparison is not None

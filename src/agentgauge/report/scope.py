@@ -27,16 +27,19 @@ import numpy.typing as npt
 from agentgauge.api import metrics as compute_metrics
 from agentgauge.metrics import MetricsReport
 from agentgauge.schema import Trial
+from agentgauge.table import TrialTable, group_codes
 
 __all__ = [
     "ALL_VARIANTS",
     "BASE_VARIANT",
     "SOME_BASE",
+    "RowScope",
     "ScopedMetrics",
     "SystemScope",
     "base_trials",
     "scoped_metrics",
     "system_base_rows",
+    "system_base_scope",
     "system_base_trials",
     "variant_rows",
 ]
@@ -89,6 +92,34 @@ def system_base_trials(trials: Sequence[Trial]) -> SystemScope:
         SOME_BASE if fallback else BASE_VARIANT,
         {system: sorted(variants) for system, variants in fallback.items()},
     )
+
+
+@dataclass(frozen=True)
+class RowScope:
+    """`SystemScope` read from a table: the rows of the base-variant tables."""
+
+    rows: npt.NDArray[np.bool_]
+    scope: str
+    fallback: dict[tuple[str | None, str | None], list[str]]
+    """As `SystemScope.fallback`, the systems in the order their first row comes."""
+
+
+def system_base_scope(table: TrialTable) -> RowScope:
+    """`system_base_trials` on a table's columns, without building a trial (a report of
+    a stored run): each system's base-variant rows, or all its rows when it has none."""
+    variants, variant = table.codes("variant")
+    base = np.array([v == "base" for v in variants.tolist()], dtype=bool)[variant]
+    if not base.any():
+        return RowScope(np.ones(len(table), dtype=bool), _NO_BASE, {})
+    system, first = group_codes(table, ("agent", "model"))
+    with_base = np.zeros(len(first), dtype=bool)
+    with_base[system[base]] = True
+    fallback: dict[tuple[str | None, str | None], list[str]] = {}
+    for s in np.flatnonzero(~with_base).tolist():
+        row = int(first[s])
+        held = np.unique(variant[system == s]).tolist()
+        fallback[(table.agent[row], table.model[row])] = sorted(variants[held].tolist())
+    return RowScope(base | ~with_base[system], SOME_BASE if fallback else BASE_VARIANT, fallback)
 
 
 def system_base_rows(

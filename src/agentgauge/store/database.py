@@ -79,29 +79,28 @@ _INSERT_GRADE = (
 )
 
 
-#: A run's grades as grade version ``?`` (second parameter) sees them: each trial's grades
+def _grades_sql(where: str = "", *, regraded: bool = False) -> str:
+    """`GRADES_AS_OF` (``regraded``: `REGRADED_AS_OF`) with ``where``, a condition on the
+    trials ``t`` whose values follow the run id (`_keys_sql`), added."""
+    return (
+        "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
+        " FROM grades g JOIN trials t ON t.id = g.trial_pk"
+        f" WHERE t.run_id = ?{where}{' AND g.version > 1' if regraded else ''} AND g.version = ("
+        "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
+        "   AND g2.version <= ?)"
+        " ORDER BY g.trial_pk, g.grader"
+    )
+
+
+#: A run's grades as grade version ``?`` (the last parameter) sees them: each trial's grades
 #: of the latest version up to it, as ``(trial_pk, grader, score, passed, status, evidence,
 #: judge_model)`` by trial and grader.
-GRADES_AS_OF = (
-    "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
-    " FROM grades g JOIN trials t ON t.id = g.trial_pk"
-    " WHERE t.run_id = ? AND g.version = ("
-    "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
-    "   AND g2.version <= ?)"
-    " ORDER BY g.trial_pk, g.grader"
-)
+GRADES_AS_OF = _grades_sql()
 
 
 #: The grades as of a version (`GRADES_AS_OF`) of the trials a re-grade graded: those
 #: whose latest grades up to it are not the ones they were recorded with (version 1).
-REGRADED_AS_OF = (
-    "SELECT g.trial_pk, g.grader, g.score, g.passed, g.status, g.evidence, g.judge_model"
-    " FROM grades g JOIN trials t ON t.id = g.trial_pk"
-    " WHERE t.run_id = ? AND g.version > 1 AND g.version = ("
-    "   SELECT MAX(version) FROM grades g2 WHERE g2.trial_pk = g.trial_pk"
-    "   AND g2.version <= ?)"
-    " ORDER BY g.trial_pk, g.grader"
-)
+REGRADED_AS_OF = _grades_sql(regraded=True)
 
 
 #: Every run's header with its trial count, oldest first (`Store.list_runs`).
@@ -159,6 +158,14 @@ def _configuration_sql(agent: str | None, model: str | None) -> tuple[str, tuple
     trials (a SOURCE's ``#agent=``/``#model=``; the columns compared as text)."""
     chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
     return "".join(f" AND t.{name} = ?" for name, _ in chosen), tuple(v for _, v in chosen)
+
+
+def _keys_sql(keys: Sequence[int] | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL condition on trials ``t`` (and its value) that keeps the trials of these
+    keys (all of them for ``None``): one parameter, however many keys."""
+    if keys is None:
+        return "", ()
+    return " AND t.id IN (SELECT value FROM json_each(?))", (json.dumps(list(keys)),)
 
 
 def _escapes_hint(shown: str) -> str:
@@ -922,12 +929,14 @@ class Store:
         grade_version: int | None = None,
         agent: str | None = None,
         model: str | None = None,
+        keys: Sequence[int] | None = None,
     ) -> list[Trial]:
         """The run's trials as models, in insertion order, with events and grades
         (``events=False``: without their transcripts; ``grades``, default as
         ``events``: with their grades). ``agent``/``model``: only the trials of that
         agent/model (a SOURCE's ``#agent=``/``#model=``), chosen in SQL, so that the
-        other configurations' trials are never built.
+        other configurations' trials are never built; ``keys``: only the trials of
+        these keys (`trial_keys`), each once (the few a report shows).
 
         Outcomes and grades are those of ``grade_version`` (default: the run's
         active one, what the run reports); a trial graded in no later version
@@ -946,6 +955,7 @@ class Store:
                 grade_version=grade_version,
                 agent=agent,
                 model=model,
+                keys=keys,
             )
 
     def _trials(
@@ -957,11 +967,15 @@ class Store:
         grade_version: int | None,
         agent: str | None = None,
         model: str | None = None,
+        keys: Sequence[int] | None = None,
     ) -> list[Trial]:
         grades = events if grades is None else grades
         version = self.resolve_grade_version(run_id, grade_version)
         overlay = self._outcomes(run_id, version)
         where, picked = _configuration_sql(agent, model)
+        if keys is not None:
+            chosen, named = _keys_sql(keys)
+            where, picked = where + chosen, (*picked, *named)
         cur = self.conn.execute(
             f"SELECT t.id, {self._trial_select} FROM trials t WHERE t.run_id = ?{where}"
             " ORDER BY t.id",
@@ -1004,13 +1018,13 @@ class Store:
                     raise self.damaged(f"an event of trial {pk} of run {run_id!r}", exc) from None
         if grades and out:
             try:
-                for pk, grade in self._grades_as_of(run_id, version):
+                for pk, grade in self._grades_as_of(run_id, version, where, picked):
                     if pk in by_pk:  # not another configuration's
                         by_pk[pk].grades.append(grade)
             except UNREADABLE as exc:
                 raise self.damaged(f"a grade of run {run_id!r}", exc) from None
         try:
-            regraded = self._regraded_judge_costs(run_id, version)
+            regraded = self._regraded_judge_costs(run_id, version, where, picked)
         except UNREADABLE as exc:
             raise self.damaged(f"a grade of run {run_id!r}", exc) from None
         for pk, cost in regraded.items():
@@ -1243,9 +1257,15 @@ class Store:
 
     @store_errors
     @of_held_run
-    def trial_keys(self, run_id: str) -> list[int]:
-        """Primary keys of the run's trials, in insertion order."""
-        rows = self.conn.execute("SELECT id FROM trials WHERE run_id = ? ORDER BY id", (run_id,))
+    def trial_keys(
+        self, run_id: str, *, agent: str | None = None, model: str | None = None
+    ) -> list[int]:
+        """Primary keys of the run's trials, in insertion order (``agent``/``model``: of
+        that configuration's trials only, as `trials` chooses them)."""
+        where, picked = _configuration_sql(agent, model)
+        rows = self.conn.execute(
+            f"SELECT t.id FROM trials t WHERE t.run_id = ?{where} ORDER BY t.id", (run_id, *picked)
+        )
         return [r[0] for r in rows]
 
     @store_errors
@@ -1398,12 +1418,17 @@ class Store:
 
     # ------------------------------------------------------------------ grades
 
-    def _grades_as_of(self, run_id: str, version: int) -> Iterator[tuple[int, Grade]]:
-        rows = self.conn.execute(GRADES_AS_OF, (run_id, version))
+    def _grades_as_of(
+        self, run_id: str, version: int, where: str = "", picked: tuple[str, ...] = ()
+    ) -> Iterator[tuple[int, Grade]]:
+        """`GRADES_AS_OF`; ``where`` and ``picked``: of some trials only (`_keys_sql`)."""
+        rows = self.conn.execute(_grades_sql(where), (run_id, *picked, version))
         for pk, *grade in rows:
             yield pk, _grade(*grade)
 
-    def _regraded_judge_costs(self, run_id: str, version: int) -> dict[int, float | None]:
+    def _regraded_judge_costs(
+        self, run_id: str, version: int, where: str = "", picked: tuple[str, ...] = ()
+    ) -> dict[int, float | None]:
         """Trial key -> its ``judge_cost_usd`` under ``version``, for the trials whose
         grades as of it come from a re-grade (a version after the first).
 
@@ -1412,11 +1437,13 @@ class Store:
         judges of its grades recorded (`agentgauge.facts.graded_judge_cost`); ``None``
         when no judge graded it then. Before, a re-grade with a judge left every trial's
         judge cost as recorded: unknown for trials just judged at a known price.
+        ``where`` and ``picked``: of some trials only (`_keys_sql`).
         """
         if version <= 1:
             return {}
         by_pk: dict[int, list[Grade]] = {}
-        for pk, *grade in self.conn.execute(REGRADED_AS_OF, (run_id, version)):
+        sql = _grades_sql(where, regraded=True)
+        for pk, *grade in self.conn.execute(sql, (run_id, *picked, version)):
             by_pk.setdefault(pk, []).append(_grade(*grade))
         return {pk: graded_judge_cost(grades) for pk, grades in by_pk.items()}
 
