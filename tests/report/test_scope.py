@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pytest
 from rich.console import Console
 
 from agentgauge.harness.runner import run
 from agentgauge.report.build import ReportInputs, _reliability_bars, build_report
-from agentgauge.report.scope import BASE_VARIANT, base_trials, scoped_metrics
+from agentgauge.report.scope import (
+    BASE_VARIANT,
+    SOME_BASE,
+    base_trials,
+    scoped_metrics,
+    system_base_rows,
+)
 from agentgauge.report.terminal import print_behaviour, print_variants
 from agentgauge.schema import Trial
 from agentgauge.sources import TrialSource, open_source
@@ -132,3 +139,14 @@ def test_behaviour_and_variant_tables_fit_the_terminal(
     assert "reliability per configuration, Rabanser et al. 2026 (consistency, calibration" in (
         " ".join(text.split())
     )
+
+
+def test_an_unnamed_agent_and_one_named_none_are_two_systems() -> None:
+    """The viewer's scope (`system_base_rows`): the unnamed agent has a base variant,
+    the agent named "None" has only a paraphrase; joined as text ("None") they were one
+    system with a base variant, and the paraphrase-only system's rows were dropped."""
+    variants = np.array(["base", "paraphrase:1"], dtype=object)
+    agents = np.array([None, "None"], dtype=object)
+    models = np.array([None, None], dtype=object)
+    keep, title = system_base_rows(variants, agents, models)
+    assert keep.tolist() == [True, True] and title == SOME_BASE

@@ -132,7 +132,11 @@ def system_base_rows(
     base = np.asarray([str(v) == "base" for v in variants], dtype=bool)
     if not base.any():
         return np.ones(len(base), dtype=bool), _NO_BASE
-    systems = np.asarray([f"{a}\x00{m}" for a, m in zip(agents, models, strict=True)], dtype=object)
+    # Each system by its labels as they are: an agent nobody named (None) and one named
+    # "None" are two systems (their text would join them).
+    systems = np.asarray(
+        [f"{a!r}\x00{m!r}" for a, m in zip(agents, models, strict=True)], dtype=object
+    )
     keep = base | ~np.isin(systems, np.unique(systems[base]))
     return keep, SOME_BASE if bool((keep & ~base).any()) else BASE_VARIANT
 
