@@ -25,7 +25,7 @@ from agentgauge.metrics.baselines import (
 from agentgauge.metrics.compare import Comparison, select_rows
 from agentgauge.metrics.validity import NullAgentCheck, null_agent_check
 from agentgauge.report.record import SystemInfo
-from agentgauge.schema import Run, Trial
+from agentgauge.schema import Run
 from agentgauge.sources import is_store, parse_source
 from agentgauge.store import Store, check_store_path
 from agentgauge.table import TrialTable
@@ -82,8 +82,11 @@ class _Found:
     graders: set[str] | None = None
 
 
-def _graders_of(trials: Sequence[Trial] | None) -> set[str] | None:
-    return None if trials is None else {g.grader for t in trials for g in t.grades}
+def _graders_of(info: SystemInfo) -> set[str] | None:
+    """The graders of a side's grades, summed up in SQL for a stored run (its trials are
+    not built for it), ``None`` when neither the summary nor the trials are at hand."""
+    summary = info.grade_summary()
+    return None if summary is None else set(summary.graders)
 
 
 def _marked_in_store(spec: str, skip: set[str]) -> dict[str, _Found]:
@@ -98,7 +101,7 @@ def _marked_in_store(spec: str, skip: set[str]) -> dict[str, _Found]:
             if role in BASELINE_ROLES and role not in found and run.run_id not in skip:
                 graders = None
                 if role == "human":
-                    graders = _graders_of(db.trials(run.run_id, events=False, grades=True))
+                    graders = db.grade_summary(run.run_id)[0]
                 label = f"{where}:{run.run_id}"
                 found[str(role)] = _Found(label, db.table(run.run_id), graders)
     return found
@@ -106,7 +109,7 @@ def _marked_in_store(spec: str, skip: set[str]) -> dict[str, _Found]:
 
 def _grading_note(human: set[str] | None, b: SystemInfo) -> str | None:
     """Why the human's error rate is not comparable with B's: other graders."""
-    theirs = _graders_of(b.trials)
+    theirs = _graders_of(b)
     if human is None or theirs is None or human == theirs:
         return None
 
@@ -138,7 +141,7 @@ def find_baselines(
     tables: dict[str, _Found] = {}
     for spec in given:
         given_role, label, info = _given_baseline(spec)
-        tables[given_role] = _Found(label, info.table, _graders_of(info.trials))
+        tables[given_role] = _Found(label, info.table, _graders_of(info))
     skip = {s.run.run_id for s in (sa, sb) if s.run is not None}
     for marked_role, marked in _marked_in_store(b, skip).items():
         tables.setdefault(marked_role, marked)

@@ -215,3 +215,21 @@ def test_the_trials_picked_by_row_are_those_of_the_whole_run(
         if not events:
             want = [t.model_copy(update={"events": []}) for t in want]
         assert [t.model_dump() for t in picked] == [t.model_dump() for t in want]
+
+
+def test_a_human_baseline_in_the_store_builds_no_whole_run_either(
+    store: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Its graders and B's, for record line 5's note, were read by building every trial
+    # of both runs (without transcripts); the store sums them up in SQL.
+    import shutil
+
+    db = tmp_path / "h.db"
+    shutil.copy(store, db)
+    assert cli("runs", "--store", str(db), "--mark", "b", "human")[0] == 0
+    built = Built(monkeypatch)
+    code, out, err = cli("compare", f"{db}:a", f"{db}:a#agent=a", "--json")
+    assert code == 0, err
+    assert built.whole_runs == 0
+    human = json.loads(out)["baselines"]["human"]
+    assert human["label"] == f"{db}:b" and human["note"] is None  # graded alike: no note
