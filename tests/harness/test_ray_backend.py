@@ -12,7 +12,6 @@ import path of this process, of the Ray workers (the raylet inherits
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import signal
@@ -40,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 AGENTS = '''
 import asyncio
-import math
 import os
 import signal
 import socket
@@ -337,30 +335,14 @@ def test_ray_gives_the_same_trials_and_metrics_as_local(agents_dir: Path, tmp_pa
             assert getattr(other, name) == getattr(trial, name), (cell, name)
     # Not every trial the careful agent runs passes: the comparison covers both outcomes.
     assert 0 < sum(t.success for t in local.values()) < len(local)
+    # To the last digit and in one order, although the store keeps trials in the order
+    # they finished, which on Ray is not the local order: groups come in label order,
+    # and sums over trials are taken in one order (the latency mean differed in its
+    # last digit, 6.502341211159077 and ...076). The careful agent's latencies are
+    # simulated, so even they agree.
     a, b = (agentgauge.metrics(f"{db}:{run_id}").to_dict() for run_id in ("local", "ray"))
-    for report in (a, b):  # groups come in the order their first trial was stored
-        report["groups"].sort(key=lambda g: (g["agent"], g["model"] or "", g["variant"]))
-        for group in report["groups"]:  # and flaky tasks in the order their first trial was
-            group["flaky_tasks"].sort()
-    assert_same(a, b)
-
-
-def assert_same(a: Any, b: Any, where: str = "") -> None:
-    """Equal, floats to 1e-12 relative: the store keeps trials in the order they finished,
-    which on Ray is not the local order, and a sum of costs in another order may differ
-    in its last bit (2.99109 vs 2.9910900000000002)."""
-    if isinstance(a, float) and isinstance(b, float):
-        assert math.isclose(a, b, rel_tol=1e-12), where
-    elif isinstance(a, dict) and isinstance(b, dict):
-        assert a.keys() == b.keys(), where
-        for key in a:
-            assert_same(a[key], b[key], f"{where}.{key}")
-    elif isinstance(a, list) and isinstance(b, list):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            assert_same(x, y, f"{where}[{i}]")
-    else:
-        assert a == b, where
+    assert a == b
+    assert [g["variant"] for g in a["groups"]] == ["base", "fault:tool_error"]
 
 
 def counter_model(request: dict[str, Any]) -> Reply:
