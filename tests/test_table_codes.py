@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import random
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agentgauge import TrialTable
-from agentgauge.table import compact, factorize, group_codes, subset_codes
+from agentgauge.table import compact, factorize, group_codes, subset_codes, trial_order
 
 
 def obj(values: list[object]) -> np.ndarray:
@@ -107,7 +110,9 @@ def test_compact_is_unique_with_inverse(codes: list[int]) -> None:
 @given(
     st.lists(st.tuples(st.sampled_from(["x", "y", None]), st.sampled_from(["m", "n"])), max_size=60)
 )
-def test_group_codes_number_groups_by_first_appearance(pairs: list[tuple[str | None, str]]) -> None:
+def test_group_codes_number_groups_in_label_order(pairs: list[tuple[str | None, str]]) -> None:
+    # By the labels alone, not by which trial was stored first: a Ray run stores its
+    # trials as they finish, and its groups came out in another order than a local run's.
     n = len(pairs)
     table = TrialTable.from_columns(
         n,
@@ -117,10 +122,59 @@ def test_group_codes_number_groups_by_first_appearance(pairs: list[tuple[str | N
         model=obj([m for _, m in pairs]),
     )
     group, first = group_codes(table, ("agent", "model"))
-    seen: dict[tuple[str | None, str], int] = {}
-    want = [seen.setdefault(p, len(seen)) for p in pairs]
-    assert group.tolist() == want
-    assert first.tolist() == [pairs.index(p) for p in seen]
+    ordered = sorted(set(pairs), key=lambda p: (p[0] is None, p[0] or "", p[1]))
+    assert group.tolist() == [ordered.index(p) for p in pairs]
+    assert first.tolist() == [pairs.index(p) for p in ordered]
+    assert [labels for labels, _ in table.groups(["agent", "model"])] == [
+        {"agent": a, "model": m} for a, m in ordered
+    ]
+
+
+@given(st.permutations(["base", "fault:timeout", "paraphrase:1", "base", "fault:timeout"]))
+def test_the_base_variant_is_the_first_group(variants: list[str]) -> None:
+    n = len(variants)
+    table = TrialTable.from_columns(
+        n, task_id=obj(["t"] * n), success=np.ones(n, bool), variant=obj(variants)
+    )
+    _, first = group_codes(table, ("variant",))
+    assert [variants[i] for i in first.tolist()] == ["base", "fault:timeout", "paraphrase:1"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["t1", "t10", "t2"]),
+            st.integers(0, 3),
+            st.sampled_from(["base", "fault:x", "a"]),
+            st.sampled_from(["x", "y", None]),
+        ),
+        max_size=40,
+        unique=True,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_trial_order_is_the_same_for_trials_in_any_order(
+    trials: list[tuple[str, int, str, str | None]], rnd: random.Random
+) -> None:
+    shuffled = list(trials)
+    rnd.shuffle(shuffled)
+
+    def ordered(rows: list[tuple[str, int, str, str | None]]) -> list[Any]:
+        n = len(rows)
+        table = TrialTable.from_columns(
+            n,
+            task_id=obj([t for t, _, _, _ in rows]),
+            trial=np.array([i for _, i, _, _ in rows], dtype=np.int64),
+            variant=obj([v for _, _, v, _ in rows]),
+            agent=obj([a for _, _, _, a in rows]),
+            success=np.ones(n, bool),
+        )
+        return [rows[i] for i in trial_order(table, np.arange(n, dtype=np.intp)).tolist()]
+
+    want = sorted(
+        trials, key=lambda r: (r[0], r[1], r[2] != "base", r[2], r[3] is None, r[3] or "")
+    )
+    assert ordered(trials) == ordered(shuffled) == want
 
 
 @given(

@@ -34,9 +34,13 @@ __all__ = [
     "column_kinds",
     "compact",
     "factorize",
+    "group_codes",
     "group_keys",
+    "label_key",
+    "label_ranks",
     "sorted_codes",
     "subset_codes",
+    "trial_order",
 ]
 
 #: Labels a table can be grouped by.
@@ -192,9 +196,40 @@ def by_first_appearance(
     return order, renumber[codes], first[order]
 
 
+def label_key(name: str, value: Any) -> tuple[bool, bool, str]:
+    """Where a value of the label column ``name`` goes among the others, wherever
+    groups or trials are listed: the base variant first, then by text; ``None`` (no
+    label) last. A function of the value alone, so that the same trials stored in
+    another order (a Ray run stores them as they finish) are listed alike."""
+    return (
+        not (name == "variant" and value == "base"),
+        value is None,
+        "" if value is None else str(value),
+    )
+
+
+def label_ranks(name: str, uniques: ObjArray) -> IntpArray:
+    """Each distinct value's place in `label_key` order (values equal as text, 1 and
+    "1", keep the order they are given in)."""
+    values = uniques.tolist()
+    if all(type(v) is str for v in values):  # the usual labels: plain text, sorted as it is
+        order = sorted(range(len(values)), key=values.__getitem__)
+        if name == "variant" and "base" in values:
+            base = values.index("base")
+            order.remove(base)
+            order.insert(0, base)
+    else:
+        keys = [label_key(name, v) for v in values]
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+    rank = np.empty(len(values), dtype=np.intp)
+    rank[order] = np.arange(len(values), dtype=np.intp)
+    return rank
+
+
 def group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpArray]:
-    """Each row's group of the label columns ``by`` (groups numbered in order of first
-    appearance) and each group's first row."""
+    """Each row's group of the label columns ``by`` and each group's first row, groups
+    numbered in label order (`label_key` of the first key, then the next...): the same
+    trials give the same groups in the same order, whatever order they are stored in."""
     n = len(table)
     if not by or n == 0:
         return np.zeros(n, dtype=np.intp), np.zeros(min(n, 1), dtype=np.intp)
@@ -203,18 +238,53 @@ def group_codes(table: TrialTable, by: Sequence[str]) -> tuple[IntpArray, IntpAr
         return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
     combined = np.zeros(n, dtype=np.int64)
     size = 1
-    for uniques, codes in coded:
-        combined = combined * len(uniques) + codes
+    for key, (uniques, codes) in zip(by, coded, strict=True):
+        # Each column's codes in label order: the combined code's order is the groups'.
+        combined = combined * len(uniques) + table.ranks(key)[codes]
         size *= len(uniques)
     if size <= 4 * n + (1 << 20):  # the combinations counted densely: no sort
-        _, group, first_rows = by_first_appearance(combined, size)
+        present, group = compact(combined, size)
+        first_rows = np.full(present.size, n, dtype=np.intp)
+        np.minimum.at(first_rows, group, np.arange(n, dtype=np.intp))
         return group, first_rows
     _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return rank[inverse].astype(np.intp), first[order].astype(np.intp)
+    return inverse.reshape(-1).astype(np.intp), first.astype(np.intp)
+
+
+#: The columns that tell one trial from another, the most significant first.
+_TRIAL_KEY = ("task_id", "trial", "variant", "agent", "model")
+
+
+def trial_order(table: TrialTable, rows: IntpArray) -> IntpArray:
+    """``rows`` in trial order: by task id (as text), trial index, variant (base
+    first), agent and model (`label_key`); rows equal in all of these keep their order.
+    Figures summed over rows are summed in this order, so that the same trials stored
+    in another order give the same last digits. ``rows`` itself when already in order."""
+    key = np.zeros(rows.size, dtype=np.int64)
+    span = 1  # the key's values are below this
+    keys: list[npt.NDArray[np.int64]] = []
+    for name in _TRIAL_KEY:
+        if name == "trial":
+            values = table.trial[rows]
+            low = int(values.min(initial=0))
+            part, size = values - low, int(values.max(initial=0)) - low + 1
+        else:
+            uniques, codes = table.codes(name)
+            if len(uniques) == 1:
+                continue
+            part, size = table.ranks(name)[codes[rows]].astype(np.int64), len(uniques)
+        if span * size >= 1 << 62:  # too wide for one integer: sorted as separate keys
+            keys.append(key)
+            key, span = np.zeros(rows.size, dtype=np.int64), 1
+        key = key * size + part
+        span *= size
+    keys.append(key)
+    if len(keys) == 1:
+        if rows.size < 2 or bool(np.all(key[1:] >= key[:-1])):
+            return rows
+        return rows[np.argsort(key, kind="stable")]
+    order = np.lexsort(keys[::-1])
+    return rows if bool(np.all(order == np.arange(rows.size))) else rows[order]
 
 
 def sorted_codes(
@@ -358,7 +428,7 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
         return out
 
     def groups(self, by: Sequence[str]) -> Iterator[tuple[dict[str, Any], TrialTable]]:
-        """Split by label columns, in order of first appearance.
+        """Split by label columns, in label order (`label_key`, as `group_codes`).
 
         Yields ``({label: value}, subtable)``; with ``by`` empty, the whole table.
         """
@@ -372,8 +442,11 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
         order: dict[tuple[Any, ...], list[int]] = {}
         for i, label in enumerate(labels):
             order.setdefault(label, []).append(i)
-        for label, rows in order.items():
-            yield dict(zip(by, label, strict=True)), self.take(np.array(rows, dtype=np.intp))
+        for label in sorted(
+            order, key=lambda t: [label_key(*kv) for kv in zip(by, t, strict=True)]
+        ):
+            rows = np.array(order[label], dtype=np.intp)
+            yield dict(zip(by, label, strict=True)), self.take(rows)
 
     def codes(self, name: str) -> tuple[ObjArray, IntpArray]:
         """`factorize` of a label column (``task_id``, ``agent``, ``family``...), cached.
@@ -389,6 +462,16 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
                 raise ValueError(f"{name!r} is not a label column")
             coded = self.__dict__.setdefault("_codes", {})[name] = factorize(column)
         return coded
+
+    def ranks(self, name: str) -> IntpArray:
+        """`label_ranks` of the distinct values of `codes` (``name``), cached: each
+        value's place in label order, which groups and trials are listed in."""
+        uniques, _ = self.codes(name)
+        cache: dict[str, tuple[ObjArray, IntpArray]] = self.__dict__.setdefault("_ranks", {})
+        held = cache.get(name)
+        if held is None or held[0] is not uniques:  # computed for these very codes
+            held = cache[name] = (uniques, label_ranks(name, uniques))
+        return held[1]
 
     def cached_codes(self, name: str) -> tuple[ObjArray, IntpArray] | None:
         """The coding of a column if already computed or seeded (or held by the table

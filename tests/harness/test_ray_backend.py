@@ -12,7 +12,6 @@ import path of this process, of the Ray workers (the raylet inherits
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import signal
@@ -40,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 AGENTS = '''
 import asyncio
-import math
 import os
 import signal
 import socket
@@ -191,6 +189,17 @@ def _listening_socket() -> socket.socket:
     return server
 
 
+#: A line Ray's native code logs (`[2026-12-07 02:40:27,541 W 28327 28468] rpc_client.h:153:
+#: Failed to connect to GCS ...`): its thread of an abandoned connection may print one
+#: after ours, on a loaded machine, before the process exits.
+_RAY_NATIVE_LOG = re.compile(r"\[\d{4}-\d\d-\d\d [\d:,]+ [DIWEF] \d+ \d+\] ")
+
+
+def _ours(stderr: str) -> list[str]:
+    """The lines of ``stderr`` that are not Ray's native log lines."""
+    return [line for line in stderr.strip().splitlines() if not _RAY_NATIVE_LOG.match(line)]
+
+
 def _cli_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "agentgauge", *args]
 
@@ -225,7 +234,7 @@ def test_a_port_that_is_not_ray_is_one_line_after_a_deadline(tmp_path: Path) -> 
         )  # fmt: skip
     assert out.returncode == 2, out.stderr
     assert time.monotonic() - started < 60
-    assert out.stderr.strip().splitlines()[-1] == (
+    assert _ours(out.stderr)[-1] == (
         f"agentgauge: error: --ray-address: cannot connect to the Ray cluster at {address}: "
         "no answer in 3 s; is it a Ray cluster's address (HOST:6379, or ray://HOST:10001 for "
         "Ray Client)?"
@@ -251,7 +260,7 @@ def test_ctrl_c_while_connecting_to_a_port_that_is_not_ray_is_130(tmp_path: Path
         finally:
             probed.close()
     assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1].startswith("interrupted: 0 trials saved; resume with: ")
+    assert _ours(err)[-1].startswith("interrupted: 0 trials saved; resume with: ")
     assert not db.exists()
 
 
@@ -337,30 +346,14 @@ def test_ray_gives_the_same_trials_and_metrics_as_local(agents_dir: Path, tmp_pa
             assert getattr(other, name) == getattr(trial, name), (cell, name)
     # Not every trial the careful agent runs passes: the comparison covers both outcomes.
     assert 0 < sum(t.success for t in local.values()) < len(local)
+    # To the last digit and in one order, although the store keeps trials in the order
+    # they finished, which on Ray is not the local order: groups come in label order,
+    # and sums over trials are taken in one order (the latency mean differed in its
+    # last digit, 6.502341211159077 and ...076). The careful agent's latencies are
+    # simulated, so even they agree.
     a, b = (agentgauge.metrics(f"{db}:{run_id}").to_dict() for run_id in ("local", "ray"))
-    for report in (a, b):  # groups come in the order their first trial was stored
-        report["groups"].sort(key=lambda g: (g["agent"], g["model"] or "", g["variant"]))
-        for group in report["groups"]:  # and flaky tasks in the order their first trial was
-            group["flaky_tasks"].sort()
-    assert_same(a, b)
-
-
-def assert_same(a: Any, b: Any, where: str = "") -> None:
-    """Equal, floats to 1e-12 relative: the store keeps trials in the order they finished,
-    which on Ray is not the local order, and a sum of costs in another order may differ
-    in its last bit (2.99109 vs 2.9910900000000002)."""
-    if isinstance(a, float) and isinstance(b, float):
-        assert math.isclose(a, b, rel_tol=1e-12), where
-    elif isinstance(a, dict) and isinstance(b, dict):
-        assert a.keys() == b.keys(), where
-        for key in a:
-            assert_same(a[key], b[key], f"{where}.{key}")
-    elif isinstance(a, list) and isinstance(b, list):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            assert_same(x, y, f"{where}[{i}]")
-    else:
-        assert a == b, where
+    assert a == b
+    assert [g["variant"] for g in a["groups"]] == ["base", "fault:tool_error"]
 
 
 def counter_model(request: dict[str, Any]) -> Reply:
@@ -598,6 +591,45 @@ def test_a_dead_worker_prints_nothing_of_ray_s_on_stdout(agents_dir: Path, tmp_p
     assert (agents_dir / "marks" / "first-t0").exists()  # the worker really died
     assert stored(tmp_path / "s.db", "r")[("t0", 0, "base")].metadata["worker_attempts"] == 2
     assert "raylet" not in out.stdout and "\x1b" not in out.stdout, out.stdout
+
+
+def test_a_ray_that_keeps_its_driver_s_error_thread_elsewhere_is_left_alone() -> None:
+    # Ray has no public switch for its "(raylet) A worker died" lines: switching them off
+    # reaches into ray._private.worker, which another Ray may not have or may lay out
+    # otherwise. An ImportError or AttributeError there, after connecting, stopped the
+    # run; such a Ray's lines now print and nothing else changes. In a process of its
+    # own: this module's Ray instance must keep its worker.
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    script = textwrap.dedent(
+        """
+        import sys, threading, time, types
+        import ray._private.worker
+        from agentgauge.harness.ray_backend import _quiet_worker_errors
+
+        # A driver without the stop flag Ray 2 has.
+        listener = threading.Thread(target=time.sleep, args=(2,), daemon=True)
+        listener.start()
+        closed = []
+        worker = ray._private.worker
+        real = worker.global_worker  # put back for Ray's shutdown at exit
+        worker.global_worker = types.SimpleNamespace(
+            listener_thread=listener,
+            gcs_error_subscriber=types.SimpleNamespace(close=lambda: closed.append(1)),
+        )
+        _quiet_worker_errors()
+        assert closed == [], closed
+        worker.global_worker = real
+        # No ray._private.worker at all.
+        del ray._private.worker
+        sys.modules["ray._private.worker"] = None
+        _quiet_worker_errors()
+        print("left alone")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, env=_env())  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "left alone\n" and not out.stderr, out.stderr
 
 
 def test_a_run_resumed_on_the_other_backend_records_both(agents_dir: Path, tmp_path: Path) -> None:

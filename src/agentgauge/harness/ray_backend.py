@@ -251,18 +251,33 @@ def _quiet_worker_errors() -> None:
     (``(raylet) A worker died or was killed...``, with colour escapes) to stdout,
     where only the run's summary belongs: a worker's death is recorded on its
     trial, with Ray's reason. Ray Client (``ray://``) has no such thread. Ray's own
-    shutdown stops and closes it again, as it does for every session."""
-    from ray._private import worker as ray_worker
+    shutdown stops and closes it again, as it does for every session.
 
-    driver = ray_worker.global_worker
-    thread = getattr(driver, "listener_thread", None)
-    subscriber = getattr(driver, "gcs_error_subscriber", None)
-    if thread is None or subscriber is None or not thread.is_alive():
+    Ray has no public switch for it (``log_to_driver=False`` silences the workers'
+    output, not these): this reaches into ``ray._private.worker``, so a Ray in which
+    that module or the driver's thread, subscriber or stop flag is not where Ray 2
+    keeps them is left as it is (its messages print; the run is the same)."""
+    try:
+        from ray._private import worker as ray_worker
+    except ImportError:
         return
-    driver.threads_stopped.set()  # read by that thread (and Ray's log printer) only
-    subscriber.close()  # ends the thread's wait for the next message
-    thread.join(timeout=5)
-    driver.threads_stopped.clear()
+    driver = getattr(ray_worker, "global_worker", None)
+    thread = getattr(driver, "listener_thread", None)
+    close = getattr(getattr(driver, "gcs_error_subscriber", None), "close", None)
+    stopped = getattr(driver, "threads_stopped", None)
+    if not (
+        isinstance(thread, threading.Thread)
+        and isinstance(stopped, threading.Event)
+        and callable(close)
+        and thread.is_alive()
+    ):
+        return
+    stopped.set()  # read by that thread (and Ray's log printer) only
+    try:
+        close()  # the subscriber's: ends the thread's wait for the next message
+        thread.join(timeout=5)
+    finally:
+        stopped.clear()
 
 
 @dataclass(frozen=True)

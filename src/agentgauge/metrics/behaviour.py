@@ -36,7 +36,7 @@ from agentgauge.metrics.safety import violation_severity
 from agentgauge.metrics.toolcalls import toolcall_metrics_from_facts
 from agentgauge.metrics.turns import NO_CHECKPOINTS, checkpoint_turns_by_task, turns_from_facts
 from agentgauge.schema import Trial
-from agentgauge.table import TrialTable, group_codes
+from agentgauge.table import TrialTable, group_codes, trial_order
 
 __all__ = [
     "behaviour_and_reliability",
@@ -127,22 +127,25 @@ def _recovery(table: TrialTable, facts: Facts) -> tuple[dict[str, Any] | None, s
 
 
 def _group_rows(table: TrialTable, by: Sequence[str]) -> list[tuple[tuple[Any, ...], IntpArray]]:
-    """The rows of each group of ``by``, groups in order of first appearance."""
+    """The rows of each group of ``by``, groups in label order (`group_codes`), each
+    group's rows in trial order (`trial_order`): every figure below sums its rows in
+    one order, so the same trials stored in another order give the same last digits."""
+    everything = np.arange(len(table), dtype=np.intp)
     if not by:
-        return [((), np.arange(len(table), dtype=np.intp))]
+        return [((), trial_order(table, everything))]
     group, first = group_codes(table, by)
     if first.size <= 1:
         if not len(table):  # every trial left out (all infra errors, excluded): no group
             return []
         labels = tuple(getattr(table, key)[0] for key in by)
-        return [(labels, np.arange(len(table), dtype=np.intp))]
+        return [(labels, trial_order(table, everything))]
     if first.size <= 64:  # a pass per group beats sorting ten million rows
         parts = [np.flatnonzero(group == g) for g in range(first.size)]
     else:
         order = np.argsort(group, kind="stable")
         parts = np.split(order, np.cumsum(np.bincount(group, minlength=first.size))[:-1])
     return [
-        (tuple(getattr(table, key)[int(i)] for key in by), rows.astype(np.intp))
+        (tuple(getattr(table, key)[int(i)] for key in by), trial_order(table, rows.astype(np.intp)))
         for i, rows in zip(first.tolist(), parts, strict=True)
     ]
 
@@ -181,8 +184,8 @@ def _subsets(
     """Each group's rows of the table and the facts, one group at a time (so that no
     more than one group's copy is held at once)."""
     for key, rows in groups:
-        if len(rows) == len(table):  # one group: no copy (and the table's codes kept)
-            yield key, table, facts
+        if len(rows) == len(table) and bool(np.all(rows == np.arange(len(rows)))):
+            yield key, table, facts  # one group, in trial order: no copy (codes kept)
         else:
             yield key, table.take(rows), facts.take(rows)
 

@@ -246,21 +246,32 @@ def quantiles(values: FloatArray, qs: tuple[float, ...]) -> list[float]:
     return [found[q] for q in qs]
 
 
-def _count_sum(values: FloatArray) -> tuple[int, float]:
-    """How many values are known (not NaN) and their sum.
+def _count_sum(values: FloatArray, *, whole: bool = False) -> tuple[int, float]:
+    """How many values are known (not NaN) and their sum, the same in any order of the
+    values: ``math.fsum``'s correctly rounded sum, as a pairwise float sum is not (the
+    same trials stored in another order, as a Ray run stores them, moved a mean's last
+    digit). ``whole``: the values are counts (tokens, calls): whole numbers, which add
+    up exactly in any order while the sum stays below 2**53, so numpy's sum is kept.
 
-    A complete column costs one pass: NaN propagates through the sum, so only a
-    column with gaps is scanned again.
+    A complete column costs one pass to find it complete: NaN propagates through the
+    sum, so only a column with gaps is scanned again.
     """
     # Finite values may still add up past the largest float (two costs of 1.7e308):
     # the sum is then inf, which the callers report, not a numpy warning.
     with np.errstate(over="ignore"):
         total = float(values.sum())
-        if not np.isnan(total):
-            return values.size, total
-        known = ~np.isnan(values)
-        count = int(np.count_nonzero(known))
-        return count, float(values[known].sum()) if count else 0.0
+        known = values
+        if np.isnan(total):
+            known = values[~np.isnan(values)]
+            total = float(known.sum()) if known.size else 0.0
+    if not known.size or not math.isfinite(total):
+        return known.size, total
+    if whole and total < 2.0**53 and float(known.min()) >= 0:
+        return known.size, total
+    try:
+        return known.size, math.fsum(known)
+    except OverflowError:  # a partial sum of values of both signs passed the largest float
+        return known.size, math.inf
 
 
 def _mean(values: FloatArray, count: int, total: float) -> float:
@@ -269,7 +280,7 @@ def _mean(values: FloatArray, count: int, total: float) -> float:
     if math.isfinite(total):
         return total / count
     known = values[~np.isnan(values)]
-    return float(np.sum(known / count))
+    return math.fsum(known / count)
 
 
 def _one_size(task: npt.NDArray[np.intp], counts: npt.NDArray[np.int64] | None) -> bool:
@@ -319,7 +330,8 @@ def cost_metrics(
       ``tokens.input_total``, ``tokens.output_total``: unknown for N of M trials);
       the means are over the ``input_tokens_n`` / ``output_tokens_n`` that have one.
     - latency p50 and p95 (linear interpolation between order statistics,
-      numpy's default) and mean, over trials that report a latency.
+      numpy's default) and mean, over trials that report a latency; every sum is the
+      same in any order of the trials (`_count_sum`).
     """
     n = cost_usd.size
     reasons: dict[str, str] = {}
@@ -373,10 +385,10 @@ def cost_metrics(
     if n_lat:
         lat = latency_s if n_lat == n else latency_s[~np.isnan(latency_s)]
         p50, p95 = quantiles(lat, (0.5, 0.95))
-    n_in, in_sum = _count_sum(input_tokens)
-    n_out, out_sum = _count_sum(output_tokens)
-    n_tool, tool_sum = _count_sum(tool_calls)
-    n_model, model_sum = _count_sum(model_calls)
+    n_in, in_sum = _count_sum(input_tokens, whole=True)
+    n_out, out_sum = _count_sum(output_tokens, whole=True)
+    n_tool, tool_sum = _count_sum(tool_calls, whole=True)
+    n_model, model_sum = _count_sum(model_calls, whole=True)
     judge_known = judge_cost_usd[~np.isnan(judge_cost_usd)]
     n_judge = judge_known.size
     judge_missing: int | None = None

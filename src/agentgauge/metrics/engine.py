@@ -17,7 +17,13 @@ import numpy.typing as npt
 
 from agentgauge.metrics.cost import CostMetrics, cost_metrics
 from agentgauge.metrics.outcome import OutcomeMetrics, PassK, outcome_metrics
-from agentgauge.table import TrialTable, factorize, group_codes, group_keys
+from agentgauge.table import (
+    TrialTable,
+    factorize,
+    group_codes,
+    group_keys,
+    label_ranks,
+)
 
 __all__ = ["SCHEMA", "GroupMetrics", "MetricsReport", "compute_metrics"]
 
@@ -28,6 +34,7 @@ _LABELS = ("agent", "model", "variant")
 _DENSE_LIMIT = 50_000_000
 
 IntpArray = npt.NDArray[np.intp]
+ObjArray = npt.NDArray[np.object_]
 
 
 def _num(x: float | None) -> float | None:
@@ -194,15 +201,28 @@ def _first_rows(codes: IntpArray, size: int) -> IntpArray:
     return first
 
 
-def _task_clusters(
-    table: TrialTable, task_codes: IntpArray, n_tasks: int
-) -> tuple[IntpArray | None, int]:
-    """One cluster code per task: its family, or its own singleton when it has none.
+def _tasks(table: TrialTable) -> tuple[ObjArray, IntpArray, IntpArray]:
+    """The task ids in label order (as text), each row's index into them, and each
+    task's first row. Per-task figures are taken in this order (the flaky tasks listed,
+    the SEs summed), so that the same trials stored in another order give the same."""
+    uniques, codes = table.codes("task_id")
+    first = _first_rows(codes, len(uniques))
+    rank = table.ranks("task_id")
+    order = np.argsort(rank)
+    if bool(np.all(order == np.arange(order.size))):
+        return uniques, codes, first
+    return uniques[order], rank[codes], first[order]
 
-    Also the number of family codes (singletons are coded from there up).
+
+def _task_clusters(table: TrialTable, first: IntpArray) -> tuple[IntpArray | None, int]:
+    """One cluster code per task (``first``: each task's first row): its family, or its
+    own singleton when it has none.
+
+    Also the number of family codes (singletons are coded from there up). Families are
+    coded in label order, so that clustered SEs add their sums in one order.
     ``None`` when no trial names a family (tasks are then the clusters).
     """
-    first = _first_rows(task_codes, n_tasks)
+    n_tasks = first.size
     cached = table.cached_codes("family")
     if cached is not None:
         fam_uniques, fam_codes = cached
@@ -212,6 +232,9 @@ def _task_clusters(
     is_none = np.array([u is None for u in fam_uniques.tolist()], dtype=bool)
     if is_none.all():
         return None, 0
+    rank = label_ranks("family", fam_uniques)
+    task_fam = rank[task_fam]
+    is_none = is_none[np.argsort(rank)]
     singleton = is_none[task_fam]
     # A task without a family is its own cluster: codes above every family's code.
     codes = np.where(singleton, len(fam_uniques) + np.arange(n_tasks), task_fam)
@@ -339,9 +362,9 @@ def compute_metrics(
             "(--exclude-infra-errors drops them)"
         )
 
-    task_uniques, task_codes = table.codes("task_id")
+    task_uniques, task_codes, task_first = _tasks(table)
     n_tasks_all = len(task_uniques)
-    clusters, n_families = _task_clusters(table, task_codes, n_tasks_all)
+    clusters, n_families = _task_clusters(table, task_first)
 
     per_group = _cell_counts(group, task_codes, success, keep, n_groups, n_tasks_all)
     group_rows = _group_rows(group, keep, n_groups)
