@@ -134,6 +134,28 @@ def _check_gradable(suite: SuiteLike) -> None:
     )
 
 
+def _preflight(
+    agent: Agent, grader: Scorer | None, tasks: Sequence[Task]
+) -> Callable[[], Awaitable[None]] | None:
+    """The run's check before its first trial: the agent's ``preflight()``, then the
+    judges of the model graders its ``grader`` names (a ``graders`` attribute, as
+    `agentgauge.harness.trial.grade_with` has) that a task needs
+    (`agentgauge.graders.rubric.check_judges`); ``None`` when there is nothing to check."""
+    own = getattr(agent, "preflight", None)
+    graders = getattr(grader, "graders", None)
+    if not graders:
+        return own
+
+    async def check() -> None:
+        from agentgauge.graders.rubric import check_judges
+
+        if own is not None:
+            await own()
+        await check_judges(list(graders), tasks)
+
+    return check
+
+
 def _check_numbers(
     timeout: float | None, max_paraphrases: int | None, infra_retries: int, seed: int | None
 ) -> None:
@@ -547,7 +569,7 @@ async def _session(
             )
         if worker_retries < 0:
             raise InputError(f"must be 0 or more, got {worker_retries}", field="worker_retries")
-    check = getattr(the_agent, "preflight", None)
+    check = _preflight(the_agent, grader, the_suite.tasks)
     # A new run checks its agent before the store is touched: a typo in an endpoint
     # leaves neither an empty store file nor an empty run. A resumed run checks it only
     # when cells remain (below), so a finished run resumes with the endpoint down, but
