@@ -16,7 +16,8 @@
    a killed process loses only the trials in flight and a rerun with the same
    ``run_id`` completes exactly the missing cells.
 
-Before step 3 the agent is checked once (its ``preflight()``, when it has one).
+Before step 3 the agent is checked once (its ``preflight()``, when it has one), and
+so are the model judges its grader names (`_preflight`).
 Trials whose agent raised, hung or misbehaved are recorded with their error
 class and the run goes on, unless infra errors dominate (the circuit breaker,
 `agentgauge.harness.breaker`) or the user presses Ctrl-C
@@ -446,6 +447,10 @@ async def arun(
     stays free. A design of more than `MAX_RUN_TRIALS` trials is refused before
     anything is written. ``notify`` receives sentences for the user (e.g. that a
     resumed run is being extended to more trials).
+
+    The preflight also checks each model judge a task needs, of a ``grader`` that names
+    its graders (`agentgauge.harness.trial.grade_with`): `agentgauge.errors.InputError`
+    for one with no chat route, before anything is written (docs/judge.md).
 
     The header's config records the run's configuration as named components
     (``config["components"]``: `agentgauge.components`), and ``baseline_role``
