@@ -991,3 +991,42 @@ def test_a_failing_gate_on_a_run_a_grader_could_not_grade_names_the_grader(
             "*  the run is stored: agentgauge show *agentgauge.db:test_buggy_grader-* --failed",
         ]
     )
+
+
+def test_a_judge_that_cannot_be_reached_fails_the_test_before_any_trial(
+    pytester: pytest.Pytester,
+) -> None:
+    # The judge was found out trial by trial: every criterion unknown:judge_unavailable,
+    # the test failing (or passing) on numbers nobody measured. Now the run's preflight
+    # checks it (docs/judge.md): one line, and no run stored.
+    _inner(
+        pytester,
+        """
+        import socket
+
+        from agentgauge.graders.rubric import RubricGrader
+        from agentgauge.harness.trial import grade_with
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            DEAD = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+        JUDGED = [dict(TASKS[0], expectations={"final_state": {"counter": 3},
+                  "rubric": [{"id": "polite", "text": "The agent is polite."}]})]
+
+        def test_judged(agentgauge_eval):
+            judge = RubricGrader(base_url=DEAD, model="j", max_retries=0)
+            agentgauge_eval.run(JUDGED, counting_agent, trials=2,
+                                grader=grade_with("state", judge))
+        """,
+    )
+    store = pytester.path / "judged.db"
+    out = pytester.runpytest("--agentgauge-store", str(store))
+    out.assert_outcomes(failed=1)
+    out.stdout.fnmatch_lines(
+        [
+            "agentgauge: error: the judge of grader 'rubric': no answer from "
+            "http://127.0.0.1:*/v1/chat/completions (could not connect *); nothing was run: "
+            "start it, or point AGENTGAUGE_JUDGE_BASE_URL at it *",
+        ]
+    )
+    assert not store.exists()

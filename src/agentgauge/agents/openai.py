@@ -50,6 +50,7 @@ import json
 import os
 import random
 import time
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import aiohttp
@@ -84,6 +85,8 @@ __all__ = [
     "IncompleteReply",
     "MalformedToolCall",
     "OpenAIAgent",
+    "RouteProblem",
+    "check_chat_route",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -229,33 +232,26 @@ class OpenAIAgent:
         route); any other answer, 429 and 5xx included, shows the route is there, and
         the trials' own retries deal with a busy server.
         """
-        http = self._session()
-        body = _PREFLIGHT_BODY
+        http = self._session()  # sets ``self._url``
         limit = min(self.request_timeout, PREFLIGHT_TIMEOUT_S)
-        try:
-            async with http.post(
-                self._url, data=body, timeout=aiohttp.ClientTimeout(total=limit)
-            ) as response:
-                status, reason = response.status, response.reason
-                content = await response.read()
-        except TRANSPORT_ERRORS as exc:
+        problem = await check_chat_route(http, self._url, limit, "request_timeout")
+        if problem is None:
+            return
+        if problem.kind == "no_answer":
             raise AgentUnavailable(
-                f"{self.name}: no answer from {self._url}: "
-                + transport_failure(exc, limit, "request_timeout")
-                + "; is the server running, and is --base-url right?"
-            ) from None
-        said = _terminal_safe(_error_message(content, reason))
-        if status in (401, 403):
+                f"{self.name}: no answer from {self._url}: {problem.detail}; "
+                "is the server running, and is --base-url right?"
+            )
+        if problem.kind == "refused":
             where = f"the key in ${self.api_key_env}" if self._api_key else "no API key was sent"
             raise AgentUnavailable(
-                f"{self.name}: {self._url} refused the request (HTTP {status}: {said}); "
+                f"{self.name}: {self._url} refused the request ({problem.detail}); "
                 f"{where}; set --api-key-env to the variable holding the key"
             )
-        if status in (404, 405, 501):
-            raise AgentUnavailable(
-                f"{self.name}: {self._url} answered HTTP {status} ({said}): no "
-                "chat-completions route there; check --base-url (it usually ends in /v1)"
-            )
+        raise AgentUnavailable(
+            f"{self.name}: {self._url} answered {problem.detail}: no "
+            "chat-completions route there; check --base-url (it usually ends in /v1)"
+        )
 
     # ------------------------------------------------------------------ one call
 
@@ -600,6 +596,46 @@ def _kind(value: Any) -> str:
         return "missing"
     kinds = {bool: "a boolean", str: "a string", list: "a list", dict: "an object"}
     return kinds.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+
+
+@dataclass(frozen=True)
+class RouteProblem:
+    """Why `check_chat_route` found no usable chat-completions route."""
+
+    kind: Literal["no_answer", "refused", "no_route"]
+    """``no_answer``: no connection or no reply in time; ``refused``: HTTP 401/403 (the
+    key); ``no_route``: HTTP 404/405/501 (nothing there: the base URL)."""
+    detail: str
+    """What happened, in words: the transport failure, or ``HTTP 404 (the server's
+    words)``."""
+
+
+async def check_chat_route(
+    http: aiohttp.ClientSession, url: str, limit: float, setting: str
+) -> RouteProblem | None:
+    """The preflight of a chat-completions endpoint, for the ``openai:`` agents and the
+    model judge alike: ``None`` when the route at ``url`` answers, else why not.
+
+    Sends one ``POST url`` whose body is not JSON (the single byte ``{``), so no model
+    can run and nothing is billed: a server with the route answers 400 (or 422), and
+    the status says the rest. A problem is no answer within ``limit`` seconds
+    (``setting`` names the option that set it), 401/403 and 404/405/501; any other
+    answer, 429 and 5xx included, shows the route is there, and the calls' own
+    retries deal with a busy server."""
+    try:
+        async with http.post(
+            url, data=_PREFLIGHT_BODY, timeout=aiohttp.ClientTimeout(total=limit)
+        ) as response:
+            status, reason = response.status, response.reason
+            content = await response.read()
+    except TRANSPORT_ERRORS as exc:
+        return RouteProblem("no_answer", transport_failure(exc, limit, setting))
+    said = _terminal_safe(_error_message(content, reason))
+    if status in (401, 403):
+        return RouteProblem("refused", f"HTTP {status}: {said}")
+    if status in (404, 405, 501):
+        return RouteProblem("no_route", f"HTTP {status} ({said})")
+    return None
 
 
 def _terminal_safe(text: str, limit: int = 200) -> str:

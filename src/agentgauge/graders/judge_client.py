@@ -51,6 +51,8 @@ from agentgauge.agents.provider import RetryPolicy, parse_retry_after
 if TYPE_CHECKING:
     import aiohttp
 
+    from agentgauge.agents.openai import RouteProblem
+
 # The HTTP modules (`agentgauge.agents.http`, aiohttp: a tenth of a second to import) are
 # imported by a client when it is made: every grading loads this module, few use a judge.
 
@@ -348,6 +350,29 @@ class JudgeClient:
         connecting, and no call has had an answer — else ``None``. A re-grade stops on
         it rather than store a grade version of nothing but unknowns."""
         return self._unreachable
+
+    @property
+    def route(self) -> str:
+        """The URL every call is sent to: ``{base_url}/chat/completions``."""
+        return self._url
+
+    async def preflight(self) -> RouteProblem | None:
+        """Check once, before a run, that the chat route answers: ``None`` if it does,
+        else why not. The `agentgauge.agents.openai.check_chat_route` rule of the
+        ``openai:`` agents' preflight (one request whose body is not JSON: no model runs,
+        nothing is billed), sent with this judge's key and headers from the caller's
+        event loop, within ``timeout_s`` (at most 30 s). Touches none of the client's
+        state: a judge that fails later is that call's failure, as without a check."""
+        from agentgauge.agents.http import new_session
+        from agentgauge.agents.openai import PREFLIGHT_TIMEOUT_S, check_chat_route
+
+        limit = min(self.config.timeout_s, PREFLIGHT_TIMEOUT_S)
+        headers = {"Content-Type": "application/json", **self._headers()}
+        http = new_session(self.config.base_url, headers, limit)
+        try:
+            return await check_chat_route(http, self._url, limit, "timeout_s")
+        finally:
+            await http.close()
 
     def close(self) -> None:
         with self._lock:

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentgauge.errors import AgentgaugeError
+from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.graders.base import register
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import (
@@ -73,8 +73,10 @@ __all__ = [
     "SelfJudgeWarning",
     "answered",
     "build_judge",
+    "check_judges",
     "failure_spend",
     "judge_spend",
+    "judges_needed",
     "rubric_score",
     "same_model",
 ]
@@ -585,6 +587,64 @@ def build_judge(
         on_bad_evidence=on_bad_evidence,
         pass_threshold=pass_threshold,
     )
+
+
+def judges_needed(
+    graders: Sequence[object], tasks: Sequence[Task]
+) -> list[tuple[str, JudgeClient]]:
+    """The judges ``graders`` will call on ``tasks``, as ``(grader name, client)``, each
+    endpoint once: those of the model graders (rubric, semantic_match, groundedness)
+    that some task enables (a rubric grader only where a task has a rubric). A model
+    grader no task enables answers ``unknown`` without a call, so its judge is not
+    needed."""
+    out: list[tuple[str, JudgeClient]] = []
+    seen: set[tuple[str, str | None, tuple[tuple[str, str], ...]]] = set()
+    for grader in graders:
+        judge = getattr(grader, "judge", None)
+        if getattr(grader, "kind", None) != "model" or not isinstance(judge, RubricJudge):
+            continue
+        enabled = getattr(grader, "enabled", None)
+        if enabled is not None and not any(enabled(t) for t in tasks):
+            continue
+        cfg = judge.client.config
+        key = (judge.client.route, cfg.api_key_env, tuple(sorted(cfg.headers.items())))
+        if key not in seen:
+            seen.add(key)
+            out.append((str(getattr(grader, "name", "judge")), judge.client))
+    return out
+
+
+async def check_judges(graders: Sequence[object], tasks: Sequence[Task]) -> None:
+    """The run's preflight of its judges (`judges_needed`): each endpoint is sent the
+    `agentgauge.agents.openai.check_chat_route` check once, and the first that has no
+    chat route stops the run with one line, before any trial (`InputError`, exit 2):
+    without it every judged trial was stored with ``unknown:judge_unavailable``
+    criteria. A judge that answers the check and fails later is left to the calls
+    (their criteria unknown, as before)."""
+    for name, client in judges_needed(graders, tasks):
+        problem = await client.preflight()
+        if problem is None:
+            continue
+        judge = f"the judge of grader {name!r}"
+        if problem.kind == "no_answer":
+            raise InputError(
+                f"{judge}: no answer from {client.route} ({problem.detail}); nothing was "
+                "run: start it, or point AGENTGAUGE_JUDGE_BASE_URL at it (in Python: "
+                "base_url=; docs/judge.md)"
+            )
+        if problem.kind == "refused":
+            env = client.config.api_key_env
+            key = f"the key in ${env}" if env and os.environ.get(env) else "no API key was sent"
+            raise InputError(
+                f"{judge}: {client.route} refused the request ({problem.detail}); nothing "
+                f"was run: {key}; set the judge's api_key_env to the variable holding its "
+                "key (docs/judge.md)"
+            )
+        raise InputError(
+            f"{judge}: {client.route} answered {problem.detail}: no chat-completions route "
+            "there; nothing was run: check AGENTGAUGE_JUDGE_BASE_URL, which usually ends in "
+            "/v1 (in Python: base_url=; docs/judge.md)"
+        )
 
 
 @register("rubric")

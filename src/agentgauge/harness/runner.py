@@ -16,7 +16,8 @@
    a killed process loses only the trials in flight and a rerun with the same
    ``run_id`` completes exactly the missing cells.
 
-Before step 3 the agent is checked once (its ``preflight()``, when it has one).
+Before step 3 the agent is checked once (its ``preflight()``, when it has one), and
+so are the model judges its grader names (`_preflight`).
 Trials whose agent raised, hung or misbehaved are recorded with their error
 class and the run goes on, unless infra errors dominate (the circuit breaker,
 `agentgauge.harness.breaker`) or the user presses Ctrl-C
@@ -132,6 +133,28 @@ def _check_gradable(suite: SuiteLike) -> None:
         line=line,
         field="expectations",
     )
+
+
+def _preflight(
+    agent: Agent, grader: Scorer | None, tasks: Sequence[Task]
+) -> Callable[[], Awaitable[None]] | None:
+    """The run's check before its first trial: the agent's ``preflight()``, then the
+    judges of the model graders its ``grader`` names (a ``graders`` attribute, as
+    `agentgauge.harness.trial.grade_with` has) that a task needs
+    (`agentgauge.graders.rubric.check_judges`); ``None`` when there is nothing to check."""
+    own = getattr(agent, "preflight", None)
+    graders = getattr(grader, "graders", None)
+    if not graders:
+        return own
+
+    async def check() -> None:
+        from agentgauge.graders.rubric import check_judges
+
+        if own is not None:
+            await own()
+        await check_judges(list(graders), tasks)
+
+    return check
 
 
 def _check_numbers(
@@ -425,6 +448,10 @@ async def arun(
     anything is written. ``notify`` receives sentences for the user (e.g. that a
     resumed run is being extended to more trials).
 
+    The preflight also checks each model judge a task needs, of a ``grader`` that names
+    its graders (`agentgauge.harness.trial.grade_with`): `agentgauge.errors.InputError`
+    for one with no chat route, before anything is written (docs/judge.md).
+
     The header's config records the run's configuration as named components
     (``config["components"]``: `agentgauge.components`), and ``baseline_role``
     (``null``, ``previous``, ``human``, ``ablation``) marks the run as that
@@ -547,7 +574,7 @@ async def _session(
             )
         if worker_retries < 0:
             raise InputError(f"must be 0 or more, got {worker_retries}", field="worker_retries")
-    check = getattr(the_agent, "preflight", None)
+    check = _preflight(the_agent, grader, the_suite.tasks)
     # A new run checks its agent before the store is touched: a typo in an endpoint
     # leaves neither an empty store file nor an empty run. A resumed run checks it only
     # when cells remain (below), so a finished run resumes with the endpoint down, but

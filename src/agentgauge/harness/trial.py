@@ -38,8 +38,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -47,7 +47,7 @@ from agentgauge.agents.base import Agent, TransientError
 from agentgauge.agents.callable import running_trial
 from agentgauge.agents.provider import InFlight, ProviderError, trial_in_flight
 from agentgauge.envs.base import EnvFactory, Environment
-from agentgauge.errors import first_error
+from agentgauge.errors import InputError, first_error
 from agentgauge.evidence import evidence_problem
 from agentgauge.harness.blocking import OwnDeadline, StepClock, loop_ledger
 from agentgauge.harness.cells import Cell
@@ -56,12 +56,16 @@ from agentgauge.harness.session import SessionOutcome, TrialSession
 from agentgauge.harness.stopping import UserInterrupt
 from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
+if TYPE_CHECKING:
+    from agentgauge.graders.base import Grader, TrialGrading
+
 __all__ = [
     "GRADE_OFF_LOOP_BYTES",
     "LOOP_HELD_KEY",
     "Scorer",
     "attempt_cell",
     "default_grader",
+    "grade_with",
     "infra_error_trial",
     "run_cell",
     "state_grader",
@@ -85,12 +89,48 @@ def default_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
     ``unknown`` grade saying so."""
     from agentgauge.graders import grade_trial
 
-    graded = grade_trial(task, trial)
+    return _outcome(grade_trial(task, trial))
+
+
+def _outcome(graded: TrialGrading) -> tuple[bool, float, list[Grade]]:
     if graded.success is None:
         note = Grade(grader="harness", passed=None, status="not_evaluated")
         return False, 0.0, [*graded.grades, note]
     score = graded.score if graded.score is not None else float(graded.success)
     return graded.success, score, graded.grades
+
+
+class GradeWith:
+    """A `Scorer` that grades with the graders named (`grade_with`)."""
+
+    def __init__(self, graders: Sequence[str | Grader]) -> None:
+        from agentgauge.graders import get_grader
+
+        self.graders: tuple[Grader, ...] = tuple(
+            get_grader(g) if isinstance(g, str) else g for g in graders
+        )
+        if not self.graders:
+            raise InputError("grade_with: name at least one grader", field="grader")
+
+    @property
+    def version(self) -> str:
+        """The graders' names, for the run's ``graders`` component."""
+        return f"({', '.join(g.name for g in self.graders)})"
+
+    def __call__(self, task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
+        from agentgauge.graders import grade_trial
+
+        return _outcome(grade_trial(task, trial, self.graders))
+
+
+def grade_with(*graders: str | Grader) -> GradeWith:
+    """A ``grader=`` for `agentgauge.run` that grades each finished trial with these
+    graders, names or instances (`agentgauge.graders.grade_trial`), combined as
+    `default_grader` combines the code graders. A model grader among them
+    (``RubricGrader``, ``SemanticMatchGrader``, ``GroundednessGrader``) has its judge
+    checked in the run's preflight, when a task of the suite enables it: a judge that
+    cannot be reached stops the run before its first trial (docs/judge.md)."""
+    return GradeWith(graders)
 
 
 def state_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:

@@ -1,0 +1,253 @@
+"""A run whose grader calls a model judge checks the judge once before the first trial.
+
+Before this change a judge that could not be reached was found out trial by trial: the
+run went ahead and stored ``unknown:judge_unavailable`` for every criterion of every
+judged trial. Now the preflight sends the judge the check the ``openai:`` agents get
+(one request whose body is not JSON), and a judge with no chat route stops the run with
+one line, exit 2, before anything is written. Real loopback servers and a closed port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sqlite3
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from agentgauge.errors import InputError
+from agentgauge.graders.base import part_grades
+from agentgauge.graders.rubric import RubricGrader
+from agentgauge.harness.runner import run
+from agentgauge.harness.trial import grade_with
+from agentgauge.schema import Grade, Trial
+from agentgauge.store import Store
+from agentgauge.testing.openai_server import OpenAIServer, Reply, completion, error_body
+from agentgauge.testing.worlds import counting_agent
+
+ENV = "agentgauge.testing.worlds:make_counter_env"
+
+
+def closed_port() -> int:
+    # Bind and close: nothing listens there afterwards (connection refused).
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def suite(tmp_path: Path, *, rubric: bool = True) -> Path:
+    criteria = "rubric: [{id: polite, text: The agent is polite.}]" if rubric else ""
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            name: judged
+            tasks:
+              - id: add-3
+                environment: {ENV}
+                instruction: add 3
+                expectations: {{final_state: {{counter: 3}}, {criteria}}}
+              - id: add-4
+                environment: {ENV}
+                instruction: add 4
+                expectations: {{final_state: {{counter: 4}}}}
+            """
+        )
+    )
+    return path
+
+
+def judge(url: str) -> RubricGrader:
+    return RubricGrader(base_url=url, model="judge-model", max_retries=0, timeout_s=5)
+
+
+def yes(request: dict[str, Any]) -> Reply:
+    return Reply(body=completion('{"verdict": "yes", "evidence": [], "reason": "polite"}'))
+
+
+def judged_run(tmp_path: Path, url: str, **kwargs: Any) -> Any:
+    return run(
+        suite(tmp_path),
+        counting_agent,
+        trials=2,
+        store=tmp_path / "s.db",
+        run_id="r",
+        progress=False,
+        grader=grade_with("state", judge(url)),
+        **kwargs,
+    )
+
+
+def criteria(trials: list[Trial]) -> list[Grade]:
+    """The criterion grades (``rubric:polite``) inside the trials' ``rubric`` grades."""
+    return [p for t in trials for g in t.grades if g.grader == "rubric" for p in part_grades(g)]
+
+
+def runs_in(db: Path) -> list[str]:
+    conn = sqlite3.connect(db)
+    try:
+        return [r[0] for r in conn.execute("SELECT run_id FROM runs")]
+    finally:
+        conn.close()
+
+
+def test_a_judge_that_is_not_listening_stops_the_run_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(InputError) as caught:
+        judged_run(tmp_path, url)
+    line = str(caught.value)
+    assert "\n" not in line and caught.value.exit_code == 2
+    assert line.startswith(
+        f"the judge of grader 'rubric': no answer from {url}/chat/completions (could not connect"
+    )
+    assert "AGENTGAUGE_JUDGE_BASE_URL" in line
+    assert not (tmp_path / "s.db").exists()  # no store, no run, no trial
+
+
+def test_a_host_name_that_does_not_resolve(tmp_path: Path) -> None:
+    url = "http://no-such-judge.invalid/v1"
+    with pytest.raises(InputError) as caught:
+        judged_run(tmp_path, url)
+    assert f"no answer from {url}/chat/completions (could not connect" in str(caught.value)
+    assert not (tmp_path / "s.db").exists()
+
+
+class V1Server:
+    """A real aiohttp server on 127.0.0.1 with one route, ``POST /v1/chat/completions``:
+    a base URL without ``/v1`` (the common typo) is answered 404, as real servers do."""
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        self.hits += 1
+        return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self._runner = web.AppRunner(app)
+        self._loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        self._loop.run_until_complete(site.start())
+        self.port = self._runner.addresses[0][1]
+        self._ready.set()
+        self._loop.run_forever()
+
+    def __enter__(self) -> V1Server:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def test_a_judge_base_url_without_its_chat_route(tmp_path: Path) -> None:
+    with V1Server() as server:
+        url = f"http://127.0.0.1:{server.port}"  # without /v1
+        with pytest.raises(InputError) as caught:
+            judged_run(tmp_path, url)
+        assert server.hits == 0
+    line = str(caught.value)
+    assert line.startswith(
+        f"the judge of grader 'rubric': {url}/chat/completions answered HTTP 404 (404: Not Found)"
+    )
+    assert "no chat-completions route there" in line and "AGENTGAUGE_JUDGE_BASE_URL" in line
+    assert not (tmp_path / "s.db").exists()
+    # The right base URL passes the check (its 400 to a body that is not JSON).
+    with V1Server() as server:
+        judged_run(tmp_path, f"http://127.0.0.1:{server.port}/v1", preflight=True)
+        assert server.hits >= 1
+
+
+def test_a_failed_judge_check_leaves_an_existing_store_and_run_as_they_were(
+    tmp_path: Path,
+) -> None:
+    with OpenAIServer(yes) as server:
+        judged_run(tmp_path, server.base_url)
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(InputError):
+        run(
+            suite(tmp_path),
+            counting_agent,
+            trials=3,  # the resume would extend the run: checked before it is
+            store=tmp_path / "s.db",
+            run_id="r",
+            progress=False,
+            grader=grade_with("state", judge(dead)),
+        )
+    with pytest.raises(InputError):
+        run(
+            suite(tmp_path),
+            counting_agent,
+            store=tmp_path / "s.db",
+            run_id="new",
+            progress=False,
+            grader=grade_with("state", judge(dead)),
+        )
+    assert runs_in(tmp_path / "s.db") == ["r"]
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        assert db.get_run("r").config["trials"] == 2  # type: ignore[union-attr]
+        assert len(db.trials("r", events=False)) == 4
+
+
+def test_a_judge_that_answers_is_checked_once_and_grades(tmp_path: Path) -> None:
+    with OpenAIServer(yes) as server:
+        judged_run(tmp_path, server.base_url)
+    # Two trials of the one task with a rubric: one call each; the check is answered
+    # 400 (not JSON) before any model runs, so it is not among the requests.
+    assert len(server.requests) == 2
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        trials = db.trials("r", events=False, grades=True)
+    assert [g.passed for g in criteria(trials)] == [True, True]
+
+
+def test_no_judge_is_checked_when_no_task_needs_it(tmp_path: Path) -> None:
+    # No task has a rubric: the rubric grader never calls its judge, so a dead one is
+    # no reason to stop.
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    run(
+        suite(tmp_path, rubric=False),
+        counting_agent,
+        store=tmp_path / "s.db",
+        progress=False,
+        grader=grade_with("state", judge(dead)),
+    )
+    assert len(runs_in(tmp_path / "s.db")) == 1
+
+
+def test_no_preflight_runs_the_trials_with_their_criteria_unknown(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    judged_run(tmp_path, dead, preflight=False)
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        trials = db.trials("r", events=False, grades=True)
+    assert [g.status for g in criteria(trials)] == ["unknown:judge_unavailable"] * 2
+
+
+def test_a_judge_that_answers_the_check_and_fails_later_leaves_criteria_unknown(
+    tmp_path: Path,
+) -> None:
+    # Past the check, a failing judge is the calls' failure, as before: unknowns.
+    def down(request: dict[str, Any]) -> Reply:
+        return Reply(status=400, body=error_body("model not loaded", "invalid_request"))
+
+    with OpenAIServer(down) as server:
+        judged_run(tmp_path, server.base_url)
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        trials = db.trials("r", events=False, grades=True)
+    assert [g.status for g in criteria(trials)] == ["unknown:judge_unavailable"] * 2
