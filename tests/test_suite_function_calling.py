@@ -22,7 +22,7 @@ from agentgauge import Store
 from agentgauge.errors import InputError
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task
-from agentgauge.suite import load_suite
+from agentgauge.suite import Suite, load_suite, suite_version
 
 SUITE = """tasks:
   - id: w
@@ -195,8 +195,9 @@ def test_bfcl_forms_load_and_the_oracle_passes(tmp_path: Path) -> None:
 
 
 def test_the_reference_agent_reads_a_key_as_the_grader_does(tmp_path: Path) -> None:
-    # A task built in Python is not checked by the loader; the grader reads "Paris" as
-    # the one acceptable value, and the oracle called city="P" (its first character).
+    # A task in a `Suite` built in Python is not checked by the loader; the grader reads
+    # "Paris" as the one acceptable value, and the oracle called city="P" (its first
+    # character). A list of tasks is checked as a file's are.
     task = Task.model_validate(
         {
             "id": "w",
@@ -213,7 +214,15 @@ def test_the_reference_agent_reads_a_key_as_the_grader_does(tmp_path: Path) -> N
             },
         }
     )
-    header = run([task], "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
+    with pytest.raises(InputError) as caught:
+        run([task], "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
+    assert str(caught.value).startswith(
+        "tasks[0].expectations.answer_key.0.get_weather.city: task 'w': expected a list of "
+        "acceptable values"
+    )
+    assert not (tmp_path / "s.db").exists()
+    suite = Suite(name="python", version=suite_version([task]), tasks=[task])
+    header = run(suite, "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
     with Store(tmp_path / "s.db") as store:
         (trial,) = store.trials(header.run_id)
     calls = [e for e in trial.events if e.type == "tool_call"]

@@ -127,7 +127,7 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
         root = resources.files("agentgauge").joinpath(BUILTIN_SUITES[key])
         located, name = _load_path(Path(str(root)), declared), text
         # Built-in files are shown by package path, not by wherever pip put them.
-        located = [(t, replace(p, file=f"{text}/{Path(p.file).name}")) for t, p in located]
+        located = [(t, replace(p, file=f"{text}/{Path(str(p.file)).name}")) for t, p in located]
     else:
         path = Path(text)
         if not path.exists():
@@ -148,7 +148,7 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
             "tasks (agentgauge run --include-heldout) or mark some split: dev",
             file=text,
         )
-    places = {t.id: (p.file, p.line) for t, p in located}
+    places = {t.id: (str(p.file), p.line) for t, p in located}  # files: never None
     return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded, path=text,
                  places=places)  # fmt: skip
 
@@ -176,8 +176,10 @@ def as_suite(obj: SuiteLike | str | Path | Sequence[Any]) -> SuiteLike:
     if isinstance(obj, SuiteLike):
         suite = obj
     else:
-        tasks = [t if isinstance(t, Task) else _task_of(t, i) for i, t in enumerate(obj)]
-        _check_unique(tasks, "tasks")
+        # Checked as a file's tasks are (the world's checks, its derived expectations),
+        # each error naming ``tasks[i]`` and the field: a Python list skipped them all.
+        located = [(_task_of(t, i), _Place(None, None, index=i)) for i, t in enumerate(obj)]
+        tasks = _finish(located)
         suite = Suite(name="python", version=suite_version(tasks), tasks=tasks)
     if not suite.tasks:
         # As `load_suite` refuses an empty file: a run of it stored an empty run.
@@ -186,43 +188,17 @@ def as_suite(obj: SuiteLike | str | Path | Sequence[Any]) -> SuiteLike:
 
 
 def _task_of(obj: Any, i: int) -> Task:
-    """Task ``i`` of a list given in Python, or `InputError` naming its first defect as
-    the loader names one in a file (``tasks[0].instrction: task 'a': unknown key ...``):
-    pydantic's own error spans lines, one per defect."""
-    try:
-        task = Task.model_validate(obj)
-    except ValidationError as exc:
-        err = _pick(exc)
-        loc = "".join(f".{part}" for part in err.get("loc", ()))
-        task_id = obj.get("id") if isinstance(obj, dict) else None
-        prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
-        raise InputError(prefix + _describe(exc, err)[1], field=f"tasks[{i}]{loc}") from None
-    defect = _label_defect(task)
-    if defect is not None:
-        field = "".join(f".{part}" for part in defect[0])
-        raise InputError(f"task {task.id!r}: {defect[1]}", field=f"tasks[{i}]{field}")
-    return task
-
-
-def _check_unique(tasks: Sequence[Task], where: str) -> None:
-    seen: dict[str, tuple[str, int]] = {}
-    for i, t in enumerate(tasks):
-        key = lookalike_key(t.id)
-        if key in seen:
-            first_id, first = seen[key]
-            first_shown, shown = quoted((first_id, t.id))
-            how = (
-                ""
-                if first_id == t.id
-                else f" ({first_shown} and {shown} differ only in "
-                f"{spelling_difference(first_id, t.id)})"
-            )
-            raise InputError(
-                f"duplicate task id {t.id!r}{how} (first at tasks[{first}])",
-                file=where,
-                field=f"tasks[{i}].id",
-            )
-        seen[key] = (t.id, i)
+    """Task ``i`` of a list given in Python (a `Task` or a dict), checked as the loader
+    checks a file's (`_validate`), or `InputError` naming its first defect as the loader
+    names one in a file, with ``tasks[i]`` for the file and line
+    (``tasks[0].instrction: task 'a': unknown key ...``): pydantic's own error spans
+    lines, one per defect."""
+    task_id = obj.id if isinstance(obj, Task) else obj.get("id") if isinstance(obj, dict) else None
+    prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
+    place = _Place(None, None, index=i)
+    if isinstance(obj, Task):
+        return _checked(obj, place, prefix)
+    return _validate(obj, place, prefix)
 
 
 def suite_version(tasks: Sequence[Task]) -> str:
@@ -250,7 +226,8 @@ class _Place:
     it is about: in the task, or in the file's ``defaults`` when the key came from there
     (a typo in ``defaults`` used to be reported at the first task's line)."""
 
-    file: str
+    file: str | None
+    """``None`` for a task given in Python (a list of tasks), which ``index`` names."""
     line: int | None
     """The task's first line (a JSONL task's line)."""
     node: yaml.Node | None = None
@@ -259,9 +236,21 @@ class _Place:
     """The file's ``defaults`` mapping."""
     inherited: frozenset[str] = frozenset()
     """Top-level keys the task takes from ``defaults`` (it does not set them itself)."""
+    index: int | None = None
+    """The task's index in a list given in Python (``tasks[0]``)."""
+
+    @property
+    def where(self) -> str:
+        """The place in words: ``FILE:LINE``, ``FILE`` or ``tasks[0]``."""
+        if self.file is None:
+            return f"tasks[{self.index}]"
+        return f"{self.file}:{self.line}" if self.line else self.file
 
     def error(self, reason: str, loc: Sequence[str | int], prefix: str = "") -> InputError:
         dotted = ".".join(str(part) for part in loc) or None
+        if self.file is None:  # a task given in Python: no file, no line
+            field = f"tasks[{self.index}]" + (f".{dotted}" if dotted else "")
+            return InputError(prefix + reason, field=field)
         if loc and str(loc[0]) in self.inherited:
             return InputError(prefix + reason, file=self.file, field=f"defaults.{dotted}",
                               line=line_of(self.defaults, loc))  # fmt: skip
@@ -388,6 +377,12 @@ def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
         err = _pick(exc)
         reason = _describe(exc, err)[1]
         raise place.error(reason, tuple(err.get("loc", ())), prefix) from None
+    return _checked(task, place, prefix)
+
+
+def _checked(task: Task, place: _Place, prefix: str = "") -> Task:
+    """``task`` once it passes the checks made before its world fills it in, or the
+    `InputError` of the first it fails, at ``place``."""
     defect = (
         _label_defect(task)
         or _assertion_defect(task)
@@ -868,16 +863,14 @@ def _describe(exc: ValidationError, err: Any) -> tuple[str | None, str]:
 
 
 def _finish(located: Located) -> list[Task]:
-    seen: dict[str, tuple[str, str, int | None]] = {}
+    seen: dict[str, tuple[str, str]] = {}
     tasks: list[Task] = []
     for task, place in located:
-        file, line = place.file, place.line
         # Ids that print the same (é as one code point or as e and a combining accent,
         # a zero-width space inside) look the same in every table: one id, written twice.
         key = lookalike_key(task.id)
         if key in seen:
-            first_id, first_file, first_line = seen[key]
-            where = f"{first_file}:{first_line}" if first_line else first_file
+            first_id, where = seen[key]
             first_shown, shown = quoted((first_id, task.id))
             how = (
                 ""
@@ -885,16 +878,17 @@ def _finish(located: Located) -> list[Task]:
                 else f" ({first_shown} and {shown} differ only in "
                 f"{spelling_difference(first_id, task.id)})"
             )
-            raise InputError(f"duplicate task id {task.id!r}{how} (first defined at {where})",
-                             file=file, line=line, field="id")  # fmt: skip
-        seen[key] = (task.id, file, line)
+            raise place.error(
+                f"duplicate task id {task.id!r}{how} (first defined at {where})", ("id",)
+            )
+        seen[key] = (task.id, place.where)
         prefix = f"task {task.id!r}: "
         try:
             task = _derive(task)
         except TaskDefect as exc:
             raise place.error(exc.reason, exc.loc, prefix) from None
         except ValueError as exc:
-            raise InputError(prefix + str(exc), file=file, line=line) from None
+            raise place.error(str(exc), (), prefix) from None
         defect = _grader_defect(task)
         if defect is not None:
             raise place.error(defect[1], defect[0], prefix)
