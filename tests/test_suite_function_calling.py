@@ -49,6 +49,67 @@ def write(tmp_path: Path, old: str, new: str) -> Path:
 
 
 @pytest.mark.parametrize(
+    ("schema", "line", "field", "reason"),
+    [
+        # Read as "any value": the grader passed a number for the city.
+        (
+            "{city: {type: strng}}",
+            10,
+            "expectations.functions.0.parameters.properties.city.type",
+            "get_weather.city: unknown type 'strng'; did you mean 'string'? (JSON schema's: "
+            "string, integer, number, boolean, array, object, null; BFCL's: dict, float, "
+            'tuple, any and its Java and JavaScript names; "" for any value)',
+        ),
+        (
+            "{city: {type: array, items: {type: strin}}}",
+            10,
+            "expectations.functions.0.parameters.properties.city.items.type",
+            "get_weather.city[]: unknown type 'strin'; did you mean 'string'?",
+        ),
+        (
+            "{city: {type: dict, properties: {zip: {type: [intger, 'null']}}}}",
+            10,
+            "expectations.functions.0.parameters.properties.city.properties.zip.type.0",
+            "get_weather.city.zip: unknown type 'intger'; did you mean 'integer'?",
+        ),
+        (
+            "{city: {type: 5}}",
+            10,
+            "expectations.functions.0.parameters.properties.city.type",
+            "get_weather.city: expected a type name (string, integer, ...), got a number",
+        ),
+    ],
+)
+def test_an_unknown_type_name_is_refused_at_its_line(
+    tmp_path: Path, schema: str, line: int, field: str, reason: str
+) -> None:
+    path = write(tmp_path, "properties: {city: {type: string}}", f"properties: {schema}")
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.file, err.line, err.field) == (str(path), line, field), str(err)
+    assert err.reason.startswith(f"task 'w': {reason}"), err.reason
+
+
+def test_bfcl_and_json_schema_type_names_load(tmp_path: Path) -> None:
+    # Every name BFCL v4's data declares (Python, Java and JavaScript categories), JSON
+    # schema's, a type list, and "" (no type: any value; one nested property of
+    # simple_javascript declares it) load.
+    names = ["string", "dict", "integer", "boolean", "float", "array", "any", "String",
+             "tuple", "Array", "HashMap", "long", "ArrayList", "Boolean", "double", "char",
+             "number", "object", "null", "", "Any", "byte", "short", "Bigint", "int",
+             "list", "bool", "Queue", "Stack", "Set", "Hashtable"]  # fmt: skip
+    props = ", ".join(f'p{i}: {{type: "{n}"}}' for i, n in enumerate(names))
+    nested = '{type: dict, properties: {issuer: {type: ""}, n: {type: [integer, "null"]}}}'
+    path = write(
+        tmp_path,
+        "properties: {city: {type: string}}",
+        f"properties: {{city: {{type: string}}, {props}, o: {nested}}}",
+    )
+    assert len(load_suite(path).tasks) == 1
+
+
+@pytest.mark.parametrize(
     ("old", "new", "line", "field", "reason"),
     [
         (

@@ -486,6 +486,9 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                     f"{name}: expected the parameter's JSON schema ({{type: string}}, say), "
                     f"got {value_kind(schema)}"
                 )
+            found = _type_name_defect(schema, (*loc, "properties", prop), f"{name}.{prop}")
+            if found is not None:
+                return found
         required = params.get("required", [])
         if not isinstance(required, list):
             return (*loc, "required"), (
@@ -525,6 +528,46 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                     f'"" in the list lets the parameter be left out), got {value_kind(values)}'
                 )
     return _category_defect(exp.call_category, exp.answer_key)
+
+
+def _type_name_defect(
+    schema: Mapping[str, Any], loc: tuple[str | int, ...], what: str, depth: int = 0
+) -> tuple[tuple[str | int, ...], str] | None:
+    """A ``type`` in a parameter's schema (or in the schemas of its ``items`` and
+    ``properties``, as deep as they go) that no grader knows, as ``(location, reason)``:
+    ``type: strng`` read as "any value", so the AST grader passed a number for it, and
+    the agent was shown a schema its API may refuse. The names known are JSON schema's,
+    BFCL's (``dict``, ``float``, ``tuple``, ``any``) and the Java and JavaScript ones
+    of BFCL's data (`agentgauge.graders.ast.TYPE_NAMES`); ``""`` declares no type."""
+    from agentgauge.graders.ast import TYPE_NAMES
+
+    if depth > 100:  # a YAML alias may nest a schema in itself
+        return None
+    kind = schema.get("type")
+    names = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    for j, t in enumerate(names):
+        at = (*loc, "type", j) if isinstance(kind, list) else (*loc, "type")
+        if not isinstance(t, str):
+            return at, f"{what}: expected a type name (string, integer, ...), got {value_kind(t)}"
+        if t not in TYPE_NAMES:
+            known = sorted(n for n in TYPE_NAMES if n)
+            return at, (
+                f"{what}: unknown type {t!r}{_nearest(t, known)} (JSON schema's: string, "
+                "integer, number, boolean, array, object, null; BFCL's: dict, float, tuple, "
+                'any and its Java and JavaScript names; "" for any value)'
+            )
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        found = _type_name_defect(items, (*loc, "items"), f"{what}[]", depth + 1)
+        if found is not None:
+            return found
+    props = schema.get("properties")
+    for prop, sub in props.items() if isinstance(props, Mapping) else ():
+        if isinstance(sub, Mapping):
+            found = _type_name_defect(sub, (*loc, "properties", prop), f"{what}.{prop}", depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 #: What each call category expects of the answer key's length, and the words for it.
