@@ -126,8 +126,8 @@ def test_an_own_environment_that_declares_its_scenario_is_checked_before_any_tri
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
     (line,) = out.stderr.strip().splitlines()
-    assert line == (  # the file and the task's line (the run knows tasks' places only)
-        f"agentgauge: error: {path}:2: user_scenario.replys: task 't1': unknown key in the "
+    assert line == (  # the file and the field's line (it was the task's, line 2)
+        f"agentgauge: error: {path}:5: user_scenario.replys: task 't1': unknown key in the "
         "agentgauge.testing.worlds:make_counter_env user_scenario (its fields: replies)"
     )
     assert not (tmp_path / "s.db").exists()
@@ -830,4 +830,59 @@ def test_a_retail_order_paid_with_no_payment_method_stops_the_cli(tmp_path: Path
         f"agentgauge: error: {path}:6: initial_state.orders.0.payment_id: task 't1': "
         "payment_id 'card_9999' names no payment method in payment_methods"
     ]
+    assert not (tmp_path / "s.db").exists()
+
+
+OWN_WORLD = """name: own
+defaults:
+  family: add
+  environment: {env}
+tasks:
+  - id: a
+    instruction: add 1
+    user_scenario: {{replies: [ok]}}
+    expectations: {{final_state: {{counter: 1}}}}
+  - id: b
+    instruction: add 2
+    environment: {env}
+    user_scenario:
+      replies: [ok]
+      {scenario}
+    expectations: {{final_state: {{counter: 2}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "env", "scenario", "line", "field", "said"),
+    [
+        # The module raises when imported: at the line that names it (in defaults,
+        # for task a), not at the task's first line.
+        ("raising_world", "raising_world:make", "", 4, "environment",
+         "cannot load environment 'raising_world:make': RuntimeError: no key"),
+        # The factory is not in the module.
+        ("no_factory", "no_factory:make", "", 4, "environment",
+         "cannot load environment 'no_factory:make': module 'no_factory' has no attribute"),
+        # An own world's scenario model refuses a key: at the key's line.
+        ("counter_world", "counter_world:make", "replys: [no]", 15, "user_scenario.replys",
+         "task 'b': unknown key in the counter_world:make user_scenario (its fields: replies)"),
+    ],
+)  # fmt: skip
+def test_an_own_world_error_names_the_line_of_its_field(
+    tmp_path: Path, module: str, env: str, scenario: str, line: int, field: str, said: str
+) -> None:
+    (tmp_path / "raising_world.py").write_text("raise RuntimeError('no key')\n")
+    (tmp_path / "no_factory.py").write_text("def other(task, *, variant, seed):\n    pass\n")
+    (tmp_path / "counter_world.py").write_text(
+        "from agentgauge.testing.worlds import make_counter_env as make\n"
+    )
+    path = tmp_path / "suite.yaml"
+    path.write_text(OWN_WORLD.format(env=env, scenario=scenario))
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent",
+         "agentgauge.testing.worlds:counting_agent", "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    (shown,) = out.stderr.strip().splitlines()
+    assert shown.startswith(f"agentgauge: error: {path}:{line}: {field}: {said}"), shown
     assert not (tmp_path / "s.db").exists()

@@ -80,6 +80,11 @@ class Suite:
     places: Mapping[str, tuple[str, int | None]] = field(default_factory=dict)
     """Where each task is written, ``id -> (file, line)`` (`load_suite`), so that a check
     made after loading (``agentgauge run``'s) names the file and line too."""
+    field_lines: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Per task id, the line of each field a check made after loading may name
+    (``environment``, ``user_scenario`` and the keys under it, dotted:
+    ``user_scenario.known.email``), where a YAML file writes it (in ``defaults`` when
+    the task takes it from there); see `task_place`."""
 
     def task(self, task_id: str) -> Task:
         """The task with this id (`KeyError` when absent)."""
@@ -93,11 +98,26 @@ class Suite:
         return sorted({t.family for t in self.tasks if t.family})
 
 
-def task_place(suite: SuiteLike, task_id: str) -> tuple[str | None, int | None]:
+def task_place(
+    suite: SuiteLike, task_id: str, field: str | None = None
+) -> tuple[str | None, int | None]:
     """``(file, line)`` where ``suite`` writes task ``task_id``; ``(None, None)`` when it
-    does not say (a suite built in Python)."""
-    places = suite.places if isinstance(suite, Suite) else {}
-    return places.get(task_id, (None, None))
+    does not say (a suite built in Python). With ``field`` (dotted, as an error names
+    it: ``user_scenario.replys``), the line of that field, or of the nearest field above
+    it that the file writes, when the suite knows it (`Suite.field_lines`); else the
+    task's line. An error about a task's ``environment`` pointed at the task's first
+    line, some lines above the field."""
+    if not isinstance(suite, Suite):
+        return None, None
+    file, line = suite.places.get(task_id, (None, None))
+    lines = suite.field_lines.get(task_id, {})
+    parts = field.split(".") if field else []
+    while parts:
+        found = lines.get(".".join(parts))
+        if found is not None:
+            return file, found
+        parts.pop()
+    return file, line
 
 
 def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
@@ -149,8 +169,9 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
             file=text,
         )
     places = {t.id: (str(p.file), p.line) for t, p in located}  # files: never None
+    lines = {t.id: p.field_lines(_LATE_FIELDS) for t, p in located}
     return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded, path=text,
-                 places=places)  # fmt: skip
+                 places=places, field_lines=lines)  # fmt: skip
 
 
 @runtime_checkable
@@ -245,6 +266,16 @@ class _Place:
         if self.file is None:
             return f"tasks[{self.index}]"
         return f"{self.file}:{self.line}" if self.line else self.file
+
+    def field_lines(self, keys: Sequence[str]) -> dict[str, int]:
+        """The line of each field at or below the top-level ``keys``, dotted
+        (``user_scenario.known.email``), where the YAML writes it (up to 1,000 fields a
+        task)."""
+        out: dict[str, int] = {}
+        for key in keys:
+            node = self.defaults if key in self.inherited else self.node
+            _node_lines(_child(node, key), [key], out, 0)
+        return out
 
     def error(self, reason: str, loc: Sequence[str | int], prefix: str = "") -> InputError:
         dotted = ".".join(str(part) for part in loc) or None
@@ -357,6 +388,27 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
         task_id = obj.get("id")
         prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
         yield _validate({**defaults, **obj}, place, prefix), place
+
+
+#: Fields a run checks once the suite is loaded (an own world's import and its
+#: ``user_scenario`` model), whose lines `Suite.field_lines` keeps.
+_LATE_FIELDS = ("environment", "user_scenario")
+
+
+def _node_lines(node: yaml.Node | None, path: list[str], out: dict[str, int], depth: int) -> None:
+    """Record in ``out`` the line of ``node`` (at dotted ``path``) and of every node
+    below it, a mapping's entries at their key's line."""
+    if node is None or len(out) >= 1000 or depth > 50:
+        return
+    out.setdefault(".".join(path), node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                out.setdefault(".".join([*path, str(key.value)]), key.start_mark.line + 1)
+                _node_lines(value, [*path, str(key.value)], out, depth + 1)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _node_lines(item, [*path, str(i)], out, depth + 1)
 
 
 def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
