@@ -22,7 +22,7 @@ from agentgauge import Store
 from agentgauge.errors import InputError
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task
-from agentgauge.suite import load_suite
+from agentgauge.suite import Suite, load_suite, suite_version
 
 SUITE = """tasks:
   - id: w
@@ -46,6 +46,67 @@ def write(tmp_path: Path, old: str, new: str) -> Path:
     path = tmp_path / "s.yaml"
     path.write_text(SUITE.replace(old, new))
     return path
+
+
+@pytest.mark.parametrize(
+    ("schema", "line", "field", "reason"),
+    [
+        # Read as "any value": the grader passed a number for the city.
+        (
+            "{city: {type: strng}}",
+            10,
+            "expectations.functions.0.parameters.properties.city.type",
+            "get_weather.city: unknown type 'strng'; did you mean 'string'? (JSON schema's: "
+            "string, integer, number, boolean, array, object, null; BFCL's: dict, float, "
+            'tuple, any and its Java and JavaScript names; "" for any value)',
+        ),
+        (
+            "{city: {type: array, items: {type: strin}}}",
+            10,
+            "expectations.functions.0.parameters.properties.city.items.type",
+            "get_weather.city[]: unknown type 'strin'; did you mean 'string'?",
+        ),
+        (
+            "{city: {type: dict, properties: {zip: {type: [intger, 'null']}}}}",
+            10,
+            "expectations.functions.0.parameters.properties.city.properties.zip.type.0",
+            "get_weather.city.zip: unknown type 'intger'; did you mean 'integer'?",
+        ),
+        (
+            "{city: {type: 5}}",
+            10,
+            "expectations.functions.0.parameters.properties.city.type",
+            "get_weather.city: expected a type name (string, integer, ...), got a number",
+        ),
+    ],
+)
+def test_an_unknown_type_name_is_refused_at_its_line(
+    tmp_path: Path, schema: str, line: int, field: str, reason: str
+) -> None:
+    path = write(tmp_path, "properties: {city: {type: string}}", f"properties: {schema}")
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.file, err.line, err.field) == (str(path), line, field), str(err)
+    assert err.reason.startswith(f"task 'w': {reason}"), err.reason
+
+
+def test_bfcl_and_json_schema_type_names_load(tmp_path: Path) -> None:
+    # Every name BFCL v4's data declares (Python, Java and JavaScript categories), JSON
+    # schema's, a type list, and "" (no type: any value; one nested property of
+    # simple_javascript declares it) load.
+    names = ["string", "dict", "integer", "boolean", "float", "array", "any", "String",
+             "tuple", "Array", "HashMap", "long", "ArrayList", "Boolean", "double", "char",
+             "number", "object", "null", "", "Any", "byte", "short", "Bigint", "int",
+             "list", "bool", "Queue", "Stack", "Set", "Hashtable"]  # fmt: skip
+    props = ", ".join(f'p{i}: {{type: "{n}"}}' for i, n in enumerate(names))
+    nested = '{type: dict, properties: {issuer: {type: ""}, n: {type: [integer, "null"]}}}'
+    path = write(
+        tmp_path,
+        "properties: {city: {type: string}}",
+        f"properties: {{city: {{type: string}}, {props}, o: {nested}}}",
+    )
+    assert len(load_suite(path).tasks) == 1
 
 
 @pytest.mark.parametrize(
@@ -195,8 +256,9 @@ def test_bfcl_forms_load_and_the_oracle_passes(tmp_path: Path) -> None:
 
 
 def test_the_reference_agent_reads_a_key_as_the_grader_does(tmp_path: Path) -> None:
-    # A task built in Python is not checked by the loader; the grader reads "Paris" as
-    # the one acceptable value, and the oracle called city="P" (its first character).
+    # A task in a `Suite` built in Python is not checked by the loader; the grader reads
+    # "Paris" as the one acceptable value, and the oracle called city="P" (its first
+    # character). A list of tasks is checked as a file's are.
     task = Task.model_validate(
         {
             "id": "w",
@@ -213,7 +275,15 @@ def test_the_reference_agent_reads_a_key_as_the_grader_does(tmp_path: Path) -> N
             },
         }
     )
-    header = run([task], "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
+    with pytest.raises(InputError) as caught:
+        run([task], "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
+    assert str(caught.value).startswith(
+        "tasks[0].expectations.answer_key.0.get_weather.city: task 'w': expected a list of "
+        "acceptable values"
+    )
+    assert not (tmp_path / "s.db").exists()
+    suite = Suite(name="python", version=suite_version([task]), tasks=[task])
+    header = run(suite, "builtin:oracle", trials=1, store=tmp_path / "s.db", progress=False)
     with Store(tmp_path / "s.db") as store:
         (trial,) = store.trials(header.run_id)
     calls = [e for e in trial.events if e.type == "tool_call"]

@@ -126,8 +126,8 @@ def test_an_own_environment_that_declares_its_scenario_is_checked_before_any_tri
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
     (line,) = out.stderr.strip().splitlines()
-    assert line == (  # the file and the task's line (the run knows tasks' places only)
-        f"agentgauge: error: {path}:2: user_scenario.replys: task 't1': unknown key in the "
+    assert line == (  # the file and the field's line (it was the task's, line 2)
+        f"agentgauge: error: {path}:5: user_scenario.replys: task 't1': unknown key in the "
         "agentgauge.testing.worlds:make_counter_env user_scenario (its fields: replies)"
     )
     assert not (tmp_path / "s.db").exists()
@@ -661,16 +661,16 @@ def write_plan(tmp_path: Path, row: str, call: str) -> Path:
             "initial_state.payment_methods.0",
             "gift card 'card_4242' has no balance: a gift card keeps one (balance: 0.0, say)",
         ),
-        # A line whose item the catalogue lacks: the tool's own assertion, a traceback.
+        # A line whose item the catalogue lacks: the tool's own assertion, a traceback;
+        # then refused at the reference call; now at the line's item_id.
         (
             'order_items: [{order_id: W1002, line: 2, item_id: "9999", price: 5.0, '
             "status: ordered}]",
             "{name: exchange_delivered_order_items, arguments: {order_id: W1002, "
             'item_ids: ["9999"], new_item_ids: ["2001"], payment_id: card_4242}}',
-            9,
-            "expectations.reference_calls.0",
-            "reference call 0 (exchange_delivered_order_items) broke the world on a fresh "
-            "environment (AssertionError",
+            6,
+            "initial_state.order_items.0.item_id",
+            "item_id '9999' names no item in products",
         ),
     ],
 )
@@ -724,3 +724,165 @@ def test_a_new_id_skips_one_the_initial_state_has_taken(tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "success 100.0%" in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "reason"),
+    [
+        (
+            "products: [{item_id: '1001', price: -5}]",
+            "initial_state.products.0.price",
+            "expected 0 or more US dollars, got -5",
+        ),
+        (
+            "products: [{item_id: '1001', available: 3}]",
+            "initial_state.products.0.available",
+            "expected true or false (whether the item can be ordered), got a number, 3",
+        ),
+        (
+            "order_items: [{order_id: W1001, line: 1.5}]",
+            "initial_state.order_items.0.line",
+            "expected the line's number, a whole number from 1, got a number, 1.5",
+        ),
+        (
+            "customers: [{customer_id: C01, zip: 94110}]",
+            "initial_state.customers.0.zip",
+            "expected text, got a number, 94110 (quote it: '94110')",
+        ),
+        (
+            "orders: [{order_id: W1001, status: pendng}]",
+            "initial_state.orders.0.status",
+            "expected one of pending, shipped, delivered, cancelled, return requested, "
+            "exchange requested (what the tools know), got 'pendng'",
+        ),
+        (
+            "orders: [{order_id: W1001, placed_on: June 1}]",
+            "initial_state.orders.0.placed_on",
+            "expected a date, YYYY-MM-DD (the tools compare dates as text), got 'June 1'",
+        ),
+        (
+            "payment_methods: [{payment_id: card_4242, kind: giftcard}]",
+            "initial_state.payment_methods.0.kind",
+            "expected one of credit_card, gift_card, paypal",
+        ),
+        # The tools reported these to the agent as its error (cancel: "payment method
+        # 'card_9999' not found"), or left the line out of the order the agent saw.
+        (
+            "orders: [{order_id: W1001, payment_id: card_9999}]",
+            "initial_state.orders.0.payment_id",
+            "payment_id 'card_9999' names no payment method in payment_methods",
+        ),
+        (
+            "orders: [{order_id: W1001, payment_id: card_1881}]",
+            "initial_state.orders.0.payment_id",
+            "order 'W1001', of customer 'C01', names payment method 'card_1881', which "
+            "belongs to customer 'C02' (the tools refuse another customer's payment method)",
+        ),
+        # Giving a payment method to another customer breaks the world's own order.
+        (
+            "payment_methods: [{payment_id: card_4242, customer_id: C02}]",
+            "initial_state.payment_methods.0.customer_id",
+            "order 'W1001', of customer 'C01', names payment method 'card_4242', which "
+            "belongs to customer 'C02'",
+        ),
+        (
+            "order_items: [{order_id: W1001, line: 1, item_id: '1999'}]",
+            "initial_state.order_items.0.item_id",
+            "item_id '1999' names no item in products",
+        ),
+        (
+            "orders: [{order_id: W1001, customer_id: C99}]",
+            "initial_state.orders.0.customer_id",
+            "customer_id 'C99' names no customer in customers",
+        ),
+        (
+            "returns: [{return_id: R1, order_id: W1002, item_ids: ['2002', '2999'], "
+            "payment_id: card_4242, amount: 120.0, status: requested}]",
+            "initial_state.returns.0.item_ids",
+            "item_ids '2999' names no item in products",
+        ),
+    ],
+)
+def test_a_retail_value_outside_its_column_or_naming_no_row_is_refused(
+    tmp_path: Path, row: str, field: str, reason: str
+) -> None:
+    path = write(tmp_path, f"    initial_state:\n      {row}\n")
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    err = caught.value
+    assert (err.file, err.line, err.field) == (str(path), 6, field), str(err)
+    assert err.reason.startswith(f"task 't1': {reason}"), err.reason
+
+
+def test_a_retail_order_paid_with_no_payment_method_stops_the_cli(tmp_path: Path) -> None:
+    # Cancelling the order was "Error: payment method 'card_9999' not found", the
+    # agent's tool error, in every trial; now the suite does not load.
+    path = write(
+        tmp_path, "    initial_state:\n      orders: [{order_id: W1001, payment_id: card_9999}]\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent", "builtin:oracle",
+         "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        f"agentgauge: error: {path}:6: initial_state.orders.0.payment_id: task 't1': "
+        "payment_id 'card_9999' names no payment method in payment_methods"
+    ]
+    assert not (tmp_path / "s.db").exists()
+
+
+OWN_WORLD = """name: own
+defaults:
+  family: add
+  environment: {env}
+tasks:
+  - id: a
+    instruction: add 1
+    user_scenario: {{replies: [ok]}}
+    expectations: {{final_state: {{counter: 1}}}}
+  - id: b
+    instruction: add 2
+    environment: {env}
+    user_scenario:
+      replies: [ok]
+      {scenario}
+    expectations: {{final_state: {{counter: 2}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "env", "scenario", "line", "field", "said"),
+    [
+        # The module raises when imported: at the line that names it (in defaults,
+        # for task a), not at the task's first line.
+        ("raising_world", "raising_world:make", "", 4, "environment",
+         "cannot load environment 'raising_world:make': RuntimeError: no key"),
+        # The factory is not in the module.
+        ("no_factory", "no_factory:make", "", 4, "environment",
+         "cannot load environment 'no_factory:make': module 'no_factory' has no attribute"),
+        # An own world's scenario model refuses a key: at the key's line.
+        ("counter_world", "counter_world:make", "replys: [no]", 15, "user_scenario.replys",
+         "task 'b': unknown key in the counter_world:make user_scenario (its fields: replies)"),
+    ],
+)  # fmt: skip
+def test_an_own_world_error_names_the_line_of_its_field(
+    tmp_path: Path, module: str, env: str, scenario: str, line: int, field: str, said: str
+) -> None:
+    (tmp_path / "raising_world.py").write_text("raise RuntimeError('no key')\n")
+    (tmp_path / "no_factory.py").write_text("def other(task, *, variant, seed):\n    pass\n")
+    (tmp_path / "counter_world.py").write_text(
+        "from agentgauge.testing.worlds import make_counter_env as make\n"
+    )
+    path = tmp_path / "suite.yaml"
+    path.write_text(OWN_WORLD.format(env=env, scenario=scenario))
+    out = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "run", str(path), "--agent",
+         "agentgauge.testing.worlds:counting_agent", "--store", str(tmp_path / "s.db")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    (shown,) = out.stderr.strip().splitlines()
+    assert shown.startswith(f"agentgauge: error: {path}:{line}: {field}: {said}"), shown
+    assert not (tmp_path / "s.db").exists()

@@ -80,6 +80,11 @@ class Suite:
     places: Mapping[str, tuple[str, int | None]] = field(default_factory=dict)
     """Where each task is written, ``id -> (file, line)`` (`load_suite`), so that a check
     made after loading (``agentgauge run``'s) names the file and line too."""
+    field_lines: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Per task id, the line of each field a check made after loading may name
+    (``environment``, ``user_scenario`` and the keys under it, dotted:
+    ``user_scenario.known.email``), where a YAML file writes it (in ``defaults`` when
+    the task takes it from there); see `task_place`."""
 
     def task(self, task_id: str) -> Task:
         """The task with this id (`KeyError` when absent)."""
@@ -93,11 +98,26 @@ class Suite:
         return sorted({t.family for t in self.tasks if t.family})
 
 
-def task_place(suite: SuiteLike, task_id: str) -> tuple[str | None, int | None]:
+def task_place(
+    suite: SuiteLike, task_id: str, field: str | None = None
+) -> tuple[str | None, int | None]:
     """``(file, line)`` where ``suite`` writes task ``task_id``; ``(None, None)`` when it
-    does not say (a suite built in Python)."""
-    places = suite.places if isinstance(suite, Suite) else {}
-    return places.get(task_id, (None, None))
+    does not say (a suite built in Python). With ``field`` (dotted, as an error names
+    it: ``user_scenario.replys``), the line of that field, or of the nearest field above
+    it that the file writes, when the suite knows it (`Suite.field_lines`); else the
+    task's line. An error about a task's ``environment`` pointed at the task's first
+    line, some lines above the field."""
+    if not isinstance(suite, Suite):
+        return None, None
+    file, line = suite.places.get(task_id, (None, None))
+    lines = suite.field_lines.get(task_id, {})
+    parts = field.split(".") if field else []
+    while parts:
+        found = lines.get(".".join(parts))
+        if found is not None:
+            return file, found
+        parts.pop()
+    return file, line
 
 
 def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
@@ -127,7 +147,7 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
         root = resources.files("agentgauge").joinpath(BUILTIN_SUITES[key])
         located, name = _load_path(Path(str(root)), declared), text
         # Built-in files are shown by package path, not by wherever pip put them.
-        located = [(t, replace(p, file=f"{text}/{Path(p.file).name}")) for t, p in located]
+        located = [(t, replace(p, file=f"{text}/{Path(str(p.file)).name}")) for t, p in located]
     else:
         path = Path(text)
         if not path.exists():
@@ -148,9 +168,10 @@ def load_suite(spec: str | Path, *, include_heldout: bool = False) -> Suite:
             "tasks (agentgauge run --include-heldout) or mark some split: dev",
             file=text,
         )
-    places = {t.id: (p.file, p.line) for t, p in located}
+    places = {t.id: (str(p.file), p.line) for t, p in located}  # files: never None
+    lines = {t.id: p.field_lines(_LATE_FIELDS) for t, p in located}
     return Suite(name=name, version=version, tasks=kept, heldout_excluded=excluded, path=text,
-                 places=places)  # fmt: skip
+                 places=places, field_lines=lines)  # fmt: skip
 
 
 @runtime_checkable
@@ -176,8 +197,10 @@ def as_suite(obj: SuiteLike | str | Path | Sequence[Any]) -> SuiteLike:
     if isinstance(obj, SuiteLike):
         suite = obj
     else:
-        tasks = [t if isinstance(t, Task) else _task_of(t, i) for i, t in enumerate(obj)]
-        _check_unique(tasks, "tasks")
+        # Checked as a file's tasks are (the world's checks, its derived expectations),
+        # each error naming ``tasks[i]`` and the field: a Python list skipped them all.
+        located = [(_task_of(t, i), _Place(None, None, index=i)) for i, t in enumerate(obj)]
+        tasks = _finish(located)
         suite = Suite(name="python", version=suite_version(tasks), tasks=tasks)
     if not suite.tasks:
         # As `load_suite` refuses an empty file: a run of it stored an empty run.
@@ -186,43 +209,17 @@ def as_suite(obj: SuiteLike | str | Path | Sequence[Any]) -> SuiteLike:
 
 
 def _task_of(obj: Any, i: int) -> Task:
-    """Task ``i`` of a list given in Python, or `InputError` naming its first defect as
-    the loader names one in a file (``tasks[0].instrction: task 'a': unknown key ...``):
-    pydantic's own error spans lines, one per defect."""
-    try:
-        task = Task.model_validate(obj)
-    except ValidationError as exc:
-        err = _pick(exc)
-        loc = "".join(f".{part}" for part in err.get("loc", ()))
-        task_id = obj.get("id") if isinstance(obj, dict) else None
-        prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
-        raise InputError(prefix + _describe(exc, err)[1], field=f"tasks[{i}]{loc}") from None
-    defect = _label_defect(task)
-    if defect is not None:
-        field = "".join(f".{part}" for part in defect[0])
-        raise InputError(f"task {task.id!r}: {defect[1]}", field=f"tasks[{i}]{field}")
-    return task
-
-
-def _check_unique(tasks: Sequence[Task], where: str) -> None:
-    seen: dict[str, tuple[str, int]] = {}
-    for i, t in enumerate(tasks):
-        key = lookalike_key(t.id)
-        if key in seen:
-            first_id, first = seen[key]
-            first_shown, shown = quoted((first_id, t.id))
-            how = (
-                ""
-                if first_id == t.id
-                else f" ({first_shown} and {shown} differ only in "
-                f"{spelling_difference(first_id, t.id)})"
-            )
-            raise InputError(
-                f"duplicate task id {t.id!r}{how} (first at tasks[{first}])",
-                file=where,
-                field=f"tasks[{i}].id",
-            )
-        seen[key] = (t.id, i)
+    """Task ``i`` of a list given in Python (a `Task` or a dict), checked as the loader
+    checks a file's (`_validate`), or `InputError` naming its first defect as the loader
+    names one in a file, with ``tasks[i]`` for the file and line
+    (``tasks[0].instrction: task 'a': unknown key ...``): pydantic's own error spans
+    lines, one per defect."""
+    task_id = obj.id if isinstance(obj, Task) else obj.get("id") if isinstance(obj, dict) else None
+    prefix = f"task {task_id!r}: " if isinstance(task_id, str) else f"task {i}: "
+    place = _Place(None, None, index=i)
+    if isinstance(obj, Task):
+        return _checked(obj, place, prefix)
+    return _validate(obj, place, prefix)
 
 
 def suite_version(tasks: Sequence[Task]) -> str:
@@ -250,7 +247,8 @@ class _Place:
     it is about: in the task, or in the file's ``defaults`` when the key came from there
     (a typo in ``defaults`` used to be reported at the first task's line)."""
 
-    file: str
+    file: str | None
+    """``None`` for a task given in Python (a list of tasks), which ``index`` names."""
     line: int | None
     """The task's first line (a JSONL task's line)."""
     node: yaml.Node | None = None
@@ -259,9 +257,31 @@ class _Place:
     """The file's ``defaults`` mapping."""
     inherited: frozenset[str] = frozenset()
     """Top-level keys the task takes from ``defaults`` (it does not set them itself)."""
+    index: int | None = None
+    """The task's index in a list given in Python (``tasks[0]``)."""
+
+    @property
+    def where(self) -> str:
+        """The place in words: ``FILE:LINE``, ``FILE`` or ``tasks[0]``."""
+        if self.file is None:
+            return f"tasks[{self.index}]"
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def field_lines(self, keys: Sequence[str]) -> dict[str, int]:
+        """The line of each field at or below the top-level ``keys``, dotted
+        (``user_scenario.known.email``), where the YAML writes it (up to 1,000 fields a
+        task)."""
+        out: dict[str, int] = {}
+        for key in keys:
+            node = self.defaults if key in self.inherited else self.node
+            _node_lines(_child(node, key), [key], out, 0)
+        return out
 
     def error(self, reason: str, loc: Sequence[str | int], prefix: str = "") -> InputError:
         dotted = ".".join(str(part) for part in loc) or None
+        if self.file is None:  # a task given in Python: no file, no line
+            field = f"tasks[{self.index}]" + (f".{dotted}" if dotted else "")
+            return InputError(prefix + reason, field=field)
         if loc and str(loc[0]) in self.inherited:
             return InputError(prefix + reason, file=self.file, field=f"defaults.{dotted}",
                               line=line_of(self.defaults, loc))  # fmt: skip
@@ -370,6 +390,27 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
         yield _validate({**defaults, **obj}, place, prefix), place
 
 
+#: Fields a run checks once the suite is loaded (an own world's import and its
+#: ``user_scenario`` model), whose lines `Suite.field_lines` keeps.
+_LATE_FIELDS = ("environment", "user_scenario")
+
+
+def _node_lines(node: yaml.Node | None, path: list[str], out: dict[str, int], depth: int) -> None:
+    """Record in ``out`` the line of ``node`` (at dotted ``path``) and of every node
+    below it, a mapping's entries at their key's line."""
+    if node is None or len(out) >= 1000 or depth > 50:
+        return
+    out.setdefault(".".join(path), node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                out.setdefault(".".join([*path, str(key.value)]), key.start_mark.line + 1)
+                _node_lines(value, [*path, str(key.value)], out, depth + 1)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _node_lines(item, [*path, str(i)], out, depth + 1)
+
+
 def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
@@ -388,6 +429,12 @@ def _validate(obj: dict[str, Any], place: _Place, prefix: str = "") -> Task:
         err = _pick(exc)
         reason = _describe(exc, err)[1]
         raise place.error(reason, tuple(err.get("loc", ())), prefix) from None
+    return _checked(task, place, prefix)
+
+
+def _checked(task: Task, place: _Place, prefix: str = "") -> Task:
+    """``task`` once it passes the checks made before its world fills it in, or the
+    `InputError` of the first it fails, at ``place``."""
     defect = (
         _label_defect(task)
         or _assertion_defect(task)
@@ -491,6 +538,9 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                     f"{name}: expected the parameter's JSON schema ({{type: string}}, say), "
                     f"got {value_kind(schema)}"
                 )
+            found = _type_name_defect(schema, (*loc, "properties", prop), f"{name}.{prop}")
+            if found is not None:
+                return found
         required = params.get("required", [])
         if not isinstance(required, list):
             return (*loc, "required"), (
@@ -530,6 +580,46 @@ def _function_defect(task: Task) -> tuple[tuple[str | int, ...], str] | None:
                     f'"" in the list lets the parameter be left out), got {value_kind(values)}'
                 )
     return _category_defect(exp.call_category, exp.answer_key)
+
+
+def _type_name_defect(
+    schema: Mapping[str, Any], loc: tuple[str | int, ...], what: str, depth: int = 0
+) -> tuple[tuple[str | int, ...], str] | None:
+    """A ``type`` in a parameter's schema (or in the schemas of its ``items`` and
+    ``properties``, as deep as they go) that no grader knows, as ``(location, reason)``:
+    ``type: strng`` read as "any value", so the AST grader passed a number for it, and
+    the agent was shown a schema its API may refuse. The names known are JSON schema's,
+    BFCL's (``dict``, ``float``, ``tuple``, ``any``) and the Java and JavaScript ones
+    of BFCL's data (`agentgauge.graders.ast.TYPE_NAMES`); ``""`` declares no type."""
+    from agentgauge.graders.ast import TYPE_NAMES
+
+    if depth > 100:  # a YAML alias may nest a schema in itself
+        return None
+    kind = schema.get("type")
+    names = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    for j, t in enumerate(names):
+        at = (*loc, "type", j) if isinstance(kind, list) else (*loc, "type")
+        if not isinstance(t, str):
+            return at, f"{what}: expected a type name (string, integer, ...), got {value_kind(t)}"
+        if t not in TYPE_NAMES:
+            known = sorted(n for n in TYPE_NAMES if n)
+            return at, (
+                f"{what}: unknown type {t!r}{_nearest(t, known)} (JSON schema's: string, "
+                "integer, number, boolean, array, object, null; BFCL's: dict, float, tuple, "
+                'any and its Java and JavaScript names; "" for any value)'
+            )
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        found = _type_name_defect(items, (*loc, "items"), f"{what}[]", depth + 1)
+        if found is not None:
+            return found
+    props = schema.get("properties")
+    for prop, sub in props.items() if isinstance(props, Mapping) else ():
+        if isinstance(sub, Mapping):
+            found = _type_name_defect(sub, (*loc, "properties", prop), f"{what}.{prop}", depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 #: What each call category expects of the answer key's length, and the words for it.
@@ -868,16 +958,14 @@ def _describe(exc: ValidationError, err: Any) -> tuple[str | None, str]:
 
 
 def _finish(located: Located) -> list[Task]:
-    seen: dict[str, tuple[str, str, int | None]] = {}
+    seen: dict[str, tuple[str, str]] = {}
     tasks: list[Task] = []
     for task, place in located:
-        file, line = place.file, place.line
         # Ids that print the same (é as one code point or as e and a combining accent,
         # a zero-width space inside) look the same in every table: one id, written twice.
         key = lookalike_key(task.id)
         if key in seen:
-            first_id, first_file, first_line = seen[key]
-            where = f"{first_file}:{first_line}" if first_line else first_file
+            first_id, where = seen[key]
             first_shown, shown = quoted((first_id, task.id))
             how = (
                 ""
@@ -885,16 +973,17 @@ def _finish(located: Located) -> list[Task]:
                 else f" ({first_shown} and {shown} differ only in "
                 f"{spelling_difference(first_id, task.id)})"
             )
-            raise InputError(f"duplicate task id {task.id!r}{how} (first defined at {where})",
-                             file=file, line=line, field="id")  # fmt: skip
-        seen[key] = (task.id, file, line)
+            raise place.error(
+                f"duplicate task id {task.id!r}{how} (first defined at {where})", ("id",)
+            )
+        seen[key] = (task.id, place.where)
         prefix = f"task {task.id!r}: "
         try:
             task = _derive(task)
         except TaskDefect as exc:
             raise place.error(exc.reason, exc.loc, prefix) from None
         except ValueError as exc:
-            raise InputError(prefix + str(exc), file=file, line=line) from None
+            raise place.error(str(exc), (), prefix) from None
         defect = _grader_defect(task)
         if defect is not None:
             raise place.error(defect[1], defect[0], prefix)

@@ -67,9 +67,9 @@ def test_an_environment_module_that_raises_at_import(tmp_path: Path, module: str
         SUITE.read_text().replace("agentgauge.testing.worlds:make_counter_env", f"{module}:make")
     )
     line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
-    # Where the first task naming it is written, as the suite loader's errors say.
+    # Where the first task naming it writes environment:, as the suite loader's errors say.
     assert line == (
-        f"agentgauge: error: {suite}:7: environment: cannot load environment "
+        f"agentgauge: error: {suite}:10: environment: cannot load environment "
         f"'{module}:make': {said}"
     )
 
@@ -84,7 +84,7 @@ def test_an_environment_module_without_the_factory_names_the_task_that_names_it(
     )
     line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
     assert line.startswith(
-        f"agentgauge: error: {suite}:7: environment: cannot load environment 'worlds:make': "
+        f"agentgauge: error: {suite}:10: environment: cannot load environment 'worlds:make': "
     )
     assert "has no attribute 'make'" in line
 
@@ -93,14 +93,14 @@ def test_a_scenario_key_ones_own_world_refuses_names_the_task_and_the_field(
     tmp_path: Path,
 ) -> None:
     # The counter world declares its user_scenario (replies only): a typo was refused
-    # with no file or line.
+    # with no file or line, then at the task's line; now at the field's.
     suite = tmp_path / "suite.yaml"
     suite.write_text(
         SUITE.read_text().replace("user_scenario: {replies:", "user_scenario: {replys:")
     )
     line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
     assert line.startswith(
-        f"agentgauge: error: {suite}:14: user_scenario.replys: task 'add-large': unknown key"
+        f"agentgauge: error: {suite}:20: user_scenario.replys: task 'add-large': unknown key"
     )
 
 

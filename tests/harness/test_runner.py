@@ -374,7 +374,10 @@ def test_environment_named_by_the_task_is_imported(tmp_path: Path) -> None:
     header = run(tasks, counting_agent, store=tmp_path / "s.db", progress=False)
     assert all(t.success for t in stored(tmp_path, header.run_id))
     bad = [tasks[0].model_copy(update={"environment": "no_such_module:make"})]
-    with pytest.raises(InputError, match="cannot load environment 'no_such_module:make'"):
+    with pytest.raises(
+        InputError,
+        match="cannot find module 'no_such_module' for environment 'no_such_module:make'",
+    ):
         run(bad, counting_agent, store=tmp_path / "s.db", progress=False)
 
 

@@ -45,6 +45,7 @@ from agentgauge.graders._literals import parse_literal
 
 __all__ = [
     "CATEGORIES",
+    "TYPE_NAMES",
     "AstResult",
     "CompiledKey",
     "Language",
@@ -82,6 +83,10 @@ _KIND: dict[str, str] = {
     **dict.fromkeys(("dict", "object", "HashMap", "Hashtable"), "dict"),
     **{"null": "null", "any": "any", "Any": "any"},
 }
+#: The type names a parameter's schema may declare (`_KIND`), and ``""``: no type, any
+#: value (BFCL's simple_javascript data declares one so, a nested property). The suite
+#: loader refuses any other name (``strng`` read as any value without a word).
+TYPE_NAMES = frozenset({*_KIND, ""})
 _KIND_OF_TYPE: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 _KIND_OF_TYPE |= {type(None): "null", list: "list", tuple: "list", dict: "dict"}
 # Per declared kind, the exact types of the values it admits.

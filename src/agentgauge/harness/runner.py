@@ -250,9 +250,10 @@ def default_env_factory(tasks: Sequence[Task] = (), suite: SuiteLike | None = No
 
 
 def _placed(exc: InputError, suite: SuiteLike | None, task: Task) -> InputError:
-    """``exc`` with the file and line where ``suite`` writes ``task`` (unchanged when
-    it does not say: a suite built in Python)."""
-    file, line = (None, None) if suite is None else task_place(suite, task.id)
+    """``exc`` with the file and line where ``suite`` writes ``task``'s field that
+    ``exc`` names (the task's line when it does not know the field's; unchanged when it
+    does not say: a suite built in Python)."""
+    file, line = (None, None) if suite is None else task_place(suite, task.id, exc.field)
     if file is None or exc.file is not None:
         return exc
     return InputError(exc.reason, file=file, line=line, field=exc.field)

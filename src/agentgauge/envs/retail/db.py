@@ -14,7 +14,7 @@ import json
 import math
 import sqlite3
 import threading
-from typing import Any
+from typing import Any, NoReturn
 
 from agentgauge.envs.builtin import TaskDefect
 from agentgauge.envs.retail import seed
@@ -82,6 +82,24 @@ JSON_COLUMNS = frozenset({"item_ids", "new_item_ids"})
 #: number each, or null where it may be (a balance: only gift cards keep one).
 MONEY_COLUMNS = frozenset({"price", "amount", "price_difference", "balance"})
 _MAY_BE_NULL = frozenset({"balance"})
+
+#: What each column holds beyond its type (`_domain_defect`), where the tools rely on
+#: it: ids and other text are text (a ZIP code 94110 written unquoted is a number,
+#: which no lookup by ZIP matched), dates are ISO dates (compared as text), amounts are
+#: not negative (a price difference may be), ``available`` is true or false, an order
+#: line is a whole number from 1, and a status or kind is one the tools know.
+_TEXT_OR_NULL = frozenset({("orders", "delivered_on"), ("orders", "tracking"),
+                           ("transfers", "customer_id")})  # fmt: skip
+_DATES = frozenset({"placed_on", "delivered_on"})
+_NOT_NEGATIVE = frozenset({"price", "amount", "balance"})
+_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("payment_methods", "kind"): ("credit_card", "gift_card", "paypal"),
+    ("orders", "status"): (
+        "pending", "shipped", "delivered", "cancelled", "return requested",
+        "exchange requested",
+    ),
+    ("order_items", "status"): ("ordered", "cancelled", "returned", "exchanged"),
+}  # fmt: skip
 
 #: Columns kept for inspection but left out of the state: optional arguments whose
 #: omission is not a failure (a transfer without a customer id is still a transfer).
@@ -173,7 +191,7 @@ def check_overrides(overrides: dict[str, Any]) -> None:
                 raise TaskDefect(f"primary key column(s) {missing_key} missing", (*at, i),
                                  f"{table}[{i}]")  # fmt: skip
             for column, value in row.items():
-                reason = _cell_defect(column, value)
+                reason = _cell_defect(column, value) or _domain_defect(table, column, value)
                 if reason is not None:
                     raise TaskDefect(reason, (*at, i, column), f"{table}[{i}].{column}")
 
@@ -215,6 +233,52 @@ def _cell_defect(column: str, value: Any) -> str | None:
     return f"expected text or a number, got {value_kind(value)}"
 
 
+def _domain_defect(table: str, column: str, value: Any) -> str | None:
+    """Why ``value``, of a type ``column`` may hold (`_cell_defect`), is outside what the
+    tools work with (`_CHOICES` and the sets above it), or ``None``."""
+    if column in JSON_COLUMNS:
+        return None
+    if column in MONEY_COLUMNS:
+        if column in _NOT_NEGATIVE and value is not None and value < 0:
+            return f"expected 0 or more US dollars, got {value}"
+        return None
+    if column == "available":
+        if isinstance(value, bool):
+            return None
+        return f"expected true or false (whether the item can be ordered), got {_shown(value)}"
+    if column == "line":
+        if type(value) is int and value >= 1:
+            return None
+        return f"expected the line's number, a whole number from 1, got {_shown(value)}"
+    if value is None and (table, column) in _TEXT_OR_NULL:
+        return None
+    if not isinstance(value, str):
+        hint = f" (quote it: '{value}')" if type(value) is int else ""
+        null = " or null" if (table, column) in _TEXT_OR_NULL else ""
+        return f"expected text{null}, got {_shown(value)}{hint}"
+    if column in _DATES and not _iso_date(value):
+        return f"expected a date, YYYY-MM-DD (the tools compare dates as text), got {value!r}"
+    choices = _CHOICES.get((table, column))
+    if choices is not None and value not in choices:
+        return f"expected one of {', '.join(choices)} (what the tools know), got {value!r}"
+    return None
+
+
+def _iso_date(text: str) -> bool:
+    """Whether ``text`` is a date written ``YYYY-MM-DD``."""
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10
+
+
+def _shown(value: Any) -> str:
+    """``value``'s kind, with the value itself when it is a number or boolean."""
+    kind = value_kind(value)
+    return f"{kind}, {json.dumps(value)}" if isinstance(value, bool | int | float) else kind
+
+
 def _numeric_text(value: Any) -> bool:
     """Whether ``value`` is text that reads as a finite number (``"100.00"``)."""
     try:
@@ -239,6 +303,104 @@ def apply_overrides(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None
                 at = ("initial_state", table, i)
                 raise TaskDefect(f"SQLite refused the row: {exc}", at, f"{table}[{i}]") from None
     _check_gift_cards(conn, overrides)
+    _check_references(conn, overrides)
+
+
+#: ``(table, column, target table)``: each value of the column names a row of the
+#: target (an id list: each of its ids). A task's row that names none made the tools
+#: fail on the task's own data: an order whose payment method does not exist was
+#: refused to the agent as its error ("payment method not found") when it cancelled
+#: the order, and an order line whose item the catalogue lacks was left out of the
+#: order the agent was shown (its total too).
+_REFERENCES = (
+    ("payment_methods", "customer_id", "customers"),
+    ("orders", "customer_id", "customers"),
+    ("order_items", "order_id", "orders"),
+    ("order_items", "item_id", "products"),
+    ("returns", "order_id", "orders"),
+    ("returns", "item_ids", "products"),
+    ("exchanges", "order_id", "orders"),
+    ("exchanges", "item_ids", "products"),
+    ("exchanges", "new_item_ids", "products"),
+    ("refunds", "order_id", "orders"),
+    ("transfers", "customer_id", "customers"),
+)
+
+#: Tables whose ``payment_id`` must be a payment method of the customer (the order's,
+#: or that of the order the row is about), as the tools require of every payment.
+_PAID = ("orders", "returns", "exchanges", "refunds")
+
+_NOUN = {"customers": "customer", "orders": "order", "products": "item"}
+
+
+def _check_references(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None:
+    """Raise `TaskDefect` for the first row that names a row no table has (`_REFERENCES`),
+    or a payment method that is not its customer's, at the task's row that caused it:
+    the row itself when the task writes it, else the task's payment method row it
+    names, else ``initial_state``."""
+    keys = {t: {str(r[0]) for r in conn.execute(f"SELECT {TABLES[t][1][0]} FROM {t}")}
+            for t in _NOUN}  # fmt: skip
+    for table, column, target in _REFERENCES:
+        pk_columns = TABLES[table][1]
+        for row in conn.execute(f"SELECT {', '.join(pk_columns)}, {column} FROM {table}"):
+            value = row[-1]
+            if value is None and (table, column) in _TEXT_OR_NULL:
+                continue
+            ids = json.loads(value) if column in JSON_COLUMNS and value is not None else [value]
+            missing = [v for v in ids if v is None or str(v) not in keys[target]]
+            if missing:
+                reason = f"{column} {missing[0]!r} names no {_NOUN[target]} in {target}"
+                pk = dict(zip(pk_columns, row[:-1], strict=True))
+                _refuse(overrides, reason, table, pk, column)
+    owner = dict(conn.execute("SELECT payment_id, customer_id FROM payment_methods"))
+    customer_of = dict(conn.execute("SELECT order_id, customer_id FROM orders"))
+    for table in _PAID:
+        key = TABLES[table][1][0]
+        via = "customer_id" if table == "orders" else "order_id"
+        for row_key, ref, payment in conn.execute(f"SELECT {key}, {via}, payment_id FROM {table}"):
+            customer = ref if table == "orders" else customer_of.get(ref)
+            if owner.get(payment, ...) == customer:
+                continue
+            pk = {key: row_key}
+            if payment not in owner:
+                reason = f"payment_id {payment!r} names no payment method in payment_methods"
+                _refuse(overrides, reason, table, pk, "payment_id")
+            subject = (
+                f"order {row_key!r}, of customer {customer!r},"
+                if table == "orders"
+                else f"{table[:-1]} {row_key!r}, of order {ref!r} of customer {customer!r},"
+            )
+            reason = (
+                f"{subject} names payment method {payment!r}, which belongs to customer "
+                f"{owner[payment]!r} (the tools refuse another customer's payment method)"
+            )
+            pm = {"payment_id": payment}
+            mine = _row_of(overrides, table, pk) is not None
+            if not mine and _row_of(overrides, "payment_methods", pm) is not None:
+                _refuse(overrides, reason, "payment_methods", pm, "customer_id")
+            _refuse(overrides, reason, table, pk, "payment_id")
+
+
+def _row_of(overrides: dict[str, Any], table: str, pk: dict[str, Any]) -> int | None:
+    """The index of the task's row of ``table`` with primary key ``pk``, or ``None``."""
+    rows = overrides.get(table) or []
+    found = (i for i, r in enumerate(rows) if all(r.get(k) == v for k, v in pk.items()))
+    return next(found, None)
+
+
+def _refuse(
+    overrides: dict[str, Any], reason: str, table: str, pk: dict[str, Any], column: str
+) -> NoReturn:
+    """Raise `TaskDefect` with ``reason`` at the task's row of ``table`` with primary key
+    ``pk`` (at its ``column`` when the row writes it); at ``initial_state`` when the
+    task has no such row (a row of the world's own that the task's rows broke)."""
+    i = _row_of(overrides, table, pk)
+    if i is None:
+        row_id = "/".join(str(v) for v in pk.values())
+        raise TaskDefect(f"{table} row {row_id}: {reason}", ("initial_state",))
+    at: tuple[str | int, ...] = ("initial_state", table, i)
+    at += (column,) if column in overrides[table][i] else ()
+    raise TaskDefect(reason, at, f"{table}[{i}]")
 
 
 def _check_gift_cards(conn: sqlite3.Connection, overrides: dict[str, Any]) -> None:
