@@ -1,6 +1,6 @@
 """One session writes a run at a time: a resume typed while the run's first session
 still runs is refused at once, a claim left by a killed session is taken over, and
-every ending gives the claim up (docs/running-agents.md, "Resuming a run")."""
+every ending gives the claim up (docs/running-agents.md, "Resume")."""
 
 from __future__ import annotations
 
