@@ -4,6 +4,7 @@ every ending gives the claim up (docs/running-agents.md, "Resume")."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ from agentgauge.envs.base import ToolOutcome
 from agentgauge.errors import InputError, RunInterrupted, RunStopped
 from agentgauge.harness.runner import run
 from agentgauge.schema import Task
-from agentgauge.store import Store
+from agentgauge.store import Store, claims
 from agentgauge.store.claims import STALE_AFTER
 from agentgauge.testing.worlds import CounterEnv, counting_agent
 
@@ -261,3 +262,71 @@ def test_a_session_stopped_by_the_breaker_or_ctrl_c_gives_the_claim_up(tmp_path:
             progress=False,
         )
     assert _claims(db) == []
+
+
+def test_a_ray_run_claimed_elsewhere_is_refused_before_it_connects(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    db = tmp_path / "s.db"
+    run(str(COUNTER), counting_agent, store=db, run_id="r", progress=False)
+    _claim_from_elsewhere(db, time.time())
+    with socket.socket() as probe:  # a port that was free a moment ago: nobody listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # Not "--ray-address: cannot reach the Ray cluster", after a deadline.
+    with pytest.raises(InputError, match="is being written by another session"):
+        run(
+            str(COUNTER),
+            "agentgauge.testing.worlds:counting_agent",
+            store=db,
+            run_id="r",
+            trials=2,
+            backend="ray",
+            ray_address=f"127.0.0.1:{port}",
+            progress=False,
+        )
+
+
+def test_the_ray_driver_claims_the_run_while_its_trials_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
+    # The local Ray instance the run starts gives its workers this environment.
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))
+    db = tmp_path / "s.db"
+    seen: list[list[dict[str, Any]]] = []
+    header = run(
+        str(COUNTER),
+        "agentgauge.testing.worlds:counting_agent",
+        store=db,
+        run_id="r",
+        backend="ray",
+        progress=False,
+        on_trial=lambda trial: seen.append(_claims(db)),  # on the driver, as each lands
+    )
+    assert header.n_trials == 3
+    assert [[c["pid"] for c in claims] for claims in seen] == [[os.getpid()]] * 3
+    assert _claims(db) == []
+
+
+def test_the_claim_is_renewed_while_the_trials_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claims, "HEARTBEAT_EVERY", 0.05)
+    db = tmp_path / "s.db"
+
+    async def slow(session: Any) -> None:
+        await asyncio.sleep(0.3)
+        await counting_agent(session)
+
+    beats: list[float] = []
+    run(
+        str(COUNTER),
+        slow,
+        store=db,
+        run_id="r",
+        concurrency=1,
+        progress=False,
+        on_trial=lambda trial: beats.append(_claims(db)[0]["heartbeat"]),
+    )
+    assert len(beats) == 3
+    assert beats[0] < beats[1] < beats[2], beats

@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from agentgauge.errors import InputError
 from agentgauge.store.rows import utc_now
@@ -228,9 +229,10 @@ class Heartbeat:
             self._thread.start()
 
     def _beat(self) -> None:
-        try:
-            conn = sqlite3.connect(self._path, isolation_level=None, timeout=30)
-        except sqlite3.Error:
+        try:  # mode=rw: a store deleted meanwhile is not made again, empty
+            uri = Path(self._path).resolve().as_uri() + "?mode=rw"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30)
+        except (sqlite3.Error, ValueError):
             return
         try:
             while not self._stop.wait(HEARTBEAT_EVERY):
