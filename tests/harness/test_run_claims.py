@@ -330,3 +330,29 @@ def test_the_claim_is_renewed_while_the_trials_run(
     )
     assert len(beats) == 3
     assert beats[0] < beats[1] < beats[2], beats
+
+
+@pytest.mark.skipif(not Path("/proc/self/ns/pid").exists(), reason="Linux pid namespaces")
+def test_a_session_in_another_container_of_this_host_name_holds_the_run(tmp_path: Path) -> None:
+    # Its process id means nothing here (another pid namespace): only its heartbeat tells.
+    db = tmp_path / "s.db"
+    run(str(COUNTER), counting_agent, store=db, run_id="r", progress=False)
+    claim = {
+        "token": "theirs",
+        "pid": 2**22 + 1,  # above Linux's largest pid: no such process here
+        "host": socket.gethostname(),
+        "since": "2026-01-02T03:04:05+00:00",
+        "heartbeat": time.time(),
+        "pids": "pid:[1]",
+    }
+    with sqlite3.connect(db, timeout=30) as conn:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('claim:r', ?)", (json.dumps(claim),))
+    with pytest.raises(InputError, match="is being written by another session"):
+        run(str(COUNTER), counting_agent, store=db, run_id="r", trials=2, progress=False)
+    with sqlite3.connect(db, timeout=30) as conn:  # the same, in this namespace: gone
+        claim["pids"] = os.readlink("/proc/self/ns/pid")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('claim:r', ?)", (json.dumps(claim),))
+    notes: list[str] = []
+    run(str(COUNTER), counting_agent, store=db, run_id="r", trials=2, progress=False,
+        notify=notes.append)  # fmt: skip
+    assert f"no process {2**22 + 1} runs on this host" in notes[0]

@@ -15,7 +15,8 @@ heartbeat. No table, so no new schema: an older agentgauge opens the store as
 before (and ignores claims). A claim whose session died without giving it up
 (``kill -9``, a power cut) is stale, and the next session takes it over with a
 note: its process is gone from this host, or, for a session on another host (or
-a process id reused since), its heartbeat is older than `STALE_AFTER` seconds.
+in another container, or a process id reused since), its heartbeat is older than
+`STALE_AFTER` seconds.
 
 ``collect`` does not claim: collectors writing one run share it by design
 (docs/formats/otel.md).
@@ -78,6 +79,9 @@ class Claim:
     """When the session claimed the run (UTC, ISO 8601)."""
     heartbeat: float
     """When the session last said it is alive (seconds since the epoch)."""
+    pids: str = ""
+    """The process-id namespace ``pid`` belongs to (Linux; empty elsewhere): two
+    containers may share a host name, not their process ids."""
 
     def text(self) -> str:
         return json.dumps(
@@ -87,6 +91,7 @@ class Claim:
                 "host": self.host,
                 "since": self.since,
                 "heartbeat": self.heartbeat,
+                "pids": self.pids,
             }
         )
 
@@ -95,7 +100,7 @@ class Claim:
 
     def dead(self, now: float) -> str | None:
         """Why the claim's session is no longer running, or ``None`` when it may be."""
-        if self.host == socket.gethostname():
+        if self.host == socket.gethostname() and self.pids == _pid_namespace():
             if self.pid == os.getpid():
                 if self.token not in _HELD:
                     return "this process claimed it in a session that has ended"
@@ -127,6 +132,13 @@ def _alive(pid: int) -> bool:
         return True
 
 
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except (OSError, AttributeError):
+        return ""
+
+
 def claim_of(conn: sqlite3.Connection, run_id: str) -> Claim | None:
     """The run's claim as stored, ``None`` when nobody claims it (or the row is not
     one this code wrote: it is then taken over as a stale one would be)."""
@@ -141,6 +153,7 @@ def claim_of(conn: sqlite3.Connection, run_id: str) -> Claim | None:
             host=str(data["host"]),
             since=str(data["since"]),
             heartbeat=float(data["heartbeat"]),
+            pids=str(data.get("pids", "")),
         )
     except (ValueError, TypeError, KeyError):
         return Claim(token="", pid=0, host="", since="?", heartbeat=0.0)
@@ -187,6 +200,7 @@ def claim(conn: sqlite3.Connection, run_id: str) -> tuple[str, str | None]:
         host=socket.gethostname(),
         since=utc_now(),
         heartbeat=now,
+        pids=_pid_namespace(),
     )
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (CLAIM + run_id, mine.text())
