@@ -6,6 +6,7 @@ the reader runs a given statement (SQLite's trace hook of the reader's connectio
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import subprocess
@@ -196,6 +197,13 @@ def test_a_session_stopped_before_its_first_trial_keeps_the_run_another_resumed(
 ) -> None:
     a = _session(tmp_path, "A")
     _until_file(tmp_path / "a_started", a)
+    # B resumes r only once A's claim on it is stale (a session whose heartbeat stopped,
+    # on another host): while A's claim is live, B is refused (tests/harness/test_run_claims.py).
+    stale = json.dumps(
+        {"token": "stopped", "pid": a.pid, "host": "elsewhere", "since": "?", "heartbeat": 0}
+    )
+    with sqlite3.connect(tmp_path / "s.db", timeout=30) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'claim:r'", (stale,))
     b = _session(tmp_path, "B")
     _until_file(tmp_path / "b_started", b)
     _, a_err = a.communicate(timeout=60)
@@ -206,6 +214,7 @@ def test_a_session_stopped_before_its_first_trial_keeps_the_run_another_resumed(
     # the store file it had made, which B had open.
     assert b.returncode == 0, b_err
     assert "run r in s.db: 3 trials" in b_out
+    assert "this session takes it over" in b_err
     with Store(tmp_path / "s.db", readonly=True) as db:
         assert len(db.trials("r")) == 3
 

@@ -78,6 +78,7 @@ from agentgauge.metrics.baselines import ROLE_KEY, check_role
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
+from agentgauge.store.claims import Heartbeat, claim, refuse_claimed, release
 from agentgauge.store.removal import remove_if_empty
 from agentgauge.suite import SuiteLike, as_suite, scenario_defect, task_place
 
@@ -613,6 +614,7 @@ async def _session(
         on_ray.close()
         raise
     created: str | None = None  # the id of the run this session made, while it holds no trial
+    claimed: tuple[str, str, Heartbeat] | None = None  # this session's claim on the run
     on_workers: dict[str, list[str]] = {}  # Ray: the agent threads each worker abandoned
     try:
         if resuming:  # before its header takes new variants, which a resume cannot drop
@@ -639,7 +641,7 @@ async def _session(
                     saved=saved,
                     total=saved + (left or 0),
                 )
-        header, cfg, created, opened = _open_run(
+        header, cfg, created, opened, token = _open_run(
             db,
             run_id,
             resuming,
@@ -650,6 +652,7 @@ async def _session(
             backend,
             {COMPONENTS_KEY: declared, **({ROLE_KEY: baseline_role} if baseline_role else {})},
         )
+        claimed = (header.run_id, token, Heartbeat(db.path, header.run_id, token))
         if baseline_role is not None and header.config.get(ROLE_KEY) != baseline_role:
             # Given again on a resume: the user asks for the mark, so it is written.
             db.update_run_config(header.run_id, {**header.config, ROLE_KEY: baseline_role})
@@ -791,6 +794,9 @@ async def _session(
                 db.delete_run_if_empty(created, opened=opened)
         raise
     finally:
+        if claimed is not None:  # first: nothing below may keep the run claimed
+            claimed[2].stop()
+            release(db.conn, claimed[0], claimed[1])
         close = getattr(the_agent, "aclose", None)
         if close is not None:
             await close()
@@ -858,15 +864,19 @@ def _record_observed(
 
 
 def _resuming(store: str | Path | Store, run_id: str | None) -> bool:
-    """Whether ``run_id`` names a run the store already holds (read without writing)."""
+    """Whether ``run_id`` names a run the store already holds (read without writing).
+    A run another session is writing is refused here (`RunClaimed`), before the agent
+    is checked or anything is written; `_open_run` checks again as it claims the run."""
     if run_id is None:
         return False
     if isinstance(store, Store):
+        refuse_claimed(store.conn, run_id)
         return store.get_run(run_id) is not None
     if not Path(store).exists():
         return False
     try:
         with Store(store, readonly=True) as db:
+            refuse_claimed(db.conn, run_id)
             return db.get_run(run_id) is not None
     except InputError:
         # A database without tables (a first run that found the disk full left one)
@@ -936,9 +946,11 @@ def _open_run(
     notify: Callable[[str], None],
     backend: str,
     recorded_once: dict[str, Any],
-) -> tuple[Run, dict[str, Any], str | None, str]:
+) -> tuple[Run, dict[str, Any], str | None, str, str]:
     """The run's header and settings, the run's id when it was made here (``None``
-    for a resumed run), and this session's mark on it (`Store.mark_opened`);
+    for a resumed run), this session's mark on it (`Store.mark_opened`), and its claim
+    on it (`agentgauge.store.claims.claim`); a run another session is writing is refused,
+    the claim of one that died is taken over with a note;
     ``recorded_once`` goes into a new run's config (its components and baseline role;
     a resumed run keeps what it recorded). The plan is checked (`_check_plan`) before
     anything is written.
@@ -956,10 +968,20 @@ def _open_run(
                 "once that session has ended, running this command again resumes it",
                 field="--run-id",
             )
+        token = _claim(db, run_id, notify) if run_id is not None else None
         header, cfg, created = _make_or_resume(
             db, run_id, suite, agent, given, notify, backend, recorded_once
         )
-        return header, cfg, created, db.mark_opened(header.run_id)
+        if token is None:
+            token = _claim(db, header.run_id, notify)
+        return header, cfg, created, db.mark_opened(header.run_id), token
+
+
+def _claim(db: Store, run_id: str, notify: Callable[[str], None]) -> str:
+    token, took_over = claim(db.conn, run_id)
+    if took_over is not None:
+        notify(took_over)
+    return token
 
 
 def _make_or_resume(

@@ -36,6 +36,7 @@ from agentgauge.facts import (
 from agentgauge.model_calls import FIGURES, figures_after
 from agentgauge.schema import INT64_MAX, TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
+from agentgauge.store.claims import CLAIM
 from agentgauge.store.faults import note_opened, storage_error, store_error
 from agentgauge.store.layout import (
     DOCUMENT_REFERENCES,
@@ -607,7 +608,9 @@ class Store:
 
     def _delete_run(self, run_id: str) -> None:
         self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-        self.conn.execute("DELETE FROM meta WHERE key = ?", (_OPENED + run_id,))
+        self.conn.execute(
+            "DELETE FROM meta WHERE key IN (?, ?)", (_OPENED + run_id, CLAIM + run_id)
+        )
         if self.schema_version >= 5:
             self.conn.execute("DELETE FROM trial_facts WHERE run_id = ?", (run_id,))
         used = " UNION ".join(

@@ -1,0 +1,265 @@
+"""A run's claim: which ``agentgauge run`` session is writing the run now.
+
+Two sessions that run the same run (a resume typed while the first session still
+runs) would both run every missing cell, and the second to store one would stop
+with "already stored", having paid for its trials. So a session that makes or
+resumes a run claims it first, in the transaction that checks that nobody else
+holds it (`claim`), keeps the claim fresh while its trials run (`Heartbeat`), and
+gives it up when it ends, however it ends (`release`). A session that finds the
+run claimed by a live session is refused at once (`RunClaimed`), before it runs
+or writes anything.
+
+A claim is a ``meta`` row (``claim:`` and the run's id), like a session's mark
+(`Store.mark_opened`): JSON with the session's process id, host, start and last
+heartbeat. No table, so no new schema: an older agentgauge opens the store as
+before (and ignores claims). A claim whose session died without giving it up
+(``kill -9``, a power cut) is stale, and the next session takes it over with a
+note: its process is gone from this host, or, for a session on another host (or
+in another container, or a process id reused since), its heartbeat is older than
+`STALE_AFTER` seconds.
+
+``collect`` does not claim: collectors writing one run share it by design
+(docs/formats/otel.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import socket
+import sqlite3
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentgauge.errors import InputError
+from agentgauge.store.rows import utc_now
+
+__all__ = [
+    "CLAIM",
+    "HEARTBEAT_EVERY",
+    "STALE_AFTER",
+    "Claim",
+    "Heartbeat",
+    "RunClaimed",
+    "claim",
+    "claim_of",
+    "refuse_claimed",
+    "release",
+]
+
+#: The ``meta`` key, followed by a run's id, of the run's claim.
+CLAIM = "claim:"
+#: Seconds between a session's heartbeats.
+HEARTBEAT_EVERY = 10.0
+#: Seconds without a heartbeat after which a claim is stale.
+STALE_AFTER = 60.0
+
+#: The claims this process holds: a claim of this process that is not among them
+#: was left by an earlier session of it (a session that could not give it up).
+_HELD: set[str] = set()
+
+
+class RunClaimed(InputError):
+    """Another session, still running, is writing the run."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A session's claim on a run."""
+
+    token: str
+    pid: int
+    host: str
+    since: str
+    """When the session claimed the run (UTC, ISO 8601)."""
+    heartbeat: float
+    """When the session last said it is alive (seconds since the epoch)."""
+    pids: str = ""
+    """The process-id namespace ``pid`` belongs to (Linux; empty elsewhere): two
+    containers may share a host name, not their process ids."""
+
+    def text(self) -> str:
+        return json.dumps(
+            {
+                "token": self.token,
+                "pid": self.pid,
+                "host": self.host,
+                "since": self.since,
+                "heartbeat": self.heartbeat,
+                "pids": self.pids,
+            }
+        )
+
+    def who(self) -> str:
+        return f"pid {self.pid} on host {self.host}, since {self.since}"
+
+    def dead(self, now: float) -> str | None:
+        """Why the claim's session is no longer running, or ``None`` when it may be."""
+        if self.host == socket.gethostname() and self.pids == _pid_namespace():
+            if self.pid == os.getpid():
+                if self.token not in _HELD:
+                    return "this process claimed it in a session that has ended"
+            elif not _alive(self.pid):
+                return f"no process {self.pid} runs on this host"
+        silent = now - self.heartbeat
+        if silent > STALE_AFTER:
+            return f"its last heartbeat was {silent:.0f} s ago"
+        return None
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (a zombie, killed and not yet reaped
+    by its parent, does not)."""
+    if sys.platform == "win32":
+        return True  # os.kill would end it: the heartbeat alone decides there
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    except OSError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except (OSError, AttributeError):
+        return ""
+
+
+def claim_of(conn: sqlite3.Connection, run_id: str) -> Claim | None:
+    """The run's claim as stored, ``None`` when nobody claims it (or the row is not
+    one this code wrote: it is then taken over as a stale one would be)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CLAIM + run_id,)).fetchone()
+    if row is None:
+        return None
+    try:
+        data = json.loads(row[0])
+        return Claim(
+            token=str(data["token"]),
+            pid=int(data["pid"]),
+            host=str(data["host"]),
+            since=str(data["since"]),
+            heartbeat=float(data["heartbeat"]),
+            pids=str(data.get("pids", "")),
+        )
+    except (ValueError, TypeError, KeyError):
+        return Claim(token="", pid=0, host="", since="?", heartbeat=0.0)
+
+
+def _refusal(run_id: str, held: Claim, now: float) -> RunClaimed:
+    seen = max(0, round(now - held.heartbeat))
+    return RunClaimed(
+        f"run {run_id!r} is being written by another session ({held.who()}; last "
+        f"heartbeat {seen} s ago): wait for it to end, or stop it (Ctrl-C in its terminal, "
+        f"or kill {held.pid} on {held.host}), then run this command again to resume the run",
+        field="--run-id",
+    )
+
+
+def refuse_claimed(conn: sqlite3.Connection, run_id: str) -> None:
+    """Raise `RunClaimed` when a live session holds the run (a read: nothing written)."""
+    held = claim_of(conn, run_id)
+    now = time.time()
+    if held is not None and held.dead(now) is None:
+        raise _refusal(run_id, held, now)
+
+
+def claim(conn: sqlite3.Connection, run_id: str) -> tuple[str, str | None]:
+    """Claim the run for this session, in the caller's write transaction (the one that
+    makes or resumes the run, which began with ``BEGIN IMMEDIATE``, so no other session
+    claims it between the check and the write). Returns the claim's token and, when a
+    stale claim was taken over, a note saying so; raises `RunClaimed` when a live
+    session holds it."""
+    now = time.time()
+    held = claim_of(conn, run_id)
+    note = None
+    if held is not None:
+        why = held.dead(now)
+        if why is None:
+            raise _refusal(run_id, held, now)
+        note = (
+            f"run {run_id!r} was claimed by a session that is no longer running "
+            f"({held.who()}; {why}); this session takes it over"
+        )
+    mine = Claim(
+        token=secrets.token_hex(8),
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        since=utc_now(),
+        heartbeat=now,
+        pids=_pid_namespace(),
+    )
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (CLAIM + run_id, mine.text())
+    )
+    _HELD.add(mine.token)
+    return mine.token, note
+
+
+def release(conn: sqlite3.Connection, run_id: str, token: str) -> None:
+    """Give the claim up (when it is still this session's), in a transaction of its own.
+    Never raises: a session ends as it would have (a full disk, a store deleted
+    meanwhile), and a claim left behind is taken over as a stale one."""
+    _HELD.discard(token)
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "DELETE FROM meta WHERE key = ? AND json_extract(value, '$.token') = ?",
+                (CLAIM + run_id, token),
+            )
+            conn.execute("COMMIT")
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+
+
+class Heartbeat:
+    """Refreshes a claim every `HEARTBEAT_EVERY` seconds, on a thread with its own
+    connection (so that an event loop busy with trials does not hold it back), until
+    `stop`. A store in memory needs none: no other process can open it."""
+
+    def __init__(self, path: str, run_id: str, token: str) -> None:
+        self._path, self._key, self._token = path, CLAIM + run_id, token
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if path != ":memory:":
+            self._thread = threading.Thread(
+                target=self._beat, name=f"agentgauge claim {run_id}", daemon=True
+            )
+            self._thread.start()
+
+    def _beat(self) -> None:
+        try:  # mode=rw: a store deleted meanwhile is not made again, empty
+            uri = Path(self._path).resolve().as_uri() + "?mode=rw"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30)
+        except (sqlite3.Error, ValueError):
+            return
+        try:
+            while not self._stop.wait(HEARTBEAT_EVERY):
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute(
+                        "UPDATE meta SET value = json_set(value, '$.heartbeat', ?)"
+                        " WHERE key = ? AND json_extract(value, '$.token') = ?",
+                        (time.time(), self._key, self._token),
+                    )
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
