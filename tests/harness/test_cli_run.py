@@ -62,7 +62,7 @@ def test_a_suite_run_by_two_spellings_of_its_path_is_recorded_by_its_name(
         (["--backend", "spark"], "unknown backend 'spark'; use local or ray"),
         (
             ["--base-url", "http://127.0.0.1:1/v1"],
-            "--base-url, --api-key-env, --prices and --max-turns apply",
+            "--base-url: applies to openai: agents, not agentgauge.testing.worlds:counting_agent",
         ),
         (["--variants", "base,fault:gremlins"], "unknown variant 'fault:gremlins'"),
         (["--trials", "0"], "--trials: must be a positive integer, got 0"),
