@@ -134,3 +134,39 @@ def test_counts_of_one_are_singular(tmp_path: Path, run: Run) -> None:
     assert code == 0, err
     assert "1 family " in out and "1 families" not in out, out
     assert "1 task has 1" in out and "1 tasks" not in out, out
+
+
+def test_tasks_without_a_family_are_not_counted_as_families(tmp_path: Path, run: Run) -> None:
+    # Tasks a, b in family x, c in y, d and e in none: 4 clusters (each family-less task
+    # is its own), which the table printed as "4 families".
+    rows = [
+        {"task_id": t, "agent": agent, "family": f, "success": (i + len(agent) + n) % 2 == 0}
+        for agent in ("A", "BB")
+        for n, (t, f) in enumerate((("a", "x"), ("b", "x"), ("c", "y"), ("d", None), ("e", None)))
+        for i in range(3)
+    ]
+    path = _write(tmp_path / "mixed.jsonl", rows)
+    code, out, err = run(["metrics", path])
+    assert code == 0, err
+    assert "2 families and 2 tasks without a family" in out and "4 families" not in out, out
+    code, out, err = run(["metrics", path, "--json"])
+    assert code == 0, err
+    g = json.loads(out)["groups"][0]
+    assert (g["n_clusters"], g["cluster_unit"], g["n_families"]) == (4, "family", 2)
+    # The comparison record's headline names its clusters the same way.
+    a = _write(tmp_path / "a.jsonl", [r for r in rows if r["agent"] == "A"])
+    b = _write(tmp_path / "b.jsonl", [r for r in rows if r["agent"] == "BB"])
+    code, out, err = run(["compare", a, b])
+    assert code == 0, err
+    assert out.count("over 2 families and 2 tasks without a family") == 2, out
+
+
+def test_one_family_beside_one_task_without_is_singular(tmp_path: Path, run: Run) -> None:
+    rows = [
+        {"task_id": t, "family": f, "success": ok}
+        for t, f in (("a", "F"), ("b", None))
+        for ok in (True, False)
+    ]
+    code, out, err = run(["metrics", _write(tmp_path / "one.jsonl", rows)])
+    assert code == 0, err
+    assert "1 family and 1 task without a family" in out, out
