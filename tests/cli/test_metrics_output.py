@@ -170,3 +170,17 @@ def test_one_family_beside_one_task_without_is_singular(tmp_path: Path, run: Run
     code, out, err = run(["metrics", _write(tmp_path / "one.jsonl", rows)])
     assert code == 0, err
     assert "1 family and 1 task without a family" in out, out
+
+
+def test_the_python_twin_warns_of_a_by_label_no_trial_records(tmp_path: Path, run: Run) -> None:
+    """`agentgauge.metrics` gives the warning the command prints, from the same rule."""
+    import agentgauge
+
+    rows = [{"task_id": f"t{t}", "success": t % 2 == 0} for t in range(4)]
+    path = _write(tmp_path / "plain.jsonl", rows)
+    warning = "--by split: no trial records a split, so no group is split by it"
+    assert warning in agentgauge.metrics(path, by="split").warnings
+    assert warning in agentgauge.metrics(path, by=["agent", "split"]).to_dict()["warnings"]
+    code, out, _ = run(["metrics", path, "--by", "split", "--json"])
+    assert code == 0 and json.loads(out)["warnings"].count(warning) == 1, out
+    assert not any("no trial records" in w for w in agentgauge.metrics(path).warnings)
