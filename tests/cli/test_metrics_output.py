@@ -184,3 +184,20 @@ def test_the_python_twin_warns_of_a_by_label_no_trial_records(tmp_path: Path, ru
     code, out, _ = run(["metrics", path, "--by", "split", "--json"])
     assert code == 0 and json.loads(out)["warnings"].count(warning) == 1, out
     assert not any("no trial records" in w for w in agentgauge.metrics(path).warnings)
+
+
+def test_the_same_trials_in_another_order_give_the_same_means(tmp_path: Path, run: Run) -> None:
+    # Float sums in file order gave a latency mean of 0.20000000000000004 one way and
+    # 0.19999999999999998 the other; both are 0.2, the exact mean rounded once.
+    rows = [
+        {"task_id": f"t{i}", "success": True, "latency_s": s, "input_tokens": n}
+        for i, (s, n) in enumerate(((0.1, 2**53), (0.2, 1), (0.3, 1)))
+    ]
+    got = []
+    for name, order in (("up", rows), ("down", rows[::-1])):
+        code, out, err = run(["metrics", _write(tmp_path / f"{name}.jsonl", order), "--json"])
+        assert code == 0, err
+        got.append(json.loads(out)["groups"][0])
+    for g in got:
+        assert g["latency_s"]["mean"] == 0.2
+        assert g["tokens"]["input_total"] == 2**53 + 2
