@@ -43,6 +43,7 @@ from agentgauge.table import TrialTable, group_codes
 from agentgauge.textio import decode_utf8, is_digits, loads_json, open_regular
 
 __all__ = [
+    "NOT_RECORDED",
     "RUN_ID_RESERVED",
     "SPELLED_ONCE",
     "Element",
@@ -58,6 +59,7 @@ __all__ = [
     "open_source",
     "parse_source",
     "parse_trial",
+    "picks",
     "read_jsonl",
     "read_trials_jsonl",
     "require_one_configuration",
@@ -74,7 +76,8 @@ _Place = TypeVar("_Place")
 
 @dataclass(frozen=True)
 class Selector:
-    """What the ``#...`` part of a SOURCE picks."""
+    """What the ``#...`` part of a SOURCE picks: an agent and a model by name, or
+    `NOT_RECORDED` for the trials that record none (``#agent=``), ``None`` for any."""
 
     agent: str | None = None
     model: str | None = None
@@ -85,9 +88,20 @@ class Selector:
         return self.agent is None and self.model is None and self.grade_version is None
 
     def keeps(self, trial: Trial) -> bool:
-        return (self.agent is None or trial.agent == self.agent) and (
-            self.model is None or trial.model == self.model
-        )
+        return picks(trial.agent, self.agent) and picks(trial.model, self.model)
+
+
+#: A selector's value for the trials that record no agent (model): ``#agent=``, an empty
+#: name, which no recorded name is; the viewer's ``a_no_agent=1``.
+NOT_RECORDED = ""
+
+
+def picks(value: object, wanted: str | None) -> bool:
+    """Whether a trial whose agent (model) is ``value`` is one a selector's ``wanted``
+    keeps: any (``None``), one that records none (`NOT_RECORDED`), or that name."""
+    if wanted is None:
+        return True
+    return value is None if wanted == NOT_RECORDED else value == wanted
 
 
 _SELECTOR_KEYS = ("agent", "model", "grade")
@@ -171,10 +185,12 @@ def split_selector(spec: str | PathLike[str]) -> tuple[str, Selector]:
     for part in fragment.split(","):
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
-        if not eq or key not in _SELECTOR_KEYS or not value or key in found:
+        # An empty name is the trials that record none (`NOT_RECORDED`); a grade, never.
+        if not eq or key not in _SELECTOR_KEYS or (key == "grade" and not value) or key in found:
             raise InputError(
                 f"bad selector {fragment!r}: write #agent=NAME, #model=NAME, #grade=N "
-                "or several, comma-separated (e.g. #agent=careful,grade=2)",
+                "or several, comma-separated (e.g. #agent=careful,grade=2; #agent= for "
+                "the trials that record no agent)",
                 file=base,
                 field="SOURCE",
             )
@@ -866,12 +882,12 @@ def _selectors(configs: list[tuple[str | None, str | None, int]]) -> list[str]:
     agents = [a for a, _, _ in configs]
     out = []
     for agent, model, _ in configs:
-        parts = []
-        if agent is not None:
-            parts.append(f"agent={agent}")
-        if agent is None or agents.count(agent) > 1:
-            parts.append(f"model={model}" if model is not None else "")
-        out.append("#" + ",".join(p for p in parts if p))
+        # `NOT_RECORDED` (an empty name) for a label the trials do not record: `#` alone,
+        # listed for trials with neither, picked nothing.
+        parts = [f"agent={agent or NOT_RECORDED}"]
+        if agents.count(agent) > 1:
+            parts.append(f"model={model or NOT_RECORDED}")
+        out.append("#" + ",".join(parts))
     return out
 
 
@@ -919,10 +935,10 @@ def selected_rows(table: TrialTable, selector: Selector, base: str, label: str) 
     configuration ``base`` holds: every command that reads a SOURCE, ``export`` too,
     says the same rather than go on over zero trials."""
     rows = np.ones(len(table), dtype=bool)
-    if selector.agent is not None:
-        rows &= table.agent.astype(object) == selector.agent
-    if selector.model is not None:
-        rows &= table.model.astype(object) == selector.model
+    for column, wanted in (("agent", selector.agent), ("model", selector.model)):
+        if wanted is not None:  # `picks`, once per distinct value
+            uniques, codes = table.codes(column)
+            rows &= np.array([picks(u, wanted) for u in uniques.tolist()], dtype=bool)[codes]
     if (selector.agent is not None or selector.model is not None) and not rows.any():
         found = ", ".join(f"{base}{sel}" for sel in _selectors(configurations(table)))
         raise InputError(

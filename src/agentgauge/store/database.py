@@ -157,9 +157,11 @@ def check_store_path(store: Store | str | Path, *, option: str = "--store") -> N
 
 def _configuration_sql(agent: str | None, model: str | None) -> tuple[str, tuple[str, ...]]:
     """The SQL condition on trials ``t`` (and its values) that keeps one configuration's
-    trials (a SOURCE's ``#agent=``/``#model=``; the columns compared as text)."""
+    trials (a SOURCE's ``#agent=``/``#model=``; the columns compared as text). An empty
+    name keeps the trials that record none (`agentgauge.sources.picks`)."""
     chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
-    return "".join(f" AND t.{name} = ?" for name, _ in chosen), tuple(v for _, v in chosen)
+    where = "".join(f" AND t.{name} {'IS NULL' if not v else '= ?'}" for name, v in chosen)
+    return where, tuple(v for _, v in chosen if v)
 
 
 def _escapes_hint(shown: str) -> str:
