@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 from pydantic import ValidationError
 
-from agentgauge.errors import InputError, first_error
+from agentgauge.errors import InputError, first_error, whole_number
 from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
@@ -698,6 +698,8 @@ def open_source(
     """
     spec = source_text(spec)
     base, selector = split_selector(spec)
+    if grade_version is not None:  # the store's check, before a file without versions
+        whole_number(grade_version, "grade_version", least=1)
     grades = events if grades is None else grades
     # A Parquet export keeps grades beside the events: it reads both or neither.
     parquet = _parquet_source(

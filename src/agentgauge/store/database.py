@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from agentgauge._version import __version__
 from agentgauge.defaults import DEFAULT_STORE
-from agentgauge.errors import InputError, first_error
+from agentgauge.errors import InputError, first_error, whole_number
 from agentgauge.facts import (
     FACTS,
     Facts,
@@ -1364,13 +1364,11 @@ class Store:
         """``version``, checked against the run's versions (``None``: the active one).
         Raises `InputError` for a version the run does not have or whose outcomes
         were overwritten by an agentgauge before grade versions were kept."""
-        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            # A "1" from Python was looked up as text: "has no grade version 1 (it has 1)".
-            raise InputError(
-                f"must be a whole number >= 1, got {version!r}",
-                file=self.path,
-                field="grade_version",
-            )
+        if version is not None:
+            # A "1" from Python was looked up as text: "has no grade version 1 (it has 1)",
+            # and -1 "has no grade version -1". The commands' options are checked here too
+            # (their names put in by `cli.common.options_typed`): one rule, one line.
+            version = whole_number(version, "grade_version", least=1, file=self.path)
         active = self.active_grade_version(run_id)
         if version is None or version == active:
             return active
