@@ -54,6 +54,7 @@ __all__ = [
     "assign_trial_indices",
     "check_run_id",
     "configurations",
+    "family_reason",
     "is_store",
     "load_trials",
     "open_source",
@@ -69,6 +70,7 @@ __all__ = [
     "split_selector",
     "too_large_trial",
     "trial_cell_words",
+    "two_families",
 ]
 
 _Place = TypeVar("_Place")
@@ -481,6 +483,7 @@ def assign_trial_indices(
     next_index: dict[tuple[Any, ...], int] = {}
     seen: dict[tuple[Any, ...], Place] = {}
     names: dict[str, Spellings[Place]] = {key: Spellings() for key in SPELLED_ONCE}
+    families: dict[str, tuple[str | None, Place]] = {}
 
     def key_of(place: Element, what: str) -> str:
         if what == "task":
@@ -522,6 +525,20 @@ def assign_trial_indices(
                 place,
                 what,
             )
+        # A trial that names no family says nothing of its task's (a span without the
+        # attribute); two that name two do not agree.
+        first_family = (
+            (None, None)
+            if trial.family is None
+            else families.setdefault(trial.task_id, (trial.family, place))
+        )
+        if first_family[0] not in (None, trial.family):
+            first_at = named(first_family[1], place, "family")
+            raise refuse(
+                family_reason(trial.task_id, first_family[0], first_at, trial.family),
+                place,
+                "family",
+            )
         cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = next_index.get(cell, 0)
@@ -550,6 +567,43 @@ def assign_trial_indices(
         seen[key] = place
         out.append(trial)
     return out
+
+
+def family_reason(
+    task_id: str, first: object, first_at: str | None, family: object, here: str = " here"
+) -> str:
+    """Why a task under a second family is refused, after the family it was first seen
+    in (``first_at``: ``line 3``): a task belongs to one family, its cluster in every
+    interval, as the trial record says (docs/metrics.md, "The trial record")."""
+
+    def named(f: object) -> str:
+        return "no family" if f is None else f"family {quoted((str(f),))[0]}"
+
+    where = f" ({first_at})" if first_at else ""
+    return (
+        f"task {task_id!r} is in {named(family)}{here} and in {named(first)}{where}; a task "
+        "belongs to one family, the cluster its intervals resample: give all its trials one"
+    )
+
+
+def two_families(table: TrialTable) -> tuple[int, int] | None:
+    """The first two rows of one task that name different families, or ``None``: what
+    every reader refuses (`family_reason`); a row that names none says nothing of its
+    task's. Counted over the distinct (task, family) pairs, not the rows."""
+    if len(table) < 2:
+        return None
+    task = table.codes("task_id")[1]
+    families, family = table.codes("family")
+    named = np.flatnonzero(np.array([f is not None for f in families.tolist()])[family])
+    pair = task[named].astype(np.int64) * len(families) + family[named]
+    pairs, first_rows = np.unique(pair, return_index=True)
+    first_rows = named[first_rows]
+    task_of_pair = pairs // len(families)
+    if task_of_pair.size == np.unique(task_of_pair).size:
+        return None
+    bad = task_of_pair[np.flatnonzero(task_of_pair[1:] == task_of_pair[:-1])[0]]
+    a, b = np.sort(first_rows[task_of_pair == bad])[:2].tolist()
+    return int(a), int(b)
 
 
 class Spellings(Generic[_Place]):
@@ -743,6 +797,20 @@ def open_source(
             file=path,
             field="SOURCE",
         )
+    if (clash := two_families(table)) is not None:  # a store written before it was refused
+        a, b = clash
+        raise InputError(
+            f"run {run_id!r}: "
+            + family_reason(
+                str(table.task_id[a]),
+                table.family[a],
+                _trial_words(table, a),
+                table.family[b],
+                f" ({_trial_words(table, b)})",
+            ),
+            file=path,
+            field="family",
+        )
     grading = next((v for v in versions if v.version == version), None)
 
     def load() -> list[Trial]:
@@ -803,6 +871,12 @@ def open_source(
         _grade_summary=summarize_grades,
     )
     return _selected(source, selector, base)
+
+
+def _trial_words(table: TrialTable, row: int) -> str:
+    """``trial 1 of agent 'x'``: a stored trial, as a refusal names it."""
+    agent = table.agent[row]
+    return f"trial {table.trial[row]}" + ("" if agent is None else f" of agent {agent!r}")
 
 
 def asked_grade_version(selector: Selector, grade_version: int | None, path: Path) -> int | None:
