@@ -186,6 +186,38 @@ def test_a_grade_version_that_is_no_whole_number_is_named(store: Path) -> None:
     assert agentgauge.metrics(f"{store}:careful", grade_version=1).groups
 
 
+@pytest.mark.parametrize("version", [0, -1])
+def test_a_grade_version_below_1_is_one_check_named_as_the_caller_typed_it(
+    store: Path, tmp_path: Path, cli: Any, version: int
+) -> None:
+    # Python said "run 'careful' has no grade version -1 (it has 1)" where the command
+    # said "Invalid value for '--grade-version': Input should be greater than or equal
+    # to 1"; a trials file took -1 without a word.
+    said = f"must be a whole number >= 1, got {version}"
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text('{"task_id": "t", "success": true}\n')
+    for source in (f"{store}:careful", str(jsonl)):
+        refused(
+            lambda s=source: agentgauge.metrics(s, grade_version=version), f"grade_version: {said}"
+        )
+        code, out, err = cli("metrics", source, "--grade-version", str(version))
+        assert (code, out, err) == (2, "", f"agentgauge: error: --grade-version: {said}\n")
+    code, _, err = cli("grade", f"{store}:careful", "--activate-version", str(version))
+    assert code == 2 and f"--activate-version: {said}" in err
+    code, _, err = cli(
+        "export",
+        f"{store}:careful",
+        "--grade-version",
+        str(version),
+        "--jsonl",
+        str(tmp_path / "x.jsonl"),
+    )
+    assert code == 2 and f"--grade-version: {said}" in err
+    with pytest.raises(InputError) as caught:
+        api.activate_grade_version(f"{store}:careful", version)
+    assert caught.value.field == "grade_version" and said in str(caught.value)
+
+
 def test_compare_gives_the_verdict_the_command_prints(store: Path) -> None:
     # The twin said "B is worse" where `agentgauge compare --json` said "B is worse;
     # not attributable: model and agent version both changed".

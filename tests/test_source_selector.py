@@ -281,3 +281,76 @@ def test_the_grade_summary_tells_the_graders_of_finished_trials_apart(tmp_path: 
     src = open_source(f"{path}:r")
     assert src.summarize_grades() == GradeSummary.of_trials(src.trials)
     assert src.summarize_grades().finished is False
+
+
+def _unnamed_store(tmp_path: Path) -> Path:
+    """Run ``na`` of three configurations: trials recording no agent and no model,
+    agent A with model m, and agent A with no model; 6 tasks with human minutes."""
+    rows = []
+    for i in range(6):
+        for k, extra in enumerate(({}, {"agent": "A", "model": "m"}, {"agent": "A"})):
+            for j in range(2):
+                rows.append(
+                    {"task_id": f"t{i}", "trial": 2 * k + j, "human_minutes": 2**i,
+                     "success": (i + j + k) % 3 != 0} | extra
+                )  # fmt: skip
+    src = tmp_path / "na.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = tmp_path / "na.db"
+    with Store(path) as db:
+        import_file("jsonl", src, db, run_id="na")
+    return path
+
+
+def test_an_empty_name_picks_the_trials_that_record_none_on_every_command(
+    tmp_path: Path, cli: Cli
+) -> None:
+    # The configuration with no agent and no model was listed as `na.db:na#`, which
+    # picked nothing (a bad selector); the viewer could pick it (`a_no_agent=1`).
+    run = f"{_unnamed_store(tmp_path)}:na"
+    code, _, err = cli("compare", run, run)
+    assert code == 2
+    for sel, what in (
+        ("#agent=", "agent not recorded, model not recorded"),
+        ("#agent=A,model=", "agent 'A', model not recorded"),
+        ("#agent=A,model=m", "agent 'A', model 'm'"),
+    ):
+        assert f"{run}{sel} ({what}, 12 trials)" in err, err
+    none, unnamed_model = f"{run}#agent=", f"{run}#agent=A,model="
+    for source, agent, model in ((none, None, None), (unnamed_model, "A", None)):
+        code, out, err = cli("metrics", source, "--json")
+        assert code == 0, err
+        (g,) = json.loads(out)["groups"]
+        assert (g["agent"], g["model"], g["n_trials"]) == (agent, model, 12)
+        (py,) = agentgauge.metrics(source).to_dict()["groups"]
+        assert (py["agent"], py["model"], py["n_trials"]) == (agent, model, 12)
+        code, out, err = cli("horizon", source, "--json")
+        assert code == 0, err
+        assert [g["agent"] for g in json.loads(out)["groups"]] == [agent]
+    code, out, err = cli("compare", none, unnamed_model, "--json")
+    assert code == 0, err
+    assert json.loads(out)["n_tasks"] == 6
+    md = tmp_path / "r.md"
+    code, _, err = cli("report", none, unnamed_model, "--markdown", str(md))
+    assert code == 0, err
+    gates = tmp_path / "gates.yaml"
+    gates.write_text("gates:\n  - type: non_inferiority\n    margin: 0.5\n")
+    code, out, err = cli("gate", none, "--config", str(gates), "--baseline", unnamed_model)
+    assert code in (0, 1) and "configurations" not in err, err
+    # show's failures view reads the outcomes in SQL: `IS NULL`, not `= ''`.
+    code, out, err = cli("show", none, "--json")
+    assert code == 0, err
+    # A grade version still needs its number.
+    code, _, err = cli("metrics", f"{run}#grade=")
+    assert code == 2 and "bad selector 'grade='" in err and "#agent= for the trials" in err
+
+
+def test_an_empty_name_reads_the_same_trials_from_sql_and_from_columns(tmp_path: Path) -> None:
+    path = _unnamed_store(tmp_path)
+    for selector in ("#agent=", "#agent=A,model=", "#model="):
+        src = open_source(f"{path}:na{selector}")
+        assert {(t.agent, t.model) for t in src.trials} == {
+            (a, m) for a, m in zip(src.table.agent, src.table.model, strict=True)
+        }
+        assert len(src.trials) == len(src.table) == (24 if selector == "#model=" else 12)
+        assert [t.success for t in src.trials] == src.table.success.tolist()

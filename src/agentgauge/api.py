@@ -335,7 +335,7 @@ def metrics(
         facts = src.facts
     else:
         table, facts = behaviour_columns(trial_list(trials, "trials"))
-    return _measure(
+    report = _measure(
         table, facts if behaviour else None, k=k, by=by,
         exclude_infra_errors=exclude_infra_errors, seed=seed,
         # Which trials a judge graded is a grade fact, read whether or not the behaviour
@@ -343,6 +343,24 @@ def metrics(
         # `gate` know it (judge_missing null beside n_judged 40).
         judged=facts["judged"] if facts is not None else None,
     )  # fmt: skip
+    report.warnings.extend(_unrecorded_by(report))
+    return report
+
+
+#: Labels ``--by`` groups by unless told otherwise: a file that records no agent or
+#: model is usual, and says nothing.
+_DEFAULT_BY = ("agent", "model", "variant")
+
+
+def _unrecorded_by(report: MetricsReport) -> list[str]:
+    """A warning for each label of ``--by`` (beyond the default ones) that no trial
+    records: grouping by it split nothing, which the one group's title cannot say.
+    Named by the option, as the twins' refusals are (docs/cli.md)."""
+    return [
+        f"--by {key}: no trial records a {key}, so no group is split by it"
+        for key in report.by
+        if key not in _DEFAULT_BY and all(g.labels.get(key) is None for g in report.groups)
+    ]
 
 
 def metrics_of_columns(

@@ -132,13 +132,18 @@ class RunInterrupted(RunEnded):
     exit_code = 130
 
 
-def whole_number(value: object, field: str, *, least: int = 0) -> int:
+def whole_number(
+    value: object, field: str, *, least: int = 0, file: str | Path | None = None
+) -> int:
     """``value`` as an int if it is a whole number ``>= least`` (a bool is not one);
-    else `InputError` naming ``field``, the option the CLI spells it with (``--seed``).
-    The Python twins check what the CLI's parser checks with these, so that a
-    ``seed=-1`` or ``trials=2.5`` is refused in one line there too."""
+    else `InputError` naming ``field``, the option the CLI spells it with (``--seed``),
+    and ``file`` when the value is about one. The Python twins check what the CLI's
+    parser checks with these, so that a ``seed=-1`` or ``trials=2.5`` is refused in one
+    line there too."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise InputError(f"must be a whole number >= {least}, got {value!r}", field=field)
+        raise InputError(
+            f"must be a whole number >= {least}, got {value!r}", file=file, field=field
+        )
     return int(value)
 
 

@@ -116,10 +116,12 @@ class ModelCalls:
     ) -> ModelCalls:
         """From a stored run's calls, counted in SQL; ``agent`` and ``model`` keep the
         trials of one configuration (a source's ``#agent=``, ``model=``)."""
+        from agentgauge.sources import picks
+
         return cls.of_rows(
             (served, source, cost, n)
             for a, m, served, source, cost, n in store.model_call_rows(run_id)
-            if (agent is None or a == agent) and (model is None or m == model)
+            if picks(a, agent) and picks(m, model)
         )
 
     @classmethod

@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 from pydantic import ValidationError
 
-from agentgauge.errors import InputError, first_error
+from agentgauge.errors import InputError, first_error, whole_number
 from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
@@ -43,6 +43,7 @@ from agentgauge.table import TrialTable, group_codes
 from agentgauge.textio import decode_utf8, is_digits, loads_json, open_regular
 
 __all__ = [
+    "NOT_RECORDED",
     "RUN_ID_RESERVED",
     "SPELLED_ONCE",
     "Element",
@@ -53,11 +54,13 @@ __all__ = [
     "assign_trial_indices",
     "check_run_id",
     "configurations",
+    "family_reason",
     "is_store",
     "load_trials",
     "open_source",
     "parse_source",
     "parse_trial",
+    "picks",
     "read_jsonl",
     "read_trials_jsonl",
     "require_one_configuration",
@@ -67,6 +70,7 @@ __all__ = [
     "split_selector",
     "too_large_trial",
     "trial_cell_words",
+    "two_families",
 ]
 
 _Place = TypeVar("_Place")
@@ -74,7 +78,8 @@ _Place = TypeVar("_Place")
 
 @dataclass(frozen=True)
 class Selector:
-    """What the ``#...`` part of a SOURCE picks."""
+    """What the ``#...`` part of a SOURCE picks: an agent and a model by name, or
+    `NOT_RECORDED` for the trials that record none (``#agent=``), ``None`` for any."""
 
     agent: str | None = None
     model: str | None = None
@@ -85,9 +90,20 @@ class Selector:
         return self.agent is None and self.model is None and self.grade_version is None
 
     def keeps(self, trial: Trial) -> bool:
-        return (self.agent is None or trial.agent == self.agent) and (
-            self.model is None or trial.model == self.model
-        )
+        return picks(trial.agent, self.agent) and picks(trial.model, self.model)
+
+
+#: A selector's value for the trials that record no agent (model): ``#agent=``, an empty
+#: name, which no recorded name is; the viewer's ``a_no_agent=1``.
+NOT_RECORDED = ""
+
+
+def picks(value: object, wanted: str | None) -> bool:
+    """Whether a trial whose agent (model) is ``value`` is one a selector's ``wanted``
+    keeps: any (``None``), one that records none (`NOT_RECORDED`), or that name."""
+    if wanted is None:
+        return True
+    return value is None if wanted == NOT_RECORDED else value == wanted
 
 
 _SELECTOR_KEYS = ("agent", "model", "grade")
@@ -171,10 +187,12 @@ def split_selector(spec: str | PathLike[str]) -> tuple[str, Selector]:
     for part in fragment.split(","):
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
-        if not eq or key not in _SELECTOR_KEYS or not value or key in found:
+        # An empty name is the trials that record none (`NOT_RECORDED`); a grade, never.
+        if not eq or key not in _SELECTOR_KEYS or (key == "grade" and not value) or key in found:
             raise InputError(
                 f"bad selector {fragment!r}: write #agent=NAME, #model=NAME, #grade=N "
-                "or several, comma-separated (e.g. #agent=careful,grade=2)",
+                "or several, comma-separated (e.g. #agent=careful,grade=2; #agent= for "
+                "the trials that record no agent)",
                 file=base,
                 field="SOURCE",
             )
@@ -477,6 +495,7 @@ def assign_trial_indices(
     next_index: dict[tuple[Any, ...], int] = {}
     seen: dict[tuple[Any, ...], Place] = {}
     names: dict[str, Spellings[Place]] = {key: Spellings() for key in SPELLED_ONCE}
+    families: dict[str, tuple[str | None, Place]] = {}
 
     def key_of(place: Element, what: str) -> str:
         if what == "task":
@@ -518,6 +537,20 @@ def assign_trial_indices(
                 place,
                 what,
             )
+        # A trial that names no family says nothing of its task's (a span without the
+        # attribute); two that name two do not agree.
+        first_family = (
+            (None, None)
+            if trial.family is None
+            else families.setdefault(trial.task_id, (trial.family, place))
+        )
+        if first_family[0] not in (None, trial.family):
+            first_at = named(first_family[1], place, "family")
+            raise refuse(
+                family_reason(trial.task_id, first_family[0], first_at, trial.family),
+                place,
+                "family",
+            )
         cell = (trial.agent, trial.model, trial.variant, trial.task_id)
         if trial.trial is None:
             trial.trial = next_index.get(cell, 0)
@@ -546,6 +579,43 @@ def assign_trial_indices(
         seen[key] = place
         out.append(trial)
     return out
+
+
+def family_reason(
+    task_id: str, first: object, first_at: str | None, family: object, here: str = " here"
+) -> str:
+    """Why a task under a second family is refused, after the family it was first seen
+    in (``first_at``: ``line 3``): a task belongs to one family, its cluster in every
+    interval, as the trial record says (docs/metrics.md, "The trial record")."""
+
+    def named(f: object) -> str:
+        return "no family" if f is None else f"family {quoted((str(f),))[0]}"
+
+    where = f" ({first_at})" if first_at else ""
+    return (
+        f"task {task_id!r} is in {named(family)}{here} and in {named(first)}{where}; a task "
+        "belongs to one family, the cluster its intervals resample: give all its trials one"
+    )
+
+
+def two_families(table: TrialTable) -> tuple[int, int] | None:
+    """The first two rows of one task that name different families, or ``None``: what
+    every reader refuses (`family_reason`); a row that names none says nothing of its
+    task's. Counted over the distinct (task, family) pairs, not the rows."""
+    if len(table) < 2:
+        return None
+    task = table.codes("task_id")[1]
+    families, family = table.codes("family")
+    named = np.flatnonzero(np.array([f is not None for f in families.tolist()])[family])
+    pair = task[named].astype(np.int64) * len(families) + family[named]
+    pairs, first_rows = np.unique(pair, return_index=True)
+    first_rows = named[first_rows]
+    task_of_pair = pairs // len(families)
+    if task_of_pair.size == np.unique(task_of_pair).size:
+        return None
+    bad = task_of_pair[np.flatnonzero(task_of_pair[1:] == task_of_pair[:-1])[0]]
+    a, b = np.sort(first_rows[task_of_pair == bad])[:2].tolist()
+    return int(a), int(b)
 
 
 class Spellings(Generic[_Place]):
@@ -694,6 +764,8 @@ def open_source(
     """
     spec = source_text(spec)
     base, selector = split_selector(spec)
+    if grade_version is not None:  # the store's check, before a file without versions
+        whole_number(grade_version, "grade_version", least=1)
     grades = events if grades is None else grades
     # A Parquet export keeps grades beside the events: it reads both or neither.
     parquet = _parquet_source(
@@ -739,6 +811,20 @@ def open_source(
             f"run {run_id!r} has no trials yet (it was started, but no trial was recorded)",
             file=path,
             field="SOURCE",
+        )
+    if (clash := two_families(table)) is not None:  # a store written before it was refused
+        a, b = clash
+        raise InputError(
+            f"run {run_id!r}: "
+            + family_reason(
+                str(table.task_id[a]),
+                table.family[a],
+                _trial_words(table, a),
+                table.family[b],
+                f" ({_trial_words(table, b)})",
+            ),
+            file=path,
+            field="family",
         )
     grading = next((v for v in versions if v.version == version), None)
 
@@ -816,6 +902,12 @@ def open_source(
         _pick=pick,
     )
     return _selected(source, selector, base)
+
+
+def _trial_words(table: TrialTable, row: int) -> str:
+    """``trial 1 of agent 'x'``: a stored trial, as a refusal names it."""
+    agent = table.agent[row]
+    return f"trial {table.trial[row]}" + ("" if agent is None else f" of agent {agent!r}")
 
 
 def asked_grade_version(selector: Selector, grade_version: int | None, path: Path) -> int | None:
@@ -897,12 +989,12 @@ def _selectors(configs: list[tuple[str | None, str | None, int]]) -> list[str]:
     agents = [a for a, _, _ in configs]
     out = []
     for agent, model, _ in configs:
-        parts = []
-        if agent is not None:
-            parts.append(f"agent={agent}")
-        if agent is None or agents.count(agent) > 1:
-            parts.append(f"model={model}" if model is not None else "")
-        out.append("#" + ",".join(p for p in parts if p))
+        # `NOT_RECORDED` (an empty name) for a label the trials do not record: `#` alone,
+        # listed for trials with neither, picked nothing.
+        parts = [f"agent={agent or NOT_RECORDED}"]
+        if agents.count(agent) > 1:
+            parts.append(f"model={model or NOT_RECORDED}")
+        out.append("#" + ",".join(parts))
     return out
 
 
@@ -950,10 +1042,10 @@ def selected_rows(table: TrialTable, selector: Selector, base: str, label: str) 
     configuration ``base`` holds: every command that reads a SOURCE, ``export`` too,
     says the same rather than go on over zero trials."""
     rows = np.ones(len(table), dtype=bool)
-    if selector.agent is not None:
-        rows &= table.agent.astype(object) == selector.agent
-    if selector.model is not None:
-        rows &= table.model.astype(object) == selector.model
+    for column, wanted in (("agent", selector.agent), ("model", selector.model)):
+        if wanted is not None:  # `picks`, once per distinct value
+            uniques, codes = table.codes(column)
+            rows &= np.array([picks(u, wanted) for u in uniques.tolist()], dtype=bool)[codes]
     if (selector.agent is not None or selector.model is not None) and not rows.any():
         found = ", ".join(f"{base}{sel}" for sel in _selectors(configurations(table)))
         raise InputError(

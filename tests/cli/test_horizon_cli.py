@@ -136,10 +136,12 @@ def test_horizon_of_one_task_length_is_null_in_the_table(tmp_path: Path) -> None
     assert "lies below the shortest task" not in shown and "slope b1" not in shown
 
 
-def test_a_task_under_two_families_is_named_and_the_report_still_written(tmp_path: Path) -> None:
-    # Trial 0 of t1 in family F, trial 1 in family <b>G</b>: the fit refused with
-    # "family: task np.str_('t1') appears under more than one family" (no source), and
-    # `report` stopped on it too, though `metrics` reads the file.
+def test_a_task_under_two_families_is_refused_by_every_command_at_its_line(
+    tmp_path: Path,
+) -> None:
+    # Trial 0 of t1 in family F, trial 1 in family <b>G</b>: only `horizon` refused it,
+    # while `metrics` clustered t1 by its first trial's family. A task belongs to one
+    # family (the trial record's `family`, docs/metrics.md), so the file is refused.
     rows = [("t1", 0, "F", True, 1), ("t1", 1, "<b>G</b>", False, 1), ("t2", 0, "G", False, 4)]
     path = tmp_path / "fam.jsonl"
     path.write_text(
@@ -149,20 +151,47 @@ def test_a_task_under_two_families_is_named_and_the_report_still_written(tmp_pat
             for t, k, f, ok, m in rows
         )
     )
-    res = agentgauge("horizon", str(path), cwd=tmp_path)
-    assert res.returncode == 2
-    assert res.stderr == (
-        f"agentgauge: error: {path}: family: task 't1' appears under more than one family "
-        "('<b>G</b>', 'F'); the time horizon weighs each task within its family, so give all "
-        "its trials one\n"
+    line = (
+        f"agentgauge: error: {path}:2: family: task 't1' is in family '<b>G</b>' here and in "
+        "family 'F' (line 1); a task belongs to one family, the cluster its intervals "
+        "resample: give all its trials one\n"
     )
-    html, md = tmp_path / "r.html", tmp_path / "r.md"
-    res = agentgauge("report", str(path), "--html", str(html), "--markdown", str(md), cwd=tmp_path)
+    for command in (["horizon"], ["metrics"], ["report", "--markdown", "r.md"]):
+        res = agentgauge(command[0], str(path), *command[1:], cwd=tmp_path)
+        assert (res.returncode, res.stdout, res.stderr) == (2, "", line), command
+    res = agentgauge("import", "jsonl", str(path), "--store", "s.db", cwd=tmp_path)
+    assert res.returncode == 2 and not (tmp_path / "s.db").exists()
+
+
+def test_a_stored_or_exported_task_under_two_families_is_refused_too(tmp_path: Path) -> None:
+    # A store written before the loader refused it (or by Python): the fit refused with
+    # "family: task np.str_('t1') appears under more than one family" (no source), and
+    # the other commands read it; they refuse it alike now, naming the trials, and an
+    # export of it is refused at its row.
+    from agentgauge.schema import Run, Trial
+    from agentgauge.store import Store, utc_now
+
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="r", created_at=utc_now()))
+        for t, k, f in (("t1", 0, "F"), ("t1", 1, "<b>G</b>"), ("t2", 0, "G")):
+            store.add_trial(
+                "r", Trial(task_id=t, trial=k, family=f, success=k == 0, human_minutes=1)
+            )
+    reason = (
+        "task 't1' is in family '<b>G</b>' {here} and in family 'F' ({first}); a task "
+        "belongs to one family, the cluster its intervals resample: give all its trials one\n"
+    )
+    stored = f"agentgauge: error: {db}: family: run 'r': " + reason.format(
+        here="(trial 1)", first="trial 0"
+    )
+    for command in (["horizon"], ["metrics"], ["report", "--html", "r.html"], ["show"]):
+        res = agentgauge(command[0], f"{db}:r", *command[1:], cwd=tmp_path)
+        assert (res.returncode, res.stdout, res.stderr) == (2, "", stored), command
+    res = agentgauge("export", f"{db}:r", "--parquet", "x", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    page = html.read_text()
-    assert (
-        "No time horizon fitted: task &#39;t1&#39; appears under more than one family "
-        "(&#39;&lt;b&gt;G&lt;/b&gt;&#39;, &#39;F&#39;)"
-    ) in page
-    assert "<b>G</b>" not in page
-    assert md.read_text().startswith("# ")
+    res = agentgauge("metrics", "x", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr == "agentgauge: error: x/trials.parquet: family: row 2: " + reason.format(
+        here="here", first="row 1"
+    )

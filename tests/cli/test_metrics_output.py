@@ -134,3 +134,70 @@ def test_counts_of_one_are_singular(tmp_path: Path, run: Run) -> None:
     assert code == 0, err
     assert "1 family " in out and "1 families" not in out, out
     assert "1 task has 1" in out and "1 tasks" not in out, out
+
+
+def test_tasks_without_a_family_are_not_counted_as_families(tmp_path: Path, run: Run) -> None:
+    # Tasks a, b in family x, c in y, d and e in none: 4 clusters (each family-less task
+    # is its own), which the table printed as "4 families".
+    rows = [
+        {"task_id": t, "agent": agent, "family": f, "success": (i + len(agent) + n) % 2 == 0}
+        for agent in ("A", "BB")
+        for n, (t, f) in enumerate((("a", "x"), ("b", "x"), ("c", "y"), ("d", None), ("e", None)))
+        for i in range(3)
+    ]
+    path = _write(tmp_path / "mixed.jsonl", rows)
+    code, out, err = run(["metrics", path])
+    assert code == 0, err
+    assert "2 families and 2 tasks without a family" in out and "4 families" not in out, out
+    code, out, err = run(["metrics", path, "--json"])
+    assert code == 0, err
+    g = json.loads(out)["groups"][0]
+    assert (g["n_clusters"], g["cluster_unit"], g["n_families"]) == (4, "family", 2)
+    # The comparison record's headline names its clusters the same way.
+    a = _write(tmp_path / "a.jsonl", [r for r in rows if r["agent"] == "A"])
+    b = _write(tmp_path / "b.jsonl", [r for r in rows if r["agent"] == "BB"])
+    code, out, err = run(["compare", a, b])
+    assert code == 0, err
+    assert out.count("over 2 families and 2 tasks without a family") == 2, out
+
+
+def test_one_family_beside_one_task_without_is_singular(tmp_path: Path, run: Run) -> None:
+    rows = [
+        {"task_id": t, "family": f, "success": ok}
+        for t, f in (("a", "F"), ("b", None))
+        for ok in (True, False)
+    ]
+    code, out, err = run(["metrics", _write(tmp_path / "one.jsonl", rows)])
+    assert code == 0, err
+    assert "1 family and 1 task without a family" in out, out
+
+
+def test_the_python_twin_warns_of_a_by_label_no_trial_records(tmp_path: Path, run: Run) -> None:
+    """`agentgauge.metrics` gives the warning the command prints, from the same rule."""
+    import agentgauge
+
+    rows = [{"task_id": f"t{t}", "success": t % 2 == 0} for t in range(4)]
+    path = _write(tmp_path / "plain.jsonl", rows)
+    warning = "--by split: no trial records a split, so no group is split by it"
+    assert warning in agentgauge.metrics(path, by="split").warnings
+    assert warning in agentgauge.metrics(path, by=["agent", "split"]).to_dict()["warnings"]
+    code, out, _ = run(["metrics", path, "--by", "split", "--json"])
+    assert code == 0 and json.loads(out)["warnings"].count(warning) == 1, out
+    assert not any("no trial records" in w for w in agentgauge.metrics(path).warnings)
+
+
+def test_the_same_trials_in_another_order_give_the_same_means(tmp_path: Path, run: Run) -> None:
+    # Float sums in file order gave a latency mean of 0.20000000000000004 one way and
+    # 0.19999999999999998 the other; both are 0.2, the exact mean rounded once.
+    rows = [
+        {"task_id": f"t{i}", "success": True, "latency_s": s, "input_tokens": n}
+        for i, (s, n) in enumerate(((0.1, 2**53), (0.2, 1), (0.3, 1)))
+    ]
+    got = []
+    for name, order in (("up", rows), ("down", rows[::-1])):
+        code, out, err = run(["metrics", _write(tmp_path / f"{name}.jsonl", order), "--json"])
+        assert code == 0, err
+        got.append(json.loads(out)["groups"][0])
+    for g in got:
+        assert g["latency_s"]["mean"] == 0.2
+        assert g["tokens"]["input_total"] == 2**53 + 2

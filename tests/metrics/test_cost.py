@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from random import Random
 
 import numpy as np
 import pytest
@@ -243,3 +244,47 @@ def test_cost_figures_are_the_exact_means_rounded_once(rows: list[tuple[int, flo
     ]
     assert task_mean(cost, task) == float(sum(by_task, Fraction(0)) / len(tasks))
     assert m.cost_of_pass == float(sum(by_task, Fraction(0)) / len(tasks))
+
+
+def test_latency_and_token_means_do_not_depend_on_the_order() -> None:
+    # In floats 0.1 + 0.2 + 0.3 = 0.6000000000000001 (/ 3 = 0.20000000000000004) and
+    # 0.3 + 0.2 + 0.1 = 0.6 (/ 3 = 0.19999999999999998). The exact sum of the three
+    # doubles, divided once and rounded once, is 0.2 in either order.
+    for latencies in ([0.1, 0.2, 0.3], [0.3, 0.2, 0.1]):
+        m = cost_metrics(success_rate=1.0, **arrays(latency_s=latencies))
+        assert m.latency_mean == 0.2
+    # 2^53 + 1 + 1 in floats is 2^53 (each 1 rounds away), 1 + 1 + 2^53 is 2^53 + 2.
+    big = 2.0**53
+    for tokens in ([big, 1, 1], [1, 1, big]):
+        m = cost_metrics(success_rate=1.0, **arrays(input_tokens=tokens, tool_calls=tokens))
+        assert m.input_tokens_total == big + 2
+        assert m.input_tokens == float((Fraction(2**53) + 2) / 3) == m.tool_calls
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0, 1e6, allow_nan=False) | st.sampled_from([0.1, 0.2, 0.3]), min_size=1),
+    st.randoms(use_true_random=False),
+)
+def test_latency_and_token_means_are_exact_means_rounded_once(
+    values: list[float], rnd: Random
+) -> None:
+    shuffled = values[:]
+    rnd.shuffle(shuffled)
+    exact = sum((Fraction(v) for v in values), Fraction(0))
+    whole = [float(int(v)) for v in values]
+    exact_whole = sum((Fraction(v) for v in whole), Fraction(0))
+    for order in (values, shuffled):
+        m = cost_metrics(
+            success_rate=1.0,
+            **arrays(latency_s=order, output_tokens=[float(int(v)) for v in order]),
+        )
+        assert m.latency_mean == float(exact / len(values))
+        assert m.output_tokens == float(exact_whole / len(whole))
+        assert m.output_tokens_total == float(exact_whole)
+
+
+def test_a_latency_mean_past_the_largest_float_sum_is_finite() -> None:
+    # 1e308 + 1e308 passes the largest float; each halved first, the mean is 1e308.
+    m = cost_metrics(success_rate=1.0, **arrays(latency_s=[1e308, 1e308]))
+    assert m.latency_mean == 1e308

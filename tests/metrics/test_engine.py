@@ -119,7 +119,7 @@ def test_tasks_without_family_are_their_own_clusters() -> None:
         for ok in map(bool, oks)
     ]
     g = compute_metrics(TrialTable.from_trials(trials)).to_dict()["groups"][0]
-    assert g["n_clusters"] == 2 and g["cluster_unit"] == "family"
+    assert g["n_clusters"] == 2 and g["cluster_unit"] == "family" and g["n_families"] == 1
     # p = .5, 1, 0; mean .5; e = 0, .5, -.5; cluster sums x: .5, c: -.5 -> Σ² = .5
     # √(2/1 · .5)/3 = 1/3
     assert g["success_rate"]["se_clustered"] == pytest.approx(1 / 3)

@@ -174,6 +174,27 @@ def test_horizon_axis_spans_the_tasks_not_an_extrapolated_horizon() -> None:
     assert marks[0].error_x.array[0] == pytest.approx(256 - 16)
 
 
+def test_horizon_marks_are_named_as_the_horizon_command_names_them() -> None:
+    from agentgauge.report.figures import horizon_figure
+
+    # round(100 · 0.995) named the 99.5% horizon "100%", and 0.9951's too: two marks alike.
+    group = {
+        "label": "a",
+        "intercept": 2.0,
+        "slope": -0.5,
+        "minutes_range": [2.0, 64.0],
+        "tasks": [{"task_id": "t", "minutes": 2.0, "rate": 1.0}],
+        "horizons": {"0.5": 16.0, "0.995": 8.0, "0.9951": 4.0},
+        "ci95": {"0.5": [4.0, 32.0], "0.995": [4.0, 16.0], "0.9951": [2.0, 8.0]},
+    }
+    names = [t.name for t in horizon_figure([group]).data if t.error_x.array is not None]
+    assert names == [
+        "a p50 horizon, 95% CI",
+        "a p99.5 horizon, 95% CI",
+        "a p99.51 horizon, 95% CI",
+    ]
+
+
 # --------------------------------------------------------------------------- build
 
 

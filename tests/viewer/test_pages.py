@@ -925,7 +925,8 @@ def test_a_configuration_with_nothing_recorded_can_be_picked(tmp_path: Path) -> 
     ]
     # Each link is the diff of that one configuration: 12 trials, all failed or all passed.
     assert [(d["a"]["n"], d["a"]["passed"]) for d in picked] == [(12, 0), (12, 12)]
-    assert picked[1]["a"]["label"] == "na#model=(not recorded)"
+    # Named as compare's SOURCE picks it: `#model=` is the trials that record no model.
+    assert picked[1]["a"]["label"] == "na#model="
     assert picked[1]["comparison"]["mean_diff"] == 0.0
     assert 'na</a> <span class="chosen">(model not recorded)</span> (A)' in page
     # The form keeps the choice (a hidden flag; a name typed in the box wins).

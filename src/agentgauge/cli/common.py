@@ -23,7 +23,8 @@ GradeVersionOption = Annotated[
     int | None,
     typer.Option(
         "--grade-version",
-        min=1,
+        # No `min`: the API's check speaks for it (`--grade-version: must be a whole
+        # number >= 1, got 0`), as it does for `grade_version=0` from Python.
         help="Grade version of each stored run to read (1 = as recorded; default: the "
         "active one). A SOURCE's own #grade=N naming another version is refused.",
     ),

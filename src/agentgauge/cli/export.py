@@ -51,8 +51,7 @@ def export_cmd(
         int | None,
         typer.Option(
             "--grade-version",
-            metavar="N",
-            min=1,
+            metavar="N",  # checked by the store, as `common.GradeVersionOption` says
             help="The grade version whose outcomes and grades are exported (default: the "
             "active one); as #grade=N in DB:RUN.",
         ),

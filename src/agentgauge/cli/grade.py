@@ -80,8 +80,7 @@ def grade(
     activate_version: Annotated[
         int | None,
         typer.Option(
-            "--activate-version",
-            min=1,
+            "--activate-version",  # checked by the store, as `--grade-version` is
             help="Do not re-grade: make version N (1 = as recorded) what the run reports.",
         ),
     ] = None,

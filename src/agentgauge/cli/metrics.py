@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -20,9 +20,6 @@ from agentgauge.cli.common import (
 from agentgauge.display import terminal_warning
 from agentgauge.errors import InputError
 from agentgauge.textio import is_digits
-
-if TYPE_CHECKING:
-    from agentgauge.metrics import MetricsReport
 
 
 def parse_ks(value: str) -> list[int]:
@@ -43,21 +40,6 @@ def parse_by(value: str) -> list[str]:
     from agentgauge.api import check_by
 
     return list(dict.fromkeys(check_by(split_list(value))))
-
-
-#: Labels ``--by`` groups by unless told otherwise: a file that records no agent or
-#: model is usual, and says nothing.
-_DEFAULT_BY = ("agent", "model", "variant")
-
-
-def unrecorded_by(report: MetricsReport) -> list[str]:
-    """A warning for each label of ``--by`` (beyond the default ones) that no trial
-    records: grouping by it split nothing, which the one group's title cannot say."""
-    return [
-        f"--by {key}: no trial records a {key}, so no group is split by it"
-        for key in report.by
-        if key not in _DEFAULT_BY and all(g.labels.get(key) is None for g in report.groups)
-    ]
 
 
 @app.command("metrics")
@@ -94,7 +76,6 @@ def metrics_cmd(
             seed=seed,
             grade_version=grade_version,
         )
-    report.warnings.extend(unrecorded_by(report))
     # Warnings go to stderr so that stdout stays the table or the JSON alone.
     for w in report.warnings:
         err_console().print(terminal_warning(w))

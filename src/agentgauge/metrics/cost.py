@@ -246,41 +246,37 @@ def quantiles(values: FloatArray, qs: tuple[float, ...]) -> list[float]:
     return [found[q] for q in qs]
 
 
-def _count_sum(values: FloatArray, *, whole: bool = False) -> tuple[int, float]:
-    """How many values are known (not NaN) and their sum, the same in any order of the
-    values: ``math.fsum``'s correctly rounded sum, as a pairwise float sum is not (the
-    same trials stored in another order, as a Ray run stores them, moved a mean's last
-    digit). ``whole``: the values are counts (tokens, calls): whole numbers, which add
-    up exactly in any order while the sum stays below 2**53, so numpy's sum is kept.
+#: A float sum of non-negative whole numbers that comes out below this is exact: the
+#: first addition that rounded would have reached 2^53, and none after it goes lower.
+_EXACT_WHOLE = 2.0**53
 
-    A complete column costs one pass to find it complete: NaN propagates through the
-    sum, so only a column with gaps is scanned again.
+
+def _count_sum(values: FloatArray) -> tuple[int, float, float | None]:
+    """How many values are known (not NaN), their sum and their mean (``None`` for none).
+
+    The sum is `exact_sum`'s, rounded once, and the mean that exact sum divided and
+    rounded once, as the cost per trial is: the same in any order, where a float sum
+    rounds at each addition (the latencies 0.1, 0.2, 0.3 averaged 0.20000000000000004,
+    and 0.3, 0.2, 0.1 0.19999999999999998; the mean of both is 0.2 now), and token
+    counts past 2^53 kept a 1 or lost it by their order. Whole numbers whose sum is
+    below 2^53 (token and call counts, nearly always) numpy adds exactly, in one fast
+    pass to the same sum. Where the sum passes the largest float (two latencies of
+    1e308), it is inf and the mean is the ``math.fsum`` (correctly rounded, so in any
+    order the same) of the values each divided by their count first, which cannot
+    overflow.
     """
-    # Finite values may still add up past the largest float (two costs of 1.7e308):
-    # the sum is then inf, which the callers report, not a numpy warning.
-    with np.errstate(over="ignore"):
-        total = float(values.sum())
-        known = values
-        if np.isnan(total):
-            known = values[~np.isnan(values)]
-            total = float(known.sum()) if known.size else 0.0
-    if not known.size or not math.isfinite(total):
-        return known.size, total
-    if whole and total < 2.0**53 and float(known.min()) >= 0:
-        return known.size, total
-    try:
-        return known.size, math.fsum(known)
-    except OverflowError:  # a partial sum of values of both signs passed the largest float
-        return known.size, math.inf
-
-
-def _mean(values: FloatArray, count: int, total: float) -> float:
-    """``total / count``, or, when ``total`` overflowed, the mean of the known values
-    taken as Σ(x / n): each term is at most max(x) / n, so it cannot overflow."""
-    if math.isfinite(total):
-        return total / count
     known = values[~np.isnan(values)]
-    return math.fsum(known / count)
+    count = known.size
+    if not count:
+        return 0, 0.0, None
+    with np.errstate(over="ignore"):
+        total = float(known.sum())
+    if 0 <= total < _EXACT_WHOLE and known.min() >= 0 and bool(np.all(known % 1 == 0)):
+        return count, total, total / count
+    exact = exact_sum(known)
+    if exact is None or not math.isfinite(_rounded(exact)):
+        return count, math.inf, math.fsum((known / count).tolist())
+    return count, _rounded(exact), _rounded(exact / count)
 
 
 def _one_size(task: npt.NDArray[np.intp], counts: npt.NDArray[np.int64] | None) -> bool:
@@ -380,15 +376,15 @@ def cost_metrics(
         elif cost_sum is not None:
             spend = float(cost_sum / successes)  # at most the total: finite when it is
 
-    n_lat, lat_sum = _count_sum(latency_s)
+    n_lat, _, lat_mean = _count_sum(latency_s)
     p50 = p95 = None
     if n_lat:
         lat = latency_s if n_lat == n else latency_s[~np.isnan(latency_s)]
         p50, p95 = quantiles(lat, (0.5, 0.95))
-    n_in, in_sum = _count_sum(input_tokens, whole=True)
-    n_out, out_sum = _count_sum(output_tokens, whole=True)
-    n_tool, tool_sum = _count_sum(tool_calls, whole=True)
-    n_model, model_sum = _count_sum(model_calls, whole=True)
+    n_in, in_sum, in_mean = _count_sum(input_tokens)
+    n_out, out_sum, out_mean = _count_sum(output_tokens)
+    _, _, tool_mean = _count_sum(tool_calls)
+    _, _, model_mean = _count_sum(model_calls)
     judge_known = judge_cost_usd[~np.isnan(judge_cost_usd)]
     n_judge = judge_known.size
     judge_missing: int | None = None
@@ -429,16 +425,16 @@ def cost_metrics(
         missing=missing,
         latency_p50=p50,
         latency_p95=p95,
-        latency_mean=_mean(latency_s, n_lat, lat_sum) if n_lat else None,
-        input_tokens=in_sum / n_in if n_in else None,
-        output_tokens=out_sum / n_out if n_out else None,
+        latency_mean=lat_mean,
+        input_tokens=in_mean,
+        output_tokens=out_mean,
         input_tokens_total=in_sum if n_in == n and n else None,
         output_tokens_total=out_sum if n_out == n and n else None,
         input_tokens_n=n_in,
         output_tokens_n=n_out,
         latency_n=n_lat,
-        tool_calls=tool_sum / n_tool if n_tool else None,
-        model_calls=model_sum / n_model if n_model else None,
+        tool_calls=tool_mean,
+        model_calls=model_mean,
         reasons=reasons,
         spend_per_success=spend,
     )

@@ -78,7 +78,7 @@ class GroupMetrics:
                 s = "s" if self.infra_errors != 1 else ""
                 why = f"no trials left after excluding {self.infra_errors} infra-error trial{s}"
             for key in (
-                "success_rate", "n_clusters", "cost.per_trial", "cost.total",
+                "success_rate", "n_clusters", "n_families", "cost.per_trial", "cost.total",
                 "cost.cost_of_pass", "latency_s", "tokens", "calls.tool", "calls.model",
             ):  # fmt: skip
                 reasons.setdefault(key, why)
@@ -92,6 +92,7 @@ class GroupMetrics:
             "n_trials": o.n_trials,
             "n_clusters": o.n_clusters if o.n_tasks else None,
             "cluster_unit": o.cluster_unit,
+            "n_families": o.n_families if o.n_tasks else None,
             "n_successes": o.n_successes,
             "success_rate": {
                 "value": _num(o.success_rate),
@@ -373,15 +374,20 @@ def compute_metrics(
     for g in range(n_groups):
         tasks, n_full, c_full = per_group[g]
         task_cl = None
+        families = None
         if clusters is not None:
             task_cl = clusters[tasks]
-            if bool(np.all(task_cl >= n_families)):
+            in_family = task_cl < n_families
+            if not bool(np.any(in_family)):
                 task_cl = None  # this group's tasks name no family: tasks are the clusters
+            else:  # "5 families" said of 3 families and 2 tasks without one misleads
+                families = int(np.unique(task_cl[in_family]).size)
         outcome = outcome_metrics(
             n_full[tasks],
             c_full[tasks],
             task_ids=task_uniques[tasks],
             clusters=task_cl,
+            families=families,
             ks=ks,
         )
         rows = group_rows[g]

@@ -87,6 +87,9 @@ class OutcomeMetrics:
     flaky_tasks: list[str]
     reasons: dict[str, str] = field(default_factory=dict)
     """Why a figure is null, keyed by its name (``ci95``, ``outcome_consistency``...)."""
+    n_families: int = 0
+    """Of the ``n_clusters``, how many are families; the rest are tasks without one,
+    each its own cluster. 0 when ``cluster_unit`` is ``task``."""
 
 
 def task_success_counts(
@@ -274,13 +277,16 @@ def outcome_metrics(
     *,
     task_ids: Sequence[str] | npt.NDArray[np.object_] | None = None,
     clusters: npt.ArrayLike | None = None,
+    families: int | None = None,
     ks: Sequence[int] = (1, 2, 4),
 ) -> OutcomeMetrics:
     """Outcome metrics from per-task trial counts ``n`` and success counts ``c``.
 
     - success_rate = mean_t p_t, p_t = c_t/n_t; ``se`` = sd_t(p_t, ddof=1)/√T;
       ``se_clustered`` (Miller 2024) when ``clusters`` (one family code per task)
-      is given; ``ci95`` and ``ci_method`` by `success_interval`.
+      is given; ``ci95`` and ``ci_method`` by `success_interval`. ``families``: how
+      many of the clusters are families, when some are tasks without one (every
+      cluster is a family when it is not given).
     - pass@k (Chen et al. 2021) and pass^k (Yao et al. 2024) per task, averaged
       over tasks with their SE across tasks; ``None`` with a reason when k > n_t
       for any task.
@@ -315,6 +321,7 @@ def outcome_metrics(
     if why:
         reasons["ci95"] = why
     n_clusters = cluster_codes(cl)[1] if cl is not None else t
+    n_families = 0 if cl is None else n_clusters if families is None else families
 
     at_k: dict[int, PassK] = {}
     hat_k: dict[int, PassK] = {}
@@ -362,4 +369,5 @@ def outcome_metrics(
         outcome_consistency=consistency,
         flaky_tasks=flaky.tolist(),
         reasons=reasons,
+        n_families=n_families,
     )

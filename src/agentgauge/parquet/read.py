@@ -53,9 +53,11 @@ from agentgauge.schema import (
 from agentgauge.sources import (
     SPELLED_ONCE,
     Spellings,
+    family_reason,
     spellings_reason,
     too_large_trial,
     trial_cell_words,
+    two_families,
 )
 from agentgauge.store.database import GradeVersion
 from agentgauge.store.rows import event_from
@@ -528,7 +530,33 @@ def read_table(parts: Sequence[Path]) -> TrialTable:
     for name, (uniques, index) in codes.items():
         table.seed_codes(name, uniques, index, check=False)  # the columns were built from them
     _refuse_duplicates(parts, sizes, table)
+    _refuse_two_families(parts, sizes, table)
     return table
+
+
+def _row_of(parts: Sequence[Path], sizes: Sequence[int], row: int) -> tuple[Path, int]:
+    """The file and the 1-based row in it of ``row`` of the files read one after another."""
+    ends = np.cumsum(sizes)
+    p = int(np.searchsorted(ends, row, "right"))
+    return parts[p], row - int(ends[p] - sizes[p]) + 1
+
+
+def _refuse_two_families(parts: Sequence[Path], sizes: Sequence[int], table: TrialTable) -> None:
+    """A task whose rows name two families (or a family and none), refused as a JSONL
+    file's line is (`agentgauge.sources.two_families`): every interval resamples a task
+    within its one family."""
+    clash = two_families(table)
+    if clash is None:
+        return
+    (first_path, first_row), (path, row) = (_row_of(parts, sizes, r) for r in clash)
+    first_at = f"row {first_row}" + ("" if first_path == path else f" of {first_path}")
+    a, b = clash
+    raise InputError(
+        f"row {row}: "
+        + family_reason(str(table.task_id[a]), table.family[a], first_at, table.family[b]),
+        file=path,
+        field="family",
+    )
 
 
 def _check_spellings(

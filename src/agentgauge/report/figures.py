@@ -25,6 +25,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from agentgauge.display import plotly_text
+from agentgauge.metrics.horizon import q_label
 
 __all__ = [
     "Z95",
@@ -261,7 +262,8 @@ def horizon_figure(groups: Sequence[Mapping[str, Any]]) -> go.Figure:
                     },
                     mode="markers",
                     marker={"color": colour, "symbol": "diamond", "size": 10},
-                    name=plotly_text(f"{g['label']} {round(100 * float(q))}% horizon, 95% CI"),
+                    # As `agentgauge horizon` names it: p99.5 for 0.995 (rounding read "100%").
+                    name=plotly_text(f"{g['label']} {q_label(float(q))} horizon, 95% CI"),
                 )
             )
     fig.update_layout(

@@ -11,6 +11,7 @@ from typing import Any
 __all__ = [
     "DASH",
     "bounds",
+    "clusters_text",
     "counted_trials",
     "estimate",
     "judge_cost",
@@ -71,6 +72,23 @@ def judge_cost(cost: dict[str, Any], n_trials: int | None) -> str:
     if total is not None and judged and n_trials and judged < n_trials:
         out += f" ({judged} of {n_trials} trials)"
     return out
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def clusters_text(n_clusters: int, n_families: int | None, cluster_unit: str | None) -> str:
+    """The clusters a success rate's interval is over: ``4 families``, ``9 tasks``, or
+    ``2 families and 2 tasks without a family`` when some tasks name none (each is then
+    its own cluster: docs/metrics.md), which "4 families" would have miscounted."""
+    if cluster_unit != "family":
+        return _count(n_clusters, "task", "tasks")
+    families = n_clusters if n_families is None else n_families
+    text = _count(families, "family", "families")
+    if n_clusters > families:
+        text += f" and {_count(n_clusters - families, 'task', 'tasks')} without a family"
+    return text
 
 
 def success_se(

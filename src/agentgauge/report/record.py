@@ -29,7 +29,7 @@ from agentgauge.metrics.compare import BASE_SCOPE, Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
 from agentgauge.model_calls import ModelCalls
-from agentgauge.report.formats import difference_se, no_spread_count, success_se
+from agentgauge.report.formats import clusters_text, difference_se, no_spread_count, success_se
 from agentgauge.report.formats import money as _money
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.table import TrialTable
@@ -535,8 +535,7 @@ def _rate(o: Any) -> str:
 
 def _method(o: Any) -> str:
     method = _CI_METHOD.get(o.ci_method or "", o.ci_method or "no interval")
-    unit = "families" if o.cluster_unit == "family" else "tasks"
-    return f"{method} over {o.n_clusters} {unit}"
+    return f"{method} over {clusters_text(o.n_clusters, o.n_families, o.cluster_unit)}"
 
 
 #: Above this many capabilities, line 6 names the largest differences and points to

@@ -23,6 +23,7 @@ from agentgauge.metrics import MetricsReport
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import (
     bounds,
+    clusters_text,
     counted_trials,
     estimate,
     judge_cost,
@@ -166,14 +167,18 @@ def _title_keys(groups: list[dict[str, Any]], by: list[str]) -> list[str]:
 
 def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
     sr = g["success_rate"]
-    one, plural = ("family", "families") if g["cluster_unit"] == "family" else ("task", "tasks")
-    unit = one if g["n_clusters"] == 1 else plural
-    clusters = _DASH if g["n_clusters"] is None else f"{g['n_clusters']} {unit}"
+    n_clusters = g["n_clusters"]
+    clusters = (
+        _DASH
+        if n_clusters is None
+        else clusters_text(n_clusters, g.get("n_families"), g["cluster_unit"])
+    )
     ci = _DASH if sr["ci95"] is None else interval(sr["ci95"])
     se_cl = _DASH if sr["se_clustered"] is None else f"± {100 * sr['se_clustered']:.1f}"
-    if sr["se_clustered"] == 0 and g["n_clusters"]:
+    if sr["se_clustered"] == 0 and n_clusters:
         # Every family has the same rate: no spread between them, not certainty.
-        se_cl = f"none ({g['n_clusters']} {unit} alike)"
+        alike = clusters if g.get("n_families") in (None, n_clusters) else f"{n_clusters} clusters"
+        se_cl = f"none ({alike} alike)"
     cells = [
         f"{g['n_tasks']} / {g['n_trials']:,}",
         clusters,

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from agentgauge._version import __version__
 from agentgauge.defaults import DEFAULT_STORE
-from agentgauge.errors import AgentgaugeError, InputError, first_error
+from agentgauge.errors import AgentgaugeError, InputError, first_error, whole_number
 from agentgauge.facts import (
     FACTS,
     Facts,
@@ -156,9 +156,11 @@ def check_store_path(store: Store | str | Path, *, option: str = "--store") -> N
 
 def _configuration_sql(agent: str | None, model: str | None) -> tuple[str, tuple[str, ...]]:
     """The SQL condition on trials ``t`` (and its values) that keeps one configuration's
-    trials (a SOURCE's ``#agent=``/``#model=``; the columns compared as text)."""
+    trials (a SOURCE's ``#agent=``/``#model=``; the columns compared as text). An empty
+    name keeps the trials that record none (`agentgauge.sources.picks`)."""
     chosen = [(name, v) for name, v in (("agent", agent), ("model", model)) if v is not None]
-    return "".join(f" AND t.{name} = ?" for name, _ in chosen), tuple(v for _, v in chosen)
+    where = "".join(f" AND t.{name} {'IS NULL' if not v else '= ?'}" for name, v in chosen)
+    return where, tuple(v for _, v in chosen if v)
 
 
 def _keys_sql(keys: Sequence[int] | None) -> tuple[str, tuple[str, ...]]:
@@ -1532,13 +1534,11 @@ class Store:
         """``version``, checked against the run's versions (``None``: the active one).
         Raises `InputError` for a version the run does not have or whose outcomes
         were overwritten by an agentgauge before grade versions were kept."""
-        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            # A "1" from Python was looked up as text: "has no grade version 1 (it has 1)".
-            raise InputError(
-                f"must be a whole number >= 1, got {version!r}",
-                file=self.path,
-                field="grade_version",
-            )
+        if version is not None:
+            # A "1" from Python was looked up as text: "has no grade version 1 (it has 1)",
+            # and -1 "has no grade version -1". The commands' options are checked here too
+            # (their names put in by `cli.common.options_typed`): one rule, one line.
+            version = whole_number(version, "grade_version", least=1, file=self.path)
         active = self.active_grade_version(run_id)
         if version is None or version == active:
             return active

@@ -51,7 +51,7 @@ from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
 from agentgauge.report.formats import bounds, money, success_se_of, zero_difference_se
 from agentgauge.report.record import SystemInfo, agent_name, p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
-from agentgauge.sources import Selector, configurations, selected_rows
+from agentgauge.sources import NOT_RECORDED, Selector, configurations, picks, selected_rows
 from agentgauge.spelling import quoted
 from agentgauge.store import Store
 from agentgauge.store.faults import database_error
@@ -184,10 +184,9 @@ def _json(data: Any) -> Response:
 #: ``agentgauge compare``; ``None`` where the side does not choose, `NOT_RECORDED` for
 #: the trials that record no agent (no model): ``a_no_agent=1`` (``a_no_model=1``).
 Chosen = tuple[str | None, str | None]
-#: A choice of the trials with no agent (model) recorded, which no name picks. The
-#: address says it with a flag of its own: an empty ``a_agent=`` is what the form sends
-#: for an empty box, "no choice".
-NOT_RECORDED = ""
+#: A choice of the trials with no agent (model) recorded is `NOT_RECORDED`, compare's
+#: ``#agent=``. The address says it with a flag of its own: an empty ``a_agent=`` is what
+#: the form sends for an empty box, "no choice".
 _COLUMNS = ("agent", "model")
 
 
@@ -222,25 +221,14 @@ def _choice_words(chosen: Chosen, sep: str = " and ") -> str:
 
 
 def _side_label(run_id: str, chosen: Chosen) -> str:
-    """A side's name as compare's SOURCE would spell it: ``RUN#agent=A,model=M``
-    (``model=(not recorded)`` for `NOT_RECORDED`, which compare has no selector for)."""
+    """A side's name as compare's SOURCE spells it: ``RUN#agent=A,model=M`` (``model=``
+    for `NOT_RECORDED`: the trials that record no model)."""
     parts = [
-        f"{column}={'(not recorded)' if value == NOT_RECORDED else value}"
+        f"{column}={value}"
         for column, value in zip(_COLUMNS, chosen, strict=True)
         if value is not None
     ]
     return run_id + ("#" + ",".join(parts) if parts else "")
-
-
-def _chosen_rows(table: TrialTable, chosen: Chosen) -> npt.NDArray[np.bool_]:
-    """The rows of ``table`` with no agent (model) where ``chosen`` says `NOT_RECORDED`;
-    the names are `selected_rows`'."""
-    rows = np.ones(len(table), dtype=bool)
-    for column, value in zip(_COLUMNS, chosen, strict=True):
-        if value == NOT_RECORDED:
-            uniques, codes = table.codes(column)
-            rows &= np.asarray([u is None for u in uniques.tolist()], dtype=bool)[codes]
-    return rows
 
 
 class _PickOne(Exception):
@@ -329,13 +317,7 @@ class Viewer:
     ) -> tuple[dict[str, Any], str | None]:
         """The run's configuration (of the ``chosen`` agent and model, whose trials are
         ``table``) and its agent's name, as `agentgauge compare` reads a stored run's."""
-        want_agent, want_model = (None if v == NOT_RECORDED else v for v in chosen)
-        calls = ModelCalls.of_rows(
-            (served, source, cost, n)
-            for a, m, served, source, cost, n in self.store.model_call_rows(run["run_id"])
-            # `ModelCalls.of_run`'s rule, where a side's choice may be "not recorded".
-            if (chosen[0] is None or a == want_agent) and (chosen[1] is None or m == want_model)
-        )
+        calls = ModelCalls.of_run(self.store, run["run_id"], agent=chosen[0], model=chosen[1])
         header = self.store.get_run(run["run_id"])
         agent = agent_name(SystemInfo(run["run_id"], table, header))
         return side_components(header, table.codes("model")[0], calls.served), agent
@@ -348,13 +330,11 @@ class Viewer:
         table = self.table(run)
         held = configurations(table)
         name = f"{side.upper()} (run {run['run_id']})"
-        agent, model = (v or None for v in chosen)  # the names: `NOT_RECORDED` is none
         try:
             # The rows compare's ``#agent=``/``#model=`` keep, refused when none.
-            rows = selected_rows(table, Selector(agent, model), run["run_id"], run["run_id"])
+            rows = selected_rows(table, Selector(*chosen), run["run_id"], run["run_id"])
         except InputError:
             rows = np.zeros(len(table), dtype=bool)
-        rows &= _chosen_rows(table, chosen)
         if not rows.any():
             what = _choice_words(chosen)
             raise _PickOne(f"{name} has no trials of {what}", side, held)
@@ -569,10 +549,7 @@ def _naming(
 
 
 def _picks(chosen: Chosen, config: tuple[str | None, str | None]) -> bool:
-    return all(
-        c is None or (v is None if c == NOT_RECORDED else v == c)
-        for c, v in zip(chosen, config, strict=True)
-    )
+    return all(picks(v, c) for c, v in zip(chosen, config, strict=True))
 
 
 def _pick_page(
