@@ -32,6 +32,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 from pydantic import ValidationError
 
+from agentgauge.display import shell_command
 from agentgauge.errors import InputError, first_error, whole_number
 from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
@@ -822,7 +823,11 @@ def open_source(
                 _trial_words(table, a),
                 table.family[b],
                 f" ({_trial_words(table, b)})",
-            ),
+            )
+            # Stored before this was refused: the way out, as nothing in the store can
+            # be edited in place.
+            + f" (export it with agentgauge export {shell_command([f'{path}:{run_id}'])} "
+            "--jsonl FILE, give the task's trials one family there, and import FILE again)",
             file=path,
             field="family",
         )

@@ -184,6 +184,10 @@ def test_a_stored_or_exported_task_under_two_families_is_refused_too(tmp_path: P
     )
     stored = f"agentgauge: error: {db}: family: run 'r': " + reason.format(
         here="(trial 1)", first="trial 0"
+    ).replace(
+        "\n",
+        f" (export it with agentgauge export {db}:r --jsonl FILE, give the task's trials one "
+        "family there, and import FILE again)\n",
     )
     for command in (["horizon"], ["metrics"], ["report", "--html", "r.html"], ["show"]):
         res = agentgauge(command[0], f"{db}:r", *command[1:], cwd=tmp_path)
