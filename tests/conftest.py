@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 #: ``cli("metrics", "trials.jsonl", "--json")`` -> (exit code, stdout, stderr).
 Cli = Callable[..., tuple[int, str, str]]
@@ -68,3 +71,45 @@ def metrics_json(cli: Cli, source: str, *extra: str) -> dict[str, Any]:
     assert code == 0, err
     result: dict[str, Any] = json.loads(out)
     return result
+
+
+class StatusServer:
+    """A real aiohttp server on 127.0.0.1 that answers every request with one status
+    (``path``: only ``POST path``; any other route is aiohttp's own 404, as a server
+    without it answers)."""
+
+    def __init__(self, status: int, message: str, *, path: str | None = None) -> None:
+        self.status, self.message, self.path = status, message, path
+        self.hits = 0
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.hits += 1
+        return web.json_response({"error": {"message": self.message}}, status=self.status)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        app = web.Application()
+        if self.path is None:
+            app.router.add_route("*", "/{tail:.*}", self._handle)
+        else:
+            app.router.add_post(self.path, self._handle)
+        self._runner = web.AppRunner(app)
+        self._loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        self._loop.run_until_complete(site.start())
+        self.port = self._runner.addresses[0][1]
+        self._ready.set()
+        self._loop.run_forever()
+
+    def __enter__(self) -> StatusServer:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)

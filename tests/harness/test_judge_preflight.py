@@ -9,16 +9,14 @@ one line, exit 2, before anything is written. Real loopback servers and a closed
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import sqlite3
 import textwrap
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
+from tests.conftest import StatusServer
 
 from agentgauge.errors import InputError
 from agentgauge.graders.base import part_grades
@@ -120,45 +118,8 @@ def test_a_host_name_that_does_not_resolve(tmp_path: Path) -> None:
     assert not (tmp_path / "s.db").exists()
 
 
-class V1Server:
-    """A real aiohttp server on 127.0.0.1 with one route, ``POST /v1/chat/completions``:
-    a base URL without ``/v1`` (the common typo) is answered 404, as real servers do."""
-
-    def __init__(self) -> None:
-        self.hits = 0
-        self._ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    async def _chat(self, request: web.Request) -> web.Response:
-        self.hits += 1
-        return web.json_response({"error": {"message": "body is not JSON"}}, status=400)
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = self._runner.addresses[0][1]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> V1Server:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-
 def test_a_judge_base_url_without_its_chat_route(tmp_path: Path) -> None:
-    with V1Server() as server:
+    with StatusServer(400, "body is not JSON", path="/v1/chat/completions") as server:
         url = f"http://127.0.0.1:{server.port}"  # without /v1
         with pytest.raises(InputError) as caught:
             judged_run(tmp_path, url)
@@ -170,7 +131,7 @@ def test_a_judge_base_url_without_its_chat_route(tmp_path: Path) -> None:
     assert "no chat-completions route there" in line and "AGENTGAUGE_JUDGE_BASE_URL" in line
     assert not (tmp_path / "s.db").exists()
     # The right base URL passes the check (its 400 to a body that is not JSON).
-    with V1Server() as server:
+    with StatusServer(400, "body is not JSON", path="/v1/chat/completions") as server:
         judged_run(tmp_path, f"http://127.0.0.1:{server.port}/v1", preflight=True)
         assert server.hits >= 1
 

@@ -7,16 +7,14 @@ minutes of retries) and the run exited 0.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
-from aiohttp import web
+from tests.conftest import StatusServer
 
 from agentgauge.agents.openai import OpenAIAgent
 from agentgauge.agents.provider import RetryPolicy
@@ -41,43 +39,6 @@ def closed_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
     return port
-
-
-class StatusServer:
-    """A real aiohttp server on 127.0.0.1 that answers every request with one status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        self.status, self.message = status, message
-        self.hits = 0
-        self._ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    async def _handle(self, request: web.Request) -> web.Response:
-        self.hits += 1
-        return web.json_response({"error": {"message": self.message}}, status=self.status)
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = self._runner.addresses[0][1]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> StatusServer:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
 
 
 def run_cli(tmp_path: Path, agent: str, *extra: str) -> subprocess.CompletedProcess[str]:
