@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from random import Random
 
@@ -14,6 +15,7 @@ from agentgauge.metrics.cost import (
     SUM_OVERFLOW,
     CostMetrics,
     checked_cost_of_pass,
+    exact_sum,
     quantiles,
     task_mean,
 )
@@ -288,3 +290,39 @@ def test_a_latency_mean_past_the_largest_float_sum_is_finite() -> None:
     # 1e308 + 1e308 passes the largest float; each halved first, the mean is 1e308.
     m = cost_metrics(success_rate=1.0, **arrays(latency_s=[1e308, 1e308]))
     assert m.latency_mean == 1e308
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.floats(allow_nan=False, allow_infinity=False)
+        | st.sampled_from([0.1, -0.1, 5e-324, -5e-324, 2.0**-1022, 1.7976931348623157e308, -0.0]),
+        max_size=60,
+    )
+)
+@example([1.0, 524287.87163045333, 1.175494351e-38])
+@example([1.7976931348623157e308, 1.7976931348623157e308, -1.7976931348623157e308])
+def test_exact_sum_is_the_sum_of_the_floats_as_fractions(values: list[float]) -> None:
+    # Every double, subnormals and the largest included, of either sign: the sum of
+    # their exact values, or None where that sum is past the largest float.
+    exact = sum((Fraction(v) for v in values), Fraction(0))
+    got = exact_sum(np.array(values, dtype=np.float64))
+    if abs(exact) > Fraction(sys.float_info.max):
+        # past the largest double: None, unless it still rounds down to it
+        assert got is None or got == exact
+    else:
+        assert got == exact
+
+
+def test_exact_sum_over_more_values_than_one_limb_column_holds() -> None:
+    # 2^20 + 3 values whose 32-bit limbs are all ones: a column summed in one pass past
+    # 2^20 rows could pass 2^53 and round; each 2^20 rows is summed apart.
+    n = (1 << 20) + 3
+    values = np.full(n, float(2**53 - 1))
+    assert exact_sum(values) == Fraction(n * (2**53 - 1))
+    mixed = np.resize(np.array([2**53 - 1, -(2.0**-60), 0.1]), n)
+    expected = sum((Fraction(v) * c for v, c in zip(
+        [2**53 - 1, -(2.0**-60), 0.1], [(n + 2) // 3, (n + 1) // 3, n // 3], strict=True
+    )), Fraction(0))  # fmt: skip
+    assert exact_sum(mixed) == expected
+    assert exact_sum(np.array([np.inf, 1.0])) is None and exact_sum(np.array([])) == 0
