@@ -80,7 +80,7 @@ from agentgauge.stats.power import (
     z_two_sided,
 )
 from agentgauge.stats.power import plan as plan_from_components
-from agentgauge.table import TrialTable
+from agentgauge.table import TrialTable, group_keys
 
 if TYPE_CHECKING:
     from agentgauge.components import ComponentDiff
@@ -230,19 +230,12 @@ def check_alpha(alpha: float) -> float:
 def check_by(by: str | Iterable[str]) -> tuple[str, ...]:
     """The grouping keys ``by`` names: a string is split at its commas as the CLI's
     ``--by`` splits it (``"agent,model"``; one key stays one key, ``""`` is one group of
-    all trials); `InputError` naming ``--by`` for a key trials cannot be grouped by."""
-    from agentgauge.table import GROUP_KEYS
-
-    if isinstance(by, str):  # "agent,model", as the CLI's --by reads it
-        keys = tuple(p.strip() for p in by.split(",") if p.strip())
-    else:
-        keys = tuple(by)
-    for key in keys:
-        if key not in GROUP_KEYS:
-            raise InputError(
-                f"cannot group by {key!r}; choose from {', '.join(GROUP_KEYS)}", field="--by"
-            )
-    return keys
+    all trials; a key named twice counts once); `InputError` naming ``--by`` for a key
+    trials cannot be grouped by."""
+    try:
+        return group_keys(by)  # the one rule, as `compute_metrics` reads ``by``
+    except ValueError as exc:
+        raise InputError(str(exc), field="--by") from None
 
 
 def check_ks(k: int | Iterable[int]) -> list[int]:
@@ -393,7 +386,7 @@ def _measure(
     ``judged`` as `compute_metrics` takes it. ``by`` is one key or several."""
     from agentgauge.metrics.behaviour import behaviour_and_reliability
 
-    by = ((by,) if by else ()) if isinstance(by, str) else tuple(by)
+    by = group_keys(by)
     report = compute_metrics(
         table, k=k, by=by, exclude_infra_errors=exclude_infra_errors, seed=seed, judged=judged
     )
