@@ -27,6 +27,7 @@ __all__ = [
     "InputError",
     "RunInterrupted",
     "RunStopped",
+    "RunTakenOver",
     "StoreFull",
     "first_error",
     "import_failure",
@@ -124,6 +125,12 @@ class RunStopped(RunEnded):
     """The circuit breaker stopped a run whose trials were mostly infra errors (exit 3)."""
 
     exit_code = 3
+
+
+class RunTakenOver(RunStopped):
+    """Another session took the run over, finding this one's heartbeat stale (a session
+    paused past the claim's limit): what this one did is saved, the other goes on with
+    the rest, and nothing is to be resumed here (exit 3)."""
 
 
 class RunInterrupted(RunEnded):

@@ -356,3 +356,38 @@ def test_a_session_in_another_container_of_this_host_name_holds_the_run(tmp_path
     run(str(COUNTER), counting_agent, store=db, run_id="r", trials=2, progress=False,
         notify=notes.append)  # fmt: skip
     assert f"no process {2**22 + 1} runs on this host" in notes[0]
+
+
+def test_a_session_whose_claim_another_took_over_launches_no_more_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Paused past the claim's limit (another host, a laptop asleep), a session had its
+    # claim taken over and went on running the cells the other was running too, both
+    # to end on "already stored". Its heartbeat now finds the claim gone: it launches
+    # nothing more, keeps what it saved, and says so (exit 3, nothing to resume).
+    monkeypatch.setattr(claims, "HEARTBEAT_EVERY", 0.05)
+    db = tmp_path / "s.db"
+    since = "2026-12-07T00:00:00+00:00"
+    taken = {"token": "theirs", "pid": 4242, "host": "elsewhere", "since": since,
+             "heartbeat": time.time() + 3600, "pids": ""}  # fmt: skip
+
+    async def slow(session: Any) -> None:
+        await asyncio.sleep(0.2)
+        await counting_agent(session)
+
+    def take_over(trial: Any) -> None:  # another session's takeover, after trial 1
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'claim:r'", (json.dumps(taken),))
+
+    with pytest.raises(RunStopped) as caught:
+        run(str(COUNTER), slow, store=db, run_id="r", trials=5, concurrency=1,
+            progress=False, on_trial=take_over)  # fmt: skip
+    err = caught.value
+    assert type(err).__name__ == "RunTakenOver" and err.exit_code == 3
+    assert 1 <= err.saved < err.total == 15, (err.saved, err.total)
+    assert str(err).startswith(
+        "stopped: run 'r' was taken over by pid 4242 on host elsewhere, since "
+        "2026-12-07T00:00:00+00:00, which found this session's heartbeat older than 60 s; "
+        "this session launches no more trials and leaves the run to it; "
+    )
+    assert [c["token"] for c in _claims(db)] == ["theirs"]  # its claim is not released

@@ -27,7 +27,7 @@ from agentgauge.cli.common import (
     split_list,
 )
 from agentgauge.display import shell_command, visible
-from agentgauge.errors import InputError, RunEnded
+from agentgauge.errors import InputError, RunEnded, RunTakenOver
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -268,7 +268,9 @@ def run_cmd(
     # else: stopped before its first trial was saved, the run was not kept (nor the store
     # made, before it was opened): there is nothing to sum up, and nothing to read.
     if ended is not None:
-        if ended.saved < ended.total:
+        if isinstance(ended, RunTakenOver):  # the session that took it over goes on
+            err_console().print(Text(ended.reason))
+        elif ended.saved < ended.total:
             again = _resume_command(suite, agent, store, the_run_id, given)
             err_console().print(Text(f"{ended.reason}; resume with: {again}"))
         else:

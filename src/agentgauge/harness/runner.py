@@ -53,6 +53,7 @@ from agentgauge.errors import (
     InputError,
     RunInterrupted,
     RunStopped,
+    RunTakenOver,
     import_failure,
     whole_number,
 )
@@ -652,7 +653,13 @@ async def _session(
             backend,
             {COMPONENTS_KEY: declared, **({ROLE_KEY: baseline_role} if baseline_role else {})},
         )
-        claimed = (header.run_id, token, Heartbeat(db.path, header.run_id, token))
+        lost: list[str] = []  # why this session's claim was taken over, if it was
+
+        def on_lost(why: str) -> None:
+            lost.append(why)
+            stop.halt(why)  # from the heartbeat's thread: the next launch sees it
+
+        claimed = (header.run_id, token, Heartbeat(db.path, header.run_id, token, on_lost))
         if baseline_role is not None and header.config.get(ROLE_KEY) != baseline_role:
             # Given again on a resume: the user asks for the mark, so it is written.
             db.update_run_config(header.run_id, {**header.config, ROLE_KEY: baseline_role})
@@ -769,6 +776,13 @@ async def _session(
             for trial in db.trials(header.run_id, events=False):
                 if (trial.task_id, trial.trial, trial.variant) in done:
                     breaker.record(trial.is_infra_error)
+        if lost:  # another session writes the run now: what this one did is saved
+            raise RunTakenOver(
+                f"stopped: {lost[0]}; {saved} of {total} trials saved",
+                run_id=header.run_id,
+                saved=saved,
+                total=total,
+            )
         # Decided when every trial has finished, not only when some were left unlaunched:
         # a run that tripped after its last launch, or was too short for a rule to be
         # decided while it went, measured its infrastructure and must not pass as done.

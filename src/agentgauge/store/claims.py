@@ -33,6 +33,7 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,10 +231,22 @@ def release(conn: sqlite3.Connection, run_id: str, token: str) -> None:
 class Heartbeat:
     """Refreshes a claim every `HEARTBEAT_EVERY` seconds, on a thread with its own
     connection (so that an event loop busy with trials does not hold it back), until
-    `stop`. A store in memory needs none: no other process can open it."""
+    `stop`. A store in memory needs none: no other process can open it.
 
-    def __init__(self, path: str, run_id: str, token: str) -> None:
+    A claim found no longer this session's (another session took it over, thinking
+    this one dead: paused past `STALE_AFTER` on another host) is lost: ``on_lost`` is
+    called once, from the heartbeat's thread, with why, and the beats stop. The run
+    then launches nothing more (`agentgauge.harness.stopping.Stop.halt`)."""
+
+    def __init__(
+        self,
+        path: str,
+        run_id: str,
+        token: str,
+        on_lost: Callable[[str], None] | None = None,
+    ) -> None:
         self._path, self._key, self._token = path, CLAIM + run_id, token
+        self._run_id, self._on_lost = run_id, on_lost
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         if path != ":memory:":
@@ -250,14 +263,29 @@ class Heartbeat:
             return
         try:
             while not self._stop.wait(HEARTBEAT_EVERY):
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute(
+                try:
+                    beat = conn.execute(
                         "UPDATE meta SET value = json_set(value, '$.heartbeat', ?)"
                         " WHERE key = ? AND json_extract(value, '$.token') = ?",
                         (time.time(), self._key, self._token),
                     )
+                    if beat.rowcount == 0 and not self._stop.is_set():
+                        self._lost(conn)
+                        return
+                except sqlite3.Error:  # a busy store: the next beat tries again
+                    continue
         finally:
             conn.close()
+
+    def _lost(self, conn: sqlite3.Connection) -> None:
+        held = claim_of(conn, self._run_id)
+        by = f"by {held.who()}" if held is not None and held.pid else "by another session"
+        if self._on_lost is not None:
+            self._on_lost(
+                f"run {self._run_id!r} was taken over {by}, which found this session's "
+                f"heartbeat older than {STALE_AFTER:.0f} s; this session launches no more "
+                "trials and leaves the run to it"
+            )
 
     def stop(self) -> None:
         self._stop.set()
