@@ -90,6 +90,8 @@ def test_other_commands_say_they_were_interrupted(
 
     (db.parent / "in.jsonl").write_text('{"task_id": "t1", "success": true}\n')
     monkeypatch.setattr(agentgauge.store.Store, "trials", _ctrl_c)
+    # A report of a stored run reads its columns, building no trial until it shows one.
+    monkeypatch.setattr(agentgauge.store.Store, "columns", _ctrl_c)
     monkeypatch.setattr(agentgauge.store.Store, "add_trials", _ctrl_c)
     args = [a.format(db=db, tmp=db.parent) for a in command]
     code, out, err = cli(*args)

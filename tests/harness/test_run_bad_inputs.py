@@ -74,6 +74,7 @@ def test_store_rows_replace_surrogates_in_every_text() -> None:
         assert FFFD in data and BAD not in data
     trial = Trial(
         task_id="t",
+        trial=0,
         success=False,
         answer=f"a{BAD}",
         error=f"ValueError: {BAD}",
