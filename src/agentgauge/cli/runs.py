@@ -1,5 +1,4 @@
-"""``agentgauge runs``: list the runs in a store; ``--mark RUN ROLE`` marks one as a baseline;
-``--refresh`` stores anew the trials' records another agentgauge derived."""
+"""``agentgauge runs``: list the runs in a store; ``--mark RUN ROLE`` marks one as a baseline."""
 
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ class StaleRecordsWarning(Note):
 class StaleRecords:
     """The trials of a store whose records (`agentgauge.store.packed`) are not this
     agentgauge's: reads derive them again from the trials, every time (the same
-    numbers, about ten times slower), until `Store.refresh_records` stores them anew."""
+    numbers, about eight times slower), until `Store.refresh_records` stores them anew."""
 
     path: str
     trials: int
