@@ -205,6 +205,20 @@ def test_a_writable_open_stores_them_anew_and_says_so(current: Path, tmp_path: P
         Store(db).close()
 
 
+def test_a_command_that_writes_says_it_stores_them_and_its_json_stays_clean(
+    current: Path, tmp_path: Path, cli: Cli
+) -> None:
+    db = _stale(current, tmp_path)
+    code, out, err = cli("runs", "--mark", "r", "null", "--store", str(db), "--json")
+    assert code == 0, err
+    assert json.loads(out)["role"] == "null"
+    assert err == (
+        f"note: {db}: storing the records of its {_trials(db)} trials, derived by another "
+        "agentgauge's rules (once)\n"
+    )
+    assert _layout(db) == LAYOUT
+
+
 def test_from_python_a_stale_read_warns(current: Path, tmp_path: Path) -> None:
     from agentgauge import api
 
@@ -214,8 +228,6 @@ def test_from_python_a_stale_read_warns(current: Path, tmp_path: Path) -> None:
     with Store(db, readonly=True) as store:
         stale = store.stale_records()
     assert stale is not None and stale.trials == _trials(db)
-    with Store(db, readonly=True) as store:
-        pass
     with Store(current, readonly=True) as store:
         assert store.stale_records() is None
 
