@@ -156,6 +156,28 @@ def test_a_read_only_open_reads_schema_1_as_it_is(tmp_path: Path) -> None:
     assert "final_state" in columns(path, "trials")
 
 
+def test_a_read_of_schema_1_names_the_refresh_that_upgrades_it(tmp_path: Path) -> None:
+    # Schema 1 has no records: each read derives them. The read says so once, and
+    # `runs --refresh` upgrades the store and stores them, with the same metrics.
+    path = v1_store(tmp_path)
+    n = sqlite3.connect(path).execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+    proc = cli("metrics", f"{path}:retail-careful", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout), proc.stderr
+    assert proc.stderr == (
+        f"note: {path}: the records of its {n} trials were never stored (store schema 1 "
+        f"has none; storing them upgrades it to schema {SCHEMA_VERSION}, which older "
+        "agentgauge releases cannot open), so every read derives them from the trials "
+        f"(slower); store them once with: agentgauge runs --refresh --store {path}\n"
+    )
+    proc = cli("runs", "--refresh", "--store", str(path))
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.startswith(f"{path}: stored the records of {n} trials (never ")
+    assert f"; store upgraded from schema 1 to {SCHEMA_VERSION}; " in proc.stdout
+    for run_id, expected in METRICS.items():
+        assert metrics_json(path, run_id) == _rounded(expected), run_id
+    assert cli("metrics", f"{path}:retail-careful", "--json").stderr == ""
+
+
 def test_a_failed_upgrade_leaves_the_old_store_intact(tmp_path: Path) -> None:
     path = v1_store(tmp_path)
     conn = sqlite3.connect(path)

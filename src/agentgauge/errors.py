@@ -25,6 +25,7 @@ __all__ = [
     "AgentgaugeError",
     "GateFailed",
     "InputError",
+    "Note",
     "RunInterrupted",
     "RunStopped",
     "RunTakenOver",
@@ -40,6 +41,12 @@ class AgentgaugeError(Exception):
     """Base class for errors agentgauge reports to users without a traceback."""
 
     exit_code = 2
+
+
+class Note(UserWarning):
+    """Something a user should know that is no error (a store read the slow way, and
+    the command that makes it fast): a `warnings` warning from Python, one line
+    ``note: MESSAGE`` on stderr from the command line."""
 
 
 class InputError(AgentgaugeError):

@@ -302,6 +302,29 @@ def _run_app() -> None:
             sys.stdout.flush()
 
 
+@contextmanager
+def _notes_on_stderr() -> Iterator[None]:
+    """A `agentgauge.errors.Note` warned while inside is one line on stderr, ``note:
+    MESSAGE``, each time it is warned (the code that warns says a thing once per
+    command); any other warning is shown as Python shows it."""
+    import warnings
+
+    from agentgauge.errors import Note
+
+    shown = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if not issubclass(category, Note):
+            shown(message, category, *args, **kwargs)
+            return
+        print(f"note: {visible(message)}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", Note)
+        warnings.showwarning = show
+        yield
+
+
 def main() -> None:
     """Console entry point."""
     _tolerate_any_encoding()
@@ -313,7 +336,8 @@ def main() -> None:
     if faults is not None:  # the store package costs start-up time `--help` need not pay
         faults.forget_opened()  # another command in this process opened stores
     try:
-        _run_app()
+        with _notes_on_stderr():
+            _run_app()
     except _PipeClosed:
         # The reader had what it wanted (`| head -1`): no message, no traceback.
         _leave_quietly()

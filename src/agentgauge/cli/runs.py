@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+import warnings
 from typing import Annotated
 
 import typer
@@ -39,6 +41,14 @@ def runs(
     unmark: Annotated[
         str | None, typer.Option("--unmark", metavar="RUN", help="Clear RUN's baseline role.")
     ] = None,
+    refresh: Annotated[
+        bool,
+        typer.Option(
+            "--refresh",
+            help="Store anew the trials' records that another agentgauge derived (reads "
+            "derive stale ones again each time, slowly); no trial, grade or metric changes.",
+        ),
+    ] = False,
 ) -> None:
     """List the runs in a store: id, agent, model, suite and version, trials, created,
     and the baseline role of those marked as one."""
@@ -47,6 +57,12 @@ def runs(
     from agentgauge.store import Store, check_store_path
 
     check_store_path(store)  # a private database holds no runs to list or mark
+
+    if refresh:
+        if (mark is not None and mark[0] is not None) or unmark is not None:
+            raise InputError("--refresh and --mark/--unmark: give one of them per command")
+        _refresh(store, json_out)
+        return
 
     if mark is not None and mark[0] is not None and unmark is not None:
         # Which one was meant? Doing one and dropping the other said "marked" for a run
@@ -133,3 +149,55 @@ def runs(
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
     out.print(table)
+
+
+def _refresh(store: str, json_out: bool) -> None:
+    """Store anew, in one transaction, the records of the trials whose records another
+    agentgauge derived (or that have none), and say what was done (docs/store.md,
+    "Records")."""
+    from agentgauge.store import StaleRecordsWarning, Store
+
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StaleRecordsWarning)  # said below, once
+        with Store(store, readonly=True) as db:  # the schema before, and a store at all
+            before = db.schema_version
+        try:
+            with Store(store, create=False) as db:
+                done = db.refreshed or db.refresh_records()
+                after = db.schema_version
+        except KeyboardInterrupt:
+            # One transaction: rolled back unless it had committed, which is read back.
+            with Store(store, readonly=True) as db:
+                stored = db.stale_records() is None
+            err_console().print(
+                "interrupted: "
+                + (
+                    "the records were already stored"
+                    if stored
+                    else "nothing stored (the store is as it was, and reads as before)"
+                )
+            )
+            raise typer.Exit(130) from None
+    seconds = round(time.perf_counter() - started, 1)
+    if json_out:
+        print_json(
+            {
+                "schema": "agentgauge.runs.refresh/1",
+                "store": str(store),
+                "schema_version": {"before": before, "after": after},
+                "trials": 0 if done is None else done.trials,
+                "reason": None if done is None else done.why,
+                "seconds": seconds,
+            }
+        )
+        return
+    upgraded = f"; store upgraded from schema {before} to {after}" if after != before else ""
+    said = (
+        f"{store}: every trial's records are current; nothing to store{upgraded}"
+        if done is None
+        else f"{store}: stored the records of {done.trials} "
+        f"{'trial' if done.trials == 1 else 'trials'} ({done.why}) in {seconds:.1f} s"
+        f"{upgraded}; reads use them from now on"
+    )
+    console().print(terminal_text(said), soft_wrap=True)

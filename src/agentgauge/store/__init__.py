@@ -19,6 +19,8 @@ from agentgauge.store.database import (
     DEFAULT_STORE,
     GradeVersion,
     MissingRun,
+    StaleRecords,
+    StaleRecordsWarning,
     Store,
     check_store_path,
 )
@@ -31,6 +33,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "GradeVersion",
     "MissingRun",
+    "StaleRecords",
+    "StaleRecordsWarning",
     "Store",
     "TrialWriter",
     "check_store_path",

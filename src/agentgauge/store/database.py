@@ -13,6 +13,7 @@ import json
 import math
 import secrets
 import sqlite3
+import warnings
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from pydantic import ValidationError
 
 from agentgauge._version import __version__
 from agentgauge.defaults import DEFAULT_STORE
-from agentgauge.errors import AgentgaugeError, InputError, first_error, whole_number
+from agentgauge.errors import AgentgaugeError, InputError, Note, first_error, whole_number
 from agentgauge.facts import (
     FACTS,
     Facts,
@@ -37,10 +38,11 @@ from agentgauge.model_calls import FIGURES, figures_after
 from agentgauge.schema import INT64_MAX, TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
 from agentgauge.store.claims import CLAIM
-from agentgauge.store.faults import note_opened, storage_error, store_error
+from agentgauge.store.faults import first_note, note_opened, noted, storage_error, store_error
 from agentgauge.store.layout import (
     DOCUMENT_REFERENCES,
     FACTS_SQL,
+    SCHEMA_VERSION,
     column_of,
     document_id,
     document_text,
@@ -71,7 +73,16 @@ from agentgauge.store.rows import (
 )
 from agentgauge.table import COLUMNS, SOURCE_FIELDS, TrialTable
 
-__all__ = ["DEFAULT_STORE", "GradeVersion", "MissingRun", "Store", "of_held_run", "store_errors"]
+__all__ = [
+    "DEFAULT_STORE",
+    "GradeVersion",
+    "MissingRun",
+    "StaleRecords",
+    "StaleRecordsWarning",
+    "Store",
+    "of_held_run",
+    "store_errors",
+]
 
 
 _INSERT_GRADE = (
@@ -116,6 +127,66 @@ _RUN_ROWS = (
 #: The ``meta`` key, followed by a run's id, of the mark of the last session that opened
 #: the run (`Store.mark_opened`).
 _OPENED = "opened:"
+
+#: The trials ``t`` that have no record (`agentgauge.store.packed`) under any version.
+_WITHOUT_RECORDS = (
+    "FROM trials t WHERE NOT EXISTS (SELECT 1 FROM trial_facts f"
+    " WHERE f.run_id = t.run_id AND f.trial_pk = t.id)"
+)
+
+
+class StaleRecordsWarning(Note):
+    """A store whose trials' records are stale or missing (`Store.stale_records`):
+    reads derive them again, every time, until they are stored anew. The command
+    line prints it as one line on stderr."""
+
+
+@dataclass(frozen=True)
+class StaleRecords:
+    """The trials of a store whose records (`agentgauge.store.packed`) are not this
+    agentgauge's: reads derive them again from the trials, every time (the same
+    numbers, about eight times slower), until `Store.refresh_records` stores them anew."""
+
+    path: str
+    trials: int
+    """How many trials' records are stale or missing."""
+    why: str
+    """Why, as a clause: ``derived by another agentgauge's rules``, ``laid out by
+    another agentgauge``, ``never derived``, ``never stored (store schema 4 ...)``."""
+
+    @property
+    def command(self) -> str:
+        """The command that stores them anew."""
+        from agentgauge.display import shell_command
+
+        return shell_command(["agentgauge", "runs", "--refresh", "--store", self.path])
+
+    def reading(self) -> str:
+        """What a read of the store says of them."""
+        return (
+            f"{self.path}: the records of its {_trials(self.trials)} were {self.why}, so every "
+            f"read derives them from the trials (slower); store them once with: {self.command}"
+        )
+
+    def storing(self) -> str:
+        """What a writable open says as it stores them anew."""
+        trials = _trials(self.trials)
+        return f"{self.path}: storing the records of its {trials}, {self.why} (once)"
+
+
+def _trials(n: int) -> str:
+    return "1 trial" if n == 1 else f"{n} trials"
+
+
+#: The notes of `_note_once` (`agentgauge.store.faults.first_note`), with the store's path.
+_STALE_READ = ("stale records", "read")
+
+
+def _note_once(stale: StaleRecords, message: str, *, kind: str) -> None:
+    """Say ``message`` (a `StaleRecordsWarning`) unless this command said it of this
+    store already: a command opens a store several times."""
+    if first_note("stale records", kind, stale.path):
+        warnings.warn(StaleRecordsWarning(message), stacklevel=4)
 
 
 @dataclass(frozen=True)
@@ -306,32 +377,96 @@ class Store:
             " WHERE t.run_id = ? ORDER BY t.task_id"
         )
         self._labels: dict[str, int] | None = None
-        if not readonly and self.schema_version >= 5:
-            self._keep_records_current()
+        #: The records this open stored anew (a writable open of a stale store), or None.
+        self.refreshed: StaleRecords | None = None
+        if readonly and not memory:
+            # Said once a command: the count is not taken again at each of its opens.
+            stale = None if noted(*_STALE_READ, self.path) else self.stale_records()
+            if stale is not None:
+                _note_once(stale, stale.reading(), kind="read")
+        elif self.schema_version >= 5:
+            stale = self.stale_records()
+            if stale is not None:
+                # A write needs the records laid out as this agentgauge lays them out:
+                # a writable open stores them anew, and says so (it takes a while).
+                _note_once(stale, stale.storing(), kind="write")
+                self.refresh_records()
+            elif self._layout() is None:  # a new store: stamped before its first trial
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('facts_layout', ?)",
+                    (LAYOUT,),
+                )
 
-    def _keep_records_current(self) -> None:
-        """Give every trial its record: those stored before records existed, and all of
-        them again when this agentgauge lays records out differently (a record is
-        derived from the trial, never the only copy of anything)."""
-        layout = self._layout()
-        if layout is None and not self.conn.execute("SELECT 1 FROM trials LIMIT 1").fetchone():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('facts_layout', ?)", (LAYOUT,)
+    @store_errors
+    def stale_records(self) -> StaleRecords | None:
+        """What `refresh_records` would store anew: the store's trials whose records
+        (`agentgauge.store.packed`) were derived by another agentgauge's rules or laid
+        out otherwise, or are missing (a store of schema 4 or earlier, an upgrade whose
+        records were never derived); ``None`` when every trial's are current. Reads
+        of a stale store derive the records again from the trials, every time: the
+        same numbers, slower. Two look-ups in ``meta``; a count when stale."""
+        if self.schema_version < 5:
+            why = (
+                f"never stored (store schema {self.schema_version} has none; storing them "
+                f"upgrades it to schema {SCHEMA_VERSION}, which older agentgauge releases "
+                "cannot open)"
             )
-            return
-        pending = self.conn.execute("SELECT 1 FROM meta WHERE key = 'facts_pending'").fetchone()
+            return self._stale(self._count("SELECT COUNT(*) FROM trials"), why)
+        layout = self._layout()
         if layout not in (None, LAYOUT):
-            # Laid out by another agentgauge: the derived tables are made again, as
-            # this one lays them out (they hold nothing a trial does not).
+            # The stamp is the rules' version and the record's shape (`packed.LAYOUT`).
+            same_shape = layout.partition(":")[2] == LAYOUT.partition(":")[2]
+            why = (
+                "derived by another agentgauge's rules"
+                if same_shape
+                else "laid out by another agentgauge"
+            )
+            return self._stale(self._count("SELECT COUNT(*) FROM trials"), why)
+        pending = self.conn.execute("SELECT 1 FROM meta WHERE key = 'facts_pending'").fetchone()
+        if layout is None or pending is not None:
+            return self._stale(self._count(f"SELECT COUNT(*) {_WITHOUT_RECORDS}"), "never derived")
+        return None
+
+    def _stale(self, trials: int, why: str) -> StaleRecords | None:
+        return None if not trials else StaleRecords(self.path, trials, why)
+
+    def _count(self, sql: str) -> int:
+        (n,) = self.conn.execute(sql).fetchone()
+        return int(n)
+
+    @store_errors
+    def refresh_records(self) -> StaleRecords | None:
+        """Derive again from its trials and store every record `stale_records` names,
+        and any trial's that is missing, in one transaction: interrupted or failed, the
+        store is as it was (and reads as before). What it stored anew, or ``None``
+        when every record was current. Records are derived data: no trial, grade or
+        metric changes. A writable open does this itself; ``agentgauge runs
+        --refresh`` does it on purpose."""
+        if self.readonly:
+            raise InputError(
+                "storing records anew writes to the store: open it as Store(path)",
+                file=self.path,
+            )
+        stale = self.stale_records()
+        layout = self._layout()
+        try:
             with self.transaction():
-                self.conn.execute("DROP TABLE IF EXISTS trial_facts")
-                self.conn.execute("DROP TABLE IF EXISTS labels")
-                for sql in statements(FACTS_SQL):
-                    self.conn.execute(sql)
-            self._labels = None
-            pending = (1,)
-        if pending is not None or layout is None:
-            self._add_missing_records()
+                if layout not in (None, LAYOUT):
+                    # Laid out by another agentgauge: the derived tables are made again,
+                    # as this one lays them out (they hold nothing a trial does not).
+                    self.conn.execute("DROP TABLE IF EXISTS trial_facts")
+                    self.conn.execute("DROP TABLE IF EXISTS labels")
+                    for sql in statements(FACTS_SQL):
+                        self.conn.execute(sql)
+                    self._labels = None
+                added = self._derive_missing_records()
+        except BaseException:
+            self._labels = None  # ids of a rolled-back ``labels`` table
+            raise
+        if stale is None and added:  # records missing though nothing said so
+            stale = StaleRecords(self.path, added, "missing")
+        self.refreshed = stale
+        return stale
 
     def close(self) -> None:
         self.conn.close()
@@ -864,34 +999,31 @@ class Store:
             )
             self._put_record(run_id, trial_pk, version, record)
 
-    def _add_missing_records(self) -> None:
-        """Derive the records of trials stored before records existed (schema 4 and
-        earlier), in one transaction: each trial as a model, once."""
-        with self.transaction():
-            runs = [
-                r
-                for (r,) in self.conn.execute(
-                    "SELECT DISTINCT run_id FROM trials t WHERE NOT EXISTS (SELECT 1 FROM"
-                    " trial_facts f WHERE f.run_id = t.run_id AND f.trial_pk = t.id)"
-                )
-            ]
-            for run_id in runs:
-                # Versions whose outcomes an old agentgauge overwrote cannot be read at all.
-                versions = [v.version for v in self.grade_versions(run_id) if v.outcomes_kept]
-                versions = versions or [self.active_grade_version(run_id)]
-                keys = self.trial_keys(run_id)
-                for version in sorted(set(versions)):
-                    trials = self.trials(run_id, grade_version=version)
-                    for pk, trial in zip(keys, trials, strict=True):
-                        self.conn.execute(
-                            "INSERT OR IGNORE INTO trial_facts(run_id, trial_pk, version, data)"
-                            " VALUES (?,?,?,?)",
-                            (run_id, pk, version, pack(record_values(trial), self._label_id)),
-                        )
-            self.conn.execute("DELETE FROM meta WHERE key = 'facts_pending'")
-            self.conn.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('facts_layout', ?)", (LAYOUT,)
-            )
+    def _derive_missing_records(self) -> int:
+        """Derive the records of the trials that have none (stored before records
+        existed, or their tables just made again), in the caller's transaction: each
+        trial as a model, once. The number of trials given records."""
+        runs = self.conn.execute(
+            f"SELECT t.run_id, COUNT(*) {_WITHOUT_RECORDS} GROUP BY t.run_id"
+        ).fetchall()
+        for run_id, _ in runs:
+            # Versions whose outcomes an old agentgauge overwrote cannot be read at all.
+            versions = [v.version for v in self.grade_versions(run_id) if v.outcomes_kept]
+            versions = versions or [self.active_grade_version(run_id)]
+            keys = self.trial_keys(run_id)
+            for version in sorted(set(versions)):
+                trials = self.trials(run_id, grade_version=version)
+                for pk, trial in zip(keys, trials, strict=True):
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO trial_facts(run_id, trial_pk, version, data)"
+                        " VALUES (?,?,?,?)",
+                        (run_id, pk, version, pack(record_values(trial), self._label_id)),
+                    )
+        self.conn.execute("DELETE FROM meta WHERE key = 'facts_pending'")
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('facts_layout', ?)", (LAYOUT,)
+        )
+        return sum(n for _, n in runs)
 
     def _insert_grades(self, trial_pk: int, version: int, grades: Sequence[Grade]) -> None:
         self.conn.executemany(

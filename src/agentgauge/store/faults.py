@@ -19,8 +19,10 @@ from agentgauge.errors import AgentgaugeError, InputError, StoreFull
 __all__ = [
     "damaged_store",
     "database_error",
+    "first_note",
     "forget_opened",
     "note_opened",
+    "noted",
     "read_only_cause",
     "read_only_filesystem",
     "storage_error",
@@ -51,9 +53,28 @@ def storage_error(exc: BaseException, path: str) -> StoreFull | None:
     )
 
 
+#: The notes on stores this command has given (`first_note`).
+_NOTED: set[tuple[str, ...]] = set()
+
+
 def forget_opened() -> None:
-    """Start a new command: no store opened yet."""
+    """Start a new command: no store opened yet, nothing said of one."""
     _OPENED.clear()
+    _NOTED.clear()
+
+
+def noted(*key: str) -> bool:
+    """Whether this command said the note ``key`` names already (`first_note`)."""
+    return key in _NOTED
+
+
+def first_note(*key: str) -> bool:
+    """Whether the note ``key`` names is this command's first (and now remembered): a
+    command opens a store several times and says a thing of it once."""
+    if key in _NOTED:
+        return False
+    _NOTED.add(key)
+    return True
 
 
 def note_opened(path: str) -> None:
