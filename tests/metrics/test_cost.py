@@ -14,6 +14,9 @@ from agentgauge.metrics import cost_metrics, cost_of_pass
 from agentgauge.metrics.cost import (
     SUM_OVERFLOW,
     CostMetrics,
+    _count_sum,
+    _extracted_sum,
+    _limb_sum,
     checked_cost_of_pass,
     exact_sum,
     quantiles,
@@ -326,3 +329,151 @@ def test_exact_sum_over_more_values_than_one_limb_column_holds() -> None:
     )), Fraction(0))  # fmt: skip
     assert exact_sum(mixed) == expected
     assert exact_sum(np.array([np.inf, 1.0])) is None and exact_sum(np.array([])) == 0
+
+
+def _fraction_sum(values: np.ndarray) -> Fraction:
+    return sum((Fraction(v) for v in values.tolist()), Fraction(0))
+
+
+def _expected(values: np.ndarray) -> Fraction | None:
+    """What `exact_sum` gives: the exact sum, or None where it rounds past the largest
+    float (a Fraction's float raises there)."""
+    exact = _fraction_sum(values)
+    try:
+        float(exact)
+    except OverflowError:
+        return None
+    return exact
+
+
+@st.composite
+def spread_floats(draw: st.DrawFn) -> np.ndarray:
+    """Floats of either sign with exponents in a window of a drawn width (0 to 1,100
+    binary places) anywhere in the double range, some repeated, zeros, -0.0 and
+    subnormals among them: sums that take one extraction pass, several, more than
+    `_PASSES`, or none (values near the largest float)."""
+    n = draw(st.integers(1, 300))
+    width = draw(st.integers(0, 1100))
+    low = draw(st.integers(-1074, 1023 - min(width, 1023 + 1074)))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    mantissa = rng.random(n) * rng.choice([-1.0, 1.0], n)
+    exponent = rng.integers(low, low + width + 1, n)
+    with np.errstate(over="ignore", under="ignore"):
+        values = np.ldexp(mantissa, exponent)
+    values[~np.isfinite(values)] = np.finfo(float).max
+    special = draw(
+        st.lists(
+            st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.0**-1022, 1.7976931348623157e308]),
+            max_size=3,
+        )
+    )
+    return np.concatenate([values, np.array(special, dtype=float)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(spread_floats())
+def test_exact_sum_by_extraction_or_limbs_is_the_sum_of_the_fractions(
+    values: np.ndarray,
+) -> None:
+    assert exact_sum(values) == _expected(values)
+    top = float(np.abs(values).max())
+    taken, rest = _extracted_sum(values, top)
+    assert taken + (0 if rest is None else _limb_sum(rest)) == _fraction_sum(values)
+    assert _limb_sum(values) == _fraction_sum(values)
+
+
+def test_exact_sum_takes_both_ways_and_says_none_where_they_pass_the_largest_float() -> None:
+    # Amounts and latencies: extraction alone, in a few passes.
+    rng = np.random.default_rng(7)
+    amounts = np.round(rng.gamma(2.0, 0.01, 10_000), 6)
+    taken, rest = _extracted_sum(amounts, float(amounts.max()))
+    assert rest is None and taken == _fraction_sum(amounts) == exact_sum(amounts)
+    # 1e300 beside 1e-300: more passes than `_PASSES` would take; the limbs add the rest.
+    wide = np.array([1e300, 1e-300, -3.5, 0.1] * 25)
+    taken, rest = _extracted_sum(wide, 1e300)
+    assert rest is not None and rest.any()
+    assert taken + _limb_sum(rest) == _fraction_sum(wide) == exact_sum(wide)
+    # One pass, then the rest: what is left is the exact remainder, the input unchanged.
+    before = amounts.copy()
+    taken, rest = _extracted_sum(amounts, float(amounts.max()), passes=1)
+    assert rest is not None and taken + _limb_sum(rest) == _fraction_sum(amounts)
+    assert np.array_equal(amounts, before)
+    # Near the largest float σ = 2^(e+k) would overflow: no pass at all.
+    huge = np.array([1.7976931348623157e308, -1e308, 1e308, 5e-324])
+    taken, rest = _extracted_sum(huge, 1.7976931348623157e308)
+    assert taken == 0 and rest is huge
+    assert exact_sum(huge) == _fraction_sum(huge)
+    # Subnormals alone: left to the limbs too.
+    tiny = np.array([5e-324, 2.0**-1050, -(2.0**-1060)])
+    taken, rest = _extracted_sum(tiny, float(np.abs(tiny).max()))
+    assert taken == 0 and rest is tiny and exact_sum(tiny) == _fraction_sum(tiny)
+    # Past the largest float: None, both ways, exactly where the exact sum rounds past it.
+    top = 1.7976931348623157e308
+    assert exact_sum(np.array([top, top, -top])) == Fraction(top)
+    assert exact_sum(np.array([top, 2.0**970])) is None  # rounds up to 2^1024
+    assert exact_sum(np.array([top, 2.0**969])) == Fraction(top) + 2**969  # rounds down
+    assert exact_sum(np.array([1e308, 1e308])) is None
+    assert exact_sum(np.array([1.0, np.nan])) is None and exact_sum(np.array([-np.inf])) is None
+
+
+@pytest.mark.parametrize("n", [(1 << 20) - 1, 1 << 20, (1 << 20) + 1, 1 << 21])
+def test_exact_sum_of_millions_where_every_pass_is_at_its_bound(n: int) -> None:
+    # n equal values just below 2^e: each pass's q's add up to n · 2^e, next to the
+    # 2^(e+k-1) the bound allows, and each k (2^k >= 2n) changes at these sizes.
+    below = 2.0**10 - 2.0**-42
+    assert exact_sum(np.full(n, below)) == n * Fraction(below)
+    assert exact_sum(np.full(n, -below)) == -n * Fraction(below)
+    # Every value with all 53 bits set, of mixed signs and exponents 60 apart.
+    rng = np.random.default_rng(n)
+    values = np.ldexp(rng.choice([-1.0, 1.0], n) * (1 - 2.0**-53), rng.integers(-40, 20, n))
+    taken, rest = _extracted_sum(values, float(np.abs(values).max()))
+    assert rest is None and taken == _limb_sum(values) == exact_sum(values)
+
+
+def test_exact_sum_of_two_million_amounts_is_the_fraction_sum() -> None:
+    rng = np.random.default_rng(3)
+    n = 1 << 21
+    values = np.round(rng.gamma(2.0, 0.01, n), 6) * rng.choice([-1.0, 1.0], n)
+    values[::1000] = rng.lognormal(2.0, 3.0, values[::1000].size)
+    # The reference: every float's exact ratio over 2^1074, added as Python integers.
+    scale = 1074
+    expected = Fraction(
+        sum(
+            p << (scale - (q.bit_length() - 1))
+            for p, q in map(float.as_integer_ratio, values.tolist())
+        ),
+        1 << scale,
+    )
+    assert exact_sum(values) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.floats(allow_nan=True, allow_infinity=False)
+        | st.integers(0, 2**60).map(float)
+        | st.sampled_from([0.0, -0.0, 0.5, -1.0, NAN, math.inf, 2.0**53, 1.7976931348623157e308]),
+        max_size=40,
+    )
+)
+@example([1.0, NAN, 2.0])
+@example([math.inf, 1.0])
+@example([-0.0, 3.0])
+@example([2.0**53, 1.0, 1.0])
+@example([-(2.0**53), 1.0, 2.0**53])
+def test_count_sum_is_the_exact_sum_and_mean_rounded_once(values: list[float]) -> None:
+    # Known values (not NaN) counted, their exact sum and mean each rounded once; where
+    # the sum passes the largest float (or a value is inf), inf and the correctly
+    # rounded sum of each value divided first.
+    got = _count_sum(np.array(values, dtype=float))
+    known = [v for v in values if not math.isnan(v)]
+    if not known:
+        assert got == (0, 0.0, None)
+        return
+    count = len(known)
+    exact = exact_sum(np.array(known))
+    if exact is None:
+        assert got == (count, math.inf, math.fsum(v / count for v in known))
+    else:
+        assert got == (count, float(exact), float(exact / count))
