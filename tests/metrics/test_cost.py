@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 
 from agentgauge.metrics import cost_metrics, cost_of_pass
 from agentgauge.metrics.cost import (
+    _BAND_MIN,
+    _BAND_SAMPLE,
     SUM_OVERFLOW,
     CostMetrics,
+    _banded_pair,
     _count_sum,
     _extracted_sum,
     _limb_sum,
@@ -157,6 +160,66 @@ def test_quantiles_equal_numpy_linear(values: list[float], qs: list[float]) -> N
     got = quantiles(arr, tuple(qs))
     np.testing.assert_allclose(got, np.quantile(arr, qs), rtol=1e-12, atol=1e-12)
     assert arr.tolist() == values  # input untouched
+
+
+def _type7(values: np.ndarray, q: float) -> float:
+    """Hyndman & Fan type 7 from the sorted values, as `quantiles` computes it."""
+    s = np.sort(values)
+    h = (s.size - 1) * q
+    k = int(h)
+    low = float(s[k])
+    high = float(s[k + 1]) if k + 1 < s.size else low
+    return low + (high - low) * (h - k)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(_BAND_MIN, 3 * _BAND_MIN),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["lognormal", "few", "signed", "sorted", "inf"]),
+    st.lists(st.floats(0, 1) | st.sampled_from([0.0, 1.0, 0.5, 0.95]), min_size=1, max_size=4),
+)
+def test_quantiles_of_many_values_are_the_sorted_order_statistics(
+    n: int, seed: int, kind: str, qs: list[float]
+) -> None:
+    # From _BAND_MIN values the order statistics are looked for in a band: the figures
+    # are those of the sorted values, to the last bit, ties, -0.0 and inf included.
+    rng = np.random.default_rng(seed)
+    values = {
+        "lognormal": lambda: np.round(rng.lognormal(2.0, 0.5, n), 3),
+        "few": lambda: rng.choice([0.0, -0.0, 1.5, 2.0, 7.25], n),
+        "signed": lambda: rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5, n),
+        "sorted": lambda: np.sort(rng.random(n)),
+        "inf": lambda: np.where(rng.random(n) < 0.1, np.inf, rng.random(n)),
+    }[kind]()
+    before = values.copy()
+    # (inf - inf is NaN, as numpy's is: assert_array_equal takes NaN for NaN.)
+    np.testing.assert_array_equal(quantiles(values, tuple(qs)), [_type7(values, q) for q in qs])
+    assert np.array_equal(values, before)
+
+
+def test_quantiles_fall_back_where_the_sample_misses_the_band() -> None:
+    # Every value the evenly spaced sample takes is large, the rest small: the band the
+    # sample puts around the median holds none of the values there, and the order
+    # statistics are selected from all values instead.
+    n = 4 * _BAND_MIN
+    stride = n // _BAND_SAMPLE
+    values = np.random.default_rng(5).random(n)
+    values[::stride] += 1000.0
+    sample = np.sort(values[::stride])
+    k = (n - 1) // 2
+    assert _banded_pair(values, sample, k) is None
+    assert quantiles(values, (0.5, 0.95)) == [_type7(values, 0.5), _type7(values, 0.95)]
+    # The band holds them in plain data.
+    plain = np.random.default_rng(6).random(n)
+    found = _banded_pair(plain, np.sort(plain[::stride]), k)
+    assert found == (float(np.sort(plain)[k]), float(np.sort(plain)[k + 1]))
+    # A NaN (which no band bound compares with) leaves the band aside: NaN, as before.
+    with_nan = plain.copy()
+    with_nan[3] = np.nan
+    assert math.isnan(quantiles(with_nan, (0.5,))[0])
+    with pytest.raises(ValueError, match="quantile must be in"):
+        quantiles(plain, (0.5, 1.5))
 
 
 # ---------------------------------------------------------------- finite values, huge results
