@@ -540,3 +540,16 @@ def test_count_sum_is_the_exact_sum_and_mean_rounded_once(values: list[float]) -
         assert got == (count, math.inf, math.fsum(v / count for v in known))
     else:
         assert got == (count, float(exact), float(exact / count))
+
+
+@pytest.mark.parametrize("at", [None, 0, 63, 64, 9_999])
+def test_count_sum_finds_a_fraction_anywhere_among_whole_numbers(at: int | None) -> None:
+    # 10,000 token counts, one of them 0.5 more (or none): the sum of whole numbers is
+    # numpy's, any other the exact sum; both the same figures.
+    values = np.random.default_rng(2).integers(0, 9000, 10_000).astype(float)
+    values[17] = NAN
+    if at is not None:
+        values[at] += 0.5
+    known = values[~np.isnan(values)]
+    exact = sum((Fraction(v) for v in known.tolist()), Fraction(0))
+    assert _count_sum(values) == (known.size, float(exact), float(exact / known.size))
