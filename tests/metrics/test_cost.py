@@ -14,6 +14,7 @@ from agentgauge.metrics import cost_metrics, cost_of_pass
 from agentgauge.metrics.cost import (
     _BAND_MIN,
     _BAND_SAMPLE,
+    _BLOCK,
     SUM_OVERFLOW,
     CostMetrics,
     _banded_pair,
@@ -440,37 +441,40 @@ def test_exact_sum_by_extraction_or_limbs_is_the_sum_of_the_fractions(
     values: np.ndarray,
 ) -> None:
     assert exact_sum(values) == _expected(values)
-    top = float(np.abs(values).max())
-    taken, rest = _extracted_sum(values, top)
-    assert taken + (0 if rest is None else _limb_sum(rest)) == _fraction_sum(values)
-    assert _limb_sum(values) == _fraction_sum(values)
+    exact = _fraction_sum(values)
+    assert _limb_sum(values) == exact
+    # Blocks of a few values too: some extracted to the end, some left to the limbs.
+    for block in (_BLOCK, 64, 7):
+        taken, rest = _extracted_sum(values, block=block)
+        assert taken + (0 if rest is None else _limb_sum(rest)) == exact
 
 
 def test_exact_sum_takes_both_ways_and_says_none_where_they_pass_the_largest_float() -> None:
     # Amounts and latencies: extraction alone, in a few passes.
     rng = np.random.default_rng(7)
     amounts = np.round(rng.gamma(2.0, 0.01, 10_000), 6)
-    taken, rest = _extracted_sum(amounts, float(amounts.max()))
+    taken, rest = _extracted_sum(amounts)
     assert rest is None and taken == _fraction_sum(amounts) == exact_sum(amounts)
     # 1e300 beside 1e-300: more passes than `_PASSES` would take; the limbs add the rest.
     wide = np.array([1e300, 1e-300, -3.5, 0.1] * 25)
-    taken, rest = _extracted_sum(wide, 1e300)
+    taken, rest = _extracted_sum(wide)
     assert rest is not None and rest.any()
     assert taken + _limb_sum(rest) == _fraction_sum(wide) == exact_sum(wide)
     # One pass, then the rest: what is left is the exact remainder, the input unchanged.
     before = amounts.copy()
-    taken, rest = _extracted_sum(amounts, float(amounts.max()), passes=1)
+    taken, rest = _extracted_sum(amounts, passes=1)
     assert rest is not None and taken + _limb_sum(rest) == _fraction_sum(amounts)
     assert np.array_equal(amounts, before)
     # Near the largest float σ = 2^(e+k) would overflow: no pass at all.
     huge = np.array([1.7976931348623157e308, -1e308, 1e308, 5e-324])
-    taken, rest = _extracted_sum(huge, 1.7976931348623157e308)
-    assert taken == 0 and rest is huge
+    taken, rest = _extracted_sum(huge)
+    assert taken == 0 and rest is not None and np.array_equal(rest, huge)
     assert exact_sum(huge) == _fraction_sum(huge)
     # Subnormals alone: left to the limbs too.
     tiny = np.array([5e-324, 2.0**-1050, -(2.0**-1060)])
-    taken, rest = _extracted_sum(tiny, float(np.abs(tiny).max()))
-    assert taken == 0 and rest is tiny and exact_sum(tiny) == _fraction_sum(tiny)
+    taken, rest = _extracted_sum(tiny)
+    assert taken == 0 and rest is not None and np.array_equal(rest, tiny)
+    assert exact_sum(tiny) == _fraction_sum(tiny)
     # Past the largest float: None, both ways, exactly where the exact sum rounds past it.
     top = 1.7976931348623157e308
     assert exact_sum(np.array([top, top, -top])) == Fraction(top)
@@ -480,17 +484,19 @@ def test_exact_sum_takes_both_ways_and_says_none_where_they_pass_the_largest_flo
     assert exact_sum(np.array([1.0, np.nan])) is None and exact_sum(np.array([-np.inf])) is None
 
 
-@pytest.mark.parametrize("n", [(1 << 20) - 1, 1 << 20, (1 << 20) + 1, 1 << 21])
+@pytest.mark.parametrize(
+    "n", [_BLOCK - 1, _BLOCK, _BLOCK + 1, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 1 << 21]
+)
 def test_exact_sum_of_millions_where_every_pass_is_at_its_bound(n: int) -> None:
-    # n equal values just below 2^e: each pass's q's add up to n · 2^e, next to the
-    # 2^(e+k-1) the bound allows, and each k (2^k >= 2n) changes at these sizes.
+    # Equal values just below 2^e: each pass's q's over a full block of m = 2^15 add up
+    # to m · 2^e, the 2^(e+k-1) the bound allows (2^k = 2m); a last block is shorter.
     below = 2.0**10 - 2.0**-42
     assert exact_sum(np.full(n, below)) == n * Fraction(below)
     assert exact_sum(np.full(n, -below)) == -n * Fraction(below)
     # Every value with all 53 bits set, of mixed signs and exponents 60 apart.
     rng = np.random.default_rng(n)
     values = np.ldexp(rng.choice([-1.0, 1.0], n) * (1 - 2.0**-53), rng.integers(-40, 20, n))
-    taken, rest = _extracted_sum(values, float(np.abs(values).max()))
+    taken, rest = _extracted_sum(values)
     assert rest is None and taken == _limb_sum(values) == exact_sum(values)
 
 

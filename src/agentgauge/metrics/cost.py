@@ -104,14 +104,16 @@ def exact_sum(values: FloatArray) -> Fraction | None:
     r − q is the rounding error of r + σ, a float, so it too is exact, and at most
     2^(e+k−53) in size. Every sum of n such q's is a multiple of 2^(e+k−53) of size at
     most 2^(e+k−1), at most 2^52 units: a float, so numpy's ``sum`` adds them exactly in
-    whatever order it takes. That float goes into a `Fraction`, and the same is done
-    with the remainders, 52 − k bits or more further down each time, until none is
-    left: two to four passes of a few whole-array operations for a million amounts or
-    latencies. Where σ would pass the largest float (values from 2^(1023−k) up, 4e301 at
-    a million values), near the subnormal floats, or after `_PASSES` passes (exponents
-    hundreds apart, 1e300 beside 1e-300), what is left is added by `_limb_sum` instead
-    (each float taken apart by `numpy.frexp`, the integers added in 32-bit limbs, about
-    0.06 s for a million values). A mean is then this divided once and rounded once
+    whatever order it takes. That float is added exactly (in Python's integers), and the
+    same is done with the remainders, 52 − k bits or more further down each time, until
+    none is left: two or three passes of a few array operations for amounts and
+    latencies, over blocks of `_BLOCK` values (k = 16), each block's passes run while it
+    sits in the processor's cache. Where σ would pass the largest float (values from
+    2^(1023−k) up, about 1e303 in a full block), near the subnormal floats, or after
+    `_PASSES` passes (exponents hundreds apart, 1e300 beside 1e-300), what is left is
+    added by `_limb_sum` instead (each float taken apart by `numpy.frexp`, the integers
+    added in 32-bit limbs, about 0.06 s for a million values). A mean is then this
+    divided once and rounded once
     (`_rounded`), so a constant cost averages to itself, in any order of the values.
     """
     x = np.asarray(values, dtype=np.float64).reshape(-1)
@@ -120,7 +122,7 @@ def exact_sum(values: FloatArray) -> Fraction | None:
     high, low = float(x.max()), float(x.min())
     if not (math.isfinite(high) and math.isfinite(low)):  # an inf, or a NaN
         return None
-    exact, rest = _extracted_sum(x, max(high, -low))
+    exact, rest = _extracted_sum(x)
     if rest is not None:
         exact += _limb_sum(rest)
     try:
@@ -130,10 +132,14 @@ def exact_sum(values: FloatArray) -> Fraction | None:
     return exact
 
 
-#: Extraction passes before `exact_sum` hands what is left to `_limb_sum`: at a million
-#: values each pass takes 31 bits or more, so 8 cover the 53 of a float with exponents
-#: up to about 190 apart; a wider spread is cheaper in limbs than in more passes.
+#: Extraction passes over a block before `exact_sum` hands what is left to `_limb_sum`:
+#: with blocks of 2^15 values each pass takes 36 bits or more, so 8 cover the 53 of a
+#: float with exponents up to about 230 apart; a wider spread is cheaper in limbs.
 _PASSES = 8
+
+#: Values extracted together: all passes over a block run while it sits in the
+#: processor's cache (256 KiB), where passes over a million values each went to memory.
+_BLOCK = 1 << 15
 
 #: The lowest unit 2^u an extraction pass rounds to: every σ, q and partial sum then
 #: stays a normal float, 53 binary places above the subnormal ones.
@@ -141,34 +147,40 @@ _LOWEST_UNIT = -1022 + 53
 
 
 def _extracted_sum(
-    x: FloatArray, top: float, passes: int = _PASSES
+    x: FloatArray, passes: int = _PASSES, block: int = _BLOCK
 ) -> tuple[Fraction, FloatArray | None]:
-    """The exact sum of ``x`` (finite, max |x| = ``top``) taken by error-free extraction
-    (`exact_sum`), with what is left after ``passes`` passes or where extraction stops
-    (``None`` when nothing is): their sum is the sum of ``x``. ``x`` is not changed."""
+    """The exact sum of ``x`` (finite) taken by error-free extraction (`exact_sum`), a
+    block of ``block`` values at a time, with the remainders extraction left (after
+    ``passes`` passes over a block, or where it stops; ``None`` when none is): their sum
+    is the sum of ``x``. ``x`` is not changed."""
     n = x.size
-    k = (2 * n - 1).bit_length()  # the least k with 2^k >= 2n
-    total = Fraction(0)
-    rest = x
-    part = np.empty_like(x)
-    owned = False  # whether `rest` is our own buffer, to be updated in place
-    for _ in range(passes):
-        if top == 0:
-            return total, None
-        e = math.frexp(top)[1]  # top < 2^e
-        if e + k > 1023 or e + k - 53 < _LOWEST_UNIT or k > 52:
-            return total, rest
-        sigma = math.ldexp(1.0, e + k)
-        np.add(rest, sigma, out=part)
-        np.subtract(part, sigma, out=part)  # q: r rounded to a multiple of 2^(e+k-53)
-        total += Fraction(float(part.sum()))  # exact: see `exact_sum`
-        if owned:
-            np.subtract(rest, part, out=rest)
-        else:
-            rest = np.subtract(rest, part)
-            owned = True
-        top = max(float(rest.max()), -float(rest.min()))
-    return total, (rest if top else None)
+    total = 0  # in units of 2^-1074, the smallest subnormal: every float is a whole number
+    left: list[FloatArray] = []
+    part = np.empty(min(n, block))
+    rest = np.empty(min(n, block))
+    for start in range(0, n, block):
+        values = x[start : start + block]
+        m = values.size
+        k = (2 * m - 1).bit_length()  # the least k with 2^k >= 2m
+        q, r = part[:m], rest[:m]
+        top = max(float(values.max()), -float(values.min()))
+        for _ in range(passes):
+            if top == 0:
+                break
+            e = math.frexp(top)[1]  # top < 2^e
+            if e + k > 1023 or e + k - 53 < _LOWEST_UNIT or k > 52:
+                break
+            sigma = math.ldexp(1.0, e + k)
+            np.add(values, sigma, out=q)
+            np.subtract(q, sigma, out=q)  # q: r rounded to a multiple of 2^(e+k-53)
+            numerator, denominator = float(q.sum()).as_integer_ratio()  # exact: see above
+            total += numerator << (1075 - denominator.bit_length())
+            np.subtract(values, q, out=r)
+            values = r
+            top = max(float(r.max()), -float(r.min()))
+        if top:
+            left.append(np.array(values))  # a copy: `rest` is used again
+    return Fraction(total, 1 << 1074), (np.concatenate(left) if left else None)
 
 
 def _limb_sum(x: FloatArray) -> Fraction:
