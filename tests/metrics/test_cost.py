@@ -357,6 +357,11 @@ def test_a_latency_mean_past_the_largest_float_sum_is_finite() -> None:
     # 1e308 + 1e308 passes the largest float; each halved first, the mean is 1e308.
     m = cost_metrics(success_rate=1.0, **arrays(latency_s=[1e308, 1e308]))
     assert m.latency_mean == 1e308
+    # Three of the largest float: each a third, their fsum passed it on the way to it
+    # ("intermediate overflow in fsum", and `metrics` failed); the exact mean is it.
+    top = 1.7976931348623157e308
+    m = cost_metrics(success_rate=1.0, **arrays(latency_s=[top] * 3, tool_calls=[top] * 3))
+    assert m.latency_mean == top == m.tool_calls
 
 
 @settings(max_examples=500, deadline=None)
@@ -531,6 +536,8 @@ def test_exact_sum_of_two_million_amounts_is_the_fraction_sum() -> None:
 @example([-0.0, 3.0])
 @example([2.0**53, 1.0, 1.0])
 @example([-(2.0**53), 1.0, 2.0**53])
+@example([1.7976931348623157e308] * 3)  # fsum of the thirds failed: "intermediate overflow"
+@example([math.inf, 1.7976931348623157e308, 1.7976931348623157e308])
 def test_count_sum_is_the_exact_sum_and_mean_rounded_once(values: list[float]) -> None:
     # Known values (not NaN) counted, their exact sum and mean each rounded once; where
     # the sum passes the largest float (or a value is inf), inf and the correctly
@@ -543,7 +550,12 @@ def test_count_sum_is_the_exact_sum_and_mean_rounded_once(values: list[float]) -
     count = len(known)
     exact = exact_sum(np.array(known))
     if exact is None:
-        assert got == (count, math.inf, math.fsum(v / count for v in known))
+        try:
+            mean = math.fsum(v / count for v in known)
+        except OverflowError:  # fsum's partial sums past the largest float
+            finite = all(map(math.isfinite, known))
+            mean = float(sum(map(Fraction, known)) / count) if finite else math.inf
+        assert got == (count, math.inf, mean)
     else:
         assert got == (count, float(exact), float(exact / count))
 

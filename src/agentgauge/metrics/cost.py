@@ -122,14 +122,19 @@ def exact_sum(values: FloatArray) -> Fraction | None:
     high, low = float(x.max()), float(x.min())
     if not (math.isfinite(high) and math.isfinite(low)):  # an inf, or a NaN
         return None
-    exact, rest = _extracted_sum(x)
-    if rest is not None:
-        exact += _limb_sum(rest)
+    exact = _exact(x)
     try:
         float(exact)
     except OverflowError:
         return None
     return exact
+
+
+def _exact(x: FloatArray) -> Fraction:
+    """The exact sum of ``x`` (finite), however large: extraction, then limbs for what
+    it leaves."""
+    exact, rest = _extracted_sum(x)
+    return exact if rest is None else exact + _limb_sum(rest)
 
 
 #: Extraction passes over a block before `exact_sum` hands what is left to `_limb_sum`:
@@ -422,8 +427,7 @@ def _count_sum(values: FloatArray) -> tuple[int, float, float | None]:
     below 2^53 (token and call counts, nearly always) numpy adds exactly, in one fast
     pass to the same sum. Where the sum passes the largest float (two latencies of
     1e308), it is inf and the mean is the ``math.fsum`` (correctly rounded, so in any
-    order the same) of the values each divided by their count first, which cannot
-    overflow.
+    order the same) of the values each divided by their count first (`_divided_first`).
     """
     with np.errstate(over="ignore"):
         total = float(values.sum())
@@ -442,8 +446,26 @@ def _count_sum(values: FloatArray) -> tuple[int, float, float | None]:
         return count, total, total / count
     exact = exact_sum(known)
     if exact is None or not math.isfinite(_rounded(exact)):
-        return count, math.inf, math.fsum((known / count).tolist())
+        return count, math.inf, _divided_first(known)
     return count, _rounded(exact), _rounded(exact / count)
+
+
+def _divided_first(known: FloatArray) -> float:
+    """The mean of values whose sum passes the largest float: the ``math.fsum`` of each
+    divided by their count first. Where fsum's own partial sums pass it (three values of
+    1.7e308, each a third of it, add up to it), which it reports as an error, the exact
+    sum divided and rounded once (at most the largest value, so a float), or ±inf when
+    the values hold infinities of one sign."""
+    try:
+        return math.fsum((known / known.size).tolist())
+    except OverflowError:
+        finite = np.isfinite(known)
+        if finite.all():
+            return _rounded(_exact(known) / known.size)
+        infinities = np.unique(known[~finite])
+        if infinities.size > 1:  # inf and -inf: no mean
+            raise
+        return float(infinities[0])
 
 
 def _fractional(values: FloatArray) -> bool:
