@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 
 from agentgauge.metrics import cost_metrics, cost_of_pass
 from agentgauge.metrics.cost import (
+    _BAND_MIN,
+    _BAND_SAMPLE,
+    _BLOCK,
     SUM_OVERFLOW,
     CostMetrics,
+    _banded_pair,
+    _count_sum,
+    _extracted_sum,
+    _limb_sum,
     checked_cost_of_pass,
     exact_sum,
     quantiles,
@@ -156,6 +163,66 @@ def test_quantiles_equal_numpy_linear(values: list[float], qs: list[float]) -> N
     assert arr.tolist() == values  # input untouched
 
 
+def _type7(values: np.ndarray, q: float) -> float:
+    """Hyndman & Fan type 7 from the sorted values, as `quantiles` computes it."""
+    s = np.sort(values)
+    h = (s.size - 1) * q
+    k = int(h)
+    low = float(s[k])
+    high = float(s[k + 1]) if k + 1 < s.size else low
+    return low + (high - low) * (h - k)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(_BAND_MIN, 3 * _BAND_MIN),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["lognormal", "few", "signed", "sorted", "inf"]),
+    st.lists(st.floats(0, 1) | st.sampled_from([0.0, 1.0, 0.5, 0.95]), min_size=1, max_size=4),
+)
+def test_quantiles_of_many_values_are_the_sorted_order_statistics(
+    n: int, seed: int, kind: str, qs: list[float]
+) -> None:
+    # From _BAND_MIN values the order statistics are looked for in a band: the figures
+    # are those of the sorted values, to the last bit, ties, -0.0 and inf included.
+    rng = np.random.default_rng(seed)
+    values = {
+        "lognormal": lambda: np.round(rng.lognormal(2.0, 0.5, n), 3),
+        "few": lambda: rng.choice([0.0, -0.0, 1.5, 2.0, 7.25], n),
+        "signed": lambda: rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5, n),
+        "sorted": lambda: np.sort(rng.random(n)),
+        "inf": lambda: np.where(rng.random(n) < 0.1, np.inf, rng.random(n)),
+    }[kind]()
+    before = values.copy()
+    # (inf - inf is NaN, as numpy's is: assert_array_equal takes NaN for NaN.)
+    np.testing.assert_array_equal(quantiles(values, tuple(qs)), [_type7(values, q) for q in qs])
+    assert np.array_equal(values, before)
+
+
+def test_quantiles_fall_back_where_the_sample_misses_the_band() -> None:
+    # Every value the evenly spaced sample takes is large, the rest small: the band the
+    # sample puts around the median holds none of the values there, and the order
+    # statistics are selected from all values instead.
+    n = 4 * _BAND_MIN
+    stride = n // _BAND_SAMPLE
+    values = np.random.default_rng(5).random(n)
+    values[::stride] += 1000.0
+    sample = np.sort(values[::stride])
+    k = (n - 1) // 2
+    assert _banded_pair(values, sample, k) is None
+    assert quantiles(values, (0.5, 0.95)) == [_type7(values, 0.5), _type7(values, 0.95)]
+    # The band holds them in plain data.
+    plain = np.random.default_rng(6).random(n)
+    found = _banded_pair(plain, np.sort(plain[::stride]), k)
+    assert found == (float(np.sort(plain)[k]), float(np.sort(plain)[k + 1]))
+    # A NaN (which no band bound compares with) leaves the band aside: NaN, as before.
+    with_nan = plain.copy()
+    with_nan[3] = np.nan
+    assert math.isnan(quantiles(with_nan, (0.5,))[0])
+    with pytest.raises(ValueError, match="quantile must be in"):
+        quantiles(plain, (0.5, 1.5))
+
+
 # ---------------------------------------------------------------- finite values, huge results
 
 
@@ -290,6 +357,11 @@ def test_a_latency_mean_past_the_largest_float_sum_is_finite() -> None:
     # 1e308 + 1e308 passes the largest float; each halved first, the mean is 1e308.
     m = cost_metrics(success_rate=1.0, **arrays(latency_s=[1e308, 1e308]))
     assert m.latency_mean == 1e308
+    # Three of the largest float: each a third, their fsum passed it on the way to it
+    # ("intermediate overflow in fsum", and `metrics` failed); the exact mean is it.
+    top = 1.7976931348623157e308
+    m = cost_metrics(success_rate=1.0, **arrays(latency_s=[top] * 3, tool_calls=[top] * 3))
+    assert m.latency_mean == top == m.tool_calls
 
 
 @settings(max_examples=500, deadline=None)
@@ -326,3 +398,176 @@ def test_exact_sum_over_more_values_than_one_limb_column_holds() -> None:
     )), Fraction(0))  # fmt: skip
     assert exact_sum(mixed) == expected
     assert exact_sum(np.array([np.inf, 1.0])) is None and exact_sum(np.array([])) == 0
+
+
+def _fraction_sum(values: np.ndarray) -> Fraction:
+    return sum((Fraction(v) for v in values.tolist()), Fraction(0))
+
+
+def _expected(values: np.ndarray) -> Fraction | None:
+    """What `exact_sum` gives: the exact sum, or None where it rounds past the largest
+    float (a Fraction's float raises there)."""
+    exact = _fraction_sum(values)
+    try:
+        float(exact)
+    except OverflowError:
+        return None
+    return exact
+
+
+@st.composite
+def spread_floats(draw: st.DrawFn) -> np.ndarray:
+    """Floats of either sign with exponents in a window of a drawn width (0 to 1,100
+    binary places) anywhere in the double range, some repeated, zeros, -0.0 and
+    subnormals among them: sums that take one extraction pass, several, more than
+    `_PASSES`, or none (values near the largest float)."""
+    n = draw(st.integers(1, 300))
+    width = draw(st.integers(0, 1100))
+    low = draw(st.integers(-1074, 1023 - min(width, 1023 + 1074)))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    mantissa = rng.random(n) * rng.choice([-1.0, 1.0], n)
+    exponent = rng.integers(low, low + width + 1, n)
+    with np.errstate(over="ignore", under="ignore"):
+        values = np.ldexp(mantissa, exponent)
+    values[~np.isfinite(values)] = np.finfo(float).max
+    special = draw(
+        st.lists(
+            st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.0**-1022, 1.7976931348623157e308]),
+            max_size=3,
+        )
+    )
+    return np.concatenate([values, np.array(special, dtype=float)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(spread_floats())
+def test_exact_sum_by_extraction_or_limbs_is_the_sum_of_the_fractions(
+    values: np.ndarray,
+) -> None:
+    assert exact_sum(values) == _expected(values)
+    exact = _fraction_sum(values)
+    assert _limb_sum(values) == exact
+    # Blocks of a few values too: some extracted to the end, some left to the limbs.
+    for block in (_BLOCK, 64, 7):
+        taken, rest = _extracted_sum(values, block=block)
+        assert taken + (0 if rest is None else _limb_sum(rest)) == exact
+
+
+def test_exact_sum_takes_both_ways_and_says_none_where_they_pass_the_largest_float() -> None:
+    # Amounts and latencies: extraction alone, in a few passes.
+    rng = np.random.default_rng(7)
+    amounts = np.round(rng.gamma(2.0, 0.01, 10_000), 6)
+    taken, rest = _extracted_sum(amounts)
+    assert rest is None and taken == _fraction_sum(amounts) == exact_sum(amounts)
+    # 1e300 beside 1e-300: more passes than `_PASSES` would take; the limbs add the rest.
+    wide = np.array([1e300, 1e-300, -3.5, 0.1] * 25)
+    taken, rest = _extracted_sum(wide)
+    assert rest is not None and rest.any()
+    assert taken + _limb_sum(rest) == _fraction_sum(wide) == exact_sum(wide)
+    # One pass, then the rest: what is left is the exact remainder, the input unchanged.
+    before = amounts.copy()
+    taken, rest = _extracted_sum(amounts, passes=1)
+    assert rest is not None and taken + _limb_sum(rest) == _fraction_sum(amounts)
+    assert np.array_equal(amounts, before)
+    # Near the largest float σ = 2^(e+k) would overflow: no pass at all.
+    huge = np.array([1.7976931348623157e308, -1e308, 1e308, 5e-324])
+    taken, rest = _extracted_sum(huge)
+    assert taken == 0 and rest is not None and np.array_equal(rest, huge)
+    assert exact_sum(huge) == _fraction_sum(huge)
+    # Subnormals alone: left to the limbs too.
+    tiny = np.array([5e-324, 2.0**-1050, -(2.0**-1060)])
+    taken, rest = _extracted_sum(tiny)
+    assert taken == 0 and rest is not None and np.array_equal(rest, tiny)
+    assert exact_sum(tiny) == _fraction_sum(tiny)
+    # Past the largest float: None, both ways, exactly where the exact sum rounds past it.
+    top = 1.7976931348623157e308
+    assert exact_sum(np.array([top, top, -top])) == Fraction(top)
+    assert exact_sum(np.array([top, 2.0**970])) is None  # rounds up to 2^1024
+    assert exact_sum(np.array([top, 2.0**969])) == Fraction(top) + 2**969  # rounds down
+    assert exact_sum(np.array([1e308, 1e308])) is None
+    assert exact_sum(np.array([1.0, np.nan])) is None and exact_sum(np.array([-np.inf])) is None
+
+
+@pytest.mark.parametrize(
+    "n", [_BLOCK - 1, _BLOCK, _BLOCK + 1, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 1 << 21]
+)
+def test_exact_sum_of_millions_where_every_pass_is_at_its_bound(n: int) -> None:
+    # Equal values just below 2^e: each pass's q's over a full block of m = 2^15 add up
+    # to m · 2^e, the 2^(e+k-1) the bound allows (2^k = 2m); a last block is shorter.
+    below = 2.0**10 - 2.0**-42
+    assert exact_sum(np.full(n, below)) == n * Fraction(below)
+    assert exact_sum(np.full(n, -below)) == -n * Fraction(below)
+    # Every value with all 53 bits set, of mixed signs and exponents 60 apart.
+    rng = np.random.default_rng(n)
+    values = np.ldexp(rng.choice([-1.0, 1.0], n) * (1 - 2.0**-53), rng.integers(-40, 20, n))
+    taken, rest = _extracted_sum(values)
+    assert rest is None and taken == _limb_sum(values) == exact_sum(values)
+
+
+def test_exact_sum_of_two_million_amounts_is_the_fraction_sum() -> None:
+    rng = np.random.default_rng(3)
+    n = 1 << 21
+    values = np.round(rng.gamma(2.0, 0.01, n), 6) * rng.choice([-1.0, 1.0], n)
+    values[::1000] = rng.lognormal(2.0, 3.0, values[::1000].size)
+    # The reference: every float's exact ratio over 2^1074, added as Python integers.
+    scale = 1074
+    expected = Fraction(
+        sum(
+            p << (scale - (q.bit_length() - 1))
+            for p, q in map(float.as_integer_ratio, values.tolist())
+        ),
+        1 << scale,
+    )
+    assert exact_sum(values) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.floats(allow_nan=True, allow_infinity=False)
+        | st.integers(0, 2**60).map(float)
+        | st.sampled_from([0.0, -0.0, 0.5, -1.0, NAN, math.inf, 2.0**53, 1.7976931348623157e308]),
+        max_size=40,
+    )
+)
+@example([1.0, NAN, 2.0])
+@example([math.inf, 1.0])
+@example([-0.0, 3.0])
+@example([2.0**53, 1.0, 1.0])
+@example([-(2.0**53), 1.0, 2.0**53])
+@example([1.7976931348623157e308] * 3)  # fsum of the thirds failed: "intermediate overflow"
+@example([math.inf, 1.7976931348623157e308, 1.7976931348623157e308])
+def test_count_sum_is_the_exact_sum_and_mean_rounded_once(values: list[float]) -> None:
+    # Known values (not NaN) counted, their exact sum and mean each rounded once; where
+    # the sum passes the largest float (or a value is inf), inf and the correctly
+    # rounded sum of each value divided first.
+    got = _count_sum(np.array(values, dtype=float))
+    known = [v for v in values if not math.isnan(v)]
+    if not known:
+        assert got == (0, 0.0, None)
+        return
+    count = len(known)
+    exact = exact_sum(np.array(known))
+    if exact is None:
+        try:
+            mean = math.fsum(v / count for v in known)
+        except OverflowError:  # fsum's partial sums past the largest float
+            finite = all(map(math.isfinite, known))
+            mean = float(sum(map(Fraction, known)) / count) if finite else math.inf
+        assert got == (count, math.inf, mean)
+    else:
+        assert got == (count, float(exact), float(exact / count))
+
+
+@pytest.mark.parametrize("at", [None, 0, 63, 64, 9_999])
+def test_count_sum_finds_a_fraction_anywhere_among_whole_numbers(at: int | None) -> None:
+    # 10,000 token counts, one of them 0.5 more (or none): the sum of whole numbers is
+    # numpy's, any other the exact sum; both the same figures.
+    values = np.random.default_rng(2).integers(0, 9000, 10_000).astype(float)
+    values[17] = NAN
+    if at is not None:
+        values[at] += 0.5
+    known = values[~np.isnan(values)]
+    exact = sum((Fraction(v) for v in known.tolist()), Fraction(0))
+    assert _count_sum(values) == (known.size, float(exact), float(exact / known.size))

@@ -95,21 +95,107 @@ def exact_sum(values: FloatArray) -> Fraction | None:
 
     A float sum rounds at every addition: 30 costs of $0.10 added up to
     3.000000000000001, and their mean to 0.10000000000000003, failing a gate ``max:
-    0.1``. Here every float is taken apart exactly (`numpy.frexp`: x = m · 2^e, m a
-    53-bit integer once scaled) and the integers are added as whole numbers, each
-    moved to its place above the smallest exponent and cut into 32-bit limbs; a
-    limb's column is added in doubles (`numpy.bincount`), exact while it stays below
-    2^53, which 2^20 values of at most 2^32 each cannot pass. The limbs are then
-    joined in Python's integers: the sum exactly, in a few numpy passes (a million
-    values in about a hundredth of a second, where ``math.fsum`` and the remainders
-    it rounds away took a tenth). A mean is then this divided once and rounded once
+    0.1``. Here the sum is taken exactly, a slice of bits at a time, by error-free
+    extraction (Rump, Ogita & Oishi 2008, "Accurate floating-point summation part I:
+    faithful rounding", SIAM J. Sci. Comput. 31(1), section 3, ExtractScalar and
+    ExtractVector). With n values r, each of size below 2^e, and σ = 2^(e+k), 2^k ≥ 2n:
+    q = (r + σ) − σ is r rounded to a multiple of 2^(e+k−53) (r + σ lies between σ/2
+    and 2σ, and the subtraction is exact), of size at most 2^e (rounding is monotone);
+    r − q is the rounding error of r + σ, a float, so it too is exact, and at most
+    2^(e+k−53) in size. Every sum of n such q's is a multiple of 2^(e+k−53) of size at
+    most 2^(e+k−1), at most 2^52 units: a float, so numpy's ``sum`` adds them exactly in
+    whatever order it takes. That float is added exactly (in Python's integers), and the
+    same is done with the remainders, 52 − k bits or more further down each time, until
+    none is left: two or three passes of a few array operations for amounts and
+    latencies, over blocks of `_BLOCK` values (k = 16), each block's passes run while it
+    sits in the processor's cache. Where σ would pass the largest float (values from
+    2^(1023−k) up, about 1e303 in a full block), near the subnormal floats, or after
+    `_PASSES` passes (exponents hundreds apart, 1e300 beside 1e-300), what is left is
+    added by `_limb_sum` instead (each float taken apart by `numpy.frexp`, the integers
+    added in 32-bit limbs, about 0.06 s for a million values). A mean is then this
+    divided once and rounded once
     (`_rounded`), so a constant cost averages to itself, in any order of the values.
     """
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     if not x.size:
         return Fraction(0)
-    if not np.isfinite(x).all():
+    high, low = float(x.max()), float(x.min())
+    if not (math.isfinite(high) and math.isfinite(low)):  # an inf, or a NaN
         return None
+    exact = _exact(x)
+    try:
+        float(exact)
+    except OverflowError:
+        return None
+    return exact
+
+
+def _exact(x: FloatArray) -> Fraction:
+    """The exact sum of ``x`` (finite), however large: extraction, then limbs for what
+    it leaves."""
+    exact, rest = _extracted_sum(x)
+    return exact if rest is None else exact + _limb_sum(rest)
+
+
+#: Extraction passes over a block before `exact_sum` hands what is left to `_limb_sum`:
+#: with blocks of 2^15 values each pass takes 36 bits or more, so 8 cover the 53 of a
+#: float with exponents up to about 230 apart; a wider spread is cheaper in limbs.
+_PASSES = 8
+
+#: Values extracted together: all passes over a block run while it sits in the
+#: processor's cache (256 KiB), where passes over a million values each went to memory.
+_BLOCK = 1 << 15
+
+#: The lowest unit 2^u an extraction pass rounds to: every σ, q and partial sum then
+#: stays a normal float, 53 binary places above the subnormal ones.
+_LOWEST_UNIT = -1022 + 53
+
+
+def _extracted_sum(
+    x: FloatArray, passes: int = _PASSES, block: int = _BLOCK
+) -> tuple[Fraction, FloatArray | None]:
+    """The exact sum of ``x`` (finite) taken by error-free extraction (`exact_sum`), a
+    block of ``block`` values at a time, with the remainders extraction left (after
+    ``passes`` passes over a block, or where it stops; ``None`` when none is): their sum
+    is the sum of ``x``. ``x`` is not changed."""
+    n = x.size
+    total = 0  # in units of 2^-1074, the smallest subnormal: every float is a whole number
+    left: list[FloatArray] = []
+    part = np.empty(min(n, block))
+    rest = np.empty(min(n, block))
+    for start in range(0, n, block):
+        values = x[start : start + block]
+        m = values.size
+        k = (2 * m - 1).bit_length()  # the least k with 2^k >= 2m
+        q, r = part[:m], rest[:m]
+        top = max(float(values.max()), -float(values.min()))
+        for _ in range(passes):
+            if top == 0:
+                break
+            e = math.frexp(top)[1]  # top < 2^e
+            if e + k > 1023 or e + k - 53 < _LOWEST_UNIT or k > 52:
+                break
+            sigma = math.ldexp(1.0, e + k)
+            np.add(values, sigma, out=q)
+            np.subtract(q, sigma, out=q)  # q: r rounded to a multiple of 2^(e+k-53)
+            numerator, denominator = float(q.sum()).as_integer_ratio()  # exact: see above
+            total += numerator << (1075 - denominator.bit_length())
+            np.subtract(values, q, out=r)
+            values = r
+            top = max(float(r.max()), -float(r.min()))
+        if top:
+            left.append(np.array(values))  # a copy: `rest` is used again
+    return Fraction(total, 1 << 1074), (np.concatenate(left) if left else None)
+
+
+def _limb_sum(x: FloatArray) -> Fraction:
+    """The exact sum of ``x`` (finite), as whole numbers: the way `exact_sum` takes what
+    extraction leaves. Every float is taken apart exactly (`numpy.frexp`: x = m · 2^e,
+    m a 53-bit integer once scaled) and the integers are added as whole numbers, each
+    moved to its place above the smallest exponent and cut into 32-bit limbs; a limb's
+    column is added in doubles (`numpy.bincount`), exact while it stays below 2^53,
+    which 2^20 values of at most 2^32 each cannot pass. The limbs are then joined in
+    Python's integers."""
     mantissa, exponent = np.frexp(x)  # x = mantissa · 2^exponent, 0.5 <= |mantissa| < 1
     whole = np.ldexp(mantissa, 53).astype(np.int64)  # |whole| < 2^53, exactly
     keep = whole != 0
@@ -143,12 +229,7 @@ def exact_sum(values: FloatArray) -> Fraction | None:
                 )
                 for index in np.flatnonzero(sums).tolist():
                     total += int(sums[index]) << (32 * index)
-    exact = Fraction(total << lowest) if lowest >= 0 else Fraction(total, 1 << -lowest)
-    try:
-        float(exact)
-    except OverflowError:
-        return None
-    return exact
+    return Fraction(total << lowest) if lowest >= 0 else Fraction(total, 1 << -lowest)
 
 
 #: Values added in one `numpy.bincount` column: each at most 2^32, so 2^20 of them stay
@@ -260,29 +341,74 @@ def quantiles(values: FloatArray, qs: tuple[float, ...]) -> list[float]:
 
     Hyndman & Fan (1996) type 7, numpy's default: with h = (n−1)·q,
     Q(q) = x_(⌊h⌋) + (h − ⌊h⌋)·(x_(⌊h⌋+1) − x_(⌊h⌋)). Same values as
-    ``np.quantile``; selected one quantile at a time, from the highest down, each
-    within the part left of the previous one, because numpy's multi-index
-    partition is several times slower than single ones on a million values.
+    ``np.quantile``. From `_BAND_MIN` values on, each pair of order statistics is
+    found among the values between two bounds that an evenly spaced sample puts around
+    it (`_banded_pair`: a few comparisons over the values and a partition of a
+    twentieth of them); where the bounds miss, and for fewer values, they are selected
+    one quantile at a time, from the highest down, each within the part left of the
+    previous one, because numpy's multi-index partition is several times slower than
+    single ones on a million values.
     """
-    x = np.array(values, dtype=np.float64)  # a copy: partitioning reorders it
+    x = np.asarray(values, dtype=np.float64)
     n = x.size
     if n == 0:
         raise ValueError("no values")
-    found: dict[float, float] = {}
-    hi = n
-    for q in sorted(qs, reverse=True):
+    order = sorted(qs, reverse=True)
+    for q in order:
         if not 0 <= q <= 1:
             raise ValueError(f"quantile must be in [0, 1], got {q}")
+    sample = None
+    if x.ndim == 1 and n >= _BAND_MIN and not math.isnan(float(x.max())):  # no NaN
+        sample = np.sort(x[:: n // _BAND_SAMPLE])
+    found: dict[float, float] = {}
+    copy: FloatArray | None = None  # partitioning reorders: never the caller's array
+    hi = n
+    for q in order:
         h = (n - 1) * q
         k = int(h)
-        part = x[: max(hi, k + 1)]
-        part.partition(k)
-        low = float(x[k])
-        # Everything right of k is >= x[k]: the next order statistic is their minimum.
-        high = float(x[k + 1 :].min()) if k + 1 < n else low
+        pair = None if sample is None else _banded_pair(x, sample, k)
+        if pair is None:
+            if copy is None:
+                copy = np.array(x, dtype=np.float64)
+            part = copy[: max(hi, k + 1)]
+            part.partition(k)
+            # Everything right of k is >= x[k]: the next order statistic is their minimum.
+            pair = float(copy[k]), float(copy[k + 1 :].min()) if k + 1 < n else float(copy[k])
+            hi = k + 1
+        low, high = pair
         found[q] = low + (high - low) * (h - k)
-        hi = k + 1
     return [found[q] for q in qs]
+
+
+#: From how many values `quantiles` looks for order statistics in a band, and about how
+#: many values (evenly spaced) the sample that places the band's bounds takes.
+_BAND_MIN = 1 << 15
+_BAND_SAMPLE = 1 << 13
+
+
+def _banded_pair(x: FloatArray, sample: FloatArray, k: int) -> tuple[float, float] | None:
+    """The order statistics x_(k) and x_(k+1) (x_(k) twice for the last) of ``x`` (no
+    NaN), found in the band [lo, hi] around sample rank k·m/n of the sorted ``sample``
+    (m values of ``x``), some 2√m sample ranks each side; ``None`` when the band does
+    not hold both. The values below lo number b; the band's values, sorted, are x_(b),
+    x_(b+1), ... so x_(k) is the band's (k − b)-th: a partition of the band finds it."""
+    n, m = x.size, sample.size
+    j = k * m // n
+    reach = 2 * math.isqrt(m) + 4
+    lo = float(sample[j - reach]) if j - reach > 0 else -math.inf
+    hi = float(sample[j + reach]) if j + reach < m - 1 else math.inf
+    inside = x <= hi
+    below = x < lo
+    n_below = int(np.count_nonzero(below))
+    np.logical_xor(inside, below, out=inside)  # lo <= x <= hi (lo <= hi: below ⊂ inside)
+    i = k - n_below
+    need = 2 if k + 1 < n else 1
+    if i < 0 or i + need > int(np.count_nonzero(inside)):
+        return None
+    band = x[inside]
+    band.partition(i)
+    low = float(band[i])
+    return low, (float(band[i + 1 :].min()) if need == 2 else low)
 
 
 #: A float sum of non-negative whole numbers that comes out below this is exact: the
@@ -301,21 +427,60 @@ def _count_sum(values: FloatArray) -> tuple[int, float, float | None]:
     below 2^53 (token and call counts, nearly always) numpy adds exactly, in one fast
     pass to the same sum. Where the sum passes the largest float (two latencies of
     1e308), it is inf and the mean is the ``math.fsum`` (correctly rounded, so in any
-    order the same) of the values each divided by their count first, which cannot
-    overflow.
+    order the same) of the values each divided by their count first (`_divided_first`).
     """
-    known = values[~np.isnan(values)]
+    with np.errstate(over="ignore"):
+        total = float(values.sum())
+    known = values
+    if math.isnan(total):  # a NaN among them (or inf and -inf): take the known ones
+        unknown = np.isnan(values)
+        if unknown.any():
+            known = values[~unknown]
+            with np.errstate(over="ignore"):
+                total = float(known.sum())
     count = known.size
     if not count:
         return 0, 0.0, None
-    with np.errstate(over="ignore"):
-        total = float(known.sum())
-    if 0 <= total < _EXACT_WHOLE and known.min() >= 0 and bool(np.all(known % 1 == 0)):
+    # Whole: x − trunc(x) is 0 (and exact) for each of these finite non-negative values.
+    if 0 <= total < _EXACT_WHOLE and known.min() >= 0 and not _fractional(known):
         return count, total, total / count
     exact = exact_sum(known)
     if exact is None or not math.isfinite(_rounded(exact)):
-        return count, math.inf, math.fsum((known / count).tolist())
+        return count, math.inf, _divided_first(known)
     return count, _rounded(exact), _rounded(exact / count)
+
+
+def _divided_first(known: FloatArray) -> float:
+    """The mean of values whose sum passes the largest float: the ``math.fsum`` of each
+    divided by their count first. Where fsum's own partial sums pass it (three values of
+    1.7e308, each a third of it, add up to it), which it reports as an error, the exact
+    sum divided and rounded once (at most the largest value, so a float), or ±inf when
+    the values hold infinities of one sign."""
+    try:
+        return math.fsum((known / known.size).tolist())
+    except OverflowError:
+        finite = np.isfinite(known)
+        if finite.all():
+            return _rounded(_exact(known) / known.size)
+        infinities = np.unique(known[~finite])
+        if infinities.size > 1:  # inf and -inf: no mean
+            raise
+        return float(infinities[0])
+
+
+def _fractional(values: FloatArray) -> bool:
+    """Whether any of ``values`` (finite) has a fractional part: ``values % 1 != 0``
+    in three fast passes, where ``%`` (a division per value) took several times that;
+    the first few values alone answer for latencies and amounts."""
+    if values.size > _FIRST and _fractional(values[:_FIRST]):
+        return True
+    part = np.trunc(values)
+    np.subtract(values, part, out=part)
+    return bool(part.any())
+
+
+#: How many values `_fractional` looks at first.
+_FIRST = 64
 
 
 def _one_size(task: npt.NDArray[np.intp], counts: npt.NDArray[np.int64] | None) -> bool:
@@ -424,13 +589,14 @@ def cost_metrics(
     n_out, out_sum, out_mean = _count_sum(output_tokens)
     _, _, tool_mean = _count_sum(tool_calls)
     _, _, model_mean = _count_sum(model_calls)
-    judge_known = judge_cost_usd[~np.isnan(judge_cost_usd)]
+    judge_unknown = np.isnan(judge_cost_usd)
+    judge_known = judge_cost_usd[~judge_unknown] if judge_unknown.any() else judge_cost_usd
     n_judge = judge_known.size
     judge_missing: int | None = None
     if judged is not None:
         # A judged trial with no cost is one whose judge's price is unknown; one that
         # records a cost was judged whatever its grades say (an imported record).
-        unpriced = judged & np.isnan(judge_cost_usd)
+        unpriced = judged & judge_unknown
         judge_missing = int(np.count_nonzero(unpriced))
         n_judge += judge_missing
     # A total over the trials that recorded a figure is not the total: one that some
