@@ -24,6 +24,14 @@ def _values(values: ArrayLike) -> npt.NDArray[np.float64]:
     return v
 
 
+def _dot(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
+    """Σ a_i·b_i by numpy's own pairwise sum of the products, not the BLAS dot: OpenBLAS
+    wakes its worker threads for each dot, which between other work costs milliseconds
+    a call on a busy machine (a million trials' metrics took twice as long), and its
+    result may depend on the thread count and the processor's kernel."""
+    return float(np.multiply(a, b).sum())
+
+
 def cluster_codes(labels: ArrayLike) -> tuple[npt.NDArray[np.intp], int]:
     """Non-negative integer codes for cluster labels, and the number of distinct labels.
 
@@ -54,7 +62,7 @@ def se_mean(values: ArrayLike) -> float:
     # instead of the "no spread" every display and interval rule treats as such.
     scale = float(np.abs(v).max(initial=0.0))
     resid[np.abs(resid) <= 64 * np.finfo(float).eps * scale] = 0.0
-    return float(np.sqrt(np.dot(resid, resid) / (v.size - 1)) / np.sqrt(v.size))
+    return float(np.sqrt(_dot(resid, resid) / (v.size - 1)) / np.sqrt(v.size))
 
 
 def se_clustered(values: ArrayLike, clusters: ArrayLike) -> float:
@@ -85,7 +93,7 @@ def se_clustered(values: ArrayLike, clusters: ArrayLike) -> float:
     # of "0.0" that is not 0 and hide that there is no spread between families.
     scale = float(np.abs(v).max(initial=0.0)) * np.bincount(codes).max(initial=1)
     sums[np.abs(sums) <= 64 * np.finfo(float).eps * scale] = 0.0
-    meat = float(np.dot(sums, sums))
+    meat = _dot(sums, sums)
     return float(np.sqrt(n_clusters / (n_clusters - 1) * meat) / v.size)
 
 
@@ -118,8 +126,8 @@ def cluster_correlation(
     codes, _ = cluster_codes(labels)
     ex = np.bincount(codes, weights=vx - vx.mean())
     ey = np.bincount(codes, weights=vy - vy.mean())
-    den = float(np.sqrt(np.dot(ex, ex) * np.dot(ey, ey)))
-    cross = float(np.dot(ex, ey))
+    den = float(np.sqrt(_dot(ex, ex) * _dot(ey, ey)))
+    cross = _dot(ex, ey)
     if corrected and cross > 0:
         cross = max(cross - 0.5, 0.0)
     # Rounding can push |r| a hair past 1 when the two arrays are proportional.
