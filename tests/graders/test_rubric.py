@@ -271,6 +271,72 @@ def test_only_a_leading_closed_think_block_is_set_apart(
     assert parse_answer('<think>\n\n</think>\n{"verdict": "no"}').verdict == "no"
 
 
+def test_thinking_closed_without_an_opening_tag_is_set_apart(serve: Any) -> None:
+    # DeepSeek-R1 distills and QwQ served with a chat template that opens <think> in the
+    # prompt send the reasoning and only its closing tag. The draft "no" in it was read
+    # beside the answer's "yes": unknown:ambiguous.
+    verdict = answer("yes", "Your order W100 is cancelled")
+    _, judge = serve(by_criterion({"cancel": f"{THINKING}\n</think>\n\n{verdict}"}))
+    grade, reply = judge.judge_criterion(C_CANCEL, make_trial())
+    assert (grade.passed, grade.status) == (True, "passed")
+    assert grade.evidence["raw"].strip() == verdict
+    assert grade.evidence["judge_thinking"] == THINKING
+    assert reply is not None and reply.thinking == THINKING
+
+
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        # up to the first </think> is thinking; a later one is the answer's
+        (f"{THINKING}</think>{answer('yes')} </think>", "passed"),
+        # a </think> closing an opened block, later in the answer: all answer, as before
+        (f"{answer('yes')} <think>{THINKING}</think>", "unknown:ambiguous"),
+        # only reasoning, closed: no answer after it
+        (f"{THINKING}</think>\n", "unknown:empty"),
+    ],
+)
+def test_only_the_first_unopened_think_close_ends_the_thinking(
+    serve: Any, text: str, status: str
+) -> None:
+    _, judge = serve(by_criterion({"polite": text}))
+    grade, _ = judge.judge_criterion(C_POLITE, make_trial())
+    assert grade.status == status
+    # A caller reading a reply's raw text gets the same reading.
+    assert parse_answer(f"{THINKING}</think>{answer('no')}").verdict == "no"
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_sent_in_its_own_field_is_not_read_as_the_answer(serve: Any, field: str) -> None:
+    # vLLM's reasoning parsers send the thinking as `reasoning_content`, OpenRouter as
+    # `reasoning`: the verdict is read from `content` alone (its draft "no" counts for
+    # nothing), and the thinking is kept apart as a <think> block's is.
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(answer("yes"), model="judge-x")
+        body["choices"][0]["message"][field] = f"\n{THINKING}\n"
+        return Reply(body=body)
+
+    _, judge = serve(respond)
+    grade, _ = judge.judge_criterion(C_POLITE, make_trial())
+    assert (grade.passed, grade.status) == (True, "passed")
+    assert grade.evidence["raw"] == answer("yes")
+    assert grade.evidence["judge_thinking"] == THINKING
+
+
+def test_a_reply_cut_off_while_thinking_apart_is_truncated_not_empty(serve: Any) -> None:
+    # max_tokens spent on `reasoning_content`, no content: the cause to read is the
+    # cut-off (raise max_tokens), not a judge that said nothing.
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(None, model="judge-x")
+        body["choices"][0]["message"]["reasoning_content"] = THINKING
+        body["choices"][0]["finish_reason"] = "length"
+        return Reply(body=body)
+
+    _, judge = serve(respond)
+    grade, _ = judge.judge_criterion(C_POLITE, make_trial())
+    assert (grade.passed, grade.status) == (None, "unknown:truncated")
+    assert grade.evidence["judge_thinking"] == THINKING
+
+
 DEEP = '{"verdict": "yes", "evidence": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
 

@@ -472,7 +472,9 @@ class RubricJudge:
                 },
                 judge_model=self.model,
             )
-        parsed = parse_answer(reply.text, finish_reason=reply.finish_reason, refusal=reply.refusal)
+        parsed = parse_answer(
+            reply.text, finish_reason=reply.finish_reason, refusal=reply.refusal, thinking=False
+        )
         verdict, status, evidence = read_reply(
             reply,
             parsed,
