@@ -1197,7 +1197,8 @@ def test_a_re_grade_whose_judge_cannot_be_reached_stops_and_writes_nothing(
 ) -> None:
     # Connection refused on every call: the re-grade stored a grade version of nothing
     # but unknown:judge_unavailable, exit 0. It stops now, one line naming the judge's
-    # URL, exit 2 (the code for an endpoint that does not answer before a run).
+    # URL, exit 2 (the code for an endpoint that does not answer before a run): checked
+    # before the first trial is graded, as a run checks its judges.
     import socket
 
     from agentgauge.schema import Run
@@ -1224,16 +1225,44 @@ def test_a_re_grade_whose_judge_cannot_be_reached_stops_and_writes_nothing(
     assert code == 2, (out, err)
     assert err.count("\n") == 1 and out == ""
     assert err.startswith(
-        f"agentgauge: error: the judge of grader 'rubric' at {base} cannot be reached "
-        "(could not connect (ClientConnectorError: "
+        f"agentgauge: error: the judge of grader 'rubric': no answer from "
+        f"{base}/chat/completions (could not connect (ClientConnectorError: "
     )
     assert err.rstrip().endswith(
-        "it answered no call, so nothing was written: start it, or point "
-        "AGENTGAUGE_JUDGE_BASE_URL at it, then re-grade (docs/judge.md)"
+        "nothing was written: start it, or point AGENTGAUGE_JUDGE_BASE_URL at it (in "
+        "Python: base_url=; docs/judge.md)"
     )
     code, out, err = cli("grade", f"{path}:r", "--list")
     assert code == 0 and out.splitlines()[0].startswith("* 1 ")  # version 1 alone
     assert len(out.splitlines()) == 2
+
+
+def test_a_re_grade_whose_judge_has_no_chat_route_stops_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
+) -> None:
+    # HTTP 404 answers every call at once, so the judge was never taken to be down: the
+    # re-grade stored a grade version of nothing but unknown:judge_unavailable, exit 0.
+    from tests.conftest import StatusServer
+
+    path = _rude_store(tmp_path)
+    with StatusServer(400, "body is not JSON", path="/v1/chat/completions") as server:
+        base = f"http://127.0.0.1:{server.port}"  # without /v1
+        monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", base)
+        monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+        code, out, err = cli("grade", f"{path}:r", "--graders", "rubric")
+        assert server.hits == 0
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and out == ""
+    assert err.startswith(
+        f"agentgauge: error: the judge of grader 'rubric': {base}/chat/completions answered "
+        "HTTP 404 (404: Not Found): no chat-completions route there; nothing was written: "
+        "check AGENTGAUGE_JUDGE_BASE_URL, which usually ends in /v1"
+    )
+    code, out, err = cli("grade", f"{path}:r", "--list")
+    assert code == 0 and len(out.splitlines()) == 2  # version 1 alone
+    # The code graders need no judge: nothing is checked, the re-grade goes on.
+    code, out, err = cli("grade", f"{path}:r", "--graders", "answer")
+    assert code == 0, err
 
 
 def _rude_store(tmp_path: Path, **expectations: Any) -> Path:
