@@ -1265,6 +1265,36 @@ def test_a_re_grade_whose_judge_has_no_chat_route_stops_and_writes_nothing(
     assert code == 0, err
 
 
+def test_a_re_grade_called_inside_an_event_loop_checks_its_judge_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A notebook's loop is running: the check runs on a thread of its own.
+    import asyncio
+
+    from agentgauge import api
+    from agentgauge.errors import InputError
+
+    path = _rude_store(tmp_path)
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+
+    async def in_a_loop() -> None:
+        api.regrade(f"{path}:r", "rubric")
+
+    with pytest.raises(InputError, match=r"no answer from .*nothing was written"):
+        asyncio.run(in_a_loop())
+
+
+def closed_port() -> int:
+    """A port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
 def _rude_store(tmp_path: Path, **expectations: Any) -> Path:
     from agentgauge.schema import AnswerSpec, Run
     from agentgauge.store import Store, utc_now
