@@ -271,6 +271,72 @@ def test_only_a_leading_closed_think_block_is_set_apart(
     assert parse_answer('<think>\n\n</think>\n{"verdict": "no"}').verdict == "no"
 
 
+def test_thinking_closed_without_an_opening_tag_is_set_apart(serve: Any) -> None:
+    # DeepSeek-R1 distills and QwQ served with a chat template that opens <think> in the
+    # prompt send the reasoning and only its closing tag. The draft "no" in it was read
+    # beside the answer's "yes": unknown:ambiguous.
+    verdict = answer("yes", "Your order W100 is cancelled")
+    _, judge = serve(by_criterion({"cancel": f"{THINKING}\n</think>\n\n{verdict}"}))
+    grade, reply = judge.judge_criterion(C_CANCEL, make_trial())
+    assert (grade.passed, grade.status) == (True, "passed")
+    assert grade.evidence["raw"].strip() == verdict
+    assert grade.evidence["judge_thinking"] == THINKING
+    assert reply is not None and reply.thinking == THINKING
+
+
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        # up to the first </think> is thinking; a later one is the answer's
+        (f"{THINKING}</think>{answer('yes')} </think>", "passed"),
+        # a </think> closing an opened block, later in the answer: all answer, as before
+        (f"{answer('yes')} <think>{THINKING}</think>", "unknown:ambiguous"),
+        # only reasoning, closed: no answer after it
+        (f"{THINKING}</think>\n", "unknown:empty"),
+    ],
+)
+def test_only_the_first_unopened_think_close_ends_the_thinking(
+    serve: Any, text: str, status: str
+) -> None:
+    _, judge = serve(by_criterion({"polite": text}))
+    grade, _ = judge.judge_criterion(C_POLITE, make_trial())
+    assert grade.status == status
+    # A caller reading a reply's raw text gets the same reading.
+    assert parse_answer(f"{THINKING}</think>{answer('no')}").verdict == "no"
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_sent_in_its_own_field_is_not_read_as_the_answer(serve: Any, field: str) -> None:
+    # vLLM's reasoning parsers send the thinking as `reasoning_content`, OpenRouter as
+    # `reasoning`: the verdict is read from `content` alone (its draft "no" counts for
+    # nothing), and the thinking is kept apart as a <think> block's is.
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(answer("yes"), model="judge-x")
+        body["choices"][0]["message"][field] = f"\n{THINKING}\n"
+        return Reply(body=body)
+
+    _, judge = serve(respond)
+    grade, _ = judge.judge_criterion(C_POLITE, make_trial())
+    assert (grade.passed, grade.status) == (True, "passed")
+    assert grade.evidence["raw"] == answer("yes")
+    assert grade.evidence["judge_thinking"] == THINKING
+
+
+def test_a_reply_cut_off_while_thinking_apart_is_truncated_not_empty(serve: Any) -> None:
+    # max_tokens spent on `reasoning_content`, no content: the cause to read is the
+    # cut-off (raise max_tokens), not a judge that said nothing.
+    def respond(request: dict[str, Any]) -> Reply:
+        body = completion(None, model="judge-x")
+        body["choices"][0]["message"]["reasoning_content"] = THINKING
+        body["choices"][0]["finish_reason"] = "length"
+        return Reply(body=body)
+
+    _, judge = serve(respond)
+    grade, _ = judge.judge_criterion(C_POLITE, make_trial())
+    assert (grade.passed, grade.status) == (None, "unknown:truncated")
+    assert grade.evidence["judge_thinking"] == THINKING
+
+
 DEEP = '{"verdict": "yes", "evidence": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
 
@@ -1131,7 +1197,8 @@ def test_a_re_grade_whose_judge_cannot_be_reached_stops_and_writes_nothing(
 ) -> None:
     # Connection refused on every call: the re-grade stored a grade version of nothing
     # but unknown:judge_unavailable, exit 0. It stops now, one line naming the judge's
-    # URL, exit 2 (the code for an endpoint that does not answer before a run).
+    # URL, exit 2 (the code for an endpoint that does not answer before a run): checked
+    # before the first trial is graded, as a run checks its judges.
     import socket
 
     from agentgauge.schema import Run
@@ -1158,16 +1225,74 @@ def test_a_re_grade_whose_judge_cannot_be_reached_stops_and_writes_nothing(
     assert code == 2, (out, err)
     assert err.count("\n") == 1 and out == ""
     assert err.startswith(
-        f"agentgauge: error: the judge of grader 'rubric' at {base} cannot be reached "
-        "(could not connect (ClientConnectorError: "
+        f"agentgauge: error: the judge of grader 'rubric': no answer from "
+        f"{base}/chat/completions (could not connect (ClientConnectorError: "
     )
     assert err.rstrip().endswith(
-        "it answered no call, so nothing was written: start it, or point "
-        "AGENTGAUGE_JUDGE_BASE_URL at it, then re-grade (docs/judge.md)"
+        "nothing was written: start it, or point AGENTGAUGE_JUDGE_BASE_URL at it (in "
+        "Python: base_url=; docs/judge.md)"
     )
     code, out, err = cli("grade", f"{path}:r", "--list")
     assert code == 0 and out.splitlines()[0].startswith("* 1 ")  # version 1 alone
     assert len(out.splitlines()) == 2
+
+
+def test_a_re_grade_whose_judge_has_no_chat_route_stops_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
+) -> None:
+    # HTTP 404 answers every call at once, so the judge was never taken to be down: the
+    # re-grade stored a grade version of nothing but unknown:judge_unavailable, exit 0.
+    from tests.conftest import StatusServer
+
+    path = _rude_store(tmp_path)
+    with StatusServer(400, "body is not JSON", path="/v1/chat/completions") as server:
+        base = f"http://127.0.0.1:{server.port}"  # without /v1
+        monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", base)
+        monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+        code, out, err = cli("grade", f"{path}:r", "--graders", "rubric")
+        assert server.hits == 0
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and out == ""
+    assert err.startswith(
+        f"agentgauge: error: the judge of grader 'rubric': {base}/chat/completions answered "
+        "HTTP 404 (404: Not Found): no chat-completions route there; nothing was written: "
+        "check AGENTGAUGE_JUDGE_BASE_URL, which usually ends in /v1"
+    )
+    code, out, err = cli("grade", f"{path}:r", "--list")
+    assert code == 0 and len(out.splitlines()) == 2  # version 1 alone
+    # The code graders need no judge: nothing is checked, the re-grade goes on.
+    code, out, err = cli("grade", f"{path}:r", "--graders", "answer")
+    assert code == 0, err
+
+
+def test_a_re_grade_called_inside_an_event_loop_checks_its_judge_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A notebook's loop is running: the check runs on a thread of its own.
+    import asyncio
+
+    from agentgauge import api
+    from agentgauge.errors import InputError
+
+    path = _rude_store(tmp_path)
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
+    monkeypatch.setenv("AGENTGAUGE_JUDGE_MODEL", "judge-x")
+
+    async def in_a_loop() -> None:
+        api.regrade(f"{path}:r", "rubric")
+
+    with pytest.raises(InputError, match=r"no answer from .*nothing was written"):
+        asyncio.run(in_a_loop())
+
+
+def closed_port() -> int:
+    """A port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
 
 
 def _rude_store(tmp_path: Path, **expectations: Any) -> Path:

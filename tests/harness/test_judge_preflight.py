@@ -20,10 +20,11 @@ from tests.conftest import StatusServer
 
 from agentgauge.errors import InputError
 from agentgauge.graders.base import part_grades
-from agentgauge.graders.rubric import RubricGrader
+from agentgauge.graders.judge_client import JudgeConfig
+from agentgauge.graders.rubric import RubricGrader, RubricJudge
 from agentgauge.harness.runner import run
-from agentgauge.harness.trial import grade_with
-from agentgauge.schema import Grade, Trial
+from agentgauge.harness.trial import grade_with, uses_judges
+from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
 from agentgauge.testing.openai_server import OpenAIServer, Reply, completion, error_body
 from agentgauge.testing.worlds import counting_agent
@@ -212,3 +213,113 @@ def test_a_judge_that_answers_the_check_and_fails_later_leaves_criteria_unknown(
     with Store(tmp_path / "s.db", readonly=True) as db:
         trials = db.trials("r", events=False, grades=True)
     assert [g.status for g in criteria(trials)] == ["unknown:judge_unavailable"] * 2
+
+
+# ----------------------------------------------------------------- a grader of your own
+
+
+def own_grader(url: str) -> Any:
+    """A plain grading function that calls a judge it holds, declared with
+    `uses_judges` (docs/judge.md, "Your own grader")."""
+    rubric_judge = RubricJudge(
+        JudgeConfig(base_url=url, model="judge-model", max_retries=0, timeout_s=5)
+    )
+
+    @uses_judges(rubric_judge)
+    def my_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
+        if not task.expectations.rubric:
+            return True, 1.0, []
+        grade = rubric_judge.grade_rubric(task.expectations.rubric, trial).to_grade()
+        return bool(grade.passed), float(grade.score or 0.0), [grade]
+
+    return my_grader
+
+
+def own_run(tmp_path: Path, grader: Any, **kwargs: Any) -> Any:
+    return run(
+        suite(tmp_path),
+        counting_agent,
+        trials=2,
+        store=tmp_path / "s.db",
+        run_id="r",
+        progress=False,
+        grader=grader,
+        **kwargs,
+    )
+
+
+def test_a_grading_function_that_declares_its_judge_has_it_checked(tmp_path: Path) -> None:
+    # A plain function's judge was not known to the run, so not checked: every trial ran
+    # and every criterion was stored unknown:judge_unavailable.
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(InputError) as caught:
+        own_run(tmp_path, own_grader(url))
+    line = str(caught.value)
+    assert "\n" not in line and caught.value.exit_code == 2
+    assert line.startswith(
+        f"the judge of grader 'my_grader': no answer from {url}/chat/completions (could not connect"
+    )
+    assert "nothing was run" in line
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_a_declared_judge_without_its_chat_route(tmp_path: Path) -> None:
+    with StatusServer(400, "body is not JSON", path="/v1/chat/completions") as server:
+        url = f"http://127.0.0.1:{server.port}"  # without /v1: HTTP 404
+        with pytest.raises(InputError) as caught:
+            own_run(tmp_path, own_grader(url))
+        assert server.hits == 0
+    assert str(caught.value).startswith(
+        f"the judge of grader 'my_grader': {url}/chat/completions answered HTTP 404"
+    )
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_a_declared_judge_that_answers_is_checked_and_grades(tmp_path: Path) -> None:
+    with OpenAIServer(yes) as server:
+        own_run(tmp_path, own_grader(server.base_url))
+    assert len(server.requests) == 2  # the two trials of the task with a rubric
+    with Store(tmp_path / "s.db", readonly=True) as db:
+        trials = db.trials("r", events=False, grades=True)
+    assert [g.passed for g in criteria(trials)] == [True, True]
+
+
+class OwnJudgedGrader:
+    """A grader class of your own, given to `grade_with`, holding a `JudgeConfig` in
+    ``judges`` and calling itself a code grader: its judge is checked all the same."""
+
+    name = "tone"
+    kind = "code"
+
+    def __init__(self, url: str) -> None:
+        self.judges = [JudgeConfig(base_url=url, model="judge-model", max_retries=0)]
+
+    def enabled(self, task: Task) -> bool:
+        return bool(task.expectations.rubric)
+
+    def grade(self, task: Task, trial: Trial) -> Grade:
+        raise AssertionError("the preflight stops the run before any grading")
+
+
+def test_a_grader_class_of_your_own_in_grade_with_has_its_judges_checked(
+    tmp_path: Path,
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(InputError) as caught:
+        own_run(tmp_path, grade_with("state", OwnJudgedGrader(url)))  # type: ignore[arg-type]
+    assert str(caught.value).startswith(f"the judge of grader 'tone': no answer from {url}")
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_judges_that_are_not_judges_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    def my_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
+        return True, 1.0, []
+
+    my_grader.judges = ["http://127.0.0.1:8000/v1"]  # type: ignore[attr-defined]
+    with pytest.raises(InputError) as caught:
+        own_run(tmp_path, my_grader)
+    assert caught.value.field == "judges"
+    assert "grader 'my_grader' lists str 'http://127.0.0.1:8000/v1' among its judges" in str(
+        caught.value
+    )
+    assert not (tmp_path / "s.db").exists()

@@ -80,6 +80,7 @@ def read_verdict(
         decisive=decisive,
         finish_reason=reply.finish_reason,
         refusal=reply.refusal,
+        thinking=False,
     )
     verdict, status, evidence = read_reply(reply, parsed, haystacks, on_bad_evidence)
     if verdict in quoted and not parsed.evidence:

@@ -216,9 +216,12 @@ class JudgeReply:
     """Of ``output_tokens``, the reasoning ones
     (``usage.completion_tokens_details.reasoning_tokens``); ``None`` when not reported."""
     thinking: str | None = None
-    """The reasoning a model wrote before its answer in a leading ``<think>...</think>``
-    block (DeepSeek-R1, Qwen3 through an OpenAI-compatible server), set apart from
-    ``text`` (`agentgauge.graders.judge_prompt.split_thinking`); ``None`` without one."""
+    """The reasoning a model wrote before its answer: a leading ``<think>...</think>``
+    block, or the text up to a ``</think>`` whose ``<think>`` was in the prompt
+    (DeepSeek-R1, Qwen3, QwQ through an OpenAI-compatible server), set apart from
+    ``text`` (`agentgauge.graders.judge_prompt.split_thinking`); else the message's
+    ``reasoning_content`` (vLLM, DeepSeek's API) or ``reasoning`` (OpenRouter) field,
+    which is never read as the answer; ``None`` without any."""
 
 
 def _failed(message: str, attempts: int, unread: str | None) -> JudgeUnavailable:
@@ -540,11 +543,18 @@ class JudgeClient:
         content_text = message.get("content")
         from agentgauge.graders.judge_prompt import split_thinking
 
-        # A reasoning model's leading <think> block is not its answer: read apart, so a
-        # draft verdict in it does not make the answer ambiguous.
+        # A reasoning model's thinking is not its answer: read apart, so a draft verdict
+        # in it does not make the answer ambiguous. Servers that parse it out themselves
+        # send it in a field of its own, kept for a human as a <think> block is.
         thinking, content_text = split_thinking(
             content_text if isinstance(content_text, str) else None
         )
+        if thinking is None:
+            for name in ("reasoning_content", "reasoning"):
+                apart = message.get(name)
+                if isinstance(apart, str) and apart.strip():
+                    thinking = apart.strip()
+                    break
         refusal = message.get("refusal")
         finish = choice.get("finish_reason")
         model = body.get("model")

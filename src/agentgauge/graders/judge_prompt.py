@@ -20,19 +20,23 @@ Reading is strict (Google ADK's lesson: a parser that reads "not sure" as
 ``unknown:refusal``    the judge refused ("I can't help with that"), or the server
                        reported a refusal / content filter
 ``unknown:unparseable``no JSON object with a verdict could be found
-``unknown:truncated``  unparseable and the answer was cut off (``finish_reason=length``)
+``unknown:truncated``  unparseable or empty, and the answer was cut off
+                       (``finish_reason=length``)
 ``unknown:missing_verdict`` JSON without a ``verdict`` field
 ``unknown:invalid_verdict`` a verdict outside the allowed set ("maybe", true, "pass")
 ``unknown:ambiguous``  several JSON objects (or one ``verdict`` key written twice)
                        with different verdicts
 ``unknown:bad_evidence`` ``evidence`` is not a string or a list of strings
 ``unknown:empty``      the answer has no text at all (empty, only whitespace, ``null``)
+                       and was not cut off
 =====================  ==========================================================
 
 A reasoning model served through an OpenAI-compatible server (DeepSeek-R1, Qwen3)
-may start its answer with its reasoning between ``<think>`` and ``</think>``. That
-block is not the answer: a leading, closed one is set apart (`split_thinking`) before
-the verdict is read, so a draft verdict inside it cannot make the answer ambiguous.
+may start its answer with its reasoning between ``<think>`` and ``</think>``, or, when
+its chat template put the ``<think>`` into the prompt, with its reasoning and only the
+``</think>``. That reasoning is not the answer: it is set apart (`split_thinking`)
+before the verdict is read, so a draft verdict inside it cannot make the answer
+ambiguous.
 An answer that opens a leading ``<think>`` and never closes it gave no answer
 (``unknown:truncated`` when cut off, else ``unknown:unparseable``), whatever the
 unfinished reasoning holds.
@@ -218,16 +222,27 @@ _THINK_CLOSE = "</think>"
 
 
 def split_thinking(text: str | None) -> tuple[str | None, str | None]:
-    """``(thinking, answer)``: a reasoning model's leading ``<think>...</think>`` block
-    set apart from the answer after it. Only a block that opens the text (after
-    whitespace) and is closed counts; any other text is all answer (``(None, text)``),
-    a ``<think>`` later in it included. ``thinking`` is ``None`` when the block is empty
-    (Qwen3 with its reasoning turned off sends ``<think>\n\n</think>``)."""
+    """``(thinking, answer)``: a reasoning model's thinking set apart from the answer
+    after it. The thinking is a leading ``<think>...</think>`` block (the text opens
+    with ``<think>``, after whitespace, and closes it), or, when the text's first
+    ``</think>`` has no ``<think>`` before it, everything up to that ``</think>``: a
+    chat template that writes ``<think>`` into the prompt (DeepSeek-R1 distills, QwQ
+    through vLLM or Ollama) leaves the reply only the closing tag. Any other text is all
+    answer (``(None, text)``), a leading ``<think>`` never closed included (it gave no
+    answer: `parse_answer`). ``thinking`` is ``None`` when the block is empty (Qwen3 with
+    its reasoning turned off sends ``<think>\n\n</think>``).
+
+    Not idempotent: an answer may itself hold a ``</think>`` (quoting the transcript),
+    so split a reply's text once."""
     if text is None:
         return None, None
     opened = _THINK_OPEN.match(text)
     if opened is None:
-        return None, text
+        end = text.find(_THINK_CLOSE)
+        if end == -1 or "<think>" in text[:end]:
+            return None, text
+        thinking = text[:end].strip()
+        return thinking or None, text[end + len(_THINK_CLOSE) :]
     end = text.find(_THINK_CLOSE, opened.end())
     if end == -1:
         return None, text
@@ -350,18 +365,27 @@ def parse_answer(
     decisive: Sequence[str] = ("yes", "no"),
     finish_reason: str | None = None,
     refusal: str | None = None,
+    thinking: bool = True,
 ) -> ParsedAnswer:
     """Read a judge's answer; anything outside the contract is ``unknown`` with a cause.
 
     ``decisive`` are the verdicts that decide (``yes``/``no`` for rubric
     criteria, ``1``/``2``/``tie`` for pairwise); ``unknown`` is always allowed.
+    ``thinking=False`` for a text whose thinking is already set apart (a `JudgeReply`'s
+    ``text``): `split_thinking` is not applied again, which would cut an answer at a
+    ``</think>`` it quotes.
     """
     if refusal or finish_reason == "content_filter":
         return ParsedAnswer(None, "unknown:refusal")
     if text is None or not text.strip():
-        return ParsedAnswer(None, "unknown:empty")
-    _, answer = split_thinking(text)  # the client has done it; a direct caller may not
-    text = answer if answer is not None else text
+        # Cut off with nothing said: a reasoning model whose server sends the thinking
+        # apart (``reasoning_content``) spent ``max_tokens`` on it.
+        return ParsedAnswer(
+            None, "unknown:truncated" if finish_reason == "length" else "unknown:empty"
+        )
+    if thinking:
+        _, answer = split_thinking(text)
+        text = answer if answer is not None else text
     if _THINK_OPEN.match(text):
         # Reasoning opened and never closed: no answer was given. A draft verdict in
         # the unfinished reasoning is not one.
@@ -369,7 +393,9 @@ def parse_answer(
             None, "unknown:truncated" if finish_reason == "length" else "unknown:unparseable"
         )
     if not text.strip():
-        return ParsedAnswer(None, "unknown:empty")
+        return ParsedAnswer(
+            None, "unknown:truncated" if finish_reason == "length" else "unknown:empty"
+        )
     try:
         objects = _objects(text)
     except _Unreadable:

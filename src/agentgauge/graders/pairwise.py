@@ -97,6 +97,7 @@ def _one_order(
         decisive=("1", "2", "tie"),
         finish_reason=reply.finish_reason,
         refusal=reply.refusal,
+        thinking=False,
     )
     info: dict[str, Any] = {
         "status": parsed.status,

@@ -15,8 +15,10 @@ turns, its task not stored, or no named grader applies to it) keeps under the ne
 version the outcome, grades and facts it has under the version the
 run reports (`Store.keep_outcome`). Naming only graders that apply to no task of
 the run is refused rather than written as an empty version, and so is a re-grade
-whose judge cannot be reached (no call of it ever connected): it stops at the first
-trial that shows it, with nothing written. A
+whose judge cannot be reached: the judges of the named graders are checked once
+before any trial is graded, as a run checks them (`agentgauge.graders.rubric.check_judges`),
+and a judge that goes down while grading (no call of it ever connected) stops it at the
+first trial that shows it, with nothing written. A
 model judge's spend goes with its grades: under the new version a re-graded
 trial's ``judge_cost_usd`` is what its grades' judges recorded
 (`agentgauge.facts.graded_judge_cost`), as a run judged live records it on the
@@ -31,9 +33,12 @@ readable (``--grade-version``, docs/store.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentgauge.errors import InputError
 from agentgauge.evidence import grades_problem
@@ -252,6 +257,18 @@ def _judge_down(chosen: Sequence[Grader] | None) -> str | None:
     return None
 
 
+def _wait(check: Coroutine[Any, Any, None]) -> None:
+    """Run ``check`` to its end from synchronous code, also where an event loop is
+    running (a notebook's), on a thread of its own there."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(check)
+        return
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, check).result()
+
+
 def regrade(
     store: Store | str | Path,
     run_id: str,
@@ -299,6 +316,15 @@ def regrade(
             file=store.path,
             field="graders",
         )
+    if chosen:
+        # The judges the named graders will call are checked once first, as a run checks
+        # them before its first trial: a judge with no chat route (HTTP 404, a dead port)
+        # wrote a version of nothing but unknown:judge_unavailable, or was found out only
+        # after the first trial's retries.
+        from agentgauge.graders.rubric import check_judges
+
+        judged = {t.task_id for t in trials if t.task_id in tasks and t.status == "completed"}
+        _wait(check_judges(chosen, [tasks[t] for t in judged], nothing="nothing was written"))
     result = RegradeResult(
         run_id=run_id, version=0, graders=names, n_trials=0, n_changed=0, n_unknown=0, idle=idle
     )

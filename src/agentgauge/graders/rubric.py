@@ -74,6 +74,7 @@ __all__ = [
     "answered",
     "build_judge",
     "check_judges",
+    "declared_judges",
     "failure_spend",
     "judge_spend",
     "judges_needed",
@@ -472,7 +473,9 @@ class RubricJudge:
                 },
                 judge_model=self.model,
             )
-        parsed = parse_answer(reply.text, finish_reason=reply.finish_reason, refusal=reply.refusal)
+        parsed = parse_answer(
+            reply.text, finish_reason=reply.finish_reason, refusal=reply.refusal, thinking=False
+        )
         verdict, status, evidence = read_reply(
             reply,
             parsed,
@@ -589,38 +592,86 @@ def build_judge(
     )
 
 
+#: What a grader's ``judges`` may list (and its ``judge`` be), so the run checks them.
+JudgeLike = RubricJudge | JudgeClient | JudgeConfig
+
+
+def declared_judges(grader: object) -> list[JudgeClient]:
+    """The judge clients ``grader`` declares: its ``judge`` (the built-in model graders'
+    `RubricJudge`, or a `JudgeClient`) and each of its ``judges`` (`RubricJudge`,
+    `JudgeClient` or `JudgeConfig`; `uses_judges` sets it on a grading function). A
+    ``judges`` holding anything else is refused (`InputError`): a judge the run cannot
+    check is one it would find out trial by trial."""
+    out: list[JudgeClient] = []
+    judge = getattr(grader, "judge", None)
+    if isinstance(judge, RubricJudge):
+        out.append(judge.client)
+    elif isinstance(judge, JudgeClient):
+        out.append(judge)
+    judges = getattr(grader, "judges", None)
+    if judges is None:
+        return out
+    listed = list(judges) if isinstance(judges, list | tuple | set | frozenset) else [judges]
+    for item in listed:
+        if isinstance(item, RubricJudge):
+            out.append(item.client)
+        elif isinstance(item, JudgeClient):
+            out.append(item)
+        elif isinstance(item, JudgeConfig):
+            out.append(JudgeClient(item))
+        else:
+            raise InputError(
+                f"grader {_grader_name(grader)!r} lists {type(item).__name__} {item!r:.60} "
+                "among its judges: list RubricJudge, JudgeClient or JudgeConfig objects, "
+                "so the run can check them before its first trial (docs/judge.md)",
+                field="judges",
+            )
+    return out
+
+
+def _grader_name(grader: object) -> str:
+    name = getattr(grader, "name", None)
+    if not isinstance(name, str) or not name:
+        name = getattr(grader, "__name__", None)
+    return name if isinstance(name, str) and name else type(grader).__name__
+
+
 def judges_needed(
     graders: Sequence[object], tasks: Sequence[Task]
 ) -> list[tuple[str, JudgeClient]]:
     """The judges ``graders`` will call on ``tasks``, as ``(grader name, client)``, each
-    endpoint once: those of the model graders (rubric, semantic_match, groundedness)
-    that some task enables (a rubric grader only where a task has a rubric). A model
-    grader no task enables answers ``unknown`` without a call, so its judge is not
-    needed."""
+    endpoint once: those each grader declares (`declared_judges`: the built-in model
+    graders' — rubric, semantic_match, groundedness — and any grader's or grading
+    function's ``judges``) when some task enables it (``enabled(task)``; a rubric grader
+    only where a task has a rubric; a grader without ``enabled`` always). A grader no
+    task enables answers without a call, so its judge is not needed."""
     out: list[tuple[str, JudgeClient]] = []
     seen: set[tuple[str, str | None, tuple[tuple[str, str], ...]]] = set()
     for grader in graders:
-        judge = getattr(grader, "judge", None)
-        if getattr(grader, "kind", None) != "model" or not isinstance(judge, RubricJudge):
+        clients = declared_judges(grader)
+        if not clients:
             continue
         enabled = getattr(grader, "enabled", None)
-        if enabled is not None and not any(enabled(t) for t in tasks):
+        if callable(enabled) and not any(enabled(t) for t in tasks):
             continue
-        cfg = judge.client.config
-        key = (judge.client.route, cfg.api_key_env, tuple(sorted(cfg.headers.items())))
-        if key not in seen:
-            seen.add(key)
-            out.append((str(getattr(grader, "name", "judge")), judge.client))
+        for client in clients:
+            cfg = client.config
+            key = (client.route, cfg.api_key_env, tuple(sorted(cfg.headers.items())))
+            if key not in seen:
+                seen.add(key)
+                out.append((_grader_name(grader), client))
     return out
 
 
-async def check_judges(graders: Sequence[object], tasks: Sequence[Task]) -> None:
-    """The run's preflight of its judges (`judges_needed`): each endpoint is sent the
-    `agentgauge.agents.openai.check_chat_route` check once, and the first that has no
-    chat route stops the run with one line, before any trial (`InputError`, exit 2):
-    without it every judged trial was stored with ``unknown:judge_unavailable``
-    criteria. A judge that answers the check and fails later is left to the calls
-    (their criteria unknown, as before)."""
+async def check_judges(
+    graders: Sequence[object], tasks: Sequence[Task], *, nothing: str = "nothing was run"
+) -> None:
+    """The preflight of the judges ``graders`` will call (`judges_needed`): each
+    endpoint is sent the `agentgauge.agents.openai.check_chat_route` check once, and the
+    first that has no chat route stops with one line (`InputError`, exit 2) before any
+    trial is run or graded (``nothing`` says what was spared): without it every judged
+    trial was stored with ``unknown:judge_unavailable`` criteria. A judge that answers
+    the check and fails later is left to the calls (their criteria unknown, as before)."""
     for name, client in judges_needed(graders, tasks):
         problem = await client.preflight()
         if problem is None:
@@ -628,21 +679,21 @@ async def check_judges(graders: Sequence[object], tasks: Sequence[Task]) -> None
         judge = f"the judge of grader {name!r}"
         if problem.kind == "no_answer":
             raise InputError(
-                f"{judge}: no answer from {client.route} ({problem.detail}); nothing was "
-                "run: start it, or point AGENTGAUGE_JUDGE_BASE_URL at it (in Python: "
+                f"{judge}: no answer from {client.route} ({problem.detail}); {nothing}: "
+                "start it, or point AGENTGAUGE_JUDGE_BASE_URL at it (in Python: "
                 "base_url=; docs/judge.md)"
             )
         if problem.kind == "refused":
             env = client.config.api_key_env
             key = f"the key in ${env}" if env and os.environ.get(env) else "no API key was sent"
             raise InputError(
-                f"{judge}: {client.route} refused the request ({problem.detail}); nothing "
-                f"was run: {key}; set the judge's api_key_env to the variable holding its "
+                f"{judge}: {client.route} refused the request ({problem.detail}); {nothing}: "
+                f"{key}; set the judge's api_key_env to the variable holding its "
                 "key (docs/judge.md)"
             )
         raise InputError(
             f"{judge}: {client.route} answered {problem.detail}: no chat-completions route "
-            "there; nothing was run: check AGENTGAUGE_JUDGE_BASE_URL, which usually ends in "
+            f"there; {nothing}: check AGENTGAUGE_JUDGE_BASE_URL, which usually ends in "
             "/v1 (in Python: base_url=; docs/judge.md)"
         )
 

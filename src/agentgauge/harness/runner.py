@@ -141,12 +141,14 @@ def _preflight(
     agent: Agent, grader: Scorer | None, tasks: Sequence[Task]
 ) -> Callable[[], Awaitable[None]] | None:
     """The run's check before its first trial: the agent's ``preflight()``, then the
-    judges of the model graders its ``grader`` names (a ``graders`` attribute, as
-    `agentgauge.harness.trial.grade_with` has) that a task needs
-    (`agentgauge.graders.rubric.check_judges`); ``None`` when there is nothing to check."""
+    judges its ``grader`` declares (a ``judges`` attribute,
+    `agentgauge.harness.trial.uses_judges`) and those of the graders it names (a
+    ``graders`` attribute, as `agentgauge.harness.trial.grade_with` has) that a task
+    needs (`agentgauge.graders.rubric.check_judges`); ``None`` when there is nothing to
+    check."""
     own = getattr(agent, "preflight", None)
     graders = getattr(grader, "graders", None)
-    if not graders:
+    if not graders and getattr(grader, "judges", None) is None:
         return own
 
     async def check() -> None:
@@ -154,7 +156,7 @@ def _preflight(
 
         if own is not None:
             await own()
-        await check_judges(list(graders), tasks)
+        await check_judges([*(graders or ()), grader], tasks)
 
     return check
 

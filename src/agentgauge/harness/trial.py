@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -58,6 +58,8 @@ from agentgauge.schema import ControlDecision, Grade, Task, Trial, TrialStatus
 
 if TYPE_CHECKING:
     from agentgauge.graders.base import Grader, TrialGrading
+    from agentgauge.graders.judge_client import JudgeClient, JudgeConfig
+    from agentgauge.graders.rubric import RubricJudge
 
 __all__ = [
     "GRADE_OFF_LOOP_BYTES",
@@ -70,6 +72,7 @@ __all__ = [
     "run_cell",
     "state_grader",
     "taken_control",
+    "uses_judges",
 ]
 
 Scorer = Callable[[Task, Trial], tuple[bool, float, list[Grade]]]
@@ -127,10 +130,36 @@ def grade_with(*graders: str | Grader) -> GradeWith:
     """A ``grader=`` for `agentgauge.run` that grades each finished trial with these
     graders, names or instances (`agentgauge.graders.grade_trial`), combined as
     `default_grader` combines the code graders. A model grader among them
-    (``RubricGrader``, ``SemanticMatchGrader``, ``GroundednessGrader``) has its judge
-    checked in the run's preflight, when a task of the suite enables it: a judge that
-    cannot be reached stops the run before its first trial (docs/judge.md)."""
+    (``RubricGrader``, ``SemanticMatchGrader``, ``GroundednessGrader``, or one of your
+    own with a ``judge`` or ``judges`` attribute) has its judge checked in the run's
+    preflight, when a task of the suite enables it: a judge that cannot be reached stops
+    the run before its first trial (docs/judge.md)."""
     return GradeWith(graders)
+
+
+S = TypeVar("S", bound=Callable[..., Any])
+
+
+def uses_judges(*judges: RubricJudge | JudgeClient | JudgeConfig) -> Callable[[S], S]:
+    """Declare the model judges a ``grader=`` of your own calls, so the run checks them
+    in its preflight as it checks `grade_with`'s: a judge that cannot be reached stops
+    the run before its first trial (docs/judge.md, *Your own grader*)::
+
+        judge = RubricJudge(JudgeConfig(base_url=..., model=...))
+
+        @uses_judges(judge)
+        def my_grader(task, trial): ...
+
+    Adds them to the grader's ``judges`` attribute (an object may set that itself) and
+    returns the grader unchanged. A judge the grader builds while it grades cannot be
+    known before the trials, so is not checked unless declared so."""
+
+    def declare(grader: S) -> S:
+        known = list(getattr(grader, "judges", None) or ())
+        grader.judges = (*known, *judges)  # type: ignore[attr-defined]
+        return grader
+
+    return declare
 
 
 def state_grader(task: Task, trial: Trial) -> tuple[bool, float, list[Grade]]:
