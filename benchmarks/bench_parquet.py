@@ -13,6 +13,14 @@ states), then, best of three each, side by side in this process:
 - ``metrics`` on the export against the same on the store, outcomes only and
   with every section (tool use, control, reliability: from the facts columns).
 
+Then ``show EXPORT --task T --trial K --json`` (one trial's transcript) in a fresh
+process, CPU time and peak memory, beside the work it did before it read only that
+task's rows (`TrialSource.pick`): every trial of the export built, then the task's
+picked. Its export is of N trials as a large suite has them, 10 of each task
+(`bench_scale.synthetic_trials`: transcripts of 4 to 8 events, two grades), not the
+retail run repeated, whose every task would have N/50 trials (``--show-only``:
+this figure alone).
+
 Then a synthetic 1,000,000-trial ``trials.parquet`` (10 trials of 100,000 tasks)
 read into a `TrialTable`.
 """
@@ -20,7 +28,10 @@ read into a `TrialTable`.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -74,6 +85,72 @@ def big_run(folder: Path, n: int) -> Path:
     return db
 
 
+#: ``show --task --trial --json`` as it was before it picked the task's rows: every
+#: trial of the export built (`TrialSource.trials`), the task's trials taken from them.
+_SHOW_BEFORE = """
+import sys
+from agentgauge.report.show import trials_document
+from agentgauge.sources import open_source
+src = open_source(sys.argv[1])
+trials_document(src.trials, source=sys.argv[1], task=sys.argv[2], trial=int(sys.argv[3]))
+"""
+
+
+def in_process(*args: str) -> tuple[float, float]:
+    """Runs ``python ARGS`` in a fresh process: its CPU time (user + system, s) and peak
+    resident memory (MB)."""
+    script = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(u.ru_utime + u.ru_stime, u.ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, sys.executable, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "120"},
+    ).stdout.split()
+    return float(out[0]), float(out[1]) / 1024  # ru_maxrss: KB on Linux
+
+
+def suite_export(folder: Path, n: int) -> Path:
+    """An export of a run of ``n`` trials, 10 of each task (`bench_scale`'s trials)."""
+    from agentgauge.schema import Run
+    from agentgauge.store.rows import utc_now
+    from bench_scale import synthetic_trials
+
+    db = folder / "suite.db"
+    with Store(db) as store:
+        store.create_run(Run(run_id="suite", created_at=utc_now(), agent="agent", model="m"))
+        batch = []
+        for trial in synthetic_trials(max(1, n // 10), 10, seed=0):
+            batch.append(trial)
+            if len(batch) == 10_000:
+                store.add_trials("suite", batch)
+                batch = []
+        if batch:
+            store.add_trials("suite", batch)
+    export_parquet(f"{db}:suite", folder / "suite")
+    return folder / "suite"
+
+
+def show_one(out: Path, repeats: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """``show EXPORT --task T --trial 1 --json`` of a task in the middle of the export,
+    and the same document built as before (`_SHOW_BEFORE`): best CPU time and peak
+    memory of ``repeats`` fresh processes each."""
+    table = open_source(str(out)).table
+    task = str(table.task_id[len(table) // 2])
+    after = [
+        in_process("-m", "agentgauge", "show", str(out), "--task", task, "--trial", "1", "--json")
+        for _ in range(repeats)
+    ]
+    before = [in_process("-c", _SHOW_BEFORE, str(out), task, "1") for _ in range(repeats)]
+    best_of = [(min(c for c, _ in runs), min(m for _, m in runs)) for runs in (after, before)]
+    return best_of[0], best_of[1]
+
+
 def synthetic(path: Path, tasks: int = 100_000, trials: int = 10) -> int:
     rng = np.random.default_rng(0)
     n = tasks * trials
@@ -103,6 +180,7 @@ def synthetic(path: Path, tasks: int = 100_000, trials: int = 10) -> int:
 def main(argv: list[str] | None = None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=100_000)
+    parser.add_argument("--show-only", action="store_true", help="measure show alone")
     smoke_flag(parser)
     args = parser.parse_args(argv)
     n_trials = 500 if args.smoke else args.trials
@@ -111,6 +189,12 @@ def main(argv: list[str] | None = None) -> list[Row]:
     name = "bench_parquet"
     folder = Path(tempfile.mkdtemp(prefix="bench-parquet-"))
     try:
+        start = time.perf_counter()
+        suite = suite_export(folder, n_trials)
+        print(f"built a {n_trials:,}-trial suite's export in {time.perf_counter() - start:.1f} s")
+        shown = show_one(suite, repeats)
+        if args.show_only:
+            return show_rows(name, n_trials, *shown)
         start = time.perf_counter()
         db = big_run(folder, n_trials)
         print(f"built a {n_trials:,}-trial run in {time.perf_counter() - start:.1f} s")
@@ -161,6 +245,22 @@ def main(argv: list[str] | None = None) -> list[Row]:
             reference_name="from the store"),
         row(name, f"trials.parquet of {n:,} trials into the table", t_read, "s"),
         row(name, f"outcome metrics on a trials.parquet of {n:,} trials", t_all, "s"),
+        *show_rows(name, n_trials, *shown),
+    ]  # fmt: skip
+
+
+def show_rows(
+    name: str, n_trials: int, after: tuple[float, float], before: tuple[float, float]
+) -> list[Row]:
+    (cpu, peak), (cpu_before, peak_before) = after, before
+    print(f"show --task --trial of a {n_trials:,}-trial export: {cpu:.2f} s CPU, {peak:.0f} MB; "
+          f"every trial built: {cpu_before:.2f} s CPU, {peak_before:.0f} MB")  # fmt: skip
+    figure = f"show --task T --trial K --json of a {n_trials:,}-trial export"
+    every = "every trial built (show before)"
+    return [
+        row(name, f"{figure} (CPU)", cpu, "s", reference=cpu_before, reference_name=every),
+        row(name, f"{figure} (peak memory)", peak, "MB", reference=peak_before,
+            reference_name=every),
     ]  # fmt: skip
 
 

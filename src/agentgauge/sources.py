@@ -274,8 +274,8 @@ class TrialSource:
     A store's trials, or a Parquet export's, are read as columns (`table`,
     `facts`), which is all the metrics need; the `Trial` objects (transcripts,
     grades) are built only when ``trials`` is first read (``show``, a re-grade), or,
-    of a stored run, only those asked for by their rows (`pick`: the few whose
-    transcripts a report shows).
+    of a stored run or an export, only those asked for by their rows (`pick`: the few
+    whose transcripts ``show --task`` or a report shows).
     """
 
     label: str
@@ -350,8 +350,9 @@ class TrialSource:
 
     def pick(self, rows: Sequence[int], *, events: bool = True) -> list[Trial]:
         """The trials at these rows of `table`, in the order given, built: of a stored run
-        only these (``events=False``: without their transcripts), never the others;
-        otherwise taken from `trials` (a JSONL file's are built already)."""
+        or a Parquet export only these (``events=False``: without their transcripts),
+        never the others; otherwise taken from `trials` (a JSONL file's are built
+        already)."""
         if self._trials is None and self._pick is not None:
             return self._pick(rows, events)
         trials = self.trials
@@ -941,6 +942,7 @@ def _parquet_source(
         return None  # no need to load pyarrow
     from agentgauge.parquet.read import (
         parquet_parts,
+        pick_trials,
         read_facts,
         read_header,
         read_table,
@@ -966,14 +968,27 @@ def _parquet_source(
     for header in headers:
         for task in header.tasks:
             tasks.setdefault(task.id, task)
+    table = read_table(parts)
+    # The rows `_selected` keeps of a selector's configuration: `pick` is given rows of
+    # the table it keeps. (One that keeps none is refused here as there.)
+    kept: np.ndarray | None = None
+    if len(table) and (selector.agent is not None or selector.model is not None):
+        kept = np.flatnonzero(selected_rows(table, selector, base, spec))
+
+    def pick(rows: Sequence[int], with_events: bool) -> list[Trial]:
+        # Only the rows asked for are read and built, as of a stored run.
+        asked = np.asarray(rows, dtype=np.intp) if kept is None else kept[list(rows)]
+        return pick_trials(parts, asked.tolist(), events=events and with_events, grades=events)
+
     return TrialSource(
         label=spec,
         run=one.run if one else None,
         tasks=list(tasks.values()),
         grading=one.grading if one else None,
-        _table=read_table(parts),
+        _table=table,
         _facts=read_facts(parts),
         _load=lambda: read_trials(parts, events=events),
+        _pick=pick,
     )
 
 

@@ -45,6 +45,8 @@ def show_cmd(
     grade_version: GradeVersionOption = None,
 ) -> None:
     """A trial's transcript and its grades with evidence; without --task, the failing tasks."""
+    import numpy as np
+
     from agentgauge.report.show import failures_document, select_trials, trials_document
     from agentgauge.report.show_terminal import print_failures, print_trials
     from agentgauge.sources import open_source
@@ -58,8 +60,14 @@ def show_cmd(
         select_trials(outcomes, trial=trial)  # a --trial without --task is refused
         doc = failures_document(outcomes, source=source, variant=variant)
     else:
+        # The task's trials alone are built (`TrialSource.pick`: of a stored run or an
+        # export, only those rows are read); a task none has is refused naming the
+        # source's tasks, from its outcomes.
+        rows = np.flatnonzero(src.table.task_id == task).tolist()
+        if not rows:
+            select_trials(src.outcomes, task=task)
         doc = trials_document(
-            src.trials, source=source, task=task, trial=trial, variant=variant, failed=failed
+            src.pick(rows), source=source, task=task, trial=trial, variant=variant, failed=failed
         )
     # A stored run's model for trials that name none: a reference agent names its
     # simulated model only in the run's components, which `compare` compares (the trial

@@ -5,7 +5,8 @@
 becomes an object array of its distinct values indexed by the codes, whose
 coding the table keeps (`TrialTable.seed_codes`), so no Python object is built
 per trial. `read_trials` builds `Trial` models from the three files, for what a
-person reads (``show``, reports); it is called only on demand.
+person reads (``show``, reports); it is called only on demand, and `pick_trials`
+builds those of a few rows alone, reading the row groups that hold them.
 
 Every file is checked before its values are used: a file that is not Parquet,
 a missing required column, a column of the wrong type, a null where a value is
@@ -67,6 +68,7 @@ from agentgauge.textio import loads_json, read_text
 __all__ = [
     "ParquetHeader",
     "parquet_parts",
+    "pick_trials",
     "read_facts",
     "read_header",
     "read_table",
@@ -356,8 +358,17 @@ def _first(mask: pa.ChunkedArray | pa.Array) -> int:
     return int(pc.index(pc.fill_null(mask, False), True).as_py())
 
 
-def _normal(path: Path, name: str, column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """``column`` as its field's canonical type, with its values checked."""
+def _row_number(row: int, at: npt.NDArray[np.intp] | None) -> int:
+    """The 1-based row in its file of ``row`` of a column read: ``at`` holds the file's
+    rows of the rows read (`_read_rows`), ``None`` when every row was."""
+    return (row if at is None else int(at[row])) + 1
+
+
+def _normal(
+    path: Path, name: str, column: pa.ChunkedArray, at: npt.NDArray[np.intp] | None = None
+) -> pa.ChunkedArray:
+    """``column`` as its field's canonical type, with its values checked (``at``: the
+    file's rows of its rows, which errors name, when not every row was read)."""
     f = _FIELDS[name]
     target = _ACCEPTS[f.type][2]
     if pa.types.is_dictionary(column.type):
@@ -365,16 +376,21 @@ def _normal(path: Path, name: str, column: pa.ChunkedArray) -> pa.ChunkedArray:
     try:
         column = column.cast(target)
     except pa.ArrowInvalid as exc:
-        raise _uncastable(path, name, column, target, exc) from None
+        raise _uncastable(path, name, column, target, exc, at) from None
     if (f.required or name in REQUIRED) and column.null_count:
-        row = _first(pc.is_null(column))
-        raise InputError(f"row {row + 1}: a value is required, found null", file=path, field=name)
-    _check_values(path, f, column)
+        row = _row_number(_first(pc.is_null(column)), at)
+        raise InputError(f"row {row}: a value is required, found null", file=path, field=name)
+    _check_values(path, f, column, at)
     return column
 
 
 def _uncastable(
-    path: Path, name: str, column: pa.ChunkedArray, target: pa.DataType, exc: Exception
+    path: Path,
+    name: str,
+    column: pa.ChunkedArray,
+    target: pa.DataType,
+    exc: Exception,
+    at: npt.NDArray[np.intp] | None = None,
 ) -> InputError:
     """The error for a column with a value ``target`` cannot hold (a uint64 past int64's
     range, an integer no float64 holds exactly), naming the first such row: found by
@@ -387,10 +403,13 @@ def _uncastable(
             lo = mid
         except pa.ArrowInvalid:
             hi = mid
-    return InputError(f"row {lo + 1}: cannot be read as {target} ({exc})", file=path, field=name)
+    row = _row_number(lo, at)
+    return InputError(f"row {row}: cannot be read as {target} ({exc})", file=path, field=name)
 
 
-def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
+def _check_values(
+    path: Path, f: TrialField, column: pa.ChunkedArray, at: npt.NDArray[np.intp] | None = None
+) -> None:
     """The trial record's rules on a column: bounds of numbers, no NaN or infinity,
     labels among their allowed values."""
     if f.type in ("int", "real"):
@@ -406,14 +425,16 @@ def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
             if pc.any(pc.fill_null(bad, False)).as_py():
                 row = _first(bad)
                 raise InputError(
-                    f"row {row + 1}: {too_large_trial(column[row].as_py())}",
+                    f"row {_row_number(row, at)}: {too_large_trial(column[row].as_py())}",
                     file=path,
                     field=f.name,
                 )
         if bad is not None and pc.any(pc.fill_null(bad, False)).as_py():
             row = _first(bad)
             raise InputError(
-                f"row {row + 1}: {column[row].as_py()!r}: {reason}", file=path, field=f.name
+                f"row {_row_number(row, at)}: {column[row].as_py()!r}: {reason}",
+                file=path,
+                field=f.name,
             )
     elif f.type == "text" and _is_choice(f.name):
         adapter = _adapter(f.name)
@@ -423,9 +444,9 @@ def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
             try:
                 adapter.validate_python(value)
             except ValidationError as exc:
-                row = _first(pc.equal(column, pa.scalar(value, pa.string())))
+                row = _row_number(_first(pc.equal(column, pa.scalar(value, pa.string()))), at)
                 raise InputError(
-                    f"row {row + 1}: {first_error(exc)[1]}", file=path, field=f.name
+                    f"row {row}: {first_error(exc)[1]}", file=path, field=f.name
                 ) from None
     elif f.type == "text":
         for rule in Trial.model_fields[f.name].metadata:
@@ -434,7 +455,7 @@ def _check_values(path: Path, f: TrialField, column: pa.ChunkedArray) -> None:
                 if pc.any(pc.fill_null(short, False)).as_py():
                     row = _first(short)
                     raise InputError(
-                        f"row {row + 1}: {column[row].as_py()!r}: must have at least "
+                        f"row {_row_number(row, at)}: {column[row].as_py()!r}: must have at least "
                         f"{rule.min_length} character",
                         file=path,
                         field=f.name,
@@ -1095,21 +1116,69 @@ def read_trials(parts: Iterable[Path], *, events: bool = True) -> list[Trial]:
     when ``events``), in the order of `read_table`'s rows."""
     out: list[Trial] = []
     for path in parts:
-        out.extend(_part_trials(path, events=events))
+        out.extend(_part_trials(path, events=events, grades=events))
     return out
 
 
-def _part_trials(path: Path, *, events: bool) -> list[Trial]:
+def pick_trials(
+    parts: Sequence[Path], rows: Sequence[int], *, events: bool, grades: bool
+) -> list[Trial]:
+    """The trials at ``rows`` of `read_table`'s (the files' rows one after another), in
+    the order given, built alone: the same `Trial` models as `read_trials` builds,
+    ``events`` with their transcripts, ``grades`` with their grades.
+
+    Of each trials file only the row groups holding the rows asked for are read, and
+    of the events and grades beside it only those trials' rows (found by their key,
+    read whole). The rows read are checked as `read_trials` checks them, each error
+    naming its row in its file; the keys joining events and grades to trials are
+    checked for every row, as a whole read checks them. What `read_table` checks of
+    every row (types, values, duplicates, families) was checked when the source
+    was opened."""
+    asked = np.asarray(rows, dtype=np.int64).reshape(-1)
+    sizes = np.array([_open(path).metadata.num_rows for path in parts], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    if asked.size and (asked.min() < 0 or asked.max() >= (ends[-1] if ends.size else 0)):
+        raise IndexError(f"rows {asked.min()} to {asked.max()} of {int(ends.sum())} trials")
+    of_part = np.searchsorted(ends, asked, side="right")
+    built: dict[int, Trial] = {}
+    for p in np.unique(of_part).tolist():
+        start = int(ends[p] - sizes[p])
+        local = np.unique(asked[of_part == p]) - start
+        whole = local.size == sizes[p]  # every row: read as `read_trials` reads them
+        trials = _part_trials(parts[p], events=events, grades=grades, rows=None if whole else local)
+        built.update(zip((local + start).tolist(), trials, strict=True))
+    return [built[r] for r in asked.tolist()]
+
+
+def _part_trials(
+    path: Path, *, events: bool, grades: bool, rows: npt.NDArray[np.int64] | None = None
+) -> list[Trial]:
+    """The trials of one trials file (``rows``: of those rows only, 0-based, ascending)."""
     schema = _schema_of(path)
     names = [f.name for f in TRIAL_FIELDS if f.name in schema.names]
-    table = _read(path, names + (["trial_key"] if "trial_key" in schema.names else []))
-    keys = _trial_keys(path, table) if "trial_key" in schema.names else list(range(table.num_rows))
-    values = {name: _normal(path, name, table.column(name)).to_pylist() for name in names}
+    keyed = "trial_key" in schema.names
+    at: npt.NDArray[np.intp] | None = None
+    if rows is None:
+        table = _read(path, names + (["trial_key"] if keyed else []))
+        every = _trial_keys(path, table) if keyed else list(range(table.num_rows))
+        keys = every
+    else:
+        # The keys of every row, checked (one each), and the other columns of the rows
+        # asked for.
+        every = (
+            _trial_keys(path, _read(path, ["trial_key"]))
+            if keyed
+            else list(range(_open(path).metadata.num_rows))
+        )
+        table, at = _read_rows(path, names, rows), rows.astype(np.intp)
+        keys = [every[r] for r in at.tolist()]
+    values = {name: _normal(path, name, table.column(name), at).to_pylist() for name in names}
     trials: list[Trial] = []
-    for row in range(table.num_rows):
+    for i in range(table.num_rows):
+        row = _row_number(i, at) - 1
         data: dict[str, Any] = {}
         for name in names:
-            value = values[name][row]
+            value = values[name][i]
             if value is None:
                 continue
             if _FIELDS[name].type in ("json", "document"):
@@ -1120,14 +1189,40 @@ def _part_trials(path: Path, *, events: bool) -> list[Trial]:
         except ValidationError as exc:
             column, reason = first_error(exc)
             raise InputError(f"row {row + 1}: {reason}", file=path, field=column) from None
-    if events:
+    if events or grades:
         by_key = dict(zip(keys, trials, strict=True))
         counts = _header_counts(path)
-        _check_count(path.parent / EVENTS_FILE, counts.get("events"), "events")
-        _check_count(path.parent / GRADES_FILE, counts.get("grades"), "grades")
-        _add_events(path.parent / EVENTS_FILE, by_key)
-        _add_grades(path.parent / GRADES_FILE, by_key)
+        joined = [(EVENTS_FILE, "events", _add_events)] if events else []
+        joined += [(GRADES_FILE, "grades", _add_grades)] if grades else []
+        for name, noun, _ in joined:
+            _check_count(path.parent / name, counts.get(noun), noun)
+        for name, _, add in joined:
+            add(path.parent / name, by_key, every)
     return trials
+
+
+def _read_rows(path: Path, columns: Sequence[str], rows: npt.NDArray[np.int64]) -> pa.Table:
+    """The columns of a file at ``rows`` (0-based, ascending, distinct), reading only
+    the row groups that hold them, checked as `_read` checks what it reads."""
+    try:
+        file = _open(path)
+        meta = file.metadata
+        sizes = np.array(
+            [meta.row_group(g).num_rows for g in range(meta.num_row_groups)], dtype=np.int64
+        )
+        ends = np.cumsum(sizes)
+        group = np.searchsorted(ends, rows, side="right")
+        groups = np.unique(group)
+        # Where each group read begins in the table read, and each row's place in it.
+        begins = np.cumsum(sizes[groups]) - sizes[groups]
+        local = begins[np.searchsorted(groups, group)] + rows - (ends[group] - sizes[group])
+        table = file.read_row_groups(groups.tolist(), columns=list(columns))
+        table.validate(full=True)
+        return table.take(pa.array(local, pa.int64()))
+    except InputError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"not a readable Parquet file ({exc})", file=path) from None
 
 
 def _trial_keys(path: Path, table: pa.Table) -> list[int]:
@@ -1165,8 +1260,13 @@ def _json(text: str, path: Path, row: int, name: str) -> Any:
         raise InputError(f"row {row + 1}: {exc.reason}", file=path, field=name) from None
 
 
-def _rows(path: Path, columns: dict[str, str]) -> dict[str, list[Any]] | None:
-    """The named columns of a file beside a trials file, checked; ``None`` when absent."""
+def _rows(
+    path: Path, columns: dict[str, str], by_key: dict[int, Trial], every: Sequence[int]
+) -> tuple[dict[str, list[Any]], list[int]] | None:
+    """The named columns of a file beside a trials file, checked, at the rows of the
+    trials of ``by_key``, and those rows (0-based); ``None`` when the file is absent.
+    Its ``trial_key`` is read whole: every row's must be a key of ``every`` (the trials
+    file's), whichever rows are read."""
     if not path.is_file():
         return None
     schema = _open(path).schema_arrow
@@ -1183,53 +1283,66 @@ def _rows(path: Path, columns: dict[str, str]) -> dict[str, list[Any]] | None:
                 file=path,
                 field=name,
             )
-    present = [n for n in columns if n in schema.names]
-    table = _read(path, present)
-    values = {}
+    present = [n for n in columns if n in schema.names and n != "trial_key"]
+    column = _read(path, ["trial_key"]).column("trial_key")
+    try:
+        found = column.cast(pa.int64())
+    except pa.ArrowInvalid as exc:
+        raise _uncastable(path, "trial_key", column, pa.int64(), exc) from None
+    if found.null_count:
+        row = _first(pc.is_null(found))
+        raise InputError(
+            f"row {row + 1}: a value is required, found null", file=path, field="trial_key"
+        )
+    foreign = pc.invert(pc.is_in(found, value_set=pa.array(every, pa.int64())))
+    if pc.any(foreign).as_py():
+        row = _first(foreign)
+        raise InputError(
+            f"row {row + 1}: trial_key {found[row].as_py()!r} is not a trial of {TRIALS_FILE}",
+            file=path,
+            field="trial_key",
+        )
+    if len(by_key) == len(every):  # every trial's rows: all of them
+        table, at = _read(path, present), list(range(len(found)))
+    else:
+        wanted = pc.is_in(found, value_set=pa.array(list(by_key), pa.int64()))
+        rows = np.flatnonzero(wanted.to_numpy(zero_copy_only=False))
+        table, at = _read_rows(path, present, rows), rows.tolist()
+    keys = found if len(at) == len(found) else found.take(pa.array(at, pa.int64()))
+    values: dict[str, list[Any]] = {"trial_key": keys.to_pylist()}
     for name in columns:
         if name in present:
             column = table.column(name)
             if pa.types.is_dictionary(column.type):
                 column = column.cast(column.type.value_type)
             values[name] = column.cast(_ACCEPTS[columns[name]][2]).to_pylist()
-        else:
+        elif name != "trial_key":
             values[name] = [None] * table.num_rows
-    return values
+    return values, at
 
 
-def _trial_of(path: Path, row: int, key: Any, by_key: dict[Any, Trial]) -> Trial:
-    if key is None:
-        raise InputError(
-            f"row {row + 1}: a value is required, found null", file=path, field="trial_key"
-        )
-    trial = by_key.get(key)
-    if trial is None:
-        raise InputError(
-            f"row {row + 1}: trial_key {key!r} is not a trial of {TRIALS_FILE}",
-            file=path,
-            field="trial_key",
-        )
-    return trial
-
-
-def _add_events(path: Path, by_key: dict[Any, Trial]) -> None:
+def _add_events(path: Path, by_key: dict[int, Trial], every: Sequence[int]) -> None:
     found = _rows(
-        path, {"trial_key": "int", "seq": "int", "type": "text", "t": "real", "data": "text"}
+        path,
+        {"trial_key": "int", "seq": "int", "type": "text", "t": "real", "data": "text"},
+        by_key,
+        every,
     )
     if found is None:
         return
-    v = found
+    v, at = found
     # Each trial's events in the order of their seq, wherever their rows are in the file
     # (row numbers in messages are the file's).
     rows: dict[Any, list[tuple[int, int]]] = {}
-    for row, (key, seq) in enumerate(zip(v["trial_key"], v["seq"], strict=True)):
+    for i, (key, seq) in enumerate(zip(v["trial_key"], v["seq"], strict=True)):
         if seq is None:
-            raise InputError(f"row {row + 1}: a value is required", file=path, field="seq")
-        rows.setdefault(key, []).append((seq, row))
-    order = [row for key in rows for _, row in sorted(rows[key])]
-    for row in order:
-        trial = _trial_of(path, row, v["trial_key"][row], by_key)
-        type_, data = v["type"][row], v["data"][row]
+            raise InputError(f"row {at[i] + 1}: a value is required", file=path, field="seq")
+        rows.setdefault(key, []).append((seq, i))
+    order = [i for key in rows for _, i in sorted(rows[key])]
+    for i in order:
+        row = at[i]
+        trial = by_key[v["trial_key"][i]]
+        type_, data = v["type"][i], v["data"][i]
         if type_ is None or data is None:
             raise InputError(
                 f"row {row + 1}: a value is required",
@@ -1244,13 +1357,13 @@ def _add_events(path: Path, by_key: dict[Any, Trial]) -> None:
                 field="data",
             )
         try:
-            trial.events.append(event_from(type_, v["t"][row], fields))
+            trial.events.append(event_from(type_, v["t"][i], fields))
         except (ValidationError, TypeError) as exc:
             reason = first_error(exc)[1] if isinstance(exc, ValidationError) else str(exc)
             raise InputError(f"row {row + 1}: {reason}", file=path, field="data") from None
 
 
-def _add_grades(path: Path, by_key: dict[Any, Trial]) -> None:
+def _add_grades(path: Path, by_key: dict[int, Trial], every: Sequence[int]) -> None:
     columns = {
         "trial_key": "int",
         "grader": "text",
@@ -1260,21 +1373,21 @@ def _add_grades(path: Path, by_key: dict[Any, Trial]) -> None:
         "evidence": "json",
         "judge_model": "text",
     }
-    found = _rows(path, columns)
+    found = _rows(path, columns, by_key, every)
     if found is None:
         return
-    v = found
-    for row in range(len(v["trial_key"])):
-        trial = _trial_of(path, row, v["trial_key"][row], by_key)
-        evidence = v["evidence"][row]
+    v, at = found
+    for i, row in enumerate(at):
+        trial = by_key[v["trial_key"][i]]
+        evidence = v["evidence"][i]
         try:
             grade = Grade(
-                grader=v["grader"][row],
-                score=v["score"][row],
-                passed=v["passed"][row],
-                status=v["status"][row],
+                grader=v["grader"][i],
+                score=v["score"][i],
+                passed=v["passed"][i],
+                status=v["status"][i],
                 evidence=None if evidence is None else _json(evidence, path, row, "evidence"),
-                judge_model=v["judge_model"][row],
+                judge_model=v["judge_model"][i],
             )
         except ValidationError as exc:
             name, reason = first_error(exc)
