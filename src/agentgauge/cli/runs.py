@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import sqlite3
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -19,6 +22,9 @@ from agentgauge.cli.common import (
 )
 from agentgauge.display import terminal_text, visible
 from agentgauge.errors import InputError
+
+if TYPE_CHECKING:
+    from agentgauge.store.claims import Claim
 
 _COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
 
@@ -41,7 +47,7 @@ def runs(
     ] = None,
 ) -> None:
     """List the runs in a store: id, agent, model, suite and version, trials, created,
-    and the baseline role of those marked as one."""
+    the baseline role of those marked as one, and the session writing a run now."""
     from agentgauge.components import run_model
     from agentgauge.schema import ROLE_KEY, runs_entry
     from agentgauge.store import Store, check_store_path
@@ -79,6 +85,7 @@ def runs(
         return
     with Store(store, readonly=True) as db:
         listed = db.list_runs_marked()
+        writing = _writing(db.conn)
     found = [r for r, _ in listed]
     damaged = {r.run_id: why for r, why in listed if why is not None}
     roles = {r.run_id: r.config.get(ROLE_KEY) for r in found}
@@ -88,12 +95,22 @@ def runs(
                 "schema": "agentgauge.runs/1",
                 # `damaged`: why a run's settings cannot be read back (null when they
                 # can), as the viewer's list of runs says it.
-                "runs": [{**runs_entry(r), "damaged": damaged.get(r.run_id)} for r in found],
+                # `writing`: the live session writing the run now (null when none).
+                "runs": [
+                    {
+                        **runs_entry(r),
+                        "damaged": damaged.get(r.run_id),
+                        "writing": _writing_json(writing.get(r.run_id)),
+                    }
+                    for r in found
+                ],
             }
         )
         return
     # The role column only when a run has one: most stores hold no baseline marks.
     columns = (*_COLUMNS, "role") if any(roles.values()) else _COLUMNS
+    if writing:  # the session writing a run, only when one is
+        columns = (*columns, "writing")
     # Shown as written, controls visible: ids and names come from users and agents.
     rows = [
         tuple(
@@ -106,7 +123,8 @@ def runs(
                 (r.suite_version or "-")[:12],
                 str(r.n_trials),
                 r.created_at,
-                *([str(roles[r.run_id] or "-")] if len(columns) > len(_COLUMNS) else []),
+                *([str(roles[r.run_id] or "-")] if "role" in columns else []),
+                *([_writing_text(writing.get(r.run_id))] if writing else []),
             )
         )
         for r in found
@@ -133,3 +151,38 @@ def runs(
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
     out.print(table)
+
+
+def _writing(conn: sqlite3.Connection) -> dict[str, Claim]:
+    """The live claims in the store, by run: the sessions writing a run now. A claim
+    left by a session that died (killed outright) is not one: the next session takes
+    it over (docs/running-agents.md, "Resume")."""
+    from agentgauge.store.claims import claims_in
+
+    now = time.time()
+    return {run_id: c for run_id, c in claims_in(conn).items() if c.dead(now) is None}
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
+def _writing_json(held: Claim | None) -> dict[str, object] | None:
+    if held is None:
+        return None
+    return {
+        "command": held.command or None,  # null: a claim an older agentgauge wrote
+        "pid": held.pid,
+        "host": held.host,
+        "since": held.since,
+        "heartbeat": _iso(held.heartbeat),
+        "heartbeat_age_s": max(0, round(time.time() - held.heartbeat)),
+    }
+
+
+def _writing_text(held: Claim | None) -> str:
+    if held is None:
+        return "-"
+    what = f"{held.command}, " if held.command else ""
+    age = max(0, round(time.time() - held.heartbeat))
+    return f"{what}pid {held.pid} on {held.host}, since {held.since}, heartbeat {age} s ago"

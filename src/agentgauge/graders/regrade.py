@@ -27,6 +27,11 @@ A new version changes nothing the run reports until it is activated
 (``activate=True``, ``agentgauge grade --activate``): a comparison made before
 a re-grade still reads the same afterwards, and an older version stays
 readable (``--grade-version``, docs/store.md).
+
+A run another session is writing (an ``agentgauge run`` still running it) is
+refused, with nothing written: its trials stored after the re-grade would have no
+outcome under the new version. The re-grade claims the run while it works
+(`agentgauge.store.claims.holding`), so a resume typed meanwhile is refused too.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from agentgauge.graders.base import (
 )
 from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
+from agentgauge.store.claims import holding
 
 __all__ = ["RegradeResult", "regrade", "resolve_graders"]
 
@@ -263,12 +269,20 @@ def regrade(
     """Grade a stored run again as a new grade version (one transaction).
 
     The run keeps reporting the version it reported before unless ``activate``.
+    A run another session is writing is refused (`agentgauge.store.claims.RunClaimed`).
     """
     if not isinstance(store, Store):
         with Store(store, create=False) as db:
             return regrade(db, run_id, graders, note=note, activate=activate)
     chosen = resolve_graders(graders)
     store.require_run(run_id)
+    with holding(store, run_id, "agentgauge grade"):
+        return _regrade(store, run_id, chosen, note=note, activate=activate)
+
+
+def _regrade(
+    store: Store, run_id: str, chosen: Sequence[Grader] | None, *, note: str, activate: bool
+) -> RegradeResult:
     tasks = {t.id: t for t in store.get_tasks(run_id)}
     if not tasks:
         raise InputError(
@@ -276,8 +290,8 @@ def regrade(
             file=store.path,
             field="tasks",
         )
-    # One snapshot: a run still writing commits trials between the two reads, and the
-    # trials and their keys are paired one to one.
+    # One snapshot: a `collect` still writing the run (collectors claim nothing) commits
+    # trials between the two reads, and the trials and their keys are paired one to one.
     with store.snapshot():
         trials = store.trials(run_id)
         keys = store.trial_keys(run_id)
