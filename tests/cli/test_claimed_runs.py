@@ -22,8 +22,10 @@ from typing import Any
 import pytest
 
 from agentgauge.harness.runner import run
+from agentgauge.store import Store
 from agentgauge.store.claims import STALE_AFTER
 from agentgauge.testing.worlds import counting_agent
+from agentgauge.viewer import queries
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTER = ROOT / "examples" / "counter-suite.yaml"
@@ -163,6 +165,12 @@ def _shown(store: Path, holder: subprocess.Popen[str]) -> None:
     assert writing["since"] == claim["since"]
     assert 0 <= writing["heartbeat_age_s"] < STALE_AFTER
     assert writing["heartbeat"].endswith("+00:00")
+
+    # The viewer's list of runs and its run header carry the same field.
+    with Store(store, readonly=True) as db:
+        [row] = queries.runs_page(db).rows
+        header = queries.run_header(db, "r")
+    assert row["writing"]["pid"] == header["writing"]["pid"] == holder.pid
 
     table = _cli(store.parent, "runs", "--store", "s.db")
     assert table.returncode == 0, table.stderr

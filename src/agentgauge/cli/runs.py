@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -51,6 +49,7 @@ def runs(
     from agentgauge.components import run_model
     from agentgauge.schema import ROLE_KEY, runs_entry
     from agentgauge.store import Store, check_store_path
+    from agentgauge.store.claims import writing, writing_entry
 
     check_store_path(store)  # a private database holds no runs to list or mark
 
@@ -85,7 +84,7 @@ def runs(
         return
     with Store(store, readonly=True) as db:
         listed = db.list_runs_marked()
-        writing = _writing(db.conn)
+        live = writing(db.conn)
     found = [r for r, _ in listed]
     damaged = {r.run_id: why for r, why in listed if why is not None}
     roles = {r.run_id: r.config.get(ROLE_KEY) for r in found}
@@ -100,7 +99,7 @@ def runs(
                     {
                         **runs_entry(r),
                         "damaged": damaged.get(r.run_id),
-                        "writing": _writing_json(writing.get(r.run_id)),
+                        "writing": writing_entry(live.get(r.run_id)),
                     }
                     for r in found
                 ],
@@ -109,7 +108,7 @@ def runs(
         return
     # The role column only when a run has one: most stores hold no baseline marks.
     columns = (*_COLUMNS, "role") if any(roles.values()) else _COLUMNS
-    if writing:  # the session writing a run, only when one is
+    if live:  # the session writing a run, only when one is
         columns = (*columns, "writing")
     # Shown as written, controls visible: ids and names come from users and agents.
     rows = [
@@ -124,7 +123,7 @@ def runs(
                 str(r.n_trials),
                 r.created_at,
                 *([str(roles[r.run_id] or "-")] if "role" in columns else []),
-                *([_writing_text(writing.get(r.run_id))] if writing else []),
+                *([_writing_text(live.get(r.run_id))] if live else []),
             )
         )
         for r in found
@@ -151,33 +150,6 @@ def runs(
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
     out.print(table)
-
-
-def _writing(conn: sqlite3.Connection) -> dict[str, Claim]:
-    """The live claims in the store, by run: the sessions writing a run now. A claim
-    left by a session that died (killed outright) is not one: the next session takes
-    it over (docs/running-agents.md, "Resume")."""
-    from agentgauge.store.claims import claims_in
-
-    now = time.time()
-    return {run_id: c for run_id, c in claims_in(conn).items() if c.dead(now) is None}
-
-
-def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
-
-
-def _writing_json(held: Claim | None) -> dict[str, object] | None:
-    if held is None:
-        return None
-    return {
-        "command": held.command or None,  # null: a claim an older agentgauge wrote
-        "pid": held.pid,
-        "host": held.host,
-        "since": held.since,
-        "heartbeat": _iso(held.heartbeat),
-        "heartbeat_age_s": max(0, round(time.time() - held.heartbeat)),
-    }
 
 
 def _writing_text(held: Claim | None) -> str:

@@ -41,6 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,8 @@ __all__ = [
     "holding",
     "refuse_claimed",
     "release",
+    "writing",
+    "writing_entry",
 ]
 
 #: The ``meta`` key, followed by a run's id, of the run's claim.
@@ -196,6 +199,29 @@ def claims_in(conn: sqlite3.Connection) -> dict[str, Claim]:
         (len(CLAIM) + 1, len(CLAIM), CLAIM),
     )
     return {run_id: _parsed(value) for run_id, value in rows}
+
+
+def writing(conn: sqlite3.Connection) -> dict[str, Claim]:
+    """The live claims, by run: the sessions writing a run now. A claim left by a
+    session that died (killed outright) is none: nobody writes that run, and the next
+    session takes the claim over."""
+    now = time.time()
+    return {run_id: c for run_id, c in claims_in(conn).items() if c.dead(now) is None}
+
+
+def writing_entry(held: Claim | None) -> dict[str, object] | None:
+    """A live claim as ``agentgauge runs --json`` gives it (``writing``), ``None`` for
+    none; ``command`` is ``None`` for a claim an older agentgauge wrote."""
+    if held is None:
+        return None
+    return {
+        "command": held.command or None,
+        "pid": held.pid,
+        "host": held.host,
+        "since": held.since,
+        "heartbeat": datetime.fromtimestamp(held.heartbeat, UTC).isoformat(timespec="seconds"),
+        "heartbeat_age_s": max(0, round(time.time() - held.heartbeat)),
+    }
 
 
 def _refusal(run_id: str, held: Claim, now: float, then: str) -> RunClaimed:
