@@ -52,6 +52,9 @@ import runpy, sys, time
 from pathlib import Path
 
 import agentgauge.graders.regrade
+from agentgauge.store import claims
+
+claims.HEARTBEAT_EVERY = 0.05  # to see it beat while the grading waits
 
 regrade = sys.modules["agentgauge.graders.regrade"]  # the package names a function so
 graded = regrade._grade
@@ -277,6 +280,14 @@ def test_grade_claims_the_run_while_it_regrades(store: Path) -> None:
         listed = json.loads(_cli(where, "runs", "--store", "s.db", "--json").stdout)
         writing = listed["runs"][0]["writing"]
         assert (writing["command"], writing["pid"]) == ("agentgauge grade", grading.pid)
+        # Its claim is kept fresh while it grades: the store's write lock is not held
+        # then, so the heartbeat lands (it could not before, and the claim went stale).
+        [first] = _claims(store)
+        for _ in range(6000):
+            if _claims(store)[0]["heartbeat"] != first["heartbeat"]:
+                break
+            time.sleep(0.01)
+        assert _claims(store)[0]["heartbeat"] > first["heartbeat"]
 
         # A resume typed meanwhile is refused at once, naming the re-grade.
         resume = _cli(
