@@ -13,7 +13,7 @@ The other commands that change a run respect the claim too: ``agentgauge grade``
 claims the run while it re-grades (`holding`: a resume typed meanwhile is refused,
 naming it), and the one-transaction changes (``grade --activate-version``, ``runs
 --mark``) refuse a run a live session holds (`refuse_claimed`, in their write
-transaction). ``agentgauge runs`` shows the live claims (`claims_in`).
+transaction). ``agentgauge runs`` shows the live claims (`writing`).
 
 A claim is a ``meta`` row (``claim:`` and the run's id), like a session's mark
 (`Store.mark_opened`): JSON with the session's command, process id, host, start
