@@ -1301,13 +1301,18 @@ def activate_grade_version(
     source: str | PathLike[str], version: int, *, store: str | Path | None = None
 ) -> list[GradeVersion]:
     """``agentgauge grade --activate-version N``: make grade version ``version``
-    (1 = as recorded) what the stored run reports; returns the run's versions."""
+    (1 = as recorded) what the stored run reports; returns the run's versions. A run
+    another session is writing is refused (`agentgauge.store.claims.RunClaimed`)."""
     from agentgauge.store import Store
+    from agentgauge.store.claims import AGAIN, refuse_claimed
 
     db_path, run_id = _stored_run(source, store)
     with Store(db_path, create=False) as db:
         db.require_run(run_id)
-        db.activate_grade_version(run_id, version)
+        refuse_claimed(db.conn, run_id, then=AGAIN)  # at once, before waiting for a lock
+        with db.transaction():  # no session claims the run before the change lands
+            refuse_claimed(db.conn, run_id, then=AGAIN)
+            db.activate_grade_version(run_id, version)
         return db.grade_versions(run_id)
 
 

@@ -28,6 +28,7 @@ from agentgauge.report.record import SystemInfo
 from agentgauge.schema import Run
 from agentgauge.sources import is_store, parse_source
 from agentgauge.store import Store, check_store_path
+from agentgauge.store.claims import AGAIN, refuse_claimed
 from agentgauge.table import TrialTable
 
 __all__ = ["find_baselines", "mark_baseline"]
@@ -184,17 +185,24 @@ def find_baselines(
 
 def mark_baseline(store: str | Path, run_id: str, role: str | None) -> Run:
     """Mark a stored run as a baseline role (``None`` clears it): only the run's config
-    changes, never its trials, and the store's audit log records the mark."""
+    changes, never its trials, and the store's audit log records the mark. A run another
+    session is writing is refused (`agentgauge.store.claims.RunClaimed`): that session
+    rewrites the run's config as it ends, and would put the role back."""
     check_store_path(store)
     if role is not None:
         check_role(role, field="--mark")
     with Store(store, create=False) as db:
         run = db.require_run(run_id)
+        # Read first, at once: a session holding the store's write lock (a re-grade
+        # under way) would keep the transaction below waiting, then failing as "locked".
+        refuse_claimed(db.conn, run_id, then=AGAIN)
         was = run.config.get(ROLE_KEY)
         config = {k: v for k, v in run.config.items() if k != ROLE_KEY}
         if role is not None:
             config[ROLE_KEY] = role
         with db.transaction():
+            # In the write transaction: no session claims the run before the mark lands.
+            refuse_claimed(db.conn, run_id, then=AGAIN)
             db.update_run_config(run_id, config)
             db.audit("baseline_marked", run_id=run_id, detail={"role": role, "was": was})
         return run.model_copy(update={"config": config})

@@ -128,7 +128,7 @@ def test_a_resume_while_the_first_session_runs_is_refused_before_it_runs_anythin
         host = socket.gethostname()
         assert line.startswith(
             f"agentgauge: error: --run-id: run 'r' is being written by another session "
-            f"(pid {first.pid} on host {host}, since {since}; last heartbeat "
+            f"(agentgauge run, pid {first.pid} on host {host}, since {since}; last heartbeat "
         ), line
         assert line.endswith(
             f"wait for it to end, or stop it (Ctrl-C in its terminal, or kill {first.pid} "
@@ -156,8 +156,8 @@ def test_a_claim_left_by_a_killed_session_is_taken_over_with_a_note(tmp_path: Pa
     assert "run r in s.db: 3 trials" in second.stdout
     note = second.stderr.strip()
     assert note.startswith(
-        f"run 'r' was claimed by a session that is no longer running (pid {first.pid} on "
-        f"host {socket.gethostname()}, since "
+        "run 'r' was claimed by a session that is no longer running (agentgauge run, "
+        f"pid {first.pid} on host {socket.gethostname()}, since "
     ), note
     assert note.endswith(
         f"; no process {first.pid} runs on this host); this session takes it over"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -21,6 +21,9 @@ from agentgauge.cli.common import (
 )
 from agentgauge.display import terminal_text, visible
 from agentgauge.errors import InputError
+
+if TYPE_CHECKING:
+    from agentgauge.store.claims import Claim
 
 _COLUMNS = ("run", "agent", "model", "suite", "version", "trials", "created")
 
@@ -51,10 +54,11 @@ def runs(
     ] = False,
 ) -> None:
     """List the runs in a store: id, agent, model, suite and version, trials, created,
-    and the baseline role of those marked as one."""
+    the baseline role of those marked as one, and the session writing a run now."""
     from agentgauge.components import run_model
     from agentgauge.schema import ROLE_KEY, runs_entry
     from agentgauge.store import Store, check_store_path
+    from agentgauge.store.claims import writing, writing_entry
 
     check_store_path(store)  # a private database holds no runs to list or mark
 
@@ -95,6 +99,7 @@ def runs(
         return
     with Store(store, readonly=True) as db:
         listed = db.list_runs_marked()
+        live = writing(db.conn)
     found = [r for r, _ in listed]
     damaged = {r.run_id: why for r, why in listed if why is not None}
     roles = {r.run_id: r.config.get(ROLE_KEY) for r in found}
@@ -104,12 +109,22 @@ def runs(
                 "schema": "agentgauge.runs/1",
                 # `damaged`: why a run's settings cannot be read back (null when they
                 # can), as the viewer's list of runs says it.
-                "runs": [{**runs_entry(r), "damaged": damaged.get(r.run_id)} for r in found],
+                # `writing`: the live session writing the run now (null when none).
+                "runs": [
+                    {
+                        **runs_entry(r),
+                        "damaged": damaged.get(r.run_id),
+                        "writing": writing_entry(live.get(r.run_id)),
+                    }
+                    for r in found
+                ],
             }
         )
         return
     # The role column only when a run has one: most stores hold no baseline marks.
     columns = (*_COLUMNS, "role") if any(roles.values()) else _COLUMNS
+    if live:  # the session writing a run, only when one is
+        columns = (*columns, "writing")
     # Shown as written, controls visible: ids and names come from users and agents.
     rows = [
         tuple(
@@ -122,7 +137,8 @@ def runs(
                 (r.suite_version or "-")[:12],
                 str(r.n_trials),
                 r.created_at,
-                *([str(roles[r.run_id] or "-")] if len(columns) > len(_COLUMNS) else []),
+                *([str(roles[r.run_id] or "-")] if "role" in columns else []),
+                *([_writing_text(live.get(r.run_id))] if live else []),
             )
         )
         for r in found
@@ -201,3 +217,11 @@ def _refresh(store: str, json_out: bool) -> None:
         f"{upgraded}; reads use them from now on"
     )
     console().print(terminal_text(said), soft_wrap=True)
+
+
+def _writing_text(held: Claim | None) -> str:
+    if held is None:
+        return "-"
+    what = f"{held.command}, " if held.command else ""
+    age = max(0, round(time.time() - held.heartbeat))
+    return f"{what}pid {held.pid} on {held.host}, since {held.since}, heartbeat {age} s ago"

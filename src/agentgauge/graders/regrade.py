@@ -4,7 +4,8 @@ The run's tasks come from the store's ``tasks`` table (the expectations as the
 run saw them). Every trial that completed is graded again from its stored
 events, answer and final state; the grades and each trial's outcome under them
 are written as a new grade version beside the old ones — all in one
-transaction, so a failure leaves the store as it was. A trial that ended in an
+transaction, once every trial is graded, so a failure leaves the store as it was
+(and a slow judge does not hold the store's write lock). A trial that ended in an
 error or a timeout is not graded, as the run grades none (an empty transcript
 must not pass a "do nothing" check), but on the checkpoints of the user turns it
 completed, as the run grades those (`agentgauge.graders.checkpoints.grade_unfinished`),
@@ -29,6 +30,11 @@ A new version changes nothing the run reports until it is activated
 (``activate=True``, ``agentgauge grade --activate``): a comparison made before
 a re-grade still reads the same afterwards, and an older version stays
 readable (``--grade-version``, docs/store.md).
+
+A run another session is writing (an ``agentgauge run`` still running it) is
+refused, with nothing written: its trials stored after the re-grade would have no
+outcome under the new version. The re-grade claims the run while it works
+(`agentgauge.store.claims.holding`), so a resume typed meanwhile is refused too.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from agentgauge.graders.base import (
 )
 from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
+from agentgauge.store.claims import holding
 
 __all__ = ["RegradeResult", "regrade", "resolve_graders"]
 
@@ -280,12 +287,20 @@ def regrade(
     """Grade a stored run again as a new grade version (one transaction).
 
     The run keeps reporting the version it reported before unless ``activate``.
+    A run another session is writing is refused (`agentgauge.store.claims.RunClaimed`).
     """
     if not isinstance(store, Store):
         with Store(store, create=False) as db:
             return regrade(db, run_id, graders, note=note, activate=activate)
     chosen = resolve_graders(graders)
     store.require_run(run_id)
+    with holding(store, run_id, "agentgauge grade"):
+        return _regrade(store, run_id, chosen, note=note, activate=activate)
+
+
+def _regrade(
+    store: Store, run_id: str, chosen: Sequence[Grader] | None, *, note: str, activate: bool
+) -> RegradeResult:
     tasks = {t.id: t for t in store.get_tasks(run_id)}
     if not tasks:
         raise InputError(
@@ -293,8 +308,8 @@ def regrade(
             file=store.path,
             field="tasks",
         )
-    # One snapshot: a run still writing commits trials between the two reads, and the
-    # trials and their keys are paired one to one.
+    # One snapshot: a `collect` still writing the run (collectors claim nothing) commits
+    # trials between the two reads, and the trials and their keys are paired one to one.
     with store.snapshot():
         trials = store.trials(run_id)
         keys = store.trial_keys(run_id)
@@ -329,63 +344,74 @@ def regrade(
         run_id=run_id, version=0, graders=names, n_trials=0, n_changed=0, n_unknown=0, idle=idle
     )
     before = after = 0
+    # Graded first, written after in one transaction: a judge's minutes do not hold the
+    # store's write lock, so other runs in the store write on and the claim this
+    # re-grade holds goes on beating (`agentgauge.store.claims.holding`). Per trial: its
+    # key, and its grades and outcome under the new version, or ``None`` when it keeps
+    # those it has under the active one.
+    planned: list[tuple[int, Trial, tuple[list[Grade], bool, float | None] | None]] = []
+    for pk, trial in zip(keys, trials, strict=True):
+        task = tasks.get(trial.task_id)
+        # A trial left alone keeps, under the new version too, the outcome, grades
+        # and facts it has under the active one: activating the new version changes
+        # nothing here, and reading it shows one version's outcome with its grades.
+        if task is None:
+            result.skipped.append(trial.task_id)
+            planned.append((pk, trial, None))
+            continue
+        if trial.status != "completed":
+            # The run grades no trial that ended in an error or a timeout (an empty
+            # transcript must not pass a "do nothing" check) but on the checkpoints
+            # of the turns it completed, and neither does a re-grade: with unchanged
+            # graders it gives what the run gave.
+            result.n_unfinished += 1
+            partial = _unfinished(store, task, trial, chosen)
+            if partial is None:
+                planned.append((pk, trial, None))
+            else:
+                # Its other grades (an import's own) kept beside the new one.
+                kept = [g for g in trial.grades if g.grader != partial.grader]
+                planned.append((pk, trial, ([*kept, partial], bool(trial.success), trial.score)))
+                result.n_unfinished_turns += 1
+            # In the success shares still, as in the run's success rate: an
+            # infra error never passes (`Trial.passed`), under either version.
+            before += trial.passed
+            after += trial.passed
+            continue
+        if chosen and not any(applies(g, task) for g in chosen):
+            # No named grader grades this task: its outcome stands, with no new grade.
+            result.n_not_applicable += 1
+            planned.append((pk, trial, None))
+            continue
+        graded = _grade(store, task, trial, chosen)
+        down = _judge_down(chosen)
+        if down is not None:  # raised before anything is written
+            raise InputError(down)
+        _count_unknown(result, graded.grades)
+        old = bool(trial.success)
+        new = old if graded.success is None else graded.success
+        if graded.success is not None:
+            score = graded.score if graded.score is not None else float(graded.success)
+            planned.append((pk, trial, (list(graded.grades), graded.success, score)))
+        else:
+            planned.append((pk, trial, (list(graded.grades), old, trial.score)))
+        result.n_trials += 1
+        result.n_changed += new != old
+        result.n_unknown += bool(graded.unknown)
+        result.n_unknown_partial += bool(graded.unknown_partial) and not graded.unknown
+        # An infra error is a failure under either version, as in the metrics.
+        before += old and not trial.is_infra_error
+        after += new and not trial.is_infra_error
     with store.transaction():
         active = store.active_grade_version(run_id)
         result.version = store.new_grade_version(run_id, names, note or "agentgauge grade")
-        for pk, trial in zip(keys, trials, strict=True):
-            task = tasks.get(trial.task_id)
-            # A trial left alone keeps, under the new version too, the outcome, grades
-            # and facts it has under the active one: activating the new version changes
-            # nothing here, and reading it shows one version's outcome with its grades.
-            if task is None:
-                result.skipped.append(trial.task_id)
+        for pk, trial, graded_as in planned:
+            if graded_as is None:
                 store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
-                continue
-            if trial.status != "completed":
-                # The run grades no trial that ended in an error or a timeout (an empty
-                # transcript must not pass a "do nothing" check) but on the checkpoints
-                # of the turns it completed, and neither does a re-grade: with unchanged
-                # graders it gives what the run gave.
-                result.n_unfinished += 1
-                partial = _unfinished(store, task, trial, chosen)
-                if partial is None:
-                    store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
-                else:
-                    # Its other grades (an import's own) kept beside the new one.
-                    kept = [g for g in trial.grades if g.grader != partial.grader]
-                    store.add_grades(pk, result.version, [*kept, partial])
-                    store.add_outcome(pk, result.version, bool(trial.success), trial.score)
-                    result.n_unfinished_turns += 1
-                # In the success shares still, as in the run's success rate: an
-                # infra error never passes (`Trial.passed`), under either version.
-                before += trial.passed
-                after += trial.passed
-                continue
-            if chosen and not any(applies(g, task) for g in chosen):
-                # No named grader grades this task: its outcome stands, with no new grade.
-                result.n_not_applicable += 1
-                store.keep_outcome(pk, result.version, active, bool(trial.success), trial.score)
-                continue
-            graded = _grade(store, task, trial, chosen)
-            down = _judge_down(chosen)
-            if down is not None:  # raised inside the transaction: it is rolled back
-                raise InputError(down)
-            store.add_grades(pk, result.version, graded.grades)
-            _count_unknown(result, graded.grades)
-            old = bool(trial.success)
-            new = old if graded.success is None else graded.success
-            if graded.success is not None:
-                score = graded.score if graded.score is not None else float(graded.success)
-                store.add_outcome(pk, result.version, graded.success, score)
             else:
-                store.add_outcome(pk, result.version, old, trial.score)
-            result.n_trials += 1
-            result.n_changed += new != old
-            result.n_unknown += bool(graded.unknown)
-            result.n_unknown_partial += bool(graded.unknown_partial) and not graded.unknown
-            # An infra error is a failure under either version, as in the metrics.
-            before += old and not trial.is_infra_error
-            after += new and not trial.is_infra_error
+                grades, success, outcome_score = graded_as
+                store.add_grades(pk, result.version, grades)
+                store.add_outcome(pk, result.version, success, outcome_score)
         if activate:
             store.activate_grade_version(run_id, result.version)
         result.active = store.active_grade_version(run_id)

@@ -9,9 +9,15 @@ gives it up when it ends, however it ends (`release`). A session that finds the
 run claimed by a live session is refused at once (`RunClaimed`), before it runs
 or writes anything.
 
+The other commands that change a run respect the claim too: ``agentgauge grade``
+claims the run while it re-grades (`holding`: a resume typed meanwhile is refused,
+naming it), and the one-transaction changes (``grade --activate-version``, ``runs
+--mark``) refuse a run a live session holds (`refuse_claimed`, in their write
+transaction). ``agentgauge runs`` shows the live claims (`writing`).
+
 A claim is a ``meta`` row (``claim:`` and the run's id), like a session's mark
-(`Store.mark_opened`): JSON with the session's process id, host, start and last
-heartbeat. No table, so no new schema: an older agentgauge opens the store as
+(`Store.mark_opened`): JSON with the session's command, process id, host, start
+and last heartbeat. No table, so no new schema: an older agentgauge opens the store as
 before (and ignores claims). A claim whose session died without giving it up
 (``kill -9``, a power cut) is stale, and the next session takes it over with a
 note: its process is gone from this host, or, for a session on another host (or
@@ -33,24 +39,35 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentgauge.errors import InputError
 from agentgauge.store.rows import utc_now
 
+if TYPE_CHECKING:
+    from agentgauge.store.database import Store
+
 __all__ = [
+    "AGAIN",
     "CLAIM",
     "HEARTBEAT_EVERY",
+    "RESUME",
     "STALE_AFTER",
     "Claim",
     "Heartbeat",
     "RunClaimed",
     "claim",
     "claim_of",
+    "claims_in",
+    "holding",
     "refuse_claimed",
     "release",
+    "writing",
+    "writing_entry",
 ]
 
 #: The ``meta`` key, followed by a run's id, of the run's claim.
@@ -59,6 +76,10 @@ CLAIM = "claim:"
 HEARTBEAT_EVERY = 10.0
 #: Seconds without a heartbeat after which a claim is stale.
 STALE_AFTER = 60.0
+#: What a refused command is told to do once the session holding the run has ended.
+AGAIN = "run this command again"
+#: The same, for a run session (whose next run resumes the run).
+RESUME = "run this command again to resume the run"
 
 #: The claims this process holds: a claim of this process that is not among them
 #: was left by an earlier session of it (a session that could not give it up).
@@ -83,6 +104,9 @@ class Claim:
     pids: str = ""
     """The process-id namespace ``pid`` belongs to (Linux; empty elsewhere): two
     containers may share a host name, not their process ids."""
+    command: str = ""
+    """The command writing the run (``agentgauge run``, ``agentgauge grade``); empty
+    for a claim an older agentgauge wrote."""
 
     def text(self) -> str:
         return json.dumps(
@@ -93,11 +117,13 @@ class Claim:
                 "since": self.since,
                 "heartbeat": self.heartbeat,
                 "pids": self.pids,
+                "command": self.command,
             }
         )
 
     def who(self) -> str:
-        return f"pid {self.pid} on host {self.host}, since {self.since}"
+        what = f"{self.command}, " if self.command else ""
+        return f"{what}pid {self.pid} on host {self.host}, since {self.since}"
 
     def dead(self, now: float) -> str | None:
         """Why the claim's session is no longer running, or ``None`` when it may be."""
@@ -140,14 +166,11 @@ def _pid_namespace() -> str:
         return ""
 
 
-def claim_of(conn: sqlite3.Connection, run_id: str) -> Claim | None:
-    """The run's claim as stored, ``None`` when nobody claims it (or the row is not
-    one this code wrote: it is then taken over as a stale one would be)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CLAIM + run_id,)).fetchone()
-    if row is None:
-        return None
+def _parsed(text: str) -> Claim:
+    """A claim row's value; one this code did not write is taken over as a stale one
+    would be."""
     try:
-        data = json.loads(row[0])
+        data = json.loads(text)
         return Claim(
             token=str(data["token"]),
             pid=int(data["pid"]),
@@ -155,42 +178,94 @@ def claim_of(conn: sqlite3.Connection, run_id: str) -> Claim | None:
             since=str(data["since"]),
             heartbeat=float(data["heartbeat"]),
             pids=str(data.get("pids", "")),
+            command=str(data.get("command", "")),
         )
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         return Claim(token="", pid=0, host="", since="?", heartbeat=0.0)
 
 
-def _refusal(run_id: str, held: Claim, now: float) -> RunClaimed:
+def claim_of(conn: sqlite3.Connection, run_id: str) -> Claim | None:
+    """The run's claim as stored, ``None`` when nobody claims it (or the row is not
+    one this code wrote: it is then taken over as a stale one would be)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CLAIM + run_id,)).fetchone()
+    return None if row is None else _parsed(row[0])
+
+
+def claims_in(conn: sqlite3.Connection) -> dict[str, Claim]:
+    """Every run's claim as stored, by run id, the stale ones with the live (one read:
+    `Claim.dead` tells them apart)."""
+    rows = conn.execute(
+        "SELECT substr(key, ?), value FROM meta WHERE substr(key, 1, ?) = ?",
+        (len(CLAIM) + 1, len(CLAIM), CLAIM),
+    )
+    return {run_id: _parsed(value) for run_id, value in rows}
+
+
+def writing(conn: sqlite3.Connection) -> dict[str, Claim]:
+    """The live claims, by run: the sessions writing a run now. A claim left by a
+    session that died (killed outright) is none: nobody writes that run, and the next
+    session takes the claim over."""
+    now = time.time()
+    return {run_id: c for run_id, c in claims_in(conn).items() if c.dead(now) is None}
+
+
+def writing_entry(held: Claim | None) -> dict[str, object] | None:
+    """A live claim as ``agentgauge runs --json`` gives it (``writing``), ``None`` for
+    none; ``command`` is ``None`` for a claim an older agentgauge wrote."""
+    if held is None:
+        return None
+    return {
+        "command": held.command or None,
+        "pid": held.pid,
+        "host": held.host,
+        "since": held.since,
+        "heartbeat": datetime.fromtimestamp(held.heartbeat, UTC).isoformat(timespec="seconds"),
+        "heartbeat_age_s": max(0, round(time.time() - held.heartbeat)),
+    }
+
+
+def _refusal(run_id: str, held: Claim, now: float, then: str) -> RunClaimed:
+    """``then``: what to do once the holder has ended (`RESUME` for a run session,
+    which is told the option naming the run, `AGAIN` for the other commands)."""
     seen = max(0, round(now - held.heartbeat))
     return RunClaimed(
         f"run {run_id!r} is being written by another session ({held.who()}; last "
         f"heartbeat {seen} s ago): wait for it to end, or stop it (Ctrl-C in its terminal, "
-        f"or kill {held.pid} on {held.host}), then run this command again to resume the run",
-        field="--run-id",
+        f"or kill {held.pid} on {held.host}), then {then}",
+        field="--run-id" if then == RESUME else None,
     )
 
 
-def refuse_claimed(conn: sqlite3.Connection, run_id: str) -> None:
-    """Raise `RunClaimed` when a live session holds the run (a read: nothing written)."""
+def refuse_claimed(conn: sqlite3.Connection, run_id: str, *, then: str = RESUME) -> None:
+    """Raise `RunClaimed` when a live session holds the run (a read: nothing written).
+    In a write transaction (``BEGIN IMMEDIATE``) no session can claim the run before
+    it ends, so a change made in it never lands under a live session's feet. ``then``
+    ends the refusal: what to do once that session has ended."""
     held = claim_of(conn, run_id)
     now = time.time()
     if held is not None and held.dead(now) is None:
-        raise _refusal(run_id, held, now)
+        raise _refusal(run_id, held, now, then)
 
 
-def claim(conn: sqlite3.Connection, run_id: str) -> tuple[str, str | None]:
+def claim(
+    conn: sqlite3.Connection,
+    run_id: str,
+    *,
+    command: str = "agentgauge run",
+    then: str = RESUME,
+) -> tuple[str, str | None]:
     """Claim the run for this session, in the caller's write transaction (the one that
     makes or resumes the run, which began with ``BEGIN IMMEDIATE``, so no other session
     claims it between the check and the write). Returns the claim's token and, when a
     stale claim was taken over, a note saying so; raises `RunClaimed` when a live
-    session holds it."""
+    session holds it. ``command`` is what others are told is writing the run."""
     now = time.time()
     held = claim_of(conn, run_id)
     note = None
     if held is not None:
         why = held.dead(now)
         if why is None:
-            raise _refusal(run_id, held, now)
+            raise _refusal(run_id, held, now, then)
         note = (
             f"run {run_id!r} was claimed by a session that is no longer running "
             f"({held.who()}; {why}); this session takes it over"
@@ -202,6 +277,7 @@ def claim(conn: sqlite3.Connection, run_id: str) -> tuple[str, str | None]:
         since=utc_now(),
         heartbeat=now,
         pids=_pid_namespace(),
+        command=command,
     )
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (CLAIM + run_id, mine.text())
@@ -226,6 +302,26 @@ def release(conn: sqlite3.Connection, run_id: str, token: str) -> None:
         finally:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
+def holding(store: Store, run_id: str, command: str) -> Iterator[str | None]:
+    """Hold the run's claim while the block runs, for a command other than ``run``
+    that changes the run over more than one moment (``agentgauge grade``): claimed in
+    a transaction of its own (so others see it at once), kept fresh by a `Heartbeat`,
+    given up however the block ends. A live session's claim is refused (`RunClaimed`,
+    nothing written); a stale one is taken over: the block gets the note saying so."""
+    # Read first: a live holder is named at once, not after waiting for the store's
+    # write lock (held all along by a re-grade under way).
+    refuse_claimed(store.conn, run_id, then=AGAIN)
+    with store.transaction():
+        token, note = claim(store.conn, run_id, command=command, then=AGAIN)
+    beat = Heartbeat(store.path, run_id, token)
+    try:
+        yield note
+    finally:
+        beat.stop()
+        release(store.conn, run_id, token)
 
 
 class Heartbeat:

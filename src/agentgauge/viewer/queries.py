@@ -19,6 +19,7 @@ from typing import Any
 from agentgauge.model_calls import FIGURES
 from agentgauge.schema import Run, Trial, runs_entry
 from agentgauge.store import Store
+from agentgauge.store.claims import writing, writing_entry
 from agentgauge.store.rows import UNREADABLE, damaged_success, loads, unreadable
 
 __all__ = [
@@ -99,6 +100,7 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
         (size, offset),
     ).fetchall()
     out = []
+    live = writing(store.conn)
     for run_id, agent, model, suite, version, created, config in runs:
         span = _span(store, run_id)
         n = n_base = errors = 0
@@ -142,6 +144,7 @@ def runs_page(store: Store, page: int = 1, size: int = PAGE_SIZE) -> Page:
                 # The fields `agentgauge runs --json` prints, by the same function.
                 **runs_entry(header),
                 "damaged": "; ".join(damaged) or None,
+                "writing": writing_entry(live.get(run_id)),
                 "errors": errors,
                 "base": {
                     "n": n_base,
@@ -165,6 +168,7 @@ def run_header(store: Store, run_id: str) -> dict[str, Any] | None:
     return {
         **runs_entry(run),
         "damaged": None,
+        "writing": writing_entry(writing(store.conn).get(run_id)),
         "grade_version": store.active_grade_version(run_id),
     }
 
