@@ -858,10 +858,11 @@ tasks:
         # The module raises when imported: at the line that names it (in defaults,
         # for task a), not at the task's first line.
         ("raising_world", "raising_world:make", "", 4, "environment",
-         "cannot load environment 'raising_world:make': RuntimeError: no key"),
+         "task 'a': cannot load environment 'raising_world:make': RuntimeError: no key"),
         # The factory is not in the module.
         ("no_factory", "no_factory:make", "", 4, "environment",
-         "cannot load environment 'no_factory:make': module 'no_factory' has no attribute"),
+         "task 'a': cannot load environment 'no_factory:make': module 'no_factory' has no "
+         "attribute"),
         # An own world's scenario model refuses a key: at the key's line.
         ("counter_world", "counter_world:make", "replys: [no]", 15, "user_scenario.replys",
          "task 'b': unknown key in the counter_world:make user_scenario (its fields: replies)"),

@@ -225,7 +225,7 @@ def default_env_factory(tasks: Sequence[Task] = (), suite: SuiteLike | None = No
         try:
             cache[name] = _load_factory(name)
         except InputError as exc:
-            raise _placed(exc, suite, task) from None
+            raise _placed(_of_task(exc, task), suite, task) from None
     for task in tasks:
         if not task.environment and builtin_environment(task) is None:
             # Without a factory of one's own (Python's env_factory=) such a task has no
@@ -245,10 +245,22 @@ def default_env_factory(tasks: Sequence[Task] = (), suite: SuiteLike | None = No
     def make(task: Task, *, variant: str, seed: int) -> Environment:
         name = task.environment or ""
         if name not in cache:
-            cache[name] = _load_factory(name)
+            try:
+                cache[name] = _load_factory(name)
+            except InputError as exc:
+                raise _of_task(exc, task) from None
         return cache[name](task, variant=variant, seed=seed)
 
     return make
+
+
+def _of_task(exc: InputError, task: Task) -> InputError:
+    """``exc`` naming the task it stopped at (``task 'a': cannot load environment
+    ...``), as the other errors about one task's fields do; an environment many tasks
+    name is loaded once, and the error names the first of them."""
+    return InputError(
+        f"task {task.id!r}: {exc.reason}", file=exc.file, line=exc.line, field=exc.field
+    )
 
 
 def _placed(exc: InputError, suite: SuiteLike | None, task: Task) -> InputError:
@@ -311,7 +323,10 @@ def _check_paraphrases(
     refused: list[str] = []
     for cell in first.values():
         name = cell.task.environment or ""
-        own = env_factory or (_import_factory(name) if ":" in name else None)
+        try:
+            own = env_factory or (_import_factory(name) if ":" in name else None)
+        except InputError as exc:
+            raise _of_task(exc, cell.task) from None
         if own is None or "paraphrase" in applied_kinds(own):
             continue  # a built-in world opens with the paraphrase itself
         reason = paraphrase_refusal(wrap(own), cell.task, cell.variant, cell.seed)
