@@ -127,7 +127,7 @@ def test_a_reference_agent_on_a_suite_of_another_world(tmp_path: Path, name: str
     assert line.startswith(
         f"agentgauge: error: --agent: builtin:{name} plays only the built-in worlds "
         "(retail, functions); task 'add-small' has environment "
-        "'agentgauge.testing.worlds:make_counter_env' (and 2 more task(s))"
+        "'agentgauge.testing.worlds:make_counter_env' (and 2 more tasks)"
     )
 
 

@@ -76,6 +76,7 @@ from agentgauge.harness.progress import RunProgress
 from agentgauge.harness.stopping import Stop, sigint_stops
 from agentgauge.harness.trial import Scorer, attempt_cell, default_grader
 from agentgauge.metrics.baselines import ROLE_KEY, check_role
+from agentgauge.report.formats import counted, plural
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
@@ -128,7 +129,7 @@ def _check_gradable(suite: SuiteLike) -> None:
     )
     file, line = task_place(suite, undecided[0].id)
     raise InputError(
-        f"nothing grades the outcome of {len(undecided)} task(s), {shown}{more}: their "
+        f"nothing grades the outcome of {counted(len(undecided), 'task')}, {shown}{more}: their "
         "expectations give no final_state, answer, tool_calls, control, minefields, "
         f"checkpoints or executable check (docs/writing-tasks.md){hint}",
         file=file,
@@ -333,7 +334,7 @@ def _check_paraphrases(
         if reason is not None:
             refused.append(reason)
     if refused:
-        more = f" (and {len(refused) - 1} more task(s))" if len(refused) > 1 else ""
+        more = f" (and {counted(len(refused) - 1, 'more task')})" if len(refused) > 1 else ""
         raise InputError(
             f"cannot run the paraphrase variants: {refused[0]}{more}. Open with "
             "task.paraphrases[N-1] under variant paraphrase:N, or with a message that "
@@ -652,7 +653,7 @@ async def _session(
             if stop.interrupted and existing is not None:
                 saved = existing.n_trials
                 raise RunInterrupted(
-                    f"interrupted: {saved} trials saved",
+                    f"interrupted: {counted(saved, 'trial')} saved",
                     run_id=existing.run_id,
                     saved=saved,
                     total=saved + (left or 0),
@@ -778,7 +779,7 @@ async def _session(
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
-                f"interrupted: {saved} trials saved",
+                f"interrupted: {counted(saved, 'trial')} saved",
                 run_id=header.run_id,
                 saved=saved,
                 total=total,
@@ -793,7 +794,7 @@ async def _session(
                     breaker.record(trial.is_infra_error)
         if lost:  # another session writes the run now: what this one did is saved
             raise RunTakenOver(
-                f"stopped: {lost[0]}; {saved} of {total} trials saved",
+                f"stopped: {lost[0]}; {saved} of {counted(total, 'trial')} saved",
                 run_id=header.run_id,
                 saved=saved,
                 total=total,
@@ -804,7 +805,7 @@ async def _session(
         tripped = breaker.at_end()
         if tripped is not None:
             raise RunStopped(
-                f"stopped: {tripped}; {saved} of {total} trials saved",
+                f"stopped: {tripped}; {saved} of {counted(total, 'trial')} saved",
                 run_id=header.run_id,
                 saved=saved,
                 total=total,
@@ -1129,7 +1130,8 @@ def _check_plan(tasks: Sequence[Task], cfg: Mapping[str, Any]) -> int:
         )
     if planned > MAX_RUN_TRIALS:
         raise InputError(
-            f"{cfg['trials']:,} trials per task and variant ({per_trial:,} of them) make "
+            f"{cfg['trials']:,} {plural(cfg['trials'], 'trial')} per task and variant "
+            f"({per_trial:,} of them) make "
             f"{planned:,} trials, more than the {MAX_RUN_TRIALS:,} one run may hold: give "
             "a smaller --trials (a larger design goes into several runs)",
             field="--trials",
@@ -1205,7 +1207,7 @@ def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], No
     recorded_variants = list(existing.config.get("variants", DEFAULTS["variants"]))
     if cfg["trials"] < recorded_trials:
         raise InputError(
-            f"run {existing.run_id!r} already has {recorded_trials} trials per task and "
+            f"run {existing.run_id!r} already has {counted(recorded_trials, 'trial')} per task and "
             f"variant; resuming with {cfg['trials']} would not remove any: give "
             f"--trials {recorded_trials} or more, or leave --trials out",
             field="--trials",

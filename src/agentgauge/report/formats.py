@@ -76,7 +76,7 @@ def judge_cost(cost: dict[str, Any], n_trials: int | None) -> str:
     return out
 
 
-def plural(n: int, one: str, many: str | None = None) -> str:
+def plural(n: int | None, one: str, many: str | None = None) -> str:
     """The noun for ``n`` things: ``one`` for 1, else ``many`` (``one`` + "s" unless
     given: ``plural(n, "family", "families")``). For a count written apart from its noun
     (``f"{n:,} {plural(n, 'trial')}"``, ``f"{k} of {n} {plural(n, 'trial')}"``)."""
@@ -85,7 +85,7 @@ def plural(n: int, one: str, many: str | None = None) -> str:
     return one + "s" if many is None else many
 
 
-def counted(n: int, one: str, many: str | None = None) -> str:
+def counted(n: int | None, one: str, many: str | None = None) -> str:
     """``n`` and its noun, singular for 1: ``1 trial``, ``0 trials``, ``3 families``.
     Every count a user reads is written with it (or `plural`), never ``f"{n} trials"``,
     which says "1 trials"."""
