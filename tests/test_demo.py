@@ -153,7 +153,10 @@ def test_ctrl_c_says_what_was_saved_and_how_to_go_on(tmp_path: Path) -> None:
     (line,) = err.strip().splitlines()
     assert not line.startswith("agentgauge: error")
     head, _, command = line.partition("; the demo does not resume, it starts over: ")
+    saved = stored_trials(db)
     # "(run retail-careful unfinished)" when a run was under way, as it mostly is.
-    assert head.startswith(f"interrupted: {stored_trials(db)} trials saved in {db}"), line
+    assert head.startswith(
+        f"interrupted: {saved} trial{'' if saved == 1 else 's'} saved in {db}"
+    ), line
     assert shlex.split(command) == ["agentgauge", "demo", "--out", str(out), "--seed", "3"]
     _refuse_foreign_store(db)  # what it left is the demo's: running it again is not refused

@@ -354,3 +354,34 @@ def test_an_empty_name_reads_the_same_trials_from_sql_and_from_columns(tmp_path:
         }
         assert len(src.trials) == len(src.table) == (24 if selector == "#model=" else 12)
         assert [t.success for t in src.trials] == src.table.success.tolist()
+
+
+def test_an_empty_agent_name_is_no_agent_recorded(tmp_path: Path, cli: Cli) -> None:
+    # A trial whose agent was "" was picked by nothing: `#agent=` kept the trials with
+    # no agent (null) only, `#agent=""` is the same selector, and the metrics grouped ""
+    # apart from null, both shown as no agent; the list to pick from offered `#agent=`
+    # twice.
+    rows = [
+        {"task_id": f"t{i}", "trial": 2 * k + j, "success": (i + j) % 2 == 0} | extra
+        for k, extra in enumerate(({"agent": ""}, {}, {"agent": None}, {"agent": "A", "model": ""}))
+        for i in range(3)
+        for j in range(2)
+    ]
+    src = tmp_path / "e.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = tmp_path / "e.db"
+    with Store(path) as db:
+        import_file("jsonl", src, db, run_id="e")
+    for source in (str(src), f"{path}:e"):
+        none = open_source(f"{source}#agent=")
+        assert len(none.trials) == len(none.table) == 18
+        assert {(t.agent, t.model) for t in none.trials} == {(None, None)}
+        code, out, err = cli("metrics", source, "--json")
+        assert code == 0, err
+        groups = [(g["agent"], g["model"], g["n_trials"]) for g in json.loads(out)["groups"]]
+        assert groups == [("A", None, 6), (None, None, 18)]
+        code, _, err = cli("compare", source, source)
+        assert code == 2
+        assert err.count(f"{source}#agent= (") == 1, err
+        assert f"{source}#agent= (agent not recorded, model not recorded, 18 trials)" in err
+        assert f"{source}#agent=A (agent 'A', model not recorded, 6 trials)" in err

@@ -401,7 +401,7 @@ def test_a_retail_task_with_nothing_to_check_is_refused(tmp_path: Path, expectat
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 2, out.stdout
-    assert "nothing grades the outcome of 1 task(s), 'r1'" in out.stderr
+    assert "nothing grades the outcome of 1 task, 'r1'" in out.stderr
     assert not (tmp_path / "s.db").exists()
     # Beside another check (a refusal), the unchanged database is still required.
     path.write_text(
@@ -592,7 +592,7 @@ def test_refusals_after_loading_name_the_file_and_line_of_the_task(tmp_path: Pat
         "- id: b\n  environment: retail\n  instruction: hi\n"
     )
     assert run_cli(tmp_path, path).startswith(
-        "agentgauge: error: FILE:2: expectations: nothing grades the outcome of 1 task(s), 'b'"
+        "agentgauge: error: FILE:2: expectations: nothing grades the outcome of 1 task, 'b'"
     )
     path.write_text(
         "- id: a\n  instruction: hi\n  environment: nopkg.w:make\n"
@@ -858,10 +858,11 @@ tasks:
         # The module raises when imported: at the line that names it (in defaults,
         # for task a), not at the task's first line.
         ("raising_world", "raising_world:make", "", 4, "environment",
-         "cannot load environment 'raising_world:make': RuntimeError: no key"),
+         "task 'a': cannot load environment 'raising_world:make': RuntimeError: no key"),
         # The factory is not in the module.
         ("no_factory", "no_factory:make", "", 4, "environment",
-         "cannot load environment 'no_factory:make': module 'no_factory' has no attribute"),
+         "task 'a': cannot load environment 'no_factory:make': module 'no_factory' has no "
+         "attribute"),
         # An own world's scenario model refuses a key: at the key's line.
         ("counter_world", "counter_world:make", "replys: [no]", 15, "user_scenario.replys",
          "task 'b': unknown key in the counter_world:make user_scenario (its fields: replies)"),

@@ -23,3 +23,14 @@ def test_package_docs_and_readme_do_not_cite_the_spec() -> None:
         if _CITATION.search(line)
     ]
     assert found == []
+
+
+def test_a_count_of_one_reads_in_the_singular() -> None:
+    # "stored 1 trials from 1 spans": every count a user reads goes through one helper.
+    from agentgauge.report.formats import clusters_text, counted, plural
+
+    assert [counted(n, "trial") for n in (0, 1, 2)] == ["0 trials", "1 trial", "2 trials"]
+    assert counted(1, "family", "families") == "1 family"
+    assert counted(3, "family", "families") == "3 families"
+    assert f"{1234:,} {plural(1234, 'span')}" == "1,234 spans"
+    assert clusters_text(3, 1, "family") == "1 family and 2 tasks without a family"

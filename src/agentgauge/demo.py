@@ -30,6 +30,7 @@ from agentgauge.exporters import write_output
 from agentgauge.harness.runner import run
 from agentgauge.metrics.grades import grade_summary
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
+from agentgauge.report.formats import counted
 from agentgauge.report.grade_table import grade_table
 from agentgauge.report.html import render_html
 from agentgauge.report.layout import fitted
@@ -223,7 +224,7 @@ def run_demo(
     con.print(Text(SIMULATED_NOTE, style="yellow"))
     con.print(
         f"suite {retail.name} ({len(retail.tasks)} tasks, version {retail.version[:12]}) and "
-        f"{functions.name} ({len(functions.tasks)} tasks); {trials} trials per task and "
+        f"{functions.name} ({len(functions.tasks)} tasks); {counted(trials, 'trial')} per task and "
         f"variant; variants: {', '.join(VARIANTS)} (paraphrase = each of a task's rewordings)"
     )
     run_ids: list[str] = []

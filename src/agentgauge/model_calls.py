@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentgauge.report.formats import counted
+
 if TYPE_CHECKING:
     from agentgauge.schema import Event
     from agentgauge.store import Store
@@ -140,4 +142,4 @@ class ModelCalls:
         """``as recorded (5144 calls), unpriced (3 calls)``, or that there are none."""
         if not self.price_sources:
             return "no model calls recorded"
-        return ", ".join(f"{name} ({n} calls)" for name, n in self.price_sources.items())
+        return ", ".join(f"{name} ({counted(n, 'call')})" for name, n in self.price_sources.items())

@@ -370,6 +370,14 @@ class Trial(_Strict):
     )(json_int)
     _bool_success = field_validator("success", mode="before")(_json_bool)
 
+    @field_validator("agent", "model", mode="before")
+    @classmethod
+    def _empty_name_is_none(cls, value: Any) -> Any:
+        """An empty agent (model) name is none recorded: ``#agent=`` picks such trials,
+        and they are shown and grouped with those that record none (docs/cli.md,
+        "SOURCE"), not as a second configuration that nothing could pick."""
+        return None if value == "" else value
+
     @model_validator(mode="after")
     def _outcome(self) -> Trial:
         if self.success is None and self.score is None:

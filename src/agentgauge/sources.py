@@ -37,6 +37,7 @@ from agentgauge.errors import InputError, first_error, whole_number
 from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
+from agentgauge.report.formats import counted
 from agentgauge.schema import MAX_TRIAL_INDEX, Grade, Run, Task, Trial, infra_error
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
 from agentgauge.store import GradeVersion, MissingRun, Store
@@ -1045,7 +1046,7 @@ def require_one_configuration(
     agents = _quoted_names(a for a, _, _ in configs)
     models = _quoted_names(m for _, m, _ in configs)
     listed = "; ".join(
-        f"{base}{sel} (agent {agents[a]}, model {models[m]}, {n} trials)"
+        f"{base}{sel} (agent {agents[a]}, model {models[m]}, {counted(n, 'trial')})"
         for (a, m, n), sel in zip(configs, _selectors(configs), strict=True)
     )
     raise InputError(

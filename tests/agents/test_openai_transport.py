@@ -270,7 +270,7 @@ def test_retry_after_is_read_and_the_timeout_is_per_request() -> None:
             await writer.drain()
 
     (fast, slow), _ = serve(handler, 2, timeout=0.3)
-    assert str(fast) == "gave up after 1 attempts: HTTP 429: {}"
+    assert str(fast) == "gave up after 1 attempt: HTTP 429: {}"
     assert failure(fast).retry_after == 3.0
     assert str(failure(slow)) == "request timed out after 0.3 s (request_timeout)"
     assert served == ["q0", "q1"]

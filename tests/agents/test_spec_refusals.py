@@ -69,8 +69,8 @@ def test_an_environment_module_that_raises_at_import(tmp_path: Path, module: str
     line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
     # Where the first task naming it writes environment:, as the suite loader's errors say.
     assert line == (
-        f"agentgauge: error: {suite}:10: environment: cannot load environment "
-        f"'{module}:make': {said}"
+        f"agentgauge: error: {suite}:10: environment: task 'add-small': cannot load "
+        f"environment '{module}:make': {said}"
     )
 
 
@@ -84,7 +84,8 @@ def test_an_environment_module_without_the_factory_names_the_task_that_names_it(
     )
     line = agentgauge_run(tmp_path, "agentgauge.testing.worlds:counting_agent", suite=suite)
     assert line.startswith(
-        f"agentgauge: error: {suite}:10: environment: cannot load environment 'worlds:make': "
+        f"agentgauge: error: {suite}:10: environment: task 'add-small': cannot load "
+        "environment 'worlds:make': "
     )
     assert "has no attribute 'make'" in line
 
@@ -126,7 +127,7 @@ def test_a_reference_agent_on_a_suite_of_another_world(tmp_path: Path, name: str
     assert line.startswith(
         f"agentgauge: error: --agent: builtin:{name} plays only the built-in worlds "
         "(retail, functions); task 'add-small' has environment "
-        "'agentgauge.testing.worlds:make_counter_env' (and 2 more task(s))"
+        "'agentgauge.testing.worlds:make_counter_env' (and 2 more tasks)"
     )
 
 

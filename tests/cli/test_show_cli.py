@@ -157,6 +157,8 @@ def test_one_trial_shows_its_transcript_and_evidence(cli: Cli, store: str) -> No
     assert "task add-large · trial 1 · base" in out and "did not pass" in out
     assert "tool call" in out and '{"amount": 251}' in out and '{"counter": 251}' in out
     assert "Added 251." in out
+    # Its one call: "1 tool calls" before.
+    assert "· 1 tool call ·" in out and "1 tool calls" not in out
     # The state grader's evidence as a sentence: which key differs.
     assert "FAIL" in out and "state key(s) differ from the expected state: counter" in out
     assert "shown: 1 trial of task add-large (of 4); trials 1; variants base" in out
@@ -311,7 +313,7 @@ def test_a_trial_that_names_no_model_shows_its_runs_component(cli: Cli, tmp_path
         store.add_trials("r", [Trial(task_id="t", trial=0, agent="builtin:hasty", success=False)])
     code, out, err = cli("show", f"{db}:r")
     assert code == 0, err
-    assert out.startswith("builtin:hasty / sim:hasty (component): 1 cells with a failure")
+    assert out.startswith("builtin:hasty / sim:hasty (component): 1 cell with a failure")
     code, out, err = cli("show", f"{db}:r", "--task", "t", "--trial", "0")
     assert code == 0, err
     assert re.search(r"agent / model +builtin:hasty / sim:hasty \(component\) *\n", out), out

@@ -189,8 +189,8 @@ def test_a_span_that_comes_after_its_root_joins_the_stored_trial(collector: Coll
     code, out, err = collector.stop()
     assert code == 0, err
     # The tool span again is a repeat, as a span of an open trace is: not counted twice.
-    assert "stored 1 trials from 2 spans in run live" in out, out
-    assert "1 spans came again, the same as before" in err
+    assert "stored 1 trial from 2 spans in run live" in out, out
+    assert "1 span came again, the same as before" in err
     assert "incomplete" not in err
     # The run has no stored tasks (no --suite): the outcome came from the trace, and
     # `agentgauge grade` would refuse the run ("has no stored tasks"), so no command.
@@ -325,7 +325,7 @@ def test_bad_requests_get_the_protocols_answers_and_change_nothing(collector: Co
     assert "names no task" in partial["errorMessage"]
 
     code, out, err = collector.stop()
-    assert code == 0 and "stored 1 trials from 1 spans" in out
+    assert code == 0 and "stored 1 trial from 1 span" in out
     assert "rejected:" in err and "names no task" in err
     with Store(collector.db) as db:
         assert [t.task_id for t in db.trials("live")] == ["t"]
@@ -460,8 +460,8 @@ def test_ctrl_c_stores_open_traces_first_and_does_not_wait_on_a_stalled_client(
     assert collector.proc.returncode == 0, err
     assert took < 5, f"{took:.1f} s"
     assert "1 open traces stored as incomplete trials" in err
-    assert "1 requests under way were cut off unanswered" in err, err
-    assert "stored 1 trials from 1 spans" in out
+    assert "1 request under way was cut off unanswered" in err, err
+    assert "stored 1 trial from 1 span" in out
     assert "Traceback" not in err
     with Store(collector.db, readonly=True) as db:
         (trial,) = db.trials("live")

@@ -117,7 +117,7 @@ def test_a_retried_request_and_a_span_sent_twice_count_once(collector: Collector
     code, out, err = collector.stop()
     assert code == 0, err
     assert "3 spans came again, the same as before" in err
-    assert "stored 1 trials from 2 spans" in out
+    assert "stored 1 trial from 2 spans" in out
     with Store(collector.db, readonly=True) as db:
         (trial,) = db.trials("live")
     assert (trial.input_tokens, trial.output_tokens, trial.model_calls) == (5, 2, 1)
@@ -220,7 +220,7 @@ def test_broken_framing_and_a_client_hanging_up_log_no_traceback(collector: Coll
     status, _ = collector.post(_body(request(ROOT)), JSON)  # still serving
     assert status == 200
     code, out, err = collector.stop()
-    assert code == 0 and "stored 1 trials" in out
+    assert code == 0 and "stored 1 trial" in out
     assert "Traceback" not in err, err
     assert "refused a request (400): Invalid character in chunk size" in err
 

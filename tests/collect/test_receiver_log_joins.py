@@ -56,9 +56,9 @@ def test_a_span_sent_again_after_its_events_came_as_logs_is_a_repeat(
     assert _post(collector, "/v1/traces", request(AGENT_ROOT)) == {}
     code, out, err = collector.stop()
     assert code == 0, err
-    assert "stored 1 trials from 1 spans and 1 event records" in out
+    assert "stored 1 trial from 1 span and 1 event record" in out
     assert "added the spans" not in out  # nothing was added to the stored trial
-    assert "1 spans came again, the same as before" in err
+    assert "1 span came again, the same as before" in err
     with Store(collector.db, readonly=True) as db:
         (trial,) = db.trials("live")
     assert [g.grader for g in trial.grades] == ["judge"]

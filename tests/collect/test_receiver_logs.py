@@ -148,7 +148,7 @@ def test_a_verdict_on_a_stored_trace_becomes_a_grade_and_late_content_is_refused
     reply = json_format.Parse(raw, ExportLogsServiceResponse())
     assert reply.partial_success.rejected_log_records == 2
     assert "only evaluations join a stored trial" in reply.partial_success.error_message
-    assert "no span's events" in reply.partial_success.error_message
+    assert "1 record is no span's event (no event name" in reply.partial_success.error_message
     # Two verdicts of one grader in one request: the first is kept, as across requests.
     trace_id = format(root.get_span_context().trace_id, "032x")
     verdicts = [
@@ -168,7 +168,7 @@ def test_a_verdict_on_a_stored_trace_becomes_a_grade_and_late_content_is_refused
     assert status == 200 and reply.partial_success.rejected_log_records == 1
     code, out, err = collector.stop()
     assert code == 0, err
-    assert "stored 1 trials from 1 spans and 2 event records in run live" in out
+    assert "stored 1 trial from 1 span and 2 event records in run live" in out
     assert "log records not kept" in err
     assert "1 evaluations name a grader their trial has already" in err
     with Store(collector.db) as db:
@@ -199,10 +199,10 @@ def test_events_of_traces_that_never_come_are_said_at_shutdown(collector: Collec
     _verdict(logger_provider.get_logger("genai"), root, "pass")
     code, out, err = collector.stop()
     assert code == 0
-    assert "1 event records of 1 traces whose spans never came were not stored" in err
+    assert "1 event record of 1 trace whose spans never came was not stored" in err
     # The summary counts what was stored; the accepted record it dropped is said apart.
     assert "stored 0 trials from 0 spans in run live\n" in out, out
-    assert "1 event records accepted while their traces were open were not stored" in out
+    assert "1 event record accepted while its trace was open was not stored" in out
 
 
 def _post_logs(collector: Collector, body: bytes, content_type: str) -> tuple[int, bytes]:
@@ -245,7 +245,7 @@ def test_with_settle_events_after_the_root_still_join_the_trial(tmp_path: Path) 
         assert trials[0].answer == "4"
         code, out, err = collector.stop()
         assert code == 0, err
-        assert "stored 1 trials from 2 spans and 1 event records in run live" in out
+        assert "stored 1 trial from 2 spans and 1 event record in run live" in out
         assert "incomplete" not in err
     finally:
         collector.kill()
@@ -258,7 +258,7 @@ def test_a_trace_waiting_at_shutdown_is_stored_complete(tmp_path: Path) -> None:
         pass
     code, out, err = collector.stop()
     assert code == 0, err
-    assert "stored 1 trials from 1 spans in run live" in out and "incomplete" not in err
+    assert "stored 1 trial from 1 span in run live" in out and "incomplete" not in err
     with Store(collector.db, readonly=True) as db:
         [trial] = db.trials("live")
     assert (trial.status, trial.success) == ("completed", True)

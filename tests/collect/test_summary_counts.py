@@ -41,7 +41,7 @@ def test_an_open_trace_that_becomes_no_trial_is_not_counted_as_stored(
     assert code == 0
     assert f"trace {'b' * 32} names no task" in err and "(2 spans not stored)" in err
     assert out.splitlines() == [
-        "stored 1 trials from 1 spans in run live",
+        "stored 1 trial from 1 span in run live",
         "2 spans accepted while their traces were open were not stored (stderr says why)",
     ]
 
@@ -91,7 +91,7 @@ def test_held_spans_of_a_trial_the_store_refuses_are_not_counted_as_stored(
     assert "trial 0 of task 't' (variant 'base') is already stored" in err, err
     assert out.splitlines() == [
         "stored 0 trials from 0 spans in run live",
-        "1 spans accepted while their traces were open were not stored (stderr says why)",
+        "1 span accepted while its trace was open was not stored (stderr says why)",
     ]
 
 
@@ -147,7 +147,7 @@ def test_events_of_a_trial_the_store_refuses_are_not_counted_as_stored(tmp_path:
     assert "trial 0 of task 't' (variant 'base') is already stored" in err, err
     assert out.splitlines() == [
         "stored 0 trials from 0 spans in run live",
-        "1 event records accepted while their traces were open were not stored (stderr says why)",
+        "1 event record accepted while its trace was open was not stored (stderr says why)",
     ]
 
 
@@ -167,8 +167,8 @@ def test_events_of_a_trace_refused_for_its_trial_index_are_not_counted_as_stored
     assert code == 0
     assert "is already stored in this run" in err, err
     assert out.splitlines() == [
-        "stored 1 trials from 1 spans in run live",
-        "1 event records accepted while their traces were open were not stored (stderr says why)",
+        "stored 1 trial from 1 span in run live",
+        "1 event record accepted while its trace was open was not stored (stderr says why)",
     ]
 
 
@@ -185,5 +185,5 @@ def test_events_of_a_trace_refused_for_a_bad_attribute_are_not_counted_as_stored
     assert "agentgauge.trial" in err, err
     assert out.splitlines() == [
         "stored 0 trials from 0 spans in run live",
-        "1 event records accepted while their traces were open were not stored (stderr says why)",
+        "1 event record accepted while its trace was open was not stored (stderr says why)",
     ]

@@ -50,7 +50,7 @@ def test_a_trial_numbered_by_the_receiver_takes_the_next_free_index(tmp_path: Pa
     finally:
         first.kill()
         second.kill()
-    assert "stored 1 trials" in out_1 and "stored 2 trials" in out_2
+    assert "stored 1 trial" in out_1 and "stored 2 trials" in out_2
     assert stored_indices(db) == [0, 1, 2]
 
 
@@ -127,7 +127,7 @@ def test_two_receivers_started_together_on_a_new_run_both_write_into_it(tmp_path
         for receiver in receivers:
             code, out, err = receiver.stop()
             assert code == 0 and err == "", err
-            assert "stored 1 trials" in out
+            assert "stored 1 trial" in out
     finally:
         for receiver in receivers:
             receiver.kill()

@@ -864,7 +864,7 @@ def test_a_judge_call_that_timed_out_makes_the_judge_spend_unknown_never_zero(
     assert slow_cost["judge_total"] is None
     assert (slow_cost["n_judged"], slow_cost["judge_missing"]) == (1, 1)
     assert groups["slow"]["null_reasons"]["cost.judge_total"] == (
-        "judge cost unknown for 1 of 1 judged trials"
+        "judge cost unknown for 1 of 1 judged trial"
     )
     assert down_cost["judge_total"] == pytest.approx(1.4e-4)
     assert (down_cost["n_judged"], down_cost["judge_missing"]) == (1, 0)

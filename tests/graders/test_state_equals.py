@@ -32,7 +32,7 @@ def test_a_whole_float_equals_the_integer_a_world_keeps(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert "1 trials, success 100.0%" in out.stdout + out.stderr
+    assert "1 trial, success 100.0%" in out.stdout + out.stderr
 
 
 def test_a_retail_amount_written_as_an_integer_holds_at_load(tmp_path: Path) -> None:

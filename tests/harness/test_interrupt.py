@@ -72,7 +72,7 @@ def test_ctrl_c_saves_what_is_done_and_says_how_to_resume(tmp_path: Path, kind: 
     message = err.strip().splitlines()[-1]
     head, _, command = message.partition("; resume with: ")
     saved = stored_trials(db)
-    assert head == f"interrupted: {saved} trials saved", err
+    assert head == f"interrupted: {saved} trial{'' if saved == 1 else 's'} saved", err
     with Store(db, readonly=True) as store:
         (run_id,) = [r.run_id for r in store.list_runs()]
     total = trials * len(load_suite(suite).tasks)
@@ -207,7 +207,8 @@ def test_the_resume_command_runs_the_design_that_was_given(tmp_path: Path, at_ca
     assert out.returncode == 130, out.stderr
     head, _, command = out.stderr.strip().splitlines()[-1].partition("; resume with: ")
     saved = stored_trials(tmp_path / "s.db")
-    assert head == f"interrupted: {saved} trials saved" and (saved > 0) == (at_call > 0)
+    assert head == f"interrupted: {saved} trial{'' if saved == 1 else 's'} saved"
+    assert (saved > 0) == (at_call > 0)
     assert command == (
         f"agentgauge run {COUNTER} --agent early_agents:at_call --store s.db --run-id r "
         "--trials 2 --variants base,paraphrase --seed 7 --concurrency 1 --timeout 20.0 "

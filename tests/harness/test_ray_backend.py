@@ -710,7 +710,7 @@ def test_an_interrupted_ray_run_resumes_with_only_its_missing_cells(
     assert proc.returncode == 130, err
     saved = sum(cells(db, "r").values())
     assert 6 <= saved < 90
-    assert f"interrupted: {saved} trials saved; resume with: " in err
+    assert f"interrupted: {saved} trial{'' if saved == 1 else 's'} saved; resume with: " in err
     assert "--backend ray" in err and f"--ray-address {address}" in err
     assert max(cells(db, "r").values()) == 1
     ran: list[Trial] = []

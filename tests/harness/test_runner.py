@@ -106,7 +106,7 @@ def test_a_task_nothing_grades_is_refused_before_any_trial(tmp_path: Path) -> No
     bare = [Task(id="x", instruction="add 1"), *counter_tasks(1)]
     with pytest.raises(InputError) as err:
         go(tmp_path, counting_agent, tasks=bare)
-    assert "nothing grades the outcome of 1 task(s), 'x'" in str(err.value)
+    assert "nothing grades the outcome of 1 task, 'x'" in str(err.value)
     db = tmp_path / "s.db"
     if db.exists():
         with Store(db) as store:

@@ -797,4 +797,4 @@ def test_all_failures_give_no_interval_slope_or_loss_and_a_group_without_lengths
     assert g["ci95"] is None and g["slope"] is None
     assert g["log_loss"] == {"logistic": None, "half_life": None}
     assert "no interval: every bootstrap replicate would repeat the same fit" in g["warnings"]
-    assert report["warnings"] == ["agent=b: left out, none of its 1 trials has human_minutes"]
+    assert report["warnings"] == ["agent=b: left out, its one trial has no human_minutes"]

@@ -153,7 +153,7 @@ def test_missed_confirmation_without_counts_is_null_with_a_reason() -> None:
     group = behaviour_by_group(trials, ())[()]
     assert group["control"]["missed_confirmation"] is None
     assert group["null_reasons"]["control.missed_confirmation"] == (
-        "irreversible-call counts unknown for 1 of 1 trials (no control grade records them)"
+        "irreversible-call counts unknown for 1 of 1 trial (no control grade records them)"
     )
     # Nobody was expected to refuse or transfer: that rate is null and says so too.
     assert group["null_reasons"]["control.under_refusal"] == (

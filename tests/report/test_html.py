@@ -340,7 +340,7 @@ def test_a_long_transcript_is_cut_with_the_count_of_events_left_out() -> None:
             ],
         }
     )
-    tr = {"anchor": "s0-t0", "agent": "a", "flip": False, "summary": "1 of 1 trials failed",
+    tr = {"anchor": "s0-t0", "agent": "a", "flip": False, "summary": "1 of 1 trial failed",
           "classes": "failed ×1", "view": trial_view(trial)}  # fmt: skip
     suite = SuiteReport(name="s", metrics={"groups": []}, transcripts=[tr])
     html = render_html(ReportData(title="t", suites=[suite]))
@@ -358,7 +358,7 @@ def test_a_long_text_is_cut_in_the_report_as_show_cuts_it() -> None:
             "events": [{"type": "message", "role": "assistant", "content": "A" * 5_000 + "END"}],
         }
     )
-    tr = {"anchor": "s0-t0", "agent": "a", "flip": False, "summary": "1 of 1 trials failed",
+    tr = {"anchor": "s0-t0", "agent": "a", "flip": False, "summary": "1 of 1 trial failed",
           "classes": "failed ×1", "view": trial_view(trial)}  # fmt: skip
     suite = SuiteReport(name="s", metrics={"groups": []}, transcripts=[tr])
     html = render_html(ReportData(title="t", suites=[suite]))

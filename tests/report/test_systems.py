@@ -228,7 +228,7 @@ def test_a_figure_nobody_measured_names_the_system_as_the_tables_do(
     unpriced = [n for n in notes if "price unknown" in n]
     assert unpriced == [
         "not measured: per_trial, total, cost_of_pass, spend_per_success: price unknown "
-        "for 1 of 1 trials (agent a, model b)"
+        "for 1 of 1 trial (agent a, model b)"
     ]
     assert "(agent a, model b)" in Path("n.md").read_text()
     assert "(agent a, model b)" in Path("n.html").read_text()

@@ -197,7 +197,7 @@ def test_a_trial_page_sizes_each_second_once_and_opens_a_long_text(tmp_path: Any
             (d.text, d.get_attribute("title"))
             for d in driver.find_elements(By.CSS_SELECTOR, "#outcome-base .unknown")
         ]
-        exceeds = ("–", "k=4 exceeds the trials of 1 of 1 tasks (fewest: 2)")
+        exceeds = ("–", "k=4 exceeds the trials of 1 of 1 task (fewest: 2)")
         assert titles.count(exceeds) == 2  # pass@4 and pass^4 say why
         notes = _text(driver, "#outcome-base-unknown")
         assert "pass_at_k.4, pass_hat_k.4: k=4 exceeds the trials" in notes

@@ -5,6 +5,7 @@ same store, and the store left exactly as it was."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import urllib.error
@@ -977,3 +978,31 @@ def test_the_diff_form_offers_the_runs_compared_and_says_when_it_offers_fewer(
     assert 'id="runs-cut"' not in page  # every run is offered
     assert one_old.count('<option value="old-a" selected>') == 1
     assert "The lists offer 1,001 of the store" in one_old
+
+
+def test_a_trial_page_names_its_variant_in_its_title_and_counts_one_in_the_singular(
+    tmp_path: Path,
+) -> None:
+    # Two tabs of one task and trial index, base and a paraphrase, read alike
+    # ("t1 trial 0 · agentgauge viewer"); and a trial of one call said "1 tool calls".
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    rows = [
+        {"task_id": "t1", "trial": 0, "variant": variant, "success": True, "tool_calls": 1,
+         "model_calls": 1}
+        for variant in ("base", "paraphrase:1")
+    ]  # fmt: skip
+    src = tmp_path / "t.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "m")
+    with serving(db) as s:
+        pages = [_get(s, f"/runs/m/trials/{pk}")[2].decode() for pk in (1, 2)]
+    titles = sorted(re.search(r"<title>(.*?)</title>", p, re.S)[1].strip() for p in pages)
+    assert titles == [
+        "t1 trial 0 · base · agentgauge viewer",
+        "t1 trial 0 · paraphrase:1 · agentgauge viewer",
+    ]
+    assert "1 model call · 1 tool call · 0 events" in pages[0]

@@ -35,6 +35,7 @@ from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 from agentgauge.agents.base import TransientError
+from agentgauge.report.formats import counted
 
 __all__ = [
     "InFlight",
@@ -169,7 +170,7 @@ async def with_retries(
         except TransientError as exc:
             if n >= policy.max_retries:
                 raise ProviderExhausted(
-                    f"gave up after {n + 1} attempts: {exc}", attempts=n + 1
+                    f"gave up after {counted(n + 1, 'attempt')}: {exc}", attempts=n + 1
                 ) from exc
             with provider_call(request=False):
                 await sleep(policy.delay(n, rng, exc.retry_after))

@@ -10,6 +10,7 @@ from rich.table import Table
 from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, print_json, split_list
 from agentgauge.display import terminal_text, terminal_warning
+from agentgauge.report.formats import counted
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -68,7 +69,7 @@ def _print(r: dict[str, Any]) -> None:
         out.print(
             terminal_text(
                 f"judge {r['judge_rater']!r} vs humans {', '.join(r['human_raters'])}: "
-                f"{jh['n_items']} items, {jh['n_decided']} decided by both"
+                f"{counted(jh['n_items'], 'item')}, {jh['n_decided']} decided by both"
             )
         )
         ci = jh["ci95"] or [None, None]

@@ -28,6 +28,7 @@ from agentgauge.cli.span_options import (
     TrialAttr,
 )
 from agentgauge.errors import InputError
+from agentgauge.report.formats import counted
 
 if TYPE_CHECKING:
     from agentgauge.agents.prices import PriceTable
@@ -129,10 +130,11 @@ def collect(
 
             remove_if_empty(Path(store))
         raise
-    events = f" and {receiver.events_stored} event records" if receiver.events_stored else ""
+    n_events = receiver.events_stored
+    events = f" and {counted(n_events, 'event record')}" if n_events else ""
     out.print(
-        f"stored {receiver.trials_written} trials from {receiver.spans_stored} spans"
-        f"{events} in run {run_id}",
+        f"stored {counted(receiver.trials_written, 'trial')} from "
+        f"{counted(receiver.spans_stored, 'span')}{events} in run {run_id}",
         soft_wrap=True,
     )
     for line in dropped_lines(receiver):
@@ -150,13 +152,12 @@ def dropped_lines(receiver: Receiver) -> list[str]:
     """What was answered as accepted (held for an open trace) and then not stored:
     counted apart, so the summary's figures are what the store holds."""
     spans, events = receiver.spans_dropped, receiver.buffer.events_dropped
-    what = [f"{n} {noun}" for n, noun in ((spans, "spans"), (events, "event records")) if n]
+    what = [counted(n, noun) for n, noun in ((spans, "span"), (events, "event record")) if n]
     if not what:
         return []
-    return [
-        f"{' and '.join(what)} accepted while their traces were open were not stored "
-        "(stderr says why)"
-    ]
+    one = spans + events == 1
+    were = "its trace was open was" if one else "their traces were open were"
+    return [f"{' and '.join(what)} accepted while {were} not stored (stderr says why)"]
 
 
 def joined_lines(store: str, traces: dict[str, str], graded: set[str]) -> list[str]:
@@ -172,7 +173,7 @@ def joined_lines(store: str, traces: dict[str, str], graded: set[str]) -> list[s
     runs = ", ".join(f"{run} ({n})" for run, n in sorted(joined.items()))
     predate = "; their grades predate those spans" if graded & set(joined) else ""
     lines = [
-        f"added the spans of {total} {'trace' if total == 1 else 'traces'} to trials "
+        f"added the spans of {counted(total, 'trace')} to trials "
         f"already stored, by run: {runs}{predate}"
     ]
     for run in sorted(joined):

@@ -21,7 +21,7 @@ from agentgauge.cli.common import (
     print_json,
 )
 from agentgauge.display import terminal_text, terminal_warning
-from agentgauge.report.formats import difference_se
+from agentgauge.report.formats import counted, difference_se
 
 if TYPE_CHECKING:
     from agentgauge.api import CompareResult
@@ -113,7 +113,7 @@ def _print(result: CompareResult, out: Console) -> None:
     if c.tasks_only_a or c.tasks_only_b:
         out.print(
             Text(
-                f"\nleft out: {len(c.tasks_only_a)} tasks only in A, "
+                f"\nleft out: {counted(len(c.tasks_only_a), 'task')} only in A, "
                 f"{len(c.tasks_only_b)} only in B",
                 style="dim",
             )

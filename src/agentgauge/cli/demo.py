@@ -12,6 +12,7 @@ from rich.text import Text
 from agentgauge.cli import app
 from agentgauge.cli.common import console, err_console
 from agentgauge.errors import RunInterrupted
+from agentgauge.report.formats import counted
 
 
 @app.command()
@@ -51,8 +52,8 @@ def demo(
         unfinished = f" (run {exc.run_id} unfinished)" if isinstance(exc, RunInterrupted) else ""
         err_console().print(
             Text(
-                f"interrupted: {_saved(db)} trials saved in {db}{unfinished}; the demo does "
-                f"not resume, it starts over: {shlex.join(again)}"
+                f"interrupted: {counted(_saved(db), 'trial')} saved in {db}{unfinished}; the "
+                f"demo does not resume, it starts over: {shlex.join(again)}"
             )
         )
         raise typer.Exit(130) from None

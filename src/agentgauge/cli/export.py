@@ -12,6 +12,7 @@ from agentgauge.cli import app
 from agentgauge.cli.common import console, err_console, options_typed, run_named
 from agentgauge.display import shell_command
 from agentgauge.errors import InputError
+from agentgauge.report.formats import counted
 
 if TYPE_CHECKING:
     from agentgauge.sources import Selector
@@ -129,8 +130,9 @@ def _export(
             counts = export_parquet(source, out, grade_version=grade_version, force=force)
         label = source_label(path, run_id, selector, asked)
         console().print(
-            f"exported {counts.trials} trials, {counts.events} events and {counts.grades} "
-            f"grades (grade version {counts.grade_version}) of {label} to {out} (parquet)"
+            f"exported {counted(counts.trials, 'trial')}, {counted(counts.events, 'event')} and "
+            f"{counted(counts.grades, 'grade')} (grade version {counts.grade_version}) of "
+            f"{label} to {out} (parquet)"
         )
         if counts.left_behind is not None:
             from agentgauge.display import terminal_warning
@@ -147,4 +149,4 @@ def _export(
     label = source_label(path, run_id, selector, asked)
     # Written to /dev/stdout or a pipe, the export is the output: say so on stderr.
     said = err_console() if is_stream(out) else console()
-    said.print(f"exported {done.trials} trials of {label} to {out} ({fmt})")
+    said.print(f"exported {counted(done.trials, 'trial')} of {label} to {out} ({fmt})")

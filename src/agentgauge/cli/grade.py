@@ -17,6 +17,7 @@ from agentgauge.cli.common import (
 )
 from agentgauge.display import terminal_text
 from agentgauge.errors import InputError
+from agentgauge.report.formats import counted
 
 if TYPE_CHECKING:
     from agentgauge.graders.regrade import RegradeResult
@@ -196,7 +197,7 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
         return
     out = console()
     out.print(
-        f"re-graded {result.n_trials} trials of run {result.run_id} as grade version "
+        f"re-graded {counted(result.n_trials, 'trial')} of run {result.run_id} as grade version "
         f"{result.version} ({', '.join(result.graders) or 'default graders'})"
     )
     partial = (
@@ -207,13 +208,13 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
     )
     out.print(
         f"success {result.success_before:.3f} -> {result.success_after:.3f}; "
-        f"{result.n_changed} trials changed; {result.n_unknown} with an unknown required "
-        f"grade{partial}",
+        f"{counted(result.n_changed, 'trial')} changed; {result.n_unknown} with an unknown "
+        f"required grade{partial}",
         soft_wrap=True,
     )
     if result.n_not_applicable:
         out.print(
-            f"left alone: {result.n_not_applicable} trials whose tasks declare nothing "
+            f"left alone: {counted(result.n_not_applicable, 'trial')} whose tasks declare nothing "
             f"{', '.join(result.graders)} check (their outcomes stand, with no grade)",
             soft_wrap=True,
         )
@@ -226,8 +227,8 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
             else ""
         )
         out.print(
-            f"left ungraded, as the run left them: {result.n_unfinished} trials that ended "
-            f"in an error or a timeout (their outcomes stand{checked})",
+            f"left ungraded, as the run left them: {counted(result.n_unfinished, 'trial')} "
+            f"that ended in an error or a timeout (their outcomes stand{checked})",
             soft_wrap=True,
         )
     for name in result.idle:

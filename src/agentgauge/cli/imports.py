@@ -21,6 +21,7 @@ from agentgauge.cli.span_options import (
     given,
 )
 from agentgauge.display import terminal_text
+from agentgauge.report.formats import counted
 
 
 @app.command("import")
@@ -82,14 +83,15 @@ def import_cmd(
     # A path, not an open store: the store is created only once the file has validated.
     run = import_file(fmt, path, store, run_id, options, baseline_role=baseline_role)
     console().print(
-        terminal_text(f"imported {run.n_trials} trials from {path} as run ")
+        terminal_text(f"imported {counted(run.n_trials, 'trial')} from {path} as run ")
         + terminal_text(run.run_id, "bold")
         + terminal_text(f" in {store}")
     )
     repeated = run.config.get("repeated_spans")
     if repeated:
         console().print(
-            f"{repeated} spans appear more than once in the file, the same each time: "
+            f"{counted(repeated, 'span')} {'appears' if repeated == 1 else 'appear'} more than "
+            "once in the file, the same each time: "
             "each was read once"
         )
     joined = run.config.get("logs")

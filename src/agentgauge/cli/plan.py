@@ -10,6 +10,7 @@ from agentgauge.cli import app
 from agentgauge.cli.common import JsonOption, console, err_console, print_json
 from agentgauge.defaults import DEFAULT_WITHIN_SHARE
 from agentgauge.display import terminal_warning
+from agentgauge.report.formats import counted
 
 if TYPE_CHECKING:
     from agentgauge.stats.power import Plan
@@ -42,7 +43,7 @@ def _explain(p: Plan) -> str:
             f" = {p.n_tasks_exact:.1f} → {n} task{'s' if n != 1 else ''}",
         ]
         if p.n_tasks_reason:
-            lines.append(f"    → {p.n_tasks} tasks: {p.n_tasks_reason}")
+            lines.append(f"    → {counted(p.n_tasks, 'task')}: {p.n_tasks_reason}")
     else:
         lines[0] = "  δ = (z_{1−α/2} + z_{1−β}) · √((ω² + σ_A²/K_A + σ_B²/K_B) / n)"
         if p.mde is not None:
@@ -123,13 +124,15 @@ def plan_cmd(
     out = console()
     if result.tasks is None:
         out.print(
-            Text.assemble((f"{result.n_tasks} tasks", "bold"), f" to detect δ = {result.delta:g}")
+            Text.assemble(
+                (counted(result.n_tasks, "task"), "bold"), f" to detect δ = {result.delta:g}"
+            )
         )
     elif result.mde is not None:
         out.print(
             Text.assemble(
                 (f"minimum detectable effect {result.mde:.4f}", "bold"),
-                f" with {result.tasks} tasks",
+                f" with {counted(result.tasks, 'task')}",
             )
         )
     else:

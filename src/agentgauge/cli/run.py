@@ -28,6 +28,7 @@ from agentgauge.cli.common import (
 )
 from agentgauge.display import shell_command, visible
 from agentgauge.errors import InputError, RunEnded, RunTakenOver
+from agentgauge.report.formats import counted
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -296,7 +297,12 @@ def _saved_trials(
 
     lost = InputError(
         f"the store was removed or replaced while run {run_id!r} wrote to it: the "
-        f"{saved} trials it saved are not kept (run the command again to run them afresh)",
+        f"{counted(saved, 'trial') if saved is not None else 'trials'} it saved "
+        + (
+            "is not kept (run the command again to run it afresh)"
+            if saved == 1
+            else "are not kept (run the command again to run them afresh)"
+        ),
         file=store,
     )
     if not Path(store).exists():
@@ -309,7 +315,7 @@ def _saved_trials(
     if saved is not None and len(trials_) < saved:
         raise InputError(
             f"the store was removed or replaced while run {run_id!r} wrote to it: it "
-            f"holds {len(trials_)} of the {saved} trials the run saved",
+            f"holds {len(trials_)} of the {counted(saved, 'trial')} the run saved",
             file=store,
         )
     return trials_, tasks
@@ -369,13 +375,13 @@ def _print_summary(
     elif len(costs) == n:
         spend = money(sum(costs))  # as every report writes dollars: $9.00e-06, not $0.0000
     elif costs:
-        spend = f"at least {money(sum(costs))} ({n - len(costs)} of {n} trials unpriced)"
+        spend = f"at least {money(sum(costs))} ({n - len(costs)} of {counted(n, 'trial')} unpriced)"
     else:
         spend = unpriced_label(n, n)
     rate = f"{passed / n:.1%}" if n else "-"
     line = Text("run ")
     line.append(run_id, style="bold")
-    line.append(f" in {store}: {n} trials, success {rate}, {errors}, spend {spend}")
+    line.append(f" in {store}: {counted(n, 'trial')}, success {rate}, {errors}, spend {spend}")
     out.print(line, soft_wrap=True)
     if passed < n:
         # Which trials failed, and why, is one command away; the summary names only classes.

@@ -17,6 +17,7 @@ from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span, same_span
 from agentgauge.importers.otlp_logs import LogEvent, attach_log_events
 from agentgauge.importers.spans import Outcome, TraceOptions, trial_from_trace
+from agentgauge.report.formats import counted
 from agentgauge.schema import MAX_TRIAL_INDEX, Task, Trial
 from agentgauge.sources import trial_cell_words
 
@@ -241,13 +242,15 @@ class TraceBuffer:
                 trials.append(self._trial(trace, incomplete=True))
             except InputError as exc:
                 self.spans_dropped += len(trace)
-                errors.append(f"{_of_trace(trace_id, exc)} ({len(trace)} spans not stored)")
+                errors.append(
+                    f"{_of_trace(trace_id, exc)} ({counted(len(trace), 'span')} not stored)"
+                )
         orphans = self._held
         if orphans:
             self.events_dropped += orphans
             errors.append(
-                f"{orphans} event records of {len(self.held_events)} traces whose spans never "
-                "came were not stored"
+                f"{counted(orphans, 'event record')} of {counted(len(self.held_events), 'trace')} "
+                f"whose spans never came {'was' if orphans == 1 else 'were'} not stored"
             )
             self.held_events.clear()
             self._held = 0

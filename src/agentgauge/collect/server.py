@@ -64,6 +64,7 @@ from agentgauge.importers.otlp_logs import (
 )
 from agentgauge.importers.spans import Outcome, TraceOptions, evaluation_grade
 from agentgauge.otel_record import EVALUATION_EVENT
+from agentgauge.report.formats import counted
 from agentgauge.schema import Grade, Task, Trial
 from agentgauge.store import Store
 from agentgauge.store.writer import TrialWriter
@@ -343,7 +344,7 @@ class Receiver:
             )
             held = sum(1 for s in spans if s.trace_id not in ends)
             if not self.buffer.has_room(held * span_bytes):
-                return self._throttled(media, f"{held} spans of open traces")
+                return self._throttled(media, f"{counted(held, 'span')} of open traces")
             accepted = self.buffer.accept(spans, span_bytes)
             self._refusing = self._refusing and not held
             failed = await self._write(accepted.trials)
@@ -383,8 +384,11 @@ class Receiver:
         event_bytes = size // max(len(found.events) + found.not_events, 1)
         rejected, errors = found.not_events, []
         if found.not_events:
+            one = found.not_events == 1
             errors.append(
-                f"{found.not_events} records are no span's events (no event name or trace id)"
+                f"{counted(found.not_events, 'record')} "
+                + ("is no span's event" if one else "are no span's events")
+                + " (no event name or trace id)"
             )
         async with self._lock:
             if self.closed:
@@ -394,7 +398,9 @@ class Receiver:
             early = [e for e in found.events if e.trace_id not in stored]
             late = [e for e in found.events if e.trace_id in stored]
             if not self.buffer.has_room(len(early) * event_bytes):
-                return self._throttled(media, f"{len(early)} event records of open traces")
+                return self._throttled(
+                    media, f"{counted(len(early), 'event record')} of open traces"
+                )
             over, why = self.buffer.hold_events(early, event_bytes)
             self._refusing = self._refusing and not early
             rejected += over
@@ -468,8 +474,9 @@ class Receiver:
         errors = refused
         if not_kept - len(refused):
             errors.append(
-                f"{not_kept - len(refused)} events of traces stored already (their root span "
-                "ended first) are not added: only evaluations join a stored trial; send the "
+                f"{counted(not_kept - len(refused), 'event')} of traces stored already (their "
+                f"root span ended first) {'is' if not_kept - len(refused) == 1 else 'are'} not "
+                "added: only evaluations join a stored trial; send the "
                 "logs before the spans end, or import both files (import otel --logs)"
             )
         if taken:
@@ -575,8 +582,8 @@ class Receiver:
             self.log(f"agentgauge collect: not stored at shutdown: {error}")
         if self.spans_repeated:
             self.log(
-                f"agentgauge collect: {self.spans_repeated} spans came again, the same as "
-                "before (an exporter's retry): each was kept once"
+                f"agentgauge collect: {counted(self.spans_repeated, 'span')} came again, the "
+                "same as before (an exporter's retry): each was kept once"
             )
         incomplete = sum(1 for t in trials if t.metadata.get("incomplete"))
         if incomplete:
@@ -802,9 +809,9 @@ async def _stop(
         cut = receiver.cut_off + receiver.in_flight
         if cut:
             receiver.log(
-                f"agentgauge collect: {cut} requests under way were cut off "
-                "unanswered (a client that stalled mid-request): their spans were not "
-                "accepted, and an exporter sends them again"
+                f"agentgauge collect: {counted(cut, 'request')} under way "
+                f"{'was' if cut == 1 else 'were'} cut off unanswered (a client that stalled "
+                "mid-request): their spans were not accepted, and an exporter sends them again"
             )
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):

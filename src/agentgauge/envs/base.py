@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from agentgauge.report.formats import counted
 from agentgauge.schema import Task
 
 __all__ = [
@@ -124,7 +125,7 @@ def opening_message(task: Task, paraphrase: int | None = None) -> str:
         return task.instruction
     if not 1 <= paraphrase <= len(task.paraphrases):
         raise ValueError(
-            f"task {task.id!r} has {len(task.paraphrases)} paraphrases; "
+            f"task {task.id!r} has {counted(len(task.paraphrases), 'paraphrase')}; "
             f"paraphrase:{paraphrase} does not exist"
         )
     return task.paraphrases[paraphrase - 1]

@@ -47,6 +47,7 @@ from agentgauge.envs.base import (
 )
 from agentgauge.envs.builtin import BUILTIN_ENVIRONMENTS, builtin_environment
 from agentgauge.errors import InputError
+from agentgauge.report.formats import counted
 from agentgauge.schema import Task
 from agentgauge.textio import is_digits
 
@@ -134,7 +135,7 @@ def make_env(task: Task, variant: str = "base", seed: int = 0) -> Environment:
     paraphrase = int(parsed.detail) if parsed.kind == "paraphrase" and parsed.detail else None
     if paraphrase is not None and paraphrase > len(task.paraphrases):
         raise InputError(
-            f"task {task.id!r} has {len(task.paraphrases)} paraphrase(s); "
+            f"task {task.id!r} has {counted(len(task.paraphrases), 'paraphrase')}; "
             f"{variant!r} does not exist",
             field="variant",
         )

@@ -56,6 +56,7 @@ import numpy as np
 from agentgauge._version import __version__
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.errors import InputError
+from agentgauge.report.formats import counted
 from agentgauge.schema import Task, ToolCallSpec
 from agentgauge.textio import is_digits
 
@@ -271,7 +272,7 @@ def reference_agent(name: str, tasks: Iterable[Task]) -> ReferenceAgent:
 
         foreign = [t for t in tasks if builtin_environment(t) is None]
         if foreign:
-            more = f" (and {len(foreign) - 1} more task(s))" if len(foreign) > 1 else ""
+            more = f" (and {counted(len(foreign) - 1, 'more task')})" if len(foreign) > 1 else ""
             raise InputError(
                 f"builtin:{short} plays only the built-in worlds "
                 f"({', '.join(BUILTIN_ENVIRONMENTS)}); task {foreign[0].id!r} has "

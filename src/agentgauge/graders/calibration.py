@@ -38,6 +38,7 @@ import numpy as np
 
 from agentgauge.errors import InputError
 from agentgauge.graders.human import ItemKey, Label, majority
+from agentgauge.report.formats import counted
 from agentgauge.stats.agreement import (
     cohens_kappa,
     krippendorff_alpha_nominal,
@@ -431,7 +432,9 @@ def calibrate(
                 what = "κ's interval would be wide (--bootstrap 0 computes none)"
             else:  # no interval, for the reason given beside κ
                 what = "too few to rely on κ" if jh["kappa"] is not None else "too few for κ"
-            warnings.append(f"only {n_dec} items decided by both judge and humans: {what}")
+            warnings.append(
+                f"only {counted(n_dec, 'item')} decided by both judge and humans: {what}"
+            )
         if len({i[0] for i in both}) < len(both):
             warnings.append(
                 "several items share a task: the bootstrap resamples items as if independent, "

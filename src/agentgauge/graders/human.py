@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from agentgauge.errors import InputError
 from agentgauge.graders.base import register
+from agentgauge.report.formats import counted
 from agentgauge.schema import Grade, Task, Trial
 from agentgauge.sources import read_jsonl
 from agentgauge.textio import decode_utf8, open_regular, read_bytes
@@ -252,7 +253,7 @@ def _csv_rows(path: Path, *, rater_required: bool = True) -> Iterator[tuple[int,
         for row in reader:
             if None in row:  # more cells than header columns
                 raise InputError(
-                    f"{len(header) + len(row[None])} cells for {len(header)} columns",
+                    f"{len(header) + len(row[None])} cells for {counted(len(header), 'column')}",
                     file=path,
                     line=reader.line_num,
                 )

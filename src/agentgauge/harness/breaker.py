@@ -73,6 +73,8 @@ class CircuitBreaker:
         if self._seen <= self.first:
             self._infra_first += infra_error
             if self._seen == self.first and self._infra_first == self.first:
+                if self.first == 1:
+                    return "the first trial was an infra error"
                 return f"the first {self.first} trials were all infra errors"
         if self.window:
             self._recent.append(infra_error)
@@ -80,6 +82,8 @@ class CircuitBreaker:
                 self._recent.popleft()
             bad = sum(self._recent)
             if len(self._recent) == self.window and bad > self.share * self.window:
+                if self.window == 1:
+                    return "the last trial was an infra error"
                 return f"{bad} of the last {self.window} trials were infra errors"
         return None
 

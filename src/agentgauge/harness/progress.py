@@ -14,7 +14,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from agentgauge.report.formats import money
+from agentgauge.report.formats import counted, money
 from agentgauge.schema import Trial
 
 __all__ = ["RunProgress"]
@@ -79,5 +79,5 @@ class RunProgress:
             advance=1,
             rate=f"{self.passed / self.finished:.0%}",
             spend=spend,
-            errors=f"{self.errors} errors" if self.errors else "",
+            errors=counted(self.errors, "error") if self.errors else "",
         )

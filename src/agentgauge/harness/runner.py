@@ -76,6 +76,7 @@ from agentgauge.harness.progress import RunProgress
 from agentgauge.harness.stopping import Stop, sigint_stops
 from agentgauge.harness.trial import Scorer, attempt_cell, default_grader
 from agentgauge.metrics.baselines import ROLE_KEY, check_role
+from agentgauge.report.formats import counted, plural
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
@@ -128,7 +129,7 @@ def _check_gradable(suite: SuiteLike) -> None:
     )
     file, line = task_place(suite, undecided[0].id)
     raise InputError(
-        f"nothing grades the outcome of {len(undecided)} task(s), {shown}{more}: their "
+        f"nothing grades the outcome of {counted(len(undecided), 'task')}, {shown}{more}: their "
         "expectations give no final_state, answer, tool_calls, control, minefields, "
         f"checkpoints or executable check (docs/writing-tasks.md){hint}",
         file=file,
@@ -227,7 +228,7 @@ def default_env_factory(tasks: Sequence[Task] = (), suite: SuiteLike | None = No
         try:
             cache[name] = _load_factory(name)
         except InputError as exc:
-            raise _placed(exc, suite, task) from None
+            raise _placed(_of_task(exc, task), suite, task) from None
     for task in tasks:
         if not task.environment and builtin_environment(task) is None:
             # Without a factory of one's own (Python's env_factory=) such a task has no
@@ -247,10 +248,22 @@ def default_env_factory(tasks: Sequence[Task] = (), suite: SuiteLike | None = No
     def make(task: Task, *, variant: str, seed: int) -> Environment:
         name = task.environment or ""
         if name not in cache:
-            cache[name] = _load_factory(name)
+            try:
+                cache[name] = _load_factory(name)
+            except InputError as exc:
+                raise _of_task(exc, task) from None
         return cache[name](task, variant=variant, seed=seed)
 
     return make
+
+
+def _of_task(exc: InputError, task: Task) -> InputError:
+    """``exc`` naming the task it stopped at (``task 'a': cannot load environment
+    ...``), as the other errors about one task's fields do; an environment many tasks
+    name is loaded once, and the error names the first of them."""
+    return InputError(
+        f"task {task.id!r}: {exc.reason}", file=exc.file, line=exc.line, field=exc.field
+    )
 
 
 def _placed(exc: InputError, suite: SuiteLike | None, task: Task) -> InputError:
@@ -313,14 +326,17 @@ def _check_paraphrases(
     refused: list[str] = []
     for cell in first.values():
         name = cell.task.environment or ""
-        own = env_factory or (_import_factory(name) if ":" in name else None)
+        try:
+            own = env_factory or (_import_factory(name) if ":" in name else None)
+        except InputError as exc:
+            raise _of_task(exc, cell.task) from None
         if own is None or "paraphrase" in applied_kinds(own):
             continue  # a built-in world opens with the paraphrase itself
         reason = paraphrase_refusal(wrap(own), cell.task, cell.variant, cell.seed)
         if reason is not None:
             refused.append(reason)
     if refused:
-        more = f" (and {len(refused) - 1} more task(s))" if len(refused) > 1 else ""
+        more = f" (and {counted(len(refused) - 1, 'more task')})" if len(refused) > 1 else ""
         raise InputError(
             f"cannot run the paraphrase variants: {refused[0]}{more}. Open with "
             "task.paraphrases[N-1] under variant paraphrase:N, or with a message that "
@@ -639,7 +655,7 @@ async def _session(
             if stop.interrupted and existing is not None:
                 saved = existing.n_trials
                 raise RunInterrupted(
-                    f"interrupted: {saved} trials saved",
+                    f"interrupted: {counted(saved, 'trial')} saved",
                     run_id=existing.run_id,
                     saved=saved,
                     total=saved + (left or 0),
@@ -765,7 +781,7 @@ async def _session(
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
-                f"interrupted: {saved} trials saved",
+                f"interrupted: {counted(saved, 'trial')} saved",
                 run_id=header.run_id,
                 saved=saved,
                 total=total,
@@ -780,7 +796,7 @@ async def _session(
                     breaker.record(trial.is_infra_error)
         if lost:  # another session writes the run now: what this one did is saved
             raise RunTakenOver(
-                f"stopped: {lost[0]}; {saved} of {total} trials saved",
+                f"stopped: {lost[0]}; {saved} of {counted(total, 'trial')} saved",
                 run_id=header.run_id,
                 saved=saved,
                 total=total,
@@ -791,7 +807,7 @@ async def _session(
         tripped = breaker.at_end()
         if tripped is not None:
             raise RunStopped(
-                f"stopped: {tripped}; {saved} of {total} trials saved",
+                f"stopped: {tripped}; {saved} of {counted(total, 'trial')} saved",
                 run_id=header.run_id,
                 saved=saved,
                 total=total,
@@ -1116,7 +1132,8 @@ def _check_plan(tasks: Sequence[Task], cfg: Mapping[str, Any]) -> int:
         )
     if planned > MAX_RUN_TRIALS:
         raise InputError(
-            f"{cfg['trials']:,} trials per task and variant ({per_trial:,} of them) make "
+            f"{cfg['trials']:,} {plural(cfg['trials'], 'trial')} per task and variant "
+            f"({per_trial:,} of them) make "
             f"{planned:,} trials, more than the {MAX_RUN_TRIALS:,} one run may hold: give "
             "a smaller --trials (a larger design goes into several runs)",
             field="--trials",
@@ -1192,7 +1209,7 @@ def _check_growth(existing: Run, cfg: dict[str, Any], notify: Callable[[str], No
     recorded_variants = list(existing.config.get("variants", DEFAULTS["variants"]))
     if cfg["trials"] < recorded_trials:
         raise InputError(
-            f"run {existing.run_id!r} already has {recorded_trials} trials per task and "
+            f"run {existing.run_id!r} already has {counted(recorded_trials, 'trial')} per task and "
             f"variant; resuming with {cfg['trials']} would not remove any: give "
             f"--trials {recorded_trials} or more, or leave --trials out",
             field="--trials",

@@ -27,6 +27,7 @@ import numpy as np
 from agentgauge.errors import InputError
 from agentgauge.metrics.cost import checked_cost_of_pass, overflow_reason, quantiles
 from agentgauge.metrics.engine import compute_metrics
+from agentgauge.report.formats import counted
 from agentgauge.schema import ROLE_KEY as RUN_ROLE_KEY
 from agentgauge.table import TrialTable
 
@@ -141,7 +142,7 @@ def human_cost_of_pass(
     hours = _human_hours(table)
     missing = int(np.isnan(hours).sum())
     if missing:
-        return None, f"time unknown for {missing} of {len(table)} trials"
+        return None, f"time unknown for {missing} of {counted(len(table), 'trial')}"
     rate = compute_metrics(table, k=1, by=()).groups[0].outcome.success_rate
     if not rate:
         return None, "no successes"

@@ -50,6 +50,7 @@ from agentgauge.metrics.outcome import (
     task_rate_fraction,
     task_success_counts,
 )
+from agentgauge.report.formats import counted
 from agentgauge.stats.exact import binomial_half_two_sided, sign_test_min_n
 from agentgauge.stats.intervals import mover_difference_interval
 from agentgauge.stats.se import cluster_codes, cluster_correlation, se_clustered, se_mean
@@ -311,7 +312,7 @@ def _cost_of_pass(table: TrialTable, rate: float) -> tuple[float | None, str | N
     if len(cost) == 0:
         return None, "no trials"
     if missing:
-        return None, f"price unknown for {missing} of {len(cost)} trials"
+        return None, f"price unknown for {missing} of {counted(len(cost), 'trial')}"
     return checked_cost_of_pass(cost, table.codes("task_id")[1], rate)
 
 

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from agentgauge.facts import Coded
+from agentgauge.report.formats import counted as counted_noun
 from agentgauge.schema import CONTROL_DECISIONS
 from agentgauge.table import factorize
 
@@ -186,7 +187,7 @@ def control_metrics(
             )
         if not rows.any():  # nothing counted: no count of 0 trials with one either
             reasons["missed_confirmation"] = left_out or (
-                f"irreversible-call counts unknown for {n} of {n} trials"
+                f"irreversible-call counts unknown for {n} of {counted_noun(n, 'trial')}"
                 " (no control grade records them)"
             )
         else:

@@ -15,6 +15,8 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.report.formats import counted
+
 __all__ = [
     "SUM_OVERFLOW",
     "CostMetrics",
@@ -333,7 +335,7 @@ def checked_cost_of_pass(
 
 def unpriced_label(missing: int, n_trials: int) -> str:
     """How reports show a cost figure that unpriced trials make unknown."""
-    return f"unknown ({missing} of {n_trials} trials unpriced)"
+    return f"unknown ({missing} of {counted(n_trials, 'trial')} unpriced)"
 
 
 def quantiles(values: FloatArray, qs: tuple[float, ...]) -> list[float]:
@@ -534,6 +536,7 @@ def cost_metrics(
       same in any order of the trials (`_count_sum`).
     """
     n = cost_usd.size
+    trials = counted(n, "trial")  # "of 1 trial", "of 4 trials"
     reasons: dict[str, str] = {}
     missing = int(np.count_nonzero(np.isnan(cost_usd)))  # NaN = price unknown
     # Exact, then divided and rounded once (`exact_sum`): $0.03 × 20 trials is $0.03.
@@ -547,13 +550,13 @@ def cost_metrics(
         total = float(cost_sum)
         per_trial = float(cost_sum / n)
     elif missing:
-        reasons["per_trial"] = reasons["total"] = f"price unknown for {missing} of {n} trials"
+        reasons["per_trial"] = reasons["total"] = f"price unknown for {missing} of {trials}"
 
     cop: float | None = None
     if success_rate == 0:
         reasons["cost_of_pass"] = "no successes"
     elif missing:
-        reasons["cost_of_pass"] = f"price unknown for {missing} of {n} trials"
+        reasons["cost_of_pass"] = f"price unknown for {missing} of {trials}"
     elif overflow:
         reasons["cost_of_pass"] = SUM_OVERFLOW
     elif per_trial is not None and success_rate is not None:
@@ -574,7 +577,7 @@ def cost_metrics(
         if successes == 0:
             reasons["spend_per_success"] = "no successes"
         elif missing:
-            reasons["spend_per_success"] = f"price unknown for {missing} of {n} trials"
+            reasons["spend_per_success"] = f"price unknown for {missing} of {trials}"
         elif overflow:
             reasons["spend_per_success"] = SUM_OVERFLOW
         elif cost_sum is not None:
@@ -605,7 +608,7 @@ def cost_metrics(
     # judge graded, with their count: a trial no judge graded records none.
     for key, known in (("tokens.input_total", n_in), ("tokens.output_total", n_out)):
         if 0 < known < n:
-            reasons[key] = f"unknown for {n - known} of {n} trials"
+            reasons[key] = f"unknown for {n - known} of {trials}"
     # Token and call counts are at most 2**63 − 1 each (`bounds.check_count`): their
     # sums stay far below the largest float. Judge costs are amounts, and can pass it.
     judge_total: float | None = None
@@ -613,7 +616,7 @@ def cost_metrics(
         judge_total = _rounded(exact_sum(judge_known))
     if judge_missing:
         reasons["judge_total"] = (
-            f"judge cost unknown for {judge_missing} of {n_judge} judged trials"
+            f"judge cost unknown for {judge_missing} of {counted(n_judge, 'judged trial')}"
         )
     elif judge_missing == 0 and n_judge == 0 and n:
         reasons["judge_total"] = "not applicable: no model judge graded these trials"

@@ -37,6 +37,7 @@ from agentgauge.metrics.horizon_fit import (
     metr_weights,
     weighted_log_loss,
 )
+from agentgauge.report.formats import counted
 from agentgauge.schema import SUCCESS_TOLERANCE, Trial
 from agentgauge.table import TrialTable, group_keys
 
@@ -254,7 +255,8 @@ def _fit_group(
     keep = np.isfinite(minutes_all) & (minutes_all > 0)
     if not keep.all():
         warnings.append(
-            f"{int((~keep).sum())} trials without human_minutes were left out of the fit"
+            f"{counted(int((~keep).sum()), 'trial')} without human_minutes "
+            f"{'was' if (~keep).sum() == 1 else 'were'} left out of the fit"
         )
     sub = table.take(keep)
     task_id = sub.task_id.astype(str)
@@ -566,7 +568,9 @@ def horizon(
         else:
             name = ", ".join(f"{k}={v}" for k, v in labels.items()) or "all trials"
             report_warnings.append(
-                f"{name}: left out, none of its {len(sub)} trials has human_minutes"
+                f"{name}: left out, its one trial has no human_minutes"
+                if len(sub) == 1
+                else f"{name}: left out, none of its {len(sub)} trials has human_minutes"
             )
     grouped = kept
     # Seeded from the labels the trials were grouped by, before `agent` is added below.

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentgauge.metrics.passk import pass_at_k, pass_hat_k
+from agentgauge.report.formats import counted
 from agentgauge.stats import (
     cluster_codes,
     kish_n,
@@ -265,7 +266,8 @@ def _pass_aggregate(
         return PassK(
             None,
             None,
-            f"k={k} exceeds the trials of {undefined} of {n.size} tasks (fewest: {int(n.min())})",
+            f"k={k} exceeds the trials of {undefined} of {counted(n.size, 'task')} "
+            f"(fewest: {int(n.min())})",
         )
     value = _exact_mean(pairs, numerator, lambda n_t: math.comb(n_t, k))
     return PassK(value, _finite(se_mean(per_task)))

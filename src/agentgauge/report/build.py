@@ -39,6 +39,7 @@ from agentgauge.metrics.validity import NullAgentCheck, never_passed_tasks, null
 from agentgauge.report.explain import error_class, trial_view
 from agentgauge.report.formats import (
     bounds,
+    counted,
     counted_trials,
     estimate,
     money,
@@ -617,7 +618,7 @@ def _transcripts(
                 "anchor": anchor,
                 "agent": system[c],
                 "flip": flip,
-                "summary": f"{failed[c]} of {n[c]} trials failed"
+                "summary": f"{failed[c]} of {counted(n[c], 'trial')} failed"
                 + (" (passed on the others)" if flip else ""),
                 "classes": ", ".join(f"{k} ×{v}" for k, v in classes.items()),
                 "view": trial_view(built[failing[c][0]]),

@@ -26,6 +26,7 @@ from plotly.subplots import make_subplots
 
 from agentgauge.display import plotly_text
 from agentgauge.metrics.horizon import q_label
+from agentgauge.report.formats import counted
 
 __all__ = [
     "Z95",
@@ -398,7 +399,7 @@ def forest_figure(rows: Sequence[Mapping[str, Any]], by: str = "capability") -> 
     Rows are ``{label, diff, ci: [lo, hi] | None, n_tasks}`` (Miller 2024); a row
     without an interval is drawn as a point alone.
     """
-    labels = [plotly_text(f"{r['label']} ({r['n_tasks']} tasks)") for r in rows]
+    labels = [plotly_text(f"{r['label']} ({counted(r['n_tasks'], 'task')})") for r in rows]
     fig = go.Figure(
         go.Scatter(
             x=[r["diff"] for r in rows],

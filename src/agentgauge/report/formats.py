@@ -12,12 +12,14 @@ __all__ = [
     "DASH",
     "bounds",
     "clusters_text",
+    "counted",
     "counted_trials",
     "estimate",
     "judge_cost",
     "money",
     "no_spread_count",
     "no_spread_tasks",
+    "plural",
     "success_se",
     "success_se_of",
 ]
@@ -74,8 +76,20 @@ def judge_cost(cost: dict[str, Any], n_trials: int | None) -> str:
     return out
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+def plural(n: int | None, one: str, many: str | None = None) -> str:
+    """The noun for ``n`` things: ``one`` for 1, else ``many`` (``one`` + "s" unless
+    given: ``plural(n, "family", "families")``). For a count written apart from its noun
+    (``f"{n:,} {plural(n, 'trial')}"``, ``f"{k} of {n} {plural(n, 'trial')}"``)."""
+    if n == 1:
+        return one
+    return one + "s" if many is None else many
+
+
+def counted(n: int | None, one: str, many: str | None = None) -> str:
+    """``n`` and its noun, singular for 1: ``1 trial``, ``0 trials``, ``3 families``.
+    Every count a user reads is written with it (or `plural`), never ``f"{n} trials"``,
+    which says "1 trials"."""
+    return f"{n} {plural(n, one, many)}"
 
 
 def clusters_text(n_clusters: int, n_families: int | None, cluster_unit: str | None) -> str:
@@ -83,11 +97,11 @@ def clusters_text(n_clusters: int, n_families: int | None, cluster_unit: str | N
     ``2 families and 2 tasks without a family`` when some tasks name none (each is then
     its own cluster: docs/metrics.md), which "4 families" would have miscounted."""
     if cluster_unit != "family":
-        return _count(n_clusters, "task", "tasks")
+        return counted(n_clusters, "task")
     families = n_clusters if n_families is None else n_families
-    text = _count(families, "family", "families")
+    text = counted(families, "family", "families")
     if n_clusters > families:
-        text += f" and {_count(n_clusters - families, 'task', 'tasks')} without a family"
+        text += f" and {counted(n_clusters - families, 'task')} without a family"
     return text
 
 

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentgauge.errors import InputError
+from agentgauge.report.formats import counted
 from agentgauge.schema import json_int, json_number
 from agentgauge.spelling import quoted
 from agentgauge.table import GROUP_KEYS
@@ -208,7 +209,8 @@ class BlockingCheck:
                 label,
                 group,
                 False,
-                f"{self.failed} of {self.graded} trial(s) failed a blocking criterion{more}",
+                f"{self.failed} of {counted(self.graded, 'trial')} failed a blocking "
+                f"criterion{more}",
             )
         if self.undecided:
             causes = ", ".join(f"{status} × {n}" for status, n in self.causes)
@@ -218,7 +220,7 @@ class BlockingCheck:
                 group,
                 False,
                 f"cannot check: a blocking criterion is undecided on {self.undecided} of "
-                f"{self.graded} trial(s) ({causes}){rest}",
+                f"{counted(self.graded, 'trial')} ({causes}){rest}",
             )
         if not self.checked and self.no_blocking:
             return GateResult(
@@ -226,18 +228,23 @@ class BlockingCheck:
                 group,
                 False,
                 "cannot check: no trial's rubric has a blocking criterion, so none of the "
-                f"{self.graded} rubric-graded trial(s) could fail one",
+                f"{counted(self.graded, 'rubric-graded trial')} could fail one",
             )
         if not self.checked:
             return GateResult(
                 label,
                 group,
                 False,
-                f"cannot check: the tasks of all {self.graded} rubric-graded trial(s) have "
-                "no rubric (unknown:no_rubric): no judge was asked",
+                "cannot check: the "
+                + (
+                    "task of the one rubric-graded trial has"
+                    if self.graded == 1
+                    else f"tasks of all {self.graded} rubric-graded trials have"
+                )
+                + " no rubric (unknown:no_rubric): no judge was asked",
             )
         return GateResult(
-            label, group, True, f"0 of {self.checked} trial(s) failed a blocking criterion"
+            label, group, True, f"0 of {counted(self.checked, 'trial')} failed a blocking criterion"
         )
 
 

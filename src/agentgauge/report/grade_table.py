@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentgauge.metrics.grades import GradeSummary
+from agentgauge.report.formats import counted
 
 __all__ = ["grade_table"]
 
@@ -22,7 +23,7 @@ def _pct(x: float | None) -> str:
 def _ci(s: GradeSummary) -> str:
     if s.ci95 is None:
         return _DASH if s.n_tasks is None else "no interval"
-    return f"{100 * s.ci95[0]:.1f}–{100 * s.ci95[1]:.1f}% ({s.n_tasks} tasks)"
+    return f"{100 * s.ci95[0]:.1f}–{100 * s.ci95[1]:.1f}% ({counted(s.n_tasks, 'task')})"
 
 
 def _top(failures: Mapping[str, int]) -> str:

@@ -29,7 +29,13 @@ from agentgauge.metrics.compare import BASE_SCOPE, Comparison, select_rows
 from agentgauge.metrics.engine import GroupMetrics, compute_metrics
 from agentgauge.metrics.validity import HeldoutUsage, NullAgentCheck
 from agentgauge.model_calls import ModelCalls
-from agentgauge.report.formats import clusters_text, difference_se, no_spread_count, success_se
+from agentgauge.report.formats import (
+    clusters_text,
+    counted,
+    difference_se,
+    no_spread_count,
+    success_se,
+)
 from agentgauge.report.formats import money as _money
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.table import TrialTable
@@ -247,7 +253,7 @@ def _suite(s: SystemInfo) -> str:
 def _tasks(c: Comparison, a: SystemInfo, b: SystemInfo, heldout: HeldoutUsage | None) -> str:
     sa, sb = _suite(a), _suite(b)
     suite = sa if sa == sb else f"suites differ (A: {sa}; B: {sb}), shared task ids only"
-    counts = f"{c.n_tasks} tasks compared"
+    counts = f"{counted(c.n_tasks, 'task')} compared"
     if c.tasks_only_a or c.tasks_only_b:
         counts += f" ({len(c.tasks_only_a)} only in A, {len(c.tasks_only_b)} only in B, left out)"
     splits = set(_distinct(_restrict(a.table, c.tasks).split)) | set(

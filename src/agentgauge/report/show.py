@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from agentgauge.errors import InputError
 from agentgauge.report.explain import Outcome, failure_rows, trial_view
+from agentgauge.report.formats import plural
 from agentgauge.schema import Trial
 from agentgauge.spelling import quoted
 
@@ -74,7 +75,8 @@ def select_trials(
         if not chosen:
             ids = list(dict.fromkeys(t.task_id for t in trials))
             raise InputError(
-                f"no task {task!r} in this source ({len(ids):,} tasks; e.g. {_some(ids, task)})",
+                f"no task {task!r} in this source ({len(ids):,} {plural(len(ids), 'task')}; "
+                f"e.g. {_some(ids, task)})",
                 field="--task",
             )
     if variant is not None:

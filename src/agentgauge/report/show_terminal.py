@@ -20,7 +20,7 @@ from rich.text import Text
 from agentgauge.display import shell_command
 from agentgauge.display import terminal_text as _text
 from agentgauge.report.explain import shorten
-from agentgauge.report.formats import DASH, money
+from agentgauge.report.formats import DASH, counted, money, plural
 from agentgauge.report.layout import fitted
 
 __all__ = ["print_failures", "print_trials"]
@@ -66,7 +66,9 @@ def print_failures(
     if not rows:
         console.print(
             _text(
-                f"every trial passed{scope}: {doc['n_trials']:,} trials in {doc['n_cells']:,} cells"
+                f"every trial passed{scope}: {doc['n_trials']:,} "
+                f"{plural(doc['n_trials'], 'trial')} in {doc['n_cells']:,} "
+                f"{plural(doc['n_cells'], 'cell')}"
             )
         )
         return
@@ -75,9 +77,11 @@ def print_failures(
     if len(configs) == 1:
         head.append_text(_text(_who(*next(iter(configs)), run_model), "bold")).append(": ")
     head.append(
-        f"{doc['n_failed_cells']:,} cells with a failure out of {doc['n_cells']:,}{scope}; "
+        f"{doc['n_failed_cells']:,} {plural(doc['n_failed_cells'], 'cell')} with a failure "
+        f"out of {doc['n_cells']:,}{scope}; "
         f"{doc['n_flaky_cells']:,} flaky (passed and failed); "
-        f"{doc['n_failed_trials']:,} of {doc['n_trials']:,} trials did not pass"
+        f"{doc['n_failed_trials']:,} of {doc['n_trials']:,} {plural(doc['n_trials'], 'trial')} "
+        "did not pass"
     )
     console.print(head)
     first = rows[0]
@@ -161,8 +165,8 @@ def _header(view: dict[str, Any], run_model: str | None) -> Table:
         grid.add_row("family", _text(view["family"]))
     cost = "cost unknown" if view["cost_usd"] is None else money(view["cost_usd"])
     calls = [
-        f"{view[k]} {label}"
-        for k, label in (("tool_calls", "tool calls"), ("model_calls", "model calls"))
+        counted(view[k], label)
+        for k, label in (("tool_calls", "tool call"), ("model_calls", "model call"))
         if view[k] is not None
     ]
     grid.add_row(
@@ -184,7 +188,7 @@ def _header(view: dict[str, Any], run_model: str | None) -> Table:
 
 def _transcript(view: dict[str, Any]) -> Table:
     table = Table(
-        title=f"transcript ({view['n_events']} events)",
+        title=f"transcript ({counted(view['n_events'], 'event')})",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -267,13 +271,15 @@ def _print_shown(doc: dict[str, Any], console: Console) -> None:
     if not views:
         console.print(
             Text.assemble(
-                "every selected trial of task ", task, f" passed ({doc['n_task_trials']} trials)"
+                "every selected trial of task ",
+                task,
+                f" passed ({counted(doc['n_task_trials'], 'trial')})",
             )
         )
         return
     indices = sorted({v["trial"] for v in views if v["trial"] is not None})
     line = Text.assemble(
-        f"shown: {len(views)} {which}trial{'s' if len(views) != 1 else ''} of task ",
+        f"shown: {len(views)} {which}{plural(len(views), 'trial')} of task ",
         task,
         f" (of {doc['n_task_trials']}); trials {', '.join(map(str, indices))}; variants ",
         _text(", ".join(doc["variants"])),

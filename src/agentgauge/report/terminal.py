@@ -24,6 +24,7 @@ from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report.formats import (
     bounds,
     clusters_text,
+    counted,
     counted_trials,
     estimate,
     judge_cost,
@@ -564,7 +565,7 @@ def turn_cell(row: dict[str, Any] | None) -> str:
     """One turn's pass rate with its interval and the counts behind it."""
     if row is None:
         return _DASH
-    n = f"n={row['n_trials']} of {row['n_tasks']} task(s)"
+    n = f"n={row['n_trials']} of {counted(row['n_tasks'], 'task')}"
     if row["n_unknown"]:
         n += f", {row['n_unknown']} unknown"
     if row["pass_rate"] is None:

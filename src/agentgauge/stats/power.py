@@ -53,6 +53,7 @@ import numpy.typing as npt
 from scipy import special
 
 from agentgauge.defaults import DEFAULT_WITHIN_SHARE
+from agentgauge.report.formats import counted
 from agentgauge.stats.exact import binomial_half_two_sided, sign_test_min_n
 
 __all__ = [
@@ -605,7 +606,7 @@ def plan(
                 tasks=tasks,
                 mde=None,
                 mde_reason=f"no improvement up to 1 − {rate_name} = {1 - rate:g} is "
-                f"detectable with {tasks} tasks (the formula gives {mde:.4f})",
+                f"detectable with {counted(tasks, 'task')} (the formula gives {mde:.4f})",
                 **common,
             )
         return Plan(delta=delta, tasks=tasks, mde=mde, **common)
@@ -686,7 +687,7 @@ def plan_from_assumptions(
                 None
                 if mde is not None
                 else f"no improvement up to 1 − baseline = {1 - baseline:g} is detectable "
-                f"with {tasks} tasks"
+                f"with {counted(tasks, 'task')}"
             ),
             inputs=inputs,
         )

@@ -48,7 +48,7 @@ from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
-from agentgauge.report.formats import bounds, money, success_se_of, zero_difference_se
+from agentgauge.report.formats import bounds, counted, money, success_se_of, zero_difference_se
 from agentgauge.report.record import SystemInfo, agent_name, p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.sources import NOT_RECORDED, Selector, configurations, picks, selected_rows
@@ -579,7 +579,8 @@ def _pick_page(
     models = _quoted_names([c["model"] for c in choices])
     labels = [f"agent {a}, model {m}" for a, m in zip(agents, models, strict=True)]
     listed = "; ".join(
-        f"{label} ({c['n_trials']} trials)" for label, c in zip(labels, choices, strict=True)
+        f"{label} ({counted(c['n_trials'], 'trial')})"
+        for label, c in zip(labels, choices, strict=True)
     )
     detail = f"{pick.message}; pick one: {listed}"
     if request.query_params.get("format") == "json":
