@@ -626,3 +626,27 @@ def test_grader_rows_say_why_they_have_no_interval(tmp_path: Path) -> None:
     (grader,) = out["by_grader"]
     assert grader["kappa"] == pytest.approx(0.4) and grader["ci95"] is None
     assert grader["null_reason"].startswith("no interval per grader:")
+
+
+def test_one_bootstrap_replicate_is_said_to_make_no_interval(tmp_path: Path) -> None:
+    # 50 items, κ = 0.4 (table_rows). One replicate resamples the items once: its κ is
+    # not the data's, and the reason said "every bootstrap replicate gave κ = 0.400".
+    labels = write(tmp_path / "labels.jsonl", table_rows())
+    proc = agentgauge("calibrate", str(labels), "--bootstrap", "1", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    jh = json.loads(proc.stdout)["judge_vs_human"]
+    assert jh["kappa"] == pytest.approx(0.4)
+    assert jh["ci95"] is None
+    assert jh["null_reason"] == (
+        "no interval: one bootstrap replicate cannot make one (give more replicates, "
+        "2000 by default, or 0 for none)"
+    )
+    # Replicates that all give one κ are named by that κ, the replicates' own.
+    rows = [
+        row(f"t{k}", r, "pass" if k % 2 else "fail") for k in range(6) for r in ("ann", "judge")
+    ]
+    same = write(tmp_path / "same.jsonl", rows)
+    proc = agentgauge("calibrate", str(same), "--bootstrap", "200", "--json", cwd=tmp_path)
+    jh = json.loads(proc.stdout)["judge_vs_human"]
+    assert jh["ci95"] is None and jh["kappa"] == 1.0
+    assert "every bootstrap replicate gave κ = 1.000" in jh["null_reason"]
