@@ -650,3 +650,13 @@ def test_one_bootstrap_replicate_is_said_to_make_no_interval(tmp_path: Path) -> 
     jh = json.loads(proc.stdout)["judge_vs_human"]
     assert jh["ci95"] is None and jh["kappa"] == 1.0
     assert "every bootstrap replicate gave κ = 1.000" in jh["null_reason"]
+
+
+def test_more_replicates_than_memory_holds_is_one_line(tmp_path: Path) -> None:
+    labels = write(tmp_path / "labels.jsonl", table_rows())
+    proc = agentgauge("calibrate", str(labels), "--bootstrap", "1000000000000", cwd=tmp_path)
+    # Was a numpy traceback: "Unable to allocate 364. TiB for an array with shape ...".
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("agentgauge: error: --bootstrap: 1000000000000 bootstrap")
+    assert "do not fit in memory" in proc.stderr and len(proc.stderr.splitlines()) == 1

@@ -227,3 +227,13 @@ def test_one_bootstrap_replicate_is_no_interval(tmp_path: Path) -> None:
     [group] = json.loads(res.stdout)["groups"]
     lo, hi = group["ci95"]["0.5"]
     assert lo is not None and hi is not None and lo < hi
+
+
+def test_more_replicates_than_memory_holds_is_one_line(trials_file: Path, tmp_path: Path) -> None:
+    # A few zeros too many: the replicates' draws (255 TiB) cannot be allocated. Was a
+    # numpy traceback ending in "_ArrayMemoryError: Unable to allocate 72.8 TiB".
+    res = agentgauge("horizon", str(trials_file), "--bootstrap", "1000000000000", cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr
+    assert res.stderr.startswith("agentgauge: error: --bootstrap: 1000000000000 bootstrap")
+    assert "do not fit in memory" in res.stderr and len(res.stderr.splitlines()) == 1
