@@ -155,6 +155,12 @@ def test_without_a_baseline_a_non_inferiority_gate_is_an_error_unless_skipped(
     config.write_text("gates:\n  - type: non_inferiority\n    margin: 0.05\n")
     strict = gate(str(run), "--config", str(config))
     assert strict.returncode == 2 and "needs a baseline" in strict.stderr
+    # Named by its file, line and field, as the config's other errors are (it read
+    # "agentgauge: error: gates: a non_inferiority gate needs a baseline ...").
+    assert strict.stderr.startswith(
+        f"agentgauge: error: {config}:2: gates.0.type: a non_inferiority gate needs a "
+        "baseline: pass --baseline SOURCE"
+    ), strict.stderr
     skipped = gate(str(run), "--config", str(config), "--if-no-baseline", "skip")
     assert skipped.returncode == 0, skipped.stderr
     assert "0 checked gates passed; 1 not checked" in skipped.stdout
