@@ -660,3 +660,25 @@ def test_more_replicates_than_memory_holds_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     assert proc.stderr.startswith("agentgauge: error: --bootstrap: 1000000000000 bootstrap")
     assert "do not fit in memory" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_a_judge_file_naming_another_rater_is_refused_at_its_line(tmp_path: Path) -> None:
+    # The humans' file given as --judge by mistake: each record, 'ana's, was read as the
+    # judge's, and the judge "agreed" with ana on every item: κ 1.000, almost perfect.
+    humans = tmp_path / "humans.csv"
+    humans.write_text(
+        "task_id,trial,criterion,label,rater\n"
+        + "".join(f"t{k},0,c,{'yes' if k % 2 else 'no'},ana\n" for k in range(6))
+    )
+    proc = agentgauge("calibrate", str(humans), "--judge", str(humans), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.startswith(
+        f"agentgauge: error: {humans}:2: rater: the --judge file holds the judge's labels "
+        "(rater 'judge'), but this record names rater 'ana'"
+    ), proc.stderr
+    # A rater column naming the judge, or none, is the judge's file as before.
+    judge = tmp_path / "judge.csv"
+    judge.write_text(humans.read_text().replace(",ana\n", ",judge\n"))
+    ok = agentgauge("calibrate", str(humans), "--judge", str(judge), "--json", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["judge_vs_human"]["kappa"] == 1.0
