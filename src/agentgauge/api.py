@@ -789,6 +789,18 @@ def run_gates(
         raise InputError(
             "a baseline is for non_inferiority gates, and the config has none", field="--baseline"
         )
+    needs = [i for i, g in enumerate(cfg.gates) if g.type == "non_inferiority"]
+    if baseline is None and if_no_baseline == "error" and needs:
+        # Before anything is measured, and at the gate's line, as the file's other errors:
+        # it was found after the metrics, named "gates" alone.
+        file, line = _config_line(config, ("gates", needs[0], "type"))
+        raise InputError(
+            "a non_inferiority gate needs a baseline: pass --baseline SOURCE (or "
+            "--if-no-baseline skip on a pipeline's first run, before a baseline exists)",
+            file=file,
+            line=line,
+            field=f"gates.{needs[0]}.type",
+        )
     if baseline is None and if_no_baseline == "skip":
         k = cfg.deployment_k
         unchecked = [
@@ -870,13 +882,7 @@ def _gate_variants(
     present = sorted({str(v) for v in set(table.variant.tolist())})
     for i, name in enumerate(variants):
         if name != "all" and not any(matches_variant(v, name) for v in present):
-            file, line = None, None
-            if isinstance(config, str | PathLike):
-                from agentgauge.yamlio import line_of, load_yaml
-
-                # Read again for its lines on this path only: the config keeps none (a
-                # config given as a dict or a `GateConfig` has no file to name).
-                file, line = str(config), line_of(load_yaml(Path(config))[1], ("variants", i))
+            file, line = _config_line(config, ("variants", i))
             raise InputError(
                 f"no trials of variant {name!r} in {source} (it has {', '.join(quoted(present))})",
                 file=file,
@@ -888,6 +894,19 @@ def _gate_variants(
     # Decided once per distinct variant, not once per trial (a run has a handful).
     kept = [v for v in present if _in_variants(v, variants)]
     return np.isin(table.variant, kept)
+
+
+def _config_line(
+    config: GateConfig | Mapping[str, Any] | str | PathLike[str] | None, path: tuple[Any, ...]
+) -> tuple[str | None, int | None]:
+    """The gates file and the line of ``path`` in it, to name in a refusal; ``(None,
+    None)`` for a config given as a dict or a `GateConfig`, which has no file."""
+    if not isinstance(config, str | PathLike):
+        return None, None
+    from agentgauge.yamlio import line_of, load_yaml
+
+    # Read again for its lines on this path only: the config keeps none.
+    return str(config), line_of(load_yaml(Path(config))[1], path)
 
 
 def _gate_comparison(

@@ -626,3 +626,59 @@ def test_grader_rows_say_why_they_have_no_interval(tmp_path: Path) -> None:
     (grader,) = out["by_grader"]
     assert grader["kappa"] == pytest.approx(0.4) and grader["ci95"] is None
     assert grader["null_reason"].startswith("no interval per grader:")
+
+
+def test_one_bootstrap_replicate_is_said_to_make_no_interval(tmp_path: Path) -> None:
+    # 50 items, κ = 0.4 (table_rows). One replicate resamples the items once: its κ is
+    # not the data's, and the reason said "every bootstrap replicate gave κ = 0.400".
+    labels = write(tmp_path / "labels.jsonl", table_rows())
+    proc = agentgauge("calibrate", str(labels), "--bootstrap", "1", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    jh = json.loads(proc.stdout)["judge_vs_human"]
+    assert jh["kappa"] == pytest.approx(0.4)
+    assert jh["ci95"] is None
+    assert jh["null_reason"] == (
+        "no interval: one bootstrap replicate cannot make one (give more replicates, "
+        "2000 by default, or 0 for none)"
+    )
+    # Replicates that all give one κ are named by that κ, the replicates' own.
+    rows = [
+        row(f"t{k}", r, "pass" if k % 2 else "fail") for k in range(6) for r in ("ann", "judge")
+    ]
+    same = write(tmp_path / "same.jsonl", rows)
+    proc = agentgauge("calibrate", str(same), "--bootstrap", "200", "--json", cwd=tmp_path)
+    jh = json.loads(proc.stdout)["judge_vs_human"]
+    assert jh["ci95"] is None and jh["kappa"] == 1.0
+    assert "every bootstrap replicate gave κ = 1.000" in jh["null_reason"]
+
+
+def test_more_replicates_than_memory_holds_is_one_line(tmp_path: Path) -> None:
+    labels = write(tmp_path / "labels.jsonl", table_rows())
+    proc = agentgauge("calibrate", str(labels), "--bootstrap", "1000000000000", cwd=tmp_path)
+    # Was a numpy traceback: "Unable to allocate 364. TiB for an array with shape ...".
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("agentgauge: error: --bootstrap: 1000000000000 bootstrap")
+    assert "do not fit in memory" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_a_judge_file_naming_another_rater_is_refused_at_its_line(tmp_path: Path) -> None:
+    # The humans' file given as --judge by mistake: each record, 'ana's, was read as the
+    # judge's, and the judge "agreed" with ana on every item: κ 1.000, almost perfect.
+    humans = tmp_path / "humans.csv"
+    humans.write_text(
+        "task_id,trial,criterion,label,rater\n"
+        + "".join(f"t{k},0,c,{'yes' if k % 2 else 'no'},ana\n" for k in range(6))
+    )
+    proc = agentgauge("calibrate", str(humans), "--judge", str(humans), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.startswith(
+        f"agentgauge: error: {humans}:2: rater: the --judge file holds the judge's labels "
+        "(rater 'judge'), but this record names rater 'ana'"
+    ), proc.stderr
+    # A rater column naming the judge, or none, is the judge's file as before.
+    judge = tmp_path / "judge.csv"
+    judge.write_text(humans.read_text().replace(",ana\n", ",judge\n"))
+    ok = agentgauge("calibrate", str(humans), "--judge", str(judge), "--json", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["judge_vs_human"]["kappa"] == 1.0

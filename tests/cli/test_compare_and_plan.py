@@ -951,3 +951,18 @@ def test_markdown_record_escapes_run_labels(tmp_path: Path, cli: Cli) -> None:
     assert text.startswith("# ")
     assert "s.db:\\[click me\\](http://evil.example)  Approved ==== vs " in text
     assert "&lt;img src=x onerror=alert(1)>" in text
+
+
+def test_a_pilot_between_task_variance_of_zero_is_zero_not_rounding(tmp_path: Path) -> None:
+    # careful's 10 tasks × 4 trials: Var_t(p_t) = 0.05625 = mean_t(s_t²/n_t) exactly, so
+    # τ² = 0. The two float sums differ in the last bit, and the plan said "tau2
+    # 6.93889e-18" and ω² = 1.4e-17, as if the pilot had measured a between-task spread.
+    pilot = Path(__file__).resolve().parents[2] / "examples" / "sample_trials.jsonl"
+    res = run_cli("plan", "--pilot", f"{pilot}#agent=careful", "--delta", "0.1", "--json")
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    assert d["pilot_variance"] == pytest.approx(0.05625)
+    assert d["tau2"] == 0.0 and d["variance"]["omega2"] == 0.0
+    assert d["within_share"] == 1.0
+    text = run_cli("plan", "--pilot", f"{pilot}#agent=careful", "--delta", "0.1").stdout
+    assert "tau2 0," in text and "e-18" not in text

@@ -155,6 +155,12 @@ def test_without_a_baseline_a_non_inferiority_gate_is_an_error_unless_skipped(
     config.write_text("gates:\n  - type: non_inferiority\n    margin: 0.05\n")
     strict = gate(str(run), "--config", str(config))
     assert strict.returncode == 2 and "needs a baseline" in strict.stderr
+    # Named by its file, line and field, as the config's other errors are (it read
+    # "agentgauge: error: gates: a non_inferiority gate needs a baseline ...").
+    assert strict.stderr.startswith(
+        f"agentgauge: error: {config}:2: gates.0.type: a non_inferiority gate needs a "
+        "baseline: pass --baseline SOURCE"
+    ), strict.stderr
     skipped = gate(str(run), "--config", str(config), "--if-no-baseline", "skip")
     assert skipped.returncode == 0, skipped.stderr
     assert "0 checked gates passed; 1 not checked" in skipped.stdout
@@ -282,3 +288,45 @@ def test_a_judge_cost_gate_reads_which_trials_a_judge_graded_as_metrics_does(
     assert none.returncode == 1
     why = "cannot check: not applicable: no model judge graded these trials"
     assert why in " ".join(none.stdout.split()), none.stdout
+
+
+def test_an_se_of_zero_from_no_spread_does_not_pass_a_precision_gate(tmp_path: Path) -> None:
+    # Eight tasks, every trial passing: each task's rate is 1, so the SE across tasks is
+    # 0 (no spread to estimate one from), not a certainty. `max: 0.01` passed with
+    # "success_rate.se = 0", while the 95% interval of these 24 trials is [86%, 100%].
+    trials = write_run(tmp_path / "all.jsonl", "a", [1.0] * 8, seed=0, trials=3)
+    config = tmp_path / "gates.yaml"
+    config.write_text(
+        "gates:\n"
+        "  - metric: success_rate.se\n"
+        "    max: 0.01\n"
+        "  - metric: success_rate.se_clustered\n"
+        "    max: 0.01\n"
+        "  - metric: pass_hat_k_se.2\n"
+        "    max: 0.01\n"
+        "  - metric: pass_at_k_se.3\n"
+        "    max: 0.01\n"
+        "  - metric: success_rate\n"
+        "    min: 0.8\n"
+        "    bound: ci_lower\n"
+    )
+    proc = gate(str(trials), "--config", str(config))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    failed = [ln for ln in proc.stderr.splitlines() if ln.startswith("gate failed:")]
+    assert len(failed) == 4, proc.stderr
+    for line, metric in zip(
+        failed,
+        ("success_rate.se", "success_rate.se_clustered", "pass_hat_k_se.2", "pass_at_k_se.3"),
+        strict=True,
+    ):
+        assert f"{metric} <= 0.01" in line
+        assert f"cannot check: {metric} is 0" in line and "no spread" in line
+    assert "families alike" in failed[1]
+    # The interval, which keeps its width, is still read.
+    assert "PASS success_rate [ci_lower] >= 0.8" in proc.stdout
+
+    # An SE above 0 is a measurement and is gated as one.
+    mixed = write_run(tmp_path / "mixed.jsonl", "a", [0.2, 0.9] * 6, seed=1)
+    config.write_text("gates:\n  - metric: success_rate.se\n    max: 0.5\n")
+    assert gate(str(mixed), "--config", str(config)).returncode == 0

@@ -199,3 +199,41 @@ def test_a_stored_or_exported_task_under_two_families_is_refused_too(tmp_path: P
     assert res.stderr == "agentgauge: error: x/trials.parquet: family: row 2: " + reason.format(
         here="here", first="row 1"
     )
+
+
+def test_one_bootstrap_replicate_is_no_interval(tmp_path: Path) -> None:
+    # Ten task lengths, three runs each, success falling with length.
+    rows = [
+        {"task_id": f"t{t}", "agent": "a", "human_minutes": 2.0**t, "success": (i + t) % 10 < 9 - t}
+        for t in range(10)
+        for i in range(3)
+    ]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = agentgauge("horizon", str(path), "--bootstrap", "1", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    [group] = json.loads(res.stdout)["groups"]
+    # Was {"0.5": [38.2, 38.2], ...}: a "95% interval" of zero width, from one
+    # replicate, that did not even hold the point estimate (17.9).
+    assert group["horizons"]["0.5"] is not None
+    for q in ("0.5", "0.8"):
+        assert group["ci95"][q] == [None, None]
+    assert any("one bootstrap replicate" in w for w in group["warnings"]), group["warnings"]
+    table = agentgauge("horizon", str(path), "--bootstrap", "1", cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    assert "[—, —]" in table.stdout
+    # Two replicates do make an interval, with width.
+    res = agentgauge("horizon", str(path), "--bootstrap", "2", "--json", cwd=tmp_path)
+    [group] = json.loads(res.stdout)["groups"]
+    lo, hi = group["ci95"]["0.5"]
+    assert lo is not None and hi is not None and lo < hi
+
+
+def test_more_replicates_than_memory_holds_is_one_line(trials_file: Path, tmp_path: Path) -> None:
+    # A few zeros too many: the replicates' draws (255 TiB) cannot be allocated. Was a
+    # numpy traceback ending in "_ArrayMemoryError: Unable to allocate 72.8 TiB".
+    res = agentgauge("horizon", str(trials_file), "--bootstrap", "1000000000000", cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr
+    assert res.stderr.startswith("agentgauge: error: --bootstrap: 1000000000000 bootstrap")
+    assert "do not fit in memory" in res.stderr and len(res.stderr.splitlines()) == 1

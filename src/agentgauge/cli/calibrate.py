@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from agentgauge.cli import app
-from agentgauge.cli.common import JsonOption, console, print_json, split_list
+from agentgauge.cli.common import JsonOption, console, print_json, replicates_fit, split_list
 from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.report.formats import counted
 
@@ -48,14 +48,15 @@ def calibrate(
     confusion table, Krippendorff's α, the unknown share and the position-flip rate."""
     from agentgauge.api import calibrate as calibrate_files
 
-    result = calibrate_files(
-        labels,
-        judge=judge,
-        judge_rater=judge_rater,
-        against=None if against is None else split_list(against),
-        n_boot=bootstrap,
-        seed=seed,
-    )
+    with replicates_fit(bootstrap, 2000):
+        result = calibrate_files(
+            labels,
+            judge=judge,
+            judge_rater=judge_rater,
+            against=None if against is None else split_list(against),
+            n_boot=bootstrap,
+            seed=seed,
+        )
     if json_out:
         print_json(result)
         return

@@ -99,6 +99,21 @@ def options_typed(**options: str) -> Iterator[None]:
 
 
 @contextmanager
+def replicates_fit(n_boot: int, default: int) -> Iterator[None]:
+    """A bootstrap of more replicates than memory holds (``--bootstrap`` with a few zeros
+    too many: every replicate's draws are made at once) refused in one line naming the
+    option, exit 2, where numpy's ``MemoryError`` ended the command in a traceback."""
+    try:
+        yield
+    except MemoryError:
+        raise InputError(
+            f"{n_boot} bootstrap replicates do not fit in memory: give fewer "
+            f"({default} by default)",
+            field="--bootstrap",
+        ) from None
+
+
+@contextmanager
 def run_named(source: str) -> Iterator[None]:
     """A run the store does not hold, refused by the store as ``r.db: run_id: no run
     'x' ...`` (the Python parameter), named instead by the SOURCE the user typed, as

@@ -13,7 +13,14 @@ from rich import box
 from rich.table import Table
 
 from agentgauge.cli import app
-from agentgauge.cli.common import SOURCE_HELP, JsonOption, console, print_json, split_list
+from agentgauge.cli.common import (
+    SOURCE_HELP,
+    JsonOption,
+    console,
+    print_json,
+    replicates_fit,
+    split_list,
+)
 from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
 
@@ -110,16 +117,17 @@ def horizon_cmd(
     if outcome not in ("auto", "score", "success"):
         raise InputError(f"choose auto, score or success, got {outcome!r}", field="--outcome")
     try:
-        report = horizon(
-            source,
-            q=qs,
-            bootstrap=bootstrap,
-            seed=seed,
-            regularization=regularization,
-            by=split_list(by),
-            outcome=outcome,  # type: ignore[arg-type]  # checked above
-            variants=None if variants is None else split_list(variants),
-        )
+        with replicates_fit(bootstrap, 1000):
+            report = horizon(
+                source,
+                q=qs,
+                bootstrap=bootstrap,
+                seed=seed,
+                regularization=regularization,
+                by=split_list(by),
+                outcome=outcome,  # type: ignore[arg-type]  # checked above
+                variants=None if variants is None else split_list(variants),
+            )
     except InputError as exc:
         if exc.field != "family" or exc.file is not None:
             raise

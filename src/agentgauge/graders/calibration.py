@@ -116,9 +116,15 @@ def _agreement(
     ci95: list[float | None] | None = [lo, hi] if n_boot else None
     if ci95 is not None and (lo is None or hi is None or lo == hi):
         # Every replicate gave the same κ: a zero-width interval from a few dozen items
-        # is not a measurement.
+        # is not a measurement. Named by the replicates' κ, which one replicate (or a
+        # resampling that never changes it) need not share with the data's.
         ci95 = None
-        why = why or _no_interval(res.table, kappa, res.n)
+        if n_boot == 1:
+            why = why or (
+                "no interval: one bootstrap replicate cannot make one (give more "
+                "replicates, 2000 by default, or 0 for none)"
+            )
+        why = why or _no_interval(res.table, kappa if lo is None else lo, res.n)
     if not n_boot:
         why = why or no_boot
     return {

@@ -148,8 +148,9 @@ def parse_label(
 ) -> Label:
     """Validate one record (a JSONL object or a CSV row as strings).
 
-    ``rater`` overrides the record's rater (and makes the field optional): used
-    for a file that holds one rater's labels, such as the judge's.
+    ``rater`` is every record's rater (and makes the field optional): used for a file
+    that holds one rater's labels, such as the judge's; a record naming another rater
+    is refused (`InputError` at its line).
     """
     where: dict[str, Any] = {"file": file, "line": line}
     for key in obj:
@@ -207,7 +208,19 @@ def parse_label(
         order = order.upper()
     elif order is not None:
         raise InputError("only pairwise records have an order", field="order", **where)
-    rater = rater or _text(obj, "rater", where, required=True)
+    named = _text(obj, "rater", where, required=rater is None)
+    if rater is not None and named is not None and named != rater:
+        # A file of one rater's labels (`calibrate --judge`) whose records name another:
+        # the humans' file given by mistake was read as the judge's, which then agreed
+        # with them on every item.
+        raise InputError(
+            f"the --judge file holds the judge's labels (rater {rater!r}), but this record "
+            f"names rater {named!r}: give the judge's own labels (a rater column, if any, "
+            "naming the judge), or name the judge with --judge-rater",
+            field="rater",
+            **where,
+        )
+    rater = rater or named
     assert rater is not None
     if "metadata" in obj and not isinstance(obj["metadata"], dict):
         raise InputError("expected an object", field="metadata", **where)

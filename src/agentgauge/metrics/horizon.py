@@ -395,6 +395,14 @@ def _fit_group(
     elif n_boot > 0 and not identified:
         # Every replicate has the one length too: no replicate has a horizon either.
         ci95 = {qq: (_NAN, _NAN) for qq in q}
+    elif n_boot == 1:
+        # The 2.5th and 97.5th percentiles of one value are that value: a "95% interval"
+        # of zero width, which need not even hold the point estimate.
+        ci95 = {qq: (_NAN, _NAN) for qq in q}
+        warnings.append(
+            "no interval: one bootstrap replicate cannot make one (give more replicates, "
+            "1000 by default, or 0 for none)"
+        )
     elif n_boot > 0:
         bpos, bneg = bootstrap_masses(
             rng, n_boot, fam_of_task, task, cell, n_cells, pos_run, neg_run
@@ -416,6 +424,14 @@ def _fit_group(
             # length) has no length to rank; it is left out of the percentiles and counted.
             undefined = np.isnan(hs)
             lo, hi = percentile_with_inf(hs[~undefined], (2.5, 97.5))
+            if lo == hi:
+                # Every replicate with a horizon gave the same one (or only one had a
+                # horizon): no spread to make an interval from, not certainty.
+                warnings.append(
+                    f"no interval for {q_label(qq)}: every bootstrap replicate with a "
+                    f"horizon gave {_fmt(lo)}"
+                )
+                lo = hi = _NAN
             ci95[qq] = (lo, hi)
             passed = np.isinf(hs) & live & (bfit.slope != 0)
             if passed.any():

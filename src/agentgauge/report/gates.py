@@ -725,6 +725,34 @@ def _metric_value(group: dict[str, Any], metric: str, bound: str) -> tuple[float
     return float(node), ""
 
 
+def _is_se(metric: str) -> bool:
+    """Whether ``metric`` is a standard error across tasks (or families): ``success_rate.
+    se``, ``success_rate.se_clustered``, ``pass_hat_k_se.4``, ``recovery.recovered.se``."""
+    parts = metric.split(".")
+    return parts[0] in ("pass_at_k_se", "pass_hat_k_se") or parts[-1] in ("se", "se_clustered")
+
+
+def _no_spread(metric: str) -> str:
+    """Why an SE of 0 is no measurement (docs/metrics.md, "No spread, no ± 0"): every
+    task (or family) has the same value, so there is no spread to estimate an SE from,
+    which says nothing of how precise the figure is. A `max` on it passed as if the
+    figure were exact (eight tasks all passing: ``success_rate.se = 0``)."""
+    alike = (
+        "every family has the same rate (families alike)"
+        if metric.endswith("se_clustered")
+        else "every task has the same value"
+    )
+    read = (
+        "; gate its 95% interval instead (success_rate with bound: ci_lower or ci_upper)"
+        if metric.split(".")[0] == "success_rate"
+        else ""
+    )
+    return (
+        f"{metric} is 0: {alike}, so there is no spread to estimate a standard error from, "
+        f"which says nothing of how precise the figure is{read}"
+    )
+
+
 def _written(bound: float) -> str:
     """A gate's bound as the file wrote it: ``30`` for 30.0, else the shortest text
     that reads back as the same number (``0.7500001``; ``:g`` showed 0.75)."""
@@ -915,6 +943,11 @@ def evaluate_gates(
                 name += f", {scope}"
             if value is None or not math.isfinite(value):
                 results.append(GateResult(label, name, False, f"cannot check: {why}"))
+                continue
+            if value == 0 and gate.bound == "value" and _is_se(metric):
+                results.append(
+                    GateResult(label, name, False, f"cannot check: {_no_spread(metric)}")
+                )
                 continue
             ok = (gate.min is None or value >= gate.min) and (gate.max is None or value <= gate.max)
             what = metric if gate.bound == "value" else f"{metric} {gate.bound}"

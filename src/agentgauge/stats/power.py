@@ -360,6 +360,17 @@ def measured_within_share(within: float | None, between: float) -> float | None:
     return within / (within + between)
 
 
+def _less(total: float, part: float) -> float:
+    """``total − part`` floored at 0, and 0 where the two are equal up to round-off: two
+    float sums of one exact value (Var_t(p_t) and mean_t(s_t²/n_t) of a pilot whose tasks
+    do not spread beyond their trials) differ in the last bits, and the plan showed a
+    between-task variance of 6.9e-18, as `agentgauge.stats.se.se_mean` zeroes such
+    residuals."""
+    if abs(total - part) <= 64 * np.finfo(float).eps * max(abs(total), abs(part)):
+        return 0.0
+    return max(total - part, 0.0)
+
+
 def _per_task(
     task_index: npt.NDArray[np.intp], success: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
@@ -396,7 +407,7 @@ def pilot_variance(task_index: npt.ArrayLike, success: npt.ArrayLike) -> PilotVa
         sigma2: float | None = float(s2[has].mean())
         # Tasks with one trial contribute their whole (unknown) within variance to
         # Var(p_t); only tasks with ≥ 2 trials enter the correction term.
-        tau2 = max(total - float(np.mean(np.where(has, s2 / n, 0.0))), 0.0)
+        tau2 = _less(total, float(np.mean(np.where(has, s2 / n, 0.0))))
     else:
         sigma2, tau2 = None, total
     return PilotVariance(
@@ -447,7 +458,7 @@ def paired_variance(
     var_d = float(np.var(d, ddof=1))
     sa, sb = _within(n_a, p_a), _within(n_b, p_b)
     corr = np.where(np.isnan(sa), 0.0, sa / n_a) + np.where(np.isnan(sb), 0.0, sb / n_b)
-    omega2 = max(var_d - float(corr.mean()), 0.0)
+    omega2 = _less(var_d, float(corr.mean()))
     sig_a = None if np.isnan(sa).all() else float(np.nanmean(sa))
     sig_b = None if np.isnan(sb).all() else float(np.nanmean(sb))
     return omega2, sig_a, sig_b, var_d
