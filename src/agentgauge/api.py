@@ -107,6 +107,7 @@ __all__ = [
     "regrade",
     "run_gates",
     "system_info",
+    "table_given",
     "trial_list",
 ]
 
@@ -131,7 +132,7 @@ def system_info(
     to read when the SOURCE names none (``#grade=N``); default, the run's active one.
     """
     if isinstance(trials, TrialTable):
-        return SystemInfo(label=label, table=trials)
+        return SystemInfo(label=label, table=table_given(trials, label))
     if isinstance(trials, str | PathLike):
         # Imported here: sources pulls in the store, which pure metric users do not need.
         from agentgauge.sources import open_source
@@ -159,10 +160,11 @@ def trial_list(trials: Iterable[Trial], field: str) -> list[Trial]:
     two trials a task, and an interval narrower than the data allow). Trials with no
     index are each an attempt of their own. An item that is no `Trial` (a dict read
     from JSON) is refused too; it was an AttributeError from deep inside."""
-    from agentgauge.sources import trial_cell_words
+    from agentgauge.sources import family_reason, trial_cell_words
 
     items = list(trials)
     seen: dict[tuple[Any, ...], int] = {}
+    families: dict[str, tuple[str, int]] = {}
     for i, trial in enumerate(items):
         if not isinstance(trial, Trial):
             raise InputError(
@@ -170,6 +172,21 @@ def trial_list(trials: Iterable[Trial], field: str) -> list[Trial]:
                 "agentgauge.Trial(...), or give the file's path as a SOURCE",
                 field=field,
             )
+        # As every reader of trials refuses it (`agentgauge.sources.two_families`): a
+        # task is resampled within its one family; a trial naming none says nothing.
+        if trial.family is not None:
+            first_family, at = families.setdefault(trial.task_id, (trial.family, i))
+            if first_family != trial.family:
+                raise InputError(
+                    family_reason(
+                        trial.task_id,
+                        first_family,
+                        f"item {at} of the list",
+                        trial.family,
+                        f" here (item {i} of the list)",
+                    ),
+                    field=field,
+                )
         if trial.trial is None:
             continue
         key = (trial.agent, trial.model, trial.variant, trial.task_id, trial.trial)
@@ -184,6 +201,27 @@ def trial_list(trials: Iterable[Trial], field: str) -> list[Trial]:
                 field=field,
             )
     return items
+
+
+def table_given(table: TrialTable, field: str) -> TrialTable:
+    """A `TrialTable` given in Python, with a task under two families refused naming
+    ``field`` and both rows, as `trial_list` refuses it of a list."""
+    from agentgauge.sources import family_reason, two_families
+
+    clash = two_families(table)
+    if clash is None:
+        return table
+    a, b = clash
+    raise InputError(
+        family_reason(
+            str(table.task_id[a]),
+            table.family[a],
+            f"row {a} of the table",
+            table.family[b],
+            f" here (row {b} of the table)",
+        ),
+        field=field,
+    )
 
 
 def _one_system(info: SystemInfo, side: str) -> None:
@@ -318,7 +356,7 @@ def metrics(
     k, by, seed = check_ks(k), check_by(by), whole_number(seed, "--seed")
     facts: Facts | None = None
     if isinstance(trials, TrialTable):
-        table = trials  # no grades: which trials a judge graded is not known
+        table = table_given(trials, "trials")  # no grades: which trials a judge graded is not known
     elif isinstance(trials, str | PathLike):
         from agentgauge.sources import open_source
 

@@ -33,6 +33,8 @@ from pydantic import (
     model_validator,
 )
 
+from agentgauge.spelling import quoted
+
 __all__ = [
     "CONTROL_DECISIONS",
     "INT64_MAX",
@@ -63,10 +65,12 @@ __all__ = [
     "Trial",
     "TrialField",
     "TrialStatus",
+    "family_reason",
     "infra_error",
     "json_int",
     "json_number",
     "runs_entry",
+    "trial_cell_words",
 ]
 
 #: A score counts as success when it is within this of 1 (tau-bench's rule:
@@ -403,6 +407,36 @@ class Trial(_Strict):
         "Infrastructure errors"; ``table.success & ~table.infra_error`` in the metrics).
         Callers that honour ``exclude_infra_errors`` drop those trials first."""
         return bool(self.success) and not self.is_infra_error
+
+
+def trial_cell_words(agent: Any, model: Any, variant: Any = None) -> str:
+    """The configuration a trial belongs to, for a message: ``agent 'a', model not
+    recorded`` (as ``show`` words a missing agent or model; never Python's ``None``),
+    with ``variant 'v'`` when one is given."""
+    parts = [
+        f"{what} {value!r}" if value is not None else f"{what} not recorded"
+        for what, value in (("agent", agent), ("model", model))
+    ]
+    if variant is not None:
+        parts.append(f"variant {variant!r}")
+    return ", ".join(parts)
+
+
+def family_reason(
+    task_id: str, first: object, first_at: str | None, family: object, here: str = " here"
+) -> str:
+    """Why a task under a second family is refused, after the family it was first seen
+    in (``first_at``: ``line 3``): a task belongs to one family, its cluster in every
+    interval, as the trial record says (docs/metrics.md, "The trial record")."""
+
+    def named(f: object) -> str:
+        return "no family" if f is None else f"family {quoted((str(f),))[0]}"
+
+    where = f" ({first_at})" if first_at else ""
+    return (
+        f"task {task_id!r} is in {named(family)}{here} and in {named(first)}{where}; a task "
+        "belongs to one family, the cluster its intervals resample: give all its trials one"
+    )
 
 
 def infra_error(status: str, error_kind: str | None) -> bool:

@@ -38,7 +38,16 @@ from agentgauge.evidence import grades_problem
 from agentgauge.facts import Facts
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.formats import counted
-from agentgauge.schema import MAX_TRIAL_INDEX, Grade, Run, Task, Trial, infra_error
+from agentgauge.schema import (
+    MAX_TRIAL_INDEX,
+    Grade,
+    Run,
+    Task,
+    Trial,
+    family_reason,
+    infra_error,
+    trial_cell_words,
+)
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
 from agentgauge.store import GradeVersion, MissingRun, Store
 from agentgauge.table import TrialTable, group_codes
@@ -434,19 +443,6 @@ def parse_trial(obj: dict[str, Any], *, file: str | Path | None, line: int | Non
     return trial
 
 
-def trial_cell_words(agent: Any, model: Any, variant: Any = None) -> str:
-    """The configuration a trial belongs to, for a message: ``agent 'a', model not
-    recorded`` (as ``show`` words a missing agent or model; never Python's ``None``),
-    with ``variant 'v'`` when one is given."""
-    parts = [
-        f"{what} {value!r}" if value is not None else f"{what} not recorded"
-        for what, value in (("agent", agent), ("model", model))
-    ]
-    if variant is not None:
-        parts.append(f"variant {variant!r}")
-    return ", ".join(parts)
-
-
 def too_large_trial(index: int) -> str:
     """Why a trial index past `MAX_TRIAL_INDEX` is refused."""
     return (
@@ -582,23 +578,6 @@ def assign_trial_indices(
         seen[key] = place
         out.append(trial)
     return out
-
-
-def family_reason(
-    task_id: str, first: object, first_at: str | None, family: object, here: str = " here"
-) -> str:
-    """Why a task under a second family is refused, after the family it was first seen
-    in (``first_at``: ``line 3``): a task belongs to one family, its cluster in every
-    interval, as the trial record says (docs/metrics.md, "The trial record")."""
-
-    def named(f: object) -> str:
-        return "no family" if f is None else f"family {quoted((str(f),))[0]}"
-
-    where = f" ({first_at})" if first_at else ""
-    return (
-        f"task {task_id!r} is in {named(family)}{here} and in {named(first)}{where}; a task "
-        "belongs to one family, the cluster its intervals resample: give all its trials one"
-    )
 
 
 def two_families(table: TrialTable) -> tuple[int, int] | None:

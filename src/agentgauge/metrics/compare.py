@@ -8,7 +8,8 @@ the unpaired SE is reported beside the paired one to show what pairing bought.
 Choices this module makes, and why:
 
 - **Test**: Student's t on the paired differences with T − 1 degrees of freedom
-  (C − 1 with C families when the SE is clustered). For large T it equals the
+  (C − 1 with C clusters when the SE is clustered: each family, and each task
+  without one, `agentgauge.metrics.clusters`). For large T it equals the
   normal test; for the 20–50 tasks of a typical agent suite the normal test's
   intervals are too narrow (t_{0.975, 19} = 2.09 vs z = 1.96). Without
   clustering it is exactly ``scipy.stats.ttest_rel`` on the task rates.
@@ -44,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, special
 
+from agentgauge.metrics.clusters import family_clusters
 from agentgauge.metrics.cost import checked_cost_of_pass, overflow_reason
 from agentgauge.metrics.outcome import (
     success_interval,
@@ -53,7 +55,7 @@ from agentgauge.metrics.outcome import (
 from agentgauge.report.formats import counted
 from agentgauge.stats.exact import binomial_half_two_sided, sign_test_min_n
 from agentgauge.stats.intervals import mover_difference_interval
-from agentgauge.stats.se import cluster_codes, cluster_correlation, se_clustered, se_mean
+from agentgauge.stats.se import cluster_correlation, se_clustered, se_mean
 from agentgauge.table import TrialTable
 
 __all__ = [
@@ -71,6 +73,7 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
 Superiority = Literal["better", "worse", "noise"]
 
 
@@ -126,7 +129,7 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-_SINGULAR = {"tasks": "task", "families": "family"}
+_SINGULAR = {"tasks": "task", "families": "family", "clusters": "cluster"}
 
 
 def too_few_units(n_units: int, unit: str, alpha: float) -> str | None:
@@ -297,11 +300,12 @@ def first_families(tables: tuple[TrialTable, ...]) -> dict[str, Any]:
     return out
 
 
-def _families(tables: tuple[TrialTable, ...], tasks: list[str]) -> list[str] | None:
-    """Each task's family (first seen in A, then B); ``None`` unless every task has one."""
+def _clusters(tables: tuple[TrialTable, ...], tasks: list[str]) -> tuple[IntArray | None, int]:
+    """Each shared task's cluster (`agentgauge.metrics.clusters`: its family, first
+    named in A, then B; or the task alone when neither names one) and how many of the
+    clusters are families; ``(None, 0)`` when no shared task has a family."""
     fam = first_families(tables)
-    labels = [fam.get(t) for t in tasks]
-    return None if any(f is None for f in labels) else [str(f) for f in labels]
+    return family_clusters(np.array([fam.get(t) for t in tasks], dtype=object))
 
 
 def _cost_of_pass(table: TrialTable, rate: float) -> tuple[float | None, str | None]:
@@ -348,7 +352,8 @@ class Comparison:
     se_method: str
     """``task`` or ``clustered``."""
     n_clusters: int | None
-    """Families when clustered."""
+    """The clusters when clustered: families, and shared tasks without one, each its
+    own (`agentgauge.metrics.clusters`)."""
     df: int | None
     """Degrees of freedom of the t reference (T − 1 or C − 1)."""
     alpha: float
@@ -390,6 +395,9 @@ class Comparison:
     """What was read of A when not its base variant (`variant_scope`): A has no base
     trial and all its trials were compared."""
     scope_b: str | None = None
+    n_families: int = 0
+    """Of the ``n_clusters``, how many are families; the rest are shared tasks without
+    one. 0 when not clustered."""
 
     @property
     def scope(self) -> str:
@@ -422,8 +430,9 @@ class Comparison:
 
     @property
     def unit(self) -> str:
-        """What the comparison generalises over: ``families`` when clustered, else ``tasks``."""
-        return "families" if self.se_method == "clustered" else "tasks"
+        """What the comparison generalises over: ``families`` when clustered, ``clusters``
+        when some of them are tasks without a family, else ``tasks``."""
+        return _unit(self.se_method, self.n_clusters, self.n_families)
 
     @property
     def n_units(self) -> int:
@@ -445,7 +454,7 @@ class Comparison:
     def test(self) -> str:
         if self.df is None:
             return "none (fewer than two units)"
-        unit = "families" if self.se_method == "clustered" else "tasks"
+        unit = self.unit
         if self.interval == "score":
             return (
                 "MOVER score interval from each run's success-rate interval (a rate "
@@ -459,7 +468,7 @@ class Comparison:
         """The test behind ``p_value``, for display."""
         if self.df is None:
             return "none (fewer than two units)"
-        unit = "families" if self.se_method == "clustered" else "tasks"
+        unit = self.unit
         if self.p_method == "sign":
             return f"exact sign test over {self.df + 1} {unit}, each moved by the same amount"
         if self.p_method == "score":
@@ -600,6 +609,7 @@ class Comparison:
             "df": self.df,
             "se_method": self.se_method,
             "n_clusters": self.n_clusters,
+            "n_families": self.n_families if self.n_clusters is not None else None,
             "mcnemar": None if self.mcnemar is None else self.mcnemar.to_dict(),
             "tasks_only_a": self.tasks_only_a,
             "tasks_only_b": self.tasks_only_b,
@@ -663,7 +673,7 @@ def _exact_rates(
 def _score_interval(
     counts_a: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     counts_b: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
-    families: list[str] | None,
+    clusters: IntArray | None,
     level: float = 0.95,
 ) -> tuple[float, float] | None:
     """MOVER interval of d from the two runs' success-rate intervals on the shared tasks.
@@ -672,7 +682,7 @@ def _score_interval(
     the design-effect-adjusted n for few clusters), and r is `estimate_correlation`;
     see `mover_difference_interval`. ``None`` when either run has no interval.
     """
-    return _ScoreInterval(counts_a, counts_b, families).at(level)
+    return _ScoreInterval(counts_a, counts_b, clusters).at(level)
 
 
 class _ScoreInterval:
@@ -682,11 +692,9 @@ class _ScoreInterval:
         self,
         counts_a: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
         counts_b: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
-        families: list[str] | None,
+        clusters: IntArray | None,
     ) -> None:
-        self.codes = (
-            None if families is None else cluster_codes(np.asarray(families, dtype=object))[0]
-        )
+        self.codes = clusters
         (self.na, self.ca), (self.nb, self.cb) = counts_a, counts_b
         self.pa: FloatArray = self.ca / self.na
         self.pb: FloatArray = self.cb / self.nb
@@ -797,8 +805,9 @@ def compare(
     """Compare run B with run A over the tasks both ran (Miller 2024; see the module docstring).
 
     d_t = p_B,t − p_A,t; mean d; SE = sd(d, ddof=1)/√T, or Miller's clustered SE
-    (C/(C−1) correction) when every shared task has a family and there are at
-    least two families; (1 − α) interval and two-sided p from Student's t with
+    (C/(C−1) correction) over the clusters of `agentgauge.metrics.clusters` (each
+    family, and each shared task without one) when some shared task has a family and
+    there are at least two clusters; (1 − α) interval and two-sided p from Student's t with
     T − 1 (or C − 1) df, clipped to [−1, 1]; unpaired SE √(SE_A² + SE_B²) of the two rates on the
     same tasks and by the same method; ``ci95_score`` by `_score_interval`.
     ``seed`` is recorded with the result (no step of the comparison is random).
@@ -832,24 +841,22 @@ def compare(
     # on both, not 0.49999999999999994. The SEs are computed from the float rates.
     rate_a, rate_b, mean = _exact_rates((na, ca), (nb, cb))
 
-    fams = _families((ta, tb), tasks)
-    n_clusters = None if fams is None else len(set(fams))
-    if fams is not None and n_clusters is not None and n_clusters >= 2:
+    clusters, n_families = _clusters((ta, tb), tasks)
+    n_clusters = None if clusters is None else int(np.unique(clusters).size)
+    if clusters is not None and n_clusters is not None and n_clusters >= 2:
         method = "clustered"
-        se = _none_if_nan(se_clustered(d, fams))
-        se_a, se_b = se_clustered(pa, fams), se_clustered(pb, fams)
+        se = _none_if_nan(se_clustered(d, clusters))
+        se_a, se_b = se_clustered(pa, clusters), se_clustered(pb, clusters)
         df: int | None = n_clusters - 1
-        clusters: list[str] = fams
     else:
-        method, n_clusters = "task", None
+        method, n_clusters, n_families, clusters = "task", None, 0, None
         se = _none_if_nan(se_mean(d))
         se_a, se_b = se_mean(pa), se_mean(pb)
         df = T - 1 if T >= 2 else None
-        clusters = tasks
     se_unpaired = _none_if_nan(math.sqrt(se_a**2 + se_b**2)) if T >= 2 else None
     ci = _interval(mean, se, df, 1 - alpha)
     ci95 = _interval(mean, se, df, 0.95)
-    mover = _ScoreInterval((na, ca), (nb, cb), clusters if method == "clustered" else None)
+    mover = _ScoreInterval((na, ca), (nb, cb), clusters)
     score = mover.at(0.95)
     interval = "paired_t"
     near_edge = not all(EDGE <= r <= 1 - EDGE for r in (rate_a, rate_b))
@@ -888,7 +895,7 @@ def compare(
     # them can reach α, so the verdict claims nothing, whatever the interval of the
     # trials says (2 tasks × 3 trials, all failing then all passing, gave p = 0.00014).
     units = n_clusters if method == "clustered" and n_clusters is not None else T
-    few = too_few_units(units, "families" if method == "clustered" else "tasks", alpha)
+    few = too_few_units(units, _unit(method, n_clusters, n_families), alpha)
     verdict, sup = verdict_sentence(ci, design, margin, too_few=few)
     return Comparison(
         label_a=label_a,
@@ -930,4 +937,13 @@ def compare(
         seed=seed,
         scope_a=variant_scope(a) if base_only else variant_scope(ta, base_only=False),
         scope_b=variant_scope(b) if base_only else variant_scope(tb, base_only=False),
+        n_families=n_families,
     )
+
+
+def _unit(method: str, n_clusters: int | None, n_families: int) -> str:
+    """The units a comparison generalises over: ``tasks``; ``families`` when clustered;
+    ``clusters`` when some of the clusters are tasks without a family."""
+    if method != "clustered":
+        return "tasks"
+    return "families" if n_families == n_clusters else "clusters"

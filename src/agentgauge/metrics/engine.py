@@ -15,14 +15,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.metrics.clusters import family_clusters, task_families
 from agentgauge.metrics.cost import CostMetrics, cost_metrics
 from agentgauge.metrics.outcome import OutcomeMetrics, PassK, outcome_metrics
 from agentgauge.table import (
     TrialTable,
-    factorize,
     group_codes,
     group_keys,
-    label_ranks,
 )
 
 __all__ = ["SCHEMA", "GroupMetrics", "MetricsReport", "compute_metrics"]
@@ -215,31 +214,18 @@ def _tasks(table: TrialTable) -> tuple[ObjArray, IntpArray, IntpArray]:
     return uniques[order], rank[codes], first[order]
 
 
-def _task_clusters(table: TrialTable, first: IntpArray) -> tuple[IntpArray | None, int]:
-    """One cluster code per task (``first``: each task's first row): its family, or its
-    own singleton when it has none.
-
-    Also the number of family codes (singletons are coded from there up). Families are
-    coded in label order, so that clustered SEs add their sums in one order.
-    ``None`` when no trial names a family (tasks are then the clusters).
-    """
-    n_tasks = first.size
-    cached = table.cached_codes("family")
-    if cached is not None:
-        fam_uniques, fam_codes = cached
-        task_fam = fam_codes[first]
-    else:  # code the families of tasks, not of rows: ten times fewer values to hash
-        fam_uniques, task_fam = factorize(table.family[first])
-    is_none = np.array([u is None for u in fam_uniques.tolist()], dtype=bool)
-    if is_none.all():
-        return None, 0
-    rank = label_ranks("family", fam_uniques)
-    task_fam = rank[task_fam]
-    is_none = is_none[np.argsort(rank)]
-    singleton = is_none[task_fam]
-    # A task without a family is its own cluster: codes above every family's code.
-    codes = np.where(singleton, len(fam_uniques) + np.arange(n_tasks), task_fam)
-    return codes.astype(np.intp), len(fam_uniques)
+def _task_clusters(
+    table: TrialTable, task: IntpArray, first: IntpArray
+) -> tuple[IntpArray | None, int]:
+    """One cluster code per task (``task``: each row's task code, ``first``: each task's
+    first row), by the one rule every clustered figure follows
+    (`agentgauge.metrics.clusters`): its family, or its own cluster when none of its
+    trials names one. Also how many of the codes are families (the rest, from there
+    up, are tasks alone); ``None`` when no trial names a family."""
+    # Coded already when read from a store or Parquet (coding it here would cost more
+    # than looking at the rows of the tasks whose first trial names no family).
+    coded = table.cached_codes("family")
+    return family_clusters(task_families(table.family, task, first, coded))
 
 
 def _label_value(table: TrialTable, key: str, rows: IntpArray | None) -> Any:
@@ -365,7 +351,7 @@ def compute_metrics(
 
     task_uniques, task_codes, task_first = _tasks(table)
     n_tasks_all = len(task_uniques)
-    clusters, n_families = _task_clusters(table, task_first)
+    clusters, n_families = _task_clusters(table, task_codes, task_first)
 
     per_group = _cell_counts(group, task_codes, success, keep, n_groups, n_tasks_all)
     group_rows = _group_rows(group, keep, n_groups)

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentgauge.errors import InputError
+from agentgauge.metrics.clusters import family_clusters, is_none, task_families
 from agentgauge.metrics.horizon_fit import (
     bootstrap_masses,
     fit_half_life,
@@ -85,6 +86,9 @@ class HorizonGroup:
     n_runs: int
     n_tasks: int
     n_families: int
+    """Families among the tasks fitted (0 when none names one)."""
+    n_clusters: int
+    """The units the bootstrap resamples: the families, and each task without one."""
     minutes_range: tuple[float, float]
     """Shortest and longest task length in the group (minutes)."""
     outcome: str
@@ -132,6 +136,7 @@ class HorizonGroup:
                 "n_runs": self.n_runs,
                 "n_tasks": self.n_tasks,
                 "n_families": self.n_families,
+                "n_clusters": self.n_clusters,
                 "task_minutes": [self.minutes_range[0], self.minutes_range[1]],
                 "outcome": self.outcome,
                 "half_life": {
@@ -223,6 +228,28 @@ def _codes(labels: npt.NDArray[np.object_]) -> tuple[npt.NDArray[np.intp], int]:
     return inv.astype(np.intp), len(uniq)
 
 
+def _refuse_two_families(
+    family: npt.NDArray[np.object_],
+    task: npt.NDArray[np.intp],
+    families: npt.NDArray[np.object_],
+    task_ids: npt.NDArray[Any],
+) -> None:
+    """A task whose runs name two families has no one weight: refused, as every reader
+    of trials refuses it (a table built in Python may hold one). A run that names none
+    says nothing of its task's family."""
+    named = ~is_none(family)
+    clash = named & np.asarray(np.not_equal(family, families[task]), dtype=bool)
+    if not clash.any():
+        return
+    bad = int(task[np.flatnonzero(clash)[0]])
+    seen = sorted({repr(str(f)) for f in family[named & (task == bad)].tolist()})
+    raise InputError(
+        f"task {str(task_ids[bad])!r} appears under more than one family ({', '.join(seen)}); "
+        "the time horizon weighs each task within its family, so give all its trials one",
+        field="family",
+    )
+
+
 def _group_seed(seed: int, labels: dict[str, Any]) -> np.random.SeedSequence:
     """The bootstrap seed of one group: ``seed`` and a checksum of the group's labels,
     so a group's interval is the same whichever other groups the source holds (and in
@@ -260,30 +287,25 @@ def _fit_group(
         )
     sub = table.take(keep)
     task_id = sub.task_id.astype(str)
-    # A task without a family is its own family (a cluster of one).
-    family = np.array(
-        [f if f is not None else "\0" + t for f, t in zip(sub.family, task_id, strict=True)]
-    )
     chosen = outcome
     success, score = _outcomes(sub)
     y = score if chosen == "score" else success.astype(np.float64)
 
-    fam_code, n_fam = _codes(family.astype(object))
+    task_uniq, first_run, task_code = np.unique(task_id, return_index=True, return_inverse=True)
+    task_code = task_code.reshape(-1).astype(np.intp)
+    families = task_families(sub.family, task_code, first_run.astype(np.intp))
+    _refuse_two_families(sub.family, task_code, families, task_uniq)
+    # Each task's cluster by the one rule (`agentgauge.metrics.clusters`): its family,
+    # or a family of its own (a cluster of one) when none of its trials names one.
+    clusters, n_families = family_clusters(families)
+    if clusters is None:
+        fam_of_task = np.arange(task_uniq.size, dtype=np.intp)
+    else:  # the tasks alone numbered first, as the fit always has: the same seeded draws
+        alone = int(clusters.size - np.count_nonzero(clusters < n_families))
+        fam_of_task = np.where(clusters < n_families, clusters + alone, clusters - n_families)
+    n_fam = int(np.unique(fam_of_task).size)
+    fam_code = fam_of_task[task_code]
     # Order tasks by family and runs by task, as the bootstrap expects.
-    task_uniq, task_code = np.unique(task_id, return_inverse=True)
-    fam_of_task = np.zeros(task_uniq.size, dtype=np.intp)
-    fam_of_task[task_code] = fam_code
-    if np.any(fam_of_task[task_code] != fam_code):
-        bad = str(task_uniq[task_code[fam_of_task[task_code] != fam_code][0]])
-        # A task without a family is its own ("\0" + task id, above).
-        named = sorted(
-            {"no family" if f[:1] == "\0" else repr(str(f)) for f in family[task_id == bad]}
-        )
-        raise InputError(
-            f"task {bad!r} appears under more than one family ({', '.join(named)}); the "
-            "time horizon weighs each task within its family, so give all its trials one",
-            field="family",
-        )
     task_order = np.lexsort((np.arange(task_uniq.size), fam_of_task))
     rank = np.empty_like(task_order)
     rank[task_order] = np.arange(task_order.size)
@@ -483,7 +505,8 @@ def _fit_group(
         slope=b1,
         n_runs=int(task.size),
         n_tasks=int(task_uniq.size),
-        n_families=n_fam,
+        n_families=n_families,
+        n_clusters=n_fam,
         minutes_range=(lo_min, hi_min),
         outcome=chosen,
         half_life_minutes=t_half,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.metrics.clusters import family_clusters, task_families
 from agentgauge.metrics.outcome import task_rate_fraction, task_success_counts
 from agentgauge.stats.bootstrap import cluster_bootstrap_means
 from agentgauge.table import TrialTable, by_first_appearance
@@ -93,7 +94,7 @@ def robustness(table: TrialTable, kind: str, *, n_boot: int = 1000, seed: int = 
     over the tasks run in both ``base`` and the perturbed variants (all perturbed
     variants of the kind pooled per task). The SE is the sd of the ratio over
     ``n_boot`` paired bootstrap replicates that resample tasks — families, then
-    tasks within them, when every task has a family — applying the same draw to
+    tasks within them, each task without a family its own cluster — applying the same draw to
     both accuracies (seeded). Replicates whose base accuracy is 0 are dropped.
     With one task there is nothing to resample (every replicate is the task itself,
     an SD of 0 that is no certainty): the SE is ``None`` and ``se_reason`` says why.
@@ -172,14 +173,15 @@ def _tasks(n: int) -> str:
     return f"{n} shared task" + ("" if n == 1 else "s")
 
 
-def _clusters(table: TrialTable, tasks: list[str]) -> npt.NDArray[np.object_]:
-    # Each task's family is its first trial's: read once per distinct id, not per row.
+def _clusters(table: TrialTable, tasks: list[str]) -> npt.NDArray[np.intp]:
+    """Each of ``tasks``' cluster by the one rule every clustered figure follows
+    (`agentgauge.metrics.clusters`): its family, or the task alone when none of its
+    trials names one. Read once per distinct id, not per row."""
     uniques, codes = table.codes("task_id")
-    order, _, first = by_first_appearance(codes, len(uniques))
+    order, renumbered, first = by_first_appearance(codes, len(uniques))
+    families = task_families(table.family, renumbered, first)
     fam: dict[str, Any] = {}
-    for u, row in zip(uniques[order].tolist(), first.tolist(), strict=True):
-        fam.setdefault(str(u), table.family[row])  # 1 and "1": the earlier one's
-    labels = [fam.get(t) for t in tasks]
-    if all(f is not None for f in labels):
-        return np.array([str(f) for f in labels], dtype=object)
-    return np.array(tasks, dtype=object)
+    for u, f in zip(uniques[order].tolist(), families.tolist(), strict=True):
+        fam.setdefault(str(u), f)  # 1 and "1": the earlier one's
+    clusters, _ = family_clusters(np.array([fam.get(t) for t in tasks], dtype=object))
+    return np.arange(len(tasks), dtype=np.intp) if clusters is None else clusters

@@ -35,7 +35,18 @@ from agentgauge.facts import (
     graded_judge_cost,
 )
 from agentgauge.model_calls import FIGURES, figures_after
-from agentgauge.schema import INT64_MAX, TRIAL_FIELDS, Event, Grade, Run, Task, Trial, infra_error
+from agentgauge.schema import (
+    INT64_MAX,
+    TRIAL_FIELDS,
+    Event,
+    Grade,
+    Run,
+    Task,
+    Trial,
+    family_reason,
+    infra_error,
+    trial_cell_words,
+)
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
 from agentgauge.store.claims import CLAIM
 from agentgauge.store.faults import first_note, note_opened, noted, storage_error, store_error
@@ -83,6 +94,17 @@ __all__ = [
     "of_held_run",
     "store_errors",
 ]
+
+
+#: Where a trial row (`trial_rows`: the run id, then `TRIAL_FIELDS`) holds these fields.
+_AT = {f.name: 1 + i for i, f in enumerate(TRIAL_FIELDS)}
+
+
+def _trial_words(row: Sequence[Any]) -> str:
+    """``trial 2, agent 'a', model not recorded, variant 'base'``: a trial row, as a
+    refusal of its family names it."""
+    cell = trial_cell_words(row[_AT["agent"]], row[_AT["model"]], row[_AT["variant"]])
+    return f"trial {row[_AT['trial']]}, {cell}"
 
 
 _INSERT_GRADE = (
@@ -844,6 +866,7 @@ class Store:
 
     def _write_rows(self, rows: TrialRows) -> int:
         """Insert one trial's prepared rows (`trial_rows`); returns its primary key."""
+        self._refuse_second_family([rows])
         pk = self._insert_trial_row(rows[0])
         self._insert_rest([(pk, rows)])
         return pk
@@ -851,8 +874,47 @@ class Store:
     def _write_many(self, many: list[TrialRows]) -> int:
         """Insert many trials' prepared rows: one statement for the trial rows, one for
         all their events, grades and records. Returns how many."""
+        self._refuse_second_family(many)
         self._insert_rest(self._insert_trial_rows(many))
         return len(many)
+
+    def _refuse_second_family(self, many: Sequence[TrialRows]) -> None:
+        """Refuse, before any row is written, a trial whose task the run (or a trial
+        before it in ``many``) holds under another family: every reader of a stored run
+        refuses such a task (`agentgauge.sources.two_families`), so it is kept out here,
+        where every write of trials passes (`add_trial`, `add_trials`, the run's
+        `TrialWriter`, ``collect``). A trial that names no family says nothing of its
+        task's. One look-up per task and family named: the first stored trial of the
+        task that names a family (`trials_cell` leads with run and task)."""
+        known: dict[tuple[str, str], tuple[Any, str]] = {}
+        for rows in many:
+            row = rows[0]
+            family = row[_AT["family"]]
+            if family is None:
+                continue
+            key = (row[0], row[_AT["task_id"]])
+            first = known.get(key)
+            if first is None:
+                stored = self.conn.execute(
+                    "SELECT family, trial, agent, model, variant FROM trials"
+                    " WHERE run_id = ? AND task_id = ? AND family IS NOT NULL LIMIT 1",
+                    key,
+                ).fetchone()
+                if stored is not None:
+                    words = trial_cell_words(stored[2], stored[3], stored[4])
+                    first = (stored[0], f"stored: trial {stored[1]}, {words}")
+                else:
+                    first = (family, f"{_trial_words(row)}, in the same write")
+                known[key] = first
+            if first[0] != family:
+                raise InputError(
+                    f"run {row[0]!r}: "
+                    + family_reason(
+                        key[1], first[0], first[1], family, f" here ({_trial_words(row)})"
+                    ),
+                    file=self.path,
+                    field="family",
+                )
 
     def _insert_trial_rows(self, many: list[TrialRows]) -> list[tuple[int, TrialRows]]:
         """The trial rows in one statement, keyed by the primary keys they get: the next
