@@ -7,6 +7,8 @@ Bars to Evals", arXiv:2411.00640). Both functions take one value per task.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -24,7 +26,7 @@ def _values(values: ArrayLike) -> npt.NDArray[np.float64]:
     return v
 
 
-def _dot(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
+def _dot(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> float:
     """Σ a_i·b_i by numpy's own pairwise sum of the products, not the BLAS dot: OpenBLAS
     wakes its worker threads for each dot, which between other work costs milliseconds
     a call on a busy machine (a million trials' metrics took twice as long), and its
