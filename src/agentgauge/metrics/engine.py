@@ -233,7 +233,7 @@ def _task_clusters(table: TrialTable, first: IntpArray) -> tuple[IntpArray | Non
     is_none = np.array([u is None for u in fam_uniques.tolist()], dtype=bool)
     if is_none.all():
         return None, 0
-    rank = label_ranks("family", fam_uniques)
+    rank = table.ranks("family") if cached is not None else label_ranks("family", fam_uniques)
     task_fam = rank[task_fam]
     is_none = is_none[np.argsort(rank)]
     singleton = is_none[task_fam]
@@ -291,6 +291,26 @@ def _cell_counts(
         n_full[tasks], c_full[tasks] = n_cell[lo:hi], c_cell[lo:hi]
         out.append((tasks, n_full, c_full))
     return out
+
+
+def _table_counts(
+    table: TrialTable,
+    coding: tuple[ObjArray, IntpArray],
+    group: IntpArray,
+    task: IntpArray,
+    success: npt.NDArray[np.bool_],
+    n_tasks: int,
+) -> _Cells:
+    """`_cell_counts` of all rows as one ``group``, kept on the table (``coding``: its
+    task coding, which ``task`` was derived from; ``success``: infra errors as failures)."""
+
+    def count() -> _Cells:
+        cells = _cell_counts(group, task, success, None, 1, n_tasks)[0]
+        for a in cells:
+            a.flags.writeable = False  # shared by every query of the table
+        return cells
+
+    return table.memo("metrics.task_counts", (coding,), count)
 
 
 def _group_rows(group: IntpArray, keep: IntpArray | None, n_groups: int) -> list[IntpArray | None]:
@@ -363,29 +383,46 @@ def compute_metrics(
             "(--exclude-infra-errors drops them)"
         )
 
-    task_uniques, task_codes, task_first = _tasks(table)
+    # What depends on the table alone is derived once per table (and its task coding).
+    coding = table.codes("task_id")
+    task_uniques, task_codes, task_first = table.memo(
+        "metrics.tasks", (coding,), lambda: _tasks(table)
+    )
     n_tasks_all = len(task_uniques)
-    clusters, n_families = _task_clusters(table, task_first)
+    clusters, n_families = table.memo(
+        "metrics.task_clusters",
+        (coding, table.cached_codes("family")),
+        lambda: _task_clusters(table, task_first),
+    )
 
-    per_group = _cell_counts(group, task_codes, success, keep, n_groups, n_tasks_all)
+    if n_groups == 1:  # the usual one group: the whole table's counts, less what is dropped
+        per_group = [_table_counts(table, coding, group, task_codes, success, n_tasks_all)]
+        if keep is not None:
+            tasks, n_full, c_full = per_group[0]
+            n_full = n_full - np.bincount(task_codes[infra], minlength=n_tasks_all)
+            per_group = [(np.flatnonzero(n_full), n_full, c_full)]  # infra: no successes
+    else:
+        per_group = _cell_counts(group, task_codes, success, keep, n_groups, n_tasks_all)
     group_rows = _group_rows(group, keep, n_groups)
 
     groups: list[GroupMetrics] = []
     for g in range(n_groups):
         tasks, n_full, c_full = per_group[g]
+        every = tasks.size == n_tasks_all  # every task (ascending): the arrays as they are
         task_cl = None
         families = None
         if clusters is not None:
-            task_cl = clusters[tasks]
+            task_cl = clusters if every else clusters[tasks]
             in_family = task_cl < n_families
             if not bool(np.any(in_family)):
                 task_cl = None  # this group's tasks name no family: tasks are the clusters
             else:  # "5 families" said of 3 families and 2 tasks without one misleads
-                families = int(np.unique(task_cl[in_family]).size)
+                held = np.bincount(task_cl[in_family], minlength=n_families)
+                families = int(np.count_nonzero(held))
         outcome = outcome_metrics(
-            n_full[tasks],
-            c_full[tasks],
-            task_ids=task_uniques[tasks],
+            n_full if every else n_full[tasks],
+            c_full if every else c_full[tasks],
+            task_ids=task_uniques if every else task_uniques[tasks],
             clusters=task_cl,
             families=families,
             ks=ks,
