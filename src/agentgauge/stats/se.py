@@ -24,7 +24,7 @@ def _values(values: ArrayLike) -> npt.NDArray[np.float64]:
     return v
 
 
-def _dot(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
+def _dot(a: npt.NDArray[np.number], b: npt.NDArray[np.number]) -> float:
     """Σ a_i·b_i by numpy's own pairwise sum of the products, not the BLAS dot: OpenBLAS
     wakes its worker threads for each dot, which between other work costs milliseconds
     a call on a busy machine (a million trials' metrics took twice as long), and its
