@@ -359,3 +359,19 @@ QUERIES: list[dict[str, Any]] = [
     {"by": "agent", "exclude_infra_errors": True},
     {"k": (1, 5)},
 ]
+
+
+@pytest.mark.parametrize(
+    ("codes", "first"),
+    [
+        ([0, 0, 1, 1, 1, 2], [0, 2, 5]),  # each task's rows side by side
+        ([0, 0, 1, 1, 0, 2], [0, 2, 5]),  # a task's rows apart: as many runs as codes + 1
+        ([0, 1, 1, 0], [0, 1]),  # as many runs as codes + 1 again
+        ([1, 1, 0, 0], [2, 0]),  # side by side, not in code order
+        ([0, 1, 0, 1], [0, 1]),  # interleaved
+    ],
+)
+def test_first_rows_of_runs(codes: list[int], first: list[int]) -> None:
+    from agentgauge.metrics.engine import _first_rows
+
+    assert _first_rows(np.array(codes, dtype=np.intp), 1 + max(codes)).tolist() == first

@@ -191,6 +191,11 @@ def _validate_k(k: int | Iterable[int]) -> tuple[int, ...]:
 def _first_rows(codes: IntpArray, size: int) -> IntpArray:
     """The first row holding each code."""
     if codes.size:
+        # Each code's rows side by side (a run stores a task's trials so): where the code
+        # changes, when that is once per code and in code order.
+        steps = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        if steps.size == size and bool(np.all(codes[steps] == np.arange(size))):
+            return steps.astype(np.intp)
         # Codes numbered in order of first appearance (as `factorize` gives them): the
         # first rows are where the running maximum steps up.
         running = np.maximum.accumulate(codes)
