@@ -218,3 +218,19 @@ def test_codes_of_a_numpy_string_column() -> None:
     uniques, codes = table.codes("task_id")
     assert uniques.tolist() == ["b", "a"] and codes.tolist() == [0, 1, 0]
     assert table.text_equals("task_id", "b").tolist() == [True, False, True]
+
+
+def test_memo_is_kept_while_its_basis_is_the_same_objects() -> None:
+    table = TrialTable.from_columns(3, task_id=obj(["a", "b", "a"]), success=np.ones(3, bool))
+    calls: list[int] = []
+
+    def make() -> np.ndarray:
+        calls.append(1)
+        return np.arange(3)
+
+    coding = table.codes("task_id")
+    first = table.memo("x", (coding,), make)
+    assert table.memo("x", (coding,), make) is first and len(calls) == 1
+    # The column coded anew (a store seeding its own keys): derived again.
+    table.seed_codes("task_id", obj(["b", "a"]), np.array([1, 0, 1]))
+    assert table.memo("x", (table.codes("task_id"),), make) is not first and len(calls) == 2

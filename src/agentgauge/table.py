@@ -15,9 +15,9 @@ them against the declaration, so the two cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -113,6 +113,7 @@ def _objects(values: Iterable[Any]) -> ObjArray:
 
 
 IntpArray = npt.NDArray[np.intp]
+_T = TypeVar("_T")
 
 #: Below this many distinct labels in a sample, vectorised equality passes beat a dict pass.
 _FEW_LABELS = 8
@@ -483,6 +484,24 @@ class TrialTable:  # the attributes' kinds are checked against TRIAL_FIELDS belo
             if held is not None:
                 cache[name] = subset_codes(held, rows)
         return cache.get(name)
+
+    def memo(self, key: str, basis: tuple[object, ...], make: Callable[[], _T]) -> _T:
+        """``make()``, computed once and kept under ``key`` while ``basis`` (the codings it
+        is derived from, as `codes` returns them) holds the same objects: what every query
+        of the table derives alike (the metrics' tasks in label order, their clusters and
+        counts). Computed again when a column is coded anew (`seed_codes`). What it keeps
+        is shared by every caller, not to be changed; like `codes`, it takes the columns
+        not to change in place either."""
+        cache: dict[str, tuple[tuple[object, ...], Any]] = self.__dict__.setdefault("_memo", {})
+        held = cache.get(key)
+        if held is not None and all(
+            a is b for a, b in zip(held[0], basis, strict=True)
+        ):  # derived from these very codings
+            value: _T = held[1]
+            return value
+        value = make()
+        cache[key] = (basis, value)
+        return value
 
     def seed_codes(
         self, name: str, uniques: ObjArray, codes: IntpArray, *, check: bool = True

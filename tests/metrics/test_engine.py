@@ -315,3 +315,63 @@ def test_first_rows_any_code_order(codes: list[int]) -> None:
         arr = np.array([labels.index(c) for c in codes], dtype=np.intp)
         expected = [int(np.flatnonzero(arr == j)[0]) for j in range(len(labels))]
         assert _first_rows(arr, len(labels)).tolist() == expected
+
+
+def test_per_table_arrays_are_derived_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tasks in label order, their first rows, clusters and counts depend on the table
+    # alone: a second query of the same table reuses them, and reports alike.
+    from agentgauge.metrics import engine
+
+    rows = [
+        Trial(
+            task_id=f"t{i % 7}",
+            success=bool(i % 3),
+            family=None if i % 7 == 6 else f"f{i % 2}",
+            agent="AB"[i % 2],
+            status="error" if i == 4 else "completed",  # an infra error
+            cost_usd=0.1 * i,
+        )
+        for i in range(40)
+    ]
+    fresh = [compute_metrics(TrialTable.from_trials(rows), **kw).to_dict() for kw in QUERIES]
+    calls: list[int] = []
+    first_rows = engine._first_rows
+
+    def counted(codes: Any, size: int) -> Any:
+        calls.append(size)
+        return first_rows(codes, size)
+
+    monkeypatch.setattr(engine, "_first_rows", counted)
+    table = TrialTable.from_trials(rows)
+    assert [compute_metrics(table, **kw).to_dict() for kw in QUERIES] == fresh
+    assert len(calls) == 1
+    # Coded anew (as a store seeds its keys): derived again, and still alike.
+    uniques, codes = table.codes("task_id")
+    table.seed_codes("task_id", uniques[::-1].copy(), len(uniques) - 1 - codes)
+    assert [compute_metrics(table, **kw).to_dict() for kw in QUERIES] == fresh
+    assert len(calls) == 2
+
+
+QUERIES: list[dict[str, Any]] = [
+    {},
+    {"by": ()},
+    {"by": (), "exclude_infra_errors": True},
+    {"by": "agent", "exclude_infra_errors": True},
+    {"k": (1, 5)},
+]
+
+
+@pytest.mark.parametrize(
+    ("codes", "first"),
+    [
+        ([0, 0, 1, 1, 1, 2], [0, 2, 5]),  # each task's rows side by side
+        ([0, 0, 1, 1, 0, 2], [0, 2, 5]),  # a task's rows apart: as many runs as codes + 1
+        ([0, 1, 1, 0], [0, 1]),  # as many runs as codes + 1 again
+        ([1, 1, 0, 0], [2, 0]),  # side by side, not in code order
+        ([0, 1, 0, 1], [0, 1]),  # interleaved
+    ],
+)
+def test_first_rows_of_runs(codes: list[int], first: list[int]) -> None:
+    from agentgauge.metrics.engine import _first_rows
+
+    assert _first_rows(np.array(codes, dtype=np.intp), 1 + max(codes)).tolist() == first

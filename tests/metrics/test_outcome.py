@@ -157,3 +157,21 @@ def test_every_task_average_is_the_exact_one() -> None:
     grades = [[Grade(grader="state", passed=ok, score=float(ok))] for _, ok in rows]
     summary = grade_summary(grades, "state", task_ids=[t for t, _ in rows])
     assert summary.pass_rate == 0.5
+
+
+@given(
+    st.lists(st.tuples(st.integers(1, 12), st.integers(0, 12)), max_size=50),
+    st.sampled_from([1, 10**6]),
+)
+def test_pairs_count_each_distinct_pair_as_unique_does(
+    cells: list[tuple[int, int]], scale: int
+) -> None:
+    # Small counts go through a counting pass, large ones (scale) through np.unique.
+    from agentgauge.metrics.outcome import _pairs
+
+    n = np.array([a * scale for a, _ in cells], dtype=np.int64)
+    c = np.array([min(a, b) * scale for a, b in cells], dtype=np.int64)
+    width = int(c.max(initial=0)) + 1
+    codes, counts = np.unique(n * width + c, return_counts=True)
+    want = [(*divmod(x, width), m) for x, m in zip(codes.tolist(), counts.tolist(), strict=True)]
+    assert _pairs(n, c) == want

@@ -190,6 +190,11 @@ def _validate_k(k: int | Iterable[int]) -> tuple[int, ...]:
 def _first_rows(codes: IntpArray, size: int) -> IntpArray:
     """The first row holding each code."""
     if codes.size:
+        # Each code's rows side by side (a run stores a task's trials so): where the code
+        # changes, when that is once per code and in code order.
+        steps = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        if steps.size == size and bool(np.all(codes[steps] == np.arange(size))):
+            return steps.astype(np.intp)
         # Codes numbered in order of first appearance (as `factorize` gives them): the
         # first rows are where the running maximum steps up.
         running = np.maximum.accumulate(codes)
@@ -279,6 +284,26 @@ def _cell_counts(
     return out
 
 
+def _table_counts(
+    table: TrialTable,
+    coding: tuple[ObjArray, IntpArray],
+    group: IntpArray,
+    task: IntpArray,
+    success: npt.NDArray[np.bool_],
+    n_tasks: int,
+) -> _Cells:
+    """`_cell_counts` of all rows as one ``group``, kept on the table (``coding``: its
+    task coding, which ``task`` was derived from; ``success``: infra errors as failures)."""
+
+    def count() -> _Cells:
+        cells = _cell_counts(group, task, success, None, 1, n_tasks)[0]
+        for a in cells:
+            a.flags.writeable = False  # shared by every query of the table
+        return cells
+
+    return table.memo("metrics.task_counts", (coding,), count)
+
+
 def _group_rows(group: IntpArray, keep: IntpArray | None, n_groups: int) -> list[IntpArray | None]:
     """Row indices of each group (``None`` = all rows: no copy for the usual single group)."""
     if n_groups == 1:
@@ -349,29 +374,46 @@ def compute_metrics(
             "(--exclude-infra-errors drops them)"
         )
 
-    task_uniques, task_codes, task_first = _tasks(table)
+    # What depends on the table alone is derived once per table (and its task coding).
+    coding = table.codes("task_id")
+    task_uniques, task_codes, task_first = table.memo(
+        "metrics.tasks", (coding,), lambda: _tasks(table)
+    )
     n_tasks_all = len(task_uniques)
-    clusters, n_families = _task_clusters(table, task_codes, task_first)
+    clusters, n_families = table.memo(
+        "metrics.task_clusters",
+        (coding, table.cached_codes("family")),
+        lambda: _task_clusters(table, task_codes, task_first),
+    )
 
-    per_group = _cell_counts(group, task_codes, success, keep, n_groups, n_tasks_all)
+    if n_groups == 1:  # the usual one group: the whole table's counts, less what is dropped
+        per_group = [_table_counts(table, coding, group, task_codes, success, n_tasks_all)]
+        if keep is not None:
+            tasks, n_full, c_full = per_group[0]
+            n_full = n_full - np.bincount(task_codes[infra], minlength=n_tasks_all)
+            per_group = [(np.flatnonzero(n_full), n_full, c_full)]  # infra: no successes
+    else:
+        per_group = _cell_counts(group, task_codes, success, keep, n_groups, n_tasks_all)
     group_rows = _group_rows(group, keep, n_groups)
 
     groups: list[GroupMetrics] = []
     for g in range(n_groups):
         tasks, n_full, c_full = per_group[g]
+        every = tasks.size == n_tasks_all  # every task (ascending): the arrays as they are
         task_cl = None
         families = None
         if clusters is not None:
-            task_cl = clusters[tasks]
+            task_cl = clusters if every else clusters[tasks]
             in_family = task_cl < n_families
             if not bool(np.any(in_family)):
                 task_cl = None  # this group's tasks name no family: tasks are the clusters
             else:  # "5 families" said of 3 families and 2 tasks without one misleads
-                families = int(np.unique(task_cl[in_family]).size)
+                held = np.bincount(task_cl[in_family], minlength=n_families)
+                families = int(np.count_nonzero(held))
         outcome = outcome_metrics(
-            n_full[tasks],
-            c_full[tasks],
-            task_ids=task_uniques[tasks],
+            n_full if every else n_full[tasks],
+            c_full if every else c_full[tasks],
+            task_ids=task_uniques if every else task_uniques[tasks],
             clusters=task_cl,
             families=families,
             ks=ks,
