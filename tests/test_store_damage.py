@@ -28,8 +28,9 @@ def store(tmp_path: Path) -> Path:
     return path
 
 
-def damage_events(path: Path, table: str = "events") -> None:
-    """Overwrite the middle leaf page of the ``events`` table (or ``table``) with garbage."""
+def damage_events(path: Path, table: str = "events", *, every: bool = False) -> None:
+    """Overwrite the middle leaf page of the ``events`` table (or ``table``) with garbage;
+    with ``every``, each of its leaf pages."""
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -45,8 +46,9 @@ def damage_events(path: Path, table: str = "events") -> None:
     conn.close()
     assert pages, f"the run wrote no {table} pages"
     with path.open("r+b") as fh:
-        fh.seek((pages[len(pages) // 2] - 1) * size + 8)
-        fh.write(b"\xde\xad" * 50)
+        for page in pages if every else [pages[len(pages) // 2]]:
+            fh.seek((page - 1) * size + 8)
+            fh.write(b"\xde\xad" * 50)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +64,11 @@ def test_a_damaged_store_is_one_line_and_exit_2(
 ) -> None:
     # The report reads each trial's record, and the transcripts of the few failing trials
     # it shows only (none here: every trial passes), so its damage is in the records.
-    damage_events(store, "trial_facts" if command[0] == "report" else "events")
+    # `show --task` reads that task's transcripts only, wherever they lie: every page of
+    # the events is damaged for it, so that the task's own are.
+    damage_events(
+        store, "trial_facts" if command[0] == "report" else "events", every=command[0] == "show"
+    )
     args = [a.format(db=store, out=tmp_path / "out.file") for a in command]
     code, _, err = cli(*args)
     assert code == 2, err
