@@ -113,3 +113,13 @@ class StatusServer:
         asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+def stored_claims(db: Path) -> list[dict[str, Any]]:
+    """The run claims held in store ``db`` (its ``claim:RUN`` meta rows), as stored."""
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        rows = conn.execute("SELECT value FROM meta WHERE key LIKE 'claim:%'").fetchall()
+    finally:
+        conn.close()
+    return [json.loads(value) for (value,) in rows]

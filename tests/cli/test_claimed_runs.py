@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import stored_claims
 
 from agentgauge.harness.runner import run
 from agentgauge.store import Store
@@ -100,15 +101,6 @@ def _state(db: Path) -> tuple[Any, ...]:
         conn.close()
 
 
-def _claims(db: Path) -> list[dict[str, Any]]:
-    conn = sqlite3.connect(db, timeout=30)
-    try:
-        rows = conn.execute("SELECT value FROM meta WHERE key LIKE 'claim:%'").fetchall()
-    finally:
-        conn.close()
-    return [json.loads(value) for (value,) in rows]
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     """A run ``r`` of three trials with its tasks, and an inactive grade version 2."""
@@ -158,7 +150,7 @@ def test_runs_shows_the_session_writing_a_run(store: Path) -> None:
 
 
 def _shown(store: Path, holder: subprocess.Popen[str]) -> None:
-    [claim] = _claims(store)
+    [claim] = stored_claims(store)
     listed = _cli(store.parent, "runs", "--store", "s.db", "--json")
     assert listed.returncode == 0, listed.stderr
     [entry] = json.loads(listed.stdout)["runs"]
@@ -183,7 +175,7 @@ def _shown(store: Path, holder: subprocess.Popen[str]) -> None:
     # Killed outright: its claim is left behind, stale, and nobody is writing the run.
     holder.send_signal(signal.SIGKILL)
     holder.wait(timeout=30)
-    assert [c["pid"] for c in _claims(store)] == [holder.pid]
+    assert [c["pid"] for c in stored_claims(store)] == [holder.pid]
     listed = _cli(store.parent, "runs", "--store", "s.db", "--json")
     assert json.loads(listed.stdout)["runs"][0]["writing"] is None
     table = _cli(store.parent, "runs", "--store", "s.db")
@@ -223,7 +215,7 @@ def _refusing(store: Path, holder: subprocess.Popen[str]) -> None:
     assert graded.returncode == 0, graded.stderr
     assert json.loads(graded.stdout)["version"] == 3
     # The grade took the stale claim over and gave it up as it ended.
-    assert _claims(store) == []
+    assert stored_claims(store) == []
 
 
 def _claim_from_elsewhere(db: Path, heartbeat: float) -> None:
@@ -282,12 +274,12 @@ def test_grade_claims_the_run_while_it_regrades(store: Path) -> None:
         assert (writing["command"], writing["pid"]) == ("agentgauge grade", grading.pid)
         # Its claim is kept fresh while it grades: the store's write lock is not held
         # then, so the heartbeat lands (it could not before, and the claim went stale).
-        [first] = _claims(store)
+        [first] = stored_claims(store)
         for _ in range(6000):
-            if _claims(store)[0]["heartbeat"] != first["heartbeat"]:
+            if stored_claims(store)[0]["heartbeat"] != first["heartbeat"]:
                 break
             time.sleep(0.01)
-        assert _claims(store)[0]["heartbeat"] > first["heartbeat"]
+        assert stored_claims(store)[0]["heartbeat"] > first["heartbeat"]
 
         # A resume typed meanwhile is refused at once, naming the re-grade.
         resume = _cli(
@@ -307,6 +299,6 @@ def test_grade_claims_the_run_while_it_regrades(store: Path) -> None:
         out, err = grading.communicate(timeout=120)
     assert grading.returncode == 0, err
     assert json.loads(out)["version"] == 3
-    assert _claims(store) == []  # given up as it ended
+    assert stored_claims(store) == []  # given up as it ended
     listed = json.loads(_cli(where, "runs", "--store", "s.db", "--json").stdout)
     assert listed["runs"][0]["n_trials"] == 3 and listed["runs"][0]["writing"] is None

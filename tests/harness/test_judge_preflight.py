@@ -70,7 +70,7 @@ def yes(request: dict[str, Any]) -> Reply:
     return Reply(body=completion('{"verdict": "yes", "evidence": [], "reason": "polite"}'))
 
 
-def judged_run(tmp_path: Path, url: str, **kwargs: Any) -> Any:
+def own_run(tmp_path: Path, grader: Any, **kwargs: Any) -> Any:
     return run(
         suite(tmp_path),
         counting_agent,
@@ -78,9 +78,13 @@ def judged_run(tmp_path: Path, url: str, **kwargs: Any) -> Any:
         store=tmp_path / "s.db",
         run_id="r",
         progress=False,
-        grader=grade_with("state", judge(url)),
+        grader=grader,
         **kwargs,
     )
+
+
+def judged_run(tmp_path: Path, url: str, **kwargs: Any) -> Any:
+    return own_run(tmp_path, grade_with("state", judge(url)), **kwargs)
 
 
 def criteria(trials: list[Trial]) -> list[Grade]:
@@ -233,19 +237,6 @@ def own_grader(url: str) -> Any:
         return bool(grade.passed), float(grade.score or 0.0), [grade]
 
     return my_grader
-
-
-def own_run(tmp_path: Path, grader: Any, **kwargs: Any) -> Any:
-    return run(
-        suite(tmp_path),
-        counting_agent,
-        trials=2,
-        store=tmp_path / "s.db",
-        run_id="r",
-        progress=False,
-        grader=grader,
-        **kwargs,
-    )
 
 
 def test_a_grading_function_that_declares_its_judge_has_it_checked(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import stored_claims
 
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.errors import InputError, RunInterrupted, RunStopped
@@ -104,15 +105,6 @@ def _state(db: Path) -> tuple[Any, ...]:
         conn.close()
 
 
-def _claims(db: Path) -> list[dict[str, Any]]:
-    conn = sqlite3.connect(db, timeout=30)
-    try:
-        rows = conn.execute("SELECT value FROM meta WHERE key LIKE 'claim:%'").fetchall()
-    finally:
-        conn.close()
-    return [json.loads(value) for (value,) in rows]
-
-
 def test_a_resume_while_the_first_session_runs_is_refused_before_it_runs_anything(
     tmp_path: Path,
 ) -> None:
@@ -124,7 +116,7 @@ def test_a_resume_while_the_first_session_runs_is_refused_before_it_runs_anythin
         # second: "trial 0 of task 'add-small' ... is already stored in run 'r'".
         assert second.returncode == 2, second.stderr
         [line] = second.stderr.splitlines()
-        since = _claims(tmp_path / "s.db")[0]["since"]
+        since = stored_claims(tmp_path / "s.db")[0]["since"]
         host = socket.gethostname()
         assert line.startswith(
             f"agentgauge: error: --run-id: run 'r' is being written by another session "
@@ -142,7 +134,7 @@ def test_a_resume_while_the_first_session_runs_is_refused_before_it_runs_anythin
         out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
     assert "run r in s.db: 3 trials" in out
-    assert _claims(tmp_path / "s.db") == []  # given up as the session ended
+    assert stored_claims(tmp_path / "s.db") == []  # given up as the session ended
 
 
 def test_a_claim_left_by_a_killed_session_is_taken_over_with_a_note(tmp_path: Path) -> None:
@@ -150,7 +142,7 @@ def test_a_claim_left_by_a_killed_session_is_taken_over_with_a_note(tmp_path: Pa
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=30)
     (tmp_path / "go").touch()
-    assert [c["pid"] for c in _claims(tmp_path / "s.db")] == [first.pid]
+    assert [c["pid"] for c in stored_claims(tmp_path / "s.db")] == [first.pid]
     second = _again(tmp_path)
     assert second.returncode == 0, second.stderr
     assert "run r in s.db: 3 trials" in second.stdout
@@ -162,7 +154,7 @@ def test_a_claim_left_by_a_killed_session_is_taken_over_with_a_note(tmp_path: Pa
     assert note.endswith(
         f"; no process {first.pid} runs on this host); this session takes it over"
     ), note
-    assert _claims(tmp_path / "s.db") == []
+    assert stored_claims(tmp_path / "s.db") == []
 
 
 def test_a_resume_after_the_first_session_ended_runs(tmp_path: Path) -> None:
@@ -173,7 +165,7 @@ def test_a_resume_after_the_first_session_ended_runs(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr
     assert "run r in s.db: 6 trials" in second.stdout
     assert "claim" not in second.stderr
-    assert _claims(tmp_path / "s.db") == []
+    assert stored_claims(tmp_path / "s.db") == []
 
 
 def _claim_from_elsewhere(db: Path, heartbeat: float) -> None:
@@ -222,7 +214,7 @@ def test_a_session_on_another_host_holds_the_run_while_its_heartbeat_is_fresh(
         "other-host, since 2026-01-02T03:04:05+00:00; its last heartbeat was "
     ) in notes[0]
     assert notes[0].endswith("s ago); this session takes it over")
-    assert _claims(db) == []
+    assert stored_claims(db) == []
 
 
 class Broken(CounterEnv):
@@ -242,7 +234,7 @@ def test_a_session_stopped_by_the_breaker_or_ctrl_c_gives_the_claim_up(tmp_path:
             env_factory=lambda task, *, variant, seed: Broken(task, variant=variant, seed=seed),
             progress=False,
         )
-    assert _claims(db) == []
+    assert stored_claims(db) == []
 
     async def interrupted(session: Any) -> None:
         os.kill(os.getpid(), signal.SIGINT)
@@ -261,7 +253,7 @@ def test_a_session_stopped_by_the_breaker_or_ctrl_c_gives_the_claim_up(tmp_path:
             env_factory=lambda task, *, variant, seed: CounterEnv(task, variant=variant, seed=seed),
             progress=False,
         )
-    assert _claims(db) == []
+    assert stored_claims(db) == []
 
 
 def test_a_ray_run_claimed_elsewhere_is_refused_before_it_connects(tmp_path: Path) -> None:
@@ -301,11 +293,11 @@ def test_the_ray_driver_claims_the_run_while_its_trials_run(
         run_id="r",
         backend="ray",
         progress=False,
-        on_trial=lambda trial: seen.append(_claims(db)),  # on the driver, as each lands
+        on_trial=lambda trial: seen.append(stored_claims(db)),  # on the driver, as each lands
     )
     assert header.n_trials == 3
     assert [[c["pid"] for c in claims] for claims in seen] == [[os.getpid()]] * 3
-    assert _claims(db) == []
+    assert stored_claims(db) == []
 
 
 def test_the_claim_is_renewed_while_the_trials_run(
@@ -326,7 +318,7 @@ def test_the_claim_is_renewed_while_the_trials_run(
         run_id="r",
         concurrency=1,
         progress=False,
-        on_trial=lambda trial: beats.append(_claims(db)[0]["heartbeat"]),
+        on_trial=lambda trial: beats.append(stored_claims(db)[0]["heartbeat"]),
     )
     assert len(beats) == 3
     assert beats[0] < beats[1] < beats[2], beats
@@ -390,4 +382,4 @@ def test_a_session_whose_claim_another_took_over_launches_no_more_trials(
         "2026-12-07T00:00:00+00:00, which found this session's heartbeat older than 60 s; "
         "this session launches no more trials and leaves the run to it; "
     )
-    assert [c["token"] for c in _claims(db)] == ["theirs"]  # its claim is not released
+    assert [c["token"] for c in stored_claims(db)] == ["theirs"]  # its claim is not released
