@@ -174,6 +174,29 @@ def test_horizon_axis_spans_the_tasks_not_an_extrapolated_horizon() -> None:
     assert marks[0].error_x.array[0] == pytest.approx(256 - 16)
 
 
+def test_a_horizon_interval_bounded_below_is_drawn_to_the_plotted_end() -> None:
+    from agentgauge.report.figures import horizon_figure
+
+    # The lower end of p50's interval falls among bootstrap replicates with no successes:
+    # null, "below 4 min" (it read 0, which the bar cut at the plotted end). The bar still
+    # runs to the left end (1 min); the undefined p80 end still draws nothing.
+    group = {
+        "label": "a",
+        "intercept": 2.0,
+        "slope": -0.5,
+        "minutes_range": [2.0, 64.0],
+        "tasks": [{"task_id": "t", "minutes": 2.0, "rate": 1.0}],
+        "horizons": {"0.5": 16.0, "0.8": 4.0},
+        "ci95": {"0.5": [None, 32.0], "0.8": [None, 8.0]},
+        "ci95_status": {"0.5": ["below", "estimated"], "0.8": ["undefined", "estimated"]},
+        "ci95_bound_minutes": {"0.5": [4.0, None], "0.8": [None, None]},
+    }
+    marks = [t for t in horizon_figure([group]).data if t.error_x and t.error_x.array is not None]
+    assert [t.x[0] for t in marks] == [16.0]
+    assert marks[0].error_x.arrayminus[0] == pytest.approx(16.0 - 1.0)
+    assert marks[0].error_x.array[0] == pytest.approx(32.0 - 16.0)
+
+
 def test_horizon_marks_are_named_as_the_horizon_command_names_them() -> None:
     from agentgauge.report.figures import horizon_figure
 

@@ -248,9 +248,14 @@ def horizon_figure(groups: Sequence[Mapping[str, Any]]) -> go.Figure:
         )
         for q, ci in (g.get("ci95") or {}).items():
             point = (g.get("horizons") or {}).get(q)
-            if not (_known(point) and lo <= point <= hi and ci and _known(ci[0])):
+            # An end the data only bound (`agentgauge horizon`'s `< 2` and `> 60`: bootstrap
+            # replicates with no successes, or no failures) is null; the bar runs to the
+            # plotted end on that side, as it did when such replicates counted as 0 or ∞.
+            ends = (g.get("ci95_status") or {}).get(q) or ("estimated", "estimated")
+            low = ci[0] if ci and _known(ci[0]) else lo if ends[0] == "below" else None
+            if not (_known(point) and lo <= point <= hi and low is not None):
                 continue
-            ci = [max(lo, ci[0]), min(hi, ci[1]) if _known(ci[1]) else hi]
+            ci = [max(lo, low), min(hi, ci[1]) if _known(ci[1]) else hi]
             fig.add_trace(
                 go.Scatter(
                     x=[point],
