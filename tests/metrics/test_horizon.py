@@ -132,10 +132,12 @@ def test_fractional_scores_split_into_weighted_rows() -> None:
     assert g.outcome == "score"
     assert g.intercept == pytest.approx(LN4, abs=1e-8)
     assert g.slope == pytest.approx(-LN4, abs=1e-8)
-    # Binarised, neither run succeeded: no successes, horizon 0 with a warning.
+    # Binarised, neither run succeeded: no successes, a horizon below the shortest task
+    # (1 min; it read 0), with a warning.
     b = horizon(t, bootstrap=0, outcome="success").groups[0]
     assert b.outcome == "success"
-    assert b.horizons[0.5] == 0.0
+    assert math.isnan(b.horizons[0.5])
+    assert (b.status[0.5], b.bound_minutes[0.5]) == ("below", 1.0)
     assert any("no successes" in w for w in b.warnings)
 
 
@@ -182,7 +184,9 @@ def test_a_tie_reports_a_null_horizon_with_a_warning() -> None:
     g = agentgauge.horizon(trials, bootstrap=0).to_dict()["groups"][0]
     assert g["slope"] == 0 and g["intercept"] == 0
     assert g["p50_minutes"] is None and g["horizons"]["0.5"] is None
-    assert g["p80_minutes"] == 0.0  # σ(0) = 0.5 < 0.8: shorter than any task
+    # σ(0) = 0.5 < 0.8: shorter than any task (it read 0.0)
+    assert g["p80_minutes"] is None and g["p80_status"] == "below"
+    assert g["p80_bound_minutes"] == 1.0
     assert any("p50 is undefined" in w for w in g["warnings"])
     json.dumps(g, allow_nan=False)
 
@@ -201,15 +205,16 @@ def test_a_flat_fit_follows_the_flat_rule_not_the_sign_of_rounding(lengths: list
     g = horizon(flat_table(lengths), q=(0.5, 0.6, 0.8), bootstrap=0).groups[0]
     assert g.slope == 0.0
     assert g.intercept == pytest.approx(math.log(1.5), abs=1e-12)
-    assert g.horizons[0.5] == math.inf and g.horizons[0.8] == 0.0
-    assert math.isnan(g.horizons[0.6])
-    assert g.to_dict()["horizons"] == {"0.5": None, "0.6": None, "0.8": 0.0}
+    assert g.status == {0.5: "above", 0.6: "undefined", 0.8: "below"}
+    assert all(math.isnan(h) for h in g.horizons.values())
+    assert g.to_dict()["horizons"] == {"0.5": None, "0.6": None, "0.8": None}
+    longest = f"{max(lengths):.3g} min"
     assert [w for w in g.warnings if not w.startswith("slope b1")] == [
-        "p50 is unbounded: the slope is 0 and the predicted success (0.6) is above 0.5 at "
-        "every task length",
+        f"p50 lies above the longest task ({longest}): the slope is 0 and the predicted "
+        "success (0.6) is above 0.5 at every task length",
         "p60 is undefined: the slope is 0 and the predicted success is 0.6 at every task length",
-        "p80 is 0: the slope is 0 and the predicted success (0.6) is below 0.8 at every task "
-        "length",
+        "p80 lies below the shortest task (1 min): the slope is 0 and the predicted success "
+        "(0.6) is below 0.8 at every task length",
     ]
 
 
@@ -583,9 +588,18 @@ def test_a_replicate_of_one_length_has_no_horizon_and_is_named() -> None:
     positive = [w for w in g.warnings if w.endswith("had slope ≥ 0")]
     assert not positive or int(positive[0].split()[0]) < 0.05 * n_boot
     assert g.ci95 is not None
+    assert g.ci95_status is not None and g.ci95_bound_minutes is not None
     for q in (0.5, 0.8):
         kept = g.bootstrap_horizons[q][~np.isnan(g.bootstrap_horizons[q])]
-        assert list(g.ci95[q]) == percentile_with_inf(kept, (2.5, 97.5))
+        # The replicates with no fit (0 or ∞ in `bootstrap_horizons`) rank as those did;
+        # an end that falls among them is bounded, and only an estimated end has a value.
+        for end, status, value in zip(
+            g.ci95[q], g.ci95_status[q], percentile_with_inf(kept, (2.5, 97.5)), strict=True
+        ):
+            if status == "estimated":
+                assert end == value
+            else:
+                assert math.isnan(end) and (status, value) in (("below", 0.0), ("above", math.inf))
 
 
 def test_percentile_keeps_infinity() -> None:
@@ -642,9 +656,10 @@ def test_report_object_matches_spec_7() -> None:
 
 def test_unbounded_horizon_is_null_in_json() -> None:
     g = horizon(table([("s", None, 1.0, 1.0), ("l", None, 4.0, 1.0)]), bootstrap=0).groups[0]
-    assert g.horizons[0.5] == math.inf
+    assert math.isnan(g.horizons[0.5]) and g.status[0.5] == "above"
     d = g.to_dict()
     assert d["p50_minutes"] is None and d["horizons"]["0.5"] is None
+    assert d["status"]["0.5"] == "above" and d["bound_minutes"]["0.5"] == 4.0
     assert any("no failures" in w for w in d["warnings"])
 
 
@@ -656,9 +671,11 @@ def test_a_horizon_past_the_largest_float_is_null_and_says_so() -> None:
     t = table([("a", None, 1.0, 0.9), ("b", None, 2.0, 0.8999)])
     g = horizon(t, bootstrap=0).groups[0]
     assert g.slope == pytest.approx(-0.001110, abs=1e-6)
-    assert g.horizons[0.5] == math.inf
+    assert math.isnan(g.horizons[0.5])
     d = g.to_dict()
     assert d["p50_minutes"] is None and d["horizons"]["0.5"] is None
+    # All the data say is that it lies past the longest task (2 min).
+    assert (d["p50_status"], d["p50_bound_minutes"]) == ("above", 2.0)
     assert any(
         w.startswith("p50 passes the largest float (about 1.8e308 min)") for w in d["warnings"]
     )
@@ -709,7 +726,7 @@ def test_metr_horizons_agree_with_sklearn(shared_data: Path, metr_trials: list[A
         rs = [r for r in rows if r["alias"] == alias]
         y = np.array([r["score_binarized"] for r in rs])
         if y.min() == y.max():  # davinci-002 never succeeds: sklearn cannot fit one class
-            assert ours[alias].horizons[0.5] == 0.0
+            assert ours[alias].status[0.5] == "below"
             continue
         x = np.log2([r["human_minutes"] for r in rs])[:, None]
         w = np.array([r["invsqrt_task_weight"] for r in rs])
@@ -782,7 +799,7 @@ def test_a_group_interval_does_not_depend_on_the_other_groups() -> None:
 
 
 def test_all_failures_give_no_interval_slope_or_loss_and_a_group_without_lengths_is_named() -> None:
-    # All 16 runs of agent a fail: the horizon is 0 by convention, but the interval was
+    # All 16 runs of agent a fail: the horizon lies below 1 min (it read 0), and the interval was
     # [0, 0] (every bootstrap replicate repeats the same all-failure fit), the slope 0.0
     # and the log-loss 0.0 (a perfect fit). Agent b has no task lengths and vanished.
     rows = [
@@ -793,7 +810,9 @@ def test_all_failures_give_no_interval_slope_or_loss_and_a_group_without_lengths
     table = TrialTable.from_trials([agentgauge.Trial.model_validate(r) for r in rows])
     report = horizon(table, bootstrap=200).to_dict()
     [g] = report["groups"]
-    assert g["agent"] == "a" and g["horizons"] == {"0.5": 0.0, "0.8": 0.0}
+    assert g["agent"] == "a" and g["horizons"] == {"0.5": None, "0.8": None}
+    assert g["status"] == {"0.5": "below", "0.8": "below"}
+    assert g["bound_minutes"] == {"0.5": 1.0, "0.8": 1.0}
     assert g["ci95"] is None and g["slope"] is None
     assert g["log_loss"] == {"logistic": None, "half_life": None}
     assert "no interval: every bootstrap replicate would repeat the same fit" in g["warnings"]

@@ -28,12 +28,14 @@ if TYPE_CHECKING:
     from agentgauge.metrics.horizon import HorizonReport
 
 
-def fmt_minutes(m: float | None) -> str:
-    """Minutes with three significant digits; ∞ for unbounded, — for undefined."""
-    if m is None or math.isnan(m):
+def fmt_minutes(m: float | None, status: str = "estimated", bound: float | None = None) -> str:
+    """Minutes with three significant digits; a horizon the data only bound as
+    ``< 4`` (below the shortest task) or ``> 60`` (above the longest), never 0 or ∞;
+    — for undefined."""
+    if status in ("below", "above") and bound is not None and math.isfinite(bound):
+        return f"{'<' if status == 'below' else '>'} {bound:.3g}"
+    if status != "estimated" or m is None or math.isnan(m) or math.isinf(m):
         return "—"
-    if math.isinf(m):
-        return "∞"
     return f"{m:.3g}"
 
 
@@ -63,16 +65,25 @@ def render(report: HorizonReport) -> Table:
         row = [str(g.labels.get(k)) for k in label_keys]
         row.append(f"{g.n_runs}/{g.n_tasks}")
         for q in report.q:
-            cell = fmt_minutes(g.horizons[q])
+            cell = fmt_minutes(g.horizons[q], g.status.get(q, "estimated"), g.bound_minutes.get(q))
             if g.ci95 is not None:
                 # The interval goes on a second line so the table fits 80 columns.
-                lo, hi = g.ci95[q]
-                cell += f"\n[{fmt_minutes(lo)}, {fmt_minutes(hi)}]"
+                ends = zip(
+                    g.ci95[q],
+                    (g.ci95_status or {}).get(q, ("estimated", "estimated")),
+                    (g.ci95_bound_minutes or {}).get(q, (math.nan, math.nan)),
+                    strict=True,
+                )
+                lo, hi = (fmt_minutes(v, s, b) for v, s, b in ends)
+                cell += f"\n[{lo}, {hi}]"
             row.append(cell)
         # No successes, or no failures: no fit; one task length: no slope.
         fitted = math.isfinite(g.intercept) and g.slope_identified
         row.append(f"{g.slope:.2f}" if fitted else "—")
-        row.append(fmt_minutes(g.half_life_minutes))
+        hl_bound = {"below": g.minutes_range[0], "above": g.minutes_range[1]}
+        row.append(
+            fmt_minutes(g.half_life_minutes, g.half_life_status, hl_bound.get(g.half_life_status))
+        )
         row.append("/".join(_loss(g.log_loss[k]) for k in ("logistic", "half_life")))
         table.add_row(*(terminal_text(cell, keep="\n") for cell in row))
     return table
@@ -147,7 +158,9 @@ def horizon_cmd(
         for w in g.warnings:
             out.print(terminal_warning(f"({name}) {w}"))
     out.print(
-        "p<q>: task length at which the fitted success probability is q. T½: Ord's "
+        "p<q>: task length at which the fitted success probability is q; < X and > X: "
+        "a horizon the data only bound (below the shortest task, above the longest). "
+        "T½: Ord's "
         "constant-hazard half-life. loss: weighted log-loss of the two fits "
         "(lower fits better). See docs/horizon.md."
     )

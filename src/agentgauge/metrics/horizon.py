@@ -42,11 +42,27 @@ from agentgauge.report.formats import counted
 from agentgauge.schema import SUCCESS_TOLERANCE, Trial
 from agentgauge.table import TrialTable, group_keys
 
-__all__ = ["SCHEMA", "HorizonGroup", "HorizonReport", "horizon", "q_label"]
+__all__ = [
+    "SCHEMA",
+    "STATUSES",
+    "HorizonGroup",
+    "HorizonReport",
+    "censored_percentiles",
+    "horizon",
+    "q_label",
+]
 
 SCHEMA = "agentgauge.horizon/1"
 Outcome = Literal["auto", "score", "success"]
 FloatArray = npt.NDArray[np.float64]
+Status = Literal["estimated", "below", "above", "undefined"]
+
+#: What a horizon (or an end of its interval) is: ``estimated`` (a length from the fit),
+#: ``below`` (the data only say it lies below a task length: no successes, or a flat fit
+#: below q), ``above`` (above one: no failures, a flat fit above q, or past the largest
+#: float) or ``undefined`` (a tie, or one task length). Only an estimate has a value;
+#: the bounded ones have their ``bound_minutes`` instead.
+STATUSES: tuple[Status, ...] = ("estimated", "below", "above", "undefined")
 
 
 def _qkey(q: float) -> str:
@@ -65,6 +81,25 @@ def q_label(q: float) -> str:
 def _finite(v: float) -> float | None:
     # JSON has no infinity: unbounded or undefined values become null (warnings say why).
     return float(v) if np.isfinite(v) else None
+
+
+def _status(h: float, identified: bool) -> Status:
+    """What the fit's horizon ``h`` is: 0 (no successes, a flat fit below q, or a length
+    below the smallest float) says only that it lies below the shortest task; ∞ (no
+    failures, a flat fit above q, past the largest float) above the longest; NaN (a
+    tie) and a slope no length identifies say nothing."""
+    if not identified or np.isnan(h):
+        return "undefined"
+    if h == 0:
+        return "below"
+    if np.isinf(h):
+        return "above"
+    return "estimated"
+
+
+def _bound(status: str, minutes_range: tuple[float, float]) -> float:
+    """The task length a bounded horizon lies beyond (NaN for the others)."""
+    return {"below": minutes_range[0], "above": minutes_range[1]}.get(status, _NAN)
 
 
 @dataclass
@@ -106,27 +141,67 @@ class HorizonGroup:
     """False when every task has the same length: the data say nothing about how
     success changes with length, so the slope (0, from the penalty) and every horizon
     are not reported."""
+    status: dict[float, Status] = field(default_factory=dict)
+    """Per q, what `horizons` holds (`STATUSES`): only ``estimated`` has a value; the
+    others are NaN there."""
+    bound_minutes: dict[float, float] = field(default_factory=dict)
+    """Per q, the task length a ``below`` or ``above`` horizon lies beyond (the shortest
+    or the longest task); NaN for the others."""
+    ci95_status: dict[float, tuple[Status, Status]] | None = None
+    """Per q, the status of each end of `ci95` (an end falling among bootstrap
+    replicates that are only bounded is itself bounded); ``None`` with `ci95`."""
+    ci95_bound_minutes: dict[float, tuple[float, float]] | None = None
+    """Per q, the length each bounded end of `ci95` lies beyond (NaN for the others)."""
+    half_life_status: Status = "estimated"
+    """``below`` when T½ fits to 0 (no successes), ``above`` when unbounded (no
+    failures): then `half_life_minutes` and its horizons are no lengths."""
+
+    def _at(self, q: float) -> tuple[float | None, Status, float | None]:
+        """The horizon at q from the coefficients: value, status and bound."""
+        h = float(
+            horizon_from_coefficients(np.array([self.intercept]), np.array([self.slope]), q)[0]
+        )
+        status = _status(h, self.slope_identified)
+        value = h if status == "estimated" else None
+        return value, status, _finite(_bound(status, self.minutes_range))
 
     def to_dict(self) -> dict[str, Any]:
         """The group object of ``agentgauge.horizon/1``, with extra fields."""
-        p50, p80 = (
-            _finite(
-                horizon_from_coefficients(np.array([self.intercept]), np.array([self.slope]), q)[0]
-            )
-            if self.slope_identified
-            else None
-            for q in (0.5, 0.8)
+        (p50, p50_status, p50_bound), (p80, p80_status, p80_bound) = (
+            self._at(0.5),
+            self._at(0.8),
         )
+        hl_status = self.half_life_status
+        hl_known = hl_status == "estimated"
         out: dict[str, Any] = {"agent": self.labels.get("agent")}
         out.update({k: v for k, v in self.labels.items() if k != "agent"})
         out.update(
             {
                 "p50_minutes": p50,
+                "p50_status": p50_status,
+                "p50_bound_minutes": p50_bound,
                 "p80_minutes": p80,
+                "p80_status": p80_status,
+                "p80_bound_minutes": p80_bound,
                 "horizons": {_qkey(q): _finite(v) for q, v in self.horizons.items()},
+                # What each horizon is, and the task length a bounded one lies beyond:
+                # a value nobody measured is null with its reason, never 0 or ∞.
+                "status": {_qkey(q): self.status.get(q, "estimated") for q in self.horizons},
+                "bound_minutes": {
+                    _qkey(q): _finite(self.bound_minutes.get(q, _NAN)) for q in self.horizons
+                },
                 "ci95": None
                 if self.ci95 is None
                 else {_qkey(q): [_finite(lo), _finite(hi)] for q, (lo, hi) in self.ci95.items()},
+                "ci95_status": None
+                if self.ci95_status is None
+                else {_qkey(q): list(s) for q, s in self.ci95_status.items()},
+                "ci95_bound_minutes": None
+                if self.ci95_bound_minutes is None
+                else {
+                    _qkey(q): [_finite(lo), _finite(hi)]
+                    for q, (lo, hi) in self.ci95_bound_minutes.items()
+                },
                 # A degenerate fit (no successes, or no failures) has no slope to report,
                 # and one length cannot give one.
                 "slope": _finite(self.slope)
@@ -140,8 +215,13 @@ class HorizonGroup:
                 "task_minutes": [self.minutes_range[0], self.minutes_range[1]],
                 "outcome": self.outcome,
                 "half_life": {
-                    "t_half_minutes": _finite(self.half_life_minutes),
-                    "horizons": {_qkey(q): _finite(v) for q, v in self.half_life_horizons.items()},
+                    "t_half_minutes": _finite(self.half_life_minutes) if hl_known else None,
+                    "status": hl_status,
+                    "bound_minutes": _finite(_bound(hl_status, self.minutes_range)),
+                    "horizons": {
+                        _qkey(q): _finite(v) if hl_known else None
+                        for q, v in self.half_life_horizons.items()
+                    },
                 },
                 "log_loss": {k: _finite(v) for k, v in self.log_loss.items()},
                 "warnings": list(self.warnings),
@@ -202,6 +282,44 @@ def percentile_with_inf(values: FloatArray, pcts: Sequence[float]) -> list[float
     return out
 
 
+def censored_percentiles(
+    kind: npt.NDArray[np.integer[Any]], value: FloatArray, pcts: Sequence[float]
+) -> list[tuple[Status, float | None]]:
+    """Linear-interpolation percentiles of values some of which are only bounded.
+
+    ``kind`` per value: 0 an estimate, −1 a value known only to lie below ``value``
+    (a bootstrap replicate with no successes: below the shortest task it drew), +1
+    one known only to lie above it. The values below rank under every estimate and
+    those above over every one (as the 0 and ∞ they stood for did); among themselves
+    they rank by their bounds, which bounds each order statistic. A percentile whose
+    interpolation touches no bounded value is ``("estimated", value)``; one that
+    touches values below is ``("below", b)``, b the interpolation with each bounded
+    value at its bound (the percentile is smaller); ``("above", b)`` likewise; one
+    between a value below and a value above is ``("undefined", None)``.
+    """
+    kind = np.asarray(kind, dtype=np.int64)
+    value = np.asarray(value, dtype=np.float64)
+    order = np.lexsort((value, kind))
+    k, v = kind[order], value[order]
+    out: list[tuple[Status, float | None]] = []
+    for p in pcts:
+        if v.size == 0:
+            out.append(("undefined", None))
+            continue
+        pos = (v.size - 1) * p / 100.0
+        i, j = int(np.floor(pos)), int(np.ceil(pos))
+        frac = float(pos - i)
+        touched = {int(k[i])} if frac == 0 or i == j else {int(k[i]), int(k[j])}
+        at = float(v[i] if frac == 0 or v[i] == v[j] else v[i] + (v[j] - v[i]) * frac)
+        if touched == {0}:
+            out.append(("estimated", at))
+        elif -1 in touched and 1 in touched:
+            out.append(("undefined", None))
+        else:
+            out.append(("below" if -1 in touched else "above", at))
+    return out
+
+
 def _choose_outcome(success: npt.NDArray[np.bool_], score: FloatArray, outcome: Outcome) -> str:
     if outcome != "auto":
         return outcome
@@ -258,6 +376,11 @@ def _group_seed(seed: int, labels: dict[str, Any]) -> np.random.SeedSequence:
         sorted([k, None if v is None else str(v)] for k, v in labels.items()), ensure_ascii=False
     )
     return np.random.SeedSequence([seed, zlib.crc32(text.encode())])
+
+
+def _end(status: str, value: float | None, *keep: str) -> float:
+    """An end of an interval as a float: ``value`` when its status is one of ``keep``."""
+    return float(value) if status in keep and value is not None else _NAN
 
 
 def _fmt(m: float) -> str:
@@ -339,9 +462,15 @@ def _fit_group(
     identified = fit.degenerate[0] != 0 or length_span(x, pos, neg)[0] > 0
 
     if fit.degenerate[0] == -1:
-        warnings.append("no successes: the horizon is 0 at every q")
+        warnings.append(
+            f"no successes: every horizon lies below the shortest task ({_fmt(lo_min)}); "
+            "none is estimated"
+        )
     elif fit.degenerate[0] == 1:
-        warnings.append("no failures: the horizon is unbounded at every q")
+        warnings.append(
+            f"no failures: every horizon lies above the longest task ({_fmt(hi_min)}); "
+            "none is estimated"
+        )
     elif not identified:
         horizons = dict.fromkeys(q, _NAN)
         warnings.append(
@@ -381,12 +510,18 @@ def _fit_group(
                 )
                 continue
             if b1 == 0:
-                # Flat: the predicted success is the same at every length, above q
-                # (unbounded) or below it (0); neither is an extrapolation of a slope.
+                # Flat: the predicted success is the same at every length, above q or
+                # below it: the horizon lies beyond the longest task or short of the
+                # shortest, and the data say no more (never 0 or ∞).
                 rate = 1.0 / (1.0 + np.exp(-b0))
+                where = (
+                    f"above the longest task ({_fmt(hi_min)})"
+                    if h > 0
+                    else f"below the shortest task ({_fmt(lo_min)})"
+                )
                 side = "above" if h > 0 else "below"
                 warnings.append(
-                    f"{q_label(qq)} is {'unbounded' if h > 0 else '0'}: the slope is 0 and the "
+                    f"{q_label(qq)} lies {where}: the slope is 0 and the "
                     f"predicted success ({rate:.3g}) is {side} {_qkey(qq)} at every task length"
                 )
                 continue
@@ -396,7 +531,15 @@ def _fit_group(
                 warnings.append(
                     f"{q_label(qq)} passes the largest float (about 1.8e308 min): the "
                     f"nearly flat fit extrapolates it far above the longest task "
-                    f"({_fmt(hi_min)})"
+                    f"({_fmt(hi_min)}); it is reported as above that task"
+                )
+                continue
+            if h == 0:
+                # The mirror image: 2^(a hugely negative number) rounds to 0.
+                warnings.append(
+                    f"{q_label(qq)} falls below the smallest float: the nearly flat fit "
+                    f"extrapolates it far below the shortest task ({_fmt(lo_min)}); it is "
+                    "reported as below that task"
                 )
                 continue
             # A relative slack of 1e-9 keeps a horizon that lands on an end from
@@ -409,6 +552,8 @@ def _fit_group(
                 )
 
     ci95: dict[float, tuple[float, float]] | None = None
+    ci_status: dict[float, tuple[Status, Status]] | None = None
+    ci_bound: dict[float, tuple[float, float]] | None = None
     boot_h: dict[float, FloatArray] | None = None
     if n_boot > 0 and fit.degenerate[0] != 0:
         # Every resample of all-failing (or all-passing) runs is the same: the bootstrap
@@ -417,10 +562,14 @@ def _fit_group(
     elif n_boot > 0 and not identified:
         # Every replicate has the one length too: no replicate has a horizon either.
         ci95 = {qq: (_NAN, _NAN) for qq in q}
+        ci_status = {qq: ("undefined", "undefined") for qq in q}
+        ci_bound = {qq: (_NAN, _NAN) for qq in q}
     elif n_boot == 1:
         # The 2.5th and 97.5th percentiles of one value are that value: a "95% interval"
         # of zero width, which need not even hold the point estimate.
         ci95 = {qq: (_NAN, _NAN) for qq in q}
+        ci_status = {qq: ("undefined", "undefined") for qq in q}
+        ci_bound = {qq: (_NAN, _NAN) for qq in q}
         warnings.append(
             "no interval: one bootstrap replicate cannot make one (give more replicates, "
             "1000 by default, or 0 for none)"
@@ -440,26 +589,41 @@ def _fit_group(
             hs = horizon_from_coefficients(bfit.intercept, bfit.slope, qq)
             hs[one_length] = _NAN
             boot_h[qq] = hs
-        ci95 = {}
+        # The task lengths each replicate drew: a replicate with no successes (or a
+        # flat fit below q) says only that its horizon lies below its shortest one, one
+        # with no failures (or flat above q) that it lies above its longest.
+        held = (bpos + bneg) > 0
+        shortest = np.where(held, minutes, np.inf).min(axis=1)
+        longest = np.where(held, minutes, -np.inf).max(axis=1)
+        ci95, ci_status, ci_bound = {}, {}, {}
+        lo_s: Status
+        hi_s: Status
         for qq, hs in boot_h.items():
             # A replicate whose horizon is undefined (a tie: slope 0, σ(b0) = q, or one
             # length) has no length to rank; it is left out of the percentiles and counted.
             undefined = np.isnan(hs)
-            lo, hi = percentile_with_inf(hs[~undefined], (2.5, 97.5))
-            if lo == hi:
+            kind = np.where(hs == 0, -1, np.where(np.isinf(hs), 1, 0))[~undefined]
+            value = np.where(hs == 0, shortest, np.where(np.isinf(hs), longest, hs))
+            ends = censored_percentiles(kind, value[~undefined], (2.5, 97.5))
+            (lo_s, lo_v), (hi_s, hi_v) = ends
+            if lo_s == hi_s == "estimated" and lo_v == hi_v:
                 # Every replicate with a horizon gave the same one (or only one had a
                 # horizon): no spread to make an interval from, not certainty.
                 warnings.append(
                     f"no interval for {q_label(qq)}: every bootstrap replicate with a "
-                    f"horizon gave {_fmt(lo)}"
+                    f"horizon gave {_fmt(float(lo_v or 0.0))}"
                 )
-                lo = hi = _NAN
-            ci95[qq] = (lo, hi)
+                lo_s = hi_s = "undefined"
+            # Only an estimated end has a value; a bounded one has its bound instead.
+            ci95[qq] = (_end(lo_s, lo_v, "estimated"), _end(hi_s, hi_v, "estimated"))
+            ci_status[qq] = (lo_s, hi_s)
+            ci_bound[qq] = (_end(lo_s, lo_v, "below", "above"), _end(hi_s, hi_v, "below", "above"))
             passed = np.isinf(hs) & live & (bfit.slope != 0)
             if passed.any():
                 warnings.append(
                     f"{int(passed.sum())} of {n_boot} bootstrap replicates put {q_label(qq)} "
-                    "past the largest float (about 1.8e308 min); they count as unbounded"
+                    "past the largest float (about 1.8e308 min); they count as above the "
+                    "longest task they drew"
                 )
             tied = undefined & ~one_length
             if tied.any():
@@ -478,7 +642,8 @@ def _fit_group(
         if n_deg and fit.degenerate[0] == 0:
             warnings.append(
                 f"{n_deg} of {n_boot} bootstrap replicates drew only failures or only "
-                "successes (horizon 0 or unbounded in those)"
+                "successes (their horizons lie below the shortest or above the longest "
+                "task they drew)"
             )
         n_pos = int(np.count_nonzero((bfit.slope >= 0) & live & ~one_length))
         if n_pos and b1 < 0:
@@ -496,11 +661,21 @@ def _fit_group(
         "logistic": weighted_log_loss(p_logit, pos, neg) if p_logit is not None else _NAN,
         "half_life": weighted_log_loss(p_half, pos, neg) if p_half is not None else _NAN,
     }
+    # What each horizon is: only an estimate keeps its value; 0 and ∞ say no more than
+    # "below the shortest task" and "above the longest" (the warnings say why).
+    status = {qq: _status(h, bool(identified)) for qq, h in horizons.items()}
+    horizons = {qq: h if status[qq] == "estimated" else _NAN for qq, h in horizons.items()}
+    hl_status: Status = "below" if t_half == 0 else "above" if np.isinf(t_half) else "estimated"
     return HorizonGroup(
         labels=labels,
         q=q,
         horizons=horizons,
+        status=status,
+        bound_minutes={qq: _bound(st, (lo_min, hi_min)) for qq, st in status.items()},
         ci95=ci95,
+        ci95_status=ci_status,
+        ci95_bound_minutes=ci_bound,
+        half_life_status=hl_status,
         intercept=b0,
         slope=b1,
         n_runs=int(task.size),
