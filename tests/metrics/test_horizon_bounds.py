@@ -169,3 +169,15 @@ def test_bootstrap_replicates_with_no_failures_bound_the_upper_end() -> None:
     assert g["ci95"]["0.5"][1] is None and g["ci95"]["0.5"][0] is not None
     assert g["ci95_bound_minutes"]["0.5"] == [None, 256.0]
     assert ", > 256]" in shown(report)
+
+
+def test_a_horizon_below_the_smallest_float_is_below_the_shortest_task() -> None:
+    # The mirror of a horizon past the largest float: 0.1 at 1 min and 0.0999 at 2 min
+    # give b1 = logit(0.0999) − logit(0.1) ≈ −0.00111 per doubling and log2 p50 =
+    # −2.197/0.00111 ≈ −1979: 2^−1979 rounds to 0, which read as a horizon of 0 minutes.
+    g = horizon(table([("a", 1.0, 0.1), ("b", 2.0, 0.0999)]), bootstrap=0).to_dict()["groups"][0]
+    assert g["slope"] == pytest.approx(-0.001112, abs=1e-5)
+    assert g["p50_minutes"] is None and g["horizons"]["0.5"] is None
+    assert (g["p50_status"], g["p50_bound_minutes"]) == ("below", 1.0)
+    assert g["status"]["0.5"] == "below" and g["bound_minutes"]["0.5"] == 1.0
+    assert any(w.startswith("p50 falls below the smallest float") for w in g["warnings"])
