@@ -141,7 +141,7 @@ def span_digest(span: Span) -> str:
         span.ended,
         span.error,
         span.attributes,
-        [[e.name, e.time_ns, e.attributes] for e in span.own_events],
+        [[e.name, e.time_ns, e.attributes] for e in span.own_events] if span.events else [],
         span.resource,
     ]
     try:
@@ -481,7 +481,9 @@ def spans_from_json(doc: Any, *, file: str | Path, line: int | None = None) -> l
             ss = check.obj(raw_ss, ss_at)
             for k, raw_span in enumerate(check.items(ss, "spans", ss_at)):
                 at = f"{ss_at}.spans[{k}]"
-                out.append(_json_span(check, check.obj(raw_span, at), at, resource, place))
+                if type(raw_span) is not dict:
+                    check.obj(raw_span, at)  # fails, naming it
+                out.append(_json_span(check, raw_span, at, resource, place))
     return out
 
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +339,10 @@ def _checked(where: str) -> Iterator[None]:
         raise InputError(reason, file=where, field=field) from None
 
 
+#: A span's place in time: its start, then its end.
+_BY_TIME = attrgetter("start_ns", "end_ns")
+
+
 class _Builder:
     def __init__(
         self,
@@ -346,7 +351,7 @@ class _Builder:
         options: TraceOptions,
         prices: PriceTable | None = None,
     ) -> None:
-        self.spans = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
+        self.spans = sorted(spans, key=_BY_TIME)
         self._prices = prices
         self._priced = True
         """Whether calls with tokens and no cost are priced: not those of a trace
@@ -392,15 +397,19 @@ class _Builder:
     # ----------------------------------------------------------------- attributes
 
     def _int(self, span: Span, keys: tuple[str, ...]) -> int | None:
-        found = first(span.attributes, keys)
-        if found is None:
-            return None
-        key, value = found
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(
-                f"attribute {key!r}: expected an integer >= 0, got {value!r}", file=span.where
-            )
-        return value
+        attrs = span.attributes
+        for key in keys:  # the first of them the span has (`first`, inlined: a hot path)
+            if key in attrs:
+                value = attrs[key]
+                if type(value) is int and value >= 0:  # the usual: one test
+                    return value
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise InputError(
+                        f"attribute {key!r}: expected an integer >= 0, got {value!r}",
+                        file=span.where,
+                    )
+                return value
+        return None
 
     def _num(self, span: Span, key: str) -> float | None:
         value = span.attributes.get(key)
@@ -413,17 +422,22 @@ class _Builder:
         return float(value)
 
     def _str(self, span: Span, keys: tuple[str, ...]) -> str | None:
-        found = first(span.attributes, keys)
-        if found is None or found[1] is None:
-            return None
-        key, value = found
-        if not isinstance(value, str):
-            raise InputError(
-                f"attribute {key!r}: expected a string, got {value!r}", file=span.where
-            )
-        return value
+        attrs = span.attributes
+        for key in keys:  # the first of them the span has (`first`, inlined: a hot path)
+            if key in attrs:
+                value = attrs[key]
+                if value is None or type(value) is str:
+                    return value
+                if not isinstance(value, str):
+                    raise InputError(
+                        f"attribute {key!r}: expected a string, got {value!r}", file=span.where
+                    )
+                return value
+        return None
 
     def _cost(self, span: Span) -> float | None:
+        if not (self.d.cost_usd or self.d.cost_parts):  # GenAI spans state no price
+            return None
         found = first(span.attributes, self.d.cost_usd)
         if found is not None:
             return self._num(span, found[0])
@@ -452,7 +466,7 @@ class _Builder:
         extras: Counter[str] = Counter()
         first_chunk: list[float] = []
         seen: dict[tuple[Any, ...], int] = {}
-        has_tool_spans = any(k == "tool" for k in self.kinds.values())
+        has_tool_spans = "tool" in self.kinds.values()
 
         def add(ns: int, event: Event) -> None:
             # Its place among the events added at the same time: the order they came in.
