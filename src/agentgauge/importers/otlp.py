@@ -542,18 +542,18 @@ def _json_span(
         name = check.text(span, "name", at)
     attrs = span.get("attributes")
     return Span(
-        trace_id,
-        span_id,
-        parent_id,
-        name,
-        start,
-        max(end, start),
-        check.attributes(span, at) if attrs is not None else {},
-        events,
-        error,
-        resource,
-        f"{place}: {at}",
-        duration_known(start, end),
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=parent_id,
+        name=name,
+        start_ns=start,
+        end_ns=max(end, start),
+        attributes=check.attributes(span, at) if attrs is not None else {},
+        events=events,
+        error=error,
+        resource=resource,
+        where=f"{place}: {at}",
+        ended=duration_known(start, end),
     )
 
 
