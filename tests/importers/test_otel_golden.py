@@ -9,6 +9,7 @@ names the installed genai-prices version, written ``VERSION`` there).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
@@ -21,6 +22,11 @@ from agentgauge.store import Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPECTED = json.loads((FIXTURES / "otel" / "varied.expected.json").read_text(encoding="utf-8"))
+#: The SHA-256 of each case's trials' ``trace_span_digests`` (a list, JSON, sorted keys).
+DIGESTS = {
+    "otel": "c9dc826bc7ca414f7d5dad46f8174c0e3cdf2df11c2aca7dc293f1bc53dce962",
+    "openinference": "64bb38c6f8a83a42e3c8c12fede71a42f5e0c80fd0a14978fbd5bb806aa6e376",
+}
 CASES = {
     "otel": (FIXTURES / "otel" / "varied.jsonl", {"suite": str(FIXTURES / "otel" / "suite.yaml")}),
     "openinference": (FIXTURES / "openinference" / "openai.jsonl", {}),
@@ -51,6 +57,13 @@ def test_trials_are_those_the_importer_made_before(fmt: str) -> None:
         assert len(set(spans)) == len(spans) and isinstance(t0, int) and t0 > 0
         digests = trial["metadata"].pop("trace_span_digests")
         assert sorted(digests) == sorted(spans) and all(len(d) == 32 for d in digests.values())
+        trial["metadata"]["trace_span_digests"] = digests
+    # The digests too (stored, and what a late copy of a span is told apart by): the
+    # SHA-256 of the trials' digests as the reader wrote them before it was made faster.
+    for trials in (read, stored):
+        digests = [trial["metadata"].pop("trace_span_digests") for trial in trials]
+        text = json.dumps(digests, sort_keys=True).encode()
+        assert hashlib.sha256(text).hexdigest() == DIGESTS[fmt]
     assert len(read) == len(expected["read"]) and len(stored) == len(expected["stored"])
     for got, want in zip(read, expected["read"], strict=True):
         assert got == want

@@ -114,7 +114,8 @@ def _json_value(span: Span, key: str, value: Any) -> Any:
         # orjson: strict JSON (no NaN) and a few times faster; Python's strict reader
         # where orjson would read an integer past 64 bits as a float (a tool's argument
         # must come across as the agent sent it).
-        if has_long_integer(value):
+        # (Nineteen digits at least: shorter text holds no integer past 64 bits.)
+        if len(value) >= 19 and has_long_integer(value):
             parsed = json.loads(value, parse_constant=_no_constant)
         else:
             parsed = orjson.loads(value)

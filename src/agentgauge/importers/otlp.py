@@ -141,7 +141,7 @@ def span_digest(span: Span) -> str:
         span.ended,
         span.error,
         span.attributes,
-        [[e.name, e.time_ns, e.attributes] for e in span.own_events],
+        [[e.name, e.time_ns, e.attributes] for e in span.own_events] if span.events else [],
         span.resource,
     ]
     try:
@@ -304,20 +304,28 @@ class _Path:
         values it is inside (a ``kvlistValue``'s), so that nesting is bounded however
         it nests (`any_value`)."""
         out: dict[str, Any] = {}
-        for i, raw in enumerate(self.items(obj, list_key, where)):
+        raws = obj.get(list_key)
+        if raws is None:
+            return out
+        if type(raws) is not list:
+            raws = self.items(obj, list_key, where)  # fails, naming it
+        fast = depth < MAX_DEPTH
+        for i, raw in enumerate(raws):
             # Most attributes are one string, boolean, small integer, double or list of
             # strings: taken without the general walk, which formats an element path per
             # value. Anything else (or anything wrong) takes the walk, which says what.
             # (Not at the last level a value may be at: the walk refuses one below it.)
-            if depth < MAX_DEPTH and type(raw) is dict and type(key := raw.get("key")) is str:
+            if fast and type(raw) is dict:
+                key = raw.get("key")
                 value = raw.get("value")
-                if type(value) is dict and len(value) == 1:
+                if type(key) is str and type(value) is dict and len(value) == 1:
+                    v = value.get("stringValue")
+                    if type(v) is str:  # the usual value: one lookup
+                        out[key] = v
+                        continue
                     [(tag, v)] = value.items()
                     kind = type(v)
                     if kind is str:
-                        if tag == "stringValue":
-                            out[key] = v
-                            continue
                         # At most 18 ASCII digits: within 64 bits, and read as int() reads it.
                         if tag == "intValue" and len(v) <= 18 and v.isdigit() and v.isascii():
                             out[key] = int(v)
@@ -473,31 +481,40 @@ def spans_from_json(doc: Any, *, file: str | Path, line: int | None = None) -> l
             ss = check.obj(raw_ss, ss_at)
             for k, raw_span in enumerate(check.items(ss, "spans", ss_at)):
                 at = f"{ss_at}.spans[{k}]"
-                out.append(_json_span(check, check.obj(raw_span, at), at, resource, place))
+                if type(raw_span) is not dict:
+                    check.obj(raw_span, at)  # fails, naming it
+                out.append(_json_span(check, raw_span, at, resource, place))
     return out
 
 
 def _json_span(
     check: _Path, span: dict[str, Any], at: str, resource: dict[str, Any], place: str
 ) -> Span:
-    trace_id = check.hex_id(span, "traceId", at, 16)
-    span_id = check.hex_id(span, "spanId", at, 8)
+    # The usual span, written as the encoding says, is read with a few type checks per
+    # field (`_hex`, `_nanos`); anything else takes the `_Path` checks, which say what
+    # is wrong and where.
+    trace_id = _hex(span.get("traceId"), 32) or check.hex_id(span, "traceId", at, 16)
+    span_id = _hex(span.get("spanId"), 16) or check.hex_id(span, "spanId", at, 8)
     if trace_id is None or span_id is None:
         check.fail(f"{at}.{'traceId' if trace_id is None else 'spanId'}", "required id is missing")
     events = []
-    for e, raw_ev in enumerate(check.items(span, "events", at)):
-        ev_at = f"{at}.events[{e}]"
-        ev = check.obj(raw_ev, ev_at)
-        events.append(
-            SpanEvent(
-                name=check.text(ev, "name", ev_at),
-                time_ns=check.uint64(ev, "timeUnixNano", ev_at),
-                attributes=check.attributes(ev, ev_at),
+    raw_events = span.get("events")
+    if raw_events:
+        for e, raw_ev in enumerate(check.items(span, "events", at)):
+            ev_at = f"{at}.events[{e}]"
+            ev = check.obj(raw_ev, ev_at)
+            events.append(
+                SpanEvent(
+                    name=check.text(ev, "name", ev_at),
+                    time_ns=check.uint64(ev, "timeUnixNano", ev_at),
+                    attributes=check.attributes(ev, ev_at),
+                )
             )
-        )
+    elif raw_events is not None and type(raw_events) is not list:
+        check.items(span, "events", at)  # fails, naming it
     error = None
     raw_status = span.get("status")
-    if raw_status is not None:
+    if raw_status:  # an empty object is status UNSET
         status = check.obj(raw_status, f"{at}.status")
         code = status.get("code", 0)
         code = _STATUS_NAMES.get(code, code) if isinstance(code, str) else code
@@ -505,24 +522,61 @@ def _json_span(
             check.fail(f"{at}.status.code", f"expected a status code, got {_shown(code)}")
         if code == _STATUS_ERROR:
             error = check.text(status, "message", f"{at}.status") or "error"
-    start = check.uint64(span, "startTimeUnixNano", at)
-    end = check.uint64(span, "endTimeUnixNano", at)
-    ended = duration_known(start, end)
+    elif raw_status is not None and type(raw_status) is not dict:
+        check.obj(raw_status, f"{at}.status")  # fails, naming it
+    start = _nanos(span.get("startTimeUnixNano"))
+    if start is None:
+        start = check.uint64(span, "startTimeUnixNano", at)
+    end = _nanos(span.get("endTimeUnixNano"))
+    if end is None:
+        end = check.uint64(span, "endTimeUnixNano", at)
+    # (Each field checked in the order the spans were always checked in, so that a
+    # span with several faults is refused for the same one.)
+    parent = span.get("parentSpanId")
+    parent_id = _hex(parent, 16)
+    if parent_id is None and parent is not None:
+        # Empty, or all zeros: no parent (an SDK that writes the field for a root span).
+        parent_id = check.hex_id(span, "parentSpanId", at, 8, zeros="absent")
+    name = span.get("name", "")
+    if type(name) is not str:
+        name = check.text(span, "name", at)
+    attrs = span.get("attributes")
     return Span(
         trace_id=trace_id,
         span_id=span_id,
-        # All zeros: no parent (an SDK that writes the field for a root span).
-        parent_id=check.hex_id(span, "parentSpanId", at, 8, zeros="absent"),
-        name=check.text(span, "name", at),
+        parent_id=parent_id,
+        name=name,
         start_ns=start,
         end_ns=max(end, start),
-        attributes=check.attributes(span, at),
+        attributes=check.attributes(span, at) if attrs is not None else {},
         events=events,
         error=error,
         resource=resource,
         where=f"{place}: {at}",
-        ended=ended,
+        ended=duration_known(start, end),
     )
+
+
+#: The characters of a hex id (`_hex`).
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _hex(value: Any, digits: int) -> str | None:
+    """``value`` as a lowercase hex id when it is ``digits`` hex digits and not all
+    zeros, else ``None`` (which `_Path.hex_id` then reads, or refuses, saying why)."""
+    if type(value) is str and len(value) == digits and not value.strip(_HEX):
+        hexed = value.lower()
+        if hexed.strip("0"):
+            return hexed
+    return None
+
+
+def _nanos(value: Any) -> int | None:
+    """A time in nanoseconds written as the encoding writes it (a decimal string of at
+    most 19 ASCII digits, within 64 bits), else ``None`` (`_Path.uint64` reads it)."""
+    if type(value) is str and len(value) <= 19 and value.isdigit() and value.isascii():
+        return int(value)
+    return None
 
 
 def read_otlp_json_file(path: Path) -> list[Span]:
