@@ -27,6 +27,10 @@ Long strings are stored once as attachments and referenced as
 (monolith) or an index into the attachments sequence (chunked). `Sample.resolve`
 turns a reference back into its text.
 
+Inspect writes with pydantic's ``to_json``, which puts a float NaN (an unscored
+sample's value, a metric of no scores) as the bare ``NaN``: it is read as ``null``
+(`agentgauge.textio.loads_json`'s ``nan_is_null``), and ``Infinity`` refused.
+
 Every member is checked as it is read: a bad archive, a missing member, a
 member past `MAX_MEMBER_BYTES`, invalid UTF-8 or JSON is one `InputError`
 naming the file and the member.
@@ -147,7 +151,7 @@ def open_log(path: Path) -> Iterator[InspectLog]:
 
 
 def _read_json(path: Path) -> InspectLog:
-    data = loads_json(read_text(path), file=path, line=None)
+    data = loads_json(read_text(path), file=path, line=None, nan_is_null=True)
     shape = Shape(path)
     if not isinstance(data, dict):
         shape.fail("", f"expected an Inspect log (a JSON object), got {kind(data)}")
@@ -245,7 +249,7 @@ class _Members:
     def json(self, name: str) -> Any:
         # The bytes go once decoded: one copy of the member besides what it parses to.
         text = decode_utf8(self.read(name), file=self.label(name))
-        return loads_json(text, file=self.label(name), line=None)
+        return loads_json(text, file=self.label(name), line=None, nan_is_null=True)
 
     def check_declared(self, names: list[str]) -> None:
         """Refuse up front a log whose members to read (``names``, and the chunks and
