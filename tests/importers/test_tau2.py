@@ -345,6 +345,36 @@ def test_directory_errors_name_the_simulation_file(tmp_path: Path) -> None:
     assert info.value.reason == "expected an ISO 8601 time, got 'yesterday'"
 
 
+def test_results_json_without_its_simulations_folder_says_so(tmp_path: Path) -> None:
+    """results.json copied without simulations/ (the index lists 8) said "no trials
+    found", as if the run were empty."""
+    run = _copy_dir(tmp_path)
+    shutil.rmtree(run / "simulations")
+    for path in (run, run / "results.json"):
+        with pytest.raises(InputError) as info:
+            read_import("tau2", path)
+        assert (info.value.file, info.value.field) == (
+            str(run / "results.json"),
+            "simulation_index",
+        )
+        assert info.value.reason == (
+            f"lists 8 simulations, but there is no simulations/ folder beside it (in {run}); "
+            "copy the folder with results.json"
+        )
+
+
+def test_one_simulation_file_is_named_as_such_not_an_empty_run(tmp_path: Path) -> None:
+    """One of simulations/*.json given as PATH said "no trials found"."""
+    sim = _copy_dir(tmp_path) / "simulations" / "sim-0-0.json"
+    with pytest.raises(InputError) as info:
+        read_import("tau2", sim)
+    assert info.value.file == str(sim)
+    assert info.value.reason == (
+        "is one tau2 simulation, not a run's results: give the run's directory (the "
+        "folder holding results.json and simulations/) or its results.json"
+    )
+
+
 def test_directory_without_results_json_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"holds results\.json"):
         read_import("tau2", tmp_path)

@@ -176,6 +176,13 @@ def read(path: Path, *, prices: str | None = None) -> ImportedRun:
     data = check.obj(loads_json(read_text(meta_path), file=meta_path, line=None), "")
     if not data:
         raise InputError("expected a tau2 Results object (timestamp, info, tasks, ...)", file=path)
+    if "simulations" not in data and "termination_reason" in data and "task_id" in data:
+        # One of simulations/*.json: read as a Results file, it held no trials.
+        raise InputError(
+            "is one tau2 simulation, not a run's results: give the run's directory (the "
+            "folder holding results.json and simulations/) or its results.json",
+            file=meta_path,
+        )
     header = _header(check.obj(data.get("info"), "info"), check)
     placed = [
         (Element(check_at.path, where), _trial(raw, header, table, check_at, where))
@@ -220,6 +227,15 @@ def _simulations(
     """``(checker for its file, element path, simulation)`` for every simulation."""
     inline = check.items(data.get("simulations"), "simulations")
     if sims_dir is None or not sims_dir.is_dir():
+        index = check.items(data.get("simulation_index"), "simulation_index")
+        if index and not inline:
+            # results.json copied without its folder: "no trials found" said the run
+            # was empty.
+            check.fail(
+                "simulation_index",
+                f"lists {len(index)} simulations, but there is no {SIMULATIONS_DIR}/ folder "
+                f"beside it (in {meta_path.parent}); copy the folder with results.json",
+            )
         return [
             (check, f"simulations[{i}]", check.obj(raw, f"simulations[{i}]"))
             for i, raw in enumerate(inline)
