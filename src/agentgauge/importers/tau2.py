@@ -227,13 +227,13 @@ def _simulations(
     """``(checker for its file, element path, simulation)`` for every simulation."""
     inline = check.items(data.get("simulations"), "simulations")
     if sims_dir is None or not sims_dir.is_dir():
-        index = check.items(data.get("simulation_index"), "simulation_index")
-        if index and not inline:
+        listed = check.items(data.get("simulation_index"), "simulation_index")
+        if listed and not inline:
             # results.json copied without its folder: "no trials found" said the run
             # was empty.
             check.fail(
                 "simulation_index",
-                f"lists {len(index)} simulations, but there is no {SIMULATIONS_DIR}/ folder "
+                f"lists {len(listed)} simulations, but there is no {SIMULATIONS_DIR}/ folder "
                 f"beside it (in {meta_path.parent}); copy the folder with results.json",
             )
         return [
