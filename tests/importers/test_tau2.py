@@ -375,6 +375,26 @@ def test_one_simulation_file_is_named_as_such_not_an_empty_run(tmp_path: Path) -
     )
 
 
+def test_the_directory_and_its_results_json_are_one_source(tmp_path: Path, cli: Cli) -> None:
+    """PATH as the directory or as its results.json reads the same simulations, but the
+    run's name and SHA-256 came from results.json alone: the same run imported both
+    ways was stored twice without a word, and a changed simulation file left the
+    recorded hash as it was."""
+    run = _copy_dir(tmp_path)
+    db = tmp_path / "s.db"
+    assert cli("import", "tau2", str(run), "--store", str(db))[0] == 0
+    code, _, err = cli("import", "tau2", str(run / "results.json"), "--store", str(db))
+    assert code == 2, err
+    assert f"--run-id: {run} was already imported as run 'run-" in err
+    with Store(db) as store:
+        [first] = store.list_runs()
+    assert first.source == f"import:tau2:{run.resolve()}"
+    sim = run / "simulations" / "sim-0-0.json"
+    sim.write_text(sim.read_text().replace('"duration": 6.0', '"duration": 7.0'))
+    again = import_file("tau2", run / "results.json", tmp_path / "t.db")
+    assert again.source_sha256 != first.source_sha256  # the simulations are hashed too
+
+
 def test_directory_without_results_json_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"holds results\.json"):
         read_import("tau2", tmp_path)

@@ -195,6 +195,8 @@ def read(path: Path, *, prices: str | None = None) -> ImportedRun:
     ]
     suite = f"tau2:{header.domain}" if header.domain else f"tau2:{path.stem}"
     return ImportedRun(
+        # The directory form read is the directory, whichever of it PATH named.
+        source=meta_path.parent if sims_dir is not None and sims_dir.is_dir() else None,
         trials=trials,
         agent=header.agent,
         model=header.model,
