@@ -334,6 +334,25 @@ def test_a_file_that_is_not_a_zip_or_json_is_one_error(tmp_path: Path) -> None:
         read_import("inspect", path)
 
 
+@pytest.mark.parametrize("name", ["tiny.eval", "tiny.json.gz"])
+def test_a_compressed_log_says_how_to_decompress_it(tmp_path: Path, name: str) -> None:
+    """A gzip file named .eval was told "an Inspect log: agentgauge import inspect reads
+    it" by ``agentgauge import inspect`` itself."""
+    import gzip
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(JSON_LOG.read_bytes()))
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    out = "tiny.json" if name.endswith(".gz") else "log.json"
+    assert info.value.reason == (
+        "the file is gzip-compressed, but an Inspect log is a ZIP archive (.eval) or JSON "
+        f"text (.json): decompress it (gzip -dc {path} > {out}) and import what it holds"
+    )
+    subprocess.run(f"gzip -dc {path} > {out}", shell=True, cwd=tmp_path, check=True)
+    assert len(read_import("inspect", tmp_path / out).trials) == 12
+
+
 def test_a_damaged_zstd_member_is_one_error(tmp_path: Path) -> None:
     raw = bytearray(EVAL.read_bytes())
     with zipfile.ZipFile(EVAL) as archive:

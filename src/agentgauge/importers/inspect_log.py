@@ -47,6 +47,7 @@ makes of each holds one raw sample at a time.
 from __future__ import annotations
 
 import re
+import shlex
 import struct
 import zipfile
 import zlib
@@ -58,7 +59,7 @@ from typing import Any
 
 from agentgauge.errors import InputError
 from agentgauge.importers.shape import Shape, kind
-from agentgauge.textio import decode_utf8, loads_json, open_regular, read_text
+from agentgauge.textio import compressed_as, decode_utf8, loads_json, open_regular, read_text
 
 __all__ = [
     "INFLATION_FLOOR_BYTES",
@@ -137,14 +138,29 @@ def open_log(path: Path) -> Iterator[InspectLog]:
     """Open an Inspect ``.eval`` or ``.json`` log, checking every member as it is read."""
     with open_regular(path) as fh:
         try:
-            magic = fh.read(4)
+            magic = fh.read(8)
         except OSError as exc:
             raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
     if magic.startswith(b"PK"):
         with _open_eval(path) as log:
             yield log
-    else:
-        yield _read_json(path)
+        return
+    packed = compressed_as(magic)
+    if packed is not None:
+        # Read as text, it was told "an Inspect log: agentgauge import inspect reads it".
+        name = packed[0]
+        tool = name.split("-")[0]  # gzip, zstd, bzip2, xz: each decompresses with -dc
+        out = path.stem if path.suffix in _COMPRESSED_SUFFIXES else "log.json"
+        raise InputError(
+            f"the file is {name}, but an Inspect log is a ZIP archive (.eval) or JSON text "
+            f"(.json): decompress it ({tool} -dc {shlex.quote(str(path))} > "
+            f"{shlex.quote(out)}) and import what it holds",
+            file=path,
+        )
+    yield _read_json(path)
+
+
+_COMPRESSED_SUFFIXES = frozenset({".gz", ".zst", ".bz2", ".xz"})
 
 
 # --------------------------------------------------------------------------- .json
