@@ -471,3 +471,41 @@ def test_a_message_stamped_before_the_start_has_no_time_not_zero(tmp_path: Path)
     messages = [e for e in trial.events if e.type == "message"]
     assert [m.t for m in messages[:2]] == [0.0, None]
     assert all(m.t is not None and m.t > 0 for m in messages[2:])
+
+
+def test_the_orchestrators_greeting_is_no_model_call(tmp_path: Path) -> None:
+    """tau2 opens every conversation with its orchestrator's canned
+    ``DEFAULT_FIRST_AGENT_MESSAGE`` (``orchestrator.py``: "Hi! How can I help you
+    today?", cost 0.0, no usage): no model produced it. Read as a model call with no
+    token counts, it made every real simulation's tokens unknown and added one to its
+    model calls."""
+
+    def greet(data: Any) -> None:
+        for sim in data["simulations"]:
+            if sim["messages"]:
+                greeting = {
+                    "role": "assistant",
+                    "content": "Hi! How can I help you today?",
+                    "tool_calls": None,
+                    "cost": 0.0,
+                    "usage": None,
+                    "raw_data": None,
+                    "generation_time_seconds": None,
+                    "timestamp": sim["start_time"],
+                }
+                sim["messages"].insert(0, greeting)
+
+    plain = by_sim(read_import("tau2", MONOLITH).trials)
+    greeted = by_sim(read_import("tau2", _mutated(tmp_path, greet)).trials)
+    for sim_id, trial in greeted.items():
+        before = plain[sim_id]
+        assert (trial.input_tokens, trial.output_tokens, trial.model_calls, trial.cost_usd) == (
+            before.input_tokens,
+            before.output_tokens,
+            before.model_calls,
+            before.cost_usd,
+        ), sim_id
+        if before.events:
+            assert trial.events[0].type == "message"
+            assert trial.events[0].content == "Hi! How can I help you today?"
+    assert any(t.input_tokens for t in greeted.values())

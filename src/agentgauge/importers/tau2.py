@@ -431,7 +431,7 @@ def _events(
             continue
         content = check.text(msg.get("content"), f"{at}.content")
         tool_calls = check.items(msg.get("tool_calls"), f"{at}.tool_calls")
-        if role == "assistant":
+        if role == "assistant" and not (j == 0 and _greeting(msg, tool_calls)):
             call, was_priced = _model_call(msg, header, prices, check, at, t, when)
             repriced = repriced or was_priced
             events.append(call)
@@ -441,6 +441,20 @@ def _events(
             sub = f"{at}.tool_calls[{k}]"
             events.extend(_tool_call(check.obj(raw_call, sub), role, check, sub, t))
     return events, repriced
+
+
+def _greeting(msg: dict[str, Any], tool_calls: list[Any]) -> bool:
+    """Whether the conversation's first message is tau2's canned opening, its
+    orchestrator's ``DEFAULT_FIRST_AGENT_MESSAGE`` ("Hi! How can I help you today?",
+    cost 0, no usage, no generation time): no model produced it. As a model call it
+    had no token counts, which made the trial's tokens unknown, and it added one to
+    the trial's model calls."""
+    return (
+        not tool_calls
+        and msg.get("usage") is None
+        and msg.get("generation_time_seconds") is None
+        and msg.get("cost") in (None, 0)
+    )
 
 
 def _model_call(
