@@ -155,6 +155,14 @@ def test_export_into_a_missing_folder_or_a_file_as_folder_is_one_line(cli: Cli, 
         one_line(code, err, f"{dest}: --jsonl: cannot write here")
 
 
+def test_export_into_a_missing_folder_names_the_folder(cli: Cli, work: Path) -> None:
+    """It said "No such file or directory", as if the export were to be read."""
+    dest = work / "missing" / "deeper" / "x.otlp.json"
+    code, _, err = cli("export", str(work / "m.db"), "--otel", str(dest))
+    one_line(code, err, f"no folder {dest.parent}: make it first (mkdir -p {dest.parent})")
+    assert not (work / "missing").exists()
+
+
 def test_export_onto_a_socket_is_refused(cli: Cli, work: Path) -> None:
     path = work / "s.sock"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
