@@ -159,7 +159,7 @@ def read_text(path: str | Path) -> str:
     return decode_utf8(read_bytes(path), file=Path(path))
 
 
-def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
+def loads_json(text: str, *, file: str | Path, line: int | None, nan_is_null: bool = False) -> Any:
     """Parse strict JSON: no ``NaN``/``Infinity``, no key twice in one object,
     nesting only as deep as Python's parser can go. A literal past a float's range
     (``1e400``) parses as infinity, which the typed fields refuse
@@ -172,11 +172,21 @@ def loads_json(text: str, *, file: str | Path, line: int | None) -> Any:
 
     With ``line`` (one line of a JSONL file), the line's ending is not part of the
     text: with it, a truncated line's error was placed on the next line and reported
-    as "column 1" of this one."""
+    as "column 1" of this one.
+
+    ``nan_is_null`` reads the files of a writer that puts ``NaN`` for a number it does
+    not have (pydantic's ``to_json``, with which Inspect AI writes its logs: an
+    unscored sample's score, the mean of no scores): ``NaN`` is read as ``null``, no
+    value. ``Infinity`` is still refused: it is a value, not its absence, and one in
+    free-form metadata would reach the store's JSON, which cannot hold it."""
     if line is not None:
         text = text.rstrip("\r\n")
     try:
-        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        value = json.loads(
+            text,
+            parse_constant=_nan_as_null if nan_is_null else _reject_constant,
+            object_pairs_hook=_unique_keys,
+        )
     except _RepeatedKey as exc:
         # The hook sees one object at a time, not where it sits: the key is named, not
         # given as a field path it might not be.
@@ -273,6 +283,11 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _RepeatedKey(key)
             seen.add(key)
     return obj
+
+
+def _nan_as_null(name: str) -> None:
+    if name != "NaN":
+        _reject_constant(name)
 
 
 def _reject_constant(name: str) -> Any:

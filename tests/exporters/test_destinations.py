@@ -155,6 +155,14 @@ def test_export_into_a_missing_folder_or_a_file_as_folder_is_one_line(cli: Cli, 
         one_line(code, err, f"{dest}: --jsonl: cannot write here")
 
 
+def test_export_into_a_missing_folder_names_the_folder(cli: Cli, work: Path) -> None:
+    """It said "No such file or directory", as if the export were to be read."""
+    dest = work / "missing" / "deeper" / "x.otlp.json"
+    code, _, err = cli("export", str(work / "m.db"), "--otel", str(dest))
+    one_line(code, err, f"no folder {dest.parent}: make it first (mkdir -p {dest.parent})")
+    assert not (work / "missing").exists()
+
+
 def test_export_onto_a_socket_is_refused(cli: Cli, work: Path) -> None:
     path = work / "s.sock"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -238,6 +246,36 @@ def test_export_to_dev_stdout_is_the_output(work: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(line)["task_id"] for line in proc.stdout.splitlines()] == ["t1", "t2"]
     assert "exported 2 trials" in proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "otel"])
+def test_export_to_a_dash_is_standard_output_not_a_file_named_dash(work: Path, fmt: str) -> None:
+    """``--jsonl -`` wrote a file named ``-`` in the current folder and printed the
+    ``exported ...`` line on stdout, so ``... --jsonl - | jq`` read no trial."""
+    if not Path("/dev/stdout").exists():
+        pytest.skip("no /dev/stdout")
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "export", "m.db", f"--{fmt}", "-"],
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (work / "-").exists()
+    if fmt == "jsonl":
+        assert [json.loads(line)["task_id"] for line in proc.stdout.splitlines()] == ["t1", "t2"]
+    else:
+        assert "resourceSpans" in json.loads(proc.stdout)
+    assert "exported 2 trials of m.db:m to standard output" in proc.stderr
+
+
+def test_a_parquet_export_to_a_dash_is_one_line(
+    cli: Cli, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(work)
+    code, _, err = cli("export", "m.db", "--parquet", "-")
+    one_line(code, err, "-: --parquet: standard output cannot hold a directory")
+    assert not (work / "-").exists()
 
 
 # --------------------------------------------------------------------------- report

@@ -334,6 +334,25 @@ def test_a_file_that_is_not_a_zip_or_json_is_one_error(tmp_path: Path) -> None:
         read_import("inspect", path)
 
 
+@pytest.mark.parametrize("name", ["tiny.eval", "tiny.json.gz"])
+def test_a_compressed_log_says_how_to_decompress_it(tmp_path: Path, name: str) -> None:
+    """A gzip file named .eval was told "an Inspect log: agentgauge import inspect reads
+    it" by ``agentgauge import inspect`` itself."""
+    import gzip
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(JSON_LOG.read_bytes()))
+    with pytest.raises(InputError) as info:
+        read_import("inspect", path)
+    out = "tiny.json" if name.endswith(".gz") else "log.json"
+    assert info.value.reason == (
+        "the file is gzip-compressed, but an Inspect log is a ZIP archive (.eval) or JSON "
+        f"text (.json): decompress it (gzip -dc {path} > {out}) and import what it holds"
+    )
+    subprocess.run(f"gzip -dc {path} > {out}", shell=True, cwd=tmp_path, check=True)
+    assert len(read_import("inspect", tmp_path / out).trials) == 12
+
+
 def test_a_damaged_zstd_member_is_one_error(tmp_path: Path) -> None:
     raw = bytearray(EVAL.read_bytes())
     with zipfile.ZipFile(EVAL) as archive:
@@ -713,3 +732,48 @@ def test_the_total_counts_the_members_read_not_those_left_alone(
         read_import("inspect", path)
     assert "/messages/" in str(info.value.file) or "/events/" in str(info.value.file)
     assert "its members declare more" in info.value.reason
+
+
+# --------------------------------------------------------------------------- NaN
+
+
+@pytest.mark.parametrize("container", ["json", "eval"])
+def test_nan_as_inspect_writes_it_is_no_value_not_a_refused_log(
+    tmp_path: Path, container: str
+) -> None:
+    """Inspect writes its logs with pydantic's ``to_json``, which puts a float NaN as
+    the bare ``NaN`` (Inspect's own tests read a log holding one: tests/log/
+    test_eval_log/log_with_nan.txt): an unscored sample's value, a metric of no
+    scores. The whole log was refused ("NaN is not allowed"); NaN is no value."""
+    data = _json_log()
+    data["results"]["scores"][0]["metrics"]["stderr"]["value"] = float("nan")
+    data["samples"][0]["scores"]["match"]["value"] = float("nan")  # unscored
+    data["samples"][1]["scores"]["brevity"]["value"] = float("nan")
+    if container == "json":
+        path = tmp_path / "nan.json"
+        path.write_text(json.dumps(data))  # NaN as the bare token, as Inspect writes it
+        assert '"value": NaN' in path.read_text()
+    else:
+        header = {k: v for k, v in data.items() if k != "samples"}
+        members: dict[str, Any] = {"header.json": header}
+        for sample in data["samples"]:
+            members[f"samples/{sample['id']}_epoch_{sample['epoch']}.json"] = sample
+        path = _write_eval(tmp_path / "nan.eval", members)
+    run = read_import("inspect", path)
+    first = run.trials[0]
+    assert first.is_infra_error and first.error == "not scored by 'match'"
+    brevity = next(g for g in run.trials[1].grades if g.grader == "brevity")
+    assert (brevity.score, brevity.passed, brevity.evidence["value"]) == (None, None, None)
+    assert run.config["inspect"]["results"][0]["metrics"]["stderr"] is None
+    # Through the store too: the run is written whole.
+    import_file("inspect", path, tmp_path / "s.db", "nan")
+
+
+def test_infinity_in_an_inspect_log_is_still_refused(tmp_path: Path) -> None:
+    """Infinity is a value, not the absence of one: refused in one line, not read as null."""
+    data = _json_log()
+    data["samples"][0]["total_time"] = float("inf")
+    path = tmp_path / "inf.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="Infinity is not allowed"):
+        read_import("inspect", path)

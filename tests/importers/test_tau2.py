@@ -345,6 +345,56 @@ def test_directory_errors_name_the_simulation_file(tmp_path: Path) -> None:
     assert info.value.reason == "expected an ISO 8601 time, got 'yesterday'"
 
 
+def test_results_json_without_its_simulations_folder_says_so(tmp_path: Path) -> None:
+    """results.json copied without simulations/ (the index lists 8) said "no trials
+    found", as if the run were empty."""
+    run = _copy_dir(tmp_path)
+    shutil.rmtree(run / "simulations")
+    for path in (run, run / "results.json"):
+        with pytest.raises(InputError) as info:
+            read_import("tau2", path)
+        assert (info.value.file, info.value.field) == (
+            str(run / "results.json"),
+            "simulation_index",
+        )
+        assert info.value.reason == (
+            f"lists 8 simulations, but there is no simulations/ folder beside it (in {run}); "
+            "copy the folder with results.json"
+        )
+
+
+def test_one_simulation_file_is_named_as_such_not_an_empty_run(tmp_path: Path) -> None:
+    """One of simulations/*.json given as PATH said "no trials found"."""
+    sim = _copy_dir(tmp_path) / "simulations" / "sim-0-0.json"
+    with pytest.raises(InputError) as info:
+        read_import("tau2", sim)
+    assert info.value.file == str(sim)
+    assert info.value.reason == (
+        "is one tau2 simulation, not a run's results: give the run's directory (the "
+        "folder holding results.json and simulations/) or its results.json"
+    )
+
+
+def test_the_directory_and_its_results_json_are_one_source(tmp_path: Path, cli: Cli) -> None:
+    """PATH as the directory or as its results.json reads the same simulations, but the
+    run's name and SHA-256 came from results.json alone: the same run imported both
+    ways was stored twice without a word, and a changed simulation file left the
+    recorded hash as it was."""
+    run = _copy_dir(tmp_path)
+    db = tmp_path / "s.db"
+    assert cli("import", "tau2", str(run), "--store", str(db))[0] == 0
+    code, _, err = cli("import", "tau2", str(run / "results.json"), "--store", str(db))
+    assert code == 2, err
+    assert f"--run-id: {run} was already imported as run 'run-" in err
+    with Store(db) as store:
+        [first] = store.list_runs()
+    assert first.source == f"import:tau2:{run.resolve()}"
+    sim = run / "simulations" / "sim-0-0.json"
+    sim.write_text(sim.read_text().replace('"duration": 6.0', '"duration": 7.0'))
+    again = import_file("tau2", run / "results.json", tmp_path / "t.db")
+    assert again.source_sha256 != first.source_sha256  # the simulations are hashed too
+
+
 def test_directory_without_results_json_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"holds results\.json"):
         read_import("tau2", tmp_path)
@@ -421,3 +471,41 @@ def test_a_message_stamped_before_the_start_has_no_time_not_zero(tmp_path: Path)
     messages = [e for e in trial.events if e.type == "message"]
     assert [m.t for m in messages[:2]] == [0.0, None]
     assert all(m.t is not None and m.t > 0 for m in messages[2:])
+
+
+def test_the_orchestrators_greeting_is_no_model_call(tmp_path: Path) -> None:
+    """tau2 opens every conversation with its orchestrator's canned
+    ``DEFAULT_FIRST_AGENT_MESSAGE`` (``orchestrator.py``: "Hi! How can I help you
+    today?", cost 0.0, no usage): no model produced it. Read as a model call with no
+    token counts, it made every real simulation's tokens unknown and added one to its
+    model calls."""
+
+    def greet(data: Any) -> None:
+        for sim in data["simulations"]:
+            if sim["messages"]:
+                greeting = {
+                    "role": "assistant",
+                    "content": "Hi! How can I help you today?",
+                    "tool_calls": None,
+                    "cost": 0.0,
+                    "usage": None,
+                    "raw_data": None,
+                    "generation_time_seconds": None,
+                    "timestamp": sim["start_time"],
+                }
+                sim["messages"].insert(0, greeting)
+
+    plain = by_sim(read_import("tau2", MONOLITH).trials)
+    greeted = by_sim(read_import("tau2", _mutated(tmp_path, greet)).trials)
+    for sim_id, trial in greeted.items():
+        before = plain[sim_id]
+        assert (trial.input_tokens, trial.output_tokens, trial.model_calls, trial.cost_usd) == (
+            before.input_tokens,
+            before.output_tokens,
+            before.model_calls,
+            before.cost_usd,
+        ), sim_id
+        if before.events:
+            assert trial.events[0].type == "message"
+            assert trial.events[0].content == "Hi! How can I help you today?"
+    assert any(t.input_tokens for t in greeted.values())

@@ -4,6 +4,7 @@ Parquet, a directory."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -81,11 +82,31 @@ def export_cmd(
             "give exactly one of --jsonl FILE or --otel FILE or --parquet DIR", field="export"
         )
     fmt, out = chosen[0]
+    if out == "-":
+        out = _standard_output(fmt)
     # The selector is honoured as every command reads a SOURCE (docs/cli.md); the line
     # below names what was exported as a SOURCE, so `metrics` of it counts the same.
     base, selector = split_selector(source)
     with run_named(base):
         _export(source, base, selector, fmt, out, grade_version, force)
+
+
+def _standard_output(fmt: str) -> str:
+    """``-`` as Unix tools read it, standard output (it wrote a file named ``-``, and
+    the ``exported ...`` line went to stdout with nothing else)."""
+    if fmt == "parquet":
+        raise InputError(
+            "standard output cannot hold a directory of Parquet files: give a directory",
+            file="-",
+            field="--parquet",
+        )
+    if not os.path.exists("/dev/stdout"):
+        raise InputError(
+            "this system has no /dev/stdout to write standard output to: give a file",
+            file="-",
+            field=f"--{fmt}",
+        )
+    return "/dev/stdout"
 
 
 def _export(
@@ -149,4 +170,5 @@ def _export(
     label = source_label(path, run_id, selector, asked)
     # Written to /dev/stdout or a pipe, the export is the output: say so on stderr.
     said = err_console() if is_stream(out) else console()
-    said.print(f"exported {counted(done.trials, 'trial')} of {label} to {out} ({fmt})")
+    where = "standard output" if out == "/dev/stdout" else out
+    said.print(f"exported {counted(done.trials, 'trial')} of {label} to {where} ({fmt})")

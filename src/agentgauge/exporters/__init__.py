@@ -17,6 +17,7 @@ from __future__ import annotations
 import glob
 import os
 import secrets
+import shlex
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -356,9 +357,12 @@ def write_output(
             target.parent.mkdir(parents=True, exist_ok=True)
         _replace_atomically(target, text, None if st is None else stat.S_IMODE(st.st_mode))
     except OSError as exc:
-        raise InputError(
-            f"cannot write here: {exc.strerror or exc}", file=out, field=option
-        ) from None
+        why = exc.strerror or str(exc)
+        if isinstance(exc, FileNotFoundError) and not target.parent.exists():
+            # strerror said "No such file or directory", as if the export were read.
+            typed = Path(out).parent  # as the user wrote it
+            why = f"no folder {typed}: make it first (mkdir -p {shlex.quote(str(typed))})"
+        raise InputError(f"cannot write here: {why}", file=out, field=option) from None
     return False
 
 

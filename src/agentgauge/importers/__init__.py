@@ -48,6 +48,9 @@ class ImportedRun:
     """The suite's version (`agentgauge.suite.suite_version`), when the source says it."""
     tasks: list[Task] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None
+    """What the trials were read from when it is more than PATH (tau2's results
+    directory, for its ``results.json``): the run is named, hashed and recorded by it."""
 
 
 #: ``read(path, **options) -> ImportedRun``; options are keyword-only.
@@ -220,6 +223,7 @@ def import_file(
 
 
 def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: str | None) -> Run:
+    path = imported.source or path
     sha = file_sha256(path)
     if run_id is None:
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem)

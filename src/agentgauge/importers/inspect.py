@@ -402,8 +402,9 @@ def _grades(
 ) -> tuple[list[Grade], dict[Outcome, float | None], dict[Outcome, Any]]:
     """One grade per scorer (``EvalSample.scores``) and, for a scorer whose value is a
     dict, one per key (``scorer/key``); each score's number; and the raw values of
-    those that cannot be read as numbers. A null is Inspect's "unscored" (a NaN
-    written as JSON): no value at all, at the root or under a key."""
+    those that cannot be read as numbers. A null is Inspect's "unscored" (Inspect
+    writes a NaN, which `agentgauge.importers.inspect_log` reads as null): no value
+    at all, at the root or under a key."""
     shape, at = sample.shape, sample.at
     grades: list[Grade] = []
     values: dict[Outcome, float | None] = {}

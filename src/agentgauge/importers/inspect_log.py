@@ -27,6 +27,10 @@ Long strings are stored once as attachments and referenced as
 (monolith) or an index into the attachments sequence (chunked). `Sample.resolve`
 turns a reference back into its text.
 
+Inspect writes with pydantic's ``to_json``, which puts a float NaN (an unscored
+sample's value, a metric of no scores) as the bare ``NaN``: it is read as ``null``
+(`agentgauge.textio.loads_json`'s ``nan_is_null``), and ``Infinity`` refused.
+
 Every member is checked as it is read: a bad archive, a missing member, a
 member past `MAX_MEMBER_BYTES`, invalid UTF-8 or JSON is one `InputError`
 naming the file and the member.
@@ -43,6 +47,7 @@ makes of each holds one raw sample at a time.
 from __future__ import annotations
 
 import re
+import shlex
 import struct
 import zipfile
 import zlib
@@ -54,7 +59,7 @@ from typing import Any
 
 from agentgauge.errors import InputError
 from agentgauge.importers.shape import Shape, kind
-from agentgauge.textio import decode_utf8, loads_json, open_regular, read_text
+from agentgauge.textio import compressed_as, decode_utf8, loads_json, open_regular, read_text
 
 __all__ = [
     "INFLATION_FLOOR_BYTES",
@@ -133,21 +138,36 @@ def open_log(path: Path) -> Iterator[InspectLog]:
     """Open an Inspect ``.eval`` or ``.json`` log, checking every member as it is read."""
     with open_regular(path) as fh:
         try:
-            magic = fh.read(4)
+            magic = fh.read(8)
         except OSError as exc:
             raise InputError(f"cannot read file: {exc.strerror}", file=path) from None
     if magic.startswith(b"PK"):
         with _open_eval(path) as log:
             yield log
-    else:
-        yield _read_json(path)
+        return
+    packed = compressed_as(magic)
+    if packed is not None:
+        # Read as text, it was told "an Inspect log: agentgauge import inspect reads it".
+        name = packed[0]
+        tool = name.split("-")[0]  # gzip, zstd, bzip2, xz: each decompresses with -dc
+        out = path.stem if path.suffix in _COMPRESSED_SUFFIXES else "log.json"
+        raise InputError(
+            f"the file is {name}, but an Inspect log is a ZIP archive (.eval) or JSON text "
+            f"(.json): decompress it ({tool} -dc {shlex.quote(str(path))} > "
+            f"{shlex.quote(out)}) and import what it holds",
+            file=path,
+        )
+    yield _read_json(path)
+
+
+_COMPRESSED_SUFFIXES = frozenset({".gz", ".zst", ".bz2", ".xz"})
 
 
 # --------------------------------------------------------------------------- .json
 
 
 def _read_json(path: Path) -> InspectLog:
-    data = loads_json(read_text(path), file=path, line=None)
+    data = loads_json(read_text(path), file=path, line=None, nan_is_null=True)
     shape = Shape(path)
     if not isinstance(data, dict):
         shape.fail("", f"expected an Inspect log (a JSON object), got {kind(data)}")
@@ -245,7 +265,7 @@ class _Members:
     def json(self, name: str) -> Any:
         # The bytes go once decoded: one copy of the member besides what it parses to.
         text = decode_utf8(self.read(name), file=self.label(name))
-        return loads_json(text, file=self.label(name), line=None)
+        return loads_json(text, file=self.label(name), line=None, nan_is_null=True)
 
     def check_declared(self, names: list[str]) -> None:
         """Refuse up front a log whose members to read (``names``, and the chunks and

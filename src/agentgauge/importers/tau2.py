@@ -176,6 +176,13 @@ def read(path: Path, *, prices: str | None = None) -> ImportedRun:
     data = check.obj(loads_json(read_text(meta_path), file=meta_path, line=None), "")
     if not data:
         raise InputError("expected a tau2 Results object (timestamp, info, tasks, ...)", file=path)
+    if "simulations" not in data and "termination_reason" in data and "task_id" in data:
+        # One of simulations/*.json: read as a Results file, it held no trials.
+        raise InputError(
+            "is one tau2 simulation, not a run's results: give the run's directory (the "
+            "folder holding results.json and simulations/) or its results.json",
+            file=meta_path,
+        )
     header = _header(check.obj(data.get("info"), "info"), check)
     placed = [
         (Element(check_at.path, where), _trial(raw, header, table, check_at, where))
@@ -188,6 +195,8 @@ def read(path: Path, *, prices: str | None = None) -> ImportedRun:
     ]
     suite = f"tau2:{header.domain}" if header.domain else f"tau2:{path.stem}"
     return ImportedRun(
+        # The directory form read is the directory, whichever of it PATH named.
+        source=meta_path.parent if sims_dir is not None and sims_dir.is_dir() else None,
         trials=trials,
         agent=header.agent,
         model=header.model,
@@ -220,6 +229,15 @@ def _simulations(
     """``(checker for its file, element path, simulation)`` for every simulation."""
     inline = check.items(data.get("simulations"), "simulations")
     if sims_dir is None or not sims_dir.is_dir():
+        listed = check.items(data.get("simulation_index"), "simulation_index")
+        if listed and not inline:
+            # results.json copied without its folder: "no trials found" said the run
+            # was empty.
+            check.fail(
+                "simulation_index",
+                f"lists {len(listed)} simulations, but there is no {SIMULATIONS_DIR}/ folder "
+                f"beside it (in {meta_path.parent}); copy the folder with results.json",
+            )
         return [
             (check, f"simulations[{i}]", check.obj(raw, f"simulations[{i}]"))
             for i, raw in enumerate(inline)
@@ -413,7 +431,7 @@ def _events(
             continue
         content = check.text(msg.get("content"), f"{at}.content")
         tool_calls = check.items(msg.get("tool_calls"), f"{at}.tool_calls")
-        if role == "assistant":
+        if role == "assistant" and not (j == 0 and _greeting(msg, tool_calls)):
             call, was_priced = _model_call(msg, header, prices, check, at, t, when)
             repriced = repriced or was_priced
             events.append(call)
@@ -423,6 +441,20 @@ def _events(
             sub = f"{at}.tool_calls[{k}]"
             events.extend(_tool_call(check.obj(raw_call, sub), role, check, sub, t))
     return events, repriced
+
+
+def _greeting(msg: dict[str, Any], tool_calls: list[Any]) -> bool:
+    """Whether the conversation's first message is tau2's canned opening, its
+    orchestrator's ``DEFAULT_FIRST_AGENT_MESSAGE`` ("Hi! How can I help you today?",
+    cost 0, no usage, no generation time): no model produced it. As a model call it
+    had no token counts, which made the trial's tokens unknown, and it added one to
+    the trial's model calls."""
+    return (
+        not tool_calls
+        and msg.get("usage") is None
+        and msg.get("generation_time_seconds") is None
+        and msg.get("cost") in (None, 0)
+    )
 
 
 def _model_call(
