@@ -47,6 +47,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.canonical import canonical_json
 from agentgauge.schema import (
     ControlEvent,
     Event,
@@ -139,7 +140,7 @@ RULES = 2
 
 
 def _text(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return canonical_json(value)  # its encoder built once, not per call as json.dumps's
 
 
 @lru_cache(maxsize=65536)
