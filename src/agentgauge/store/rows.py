@@ -103,6 +103,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPED_SURROGATE = re.compile(r"\\ud[89a-f][0-9a-f]{2}")
 #: Positions of the text fields in a trial row (after the run id).
 _TEXT_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type == "text")
+#: Positions of the flags in a trial row (after the run id).
+_BOOL_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type == "bool")
 
 
 def replace_surrogates(value: Any) -> Any:
@@ -154,10 +156,26 @@ def trial_rows(run_id: str, t: Trial) -> TrialRows:
         text = row[i]
         if type(text) is str and not text.isascii():
             row[i] = replace_surrogates(text)
+    for i in _BOOL_POSITIONS:  # as 1 and 0, which sqlite3 binds without an adapter look-up
+        if type(row[i]) is bool:
+            row[i] = int(row[i])
     # A tuple: the garbage collector stops tracking tuples of plain values, and the
     # harness holds thousands of these in the writer's queue.
     # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
-    events = [event_row(i, e) for i, e in enumerate(t.events)]
+    try:  # `event_row`'s, inline: an import writes a dozen events per trial
+        events = [
+            (
+                i,
+                e.type,
+                e.t,
+                e.__pydantic_serializer__.to_json(
+                    e, exclude_defaults=True, exclude=_EVENT_COLUMNS
+                ).decode(),
+            )
+            for i, e in enumerate(t.events)
+        ]
+    except PydanticSerializationError:  # a lone surrogate: `event_row` says what to do
+        events = [event_row(i, e) for i, e in enumerate(t.events)]
     return tuple(row), events, grade_rows(t.grades), record_values(t)
 
 
