@@ -162,6 +162,7 @@ def trial_rows(run_id: str, t: Trial) -> TrialRows:
     # A tuple: the garbage collector stops tracking tuples of plain values, and the
     # harness holds thousands of these in the writer's queue.
     # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
+    events: list[tuple[Any, ...]]
     try:  # `event_row`'s, inline: an import writes a dozen events per trial
         events = [
             (
