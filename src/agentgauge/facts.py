@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -47,6 +46,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from agentgauge.canonical import canonical_json
 from agentgauge.schema import (
     ControlEvent,
     Event,
@@ -139,7 +139,7 @@ RULES = 2
 
 
 def _text(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return canonical_json(value)  # its encoder built once, not per call as json.dumps's
 
 
 @lru_cache(maxsize=65536)
@@ -265,23 +265,36 @@ def trial_recovery(events: Sequence[Event]) -> TrialRecovery:
     it answers (``call_id``). An error is recovered when a later result of the
     same tool is not an error, or a later control decision is ``recover``.
     """
-    tool_of_call = {e.call_id: e.name for e in events if isinstance(e, ToolCallEvent) and e.call_id}
+    # The calls by id, made when a result names no tool (most name theirs).
+    tool_of_call: dict[str, str] | None = None
     # Walk backwards so "is there a later success of this tool / a later recover" is a set lookup.
     later_ok: set[str] = set()
     later_recover = False
     n_results = 0
     n_errors = 0
     unrecovered = 0
-    types: Counter[str] = Counter()
+    types: dict[str, int] = {}
     for event in reversed(events):
         if isinstance(event, ControlEvent) and event.decision == "recover":
             later_recover = True
         elif isinstance(event, ToolResultEvent):
             n_results += 1
-            tool = event.name or (tool_of_call.get(event.call_id) if event.call_id else None)
+            tool = event.name
+            if not tool:
+                if event.call_id:
+                    if tool_of_call is None:
+                        tool_of_call = {
+                            e.call_id: e.name
+                            for e in events
+                            if isinstance(e, ToolCallEvent) and e.call_id
+                        }
+                    tool = tool_of_call.get(event.call_id)
+                else:
+                    tool = None
             if event.is_error:
                 n_errors += 1
-                types[error_type(event.content)] += 1
+                kind = error_type(event.content)
+                types[kind] = types.get(kind, 0) + 1
                 if not later_recover and (tool is None or tool not in later_ok):
                     unrecovered += 1
             elif tool is not None:
@@ -335,18 +348,26 @@ def event_facts(events: Sequence[Event]) -> dict[str, Any]:
             "control_decisions": None,
         }
     rec = trial_recovery(events)
-    decisions = list(dict.fromkeys(e.decision for e in events if isinstance(e, ControlEvent)))
+    turns = 0
+    actions: list[str] = []
+    decisions: dict[str, None] = {}  # each once, in order of first appearance
+    for e in events:  # one pass: an import derives these for every trial it stores
+        if isinstance(e, MessageEvent):
+            if e.role == "assistant":
+                turns += 1
+        elif isinstance(e, ToolCallEvent):
+            actions.append(e.name)
+        elif isinstance(e, ControlEvent):
+            decisions.setdefault(e.decision)
     return {
         "has_events": True,
-        "assistant_turns": sum(
-            1 for e in events if isinstance(e, MessageEvent) and e.role == "assistant"
-        ),
-        "actions": _text([e.name for e in events if isinstance(e, ToolCallEvent)]),
+        "assistant_turns": turns,
+        "actions": _text(actions),
         "tool_results": rec.n_results,
         "tool_errors": rec.n_errors,
         "recovered": rec.recovered,
         "error_types": _text(rec.error_types) if rec.error_types else None,
-        "control_decisions": _text(decisions) if decisions else None,
+        "control_decisions": _text(list(decisions)) if decisions else None,
     }
 
 

@@ -17,6 +17,9 @@ import warnings
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import compress, groupby, repeat
+from operator import is_not
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -54,6 +57,7 @@ from agentgauge.store.layout import (
     DOCUMENT_REFERENCES,
     FACTS_SQL,
     SCHEMA_VERSION,
+    TRIAL_COLUMNS,
     column_of,
     document_id,
     document_text,
@@ -105,6 +109,33 @@ def _trial_words(row: Sequence[Any]) -> str:
     refusal of its family names it."""
     cell = trial_cell_words(row[_AT["agent"]], row[_AT["model"]], row[_AT["variant"]])
     return f"trial {row[_AT['trial']]}, {cell}"
+
+
+def _insert_trials(conn: sqlite3.Connection, params: list[tuple[Any, ...]]) -> None:
+    """Insert trial rows (`INSERT_TRIAL_WITH_ID`'s parameters) naming only the columns
+    each row has a value for: the others are null all the same (no column of
+    ``trials`` has a default), and a null parameter costs ``sqlite3`` a look-up for an
+    adapter: a trial's two dozen empty columns made a fifth of its row's insert
+    (measured on an OTLP import). Rows that leave the same columns empty, one after
+    another, go in one statement; the rows go in in their order."""
+    for present, group in groupby(params, key=_present):
+        if all(present):
+            conn.executemany(INSERT_TRIAL_WITH_ID, group)
+        else:
+            conn.executemany(
+                _insert_trial_sql(present), [tuple(compress(r, present)) for r in group]
+            )
+
+
+def _present(row: tuple[Any, ...]) -> tuple[bool, ...]:
+    return tuple(map(is_not, row, repeat(None)))
+
+
+@lru_cache(maxsize=256)
+def _insert_trial_sql(present: tuple[bool, ...]) -> str:
+    """`INSERT_TRIAL_WITH_ID` with the columns ``present`` marks (`_insert_trials`)."""
+    names = compress(("id", "run_id", *TRIAL_COLUMNS, "created_at"), present)
+    return f"INSERT INTO trials({', '.join(names)}) VALUES ({', '.join('?' * sum(present))})"
 
 
 _INSERT_GRADE = (
@@ -925,7 +956,7 @@ class Store:
         params = [(first + i, *self._with_documents(rows[0])) for i, rows in enumerate(many)]
         self.conn.execute("SAVEPOINT trial_rows")
         try:
-            self.conn.executemany(INSERT_TRIAL_WITH_ID, params)
+            _insert_trials(self.conn, params)
         except sqlite3.IntegrityError:
             self.conn.execute("ROLLBACK TO trial_rows")
             self.conn.execute("RELEASE trial_rows")

@@ -86,12 +86,13 @@ its record (`record_values`)."""
 
 #: The trial fields a record holds beside the facts (`agentgauge.store.packed`).
 _RECORD_FIELDS = tuple(name for name in record_fields() if name not in FACTS)
+_RECORD_VALUES = attrgetter(*_RECORD_FIELDS)
 
 
 def record_values(t: Trial) -> dict[str, Any]:
     """What a trial's record (`agentgauge.store.packed`) holds: its fields the metrics
     read, and its facts (`agentgauge.facts`)."""
-    values = {name: getattr(t, name) for name in _RECORD_FIELDS}
+    values = dict(zip(_RECORD_FIELDS, _RECORD_VALUES(t), strict=True))
     values.update(trial_facts(t))
     return values
 
@@ -102,6 +103,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPED_SURROGATE = re.compile(r"\\ud[89a-f][0-9a-f]{2}")
 #: Positions of the text fields in a trial row (after the run id).
 _TEXT_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type == "text")
+#: Positions of the flags in a trial row (after the run id).
+_BOOL_POSITIONS = tuple(1 + i for i, f in enumerate(TRIAL_FIELDS) if f.type == "bool")
 
 
 def replace_surrogates(value: Any) -> Any:
@@ -153,10 +156,27 @@ def trial_rows(run_id: str, t: Trial) -> TrialRows:
         text = row[i]
         if type(text) is str and not text.isascii():
             row[i] = replace_surrogates(text)
+    for i in _BOOL_POSITIONS:  # as 1 and 0, which sqlite3 binds without an adapter look-up
+        if type(row[i]) is bool:
+            row[i] = int(row[i])
     # A tuple: the garbage collector stops tracking tuples of plain values, and the
     # harness holds thousands of these in the writer's queue.
     # ``type`` and ``t`` have columns of their own; defaults are filled in again on reading.
-    events = [event_row(i, e) for i, e in enumerate(t.events)]
+    events: list[tuple[Any, ...]]
+    try:  # `event_row`'s, inline: an import writes a dozen events per trial
+        events = [
+            (
+                i,
+                e.type,
+                e.t,
+                e.__pydantic_serializer__.to_json(
+                    e, exclude_defaults=True, exclude=_EVENT_COLUMNS
+                ).decode(),
+            )
+            for i, e in enumerate(t.events)
+        ]
+    except PydanticSerializationError:  # a lone surrogate: `event_row` says what to do
+        events = [event_row(i, e) for i, e in enumerate(t.events)]
     return tuple(row), events, grade_rows(t.grades), record_values(t)
 
 
@@ -164,7 +184,11 @@ def event_row(seq: int, e: Event) -> tuple[int, str, float | None, str]:
     """An event's ``events`` row (without the trial's key): ``(seq, type, t, data)``;
     lone surrogates in its text are stored as U+FFFD (`replace_surrogates`)."""
     try:
-        data = e.model_dump_json(exclude_defaults=True, exclude=_EVENT_COLUMNS)
+        # `model_dump_json` without its wrapper's call (its defaults are the
+        # serializer's), a fifth of the cost of an event's row.
+        data = e.__pydantic_serializer__.to_json(
+            e, exclude_defaults=True, exclude=_EVENT_COLUMNS
+        ).decode()
     except PydanticSerializationError as exc:
         if "surrogates not allowed" not in str(exc):
             raise
