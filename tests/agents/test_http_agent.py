@@ -10,23 +10,29 @@ trial's timeout), and a service that is not there (the preflight, exit 2).
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import re
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 import pytest
+from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentgauge.agents import http_agent
 from agentgauge.agents.http_agent import HttpAgent, MalformedReply, baggage_header, parse_reply
+from agentgauge.agents.provider import RetryPolicy
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.errors import AgentUnavailable, InputError, RunStopped
-from agentgauge.schema import ToolCallEvent, Trial
+from agentgauge.harness.session import TrialSession
+from agentgauge.schema import Task, ToolCallEvent, Trial
 from agentgauge.store import Store
 from agentgauge.testing.agent_service import CounterService, counter_tasks, run_against
+from agentgauge.testing.worlds import COUNTER_TOOLS, CounterEnv
 
 TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-01$")
 
@@ -415,3 +421,132 @@ def test_any_2xx_with_a_reply_is_accepted(tmp_path: Path) -> None:
         CounterService(mode="malformed", status=201, reply=body), tmp_path, counter_tasks(3)
     )
     assert trial.status == "completed" and trial.answer == "The counter is now 3."
+
+
+class _MixedEnv(CounterEnv):
+    """A counter whose policy and tools depend on the task (``add-N``): the tasks of one
+    suite offering different ones, some sharing a tool list, one offering none, two
+    sharing one list they change in place (each names its task in it)."""
+
+    ONE: ClassVar[list[dict[str, Any]]] = COUNTER_TOOLS[:1]
+    SHARED: ClassVar[list[dict[str, Any]]] = [{"type": "function", "function": {"name": "x"}}]
+    KINDS: ClassVar[dict[int, tuple[str, list[dict[str, Any]]]]] = {
+        0: ("", []),
+        1: ("Odd policy.", ONE),
+        2: ("Even policy.", ONE),  # the same list, another policy
+        3: ("Even policy.", COUNTER_TOOLS[:2]),  # the same policy, another list
+        4: ("Even policy.", SHARED),
+        5: ("Even policy.", SHARED),  # the same list object, changed since
+    }
+
+    def __init__(self, task: Task, *, variant: str, seed: int) -> None:
+        super().__init__(task, variant=variant, seed=seed)
+        self._kind = self.KINDS[int(task.id.split("-")[1])]
+        if self._kind[1] is self.SHARED:
+            self.SHARED[0]["function"]["description"] = f"for {task.id}"
+
+    @property
+    def policy(self) -> str:
+        return self._kind[0]
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self._kind[1]
+
+
+def test_each_request_carries_its_own_tasks_policy_and_tools(tmp_path: Path) -> None:
+    # The policy and tool list are encoded once and reused while they stay the same:
+    # a task with other ones (or none) must not be sent the last task's.
+    svc = CounterService()
+    tasks = counter_tasks(*_MixedEnv.KINDS)
+    run_against(svc, tmp_path, tasks, trials=3, concurrency=1, env_factory=_MixedEnv)
+    assert len(svc.requests) == 3 * len(tasks)
+    for req in svc.requests:
+        task_id = req.body["task_id"]
+        policy, tools = _MixedEnv.KINDS[int(task_id.split("-")[1])]
+        assert req.body.get("policy") == (policy or None)
+        assert ("policy" in req.body) == bool(policy) and ("tools" in req.body) == bool(tools)
+        if tools is _MixedEnv.SHARED:
+            assert req.body["tools"] == [
+                {"type": "function", "function": {"name": "x", "description": f"for {task_id}"}}
+            ]
+        else:
+            assert req.body.get("tools") == (tools or None)
+
+
+async def _answer_with(response: web.StreamResponse | bytes) -> TrialSession:
+    """Run one trial of ``add-3`` against a service whose every reply is ``response``
+    (bytes: sent in chunks, with no Content-Length); the trial's session."""
+
+    async def reply(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        if isinstance(response, web.StreamResponse):
+            return response
+        stream = web.StreamResponse(headers={"Content-Type": "application/json"})
+        stream.enable_chunked_encoding()
+        await stream.prepare(request)
+        for start in range(0, len(response), 1000):
+            await stream.write(response[start : start + 1000])
+        await stream.write_eof()
+        return stream
+
+    app = web.Application()
+    app.router.add_post("/run", reply)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    (task,) = counter_tasks(3)
+    session = TrialSession(task.id, CounterEnv(task), seed=1, trial=0)
+    agent = HttpAgent(f"http://127.0.0.1:{port}/run", retry=RetryPolicy(max_retries=0))
+    try:
+        await agent(session)
+    finally:
+        await agent.aclose()
+        await runner.cleanup()
+    return session
+
+
+def _reply(padding: int) -> bytes:
+    return json.dumps({"answer": "The counter is now 3." + " " * padding}).encode()
+
+
+def _gzipped(body: bytes) -> web.Response:
+    return web.Response(
+        body=gzip.compress(body),
+        headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        pytest.param(lambda: web.Response(body=_reply(0)), id="content-length"),
+        pytest.param(lambda: _reply(0), id="chunked"),
+        pytest.param(lambda: _gzipped(_reply(0)), id="gzip"),
+    ],
+)
+def test_a_reply_is_read_however_it_is_framed(response: Any) -> None:
+    session = asyncio.run(_answer_with(response()))
+    assert session.outcome().answer == "The counter is now 3."
+
+
+@pytest.mark.parametrize(
+    ("response", "said"),
+    [
+        # Content-Length says so before a byte of the body is read.
+        (lambda: web.Response(body=_reply(5000)), r"^reply of \d+ bytes is larger than 2000"),
+        # No length: read up to the cap, then refused.
+        (lambda: _reply(5000), "^reply is larger than 2000 bytes$"),
+        # Compressed: its Content-Length is under the cap, what it inflates to is not.
+        (lambda: _gzipped(_reply(50_000)), "^reply is larger than 2000 bytes$"),
+    ],
+    ids=["content-length", "chunked", "gzip"],
+)
+def test_a_reply_past_the_size_cap_is_refused_however_it_is_framed(
+    monkeypatch: pytest.MonkeyPatch, response: Any, said: str
+) -> None:
+    monkeypatch.setattr(http_agent, "MAX_REPLY_BYTES", 2000)
+    with pytest.raises(MalformedReply, match=said):
+        asyncio.run(_answer_with(response()))

@@ -36,7 +36,6 @@ import json
 import math
 import os
 import random
-import secrets
 import time
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -74,6 +73,7 @@ MAX_REPLY_BYTES = 64 * 1024 * 1024
 #: Seconds the preflight request may take.
 PREFLIGHT_TIMEOUT_S = 30.0
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+_ZERO_TRACE, _ZERO_SPAN = "0" * 32, "0" * 16
 
 
 class MalformedReply(AgentError):
@@ -86,11 +86,12 @@ def new_traceparent() -> tuple[str, str, str]:
     W3C Trace Context, version 00: ``00-<32 hex trace-id>-<16 hex parent-id>-<flags>``,
     lowercase, neither id all zeros (https://www.w3.org/TR/trace-context/#traceparent-header);
     flags ``01``: sampled, so the service's SDK records its spans."""
-    trace_id = secrets.token_hex(16)
-    span_id = secrets.token_hex(8)
-    while int(trace_id, 16) == 0 or int(span_id, 16) == 0:  # one chance in 2**64 or less
-        trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
-    return f"00-{trace_id}-{span_id}-01", trace_id, span_id
+    while True:
+        # One read of the system's random source for both ids (it is a system call).
+        ids = os.urandom(24).hex()
+        trace_id, span_id = ids[:32], ids[32:]
+        if trace_id != _ZERO_TRACE and span_id != _ZERO_SPAN:  # one chance in 2**64 or less
+            return f"00-{trace_id}-{span_id}-01", trace_id, span_id
 
 
 def baggage_header(task_id: str, trial: int | None) -> str:
@@ -146,6 +147,8 @@ class HttpAgent:
             )
         )
         self._rng = random.Random()
+        # (policy, tools as sent, their JSON): see `_body`.
+        self._fixed_json: tuple[Any, Any, str] | None = None
 
     def _session(self) -> aiohttp.ClientSession:
         return self._http.get()
@@ -201,19 +204,7 @@ class HttpAgent:
         if not isinstance(started, int):
             started = time.time_ns()
         trial = getattr(session, "trial", None)
-        body = {
-            "protocol": PROTOCOL,
-            "task_id": session.task_id,
-            "trial": trial,
-            "variant": getattr(session, "variant", "base"),
-            "seed": int(session.rng.integers(0, 2**31 - 1)),
-            "instruction": session.instruction,
-        }
-        if session.policy:
-            body["policy"] = session.policy
-        if session.tools:
-            body["tools"] = session.tools
-        data = json.dumps(body, default=str).encode()
+        data = self._body(session, trial)
         baggage = baggage_header(session.task_id, trial)
         note = getattr(session, "note", None)
         attempts = 0
@@ -231,14 +222,49 @@ class HttpAgent:
                 # for that attempt join it rather than being dropped by collect.
                 note("trace_id", trace_id)
                 note("span_id", span_id)
-                note("trace_t0_ns", started)
-                if attempts > 1:
+                if attempts == 1:
+                    note("trace_t0_ns", started)  # the trial's, the same for every attempt
+                else:
                     note("http_attempts", attempts)
             headers = {"traceparent": traceparent, "baggage": baggage}
             return await self._post_once(data, headers)
 
         reply, _ = await with_retries(attempt, self.retry, rng=self._rng)
         _apply(reply, session)
+
+    def _body(self, session: Session, trial: int | None) -> bytes:
+        """The request body as JSON bytes.
+
+        The policy and the tool list, often several kilobytes of JSON schema and the
+        same for every trial of a suite, are encoded when they change, not per trial:
+        the last ones are kept with a copy of the tools as sent (read back from their
+        JSON, so a list the environment changes in place is not mistaken for the one
+        sent), and a trial whose policy and tools equal them is sent the same text."""
+        head = json.dumps(
+            {
+                "protocol": PROTOCOL,
+                "task_id": session.task_id,
+                "trial": trial,
+                "variant": getattr(session, "variant", "base"),
+                "seed": int(session.rng.integers(0, 2**31 - 1)),
+                "instruction": session.instruction,
+            },
+            default=str,
+        )
+        policy, tools = session.policy, session.tools
+        cached = self._fixed_json
+        if cached is None or cached[0] != policy or cached[1] != tools:
+            fixed: dict[str, Any] = {"policy": policy} if policy else {}
+            if tools:
+                fixed["tools"] = tools
+            text = json.dumps(fixed, default=str)
+            # Not ``tools`` itself: a copy, and one of what was sent (an object JSON
+            # cannot hold was sent as its str(), so it never equals the copy).
+            sent = json.loads(text)["tools"] if tools else ([] if tools == [] else None)
+            cached = self._fixed_json = (policy, sent, text[1:-1])
+        if not cached[2]:
+            return head.encode()
+        return (head[:-1] + ", " + cached[2] + "}").encode()
 
     async def _post_once(self, data: bytes, headers: dict[str, str]) -> dict[str, Any]:
         try:
@@ -250,12 +276,18 @@ class HttpAgent:
                 status, reason = response.status, response.reason or ""
                 retry_after = response.headers.get("Retry-After")
                 location = response.headers.get("Location")
-                if response.content_length and response.content_length > MAX_REPLY_BYTES:
+                length = response.content_length
+                if length and length > MAX_REPLY_BYTES:
                     raise MalformedReply(
-                        f"reply of {response.content_length} bytes is larger than "
-                        f"{MAX_REPLY_BYTES} bytes"
+                        f"reply of {length} bytes is larger than {MAX_REPLY_BYTES} bytes"
                     )
-                content = await _read_capped(response, MAX_REPLY_BYTES + 1)
+                if length is not None and "Content-Encoding" not in response.headers:
+                    # Content-Length bounds what is read (and it is within the cap):
+                    # read at once. A compressed body may inflate past its length, and
+                    # one without a length may be any size: those are read in chunks.
+                    content = await response.read()
+                else:
+                    content = await _read_capped(response, MAX_REPLY_BYTES + 1)
         except TRANSPORT_ERRORS as exc:
             raise TransientError(
                 transport_failure(exc, self.request_timeout, "request_timeout")
