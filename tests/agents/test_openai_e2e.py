@@ -395,6 +395,14 @@ def test_request_bodies_splice_the_tool_list_json_made_once_per_list() -> None:
     assert "tools" not in json.loads(agent._body(messages, []))
 
 
+def test_a_tool_list_changed_in_place_is_sent_as_it_now_is() -> None:
+    agent = OpenAIAgent("m-1", base_url="http://127.0.0.1:9/v1")
+    tools = [{"type": "function", "function": {"name": "add", "description": "old"}}]
+    assert json.loads(agent._body([], tools))["tools"][0]["function"]["description"] == "old"
+    tools[0]["function"]["description"] = "new"  # the same list object, the same length
+    assert json.loads(agent._body([], tools))["tools"][0]["function"]["description"] == "new"
+
+
 def loops_forever(req: dict[str, Any]) -> Reply:
     """A model that reads the counter again and again, never answering."""
     return Reply(body=completion(tool_calls=[tool_call("get", {})]))

@@ -185,7 +185,7 @@ class OpenAIAgent:
         self._http = LoopSession(self._new_session)
         self._url = ""  # set with the session, from the base URL at that time
         self._rng = random.Random()
-        self._tools_json: tuple[list[dict[str, Any]], int, str] | None = None
+        self._tools_json: tuple[list[dict[str, Any]], str] | None = None
 
     def components(self) -> dict[str, Any]:
         """This agent's part of the run's configuration (`agentgauge.components`): the
@@ -340,15 +340,17 @@ class OpenAIAgent:
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bytes:
         """The request as JSON bytes. An environment offers the same tool list on
         every call of a trial, often several kilobytes of JSON schema: its JSON
-        is made once per list and spliced in (environments do not change their
-        tool lists while a trial runs)."""
+        is made when the list changes and spliced in. The list is compared with a
+        copy of what was sent (read back from its JSON), not by identity, so a list
+        an environment changes in place between calls is sent as it now is."""
         fixed = json.dumps({"model": self.model, **self.params})
         text = fixed[:-1] + ', "messages": ' + json.dumps(messages)
         if tools:
             cached = self._tools_json
-            if cached is None or cached[0] is not tools or cached[1] != len(tools):
-                cached = self._tools_json = (tools, len(tools), json.dumps(tools))
-            text += ', "tools": ' + cached[2]
+            if cached is None or cached[0] != tools:
+                encoded = json.dumps(tools)
+                cached = self._tools_json = (json.loads(encoded), encoded)
+            text += ', "tools": ' + cached[1]
         return (text + "}").encode()
 
     # ------------------------------------------------------------------ the tool loop
