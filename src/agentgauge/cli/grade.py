@@ -107,6 +107,7 @@ def _grade(
     json_out: bool,
 ) -> None:
     from agentgauge.api import activate_grade_version, grade_versions, regrade
+    from agentgauge.store.database import write_follows
 
     if activate_version is not None or list_versions:
         if graders or activate or (activate_version is not None and list_versions):
@@ -129,7 +130,8 @@ def _grade(
             _print_versions(versions)
         return
     # The newest version before, to tell after a Ctrl-C whether the new one was committed.
-    newest = max(v.version for v in grade_versions(source, store=store))
+    with write_follows():  # the re-grade's writable open says what it does of stale records
+        newest = max(v.version for v in grade_versions(source, store=store))
     result: RegradeResult | None = None
     try:
         with options_typed(graders="--graders"):

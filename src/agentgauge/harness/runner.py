@@ -81,6 +81,7 @@ from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
 from agentgauge.store.claims import Heartbeat, claim, refuse_claimed, release
+from agentgauge.store.database import write_follows
 from agentgauge.store.removal import remove_if_empty
 from agentgauge.suite import SuiteLike, as_suite, scenario_defect, task_place
 
@@ -906,8 +907,8 @@ def _resuming(store: str | Path | Store, run_id: str | None) -> bool:
         return store.get_run(run_id) is not None
     if not Path(store).exists():
         return False
-    try:
-        with Store(store, readonly=True) as db:
+    try:  # the session's writable open says what it does of stale records, not this look
+        with write_follows(), Store(store, readonly=True) as db:
             refuse_claimed(db.conn, run_id)
             return db.get_run(run_id) is not None
     except InputError:

@@ -16,6 +16,7 @@ import sqlite3
 import warnings
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
@@ -93,6 +94,7 @@ __all__ = [
     "Store",
     "of_held_run",
     "store_errors",
+    "write_follows",
 ]
 
 
@@ -209,6 +211,24 @@ def _note_once(stale: StaleRecords, message: str, *, kind: str) -> None:
     store already: a command opens a store several times."""
     if first_note("stale records", kind, stale.path):
         warnings.warn(StaleRecordsWarning(message), stacklevel=4)
+
+
+#: Set while the block of `write_follows` runs.
+_WRITE_FOLLOWS: ContextVar[bool] = ContextVar("agentgauge_write_follows", default=False)
+
+
+@contextmanager
+def write_follows() -> Iterator[None]:
+    """While inside, a read-only open says nothing of stale records: the block reads
+    the store only to go on and write to it (``agentgauge run`` looks for the run it
+    resumes, ``agentgauge grade`` for the run it re-grades), and the writable open
+    stores them anew and says so, where the read's note would point at ``agentgauge
+    runs --refresh``, which the command makes needless. One note a command."""
+    token = _WRITE_FOLLOWS.set(True)
+    try:
+        yield
+    finally:
+        _WRITE_FOLLOWS.reset(token)
 
 
 @dataclass(frozen=True)
@@ -403,7 +423,8 @@ class Store:
         self.refreshed: StaleRecords | None = None
         if readonly and not memory:
             # Said once a command: the count is not taken again at each of its opens.
-            stale = None if noted(*_STALE_READ, self.path) else self.stale_records()
+            said = noted(*_STALE_READ, self.path) or _WRITE_FOLLOWS.get()
+            stale = None if said else self.stale_records()
             if stale is not None:
                 _note_once(stale, stale.reading(), kind="read")
         elif self.schema_version >= 5:
