@@ -80,7 +80,7 @@ from agentgauge.report.formats import counted, plural
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
-from agentgauge.store.claims import Heartbeat, claim, refuse_claimed, release
+from agentgauge.store.claims import Heartbeat, RunClaimed, claim, refuse_claimed, release
 from agentgauge.store.database import write_follows
 from agentgauge.store.removal import remove_if_empty
 from agentgauge.suite import SuiteLike, as_suite, scenario_defect, task_place
@@ -778,7 +778,10 @@ async def _session(
                 with contextlib.suppress(AgentgaugeError, sqlite3.Error):
                     _record_observed(db, header.run_id, observer, declared)
                 raise
-            _record_observed(db, header.run_id, observer, declared)
+            # Taken over meanwhile (`lost`, or about to be told so by the heartbeat): the
+            # run's config is the other session's to write now, and the store refuses it.
+            with contextlib.suppress(RunClaimed):
+                _record_observed(db, header.run_id, observer, declared)
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
