@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentgauge.errors import AgentgaugeError, InputError
+from agentgauge.errors import AgentgaugeError, InputError, Note
 from agentgauge.graders.base import register
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import (
@@ -92,8 +92,9 @@ _TOL = 1e-9
 JUDGE_STATUSES = (*PARSE_STATUSES, "unknown:evidence_not_found", "unknown:judge_unavailable")
 
 
-class SelfJudgeWarning(UserWarning):
-    """The judge model is the model being evaluated."""
+class SelfJudgeWarning(Note):
+    """The judge model is the model being evaluated (a `UserWarning`; the command line
+    prints it as one line ``note: ...``)."""
 
 
 class SelfJudgeError(AgentgaugeError):

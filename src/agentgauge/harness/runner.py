@@ -51,6 +51,7 @@ from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import (
     AgentgaugeError,
     InputError,
+    Note,
     RunInterrupted,
     RunStopped,
     RunTakenOver,
@@ -87,6 +88,7 @@ from agentgauge.suite import SuiteLike, as_suite, scenario_defect, task_place
 
 __all__ = [
     "DEFAULTS",
+    "AbandonedThreadsWarning",
     "arun",
     "check_store_path",
     "default_env_factory",
@@ -933,6 +935,11 @@ def _holds_no_tables(path: Path) -> bool:
         return False
 
 
+class AbandonedThreadsWarning(Note, RuntimeWarning):
+    """Agent threads that outlived their trial's timeout were abandoned at the end of the
+    run (a `RuntimeWarning`; the command line prints it as one line ``note: ...``)."""
+
+
 def _report_abandoned(
     agent: Agent, notify: Callable[[str], None] | None, on_workers: Mapping[str, list[str]]
 ) -> None:
@@ -956,7 +963,7 @@ def _report_abandoned(
     if notify is not None:
         notify(message)
     else:
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        warnings.warn(message, AbandonedThreadsWarning, stacklevel=2)
 
 
 def _quiet(message: str) -> None:
