@@ -292,3 +292,18 @@ def test_a_python_run_into_a_stale_store_warns_once(current: Path, tmp_path: Pat
     with pytest.warns(StaleRecordsWarning) as caught:
         run("builtin:retail", "builtin:hasty", trials=3, store=db, run_id="r", progress=False)
     assert [str(w.message) for w in caught] == [expected]
+
+
+def test_collect_into_a_stale_store_says_it_stores_them_once(current: Path, tmp_path: Path) -> None:
+    from tests.collect.test_receiver import Collector
+
+    db = _stale(current, tmp_path)
+    expected = _storing(db)
+    receiver = Collector(db)
+    try:
+        code, _, err = receiver.stop()
+    finally:
+        receiver.kill()
+    assert code == 0, err
+    assert err == expected
+    assert _layout(db) == LAYOUT
