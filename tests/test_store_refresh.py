@@ -244,3 +244,66 @@ def test_refresh_with_mark_is_refused(current: Path, tmp_path: Path, cli: Cli) -
     code, _, err = cli("runs", "--refresh", "--mark", "r", "null", "--store", str(db))
     assert code == 2 and "--refresh" in err
     assert _layout(db) == OLD_LAYOUT
+
+
+def _storing(db: Path) -> str:
+    return (
+        f"note: {db}: storing the records of its {_trials(db)} trials, derived by another "
+        "agentgauge's rules (once)\n"
+    )
+
+
+@pytest.mark.parametrize("run_id", ["r", "new"], ids=["resumed", "new-run"])
+def test_a_run_into_a_stale_store_says_it_stores_them_once(
+    current: Path, tmp_path: Path, cli: Cli, run_id: str
+) -> None:
+    # The run looks into the store before it writes: that look said the read's note
+    # (pointing at `runs --refresh`, which the run itself then made needless) as well.
+    db = _stale(current, tmp_path)
+    expected = _storing(db)
+    args = ("builtin:retail", "--agent", "builtin:hasty", "--store", str(db), "--run-id", run_id)
+    code, _, err = cli("run", *args, "--trials", "3", "--no-progress")
+    assert code == 0, err
+    assert [line for line in err.splitlines(keepends=True) if line.startswith("note:")] == [
+        expected
+    ]
+    assert _layout(db) == LAYOUT
+
+
+@pytest.mark.parametrize("source", ["{db}:r", "{db}"], ids=["db-run", "db"])
+def test_a_regrade_of_a_stale_store_says_it_stores_them_once(
+    current: Path, tmp_path: Path, cli: Cli, source: str
+) -> None:
+    db = _stale(current, tmp_path)
+    expected = _storing(db)
+    code, out, err = cli("grade", source.format(db=db), "--json")
+    assert code == 0, err
+    assert err == expected and json.loads(out)["version"] == 2
+    (tmp_path / "b").mkdir()
+    db = _stale(current, tmp_path / "b")
+    code, out, err = cli("grade", source.format(db=db), "--activate-version", "1", "--json")
+    assert code == 0, err
+    assert err == _storing(db) and json.loads(out)["versions"]
+
+
+def test_a_python_run_into_a_stale_store_warns_once(current: Path, tmp_path: Path) -> None:
+    db = _stale(current, tmp_path)
+    expected = _storing(db)[len("note: ") : -1]
+    with pytest.warns(StaleRecordsWarning) as caught:
+        run("builtin:retail", "builtin:hasty", trials=3, store=db, run_id="r", progress=False)
+    assert [str(w.message) for w in caught] == [expected]
+
+
+def test_collect_into_a_stale_store_says_it_stores_them_once(current: Path, tmp_path: Path) -> None:
+    from tests.collect.test_receiver import Collector
+
+    db = _stale(current, tmp_path)
+    expected = _storing(db)
+    receiver = Collector(db)
+    try:
+        code, _, err = receiver.stop()
+    finally:
+        receiver.kill()
+    assert code == 0, err
+    assert err == expected
+    assert _layout(db) == LAYOUT

@@ -1332,6 +1332,7 @@ def regrade(
     ``--graders ''`` is: it re-graded with the defaults, a version nobody asked for. The
     run reports the new version only with ``activate``."""
     from agentgauge.graders.regrade import regrade as regrade_run
+    from agentgauge.store.database import write_follows
 
     names = (
         [g.strip() for g in graders.split(",") if g.strip()]
@@ -1344,7 +1345,8 @@ def regrade(
             "names no grader; leave --graders out for each task's enabled code graders",
             field="--graders",
         )
-    db_path, run_id = _stored_run(source, store)
+    with write_follows():  # a store holding one run is read to find it
+        db_path, run_id = _stored_run(source, store)
     try:
         return regrade_run(db_path, run_id, names or None, activate=activate)
     except InputError as exc:
@@ -1362,8 +1364,10 @@ def activate_grade_version(
     another session is writing is refused (`agentgauge.store.claims.RunClaimed`)."""
     from agentgauge.store import Store
     from agentgauge.store.claims import AGAIN, refuse_claimed
+    from agentgauge.store.database import write_follows
 
-    db_path, run_id = _stored_run(source, store)
+    with write_follows():  # a store holding one run is read to find it
+        db_path, run_id = _stored_run(source, store)
     with Store(db_path, create=False) as db:
         db.require_run(run_id)
         refuse_claimed(db.conn, run_id, then=AGAIN)  # at once, before waiting for a lock

@@ -304,20 +304,29 @@ def _run_app() -> None:
 
 @contextmanager
 def _notes_on_stderr() -> Iterator[None]:
-    """A `agentgauge.errors.Note` warned while inside is one line on stderr, ``note:
-    MESSAGE``, each time it is warned (the code that warns says a thing once per
-    command); any other warning is shown as Python shows it."""
+    """A `agentgauge.errors.Note` warned while inside (a stale store, a judge of the
+    evaluated model, abandoned agent threads) is one line on stderr, ``note: MESSAGE``,
+    once a command however often it is warned (a judge checks each trial it grades);
+    any other warning is shown as Python shows it."""
+    import threading
     import warnings
 
     from agentgauge.errors import Note
 
     shown = warnings.showwarning
+    said: set[str] = set()
+    lock = threading.Lock()  # graders warn from their worker threads
 
     def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
         if not issubclass(category, Note):
             shown(message, category, *args, **kwargs)
             return
-        print(f"note: {visible(message)}", file=sys.stderr, flush=True)
+        line = f"note: {visible(message)}"
+        with lock:
+            if line in said:
+                return
+            said.add(line)
+        print(line, file=sys.stderr, flush=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", Note)

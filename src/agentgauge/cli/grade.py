@@ -107,6 +107,7 @@ def _grade(
     json_out: bool,
 ) -> None:
     from agentgauge.api import activate_grade_version, grade_versions, regrade
+    from agentgauge.store.database import write_follows
 
     if activate_version is not None or list_versions:
         if graders or activate or (activate_version is not None and list_versions):
@@ -129,7 +130,8 @@ def _grade(
             _print_versions(versions)
         return
     # The newest version before, to tell after a Ctrl-C whether the new one was committed.
-    newest = max(v.version for v in grade_versions(source, store=store))
+    with write_follows():  # the re-grade's writable open says what it does of stale records
+        newest = max(v.version for v in grade_versions(source, store=store))
     result: RegradeResult | None = None
     try:
         with options_typed(graders="--graders"):
@@ -184,6 +186,7 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
                 "n_changed": result.n_changed,
                 "n_unknown": result.n_unknown,
                 "n_unknown_partial": result.n_unknown_partial,
+                "n_judge_truncated": result.n_judge_truncated,
                 "unknown_grades": result.unknown_grades,
                 "skipped_tasks": result.skipped,
                 "n_not_applicable": result.n_not_applicable,
@@ -238,6 +241,8 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
         # A grader that could not decide (a judge nobody answers) is said, not hidden.
         line = f"unknown: {key} × {count}" + (f" (e.g. {shorten(why, 160)})" if why else "")
         out.print(terminal_text(line), soft_wrap=True)  # one line, to grep
+    if result.n_judge_truncated:
+        out.print(truncated_hint(result.n_judge_truncated), soft_wrap=True)
     if result.active == result.version:
         out.print(f"grade version {result.version} is now what the run reports")
     else:
@@ -250,6 +255,21 @@ def _print_result(result: RegradeResult, source: str, store: str | None, *, json
         )
     if result.skipped:
         out.print(f"left alone (no stored task): {', '.join(result.skipped[:10])}")
+
+
+def truncated_hint(n: int) -> str:
+    """What to do about judge answers cut off at their token limit (``unknown:truncated``):
+    a reasoning judge spends the limit on its thinking before its verdict."""
+    from agentgauge.graders.judge_client import DEFAULT_JUDGE_MAX_TOKENS
+    from agentgauge.graders.rubric import MAX_TOKENS_VARIABLE
+
+    answers = "1 judge answer was" if n == 1 else f"{n} judge answers were"
+    return (
+        f"{answers} cut off at the judge's token limit (unknown:truncated; a reasoning "
+        f"judge's thinking counts against it): raise it, e.g. {MAX_TOKENS_VARIABLE}="
+        f"{4 * DEFAULT_JUDGE_MAX_TOKENS} (default {DEFAULT_JUDGE_MAX_TOKENS}; in Python "
+        "JudgeConfig(max_tokens=...)), and grade again (docs/judge.md)"
+    )
 
 
 def _again(source: str, store: str | None, *options: str) -> str:

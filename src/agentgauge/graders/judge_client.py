@@ -152,6 +152,13 @@ class JudgeUnavailable(Exception):
         """Where ``cost_usd`` came from, or why it is unknown (``unknown: ...``)."""
 
 
+#: `JudgeConfig.max_tokens` by default: room for a reasoning judge's thinking before
+#: its verdict (at 512 a reasoning model's answers were mostly cut off, unknown), and
+#: within the context of small local models (a server refuses a request whose prompt
+#: and limit together exceed it).
+DEFAULT_JUDGE_MAX_TOKENS = 2048
+
+
 @dataclass
 class JudgeConfig:
     """Where the judge lives and how to call it."""
@@ -172,8 +179,11 @@ class JudgeConfig:
     """Cap on one wait, ``Retry-After`` included."""
     temperature: float = 0.0
     """Sampling temperature (0: as repeatable as the server allows)."""
-    max_tokens: int = 512
-    """Upper bound on the judge's answer length."""
+    max_tokens: int = DEFAULT_JUDGE_MAX_TOKENS
+    """Upper bound on the judge's answer length, its reasoning included (a reasoning
+    model's ``<think>`` block or ``reasoning_content``): an answer cut off there is
+    ``unknown:truncated``. A cap, not a length: a judge that answers in 100 tokens
+    costs the same under any limit."""
     json_mode: bool = True
     """Request ``response_format: json_object`` (dropped if the server rejects it)."""
     prices: dict[str, PriceOverride] = field(default_factory=dict)

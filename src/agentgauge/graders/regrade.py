@@ -55,6 +55,7 @@ from agentgauge.graders.base import (
     available_graders,
     get_grader,
     grade_trial,
+    part_grades,
     raising_grader,
 )
 from agentgauge.schema import Grade, Task, Trial
@@ -109,10 +110,19 @@ class RegradeResult:
     """Grades that could not decide, required or not, by ``"grader status"``."""
     unknown_examples: dict[str, str] = field(default_factory=dict)
     """One reason per key of `unknown_grades` (the first met), for the user to read."""
+    n_judge_truncated: int = 0
+    """Judge answers cut off at the judge's token limit (``unknown:truncated``: a rubric's
+    criteria, or a judge grader's grade): raising ``max_tokens`` decides them."""
+
+
+#: A judge answer cut off at its token limit (`agentgauge.graders.judge_prompt`).
+TRUNCATED = "unknown:truncated"
 
 
 def _count_unknown(result: RegradeResult, grades: Sequence[Grade]) -> None:
     for g in grades:
+        parts = part_grades(g)
+        result.n_judge_truncated += sum(p.status == TRUNCATED for p in parts or [g])
         if g.passed is not None:
             continue
         key = f"{g.grader} {g.status}"

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentgauge.errors import AgentgaugeError, InputError
+from agentgauge.errors import AgentgaugeError, InputError, Note, whole_number
 from agentgauge.graders.base import register
 from agentgauge.graders.judge_client import JudgeClient, JudgeConfig, JudgeReply, JudgeUnavailable
 from agentgauge.graders.judge_prompt import (
@@ -92,8 +92,9 @@ _TOL = 1e-9
 JUDGE_STATUSES = (*PARSE_STATUSES, "unknown:evidence_not_found", "unknown:judge_unavailable")
 
 
-class SelfJudgeWarning(UserWarning):
-    """The judge model is the model being evaluated."""
+class SelfJudgeWarning(Note):
+    """The judge model is the model being evaluated (a `UserWarning`; the command line
+    prints it as one line ``note: ...``)."""
 
 
 class SelfJudgeError(AgentgaugeError):
@@ -583,6 +584,8 @@ def build_judge(
             raise AgentgaugeError(
                 f"{what} has no {names}: set {variables} (in Python: {args}); docs/judge.md"
             )
+        if "max_tokens" not in config and os.environ.get(MAX_TOKENS_VARIABLE, "").strip():
+            config["max_tokens"] = judge_max_tokens_from_env()
         judge = JudgeConfig(base_url=str(base_url), model=str(model), **config)
     return RubricJudge(
         judge,
@@ -590,6 +593,21 @@ def build_judge(
         on_bad_evidence=on_bad_evidence,
         pass_threshold=pass_threshold,
     )
+
+
+#: The variable that sets a judge's `JudgeConfig.max_tokens` where the judge comes from
+#: the environment (``agentgauge grade --graders rubric``).
+MAX_TOKENS_VARIABLE = "AGENTGAUGE_JUDGE_MAX_TOKENS"
+
+
+def judge_max_tokens_from_env() -> int:
+    """`MAX_TOKENS_VARIABLE` as a whole number >= 1, else `InputError` naming it."""
+    text = os.environ.get(MAX_TOKENS_VARIABLE, "").strip()
+    try:
+        value: object = int(text)
+    except ValueError:
+        value = text
+    return whole_number(value, MAX_TOKENS_VARIABLE, least=1)
 
 
 #: What a grader's ``judges`` may list (and its ``judge`` be), so the run checks them.

@@ -51,6 +51,7 @@ from agentgauge.envs.base import EnvFactory, Environment
 from agentgauge.errors import (
     AgentgaugeError,
     InputError,
+    Note,
     RunInterrupted,
     RunStopped,
     RunTakenOver,
@@ -80,12 +81,14 @@ from agentgauge.report.formats import counted, plural
 from agentgauge.schema import Run, Task, Trial
 from agentgauge.sources import check_run_id
 from agentgauge.store import DEFAULT_STORE, Store, TrialWriter, check_store_path, utc_now
-from agentgauge.store.claims import Heartbeat, claim, refuse_claimed, release
+from agentgauge.store.claims import Heartbeat, RunClaimed, claim, refuse_claimed, release
+from agentgauge.store.database import write_follows
 from agentgauge.store.removal import remove_if_empty
 from agentgauge.suite import SuiteLike, as_suite, scenario_defect, task_place
 
 __all__ = [
     "DEFAULTS",
+    "AbandonedThreadsWarning",
     "arun",
     "check_store_path",
     "default_env_factory",
@@ -777,7 +780,10 @@ async def _session(
                 with contextlib.suppress(AgentgaugeError, sqlite3.Error):
                     _record_observed(db, header.run_id, observer, declared)
                 raise
-            _record_observed(db, header.run_id, observer, declared)
+            # Taken over meanwhile (`lost`, or about to be told so by the heartbeat): the
+            # run's config is the other session's to write now, and the store refuses it.
+            with contextlib.suppress(RunClaimed):
+                _record_observed(db, header.run_id, observer, declared)
         saved = len(done) + written
         if stop.interrupted:
             raise RunInterrupted(
@@ -906,8 +912,8 @@ def _resuming(store: str | Path | Store, run_id: str | None) -> bool:
         return store.get_run(run_id) is not None
     if not Path(store).exists():
         return False
-    try:
-        with Store(store, readonly=True) as db:
+    try:  # the session's writable open says what it does of stale records, not this look
+        with write_follows(), Store(store, readonly=True) as db:
             refuse_claimed(db.conn, run_id)
             return db.get_run(run_id) is not None
     except InputError:
@@ -927,6 +933,11 @@ def _holds_no_tables(path: Path) -> bool:
             conn.close()
     except sqlite3.Error:
         return False
+
+
+class AbandonedThreadsWarning(Note, RuntimeWarning):
+    """Agent threads that outlived their trial's timeout were abandoned at the end of the
+    run (a `RuntimeWarning`; the command line prints it as one line ``note: ...``)."""
 
 
 def _report_abandoned(
@@ -952,7 +963,7 @@ def _report_abandoned(
     if notify is not None:
         notify(message)
     else:
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        warnings.warn(message, AbandonedThreadsWarning, stacklevel=2)
 
 
 def _quiet(message: str) -> None:

@@ -13,7 +13,9 @@ The other commands that change a run respect the claim too: ``agentgauge grade``
 claims the run while it re-grades (`holding`: a resume typed meanwhile is refused,
 naming it), and the one-transaction changes (``grade --activate-version``, ``runs
 --mark``) refuse a run a live session holds (`refuse_claimed`, in their write
-transaction). ``agentgauge runs`` shows the live claims (`writing`).
+transaction). So do `Store`'s methods that change a run, for a Python caller, unless
+the caller is the session holding the claim (`refuse_others`). ``agentgauge runs``
+shows the live claims (`writing`).
 
 A claim is a ``meta`` row (``claim:`` and the run's id), like a session's mark
 (`Store.mark_opened`): JSON with the session's command, process id, host, start
@@ -65,6 +67,7 @@ __all__ = [
     "claims_in",
     "holding",
     "refuse_claimed",
+    "refuse_others",
     "release",
     "writing",
     "writing_entry",
@@ -81,9 +84,10 @@ AGAIN = "run this command again"
 #: The same, for a run session (whose next run resumes the run).
 RESUME = "run this command again to resume the run"
 
-#: The claims this process holds: a claim of this process that is not among them
-#: was left by an earlier session of it (a session that could not give it up).
-_HELD: set[str] = set()
+#: The claims this process holds, each with the connection its session writes the run
+#: on (`refuse_others`): a claim of this process that is not among them was left by an
+#: earlier session of it (a session that could not give it up).
+_HELD: dict[str, sqlite3.Connection] = {}
 
 
 class RunClaimed(InputError):
@@ -247,6 +251,20 @@ def refuse_claimed(conn: sqlite3.Connection, run_id: str, *, then: str = RESUME)
         raise _refusal(run_id, held, now, then)
 
 
+def refuse_others(conn: sqlite3.Connection, run_id: str, *, then: str = AGAIN) -> None:
+    """`refuse_claimed`, but for the session holding the claim, which writes the run on
+    ``conn`` (the connection it claimed the run on): the check of `Store`'s methods that
+    change a run (its config, its active grade version), so that a Python caller is
+    refused as the commands are, while ``agentgauge run`` or ``grade`` changes the run
+    it holds as before."""
+    held = claim_of(conn, run_id)
+    if held is None or _HELD.get(held.token) is conn:
+        return
+    now = time.time()
+    if held.dead(now) is None:
+        raise _refusal(run_id, held, now, then)
+
+
 def claim(
     conn: sqlite3.Connection,
     run_id: str,
@@ -282,7 +300,7 @@ def claim(
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (CLAIM + run_id, mine.text())
     )
-    _HELD.add(mine.token)
+    _HELD[mine.token] = conn
     return mine.token, note
 
 
@@ -290,7 +308,7 @@ def release(conn: sqlite3.Connection, run_id: str, token: str) -> None:
     """Give the claim up (when it is still this session's), in a transaction of its own.
     Never raises: a session ends as it would have (a full disk, a store deleted
     meanwhile), and a claim left behind is taken over as a stale one."""
-    _HELD.discard(token)
+    _HELD.pop(token, None)
     with contextlib.suppress(sqlite3.Error):
         conn.execute("BEGIN IMMEDIATE")
         try:

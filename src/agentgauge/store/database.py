@@ -16,6 +16,7 @@ import sqlite3
 import warnings
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress, groupby, repeat
@@ -51,7 +52,7 @@ from agentgauge.schema import (
     trial_cell_words,
 )
 from agentgauge.spelling import lookalike_key, quoted, spelling_difference
-from agentgauge.store.claims import CLAIM
+from agentgauge.store.claims import CLAIM, refuse_others
 from agentgauge.store.faults import first_note, note_opened, noted, storage_error, store_error
 from agentgauge.store.layout import (
     DOCUMENT_REFERENCES,
@@ -97,6 +98,7 @@ __all__ = [
     "Store",
     "of_held_run",
     "store_errors",
+    "write_follows",
 ]
 
 
@@ -240,6 +242,24 @@ def _note_once(stale: StaleRecords, message: str, *, kind: str) -> None:
     store already: a command opens a store several times."""
     if first_note("stale records", kind, stale.path):
         warnings.warn(StaleRecordsWarning(message), stacklevel=4)
+
+
+#: Set while the block of `write_follows` runs.
+_WRITE_FOLLOWS: ContextVar[bool] = ContextVar("agentgauge_write_follows", default=False)
+
+
+@contextmanager
+def write_follows() -> Iterator[None]:
+    """While inside, a read-only open says nothing of stale records: the block reads
+    the store only to go on and write to it (``agentgauge run`` looks for the run it
+    resumes, ``agentgauge grade`` for the run it re-grades), and the writable open
+    stores them anew and says so, where the read's note would point at ``agentgauge
+    runs --refresh``, which the command makes needless. One note a command."""
+    token = _WRITE_FOLLOWS.set(True)
+    try:
+        yield
+    finally:
+        _WRITE_FOLLOWS.reset(token)
 
 
 @dataclass(frozen=True)
@@ -434,7 +454,8 @@ class Store:
         self.refreshed: StaleRecords | None = None
         if readonly and not memory:
             # Said once a command: the count is not taken again at each of its opens.
-            stale = None if noted(*_STALE_READ, self.path) else self.stale_records()
+            said = noted(*_STALE_READ, self.path) or _WRITE_FOLLOWS.get()
+            stale = None if said else self.stale_records()
             if stale is not None:
                 _note_once(stale, stale.reading(), kind="read")
         elif self.schema_version >= 5:
@@ -746,20 +767,34 @@ class Store:
     @of_held_run
     def update_run_config(self, run_id: str, config: dict[str, Any]) -> None:
         """Replace a run's recorded settings (a resumed run that was extended), in the
-        caller's transaction or its own (so that a full disk says so in one line)."""
-        sql = "UPDATE runs SET config = ? WHERE run_id = ?"
+        caller's transaction or its own (so that a full disk says so in one line). A run
+        another live session is writing is refused (`_changing`)."""
+        with self._changing(run_id):
+            self.conn.execute(
+                "UPDATE runs SET config = ? WHERE run_id = ?", (dumps(config), run_id)
+            )
+
+    @contextmanager
+    def _changing(self, run_id: str) -> Iterator[None]:
+        """A change of the run, in the caller's transaction or its own, refused
+        (`agentgauge.store.claims.RunClaimed`, as the commands word it) while a live
+        session other than this one's holds the run's claim: checked at once (a holder
+        is named before this waits for the write lock) and again in the write
+        transaction, where no session can claim the run before the change lands."""
+        refuse_others(self.conn, run_id)
         if self.conn.in_transaction:
-            self.conn.execute(sql, (dumps(config), run_id))
+            yield
             return
         with self.transaction():
-            self.conn.execute(sql, (dumps(config), run_id))
+            refuse_others(self.conn, run_id)
+            yield
 
     @store_errors
     @of_held_run
     def delete_run(self, run_id: str) -> None:
         """Delete a run with its tasks, trials, events and grades, and the documents
-        no other run refers to."""
-        with self.transaction():
+        no other run refers to. A run another live session is writing is refused."""
+        with self._changing(run_id):
             self._delete_run(run_id)
 
     @store_errors
@@ -1878,16 +1913,14 @@ class Store:
     def activate_grade_version(self, run_id: str, version: int) -> None:
         """Make ``version`` what the run reports: its outcomes into the trials, after
         the outcomes of the version left are kept in ``grade_outcomes`` (so it can be
-        read, or activated again). In the caller's transaction, or its own."""
+        read, or activated again). In the caller's transaction, or its own. A run
+        another live session is writing is refused (`_changing`)."""
         version = self.resolve_grade_version(run_id, version)
         active = self.active_grade_version(run_id)
         if version == active:
             return
-        if self.conn.in_transaction:
+        with self._changing(run_id):
             self._activate(run_id, active, version)
-        else:
-            with self.transaction():
-                self._activate(run_id, active, version)
 
     def _activate(self, run_id: str, active: int, version: int) -> None:
         self.conn.execute(
