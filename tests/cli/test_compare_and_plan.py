@@ -312,6 +312,48 @@ def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
     assert res.returncode == 2 and "--margin: must be a rate difference from 0 to 1" in res.stderr
 
 
+def _families(path: Path, agent: str, family: dict[str, str | None]) -> Path:
+    """Two trials a task, one passing; the task's family as given (``None``: none)."""
+    rows = [
+        {"task_id": f"t{t:02d}", "trial": k, "success": k == t % 2, "agent": agent}
+        | ({} if family.get(f"t{t:02d}") is None else {"family": family[f"t{t:02d}"]})
+        for t in range(12)
+        for k in range(2)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_a_task_in_two_families_across_the_runs_is_refused_naming_both(tmp_path: Path) -> None:
+    # A clusters the tasks by six families, B by two: compare used A's families (6
+    # clusters) one way round and B's (2) the other, without a word.
+    six = {f"t{t:02d}": f"f{t % 6}" for t in range(12)}
+    two = {f"t{t:02d}": f"g{t % 2}" for t in range(12)}
+    a = _families(tmp_path / "a.jsonl", "a", six)
+    b = _families(tmp_path / "b.jsonl", "b", two)
+    for first, second, fam_first, fam_second in ((a, b, "f0", "g0"), (b, a, "g0", "f0")):
+        res = run_cli("compare", str(first), str(second))
+        assert res.returncode == 2, res.stdout
+        [line] = res.stderr.splitlines()
+        assert (
+            f"task 't00' is in family '{fam_first}' in {first} and in family "
+            f"'{fam_second}' in {second}"
+        ) in line, line
+        assert "(the runs differ so on 12 of 12 shared tasks)" in line, line
+        assert res.stdout == ""
+    with pytest.raises(InputError, match=r"task 't00' is in family 'f0' in \S*a\.jsonl and"):
+        agentgauge.compare(str(a), str(b))
+
+    # A task whose trials name no family in one run takes the other run's: the same
+    # clusters whichever run is A.
+    half = {t: f for t, f in six.items() if int(t[1:]) % 2 == 0}
+    c = _families(tmp_path / "c.jsonl", "c", half)
+    one = json.loads(run_cli("compare", str(a), str(c), "--json").stdout)
+    other = json.loads(run_cli("compare", str(c), str(a), "--json").stdout)
+    assert one["n_clusters"] == other["n_clusters"] == 6
+    assert one["se_paired"] == other["se_paired"]
+
+
 def _store(path: Path) -> None:
     rubric = [
         Criterion(id="polite", text="Is the reply polite?"),
