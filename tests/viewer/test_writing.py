@@ -67,7 +67,9 @@ def test_the_runs_list_and_the_run_page_say_a_live_session_is_writing_the_run(
         assert "will change" in page
         tasks = _page(served, "/runs/r/tasks")
         assert 'id="writing"' in tasks and who in tasks
-        for body in (listed, page, tasks):
+        diff = _page(served, "/diff?a=r&b=r")
+        assert 'id="writing-a"' in diff and 'id="writing-b"' in diff and who in diff
+        for body in (listed, page, tasks, diff):
             assert SCRIPT not in body  # escaped, never markup
         # The JSON twins carry the same claim.
         [row] = _json(served, "/")["runs"]  # type: ignore[misc]
@@ -81,3 +83,4 @@ def test_the_runs_list_and_the_run_page_say_a_live_session_is_writing_the_run(
         assert "<th>writing</th>" not in listed and "4242" not in listed
         assert 'id="writing"' not in page and "4242" not in page
         assert 'id="writing"' not in _page(served, "/runs/r/tasks")
+        assert 'id="writing-a"' not in _page(served, "/diff?a=r&b=r")
