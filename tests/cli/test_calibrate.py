@@ -264,6 +264,27 @@ def test_text_output(tmp_path: Path) -> None:
     assert "Krippendorff's α" in proc.stdout
 
 
+def test_the_table_counts_the_items_given_and_those_decided_apart(tmp_path: Path) -> None:
+    # 55 items labelled by both, 5 of them left unknown by the judge: the table's
+    # "items" column said 50, the items decided by both, as if 50 had been given.
+    labels = write(tmp_path / "labels.jsonl", table_rows())
+    proc = agentgauge("calibrate", str(labels), "--bootstrap", "20", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    [head] = [line for line in lines if "┃ against" in line]
+    cells = [c.strip() for c in head.strip("┃│ ").replace("┃", "│").split("│")]
+    assert cells[:3] == ["against", "items", "decided"], cells
+    for who in ("rater ann", "grader rubric:c"):
+        [line] = [line for line in lines if line.startswith(f"│ {who} ")]
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        assert cells[:3] == [who, "55", "50"], cells
+    out = json.loads(
+        agentgauge("calibrate", str(labels), "--bootstrap", "20", "--json", cwd=tmp_path).stdout
+    )
+    for p in (out["per_rater"][0], out["by_grader"][0]):
+        assert (p["n_items"], p["n_decided"]) == (55, 50)
+
+
 @pytest.mark.parametrize(
     ("rows", "args", "message"),
     [

@@ -312,6 +312,48 @@ def test_bad_input_exits_2(tmp_path: Path, theta: np.ndarray) -> None:
     assert res.returncode == 2 and "--margin: must be a rate difference from 0 to 1" in res.stderr
 
 
+def _families(path: Path, agent: str, family: dict[str, str | None]) -> Path:
+    """Two trials a task, one passing; the task's family as given (``None``: none)."""
+    rows = [
+        {"task_id": f"t{t:02d}", "trial": k, "success": k == t % 2, "agent": agent}
+        | ({} if family.get(f"t{t:02d}") is None else {"family": family[f"t{t:02d}"]})
+        for t in range(12)
+        for k in range(2)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_a_task_in_two_families_across_the_runs_is_refused_naming_both(tmp_path: Path) -> None:
+    # A clusters the tasks by six families, B by two: compare used A's families (6
+    # clusters) one way round and B's (2) the other, without a word.
+    six = {f"t{t:02d}": f"f{t % 6}" for t in range(12)}
+    two = {f"t{t:02d}": f"g{t % 2}" for t in range(12)}
+    a = _families(tmp_path / "a.jsonl", "a", six)
+    b = _families(tmp_path / "b.jsonl", "b", two)
+    for first, second, fam_first, fam_second in ((a, b, "f0", "g0"), (b, a, "g0", "f0")):
+        res = run_cli("compare", str(first), str(second))
+        assert res.returncode == 2, res.stdout
+        [line] = res.stderr.splitlines()
+        assert (
+            f"task 't00' is in family '{fam_first}' in {first} and in family "
+            f"'{fam_second}' in {second}"
+        ) in line, line
+        assert "(the runs differ so on 12 of 12 shared tasks)" in line, line
+        assert res.stdout == ""
+    with pytest.raises(InputError, match=r"task 't00' is in family 'f0' in \S*a\.jsonl and"):
+        agentgauge.compare(str(a), str(b))
+
+    # A task whose trials name no family in one run takes the other run's: the same
+    # clusters whichever run is A.
+    half = {t: f for t, f in six.items() if int(t[1:]) % 2 == 0}
+    c = _families(tmp_path / "c.jsonl", "c", half)
+    one = json.loads(run_cli("compare", str(a), str(c), "--json").stdout)
+    other = json.loads(run_cli("compare", str(c), str(a), "--json").stdout)
+    assert one["n_clusters"] == other["n_clusters"] == 6
+    assert one["se_paired"] == other["se_paired"]
+
+
 def _store(path: Path) -> None:
     rubric = [
         Criterion(id="polite", text="Is the reply polite?"),
@@ -447,6 +489,64 @@ def test_plan_textbook_size() -> None:
 def test_plan_mde() -> None:
     d = json.loads(run_cli("plan", "--baseline", "0.8", "--tasks", "2626", "--json").stdout)
     assert d["mde"] == pytest.approx(0.03, abs=1e-4) and "n_tasks" not in d
+
+
+def test_plan_near_the_ceiling_says_a_drop_is_still_detectable(tmp_path: Path) -> None:
+    # At 95% (or 100%) an improvement of 50 tasks cannot detect is none at all, but a
+    # drop can be detected: it said "no detectable effect", as if nothing could be.
+    from agentgauge.stats.power import components_from_assumptions, tasks_needed
+
+    for baseline, improvement in (("0.95", "0.05"), ("1", "0")):
+        res = run_cli("plan", "--baseline", baseline, "--tasks", "50")
+        assert res.returncode == 0, res.stderr
+        d = json.loads(run_cli("plan", "--baseline", baseline, "--tasks", "50", "--json").stdout)
+        assert d["mde"] is None
+        assert d["mde_reason"] == (
+            f"no improvement up to 1 − baseline = {improvement} is detectable with 50 tasks"
+        )
+        drop = d["mde_drop"]
+        assert 0 < drop < float(baseline) and "mde_drop_reason" not in d
+        # The drop solves the size formula: 50 tasks detect B = baseline − drop.
+        comp = components_from_assumptions(float(baseline), -drop)
+        assert tasks_needed(-drop, comp) == pytest.approx(50, rel=1e-6)
+        head = " ".join(res.stdout.split("  δ =")[0].split())
+        assert head == (
+            f"minimum detectable drop {drop:.4f} with 50 tasks; no improvement up to "
+            f"1 − baseline = {improvement} is detectable with 50 tasks"
+        ), head
+        assert "no detectable effect" not in res.stdout
+        assert f"= {drop:.4f}" in res.stdout  # the arithmetic is the drop's
+    # Where an improvement is detectable, the drop is given beside it: larger at 80%,
+    # where B's variance p(1 − p) grows as it falls.
+    res = run_cli("plan", "--baseline", "0.8", "--tasks", "50")
+    d = json.loads(run_cli("plan", "--baseline", "0.8", "--tasks", "50", "--json").stdout)
+    assert 0 < d["mde"] < d["mde_drop"] < 0.8
+    assert res.stdout.startswith(
+        f"minimum detectable effect {d['mde']:.4f} with 50 tasks; as a drop, {d['mde_drop']:.4f}"
+    )
+    # From a pilot the variance is fixed: a drop as large as an improvement, bounded by
+    # the pilot's rate instead of 1 − it.
+    high = _outcomes(tmp_path / "high.jsonl", [[i != 0] for i in range(10)])
+    d = json.loads(run_cli("plan", "--pilot", str(high), "--tasks", "6", "--json").stdout)
+    assert d["mde"] is None and d["mde_drop"] is not None and d["mde_drop"] <= 0.9
+    res = run_cli("plan", "--pilot", str(high), "--tasks", "6")
+    assert res.stdout.startswith(f"minimum detectable drop {d['mde_drop']:.4f} with 6 tasks")
+    # At 10% the other way round: an improvement is detectable, no drop is.
+    low = _outcomes(tmp_path / "low.jsonl", [[i == 0] for i in range(10)])
+    res = run_cli("plan", "--pilot", str(low), "--pilot-b", str(high), "--tasks", "6")
+    assert " ".join(res.stdout.split()).startswith(
+        "minimum detectable effect 0.7234 with 6 tasks; no drop down to 0, the pilot's "
+        "rate = 0.1, is detectable with 6 tasks (the formula gives 0.7234)"
+    )
+    # Where neither is, both reasons are given.
+    half_a = _outcomes(tmp_path / "xa.jsonl", [[i % 2 == 0] for i in range(10)])
+    half_b = _outcomes(tmp_path / "xb.jsonl", [[i % 2 == 1] for i in range(10)])
+    res = run_cli("plan", "--pilot", str(half_a), "--pilot-b", str(half_b), "--tasks", "6")
+    assert " ".join(res.stdout.split()).startswith(
+        "no detectable effect: no improvement up to 1 − the pilot's rate = 0.5 is detectable "
+        "with 6 tasks (the formula gives 1.2056); no drop down to 0, the pilot's rate = 0.5, "
+        "is detectable with 6 tasks (the formula gives 1.2056)"
+    )
 
 
 def test_plan_from_pilot(tmp_path: Path) -> None:

@@ -91,7 +91,10 @@ def _print(r: dict[str, Any]) -> None:
 
         out.print(fitted(out, table))
         per = Table(title="per rater and per grader")
-        for col in ("against", "items", "κ", "95% CI", "agreement"):
+        # "items": labelled by the judge and by this side; "decided": those neither left
+        # unknown, which κ and the agreement are over (the table gave only these, as
+        # "items", which read as the items labelled).
+        for col in ("against", "items", "decided", "κ", "95% CI", "agreement"):
             per.add_column(col, justify="left" if col == "against" else "right")
         notes: dict[str, list[str]] = {}
         for who, p in [(f"rater {p['rater']}", p) for p in r["per_rater"]] + [
@@ -100,6 +103,7 @@ def _print(r: dict[str, Any]) -> None:
             ci = p["ci95"] or [None, None]
             per.add_row(
                 terminal_text(who),
+                str(p["n_items"]),
                 str(p["n_decided"]),
                 _fmt(p["kappa"]),
                 f"[{_fmt(ci[0])}, {_fmt(ci[1])}]",

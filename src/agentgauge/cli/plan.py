@@ -13,6 +13,8 @@ from agentgauge.display import terminal_warning
 from agentgauge.report.formats import counted
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from agentgauge.stats.power import Plan
 
 
@@ -46,12 +48,40 @@ def _explain(p: Plan) -> str:
             lines.append(f"    → {counted(p.n_tasks, 'task')}: {p.n_tasks_reason}")
     else:
         lines[0] = "  δ = (z_{1−α/2} + z_{1−β}) · √((ω² + σ_A²/K_A + σ_B²/K_B) / n)"
-        if p.mde is not None:
+        # The effect the headline gives first: the improvement, else the drop (whose
+        # variance the components are, from assumptions).
+        shown = p.mde if p.mde is not None else p.mde_drop
+        if shown is not None:
             lines.append(
-                f"    = {p.z:.4f} · √({per_task:.4f} / {p.tasks}) = {p.mde:.4f}"
-                f" ({100 * p.mde:.1f} percentage points)"
+                f"    = {p.z:.4f} · √({per_task:.4f} / {p.tasks}) = {shown:.4f}"
+                f" ({100 * shown:.1f} percentage points)"
             )
     return "\n".join(lines)
+
+
+def _detectable(p: Plan) -> Text:
+    """What ``--tasks N`` can detect: the smallest improvement and the smallest drop, or
+    which of them none is and why. Near 100% no improvement exists to detect, yet a
+    drop may be detectable: "no detectable effect" read as if nothing could be."""
+    from rich.text import Text
+
+    with_tasks = f" with {counted(p.tasks, 'task')}"
+    if p.mde is not None:
+        # The drop beside it when it differs (from assumptions B's variance moves with δ).
+        drop = p.mde_drop
+        if drop is None:
+            beside = f"; {p.mde_drop_reason}"
+        else:
+            beside = f"; as a drop, {drop:.4f}" if f"{drop:.4f}" != f"{p.mde:.4f}" else ""
+        return Text.assemble((f"minimum detectable effect {p.mde:.4f}", "bold"), with_tasks, beside)
+    if p.mde_drop is not None:
+        return Text.assemble(
+            (f"minimum detectable drop {p.mde_drop:.4f}", "bold"),
+            with_tasks,
+            f"; {p.mde_reason}",
+        )
+    reasons = [p.mde_reason] + ([p.mde_drop_reason] if p.mde_drop_reason != p.mde_reason else [])
+    return Text.assemble(("no detectable effect", "bold"), ": " + "; ".join(map(str, reasons)))
 
 
 def _z_beta(power: float) -> float:
@@ -128,15 +158,8 @@ def plan_cmd(
                 (counted(result.n_tasks, "task"), "bold"), f" to detect δ = {result.delta:g}"
             )
         )
-    elif result.mde is not None:
-        out.print(
-            Text.assemble(
-                (f"minimum detectable effect {result.mde:.4f}", "bold"),
-                f" with {counted(result.tasks, 'task')}",
-            )
-        )
     else:
-        out.print(Text.assemble(("no detectable effect", "bold"), f": {result.mde_reason}"))
+        out.print(_detectable(result))
     out.print(_explain(result), markup=False, highlight=False, soft_wrap=True)
     inputs = dict(result.inputs or {})
     # "within_share 0.5 (default)": the share and where it came from, as one input.

@@ -53,6 +53,7 @@ from agentgauge.metrics.outcome import (
     task_success_counts,
 )
 from agentgauge.report.formats import counted
+from agentgauge.spelling import quoted
 from agentgauge.stats.exact import binomial_half_two_sided, sign_test_min_n
 from agentgauge.stats.intervals import mover_difference_interval
 from agentgauge.stats.se import cluster_correlation, se_clustered, se_mean
@@ -60,6 +61,7 @@ from agentgauge.table import TrialTable
 
 __all__ = [
     "Comparison",
+    "FamilyClash",
     "McNemar",
     "NoSharedTask",
     "compare",
@@ -298,6 +300,41 @@ def first_families(tables: tuple[TrialTable, ...]) -> dict[str, Any]:
         for text, family in zip(texts, table.family[first_rows[order]].tolist(), strict=True):
             out.setdefault(text, family)
     return out
+
+
+class FamilyClash(ValueError):
+    """A shared task that the two runs place in two families."""
+
+
+def _refuse_family_clash(
+    ta: TrialTable, tb: TrialTable, tasks: list[str], label_a: str, label_b: str
+) -> None:
+    """Raise `FamilyClash` when a shared task names one family in A and another in B.
+
+    A task's family is its cluster (`agentgauge.metrics.clusters`), and the paired SE
+    clusters each d_t = p_B,t − p_A,t by it: two runs that disagree on it leave no
+    one clustering, and taking either run's (as the first family seen did, A's) made
+    the interval depend on which run was called A. The runs are either two suites whose
+    task ids collide (pairing them is wrong) or one suite relabelled between them; a
+    task that names no family in one run takes the other run's.
+    """
+    fam_a, fam_b = first_families((ta,)), first_families((tb,))
+    clashes = [
+        t
+        for t in tasks
+        if fam_a.get(t) is not None and fam_b.get(t) is not None and fam_a[t] != fam_b[t]
+    ]
+    if not clashes:
+        return
+    t = clashes[0]
+    # Quoted together: two families that print alike are told apart by their escapes.
+    first, second = quoted((str(fam_a[t]), str(fam_b[t])))
+    raise FamilyClash(
+        f"task {t!r} is in family {first} in {label_a} and in family {second} in "
+        f"{label_b} (the runs differ so on {len(clashes)} of "
+        f"{counted(len(tasks), 'shared task')}): the paired SE clusters each task by its "
+        "family, so both runs must give it the same one (or one of them none)"
+    )
 
 
 def _clusters(tables: tuple[TrialTable, ...], tasks: list[str]) -> tuple[IntArray | None, int]:
@@ -841,6 +878,7 @@ def compare(
     # on both, not 0.49999999999999994. The SEs are computed from the float rates.
     rate_a, rate_b, mean = _exact_rates((na, ca), (nb, cb))
 
+    _refuse_family_clash(ta, tb, tasks, label_a, label_b)
     clusters, n_families = _clusters((ta, tb), tasks)
     n_clusters = None if clusters is None else int(np.unique(clusters).size)
     if clusters is not None and n_clusters is not None and n_clusters >= 2:

@@ -296,24 +296,28 @@ def mde_from_assumptions(
     trials_b: int = 1,
     alpha: float = 0.05,
     power: float = 0.8,
+    drop: bool = False,
 ) -> float | None:
-    """Smallest improvement δ > 0 over ``baseline`` detectable with ``n_tasks`` tasks.
+    """Smallest improvement δ > 0 over ``baseline`` detectable with ``n_tasks`` tasks
+    (with ``drop``: the size δ > 0 of the smallest detectable drop, B at baseline − δ).
 
-    The variance depends on δ through p_B = baseline + δ, so δ solves
-    δ = z·√(V(δ)/n) (Brent's method on (0, 1 − baseline]). ``None`` when even
-    δ = 1 − baseline is not detectable.
+    The variance depends on δ through p_B = baseline ± δ, so δ solves
+    δ = z·√(V(±δ)/n) (Brent's method on (0, 1 − baseline], or (0, baseline] for a
+    drop). ``None`` when even δ = 1 − baseline (baseline) is not detectable: at a
+    baseline of 1 no improvement exists, and a drop still may be detectable.
     """
     if n_tasks < 2:
         raise ValueError("n_tasks must be at least 2")
     z = z_sum(alpha, power)
+    sign = -1.0 if drop else 1.0
 
     def gap(delta: float) -> float:
         comp = components_from_assumptions(
-            baseline, delta, correlation=correlation, within_share=within_share
+            baseline, sign * delta, correlation=correlation, within_share=within_share
         )
         return delta - z * math.sqrt(comp.per_task(trials_a, trials_b) / n_tasks)
 
-    top = 1 - baseline
+    top = baseline if drop else 1 - baseline
     if top <= 0 or gap(top) < 0:
         return None
     if gap(1e-12) >= 0:  # zero variance: any effect is detectable
@@ -521,6 +525,12 @@ class Plan:
     mde_reason: str | None = None
     """Why ``mde`` is ``None`` when it is (fewer tasks than `min_tasks`, or no effect up
     to 1 − baseline detectable)."""
+    mde_drop: float | None = None
+    """The size of the smallest drop detectable with ``tasks`` tasks (B below A by it):
+    near 100% no improvement may be detectable where a drop is."""
+    mde_drop_reason: str | None = None
+    """Why ``mde_drop`` is ``None`` when it is (fewer tasks than `min_tasks`, or no drop
+    down to a rate of 0 detectable)."""
     inputs: dict[str, Any] | None = None
     """The assumptions or pilot the plan was made from, echoed for the record."""
     warnings: list[str] = field(default_factory=list)
@@ -545,6 +555,9 @@ class Plan:
             out["mde"] = self.mde
             if self.mde_reason:
                 out["mde_reason"] = self.mde_reason
+            out["mde_drop"] = self.mde_drop
+            if self.mde_drop_reason:
+                out["mde_drop_reason"] = self.mde_drop_reason
             out["tasks"] = self.tasks
         out["min_tasks"] = self.min_tasks
         out.update(self.inputs or {})
@@ -605,22 +618,38 @@ def plan(
             raise ValueError("tasks must be at least 1")
         few = too_few_tasks_reason(tasks, alpha)
         if few is not None:
-            return Plan(delta=delta, tasks=tasks, mde=None, mde_reason=few, **common)
-        mde = minimum_detectable_effect(
-            tasks, components, trials_a=trials_a, trials_b=trials_b, alpha=alpha, power=power
-        )
-        if rate is not None and mde > 1 - rate:
-            # B cannot pass more than every trial: an effect past 1 − rate (120 points,
-            # say) is no effect at all, and nothing up to it is detectable.
             return Plan(
                 delta=delta,
                 tasks=tasks,
                 mde=None,
-                mde_reason=f"no improvement up to 1 − {rate_name} = {1 - rate:g} is "
-                f"detectable with {counted(tasks, 'task')} (the formula gives {mde:.4f})",
+                mde_reason=few,
+                mde_drop=None,
+                mde_drop_reason=few,
                 **common,
             )
-        return Plan(delta=delta, tasks=tasks, mde=mde, **common)
+        mde = minimum_detectable_effect(
+            tasks, components, trials_a=trials_a, trials_b=trials_b, alpha=alpha, power=power
+        )
+        # The variance is fixed, so a drop as large as an improvement is as detectable;
+        # B cannot pass more than every trial nor fewer than none: an effect past
+        # 1 − rate up (120 points, say), or past rate down, is no effect at all.
+        up = None if rate is None or mde <= 1 - rate else (1 - rate, f"1 − {rate_name}")
+        down = None if rate is None or mde <= rate else (rate, rate_name)
+        return Plan(
+            delta=delta,
+            tasks=tasks,
+            mde=mde if up is None else None,
+            mde_reason=None
+            if up is None
+            else f"no improvement up to {up[1]} = {up[0]:g} is detectable with "
+            f"{counted(tasks, 'task')} (the formula gives {mde:.4f})",
+            mde_drop=mde if down is None else None,
+            mde_drop_reason=None
+            if down is None
+            else f"no drop down to 0, {down[1]} = {down[0]:g}, is detectable with "
+            f"{counted(tasks, 'task')} (the formula gives {mde:.4f})",
+            **common,
+        )
     if delta is None:
         raise ValueError("give delta (tasks needed) or tasks (minimum detectable effect)")
     if rate is not None and not 0 <= rate + delta <= 1:
@@ -665,10 +694,9 @@ def plan_from_assumptions(
         if tasks < 1:
             raise ValueError("tasks must be at least 1")
         few = too_few_tasks_reason(tasks, alpha)
-        mde = (
-            None
-            if few is not None
-            else mde_from_assumptions(
+
+        def smallest(drop: bool) -> float | None:
+            return mde_from_assumptions(
                 tasks,
                 baseline,
                 correlation=correlation,
@@ -677,11 +705,15 @@ def plan_from_assumptions(
                 trials_b=trials,
                 alpha=alpha,
                 power=power,
+                drop=drop,
             )
-        )
-        # Report the variance at the detectable effect (or at δ = 0 when there is none).
+
+        mde, drop = (None, None) if few is not None else (smallest(False), smallest(True))
+        # Report the variance at the detectable improvement, else at the detectable drop
+        # (or at δ = 0 when neither is).
+        shown = mde if mde is not None else (-drop if drop is not None else 0.0)
         comp = components_from_assumptions(
-            baseline, mde or 0.0, correlation=correlation, within_share=within_share
+            baseline, shown, correlation=correlation, within_share=within_share
         )
         return Plan(
             components=comp,
@@ -698,6 +730,14 @@ def plan_from_assumptions(
                 None
                 if mde is not None
                 else f"no improvement up to 1 − baseline = {1 - baseline:g} is detectable "
+                f"with {counted(tasks, 'task')}"
+            ),
+            mde_drop=drop,
+            mde_drop_reason=few
+            or (
+                None
+                if drop is not None
+                else f"no drop down to 0, baseline = {baseline:g}, is detectable "
                 f"with {counted(tasks, 'task')}"
             ),
             inputs=inputs,

@@ -112,6 +112,16 @@ def _num(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def _writing(entry: dict[str, Any]) -> str:
+    """Who writes a run now, from its ``writing`` entry, as ``agentgauge runs`` says it:
+    ``agentgauge run, pid 4242 on host, since ..., heartbeat 3 s ago``."""
+    what = f"{entry['command']}, " if entry.get("command") else ""
+    return (
+        f"{what}pid {entry['pid']} on {entry['host']}, since {entry['since']}, "
+        f"heartbeat {entry['heartbeat_age_s']} s ago"
+    )
+
+
 def run_url(run_id: str, *rest: str) -> str:
     """The address of a run's page (``rest``: ``tasks``, ``trials/PK``); the id is
     percent-encoded whole, a ``/`` in it included."""
@@ -142,6 +152,7 @@ _ENV.filters["difference_se"] = _difference_se
 _ENV.filters["interval"] = _interval
 _ENV.filters["num"] = _num
 _ENV.filters["shorten"] = shorten
+_ENV.filters["writing"] = _writing
 _ENV.filters["p_value"] = p_cell
 # Dollars as `agentgauge metrics` prints them: a fraction of a cent is never "$0.0000".
 _ENV.filters["money"] = money
