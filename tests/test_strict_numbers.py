@@ -151,3 +151,13 @@ def test_an_inspect_metric_past_a_doubles_range_is_refused(tmp_path: Path) -> No
     with Store(tmp_path / "s.db") as db, pytest.raises(InputError, match="must be a finite") as e:
         import_file("inspect", path, db)
     assert e.value.field is not None and e.value.field.startswith("results.scores[0].metrics.")
+
+
+def test_the_text_test_before_the_walk_finds_every_big_literal() -> None:
+    from agentgauge.textio import may_overflow
+
+    for text in ("1e400", "[1E+400]", '{"a": -1.5e400}', '{"a":[0,\n 2e0309]}', "1" * 309 + ".0"):
+        assert may_overflow(text), text
+    # Exponents inside strings (a hex digest) and small ones are not numbers past the range.
+    for text in ('{"d": "9f2de1234ab"}', '{"a": 1e99, "b": 1e-400}', '"1e400"'):
+        assert not may_overflow(text), text

@@ -236,17 +236,29 @@ def loads_json(text: str, *, file: str | Path, line: int | None, nan_is_null: bo
 #: Digit runs and exponents as the bytes ``0`` and ``e``: a number past a double's range
 #: has an exponent of three digits or more (``1e400``, ``2.5E+309``), or 309 digits.
 _NUMBER_SHAPE = bytes.maketrans(b"123456789E", b"000000000e")
-_BIG_NUMBER = re.compile(r"\d(?:[eE]\+?\d{3}|\d{308})")
+_BIG_EXPONENT = re.compile(rb"e\+?000")
+_MANTISSA = frozenset(b"0.-")
+_BEFORE_NUMBER = frozenset(b":[, \t\r\n")
 
 
 def may_overflow(text: str) -> bool:
     """Whether JSON ``text`` may hold a number literal that reads as infinity: the cheap
-    test (in C) before `infinite_at` walks the value; a hex digest in a string may pass
-    it, and then only costs that walk."""
+    test before `infinite_at` walks the value. The text's shape (digits as ``0``) is
+    searched in C; an exponent found is taken as a number's only if what precedes it
+    reads as one (digits after ``:``, ``[`` or ``,``), so a hex digest in a string
+    (``"…de123…"``) rarely costs that walk."""
     shape = text.encode("utf-8", "surrogatepass").translate(_NUMBER_SHAPE)
-    return (b"e000" in shape or b"e+000" in shape or b"0" * 309 in shape) and (
-        _BIG_NUMBER.search(text) is not None
-    )
+    if b"0" * 309 in shape:
+        return True
+    if b"e000" not in shape and b"e+000" not in shape:
+        return False
+    for found in _BIG_EXPONENT.finditer(shape):
+        at = found.start() - 1
+        while at >= 0 and shape[at] in _MANTISSA:
+            at -= 1
+        if at < found.start() - 1 and (at < 0 or shape[at] in _BEFORE_NUMBER):
+            return True
+    return False
 
 
 def infinite_at(value: Any) -> str | None:
