@@ -6,6 +6,8 @@ import hashlib
 import json
 from datetime import date
 
+import pytest
+
 from agentgauge.canonical import canonical_json
 from agentgauge.graders.state import state_hash
 
@@ -36,3 +38,13 @@ def test_state_hash_is_sha256_of_the_unicode_text() -> None:
     assert state_hash({"a": "é", "b": [1, 2.5, None]}) == (
         "d764fee2563da33e3d57334755404e635da33c995824b0adfabc4b6e1af4f608"
     )
+
+
+def test_a_float_that_is_not_finite_is_refused_naming_where_it_is() -> None:
+    # Python's encoder wrote Infinity, which is no JSON: SQLite's JSON refused it, and
+    # an import said the store was damaged.
+    for bad, shown in ((float("inf"), "inf"), (float("-inf"), "-inf"), (float("nan"), "nan")):
+        for ascii in (False, True):
+            with pytest.raises(ValueError, match=rf"^metadata\.x\[1\]: is {shown}, "):
+                canonical_json({"metadata": {"x": [1.0, bad]}}, ascii=ascii)
+    assert canonical_json({"x": 1e308}) == '{"x":1e+308}'

@@ -279,7 +279,7 @@ _JSON = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**80), max_value=2**80)  # past 64 bits too
-    | st.floats(allow_nan=False)
+    | st.floats(allow_nan=False, allow_infinity=False)  # refused: JSON has no number for them
     | st.text(),  # lone surrogates included
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=20,

@@ -95,3 +95,69 @@ def test_taubench_trial_as_a_string_is_an_input_error_not_a_crash(tmp_path: Path
     with Store(tmp_path / "s.db") as db, pytest.raises(InputError) as info:
         import_file("taubench", path, db, "r")
     assert info.value.field == "[0].trial" and "not a valid number" in info.value.reason
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"task_id": "a", "success": true, "metadata": {"x": 1e999}}', "metadata.x"),
+        ('{"task_id": "a", "success": true, "metadata": {"x": [0, -2.5E+400]}}', "metadata.x[1]"),
+        (
+            '{"task_id": "a", "success": true, "metadata": {"x": 1' + "0" * 320 + ".5}}",
+            "metadata.x",
+        ),
+    ],
+)
+def test_a_number_past_a_doubles_range_is_refused_and_no_store_is_left(
+    tmp_path: Path, line: str, field: str
+) -> None:
+    """``1e999`` reads as infinity; in free-form metadata it reached the store as
+    ``Infinity``, which SQLite's JSON refused, and the user was told the store was
+    damaged and to restore it from a copy, with a new store file left behind."""
+    path = tmp_path / "j.jsonl"
+    path.write_text(f"{GOOD}\n{line}\n")
+    store = tmp_path / "s.db"
+    for args in (["import", "jsonl", str(path), "--store", str(store)], ["metrics", str(path)]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentgauge", *args], capture_output=True, text=True
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"agentgauge: error: {path}:2: {field}: must be a finite")
+        assert len(proc.stderr.strip().splitlines()) == 1
+        assert not store.exists()
+
+
+def test_big_exponents_that_stay_finite_are_read() -> None:
+    from agentgauge.textio import loads_json
+
+    text = '{"a": 1e300, "b": 1e-400, "c": "de123 e+999", "d": 1.5E+0300}'
+    assert loads_json(text, file="f", line=1) == {
+        "a": 1e300,
+        "b": 0.0,
+        "c": "de123 e+999",
+        "d": 1.5e300,
+    }
+
+
+def test_an_inspect_metric_past_a_doubles_range_is_refused(tmp_path: Path) -> None:
+    # The run's settings keep Inspect's results: stored as Infinity, silently.
+    fixture = Path(__file__).parent / "fixtures" / "inspect" / "tiny.json"
+    data = json.loads(fixture.read_text())
+    scores = data["results"]["scores"]
+    first = next(iter(scores[0]["metrics"].values()))
+    first["value"] = "BIG"
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(data).replace('"BIG"', "1e999"))
+    with Store(tmp_path / "s.db") as db, pytest.raises(InputError, match="must be a finite") as e:
+        import_file("inspect", path, db)
+    assert e.value.field is not None and e.value.field.startswith("results.scores[0].metrics.")
+
+
+def test_the_text_test_before_the_walk_finds_every_big_literal() -> None:
+    from agentgauge.textio import may_overflow
+
+    for text in ("1e400", "[1E+400]", '{"a": -1.5e400}', '{"a":[0,\n 2e0309]}', "1" * 309 + ".0"):
+        assert may_overflow(text), text
+    # Exponents inside strings (a hex digest) and small ones are not numbers past the range.
+    for text in ('{"d": "9f2de1234ab"}', '{"a": 1e99, "b": 1e-400}', '"1e400"'):
+        assert not may_overflow(text), text

@@ -25,7 +25,9 @@ __all__ = [
     "MAX_DEPTH",
     "decode_utf8",
     "has_long_integer",
+    "infinite_at",
     "loads_json",
+    "may_overflow",
     "nests_deeper",
     "open_regular",
     "read_bytes",
@@ -161,9 +163,11 @@ def read_text(path: str | Path) -> str:
 
 def loads_json(text: str, *, file: str | Path, line: int | None, nan_is_null: bool = False) -> Any:
     """Parse strict JSON: no ``NaN``/``Infinity``, no key twice in one object,
-    nesting only as deep as Python's parser can go. A literal past a float's range
-    (``1e400``) parses as infinity, which the typed fields refuse
-    (`agentgauge.schema`); a parse hook for it would cost a Python call per float.
+    nesting only as deep as Python's parser can go, no number past a double's range
+    (``1e400``, which Python reads as infinity: in free-form metadata it reached the
+    store's JSON, which cannot hold it). That one is found by a test of the text
+    (`may_overflow`) and then a walk of the value: a parse hook would cost a Python
+    call per float.
 
     A repeated key is refused because which of its values counts is not said by
     JSON (RFC 8259, section 4: names "SHOULD be unique"; parsers differ): Python's
@@ -218,7 +222,62 @@ def loads_json(text: str, *, file: str | Path, line: int | None, nan_is_null: bo
             file=file,
             line=line,
         )
+    if may_overflow(text) and (field := infinite_at(value)) is not None:
+        raise InputError(
+            "must be a finite number: this one is past a double's range (about 1.8e308) "
+            "and reads as infinity, which JSON cannot hold",
+            file=file,
+            line=line,
+            field=field or None,
+        )
     return value
+
+
+#: Digit runs and exponents as the bytes ``0`` and ``e``: a number past a double's range
+#: has an exponent of three digits or more (``1e400``, ``2.5E+309``), or 309 digits.
+_NUMBER_SHAPE = bytes.maketrans(b"123456789E", b"000000000e")
+_BIG_EXPONENT = re.compile(rb"e\+?000")
+_MANTISSA = frozenset(b"0.-")
+_BEFORE_NUMBER = frozenset(b":[, \t\r\n")
+
+
+def may_overflow(text: str) -> bool:
+    """Whether JSON ``text`` may hold a number literal that reads as infinity: the cheap
+    test before `infinite_at` walks the value. The text's shape (digits as ``0``) is
+    searched in C; an exponent found is taken as a number's only if what precedes it
+    reads as one (digits after ``:``, ``[`` or ``,``), so a hex digest in a string
+    (``"…de123…"``) rarely costs that walk."""
+    shape = text.encode("utf-8", "surrogatepass").translate(_NUMBER_SHAPE)
+    if b"0" * 309 in shape:
+        return True
+    if b"e000" not in shape and b"e+000" not in shape:
+        return False
+    for found in _BIG_EXPONENT.finditer(shape):
+        at = found.start() - 1
+        while at >= 0 and shape[at] in _MANTISSA:
+            at -= 1
+        if at < found.start() - 1 and (at < 0 or shape[at] in _BEFORE_NUMBER):
+            return True
+    return False
+
+
+def infinite_at(value: Any) -> str | None:
+    """The field path (``metadata.x``, ``[2].scores``; ``""`` for the value itself) of
+    the first float in ``value`` that is not finite, or None if there is none."""
+    kind = type(value)
+    if kind is float:
+        return "" if value - value != 0.0 else None  # inf - inf is nan
+    if kind is dict:
+        for key, item in value.items():
+            if (inner := infinite_at(item)) is not None:
+                return f"{key}.{inner}" if inner and inner[0] != "[" else f"{key}{inner}"
+        return None
+    if kind is list:
+        for index, item in enumerate(value):
+            if (inner := infinite_at(item)) is not None:
+                return f"[{index}].{inner}" if inner and inner[0] != "[" else f"[{index}]{inner}"
+        return None
+    return None
 
 
 #: A number of 19 or more digits where JSON puts a value (first, or after ``:``, ``[``

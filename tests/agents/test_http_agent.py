@@ -142,6 +142,8 @@ def test_a_5xx_that_clears_is_recorded_with_its_attempts(tmp_path: Path) -> None
             "reply.confidence: must be a number in [0, 1]",
         ),
         (b'{"answer": "x", "transcript": {}}', "reply.transcript: must be a list"),
+        # Infinity in a free-form value reached the store's JSON, which cannot hold it.
+        (b'{"answer": "x", "state": {"x": [1e999]}}', "reply.state.x[0]: must be a finite"),
         (
             b'{"answer": "x", "transcript": [{"type": "tool_call", "name": "add"},'
             b' {"type": "tool_call", "arguments": {}}]}',

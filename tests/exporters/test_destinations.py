@@ -281,6 +281,29 @@ def test_a_parquet_export_to_a_dash_is_one_line(
 # --------------------------------------------------------------------------- report
 
 
+@pytest.mark.parametrize(
+    ("option", "start", "what"),
+    [("--markdown", "# ", "Markdown summary"), ("--html", "<!doctype html>", "HTML report")],
+)
+def test_report_to_a_dash_is_standard_output_not_a_file_named_dash(
+    work: Path, option: str, start: str, what: str
+) -> None:
+    """``--markdown -`` wrote a file named ``-`` and printed ``wrote -`` on stdout."""
+    if not Path("/dev/stdout").exists():
+        pytest.skip("no /dev/stdout")
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "report", "m.db", option, "-"],
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (work / "-").exists()
+    assert proc.stdout.lower().startswith(start.lower()), proc.stdout[:80]
+    assert "wrote -" not in proc.stdout + proc.stderr
+    assert f"wrote the {what} to standard output" in proc.stderr
+
+
 def test_report_refuses_an_existing_file_unless_forced(cli: Cli, work: Path) -> None:
     src = str(work / "m.jsonl")
     page, md = work / "r.html", work / "r.md"

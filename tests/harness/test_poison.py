@@ -441,3 +441,34 @@ def test_a_flooded_transcript_ends_the_trial_at_its_budget(
     assert_agent_error(flooded, message)
     assert len(flooded.events) <= 10_000
     assert (workdir / "s.db").stat().st_size < 100_000_000
+
+
+INF_WORLDS = """
+from agentgauge.testing.worlds import CounterEnv
+
+
+class InfState(CounterEnv):
+    def final_state(self):
+        return {"counter": self.counter, "ratio": [1.0, float("inf")]}
+
+
+def make(task, *, variant, seed):
+    cls = InfState if task.id == "t2" else CounterEnv
+    return cls(task, variant=variant, seed=seed)
+"""
+
+
+def test_an_infinite_final_state_is_that_trials_error_not_a_damaged_store(
+    workdir: Path,
+) -> None:
+    # The store's JSON writer wrote Infinity, which SQLite's JSON refused: the store was
+    # then reported damaged. The writer now refuses it, naming where it is, and the
+    # harness makes it the environment's (infra) error, the run going on.
+    (workdir / "poison_worlds.py").write_text(INF_WORLDS)
+    suite = yaml.safe_load((workdir / "suite.yaml").read_text())
+    for task in suite["tasks"]:
+        task["environment"] = "poison_worlds:make"
+    (workdir / "suite.yaml").write_text(yaml.safe_dump(suite))
+    t2 = run_twice(workdir, "poison_agents:numpy_arguments")["t2"]
+    assert (t2.status, t2.error_kind, t2.success) == ("error", "infra", False)
+    assert t2.error is not None and "ratio[1]: is inf" in t2.error, t2.error

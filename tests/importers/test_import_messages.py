@@ -9,6 +9,7 @@ import pytest
 
 from agentgauge.errors import InputError
 from agentgauge.importers import read_import
+from agentgauge.store import Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -131,3 +132,25 @@ def test_a_file_imported_twice_is_named_as_imported_not_invited_again(
     assert cli("import", "jsonl", str(src), "--store", str(db))[0] == 0
     src.write_text('{"task_id": "a", "success": true}\n')
     assert cli("import", "jsonl", str(src), "--store", str(db), "--run-id", "x")[0] == 0
+
+
+def test_a_file_imported_under_its_own_run_id_is_still_named_when_imported_again(
+    tmp_path: Path, cli: Any
+) -> None:
+    # Only the default run id was looked up: imported first with --run-id, the same
+    # file imported again without one was stored a second time.
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id": "a", "success": true}\n')
+    copy = tmp_path / "copy.jsonl"  # the same bytes by another name are the same trials
+    copy.write_bytes(src.read_bytes())
+    db = tmp_path / "s.db"
+    assert cli("import", "jsonl", str(src), "--store", str(db), "--run-id", "mine")[0] == 0
+    for again in (src, copy):
+        code, _, err = cli("import", "jsonl", str(again), "--store", str(db))
+        assert code == 2, err
+        assert f"--run-id: {again} was already imported as run 'mine' at " in err
+        assert "to store them a second time, give --run-id" in err
+    with Store(db, readonly=True) as store:
+        assert [r.run_id for r in store.list_runs()] == ["mine"]
+    # Deliberately, under another run id, it is stored again.
+    assert cli("import", "jsonl", str(src), "--store", str(db), "--run-id", "again")[0] == 0

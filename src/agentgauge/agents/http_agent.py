@@ -331,6 +331,8 @@ def parse_reply(content: bytes) -> dict[str, Any]:
     try:
         reply = loads_json(text, file="reply", line=None)
     except InputError as exc:
+        if exc.field:  # a number past a double's range, which JSON reads as infinity
+            raise MalformedReply(f"reply.{exc.field}: {exc.reason}") from None
         raise MalformedReply(f"reply is not JSON: {exc.reason}") from None
     if not isinstance(reply, dict):
         raise MalformedReply(f"reply must be a JSON object, got {_kind(reply)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -46,6 +47,19 @@ def _destinations(outputs: list[tuple[str, str]], sources: list[str], *, force: 
 
 
 _NAME = {"--html": "report.html", "--markdown": "report.md"}
+_WHAT = {"--html": "HTML report", "--markdown": "Markdown summary"}
+
+
+def _standard_output(option: str) -> str:
+    """``-`` as Unix tools read it, standard output (it wrote a file named ``-``, and
+    the ``wrote -`` line went to stdout with nothing else)."""
+    if not os.path.exists("/dev/stdout"):
+        raise InputError(
+            "this system has no /dev/stdout to write standard output to: give a file",
+            file="-",
+            field=option,
+        )
+    return "/dev/stdout"
 
 
 def _share_a_task(a: TrialSource, b: TrialSource) -> bool:
@@ -78,9 +92,13 @@ def _write(path: str, text: str, option: str, inputs: list[Path], *, force: bool
 @app.command()
 def report(
     sources: Annotated[list[str], typer.Argument(metavar="SOURCE...", help=SOURCE_HELP)],
-    html: Annotated[str | None, typer.Option("--html", help="Write the HTML report here.")] = None,
+    html: Annotated[
+        str | None,
+        typer.Option("--html", help="Write the HTML report here (- for standard output)."),
+    ] = None,
     markdown: Annotated[
-        str | None, typer.Option("--markdown", help="Write the Markdown summary here.")
+        str | None,
+        typer.Option("--markdown", help="Write the Markdown summary here (- for standard output)."),
     ] = None,
     compare: Annotated[
         bool,
@@ -109,7 +127,11 @@ def report(
         raise InputError(
             "nothing to write: give --html FILE and/or --markdown FILE", field="--html"
         )
-    outputs = [(o, p) for o, p in (("--html", html), ("--markdown", markdown)) if p is not None]
+    outputs = [
+        (o, _standard_output(o) if p == "-" else p)
+        for o, p in (("--html", html), ("--markdown", markdown))
+        if p is not None
+    ]
     inputs = _destinations(outputs, sources, force=force)
     with options_typed(grade_version="--grade-version"):
         opened = [open_source(s, grade_version=grade_version) for s in sources]
@@ -155,4 +177,5 @@ def report(
     for option, path in outputs:
         stream = _write(path, texts[option], option, inputs, force=force)
         # Written to /dev/stdout or a pipe, the report is the output: say so on stderr.
-        (err_console() if stream else console()).print(terminal_text(f"wrote {path}"))
+        where = f"the {_WHAT[option]} to standard output" if path == "/dev/stdout" else path
+        (err_console() if stream else console()).print(terminal_text(f"wrote {where}"))

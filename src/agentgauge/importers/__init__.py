@@ -251,15 +251,22 @@ def _write(fmt: str, path: Path, imported: ImportedRun, store: Store, run_id: st
 
 
 def _refuse_import_again(store: Store, path: Path, run_id: str, sha: str) -> None:
-    """The default run id is the file's name and the start of its hash, so a file
-    imported twice names its first import: say that, not "choose another --run-id",
-    which reads as an invitation to store the same trials twice."""
+    """A file imported without ``--run-id`` whose bytes a run of the store was imported
+    from (under the default run id, the file's name and the start of its hash, or under
+    one given with ``--run-id``, or from a copy by another name) names that import: not
+    "choose another --run-id", which reads as an invitation to store the same trials
+    twice, nor (the default id being free) a second copy stored unasked."""
     existing = store.get_run(run_id)
     if existing is None or existing.source_sha256 != sha:
-        return
+        found = store.run_of_source(sha)
+        if found is None:
+            return
+        run_id, created_at = found
+    else:
+        created_at = existing.created_at
     raise InputError(
         f"{path} was already imported as run {run_id!r} "
-        f"at {existing.created_at}: its trials are in the store; "
+        f"at {created_at}: its trials are in the store; "
         "to store them a second time, give --run-id",
         file=store.path,
         field="--run-id",

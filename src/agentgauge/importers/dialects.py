@@ -27,7 +27,7 @@ import orjson
 
 from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span
-from agentgauge.textio import MAX_DEPTH, has_long_integer, nests_deeper
+from agentgauge.textio import MAX_DEPTH, has_long_integer, infinite_at, may_overflow, nests_deeper
 
 __all__ = ["DIALECTS", "GENAI", "OPENINFERENCE", "Dialect", "Message", "SpanKind", "ToolCall"]
 
@@ -117,6 +117,8 @@ def _json_value(span: Span, key: str, value: Any) -> Any:
         # (Nineteen digits at least: shorter text holds no integer past 64 bits.)
         if len(value) >= 19 and has_long_integer(value):
             parsed = json.loads(value, parse_constant=_no_constant)
+            if may_overflow(value) and infinite_at(parsed) is not None:  # orjson refuses it
+                raise ValueError("a number past a double's range")
         else:
             parsed = orjson.loads(value)
     except (ValueError, RecursionError):  # orjson's errors and Python's are ValueErrors

@@ -641,6 +641,17 @@ class Store:
         return None if row is None else self._run(row)
 
     @store_errors
+    def run_of_source(self, sha256: str) -> tuple[str, str] | None:
+        """The id and creation time of the first run imported from a file with this
+        SHA-256, or ``None``: one pass over the runs table, no trial read."""
+        row = self.conn.execute(
+            "SELECT run_id, created_at FROM runs WHERE source_sha256 = ?"
+            " ORDER BY created_at, rowid LIMIT 1",
+            (sha256,),
+        ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    @store_errors
     def list_runs(self) -> list[Run]:
         """All runs, oldest first."""
         return [self._run(row) for row in self.conn.execute(_RUN_ROWS)]
