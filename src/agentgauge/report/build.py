@@ -44,6 +44,7 @@ from agentgauge.report.formats import (
     estimate,
     money,
     no_spread_count,
+    number,
     success_se_of,
 )
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
@@ -1001,7 +1002,7 @@ def markdown_summary(data: ReportData) -> str:
     def num(x: Any) -> str:
         if x is None:
             return "–"
-        return f"{x:.3f}" if isinstance(x, float) else esc(x)
+        return number(x, 3, grouped=False) if isinstance(x, float) else esc(x)
 
     lines = [f"# {esc(data.title)}", ""]
     for note in data.notes:

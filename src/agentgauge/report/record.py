@@ -34,6 +34,7 @@ from agentgauge.report.formats import (
     counted,
     difference_se,
     no_spread_count,
+    number,
     success_se,
 )
 from agentgauge.report.formats import money as _money
@@ -435,9 +436,9 @@ def _figures(b: Baseline, human_rate: float | None = None) -> str:
             else ("latency not recorded")
         )
     elif b.role == "human":
-        latency = f"time p50 {b.latency_p50 / 60:.1f} min"
+        latency = f"time p50 {number(b.latency_p50 / 60, grouped=False)} min"
     else:
-        latency = f"latency p50 {b.latency_p50:.1f} s"
+        latency = f"latency p50 {number(b.latency_p50, grouped=False)} s"
     return f"{ci}cost per success {cost}, {latency}"
 
 
@@ -674,7 +675,7 @@ def _cost(
         g = groups[0].cost
         if g.latency_p50 is None:
             return "not recorded"
-        return f"{g.latency_p50:.1f}/{g.latency_p95:.1f} s"
+        return f"{number(g.latency_p50, grouped=False)}/{number(g.latency_p95, grouped=False)} s"
 
     prices = ""
     calls_a, calls_b = a.model_calls(), b.model_calls()
