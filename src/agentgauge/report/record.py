@@ -673,9 +673,10 @@ def _cost(
 
     def lat(groups: list[GroupMetrics]) -> str:
         g = groups[0].cost
-        if g.latency_p50 is None:
+        p50, p95 = g.latency_p50, g.latency_p95
+        if p50 is None or p95 is None:  # (both are from the same trials: one is, both are)
             return "not recorded"
-        return f"{number(g.latency_p50, grouped=False)}/{number(g.latency_p95, grouped=False)} s"
+        return f"{number(p50, grouped=False)}/{number(p95, grouped=False)} s"
 
     prices = ""
     calls_a, calls_b = a.model_calls(), b.model_calls()
