@@ -536,3 +536,27 @@ def test_a_huge_duration_reads_in_scientific_notation_on_every_face(
     for text in (out, md.read_text()):  # (the HTML's plotly bundle holds lists of numbers)
         assert not re.search(r"\d(,\d{3}){12}", text)
     assert "1.00e+308" in html.read_text()
+
+
+def test_a_task_given_twice_differently_is_refused(cli: Cli, tmp_path: Path) -> None:
+    # Before: one of the two was kept, silently.
+    def twice(data: Any) -> None:
+        other = json.loads(json.dumps(data["tasks"][0]))
+        other["description"] = "another task under the same id"
+        data["tasks"].append(other)
+
+    path = _mutated(tmp_path, twice)
+    task_id = json.loads(path.read_text())["tasks"][0]["id"]
+    n = len(json.loads(path.read_text())["tasks"]) - 1
+    db = tmp_path / "s.db"
+    code, _, err = cli("import", "tau2", str(path), "--store", str(db))
+    assert code == 2
+    assert f"{path}: tasks[{n}].id: task {task_id!r} is also tasks[0], with other contents" in err
+    assert len(err.strip().splitlines()) == 1 and not db.exists()
+
+
+def test_a_task_given_twice_the_same_is_read_once(tmp_path: Path) -> None:
+    # A file concatenated or merged twice: a repeat, not a conflict.
+    path = _mutated(tmp_path, lambda data: data["tasks"].append(data["tasks"][0]))
+    tasks = read_import("tau2", path).tasks
+    assert len(tasks) == len({t.id for t in tasks}) == len(read_import("tau2", MONOLITH).tasks)
