@@ -34,3 +34,13 @@ def test_a_count_of_one_reads_in_the_singular() -> None:
     assert counted(3, "family", "families") == "3 families"
     assert f"{1234:,} {plural(1234, 'span')}" == "1,234 spans"
     assert clusters_text(3, 1, "family") == "1 family and 2 tasks without a family"
+
+
+def test_a_huge_figure_is_written_in_scientific_notation() -> None:
+    from agentgauge.report.formats import money, number
+
+    assert number(1234.5) == "1,234.5"
+    assert number(1e308) == "1.00e+308"
+    assert number(10**400, 0) == "1.00e+400"  # an int past the largest float
+    assert number(float("inf")) == "inf"
+    assert money(1e308) == "$1.00e+308"

@@ -64,7 +64,7 @@ def decode_utf8(raw: bytes, *, file: str | Path, line: int | None = None, offset
             if str(file).endswith(".eval"):
                 hint = "an Inspect log: agentgauge import inspect reads it"
             else:
-                hint = f"decompress it first: {command} {shlex.quote(str(file))}"
+                hint = f"decompress it first: {_unpack_command(command, file)}"
             raise InputError(f"the file is {name}, not text; {hint}", file=file) from None
         raise InputError(
             f"not a UTF-8 text file: byte {at} (0x{raw[exc.start]:02x}) is not valid UTF-8 "
@@ -83,19 +83,35 @@ def decode_utf8(raw: bytes, *, file: str | Path, line: int | None = None, offset
 
 
 #: Leading bytes of the compressed and archive formats a results file is often kept in,
-#: with how to unpack it.
+#: with the program that unpacks it.
 _MAGIC = (
-    (b"\x1f\x8b", "gzip-compressed", "gunzip -k"),
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"),
-    (b"BZh", "bzip2-compressed", "bunzip2 -k"),
-    (b"\xfd7zXZ\x00", "xz-compressed", "unxz -k"),
+    (b"\x1f\x8b", "gzip-compressed", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd"),
+    (b"BZh", "bzip2-compressed", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "xz"),
     (b"PK\x03\x04", "a ZIP archive", "unzip"),
 )
+#: The name endings each program strips when it decompresses in place (``-dk``); a name
+#: without one it refuses ("gzip: x.json: unknown suffix -- ignored").
+_SUFFIXES = {"gzip": (".gz", ".tgz"), "zstd": (".zst",), "bzip2": (".bz2",), "xz": (".xz",)}
+
+
+def _unpack_command(tool: str, file: str | Path) -> str:
+    """A shell command that unpacks ``file`` with ``tool`` whatever its name:
+    ``gzip -dk r.jsonl.gz`` where the name ends as the tool expects, else
+    ``gzip -dc x.json > decompressed-x.json`` (beside it)."""
+    path = Path(file)
+    if tool not in _SUFFIXES:
+        return f"{tool} {shlex.quote(str(file))}"
+    if path.suffix in _SUFFIXES[tool]:
+        return f"{tool} -dk {shlex.quote(str(file))}"
+    out = path.with_name(f"decompressed-{path.name}")
+    return f"{tool} -dc {shlex.quote(str(file))} > {shlex.quote(str(out))}"
 
 
 def compressed_as(raw: bytes) -> tuple[str, str] | None:
-    """What compressed format ``raw`` (a file's first bytes) is in, and the command
-    that unpacks it; ``None`` when it is none of those."""
+    """What compressed format ``raw`` (a file's first bytes) is in, and the program
+    that unpacks it (gzip, zstd, bzip2, xz, unzip); ``None`` when it is none of those."""
     for magic, name, command in _MAGIC:
         if raw.startswith(magic):
             return name, command

@@ -354,6 +354,19 @@ def test_a_task_in_two_families_across_the_runs_is_refused_naming_both(tmp_path:
     assert one["se_paired"] == other["se_paired"]
 
 
+def test_a_report_pooling_a_task_in_two_families_names_both_sources(tmp_path: Path) -> None:
+    # Before: "trials: task 't00' is in family 'g0' here (row 24 of the table) and in
+    # family 'f0' (row 0 of the table)": rows of a table the user never made.
+    a = _families(tmp_path / "a.jsonl", "a", {f"t{t:02d}": f"f{t % 6}" for t in range(12)})
+    b = _families(tmp_path / "b.jsonl", "b", {f"t{t:02d}": f"g{t % 2}" for t in range(12)})
+    md = tmp_path / "r.md"
+    res = run_cli("report", str(a), str(b), "--no-compare", "--markdown", str(md))
+    assert res.returncode == 2, res.stdout
+    [line] = res.stderr.splitlines()
+    assert f"task 't00' is in family 'f0' in {a} and in family 'g0' in {b}" in line, line
+    assert "row" not in line and not md.exists()
+
+
 def _store(path: Path) -> None:
     rubric = [
         Criterion(id="polite", text="Is the reply polite?"),

@@ -7,6 +7,7 @@ The fixtures in tests/fixtures/tau2 were written by tau2-bench's own models
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -509,3 +510,53 @@ def test_the_orchestrators_greeting_is_no_model_call(tmp_path: Path) -> None:
             assert trial.events[0].type == "message"
             assert trial.events[0].content == "Hi! How can I help you today?"
     assert any(t.input_tokens for t in greeted.values())
+
+
+def test_a_huge_duration_reads_in_scientific_notation_on_every_face(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # A duration of 1e308 s printed as a 309-digit number; the JSON keeps the value.
+    data = json.loads(MONOLITH.read_text())
+    for sim in data["simulations"]:
+        sim["duration"] = 1e308
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(data))
+    db = tmp_path / "s.db"
+    assert cli("import", "tau2", str(path), "--store", str(db), "--run-id", "h")[0] == 0
+    code, out, err = cli("metrics", f"{db}:h", "--json")
+    assert json.loads(out)["groups"][0]["latency_s"]["p50"] == 1e308
+    code, out, err = cli("metrics", f"{db}:h")
+    assert code == 0, err
+    assert "1.00e+308 s" in " ".join(out.split())
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    code, _, err = cli("report", f"{db}:h", "--html", str(html), "--markdown", str(md))
+    assert code == 0, err
+    for text in (out, html.read_text(), md.read_text()):
+        assert not re.search(r"\d{40}", text)
+    for text in (out, md.read_text()):  # (the HTML's plotly bundle holds lists of numbers)
+        assert not re.search(r"\d(,\d{3}){12}", text)
+    assert "1.00e+308" in html.read_text()
+
+
+def test_a_task_given_twice_differently_is_refused(cli: Cli, tmp_path: Path) -> None:
+    # Before: one of the two was kept, silently.
+    def twice(data: Any) -> None:
+        other = json.loads(json.dumps(data["tasks"][0]))
+        other["description"] = "another task under the same id"
+        data["tasks"].append(other)
+
+    path = _mutated(tmp_path, twice)
+    task_id = json.loads(path.read_text())["tasks"][0]["id"]
+    n = len(json.loads(path.read_text())["tasks"]) - 1
+    db = tmp_path / "s.db"
+    code, _, err = cli("import", "tau2", str(path), "--store", str(db))
+    assert code == 2
+    assert f"{path}: tasks[{n}].id: task {task_id!r} is also tasks[0], with other contents" in err
+    assert len(err.strip().splitlines()) == 1 and not db.exists()
+
+
+def test_a_task_given_twice_the_same_is_read_once(tmp_path: Path) -> None:
+    # A file concatenated or merged twice: a repeat, not a conflict.
+    path = _mutated(tmp_path, lambda data: data["tasks"].append(data["tasks"][0]))
+    tasks = read_import("tau2", path).tasks
+    assert len(tasks) == len({t.id for t in tasks}) == len(read_import("tau2", MONOLITH).tasks)

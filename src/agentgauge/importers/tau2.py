@@ -189,10 +189,7 @@ def read(path: Path, *, prices: str | None = None) -> ImportedRun:
         for check_at, where, raw in _simulations(data, meta_path, sims_dir, check)
     ]
     trials = assign_trial_indices(placed, file=meta_path)
-    tasks = [
-        _task(raw, header, check, f"tasks[{i}]")
-        for i, raw in enumerate(check.items(data.get("tasks"), "tasks"))
-    ]
+    tasks = _tasks(check.items(data.get("tasks"), "tasks"), header, check, meta_path)
     suite = f"tau2:{header.domain}" if header.domain else f"tau2:{path.stem}"
     return ImportedRun(
         # The directory form read is the directory, whichever of it PATH named.
@@ -611,6 +608,26 @@ def _unit(check: _Check, value: Any, where: str) -> float | None:
 
 
 # --------------------------------------------------------------------------- tasks
+
+
+def _tasks(items: list[Any], header: _Header, check: _Check, file: Path) -> list[Task]:
+    """The run's tasks, each id once: a task repeated as it was (a file merged twice)
+    is read once; the same id with other contents is refused, naming both places,
+    rather than one of them kept silently."""
+    tasks: list[Task] = []
+    first: dict[str, tuple[int, Any]] = {}
+    for i, raw in enumerate(items):
+        task = _task(raw, header, check, f"tasks[{i}]")
+        if task.id not in first:
+            first[task.id] = (i, raw)
+            tasks.append(task)
+        elif first[task.id][1] != raw:
+            raise InputError(
+                f"task {task.id!r} is also tasks[{first[task.id][0]}], with other contents",
+                file=file,
+                field=f"tasks[{i}].id",
+            )
+    return tasks
 
 
 def _task(raw: Any, header: _Header, check: _Check, where: str) -> Task:

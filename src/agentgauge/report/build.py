@@ -44,6 +44,7 @@ from agentgauge.report.formats import (
     estimate,
     money,
     no_spread_count,
+    number,
     success_se_of,
 )
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
@@ -56,7 +57,8 @@ from agentgauge.report.terminal import (
     turn_note_lines,
 )
 from agentgauge.schema import Trial
-from agentgauge.sources import TrialSource
+from agentgauge.sources import TrialSource, two_families
+from agentgauge.spelling import quoted
 from agentgauge.table import TrialTable, group_codes
 
 __all__ = [
@@ -897,8 +899,29 @@ def _suite_columns(sources: Sequence[TrialSource], tags: Sequence[str]) -> _Suit
             for f in dataclasses.fields(TrialTable)
         }
     )
+    _refuse_two_families(table, starts, sources)
     facts = Facts({name: np.concatenate([src.facts[name] for src in sources]) for name in FACTS})
     return _Suite(table, facts, pick)
+
+
+def _refuse_two_families(
+    table: TrialTable, starts: npt.NDArray[np.intp], sources: Sequence[TrialSource]
+) -> None:
+    """Refuse sources pooled into one suite that give a shared task two families, naming
+    both sources and families, as ``compare`` does (`metrics.compare.FamilyClash`):
+    each source names one (its reader refuses two), so the two rows are two sources'."""
+    clash = two_families(table)
+    if clash is None:
+        return
+    a, b = clash
+    src_a, src_b = (sources[int(np.searchsorted(starts, r, side="right")) - 1] for r in clash)
+    first, second = quoted((str(table.family[a]), str(table.family[b])))
+    raise InputError(
+        f"task {str(table.task_id[a])!r} is in family {first} in {src_a.label} and in "
+        f"family {second} in {src_b.label}: the report pools sources that share task ids "
+        "into one suite, whose intervals cluster each task by its family, so both must "
+        "give it the same one (or one of them none)"
+    )
 
 
 def _task_ids(table: TrialTable) -> set[str]:
@@ -1001,7 +1024,7 @@ def markdown_summary(data: ReportData) -> str:
     def num(x: Any) -> str:
         if x is None:
             return "–"
-        return f"{x:.3f}" if isinstance(x, float) else esc(x)
+        return number(x, 3, grouped=False) if isinstance(x, float) else esc(x)
 
     lines = [f"# {esc(data.title)}", ""]
     for note in data.notes:

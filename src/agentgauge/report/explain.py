@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from agentgauge.facts import recorded_control
-from agentgauge.report.formats import money
+from agentgauge.report.formats import money, number
 from agentgauge.schema import ControlEvent, Grade, Trial
 
 __all__ = [
@@ -90,18 +90,18 @@ def _money(value: float | None) -> str:
 def _model_detail(e: Any) -> str:
     parts = []
     if e.input_tokens is not None or e.output_tokens is not None:
-        tin = "?" if e.input_tokens is None else f"{e.input_tokens:,}"
-        tout = "?" if e.output_tokens is None else f"{e.output_tokens:,}"
+        tin = "?" if e.input_tokens is None else number(e.input_tokens, 0)
+        tout = "?" if e.output_tokens is None else number(e.output_tokens, 0)
         parts.append(f"{tin} in / {tout} out tokens")
     else:
         parts.append("tokens not recorded")
     if e.cache_read_tokens:
-        parts.append(f"{e.cache_read_tokens:,} cached")
+        parts.append(f"{number(e.cache_read_tokens, 0)} cached")
     if e.reasoning_tokens:
-        parts.append(f"{e.reasoning_tokens:,} reasoning")
+        parts.append(f"{number(e.reasoning_tokens, 0)} reasoning")
     parts.append(_money(e.cost_usd))
     if e.latency_s is not None:
-        parts.append(f"{e.latency_s:.2f} s")
+        parts.append(f"{number(e.latency_s, 2, grouped=False)} s")
     if e.attempts and e.attempts > 1:
         parts.append(f"{e.attempts} attempts")
     return " · ".join(parts)

@@ -10,6 +10,7 @@ from typing import Any
 
 __all__ = [
     "DASH",
+    "HUGE",
     "bounds",
     "clusters_text",
     "counted",
@@ -19,6 +20,7 @@ __all__ = [
     "money",
     "no_spread_count",
     "no_spread_tasks",
+    "number",
     "plural",
     "success_se",
     "success_se_of",
@@ -42,6 +44,23 @@ def bounds(lo: float, hi: float, digits: int, *, scale: float = 1.0) -> tuple[st
     return x, y
 
 
+#: From this magnitude on a figure is written in scientific notation (`number`).
+HUGE = 1e12
+
+
+def number(x: float, digits: int = 1, *, grouped: bool = True) -> str:
+    """A figure with ``digits`` decimals (``1,234.5``; thousands separated unless not
+    ``grouped``), or in scientific notation from `HUGE` on (``1.00e+308``): a latency,
+    cost or token count that large (a corrupt or hostile file) would otherwise print
+    as hundreds of digits. Not finite: as Python writes it (``inf``, ``nan``)."""
+    if isinstance(x, int) and abs(x) >= HUGE:
+        digits_ = str(abs(x))  # an int past the largest float has no float to write
+        return f"{'-' if x < 0 else ''}{digits_[0]}.{digits_[1:3]}e+{len(digits_) - 1:02d}"
+    if math.isfinite(x) and abs(x) >= HUGE:
+        return f"{x:.2e}"
+    return f"{x:,.{digits}f}" if grouped else f"{x:.{digits}f}"
+
+
 def money(x: float | None) -> str:
     """US dollars: cents from $1 (and for exactly 0), three significant figures below.
 
@@ -51,7 +70,7 @@ def money(x: float | None) -> str:
     if x is None or math.isnan(x):
         return DASH
     if x == 0 or abs(x) >= 1:
-        return f"${x:,.2f}"
+        return f"${number(x, 2)}"
     return f"${x:.3g}" if abs(x) >= 1e-4 else f"${x:.2e}"
 
 

@@ -25,7 +25,13 @@ from agentgauge.display import html_environment
 from agentgauge.metrics.cost import unpriced_label
 from agentgauge.report import figures
 from agentgauge.report.explain import shorten
-from agentgauge.report.formats import bounds, judge_cost, success_se_of, zero_difference_se
+from agentgauge.report.formats import (
+    bounds,
+    judge_cost,
+    number,
+    success_se_of,
+    zero_difference_se,
+)
 from agentgauge.report.formats import money as _money
 from agentgauge.report.record import p_cell
 from agentgauge.store import utc_now
@@ -117,7 +123,7 @@ def _fmt(value: Any, digits: int = 3) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "–"
-        return f"{value:.{digits}f}"
+        return number(value, digits, grouped=False)
     return str(value)
 
 

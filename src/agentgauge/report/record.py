@@ -34,6 +34,7 @@ from agentgauge.report.formats import (
     counted,
     difference_se,
     no_spread_count,
+    number,
     success_se,
 )
 from agentgauge.report.formats import money as _money
@@ -435,9 +436,9 @@ def _figures(b: Baseline, human_rate: float | None = None) -> str:
             else ("latency not recorded")
         )
     elif b.role == "human":
-        latency = f"time p50 {b.latency_p50 / 60:.1f} min"
+        latency = f"time p50 {number(b.latency_p50 / 60, grouped=False)} min"
     else:
-        latency = f"latency p50 {b.latency_p50:.1f} s"
+        latency = f"latency p50 {number(b.latency_p50, grouped=False)} s"
     return f"{ci}cost per success {cost}, {latency}"
 
 
@@ -672,9 +673,10 @@ def _cost(
 
     def lat(groups: list[GroupMetrics]) -> str:
         g = groups[0].cost
-        if g.latency_p50 is None:
+        p50, p95 = g.latency_p50, g.latency_p95
+        if p50 is None or p95 is None:  # (both are from the same trials: one is, both are)
             return "not recorded"
-        return f"{g.latency_p50:.1f}/{g.latency_p95:.1f} s"
+        return f"{number(p50, grouped=False)}/{number(p95, grouped=False)} s"
 
     prices = ""
     calls_a, calls_b = a.model_calls(), b.model_calls()

@@ -20,7 +20,7 @@ from rich.text import Text
 from agentgauge.display import shell_command
 from agentgauge.display import terminal_text as _text
 from agentgauge.report.explain import shorten
-from agentgauge.report.formats import DASH, counted, money, plural
+from agentgauge.report.formats import DASH, counted, money, number, plural
 from agentgauge.report.layout import fitted
 
 __all__ = ["print_failures", "print_trials"]
@@ -132,14 +132,15 @@ def print_failures(
 
 
 def _seconds(x: float | None) -> str:
-    return DASH if x is None else f"{x:.2f} s"
+    return DASH if x is None else f"{number(x, 2, grouped=False)} s"
 
 
 def _tokens(view: dict[str, Any]) -> str:
     tin, tout = view["input_tokens"], view["output_tokens"]
     if tin is None and tout is None:
         return "not recorded"
-    return f"{DASH if tin is None else f'{tin:,}'} in / {DASH if tout is None else f'{tout:,}'} out"
+    shown_in = DASH if tin is None else number(tin, 0)
+    return f"{shown_in} in / {DASH if tout is None else number(tout, 0)} out"
 
 
 def _outcome(view: dict[str, Any]) -> Text:

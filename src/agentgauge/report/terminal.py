@@ -30,6 +30,7 @@ from agentgauge.report.formats import (
     judge_cost,
     no_spread_count,
     no_spread_tasks,
+    number,
     success_se_of,
 )
 from agentgauge.report.formats import money as _money
@@ -118,7 +119,7 @@ def _cost(group: dict[str, Any], key: str, *, full: bool = False) -> str:
 
 
 def _num(x: float | None, unit: str = "", digits: int = 1) -> str:
-    return _DASH if x is None else f"{x:,.{digits}f}{unit}"
+    return _DASH if x is None else f"{number(x, digits)}{unit}"
 
 
 def _add_row(table: Table, *cells: str) -> None:
