@@ -32,6 +32,7 @@ __all__ = [
     "open_regular",
     "read_bytes",
     "read_text",
+    "unpack_command",
 ]
 
 _BOM = "\ufeff"
@@ -64,7 +65,7 @@ def decode_utf8(raw: bytes, *, file: str | Path, line: int | None = None, offset
             if str(file).endswith(".eval"):
                 hint = "an Inspect log: agentgauge import inspect reads it"
             else:
-                hint = f"decompress it first: {_unpack_command(command, file)}"
+                hint = f"decompress it first: {unpack_command(command, file)}"
             raise InputError(f"the file is {name}, not text; {hint}", file=file) from None
         raise InputError(
             f"not a UTF-8 text file: byte {at} (0x{raw[exc.start]:02x}) is not valid UTF-8 "
@@ -96,7 +97,7 @@ _MAGIC = (
 _SUFFIXES = {"gzip": (".gz", ".tgz"), "zstd": (".zst",), "bzip2": (".bz2",), "xz": (".xz",)}
 
 
-def _unpack_command(tool: str, file: str | Path) -> str:
+def unpack_command(tool: str, file: str | Path) -> str:
     """A shell command that unpacks ``file`` with ``tool`` whatever its name:
     ``gzip -dk r.jsonl.gz`` where the name ends as the tool expects, else
     ``gzip -dc x.json > decompressed-x.json`` (beside it)."""

@@ -334,23 +334,34 @@ def test_a_file_that_is_not_a_zip_or_json_is_one_error(tmp_path: Path) -> None:
         read_import("inspect", path)
 
 
-@pytest.mark.parametrize("name", ["tiny.eval", "tiny.json.gz"])
-def test_a_compressed_log_says_how_to_decompress_it(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "out"), [("tiny.eval", "decompressed-tiny.eval"), ("tiny.json.gz", "tiny.json")]
+)
+def test_a_compressed_log_says_how_to_decompress_it(tmp_path: Path, name: str, out: str) -> None:
     """A gzip file named .eval was told "an Inspect log: agentgauge import inspect reads
-    it" by ``agentgauge import inspect`` itself."""
+    it" by ``agentgauge import inspect`` itself. The command it is told instead writes
+    beside the file, as every other importer's hint does: it named a bare ``tiny.json``,
+    which run from another folder was written there, not beside the log."""
     import gzip
 
-    path = tmp_path / name
+    folder = tmp_path / "logs dir"  # a space: the command must quote the paths
+    folder.mkdir()
+    path = folder / name
     path.write_bytes(gzip.compress(JSON_LOG.read_bytes()))
     with pytest.raises(InputError) as info:
         read_import("inspect", path)
-    out = "tiny.json" if name.endswith(".gz") else "log.json"
-    assert info.value.reason == (
+    reason = info.value.reason
+    assert reason.startswith(
         "the file is gzip-compressed, but an Inspect log is a ZIP archive (.eval) or JSON "
-        f"text (.json): decompress it (gzip -dc {path} > {out}) and import what it holds"
-    )
-    subprocess.run(f"gzip -dc {path} > {out}", shell=True, cwd=tmp_path, check=True)
-    assert len(read_import("inspect", tmp_path / out).trials) == 12
+        "text (.json): decompress it ("
+    ), reason
+    assert reason.endswith(") and import what it holds"), reason
+    command = reason.split("decompress it (", 1)[1].rsplit(") and import", 1)[0]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    subprocess.run(command, shell=True, cwd=elsewhere, check=True)
+    assert list(elsewhere.iterdir()) == []
+    assert len(read_import("inspect", folder / out).trials) == 12
 
 
 def test_a_damaged_zstd_member_is_one_error(tmp_path: Path) -> None:

@@ -1006,3 +1006,34 @@ def test_a_trial_page_names_its_variant_in_its_title_and_counts_one_in_the_singu
         "t1 trial 0 · paraphrase:1 · agentgauge viewer",
     ]
     assert "1 model call · 1 tool call · 0 events" in pages[0]
+
+
+def test_a_huge_figure_reads_in_scientific_notation_as_the_reports_write_it(
+    tmp_path: Path,
+) -> None:
+    # A latency of 1e308 s (a corrupt file, or an imported tau2 `duration`) was written
+    # with "%.2f": 309 digits on the trial page and the run page, where the reports write
+    # "1.00e+308" (`report.formats.number`).
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    call = {"type": "model_call", "model": "m", "t": 1e308, "latency_s": 1e308}
+    rows = [
+        {"task_id": "t", "trial": i, "success": i == 0, "latency_s": 1e308, "events": [call]}
+        for i in range(2)
+    ]
+    src = tmp_path / "t.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "h")
+    with serving(db) as s:
+        run = _get(s, "/runs/h")[2].decode()
+        trial = _get(s, "/runs/h/trials/1")[2].decode()
+    digits = re.compile(r"\d{20}")
+    assert not digits.search(run), digits.search(run)
+    assert not digits.search(trial), digits.search(trial)
+    assert "latency 1.00e+308 s ·" in trial
+    assert '<td class="n">1.00e+308 s</td>' in run
+    assert '<td class="n">1.00e+308</td>' in trial  # the transcript's time column
+    assert "model call · m · 1.00e+308 s" in trial  # the timeline mark

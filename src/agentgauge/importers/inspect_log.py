@@ -47,7 +47,6 @@ makes of each holds one raw sample at a time.
 from __future__ import annotations
 
 import re
-import shlex
 import struct
 import zipfile
 import zlib
@@ -59,7 +58,14 @@ from typing import Any
 
 from agentgauge.errors import InputError
 from agentgauge.importers.shape import Shape, kind
-from agentgauge.textio import compressed_as, decode_utf8, loads_json, open_regular, read_text
+from agentgauge.textio import (
+    compressed_as,
+    decode_utf8,
+    loads_json,
+    open_regular,
+    read_text,
+    unpack_command,
+)
 
 __all__ = [
     "INFLATION_FLOOR_BYTES",
@@ -149,18 +155,14 @@ def open_log(path: Path) -> Iterator[InspectLog]:
     if packed is not None:
         # Read as text, it was told "an Inspect log: agentgauge import inspect reads it".
         name = packed[0]
-        tool = name.split("-")[0]  # gzip, zstd, bzip2, xz: each decompresses with -dc
-        out = path.stem if path.suffix in _COMPRESSED_SUFFIXES else "log.json"
+        # The command every reader suggests: it writes beside the file, wherever it is run.
         raise InputError(
             f"the file is {name}, but an Inspect log is a ZIP archive (.eval) or JSON text "
-            f"(.json): decompress it ({tool} -dc {shlex.quote(str(path))} > "
-            f"{shlex.quote(out)}) and import what it holds",
+            f"(.json): decompress it ({unpack_command(packed[1], path)}) and import what "
+            "it holds",
             file=path,
         )
     yield _read_json(path)
-
-
-_COMPRESSED_SUFFIXES = frozenset({".gz", ".zst", ".bz2", ".xz"})
 
 
 # --------------------------------------------------------------------------- .json

@@ -48,7 +48,14 @@ from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import MAX_TEXT, shorten, trial_view
-from agentgauge.report.formats import bounds, counted, money, success_se_of, zero_difference_se
+from agentgauge.report.formats import (
+    bounds,
+    counted,
+    money,
+    number,
+    success_se_of,
+    zero_difference_se,
+)
 from agentgauge.report.record import SystemInfo, agent_name, p_cell
 from agentgauge.report.terminal import comparison_null_reason_lines, null_reason_lines
 from agentgauge.sources import NOT_RECORDED, Selector, configurations, picks, selected_rows
@@ -107,9 +114,16 @@ def _interval(ci: Sequence[float]) -> str:
 
 
 def _num(value: float | None, digits: int = 3) -> str:
+    """A figure as the HTML report writes it (`formats.number`): ``digits`` decimals,
+    scientific notation from 1e12 on (a latency of 1e308 s is ``1.00e+308``, not 309
+    digits), a dash where there is none."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return number(value, digits, grouped=False)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return number(value, 0, grouped=False)
+    return str(value)
 
 
 def _writing(entry: dict[str, Any]) -> str:
