@@ -123,3 +123,32 @@ def stored_claims(db: Path) -> list[dict[str, Any]]:
     finally:
         conn.close()
     return [json.loads(value) for (value,) in rows]
+
+
+def claim_from_elsewhere(
+    db: Path, heartbeat: float, *, command: str | None = "agentgauge run"
+) -> None:
+    """Store a claim on run ``r`` by a session on another host (pid 1) whose last
+    heartbeat was at ``heartbeat`` (``time.time()`` seconds): fresh or stale as the test
+    needs. ``command=None`` leaves out the command, as claims written before it was
+    recorded did."""
+    claim: dict[str, Any] = {
+        "token": "theirs",
+        "pid": 1,
+        "host": "other-host",
+        "since": "2026-01-02T03:04:05+00:00",
+        "heartbeat": heartbeat,
+    }
+    if command is not None:
+        claim["command"] = command
+    with sqlite3.connect(db, timeout=30) as conn:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('claim:r', ?)", (json.dumps(claim),))
+
+
+def dump_store(db: Path) -> list[str]:
+    """Every table of store ``db`` as SQL statements: equal dumps, an unchanged store."""
+    conn = sqlite3.connect(db)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.conftest import dump_store
 
 Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture (tests/conftest.py)
 
@@ -262,14 +262,6 @@ def test_hostile_file_is_one_line_exit_2_and_no_store(
     assert not store.exists(), "a failed command left a store file behind"
 
 
-def _dump(db: Path) -> list[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
-
-
 @pytest.mark.parametrize(
     "case", [c for c in CASES if c.name in ("jsonl", "taubench", "metr")], ids=_case_id
 )
@@ -280,12 +272,12 @@ def test_failed_import_leaves_an_existing_store_unchanged(
     good = tmp_path / "good.jsonl"
     good.write_bytes(_trial())
     assert cli("import", "jsonl", str(good), "--store", str(store), "--run-id", "keep")[0] == 0
-    before = _dump(store)
+    before = dump_store(store)
     path = tmp_path / f"hostile{case.suffix}"
     path.write_bytes(case.content)
     code, _, err = cli("import", case.name, str(path), "--store", str(store), "--run-id", "bad")
     _check_one_line(case, path, code, err)
-    assert _dump(store) == before
+    assert dump_store(store) == before
 
 
 SUBPROCESS_CASES = [

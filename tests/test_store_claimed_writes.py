@@ -4,15 +4,14 @@ same words; the session holding the claim changes it as before."""
 
 from __future__ import annotations
 
-import json
 import socket
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import claim_from_elsewhere, dump_store
 
 from agentgauge.harness.runner import run
 from agentgauge.store import Store, claims
@@ -46,34 +45,13 @@ def _copy(graded: Path, tmp_path: Path) -> Path:
     return db
 
 
-def _claim_from_elsewhere(db: Path, heartbeat: float) -> None:
-    claim = {
-        "token": "theirs",
-        "pid": 1,
-        "host": "other-host",
-        "since": "2026-01-02T03:04:05+00:00",
-        "heartbeat": heartbeat,
-        "command": "agentgauge run",
-    }
-    with sqlite3.connect(db, timeout=30) as conn:
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('claim:r', ?)", (json.dumps(claim),))
-
-
-def _dump(db: Path) -> list[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
-
-
 @pytest.mark.parametrize("change", sorted(CHANGES))
 def test_a_run_a_live_session_writes_is_refused_in_the_commands_words(
     graded: Path, tmp_path: Path, change: str
 ) -> None:
     db = _copy(graded, tmp_path)
-    _claim_from_elsewhere(db, time.time() - 5)
-    before = _dump(db)
+    claim_from_elsewhere(db, time.time() - 5)
+    before = dump_store(db)
     with Store(db) as store, pytest.raises(RunClaimed) as refused:
         CHANGES[change](store)
     said = str(refused.value)
@@ -85,18 +63,18 @@ def test_a_run_a_live_session_writes_is_refused_in_the_commands_words(
         "wait for it to end, or stop it (Ctrl-C in its terminal, or kill 1 on other-host), "
         "then run this command again"
     ), said
-    assert _dump(db) == before
+    assert dump_store(db) == before
 
     # Inside the caller's own transaction too: refused, and nothing of it lands.
     with Store(db) as store, pytest.raises(RunClaimed), store.transaction():
         CHANGES[change](store)
-    assert _dump(db) == before
+    assert dump_store(db) == before
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))
 def test_a_stale_claim_stops_nobody(graded: Path, tmp_path: Path, change: str) -> None:
     db = _copy(graded, tmp_path)
-    _claim_from_elsewhere(db, time.time() - STALE_AFTER - 1)
+    claim_from_elsewhere(db, time.time() - STALE_AFTER - 1)
     with Store(db) as store:
         CHANGES[change](store)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Cli
+from tests.conftest import Cli, dump_store
 
 from agentgauge.facts import RULES
 from agentgauge.harness.runner import run
@@ -55,14 +55,6 @@ def _trials(db: Path) -> int:
     conn = sqlite3.connect(db)
     try:
         return int(conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
-    finally:
-        conn.close()
-
-
-def _dump(db: Path) -> list[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return list(conn.iterdump())
     finally:
         conn.close()
 
@@ -153,11 +145,11 @@ def test_a_failed_refresh_leaves_the_store_as_it_was_and_readable(
     )
     conn.commit()
     conn.close()
-    before = _dump(db)
+    before = dump_store(db)
     code, out, err = cli("runs", "--refresh", "--store", str(db))
     assert code != 0 and out == ""
     assert "layout is frozen" in err and "Traceback" not in err
-    assert _dump(db) == before
+    assert dump_store(db) == before
     code, out, err = cli("metrics", f"{db}:r", "--json")
     assert (code, out, err) == (0, expected, _note(db))
 
@@ -169,7 +161,7 @@ def test_an_interrupted_refresh_leaves_the_store_as_it_was(
 
     db = _stale(current, tmp_path)
     expected = cli("metrics", f"{db}:r", "--json")[1]
-    before = _dump(db)
+    before = dump_store(db)
     calls = 0
     pack = database.pack
 
@@ -186,7 +178,7 @@ def test_an_interrupted_refresh_leaves_the_store_as_it_was(
     assert err == "interrupted: nothing stored (the store is as it was, and reads as before)\n"
     assert calls == 5
     monkeypatch.undo()
-    assert _dump(db) == before
+    assert dump_store(db) == before
     assert cli("metrics", f"{db}:r", "--json")[1] == expected
 
 

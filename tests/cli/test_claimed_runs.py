@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import stored_claims
+from tests.conftest import claim_from_elsewhere, stored_claims
 
 from agentgauge.harness.runner import run
 from agentgauge.store import Store
@@ -218,24 +218,11 @@ def _refusing(store: Path, holder: subprocess.Popen[str]) -> None:
     assert stored_claims(store) == []
 
 
-def _claim_from_elsewhere(db: Path, heartbeat: float) -> None:
-    claim = {
-        "token": "theirs",
-        "pid": 1,
-        "host": "other-host",
-        "since": "2026-01-02T03:04:05+00:00",
-        "heartbeat": heartbeat,
-        "command": "agentgauge run",
-    }
-    with sqlite3.connect(db, timeout=30) as conn:
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('claim:r', ?)", (json.dumps(claim),))
-
-
 def test_a_session_on_another_host_holds_the_run_while_its_heartbeat_is_fresh(
     store: Path,
 ) -> None:
     where = store.parent
-    _claim_from_elsewhere(store, time.time() - 5)
+    claim_from_elsewhere(store, time.time() - 5)
     before = _state(store)
     refused = _cli(where, "runs", "--store", "s.db", "--mark", "r", "previous")
     assert refused.returncode == 2
@@ -246,7 +233,7 @@ def test_a_session_on_another_host_holds_the_run_while_its_heartbeat_is_fresh(
     assert listed["runs"][0]["writing"]["host"] == "other-host"
 
     # Silent for longer than a claim lives: taken to have died.
-    _claim_from_elsewhere(store, time.time() - STALE_AFTER - 1)
+    claim_from_elsewhere(store, time.time() - STALE_AFTER - 1)
     listed = json.loads(_cli(where, "runs", "--store", "s.db", "--json").stdout)
     assert listed["runs"][0]["writing"] is None
     assert _cli(where, "runs", "--store", "s.db", "--mark", "r", "previous").returncode == 0

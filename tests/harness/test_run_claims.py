@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import stored_claims
+from tests.conftest import claim_from_elsewhere, stored_claims
 
 from agentgauge.envs.base import ToolOutcome
 from agentgauge.errors import InputError, RunInterrupted, RunStopped
@@ -168,24 +168,12 @@ def test_a_resume_after_the_first_session_ended_runs(tmp_path: Path) -> None:
     assert stored_claims(tmp_path / "s.db") == []
 
 
-def _claim_from_elsewhere(db: Path, heartbeat: float) -> None:
-    claim = {
-        "token": "theirs",
-        "pid": 1,
-        "host": "other-host",
-        "since": "2026-01-02T03:04:05+00:00",
-        "heartbeat": heartbeat,
-    }
-    with sqlite3.connect(db, timeout=30) as conn:
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('claim:r', ?)", (json.dumps(claim),))
-
-
 def test_a_session_on_another_host_holds_the_run_while_its_heartbeat_is_fresh(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "s.db"
     run(str(COUNTER), counting_agent, store=db, run_id="r", progress=False)
-    _claim_from_elsewhere(db, time.time() - 5)
+    claim_from_elsewhere(db, time.time() - 5, command=None)
     with pytest.raises(InputError) as err:
         run(str(COUNTER), counting_agent, store=db, run_id="r", trials=2, progress=False)
     assert err.value.reason.startswith(
@@ -197,7 +185,7 @@ def test_a_session_on_another_host_holds_the_run_while_its_heartbeat_is_fresh(
         assert store.get_run("r").n_trials == 3  # type: ignore[union-attr]
 
     # Silent for longer than STALE_AFTER: the session is taken to have died.
-    _claim_from_elsewhere(db, time.time() - STALE_AFTER - 1)
+    claim_from_elsewhere(db, time.time() - STALE_AFTER - 1, command=None)
     notes: list[str] = []
     done = run(
         str(COUNTER),
@@ -260,7 +248,7 @@ def test_a_ray_run_claimed_elsewhere_is_refused_before_it_connects(tmp_path: Pat
     pytest.importorskip("ray", reason="ray is not installed: pip install 'agentgauge[ray]'")
     db = tmp_path / "s.db"
     run(str(COUNTER), counting_agent, store=db, run_id="r", progress=False)
-    _claim_from_elsewhere(db, time.time())
+    claim_from_elsewhere(db, time.time(), command=None)
     with socket.socket() as probe:  # a port that was free a moment ago: nobody listens
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

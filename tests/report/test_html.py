@@ -153,18 +153,28 @@ def test_variant_bars_span_the_tables_interval_and_none_without_one() -> None:
     assert list(bars.error_y.arrayminus) == pytest.approx([0.155, 0.016, math.nan], nan_ok=True)
 
 
-def test_horizon_axis_spans_the_tasks_not_an_extrapolated_horizon() -> None:
-    from agentgauge.report.figures import horizon_figure
-
-    group = {
+def _horizon_group(horizons: dict[str, Any]) -> dict[str, Any]:
+    """A horizon figure's group: one task of 2 minutes, lengths 2-64, a falling fit, and
+    ``horizons`` (the horizons and their intervals) added."""
+    return {
         "label": "a",
         "intercept": 2.0,
         "slope": -0.5,
         "minutes_range": [2.0, 64.0],
         "tasks": [{"task_id": "t", "minutes": 2.0, "rate": 1.0}],
-        "horizons": {"0.5": 16.0, "0.8": 1e40},
-        "ci95": {"0.5": [4.0, 1e30], "0.8": [1e10, 1e50]},
+        **horizons,
     }
+
+
+def test_horizon_axis_spans_the_tasks_not_an_extrapolated_horizon() -> None:
+    from agentgauge.report.figures import horizon_figure
+
+    group = _horizon_group(
+        {
+            "horizons": {"0.5": 16.0, "0.8": 1e40},
+            "ci95": {"0.5": [4.0, 1e30], "0.8": [1e10, 1e50]},
+        }
+    )
     fig = horizon_figure([group])
     # Range 2/2 .. 64·4 minutes, in log10 units.
     assert fig.layout.xaxis.range == pytest.approx([0.0, math.log10(256)])
@@ -180,17 +190,14 @@ def test_a_horizon_interval_bounded_below_is_drawn_to_the_plotted_end() -> None:
     # The lower end of p50's interval falls among bootstrap replicates with no successes:
     # null, "below 4 min" (it read 0, which the bar cut at the plotted end). The bar still
     # runs to the left end (1 min); the undefined p80 end still draws nothing.
-    group = {
-        "label": "a",
-        "intercept": 2.0,
-        "slope": -0.5,
-        "minutes_range": [2.0, 64.0],
-        "tasks": [{"task_id": "t", "minutes": 2.0, "rate": 1.0}],
-        "horizons": {"0.5": 16.0, "0.8": 4.0},
-        "ci95": {"0.5": [None, 32.0], "0.8": [None, 8.0]},
-        "ci95_status": {"0.5": ["below", "estimated"], "0.8": ["undefined", "estimated"]},
-        "ci95_bound_minutes": {"0.5": [4.0, None], "0.8": [None, None]},
-    }
+    group = _horizon_group(
+        {
+            "horizons": {"0.5": 16.0, "0.8": 4.0},
+            "ci95": {"0.5": [None, 32.0], "0.8": [None, 8.0]},
+            "ci95_status": {"0.5": ["below", "estimated"], "0.8": ["undefined", "estimated"]},
+            "ci95_bound_minutes": {"0.5": [4.0, None], "0.8": [None, None]},
+        }
+    )
     marks = [t for t in horizon_figure([group]).data if t.error_x and t.error_x.array is not None]
     assert [t.x[0] for t in marks] == [16.0]
     assert marks[0].error_x.arrayminus[0] == pytest.approx(16.0 - 1.0)
@@ -201,15 +208,12 @@ def test_horizon_marks_are_named_as_the_horizon_command_names_them() -> None:
     from agentgauge.report.figures import horizon_figure
 
     # round(100 · 0.995) named the 99.5% horizon "100%", and 0.9951's too: two marks alike.
-    group = {
-        "label": "a",
-        "intercept": 2.0,
-        "slope": -0.5,
-        "minutes_range": [2.0, 64.0],
-        "tasks": [{"task_id": "t", "minutes": 2.0, "rate": 1.0}],
-        "horizons": {"0.5": 16.0, "0.995": 8.0, "0.9951": 4.0},
-        "ci95": {"0.5": [4.0, 32.0], "0.995": [4.0, 16.0], "0.9951": [2.0, 8.0]},
-    }
+    group = _horizon_group(
+        {
+            "horizons": {"0.5": 16.0, "0.995": 8.0, "0.9951": 4.0},
+            "ci95": {"0.5": [4.0, 32.0], "0.995": [4.0, 16.0], "0.9951": [2.0, 8.0]},
+        }
+    )
     names = [t.name for t in horizon_figure([group]).data if t.error_x.array is not None]
     assert names == [
         "a p50 horizon, 95% CI",
