@@ -132,3 +132,16 @@ def _in_export_header(exc: InputError) -> bool:
     from agentgauge.parquet import HEADER_FILE
 
     return exc.file is not None and Path(exc.file).name == HEADER_FILE
+
+
+def standard_output(option: str) -> str:
+    """The path that writes to standard output, for an output option given as ``-`` (as
+    Unix tools read it: before, ``-`` wrote a file of that name). Refused, naming
+    ``option``, on a system without ``/dev/stdout``."""
+    if not os.path.exists("/dev/stdout"):
+        raise InputError(
+            "this system has no /dev/stdout to write standard output to: give a file",
+            file="-",
+            field=option,
+        )
+    return "/dev/stdout"

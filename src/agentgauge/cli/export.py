@@ -4,13 +4,18 @@ Parquet, a directory."""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentgauge.cli import app
-from agentgauge.cli.common import console, err_console, options_typed, run_named
+from agentgauge.cli.common import (
+    console,
+    err_console,
+    options_typed,
+    run_named,
+    standard_output,
+)
 from agentgauge.display import shell_command
 from agentgauge.errors import InputError
 from agentgauge.report.formats import counted
@@ -92,21 +97,14 @@ def export_cmd(
 
 
 def _standard_output(fmt: str) -> str:
-    """``-`` as Unix tools read it, standard output (it wrote a file named ``-``, and
-    the ``exported ...`` line went to stdout with nothing else)."""
+    """``-``: standard output, which cannot hold a Parquet export (a directory)."""
     if fmt == "parquet":
         raise InputError(
             "standard output cannot hold a directory of Parquet files: give a directory",
             file="-",
             field="--parquet",
         )
-    if not os.path.exists("/dev/stdout"):
-        raise InputError(
-            "this system has no /dev/stdout to write standard output to: give a file",
-            file="-",
-            field=f"--{fmt}",
-        )
-    return "/dev/stdout"
+    return standard_output(f"--{fmt}")
 
 
 def _export(

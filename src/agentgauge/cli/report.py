@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +14,7 @@ from agentgauge.cli.common import (
     console,
     err_console,
     options_typed,
+    standard_output,
 )
 from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
@@ -48,18 +48,6 @@ def _destinations(outputs: list[tuple[str, str]], sources: list[str], *, force: 
 
 _NAME = {"--html": "report.html", "--markdown": "report.md"}
 _WHAT = {"--html": "HTML report", "--markdown": "Markdown summary"}
-
-
-def _standard_output(option: str) -> str:
-    """``-`` as Unix tools read it, standard output (it wrote a file named ``-``, and
-    the ``wrote -`` line went to stdout with nothing else)."""
-    if not os.path.exists("/dev/stdout"):
-        raise InputError(
-            "this system has no /dev/stdout to write standard output to: give a file",
-            file="-",
-            field=option,
-        )
-    return "/dev/stdout"
 
 
 def _share_a_task(a: TrialSource, b: TrialSource) -> bool:
@@ -128,7 +116,7 @@ def report(
             "nothing to write: give --html FILE and/or --markdown FILE", field="--html"
         )
     outputs = [
-        (o, _standard_output(o) if p == "-" else p)
+        (o, standard_output(o) if p == "-" else p)
         for o, p in (("--html", html), ("--markdown", markdown))
         if p is not None
     ]
