@@ -29,7 +29,16 @@ from agentgauge.errors import InputError
 from agentgauge.importers.otlp import Span
 from agentgauge.textio import MAX_DEPTH, has_long_integer, infinite_at, may_overflow, nests_deeper
 
-__all__ = ["DIALECTS", "GENAI", "OPENINFERENCE", "Dialect", "Message", "SpanKind", "ToolCall"]
+__all__ = [
+    "DIALECTS",
+    "GENAI",
+    "OPENINFERENCE",
+    "Dialect",
+    "History",
+    "Message",
+    "SpanKind",
+    "ToolCall",
+]
 
 SpanKind = Literal["agent", "model", "tool"]
 
@@ -61,7 +70,22 @@ class Message:
         return (self.role, self.text, calls, self.tool_call_id)
 
 
-Messages = Callable[[Span, str], list[Message] | None]
+class History:
+    """The input messages a trace's last model call read, for the next call's: each
+    chat span repeats the conversation so far, so a call's ``gen_ai.input.messages``
+    is mostly the text the call before it carried. That text is parsed once
+    (`_message_list`); the same trace's builder hands one `History` to every call."""
+
+    __slots__ = ("body", "messages")
+
+    def __init__(self) -> None:
+        self.body = ""
+        """The last list's JSON text without its closing ``]``."""
+        self.messages: list[Message] = []
+        """Its messages, as `_message` read them."""
+
+
+Messages = Callable[[Span, str, History | None], list[Message] | None]
 
 
 @dataclass(frozen=True)
@@ -88,7 +112,8 @@ class Dialect:
     usage_extras: tuple[tuple[str, tuple[str, ...]], ...]
     """Token counts the trial model has no field for, summed into ``metadata``."""
     messages: Messages
-    """A span's input (``side="input"``) or output messages, ``None`` when it has none."""
+    """A span's input (``side="input"``) or output messages, ``None`` when it has none;
+    the `History` of the trace's calls so far, or ``None``."""
     answer: tuple[str, ...] = ()
     """Where the agent span keeps its final answer, when no message holds it."""
 
@@ -212,15 +237,56 @@ def _opt_id(obj: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _message_list(span: Span, key: str, value: Any) -> list[Message]:
+def _message_list(
+    span: Span, key: str, value: Any, history: History | None = None
+) -> list[Message]:
+    """The messages of an attribute; ``history``: the list the trace's last call read,
+    whose messages are taken as they are when ``value`` goes on from them."""
+    if history is not None and type(value) is str:
+        known = _continued(span, key, value, history)
+        if known is not None:
+            return known
     parsed = _json_value(span, key, value)
     if isinstance(parsed, str):  # older prompts: plain text
         return [Message(role="user" if "prompt" in key else "assistant", text=parsed)]
+    listed = isinstance(parsed, list)
     if isinstance(parsed, dict):
         parsed = [parsed]
     if not isinstance(parsed, list):
         raise _bad(span, key, "expected a list of messages")
-    return [_message(span, key, m, f"[{i}]") for i, m in enumerate(parsed)]
+    out = [_message(span, key, m, f"[{i}]") for i, m in enumerate(parsed)]
+    # Kept only for a list orjson read (`_json_value`: no long integer in it).
+    kept = listed and out and type(value) is str and value.endswith("]")
+    if history is not None and kept and (len(value) < 19 or not has_long_integer(value)):
+        history.body, history.messages = value[:-1], out
+    return out
+
+
+def _continued(span: Span, key: str, value: str, history: History) -> list[Message] | None:
+    """``value``'s messages when it is the last list's text with more elements after
+    them (``[A]`` then ``[A,B]``): ``[B]`` alone is parsed and read. What orjson reads
+    of an array is the same element by element, so the messages are those a parse of
+    the whole would give; ``None`` (parse the whole) for any other text. The checks of
+    `_json_value` are made on the whole text, in its order, so a fault is the same."""
+    body = history.body  # a non-empty list's: ``[A`` ends with a whole element
+    if len(body) < 2 or not value.startswith(body) or value[len(body) : len(body) + 1] != ",":
+        return None
+    if len(value) >= 19 and has_long_integer(value):
+        return None  # Python's parser reads this text (`_json_value`)
+    rest = "[" + value[len(body) + 1 :]
+    try:
+        parsed = orjson.loads(rest)
+    except (ValueError, RecursionError):
+        raise _bad(span, key, "expected JSON text") from None
+    if not parsed:
+        return None  # ``[A,]``: the whole is no JSON, and a parse of it says so
+    if value.count("[") + value.count("{") > MAX_DEPTH and nests_deeper(value, MAX_DEPTH):
+        raise _bad(span, key, f"nested more than {MAX_DEPTH} levels")
+    known = history.messages
+    out = known + [_message(span, key, m, f"[{len(known) + i}]") for i, m in enumerate(parsed)]
+    if value.endswith("]"):
+        history.body, history.messages = value[:-1], out
+    return out
 
 
 #: Span events that held content before the message attributes (semconv 1.27-1.36).
@@ -251,7 +317,7 @@ def _content_attributes(span: Span) -> dict[str, Any]:
     return attrs
 
 
-def _genai_messages(span: Span, side: str) -> list[Message] | None:
+def _genai_messages(span: Span, side: str, history: History | None = None) -> list[Message] | None:
     attrs = _content_attributes(span)
     if side == "input":
         out: list[Message] = []
@@ -269,7 +335,7 @@ def _genai_messages(span: Span, side: str) -> list[Message] | None:
             out.append(Message(role="system", text=text))
         if "gen_ai.input.messages" in attrs:
             return out + _message_list(
-                span, "gen_ai.input.messages", attrs["gen_ai.input.messages"]
+                span, "gen_ai.input.messages", attrs["gen_ai.input.messages"], history
             )
         if "gen_ai.prompt" in attrs:
             return out + _message_list(span, "gen_ai.prompt", attrs["gen_ai.prompt"])
@@ -332,8 +398,9 @@ _FLAT = re.compile(r"(\d+)\.message\.(.+)")
 _NESTED = re.compile(r"(\d+)\.(?:tool_call|message_content)\.(.+)")
 
 
-def _oi_messages(span: Span, side: str) -> list[Message] | None:
-    """Rebuild ``llm.{input,output}_messages.N.message.*`` into messages."""
+def _oi_messages(span: Span, side: str, history: History | None = None) -> list[Message] | None:
+    """Rebuild ``llm.{input,output}_messages.N.message.*`` into messages (``history``:
+    unused, the messages are attributes of their own)."""
     prefix = f"llm.{side}_messages."
     rows: dict[int, dict[str, Any]] = {}
     for key, value in span.attributes.items():

@@ -36,7 +36,15 @@ from pydantic import ValidationError
 from agentgauge.agents.prices import PriceTable, Usage, default_prices
 from agentgauge.errors import InputError, first_error
 from agentgauge.evidence import grades_problem
-from agentgauge.importers.dialects import GENAI, Dialect, Message, SpanKind, detect, first
+from agentgauge.importers.dialects import (
+    GENAI,
+    Dialect,
+    History,
+    Message,
+    SpanKind,
+    detect,
+    first,
+)
 from agentgauge.importers.otlp import Span, span_digest, unique_spans
 from agentgauge.model_calls import known_sum
 from agentgauge.otel_record import (
@@ -467,6 +475,7 @@ class _Builder:
         first_chunk: list[float] = []
         seen: dict[tuple[Any, ...], int] = {}
         has_tool_spans = "tool" in self.kinds.values()
+        history = History()  # each call's input repeats the last's: read once
 
         def add(ns: int, event: Event) -> None:
             # Its place among the events added at the same time: the order they came in.
@@ -488,11 +497,11 @@ class _Builder:
 
         root_agent = self.kinds[self.root.span_id] == "agent"
         if root_agent:
-            add_messages(self.root.start_ns, self.d.messages(self.root, "input"))
+            add_messages(self.root.start_ns, self.d.messages(self.root, "input", history))
         for span in self.spans:
             kind = self.kinds[span.span_id]
             if kind == "model":
-                add_messages(span.start_ns, self.d.messages(span, "input"))
+                add_messages(span.start_ns, self.d.messages(span, "input", history))
                 made = self._model_call(span)
                 self.call_spans[id(made)] = span
                 add(span.end_ns, made)  # when its answer came
@@ -503,13 +512,13 @@ class _Builder:
                 ttfc = self._num(span, "gen_ai.response.time_to_first_chunk")
                 if ttfc is not None:
                     first_chunk.append(ttfc)
-                add_messages(span.end_ns, self.d.messages(span, "output"))
+                add_messages(span.end_ns, self.d.messages(span, "output", history))
             elif kind == "tool":
                 call, result = self._tool(span)
                 add(span.start_ns, call)
                 add(span.end_ns, result)
         if root_agent:
-            add_messages(self.root.end_ns, self.d.messages(self.root, "output"))
+            add_messages(self.root.end_ns, self.d.messages(self.root, "output", history))
         timed.sort()  # by time, then order added: no two items tie, no event is compared
         meta: dict[str, Any] = dict(extras)
         if first_chunk:
