@@ -73,6 +73,8 @@ __all__ = ["MAX_BODY_BYTES", "SHUTDOWN_WAIT_S", "Receiver", "collect"]
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+TRACES_PATH = "/v1/traces"
+LOGS_PATH = "/v1/logs"
 #: Seconds between looks for the trials of held ``http:`` agent traces.
 JOIN_EVERY_S = 1.0
 #: Largest request body, compressed or not (the SDK exporters send batches of 512 spans).
@@ -147,9 +149,37 @@ class Receiver:
         """The application; serve it with ``auto_decompress=False`` (as `collect` does):
         the receiver inflates bodies itself (`_body`)."""
         app = web.Application(client_max_size=self.max_body_bytes)
-        app.router.add_post("/v1/traces", self.handle)
-        app.router.add_post("/v1/logs", self.handle_logs)
+        app.router.add_post(TRACES_PATH, self.handle)
+        app.router.add_post(LOGS_PATH, self.handle_logs)
+        app.router.add_route("*", "/{path:.*}", self.handle_other)
         return app
+
+    async def handle_other(self, request: web.Request) -> web.StreamResponse:
+        """Any other path or method: 404 or 405, said on stderr too (the exporter's
+        complaint goes to the agent's terminal, not to the one watching `collect`).
+        The likeliest cause: a traces endpoint given without ``/v1/traces``, which
+        ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is used as, while
+        ``OTEL_EXPORTER_OTLP_ENDPOINT`` gets the path added."""
+        media = request.content_type if request.content_type in (PROTOBUF, JSON) else JSON
+        what = f"{request.method} {_printable(request.path)}"
+        if request.path in (TRACES_PATH, LOGS_PATH):
+            reply = self._refused(405, media, f"{what}: send spans and logs with POST")
+            reply.headers = {"Allow": "POST"}
+            return _response(reply)
+        return _response(
+            self._refused(
+                404,
+                media,
+                f"{what}: no such path; this receiver takes POST {TRACES_PATH} and POST "
+                f"{LOGS_PATH} (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given, so end "
+                f"it with {TRACES_PATH}; OTEL_EXPORTER_OTLP_ENDPOINT takes the base URL)",
+            )
+        )
+
+    def _refused(self, http: int, media: str, message: str) -> _Reply:
+        """The answer refusing a request, said on stderr too."""
+        self.log(f"agentgauge collect: refused a request ({http}): {message}")
+        return _status(http, media, message)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         return await self._counted(self._reply(request))
@@ -242,8 +272,7 @@ class Receiver:
                 raise InputError(f"invalid JSON: {exc}", file="request") from None
             return media, from_json(doc, file="request"), len(body)
         except InputError as exc:
-            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
-            return _status(400, media, exc.message)
+            return self._refused(400, media, exc.message)
 
     async def _body(self, request: web.Request) -> tuple[str, bytes] | _Reply:
         """The request's media type and (inflated) body, or the answer refusing it.
@@ -253,7 +282,7 @@ class Receiver:
         says so, instead of aiohttp's own answers and tracebacks."""
         media = request.content_type
         if media not in (PROTOBUF, JSON):
-            return _status(
+            return self._refused(
                 415, JSON, f"unsupported Content-Type {media!r}; send {PROTOBUF} or {JSON}"
             )
         header = request.headers.get("Content-Encoding", "")
@@ -262,7 +291,7 @@ class Receiver:
         codings = [_ALIASES.get(c, c) for c in parts if c and c != "identity"]
         coding = codings[0] if codings else "identity"
         if len(codings) > 1 or coding not in CODINGS:
-            refused = _status(
+            refused = self._refused(
                 415,
                 media,
                 f"unsupported Content-Encoding {header.strip()!r}; send gzip, deflate or none",
@@ -272,10 +301,10 @@ class Receiver:
         try:
             raw = await request.read()  # at most client_max_size bytes as sent
         except web.HTTPRequestEntityTooLarge:
-            return _status(413, media, f"request body over {self.max_body_bytes} bytes")
+            return self._refused(413, media, f"request body over {self.max_body_bytes} bytes")
         except (RequestPayloadError, ContentEncodingError, ConnectionError) as exc:
             # The body ended early (the client went away) or its framing is broken.
-            return _status(400, media, f"the request body could not be read: {_reason(exc)}")
+            return self._refused(400, media, f"the request body could not be read: {_reason(exc)}")
         if coding == "identity":
             return media, raw
         try:
@@ -286,10 +315,9 @@ class Receiver:
             else:
                 body = inflate(raw, coding, self.max_body_bytes)
         except InputError as exc:
-            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
-            return _status(400, media, exc.message)
+            return self._refused(400, media, exc.message)
         if body is None:
-            return _status(
+            return self._refused(
                 413, media, f"request body over {self.max_body_bytes} bytes once inflated"
             )
         return media, body
@@ -587,7 +615,10 @@ class Receiver:
             )
         incomplete = sum(1 for t in trials if t.metadata.get("incomplete"))
         if incomplete:
-            self.log(f"agentgauge collect: {incomplete} open traces stored as incomplete trials")
+            self.log(
+                f"agentgauge collect: {counted(incomplete, 'open trace')} stored as "
+                + ("an incomplete trial" if incomplete == 1 else "incomplete trials")
+            )
 
 
 def _span_count(trial: Trial) -> int:
@@ -670,6 +701,12 @@ def _reason(exc: BaseException) -> str:
     return " ".join(text.split()) or type(exc).__name__
 
 
+def _printable(text: str, limit: int = 200) -> str:
+    """A client's text (a path) quoted on one line, control characters escaped."""
+    quoted = ascii(text)
+    return quoted if len(quoted) <= limit else quoted[: limit - 3] + "..."
+
+
 def _response(reply: _Reply) -> web.Response:
     return web.Response(
         status=reply.status, body=reply.body, content_type=reply.content_type, headers=reply.headers
@@ -681,6 +718,8 @@ def _response(reply: _Reply) -> web.Response:
 #: UNAVAILABLE, the code clients retry (OTLP says to retry a 503 after Retry-After).
 _RPC_CODES = {
     400: code_pb2.INVALID_ARGUMENT,
+    404: code_pb2.NOT_FOUND,
+    405: code_pb2.UNIMPLEMENTED,
     413: code_pb2.RESOURCE_EXHAUSTED,
     415: code_pb2.UNIMPLEMENTED,
     503: code_pb2.UNAVAILABLE,

@@ -1,0 +1,80 @@
+"""`agentgauge collect` and the mistakes a new user makes pointing an exporter at it.
+
+The exporter's terminal is not the one the user watches: a request the receiver
+refuses for its path, method or media type (an endpoint without ``/v1/traces``, a
+wrong ``Content-Type``) is said on collect's stderr too, and a 404 says which paths
+the receiver takes."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from tests.collect.test_receiver import Collector
+
+
+def _send(url: str, body: bytes, content_type: str, method: str = "POST") -> tuple[int, bytes]:
+    req = urllib.request.Request(
+        url, data=body, headers={"Content-Type": content_type}, method=method
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_an_endpoint_without_v1_traces_is_said_on_collects_stderr(collector: Collector) -> None:
+    # OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given: a base URL sends to "/".
+    base = urllib.parse.urljoin(collector.url, "/")
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=base)))
+    with provider.get_tracer("t").start_as_current_span("invoke_agent bot") as root:
+        root.set_attribute("agentgauge.task.id", "a")
+    provider.shutdown()
+    status, body = _send(base + "v1/trace", b"{}", "application/json")
+    assert status == 404
+    assert "/v1/traces" in json.loads(body)["message"]
+    code, out, err = collector.stop()
+    assert code == 0, err
+    assert "stored 0 trials from 0 spans" in out
+    lines = [line for line in err.splitlines() if "(404)" in line]
+    assert len(lines) == 2, err
+    assert "POST '/':" in lines[0] and "POST '/v1/trace':" in lines[1], lines
+    assert "/v1/traces" in lines[0] and "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" in lines[0]
+
+
+def test_a_wrong_method_or_media_type_is_said_on_collects_stderr(collector: Collector) -> None:
+    status, body = _send(collector.url, b"{}", "text/plain")
+    assert status == 415 and "unsupported Content-Type" in json.loads(body)["message"]
+    status, _ = _send(collector.url, b"", "application/json", method="GET")
+    assert status == 405
+    code, _, err = collector.stop()
+    assert code == 0, err
+    assert "refused a request (415): unsupported Content-Type 'text/plain'" in err, err
+    assert "refused a request (405): GET '/v1/traces': send spans and logs with POST" in err, err
+    assert "Traceback" not in err
+
+
+def test_one_open_trace_is_said_in_the_singular(collector: Collector) -> None:
+    child = {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203332",
+        "parentSpanId": "b7ad6b7169203331",
+        "name": "execute_tool add",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": [{"key": "agentgauge.task.id", "value": {"stringValue": "a"}}],
+    }
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [child]}]}]}
+    status, _ = collector.post(json.dumps(doc).encode(), "application/json")
+    assert status == 200
+    code, out, err = collector.stop()
+    assert code == 0, err
+    assert "stored 1 trial from 1 span" in out
+    assert "1 open trace stored as an incomplete trial\n" in err, err
