@@ -8,14 +8,18 @@ the receiver takes."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import urllib.error
 import urllib.parse
 import urllib.request
 
+import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from tests.collect.test_receiver import Collector
+
+from agentgauge.store import Store
 
 
 def _send(url: str, body: bytes, content_type: str, method: str = "POST") -> tuple[int, bytes]:
@@ -23,7 +27,7 @@ def _send(url: str, body: bytes, content_type: str, method: str = "POST") -> tup
         url, data=body, headers={"Content-Type": content_type}, method=method
     )
     try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
+        with urllib.request.urlopen(req, timeout=120) as resp:
             return resp.status, resp.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
@@ -78,3 +82,40 @@ def test_one_open_trace_is_said_in_the_singular(collector: Collector) -> None:
     assert code == 0, err
     assert "stored 1 trial from 1 span" in out
     assert "1 open trace stored as an incomplete trial\n" in err, err
+
+
+@pytest.mark.slow
+def test_a_trial_the_busy_store_cannot_take_yet_is_kept_and_written_later(
+    collector: Collector,
+) -> None:
+    # Another command holds the store's write lock past SQLite's 30 s busy wait (a
+    # large `import` into the same store, say): the trace's trial is kept in memory
+    # and written once the store is free, not rejected for good in partial_success
+    # (which an exporter never sends again).
+    root = {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203331",
+        "name": "invoke_agent bot",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": [
+            {"key": "agentgauge.task.id", "value": {"stringValue": "a"}},
+            {"key": "agentgauge.outcome.success", "value": {"boolValue": True}},
+        ],
+    }
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [root]}]}]}
+    other = sqlite3.connect(collector.db, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        status, body = _send(collector.url, json.dumps(doc).encode(), "application/json")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert (status, json.loads(body)) == (200, {})
+    code, out, err = collector.stop()
+    assert code == 0, err
+    assert "stored 1 trial from 1 span in run live" in out, out + err
+    assert "the store is busy" in err and "rejected" not in err, err
+    with Store(collector.db) as db:
+        [trial] = db.trials("live")
+    assert (trial.task_id, trial.success) == ("a", True)

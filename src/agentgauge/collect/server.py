@@ -136,6 +136,8 @@ class Receiver:
         """Spans received again, the same as one received before: kept once."""
         self.events_accepted = 0
         self.trials_written = 0
+        self._deferred: list[Trial] = []  # built, waiting for a store another holds
+        self._busy_said = False  # the store's being busy is said once per spell
         self.in_flight = 0
         """Requests being handled (a stalled client's among them)."""
         self.cut_off = 0
@@ -391,7 +393,6 @@ class Receiver:
         repeated = found.identical + accepted.repeats + stored_repeats
         self.spans_accepted += received - rejected - repeated  # joined spans too
         self.spans_repeated += repeated
-        self.trials_written += len(accepted.trials) - len(failed)
         for error in errors:
             self.log(f"agentgauge collect: rejected: {error}")
         response = ExportTraceServiceResponse()
@@ -511,12 +512,19 @@ class Receiver:
             errors.append(f"{taken} evaluations name a grader their trial has already")
         return not_kept + taken, errors
 
-    async def _write(self, trials: list[Trial]) -> list[tuple[Trial, str]]:
+    async def _write(self, trials: list[Trial], *, defer: bool = True) -> list[tuple[Trial, str]]:
         """Write ``trials``, all committed when this returns, but those the store
         refused: each with why. A trial that fails does not stop the others (the
         writer, which writes nothing more after an error, is replaced): each trace is
-        its own client's, and the next one's spans are as good as before."""
+        its own client's, and the next one's spans are as good as before.
+
+        A store another connection holds locked past SQLite's busy wait (another
+        command writing it) refuses nothing for good: with ``defer``, the trial at
+        the lock and those after it are kept in memory, as an open trace's spans are,
+        and `sweep` tries them again every second."""
         failed: list[tuple[Trial, str]] = []
+        deferred: list[Trial] = []
+        deferred_why = ""
         rest = trials
         while rest:
             before = self.writer.committed
@@ -538,6 +546,10 @@ class Receiver:
                 if self._renumbered(trial, exc):
                     rest = rest[done:]  # again, under the index now free
                     continue
+                busy = _busy(exc)
+                if defer and busy:
+                    deferred, deferred_why = rest[done:], busy
+                    break
                 reason = str(exc).split(_STOPPED_MARK)[0]
                 failed.append(
                     (trial, f"trace {trial.metadata.get('trace_id')}: not stored: {reason}")
@@ -545,7 +557,20 @@ class Receiver:
                 rest = rest[done + 1 :]
             else:
                 break
-        self.buffer.stored(trials, [trial for trial, _ in failed])
+        if deferred:
+            if not self._busy_said:
+                self._busy_said = True
+                self.log(
+                    f"agentgauge collect: the store is busy ({deferred_why}: another "
+                    "command is writing it); trials are kept in memory and written once it is "
+                    "free, tried every second (stopping collect tries once more)"
+                )
+            self._deferred += deferred
+        waiting = {id(trial) for trial in deferred}
+        self.buffer.stored(
+            [t for t in trials if id(t) not in waiting], [trial for trial, _ in failed]
+        )
+        self.trials_written += len(trials) - len(failed) - len(deferred)
         return failed
 
     def _renumbered(self, trial: Trial, exc: Exception) -> bool:
@@ -565,9 +590,21 @@ class Receiver:
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,
         and write the trials of traces whose wait after their root is over."""
-        if not (self.buffer.open or self.buffer.held_events) or self.closed:
+        if not (self.buffer.open or self.buffer.held_events or self._deferred) or self.closed:
             return
         async with self._lock:
+            if self._deferred:  # first: late spans of their traces, held, then join them
+                waiting, self._deferred = self._deferred, []
+                failed = await self._write(waiting)
+                self._spans_dropped += sum(_span_count(trial) for trial, _ in failed)
+                for _, why in failed:  # answered 200 when they came: said here only
+                    self.log(f"agentgauge collect: {why}")
+                if not self._deferred:
+                    self._busy_said = False
+                    self.log(
+                        "agentgauge collect: the store is free again: the trials kept "
+                        "meanwhile are written"
+                    )
             if self.store is not None:
                 done = attach_held(
                     self.store, self.buffer.open, self.buffer.options, self.buffer.prices
@@ -584,7 +621,6 @@ class Receiver:
                 settled = self.buffer.due()
                 failed = await self._write(settled.trials)
                 self._spans_dropped += sum(_span_count(trial) for trial, _ in failed)
-                self.trials_written += len(settled.trials) - len(failed)
                 for error in [*settled.errors, *(why for _, why in failed)]:
                     self.log(f"agentgauge collect: rejected: {error}")
 
@@ -592,20 +628,33 @@ class Receiver:
         """Write every trace still waiting after its root as its trial and every open
         trace as an incomplete one, then close the writer: from then on a request is
         answered 503 (`_stopping`)."""
+        if self._deferred:
+            self.log(
+                f"agentgauge collect: stopping: writing the {counted(len(self._deferred), 'trial')}"
+                " kept while the store was busy (SQLite waits up to 30 s for its lock)"
+            )
         await self.sweep()
         async with self._lock:
             if self.closed:
                 return
             self.closed = True
             trials, errors = self.buffer.drain()
-            failed = await self._write(trials)
+            failed = await self._write(trials, defer=False)
+            # Tried again by the sweep just now, and the store still busy: not a second
+            # busy wait at the exit.
+            stuck, self._deferred = self._deferred, []
+            self.buffer.stored([], stuck)
+            failed += [
+                (trial, f"trace {trial.metadata.get('trace_id')}: not stored: the store was "
+                 "still busy (another command held its write lock)")
+                for trial in stuck
+            ]  # fmt: skip
             await self.writer.close()
         if failed:
             self._spans_dropped += sum(_span_count(trial) for trial, _ in failed)
             lost = {id(trial) for trial, _ in failed}
             trials = [t for t in trials if id(t) not in lost]
             errors += [why for _, why in failed]
-        self.trials_written += len(trials)
         for error in errors:
             self.log(f"agentgauge collect: not stored at shutdown: {error}")
         if self.spans_repeated:
@@ -619,6 +668,17 @@ class Receiver:
                 f"agentgauge collect: {counted(incomplete, 'open trace')} stored as "
                 + ("an incomplete trial" if incomplete == 1 else "incomplete trials")
             )
+
+
+#: What SQLite says of a lock another connection held past the busy wait.
+_BUSY = ("database is locked", "database table is locked", "database is busy")
+
+
+def _busy(exc: BaseException) -> str | None:
+    """SQLite's words when ``exc`` is a write refused for a lock another connection
+    holds (a transient refusal, `Receiver._write`); else None."""
+    text = str(exc)
+    return next((words for words in _BUSY if words in text), None)
 
 
 def _span_count(trial: Trial) -> int:
