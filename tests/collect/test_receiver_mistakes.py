@@ -119,3 +119,26 @@ def test_a_trial_the_busy_store_cannot_take_yet_is_kept_and_written_later(
     with Store(collector.db) as db:
         [trial] = db.trials("live")
     assert (trial.task_id, trial.success) == ("a", True)
+
+
+def test_a_trace_naming_no_task_says_how_an_http_service_joins_its_trial(
+    collector: Collector,
+) -> None:
+    # An http: agent's service that did not continue the request's traceparent sends
+    # a trace of its own, with no task: the fix is the propagation, not a task id
+    # (which would make its spans a second trial beside the http: one).
+    root = {
+        "traceId": "1af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203331",
+        "name": "invoke_agent svc",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+    }
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [root]}]}]}
+    status, body = collector.post(json.dumps(doc).encode(), "application/json")
+    assert status == 200
+    said = json.loads(body)["partialSuccess"]["errorMessage"]
+    assert "names no task" in said and "traceparent" in said, said
+    code, _, err = collector.stop()
+    assert code == 0, err
+    assert "continue the trace the request's traceparent header names" in err, err

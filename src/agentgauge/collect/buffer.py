@@ -360,4 +360,13 @@ def _of_trace(trace_id: str, exc: InputError) -> str:
     that brought it (``request: resourceSpans[0]...``) means nothing once answered,
     and its trace id is what the agent's own logs and backend show."""
     text = str(exc)
+    if f"trace {trace_id} names no task" in exc.reason:
+        # Most often an `http:` agent's service that started a trace of its own: its
+        # spans would join the trial if it continued the request's, and naming a task
+        # on them would make them a second trial instead.
+        text += (
+            "; if these are the spans of an http: agent's service, continue the trace the "
+            "request's traceparent header names (opentelemetry.propagate.extract) and they "
+            'join its trial (docs/running-agents.md, "The agent\'s own spans")'
+        )
     return text if trace_id in text else f"trace {trace_id}: {text}"
