@@ -142,3 +142,19 @@ def test_a_trace_naming_no_task_says_how_an_http_service_joins_its_trial(
     code, _, err = collector.stop()
     assert code == 0, err
     assert "continue the trace the request's traceparent header names" in err, err
+
+
+def test_a_json_body_that_is_not_utf8_names_the_byte(collector: Collector) -> None:
+    # UTF-16 (a Windows tool's default) or Latin-1 text: orjson's "str is not valid
+    # UTF-8: surrogates not allowed" spoke of surrogates the body did not hold.
+    for body, said in (
+        (b'{"resourceSpans": [], "x": "caf\xe9"}', "byte 31 (0xe9) is not valid UTF-8"),
+        ('{"resourceSpans": []}'.encode("utf-16"), "byte 0 (0xff) is not valid UTF-8"),
+    ):
+        status, answer = collector.post(body, "application/json")
+        assert status == 400
+        message = json.loads(answer)["message"]
+        assert message.startswith("request: the body is not UTF-8 text: ") and said in message
+        assert "surrogates" not in message, message
+    code, _, err = collector.stop()
+    assert code == 0 and "byte 31 (0xe9) is not valid UTF-8" in err, err

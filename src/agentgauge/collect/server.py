@@ -271,6 +271,15 @@ class Receiver:
             try:
                 doc = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
+                try:
+                    body.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    # orjson calls any such byte a surrogate, which it rarely is.
+                    raise InputError(
+                        f"the body is not UTF-8 text: byte {bad.start} "
+                        f"(0x{body[bad.start]:02x}) is not valid UTF-8 (OTLP/JSON is UTF-8)",
+                        file="request",
+                    ) from None
                 raise InputError(f"invalid JSON: {exc}", file="request") from None
             return media, from_json(doc, file="request"), len(body)
         except InputError as exc:
