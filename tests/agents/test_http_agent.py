@@ -568,3 +568,15 @@ def test_a_reply_that_is_no_json_says_its_content_type_and_how_it_begins() -> No
     assert "Content-Type text/html" in said, said
     assert "it begins '<!DOCTYPE html> <html><title>Sign in [31m</title>'" in said, said
     assert "\x1b" not in said and len(said) < 300, said
+
+
+@pytest.mark.parametrize("status", [200, 204])
+def test_an_empty_reply_says_it_is_empty(status: int) -> None:
+    # A handler that forgot to write its body: "Expecting value at column 1" read as
+    # a JSON mistake in a body that was not there.
+    with pytest.raises(MalformedReply) as caught:
+        asyncio.run(_answer_with(web.Response(status=status)))
+    assert str(caught.value) == (
+        "reply is empty: the service answered with no body, where a JSON object with "
+        "'answer' is required"
+    )

@@ -331,6 +331,11 @@ def parse_reply(content: bytes, media: str | None = None) -> dict[str, Any]:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MalformedReply(f"reply: byte {exc.start} is not valid UTF-8") from None
+    if not text.strip():
+        raise MalformedReply(
+            "reply is empty: the service answered with no body, where a JSON object with "
+            "'answer' is required"
+        )
     try:
         reply = loads_json(text, file="reply", line=None)
     except InputError as exc:
