@@ -158,3 +158,24 @@ def test_a_json_body_that_is_not_utf8_names_the_byte(collector: Collector) -> No
         assert "surrogates" not in message, message
     code, _, err = collector.stop()
     assert code == 0 and "byte 31 (0xe9) is not valid UTF-8" in err, err
+
+
+def test_spans_of_a_trial_in_another_store_say_so(collector: Collector) -> None:
+    # The service continued the request's trace, but `agentgauge run` wrote its http:
+    # trials to another store: the spans' root (the adapter's request) never comes,
+    # and the fix is the store, not the propagation.
+    child = {
+        "traceId": "2af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203332",
+        "parentSpanId": "b7ad6b7169203331",
+        "name": "invoke_agent svc",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+    }
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [child]}]}]}
+    status, _ = collector.post(json.dumps(doc).encode(), "application/json")
+    assert status == 200
+    code, _, err = collector.stop()
+    assert code == 0, err
+    assert "names no task" in err and "traceparent" not in err, err
+    assert "no run of this store holds that trial" in err, err
