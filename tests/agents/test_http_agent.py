@@ -552,3 +552,31 @@ def test_a_reply_past_the_size_cap_is_refused_however_it_is_framed(
     monkeypatch.setattr(http_agent, "MAX_REPLY_BYTES", 2000)
     with pytest.raises(MalformedReply, match=said):
         asyncio.run(_answer_with(response()))
+
+
+def test_a_reply_that_is_no_json_says_its_content_type_and_how_it_begins() -> None:
+    # A proxy's or framework's HTML page under a 200 (a login wall, a default route):
+    # "Expecting value at column 1" alone did not say what came back.
+    page = web.Response(
+        body=b"<!DOCTYPE html>\n<html><title>Sign in\x1b[31m</title>" + b" " * 500,
+        content_type="text/html",
+    )
+    with pytest.raises(MalformedReply) as caught:
+        asyncio.run(_answer_with(page))
+    said = str(caught.value)
+    assert said.startswith("reply is not JSON: invalid JSON: Expecting value"), said
+    assert "Content-Type text/html" in said, said
+    assert "it begins '<!DOCTYPE html> <html><title>Sign in [31m</title>'" in said, said
+    assert "\x1b" not in said and len(said) < 300, said
+
+
+@pytest.mark.parametrize("status", [200, 204])
+def test_an_empty_reply_says_it_is_empty(status: int) -> None:
+    # A handler that forgot to write its body: "Expecting value at column 1" read as
+    # a JSON mistake in a body that was not there.
+    with pytest.raises(MalformedReply) as caught:
+        asyncio.run(_answer_with(web.Response(status=status)))
+    assert str(caught.value) == (
+        "reply is empty: the service answered with no body, where a JSON object with "
+        "'answer' is required"
+    )

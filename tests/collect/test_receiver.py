@@ -144,7 +144,7 @@ def test_sdk_exporter_to_collect_stores_trials_and_open_traces_at_shutdown(
     provider.shutdown()
     assert code == 0, err
     assert "stored 3 trials from 8 spans in run live" in out  # 3 + 3 + 2 spans
-    assert "1 open traces stored as incomplete trials" in err
+    assert "1 open trace stored as an incomplete trial" in err
     with Store(collector.db) as db:
         trials = sorted(db.trials("live"), key=lambda t: (t.task_id, t.trial))
     assert [(t.task_id, t.trial, t.success) for t in trials] == [
@@ -459,7 +459,7 @@ def test_ctrl_c_stores_open_traces_first_and_does_not_wait_on_a_stalled_client(
         took = time.monotonic() - began
     assert collector.proc.returncode == 0, err
     assert took < 5, f"{took:.1f} s"
-    assert "1 open traces stored as incomplete trials" in err
+    assert "1 open trace stored as an incomplete trial" in err
     assert "1 request under way was cut off unanswered" in err, err
     assert "stored 1 trial from 1 span" in out
     assert "Traceback" not in err

@@ -276,6 +276,7 @@ class HttpAgent:
                 status, reason = response.status, response.reason or ""
                 retry_after = response.headers.get("Retry-After")
                 location = response.headers.get("Location")
+                media = response.headers.get("Content-Type")
                 length = response.content_length
                 if length and length > MAX_REPLY_BYTES:
                     raise MalformedReply(
@@ -306,7 +307,7 @@ class HttpAgent:
             raise ProviderError(f"HTTP {status} from {self.url}: {_said(content, reason)}")
         if len(content) > MAX_REPLY_BYTES:
             raise MalformedReply(f"reply is larger than {MAX_REPLY_BYTES} bytes")
-        return parse_reply(content)
+        return parse_reply(content, media)
 
 
 async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
@@ -322,18 +323,31 @@ async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
     return b"".join(chunks)[:limit]
 
 
-def parse_reply(content: bytes) -> dict[str, Any]:
-    """The reply body checked against the contract, or `MalformedReply` naming the field."""
+def parse_reply(content: bytes, media: str | None = None) -> dict[str, Any]:
+    """The reply body checked against the contract, or `MalformedReply` naming the field.
+    ``media``: the reply's Content-Type, said with the start of a body that is no JSON
+    (an HTML page a proxy or a default route answered with)."""
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MalformedReply(f"reply: byte {exc.start} is not valid UTF-8") from None
+    if not text.strip():
+        raise MalformedReply(
+            "reply is empty: the service answered with no body, where a JSON object with "
+            "'answer' is required"
+        )
     try:
         reply = loads_json(text, file="reply", line=None)
     except InputError as exc:
         if exc.field:  # a number past a double's range, which JSON reads as infinity
             raise MalformedReply(f"reply.{exc.field}: {exc.reason}") from None
-        raise MalformedReply(f"reply is not JSON: {exc.reason}") from None
+        sent = f"Content-Type {_printable(media, 60)}; " if media else ""
+        begins = _printable(text[:200], 60)
+        raise MalformedReply(
+            f"reply is not JSON: {exc.reason} ({sent}it begins {begins!r})"
+            if begins
+            else f"reply is not JSON: {exc.reason}"
+        ) from None
     if not isinstance(reply, dict):
         raise MalformedReply(f"reply must be a JSON object, got {_kind(reply)}")
     unknown = sorted(set(reply) - _REPLY_KEYS)

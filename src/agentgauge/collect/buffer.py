@@ -206,7 +206,7 @@ class TraceBuffer:
                 earlier = len(trace) - in_request
                 self.spans_dropped += earlier
                 more = f" ({earlier} earlier spans of it dropped too)" if earlier > 0 else ""
-                out.errors.append(f"{_of_trace(trace_id, exc)}{more}")
+                out.errors.append(f"{_of_trace(trace_id, exc, trace)}{more}")
 
     def hold_events(self, events: list[LogEvent], event_bytes: int = 0) -> tuple[int, list[str]]:
         """Hold ``events`` until their trace's trial is built (they may come before its
@@ -243,7 +243,7 @@ class TraceBuffer:
             except InputError as exc:
                 self.spans_dropped += len(trace)
                 errors.append(
-                    f"{_of_trace(trace_id, exc)} ({counted(len(trace), 'span')} not stored)"
+                    f"{_of_trace(trace_id, exc, trace)} ({counted(len(trace), 'span')} not stored)"
                 )
         orphans = self._held
         if orphans:
@@ -355,9 +355,24 @@ def _once(errors: list[str], message: str) -> None:
         errors.append(message)
 
 
-def _of_trace(trace_id: str, exc: InputError) -> str:
+def _of_trace(trace_id: str, exc: InputError, trace: Sequence[Span]) -> str:
     """Why a trace became no trial, naming the trace: a span's place in the request
     that brought it (``request: resourceSpans[0]...``) means nothing once answered,
     and its trace id is what the agent's own logs and backend show."""
     text = str(exc)
+    if f"trace {trace_id} names no task" in exc.reason:
+        # Most often an `http:` agent's service's: naming a task on its spans would make
+        # them a second trial, where they were meant to join the http: one.
+        if any(span.parent_id is None for span in trace):
+            text += (  # its own root: the service began a trace of its own
+                "; if these are the spans of an http: agent's service, continue the trace "
+                "the request's traceparent header names (opentelemetry.propagate.extract) "
+                'and they join its trial (docs/running-agents.md, "The agent\'s own spans")'
+            )
+        else:
+            text += (  # no root here: it continues a trace begun elsewhere
+                "; its spans continue a trace begun elsewhere (its root span is not among "
+                "them): if it is an http: agent's trial, no run of this store holds that "
+                "trial: run the agent with the --store that collect writes to"
+            )
     return text if trace_id in text else f"trace {trace_id}: {text}"

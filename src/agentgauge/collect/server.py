@@ -73,6 +73,8 @@ __all__ = ["MAX_BODY_BYTES", "SHUTDOWN_WAIT_S", "Receiver", "collect"]
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+TRACES_PATH = "/v1/traces"
+LOGS_PATH = "/v1/logs"
 #: Seconds between looks for the trials of held ``http:`` agent traces.
 JOIN_EVERY_S = 1.0
 #: Largest request body, compressed or not (the SDK exporters send batches of 512 spans).
@@ -134,6 +136,8 @@ class Receiver:
         """Spans received again, the same as one received before: kept once."""
         self.events_accepted = 0
         self.trials_written = 0
+        self._deferred: list[Trial] = []  # built, waiting for a store another holds
+        self._busy_said = False  # the store's being busy is said once per spell
         self.in_flight = 0
         """Requests being handled (a stalled client's among them)."""
         self.cut_off = 0
@@ -147,9 +151,37 @@ class Receiver:
         """The application; serve it with ``auto_decompress=False`` (as `collect` does):
         the receiver inflates bodies itself (`_body`)."""
         app = web.Application(client_max_size=self.max_body_bytes)
-        app.router.add_post("/v1/traces", self.handle)
-        app.router.add_post("/v1/logs", self.handle_logs)
+        app.router.add_post(TRACES_PATH, self.handle)
+        app.router.add_post(LOGS_PATH, self.handle_logs)
+        app.router.add_route("*", "/{path:.*}", self.handle_other)
         return app
+
+    async def handle_other(self, request: web.Request) -> web.StreamResponse:
+        """Any other path or method: 404 or 405, said on stderr too (the exporter's
+        complaint goes to the agent's terminal, not to the one watching `collect`).
+        The likeliest cause: a traces endpoint given without ``/v1/traces``, which
+        ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is used as, while
+        ``OTEL_EXPORTER_OTLP_ENDPOINT`` gets the path added."""
+        media = request.content_type if request.content_type in (PROTOBUF, JSON) else JSON
+        what = f"{request.method} {_printable(request.path)}"
+        if request.path in (TRACES_PATH, LOGS_PATH):
+            reply = self._refused(405, media, f"{what}: send spans and logs with POST")
+            reply.headers = {"Allow": "POST"}
+            return _response(reply)
+        return _response(
+            self._refused(
+                404,
+                media,
+                f"{what}: no such path; this receiver takes POST {TRACES_PATH} and POST "
+                f"{LOGS_PATH} (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given, so end "
+                f"it with {TRACES_PATH}; OTEL_EXPORTER_OTLP_ENDPOINT takes the base URL)",
+            )
+        )
+
+    def _refused(self, http: int, media: str, message: str) -> _Reply:
+        """The answer refusing a request, said on stderr too."""
+        self.log(f"agentgauge collect: refused a request ({http}): {message}")
+        return _status(http, media, message)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         return await self._counted(self._reply(request))
@@ -239,11 +271,19 @@ class Receiver:
             try:
                 doc = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
+                try:
+                    body.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    # orjson calls any such byte a surrogate, which it rarely is.
+                    raise InputError(
+                        f"the body is not UTF-8 text: byte {bad.start} "
+                        f"(0x{body[bad.start]:02x}) is not valid UTF-8 (OTLP/JSON is UTF-8)",
+                        file="request",
+                    ) from None
                 raise InputError(f"invalid JSON: {exc}", file="request") from None
             return media, from_json(doc, file="request"), len(body)
         except InputError as exc:
-            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
-            return _status(400, media, exc.message)
+            return self._refused(400, media, exc.message)
 
     async def _body(self, request: web.Request) -> tuple[str, bytes] | _Reply:
         """The request's media type and (inflated) body, or the answer refusing it.
@@ -253,7 +293,7 @@ class Receiver:
         says so, instead of aiohttp's own answers and tracebacks."""
         media = request.content_type
         if media not in (PROTOBUF, JSON):
-            return _status(
+            return self._refused(
                 415, JSON, f"unsupported Content-Type {media!r}; send {PROTOBUF} or {JSON}"
             )
         header = request.headers.get("Content-Encoding", "")
@@ -262,7 +302,7 @@ class Receiver:
         codings = [_ALIASES.get(c, c) for c in parts if c and c != "identity"]
         coding = codings[0] if codings else "identity"
         if len(codings) > 1 or coding not in CODINGS:
-            refused = _status(
+            refused = self._refused(
                 415,
                 media,
                 f"unsupported Content-Encoding {header.strip()!r}; send gzip, deflate or none",
@@ -272,10 +312,10 @@ class Receiver:
         try:
             raw = await request.read()  # at most client_max_size bytes as sent
         except web.HTTPRequestEntityTooLarge:
-            return _status(413, media, f"request body over {self.max_body_bytes} bytes")
+            return self._refused(413, media, f"request body over {self.max_body_bytes} bytes")
         except (RequestPayloadError, ContentEncodingError, ConnectionError) as exc:
             # The body ended early (the client went away) or its framing is broken.
-            return _status(400, media, f"the request body could not be read: {_reason(exc)}")
+            return self._refused(400, media, f"the request body could not be read: {_reason(exc)}")
         if coding == "identity":
             return media, raw
         try:
@@ -286,10 +326,9 @@ class Receiver:
             else:
                 body = inflate(raw, coding, self.max_body_bytes)
         except InputError as exc:
-            self.log(f"agentgauge collect: refused a request (400): {exc.message}")
-            return _status(400, media, exc.message)
+            return self._refused(400, media, exc.message)
         if body is None:
-            return _status(
+            return self._refused(
                 413, media, f"request body over {self.max_body_bytes} bytes once inflated"
             )
         return media, body
@@ -363,7 +402,6 @@ class Receiver:
         repeated = found.identical + accepted.repeats + stored_repeats
         self.spans_accepted += received - rejected - repeated  # joined spans too
         self.spans_repeated += repeated
-        self.trials_written += len(accepted.trials) - len(failed)
         for error in errors:
             self.log(f"agentgauge collect: rejected: {error}")
         response = ExportTraceServiceResponse()
@@ -483,12 +521,19 @@ class Receiver:
             errors.append(f"{taken} evaluations name a grader their trial has already")
         return not_kept + taken, errors
 
-    async def _write(self, trials: list[Trial]) -> list[tuple[Trial, str]]:
+    async def _write(self, trials: list[Trial], *, defer: bool = True) -> list[tuple[Trial, str]]:
         """Write ``trials``, all committed when this returns, but those the store
         refused: each with why. A trial that fails does not stop the others (the
         writer, which writes nothing more after an error, is replaced): each trace is
-        its own client's, and the next one's spans are as good as before."""
+        its own client's, and the next one's spans are as good as before.
+
+        A store another connection holds locked past SQLite's busy wait (another
+        command writing it) refuses nothing for good: with ``defer``, the trial at
+        the lock and those after it are kept in memory, as an open trace's spans are,
+        and `sweep` tries them again every second."""
         failed: list[tuple[Trial, str]] = []
+        deferred: list[Trial] = []
+        deferred_why = ""
         rest = trials
         while rest:
             before = self.writer.committed
@@ -510,6 +555,10 @@ class Receiver:
                 if self._renumbered(trial, exc):
                     rest = rest[done:]  # again, under the index now free
                     continue
+                busy = _busy(exc)
+                if defer and busy:
+                    deferred, deferred_why = rest[done:], busy
+                    break
                 reason = str(exc).split(_STOPPED_MARK)[0]
                 failed.append(
                     (trial, f"trace {trial.metadata.get('trace_id')}: not stored: {reason}")
@@ -517,7 +566,20 @@ class Receiver:
                 rest = rest[done + 1 :]
             else:
                 break
-        self.buffer.stored(trials, [trial for trial, _ in failed])
+        if deferred:
+            if not self._busy_said:
+                self._busy_said = True
+                self.log(
+                    f"agentgauge collect: the store is busy ({deferred_why}: another "
+                    "command is writing it); trials are kept in memory and written once it is "
+                    "free, tried every second (stopping collect tries once more)"
+                )
+            self._deferred += deferred
+        waiting = {id(trial) for trial in deferred}
+        self.buffer.stored(
+            [t for t in trials if id(t) not in waiting], [trial for trial, _ in failed]
+        )
+        self.trials_written += len(trials) - len(failed) - len(deferred)
         return failed
 
     def _renumbered(self, trial: Trial, exc: Exception) -> bool:
@@ -537,9 +599,21 @@ class Receiver:
     async def sweep(self) -> None:
         """Attach held traces whose ``http:`` trial has been stored since they came,
         and write the trials of traces whose wait after their root is over."""
-        if not (self.buffer.open or self.buffer.held_events) or self.closed:
+        if not (self.buffer.open or self.buffer.held_events or self._deferred) or self.closed:
             return
         async with self._lock:
+            if self._deferred:  # first: late spans of their traces, held, then join them
+                waiting, self._deferred = self._deferred, []
+                failed = await self._write(waiting)
+                self._spans_dropped += sum(_span_count(trial) for trial, _ in failed)
+                for _, why in failed:  # answered 200 when they came: said here only
+                    self.log(f"agentgauge collect: {why}")
+                if not self._deferred:
+                    self._busy_said = False
+                    self.log(
+                        "agentgauge collect: the store is free again: the trials kept "
+                        "meanwhile are written"
+                    )
             if self.store is not None:
                 done = attach_held(
                     self.store, self.buffer.open, self.buffer.options, self.buffer.prices
@@ -556,7 +630,6 @@ class Receiver:
                 settled = self.buffer.due()
                 failed = await self._write(settled.trials)
                 self._spans_dropped += sum(_span_count(trial) for trial, _ in failed)
-                self.trials_written += len(settled.trials) - len(failed)
                 for error in [*settled.errors, *(why for _, why in failed)]:
                     self.log(f"agentgauge collect: rejected: {error}")
 
@@ -564,20 +637,33 @@ class Receiver:
         """Write every trace still waiting after its root as its trial and every open
         trace as an incomplete one, then close the writer: from then on a request is
         answered 503 (`_stopping`)."""
+        if self._deferred:
+            self.log(
+                f"agentgauge collect: stopping: writing the {counted(len(self._deferred), 'trial')}"
+                " kept while the store was busy (SQLite waits up to 30 s for its lock)"
+            )
         await self.sweep()
         async with self._lock:
             if self.closed:
                 return
             self.closed = True
             trials, errors = self.buffer.drain()
-            failed = await self._write(trials)
+            failed = await self._write(trials, defer=False)
+            # Tried again by the sweep just now, and the store still busy: not a second
+            # busy wait at the exit.
+            stuck, self._deferred = self._deferred, []
+            self.buffer.stored([], stuck)
+            failed += [
+                (trial, f"trace {trial.metadata.get('trace_id')}: not stored: the store was "
+                 "still busy (another command held its write lock)")
+                for trial in stuck
+            ]  # fmt: skip
             await self.writer.close()
         if failed:
             self._spans_dropped += sum(_span_count(trial) for trial, _ in failed)
             lost = {id(trial) for trial, _ in failed}
             trials = [t for t in trials if id(t) not in lost]
             errors += [why for _, why in failed]
-        self.trials_written += len(trials)
         for error in errors:
             self.log(f"agentgauge collect: not stored at shutdown: {error}")
         if self.spans_repeated:
@@ -587,7 +673,21 @@ class Receiver:
             )
         incomplete = sum(1 for t in trials if t.metadata.get("incomplete"))
         if incomplete:
-            self.log(f"agentgauge collect: {incomplete} open traces stored as incomplete trials")
+            self.log(
+                f"agentgauge collect: {counted(incomplete, 'open trace')} stored as "
+                + ("an incomplete trial" if incomplete == 1 else "incomplete trials")
+            )
+
+
+#: What SQLite says of a lock another connection held past the busy wait.
+_BUSY = ("database is locked", "database table is locked", "database is busy")
+
+
+def _busy(exc: BaseException) -> str | None:
+    """SQLite's words when ``exc`` is a write refused for a lock another connection
+    holds (a transient refusal, `Receiver._write`); else None."""
+    text = str(exc)
+    return next((words for words in _BUSY if words in text), None)
 
 
 def _span_count(trial: Trial) -> int:
@@ -670,6 +770,12 @@ def _reason(exc: BaseException) -> str:
     return " ".join(text.split()) or type(exc).__name__
 
 
+def _printable(text: str, limit: int = 200) -> str:
+    """A client's text (a path) quoted on one line, control characters escaped."""
+    quoted = ascii(text)
+    return quoted if len(quoted) <= limit else quoted[: limit - 3] + "..."
+
+
 def _response(reply: _Reply) -> web.Response:
     return web.Response(
         status=reply.status, body=reply.body, content_type=reply.content_type, headers=reply.headers
@@ -681,6 +787,8 @@ def _response(reply: _Reply) -> web.Response:
 #: UNAVAILABLE, the code clients retry (OTLP says to retry a 503 after Retry-After).
 _RPC_CODES = {
     400: code_pb2.INVALID_ARGUMENT,
+    404: code_pb2.NOT_FOUND,
+    405: code_pb2.UNIMPLEMENTED,
     413: code_pb2.RESOURCE_EXHAUSTED,
     415: code_pb2.UNIMPLEMENTED,
     503: code_pb2.UNAVAILABLE,
