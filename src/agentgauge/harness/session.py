@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from pydantic import ValidationError
@@ -177,7 +177,9 @@ class TrialSession:
         """True once the simulated user has ended the conversation."""
         # A conversation with follow-ups records each hand-back and the state then
         # (`agentgauge.turns`); one without keeps its record as it always was.
-        self._turn_env = env if _takes_turns(env) and user_turns(env) > 1 else None
+        self._turn_env: TurnTaking | None = (
+            cast(TurnTaking, env) if _takes_turns(env) and user_turns(env) > 1 else None
+        )
         self._hand_backs: list[dict[str, Any]] = []
         self._instruction = env.first_message()
         self._record(MessageEvent(role="user", content=self._instruction, t=0.0), self._instruction)
