@@ -28,7 +28,7 @@ from agentgauge.testing.worlds import make_counter_env
 ROOT = Path(__file__).resolve().parents[2]
 
 #: TrialSession's public names that are the harness's, not the agent's.
-HARNESS_ONLY = {"outcome", "user_done", "env_failure", "transcript_bytes", "request_seed"}
+HARNESS_ONLY = {"outcome", "user_done", "env_failure", "transcript_bytes"}
 
 
 def public(cls: type) -> set[str]:

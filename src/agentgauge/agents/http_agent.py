@@ -246,7 +246,7 @@ class HttpAgent:
                 "task_id": session.task_id,
                 "trial": trial,
                 "variant": getattr(session, "variant", "base"),
-                "seed": _request_seed(session),
+                "seed": int(session.rng.integers(0, 2**31 - 1)),
                 "instruction": session.instruction,
             },
             default=str,
@@ -307,13 +307,6 @@ class HttpAgent:
         if len(content) > MAX_REPLY_BYTES:
             raise MalformedReply(f"reply is larger than {MAX_REPLY_BYTES} bytes")
         return parse_reply(content)
-
-
-def _request_seed(session: Session) -> int:
-    """``int(session.rng.integers(0, 2**31 - 1))``; the harness's session draws the
-    same value without building its generator (`TrialSession.request_seed`)."""
-    draw = getattr(session, "request_seed", None)
-    return int(draw()) if draw is not None else int(session.rng.integers(0, 2**31 - 1))
 
 
 async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:

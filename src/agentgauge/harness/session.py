@@ -137,7 +137,6 @@ class TrialSession:
         self._env = env
         self._seed = seed
         self._rng: np.random.Generator | None = None  # built on first use: it costs ~50 µs
-        self._seed_drawn = False  # `request_seed` drew the first value without it
         # Simulated agents run in virtual time: the clock advances by each model call's
         # reported latency and a fixed SIMULATED_TOOL_LATENCY per tool call, so their
         # latencies are reproducible rather than this machine's scheduling noise.
@@ -206,20 +205,7 @@ class TrialSession:
     def rng(self) -> np.random.Generator:
         if self._rng is None:
             self._rng = np.random.default_rng(self._seed)
-            if self._seed_drawn:  # `request_seed` took the first draw: the stream goes on
-                self._rng.integers(0, _REQUEST_SEEDS)
         return self._rng
-
-    def request_seed(self) -> int:
-        """The seed an ``http:`` agent's request carries: ``rng``'s next draw in
-        [0, 2**31 - 1), ``int(session.rng.integers(0, 2**31 - 1))``. The trial's first
-        is computed without building the generator (`_first_draw`, about 20 µs less a
-        trial), and ``rng`` goes on after it as it would have."""
-        seed = self._seed
-        if self._rng is None and not self._seed_drawn and type(seed) is int and seed >= 0:
-            self._seed_drawn = True
-            return _first_draw(self._seed)
-        return int(self.rng.integers(0, _REQUEST_SEEDS))
 
     @property
     def events(self) -> list[Event]:
@@ -551,82 +537,6 @@ class TrialSession:
         if self._reported_state is not None:
             return self._reported_state
         return _state_of(self._env, checked=self._own_world)
-
-
-#: `TrialSession.request_seed` draws in [0, _REQUEST_SEEDS).
-_REQUEST_SEEDS = 2**31 - 1
-_M32, _M64, _M128 = 2**32 - 1, 2**64 - 1, 2**128 - 1
-#: PCG64's multiplier (O'Neill, "PCG: A Family of Simple Fast Space-Efficient Statistically
-#: Good Algorithms for Random Number Generation", 2014; numpy's ``PCG64``).
-_PCG_MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645
-
-
-def _first_draw(seed: int) -> int:
-    """``int(numpy.random.default_rng(seed).integers(0, 2**31 - 1))`` for a seed >= 0,
-    in plain Python: numpy's `SeedSequence` mixes the seed's 32-bit words into a pool
-    of four and draws PCG64's 128-bit state and increment from it; PCG64 steps once,
-    and `Generator.integers` maps the low 32 bits of its first output onto the range
-    by Lemire's method (https://arxiv.org/abs/1805.10941), drawing again (the high 32
-    bits, then further outputs) in the rare case it rejects one. Building numpy's
-    generator for that one draw cost more than the rest of a request's body."""
-    words = []
-    while True:
-        words.append(seed & _M32)
-        seed >>= 32
-        if not seed:
-            break
-    mult = 0x43B0D7E5
-
-    def hashmix(value: int) -> int:
-        nonlocal mult
-        value = (value ^ mult) & _M32
-        mult = (mult * 0x931E8875) & _M32
-        value = (value * mult) & _M32
-        return value ^ (value >> 16)
-
-    def mix(x: int, y: int) -> int:
-        r = (0xCA01F9DD * x - 0x4973F715 * y) & _M32
-        return r ^ (r >> 16)
-
-    pool = [hashmix(words[i] if i < len(words) else 0) for i in range(4)]
-    for src in range(4):
-        for dst in range(4):
-            if src != dst:
-                pool[dst] = mix(pool[dst], hashmix(pool[src]))
-    for src in range(4, len(words)):
-        for dst in range(4):
-            pool[dst] = mix(pool[dst], hashmix(words[src]))
-    mult = 0x8B51F9DD
-    out = []
-    for i in range(8):  # generate_state(4, uint64): eight 32-bit words, low word first
-        value = pool[i % 4] ^ mult
-        mult = (mult * 0x58F38DED) & _M32
-        value = (value * mult) & _M32
-        out.append(value ^ (value >> 16))
-    u = [out[2 * k] | (out[2 * k + 1] << 32) for k in range(4)]
-    inc = (((u[2] << 64) | u[3]) << 1 | 1) & _M128
-    state = (inc + ((u[0] << 64) | u[1])) & _M128  # srandom: step from 0, add, step
-    state = (state * _PCG_MULTIPLIER + inc) & _M128
-    halves: list[int] = []
-
-    def next32() -> int:
-        nonlocal state
-        if halves:
-            return halves.pop()
-        state = (state * _PCG_MULTIPLIER + inc) & _M128
-        x = ((state >> 64) ^ state) & _M64  # XSL-RR output
-        rot = state >> 122
-        x = ((x >> rot) | (x << (64 - rot))) & _M64
-        halves.append(x >> 32)
-        return x & _M32
-
-    span = _REQUEST_SEEDS
-    product = next32() * span
-    if product & _M32 < span:
-        threshold = (_M32 - (span - 1)) % span
-        while product & _M32 < threshold:
-            product = next32() * span
-    return product >> 32
 
 
 def _takes_turns(env: Environment) -> bool:
