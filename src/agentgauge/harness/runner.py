@@ -72,6 +72,7 @@ from agentgauge.harness.configuration import (
     initial_components,
     observed_components,
 )
+from agentgauge.harness.gc_threshold import fewer_young_collections
 from agentgauge.harness.keep import keep_trial
 from agentgauge.harness.progress import RunProgress
 from agentgauge.harness.stopping import Stop, sigint_stops
@@ -1301,7 +1302,8 @@ async def _execute(
 
     stop.on_interrupt(cancel_workers)
     try:
-        await asyncio.gather(*workers)
+        with fewer_young_collections():  # the trials in flight are not garbage
+            await asyncio.gather(*workers)
     except asyncio.CancelledError:
         # A worker cancelled by Ctrl-C before its first step never reached its own
         # handler above; the interrupt is reported by the caller, not as a cancellation.
