@@ -252,6 +252,17 @@ def _is_se(path: str) -> bool:
         # A cost is never negative: a max below 0 failed every run.
         ("metric: cost.cost_of_pass\n    max: -1", 3, "gates.0.max",
          "cost.cost_of_pass is at least 0; a max of -1: no value can pass"),
+        # Every figure a group holds is at least 0 (times, tokens, counts, ratios), as a
+        # cost is: a max below 0 loaded and failed every run ("latency_s.p95 = 13.62"),
+        # and a min below 0 passed every value, so checked nothing.
+        ("metric: latency_s.p95\n    max: -3", 3, "gates.0.max",
+         "latency_s.p95 is at least 0; a max of -3: no value can pass"),
+        ("metric: tokens.input_total\n    max: -1", 3, "gates.0.max", "no value can pass"),
+        ("metric: control.counts.missed_confirmation\n    max: -0.5", 3, "gates.0.max",
+         "no value can pass"),
+        ("metric: n_tasks\n    min: -1", 3, "gates.0.min",
+         "n_tasks is at least 0; a min of -1 passes every value, so the gate checks nothing"),
+        ("metric: cost.cost_of_pass\n    min: -0.01", 3, "gates.0.min", "checks nothing"),
         # The behaviour sections' rates, as the outcome's (a percentage meant as 90 loaded
         # and always passed a max, or never passed a min).
         ("metric: control.missed_confirmation\n    max: 5", 3, "gates.0.max",
