@@ -886,3 +886,28 @@ def test_a_where_on_a_label_no_trial_records_says_so(tmp_path: Path) -> None:
     assert detail("None", ("agent", "model")) == (
         "no group matches 'where' (model 'None'): no trial records a model"
     )
+
+
+def test_a_clustered_se_without_families_fails_with_its_reason(tmp_path: Path) -> None:
+    # Trials that record no family have no clustered SE: the metrics left it null with
+    # no reason, so its gate read "cannot check: success_rate.se_clustered is null" and
+    # the terminal table a bare dash.
+    import json
+
+    from agentgauge.api import metrics, run_gates
+
+    trials = tmp_path / "t.jsonl"
+    trials.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{t}", "trial": k, "success": (t + k) % 2 == 0}) + "\n"
+            for t in range(4)
+            for k in range(2)
+        )
+    )
+    [group] = metrics(str(trials)).to_dict()["groups"]
+    assert group["success_rate"]["se_clustered"] is None
+    why = group["null_reasons"]["se_clustered"]
+    assert "no trial records a family" in why
+    path = write(tmp_path, "gates:\n  - metric: success_rate.se_clustered\n    max: 0.5\n")
+    [result] = run_gates(str(trials), path)
+    assert not result.passed and result.detail == f"cannot check: {why}"
