@@ -911,3 +911,41 @@ def test_a_clustered_se_without_families_fails_with_its_reason(tmp_path: Path) -
     path = write(tmp_path, "gates:\n  - metric: success_rate.se_clustered\n    max: 0.5\n")
     [result] = run_gates(str(trials), path)
     assert not result.passed and result.detail == f"cannot check: {why}"
+
+
+def test_every_null_figure_of_a_small_run_says_why(tmp_path: Path) -> None:
+    # One graded trial (tool calls, a trajectory, milestones; no minefields, no
+    # irrelevance task): pass_at_k_se.2 and the tool_use figures nobody measured were
+    # null with no reason, and a gate on them read "cannot check: ... is null".
+    from agentgauge.api import metrics, run_gates
+    from agentgauge.report.gates import K_METRICS, _lookup, _null_reason
+
+    import json
+
+    trajectory = {"mode": "in_order", "precision": 1.0, "recall": 1.0}
+    record = {
+        "task_id": "t",
+        "trial": 0,
+        "success": True,
+        "grades": [
+            {"grader": "trajectory", "passed": True, "evidence": trajectory},
+            {"grader": "milestones", "passed": True, "score": 1.0},
+        ],
+    }
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(record) + "\n")
+    [group] = metrics(str(one), k=[1, 2]).to_dict()["groups"]
+    unexplained = []
+    for path in sorted(metric_paths() | {f"{k}.{n}" for k in K_METRICS for n in group[k]}):
+        try:
+            node = _lookup(group, path)
+        except KeyError:
+            continue
+        if isinstance(node, dict):
+            node = node.get("value", 0)
+        if node is None and _null_reason(group, path) is None:
+            unexplained.append(path)
+    assert unexplained == [], unexplained
+    gates = write(tmp_path, "gates:\n  - metric: pass_hat_k_se.2\n    max: 0.5\n")
+    [result] = run_gates(str(one), gates)
+    assert result.detail == f"cannot check: {group['null_reasons']['pass_hat_k.2']}"

@@ -701,6 +701,9 @@ def _null_reason(group: dict[str, Any], path: str) -> str | None:
         if n == 2 and parts[0] == "success_rate" and parts[1] in reasons:
             # The success rate's own figures are keyed by their names: "se", "ci95".
             return str(reasons[parts[1]])
+    if len(parts) == 2 and parts[0] in ("pass_at_k_se", "pass_hat_k_se"):
+        # No pass@k, no SE of it: the metrics give the reason once, for the value.
+        return _null_reason(group, f"{parts[0].removesuffix('_se')}.{parts[1]}")
     return None
 
 
