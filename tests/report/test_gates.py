@@ -917,10 +917,10 @@ def test_every_null_figure_of_a_small_run_says_why(tmp_path: Path) -> None:
     # One graded trial (tool calls, a trajectory, milestones; no minefields, no
     # irrelevance task): pass_at_k_se.2 and the tool_use figures nobody measured were
     # null with no reason, and a gate on them read "cannot check: ... is null".
+    import json
+
     from agentgauge.api import metrics, run_gates
     from agentgauge.report.gates import K_METRICS, _lookup, _null_reason
-
-    import json
 
     trajectory = {"mode": "in_order", "precision": 1.0, "recall": 1.0}
     record = {
