@@ -914,8 +914,8 @@ def test_a_clustered_se_without_families_fails_with_its_reason(tmp_path: Path) -
 
 
 def test_every_null_figure_of_a_small_run_says_why(tmp_path: Path) -> None:
-    # One graded trial (tool calls, a trajectory, milestones; no minefields, no
-    # irrelevance task): pass_at_k_se.2 and the tool_use figures nobody measured were
+    # One graded trial (a trajectory and milestones; no tool_calls, minefields or
+    # irrelevance grade): pass_at_k_se.2 and the tool_use figures nobody measured were
     # null with no reason, and a gate on them read "cannot check: ... is null".
     import json
 
