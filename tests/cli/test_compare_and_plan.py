@@ -1079,3 +1079,24 @@ def test_a_pilot_between_task_variance_of_zero_is_zero_not_rounding(tmp_path: Pa
     assert d["within_share"] == 1.0
     text = run_cli("plan", "--pilot", f"{pilot}#agent=careful", "--delta", "0.1").stdout
     assert "tau2 0," in text and "e-18" not in text
+
+
+def test_plan_never_prints_a_detectable_effect_of_zero() -> None:
+    # A trillion tasks detect δ ≈ 2e-6: it read "minimum detectable effect 0.0000 ...
+    # = 0.0000 (0.0 percentage points)", an effect of nothing; 1e8 tasks read "0.0002
+    # (0.0 percentage points)".
+    res = run_cli("plan", "--baseline", "0.5", "--tasks", "1000000000000")
+    assert res.returncode == 0, res.stderr
+    mde = json.loads(
+        run_cli("plan", "--baseline", "0.5", "--tasks", "1000000000000", "--json").stdout
+    )["mde"]
+    assert 0 < mde < 1e-5
+    assert "0.0000" not in res.stdout and "(0.0 percentage points)" not in res.stdout
+    assert res.stdout.startswith(f"minimum detectable effect {mde:.3g} with ")
+    assert f"= {mde:.3g} ({100 * mde:.3g} percentage points)" in res.stdout
+    res = run_cli("plan", "--baseline", "0.5", "--tasks", "100000000")
+    assert "(0.0 percentage points)" not in res.stdout and "percentage points)" in res.stdout
+    # Ordinary effects keep their four decimals and one of percentage points.
+    res = run_cli("plan", "--baseline", "0.8", "--tasks", "2626")
+    assert "minimum detectable effect 0.0300 with 2626 tasks" in res.stdout
+    assert "(3.0 percentage points)" in res.stdout

@@ -189,8 +189,16 @@ def test_failed_with_a_task_keeps_the_trials_that_did_not_pass(cli: Cli, store: 
         ("fault:tool_error@1.0", 1),
     ]
     assert all(v["success"] is False for v in doc["trials"]) and doc["failed_only"] is True
+    # The trials selected, not the task's: "--variant base --failed" said "passed (4
+    # trials)" of the 2 base trials, and "--trial 0 --variant base" "(4 trials)" of one.
     code, out, _ = cli("show", store, "--task", "add-small", "--variant", "base", "--failed")
-    assert code == 0 and "every selected trial of task add-small passed (4 trials)" in out
+    assert code == 0 and "every selected trial of task add-small passed (2 trials)" in out
+    code, out, _ = cli(
+        "show", store, "--task", "add-small", "--variant", "base", "--trial", "0", "--failed"
+    )
+    assert code == 0 and "every selected trial of task add-small passed (1 trial)" in out
+    doc = _json(cli, store, "--task", "add-small", "--variant", "base", "--failed")
+    assert (doc["n_task_trials"], doc["n_selected"], doc["trials"]) == (4, 2, [])
     # A kind of variant names all of its variants, as run --variants does.
     assert len(_json(cli, store, "--task", "add-small", "--variant", "fault")["trials"]) == 2
 

@@ -81,14 +81,20 @@ def test_failed_calls_nobody_counted_are_null_with_the_reason() -> None:
     assert m["ast_match_rate"]["per_trial"] is None
     assert m["error_types"] is None and m["error_classes"] is None
     why = "no trial has a tool_calls (AST) grade"
-    assert m["null_reasons"] == {k: why for k in ("ast_match_rate", "error_types", "error_classes")}
+    ast = ("ast_match_rate", "error_types", "error_classes")
+    assert {k: m["null_reasons"][k] for k in ast} == {k: why for k in ast}
+    # Every other null figure says why too (a gate on one read "... is null").
+    nulls = {k for k, v in m.items() if v is None}
+    assert nulls <= set(m["null_reasons"]) and "minefield_hit_rate" in nulls
+    assert m["null_reasons"]["minefield_hit_rate"] == "no trial has a decided minefields grade"
     unknown = toolcall_metrics([[_g("tool_calls", None, "unknown:no_reference")]])
     assert unknown["error_types"] is None
     assert unknown["null_reasons"]["error_types"] == "every tool_calls grade is unknown (1)"
     # Counted and none failed: an empty histogram and zero classes, no reason.
     passed = toolcall_metrics([[_g("tool_calls", True)]])
     assert passed["error_types"] == {} and passed["error_classes"]["wrong_call"] == 0
-    assert passed["null_reasons"] == {}
+    assert not set(passed["null_reasons"]) & {"ast_match_rate", "error_types", "error_classes"}
+    assert {k for k, v in passed.items() if v is None} == set(passed["null_reasons"])
 
 
 def test_taxonomy() -> None:

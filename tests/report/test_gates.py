@@ -252,6 +252,17 @@ def _is_se(path: str) -> bool:
         # A cost is never negative: a max below 0 failed every run.
         ("metric: cost.cost_of_pass\n    max: -1", 3, "gates.0.max",
          "cost.cost_of_pass is at least 0; a max of -1: no value can pass"),
+        # Every figure a group holds is at least 0 (times, tokens, counts, ratios), as a
+        # cost is: a max below 0 loaded and failed every run ("latency_s.p95 = 13.62"),
+        # and a min below 0 passed every value, so checked nothing.
+        ("metric: latency_s.p95\n    max: -3", 3, "gates.0.max",
+         "latency_s.p95 is at least 0; a max of -3: no value can pass"),
+        ("metric: tokens.input_total\n    max: -1", 3, "gates.0.max", "no value can pass"),
+        ("metric: control.counts.missed_confirmation\n    max: -0.5", 3, "gates.0.max",
+         "no value can pass"),
+        ("metric: n_tasks\n    min: -1", 3, "gates.0.min",
+         "n_tasks is at least 0; a min of -1 passes every value, so the gate checks nothing"),
+        ("metric: cost.cost_of_pass\n    min: -0.01", 3, "gates.0.min", "checks nothing"),
         # The behaviour sections' rates, as the outcome's (a percentage meant as 90 loaded
         # and always passed a max, or never passed a min).
         ("metric: control.missed_confirmation\n    max: 5", 3, "gates.0.max",
@@ -875,3 +886,66 @@ def test_a_where_on_a_label_no_trial_records_says_so(tmp_path: Path) -> None:
     assert detail("None", ("agent", "model")) == (
         "no group matches 'where' (model 'None'): no trial records a model"
     )
+
+
+def test_a_clustered_se_without_families_fails_with_its_reason(tmp_path: Path) -> None:
+    # Trials that record no family have no clustered SE: the metrics left it null with
+    # no reason, so its gate read "cannot check: success_rate.se_clustered is null" and
+    # the terminal table a bare dash.
+    import json
+
+    from agentgauge.api import metrics, run_gates
+
+    trials = tmp_path / "t.jsonl"
+    trials.write_text(
+        "".join(
+            json.dumps({"task_id": f"t{t}", "trial": k, "success": (t + k) % 2 == 0}) + "\n"
+            for t in range(4)
+            for k in range(2)
+        )
+    )
+    [group] = metrics(str(trials)).to_dict()["groups"]
+    assert group["success_rate"]["se_clustered"] is None
+    why = group["null_reasons"]["se_clustered"]
+    assert "no trial records a family" in why
+    path = write(tmp_path, "gates:\n  - metric: success_rate.se_clustered\n    max: 0.5\n")
+    [result] = run_gates(str(trials), path)
+    assert not result.passed and result.detail == f"cannot check: {why}"
+
+
+def test_every_null_figure_of_a_small_run_says_why(tmp_path: Path) -> None:
+    # One graded trial (a trajectory and milestones; no tool_calls, minefields or
+    # irrelevance grade): pass_at_k_se.2 and the tool_use figures nobody measured were
+    # null with no reason, and a gate on them read "cannot check: ... is null".
+    import json
+
+    from agentgauge.api import metrics, run_gates
+    from agentgauge.report.gates import K_METRICS, _lookup, _null_reason
+
+    trajectory = {"mode": "in_order", "precision": 1.0, "recall": 1.0}
+    record = {
+        "task_id": "t",
+        "trial": 0,
+        "success": True,
+        "grades": [
+            {"grader": "trajectory", "passed": True, "evidence": trajectory},
+            {"grader": "milestones", "passed": True, "score": 1.0},
+        ],
+    }
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(record) + "\n")
+    [group] = metrics(str(one), k=[1, 2]).to_dict()["groups"]
+    unexplained = []
+    for path in sorted(metric_paths() | {f"{k}.{n}" for k in K_METRICS for n in group[k]}):
+        try:
+            node = _lookup(group, path)
+        except KeyError:
+            continue
+        if isinstance(node, dict):
+            node = node.get("value", 0)
+        if node is None and _null_reason(group, path) is None:
+            unexplained.append(path)
+    assert unexplained == [], unexplained
+    gates = write(tmp_path, "gates:\n  - metric: pass_hat_k_se.2\n    max: 0.5\n")
+    [result] = run_gates(str(one), gates)
+    assert result.detail == f"cannot check: {group['null_reasons']['pass_hat_k.2']}"

@@ -25,6 +25,18 @@ _SHARE_FROM = {
 }
 
 
+def _effect(x: float) -> str:
+    """A detectable effect: four decimals, or three significant digits below 0.001,
+    where four decimals read "0.0000", an effect of nothing (a trillion tasks)."""
+    return f"{x:.4f}" if abs(x) >= 0.001 else f"{x:.3g}"
+
+
+def _points(x: float) -> str:
+    """An effect in percentage points: one decimal, or three significant digits below
+    0.1 point ("0.0 percentage points" said the effect was none)."""
+    return f"{100 * x:.1f}" if abs(x) >= 0.001 else f"{100 * x:.3g}"
+
+
 def _explain(p: Plan) -> str:
     from agentgauge.stats.power import round_up_tasks
 
@@ -53,8 +65,8 @@ def _explain(p: Plan) -> str:
         shown = p.mde if p.mde is not None else p.mde_drop
         if shown is not None:
             lines.append(
-                f"    = {p.z:.4f} · √({per_task:.4f} / {p.tasks}) = {shown:.4f}"
-                f" ({100 * shown:.1f} percentage points)"
+                f"    = {p.z:.4f} · √({per_task:.4f} / {p.tasks}) = {_effect(shown)}"
+                f" ({_points(shown)} percentage points)"
             )
     return "\n".join(lines)
 
@@ -72,11 +84,13 @@ def _detectable(p: Plan) -> Text:
         if drop is None:
             beside = f"; {p.mde_drop_reason}"
         else:
-            beside = f"; as a drop, {drop:.4f}" if f"{drop:.4f}" != f"{p.mde:.4f}" else ""
-        return Text.assemble((f"minimum detectable effect {p.mde:.4f}", "bold"), with_tasks, beside)
+            beside = f"; as a drop, {_effect(drop)}" if _effect(drop) != _effect(p.mde) else ""
+        return Text.assemble(
+            (f"minimum detectable effect {_effect(p.mde)}", "bold"), with_tasks, beside
+        )
     if p.mde_drop is not None:
         return Text.assemble(
-            (f"minimum detectable drop {p.mde_drop:.4f}", "bold"),
+            (f"minimum detectable drop {_effect(p.mde_drop)}", "bold"),
             with_tasks,
             f"; {p.mde_reason}",
         )

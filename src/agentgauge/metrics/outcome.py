@@ -327,6 +327,11 @@ def outcome_metrics(
     se_cl = _finite(se_clustered(p, cl)) if cl is not None and t else None
     if cl is not None and t and se_cl is None:
         reasons["se_clustered"] = "fewer than 2 families"
+    elif cl is None and t:
+        # Null, and said why, as every other null figure is (a gate on it read "is null").
+        reasons["se_clustered"] = (
+            "no trial records a family: the tasks are the clusters, and se is their standard error"
+        )
     ci, method, why = success_interval(p, n_arr, c_arr, cl)
     if why:
         reasons["ci95"] = why

@@ -165,7 +165,7 @@ def _toolcall(
         )
         for figure in ("ast_match_rate", "error_types", "error_classes"):
             reasons[figure] = why
-    return {
+    out: dict[str, Any] = {
         "n_trials": n,
         "ast_match_rate": {
             "per_trial": _rate(passed.tolist()),
@@ -190,6 +190,24 @@ def _toolcall(
         "n_unknown": {k: v for k, v in unknown.items() if v},
         "null_reasons": reasons,
     }
+    # A figure nobody measured is null and says why, as the AST figures above do (a
+    # gate on one read "cannot check: tool_use.minefield_hit_rate is null").
+    no_mines = "no trial has a decided minefields grade"
+    why_null = {
+        "irrelevance_pass_rate": "no decided tool_calls grade of an irrelevance task "
+        "(one where no call is due)",
+        "action_precision": "no trial has a decided trajectory grade",
+        "action_recall": "no trial has a decided trajectory grade",
+        "milestone_score": "no trial has a decided milestones grade",
+        "minefield_hit_rate": no_mines,
+        "minefield_mean_severity": "no trial hit a minefield" if mine_decided.any() else no_mines,
+        "tool_calls_per_trial": "no trial records a tool-call count",
+        "turns_per_trial": "no trial records its assistant turns",
+    }
+    for figure, why in why_null.items():
+        if out[figure] is None:
+            reasons.setdefault(figure, why)
+    return out
 
 
 def _unit(

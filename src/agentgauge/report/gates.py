@@ -446,8 +446,9 @@ _KEYS = {
 
 def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
     """What is wrong with a gate that its model alone does not catch, as ``(key, reason)``:
-    a setting its type ignores, bounds no value can meet (``min`` above ``max``, a
-    rate's bound outside [0, 1], a cost's ``max`` below 0), a metric the metrics never
+    a setting its type ignores, bounds no value can meet or every value meets (``min``
+    above ``max``, a rate's bound outside [0, 1], a bound below 0: no figure is
+    negative), a metric the metrics never
     hold (a typo, named with the nearest metric), a per-k metric with no k. Each used to
     load and then fail, or pass, when the gate ran, naming no line."""
     for key in ("metric", "min", "max", "bound", "where", "margin"):
@@ -496,12 +497,19 @@ def gate_defect(gate: Gate, deployment_k: int | None) -> tuple[str, str] | None:
                     key,
                     f"{name} is a rate in [0, 1]; a {key} of {_written(bound)} cannot be meant",
                 )
-    if head == "cost" and gate.max is not None and gate.max < 0:
-        # Amounts and counts of trials, never negative: `max_cost_of_pass=-1` loaded and
-        # failed every run.
+    # Every other figure a group holds is an amount, a time, a count or a ratio of them,
+    # never negative: a max below 0 (`max_cost_of_pass=-1`, `latency_s.p95` `max: -3`)
+    # loaded and failed every run, and a min below 0 passed every value.
+    if gate.max is not None and gate.max < 0:
         return (
             "max",
             f"{gate.metric} is at least 0; a max of {_written(gate.max)}: no value can pass",
+        )
+    if gate.min is not None and gate.min < 0:
+        return (
+            "min",
+            f"{gate.metric} is at least 0; a min of {_written(gate.min)} passes every value, "
+            "so the gate checks nothing (min: 0 asks only that it was measured)",
         )
     return None
 
@@ -693,6 +701,9 @@ def _null_reason(group: dict[str, Any], path: str) -> str | None:
         if n == 2 and parts[0] == "success_rate" and parts[1] in reasons:
             # The success rate's own figures are keyed by their names: "se", "ci95".
             return str(reasons[parts[1]])
+    if len(parts) == 2 and parts[0] in ("pass_at_k_se", "pass_hat_k_se"):
+        # No pass@k, no SE of it: the metrics give the reason once, for the value.
+        return _null_reason(group, f"{parts[0].removesuffix('_se')}.{parts[1]}")
     return None
 
 

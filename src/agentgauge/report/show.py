@@ -142,7 +142,9 @@ def trials_document(
 ) -> dict[str, Any]:
     """The trials of ``task`` the flags name, each as `trial_view` (header, transcript
     rows, grades with their evidence as sentences)."""
-    chosen = select_trials(trials, task=task, trial=trial, variant=variant, failed=failed)
+    # The selection before --failed: "every selected trial passed (N trials)" counts it.
+    selected = select_trials(trials, task=task, trial=trial, variant=variant)
+    chosen = [t for t in selected if not t.passed] if failed else selected
     of_task = [t for t in trials if t.task_id == task]
     return {
         "schema": SCHEMA,
@@ -153,6 +155,7 @@ def trials_document(
         "variant": variant,
         "failed_only": failed,
         "n_task_trials": len(of_task),
+        "n_selected": len(selected),
         "variants": sorted({t.variant for t in chosen}),
         "trials": [trial_view(t) for t in chosen],
     }

@@ -274,7 +274,7 @@ def _print_shown(doc: dict[str, Any], console: Console) -> None:
             Text.assemble(
                 "every selected trial of task ",
                 task,
-                f" passed ({counted(doc['n_task_trials'], 'trial')})",
+                f" passed ({counted(doc['n_selected'], 'trial')})",
             )
         )
         return
