@@ -171,7 +171,7 @@ def test_the_end_of_run_line_counts_the_infra_error_as_a_failure(
 
     _print_summary(trials, "r", "s.db", 0)
     out = capsys.readouterr().out
-    assert "6 trials, success 50.0%, 1 infra errors" in out  # the recorded flag: 66.7%
+    assert "6 trials, success 50.0%, 1 infra error" in out  # the recorded flag: 66.7%
     assert "agentgauge show s.db:r --failed" in out
 
 

@@ -113,6 +113,20 @@ def test_errors_are_grouped_by_class_most_frequent_first() -> None:
     assert summarize_errors([trials[-1]]) == []
 
 
+def test_a_class_of_one_trial_is_counted_in_the_singular() -> None:
+    infra, agent, hung = summarize_errors(
+        [
+            trial("a", 0, "error", "infra", "HTTP 500"),
+            trial("b", 0, "error", "agent", "boom"),
+            trial("b", 1, "error", "agent", "boom"),
+            trial("c", 0, "timeout", "agent", "timed out"),
+        ]
+    )
+    assert infra.counted == "1 infra error"
+    assert agent.counted == "2 agent errors"
+    assert hung.counted == "1 agent timeout (the agent hung)"
+
+
 def test_the_run_prints_each_class_with_messages_trial_ids_and_how_to_see_more(
     tmp_path: Path,
 ) -> None:

@@ -365,7 +365,7 @@ def _print_summary(
     # The classes printed above, by the same names and counts: counting every agent
     # trial that did not complete as "agent errors" put its timeouts in it too, under
     # a line that had just listed them apart.
-    errors = ", ".join(f"{c.count} {_short(c.name)}" for c in classes) or "no errors"
+    errors = ", ".join(_short(c.counted) for c in classes) or "no errors"
     costs = [t.cost_usd for t in trials_ if t.cost_usd is not None]
     # A total with an unpriced part is unknown; what is priced is a lower bound (costs >= 0).
     if n == 0:
@@ -402,7 +402,7 @@ def _class_lines(cls: ErrorClass) -> Text:
 
     # Text, not markup: an agent's message is untrusted and may contain [brackets].
     text = Text()
-    text.append(f"{cls.count} {cls.name}", style="bold red" if cls.infra else "bold yellow")
+    text.append(cls.counted, style="bold red" if cls.infra else "bold yellow")
     text.append(f" ({cls.distinct} distinct messages)" if cls.distinct > 1 else "")
     for m in cls.messages:
         text.append(f"\n  {m.count:>5} x ")

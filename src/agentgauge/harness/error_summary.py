@@ -42,6 +42,15 @@ ERROR_CLASSES: dict[tuple[str, str | None], str] = {
     ("error", None): "errors (unclassified)",
     ("timeout", None): "timeouts (unclassified)",
 }
+#: A class's name for one trial ("1 agent error", not "1 agent errors").
+_ONE: dict[str, str] = {
+    "infra errors": "infra error",
+    "infra timeouts (in a provider call)": "infra timeout (in a provider call)",
+    "agent errors": "agent error",
+    "agent timeouts (the agent hung)": "agent timeout (the agent hung)",
+    "errors (unclassified)": "error (unclassified)",
+    "timeouts (unclassified)": "timeout (unclassified)",
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,12 @@ class ErrorClass:
     """Distinct messages in the class (``messages`` holds the most frequent)."""
     messages: list[ErrorMessage]
     infra: bool
+
+    @property
+    def counted(self) -> str:
+        """The count with the class's name: ``1 agent error``, ``3 agent errors``."""
+        return f"{self.count} {_ONE.get(self.name, self.name) if self.count == 1 else self.name}"
+
     """Whether the class counts as infra errors (excludable from success rates)."""
 
 

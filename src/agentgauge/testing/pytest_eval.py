@@ -141,7 +141,7 @@ def _error_lines(store: Path, run_id: str, *, always: bool = True) -> list[str]:
         trials = []
     lines = []
     for cls in summarize_errors(trials, per_class=3):
-        lines.append(f"  {cls.count} {cls.name}:")
+        lines.append(f"  {cls.counted}:")
         for m in cls.messages:
             lines.append(f"    {m.count} x {one_line(m.text)}  (e.g. {visible(m.example)})")
     # Trials counted as failures that no grader judged failed (a grader raised, a
