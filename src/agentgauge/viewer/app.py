@@ -113,16 +113,17 @@ def _interval(ci: Sequence[float]) -> str:
     return f"[{lo}%, {hi}%]"
 
 
-def _num(value: float | None, digits: int = 3) -> str:
+def _num(value: float | None, digits: int = 3, grouped: bool = False) -> str:
     """A figure as the HTML report writes it (`formats.number`): ``digits`` decimals,
     scientific notation from 1e12 on (a latency of 1e308 s is ``1.00e+308``, not 309
-    digits), a dash where there is none."""
+    digits), a dash where there is none; thousands separated when ``grouped`` (a count
+    of calls, ``12,345``, as `agentgauge show` writes its token counts)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, float):
-        return number(value, digits, grouped=False)
+        return number(value, digits, grouped=grouped)
     if isinstance(value, int) and not isinstance(value, bool):
-        return number(value, 0, grouped=False)
+        return number(value, 0, grouped=grouped)
     return str(value)
 
 
