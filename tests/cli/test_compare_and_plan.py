@@ -1079,3 +1079,21 @@ def test_a_pilot_between_task_variance_of_zero_is_zero_not_rounding(tmp_path: Pa
     assert d["within_share"] == 1.0
     text = run_cli("plan", "--pilot", f"{pilot}#agent=careful", "--delta", "0.1").stdout
     assert "tau2 0," in text and "e-18" not in text
+
+
+def test_a_tiny_difference_reads_as_a_difference_not_as_zeros(tmp_path: Path, cli: Cli) -> None:
+    # 20,000 shared tasks and one flip: one decimal wrote "B − A -0.0 pp   95% CI -0.0 pp
+    # to +0.0 pp" (an interval of no width) and "SE paired 0.00 pp" (an SE of 0, which
+    # is worded otherwise), in the table and in the record's line 7 alike.
+    n = 20000
+    for name, fails in (("a", set()), ("b", {0})):
+        rows = [{"task_id": f"t{i}", "success": i not in fails, "agent": name} for i in range(n)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = cli("compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))
+    assert code == 0, err
+    assert "B − A                 -0.01 pp   95% CI -0.03 pp to +0.01 pp" in out
+    assert "SE                    paired 0.005 pp (task)   unpaired 0.005 pp" in out
+    assert "score 95% CI (MOVER)  -0.03 pp to +0.01 pp" in out
+    assert "B − A = -0.01 pp (95% CI -0.03 pp to +0.01 pp, " in out
+    assert "SE paired 0.005 pp vs unpaired 0.005 pp" in out
+    assert "0.00 pp" not in out and "-0.0 pp" not in out

@@ -335,3 +335,15 @@ def test_one_trials_call_counts_read_as_the_reports_write_counts(cli: Cli, tmp_p
     code, out, err = cli("show", f"{db}:c", "--task", "t", "--trial", "0")
     assert code == 0, err
     assert "· 1.00e+15 tool calls · 12,345 model calls" in out
+
+
+def test_a_negative_zero_reads_as_zero(cli: Cli, tmp_path: Path) -> None:
+    # A file's -0.0 cost and latency (an exporter's rounding) read "$-0.00" and "latency
+    # -0.00 s".
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        '{"task_id": "t", "trial": 0, "success": true, "cost_usd": -0.0, "latency_s": -0.0}\n'
+    )
+    code, out, err = cli("show", str(src), "--task", "t", "--trial", "0")
+    assert code == 0, err
+    assert "$0.00 · tokens not recorded · latency 0.00 s" in out and "-0.0" not in out

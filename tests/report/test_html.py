@@ -457,3 +457,15 @@ def test_frontier_error_bars_span_the_tables_interval_and_none_without_one() -> 
     unknown = [{**points["a"], "ci95": None, "success_se": 0.1}]
     (trace,) = frontier_figure(unknown).data
     assert math.isnan(trace.error_y.array[0]) and math.isnan(trace.error_y.arrayminus[0])
+
+
+def test_a_tiny_difference_se_is_not_written_as_zero() -> None:
+    # A paired SE of 4e-5 read "0.000" in the report (and "0.0%" in the viewer): the SE of
+    # 0 that is worded otherwise.
+    from agentgauge.report.html import _difference_se
+    from agentgauge.viewer.app import _difference_se as viewer_se
+
+    assert _difference_se(4e-5, True) == "0.00004"
+    assert _difference_se(0.0123, True) == "0.012"
+    assert viewer_se(4e-5, True) == "0.004%"
+    assert viewer_se(0.0123, True) == "1.2%"

@@ -1080,7 +1080,9 @@ def markdown_summary(data: ReportData) -> str:
             "|---|---|---|---|---|---|",
         ]
         for c in data.capabilities:
-            ci = "–" if c["ci"] is None else f"{_pct(c['ci'][0])} to {_pct(c['ci'][1])}"
+            # Decimals that tell the ends apart, as the HTML's interval (`bounds`).
+            ends = None if c["ci"] is None else bounds(c["ci"][0], c["ci"][1], 1, scale=100)
+            ci = "–" if ends is None else f"{ends[0]}% to {ends[1]}%"
             lines.append(
                 f"| {esc(c['label'])} | {c['n_tasks']} | {_pct(c['rate_a'])} | "
                 f"{_pct(c['rate_b'])} | {_pct(c['diff'])} | {ci} |"

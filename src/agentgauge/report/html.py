@@ -29,6 +29,7 @@ from agentgauge.report.formats import (
     bounds,
     judge_cost,
     number,
+    shown_decimals,
     success_se_of,
     zero_difference_se,
 )
@@ -132,6 +133,8 @@ def _difference_se(se: float | None, paired: bool) -> str:
     (`formats.zero_difference_se`): never "0.000"."""
     if se == 0:
         return zero_difference_se(paired=paired)
+    if isinstance(se, float) and math.isfinite(se):
+        return number(se, shown_decimals(se, 3), grouped=False)  # 0.00004, not "0.000"
     return _fmt(se)
 
 

@@ -53,6 +53,7 @@ from agentgauge.report.formats import (
     counted,
     money,
     number,
+    shown_decimals,
     success_se_of,
     zero_difference_se,
 )
@@ -103,6 +104,8 @@ def _difference_se(se: float | None, paired: bool) -> str:
     (`formats.zero_difference_se`): never "0.0%"."""
     if se == 0:
         return zero_difference_se(paired=paired)
+    if se is not None and math.isfinite(se):
+        return f"{100 * se:.{shown_decimals(100 * se, 1)}f}%"  # 0.004%, not "0.0%"
     return _pct(se)
 
 
