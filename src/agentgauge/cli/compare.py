@@ -21,7 +21,13 @@ from agentgauge.cli.common import (
     print_json,
 )
 from agentgauge.display import terminal_text, terminal_warning
-from agentgauge.report.formats import counted, difference_se, points_interval, shown_decimals
+from agentgauge.report.formats import (
+    counted,
+    difference_se,
+    percent,
+    points_interval,
+    shown_decimals,
+)
 
 if TYPE_CHECKING:
     from agentgauge.api import CompareResult
@@ -34,7 +40,7 @@ def _capabilities_title(c: Comparison) -> str:
 
 
 def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
+    return "—" if x is None else percent(x)  # 99.995%, never 100.0% short of it
 
 
 def _pp(x: float | None) -> str:

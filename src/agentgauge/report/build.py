@@ -45,6 +45,7 @@ from agentgauge.report.formats import (
     money,
     no_spread_count,
     number,
+    percent,
     success_se_of,
 )
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
@@ -108,7 +109,7 @@ class ReportInputs:
 
 
 def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
+    return "–" if x is None else percent(x)  # 99.995%, never 100.0% short of it
 
 
 def _est(d: dict[str, Any] | None) -> str | None:

@@ -21,6 +21,7 @@ __all__ = [
     "no_spread_count",
     "no_spread_tasks",
     "number",
+    "percent",
     "plural",
     "points_interval",
     "shown_decimals",
@@ -190,6 +191,18 @@ def difference_se(se: float | None, *, paired: bool, decimals: int = 2) -> str:
     if se == 0:
         return zero_difference_se(paired=paired)
     return f"{100 * se:.{shown_decimals(100 * se, decimals)}f} pp"
+
+
+def percent(x: float, digits: int = 1) -> str:
+    """A rate in percent, ``52.3%``, with more decimals where ``digits`` would write a
+    rate short of 1 as 100% (19,999 of 20,000 trials: ``99.995%``, not ``100.0%``, which
+    reads as every trial passing) or one above 0 as 0% (``0.005%``). Exactly 0 and 1
+    keep ``digits``; never ``-0.0%``."""
+    v = 100 * float(x) + 0.0
+    d = digits
+    while 0 < x < 1 and d < digits + 4 and float(f"{v:.{d}f}") in (0.0, 100.0):
+        d += 1
+    return f"{v:.{d}f}%"
 
 
 def shown_decimals(x: float, decimals: int) -> int:

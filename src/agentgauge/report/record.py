@@ -35,6 +35,7 @@ from agentgauge.report.formats import (
     difference_se,
     no_spread_count,
     number,
+    percent,
     points_interval,
     shown_decimals,
     success_se,
@@ -172,7 +173,7 @@ class ComparisonRecord:
 
 
 def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
+    return "—" if x is None else percent(x)  # 99.995%, never 100.0% short of it
 
 
 def _pp(x: float) -> str:

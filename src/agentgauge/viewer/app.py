@@ -53,6 +53,7 @@ from agentgauge.report.formats import (
     counted,
     money,
     number,
+    percent,
     shown_decimals,
     success_se_of,
     zero_difference_se,
@@ -96,7 +97,7 @@ _PAGE_CACHE, _ASSET_CACHE = "no-store", "max-age=3600"
 
 
 def _pct(value: float | None) -> str:
-    return "–" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+    return "–" if value is None or math.isnan(value) else percent(value)
 
 
 def _difference_se(se: float | None, paired: bool) -> str:
