@@ -209,3 +209,12 @@ def test_a_rate_short_of_every_trial_and_its_se_are_never_written_as_100_and_0(
         "0.0%",
     )
     assert (percent(0.5234), percent(-0.0)) == ("52.3%", "0.0%")
+
+
+def test_the_html_reports_rate_short_of_every_trial_is_not_1_000(tmp_path: Path) -> None:
+    # The HTML outcome table read "1.000 ± 0.000" for 19,999 of 20,000 trials.
+    rows = [{"task_id": f"t{i}", "success": i != 0} for i in range(20000)]
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    html, _ = _report(path, tmp_path)
+    assert '<td>0.99995 <span class="ci">± 0.00005</span></td>' in html.read_text()
