@@ -299,3 +299,46 @@ def test_collect_into_a_stale_store_says_it_stores_them_once(current: Path, tmp_
     assert code == 0, err
     assert err == expected
     assert _layout(db) == LAYOUT
+
+
+@pytest.fixture(scope="module")
+def with_heldout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from agentgauge.suite import load_suite
+
+    db = tmp_path_factory.mktemp("heldout") / "s.db"
+    full = load_suite("builtin:retail", include_heldout=True)
+    for run_id, agent in (("a", "builtin:hasty"), ("b", "builtin:careful")):
+        run(full, agent, trials=1, store=db, run_id=run_id, progress=False)
+    return db
+
+
+def test_a_compare_that_logs_a_heldout_use_says_it_stores_them_once(
+    with_heldout: Path, tmp_path: Path, cli: Cli
+) -> None:
+    # It read the store (the read's note, twice: once more under its absolute path to
+    # count the uses so far), then logged the use, storing the records anew (a third).
+    db = _stale(with_heldout, tmp_path)
+    code, out, err = cli("compare", f"{db}:a", f"{db}:b", "--include-heldout", "--json")
+    assert code == 0, err
+    assert err == _storing(db) and json.loads(out)["record"]
+    assert _layout(db) == LAYOUT
+
+
+def test_a_compare_that_reads_no_heldout_task_says_the_read_note_once(
+    current: Path, tmp_path: Path, cli: Cli
+) -> None:
+    # `--include-heldout` over runs with no held-out task writes nothing: the read's note.
+    db = _stale(current, tmp_path)
+    code, out, err = cli("compare", f"{db}:r", f"{db}:r", "--include-heldout", "--json")
+    assert code == 0, err
+    assert err == _note(db) and json.loads(out)["record"]
+    assert _layout(db) == OLD_LAYOUT
+
+
+def test_the_python_compare_of_heldout_tasks_warns_once(with_heldout: Path, tmp_path: Path) -> None:
+    import agentgauge
+
+    db = _stale(with_heldout, tmp_path)
+    with pytest.warns(StaleRecordsWarning) as caught:
+        agentgauge.compare(f"{db}:a", f"{db}:b", include_heldout=True)
+    assert [str(w.message) for w in caught] == [_storing(db)[len("note: ") : -1]]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from numbers import Integral
 from os import PathLike
@@ -531,22 +532,26 @@ def compare(
     stored run writes an audit entry in its store, as the command does.
     """
     from agentgauge.components import diff_components, with_configuration
+    from agentgauge.store.database import write_may_follow
 
-    sa = system_info(a, "A", events=False, grade_version=grade_version)
-    sb = system_info(b, "B", events=False, grade_version=grade_version)
-    comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
-    # The verdict `agentgauge compare` prints: with the one-change caveat when the two
-    # runs differ in more than one component (it said "B is worse" where the command
-    # said "B is worse; not attributable: model and agent version both changed").
-    result = with_configuration(comp, diff_components(_components(sa), _components(sb)))
-    if include_heldout and _reads_heldout(comp, sa, sb):
-        # Every use of held-out tasks is logged (docs/compare-and-plan.md): the twin read
-        # them and logged nothing, so the held-out set's count of uses missed it.
-        from agentgauge.sources import source_text
+    with write_may_follow() if include_heldout else nullcontext():  # one note, as the command
+        sa = system_info(a, "A", events=False, grade_version=grade_version)
+        sb = system_info(b, "B", events=False, grade_version=grade_version)
+        comp = _compare(
+            sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout
+        )
+        # The verdict `agentgauge compare` prints: with the one-change caveat when the two
+        # runs differ in more than one component (it said "B is worse" where the command
+        # said "B is worse; not attributable: model and agent version both changed").
+        result = with_configuration(comp, diff_components(_components(sa), _components(sb)))
+        if include_heldout and _reads_heldout(comp, sa, sb):
+            # Every use of held-out tasks is logged (docs/compare-and-plan.md): the twin
+            # read them and logged nothing, so the held-out set's count of uses missed it.
+            from agentgauge.sources import source_text
 
-        sides = ((a, sa), (b, sb))
-        stored = [(source_text(x), info) for x, info in sides if isinstance(x, str | PathLike)]
-        _audit_heldout(_heldout_runs(stored))
+            sides = ((a, sa), (b, sb))
+            stored = [(source_text(x), info) for x, info in sides if isinstance(x, str | PathLike)]
+            _audit_heldout(_heldout_runs(stored))
     return result
 
 
@@ -616,12 +621,16 @@ def _store_of(spec: str) -> tuple[Path, str] | None:
 
 
 def _heldout_runs(specs: Sequence[tuple[str, SystemInfo]]) -> dict[Path, list[str]]:
-    """The stored runs whose held-out tasks a comparison reads, by store (B's last)."""
+    """The stored runs whose held-out tasks a comparison reads, by store (B's last),
+    each store as the first SOURCE naming it spells it: the store's notes name it so,
+    once (its absolute path was a second store to say the read's note of)."""
     by_store: dict[Path, list[str]] = {}
+    spelt: dict[Path, Path] = {}
     for spec, info in specs:
         where = _store_of(spec)
         if where is not None and info.run is not None:
-            by_store.setdefault(where[0].resolve(), []).append(info.run.run_id)
+            path = spelt.setdefault(where[0].resolve(), where[0])
+            by_store.setdefault(path, []).append(info.run.run_id)
     return by_store
 
 
@@ -714,61 +723,69 @@ def compare_sources(
     from agentgauge.components import diff_components, with_configuration
     from agentgauge.report.record import agent_name
     from agentgauge.sources import source_text
+    from agentgauge.store.database import write_may_follow
 
     a, b = source_text(a, "A"), source_text(b, "B")
     if deployment_k is not None:
         deployment_k = whole_number(deployment_k, "--k", least=1)
     if human_rate is not None and not human_rate > 0:
         raise InputError("must be a positive hourly rate in USD, e.g. 143.61", field="--human-rate")
-    # Grades (record line 4, the grading check) but not transcripts: what the record
-    # needs of the model calls is counted without them (`SystemInfo.model_calls`).
-    sa = system_info(a, "A", events=False, grades=True, grade_version=grade_version)
-    sb = system_info(b, "B", events=False, grades=True, grade_version=grade_version)
-    comp = _compare(sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout)
-    # A use is logged only when held-out trials were read: `--include-heldout` on a
-    # suite with no held-out task (or none shared) spends nothing of the held-out set.
-    reads_heldout = include_heldout and _reads_heldout(comp, sa, sb)
-    # The record counts this use; the audit entry is written last, once nothing else
-    # can fail (a misspelt --baseline logged a use of a comparison never made).
-    heldout_runs = _heldout_runs([(a, sa), (b, sb)]) if reads_heldout else {}
-    heldout = _heldout_usage_with_this(heldout_runs) if reads_heldout else _heldout_usage([b, a])
-    given = [*_items(baselines), *([f"null={null}"] if null is not None else [])]
-    null_check, found, absent = find_baselines(
-        b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
-    )
-    # One sentence for line 1, the terminal's row and --json: with the agents named
-    # when they differ and no recorded component does.
-    changes = diff_components(
-        _components(sa), _components(sb), agents=(agent_name(sa), agent_name(sb))
-    )
-    comp = with_configuration(comp, changes)
-    record = build_record(
-        comp,
-        sa,
-        sb,
-        deployment_k=deployment_k,
-        null_agent=null_check,
-        judge_kappa=judge_kappa,
-        heldout=heldout,
-        include_heldout=include_heldout,
-        seed=seed,
-        baselines=found,
-        absent_baselines=absent,
-        human_rate=human_rate,
-        configuration=changes.sentence(),
-    )
-    difference = grading_difference(sa, sb)
-    _audit_heldout(heldout_runs)
-    return CompareResult(
-        comp,
-        record,
-        sa,
-        sb,
-        [*comp.scope_warnings, *([difference] if difference else [])],
-        components=changes,
-        baselines=found,
-        null_agent=null_check,
-    )
+    # A stale store's note, once: `--include-heldout` writes to the store (storing its
+    # records anew, and saying so) only when held-out trials were read.
+    with write_may_follow() if include_heldout else nullcontext():
+        # Grades (record line 4, the grading check) but not transcripts: what the record
+        # needs of the model calls is counted without them (`SystemInfo.model_calls`).
+        sa = system_info(a, "A", events=False, grades=True, grade_version=grade_version)
+        sb = system_info(b, "B", events=False, grades=True, grade_version=grade_version)
+        comp = _compare(
+            sa, sb, margin=margin, alpha=alpha, seed=seed, include_heldout=include_heldout
+        )
+        # A use is logged only when held-out trials were read: `--include-heldout` on a
+        # suite with no held-out task (or none shared) spends nothing of the held-out set.
+        reads_heldout = include_heldout and _reads_heldout(comp, sa, sb)
+        # The record counts this use; the audit entry is written last, once nothing else
+        # can fail (a misspelt --baseline logged a use of a comparison never made).
+        heldout_runs = _heldout_runs([(a, sa), (b, sb)]) if reads_heldout else {}
+        heldout = (
+            _heldout_usage_with_this(heldout_runs) if reads_heldout else _heldout_usage([b, a])
+        )
+        given = [*_items(baselines), *([f"null={null}"] if null is not None else [])]
+        null_check, found, absent = find_baselines(
+            b, sa, sb, comp, given, include_heldout=include_heldout, human_rate=human_rate
+        )
+        # One sentence for line 1, the terminal's row and --json: with the agents named
+        # when they differ and no recorded component does.
+        changes = diff_components(
+            _components(sa), _components(sb), agents=(agent_name(sa), agent_name(sb))
+        )
+        comp = with_configuration(comp, changes)
+        record = build_record(
+            comp,
+            sa,
+            sb,
+            deployment_k=deployment_k,
+            null_agent=null_check,
+            judge_kappa=judge_kappa,
+            heldout=heldout,
+            include_heldout=include_heldout,
+            seed=seed,
+            baselines=found,
+            absent_baselines=absent,
+            human_rate=human_rate,
+            configuration=changes.sentence(),
+        )
+        difference = grading_difference(sa, sb)
+        _audit_heldout(heldout_runs)
+        return CompareResult(
+            comp,
+            record,
+            sa,
+            sb,
+            [*comp.scope_warnings, *([difference] if difference else [])],
+            components=changes,
+            baselines=found,
+            null_agent=null_check,
+        )
 
 
 # --------------------------------------------------------------------------- gate

@@ -1100,3 +1100,21 @@ def test_plan_never_prints_a_detectable_effect_of_zero() -> None:
     res = run_cli("plan", "--baseline", "0.8", "--tasks", "2626")
     assert "minimum detectable effect 0.0300 with 2626 tasks" in res.stdout
     assert "(3.0 percentage points)" in res.stdout
+
+
+def test_a_tiny_difference_reads_as_a_difference_not_as_zeros(tmp_path: Path, cli: Cli) -> None:
+    # 20,000 shared tasks and one flip: one decimal wrote "B − A -0.0 pp   95% CI -0.0 pp
+    # to +0.0 pp" (an interval of no width) and "SE paired 0.00 pp" (an SE of 0, which
+    # is worded otherwise), in the table and in the record's line 7 alike.
+    n = 20000
+    for name, fails in (("a", set()), ("b", {0})):
+        rows = [{"task_id": f"t{i}", "success": i not in fails, "agent": name} for i in range(n)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = cli("compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))
+    assert code == 0, err
+    assert "B − A                 -0.01 pp   95% CI -0.03 pp to +0.01 pp" in out
+    assert "SE                    paired 0.005 pp (task)   unpaired 0.005 pp" in out
+    assert "score 95% CI (MOVER)  -0.03 pp to +0.01 pp" in out
+    assert "B − A = -0.01 pp (95% CI -0.03 pp to +0.01 pp, " in out
+    assert "SE paired 0.005 pp vs unpaired 0.005 pp" in out
+    assert "0.00 pp" not in out and "-0.0 pp" not in out

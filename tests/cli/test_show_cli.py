@@ -327,3 +327,31 @@ def test_a_trial_that_names_no_model_shows_its_runs_component(cli: Cli, tmp_path
     assert re.search(r"agent / model +builtin:hasty / sim:hasty \(component\) *\n", out), out
     # The JSON is the trial's record: it names no model.
     assert _json(cli, f"{db}:r", "--task", "t")["trials"][0]["model"] is None
+
+
+def test_one_trials_call_counts_read_as_the_reports_write_counts(cli: Cli, tmp_path: Path) -> None:
+    # "12345 model calls", and a corrupt file's 10^15 tool calls as 16 digits, where the
+    # tokens beside them read "12,345" (`report.formats.number`), as the viewer now does.
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        '{"task_id": "t", "trial": 0, "success": true, "model_calls": 12345,'
+        ' "tool_calls": 1000000000000000}\n'
+    )
+    db = tmp_path / "s.db"
+    code, _, err = cli("import", "jsonl", str(src), "--store", str(db), "--run-id", "c")
+    assert code == 0, err
+    code, out, err = cli("show", f"{db}:c", "--task", "t", "--trial", "0")
+    assert code == 0, err
+    assert "· 1.00e+15 tool calls · 12,345 model calls" in out
+
+
+def test_a_negative_zero_reads_as_zero(cli: Cli, tmp_path: Path) -> None:
+    # A file's -0.0 cost and latency (an exporter's rounding) read "$-0.00" and "latency
+    # -0.00 s".
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        '{"task_id": "t", "trial": 0, "success": true, "cost_usd": -0.0, "latency_s": -0.0}\n'
+    )
+    code, out, err = cli("show", str(src), "--task", "t", "--trial", "0")
+    assert code == 0, err
+    assert "$0.00 · tokens not recorded · latency 0.00 s" in out and "-0.0" not in out

@@ -181,3 +181,36 @@ def test_a_horizon_below_the_smallest_float_is_below_the_shortest_task() -> None
     assert (g["p50_status"], g["p50_bound_minutes"]) == ("below", 1.0)
     assert g["status"]["0.5"] == "below" and g["bound_minutes"]["0.5"] == 1.0
     assert any(w.startswith("p50 falls below the smallest float") for w in g["warnings"])
+
+
+def test_an_interval_bounded_on_one_side_at_both_ends_is_written_once() -> None:
+    # A nearly flat fit below the smallest float, and its replicates with it: both ends
+    # of each interval lie below the shortest task. The table said "[< 1, < 1]", an
+    # interval of no width to the eye; the data say only that it lies below 1 minute.
+    rows = [(f"{x}{i}", m, s) for x, m, s in (("a", 1.0, 0.1), ("b", 2.0, 0.0999))
+            for i in range(3)]  # fmt: skip
+    report = horizon(table(rows), bootstrap=200, seed=0)
+    g = report.to_dict()["groups"][0]
+    assert g["ci95_status"]["0.5"] == ["below", "below"]  # the JSON as it was
+    assert g["ci95_bound_minutes"]["0.5"] == [1.0, 1.0]
+    text = shown(report)
+    assert "[< 1, < 1]" not in text
+    assert text.count("[< 1]") == 2  # p50 and p80
+
+
+def test_interval_ends_are_never_written_alike_unless_bounded_alike() -> None:
+    from agentgauge.cli.horizon import fmt_interval
+
+    below, above, est = "below", "above", "estimated"
+    assert fmt_interval((math.nan, math.nan), (below, below), (2.0, 2.0)) == "[< 2]"
+    assert fmt_interval((math.nan, math.nan), (below, below), (2.0, 4.0)) == "[< 2, < 4]"
+    assert fmt_interval((math.nan, math.nan), (above, above), (60.0, 60.0)) == "[> 60]"
+    assert fmt_interval((math.nan, math.nan), (below, above), (2.0, 60.0)) == "[< 2, > 60]"
+    # Two estimated ends three significant digits write alike get the digits that
+    # tell them apart (the bootstrap never reports an interval of no width).
+    assert fmt_interval((2.0001, 2.0004), (est, est), (math.nan, math.nan)) == "[2.0001, 2.0004]"
+    assert fmt_interval((1.5, 2.95), (est, est), (math.nan, math.nan)) == "[1.5, 2.95]"
+    assert fmt_interval((math.nan, 2.95), (below, est), (2.0, math.nan)) == "[< 2, 2.95]"
+    assert fmt_interval((math.nan, math.nan), ("undefined", est), (math.nan, math.nan)) == (
+        "[—, —]"
+    )

@@ -204,6 +204,27 @@ def test_a_horizon_interval_bounded_below_is_drawn_to_the_plotted_end() -> None:
     assert marks[0].error_x.array[0] == pytest.approx(32.0 - 16.0)
 
 
+def test_a_horizon_interval_bounded_below_at_both_ends_stops_at_its_bound() -> None:
+    from agentgauge.report.figures import horizon_figure
+
+    # Both ends of p50's interval lie below the shortest task (2 min), the point at 1.5
+    # min: the bar ran from the left end to the right one (256 min), as if its upper end
+    # were unbounded, where the data say it lies below 2. An undefined upper end (p80)
+    # drew a bar to the right end; it draws none, as an undefined lower end does.
+    group = _horizon_group(
+        {
+            "horizons": {"0.5": 1.5, "0.8": 16.0},
+            "ci95": {"0.5": [None, None], "0.8": [8.0, None]},
+            "ci95_status": {"0.5": ["below", "below"], "0.8": ["estimated", "undefined"]},
+            "ci95_bound_minutes": {"0.5": [2.0, 2.0], "0.8": [None, None]},
+        }
+    )
+    marks = [t for t in horizon_figure([group]).data if t.error_x and t.error_x.array is not None]
+    assert [t.x[0] for t in marks] == [1.5]
+    assert marks[0].error_x.arrayminus[0] == pytest.approx(1.5 - 1.0)
+    assert marks[0].error_x.array[0] == pytest.approx(2.0 - 1.5)
+
+
 def test_horizon_marks_are_named_as_the_horizon_command_names_them() -> None:
     from agentgauge.report.figures import horizon_figure
 
@@ -436,3 +457,15 @@ def test_frontier_error_bars_span_the_tables_interval_and_none_without_one() -> 
     unknown = [{**points["a"], "ci95": None, "success_se": 0.1}]
     (trace,) = frontier_figure(unknown).data
     assert math.isnan(trace.error_y.array[0]) and math.isnan(trace.error_y.arrayminus[0])
+
+
+def test_a_tiny_difference_se_is_not_written_as_zero() -> None:
+    # A paired SE of 4e-5 read "0.000" in the report (and "0.0%" in the viewer): the SE of
+    # 0 that is worded otherwise.
+    from agentgauge.report.html import _difference_se
+    from agentgauge.viewer.app import _difference_se as viewer_se
+
+    assert _difference_se(4e-5, True) == "0.00004"
+    assert _difference_se(0.0123, True) == "0.012"
+    assert viewer_se(4e-5, True) == "0.004%"
+    assert viewer_se(0.0123, True) == "1.2%"

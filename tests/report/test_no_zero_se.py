@@ -182,3 +182,39 @@ def test_a_comparison_whose_tasks_all_differ_alike_shows_no_se_of_zero(tmp_path:
     se = _ENV.filters["difference_se"]
     assert se(0.0, True) == "none (every task's difference is the same)"
     assert se(0.0152, True) == "1.5%"
+
+
+def test_a_rate_short_of_every_trial_and_its_se_are_never_written_as_100_and_0(
+    tmp_path: Path,
+) -> None:
+    # 19,999 of 20,000 trials passed: the metrics table read "100.0% ± 0.0", every trial
+    # passing with no spread, and `compare` "B 100.0%", where the rate is 99.995% and its
+    # SE 0.005 points.
+    rows = [{"task_id": f"t{i}", "success": i != 0} for i in range(20000)]
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "metrics", str(path)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "99.995% ± 0.005" in done.stdout and "20,000 / 20,000" in done.stdout
+    assert "100.0%" not in done.stdout and "± 0.0 " not in done.stdout
+
+    from agentgauge.report.formats import percent
+
+    assert (percent(0.99995), percent(4e-5), percent(1.0), percent(0.0)) == (
+        "99.995%",
+        "0.004%",
+        "100.0%",
+        "0.0%",
+    )
+    assert (percent(0.5234), percent(-0.0)) == ("52.3%", "0.0%")
+
+
+def test_the_html_reports_rate_short_of_every_trial_is_not_1_000(tmp_path: Path) -> None:
+    # The HTML outcome table read "1.000 ± 0.000" for 19,999 of 20,000 trials.
+    rows = [{"task_id": f"t{i}", "success": i != 0} for i in range(20000)]
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    html, _ = _report(path, tmp_path)
+    assert '<td>0.99995 <span class="ci">± 0.00005</span></td>' in html.read_text()

@@ -1037,3 +1037,26 @@ def test_a_huge_figure_reads_in_scientific_notation_as_the_reports_write_it(
     assert '<td class="n">1.00e+308 s</td>' in run
     assert '<td class="n">1.00e+308</td>' in trial  # the transcript's time column
     assert "model call · m · 1.00e+308 s" in trial  # the timeline mark
+
+
+def test_a_trial_page_writes_its_call_counts_as_the_reports_write_counts(
+    tmp_path: Path,
+) -> None:
+    # The counts were written raw: "12345 model calls", and a count of 10^15 from a
+    # corrupt file as 16 digits, where the reports write "12,345" and "1.00e+15"
+    # (`report.formats.number`).
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    rows = [{"task_id": "t", "trial": 0, "success": True, "model_calls": 12345,
+             "tool_calls": 10**15}]  # fmt: skip
+    src = tmp_path / "t.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "c")
+    with serving(db) as s:
+        trial = _get(s, "/runs/c/trials/1")[2].decode()
+        data = _json(s, "/runs/c/trials/1")
+    assert "12,345 model calls · 1.00e+15 tool calls · 0 events" in trial
+    assert (data["trials"][0]["model_calls"], data["trials"][0]["tool_calls"]) == (12345, 10**15)

@@ -21,7 +21,13 @@ from agentgauge.cli.common import (
     print_json,
 )
 from agentgauge.display import terminal_text, terminal_warning
-from agentgauge.report.formats import counted, difference_se
+from agentgauge.report.formats import (
+    counted,
+    difference_se,
+    percent,
+    points_interval,
+    shown_decimals,
+)
 
 if TYPE_CHECKING:
     from agentgauge.api import CompareResult
@@ -34,11 +40,12 @@ def _capabilities_title(c: Comparison) -> str:
 
 
 def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
+    return "—" if x is None else percent(x)  # 99.995%, never 100.0% short of it
 
 
 def _pp(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:+.1f} pp"
+    # A difference one decimal would write as 0 (-0.005 pp) gets the decimals to show it.
+    return "—" if x is None else f"{100 * x:+.{shown_decimals(100 * x, 1)}f} pp"
 
 
 def _money(x: float | None, why: str | None) -> str:
@@ -73,7 +80,7 @@ def _print(result: CompareResult, out: Console) -> None:
     t.add_column(style="dim", overflow="fold")
     t.add_column(overflow="fold")
     t.add_row("success rate", f"A {_pct(c.rate_a)}   B {_pct(c.rate_b)}   ({c.design})")
-    ci = "—" if c.ci is None else f"{_pp(c.ci[0])} to {_pp(c.ci[1])}"
+    ci = "—" if c.ci is None else points_interval(*c.ci)
     t.add_row("B − A", f"{_pp(c.mean_diff)}   {level_text(c.alpha)} CI {ci}")
     t.add_row("p-value", "—" if c.p_value is None else f"{c.p_value:.4g}   ({c.p_test})")
     se_p = difference_se(c.se_paired, paired=True)
@@ -81,7 +88,7 @@ def _print(result: CompareResult, out: Console) -> None:
     t.add_row("SE", f"paired {se_p} ({c.se_method})   unpaired {se_u}")
     if c.ci95_score is not None:
         lo, hi = c.ci95_score
-        t.add_row("score 95% CI (MOVER)", f"{_pp(lo)} to {_pp(hi)}")
+        t.add_row("score 95% CI (MOVER)", points_interval(lo, hi))
     t.add_row("correlation", "—" if c.correlation is None else f"{c.correlation:.3f}")
     if c.mcnemar is not None:
         m = c.mcnemar

@@ -39,6 +39,26 @@ def fmt_minutes(m: float | None, status: str = "estimated", bound: float | None 
     return f"{m:.3g}"
 
 
+def fmt_interval(
+    values: tuple[float, float], statuses: tuple[str, str], bounds: tuple[float, float]
+) -> str:
+    """A horizon's 95% interval, each end as `fmt_minutes` writes it: ``[3.14, 250]``,
+    ``[< 2, 120]``. Both ends bounded on one side alike say one thing, that the whole
+    interval lies there: ``[< 2]``, never ``[< 2, < 2]``, which reads as an interval of
+    no width. Two estimated ends that three significant digits write alike get the
+    digits that tell them apart."""
+    lo, hi = (fmt_minutes(v, s, b) for v, s, b in zip(values, statuses, bounds, strict=True))
+    if lo == hi and statuses[0] == statuses[1] and statuses[0] in ("below", "above"):
+        return f"[{lo}]"
+    if lo == hi and statuses == ("estimated", "estimated") and lo != "—":
+        a, b = values
+        for digits in range(4, 10):  # the bootstrap never reports a zero width
+            lo, hi = f"{a:.{digits}g}", f"{b:.{digits}g}"
+            if lo != hi:
+                break
+    return f"[{lo}, {hi}]"
+
+
 def render(report: HorizonReport) -> Table:
     """The report as a rich table: one row per group, horizons in minutes."""
     from agentgauge.metrics.horizon import q_label
@@ -68,14 +88,11 @@ def render(report: HorizonReport) -> Table:
             cell = fmt_minutes(g.horizons[q], g.status.get(q, "estimated"), g.bound_minutes.get(q))
             if g.ci95 is not None:
                 # The interval goes on a second line so the table fits 80 columns.
-                ends = zip(
+                cell += "\n" + fmt_interval(
                     g.ci95[q],
                     (g.ci95_status or {}).get(q, ("estimated", "estimated")),
                     (g.ci95_bound_minutes or {}).get(q, (math.nan, math.nan)),
-                    strict=True,
                 )
-                lo, hi = (fmt_minutes(v, s, b) for v, s, b in ends)
-                cell += f"\n[{lo}, {hi}]"
             row.append(cell)
         # No successes, or no failures: no fit; one task length: no slope.
         fitted = math.isfinite(g.intercept) and g.slope_identified
@@ -159,7 +176,8 @@ def horizon_cmd(
             out.print(terminal_warning(f"({name}) {w}"))
     out.print(
         "p<q>: task length at which the fitted success probability is q; < X and > X: "
-        "a horizon the data only bound (below the shortest task, above the longest). "
+        "a horizon the data only bound (below the shortest task, above the longest); "
+        "[< X], [> X]: an interval that lies wholly below (above) X. "
         "T½: Ord's "
         "constant-hazard half-life. loss: weighted log-loss of the two fits "
         "(lower fits better). See docs/horizon.md."

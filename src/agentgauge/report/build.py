@@ -45,6 +45,7 @@ from agentgauge.report.formats import (
     money,
     no_spread_count,
     number,
+    percent,
     success_se_of,
 )
 from agentgauge.report.html import CONTROL_STATES, ReportData, SuiteReport
@@ -108,7 +109,7 @@ class ReportInputs:
 
 
 def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
+    return "–" if x is None else percent(x)  # 99.995%, never 100.0% short of it
 
 
 def _est(d: dict[str, Any] | None) -> str | None:
@@ -1080,7 +1081,9 @@ def markdown_summary(data: ReportData) -> str:
             "|---|---|---|---|---|---|",
         ]
         for c in data.capabilities:
-            ci = "–" if c["ci"] is None else f"{_pct(c['ci'][0])} to {_pct(c['ci'][1])}"
+            # Decimals that tell the ends apart, as the HTML's interval (`bounds`).
+            ends = None if c["ci"] is None else bounds(c["ci"][0], c["ci"][1], 1, scale=100)
+            ci = "–" if ends is None else f"{ends[0]}% to {ends[1]}%"
             lines.append(
                 f"| {esc(c['label'])} | {c['n_tasks']} | {_pct(c['rate_a'])} | "
                 f"{_pct(c['rate_b'])} | {_pct(c['diff'])} | {ci} |"

@@ -250,12 +250,19 @@ def horizon_figure(groups: Sequence[Mapping[str, Any]]) -> go.Figure:
             point = (g.get("horizons") or {}).get(q)
             # An end the data only bound (`agentgauge horizon`'s `< 2` and `> 60`: bootstrap
             # replicates with no successes, or no failures) is null; the bar runs to the
-            # plotted end on that side, as it did when such replicates counted as 0 or ∞.
+            # plotted end on its side, as it did when such replicates counted as 0 or ∞,
+            # and an end bounded towards the point (an upper end `< 2`, both ends below
+            # the shortest task) runs to its bound, not to the far end. An undefined
+            # end draws no bar.
             ends = (g.get("ci95_status") or {}).get(q) or ("estimated", "estimated")
-            low = ci[0] if ci and _known(ci[0]) else lo if ends[0] == "below" else None
-            if not (_known(point) and lo <= point <= hi and low is not None):
+            bound = (g.get("ci95_bound_minutes") or {}).get(q) or (None, None)
+            low, high = (
+                ci[i] if ci and _known(ci[i]) else edge if ends[i] == side else bound[i]
+                for i, edge, side in ((0, lo, "below"), (1, hi, "above"))
+            )
+            if not (_known(point) and lo <= point <= hi and _known(low) and _known(high)):
                 continue
-            ci = [max(lo, low), min(hi, ci[1]) if _known(ci[1]) else hi]
+            ci = [min(point, max(lo, low)), max(point, min(hi, high))]
             fig.add_trace(
                 go.Scatter(
                     x=[point],

@@ -21,7 +21,10 @@ __all__ = [
     "no_spread_count",
     "no_spread_tasks",
     "number",
+    "percent",
     "plural",
+    "points_interval",
+    "shown_decimals",
     "success_se",
     "success_se_of",
 ]
@@ -30,18 +33,32 @@ __all__ = [
 DASH = "—"
 
 
-def bounds(lo: float, hi: float, digits: int, *, scale: float = 1.0) -> tuple[str, str]:
+def bounds(
+    lo: float, hi: float, digits: int, *, scale: float = 1.0, signed: bool = False
+) -> tuple[str, str]:
     """An interval's two bounds (times ``scale``: 100 for percent) written with
     ``digits`` decimals, or more where that many would write two different bounds
     alike: 1,000 tasks all passing have Wilson's 99.6–100%, which no decimal wrote
     "100–100%", and 0 of 10,000 trials 0–0.04%, which one decimal wrote "0.0–0.0%":
-    an interval of no width, which a rate estimated from finite data never has."""
-    a, b = scale * float(lo), scale * float(hi)
+    an interval of no width, which a rate estimated from finite data never has.
+    ``signed``: each with its sign (a difference's interval, ``-0.03`` to ``+0.01``
+    where one decimal wrote ``-0.0`` to ``+0.0``). Zero is never written ``-0.0``."""
+    a, b = scale * float(lo) + 0.0, scale * float(hi) + 0.0  # + 0.0: no negative zero
+    sign = "+" if signed else ""
     for d in range(digits, digits + 6):
-        x, y = f"{a:.{d}f}", f"{b:.{d}f}"
-        if x != y:
+        x, y = f"{a:{sign}.{d}f}", f"{b:{sign}.{d}f}"
+        if float(x) != float(y):  # "-0.0" and "+0.0" are alike too
             break
     return x, y
+
+
+def points_interval(lo: float, hi: float, digits: int = 1) -> str:
+    """A difference of rates' interval in signed percentage points, ``-2.1 pp to +4.0
+    pp``, with the decimals that tell its ends apart (`bounds`): 20,000 shared tasks
+    and one flip have ``-0.03 pp to +0.01 pp``, which one decimal wrote ``-0.0 pp to
+    +0.0 pp``."""
+    a, b = bounds(lo, hi, digits, scale=100, signed=True)
+    return f"{a} pp to {b} pp"
 
 
 #: From this magnitude on a figure is written in scientific notation (`number`).
@@ -58,6 +75,7 @@ def number(x: float, digits: int = 1, *, grouped: bool = True) -> str:
         return f"{'-' if x < 0 else ''}{digits_[0]}.{digits_[1:3]}e+{len(digits_) - 1:02d}"
     if math.isfinite(x) and abs(x) >= HUGE:
         return f"{x:.2e}"
+    x = x + 0.0 if isinstance(x, float) else x  # a negative zero (-0.0 s) reads as 0
     return f"{x:,.{digits}f}" if grouped else f"{x:.{digits}f}"
 
 
@@ -172,7 +190,29 @@ def difference_se(se: float | None, *, paired: bool, decimals: int = 2) -> str:
         return "—"
     if se == 0:
         return zero_difference_se(paired=paired)
-    return f"{100 * se:.{decimals}f} pp"
+    return f"{100 * se:.{shown_decimals(100 * se, decimals)}f} pp"
+
+
+def percent(x: float, digits: int = 1) -> str:
+    """A rate in percent, ``52.3%``, with more decimals where ``digits`` would write a
+    rate short of 1 as 100% (19,999 of 20,000 trials: ``99.995%``, not ``100.0%``, which
+    reads as every trial passing) or one above 0 as 0% (``0.005%``). Exactly 0 and 1
+    keep ``digits``; never ``-0.0%``."""
+    v = 100 * float(x) + 0.0
+    d = digits
+    while 0 < x < 1 and d < digits + 4 and float(f"{v:.{d}f}") in (0.0, 100.0):
+        d += 1
+    return f"{v:.{d}f}%"
+
+
+def shown_decimals(x: float, decimals: int) -> int:
+    """``decimals``, or more where that many would write a figure that is not 0 as 0: a
+    comparison's SE of 0.005 pp is ``0.005 pp``, not ``0.00 pp``, which reads as the SE
+    of 0 that `zero_difference_se` words otherwise."""
+    limit = decimals + 8
+    while x and decimals < limit and float(f"{x:.{decimals}f}") == 0:
+        decimals += 1
+    return decimals
 
 
 def zero_difference_se(*, paired: bool) -> str:

@@ -29,6 +29,7 @@ from agentgauge.report.formats import (
     bounds,
     judge_cost,
     number,
+    shown_decimals,
     success_se_of,
     zero_difference_se,
 )
@@ -127,11 +128,25 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _rate(value: Any, digits: int = 3) -> str:
+    """A rate (a fraction) as `_fmt` writes it, with the decimals that keep one short of 1
+    from reading ``1.000`` and one above 0 from reading ``0.000`` (19,999 of 20,000:
+    ``0.99995``), as `formats.percent` does in percent; an SE that is not 0 likewise."""
+    if isinstance(value, float) and math.isfinite(value) and 0 < value < 1:
+        d = digits
+        while d < digits + 4 and float(f"{value:.{d}f}") in (0.0, 1.0):
+            d += 1
+        return number(value, d, grouped=False)
+    return _fmt(value, digits)
+
+
 def _difference_se(se: float | None, paired: bool) -> str:
     """A comparison's SE as the table shows it, or why there is none where it is 0
     (`formats.zero_difference_se`): never "0.000"."""
     if se == 0:
         return zero_difference_se(paired=paired)
+    if isinstance(se, float) and math.isfinite(se):
+        return number(se, shown_decimals(se, 3), grouped=False)  # 0.00004, not "0.000"
     return _fmt(se)
 
 
@@ -189,6 +204,7 @@ def suite_plots(suite: SuiteReport, prefix: str) -> dict[str, str]:
 _ENV = html_environment(jinja2.PackageLoader("agentgauge.report", "templates"))
 _ENV.filters["interval"] = _interval
 _ENV.filters["fmt"] = _fmt
+_ENV.filters["rate"] = _rate
 _ENV.filters["difference_se"] = _difference_se
 _ENV.filters["p_value"] = p_cell  # as `compare` and the viewer print it
 _ENV.filters["money"] = _money

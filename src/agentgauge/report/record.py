@@ -35,6 +35,9 @@ from agentgauge.report.formats import (
     difference_se,
     no_spread_count,
     number,
+    percent,
+    points_interval,
+    shown_decimals,
     success_se,
 )
 from agentgauge.report.formats import money as _money
@@ -170,12 +173,12 @@ class ComparisonRecord:
 
 
 def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
+    return "—" if x is None else percent(x)  # 99.995%, never 100.0% short of it
 
 
 def _pp(x: float) -> str:
     """A difference of rates in percentage points, signed."""
-    return f"{100 * x:+.1f} pp"
+    return f"{100 * x:+.{shown_decimals(100 * x, 1)}f} pp"  # -0.005 pp, not -0.0 pp
 
 
 def _num(x: float | None, digits: int = 2) -> str:
@@ -629,7 +632,7 @@ def _difference(c: Comparison) -> str:
     # paired t, or the test the score interval inverts).
     test = c.test if c.p_method in ("t", "score") else f"{c.p_test}; interval by {c.test}"
     return (
-        f"B − A = {_pp(c.mean_diff)} ({level_text(c.alpha)} CI {_pp(c.ci[0])} to {_pp(c.ci[1])}, "
+        f"B − A = {_pp(c.mean_diff)} ({level_text(c.alpha)} CI {points_interval(*c.ci)}, "
         f"{p_text(c.p_value)}, {test}; SE paired {se_p} vs unpaired {se_u}{mc}): {c.verdict}"
     )
 

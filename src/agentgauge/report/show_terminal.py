@@ -165,8 +165,8 @@ def _header(view: dict[str, Any], run_model: str | None) -> Table:
     if view["family"]:
         grid.add_row("family", _text(view["family"]))
     cost = "cost unknown" if view["cost_usd"] is None else money(view["cost_usd"])
-    calls = [
-        counted(view[k], label)
+    calls = [  # grouped, as the tokens are: "12,345 model calls"
+        f"{number(view[k], 0)} {plural(view[k], label)}"
         for k, label in (("tool_calls", "tool call"), ("model_calls", "model call"))
         if view[k] is not None
     ]

@@ -31,6 +31,8 @@ from agentgauge.report.formats import (
     no_spread_count,
     no_spread_tasks,
     number,
+    percent,
+    shown_decimals,
     success_se_of,
 )
 from agentgauge.report.formats import money as _money
@@ -56,7 +58,7 @@ _METHOD = {"wilson": "Wilson", "wilson_design_effect": "Wilson (deff)", "normal"
 
 
 def _pct(x: float | None, digits: int = 1) -> str:
-    return _DASH if x is None else f"{100 * x:.{digits}f}%"
+    return _DASH if x is None else percent(x, digits)  # 99.995%, never 100.0% short of it
 
 
 def interval(ci: Sequence[float], digits: int = 1) -> str:
@@ -69,7 +71,15 @@ def interval(ci: Sequence[float], digits: int = 1) -> str:
 def _pm(value: float | None, se: float | None) -> str:
     if value is None:
         return _DASH
-    return _pct(value) if se is None else f"{_pct(value)} ± {100 * se:.1f}"
+    if se is None:
+        return _pct(value)
+    return f"{_pct(value)} ± {_points(se)}"
+
+
+def _points(se: float) -> str:
+    """An SE in percentage points, one decimal, or the decimals that show an SE that is
+    not 0 (``0.005``, not ``0.0``, which reads as the SE of 0 worded otherwise)."""
+    return f"{100 * se:.{shown_decimals(100 * se, 1)}f}"
 
 
 def _pm_tasks(value: float | None, se: float | None, n_tasks: int) -> str:
@@ -176,13 +186,13 @@ def _column(g: dict[str, Any], ks: list[int]) -> list[str]:
         else clusters_text(n_clusters, g.get("n_families"), g["cluster_unit"])
     )
     ci = _DASH if sr["ci95"] is None else interval(sr["ci95"])
-    se_cl = _DASH if sr["se_clustered"] is None else f"± {100 * sr['se_clustered']:.1f}"
+    se_cl = _DASH if sr["se_clustered"] is None else f"± {_points(sr['se_clustered'])}"
     if sr["se_clustered"] == 0 and n_clusters:
         # Every family has the same rate: no spread between them, not certainty.
         alike = clusters if g.get("n_families") in (None, n_clusters) else f"{n_clusters} clusters"
         se_cl = f"none ({alike} alike)"
     cells = [
-        f"{g['n_tasks']} / {g['n_trials']:,}",
+        f"{g['n_tasks']:,} / {g['n_trials']:,}",
         clusters,
         _pm_trials(g),
         se_cl,

@@ -99,6 +99,7 @@ __all__ = [
     "of_held_run",
     "store_errors",
     "write_follows",
+    "write_may_follow",
 ]
 
 
@@ -246,6 +247,10 @@ def _note_once(stale: StaleRecords, message: str, *, kind: str) -> None:
 
 #: Set while the block of `write_follows` runs.
 _WRITE_FOLLOWS: ContextVar[bool] = ContextVar("agentgauge_write_follows", default=False)
+#: While the block of `write_may_follow` runs: the stale stores its reads said nothing of.
+_HELD_BACK: ContextVar[dict[str, StaleRecords] | None] = ContextVar(
+    "agentgauge_held_back", default=None
+)
 
 
 @contextmanager
@@ -260,6 +265,23 @@ def write_follows() -> Iterator[None]:
         yield
     finally:
         _WRITE_FOLLOWS.reset(token)
+
+
+@contextmanager
+def write_may_follow() -> Iterator[None]:
+    """As `write_follows`, for a block that writes to a store only when its reads find
+    cause to (``agentgauge compare --include-heldout`` logs a use of held-out tasks
+    only when it read some): the read's note is held back, and said when the block
+    ends of each store that no write inside stored anew. One note a command."""
+    held: dict[str, StaleRecords] = {}
+    token = _HELD_BACK.set(held)
+    try:
+        yield
+    finally:
+        _HELD_BACK.reset(token)
+    for stale in held.values():  # not when the block failed: its error says what matters
+        if not noted("stale records", "write", stale.path):
+            _note_once(stale, stale.reading(), kind="read")
 
 
 @dataclass(frozen=True)
@@ -454,9 +476,12 @@ class Store:
         self.refreshed: StaleRecords | None = None
         if readonly and not memory:
             # Said once a command: the count is not taken again at each of its opens.
+            held = _HELD_BACK.get()
             said = noted(*_STALE_READ, self.path) or _WRITE_FOLLOWS.get()
-            stale = None if said else self.stale_records()
-            if stale is not None:
+            stale = None if said or (held and self.path in held) else self.stale_records()
+            if stale is not None and held is not None:
+                held[self.path] = stale  # said when the block ends, unless a write follows
+            elif stale is not None:
                 _note_once(stale, stale.reading(), kind="read")
         elif self.schema_version >= 5:
             stale = self.stale_records()

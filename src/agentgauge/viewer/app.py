@@ -53,6 +53,8 @@ from agentgauge.report.formats import (
     counted,
     money,
     number,
+    percent,
+    shown_decimals,
     success_se_of,
     zero_difference_se,
 )
@@ -95,7 +97,7 @@ _PAGE_CACHE, _ASSET_CACHE = "no-store", "max-age=3600"
 
 
 def _pct(value: float | None) -> str:
-    return "–" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+    return "–" if value is None or math.isnan(value) else percent(value)
 
 
 def _difference_se(se: float | None, paired: bool) -> str:
@@ -103,6 +105,8 @@ def _difference_se(se: float | None, paired: bool) -> str:
     (`formats.zero_difference_se`): never "0.0%"."""
     if se == 0:
         return zero_difference_se(paired=paired)
+    if se is not None and math.isfinite(se):
+        return f"{100 * se:.{shown_decimals(100 * se, 1)}f}%"  # 0.004%, not "0.0%"
     return _pct(se)
 
 
@@ -113,16 +117,17 @@ def _interval(ci: Sequence[float]) -> str:
     return f"[{lo}%, {hi}%]"
 
 
-def _num(value: float | None, digits: int = 3) -> str:
+def _num(value: float | None, digits: int = 3, grouped: bool = False) -> str:
     """A figure as the HTML report writes it (`formats.number`): ``digits`` decimals,
     scientific notation from 1e12 on (a latency of 1e308 s is ``1.00e+308``, not 309
-    digits), a dash where there is none."""
+    digits), a dash where there is none; thousands separated when ``grouped`` (a count
+    of calls, ``12,345``, as `agentgauge show` writes its token counts)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, float):
-        return number(value, digits, grouped=False)
+        return number(value, digits, grouped=grouped)
     if isinstance(value, int) and not isinstance(value, bool):
-        return number(value, 0, grouped=False)
+        return number(value, 0, grouped=grouped)
     return str(value)
 
 
