@@ -216,5 +216,12 @@ def test_the_html_reports_rate_short_of_every_trial_is_not_1_000(tmp_path: Path)
     rows = [{"task_id": f"t{i}", "success": i != 0} for i in range(20000)]
     path = tmp_path / "b.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    html, _ = _report(path, tmp_path)
+    html, md = _report(path, tmp_path)
     assert '<td>0.99995 <span class="ci">± 0.00005</span></td>' in html.read_text()
+    # The Markdown table's pass^k columns likewise (they read 1.000).
+    (row,) = [
+        line
+        for line in md.read_text().splitlines()
+        if "20,000 / 20,000" in line or "20000 / 20000" in line
+    ]
+    assert "| 0.99995 |" in row and "1.000" not in row

@@ -42,6 +42,7 @@ from agentgauge.report.formats import (
     counted,
     counted_trials,
     estimate,
+    fraction,
     money,
     no_spread_count,
     number,
@@ -1027,6 +1028,9 @@ def markdown_summary(data: ReportData) -> str:
             return "–"
         return number(x, 3, grouped=False) if isinstance(x, float) else esc(x)
 
+    def rate(x: Any) -> str:
+        return fraction(x) if isinstance(x, float) and math.isfinite(x) else num(x)
+
     lines = [f"# {esc(data.title)}", ""]
     for note in data.notes:
         lines += [f"> {esc(note)}", ""]
@@ -1045,7 +1049,8 @@ def markdown_summary(data: ReportData) -> str:
                 "–" if not sr["ci95"] else f"{interval(sr['ci95'])} ({sr['ci_method']})",
                 f"{g['n_tasks']} / {g['n_trials']}",
             ]
-            row += [num(g["pass_hat_k"].get(str(k))) for k in ks]
+            # A rate short of 1 never reads 1.000 (0.99995 of 20,000 tasks).
+            row += [rate(g["pass_hat_k"].get(str(k))) for k in ks]
             for key in ("per_trial", "cost_of_pass"):
                 unknown = g["cost"][key] is None and g["cost"]["missing"]
                 row.append(

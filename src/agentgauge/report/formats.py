@@ -16,6 +16,7 @@ __all__ = [
     "counted",
     "counted_trials",
     "estimate",
+    "fraction",
     "judge_cost",
     "money",
     "no_spread_count",
@@ -203,6 +204,16 @@ def percent(x: float, digits: int = 1) -> str:
     while 0 < x < 1 and d < digits + 4 and float(f"{v:.{d}f}") in (0.0, 100.0):
         d += 1
     return f"{v:.{d}f}%"
+
+
+def fraction(x: float, digits: int = 3) -> str:
+    """A rate as a fraction, ``0.523``, with the decimals that keep one short of 1 from
+    reading ``1.000`` and one above 0 from reading ``0.000`` (19,999 of 20,000:
+    ``0.99995``), as `percent` does in percent."""
+    d = digits
+    while 0 < x < 1 and d < digits + 4 and float(f"{x:.{d}f}") in (0.0, 1.0):
+        d += 1
+    return number(x, d, grouped=False)
 
 
 def shown_decimals(x: float, decimals: int) -> int:

@@ -27,6 +27,7 @@ from agentgauge.report import figures
 from agentgauge.report.explain import shorten
 from agentgauge.report.formats import (
     bounds,
+    fraction,
     judge_cost,
     number,
     shown_decimals,
@@ -130,13 +131,10 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 def _rate(value: Any, digits: int = 3) -> str:
     """A rate (a fraction) as `_fmt` writes it, with the decimals that keep one short of 1
-    from reading ``1.000`` and one above 0 from reading ``0.000`` (19,999 of 20,000:
-    ``0.99995``), as `formats.percent` does in percent; an SE that is not 0 likewise."""
-    if isinstance(value, float) and math.isfinite(value) and 0 < value < 1:
-        d = digits
-        while d < digits + 4 and float(f"{value:.{d}f}") in (0.0, 1.0):
-            d += 1
-        return number(value, d, grouped=False)
+    from reading ``1.000`` and one above 0 from reading ``0.000`` (`formats.fraction`);
+    an SE that is not 0 likewise."""
+    if isinstance(value, float) and math.isfinite(value):
+        return fraction(value, digits)
     return _fmt(value, digits)
 
 
