@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from agentgauge.agents import http_agent
 from agentgauge.agents.http_agent import HttpAgent, MalformedReply, baggage_header, parse_reply
-from agentgauge.agents.provider import RetryPolicy
+from agentgauge.agents.provider import ProviderError, ProviderExhausted, RetryPolicy
 from agentgauge.agents.resolve import resolve_agent
 from agentgauge.errors import AgentUnavailable, InputError, RunStopped
 from agentgauge.harness.session import TrialSession
@@ -552,6 +552,24 @@ def test_a_reply_past_the_size_cap_is_refused_however_it_is_framed(
     monkeypatch.setattr(http_agent, "MAX_REPLY_BYTES", 2000)
     with pytest.raises(MalformedReply, match=said):
         asyncio.run(_answer_with(response()))
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "said"),
+    [
+        (503, ProviderExhausted, "gave up after 1 attempt: HTTP 503: Service Unavailable"),
+        (404, ProviderError, "HTTP 404 from http://127.0.0.1:"),
+    ],
+)
+def test_an_error_page_past_the_size_cap_is_judged_by_its_status(
+    monkeypatch: pytest.MonkeyPatch, status: int, error: type[Exception], said: str
+) -> None:
+    # A 5xx whose Content-Length passed the cap was the agent's malformed reply, not
+    # the retried infra error its status makes it.
+    monkeypatch.setattr(http_agent, "MAX_REPLY_BYTES", 2000)
+    page = web.Response(status=status, body=b"x" * 5000, content_type="text/html")
+    with pytest.raises(error, match=re.escape(said)):
+        asyncio.run(_answer_with(page))
 
 
 def test_a_reply_that_is_no_json_says_its_content_type_and_how_it_begins() -> None:

@@ -279,10 +279,14 @@ class HttpAgent:
                 media = response.headers.get("Content-Type")
                 length = response.content_length
                 if length and length > MAX_REPLY_BYTES:
-                    raise MalformedReply(
-                        f"reply of {length} bytes is larger than {MAX_REPLY_BYTES} bytes"
-                    )
-                if length is not None and "Content-Encoding" not in response.headers:
+                    if 200 <= status < 300:
+                        raise MalformedReply(
+                            f"reply of {length} bytes is larger than {MAX_REPLY_BYTES} bytes"
+                        )
+                    # An error page past the cap: its status says what happened (a 5xx
+                    # is retried, then an infra error), its body is not read.
+                    content = b""
+                elif length is not None and "Content-Encoding" not in response.headers:
                     # Content-Length bounds what is read (and it is within the cap):
                     # read at once. A compressed body may inflate past its length, and
                     # one without a length may be any size: those are read in chunks.
