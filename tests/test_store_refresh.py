@@ -6,6 +6,7 @@ them in one transaction and changes no trial, grade or metric."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import warnings
 from pathlib import Path
@@ -79,6 +80,10 @@ def test_a_read_of_a_stale_store_says_so_once_and_json_stays_clean(
     assert json.loads(out)["groups"]
     # Two sides of one store, a report, a listing: the note once per command each.
     code, out, err = cli("compare", f"{db}:r", f"{db}:r", "--json")
+    assert code == 0, err
+    assert err.count("note:") == 1 and json.loads(out)
+    # The same store spelt two ways is one store: one note (it gave one per spelling).
+    code, out, err = cli("compare", f"{db}:r", f"{os.path.relpath(db)}:r", "--json")
     assert code == 0, err
     assert err.count("note:") == 1 and json.loads(out)
     code, _, err = cli("runs", "--store", str(db))

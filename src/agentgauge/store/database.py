@@ -11,6 +11,7 @@ import functools
 import inspect
 import json
 import math
+import os
 import secrets
 import sqlite3
 import warnings
@@ -241,8 +242,14 @@ _STALE_READ = ("stale records", "read")
 def _note_once(stale: StaleRecords, message: str, *, kind: str) -> None:
     """Say ``message`` (a `StaleRecordsWarning`) unless this command said it of this
     store already: a command opens a store several times."""
-    if first_note("stale records", kind, stale.path):
+    if first_note("stale records", kind, _same_file(stale.path)):
         warnings.warn(StaleRecordsWarning(message), stacklevel=4)
+
+
+def _same_file(path: str) -> str:
+    """What a note on a store is remembered by: its file, however the user spelt it
+    (``s.db`` and ``/home/me/s.db`` are one store, and get one note)."""
+    return os.path.realpath(path)
 
 
 #: Set while the block of `write_follows` runs.
@@ -280,7 +287,7 @@ def write_may_follow() -> Iterator[None]:
     finally:
         _HELD_BACK.reset(token)
     for stale in held.values():  # not when the block failed: its error says what matters
-        if not noted("stale records", "write", stale.path):
+        if not noted("stale records", "write", _same_file(stale.path)):
             _note_once(stale, stale.reading(), kind="read")
 
 
@@ -477,10 +484,11 @@ class Store:
         if readonly and not memory:
             # Said once a command: the count is not taken again at each of its opens.
             held = _HELD_BACK.get()
-            said = noted(*_STALE_READ, self.path) or _WRITE_FOLLOWS.get()
-            stale = None if said or (held and self.path in held) else self.stale_records()
+            key = _same_file(self.path)
+            said = noted(*_STALE_READ, key) or _WRITE_FOLLOWS.get()
+            stale = None if said or (held and key in held) else self.stale_records()
             if stale is not None and held is not None:
-                held[self.path] = stale  # said when the block ends, unless a write follows
+                held[key] = stale  # said when the block ends, unless a write follows
             elif stale is not None:
                 _note_once(stale, stale.reading(), kind="read")
         elif self.schema_version >= 5:
