@@ -15,6 +15,7 @@ run prints the same numbers.
 from __future__ import annotations
 
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from agentgauge.api import metrics as agentgauge_metrics
 from agentgauge.display import shell_command
 from agentgauge.errors import InputError
 from agentgauge.exporters import write_output
-from agentgauge.harness.runner import run
+from agentgauge.harness.runner import TrialErrorsWarning, run
 from agentgauge.metrics.grades import grade_summary
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
 from agentgauge.report.formats import counted
@@ -228,7 +229,9 @@ def run_demo(
         f"variant; variants: {', '.join(VARIANTS)} (paraphrase = each of a task's rewordings)"
     )
     run_ids: list[str] = []
-    with Store(db) as store:
+    # The reference agents' seeded errors are the demo's point, not news to warn of.
+    with Store(db) as store, warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrialErrorsWarning)
         for name in REFERENCE_AGENTS:
             for suite, variants in ((retail, VARIANTS), (functions, ("base",))):
                 run_id = f"{suite.name.removeprefix('builtin:')}-{name}"

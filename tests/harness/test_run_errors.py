@@ -431,3 +431,31 @@ def test_the_cli_says_when_a_resume_extends_a_run(tmp_path: Path) -> None:
     assert more.returncode == 0
     assert "extending run r from 2 to 3 trials per task and variant" in more.stderr
     assert "9 trials" in more.stdout
+
+
+def test_a_python_run_warns_of_its_failed_trials_with_their_messages(tmp_path: Path) -> None:
+    """``agentgauge.run`` from Python (a notebook) returned the run's header alone: an
+    agent that raised on every trial looked like one that failed its tasks, its message
+    only in the store. It now warns as the command line prints."""
+    from agentgauge.harness.runner import TrialErrorsWarning
+
+    def broken(session: object) -> None:
+        raise ValueError("my bug: no key 'status'")
+
+    store = tmp_path / "s.db"
+    with pytest.warns(TrialErrorsWarning) as caught:
+        header = run(str(SUITE), broken, trials=2, store=store, run_id="r", progress=False)
+    n = header.n_trials
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert f"{n} agent errors:" in text
+    assert f"{n} x ValueError: my bug: no key 'status'" in text
+    assert f"agentgauge show {store}:r --failed" in text
+
+
+def test_a_python_run_with_no_failed_trial_warns_nothing(tmp_path: Path) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(str(SUITE), counting_agent, trials=1, store=tmp_path / "s.db", progress=False)

@@ -90,6 +90,7 @@ from agentgauge.suite import SuiteLike, as_suite, scenario_defect, task_place
 __all__ = [
     "DEFAULTS",
     "AbandonedThreadsWarning",
+    "TrialErrorsWarning",
     "arun",
     "check_store_path",
     "default_env_factory",
@@ -821,6 +822,8 @@ async def _session(
             )
         final = db.get_run(header.run_id)
         assert final is not None
+        if notify is None:
+            _report_errors(db, final, the_suite.tasks)
         return final
     except BaseException:
         if created is not None:
@@ -934,6 +937,43 @@ def _holds_no_tables(path: Path) -> bool:
             conn.close()
     except sqlite3.Error:
         return False
+
+
+class TrialErrorsWarning(Note, RuntimeWarning):
+    """Trials of the run ended in an error or a timeout, or could not be graded: their
+    classes and most frequent messages (a `RuntimeWarning` from Python; the command line
+    prints its own summary instead)."""
+
+
+def _report_errors(db: Store, run: Run, tasks: Sequence[Task]) -> None:
+    """Warn, from Python, of the run's trials that erred, timed out or could not be
+    graded, as ``agentgauge run`` prints them at its end: a notebook user otherwise got
+    the run's header alone, and an agent that raised on every trial looked like one that
+    failed its tasks."""
+    from agentgauge.display import shell_command
+    from agentgauge.harness.error_summary import (
+        one_line,
+        summarize_errors,
+        summarize_ungraded,
+        ungraded_lines,
+    )
+
+    trials = db.trials(run.run_id, events=False)
+    lines = []
+    for cls in summarize_errors(trials, per_class=3):
+        lines.append(f"{cls.counted}:")
+        lines += [f"  {m.count} x {one_line(m.text)}  (e.g. {m.example})" for m in cls.messages]
+    regrade = shell_command(["agentgauge", "grade", f"{db.path}:{run.run_id}", "--activate"])
+    by_id = {t.id: t for t in tasks}
+    for header, messages, advice in ungraded_lines(*summarize_ungraded(trials, by_id), regrade):
+        lines.append(f"{header}:")
+        lines += [f"  {m.count} x {one_line(m.text)}  (e.g. {m.example})" for m in messages]
+        lines.append(f"  {advice}")
+    if not lines:
+        return
+    failed = shell_command(["agentgauge", "show", f"{db.path}:{run.run_id}", "--failed"])
+    message = "\n".join([f"run {run.run_id} ({counted(len(trials), 'trial')}):", *lines])
+    warnings.warn(f"{message}\nsee them: {failed}", TrialErrorsWarning, stacklevel=2)
 
 
 class AbandonedThreadsWarning(Note, RuntimeWarning):

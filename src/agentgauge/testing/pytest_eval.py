@@ -18,6 +18,7 @@ import inspect
 import os
 import re
 import secrets
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -461,7 +462,7 @@ class Evaluator:
         else 5. Other keyword arguments go to `agentgauge.run` (``timeout``,
         ``concurrency``, ``grader``, ``env_factory``, ``run_id``, ``store``...).
         """
-        from agentgauge.harness.runner import run
+        from agentgauge.harness.runner import TrialErrorsWarning, run
         from agentgauge.suite import Suite, as_suite
 
         n = self.trials_override or trials
@@ -474,17 +475,20 @@ class Evaluator:
             if isinstance(suite, Suite) and suite.name == "python":
                 # Tasks written in the test: name the suite after it (`agentgauge runs` shows it).
                 suite = replace(suite, name=self.name)
-            run(
-                suite,
-                agent,
-                trials=n,
-                variants=variants,
-                seed=seed,
-                store=store,
-                run_id=run_id,
-                progress=False,
-                **kwargs,
-            )
+            # The test's own report shows the errors (`_error_lines`): not twice.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TrialErrorsWarning)
+                run(
+                    suite,
+                    agent,
+                    trials=n,
+                    variants=variants,
+                    seed=seed,
+                    store=store,
+                    run_id=run_id,
+                    progress=False,
+                    **kwargs,
+                )
             # pass^4 of 3 trials a task is null by construction: the summary read "pass^4 -".
             ks = {k for k in _BASE_K if k <= n} | (self.marker.ks if self.marker else set())
             measured = _metrics(f"{store}:{run_id}", ks)
