@@ -459,3 +459,25 @@ def test_a_python_run_with_no_failed_trial_warns_nothing(tmp_path: Path) -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         run(str(SUITE), counting_agent, trials=1, store=tmp_path / "s.db", progress=False)
+
+
+def test_run_inside_an_event_loop_says_where_arun_is_and_that_it_works(tmp_path: Path) -> None:
+    """A notebook runs an event loop: the refusal named a bare `arun`, which is no
+    attribute of `agentgauge`; the name it gives now is importable and runs."""
+    import asyncio
+    import importlib
+    import re
+
+    async def notebook_cell() -> str:
+        with pytest.raises(RuntimeError) as caught:
+            run(str(SUITE), counting_agent, trials=1, store=tmp_path / "s.db", progress=False)
+        message = str(caught.value)
+        assert "Jupyter" in message
+        named = re.search(r"`await ([\w.]+)\(\.\.\.\)`", message)
+        assert named is not None, message
+        module, _, name = named.group(1).rpartition(".")
+        arun = getattr(importlib.import_module(module), name)
+        header = await arun(str(SUITE), counting_agent, trials=1, store=tmp_path / "s.db")
+        return str(header.run_id)
+
+    assert asyncio.run(notebook_cell())

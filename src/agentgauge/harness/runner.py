@@ -418,7 +418,11 @@ def run(
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(arun(suite, agent, **kwargs))
-    raise RuntimeError("agentgauge.run() blocks; inside an event loop use `await arun(...)`")
+    # Said where `arun` is: a notebook user told to "use arun" has no such name at hand.
+    raise RuntimeError(
+        "agentgauge.run() cannot run inside a running event loop (a Jupyter notebook runs "
+        "one): use `await agentgauge.harness.runner.arun(...)` with the same arguments"
+    )
 
 
 async def arun(
