@@ -592,3 +592,72 @@ def test_an_unquoted_date_is_named_a_date(tmp_path: Path) -> None:
         "FILE:2: id: task 0: Input should be a valid string (got a date, 2024-01-01; in "
         "YAML, quote it: '2024-01-01')"
     )
+
+
+COUNTER_TASK = """\
+name: t
+tasks:
+  - id: a
+    environment: agentgauge.testing.worlds:make_counter_env
+    instruction: Please add 3
+    expectations:
+      final_state: {counter: 3}
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "line", "field", "reason"),
+    [
+        ('    human_minutes: "5"\n', 6, "human_minutes", "string '5'"),
+        ("    human_minutes: true\n", 6, "human_minutes", "boolean"),
+        (
+            '      rubric:\n        - {id: c, text: ok, weight: "2"}\n',
+            9,
+            "expectations.rubric.0.weight",
+            "string '2'",
+        ),
+        (
+            '      rubric:\n        - {id: c, text: ok, blocking: "yes"}\n',
+            9,
+            "expectations.rubric.0.blocking",
+            "not a valid boolean",
+        ),
+        (
+            "      minefields:\n        - {tool: reset, severity: true}\n",
+            9,
+            "expectations.minefields.0.severity",
+            "boolean",
+        ),
+        (
+            "      state_assertions:\n        - {path: counter, exists: 1}\n",
+            9,
+            "expectations.state_assertions.0.exists",
+            "not a valid boolean",
+        ),
+        (
+            '      trajectory: {mode: any_order, allow_empty: "no"}\n',
+            8,
+            "expectations.trajectory.allow_empty",
+            "not a valid boolean",
+        ),
+        (
+            "      response_match: {stem: 1}\n",
+            8,
+            "expectations.response_match.stem",
+            "not a valid boolean",
+        ),
+    ],
+)
+def test_a_task_files_numbers_and_booleans_are_not_coerced(
+    tmp_path: Path, extra: str, line: int, field: str, reason: str
+) -> None:
+    """`human_minutes: "5"` read as 5.0 and `blocking: "yes"` as true, where a trial
+    file refuses both: a quoted number or a 1 for true is most often a mistake, and a
+    value its author never wrote must not be graded with."""
+    if extra.startswith("    human"):
+        text = COUNTER_TASK.replace("    expectations:\n", extra + "    expectations:\n")
+    else:
+        text = COUNTER_TASK + extra
+    message = error_of(tmp_path, text)
+    assert message.startswith(f"FILE:{line}: {field}: task 'a': "), message
+    assert reason in message, message

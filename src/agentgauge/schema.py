@@ -592,6 +592,8 @@ class TrajectorySpec(_Strict):
     allow_empty: bool = False
     """Whether an empty reference passes in ``in_order``/``any_order`` modes."""
 
+    _bool = field_validator("allow_empty", mode="before")(_json_bool)
+
 
 class Milestone(_Strict):
     """A required event (ToolSandbox); ``after`` lists milestones that must come first."""
@@ -619,6 +621,8 @@ class Minefield(_Strict):
     """Harm severity in [0, 1] for the safety metrics."""
     reason: str | None = None
     """Why this is unsafe, shown in reports."""
+
+    _number = field_validator("severity", mode="before")(json_number)
 
 
 class AnswerSpec(_Strict):
@@ -648,6 +652,8 @@ class StateAssertion(_Strict):
     sets neither ``equals`` nor ``exists`` does not load)."""
     exists: bool | None = None
     """Assert only that the path exists (``True``) or not (``False``)."""
+
+    _bool = field_validator("exists", mode="before")(_json_bool)
 
 
 class Checkpoint(_Strict):
@@ -689,6 +695,9 @@ class Criterion(_Strict):
     """Weight in the cumulative score."""
     blocking: bool = False
     """A failed blocking criterion sets the case's score to 0."""
+
+    _number = field_validator("weight", mode="before")(json_number)
+    _bool = field_validator("blocking", mode="before")(_json_bool)
 
 
 # Executable checks and response similarity (issue 15, part 2 and part 3's ROUGE half).
@@ -743,6 +752,7 @@ class ResponseMatchSpec(_Strict):
     ADK does (``use_stemmer=True``); needs the ``nltk`` package."""
 
     _number = field_validator("threshold", mode="before")(json_number)
+    _bool = field_validator("stem", mode="before")(_json_bool)
 
 
 class Expectations(_Strict):
@@ -834,3 +844,6 @@ class Task(_Strict):
     """Success criteria."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else."""
+
+    # A task file is read as strictly as a trial file: "5" is no number of minutes.
+    _number = field_validator("human_minutes", mode="before")(json_number)
