@@ -661,3 +661,12 @@ def test_a_task_files_numbers_and_booleans_are_not_coerced(
     message = error_of(tmp_path, text)
     assert message.startswith(f"FILE:{line}: {field}: task 'a': "), message
     assert reason in message, message
+
+
+def test_an_unknown_top_level_key_that_is_a_number_is_named_not_a_crash(tmp_path: Path) -> None:
+    """Keys of mixed types (a stray `1.5:` beside a misspelt `nme:`) could not be sorted
+    to pick the one to name: a TypeError from inside the loader, not a line to fix."""
+    text = "nme: t\n1.5: x\ntasks:\n  - {id: a, instruction: hi}\n"
+    message = error_of(tmp_path, text)
+    assert message.startswith("FILE:"), message
+    assert "unknown key (a suite file has name, defaults and tasks)" in message

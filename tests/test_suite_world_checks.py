@@ -559,6 +559,22 @@ def test_a_checkpoint_path_or_table_the_world_never_has_is_refused(tmp_path: Pat
     assert "has no 'order'; did you mean 'orders'?" in caught.value.reason
 
 
+def test_a_final_state_table_the_world_never_has_is_refused(tmp_path: Path) -> None:
+    """A misspelt table in ``final_state`` (``orderz:``) was compared with a state that
+    never holds it: every trial failed, the reference plan's too, with no word at load."""
+    path = tmp_path / "suite.yaml"
+    text = TASK.format(env="retail", extra="").replace(
+        "final_state: {}", "final_state: {orders: {}}"
+    )
+    path.write_text(text)
+    load_suite(path)
+    path.write_text(text.replace("{orders: {}}", "{orderz: {}}"))
+    with pytest.raises(InputError) as caught:
+        load_suite(path)
+    assert (caught.value.line, caught.value.field) == (5, "expectations.final_state.orderz")
+    assert "has no 'orderz'; did you mean 'orders'?" in caught.value.reason
+
+
 def test_the_retail_state_shape_names_what_the_state_holds() -> None:
     from agentgauge.envs.retail import db
 

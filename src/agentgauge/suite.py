@@ -338,12 +338,13 @@ def _load_yaml(path: Path, declared: dict[str, str]) -> Iterator[tuple[Task, _Pl
         # ``x-`` keys hold YAML anchors shared by tasks (as in docker-compose files).
         unknown = {k for k in data if not str(k).startswith("x-")} - {"name", "defaults", "tasks"}
         if unknown:
-            key = sorted(unknown)[0]
+            # By text: YAML keys may be numbers too (`1.5:`), which no str sorts beside.
+            key = min(unknown, key=str)
             raise InputError(
                 "unknown key (a suite file has name, defaults and tasks)",
                 file=path,
                 line=line_of(root, [key]),
-                field=key,
+                field=str(key),
             )
         name = data.get("name")
         if name is not None:
@@ -794,8 +795,9 @@ def _world_defect(task: Task, *, alone: bool = False) -> tuple[tuple[str | int, 
 def _state_path_defect(
     task: Task, world: BuiltinEnvironment
 ) -> tuple[tuple[str | int, ...], str] | None:
-    """A state assertion path, or a checkpoint's ``state`` table, that the world's state
-    never has, as ``(location, reason)``: ``orderz.W1001.status`` failed every trial
+    """A state assertion path, or a table of ``final_state`` or a checkpoint's ``state``,
+    that the world's state never has, as ``(location, reason)``: ``orderz.W1001.status``
+    failed every trial
     with ``equals``, and with ``exists: false`` passed every one, the agent's included.
     Checked against the world's `BuiltinEnvironment.state_shape`, as far as it says."""
     if world.state_shape is None:
@@ -804,6 +806,8 @@ def _state_path_defect(
     where: tuple[str | int, ...] = ("expectations",)
     paths = [((*where, "state_assertions", j, "path"), a.path)
              for j, a in enumerate(exp.state_assertions)]  # fmt: skip
+    # The final state's tables as a checkpoint's: `orderz:` failed every trial.
+    paths += [((*where, "final_state", table), table) for table in exp.final_state or {}]
     for i, cp in enumerate(exp.checkpoints):
         at = (*where, "checkpoints", i)
         paths += [((*at, "state_assertions", j, "path"), a.path)
