@@ -1090,8 +1090,9 @@ def test_pass_at_k_has_its_error_bar_or_its_count(tmp_path: Path) -> None:
     at2, se1 = group["pass_at_k"]["2"], group["pass_at_k_se"]["2"]
     hat2, se2 = group["pass_hat_k"]["2"], group["pass_hat_k_se"]["2"]
     assert se1 and se2 and at2 != hat2
-    assert page.count(f'<td class="n">{percent(at2)} ± {percent(se1)}</td>') == 2
-    assert page.count(f'<td class="n">{percent(hat2)} ± {percent(se2)}</td>') == 2
+    pm = '<td class="n k">{} <span class="pm">{}</span></td>'
+    assert page.count(pm.format(percent(at2), f"± {percent(se1)}")) == 2
+    assert page.count(pm.format(percent(hat2), f"± {percent(se2)}")) == 2
     # No task of "none" ever passed: pass@k is 0 with no spread, said with its count.
-    assert zero.count('<td class="n">0.0% (0/3 tasks)</td>') == 8  # 2 k x 2 x 2 tables
+    assert zero.count(pm.format("0.0%", "(0/3 tasks)")) == 8  # 2 k x 2 x 2 tables
     assert ">0.000<" not in zero

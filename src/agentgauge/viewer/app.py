@@ -29,6 +29,7 @@ import jinja2
 import numpy as np
 import numpy.typing as npt
 import plotly
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
@@ -111,7 +112,7 @@ def _difference_se(se: float | None, paired: bool) -> str:
     return _pct(se)
 
 
-def _pass_k(value: float | None, se: float | None, n_tasks: int | None) -> str:
+def _pass_k(value: float | None, se: float | None, n_tasks: int | None) -> str | Markup:
     """pass@k or pass^k as `agentgauge metrics` prints it: the rate ± its SE over tasks,
     or, where every task has the same value (an SE of 0), the count of tasks that stands
     behind it (``0.0% (0/3 tasks)``, `formats.no_spread_tasks`), never a bare figure; a
@@ -119,9 +120,11 @@ def _pass_k(value: float | None, se: float | None, n_tasks: int | None) -> str:
     if value is None or math.isnan(value):
         return "–"
     count = no_spread_tasks(value, se, n_tasks)
-    if count is not None:
-        return f"{_pct(value)} {count}"
-    return _pct(value) if se is None else f"{_pct(value)} ± {_pct(se)}"
+    if count is None and se is None:
+        return _pct(value)
+    # The cell may break before its ± (or count) on a narrow window, never inside it.
+    extra = count if count is not None else f"± {_pct(se)}"
+    return Markup('{} <span class="pm">{}</span>').format(_pct(value), extra)
 
 
 def _interval(ci: Sequence[float]) -> str:
