@@ -160,3 +160,27 @@ def test_two_sources_with_no_task_in_common_are_reported_without_a_comparison(
     assert markdown_text(note) in text and "Comparison record" not in text
     assert text.count(": outcome — base variant") == 2  # a section each
     assert escape(note) in page.read_text()
+
+
+def test_a_report_file_that_cannot_be_written_leaves_no_other_written(
+    tmp_path: Path, cli: Any
+) -> None:
+    # `--html r.html --markdown /proc/no/r.md`: the HTML report was written, then the
+    # Markdown summary's folder could not be made; the command said "error", exit 2, and
+    # left half of what it was asked for (the old r.html, with --force, replaced).
+    src = tmp_path / "t.jsonl"
+    src.write_text("".join(json.dumps({"task_id": f"t{t}", "success": t % 2 == 0}) + "\n"
+                           for t in range(4)))  # fmt: skip
+    html = tmp_path / "r.html"
+    unmakeable = Path("/proc/agentgauge-no-such-folder/r.md")  # /proc takes no new folder
+    code, out, err = cli("report", str(src), "--html", str(html), "--markdown", str(unmakeable))
+    assert code == 2
+    assert f"{unmakeable}: --markdown: cannot write here" in err
+    assert not html.exists() and "wrote" not in out
+    # An old report replaced with --force is kept whole when its companion cannot be written.
+    html.write_text("old report")
+    code, out, err = cli("report", str(src), "--html", str(html), "--markdown", str(unmakeable),
+                         "--force")  # fmt: skip
+    assert code == 2
+    assert html.read_text() == "old report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "t.jsonl"]  # no temp file

@@ -29,6 +29,8 @@ def group(agent: str) -> dict[str, Any]:
         },
         "pass_at_k": {"1": 0.5, "2": 0.7},
         "pass_hat_k": {"1": 0.5, "2": 0.3},
+        "pass_at_k_se": {"1": 0.1, "2": 0.1},
+        "pass_hat_k_se": {"1": 0.1, "2": 0.1},
         "outcome_consistency": 0.25,
         "flaky_tasks": [EVIL],
         "infra_errors": 0,

@@ -284,7 +284,8 @@ def test_tau_bench_airline_report_shows_its_published_pass_hat_k(
             ".map(c => c.textContent.trim())"
         )
         # Columns: agent, rate, CI, counts, then pass@k and pass^k for k = 1, 2, 4.
-        assert (row[5], row[7], row[9]) == ("0.420", "0.273", "0.200"), row
+        # Each with its SE over tasks, as `agentgauge metrics` prints it.
+        assert (row[5], row[7], row[9]) == ("0.420 ± 0.052", "0.273 ± 0.055", "0.200 ± 0.057")
         assert row[3].startswith("50 / 200")
         text = driver.find_element("tag name", "body").text
         assert "No task in these runs records human minutes" in text

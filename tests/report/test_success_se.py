@@ -61,9 +61,12 @@ def test_the_report_shows_the_clustered_se_its_interval_is_made_from() -> None:
     suite = data.suites[0]
     md, html = markdown_summary(data), render_html(data)
     row = next(line for line in md.splitlines() if line.startswith("| bot |"))
-    assert f"± {100 * clustered:.1f}%" in row and f"± {100 * se:.1f}%" not in row
-    assert re.search(rf"± {clustered:.3f}</span>", html)
-    assert f"± {se:.3f}</span>" not in html
+    # The success rate's cell (pass@k and pass^k beside it have their SE over tasks).
+    success = row.split("|")[2]
+    assert f"± {100 * clustered:.1f}%" in success and f"± {100 * se:.1f}%" not in success
+    cell = r'<td>[0-9.]+ <span class="ci">± {}</span></td>\s*<td class="ci">'
+    assert re.search(cell.format(f"{clustered:.3f}"), html)
+    assert not re.search(cell.format(f"{se:.3f}"), html)
     # The frontier's error bars and the outcome per variant use the same SE.
     assert [p["success_se"] for p in suite.frontier] == [clustered]
     per_variant = {v["variant"]: v for v in suite.variants}

@@ -25,6 +25,7 @@ from agentgauge.metrics.engine import compute_metrics
 from agentgauge.model_calls import ModelCalls
 from agentgauge.report.diff import run_diff
 from agentgauge.report.explain import trial_view
+from agentgauge.report.formats import percent
 from agentgauge.store import Store
 from agentgauge.viewer import queries
 from agentgauge.viewer.app import CSP
@@ -1060,3 +1061,38 @@ def test_a_trial_page_writes_its_call_counts_as_the_reports_write_counts(
         data = _json(s, "/runs/c/trials/1")
     assert "12,345 model calls · 1.00e+15 tool calls · 0 events" in trial
     assert (data["trials"][0]["model_calls"], data["trials"][0]["tool_calls"]) == (12345, 10**15)
+
+
+def test_pass_at_k_has_its_error_bar_or_its_count(tmp_path: Path) -> None:
+    # The run page wrote pass@k and pass^k bare ("0.505", "0.000"), with neither the SE
+    # `agentgauge metrics` prints beside them nor, where every task has the same value,
+    # the count of tasks that stands in for "± 0".
+    from viewer_support import serving
+
+    from agentgauge.importers import import_file
+
+    rows = [
+        {"task_id": f"t{t}", "trial": k, "success": t == 1 or (t + k) % 3 == 0}
+        for t in range(6)
+        for k in range(2)
+    ] + [{"task_id": f"z{t}", "trial": k, "success": False} for t in range(3) for k in range(2)]
+    src = tmp_path / "t.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    none = tmp_path / "none.jsonl"
+    none.write_text("".join(json.dumps(r) + "\n" for r in rows if r["task_id"][0] == "z"))
+    db = tmp_path / "s.db"
+    import_file("jsonl", src, db, "r")
+    import_file("jsonl", none, db, "none")
+    with serving(db) as s:
+        page = _get(s, "/runs/r")[2].decode()
+        (group,) = _json(s, "/runs/r")["base"]["groups"]
+        zero = _get(s, "/runs/none")[2].decode()
+    at2, se1 = group["pass_at_k"]["2"], group["pass_at_k_se"]["2"]
+    hat2, se2 = group["pass_hat_k"]["2"], group["pass_hat_k_se"]["2"]
+    assert se1 and se2 and at2 != hat2
+    pm = '<td class="n k">{} <span class="pm">{}</span></td>'
+    assert page.count(pm.format(percent(at2), f"± {percent(se1)}")) == 2
+    assert page.count(pm.format(percent(hat2), f"± {percent(se2)}")) == 2
+    # No task of "none" ever passed: pass@k is 0 with no spread, said with its count.
+    assert zero.count(pm.format("0.0%", "(0/3 tasks)")) == 8  # 2 k x 2 x 2 tables
+    assert ">0.000<" not in zero

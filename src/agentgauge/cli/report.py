@@ -20,6 +20,7 @@ from agentgauge.display import terminal_text, terminal_warning
 from agentgauge.errors import InputError
 
 if TYPE_CHECKING:
+    from agentgauge.exporters import StagedOutput
     from agentgauge.sources import TrialSource
 
 
@@ -60,12 +61,12 @@ def _share_a_task(a: TrialSource, b: TrialSource) -> bool:
     return bool(tasks_a & tasks_b)
 
 
-def _write(path: str, text: str, option: str, inputs: list[Path], *, force: bool) -> bool:
-    """Write a report file (atomically, creating its folder; `write_output`); returns
-    whether it was a stream such as /dev/stdout."""
-    from agentgauge.exporters import write_output
+def _stage(path: str, text: str, option: str, inputs: list[Path], *, force: bool) -> StagedOutput:
+    """A report file written beside its destination, creating its folder
+    (`stage_output`), to be put in place once every file asked for is written."""
+    from agentgauge.exporters import stage_output
 
-    return write_output(
+    return stage_output(
         path,
         text,
         option=option,
@@ -162,8 +163,22 @@ def report(
     # Only the formats asked for are rendered, each before any file is written.
     render = {"--html": render_html, "--markdown": markdown_summary}
     texts = {option: render[option](data) for option in dict(outputs)}
-    for option, path in outputs:
-        stream = _write(path, texts[option], option, inputs, force=force)
-        # Written to /dev/stdout or a pipe, the report is the output: say so on stderr.
-        where = f"the {_WHAT[option]} to standard output" if path == "/dev/stdout" else path
-        (err_console() if stream else console()).print(terminal_text(f"wrote {where}"))
+    # Every file is written in full beside its destination before any is put in place:
+    # one that cannot be written (a folder that cannot be made, a full disk) leaves none
+    # of the others written, nor an old report replaced.
+    staged: list[StagedOutput] = []
+    try:
+        for option, path in outputs:
+            staged.append(_stage(path, texts[option], option, inputs, force=force))
+        for file in staged:
+            stream = file.commit()
+            # Written to /dev/stdout or a pipe, the report is the output: say so on stderr.
+            where = (
+                f"the {_WHAT[file.option]} to standard output"
+                if file.out == "/dev/stdout"
+                else file.out
+            )
+            (err_console() if stream else console()).print(terminal_text(f"wrote {where}"))
+    finally:
+        for file in staged:
+            file.discard()  # what was not put in place (a file put in place is gone)

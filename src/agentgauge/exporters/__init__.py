@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXPORT_FORMATS",
     "Exported",
+    "StagedOutput",
     "check_output",
     "export_parquet",
     "export_run",
@@ -54,6 +55,7 @@ __all__ = [
     "is_stream",
     "run_source",
     "source_label",
+    "stage_output",
     "write_output",
 ]
 
@@ -340,6 +342,69 @@ def write_output(
     the file it points to is replaced and the link kept. A new file gets the usual
     permissions (0666 less the umask); a replaced one keeps its own. A stream is
     written to directly. ``create_folder``: make a missing parent folder first."""
+    return stage_output(
+        out,
+        text,
+        option=option,
+        inputs=inputs,
+        force=force,
+        create_folder=create_folder,
+        what=what,
+        example=example,
+    ).commit()
+
+
+@dataclass
+class StagedOutput:
+    """A file written in full beside its destination, not yet renamed over it
+    (`stage_output`): a command writing several files stages them all, then commits
+    them, so that one that cannot be written leaves none of the others written."""
+
+    out: str | Path
+    option: str
+    target: Path
+    tmp: Path | None
+    """The staged file; ``None`` for a stream, written to only by `commit`."""
+    text: str
+
+    def commit(self) -> bool:
+        """Put the staged file in place (or write a stream); whether it was a stream."""
+        try:
+            if self.tmp is None:
+                with open(self.out, "w", encoding="utf-8") as stream:
+                    stream.write(self.text)
+                return True
+            os.replace(self.tmp, self.target)
+            self.tmp = None  # in place: nothing left to discard
+        except OSError as exc:
+            self.discard()
+            why = exc.strerror or str(exc)
+            raise InputError(
+                f"cannot write here: {why}", file=self.out, field=self.option
+            ) from None
+        return False
+
+    def discard(self) -> None:
+        """Remove the staged file (nothing is written)."""
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
+
+
+def stage_output(
+    out: str | Path,
+    text: str,
+    *,
+    option: str,
+    inputs: Iterable[str | Path] = (),
+    force: bool = False,
+    create_folder: bool = False,
+    what: str = "export",
+    example: str = "run.jsonl",
+) -> StagedOutput:
+    """`write_output` up to the last step: ``text`` written in full to a file beside
+    ``out`` (its folder made first with ``create_folder``), which `StagedOutput.commit`
+    renames over ``out``; a stream is only checked. Refuses what `write_output` refuses,
+    and a destination that cannot be written, before anything is in place."""
     inputs = list(inputs)
     target = check_output(
         out, option=option, inputs=inputs, force=force, what=what, example=example
@@ -348,14 +413,12 @@ def write_output(
         st: os.stat_result | None = os.stat(out)
     except OSError:
         st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return StagedOutput(out, option, target, None, text)
     try:
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            with open(out, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            return True
         if create_folder:
             target.parent.mkdir(parents=True, exist_ok=True)
-        _replace_atomically(target, text, None if st is None else stat.S_IMODE(st.st_mode))
+        tmp = _stage(target, text, None if st is None else stat.S_IMODE(st.st_mode))
     except OSError as exc:
         why = exc.strerror or str(exc)
         if isinstance(exc, FileNotFoundError) and not target.parent.exists():
@@ -363,10 +426,13 @@ def write_output(
             typed = Path(out).parent  # as the user wrote it
             why = f"no folder {typed}: make it first (mkdir -p {shlex.quote(str(typed))})"
         raise InputError(f"cannot write here: {why}", file=out, field=option) from None
-    return False
+    return StagedOutput(out, option, target, tmp, text)
 
 
-def _replace_atomically(target: Path, text: str, mode: int | None) -> None:
+def _stage(target: Path, text: str, mode: int | None) -> Path:
+    """``text`` written in full to a new file beside ``target`` (``mode``: the
+    permissions of the file it will replace); the file's path. Nothing is left behind
+    on failure."""
     data = text.encode("utf-8")
     while True:
         tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
@@ -381,7 +447,7 @@ def _replace_atomically(target: Path, text: str, mode: int | None) -> None:
             if mode is not None:
                 os.fchmod(fh.fileno(), mode)
             fh.write(data)
-        os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return tmp

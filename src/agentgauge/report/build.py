@@ -45,6 +45,7 @@ from agentgauge.report.formats import (
     fraction,
     money,
     no_spread_count,
+    no_spread_tasks,
     number,
     percent,
     success_se_of,
@@ -111,6 +112,17 @@ class ReportInputs:
 
 def _pct(x: float | None) -> str:
     return "–" if x is None else percent(x)  # 99.995%, never 100.0% short of it
+
+
+def _pass_k(value: float | None, se: float | None, n_tasks: int | None) -> str:
+    """pass@k or pass^k as `agentgauge metrics` prints it: ± its SE over tasks, or the
+    count of tasks where every task has the same value (`formats.no_spread_tasks`)."""
+    if value is None:
+        return "–"
+    count = no_spread_tasks(value, se, n_tasks)
+    if count is not None:
+        return f"{_pct(value)} {count}"
+    return _pct(value) if se is None else f"{_pct(value)} ± {_pct(se)}"
 
 
 def _est(d: dict[str, Any] | None) -> str | None:
@@ -1050,7 +1062,14 @@ def markdown_summary(data: ReportData) -> str:
                 f"{g['n_tasks']} / {g['n_trials']}",
             ]
             # A rate short of 1 never reads 1.000 (0.99995 of 20,000 tasks).
-            row += [rate(g["pass_hat_k"].get(str(k))) for k in ks]
+            row += [
+                _pass_k(
+                    g["pass_hat_k"].get(str(k)),
+                    g["pass_hat_k_se"].get(str(k)),
+                    g["n_tasks"],
+                )
+                for k in ks
+            ]
             for key in ("per_trial", "cost_of_pass"):
                 unknown = g["cost"][key] is None and g["cost"]["missing"]
                 row.append(

@@ -29,6 +29,7 @@ from agentgauge.report.formats import (
     bounds,
     fraction,
     judge_cost,
+    no_spread_tasks,
     number,
     shown_decimals,
     success_se_of,
@@ -199,6 +200,21 @@ def suite_plots(suite: SuiteReport, prefix: str) -> dict[str, str]:
     return {key: figures.figure_div(fig, f"{prefix}-{key}") for key, fig in plots.items()}
 
 
+def _pass_k(value: float | None, se: float | None, n_tasks: int | None) -> Markup:
+    """A pass@k or pass^k cell: the rate ± its SE over tasks, as `agentgauge metrics`
+    prints it, or, where every task has the same value (an SE of 0), the count of tasks
+    that stands in for "± 0" (``0.000 (0/3 tasks)``, `formats.no_spread_tasks`); a dash
+    where there is none (the notes say why)."""
+    if value is None or math.isnan(value):
+        return Markup("–")
+    count = no_spread_tasks(value, se, n_tasks)
+    if count is not None:
+        return Markup('{} <span class="ci">{}</span>').format(_rate(value), count)
+    if se is None or math.isnan(se):
+        return Markup("{}").format(_rate(value))
+    return Markup('{} <span class="ci">± {}</span>').format(_rate(value), _rate(se))
+
+
 _ENV = html_environment(jinja2.PackageLoader("agentgauge.report", "templates"))
 _ENV.filters["interval"] = _interval
 _ENV.filters["fmt"] = _fmt
@@ -212,6 +228,7 @@ _ENV.globals["group_label"] = _group_label
 _ENV.globals["cost_cell"] = _cost
 _ENV.globals["judge_cost"] = judge_cost
 _ENV.globals["success_se"] = success_se_of
+_ENV.globals["pass_k"] = _pass_k
 
 
 def render_html(data: ReportData) -> str:

@@ -29,6 +29,7 @@ import jinja2
 import numpy as np
 import numpy.typing as npt
 import plotly
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
@@ -52,6 +53,7 @@ from agentgauge.report.formats import (
     bounds,
     counted,
     money,
+    no_spread_tasks,
     number,
     percent,
     shown_decimals,
@@ -108,6 +110,21 @@ def _difference_se(se: float | None, paired: bool) -> str:
     if se is not None and math.isfinite(se):
         return f"{100 * se:.{shown_decimals(100 * se, 1)}f}%"  # 0.004%, not "0.0%"
     return _pct(se)
+
+
+def _pass_k(value: float | None, se: float | None, n_tasks: int | None) -> str | Markup:
+    """pass@k or pass^k as `agentgauge metrics` prints it: the rate ± its SE over tasks,
+    or, where every task has the same value (an SE of 0), the count of tasks that stands
+    behind it (``0.0% (0/3 tasks)``, `formats.no_spread_tasks`), never a bare figure; a
+    dash (the caller says why) where there is none."""
+    if value is None or math.isnan(value):
+        return "–"
+    count = no_spread_tasks(value, se, n_tasks)
+    if count is None and se is None:
+        return _pct(value)
+    # The cell may break before its ± (or count) on a narrow window, never inside it.
+    extra = count if count is not None else f"± {_pct(se)}"
+    return Markup('{} <span class="pm">{}</span>').format(_pct(value), extra)
 
 
 def _interval(ci: Sequence[float]) -> str:
@@ -169,6 +186,7 @@ _ENV = html_environment(jinja2.FileSystemLoader(_HERE / "templates"))
 _ENV.filters["pct"] = _pct
 _ENV.filters["difference_se"] = _difference_se
 _ENV.filters["interval"] = _interval
+_ENV.filters["pass_k"] = _pass_k
 _ENV.filters["num"] = _num
 _ENV.filters["shorten"] = shorten
 _ENV.filters["writing"] = _writing
