@@ -42,7 +42,6 @@ from agentgauge.report.formats import (
     counted,
     counted_trials,
     estimate,
-    fraction,
     money,
     no_spread_count,
     no_spread_tasks,
@@ -1040,9 +1039,6 @@ def markdown_summary(data: ReportData) -> str:
             return "–"
         return number(x, 3, grouped=False) if isinstance(x, float) else esc(x)
 
-    def rate(x: Any) -> str:
-        return fraction(x) if isinstance(x, float) and math.isfinite(x) else num(x)
-
     lines = [f"# {esc(data.title)}", ""]
     for note in data.notes:
         lines += [f"> {esc(note)}", ""]
@@ -1061,7 +1057,6 @@ def markdown_summary(data: ReportData) -> str:
                 "–" if not sr["ci95"] else f"{interval(sr['ci95'])} ({sr['ci_method']})",
                 f"{g['n_tasks']} / {g['n_trials']}",
             ]
-            # A rate short of 1 never reads 1.000 (0.99995 of 20,000 tasks).
             row += [
                 _pass_k(
                     g["pass_hat_k"].get(str(k)),
