@@ -160,3 +160,17 @@ def test_two_sources_with_no_task_in_common_are_reported_without_a_comparison(
     assert markdown_text(note) in text and "Comparison record" not in text
     assert text.count(": outcome — base variant") == 2  # a section each
     assert escape(note) in page.read_text()
+
+
+def test_report_files_in_missing_folders_are_written_as_exports_are(
+    tmp_path: Path, cli: Any
+) -> None:
+    # One rule for every output: missing folders are made (export --jsonl refused them).
+    db = tmp_path / "s.db"
+    _import(cli, db, "r", "a", lambda i: i % 2 == 0)
+    page, md = tmp_path / "site" / "r" / "index.html", tmp_path / "notes" / "r.md"
+    code, _, err = cli("report", f"{db}:r", "--html", str(page), "--markdown", str(md))
+    assert code == 0 and page.exists() and md.exists(), err
+    jsonl = tmp_path / "out" / "r" / "r.jsonl"
+    code, _, err = cli("export", f"{db}:r", "--jsonl", str(jsonl))
+    assert code == 0 and jsonl.exists(), err
