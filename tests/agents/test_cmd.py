@@ -211,3 +211,34 @@ def test_the_line_limit_is_documented_where_its_error_points() -> None:
     heading = next(line for line in doc.splitlines() if line.startswith("### " + LIMITS_SECTION))
     section = doc.split(heading, 1)[1].split("\n### ", 1)[0]
     assert "at most **16 MiB**" in section
+
+
+def test_a_non_zero_exit_after_done_keeps_the_answer_and_is_said(tmp_path: Path) -> None:
+    # The trial was recorded as completed with no trace of the exit code: a program
+    # that crashed while cleaning up (or exits 1 to say "I failed") went unnoticed.
+    body = """
+    sys.stdin.readline()
+    out = lambda m: print(json.dumps(m), flush=True)
+    out({"type": "answer", "content": "ok"})
+    out({"type": "done"})
+    print("cleanup went wrong", file=sys.stderr)
+    raise SystemExit(5)
+    """
+    with pytest.warns(UserWarning, match=r"exited with code 5 after sending 'done'") as caught:
+        trials = go(tmp_path, script(tmp_path, body))
+    from agentgauge.errors import Note
+
+    assert all(issubclass(w.category, Note) for w in caught if "after sending" in str(w.message))
+    for t in trials:
+        # The answer was given: the trial stays completed and graded as usual.
+        assert t.status == "completed" and t.error is None and t.answer == "ok"
+        assert t.metadata["cmd_exit"] == {"code": 5, "stderr": "cleanup went wrong"}
+
+
+def test_a_clean_exit_after_done_records_nothing(tmp_path: Path) -> None:
+    body = """
+    sys.stdin.readline()
+    print(json.dumps({"type": "done"}), flush=True)
+    """
+    for t in go(tmp_path, script(tmp_path, body)):
+        assert t.status == "completed" and "cmd_exit" not in t.metadata

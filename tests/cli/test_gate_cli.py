@@ -330,3 +330,22 @@ def test_an_se_of_zero_from_no_spread_does_not_pass_a_precision_gate(tmp_path: P
     mixed = write_run(tmp_path / "mixed.jsonl", "a", [0.2, 0.9] * 6, seed=1)
     config.write_text("gates:\n  - metric: success_rate.se\n    max: 0.5\n")
     assert gate(str(mixed), "--config", str(config)).returncode == 0
+
+
+def test_an_empty_by_gates_every_trial_as_one_group_as_metrics_does(tmp_path: Path) -> None:
+    # `--by ""` is one group, as `metrics --by ""` is: its line names only the labels
+    # every trial in it shares (the agent, when one agent ran them all).
+    one = write_run(tmp_path / "one.jsonl", "v2", [0.95] * 10, seed=1)
+    two = tmp_path / "two.jsonl"
+    two.write_text(
+        one.read_text() + write_run(tmp_path / "b.jsonl", "v3", [0.9] * 10, 2).read_text()
+    )
+    config = tmp_path / "gates.yaml"
+    config.write_text("gates:\n  - metric: success_rate\n    min: 0.5\n")
+    alone = gate(str(one), "--config", str(config), "--by", "")
+    assert alone.returncode == 0, alone.stderr
+    assert "— agent=v2, variant=base: success_rate" in alone.stdout
+    pooled = gate(str(two), "--config", str(config), "--by", "")
+    assert pooled.returncode == 0, pooled.stderr
+    assert "— variant=base: success_rate" in pooled.stdout
+    assert "all 1 gate checks passed" in pooled.stdout

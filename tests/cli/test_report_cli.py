@@ -184,3 +184,17 @@ def test_a_report_file_that_cannot_be_written_leaves_no_other_written(
     assert code == 2
     assert html.read_text() == "old report"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "t.jsonl"]  # no temp file
+
+
+def test_report_files_in_missing_folders_are_written_as_exports_are(
+    tmp_path: Path, cli: Any
+) -> None:
+    # One rule for every output: missing folders are made (export --jsonl refused them).
+    db = tmp_path / "s.db"
+    _import(cli, db, "r", "a", lambda i: i % 2 == 0)
+    page, md = tmp_path / "site" / "r" / "index.html", tmp_path / "notes" / "r.md"
+    code, _, err = cli("report", f"{db}:r", "--html", str(page), "--markdown", str(md))
+    assert code == 0 and page.exists() and md.exists(), err
+    jsonl = tmp_path / "out" / "r" / "r.jsonl"
+    code, _, err = cli("export", f"{db}:r", "--jsonl", str(jsonl))
+    assert code == 0 and jsonl.exists(), err

@@ -16,7 +16,8 @@ from typing import Any
 from tests.collect.test_receiver import Collector
 from tests.importers.otlp_docs import request, span
 
-from agentgauge.store import Store
+from agentgauge.schema import Run
+from agentgauge.store import Store, utc_now
 
 
 def _root(trace: str, task: str, **attrs: Any) -> dict[str, Any]:
@@ -76,7 +77,8 @@ def test_a_trial_index_past_the_largest_is_refused_and_later_traces_are_stored(
 
 def test_a_trial_the_store_refuses_costs_no_other_trace_its_trial(tmp_path: Path) -> None:
     db = tmp_path / "live.db"
-    assert Collector(db).stop()[0] == 0  # the run, made by collect
+    with Store(db) as made:  # the run, as a collect that stored a trial leaves it
+        made.create_run(Run(run_id="live", created_at=utc_now(), source="collect:otlp-http"))
     # A store that refuses one trial (as a full disk or a damaged page would).
     with sqlite3.connect(db) as conn:
         conn.execute(

@@ -149,17 +149,28 @@ def test_export_to_an_empty_path_names_the_option(
     assert sorted(p.name for p in work.iterdir()) == before
 
 
-def test_export_into_a_missing_folder_or_a_file_as_folder_is_one_line(cli: Cli, work: Path) -> None:
-    for dest in (work / "missing" / "x.jsonl", work / "m.jsonl" / "x.jsonl"):
-        code, _, err = cli("export", str(work / "m.db"), "--jsonl", str(dest))
-        one_line(code, err, f"{dest}: --jsonl: cannot write here")
+def test_export_into_a_file_as_folder_is_one_line(cli: Cli, work: Path) -> None:
+    dest = work / "m.jsonl" / "x.jsonl"
+    code, _, err = cli("export", str(work / "m.db"), "--jsonl", str(dest))
+    one_line(code, err, f"{dest}: --jsonl: cannot write here")
 
 
-def test_export_into_a_missing_folder_names_the_folder(cli: Cli, work: Path) -> None:
-    """It said "No such file or directory", as if the export were to be read."""
-    dest = work / "missing" / "deeper" / "x.otlp.json"
-    code, _, err = cli("export", str(work / "m.db"), "--otel", str(dest))
-    one_line(code, err, f"no folder {dest.parent}: make it first (mkdir -p {dest.parent})")
+@pytest.mark.parametrize("fmt", ["jsonl", "otel", "parquet"])
+def test_export_into_a_missing_folder_makes_it_as_report_does(
+    cli: Cli, work: Path, fmt: str
+) -> None:
+    # --jsonl and --otel refused it ("make it first") while --parquet, report --html and
+    # compare --markdown made it: one rule for every output now, mkdir -p's.
+    dest = work / "missing" / "deeper" / f"x.{fmt}"
+    code, _, err = cli("export", str(work / "m.db"), f"--{fmt}", str(dest))
+    assert code == 0, err
+    assert dest.exists()
+
+
+def test_export_refused_for_a_bad_run_makes_no_folder(cli: Cli, work: Path) -> None:
+    dest = work / "missing" / "x.jsonl"
+    code, _, err = cli("export", f"{work / 'm.db'}:nope", "--jsonl", str(dest))
+    assert code == 2, err
     assert not (work / "missing").exists()
 
 

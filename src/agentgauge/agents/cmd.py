@@ -23,7 +23,9 @@ The program writes to its stdout:
   ``{"type": "cost", "usd"}`` (spend beyond the model calls; ``0`` for a free
   program), none of which gets a reply. A program that sends neither a priced
   ``model_call`` nor a ``cost`` has an unknown cost, never $0;
-- ``{"type": "done"}`` when finished, then exits.
+- ``{"type": "done"}`` when finished, then exits. A non-zero exit after ``done``
+  leaves the trial completed (the answer was given) and is recorded in its
+  metadata as ``cmd_exit`` and said in a `Note`.
 
 Stdout carries only the protocol; logs go to stderr (its tail is quoted in
 errors). A line that is not a JSON object, an unknown ``type``, a missing
@@ -40,12 +42,13 @@ import contextlib
 import json
 import math
 import shlex
+import warnings
 from collections.abc import Sequence
 from typing import Any, get_args
 
 from agentgauge.agents.base import AgentError, Session
 from agentgauge.agents.process import Program
-from agentgauge.errors import AgentUnavailable, InputError, as_float, shown_number
+from agentgauge.errors import AgentUnavailable, InputError, Note, as_float, shown_number
 from agentgauge.schema import ControlDecision
 
 __all__ = ["PROTOCOL", "CommandAgent", "ProtocolError"]
@@ -160,6 +163,20 @@ class CommandAgent:
                 + _tail(await program.stderr_text())
             ) from None
 
+    async def _exited_after_done(self, program: Program, session: Session, code: int) -> None:
+        """The answer was given, so the trial stays completed; the exit is kept in its
+        metadata (``cmd_exit``: the code and stderr's last line) and said once a run."""
+        lines = (await program.stderr_text()).splitlines()
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        session.note("cmd_exit", {"code": code, "stderr": _cut(last, 500) or None})
+        warnings.warn(
+            f"cmd: {shlex.join(self.argv)} exited with code {code} after sending 'done'; "
+            "its trials keep their answers and record the exit in metadata.cmd_exit "
+            '(docs/running-agents.md, "An external program")',
+            Note,
+            stacklevel=2,
+        )
+
     async def _exchange(self, program: Program, session: Session) -> None:
         proc = program.process
         assert proc.stdin is not None
@@ -190,7 +207,9 @@ class CommandAgent:
                 with contextlib.suppress(ConnectionError):
                     proc.stdin.close()
                 # The program's own exit; a child it left holding the pipes is not waited for.
-                await program.wait_exit(_EXIT_AFTER_DONE_S)
+                code = await program.wait_exit(_EXIT_AFTER_DONE_S)
+                if code:  # not None (still running: it is ended) nor 0
+                    await self._exited_after_done(program, session, code)
                 return
             if kind == "tool_call":
                 name = _field(msg, "name", str)

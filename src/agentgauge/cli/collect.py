@@ -4,8 +4,10 @@ per trace (docs/formats/otel.md, "Receiving traces live")."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import shlex
+import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
@@ -27,7 +29,7 @@ from agentgauge.cli.span_options import (
     TaskAttr,
     TrialAttr,
 )
-from agentgauge.errors import InputError
+from agentgauge.errors import AgentgaugeError, InputError
 from agentgauge.report.formats import counted
 
 if TYPE_CHECKING:
@@ -117,8 +119,10 @@ def collect(
     run_id = run_id or "collect-" + re.sub(r"[^0-9TZ]", "", utc_now())[:15] + "Z"
     out = console()
     created = not Path(store).exists()
+    from agentgauge.store.removal import remove_if_empty
+
     try:
-        receiver = _receive(
+        receiver, dropped = _receive(
             store, run_id, port, options, rows, tasks, suite, loaded, out,
             config=config, settle_s=settle, max_held_bytes=max_held_mib * 1024 * 1024,
             prices=table,
@@ -126,10 +130,10 @@ def collect(
     except InputError:
         if created:  # a port in use (or a bad run id) leaves no empty store behind,
             # and one that another session filled meanwhile is kept
-            from agentgauge.store.removal import remove_if_empty
-
             remove_if_empty(Path(store))
         raise
+    if dropped and created:  # the store this command made holds nothing either
+        remove_if_empty(Path(store))
     n_events = receiver.events_stored
     events = f" and {counted(n_events, 'event record')}" if n_events else ""
     out.print(
@@ -139,6 +143,8 @@ def collect(
     )
     for line in dropped_lines(receiver):
         out.print(line, soft_wrap=True, markup=False, highlight=False)
+    if dropped:
+        out.print(f"run {run_id} holds no trial: not kept", soft_wrap=True, markup=False)
     if receiver.traces_joined:
         from agentgauge.store import Store
 
@@ -203,7 +209,11 @@ def _receive(
     settle_s: float = 0.0,
     max_held_bytes: int,
     prices: PriceTable | None = None,
-) -> Receiver:
+) -> tuple[Receiver, bool]:
+    """The receiver once stopped, and whether the run it made was deleted: a run this
+    session made that holds no trial when it stops goes, as a `run` that saved none
+    does, unless another session has opened it since (a second `collect --run-id`
+    writing into it). A run that was there before this session is kept, empty or not."""
     from agentgauge.collect import collect as receive
     from agentgauge.schema import Run
     from agentgauge.store import Store, utc_now
@@ -216,6 +226,7 @@ def _receive(
                 field="--run-id",
             )
 
+    opened: list[str] = []  # this session's mark on the run, when it made the run
     with Store(store) as db:
         existing = db.get_run(run_id)
         refuse_another(existing)
@@ -245,6 +256,9 @@ def _receive(
                     )
                     if tasks:
                         db.add_tasks(run_id, tasks.values())
+                    opened.append(db.mark_opened(run_id))
+                else:  # another session's run: its maker must not delete it from under us
+                    db.mark_opened(run_id)
             out.print(
                 f"listening on http://127.0.0.1:{bound}/v1/traces (and /v1/logs) into run "
                 f"{run_id} in {store}; Ctrl-C stops",
@@ -252,17 +266,25 @@ def _receive(
             )
             sys.stdout.flush()  # a test or a supervisor reads the port from a pipe
 
-        return asyncio.run(
-            receive(
-                db,
-                run_id,
-                port=port,
-                options=options,
-                outcomes=rows,
-                tasks=tasks,
-                ready=ready,
-                settle_s=settle_s,
-                max_held_bytes=max_held_bytes,
-                prices=prices,
+        try:
+            receiver = asyncio.run(
+                receive(
+                    db,
+                    run_id,
+                    port=port,
+                    options=options,
+                    outcomes=rows,
+                    tasks=tasks,
+                    ready=ready,
+                    settle_s=settle_s,
+                    max_held_bytes=max_held_bytes,
+                    prices=prices,
+                )
             )
-        )
+        except BaseException:
+            if opened:
+                with contextlib.suppress(AgentgaugeError, sqlite3.Error):
+                    db.delete_run_if_empty(run_id, opened=opened[0])
+            raise
+        dropped = bool(opened) and db.delete_run_if_empty(run_id, opened=opened[0])
+        return receiver, dropped

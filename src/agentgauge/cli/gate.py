@@ -32,7 +32,11 @@ def gate(
         typer.Option("--baseline", help="Baseline SOURCE for non-inferiority gates."),
     ] = None,
     by: Annotated[
-        str, typer.Option("--by", help="Group labels the gates apply to, comma-separated.")
+        str,
+        typer.Option(
+            "--by",
+            help="Group labels the gates apply to, comma-separated (empty: one group).",
+        ),
     ] = "agent,model",
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Seed of the bootstrap intervals.")

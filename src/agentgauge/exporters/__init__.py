@@ -107,7 +107,8 @@ def export_run(
     run written under its active version, so an export could hold other than what was
     asked with nothing said. ``out`` is written as `write_output` writes: an existing
     non-empty file is refused unless ``force``, and the store itself (or its
-    ``-wal``/``-shm`` files) always is."""
+    ``-wal``/``-shm`` files) always is; a missing folder is made (``mkdir -p``), as
+    for ``--parquet`` and the report's files."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(
             f"unknown export format {fmt!r}; choose from {', '.join(EXPORT_FORMATS)}",
@@ -130,7 +131,9 @@ def export_run(
         rows = selected_rows(TrialTable.from_trials(trials), selector, base, source)
         trials = [t for t, keep in zip(trials, rows.tolist(), strict=True) if keep]
     text = EXPORT_FORMATS[fmt](run, trials)
-    write_output(out, text, option=option, inputs=inputs, force=force, example=example)
+    write_output(
+        out, text, option=option, inputs=inputs, force=force, create_folder=True, example=example
+    )
     return Exported(len(trials), version)
 
 
