@@ -9,6 +9,7 @@ rewriting the run's recorded trial count).
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sqlite3
@@ -363,9 +364,13 @@ def test_run_refuses_a_run_that_collect_or_import_made(tmp_path: Path) -> None:
     # match: "--agent: run 'mine' was made with agent None, not '...'; resume with the
     # same settings or choose another --run-id".
     from tests.collect.test_receiver import Collector
+    from tests.importers.otlp_docs import AGENT_ROOT, request
 
     collector = Collector(tmp_path / "s.db")  # makes run 'live'
     try:
+        # One trace stored: a collect that stored nothing keeps no run.
+        sent = collector.post(json.dumps(request(AGENT_ROOT)).encode(), "application/json")
+        assert sent[0] == 200
         assert collector.stop()[0] == 0
     finally:
         collector.kill()
@@ -388,7 +393,7 @@ def test_run_refuses_a_run_that_collect_or_import_made(tmp_path: Path) -> None:
         run(SUITE, counting_agent, store=tmp_path / "s.db", run_id="live", progress=False)
     assert caught.value.field == "--run-id"
     with Store(tmp_path / "s.db", readonly=True) as db:
-        assert len(db.trials("live")) == 0 and len(db.trials("mine")) == 1
+        assert len(db.trials("live")) == 1 and len(db.trials("mine")) == 1
 
 
 def test_a_refused_resume_names_the_option_to_change(tmp_path: Path) -> None:
