@@ -15,7 +15,6 @@ run prints the same numbers.
 from __future__ import annotations
 
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from agentgauge.api import metrics as agentgauge_metrics
 from agentgauge.display import shell_command
 from agentgauge.errors import InputError
 from agentgauge.exporters import write_output
-from agentgauge.harness.runner import TrialErrorsWarning, run
+from agentgauge.harness.runner import run
 from agentgauge.metrics.grades import grade_summary
 from agentgauge.report.build import ReportInputs, build_report, markdown_summary
 from agentgauge.report.formats import counted
@@ -229,9 +228,15 @@ def run_demo(
         f"variant; variants: {', '.join(VARIANTS)} (paraphrase = each of a task's rewordings)"
     )
     run_ids: list[str] = []
-    # The reference agents' seeded errors are the demo's point, not news to warn of.
-    with Store(db) as store, warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrialErrorsWarning)
+    say = Console(stderr=True)
+
+    def notify(message: str) -> None:
+        say.print(Text(message))
+
+    # With ``notify`` given, run() neither warns of the reference agents' seeded errors
+    # (the demo's point, not news) nor reads every run's trials again to summarise them:
+    # that read widened the gap between runs where a Ctrl-C found no run to stop.
+    with Store(db) as store:
         for name in REFERENCE_AGENTS:
             for suite, variants in ((retail, VARIANTS), (functions, ("base",))):
                 run_id = f"{suite.name.removeprefix('builtin:')}-{name}"
@@ -244,6 +249,7 @@ def run_demo(
                     run_id=run_id,
                     seed=seed,
                     progress=progress,
+                    notify=notify,
                 )
                 run_ids.append(run_id)
         run(
@@ -258,6 +264,7 @@ def run_demo(
             seed=seed,
             progress=progress,
             baseline_role="ablation",
+            notify=notify,
         )
         run_ids.append(ABLATION_RUN)
         # The store is the demo's own (a foreign one was refused above), written once:
