@@ -33,24 +33,23 @@ __all__ = [
     "ungraded_lines",
 ]
 
+#: (status, error_kind) -> the class's name for one trial and for several, in the order
+#: classes are shown.
+_NAMES: dict[tuple[str, str | None], tuple[str, str]] = {
+    ("error", "infra"): ("infra error", "infra errors"),
+    ("timeout", "infra"): (
+        "infra timeout (in a provider call)",
+        "infra timeouts (in a provider call)",
+    ),
+    ("error", "agent"): ("agent error", "agent errors"),
+    ("timeout", "agent"): ("agent timeout (the agent hung)", "agent timeouts (the agent hung)"),
+    ("error", None): ("error (unclassified)", "errors (unclassified)"),
+    ("timeout", None): ("timeout (unclassified)", "timeouts (unclassified)"),
+}
 #: (status, error_kind) -> the class's name, in the order classes are shown.
-ERROR_CLASSES: dict[tuple[str, str | None], str] = {
-    ("error", "infra"): "infra errors",
-    ("timeout", "infra"): "infra timeouts (in a provider call)",
-    ("error", "agent"): "agent errors",
-    ("timeout", "agent"): "agent timeouts (the agent hung)",
-    ("error", None): "errors (unclassified)",
-    ("timeout", None): "timeouts (unclassified)",
-}
+ERROR_CLASSES: dict[tuple[str, str | None], str] = {k: many for k, (_, many) in _NAMES.items()}
 #: A class's name for one trial ("1 agent error", not "1 agent errors").
-_ONE: dict[str, str] = {
-    "infra errors": "infra error",
-    "infra timeouts (in a provider call)": "infra timeout (in a provider call)",
-    "agent errors": "agent error",
-    "agent timeouts (the agent hung)": "agent timeout (the agent hung)",
-    "errors (unclassified)": "error (unclassified)",
-    "timeouts (unclassified)": "timeout (unclassified)",
-}
+_ONE: dict[str, str] = {many: one for one, many in _NAMES.values()}
 
 
 @dataclass(frozen=True)
