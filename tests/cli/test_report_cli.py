@@ -198,3 +198,14 @@ def test_report_files_in_missing_folders_are_written_as_exports_are(
     jsonl = tmp_path / "out" / "r" / "r.jsonl"
     code, _, err = cli("export", f"{db}:r", "--jsonl", str(jsonl))
     assert code == 0 and jsonl.exists(), err
+
+
+def test_a_folder_that_cannot_be_made_is_not_said_to_be_missing(tmp_path: Path, cli: Any) -> None:
+    # The report makes a missing folder itself; when that fails, "no folder ...: make it
+    # first (mkdir -p ...)" sent the user to do what had just failed.
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"task_id": "t0", "success": true}\n')
+    unmakeable = Path("/proc/agentgauge-no-such-folder/r.html")
+    code, _, err = cli("report", str(src), "--html", str(unmakeable))
+    assert code == 2
+    assert f"folder {unmakeable.parent} cannot be made" in err and "make it first" not in err

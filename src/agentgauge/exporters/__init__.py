@@ -427,7 +427,11 @@ def stage_output(
         if isinstance(exc, FileNotFoundError) and not target.parent.exists():
             # strerror said "No such file or directory", as if the export were read.
             typed = Path(out).parent  # as the user wrote it
-            why = f"no folder {typed}: make it first (mkdir -p {shlex.quote(str(typed))})"
+            why = (
+                f"folder {typed} cannot be made ({why})"
+                if create_folder  # it was tried: "make it first" would send the user round
+                else f"no folder {typed}: make it first (mkdir -p {shlex.quote(str(typed))})"
+            )
         raise InputError(f"cannot write here: {why}", file=out, field=option) from None
     return StagedOutput(out, option, target, tmp, text)
 
